@@ -1,0 +1,38 @@
+# Two entry points (see README): `make demo` and `make test`. Both set up everything they need.
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.deps-stamp
+EXT_STAMP := $(VENV)/.ext-stamp
+RUST_SRC := $(shell find bytecode fx inductor tracer python/src -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
+
+.PHONY: demo test env ext bench clean
+
+$(STAMP): requirements.txt
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -r requirements.txt
+	touch $(STAMP)
+
+env: $(STAMP)
+
+# The extension is built once, in release mode, by maturin into the shared target/ directory;
+# `cargo test --release` below reuses the same artifacts.
+$(EXT_STAMP): $(STAMP) $(RUST_SRC) python/pyproject.toml
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release -q -m python/Cargo.toml
+	touch $(EXT_STAMP)
+
+ext: $(EXT_STAMP)
+
+demo: ext
+	$(VPY) examples/demo.py
+
+test: ext
+	cargo test --workspace --release
+	$(VPY) -m pytest -q tests
+
+bench: ext
+	$(VPY) bench/overhead.py
+
+clean:
+	rm -rf target $(VENV)

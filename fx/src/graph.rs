@@ -1,0 +1,227 @@
+//! The graph itself: nodes in a petgraph `StableGraph`, plus insertion order (which is a valid
+//! topological order because a node can only use nodes that exist when it is added).
+
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+
+use crate::meta::{DType, Device, NodeMeta};
+
+pub type NodeId = NodeIndex<u32>;
+
+/// What a call node calls.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// A Python callable by qualified path: `torch.add`, `torch.nn.functional.linear`,
+    /// `operator.getitem`, `_operator.add`.
+    Function(String),
+    /// A tensor method by name, called on the first argument: `relu`, `view`, `add_`.
+    Method(String),
+}
+
+impl Target {
+    pub fn name(&self) -> &str {
+        match self {
+            Target::Function(s) | Target::Method(s) => s,
+        }
+    }
+}
+
+/// An argument of a call: a graph value or a Python constant, nested as torch.fx allows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    Node(NodeId),
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    DType(DType),
+    Device(Device),
+    /// `torch.memory_format` / `torch.layout` and other torch singletons, by qualified name
+    /// (`torch.contiguous_format`).
+    TorchAttr(String),
+    Tuple(Vec<Arg>),
+    List(Vec<Arg>),
+    Slice(Box<Arg>, Box<Arg>, Box<Arg>),
+    Ellipsis,
+}
+
+impl Arg {
+    /// Every node this argument refers to, in order.
+    pub fn nodes(&self, out: &mut Vec<NodeId>) {
+        match self {
+            Arg::Node(n) => out.push(*n),
+            Arg::Tuple(items) | Arg::List(items) => items.iter().for_each(|a| a.nodes(out)),
+            Arg::Slice(a, b, c) => {
+                a.nodes(out);
+                b.nodes(out);
+                c.nodes(out);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeKind {
+    /// A graph input. `index` is its position in the compiled function's arguments.
+    Placeholder { index: usize },
+    Call {
+        target: Target,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    },
+    Output { values: Vec<Arg> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// Unique, Python-identifier-safe name (`x`, `add`, `add_1`), used in printing and FX export.
+    pub name: String,
+    pub kind: NodeKind,
+    pub meta: NodeMeta,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub(crate) g: StableDiGraph<Node, ()>,
+    /// Nodes in insertion order; removed nodes are dropped from it.
+    pub(crate) order: Vec<NodeId>,
+    names: std::collections::HashMap<String, usize>,
+}
+
+impl Graph {
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    fn unique_name(&mut self, base: &str) -> String {
+        let mut clean: String = base
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+            .collect();
+        if clean.is_empty() || clean.chars().next().unwrap().is_ascii_digit() {
+            clean.insert(0, '_');
+        }
+        let n = self.names.entry(clean.clone()).or_insert(0);
+        let name = if *n == 0 {
+            clean
+        } else {
+            format!("{clean}_{n}")
+        };
+        *n += 1;
+        // A generated `add_1` must not collide with a user-chosen base `add_1`.
+        self.names.entry(name.clone()).or_insert(1);
+        name
+    }
+
+    fn push(&mut self, name: &str, kind: NodeKind, meta: NodeMeta) -> NodeId {
+        let name = self.unique_name(name);
+        let mut uses = Vec::new();
+        match &kind {
+            NodeKind::Call { args, kwargs, .. } => {
+                args.iter().for_each(|a| a.nodes(&mut uses));
+                kwargs.iter().for_each(|(_, a)| a.nodes(&mut uses));
+            }
+            NodeKind::Output { values } => values.iter().for_each(|a| a.nodes(&mut uses)),
+            NodeKind::Placeholder { .. } => {}
+        }
+        let id = self.g.add_node(Node { name, kind, meta });
+        for u in uses {
+            self.g.add_edge(u, id, ());
+        }
+        self.order.push(id);
+        id
+    }
+
+    pub fn placeholder(&mut self, name: &str, meta: NodeMeta) -> NodeId {
+        let index = self.placeholders().len();
+        self.push(name, NodeKind::Placeholder { index }, meta)
+    }
+
+    pub fn call(
+        &mut self,
+        name_hint: &str,
+        target: Target,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+        meta: NodeMeta,
+    ) -> NodeId {
+        self.push(
+            name_hint,
+            NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            },
+            meta,
+        )
+    }
+
+    pub fn output(&mut self, values: Vec<Arg>) -> NodeId {
+        self.push("output", NodeKind::Output { values }, NodeMeta::None)
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.g[id]
+    }
+
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.g[id]
+    }
+
+    /// Nodes in a topological order (insertion order).
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
+        self.order.iter().map(move |&id| (id, &self.g[id]))
+    }
+
+    pub fn placeholders(&self) -> Vec<NodeId> {
+        self.nodes()
+            .filter(|(_, n)| matches!(n.kind, NodeKind::Placeholder { .. }))
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    pub fn output_node(&self) -> Option<NodeId> {
+        self.nodes()
+            .find(|(_, n)| matches!(n.kind, NodeKind::Output { .. }))
+            .map(|(id, _)| id)
+    }
+
+    /// Number of call nodes (what "ops in a graph" counts).
+    pub fn op_count(&self) -> usize {
+        self.nodes()
+            .filter(|(_, n)| matches!(n.kind, NodeKind::Call { .. }))
+            .count()
+    }
+
+    /// Nodes that use `id`.
+    pub fn users(&self, id: NodeId) -> Vec<NodeId> {
+        let mut u: Vec<NodeId> = self
+            .g
+            .neighbors_directed(id, petgraph::Direction::Outgoing)
+            .collect();
+        u.sort();
+        u.dedup();
+        u
+    }
+
+    /// Remove a node with no users.
+    pub fn remove(&mut self, id: NodeId) {
+        debug_assert!(self.users(id).is_empty());
+        self.g.remove_node(id);
+        self.order.retain(|&n| n != id);
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The underlying petgraph, for passes that want graph algorithms.
+    pub fn petgraph(&self) -> &StableDiGraph<Node, ()> {
+        &self.g
+    }
+}

@@ -1,0 +1,271 @@
+//! Memory layout facts: broadcasting, contiguity predicates and the strides torch gives newly
+//! allocated outputs.
+//!
+//! Strides are observable (a user can print them, and `view` succeeds or fails because of them), so
+//! a compiled graph must reproduce eager's layouts exactly. Elementwise ops do not simply return
+//! contiguous tensors: their output keeps the dimension order of the inputs (a transposed input
+//! gives a transposed output), which `elementwise_strides` reproduces.
+
+use super::InferError;
+
+/// Row-major strides. Dimensions of size 0 or 1 count as 1 so strides stay positive.
+pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
+    let mut strides = vec![0; sizes.len()];
+    let mut acc = 1i64;
+    for i in (0..sizes.len()).rev() {
+        strides[i] = acc;
+        acc *= sizes[i].max(1);
+    }
+    strides
+}
+
+/// Strides of a 4-d tensor in channels-last order (N, H, W, C fastest-last).
+pub fn channels_last_strides(sizes: &[i64]) -> Vec<i64> {
+    debug_assert_eq!(sizes.len(), 4);
+    let c = sizes[1].max(1);
+    let w = sizes[3].max(1);
+    let h = sizes[2].max(1);
+    vec![c * w * h, 1, c * w, c]
+}
+
+pub fn numel(sizes: &[i64]) -> i64 {
+    sizes.iter().product()
+}
+
+/// Row-major layout, ignoring size-1 dimensions; an empty tensor is contiguous whatever its strides.
+pub fn is_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+    if numel(sizes) == 0 {
+        return true;
+    }
+    let mut expected = 1;
+    for (&size, &stride) in sizes.iter().zip(strides).rev() {
+        if size != 1 {
+            if stride != expected {
+                return false;
+            }
+            expected *= size;
+        }
+    }
+    true
+}
+
+/// Channels-last layout of a 4-d tensor (the only rank torch checks for this format).
+pub fn is_channels_last_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+    if sizes.len() != 4 {
+        return false;
+    }
+    let mut expected = 1;
+    for d in [1, 3, 2, 0] {
+        if sizes[d] != 1 {
+            if strides[d] != expected {
+                return false;
+            }
+            expected *= sizes[d];
+        }
+    }
+    true
+}
+
+/// Some permutation of the dimensions is row-major: every element has its own storage slot and
+/// no slot is skipped. Such tensors can be copied layout-for-layout.
+pub fn is_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool {
+    if sizes.len() == 1 {
+        return sizes[0] < 2 || strides[0] == 1;
+    }
+    let mut dims: Vec<usize> = (0..sizes.len()).filter(|&d| sizes[d] >= 2).collect();
+    dims.sort_by_key(|&d| strides[d]);
+    let mut expected = 1;
+    for d in dims {
+        if strides[d] != expected {
+            return false;
+        }
+        expected *= sizes[d];
+    }
+    true
+}
+
+/// Whether some element is reachable through two different indices (a dimension of size > 1
+/// with stride 0, as `expand` makes). Writing in place to such a tensor is an error in torch.
+pub fn has_internal_overlap(sizes: &[i64], strides: &[i64]) -> bool {
+    !is_non_overlapping_and_dense(sizes, strides)
+        && sizes.iter().zip(strides).any(|(&s, &st)| s > 1 && st == 0)
+}
+
+/// NumPy-style broadcasting of two shapes, aligned at the trailing dimension.
+pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, InferError> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let offset = n - 1 - i;
+        let sa = if offset < a.len() { a[a.len() - 1 - offset] } else { 1 };
+        let sb = if offset < b.len() { b[b.len() - 1 - offset] } else { 1 };
+        out[i] = if sa == sb || sb == 1 {
+            sa
+        } else if sa == 1 {
+            sb
+        } else {
+            return Err(InferError::Invalid(format!(
+                "The size of tensor a ({sa}) must match the size of tensor b ({sb}) at \
+                 non-singleton dimension {i}"
+            )));
+        };
+    }
+    Ok(out)
+}
+
+/// Broadcasts every shape in turn, as an elementwise op with several inputs does.
+pub fn broadcast_all<'a>(
+    shapes: impl IntoIterator<Item = &'a [i64]>,
+) -> Result<Vec<i64>, InferError> {
+    let mut out: Vec<i64> = Vec::new();
+    for s in shapes {
+        out = broadcast_shapes(&out, s)?;
+    }
+    Ok(out)
+}
+
+/// Strides of the output of an elementwise op over `inputs` (sizes, strides), broadcast to
+/// `shape`, in torch's operand order.
+///
+/// When all inputs share one shape and are all row-major, all channels-last, or all the same
+/// dense layout, the output copies that layout. Otherwise the output's dimensions are ordered as
+/// the inputs' strides order them (the first input that has an opinion on a pair of dimensions
+/// decides it; broadcast dimensions have no opinion; equal strides put the smaller dimension
+/// innermost), and the output is dense in that order.
+pub fn elementwise_strides(shape: &[i64], inputs: &[(&[i64], &[i64])]) -> Vec<i64> {
+    let same_shape = inputs.iter().all(|(s, _)| *s == shape);
+    if same_shape && !inputs.is_empty() {
+        if inputs.iter().all(|(s, st)| is_contiguous(s, st)) {
+            return contiguous_strides(shape);
+        }
+        if inputs
+            .iter()
+            .all(|(s, st)| is_channels_last_contiguous(s, st))
+        {
+            return channels_last_strides(shape);
+        }
+        if inputs
+            .iter()
+            .all(|(s, st)| is_non_overlapping_and_dense(s, st))
+            && inputs.windows(2).all(|w| w[0].1 == w[1].1)
+        {
+            return inputs[inputs.len() - 1].1.to_vec();
+        }
+    }
+    let ndim = shape.len();
+    if ndim <= 1 {
+        return contiguous_strides(shape);
+    }
+    // Strides of each input seen at the output's rank: 0 where the input is broadcast.
+    let aligned: Vec<Vec<i64>> = inputs
+        .iter()
+        .map(|(sizes, strides)| {
+            let offset = ndim - sizes.len();
+            let mut out = vec![0; ndim];
+            for i in 0..sizes.len() {
+                if !(sizes[i] == 1 && shape[offset + i] != 1) {
+                    out[offset + i] = strides[i];
+                }
+            }
+            out
+        })
+        .collect();
+    // 1: d0 belongs inside d1; -1: outside; 0: no input decides.
+    let order = |d0: usize, d1: usize| -> i32 {
+        for st in &aligned {
+            let (s0, s1) = (st[d0], st[d1]);
+            if s0 == 0 || s1 == 0 {
+                continue;
+            }
+            if s0 < s1 {
+                return -1;
+            }
+            if s0 > s1 {
+                return 1;
+            }
+            if shape[d0] > shape[d1] {
+                return 1;
+            }
+        }
+        0
+    };
+    // perm[0] is the innermost dimension. Start from row-major and insertion-sort, stepping over
+    // pairs that no input orders (so an undecided pair does not block a decided one further out).
+    let mut perm: Vec<usize> = (0..ndim).rev().collect();
+    for i in 1..ndim {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            match order(perm[d0], perm[d1]) {
+                c if c > 0 => {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                }
+                c if c < 0 => break,
+                _ => {}
+            }
+        }
+    }
+    if perm.iter().enumerate().all(|(j, &p)| p == ndim - 1 - j) {
+        return contiguous_strides(shape);
+    }
+    // Dense in `perm` order; unlike `contiguous_strides`, a size-0 dimension zeroes the strides
+    // of every dimension outside it.
+    let mut strides = vec![0; ndim];
+    let mut next = 1i64;
+    for &d in &perm {
+        strides[d] = next;
+        next *= shape[d];
+    }
+    strides
+}
+
+/// Strides of a copy made with `memory_format=torch.preserve_format` (`clone`, `empty_like`,
+/// `.to(dtype)`): dense inputs keep their layout, others become row-major. `None` where torch
+/// would pick channels-last from the strides, which is not modelled.
+pub fn preserved_strides(sizes: &[i64], strides: &[i64]) -> Option<Vec<i64>> {
+    if is_non_overlapping_and_dense(sizes, strides) {
+        return Some(strides.to_vec());
+    }
+    if sizes.len() == 4 || sizes.len() == 5 {
+        return None;
+    }
+    Some(contiguous_strides(sizes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguity() {
+        assert!(is_contiguous(&[2, 3], &[3, 1]));
+        assert!(!is_contiguous(&[2, 3], &[1, 2]));
+        assert!(is_contiguous(&[2, 1, 3], &[3, 99, 1]));
+        assert!(is_contiguous(&[0, 3], &[7, 7]));
+        assert!(is_non_overlapping_and_dense(&[2, 3], &[1, 2]));
+        assert!(!is_non_overlapping_and_dense(&[2, 3], &[6, 2]));
+        assert!(!is_non_overlapping_and_dense(&[2, 3], &[0, 1]));
+        assert!(has_internal_overlap(&[2, 3], &[0, 1]));
+        assert!(!has_internal_overlap(&[1, 3], &[0, 1]));
+    }
+
+    #[test]
+    fn broadcasting() {
+        assert_eq!(broadcast_shapes(&[2, 1], &[3]).unwrap(), vec![2, 3]);
+        assert_eq!(broadcast_shapes(&[1], &[0]).unwrap(), vec![0]);
+        assert!(broadcast_shapes(&[2], &[3]).is_err());
+    }
+
+    #[test]
+    fn elementwise_layout() {
+        // A transposed input gives a transposed output.
+        assert_eq!(elementwise_strides(&[3, 2], &[(&[3, 2], &[1, 3])]), vec![1, 3]);
+        // Row-major beats column-major when the first input is row-major.
+        assert_eq!(
+            elementwise_strides(&[3, 2], &[(&[3, 2], &[2, 1]), (&[3, 2], &[1, 3])]),
+            vec![2, 1]
+        );
+        // A sliced (non-dense) input is compacted in its own order.
+        assert_eq!(elementwise_strides(&[4, 3], &[(&[4, 3], &[6, 2])]), vec![3, 1]);
+    }
+}

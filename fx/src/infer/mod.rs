@@ -1,0 +1,168 @@
+//! Native metadata inference: the sizes, strides, dtype, device and `requires_grad` a torch call
+//! produces, computed without running torch.
+//!
+//! The tracer needs the result metadata of every op it records. Running the op on meta tensors
+//! always works but costs a trip through Python and the dispatcher per op; this module answers the
+//! common ops in Rust. Its contract is asymmetric: [`InferError::Unsupported`] is always a safe
+//! answer (the tracer falls back to meta tensors), a wrong answer is a bug. So every rule here is
+//! checked against real torch (`tests/gen_infer_cases.py`), and anything not modelled exactly —
+//! symbolic sizes, channels-last guesses, data-dependent shapes, unknown keyword arguments —
+//! answers `Unsupported`.
+
+mod args;
+mod convert;
+mod factory;
+mod index;
+mod join;
+pub mod layout;
+mod matmul;
+mod nn;
+mod pointwise;
+pub mod promote;
+mod reduce;
+mod view;
+
+use crate::graph::{Arg, Graph, Target};
+use crate::meta::{DType, Device, NodeMeta};
+
+pub(crate) use args::{Bound, Call, Tensor, Value};
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InferError {
+    /// Not modelled natively; run the op on meta tensors instead.
+    #[error("not inferred natively")]
+    Unsupported,
+    /// torch would reject these arguments; the message reads like torch's.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type InferResult = Result<NodeMeta, InferError>;
+
+/// The ambient torch state that changes what an op produces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InferCtx {
+    /// `torch.is_grad_enabled()`: off under `torch.no_grad()`, where no result requires grad.
+    pub grad_enabled: bool,
+    /// `torch.get_default_dtype()`: the dtype of float factories and of `int_tensor / int`.
+    pub default_dtype: DType,
+    /// Where factories without `device=` allocate (`torch.set_default_device`).
+    pub default_device: Device,
+}
+
+impl Default for InferCtx {
+    fn default() -> InferCtx {
+        InferCtx {
+            grad_enabled: true,
+            default_dtype: DType::Float32,
+            default_device: Device::cpu(),
+        }
+    }
+}
+
+/// The metadata of `target(*args, **kwargs)` under torch's default state (grad enabled, float32
+/// default dtype, CPU default device). Node arguments' metadata is read from `graph`.
+pub fn infer(graph: &Graph, target: &Target, args: &[Arg], kwargs: &[(String, Arg)]) -> InferResult {
+    infer_in(&InferCtx::default(), graph, target, args, kwargs)
+}
+
+/// [`infer`] under an explicit torch state.
+pub fn infer_in(
+    ctx: &InferCtx,
+    graph: &Graph,
+    target: &Target,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+) -> InferResult {
+    let Some((spelling, name)) = split_target(target) else {
+        return Err(InferError::Unsupported);
+    };
+    let call = Call {
+        ctx,
+        graph,
+        spelling,
+        name,
+        args,
+        kwargs,
+    };
+    let handlers: [fn(&Call) -> Option<InferResult>; 10] = [
+        pointwise::infer,
+        reduce::infer,
+        matmul::infer,
+        view::infer,
+        index::infer,
+        join::infer,
+        nn::infer,
+        convert::infer,
+        factory::infer,
+        args::infer_python_values,
+    ];
+    for handler in handlers {
+        if let Some(result) = handler(&call) {
+            return result;
+        }
+    }
+    Err(InferError::Unsupported)
+}
+
+/// Which namespace a callable was reached through; it decides the parameter names and defaults
+/// (`torch.softmax(x, dim)` and `torch.nn.functional.softmax(x, dim=None)` differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Spelling {
+    /// `torch.add`, and `torch._C._VariableFunctions.add`.
+    Torch,
+    /// `x.add(...)` and `torch.Tensor.add(x, ...)`.
+    Method,
+    /// `torch.nn.functional.relu`, and `torch._C._nn.*`.
+    Functional,
+    /// `torch.special.*`.
+    Special,
+    /// `operator.add`: a Python operator applied to a tensor.
+    Operator,
+}
+
+fn split_target(target: &Target) -> Option<(Spelling, &str)> {
+    let path = match target {
+        Target::Method(m) => return Some((Spelling::Method, m)),
+        Target::Function(p) => p.as_str(),
+    };
+    let prefixes = [
+        ("torch.nn.functional.", Spelling::Functional),
+        ("torch._C._nn.", Spelling::Functional),
+        ("torch.special.", Spelling::Special),
+        ("torch.Tensor.", Spelling::Method),
+        ("torch._C.TensorBase.", Spelling::Method),
+        ("torch._C._TensorBase.", Spelling::Method),
+        ("torch._C._VariableFunctions.", Spelling::Torch),
+        ("torch.", Spelling::Torch),
+        ("operator.", Spelling::Operator),
+        ("_operator.", Spelling::Operator),
+    ];
+    for (prefix, spelling) in prefixes {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            return (!rest.contains('.')).then_some((spelling, rest));
+        }
+    }
+    None
+}
+
+/// Normalises a dimension index against a rank, as every torch op that takes `dim` does. A
+/// 0-d tensor accepts the dims of a 1-d one (`-1` and `0`).
+pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> Result<usize, InferError> {
+    let n = ndim.max(1) as i64;
+    if dim < -n || dim >= n {
+        return Err(InferError::Invalid(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+            -n,
+            n - 1
+        )));
+    }
+    Ok(if dim < 0 { dim + n } else { dim } as usize)
+}
+
+pub(crate) fn invalid<T>(msg: impl Into<String>) -> Result<T, InferError> {
+    Err(InferError::Invalid(msg.into()))
+}
+
+#[cfg(test)]
+mod tests;

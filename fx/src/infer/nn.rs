@@ -1,0 +1,148 @@
+//! Neural-network building blocks: `softmax`/`log_softmax`, `layer_norm`, `dropout`.
+//! (`linear` lives with the matrix products.)
+
+use super::args::shape_str;
+use super::layout::{elementwise_strides, preserved_strides};
+use super::{invalid, wrap_dim, Call, InferError, InferResult, Spelling, Tensor};
+
+pub(super) fn infer(c: &Call) -> Option<InferResult> {
+    let r = match c.name {
+        "softmax" | "log_softmax" if c.spelling != Spelling::Operator => softmax(c),
+        "layer_norm" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => {
+            layer_norm(c)
+        }
+        "dropout" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => dropout(c),
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn softmax(c: &Call) -> InferResult {
+    let params: &[&'static str] = match c.spelling {
+        Spelling::Functional => &["input", "dim", "_stacklevel", "dtype"],
+        _ => &["input", "dim", "dtype"],
+    };
+    let b = c.bind(params)?;
+    let x = b.tensor("input")?;
+    let dim = match b.opt_int("dim")? {
+        Some(d) => d,
+        // The functional form's deprecated implicit dim.
+        None if c.spelling == Spelling::Functional => {
+            if matches!(x.ndim(), 0 | 1 | 3) {
+                0
+            } else {
+                1
+            }
+        }
+        None => return Err(InferError::Unsupported),
+    };
+    wrap_dim(dim, x.ndim())?;
+    let dtype = match b.dtype("dtype")? {
+        Some(d) => d,
+        None => x.dtype,
+    };
+    if !dtype.is_floating_point() {
+        return Err(InferError::Unsupported);
+    }
+    let grad = c.grad(dtype, &[x]);
+    Ok(x.fresh(dtype, x.sizes.clone(), grad).meta())
+}
+
+fn layer_norm(c: &Call) -> InferResult {
+    let params: &[&'static str] = match c.spelling {
+        Spelling::Functional => &["input", "normalized_shape", "weight", "bias", "eps"],
+        _ => &["input", "normalized_shape", "weight", "bias", "eps", "cudnn_enable"],
+    };
+    let b = c.bind(params)?;
+    let x = b.tensor("input")?;
+    let shape = b.ints("normalized_shape")?;
+    let weight = b.opt_tensor("weight")?;
+    let bias = b.opt_tensor("bias")?;
+    b.number_or("eps", 1e-5)?;
+    if shape.is_empty() {
+        return invalid(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least \
+             one element, but got normalized_shape = []",
+        );
+    }
+    for (what, t) in [("weight", weight), ("bias", bias)] {
+        if let Some(t) = t {
+            if t.sizes != shape {
+                return invalid(format!(
+                    "Expected {what} to be of same shape as normalized_shape, but got {what} of \
+                     shape {} and normalized_shape = {}",
+                    t.shape_str(),
+                    shape_str(&shape)
+                ));
+            }
+        }
+    }
+    if x.ndim() < shape.len() || x.sizes[x.ndim() - shape.len()..] != shape[..] {
+        let stars: Vec<String> = shape.iter().map(i64::to_string).collect();
+        return invalid(format!(
+            "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
+            shape_str(&shape),
+            stars.join(", "),
+            x.shape_str()
+        ));
+    }
+    if !x.dtype.is_floating_point() {
+        return Err(InferError::Unsupported);
+    }
+    let params: Vec<&Tensor> = [weight, bias].into_iter().flatten().collect();
+    if params.iter().any(|p| p.dtype != x.dtype) {
+        // Mixed precision is accepted on some devices only; leave it to torch.
+        return Err(InferError::Unsupported);
+    }
+    let devices: Vec<&Tensor> = std::iter::once(x).chain(params.iter().copied()).collect();
+    super::args::common_device(&devices)?;
+    Ok(x
+        .fresh(x.dtype, x.sizes.clone(), c.grad(x.dtype, &devices))
+        .meta())
+}
+
+fn dropout(c: &Call) -> InferResult {
+    let params: &[&'static str] = match c.spelling {
+        Spelling::Functional => &["input", "p", "training", "inplace"],
+        _ => &["input", "p", "train"],
+    };
+    let b = c.bind(params)?;
+    let x = b.tensor("input")?;
+    let default_p = if c.spelling == Spelling::Functional { Some(0.5) } else { None };
+    let p = match (b.get("p"), default_p) {
+        (Some(v), _) => v.number().ok_or(InferError::Unsupported)?,
+        (None, Some(p)) => p,
+        (None, None) => return Err(InferError::Unsupported),
+    };
+    let train = match c.spelling {
+        Spelling::Functional => b.bool_or("training", true)?,
+        _ => b.get("train").and_then(|v| match v {
+            super::Value::Bool(t) => Some(*t),
+            _ => None,
+        }).ok_or(InferError::Unsupported)?,
+    };
+    let inplace = params.contains(&"inplace") && b.bool_or("inplace", false)?;
+    if !(0.0..=1.0).contains(&p) {
+        return invalid(format!(
+            "dropout probability has to be between 0 and 1, but got {p}"
+        ));
+    }
+    // Not training, nothing dropped, or written in place: the input itself comes back.
+    if inplace || !train || p == 0.0 || x.numel() == 0 {
+        return Ok(x.clone().meta());
+    }
+    if !x.dtype.is_floating_point() || x.device.kind != "cpu" {
+        return Err(InferError::Unsupported);
+    }
+    // Eager multiplies the input by a noise tensor (or, for p = 1, by a zero scalar) laid out
+    // like the input.
+    let strides = if p == 1.0 {
+        elementwise_strides(&x.sizes, &[(&x.sizes, &x.strides), (&[], &[])])
+    } else {
+        let noise = preserved_strides(&x.sizes, &x.strides).ok_or(InferError::Unsupported)?;
+        elementwise_strides(&x.sizes, &[(&x.sizes, &x.strides), (&x.sizes, &noise)])
+    };
+    let mut y = x.view(x.sizes.clone(), strides);
+    y.requires_grad = c.grad(x.dtype, &[x]);
+    Ok(y.meta())
+}

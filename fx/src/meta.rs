@@ -1,0 +1,190 @@
+//! Tensor metadata carried on graph nodes.
+
+/// Element type. The names are torch's (`torch.float32` → `Float32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    Bool,
+    UInt8,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Float16,
+    BFloat16,
+    Float32,
+    Float64,
+    Complex64,
+    Complex128,
+}
+
+impl DType {
+    /// The torch attribute name, as in `torch.<name>`.
+    pub fn torch_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::UInt8 => "uint8",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
+            DType::Int64 => "int64",
+            DType::Float16 => "float16",
+            DType::BFloat16 => "bfloat16",
+            DType::Float32 => "float32",
+            DType::Float64 => "float64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
+        }
+    }
+
+    pub fn from_torch_name(name: &str) -> Option<DType> {
+        Some(match name {
+            "bool" => DType::Bool,
+            "uint8" => DType::UInt8,
+            "int8" => DType::Int8,
+            "int16" => DType::Int16,
+            "int32" => DType::Int32,
+            "int64" => DType::Int64,
+            "float16" => DType::Float16,
+            "bfloat16" => DType::BFloat16,
+            "float32" => DType::Float32,
+            "float64" => DType::Float64,
+            "complex64" => DType::Complex64,
+            "complex128" => DType::Complex128,
+            _ => return None,
+        })
+    }
+
+    pub fn is_floating_point(self) -> bool {
+        matches!(
+            self,
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64
+        )
+    }
+
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
+    }
+
+    pub fn itemsize(self) -> usize {
+        match self {
+            DType::Bool | DType::UInt8 | DType::Int8 => 1,
+            DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
+            DType::Int32 | DType::Float32 => 4,
+            DType::Int64 | DType::Float64 | DType::Complex64 => 8,
+            DType::Complex128 => 16,
+        }
+    }
+}
+
+/// Where a tensor lives. `index` is `None` for a device given without an index (`"cuda"`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Device {
+    pub kind: String,
+    pub index: Option<i64>,
+}
+
+impl Device {
+    pub fn cpu() -> Device {
+        Device {
+            kind: "cpu".into(),
+            index: None,
+        }
+    }
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.index {
+            Some(i) => write!(f, "{}:{}", self.kind, i),
+            None => write!(f, "{}", self.kind),
+        }
+    }
+}
+
+/// One dimension of a size or stride. Symbolic from the start so dynamic shapes slot in later:
+/// `Sym(k)` names the k-th symbol of the graph (`s0`, `s1`, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    Known(i64),
+    Sym(u32),
+}
+
+impl Dim {
+    pub fn known(&self) -> Option<i64> {
+        match self {
+            Dim::Known(v) => Some(*v),
+            Dim::Sym(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dim::Known(v) => write!(f, "{v}"),
+            Dim::Sym(k) => write!(f, "s{k}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TensorMeta {
+    pub dtype: DType,
+    pub device: Device,
+    pub sizes: Vec<Dim>,
+    pub strides: Vec<Dim>,
+    pub requires_grad: bool,
+}
+
+impl TensorMeta {
+    /// Contiguous (row-major) strides for known sizes.
+    pub fn contiguous(dtype: DType, device: Device, sizes: &[i64]) -> TensorMeta {
+        let mut strides = vec![0i64; sizes.len()];
+        let mut acc = 1i64;
+        for i in (0..sizes.len()).rev() {
+            strides[i] = acc;
+            acc *= sizes[i].max(1);
+        }
+        TensorMeta {
+            dtype,
+            device,
+            sizes: sizes.iter().map(|&s| Dim::Known(s)).collect(),
+            strides: strides.into_iter().map(Dim::Known).collect(),
+            requires_grad: false,
+        }
+    }
+
+    pub fn known_sizes(&self) -> Option<Vec<i64>> {
+        self.sizes.iter().map(Dim::known).collect()
+    }
+
+    pub fn known_strides(&self) -> Option<Vec<i64>> {
+        self.strides.iter().map(Dim::known).collect()
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.sizes.len()
+    }
+}
+
+/// What a node produces.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeMeta {
+    Tensor(TensorMeta),
+    /// A tuple or list of results (e.g. `torch.split`, `max(dim=...)`), taken apart by getitem nodes.
+    Tuple(Vec<NodeMeta>),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// No value (in-place ops return their input; `output` nodes) or not known.
+    None,
+}
+
+impl NodeMeta {
+    pub fn tensor(&self) -> Option<&TensorMeta> {
+        match self {
+            NodeMeta::Tensor(t) => Some(t),
+            _ => None,
+        }
+    }
+}

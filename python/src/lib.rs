@@ -1,0 +1,129 @@
+#![allow(non_snake_case)]
+//! `torchferro._C`: the extension module. Thin by design: it adapts Python calls to the tracer.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use tracer::hook::Mode;
+use tracer::{Backend, CompileConfig};
+
+/// A function (or module) compiled with a given backend: calling it runs the callable with the
+/// frame hook in compile mode on this thread.
+#[pyclass(frozen, module = "torchferro._C")]
+struct CompiledFunction {
+    #[pyo3(get)]
+    fn_: Py<PyAny>,
+    config: Arc<CompileConfig>,
+    backend_obj: Py<PyAny>,
+    #[pyo3(get)]
+    fullgraph: bool,
+}
+
+#[pymethods]
+impl CompiledFunction {
+    #[new]
+    #[pyo3(signature = (fn_, backend, fullgraph=false))]
+    fn new(py: Python<'_>, fn_: Py<PyAny>, backend: Py<PyAny>, fullgraph: bool) -> Self {
+        let b = if backend.bind(py).is_none() {
+            Backend::Eager
+        } else {
+            Backend::Python(backend.clone_ref(py))
+        };
+        CompiledFunction {
+            fn_,
+            config: Arc::new(CompileConfig { backend: b, fullgraph }),
+            backend_obj: backend,
+            fullgraph,
+        }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+        tracer::call_in_mode(self.fn_.bind(py), args, kwargs, Mode::Compile(self.config.clone()))
+    }
+
+    /// Binding as a method: `obj.method` gives a compiled bound method with the same config.
+    fn __get__(slf: Py<Self>, py: Python<'_>, obj: Option<Py<PyAny>>, _ty: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        let Some(obj) = obj else { return Ok(slf.into_any()) };
+        let this = slf.get();
+        let bound = py.import("types")?.getattr("MethodType")?.call1((this.fn_.bind(py), obj))?;
+        Ok(Py::new(
+            py,
+            CompiledFunction {
+                fn_: bound.unbind(),
+                config: this.config.clone(),
+                backend_obj: this.backend_obj.clone_ref(py),
+                fullgraph: this.fullgraph,
+            },
+        )?
+        .into_any())
+    }
+
+    fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.fn_.bind(py).getattr(name)
+    }
+
+    #[getter]
+    fn __wrapped__(&self, py: Python<'_>) -> Py<PyAny> {
+        self.fn_.clone_ref(py)
+    }
+}
+
+/// Runs `fn(*args, **kwargs)` with the hook off on this thread (`torchferro.compiler.disable`).
+#[pyfunction]
+#[pyo3(signature = (fn_, *args, **kwargs))]
+fn call_disabled<'py>(fn_: &Bound<'py, PyAny>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+    tracer::call_in_mode(fn_, args, kwargs, Mode::Off)
+}
+
+#[pyfunction]
+fn reset() {
+    tracer::cache::reset_all();
+}
+
+#[pyfunction]
+fn set_recompile_limit(n: usize) {
+    tracer::config::set_recompile_limit(n);
+}
+
+#[pyfunction]
+fn get_recompile_limit() -> usize {
+    tracer::config::recompile_limit()
+}
+
+#[pyfunction]
+fn set_direct_call(v: bool) {
+    tracer::config::set_direct_call(v);
+}
+
+/// The state and entries of a code object's cache: `(state, [(compile_id, guards, graph_code)])`.
+#[pyfunction]
+fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, Vec<Py<PyAny>>)> {
+    let (state, entries) = tracer::cache_info(code);
+    let mut out = Vec::new();
+    for e in entries {
+        let d = PyDict::new(py);
+        d.set_item("compile_id", format!("{}/{}", e.compile_id.0, e.compile_id.1))?;
+        d.set_item("guards", e.guards)?;
+        d.set_item("graph", e.graph_code)?;
+        out.push(d.into_any().unbind());
+    }
+    Ok((state, out))
+}
+
+#[pymodule]
+#[allow(non_snake_case)]
+fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CompiledFunction>()?;
+    m.add_class::<tracer::CompiledGraph>()?;
+    m.add_function(wrap_pyfunction!(call_disabled, m)?)?;
+    m.add_function(wrap_pyfunction!(reset, m)?)?;
+    m.add_function(wrap_pyfunction!(set_recompile_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(get_recompile_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(set_direct_call, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_entries, m)?)?;
+    m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;
+    Ok(())
+}

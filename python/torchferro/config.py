@@ -1,0 +1,36 @@
+"""Global settings. Assign attributes to change them: ``torchferro.config.recompile_limit = 4``."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+from . import _C
+
+
+class _Config(types.ModuleType):
+    @property
+    def recompile_limit(self) -> int:
+        """Entries compiled per function before it runs eagerly instead (default 8)."""
+        return _C.get_recompile_limit()
+
+    @recompile_limit.setter
+    def recompile_limit(self, n: int) -> None:
+        if int(n) < 1:
+            raise ValueError("recompile_limit must be at least 1")
+        _C.set_recompile_limit(int(n))
+
+    @property
+    def direct_call(self) -> bool:
+        """Call compiled graphs straight from the frame hook (True) or through the transformed
+        code object (False). Both give the same results; direct calls skip one Python frame."""
+        return self._direct_call
+
+    @direct_call.setter
+    def direct_call(self, v: bool) -> None:
+        self._direct_call = bool(v)
+        _C.set_direct_call(bool(v))
+
+
+sys.modules[__name__].__class__ = _Config
+sys.modules[__name__]._direct_call = True

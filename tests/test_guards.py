@@ -1,0 +1,192 @@
+"""Guards and recompiles: each kind of guard failure recompiles exactly once, and the log says
+why in the words torch users know."""
+
+import logging
+
+import pytest
+import torch
+
+import torchferro
+
+SCALE = 2
+
+
+class Counter:
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append(gm)
+        return gm.forward
+
+    @property
+    def n(self):
+        return len(self.graphs)
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    torchferro.compiler.reset()
+    torchferro.config.recompile_limit = 8
+    yield
+    torchferro.compiler.reset()
+    torchferro.config.recompile_limit = 8
+
+
+def _frame_id(fn):
+    state, entries = torchferro._C.cache_entries(fn.__code__)
+    return entries[-1]["compile_id"].split("/")[0]
+
+
+def _expected(fn, reason):
+    code = fn.__code__
+    return (
+        f"Recompiling function {code.co_name} in {code.co_filename}:{code.co_firstlineno}\n"
+        f"    triggered by the following guard failure(s):\n"
+        f"    - {_frame_id(fn)}/0: {reason}"
+    )
+
+
+def _recompile_records(caplog):
+    return [r.getMessage() for r in caplog.records if r.name == "torchferro.recompiles"]
+
+
+def add_one(x):
+    return x + 1
+
+
+def scaled(x):
+    return x * SCALE
+
+
+CASES = [
+    (
+        "shape",
+        add_one,
+        lambda: torch.randn(8, 3),
+        lambda: torch.randn(16, 3),
+        "tensor 'x' size mismatch at index 0. expected 8, actual 16",
+    ),
+    (
+        "dtype",
+        add_one,
+        lambda: torch.randn(4),
+        lambda: torch.randn(4, dtype=torch.float64),
+        "tensor 'x' dtype mismatch. expected torch.float32, actual torch.float64",
+    ),
+    (
+        "device",
+        add_one,
+        lambda: torch.randn(4),
+        lambda: torch.empty(4, device="meta"),
+        "tensor 'x' device mismatch. expected cpu, actual meta",
+    ),
+    (
+        "requires_grad",
+        add_one,
+        lambda: torch.randn(4),
+        lambda: torch.randn(4, requires_grad=True),
+        "tensor 'x' requires_grad mismatch. expected requires_grad=False, actual requires_grad=True",
+    ),
+    (
+        "stride",
+        add_one,
+        lambda: torch.randn(4, 4),
+        lambda: torch.randn(4, 4).t(),
+        "tensor 'x' stride mismatch at index 0. expected 4, actual 1",
+    ),
+    (
+        "rank",
+        add_one,
+        lambda: torch.randn(4),
+        lambda: torch.randn(4, 1),
+        "tensor 'x' rank mismatch. expected 1, actual 2",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,fn,first,second,reason", CASES, ids=[c[0] for c in CASES])
+def test_tensor_guard_failure_recompiles_once(caplog, name, fn, first, second, reason):
+    counter = Counter()
+    compiled = torchferro.compile(fn, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    a, b = first(), second()
+    compiled(a)
+    assert counter.n == 1
+    assert _recompile_records(caplog) == []
+    out = compiled(b)
+    assert counter.n == 2
+    assert _recompile_records(caplog) == [_expected(fn, reason)]
+    if b.device.type != "meta":
+        torch.testing.assert_close(out, fn(b))
+    # Both entries are now cached: neither input recompiles again.
+    compiled(b)
+    compiled(a)
+    assert counter.n == 2
+    assert len(_recompile_records(caplog)) == 1
+
+
+def test_changed_global_recompiles_once(caplog):
+    global SCALE
+    counter = Counter()
+    compiled = torchferro.compile(scaled, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    x = torch.randn(5)
+    torch.testing.assert_close(compiled(x), x * 2)
+    try:
+        SCALE = 3
+        torch.testing.assert_close(compiled(x), x * 3)
+        assert counter.n == 2
+        assert _recompile_records(caplog) == [_expected(scaled, "G['SCALE'] == 2 failed. actual 3")]
+        compiled(x)
+        assert counter.n == 2
+    finally:
+        SCALE = 2
+
+
+def test_python_constant_argument_recompiles():
+    counter = Counter()
+
+    def f(x, n):
+        return x * n
+
+    compiled = torchferro.compile(f, backend=counter, fullgraph=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x, 2), x * 2)
+    torch.testing.assert_close(compiled(x, 2), x * 2)
+    assert counter.n == 1
+    torch.testing.assert_close(compiled(x, 5), x * 5)
+    assert counter.n == 2
+
+
+def test_recompile_limit_falls_back_to_eager_with_one_warning(caplog):
+    counter = Counter()
+    torchferro.config.recompile_limit = 2
+    compiled = torchferro.compile(add_one, backend=counter)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    with pytest.warns(RuntimeWarning, match=r"recompile limit \(2\)"):
+        for n in range(1, 6):
+            x = torch.randn(n)
+            torch.testing.assert_close(compiled(x), x + 1)
+    assert counter.n == 2
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "recompile limit" in r.getMessage()]
+    assert len(warnings) == 1
+    # Cached entries still run compiled.
+    compiled(torch.randn(1))
+    assert counter.n == 2
+    state, entries = torchferro._C.cache_entries(add_one.__code__)
+    assert state == "recompile limit"
+    assert len(entries) == 2
+
+
+def test_guards_are_listed_for_each_entry():
+    compiled = torchferro.compile(scaled, backend="eager", fullgraph=True)
+    compiled(torch.randn(2, 3))
+    state, entries = torchferro._C.cache_entries(scaled.__code__)
+    assert state == "normal"
+    assert len(entries) == 1
+    guards = entries[0]["guards"]
+    assert guards == [
+        "TENSOR_MATCH L['x']: torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False",
+        "EQUALS_MATCH G['SCALE'] == 2",
+    ]

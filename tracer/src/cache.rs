@@ -1,0 +1,171 @@
+//! The per-code cache, kept in the code object's `co_extra` slot so that looking it up costs a
+//! pointer read and it is freed together with the code.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use crate::guards::GuardTree;
+use crate::runtime::CompiledGraph;
+
+/// What the hook does with frames of one code object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CodeState {
+    /// Look up entries; compile on a miss.
+    Normal,
+    /// Never touch (torch, the standard library, torchferro, generated code, generators).
+    Skip,
+    /// Tracing failed in a way that does not depend on inputs: run eagerly from now on.
+    Eager(String),
+    /// The recompile limit was hit: use existing entries, run misses eagerly.
+    LimitHit,
+}
+
+pub struct CacheEntry {
+    pub guards: GuardTree,
+    /// The transformed code as a function taking (arguments..., closure cells...).
+    pub function: Py<PyAny>,
+    /// The compiled graph the transformed code tail-calls; the hook may call it directly.
+    pub graph: Py<CompiledGraph>,
+    /// `frame_id/compile_index`, as logs name entries.
+    pub compile_id: (u32, u32),
+    /// The backend the entry was compiled for (entries are only reused by the same backend).
+    pub backend_key: usize,
+    /// Readable forms for inspection.
+    pub graph_code: String,
+    pub transformed_code: Py<PyAny>,
+}
+
+pub struct CodeCache {
+    pub state: CodeState,
+    /// Most recently used first.
+    pub entries: Vec<Arc<CacheEntry>>,
+    pub frame_id: Option<u32>,
+    /// Number of entries ever compiled (compile ids keep counting after resets of the list).
+    pub compiles: u32,
+    pub limit_warned: bool,
+}
+
+impl CodeCache {
+    fn new(state: CodeState) -> CodeCache {
+        CodeCache {
+            state,
+            entries: Vec::new(),
+            frame_id: None,
+            compiles: 0,
+            limit_warned: false,
+        }
+    }
+}
+
+/// The co_extra payload. A RefCell because the GIL serialises access, but our own code may be
+/// re-entered (another thread can run while Python code called from the hook releases the GIL);
+/// borrows are kept short and never held across calls into Python.
+pub type Slot = RefCell<CodeCache>;
+
+static EXTRA_INDEX: OnceLock<isize> = OnceLock::new();
+/// Code objects that carry a cache, so `reset()` can find them. Raw addresses, removed when the
+/// payload is freed.
+static REGISTRY: OnceLock<Mutex<HashSet<usize>>> = OnceLock::new();
+
+fn registry() -> &'static Mutex<HashSet<usize>> {
+    REGISTRY.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+unsafe extern "C" fn free_slot(ptr: *mut std::ffi::c_void) {
+    if ptr.is_null() {
+        return;
+    }
+    // SAFETY: every non-NULL payload in our co_extra index was made by Box::into_raw in
+    // `get_or_create`, and CPython calls this exactly once per payload (on SetExtra or dealloc).
+    let slot = unsafe { Box::from_raw(ptr as *mut Slot) };
+    if let Ok(mut set) = registry().lock() {
+        set.remove(&(ptr as usize));
+    }
+    drop(slot);
+}
+
+fn extra_index() -> isize {
+    // SAFETY: requesting an index only registers our free function; called with the GIL held.
+    *EXTRA_INDEX.get_or_init(|| unsafe { ffi::PyUnstable_Eval_RequestCodeExtraIndex(free_slot) })
+}
+
+/// The cache of `code`, if it has one.
+///
+/// # Safety
+/// `code` must be a live code object and the GIL held; the reference is valid until the code
+/// object dies or its slot is replaced (only `reset` does that, never while a borrow is live).
+pub unsafe fn get(code: *mut ffi::PyObject) -> Option<&'static Slot> {
+    let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+    // SAFETY: code is a live code object (caller contract); the index came from CPython.
+    let rc = unsafe { ffi::PyUnstable_Code_GetExtra(code, extra_index(), &mut p) };
+    if rc != 0 || p.is_null() {
+        if rc != 0 {
+            // SAFETY: GIL held.
+            unsafe { ffi::PyErr_Clear() };
+        }
+        return None;
+    }
+    // SAFETY: non-NULL payloads at our index are `Slot`s we allocated.
+    Some(unsafe { &*(p as *const Slot) })
+}
+
+/// The cache of `code`, creating it with `state` if absent.
+///
+/// # Safety
+/// As for [`get`].
+pub unsafe fn get_or_create(code: *mut ffi::PyObject, state: impl FnOnce() -> CodeState) -> Option<&'static Slot> {
+    // SAFETY: forwarded caller contract.
+    if let Some(s) = unsafe { get(code) } {
+        return Some(s);
+    }
+    let raw = Box::into_raw(Box::new(RefCell::new(CodeCache::new(state())))) as *mut std::ffi::c_void;
+    // SAFETY: code is live, the GIL is held, and ownership of `raw` passes to the code object.
+    let rc = unsafe { ffi::PyUnstable_Code_SetExtra(code, extra_index(), raw) };
+    if rc != 0 {
+        // SAFETY: the slot was not stored, so we still own it.
+        unsafe {
+            ffi::PyErr_Clear();
+            drop(Box::from_raw(raw as *mut Slot));
+        }
+        return None;
+    }
+    if let Ok(mut set) = registry().lock() {
+        set.insert(raw as usize);
+    }
+    // SAFETY: just stored; lives as long as the code object.
+    Some(unsafe { &*(raw as *const Slot) })
+}
+
+/// Marks code we generated so the hook never traces it.
+pub fn mark_skip(code: &Bound<'_, PyAny>) {
+    // SAFETY: `code` is a live code object and we hold the GIL (we have a Bound).
+    if let Some(slot) = unsafe { get_or_create(code.as_ptr(), || CodeState::Skip) } {
+        if let Ok(mut c) = slot.try_borrow_mut() {
+            c.state = CodeState::Skip;
+        }
+    }
+}
+
+/// Drops every compiled entry and every remembered decision (`torchferro.compiler.reset()`).
+pub fn reset_all() {
+    let slots: Vec<usize> = registry().lock().map(|s| s.iter().copied().collect()).unwrap_or_default();
+    // Dropping entries can free code objects (and their payloads); do it after the walk.
+    let mut graveyard = Vec::new();
+    for p in slots {
+        // SAFETY: addresses in the registry are live payloads (removed when freed), and the GIL
+        // is held by our caller, so none can be freed while we use it.
+        let slot = unsafe { &*(p as *const Slot) };
+        if let Ok(mut c) = slot.try_borrow_mut() {
+            graveyard.append(&mut c.entries);
+            c.limit_warned = false;
+            if c.state != CodeState::Skip {
+                c.state = CodeState::Normal;
+            }
+        }
+    }
+    drop(graveyard);
+}

@@ -1,0 +1,257 @@
+//! Compiling one frame: trace it, build the backend's callable, generate the transformed code and
+//! store the guarded entry; or decide to run it eagerly, or raise under `fullgraph=True`.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use fx::{Arg, NodeKind};
+
+use crate::cache::{CacheEntry, CodeState, Slot};
+use crate::error::TraceError;
+use crate::frame::FrameView;
+use crate::interp::{self, CodeInfo, Var};
+use crate::runtime::{CompiledGraph, EagerProgram, OutputTemplate, Runner};
+use crate::source::Scope;
+
+pyo3::create_exception!(torchferro, Unsupported, pyo3::exceptions::PyRuntimeError, "torchferro cannot compile this code under fullgraph=True.");
+
+/// Which compiler a compiled region uses.
+pub enum Backend {
+    Eager,
+    /// A Python callable `backend(gm, example_inputs) -> callable`.
+    Python(Py<PyAny>),
+}
+
+pub struct CompileConfig {
+    pub backend: Backend,
+    pub fullgraph: bool,
+}
+
+impl CompileConfig {
+    /// Entries are reused only by the backend that made them.
+    pub fn backend_key(&self) -> usize {
+        match &self.backend {
+            Backend::Eager => 1,
+            Backend::Python(f) => f.as_ptr() as usize,
+        }
+    }
+}
+
+pub enum Outcome {
+    Compiled(Arc<CacheEntry>),
+    RunEagerly,
+    Raise(PyErr),
+}
+
+static NEXT_FRAME_ID: AtomicU32 = AtomicU32::new(0);
+
+/// Argument slots of a code object: positional, keyword-only, *args, **kwargs.
+pub fn arg_slot_count(py: Python<'_>, code: *mut pyo3::ffi::PyObject) -> PyResult<usize> {
+    // SAFETY: code is a live code object owned by the frame.
+    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+    let flags: u32 = code.getattr("co_flags")?.extract()?;
+    let argcount: usize = code.getattr("co_argcount")?.extract()?;
+    let kwonly: usize = code.getattr("co_kwonlyargcount")?.extract()?;
+    Ok(argcount + kwonly + usize::from(flags & 0x04 != 0) + usize::from(flags & 0x08 != 0))
+}
+
+pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, cfg: &CompileConfig) -> Outcome {
+    // SAFETY: the frame's code, globals and builtins are live for the whole hook call.
+    let code = unsafe { Bound::from_borrowed_ptr(py, fv.code()) };
+    let globals = unsafe { Bound::from_borrowed_ptr(py, fv.globals()) };
+    let builtins = unsafe { Bound::from_borrowed_ptr(py, fv.builtins()) };
+    let info = match CodeInfo::from_code(py, &code) {
+        Ok(i) => i,
+        Err(e) => return give_up(py, slot, &e.to_string()),
+    };
+    let (frame_id, compile_index, existing) = {
+        let Ok(mut c) = slot.try_borrow_mut() else { return Outcome::RunEagerly };
+        let id = *c.frame_id.get_or_insert_with(|| NEXT_FRAME_ID.fetch_add(1, Ordering::Relaxed));
+        (id, c.compiles, c.entries.clone())
+    };
+    if !existing.is_empty() {
+        let limit = crate::config::recompile_limit();
+        if existing.len() >= limit {
+            let warn = slot.try_borrow_mut().map(|mut c| {
+                c.state = CodeState::LimitHit;
+                !std::mem::replace(&mut c.limit_warned, true)
+            });
+            if warn.unwrap_or(false) {
+                let reasons = first_reasons(py, &existing, scope);
+                crate::log::recompile_limit(py, &info, limit, &reasons);
+            }
+            return Outcome::RunEagerly;
+        }
+        let reasons = first_reasons(py, &existing, scope);
+        crate::log::recompiling(py, &info, &reasons);
+    }
+    let (Ok(globals_dict), Ok(builtins_dict)) = (globals.cast::<PyDict>(), builtins.cast::<PyDict>()) else {
+        return Outcome::RunEagerly;
+    };
+    let traced = interp::trace(py, &info, *scope, globals_dict.clone(), builtins_dict.clone());
+    let traced = match traced {
+        Ok(t) => t,
+        Err(e) => return on_trace_error(py, slot, cfg, &info, e),
+    };
+    match build_entry(py, &info, traced, &code, &globals, &builtins, cfg, (frame_id, compile_index)) {
+        Ok(entry) => {
+            let entry = Arc::new(entry);
+            if let Ok(mut c) = slot.try_borrow_mut() {
+                c.entries.insert(0, entry.clone());
+                c.compiles += 1;
+            }
+            Outcome::Compiled(entry)
+        }
+        Err(e) => on_trace_error(py, slot, cfg, &info, e),
+    }
+}
+
+fn first_reasons(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in entries {
+        let failures = e.guards.failures(py, scope);
+        let reason = failures.into_iter().next().unwrap_or_else(|| "a different backend".to_string());
+        out.push(format!("{}/{}: {}", e.compile_id.0, e.compile_id.1, reason));
+    }
+    out
+}
+
+fn give_up(py: Python<'_>, slot: &Slot, e: &str) -> Outcome {
+    crate::log::warn(py, &format!("torchferro could not read a code object: {e}"));
+    if let Ok(mut c) = slot.try_borrow_mut() {
+        c.state = CodeState::Eager(e.to_string());
+    }
+    Outcome::RunEagerly
+}
+
+fn on_trace_error(py: Python<'_>, slot: &Slot, cfg: &CompileConfig, info: &CodeInfo, e: TraceError) -> Outcome {
+    match e {
+        TraceError::Unsupported { reason, location } => {
+            let loc = location.unwrap_or_else(|| format!("{}:{}", info.filename, info.firstlineno));
+            let msg = format!("{reason} (at {loc})");
+            if cfg.fullgraph {
+                return Outcome::Raise(Unsupported::new_err(msg));
+            }
+            crate::log::graph_break(py, info, &msg);
+            if let Ok(mut c) = slot.try_borrow_mut() {
+                c.state = CodeState::Eager(msg);
+            }
+            Outcome::RunEagerly
+        }
+        // The user's program is wrong for these inputs: run it for real so the user sees the
+        // genuine exception, raised from their own frame.
+        TraceError::UserError { .. } => Outcome::RunEagerly,
+        TraceError::Internal(m) => {
+            crate::log::warn(py, &format!("torchferro internal error while compiling {} ({}:{}): {m}; running it eagerly", info.name, info.filename, info.firstlineno));
+            if let Ok(mut c) = slot.try_borrow_mut() {
+                c.state = CodeState::Eager(m);
+            }
+            Outcome::RunEagerly
+        }
+        TraceError::Python(err) => {
+            if cfg.fullgraph {
+                return Outcome::Raise(err);
+            }
+            crate::log::warn(py, &format!("torchferro failed while compiling {} ({}:{}): {err}; running it eagerly", info.name, info.filename, info.firstlineno));
+            if let Ok(mut c) = slot.try_borrow_mut() {
+                c.state = CodeState::Eager(err.to_string());
+            }
+            Outcome::RunEagerly
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_entry(
+    py: Python<'_>,
+    info: &CodeInfo,
+    traced: interp::Traced,
+    code: &Bound<'_, PyAny>,
+    globals: &Bound<'_, PyAny>,
+    builtins: &Bound<'_, PyAny>,
+    cfg: &CompileConfig,
+    compile_id: (u32, u32),
+) -> Result<CacheEntry, TraceError> {
+    let interp::Traced { mut output, guards, ret } = traced;
+    let mut outs: Vec<fx::NodeId> = Vec::new();
+    let template = template_of(py, &ret, &mut outs)?;
+    output.graph.output(outs.iter().map(|n| Arg::Node(*n)).collect());
+    crate::passes::dead_code_elimination(&mut output.graph);
+    let graph_code = crate::passes::python_code(&output.graph);
+    let runner = match &cfg.backend {
+        Backend::Eager => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
+        Backend::Python(f) => {
+            let gm = crate::fx_export::graph_module(py, &output)?;
+            let examples = PyList::new(py, output.example_inputs.iter().map(|e| e.bind(py)))?;
+            let compiled = f.bind(py).call1((gm, examples))?;
+            Runner::Python(compiled.unbind())
+        }
+    };
+    let graph = Py::new(
+        py,
+        CompiledGraph {
+            inputs: output.input_sources.clone(),
+            nargs: info.nargs,
+            globals: globals.clone().unbind(),
+            builtins: builtins.clone().unbind(),
+            runner,
+            output: template,
+        },
+    )?;
+    let transformed = crate::codegen::trampoline(py, info, code, graph.bind(py).as_any())?;
+    crate::cache::mark_skip(&transformed);
+    let function = py
+        .import("types")?
+        .getattr("FunctionType")?
+        .call1((&transformed, globals, info.name.as_str()))?;
+    crate::log::compiled(py, info, compile_id, &graph_code, &guards.describe());
+    Ok(CacheEntry {
+        guards,
+        function: function.unbind(),
+        graph,
+        compile_id,
+        backend_key: cfg.backend_key(),
+        graph_code,
+        transformed_code: transformed.unbind(),
+    })
+}
+
+fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<OutputTemplate, TraceError> {
+    Ok(match v {
+        Var::Tensor(t) => {
+            let i = match outs.iter().position(|n| *n == t.node) {
+                Some(i) => i,
+                None => {
+                    outs.push(t.node);
+                    outs.len() - 1
+                }
+            };
+            OutputTemplate::Graph(i)
+        }
+        Var::Tuple(items) => OutputTemplate::Tuple(items.iter().map(|i| template_of(py, i, outs)).collect::<Result<_, _>>()?),
+        Var::List(items) => OutputTemplate::List(items.borrow().iter().map(|i| template_of(py, i, outs)).collect::<Result<_, _>>()?),
+        Var::Dict(items) => OutputTemplate::Dict(
+            items
+                .borrow()
+                .iter()
+                .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs)?)))
+                .collect::<Result<_, TraceError>>()?,
+        ),
+        Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
+        Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
+            v.as_py(py).ok_or_else(|| TraceError::internal("size without a value"))?.unbind(),
+        ),
+        other => return Err(TraceError::unsupported(format!("returning a {}", other.type_name(py)))),
+    })
+}
+
+#[allow(dead_code)]
+fn node_is_output(kind: &NodeKind) -> bool {
+    matches!(kind, NodeKind::Output { .. })
+}
+
+#[allow(dead_code)]
+fn unused(_: &PyTuple) {}

@@ -1,0 +1,181 @@
+//! The instructions the symbolic interpreter runs: decoded bytecode with each opcode mapped to
+//! the operation it performs, so one interpreter serves 3.11 and 3.12.
+
+use pyo3::prelude::*;
+
+use crate::error::TraceError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Nop,
+    LoadFast,
+    LoadFastAndClear,
+    StoreFast,
+    DeleteFast,
+    LoadDeref,
+    StoreDeref,
+    LoadConst,
+    ReturnConst,
+    LoadGlobal,
+    LoadAttr,
+    LoadMethod,
+    PushNull,
+    PopTop,
+    Copy,
+    Swap,
+    KwNames,
+    Precall,
+    Call,
+    CallFunctionEx,
+    BinaryOp,
+    CompareOp,
+    IsOp,
+    ContainsOp,
+    UnaryNegative,
+    UnaryPositive,
+    UnaryInvert,
+    UnaryNot,
+    BinarySubscr,
+    BinarySlice,
+    BuildSlice,
+    BuildTuple,
+    BuildList,
+    BuildMap,
+    BuildConstKeyMap,
+    ListAppend,
+    ListExtend,
+    ListToTuple,
+    DictUpdate,
+    DictMerge,
+    UnpackSequence,
+    UnpackEx,
+    GetIter,
+    ForIter,
+    EndFor,
+    Jump,
+    PopJumpIfTrue,
+    PopJumpIfFalse,
+    PopJumpIfNone,
+    PopJumpIfNotNone,
+    JumpIfTrueOrPop,
+    JumpIfFalseOrPop,
+    ReturnValue,
+    /// Anything else: tracing stops here with the instruction's name as the reason.
+    Unsupported,
+}
+
+#[derive(Clone, Debug)]
+pub struct Ins {
+    pub op: Op,
+    pub name: String,
+    pub arg: u32,
+    /// Byte offset in `co_code`.
+    pub offset: usize,
+    /// Index of the jump target in the instruction list.
+    pub target: Option<usize>,
+    pub line: Option<u32>,
+    /// 3.12: LOAD_ATTR's low bit asks for a method load.
+    pub attr_method_bit: bool,
+    /// 3.12: COMPARE_OP keeps the comparison in the high bits.
+    pub compare_shift: bool,
+    /// 3.12: an exhausted FOR_ITER skips the END_FOR at its target.
+    pub for_iter_skips_end_for: bool,
+}
+
+fn op_of(name: &str, arg: u32) -> Op {
+    match name {
+        "NOP" | "RESUME" | "CACHE" | "MAKE_CELL" | "COPY_FREE_VARS" | "EXTENDED_ARG" => Op::Nop,
+        "LOAD_FAST" | "LOAD_FAST_CHECK" => Op::LoadFast,
+        "LOAD_FAST_AND_CLEAR" => Op::LoadFastAndClear,
+        "STORE_FAST" => Op::StoreFast,
+        "DELETE_FAST" => Op::DeleteFast,
+        "LOAD_DEREF" | "LOAD_CLOSURE" => Op::LoadDeref,
+        "STORE_DEREF" => Op::StoreDeref,
+        "LOAD_CONST" => Op::LoadConst,
+        "RETURN_CONST" => Op::ReturnConst,
+        "LOAD_GLOBAL" => Op::LoadGlobal,
+        "LOAD_ATTR" => Op::LoadAttr,
+        "LOAD_METHOD" => Op::LoadMethod,
+        "PUSH_NULL" => Op::PushNull,
+        "POP_TOP" => Op::PopTop,
+        "COPY" => Op::Copy,
+        "SWAP" => Op::Swap,
+        "KW_NAMES" => Op::KwNames,
+        "PRECALL" => Op::Precall,
+        "CALL" => Op::Call,
+        "CALL_FUNCTION_EX" => Op::CallFunctionEx,
+        "BINARY_OP" => Op::BinaryOp,
+        "COMPARE_OP" => Op::CompareOp,
+        "IS_OP" => Op::IsOp,
+        "CONTAINS_OP" => Op::ContainsOp,
+        "UNARY_NEGATIVE" => Op::UnaryNegative,
+        "UNARY_POSITIVE" => Op::UnaryPositive,
+        "UNARY_INVERT" => Op::UnaryInvert,
+        "UNARY_NOT" => Op::UnaryNot,
+        "BINARY_SUBSCR" => Op::BinarySubscr,
+        "BINARY_SLICE" => Op::BinarySlice,
+        "BUILD_SLICE" => Op::BuildSlice,
+        "BUILD_TUPLE" => Op::BuildTuple,
+        "BUILD_LIST" => Op::BuildList,
+        "BUILD_MAP" => Op::BuildMap,
+        "BUILD_CONST_KEY_MAP" => Op::BuildConstKeyMap,
+        "LIST_APPEND" => Op::ListAppend,
+        "LIST_EXTEND" => Op::ListExtend,
+        "LIST_TO_TUPLE" => Op::ListToTuple,
+        // INTRINSIC_LIST_TO_TUPLE is intrinsic 6 in 3.12.
+        "CALL_INTRINSIC_1" if arg == 6 => Op::ListToTuple,
+        "DICT_UPDATE" => Op::DictUpdate,
+        "DICT_MERGE" => Op::DictMerge,
+        "UNPACK_SEQUENCE" => Op::UnpackSequence,
+        "UNPACK_EX" => Op::UnpackEx,
+        "GET_ITER" => Op::GetIter,
+        "FOR_ITER" => Op::ForIter,
+        "END_FOR" => Op::EndFor,
+        "JUMP_FORWARD" | "JUMP_BACKWARD" | "JUMP_BACKWARD_NO_INTERRUPT" | "JUMP" => Op::Jump,
+        "POP_JUMP_FORWARD_IF_TRUE" | "POP_JUMP_BACKWARD_IF_TRUE" | "POP_JUMP_IF_TRUE" => Op::PopJumpIfTrue,
+        "POP_JUMP_FORWARD_IF_FALSE" | "POP_JUMP_BACKWARD_IF_FALSE" | "POP_JUMP_IF_FALSE" => {
+            Op::PopJumpIfFalse
+        }
+        "POP_JUMP_FORWARD_IF_NONE" | "POP_JUMP_BACKWARD_IF_NONE" | "POP_JUMP_IF_NONE" => Op::PopJumpIfNone,
+        "POP_JUMP_FORWARD_IF_NOT_NONE" | "POP_JUMP_BACKWARD_IF_NOT_NONE" | "POP_JUMP_IF_NOT_NONE" => {
+            Op::PopJumpIfNotNone
+        }
+        "JUMP_IF_TRUE_OR_POP" => Op::JumpIfTrueOrPop,
+        "JUMP_IF_FALSE_OR_POP" => Op::JumpIfFalseOrPop,
+        "RETURN_VALUE" => Op::ReturnValue,
+        _ => Op::Unsupported,
+    }
+}
+
+/// Decodes a live code object for the interpreter.
+pub fn decode(py: Python<'_>, code: &Bound<'_, PyAny>) -> Result<Vec<Ins>, TraceError> {
+    let version = crate::version::current(py)?;
+    let co_code: Vec<u8> = code.getattr("co_code")?.extract()?;
+    let linetable: Vec<u8> = code.getattr("co_linetable")?.extract()?;
+    let firstlineno: i32 = code.getattr("co_firstlineno")?.extract()?;
+    let decoded = bytecode::decode(version, &co_code)
+        .map_err(|e| TraceError::internal(format!("cannot decode bytecode: {e}")))?;
+    let entries = bytecode::line_table::parse(&linetable, firstlineno)
+        .map_err(|e| TraceError::internal(format!("cannot parse the line table: {e}")))?;
+    let positions = bytecode::line_table::positions_by_unit(&entries);
+    let is312 = version == bytecode::Version::V3_12;
+    Ok(decoded
+        .iter()
+        .map(|ins| {
+            let name = ins.opcode.name().to_string();
+            let unit = (ins.opcode_offset() / bytecode::UNIT) as usize;
+            let line = positions.get(unit).and_then(|p| p.line).map(|l| l as u32);
+            Ins {
+                op: op_of(&name, ins.arg),
+                arg: ins.arg,
+                offset: ins.opcode_offset() as usize,
+                target: ins.target,
+                line,
+                attr_method_bit: is312,
+                compare_shift: is312,
+                for_iter_skips_end_for: is312,
+                name,
+            }
+        })
+        .collect())
+}

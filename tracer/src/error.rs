@@ -1,0 +1,54 @@
+//! Why tracing a frame stopped.
+
+use pyo3::PyErr;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// Something the tracer does not handle yet: the frame runs eagerly, or under
+    /// `fullgraph=True` the user gets `torchferro.Unsupported` with this reason.
+    #[error("{reason}")]
+    Unsupported { reason: String, location: Option<String> },
+    /// The user's program raised while its ops were run on metadata (a shape mismatch, a bad
+    /// argument). The frame then runs eagerly so the user sees the real exception unchanged.
+    #[error("{call} raised {message}")]
+    UserError {
+        call: String,
+        message: String,
+        error: PyErr,
+    },
+    /// A bug in torchferro.
+    #[error("internal error: {0}")]
+    Internal(String),
+    #[error(transparent)]
+    Python(#[from] PyErr),
+}
+
+impl From<std::convert::Infallible> for TraceError {
+    fn from(e: std::convert::Infallible) -> Self {
+        match e {}
+    }
+}
+
+impl TraceError {
+    pub fn unsupported(reason: impl Into<String>) -> TraceError {
+        TraceError::Unsupported {
+            reason: reason.into(),
+            location: None,
+        }
+    }
+
+    pub fn internal(msg: impl Into<String>) -> TraceError {
+        TraceError::Internal(msg.into())
+    }
+
+    /// Attaches the user's `file:line` if none is set yet.
+    pub fn at(self, loc: &str) -> TraceError {
+        match self {
+            TraceError::Unsupported { reason, location: None } => TraceError::Unsupported {
+                reason,
+                location: Some(loc.to_string()),
+            },
+            other => other,
+        }
+    }
+}

@@ -1,0 +1,447 @@
+//! Guards: the conditions under which a compiled entry is valid, as a trie over sources with leaf
+//! checks, evaluated natively against a [`Scope`] without building a locals dict.
+//!
+//! Each value is fetched once per call however many checks hang off it, and sibling paths share
+//! their common prefix (`L['self'].fc` is fetched once for both `.weight` and `.bias`).
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyTuple, PyType};
+
+use crate::source::{apply_step, Scope, Source, Step};
+
+/// A leaf condition on one value.
+pub enum Check {
+    /// Exact type, dtype, device, sizes, strides and requires_grad of a tensor.
+    Tensor(TensorCheck),
+    /// `type(v) is T`.
+    Type(Py<PyType>),
+    /// `v is obj`. Holds a strong reference so the id cannot be recycled.
+    Id(Py<PyAny>),
+    /// `type(v) is type(c) and v == c`, for Python constants (ints, floats, strings, tuples).
+    Equals(Py<PyAny>),
+    /// `v is None`.
+    IsNone,
+    /// `len(v) == n`, for tuples and lists whose items are guarded one by one.
+    Len(usize),
+}
+
+pub struct TensorCheck {
+    pub tensor_type: Py<PyType>,
+    pub dtype: Py<PyAny>,
+    pub device: Py<PyAny>,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub requires_grad: bool,
+}
+
+impl Check {
+    fn kind_key(&self) -> u8 {
+        match self {
+            Check::Tensor(_) => 0,
+            Check::Type(_) => 1,
+            Check::Id(_) => 2,
+            Check::Equals(_) => 3,
+            Check::IsNone => 4,
+            Check::Len(_) => 5,
+        }
+    }
+
+    /// Evaluates the check; `Err(reason)` says why it failed, in the words of a recompile log.
+    fn eval(&self, py: Python<'_>, v: &Bound<'_, PyAny>, source: &Source, verbose: bool) -> Result<(), String> {
+        match self {
+            Check::Tensor(t) => t.eval(py, v, source, verbose),
+            Check::Type(ty) => {
+                if v.get_type().is(ty.bind(py)) {
+                    Ok(())
+                } else if verbose {
+                    Err(format!(
+                        "type({source}) mismatch. expected {}, actual {}",
+                        type_name(ty.bind(py).as_any()),
+                        type_name(v.get_type().as_any())
+                    ))
+                } else {
+                    Err(String::new())
+                }
+            }
+            Check::Id(obj) => {
+                if v.is(obj.bind(py)) {
+                    Ok(())
+                } else if verbose {
+                    Err(format!(
+                        "{source} is not the same object. expected {}, actual {}",
+                        short_repr(obj.bind(py)),
+                        short_repr(v)
+                    ))
+                } else {
+                    Err(String::new())
+                }
+            }
+            Check::Equals(c) => {
+                let c = c.bind(py);
+                let same = v.get_type().is(c.get_type()) && v.eq(c).unwrap_or(false);
+                if same {
+                    Ok(())
+                } else if verbose {
+                    Err(format!(
+                        "{source} == {} failed. actual {}",
+                        short_repr(c),
+                        short_repr(v)
+                    ))
+                } else {
+                    Err(String::new())
+                }
+            }
+            Check::Len(n) => {
+                let len = v.len().unwrap_or(usize::MAX);
+                if len == *n {
+                    Ok(())
+                } else if verbose {
+                    Err(format!("len({source}) mismatch. expected {n}, actual {len}"))
+                } else {
+                    Err(String::new())
+                }
+            }
+            Check::IsNone => {
+                if v.is_none() {
+                    Ok(())
+                } else if verbose {
+                    Err(format!("{source} is not None. actual {}", short_repr(v)))
+                } else {
+                    Err(String::new())
+                }
+            }
+        }
+    }
+}
+
+impl TensorCheck {
+    fn eval(&self, py: Python<'_>, v: &Bound<'_, PyAny>, source: &Source, verbose: bool) -> Result<(), String> {
+        let name = source.short_name();
+        let fail = |msg: String| Err(if verbose { format!("tensor '{name}' {msg}") } else { String::new() });
+        if !v.get_type().is(self.tensor_type.bind(py)) {
+            return fail(format!(
+                "type mismatch. expected {}, actual {}",
+                type_name(self.tensor_type.bind(py).as_any()),
+                type_name(v.get_type().as_any())
+            ));
+        }
+        let Ok(dtype) = v.getattr(intern!(py, "dtype")) else {
+            return fail("has no dtype".into());
+        };
+        if !dtype.is(self.dtype.bind(py)) {
+            return fail(format!(
+                "dtype mismatch. expected {}, actual {}",
+                self.dtype.bind(py),
+                dtype
+            ));
+        }
+        let Ok(device) = v.getattr(intern!(py, "device")) else {
+            return fail("has no device".into());
+        };
+        if !device.eq(self.device.bind(py)).unwrap_or(false) {
+            return fail(format!(
+                "device mismatch. expected {}, actual {}",
+                self.device.bind(py),
+                device
+            ));
+        }
+        let Ok(rg) = v.getattr(intern!(py, "requires_grad")) else {
+            return fail("has no requires_grad".into());
+        };
+        let rg = rg.is_truthy().unwrap_or(false);
+        if rg != self.requires_grad {
+            return fail(format!(
+                "requires_grad mismatch. expected requires_grad={}, actual requires_grad={}",
+                py_bool(self.requires_grad),
+                py_bool(rg)
+            ));
+        }
+        let Some(sizes) = int_tuple(v.getattr(intern!(py, "shape")).ok()) else {
+            return fail("has no shape".into());
+        };
+        if sizes.len() != self.sizes.len() {
+            return fail(format!(
+                "rank mismatch. expected {}, actual {}",
+                self.sizes.len(),
+                sizes.len()
+            ));
+        }
+        for (i, (e, a)) in self.sizes.iter().zip(&sizes).enumerate() {
+            if e != a {
+                return fail(format!("size mismatch at index {i}. expected {e}, actual {a}"));
+            }
+        }
+        let Some(strides) = int_tuple(v.call_method0(intern!(py, "stride")).ok()) else {
+            return fail("has no strides".into());
+        };
+        for (i, (e, a)) in self.strides.iter().zip(&strides).enumerate() {
+            if e != a {
+                return fail(format!("stride mismatch at index {i}. expected {e}, actual {a}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+fn int_tuple(obj: Option<Bound<'_, PyAny>>) -> Option<Vec<i64>> {
+    let obj = obj?;
+    let t = obj.cast::<PyTuple>().ok()?;
+    t.iter().map(|x| x.extract::<i64>().ok()).collect()
+}
+
+pub fn type_name(ty: &Bound<'_, PyAny>) -> String {
+    ty.getattr(intern!(ty.py(), "__qualname__"))
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+pub fn short_repr(v: &Bound<'_, PyAny>) -> String {
+    let r = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "<?>".into());
+    let first_line = r.lines().next().unwrap_or("").to_string();
+    if first_line.len() > 60 {
+        format!("{}...", &first_line[..57])
+    } else if r.contains('\n') {
+        format!("{first_line}...")
+    } else {
+        first_line
+    }
+}
+
+struct LeafCheck {
+    check: Check,
+    source: Source,
+}
+
+struct GuardNode {
+    step: Step,
+    checks: Vec<LeafCheck>,
+    children: Vec<GuardNode>,
+}
+
+/// The guards of one cache entry.
+#[derive(Default)]
+pub struct GuardTree {
+    roots: Vec<GuardNode>,
+    /// The frame's globals dict when compiled: the same code run with other globals is a miss.
+    globals: Option<Py<PyAny>>,
+    count: usize,
+}
+
+impl GuardTree {
+    pub fn new(globals: Py<PyAny>) -> GuardTree {
+        GuardTree {
+            roots: Vec::new(),
+            globals: Some(globals),
+            count: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Adds a check on `source`, unless an equivalent check is already there.
+    pub fn add(&mut self, py: Python<'_>, source: &Source, check: Check) {
+        let steps = source.steps();
+        let mut level = &mut self.roots;
+        let mut node_ptr: Option<*mut GuardNode> = None;
+        for step in steps {
+            let pos = level.iter().position(|n| n.step_same(step));
+            let idx = match pos {
+                Some(i) => i,
+                None => {
+                    level.push(GuardNode {
+                        step: step.clone_ref(py),
+                        checks: Vec::new(),
+                        children: Vec::new(),
+                    });
+                    level.len() - 1
+                }
+            };
+            let node = &mut level[idx];
+            node_ptr = Some(node as *mut GuardNode);
+            level = &mut node.children;
+        }
+        // SAFETY: node_ptr points into `self.roots`' tree, which is not touched between taking
+        // the pointer and this use (the loop above has ended).
+        let node = unsafe { &mut *node_ptr.expect("a source has at least one step") };
+        if node.checks.iter().any(|c| c.check.kind_key() == check.kind_key()) {
+            return;
+        }
+        node.checks.push(LeafCheck {
+            check,
+            source: source.clone(),
+        });
+        self.count += 1;
+    }
+
+    /// The fast path: true when every guard passes.
+    pub fn check(&self, py: Python<'_>, scope: &Scope) -> bool {
+        if let Some(g) = &self.globals {
+            if g.as_ptr() != scope.globals {
+                return false;
+            }
+        }
+        self.roots.iter().all(|n| n.check_root(py, scope))
+    }
+
+    /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
+    pub fn failures(&self, py: Python<'_>, scope: &Scope) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(g) = &self.globals {
+            if g.as_ptr() != scope.globals {
+                out.push("the function runs with a different globals dict".to_string());
+                return out;
+            }
+        }
+        for n in &self.roots {
+            let root = scope.root(&n.step);
+            if root.is_null() {
+                out.push(format!("{} is missing", n.first_source()));
+                continue;
+            }
+            // SAFETY: root is a borrowed live object; take our own reference.
+            let v = unsafe { Bound::from_borrowed_ptr(py, root) };
+            n.collect_failures(py, &v, &mut out);
+        }
+        out
+    }
+
+    /// One line per guard, for logs and `cache_entries`.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for n in &self.roots {
+            n.describe(&mut out);
+        }
+        out
+    }
+}
+
+impl GuardNode {
+    fn step_same(&self, other: &Step) -> bool {
+        match (&self.step, other) {
+            (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
+            (Step::Cell { index: a, .. }, Step::Cell { index: b, .. }) => a == b,
+            (Step::Global { name: a }, Step::Global { name: b })
+            | (Step::Attr { name: a }, Step::Attr { name: b }) => a.as_ptr() == b.as_ptr() || {
+                Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+            },
+            (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+
+    fn first_source(&self) -> String {
+        self.checks
+            .first()
+            .map(|c| c.source.to_string())
+            .or_else(|| self.children.first().map(|c| c.first_source()))
+            .unwrap_or_default()
+    }
+
+    fn check_root(&self, py: Python<'_>, scope: &Scope) -> bool {
+        let root = scope.root(&self.step);
+        if root.is_null() {
+            return false;
+        }
+        // SAFETY: root is a borrowed live object; take our own reference.
+        let v = unsafe { Bound::from_borrowed_ptr(py, root) };
+        self.check_value(py, &v)
+    }
+
+    fn check_value(&self, py: Python<'_>, v: &Bound<'_, PyAny>) -> bool {
+        for c in &self.checks {
+            if c.check.eval(py, v, &c.source, false).is_err() {
+                return false;
+            }
+        }
+        for child in &self.children {
+            let next = apply_step(v.as_ptr(), &child.step);
+            if next.is_null() {
+                return false;
+            }
+            // SAFETY: apply_step returns a new reference.
+            let nv = unsafe { Bound::from_owned_ptr(py, next) };
+            if !child.check_value(py, &nv) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn collect_failures(&self, py: Python<'_>, v: &Bound<'_, PyAny>, out: &mut Vec<String>) {
+        for c in &self.checks {
+            if let Err(reason) = c.check.eval(py, v, &c.source, true) {
+                out.push(reason);
+                return;
+            }
+        }
+        for child in &self.children {
+            let next = apply_step(v.as_ptr(), &child.step);
+            if next.is_null() {
+                out.push(format!("{} could not be read", child.first_source()));
+                continue;
+            }
+            // SAFETY: apply_step returns a new reference.
+            let nv = unsafe { Bound::from_owned_ptr(py, next) };
+            child.collect_failures(py, &nv, out);
+        }
+    }
+
+    fn describe(&self, out: &mut Vec<String>) {
+        Python::attach(|py| {
+            for c in &self.checks {
+                let text = match &c.check {
+                    Check::Tensor(t) => format!(
+                        "TENSOR_MATCH {}: {}, {}, size={:?}, stride={:?}, requires_grad={}",
+                        c.source,
+                        t.dtype.bind(py),
+                        t.device.bind(py),
+                        t.sizes,
+                        t.strides,
+                        py_bool(t.requires_grad)
+                    ),
+                    Check::Type(ty) => {
+                        format!("TYPE_MATCH {}: {}", c.source, type_name(ty.bind(py).as_any()))
+                    }
+                    Check::Id(o) => format!("ID_MATCH {}: {}", c.source, short_repr(o.bind(py))),
+                    Check::Equals(o) => {
+                        format!("EQUALS_MATCH {} == {}", c.source, short_repr(o.bind(py)))
+                    }
+                    Check::IsNone => format!("NONE_MATCH {} is None", c.source),
+                    Check::Len(n) => format!("LENGTH_CHECK len({}) == {n}", c.source),
+                };
+                out.push(text);
+            }
+        });
+        for child in &self.children {
+            child.describe(out);
+        }
+    }
+}
+
+/// Builds a tensor check from a live tensor.
+pub fn tensor_check(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
+    let py = v.py();
+    Ok(TensorCheck {
+        tensor_type: v.get_type().unbind(),
+        dtype: v.getattr(intern!(py, "dtype"))?.unbind(),
+        device: v.getattr(intern!(py, "device"))?.unbind(),
+        sizes: int_tuple(Some(v.getattr(intern!(py, "shape"))?)).unwrap_or_default(),
+        strides: int_tuple(Some(v.call_method0(intern!(py, "stride"))?)).unwrap_or_default(),
+        requires_grad: v.getattr(intern!(py, "requires_grad"))?.is_truthy()?,
+    })
+}

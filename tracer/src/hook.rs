@@ -1,0 +1,298 @@
+//! The PEP 523 eval-frame hook and the per-thread mode that drives it.
+//!
+//! The interpreter-wide hook is installed only while at least one thread is inside a compiled
+//! region (installing it deoptimises every Python-to-Python call), and chains to whatever
+//! evaluator was installed before it.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use crate::cache::{self, CodeState};
+use crate::compile::{self, CompileConfig};
+use crate::frame::FrameView;
+use crate::source::Scope;
+
+/// What the hook does on this thread.
+#[derive(Clone)]
+pub enum Mode {
+    Off,
+    /// Use cached entries, never compile (`torchferro.compiler` stances, after errors).
+    RunOnly,
+    Compile(Arc<CompileConfig>),
+}
+
+thread_local! {
+    static MODE: std::cell::RefCell<Mode> = const { std::cell::RefCell::new(Mode::Off) };
+    /// Fast check for `Mode::Off` without borrowing the RefCell.
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread is counted in `ACTIVE_THREADS`.
+    static COUNTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Threads currently inside a compiled region.
+static ACTIVE_THREADS: AtomicUsize = AtomicUsize::new(0);
+type EvalFn = unsafe extern "C" fn(*mut ffi::PyThreadState, *mut ffi::_PyInterpreterFrame, i32) -> *mut ffi::PyObject;
+/// The evaluator we chain to (CPython's default unless someone else hooked first).
+static PREVIOUS: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+
+fn previous() -> EvalFn {
+    let p = PREVIOUS.load(Ordering::Acquire);
+    debug_assert!(!p.is_null());
+    // SAFETY: PREVIOUS only ever holds a function pointer of type EvalFn obtained from
+    // _PyInterpreterState_GetEvalFrameFunc, set before our hook can run.
+    unsafe { std::mem::transmute::<*mut (), EvalFn>(p) }
+}
+
+/// Sets this thread's mode, returning the previous one. Installs or removes the interpreter-wide
+/// hook as the count of active threads crosses zero. Call with the GIL held.
+pub fn set_mode(mode: Mode) -> Mode {
+    let now_active = !matches!(mode, Mode::Off);
+    let old = set_mode_quiet(mode);
+    let was_counted = COUNTED.with(|c| c.replace(now_active));
+    if now_active && !was_counted {
+        if ACTIVE_THREADS.fetch_add(1, Ordering::AcqRel) == 0 {
+            install();
+        }
+    } else if !now_active && was_counted && ACTIVE_THREADS.fetch_sub(1, Ordering::AcqRel) == 1 {
+        uninstall();
+    }
+    old
+}
+
+/// Changes the mode without touching the install count: a temporary switch inside one hook call
+/// (guards and compiles run with the hook off, then the mode is put back).
+fn set_mode_quiet(mode: Mode) -> Mode {
+    ACTIVE.with(|a| a.set(!matches!(mode, Mode::Off)));
+    MODE.with(|m| m.replace(mode))
+}
+
+/// Runs `f` with the hook off on this thread: compiled graphs and backends run this way, so their
+/// own Python code is never traced.
+pub fn with_hook_off<R>(f: impl FnOnce() -> R) -> R {
+    if !ACTIVE.with(|a| a.get()) {
+        return f();
+    }
+    let prev = set_mode_quiet(Mode::Off);
+    let r = f();
+    set_mode_quiet(prev);
+    r
+}
+
+pub fn current_mode() -> Mode {
+    MODE.with(|m| m.borrow().clone())
+}
+
+fn install() {
+    // SAFETY: GIL held (set_mode's contract); reading and replacing the interpreter's evaluator
+    // is what these functions exist for.
+    unsafe {
+        let interp = ffi::PyInterpreterState_Get();
+        let cur = ffi::_PyInterpreterState_GetEvalFrameFunc(interp);
+        if cur as usize != eval_frame as EvalFn as usize {
+            PREVIOUS.store(cur as *mut (), Ordering::Release);
+            ffi::_PyInterpreterState_SetEvalFrameFunc(interp, Some(eval_frame));
+        }
+    }
+}
+
+fn uninstall() {
+    // SAFETY: as in `install`. We only restore if we are still the installed evaluator, so a
+    // hook installed after ours is left alone.
+    unsafe {
+        let interp = ffi::PyInterpreterState_Get();
+        let cur = ffi::_PyInterpreterState_GetEvalFrameFunc(interp);
+        if cur as usize == eval_frame as EvalFn as usize {
+            let prev = PREVIOUS.load(Ordering::Acquire);
+            ffi::_PyInterpreterState_SetEvalFrameFunc(interp, Some(std::mem::transmute::<*mut (), EvalFn>(prev)));
+        }
+    }
+}
+
+/// Whether `filename` belongs to code we never trace.
+fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
+    // SAFETY: code is the live code object of the frame being evaluated.
+    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+    let flags: u32 = code.getattr("co_flags").and_then(|f| f.extract()).unwrap_or(0);
+    // Generators, coroutines, async generators, iterable coroutines.
+    if flags & (0x20 | 0x80 | 0x100 | 0x200) != 0 {
+        return true;
+    }
+    let filename: String = code.getattr("co_filename").and_then(|f| f.extract()).unwrap_or_default();
+    let name: String = code.getattr("co_name").and_then(|f| f.extract()).unwrap_or_default();
+    if filename.starts_with('<') && (name == "<module>" || filename == "<string>" && name.starts_with('<')) {
+        return true;
+    }
+    crate::skipfiles::is_skipped(py, &filename)
+}
+
+/// The evaluator CPython calls for every Python frame while the hook is installed.
+///
+/// # Safety
+/// Called by CPython with the GIL held and a frame that has not started executing.
+pub unsafe extern "C" fn eval_frame(
+    tstate: *mut ffi::PyThreadState,
+    frame: *mut ffi::_PyInterpreterFrame,
+    throwflag: i32,
+) -> *mut ffi::PyObject {
+    let prev = previous();
+    if throwflag != 0 || !ACTIVE.with(|a| a.get()) {
+        // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
+        return unsafe { prev(tstate, frame, throwflag) };
+    }
+    // SAFETY: CPython holds the GIL while evaluating frames.
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: `frame` is the frame handed to this hook call.
+    let fv = unsafe { FrameView::from_hook(frame) };
+    // The hook is off while we look at the code, check guards and compile.
+    let mode = set_mode_quiet(Mode::Off);
+    let action = decide(py, fv, mode.clone());
+    set_mode_quiet(mode);
+    match action {
+        Action::Call(f, argv) => {
+            // argv borrows the frame's argument slots and closure cells, which stay alive
+            // while the frame exists (until after we return).
+            match f(py, &argv) {
+                Ok(v) => v.into_ptr(),
+                Err(e) => {
+                    e.restore(py);
+                    std::ptr::null_mut()
+                }
+            }
+        }
+        // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
+        Action::Default => unsafe { prev(tstate, frame, throwflag) },
+        Action::Raise(e) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+fn decide<'py>(py: Python<'py>, fv: FrameView, mode: Mode) -> Action<'py> {
+    let code = fv.code();
+    // SAFETY: code is live for the duration of the frame; GIL held.
+    let Some(slot) = (unsafe { cache::get_or_create(code, || if skipped_file(py, code) { CodeState::Skip } else { CodeState::Normal }) }) else {
+        return Action::Default;
+    };
+    let state = match slot.try_borrow() {
+        Ok(c) => c.state.clone(),
+        Err(_) => CodeState::Skip,
+    };
+    if state == CodeState::Skip || matches!(state, CodeState::Eager(_)) && slot.try_borrow().map(|c| c.entries.is_empty()).unwrap_or(true) {
+        return Action::Default;
+    }
+    if cfg!(Py_3_12) {
+        // Running a cached entry on 3.12 means clearing the original frame ourselves; until that
+        // lands, 3.12 frames run eagerly (correct, not compiled).
+        return Action::Default;
+    }
+    run_frame(py, fv, slot, &mode, state)
+}
+
+
+type Runner<'py> = Box<dyn FnOnce(Python<'py>, &[*mut ffi::PyObject]) -> PyResult<Bound<'py, PyAny>> + 'py>;
+
+enum Action<'py> {
+    Call(Runner<'py>, Vec<*mut ffi::PyObject>),
+    Default,
+    Raise(PyErr),
+}
+
+fn frame_scope(fv: FrameView, nargs: usize) -> (Scope, Vec<*mut ffi::PyObject>) {
+    let closure = fv.closure();
+    let mut argv: Vec<*mut ffi::PyObject> = (0..nargs).map(|i| fv.local(i)).collect();
+    let mut ncells = 0;
+    if !closure.is_null() {
+        // SAFETY: func_closure is a tuple of cells owned by the function, alive with the frame.
+        unsafe {
+            ncells = ffi::PyTuple_GET_SIZE(closure) as usize;
+            for i in 0..ncells {
+                argv.push(ffi::PyTuple_GET_ITEM(closure, i as isize));
+            }
+        }
+    }
+    let scope = Scope {
+        locals: argv.as_ptr(),
+        nlocals: nargs,
+        // SAFETY: nargs <= argv.len().
+        cells: unsafe { argv.as_ptr().add(nargs) },
+        ncells,
+        globals: fv.globals(),
+        builtins: fv.builtins(),
+    };
+    (scope, argv)
+}
+
+fn run_frame<'py>(py: Python<'py>, fv: FrameView, slot: &'static cache::Slot, mode: &Mode, state: CodeState) -> Action<'py> {
+    let nargs = match compile::arg_slot_count(py, fv.code()) {
+        Ok(n) => n,
+        Err(_) => return Action::Default,
+    };
+    let (scope, argv) = frame_scope(fv, nargs);
+    let backend_key = match mode {
+        Mode::Compile(cfg) => Some(cfg.backend_key()),
+        _ => None,
+    };
+    // Lookup, most recent first; a hit moves to the front.
+    let n = slot.try_borrow().map(|c| c.entries.len()).unwrap_or(0);
+    for i in 0..n {
+        let entry = match slot.try_borrow() {
+            Ok(c) => match c.entries.get(i) {
+                Some(e) => e.clone(),
+                None => break,
+            },
+            Err(_) => break,
+        };
+        if backend_key.is_some_and(|k| k != entry.backend_key) {
+            continue;
+        }
+        if entry.guards.check(py, &scope) {
+            if i > 0 {
+                if let Ok(mut c) = slot.try_borrow_mut() {
+                    if i < c.entries.len() {
+                        let e = c.entries.remove(i);
+                        c.entries.insert(0, e);
+                    }
+                }
+            }
+            return hit(entry, argv);
+        }
+    }
+    let Mode::Compile(cfg) = mode else {
+        return Action::Default;
+    };
+    if state != CodeState::Normal {
+        return Action::Default;
+    }
+    match compile::compile_frame(py, fv, &scope, slot, cfg) {
+        compile::Outcome::Compiled(entry) => hit(entry, argv),
+        compile::Outcome::RunEagerly => Action::Default,
+        compile::Outcome::Raise(e) => Action::Raise(e),
+    }
+}
+
+fn hit<'py>(entry: Arc<cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action<'py> {
+    if crate::config::direct_call() {
+        let graph = entry.graph.clone();
+        Action::Call(Box::new(move |py, argv| graph.get().run_raw(py, argv)), argv)
+    } else {
+        let function = entry.function.clone();
+        Action::Call(
+            Box::new(move |py, argv| {
+                // SAFETY: argv holds borrowed, live object pointers; vectorcall borrows them.
+                let r = unsafe { ffi::PyObject_Vectorcall(function.as_ptr(), argv.as_ptr(), argv.len(), std::ptr::null_mut()) };
+                if r.is_null() {
+                    Err(PyErr::fetch(py))
+                } else {
+                    // SAFETY: a new reference from vectorcall.
+                    Ok(unsafe { Bound::from_owned_ptr(py, r) })
+                }
+            }),
+            argv,
+        )
+    }
+}

@@ -1,0 +1,423 @@
+//! Calls: torch functions and tensor methods become graph nodes, standard `nn.Module`s become
+//! their functional form over lifted parameters, and builtins on known values fold at trace time.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use fx::{Arg, Target};
+
+use crate::error::TraceError;
+use crate::guards::Check;
+use crate::output::TensorValue;
+
+use super::ops::is_nn_module;
+use super::vars::Var;
+use super::Frame;
+
+/// Torch functions that create tensors without a tensor argument.
+const FACTORIES: &[&str] = &[
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "logspace",
+    "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+    "randn_like", "scalar_tensor", "empty_strided", "tril_indices", "triu_indices",
+];
+
+/// Tensor methods that read data into Python: their result depends on values, not metadata.
+const DATA_DEPENDENT: &[&str] = &[
+    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "nonzero", "data_ptr",
+    "untyped_storage", "storage", "backward", "register_hook", "retain_grad", "unique",
+];
+
+/// Builtins that are pure functions of their (known) arguments.
+const FOLDABLE_BUILTINS: &[&str] = &[
+    "len", "abs", "min", "max", "sum", "int", "float", "bool", "str", "round", "isinstance",
+    "issubclass", "range", "tuple", "list", "divmod", "pow", "type", "hasattr", "callable", "repr",
+    "all", "any", "sorted", "reversed", "enumerate", "zip", "dict", "frozenset", "set", "hash", "chr", "ord",
+];
+
+impl Frame<'_, '_> {
+    pub(super) fn call(&mut self, f: Var, args: Vec<Var>, kwargs: Vec<(String, Var)>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        match f {
+            Var::Method { recv, name } => match *recv {
+                Var::Tensor(t) => self.tensor_method(t, &name, args, kwargs),
+                Var::List(l) => self.list_method(l, &name, args),
+                other => {
+                    // Methods of tuples, dicts and sizes are pure: fold on the Python value.
+                    let obj = other.as_py(py).ok_or_else(|| {
+                        TraceError::unsupported(format!("method {name} of a {}", other.type_name(py)))
+                    })?;
+                    let m = obj.getattr(name.as_str())?;
+                    self.call_py(&m, None, args, kwargs)
+                }
+            },
+            Var::Py(obj, src) => {
+                let obj = obj.bind(py).clone();
+                self.call_py(&obj, src, args, kwargs)
+            }
+            other => Err(TraceError::unsupported(format!("calling a {}", other.type_name(py)))),
+        }
+    }
+
+    fn call_py(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        if is_nn_module(py, f)? {
+            return self.call_module(f, src, args, kwargs);
+        }
+        let module: String = f
+            .getattr(intern!(py, "__module__"))
+            .ok()
+            .and_then(|m| m.extract().ok())
+            .unwrap_or_default();
+        let name: String = f
+            .getattr(intern!(py, "__name__"))
+            .ok()
+            .and_then(|m| m.extract().ok())
+            .unwrap_or_default();
+        let has_tensor = args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(contains_tensor);
+        if name == "is_compiling" && (module == "torchferro.compiler" || module.starts_with("torch.compiler") || module.starts_with("torch._dynamo")) {
+            return Ok(Var::py_const(py, true));
+        }
+        if f.hasattr(intern!(py, "_torchferro_disabled")).unwrap_or(false) {
+            return Err(TraceError::unsupported(format!("call to {name}, disabled with torchferro.compiler.disable")));
+        }
+
+        // Unbound tensor methods (`torch.Tensor.add(x, y)`) are method calls.
+        let tensor_type = py.import("torch")?.getattr("Tensor")?;
+        if let Ok(owner) = f.getattr(intern!(py, "__objclass__")) {
+            if owner.is(&tensor_type) {
+                if let Some(Var::Tensor(t)) = args.first().cloned() {
+                    return self.tensor_method(t, &name, args[1..].to_vec(), kwargs);
+                }
+            }
+        }
+        if module == "_operator" || module == "operator" {
+            if kwargs.is_empty() && !name.is_empty() {
+                return self.operator(name.trim_start_matches("__").trim_end_matches("__"), args);
+            }
+        }
+        let is_torch = module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C");
+        if is_torch && (has_tensor || FACTORIES.contains(&name.as_str())) {
+            if module.starts_with("torch._dynamo") || module.starts_with("torch.compiler") || name == "compile" {
+                return Err(TraceError::unsupported(format!("calling {module}.{name}")));
+            }
+            let path = callable_path(py, f, &module, &name);
+            let gargs = args.iter().map(|a| a.to_arg(py)).collect::<Result<Vec<_>, _>>()?;
+            let gkw = kwargs
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
+                .collect::<Result<Vec<_>, TraceError>>()?;
+            return self.graph_call(&name, Target::Function(path), Some(f), gargs, gkw);
+        }
+        if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
+            return self.call_builtin(f, &name, args, kwargs);
+        }
+        if (module == "math" || is_torch) && !has_tensor {
+            if let Some(r) = self.fold(f, &args, &kwargs)? {
+                return Ok(r);
+            }
+        }
+        let what = if module.is_empty() { name.clone() } else { format!("{module}.{name}") };
+        let kind = if f.get_type().name().map(|n| n == "function").unwrap_or(false) {
+            "call to the user function"
+        } else {
+            "call to"
+        };
+        Err(TraceError::unsupported(format!("{kind} {what}")))
+    }
+
+    /// Calls `f` for real on known Python values (pure functions only).
+    fn fold(&mut self, f: &Bound<'_, PyAny>, args: &[Var], kwargs: &[(String, Var)]) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
+        let Some(vals) = vals else { return Ok(None) };
+        let kw = PyDict::new(py);
+        for (k, v) in kwargs {
+            let Some(v) = v.as_py(py) else { return Ok(None) };
+            kw.set_item(k, v)?;
+        }
+        let r = f.call(PyTuple::new(py, vals)?, Some(&kw)).map_err(|e| TraceError::UserError {
+            call: f.repr().map(|r| r.to_string()).unwrap_or_default(),
+            message: e.to_string(),
+            error: e,
+        })?;
+        Ok(Some(self.tx.wrap(r, None)?))
+    }
+
+    fn call_builtin(&mut self, f: &Bound<'_, PyAny>, name: &str, args: Vec<Var>, kwargs: Vec<(String, Var)>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        match (name, args.as_slice()) {
+            ("len", [Var::Tensor(t)]) => {
+                let n = t.meta.sizes.first().and_then(|d| d.known()).ok_or_else(|| TraceError::unsupported("len() of a 0-d tensor"))?;
+                return Ok(Var::py_const(py, n));
+            }
+            ("len", [v]) if v.items(py).is_some() => return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64)),
+            ("isinstance", [Var::Tensor(_), cls]) => {
+                let tensor = py.import("torch")?.getattr("Tensor")?;
+                let cls = cls.as_py(py).ok_or_else(|| TraceError::unsupported("isinstance with an unknown class"))?;
+                let r = py.import("builtins")?.getattr("issubclass")?.call1((tensor, cls))?;
+                return self.tx.wrap(r, None);
+            }
+            ("tuple", [v]) | ("list", [v]) if v.items(py).is_some() => {
+                let items = v.items(py).unwrap();
+                return Ok(if name == "tuple" { Var::Tuple(items) } else { Var::list(items) });
+            }
+            ("enumerate", [v]) | ("reversed", [v]) if v.items(py).is_some() => {
+                let items = v.items(py).unwrap();
+                return Ok(Var::list(if name == "reversed" {
+                    items.into_iter().rev().collect()
+                } else {
+                    items.into_iter().enumerate().map(|(i, x)| Var::Tuple(vec![Var::py_const(py, i as i64), x])).collect()
+                }));
+            }
+            ("zip", seqs) if !seqs.is_empty() && seqs.iter().all(|s| s.items(py).is_some()) => {
+                let lists: Vec<Vec<Var>> = seqs.iter().map(|s| s.items(py).unwrap()).collect();
+                let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+                return Ok(Var::list((0..n).map(|i| Var::Tuple(lists.iter().map(|l| l[i].clone()).collect())).collect()));
+            }
+            _ => {}
+        }
+        if let Some(r) = self.fold(f, &args, &kwargs)? {
+            return Ok(r);
+        }
+        Err(TraceError::unsupported(format!("builtin {name}() on these arguments")))
+    }
+
+    fn list_method(&mut self, l: std::rc::Rc<std::cell::RefCell<Vec<Var>>>, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let mutating = matches!(name, "append" | "extend" | "insert" | "pop" | "clear" | "reverse" | "remove" | "sort");
+        if mutating && self.tx.is_external_list(&l) {
+            return Err(TraceError::unsupported(format!("mutating an input list (list.{name})")));
+        }
+        match (name, args.as_slice()) {
+            ("append", [v]) => {
+                l.borrow_mut().push(v.clone());
+                Ok(Var::none(py))
+            }
+            ("extend", [v]) => {
+                let items = v.items(py).ok_or_else(|| TraceError::unsupported("list.extend with a non-sequence"))?;
+                l.borrow_mut().extend(items);
+                Ok(Var::none(py))
+            }
+            ("pop", []) => l.borrow_mut().pop().ok_or_else(|| TraceError::unsupported("pop from an empty list")),
+            ("insert", [i, v]) => {
+                let i: i64 = i.as_py(py).ok_or_else(|| TraceError::unsupported("list.insert index"))?.extract()?;
+                let mut b = l.borrow_mut();
+                let n = b.len() as i64;
+                let i = if i < 0 { (i + n).max(0) } else { i.min(n) };
+                b.insert(i as usize, v.clone());
+                Ok(Var::none(py))
+            }
+            ("reverse", []) => {
+                l.borrow_mut().reverse();
+                Ok(Var::none(py))
+            }
+            _ => {
+                let obj = Var::List(l.clone()).as_py(py).ok_or_else(|| TraceError::unsupported(format!("list.{name} on a list of tensors")))?;
+                if mutating {
+                    return Err(TraceError::unsupported(format!("list.{name}")));
+                }
+                let m = obj.getattr(name)?;
+                self.call_py(&m, None, args, vec![])
+            }
+        }
+    }
+
+    pub(super) fn tensor_method(&mut self, t: TensorValue, name: &str, args: Vec<Var>, kwargs: Vec<(String, Var)>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let meta = &t.meta;
+        let int_arg = |v: Option<&Var>| -> Result<Option<i64>, TraceError> {
+            match v {
+                None => Ok(None),
+                Some(v) => Ok(Some(v.as_py(py).ok_or_else(|| TraceError::unsupported("a tensor dim argument"))?.extract()?)),
+            }
+        };
+        let dim_kw = kwargs.iter().find(|(k, _)| k == "dim").map(|(_, v)| v);
+        let norm = |d: i64, n: usize| -> Result<usize, TraceError> {
+            let n = n as i64;
+            let r = if d < 0 { d + n } else { d };
+            if r < 0 || r >= n.max(1) {
+                return Err(TraceError::unsupported("a dim out of range (the frame raises IndexError)"));
+            }
+            Ok(r as usize)
+        };
+        match name {
+            "size" | "stride" => {
+                let vals = if name == "size" { meta.known_sizes() } else { meta.known_strides() };
+                let vals = vals.ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
+                return match int_arg(args.first().or(dim_kw))? {
+                    Some(d) => Ok(Var::py_const(py, vals[norm(d, vals.len())?])),
+                    None if name == "size" => Ok(Var::Size(vals)),
+                    None => Ok(Var::Tuple(vals.into_iter().map(|v| Var::py_const(py, v)).collect())),
+                };
+            }
+            "dim" | "ndimension" => return Ok(Var::py_const(py, meta.ndim() as i64)),
+            "numel" | "nelement" => {
+                let s = meta.known_sizes().ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
+                return Ok(Var::py_const(py, s.iter().product::<i64>()));
+            }
+            "element_size" => return Ok(Var::py_const(py, meta.dtype.itemsize() as i64)),
+            "is_floating_point" => return Ok(Var::py_const(py, meta.dtype.is_floating_point())),
+            "is_complex" => return Ok(Var::py_const(py, meta.dtype.is_complex())),
+            "is_contiguous" if args.is_empty() && kwargs.is_empty() => {
+                let (Some(sizes), Some(strides)) = (meta.known_sizes(), meta.known_strides()) else {
+                    return Err(TraceError::unsupported("symbolic shapes"));
+                };
+                let mut expected = 1i64;
+                let mut ok = true;
+                for i in (0..sizes.len()).rev() {
+                    if sizes[i] != 1 && strides[i] != expected {
+                        ok = false;
+                    }
+                    expected *= sizes[i];
+                }
+                return Ok(Var::py_const(py, ok || sizes.contains(&0)));
+            }
+            "get_device" => return Ok(Var::py_const(py, meta.device.index.unwrap_or(-1))),
+            _ => {}
+        }
+        if DATA_DEPENDENT.contains(&name) {
+            return Err(TraceError::unsupported(format!(
+                "Tensor.{name}() (its result depends on tensor data)"
+            )));
+        }
+        let mut gargs = vec![Arg::Node(t.node)];
+        for a in &args {
+            gargs.push(a.to_arg(py)?);
+        }
+        let gkw = kwargs
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
+            .collect::<Result<Vec<_>, TraceError>>()?;
+        self.graph_call(name, Target::Method(name.to_string()), None, gargs, gkw)
+    }
+
+    /// Calls a standard torch.nn layer as its functional form, with parameters lifted as graph
+    /// inputs. User-defined modules are inlined in issue 3; until then they are unsupported.
+    fn call_module(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let ty = m.get_type();
+        let tyname = ty.name()?.to_string();
+        let tymod: String = ty.getattr("__module__")?.extract()?;
+        if !tymod.starts_with("torch.nn.modules") {
+            return Err(TraceError::unsupported(format!(
+                "calling the user module {tyname} (module inlining comes with issue 3)"
+            )));
+        }
+        if has_hooks(py, m)? {
+            return Err(TraceError::unsupported(format!("calling {tyname}, which has hooks")));
+        }
+        let Some(src) = src else {
+            return Err(TraceError::unsupported(format!("calling a {tyname} with no source")));
+        };
+        // The training flag changes what several layers compute: guard it.
+        let training = m.getattr("training")?;
+        self.tx.guards.add(py, &src.attr(py, "training"), Check::Equals(training.clone().unbind()));
+        let training: bool = training.extract()?;
+        let mvar = Var::Py(m.clone().unbind(), Some(src));
+        let attr = |s: &mut Self, n: &str| s.getattr(mvar.clone(), n);
+        let f = py.import("torch.nn.functional")?;
+        let x = args.first().cloned().ok_or_else(|| TraceError::unsupported(format!("calling {tyname} with no input")))?;
+        if args.len() != 1 || !kwargs.is_empty() {
+            if tyname != "Sequential" {
+                return Err(TraceError::unsupported(format!("calling {tyname} with these arguments")));
+            }
+        }
+        let fcall = |s: &mut Self, fname: &str, fargs: Vec<Var>, fkw: Vec<(&str, Var)>| -> Result<Var, TraceError> {
+            let func = f.getattr(fname)?;
+            let kw = fkw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            s.call_py(&func, None, fargs, kw)
+        };
+        let c = |s: &Self, n: &str| -> Result<Var, TraceError> { Ok(Var::Py(m.getattr(n)?.unbind(), None)).map(|v| { let _ = s; v }) };
+        match tyname.as_str() {
+            "Linear" => {
+                let w = attr(self, "weight")?;
+                let b = attr(self, "bias")?;
+                fcall(self, "linear", vec![x, w, b], vec![])
+            }
+            "LayerNorm" => {
+                let w = attr(self, "weight")?;
+                let b = attr(self, "bias")?;
+                let shape = c(self, "normalized_shape")?;
+                let eps = c(self, "eps")?;
+                fcall(self, "layer_norm", vec![x, shape, w, b, eps], vec![])
+            }
+            "ReLU" => fcall(self, "relu", vec![x], vec![]),
+            "GELU" => {
+                let a = c(self, "approximate")?;
+                fcall(self, "gelu", vec![x], vec![("approximate", a)])
+            }
+            "SiLU" => fcall(self, "silu", vec![x], vec![]),
+            "Sigmoid" => self.call_py(&py.import("torch")?.getattr("sigmoid")?, None, vec![x], vec![]),
+            "Tanh" => self.call_py(&py.import("torch")?.getattr("tanh")?, None, vec![x], vec![]),
+            "Identity" => Ok(x),
+            "Dropout" => {
+                let p = c(self, "p")?;
+                fcall(self, "dropout", vec![x, p, Var::py_const(py, training)], vec![])
+            }
+            "Softmax" | "LogSoftmax" => {
+                let dim = c(self, "dim")?;
+                fcall(self, if tyname == "Softmax" { "softmax" } else { "log_softmax" }, vec![x], vec![("dim", dim)])
+            }
+            "Sequential" => {
+                let children: Vec<String> = m.getattr("_modules")?.call_method0("keys")?.try_iter()?.map(|k| k.and_then(|k| k.extract())).collect::<PyResult<_>>()?;
+                let mut cur = x;
+                let mut first = true;
+                for name in children {
+                    let child = attr(self, &name)?;
+                    cur = if first { self.call(child, args.clone(), kwargs.clone())? } else { self.call(child, vec![cur], vec![])? };
+                    first = false;
+                }
+                Ok(cur)
+            }
+            _ => Err(TraceError::unsupported(format!("calling torch.nn.{tyname} (not modelled yet)"))),
+        }
+    }
+}
+
+fn contains_tensor(v: &Var) -> bool {
+    match v {
+        Var::Tensor(_) => true,
+        Var::Tuple(items) => items.iter().any(contains_tensor),
+        Var::List(items) => items.borrow().iter().any(contains_tensor),
+        _ => false,
+    }
+}
+
+fn has_hooks(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<bool> {
+    for attr in ["_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"] {
+        if let Ok(d) = m.getattr(attr) {
+            if d.len().unwrap_or(0) > 0 {
+                return Ok(true);
+            }
+        }
+    }
+    let hooks = py.import("torch.nn.modules.module")?;
+    for g in ["_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"] {
+        if let Ok(d) = hooks.getattr(g) {
+            if d.len().unwrap_or(0) > 0 {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A Python path that names `f` (`torch.relu`, `torch.nn.functional.linear`), for printing.
+fn callable_path(py: Python<'_>, f: &Bound<'_, PyAny>, module: &str, name: &str) -> String {
+    let _ = (py, f);
+    let module = if module.starts_with("torch._C") { "torch" } else { module };
+    format!("{module}.{name}")
+}

@@ -1,0 +1,362 @@
+//! Python operators, subscripts and attribute reads over variable trackers.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyModule, PyTuple};
+
+use fx::{Arg, NodeMeta, Target};
+
+use crate::decode::Op;
+use crate::error::TraceError;
+use crate::output::TensorValue;
+
+use super::vars::{is_constant_module, Var};
+use super::Frame;
+
+/// `BINARY_OP` argument → the `operator` function it performs (3.11 and 3.12 agree).
+const BINARY_OPS: [&str; 26] = [
+    "add", "and_", "floordiv", "lshift", "matmul", "mul", "mod", "or_", "pow", "rshift", "sub",
+    "truediv", "xor", "iadd", "iand", "ifloordiv", "ilshift", "imatmul", "imul", "imod", "ior",
+    "ipow", "irshift", "isub", "itruediv", "ixor",
+];
+
+const COMPARE_OPS: [&str; 6] = ["lt", "le", "eq", "ne", "gt", "ge"];
+
+impl Frame<'_, '_> {
+    pub(super) fn binary_op(&mut self, arg: usize, lhs: Var, rhs: Var) -> Result<Var, TraceError> {
+        let name = *BINARY_OPS
+            .get(arg)
+            .ok_or_else(|| TraceError::unsupported(format!("BINARY_OP {arg}")))?;
+        self.operator(name, vec![lhs, rhs])
+    }
+
+    pub(super) fn compare_op(&mut self, arg: usize, lhs: Var, rhs: Var) -> Result<Var, TraceError> {
+        let name = *COMPARE_OPS
+            .get(arg)
+            .ok_or_else(|| TraceError::unsupported(format!("COMPARE_OP {arg}")))?;
+        self.operator(name, vec![lhs, rhs])
+    }
+
+    pub(super) fn unary_op(&mut self, op: Op, v: Var) -> Result<Var, TraceError> {
+        let name = match op {
+            Op::UnaryNegative => "neg",
+            Op::UnaryPositive => "pos",
+            Op::UnaryInvert => "invert",
+            _ => {
+                let t = v.truthy(self.tx.py)?;
+                return Ok(Var::py_const(self.tx.py, !t));
+            }
+        };
+        self.operator(name, vec![v])
+    }
+
+    /// Applies `operator.<name>`: a graph node when a tensor is involved, else folded at trace
+    /// time on the known Python values.
+    pub(super) fn operator(&mut self, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let f = py.import("operator")?.getattr(name)?;
+        if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
+            let gargs = args.iter().map(|a| a.to_arg(py)).collect::<Result<Vec<_>, _>>()?;
+            return self.graph_call(name, Target::Function(format!("operator.{name}")), Some(&f), gargs, vec![]);
+        }
+        // Python values: sequences of known items fold through their Python form.
+        let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
+        let Some(vals) = vals else {
+            return Err(TraceError::unsupported(format!(
+                "operator.{name} on {}",
+                args.iter().map(|a| a.type_name(py)).collect::<Vec<_>>().join(", ")
+            )));
+        };
+        let r = f.call1(PyTuple::new(py, vals)?).map_err(|e| TraceError::UserError {
+            call: format!("operator.{name}"),
+            message: e.to_string(),
+            error: e,
+        })?;
+        // Sizes stay sizes through `+` and slicing; everything else is a plain value.
+        self.tx.wrap(r, None).map(|v| self.revive_size(v))
+    }
+
+    fn revive_size(&self, v: Var) -> Var {
+        let py = self.tx.py;
+        if let Var::Py(o, None) = &v {
+            let b = o.bind(py);
+            if b.get_type().name().map(|n| n == "Size").unwrap_or(false) {
+                if let Ok(s) = b.extract::<Vec<i64>>() {
+                    return Var::Size(s);
+                }
+            }
+        }
+        v
+    }
+
+    pub(super) fn is_op(&mut self, lhs: Var, rhs: Var, negate: bool) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let same = match (&lhs, &rhs) {
+            (Var::Py(a, _), Var::Py(b, _)) => a.is(b),
+            (Var::Tensor(a), Var::Tensor(b)) => a.node == b.node,
+            (Var::Tensor(_), Var::Py(_, _)) | (Var::Py(_, _), Var::Tensor(_)) => false,
+            (Var::List(a), Var::List(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
+            _ => return Err(TraceError::unsupported("`is` between these values")),
+        };
+        Ok(Var::py_const(py, same != negate))
+    }
+
+    pub(super) fn contains_op(&mut self, lhs: Var, rhs: Var, negate: bool) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        if let Var::Dict(d) = &rhs {
+            let key = lhs.as_py(py).ok_or_else(|| TraceError::unsupported("`in` with a tensor key"))?;
+            let found = d.borrow().iter().any(|(k, _)| k.bind(py).eq(&key).unwrap_or(false));
+            return Ok(Var::py_const(py, found != negate));
+        }
+        match (lhs.as_py(py), rhs.as_py(py)) {
+            (Some(a), Some(b)) => {
+                let r = b.contains(a)?;
+                Ok(Var::py_const(py, r != negate))
+            }
+            _ => Err(TraceError::unsupported("`in` involving tensors")),
+        }
+    }
+
+    pub(super) fn subscript(&mut self, obj: Var, idx: Var) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        match &obj {
+            Var::Tensor(_) => self.operator("getitem", vec![obj, idx]),
+            Var::Tuple(_) | Var::List(_) | Var::Size(_) => {
+                let items = obj.items(py).unwrap();
+                let i = idx.as_py(py).ok_or_else(|| TraceError::unsupported("indexing a sequence with a tensor"))?;
+                if let Ok(i) = i.extract::<isize>() {
+                    let n = items.len() as isize;
+                    let j = if i < 0 { i + n } else { i };
+                    if j < 0 || j >= n {
+                        return Err(TraceError::unsupported("an index out of range (the frame raises IndexError)"));
+                    }
+                    return Ok(items[j as usize].clone());
+                }
+                if let Ok(s) = i.cast::<pyo3::types::PySlice>() {
+                    let ind = s.indices(items.len() as isize)?;
+                    let mut out = Vec::new();
+                    let mut k = ind.start;
+                    while (ind.step > 0 && k < ind.stop) || (ind.step < 0 && k > ind.stop) {
+                        out.push(items[k as usize].clone());
+                        k += ind.step;
+                    }
+                    return Ok(match obj {
+                        Var::List(_) => Var::list(out),
+                        Var::Size(_) => Var::Size(out.iter().map(|v| v.as_py(py).unwrap().extract().unwrap()).collect()),
+                        _ => Var::Tuple(out),
+                    });
+                }
+                Err(TraceError::unsupported("indexing a sequence with a non-integer"))
+            }
+            Var::Dict(d) => {
+                let key = idx.as_py(py).ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let found = d.borrow().iter().find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false)).map(|(_, v)| v.clone());
+                found.ok_or_else(|| TraceError::unsupported("a missing dict key (the frame raises KeyError)"))
+            }
+            Var::Py(o, src) => {
+                let key = idx.as_py(py).ok_or_else(|| TraceError::unsupported("indexing a Python object with a tensor"))?;
+                let o = o.bind(py);
+                let v = o.get_item(&key).map_err(|e| TraceError::UserError {
+                    call: "getitem".into(),
+                    message: e.to_string(),
+                    error: e,
+                })?;
+                let src = src.as_ref().map(|s| s.item(key));
+                self.tx.wrap(v, src)
+            }
+            other => Err(TraceError::unsupported(format!("indexing a {}", other.type_name(py)))),
+        }
+    }
+
+    /// Adds a call to the graph and tracks its result.
+    pub(super) fn graph_call(
+        &mut self,
+        name_hint: &str,
+        target: Target,
+        callable: Option<&Bound<'_, PyAny>>,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let (node, meta) = self.tx.output.call(py, name_hint, target, callable, args, kwargs)?;
+        self.result_var(node, meta)
+    }
+
+    fn result_var(&mut self, node: fx::NodeId, meta: NodeMeta) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        match meta {
+            NodeMeta::Tensor(t) => Ok(Var::Tensor(TensorValue { node, meta: t })),
+            NodeMeta::Tuple(items) => {
+                let getitem = py.import("operator")?.getattr("getitem")?;
+                let mut out = Vec::new();
+                for (i, m) in items.into_iter().enumerate() {
+                    match m {
+                        NodeMeta::Tensor(_) => {
+                            let v = self.graph_call(
+                                "getitem",
+                                Target::Function("operator.getitem".into()),
+                                Some(&getitem),
+                                vec![Arg::Node(node), Arg::Int(i as i64)],
+                                vec![],
+                            )?;
+                            out.push(v);
+                        }
+                        other => out.push(self.plain_value(other)?),
+                    }
+                }
+                Ok(Var::Tuple(out))
+            }
+            other => {
+                // A Python value computed from metadata only (e.g. numel): fold it, and drop the
+                // node unless it is used.
+                if self.tx.output.graph.users(node).is_empty() && !is_mutating(&self.tx.output.graph.node(node).kind) {
+                    self.tx.output.graph.remove(node);
+                }
+                self.plain_value(other)
+            }
+        }
+    }
+
+    fn plain_value(&self, m: NodeMeta) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        Ok(match m {
+            NodeMeta::Int(i) => Var::py_const(py, i),
+            NodeMeta::Float(f) => Var::py_const(py, f),
+            NodeMeta::Bool(b) => Var::py_const(py, b),
+            NodeMeta::None => Var::none(py),
+            _ => return Err(TraceError::unsupported("a nested tuple result")),
+        })
+    }
+
+    /// `obj.name` as a value (LOAD_ATTR without a call).
+    pub(super) fn getattr(&mut self, obj: Var, name: &str) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        match &obj {
+            Var::Tensor(t) => self.tensor_attr(t.clone(), name),
+            Var::Py(o, src) => {
+                let o = o.bind(py).clone();
+                if is_nn_module(py, &o)? {
+                    return self.module_attr(&o, src.clone(), name);
+                }
+                let v = o.getattr(name).map_err(|e| TraceError::UserError {
+                    call: format!("getattr(.., '{name}')"),
+                    message: e.to_string(),
+                    error: e,
+                })?;
+                let src = if is_constant_module(&o) { None } else { src.as_ref().map(|s| s.attr(py, name)) };
+                self.tx.wrap(v, src)
+            }
+            _ => Err(TraceError::unsupported(format!("attribute '{name}' of a {}", obj.type_name(py)))),
+        }
+    }
+
+    /// `obj.name` about to be called (LOAD_METHOD).
+    pub(super) fn load_method(&mut self, obj: Var, name: &str) -> Result<Var, TraceError> {
+        match &obj {
+            Var::Tensor(_) | Var::List(_) | Var::Tuple(_) | Var::Dict(_) | Var::Size(_) => Ok(Var::Method {
+                recv: Box::new(obj),
+                name: name.to_string(),
+            }),
+            _ => self.getattr(obj, name),
+        }
+    }
+
+    /// Attribute reads on an `nn.Module` go straight to its dicts (as `Module.__getattr__` does),
+    /// so the guards and input fetches read plain dict items instead of running Python.
+    fn module_attr(&mut self, m: &Bound<'_, PyAny>, src: Option<crate::source::Source>, name: &str) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let inst_dict = m.getattr(intern!(py, "__dict__"))?;
+        let inst_dict = inst_dict.cast::<PyDict>().map_err(PyErr::from)?;
+        if inst_dict.get_item(name)?.is_none() {
+            for store in ["_parameters", "_buffers", "_modules"] {
+                if let Some(d) = inst_dict.get_item(store)? {
+                    if let Some(v) = d.cast::<PyDict>().map_err(PyErr::from)?.get_item(name)? {
+                        let s = src.as_ref().map(|s| s.attr(py, store).item(pyo3::types::PyString::new(py, name).into_any()));
+                        if v.is_none() {
+                            return Ok(Var::none(py));
+                        }
+                        return self.tx.wrap(v, s);
+                    }
+                }
+            }
+        }
+        let v = m.getattr(name).map_err(|e| TraceError::UserError {
+            call: format!("getattr(.., '{name}')"),
+            message: e.to_string(),
+            error: e,
+        })?;
+        let s = src.as_ref().map(|s| s.attr(py, name));
+        self.tx.wrap(v, s)
+    }
+
+    fn tensor_attr(&mut self, t: TensorValue, name: &str) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let meta = &t.meta;
+        Ok(match name {
+            "shape" => Var::Size(meta.known_sizes().ok_or_else(|| TraceError::unsupported("symbolic shapes"))?),
+            "ndim" => Var::py_const(py, meta.ndim() as i64),
+            "dtype" => {
+                let d = py.import("torch")?.getattr(meta.dtype.torch_name())?;
+                Var::Py(d.unbind(), None)
+            }
+            "device" => {
+                let d = py.import("torch")?.getattr("device")?.call1((meta.device.to_string(),))?;
+                Var::Py(d.unbind(), None)
+            }
+            "requires_grad" => Var::py_const(py, meta.requires_grad),
+            "is_cuda" => Var::py_const(py, meta.device.kind == "cuda"),
+            "is_cpu" => Var::py_const(py, meta.device.kind == "cpu"),
+            "is_meta" => Var::py_const(py, meta.device.kind == "meta"),
+            "T" | "mT" => {
+                let n = meta.ndim() as i64;
+                let dims: Vec<Arg> = if name == "T" {
+                    (0..n).rev().map(Arg::Int).collect()
+                } else {
+                    if n < 2 {
+                        return Err(TraceError::unsupported("mT of a tensor with fewer than 2 dims"));
+                    }
+                    let mut d: Vec<Arg> = (0..n).map(Arg::Int).collect();
+                    d.swap((n - 1) as usize, (n - 2) as usize);
+                    d
+                };
+                self.graph_call("permute", Target::Method("permute".into()), None, vec![Arg::Node(t.node), Arg::Tuple(dims)], vec![])?
+            }
+            "data" | "grad" | "grad_fn" | "_version" => {
+                return Err(TraceError::unsupported(format!("reading tensor.{name}")));
+            }
+            _ => {
+                let torch_tensor = py.import("torch")?.getattr("Tensor")?;
+                let attr = torch_tensor.getattr(name).map_err(|_| TraceError::unsupported(format!("tensor attribute '{name}'")))?;
+                if attr.is_callable() {
+                    Var::Method {
+                        recv: Box::new(Var::Tensor(t)),
+                        name: name.to_string(),
+                    }
+                } else {
+                    return Err(TraceError::unsupported(format!("tensor attribute '{name}'")));
+                }
+            }
+        })
+    }
+}
+
+pub fn is_nn_module(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let module = py.import("torch.nn")?.getattr("Module")?;
+    o.is_instance(&module)
+}
+
+pub fn is_mutating(kind: &fx::NodeKind) -> bool {
+    match kind {
+        fx::NodeKind::Call { target, .. } => {
+            let n = target.name();
+            n.ends_with('_') && !n.ends_with("__") || n.starts_with("operator.i") || n == "operator.setitem"
+        }
+        _ => false,
+    }
+}
+
+#[allow(dead_code)]
+fn module_name(o: &Bound<'_, PyAny>) -> Option<String> {
+    o.cast::<PyModule>().ok().and_then(|m| m.name().ok()).map(|n| n.to_string())
+}

@@ -1,0 +1,334 @@
+//! Variable trackers: what the symbolic interpreter knows about each value on its stack and in
+//! its locals, and how a live value read from the frame becomes one (installing its guards).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use pyo3::intern;
+use pyo3::IntoPyObjectExt;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyModule, PyString, PyTuple};
+
+use fx::Arg;
+
+use crate::error::TraceError;
+use crate::guards::{tensor_check, Check};
+use crate::output::{device_of, dtype_of, is_tensor, TensorValue};
+use crate::source::Source;
+
+use super::Tracer;
+
+/// A value in the traced program.
+#[derive(Clone)]
+pub enum Var {
+    Tensor(TensorValue),
+    /// A Python object known at trace time: constants, modules, functions, classes, dtypes,
+    /// `nn.Module`s. `source` says where it was read from (guards were installed then).
+    Py(Py<PyAny>, Option<Source>),
+    Tuple(Vec<Var>),
+    /// Lists have identity: two names for one list see each other's appends.
+    List(Rc<RefCell<Vec<Var>>>),
+    Dict(Rc<RefCell<Vec<(Py<PyAny>, Var)>>>),
+    /// A `torch.Size`, from tensor metadata (guarded by the tensor's guard).
+    Size(Vec<i64>),
+    Slice(Box<[Var; 3]>),
+    /// An iterator over known items, for `for` loops over Python sequences.
+    Iter(Rc<RefCell<(Vec<Var>, usize)>>),
+    /// A method looked up on a value but not yet called (`x.relu`, `xs.append`).
+    Method { recv: Box<Var>, name: String },
+    /// The NULL the 3.11 calling convention pushes before a callable.
+    Null,
+}
+
+impl Var {
+    pub fn py_const<'py>(py: Python<'py>, v: impl IntoPyObject<'py>) -> Var {
+        // Constants built here are ints, floats, bools and strings, which always convert.
+        let obj = v.into_bound_py_any(py).ok().map(|b| b.unbind());
+        Var::Py(obj.unwrap_or_else(|| py.None()), None)
+    }
+
+    pub fn none(py: Python<'_>) -> Var {
+        Var::Py(py.None(), None)
+    }
+
+    pub fn list(items: Vec<Var>) -> Var {
+        Var::List(Rc::new(RefCell::new(items)))
+    }
+
+    pub fn type_name(&self, py: Python<'_>) -> String {
+        match self {
+            Var::Tensor(_) => "Tensor".into(),
+            Var::Py(o, _) => o
+                .bind(py)
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "object".into()),
+            Var::Tuple(_) => "tuple".into(),
+            Var::List(_) => "list".into(),
+            Var::Dict(_) => "dict".into(),
+            Var::Size(_) => "torch.Size".into(),
+            Var::Slice(_) => "slice".into(),
+            Var::Iter(_) => "iterator".into(),
+            Var::Method { name, .. } => format!("method {name}"),
+            Var::Null => "NULL".into(),
+        }
+    }
+
+    /// The Python value, if this is fully known at trace time (no tensors inside).
+    pub fn as_py<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        match self {
+            Var::Py(o, _) => Some(o.bind(py).clone()),
+            Var::Tuple(items) => {
+                let v: Option<Vec<_>> = items.iter().map(|i| i.as_py(py)).collect();
+                PyTuple::new(py, v?).ok().map(|t| t.into_any())
+            }
+            Var::List(items) => {
+                let v: Option<Vec<_>> = items.borrow().iter().map(|i| i.as_py(py)).collect();
+                PyList::new(py, v?).ok().map(|t| t.into_any())
+            }
+            Var::Dict(items) => {
+                let d = PyDict::new(py);
+                for (k, v) in items.borrow().iter() {
+                    d.set_item(k.bind(py), v.as_py(py)?).ok()?;
+                }
+                Some(d.into_any())
+            }
+            Var::Size(s) => {
+                let torch = py.import("torch").ok()?;
+                torch.getattr("Size").ok()?.call1((s.clone(),)).ok()
+            }
+            Var::Slice(parts) => {
+                let a = parts[0].as_py(py)?;
+                let b = parts[1].as_py(py)?;
+                let c = parts[2].as_py(py)?;
+                py.import("builtins").ok()?.getattr("slice").ok()?.call1((a, b, c)).ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// Items of a sequence-like value, for unpacking and iteration.
+    pub fn items(&self, py: Python<'_>) -> Option<Vec<Var>> {
+        match self {
+            Var::Tuple(items) => Some(items.clone()),
+            Var::List(items) => Some(items.borrow().clone()),
+            Var::Size(s) => Some(s.iter().map(|&d| Var::py_const(py, d)).collect()),
+            Var::Dict(items) => Some(
+                items
+                    .borrow()
+                    .iter()
+                    .map(|(k, _)| Var::Py(k.clone_ref(py), None))
+                    .collect(),
+            ),
+            Var::Py(o, _) => {
+                let o = o.bind(py);
+                // Only iterate values whose iteration is free of side effects.
+                if o.cast::<PyTuple>().is_ok()
+                    || o.cast::<PyList>().is_ok()
+                    || o.cast::<PyString>().is_ok()
+                    || o.get_type().name().map(|n| n == "range").unwrap_or(false)
+                {
+                    let it = o.try_iter().ok()?;
+                    let mut out = Vec::new();
+                    for x in it {
+                        out.push(Var::Py(x.ok()?.unbind(), None));
+                    }
+                    Some(out)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Python truthiness, when known at trace time.
+    pub fn truthy(&self, py: Python<'_>) -> Result<bool, TraceError> {
+        match self {
+            Var::Tensor(_) => Err(TraceError::unsupported(
+                "data-dependent control flow (branching on the value of a tensor)",
+            )),
+            Var::Py(o, _) => Ok(o.bind(py).is_truthy()?),
+            Var::Tuple(i) => Ok(!i.is_empty()),
+            Var::List(i) => Ok(!i.borrow().is_empty()),
+            Var::Dict(i) => Ok(!i.borrow().is_empty()),
+            Var::Size(s) => Ok(!s.is_empty()),
+            _ => Ok(true),
+        }
+    }
+
+    /// This value as an argument of a graph call.
+    pub fn to_arg(&self, py: Python<'_>) -> Result<Arg, TraceError> {
+        Ok(match self {
+            Var::Tensor(t) => Arg::Node(t.node),
+            Var::Tuple(items) => Arg::Tuple(items.iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?),
+            Var::List(items) => Arg::List(items.borrow().iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?),
+            Var::Size(s) => Arg::Tuple(s.iter().map(|&d| Arg::Int(d)).collect()),
+            Var::Slice(p) => Arg::Slice(
+                Box::new(p[0].to_arg(py)?),
+                Box::new(p[1].to_arg(py)?),
+                Box::new(p[2].to_arg(py)?),
+            ),
+            Var::Py(o, _) => py_to_arg(py, o.bind(py))?,
+            other => {
+                return Err(TraceError::unsupported(format!(
+                    "passing a {} to a torch op",
+                    other.type_name(py)
+                )))
+            }
+        })
+    }
+}
+
+/// A Python constant as a graph argument.
+pub fn py_to_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> Result<Arg, TraceError> {
+    if o.is_none() {
+        return Ok(Arg::None);
+    }
+    if let Ok(b) = o.cast::<PyBool>() {
+        return Ok(Arg::Bool(b.is_true()));
+    }
+    if o.cast::<PyInt>().is_ok() {
+        return Ok(Arg::Int(o.extract()?));
+    }
+    if o.cast::<PyFloat>().is_ok() {
+        return Ok(Arg::Float(o.extract()?));
+    }
+    if let Ok(s) = o.cast::<PyString>() {
+        return Ok(Arg::Str(s.to_string()));
+    }
+    if o.is(&py.Ellipsis()) {
+        return Ok(Arg::Ellipsis);
+    }
+    if let Ok(t) = o.cast::<PyTuple>() {
+        return Ok(Arg::Tuple(t.iter().map(|x| py_to_arg(py, &x)).collect::<Result<_, _>>()?));
+    }
+    if let Ok(t) = o.cast::<PyList>() {
+        return Ok(Arg::List(t.iter().map(|x| py_to_arg(py, &x)).collect::<Result<_, _>>()?));
+    }
+    if let Ok(s) = o.cast::<pyo3::types::PySlice>() {
+        let parts = [
+            s.getattr(intern!(py, "start"))?,
+            s.getattr(intern!(py, "stop"))?,
+            s.getattr(intern!(py, "step"))?,
+        ];
+        let p: Vec<Arg> = parts.iter().map(|x| py_to_arg(py, x)).collect::<Result<_, _>>()?;
+        let mut it = p.into_iter();
+        return Ok(Arg::Slice(
+            Box::new(it.next().unwrap()),
+            Box::new(it.next().unwrap()),
+            Box::new(it.next().unwrap()),
+        ));
+    }
+    let torch = py.import("torch")?;
+    if o.is_instance(&torch.getattr("dtype")?)? {
+        return Ok(Arg::DType(dtype_of(py, o)?));
+    }
+    if o.is_instance(&torch.getattr("device")?)? {
+        return Ok(Arg::Device(device_of(o)?));
+    }
+    // torch singletons such as torch.contiguous_format or torch.strided.
+    let name = o.str()?.to_string();
+    if let Some(attr) = name.strip_prefix("torch.") {
+        if let Ok(found) = torch.getattr(attr) {
+            if found.is(o) {
+                return Ok(Arg::TorchAttr(name));
+            }
+        }
+    }
+    Err(TraceError::unsupported(format!(
+        "passing a {} to a torch op",
+        o.get_type().name()?
+    )))
+}
+
+fn is_const_type(o: &Bound<'_, PyAny>) -> bool {
+    o.is_none()
+        || o.cast::<PyBool>().is_ok()
+        || o.cast::<PyInt>().is_ok()
+        || o.cast::<PyFloat>().is_ok()
+        || o.cast::<PyString>().is_ok()
+        || o.cast::<pyo3::types::PyBytes>().is_ok()
+}
+
+/// Modules whose attributes are taken to be constant: reading `torch.relu` needs no guard.
+pub fn is_constant_module(o: &Bound<'_, PyAny>) -> bool {
+    if o.cast::<PyModule>().is_err() {
+        return false;
+    }
+    let name: String = o
+        .getattr("__name__")
+        .and_then(|n| n.extract())
+        .unwrap_or_default();
+    name == "torch"
+        || name.starts_with("torch.")
+        || matches!(name.as_str(), "math" | "operator" | "builtins" | "functools" | "itertools" | "collections" | "numbers")
+}
+
+impl Tracer<'_> {
+    /// Turns a live value read from `source` into a variable tracker, installing the guards that
+    /// trace-time use of it relies on. `source == None` means the value is a constant (an
+    /// attribute of a constant module, a code constant) and needs no guard.
+    pub fn wrap(&mut self, value: Bound<'_, PyAny>, source: Option<Source>) -> Result<Var, TraceError> {
+        let py = self.py;
+        if is_tensor(py, &value)? {
+            let Some(source) = source else {
+                return Err(TraceError::unsupported("a tensor constant with no source"));
+            };
+            self.guards.add(py, &source, Check::Tensor(tensor_check(&value)?));
+            let t = self.output.input(py, &source, &value)?;
+            return Ok(Var::Tensor(t));
+        }
+        let Some(source) = source else {
+            if let Ok(t) = value.cast::<PyTuple>() {
+                let items = t.iter().map(|x| self.wrap(x, None)).collect::<Result<Vec<_>, _>>()?;
+                return Ok(Var::Tuple(items));
+            }
+            return Ok(Var::Py(value.unbind(), None));
+        };
+        if value.is_none() {
+            self.guards.add(py, &source, Check::IsNone);
+        } else if is_const_type(&value) {
+            self.guards.add(py, &source, Check::Equals(value.clone().unbind()));
+        } else if let Ok(t) = value.cast::<PyTuple>() {
+            // Guard the shape of the container; each item guards itself.
+            self.guards.add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards.add(py, &source, Check::Len(t.len()));
+            let mut items = Vec::new();
+            for (i, x) in t.iter().enumerate() {
+                items.push(self.wrap(x, Some(source.item(i.into_pyobject(py)?.into_any())))?);
+            }
+            if value.get_type().is(py.get_type::<PyTuple>()) {
+                return Ok(Var::Tuple(items));
+            }
+            // A namedtuple or other tuple subclass: keep the object, items are guarded.
+            return Ok(Var::Py(value.unbind(), Some(source)));
+        } else if let Ok(l) = value.cast::<PyList>() {
+            self.guards.add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards.add(py, &source, Check::Len(l.len()));
+            let mut items = Vec::new();
+            for (i, x) in l.iter().enumerate() {
+                items.push(self.wrap(x, Some(source.item(i.into_pyobject(py)?.into_any())))?);
+            }
+            // Mutating a list that came from outside is a side effect issue 3 replays; until
+            // then the list is read-only to the tracer (see `mutable_list`).
+            self.external_lists.push(Rc::new(RefCell::new(items.clone())));
+            return Ok(Var::List(self.external_lists.last().unwrap().clone()));
+        } else {
+            let torch = py.import("torch")?;
+            if value.is_instance(&torch.getattr("device")?)? {
+                self.guards.add(py, &source, Check::Equals(value.clone().unbind()));
+            } else {
+                // Modules, functions, classes, dtypes, nn.Modules and other objects: identity.
+                self.guards.add(py, &source, Check::Id(value.clone().unbind()));
+            }
+        }
+        Ok(Var::Py(value.unbind(), Some(source)))
+    }
+
+    /// Whether `list` was read from the frame's inputs (so mutating it is a side effect).
+    pub fn is_external_list(&self, list: &Rc<RefCell<Vec<Var>>>) -> bool {
+        self.external_lists.iter().any(|l| Rc::ptr_eq(l, list))
+    }
+}

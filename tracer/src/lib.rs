@@ -1,0 +1,83 @@
+//! Everything that touches the interpreter: the eval-frame hook, the per-code cache, guards,
+//! sources, the symbolic interpreter, the transformed code and backend dispatch.
+//!
+//! Unsafe code lives in `frame` (frame layout), `hook` (the evaluator), `cache` (co_extra) and
+//! the small raw-pointer helpers of `source`, `runtime` and `guards`; everything else is safe.
+
+pub mod cache;
+pub mod codegen;
+pub mod compile;
+pub mod config;
+pub mod decode;
+pub mod error;
+pub mod frame;
+pub mod fx_export;
+pub mod guards;
+pub mod hook;
+pub mod interp;
+pub mod log;
+pub mod output;
+pub mod passes;
+pub mod runtime;
+pub mod skipfiles;
+pub mod source;
+pub mod version;
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+pub use compile::{Backend, CompileConfig, Unsupported};
+pub use runtime::CompiledGraph;
+
+/// Calls `f` with this thread in `mode`, restoring the previous mode afterwards (also when `f`
+/// raises).
+pub fn call_in_mode<'py>(
+    f: &Bound<'py, PyAny>,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+    mode: hook::Mode,
+) -> PyResult<Bound<'py, PyAny>> {
+    let prev = hook::set_mode(mode);
+    let r = f.call(args, kwargs);
+    hook::set_mode(prev);
+    r
+}
+
+pub fn compile_mode(cfg: Arc<CompileConfig>) -> hook::Mode {
+    hook::Mode::Compile(cfg)
+}
+
+/// Summary of a code object's cache, for tests and inspection.
+pub struct EntryInfo {
+    pub compile_id: (u32, u32),
+    pub guards: Vec<String>,
+    pub graph_code: String,
+}
+
+pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
+    // SAFETY: `code` is a live object and we hold the GIL; `get` checks the slot index.
+    let Some(slot) = (unsafe { cache::get(code.as_ptr()) }) else {
+        return ("none".into(), Vec::new());
+    };
+    let Ok(c) = slot.try_borrow() else {
+        return ("busy".into(), Vec::new());
+    };
+    let state = match &c.state {
+        cache::CodeState::Normal => "normal".to_string(),
+        cache::CodeState::Skip => "skip".to_string(),
+        cache::CodeState::Eager(r) => format!("eager: {r}"),
+        cache::CodeState::LimitHit => "recompile limit".to_string(),
+    };
+    let entries = c
+        .entries
+        .iter()
+        .map(|e| EntryInfo {
+            compile_id: e.compile_id,
+            guards: e.guards.describe(),
+            graph_code: e.graph_code.clone(),
+        })
+        .collect();
+    (state, entries)
+}

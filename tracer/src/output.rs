@@ -1,0 +1,308 @@
+//! The output graph under construction: the fx graph, where its inputs come from, and the
+//! metadata of every tensor value (an fx `TensorMeta` plus a `meta`-device tensor used to infer
+//! the next op's result by running it on metadata only).
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use fx::{Arg, DType, Device, Dim, Graph, NodeId, NodeMeta, Target, TensorMeta};
+
+use crate::error::TraceError;
+use crate::source::Source;
+
+/// A tensor value in the traced program.
+#[derive(Clone)]
+pub struct TensorValue {
+    pub node: NodeId,
+    pub meta: TensorMeta,
+}
+
+pub struct OutputGraph {
+    pub graph: Graph,
+    /// Source of each placeholder, by placeholder index.
+    pub input_sources: Vec<Source>,
+    /// The live input values at compile time, handed to Python backends as example inputs.
+    pub example_inputs: Vec<Py<PyAny>>,
+    /// The callable behind each `Target::Function` node, by node.
+    pub callables: Vec<(NodeId, Py<PyAny>)>,
+    /// A `meta` tensor for each tensor node, made on demand.
+    metas: std::collections::HashMap<NodeId, Py<PyAny>>,
+}
+
+impl OutputGraph {
+    pub fn new() -> OutputGraph {
+        OutputGraph {
+            graph: Graph::new(),
+            input_sources: Vec::new(),
+            example_inputs: Vec::new(),
+            callables: Vec::new(),
+            metas: Default::default(),
+        }
+    }
+
+    /// The placeholder for the tensor at `source`, created once per source.
+    pub fn input(
+        &mut self,
+        py: Python<'_>,
+        source: &Source,
+        value: &Bound<'_, PyAny>,
+    ) -> Result<TensorValue, TraceError> {
+        for (i, s) in self.input_sources.iter().enumerate() {
+            if s.same_as(source) {
+                let node = self.graph.placeholders()[i];
+                let meta = self.graph.node(node).meta.tensor().cloned().expect("tensor input");
+                return Ok(TensorValue { node, meta });
+            }
+        }
+        let meta = tensor_meta_of(py, value)?;
+        let name = placeholder_name(source);
+        let node = self.graph.placeholder(&name, NodeMeta::Tensor(meta.clone()));
+        self.input_sources.push(source.clone());
+        self.example_inputs.push(value.clone().unbind());
+        Ok(TensorValue { node, meta })
+    }
+
+    /// Adds a call node and infers what it produces by running the callable on meta tensors.
+    /// Returns the node and its result metadata (a tensor, a tuple of tensors, or a Python value).
+    pub fn call(
+        &mut self,
+        py: Python<'_>,
+        name_hint: &str,
+        target: Target,
+        callable: Option<&Bound<'_, PyAny>>,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) -> Result<(NodeId, NodeMeta), TraceError> {
+        let meta_args = PyTuple::new(py, args.iter().map(|a| self.to_meta_py(py, a)).collect::<Result<Vec<_>, _>>()?)?;
+        let meta_kwargs = PyDict::new(py);
+        for (k, a) in &kwargs {
+            meta_kwargs.set_item(k, self.to_meta_py(py, a)?)?;
+        }
+        let result = match &target {
+            Target::Function(_) => callable
+                .expect("function targets carry their callable")
+                .call(meta_args, Some(&meta_kwargs)),
+            Target::Method(name) => {
+                let recv = meta_args.get_item(0)?;
+                let rest = meta_args.get_slice(1, meta_args.len());
+                recv.call_method(name.as_str(), rest, Some(&meta_kwargs))
+            }
+        };
+        let result = result.map_err(|e| TraceError::UserError {
+            call: target.name().to_string(),
+            message: e.to_string(),
+            error: e,
+        })?;
+        let device = self.result_device(py, &target, &args, &kwargs);
+        let meta = node_meta_of(py, &result, &device)?;
+        let node = self.graph.call(name_hint, target, args, kwargs, meta.clone());
+        if let Some(c) = callable {
+            self.callables.push((node, c.clone().unbind()));
+        }
+        if matches!(meta, NodeMeta::Tensor(_)) {
+            self.metas.insert(node, result.unbind());
+        }
+        Ok((node, meta))
+    }
+
+    /// The device of a new result: the `device=` argument of factories and `.to()`, else the
+    /// device of the first tensor argument, else CPU. (Meta tensors forget devices.)
+    fn result_device(&self, py: Python<'_>, target: &Target, args: &[Arg], kwargs: &[(String, Arg)]) -> Device {
+        for (k, a) in kwargs {
+            if k == "device" {
+                if let Arg::Device(d) = a {
+                    return d.clone();
+                }
+            }
+        }
+        if let Target::Method(m) = target {
+            if m == "to" || m == "cuda" || m == "cpu" {
+                if m == "cpu" {
+                    return Device::cpu();
+                }
+                for a in args.iter().skip(1) {
+                    if let Arg::Device(d) = a {
+                        return d.clone();
+                    }
+                }
+                if m == "cuda" {
+                    return Device { kind: "cuda".into(), index: Some(0) };
+                }
+            }
+        }
+        let _ = py;
+        let mut nodes = Vec::new();
+        args.iter().for_each(|a| a.nodes(&mut nodes));
+        kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
+        for n in nodes {
+            if let NodeMeta::Tensor(t) = &self.graph.node(n).meta {
+                return t.device.clone();
+            }
+        }
+        Device::cpu()
+    }
+
+    /// A Python value standing for `arg` in a meta-tensor run.
+    fn to_meta_py<'py>(&mut self, py: Python<'py>, arg: &Arg) -> Result<Bound<'py, PyAny>, TraceError> {
+        Ok(match arg {
+            Arg::Node(n) => self.meta_tensor(py, *n)?,
+            other => arg_to_py(py, other, &mut |py, n| self.meta_tensor(py, n))?,
+        })
+    }
+
+    fn meta_tensor<'py>(&mut self, py: Python<'py>, node: NodeId) -> Result<Bound<'py, PyAny>, TraceError> {
+        if let Some(m) = self.metas.get(&node) {
+            return Ok(m.bind(py).clone());
+        }
+        let meta = match &self.graph.node(node).meta {
+            NodeMeta::Tensor(t) => t.clone(),
+            _ => return Err(TraceError::internal("a non-tensor node used as a tensor")),
+        };
+        let t = make_meta_tensor(py, &meta)?;
+        self.metas.insert(node, t.clone().unbind());
+        Ok(t)
+    }
+}
+
+impl Default for OutputGraph {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn placeholder_name(source: &Source) -> String {
+    let s = source.to_string();
+    let cleaned: String = s
+        .replace("L['", "l_")
+        .replace("G['", "g_")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect();
+    let mut out = String::new();
+    for c in cleaned.chars() {
+        if c == '_' && out.ends_with('_') {
+            continue;
+        }
+        out.push(c);
+    }
+    out.trim_end_matches('_').to_string()
+}
+
+/// Converts a constant argument (possibly holding nodes) to a Python object, with `node` mapping
+/// graph values.
+pub fn arg_to_py<'py>(
+    py: Python<'py>,
+    arg: &Arg,
+    node: &mut dyn FnMut(Python<'py>, NodeId) -> Result<Bound<'py, PyAny>, TraceError>,
+) -> Result<Bound<'py, PyAny>, TraceError> {
+    Ok(match arg {
+        Arg::Node(n) => node(py, *n)?,
+        Arg::None => py.None().into_bound(py),
+        Arg::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        Arg::Int(i) => i.into_pyobject(py)?.into_any(),
+        Arg::Float(f) => f.into_pyobject(py)?.into_any(),
+        Arg::Str(s) => s.into_pyobject(py)?.into_any(),
+        Arg::DType(d) => py.import("torch")?.getattr(d.torch_name())?,
+        Arg::Device(d) => py.import("torch")?.getattr("device")?.call1((d.to_string(),))?,
+        Arg::TorchAttr(name) => {
+            let torch = py.import("torch")?;
+            torch.getattr(name.trim_start_matches("torch."))?
+        }
+        Arg::Tuple(items) => {
+            let v = items.iter().map(|a| arg_to_py(py, a, node)).collect::<Result<Vec<_>, _>>()?;
+            PyTuple::new(py, v)?.into_any()
+        }
+        Arg::List(items) => {
+            let v = items.iter().map(|a| arg_to_py(py, a, node)).collect::<Result<Vec<_>, _>>()?;
+            PyList::new(py, v)?.into_any()
+        }
+        Arg::Slice(a, b, c) => {
+            let a = arg_to_py(py, a, node)?;
+            let b = arg_to_py(py, b, node)?;
+            let c = arg_to_py(py, c, node)?;
+            py.import("builtins")?.getattr("slice")?.call1((a, b, c))?
+        }
+        Arg::Ellipsis => py.Ellipsis().into_bound(py),
+    })
+}
+
+pub fn dtype_of(py: Python<'_>, dtype: &Bound<'_, PyAny>) -> Result<DType, TraceError> {
+    let s = dtype.str()?.to_string();
+    let _ = py;
+    DType::from_torch_name(s.trim_start_matches("torch."))
+        .ok_or_else(|| TraceError::unsupported(format!("tensors of dtype {s}")))
+}
+
+pub fn device_of(dev: &Bound<'_, PyAny>) -> Result<Device, TraceError> {
+    let py = dev.py();
+    let kind: String = dev.getattr(intern!(py, "type"))?.extract()?;
+    let index: Option<i64> = dev.getattr(intern!(py, "index"))?.extract()?;
+    Ok(Device { kind, index })
+}
+
+/// Metadata of a live (or meta) tensor.
+pub fn tensor_meta_of(py: Python<'_>, t: &Bound<'_, PyAny>) -> Result<TensorMeta, TraceError> {
+    let dtype = dtype_of(py, &t.getattr(intern!(py, "dtype"))?)?;
+    let device = device_of(&t.getattr(intern!(py, "device"))?)?;
+    let sizes: Vec<i64> = t.getattr(intern!(py, "shape"))?.extract()?;
+    let strides: Vec<i64> = t.call_method0(intern!(py, "stride"))?.extract()?;
+    let requires_grad: bool = t.getattr(intern!(py, "requires_grad"))?.extract()?;
+    Ok(TensorMeta {
+        dtype,
+        device,
+        sizes: sizes.into_iter().map(Dim::Known).collect(),
+        strides: strides.into_iter().map(Dim::Known).collect(),
+        requires_grad,
+    })
+}
+
+fn node_meta_of(py: Python<'_>, v: &Bound<'_, PyAny>, device: &Device) -> Result<NodeMeta, TraceError> {
+    if is_tensor(py, v)? {
+        let mut m = tensor_meta_of(py, v)?;
+        m.device = device.clone();
+        return Ok(NodeMeta::Tensor(m));
+    }
+    if let Ok(t) = v.cast::<PyTuple>() {
+        let items = t.iter().map(|x| node_meta_of(py, &x, device)).collect::<Result<Vec<_>, _>>()?;
+        return Ok(NodeMeta::Tuple(items));
+    }
+    if let Ok(t) = v.cast::<PyList>() {
+        let items = t.iter().map(|x| node_meta_of(py, &x, device)).collect::<Result<Vec<_>, _>>()?;
+        return Ok(NodeMeta::Tuple(items));
+    }
+    if v.is_none() {
+        return Ok(NodeMeta::None);
+    }
+    if let Ok(b) = v.cast::<pyo3::types::PyBool>() {
+        return Ok(NodeMeta::Bool(b.is_true()));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return Ok(NodeMeta::Int(i));
+    }
+    if let Ok(f) = v.extract::<f64>() {
+        return Ok(NodeMeta::Float(f));
+    }
+    Err(TraceError::unsupported(format!(
+        "an op returning {}",
+        v.get_type().name()?
+    )))
+}
+
+pub fn is_tensor(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let tensor = py.import("torch")?.getattr(intern!(py, "Tensor"))?;
+    v.is_instance(&tensor)
+}
+
+pub fn make_meta_tensor<'py>(py: Python<'py>, meta: &TensorMeta) -> Result<Bound<'py, PyAny>, TraceError> {
+    let torch = py.import("torch")?;
+    let sizes = meta.known_sizes().ok_or_else(|| TraceError::unsupported("symbolic sizes"))?;
+    let strides = meta.known_strides().ok_or_else(|| TraceError::unsupported("symbolic strides"))?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", torch.getattr(meta.dtype.torch_name())?)?;
+    kwargs.set_item("device", "meta")?;
+    kwargs.set_item("requires_grad", meta.requires_grad)?;
+    Ok(torch
+        .getattr("empty_strided")?
+        .call((sizes, strides), Some(&kwargs))?)
+}

@@ -1,0 +1,48 @@
+//! Which source files the hook never traces: torch, the standard library, site-packages of
+//! torchferro itself. Decided once per code object (the result is cached in `co_extra`).
+
+use std::sync::OnceLock;
+
+use pyo3::prelude::*;
+
+static PREFIXES: OnceLock<Vec<String>> = OnceLock::new();
+
+fn prefixes(py: Python<'_>) -> &'static Vec<String> {
+    PREFIXES.get_or_init(|| {
+        let mut out = Vec::new();
+        let dir_of = |module: &str| -> Option<String> {
+            let m = py.import(module).ok()?;
+            let file: String = m.getattr("__file__").ok()?.extract().ok()?;
+            let p = std::path::Path::new(&file).parent()?;
+            Some(format!("{}/", p.display()))
+        };
+        for m in ["torch", "torchferro"] {
+            if let Some(d) = dir_of(m) {
+                out.push(d);
+            }
+        }
+        // The standard library: the directory of a pure-Python stdlib module.
+        if let Some(d) = dir_of("os") {
+            out.push(d);
+        }
+        for m in ["numpy", "_pytest", "pluggy", "hypothesis", "typing_extensions", "sympy"] {
+            if let Some(d) = dir_of(m) {
+                out.push(d);
+            }
+        }
+        out
+    })
+}
+
+pub fn is_skipped(py: Python<'_>, filename: &str) -> bool {
+    let pre = prefixes(py);
+    pre.iter().any(|p| {
+        // The stdlib directory contains site-packages; user code installed there is not stdlib.
+        filename.starts_with(p.as_str())
+            && !(p.ends_with("/python3.11/") || p.ends_with("/python3.12/")) // handled below
+    }) || pre.iter().any(|p| {
+        (p.ends_with("/python3.11/") || p.ends_with("/python3.12/"))
+            && filename.starts_with(p.as_str())
+            && !filename[p.len()..].starts_with("site-packages/")
+    })
+}

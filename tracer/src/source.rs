@@ -1,0 +1,266 @@
+//! Sources: where a value the tracer saw came from, as a path of accessor steps from the frame.
+//!
+//! The same path serves three purposes: naming a value in messages (`L['self'].fc.weight`),
+//! guarding it (the guard tree is a trie over these paths), and fetching graph inputs on every call.
+
+use std::fmt;
+use std::sync::Arc;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+/// One accessor step. The first step of a path is a root (`Local`, `Cell`, `Global`); the rest are
+/// `Attr` or `Item`.
+#[derive(Debug)]
+pub enum Step {
+    /// Fast-local slot `index` of the frame (an argument, at hook time).
+    Local { index: usize, name: String },
+    /// Free variable `index` of the function's closure, read through its cell.
+    Cell { index: usize, name: String },
+    /// Module global, falling back to builtins as `LOAD_GLOBAL` does.
+    Global { name: Py<PyString> },
+    Attr { name: Py<PyString> },
+    /// `obj[key]` with a constant key (int or str).
+    Item { key: Py<PyAny>, repr: String },
+}
+
+impl Step {
+    fn same(&self, other: &Step) -> bool {
+        match (self, other) {
+            (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
+            (Step::Cell { index: a, .. }, Step::Cell { index: b, .. }) => a == b,
+            (Step::Global { name: a }, Step::Global { name: b })
+            | (Step::Attr { name: a }, Step::Attr { name: b }) => Python::attach(|py| {
+                a.bind(py).to_str().ok() == b.bind(py).to_str().ok()
+            }),
+            (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// A path from a frame root to a value. Cheap to clone and to extend.
+#[derive(Clone, Debug)]
+pub struct Source {
+    steps: Arc<Vec<Step>>,
+}
+
+impl Source {
+    pub fn local(index: usize, name: &str) -> Source {
+        Source::root(Step::Local {
+            index,
+            name: name.to_string(),
+        })
+    }
+
+    pub fn cell(index: usize, name: &str) -> Source {
+        Source::root(Step::Cell {
+            index,
+            name: name.to_string(),
+        })
+    }
+
+    pub fn global(py: Python<'_>, name: &str) -> Source {
+        Source::root(Step::Global {
+            name: PyString::intern(py, name).unbind(),
+        })
+    }
+
+    fn root(step: Step) -> Source {
+        Source {
+            steps: Arc::new(vec![step]),
+        }
+    }
+
+    fn with(&self, step: Step) -> Source {
+        let mut steps: Vec<Step> = Vec::with_capacity(self.steps.len() + 1);
+        Python::attach(|py| {
+            for s in self.steps.iter() {
+                steps.push(s.clone_ref(py));
+            }
+        });
+        steps.push(step);
+        Source {
+            steps: Arc::new(steps),
+        }
+    }
+
+    pub fn attr(&self, py: Python<'_>, name: &str) -> Source {
+        self.with(Step::Attr {
+            name: PyString::intern(py, name).unbind(),
+        })
+    }
+
+    pub fn item(&self, key: Bound<'_, PyAny>) -> Source {
+        let repr = key
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "?".into());
+        self.with(Step::Item {
+            key: key.unbind(),
+            repr,
+        })
+    }
+
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    pub fn same_as(&self, other: &Source) -> bool {
+        self.steps.len() == other.steps.len()
+            && self.steps.iter().zip(other.steps.iter()).all(|(a, b)| a.same(b))
+    }
+
+    /// The name used for a tensor in guard messages: the bare local name for a frame argument
+    /// (`'x'`, as torch users know it), the full path otherwise.
+    pub fn short_name(&self) -> String {
+        match &self.steps[..] {
+            [Step::Local { name, .. }] | [Step::Cell { name, .. }] => name.clone(),
+            _ => self.to_string(),
+        }
+    }
+
+    /// The root local slot, if this path starts at a fast local.
+    pub fn root_local(&self) -> Option<usize> {
+        match self.steps.first() {
+            Some(Step::Local { index, .. }) => Some(*index),
+            _ => None,
+        }
+    }
+}
+
+impl Step {
+    pub fn clone_ref(&self, py: Python<'_>) -> Step {
+        match self {
+            Step::Local { index, name } => Step::Local {
+                index: *index,
+                name: name.clone(),
+            },
+            Step::Cell { index, name } => Step::Cell {
+                index: *index,
+                name: name.clone(),
+            },
+            Step::Global { name } => Step::Global {
+                name: name.clone_ref(py),
+            },
+            Step::Attr { name } => Step::Attr {
+                name: name.clone_ref(py),
+            },
+            Step::Item { key, repr } => Step::Item {
+                key: key.clone_ref(py),
+                repr: repr.clone(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for step in self.steps.iter() {
+            match step {
+                Step::Local { name, .. } | Step::Cell { name, .. } => write!(f, "L['{name}']")?,
+                Step::Global { name } => write!(f, "G['{name}']")?,
+                Step::Attr { name } => write!(f, ".{name}")?,
+                Step::Item { repr, .. } => write!(f, "[{repr}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The roots a path is resolved against: a frame at hook time, or the arguments of a compiled
+/// function at run time. Both are borrowed arrays of object pointers.
+#[derive(Clone, Copy)]
+pub struct Scope {
+    /// Fast-local slots (at hook time, arguments hold plain values).
+    pub locals: *const *mut ffi::PyObject,
+    pub nlocals: usize,
+    /// Closure cells, in `co_freevars` order.
+    pub cells: *const *mut ffi::PyObject,
+    pub ncells: usize,
+    pub globals: *mut ffi::PyObject,
+    pub builtins: *mut ffi::PyObject,
+}
+
+impl Scope {
+    /// Resolves a root step to a borrowed pointer (NULL if absent; no Python error is left set).
+    pub fn root(&self, step: &Step) -> *mut ffi::PyObject {
+        // SAFETY: the arrays and dicts in a Scope are borrowed from a live frame or a live
+        // vectorcall argument array for the duration of the call that built the Scope, and
+        // indices are bounds-checked against the recorded lengths.
+        unsafe {
+            match step {
+                Step::Local { index, .. } => {
+                    if *index < self.nlocals {
+                        *self.locals.add(*index)
+                    } else {
+                        std::ptr::null_mut()
+                    }
+                }
+                Step::Cell { index, .. } => {
+                    if *index < self.ncells {
+                        let cell = *self.cells.add(*index);
+                        if cell.is_null() || ffi::PyCell_Check(cell) == 0 {
+                            std::ptr::null_mut()
+                        } else {
+                            (*(cell as *mut ffi::PyCellObject)).ob_ref
+                        }
+                    } else {
+                        std::ptr::null_mut()
+                    }
+                }
+                Step::Global { name } => {
+                    let key = name.as_ptr();
+                    let mut v = ffi::PyDict_GetItemWithError(self.globals, key);
+                    if v.is_null() && ffi::PyErr_Occurred().is_null() && !self.builtins.is_null()
+                    {
+                        v = ffi::PyDict_GetItemWithError(self.builtins, key);
+                    }
+                    if v.is_null() {
+                        ffi::PyErr_Clear();
+                    }
+                    v
+                }
+                Step::Attr { .. } | Step::Item { .. } => std::ptr::null_mut(),
+            }
+        }
+    }
+}
+
+/// Applies a non-root step to a value. Returns a new reference or NULL (error cleared).
+pub fn apply_step(base: *mut ffi::PyObject, step: &Step) -> *mut ffi::PyObject {
+    // SAFETY: `base` is a live object owned by the caller; the C API calls below return new
+    // references or NULL with an error set, which is cleared so guards read as plain failures.
+    unsafe {
+        let r = match step {
+            Step::Attr { name } => ffi::PyObject_GetAttr(base, name.as_ptr()),
+            Step::Item { key, .. } => ffi::PyObject_GetItem(base, key.as_ptr()),
+            _ => std::ptr::null_mut(),
+        };
+        if r.is_null() {
+            ffi::PyErr_Clear();
+        }
+        r
+    }
+}
+
+/// Resolves a whole path. Returns a new reference or `None`.
+pub fn resolve<'py>(py: Python<'py>, scope: &Scope, source: &Source) -> Option<Bound<'py, PyAny>> {
+    let steps = source.steps();
+    let root = scope.root(&steps[0]);
+    if root.is_null() {
+        return None;
+    }
+    // SAFETY: `root` is a borrowed, live object; we take a new reference to own it.
+    let mut cur = unsafe { Bound::from_borrowed_ptr(py, root) };
+    for step in &steps[1..] {
+        let next = apply_step(cur.as_ptr(), step);
+        if next.is_null() {
+            return None;
+        }
+        // SAFETY: apply_step returned a new reference.
+        cur = unsafe { Bound::from_owned_ptr(py, next) };
+    }
+    Some(cur)
+}
