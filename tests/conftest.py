@@ -7,7 +7,6 @@ import math
 
 import pytest
 import torch
-
 import torchferro
 
 
@@ -31,7 +30,11 @@ class CountingBackend:
 
     def op_nodes(self, i: int = 0) -> list:
         """The call_function / call_method nodes of the ``i``-th graph."""
-        return [n for n in self.graphs[i].graph.nodes if n.op in ("call_function", "call_method")]
+        return [
+            n
+            for n in self.graphs[i].graph.nodes
+            if n.op in ("call_function", "call_method")
+        ]
 
     def placeholders(self, i: int = 0) -> list:
         return [n for n in self.graphs[i].graph.nodes if n.op == "placeholder"]
@@ -67,21 +70,38 @@ def assert_same(expected, actual, path: str = "out") -> None:
     """Asserts that ``actual`` has the structure and values of ``expected``: the same container
     types (tuple, list, dict, torch.Size, named tuples), the same dict keys in order, equal Python
     scalars, and tensors of the same shape, dtype, device and requires_grad with close values."""
-    assert type(actual) is type(expected), f"{path}: type {type(actual).__name__} != {type(expected).__name__}"
+    assert type(actual) is type(expected), (
+        f"{path}: type {type(actual).__name__} != {type(expected).__name__}"
+    )
     if isinstance(expected, torch.Tensor):
-        assert actual.shape == expected.shape, f"{path}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
-        assert actual.dtype == expected.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
-        assert actual.device == expected.device, f"{path}: device {actual.device} != {expected.device}"
+        assert actual.shape == expected.shape, (
+            f"{path}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+        )
+        assert actual.dtype == expected.dtype, (
+            f"{path}: dtype {actual.dtype} != {expected.dtype}"
+        )
+        assert actual.device == expected.device, (
+            f"{path}: device {actual.device} != {expected.device}"
+        )
         assert actual.requires_grad == expected.requires_grad, (
             f"{path}: requires_grad {actual.requires_grad} != {expected.requires_grad}"
         )
-        torch.testing.assert_close(actual.detach(), expected.detach(), equal_nan=True, msg=lambda m: f"{path}: {m}")
+        torch.testing.assert_close(
+            actual.detach(),
+            expected.detach(),
+            equal_nan=True,
+            msg=lambda m: f"{path}: {m}",
+        )
     elif isinstance(expected, (tuple, list)):
-        assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
+        assert len(actual) == len(expected), (
+            f"{path}: length {len(actual)} != {len(expected)}"
+        )
         for i, (e, a) in enumerate(zip(expected, actual)):
             assert_same(e, a, f"{path}[{i}]")
     elif isinstance(expected, dict):
-        assert list(actual.keys()) == list(expected.keys()), f"{path}: keys {list(actual)} != {list(expected)}"
+        assert list(actual.keys()) == list(expected.keys()), (
+            f"{path}: keys {list(actual)} != {list(expected)}"
+        )
         for k in expected:
             assert_same(expected[k], actual[k], f"{path}[{k!r}]")
     elif isinstance(expected, float) and math.isnan(expected):

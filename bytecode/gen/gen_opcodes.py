@@ -102,7 +102,7 @@ def arg_kind(num, d):
                       ("hascompare", "Compare"), ("hasexc", "ExceptionHandler")]:
         if num in d[key]:
             return kind
-    return "Other" if num >= d["HAVE_ARGUMENT"] else "None"
+    return "Other" if num >= d["HAVE_ARGUMENT"] else "Unused"
 
 
 def jump(name, num, d):

@@ -97,6 +97,8 @@ impl Assembler {
     }
 
     /// Labelled form of an existing code object (positions and exception ranges included).
+    /// Assembling it again gives back the same bytes, except that redundant EXTENDED_ARG
+    /// prefixes (never written by CPython's compiler) are dropped.
     pub fn from_code(version: Version, raw: RawCode<'_>) -> Result<Self> {
         let mut asm = Assembler::new(version);
         asm.append_code(raw)?;
@@ -161,7 +163,9 @@ impl Assembler {
         self.push(opcode, Arg::Value(arg))
     }
 
-    /// Emits a jump by name; either direction's name works, the right one is picked at layout.
+    /// Emits a jump by name. Either direction's name works (`JUMP_FORWARD` to a label behind
+    /// becomes `JUMP_BACKWARD`); jumps that exist in one direction only report an error at
+    /// layout if the label is on the other side.
     pub fn emit_jump(&mut self, name: &str, target: Label) -> Result<()> {
         let opcode = self.version.opcode(name)?;
         self.emit_jump_op(opcode, target)
@@ -177,12 +181,28 @@ impl Assembler {
     }
 
     /// Appends a decoded code object. Returns one label per decoded instruction plus a last
-    /// one bound after them, so callers can jump into or protect the appended code.
+    /// one bound after them, so callers can jump into or protect the appended code. On error
+    /// the assembler is left unchanged.
     pub fn append_code(&mut self, raw: RawCode<'_>) -> Result<Vec<Label>> {
         let decoded = decode(self.version, raw.code)?;
         let table = exception_table::parse(raw.exception_table)?;
         let positions =
             line_table::positions_by_unit(&line_table::parse(raw.line_table, raw.first_lineno)?);
+        let code_end = u32::try_from(raw.code.len()).unwrap_or(u32::MAX);
+        let index_of = |offset: u32| -> Result<usize> {
+            if offset == code_end {
+                return Ok(decoded.len());
+            }
+            index_at_offset(&decoded, offset).ok_or(Error::MisalignedExceptionEntry { offset })
+        };
+        let ranges = table
+            .iter()
+            .map(|e| Ok((index_of(e.start)?, index_of(e.end)?, index_of(e.target)?, e)))
+            .collect::<Result<Vec<_>>>()?;
+        for inst in &decoded {
+            self.check_emittable(inst.opcode, inst.target.is_some())?;
+        }
+
         let base = self.instructions.len();
         let labels: Vec<Label> = (0..=decoded.len())
             .map(|k| {
@@ -193,24 +213,19 @@ impl Assembler {
             .collect();
         for inst in &decoded {
             let unit = (inst.opcode_offset() / UNIT) as usize;
-            self.position = positions.get(unit).copied().unwrap_or_default();
-            let arg = inst
-                .target
-                .map_or(Arg::Value(inst.arg), |t| Arg::Jump(labels[t]));
-            self.push(inst.opcode, arg)?;
+            self.instructions.push(LabelledInstruction {
+                opcode: inst.opcode,
+                arg: inst
+                    .target
+                    .map_or(Arg::Value(inst.arg), |t| Arg::Jump(labels[t])),
+                position: positions.get(unit).copied().unwrap_or_default(),
+            });
         }
-        let code_end = u32::try_from(raw.code.len()).unwrap_or(u32::MAX);
-        let index_of = |offset: u32| -> Result<usize> {
-            if offset == code_end {
-                return Ok(decoded.len());
-            }
-            index_at_offset(&decoded, offset).ok_or(Error::MisalignedExceptionEntry { offset })
-        };
-        for entry in &table {
+        for (start, end, handler, entry) in ranges {
             self.exception_ranges.push(ExceptionRange {
-                start: labels[index_of(entry.start)?],
-                end: labels[index_of(entry.end)?],
-                handler: labels[index_of(entry.target)?],
+                start: labels[start],
+                end: labels[end],
+                handler: labels[handler],
                 depth: entry.depth,
                 lasti: entry.lasti,
             });
@@ -251,6 +266,16 @@ impl Assembler {
     }
 
     fn push(&mut self, opcode: Opcode, arg: Arg) -> Result<()> {
+        self.check_emittable(opcode, matches!(arg, Arg::Jump(_)))?;
+        self.instructions.push(LabelledInstruction {
+            opcode,
+            arg,
+            position: self.position,
+        });
+        Ok(())
+    }
+
+    fn check_emittable(&self, opcode: Opcode, with_label: bool) -> Result<()> {
         let name = opcode.name();
         if opcode.version() != self.version {
             return Err(Error::VersionMismatch {
@@ -269,17 +294,11 @@ impl Assembler {
         if opcode.number() == 0 {
             return not_emittable("inline caches are inserted by the assembler");
         }
-        match (arg, opcode.is_jump()) {
-            (Arg::Value(_), true) => return Err(Error::JumpNeedsLabel { name }),
-            (Arg::Jump(_), false) => return Err(Error::NotAJump { name }),
-            _ => {}
+        match (with_label, opcode.is_jump()) {
+            (false, true) => Err(Error::JumpNeedsLabel { name }),
+            (true, false) => Err(Error::NotAJump { name }),
+            _ => Ok(()),
         }
-        self.instructions.push(LabelledInstruction {
-            opcode,
-            arg,
-            position: self.position,
-        });
-        Ok(())
     }
 
     /// Resolves a label to an instruction index; `allow_end` admits "after the last one".

@@ -26,8 +26,8 @@ pub struct ExceptionTableEntry {
 
 impl ExceptionTableEntry {
     /// Stack depth at the first instruction of the handler.
-    pub fn handler_depth(&self) -> u32 {
-        self.depth + u32::from(self.lasti) + 1
+    pub fn handler_depth(&self) -> u64 {
+        u64::from(self.depth) + u64::from(self.lasti) + 1
     }
 
     pub fn covers(&self, offset: u32) -> bool {
@@ -81,7 +81,10 @@ pub fn encode(entries: &[ExceptionTableEntry]) -> Result<Vec<u8>> {
     let mut previous_end = 0;
     for (index, e) in entries.iter().enumerate() {
         let invalid = |reason| Error::InvalidExceptionEntry { index, reason };
-        if [e.start, e.end, e.target].iter().any(|o| !o.is_multiple_of(UNIT)) {
+        if [e.start, e.end, e.target]
+            .iter()
+            .any(|o| !o.is_multiple_of(UNIT))
+        {
             return Err(invalid("offsets must be even"));
         }
         if e.start >= e.end {

@@ -16,6 +16,41 @@
 //!
 //! Offsets are in bytes everywhere, as `dis` prints them. Nothing here panics on bad input:
 //! failures are [`Error`] values.
+//!
+//! The transformed code of a frame that breaks its graph at a data-dependent branch:
+//!
+//! ```
+//! use bytecode::{Assembler, Position, Version};
+//!
+//! let mut asm = Assembler::new(Version::V3_11);
+//! asm.set_position(Position::line(10));
+//! asm.emit("RESUME", 0)?;
+//! asm.emit("LOAD_GLOBAL", (0 << 1) | 1)?; // NULL + co_names[0], __compiled_fn_0
+//! asm.emit("LOAD_FAST", 0)?; // a
+//! asm.emit("LOAD_FAST", 1)?; // b
+//! asm.emit("PRECALL", 2)?;
+//! asm.emit("CALL", 2)?;
+//! asm.emit("UNPACK_SEQUENCE", 2)?;
+//! asm.emit("STORE_FAST", 2)?; // x
+//! let else_branch = asm.new_label();
+//! asm.emit_jump("POP_JUMP_FORWARD_IF_FALSE", else_branch)?;
+//! for resume_fn in [1, 2] {
+//!     if resume_fn == 2 {
+//!         asm.bind(else_branch)?;
+//!     }
+//!     asm.emit("LOAD_GLOBAL", (resume_fn << 1) | 1)?; // NULL + __resume_at_..
+//!     asm.emit("LOAD_FAST", 1)?;
+//!     asm.emit("LOAD_FAST", 2)?;
+//!     asm.emit("PRECALL", 2)?;
+//!     asm.emit("CALL", 2)?;
+//!     asm.emit("RETURN_VALUE", 0)?;
+//! }
+//! let code = asm.assemble(10)?; // co_firstlineno
+//! assert_eq!(code.stack_size, 4);
+//! let decoded = bytecode::decode(Version::V3_11, &code.code)?;
+//! assert_eq!(decoded[8].target, Some(15));
+//! # Ok::<(), bytecode::Error>(())
+//! ```
 
 pub mod assemble;
 pub mod decode;
@@ -34,5 +69,5 @@ pub use decode::{decode, index_at_offset, Instruction, UNIT};
 pub use error::{Error, Result};
 pub use exception_table::ExceptionTableEntry;
 pub use line_table::{LineTableEntry, LineTableWriter, LocationForm, Position};
-pub use opcode::{ArgKind, Direction, Jump, Opcode, OpcodeInfo, StackEffect, Version};
+pub use opcode::{ArgKind, ArgTerm, Direction, Jump, Opcode, OpcodeInfo, StackEffect, Version};
 pub use stack_depth::{max_stack_depth, stack_depth, FlowInstruction, Handler};

@@ -129,7 +129,17 @@ impl Graph {
         for u in uses {
             self.g.add_edge(u, id, ());
         }
-        self.order.push(id);
+        if matches!(self.g[id].kind, NodeKind::Placeholder { .. }) {
+            // Inputs come first, as in torch.fx, whatever order the tracer met them in.
+            let at = self
+                .order
+                .iter()
+                .position(|&n| !matches!(self.g[n].kind, NodeKind::Placeholder { .. }))
+                .unwrap_or(self.order.len());
+            self.order.insert(at, id);
+        } else {
+            self.order.push(id);
+        }
         id
     }
 

@@ -162,6 +162,7 @@ pub fn reset_all() {
         if let Ok(mut c) = slot.try_borrow_mut() {
             graveyard.append(&mut c.entries);
             c.limit_warned = false;
+            c.compiles = 0;
             if c.state != CodeState::Skip {
                 c.state = CodeState::Normal;
             }

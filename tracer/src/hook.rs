@@ -126,6 +126,11 @@ fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
     if filename.starts_with('<') && (name == "<module>" || filename == "<string>" && name.starts_with('<')) {
         return true;
     }
+    // `forward` of torch.nn's own modules is traced like user code, so compiling a
+    // `torch.nn.Sequential` (whose forward lives in torch) captures its layers.
+    if name == "forward" && filename.contains("/torch/nn/modules/") {
+        return false;
+    }
     crate::skipfiles::is_skipped(py, &filename)
 }
 

@@ -630,11 +630,39 @@ impl<'a, 'py> Frame<'a, 'py> {
         })
     }
 
+    /// Iterating a `Sequential` or `ModuleList` yields its children (a `ModuleDict`, its keys),
+    /// each read through `_modules` so guards stay plain dict reads.
+    fn module_children(&mut self, m: Bound<'py, PyAny>, src: Source) -> Result<Vec<Var>, TraceError> {
+        let py = self.tx.py;
+        let tyname = m.get_type().name()?.to_string();
+        if !matches!(tyname.as_str(), "Sequential" | "ModuleList" | "ModuleDict") {
+            return Err(TraceError::unsupported(format!("iterating a {tyname}")));
+        }
+        let modules = m.getattr("_modules")?;
+        let keys: Vec<String> = modules.call_method0("keys")?.try_iter()?.map(|k| k.and_then(|k| k.extract())).collect::<PyResult<_>>()?;
+        // The set of children is part of what the trace relies on.
+        self.tx.guards.add(py, &src.attr(py, "_modules"), crate::guards::Check::Len(keys.len()));
+        let mut out = Vec::new();
+        for k in keys {
+            if tyname == "ModuleDict" {
+                out.push(Var::py_const(py, k));
+                continue;
+            }
+            let child = modules.get_item(&k)?;
+            let s = src.attr(py, "_modules").item(pyo3::types::PyString::new(py, &k).into_any());
+            out.push(self.tx.wrap(child, Some(s))?);
+        }
+        Ok(out)
+    }
+
     fn iterate(&mut self, v: Var) -> Result<Vec<Var>, TraceError> {
         match &v {
             Var::Iter(it) => {
                 let it = it.borrow();
                 Ok(it.0[it.1..].to_vec())
+            }
+            Var::Py(o, Some(src)) if ops::is_nn_module(self.tx.py, o.bind(self.tx.py))? => {
+                self.module_children(o.bind(self.tx.py).clone(), src.clone())
             }
             _ => self.unpack(v),
         }
