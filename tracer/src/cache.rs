@@ -47,11 +47,14 @@ pub struct CodeCache {
     /// Number of entries ever compiled (compile ids keep counting after resets of the list).
     pub compiles: u32,
     pub limit_warned: bool,
+    /// Argument slots of the code (positional, keyword-only, *args, **kwargs), read once.
+    pub nargs: usize,
 }
 
 impl CodeCache {
-    fn new(state: CodeState) -> CodeCache {
+    fn new(state: CodeState, nargs: usize) -> CodeCache {
         CodeCache {
+            nargs,
             state,
             entries: Vec::new(),
             frame_id: None,
@@ -122,7 +125,7 @@ pub unsafe fn get_or_create(code: *mut ffi::PyObject, state: impl FnOnce() -> Co
     if let Some(s) = unsafe { get(code) } {
         return Some(s);
     }
-    let raw = Box::into_raw(Box::new(RefCell::new(CodeCache::new(state())))) as *mut std::ffi::c_void;
+    let raw = Box::into_raw(Box::new(RefCell::new(CodeCache::new(state(), nargs(code))))) as *mut std::ffi::c_void;
     // SAFETY: code is live, the GIL is held, and ownership of `raw` passes to the code object.
     let rc = unsafe { ffi::PyUnstable_Code_SetExtra(code, extra_index(), raw) };
     if rc != 0 {
@@ -138,6 +141,13 @@ pub unsafe fn get_or_create(code: *mut ffi::PyObject, state: impl FnOnce() -> Co
     }
     // SAFETY: just stored; lives as long as the code object.
     Some(unsafe { &*(raw as *const Slot) })
+}
+
+/// Argument slots of a code object (read once per code, when its cache is made).
+fn nargs(code: *mut ffi::PyObject) -> usize {
+    // SAFETY: callers hold the GIL and `code` is a live code object.
+    let py = unsafe { Python::assume_attached() };
+    crate::compile::arg_slot_count(py, code).unwrap_or(0)
 }
 
 /// Marks code we generated so the hook never traces it.

@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use crate::cache::{self, CodeState};
 use crate::compile::{self, CompileConfig};
 use crate::frame::FrameView;
+use crate::runtime::CompiledGraph;
 use crate::source::Scope;
 
 /// What the hook does on this thread.
@@ -157,10 +158,14 @@ pub unsafe extern "C" fn eval_frame(
     let action = decide(py, fv, mode.clone());
     set_mode_quiet(mode);
     match action {
-        Action::Call(f, argv) => {
+        Action::Run(run, argv) => {
             // argv borrows the frame's argument slots and closure cells, which stay alive
             // while the frame exists (until after we return).
-            match f(py, &argv) {
+            let r = match &run {
+                Run::Graph(g) => g.get().run_raw(py, &argv),
+                Run::Function(f) => call_function(py, f, &argv),
+            };
+            match r {
                 Ok(v) => v.into_ptr(),
                 Err(e) => {
                     e.restore(py);
@@ -177,15 +182,27 @@ pub unsafe extern "C" fn eval_frame(
     }
 }
 
-fn decide<'py>(py: Python<'py>, fv: FrameView, mode: Mode) -> Action<'py> {
+fn call_function<'py>(py: Python<'py>, f: &Py<PyAny>, argv: &[*mut ffi::PyObject]) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: argv holds borrowed, live object pointers; vectorcall borrows them and returns a
+    // new reference or NULL with an exception set.
+    let r = unsafe { ffi::PyObject_Vectorcall(f.as_ptr(), argv.as_ptr(), argv.len(), std::ptr::null_mut()) };
+    if r.is_null() {
+        Err(PyErr::fetch(py))
+    } else {
+        // SAFETY: a new reference from vectorcall.
+        Ok(unsafe { Bound::from_owned_ptr(py, r) })
+    }
+}
+
+fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     let code = fv.code();
     // SAFETY: code is live for the duration of the frame; GIL held.
     let Some(slot) = (unsafe { cache::get_or_create(code, || if skipped_file(py, code) { CodeState::Skip } else { CodeState::Normal }) }) else {
         return Action::Default;
     };
-    let state = match slot.try_borrow() {
-        Ok(c) => c.state.clone(),
-        Err(_) => CodeState::Skip,
+    let (state, nargs) = match slot.try_borrow() {
+        Ok(c) => (c.state.clone(), c.nargs),
+        Err(_) => (CodeState::Skip, 0),
     };
     if state == CodeState::Skip || matches!(state, CodeState::Eager(_)) && slot.try_borrow().map(|c| c.entries.is_empty()).unwrap_or(true) {
         return Action::Default;
@@ -195,14 +212,20 @@ fn decide<'py>(py: Python<'py>, fv: FrameView, mode: Mode) -> Action<'py> {
         // lands, 3.12 frames run eagerly (correct, not compiled).
         return Action::Default;
     }
-    run_frame(py, fv, slot, &mode, state)
+    run_frame(py, fv, slot, &mode, state, nargs)
 }
 
 
-type Runner<'py> = Box<dyn FnOnce(Python<'py>, &[*mut ffi::PyObject]) -> PyResult<Bound<'py, PyAny>> + 'py>;
+/// What a cache hit runs.
+enum Run {
+    /// The compiled graph, called straight from the hook.
+    Graph(Py<CompiledGraph>),
+    /// The transformed code, as a function of (arguments..., cells...).
+    Function(Py<PyAny>),
+}
 
-enum Action<'py> {
-    Call(Runner<'py>, Vec<*mut ffi::PyObject>),
+enum Action {
+    Run(Run, Vec<*mut ffi::PyObject>),
     Default,
     Raise(PyErr),
 }
@@ -232,11 +255,7 @@ fn frame_scope(fv: FrameView, nargs: usize) -> (Scope, Vec<*mut ffi::PyObject>) 
     (scope, argv)
 }
 
-fn run_frame<'py>(py: Python<'py>, fv: FrameView, slot: &'static cache::Slot, mode: &Mode, state: CodeState) -> Action<'py> {
-    let nargs = match compile::arg_slot_count(py, fv.code()) {
-        Ok(n) => n,
-        Err(_) => return Action::Default,
-    };
+fn run_frame(py: Python<'_>, fv: FrameView, slot: &'static cache::Slot, mode: &Mode, state: CodeState, nargs: usize) -> Action {
     let (scope, argv) = frame_scope(fv, nargs);
     let backend_key = match mode {
         Mode::Compile(cfg) => Some(cfg.backend_key()),
@@ -280,24 +299,11 @@ fn run_frame<'py>(py: Python<'py>, fv: FrameView, slot: &'static cache::Slot, mo
     }
 }
 
-fn hit<'py>(entry: Arc<cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action<'py> {
-    if crate::config::direct_call() {
-        let graph = entry.graph.clone();
-        Action::Call(Box::new(move |py, argv| graph.get().run_raw(py, argv)), argv)
+fn hit(entry: Arc<cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action {
+    let run = if crate::config::direct_call() {
+        Run::Graph(entry.graph.clone())
     } else {
-        let function = entry.function.clone();
-        Action::Call(
-            Box::new(move |py, argv| {
-                // SAFETY: argv holds borrowed, live object pointers; vectorcall borrows them.
-                let r = unsafe { ffi::PyObject_Vectorcall(function.as_ptr(), argv.as_ptr(), argv.len(), std::ptr::null_mut()) };
-                if r.is_null() {
-                    Err(PyErr::fetch(py))
-                } else {
-                    // SAFETY: a new reference from vectorcall.
-                    Ok(unsafe { Bound::from_owned_ptr(py, r) })
-                }
-            }),
-            argv,
-        )
-    }
+        Run::Function(entry.function.clone())
+    };
+    Action::Run(run, argv)
 }
