@@ -179,6 +179,21 @@ def test_recompile_limit_falls_back_to_eager_with_one_warning(caplog):
     assert len(entries) == 2
 
 
+def test_grad_mode_change_recompiles(caplog):
+    counter = Counter()
+    compiled = torchferro.compile(add_one, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    x = torch.randn(3, requires_grad=True)
+    assert compiled(x).requires_grad
+    with torch.no_grad():
+        out = compiled(x)
+    assert not out.requires_grad
+    assert counter.n == 2
+    assert _recompile_records(caplog) == [
+        _expected(add_one, "grad mode mismatch. expected torch.is_grad_enabled()=True, actual False")
+    ]
+
+
 def test_guards_are_listed_for_each_entry():
     compiled = torchferro.compile(scaled, backend="eager", fullgraph=True)
     compiled(torch.randn(2, 3))
@@ -187,6 +202,7 @@ def test_guards_are_listed_for_each_entry():
     assert len(entries) == 1
     guards = entries[0]["guards"]
     assert guards == [
+        "GRAD_MODE torch.is_grad_enabled() == True",
         "TENSOR_MATCH L['x']: torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False",
         "EQUALS_MATCH G['SCALE'] == 2",
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -70,6 +71,14 @@ class Call:
 
 
 PROGRAMS: list[Program] = []
+
+# Known torchferro bugs (each program marked with one fails in every test below).
+XFAIL_TUPLE_RESULT = "ops returning a tuple of tensors (max(dim=...), chunk, split) fail with the internal error 'a non-tensor node used as a tensor', and the frame then runs eagerly even under fullgraph=True (the backend is never called)"
+XFAIL_FACTORY = "a factory's result is made as a real CPU tensor in the meta run, so combining it with a traced tensor raises 'Tensor on device meta is not on the expected device cpu!'; this is taken as a user error and the frame silently runs eagerly even under fullgraph=True (the backend is never called)"
+XFAIL_KWARGS_GUARD = "the **kwargs dict is guarded with ID_MATCH on L['kwargs'] (a new dict on every call), so every call recompiles: 2 compiles for 2 calls with the same metadata"
+XFAIL_SETITEM = (
+    "STORE_SUBSCR is unsupported: `y[:, 0] = 0.0` raises torchferro.Unsupported"
+)
 
 
 def program(inputs, ops=None, *, name=None, xfail=None, tags=()):
@@ -212,7 +221,7 @@ def inplace_relu_returns_input(x):
     return x.relu_()
 
 
-@program(lambda g: (randn(g, 3, 4),), ops=2)
+@program(lambda g: (randn(g, 3, 4),), ops=2, xfail=XFAIL_SETITEM)
 def setitem_on_intermediate(x):
     y = x.clone()
     y[:, 0] = 0.0
@@ -239,18 +248,18 @@ def mean_amax_amin(x):
     return x.mean(-1), x.amax(dim=1), x.amin(0, keepdim=True)
 
 
-@program(lambda g: (randn(g, 3, 4),), ops=4)
+@program(lambda g: (randn(g, 3, 4),), ops=4, xfail=XFAIL_TUPLE_RESULT)
 def max_dim_unpacked(x):
     values, indices = x.max(dim=1)
     return values * 2, indices
 
 
-@program(lambda g: (randn(g, 3, 4),))
+@program(lambda g: (randn(g, 3, 4),), xfail=XFAIL_TUPLE_RESULT)
 def max_dim_returns_named_tuple(x):
     return x.max(dim=-1)
 
 
-@program(lambda g: (randn(g, 3, 4),))
+@program(lambda g: (randn(g, 3, 4),), xfail=XFAIL_TUPLE_RESULT)
 def max_dim_values_indices_attrs(x):
     r = torch.max(x, 1)
     return r.values + r.indices
@@ -365,18 +374,18 @@ def narrow_slices(x):
     return x.narrow(1, 1, 2) + torch.narrow(x, 1, 3, 2)
 
 
-@program(lambda g: (randn(g, 4, 6),), ops=4)
+@program(lambda g: (randn(g, 4, 6),), ops=4, xfail=XFAIL_TUPLE_RESULT)
 def chunk_returns_tuple(x):
     return x.chunk(3, dim=1)
 
 
-@program(lambda g: (randn(g, 3, 6),), ops=5)
+@program(lambda g: (randn(g, 3, 6),), ops=5, xfail=XFAIL_TUPLE_RESULT)
 def split_sizes_unpacked(x):
     a, b = x.split([2, 4], dim=1)
     return a.sum(1, keepdim=True) * b
 
 
-@program(lambda g: (randn(g, 5, 3),), ops=4)
+@program(lambda g: (randn(g, 5, 3),), ops=4, xfail=XFAIL_TUPLE_RESULT)
 def split_uneven_returns_tuple(x):
     return torch.split(x, 2)
 
@@ -434,7 +443,7 @@ def shape_queries(x):
     return x.view(n * m), x.dim(), x.ndim, x.numel()
 
 
-@program(lambda g: (randn(g, 3, 5, dtype=torch.float64),), ops=3)
+@program(lambda g: (randn(g, 3, 5, dtype=torch.float64),), ops=3, xfail=XFAIL_FACTORY)
 def zeros_with_input_dtype_device(x):
     return torch.zeros(x.shape[0], 3, dtype=x.dtype, device=x.device) + x[:, :3]
 
@@ -546,14 +555,19 @@ def star_args(*args):
 
 
 @program(
-    lambda g: Call(randn(g, 3, 4), scale=3.0, bias=randn(g, 4)), ops=2, tags={"direct"}
+    lambda g: Call(randn(g, 3, 4), scale=3.0, bias=randn(g, 4)),
+    ops=2,
+    tags={"direct"},
+    xfail=XFAIL_KWARGS_GUARD,
 )
 def star_kwargs(x, **kwargs):
     return x * kwargs["scale"] + kwargs["bias"], len(kwargs)
 
 
 @program(
-    lambda g: Call(randn(g, 3, 4), randn(g, 3, 4), alpha=0.25, beta=randn(g, 4)), ops=3
+    lambda g: Call(randn(g, 3, 4), randn(g, 3, 4), alpha=0.25, beta=randn(g, 4)),
+    ops=3,
+    xfail=XFAIL_KWARGS_GUARD,
 )
 def args_kwargs_mixed(x, *rest, alpha=1.0, **extra):
     out = x * alpha
@@ -646,7 +660,7 @@ def while_loop_python_counter(x):
 # Factories
 
 
-@program(lambda g: (randn(g, 2, 3),), ops=6)
+@program(lambda g: (randn(g, 2, 3),), ops=6, xfail=XFAIL_FACTORY)
 def factories_dtype_kwargs(x):
     return (
         x
@@ -655,7 +669,7 @@ def factories_dtype_kwargs(x):
     )
 
 
-@program(lambda g: (randn(g, 2, 3),), ops=5)
+@program(lambda g: (randn(g, 2, 3),), ops=5, xfail=XFAIL_FACTORY)
 def arange_variants(x):
     return (
         torch.arange(6, dtype=torch.float32).view(2, 3) + x,
@@ -853,7 +867,13 @@ module_program("mod_user_mlp", MLP, lambda g: (randn(g, 3, 8),), ops=5, tags={"d
 module_program("mod_rmsnorm_python_attr", RMSNorm, lambda g: (randn(g, 3, 8),), ops=6)
 module_program("mod_param_buffer", ScaleShift, lambda g: (randn(g, 3, 8),), ops=3)
 module_program("mod_residual_dropout_eval", ResidualBlock, lambda g: (randn(g, 3, 8),))
-module_program("mod_attention", Attention, lambda g: (randn(g, 2, 5, 8),), ops=11)
+module_program(
+    "mod_attention",
+    Attention,
+    lambda g: (randn(g, 2, 5, 8),),
+    ops=11,
+    xfail=XFAIL_TUPLE_RESULT,
+)
 module_program("mod_dict_output", DictHead, lambda g: (randn(g, 3, 8),), ops=2)
 module_program(
     "mod_shared_layer_loop", SharedLayerLoop, lambda g: (randn(g, 3, 8),), ops=4
@@ -914,18 +934,55 @@ def test_program(prog: Program, counting_backend: CountingBackend):
         assert len(ops) == prog.ops, counting_backend.describe(0)
 
 
-@pytest.mark.parametrize("prog", _params([p for p in PROGRAMS if not p.module]))
+def _code_of(prog: Program, target):
+    """The code object whose cache holds the program's compiled entry."""
+    return type(target).forward.__code__ if prog.module else prog.fn.__code__
+
+
+@pytest.mark.parametrize("prog", _params(PROGRAMS))
 def test_program_cache_entry(prog: Program, counting_backend: CountingBackend):
-    _run_and_compare(prog, counting_backend)
-    _state, entries = torchferro._C.cache_entries(prog.fn.__code__)
+    target = prog.target()
+    compiled = torchferro.compile(target, backend=counting_backend, fullgraph=True)
+    for seed in (0, 1):
+        args, kwargs = prog.make(seed)
+        compiled(*args, **kwargs)
+    _state, entries = torchferro._C.cache_entries(_code_of(prog, target))
+    assert len(entries) == 1, entries
+    frame_id, frame_compile = entries[0]["compile_id"].split("/")
+    assert frame_id.isdigit() and frame_compile == "0"
+    guards = entries[0]["guards"]
+    assert (
+        isinstance(guards, list) and guards and all(isinstance(g, str) for g in guards)
+    )
+    assert isinstance(entries[0]["graph"], str) and entries[0]["graph"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="torchferro.compiler.reset() does not restart frame ids (torch._dynamo.reset() "
+    "sets FRAME_COUNTER = 0): the first compile after a reset is 'N/0' with N > 0",
+)
+def test_reset_restarts_compile_ids(counting_backend: CountingBackend):
+    compiled = torchferro.compile(
+        sin_plus_cos, backend=counting_backend, fullgraph=True
+    )
+    compiled(torch.randn(3))
+    torchferro.compiler.reset()
+    compiled = torchferro.compile(
+        global_constants, backend=counting_backend, fullgraph=True
+    )
+    compiled(torch.randn(3))
+    _state, entries = torchferro._C.cache_entries(global_constants.__code__)
     assert [e["compile_id"] for e in entries] == ["0/0"]
-    assert isinstance(entries[0]["guards"], list) and entries[0]["guards"]
-    assert isinstance(entries[0]["graph"], str)
 
 
 @pytest.mark.parametrize("prog", _params(PROGRAMS))
 def test_program_eager_backend_string(prog: Program):
+    target = prog.target()
     _run_and_compare(prog, "eager")
+    # The frame was compiled (once), not run eagerly.
+    _state, entries = torchferro._C.cache_entries(_code_of(prog, target))
+    assert len(entries) == 1, entries
 
 
 @pytest.mark.parametrize("prog", _params([p for p in PROGRAMS if "direct" in p.tags]))
@@ -1044,7 +1101,26 @@ def test_unsupported_raises_under_fullgraph(
     assert capsys.readouterr().out == ""
 
 
-@pytest.mark.parametrize("fn", UNSUPPORTED, ids=lambda f: f.__name__)
+XFAIL_FROZEN_STDLIB = (
+    "frames of frozen stdlib modules ('<frozen importlib._bootstrap>') are not skipped: printing a "
+    "tensor runs importlib's _handle_fromlist (and on first use a whole import) through the hook, "
+    "and each such frame is traced and its empty graph sent to the backend"
+)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(
+            f,
+            id=f.__name__,
+            marks=[pytest.mark.xfail(strict=True, reason=XFAIL_FROZEN_STDLIB)],
+        )
+        if f is unsupported_print
+        else pytest.param(f, id=f.__name__)
+        for f in UNSUPPORTED
+    ],
+)
 def test_unsupported_runs_eagerly_without_fullgraph(
     fn, counting_backend: CountingBackend, capsys
 ):
@@ -1056,9 +1132,20 @@ def test_unsupported_runs_eagerly_without_fullgraph(
         assert_same(expected, actual)
         # Side effects happen exactly once, as in eager.
         assert capsys.readouterr().out == eager_out
-    assert counting_backend.count == 0, [
-        counting_backend.describe(i) for i in range(counting_backend.count)
-    ]
+    _state, entries = torchferro._C.cache_entries(fn.__code__)
+    assert entries == []
+    graphs = [counting_backend.describe(i) for i in range(counting_backend.count)]
+    if fn is unsupported_user_function_call:
+        # The frame runs eagerly; the helper it calls is an ordinary frame that goes through the
+        # hook like any other (as under torch.compile) and is compiled once, for both calls.
+        assert counting_backend.count == 1, graphs
+        assert [n.target for n in counting_backend.op_nodes(0)] == [
+            operator.mul,
+            operator.add,
+        ]
+        assert len(torchferro._C.cache_entries(_user_helper.__code__)[1]) == 1
+    else:
+        assert counting_backend.count == 0, graphs
 
 
 def test_unsupported_is_an_exception():

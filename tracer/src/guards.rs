@@ -233,14 +233,35 @@ pub struct GuardTree {
     roots: Vec<GuardNode>,
     /// The frame's globals dict when compiled: the same code run with other globals is a miss.
     globals: Option<Py<PyAny>>,
+    /// Grad mode when compiled: it decides which results require grad.
+    grad_enabled: bool,
     count: usize,
+}
+
+/// `torch.is_grad_enabled`, looked up once.
+fn grad_enabled_fn(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
+    static F: std::sync::OnceLock<Py<PyAny>> = std::sync::OnceLock::new();
+    if let Some(f) = F.get() {
+        return Ok(f);
+    }
+    let f = py.import("torch")?.getattr("is_grad_enabled")?.unbind();
+    Ok(F.get_or_init(|| f))
+}
+
+pub fn grad_enabled(py: Python<'_>) -> bool {
+    grad_enabled_fn(py)
+        .and_then(|f| f.bind(py).call0())
+        .map(|r| r.is_truthy().unwrap_or(true))
+        .unwrap_or(true)
 }
 
 impl GuardTree {
     pub fn new(globals: Py<PyAny>) -> GuardTree {
+        let grad = Python::attach(grad_enabled);
         GuardTree {
             roots: Vec::new(),
             globals: Some(globals),
+            grad_enabled: grad,
             count: 0,
         }
     }
@@ -295,7 +316,7 @@ impl GuardTree {
                 return false;
             }
         }
-        self.roots.iter().all(|n| n.check_root(py, scope))
+        grad_enabled(py) == self.grad_enabled && self.roots.iter().all(|n| n.check_root(py, scope))
     }
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
@@ -306,6 +327,14 @@ impl GuardTree {
                 out.push("the function runs with a different globals dict".to_string());
                 return out;
             }
+        }
+        let grad = grad_enabled(py);
+        if grad != self.grad_enabled {
+            out.push(format!(
+                "grad mode mismatch. expected torch.is_grad_enabled()={}, actual {}",
+                py_bool(self.grad_enabled),
+                py_bool(grad)
+            ));
         }
         for n in &self.roots {
             let root = scope.root(&n.step);
@@ -322,7 +351,7 @@ impl GuardTree {
 
     /// One line per guard, for logs and `cache_entries`.
     pub fn describe(&self) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out = vec![format!("GRAD_MODE torch.is_grad_enabled() == {}", py_bool(self.grad_enabled))];
         for n in &self.roots {
             n.describe(&mut out);
         }
