@@ -105,7 +105,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,fn,first,second,reason", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    "name,fn,first,second,reason", CASES, ids=[c[0] for c in CASES]
+)
 def test_tensor_guard_failure_recompiles_once(caplog, name, fn, first, second, reason):
     counter = Counter()
     compiled = torchferro.compile(fn, backend=counter, fullgraph=True)
@@ -137,7 +139,9 @@ def test_changed_global_recompiles_once(caplog):
         SCALE = 3
         torch.testing.assert_close(compiled(x), x * 3)
         assert counter.n == 2
-        assert _recompile_records(caplog) == [_expected(scaled, "G['SCALE'] == 2 failed. actual 3")]
+        assert _recompile_records(caplog) == [
+            _expected(scaled, "G['SCALE'] == 2 failed. actual 3")
+        ]
         compiled(x)
         assert counter.n == 2
     finally:
@@ -169,7 +173,11 @@ def test_recompile_limit_falls_back_to_eager_with_one_warning(caplog):
             x = torch.randn(n)
             torch.testing.assert_close(compiled(x), x + 1)
     assert counter.n == 2
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "recompile limit" in r.getMessage()]
+    warnings = [
+        r
+        for r in caplog.records
+        if r.levelno == logging.WARNING and "recompile limit" in r.getMessage()
+    ]
     assert len(warnings) == 1
     # Cached entries still run compiled.
     compiled(torch.randn(1))
@@ -190,7 +198,10 @@ def test_grad_mode_change_recompiles(caplog):
     assert not out.requires_grad
     assert counter.n == 2
     assert _recompile_records(caplog) == [
-        _expected(add_one, "grad mode mismatch. expected torch.is_grad_enabled()=True, actual False")
+        _expected(
+            add_one,
+            "grad mode mismatch. expected torch.is_grad_enabled()=True, actual False",
+        )
     ]
 
 

@@ -141,7 +141,9 @@ def test_recursion_runs_correctly():
 
 def test_unsupported_python_version(monkeypatch):
     monkeypatch.setattr(torchferro.sys, "version_info", (3, 10, 4, "final", 0))
-    with pytest.raises(RuntimeError, match=r"^torchferro is not supported on Python 3\.10$"):
+    with pytest.raises(
+        RuntimeError, match=r"^torchferro is not supported on Python 3\.10$"
+    ):
         torchferro.compile(lambda x: x)
 
 
@@ -179,7 +181,9 @@ def test_compiled_method_binds_self():
 
 def test_module_wrapper():
     torch.manual_seed(0)
-    m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    m = torch.nn.Sequential(
+        torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)
+    )
     counter = Counter()
     cm = torchferro.compile(m, backend=counter, fullgraph=True)
     assert isinstance(cm, torch.nn.Module)
@@ -193,7 +197,9 @@ def test_module_wrapper():
 
 
 def test_list_backends():
-    assert {"eager", "aot_eager", "inductor"} <= set(torchferro.compiler.list_backends())
+    assert {"eager", "aot_eager", "inductor"} <= set(
+        torchferro.compiler.list_backends()
+    )
     with pytest.raises(ValueError, match="unknown backend 'nope'"):
         torchferro.compile(lambda x: x, backend="nope")
 
@@ -266,5 +272,7 @@ def test_is_compiling_is_true_while_tracing():
         return x - 1
 
     x = torch.zeros(2)
-    torch.testing.assert_close(torchferro.compile(f, backend="eager", fullgraph=True)(x), x + 1)
+    torch.testing.assert_close(
+        torchferro.compile(f, backend="eager", fullgraph=True)(x), x + 1
+    )
     torch.testing.assert_close(f(x), x - 1)

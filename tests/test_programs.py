@@ -73,12 +73,6 @@ class Call:
 PROGRAMS: list[Program] = []
 
 # Known torchferro bugs (each program marked with one fails in every test below).
-XFAIL_TUPLE_RESULT = "ops returning a tuple of tensors (max(dim=...), chunk, split) fail with the internal error 'a non-tensor node used as a tensor', and the frame then runs eagerly even under fullgraph=True (the backend is never called)"
-XFAIL_FACTORY = "a factory's result is made as a real CPU tensor in the meta run, so combining it with a traced tensor raises 'Tensor on device meta is not on the expected device cpu!'; this is taken as a user error and the frame silently runs eagerly even under fullgraph=True (the backend is never called)"
-XFAIL_KWARGS_GUARD = "the **kwargs dict is guarded with ID_MATCH on L['kwargs'] (a new dict on every call), so every call recompiles: 2 compiles for 2 calls with the same metadata"
-XFAIL_SETITEM = (
-    "STORE_SUBSCR is unsupported: `y[:, 0] = 0.0` raises torchferro.Unsupported"
-)
 
 
 def program(inputs, ops=None, *, name=None, xfail=None, tags=()):
@@ -101,6 +95,12 @@ def module_program(name, factory, inputs, ops=None, *, xfail=None, tags=()):
 
 # ---------------------------------------------------------------------------------------------
 # Pointwise ops
+
+
+@program(lambda g: (randn(g, 3, 4),), ops=3)
+def inlined_user_function_call(x):
+    y = x.cos()
+    return _user_helper(y)
 
 
 @program(lambda g: (randn(g, 4, 5),), ops=3, tags={"direct"})
@@ -221,7 +221,7 @@ def inplace_relu_returns_input(x):
     return x.relu_()
 
 
-@program(lambda g: (randn(g, 3, 4),), ops=2, xfail=XFAIL_SETITEM)
+@program(lambda g: (randn(g, 3, 4),), ops=2)
 def setitem_on_intermediate(x):
     y = x.clone()
     y[:, 0] = 0.0
@@ -248,18 +248,18 @@ def mean_amax_amin(x):
     return x.mean(-1), x.amax(dim=1), x.amin(0, keepdim=True)
 
 
-@program(lambda g: (randn(g, 3, 4),), ops=4, xfail=XFAIL_TUPLE_RESULT)
+@program(lambda g: (randn(g, 3, 4),), ops=4)
 def max_dim_unpacked(x):
     values, indices = x.max(dim=1)
     return values * 2, indices
 
 
-@program(lambda g: (randn(g, 3, 4),), xfail=XFAIL_TUPLE_RESULT)
+@program(lambda g: (randn(g, 3, 4),))
 def max_dim_returns_named_tuple(x):
     return x.max(dim=-1)
 
 
-@program(lambda g: (randn(g, 3, 4),), xfail=XFAIL_TUPLE_RESULT)
+@program(lambda g: (randn(g, 3, 4),))
 def max_dim_values_indices_attrs(x):
     r = torch.max(x, 1)
     return r.values + r.indices
@@ -374,18 +374,18 @@ def narrow_slices(x):
     return x.narrow(1, 1, 2) + torch.narrow(x, 1, 3, 2)
 
 
-@program(lambda g: (randn(g, 4, 6),), ops=4, xfail=XFAIL_TUPLE_RESULT)
+@program(lambda g: (randn(g, 4, 6),), ops=4)
 def chunk_returns_tuple(x):
     return x.chunk(3, dim=1)
 
 
-@program(lambda g: (randn(g, 3, 6),), ops=5, xfail=XFAIL_TUPLE_RESULT)
+@program(lambda g: (randn(g, 3, 6),), ops=5)
 def split_sizes_unpacked(x):
     a, b = x.split([2, 4], dim=1)
     return a.sum(1, keepdim=True) * b
 
 
-@program(lambda g: (randn(g, 5, 3),), ops=4, xfail=XFAIL_TUPLE_RESULT)
+@program(lambda g: (randn(g, 5, 3),), ops=4)
 def split_uneven_returns_tuple(x):
     return torch.split(x, 2)
 
@@ -443,7 +443,7 @@ def shape_queries(x):
     return x.view(n * m), x.dim(), x.ndim, x.numel()
 
 
-@program(lambda g: (randn(g, 3, 5, dtype=torch.float64),), ops=3, xfail=XFAIL_FACTORY)
+@program(lambda g: (randn(g, 3, 5, dtype=torch.float64),), ops=3)
 def zeros_with_input_dtype_device(x):
     return torch.zeros(x.shape[0], 3, dtype=x.dtype, device=x.device) + x[:, :3]
 
@@ -558,7 +558,6 @@ def star_args(*args):
     lambda g: Call(randn(g, 3, 4), scale=3.0, bias=randn(g, 4)),
     ops=2,
     tags={"direct"},
-    xfail=XFAIL_KWARGS_GUARD,
 )
 def star_kwargs(x, **kwargs):
     return x * kwargs["scale"] + kwargs["bias"], len(kwargs)
@@ -567,7 +566,6 @@ def star_kwargs(x, **kwargs):
 @program(
     lambda g: Call(randn(g, 3, 4), randn(g, 3, 4), alpha=0.25, beta=randn(g, 4)),
     ops=3,
-    xfail=XFAIL_KWARGS_GUARD,
 )
 def args_kwargs_mixed(x, *rest, alpha=1.0, **extra):
     out = x * alpha
@@ -660,7 +658,7 @@ def while_loop_python_counter(x):
 # Factories
 
 
-@program(lambda g: (randn(g, 2, 3),), ops=6, xfail=XFAIL_FACTORY)
+@program(lambda g: (randn(g, 2, 3),), ops=6)
 def factories_dtype_kwargs(x):
     return (
         x
@@ -669,7 +667,7 @@ def factories_dtype_kwargs(x):
     )
 
 
-@program(lambda g: (randn(g, 2, 3),), ops=5, xfail=XFAIL_FACTORY)
+@program(lambda g: (randn(g, 2, 3),), ops=5)
 def arange_variants(x):
     return (
         torch.arange(6, dtype=torch.float32).view(2, 3) + x,
@@ -872,7 +870,6 @@ module_program(
     Attention,
     lambda g: (randn(g, 2, 5, 8),),
     ops=11,
-    xfail=XFAIL_TUPLE_RESULT,
 )
 module_program("mod_dict_output", DictHead, lambda g: (randn(g, 3, 8),), ops=2)
 module_program(
@@ -957,11 +954,6 @@ def test_program_cache_entry(prog: Program, counting_backend: CountingBackend):
     assert isinstance(entries[0]["graph"], str) and entries[0]["graph"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torchferro.compiler.reset() does not restart frame ids (torch._dynamo.reset() "
-    "sets FRAME_COUNTER = 0): the first compile after a reset is 'N/0' with N > 0",
-)
 def test_reset_restarts_compile_ids(counting_backend: CountingBackend):
     compiled = torchferro.compile(
         sin_plus_cos, backend=counting_backend, fullgraph=True
@@ -1059,16 +1051,10 @@ def _user_helper(t):
     return t * 2 + 1
 
 
-def unsupported_user_function_call(x):
-    y = x.cos()
-    return _user_helper(y)  # UNSUPPORTED
-
-
 UNSUPPORTED = [
     unsupported_print,
     unsupported_data_dependent_branch,
     unsupported_item_in_python_arith,
-    unsupported_user_function_call,
 ]
 
 
@@ -1101,25 +1087,9 @@ def test_unsupported_raises_under_fullgraph(
     assert capsys.readouterr().out == ""
 
 
-XFAIL_FROZEN_STDLIB = (
-    "frames of frozen stdlib modules ('<frozen importlib._bootstrap>') are not skipped: printing a "
-    "tensor runs importlib's _handle_fromlist (and on first use a whole import) through the hook, "
-    "and each such frame is traced and its empty graph sent to the backend"
-)
-
-
 @pytest.mark.parametrize(
     "fn",
-    [
-        pytest.param(
-            f,
-            id=f.__name__,
-            marks=[pytest.mark.xfail(strict=True, reason=XFAIL_FROZEN_STDLIB)],
-        )
-        if f is unsupported_print
-        else pytest.param(f, id=f.__name__)
-        for f in UNSUPPORTED
-    ],
+    [pytest.param(f, id=f.__name__) for f in UNSUPPORTED],
 )
 def test_unsupported_runs_eagerly_without_fullgraph(
     fn, counting_backend: CountingBackend, capsys
@@ -1135,17 +1105,7 @@ def test_unsupported_runs_eagerly_without_fullgraph(
     _state, entries = torchferro._C.cache_entries(fn.__code__)
     assert entries == []
     graphs = [counting_backend.describe(i) for i in range(counting_backend.count)]
-    if fn is unsupported_user_function_call:
-        # The frame runs eagerly; the helper it calls is an ordinary frame that goes through the
-        # hook like any other (as under torch.compile) and is compiled once, for both calls.
-        assert counting_backend.count == 1, graphs
-        assert [n.target for n in counting_backend.op_nodes(0)] == [
-            operator.mul,
-            operator.add,
-        ]
-        assert len(torchferro._C.cache_entries(_user_helper.__code__)[1]) == 1
-    else:
-        assert counting_backend.count == 0, graphs
+    assert counting_backend.count == 0, graphs
 
 
 def test_unsupported_is_an_exception():

@@ -173,10 +173,12 @@ pub fn reset_all() {
             graveyard.append(&mut c.entries);
             c.limit_warned = false;
             c.compiles = 0;
+            c.frame_id = None;
             if c.state != CodeState::Skip {
                 c.state = CodeState::Normal;
             }
         }
     }
     drop(graveyard);
+    crate::compile::reset_frame_ids();
 }

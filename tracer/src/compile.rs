@@ -48,6 +48,11 @@ pub enum Outcome {
 
 static NEXT_FRAME_ID: AtomicU32 = AtomicU32::new(0);
 
+/// Frame ids restart from 0 after `torchferro.compiler.reset()`, as torch's do.
+pub fn reset_frame_ids() {
+    NEXT_FRAME_ID.store(0, Ordering::Relaxed);
+}
+
 /// Argument slots of a code object: positional, keyword-only, *args, **kwargs.
 pub fn arg_slot_count(py: Python<'_>, code: *mut pyo3::ffi::PyObject) -> PyResult<usize> {
     // SAFETY: code is a live code object owned by the frame.
@@ -91,7 +96,8 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
     let (Ok(globals_dict), Ok(builtins_dict)) = (globals.cast::<PyDict>(), builtins.cast::<PyDict>()) else {
         return Outcome::RunEagerly;
     };
-    let traced = interp::trace(py, &info, *scope, globals_dict.clone(), builtins_dict.clone());
+    let info = std::rc::Rc::new(info);
+    let traced = interp::trace(py, info.clone(), *scope, globals_dict.clone(), builtins_dict.clone());
     let traced = match traced {
         Ok(t) => t,
         Err(e) => return on_trace_error(py, slot, cfg, &info, e),
@@ -182,6 +188,8 @@ fn build_entry(
     crate::passes::dead_code_elimination(&mut output.graph);
     let graph_code = crate::passes::python_code(&output.graph);
     let runner = match &cfg.backend {
+        // Nothing to compile: the backend is not bothered with an empty graph.
+        _ if output.graph.op_count() == 0 => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
         Backend::Eager => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
         Backend::Python(f) => {
             let gm = crate::fx_export::graph_module(py, &output)?;
@@ -231,6 +239,10 @@ fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<Ou
             };
             OutputTemplate::Graph(i)
         }
+        Var::NamedTuple { ty, items } => OutputTemplate::NamedTuple(
+            ty.clone_ref(py),
+            items.iter().map(|i| template_of(py, i, outs)).collect::<Result<_, _>>()?,
+        ),
         Var::Tuple(items) => OutputTemplate::Tuple(items.iter().map(|i| template_of(py, i, outs)).collect::<Result<_, _>>()?),
         Var::List(items) => OutputTemplate::List(items.borrow().iter().map(|i| template_of(py, i, outs)).collect::<Result<_, _>>()?),
         Var::Dict(items) => OutputTemplate::Dict(

@@ -24,6 +24,8 @@ pub enum Check {
     IsNone,
     /// `len(v) == n`, for tuples and lists whose items are guarded one by one.
     Len(usize),
+    /// `list(v.keys()) == keys`, for dicts whose values are guarded one by one.
+    DictKeys(Vec<Py<PyAny>>),
 }
 
 pub struct TensorCheck {
@@ -44,6 +46,7 @@ impl Check {
             Check::Equals(_) => 3,
             Check::IsNone => 4,
             Check::Len(_) => 5,
+            Check::DictKeys(_) => 6,
         }
     }
 
@@ -98,6 +101,25 @@ impl Check {
                     Ok(())
                 } else if verbose {
                     Err(format!("len({source}) mismatch. expected {n}, actual {len}"))
+                } else {
+                    Err(String::new())
+                }
+            }
+            Check::DictKeys(keys) => {
+                let actual: Vec<Bound<'_, PyAny>> = match v.cast::<pyo3::types::PyDict>() {
+                    Ok(d) => d.keys().iter().collect(),
+                    Err(_) => Vec::new(),
+                };
+                let same = actual.len() == keys.len()
+                    && actual.iter().zip(keys).all(|(a, k)| a.eq(k.bind(py)).unwrap_or(false));
+                if same {
+                    Ok(())
+                } else if verbose {
+                    Err(format!(
+                        "{source} keys mismatch. expected [{}], actual [{}]",
+                        keys.iter().map(|k| short_repr(k.bind(py))).collect::<Vec<_>>().join(", "),
+                        actual.iter().map(short_repr).collect::<Vec<_>>().join(", ")
+                    ))
                 } else {
                     Err(String::new())
                 }
@@ -369,6 +391,9 @@ impl GuardNode {
                 Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
             },
             (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
+            (Step::ModuleGlobal { globals: g1, name: a, .. }, Step::ModuleGlobal { globals: g2, name: b, .. }) => {
+                g1.as_ptr() == g2.as_ptr() && Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+            }
             _ => false,
         }
     }
@@ -452,6 +477,11 @@ impl GuardNode {
                     }
                     Check::IsNone => format!("NONE_MATCH {} is None", c.source),
                     Check::Len(n) => format!("LENGTH_CHECK len({}) == {n}", c.source),
+                    Check::DictKeys(k) => format!(
+                        "DICT_KEYS {} == [{}]",
+                        c.source,
+                        k.iter().map(|k| short_repr(k.bind(py))).collect::<Vec<_>>().join(", ")
+                    ),
                 };
                 out.push(text);
             }

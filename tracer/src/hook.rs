@@ -124,7 +124,7 @@ fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
     }
     let filename: String = code.getattr("co_filename").and_then(|f| f.extract()).unwrap_or_default();
     let name: String = code.getattr("co_name").and_then(|f| f.extract()).unwrap_or_default();
-    if filename.starts_with('<') && (name == "<module>" || filename == "<string>" && name.starts_with('<')) {
+    if filename.starts_with("<frozen ") || filename.starts_with('<') && (name == "<module>" || filename == "<string>" && name.starts_with('<')) {
         return true;
     }
     // `forward` of torch.nn's own modules is traced like user code, so compiling a

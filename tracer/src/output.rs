@@ -79,6 +79,12 @@ impl OutputGraph {
         for (k, a) in &kwargs {
             meta_kwargs.set_item(k, self.to_meta_py(py, a)?)?;
         }
+        let is_factory = matches!(&target, Target::Function(_))
+            && !args.iter().chain(kwargs.iter().map(|(_, a)| a)).any(has_node);
+        if is_factory {
+            // A factory runs on metadata only: never allocate the real tensor while tracing.
+            meta_kwargs.set_item("device", "meta")?;
+        }
         let result = match &target {
             Target::Function(_) => callable
                 .expect("function targets carry their callable")
@@ -94,13 +100,14 @@ impl OutputGraph {
             message: e.to_string(),
             error: e,
         })?;
+        let result = to_meta(py, result)?;
         let device = self.result_device(py, &target, &args, &kwargs);
         let meta = node_meta_of(py, &result, &device)?;
         let node = self.graph.call(name_hint, target, args, kwargs, meta.clone());
         if let Some(c) = callable {
             self.callables.push((node, c.clone().unbind()));
         }
-        if matches!(meta, NodeMeta::Tensor(_)) {
+        if matches!(meta, NodeMeta::Tensor(_) | NodeMeta::Tuple(_)) {
             self.metas.insert(node, result.unbind());
         }
         Ok((node, meta))
@@ -143,6 +150,11 @@ impl OutputGraph {
         Device::cpu()
     }
 
+    /// The result of the meta run that made `node` (tensors and tuples only).
+    pub fn meta_value(&self, node: NodeId) -> Option<&Py<PyAny>> {
+        self.metas.get(&node)
+    }
+
     /// A Python value standing for `arg` in a meta-tensor run.
     fn to_meta_py<'py>(&mut self, py: Python<'py>, arg: &Arg) -> Result<Bound<'py, PyAny>, TraceError> {
         Ok(match arg {
@@ -157,7 +169,7 @@ impl OutputGraph {
         }
         let meta = match &self.graph.node(node).meta {
             NodeMeta::Tensor(t) => t.clone(),
-            _ => return Err(TraceError::internal("a non-tensor node used as a tensor")),
+            _ => return Err(TraceError::internal("a non-tensor node without a meta value")),
         };
         let t = make_meta_tensor(py, &meta)?;
         self.metas.insert(node, t.clone().unbind());
@@ -169,6 +181,32 @@ impl Default for OutputGraph {
     fn default() -> Self {
         Self::new()
     }
+}
+
+fn has_node(a: &Arg) -> bool {
+    let mut v = Vec::new();
+    a.nodes(&mut v);
+    !v.is_empty()
+}
+
+/// Moves any real tensor in a result to the meta device (ops without tensor inputs, such as
+/// `torch.tensor(...)`, produce real ones).
+fn to_meta<'py>(py: Python<'py>, v: Bound<'py, PyAny>) -> Result<Bound<'py, PyAny>, TraceError> {
+    if is_tensor(py, &v)? {
+        let dev: String = v.getattr(intern!(py, "device"))?.str()?.to_string();
+        if dev != "meta" {
+            return Ok(v.call_method1("to", ("meta",))?);
+        }
+        return Ok(v);
+    }
+    if let Ok(t) = v.cast::<PyTuple>() {
+        let items = t.iter().map(|x| to_meta(py, x)).collect::<Result<Vec<_>, _>>()?;
+        if v.get_type().is(py.get_type::<PyTuple>()) {
+            return Ok(PyTuple::new(py, items)?.into_any());
+        }
+        return Ok(v);
+    }
+    Ok(v)
 }
 
 fn placeholder_name(source: &Source) -> String {

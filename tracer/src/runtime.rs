@@ -18,6 +18,7 @@ pub enum OutputTemplate {
     Tuple(Vec<OutputTemplate>),
     List(Vec<OutputTemplate>),
     Dict(Vec<(Py<PyAny>, OutputTemplate)>),
+    NamedTuple(Py<PyAny>, Vec<OutputTemplate>),
 }
 
 impl OutputTemplate {
@@ -30,6 +31,10 @@ impl OutputTemplate {
             }
             OutputTemplate::List(items) => {
                 PyList::new(py, items.iter().map(|t| t.build(py, outs)).collect::<PyResult<Vec<_>>>()?)?.into_any()
+            }
+            OutputTemplate::NamedTuple(ty, items) => {
+                let t = PyTuple::new(py, items.iter().map(|t| t.build(py, outs)).collect::<PyResult<Vec<_>>>()?)?;
+                crate::interp::vars::build_named_tuple(ty.bind(py), t)?
             }
             OutputTemplate::Dict(items) => {
                 let d = PyDict::new(py);

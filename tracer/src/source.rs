@@ -20,6 +20,9 @@ pub enum Step {
     Cell { index: usize, name: String },
     /// Module global, falling back to builtins as `LOAD_GLOBAL` does.
     Global { name: Py<PyString> },
+    /// A global of another module (a function inlined from there reads it): that module's
+    /// globals dict is held directly, with builtins as the fallback.
+    ModuleGlobal { globals: Py<PyAny>, module: String, name: Py<PyString> },
     Attr { name: Py<PyString> },
     /// `obj[key]` with a constant key (int or str).
     Item { key: Py<PyAny>, repr: String },
@@ -35,6 +38,9 @@ impl Step {
                 a.bind(py).to_str().ok() == b.bind(py).to_str().ok()
             }),
             (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
+            (Step::ModuleGlobal { globals: g1, name: a, .. }, Step::ModuleGlobal { globals: g2, name: b, .. }) => {
+                g1.as_ptr() == g2.as_ptr() && Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+            }
             _ => false,
         }
     }
@@ -63,6 +69,18 @@ impl Source {
 
     pub fn global(py: Python<'_>, name: &str) -> Source {
         Source::root(Step::Global {
+            name: PyString::intern(py, name).unbind(),
+        })
+    }
+
+    pub fn module_global(py: Python<'_>, globals: &Bound<'_, PyAny>, name: &str) -> Source {
+        let module = globals
+            .get_item("__name__")
+            .and_then(|n| n.extract::<String>())
+            .unwrap_or_else(|_| "?".into());
+        Source::root(Step::ModuleGlobal {
+            globals: globals.clone().unbind(),
+            module,
             name: PyString::intern(py, name).unbind(),
         })
     }
@@ -144,6 +162,11 @@ impl Step {
             Step::Global { name } => Step::Global {
                 name: name.clone_ref(py),
             },
+            Step::ModuleGlobal { globals, module, name } => Step::ModuleGlobal {
+                globals: globals.clone_ref(py),
+                module: module.clone(),
+                name: name.clone_ref(py),
+            },
             Step::Attr { name } => Step::Attr {
                 name: name.clone_ref(py),
             },
@@ -161,6 +184,7 @@ impl fmt::Display for Source {
             match step {
                 Step::Local { name, .. } | Step::Cell { name, .. } => write!(f, "L['{name}']")?,
                 Step::Global { name } => write!(f, "G['{name}']")?,
+                Step::ModuleGlobal { module, name, .. } => write!(f, "G[{module}]['{name}']")?,
                 Step::Attr { name } => write!(f, ".{name}")?,
                 Step::Item { repr, .. } => write!(f, "[{repr}]")?,
             }
@@ -210,9 +234,13 @@ impl Scope {
                         std::ptr::null_mut()
                     }
                 }
-                Step::Global { name } => {
-                    let key = name.as_ptr();
-                    let mut v = ffi::PyDict_GetItemWithError(self.globals, key);
+                Step::Global { .. } | Step::ModuleGlobal { .. } => {
+                    let (dict, key) = match step {
+                        Step::Global { name } => (self.globals, name.as_ptr()),
+                        Step::ModuleGlobal { globals, name, .. } => (globals.as_ptr(), name.as_ptr()),
+                        _ => unreachable!(),
+                    };
+                    let mut v = ffi::PyDict_GetItemWithError(dict, key);
                     if v.is_null() && ffi::PyErr_Occurred().is_null() && !self.builtins.is_null()
                     {
                         v = ffi::PyDict_GetItemWithError(self.builtins, key);

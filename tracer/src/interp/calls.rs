@@ -55,6 +55,12 @@ impl Frame<'_, '_> {
                 let obj = obj.bind(py).clone();
                 self.call_py(&obj, src, args, kwargs)
             }
+            Var::Function(f) => self.inline_call(&f, args, kwargs),
+            Var::BoundMethod { func, self_ } => {
+                let mut all = vec![*self_];
+                all.extend(args);
+                self.call(*func, all, kwargs)
+            }
             other => Err(TraceError::unsupported(format!("calling a {}", other.type_name(py)))),
         }
     }
@@ -123,6 +129,9 @@ impl Frame<'_, '_> {
                 return Ok(r);
             }
         }
+        if let Some(r) = self.call_user_callable(f, src.as_ref(), &args, &kwargs)? {
+            return Ok(r);
+        }
         let what = if module.is_empty() { name.clone() } else { format!("{module}.{name}") };
         let kind = if f.get_type().name().map(|n| n == "function").unwrap_or(false) {
             "call to the user function"
@@ -130,6 +139,60 @@ impl Frame<'_, '_> {
             "call to"
         };
         Err(TraceError::unsupported(format!("{kind} {what}")))
+    }
+
+    /// Inlines user functions, bound methods and `functools.partial` objects; `None` if `f` is
+    /// none of these.
+    fn call_user_callable(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        src: Option<&crate::source::Source>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let f = f.clone().unbind().into_bound(py);
+        let types = py.import("types")?;
+        if f.is_instance(&types.getattr("FunctionType")?)? {
+            if !self.inlinable(&f)? {
+                return Ok(None);
+            }
+            let fv = self.function_of(&f, src)?;
+            return Ok(Some(self.inline_call(&fv, args.to_vec(), kwargs.to_vec())?));
+        }
+        if f.is_instance(&types.getattr("MethodType")?)? {
+            let func = f.getattr("__func__")?;
+            let this = f.getattr("__self__")?;
+            let this = self.tx.wrap(this, src.map(|s| s.attr(py, "__self__")))?;
+            let func = self.tx.wrap(func, src.map(|s| s.attr(py, "__func__")))?;
+            let mut all = vec![this];
+            all.extend(args.iter().cloned());
+            return Ok(Some(self.call(func, all, kwargs.to_vec())?));
+        }
+        if f.is_instance(&py.import("functools")?.getattr("partial")?)? {
+            let func = self.tx.wrap(f.getattr("func")?, src.map(|s| s.attr(py, "func")))?;
+            let pargs = self.tx.wrap(f.getattr("args")?, src.map(|s| s.attr(py, "args")))?;
+            let pkw = self.tx.wrap(f.getattr("keywords")?, src.map(|s| s.attr(py, "keywords")))?;
+            let mut all = pargs.items(py).ok_or_else(|| TraceError::internal("partial args"))?;
+            all.extend(args.iter().cloned());
+            let mut kw: Vec<(String, Var)> = match pkw {
+                Var::Dict(d) => d.borrow().iter().map(|(k, v)| Ok((k.bind(py).extract::<String>()?, v.clone()))).collect::<Result<_, TraceError>>()?,
+                _ => Vec::new(),
+            };
+            for (k, v) in kwargs {
+                kw.retain(|(k2, _)| k2 != k);
+                kw.push((k.clone(), v.clone()));
+            }
+            return Ok(Some(self.call(func, all, kw)?));
+        }
+        Ok(None)
+    }
+
+    /// User code is inlined; torch's and the standard library's Python functions are not.
+    fn inlinable(&self, f: &Bound<'_, PyAny>) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let filename: String = f.getattr("__code__")?.getattr("co_filename")?.extract()?;
+        Ok(!crate::skipfiles::is_skipped(py, &filename) && !filename.starts_with("<frozen"))
     }
 
     /// Calls `f` for real on known Python values (pure functions only).
@@ -311,13 +374,11 @@ impl Frame<'_, '_> {
         let ty = m.get_type();
         let tyname = ty.name()?.to_string();
         let tymod: String = ty.getattr("__module__")?.extract()?;
-        if !tymod.starts_with("torch.nn.modules") {
-            return Err(TraceError::unsupported(format!(
-                "calling the user module {tyname} (module inlining comes with issue 3)"
-            )));
-        }
         if has_hooks(py, m)? {
             return Err(TraceError::unsupported(format!("calling {tyname}, which has hooks")));
+        }
+        if !tymod.starts_with("torch.nn.modules") {
+            return self.inline_forward(m, src, args, kwargs);
         }
         let Some(src) = src else {
             return Err(TraceError::unsupported(format!("calling a {tyname} with no source")));
@@ -382,8 +443,39 @@ impl Frame<'_, '_> {
                 }
                 Ok(cur)
             }
-            _ => Err(TraceError::unsupported(format!("calling torch.nn.{tyname} (not modelled yet)"))),
+            _ => self.inline_forward(m, Some(mvar_source(&mvar)), args, kwargs),
         }
+    }
+
+    /// `module(*args)` without hooks is `type(module).forward(module, *args)`: inline it.
+    fn inline_forward(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let forward = m.get_type().getattr("forward")?;
+        let types = py.import("types")?;
+        if !forward.is_instance(&types.getattr("FunctionType")?)? {
+            return Err(TraceError::unsupported(format!("calling a {} whose forward is not a Python function", m.get_type().name()?)));
+        }
+        let this = match &src {
+            Some(s) => self.tx.wrap(m.clone().unbind().into_bound(py), Some(s.clone()))?,
+            None => Var::Py(m.clone().unbind(), None),
+        };
+        let fv = self.function_of(&forward.unbind().into_bound(py), None)?;
+        let mut all = vec![this];
+        all.extend(args);
+        self.inline_call(&fv, all, kwargs)
+    }
+}
+
+fn mvar_source(v: &Var) -> crate::source::Source {
+    match v {
+        Var::Py(_, Some(s)) => s.clone(),
+        _ => unreachable!("module calls carry their source"),
     }
 }
 

@@ -3,7 +3,9 @@
 //! runs torch ops on `meta` tensors to learn result metadata.
 
 mod calls;
+mod inline;
 mod ops;
+mod step;
 pub mod vars;
 
 use std::cell::RefCell;
@@ -12,7 +14,7 @@ use std::rc::Rc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::decode::{Ins, Op};
+use crate::decode::Ins;
 use crate::error::TraceError;
 use crate::guards::GuardTree;
 use crate::output::OutputGraph;
@@ -82,6 +84,24 @@ pub struct Tracer<'py> {
     pub globals: Bound<'py, PyDict>,
     pub builtins: Bound<'py, PyDict>,
     pub(crate) external_lists: Vec<Rc<RefCell<Vec<Var>>>>,
+    pub(crate) external_dicts: Vec<Rc<RefCell<Vec<(Py<PyAny>, Var)>>>>,
+    /// Decoded code objects, by address (kept alive by `code_refs`).
+    codes: std::collections::HashMap<usize, Rc<CodeInfo>>,
+    code_refs: Vec<Py<PyAny>>,
+    depth: usize,
+}
+
+impl<'py> Tracer<'py> {
+    pub(crate) fn code_info(&mut self, code: &Bound<'py, PyAny>) -> Result<Rc<CodeInfo>, TraceError> {
+        let key = code.as_ptr() as usize;
+        if let Some(c) = self.codes.get(&key) {
+            return Ok(c.clone());
+        }
+        let info = Rc::new(CodeInfo::from_code(self.py, code)?);
+        self.codes.insert(key, info.clone());
+        self.code_refs.push(code.clone().unbind());
+        Ok(info)
+    }
 }
 
 /// How the traced frame ends.
@@ -94,19 +114,35 @@ pub struct Traced {
 /// Interprets one frame.
 pub struct Frame<'a, 'py> {
     tx: &'a mut Tracer<'py>,
-    code: &'a CodeInfo,
+    code: Rc<CodeInfo>,
+    ctx: FrameCtx<'py>,
     stack: Vec<Var>,
     locals: Vec<Option<Var>>,
     kw_names: Option<Vec<String>>,
     pc: usize,
 }
 
+/// Where a frame's globals and free variables come from.
+pub struct FrameCtx<'py> {
+    /// The root frame reads its arguments and closure from the hook's `Scope`.
+    root: bool,
+    globals: Bound<'py, PyDict>,
+    /// For functions defined in another module than the root frame: that module's globals dict,
+    /// which guards then read directly.
+    foreign_globals: bool,
+    /// Free variables of an inlined function, in `co_freevars` order.
+    closure: Vec<Var>,
+}
+
+/// Frames inlined into one another before tracing gives up (bounded recursion).
+const MAX_INLINE_DEPTH: usize = 32;
+
 /// Instructions executed before the tracer gives up (loops are unrolled, so this bounds them).
 const MAX_STEPS: usize = 200_000;
 
 pub fn trace<'py>(
     py: Python<'py>,
-    code: &CodeInfo,
+    code: Rc<CodeInfo>,
     scope: Scope,
     globals: Bound<'py, PyDict>,
     builtins: Bound<'py, PyDict>,
@@ -116,20 +152,30 @@ pub fn trace<'py>(
         output: OutputGraph::new(),
         guards: GuardTree::new(globals.clone().into_any().unbind()),
         scope,
-        globals,
+        globals: globals.clone(),
         builtins,
         external_lists: Vec::new(),
+        external_dicts: Vec::new(),
+        codes: Default::default(),
+        code_refs: Vec::new(),
+        depth: 0,
     };
     let ret = {
+        let n = code.localsplus.len();
         let mut frame = Frame {
             tx: &mut tx,
             code,
+            ctx: FrameCtx {
+                root: true,
+                globals,
+                foreign_globals: false,
+                closure: Vec::new(),
+            },
             stack: Vec::new(),
-            locals: vec![None; code.localsplus.len()],
+            locals: vec![None; n],
             kw_names: None,
             pc: 0,
         };
-        frame.bind_arguments()?;
         frame.run()?
     };
     Ok(Traced {
@@ -140,23 +186,6 @@ pub fn trace<'py>(
 }
 
 impl<'a, 'py> Frame<'a, 'py> {
-    /// Reads the argument slots from the frame (wrapping them lazily would be cheaper, but every
-    /// argument of a compiled function is almost always used).
-    fn bind_arguments(&mut self) -> Result<(), TraceError> {
-        for i in 0..self.code.nargs {
-            let ptr = self.tx.scope.root(&crate::source::Step::Local {
-                index: i,
-                name: String::new(),
-            });
-            if ptr.is_null() {
-                continue;
-            }
-            // Arguments are wrapped on first use; store a marker that defers to the frame.
-            self.locals[i] = None;
-        }
-        Ok(())
-    }
-
     fn location(&self) -> String {
         let line = self.code.ins.get(self.pc).and_then(|i| i.line).unwrap_or(self.code.firstlineno);
         format!("{}:{}", self.code.filename, line)
@@ -213,7 +242,7 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let Some(v) = &self.locals[i] {
             return Ok(v.clone());
         }
-        if i < self.code.nargs {
+        if self.ctx.root && i < self.code.nargs {
             let name = self.code.localsplus[i].clone();
             let ptr = self.tx.scope.root(&crate::source::Step::Local { index: i, name: name.clone() });
             if !ptr.is_null() {
@@ -230,365 +259,70 @@ impl<'a, 'py> Frame<'a, 'py> {
         )))
     }
 
-    fn load_free(&mut self, i: usize) -> Result<Var, TraceError> {
-        let nlocalsplus = self.code.localsplus.len();
-        let first_free = nlocalsplus - self.code.nfree;
+    /// LOAD_DEREF / LOAD_CLOSURE: a cell of this frame, or a free variable.
+    fn load_cell(&mut self, i: usize) -> Result<Var, TraceError> {
+        let first_free = self.code.localsplus.len() - self.code.nfree;
         if i < first_free {
-            // A cell variable of this frame: we track its value directly.
-            return self.load_local(i);
+            return match self.load_local(i)? {
+                Var::Cell(c) => Ok(Var::Cell(c)),
+                // MAKE_CELL has not wrapped it (a cell that is also an argument, read early).
+                v => Ok(v),
+            };
         }
         if let Some(v) = &self.locals[i] {
             return Ok(v.clone());
         }
         let j = i - first_free;
         let name = self.code.localsplus[i].clone();
-        let ptr = self.tx.scope.root(&crate::source::Step::Cell { index: j, name: name.clone() });
-        if ptr.is_null() {
-            return Err(TraceError::unsupported(format!("free variable '{name}' is empty")));
-        }
-        // SAFETY: a borrowed pointer to a live cell's contents; we take our own reference.
-        let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
-        let v = self.tx.wrap(value, Some(Source::cell(j, &name)))?;
+        let v = if self.ctx.root {
+            let ptr = self.tx.scope.root(&crate::source::Step::Cell { index: j, name: name.clone() });
+            if ptr.is_null() {
+                return Err(TraceError::unsupported(format!("free variable '{name}' is empty")));
+            }
+            // SAFETY: a borrowed pointer to a live cell's contents; we take our own reference.
+            let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
+            self.tx.wrap(value, Some(Source::cell(j, &name)))?
+        } else {
+            self.ctx
+                .closure
+                .get(j)
+                .cloned()
+                .ok_or_else(|| TraceError::internal("a free variable without a closure cell"))?
+        };
         self.locals[i] = Some(v.clone());
         Ok(v)
     }
 
-    /// Executes one instruction. `Ok(Some(v))` is a return.
-    fn step(&mut self, ins: &Ins) -> Result<Option<Var>, TraceError> {
-        let py = self.tx.py;
-        let arg = ins.arg as usize;
-        self.pc += 1;
-        match ins.op {
-            Op::Nop => {}
-            Op::LoadFast => {
-                let v = self.load_local(arg)?;
-                self.stack.push(v);
-            }
-            Op::LoadFastAndClear => {
-                let v = self.locals[arg].take().unwrap_or(Var::Null);
-                self.stack.push(v);
-            }
-            Op::StoreFast => {
-                let v = self.pop()?;
-                self.locals[arg] = Some(v);
-            }
-            Op::DeleteFast => self.locals[arg] = None,
-            Op::LoadDeref => {
-                let v = self.load_free(arg)?;
-                self.stack.push(v);
-            }
-            Op::StoreDeref => {
-                let first_free = self.code.localsplus.len() - self.code.nfree;
-                if arg >= first_free {
-                    return Err(TraceError::unsupported("assigning to a nonlocal variable"));
-                }
-                let v = self.pop()?;
-                self.locals[arg] = Some(v);
-            }
-            Op::LoadConst => {
-                let c = self.code.consts[arg].bind(py).clone();
-                let v = self.tx.wrap(c, None)?;
-                self.stack.push(v);
-            }
-            Op::ReturnConst => {
-                let c = self.code.consts[arg].bind(py).clone();
-                return Ok(Some(self.tx.wrap(c, None)?));
-            }
-            Op::LoadGlobal => {
-                let (idx, push_null) = (arg >> 1, arg & 1 == 1);
-                let name = self.code.names[idx].clone();
-                let v = self.load_global(&name)?;
-                if push_null {
-                    self.stack.push(Var::Null);
-                }
-                self.stack.push(v);
-            }
-            Op::LoadAttr => {
-                let (idx, method) = if ins.attr_method_bit { (arg >> 1, arg & 1 == 1) } else { (arg, false) };
-                let name = self.code.names[idx].clone();
-                let obj = self.pop()?;
-                if method {
-                    let m = self.load_method(obj, &name)?;
-                    self.stack.push(Var::Null);
-                    self.stack.push(m);
-                } else {
-                    let v = self.getattr(obj, &name)?;
-                    self.stack.push(v);
-                }
-            }
-            Op::LoadMethod => {
-                let name = self.code.names[arg].clone();
-                let obj = self.pop()?;
-                let m = self.load_method(obj, &name)?;
-                self.stack.push(Var::Null);
-                self.stack.push(m);
-            }
-            Op::PushNull => self.stack.push(Var::Null),
-            Op::PopTop => {
-                self.pop()?;
-            }
-            Op::Copy => {
-                let v = self.peek(arg - 1)?.clone();
-                self.stack.push(v);
-            }
-            Op::Swap => {
-                let n = self.stack.len();
-                if arg > n || arg < 1 {
-                    return Err(TraceError::internal("bad SWAP"));
-                }
-                self.stack.swap(n - 1, n - arg);
-            }
-            Op::KwNames => {
-                let names: Vec<String> = self.code.consts[arg].bind(py).extract()?;
-                self.kw_names = Some(names);
-            }
-            Op::Precall => {}
-            Op::Call => {
-                let kw = self.kw_names.take().unwrap_or_default();
-                let mut args = self.popn(arg)?;
-                let callable = self.pop()?;
-                let first = self.pop()?;
-                let callable = match first {
-                    Var::Null => callable,
-                    // 3.11 LOAD_METHOD fast path: [method, self, args...]
-                    method => {
-                        args.insert(0, callable);
-                        method
-                    }
-                };
-                let nkw = kw.len();
-                let kwargs: Vec<(String, Var)> = kw.into_iter().zip(args.split_off(args.len() - nkw)).collect();
-                let r = self.call(callable, args, kwargs)?;
-                self.stack.push(r);
-            }
-            Op::CallFunctionEx => {
-                let kwargs = if arg & 1 == 1 { Some(self.pop()?) } else { None };
-                let args = self.pop()?;
-                let callable = self.pop()?;
-                if let Ok(Var::Null) = self.peek(0).cloned() {
-                    self.pop()?;
-                }
-                let args = args
-                    .items(py)
-                    .ok_or_else(|| TraceError::unsupported("f(*args) with args that are not a sequence"))?;
-                let mut kw = Vec::new();
-                if let Some(Var::Dict(d)) = kwargs {
-                    for (k, v) in d.borrow().iter() {
-                        kw.push((k.bind(py).extract::<String>()?, v.clone()));
-                    }
-                } else if kwargs.is_some() {
-                    return Err(TraceError::unsupported("f(**kwargs) with kwargs that are not a dict"));
-                }
-                let r = self.call(callable, args, kw)?;
-                self.stack.push(r);
-            }
-            Op::BinaryOp => {
-                let rhs = self.pop()?;
-                let lhs = self.pop()?;
-                let r = self.binary_op(arg, lhs, rhs)?;
-                self.stack.push(r);
-            }
-            Op::CompareOp => {
-                let rhs = self.pop()?;
-                let lhs = self.pop()?;
-                let cmp = if ins.compare_shift { arg >> 4 } else { arg };
-                let r = self.compare_op(cmp, lhs, rhs)?;
-                self.stack.push(r);
-            }
-            Op::IsOp => {
-                let rhs = self.pop()?;
-                let lhs = self.pop()?;
-                let r = self.is_op(lhs, rhs, arg == 1)?;
-                self.stack.push(r);
-            }
-            Op::ContainsOp => {
-                let rhs = self.pop()?;
-                let lhs = self.pop()?;
-                let r = self.contains_op(lhs, rhs, arg == 1)?;
-                self.stack.push(r);
-            }
-            Op::UnaryNegative | Op::UnaryPositive | Op::UnaryInvert | Op::UnaryNot => {
-                let v = self.pop()?;
-                let r = self.unary_op(ins.op, v)?;
-                self.stack.push(r);
-            }
-            Op::BinarySubscr => {
-                let idx = self.pop()?;
-                let obj = self.pop()?;
-                let r = self.subscript(obj, idx)?;
-                self.stack.push(r);
-            }
-            Op::BinarySlice => {
-                let end = self.pop()?;
-                let start = self.pop()?;
-                let obj = self.pop()?;
-                let r = self.subscript(obj, Var::Slice(Box::new([start, end, Var::none(py)])))?;
-                self.stack.push(r);
-            }
-            Op::BuildSlice => {
-                let parts = self.popn(arg)?;
-                let mut it = parts.into_iter();
-                let a = it.next().unwrap();
-                let b = it.next().unwrap();
-                let c = it.next().unwrap_or(Var::none(py));
-                self.stack.push(Var::Slice(Box::new([a, b, c])));
-            }
-            Op::BuildTuple => {
-                let items = self.popn(arg)?;
-                self.stack.push(Var::Tuple(items));
-            }
-            Op::BuildList => {
-                let items = self.popn(arg)?;
-                self.stack.push(Var::list(items));
-            }
-            Op::BuildMap => {
-                let kv = self.popn(arg * 2)?;
-                let mut items = Vec::new();
-                for pair in kv.chunks(2) {
-                    items.push((self.dict_key(&pair[0])?, pair[1].clone()));
-                }
-                self.stack.push(Var::Dict(Rc::new(RefCell::new(items))));
-            }
-            Op::BuildConstKeyMap => {
-                let keys = self.pop()?;
-                let values = self.popn(arg)?;
-                let keys = keys.items(py).ok_or_else(|| TraceError::internal("BUILD_CONST_KEY_MAP keys"))?;
-                let mut items = Vec::new();
-                for (k, v) in keys.iter().zip(values) {
-                    items.push((self.dict_key(k)?, v));
-                }
-                self.stack.push(Var::Dict(Rc::new(RefCell::new(items))));
-            }
-            Op::ListAppend => {
-                let v = self.pop()?;
-                match self.peek(arg - 1)? {
-                    Var::List(l) => l.borrow_mut().push(v),
-                    _ => return Err(TraceError::internal("LIST_APPEND on a non-list")),
-                }
-            }
-            Op::ListExtend => {
-                let v = self.pop()?;
-                let items = v.items(py).ok_or_else(|| TraceError::unsupported("extending a list with a non-sequence"))?;
-                match self.peek(arg - 1)? {
-                    Var::List(l) => l.borrow_mut().extend(items),
-                    _ => return Err(TraceError::internal("LIST_EXTEND on a non-list")),
-                }
-            }
-            Op::ListToTuple => {
-                let v = self.pop()?;
-                let items = v.items(py).ok_or_else(|| TraceError::internal("LIST_TO_TUPLE"))?;
-                self.stack.push(Var::Tuple(items));
-            }
-            Op::DictUpdate | Op::DictMerge => {
-                let v = self.pop()?;
-                let Var::Dict(src) = v else {
-                    return Err(TraceError::unsupported("merging a non-dict into a dict"));
-                };
-                match self.peek(arg - 1)? {
-                    Var::Dict(d) => {
-                        let src = src.borrow().clone();
-                        let mut d = d.borrow_mut();
-                        for (k, v) in src {
-                            if let Some(slot) = d.iter_mut().find(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false)) {
-                                slot.1 = v;
-                            } else {
-                                d.push((k, v));
-                            }
-                        }
-                    }
-                    _ => return Err(TraceError::internal("DICT_UPDATE on a non-dict")),
-                }
-            }
-            Op::UnpackSequence => {
-                let v = self.pop()?;
-                let items = self.unpack(v)?;
-                if items.len() != arg {
-                    return Err(TraceError::unsupported(format!(
-                        "unpacking {} values into {arg} names",
-                        items.len()
-                    )));
-                }
-                self.stack.extend(items.into_iter().rev());
-            }
-            Op::UnpackEx => {
-                let v = self.pop()?;
-                let items = self.unpack(v)?;
-                let (before, after) = (arg & 0xff, arg >> 8);
-                if items.len() < before + after {
-                    return Err(TraceError::unsupported("starred unpacking of too few values"));
-                }
-                let mut out = items[..before].to_vec();
-                out.push(Var::list(items[before..items.len() - after].to_vec()));
-                out.extend(items[items.len() - after..].iter().cloned());
-                self.stack.extend(out.into_iter().rev());
-            }
-            Op::GetIter => {
-                let v = self.pop()?;
-                let items = self.iterate(v)?;
-                self.stack.push(Var::Iter(Rc::new(RefCell::new((items, 0)))));
-            }
-            Op::ForIter => {
-                let Var::Iter(it) = self.peek(0)?.clone() else {
-                    return Err(TraceError::internal("FOR_ITER on a non-iterator"));
-                };
-                let next = {
-                    let mut it = it.borrow_mut();
-                    let (items, pos) = &mut *it;
-                    let n = items.get(*pos).cloned();
-                    *pos += 1;
-                    n
-                };
-                match next {
-                    Some(v) => self.stack.push(v),
-                    None => {
-                        self.pop()?;
-                        self.jump(ins.target)?;
-                        if ins.for_iter_skips_end_for {
-                            self.pc += 1;
-                        }
-                    }
-                }
-            }
-            Op::EndFor => {
-                self.popn(2)?;
-            }
-            Op::Jump => self.jump(ins.target)?,
-            Op::PopJumpIfTrue | Op::PopJumpIfFalse => {
-                let v = self.pop()?;
-                let t = v.truthy(py)?;
-                if t == (ins.op == Op::PopJumpIfTrue) {
-                    self.jump(ins.target)?;
-                }
-            }
-            Op::PopJumpIfNone | Op::PopJumpIfNotNone => {
-                let v = self.pop()?;
-                let is_none = matches!(&v, Var::Py(o, _) if o.is_none(py));
-                if is_none == (ins.op == Op::PopJumpIfNone) {
-                    self.jump(ins.target)?;
-                }
-            }
-            Op::JumpIfTrueOrPop | Op::JumpIfFalseOrPop => {
-                let t = self.peek(0)?.truthy(py)?;
-                if t == (ins.op == Op::JumpIfTrueOrPop) {
-                    self.jump(ins.target)?;
-                } else {
-                    self.pop()?;
-                }
-            }
-            Op::ReturnValue => {
-                let v = self.pop()?;
-                return Ok(Some(v));
-            }
-            Op::Unsupported => {
-                return Err(TraceError::unsupported(format!("the instruction {}", ins.name)));
-            }
+    /// The value held by a cell variable (LOAD_DEREF).
+    fn load_deref(&mut self, i: usize) -> Result<Var, TraceError> {
+        match self.load_cell(i)? {
+            Var::Cell(c) => c.borrow().clone().ok_or_else(|| {
+                TraceError::unsupported(format!(
+                    "reading free variable '{}' before it is assigned",
+                    self.code.localsplus[i]
+                ))
+            }),
+            v => Ok(v),
         }
-        Ok(None)
+    }
+
+    fn store_deref(&mut self, i: usize, v: Var) -> Result<(), TraceError> {
+        match self.load_cell(i) {
+            Ok(Var::Cell(c)) => {
+                *c.borrow_mut() = Some(v);
+                Ok(())
+            }
+            _ if i < self.code.localsplus.len() - self.code.nfree => {
+                self.locals[i] = Some(Var::Cell(Rc::new(RefCell::new(Some(v)))));
+                Ok(())
+            }
+            _ => Err(TraceError::unsupported("assigning to a nonlocal variable of the compiled function")),
+        }
     }
 
     fn load_global(&mut self, name: &str) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let value = match self.tx.globals.get_item(name)? {
+        let value = match self.ctx.globals.get_item(name)? {
             Some(v) => v,
             None => match self.tx.builtins.get_item(name)? {
                 Some(v) => v,
@@ -599,7 +333,11 @@ impl<'a, 'py> Frame<'a, 'py> {
                 }
             },
         };
-        let source = Source::global(py, name);
+        let source = if self.ctx.foreign_globals {
+            Source::module_global(py, self.ctx.globals.as_any(), name)
+        } else {
+            Source::global(py, name)
+        };
         self.tx.wrap(value, Some(source))
     }
 

@@ -10,7 +10,7 @@ use crate::decode::Op;
 use crate::error::TraceError;
 use crate::output::TensorValue;
 
-use super::vars::{is_constant_module, Var};
+use super::vars::{is_constant_module, named_tuple_fields, Var};
 use super::Frame;
 
 /// `BINARY_OP` argument → the `operator` function it performs (3.11 and 3.12 agree).
@@ -122,7 +122,7 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match &obj {
             Var::Tensor(_) => self.operator("getitem", vec![obj, idx]),
-            Var::Tuple(_) | Var::List(_) | Var::Size(_) => {
+            Var::Tuple(_) | Var::List(_) | Var::Size(_) | Var::NamedTuple { .. } => {
                 let items = obj.items(py).unwrap();
                 let i = idx.as_py(py).ok_or_else(|| TraceError::unsupported("indexing a sequence with a tensor"))?;
                 if let Ok(i) = i.extract::<isize>() {
@@ -169,6 +169,41 @@ impl Frame<'_, '_> {
         }
     }
 
+    /// `obj[key] = value`: an in-place graph op on tensors, a mutation of tracked containers.
+    pub(super) fn store_subscript(&mut self, obj: Var, key: Var, value: Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        match &obj {
+            Var::Tensor(_) => {
+                let f = py.import("operator")?.getattr("setitem")?;
+                let args = vec![obj.to_arg(py)?, key.to_arg(py)?, value.to_arg(py)?];
+                self.graph_call("setitem", Target::Function("operator.setitem".into()), Some(&f), args, vec![])?;
+                Ok(())
+            }
+            Var::List(l) if !self.tx.is_external_list(l) => {
+                let i: isize = key.as_py(py).ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?.extract()?;
+                let mut b = l.borrow_mut();
+                let n = b.len() as isize;
+                let j = if i < 0 { i + n } else { i };
+                if j < 0 || j >= n {
+                    return Err(TraceError::unsupported("a list index out of range (the frame raises IndexError)"));
+                }
+                b[j as usize] = value;
+                Ok(())
+            }
+            Var::Dict(d) if !self.tx.is_external_dict(d) => {
+                let k = key.as_py(py).ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let mut b = d.borrow_mut();
+                if let Some(slot) = b.iter_mut().find(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false)) {
+                    slot.1 = value;
+                } else {
+                    b.push((k.unbind(), value));
+                }
+                Ok(())
+            }
+            other => Err(TraceError::unsupported(format!("assigning an item of a {} from outside the compiled function", other.type_name(py)))),
+        }
+    }
+
     /// Adds a call to the graph and tracks its result.
     pub(super) fn graph_call(
         &mut self,
@@ -205,7 +240,14 @@ impl Frame<'_, '_> {
                         other => out.push(self.plain_value(other)?),
                     }
                 }
-                Ok(Var::Tuple(out))
+                let ty = self.tx.output.meta_value(node).map(|v| v.bind(py).get_type());
+                match ty {
+                    Some(ty) if !ty.is(py.get_type::<PyTuple>()) && !named_tuple_fields(ty.as_any()).is_empty() => {
+                        Ok(Var::NamedTuple { ty: ty.into_any().unbind(), items: out })
+                    }
+                    Some(ty) if ty.is(py.get_type::<pyo3::types::PyList>()) => Ok(Var::list(out)),
+                    _ => Ok(Var::Tuple(out)),
+                }
             }
             other => {
                 // A Python value computed from metadata only (e.g. numel): fold it, and drop the
@@ -234,6 +276,13 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
+            Var::NamedTuple { ty, items } => {
+                let fields = named_tuple_fields(ty.bind(py));
+                match fields.iter().position(|f| f == name) {
+                    Some(i) if i < items.len() => Ok(items[i].clone()),
+                    _ => Err(TraceError::unsupported(format!("attribute '{name}' of a {}", obj.type_name(py)))),
+                }
+            }
             Var::Py(o, src) => {
                 let o = o.bind(py).clone();
                 if is_nn_module(py, &o)? {
@@ -245,7 +294,7 @@ impl Frame<'_, '_> {
                     error: e,
                 })?;
                 let src = if is_constant_module(&o) { None } else { src.as_ref().map(|s| s.attr(py, name)) };
-                self.tx.wrap(v, src)
+                self.bound_method_or(v, &o, obj.clone(), src)
             }
             _ => Err(TraceError::unsupported(format!("attribute '{name}' of a {}", obj.type_name(py)))),
         }
@@ -287,7 +336,25 @@ impl Frame<'_, '_> {
             error: e,
         })?;
         let s = src.as_ref().map(|s| s.attr(py, name));
-        self.tx.wrap(v, s)
+        let this = Var::Py(m.clone().unbind(), src);
+        self.bound_method_or(v, m, this, s)
+    }
+
+    /// A method bound to `obj` becomes a `BoundMethod` of the tracked `obj` (a new bound-method
+    /// object is made on every attribute read, so it cannot be guarded by identity; its
+    /// `__func__` is). Anything else is wrapped as read.
+    fn bound_method_or(&mut self, v: Bound<'_, PyAny>, obj: &Bound<'_, PyAny>, this: Var, src: Option<crate::source::Source>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let v = v.unbind().into_bound(py);
+        if v.is_instance(&py.import("types")?.getattr("MethodType")?)? {
+            let owner = v.getattr("__self__")?;
+            if owner.is(obj) {
+                let func = v.getattr("__func__")?;
+                let func = self.tx.wrap(func, src.map(|s| s.attr(py, "__func__")))?;
+                return Ok(Var::BoundMethod { func: Box::new(func), self_: Box::new(this) });
+            }
+        }
+        self.tx.wrap(v, src)
     }
 
     fn tensor_attr(&mut self, t: TensorValue, name: &str) -> Result<Var, TraceError> {

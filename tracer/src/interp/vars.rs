@@ -38,6 +38,14 @@ pub enum Var {
     Method { recv: Box<Var>, name: String },
     /// The NULL the 3.11 calling convention pushes before a callable.
     Null,
+    /// A tuple subclass with named fields (`torch.return_types.max`, a namedtuple).
+    NamedTuple { ty: Py<PyAny>, items: Vec<Var> },
+    /// A cell made in the traced code (a closure variable); `None` until assigned.
+    Cell(Rc<RefCell<Option<Var>>>),
+    /// A Python function to be inlined (made by MAKE_FUNCTION, or a user function object).
+    Function(Rc<super::inline::FunctionVar>),
+    /// A method bound to a value: calling it inlines `func` with `self_` first.
+    BoundMethod { func: Box<Var>, self_: Box<Var> },
 }
 
 impl Var {
@@ -72,6 +80,10 @@ impl Var {
             Var::Iter(_) => "iterator".into(),
             Var::Method { name, .. } => format!("method {name}"),
             Var::Null => "NULL".into(),
+            Var::Cell(_) => "cell".into(),
+            Var::NamedTuple { ty, .. } => ty.bind(py).getattr("__name__").map(|n| n.to_string()).unwrap_or_else(|_| "namedtuple".into()),
+            Var::Function(f) => format!("function {}", f.name),
+            Var::BoundMethod { .. } => "bound method".into(),
         }
     }
 
@@ -94,6 +106,10 @@ impl Var {
                 }
                 Some(d.into_any())
             }
+            Var::NamedTuple { ty, items } => {
+                let v: Option<Vec<_>> = items.iter().map(|i| i.as_py(py)).collect();
+                build_named_tuple(ty.bind(py), PyTuple::new(py, v?).ok()?).ok()
+            }
             Var::Size(s) => {
                 let torch = py.import("torch").ok()?;
                 torch.getattr("Size").ok()?.call1((s.clone(),)).ok()
@@ -111,7 +127,7 @@ impl Var {
     /// Items of a sequence-like value, for unpacking and iteration.
     pub fn items(&self, py: Python<'_>) -> Option<Vec<Var>> {
         match self {
-            Var::Tuple(items) => Some(items.clone()),
+            Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.clone()),
             Var::List(items) => Some(items.borrow().clone()),
             Var::Size(s) => Some(s.iter().map(|&d| Var::py_const(py, d)).collect()),
             Var::Dict(items) => Some(
@@ -150,7 +166,7 @@ impl Var {
                 "data-dependent control flow (branching on the value of a tensor)",
             )),
             Var::Py(o, _) => Ok(o.bind(py).is_truthy()?),
-            Var::Tuple(i) => Ok(!i.is_empty()),
+            Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),
             Var::List(i) => Ok(!i.borrow().is_empty()),
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
@@ -162,7 +178,9 @@ impl Var {
     pub fn to_arg(&self, py: Python<'_>) -> Result<Arg, TraceError> {
         Ok(match self {
             Var::Tensor(t) => Arg::Node(t.node),
-            Var::Tuple(items) => Arg::Tuple(items.iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?),
+            Var::Tuple(items) | Var::NamedTuple { items, .. } => {
+                Arg::Tuple(items.iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?)
+            }
             Var::List(items) => Arg::List(items.borrow().iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?),
             Var::Size(s) => Arg::Tuple(s.iter().map(|&d| Arg::Int(d)).collect()),
             Var::Slice(p) => Arg::Slice(
@@ -179,6 +197,26 @@ impl Var {
             }
         })
     }
+}
+
+/// Makes a tuple subclass instance from its items: namedtuples through `_make`, struct
+/// sequences (`torch.return_types.*`) from one tuple argument.
+pub fn build_named_tuple<'py>(ty: &Bound<'py, PyAny>, items: Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    if ty.hasattr("_make")? {
+        ty.call_method1("_make", (items,))
+    } else {
+        ty.call1((items,))
+    }
+}
+
+/// The field names of a tuple subclass with named fields.
+pub fn named_tuple_fields(ty: &Bound<'_, PyAny>) -> Vec<String> {
+    for attr in ["_fields", "__match_args__"] {
+        if let Ok(f) = ty.getattr(attr).and_then(|f| f.extract::<Vec<String>>()) {
+            return f;
+        }
+    }
+    Vec::new()
 }
 
 /// A Python constant as a graph argument.
@@ -315,6 +353,18 @@ impl Tracer<'_> {
             // then the list is read-only to the tracer (see `mutable_list`).
             self.external_lists.push(Rc::new(RefCell::new(items.clone())));
             return Ok(Var::List(self.external_lists.last().unwrap().clone()));
+        } else if let Ok(d) = value.cast::<PyDict>() {
+            self.guards.add(py, &source, Check::Type(value.get_type().unbind()));
+            let keys: Vec<Py<PyAny>> = d.keys().iter().map(|k| k.unbind()).collect();
+            self.guards.add(py, &source, Check::DictKeys(keys));
+            let mut items = Vec::new();
+            for (k, v) in d.iter() {
+                let item = self.wrap(v, Some(source.item(k.clone())))?;
+                items.push((k.unbind(), item));
+            }
+            let rc = Rc::new(RefCell::new(items));
+            self.external_dicts.push(rc.clone());
+            return Ok(Var::Dict(rc));
         } else {
             let torch = py.import("torch")?;
             if value.is_instance(&torch.getattr("device")?)? {
@@ -325,6 +375,11 @@ impl Tracer<'_> {
             }
         }
         Ok(Var::Py(value.unbind(), Some(source)))
+    }
+
+    /// Whether `dict` was read from the frame's inputs (so mutating it is a side effect).
+    pub fn is_external_dict(&self, dict: &Rc<RefCell<Vec<(Py<PyAny>, Var)>>>) -> bool {
+        self.external_dicts.iter().any(|d| Rc::ptr_eq(d, dict))
     }
 
     /// Whether `list` was read from the frame's inputs (so mutating it is a side effect).

@@ -1,0 +1,378 @@
+//! One bytecode instruction over variable trackers.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use pyo3::prelude::*;
+
+use crate::decode::{Ins, Op};
+use crate::error::TraceError;
+
+use super::vars::Var;
+use super::Frame;
+
+impl Frame<'_, '_> {
+    /// Executes one instruction. `Ok(Some(v))` is a return.
+    pub(super) fn step(&mut self, ins: &Ins) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let arg = ins.arg as usize;
+        self.pc += 1;
+        match ins.op {
+            Op::Nop => {}
+            Op::LoadFast => {
+                let v = self.load_local(arg)?;
+                self.stack.push(v);
+            }
+            Op::LoadFastAndClear => {
+                let v = self.locals[arg].take().unwrap_or(Var::Null);
+                self.stack.push(v);
+            }
+            Op::StoreFast => {
+                let v = self.pop()?;
+                self.locals[arg] = Some(v);
+            }
+            Op::DeleteFast => self.locals[arg] = None,
+            Op::LoadDeref => {
+                let v = self.load_deref(arg)?;
+                self.stack.push(v);
+            }
+            Op::LoadClosure => {
+                let v = match self.load_cell(arg)? {
+                    Var::Cell(c) => Var::Cell(c),
+                    v => {
+                        // A cell the prefix has not made yet: make it now.
+                        let c = Var::Cell(Rc::new(RefCell::new(Some(v))));
+                        self.locals[arg] = Some(c.clone());
+                        c
+                    }
+                };
+                self.stack.push(v);
+            }
+            Op::MakeCell => {
+                let first_free = self.code.localsplus.len() - self.code.nfree;
+                if arg < first_free {
+                    let current = match self.locals[arg].take() {
+                        Some(v) => Some(v),
+                        None if self.ctx.root && arg < self.code.nargs => Some(self.load_local(arg)?),
+                        None => None,
+                    };
+                    self.locals[arg] = Some(Var::Cell(Rc::new(RefCell::new(current))));
+                }
+            }
+            Op::StoreDeref => {
+                let v = self.pop()?;
+                self.store_deref(arg, v)?;
+            }
+            Op::MakeFunction => {
+                let code = self.pop()?;
+                let f = self.make_function(arg, code)?;
+                self.stack.push(f);
+            }
+            Op::LoadConst => {
+                let c = self.code.consts[arg].bind(py).clone();
+                let v = self.tx.wrap(c, None)?;
+                self.stack.push(v);
+            }
+            Op::ReturnConst => {
+                let c = self.code.consts[arg].bind(py).clone();
+                return Ok(Some(self.tx.wrap(c, None)?));
+            }
+            Op::LoadGlobal => {
+                let (idx, push_null) = (arg >> 1, arg & 1 == 1);
+                let name = self.code.names[idx].clone();
+                let v = self.load_global(&name)?;
+                if push_null {
+                    self.stack.push(Var::Null);
+                }
+                self.stack.push(v);
+            }
+            Op::LoadAttr => {
+                let (idx, method) = if ins.attr_method_bit { (arg >> 1, arg & 1 == 1) } else { (arg, false) };
+                let name = self.code.names[idx].clone();
+                let obj = self.pop()?;
+                if method {
+                    let m = self.load_method(obj, &name)?;
+                    self.stack.push(Var::Null);
+                    self.stack.push(m);
+                } else {
+                    let v = self.getattr(obj, &name)?;
+                    self.stack.push(v);
+                }
+            }
+            Op::LoadMethod => {
+                let name = self.code.names[arg].clone();
+                let obj = self.pop()?;
+                let m = self.load_method(obj, &name)?;
+                self.stack.push(Var::Null);
+                self.stack.push(m);
+            }
+            Op::PushNull => self.stack.push(Var::Null),
+            Op::PopTop => {
+                self.pop()?;
+            }
+            Op::Copy => {
+                let v = self.peek(arg - 1)?.clone();
+                self.stack.push(v);
+            }
+            Op::Swap => {
+                let n = self.stack.len();
+                if arg > n || arg < 1 {
+                    return Err(TraceError::internal("bad SWAP"));
+                }
+                self.stack.swap(n - 1, n - arg);
+            }
+            Op::KwNames => {
+                let names: Vec<String> = self.code.consts[arg].bind(py).extract()?;
+                self.kw_names = Some(names);
+            }
+            Op::Precall => {}
+            Op::Call => {
+                let kw = self.kw_names.take().unwrap_or_default();
+                let mut args = self.popn(arg)?;
+                let callable = self.pop()?;
+                let first = self.pop()?;
+                let callable = match first {
+                    Var::Null => callable,
+                    // 3.11 LOAD_METHOD fast path: [method, self, args...]
+                    method => {
+                        args.insert(0, callable);
+                        method
+                    }
+                };
+                let nkw = kw.len();
+                let kwargs: Vec<(String, Var)> = kw.into_iter().zip(args.split_off(args.len() - nkw)).collect();
+                let r = self.call(callable, args, kwargs)?;
+                self.stack.push(r);
+            }
+            Op::CallFunctionEx => {
+                let kwargs = if arg & 1 == 1 { Some(self.pop()?) } else { None };
+                let args = self.pop()?;
+                let callable = self.pop()?;
+                if let Ok(Var::Null) = self.peek(0).cloned() {
+                    self.pop()?;
+                }
+                let args = args
+                    .items(py)
+                    .ok_or_else(|| TraceError::unsupported("f(*args) with args that are not a sequence"))?;
+                let mut kw = Vec::new();
+                if let Some(Var::Dict(d)) = kwargs {
+                    for (k, v) in d.borrow().iter() {
+                        kw.push((k.bind(py).extract::<String>()?, v.clone()));
+                    }
+                } else if kwargs.is_some() {
+                    return Err(TraceError::unsupported("f(**kwargs) with kwargs that are not a dict"));
+                }
+                let r = self.call(callable, args, kw)?;
+                self.stack.push(r);
+            }
+            Op::BinaryOp => {
+                let rhs = self.pop()?;
+                let lhs = self.pop()?;
+                let r = self.binary_op(arg, lhs, rhs)?;
+                self.stack.push(r);
+            }
+            Op::CompareOp => {
+                let rhs = self.pop()?;
+                let lhs = self.pop()?;
+                let cmp = if ins.compare_shift { arg >> 4 } else { arg };
+                let r = self.compare_op(cmp, lhs, rhs)?;
+                self.stack.push(r);
+            }
+            Op::IsOp => {
+                let rhs = self.pop()?;
+                let lhs = self.pop()?;
+                let r = self.is_op(lhs, rhs, arg == 1)?;
+                self.stack.push(r);
+            }
+            Op::ContainsOp => {
+                let rhs = self.pop()?;
+                let lhs = self.pop()?;
+                let r = self.contains_op(lhs, rhs, arg == 1)?;
+                self.stack.push(r);
+            }
+            Op::UnaryNegative | Op::UnaryPositive | Op::UnaryInvert | Op::UnaryNot => {
+                let v = self.pop()?;
+                let r = self.unary_op(ins.op, v)?;
+                self.stack.push(r);
+            }
+            Op::BinarySubscr => {
+                let idx = self.pop()?;
+                let obj = self.pop()?;
+                let r = self.subscript(obj, idx)?;
+                self.stack.push(r);
+            }
+            Op::StoreSubscr => {
+                let key = self.pop()?;
+                let obj = self.pop()?;
+                let value = self.pop()?;
+                self.store_subscript(obj, key, value)?;
+            }
+            Op::BinarySlice => {
+                let end = self.pop()?;
+                let start = self.pop()?;
+                let obj = self.pop()?;
+                let r = self.subscript(obj, Var::Slice(Box::new([start, end, Var::none(py)])))?;
+                self.stack.push(r);
+            }
+            Op::BuildSlice => {
+                let parts = self.popn(arg)?;
+                let mut it = parts.into_iter();
+                let a = it.next().unwrap();
+                let b = it.next().unwrap();
+                let c = it.next().unwrap_or(Var::none(py));
+                self.stack.push(Var::Slice(Box::new([a, b, c])));
+            }
+            Op::BuildTuple => {
+                let items = self.popn(arg)?;
+                self.stack.push(Var::Tuple(items));
+            }
+            Op::BuildList => {
+                let items = self.popn(arg)?;
+                self.stack.push(Var::list(items));
+            }
+            Op::BuildMap => {
+                let kv = self.popn(arg * 2)?;
+                let mut items = Vec::new();
+                for pair in kv.chunks(2) {
+                    items.push((self.dict_key(&pair[0])?, pair[1].clone()));
+                }
+                self.stack.push(Var::Dict(Rc::new(RefCell::new(items))));
+            }
+            Op::BuildConstKeyMap => {
+                let keys = self.pop()?;
+                let values = self.popn(arg)?;
+                let keys = keys.items(py).ok_or_else(|| TraceError::internal("BUILD_CONST_KEY_MAP keys"))?;
+                let mut items = Vec::new();
+                for (k, v) in keys.iter().zip(values) {
+                    items.push((self.dict_key(k)?, v));
+                }
+                self.stack.push(Var::Dict(Rc::new(RefCell::new(items))));
+            }
+            Op::ListAppend => {
+                let v = self.pop()?;
+                match self.peek(arg - 1)? {
+                    Var::List(l) => l.borrow_mut().push(v),
+                    _ => return Err(TraceError::internal("LIST_APPEND on a non-list")),
+                }
+            }
+            Op::ListExtend => {
+                let v = self.pop()?;
+                let items = v.items(py).ok_or_else(|| TraceError::unsupported("extending a list with a non-sequence"))?;
+                match self.peek(arg - 1)? {
+                    Var::List(l) => l.borrow_mut().extend(items),
+                    _ => return Err(TraceError::internal("LIST_EXTEND on a non-list")),
+                }
+            }
+            Op::ListToTuple => {
+                let v = self.pop()?;
+                let items = v.items(py).ok_or_else(|| TraceError::internal("LIST_TO_TUPLE"))?;
+                self.stack.push(Var::Tuple(items));
+            }
+            Op::DictUpdate | Op::DictMerge => {
+                let v = self.pop()?;
+                let Var::Dict(src) = v else {
+                    return Err(TraceError::unsupported("merging a non-dict into a dict"));
+                };
+                match self.peek(arg - 1)? {
+                    Var::Dict(d) => {
+                        let src = src.borrow().clone();
+                        let mut d = d.borrow_mut();
+                        for (k, v) in src {
+                            if let Some(slot) = d.iter_mut().find(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false)) {
+                                slot.1 = v;
+                            } else {
+                                d.push((k, v));
+                            }
+                        }
+                    }
+                    _ => return Err(TraceError::internal("DICT_UPDATE on a non-dict")),
+                }
+            }
+            Op::UnpackSequence => {
+                let v = self.pop()?;
+                let items = self.unpack(v)?;
+                if items.len() != arg {
+                    return Err(TraceError::unsupported(format!(
+                        "unpacking {} values into {arg} names",
+                        items.len()
+                    )));
+                }
+                self.stack.extend(items.into_iter().rev());
+            }
+            Op::UnpackEx => {
+                let v = self.pop()?;
+                let items = self.unpack(v)?;
+                let (before, after) = (arg & 0xff, arg >> 8);
+                if items.len() < before + after {
+                    return Err(TraceError::unsupported("starred unpacking of too few values"));
+                }
+                let mut out = items[..before].to_vec();
+                out.push(Var::list(items[before..items.len() - after].to_vec()));
+                out.extend(items[items.len() - after..].iter().cloned());
+                self.stack.extend(out.into_iter().rev());
+            }
+            Op::GetIter => {
+                let v = self.pop()?;
+                let items = self.iterate(v)?;
+                self.stack.push(Var::Iter(Rc::new(RefCell::new((items, 0)))));
+            }
+            Op::ForIter => {
+                let Var::Iter(it) = self.peek(0)?.clone() else {
+                    return Err(TraceError::unsupported("iterating a Python iterator object"));
+                };
+                let next = {
+                    let mut it = it.borrow_mut();
+                    let (items, pos) = &mut *it;
+                    let n = items.get(*pos).cloned();
+                    *pos += 1;
+                    n
+                };
+                match next {
+                    Some(v) => self.stack.push(v),
+                    None => {
+                        self.pop()?;
+                        self.jump(ins.target)?;
+                        if ins.for_iter_skips_end_for {
+                            self.pc += 1;
+                        }
+                    }
+                }
+            }
+            Op::EndFor => {
+                self.popn(2)?;
+            }
+            Op::Jump => self.jump(ins.target)?,
+            Op::PopJumpIfTrue | Op::PopJumpIfFalse => {
+                let v = self.pop()?;
+                let t = v.truthy(py)?;
+                if t == (ins.op == Op::PopJumpIfTrue) {
+                    self.jump(ins.target)?;
+                }
+            }
+            Op::PopJumpIfNone | Op::PopJumpIfNotNone => {
+                let v = self.pop()?;
+                let is_none = matches!(&v, Var::Py(o, _) if o.is_none(py));
+                if is_none == (ins.op == Op::PopJumpIfNone) {
+                    self.jump(ins.target)?;
+                }
+            }
+            Op::JumpIfTrueOrPop | Op::JumpIfFalseOrPop => {
+                let t = self.peek(0)?.truthy(py)?;
+                if t == (ins.op == Op::JumpIfTrueOrPop) {
+                    self.jump(ins.target)?;
+                } else {
+                    self.pop()?;
+                }
+            }
+            Op::ReturnValue => {
+                let v = self.pop()?;
+                return Ok(Some(v));
+            }
+            Op::Unsupported => {
+                return Err(TraceError::unsupported(format!("the instruction {}", ins.name)));
+            }
+        }
+        Ok(None)
+    }
+
+}
