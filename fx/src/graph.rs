@@ -64,13 +64,17 @@ impl Arg {
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
     /// A graph input. `index` is its position in the compiled function's arguments.
-    Placeholder { index: usize },
+    Placeholder {
+        index: usize,
+    },
     Call {
         target: Target,
         args: Vec<Arg>,
         kwargs: Vec<(String, Arg)>,
     },
-    Output { values: Vec<Arg> },
+    Output {
+        values: Vec<Arg>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -80,6 +84,128 @@ pub struct Node {
     pub kind: NodeKind,
     pub meta: NodeMeta,
 }
+
+impl Node {
+    /// The graph values this node reads, in argument order, repeated as often as they are used.
+    pub fn inputs(&self) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        match &self.kind {
+            NodeKind::Call { args, kwargs, .. } => {
+                args.iter().for_each(|a| a.nodes(&mut out));
+                kwargs.iter().for_each(|(_, a)| a.nodes(&mut out));
+            }
+            NodeKind::Output { values } => values.iter().for_each(|a| a.nodes(&mut out)),
+            NodeKind::Placeholder { .. } => {}
+        }
+        out
+    }
+
+    /// Every argument, for rewriting in place.
+    fn args_mut(&mut self) -> Vec<&mut Arg> {
+        match &mut self.kind {
+            NodeKind::Call { args, kwargs, .. } => args
+                .iter_mut()
+                .chain(kwargs.iter_mut().map(|(_, a)| a))
+                .collect(),
+            NodeKind::Output { values } => values.iter_mut().collect(),
+            NodeKind::Placeholder { .. } => Vec::new(),
+        }
+    }
+}
+
+impl Arg {
+    /// Replaces every use of `old` with `new`; returns how many were replaced.
+    fn replace_node(&mut self, old: NodeId, new: NodeId) -> usize {
+        match self {
+            Arg::Node(n) if *n == old => {
+                *n = new;
+                1
+            }
+            Arg::Tuple(items) | Arg::List(items) => {
+                items.iter_mut().map(|a| a.replace_node(old, new)).sum()
+            }
+            Arg::Slice(a, b, c) => {
+                a.replace_node(old, new) + b.replace_node(old, new) + c.replace_node(old, new)
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// Names the printed Python code relies on, cannot use, or should not shadow (builtins): a node
+/// may not take them.
+const RESERVED_NAMES: &[&str] = &[
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "dict",
+    "divmod",
+    "float",
+    "getattr",
+    "hash",
+    "id",
+    "int",
+    "isinstance",
+    "iter",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "object",
+    "pow",
+    "print",
+    "range",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "str",
+    "sum",
+    "tuple",
+    "type",
+    "zip",
+    "self",
+    "torch",
+    "operator",
+    "False",
+    "None",
+    "True",
+    "and",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "break",
+    "class",
+    "continue",
+    "def",
+    "del",
+    "elif",
+    "else",
+    "except",
+    "finally",
+    "for",
+    "from",
+    "global",
+    "if",
+    "import",
+    "in",
+    "is",
+    "lambda",
+    "nonlocal",
+    "not",
+    "or",
+    "pass",
+    "raise",
+    "return",
+    "try",
+    "while",
+    "with",
+    "yield",
+];
 
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
@@ -97,10 +223,19 @@ impl Graph {
     fn unique_name(&mut self, base: &str) -> String {
         let mut clean: String = base
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         if clean.is_empty() || clean.chars().next().unwrap().is_ascii_digit() {
             clean.insert(0, '_');
+        }
+        if RESERVED_NAMES.contains(&clean.as_str()) {
+            clean.push('_');
         }
         let n = self.names.entry(clean.clone()).or_insert(0);
         let name = if *n == 0 {
@@ -213,6 +348,46 @@ impl Graph {
         u.sort();
         u.dedup();
         u
+    }
+
+    /// Whether `id` names a node still in the graph.
+    pub fn contains(&self, id: NodeId) -> bool {
+        self.g.contains_node(id)
+    }
+
+    /// Makes every user of `old` use `new` instead, keeping the petgraph edges in step with the
+    /// arguments. Returns the number of uses rewritten. `new` must come before those users in
+    /// the node order (as an earlier equivalent node does in CSE), or the order stops being
+    /// topological.
+    pub fn replace_all_uses_with(&mut self, old: NodeId, new: NodeId) -> usize {
+        if old == new {
+            return 0;
+        }
+        let mut total = 0;
+        for user in self.users(old) {
+            let count: usize = self.g[user]
+                .args_mut()
+                .into_iter()
+                .map(|a| a.replace_node(old, new))
+                .sum();
+            while let Some(e) = self.g.find_edge(old, user) {
+                self.g.remove_edge(e);
+            }
+            for _ in 0..count {
+                self.g.add_edge(new, user, ());
+            }
+            total += count;
+        }
+        debug_assert!(self
+            .users(new)
+            .iter()
+            .all(|u| self.position(new) < self.position(*u)));
+        total
+    }
+
+    /// Index of `id` in the node order.
+    pub(crate) fn position(&self, id: NodeId) -> Option<usize> {
+        self.order.iter().position(|&n| n == id)
     }
 
     /// Remove a node with no users.

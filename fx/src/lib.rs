@@ -6,13 +6,25 @@
 //! `torch.nn.functional.linear`) or tensor method name (`relu`), exactly as the user called them, so a
 //! graph replays eagerly with the user's own arguments.
 //!
-//! Around the graph: [`infer`] computes result metadata natively, [`passes`] rewrites graphs
-//! (dead code, common subexpressions, order checks), and [`print`] renders them as Python or DOT.
+//! Codemap:
+//! - [`graph`]: nodes, arguments, targets; edges in petgraph kept in step with the arguments.
+//! - [`meta`]: what a node produces (`TensorMeta` with possibly symbolic sizes and strides).
+//! - [`mod@infer`]: the metadata of a torch call computed in Rust, checked against real torch
+//!   (`tests/gen_infer_cases.py` writes `tests/data/infer_cases.json`, `tests/infer_torch.rs`
+//!   replays it). Answers `Unsupported` rather than guess.
+//! - [`passes`]: dead-code and common-subexpression elimination that respect mutation, aliasing
+//!   and randomness; a consistency check of node order and edges.
+//! - [`mod@print`]: the graph as readable Python (`Graph::python_code`) and as DOT (`Graph::to_dot`).
 
 pub mod graph;
 pub mod infer;
 pub mod meta;
+pub mod passes;
+pub mod print;
 
 pub use graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
 pub use infer::{infer, infer_in, InferCtx, InferError};
 pub use meta::{DType, Device, Dim, NodeMeta, TensorMeta};
+pub use passes::{
+    check_topological_order, eliminate_common_subexpressions, eliminate_dead_code, GraphError,
+};

@@ -29,7 +29,12 @@ import torch
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "infer_cases.json")
+OUT = os.environ.get("INFER_CASES_OUT") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "data", "infer_cases.json")
+# A different seed and more rounds fuzz the randomized section without touching the checked-in
+# file: INFER_CASES_SEED=7 INFER_CASES_ROUNDS=10 INFER_CASES_OUT=/tmp/cases.json
+SEED = int(os.environ.get("INFER_CASES_SEED", "1234"))
+ROUNDS = int(os.environ.get("INFER_CASES_ROUNDS", "1"))
 
 # ---------------------------------------------------------------- encoding helpers
 
@@ -142,7 +147,7 @@ def make_tensor(spec, device):
             storage = 0
         else:
             storage = 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
-        x = torch.zeros(max(storage, 1), dtype=dtype).as_strided(sizes, strides).detach()
+        x = torch.ones(max(storage, 1), dtype=dtype).as_strided(sizes, strides).detach()
     if spec["requires_grad"]:
         x.requires_grad_(True)
     return x
@@ -783,6 +788,256 @@ def factory_cases():
     meth("new_full", [inp([3])], [t(0), lst(2, 2), True])
 
 
+# ---------------------------------------------------------------- randomized layouts
+
+import random  # noqa: E402
+
+RNG = random.Random(SEED)
+
+
+def random_layout(max_ndim=4, dtype=None, rg=None, allow_zero=True):
+    """A tensor reached by real view ops (permute, step slicing, expand, unsqueeze) from a
+    contiguous base, so its sizes/strides are ones torch code actually produces."""
+    ndim = RNG.randint(0, max_ndim)
+    sizes = [RNG.choice([1, 2, 3, 4, 5] + ([0] if allow_zero and RNG.random() < 0.3 else []))
+             for _ in range(ndim)]
+    base = torch.empty([n * RNG.choice([1, 1, 2]) for n in sizes])
+    x = base
+    for d, n in enumerate(sizes):
+        step = x.shape[d] // n if n else 1
+        x = x.narrow(d, 0, x.shape[d]) if step <= 1 else x[(slice(None),) * d + (slice(None, None, step),)]
+        x = x.narrow(d, 0, n)
+    if ndim >= 2 and RNG.random() < 0.6:
+        x = x.permute(RNG.sample(range(ndim), ndim))
+    if ndim >= 1 and RNG.random() < 0.25:
+        d = RNG.randrange(ndim)
+        if x.shape[d] == 1:
+            shape = list(x.shape)
+            shape[d] = RNG.choice([2, 3])
+            x = x.expand(shape)
+    if RNG.random() < 0.2 and x.dim() < 4:
+        x = x.unsqueeze(RNG.randint(0, x.dim()))
+    dtype = dtype or RNG.choice(["float32", "float32", "float16", "int64", "bool", "float64"])
+    if rg is None:
+        rg = dtype in ("float32", "float64") and RNG.random() < 0.4
+    return inp(list(x.shape), dtype, list(x.stride()), rg)
+
+
+def broadcast_partner(spec):
+    sizes = list(spec["sizes"])
+    drop = RNG.randint(0, len(sizes)) if RNG.random() < 0.5 else 0
+    sizes = sizes[drop:]
+    sizes = [1 if RNG.random() < 0.3 else n for n in sizes]
+    if RNG.random() < 0.2:
+        sizes = [RNG.choice([1, 2])] + sizes
+    partner = inp(sizes, RNG.choice(["float32", "int32", "float64"]))
+    if len(sizes) >= 2 and RNG.random() < 0.5:
+        partner = transposed(sizes, partner["dtype"])
+    return partner
+
+
+def random_cases():
+    for _ in range(200):
+        x = random_layout()
+        op = RNG.choice(["exp", "neg", "relu", "sigmoid", "abs", "floor"])
+        meth(op, [x], [t(0)], tag="random-unary")
+    for _ in range(300):
+        x = random_layout()
+        y = broadcast_partner(x) if RNG.random() < 0.7 else random_layout()
+        if RNG.random() < 0.5:
+            x, y = y, x
+        op = RNG.choice(["add", "mul", "lt", "maximum", "sub", "div"])
+        fn("torch." + op, [x, y], [t(0), t(1)], tag="random-binary")
+    for _ in range(100):
+        x = random_layout(dtype="float32")
+        y = broadcast_partner(x)
+        c = broadcast_partner(x)
+        c["dtype"] = "bool"
+        order = RNG.sample([0, 1, 2], 3)
+        ins = [[c, x, y][i] for i in order]
+        args = [t(order.index(0)), t(order.index(1)), t(order.index(2))]
+        fn("torch.where", ins, args, tag="random-where")
+    for _ in range(60):
+        x = random_layout()
+        fn("torch.clamp", [x, broadcast_partner(x)], [t(0), t(1)], tag="random-clamp")
+    for _ in range(150):
+        x = random_layout(dtype="float32")
+        n = 1
+        for v in x["sizes"]:
+            n *= v
+        shape = []
+        rest = n
+        while rest > 1 and len(shape) < 4:
+            f = RNG.choice([d for d in range(1, rest + 1) if rest % d == 0])
+            shape.append(f)
+            rest //= f
+        if rest != 1 or n == 0:
+            shape.append(rest)
+        RNG.shuffle(shape)
+        if shape and RNG.random() < 0.3:
+            shape[RNG.randrange(len(shape))] = -1
+        if RNG.random() < 0.3:
+            shape.insert(RNG.randint(0, len(shape)), 1)
+        meth(RNG.choice(["view", "reshape"]), [x], [t(0), tup(*shape)], tag="random-view")
+    for _ in range(150):
+        x = random_layout(dtype="float32")
+        nd = len(x["sizes"])
+        items = []
+        dim = 0
+        while dim < nd and RNG.random() < 0.8:
+            r = RNG.random()
+            n = x["sizes"][dim]
+            if r < 0.25 and n > 0:
+                items.append(RNG.randint(-n, n - 1))
+                dim += 1
+            elif r < 0.7:
+                a = RNG.choice([None, RNG.randint(-n - 1, n + 1)])
+                b = RNG.choice([None, RNG.randint(-n - 1, n + 1)])
+                c = RNG.choice([None, 1, 2, 3])
+                items.append(sl(a, b, c))
+                dim += 1
+            elif r < 0.85:
+                items.append(None)
+            else:
+                items.append(E)
+                dim = nd
+        idx = items[0] if len(items) == 1 and RNG.random() < 0.5 else tup(*items)
+        fn("operator.getitem", [x], [t(0), idx], tag="random-getitem")
+    for _ in range(80):
+        x = random_layout()
+        nd = len(x["sizes"])
+        op = RNG.choice(["sum", "mean", "amax", "argmax", "prod", "any"])
+        if nd and RNG.random() < 0.7:
+            d = RNG.randint(-nd, nd - 1)
+            meth(op, [x], [t(0), d], {"keepdim": RNG.random() < 0.5}, tag="random-reduce")
+        else:
+            meth(op, [x], [t(0)], tag="random-reduce")
+    for _ in range(80):
+        a = random_layout(max_ndim=4, dtype="float32", allow_zero=False)
+        if not a["sizes"]:
+            continue
+        k = a["sizes"][-1]
+        nb = RNG.randint(1, 4)
+        bsizes = [RNG.choice([1, 2, 3]) for _ in range(nb)]
+        if nb >= 2:
+            bsizes[-2] = k
+        else:
+            bsizes[0] = k
+        b = inp(bsizes) if RNG.random() < 0.5 else transposed(bsizes)
+        fn("torch.matmul", [a, b], [t(0), t(1)], tag="random-matmul")
+    for _ in range(60):
+        x = random_layout(dtype=None, allow_zero=True)
+        nd = len(x["sizes"])
+        if nd == 0:
+            continue
+        d = RNG.randrange(nd)
+        ys = []
+        for _ in range(RNG.randint(1, 3)):
+            sizes = list(x["sizes"])
+            sizes[d] = RNG.randint(0, 3)
+            ys.append(inp(sizes, RNG.choice(["float32", "int64", x["dtype"]])))
+        ins = [x] + ys
+        fn("torch.cat", ins, [lst(*[t(i) for i in range(len(ins))]), d], tag="random-cat")
+    for _ in range(60):
+        x = random_layout()
+        target = [RNG.choice([1, 2, 3]) for _ in range(RNG.randint(0, 2))]
+        for n in x["sizes"]:
+            target.append(RNG.choice([-1, n, 3]) if n == 1 else RNG.choice([-1, n]))
+        meth("expand", [x], [t(0), tup(*target)], tag="random-expand")
+    for _ in range(60):
+        x = random_layout()
+        nd = len(x["sizes"])
+        op = RNG.random()
+        if op < 0.4 and nd:
+            meth("permute", [x], [t(0), tup(*RNG.sample(range(nd), nd))], tag="random-permute")
+        elif op < 0.7 and nd:
+            meth("transpose", [x], [t(0), RNG.randint(-nd, nd - 1), RNG.randint(-nd, nd - 1)])
+        else:
+            meth("unsqueeze", [x], [t(0), RNG.randint(-nd - 1, nd)], tag="random-unsqueeze")
+    for _ in range(60):
+        x = random_layout(dtype="float32", rg=False)
+        y = broadcast_partner(x)
+        meth(RNG.choice(["add_", "mul_", "copy_"]), [x, y], [t(0), t(1)], tag="random-inplace")
+    for _ in range(80):
+        x = random_layout()
+        op = RNG.choice(["contiguous", "clone", "float", "long", "half", "flatten", "squeeze"])
+        meth(op, [x], [t(0)], tag="random-copy")
+        fn("torch.zeros_like", [x], [t(0)], tag="random-like")
+    for _ in range(120):
+        x = random_layout()
+        y = broadcast_partner(x) if RNG.random() < 0.6 else random_layout()
+        y["dtype"] = RNG.choice(["int64", "float16", "bool", "int32", "float64", "uint8"])
+        y["requires_grad"] = False
+        op = RNG.choice(["add", "mul", "eq", "logical_or", "pow", "div", "remainder", "minimum"])
+        fn("torch." + op, [x, y], [t(0), t(1)], tag="random-mixed")
+    for _ in range(80):
+        x = random_layout()
+        op = RNG.choice(["sqrt", "sin", "reciprocal", "tanh"])
+        fn("torch." + op, [x], [t(0)], tag="random-tofloat")
+        fn("torch.pow", [x], [t(0), RNG.choice([2, 0.5, 3.0])], tag="random-pow")
+        fn("torch.clamp", [x], [t(0), RNG.choice([0, 0.5, -1])], tag="random-clamp-scalar")
+        fn("torch.where", [broadcast_partner(x) | {"dtype": "bool"}, x], [t(0), t(1), 1.5],
+           tag="random-where-scalar")
+    for _ in range(60):
+        x = random_layout(dtype=RNG.choice(["float32", "float64", "float16"]))
+        nd = len(x["sizes"])
+        fn("torch.softmax", [x], [t(0), RNG.randint(-max(nd, 1), max(nd, 1) - 1)],
+           tag="random-softmax")
+        if nd:
+            k = RNG.randint(1, nd)
+            shape = x["sizes"][nd - k:]
+            fn("torch.nn.functional.layer_norm", [x], [t(0), tup(*shape)], tag="random-ln")
+        fn("torch.nn.functional.dropout", [x], [t(0)], {"p": RNG.choice([0.0, 0.3, 1.0])},
+           tag="random-dropout")
+    for _ in range(60):
+        x = random_layout()
+        nd = len(x["sizes"])
+        if not nd:
+            continue
+        d = RNG.randint(-nd, nd - 1)
+        n = x["sizes"][d]
+        r = RNG.random()
+        if r < 0.25:
+            meth("split", [x], [t(0), RNG.randint(1, 3), d], tag="random-split")
+        elif r < 0.5:
+            meth("chunk", [x], [t(0), RNG.randint(1, 4), d], tag="random-chunk")
+        elif r < 0.75 and n:
+            meth("narrow", [x], [t(0), d, RNG.randint(-n, n - 1), RNG.randint(0, 1)],
+                 tag="random-narrow")
+        elif n:
+            meth("select", [x], [t(0), d, RNG.randint(-n, n - 1)], tag="random-select")
+    for _ in range(60):
+        x = random_layout()
+        nd = len(x["sizes"])
+        meth("squeeze", [x], [t(0)] + ([RNG.randint(-nd, nd - 1)] if nd else []),
+             tag="random-squeeze")
+        if nd:
+            a = RNG.randint(0, nd - 1)
+            meth("flatten", [x], [t(0), a, RNG.randint(a, nd - 1)], tag="random-flatten")
+        y = inp(x["sizes"], x["dtype"])
+        fn("torch.stack", [x, y], [lst(t(0), t(1)), RNG.randint(-nd - 1, nd)], tag="random-stack")
+    for _ in range(80):
+        a = random_layout(dtype="float32", allow_zero=False)
+        b = random_layout(dtype="float32", allow_zero=False)
+        if not a["sizes"] or not b["sizes"]:
+            continue
+        bs = list(b["sizes"])
+        if len(bs) >= 2:
+            bs[-2] = a["sizes"][-1]
+        else:
+            bs[0] = a["sizes"][-1]
+        b = inp(bs, "float32", None, RNG.random() < 0.5)
+        if len(bs) >= 2 and RNG.random() < 0.5:
+            b = transposed(bs, "float32", b["requires_grad"])
+        fn("torch.matmul", [a, b], [t(0), t(1)], tag="random-matmul2")
+        fn("torch.matmul", [b, a], [t(0), t(1)], tag="random-matmul2")
+    for _ in range(60):
+        x = random_layout()
+        meth("to", [x], [t(0), dt(RNG.choice(["float32", "int64", "float16", "bool"]))],
+             tag="random-to")
+        fn("torch.empty_like", [x], [t(0)], tag="random-like")
+
+
 def generate():
     unary_cases()
     binary_cases()
@@ -796,6 +1051,8 @@ def generate():
     nn_cases()
     convert_cases()
     factory_cases()
+    for _ in range(ROUNDS):
+        random_cases()
 
 
 def main():

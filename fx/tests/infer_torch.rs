@@ -40,7 +40,13 @@ fn decode(v: &Json, inputs: &[Arg]) -> Arg {
         Json::Number(n) => Arg::Float(n.as_f64().unwrap()),
         Json::Object(o) => {
             let (k, x) = o.iter().next().unwrap();
-            let all = |x: &Json| x.as_array().unwrap().iter().map(|a| decode(a, inputs)).collect();
+            let all = |x: &Json| {
+                x.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| decode(a, inputs))
+                    .collect()
+            };
             match k.as_str() {
                 "t" => inputs[x.as_u64().unwrap() as usize].clone(),
                 "float" => Arg::Float(x.as_str().unwrap().parse().unwrap()),
@@ -87,11 +93,36 @@ fn render(m: &NodeMeta) -> Json {
                 "requires_grad": t.requires_grad,
             })
         }
-        NodeMeta::Tuple(items) => serde_json::json!({ "tuple": items.iter().map(render).collect::<Vec<_>>() }),
+        NodeMeta::Tuple(items) => {
+            serde_json::json!({ "tuple": items.iter().map(render).collect::<Vec<_>>() })
+        }
         NodeMeta::Int(i) => serde_json::json!({ "int": i }),
         NodeMeta::Bool(b) => serde_json::json!({ "bool": b }),
         NodeMeta::Float(f) => serde_json::json!({ "float": f }),
         NodeMeta::None => Json::Null,
+    }
+}
+
+fn same(got: &Json, expected: &Json, ignore_strides: bool) -> bool {
+    if !ignore_strides {
+        return got == expected;
+    }
+    let strip = |j: &Json| -> Json {
+        let mut j = j.clone();
+        strip_strides(&mut j);
+        j
+    };
+    strip(got) == strip(expected)
+}
+
+fn strip_strides(j: &mut Json) {
+    match j {
+        Json::Object(o) => {
+            o.remove("strides");
+            o.values_mut().for_each(strip_strides);
+        }
+        Json::Array(items) => items.iter_mut().for_each(strip_strides),
+        _ => {}
     }
 }
 
@@ -113,7 +144,10 @@ struct Tally {
 
 #[test]
 fn infer_matches_torch() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/infer_cases.json");
+    // INFER_CASES points at another generated file (a fuzzing run of the generator).
+    let path = std::env::var("INFER_CASES").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/infer_cases.json").to_string()
+    });
     let data: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let cases = data["cases"].as_array().unwrap();
     let mut by_tag: BTreeMap<String, Tally> = BTreeMap::new();
@@ -151,9 +185,11 @@ fn infer_matches_torch() {
             Target::Function(name.clone())
         };
         let expected = &c["expected"];
+        // The CPU kernel is missing, so the op fails there whatever its layout; meta tensors
+        // stand in for the dtype and shape only.
+        let kernel_gap = c.get("note").and_then(Json::as_str) == Some("kernel_gap");
         let got = infer(&g, &target, &args, &kwargs);
-        let tag = format!("{name}");
-        let tally = by_tag.entry(tag).or_default();
+        let tally = by_tag.entry(name.clone()).or_default();
         let describe = || {
             format!(
                 "case {} {} {} args={} kwargs={} inputs={}",
@@ -173,7 +209,7 @@ fn infer_matches_torch() {
                 tally.errors_matched += 1;
                 total.errors_matched += 1;
             }
-            (Ok(m), None) if render(m) == *expected && check_devices(m) => {
+            (Ok(m), None) if same(&render(m), expected, kernel_gap) && check_devices(m) => {
                 tally.exact += 1;
                 total.exact += 1;
             }
@@ -184,7 +220,10 @@ fn infer_matches_torch() {
                     Ok(m) => render(m).to_string(),
                     Err(e) => format!("error: {e}"),
                 };
-                failures.push(format!("{}\n    expected {expected}\n    got      {got}", describe()));
+                failures.push(format!(
+                    "{}\n    expected {expected}\n    got      {got}",
+                    describe()
+                ));
             }
         }
     }
@@ -203,7 +242,7 @@ fn infer_matches_torch() {
             println!("  [{name}] {e}");
         }
     }
-    for f in failures.iter().take(60) {
+    for f in failures.iter().take(400) {
         println!("FAIL {f}");
     }
     let n = cases.len();
@@ -215,7 +254,11 @@ fn infer_matches_torch() {
         100.0 * total.unsupported as f64 / n as f64,
         total.failed
     );
-    assert_eq!(total.failed, 0, "{} cases disagree with torch", total.failed);
+    assert_eq!(
+        total.failed, 0,
+        "{} cases disagree with torch",
+        total.failed
+    );
     assert!(
         (total.unsupported as f64) <= MAX_UNSUPPORTED * n as f64,
         "too many unsupported cases: {} of {n}",

@@ -37,6 +37,8 @@ pub struct CacheEntry {
     /// Readable forms for inspection.
     pub graph_code: String,
     pub transformed_code: Py<PyAny>,
+    /// The transformed code only tail-calls the graph, so the hook may call the graph itself.
+    pub direct: bool,
 }
 
 pub struct CodeCache {

@@ -97,11 +97,25 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
         return Outcome::RunEagerly;
     };
     let info = std::rc::Rc::new(info);
-    let traced = interp::trace(py, info.clone(), *scope, globals_dict.clone(), builtins_dict.clone());
-    let traced = match traced {
-        Ok(t) => t,
-        Err(e) => return on_trace_error(py, slot, cfg, &info, e),
+    let mut break_at = None;
+    let mut break_reason = None;
+    let traced = loop {
+        match interp::trace(py, info.clone(), *scope, globals_dict.clone(), builtins_dict.clone(), break_at) {
+            Ok(t) => break t,
+            // Graph break: trace again from the start, stopping just before the instruction
+            // that could not be traced; it then runs natively and a resume function continues.
+            Err(TraceError::Unsupported { reason, location, instruction: Some(i) })
+                if !cfg.fullgraph && break_at.is_none() && crate::codegen::can_break_at(&info, i) =>
+            {
+                break_at = Some(i);
+                break_reason = Some(format!("{reason} (at {})", location.unwrap_or_default()));
+            }
+            Err(e) => return on_trace_error(py, slot, cfg, &info, e),
+        }
     };
+    if let Some(r) = &break_reason {
+        crate::log::graph_break(py, &info, r);
+    }
     match build_entry(py, &info, traced, &code, &globals, &builtins, cfg, (frame_id, compile_index)) {
         Ok(entry) => {
             let entry = Arc::new(entry);
@@ -135,13 +149,13 @@ fn give_up(py: Python<'_>, slot: &Slot, e: &str) -> Outcome {
 
 fn on_trace_error(py: Python<'_>, slot: &Slot, cfg: &CompileConfig, info: &CodeInfo, e: TraceError) -> Outcome {
     match e {
-        TraceError::Unsupported { reason, location } => {
+        TraceError::Unsupported { reason, location, .. } => {
             let loc = location.unwrap_or_else(|| format!("{}:{}", info.filename, info.firstlineno));
             let msg = format!("{reason} (at {loc})");
             if cfg.fullgraph {
                 return Outcome::Raise(Unsupported::new_err(msg));
             }
-            crate::log::graph_break(py, info, &msg);
+            crate::log::run_eagerly(py, info, &msg);
             if let Ok(mut c) = slot.try_borrow_mut() {
                 c.state = CodeState::Eager(msg);
             }
@@ -181,9 +195,29 @@ fn build_entry(
     cfg: &CompileConfig,
     compile_id: (u32, u32),
 ) -> Result<CacheEntry, TraceError> {
-    let interp::Traced { mut output, guards, ret } = traced;
+    let interp::Traced { mut output, guards, end } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
-    let template = template_of(py, &ret, &mut outs)?;
+    // A full graph returns the frame's return value; a graph break returns the live stack (NULLs
+    // left out: the transformed code pushes those itself) and the assigned locals.
+    let (template, plan) = match &end {
+        interp::End::Return(ret) => (template_of(py, ret, &mut outs)?, None),
+        interp::End::Break { index, stack, locals, .. } => {
+            let mut values: Vec<Var> = stack.iter().filter(|v| !matches!(v, Var::Null)).cloned().collect();
+            let mut assigned = Vec::new();
+            for (j, l) in locals.iter().enumerate().take(info.nlocals) {
+                if let Some(v) = l {
+                    values.push(v.clone());
+                    assigned.push(j);
+                }
+            }
+            let plan = crate::codegen::BreakPlan {
+                index: *index,
+                null_mask: stack.iter().map(|v| matches!(v, Var::Null)).collect(),
+                assigned,
+            };
+            (template_of(py, &Var::Tuple(values), &mut outs)?, Some(plan))
+        }
+    };
     output.graph.output(outs.iter().map(|n| Arg::Node(*n)).collect());
     crate::passes::dead_code_elimination(&mut output.graph);
     let graph_code = crate::passes::python_code(&output.graph);
@@ -209,7 +243,10 @@ fn build_entry(
             output: template,
         },
     )?;
-    let transformed = crate::codegen::trampoline(py, info, code, graph.bind(py).as_any())?;
+    let transformed = match &plan {
+        None => crate::codegen::trampoline(py, info, code, graph.bind(py).as_any())?,
+        Some(plan) => crate::codegen::graph_break(py, info, code, globals, graph.bind(py).as_any(), plan)?,
+    };
     crate::cache::mark_skip(&transformed);
     let function = py
         .import("types")?
@@ -224,6 +261,7 @@ fn build_entry(
         backend_key: cfg.backend_key(),
         graph_code,
         transformed_code: transformed.unbind(),
+        direct: plan.is_none(),
     })
 }
 
@@ -253,6 +291,7 @@ fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<Ou
                 .collect::<Result<_, TraceError>>()?,
         ),
         Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
+        Var::Method { recv, name } => OutputTemplate::Attr(Box::new(template_of(py, recv, outs)?), name.clone()),
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
             v.as_py(py).ok_or_else(|| TraceError::internal("size without a value"))?.unbind(),
         ),

@@ -7,7 +7,12 @@ pub enum TraceError {
     /// Something the tracer does not handle yet: the frame runs eagerly, or under
     /// `fullgraph=True` the user gets `torchferro.Unsupported` with this reason.
     #[error("{reason}")]
-    Unsupported { reason: String, location: Option<String> },
+    Unsupported {
+        reason: String,
+        location: Option<String>,
+        /// Index of the root frame's instruction that was running (the graph-break point).
+        instruction: Option<usize>,
+    },
     /// The user's program raised while its ops were run on metadata (a shape mismatch, a bad
     /// argument). The frame then runs eagerly so the user sees the real exception unchanged.
     #[error("{call} raised {message}")]
@@ -34,6 +39,7 @@ impl TraceError {
         TraceError::Unsupported {
             reason: reason.into(),
             location: None,
+            instruction: None,
         }
     }
 
@@ -44,9 +50,22 @@ impl TraceError {
     /// Attaches the user's `file:line` if none is set yet.
     pub fn at(self, loc: &str) -> TraceError {
         match self {
-            TraceError::Unsupported { reason, location: None } => TraceError::Unsupported {
+            TraceError::Unsupported { reason, location: None, instruction } => TraceError::Unsupported {
                 reason,
                 location: Some(loc.to_string()),
+                instruction,
+            },
+            other => other,
+        }
+    }
+
+    /// Records the root frame's instruction during which tracing stopped.
+    pub fn in_root_instruction(self, index: usize) -> TraceError {
+        match self {
+            TraceError::Unsupported { reason, location, instruction: None } => TraceError::Unsupported {
+                reason,
+                location,
+                instruction: Some(index),
             },
             other => other,
         }

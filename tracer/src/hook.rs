@@ -300,7 +300,7 @@ fn run_frame(py: Python<'_>, fv: FrameView, slot: &'static cache::Slot, mode: &M
 }
 
 fn hit(entry: Arc<cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action {
-    let run = if crate::config::direct_call() {
+    let run = if entry.direct && crate::config::direct_call() {
         Run::Graph(entry.graph.clone())
     } else {
         Run::Function(entry.function.clone())

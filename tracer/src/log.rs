@@ -52,6 +52,12 @@ pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &
 }
 
 pub fn graph_break(py: Python<'_>, info: &CodeInfo, msg: &str) {
+    let text = format!("Graph break in function {}: {msg}", info.name);
+    tracing::info!(target: "torchferro::graph_breaks", "{text}");
+    py_log(py, "torchferro.graph_breaks", "info", &text);
+}
+
+pub fn run_eagerly(py: Python<'_>, info: &CodeInfo, msg: &str) {
     let text = format!("Graph break: running function {} eagerly: {msg}", info.name);
     tracing::info!(target: "torchferro::graph_breaks", "{text}");
     py_log(py, "torchferro.graph_breaks", "info", &text);

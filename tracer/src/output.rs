@@ -28,11 +28,24 @@ pub struct OutputGraph {
     pub callables: Vec<(NodeId, Py<PyAny>)>,
     /// A `meta` tensor for each tensor node, made on demand.
     metas: std::collections::HashMap<NodeId, Py<PyAny>>,
+    /// Torch's global state while tracing, for native inference.
+    infer_ctx: fx::InferCtx,
 }
 
 impl OutputGraph {
     pub fn new() -> OutputGraph {
+        let infer_ctx = Python::attach(|py| fx::InferCtx {
+            grad_enabled: crate::guards::grad_enabled(py),
+            default_dtype: py
+                .import("torch")
+                .and_then(|t| t.getattr("get_default_dtype")?.call0())
+                .ok()
+                .and_then(|d| dtype_of(py, &d).ok())
+                .unwrap_or(DType::Float32),
+            default_device: Device::cpu(),
+        });
         OutputGraph {
+            infer_ctx,
             graph: Graph::new(),
             input_sources: Vec::new(),
             example_inputs: Vec::new(),
@@ -63,9 +76,35 @@ impl OutputGraph {
         Ok(TensorValue { node, meta })
     }
 
-    /// Adds a call node and infers what it produces by running the callable on meta tensors.
-    /// Returns the node and its result metadata (a tensor, a tuple of tensors, or a Python value).
+    /// Adds a call node and infers what it produces: natively in `fx::infer` when it knows the
+    /// op, else by running the callable on meta tensors. Returns the node and its result
+    /// metadata (a tensor, a tuple of tensors, or a Python value).
     pub fn call(
+        &mut self,
+        py: Python<'_>,
+        name_hint: &str,
+        target: Target,
+        callable: Option<&Bound<'_, PyAny>>,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) -> Result<(NodeId, NodeMeta), TraceError> {
+        match fx::infer_in(&self.infer_ctx, &self.graph, &target, &args, &kwargs) {
+            Ok(meta) => {
+                let node = self.graph.call(name_hint, target, args, kwargs, meta.clone());
+                if let Some(c) = callable {
+                    self.callables.push((node, c.clone().unbind()));
+                }
+                Ok((node, meta))
+            }
+            // Torch would reject these shapes or arguments: run the meta version for the exact
+            // error (the frame then runs eagerly and raises it for real).
+            Err(fx::InferError::Invalid(_)) | Err(fx::InferError::Unsupported) => {
+                self.call_on_meta(py, name_hint, target, callable, args, kwargs)
+            }
+        }
+    }
+
+    fn call_on_meta(
         &mut self,
         py: Python<'_>,
         name_hint: &str,
@@ -167,11 +206,20 @@ impl OutputGraph {
         if let Some(m) = self.metas.get(&node) {
             return Ok(m.bind(py).clone());
         }
-        let meta = match &self.graph.node(node).meta {
-            NodeMeta::Tensor(t) => t.clone(),
+        let t = match &self.graph.node(node).meta {
+            NodeMeta::Tensor(t) => make_meta_tensor(py, t)?,
+            NodeMeta::Tuple(items) => {
+                let mut out = Vec::new();
+                for m in items {
+                    match m {
+                        NodeMeta::Tensor(t) => out.push(make_meta_tensor(py, t)?),
+                        _ => return Err(TraceError::unsupported("a tuple result with non-tensor items")),
+                    }
+                }
+                PyTuple::new(py, out)?.into_any()
+            }
             _ => return Err(TraceError::internal("a non-tensor node without a meta value")),
         };
-        let t = make_meta_tensor(py, &meta)?;
         self.metas.insert(node, t.clone().unbind());
         Ok(t)
     }

@@ -3,9 +3,9 @@
 use fx::Graph;
 
 pub fn dead_code_elimination(graph: &mut Graph) {
-    let _ = graph;
+    fx::passes::eliminate_dead_code(graph, |_, _| false);
 }
 
 pub fn python_code(graph: &Graph) -> String {
-    format!("graph with {} ops", graph.op_count())
+    graph.python_code("forward")
 }

@@ -19,6 +19,8 @@ pub enum OutputTemplate {
     List(Vec<OutputTemplate>),
     Dict(Vec<(Py<PyAny>, OutputTemplate)>),
     NamedTuple(Py<PyAny>, Vec<OutputTemplate>),
+    /// `getattr(value, name)`, e.g. a bound tensor method left on the stack at a graph break.
+    Attr(Box<OutputTemplate>, String),
 }
 
 impl OutputTemplate {
@@ -36,6 +38,7 @@ impl OutputTemplate {
                 let t = PyTuple::new(py, items.iter().map(|t| t.build(py, outs)).collect::<PyResult<Vec<_>>>()?)?;
                 crate::interp::vars::build_named_tuple(ty.bind(py), t)?
             }
+            OutputTemplate::Attr(v, name) => v.build(py, outs)?.getattr(name.as_str())?,
             OutputTemplate::Dict(items) => {
                 let d = PyDict::new(py);
                 for (k, v) in items {

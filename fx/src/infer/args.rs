@@ -17,6 +17,9 @@ pub(crate) struct Tensor {
 
 impl Tensor {
     fn from_meta(m: &TensorMeta) -> Option<Tensor> {
+        if m.sizes.len() != m.strides.len() {
+            return None;
+        }
         Some(Tensor {
             dtype: m.dtype,
             device: m.device.clone(),
@@ -96,7 +99,9 @@ pub(crate) enum Value {
 impl Value {
     fn of_meta(m: &NodeMeta) -> Result<Value, InferError> {
         Ok(match m {
-            NodeMeta::Tensor(t) => Value::Tensor(Tensor::from_meta(t).ok_or(InferError::Unsupported)?),
+            NodeMeta::Tensor(t) => {
+                Value::Tensor(Tensor::from_meta(t).ok_or(InferError::Unsupported)?)
+            }
             NodeMeta::Tuple(items) => {
                 Value::Seq(items.iter().map(Value::of_meta).collect::<Result<_, _>>()?)
             }
@@ -189,7 +194,10 @@ impl<'a> Call<'a> {
     /// keyword-only). An unknown keyword or a surplus positional is `Unsupported`: the op is some
     /// overload this module does not model.
     pub fn bind(&self, params: &[&'static str]) -> Result<Bound, InferError> {
-        let star = params.iter().position(|p| *p == "*").unwrap_or(params.len());
+        let star = params
+            .iter()
+            .position(|p| *p == "*")
+            .unwrap_or(params.len());
         let names: Vec<&'static str> = params.iter().copied().filter(|p| *p != "*").collect();
         let mut values: Vec<Option<Value>> = vec![None; names.len()];
         if self.args.len() > star {
@@ -221,7 +229,10 @@ impl<'a> Call<'a> {
             let spread: Vec<Arg> = self.args[var..].to_vec();
             let mut args = self.args[..var].to_vec();
             args.push(Arg::Tuple(spread));
-            let call = Call { args: &args, ..*self };
+            let call = Call {
+                args: &args,
+                ..*self
+            };
             return call.bind(params);
         }
         self.bind(params)
@@ -358,7 +369,10 @@ pub(crate) fn parse_device(v: &Value) -> Result<Device, InferError> {
         Value::Device(d) => Ok(d.clone()),
         Value::Str(s) => {
             let (kind, index) = match s.split_once(':') {
-                Some((k, i)) => (k, Some(i.parse::<i64>().map_err(|_| InferError::Unsupported)?)),
+                Some((k, i)) => (
+                    k,
+                    Some(i.parse::<i64>().map_err(|_| InferError::Unsupported)?),
+                ),
                 None => (s.as_str(), None),
             };
             if !kind.chars().all(|c| c.is_ascii_lowercase()) || kind.is_empty() {

@@ -79,6 +79,13 @@ fn make(
             super::args::shape_str(&sizes)
         ));
     }
+    if sizes
+        .iter()
+        .try_fold(1i64, |acc, &s| acc.checked_mul(s))
+        .is_none()
+    {
+        return Err(InferError::Unsupported);
+    }
     if requires_grad && !(dtype.is_floating_point() || dtype.is_complex()) {
         return invalid("Only Tensors of floating point and complex dtype can require gradients");
     }
@@ -111,7 +118,11 @@ fn fill_dtype(c: &Call, v: &Value) -> Result<DType, InferError> {
 }
 
 fn sized(c: &Call, full: bool) -> InferResult {
-    let head: &[&'static str] = if full { &["size", "fill_value"] } else { &["size"] };
+    let head: &[&'static str] = if full {
+        &["size", "fill_value"]
+    } else {
+        &["size"]
+    };
     let params = with_options(head);
     let b = if full {
         c.bind(&params)?
@@ -142,7 +153,7 @@ fn like(c: &Call) -> InferResult {
         fill_dtype(c, b.get("fill_value").ok_or(InferError::Unsupported)?)?;
     }
     let o = options(&b)?;
-    let strides = preserved_strides(&x.sizes, &x.strides).ok_or(InferError::Unsupported)?;
+    let strides = preserved_strides(&x.sizes, &x.strides);
     let dtype = o.dtype.unwrap_or(x.dtype);
     let device = o.device.unwrap_or_else(|| x.device.clone());
     make(c, x.sizes.clone(), strides, dtype, device, o.requires_grad)
@@ -200,7 +211,9 @@ fn arange(c: &Call) -> InferResult {
     let end = bound("end", None)?;
     let step = bound("step", Some(Value::Int(1)))?;
     let o = options(&b)?;
-    let all_int = [&start, &end, &step].iter().all(|v| matches!(v, Value::Int(_)));
+    let all_int = [&start, &end, &step]
+        .iter()
+        .all(|v| matches!(v, Value::Int(_)));
     let dtype = o.dtype.unwrap_or(if all_int {
         DType::Int64
     } else {

@@ -57,7 +57,9 @@ fn tuple_item(items: &[NodeMeta], index: &Value) -> InferResult {
                 return Err(InferError::Unsupported);
             }
             let (start, stop) = slice_bounds(bound(a)?, bound(b)?, n);
-            Ok(NodeMeta::Tuple(items[start as usize..stop as usize].to_vec()))
+            Ok(NodeMeta::Tuple(
+                items[start as usize..stop as usize].to_vec(),
+            ))
         }
         _ => Err(InferError::Unsupported),
     }
@@ -97,7 +99,8 @@ pub(crate) fn index_tensor(x: &Tensor, items: &[Value]) -> Result<Tensor, InferE
         }
     }
     if ellipses > 1 {
-        return invalid("an index can only have a single ellipsis ('...')");
+        // torch accepts several, with results that are not worth modelling.
+        return Err(InferError::Unsupported);
     }
     if x.ndim() == 0 && items.iter().any(|i| matches!(i, Value::Int(_))) {
         return invalid(

@@ -35,16 +35,22 @@ fn join(c: &Call, stack: bool) -> InferResult {
         _ => return Err(InferError::Unsupported),
     };
     let (sizes, layout_rank) = if stack {
-        (stack_sizes(&tensors, dim)?, tensors.first().map_or(0, |t| t.ndim() + 1))
+        (
+            stack_sizes(&tensors, dim)?,
+            tensors.first().map_or(0, |t| t.ndim() + 1),
+        )
     } else {
         let sizes = cat_sizes(&tensors, dim)?;
         (sizes.clone(), sizes.len())
     };
-    if matches!(layout_rank, 4 | 5) && !tensors.iter().all(|t| is_contiguous(&t.sizes, &t.strides)) {
+    if matches!(layout_rank, 4 | 5) && !tensors.iter().all(|t| is_contiguous(&t.sizes, &t.strides))
+    {
         return Err(InferError::Unsupported);
     }
     let mut p = Promotion::new(c.ctx.default_dtype);
-    tensors.iter().for_each(|t| p.tensor(t.dtype, t.ndim().max(1)));
+    tensors
+        .iter()
+        .for_each(|t| p.tensor(t.dtype, t.ndim().max(1)));
     let dtype = p.result()?.ok_or(InferError::Unsupported)?;
     let device = common_device(&tensors)?;
     let mut out = tensors[0].fresh(dtype, sizes, c.grad(dtype, &tensors));

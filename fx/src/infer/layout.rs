@@ -67,8 +67,12 @@ pub fn is_channels_last_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
 }
 
 /// Some permutation of the dimensions is row-major: every element has its own storage slot and
-/// no slot is skipped. Such tensors can be copied layout-for-layout.
+/// no slot is skipped. Such tensors can be copied layout-for-layout. (Empty tensors count, being
+/// contiguous.)
 pub fn is_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool {
+    if is_contiguous(sizes, strides) {
+        return true;
+    }
     if sizes.len() == 1 {
         return sizes[0] < 2 || strides[0] == 1;
     }
@@ -94,12 +98,20 @@ pub fn has_internal_overlap(sizes: &[i64], strides: &[i64]) -> bool {
 /// NumPy-style broadcasting of two shapes, aligned at the trailing dimension.
 pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, InferError> {
     let n = a.len().max(b.len());
-    let mut out = vec![0; n];
+    let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let offset = n - 1 - i;
-        let sa = if offset < a.len() { a[a.len() - 1 - offset] } else { 1 };
-        let sb = if offset < b.len() { b[b.len() - 1 - offset] } else { 1 };
-        out[i] = if sa == sb || sb == 1 {
+        let sa = if offset < a.len() {
+            a[a.len() - 1 - offset]
+        } else {
+            1
+        };
+        let sb = if offset < b.len() {
+            b[b.len() - 1 - offset]
+        } else {
+            1
+        };
+        out.push(if sa == sb || sb == 1 {
             sa
         } else if sa == 1 {
             sb
@@ -108,7 +120,7 @@ pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, InferError> {
                 "The size of tensor a ({sa}) must match the size of tensor b ({sb}) at \
                  non-singleton dimension {i}"
             )));
-        };
+        });
     }
     Ok(out)
 }
@@ -170,9 +182,33 @@ pub fn elementwise_strides(shape: &[i64], inputs: &[(&[i64], &[i64])]) -> Vec<i6
             out
         })
         .collect();
-    // 1: d0 belongs inside d1; -1: outside; 0: no input decides.
+    let perm = dim_order(shape, &aligned);
+    if perm.iter().enumerate().all(|(j, &p)| p == ndim - 1 - j) {
+        return contiguous_strides(shape);
+    }
+    // Dense in `perm` order; unlike `contiguous_strides`, a size-0 dimension zeroes the strides
+    // of every dimension outside it.
+    let mut strides = vec![0; ndim];
+    let mut next = 1i64;
+    for &d in &perm {
+        strides[d] = next;
+        next *= shape[d];
+    }
+    strides
+}
+
+/// The order of dimensions, innermost first, that the strides of `inputs` (aligned to `shape`, 0
+/// where broadcast) suggest.
+///
+/// Starts from row-major and insertion-sorts: the first input that orders a pair of dimensions
+/// decides it, broadcast (0) strides have no opinion, and equal strides put the smaller
+/// dimension inside. A pair nobody orders is stepped over, so it does not block a decided pair
+/// further out.
+fn dim_order(shape: &[i64], inputs: &[Vec<i64>]) -> Vec<usize> {
+    let ndim = shape.len();
+    // 1: d0 belongs outside d1; -1: inside; 0: undecided.
     let order = |d0: usize, d1: usize| -> i32 {
-        for st in &aligned {
+        for st in inputs {
             let (s0, s1) = (st[d0], st[d1]);
             if s0 == 0 || s1 == 0 {
                 continue;
@@ -189,8 +225,6 @@ pub fn elementwise_strides(shape: &[i64], inputs: &[(&[i64], &[i64])]) -> Vec<i6
         }
         0
     };
-    // perm[0] is the innermost dimension. Start from row-major and insertion-sort, stepping over
-    // pairs that no input orders (so an undecided pair does not block a decided one further out).
     let mut perm: Vec<usize> = (0..ndim).rev().collect();
     for i in 1..ndim {
         let mut d1 = i;
@@ -205,31 +239,31 @@ pub fn elementwise_strides(shape: &[i64], inputs: &[(&[i64], &[i64])]) -> Vec<i6
             }
         }
     }
-    if perm.iter().enumerate().all(|(j, &p)| p == ndim - 1 - j) {
-        return contiguous_strides(shape);
-    }
-    // Dense in `perm` order; unlike `contiguous_strides`, a size-0 dimension zeroes the strides
-    // of every dimension outside it.
-    let mut strides = vec![0; ndim];
+    perm
+}
+
+/// Dense strides in the dimension order of (`sizes`, `strides`): the layout torch gives a copy
+/// of a tensor whose own layout has gaps or overlaps.
+pub fn dense_strides_like(sizes: &[i64], strides: &[i64]) -> Vec<i64> {
+    let perm = dim_order(sizes, &[strides.to_vec()]);
+    let mut out = vec![0; sizes.len()];
     let mut next = 1i64;
-    for &d in &perm {
-        strides[d] = next;
-        next *= shape[d];
+    for d in perm {
+        out[d] = next;
+        next *= sizes[d].max(1);
     }
-    strides
+    out
 }
 
 /// Strides of a copy made with `memory_format=torch.preserve_format` (`clone`, `empty_like`,
-/// `.to(dtype)`): dense inputs keep their layout, others become row-major. `None` where torch
-/// would pick channels-last from the strides, which is not modelled.
-pub fn preserved_strides(sizes: &[i64], strides: &[i64]) -> Option<Vec<i64>> {
+/// `.to(dtype)`): dense inputs keep their layout exactly, others get dense strides in the same
+/// dimension order.
+pub fn preserved_strides(sizes: &[i64], strides: &[i64]) -> Vec<i64> {
     if is_non_overlapping_and_dense(sizes, strides) {
-        return Some(strides.to_vec());
+        strides.to_vec()
+    } else {
+        dense_strides_like(sizes, strides)
     }
-    if sizes.len() == 4 || sizes.len() == 5 {
-        return None;
-    }
-    Some(contiguous_strides(sizes))
 }
 
 #[cfg(test)]
@@ -259,13 +293,19 @@ mod tests {
     #[test]
     fn elementwise_layout() {
         // A transposed input gives a transposed output.
-        assert_eq!(elementwise_strides(&[3, 2], &[(&[3, 2], &[1, 3])]), vec![1, 3]);
+        assert_eq!(
+            elementwise_strides(&[3, 2], &[(&[3, 2], &[1, 3])]),
+            vec![1, 3]
+        );
         // Row-major beats column-major when the first input is row-major.
         assert_eq!(
             elementwise_strides(&[3, 2], &[(&[3, 2], &[2, 1]), (&[3, 2], &[1, 3])]),
             vec![2, 1]
         );
         // A sliced (non-dense) input is compacted in its own order.
-        assert_eq!(elementwise_strides(&[4, 3], &[(&[4, 3], &[6, 2])]), vec![3, 1]);
+        assert_eq!(
+            elementwise_strides(&[4, 3], &[(&[4, 3], &[6, 2])]),
+            vec![3, 1]
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! All of them allocate a fresh row-major result, and none promotes: operands must share a dtype.
 
 use super::args::{common_device, shape_str};
-use super::layout::broadcast_shapes;
+use super::layout::{broadcast_shapes, contiguous_strides, is_contiguous};
 use super::pointwise::type_name;
 use super::{invalid, Call, InferError, InferResult, Spelling, Tensor};
 use crate::meta::DType;
@@ -16,9 +16,7 @@ pub(super) fn infer(c: &Call) -> Option<InferResult> {
         }
         (Spelling::Method, "__rmatmul__") => binary(c, &["input", "other"], true),
         (Spelling::Torch | Spelling::Method, "matmul") => binary(c, &["input", "other"], false),
-        (Spelling::Torch | Spelling::Method, "mm") => {
-            binary_with(c, &["input", "mat2"], |a, b| mm(a, b))
-        }
+        (Spelling::Torch | Spelling::Method, "mm") => binary_with(c, &["input", "mat2"], mm),
         (Spelling::Torch | Spelling::Method, "bmm") => binary_with(c, &["input", "mat2"], bmm),
         (Spelling::Torch | Spelling::Method, "mv") => binary_with(c, &["input", "vec"], mv),
         (Spelling::Torch | Spelling::Method, "dot") => binary_with(c, &["input", "tensor"], dot),
@@ -30,13 +28,14 @@ pub(super) fn infer(c: &Call) -> Option<InferResult> {
 }
 
 fn binary(c: &Call, params: &[&'static str], reflected: bool) -> InferResult {
-    binary_with(c, params, |a, b| {
-        if reflected {
-            matmul(b, a)
-        } else {
-            matmul(a, b)
-        }
-    })
+    let b = c.bind(params)?;
+    let (mut x, mut y) = (b.tensor(params[0])?, b.tensor(params[1])?);
+    if reflected {
+        std::mem::swap(&mut x, &mut y);
+    }
+    let sizes = matmul(x, y)?;
+    let strides = matmul_strides(x, y, &sizes).ok_or(InferError::Unsupported)?;
+    product_strided(c, &[x, y], sizes, strides)
 }
 
 /// Binds two tensors, checks they agree in dtype and device, and builds the result from the
@@ -54,6 +53,16 @@ fn binary_with(
 }
 
 fn product(c: &Call, operands: &[&Tensor], sizes: Vec<i64>) -> InferResult {
+    let strides = contiguous_strides(&sizes);
+    product_strided(c, operands, sizes, strides)
+}
+
+fn product_strided(
+    c: &Call,
+    operands: &[&Tensor],
+    sizes: Vec<i64>,
+    strides: Vec<i64>,
+) -> InferResult {
     let dtype = same_dtype(operands)?;
     if dtype == DType::Bool {
         // No bool matrix kernels exist; leave the exact error to torch.
@@ -62,6 +71,7 @@ fn product(c: &Call, operands: &[&Tensor], sizes: Vec<i64>) -> InferResult {
     let device = common_device(operands)?;
     let mut out = operands[0].fresh(dtype, sizes, c.grad(dtype, operands));
     out.device = device;
+    out.strides = strides;
     Ok(out.meta())
 }
 
@@ -186,6 +196,74 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Vec<i64>, InferError> {
     Ok(sizes)
 }
 
+/// Whether `matmul` computes a batched-by-matrix product as one big `mm` over the folded batch
+/// (instead of `bmm`). It folds when that needs no copy of the larger operand, or when the
+/// smaller operand requires grad (to keep its gradient small); only then can the result come
+/// back transposed.
+fn folds(a: &Tensor, b: &Tensor) -> bool {
+    let a_larger = a.ndim() >= b.ndim();
+    let (big, small_ndim, small_grad) = if a_larger {
+        (a.clone(), b.ndim(), b.requires_grad)
+    } else {
+        (transposed_last(b), a.ndim(), a.requires_grad)
+    };
+    if !(big.ndim() >= 3 && (small_ndim == 1 || small_ndim == 2)) {
+        return false;
+    }
+    if small_grad {
+        return true;
+    }
+    if a.ndim() == 2 {
+        return false;
+    }
+    if big.numel() == 0 {
+        return true;
+    }
+    (0..big.ndim() - 2).all(|i| big.strides[i] == big.strides[i + 1] * big.sizes[i + 1])
+}
+
+/// `x.mT`: the last two dimensions swapped.
+fn transposed_last(x: &Tensor) -> Tensor {
+    let n = x.ndim();
+    let mut y = x.clone();
+    y.sizes.swap(n - 2, n - 1);
+    y.strides.swap(n - 2, n - 1);
+    y
+}
+
+/// The layout of `matmul`'s result: row-major, except that a folded product with the batched
+/// operand on the right is computed transposed and made contiguous only if it is not already.
+/// Such a transposed result differs from row-major only in the stride of a unit dimension.
+///
+/// `None` where eager also computes batched-by-batched products transposed in some cases with
+/// gradients (seen with a unit batch on the left) that are not modelled: there a unit matrix
+/// dimension makes the stride observable.
+fn matmul_strides(a: &Tensor, b: &Tensor, sizes: &[i64]) -> Option<Vec<i64>> {
+    let transposed = b.ndim() > a.ndim();
+    let folded = folds(a, b);
+    if !folded && (a.ndim() >= 3 || b.ndim() >= 3) {
+        let unit_matrix_dim = (a.ndim() > 1 && a.sizes[a.ndim() - 2] == 1)
+            || (b.ndim() > 1 && b.sizes[b.ndim() - 1] == 1);
+        if unit_matrix_dim && (a.requires_grad || b.requires_grad) {
+            return None;
+        }
+    }
+    if !(folded && transposed && a.ndim() == 2) {
+        return Some(contiguous_strides(sizes));
+    }
+    // Computed as (..., p, n) row-major, then viewed as (..., n, p).
+    let n = sizes.len();
+    let mut computed = sizes.to_vec();
+    computed.swap(n - 2, n - 1);
+    let mut strides = contiguous_strides(&computed);
+    strides.swap(n - 2, n - 1);
+    Some(if is_contiguous(sizes, &strides) {
+        strides
+    } else {
+        contiguous_strides(sizes)
+    })
+}
+
 fn addmm(c: &Call) -> InferResult {
     let b = c.bind(&["input", "mat1", "mat2", "*", "beta", "alpha"])?;
     let input = b.tensor("input")?;
@@ -218,7 +296,10 @@ fn linear(c: &Call) -> InferResult {
         return Err(InferError::Unsupported);
     }
     let wt = if w.ndim() == 2 {
-        w.view(vec![w.sizes[1], w.sizes[0]], vec![w.strides[1], w.strides[0]])
+        w.view(
+            vec![w.sizes[1], w.sizes[0]],
+            vec![w.strides[1], w.strides[0]],
+        )
     } else {
         w.clone()
     };

@@ -62,7 +62,12 @@ impl Default for InferCtx {
 
 /// The metadata of `target(*args, **kwargs)` under torch's default state (grad enabled, float32
 /// default dtype, CPU default device). Node arguments' metadata is read from `graph`.
-pub fn infer(graph: &Graph, target: &Target, args: &[Arg], kwargs: &[(String, Arg)]) -> InferResult {
+pub fn infer(
+    graph: &Graph,
+    target: &Target,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+) -> InferResult {
     infer_in(&InferCtx::default(), graph, target, args, kwargs)
 }
 

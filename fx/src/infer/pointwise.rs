@@ -6,7 +6,7 @@
 //! its first argument unchanged in geometry, after checking that the result fits it.
 
 use super::args::common_device;
-use super::layout::{broadcast_all, elementwise_strides, has_internal_overlap};
+use super::layout::{broadcast_all, elementwise_strides, has_internal_overlap, preserved_strides};
 use super::promote::{can_cast, is_integral_or_bool, Promotion, ScalarKind};
 use super::{invalid, Call, InferError, InferResult, Spelling, Tensor, Value};
 use crate::meta::DType;
@@ -25,8 +25,28 @@ enum UnaryDtype {
 }
 
 const TO_FLOAT: &[&str] = &[
-    "sigmoid", "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
-    "asin", "acos", "atan", "sinh", "cosh", "sqrt", "rsqrt", "erf", "erfc", "reciprocal",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "sqrt",
+    "rsqrt",
+    "erf",
+    "erfc",
+    "reciprocal",
 ];
 const SAME: &[&str] = &[
     "relu", "abs", "neg", "floor", "ceil", "round", "trunc", "gelu", "silu", "sign",
@@ -129,19 +149,20 @@ fn binary_op(c: &Call) -> Option<(BinKind, bool, bool)> {
     if c.spelling == Spelling::Special {
         return None;
     }
-    let (n, reflected, inplace) = if let Some(d) = n.strip_prefix("__").and_then(|d| d.strip_suffix("__")) {
-        if let Some(r) = d.strip_prefix('r').filter(|r| !matches!(*r, "shift")) {
-            (r, true, false)
-        } else if let Some(i) = d.strip_prefix('i').filter(|i| *i != "nvert") {
-            (i, false, true)
+    let (n, reflected, inplace) =
+        if let Some(d) = n.strip_prefix("__").and_then(|d| d.strip_suffix("__")) {
+            if let Some(r) = d.strip_prefix('r').filter(|r| !matches!(*r, "shift")) {
+                (r, true, false)
+            } else if let Some(i) = d.strip_prefix('i').filter(|i| *i != "nvert") {
+                (i, false, true)
+            } else {
+                (d, false, false)
+            }
+        } else if let Some(b) = n.strip_suffix('_') {
+            (b, false, true)
         } else {
-            (d, false, false)
-        }
-    } else if let Some(b) = n.strip_suffix('_') {
-        (b, false, true)
-    } else {
-        (n, false, false)
-    };
+            (n, false, false)
+        };
     let kind = match n {
         "add" => Add,
         "sub" | "subtract" => Sub,
@@ -200,6 +221,18 @@ fn operand(v: &Value) -> Result<Operand<'_>, InferError> {
     })
 }
 
+/// When an elementwise op converts inputs to its computation dtype before looping. The copy
+/// (`.to(dtype)`) compacts a gappy input's layout, which changes the output's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Convert {
+    /// Inputs are read as they are.
+    Never,
+    /// On CPU only, mismatched inputs are copied first (GPU loops cast on the fly).
+    OnCpu(DType),
+    /// The op itself copies mismatched inputs on every device (`where`, `clamp` with numbers).
+    Always(DType),
+}
+
 /// Shape, layout and device of an elementwise op over `operands` (Python numbers included, as
 /// they break torch's same-shape fast path), and the tensors among them.
 struct Geometry<'a> {
@@ -209,7 +242,8 @@ struct Geometry<'a> {
     tensors: Vec<&'a Tensor>,
 }
 
-fn geometry<'a>(operands: &[Operand<'a>]) -> Result<Geometry<'a>, InferError> {
+/// `convert[i]` says how operand `i` is read.
+fn geometry<'a>(operands: &[Operand<'a>], convert: &[Convert]) -> Result<Geometry<'a>, InferError> {
     let tensors: Vec<&Tensor> = operands
         .iter()
         .filter_map(|o| match o {
@@ -221,16 +255,27 @@ fn geometry<'a>(operands: &[Operand<'a>]) -> Result<Geometry<'a>, InferError> {
         return Err(InferError::Unsupported);
     }
     let sizes = broadcast_all(tensors.iter().map(|t| t.sizes.as_slice()))?;
-    let empty: &[i64] = &[];
-    let inputs: Vec<(&[i64], &[i64])> = operands
+    let device = common_device(&tensors)?;
+    let cpu = device.kind == "cpu";
+    let layouts: Vec<(Vec<i64>, Vec<i64>)> = operands
         .iter()
-        .map(|o| match o {
-            Operand::Tensor(t) => (t.sizes.as_slice(), t.strides.as_slice()),
-            Operand::Scalar(_) => (empty, empty),
+        .zip(convert)
+        .map(|(o, c)| match (o, *c) {
+            (Operand::Tensor(t), Convert::OnCpu(d)) if cpu && d != t.dtype => {
+                (t.sizes.clone(), preserved_strides(&t.sizes, &t.strides))
+            }
+            (Operand::Tensor(t), Convert::Always(d)) if d != t.dtype => {
+                (t.sizes.clone(), preserved_strides(&t.sizes, &t.strides))
+            }
+            (Operand::Tensor(t), _) => (t.sizes.clone(), t.strides.clone()),
+            (Operand::Scalar(_), _) => (vec![], vec![]),
         })
         .collect();
+    let inputs: Vec<(&[i64], &[i64])> = layouts
+        .iter()
+        .map(|(a, b)| (a.as_slice(), b.as_slice()))
+        .collect();
     let strides = elementwise_strides(&sizes, &inputs);
-    let device = common_device(&tensors)?;
     Ok(Geometry {
         sizes,
         strides,
@@ -252,7 +297,13 @@ fn promote(c: &Call, operands: &[Operand]) -> Result<DType, InferError> {
 
 /// The in-place form's result: the written tensor, after checking that the functional result
 /// would fit it in shape and dtype.
-fn write_into(c: &Call, dst: &Tensor, sizes: &[i64], dtype: DType, others: &[&Tensor]) -> InferResult {
+fn write_into(
+    c: &Call,
+    dst: &Tensor,
+    sizes: &[i64],
+    dtype: DType,
+    others: &[&Tensor],
+) -> InferResult {
     if sizes != dst.sizes.as_slice() {
         return invalid(format!(
             "output with shape {} doesn't match the broadcast shape {}",
@@ -276,6 +327,15 @@ fn write_into(c: &Call, dst: &Tensor, sizes: &[i64], dtype: DType, others: &[&Te
     let mut out = dst.clone();
     out.requires_grad = dst.requires_grad || c.grad(dst.dtype, others);
     Ok(out.meta())
+}
+
+fn python_type(v: &Value) -> &'static str {
+    match v {
+        Value::Int(_) => "int",
+        Value::Float(_) => "float",
+        Value::Bool(_) => "bool",
+        _ => "object",
+    }
 }
 
 /// torch's capitalised scalar type names, used in its messages.
@@ -318,16 +378,15 @@ fn unary(c: &Call, name: &str, kind: UnaryDtype, inplace: bool) -> InferResult {
         UnaryDtype::Bits => return Err(InferError::Unsupported),
     };
     if x.dtype == DType::Bool && kind == UnaryDtype::Same {
-        return match name {
+        match name {
             "neg" => invalid(
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying \
                  to invert a mask, use the `~` or `logical_not()` operator instead.",
             ),
-            "positive" => invalid(
-                "The `+` operator, on a bool tensor is not supported.",
-            ),
-            _ => Err(InferError::Unsupported),
-        };
+            "positive" => invalid("The `+` operator, on a bool tensor is not supported."),
+            "relu" => invalid("Boolean inputs not supported for relu"),
+            _ => Ok(()),
+        }?;
     }
     if name == "positive" {
         // `+x` returns `x` itself.
@@ -336,8 +395,15 @@ fn unary(c: &Call, name: &str, kind: UnaryDtype, inplace: bool) -> InferResult {
     if inplace {
         return write_into(c, x, &x.sizes, dtype, &[]);
     }
-    let strides = elementwise_strides(&x.sizes, &[(&x.sizes, &x.strides)]);
-    let requires_grad = matches!(kind, UnaryDtype::ToFloat | UnaryDtype::Same) && c.grad(dtype, &[x]);
+    // Float math on integers converts its input first.
+    let convert = if kind == UnaryDtype::ToFloat {
+        Convert::OnCpu(dtype)
+    } else {
+        Convert::Never
+    };
+    let strides = geometry(&[Operand::Tensor(x)], &[convert])?.strides;
+    let requires_grad =
+        matches!(kind, UnaryDtype::ToFloat | UnaryDtype::Same) && c.grad(dtype, &[x]);
     Ok(Tensor {
         dtype,
         device: x.device.clone(),
@@ -362,13 +428,22 @@ fn binary(c: &Call, kind: BinKind, reflected: bool, inplace: bool) -> InferResul
         (Some(x), Some(y)) => (x, y),
         _ => return Err(InferError::Unsupported),
     };
-    let (lhs, rhs) = if reflected { (other, first) } else { (first, other) };
+    let (lhs, rhs) = if reflected {
+        (other, first)
+    } else {
+        (first, other)
+    };
     let operands = [operand(lhs)?, operand(rhs)?];
-    // `maximum` and friends take tensors only; `torch.max(x, 2)` is not an overload.
-    if kind == MaxMin && operands.iter().any(|o| matches!(o, Operand::Scalar(_))) {
-        return Err(InferError::Unsupported);
+    // `maximum`, `logical_and` and friends take tensors only.
+    if matches!(kind, MaxMin | Logical) {
+        if let Some(v) = [lhs, rhs].into_iter().find(|v| v.tensor().is_none()) {
+            return invalid(format!(
+                "{}(): argument 'other' must be Tensor, not {}",
+                c.name,
+                python_type(v)
+            ));
+        }
     }
-    let geo = geometry(&operands)?;
     let common = promote(c, &operands)?;
     if common.is_complex() && matches!(kind, MaxMin | FloorDiv | Remainder | Compare) {
         return Err(InferError::Unsupported);
@@ -377,40 +452,50 @@ fn binary(c: &Call, kind: BinKind, reflected: bool, inplace: bool) -> InferResul
         Operand::Tensor(t) => t.dtype == DType::Bool,
         Operand::Scalar(k) => *k == ScalarKind::Bool,
     };
-    let dtype = match kind {
-        Sub if operands.iter().all(is_bool) => {
-            return invalid(
+    let dtype =
+        match kind {
+            Sub if operands.iter().all(is_bool) => return invalid(
                 "Subtraction, the `-` operator, with two bool tensors is not supported. Use the \
                  `^` or `logical_xor()` operator instead.",
-            )
-        }
-        Sub if operands.iter().any(is_bool) => {
-            return invalid(
+            ),
+            Sub if operands.iter().any(is_bool) => return invalid(
                 "Subtraction, the `-` operator, with a bool tensor is not supported. If you are \
                  trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-            )
-        }
-        Add | Sub | Mul | Pow | MaxMin => common,
-        Div => match b.str("rounding_mode")? {
-            None if is_integral_or_bool(common) => c.ctx.default_dtype,
-            None => common,
-            Some("trunc" | "floor") if common == DType::Bool => return Err(InferError::Unsupported),
-            Some("trunc" | "floor") => common,
-            Some(m) => {
-                return invalid(format!(
+            ),
+            // CPU has no bool `pow` kernel, and meta tensors disagree with it on the dtype.
+            Pow if common == DType::Bool => return Err(InferError::Unsupported),
+            Add | Sub | Mul | Pow | MaxMin => common,
+            Div => match b.str("rounding_mode")? {
+                None if is_integral_or_bool(common) => c.ctx.default_dtype,
+                None => common,
+                Some("trunc" | "floor") if common == DType::Bool => {
+                    return Err(InferError::Unsupported)
+                }
+                Some("trunc" | "floor") => common,
+                Some(m) => {
+                    return invalid(format!(
                     "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found \
                      '{m}'"
                 ))
-            }
-        },
-        FloorDiv | Remainder if common == DType::Bool => return Err(InferError::Unsupported),
-        FloorDiv | Remainder => common,
-        Compare | Logical => DType::Bool,
-        Bitwise if is_integral_or_bool(common) => common,
-        Bitwise => return Err(InferError::Unsupported),
-    };
+                }
+            },
+            FloorDiv | Remainder if common == DType::Bool => return Err(InferError::Unsupported),
+            FloorDiv | Remainder => common,
+            Compare | Logical => DType::Bool,
+            Bitwise if is_integral_or_bool(common) => common,
+            // No float kernels exist, but meta tensors accept floats: leave the verdict to torch.
+            Bitwise => return Err(InferError::Unsupported),
+        };
     if matches!(kind, Add | Sub) {
         check_alpha(b.get("alpha"), common)?;
+    }
+    let integer_division =
+        matches!(kind, FloorDiv | Remainder) || (kind == Div && b.str("rounding_mode")?.is_some());
+    if integer_division
+        && is_integral_or_bool(dtype)
+        && matches!(rhs, Value::Int(0) | Value::Bool(false))
+    {
+        return invalid("ZeroDivisionError");
     }
     if kind == Pow && !common.is_floating_point() && !common.is_complex() {
         if let Value::Int(e) = rhs {
@@ -419,18 +504,42 @@ fn binary(c: &Call, kind: BinKind, reflected: bool, inplace: bool) -> InferResul
             }
         }
     }
+    // The dtype the loop computes in: true division of integers computes in floats.
+    let computation = if kind == Div && dtype.is_floating_point() {
+        dtype
+    } else {
+        common
+    };
+    // `pow(tensor, number)` is a unary loop over the base, which it copies to the result dtype
+    // itself; other numbers are operands of the loop (as 0-d tensors).
+    let geo = if kind == Pow && matches!(operands[1], Operand::Scalar(_)) {
+        geometry(&operands[..1], &[Convert::Always(computation)])?
+    } else {
+        geometry(&operands, &[Convert::OnCpu(computation); 2])?
+    };
+    let differentiable = !matches!(kind, Compare | Logical | Bitwise);
     if inplace {
         let dst = first.tensor().ok_or(InferError::Unsupported)?;
-        let others: Vec<&Tensor> = other.tensor().into_iter().collect();
+        // In place, only the logical ops cut the autograd history (comparisons keep it).
+        let others: Vec<&Tensor> = other
+            .tensor()
+            .filter(|_| kind != Logical)
+            .into_iter()
+            .collect();
         return write_into(c, dst, &geo.sizes, dtype, &others);
     }
-    let differentiable = !matches!(kind, Compare | Logical | Bitwise | FloorDiv);
+    // `torch.pow(2, x)` allocates a row-major result rather than following `x`'s layout.
+    let strides = if kind == Pow && matches!(operands[0], Operand::Scalar(_)) {
+        super::layout::contiguous_strides(&geo.sizes)
+    } else {
+        geo.strides
+    };
     let requires_grad = differentiable && c.grad(dtype, &geo.tensors);
     Ok(Tensor {
         dtype,
         device: geo.device,
         sizes: geo.sizes,
-        strides: geo.strides,
+        strides,
         requires_grad,
     }
     .meta())
@@ -464,7 +573,7 @@ fn where_(c: &Call) -> InferResult {
         // `torch.where(cond)` is `nonzero`: its shape depends on the data.
         _ => return Err(InferError::Unsupported),
     };
-    if cond.dtype != DType::Bool {
+    if !matches!(cond.dtype, DType::Bool | DType::UInt8) {
         return invalid(format!(
             "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
             type_name(cond.dtype)
@@ -472,7 +581,15 @@ fn where_(c: &Call) -> InferResult {
     }
     let operands = [Operand::Tensor(cond), x, y];
     let dtype = promote(c, &operands[1..])?;
-    let geo = geometry(&operands)?;
+    // `where` itself converts a uint8 condition to bool and the values to the result dtype.
+    let geo = geometry(
+        &operands,
+        &[
+            Convert::Always(DType::Bool),
+            Convert::Always(dtype),
+            Convert::Always(dtype),
+        ],
+    )?;
     let values: Vec<&Tensor> = geo.tensors[1..].to_vec();
     Ok(Tensor {
         dtype,
@@ -513,10 +630,11 @@ fn clamp(c: &Call, name: &str, inplace: bool) -> InferResult {
         return Err(InferError::Unsupported);
     }
     // With number bounds only `input` is an operand of the elementwise loop.
+    // Number bounds: `input` is copied to the result dtype and is the loop's only operand.
     let geo = if tensor_bounds == 0 {
-        geometry(&operands[..1])?
+        geometry(&operands[..1], &[Convert::Always(dtype)])?
     } else {
-        geometry(&operands)?
+        geometry(&operands, &vec![Convert::OnCpu(dtype); operands.len()])?
     };
     if inplace {
         return write_into(c, x, &geo.sizes, dtype, &geo.tensors[1..]);

@@ -49,11 +49,13 @@ pub(super) fn infer(c: &Call) -> Option<InferResult> {
     Some(reduce(c, kind))
 }
 
-/// Which dimensions a reduction folds. `None` or an empty list folds them all.
-fn reduced_dims(name: &str, x: &Tensor, dims: Option<Vec<i64>>) -> Result<Vec<bool>, InferError> {
+/// Which dimensions a reduction folds. `None` folds them all; so does an empty list, except
+/// for `any`/`all`, which then fold none.
+fn reduced_dims(kind: Kind, x: &Tensor, dims: Option<Vec<i64>>) -> Result<Vec<bool>, InferError> {
     let mut mask = vec![false; x.ndim()];
     let dims = match dims {
         Some(d) if !d.is_empty() => d,
+        Some(_) if kind == Kind::Logical => return Ok(mask),
         _ => return Ok(vec![true; x.ndim()]),
     };
     for d in dims {
@@ -68,7 +70,6 @@ fn reduced_dims(name: &str, x: &Tensor, dims: Option<Vec<i64>>) -> Result<Vec<bo
         }
         mask[w] = true;
     }
-    let _ = name;
     Ok(mask)
 }
 
@@ -139,7 +140,7 @@ fn reduce(c: &Call, kind: Kind) -> InferResult {
         (_, Some(v)) if c.name == "prod" => Some(vec![v.int().ok_or(InferError::Unsupported)?]),
         (_, Some(v)) => Some(v.ints().ok_or(InferError::Unsupported)?),
     };
-    if kind == Kind::LogSumExp && dims.is_none() {
+    if kind == Kind::LogSumExp && dims.as_ref().is_none_or(Vec::is_empty) {
         return Err(InferError::Unsupported);
     }
     let keepdim = b.bool_or("keepdim", false)?;
@@ -147,8 +148,8 @@ fn reduce(c: &Call, kind: Kind) -> InferResult {
         b.number_or("correction", 0.0)?;
         b.bool_or("unbiased", true)?;
     }
-    let full = dims.as_ref().is_none_or(Vec::is_empty);
-    let mask = reduced_dims(c.name, x, dims)?;
+    let full = dims.as_ref().is_none_or(Vec::is_empty) && kind != Kind::Logical;
+    let mask = reduced_dims(kind, x, dims)?;
     let sizes = result_sizes(x, &mask, keepdim);
     let requested = match kind {
         Kind::Accumulate | Kind::Mean => b.dtype("dtype")?,
@@ -163,7 +164,11 @@ fn reduce(c: &Call, kind: Kind) -> InferResult {
         Kind::Mean => {
             let d = requested.unwrap_or(x.dtype);
             if !(d.is_floating_point() || d.is_complex()) {
-                let which = if requested.is_some() { "Optional" } else { "Input" };
+                let which = if requested.is_some() {
+                    "Optional"
+                } else {
+                    "Input"
+                };
                 return invalid(format!(
                     "mean(): could not infer output dtype. {which} dtype must be either a floating \
                      point or complex dtype. Got: {}",
@@ -185,10 +190,20 @@ fn reduce(c: &Call, kind: Kind) -> InferResult {
         Kind::LogSumExp if is_integral_or_bool(x.dtype) => c.ctx.default_dtype,
         Kind::LogSumExp => x.dtype,
     };
+    if kind == Kind::ArgExtreme && x.dtype == DType::Bool {
+        return invalid(format!("{}(): does not support bool input", c.name));
+    }
     if matches!(kind, Kind::Extreme | Kind::MaxMin | Kind::ArgExtreme) {
         check_nonempty(c.name, x, &mask, full)?;
     }
     let differentiable = !matches!(kind, Kind::ArgExtreme | Kind::Logical);
+    if differentiable && c.grad(x.dtype, &[x]) && !(dtype.is_floating_point() || dtype.is_complex())
+    {
+        return invalid(format!(
+            "Autograd not support dtype: {}",
+            super::pointwise::type_name(dtype)
+        ));
+    }
     let values = x.fresh(dtype, sizes.clone(), differentiable && c.grad(dtype, &[x]));
     if kind == Kind::MaxMin && !full {
         let indices = x.fresh(DType::Int64, sizes, false);

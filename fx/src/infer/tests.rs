@@ -9,9 +9,14 @@ fn graph_with(inputs: &[(&[i64], &[i64], DType, bool)]) -> (Graph, Vec<Arg>) {
     let mut args = Vec::new();
     for (i, (sizes, strides, dtype, rg)) in inputs.iter().enumerate() {
         let mut m = TensorMeta::contiguous(*dtype, Device::cpu(), sizes);
-        m.strides = strides.iter().map(|&s| crate::meta::Dim::Known(s)).collect();
+        m.strides = strides
+            .iter()
+            .map(|&s| crate::meta::Dim::Known(s))
+            .collect();
         m.requires_grad = *rg;
-        args.push(Arg::Node(g.placeholder(&format!("x{i}"), NodeMeta::Tensor(m))));
+        args.push(Arg::Node(
+            g.placeholder(&format!("x{i}"), NodeMeta::Tensor(m)),
+        ));
     }
     (g, args)
 }
@@ -48,13 +53,24 @@ fn add_broadcasts_and_promotes() {
 #[test]
 fn int_tensor_plus_float_scalar_is_default_float() {
     let (g, a) = graph_with(&[(&[4], &[1], DType::Int64, false)]);
-    let r = tensor(infer(&g, &f("operator.add"), &[a[0].clone(), Arg::Float(1.5)], &[]));
+    let r = tensor(infer(
+        &g,
+        &f("operator.add"),
+        &[a[0].clone(), Arg::Float(1.5)],
+        &[],
+    ));
     assert_eq!(r.2, DType::Float32);
     let ctx = InferCtx {
         default_dtype: DType::Float64,
         ..InferCtx::default()
     };
-    let r = infer_in(&ctx, &g, &f("operator.truediv"), &[a[0].clone(), Arg::Int(2)], &[]);
+    let r = infer_in(
+        &ctx,
+        &g,
+        &f("operator.truediv"),
+        &[a[0].clone(), Arg::Int(2)],
+        &[],
+    );
     assert_eq!(tensor(r).2, DType::Float64);
 }
 
@@ -99,7 +115,11 @@ fn getitem_views() {
     let idx = Arg::Tuple(vec![
         Arg::Int(-1),
         Arg::None,
-        Arg::Slice(Box::new(Arg::Int(1)), Box::new(Arg::None), Box::new(Arg::Int(2))),
+        Arg::Slice(
+            Box::new(Arg::Int(1)),
+            Box::new(Arg::None),
+            Box::new(Arg::Int(2)),
+        ),
     ]);
     let r = tensor(infer(&g, &f("operator.getitem"), &[a[0].clone(), idx], &[]));
     assert_eq!((r.0, r.1), (vec![1, 2, 6], vec![30, 12, 1]));
@@ -136,4 +156,88 @@ fn no_grad_context() {
     };
     let r = tensor(infer_in(&ctx, &g, &m("sin"), &a, &[]));
     assert!(!r.3);
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Broadcasting as the NumPy documentation states it, written independently of `layout`.
+    fn reference(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+        let n = a.len().max(b.len());
+        let pad = |s: &[i64]| -> Vec<i64> {
+            let mut v = vec![1; n - s.len()];
+            v.extend_from_slice(s);
+            v
+        };
+        let (a, b) = (pad(a), pad(b));
+        a.iter()
+            .zip(&b)
+            .map(|(&x, &y)| match (x, y) {
+                (x, y) if x == y => Some(x),
+                (1, y) => Some(y),
+                (x, 1) => Some(x),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn shape() -> impl Strategy<Value = Vec<i64>> {
+        prop::collection::vec(prop_oneof![3 => 1i64..4, 1 => Just(0i64)], 0..5)
+    }
+
+    fn add(a: &[i64], b: &[i64]) -> InferResult {
+        let sa = crate::infer::layout::contiguous_strides(a);
+        let sb = crate::infer::layout::contiguous_strides(b);
+        let (g, args) = graph_with(&[
+            (a, &sa, DType::Float32, false),
+            (b, &sb, DType::Int32, false),
+        ]);
+        infer(&g, &f("torch.add"), &args, &[])
+    }
+
+    proptest! {
+        #[test]
+        fn broadcast_is_commutative_and_matches_reference(a in shape(), b in shape()) {
+            let ab = add(&a, &b);
+            let ba = add(&b, &a);
+            match reference(&a, &b) {
+                Some(expected) => {
+                    let (s1, _, d1, _) = tensor(ab);
+                    let (s2, _, d2, _) = tensor(ba);
+                    prop_assert_eq!(&s1, &expected);
+                    prop_assert_eq!(&s2, &expected);
+                    prop_assert_eq!(d1, d2);
+                }
+                None => {
+                    prop_assert!(matches!(ab, Err(InferError::Invalid(_))));
+                    prop_assert!(matches!(ba, Err(InferError::Invalid(_))));
+                }
+            }
+        }
+
+        #[test]
+        fn view_round_trips(a in prop::collection::vec(1i64..4, 0..4), perm_seed in any::<u64>()) {
+            // Viewing a contiguous tensor as its flat size and back restores the strides.
+            let st = crate::infer::layout::contiguous_strides(&a);
+            let n: i64 = a.iter().product();
+            let flat = crate::infer::view::view_strides(&a, &st, &[n]).unwrap();
+            prop_assert_eq!(flat, vec![1]);
+            let back = crate::infer::view::view_strides(&[n], &[1], &a).unwrap();
+            prop_assert_eq!(back, st.clone());
+            // A permuted tensor keeps its layout under `preserve_format` copies.
+            let mut order: Vec<usize> = (0..a.len()).collect();
+            let mut seed = perm_seed;
+            for i in (1..order.len()).rev() {
+                order.swap(i, (seed % (i as u64 + 1)) as usize);
+                seed /= i as u64 + 1;
+            }
+            let sizes: Vec<i64> = order.iter().map(|&d| a[d]).collect();
+            let strides: Vec<i64> = order.iter().map(|&d| st[d]).collect();
+            prop_assert_eq!(
+                crate::infer::layout::preserved_strides(&sizes, &strides),
+                strides
+            );
+        }
+    }
 }

@@ -50,7 +50,7 @@ pub(crate) fn infer_size(shape: &[i64], numel: i64) -> Result<Vec<i64>, InferErr
         } else if s < 0 {
             return invalid(format!("invalid shape dimension {s}"));
         } else {
-            known *= s;
+            known = known.checked_mul(s).ok_or(InferError::Unsupported)?;
         }
     }
     let bad = || {
@@ -101,7 +101,8 @@ pub(crate) fn view_strides(sizes: &[i64], strides: &[i64], shape: &[i64]) -> Opt
     let mut view_numel = 1i64;
     for d in (0..sizes.len()).rev() {
         tensor_numel *= sizes[d];
-        let chunk_ends = d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base);
+        let chunk_ends =
+            d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base);
         if chunk_ends {
             while view_d >= 0 && (view_numel < tensor_numel || shape[view_d as usize] == 1) {
                 out[view_d as usize] = view_numel * chunk_base;
@@ -312,7 +313,8 @@ pub(crate) fn expanded(x: &Tensor, target: &[i64]) -> Result<Tensor, InferError>
         } else if i + 1 < n {
             (1, sizes[i + 1] * strides[i + 1])
         } else {
-            (1, 1)
+            // Only a 0-d input gets here: all its expanded strides are 0.
+            (1, 0)
         };
         let mut want = target[i];
         if want == -1 {
@@ -446,7 +448,11 @@ fn pieces(c: &Call) -> InferResult {
                     "chunk expects `chunks` to be greater than 0, got: {chunks}"
                 ));
             }
-            let each = (size + chunks - 1) / chunks;
+            let each = if chunks >= size {
+                i64::from(size > 0)
+            } else {
+                (size + chunks - 1) / chunks
+            };
             if each == 0 && size == 0 {
                 vec![0; chunks as usize]
             } else {
@@ -490,7 +496,11 @@ fn split_lengths(size: i64, each: i64) -> Result<Vec<i64>, InferError> {
     if each == 0 {
         return Ok(vec![0]);
     }
-    let count = ((size + each - 1) / each).max(1);
+    let count = if each >= size {
+        1
+    } else {
+        (size + each - 1) / each
+    };
     let mut v = vec![each; count as usize];
     *v.last_mut().unwrap() = each - (each * count - size);
     Ok(v)
@@ -505,8 +515,14 @@ mod tests {
         // (3, 2) transposed from (2, 3): flattening needs a copy.
         assert_eq!(view_strides(&[3, 2], &[1, 3], &[6]), None);
         // Splitting a dimension is always possible.
-        assert_eq!(view_strides(&[3, 2], &[1, 3], &[3, 2, 1]), Some(vec![1, 3, 3]));
-        assert_eq!(view_strides(&[4, 6], &[6, 1], &[2, 2, 3, 2]), Some(vec![12, 6, 2, 1]));
+        assert_eq!(
+            view_strides(&[3, 2], &[1, 3], &[3, 2, 1]),
+            Some(vec![1, 3, 3])
+        );
+        assert_eq!(
+            view_strides(&[4, 6], &[6, 1], &[2, 2, 3, 2]),
+            Some(vec![12, 6, 2, 1])
+        );
     }
 
     #[test]

@@ -35,6 +35,15 @@ pub struct CodeInfo {
     pub nargs: usize,
     /// Number of free variables (the last slots of localsplus).
     pub nfree: usize,
+    /// Number of cell variables (closures made by this code).
+    pub ncells: usize,
+    /// `co_varnames` length: the plain locals, arguments first.
+    pub nlocals: usize,
+    pub varnames: Vec<String>,
+    pub co_code: Vec<u8>,
+    pub exception_table: Vec<u8>,
+    pub line_table: Vec<u8>,
+    pub flags: u32,
     pub ins: Vec<Ins>,
 }
 
@@ -44,6 +53,7 @@ impl CodeInfo {
         let varnames: Vec<String> = get("co_varnames")?.extract()?;
         let cellvars: Vec<String> = get("co_cellvars")?.extract()?;
         let freevars: Vec<String> = get("co_freevars")?.extract()?;
+        let varnames: Vec<String> = varnames;
         let mut localsplus = varnames.clone();
         for c in &cellvars {
             if !varnames.contains(c) {
@@ -70,6 +80,13 @@ impl CodeInfo {
             localsplus,
             nargs,
             nfree: freevars.len(),
+            ncells: cellvars.len(),
+            nlocals: varnames.len(),
+            varnames,
+            co_code: get("co_code")?.extract()?,
+            exception_table: get("co_exceptiontable")?.extract()?,
+            line_table: get("co_linetable")?.extract()?,
+            flags,
             ins: crate::decode::decode(py, code)?,
         })
     }
@@ -108,7 +125,19 @@ impl<'py> Tracer<'py> {
 pub struct Traced {
     pub output: OutputGraph,
     pub guards: GuardTree,
-    pub ret: Var,
+    pub end: End,
+}
+
+/// Where tracing of the root frame ended.
+pub enum End {
+    Return(Var),
+    /// Stopped before root instruction `index` (a graph break): the frame's state there.
+    Break {
+        index: usize,
+        stack: Vec<Var>,
+        locals: Vec<Option<Var>>,
+        kw_names: Option<Vec<String>>,
+    },
 }
 
 /// Interprets one frame.
@@ -146,6 +175,7 @@ pub fn trace<'py>(
     scope: Scope,
     globals: Bound<'py, PyDict>,
     builtins: Bound<'py, PyDict>,
+    break_at: Option<usize>,
 ) -> Result<Traced, TraceError> {
     let mut tx = Tracer {
         py,
@@ -160,7 +190,7 @@ pub fn trace<'py>(
         code_refs: Vec::new(),
         depth: 0,
     };
-    let ret = {
+    let end = {
         let n = code.localsplus.len();
         let mut frame = Frame {
             tx: &mut tx,
@@ -176,12 +206,12 @@ pub fn trace<'py>(
             kw_names: None,
             pc: 0,
         };
-        frame.run()?
+        frame.run_root(break_at)?
     };
     Ok(Traced {
         output: tx.output,
         guards: tx.guards,
-        ret,
+        end,
     })
 }
 
@@ -189,6 +219,35 @@ impl<'a, 'py> Frame<'a, 'py> {
     fn location(&self) -> String {
         let line = self.code.ins.get(self.pc).and_then(|i| i.line).unwrap_or(self.code.firstlineno);
         format!("{}:{}", self.code.filename, line)
+    }
+
+    /// Runs the root frame to its return, or up to (not including) instruction `break_at`.
+    fn run_root(&mut self, break_at: Option<usize>) -> Result<End, TraceError> {
+        let mut steps = 0usize;
+        loop {
+            if Some(self.pc) == break_at {
+                return Ok(End::Break {
+                    index: self.pc,
+                    stack: self.stack.clone(),
+                    locals: self.locals.clone(),
+                    kw_names: self.kw_names.clone(),
+                });
+            }
+            steps += 1;
+            if steps > MAX_STEPS {
+                return Err(TraceError::unsupported(format!("a loop that runs more than {MAX_STEPS} instructions")).at(&self.location()));
+            }
+            let Some(ins) = self.code.ins.get(self.pc).cloned() else {
+                return Err(TraceError::internal("ran off the end of the bytecode"));
+            };
+            let loc = self.location();
+            let index = self.pc;
+            match self.step(&ins) {
+                Ok(Some(ret)) => return Ok(End::Return(ret)),
+                Ok(None) => {}
+                Err(e) => return Err(e.at(&loc).in_root_instruction(index)),
+            }
+        }
     }
 
     fn run(&mut self) -> Result<Var, TraceError> {

@@ -240,7 +240,21 @@ impl Frame<'_, '_> {
                         other => out.push(self.plain_value(other)?),
                     }
                 }
-                let ty = self.tx.output.meta_value(node).map(|v| v.bind(py).get_type());
+                let ty = match self.tx.output.meta_value(node) {
+                    Some(v) => Some(v.bind(py).get_type()),
+                    // Natively inferred: torch's named results (`max(dim)`, `sort`, `topk`, ...)
+                    // are the `torch.return_types` entry of the same name.
+                    None => {
+                        let target = match &self.tx.output.graph.node(node).kind {
+                            fx::NodeKind::Call { target, .. } => target.name().rsplit('.').next().unwrap_or("").to_string(),
+                            _ => String::new(),
+                        };
+                        py.import("torch.return_types")?
+                            .getattr(target.as_str())
+                            .ok()
+                            .and_then(|t| t.cast_into::<pyo3::types::PyType>().ok())
+                    }
+                };
                 match ty {
                     Some(ty) if !ty.is(py.get_type::<PyTuple>()) && !named_tuple_fields(ty.as_any()).is_empty() => {
                         Ok(Var::NamedTuple { ty: ty.into_any().unbind(), items: out })
@@ -415,10 +429,7 @@ pub fn is_nn_module(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
 
 pub fn is_mutating(kind: &fx::NodeKind) -> bool {
     match kind {
-        fx::NodeKind::Call { target, .. } => {
-            let n = target.name();
-            n.ends_with('_') && !n.ends_with("__") || n.starts_with("operator.i") || n == "operator.setitem"
-        }
+        fx::NodeKind::Call { target, kwargs, .. } => fx::passes::is_mutating(target, kwargs),
         _ => false,
     }
 }
