@@ -217,3 +217,30 @@ def test_guards_are_listed_for_each_entry():
         "TENSOR_MATCH L['x']: torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False",
         "EQUALS_MATCH G['SCALE'] == 2",
     ]
+
+
+def test_fail_on_recompile_raises_with_the_reasons():
+    compiled = torchferro.compile(add_one, backend="eager", fullgraph=True)
+    compiled(torch.randn(8, 3))
+    with torchferro.compiler.set_stance("fail_on_recompile"):
+        with pytest.raises(torchferro.RecompileError) as info:
+            compiled(torch.randn(16, 3))
+        # Cached inputs still run.
+        compiled(torch.randn(8, 3))
+    assert str(info.value) == _expected(add_one, "tensor 'x' size mismatch at index 0. expected 8, actual 16")
+    assert torchferro._C.get_stance() == "default"
+
+
+def test_eager_on_recompile_and_force_eager():
+    counter = Counter()
+    compiled = torchferro.compile(add_one, backend=counter, fullgraph=True)
+    compiled(torch.randn(2))
+    with torchferro.compiler.set_stance("eager_on_recompile"):
+        x = torch.randn(5)
+        torch.testing.assert_close(compiled(x), x + 1)
+    assert counter.n == 1
+    with torchferro.compiler.set_stance("force_eager"):
+        compiled(torch.randn(7))
+    assert counter.n == 1
+    with pytest.raises(ValueError, match="unknown stance"):
+        torchferro.compiler.set_stance("sometimes")

@@ -94,6 +94,23 @@ fn get_recompile_limit() -> usize {
 }
 
 #[pyfunction]
+fn set_stance(stance: &str) -> PyResult<String> {
+    let s = tracer::config::Stance::parse(stance).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown stance {stance:?}; expected one of 'default', 'force_eager', 'eager_on_recompile', 'fail_on_recompile'"
+        ))
+    })?;
+    let old = tracer::config::stance();
+    tracer::config::set_stance(s);
+    Ok(old.name().to_string())
+}
+
+#[pyfunction]
+fn get_stance() -> String {
+    tracer::config::stance().name().to_string()
+}
+
+#[pyfunction]
 fn set_direct_call(v: bool) {
     tracer::config::set_direct_call(v);
 }
@@ -123,6 +140,9 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_recompile_limit, m)?)?;
     m.add_function(wrap_pyfunction!(get_recompile_limit, m)?)?;
     m.add_function(wrap_pyfunction!(set_direct_call, m)?)?;
+    m.add_function(wrap_pyfunction!(set_stance, m)?)?;
+    m.add_function(wrap_pyfunction!(get_stance, m)?)?;
+    m.add("RecompileError", m.py().get_type::<tracer::compile::RecompileError>())?;
     m.add_function(wrap_pyfunction!(cache_entries, m)?)?;
     m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;
     Ok(())

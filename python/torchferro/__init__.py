@@ -11,10 +11,10 @@ import functools
 import sys
 
 from . import _C, compiler, config
-from ._C import Unsupported
+from ._C import RecompileError, Unsupported
 from .backends import list_backends, lookup_backend
 
-__all__ = ["compile", "Unsupported", "compiler", "config", "list_backends", "OptimizedModule"]
+__all__ = ["compile", "Unsupported", "RecompileError", "compiler", "config", "list_backends", "OptimizedModule"]
 
 _SUPPORTED = ((3, 11), (3, 12))
 

@@ -7,7 +7,52 @@ import functools
 from . import _C
 from .backends import list_backends
 
-__all__ = ["reset", "disable", "is_compiling", "list_backends"]
+__all__ = ["reset", "disable", "is_compiling", "list_backends", "set_stance", "cache_entries"]
+
+
+class set_stance:
+    """Set how compiled functions behave: ``"default"``, ``"force_eager"`` (run everything
+    eagerly), ``"eager_on_recompile"`` (use compiled entries, never recompile) or
+    ``"fail_on_recompile"`` (raise ``torchferro.RecompileError`` instead of recompiling).
+
+    Works as a call, and as a context manager or decorator that restores the previous stance."""
+
+    def __init__(self, stance: str = "default"):
+        self._previous = _C.set_stance(stance)
+        self._stance = stance
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _C.set_stance(self._previous)
+        return False
+
+    def __call__(self, fn):
+        stance = self._stance
+        _C.set_stance(self._previous)
+
+        @functools.wraps(fn)
+        def _with_stance(*args, **kwargs):
+            previous = _C.set_stance(stance)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _C.set_stance(previous)
+
+        return _with_stance
+
+
+def cache_entries(fn) -> list[dict]:
+    """The compiled entries of ``fn`` (most recently used first), each a dict with its
+    ``compile_id``, ``guards`` (one line each) and ``graph`` (readable code)."""
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    if code is None:
+        forward = getattr(type(getattr(fn, "_orig_mod", fn)), "forward", None)
+        code = getattr(forward, "__code__", None)
+    if code is None:
+        raise TypeError(f"cache_entries expects a Python function or module, got {type(fn).__name__}")
+    return _C.cache_entries(code)[1]
 
 
 def reset() -> None:

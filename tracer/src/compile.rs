@@ -17,6 +17,7 @@ use crate::runtime::{CompiledGraph, EagerProgram, OutputTemplate, Runner};
 use crate::source::Scope;
 
 pyo3::create_exception!(torchferro, Unsupported, pyo3::exceptions::PyRuntimeError, "torchferro cannot compile this code under fullgraph=True.");
+pyo3::create_exception!(torchferro, RecompileError, pyo3::exceptions::PyRuntimeError, "A recompile was triggered under set_stance(\"fail_on_recompile\").");
 
 /// Which compiler a compiled region uses.
 pub enum Backend {
@@ -91,6 +92,13 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
             return Outcome::RunEagerly;
         }
         let reasons = first_reasons(py, &existing, scope);
+        match crate::config::stance() {
+            crate::config::Stance::FailOnRecompile => {
+                return Outcome::Raise(RecompileError::new_err(crate::log::recompile_message(&info, &reasons)));
+            }
+            crate::config::Stance::EagerOnRecompile => return Outcome::RunEagerly,
+            _ => {}
+        }
         crate::log::recompiling(py, &info, &reasons);
     }
     let (Ok(globals_dict), Ok(builtins_dict)) = (globals.cast::<PyDict>(), builtins.cast::<PyDict>()) else {
@@ -99,6 +107,7 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
     let info = std::rc::Rc::new(info);
     let mut break_at = None;
     let mut break_reason = None;
+    let started = std::time::Instant::now();
     let traced = loop {
         match interp::trace(py, info.clone(), *scope, globals_dict.clone(), builtins_dict.clone(), break_at) {
             Ok(t) => break t,
@@ -116,7 +125,8 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
     if let Some(r) = &break_reason {
         crate::log::graph_break(py, &info, r);
     }
-    match build_entry(py, &info, traced, &code, &globals, &builtins, cfg, (frame_id, compile_index)) {
+    let trace_secs = started.elapsed().as_secs_f64();
+    match build_entry(py, &info, traced, &code, &globals, &builtins, cfg, (frame_id, compile_index), break_reason.as_deref(), trace_secs) {
         Ok(entry) => {
             let entry = Arc::new(entry);
             if let Ok(mut c) = slot.try_borrow_mut() {
@@ -194,6 +204,8 @@ fn build_entry(
     builtins: &Bound<'_, PyAny>,
     cfg: &CompileConfig,
     compile_id: (u32, u32),
+    break_reason: Option<&str>,
+    trace_secs: f64,
 ) -> Result<CacheEntry, TraceError> {
     let interp::Traced { mut output, guards, end } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
@@ -221,6 +233,7 @@ fn build_entry(
     output.graph.output(outs.iter().map(|n| Arg::Node(*n)).collect());
     crate::passes::dead_code_elimination(&mut output.graph);
     let graph_code = crate::passes::python_code(&output.graph);
+    let backend_started = std::time::Instant::now();
     let runner = match &cfg.backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
         _ if output.graph.op_count() == 0 => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
@@ -243,6 +256,8 @@ fn build_entry(
             output: template,
         },
     )?;
+    let backend_secs = backend_started.elapsed().as_secs_f64();
+    let codegen_started = std::time::Instant::now();
     let transformed = match &plan {
         None => crate::codegen::trampoline(py, info, code, graph.bind(py).as_any())?,
         Some(plan) => crate::codegen::graph_break(py, info, code, globals, graph.bind(py).as_any(), plan)?,
@@ -252,7 +267,30 @@ fn build_entry(
         .import("types")?
         .getattr("FunctionType")?
         .call1((&transformed, globals, info.name.as_str()))?;
-    crate::log::compiled(py, info, compile_id, &graph_code, &guards.describe());
+    let guard_lines = guards.describe();
+    crate::log::compiled(py, info, compile_id, &graph_code, &guard_lines);
+    let ops = output
+        .graph
+        .nodes()
+        .filter_map(|(_, n)| match &n.kind {
+            fx::NodeKind::Call { target, .. } => Some(target.name().to_string()),
+            _ => None,
+        })
+        .collect();
+    crate::log::compile_event(
+        py,
+        info,
+        &crate::log::CompileEvent {
+            compile_id,
+            graph_code: &graph_code,
+            graph_dot: &output.graph.to_dot(),
+            ops,
+            guards: &guard_lines,
+            break_reason,
+            timings: &[("trace", trace_secs), ("backend", backend_secs), ("codegen", codegen_started.elapsed().as_secs_f64())],
+            transformed_code: &transformed,
+        },
+    );
     Ok(CacheEntry {
         guards,
         function: function.unbind(),

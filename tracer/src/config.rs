@@ -3,6 +3,53 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static RECOMPILE_LIMIT: AtomicUsize = AtomicUsize::new(8);
+static STANCE: AtomicUsize = AtomicUsize::new(0);
+
+/// `torchferro.compiler.set_stance(...)`: how compiled functions behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stance {
+    Default = 0,
+    /// Run every frame eagerly, ignoring compiled entries.
+    ForceEager = 1,
+    /// Use compiled entries, but run eagerly instead of recompiling.
+    EagerOnRecompile = 2,
+    /// Raise `torchferro.RecompileError` instead of recompiling.
+    FailOnRecompile = 3,
+}
+
+impl Stance {
+    pub fn parse(s: &str) -> Option<Stance> {
+        Some(match s {
+            "default" => Stance::Default,
+            "force_eager" => Stance::ForceEager,
+            "eager_on_recompile" => Stance::EagerOnRecompile,
+            "fail_on_recompile" => Stance::FailOnRecompile,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stance::Default => "default",
+            Stance::ForceEager => "force_eager",
+            Stance::EagerOnRecompile => "eager_on_recompile",
+            Stance::FailOnRecompile => "fail_on_recompile",
+        }
+    }
+}
+
+pub fn stance() -> Stance {
+    match STANCE.load(Ordering::Relaxed) {
+        1 => Stance::ForceEager,
+        2 => Stance::EagerOnRecompile,
+        3 => Stance::FailOnRecompile,
+        _ => Stance::Default,
+    }
+}
+
+pub fn set_stance(s: Stance) {
+    STANCE.store(s as usize, Ordering::Relaxed)
+}
 static DIRECT_CALL: AtomicBool = AtomicBool::new(true);
 
 pub fn recompile_limit() -> usize {

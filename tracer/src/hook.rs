@@ -151,6 +151,10 @@ pub unsafe extern "C" fn eval_frame(
     }
     // SAFETY: CPython holds the GIL while evaluating frames.
     let py = unsafe { Python::assume_attached() };
+    if crate::config::stance() == crate::config::Stance::ForceEager {
+        // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
+        return unsafe { prev(tstate, frame, throwflag) };
+    }
     // SAFETY: `frame` is the frame handed to this hook call.
     let fv = unsafe { FrameView::from_hook(frame) };
     // The hook is off while we look at the code, check guards and compile.

@@ -16,6 +16,14 @@ fn py_log(py: Python<'_>, logger: &str, level: &str, msg: &str) {
 }
 
 pub fn recompiling(py: Python<'_>, info: &CodeInfo, reasons: &[String]) {
+    let msg = recompile_message(info, reasons);
+    tracing::info!(target: "torchferro::recompiles", "{msg}");
+    py_log(py, "torchferro.recompiles", "info", &msg);
+    emit(py, "recompile", info, |d| d.set_item("reasons", reasons.to_vec()));
+}
+
+/// The recompile log text, in the words torch users know.
+pub fn recompile_message(info: &CodeInfo, reasons: &[String]) -> String {
     let mut msg = format!(
         "Recompiling function {} in {}:{}\n    triggered by the following guard failure(s):",
         info.name, info.filename, info.firstlineno
@@ -24,8 +32,7 @@ pub fn recompiling(py: Python<'_>, info: &CodeInfo, reasons: &[String]) {
         msg.push_str("\n    - ");
         msg.push_str(r);
     }
-    tracing::info!(target: "torchferro::recompiles", "{msg}");
-    py_log(py, "torchferro.recompiles", "info", &msg);
+    msg
 }
 
 pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &[String]) {
@@ -55,12 +62,66 @@ pub fn graph_break(py: Python<'_>, info: &CodeInfo, msg: &str) {
     let text = format!("Graph break in function {}: {msg}", info.name);
     tracing::info!(target: "torchferro::graph_breaks", "{text}");
     py_log(py, "torchferro.graph_breaks", "info", &text);
+    emit(py, "graph_break", info, |d| d.set_item("reason", msg));
 }
 
 pub fn run_eagerly(py: Python<'_>, info: &CodeInfo, msg: &str) {
     let text = format!("Graph break: running function {} eagerly: {msg}", info.name);
     tracing::info!(target: "torchferro::graph_breaks", "{text}");
     py_log(py, "torchferro.graph_breaks", "info", &text);
+    emit(py, "eager", info, |d| d.set_item("reason", msg));
+}
+
+/// What one compile produced, for `explain`, trace files and reports.
+pub struct CompileEvent<'a, 'py> {
+    pub compile_id: (u32, u32),
+    pub graph_code: &'a str,
+    pub graph_dot: &'a str,
+    pub ops: Vec<String>,
+    pub guards: &'a [String],
+    pub break_reason: Option<&'a str>,
+    /// Phase name and seconds.
+    pub timings: &'a [(&'static str, f64)],
+    pub transformed_code: &'a Bound<'py, PyAny>,
+}
+
+/// Hands a structured event to `torchferro._events.emit` (explain, trace files, reports).
+fn emit(py: Python<'_>, kind: &str, info: &CodeInfo, fill: impl FnOnce(&Bound<'_, pyo3::types::PyDict>) -> PyResult<()>) {
+    let r = (|| -> PyResult<()> {
+        let events = py.import("torchferro._events")?;
+        if !events.getattr("active")?.call0()?.is_truthy()? {
+            return Ok(());
+        }
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("kind", kind)?;
+        d.set_item("function", info.name.as_str())?;
+        d.set_item("filename", info.filename.as_str())?;
+        d.set_item("firstlineno", info.firstlineno)?;
+        fill(&d)?;
+        events.getattr("emit")?.call1((d,))?;
+        Ok(())
+    })();
+    if let Err(e) = r {
+        e.print(py);
+    }
+}
+
+pub fn compile_event(py: Python<'_>, info: &CodeInfo, ev: &CompileEvent<'_, '_>) {
+    emit(py, "compile", info, |d| {
+        d.set_item("compile_id", format!("{}/{}", ev.compile_id.0, ev.compile_id.1))?;
+        d.set_item("graph_code", ev.graph_code)?;
+        d.set_item("graph_dot", ev.graph_dot)?;
+        d.set_item("ops", ev.ops.clone())?;
+        d.set_item("guards", ev.guards.to_vec())?;
+        d.set_item("break_reason", ev.break_reason)?;
+        let t = pyo3::types::PyDict::new(py);
+        for (k, v) in ev.timings {
+            t.set_item(*k, *v)?;
+        }
+        d.set_item("timings", t)?;
+        d.set_item("transformed_code", ev.transformed_code)?;
+        Ok(())
+    });
 }
 
 pub fn compiled(py: Python<'_>, info: &CodeInfo, id: (u32, u32), graph: &str, guards: &[String]) {
