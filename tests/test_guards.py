@@ -212,10 +212,12 @@ def test_guards_are_listed_for_each_entry():
     assert state == "normal"
     assert len(entries) == 1
     guards = entries[0]["guards"]
+    # Each guard names the user line whose use of the value needed it.
+    line = f"{__file__}:{scaled.__code__.co_firstlineno + 1}"
     assert guards == [
         "GRAD_MODE torch.is_grad_enabled() == True",
-        "TENSOR_MATCH L['x']: torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False",
-        "EQUALS_MATCH G['SCALE'] == 2",
+        f"TENSOR_MATCH L['x']: torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False  # {line}",
+        f"EQUALS_MATCH G['SCALE'] == 2  # {line}",
     ]
 
 

@@ -91,7 +91,8 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
             }
             return Outcome::RunEagerly;
         }
-        let reasons = first_reasons(py, &existing, scope);
+        let failures = first_failures(py, &existing, scope);
+        let reasons: Vec<String> = failures.iter().map(|f| f.line()).collect();
         match crate::config::stance() {
             crate::config::Stance::FailOnRecompile => {
                 return Outcome::Raise(RecompileError::new_err(crate::log::recompile_message(&info, &reasons)));
@@ -99,7 +100,7 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
             crate::config::Stance::EagerOnRecompile => return Outcome::RunEagerly,
             _ => {}
         }
-        crate::log::recompiling(py, &info, &reasons);
+        crate::log::recompiling(py, &info, &failures);
     }
     let (Ok(globals_dict), Ok(builtins_dict)) = (globals.cast::<PyDict>(), builtins.cast::<PyDict>()) else {
         return Outcome::RunEagerly;
@@ -140,13 +141,35 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
 }
 
 fn first_reasons(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in entries {
-        let failures = e.guards.failures(py, scope);
-        let reason = failures.into_iter().next().unwrap_or_else(|| "a different backend".to_string());
-        out.push(format!("{}/{}: {}", e.compile_id.0, e.compile_id.1, reason));
+    first_failures(py, entries, scope).into_iter().map(|f| f.line()).collect()
+}
+
+/// The first failing guard of each entry, with where the guard came from.
+pub struct GuardFailure {
+    pub compile_id: (u32, u32),
+    pub reason: String,
+    pub origin: Option<String>,
+}
+
+impl GuardFailure {
+    pub fn line(&self) -> String {
+        format!("{}/{}: {}", self.compile_id.0, self.compile_id.1, self.reason)
     }
-    out
+}
+
+fn first_failures(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<GuardFailure> {
+    entries
+        .iter()
+        .map(|e| {
+            let (reason, origin) = e
+                .guards
+                .failures_with_origin(py, scope)
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| ("a different backend".to_string(), None));
+            GuardFailure { compile_id: e.compile_id, reason, origin }
+        })
+        .collect()
 }
 
 fn give_up(py: Python<'_>, slot: &Slot, e: &str) -> Outcome {

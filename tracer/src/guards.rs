@@ -241,6 +241,8 @@ pub fn short_repr(v: &Bound<'_, PyAny>) -> String {
 struct LeafCheck {
     check: Check,
     source: Source,
+    /// The user's `file:line` whose use of the value made this guard.
+    origin: Option<String>,
 }
 
 struct GuardNode {
@@ -258,6 +260,8 @@ pub struct GuardTree {
     /// Grad mode when compiled: it decides which results require grad.
     grad_enabled: bool,
     count: usize,
+    /// Where the tracer is (`file:line`): recorded on each guard added.
+    pub origin: Option<String>,
 }
 
 /// `torch.is_grad_enabled`, looked up once.
@@ -285,6 +289,7 @@ impl GuardTree {
             globals: Some(globals),
             grad_enabled: grad,
             count: 0,
+            origin: None,
         }
     }
 
@@ -327,6 +332,7 @@ impl GuardTree {
         node.checks.push(LeafCheck {
             check,
             source: source.clone(),
+            origin: self.origin.clone(),
         });
         self.count += 1;
     }
@@ -343,25 +349,33 @@ impl GuardTree {
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
     pub fn failures(&self, py: Python<'_>, scope: &Scope) -> Vec<String> {
-        let mut out = Vec::new();
+        self.failures_with_origin(py, scope).into_iter().map(|(r, _)| r).collect()
+    }
+
+    /// Failing guards with the user `file:line` that made each of them.
+    pub fn failures_with_origin(&self, py: Python<'_>, scope: &Scope) -> Vec<(String, Option<String>)> {
+        let mut out: Vec<(String, Option<String>)> = Vec::new();
         if let Some(g) = &self.globals {
             if g.as_ptr() != scope.globals {
-                out.push("the function runs with a different globals dict".to_string());
+                out.push(("the function runs with a different globals dict".to_string(), None));
                 return out;
             }
         }
         let grad = grad_enabled(py);
         if grad != self.grad_enabled {
-            out.push(format!(
-                "grad mode mismatch. expected torch.is_grad_enabled()={}, actual {}",
-                py_bool(self.grad_enabled),
-                py_bool(grad)
+            out.push((
+                format!(
+                    "grad mode mismatch. expected torch.is_grad_enabled()={}, actual {}",
+                    py_bool(self.grad_enabled),
+                    py_bool(grad)
+                ),
+                None,
             ));
         }
         for n in &self.roots {
             let root = scope.root(&n.step);
             if root.is_null() {
-                out.push(format!("{} is missing", n.first_source()));
+                out.push((format!("{} is missing", n.first_source()), None));
                 continue;
             }
             // SAFETY: root is a borrowed live object; take our own reference.
@@ -436,17 +450,17 @@ impl GuardNode {
         true
     }
 
-    fn collect_failures(&self, py: Python<'_>, v: &Bound<'_, PyAny>, out: &mut Vec<String>) {
+    fn collect_failures(&self, py: Python<'_>, v: &Bound<'_, PyAny>, out: &mut Vec<(String, Option<String>)>) {
         for c in &self.checks {
             if let Err(reason) = c.check.eval(py, v, &c.source, true) {
-                out.push(reason);
+                out.push((reason, c.origin.clone()));
                 return;
             }
         }
         for child in &self.children {
             let next = apply_step(v.as_ptr(), &child.step);
             if next.is_null() {
-                out.push(format!("{} could not be read", child.first_source()));
+                out.push((format!("{} could not be read", child.first_source()), None));
                 continue;
             }
             // SAFETY: apply_step returns a new reference.
@@ -483,7 +497,10 @@ impl GuardNode {
                         k.iter().map(|k| short_repr(k.bind(py))).collect::<Vec<_>>().join(", ")
                     ),
                 };
-                out.push(text);
+                match &c.origin {
+                    Some(o) => out.push(format!("{text}  # {o}")),
+                    None => out.push(text),
+                }
             }
         });
         for child in &self.children {

@@ -15,11 +15,23 @@ fn py_log(py: Python<'_>, logger: &str, level: &str, msg: &str) {
     }
 }
 
-pub fn recompiling(py: Python<'_>, info: &CodeInfo, reasons: &[String]) {
-    let msg = recompile_message(info, reasons);
+pub fn recompiling(py: Python<'_>, info: &CodeInfo, failures: &[crate::compile::GuardFailure]) {
+    let reasons: Vec<String> = failures.iter().map(|f| f.line()).collect();
+    let msg = recompile_message(info, &reasons);
     tracing::info!(target: "torchferro::recompiles", "{msg}");
     py_log(py, "torchferro.recompiles", "info", &msg);
-    emit(py, "recompile", info, |d| d.set_item("reasons", reasons.to_vec()));
+    emit(py, "recompile", info, |d| {
+        d.set_item("message", msg.as_str())?;
+        let items = pyo3::types::PyList::empty(py);
+        for f in failures {
+            let e = pyo3::types::PyDict::new(py);
+            e.set_item("compile_id", format!("{}/{}", f.compile_id.0, f.compile_id.1))?;
+            e.set_item("reason", f.reason.as_str())?;
+            e.set_item("origin", f.origin.as_deref())?;
+            items.append(e)?;
+        }
+        d.set_item("failures", items)
+    });
 }
 
 /// The recompile log text, in the words torch users know.

@@ -241,6 +241,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                 return Err(TraceError::internal("ran off the end of the bytecode"));
             };
             let loc = self.location();
+            self.tx.guards.origin = Some(loc.clone());
             let index = self.pc;
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(End::Return(ret)),
@@ -264,6 +265,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                 return Err(TraceError::internal("ran off the end of the bytecode"));
             };
             let loc = self.location();
+            self.tx.guards.origin = Some(loc.clone());
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(ret),
                 Ok(None) => {}
