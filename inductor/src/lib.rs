@@ -1,9 +1,27 @@
-//! The Rust inductor: lowers an `fx::Graph` to fused kernels (issue 4). For now it only states the
-//! contract the tracer compiles against.
+//! The Rust inductor: compiles an `fx::Graph` into fused CPU kernels (issue 4).
+//!
+//! Pipeline, one module each:
+//! - [`lower`]: torch-level calls → loop-level [`ir`] (decompositions, views as [`index`]
+//!   arithmetic, extern GEMMs, fallbacks);
+//! - [`interp`]: the reference interpreter of the IR (what the generated code is tested against);
+//! - [`schedule`]: fusion of IR nodes into kernels and buffer planning;
+//! - [`codegen`]: C source with OpenMP;
+//! - [`cache`]: the C compiler and the content-addressed shared-object cache;
+//! - [`compiled`]: [`compile`] and [`CompiledGraph::run`] against a [`Host`].
 
-/// What the inductor needs from the process that runs compiled graphs: tensor allocation and
-/// fallback ops. The tracer implements it on top of torch.
-pub trait Host {
-    type Tensor;
-    type Error;
-}
+pub mod error;
+pub mod host;
+pub mod index;
+pub mod ir;
+pub mod lower;
+
+pub use compiled::{compile, compile_ir, CompiledGraph, Options};
+pub use error::{InductorError, RunError};
+pub use host::{ExternCall, Host, HostArg, HostValue, TensorDesc};
+pub mod cache;
+pub mod codegen;
+pub mod compiled;
+pub mod interp;
+mod runtime;
+pub mod schedule;
+pub mod testing;

@@ -114,11 +114,11 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
             Ok(t) => break t,
             // Graph break: trace again from the start, stopping just before the instruction
             // that could not be traced; it then runs natively and a resume function continues.
-            Err(TraceError::Unsupported { reason, location, instruction: Some(i) })
+            Err(TraceError::Unsupported { reason, location, instruction: Some(i), frames })
                 if !cfg.fullgraph && break_at.is_none() && crate::codegen::can_break_at(&info, i) =>
             {
                 break_at = Some(i);
-                break_reason = Some(format!("{reason} (at {})", location.unwrap_or_default()));
+                break_reason = Some(format_reason(&reason, location.as_deref(), &frames));
             }
             Err(e) => return on_trace_error(py, slot, cfg, &info, e),
         }
@@ -138,6 +138,19 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
         }
         Err(e) => on_trace_error(py, slot, cfg, &info, e),
     }
+}
+
+/// `reason (at file:line)`, plus the inlined calls that led there when there were any.
+fn format_reason(reason: &str, location: Option<&str>, frames: &[String]) -> String {
+    let mut msg = format!("{reason} (at {})", location.unwrap_or("?"));
+    if frames.len() > 1 {
+        msg.push_str("\n  inlined call stack (innermost first):");
+        for f in frames {
+            msg.push_str("\n    ");
+            msg.push_str(f);
+        }
+    }
+    msg
 }
 
 fn first_reasons(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<String> {
@@ -182,9 +195,9 @@ fn give_up(py: Python<'_>, slot: &Slot, e: &str) -> Outcome {
 
 fn on_trace_error(py: Python<'_>, slot: &Slot, cfg: &CompileConfig, info: &CodeInfo, e: TraceError) -> Outcome {
     match e {
-        TraceError::Unsupported { reason, location, .. } => {
+        TraceError::Unsupported { reason, location, frames, .. } => {
             let loc = location.unwrap_or_else(|| format!("{}:{}", info.filename, info.firstlineno));
-            let msg = format!("{reason} (at {loc})");
+            let msg = format_reason(&reason, Some(&loc), &frames);
             if cfg.fullgraph {
                 return Outcome::Raise(Unsupported::new_err(msg));
             }

@@ -12,6 +12,8 @@ pub enum TraceError {
         location: Option<String>,
         /// Index of the root frame's instruction that was running (the graph-break point).
         instruction: Option<usize>,
+        /// The inlined calls active when tracing stopped, innermost first (`f at file:line`).
+        frames: Vec<String>,
     },
     /// The user's program raised while its ops were run on metadata (a shape mismatch, a bad
     /// argument). The frame then runs eagerly so the user sees the real exception unchanged.
@@ -40,6 +42,7 @@ impl TraceError {
             reason: reason.into(),
             location: None,
             instruction: None,
+            frames: Vec::new(),
         }
     }
 
@@ -50,10 +53,11 @@ impl TraceError {
     /// Attaches the user's `file:line` if none is set yet.
     pub fn at(self, loc: &str) -> TraceError {
         match self {
-            TraceError::Unsupported { reason, location: None, instruction } => TraceError::Unsupported {
+            TraceError::Unsupported { reason, location: None, instruction, frames } => TraceError::Unsupported {
                 reason,
                 location: Some(loc.to_string()),
                 instruction,
+                frames,
             },
             other => other,
         }
@@ -62,12 +66,21 @@ impl TraceError {
     /// Records the root frame's instruction during which tracing stopped.
     pub fn in_root_instruction(self, index: usize) -> TraceError {
         match self {
-            TraceError::Unsupported { reason, location, instruction: None } => TraceError::Unsupported {
+            TraceError::Unsupported { reason, location, instruction: None, frames } => TraceError::Unsupported {
                 reason,
                 location,
                 instruction: Some(index),
+                frames,
             },
             other => other,
         }
+    }
+
+    /// Records that the error passed through frame `frame` (`name at file:line`).
+    pub fn through_frame(mut self, frame: String) -> TraceError {
+        if let TraceError::Unsupported { frames, .. } = &mut self {
+            frames.push(frame);
+        }
+        self
     }
 }

@@ -246,7 +246,10 @@ impl<'a, 'py> Frame<'a, 'py> {
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(End::Return(ret)),
                 Ok(None) => {}
-                Err(e) => return Err(e.at(&loc).in_root_instruction(index)),
+                Err(e) => {
+                    let here = format!("{} at {loc}", self.code.name);
+                    return Err(e.at(&loc).through_frame(here).in_root_instruction(index));
+                }
             }
         }
     }
@@ -269,7 +272,10 @@ impl<'a, 'py> Frame<'a, 'py> {
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(ret),
                 Ok(None) => {}
-                Err(e) => return Err(e.at(&loc)),
+                Err(e) => {
+                    let here = format!("{} at {loc}", self.code.name);
+                    return Err(e.at(&loc).through_frame(here));
+                }
             }
         }
     }

@@ -1,0 +1,201 @@
+//! The entry points: [`compile`] a graph, then [`CompiledGraph::run`] it against a [`Host`].
+
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cache::{self, Loaded};
+use crate::codegen;
+use crate::error::RunError;
+use crate::host::Host;
+use crate::ir::{BufId, IrGraph, IrNode};
+use crate::runtime::Runtime;
+use crate::schedule::{schedule, Schedule, Step};
+use crate::InductorError;
+
+/// Compilation settings.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where built kernels are cached; defaults to [`cache::default_cache_dir`].
+    pub cache_dir: PathBuf,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            cache_dir: cache::default_cache_dir(),
+        }
+    }
+}
+
+type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
+
+/// A graph compiled to kernels plus host calls, ready to run many times.
+pub struct CompiledGraph {
+    ir: IrGraph,
+    sched: Schedule,
+    source: String,
+    kernels: Vec<(KernelFn, Vec<BufId>)>,
+    /// Keeps the kernels' code mapped.
+    _lib: Option<Arc<Loaded>>,
+    compiler_ran: bool,
+    donors: Vec<bool>,
+}
+
+/// Lowers, schedules, generates C, and builds (or loads from the cache) the kernels.
+pub fn compile(graph: &fx::Graph, options: &Options) -> Result<CompiledGraph, InductorError> {
+    let ir = crate::lower::lower(graph)?;
+    compile_ir(ir, options)
+}
+
+/// [`compile`] from an already lowered graph (tests build IR directly).
+pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, InductorError> {
+    let sched = schedule(&ir);
+    for r in ir.fallback_reasons() {
+        tracing::info!(target: "torchferro::inductor", "fallback: {r}");
+    }
+    let src = codegen::generate(&ir, &sched);
+    let source = cache::finish_source(&src.code);
+    tracing::debug!(target: "torchferro::output_code", "generated C:\n{source}");
+    let mut donors = vec![false; ir.buffers.len()];
+    for d in sched.reuse.iter().flatten() {
+        donors[*d] = true;
+    }
+    if src.kernels.is_empty() {
+        return Ok(CompiledGraph {
+            ir,
+            sched,
+            source,
+            kernels: Vec::new(),
+            _lib: None,
+            compiler_ran: false,
+            donors,
+        });
+    }
+    let built = cache::build(&source, &options.cache_dir)?;
+    let mut kernels = Vec::new();
+    for k in &src.kernels {
+        // SAFETY: every kernel is defined with this signature by the code generator.
+        let f: KernelFn = unsafe {
+            *built
+                .lib
+                .lib
+                .get::<KernelFn>(k.name.as_bytes())
+                .map_err(|e| InductorError::Load {
+                    path: built.lib.path.clone(),
+                    msg: e.to_string(),
+                })?
+        };
+        kernels.push((f, k.bufs.clone()));
+    }
+    Ok(CompiledGraph {
+        ir,
+        sched,
+        source,
+        kernels,
+        _lib: Some(built.lib),
+        compiler_ran: built.compiled,
+        donors,
+    })
+}
+
+impl CompiledGraph {
+    /// The generated C translation unit.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub fn ir(&self) -> &IrGraph {
+        &self.ir
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.sched
+    }
+
+    /// Generated kernels (each one C function, one pass over its data).
+    pub fn num_kernels(&self) -> usize {
+        self.sched.kernels.len()
+    }
+
+    /// Matmul/convolution calls into the host.
+    pub fn num_extern_calls(&self) -> usize {
+        self.ir
+            .nodes
+            .iter()
+            .filter(|n| matches!(n, IrNode::Extern { .. }))
+            .count()
+    }
+
+    pub fn num_fallbacks(&self) -> usize {
+        self.fallback_reasons().len()
+    }
+
+    /// Why each fallback op was not lowered.
+    pub fn fallback_reasons(&self) -> Vec<String> {
+        self.ir.fallback_reasons()
+    }
+
+    /// Whether building this graph ran the C compiler (false: loaded from the cache).
+    pub fn compiler_ran(&self) -> bool {
+        self.compiler_ran
+    }
+
+    /// Runs the graph; returns its outputs in the graph's (flattened) output order.
+    pub fn run<H: Host>(
+        &self,
+        host: &mut H,
+        inputs: &[H::Tensor],
+    ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
+        let mut rt = Runtime::new(host, &self.ir, inputs)?;
+        let mut ptrs: Vec<*mut c_void> = Vec::new();
+        for (s, step) in self.sched.steps.iter().enumerate() {
+            match step {
+                Step::Kernel(k) => {
+                    let (f, bufs) = &self.kernels[*k];
+                    ptrs.clear();
+                    for &b in bufs {
+                        self.ensure(&mut rt, b)?;
+                        ptrs.push(rt.ptr(b)? as *mut c_void);
+                    }
+                    // SAFETY: each pointer addresses a live buffer with the layout the kernel was
+                    // generated for (inputs were checked by `Runtime::new`).
+                    unsafe { f(ptrs.as_mut_ptr()) };
+                }
+                Step::Host(n) => {
+                    for b in self.ir.nodes[*n].outputs() {
+                        if !matches!(self.ir.nodes[*n], IrNode::Fallback { .. }) {
+                            self.ensure(&mut rt, b)?;
+                        }
+                    }
+                    rt.run_host_node(&self.ir.nodes[*n])?;
+                }
+            }
+            for &b in &self.sched.free_after[s] {
+                if !self.donors[b] {
+                    rt.tensors[b] = None;
+                }
+            }
+        }
+        rt.outputs()
+    }
+
+    /// Allocates `b`, in a dead buffer's storage when the schedule planned so.
+    fn ensure<H: Host>(&self, rt: &mut Runtime<H>, b: BufId) -> Result<(), RunError<H::Error>> {
+        if rt.tensors[b].is_some() {
+            return Ok(());
+        }
+        if let Some(d) = self.sched.reuse[b] {
+            if let Some(base) = rt.tensors[d].take() {
+                let decl = &self.ir.buffers[b];
+                let t = rt
+                    .host
+                    .as_strided(&base, &decl.sizes, &decl.strides, 0)
+                    .map_err(RunError::Host)?;
+                rt.tensors[b] = Some(t);
+                return Ok(());
+            }
+        }
+        rt.tensor(b).map(|_| ())
+    }
+}

@@ -1,0 +1,84 @@
+//! The contract between compiled graphs and the process that owns tensors.
+//!
+//! The inductor never allocates tensor memory itself: the host (torch, through the tracer) does,
+//! so outputs are real torch tensors and memory stays under torch's allocator. Compiled kernels
+//! only see raw data pointers. Matmul-class ops and convolutions run in the host (extern calls)
+//! because vendor GEMMs beat anything generated; ops the inductor cannot lower run there too
+//! (fallbacks), one call per op, in graph order.
+
+use fx::{DType, Target};
+
+pub use crate::ir::ExternCall;
+
+/// Geometry of a tensor the host holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorDesc {
+    pub dtype: DType,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+}
+
+/// An argument passed to a fallback op: graph constants stay `fx::Arg` (never `Arg::Node`).
+#[derive(Clone, Debug)]
+pub enum HostArg<T> {
+    Tensor(T),
+    Const(fx::Arg),
+    Tuple(Vec<HostArg<T>>),
+    List(Vec<HostArg<T>>),
+}
+
+/// What a fallback op returned.
+#[derive(Clone, Debug)]
+pub enum HostValue<T> {
+    Tensor(T),
+    /// A tuple or list of tensors (e.g. `torch.sort` returns values and indices).
+    Seq(Vec<T>),
+}
+
+pub trait Host {
+    /// A handle to a tensor (cheap to clone: a refcounted handle).
+    type Tensor: Clone;
+    type Error: std::error::Error + 'static;
+
+    /// An uninitialized tensor (`torch.empty_strided`).
+    fn empty_strided(
+        &mut self,
+        dtype: DType,
+        sizes: &[i64],
+        strides: &[i64],
+    ) -> Result<Self::Tensor, Self::Error>;
+
+    /// A view of `base`'s storage (`torch.as_strided`); `offset` is in elements from `base`'s first
+    /// element.
+    fn as_strided(
+        &mut self,
+        base: &Self::Tensor,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+    ) -> Result<Self::Tensor, Self::Error>;
+
+    fn describe(&self, t: &Self::Tensor) -> TensorDesc;
+
+    /// Address of the tensor's first element (`tensor.data_ptr()`).
+    fn data_ptr(&mut self, t: &Self::Tensor) -> *mut u8;
+
+    /// `dst.copy_(src)`: used when a fallback's result has other strides than the graph expects.
+    fn copy_into(&mut self, dst: &Self::Tensor, src: &Self::Tensor) -> Result<(), Self::Error>;
+
+    /// Runs a matmul-class op or convolution, writing into `out`.
+    fn run_extern(
+        &mut self,
+        call: &ExternCall,
+        inputs: &[Self::Tensor],
+        out: &Self::Tensor,
+    ) -> Result<(), Self::Error>;
+
+    /// Runs a torch op the inductor did not lower: `target(*args, **kwargs)`.
+    fn run_fallback(
+        &mut self,
+        target: &Target,
+        args: &[HostArg<Self::Tensor>],
+        kwargs: &[(String, HostArg<Self::Tensor>)],
+    ) -> Result<HostValue<Self::Tensor>, Self::Error>;
+}

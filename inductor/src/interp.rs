@@ -1,0 +1,472 @@
+//! The reference interpreter: runs an [`IrGraph`] node by node, one element at a time, with no
+//! fusion. It is the oracle the generated kernels are tested against, so it is written for
+//! obviousness: every value is computed in its own dtype with Rust's (the system libm's) math.
+
+use fx::DType;
+
+use crate::error::RunError;
+use crate::host::Host;
+use crate::ir::{BinOp, Body, IrGraph, IrNode, ReduceOp, Scalar, UnOp, Val};
+use crate::runtime::Runtime;
+
+/// A value of a body, in its dtype.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum V {
+    F32(f32),
+    F64(f64),
+    I(i64),
+    B(bool),
+}
+
+extern "C" {
+    fn erff(x: f32) -> f32;
+    fn erf(x: f64) -> f64;
+}
+
+impl V {
+    fn f64(self) -> f64 {
+        match self {
+            V::F32(v) => v as f64,
+            V::F64(v) => v,
+            V::I(v) => v as f64,
+            V::B(v) => v as i64 as f64,
+        }
+    }
+
+    fn i64(self) -> i64 {
+        match self {
+            V::F32(v) => v as i64,
+            V::F64(v) => v as i64,
+            V::I(v) => v,
+            V::B(v) => v as i64,
+        }
+    }
+
+    fn truthy(self) -> bool {
+        match self {
+            V::F32(v) => v != 0.0,
+            V::F64(v) => v != 0.0,
+            V::I(v) => v != 0,
+            V::B(v) => v,
+        }
+    }
+}
+
+/// Wraps an integer to a narrower dtype's range, as C's conversion does.
+fn wrap(v: i64, d: DType) -> i64 {
+    match d {
+        DType::Int8 => v as i8 as i64,
+        DType::UInt8 => v as u8 as i64,
+        DType::Int16 => v as i16 as i64,
+        DType::Int32 => v as i32 as i64,
+        _ => v,
+    }
+}
+
+pub fn cast(v: V, d: DType) -> V {
+    match d {
+        DType::Float32 => V::F32(match v {
+            V::F64(x) => x as f32,
+            V::F32(x) => x,
+            other => other.f64() as f32,
+        }),
+        DType::Float64 => V::F64(v.f64()),
+        DType::Bool => V::B(v.truthy()),
+        _ => V::I(wrap(v.i64(), d)),
+    }
+}
+
+fn scalar(s: Scalar, d: DType) -> V {
+    match s {
+        Scalar::F(f) => cast(V::F64(f), d),
+        Scalar::I(i) => cast(V::I(i), d),
+        Scalar::B(b) => cast(V::B(b), d),
+    }
+}
+
+macro_rules! float_unary {
+    ($x:expr, $f:expr) => {
+        match $x {
+            V::F32(v) => V::F32($f(v as f64, v, true).1),
+            V::F64(v) => V::F64($f(v, v as f32, false).0),
+            other => panic!("float op on {other:?}"),
+        }
+    };
+}
+
+fn unary(op: UnOp, x: V) -> V {
+    use UnOp::*;
+    // Integer and bool forms first.
+    match (op, x) {
+        (Neg, V::I(v)) => return V::I(v.wrapping_neg()),
+        (Abs, V::I(v)) => return V::I(v.wrapping_abs()),
+        (Not, v) => return V::B(!v.truthy()),
+        (BitNot, V::I(v)) => return V::I(!v),
+        (IsNan, V::F32(v)) => return V::B(v.is_nan()),
+        (IsNan, V::F64(v)) => return V::B(v.is_nan()),
+        (Sign, V::I(v)) => return V::I(v.signum()),
+        _ => {}
+    }
+    // Each float op evaluated in f64 and f32 with the matching libm function.
+    let f = |d: f64, s: f32, is32: bool| -> (f64, f32) {
+        let _ = is32;
+        match op {
+            Neg => (-d, -s),
+            Abs => (d.abs(), s.abs()),
+            Exp => (d.exp(), s.exp()),
+            Exp2 => (d.exp2(), s.exp2()),
+            Expm1 => (d.exp_m1(), s.exp_m1()),
+            Log => (d.ln(), s.ln()),
+            Log2 => (d.log2(), s.log2()),
+            Log10 => (d.log10(), s.log10()),
+            Log1p => (d.ln_1p(), s.ln_1p()),
+            Sqrt => (d.sqrt(), s.sqrt()),
+            Rsqrt => (1.0 / d.sqrt(), 1.0 / s.sqrt()),
+            Sin => (d.sin(), s.sin()),
+            Cos => (d.cos(), s.cos()),
+            Tan => (d.tan(), s.tan()),
+            Asin => (d.asin(), s.asin()),
+            Acos => (d.acos(), s.acos()),
+            Atan => (d.atan(), s.atan()),
+            Sinh => (d.sinh(), s.sinh()),
+            Cosh => (d.cosh(), s.cosh()),
+            Tanh => (d.tanh(), s.tanh()),
+            // SAFETY: plain libm functions.
+            Erf => unsafe { (erf(d), erff(s)) },
+            Floor => (d.floor(), s.floor()),
+            Ceil => (d.ceil(), s.ceil()),
+            Round => (d.round_ties_even(), s.round_ties_even()),
+            Trunc => (d.trunc(), s.trunc()),
+            Reciprocal => (1.0 / d, 1.0 / s),
+            Sign => (sign(d), sign(s as f64) as f32),
+            Not | BitNot | IsNan => unreachable!(),
+        }
+    };
+    float_unary!(x, f)
+}
+
+fn sign(d: f64) -> f64 {
+    if d.is_nan() {
+        d
+    } else {
+        ((d > 0.0) as i64 - (d < 0.0) as i64) as f64
+    }
+}
+
+/// torch's floor division for floats (`div_floor_floating`).
+fn floordiv(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && (b < 0.0) != (m < 0.0) {
+        div -= 1.0;
+    }
+    if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        (0.0f64).copysign(a / b)
+    }
+}
+
+fn remainder(a: f64, b: f64) -> f64 {
+    let m = a % b;
+    if m != 0.0 && (b < 0.0) != (m < 0.0) {
+        m + b
+    } else {
+        m
+    }
+}
+
+fn floordiv32(a: f32, b: f32) -> f32 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && (b < 0.0) != (m < 0.0) {
+        div -= 1.0;
+    }
+    if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        (0.0f32).copysign(a / b)
+    }
+}
+
+fn remainder32(a: f32, b: f32) -> f32 {
+    let m = a % b;
+    if m != 0.0 && (b < 0.0) != (m < 0.0) {
+        m + b
+    } else {
+        m
+    }
+}
+
+fn binary(op: BinOp, a: V, b: V, d: DType) -> V {
+    use BinOp::*;
+    match (a, b) {
+        (V::F32(x), V::F32(y)) => match op {
+            Add => V::F32(x + y),
+            Sub => V::F32(x - y),
+            Mul => V::F32(x * y),
+            Div => V::F32(x / y),
+            FloorDiv => V::F32(floordiv32(x, y)),
+            Rem => V::F32(remainder32(x, y)),
+            Pow => V::F32(x.powf(y)),
+            Max => V::F32(if x.is_nan() || x > y { x } else { y }),
+            Min => V::F32(if x.is_nan() || x < y { x } else { y }),
+            Atan2 => V::F32(x.atan2(y)),
+            _ => cmp(op, x as f64, y as f64),
+        },
+        (V::F64(x), V::F64(y)) => match op {
+            Add => V::F64(x + y),
+            Sub => V::F64(x - y),
+            Mul => V::F64(x * y),
+            Div => V::F64(x / y),
+            FloorDiv => V::F64(floordiv(x, y)),
+            Rem => V::F64(remainder(x, y)),
+            Pow => V::F64(x.powf(y)),
+            Max => V::F64(if x.is_nan() || x > y { x } else { y }),
+            Min => V::F64(if x.is_nan() || x < y { x } else { y }),
+            Atan2 => V::F64(x.atan2(y)),
+            _ => cmp(op, x, y),
+        },
+        (V::I(x), V::I(y)) => V::I(wrap(
+            match op {
+                Add => x.wrapping_add(y),
+                Sub => x.wrapping_sub(y),
+                Mul => x.wrapping_mul(y),
+                Max => x.max(y),
+                Min => x.min(y),
+                And => x & y,
+                Or => x | y,
+                Xor => x ^ y,
+                _ => return int_cmp(op, x, y),
+            },
+            d,
+        )),
+        (V::B(x), V::B(y)) => match op {
+            And | Mul | Min => V::B(x && y),
+            Or | Add | Max => V::B(x || y),
+            Xor | Ne => V::B(x != y),
+            Eq => V::B(x == y),
+            Lt => V::B(!x & y),
+            Le => V::B(x <= y),
+            Gt => V::B(x & !y),
+            Ge => V::B(x >= y),
+            _ => panic!("{op:?} on bools"),
+        },
+        _ => panic!("{op:?} on mixed values {a:?} {b:?}"),
+    }
+}
+
+/// Integer comparisons must not go through f64 (large int64 values would round).
+fn int_cmp(op: BinOp, x: i64, y: i64) -> V {
+    V::B(match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        _ => panic!("{op:?} on ints"),
+    })
+}
+
+fn cmp(op: BinOp, x: f64, y: f64) -> V {
+    V::B(match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        _ => panic!("{op:?} is not a comparison"),
+    })
+}
+
+/// Reads element `i` of a `d` buffer at `base`.
+///
+/// # Safety
+/// `base` must point to a live buffer of dtype `d` with element `i` in bounds.
+pub unsafe fn read(base: *const u8, i: i64, d: DType) -> V {
+    let p = base.offset((i * d.itemsize() as i64) as isize);
+    match d {
+        DType::Float32 => V::F32(*(p as *const f32)),
+        DType::Float64 => V::F64(*(p as *const f64)),
+        DType::Int64 => V::I(*(p as *const i64)),
+        DType::Int32 => V::I(*(p as *const i32) as i64),
+        DType::Int16 => V::I(*(p as *const i16) as i64),
+        DType::Int8 => V::I(*(p as *const i8) as i64),
+        DType::UInt8 => V::I(*p as i64),
+        DType::Bool => V::B(*p != 0),
+        other => panic!("interpreter cannot read {other:?}"),
+    }
+}
+
+/// # Safety
+/// As [`read`], for a writable buffer.
+pub unsafe fn write(base: *mut u8, i: i64, d: DType, v: V) {
+    let p = base.offset((i * d.itemsize() as i64) as isize);
+    match (d, cast(v, d)) {
+        (DType::Float32, V::F32(x)) => *(p as *mut f32) = x,
+        (DType::Float64, V::F64(x)) => *(p as *mut f64) = x,
+        (DType::Int64, V::I(x)) => *(p as *mut i64) = x,
+        (DType::Int32, V::I(x)) => *(p as *mut i32) = x as i32,
+        (DType::Int16, V::I(x)) => *(p as *mut i16) = x as i16,
+        (DType::Int8, V::I(x)) => *(p as *mut i8) = x as i8,
+        (DType::UInt8, V::I(x)) => *p = x as u8,
+        (DType::Bool, V::B(x)) => *p = x as u8,
+        (d, v) => panic!("interpreter cannot write {v:?} as {d:?}"),
+    }
+}
+
+/// Evaluates a body at a point; `ptrs[b]` is buffer b's base address.
+fn eval(body: &Body, point: &[i64], ptrs: &[*mut u8], ir: &IrGraph, vals: &mut Vec<V>) -> V {
+    vals.clear();
+    for (k, v) in body.vals.iter().enumerate() {
+        let d = body.dtypes[k];
+        let r = match v {
+            // SAFETY: indices come from the IR, whose index expressions stay in bounds.
+            Val::Load { buf, index } => unsafe {
+                read(ptrs[*buf], index.eval(point), ir.buffers[*buf].dtype)
+            },
+            Val::Const(s) => scalar(*s, d),
+            Val::Index(e) => V::I(e.eval(point)),
+            Val::Unary(op, a) => unary(*op, vals[*a]),
+            Val::Binary(op, a, b) => binary(*op, vals[*a], vals[*b], body.dtypes[*a]),
+            Val::Where(c, a, b) => {
+                if vals[*c].truthy() {
+                    vals[*a]
+                } else {
+                    vals[*b]
+                }
+            }
+            Val::Cast(a) => cast(vals[*a], d),
+        };
+        vals.push(r);
+    }
+    vals[body.root]
+}
+
+/// Calls `f` on every point of `sizes` in row-major order.
+pub fn for_each_point(sizes: &[i64], mut f: impl FnMut(&[i64])) {
+    if sizes.contains(&0) {
+        return;
+    }
+    let mut p = vec![0i64; sizes.len()];
+    loop {
+        f(&p);
+        let mut k = sizes.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            p[k] += 1;
+            if p[k] < sizes[k] {
+                break;
+            }
+            p[k] = 0;
+        }
+    }
+}
+
+pub fn reduce_init(op: ReduceOp, d: DType) -> V {
+    let f = match op {
+        ReduceOp::Sum => 0.0,
+        ReduceOp::Prod => 1.0,
+        ReduceOp::Max => f64::NEG_INFINITY,
+        ReduceOp::Min => f64::INFINITY,
+    };
+    match (op, d) {
+        (_, DType::Bool) => V::B(matches!(op, ReduceOp::Prod | ReduceOp::Min)),
+        (ReduceOp::Max, d) if !d.is_floating_point() => V::I(i64::MIN),
+        (ReduceOp::Min, d) if !d.is_floating_point() => V::I(i64::MAX),
+        (_, d) => cast(V::F64(f), d),
+    }
+}
+
+pub fn reduce_combine(op: ReduceOp, acc: V, v: V, d: DType) -> V {
+    let bop = match op {
+        ReduceOp::Sum => BinOp::Add,
+        ReduceOp::Prod => BinOp::Mul,
+        ReduceOp::Max => BinOp::Max,
+        ReduceOp::Min => BinOp::Min,
+    };
+    binary(bop, acc, v, d)
+}
+
+/// Runs the graph unfused through the host; the result is the oracle for the compiled kernels.
+pub fn run<H: Host>(
+    ir: &IrGraph,
+    host: &mut H,
+    inputs: &[H::Tensor],
+) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
+    let mut rt = Runtime::new(host, ir, inputs)?;
+    let mut vals = Vec::new();
+    for node in &ir.nodes {
+        match node {
+            IrNode::Pointwise { out, sizes, body } => {
+                let ptrs = all_ptrs(&mut rt, node)?;
+                let ob = &ir.buffers[*out];
+                let optr = rt.ptr(*out)?;
+                for_each_point(sizes, |p| {
+                    let v = eval(body, p, &ptrs, ir, &mut vals);
+                    let i: i64 = p.iter().zip(&ob.strides).map(|(a, b)| a * b).sum();
+                    // SAFETY: the output buffer was allocated with these sizes and strides.
+                    unsafe { write(optr, i, ob.dtype, v) };
+                });
+            }
+            IrNode::Reduction {
+                out,
+                sizes,
+                rsizes,
+                op,
+                body,
+            } => {
+                let ptrs = all_ptrs(&mut rt, node)?;
+                let ob = &ir.buffers[*out];
+                let optr = rt.ptr(*out)?;
+                for_each_point(sizes, |p| {
+                    let mut acc = reduce_init(*op, ob.dtype);
+                    let mut point = p.to_vec();
+                    for_each_point(rsizes, |r| {
+                        point.truncate(p.len());
+                        point.extend_from_slice(r);
+                        let v = eval(body, &point, &ptrs, ir, &mut vals);
+                        acc = reduce_combine(*op, acc, v, ob.dtype);
+                    });
+                    let i: i64 = p.iter().zip(&ob.strides).map(|(a, b)| a * b).sum();
+                    // SAFETY: as above.
+                    unsafe { write(optr, i, ob.dtype, acc) };
+                });
+            }
+            other => rt.run_host_node(other)?,
+        }
+    }
+    rt.outputs()
+}
+
+fn all_ptrs<H: Host>(
+    rt: &mut Runtime<H>,
+    node: &IrNode,
+) -> Result<Vec<*mut u8>, RunError<H::Error>> {
+    let mut ptrs = vec![std::ptr::null_mut(); rt.ir.buffers.len()];
+    for b in node.reads() {
+        ptrs[b] = rt.ptr(b)?;
+    }
+    Ok(ptrs)
+}

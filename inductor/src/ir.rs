@@ -1,0 +1,502 @@
+//! The loop-level IR: buffers, and loop bodies that compute one element of a buffer.
+//!
+//! Following Inductor, a body is written once and read by several interpreters (the reference
+//! interpreter in [`crate::interp`], the C printer in [`crate::codegen`], the scheduler's
+//! dependency analysis). Unlike Inductor's Python closures, a body here is data: an arena of
+//! [`Val`] nodes in SSA order, hash-consed as it is built so common subexpressions appear once.
+//! A body is evaluated at one point of its iteration space; `Var(k)` in an index is the k-th
+//! loop variable.
+
+use std::collections::HashMap;
+
+use fx::DType;
+
+use crate::index::Idx;
+
+/// Index of a buffer in [`IrGraph::buffers`].
+pub type BufId = usize;
+/// Index of a value in [`Body::vals`].
+pub type ValId = usize;
+
+/// A Python/torch constant carried by a body. Floats compare by bit pattern so bodies can be
+/// hash-consed.
+#[derive(Clone, Copy, Debug)]
+pub enum Scalar {
+    F(f64),
+    I(i64),
+    B(bool),
+}
+
+impl PartialEq for Scalar {
+    fn eq(&self, o: &Scalar) -> bool {
+        match (self, o) {
+            (Scalar::F(a), Scalar::F(b)) => a.to_bits() == b.to_bits(),
+            (Scalar::I(a), Scalar::I(b)) => a == b,
+            (Scalar::B(a), Scalar::B(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+impl Eq for Scalar {}
+impl std::hash::Hash for Scalar {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match self {
+            Scalar::F(a) => (0u8, a.to_bits()).hash(h),
+            Scalar::I(a) => (1u8, *a).hash(h),
+            Scalar::B(a) => (2u8, *a).hash(h),
+        }
+    }
+}
+
+impl Scalar {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::F(v) => v,
+            Scalar::I(v) => v as f64,
+            Scalar::B(v) => v as i64 as f64,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Abs,
+    Exp,
+    Exp2,
+    Expm1,
+    Log,
+    Log2,
+    Log10,
+    Log1p,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Erf,
+    Floor,
+    Ceil,
+    /// Round half to even, as `torch.round`.
+    Round,
+    Trunc,
+    Reciprocal,
+    Sign,
+    /// Logical not (bool operand).
+    Not,
+    /// Bitwise not (integer operand).
+    BitNot,
+    IsNan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division (floating operands only).
+    Div,
+    /// Python floor division (floating operands only; integer division falls back).
+    FloorDiv,
+    /// Python remainder, sign of the divisor (floating operands only).
+    Rem,
+    Pow,
+    /// NaN-propagating maximum (`torch.maximum`).
+    Max,
+    /// NaN-propagating minimum.
+    Min,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Logical and bitwise forms share ops: on bool operands they are logical.
+    And,
+    Or,
+    Xor,
+    Atan2,
+}
+
+impl BinOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+}
+
+/// One SSA value of a body.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Val {
+    Load {
+        buf: BufId,
+        index: Idx,
+    },
+    Const(Scalar),
+    /// The integer value of an index expression.
+    Index(Idx),
+    Unary(UnOp, ValId),
+    Binary(BinOp, ValId, ValId),
+    Where(ValId, ValId, ValId),
+    Cast(ValId),
+}
+
+/// A loop body: values in SSA order, each with its dtype; `root` is the result.
+#[derive(Clone, Debug, Default)]
+pub struct Body {
+    pub vals: Vec<Val>,
+    pub dtypes: Vec<DType>,
+    pub root: ValId,
+    /// Extents of the body's loop variables (what index simplification assumes).
+    pub ranges: Vec<i64>,
+}
+
+impl Body {
+    /// Buffers this body loads, with their indices.
+    pub fn loads(&self) -> impl Iterator<Item = (BufId, &Idx)> + '_ {
+        self.vals.iter().filter_map(|v| match v {
+            Val::Load { buf, index } => Some((*buf, index)),
+            _ => None,
+        })
+    }
+
+    /// Number of non-trivial operations (a cost estimate).
+    pub fn op_count(&self) -> usize {
+        self.vals
+            .iter()
+            .filter(|v| matches!(v, Val::Unary(..) | Val::Binary(..) | Val::Where(..)))
+            .count()
+    }
+}
+
+/// Builds a [`Body`], deduplicating identical values (free CSE) and memoizing lazy tensors' loads
+/// so a DAG of inlined pointwise ops costs linear, not exponential, time.
+pub struct BodyBuilder {
+    body: Body,
+    dedup: HashMap<(Val, DType), ValId>,
+    pub(crate) memo: HashMap<(u64, Vec<Idx>), ValId>,
+}
+
+impl BodyBuilder {
+    pub fn new(ranges: Vec<i64>) -> BodyBuilder {
+        BodyBuilder {
+            body: Body {
+                ranges,
+                ..Body::default()
+            },
+            dedup: HashMap::new(),
+            memo: HashMap::new(),
+        }
+    }
+
+    pub fn ranges(&self) -> &[i64] {
+        &self.body.ranges
+    }
+
+    /// The loop variables as index expressions.
+    pub fn vars(&self) -> Vec<Idx> {
+        (0..self.body.ranges.len() as u32).map(Idx::var).collect()
+    }
+
+    pub fn dtype(&self, v: ValId) -> DType {
+        self.body.dtypes[v]
+    }
+
+    pub fn push(&mut self, val: Val, dtype: DType) -> ValId {
+        if let Some(&id) = self.dedup.get(&(val.clone(), dtype)) {
+            return id;
+        }
+        let id = self.body.vals.len();
+        self.body.vals.push(val.clone());
+        self.body.dtypes.push(dtype);
+        self.dedup.insert((val, dtype), id);
+        id
+    }
+
+    pub fn load(&mut self, buf: BufId, index: Idx, dtype: DType) -> ValId {
+        self.push(Val::Load { buf, index }, dtype)
+    }
+
+    pub fn constant(&mut self, s: Scalar, dtype: DType) -> ValId {
+        let s = match (s, dtype) {
+            (s, DType::Bool) => Scalar::B(s.as_f64() != 0.0),
+            (Scalar::F(v), d) if !d.is_floating_point() => Scalar::I(v as i64),
+            (Scalar::B(b), d) if d.is_floating_point() => Scalar::F(b as i64 as f64),
+            (Scalar::I(v), d) if d.is_floating_point() => Scalar::F(v as f64),
+            (Scalar::B(b), _) => Scalar::I(b as i64),
+            (s, _) => s,
+        };
+        self.push(Val::Const(s), dtype)
+    }
+
+    pub fn cast(&mut self, v: ValId, dtype: DType) -> ValId {
+        if self.dtype(v) == dtype {
+            return v;
+        }
+        if let Val::Const(s) = self.body.vals[v] {
+            return self.constant(s, dtype);
+        }
+        self.push(Val::Cast(v), dtype)
+    }
+
+    pub fn unary(&mut self, op: UnOp, a: ValId) -> ValId {
+        let d = if op == UnOp::IsNan {
+            DType::Bool
+        } else {
+            self.dtype(a)
+        };
+        self.push(Val::Unary(op, a), d)
+    }
+
+    /// A binary op on operands already cast to one dtype; comparisons give bool.
+    pub fn binary(&mut self, op: BinOp, a: ValId, b: ValId) -> ValId {
+        debug_assert_eq!(self.dtype(a), self.dtype(b), "{op:?} on mixed dtypes");
+        let d = if op.is_comparison() {
+            DType::Bool
+        } else {
+            self.dtype(a)
+        };
+        self.push(Val::Binary(op, a, b), d)
+    }
+
+    pub fn where_(&mut self, c: ValId, a: ValId, b: ValId) -> ValId {
+        let d = self.dtype(a);
+        self.push(Val::Where(c, a, b), d)
+    }
+
+    pub fn index_value(&mut self, e: Idx) -> ValId {
+        self.push(Val::Index(e), DType::Int64)
+    }
+
+    pub fn finish(mut self, root: ValId) -> Body {
+        self.body.root = root;
+        self.body
+    }
+}
+
+/// What a buffer is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BufKind {
+    /// Graph input `index` (the caller's tensor; never written, except by input write-back).
+    Input(usize),
+    /// Computed by a kernel, an extern call or a fallback.
+    Computed,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferDecl {
+    pub name: String,
+    pub dtype: DType,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub kind: BufKind,
+}
+
+impl BufferDecl {
+    /// Elements of storage the layout spans (0 for an empty tensor).
+    pub fn storage_numel(&self) -> i64 {
+        if self.sizes.contains(&0) {
+            return 0;
+        }
+        1 + self
+            .sizes
+            .iter()
+            .zip(&self.strides)
+            .map(|(s, st)| (s - 1) * st)
+            .sum::<i64>()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+}
+
+/// A matmul-class or convolution call run by the host (torch) into a preallocated output.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExternCall {
+    /// `torch.mm(a, b, out=out)`.
+    Mm,
+    /// `torch.bmm(a, b, out=out)`.
+    Bmm,
+    /// `torch.matmul(a, b, out=out)` for the shapes mm/bmm do not cover.
+    Matmul,
+    /// `torch.convolution(input, weight, bias, ...)` copied into `out`; `bias` is the optional third
+    /// input.
+    Convolution {
+        stride: Vec<i64>,
+        padding: Vec<i64>,
+        dilation: Vec<i64>,
+        transposed: bool,
+        output_padding: Vec<i64>,
+        groups: i64,
+    },
+}
+
+/// A tensor operand of an extern or fallback call: a strided view of a buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct View {
+    pub buf: BufId,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub offset: i64,
+}
+
+/// A fallback argument: a constant, a tensor view, or a sequence of them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FallbackArg {
+    Const(fx::Arg),
+    Tensor(View),
+    Tuple(Vec<FallbackArg>),
+    List(Vec<FallbackArg>),
+}
+
+#[derive(Clone, Debug)]
+pub enum IrNode {
+    /// `out[index(vars)] = body(vars)` over `sizes`; `out` may be an input being written back.
+    Pointwise {
+        out: BufId,
+        sizes: Vec<i64>,
+        body: Body,
+    },
+    /// `out[outer] = reduce over inner of body(outer ++ inner)`.
+    Reduction {
+        out: BufId,
+        sizes: Vec<i64>,
+        rsizes: Vec<i64>,
+        op: ReduceOp,
+        body: Body,
+    },
+    Extern {
+        out: BufId,
+        call: ExternCall,
+        inputs: Vec<View>,
+    },
+    /// A torch call the inductor does not lower, run by the host; results copied into `outs`.
+    Fallback {
+        target: fx::Target,
+        args: Vec<FallbackArg>,
+        kwargs: Vec<(String, FallbackArg)>,
+        outs: Vec<BufId>,
+        reason: String,
+    },
+}
+
+impl IrNode {
+    pub fn outputs(&self) -> Vec<BufId> {
+        match self {
+            IrNode::Pointwise { out, .. }
+            | IrNode::Reduction { out, .. }
+            | IrNode::Extern { out, .. } => vec![*out],
+            IrNode::Fallback { outs, .. } => outs.clone(),
+        }
+    }
+
+    /// Buffers read.
+    pub fn reads(&self) -> Vec<BufId> {
+        let mut v = Vec::new();
+        match self {
+            IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => {
+                v.extend(body.loads().map(|(b, _)| b))
+            }
+            IrNode::Extern { inputs, .. } => v.extend(inputs.iter().map(|x| x.buf)),
+            IrNode::Fallback { args, kwargs, .. } => {
+                fn walk(a: &FallbackArg, v: &mut Vec<BufId>) {
+                    match a {
+                        FallbackArg::Tensor(t) => v.push(t.buf),
+                        FallbackArg::Tuple(xs) | FallbackArg::List(xs) => {
+                            xs.iter().for_each(|x| walk(x, v))
+                        }
+                        FallbackArg::Const(_) => {}
+                    }
+                }
+                args.iter().for_each(|a| walk(a, &mut v));
+                kwargs.iter().for_each(|(_, a)| walk(a, &mut v));
+            }
+        }
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+/// How a graph output is produced from buffers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutputSpec {
+    /// The buffer itself (a computed buffer allocated with the output's strides, or an input).
+    Buffer(BufId),
+    /// A view of a buffer (e.g. `x.t()` of an input keeps aliasing it, as in eager).
+    View(View),
+}
+
+/// A lowered graph: buffers, nodes in execution order, outputs.
+#[derive(Clone, Debug, Default)]
+pub struct IrGraph {
+    pub buffers: Vec<BufferDecl>,
+    pub nodes: Vec<IrNode>,
+    pub outputs: Vec<OutputSpec>,
+    /// Inputs the graph mutates in place (their final value is written back by the last nodes).
+    pub mutated_inputs: Vec<usize>,
+    pub num_inputs: usize,
+}
+
+impl IrGraph {
+    pub fn add_buffer(
+        &mut self,
+        dtype: DType,
+        sizes: Vec<i64>,
+        strides: Vec<i64>,
+        kind: BufKind,
+    ) -> BufId {
+        let id = self.buffers.len();
+        self.buffers.push(BufferDecl {
+            name: format!("buf{id}"),
+            dtype,
+            sizes,
+            strides,
+            kind,
+        });
+        id
+    }
+
+    pub fn fallback_reasons(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match n {
+                IrNode::Fallback { reason, .. } => Some(reason.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Row-major strides for `sizes`.
+pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
+    let mut strides = vec![0i64; sizes.len()];
+    let mut acc = 1i64;
+    for i in (0..sizes.len()).rev() {
+        strides[i] = acc;
+        acc *= sizes[i].max(1);
+    }
+    strides
+}
+
+/// `sum(idx[k] * strides[k]) + offset`.
+pub fn linear_index(idx: &[Idx], strides: &[i64], offset: i64) -> Idx {
+    let mut e = Idx::constant(offset);
+    for (i, s) in idx.iter().zip(strides) {
+        e = e.add(&i.scale(*s));
+    }
+    e
+}

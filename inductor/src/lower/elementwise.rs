@@ -1,0 +1,555 @@
+//! Pointwise lowerings: arithmetic with torch's type promotion and broadcasting, unary math, and
+//! the activation decompositions (gelu, silu, hardswish, ...). Each builds a lazy tensor whose
+//! loader is inlined into consumers.
+
+use std::rc::Rc;
+
+use fx::infer::promote::{Promotion, ScalarKind};
+use fx::{Arg, DType};
+
+use super::args::{self, fallback, LResult, Reject};
+use super::value::TensorVal;
+use super::{LValue, Lowerer};
+use crate::ir::{BinOp, BodyBuilder, Scalar, UnOp, ValId};
+
+#[derive(Clone)]
+pub enum Operand {
+    T(TensorVal),
+    S(Scalar),
+}
+
+impl Operand {
+    fn sizes(&self) -> &[i64] {
+        match self {
+            Operand::T(t) => &t.sizes,
+            Operand::S(_) => &[],
+        }
+    }
+}
+
+pub fn operand(l: &Lowerer, a: &Arg) -> LResult<Operand> {
+    Ok(match l.value(a)? {
+        LValue::Tensor(t) => Operand::T(t),
+        LValue::Scalar(s) => Operand::S(s),
+        LValue::Tuple(_) => return fallback("tuple operand"),
+    })
+}
+
+/// torch's result dtype for these operands (tensors by rank tier, Python numbers by category).
+pub fn promote(ops: &[&Operand]) -> LResult<DType> {
+    let mut p = Promotion::new(DType::Float32);
+    for o in ops {
+        match o {
+            Operand::T(t) => p.tensor(t.dtype, t.ndim()),
+            Operand::S(Scalar::B(_)) => p.scalar(ScalarKind::Bool),
+            Operand::S(Scalar::I(_)) => p.scalar(ScalarKind::Int),
+            Operand::S(Scalar::F(_)) => p.scalar(ScalarKind::Float),
+        }
+    }
+    match p.result() {
+        Ok(Some(d)) => Ok(d),
+        _ => fallback("no promoted dtype"),
+    }
+}
+
+pub fn broadcast(shapes: &[&[i64]]) -> LResult<Vec<i64>> {
+    let n = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1i64; n];
+    for s in shapes {
+        let lead = n - s.len();
+        for (k, &d) in s.iter().enumerate() {
+            let o = &mut out[lead + k];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                return fallback(format!("shapes {shapes:?} do not broadcast"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A lazy tensor computing `f` over the operands broadcast together; operands are cast to
+/// `compute` before `f` and the result cast to `out`.
+pub fn pointwise(
+    ops: &[Operand],
+    compute: DType,
+    out: DType,
+    f: impl Fn(&mut BodyBuilder, &[ValId]) -> ValId + 'static,
+) -> LResult<TensorVal> {
+    if !ops.iter().any(|o| matches!(o, Operand::T(_))) {
+        return fallback("no tensor operand");
+    }
+    let shapes: Vec<&[i64]> = ops.iter().map(|o| o.sizes()).collect();
+    let sizes = broadcast(&shapes)?;
+    let ops: Vec<Operand> = ops
+        .iter()
+        .map(|o| match o {
+            Operand::T(t) => Operand::T(t.expand(&sizes)),
+            s => s.clone(),
+        })
+        .collect();
+    let cost = 1 + ops
+        .iter()
+        .map(|o| match o {
+            Operand::T(t) => t.ops(),
+            _ => 0,
+        })
+        .sum::<usize>();
+    Ok(TensorVal::lazy(
+        out,
+        sizes,
+        cost,
+        Rc::new(move |b, idx| {
+            let vals: Vec<ValId> = ops
+                .iter()
+                .map(|o| match o {
+                    Operand::T(t) => {
+                        let v = t.load(b, idx);
+                        b.cast(v, compute)
+                    }
+                    Operand::S(s) => b.constant(*s, compute),
+                })
+                .collect();
+            let r = f(b, &vals);
+            b.cast(r, out)
+        }),
+    ))
+}
+
+/// The float dtype a float-only op computes in (`int_tensor.sin()` is float32).
+fn float_of(d: DType) -> DType {
+    if d.is_floating_point() {
+        d
+    } else {
+        DType::Float32
+    }
+}
+
+fn cf(b: &mut BodyBuilder, v: f64, like: ValId) -> ValId {
+    let d = b.dtype(like);
+    b.constant(Scalar::F(v), d)
+}
+
+pub fn unary(l: &Lowerer, x: &Arg, op: UnOp) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = match &x {
+        Operand::T(t) => t.dtype,
+        _ => return fallback("scalar operand"),
+    };
+    let keeps_int = matches!(
+        op,
+        UnOp::Abs | UnOp::Floor | UnOp::Ceil | UnOp::Round | UnOp::Trunc
+    );
+    let c = if keeps_int && !d.is_floating_point() {
+        if d == DType::Bool && op == UnOp::Abs {
+            return fallback("abs of bool");
+        }
+        if op != UnOp::Abs {
+            // Rounding an integer is the identity.
+            return pointwise(&[x], d, d, |_, v| v[0]);
+        }
+        d
+    } else {
+        float_of(d)
+    };
+    pointwise(&[x], c, c, move |b, v| b.unary(op, v[0]))
+}
+
+pub fn neg(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    if d == DType::Bool {
+        return fallback("negation of bool");
+    }
+    pointwise(&[x], d, d, |b, v| b.unary(UnOp::Neg, v[0]))
+}
+
+pub fn binary(l: &Lowerer, x: &Arg, y: &Arg, op: BinOp) -> LResult<TensorVal> {
+    let (x, y) = (operand(l, x)?, operand(l, y)?);
+    let d = promote(&[&x, &y])?;
+    let c = match op {
+        BinOp::Atan2 => float_of(d),
+        BinOp::FloorDiv | BinOp::Rem if !d.is_floating_point() => {
+            return fallback("integer division (torch raises on zero divisors)")
+        }
+        BinOp::And | BinOp::Or | BinOp::Xor if d.is_floating_point() => {
+            return fallback("bitwise op on floats")
+        }
+        _ => d,
+    };
+    let out = if op.is_comparison() { DType::Bool } else { c };
+    pointwise(&[x, y], c, out, move |b, v| b.binary(op, v[0], v[1]))
+}
+
+/// `x + alpha * y` (or `x - alpha * y`).
+pub fn add(l: &Lowerer, x: &Arg, y: &Arg, alpha: Option<&Arg>, sub: bool) -> LResult<TensorVal> {
+    let (x, y) = (operand(l, x)?, operand(l, y)?);
+    let d = promote(&[&x, &y])?;
+    if d == DType::Bool && (sub || alpha.is_some()) {
+        return fallback("bool subtraction");
+    }
+    let alpha = match alpha {
+        None => None,
+        Some(Arg::Int(i)) => Some(Scalar::I(*i)),
+        Some(Arg::Float(f)) => Some(Scalar::F(*f)),
+        Some(_) => return fallback("alpha is not a number"),
+    };
+    let op = if sub { BinOp::Sub } else { BinOp::Add };
+    pointwise(&[x, y], d, d, move |b, v| {
+        let yv = match alpha {
+            Some(a) => {
+                let ac = b.constant(a, d);
+                b.binary(BinOp::Mul, v[1], ac)
+            }
+            None => v[1],
+        };
+        if d == DType::Bool {
+            b.binary(BinOp::Or, v[0], yv)
+        } else {
+            b.binary(op, v[0], yv)
+        }
+    })
+}
+
+pub fn div(l: &Lowerer, x: &Arg, y: &Arg, mode: &str) -> LResult<TensorVal> {
+    let (x, y) = (operand(l, x)?, operand(l, y)?);
+    let d = promote(&[&x, &y])?;
+    match mode {
+        "none" => {
+            let c = float_of(d);
+            pointwise(&[x, y], c, c, |b, v| b.binary(BinOp::Div, v[0], v[1]))
+        }
+        _ if !d.is_floating_point() => fallback("integer division with rounding"),
+        "trunc" => pointwise(&[x, y], d, d, |b, v| {
+            let q = b.binary(BinOp::Div, v[0], v[1]);
+            b.unary(UnOp::Trunc, q)
+        }),
+        "floor" => pointwise(&[x, y], d, d, |b, v| b.binary(BinOp::FloorDiv, v[0], v[1])),
+        m => fallback(format!("rounding_mode {m}")),
+    }
+}
+
+pub fn pow(l: &Lowerer, x: &Arg, y: &Arg) -> LResult<TensorVal> {
+    let (x, y) = (operand(l, x)?, operand(l, y)?);
+    let d = promote(&[&x, &y])?;
+    if !d.is_floating_point() {
+        return fallback("integer pow");
+    }
+    // torch special-cases these exponents (exactly, so must we).
+    if let Operand::S(s) = y {
+        let e = s.as_f64();
+        let special = [2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.0];
+        if special.contains(&e) {
+            return pointwise(&[x], d, d, move |b, v| {
+                let x = v[0];
+                match e {
+                    1.0 => x,
+                    2.0 => b.binary(BinOp::Mul, x, x),
+                    3.0 => {
+                        let sq = b.binary(BinOp::Mul, x, x);
+                        b.binary(BinOp::Mul, sq, x)
+                    }
+                    0.5 => b.unary(UnOp::Sqrt, x),
+                    -0.5 => b.unary(UnOp::Rsqrt, x),
+                    -1.0 => b.unary(UnOp::Reciprocal, x),
+                    _ => {
+                        let sq = b.binary(BinOp::Mul, x, x);
+                        b.unary(UnOp::Reciprocal, sq)
+                    }
+                }
+            });
+        }
+    }
+    pointwise(&[x, y], d, d, |b, v| b.binary(BinOp::Pow, v[0], v[1]))
+}
+
+pub fn sigmoid(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let c = float_of(promote(&[&x])?);
+    pointwise(&[x], c, c, sigmoid_body)
+}
+
+fn sigmoid_body(b: &mut BodyBuilder, v: &[ValId]) -> ValId {
+    let one = cf(b, 1.0, v[0]);
+    let n = b.unary(UnOp::Neg, v[0]);
+    let e = b.unary(UnOp::Exp, n);
+    let den = b.binary(BinOp::Add, one, e);
+    b.binary(BinOp::Div, one, den)
+}
+
+pub fn relu(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    if d == DType::Bool {
+        return fallback("relu of bool");
+    }
+    pointwise(&[x], d, d, |b, v| {
+        let z = b.constant(Scalar::I(0), b.dtype(v[0]));
+        b.binary(BinOp::Max, v[0], z)
+    })
+}
+
+pub fn square(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    let d = if d == DType::Bool { DType::Int64 } else { d };
+    pointwise(&[x], d, d, |b, v| b.binary(BinOp::Mul, v[0], v[0]))
+}
+
+pub fn isnan(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    pointwise(&[x], d, DType::Bool, move |b, v| {
+        if d.is_floating_point() {
+            b.unary(UnOp::IsNan, v[0])
+        } else {
+            b.constant(Scalar::B(false), DType::Bool)
+        }
+    })
+}
+
+pub fn logical_not(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    pointwise(&[x], DType::Bool, DType::Bool, |b, v| {
+        b.unary(UnOp::Not, v[0])
+    })
+}
+
+pub fn bitwise_not(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    if d.is_floating_point() {
+        return fallback("bitwise not of floats");
+    }
+    let op = if d == DType::Bool {
+        UnOp::Not
+    } else {
+        UnOp::BitNot
+    };
+    pointwise(&[x], d, d, move |b, v| b.unary(op, v[0]))
+}
+
+pub fn logical(l: &Lowerer, x: &Arg, y: &Arg, op: BinOp) -> LResult<TensorVal> {
+    let (x, y) = (operand(l, x)?, operand(l, y)?);
+    pointwise(&[x, y], DType::Bool, DType::Bool, move |b, v| {
+        b.binary(op, v[0], v[1])
+    })
+}
+
+pub fn where_(l: &Lowerer, c: &Arg, x: &Arg, y: &Arg) -> LResult<TensorVal> {
+    let (c, x, y) = (operand(l, c)?, operand(l, x)?, operand(l, y)?);
+    if matches!(&c, Operand::T(t) if t.dtype != DType::Bool) {
+        return fallback("where with a non-bool condition");
+    }
+    let d = promote(&[&x, &y])?;
+    pointwise(&[c, x, y], d, d, move |b, v| {
+        let cb = b.cast(v[0], DType::Bool);
+        b.where_(cb, v[1], v[2])
+    })
+}
+
+pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let lo = lo.map(|a| operand(l, a)).transpose()?;
+    let hi = hi.map(|a| operand(l, a)).transpose()?;
+    if lo.is_none() && hi.is_none() {
+        return fallback("clamp without bounds");
+    }
+    let mut all = vec![&x];
+    all.extend(lo.iter());
+    all.extend(hi.iter());
+    let d = promote(&all)?;
+    let (has_lo, has_hi) = (lo.is_some(), hi.is_some());
+    let mut ops = vec![x.clone()];
+    ops.extend(lo);
+    ops.extend(hi);
+    pointwise(&ops, d, d, move |b, v| {
+        let mut r = v[0];
+        let mut k = 1;
+        if has_lo {
+            r = b.binary(BinOp::Max, r, v[k]);
+            k += 1;
+        }
+        if has_hi {
+            r = b.binary(BinOp::Min, r, v[k]);
+        }
+        r
+    })
+}
+
+/// Float-only activations share this shape: one float operand, one body.
+fn activation(
+    l: &Lowerer,
+    x: &Arg,
+    f: impl Fn(&mut BodyBuilder, ValId) -> ValId + 'static,
+) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    if !d.is_floating_point() {
+        return fallback("activation of a non-float tensor");
+    }
+    pointwise(&[x], d, d, move |b, v| f(b, v[0]))
+}
+
+pub fn silu(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    activation(l, x, |b, x| {
+        let s = sigmoid_body(b, &[x]);
+        b.binary(BinOp::Mul, x, s)
+    })
+}
+
+pub fn mish(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    activation(l, x, |b, x| {
+        let sp = softplus_body(b, x, 1.0, 20.0);
+        let t = b.unary(UnOp::Tanh, sp);
+        b.binary(BinOp::Mul, x, t)
+    })
+}
+
+/// hardswish `x * relu6(x + 3) / 6`, or hardsigmoid `relu6(x + 3) / 6`.
+pub fn hardswish(l: &Lowerer, x: &Arg, times_x: bool) -> LResult<TensorVal> {
+    activation(l, x, move |b, x| {
+        let three = cf(b, 3.0, x);
+        let zero = cf(b, 0.0, x);
+        let six = cf(b, 6.0, x);
+        let s = b.binary(BinOp::Add, x, three);
+        let s = b.binary(BinOp::Max, s, zero);
+        let s = b.binary(BinOp::Min, s, six);
+        let s = if times_x {
+            b.binary(BinOp::Mul, x, s)
+        } else {
+            s
+        };
+        b.binary(BinOp::Div, s, six)
+    })
+}
+
+pub fn hardtanh(l: &Lowerer, x: &Arg, lo: f64, hi: f64) -> LResult<TensorVal> {
+    let xo = operand(l, x)?;
+    let d = promote(&[&xo])?;
+    if d == DType::Bool {
+        return fallback("hardtanh of bool");
+    }
+    pointwise(&[xo], d, d, move |b, v| {
+        let lo = b.constant(Scalar::F(lo), d);
+        let hi = b.constant(Scalar::F(hi), d);
+        let r = b.binary(BinOp::Max, v[0], lo);
+        b.binary(BinOp::Min, r, hi)
+    })
+}
+
+pub fn leaky_relu(l: &Lowerer, x: &Arg, slope: f64) -> LResult<TensorVal> {
+    activation(l, x, move |b, x| {
+        let zero = cf(b, 0.0, x);
+        let s = cf(b, slope, x);
+        let pos = b.binary(BinOp::Gt, x, zero);
+        let neg = b.binary(BinOp::Mul, x, s);
+        b.where_(pos, x, neg)
+    })
+}
+
+pub fn elu(l: &Lowerer, x: &Arg, alpha: f64) -> LResult<TensorVal> {
+    activation(l, x, move |b, x| {
+        let zero = cf(b, 0.0, x);
+        let a = cf(b, alpha, x);
+        let pos = b.binary(BinOp::Gt, x, zero);
+        let e = b.unary(UnOp::Expm1, x);
+        let neg = b.binary(BinOp::Mul, a, e);
+        b.where_(pos, x, neg)
+    })
+}
+
+fn softplus_body(b: &mut BodyBuilder, x: ValId, beta: f64, threshold: f64) -> ValId {
+    let bt = cf(b, beta, x);
+    let th = cf(b, threshold, x);
+    let xb = b.binary(BinOp::Mul, x, bt);
+    let big = b.binary(BinOp::Gt, xb, th);
+    let e = b.unary(UnOp::Exp, xb);
+    let lp = b.unary(UnOp::Log1p, e);
+    let soft = b.binary(BinOp::Div, lp, bt);
+    b.where_(big, x, soft)
+}
+
+pub fn softplus(l: &Lowerer, x: &Arg, beta: f64, threshold: f64) -> LResult<TensorVal> {
+    activation(l, x, move |b, x| softplus_body(b, x, beta, threshold))
+}
+
+/// gelu, exact (`approximate='none'`) or tanh.
+pub fn gelu(l: &Lowerer, x: &Arg, approximate: &str) -> LResult<TensorVal> {
+    let tanh = match approximate {
+        "none" => false,
+        "tanh" => true,
+        a => return fallback(format!("gelu approximate={a}")),
+    };
+    activation(l, x, move |b, x| {
+        let half = cf(b, 0.5, x);
+        let one = cf(b, 1.0, x);
+        let inner = if tanh {
+            let k = cf(b, (2.0 / std::f64::consts::PI).sqrt(), x);
+            let c = cf(b, 0.044715, x);
+            let x2 = b.binary(BinOp::Mul, x, x);
+            let x3 = b.binary(BinOp::Mul, x2, x);
+            let cx3 = b.binary(BinOp::Mul, c, x3);
+            let s = b.binary(BinOp::Add, x, cx3);
+            let ks = b.binary(BinOp::Mul, k, s);
+            b.unary(UnOp::Tanh, ks)
+        } else {
+            let r = cf(b, std::f64::consts::FRAC_1_SQRT_2, x);
+            let xs = b.binary(BinOp::Mul, x, r);
+            b.unary(UnOp::Erf, xs)
+        };
+        let s = b.binary(BinOp::Add, one, inner);
+        let hx = b.binary(BinOp::Mul, half, x);
+        b.binary(BinOp::Mul, hx, s)
+    })
+}
+
+/// `x.to(dtype)`, `x.float()`, `x.type(dtype)`: casts; device moves only to the CPU.
+pub fn convert(l: &Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
+    let x = l.tensor(
+        a.first()
+            .ok_or_else(|| Reject::Fallback("no input".into()))?,
+    )?;
+    let mut target = match name {
+        "float" => Some(DType::Float32),
+        "double" => Some(DType::Float64),
+        "long" => Some(DType::Int64),
+        "int" => Some(DType::Int32),
+        "short" => Some(DType::Int16),
+        "char" => Some(DType::Int8),
+        "byte" => Some(DType::UInt8),
+        "bool" => Some(DType::Bool),
+        _ => None,
+    };
+    for arg in a[1..].iter().chain(kw.iter().map(|(_, v)| v)) {
+        match arg {
+            Arg::DType(d) => target = Some(*d),
+            Arg::Device(dev) if dev.kind == "cpu" => {}
+            Arg::Str(s) if s == "cpu" => {}
+            Arg::Bool(false) | Arg::None => {}
+            Arg::Node(n) => match l.value(&Arg::Node(*n))? {
+                LValue::Tensor(other) => target = Some(other.dtype),
+                _ => return fallback("to() with a non-tensor node"),
+            },
+            other => return fallback(format!("{name}() argument {other:?}")),
+        }
+    }
+    for (k, _) in kw {
+        if !matches!(
+            k.as_str(),
+            "dtype" | "device" | "non_blocking" | "copy" | "other"
+        ) {
+            return fallback(format!("{name}() keyword {k}"));
+        }
+    }
+    let d = target.unwrap_or(x.dtype);
+    if d == x.dtype {
+        return Ok(x);
+    }
+    if !super::supported_dtype(d) {
+        return fallback(format!("cast to {d:?}"));
+    }
+    let _ = args::as_int;
+    pointwise(&[Operand::T(x)], d, d, |_, v| v[0])
+}

@@ -1,0 +1,246 @@
+//! Matmul-class ops and convolutions: the GEMM runs in the host (an extern call into a
+//! preallocated buffer); bias adds, scaling and whatever pointwise work follows stay lazy, so
+//! they fuse into the next kernel as its prologue (Inductor's extern + epilogue split).
+
+use fx::{Arg, DType};
+
+use super::args::{self, fallback, Bound, LResult, Reject};
+use super::elementwise::{pointwise, Operand};
+use super::value::TensorVal;
+use super::Lowerer;
+use crate::ir::{contiguous_strides, BinOp, BufKind, ExternCall, IrNode, Scalar};
+
+fn extern_call(
+    l: &mut Lowerer,
+    call: ExternCall,
+    inputs: &[TensorVal],
+    sizes: Vec<i64>,
+    dtype: DType,
+) -> TensorVal {
+    let views = inputs.iter().map(|t| l.view_of(t)).collect();
+    let strides = contiguous_strides(&sizes);
+    let out =
+        l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
+    l.ir.nodes.push(IrNode::Extern {
+        out,
+        call,
+        inputs: views,
+    });
+    TensorVal::buffer(out, dtype, sizes, strides)
+}
+
+/// `a @ b` for 2-d operands.
+fn mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> LResult<TensorVal> {
+    if a.ndim() != 2 || b.ndim() != 2 || a.sizes[1] != b.sizes[0] {
+        return fallback("mm shapes");
+    }
+    Ok(extern_call(
+        l,
+        ExternCall::Mm,
+        &[a.clone(), b.clone()],
+        vec![a.sizes[0], b.sizes[1]],
+        a.dtype,
+    ))
+}
+
+fn check_dtypes(a: &TensorVal, b: &TensorVal) -> LResult<()> {
+    if a.dtype != b.dtype || !a.dtype.is_floating_point() {
+        return fallback("matmul of mixed or non-float dtypes");
+    }
+    Ok(())
+}
+
+/// `torch.matmul` semantics: mm, bmm, batched-by-2d folded into one mm, vector cases by
+/// unsqueeze; other broadcasts go to the host's matmul whole.
+pub fn matmul(l: &mut Lowerer, a: &Arg, b: &Arg) -> LResult<TensorVal> {
+    let (a, b) = (l.tensor(a)?, l.tensor(b)?);
+    check_dtypes(&a, &b)?;
+    match (a.ndim(), b.ndim()) {
+        (0, _) | (_, 0) => fallback("matmul of a 0-d tensor"),
+        (2, 2) => mm(l, &a, &b),
+        (1, 1) => {
+            let r = mm(l, &a.unsqueeze(0), &b.unsqueeze(1))?;
+            Ok(r.reshape(&[]))
+        }
+        (1, 2) => Ok(mm(l, &a.unsqueeze(0), &b)?.squeeze_dims(&[0])),
+        (2, 1) => Ok(mm(l, &a, &b.unsqueeze(1))?.squeeze_dims(&[1])),
+        (n, 2) if n >= 3 => {
+            let k = a.sizes[n - 1];
+            let rows: i64 = a.sizes[..n - 1].iter().product();
+            let r = mm(l, &a.reshape(&[rows, k]), &b)?;
+            let mut sizes = a.sizes[..n - 1].to_vec();
+            sizes.push(b.sizes[1]);
+            Ok(r.reshape(&sizes))
+        }
+        (3, 3) if a.sizes[0] == b.sizes[0] && a.sizes[2] == b.sizes[1] => {
+            let sizes = vec![a.sizes[0], a.sizes[1], b.sizes[2]];
+            Ok(extern_call(
+                l,
+                ExternCall::Bmm,
+                &[a.clone(), b],
+                sizes,
+                a.dtype,
+            ))
+        }
+        _ => {
+            let sizes = matmul_sizes(&a.sizes, &b.sizes)?;
+            Ok(extern_call(
+                l,
+                ExternCall::Matmul,
+                &[a.clone(), b],
+                sizes,
+                a.dtype,
+            ))
+        }
+    }
+}
+
+fn matmul_sizes(a: &[i64], b: &[i64]) -> LResult<Vec<i64>> {
+    let (na, nb) = (a.len(), b.len());
+    let (a2, b2) = (
+        if na == 1 { vec![1, a[0]] } else { a.to_vec() },
+        if nb == 1 { vec![b[0], 1] } else { b.to_vec() },
+    );
+    let (m, ka) = (a2[a2.len() - 2], a2[a2.len() - 1]);
+    let (kb, n) = (b2[b2.len() - 2], b2[b2.len() - 1]);
+    if ka != kb {
+        return fallback("matmul inner sizes differ");
+    }
+    let batch = super::elementwise::broadcast(&[&a2[..a2.len() - 2], &b2[..b2.len() - 2]])?;
+    let mut out = batch;
+    if na > 1 {
+        out.push(m);
+    }
+    if nb > 1 {
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// `beta * input + alpha * (mat1 @ mat2)`, the scaling and add fused downstream.
+pub fn addmm(
+    l: &mut Lowerer,
+    input: &Arg,
+    m1: &Arg,
+    m2: &Arg,
+    beta: f64,
+    alpha: f64,
+) -> LResult<TensorVal> {
+    let bias = l.tensor(input)?;
+    let (a, b) = (l.tensor(m1)?, l.tensor(m2)?);
+    check_dtypes(&a, &b)?;
+    let r = mm(l, &a, &b)?;
+    if bias.dtype != r.dtype {
+        return fallback("addmm bias dtype");
+    }
+    let d = r.dtype;
+    pointwise(&[Operand::T(r), Operand::T(bias)], d, d, move |b, v| {
+        let mut p = v[0];
+        if alpha != 1.0 {
+            let a = b.constant(Scalar::F(alpha), d);
+            p = b.binary(BinOp::Mul, p, a);
+        }
+        if beta == 0.0 {
+            // torch ignores the input entirely (NaNs included) when beta is 0.
+            return p;
+        }
+        let mut q = v[1];
+        if beta != 1.0 {
+            let c = b.constant(Scalar::F(beta), d);
+            q = b.binary(BinOp::Mul, q, c);
+        }
+        b.binary(BinOp::Add, p, q)
+    })
+}
+
+/// `input @ weight.T + bias`, input of any rank >= 1 folded into rows for one GEMM.
+pub fn linear(l: &mut Lowerer, x: &Arg, w: &Arg, bias: Option<&Arg>) -> LResult<TensorVal> {
+    let (x, w) = (l.tensor(x)?, l.tensor(w)?);
+    check_dtypes(&x, &w)?;
+    if w.ndim() != 2 || x.ndim() == 0 || x.sizes[x.ndim() - 1] != w.sizes[1] {
+        return fallback("linear shapes");
+    }
+    let k = w.sizes[1];
+    let n = w.sizes[0];
+    let lead = &x.sizes[..x.ndim() - 1];
+    let rows: i64 = lead.iter().product();
+    let r = mm(l, &x.reshape(&[rows, k]), &w.permute(&[1, 0]))?;
+    let mut sizes = lead.to_vec();
+    sizes.push(n);
+    let r = r.reshape(&sizes);
+    match bias {
+        None => Ok(r),
+        Some(b) => {
+            let b = l.tensor(b)?;
+            let d = r.dtype;
+            if b.dtype != d {
+                return fallback("linear bias dtype");
+            }
+            pointwise(&[Operand::T(r), Operand::T(b)], d, d, |b, v| {
+                b.binary(BinOp::Add, v[0], v[1])
+            })
+        }
+    }
+}
+
+fn int_tuple(b: &Bound, name: &str, n: usize, default: i64) -> LResult<Vec<i64>> {
+    match b.get(name) {
+        None => Ok(vec![default; n]),
+        Some(Arg::Int(v)) => Ok(vec![*v; n]),
+        Some(a) => {
+            let v =
+                args::int_list(a).ok_or_else(|| Reject::Fallback(format!("{name} is not ints")))?;
+            if v.len() == 1 {
+                Ok(vec![v[0]; n])
+            } else if v.len() == n {
+                Ok(v)
+            } else {
+                fallback(format!("{name} has the wrong length"))
+            }
+        }
+    }
+}
+
+/// `F.conv{1,2,3}d` as one extern convolution (bias included).
+pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
+    let n = match name {
+        "conv1d" => 1,
+        "conv2d" => 2,
+        _ => 3,
+    };
+    if matches!(b.get("padding"), Some(Arg::Str(_))) {
+        return fallback("string padding");
+    }
+    let x = l.tensor(b.req("input")?)?;
+    let w = l.tensor(b.req("weight")?)?;
+    check_dtypes(&x, &w)?;
+    if x.ndim() != n + 2 || w.ndim() != n + 2 {
+        return fallback("unbatched convolution");
+    }
+    let stride = int_tuple(b, "stride", n, 1)?;
+    let padding = int_tuple(b, "padding", n, 0)?;
+    let dilation = int_tuple(b, "dilation", n, 1)?;
+    let groups = b.int_or("groups", 1)?;
+    let mut sizes = vec![x.sizes[0], w.sizes[0]];
+    for i in 0..n {
+        let eff = dilation[i] * (w.sizes[i + 2] - 1) + 1;
+        let o = (x.sizes[i + 2] + 2 * padding[i] - eff) / stride[i] + 1;
+        if o <= 0 {
+            return fallback("empty convolution output");
+        }
+        sizes.push(o);
+    }
+    let mut inputs = vec![x.clone(), w];
+    if let Some(bias) = b.get("bias") {
+        inputs.push(l.tensor(bias)?);
+    }
+    let call = ExternCall::Convolution {
+        stride,
+        padding,
+        dilation,
+        transposed: false,
+        output_padding: vec![0; n],
+        groups,
+    };
+    Ok(extern_call(l, call, &inputs, sizes, x.dtype))
+}

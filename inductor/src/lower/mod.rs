@@ -1,0 +1,549 @@
+//! Lowering: from the torch-level `fx::Graph` to the loop-level [`IrGraph`].
+//!
+//! Each call node is normalized through the op table ([`table`]) to a few primitives: pointwise
+//! bodies (inlined lazily into their consumers), reductions, extern calls, and views (index
+//! arithmetic). What the table cannot lower becomes a fallback node run by the host. Every result
+//! is checked against the node's metadata (sizes and dtype); a mismatch is treated as a lowering
+//! bug and the node falls back, so a gap in the table costs speed, never correctness.
+
+pub mod args;
+mod elementwise;
+mod extern_ops;
+mod reduce;
+mod table;
+pub mod value;
+mod views;
+
+use std::collections::{HashMap, HashSet};
+
+use fx::{Arg, DType, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
+
+use crate::ir::{
+    contiguous_strides, BodyBuilder, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, Scalar,
+};
+use crate::InductorError;
+use args::{LResult, Reject};
+use value::{Kind, TensorVal};
+
+/// A lowered node value.
+#[derive(Clone)]
+pub enum LValue {
+    Tensor(TensorVal),
+    Tuple(Vec<LValue>),
+    Scalar(Scalar),
+}
+
+/// Storage dtypes the CPU codegen handles. Others (half precision, complex) fall back per op.
+pub fn supported_dtype(d: DType) -> bool {
+    matches!(
+        d,
+        DType::Bool
+            | DType::UInt8
+            | DType::Int8
+            | DType::Int16
+            | DType::Int32
+            | DType::Int64
+            | DType::Float32
+            | DType::Float64
+    )
+}
+
+/// Lowered pointwise values are realized into a buffer when they would be inlined this often or
+/// would grow a body past this many ops (Inductor's `realize_reads_threshold` /
+/// `realize_opcount_threshold`).
+const REALIZE_USERS: usize = 4;
+const REALIZE_OPS: usize = 48;
+
+pub(crate) struct Lowerer<'g> {
+    pub graph: &'g Graph,
+    pub ir: IrGraph,
+    env: HashMap<NodeId, LValue>,
+    /// Nodes whose result may alias another node's storage (views, `contiguous`, `to`, in-place).
+    may_alias: HashSet<NodeId>,
+    /// In-place results and their mutated root.
+    alias_root: HashMap<NodeId, NodeId>,
+}
+
+/// Lowers a graph. Fails only for graph-level features the inductor does not model.
+pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
+    let mut l = Lowerer {
+        graph,
+        ir: IrGraph::default(),
+        env: HashMap::new(),
+        may_alias: HashSet::new(),
+        alias_root: HashMap::new(),
+    };
+    let mut outputs = None;
+    for (id, node) in graph.nodes() {
+        match &node.kind {
+            NodeKind::Placeholder { index } => {
+                let t = known_tensor(&node.meta).ok_or_else(|| {
+                    InductorError::Unsupported(format!(
+                        "input {} is not a tensor of known sizes",
+                        node.name
+                    ))
+                })?;
+                let (sizes, strides) = (t.known_sizes().unwrap(), t.known_strides().unwrap());
+                let buf = l.ir.add_buffer(
+                    t.dtype,
+                    sizes.clone(),
+                    strides.clone(),
+                    BufKind::Input(*index),
+                );
+                l.ir.num_inputs = l.ir.num_inputs.max(index + 1);
+                l.env.insert(
+                    id,
+                    LValue::Tensor(TensorVal::buffer(buf, t.dtype, sizes, strides)),
+                );
+            }
+            NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } => l.lower_node(id, target, args, kwargs)?,
+            NodeKind::Output { values } => outputs = Some(values.clone()),
+        }
+    }
+    let values =
+        outputs.ok_or_else(|| InductorError::Malformed("graph has no output node".into()))?;
+    l.lower_outputs(&values)?;
+    l.write_back_inputs();
+    Ok(l.ir)
+}
+
+fn known_tensor(m: &NodeMeta) -> Option<&TensorMeta> {
+    let t = m.tensor()?;
+    (t.known_sizes().is_some() && t.known_strides().is_some()).then_some(t)
+}
+
+impl<'g> Lowerer<'g> {
+    fn lower_node(
+        &mut self,
+        id: NodeId,
+        target: &fx::Target,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Result<(), InductorError> {
+        let node = self.graph.node(id);
+        let op = table::canonical(target, args, kwargs);
+        let inplace_root = match &op {
+            Some(c) if c.inplace => Some(self.check_inplace(id, args)?),
+            _ => None,
+        };
+        if op.as_ref().is_some_and(|c| c.may_alias) {
+            self.may_alias.insert(id);
+        }
+        let mark = (self.ir.nodes.len(), self.ir.buffers.len());
+        let result = match &op {
+            None => Err(Reject::Fallback(format!(
+                "no lowering for {}",
+                target.name()
+            ))),
+            Some(c) => self.check_dtypes(args, kwargs, &node.meta).and_then(|_| {
+                // A panic in a lowering is a bug in it; the op still runs correctly as a fallback.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    table::lower(self, c, args, kwargs)
+                }))
+                .unwrap_or_else(|_| Err(Reject::Fallback("internal error in the lowering".into())))
+            }),
+        };
+        let result = result.and_then(|v| self.check_meta(v, &node.meta, target));
+        let value = match result {
+            Ok(v) => v,
+            Err(Reject::Fatal(e)) => return Err(e),
+            Err(Reject::Fallback(reason)) => {
+                // Drop whatever the failed lowering emitted.
+                self.ir.nodes.truncate(mark.0);
+                self.ir.buffers.truncate(mark.1);
+                if inplace_root.is_some() {
+                    return Err(InductorError::Unsupported(format!(
+                        "in-place {} cannot be lowered: {reason}",
+                        target.name()
+                    )));
+                }
+                let reason = format!("{} ({}): {reason}", target.name(), node.name);
+                tracing::debug!(target: "torchferro::inductor", "fallback: {reason}");
+                self.fallback(target, args, kwargs, &node.meta, reason)?
+            }
+        };
+        let value = match value {
+            LValue::Tensor(t) if self.should_realize(id, &t) => LValue::Tensor(self.realize(&t)),
+            v => v,
+        };
+        if let Some(root) = inplace_root {
+            // Every name of the mutated storage now reads the new value.
+            let names: Vec<NodeId> = self
+                .alias_root
+                .iter()
+                .filter(|(_, r)| **r == root)
+                .map(|(n, _)| *n)
+                .chain([root])
+                .collect();
+            for n in names {
+                self.env.insert(n, value.clone());
+            }
+            self.alias_root.insert(id, root);
+        }
+        self.env.insert(id, value);
+        Ok(())
+    }
+
+    /// In-place ops are lowered functionally and the mutated name rebound. That is only sound when
+    /// no other tensor shares the storage, so mutation of (possible) views is refused.
+    fn check_inplace(&self, id: NodeId, args: &[Arg]) -> Result<NodeId, InductorError> {
+        let Some(Arg::Node(m)) = args.first() else {
+            return Err(InductorError::Unsupported(
+                "in-place op on a non-tensor".into(),
+            ));
+        };
+        let root = *self.alias_root.get(m).unwrap_or(m);
+        let family: Vec<NodeId> = self
+            .alias_root
+            .iter()
+            .filter(|(_, r)| **r == root)
+            .map(|(n, _)| *n)
+            .chain([root])
+            .collect();
+        for n in &family {
+            if self.may_alias.contains(n) {
+                return Err(InductorError::Unsupported(format!(
+                    "in-place mutation of a view ({})",
+                    self.graph.node(*n).name
+                )));
+            }
+            for u in self.graph.users(*n) {
+                if u != id && (self.may_alias.contains(&u) || self.is_alias_op(u)) {
+                    return Err(InductorError::Unsupported(format!(
+                        "in-place mutation of {} which has views",
+                        self.graph.node(*n).name
+                    )));
+                }
+            }
+        }
+        Ok(root)
+    }
+
+    fn is_alias_op(&self, u: NodeId) -> bool {
+        match &self.graph.node(u).kind {
+            NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } => table::canonical(target, args, kwargs).is_some_and(|c| c.may_alias),
+            _ => false,
+        }
+    }
+
+    fn check_dtypes(&self, args: &[Arg], kwargs: &[(String, Arg)], meta: &NodeMeta) -> LResult<()> {
+        let mut nodes = Vec::new();
+        args.iter().for_each(|a| a.nodes(&mut nodes));
+        kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
+        let mut metas: Vec<&NodeMeta> = nodes.iter().map(|n| &self.graph.node(*n).meta).collect();
+        metas.push(meta);
+        fn ok(m: &NodeMeta) -> bool {
+            match m {
+                NodeMeta::Tensor(t) => supported_dtype(t.dtype) && t.known_sizes().is_some(),
+                NodeMeta::Tuple(xs) => xs.iter().all(ok),
+                _ => true,
+            }
+        }
+        if metas.iter().all(|m| ok(m)) {
+            Ok(())
+        } else {
+            args::fallback("dtype or symbolic size not supported by the CPU codegen")
+        }
+    }
+
+    /// The lowering must reproduce the metadata torch computed; otherwise it is wrong.
+    fn check_meta(&self, v: LValue, meta: &NodeMeta, target: &fx::Target) -> LResult<LValue> {
+        fn same(v: &LValue, m: &NodeMeta) -> bool {
+            match (v, m) {
+                (LValue::Tensor(t), NodeMeta::Tensor(tm)) => {
+                    tm.dtype == t.dtype && tm.known_sizes().as_deref() == Some(t.sizes.as_slice())
+                }
+                (LValue::Tuple(vs), NodeMeta::Tuple(ms)) => {
+                    vs.len() == ms.len() && vs.iter().zip(ms).all(|(v, m)| same(v, m))
+                }
+                (LValue::Scalar(_), NodeMeta::Int(_) | NodeMeta::Float(_) | NodeMeta::Bool(_)) => {
+                    true
+                }
+                _ => false,
+            }
+        }
+        if same(&v, meta) {
+            Ok(v)
+        } else {
+            let got = match &v {
+                LValue::Tensor(t) => format!("{:?} {:?}", t.dtype, t.sizes),
+                _ => "a non-tensor".into(),
+            };
+            args::fallback(format!(
+                "internal: lowering of {} gave {got}, metadata says otherwise",
+                target.name()
+            ))
+        }
+    }
+
+    fn should_realize(&self, id: NodeId, t: &TensorVal) -> bool {
+        matches!(t.kind, Kind::Lazy { .. })
+            && (self.graph.users(id).len() >= REALIZE_USERS || t.ops() > REALIZE_OPS)
+    }
+
+    pub fn value(&self, a: &Arg) -> LResult<LValue> {
+        Ok(match a {
+            Arg::Node(n) => self.env.get(n).cloned().ok_or_else(|| {
+                Reject::Fatal(InductorError::Malformed("use before definition".into()))
+            })?,
+            Arg::Int(i) => LValue::Scalar(Scalar::I(*i)),
+            Arg::Float(f) => LValue::Scalar(Scalar::F(*f)),
+            Arg::Bool(b) => LValue::Scalar(Scalar::B(*b)),
+            _ => return args::fallback(format!("unsupported argument {a:?}")),
+        })
+    }
+
+    pub fn tensor(&self, a: &Arg) -> LResult<TensorVal> {
+        match self.value(a)? {
+            LValue::Tensor(t) => Ok(t),
+            _ => args::fallback("expected a tensor argument"),
+        }
+    }
+
+    /// Writes a lazy tensor to a fresh contiguous buffer.
+    pub fn realize(&mut self, t: &TensorVal) -> TensorVal {
+        let strides = contiguous_strides(&t.sizes);
+        self.realize_with(t, strides)
+    }
+
+    pub fn realize_with(&mut self, t: &TensorVal, strides: Vec<i64>) -> TensorVal {
+        let buf = self
+            .ir
+            .add_buffer(t.dtype, t.sizes.clone(), strides.clone(), BufKind::Computed);
+        self.store(buf, t);
+        TensorVal::buffer(buf, t.dtype, t.sizes.clone(), strides)
+    }
+
+    /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
+    pub fn store(&mut self, buf: usize, t: &TensorVal) {
+        let mut b = BodyBuilder::new(t.sizes.clone());
+        let vars = b.vars();
+        let v = t.load(&mut b, &vars);
+        let v = b.cast(v, self.ir.buffers[buf].dtype);
+        self.ir.nodes.push(IrNode::Pointwise {
+            out: buf,
+            sizes: t.sizes.clone(),
+            body: b.finish(v),
+        });
+    }
+
+    /// A strided view of `t`, realizing it first if it is lazy.
+    pub fn view_of(&mut self, t: &TensorVal) -> crate::ir::View {
+        match t.as_view() {
+            Some(v) => v,
+            None => self.realize(t).as_view().unwrap(),
+        }
+    }
+
+    fn fallback_arg(&mut self, a: &Arg) -> LResult<FallbackArg> {
+        Ok(match a {
+            Arg::Node(_) => match self.value(a)? {
+                LValue::Tensor(t) => FallbackArg::Tensor(self.view_of(&t)),
+                LValue::Scalar(Scalar::I(i)) => FallbackArg::Const(Arg::Int(i)),
+                LValue::Scalar(Scalar::F(f)) => FallbackArg::Const(Arg::Float(f)),
+                LValue::Scalar(Scalar::B(b)) => FallbackArg::Const(Arg::Bool(b)),
+                LValue::Tuple(_) => return args::fallback("tuple-valued argument"),
+            },
+            Arg::Tuple(xs) => FallbackArg::Tuple(
+                xs.iter()
+                    .map(|x| self.fallback_arg(x))
+                    .collect::<LResult<_>>()?,
+            ),
+            Arg::List(xs) => FallbackArg::List(
+                xs.iter()
+                    .map(|x| self.fallback_arg(x))
+                    .collect::<LResult<_>>()?,
+            ),
+            Arg::Slice(..)
+                if {
+                    let mut v = Vec::new();
+                    a.nodes(&mut v);
+                    !v.is_empty()
+                } =>
+            {
+                return args::fallback("slice with tensor bounds")
+            }
+            other => FallbackArg::Const(other.clone()),
+        })
+    }
+
+    /// Emits a host call for a node the table could not lower.
+    fn fallback(
+        &mut self,
+        target: &fx::Target,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        meta: &NodeMeta,
+        reason: String,
+    ) -> Result<LValue, InductorError> {
+        let unsupported = |m: String| InductorError::Unsupported(m);
+        let fargs = args
+            .iter()
+            .map(|a| self.fallback_arg(a))
+            .collect::<LResult<Vec<_>>>()
+            .map_err(|_| {
+                unsupported(format!(
+                    "cannot pass the arguments of {} to the host",
+                    target.name()
+                ))
+            })?;
+        let fkwargs = kwargs
+            .iter()
+            .map(|(k, a)| Ok((k.clone(), self.fallback_arg(a)?)))
+            .collect::<LResult<Vec<_>>>()
+            .map_err(|_| {
+                unsupported(format!(
+                    "cannot pass the arguments of {} to the host",
+                    target.name()
+                ))
+            })?;
+        let metas: Vec<&TensorMeta> = match meta {
+            NodeMeta::Tensor(t) => vec![t],
+            NodeMeta::Tuple(xs) => xs
+                .iter()
+                .map(known_tensor)
+                .collect::<Option<_>>()
+                .ok_or_else(|| unsupported(format!("{} returns non-tensors", target.name())))?,
+            _ => {
+                return Err(unsupported(format!(
+                    "{} returns a non-tensor",
+                    target.name()
+                )))
+            }
+        };
+        let mut vals = Vec::new();
+        let mut outs = Vec::new();
+        for m in &metas {
+            let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) else {
+                return Err(unsupported("symbolic sizes".into()));
+            };
+            let buf =
+                self.ir
+                    .add_buffer(m.dtype, sizes.clone(), strides.clone(), BufKind::Computed);
+            outs.push(buf);
+            vals.push(LValue::Tensor(TensorVal::buffer(
+                buf, m.dtype, sizes, strides,
+            )));
+        }
+        self.ir.nodes.push(IrNode::Fallback {
+            target: target.clone(),
+            args: fargs,
+            kwargs: fkwargs,
+            outs,
+            reason,
+        });
+        Ok(match meta {
+            NodeMeta::Tensor(_) => vals.pop().unwrap(),
+            _ => LValue::Tuple(vals),
+        })
+    }
+
+    fn lower_outputs(&mut self, values: &[Arg]) -> Result<(), InductorError> {
+        let mut leaves = Vec::new();
+        fn flatten(a: &Arg, out: &mut Vec<NodeId>) -> Result<(), InductorError> {
+            match a {
+                Arg::Node(n) => out.push(*n),
+                Arg::Tuple(xs) | Arg::List(xs) => xs.iter().try_for_each(|x| flatten(x, out))?,
+                other => {
+                    return Err(InductorError::Unsupported(format!(
+                        "non-tensor graph output {other:?}"
+                    )))
+                }
+            }
+            Ok(())
+        }
+        values.iter().try_for_each(|v| flatten(v, &mut leaves))?;
+        for n in leaves {
+            let meta = known_tensor(&self.graph.node(n).meta)
+                .ok_or_else(|| InductorError::Unsupported("non-tensor graph output".into()))?
+                .clone();
+            let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
+                return Err(InductorError::Unsupported("non-tensor graph output".into()));
+            };
+            let spec = match t.as_view() {
+                Some(v) => {
+                    let b = &self.ir.buffers[v.buf];
+                    if v.offset == 0 && v.sizes == b.sizes && v.strides == b.strides {
+                        OutputSpec::Buffer(v.buf)
+                    } else {
+                        OutputSpec::View(v)
+                    }
+                }
+                None => {
+                    let sizes = meta.known_sizes().unwrap();
+                    let strides = meta.known_strides().unwrap();
+                    let strides = if dense_strides(&sizes, &strides) {
+                        strides
+                    } else {
+                        contiguous_strides(&sizes)
+                    };
+                    let r = self.realize_with(&t, strides);
+                    // Later outputs of the same node share the buffer.
+                    self.env.insert(n, LValue::Tensor(r.clone()));
+                    OutputSpec::Buffer(r.as_view().unwrap().buf)
+                }
+            };
+            self.ir.outputs.push(spec);
+        }
+        Ok(())
+    }
+
+    /// Inputs mutated in place get their final value written back, after everything else ran.
+    fn write_back_inputs(&mut self) {
+        let mut done = HashSet::new();
+        let placeholders = self.graph.placeholders();
+        let mut roots: Vec<NodeId> = self.alias_root.values().copied().collect();
+        roots.sort();
+        for root in roots {
+            if !done.insert(root) || !placeholders.contains(&root) {
+                continue;
+            }
+            let Some(LValue::Tensor(t)) = self.env.get(&root).cloned() else {
+                continue;
+            };
+            let NodeKind::Placeholder { index } = self.graph.node(root).kind else {
+                continue;
+            };
+            let input = self
+                .ir
+                .buffers
+                .iter()
+                .position(|b| b.kind == BufKind::Input(index))
+                .unwrap();
+            // Stage through a temporary so the write cannot race reads of the old value.
+            let tmp = self.realize(&t);
+            self.store(input, &tmp);
+            self.ir.mutated_inputs.push(index);
+        }
+    }
+}
+
+/// Whether a layout covers its elements exactly once without gaps (safe to allocate and write).
+pub fn dense_strides(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut dims: Vec<(i64, i64)> = sizes
+        .iter()
+        .zip(strides)
+        .filter(|(s, _)| **s != 1)
+        .map(|(s, st)| (*st, *s))
+        .collect();
+    if sizes.contains(&0) {
+        return true;
+    }
+    dims.sort();
+    let mut expect = 1;
+    for (st, s) in dims {
+        if st != expect {
+            return false;
+        }
+        expect *= s;
+    }
+    true
+}

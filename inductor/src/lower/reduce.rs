@@ -1,0 +1,476 @@
+//! Reductions and the composites built on them: sum/mean/prod/amax/amin/all/any, var/std (two-pass:
+//! mean first, then squared deviations, which is stable where the one-pass formula is not),
+//! logsumexp, softmax/log_softmax (max subtraction), layer_norm and rms_norm.
+
+use fx::{Arg, DType};
+
+use super::args::{bind, fallback, wrap_dim, LResult, Reject};
+use super::value::TensorVal;
+use super::{LValue, Lowerer};
+use crate::index::Idx;
+use crate::ir::{contiguous_strides, BinOp, BodyBuilder, BufKind, IrNode, ReduceOp, Scalar, UnOp};
+
+/// Normalizes a `dim` argument: `None` and `[]` mean every dim.
+fn reduce_dims(dims: Option<Vec<i64>>, ndim: usize) -> LResult<Vec<usize>> {
+    let mut out = match dims {
+        None => (0..ndim).collect(),
+        Some(d) if d.is_empty() => (0..ndim).collect(),
+        Some(d) => d
+            .iter()
+            .map(|&x| wrap_dim(x, ndim))
+            .collect::<LResult<Vec<_>>>()?,
+    };
+    out.sort();
+    let n = out.len();
+    out.dedup();
+    if out.len() != n {
+        return fallback("repeated dim");
+    }
+    if ndim == 0 {
+        out.clear();
+    }
+    Ok(out)
+}
+
+/// Reduces `t` over `dims` with `op`, accumulating and storing in `dtype`.
+/// Always writes a buffer: a reduction result is read by every element of its row.
+pub fn reduce(
+    l: &mut Lowerer,
+    t: &TensorVal,
+    dims: &[usize],
+    keepdim: bool,
+    op: ReduceOp,
+    dtype: DType,
+) -> TensorVal {
+    let kept: Vec<usize> = (0..t.ndim()).filter(|d| !dims.contains(d)).collect();
+    let sizes: Vec<i64> = kept.iter().map(|&d| t.sizes[d]).collect();
+    let rsizes: Vec<i64> = dims.iter().map(|&d| t.sizes[d]).collect();
+    let mut ranges = sizes.clone();
+    ranges.extend(&rsizes);
+    let mut b = BodyBuilder::new(ranges);
+    let vars = b.vars();
+    let mut idx = vec![Idx::constant(0); t.ndim()];
+    for (i, &d) in kept.iter().enumerate() {
+        idx[d] = vars[i].clone();
+    }
+    for (i, &d) in dims.iter().enumerate() {
+        idx[d] = vars[kept.len() + i].clone();
+    }
+    let v = t.load(&mut b, &idx);
+    let v = b.cast(v, dtype);
+    let strides = contiguous_strides(&sizes);
+    let out =
+        l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
+    l.ir.nodes.push(IrNode::Reduction {
+        out,
+        sizes: sizes.clone(),
+        rsizes,
+        op,
+        body: b.finish(v),
+    });
+    let r = TensorVal::buffer(out, dtype, sizes, strides);
+    if keepdim {
+        keep(&r, dims)
+    } else {
+        r
+    }
+}
+
+/// Re-inserts reduced dims as size 1.
+fn keep(r: &TensorVal, dims: &[usize]) -> TensorVal {
+    let mut r = r.clone();
+    for &d in dims {
+        r = r.unsqueeze(d);
+    }
+    r
+}
+
+fn numel_of(t: &TensorVal, dims: &[usize]) -> i64 {
+    dims.iter().map(|&d| t.sizes[d]).product()
+}
+
+fn scale(l: &Lowerer, t: &TensorVal, k: f64) -> LResult<TensorVal> {
+    let _ = l;
+    super::elementwise::pointwise(
+        &[super::elementwise::Operand::T(t.clone())],
+        t.dtype,
+        t.dtype,
+        move |b, v| {
+            let c = b.constant(Scalar::F(k), b.dtype(v[0]));
+            b.binary(BinOp::Mul, v[0], c)
+        },
+    )
+}
+
+pub fn mean(
+    l: &mut Lowerer,
+    t: &TensorVal,
+    dims: &[usize],
+    keepdim: bool,
+    dtype: DType,
+) -> LResult<TensorVal> {
+    if !dtype.is_floating_point() {
+        return fallback("mean of a non-float tensor");
+    }
+    let s = reduce(l, t, dims, keepdim, ReduceOp::Sum, dtype);
+    let n = numel_of(t, dims);
+    scale(l, &s, 1.0 / n as f64).and_then(|v| {
+        if n == 0 {
+            fallback("mean of empty")
+        } else {
+            Ok(v)
+        }
+    })
+}
+
+/// Variance with `correction`, two-pass. Returns (var, mean) with reduced dims kept.
+fn variance(
+    l: &mut Lowerer,
+    t: &TensorVal,
+    dims: &[usize],
+    correction: f64,
+) -> LResult<(TensorVal, TensorVal)> {
+    let d = t.dtype;
+    if !d.is_floating_point() {
+        return fallback("variance of a non-float tensor");
+    }
+    let n = numel_of(t, dims);
+    if n == 0 {
+        return fallback("variance of empty");
+    }
+    let mean = mean(l, t, dims, true, d)?;
+    use super::elementwise::{pointwise, Operand};
+    let dev = pointwise(
+        &[Operand::T(t.clone()), Operand::T(mean.clone())],
+        d,
+        d,
+        |b, v| {
+            let x = b.binary(BinOp::Sub, v[0], v[1]);
+            b.binary(BinOp::Mul, x, x)
+        },
+    )?;
+    let ss = reduce(l, &dev, dims, true, ReduceOp::Sum, d);
+    let denom = (n as f64 - correction).max(0.0);
+    let var =
+        super::elementwise::pointwise(&[super::elementwise::Operand::T(ss)], d, d, move |b, v| {
+            let c = b.constant(Scalar::F(denom), d);
+            b.binary(BinOp::Div, v[0], c)
+        })?;
+    Ok((var, mean))
+}
+
+fn squeeze_dims(t: &TensorVal, dims: &[usize], keepdim: bool) -> TensorVal {
+    if keepdim {
+        t.clone()
+    } else {
+        t.squeeze_dims(dims)
+    }
+}
+
+pub fn reduction_call(
+    l: &mut Lowerer,
+    n: &str,
+    a: &[Arg],
+    kw: &[(String, Arg)],
+) -> LResult<LValue> {
+    let x = l.tensor(
+        a.first()
+            .ok_or_else(|| Reject::Fallback("no input".into()))?,
+    )?;
+    let out = |t: TensorVal| Ok(LValue::Tensor(t));
+    match n {
+        "sum" | "mean" | "prod" => {
+            let b = bind(&["input", "dim", "keepdim", "*", "dtype"], a, kw)?;
+            let dims = reduce_dims(b.dims("dim")?, x.ndim())?;
+            if n == "prod" && b.get("dim").is_some() && b.dims("dim")?.map(|d| d.len()) != Some(1) {
+                return fallback("prod over several dims");
+            }
+            let keepdim = b.bool_or("keepdim", false)?;
+            let dtype = match b.dtype("dtype")? {
+                Some(d) => d,
+                None if n != "mean" && !x.dtype.is_floating_point() => DType::Int64,
+                None => x.dtype,
+            };
+            if !super::supported_dtype(dtype) {
+                return fallback("reduction dtype");
+            }
+            match n {
+                "mean" => out(mean(l, &x, &dims, keepdim, dtype)?),
+                "sum" => out(reduce(l, &x, &dims, keepdim, ReduceOp::Sum, dtype)),
+                _ => out(reduce(l, &x, &dims, keepdim, ReduceOp::Prod, dtype)),
+            }
+        }
+        "amax" | "amin" | "max" | "min" | "all" | "any" => {
+            let (dims, keepdim) = match n {
+                "max" | "min" => {
+                    if a.len() == 2 && kw.is_empty() {
+                        if let LValue::Tensor(_) = l.value(&a[1])? {
+                            let op = if n == "max" { BinOp::Max } else { BinOp::Min };
+                            return super::elementwise::binary(l, &a[0], &a[1], op)
+                                .map(LValue::Tensor);
+                        }
+                    }
+                    if a.len() != 1 || !kw.is_empty() {
+                        return fallback(format!("{n} with dim returns indices"));
+                    }
+                    ((0..x.ndim()).collect::<Vec<_>>(), false)
+                }
+                _ => {
+                    let b = bind(&["input", "dim", "keepdim"], a, kw)?;
+                    (
+                        reduce_dims(b.dims("dim")?, x.ndim())?,
+                        b.bool_or("keepdim", false)?,
+                    )
+                }
+            };
+            if numel_of(&x, &dims) == 0 && !matches!(n, "all" | "any") {
+                return fallback("max/min of an empty dimension raises");
+            }
+            let (op, dtype) = match n {
+                "amax" | "max" => (ReduceOp::Max, x.dtype),
+                "amin" | "min" => (ReduceOp::Min, x.dtype),
+                "all" => (ReduceOp::Min, DType::Bool),
+                _ => (ReduceOp::Max, DType::Bool),
+            };
+            let dtype = if x.dtype == DType::UInt8 && matches!(n, "all" | "any") {
+                DType::UInt8
+            } else {
+                dtype
+            };
+            if matches!(n, "all" | "any") && numel_of(&x, &dims) == 0 {
+                return fallback("all/any over empty");
+            }
+            out(reduce(l, &x, &dims, keepdim, op, dtype))
+        }
+        "var" | "std" => {
+            // var(input, dim=None, *, correction=1, keepdim=False), plus the legacy
+            // var(input, unbiased) and var(input, dim, unbiased, keepdim) forms.
+            let b = if matches!(a.get(1), Some(Arg::Bool(_))) {
+                bind(&["input", "unbiased", "*", "correction"], a, kw)?
+            } else {
+                bind(
+                    &["input", "dim", "unbiased", "keepdim", "*", "correction"],
+                    a,
+                    kw,
+                )?
+            };
+            let dims = reduce_dims(b.dims("dim")?, x.ndim())?;
+            let keepdim = b.bool_or("keepdim", false)?;
+            let correction = match (b.get("correction"), b.get("unbiased")) {
+                (Some(_), Some(_)) => return fallback("both correction and unbiased"),
+                (Some(_), None) => b.float_or("correction", 1.0)?,
+                (None, Some(_)) => b.bool_or("unbiased", true)? as i64 as f64,
+                (None, None) => 1.0,
+            };
+            let (var, _) = variance(l, &x, &dims, correction)?;
+            let r = if n == "std" {
+                super::elementwise::pointwise(
+                    &[super::elementwise::Operand::T(var)],
+                    x.dtype,
+                    x.dtype,
+                    |b, v| b.unary(UnOp::Sqrt, v[0]),
+                )?
+            } else {
+                var
+            };
+            out(squeeze_dims(&r, &dims, keepdim))
+        }
+        "logsumexp" => {
+            let b = bind(&["input", "dim", "keepdim"], a, kw)?;
+            let dims = reduce_dims(
+                Some(
+                    b.dims("dim")?
+                        .ok_or_else(|| Reject::Fallback("no dim".into()))?,
+                ),
+                x.ndim(),
+            )?;
+            let keepdim = b.bool_or("keepdim", false)?;
+            if !x.dtype.is_floating_point() || numel_of(&x, &dims) == 0 {
+                return fallback("logsumexp of ints or empty");
+            }
+            let m = reduce(l, &x, &dims, true, ReduceOp::Max, x.dtype);
+            // An infinite max would give inf - inf; torch substitutes 0 for it.
+            let m = super::elementwise::pointwise(
+                &[super::elementwise::Operand::T(m)],
+                x.dtype,
+                x.dtype,
+                |b, v| {
+                    let a = b.unary(UnOp::Abs, v[0]);
+                    let inf = b.constant(Scalar::F(f64::INFINITY), b.dtype(v[0]));
+                    let isinf = b.binary(BinOp::Eq, a, inf);
+                    let z = b.constant(Scalar::F(0.0), b.dtype(v[0]));
+                    b.where_(isinf, z, v[0])
+                },
+            )?;
+            let e = shifted(&x, &m, UnOp::Exp)?;
+            let s = reduce(l, &e, &dims, true, ReduceOp::Sum, x.dtype);
+            let r = super::elementwise::pointwise(
+                &[
+                    super::elementwise::Operand::T(s),
+                    super::elementwise::Operand::T(m),
+                ],
+                x.dtype,
+                x.dtype,
+                |b, v| {
+                    let lg = b.unary(UnOp::Log, v[0]);
+                    b.binary(BinOp::Add, lg, v[1])
+                },
+            )?;
+            out(squeeze_dims(&r, &dims, keepdim))
+        }
+        _ => fallback(format!("no lowering for {n}")),
+    }
+}
+
+/// `f(x - m)` with `m` broadcast.
+fn shifted(x: &TensorVal, m: &TensorVal, f: UnOp) -> LResult<TensorVal> {
+    use super::elementwise::{pointwise, Operand};
+    pointwise(
+        &[Operand::T(x.clone()), Operand::T(m.clone())],
+        x.dtype,
+        x.dtype,
+        move |b, v| {
+            let d = b.binary(BinOp::Sub, v[0], v[1]);
+            b.unary(f, d)
+        },
+    )
+}
+
+/// softmax / log_softmax along `dim`, with the row max subtracted first.
+pub fn softmax(
+    l: &mut Lowerer,
+    x: &Arg,
+    dim: i64,
+    dtype: Option<DType>,
+    log: bool,
+) -> LResult<TensorVal> {
+    use super::elementwise::{pointwise, Operand};
+    let mut x = l.tensor(x)?;
+    if let Some(d) = dtype {
+        x = pointwise(&[Operand::T(x)], d, d, |_, v| v[0])?;
+    }
+    if !x.dtype.is_floating_point() {
+        return fallback("softmax of a non-float tensor");
+    }
+    // A 0-d tensor reduces over no dims (its softmax is 1, as in torch).
+    let dims: Vec<usize> = if x.ndim() == 0 {
+        wrap_dim(dim, 0)?;
+        vec![]
+    } else {
+        vec![wrap_dim(dim, x.ndim())?]
+    };
+    if dims.iter().any(|&d| x.sizes[d] == 0) {
+        return fallback("softmax over an empty dim");
+    }
+    let m = reduce(l, &x, &dims, true, ReduceOp::Max, x.dtype);
+    let e = shifted(&x, &m, UnOp::Exp)?;
+    let s = reduce(l, &e, &dims, true, ReduceOp::Sum, x.dtype);
+    if log {
+        pointwise(
+            &[Operand::T(x), Operand::T(m), Operand::T(s)],
+            e.dtype,
+            e.dtype,
+            |b, v| {
+                let d = b.binary(BinOp::Sub, v[0], v[1]);
+                let lg = b.unary(UnOp::Log, v[2]);
+                b.binary(BinOp::Sub, d, lg)
+            },
+        )
+    } else {
+        pointwise(&[Operand::T(e), Operand::T(s)], x.dtype, x.dtype, |b, v| {
+            b.binary(BinOp::Div, v[0], v[1])
+        })
+    }
+}
+
+fn trailing_dims(x: &TensorVal, shape: &[i64]) -> LResult<Vec<usize>> {
+    let k = shape.len();
+    if k == 0 || k > x.ndim() || x.sizes[x.ndim() - k..] != *shape {
+        return fallback("normalized_shape does not match the input");
+    }
+    Ok((x.ndim() - k..x.ndim()).collect())
+}
+
+fn affine(
+    l: &Lowerer,
+    y: TensorVal,
+    weight: Option<&Arg>,
+    bias: Option<&Arg>,
+) -> LResult<TensorVal> {
+    use super::elementwise::{pointwise, Operand};
+    let mut ops = vec![Operand::T(y.clone())];
+    for a in [weight, bias].into_iter().flatten() {
+        ops.push(Operand::T(l.tensor(a)?));
+    }
+    let (hw, hb) = (weight.is_some(), bias.is_some());
+    let d = y.dtype;
+    pointwise(&ops, d, d, move |b, v| {
+        let mut r = v[0];
+        let mut k = 1;
+        if hw {
+            r = b.binary(BinOp::Mul, r, v[k]);
+            k += 1;
+        }
+        if hb {
+            r = b.binary(BinOp::Add, r, v[k]);
+        }
+        r
+    })
+}
+
+pub fn layer_norm(
+    l: &mut Lowerer,
+    x: &Arg,
+    shape: &[i64],
+    weight: Option<&Arg>,
+    bias: Option<&Arg>,
+    eps: f64,
+) -> LResult<TensorVal> {
+    use super::elementwise::{pointwise, Operand};
+    let x = l.tensor(x)?;
+    let dims = trailing_dims(&x, shape)?;
+    let (var, mean) = variance(l, &x, &dims, 0.0)?;
+    let d = x.dtype;
+    let y = pointwise(
+        &[Operand::T(x), Operand::T(mean), Operand::T(var)],
+        d,
+        d,
+        move |b, v| {
+            let e = b.constant(Scalar::F(eps), d);
+            let ve = b.binary(BinOp::Add, v[2], e);
+            let r = b.unary(UnOp::Rsqrt, ve);
+            let c = b.binary(BinOp::Sub, v[0], v[1]);
+            b.binary(BinOp::Mul, c, r)
+        },
+    )?;
+    affine(l, y, weight, bias)
+}
+
+pub fn rms_norm(
+    l: &mut Lowerer,
+    x: &Arg,
+    shape: &[i64],
+    weight: Option<&Arg>,
+    eps: Option<f64>,
+) -> LResult<TensorVal> {
+    use super::elementwise::{pointwise, Operand};
+    let x = l.tensor(x)?;
+    let dims = trailing_dims(&x, shape)?;
+    let d = x.dtype;
+    let eps = eps.unwrap_or(match d {
+        DType::Float32 => f32::EPSILON as f64,
+        DType::Float64 => f64::EPSILON,
+        _ => return fallback("rms_norm dtype"),
+    });
+    let sq = pointwise(&[Operand::T(x.clone())], d, d, |b, v| {
+        b.binary(BinOp::Mul, v[0], v[0])
+    })?;
+    let ms = mean(l, &sq, &dims, true, d)?;
+    let y = pointwise(&[Operand::T(x), Operand::T(ms)], d, d, move |b, v| {
+        let e = b.constant(Scalar::F(eps), d);
+        let s = b.binary(BinOp::Add, v[1], e);
+        let r = b.unary(UnOp::Rsqrt, s);
+        b.binary(BinOp::Mul, v[0], r)
+    })?;
+    affine(l, y, weight, None)
+}

@@ -1,0 +1,539 @@
+//! The op table: every spelling of an op (`torch.add`, `x.add`, `x.add_`, `x.__radd__`,
+//! `operator.add`, `operator.iadd`) normalized to one canonical name, then dispatched to its
+//! lowering with the signature of the namespace it was called through (`torch.softmax(input, dim)`
+//! and `F.softmax(input, dim=None, _stacklevel=3, dtype=None)` bind differently).
+
+use fx::{Arg, Target};
+
+use super::args::{self, bind, LResult};
+use super::{elementwise as ew, extern_ops as ext, reduce as red, views, LValue, Lowerer};
+use crate::ir::{BinOp, UnOp};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// `torch.add`: also `torch.Tensor.add` resolves to `Method`.
+    Torch,
+    Method,
+    /// `torch.nn.functional.*`.
+    Functional,
+    /// `operator.*`: Python operators on tensors (operands may be Python numbers, either side).
+    Operator,
+}
+
+/// A call normalized to its canonical op.
+#[derive(Clone, Debug)]
+pub struct Canon {
+    pub spelling: Spelling,
+    pub name: String,
+    /// Mutates its first argument (`add_`, `operator.iadd`, `F.relu(x, inplace=True)`).
+    pub inplace: bool,
+    /// The result may share storage with an argument (views, `contiguous`, `to`, in-place ops).
+    pub may_alias: bool,
+    /// `__radd__` and friends: the operands arrive swapped.
+    pub reflected: bool,
+}
+
+const ALIASING: &[&str] = &[
+    "view",
+    "view_as",
+    "reshape",
+    "reshape_as",
+    "permute",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "expand",
+    "expand_as",
+    "broadcast_to",
+    "squeeze",
+    "unsqueeze",
+    "getitem",
+    "select",
+    "narrow",
+    "flatten",
+    "unflatten",
+    "contiguous",
+    "detach",
+    "alias",
+    "to",
+    "type",
+    "float",
+    "double",
+    "long",
+    "int",
+    "bool",
+    "half",
+    "bfloat16",
+    "movedim",
+    "moveaxis",
+    "split",
+    "chunk",
+    "unbind",
+    "as_strided",
+    "diagonal",
+    "unfold",
+    "real",
+    "view_as_real",
+    "split_with_sizes",
+    "tensor_split",
+    "pos",
+];
+
+/// Python operator module names → torch names.
+fn operator_name(op: &str) -> Option<(&'static str, bool)> {
+    let (base, inplace) = match op.strip_prefix('i') {
+        Some(rest) if !matches!(op, "invert" | "is_" | "is_not" | "index") => (rest, true),
+        _ => (op, false),
+    };
+    let name = match base {
+        "add" => "add",
+        "sub" => "sub",
+        "mul" => "mul",
+        "truediv" => "div",
+        "floordiv" => "floor_divide",
+        "mod" => "remainder",
+        "pow" => "pow",
+        "matmul" => "matmul",
+        "and_" | "and" => "bitwise_and",
+        "or_" | "or" => "bitwise_or",
+        "xor" => "bitwise_xor",
+        "lshift" | "rshift" => return None,
+        _ if inplace => return None,
+        "neg" => "neg",
+        "pos" => "pos",
+        "abs" => "abs",
+        "invert" | "inv" => "bitwise_not",
+        "getitem" => "getitem",
+        "lt" => "lt",
+        "le" => "le",
+        "eq" => "eq",
+        "ne" => "ne",
+        "gt" => "gt",
+        "ge" => "ge",
+        _ => return None,
+    };
+    Some((name, inplace))
+}
+
+/// Where `inplace=` sits positionally in functional signatures.
+fn functional_inplace_pos(name: &str) -> Option<usize> {
+    Some(match name {
+        "relu" | "relu6" | "silu" | "hardswish" | "hardsigmoid" | "mish" | "selu" => 1,
+        "leaky_relu" | "elu" => 2,
+        "hardtanh" | "dropout" => 3,
+        _ => return None,
+    })
+}
+
+pub fn canonical(target: &Target, args: &[Arg], kwargs: &[(String, Arg)]) -> Option<Canon> {
+    let (spelling, raw) = match target {
+        Target::Method(m) => (Spelling::Method, m.as_str()),
+        Target::Function(p) => {
+            let prefixes = [
+                ("torch.nn.functional.", Spelling::Functional),
+                ("torch._C._nn.", Spelling::Functional),
+                ("torch.special.", Spelling::Torch),
+                ("torch.Tensor.", Spelling::Method),
+                ("torch._C.TensorBase.", Spelling::Method),
+                ("torch._C._TensorBase.", Spelling::Method),
+                ("torch._C._VariableFunctions.", Spelling::Torch),
+                ("torch.", Spelling::Torch),
+                ("operator.", Spelling::Operator),
+                ("_operator.", Spelling::Operator),
+            ];
+            let (pre, sp) = prefixes.iter().find(|(pre, _)| p.starts_with(pre))?;
+            let rest = &p[pre.len()..];
+            if rest.contains('.') {
+                return None;
+            }
+            (*sp, rest)
+        }
+    };
+    let (spelling, name, inplace, reflected) = match spelling {
+        Spelling::Operator => {
+            let (n, ip) = operator_name(raw)?;
+            (Spelling::Operator, n.to_string(), ip, false)
+        }
+        Spelling::Method if raw.starts_with("__") && raw.ends_with("__") => {
+            let inner = &raw[2..raw.len() - 2];
+            let (inner, reflected) = match inner.strip_prefix('r') {
+                Some(rest) if operator_name(rest).is_some() && !matches!(inner, "rshift") => {
+                    (rest, true)
+                }
+                _ => (inner, false),
+            };
+            let (n, ip) = operator_name(inner)?;
+            (Spelling::Operator, n.to_string(), ip, reflected)
+        }
+        Spelling::Method if raw.ends_with('_') && !raw.starts_with('_') => (
+            Spelling::Method,
+            raw[..raw.len() - 1].to_string(),
+            true,
+            false,
+        ),
+        sp => {
+            let mut ip = false;
+            if sp == Spelling::Functional {
+                if let Some(pos) = functional_inplace_pos(raw) {
+                    let kw = kwargs.iter().find(|(k, _)| k == "inplace").map(|(_, v)| v);
+                    ip = matches!(kw.or(args.get(pos)), Some(Arg::Bool(true)));
+                }
+            }
+            (sp, raw.to_string(), ip, false)
+        }
+    };
+    let may_alias = inplace || ALIASING.contains(&name.as_str());
+    Some(Canon {
+        spelling,
+        name,
+        inplace,
+        may_alias,
+        reflected,
+    })
+}
+
+fn unary_op(name: &str) -> Option<UnOp> {
+    Some(match name {
+        "abs" | "absolute" => UnOp::Abs,
+        "exp" => UnOp::Exp,
+        "exp2" => UnOp::Exp2,
+        "expm1" => UnOp::Expm1,
+        "log" => UnOp::Log,
+        "log2" => UnOp::Log2,
+        "log10" => UnOp::Log10,
+        "log1p" => UnOp::Log1p,
+        "sqrt" => UnOp::Sqrt,
+        "rsqrt" => UnOp::Rsqrt,
+        "sin" => UnOp::Sin,
+        "cos" => UnOp::Cos,
+        "tan" => UnOp::Tan,
+        "asin" | "arcsin" => UnOp::Asin,
+        "acos" | "arccos" => UnOp::Acos,
+        "atan" | "arctan" => UnOp::Atan,
+        "sinh" => UnOp::Sinh,
+        "cosh" => UnOp::Cosh,
+        "tanh" => UnOp::Tanh,
+        "erf" => UnOp::Erf,
+        "floor" => UnOp::Floor,
+        "ceil" => UnOp::Ceil,
+        "trunc" | "fix" => UnOp::Trunc,
+        "reciprocal" => UnOp::Reciprocal,
+        _ => return None,
+    })
+}
+
+fn binary_op(name: &str) -> Option<BinOp> {
+    Some(match name {
+        "mul" | "multiply" => BinOp::Mul,
+        "maximum" => BinOp::Max,
+        "minimum" => BinOp::Min,
+        "eq" => BinOp::Eq,
+        "ne" | "not_equal" => BinOp::Ne,
+        "lt" | "less" => BinOp::Lt,
+        "le" | "less_equal" => BinOp::Le,
+        "gt" | "greater" => BinOp::Gt,
+        "ge" | "greater_equal" => BinOp::Ge,
+        "bitwise_and" => BinOp::And,
+        "bitwise_or" => BinOp::Or,
+        "bitwise_xor" => BinOp::Xor,
+        "atan2" | "arctan2" => BinOp::Atan2,
+        "floor_divide" => BinOp::FloorDiv,
+        "remainder" => BinOp::Rem,
+        _ => return None,
+    })
+}
+
+/// Lowers a canonical call.
+pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> {
+    use Spelling::*;
+    let swapped;
+    let a = if c.reflected && a.len() == 2 {
+        swapped = [a[1].clone(), a[0].clone()];
+        &swapped[..]
+    } else {
+        a
+    };
+    let n = c.name.as_str();
+    let t = |v: LResult<crate::lower::value::TensorVal>| v.map(LValue::Tensor);
+    if c.spelling == Functional {
+        return functional(l, n, a, kw);
+    }
+    if let Some(op) = unary_op(n) {
+        let b = bind(&["input"], a, kw)?;
+        return t(ew::unary(l, b.req("input")?, op));
+    }
+    if let Some(op) = binary_op(n) {
+        let b = bind(&["input", "other"], a, kw)?;
+        return t(ew::binary(l, b.req("input")?, b.req("other")?, op));
+    }
+    match n {
+        "add" | "sub" | "rsub" => {
+            let b = bind(&["input", "other", "*", "alpha"], a, kw)?;
+            let alpha = b.get("alpha");
+            let (x, y) = (b.req("input")?, b.req("other")?);
+            t(match n {
+                "add" => ew::add(l, x, y, alpha, false),
+                "sub" => ew::add(l, x, y, alpha, true),
+                _ => ew::add(l, y, x, alpha, true).and_then(|v| {
+                    if alpha.is_some() {
+                        args::fallback("rsub with alpha")
+                    } else {
+                        Ok(v)
+                    }
+                }),
+            })
+        }
+        "div" | "divide" | "true_divide" => {
+            let b = bind(&["input", "other", "*", "rounding_mode"], a, kw)?;
+            let mode = b.str_or("rounding_mode", "none")?;
+            t(ew::div(l, b.req("input")?, b.req("other")?, &mode))
+        }
+        "pow" => {
+            let b = bind(&["input", "exponent"], a, kw)?;
+            t(ew::pow(l, b.req("input")?, b.req("exponent")?))
+        }
+        "neg" | "negative" => t(ew::neg(l, bind(&["input"], a, kw)?.req("input")?)),
+        "pos" | "positive" | "clone" | "contiguous" | "detach" | "alias" => {
+            let b = bind(&["input", "*", "memory_format"], a, kw)?;
+            if let Some(Arg::TorchAttr(f)) = b.get("memory_format") {
+                if f != "torch.contiguous_format" && f != "torch.preserve_format" {
+                    return args::fallback(format!("memory_format {f}"));
+                }
+            }
+            t(l.tensor(b.req("input")?))
+        }
+        "sigmoid" => t(ew::sigmoid(l, bind(&["input"], a, kw)?.req("input")?)),
+        "relu" => t(ew::relu(l, bind(&["input"], a, kw)?.req("input")?)),
+        "square" => t(ew::square(l, bind(&["input"], a, kw)?.req("input")?)),
+        "round" => {
+            let b = bind(&["input", "*", "decimals"], a, kw)?;
+            if b.int_or("decimals", 0)? != 0 {
+                return args::fallback("round with decimals");
+            }
+            t(ew::unary(l, b.req("input")?, UnOp::Round))
+        }
+        "isnan" => t(ew::isnan(l, bind(&["input"], a, kw)?.req("input")?)),
+        "logical_not" => t(ew::logical_not(l, bind(&["input"], a, kw)?.req("input")?)),
+        "bitwise_not" => t(ew::bitwise_not(l, bind(&["input"], a, kw)?.req("input")?)),
+        "logical_and" | "logical_or" | "logical_xor" => {
+            let b = bind(&["input", "other"], a, kw)?;
+            let op = match n {
+                "logical_and" => BinOp::And,
+                "logical_or" => BinOp::Or,
+                _ => BinOp::Xor,
+            };
+            t(ew::logical(l, b.req("input")?, b.req("other")?, op))
+        }
+        "where" => {
+            let b = bind(&["condition", "input", "other"], a, kw)?;
+            t(ew::where_(
+                l,
+                b.req("condition")?,
+                b.req("input")?,
+                b.req("other")?,
+            ))
+        }
+        "clamp" | "clip" => {
+            let b = bind(&["input", "min", "max"], a, kw)?;
+            t(ew::clamp(l, b.req("input")?, b.get("min"), b.get("max")))
+        }
+        "clamp_min" => {
+            let b = bind(&["input", "min"], a, kw)?;
+            t(ew::clamp(l, b.req("input")?, Some(b.req("min")?), None))
+        }
+        "clamp_max" => {
+            let b = bind(&["input", "max"], a, kw)?;
+            t(ew::clamp(l, b.req("input")?, None, Some(b.req("max")?)))
+        }
+        "to" | "type" | "float" | "double" | "long" | "int" | "bool" | "short" | "char"
+        | "byte" => t(ew::convert(l, n, a, kw)),
+        "sum" | "mean" | "prod" | "amax" | "amin" | "max" | "min" | "all" | "any" | "var"
+        | "std" | "logsumexp" => red::reduction_call(l, n, a, kw),
+        "softmax" | "log_softmax" => {
+            let b = bind(&["input", "dim", "*", "dtype"], a, kw)
+                .or_else(|_| bind(&["input", "dim", "dtype"], a, kw))?;
+            let dim = b.int_or("dim", i64::MIN)?;
+            if dim == i64::MIN {
+                return args::fallback("softmax without dim");
+            }
+            t(red::softmax(
+                l,
+                b.req("input")?,
+                dim,
+                b.dtype("dtype")?,
+                n == "log_softmax",
+            ))
+        }
+        "mm" | "bmm" | "matmul" => {
+            let b = if c.spelling == Operator {
+                bind(&["input", "other"], a, kw)?
+            } else {
+                bind(&["input", "other"], a, kw).or_else(|_| bind(&["input", "mat2"], a, kw))?
+            };
+            let other = b.get("other").or(b.get("mat2"));
+            let other =
+                other.ok_or_else(|| args::Reject::Fallback("missing second operand".into()))?;
+            t(ext::matmul(l, b.req("input")?, other))
+        }
+        "addmm" => {
+            let b = bind(&["input", "mat1", "mat2", "*", "beta", "alpha"], a, kw)?;
+            t(ext::addmm(
+                l,
+                b.req("input")?,
+                b.req("mat1")?,
+                b.req("mat2")?,
+                b.float_or("beta", 1.0)?,
+                b.float_or("alpha", 1.0)?,
+            ))
+        }
+        _ => views::lower_view(l, c, a, kw),
+    }
+}
+
+/// `torch.nn.functional.*`, whose signatures differ from the `torch.*` ones.
+fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> {
+    let t = |v: LResult<crate::lower::value::TensorVal>| v.map(LValue::Tensor);
+    match n {
+        "relu" | "silu" | "hardswish" | "hardsigmoid" | "relu6" | "mish" => {
+            let x = bind(&["input", "inplace"], a, kw)?.req("input")?;
+            t(match n {
+                "relu" => ew::relu(l, x),
+                "silu" => ew::silu(l, x),
+                "hardswish" => ew::hardswish(l, x, true),
+                "hardsigmoid" => ew::hardswish(l, x, false),
+                "relu6" => ew::hardtanh(l, x, 0.0, 6.0),
+                _ => ew::mish(l, x),
+            })
+        }
+        "sigmoid" | "tanh" => {
+            let x = bind(&["input"], a, kw)?.req("input")?;
+            t(if n == "sigmoid" {
+                ew::sigmoid(l, x)
+            } else {
+                ew::unary(l, x, UnOp::Tanh)
+            })
+        }
+        "gelu" => {
+            let b = bind(&["input", "approximate"], a, kw)?;
+            t(ew::gelu(
+                l,
+                b.req("input")?,
+                &b.str_or("approximate", "none")?,
+            ))
+        }
+        "leaky_relu" => {
+            let b = bind(&["input", "negative_slope", "inplace"], a, kw)?;
+            t(ew::leaky_relu(
+                l,
+                b.req("input")?,
+                b.float_or("negative_slope", 0.01)?,
+            ))
+        }
+        "hardtanh" => {
+            let b = bind(&["input", "min_val", "max_val", "inplace"], a, kw)?;
+            t(ew::hardtanh(
+                l,
+                b.req("input")?,
+                b.float_or("min_val", -1.0)?,
+                b.float_or("max_val", 1.0)?,
+            ))
+        }
+        "elu" => {
+            let b = bind(&["input", "alpha", "inplace"], a, kw)?;
+            t(ew::elu(l, b.req("input")?, b.float_or("alpha", 1.0)?))
+        }
+        "softplus" => {
+            let b = bind(&["input", "beta", "threshold"], a, kw)?;
+            t(ew::softplus(
+                l,
+                b.req("input")?,
+                b.float_or("beta", 1.0)?,
+                b.float_or("threshold", 20.0)?,
+            ))
+        }
+        "dropout" => {
+            let b = bind(&["input", "p", "training", "inplace"], a, kw)?;
+            if b.bool_or("training", true)? && b.float_or("p", 0.5)? != 0.0 {
+                return args::fallback("dropout in training mode");
+            }
+            t(l.tensor(b.req("input")?))
+        }
+        "softmax" | "log_softmax" => {
+            let b = bind(&["input", "dim", "_stacklevel", "dtype"], a, kw)?;
+            let x = l.tensor(b.req("input")?)?;
+            let dim = match b.get("dim") {
+                Some(d) => args::as_int(d)
+                    .ok_or_else(|| args::Reject::Fallback("dim is not an int".into()))?,
+                // torch's legacy implicit dim (`_get_softmax_dim`).
+                None => {
+                    if matches!(x.ndim(), 0 | 1 | 3) {
+                        0
+                    } else {
+                        1
+                    }
+                }
+            };
+            t(red::softmax(
+                l,
+                b.req("input")?,
+                dim,
+                b.dtype("dtype")?,
+                n == "log_softmax",
+            ))
+        }
+        "layer_norm" => {
+            let b = bind(
+                &["input", "normalized_shape", "weight", "bias", "eps"],
+                a,
+                kw,
+            )?;
+            let shape = args::int_list(b.req("normalized_shape")?)
+                .ok_or_else(|| args::Reject::Fallback("normalized_shape".into()))?;
+            t(red::layer_norm(
+                l,
+                b.req("input")?,
+                &shape,
+                b.get("weight"),
+                b.get("bias"),
+                b.float_or("eps", 1e-5)?,
+            ))
+        }
+        "rms_norm" => {
+            let b = bind(&["input", "normalized_shape", "weight", "eps"], a, kw)?;
+            let shape = args::int_list(b.req("normalized_shape")?)
+                .ok_or_else(|| args::Reject::Fallback("normalized_shape".into()))?;
+            let eps = match b.get("eps") {
+                None => None,
+                Some(_) => Some(b.float_or("eps", 0.0)?),
+            };
+            t(red::rms_norm(
+                l,
+                b.req("input")?,
+                &shape,
+                b.get("weight"),
+                eps,
+            ))
+        }
+        "linear" => {
+            let b = bind(&["input", "weight", "bias"], a, kw)?;
+            t(ext::linear(
+                l,
+                b.req("input")?,
+                b.req("weight")?,
+                b.get("bias"),
+            ))
+        }
+        "conv1d" | "conv2d" | "conv3d" => {
+            let b = bind(
+                &[
+                    "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+                ],
+                a,
+                kw,
+            )?;
+            t(ext::conv(l, &b, n))
+        }
+        _ => args::fallback(format!("no lowering for torch.nn.functional.{n}")),
+    }
+}

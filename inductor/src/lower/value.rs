@@ -1,0 +1,368 @@
+//! Lowered tensors: either a strided view of a realized buffer or a lazy loader.
+//!
+//! A lazy tensor is Inductor's "inlined StorageBox": a function from an index to a value, composed
+//! into its consumers instead of being written to memory. Views compose by index arithmetic; on a
+//! realized buffer they stay strided views (so extern calls and graph outputs can take them
+//! without copies, like Inductor's `ReinterpretView`).
+
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use fx::DType;
+
+use crate::index::Idx;
+use crate::ir::{contiguous_strides, linear_index, BodyBuilder, BufId, ValId, View};
+
+/// A loader: computes the element at an index, adding values to the builder.
+pub type LoadFn = Rc<dyn Fn(&mut BodyBuilder, &[Idx]) -> ValId>;
+
+#[derive(Clone)]
+pub enum Kind {
+    Strided {
+        buf: BufId,
+        strides: Vec<i64>,
+        offset: i64,
+    },
+    /// `id` keys the builder's memo table; `ops` is an upper bound on the inlined op count.
+    Lazy { id: u64, f: LoadFn, ops: usize },
+}
+
+#[derive(Clone)]
+pub struct TensorVal {
+    pub dtype: DType,
+    pub sizes: Vec<i64>,
+    pub kind: Kind,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl TensorVal {
+    pub fn buffer(buf: BufId, dtype: DType, sizes: Vec<i64>, strides: Vec<i64>) -> TensorVal {
+        TensorVal {
+            dtype,
+            sizes,
+            kind: Kind::Strided {
+                buf,
+                strides,
+                offset: 0,
+            },
+        }
+    }
+
+    pub fn lazy(dtype: DType, sizes: Vec<i64>, ops: usize, f: LoadFn) -> TensorVal {
+        TensorVal {
+            dtype,
+            sizes,
+            kind: Kind::Lazy {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                f,
+                ops,
+            },
+        }
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.sizes.len()
+    }
+
+    pub fn numel(&self) -> i64 {
+        self.sizes.iter().product()
+    }
+
+    pub fn ops(&self) -> usize {
+        match &self.kind {
+            Kind::Strided { .. } => 0,
+            Kind::Lazy { ops, .. } => *ops,
+        }
+    }
+
+    /// The value at `idx` (one index expression per dimension).
+    pub fn load(&self, b: &mut BodyBuilder, idx: &[Idx]) -> ValId {
+        debug_assert_eq!(idx.len(), self.sizes.len());
+        match &self.kind {
+            Kind::Strided {
+                buf,
+                strides,
+                offset,
+            } => {
+                let e = linear_index(idx, strides, *offset);
+                b.load(*buf, e, self.dtype)
+            }
+            Kind::Lazy { id, f, .. } => {
+                let key = (*id, idx.to_vec());
+                if let Some(&v) = b.memo.get(&key) {
+                    return v;
+                }
+                let v = f(b, idx);
+                b.memo.insert(key, v);
+                v
+            }
+        }
+    }
+
+    /// The strided view, when this is one.
+    pub fn as_view(&self) -> Option<View> {
+        match &self.kind {
+            Kind::Strided {
+                buf,
+                strides,
+                offset,
+            } => Some(View {
+                buf: *buf,
+                sizes: self.sizes.clone(),
+                strides: strides.clone(),
+                offset: *offset,
+            }),
+            Kind::Lazy { .. } => None,
+        }
+    }
+
+    /// A new geometry: `strided` maps (strides, offset) when the view stays strided, `map` maps an
+    /// output index to this tensor's index otherwise.
+    fn view_with(
+        &self,
+        sizes: Vec<i64>,
+        strided: impl FnOnce(&[i64], i64) -> Option<(Vec<i64>, i64)>,
+        map: impl Fn(&mut BodyBuilder, &[Idx]) -> Vec<Idx> + 'static,
+    ) -> TensorVal {
+        if let Kind::Strided {
+            buf,
+            strides,
+            offset,
+        } = &self.kind
+        {
+            if let Some((strides, offset)) = strided(strides, *offset) {
+                return TensorVal {
+                    dtype: self.dtype,
+                    sizes,
+                    kind: Kind::Strided {
+                        buf: *buf,
+                        strides,
+                        offset,
+                    },
+                };
+            }
+        }
+        let inner = self.clone();
+        let ops = self.ops();
+        TensorVal::lazy(
+            self.dtype,
+            sizes,
+            ops,
+            Rc::new(move |b, idx| {
+                let i = map(b, idx);
+                inner.load(b, &i)
+            }),
+        )
+    }
+
+    pub fn permute(&self, dims: &[usize]) -> TensorVal {
+        let sizes = dims.iter().map(|&d| self.sizes[d]).collect();
+        let d1 = dims.to_vec();
+        let d2 = dims.to_vec();
+        self.view_with(
+            sizes,
+            move |st, off| Some((d1.iter().map(|&d| st[d]).collect(), off)),
+            move |_, idx| {
+                let mut out = vec![Idx::constant(0); idx.len()];
+                for (i, &d) in d2.iter().enumerate() {
+                    out[d] = idx[i].clone();
+                }
+                out
+            },
+        )
+    }
+
+    /// Broadcast to `sizes` (which has at least this rank; size-1 dims stretch).
+    pub fn expand(&self, sizes: &[i64]) -> TensorVal {
+        if sizes == self.sizes.as_slice() {
+            return self.clone();
+        }
+        let lead = sizes.len() - self.ndim();
+        let own = self.sizes.clone();
+        let out = sizes.to_vec();
+        let own2 = own.clone();
+        let out2 = out.clone();
+        self.view_with(
+            sizes.to_vec(),
+            move |st, off| {
+                let mut s = vec![0; lead];
+                for (k, &stride) in st.iter().enumerate() {
+                    s.push(if own[k] == 1 && out[lead + k] != 1 {
+                        0
+                    } else {
+                        stride
+                    });
+                }
+                Some((s, off))
+            },
+            move |_, idx| {
+                (0..own2.len())
+                    .map(|k| {
+                        if own2[k] == 1 && out2[lead + k] != 1 {
+                            Idx::constant(0)
+                        } else {
+                            idx[lead + k].clone()
+                        }
+                    })
+                    .collect()
+            },
+        )
+    }
+
+    pub fn unsqueeze(&self, dim: usize) -> TensorVal {
+        let mut sizes = self.sizes.clone();
+        sizes.insert(dim, 1);
+        self.view_with(
+            sizes,
+            move |st, off| {
+                let mut s = st.to_vec();
+                s.insert(dim, 0);
+                Some((s, off))
+            },
+            move |_, idx| {
+                let mut i = idx.to_vec();
+                i.remove(dim);
+                i
+            },
+        )
+    }
+
+    /// Removes the given dims, which must have size 1.
+    pub fn squeeze_dims(&self, dims: &[usize]) -> TensorVal {
+        let keep: Vec<usize> = (0..self.ndim()).filter(|d| !dims.contains(d)).collect();
+        let sizes = keep.iter().map(|&d| self.sizes[d]).collect();
+        let n = self.ndim();
+        let k1 = keep.clone();
+        self.view_with(
+            sizes,
+            move |st, off| Some((k1.iter().map(|&d| st[d]).collect(), off)),
+            move |_, idx| {
+                let mut out = vec![Idx::constant(0); n];
+                for (i, &d) in keep.iter().enumerate() {
+                    out[d] = idx[i].clone();
+                }
+                out
+            },
+        )
+    }
+
+    /// `x[..., start:start+len*step:step, ...]` along `dim` (already clamped by the caller).
+    pub fn slice(&self, dim: usize, start: i64, len: i64, step: i64) -> TensorVal {
+        let mut sizes = self.sizes.clone();
+        sizes[dim] = len;
+        self.view_with(
+            sizes,
+            move |st, off| {
+                let mut s = st.to_vec();
+                s[dim] *= step;
+                Some((s, off + start * st[dim]))
+            },
+            move |_, idx| {
+                let mut i = idx.to_vec();
+                i[dim] = i[dim].scale(step).add_const(start);
+                i
+            },
+        )
+    }
+
+    /// `x.select(dim, index)` with a non-negative index.
+    pub fn select(&self, dim: usize, index: i64) -> TensorVal {
+        let mut sizes = self.sizes.clone();
+        sizes.remove(dim);
+        self.view_with(
+            sizes,
+            move |st, off| {
+                let mut s = st.to_vec();
+                s.remove(dim);
+                Some((s, off + index * st[dim]))
+            },
+            move |_, idx| {
+                let mut i = idx.to_vec();
+                i.insert(dim, Idx::constant(index));
+                i
+            },
+        )
+    }
+
+    /// Same elements in row-major order with new sizes (the numel must match).
+    pub fn reshape(&self, sizes: &[i64]) -> TensorVal {
+        if sizes == self.sizes.as_slice() {
+            return self.clone();
+        }
+        let own = self.sizes.clone();
+        let new = sizes.to_vec();
+        let own2 = own.clone();
+        let new2 = new.clone();
+        self.view_with(
+            sizes.to_vec(),
+            move |st, off| view_strides(&own, st, &new).map(|s| (s, off)),
+            move |b, idx| {
+                let lin = linear_index(idx, &contiguous_strides(&new2), 0);
+                unravel(b, &lin, &own2)
+            },
+        )
+    }
+}
+
+/// Row-major coordinates of a linear index in `sizes`.
+pub fn unravel(b: &BodyBuilder, lin: &Idx, sizes: &[i64]) -> Vec<Idx> {
+    let strides = contiguous_strides(sizes);
+    let total: i64 = sizes.iter().product();
+    sizes
+        .iter()
+        .zip(&strides)
+        .enumerate()
+        .map(|(k, (&s, &st))| {
+            if s == 1 {
+                return Idx::constant(0);
+            }
+            let q = lin.floordiv(st, b.ranges());
+            // The outermost dimension needs no modulo: the linear index is below the numel.
+            if k == 0 || st * s >= total {
+                q
+            } else {
+                q.modulo(s, b.ranges())
+            }
+        })
+        .collect()
+}
+
+/// Strides for viewing a strided tensor with new sizes without copying (torch's `computeStride`),
+/// or `None` when the view needs a copy.
+pub fn view_strides(old: &[i64], old_strides: &[i64], new: &[i64]) -> Option<Vec<i64>> {
+    let numel: i64 = old.iter().product();
+    if numel == 0 {
+        return Some(contiguous_strides(new));
+    }
+    let mut new_strides = vec![0i64; new.len()];
+    let mut view_d = new.len() as i64 - 1;
+    let mut chunk_base_stride = *old_strides.last().unwrap_or(&1);
+    let mut tensor_numel = 1i64;
+    let mut view_numel = 1i64;
+    for tensor_d in (0..old.len()).rev() {
+        tensor_numel *= old[tensor_d];
+        let boundary = tensor_d == 0
+            || (old[tensor_d - 1] != 1
+                && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride);
+        if boundary {
+            while view_d >= 0 && (view_numel < tensor_numel || new[view_d as usize] == 1) {
+                new_strides[view_d as usize] = view_numel * chunk_base_stride;
+                view_numel *= new[view_d as usize];
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return None;
+            }
+            if tensor_d > 0 {
+                chunk_base_stride = old_strides[tensor_d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    if view_d != -1 {
+        return None;
+    }
+    Some(new_strides)
+}

@@ -1,0 +1,353 @@
+//! View ops: reshape, permute, expand, squeeze, slicing (`x[1:, None, ..., 0]`), select, narrow,
+//! split/chunk/unbind. None copies: each becomes index arithmetic on its input (or new strides when
+//! the input is a realized buffer).
+
+use fx::Arg;
+
+use super::args::{self, as_int, bind, fallback, sizes_arg, wrap_dim, LResult, Reject};
+use super::table::{Canon, Spelling};
+use super::value::TensorVal;
+use super::{LValue, Lowerer};
+
+pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> {
+    let n = c.name.as_str();
+    let method = c.spelling == Spelling::Method;
+    if n == "getitem" {
+        return getitem(l, a, kw);
+    }
+    let first = a
+        .first()
+        .ok_or_else(|| Reject::Fallback(format!("{n} without arguments")))?;
+    let x = l.tensor(first)?;
+    let t = |v: TensorVal| Ok(LValue::Tensor(v));
+    match n {
+        "view" | "reshape" => {
+            if matches!(a.get(1), Some(Arg::DType(_))) {
+                return fallback("view as another dtype");
+            }
+            let sizes = if method {
+                sizes_arg(a, kw, &["size", "shape"])?
+            } else {
+                let b = bind(&["input", "shape"], a, kw)?;
+                args::int_list(b.req("shape")?).ok_or_else(|| Reject::Fallback("shape".into()))?
+            };
+            t(x.reshape(&infer_size(&sizes, x.numel())?))
+        }
+        "view_as" | "reshape_as" | "expand_as" => {
+            let b = bind(&["input", "other"], a, kw)?;
+            let other = l.tensor(b.req("other")?)?;
+            if n == "expand_as" {
+                expand(&x, &other.sizes).map(LValue::Tensor)
+            } else {
+                t(x.reshape(&infer_size(&other.sizes, x.numel())?))
+            }
+        }
+        "expand" | "broadcast_to" => {
+            let sizes = if n == "expand" {
+                let kw2: Vec<(String, Arg)> = kw
+                    .iter()
+                    .filter(|(k, _)| k != "implicit")
+                    .cloned()
+                    .collect();
+                sizes_arg(a, &kw2, &["size"])?
+            } else {
+                let b = bind(&["input", "size"], a, kw)?;
+                args::int_list(b.req("size")?).ok_or_else(|| Reject::Fallback("size".into()))?
+            };
+            expand(&x, &sizes).map(LValue::Tensor)
+        }
+        "permute" => {
+            let dims = if method {
+                sizes_arg(a, kw, &["dims"])?
+            } else {
+                let b = bind(&["input", "dims"], a, kw)?;
+                args::int_list(b.req("dims")?).ok_or_else(|| Reject::Fallback("dims".into()))?
+            };
+            let dims = dims
+                .iter()
+                .map(|&d| wrap_dim(d, x.ndim()))
+                .collect::<LResult<Vec<_>>>()?;
+            let mut sorted = dims.clone();
+            sorted.sort();
+            if sorted != (0..x.ndim()).collect::<Vec<_>>() {
+                return fallback("permute dims are not a permutation");
+            }
+            t(x.permute(&dims))
+        }
+        "transpose" | "swapaxes" | "swapdims" => {
+            let b = bind(&["input", "dim0", "dim1"], a, kw)
+                .or_else(|_| bind(&["input", "axis0", "axis1"], a, kw))?;
+            let d0 = wrap_dim(b.int_or("dim0", b.int_or("axis0", 0)?)?, x.ndim())?;
+            let d1 = wrap_dim(b.int_or("dim1", b.int_or("axis1", 0)?)?, x.ndim())?;
+            t(transpose(&x, d0, d1))
+        }
+        "t" => {
+            bind(&["input"], a, kw)?;
+            match x.ndim() {
+                0 | 1 => t(x),
+                2 => t(transpose(&x, 0, 1)),
+                _ => fallback("t() of a tensor with more than 2 dims"),
+            }
+        }
+        "flatten" => {
+            let b = bind(&["input", "start_dim", "end_dim"], a, kw)?;
+            if x.ndim() == 0 {
+                return t(x.reshape(&[1]));
+            }
+            let s = wrap_dim(b.int_or("start_dim", 0)?, x.ndim())?;
+            let e = wrap_dim(b.int_or("end_dim", -1)?, x.ndim())?;
+            if s > e {
+                return fallback("flatten start_dim after end_dim");
+            }
+            let mut sizes: Vec<i64> = x.sizes[..s].to_vec();
+            sizes.push(x.sizes[s..=e].iter().product());
+            sizes.extend(&x.sizes[e + 1..]);
+            t(x.reshape(&sizes))
+        }
+        "squeeze" => {
+            let b = bind(&["input", "dim"], a, kw)?;
+            let dims: Vec<usize> = match b.dims("dim")? {
+                None => (0..x.ndim()).filter(|&d| x.sizes[d] == 1).collect(),
+                Some(ds) => {
+                    let mut v = Vec::new();
+                    for d in ds {
+                        let d = wrap_dim(d, x.ndim())?;
+                        if x.ndim() > 0 && x.sizes[d] == 1 && !v.contains(&d) {
+                            v.push(d);
+                        }
+                    }
+                    v
+                }
+            };
+            t(x.squeeze_dims(&dims))
+        }
+        "unsqueeze" => {
+            let b = bind(&["input", "dim"], a, kw)?;
+            let d = wrap_dim(b.int_or("dim", i64::MIN)?, x.ndim() + 1)?;
+            t(x.unsqueeze(d))
+        }
+        "select" => {
+            let b = bind(&["input", "dim", "index"], a, kw)?;
+            let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
+            t(select(&x, d, b.int_or("index", 0)?)?)
+        }
+        "narrow" => {
+            let b = bind(&["input", "dim", "start", "length"], a, kw)?;
+            let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
+            let mut start = b.int_or("start", 0)?;
+            let len = b.int_or("length", 0)?;
+            if start < 0 {
+                start += x.sizes[d];
+            }
+            if start < 0 || len < 0 || start + len > x.sizes[d] {
+                return fallback("narrow out of range");
+            }
+            t(x.slice(d, start, len, 1))
+        }
+        "unbind" => {
+            let b = bind(&["input", "dim"], a, kw)?;
+            let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
+            Ok(LValue::Tuple(
+                (0..x.sizes[d])
+                    .map(|i| LValue::Tensor(x.select(d, i)))
+                    .collect(),
+            ))
+        }
+        "split" | "chunk" => {
+            let (d, pieces) = if n == "chunk" {
+                let b = bind(&["input", "chunks", "dim"], a, kw)?;
+                let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
+                let chunks = b.int_or("chunks", 0)?;
+                if chunks <= 0 {
+                    return fallback("chunks must be positive");
+                }
+                let size = x.sizes[d];
+                let each = (size + chunks - 1) / chunks;
+                (d, split_sizes(size, each.max(1)))
+            } else {
+                let b = bind(&["input", "split_size_or_sections", "dim"], a, kw)
+                    .or_else(|_| bind(&["input", "split_size", "dim"], a, kw))?;
+                let arg = b.get("split_size_or_sections").or(b.get("split_size"));
+                let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
+                match arg {
+                    Some(Arg::Int(s)) if *s > 0 => (d, split_sizes(x.sizes[d], *s)),
+                    Some(a @ (Arg::List(_) | Arg::Tuple(_))) => {
+                        let v = args::int_list(a)
+                            .ok_or_else(|| Reject::Fallback("split sizes".into()))?;
+                        if v.iter().sum::<i64>() != x.sizes[d] || v.iter().any(|&s| s < 0) {
+                            return fallback("split sizes do not add up");
+                        }
+                        (d, v)
+                    }
+                    _ => return fallback("split size"),
+                }
+            };
+            let mut start = 0;
+            let mut out = Vec::new();
+            for p in pieces {
+                out.push(LValue::Tensor(x.slice(d, start, p, 1)));
+                start += p;
+            }
+            Ok(LValue::Tuple(out))
+        }
+        _ => fallback(format!("no lowering for {n}")),
+    }
+}
+
+fn split_sizes(total: i64, each: i64) -> Vec<i64> {
+    if total == 0 {
+        return vec![0];
+    }
+    let mut v = Vec::new();
+    let mut left = total;
+    while left > 0 {
+        v.push(each.min(left));
+        left -= each;
+    }
+    v
+}
+
+fn transpose(x: &TensorVal, d0: usize, d1: usize) -> TensorVal {
+    if x.ndim() == 0 {
+        return x.clone();
+    }
+    let mut p: Vec<usize> = (0..x.ndim()).collect();
+    p.swap(d0, d1);
+    x.permute(&p)
+}
+
+fn select(x: &TensorVal, d: usize, index: i64) -> LResult<TensorVal> {
+    let size = x.sizes[d];
+    let i = if index < 0 { index + size } else { index };
+    if i < 0 || i >= size {
+        return fallback("index out of range");
+    }
+    Ok(x.select(d, i))
+}
+
+/// One `-1` in a view's sizes stands for what is left of the numel.
+fn infer_size(sizes: &[i64], numel: i64) -> LResult<Vec<i64>> {
+    let mut out = sizes.to_vec();
+    let known: i64 = sizes.iter().filter(|&&s| s != -1).product();
+    match sizes.iter().filter(|&&s| s == -1).count() {
+        0 => {}
+        1 if known != 0 && numel % known == 0 => {
+            let i = sizes.iter().position(|&s| s == -1).unwrap();
+            out[i] = numel / known;
+        }
+        _ => return fallback("cannot infer view size"),
+    }
+    if out.iter().product::<i64>() != numel || out.iter().any(|&s| s < 0) {
+        return fallback("view size does not match numel");
+    }
+    Ok(out)
+}
+
+/// `expand`: new leading dims, size-1 dims stretched, `-1` keeps a size.
+fn expand(x: &TensorVal, sizes: &[i64]) -> LResult<TensorVal> {
+    if sizes.len() < x.ndim() {
+        return fallback("expand to fewer dims");
+    }
+    let lead = sizes.len() - x.ndim();
+    let mut target = sizes.to_vec();
+    for (k, &s) in x.sizes.iter().enumerate() {
+        let want = &mut target[lead + k];
+        if *want == -1 {
+            *want = s;
+        } else if s != 1 && s != *want {
+            return fallback("expand of a non-singleton dim");
+        }
+    }
+    if target[..lead].iter().any(|&s| s < 0) {
+        return fallback("expand with -1 in a new dim");
+    }
+    Ok(x.expand(&target))
+}
+
+fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> {
+    if a.len() != 2 || !kw.is_empty() {
+        return fallback("getitem arity");
+    }
+    let base = l.value(&a[0])?;
+    let x = match base {
+        LValue::Tuple(items) => {
+            let i = as_int(&a[1]).ok_or_else(|| Reject::Fallback("tuple index".into()))?;
+            let n = items.len() as i64;
+            let i = if i < 0 { i + n } else { i };
+            return items
+                .get(i as usize)
+                .cloned()
+                .ok_or_else(|| Reject::Fallback("tuple index out of range".into()));
+        }
+        LValue::Tensor(t) => t,
+        LValue::Scalar(_) => return fallback("getitem on a number"),
+    };
+    let items: Vec<&Arg> = match &a[1] {
+        Arg::Tuple(xs) => xs.iter().collect(),
+        other => vec![other],
+    };
+    let consuming = items
+        .iter()
+        .filter(|i| matches!(i, Arg::Int(_) | Arg::Slice(..)))
+        .count();
+    if items.iter().filter(|i| matches!(i, Arg::Ellipsis)).count() > 1 || consuming > x.ndim() {
+        return fallback("too many indices");
+    }
+    let mut t = x;
+    let mut dim = 0usize;
+    for item in items {
+        match item {
+            Arg::Int(i) => t = select(&t, dim, *i)?,
+            Arg::None => {
+                t = t.unsqueeze(dim);
+                dim += 1;
+            }
+            Arg::Ellipsis => dim += t.ndim() - dim - remaining_consuming(&a[1], dim, &t),
+            Arg::Slice(s, e, st) => {
+                let size = t.sizes[dim];
+                let step = match &**st {
+                    Arg::None => 1,
+                    Arg::Int(v) if *v > 0 => *v,
+                    _ => return fallback("slice step must be a positive int"),
+                };
+                let bound = |v: &Arg, default: i64| -> LResult<i64> {
+                    Ok(match v {
+                        Arg::None => default,
+                        Arg::Int(v) => {
+                            let v = if *v < 0 { v + size } else { *v };
+                            v.clamp(0, size)
+                        }
+                        _ => return fallback("slice bound is not an int"),
+                    })
+                };
+                let start = bound(s, 0)?;
+                let stop = bound(e, size)?;
+                let len = if stop > start {
+                    (stop - start + step - 1) / step
+                } else {
+                    0
+                };
+                t = t.slice(dim, start, len, step);
+                dim += 1;
+            }
+            _ => return fallback("advanced indexing"),
+        }
+    }
+    Ok(LValue::Tensor(t))
+}
+
+/// Dims still to be consumed after an ellipsis (so it can skip the rest).
+fn remaining_consuming(index: &Arg, _dim: usize, _t: &TensorVal) -> usize {
+    let items: Vec<&Arg> = match index {
+        Arg::Tuple(xs) => xs.iter().collect(),
+        other => vec![other],
+    };
+    let pos = items
+        .iter()
+        .position(|i| matches!(i, Arg::Ellipsis))
+        .unwrap_or(0);
+    items[pos + 1..]
+        .iter()
+        .filter(|i| matches!(i, Arg::Int(_) | Arg::Slice(..)))
+        .count()
+}

@@ -1,0 +1,175 @@
+//! What running a lowered graph needs besides kernels, shared by the compiled path and the
+//! reference interpreter: checking inputs, host tensors per buffer, extern and fallback calls,
+//! and assembling outputs. Sharing it means the interpreter checks exactly the kernels.
+
+use crate::error::RunError;
+use crate::host::{Host, HostArg, HostValue, TensorDesc};
+use crate::ir::{BufId, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, View};
+
+pub(crate) struct Runtime<'a, H: Host> {
+    pub host: &'a mut H,
+    pub ir: &'a IrGraph,
+    /// The host tensor holding each buffer, once it exists.
+    pub tensors: Vec<Option<H::Tensor>>,
+}
+
+impl<'a, H: Host> Runtime<'a, H> {
+    pub fn new(
+        host: &'a mut H,
+        ir: &'a IrGraph,
+        inputs: &[H::Tensor],
+    ) -> Result<Self, RunError<H::Error>> {
+        if inputs.len() != ir.num_inputs {
+            return Err(RunError::Arity {
+                expected: ir.num_inputs,
+                got: inputs.len(),
+            });
+        }
+        let mut tensors = vec![None; ir.buffers.len()];
+        for (id, b) in ir.buffers.iter().enumerate() {
+            if let BufKind::Input(i) = b.kind {
+                let d = host.describe(&inputs[i]);
+                let want = TensorDesc {
+                    dtype: b.dtype,
+                    sizes: b.sizes.clone(),
+                    strides: b.strides.clone(),
+                };
+                if !same_geometry(&d, &want) {
+                    return Err(RunError::Input {
+                        index: i,
+                        msg: format!("compiled for {want:?}, got {d:?}"),
+                    });
+                }
+                tensors[id] = Some(inputs[i].clone());
+            }
+        }
+        Ok(Runtime { host, ir, tensors })
+    }
+
+    /// The buffer's tensor, allocating it with its declared layout if it does not exist yet.
+    pub fn tensor(&mut self, buf: BufId) -> Result<H::Tensor, RunError<H::Error>> {
+        if let Some(t) = &self.tensors[buf] {
+            return Ok(t.clone());
+        }
+        let b = &self.ir.buffers[buf];
+        let t = self
+            .host
+            .empty_strided(b.dtype, &b.sizes, &b.strides)
+            .map_err(RunError::Host)?;
+        self.tensors[buf] = Some(t.clone());
+        Ok(t)
+    }
+
+    pub fn ptr(&mut self, buf: BufId) -> Result<*mut u8, RunError<H::Error>> {
+        let t = self.tensor(buf)?;
+        Ok(self.host.data_ptr(&t))
+    }
+
+    fn view(&mut self, v: &View) -> Result<H::Tensor, RunError<H::Error>> {
+        let t = self.tensor(v.buf)?;
+        let b = &self.ir.buffers[v.buf];
+        if v.offset == 0 && v.sizes == b.sizes && v.strides == b.strides {
+            return Ok(t);
+        }
+        self.host
+            .as_strided(&t, &v.sizes, &v.strides, v.offset)
+            .map_err(RunError::Host)
+    }
+
+    fn arg(&mut self, a: &FallbackArg) -> Result<HostArg<H::Tensor>, RunError<H::Error>> {
+        Ok(match a {
+            FallbackArg::Const(c) => HostArg::Const(c.clone()),
+            FallbackArg::Tensor(v) => HostArg::Tensor(self.view(v)?),
+            FallbackArg::Tuple(xs) => {
+                HostArg::Tuple(xs.iter().map(|x| self.arg(x)).collect::<Result<_, _>>()?)
+            }
+            FallbackArg::List(xs) => {
+                HostArg::List(xs.iter().map(|x| self.arg(x)).collect::<Result<_, _>>()?)
+            }
+        })
+    }
+
+    /// Runs an extern or fallback node (kernels are the caller's business).
+    pub fn run_host_node(&mut self, node: &IrNode) -> Result<(), RunError<H::Error>> {
+        match node {
+            IrNode::Extern { out, call, inputs } => {
+                let ins = inputs
+                    .iter()
+                    .map(|v| self.view(v))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let o = self.tensor(*out)?;
+                self.host.run_extern(call, &ins, &o).map_err(RunError::Host)
+            }
+            IrNode::Fallback {
+                target,
+                args,
+                kwargs,
+                outs,
+                ..
+            } => {
+                let a = args
+                    .iter()
+                    .map(|x| self.arg(x))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let k = kwargs
+                    .iter()
+                    .map(|(n, x)| Ok((n.clone(), self.arg(x)?)))
+                    .collect::<Result<Vec<_>, RunError<H::Error>>>()?;
+                let r = self
+                    .host
+                    .run_fallback(target, &a, &k)
+                    .map_err(RunError::Host)?;
+                let results = match r {
+                    HostValue::Tensor(t) => vec![t],
+                    HostValue::Seq(ts) => ts,
+                };
+                if results.len() != outs.len() {
+                    return Err(RunError::FallbackResult {
+                        target: target.name().to_string(),
+                        msg: format!("{} results, expected {}", results.len(), outs.len()),
+                    });
+                }
+                for (t, &buf) in results.into_iter().zip(outs) {
+                    let b = &self.ir.buffers[buf];
+                    let d = self.host.describe(&t);
+                    if d.dtype != b.dtype || d.sizes != b.sizes {
+                        return Err(RunError::FallbackResult {
+                            target: target.name().to_string(),
+                            msg: format!("{d:?}, expected {:?} {:?}", b.dtype, b.sizes),
+                        });
+                    }
+                    if d.strides == b.strides || b.sizes.contains(&0) {
+                        self.tensors[buf] = Some(t);
+                    } else {
+                        // Kernels bake the layout in: copy into the layout the graph promised.
+                        let dst = self.tensor(buf)?;
+                        self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
+                    }
+                }
+                Ok(())
+            }
+            _ => unreachable!("kernels are run by the caller"),
+        }
+    }
+
+    pub fn outputs(&mut self) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
+        let specs = self.ir.outputs.clone();
+        specs
+            .iter()
+            .map(|s| match s {
+                OutputSpec::Buffer(b) => self.tensor(*b),
+                OutputSpec::View(v) => self.view(v),
+            })
+            .collect()
+    }
+}
+
+/// Geometry equality, ignoring strides of size-1 dims (they never affect addressing).
+pub fn same_geometry(a: &TensorDesc, b: &TensorDesc) -> bool {
+    a.dtype == b.dtype
+        && a.sizes == b.sizes
+        && a.sizes
+            .iter()
+            .zip(a.strides.iter().zip(&b.strides))
+            .all(|(s, (x, y))| *s <= 1 || x == y)
+}

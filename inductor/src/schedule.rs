@@ -1,0 +1,323 @@
+//! The scheduler: groups IR nodes into kernels, decides which buffers exist in memory, and plans
+//! buffer reuse.
+//!
+//! A kernel iterates an outer ("row") space `O` in parallel and, per row, runs its nodes as
+//! stages over an inner space `R`: a reduction accumulates over `R`, an inner pointwise node
+//! computes `O ++ R`, a row pointwise node computes `O`. This is Inductor's C++ rule
+//! (`vars1 == vars2 + reduce2`): softmax is one kernel of three stages (max, sum, normalize),
+//! layer_norm one kernel (mean, variance, normalize).
+//!
+//! A node joins the current kernel when its iteration space fits and every read of a buffer the
+//! kernel produces is of the element the same row/point just produced (index expressions compare
+//! structurally: Inductor's `MemoryDep` matching). Values read only inside their kernel stay in
+//! registers (same stage) or row locals (reductions) and are never allocated.
+
+use std::collections::HashMap;
+
+use crate::index::Idx;
+use crate::ir::{linear_index, BufId, BufKind, IrGraph, IrNode, OutputSpec};
+
+/// Where a node sits in its kernel's loop nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Computed once per outer point (reductions, pointwise over `O`).
+    Row,
+    /// Computed for every point of `O ++ R`.
+    Inner,
+}
+
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub outer: Vec<i64>,
+    pub inner: Vec<i64>,
+    /// IR node indices in execution order, with their level and stage number.
+    pub nodes: Vec<(usize, Level, usize)>,
+    /// Write-back kernels (into graph inputs) never take other nodes.
+    pub closed: bool,
+}
+
+impl Kernel {
+    pub fn has_reduction(&self, ir: &IrGraph) -> bool {
+        self.nodes
+            .iter()
+            .any(|(n, _, _)| matches!(ir.nodes[*n], IrNode::Reduction { .. }))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Kernel(usize),
+    /// An extern or fallback IR node.
+    Host(usize),
+}
+
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    pub kernels: Vec<Kernel>,
+    pub steps: Vec<Step>,
+    /// Whether each buffer exists in memory.
+    pub materialized: Vec<bool>,
+    /// Buffer whose (dead) storage a buffer takes over.
+    pub reuse: Vec<Option<BufId>>,
+    /// Buffers whose tensors can be dropped after each step.
+    pub free_after: Vec<Vec<BufId>>,
+    /// Kernel (index) producing each buffer, if any.
+    pub producer_kernel: Vec<Option<usize>>,
+}
+
+/// The store index of `buf` written by a node of `level` in a kernel with `n_outer` outer vars.
+fn store_index(ir: &IrGraph, buf: BufId, level: Level, n_outer: usize) -> Idx {
+    let b = &ir.buffers[buf];
+    let n = match level {
+        Level::Row => n_outer,
+        Level::Inner => b.sizes.len(),
+    };
+    let vars: Vec<Idx> = (0..n as u32).map(Idx::var).collect();
+    linear_index(&vars, &b.strides, 0)
+}
+
+fn classify(node: &IrNode, outer: &[i64], inner: &[i64]) -> Option<Level> {
+    match node {
+        IrNode::Reduction { sizes, rsizes, .. } => {
+            (sizes == outer && rsizes == inner).then_some(Level::Row)
+        }
+        IrNode::Pointwise { sizes, .. } => {
+            let full: Vec<i64> = outer.iter().chain(inner).copied().collect();
+            if *sizes == full {
+                Some(Level::Inner)
+            } else if sizes == outer {
+                Some(Level::Row)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+pub fn schedule(ir: &IrGraph) -> Schedule {
+    let nb = ir.buffers.len();
+    let mut kernels: Vec<Kernel> = Vec::new();
+    let mut steps = Vec::new();
+    let mut producer_kernel: Vec<Option<usize>> = vec![None; nb];
+    // For buffers produced by a kernel: (level, stage).
+    let mut produced_at: Vec<Option<(Level, usize)>> = vec![None; nb];
+    let mut current: Option<usize> = None;
+
+    for (ni, node) in ir.nodes.iter().enumerate() {
+        let (out, body) = match node {
+            IrNode::Pointwise { out, body, .. } | IrNode::Reduction { out, body, .. } => {
+                (*out, body)
+            }
+            _ => {
+                current = None;
+                steps.push(Step::Host(ni));
+                continue;
+            }
+        };
+        let write_back = matches!(ir.buffers[out].kind, BufKind::Input(_));
+        let joined = current.filter(|_| !write_back).and_then(|k| {
+            let kern = &kernels[k];
+            if kern.closed {
+                return None;
+            }
+            // A flexible (pure pointwise, R = []) kernel can adopt a reduction's split.
+            let (outer, inner) = match node {
+                IrNode::Reduction { sizes, rsizes, .. }
+                    if kern.inner.is_empty()
+                        && !kern.has_reduction(ir)
+                        && kern.nodes.iter().all(|(_, l, _)| *l == Level::Inner)
+                        && sizes.iter().chain(rsizes).copied().collect::<Vec<_>>()
+                            == kern.outer =>
+                {
+                    (sizes.clone(), rsizes.clone())
+                }
+                _ => (kern.outer.clone(), kern.inner.clone()),
+            };
+            let level = classify(node, &outer, &inner)?;
+            for (b, idx) in body.loads() {
+                if producer_kernel[b] == Some(k) {
+                    let (plevel, _) = produced_at[b].unwrap();
+                    if plevel == Level::Inner
+                        && level == Level::Row
+                        && !matches!(node, IrNode::Reduction { .. })
+                    {
+                        return None;
+                    }
+                    if *idx != store_index(ir, b, plevel, outer.len()) {
+                        return None;
+                    }
+                }
+            }
+            Some((k, outer, inner, level))
+        });
+        let k = match joined {
+            Some((k, outer, inner, level)) => {
+                let kern = &mut kernels[k];
+                kern.outer = outer;
+                kern.inner = inner;
+                let last = kern.nodes.last().map(|(_, l, s)| (*l, *s));
+                let is_red = matches!(node, IrNode::Reduction { .. });
+                let stage = match last {
+                    Some((Level::Inner, s))
+                        if level == Level::Inner && !is_red && !stage_is_reduction(ir, kern, s) =>
+                    {
+                        s
+                    }
+                    Some((_, s)) => s + 1,
+                    None => 0,
+                };
+                kern.nodes.push((ni, level, stage));
+                produced_at[out] = Some((level, stage));
+                k
+            }
+            None => {
+                let (outer, inner) = match node {
+                    IrNode::Reduction { sizes, rsizes, .. } => (sizes.clone(), rsizes.clone()),
+                    IrNode::Pointwise { sizes, .. } => (sizes.clone(), vec![]),
+                    _ => unreachable!(),
+                };
+                let level = if matches!(node, IrNode::Reduction { .. }) {
+                    Level::Row
+                } else {
+                    Level::Inner
+                };
+                kernels.push(Kernel {
+                    name: format!("kernel{}", kernels.len()),
+                    outer,
+                    inner,
+                    nodes: vec![(ni, level, 0)],
+                    closed: write_back,
+                });
+                produced_at[out] = Some((level, 0));
+                steps.push(Step::Kernel(kernels.len() - 1));
+                current = Some(kernels.len() - 1);
+                kernels.len() - 1
+            }
+        };
+        producer_kernel[out] = Some(k);
+    }
+
+    // Materialization: outputs, inputs, host-produced buffers, and anything read across
+    // kernels or across stages.
+    let mut materialized = vec![false; nb];
+    for (b, decl) in ir.buffers.iter().enumerate() {
+        if matches!(decl.kind, BufKind::Input(_)) || producer_kernel[b].is_none() {
+            materialized[b] = true;
+        }
+    }
+    for o in &ir.outputs {
+        match o {
+            OutputSpec::Buffer(b) => materialized[*b] = true,
+            OutputSpec::View(v) => materialized[v.buf] = true,
+        }
+    }
+    let step_of_kernel: HashMap<usize, usize> = steps
+        .iter()
+        .enumerate()
+        .filter_map(|(s, st)| match st {
+            Step::Kernel(k) => Some((*k, s)),
+            _ => None,
+        })
+        .collect();
+    let mut last_use = vec![0usize; nb];
+    let mut def_step = vec![usize::MAX; nb];
+    for (s, st) in steps.iter().enumerate() {
+        let nodes: Vec<(usize, Option<(Level, usize)>)> = match st {
+            Step::Kernel(k) => kernels[*k]
+                .nodes
+                .iter()
+                .map(|(n, l, st)| (*n, Some((*l, *st))))
+                .collect(),
+            Step::Host(n) => vec![(*n, None)],
+        };
+        for (n, place) in nodes {
+            for b in ir.nodes[n].outputs() {
+                def_step[b] = def_step[b].min(s);
+            }
+            for b in ir.nodes[n].reads() {
+                last_use[b] = s;
+                let same_kernel = matches!(st, Step::Kernel(k) if producer_kernel[b] == Some(*k));
+                if !same_kernel {
+                    materialized[b] = true;
+                    continue;
+                }
+                let (plevel, pstage) = produced_at[b].unwrap();
+                let (_, stage) = place.unwrap();
+                if plevel == Level::Inner && stage != pstage {
+                    materialized[b] = true;
+                }
+            }
+        }
+    }
+    let _ = step_of_kernel;
+
+    // Reuse: a dead intermediate's storage goes to a later buffer of the same dtype and size.
+    let escapes = |b: BufId| {
+        matches!(ir.buffers[b].kind, BufKind::Input(_))
+            || ir.outputs.iter().any(|o| match o {
+                OutputSpec::Buffer(x) => *x == b,
+                OutputSpec::View(v) => v.buf == b,
+            })
+    };
+    let mut reuse = vec![None; nb];
+    let mut free_after = vec![Vec::new(); steps.len()];
+    let mut pool: Vec<BufId> = Vec::new();
+    let mut order: Vec<BufId> = (0..nb).filter(|&b| def_step[b] != usize::MAX).collect();
+    order.sort_by_key(|&b| def_step[b]);
+    let mut released = vec![false; nb];
+    // Host-returned tensors may alias the host's own tensors: never scratch space.
+    let mut host_owned = vec![false; nb];
+    for n in &ir.nodes {
+        if let IrNode::Fallback { outs, .. } = n {
+            outs.iter().for_each(|&b| host_owned[b] = true);
+        }
+    }
+    for s in 0..steps.len() {
+        // Buffers defined here may take storage freed by earlier steps.
+        for &b in order.iter().filter(|&&b| def_step[b] == s) {
+            let host_alloc =
+                matches!(steps[s], Step::Host(n) if matches!(ir.nodes[n], IrNode::Fallback { .. }));
+            if !materialized[b] || escapes(b) || host_alloc {
+                continue;
+            }
+            let d = &ir.buffers[b];
+            if let Some(pos) = pool.iter().position(|&x| {
+                let o = &ir.buffers[x];
+                o.dtype == d.dtype && o.storage_numel() == d.storage_numel()
+            }) {
+                reuse[b] = Some(pool.remove(pos));
+            }
+        }
+        // Buffers last read here die after it.
+        for b in 0..nb {
+            if materialized[b]
+                && !escapes(b)
+                && !released[b]
+                && def_step[b] != usize::MAX
+                && last_use[b].max(def_step[b]) == s
+            {
+                released[b] = true;
+                free_after[s].push(b);
+                if !host_owned[b] {
+                    pool.push(b);
+                }
+            }
+        }
+    }
+    Schedule {
+        kernels,
+        steps,
+        materialized,
+        reuse,
+        free_after,
+        producer_kernel,
+    }
+}
+
+fn stage_is_reduction(ir: &IrGraph, k: &Kernel, stage: usize) -> bool {
+    k.nodes
+        .iter()
+        .any(|(n, _, s)| *s == stage && matches!(ir.nodes[*n], IrNode::Reduction { .. }))
+}
