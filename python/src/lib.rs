@@ -28,6 +28,8 @@ impl CompiledFunction {
     fn new(py: Python<'_>, fn_: Py<PyAny>, backend: Py<PyAny>, fullgraph: bool) -> Self {
         let b = if backend.bind(py).is_none() {
             Backend::Eager
+        } else if backend.bind(py).extract::<String>().map(|s| s == "inductor").unwrap_or(false) {
+            Backend::Inductor
         } else {
             Backend::Python(backend.clone_ref(py))
         };

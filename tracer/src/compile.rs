@@ -22,6 +22,8 @@ pyo3::create_exception!(torchferro, RecompileError, pyo3::exceptions::PyRuntimeE
 /// Which compiler a compiled region uses.
 pub enum Backend {
     Eager,
+    /// The Rust inductor (`backend="inductor"`, the default).
+    Inductor,
     /// A Python callable `backend(gm, example_inputs) -> callable`.
     Python(Py<PyAny>),
 }
@@ -36,6 +38,7 @@ impl CompileConfig {
     pub fn backend_key(&self) -> usize {
         match &self.backend {
             Backend::Eager => 1,
+            Backend::Inductor => 2,
             Backend::Python(f) => f.as_ptr() as usize,
         }
     }
@@ -270,10 +273,28 @@ fn build_entry(
     crate::passes::dead_code_elimination(&mut output.graph);
     let graph_code = crate::passes::python_code(&output.graph);
     let backend_started = std::time::Instant::now();
+    let mut output_code: Option<String> = None;
     let runner = match &cfg.backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
         _ if output.graph.op_count() == 0 => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
         Backend::Eager => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
+        Backend::Inductor => {
+            match crate::inductor_host::InductorProgram::try_new(&output.graph, &output.callables, crate::guards::grad_enabled(py)) {
+                Ok(Some(p)) => {
+                    let reasons = p.fallback_reasons();
+                    if !reasons.is_empty() {
+                        crate::log::inductor_fallbacks(py, info, &reasons);
+                    }
+                    output_code = Some(p.source().to_string());
+                    Runner::Inductor(p)
+                }
+                Ok(None) => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
+                Err(why) => {
+                    crate::log::inductor_fallbacks(py, info, &[format!("the whole graph runs on the eager backend: {why}")]);
+                    Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
+                }
+            }
+        }
         Backend::Python(f) => {
             let gm = crate::fx_export::graph_module(py, &output)?;
             let examples = PyList::new(py, output.example_inputs.iter().map(|e| e.bind(py)))?;
@@ -290,6 +311,7 @@ fn build_entry(
             builtins: builtins.clone().unbind(),
             runner,
             output: template,
+            passthrough: passthrough(&output.graph),
         },
     )?;
     let backend_secs = backend_started.elapsed().as_secs_f64();
@@ -325,6 +347,7 @@ fn build_entry(
             break_reason,
             timings: &[("trace", trace_secs), ("backend", backend_secs), ("codegen", codegen_started.elapsed().as_secs_f64())],
             transformed_code: &transformed,
+            output_code: output_code.as_deref(),
         },
     );
     Ok(CacheEntry {
@@ -337,6 +360,23 @@ fn build_entry(
         transformed_code: transformed.unbind(),
         direct: plan.is_none(),
     })
+}
+
+/// (output index, input index) for graph outputs that are placeholders.
+fn passthrough(graph: &fx::Graph) -> Vec<(usize, usize)> {
+    let Some(out) = graph.output_node() else { return Vec::new() };
+    let NodeKind::Output { values } = &graph.node(out).kind else { return Vec::new() };
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| match v {
+            Arg::Node(n) => match graph.node(*n).kind {
+                NodeKind::Placeholder { index } => Some((i, index)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<OutputTemplate, TraceError> {

@@ -14,6 +14,7 @@ pub mod frame;
 pub mod fx_export;
 pub mod guards;
 pub mod hook;
+pub mod inductor_host;
 pub mod interp;
 pub mod log;
 pub mod output;

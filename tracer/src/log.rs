@@ -95,6 +95,8 @@ pub struct CompileEvent<'a, 'py> {
     /// Phase name and seconds.
     pub timings: &'a [(&'static str, f64)],
     pub transformed_code: &'a Bound<'py, PyAny>,
+    /// The C source the inductor generated, if it compiled this graph.
+    pub output_code: Option<&'a str>,
 }
 
 /// Hands a structured event to `torchferro._events.emit` (explain, trace files, reports).
@@ -132,6 +134,7 @@ pub fn compile_event(py: Python<'_>, info: &CodeInfo, ev: &CompileEvent<'_, '_>)
         }
         d.set_item("timings", t)?;
         d.set_item("transformed_code", ev.transformed_code)?;
+        d.set_item("output_code", ev.output_code)?;
         Ok(())
     });
 }
@@ -149,6 +152,19 @@ pub fn compiled(py: Python<'_>, info: &CodeInfo, id: (u32, u32), graph: &str, gu
     );
     tracing::debug!(target: "torchferro::graph", "{text}");
     py_log(py, "torchferro.graph", "debug", &text);
+}
+
+pub fn inductor_fallbacks(py: Python<'_>, info: &CodeInfo, reasons: &[String]) {
+    let text = format!(
+        "inductor: {} op(s) of {} ({}:{}) run through torch instead of generated kernels:\n  {}",
+        reasons.len(),
+        info.name,
+        info.filename,
+        info.firstlineno,
+        reasons.join("\n  ")
+    );
+    tracing::info!(target: "torchferro::inductor", "{text}");
+    py_log(py, "torchferro.inductor", "info", &text);
 }
 
 pub fn warn(py: Python<'_>, msg: &str) {

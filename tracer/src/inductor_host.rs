@@ -1,0 +1,209 @@
+//! The Rust inductor as a backend: compiled kernels run on torch tensors, with torch (through
+//! its Python API) as the `Host` that allocates memory and runs GEMMs, convolutions and the ops
+//! the inductor falls back on.
+
+use std::collections::HashMap;
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use fx::{DType, Graph, NodeKind, NodeMeta, Target};
+use inductor::{ExternCall, Host, HostArg, HostValue, TensorDesc};
+
+use crate::error::TraceError;
+use crate::output::{arg_to_py, dtype_of};
+
+/// Torch as the inductor's host. Tensors are Python `torch.Tensor` objects.
+pub struct TorchHost<'a, 'py> {
+    py: Python<'py>,
+    torch: Bound<'py, PyModule>,
+    /// Callables of the graph's function targets, for fallbacks.
+    callables: &'a HashMap<String, Py<PyAny>>,
+}
+
+impl<'a, 'py> TorchHost<'a, 'py> {
+    pub fn new(py: Python<'py>, callables: &'a HashMap<String, Py<PyAny>>) -> PyResult<Self> {
+        Ok(TorchHost { py, torch: py.import("torch")?, callables })
+    }
+
+    fn dtype(&self, d: DType) -> PyResult<Bound<'py, PyAny>> {
+        self.torch.getattr(d.torch_name())
+    }
+
+    fn host_arg(&self, a: &HostArg<Py<PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        Ok(match a {
+            HostArg::Tensor(t) => t.bind(py).clone(),
+            HostArg::Const(c) => arg_to_py(py, c, &mut |_, _| Err(TraceError::internal("a node in a constant"))).map_err(to_pyerr)?,
+            HostArg::Tuple(items) => PyTuple::new(py, items.iter().map(|i| self.host_arg(i)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
+            HostArg::List(items) => PyList::new(py, items.iter().map(|i| self.host_arg(i)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
+        })
+    }
+}
+
+fn to_pyerr(e: TraceError) -> PyErr {
+    match e {
+        TraceError::Python(e) => e,
+        TraceError::UserError { error, .. } => error,
+        other => pyo3::exceptions::PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+impl<'py> Host for TorchHost<'_, 'py> {
+    type Tensor = Py<PyAny>;
+    type Error = PyErr;
+
+    fn empty_strided(&mut self, dtype: DType, sizes: &[i64], strides: &[i64]) -> PyResult<Py<PyAny>> {
+        let kw = PyDict::new(self.py);
+        kw.set_item(intern!(self.py, "dtype"), self.dtype(dtype)?)?;
+        Ok(self.torch.getattr(intern!(self.py, "empty_strided"))?.call((sizes.to_vec(), strides.to_vec()), Some(&kw))?.unbind())
+    }
+
+    fn as_strided(&mut self, base: &Py<PyAny>, sizes: &[i64], strides: &[i64], offset: i64) -> PyResult<Py<PyAny>> {
+        let b = base.bind(self.py);
+        let base_offset: i64 = b.call_method0(intern!(self.py, "storage_offset"))?.extract()?;
+        Ok(b.call_method1(intern!(self.py, "as_strided"), (sizes.to_vec(), strides.to_vec(), base_offset + offset))?.unbind())
+    }
+
+    fn describe(&self, t: &Py<PyAny>) -> TensorDesc {
+        let t = t.bind(self.py);
+        let py = self.py;
+        TensorDesc {
+            dtype: t.getattr(intern!(py, "dtype")).ok().and_then(|d| dtype_of(py, &d).ok()).unwrap_or(DType::Float32),
+            sizes: t.getattr(intern!(py, "shape")).and_then(|s| s.extract()).unwrap_or_default(),
+            strides: t.call_method0(intern!(py, "stride")).and_then(|s| s.extract()).unwrap_or_default(),
+        }
+    }
+
+    fn data_ptr(&mut self, t: &Py<PyAny>) -> *mut u8 {
+        let p: usize = t.bind(self.py).call_method0(intern!(self.py, "data_ptr")).and_then(|p| p.extract()).unwrap_or(0);
+        p as *mut u8
+    }
+
+    fn copy_into(&mut self, dst: &Py<PyAny>, src: &Py<PyAny>) -> PyResult<()> {
+        dst.bind(self.py).call_method1(intern!(self.py, "copy_"), (src.bind(self.py),))?;
+        Ok(())
+    }
+
+    fn run_extern(&mut self, call: &ExternCall, inputs: &[Py<PyAny>], out: &Py<PyAny>) -> PyResult<()> {
+        let py = self.py;
+        let args: Vec<Bound<'py, PyAny>> = inputs.iter().map(|t| t.bind(py).clone()).collect();
+        let kw = PyDict::new(py);
+        kw.set_item(intern!(py, "out"), out.bind(py))?;
+        match call {
+            ExternCall::Mm | ExternCall::Bmm | ExternCall::Matmul => {
+                let name = match call {
+                    ExternCall::Mm => "mm",
+                    ExternCall::Bmm => "bmm",
+                    _ => "matmul",
+                };
+                self.torch.getattr(name)?.call((&args[0], &args[1]), Some(&kw))?;
+            }
+            ExternCall::Convolution { stride, padding, dilation, transposed, output_padding, groups } => {
+                let bias = args.get(2).cloned().unwrap_or_else(|| py.None().into_bound(py));
+                let r = self.torch.getattr("convolution")?.call1((
+                    &args[0],
+                    &args[1],
+                    bias,
+                    stride.clone(),
+                    padding.clone(),
+                    dilation.clone(),
+                    *transposed,
+                    output_padding.clone(),
+                    *groups,
+                ))?;
+                out.bind(py).call_method1("copy_", (r,))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn run_fallback(
+        &mut self,
+        target: &Target,
+        args: &[HostArg<Py<PyAny>>],
+        kwargs: &[(String, HostArg<Py<PyAny>>)],
+    ) -> PyResult<HostValue<Py<PyAny>>> {
+        let py = self.py;
+        let pargs: Vec<Bound<'py, PyAny>> = args.iter().map(|a| self.host_arg(a)).collect::<PyResult<_>>()?;
+        let kw = PyDict::new(py);
+        for (k, a) in kwargs {
+            kw.set_item(k, self.host_arg(a)?)?;
+        }
+        let r = match target {
+            Target::Function(path) => {
+                let f = self
+                    .callables
+                    .get(path)
+                    .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro: no callable for {path}")))?;
+                f.bind(py).call(PyTuple::new(py, pargs)?, Some(&kw))?
+            }
+            Target::Method(name) => {
+                let recv = pargs.first().cloned().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a method call without a receiver"))?;
+                recv.call_method(name.as_str(), PyTuple::new(py, &pargs[1..])?, Some(&kw))?
+            }
+        };
+        if let Ok(t) = r.cast::<PyTuple>() {
+            return Ok(HostValue::Seq(t.iter().map(|x| x.unbind()).collect()));
+        }
+        if let Ok(l) = r.cast::<PyList>() {
+            return Ok(HostValue::Seq(l.iter().map(|x| x.unbind()).collect()));
+        }
+        Ok(HostValue::Tensor(r.unbind()))
+    }
+}
+
+/// A graph compiled by the Rust inductor, with what fallbacks need to call torch.
+pub struct InductorProgram {
+    compiled: inductor::CompiledGraph,
+    callables: HashMap<String, Py<PyAny>>,
+}
+
+impl InductorProgram {
+    /// Compiles `graph` if the inductor can run it: CPU tensors only, and no input that needs
+    /// autograd (compiled kernels record no backward). `Ok(None)` means "use the eager runner".
+    pub fn try_new(graph: &Graph, callables: &[(fx::NodeId, Py<PyAny>)], grad_enabled: bool) -> Result<Option<InductorProgram>, String> {
+        for (_, n) in graph.nodes() {
+            match &n.meta {
+                NodeMeta::Tensor(t) => {
+                    if t.device.kind != "cpu" {
+                        return Err(format!("a tensor on {} (the inductor's CPU backend only)", t.device));
+                    }
+                    if grad_enabled && t.requires_grad && matches!(n.kind, NodeKind::Placeholder { .. }) {
+                        return Err("an input that requires grad (no backward yet)".into());
+                    }
+                }
+                NodeMeta::Tuple(_) | NodeMeta::None => {}
+                _ if matches!(n.kind, NodeKind::Output { .. }) => {}
+                _ => {}
+            }
+        }
+        let compiled = inductor::compile(graph, &inductor::Options::default()).map_err(|e| e.to_string())?;
+        let mut map = HashMap::new();
+        for (id, c) in callables {
+            if let NodeKind::Call { target: Target::Function(path), .. } = &graph.node(*id).kind {
+                map.insert(path.clone(), c.clone());
+            }
+        }
+        Ok(Some(InductorProgram { compiled, callables: map }))
+    }
+
+    pub fn source(&self) -> &str {
+        self.compiled.source()
+    }
+
+    pub fn fallback_reasons(&self) -> Vec<String> {
+        self.compiled.fallback_reasons()
+    }
+
+    pub fn run<'py>(&self, py: Python<'py>, inputs: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let mut host = TorchHost::new(py, &self.callables)?;
+        let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
+        let outs = self.compiled.run(&mut host, &inputs).map_err(|e| match e {
+            inductor::RunError::Host(e) => e,
+            other => pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro inductor: {other}")),
+        })?;
+        Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
+    }
+}
