@@ -406,6 +406,14 @@ fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<Ou
         ),
         Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
         Var::Method { recv, name } => OutputTemplate::Attr(Box::new(template_of(py, recv, outs)?), name.clone()),
+        Var::BoundMethod { func, self_ } => {
+            let name: String = func
+                .as_py(py)
+                .and_then(|f| f.getattr("__name__").ok())
+                .and_then(|n| n.extract().ok())
+                .ok_or_else(|| TraceError::unsupported("a bound method without a name"))?;
+            OutputTemplate::Attr(Box::new(template_of(py, self_, outs)?), name)
+        }
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
             v.as_py(py).ok_or_else(|| TraceError::internal("size without a value"))?.unbind(),
         ),

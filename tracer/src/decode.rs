@@ -64,6 +64,10 @@ pub enum Op {
     JumpIfTrueOrPop,
     JumpIfFalseOrPop,
     ReturnValue,
+    FormatValue,
+    BuildString,
+    ImportName,
+    ImportFrom,
     /// Anything else: tracing stops here with the instruction's name as the reason.
     Unsupported,
 }
@@ -151,6 +155,10 @@ fn op_of(name: &str, arg: u32) -> Op {
         "JUMP_IF_TRUE_OR_POP" => Op::JumpIfTrueOrPop,
         "JUMP_IF_FALSE_OR_POP" => Op::JumpIfFalseOrPop,
         "RETURN_VALUE" => Op::ReturnValue,
+        "FORMAT_VALUE" => Op::FormatValue,
+        "BUILD_STRING" => Op::BuildString,
+        "IMPORT_NAME" => Op::ImportName,
+        "IMPORT_FROM" => Op::ImportFrom,
         _ => Op::Unsupported,
     }
 }

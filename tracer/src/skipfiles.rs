@@ -10,11 +10,16 @@ static PREFIXES: OnceLock<Vec<String>> = OnceLock::new();
 fn prefixes(py: Python<'_>) -> &'static Vec<String> {
     PREFIXES.get_or_init(|| {
         let mut out = Vec::new();
+        // The directory of a package (never of a single-file module, whose directory is
+        // site-packages itself and would swallow all user libraries).
         let dir_of = |module: &str| -> Option<String> {
             let m = py.import(module).ok()?;
             let file: String = m.getattr("__file__").ok()?.extract().ok()?;
-            let p = std::path::Path::new(&file).parent()?;
-            Some(format!("{}/", p.display()))
+            let path = std::path::Path::new(&file);
+            if module != "os" && path.file_name()? != "__init__.py" {
+                return None;
+            }
+            Some(format!("{}/", path.parent()?.display()))
         };
         for m in ["torch", "torchferro"] {
             if let Some(d) = dir_of(m) {

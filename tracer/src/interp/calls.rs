@@ -42,6 +42,7 @@ impl Frame<'_, '_> {
             Var::Method { recv, name } => match *recv {
                 Var::Tensor(t) => self.tensor_method(t, &name, args, kwargs),
                 Var::List(l) => self.list_method(l, &name, args),
+                Var::Dict(d) => self.dict_method(d, &name, args),
                 other => {
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
                     let obj = other.as_py(py).ok_or_else(|| {
@@ -103,12 +104,20 @@ impl Frame<'_, '_> {
                 }
             }
         }
+        if let Ok(owner) = f.getattr(intern!(py, "__self__")) {
+            if !owner.is_none() && super::ops::is_immutable_const(&owner) && f.get_type().name().map(|n| n == "builtin_function_or_method").unwrap_or(false) {
+                if let Some(r) = self.fold(f, &args, &kwargs)? {
+                    return Ok(r);
+                }
+            }
+        }
         if module == "_operator" || module == "operator" {
             if kwargs.is_empty() && !name.is_empty() {
                 return self.operator(name.trim_start_matches("__").trim_end_matches("__"), args);
             }
         }
-        let is_torch = module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C");
+        let is_torch = (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
+            && !module.starts_with("torch.nn.modules");
         if is_torch && (has_tensor || FACTORIES.contains(&name.as_str())) {
             if module.starts_with("torch._dynamo") || module.starts_with("torch.compiler") || name == "compile" {
                 return Err(TraceError::unsupported(format!("calling {module}.{name}")));
@@ -192,7 +201,8 @@ impl Frame<'_, '_> {
     fn inlinable(&self, f: &Bound<'_, PyAny>) -> Result<bool, TraceError> {
         let py = self.tx.py;
         let filename: String = f.getattr("__code__")?.getattr("co_filename")?.extract()?;
-        Ok(!crate::skipfiles::is_skipped(py, &filename) && !filename.starts_with("<frozen"))
+        // torch.nn's own module code is inlined like user code (its helpers call torch ops).
+        Ok((!crate::skipfiles::is_skipped(py, &filename) || filename.contains("/torch/nn/modules/")) && !filename.starts_with("<frozen"))
     }
 
     /// Calls `f` for real on known Python values (pure functions only).
@@ -215,7 +225,42 @@ impl Frame<'_, '_> {
 
     fn call_builtin(&mut self, f: &Bound<'_, PyAny>, name: &str, args: Vec<Var>, kwargs: Vec<(String, Var)>) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        // Module containers iterate as their children (with sources), so builtins see a list.
+        let args: Vec<Var> = if matches!(name, "enumerate" | "zip" | "reversed" | "list" | "tuple" | "len") {
+            let mut out = Vec::new();
+            for a in args {
+                match &a {
+                    Var::Py(o, Some(src)) if super::ops::is_nn_module(py, o.bind(py))? && name != "len" => {
+                        let items = self.module_children(o.bind(py).clone(), src.clone())?;
+                        out.push(Var::list(items));
+                    }
+                    _ => out.push(a),
+                }
+            }
+            out
+        } else {
+            args
+        };
         match (name, args.as_slice()) {
+            ("getattr", [obj, name]) | ("getattr", [obj, name, _]) => {
+                let n: String = name.as_py(py).ok_or_else(|| TraceError::unsupported("getattr with a computed name"))?.extract()?;
+                return match self.getattr(obj.clone(), &n) {
+                    Ok(v) => Ok(v),
+                    Err(e) if args.len() == 3 && has_no_attr(py, obj, &n) => {
+                        let _ = e;
+                        Ok(args[2].clone())
+                    }
+                    Err(e) => Err(e),
+                };
+            }
+            ("hasattr", [obj, name]) => {
+                let n: String = name.as_py(py).ok_or_else(|| TraceError::unsupported("hasattr with a computed name"))?.extract()?;
+                if let Var::Tensor(_) = obj {
+                    let t = py.import("torch")?.getattr("Tensor")?;
+                    return Ok(Var::py_const(py, t.hasattr(n.as_str())?));
+                }
+                return Ok(Var::py_const(py, !has_no_attr(py, obj, &n)));
+            }
             ("len", [Var::Tensor(t)]) => {
                 let n = t.meta.sizes.first().and_then(|d| d.known()).ok_or_else(|| TraceError::unsupported("len() of a 0-d tensor"))?;
                 return Ok(Var::py_const(py, n));
@@ -250,6 +295,63 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         Err(TraceError::unsupported(format!("builtin {name}() on these arguments")))
+    }
+
+    fn dict_method(&mut self, d: std::rc::Rc<std::cell::RefCell<Vec<(Py<PyAny>, Var)>>>, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let key_of = |v: &Var| -> Result<Bound<'_, PyAny>, TraceError> {
+            v.as_py(py).ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
+        };
+        let find = |d: &[(Py<PyAny>, Var)], k: &Bound<'_, PyAny>| d.iter().position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false));
+        let mutating = matches!(name, "pop" | "update" | "setdefault" | "clear" | "popitem");
+        if mutating && self.tx.is_external_dict(&d) {
+            return Err(TraceError::unsupported(format!("mutating an input dict (dict.{name})")));
+        }
+        match (name, args.as_slice()) {
+            ("get", [k]) | ("get", [k, _]) => {
+                let k = key_of(k)?;
+                let b = d.borrow();
+                Ok(match find(&b, &k) {
+                    Some(i) => b[i].1.clone(),
+                    None => args.get(1).cloned().unwrap_or_else(|| Var::none(py)),
+                })
+            }
+            ("pop", [k]) | ("pop", [k, _]) => {
+                let k = key_of(k)?;
+                let mut b = d.borrow_mut();
+                match find(&b, &k) {
+                    Some(i) => Ok(b.remove(i).1),
+                    None => args.get(1).cloned().ok_or_else(|| TraceError::unsupported("dict.pop of a missing key (the frame raises KeyError)")),
+                }
+            }
+            ("setdefault", [k, v]) => {
+                let key = key_of(k)?;
+                let mut b = d.borrow_mut();
+                match find(&b, &key) {
+                    Some(i) => Ok(b[i].1.clone()),
+                    None => {
+                        b.push((key.unbind(), v.clone()));
+                        Ok(v.clone())
+                    }
+                }
+            }
+            ("keys", []) => Ok(Var::list(d.borrow().iter().map(|(k, _)| Var::Py(k.clone_ref(py), None)).collect())),
+            ("values", []) => Ok(Var::list(d.borrow().iter().map(|(_, v)| v.clone()).collect())),
+            ("items", []) => Ok(Var::list(d.borrow().iter().map(|(k, v)| Var::Tuple(vec![Var::Py(k.clone_ref(py), None), v.clone()])).collect())),
+            ("copy", []) => Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(d.borrow().clone())))),
+            ("update", [Var::Dict(other)]) => {
+                let other = other.borrow().clone();
+                let mut b = d.borrow_mut();
+                for (k, v) in other {
+                    match find(&b, k.bind(py)) {
+                        Some(i) => b[i].1 = v,
+                        None => b.push((k, v)),
+                    }
+                }
+                Ok(Var::none(py))
+            }
+            _ => Err(TraceError::unsupported(format!("dict.{name} with these arguments"))),
+        }
     }
 
     fn list_method(&mut self, l: std::rc::Rc<std::cell::RefCell<Vec<Var>>>, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
@@ -469,6 +571,14 @@ impl Frame<'_, '_> {
         let mut all = vec![this];
         all.extend(args);
         self.inline_call(&fv, all, kwargs)
+    }
+}
+
+/// Whether reading `name` from a known object fails (for `getattr` defaults and `hasattr`).
+fn has_no_attr(py: Python<'_>, obj: &Var, name: &str) -> bool {
+    match obj.as_py(py) {
+        Some(o) => !o.hasattr(name).unwrap_or(false),
+        None => false,
     }
 }
 

@@ -226,6 +226,12 @@ impl<'a, 'py> Frame<'a, 'py> {
         let mut steps = 0usize;
         loop {
             if Some(self.pc) == break_at {
+                // Arguments not read yet are live too: wrap them so the resume function gets them.
+                for i in 0..self.code.nargs.min(self.code.nlocals) {
+                    if self.locals[i].is_none() {
+                        self.load_local(i)?;
+                    }
+                }
                 return Ok(End::Break {
                     index: self.pc,
                     stack: self.stack.clone(),
@@ -437,10 +443,12 @@ impl<'a, 'py> Frame<'a, 'py> {
 
     /// Iterating a `Sequential` or `ModuleList` yields its children (a `ModuleDict`, its keys),
     /// each read through `_modules` so guards stay plain dict reads.
-    fn module_children(&mut self, m: Bound<'py, PyAny>, src: Source) -> Result<Vec<Var>, TraceError> {
+    pub(super) fn module_children(&mut self, m: Bound<'py, PyAny>, src: Source) -> Result<Vec<Var>, TraceError> {
         let py = self.tx.py;
         let tyname = m.get_type().name()?.to_string();
-        if !matches!(tyname.as_str(), "Sequential" | "ModuleList" | "ModuleDict") {
+        let nn = py.import("torch.nn")?;
+        let is_dict = m.is_instance(&nn.getattr("ModuleDict")?)?;
+        if !(is_dict || m.is_instance(&nn.getattr("Sequential")?)? || m.is_instance(&nn.getattr("ModuleList")?)?) {
             return Err(TraceError::unsupported(format!("iterating a {tyname}")));
         }
         let modules = m.getattr("_modules")?;
@@ -449,7 +457,7 @@ impl<'a, 'py> Frame<'a, 'py> {
         self.tx.guards.add(py, &src.attr(py, "_modules"), crate::guards::Check::Len(keys.len()));
         let mut out = Vec::new();
         for k in keys {
-            if tyname == "ModuleDict" {
+            if is_dict {
                 out.push(Var::py_const(py, k));
                 continue;
             }

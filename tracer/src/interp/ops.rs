@@ -368,6 +368,11 @@ impl Frame<'_, '_> {
                 return Ok(Var::BoundMethod { func: Box::new(func), self_: Box::new(this) });
             }
         }
+        // A method of an immutable constant (`"a".startswith`): a new object on every read, so it
+        // is not guarded itself; the receiver already is.
+        if is_immutable_const(obj) && v.getattr("__self__").map(|o| o.is(obj)).unwrap_or(false) {
+            return Ok(Var::Py(v.unbind(), None));
+        }
         self.tx.wrap(v, src)
     }
 
@@ -420,6 +425,19 @@ impl Frame<'_, '_> {
             }
         })
     }
+}
+
+/// Values whose methods cannot mutate them, so calling those methods at trace time is safe.
+pub fn is_immutable_const(o: &Bound<'_, PyAny>) -> bool {
+    use pyo3::types::{PyBool, PyBytes, PyFloat, PyFrozenSet, PyInt, PyString};
+    o.is_none()
+        || o.cast::<PyBool>().is_ok()
+        || o.cast::<PyInt>().is_ok()
+        || o.cast::<PyFloat>().is_ok()
+        || o.cast::<PyString>().is_ok()
+        || o.cast::<PyBytes>().is_ok()
+        || o.cast::<PyFrozenSet>().is_ok()
+        || o.get_type().is(o.py().get_type::<PyTuple>())
 }
 
 pub fn is_nn_module(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {

@@ -364,6 +364,59 @@ impl Frame<'_, '_> {
                     self.pop()?;
                 }
             }
+            Op::FormatValue => {
+                let spec = if arg & 0x04 != 0 { Some(self.pop()?) } else { None };
+                let v = self.pop()?;
+                let v = v.as_py(py).ok_or_else(|| TraceError::unsupported("formatting a tensor into a string"))?;
+                let v = match arg & 0x03 {
+                    1 => v.str()?.into_any(),
+                    2 => v.repr()?.into_any(),
+                    3 => py.import("builtins")?.getattr("ascii")?.call1((v,))?,
+                    _ => v,
+                };
+                let spec = match spec {
+                    Some(s) => s.as_py(py).ok_or_else(|| TraceError::internal("format spec"))?,
+                    None => "".into_pyobject(py)?.into_any(),
+                };
+                let r = py.import("builtins")?.getattr("format")?.call1((v, spec))?;
+                self.stack.push(Var::Py(r.unbind(), None));
+            }
+            Op::BuildString => {
+                let parts = self.popn(arg)?;
+                let mut s = String::new();
+                for p in parts {
+                    let p = p.as_py(py).ok_or_else(|| TraceError::internal("BUILD_STRING part"))?;
+                    s.push_str(&p.extract::<String>()?);
+                }
+                self.stack.push(Var::py_const(py, s));
+            }
+            Op::ImportName => {
+                let fromlist = self.pop()?;
+                let level = self.pop()?;
+                let name = self.code.names[arg].clone();
+                let level: i64 = level.as_py(py).and_then(|l| l.extract().ok()).unwrap_or(1);
+                if level != 0 {
+                    return Err(TraceError::unsupported("a relative import"));
+                }
+                // Only modules already imported: importing for real would run code while tracing.
+                let modules = py.import("sys")?.getattr("modules")?;
+                let Ok(m) = modules.get_item(&name) else {
+                    return Err(TraceError::unsupported(format!("importing {name}, which is not imported yet")));
+                };
+                let has_fromlist = fromlist.as_py(py).map(|f| !f.is_none()).unwrap_or(false);
+                let top = if has_fromlist {
+                    m
+                } else {
+                    modules.get_item(name.split('.').next().unwrap_or(&name))?
+                };
+                self.stack.push(Var::Py(top.unbind(), None));
+            }
+            Op::ImportFrom => {
+                let name = self.code.names[arg].clone();
+                let m = self.peek(0)?.clone();
+                let v = self.getattr(m, &name)?;
+                self.stack.push(v);
+            }
             Op::ReturnValue => {
                 let v = self.pop()?;
                 return Ok(Some(v));

@@ -342,7 +342,7 @@ impl Tracer<'_> {
             }
             // A namedtuple or other tuple subclass: keep the object, items are guarded.
             return Ok(Var::Py(value.unbind(), Some(source)));
-        } else if let Ok(l) = value.cast::<PyList>() {
+        } else if let (Ok(l), true) = (value.cast::<PyList>(), value.get_type().is(py.get_type::<PyList>())) {
             self.guards.add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(l.len()));
             let mut items = Vec::new();
@@ -353,7 +353,7 @@ impl Tracer<'_> {
             // then the list is read-only to the tracer (see `mutable_list`).
             self.external_lists.push(Rc::new(RefCell::new(items.clone())));
             return Ok(Var::List(self.external_lists.last().unwrap().clone()));
-        } else if let Ok(d) = value.cast::<PyDict>() {
+        } else if let (Ok(d), true) = (value.cast::<PyDict>(), value.get_type().is(py.get_type::<PyDict>())) {
             self.guards.add(py, &source, Check::Type(value.get_type().unbind()));
             let keys: Vec<Py<PyAny>> = d.keys().iter().map(|k| k.unbind()).collect();
             self.guards.add(py, &source, Check::DictKeys(keys));
