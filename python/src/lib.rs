@@ -127,6 +127,14 @@ fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, V
         d.set_item("compile_id", format!("{}/{}", e.compile_id.0, e.compile_id.1))?;
         d.set_item("guards", e.guards)?;
         d.set_item("graph", e.graph_code)?;
+        d.set_item("runner", e.runner)?;
+        if let Some(((kernels, externs, fallbacks), reasons, source)) = e.inductor {
+            d.set_item("kernels", kernels)?;
+            d.set_item("extern_calls", externs)?;
+            d.set_item("fallbacks", fallbacks)?;
+            d.set_item("fallback_reasons", reasons)?;
+            d.set_item("output_code", source)?;
+        }
         out.push(d.into_any().unbind());
     }
     Ok((state, out))

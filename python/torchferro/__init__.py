@@ -10,11 +10,26 @@ from __future__ import annotations
 import functools
 import sys
 
-from . import _C, compiler, config
+from . import _C, _logging, _trace, compiler, config
 from ._C import RecompileError, Unsupported
+from ._explain import ExplainOutput, explain
+from ._logging import set_logs
+from ._trace import set_trace_dir
 from .backends import list_backends, lookup_backend
 
-__all__ = ["compile", "Unsupported", "RecompileError", "compiler", "config", "list_backends", "OptimizedModule"]
+__all__ = [
+    "compile",
+    "Unsupported",
+    "RecompileError",
+    "compiler",
+    "config",
+    "list_backends",
+    "OptimizedModule",
+    "explain",
+    "ExplainOutput",
+    "set_logs",
+    "set_trace_dir",
+]
 
 _SUPPORTED = ((3, 11), (3, 12))
 
@@ -104,3 +119,8 @@ class _LazyOptimizedModule:
 
 
 OptimizedModule = _LazyOptimizedModule()
+
+
+# Observability switches from the environment: TORCHFERRO_LOGS and TORCHFERRO_TRACE_DIR.
+_logging.init_from_env()
+_trace.init_from_env()

@@ -197,6 +197,11 @@ impl InductorProgram {
         self.compiled.fallback_reasons()
     }
 
+    /// (generated kernels, extern calls, fallback ops).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        (self.compiled.num_kernels(), self.compiled.num_extern_calls(), self.compiled.num_fallbacks())
+    }
+
     pub fn run<'py>(&self, py: Python<'py>, inputs: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut host = TorchHost::new(py, &self.callables)?;
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();

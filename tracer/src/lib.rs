@@ -55,6 +55,10 @@ pub struct EntryInfo {
     pub compile_id: (u32, u32),
     pub guards: Vec<String>,
     pub graph_code: String,
+    /// Which runner the backend chose: "eager", "inductor" or "python".
+    pub runner: &'static str,
+    /// For the inductor: (kernels, extern calls, fallbacks), fallback reasons and the C source.
+    pub inductor: Option<((usize, usize, usize), Vec<String>, String)>,
 }
 
 pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
@@ -78,6 +82,15 @@ pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
             compile_id: e.compile_id,
             guards: e.guards.describe(),
             graph_code: e.graph_code.clone(),
+            runner: match &e.graph.get().runner {
+                runtime::Runner::Eager(_) => "eager",
+                runtime::Runner::Inductor(_) => "inductor",
+                runtime::Runner::Python(_) => "python",
+            },
+            inductor: match &e.graph.get().runner {
+                runtime::Runner::Inductor(p) => Some((p.counts(), p.fallback_reasons(), p.source().to_string())),
+                _ => None,
+            },
         })
         .collect();
     (state, entries)
