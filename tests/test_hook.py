@@ -276,3 +276,36 @@ def test_is_compiling_is_true_while_tracing():
         torchferro.compile(f, backend="eager", fullgraph=True)(x), x + 1
     )
     torch.testing.assert_close(f(x), x - 1)
+
+
+def _grad_regions(x, w):
+    y = x @ w
+    with torch.no_grad():
+        z = y * 2
+        with torch.enable_grad():
+            q = x.sin()
+    torch.set_grad_enabled(False)
+    r = x + 1
+    torch.set_grad_enabled(True)
+    return y + 1, z, q, r
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor", "python"])
+def test_grad_mode_regions_are_part_of_the_graph(backend):
+    counter = Counter()
+    compiled = torchferro.compile(
+        _grad_regions, backend=counter if backend == "python" else backend, fullgraph=True
+    )
+    x = torch.randn(3, 4, requires_grad=True)
+    w = torch.randn(4, 2)
+    for _ in range(2):
+        got, want = compiled(x, w), _grad_regions(x, w)
+        for a, b in zip(got, want):
+            assert a.requires_grad == b.requires_grad
+            torch.testing.assert_close(a, b)
+        assert torch.is_grad_enabled()
+    if backend == "python":
+        assert counter.n == 1
+    (entry,) = torchferro.compiler.cache_entries(_grad_regions)
+    # enter no_grad, enter enable_grad, leave it, leave no_grad, set False, set True
+    assert entry["graph"].count("torch._C._set_grad_enabled") == 6

@@ -165,6 +165,11 @@ impl InductorProgram {
     /// autograd (compiled kernels record no backward). `Ok(None)` means "use the eager runner".
     pub fn try_new(graph: &Graph, callables: &[(fx::NodeId, Py<PyAny>)], grad_enabled: bool) -> Result<Option<InductorProgram>, String> {
         for (_, n) in graph.nodes() {
+            if let NodeKind::Call { target, .. } = &n.kind {
+                if target.name() == "torch._C._set_grad_enabled" {
+                    return Err("a grad-mode region (runs on the eager backend)".into());
+                }
+            }
             match &n.meta {
                 NodeMeta::Tensor(t) => {
                     if t.device.kind != "cpu" {

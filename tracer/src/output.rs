@@ -124,6 +124,13 @@ impl OutputGraph {
             // A factory runs on metadata only: never allocate the real tensor while tracing.
             meta_kwargs.set_item("device", "meta")?;
         }
+        // Run under the grad mode the traced code is in at this point.
+        let grad_now = crate::guards::grad_enabled(py);
+        let switch = grad_now != self.infer_ctx.grad_enabled;
+        let set_grad = py.import("torch")?.getattr("_C")?.getattr("_set_grad_enabled")?;
+        if switch {
+            set_grad.call1((self.infer_ctx.grad_enabled,))?;
+        }
         let result = match &target {
             Target::Function(_) => callable
                 .expect("function targets carry their callable")
@@ -134,6 +141,9 @@ impl OutputGraph {
                 recv.call_method(name.as_str(), rest, Some(&meta_kwargs))
             }
         };
+        if switch {
+            set_grad.call1((grad_now,))?;
+        }
         let result = result.map_err(|e| TraceError::UserError {
             call: target.name().to_string(),
             message: e.to_string(),
@@ -187,6 +197,23 @@ impl OutputGraph {
             }
         }
         Device::cpu()
+    }
+
+    pub fn grad_enabled(&self) -> bool {
+        self.infer_ctx.grad_enabled
+    }
+
+    /// Switches grad mode from here on: a `torch._C._set_grad_enabled` call in the graph (kept by
+    /// dead-code elimination) and the mode later ops' metadata is inferred under.
+    pub fn set_grad_mode(&mut self, py: Python<'_>, enabled: bool) -> Result<(), TraceError> {
+        if enabled == self.infer_ctx.grad_enabled {
+            return Ok(());
+        }
+        let f = py.import("torch")?.getattr("_C")?.getattr("_set_grad_enabled")?;
+        let node = self.graph.call("set_grad_enabled", Target::Function("torch._C._set_grad_enabled".into()), vec![Arg::Bool(enabled)], vec![], NodeMeta::None);
+        self.callables.push((node, f.unbind()));
+        self.infer_ctx.grad_enabled = enabled;
+        Ok(())
     }
 
     /// The result of the meta run that made `node` (tensors and tuples only).

@@ -3,7 +3,11 @@
 use fx::Graph;
 
 pub fn dead_code_elimination(graph: &mut Graph) {
-    fx::passes::eliminate_dead_code(graph, |_, _| false);
+    // Grad-mode switches have no users but change what later ops compute.
+    fx::passes::eliminate_dead_code(graph, |_, n| match &n.kind {
+        fx::NodeKind::Call { target, .. } => target.name() == "torch._C._set_grad_enabled",
+        _ => false,
+    });
 }
 
 pub fn python_code(graph: &Graph) -> String {

@@ -57,6 +57,10 @@ impl Frame<'_, '_> {
                 self.call_py(&obj, src, args, kwargs)
             }
             Var::Function(f) => self.inline_call(&f, args, kwargs),
+            Var::GradModeExit { restore } => {
+                self.tx.output.set_grad_mode(py, restore)?;
+                Ok(Var::none(py))
+            }
             Var::BoundMethod { func, self_ } => {
                 let mut all = vec![*self_];
                 all.extend(args);
@@ -111,6 +115,9 @@ impl Frame<'_, '_> {
                 }
             }
         }
+        if let Some(v) = self.grad_mode_call(f, &args)? {
+            return Ok(v);
+        }
         if module == "_operator" || module == "operator" {
             if kwargs.is_empty() && !name.is_empty() {
                 return self.operator(name.trim_start_matches("__").trim_end_matches("__"), args);
@@ -148,6 +155,30 @@ impl Frame<'_, '_> {
             "call to"
         };
         Err(TraceError::unsupported(format!("{kind} {what}")))
+    }
+
+    /// `torch.no_grad()`, `torch.enable_grad()` and `torch.set_grad_enabled(b)` become grad-mode
+    /// regions of the graph instead of being run (constructing `set_grad_enabled` changes the
+    /// global mode, which tracing must never do for real).
+    fn grad_mode_call(&mut self, f: &Bound<'_, PyAny>, args: &[Var]) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let torch = py.import("torch")?;
+        if f.is(&torch.getattr("no_grad")?) && args.is_empty() {
+            return Ok(Some(Var::GradMode { enabled: false, prev: None }));
+        }
+        if f.is(&torch.getattr("enable_grad")?) && args.is_empty() {
+            return Ok(Some(Var::GradMode { enabled: true, prev: None }));
+        }
+        if f.is(&torch.getattr("set_grad_enabled")?) {
+            let [mode] = args else {
+                return Err(TraceError::unsupported("torch.set_grad_enabled with these arguments"));
+            };
+            let enabled: bool = mode.as_py(py).ok_or_else(|| TraceError::unsupported("a grad mode that is a tensor"))?.extract()?;
+            let prev = self.tx.output.grad_enabled();
+            self.tx.output.set_grad_mode(py, enabled)?;
+            return Ok(Some(Var::GradMode { enabled, prev: Some(prev) }));
+        }
+        Ok(None)
     }
 
     /// Inlines user functions, bound methods and `functools.partial` objects; `None` if `f` is

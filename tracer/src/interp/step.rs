@@ -364,6 +364,22 @@ impl Frame<'_, '_> {
                     self.pop()?;
                 }
             }
+            Op::BeforeWith => {
+                let ctx = self.pop()?;
+                let Var::GradMode { enabled, prev } = ctx else {
+                    return Err(TraceError::unsupported(format!("a `with` block over a {}", ctx.type_name(py))));
+                };
+                let restore = match prev {
+                    Some(p) => p,
+                    None => {
+                        let p = self.tx.output.grad_enabled();
+                        self.tx.output.set_grad_mode(py, enabled)?;
+                        p
+                    }
+                };
+                self.stack.push(Var::GradModeExit { restore });
+                self.stack.push(Var::none(py));
+            }
             Op::FormatValue => {
                 let spec = if arg & 0x04 != 0 { Some(self.pop()?) } else { None };
                 let v = self.pop()?;

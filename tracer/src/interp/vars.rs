@@ -44,6 +44,11 @@ pub enum Var {
     Cell(Rc<RefCell<Option<Var>>>),
     /// A Python function to be inlined (made by MAKE_FUNCTION, or a user function object).
     Function(Rc<super::inline::FunctionVar>),
+    /// `torch.no_grad()` / `torch.enable_grad()` (`prev: None`, applied on `__enter__`) or
+    /// `torch.set_grad_enabled(b)` (already applied; `prev` is the mode before it).
+    GradMode { enabled: bool, prev: Option<bool> },
+    /// The `__exit__` of a grad-mode context: restores `restore`.
+    GradModeExit { restore: bool },
     /// A method bound to a value: calling it inlines `func` with `self_` first.
     BoundMethod { func: Box<Var>, self_: Box<Var> },
 }
@@ -81,6 +86,8 @@ impl Var {
             Var::Method { name, .. } => format!("method {name}"),
             Var::Null => "NULL".into(),
             Var::Cell(_) => "cell".into(),
+            Var::GradMode { .. } => "grad mode context".into(),
+            Var::GradModeExit { .. } => "context exit".into(),
             Var::NamedTuple { ty, .. } => ty.bind(py).getattr("__name__").map(|n| n.to_string()).unwrap_or_else(|_| "namedtuple".into()),
             Var::Function(f) => format!("function {}", f.name),
             Var::BoundMethod { .. } => "bound method".into(),
