@@ -14,21 +14,46 @@ use inductor::{ExternCall, Host, HostArg, HostValue, TensorDesc};
 use crate::error::TraceError;
 use crate::output::{arg_to_py, dtype_of};
 
+/// Torch objects a host needs on every call, looked up once per compiled graph.
+struct TorchHandles {
+    torch: Py<PyModule>,
+    empty_strided: Py<PyAny>,
+    /// `("dtype",)`, the keyword names of an `empty_strided` vectorcall.
+    dtype_kwnames: Py<PyTuple>,
+    dtypes: HashMap<DType, Py<PyAny>>,
+}
+
+impl TorchHandles {
+    fn new(py: Python<'_>) -> PyResult<TorchHandles> {
+        let torch = py.import("torch")?;
+        Ok(TorchHandles {
+            empty_strided: torch.getattr("empty_strided")?.unbind(),
+            dtype_kwnames: PyTuple::new(py, ["dtype"])?.unbind(),
+            dtypes: HashMap::new(),
+            torch: torch.unbind(),
+        })
+    }
+}
+
 /// Torch as the inductor's host. Tensors are Python `torch.Tensor` objects.
 pub struct TorchHost<'a, 'py> {
     py: Python<'py>,
     torch: Bound<'py, PyModule>,
+    handles: &'a TorchHandles,
     /// Callables of the graph's function targets, for fallbacks.
     callables: &'a HashMap<String, Py<PyAny>>,
 }
 
 impl<'a, 'py> TorchHost<'a, 'py> {
-    pub fn new(py: Python<'py>, callables: &'a HashMap<String, Py<PyAny>>) -> PyResult<Self> {
-        Ok(TorchHost { py, torch: py.import("torch")?, callables })
+    fn new(py: Python<'py>, handles: &'a TorchHandles, callables: &'a HashMap<String, Py<PyAny>>) -> Self {
+        TorchHost { py, torch: handles.torch.bind(py).clone(), handles, callables }
     }
 
     fn dtype(&self, d: DType) -> PyResult<Bound<'py, PyAny>> {
-        self.torch.getattr(d.torch_name())
+        match self.handles.dtypes.get(&d) {
+            Some(t) => Ok(t.bind(self.py).clone()),
+            None => self.torch.getattr(d.torch_name()),
+        }
     }
 
     fn host_arg(&self, a: &HostArg<Py<PyAny>>) -> PyResult<Bound<'py, PyAny>> {
@@ -55,9 +80,21 @@ impl<'py> Host for TorchHost<'_, 'py> {
     type Error = PyErr;
 
     fn empty_strided(&mut self, dtype: DType, sizes: &[i64], strides: &[i64]) -> PyResult<Py<PyAny>> {
-        let kw = PyDict::new(self.py);
-        kw.set_item(intern!(self.py, "dtype"), self.dtype(dtype)?)?;
-        Ok(self.torch.getattr(intern!(self.py, "empty_strided"))?.call((sizes.to_vec(), strides.to_vec()), Some(&kw))?.unbind())
+        let py = self.py;
+        let sizes = PyTuple::new(py, sizes)?;
+        let strides = PyTuple::new(py, strides)?;
+        let dtype = self.dtype(dtype)?;
+        let argv = [sizes.as_ptr(), strides.as_ptr(), dtype.as_ptr()];
+        // SAFETY: the three arguments are kept alive by the bindings above for the whole call;
+        // vectorcall borrows them and returns a new reference or NULL with an error set.
+        let r = unsafe {
+            pyo3::ffi::PyObject_Vectorcall(self.handles.empty_strided.as_ptr(), argv.as_ptr(), 2, self.handles.dtype_kwnames.as_ptr())
+        };
+        if r.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        // SAFETY: a new reference from vectorcall.
+        Ok(unsafe { Bound::from_owned_ptr(py, r) }.unbind())
     }
 
     fn as_strided(&mut self, base: &Py<PyAny>, sizes: &[i64], strides: &[i64], offset: i64) -> PyResult<Py<PyAny>> {
@@ -158,6 +195,7 @@ impl<'py> Host for TorchHost<'_, 'py> {
 pub struct InductorProgram {
     compiled: inductor::CompiledGraph,
     callables: HashMap<String, Py<PyAny>>,
+    handles: TorchHandles,
 }
 
 impl InductorProgram {
@@ -191,7 +229,16 @@ impl InductorProgram {
                 map.insert(path.clone(), c.clone());
             }
         }
-        Ok(Some(InductorProgram { compiled, callables: map }))
+        let handles = Python::attach(|py| -> PyResult<TorchHandles> {
+            let mut h = TorchHandles::new(py)?;
+            let torch = py.import("torch")?;
+            for d in [DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64, DType::Bool, DType::Int8, DType::UInt8, DType::Int16] {
+                h.dtypes.insert(d, torch.getattr(d.torch_name())?.unbind());
+            }
+            Ok(h)
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(Some(InductorProgram { compiled, callables: map, handles }))
     }
 
     pub fn source(&self) -> &str {
@@ -208,7 +255,7 @@ impl InductorProgram {
     }
 
     pub fn run<'py>(&self, py: Python<'py>, inputs: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let mut host = TorchHost::new(py, &self.callables)?;
+        let mut host = TorchHost::new(py, &self.handles, &self.callables);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
         let outs = self.compiled.run(&mut host, &inputs).map_err(|e| match e {
             inductor::RunError::Host(e) => e,
