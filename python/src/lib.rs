@@ -28,29 +28,57 @@ impl CompiledFunction {
     fn new(py: Python<'_>, fn_: Py<PyAny>, backend: Py<PyAny>, fullgraph: bool) -> Self {
         let b = if backend.bind(py).is_none() {
             Backend::Eager
-        } else if backend.bind(py).extract::<String>().map(|s| s == "inductor").unwrap_or(false) {
+        } else if backend
+            .bind(py)
+            .extract::<String>()
+            .map(|s| s == "inductor")
+            .unwrap_or(false)
+        {
             Backend::Inductor
         } else {
             Backend::Python(backend.clone_ref(py))
         };
         CompiledFunction {
             fn_,
-            config: Arc::new(CompileConfig { backend: b, fullgraph }),
+            config: Arc::new(CompileConfig {
+                backend: b,
+                fullgraph,
+            }),
             backend_obj: backend,
             fullgraph,
         }
     }
 
     #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
-        tracer::call_in_mode(self.fn_.bind(py), args, kwargs, Mode::Compile(self.config.clone()))
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tracer::call_in_mode(
+            self.fn_.bind(py),
+            args,
+            kwargs,
+            Mode::Compile(self.config.clone()),
+        )
     }
 
     /// Binding as a method: `obj.method` gives a compiled bound method with the same config.
-    fn __get__(slf: Py<Self>, py: Python<'_>, obj: Option<Py<PyAny>>, _ty: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
-        let Some(obj) = obj else { return Ok(slf.into_any()) };
+    fn __get__(
+        slf: Py<Self>,
+        py: Python<'_>,
+        obj: Option<Py<PyAny>>,
+        _ty: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let Some(obj) = obj else {
+            return Ok(slf.into_any());
+        };
         let this = slf.get();
-        let bound = py.import("types")?.getattr("MethodType")?.call1((this.fn_.bind(py), obj))?;
+        let bound = py
+            .import("types")?
+            .getattr("MethodType")?
+            .call1((this.fn_.bind(py), obj))?;
         Ok(Py::new(
             py,
             CompiledFunction {
@@ -76,7 +104,11 @@ impl CompiledFunction {
 /// Runs `fn(*args, **kwargs)` with the hook off on this thread (`torchferro.compiler.disable`).
 #[pyfunction]
 #[pyo3(signature = (fn_, *args, **kwargs))]
-fn call_disabled<'py>(fn_: &Bound<'py, PyAny>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+fn call_disabled<'py>(
+    fn_: &Bound<'py, PyAny>,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
     tracer::call_in_mode(fn_, args, kwargs, Mode::Off)
 }
 
@@ -124,7 +156,10 @@ fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, V
     let mut out = Vec::new();
     for e in entries {
         let d = PyDict::new(py);
-        d.set_item("compile_id", format!("{}/{}", e.compile_id.0, e.compile_id.1))?;
+        d.set_item(
+            "compile_id",
+            format!("{}/{}", e.compile_id.0, e.compile_id.1),
+        )?;
         d.set_item("guards", e.guards)?;
         d.set_item("graph", e.graph_code)?;
         d.set_item("runner", e.runner)?;
@@ -152,7 +187,10 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_direct_call, m)?)?;
     m.add_function(wrap_pyfunction!(set_stance, m)?)?;
     m.add_function(wrap_pyfunction!(get_stance, m)?)?;
-    m.add("RecompileError", m.py().get_type::<tracer::compile::RecompileError>())?;
+    m.add(
+        "RecompileError",
+        m.py().get_type::<tracer::compile::RecompileError>(),
+    )?;
     m.add_function(wrap_pyfunction!(cache_entries, m)?)?;
     m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;
     Ok(())

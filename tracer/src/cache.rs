@@ -122,12 +122,16 @@ pub unsafe fn get(code: *mut ffi::PyObject) -> Option<&'static Slot> {
 ///
 /// # Safety
 /// As for [`get`].
-pub unsafe fn get_or_create(code: *mut ffi::PyObject, state: impl FnOnce() -> CodeState) -> Option<&'static Slot> {
+pub unsafe fn get_or_create(
+    code: *mut ffi::PyObject,
+    state: impl FnOnce() -> CodeState,
+) -> Option<&'static Slot> {
     // SAFETY: forwarded caller contract.
     if let Some(s) = unsafe { get(code) } {
         return Some(s);
     }
-    let raw = Box::into_raw(Box::new(RefCell::new(CodeCache::new(state(), nargs(code))))) as *mut std::ffi::c_void;
+    let raw = Box::into_raw(Box::new(RefCell::new(CodeCache::new(state(), nargs(code)))))
+        as *mut std::ffi::c_void;
     // SAFETY: code is live, the GIL is held, and ownership of `raw` passes to the code object.
     let rc = unsafe { ffi::PyUnstable_Code_SetExtra(code, extra_index(), raw) };
     if rc != 0 {
@@ -149,7 +153,9 @@ pub unsafe fn get_or_create(code: *mut ffi::PyObject, state: impl FnOnce() -> Co
 fn nargs(code: *mut ffi::PyObject) -> usize {
     // SAFETY: callers hold the GIL and `code` is a live code object.
     let py = unsafe { Python::assume_attached() };
-    crate::compile::arg_slot_count(py, code).unwrap_or(0)
+    // SAFETY: as above; we take our own reference for the duration of the call.
+    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+    crate::compile::arg_slot_count(&code).unwrap_or(0)
 }
 
 /// Marks code we generated so the hook never traces it.
@@ -164,7 +170,10 @@ pub fn mark_skip(code: &Bound<'_, PyAny>) {
 
 /// Drops every compiled entry and every remembered decision (`torchferro.compiler.reset()`).
 pub fn reset_all() {
-    let slots: Vec<usize> = registry().lock().map(|s| s.iter().copied().collect()).unwrap_or_default();
+    let slots: Vec<usize> = registry()
+        .lock()
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default();
     // Dropping entries can free code objects (and their payloads); do it after the walk.
     let mut graveyard = Vec::new();
     for p in slots {

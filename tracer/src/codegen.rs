@@ -27,7 +27,8 @@ pub fn trampoline<'py>(
     let mut asm = Assembler::new(version);
     asm.set_position(bytecode::Position::line(info.firstlineno as i32));
     let emit = |asm: &mut Assembler, name: &str, arg: u32| -> Result<(), TraceError> {
-        asm.emit(name, arg).map_err(|e| TraceError::internal(format!("assembling {name}: {e}")))
+        asm.emit(name, arg)
+            .map_err(|e| TraceError::internal(format!("assembling {name}: {e}")))
     };
     emit(&mut asm, "RESUME", 0)?;
     emit(&mut asm, "PUSH_NULL", 0)?;
@@ -106,21 +107,32 @@ fn breakable(op: Op) -> bool {
 /// Whether a graph break can be placed at root instruction `index`; otherwise the whole frame
 /// runs eagerly.
 pub fn can_break_at(info: &CodeInfo, index: usize) -> bool {
-    let Some(ins) = info.ins.get(index) else { return false };
+    let Some(ins) = info.ins.get(index) else {
+        return false;
+    };
     // Resume functions receive plain locals: frames with closures run eagerly for now.
     if info.ncells > 0 || info.nfree > 0 {
         return false;
     }
     let supported_unsupported = matches!(
         ins.name.as_str(),
-        "STORE_ATTR" | "STORE_GLOBAL" | "DELETE_ATTR" | "DELETE_SUBSCR" | "FORMAT_VALUE" | "BUILD_STRING" | "RAISE_VARARGS" | "PRINT_EXPR"
+        "STORE_ATTR"
+            | "STORE_GLOBAL"
+            | "DELETE_ATTR"
+            | "DELETE_SUBSCR"
+            | "FORMAT_VALUE"
+            | "BUILD_STRING"
+            | "RAISE_VARARGS"
+            | "PRINT_EXPR"
     );
     if !(breakable(ins.op) && ins.op != Op::Unsupported || supported_unsupported) {
         return false;
     }
     // Inside a try/with block the handler's stack would have to be rebuilt too.
     match bytecode::exception_table::parse(&info.exception_table) {
-        Ok(entries) => !entries.iter().any(|e| (e.start as usize) <= ins.offset && ins.offset < e.end as usize),
+        Ok(entries) => !entries
+            .iter()
+            .any(|e| (e.start as usize) <= ins.offset && ins.offset < e.end as usize),
         Err(_) => false,
     }
 }
@@ -244,22 +256,63 @@ pub fn graph_break<'py>(
     // Values the instruction pushes sit on top of the slots it left untouched; a NULL among
     // those would have to go into the resume function's arguments, which cannot hold one.
     let pushed = match ins.op {
-        Op::PopJumpIfTrue | Op::PopJumpIfFalse | Op::PopJumpIfNone | Op::PopJumpIfNotNone | Op::StoreSubscr => 0,
-        _ if ins.name.starts_with("STORE_") || ins.name.starts_with("DELETE_") || ins.name == "RAISE_VARARGS" || ins.name == "PRINT_EXPR" => 0,
+        Op::PopJumpIfTrue
+        | Op::PopJumpIfFalse
+        | Op::PopJumpIfNone
+        | Op::PopJumpIfNotNone
+        | Op::StoreSubscr => 0,
+        _ if ins.name.starts_with("STORE_")
+            || ins.name.starts_with("DELETE_")
+            || ins.name == "RAISE_VARARGS"
+            || ins.name == "PRINT_EXPR" =>
+        {
+            0
+        }
         _ => 1,
     };
     let untouched = (after_depth - pushed).max(0) as usize;
-    if plan.null_mask.iter().take(untouched.min(plan.null_mask.len())).any(|&n| n) {
-        return Err(TraceError::unsupported("a graph break with a pending call below it on the stack"));
+    if plan
+        .null_mask
+        .iter()
+        .take(untouched.min(plan.null_mask.len()))
+        .any(|&n| n)
+    {
+        return Err(TraceError::unsupported(
+            "a graph break with a pending call below it on the stack",
+        ));
     }
     if ins.name == "RAISE_VARARGS" {
         // Nothing follows a raise.
     } else {
         let next = plan.index + 1;
-        resume_call(py, &mut asm, info, code, globals, &mut consts, next, after_depth as usize, &plan.assigned, tmp, stk)?;
+        resume_call(
+            py,
+            &mut asm,
+            info,
+            code,
+            globals,
+            &mut consts,
+            next,
+            after_depth as usize,
+            &plan.assigned,
+            tmp,
+            stk,
+        )?;
         if let (Some(l), Some(target)) = (jump_label, ins.target) {
             asm.bind(l).map_err(asm_err)?;
-            resume_call(py, &mut asm, info, code, globals, &mut consts, target, after_depth as usize, &plan.assigned, tmp, stk)?;
+            resume_call(
+                py,
+                &mut asm,
+                info,
+                code,
+                globals,
+                &mut consts,
+                target,
+                after_depth as usize,
+                &plan.assigned,
+                tmp,
+                stk,
+            )?;
         }
     }
     let out = asm.assemble(info.firstlineno as i32).map_err(asm_err)?;
@@ -345,12 +398,17 @@ fn resume_function<'py>(
     nstack: usize,
 ) -> Result<Bound<'py, PyAny>, TraceError> {
     let version = crate::version::current(py)?;
-    let line = info.ins.get(target).and_then(|i| i.line).unwrap_or(info.firstlineno);
+    let line = info
+        .ins
+        .get(target)
+        .and_then(|i| i.line)
+        .unwrap_or(info.firstlineno);
     let mut asm = Assembler::new(version);
     asm.set_position(bytecode::Position::line(line as i32));
     asm.emit("RESUME", 0).map_err(asm_err)?;
     for i in 0..nstack {
-        asm.emit("LOAD_FAST", (info.nlocals + i) as u32).map_err(asm_err)?;
+        asm.emit("LOAD_FAST", (info.nlocals + i) as u32)
+            .map_err(asm_err)?;
     }
     let start = asm.new_label();
     asm.emit_jump("JUMP_FORWARD", start).map_err(asm_err)?;
@@ -383,5 +441,8 @@ fn resume_function<'py>(
     kw.set_item("co_name", name.as_str())?;
     kw.set_item("co_qualname", name.as_str())?;
     let new_code = code.call_method("replace", (), Some(&kw))?;
-    Ok(py.import("types")?.getattr("FunctionType")?.call1((new_code, globals, name.as_str()))?)
+    Ok(py
+        .import("types")?
+        .getattr("FunctionType")?
+        .call1((new_code, globals, name.as_str()))?)
 }

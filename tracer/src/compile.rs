@@ -16,8 +16,18 @@ use crate::interp::{self, CodeInfo, Var};
 use crate::runtime::{CompiledGraph, EagerProgram, OutputTemplate, Runner};
 use crate::source::Scope;
 
-pyo3::create_exception!(torchferro, Unsupported, pyo3::exceptions::PyRuntimeError, "torchferro cannot compile this code under fullgraph=True.");
-pyo3::create_exception!(torchferro, RecompileError, pyo3::exceptions::PyRuntimeError, "A recompile was triggered under set_stance(\"fail_on_recompile\").");
+pyo3::create_exception!(
+    torchferro,
+    Unsupported,
+    pyo3::exceptions::PyRuntimeError,
+    "torchferro cannot compile this code under fullgraph=True."
+);
+pyo3::create_exception!(
+    torchferro,
+    RecompileError,
+    pyo3::exceptions::PyRuntimeError,
+    "A recompile was triggered under set_stance(\"fail_on_recompile\")."
+);
 
 /// Which compiler a compiled region uses.
 pub enum Backend {
@@ -58,16 +68,20 @@ pub fn reset_frame_ids() {
 }
 
 /// Argument slots of a code object: positional, keyword-only, *args, **kwargs.
-pub fn arg_slot_count(py: Python<'_>, code: *mut pyo3::ffi::PyObject) -> PyResult<usize> {
-    // SAFETY: code is a live code object owned by the frame.
-    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+pub fn arg_slot_count(code: &Bound<'_, PyAny>) -> PyResult<usize> {
     let flags: u32 = code.getattr("co_flags")?.extract()?;
     let argcount: usize = code.getattr("co_argcount")?.extract()?;
     let kwonly: usize = code.getattr("co_kwonlyargcount")?.extract()?;
     Ok(argcount + kwonly + usize::from(flags & 0x04 != 0) + usize::from(flags & 0x08 != 0))
 }
 
-pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, cfg: &CompileConfig) -> Outcome {
+pub fn compile_frame(
+    py: Python<'_>,
+    fv: FrameView,
+    scope: &Scope,
+    slot: &Slot,
+    cfg: &CompileConfig,
+) -> Outcome {
     // SAFETY: the frame's code, globals and builtins are live for the whole hook call.
     let code = unsafe { Bound::from_borrowed_ptr(py, fv.code()) };
     let globals = unsafe { Bound::from_borrowed_ptr(py, fv.globals()) };
@@ -77,8 +91,12 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
         Err(e) => return give_up(py, slot, &e.to_string()),
     };
     let (frame_id, compile_index, existing) = {
-        let Ok(mut c) = slot.try_borrow_mut() else { return Outcome::RunEagerly };
-        let id = *c.frame_id.get_or_insert_with(|| NEXT_FRAME_ID.fetch_add(1, Ordering::Relaxed));
+        let Ok(mut c) = slot.try_borrow_mut() else {
+            return Outcome::RunEagerly;
+        };
+        let id = *c
+            .frame_id
+            .get_or_insert_with(|| NEXT_FRAME_ID.fetch_add(1, Ordering::Relaxed));
         (id, c.compiles, c.entries.clone())
     };
     if !existing.is_empty() {
@@ -98,14 +116,18 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
         let reasons: Vec<String> = failures.iter().map(|f| f.line()).collect();
         match crate::config::stance() {
             crate::config::Stance::FailOnRecompile => {
-                return Outcome::Raise(RecompileError::new_err(crate::log::recompile_message(&info, &reasons)));
+                return Outcome::Raise(RecompileError::new_err(crate::log::recompile_message(
+                    &info, &reasons,
+                )));
             }
             crate::config::Stance::EagerOnRecompile => return Outcome::RunEagerly,
             _ => {}
         }
         crate::log::recompiling(py, &info, &failures);
     }
-    let (Ok(globals_dict), Ok(builtins_dict)) = (globals.cast::<PyDict>(), builtins.cast::<PyDict>()) else {
+    let (Ok(globals_dict), Ok(builtins_dict)) =
+        (globals.cast::<PyDict>(), builtins.cast::<PyDict>())
+    else {
         return Outcome::RunEagerly;
     };
     let info = std::rc::Rc::new(info);
@@ -113,12 +135,25 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
     let mut break_reason = None;
     let started = std::time::Instant::now();
     let traced = loop {
-        match interp::trace(py, info.clone(), *scope, globals_dict.clone(), builtins_dict.clone(), break_at) {
+        match interp::trace(
+            py,
+            info.clone(),
+            *scope,
+            globals_dict.clone(),
+            builtins_dict.clone(),
+            break_at,
+        ) {
             Ok(t) => break t,
             // Graph break: trace again from the start, stopping just before the instruction
             // that could not be traced; it then runs natively and a resume function continues.
-            Err(TraceError::Unsupported { reason, location, instruction: Some(i), frames })
-                if !cfg.fullgraph && break_at.is_none() && crate::codegen::can_break_at(&info, i) =>
+            Err(TraceError::Unsupported {
+                reason,
+                location,
+                instruction: Some(i),
+                frames,
+            }) if !cfg.fullgraph
+                && break_at.is_none()
+                && crate::codegen::can_break_at(&info, i) =>
             {
                 break_at = Some(i);
                 break_reason = Some(format_reason(&reason, location.as_deref(), &frames));
@@ -130,7 +165,18 @@ pub fn compile_frame(py: Python<'_>, fv: FrameView, scope: &Scope, slot: &Slot, 
         crate::log::graph_break(py, &info, r);
     }
     let trace_secs = started.elapsed().as_secs_f64();
-    match build_entry(py, &info, traced, &code, &globals, &builtins, cfg, (frame_id, compile_index), break_reason.as_deref(), trace_secs) {
+    match build_entry(
+        py,
+        &info,
+        traced,
+        &code,
+        &globals,
+        &builtins,
+        cfg,
+        (frame_id, compile_index),
+        break_reason.as_deref(),
+        trace_secs,
+    ) {
         Ok(entry) => {
             let entry = Arc::new(entry);
             if let Ok(mut c) = slot.try_borrow_mut() {
@@ -157,7 +203,10 @@ fn format_reason(reason: &str, location: Option<&str>, frames: &[String]) -> Str
 }
 
 fn first_reasons(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<String> {
-    first_failures(py, entries, scope).into_iter().map(|f| f.line()).collect()
+    first_failures(py, entries, scope)
+        .into_iter()
+        .map(|f| f.line())
+        .collect()
 }
 
 /// The first failing guard of each entry, with where the guard came from.
@@ -169,7 +218,10 @@ pub struct GuardFailure {
 
 impl GuardFailure {
     pub fn line(&self) -> String {
-        format!("{}/{}: {}", self.compile_id.0, self.compile_id.1, self.reason)
+        format!(
+            "{}/{}: {}",
+            self.compile_id.0, self.compile_id.1, self.reason
+        )
     }
 }
 
@@ -183,7 +235,11 @@ fn first_failures(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) ->
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| ("a different backend".to_string(), None));
-            GuardFailure { compile_id: e.compile_id, reason, origin }
+            GuardFailure {
+                compile_id: e.compile_id,
+                reason,
+                origin,
+            }
         })
         .collect()
 }
@@ -196,9 +252,20 @@ fn give_up(py: Python<'_>, slot: &Slot, e: &str) -> Outcome {
     Outcome::RunEagerly
 }
 
-fn on_trace_error(py: Python<'_>, slot: &Slot, cfg: &CompileConfig, info: &CodeInfo, e: TraceError) -> Outcome {
+fn on_trace_error(
+    py: Python<'_>,
+    slot: &Slot,
+    cfg: &CompileConfig,
+    info: &CodeInfo,
+    e: TraceError,
+) -> Outcome {
     match e {
-        TraceError::Unsupported { reason, location, frames, .. } => {
+        TraceError::Unsupported {
+            reason,
+            location,
+            frames,
+            ..
+        } => {
             let loc = location.unwrap_or_else(|| format!("{}:{}", info.filename, info.firstlineno));
             let msg = format_reason(&reason, Some(&loc), &frames);
             if cfg.fullgraph {
@@ -214,7 +281,13 @@ fn on_trace_error(py: Python<'_>, slot: &Slot, cfg: &CompileConfig, info: &CodeI
         // genuine exception, raised from their own frame.
         TraceError::UserError { .. } => Outcome::RunEagerly,
         TraceError::Internal(m) => {
-            crate::log::warn(py, &format!("torchferro internal error while compiling {} ({}:{}): {m}; running it eagerly", info.name, info.filename, info.firstlineno));
+            crate::log::warn(
+                py,
+                &format!(
+                    "torchferro internal error while compiling {} ({}:{}): {m}; running it eagerly",
+                    info.name, info.filename, info.firstlineno
+                ),
+            );
             if let Ok(mut c) = slot.try_borrow_mut() {
                 c.state = CodeState::Eager(m);
             }
@@ -224,7 +297,13 @@ fn on_trace_error(py: Python<'_>, slot: &Slot, cfg: &CompileConfig, info: &CodeI
             if cfg.fullgraph {
                 return Outcome::Raise(err);
             }
-            crate::log::warn(py, &format!("torchferro failed while compiling {} ({}:{}): {err}; running it eagerly", info.name, info.filename, info.firstlineno));
+            crate::log::warn(
+                py,
+                &format!(
+                    "torchferro failed while compiling {} ({}:{}): {err}; running it eagerly",
+                    info.name, info.filename, info.firstlineno
+                ),
+            );
             if let Ok(mut c) = slot.try_borrow_mut() {
                 c.state = CodeState::Eager(err.to_string());
             }
@@ -246,14 +325,27 @@ fn build_entry(
     break_reason: Option<&str>,
     trace_secs: f64,
 ) -> Result<CacheEntry, TraceError> {
-    let interp::Traced { mut output, guards, end } = traced;
+    let interp::Traced {
+        mut output,
+        guards,
+        end,
+    } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
     // A full graph returns the frame's return value; a graph break returns the live stack (NULLs
     // left out: the transformed code pushes those itself) and the assigned locals.
     let (template, plan) = match &end {
         interp::End::Return(ret) => (template_of(py, ret, &mut outs)?, None),
-        interp::End::Break { index, stack, locals, .. } => {
-            let mut values: Vec<Var> = stack.iter().filter(|v| !matches!(v, Var::Null)).cloned().collect();
+        interp::End::Break {
+            index,
+            stack,
+            locals,
+            ..
+        } => {
+            let mut values: Vec<Var> = stack
+                .iter()
+                .filter(|v| !matches!(v, Var::Null))
+                .cloned()
+                .collect();
             let mut assigned = Vec::new();
             for (j, l) in locals.iter().enumerate().take(info.nlocals) {
                 if let Some(v) = l {
@@ -269,28 +361,40 @@ fn build_entry(
             (template_of(py, &Var::Tuple(values), &mut outs)?, Some(plan))
         }
     };
-    output.graph.output(outs.iter().map(|n| Arg::Node(*n)).collect());
+    output
+        .graph
+        .output(outs.iter().map(|n| Arg::Node(*n)).collect());
     crate::passes::dead_code_elimination(&mut output.graph);
     let graph_code = crate::passes::python_code(&output.graph);
     let backend_started = std::time::Instant::now();
     let mut output_code: Option<String> = None;
     let runner = match &cfg.backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
-        _ if output.graph.op_count() == 0 => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
+        _ if output.graph.op_count() == 0 => {
+            Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
+        }
         Backend::Eager => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
         Backend::Inductor => {
-            match crate::inductor_host::InductorProgram::try_new(&output.graph, &output.callables, crate::guards::grad_enabled(py)) {
+            match crate::inductor_host::InductorProgram::try_new(
+                &output.graph,
+                &output.callables,
+                crate::guards::grad_enabled(py),
+            ) {
                 Ok(Some(p)) => {
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
                         crate::log::inductor_fallbacks(py, info, &reasons);
                     }
                     output_code = Some(p.source().to_string());
-                    Runner::Inductor(p)
+                    Runner::Inductor(Box::new(p))
                 }
                 Ok(None) => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
                 Err(why) => {
-                    crate::log::inductor_fallbacks(py, info, &[format!("the whole graph runs on the eager backend: {why}")]);
+                    crate::log::inductor_fallbacks(
+                        py,
+                        info,
+                        &[format!("the whole graph runs on the eager backend: {why}")],
+                    );
                     Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
                 }
             }
@@ -318,13 +422,16 @@ fn build_entry(
     let codegen_started = std::time::Instant::now();
     let transformed = match &plan {
         None => crate::codegen::trampoline(py, info, code, graph.bind(py).as_any())?,
-        Some(plan) => crate::codegen::graph_break(py, info, code, globals, graph.bind(py).as_any(), plan)?,
+        Some(plan) => {
+            crate::codegen::graph_break(py, info, code, globals, graph.bind(py).as_any(), plan)?
+        }
     };
     crate::cache::mark_skip(&transformed);
-    let function = py
-        .import("types")?
-        .getattr("FunctionType")?
-        .call1((&transformed, globals, info.name.as_str()))?;
+    let function = py.import("types")?.getattr("FunctionType")?.call1((
+        &transformed,
+        globals,
+        info.name.as_str(),
+    ))?;
     let guard_lines = guards.describe();
     crate::log::compiled(py, info, compile_id, &graph_code, &guard_lines);
     let ops = output
@@ -345,7 +452,11 @@ fn build_entry(
             ops,
             guards: &guard_lines,
             break_reason,
-            timings: &[("trace", trace_secs), ("backend", backend_secs), ("codegen", codegen_started.elapsed().as_secs_f64())],
+            timings: &[
+                ("trace", trace_secs),
+                ("backend", backend_secs),
+                ("codegen", codegen_started.elapsed().as_secs_f64()),
+            ],
             transformed_code: &transformed,
             output_code: output_code.as_deref(),
         },
@@ -364,8 +475,12 @@ fn build_entry(
 
 /// (output index, input index) for graph outputs that are placeholders.
 fn passthrough(graph: &fx::Graph) -> Vec<(usize, usize)> {
-    let Some(out) = graph.output_node() else { return Vec::new() };
-    let NodeKind::Output { values } = &graph.node(out).kind else { return Vec::new() };
+    let Some(out) = graph.output_node() else {
+        return Vec::new();
+    };
+    let NodeKind::Output { values } = &graph.node(out).kind else {
+        return Vec::new();
+    };
     values
         .iter()
         .enumerate()
@@ -379,7 +494,11 @@ fn passthrough(graph: &fx::Graph) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<OutputTemplate, TraceError> {
+fn template_of(
+    py: Python<'_>,
+    v: &Var,
+    outs: &mut Vec<fx::NodeId>,
+) -> Result<OutputTemplate, TraceError> {
     Ok(match v {
         Var::Tensor(t) => {
             let i = match outs.iter().position(|n| *n == t.node) {
@@ -393,10 +512,24 @@ fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<Ou
         }
         Var::NamedTuple { ty, items } => OutputTemplate::NamedTuple(
             ty.clone_ref(py),
-            items.iter().map(|i| template_of(py, i, outs)).collect::<Result<_, _>>()?,
+            items
+                .iter()
+                .map(|i| template_of(py, i, outs))
+                .collect::<Result<_, _>>()?,
         ),
-        Var::Tuple(items) => OutputTemplate::Tuple(items.iter().map(|i| template_of(py, i, outs)).collect::<Result<_, _>>()?),
-        Var::List(items) => OutputTemplate::List(items.borrow().iter().map(|i| template_of(py, i, outs)).collect::<Result<_, _>>()?),
+        Var::Tuple(items) => OutputTemplate::Tuple(
+            items
+                .iter()
+                .map(|i| template_of(py, i, outs))
+                .collect::<Result<_, _>>()?,
+        ),
+        Var::List(items) => OutputTemplate::List(
+            items
+                .borrow()
+                .iter()
+                .map(|i| template_of(py, i, outs))
+                .collect::<Result<_, _>>()?,
+        ),
         Var::Dict(items) => OutputTemplate::Dict(
             items
                 .borrow()
@@ -405,7 +538,9 @@ fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<Ou
                 .collect::<Result<_, TraceError>>()?,
         ),
         Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
-        Var::Method { recv, name } => OutputTemplate::Attr(Box::new(template_of(py, recv, outs)?), name.clone()),
+        Var::Method { recv, name } => {
+            OutputTemplate::Attr(Box::new(template_of(py, recv, outs)?), name.clone())
+        }
         Var::BoundMethod { func, self_ } => {
             let name: String = func
                 .as_py(py)
@@ -415,9 +550,16 @@ fn template_of(py: Python<'_>, v: &Var, outs: &mut Vec<fx::NodeId>) -> Result<Ou
             OutputTemplate::Attr(Box::new(template_of(py, self_, outs)?), name)
         }
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
-            v.as_py(py).ok_or_else(|| TraceError::internal("size without a value"))?.unbind(),
+            v.as_py(py)
+                .ok_or_else(|| TraceError::internal("size without a value"))?
+                .unbind(),
         ),
-        other => return Err(TraceError::unsupported(format!("returning a {}", other.type_name(py)))),
+        other => {
+            return Err(TraceError::unsupported(format!(
+                "returning a {}",
+                other.type_name(py)
+            )))
+        }
     })
 }
 

@@ -145,14 +145,18 @@ fn op_of(name: &str, arg: u32) -> Op {
         "FOR_ITER" => Op::ForIter,
         "END_FOR" => Op::EndFor,
         "JUMP_FORWARD" | "JUMP_BACKWARD" | "JUMP_BACKWARD_NO_INTERRUPT" | "JUMP" => Op::Jump,
-        "POP_JUMP_FORWARD_IF_TRUE" | "POP_JUMP_BACKWARD_IF_TRUE" | "POP_JUMP_IF_TRUE" => Op::PopJumpIfTrue,
+        "POP_JUMP_FORWARD_IF_TRUE" | "POP_JUMP_BACKWARD_IF_TRUE" | "POP_JUMP_IF_TRUE" => {
+            Op::PopJumpIfTrue
+        }
         "POP_JUMP_FORWARD_IF_FALSE" | "POP_JUMP_BACKWARD_IF_FALSE" | "POP_JUMP_IF_FALSE" => {
             Op::PopJumpIfFalse
         }
-        "POP_JUMP_FORWARD_IF_NONE" | "POP_JUMP_BACKWARD_IF_NONE" | "POP_JUMP_IF_NONE" => Op::PopJumpIfNone,
-        "POP_JUMP_FORWARD_IF_NOT_NONE" | "POP_JUMP_BACKWARD_IF_NOT_NONE" | "POP_JUMP_IF_NOT_NONE" => {
-            Op::PopJumpIfNotNone
+        "POP_JUMP_FORWARD_IF_NONE" | "POP_JUMP_BACKWARD_IF_NONE" | "POP_JUMP_IF_NONE" => {
+            Op::PopJumpIfNone
         }
+        "POP_JUMP_FORWARD_IF_NOT_NONE"
+        | "POP_JUMP_BACKWARD_IF_NOT_NONE"
+        | "POP_JUMP_IF_NOT_NONE" => Op::PopJumpIfNotNone,
         "JUMP_IF_TRUE_OR_POP" => Op::JumpIfTrueOrPop,
         "JUMP_IF_FALSE_OR_POP" => Op::JumpIfFalseOrPop,
         "RETURN_VALUE" => Op::ReturnValue,

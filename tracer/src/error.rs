@@ -53,7 +53,12 @@ impl TraceError {
     /// Attaches the user's `file:line` if none is set yet.
     pub fn at(self, loc: &str) -> TraceError {
         match self {
-            TraceError::Unsupported { reason, location: None, instruction, frames } => TraceError::Unsupported {
+            TraceError::Unsupported {
+                reason,
+                location: None,
+                instruction,
+                frames,
+            } => TraceError::Unsupported {
                 reason,
                 location: Some(loc.to_string()),
                 instruction,
@@ -66,7 +71,12 @@ impl TraceError {
     /// Records the root frame's instruction during which tracing stopped.
     pub fn in_root_instruction(self, index: usize) -> TraceError {
         match self {
-            TraceError::Unsupported { reason, location, instruction: None, frames } => TraceError::Unsupported {
+            TraceError::Unsupported {
+                reason,
+                location,
+                instruction: None,
+                frames,
+            } => TraceError::Unsupported {
                 reason,
                 location,
                 instruction: Some(index),

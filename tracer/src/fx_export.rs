@@ -10,7 +10,10 @@ use fx::{Arg, NodeKind, Target};
 use crate::error::TraceError;
 use crate::output::{arg_to_py, OutputGraph};
 
-pub fn graph_module<'py>(py: Python<'py>, out: &OutputGraph) -> Result<Bound<'py, PyAny>, TraceError> {
+pub fn graph_module<'py>(
+    py: Python<'py>,
+    out: &OutputGraph,
+) -> Result<Bound<'py, PyAny>, TraceError> {
     let fxmod = py.import("torchferro._fx")?;
     let node_ref = fxmod.getattr("NodeRef")?;
     let mut index = std::collections::HashMap::new();
@@ -21,9 +24,22 @@ pub fn graph_module<'py>(py: Python<'py>, out: &OutputGraph) -> Result<Bound<'py
             arg_to_py(py, a, &mut |_, n| Ok(node_ref.call1((index[&n],))?))
         };
         let item = match &node.kind {
-            NodeKind::Placeholder { .. } => PyTuple::new(py, [("placeholder").into_pyobject(py)?.into_any(), node.name.as_str().into_pyobject(py)?.into_any()])?,
-            NodeKind::Call { target, args, kwargs } => {
-                let pargs = PyTuple::new(py, args.iter().map(&mut conv).collect::<Result<Vec<_>, _>>()?)?;
+            NodeKind::Placeholder { .. } => PyTuple::new(
+                py,
+                [
+                    ("placeholder").into_pyobject(py)?.into_any(),
+                    node.name.as_str().into_pyobject(py)?.into_any(),
+                ],
+            )?,
+            NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } => {
+                let pargs = PyTuple::new(
+                    py,
+                    args.iter().map(&mut conv).collect::<Result<Vec<_>, _>>()?,
+                )?;
                 let pkw = PyDict::new(py);
                 for (k, a) in kwargs {
                     pkw.set_item(k, conv(a)?)?;
@@ -35,18 +51,35 @@ pub fn graph_module<'py>(py: Python<'py>, out: &OutputGraph) -> Result<Bound<'py
                             .iter()
                             .find(|(n, _)| *n == id)
                             .map(|(_, c)| c.bind(py).clone())
-                            .ok_or_else(|| TraceError::internal("a function node without its callable"))?,
+                            .ok_or_else(|| {
+                                TraceError::internal("a function node without its callable")
+                            })?,
                     ),
                     Target::Method(m) => ("call_method", m.as_str().into_pyobject(py)?.into_any()),
                 };
                 PyTuple::new(
                     py,
-                    [op.into_pyobject(py)?.into_any(), node.name.as_str().into_pyobject(py)?.into_any(), tgt, pargs.into_any(), pkw.into_any()],
+                    [
+                        op.into_pyobject(py)?.into_any(),
+                        node.name.as_str().into_pyobject(py)?.into_any(),
+                        tgt,
+                        pargs.into_any(),
+                        pkw.into_any(),
+                    ],
                 )?
             }
             NodeKind::Output { values } => {
-                let vals = PyTuple::new(py, values.iter().map(&mut conv).collect::<Result<Vec<_>, _>>()?)?;
-                PyTuple::new(py, [("output").into_pyobject(py)?.into_any(), vals.into_any()])?
+                let vals = PyTuple::new(
+                    py,
+                    values
+                        .iter()
+                        .map(&mut conv)
+                        .collect::<Result<Vec<_>, _>>()?,
+                )?;
+                PyTuple::new(
+                    py,
+                    [("output").into_pyobject(py)?.into_any(), vals.into_any()],
+                )?
             }
         };
         nodes.append(item)?;

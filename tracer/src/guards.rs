@@ -51,7 +51,13 @@ impl Check {
     }
 
     /// Evaluates the check; `Err(reason)` says why it failed, in the words of a recompile log.
-    fn eval(&self, py: Python<'_>, v: &Bound<'_, PyAny>, source: &Source, verbose: bool) -> Result<(), String> {
+    fn eval(
+        &self,
+        py: Python<'_>,
+        v: &Bound<'_, PyAny>,
+        source: &Source,
+        verbose: bool,
+    ) -> Result<(), String> {
         match self {
             Check::Tensor(t) => t.eval(py, v, source, verbose),
             Check::Type(ty) => {
@@ -100,7 +106,9 @@ impl Check {
                 if len == *n {
                     Ok(())
                 } else if verbose {
-                    Err(format!("len({source}) mismatch. expected {n}, actual {len}"))
+                    Err(format!(
+                        "len({source}) mismatch. expected {n}, actual {len}"
+                    ))
                 } else {
                     Err(String::new())
                 }
@@ -111,13 +119,19 @@ impl Check {
                     Err(_) => Vec::new(),
                 };
                 let same = actual.len() == keys.len()
-                    && actual.iter().zip(keys).all(|(a, k)| a.eq(k.bind(py)).unwrap_or(false));
+                    && actual
+                        .iter()
+                        .zip(keys)
+                        .all(|(a, k)| a.eq(k.bind(py)).unwrap_or(false));
                 if same {
                     Ok(())
                 } else if verbose {
                     Err(format!(
                         "{source} keys mismatch. expected [{}], actual [{}]",
-                        keys.iter().map(|k| short_repr(k.bind(py))).collect::<Vec<_>>().join(", "),
+                        keys.iter()
+                            .map(|k| short_repr(k.bind(py)))
+                            .collect::<Vec<_>>()
+                            .join(", "),
                         actual.iter().map(short_repr).collect::<Vec<_>>().join(", ")
                     ))
                 } else {
@@ -138,9 +152,21 @@ impl Check {
 }
 
 impl TensorCheck {
-    fn eval(&self, py: Python<'_>, v: &Bound<'_, PyAny>, source: &Source, verbose: bool) -> Result<(), String> {
+    fn eval(
+        &self,
+        py: Python<'_>,
+        v: &Bound<'_, PyAny>,
+        source: &Source,
+        verbose: bool,
+    ) -> Result<(), String> {
         let name = source.short_name();
-        let fail = |msg: String| Err(if verbose { format!("tensor '{name}' {msg}") } else { String::new() });
+        let fail = |msg: String| {
+            Err(if verbose {
+                format!("tensor '{name}' {msg}")
+            } else {
+                String::new()
+            })
+        };
         if !v.get_type().is(self.tensor_type.bind(py)) {
             return fail(format!(
                 "type mismatch. expected {}, actual {}",
@@ -191,7 +217,9 @@ impl TensorCheck {
         }
         for (i, (e, a)) in self.sizes.iter().zip(&sizes).enumerate() {
             if e != a {
-                return fail(format!("size mismatch at index {i}. expected {e}, actual {a}"));
+                return fail(format!(
+                    "size mismatch at index {i}. expected {e}, actual {a}"
+                ));
             }
         }
         let Some(strides) = int_tuple(v.call_method0(intern!(py, "stride")).ok()) else {
@@ -199,7 +227,9 @@ impl TensorCheck {
         };
         for (i, (e, a)) in self.strides.iter().zip(&strides).enumerate() {
             if e != a {
-                return fail(format!("stride mismatch at index {i}. expected {e}, actual {a}"));
+                return fail(format!(
+                    "stride mismatch at index {i}. expected {e}, actual {a}"
+                ));
             }
         }
         Ok(())
@@ -227,7 +257,10 @@ pub fn type_name(ty: &Bound<'_, PyAny>) -> String {
 }
 
 pub fn short_repr(v: &Bound<'_, PyAny>) -> String {
-    let r = v.repr().map(|r| r.to_string()).unwrap_or_else(|_| "<?>".into());
+    let r = v
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "<?>".into());
     let first_line = r.lines().next().unwrap_or("").to_string();
     if first_line.len() > 60 {
         format!("{}...", &first_line[..57])
@@ -326,7 +359,11 @@ impl GuardTree {
         // SAFETY: node_ptr points into `self.roots`' tree, which is not touched between taking
         // the pointer and this use (the loop above has ended).
         let node = unsafe { &mut *node_ptr.expect("a source has at least one step") };
-        if node.checks.iter().any(|c| c.check.kind_key() == check.kind_key()) {
+        if node
+            .checks
+            .iter()
+            .any(|c| c.check.kind_key() == check.kind_key())
+        {
             return;
         }
         node.checks.push(LeafCheck {
@@ -349,15 +386,25 @@ impl GuardTree {
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
     pub fn failures(&self, py: Python<'_>, scope: &Scope) -> Vec<String> {
-        self.failures_with_origin(py, scope).into_iter().map(|(r, _)| r).collect()
+        self.failures_with_origin(py, scope)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect()
     }
 
     /// Failing guards with the user `file:line` that made each of them.
-    pub fn failures_with_origin(&self, py: Python<'_>, scope: &Scope) -> Vec<(String, Option<String>)> {
+    pub fn failures_with_origin(
+        &self,
+        py: Python<'_>,
+        scope: &Scope,
+    ) -> Vec<(String, Option<String>)> {
         let mut out: Vec<(String, Option<String>)> = Vec::new();
         if let Some(g) = &self.globals {
             if g.as_ptr() != scope.globals {
-                out.push(("the function runs with a different globals dict".to_string(), None));
+                out.push((
+                    "the function runs with a different globals dict".to_string(),
+                    None,
+                ));
                 return out;
             }
         }
@@ -387,7 +434,10 @@ impl GuardTree {
 
     /// One line per guard, for logs and `cache_entries`.
     pub fn describe(&self) -> Vec<String> {
-        let mut out = vec![format!("GRAD_MODE torch.is_grad_enabled() == {}", py_bool(self.grad_enabled))];
+        let mut out = vec![format!(
+            "GRAD_MODE torch.is_grad_enabled() == {}",
+            py_bool(self.grad_enabled)
+        )];
         for n in &self.roots {
             n.describe(&mut out);
         }
@@ -401,12 +451,26 @@ impl GuardNode {
             (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
             (Step::Cell { index: a, .. }, Step::Cell { index: b, .. }) => a == b,
             (Step::Global { name: a }, Step::Global { name: b })
-            | (Step::Attr { name: a }, Step::Attr { name: b }) => a.as_ptr() == b.as_ptr() || {
-                Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
-            },
+            | (Step::Attr { name: a }, Step::Attr { name: b }) => {
+                a.as_ptr() == b.as_ptr() || {
+                    Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+                }
+            }
             (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
-            (Step::ModuleGlobal { globals: g1, name: a, .. }, Step::ModuleGlobal { globals: g2, name: b, .. }) => {
-                g1.as_ptr() == g2.as_ptr() && Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+            (
+                Step::ModuleGlobal {
+                    globals: g1,
+                    name: a,
+                    ..
+                },
+                Step::ModuleGlobal {
+                    globals: g2,
+                    name: b,
+                    ..
+                },
+            ) => {
+                g1.as_ptr() == g2.as_ptr()
+                    && Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
             }
             _ => false,
         }
@@ -437,12 +501,9 @@ impl GuardNode {
             }
         }
         for child in &self.children {
-            let next = apply_step(v.as_ptr(), &child.step);
-            if next.is_null() {
+            let Some(nv) = apply_step(v, &child.step) else {
                 return false;
-            }
-            // SAFETY: apply_step returns a new reference.
-            let nv = unsafe { Bound::from_owned_ptr(py, next) };
+            };
             if !child.check_value(py, &nv) {
                 return false;
             }
@@ -450,7 +511,12 @@ impl GuardNode {
         true
     }
 
-    fn collect_failures(&self, py: Python<'_>, v: &Bound<'_, PyAny>, out: &mut Vec<(String, Option<String>)>) {
+    fn collect_failures(
+        &self,
+        py: Python<'_>,
+        v: &Bound<'_, PyAny>,
+        out: &mut Vec<(String, Option<String>)>,
+    ) {
         for c in &self.checks {
             if let Err(reason) = c.check.eval(py, v, &c.source, true) {
                 out.push((reason, c.origin.clone()));
@@ -458,13 +524,10 @@ impl GuardNode {
             }
         }
         for child in &self.children {
-            let next = apply_step(v.as_ptr(), &child.step);
-            if next.is_null() {
+            let Some(nv) = apply_step(v, &child.step) else {
                 out.push((format!("{} could not be read", child.first_source()), None));
                 continue;
-            }
-            // SAFETY: apply_step returns a new reference.
-            let nv = unsafe { Bound::from_owned_ptr(py, next) };
+            };
             child.collect_failures(py, &nv, out);
         }
     }
@@ -483,7 +546,11 @@ impl GuardNode {
                         py_bool(t.requires_grad)
                     ),
                     Check::Type(ty) => {
-                        format!("TYPE_MATCH {}: {}", c.source, type_name(ty.bind(py).as_any()))
+                        format!(
+                            "TYPE_MATCH {}: {}",
+                            c.source,
+                            type_name(ty.bind(py).as_any())
+                        )
                     }
                     Check::Id(o) => format!("ID_MATCH {}: {}", c.source, short_repr(o.bind(py))),
                     Check::Equals(o) => {
@@ -494,7 +561,10 @@ impl GuardNode {
                     Check::DictKeys(k) => format!(
                         "DICT_KEYS {} == [{}]",
                         c.source,
-                        k.iter().map(|k| short_repr(k.bind(py))).collect::<Vec<_>>().join(", ")
+                        k.iter()
+                            .map(|k| short_repr(k.bind(py)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 };
                 match &c.origin {

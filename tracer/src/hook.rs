@@ -36,7 +36,11 @@ thread_local! {
 
 /// Threads currently inside a compiled region.
 static ACTIVE_THREADS: AtomicUsize = AtomicUsize::new(0);
-type EvalFn = unsafe extern "C" fn(*mut ffi::PyThreadState, *mut ffi::_PyInterpreterFrame, i32) -> *mut ffi::PyObject;
+type EvalFn = unsafe extern "C" fn(
+    *mut ffi::PyThreadState,
+    *mut ffi::_PyInterpreterFrame,
+    i32,
+) -> *mut ffi::PyObject;
 /// The evaluator we chain to (CPython's default unless someone else hooked first).
 static PREVIOUS: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -108,7 +112,10 @@ fn uninstall() {
         let cur = ffi::_PyInterpreterState_GetEvalFrameFunc(interp);
         if cur as usize == eval_frame as EvalFn as usize {
             let prev = PREVIOUS.load(Ordering::Acquire);
-            ffi::_PyInterpreterState_SetEvalFrameFunc(interp, Some(std::mem::transmute::<*mut (), EvalFn>(prev)));
+            ffi::_PyInterpreterState_SetEvalFrameFunc(
+                interp,
+                Some(std::mem::transmute::<*mut (), EvalFn>(prev)),
+            );
         }
     }
 }
@@ -117,14 +124,26 @@ fn uninstall() {
 fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
     // SAFETY: code is the live code object of the frame being evaluated.
     let code = unsafe { Bound::from_borrowed_ptr(py, code) };
-    let flags: u32 = code.getattr("co_flags").and_then(|f| f.extract()).unwrap_or(0);
+    let flags: u32 = code
+        .getattr("co_flags")
+        .and_then(|f| f.extract())
+        .unwrap_or(0);
     // Generators, coroutines, async generators, iterable coroutines.
     if flags & (0x20 | 0x80 | 0x100 | 0x200) != 0 {
         return true;
     }
-    let filename: String = code.getattr("co_filename").and_then(|f| f.extract()).unwrap_or_default();
-    let name: String = code.getattr("co_name").and_then(|f| f.extract()).unwrap_or_default();
-    if filename.starts_with("<frozen ") || filename.starts_with('<') && (name == "<module>" || filename == "<string>" && name.starts_with('<')) {
+    let filename: String = code
+        .getattr("co_filename")
+        .and_then(|f| f.extract())
+        .unwrap_or_default();
+    let name: String = code
+        .getattr("co_name")
+        .and_then(|f| f.extract())
+        .unwrap_or_default();
+    if filename.starts_with("<frozen ")
+        || filename.starts_with('<')
+            && (name == "<module>" || filename == "<string>" && name.starts_with('<'))
+    {
         return true;
     }
     // `forward` of torch.nn's own modules is traced like user code, so compiling a
@@ -186,10 +205,16 @@ pub unsafe extern "C" fn eval_frame(
     }
 }
 
-fn call_function<'py>(py: Python<'py>, f: &Py<PyAny>, argv: &[*mut ffi::PyObject]) -> PyResult<Bound<'py, PyAny>> {
+fn call_function<'py>(
+    py: Python<'py>,
+    f: &Py<PyAny>,
+    argv: &[*mut ffi::PyObject],
+) -> PyResult<Bound<'py, PyAny>> {
     // SAFETY: argv holds borrowed, live object pointers; vectorcall borrows them and returns a
     // new reference or NULL with an exception set.
-    let r = unsafe { ffi::PyObject_Vectorcall(f.as_ptr(), argv.as_ptr(), argv.len(), std::ptr::null_mut()) };
+    let r = unsafe {
+        ffi::PyObject_Vectorcall(f.as_ptr(), argv.as_ptr(), argv.len(), std::ptr::null_mut())
+    };
     if r.is_null() {
         Err(PyErr::fetch(py))
     } else {
@@ -201,14 +226,28 @@ fn call_function<'py>(py: Python<'py>, f: &Py<PyAny>, argv: &[*mut ffi::PyObject
 fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     let code = fv.code();
     // SAFETY: code is live for the duration of the frame; GIL held.
-    let Some(slot) = (unsafe { cache::get_or_create(code, || if skipped_file(py, code) { CodeState::Skip } else { CodeState::Normal }) }) else {
+    let Some(slot) = (unsafe {
+        cache::get_or_create(code, || {
+            if skipped_file(py, code) {
+                CodeState::Skip
+            } else {
+                CodeState::Normal
+            }
+        })
+    }) else {
         return Action::Default;
     };
     let (state, nargs) = match slot.try_borrow() {
         Ok(c) => (c.state.clone(), c.nargs),
         Err(_) => (CodeState::Skip, 0),
     };
-    if state == CodeState::Skip || matches!(state, CodeState::Eager(_)) && slot.try_borrow().map(|c| c.entries.is_empty()).unwrap_or(true) {
+    if state == CodeState::Skip
+        || matches!(state, CodeState::Eager(_))
+            && slot
+                .try_borrow()
+                .map(|c| c.entries.is_empty())
+                .unwrap_or(true)
+    {
         return Action::Default;
     }
     if cfg!(Py_3_12) {
@@ -218,7 +257,6 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     }
     run_frame(py, fv, slot, &mode, state, nargs)
 }
-
 
 /// What a cache hit runs.
 enum Run {
@@ -259,7 +297,14 @@ fn frame_scope(fv: FrameView, nargs: usize) -> (Scope, Vec<*mut ffi::PyObject>) 
     (scope, argv)
 }
 
-fn run_frame(py: Python<'_>, fv: FrameView, slot: &'static cache::Slot, mode: &Mode, state: CodeState, nargs: usize) -> Action {
+fn run_frame(
+    py: Python<'_>,
+    fv: FrameView,
+    slot: &'static cache::Slot,
+    mode: &Mode,
+    state: CodeState,
+    nargs: usize,
+) -> Action {
     let (scope, argv) = frame_scope(fv, nargs);
     let backend_key = match mode {
         Mode::Compile(cfg) => Some(cfg.backend_key()),

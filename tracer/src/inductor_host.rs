@@ -45,8 +45,17 @@ pub struct TorchHost<'a, 'py> {
 }
 
 impl<'a, 'py> TorchHost<'a, 'py> {
-    fn new(py: Python<'py>, handles: &'a TorchHandles, callables: &'a HashMap<String, Py<PyAny>>) -> Self {
-        TorchHost { py, torch: handles.torch.bind(py).clone(), handles, callables }
+    fn new(
+        py: Python<'py>,
+        handles: &'a TorchHandles,
+        callables: &'a HashMap<String, Py<PyAny>>,
+    ) -> Self {
+        TorchHost {
+            py,
+            torch: handles.torch.bind(py).clone(),
+            handles,
+            callables,
+        }
     }
 
     fn dtype(&self, d: DType) -> PyResult<Bound<'py, PyAny>> {
@@ -60,9 +69,26 @@ impl<'a, 'py> TorchHost<'a, 'py> {
         let py = self.py;
         Ok(match a {
             HostArg::Tensor(t) => t.bind(py).clone(),
-            HostArg::Const(c) => arg_to_py(py, c, &mut |_, _| Err(TraceError::internal("a node in a constant"))).map_err(to_pyerr)?,
-            HostArg::Tuple(items) => PyTuple::new(py, items.iter().map(|i| self.host_arg(i)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
-            HostArg::List(items) => PyList::new(py, items.iter().map(|i| self.host_arg(i)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
+            HostArg::Const(c) => arg_to_py(py, c, &mut |_, _| {
+                Err(TraceError::internal("a node in a constant"))
+            })
+            .map_err(to_pyerr)?,
+            HostArg::Tuple(items) => PyTuple::new(
+                py,
+                items
+                    .iter()
+                    .map(|i| self.host_arg(i))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?
+            .into_any(),
+            HostArg::List(items) => PyList::new(
+                py,
+                items
+                    .iter()
+                    .map(|i| self.host_arg(i))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?
+            .into_any(),
         })
     }
 }
@@ -79,7 +105,12 @@ impl<'py> Host for TorchHost<'_, 'py> {
     type Tensor = Py<PyAny>;
     type Error = PyErr;
 
-    fn empty_strided(&mut self, dtype: DType, sizes: &[i64], strides: &[i64]) -> PyResult<Py<PyAny>> {
+    fn empty_strided(
+        &mut self,
+        dtype: DType,
+        sizes: &[i64],
+        strides: &[i64],
+    ) -> PyResult<Py<PyAny>> {
         let py = self.py;
         let sizes = PyTuple::new(py, sizes)?;
         let strides = PyTuple::new(py, strides)?;
@@ -88,7 +119,12 @@ impl<'py> Host for TorchHost<'_, 'py> {
         // SAFETY: the three arguments are kept alive by the bindings above for the whole call;
         // vectorcall borrows them and returns a new reference or NULL with an error set.
         let r = unsafe {
-            pyo3::ffi::PyObject_Vectorcall(self.handles.empty_strided.as_ptr(), argv.as_ptr(), 2, self.handles.dtype_kwnames.as_ptr())
+            pyo3::ffi::PyObject_Vectorcall(
+                self.handles.empty_strided.as_ptr(),
+                argv.as_ptr(),
+                2,
+                self.handles.dtype_kwnames.as_ptr(),
+            )
         };
         if r.is_null() {
             return Err(PyErr::fetch(py));
@@ -97,33 +133,65 @@ impl<'py> Host for TorchHost<'_, 'py> {
         Ok(unsafe { Bound::from_owned_ptr(py, r) }.unbind())
     }
 
-    fn as_strided(&mut self, base: &Py<PyAny>, sizes: &[i64], strides: &[i64], offset: i64) -> PyResult<Py<PyAny>> {
+    fn as_strided(
+        &mut self,
+        base: &Py<PyAny>,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+    ) -> PyResult<Py<PyAny>> {
         let b = base.bind(self.py);
-        let base_offset: i64 = b.call_method0(intern!(self.py, "storage_offset"))?.extract()?;
-        Ok(b.call_method1(intern!(self.py, "as_strided"), (sizes.to_vec(), strides.to_vec(), base_offset + offset))?.unbind())
+        let base_offset: i64 = b
+            .call_method0(intern!(self.py, "storage_offset"))?
+            .extract()?;
+        Ok(b.call_method1(
+            intern!(self.py, "as_strided"),
+            (sizes.to_vec(), strides.to_vec(), base_offset + offset),
+        )?
+        .unbind())
     }
 
     fn describe(&self, t: &Py<PyAny>) -> TensorDesc {
         let t = t.bind(self.py);
         let py = self.py;
         TensorDesc {
-            dtype: t.getattr(intern!(py, "dtype")).ok().and_then(|d| dtype_of(py, &d).ok()).unwrap_or(DType::Float32),
-            sizes: t.getattr(intern!(py, "shape")).and_then(|s| s.extract()).unwrap_or_default(),
-            strides: t.call_method0(intern!(py, "stride")).and_then(|s| s.extract()).unwrap_or_default(),
+            dtype: t
+                .getattr(intern!(py, "dtype"))
+                .ok()
+                .and_then(|d| dtype_of(py, &d).ok())
+                .unwrap_or(DType::Float32),
+            sizes: t
+                .getattr(intern!(py, "shape"))
+                .and_then(|s| s.extract())
+                .unwrap_or_default(),
+            strides: t
+                .call_method0(intern!(py, "stride"))
+                .and_then(|s| s.extract())
+                .unwrap_or_default(),
         }
     }
 
     fn data_ptr(&mut self, t: &Py<PyAny>) -> *mut u8 {
-        let p: usize = t.bind(self.py).call_method0(intern!(self.py, "data_ptr")).and_then(|p| p.extract()).unwrap_or(0);
+        let p: usize = t
+            .bind(self.py)
+            .call_method0(intern!(self.py, "data_ptr"))
+            .and_then(|p| p.extract())
+            .unwrap_or(0);
         p as *mut u8
     }
 
     fn copy_into(&mut self, dst: &Py<PyAny>, src: &Py<PyAny>) -> PyResult<()> {
-        dst.bind(self.py).call_method1(intern!(self.py, "copy_"), (src.bind(self.py),))?;
+        dst.bind(self.py)
+            .call_method1(intern!(self.py, "copy_"), (src.bind(self.py),))?;
         Ok(())
     }
 
-    fn run_extern(&mut self, call: &ExternCall, inputs: &[Py<PyAny>], out: &Py<PyAny>) -> PyResult<()> {
+    fn run_extern(
+        &mut self,
+        call: &ExternCall,
+        inputs: &[Py<PyAny>],
+        out: &Py<PyAny>,
+    ) -> PyResult<()> {
         let py = self.py;
         let args: Vec<Bound<'py, PyAny>> = inputs.iter().map(|t| t.bind(py).clone()).collect();
         let kw = PyDict::new(py);
@@ -135,10 +203,22 @@ impl<'py> Host for TorchHost<'_, 'py> {
                     ExternCall::Bmm => "bmm",
                     _ => "matmul",
                 };
-                self.torch.getattr(name)?.call((&args[0], &args[1]), Some(&kw))?;
+                self.torch
+                    .getattr(name)?
+                    .call((&args[0], &args[1]), Some(&kw))?;
             }
-            ExternCall::Convolution { stride, padding, dilation, transposed, output_padding, groups } => {
-                let bias = args.get(2).cloned().unwrap_or_else(|| py.None().into_bound(py));
+            ExternCall::Convolution {
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            } => {
+                let bias = args
+                    .get(2)
+                    .cloned()
+                    .unwrap_or_else(|| py.None().into_bound(py));
                 let r = self.torch.getattr("convolution")?.call1((
                     &args[0],
                     &args[1],
@@ -163,21 +243,27 @@ impl<'py> Host for TorchHost<'_, 'py> {
         kwargs: &[(String, HostArg<Py<PyAny>>)],
     ) -> PyResult<HostValue<Py<PyAny>>> {
         let py = self.py;
-        let pargs: Vec<Bound<'py, PyAny>> = args.iter().map(|a| self.host_arg(a)).collect::<PyResult<_>>()?;
+        let pargs: Vec<Bound<'py, PyAny>> = args
+            .iter()
+            .map(|a| self.host_arg(a))
+            .collect::<PyResult<_>>()?;
         let kw = PyDict::new(py);
         for (k, a) in kwargs {
             kw.set_item(k, self.host_arg(a)?)?;
         }
         let r = match target {
             Target::Function(path) => {
-                let f = self
-                    .callables
-                    .get(path)
-                    .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro: no callable for {path}")))?;
+                let f = self.callables.get(path).ok_or_else(|| {
+                    pyo3::exceptions::PyRuntimeError::new_err(format!(
+                        "torchferro: no callable for {path}"
+                    ))
+                })?;
                 f.bind(py).call(PyTuple::new(py, pargs)?, Some(&kw))?
             }
             Target::Method(name) => {
-                let recv = pargs.first().cloned().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a method call without a receiver"))?;
+                let recv = pargs.first().cloned().ok_or_else(|| {
+                    pyo3::exceptions::PyRuntimeError::new_err("a method call without a receiver")
+                })?;
                 recv.call_method(name.as_str(), PyTuple::new(py, &pargs[1..])?, Some(&kw))?
             }
         };
@@ -201,7 +287,11 @@ pub struct InductorProgram {
 impl InductorProgram {
     /// Compiles `graph` if the inductor can run it: CPU tensors only, and no input that needs
     /// autograd (compiled kernels record no backward). `Ok(None)` means "use the eager runner".
-    pub fn try_new(graph: &Graph, callables: &[(fx::NodeId, Py<PyAny>)], grad_enabled: bool) -> Result<Option<InductorProgram>, String> {
+    pub fn try_new(
+        graph: &Graph,
+        callables: &[(fx::NodeId, Py<PyAny>)],
+        grad_enabled: bool,
+    ) -> Result<Option<InductorProgram>, String> {
         for (_, n) in graph.nodes() {
             if let NodeKind::Call { target, .. } = &n.kind {
                 if target.name() == "torch._C._set_grad_enabled" {
@@ -211,9 +301,15 @@ impl InductorProgram {
             match &n.meta {
                 NodeMeta::Tensor(t) => {
                     if t.device.kind != "cpu" {
-                        return Err(format!("a tensor on {} (the inductor's CPU backend only)", t.device));
+                        return Err(format!(
+                            "a tensor on {} (the inductor's CPU backend only)",
+                            t.device
+                        ));
                     }
-                    if grad_enabled && t.requires_grad && matches!(n.kind, NodeKind::Placeholder { .. }) {
+                    if grad_enabled
+                        && t.requires_grad
+                        && matches!(n.kind, NodeKind::Placeholder { .. })
+                    {
                         return Err("an input that requires grad (no backward yet)".into());
                     }
                 }
@@ -222,23 +318,43 @@ impl InductorProgram {
                 _ => {}
             }
         }
-        let compiled = inductor::compile(graph, &inductor::Options::default()).map_err(|e| e.to_string())?;
+        let compiled =
+            inductor::compile(graph, &inductor::Options::default()).map_err(|e| e.to_string())?;
         let mut map = HashMap::new();
         for (id, c) in callables {
-            if let NodeKind::Call { target: Target::Function(path), .. } = &graph.node(*id).kind {
+            if let NodeKind::Call {
+                target: Target::Function(path),
+                ..
+            } = &graph.node(*id).kind
+            {
                 map.insert(path.clone(), c.clone());
             }
         }
         let handles = Python::attach(|py| -> PyResult<TorchHandles> {
             let mut h = TorchHandles::new(py)?;
             let torch = py.import("torch")?;
-            for d in [DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64, DType::Bool, DType::Int8, DType::UInt8, DType::Int16] {
+            for d in [
+                DType::Float32,
+                DType::Float64,
+                DType::Float16,
+                DType::BFloat16,
+                DType::Int32,
+                DType::Int64,
+                DType::Bool,
+                DType::Int8,
+                DType::UInt8,
+                DType::Int16,
+            ] {
                 h.dtypes.insert(d, torch.getattr(d.torch_name())?.unbind());
             }
             Ok(h)
         })
         .map_err(|e| e.to_string())?;
-        Ok(Some(InductorProgram { compiled, callables: map, handles }))
+        Ok(Some(InductorProgram {
+            compiled,
+            callables: map,
+            handles,
+        }))
     }
 
     pub fn source(&self) -> &str {
@@ -251,15 +367,25 @@ impl InductorProgram {
 
     /// (generated kernels, extern calls, fallback ops).
     pub fn counts(&self) -> (usize, usize, usize) {
-        (self.compiled.num_kernels(), self.compiled.num_extern_calls(), self.compiled.num_fallbacks())
+        (
+            self.compiled.num_kernels(),
+            self.compiled.num_extern_calls(),
+            self.compiled.num_fallbacks(),
+        )
     }
 
-    pub fn run<'py>(&self, py: Python<'py>, inputs: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    pub fn run<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut host = TorchHost::new(py, &self.handles, &self.callables);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
         let outs = self.compiled.run(&mut host, &inputs).map_err(|e| match e {
             inductor::RunError::Host(e) => e,
-            other => pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro inductor: {other}")),
+            other => {
+                pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro inductor: {other}"))
+            }
         })?;
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
     }

@@ -51,6 +51,9 @@ pub fn compile_mode(cfg: Arc<CompileConfig>) -> hook::Mode {
 }
 
 /// Summary of a code object's cache, for tests and inspection.
+/// Inductor statistics of an entry: (kernels, extern calls, fallbacks), fallback reasons, C source.
+pub type InductorInfo = ((usize, usize, usize), Vec<String>, String);
+
 pub struct EntryInfo {
     pub compile_id: (u32, u32),
     pub guards: Vec<String>,
@@ -58,7 +61,7 @@ pub struct EntryInfo {
     /// Which runner the backend chose: "eager", "inductor" or "python".
     pub runner: &'static str,
     /// For the inductor: (kernels, extern calls, fallbacks), fallback reasons and the C source.
-    pub inductor: Option<((usize, usize, usize), Vec<String>, String)>,
+    pub inductor: Option<InductorInfo>,
 }
 
 pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
@@ -88,7 +91,9 @@ pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
                 runtime::Runner::Python(_) => "python",
             },
             inductor: match &e.graph.get().runner {
-                runtime::Runner::Inductor(p) => Some((p.counts(), p.fallback_reasons(), p.source().to_string())),
+                runtime::Runner::Inductor(p) => {
+                    Some((p.counts(), p.fallback_reasons(), p.source().to_string()))
+                }
                 _ => None,
             },
         })

@@ -25,7 +25,10 @@ pub fn recompiling(py: Python<'_>, info: &CodeInfo, failures: &[crate::compile::
         let items = pyo3::types::PyList::empty(py);
         for f in failures {
             let e = pyo3::types::PyDict::new(py);
-            e.set_item("compile_id", format!("{}/{}", f.compile_id.0, f.compile_id.1))?;
+            e.set_item(
+                "compile_id",
+                format!("{}/{}", f.compile_id.0, f.compile_id.1),
+            )?;
             e.set_item("reason", f.reason.as_str())?;
             e.set_item("origin", f.origin.as_deref())?;
             items.append(e)?;
@@ -100,7 +103,12 @@ pub struct CompileEvent<'a, 'py> {
 }
 
 /// Hands a structured event to `torchferro._events.emit` (explain, trace files, reports).
-fn emit(py: Python<'_>, kind: &str, info: &CodeInfo, fill: impl FnOnce(&Bound<'_, pyo3::types::PyDict>) -> PyResult<()>) {
+fn emit(
+    py: Python<'_>,
+    kind: &str,
+    info: &CodeInfo,
+    fill: impl FnOnce(&Bound<'_, pyo3::types::PyDict>) -> PyResult<()>,
+) {
     let r = (|| -> PyResult<()> {
         let events = py.import("torchferro._events")?;
         if !events.getattr("active")?.call0()?.is_truthy()? {
@@ -122,7 +130,10 @@ fn emit(py: Python<'_>, kind: &str, info: &CodeInfo, fill: impl FnOnce(&Bound<'_
 
 pub fn compile_event(py: Python<'_>, info: &CodeInfo, ev: &CompileEvent<'_, '_>) {
     emit(py, "compile", info, |d| {
-        d.set_item("compile_id", format!("{}/{}", ev.compile_id.0, ev.compile_id.1))?;
+        d.set_item(
+            "compile_id",
+            format!("{}/{}", ev.compile_id.0, ev.compile_id.1),
+        )?;
         d.set_item("graph_code", ev.graph_code)?;
         d.set_item("graph_dot", ev.graph_dot)?;
         d.set_item("ops", ev.ops.clone())?;

@@ -64,13 +64,21 @@ impl OutputGraph {
         for (i, s) in self.input_sources.iter().enumerate() {
             if s.same_as(source) {
                 let node = self.graph.placeholders()[i];
-                let meta = self.graph.node(node).meta.tensor().cloned().expect("tensor input");
+                let meta = self
+                    .graph
+                    .node(node)
+                    .meta
+                    .tensor()
+                    .cloned()
+                    .expect("tensor input");
                 return Ok(TensorValue { node, meta });
             }
         }
         let meta = tensor_meta_of(py, value)?;
         let name = placeholder_name(source);
-        let node = self.graph.placeholder(&name, NodeMeta::Tensor(meta.clone()));
+        let node = self
+            .graph
+            .placeholder(&name, NodeMeta::Tensor(meta.clone()));
         self.input_sources.push(source.clone());
         self.example_inputs.push(value.clone().unbind());
         Ok(TensorValue { node, meta })
@@ -90,7 +98,9 @@ impl OutputGraph {
     ) -> Result<(NodeId, NodeMeta), TraceError> {
         match fx::infer_in(&self.infer_ctx, &self.graph, &target, &args, &kwargs) {
             Ok(meta) => {
-                let node = self.graph.call(name_hint, target, args, kwargs, meta.clone());
+                let node = self
+                    .graph
+                    .call(name_hint, target, args, kwargs, meta.clone());
                 if let Some(c) = callable {
                     self.callables.push((node, c.clone().unbind()));
                 }
@@ -113,13 +123,21 @@ impl OutputGraph {
         args: Vec<Arg>,
         kwargs: Vec<(String, Arg)>,
     ) -> Result<(NodeId, NodeMeta), TraceError> {
-        let meta_args = PyTuple::new(py, args.iter().map(|a| self.to_meta_py(py, a)).collect::<Result<Vec<_>, _>>()?)?;
+        let meta_args = PyTuple::new(
+            py,
+            args.iter()
+                .map(|a| self.meta_arg(py, a))
+                .collect::<Result<Vec<_>, _>>()?,
+        )?;
         let meta_kwargs = PyDict::new(py);
         for (k, a) in &kwargs {
-            meta_kwargs.set_item(k, self.to_meta_py(py, a)?)?;
+            meta_kwargs.set_item(k, self.meta_arg(py, a)?)?;
         }
         let is_factory = matches!(&target, Target::Function(_))
-            && !args.iter().chain(kwargs.iter().map(|(_, a)| a)).any(has_node);
+            && !args
+                .iter()
+                .chain(kwargs.iter().map(|(_, a)| a))
+                .any(has_node);
         if is_factory {
             // A factory runs on metadata only: never allocate the real tensor while tracing.
             meta_kwargs.set_item("device", "meta")?;
@@ -127,7 +145,10 @@ impl OutputGraph {
         // Run under the grad mode the traced code is in at this point.
         let grad_now = crate::guards::grad_enabled(py);
         let switch = grad_now != self.infer_ctx.grad_enabled;
-        let set_grad = py.import("torch")?.getattr("_C")?.getattr("_set_grad_enabled")?;
+        let set_grad = py
+            .import("torch")?
+            .getattr("_C")?
+            .getattr("_set_grad_enabled")?;
         if switch {
             set_grad.call1((self.infer_ctx.grad_enabled,))?;
         }
@@ -152,7 +173,9 @@ impl OutputGraph {
         let result = to_meta(py, result)?;
         let device = self.result_device(py, &target, &args, &kwargs);
         let meta = node_meta_of(py, &result, &device)?;
-        let node = self.graph.call(name_hint, target, args, kwargs, meta.clone());
+        let node = self
+            .graph
+            .call(name_hint, target, args, kwargs, meta.clone());
         if let Some(c) = callable {
             self.callables.push((node, c.clone().unbind()));
         }
@@ -164,7 +187,13 @@ impl OutputGraph {
 
     /// The device of a new result: the `device=` argument of factories and `.to()`, else the
     /// device of the first tensor argument, else CPU. (Meta tensors forget devices.)
-    fn result_device(&self, py: Python<'_>, target: &Target, args: &[Arg], kwargs: &[(String, Arg)]) -> Device {
+    fn result_device(
+        &self,
+        py: Python<'_>,
+        target: &Target,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Device {
         for (k, a) in kwargs {
             if k == "device" {
                 if let Arg::Device(d) = a {
@@ -183,7 +212,10 @@ impl OutputGraph {
                     }
                 }
                 if m == "cuda" {
-                    return Device { kind: "cuda".into(), index: Some(0) };
+                    return Device {
+                        kind: "cuda".into(),
+                        index: Some(0),
+                    };
                 }
             }
         }
@@ -209,8 +241,17 @@ impl OutputGraph {
         if enabled == self.infer_ctx.grad_enabled {
             return Ok(());
         }
-        let f = py.import("torch")?.getattr("_C")?.getattr("_set_grad_enabled")?;
-        let node = self.graph.call("set_grad_enabled", Target::Function("torch._C._set_grad_enabled".into()), vec![Arg::Bool(enabled)], vec![], NodeMeta::None);
+        let f = py
+            .import("torch")?
+            .getattr("_C")?
+            .getattr("_set_grad_enabled")?;
+        let node = self.graph.call(
+            "set_grad_enabled",
+            Target::Function("torch._C._set_grad_enabled".into()),
+            vec![Arg::Bool(enabled)],
+            vec![],
+            NodeMeta::None,
+        );
         self.callables.push((node, f.unbind()));
         self.infer_ctx.grad_enabled = enabled;
         Ok(())
@@ -222,14 +263,22 @@ impl OutputGraph {
     }
 
     /// A Python value standing for `arg` in a meta-tensor run.
-    fn to_meta_py<'py>(&mut self, py: Python<'py>, arg: &Arg) -> Result<Bound<'py, PyAny>, TraceError> {
+    fn meta_arg<'py>(
+        &mut self,
+        py: Python<'py>,
+        arg: &Arg,
+    ) -> Result<Bound<'py, PyAny>, TraceError> {
         Ok(match arg {
             Arg::Node(n) => self.meta_tensor(py, *n)?,
             other => arg_to_py(py, other, &mut |py, n| self.meta_tensor(py, n))?,
         })
     }
 
-    fn meta_tensor<'py>(&mut self, py: Python<'py>, node: NodeId) -> Result<Bound<'py, PyAny>, TraceError> {
+    fn meta_tensor<'py>(
+        &mut self,
+        py: Python<'py>,
+        node: NodeId,
+    ) -> Result<Bound<'py, PyAny>, TraceError> {
         if let Some(m) = self.metas.get(&node) {
             return Ok(m.bind(py).clone());
         }
@@ -240,12 +289,20 @@ impl OutputGraph {
                 for m in items {
                     match m {
                         NodeMeta::Tensor(t) => out.push(make_meta_tensor(py, t)?),
-                        _ => return Err(TraceError::unsupported("a tuple result with non-tensor items")),
+                        _ => {
+                            return Err(TraceError::unsupported(
+                                "a tuple result with non-tensor items",
+                            ))
+                        }
                     }
                 }
                 PyTuple::new(py, out)?.into_any()
             }
-            _ => return Err(TraceError::internal("a non-tensor node without a meta value")),
+            _ => {
+                return Err(TraceError::internal(
+                    "a non-tensor node without a meta value",
+                ))
+            }
         };
         self.metas.insert(node, t.clone().unbind());
         Ok(t)
@@ -275,7 +332,10 @@ fn to_meta<'py>(py: Python<'py>, v: Bound<'py, PyAny>) -> Result<Bound<'py, PyAn
         return Ok(v);
     }
     if let Ok(t) = v.cast::<PyTuple>() {
-        let items = t.iter().map(|x| to_meta(py, x)).collect::<Result<Vec<_>, _>>()?;
+        let items = t
+            .iter()
+            .map(|x| to_meta(py, x))
+            .collect::<Result<Vec<_>, _>>()?;
         if v.get_type().is(py.get_type::<PyTuple>()) {
             return Ok(PyTuple::new(py, items)?.into_any());
         }
@@ -290,7 +350,13 @@ fn placeholder_name(source: &Source) -> String {
         .replace("L['", "l_")
         .replace("G['", "g_")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     let mut out = String::new();
     for c in cleaned.chars() {
@@ -317,17 +383,26 @@ pub fn arg_to_py<'py>(
         Arg::Float(f) => f.into_pyobject(py)?.into_any(),
         Arg::Str(s) => s.into_pyobject(py)?.into_any(),
         Arg::DType(d) => py.import("torch")?.getattr(d.torch_name())?,
-        Arg::Device(d) => py.import("torch")?.getattr("device")?.call1((d.to_string(),))?,
+        Arg::Device(d) => py
+            .import("torch")?
+            .getattr("device")?
+            .call1((d.to_string(),))?,
         Arg::TorchAttr(name) => {
             let torch = py.import("torch")?;
             torch.getattr(name.trim_start_matches("torch."))?
         }
         Arg::Tuple(items) => {
-            let v = items.iter().map(|a| arg_to_py(py, a, node)).collect::<Result<Vec<_>, _>>()?;
+            let v = items
+                .iter()
+                .map(|a| arg_to_py(py, a, node))
+                .collect::<Result<Vec<_>, _>>()?;
             PyTuple::new(py, v)?.into_any()
         }
         Arg::List(items) => {
-            let v = items.iter().map(|a| arg_to_py(py, a, node)).collect::<Result<Vec<_>, _>>()?;
+            let v = items
+                .iter()
+                .map(|a| arg_to_py(py, a, node))
+                .collect::<Result<Vec<_>, _>>()?;
             PyList::new(py, v)?.into_any()
         }
         Arg::Slice(a, b, c) => {
@@ -370,18 +445,28 @@ pub fn tensor_meta_of(py: Python<'_>, t: &Bound<'_, PyAny>) -> Result<TensorMeta
     })
 }
 
-fn node_meta_of(py: Python<'_>, v: &Bound<'_, PyAny>, device: &Device) -> Result<NodeMeta, TraceError> {
+fn node_meta_of(
+    py: Python<'_>,
+    v: &Bound<'_, PyAny>,
+    device: &Device,
+) -> Result<NodeMeta, TraceError> {
     if is_tensor(py, v)? {
         let mut m = tensor_meta_of(py, v)?;
         m.device = device.clone();
         return Ok(NodeMeta::Tensor(m));
     }
     if let Ok(t) = v.cast::<PyTuple>() {
-        let items = t.iter().map(|x| node_meta_of(py, &x, device)).collect::<Result<Vec<_>, _>>()?;
+        let items = t
+            .iter()
+            .map(|x| node_meta_of(py, &x, device))
+            .collect::<Result<Vec<_>, _>>()?;
         return Ok(NodeMeta::Tuple(items));
     }
     if let Ok(t) = v.cast::<PyList>() {
-        let items = t.iter().map(|x| node_meta_of(py, &x, device)).collect::<Result<Vec<_>, _>>()?;
+        let items = t
+            .iter()
+            .map(|x| node_meta_of(py, &x, device))
+            .collect::<Result<Vec<_>, _>>()?;
         return Ok(NodeMeta::Tuple(items));
     }
     if v.is_none() {
@@ -407,10 +492,17 @@ pub fn is_tensor(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<bool> {
     v.is_instance(&tensor)
 }
 
-pub fn make_meta_tensor<'py>(py: Python<'py>, meta: &TensorMeta) -> Result<Bound<'py, PyAny>, TraceError> {
+pub fn make_meta_tensor<'py>(
+    py: Python<'py>,
+    meta: &TensorMeta,
+) -> Result<Bound<'py, PyAny>, TraceError> {
     let torch = py.import("torch")?;
-    let sizes = meta.known_sizes().ok_or_else(|| TraceError::unsupported("symbolic sizes"))?;
-    let strides = meta.known_strides().ok_or_else(|| TraceError::unsupported("symbolic strides"))?;
+    let sizes = meta
+        .known_sizes()
+        .ok_or_else(|| TraceError::unsupported("symbolic sizes"))?;
+    let strides = meta
+        .known_strides()
+        .ok_or_else(|| TraceError::unsupported("symbolic strides"))?;
     let kwargs = PyDict::new(py);
     kwargs.set_item("dtype", torch.getattr(meta.dtype.torch_name())?)?;
     kwargs.set_item("device", "meta")?;

@@ -24,18 +24,38 @@ pub enum OutputTemplate {
 }
 
 impl OutputTemplate {
-    fn build<'py>(&self, py: Python<'py>, outs: &[Bound<'py, PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+    fn build<'py>(
+        &self,
+        py: Python<'py>,
+        outs: &[Bound<'py, PyAny>],
+    ) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self {
             OutputTemplate::Graph(i) => outs[*i].clone(),
             OutputTemplate::Const(c) => c.bind(py).clone(),
-            OutputTemplate::Tuple(items) => {
-                PyTuple::new(py, items.iter().map(|t| t.build(py, outs)).collect::<PyResult<Vec<_>>>()?)?.into_any()
-            }
-            OutputTemplate::List(items) => {
-                PyList::new(py, items.iter().map(|t| t.build(py, outs)).collect::<PyResult<Vec<_>>>()?)?.into_any()
-            }
+            OutputTemplate::Tuple(items) => PyTuple::new(
+                py,
+                items
+                    .iter()
+                    .map(|t| t.build(py, outs))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?
+            .into_any(),
+            OutputTemplate::List(items) => PyList::new(
+                py,
+                items
+                    .iter()
+                    .map(|t| t.build(py, outs))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?
+            .into_any(),
             OutputTemplate::NamedTuple(ty, items) => {
-                let t = PyTuple::new(py, items.iter().map(|t| t.build(py, outs)).collect::<PyResult<Vec<_>>>()?)?;
+                let t = PyTuple::new(
+                    py,
+                    items
+                        .iter()
+                        .map(|t| t.build(py, outs))
+                        .collect::<PyResult<Vec<_>>>()?,
+                )?;
                 crate::interp::vars::build_named_tuple(ty.bind(py), t)?
             }
             OutputTemplate::Attr(v, name) => v.build(py, outs)?.getattr(name.as_str())?,
@@ -59,14 +79,34 @@ enum Slot {
 }
 
 impl Slot {
-    fn value<'py>(&self, py: Python<'py>, regs: &[Option<Bound<'py, PyAny>>]) -> PyResult<Bound<'py, PyAny>> {
+    fn value<'py>(
+        &self,
+        py: Python<'py>,
+        regs: &[Option<Bound<'py, PyAny>>],
+    ) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self {
-            Slot::Reg(r) => regs[*r]
-                .clone()
-                .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("torchferro: a graph value was freed too early"))?,
+            Slot::Reg(r) => regs[*r].clone().ok_or_else(|| {
+                pyo3::exceptions::PyRuntimeError::new_err(
+                    "torchferro: a graph value was freed too early",
+                )
+            })?,
             Slot::Const(c) => c.bind(py).clone(),
-            Slot::Tuple(items) => PyTuple::new(py, items.iter().map(|s| s.value(py, regs)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
-            Slot::List(items) => PyList::new(py, items.iter().map(|s| s.value(py, regs)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
+            Slot::Tuple(items) => PyTuple::new(
+                py,
+                items
+                    .iter()
+                    .map(|s| s.value(py, regs))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?
+            .into_any(),
+            Slot::List(items) => PyList::new(
+                py,
+                items
+                    .iter()
+                    .map(|s| s.value(py, regs))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?
+            .into_any(),
         })
     }
 }
@@ -95,7 +135,11 @@ pub struct EagerProgram {
 }
 
 impl EagerProgram {
-    pub fn new(py: Python<'_>, graph: &Graph, callables: &[(NodeId, Py<PyAny>)]) -> Result<EagerProgram, TraceError> {
+    pub fn new(
+        py: Python<'_>,
+        graph: &Graph,
+        callables: &[(NodeId, Py<PyAny>)],
+    ) -> Result<EagerProgram, TraceError> {
         let mut reg_of = std::collections::HashMap::new();
         for (i, (id, _)) in graph.nodes().enumerate() {
             reg_of.insert(id, i);
@@ -108,14 +152,20 @@ impl EagerProgram {
             let r = reg_of[&id];
             match &node.kind {
                 NodeKind::Placeholder { .. } => inputs.push(r),
-                NodeKind::Call { target, args, kwargs } => {
+                NodeKind::Call {
+                    target,
+                    args,
+                    kwargs,
+                } => {
                     let callee = match target {
                         Target::Function(_) => Callee::Function(
                             callables
                                 .iter()
                                 .find(|(n, _)| *n == id)
                                 .map(|(_, c)| c.clone_ref(py))
-                                .ok_or_else(|| TraceError::internal("a function node without its callable"))?,
+                                .ok_or_else(|| {
+                                    TraceError::internal("a function node without its callable")
+                                })?,
                         ),
                         Target::Method(m) => Callee::Method(PyString::intern(py, m).unbind()),
                     };
@@ -128,13 +178,25 @@ impl EagerProgram {
                         names.push(k.clone());
                         slots.push(slot(py, a, &reg_of)?);
                     }
-                    let kwnames = if names.is_empty() { None } else { Some(PyTuple::new(py, names)?.unbind()) };
+                    let kwnames = if names.is_empty() {
+                        None
+                    } else {
+                        Some(PyTuple::new(py, names)?.unbind())
+                    };
                     let mut used = Vec::new();
-                    args.iter().chain(kwargs.iter().map(|(_, a)| a)).for_each(|a| a.nodes(&mut used));
+                    args.iter()
+                        .chain(kwargs.iter().map(|(_, a)| a))
+                        .for_each(|a| a.nodes(&mut used));
                     for u in used {
                         last_use.insert(reg_of[&u], steps.len());
                     }
-                    steps.push(Step { callee, args: slots, kwnames, out: r, free: Vec::new() });
+                    steps.push(Step {
+                        callee,
+                        args: slots,
+                        kwnames,
+                        out: r,
+                        free: Vec::new(),
+                    });
                 }
                 NodeKind::Output { values } => {
                     for v in values {
@@ -151,10 +213,19 @@ impl EagerProgram {
                 steps[step].free.push(reg);
             }
         }
-        Ok(EagerProgram { nregs: reg_of.len(), inputs, steps, outputs })
+        Ok(EagerProgram {
+            nregs: reg_of.len(),
+            inputs,
+            steps,
+            outputs,
+        })
     }
 
-    fn run<'py>(&self, py: Python<'py>, inputs: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut regs: Vec<Option<Bound<'py, PyAny>>> = vec![None; self.nregs];
         for (r, v) in self.inputs.iter().zip(inputs) {
             regs[*r] = Some(v);
@@ -168,12 +239,18 @@ impl EagerProgram {
             let nkw = step.kwnames.as_ref().map(|k| k.bind(py).len()).unwrap_or(0);
             let npos = argv.len() - nkw;
             let ptrs: Vec<*mut ffi::PyObject> = argv.iter().map(|a| a.as_ptr()).collect();
-            let kwnames = step.kwnames.as_ref().map(|k| k.as_ptr()).unwrap_or(std::ptr::null_mut());
+            let kwnames = step
+                .kwnames
+                .as_ref()
+                .map(|k| k.as_ptr())
+                .unwrap_or(std::ptr::null_mut());
             // SAFETY: `ptrs` borrows objects kept alive by `argv` for the duration of the call;
             // vectorcall does not steal references and returns a new reference or NULL.
             let r = unsafe {
                 match &step.callee {
-                    Callee::Function(f) => ffi::PyObject_Vectorcall(f.as_ptr(), ptrs.as_ptr(), npos, kwnames),
+                    Callee::Function(f) => {
+                        ffi::PyObject_Vectorcall(f.as_ptr(), ptrs.as_ptr(), npos, kwnames)
+                    }
                     Callee::Method(name) => ffi::PyObject_VectorcallMethod(
                         name.as_ptr(),
                         ptrs.as_ptr(),
@@ -193,30 +270,54 @@ impl EagerProgram {
         }
         self.outputs
             .iter()
-            .map(|r| regs[*r].clone().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("torchferro: missing graph output")))
+            .map(|r| {
+                regs[*r].clone().ok_or_else(|| {
+                    pyo3::exceptions::PyRuntimeError::new_err("torchferro: missing graph output")
+                })
+            })
             .collect()
     }
 }
 
-fn slot(py: Python<'_>, a: &Arg, reg_of: &std::collections::HashMap<NodeId, usize>) -> Result<Slot, TraceError> {
+fn slot(
+    py: Python<'_>,
+    a: &Arg,
+    reg_of: &std::collections::HashMap<NodeId, usize>,
+) -> Result<Slot, TraceError> {
     let mut nodes = Vec::new();
     a.nodes(&mut nodes);
     if nodes.is_empty() {
-        let v = arg_to_py(py, a, &mut |_, _| Err(TraceError::internal("no nodes here")))?;
+        let v = arg_to_py(py, a, &mut |_, _| {
+            Err(TraceError::internal("no nodes here"))
+        })?;
         return Ok(Slot::Const(v.unbind()));
     }
     Ok(match a {
         Arg::Node(n) => Slot::Reg(reg_of[n]),
-        Arg::Tuple(items) => Slot::Tuple(items.iter().map(|i| slot(py, i, reg_of)).collect::<Result<_, _>>()?),
-        Arg::List(items) => Slot::List(items.iter().map(|i| slot(py, i, reg_of)).collect::<Result<_, _>>()?),
-        _ => return Err(TraceError::unsupported("a graph value inside a slice argument")),
+        Arg::Tuple(items) => Slot::Tuple(
+            items
+                .iter()
+                .map(|i| slot(py, i, reg_of))
+                .collect::<Result<_, _>>()?,
+        ),
+        Arg::List(items) => Slot::List(
+            items
+                .iter()
+                .map(|i| slot(py, i, reg_of))
+                .collect::<Result<_, _>>()?,
+        ),
+        _ => {
+            return Err(TraceError::unsupported(
+                "a graph value inside a slice argument",
+            ))
+        }
     })
 }
 
 pub enum Runner {
     Eager(EagerProgram),
     /// Kernels generated by the Rust inductor.
-    Inductor(crate::inductor_host::InductorProgram),
+    Inductor(Box<crate::inductor_host::InductorProgram>),
     /// What a Python backend returned for the FX GraphModule; called with the inputs.
     Python(Py<PyAny>),
 }
@@ -236,11 +337,19 @@ pub struct CompiledGraph {
 
 impl CompiledGraph {
     /// Runs on `argv` = the frame's argument slots followed by its closure cells.
-    pub fn run_raw<'py>(&self, py: Python<'py>, argv: &[*mut ffi::PyObject]) -> PyResult<Bound<'py, PyAny>> {
+    pub fn run_raw<'py>(
+        &self,
+        py: Python<'py>,
+        argv: &[*mut ffi::PyObject],
+    ) -> PyResult<Bound<'py, PyAny>> {
         crate::hook::with_hook_off(|| self.run_inner(py, argv))
     }
 
-    fn run_inner<'py>(&self, py: Python<'py>, argv: &[*mut ffi::PyObject]) -> PyResult<Bound<'py, PyAny>> {
+    fn run_inner<'py>(
+        &self,
+        py: Python<'py>,
+        argv: &[*mut ffi::PyObject],
+    ) -> PyResult<Bound<'py, PyAny>> {
         let nargs = self.nargs.min(argv.len());
         let scope = Scope {
             locals: argv.as_ptr(),
@@ -254,11 +363,17 @@ impl CompiledGraph {
         let mut inputs = Vec::with_capacity(self.inputs.len());
         for s in &self.inputs {
             let v = resolve(py, &scope, s).ok_or_else(|| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro: graph input {s} could not be read"))
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "torchferro: graph input {s} could not be read"
+                ))
             })?;
             inputs.push(v);
         }
-        let kept: Vec<(usize, Bound<'py, PyAny>)> = self.passthrough.iter().map(|&(o, i)| (o, inputs[i].clone())).collect();
+        let kept: Vec<(usize, Bound<'py, PyAny>)> = self
+            .passthrough
+            .iter()
+            .map(|&(o, i)| (o, inputs[i].clone()))
+            .collect();
         let mut outs: Vec<Bound<'py, PyAny>> = match &self.runner {
             Runner::Eager(p) => p.run(py, inputs)?,
             Runner::Inductor(p) => p.run(py, inputs)?,
@@ -285,7 +400,11 @@ impl CompiledGraph {
 #[pymethods]
 impl CompiledGraph {
     #[pyo3(signature = (*args))]
-    fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let ptrs: Vec<*mut ffi::PyObject> = args.iter().map(|a| a.as_ptr()).collect();
         // The tuple keeps every argument alive while the raw pointers are used.
         self.run_raw(py, &ptrs)

@@ -30,7 +30,14 @@ fn prefixes(py: Python<'_>) -> &'static Vec<String> {
         if let Some(d) = dir_of("os") {
             out.push(d);
         }
-        for m in ["numpy", "_pytest", "pluggy", "hypothesis", "typing_extensions", "sympy"] {
+        for m in [
+            "numpy",
+            "_pytest",
+            "pluggy",
+            "hypothesis",
+            "typing_extensions",
+            "sympy",
+        ] {
             if let Some(d) = dir_of(m) {
                 out.push(d);
             }

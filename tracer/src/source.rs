@@ -15,17 +15,34 @@ use pyo3::types::PyString;
 #[derive(Debug)]
 pub enum Step {
     /// Fast-local slot `index` of the frame (an argument, at hook time).
-    Local { index: usize, name: String },
+    Local {
+        index: usize,
+        name: String,
+    },
     /// Free variable `index` of the function's closure, read through its cell.
-    Cell { index: usize, name: String },
+    Cell {
+        index: usize,
+        name: String,
+    },
     /// Module global, falling back to builtins as `LOAD_GLOBAL` does.
-    Global { name: Py<PyString> },
+    Global {
+        name: Py<PyString>,
+    },
     /// A global of another module (a function inlined from there reads it): that module's
     /// globals dict is held directly, with builtins as the fallback.
-    ModuleGlobal { globals: Py<PyAny>, module: String, name: Py<PyString> },
-    Attr { name: Py<PyString> },
+    ModuleGlobal {
+        globals: Py<PyAny>,
+        module: String,
+        name: Py<PyString>,
+    },
+    Attr {
+        name: Py<PyString>,
+    },
     /// `obj[key]` with a constant key (int or str).
-    Item { key: Py<PyAny>, repr: String },
+    Item {
+        key: Py<PyAny>,
+        repr: String,
+    },
 }
 
 impl Step {
@@ -34,12 +51,24 @@ impl Step {
             (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
             (Step::Cell { index: a, .. }, Step::Cell { index: b, .. }) => a == b,
             (Step::Global { name: a }, Step::Global { name: b })
-            | (Step::Attr { name: a }, Step::Attr { name: b }) => Python::attach(|py| {
-                a.bind(py).to_str().ok() == b.bind(py).to_str().ok()
-            }),
+            | (Step::Attr { name: a }, Step::Attr { name: b }) => {
+                Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+            }
             (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
-            (Step::ModuleGlobal { globals: g1, name: a, .. }, Step::ModuleGlobal { globals: g2, name: b, .. }) => {
-                g1.as_ptr() == g2.as_ptr() && Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+            (
+                Step::ModuleGlobal {
+                    globals: g1,
+                    name: a,
+                    ..
+                },
+                Step::ModuleGlobal {
+                    globals: g2,
+                    name: b,
+                    ..
+                },
+            ) => {
+                g1.as_ptr() == g2.as_ptr()
+                    && Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
             }
             _ => false,
         }
@@ -127,7 +156,11 @@ impl Source {
 
     pub fn same_as(&self, other: &Source) -> bool {
         self.steps.len() == other.steps.len()
-            && self.steps.iter().zip(other.steps.iter()).all(|(a, b)| a.same(b))
+            && self
+                .steps
+                .iter()
+                .zip(other.steps.iter())
+                .all(|(a, b)| a.same(b))
     }
 
     /// The name used for a tensor in guard messages: the bare local name for a frame argument
@@ -162,7 +195,11 @@ impl Step {
             Step::Global { name } => Step::Global {
                 name: name.clone_ref(py),
             },
-            Step::ModuleGlobal { globals, module, name } => Step::ModuleGlobal {
+            Step::ModuleGlobal {
+                globals,
+                module,
+                name,
+            } => Step::ModuleGlobal {
                 globals: globals.clone_ref(py),
                 module: module.clone(),
                 name: name.clone_ref(py),
@@ -237,12 +274,13 @@ impl Scope {
                 Step::Global { .. } | Step::ModuleGlobal { .. } => {
                     let (dict, key) = match step {
                         Step::Global { name } => (self.globals, name.as_ptr()),
-                        Step::ModuleGlobal { globals, name, .. } => (globals.as_ptr(), name.as_ptr()),
+                        Step::ModuleGlobal { globals, name, .. } => {
+                            (globals.as_ptr(), name.as_ptr())
+                        }
                         _ => unreachable!(),
                     };
                     let mut v = ffi::PyDict_GetItemWithError(dict, key);
-                    if v.is_null() && ffi::PyErr_Occurred().is_null() && !self.builtins.is_null()
-                    {
+                    if v.is_null() && ffi::PyErr_Occurred().is_null() && !self.builtins.is_null() {
                         v = ffi::PyDict_GetItemWithError(self.builtins, key);
                     }
                     if v.is_null() {
@@ -256,20 +294,24 @@ impl Scope {
     }
 }
 
-/// Applies a non-root step to a value. Returns a new reference or NULL (error cleared).
-pub fn apply_step(base: *mut ffi::PyObject, step: &Step) -> *mut ffi::PyObject {
-    // SAFETY: `base` is a live object owned by the caller; the C API calls below return new
-    // references or NULL with an error set, which is cleared so guards read as plain failures.
+/// Applies a non-root step to a value; `None` (with the error cleared) if it fails, so guards
+/// read a failure as a plain mismatch.
+pub fn apply_step<'py>(base: &Bound<'py, PyAny>, step: &Step) -> Option<Bound<'py, PyAny>> {
+    let py = base.py();
+    // SAFETY: `base` is a live object (we hold a Bound); the C API calls return new references
+    // or NULL with an error set, which is cleared.
     unsafe {
         let r = match step {
-            Step::Attr { name } => ffi::PyObject_GetAttr(base, name.as_ptr()),
-            Step::Item { key, .. } => ffi::PyObject_GetItem(base, key.as_ptr()),
+            Step::Attr { name } => ffi::PyObject_GetAttr(base.as_ptr(), name.as_ptr()),
+            Step::Item { key, .. } => ffi::PyObject_GetItem(base.as_ptr(), key.as_ptr()),
             _ => std::ptr::null_mut(),
         };
         if r.is_null() {
             ffi::PyErr_Clear();
+            None
+        } else {
+            Some(Bound::from_owned_ptr(py, r))
         }
-        r
     }
 }
 
@@ -283,12 +325,7 @@ pub fn resolve<'py>(py: Python<'py>, scope: &Scope, source: &Source) -> Option<B
     // SAFETY: `root` is a borrowed, live object; we take a new reference to own it.
     let mut cur = unsafe { Bound::from_borrowed_ptr(py, root) };
     for step in &steps[1..] {
-        let next = apply_step(cur.as_ptr(), step);
-        if next.is_null() {
-            return None;
-        }
-        // SAFETY: apply_step returned a new reference.
-        cur = unsafe { Bound::from_owned_ptr(py, next) };
+        cur = apply_step(&cur, step)?;
     }
     Some(cur)
 }

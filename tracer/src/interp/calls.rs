@@ -17,26 +17,94 @@ use super::Frame;
 
 /// Torch functions that create tensors without a tensor argument.
 const FACTORIES: &[&str] = &[
-    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "logspace",
-    "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-    "randn_like", "scalar_tensor", "empty_strided", "tril_indices", "triu_indices",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "tensor",
+    "as_tensor",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "scalar_tensor",
+    "empty_strided",
+    "tril_indices",
+    "triu_indices",
 ];
 
 /// Tensor methods that read data into Python: their result depends on values, not metadata.
 const DATA_DEPENDENT: &[&str] = &[
-    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "nonzero", "data_ptr",
-    "untyped_storage", "storage", "backward", "register_hook", "retain_grad", "unique",
+    "item",
+    "tolist",
+    "numpy",
+    "__bool__",
+    "__int__",
+    "__float__",
+    "__index__",
+    "nonzero",
+    "data_ptr",
+    "untyped_storage",
+    "storage",
+    "backward",
+    "register_hook",
+    "retain_grad",
+    "unique",
 ];
 
 /// Builtins that are pure functions of their (known) arguments.
 const FOLDABLE_BUILTINS: &[&str] = &[
-    "len", "abs", "min", "max", "sum", "int", "float", "bool", "str", "round", "isinstance",
-    "issubclass", "range", "tuple", "list", "divmod", "pow", "type", "hasattr", "callable", "repr",
-    "all", "any", "sorted", "reversed", "enumerate", "zip", "dict", "frozenset", "set", "hash", "chr", "ord",
+    "len",
+    "abs",
+    "min",
+    "max",
+    "sum",
+    "int",
+    "float",
+    "bool",
+    "str",
+    "round",
+    "isinstance",
+    "issubclass",
+    "range",
+    "tuple",
+    "list",
+    "divmod",
+    "pow",
+    "type",
+    "hasattr",
+    "callable",
+    "repr",
+    "all",
+    "any",
+    "sorted",
+    "reversed",
+    "enumerate",
+    "zip",
+    "dict",
+    "frozenset",
+    "set",
+    "hash",
+    "chr",
+    "ord",
 ];
 
 impl Frame<'_, '_> {
-    pub(super) fn call(&mut self, f: Var, args: Vec<Var>, kwargs: Vec<(String, Var)>) -> Result<Var, TraceError> {
+    pub(super) fn call(
+        &mut self,
+        f: Var,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         match f {
             Var::Method { recv, name } => match *recv {
@@ -46,7 +114,10 @@ impl Frame<'_, '_> {
                 other => {
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
                     let obj = other.as_py(py).ok_or_else(|| {
-                        TraceError::unsupported(format!("method {name} of a {}", other.type_name(py)))
+                        TraceError::unsupported(format!(
+                            "method {name} of a {}",
+                            other.type_name(py)
+                        ))
                     })?;
                     let m = obj.getattr(name.as_str())?;
                     self.call_py(&m, None, args, kwargs)
@@ -66,7 +137,10 @@ impl Frame<'_, '_> {
                 all.extend(args);
                 self.call(*func, all, kwargs)
             }
-            other => Err(TraceError::unsupported(format!("calling a {}", other.type_name(py)))),
+            other => Err(TraceError::unsupported(format!(
+                "calling a {}",
+                other.type_name(py)
+            ))),
         }
     }
 
@@ -91,12 +165,23 @@ impl Frame<'_, '_> {
             .ok()
             .and_then(|m| m.extract().ok())
             .unwrap_or_default();
-        let has_tensor = args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(contains_tensor);
-        if name == "is_compiling" && (module == "torchferro.compiler" || module.starts_with("torch.compiler") || module.starts_with("torch._dynamo")) {
+        let has_tensor = args
+            .iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .any(contains_tensor);
+        if name == "is_compiling"
+            && (module == "torchferro.compiler"
+                || module.starts_with("torch.compiler")
+                || module.starts_with("torch._dynamo"))
+        {
             return Ok(Var::py_const(py, true));
         }
-        if f.hasattr(intern!(py, "_torchferro_disabled")).unwrap_or(false) {
-            return Err(TraceError::unsupported(format!("call to {name}, disabled with torchferro.compiler.disable")));
+        if f.hasattr(intern!(py, "_torchferro_disabled"))
+            .unwrap_or(false)
+        {
+            return Err(TraceError::unsupported(format!(
+                "call to {name}, disabled with torchferro.compiler.disable"
+            )));
         }
 
         // Unbound tensor methods (`torch.Tensor.add(x, y)`) are method calls.
@@ -109,7 +194,13 @@ impl Frame<'_, '_> {
             }
         }
         if let Ok(owner) = f.getattr(intern!(py, "__self__")) {
-            if !owner.is_none() && super::ops::is_immutable_const(&owner) && f.get_type().name().map(|n| n == "builtin_function_or_method").unwrap_or(false) {
+            if !owner.is_none()
+                && super::ops::is_immutable_const(&owner)
+                && f.get_type()
+                    .name()
+                    .map(|n| n == "builtin_function_or_method")
+                    .unwrap_or(false)
+            {
                 if let Some(r) = self.fold(f, &args, &kwargs)? {
                     return Ok(r);
                 }
@@ -118,19 +209,25 @@ impl Frame<'_, '_> {
         if let Some(v) = self.grad_mode_call(f, &args)? {
             return Ok(v);
         }
-        if module == "_operator" || module == "operator" {
-            if kwargs.is_empty() && !name.is_empty() {
-                return self.operator(name.trim_start_matches("__").trim_end_matches("__"), args);
-            }
+        if (module == "_operator" || module == "operator") && kwargs.is_empty() && !name.is_empty()
+        {
+            return self.operator(name.trim_start_matches("__").trim_end_matches("__"), args);
         }
-        let is_torch = (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
-            && !module.starts_with("torch.nn.modules");
+        let is_torch =
+            (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
+                && !module.starts_with("torch.nn.modules");
         if is_torch && (has_tensor || FACTORIES.contains(&name.as_str())) {
-            if module.starts_with("torch._dynamo") || module.starts_with("torch.compiler") || name == "compile" {
+            if module.starts_with("torch._dynamo")
+                || module.starts_with("torch.compiler")
+                || name == "compile"
+            {
                 return Err(TraceError::unsupported(format!("calling {module}.{name}")));
             }
             let path = callable_path(py, f, &module, &name);
-            let gargs = args.iter().map(|a| a.to_arg(py)).collect::<Result<Vec<_>, _>>()?;
+            let gargs = args
+                .iter()
+                .map(|a| a.to_arg(py))
+                .collect::<Result<Vec<_>, _>>()?;
             let gkw = kwargs
                 .iter()
                 .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
@@ -148,8 +245,17 @@ impl Frame<'_, '_> {
         if let Some(r) = self.call_user_callable(f, src.as_ref(), &args, &kwargs)? {
             return Ok(r);
         }
-        let what = if module.is_empty() { name.clone() } else { format!("{module}.{name}") };
-        let kind = if f.get_type().name().map(|n| n == "function").unwrap_or(false) {
+        let what = if module.is_empty() {
+            name.clone()
+        } else {
+            format!("{module}.{name}")
+        };
+        let kind = if f
+            .get_type()
+            .name()
+            .map(|n| n == "function")
+            .unwrap_or(false)
+        {
             "call to the user function"
         } else {
             "call to"
@@ -160,23 +266,41 @@ impl Frame<'_, '_> {
     /// `torch.no_grad()`, `torch.enable_grad()` and `torch.set_grad_enabled(b)` become grad-mode
     /// regions of the graph instead of being run (constructing `set_grad_enabled` changes the
     /// global mode, which tracing must never do for real).
-    fn grad_mode_call(&mut self, f: &Bound<'_, PyAny>, args: &[Var]) -> Result<Option<Var>, TraceError> {
+    fn grad_mode_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+    ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         let torch = py.import("torch")?;
         if f.is(&torch.getattr("no_grad")?) && args.is_empty() {
-            return Ok(Some(Var::GradMode { enabled: false, prev: None }));
+            return Ok(Some(Var::GradMode {
+                enabled: false,
+                prev: None,
+            }));
         }
         if f.is(&torch.getattr("enable_grad")?) && args.is_empty() {
-            return Ok(Some(Var::GradMode { enabled: true, prev: None }));
+            return Ok(Some(Var::GradMode {
+                enabled: true,
+                prev: None,
+            }));
         }
         if f.is(&torch.getattr("set_grad_enabled")?) {
             let [mode] = args else {
-                return Err(TraceError::unsupported("torch.set_grad_enabled with these arguments"));
+                return Err(TraceError::unsupported(
+                    "torch.set_grad_enabled with these arguments",
+                ));
             };
-            let enabled: bool = mode.as_py(py).ok_or_else(|| TraceError::unsupported("a grad mode that is a tensor"))?.extract()?;
+            let enabled: bool = mode
+                .as_py(py)
+                .ok_or_else(|| TraceError::unsupported("a grad mode that is a tensor"))?
+                .extract()?;
             let prev = self.tx.output.grad_enabled();
             self.tx.output.set_grad_mode(py, enabled)?;
-            return Ok(Some(Var::GradMode { enabled, prev: Some(prev) }));
+            return Ok(Some(Var::GradMode {
+                enabled,
+                prev: Some(prev),
+            }));
         }
         Ok(None)
     }
@@ -198,7 +322,11 @@ impl Frame<'_, '_> {
                 return Ok(None);
             }
             let fv = self.function_of(&f, src)?;
-            return Ok(Some(self.inline_call(&fv, args.to_vec(), kwargs.to_vec())?));
+            return Ok(Some(self.inline_call(
+                &fv,
+                args.to_vec(),
+                kwargs.to_vec(),
+            )?));
         }
         if f.is_instance(&types.getattr("MethodType")?)? {
             let func = f.getattr("__func__")?;
@@ -210,13 +338,25 @@ impl Frame<'_, '_> {
             return Ok(Some(self.call(func, all, kwargs.to_vec())?));
         }
         if f.is_instance(&py.import("functools")?.getattr("partial")?)? {
-            let func = self.tx.wrap(f.getattr("func")?, src.map(|s| s.attr(py, "func")))?;
-            let pargs = self.tx.wrap(f.getattr("args")?, src.map(|s| s.attr(py, "args")))?;
-            let pkw = self.tx.wrap(f.getattr("keywords")?, src.map(|s| s.attr(py, "keywords")))?;
-            let mut all = pargs.items(py).ok_or_else(|| TraceError::internal("partial args"))?;
+            let func = self
+                .tx
+                .wrap(f.getattr("func")?, src.map(|s| s.attr(py, "func")))?;
+            let pargs = self
+                .tx
+                .wrap(f.getattr("args")?, src.map(|s| s.attr(py, "args")))?;
+            let pkw = self
+                .tx
+                .wrap(f.getattr("keywords")?, src.map(|s| s.attr(py, "keywords")))?;
+            let mut all = pargs
+                .items(py)
+                .ok_or_else(|| TraceError::internal("partial args"))?;
             all.extend(args.iter().cloned());
             let mut kw: Vec<(String, Var)> = match pkw {
-                Var::Dict(d) => d.borrow().iter().map(|(k, v)| Ok((k.bind(py).extract::<String>()?, v.clone()))).collect::<Result<_, TraceError>>()?,
+                Var::Dict(d) => d
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| Ok((k.bind(py).extract::<String>()?, v.clone())))
+                    .collect::<Result<_, TraceError>>()?,
                 _ => Vec::new(),
             };
             for (k, v) in kwargs {
@@ -233,35 +373,57 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let filename: String = f.getattr("__code__")?.getattr("co_filename")?.extract()?;
         // torch.nn's own module code is inlined like user code (its helpers call torch ops).
-        Ok((!crate::skipfiles::is_skipped(py, &filename) || filename.contains("/torch/nn/modules/")) && !filename.starts_with("<frozen"))
+        Ok((!crate::skipfiles::is_skipped(py, &filename)
+            || filename.contains("/torch/nn/modules/"))
+            && !filename.starts_with("<frozen"))
     }
 
     /// Calls `f` for real on known Python values (pure functions only).
-    fn fold(&mut self, f: &Bound<'_, PyAny>, args: &[Var], kwargs: &[(String, Var)]) -> Result<Option<Var>, TraceError> {
+    fn fold(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
         let Some(vals) = vals else { return Ok(None) };
         let kw = PyDict::new(py);
         for (k, v) in kwargs {
-            let Some(v) = v.as_py(py) else { return Ok(None) };
+            let Some(v) = v.as_py(py) else {
+                return Ok(None);
+            };
             kw.set_item(k, v)?;
         }
-        let r = f.call(PyTuple::new(py, vals)?, Some(&kw)).map_err(|e| TraceError::UserError {
-            call: f.repr().map(|r| r.to_string()).unwrap_or_default(),
-            message: e.to_string(),
-            error: e,
-        })?;
+        let r = f
+            .call(PyTuple::new(py, vals)?, Some(&kw))
+            .map_err(|e| TraceError::UserError {
+                call: f.repr().map(|r| r.to_string()).unwrap_or_default(),
+                message: e.to_string(),
+                error: e,
+            })?;
         Ok(Some(self.tx.wrap(r, None)?))
     }
 
-    fn call_builtin(&mut self, f: &Bound<'_, PyAny>, name: &str, args: Vec<Var>, kwargs: Vec<(String, Var)>) -> Result<Var, TraceError> {
+    fn call_builtin(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        name: &str,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         // Module containers iterate as their children (with sources), so builtins see a list.
-        let args: Vec<Var> = if matches!(name, "enumerate" | "zip" | "reversed" | "list" | "tuple" | "len") {
+        let args: Vec<Var> = if matches!(
+            name,
+            "enumerate" | "zip" | "reversed" | "list" | "tuple" | "len"
+        ) {
             let mut out = Vec::new();
             for a in args {
                 match &a {
-                    Var::Py(o, Some(src)) if super::ops::is_nn_module(py, o.bind(py))? && name != "len" => {
+                    Var::Py(o, Some(src))
+                        if super::ops::is_nn_module(py, o.bind(py))? && name != "len" =>
+                    {
                         let items = self.module_children(o.bind(py).clone(), src.clone())?;
                         out.push(Var::list(items));
                     }
@@ -274,7 +436,10 @@ impl Frame<'_, '_> {
         };
         match (name, args.as_slice()) {
             ("getattr", [obj, name]) | ("getattr", [obj, name, _]) => {
-                let n: String = name.as_py(py).ok_or_else(|| TraceError::unsupported("getattr with a computed name"))?.extract()?;
+                let n: String = name
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("getattr with a computed name"))?
+                    .extract()?;
                 return match self.getattr(obj.clone(), &n) {
                     Ok(v) => Ok(v),
                     Err(e) if args.len() == 3 && has_no_attr(py, obj, &n) => {
@@ -285,7 +450,10 @@ impl Frame<'_, '_> {
                 };
             }
             ("hasattr", [obj, name]) => {
-                let n: String = name.as_py(py).ok_or_else(|| TraceError::unsupported("hasattr with a computed name"))?.extract()?;
+                let n: String = name
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("hasattr with a computed name"))?
+                    .extract()?;
                 if let Var::Tensor(_) = obj {
                     let t = py.import("torch")?.getattr("Tensor")?;
                     return Ok(Var::py_const(py, t.hasattr(n.as_str())?));
@@ -293,50 +461,87 @@ impl Frame<'_, '_> {
                 return Ok(Var::py_const(py, !has_no_attr(py, obj, &n)));
             }
             ("len", [Var::Tensor(t)]) => {
-                let n = t.meta.sizes.first().and_then(|d| d.known()).ok_or_else(|| TraceError::unsupported("len() of a 0-d tensor"))?;
+                let n = t
+                    .meta
+                    .sizes
+                    .first()
+                    .and_then(|d| d.known())
+                    .ok_or_else(|| TraceError::unsupported("len() of a 0-d tensor"))?;
                 return Ok(Var::py_const(py, n));
             }
-            ("len", [v]) if v.items(py).is_some() => return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64)),
+            ("len", [v]) if v.items(py).is_some() => {
+                return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64))
+            }
             ("isinstance", [Var::Tensor(_), cls]) => {
                 let tensor = py.import("torch")?.getattr("Tensor")?;
-                let cls = cls.as_py(py).ok_or_else(|| TraceError::unsupported("isinstance with an unknown class"))?;
-                let r = py.import("builtins")?.getattr("issubclass")?.call1((tensor, cls))?;
+                let cls = cls
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("isinstance with an unknown class"))?;
+                let r = py
+                    .import("builtins")?
+                    .getattr("issubclass")?
+                    .call1((tensor, cls))?;
                 return self.tx.wrap(r, None);
             }
             ("tuple", [v]) | ("list", [v]) if v.items(py).is_some() => {
                 let items = v.items(py).unwrap();
-                return Ok(if name == "tuple" { Var::Tuple(items) } else { Var::list(items) });
+                return Ok(if name == "tuple" {
+                    Var::Tuple(items)
+                } else {
+                    Var::list(items)
+                });
             }
             ("enumerate", [v]) | ("reversed", [v]) if v.items(py).is_some() => {
                 let items = v.items(py).unwrap();
                 return Ok(Var::list(if name == "reversed" {
                     items.into_iter().rev().collect()
                 } else {
-                    items.into_iter().enumerate().map(|(i, x)| Var::Tuple(vec![Var::py_const(py, i as i64), x])).collect()
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, i as i64), x]))
+                        .collect()
                 }));
             }
             ("zip", seqs) if !seqs.is_empty() && seqs.iter().all(|s| s.items(py).is_some()) => {
                 let lists: Vec<Vec<Var>> = seqs.iter().map(|s| s.items(py).unwrap()).collect();
                 let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
-                return Ok(Var::list((0..n).map(|i| Var::Tuple(lists.iter().map(|l| l[i].clone()).collect())).collect()));
+                return Ok(Var::list(
+                    (0..n)
+                        .map(|i| Var::Tuple(lists.iter().map(|l| l[i].clone()).collect()))
+                        .collect(),
+                ));
             }
             _ => {}
         }
         if let Some(r) = self.fold(f, &args, &kwargs)? {
             return Ok(r);
         }
-        Err(TraceError::unsupported(format!("builtin {name}() on these arguments")))
+        Err(TraceError::unsupported(format!(
+            "builtin {name}() on these arguments"
+        )))
     }
 
-    fn dict_method(&mut self, d: std::rc::Rc<std::cell::RefCell<Vec<(Py<PyAny>, Var)>>>, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
+    fn dict_method(
+        &mut self,
+        d: super::vars::DictItems,
+        name: &str,
+        args: Vec<Var>,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let key_of = |v: &Var| -> Result<Bound<'_, PyAny>, TraceError> {
-            v.as_py(py).ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
+            v.as_py(py)
+                .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
         };
-        let find = |d: &[(Py<PyAny>, Var)], k: &Bound<'_, PyAny>| d.iter().position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false));
+        let find = |d: &[(Py<PyAny>, Var)], k: &Bound<'_, PyAny>| {
+            d.iter()
+                .position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false))
+        };
         let mutating = matches!(name, "pop" | "update" | "setdefault" | "clear" | "popitem");
         if mutating && self.tx.is_external_dict(&d) {
-            return Err(TraceError::unsupported(format!("mutating an input dict (dict.{name})")));
+            return Err(TraceError::unsupported(format!(
+                "mutating an input dict (dict.{name})"
+            )));
         }
         match (name, args.as_slice()) {
             ("get", [k]) | ("get", [k, _]) => {
@@ -352,7 +557,11 @@ impl Frame<'_, '_> {
                 let mut b = d.borrow_mut();
                 match find(&b, &k) {
                     Some(i) => Ok(b.remove(i).1),
-                    None => args.get(1).cloned().ok_or_else(|| TraceError::unsupported("dict.pop of a missing key (the frame raises KeyError)")),
+                    None => args.get(1).cloned().ok_or_else(|| {
+                        TraceError::unsupported(
+                            "dict.pop of a missing key (the frame raises KeyError)",
+                        )
+                    }),
                 }
             }
             ("setdefault", [k, v]) => {
@@ -366,10 +575,24 @@ impl Frame<'_, '_> {
                     }
                 }
             }
-            ("keys", []) => Ok(Var::list(d.borrow().iter().map(|(k, _)| Var::Py(k.clone_ref(py), None)).collect())),
-            ("values", []) => Ok(Var::list(d.borrow().iter().map(|(_, v)| v.clone()).collect())),
-            ("items", []) => Ok(Var::list(d.borrow().iter().map(|(k, v)| Var::Tuple(vec![Var::Py(k.clone_ref(py), None), v.clone()])).collect())),
-            ("copy", []) => Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(d.borrow().clone())))),
+            ("keys", []) => Ok(Var::list(
+                d.borrow()
+                    .iter()
+                    .map(|(k, _)| Var::Py(k.clone_ref(py), None))
+                    .collect(),
+            )),
+            ("values", []) => Ok(Var::list(
+                d.borrow().iter().map(|(_, v)| v.clone()).collect(),
+            )),
+            ("items", []) => Ok(Var::list(
+                d.borrow()
+                    .iter()
+                    .map(|(k, v)| Var::Tuple(vec![Var::Py(k.clone_ref(py), None), v.clone()]))
+                    .collect(),
+            )),
+            ("copy", []) => Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
+                d.borrow().clone(),
+            )))),
             ("update", [Var::Dict(other)]) => {
                 let other = other.borrow().clone();
                 let mut b = d.borrow_mut();
@@ -381,15 +604,27 @@ impl Frame<'_, '_> {
                 }
                 Ok(Var::none(py))
             }
-            _ => Err(TraceError::unsupported(format!("dict.{name} with these arguments"))),
+            _ => Err(TraceError::unsupported(format!(
+                "dict.{name} with these arguments"
+            ))),
         }
     }
 
-    fn list_method(&mut self, l: std::rc::Rc<std::cell::RefCell<Vec<Var>>>, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
+    fn list_method(
+        &mut self,
+        l: std::rc::Rc<std::cell::RefCell<Vec<Var>>>,
+        name: &str,
+        args: Vec<Var>,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let mutating = matches!(name, "append" | "extend" | "insert" | "pop" | "clear" | "reverse" | "remove" | "sort");
+        let mutating = matches!(
+            name,
+            "append" | "extend" | "insert" | "pop" | "clear" | "reverse" | "remove" | "sort"
+        );
         if mutating && self.tx.is_external_list(&l) {
-            return Err(TraceError::unsupported(format!("mutating an input list (list.{name})")));
+            return Err(TraceError::unsupported(format!(
+                "mutating an input list (list.{name})"
+            )));
         }
         match (name, args.as_slice()) {
             ("append", [v]) => {
@@ -397,13 +632,21 @@ impl Frame<'_, '_> {
                 Ok(Var::none(py))
             }
             ("extend", [v]) => {
-                let items = v.items(py).ok_or_else(|| TraceError::unsupported("list.extend with a non-sequence"))?;
+                let items = v
+                    .items(py)
+                    .ok_or_else(|| TraceError::unsupported("list.extend with a non-sequence"))?;
                 l.borrow_mut().extend(items);
                 Ok(Var::none(py))
             }
-            ("pop", []) => l.borrow_mut().pop().ok_or_else(|| TraceError::unsupported("pop from an empty list")),
+            ("pop", []) => l
+                .borrow_mut()
+                .pop()
+                .ok_or_else(|| TraceError::unsupported("pop from an empty list")),
             ("insert", [i, v]) => {
-                let i: i64 = i.as_py(py).ok_or_else(|| TraceError::unsupported("list.insert index"))?.extract()?;
+                let i: i64 = i
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("list.insert index"))?
+                    .extract()?;
                 let mut b = l.borrow_mut();
                 let n = b.len() as i64;
                 let i = if i < 0 { (i + n).max(0) } else { i.min(n) };
@@ -415,7 +658,9 @@ impl Frame<'_, '_> {
                 Ok(Var::none(py))
             }
             _ => {
-                let obj = Var::List(l.clone()).as_py(py).ok_or_else(|| TraceError::unsupported(format!("list.{name} on a list of tensors")))?;
+                let obj = Var::List(l.clone()).as_py(py).ok_or_else(|| {
+                    TraceError::unsupported(format!("list.{name} on a list of tensors"))
+                })?;
                 if mutating {
                     return Err(TraceError::unsupported(format!("list.{name}")));
                 }
@@ -425,13 +670,23 @@ impl Frame<'_, '_> {
         }
     }
 
-    pub(super) fn tensor_method(&mut self, t: TensorValue, name: &str, args: Vec<Var>, kwargs: Vec<(String, Var)>) -> Result<Var, TraceError> {
+    pub(super) fn tensor_method(
+        &mut self,
+        t: TensorValue,
+        name: &str,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let meta = &t.meta;
         let int_arg = |v: Option<&Var>| -> Result<Option<i64>, TraceError> {
             match v {
                 None => Ok(None),
-                Some(v) => Ok(Some(v.as_py(py).ok_or_else(|| TraceError::unsupported("a tensor dim argument"))?.extract()?)),
+                Some(v) => Ok(Some(
+                    v.as_py(py)
+                        .ok_or_else(|| TraceError::unsupported("a tensor dim argument"))?
+                        .extract()?,
+                )),
             }
         };
         let dim_kw = kwargs.iter().find(|(k, _)| k == "dim").map(|(_, v)| v);
@@ -439,30 +694,41 @@ impl Frame<'_, '_> {
             let n = n as i64;
             let r = if d < 0 { d + n } else { d };
             if r < 0 || r >= n.max(1) {
-                return Err(TraceError::unsupported("a dim out of range (the frame raises IndexError)"));
+                return Err(TraceError::unsupported(
+                    "a dim out of range (the frame raises IndexError)",
+                ));
             }
             Ok(r as usize)
         };
         match name {
             "size" | "stride" => {
-                let vals = if name == "size" { meta.known_sizes() } else { meta.known_strides() };
+                let vals = if name == "size" {
+                    meta.known_sizes()
+                } else {
+                    meta.known_strides()
+                };
                 let vals = vals.ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
                 return match int_arg(args.first().or(dim_kw))? {
                     Some(d) => Ok(Var::py_const(py, vals[norm(d, vals.len())?])),
                     None if name == "size" => Ok(Var::Size(vals)),
-                    None => Ok(Var::Tuple(vals.into_iter().map(|v| Var::py_const(py, v)).collect())),
+                    None => Ok(Var::Tuple(
+                        vals.into_iter().map(|v| Var::py_const(py, v)).collect(),
+                    )),
                 };
             }
             "dim" | "ndimension" => return Ok(Var::py_const(py, meta.ndim() as i64)),
             "numel" | "nelement" => {
-                let s = meta.known_sizes().ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
+                let s = meta
+                    .known_sizes()
+                    .ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
                 return Ok(Var::py_const(py, s.iter().product::<i64>()));
             }
             "element_size" => return Ok(Var::py_const(py, meta.dtype.itemsize() as i64)),
             "is_floating_point" => return Ok(Var::py_const(py, meta.dtype.is_floating_point())),
             "is_complex" => return Ok(Var::py_const(py, meta.dtype.is_complex())),
             "is_contiguous" if args.is_empty() && kwargs.is_empty() => {
-                let (Some(sizes), Some(strides)) = (meta.known_sizes(), meta.known_strides()) else {
+                let (Some(sizes), Some(strides)) = (meta.known_sizes(), meta.known_strides())
+                else {
                     return Err(TraceError::unsupported("symbolic shapes"));
                 };
                 let mut expected = 1i64;
@@ -508,33 +774,50 @@ impl Frame<'_, '_> {
         let tyname = ty.name()?.to_string();
         let tymod: String = ty.getattr("__module__")?.extract()?;
         if has_hooks(py, m)? {
-            return Err(TraceError::unsupported(format!("calling {tyname}, which has hooks")));
+            return Err(TraceError::unsupported(format!(
+                "calling {tyname}, which has hooks"
+            )));
         }
         if !tymod.starts_with("torch.nn.modules") {
             return self.inline_forward(m, src, args, kwargs);
         }
         let Some(src) = src else {
-            return Err(TraceError::unsupported(format!("calling a {tyname} with no source")));
+            return Err(TraceError::unsupported(format!(
+                "calling a {tyname} with no source"
+            )));
         };
         // The training flag changes what several layers compute: guard it.
         let training = m.getattr("training")?;
-        self.tx.guards.add(py, &src.attr(py, "training"), Check::Equals(training.clone().unbind()));
+        self.tx.guards.add(
+            py,
+            &src.attr(py, "training"),
+            Check::Equals(training.clone().unbind()),
+        );
         let training: bool = training.extract()?;
         let mvar = Var::Py(m.clone().unbind(), Some(src));
         let attr = |s: &mut Self, n: &str| s.getattr(mvar.clone(), n);
         let f = py.import("torch.nn.functional")?;
-        let x = args.first().cloned().ok_or_else(|| TraceError::unsupported(format!("calling {tyname} with no input")))?;
-        if args.len() != 1 || !kwargs.is_empty() {
-            if tyname != "Sequential" {
-                return Err(TraceError::unsupported(format!("calling {tyname} with these arguments")));
-            }
+        let x = args
+            .first()
+            .cloned()
+            .ok_or_else(|| TraceError::unsupported(format!("calling {tyname} with no input")))?;
+        if (args.len() != 1 || !kwargs.is_empty()) && tyname != "Sequential" {
+            return Err(TraceError::unsupported(format!(
+                "calling {tyname} with these arguments"
+            )));
         }
-        let fcall = |s: &mut Self, fname: &str, fargs: Vec<Var>, fkw: Vec<(&str, Var)>| -> Result<Var, TraceError> {
+        let fcall = |s: &mut Self,
+                     fname: &str,
+                     fargs: Vec<Var>,
+                     fkw: Vec<(&str, Var)>|
+         -> Result<Var, TraceError> {
             let func = f.getattr(fname)?;
             let kw = fkw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
             s.call_py(&func, None, fargs, kw)
         };
-        let c = |s: &Self, n: &str| -> Result<Var, TraceError> { Ok(Var::Py(m.getattr(n)?.unbind(), None)).map(|v| { let _ = s; v }) };
+        let c = |_: &Self, n: &str| -> Result<Var, TraceError> {
+            Ok(Var::Py(m.getattr(n)?.unbind(), None))
+        };
         match tyname.as_str() {
             "Linear" => {
                 let w = attr(self, "weight")?;
@@ -554,24 +837,52 @@ impl Frame<'_, '_> {
                 fcall(self, "gelu", vec![x], vec![("approximate", a)])
             }
             "SiLU" => fcall(self, "silu", vec![x], vec![]),
-            "Sigmoid" => self.call_py(&py.import("torch")?.getattr("sigmoid")?, None, vec![x], vec![]),
+            "Sigmoid" => self.call_py(
+                &py.import("torch")?.getattr("sigmoid")?,
+                None,
+                vec![x],
+                vec![],
+            ),
             "Tanh" => self.call_py(&py.import("torch")?.getattr("tanh")?, None, vec![x], vec![]),
             "Identity" => Ok(x),
             "Dropout" => {
                 let p = c(self, "p")?;
-                fcall(self, "dropout", vec![x, p, Var::py_const(py, training)], vec![])
+                fcall(
+                    self,
+                    "dropout",
+                    vec![x, p, Var::py_const(py, training)],
+                    vec![],
+                )
             }
             "Softmax" | "LogSoftmax" => {
                 let dim = c(self, "dim")?;
-                fcall(self, if tyname == "Softmax" { "softmax" } else { "log_softmax" }, vec![x], vec![("dim", dim)])
+                fcall(
+                    self,
+                    if tyname == "Softmax" {
+                        "softmax"
+                    } else {
+                        "log_softmax"
+                    },
+                    vec![x],
+                    vec![("dim", dim)],
+                )
             }
             "Sequential" => {
-                let children: Vec<String> = m.getattr("_modules")?.call_method0("keys")?.try_iter()?.map(|k| k.and_then(|k| k.extract())).collect::<PyResult<_>>()?;
+                let children: Vec<String> = m
+                    .getattr("_modules")?
+                    .call_method0("keys")?
+                    .try_iter()?
+                    .map(|k| k.and_then(|k| k.extract()))
+                    .collect::<PyResult<_>>()?;
                 let mut cur = x;
                 let mut first = true;
                 for name in children {
                     let child = attr(self, &name)?;
-                    cur = if first { self.call(child, args.clone(), kwargs.clone())? } else { self.call(child, vec![cur], vec![])? };
+                    cur = if first {
+                        self.call(child, args.clone(), kwargs.clone())?
+                    } else {
+                        self.call(child, vec![cur], vec![])?
+                    };
                     first = false;
                 }
                 Ok(cur)
@@ -592,10 +903,15 @@ impl Frame<'_, '_> {
         let forward = m.get_type().getattr("forward")?;
         let types = py.import("types")?;
         if !forward.is_instance(&types.getattr("FunctionType")?)? {
-            return Err(TraceError::unsupported(format!("calling a {} whose forward is not a Python function", m.get_type().name()?)));
+            return Err(TraceError::unsupported(format!(
+                "calling a {} whose forward is not a Python function",
+                m.get_type().name()?
+            )));
         }
         let this = match &src {
-            Some(s) => self.tx.wrap(m.clone().unbind().into_bound(py), Some(s.clone()))?,
+            Some(s) => self
+                .tx
+                .wrap(m.clone().unbind().into_bound(py), Some(s.clone()))?,
             None => Var::Py(m.clone().unbind(), None),
         };
         let fv = self.function_of(&forward.unbind().into_bound(py), None)?;
@@ -630,7 +946,12 @@ fn contains_tensor(v: &Var) -> bool {
 }
 
 fn has_hooks(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<bool> {
-    for attr in ["_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"] {
+    for attr in [
+        "_forward_hooks",
+        "_forward_pre_hooks",
+        "_backward_hooks",
+        "_backward_pre_hooks",
+    ] {
         if let Ok(d) = m.getattr(attr) {
             if d.len().unwrap_or(0) > 0 {
                 return Ok(true);
@@ -638,7 +959,11 @@ fn has_hooks(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<bool> {
         }
     }
     let hooks = py.import("torch.nn.modules.module")?;
-    for g in ["_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"] {
+    for g in [
+        "_global_forward_hooks",
+        "_global_forward_pre_hooks",
+        "_global_backward_hooks",
+    ] {
         if let Ok(d) = hooks.getattr(g) {
             if d.len().unwrap_or(0) > 0 {
                 return Ok(true);
@@ -651,6 +976,10 @@ fn has_hooks(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// A Python path that names `f` (`torch.relu`, `torch.nn.functional.linear`), for printing.
 fn callable_path(py: Python<'_>, f: &Bound<'_, PyAny>, module: &str, name: &str) -> String {
     let _ = (py, f);
-    let module = if module.starts_with("torch._C") { "torch" } else { module };
+    let module = if module.starts_with("torch._C") {
+        "torch"
+    } else {
+        module
+    };
     format!("{module}.{name}")
 }

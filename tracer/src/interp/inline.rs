@@ -37,7 +37,9 @@ impl<'a, 'py> Frame<'a, 'py> {
             return Err(TraceError::internal("MAKE_FUNCTION without a code object"));
         };
         let closure = if flags & 0x08 != 0 {
-            self.pop()?.items(py).ok_or_else(|| TraceError::internal("closure is not a tuple"))?
+            self.pop()?
+                .items(py)
+                .ok_or_else(|| TraceError::internal("closure is not a tuple"))?
         } else {
             Vec::new()
         };
@@ -57,7 +59,9 @@ impl<'a, 'py> Frame<'a, 'py> {
             Vec::new()
         };
         let defaults = if flags & 0x01 != 0 {
-            self.pop()?.items(py).ok_or_else(|| TraceError::internal("defaults is not a tuple"))?
+            self.pop()?
+                .items(py)
+                .ok_or_else(|| TraceError::internal("defaults is not a tuple"))?
         } else {
             Vec::new()
         };
@@ -74,16 +78,26 @@ impl<'a, 'py> Frame<'a, 'py> {
 
     /// A live Python function object as an inlinable function. Its defaults and closure contents
     /// are read through `source` (when known) so they are guarded like any other input.
-    pub(super) fn function_of(&mut self, f: &Bound<'py, PyAny>, source: Option<&Source>) -> Result<Rc<FunctionVar>, TraceError> {
+    pub(super) fn function_of(
+        &mut self,
+        f: &Bound<'py, PyAny>,
+        source: Option<&Source>,
+    ) -> Result<Rc<FunctionVar>, TraceError> {
         let py = self.tx.py;
         let code = f.getattr("__code__")?;
-        let globals = f.getattr("__globals__")?.cast_into::<PyDict>().map_err(PyErr::from)?;
+        let globals = f
+            .getattr("__globals__")?
+            .cast_into::<PyDict>()
+            .map_err(PyErr::from)?;
         let name: String = f.getattr("__name__")?.extract()?;
         let mut defaults = Vec::new();
         let d = f.getattr("__defaults__")?;
         if !d.is_none() {
             for (i, v) in d.cast::<PyTuple>().map_err(PyErr::from)?.iter().enumerate() {
-                let s = source.map(|s| s.attr(py, "__defaults__").item(i.into_pyobject(py).unwrap().into_any()));
+                let s = source.map(|s| {
+                    s.attr(py, "__defaults__")
+                        .item(i.into_pyobject(py).unwrap().into_any())
+                });
                 defaults.push(self.tx.wrap(v, s)?);
             }
         }
@@ -103,7 +117,9 @@ impl<'a, 'py> Frame<'a, 'py> {
                 match cell.getattr("cell_contents") {
                     Ok(v) => {
                         let s = source.map(|s| {
-                            s.attr(py, "__closure__").item(i.into_pyobject(py).unwrap().into_any()).attr(py, "cell_contents")
+                            s.attr(py, "__closure__")
+                                .item(i.into_pyobject(py).unwrap().into_any())
+                                .attr(py, "cell_contents")
                         });
                         closure.push(self.tx.wrap(v, s)?);
                     }
@@ -122,7 +138,12 @@ impl<'a, 'py> Frame<'a, 'py> {
     }
 
     /// Runs `f(*args, **kwargs)` in a child frame and returns its result.
-    pub(super) fn inline_call(&mut self, f: &FunctionVar, args: Vec<Var>, kwargs: Vec<(String, Var)>) -> Result<Var, TraceError> {
+    pub(super) fn inline_call(
+        &mut self,
+        f: &FunctionVar,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         if self.tx.depth >= MAX_INLINE_DEPTH {
             return Err(TraceError::unsupported(format!(
@@ -133,7 +154,10 @@ impl<'a, 'py> Frame<'a, 'py> {
         let code = f.code.bind(py).clone();
         let flags: u32 = code.getattr("co_flags")?.extract()?;
         if flags & (0x20 | 0x80 | 0x100 | 0x200) != 0 {
-            return Err(TraceError::unsupported(format!("calling the generator or coroutine function {}", f.name)));
+            return Err(TraceError::unsupported(format!(
+                "calling the generator or coroutine function {}",
+                f.name
+            )));
         }
         let info = self.tx.code_info(&code)?;
         let locals = bind_arguments(py, f, &code, &info.localsplus, args, kwargs)?;
@@ -194,23 +218,40 @@ fn bind_arguments(
         }
     }
     if !extra.is_empty() && !has_varargs {
-        return Err(bad(format!("{}() takes {argcount} positional arguments", f.name)));
+        return Err(bad(format!(
+            "{}() takes {argcount} positional arguments",
+            f.name
+        )));
     }
     if has_varargs {
         slots[argcount + kwonly] = Some(Var::Tuple(extra));
     }
     let mut varkw = Vec::new();
     for (k, v) in kwargs {
-        let pos = names[..argcount + kwonly].iter().position(|n| *n == k).filter(|&i| i >= posonly);
+        let pos = names[..argcount + kwonly]
+            .iter()
+            .position(|n| *n == k)
+            .filter(|&i| i >= posonly);
         match pos {
             Some(i) if slots[i].is_none() => slots[i] = Some(v),
-            Some(_) => return Err(bad(format!("{}() got multiple values for argument '{k}'", f.name))),
+            Some(_) => {
+                return Err(bad(format!(
+                    "{}() got multiple values for argument '{k}'",
+                    f.name
+                )))
+            }
             None if has_varkw => varkw.push((k.into_pyobject(py)?.into_any().unbind(), v)),
-            None => return Err(bad(format!("{}() got an unexpected keyword argument '{k}'", f.name))),
+            None => {
+                return Err(bad(format!(
+                    "{}() got an unexpected keyword argument '{k}'",
+                    f.name
+                )))
+            }
         }
     }
     if has_varkw {
-        slots[argcount + kwonly + usize::from(has_varargs)] = Some(Var::Dict(Rc::new(RefCell::new(varkw))));
+        slots[argcount + kwonly + usize::from(has_varargs)] =
+            Some(Var::Dict(Rc::new(RefCell::new(varkw))));
     }
     let ndef = f.defaults.len();
     for i in 0..argcount {
@@ -223,10 +264,17 @@ fn bind_arguments(
     }
     for i in argcount..argcount + kwonly {
         if slots[i].is_none() {
-            slots[i] = f.kwdefaults.iter().find(|(k, _)| *k == names[i]).map(|(_, v)| v.clone());
+            slots[i] = f
+                .kwdefaults
+                .iter()
+                .find(|(k, _)| *k == names[i])
+                .map(|(_, v)| v.clone());
         }
         if slots[i].is_none() {
-            return Err(bad(format!("{}() missing keyword-only argument '{}'", f.name, names[i])));
+            return Err(bad(format!(
+                "{}() missing keyword-only argument '{}'",
+                f.name, names[i]
+            )));
         }
     }
     Ok(slots)

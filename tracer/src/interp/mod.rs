@@ -64,7 +64,8 @@ impl CodeInfo {
         let flags: u32 = get("co_flags")?.extract()?;
         let argcount: usize = get("co_argcount")?.extract()?;
         let kwonly: usize = get("co_kwonlyargcount")?.extract()?;
-        let nargs = argcount + kwonly + usize::from(flags & 0x04 != 0) + usize::from(flags & 0x08 != 0);
+        let nargs =
+            argcount + kwonly + usize::from(flags & 0x04 != 0) + usize::from(flags & 0x08 != 0);
         let consts: Vec<Py<PyAny>> = get("co_consts")?
             .cast::<PyTuple>()
             .map_err(PyErr::from)?
@@ -101,7 +102,7 @@ pub struct Tracer<'py> {
     pub globals: Bound<'py, PyDict>,
     pub builtins: Bound<'py, PyDict>,
     pub(crate) external_lists: Vec<Rc<RefCell<Vec<Var>>>>,
-    pub(crate) external_dicts: Vec<Rc<RefCell<Vec<(Py<PyAny>, Var)>>>>,
+    pub(crate) external_dicts: Vec<vars::DictItems>,
     /// Decoded code objects, by address (kept alive by `code_refs`).
     codes: std::collections::HashMap<usize, Rc<CodeInfo>>,
     code_refs: Vec<Py<PyAny>>,
@@ -109,7 +110,10 @@ pub struct Tracer<'py> {
 }
 
 impl<'py> Tracer<'py> {
-    pub(crate) fn code_info(&mut self, code: &Bound<'py, PyAny>) -> Result<Rc<CodeInfo>, TraceError> {
+    pub(crate) fn code_info(
+        &mut self,
+        code: &Bound<'py, PyAny>,
+    ) -> Result<Rc<CodeInfo>, TraceError> {
         let key = code.as_ptr() as usize;
         if let Some(c) = self.codes.get(&key) {
             return Ok(c.clone());
@@ -217,7 +221,12 @@ pub fn trace<'py>(
 
 impl<'a, 'py> Frame<'a, 'py> {
     fn location(&self) -> String {
-        let line = self.code.ins.get(self.pc).and_then(|i| i.line).unwrap_or(self.code.firstlineno);
+        let line = self
+            .code
+            .ins
+            .get(self.pc)
+            .and_then(|i| i.line)
+            .unwrap_or(self.code.firstlineno);
         format!("{}:{}", self.code.filename, line)
     }
 
@@ -241,7 +250,10 @@ impl<'a, 'py> Frame<'a, 'py> {
             }
             steps += 1;
             if steps > MAX_STEPS {
-                return Err(TraceError::unsupported(format!("a loop that runs more than {MAX_STEPS} instructions")).at(&self.location()));
+                return Err(TraceError::unsupported(format!(
+                    "a loop that runs more than {MAX_STEPS} instructions"
+                ))
+                .at(&self.location()));
             }
             let Some(ins) = self.code.ins.get(self.pc).cloned() else {
                 return Err(TraceError::internal("ran off the end of the bytecode"));
@@ -287,7 +299,9 @@ impl<'a, 'py> Frame<'a, 'py> {
     }
 
     fn pop(&mut self) -> Result<Var, TraceError> {
-        self.stack.pop().ok_or_else(|| TraceError::internal("stack underflow"))
+        self.stack
+            .pop()
+            .ok_or_else(|| TraceError::internal("stack underflow"))
     }
 
     fn popn(&mut self, n: usize) -> Result<Vec<Var>, TraceError> {
@@ -317,7 +331,10 @@ impl<'a, 'py> Frame<'a, 'py> {
         }
         if self.ctx.root && i < self.code.nargs {
             let name = self.code.localsplus[i].clone();
-            let ptr = self.tx.scope.root(&crate::source::Step::Local { index: i, name: name.clone() });
+            let ptr = self.tx.scope.root(&crate::source::Step::Local {
+                index: i,
+                name: name.clone(),
+            });
             if !ptr.is_null() {
                 // SAFETY: a borrowed pointer into the live frame; we take our own reference.
                 let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
@@ -348,9 +365,14 @@ impl<'a, 'py> Frame<'a, 'py> {
         let j = i - first_free;
         let name = self.code.localsplus[i].clone();
         let v = if self.ctx.root {
-            let ptr = self.tx.scope.root(&crate::source::Step::Cell { index: j, name: name.clone() });
+            let ptr = self.tx.scope.root(&crate::source::Step::Cell {
+                index: j,
+                name: name.clone(),
+            });
             if ptr.is_null() {
-                return Err(TraceError::unsupported(format!("free variable '{name}' is empty")));
+                return Err(TraceError::unsupported(format!(
+                    "free variable '{name}' is empty"
+                )));
             }
             // SAFETY: a borrowed pointer to a live cell's contents; we take our own reference.
             let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
@@ -389,7 +411,9 @@ impl<'a, 'py> Frame<'a, 'py> {
                 self.locals[i] = Some(Var::Cell(Rc::new(RefCell::new(Some(v)))));
                 Ok(())
             }
-            _ => Err(TraceError::unsupported("assigning to a nonlocal variable of the compiled function")),
+            _ => Err(TraceError::unsupported(
+                "assigning to a nonlocal variable of the compiled function",
+            )),
         }
     }
 
@@ -426,9 +450,12 @@ impl<'a, 'py> Frame<'a, 'py> {
 
     fn unpack(&mut self, v: Var) -> Result<Vec<Var>, TraceError> {
         if let Var::Tensor(t) = &v {
-            let n = t.meta.sizes.first().and_then(|d| d.known()).ok_or_else(|| {
-                TraceError::unsupported("unpacking a 0-d tensor")
-            })?;
+            let n = t
+                .meta
+                .sizes
+                .first()
+                .and_then(|d| d.known())
+                .ok_or_else(|| TraceError::unsupported("unpacking a 0-d tensor"))?;
             let mut out = Vec::new();
             for i in 0..n {
                 let idx = Var::py_const(self.tx.py, i);
@@ -443,18 +470,33 @@ impl<'a, 'py> Frame<'a, 'py> {
 
     /// Iterating a `Sequential` or `ModuleList` yields its children (a `ModuleDict`, its keys),
     /// each read through `_modules` so guards stay plain dict reads.
-    pub(super) fn module_children(&mut self, m: Bound<'py, PyAny>, src: Source) -> Result<Vec<Var>, TraceError> {
+    pub(super) fn module_children(
+        &mut self,
+        m: Bound<'py, PyAny>,
+        src: Source,
+    ) -> Result<Vec<Var>, TraceError> {
         let py = self.tx.py;
         let tyname = m.get_type().name()?.to_string();
         let nn = py.import("torch.nn")?;
         let is_dict = m.is_instance(&nn.getattr("ModuleDict")?)?;
-        if !(is_dict || m.is_instance(&nn.getattr("Sequential")?)? || m.is_instance(&nn.getattr("ModuleList")?)?) {
+        if !(is_dict
+            || m.is_instance(&nn.getattr("Sequential")?)?
+            || m.is_instance(&nn.getattr("ModuleList")?)?)
+        {
             return Err(TraceError::unsupported(format!("iterating a {tyname}")));
         }
         let modules = m.getattr("_modules")?;
-        let keys: Vec<String> = modules.call_method0("keys")?.try_iter()?.map(|k| k.and_then(|k| k.extract())).collect::<PyResult<_>>()?;
+        let keys: Vec<String> = modules
+            .call_method0("keys")?
+            .try_iter()?
+            .map(|k| k.and_then(|k| k.extract()))
+            .collect::<PyResult<_>>()?;
         // The set of children is part of what the trace relies on.
-        self.tx.guards.add(py, &src.attr(py, "_modules"), crate::guards::Check::Len(keys.len()));
+        self.tx.guards.add(
+            py,
+            &src.attr(py, "_modules"),
+            crate::guards::Check::Len(keys.len()),
+        );
         let mut out = Vec::new();
         for k in keys {
             if is_dict {
@@ -462,7 +504,9 @@ impl<'a, 'py> Frame<'a, 'py> {
                 continue;
             }
             let child = modules.get_item(&k)?;
-            let s = src.attr(py, "_modules").item(pyo3::types::PyString::new(py, &k).into_any());
+            let s = src
+                .attr(py, "_modules")
+                .item(pyo3::types::PyString::new(py, &k).into_any());
             out.push(self.tx.wrap(child, Some(s))?);
         }
         Ok(out)

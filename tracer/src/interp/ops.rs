@@ -15,9 +15,32 @@ use super::Frame;
 
 /// `BINARY_OP` argument → the `operator` function it performs (3.11 and 3.12 agree).
 const BINARY_OPS: [&str; 26] = [
-    "add", "and_", "floordiv", "lshift", "matmul", "mul", "mod", "or_", "pow", "rshift", "sub",
-    "truediv", "xor", "iadd", "iand", "ifloordiv", "ilshift", "imatmul", "imul", "imod", "ior",
-    "ipow", "irshift", "isub", "itruediv", "ixor",
+    "add",
+    "and_",
+    "floordiv",
+    "lshift",
+    "matmul",
+    "mul",
+    "mod",
+    "or_",
+    "pow",
+    "rshift",
+    "sub",
+    "truediv",
+    "xor",
+    "iadd",
+    "iand",
+    "ifloordiv",
+    "ilshift",
+    "imatmul",
+    "imul",
+    "imod",
+    "ior",
+    "ipow",
+    "irshift",
+    "isub",
+    "itruediv",
+    "ixor",
 ];
 
 const COMPARE_OPS: [&str; 6] = ["lt", "le", "eq", "ne", "gt", "ge"];
@@ -56,22 +79,36 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let f = py.import("operator")?.getattr(name)?;
         if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
-            let gargs = args.iter().map(|a| a.to_arg(py)).collect::<Result<Vec<_>, _>>()?;
-            return self.graph_call(name, Target::Function(format!("operator.{name}")), Some(&f), gargs, vec![]);
+            let gargs = args
+                .iter()
+                .map(|a| a.to_arg(py))
+                .collect::<Result<Vec<_>, _>>()?;
+            return self.graph_call(
+                name,
+                Target::Function(format!("operator.{name}")),
+                Some(&f),
+                gargs,
+                vec![],
+            );
         }
         // Python values: sequences of known items fold through their Python form.
         let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
         let Some(vals) = vals else {
             return Err(TraceError::unsupported(format!(
                 "operator.{name} on {}",
-                args.iter().map(|a| a.type_name(py)).collect::<Vec<_>>().join(", ")
+                args.iter()
+                    .map(|a| a.type_name(py))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         };
-        let r = f.call1(PyTuple::new(py, vals)?).map_err(|e| TraceError::UserError {
-            call: format!("operator.{name}"),
-            message: e.to_string(),
-            error: e,
-        })?;
+        let r = f
+            .call1(PyTuple::new(py, vals)?)
+            .map_err(|e| TraceError::UserError {
+                call: format!("operator.{name}"),
+                message: e.to_string(),
+                error: e,
+            })?;
         // Sizes stay sizes through `+` and slicing; everything else is a plain value.
         self.tx.wrap(r, None).map(|v| self.revive_size(v))
     }
@@ -102,11 +139,21 @@ impl Frame<'_, '_> {
         Ok(Var::py_const(py, same != negate))
     }
 
-    pub(super) fn contains_op(&mut self, lhs: Var, rhs: Var, negate: bool) -> Result<Var, TraceError> {
+    pub(super) fn contains_op(
+        &mut self,
+        lhs: Var,
+        rhs: Var,
+        negate: bool,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         if let Var::Dict(d) = &rhs {
-            let key = lhs.as_py(py).ok_or_else(|| TraceError::unsupported("`in` with a tensor key"))?;
-            let found = d.borrow().iter().any(|(k, _)| k.bind(py).eq(&key).unwrap_or(false));
+            let key = lhs
+                .as_py(py)
+                .ok_or_else(|| TraceError::unsupported("`in` with a tensor key"))?;
+            let found = d
+                .borrow()
+                .iter()
+                .any(|(k, _)| k.bind(py).eq(&key).unwrap_or(false));
             return Ok(Var::py_const(py, found != negate));
         }
         match (lhs.as_py(py), rhs.as_py(py)) {
@@ -124,12 +171,16 @@ impl Frame<'_, '_> {
             Var::Tensor(_) => self.operator("getitem", vec![obj, idx]),
             Var::Tuple(_) | Var::List(_) | Var::Size(_) | Var::NamedTuple { .. } => {
                 let items = obj.items(py).unwrap();
-                let i = idx.as_py(py).ok_or_else(|| TraceError::unsupported("indexing a sequence with a tensor"))?;
+                let i = idx
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("indexing a sequence with a tensor"))?;
                 if let Ok(i) = i.extract::<isize>() {
                     let n = items.len() as isize;
                     let j = if i < 0 { i + n } else { i };
                     if j < 0 || j >= n {
-                        return Err(TraceError::unsupported("an index out of range (the frame raises IndexError)"));
+                        return Err(TraceError::unsupported(
+                            "an index out of range (the frame raises IndexError)",
+                        ));
                     }
                     return Ok(items[j as usize].clone());
                 }
@@ -143,19 +194,35 @@ impl Frame<'_, '_> {
                     }
                     return Ok(match obj {
                         Var::List(_) => Var::list(out),
-                        Var::Size(_) => Var::Size(out.iter().map(|v| v.as_py(py).unwrap().extract().unwrap()).collect()),
+                        Var::Size(_) => Var::Size(
+                            out.iter()
+                                .map(|v| v.as_py(py).unwrap().extract().unwrap())
+                                .collect(),
+                        ),
                         _ => Var::Tuple(out),
                     });
                 }
-                Err(TraceError::unsupported("indexing a sequence with a non-integer"))
+                Err(TraceError::unsupported(
+                    "indexing a sequence with a non-integer",
+                ))
             }
             Var::Dict(d) => {
-                let key = idx.as_py(py).ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
-                let found = d.borrow().iter().find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false)).map(|(_, v)| v.clone());
-                found.ok_or_else(|| TraceError::unsupported("a missing dict key (the frame raises KeyError)"))
+                let key = idx
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let found = d
+                    .borrow()
+                    .iter()
+                    .find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
+                    .map(|(_, v)| v.clone());
+                found.ok_or_else(|| {
+                    TraceError::unsupported("a missing dict key (the frame raises KeyError)")
+                })
             }
             Var::Py(o, src) => {
-                let key = idx.as_py(py).ok_or_else(|| TraceError::unsupported("indexing a Python object with a tensor"))?;
+                let key = idx.as_py(py).ok_or_else(|| {
+                    TraceError::unsupported("indexing a Python object with a tensor")
+                })?;
                 let o = o.bind(py);
                 let v = o.get_item(&key).map_err(|e| TraceError::UserError {
                     call: "getitem".into(),
@@ -165,42 +232,69 @@ impl Frame<'_, '_> {
                 let src = src.as_ref().map(|s| s.item(key));
                 self.tx.wrap(v, src)
             }
-            other => Err(TraceError::unsupported(format!("indexing a {}", other.type_name(py)))),
+            other => Err(TraceError::unsupported(format!(
+                "indexing a {}",
+                other.type_name(py)
+            ))),
         }
     }
 
     /// `obj[key] = value`: an in-place graph op on tensors, a mutation of tracked containers.
-    pub(super) fn store_subscript(&mut self, obj: Var, key: Var, value: Var) -> Result<(), TraceError> {
+    pub(super) fn store_subscript(
+        &mut self,
+        obj: Var,
+        key: Var,
+        value: Var,
+    ) -> Result<(), TraceError> {
         let py = self.tx.py;
         match &obj {
             Var::Tensor(_) => {
                 let f = py.import("operator")?.getattr("setitem")?;
                 let args = vec![obj.to_arg(py)?, key.to_arg(py)?, value.to_arg(py)?];
-                self.graph_call("setitem", Target::Function("operator.setitem".into()), Some(&f), args, vec![])?;
+                self.graph_call(
+                    "setitem",
+                    Target::Function("operator.setitem".into()),
+                    Some(&f),
+                    args,
+                    vec![],
+                )?;
                 Ok(())
             }
             Var::List(l) if !self.tx.is_external_list(l) => {
-                let i: isize = key.as_py(py).ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?.extract()?;
+                let i: isize = key
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?
+                    .extract()?;
                 let mut b = l.borrow_mut();
                 let n = b.len() as isize;
                 let j = if i < 0 { i + n } else { i };
                 if j < 0 || j >= n {
-                    return Err(TraceError::unsupported("a list index out of range (the frame raises IndexError)"));
+                    return Err(TraceError::unsupported(
+                        "a list index out of range (the frame raises IndexError)",
+                    ));
                 }
                 b[j as usize] = value;
                 Ok(())
             }
             Var::Dict(d) if !self.tx.is_external_dict(d) => {
-                let k = key.as_py(py).ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let k = key
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
                 let mut b = d.borrow_mut();
-                if let Some(slot) = b.iter_mut().find(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false)) {
+                if let Some(slot) = b
+                    .iter_mut()
+                    .find(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false))
+                {
                     slot.1 = value;
                 } else {
                     b.push((k.unbind(), value));
                 }
                 Ok(())
             }
-            other => Err(TraceError::unsupported(format!("assigning an item of a {} from outside the compiled function", other.type_name(py)))),
+            other => Err(TraceError::unsupported(format!(
+                "assigning an item of a {} from outside the compiled function",
+                other.type_name(py)
+            ))),
         }
     }
 
@@ -214,7 +308,10 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Arg)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let (node, meta) = self.tx.output.call(py, name_hint, target, callable, args, kwargs)?;
+        let (node, meta) = self
+            .tx
+            .output
+            .call(py, name_hint, target, callable, args, kwargs)?;
         self.result_var(node, meta)
     }
 
@@ -246,7 +343,9 @@ impl Frame<'_, '_> {
                     // are the `torch.return_types` entry of the same name.
                     None => {
                         let target = match &self.tx.output.graph.node(node).kind {
-                            fx::NodeKind::Call { target, .. } => target.name().rsplit('.').next().unwrap_or("").to_string(),
+                            fx::NodeKind::Call { target, .. } => {
+                                target.name().rsplit('.').next().unwrap_or("").to_string()
+                            }
                             _ => String::new(),
                         };
                         py.import("torch.return_types")?
@@ -256,8 +355,14 @@ impl Frame<'_, '_> {
                     }
                 };
                 match ty {
-                    Some(ty) if !ty.is(py.get_type::<PyTuple>()) && !named_tuple_fields(ty.as_any()).is_empty() => {
-                        Ok(Var::NamedTuple { ty: ty.into_any().unbind(), items: out })
+                    Some(ty)
+                        if !ty.is(py.get_type::<PyTuple>())
+                            && !named_tuple_fields(ty.as_any()).is_empty() =>
+                    {
+                        Ok(Var::NamedTuple {
+                            ty: ty.into_any().unbind(),
+                            items: out,
+                        })
                     }
                     Some(ty) if ty.is(py.get_type::<pyo3::types::PyList>()) => Ok(Var::list(out)),
                     _ => Ok(Var::Tuple(out)),
@@ -266,7 +371,9 @@ impl Frame<'_, '_> {
             other => {
                 // A Python value computed from metadata only (e.g. numel): fold it, and drop the
                 // node unless it is used.
-                if self.tx.output.graph.users(node).is_empty() && !is_mutating(&self.tx.output.graph.node(node).kind) {
+                if self.tx.output.graph.users(node).is_empty()
+                    && !is_mutating(&self.tx.output.graph.node(node).kind)
+                {
                     self.tx.output.graph.remove(node);
                 }
                 self.plain_value(other)
@@ -294,7 +401,10 @@ impl Frame<'_, '_> {
                 let fields = named_tuple_fields(ty.bind(py));
                 match fields.iter().position(|f| f == name) {
                     Some(i) if i < items.len() => Ok(items[i].clone()),
-                    _ => Err(TraceError::unsupported(format!("attribute '{name}' of a {}", obj.type_name(py)))),
+                    _ => Err(TraceError::unsupported(format!(
+                        "attribute '{name}' of a {}",
+                        obj.type_name(py)
+                    ))),
                 }
             }
             Var::Py(o, src) => {
@@ -307,27 +417,41 @@ impl Frame<'_, '_> {
                     message: e.to_string(),
                     error: e,
                 })?;
-                let src = if is_constant_module(&o) { None } else { src.as_ref().map(|s| s.attr(py, name)) };
+                let src = if is_constant_module(&o) {
+                    None
+                } else {
+                    src.as_ref().map(|s| s.attr(py, name))
+                };
                 self.bound_method_or(v, &o, obj.clone(), src)
             }
-            _ => Err(TraceError::unsupported(format!("attribute '{name}' of a {}", obj.type_name(py)))),
+            _ => Err(TraceError::unsupported(format!(
+                "attribute '{name}' of a {}",
+                obj.type_name(py)
+            ))),
         }
     }
 
     /// `obj.name` about to be called (LOAD_METHOD).
     pub(super) fn load_method(&mut self, obj: Var, name: &str) -> Result<Var, TraceError> {
         match &obj {
-            Var::Tensor(_) | Var::List(_) | Var::Tuple(_) | Var::Dict(_) | Var::Size(_) => Ok(Var::Method {
-                recv: Box::new(obj),
-                name: name.to_string(),
-            }),
+            Var::Tensor(_) | Var::List(_) | Var::Tuple(_) | Var::Dict(_) | Var::Size(_) => {
+                Ok(Var::Method {
+                    recv: Box::new(obj),
+                    name: name.to_string(),
+                })
+            }
             _ => self.getattr(obj, name),
         }
     }
 
     /// Attribute reads on an `nn.Module` go straight to its dicts (as `Module.__getattr__` does),
     /// so the guards and input fetches read plain dict items instead of running Python.
-    fn module_attr(&mut self, m: &Bound<'_, PyAny>, src: Option<crate::source::Source>, name: &str) -> Result<Var, TraceError> {
+    fn module_attr(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        name: &str,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let inst_dict = m.getattr(intern!(py, "__dict__"))?;
         let inst_dict = inst_dict.cast::<PyDict>().map_err(PyErr::from)?;
@@ -335,7 +459,10 @@ impl Frame<'_, '_> {
             for store in ["_parameters", "_buffers", "_modules"] {
                 if let Some(d) = inst_dict.get_item(store)? {
                     if let Some(v) = d.cast::<PyDict>().map_err(PyErr::from)?.get_item(name)? {
-                        let s = src.as_ref().map(|s| s.attr(py, store).item(pyo3::types::PyString::new(py, name).into_any()));
+                        let s = src.as_ref().map(|s| {
+                            s.attr(py, store)
+                                .item(pyo3::types::PyString::new(py, name).into_any())
+                        });
                         if v.is_none() {
                             return Ok(Var::none(py));
                         }
@@ -357,7 +484,13 @@ impl Frame<'_, '_> {
     /// A method bound to `obj` becomes a `BoundMethod` of the tracked `obj` (a new bound-method
     /// object is made on every attribute read, so it cannot be guarded by identity; its
     /// `__func__` is). Anything else is wrapped as read.
-    fn bound_method_or(&mut self, v: Bound<'_, PyAny>, obj: &Bound<'_, PyAny>, this: Var, src: Option<crate::source::Source>) -> Result<Var, TraceError> {
+    fn bound_method_or(
+        &mut self,
+        v: Bound<'_, PyAny>,
+        obj: &Bound<'_, PyAny>,
+        this: Var,
+        src: Option<crate::source::Source>,
+    ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let v = v.unbind().into_bound(py);
         if v.is_instance(&py.import("types")?.getattr("MethodType")?)? {
@@ -365,7 +498,10 @@ impl Frame<'_, '_> {
             if owner.is(obj) {
                 let func = v.getattr("__func__")?;
                 let func = self.tx.wrap(func, src.map(|s| s.attr(py, "__func__")))?;
-                return Ok(Var::BoundMethod { func: Box::new(func), self_: Box::new(this) });
+                return Ok(Var::BoundMethod {
+                    func: Box::new(func),
+                    self_: Box::new(this),
+                });
             }
         }
         // A method of an immutable constant (`"a".startswith`): a new object on every read, so it
@@ -380,14 +516,20 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let meta = &t.meta;
         Ok(match name {
-            "shape" => Var::Size(meta.known_sizes().ok_or_else(|| TraceError::unsupported("symbolic shapes"))?),
+            "shape" => Var::Size(
+                meta.known_sizes()
+                    .ok_or_else(|| TraceError::unsupported("symbolic shapes"))?,
+            ),
             "ndim" => Var::py_const(py, meta.ndim() as i64),
             "dtype" => {
                 let d = py.import("torch")?.getattr(meta.dtype.torch_name())?;
                 Var::Py(d.unbind(), None)
             }
             "device" => {
-                let d = py.import("torch")?.getattr("device")?.call1((meta.device.to_string(),))?;
+                let d = py
+                    .import("torch")?
+                    .getattr("device")?
+                    .call1((meta.device.to_string(),))?;
                 Var::Py(d.unbind(), None)
             }
             "requires_grad" => Var::py_const(py, meta.requires_grad),
@@ -400,27 +542,39 @@ impl Frame<'_, '_> {
                     (0..n).rev().map(Arg::Int).collect()
                 } else {
                     if n < 2 {
-                        return Err(TraceError::unsupported("mT of a tensor with fewer than 2 dims"));
+                        return Err(TraceError::unsupported(
+                            "mT of a tensor with fewer than 2 dims",
+                        ));
                     }
                     let mut d: Vec<Arg> = (0..n).map(Arg::Int).collect();
                     d.swap((n - 1) as usize, (n - 2) as usize);
                     d
                 };
-                self.graph_call("permute", Target::Method("permute".into()), None, vec![Arg::Node(t.node), Arg::Tuple(dims)], vec![])?
+                self.graph_call(
+                    "permute",
+                    Target::Method("permute".into()),
+                    None,
+                    vec![Arg::Node(t.node), Arg::Tuple(dims)],
+                    vec![],
+                )?
             }
             "data" | "grad" | "grad_fn" | "_version" => {
                 return Err(TraceError::unsupported(format!("reading tensor.{name}")));
             }
             _ => {
                 let torch_tensor = py.import("torch")?.getattr("Tensor")?;
-                let attr = torch_tensor.getattr(name).map_err(|_| TraceError::unsupported(format!("tensor attribute '{name}'")))?;
+                let attr = torch_tensor
+                    .getattr(name)
+                    .map_err(|_| TraceError::unsupported(format!("tensor attribute '{name}'")))?;
                 if attr.is_callable() {
                     Var::Method {
                         recv: Box::new(Var::Tensor(t)),
                         name: name.to_string(),
                     }
                 } else {
-                    return Err(TraceError::unsupported(format!("tensor attribute '{name}'")));
+                    return Err(TraceError::unsupported(format!(
+                        "tensor attribute '{name}'"
+                    )));
                 }
             }
         })
@@ -454,5 +608,8 @@ pub fn is_mutating(kind: &fx::NodeKind) -> bool {
 
 #[allow(dead_code)]
 fn module_name(o: &Bound<'_, PyAny>) -> Option<String> {
-    o.cast::<PyModule>().ok().and_then(|m| m.name().ok()).map(|n| n.to_string())
+    o.cast::<PyModule>()
+        .ok()
+        .and_then(|m| m.name().ok())
+        .map(|n| n.to_string())
 }

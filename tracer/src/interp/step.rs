@@ -53,7 +53,9 @@ impl Frame<'_, '_> {
                 if arg < first_free {
                     let current = match self.locals[arg].take() {
                         Some(v) => Some(v),
-                        None if self.ctx.root && arg < self.code.nargs => Some(self.load_local(arg)?),
+                        None if self.ctx.root && arg < self.code.nargs => {
+                            Some(self.load_local(arg)?)
+                        }
                         None => None,
                     };
                     self.locals[arg] = Some(Var::Cell(Rc::new(RefCell::new(current))));
@@ -87,7 +89,11 @@ impl Frame<'_, '_> {
                 self.stack.push(v);
             }
             Op::LoadAttr => {
-                let (idx, method) = if ins.attr_method_bit { (arg >> 1, arg & 1 == 1) } else { (arg, false) };
+                let (idx, method) = if ins.attr_method_bit {
+                    (arg >> 1, arg & 1 == 1)
+                } else {
+                    (arg, false)
+                };
                 let name = self.code.names[idx].clone();
                 let obj = self.pop()?;
                 if method {
@@ -140,27 +146,36 @@ impl Frame<'_, '_> {
                     }
                 };
                 let nkw = kw.len();
-                let kwargs: Vec<(String, Var)> = kw.into_iter().zip(args.split_off(args.len() - nkw)).collect();
+                let kwargs: Vec<(String, Var)> = kw
+                    .into_iter()
+                    .zip(args.split_off(args.len() - nkw))
+                    .collect();
                 let r = self.call(callable, args, kwargs)?;
                 self.stack.push(r);
             }
             Op::CallFunctionEx => {
-                let kwargs = if arg & 1 == 1 { Some(self.pop()?) } else { None };
+                let kwargs = if arg & 1 == 1 {
+                    Some(self.pop()?)
+                } else {
+                    None
+                };
                 let args = self.pop()?;
                 let callable = self.pop()?;
                 if let Ok(Var::Null) = self.peek(0).cloned() {
                     self.pop()?;
                 }
-                let args = args
-                    .items(py)
-                    .ok_or_else(|| TraceError::unsupported("f(*args) with args that are not a sequence"))?;
+                let args = args.items(py).ok_or_else(|| {
+                    TraceError::unsupported("f(*args) with args that are not a sequence")
+                })?;
                 let mut kw = Vec::new();
                 if let Some(Var::Dict(d)) = kwargs {
                     for (k, v) in d.borrow().iter() {
                         kw.push((k.bind(py).extract::<String>()?, v.clone()));
                     }
                 } else if kwargs.is_some() {
-                    return Err(TraceError::unsupported("f(**kwargs) with kwargs that are not a dict"));
+                    return Err(TraceError::unsupported(
+                        "f(**kwargs) with kwargs that are not a dict",
+                    ));
                 }
                 let r = self.call(callable, args, kw)?;
                 self.stack.push(r);
@@ -241,7 +256,9 @@ impl Frame<'_, '_> {
             Op::BuildConstKeyMap => {
                 let keys = self.pop()?;
                 let values = self.popn(arg)?;
-                let keys = keys.items(py).ok_or_else(|| TraceError::internal("BUILD_CONST_KEY_MAP keys"))?;
+                let keys = keys
+                    .items(py)
+                    .ok_or_else(|| TraceError::internal("BUILD_CONST_KEY_MAP keys"))?;
                 let mut items = Vec::new();
                 for (k, v) in keys.iter().zip(values) {
                     items.push((self.dict_key(k)?, v));
@@ -257,7 +274,9 @@ impl Frame<'_, '_> {
             }
             Op::ListExtend => {
                 let v = self.pop()?;
-                let items = v.items(py).ok_or_else(|| TraceError::unsupported("extending a list with a non-sequence"))?;
+                let items = v.items(py).ok_or_else(|| {
+                    TraceError::unsupported("extending a list with a non-sequence")
+                })?;
                 match self.peek(arg - 1)? {
                     Var::List(l) => l.borrow_mut().extend(items),
                     _ => return Err(TraceError::internal("LIST_EXTEND on a non-list")),
@@ -265,7 +284,9 @@ impl Frame<'_, '_> {
             }
             Op::ListToTuple => {
                 let v = self.pop()?;
-                let items = v.items(py).ok_or_else(|| TraceError::internal("LIST_TO_TUPLE"))?;
+                let items = v
+                    .items(py)
+                    .ok_or_else(|| TraceError::internal("LIST_TO_TUPLE"))?;
                 self.stack.push(Var::Tuple(items));
             }
             Op::DictUpdate | Op::DictMerge => {
@@ -278,7 +299,10 @@ impl Frame<'_, '_> {
                         let src = src.borrow().clone();
                         let mut d = d.borrow_mut();
                         for (k, v) in src {
-                            if let Some(slot) = d.iter_mut().find(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false)) {
+                            if let Some(slot) = d
+                                .iter_mut()
+                                .find(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false))
+                            {
                                 slot.1 = v;
                             } else {
                                 d.push((k, v));
@@ -304,7 +328,9 @@ impl Frame<'_, '_> {
                 let items = self.unpack(v)?;
                 let (before, after) = (arg & 0xff, arg >> 8);
                 if items.len() < before + after {
-                    return Err(TraceError::unsupported("starred unpacking of too few values"));
+                    return Err(TraceError::unsupported(
+                        "starred unpacking of too few values",
+                    ));
                 }
                 let mut out = items[..before].to_vec();
                 out.push(Var::list(items[before..items.len() - after].to_vec()));
@@ -314,11 +340,14 @@ impl Frame<'_, '_> {
             Op::GetIter => {
                 let v = self.pop()?;
                 let items = self.iterate(v)?;
-                self.stack.push(Var::Iter(Rc::new(RefCell::new((items, 0)))));
+                self.stack
+                    .push(Var::Iter(Rc::new(RefCell::new((items, 0)))));
             }
             Op::ForIter => {
                 let Var::Iter(it) = self.peek(0)?.clone() else {
-                    return Err(TraceError::unsupported("iterating a Python iterator object"));
+                    return Err(TraceError::unsupported(
+                        "iterating a Python iterator object",
+                    ));
                 };
                 let next = {
                     let mut it = it.borrow_mut();
@@ -367,7 +396,10 @@ impl Frame<'_, '_> {
             Op::BeforeWith => {
                 let ctx = self.pop()?;
                 let Var::GradMode { enabled, prev } = ctx else {
-                    return Err(TraceError::unsupported(format!("a `with` block over a {}", ctx.type_name(py))));
+                    return Err(TraceError::unsupported(format!(
+                        "a `with` block over a {}",
+                        ctx.type_name(py)
+                    )));
                 };
                 let restore = match prev {
                     Some(p) => p,
@@ -381,9 +413,15 @@ impl Frame<'_, '_> {
                 self.stack.push(Var::none(py));
             }
             Op::FormatValue => {
-                let spec = if arg & 0x04 != 0 { Some(self.pop()?) } else { None };
+                let spec = if arg & 0x04 != 0 {
+                    Some(self.pop()?)
+                } else {
+                    None
+                };
                 let v = self.pop()?;
-                let v = v.as_py(py).ok_or_else(|| TraceError::unsupported("formatting a tensor into a string"))?;
+                let v = v
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("formatting a tensor into a string"))?;
                 let v = match arg & 0x03 {
                     1 => v.str()?.into_any(),
                     2 => v.repr()?.into_any(),
@@ -391,7 +429,9 @@ impl Frame<'_, '_> {
                     _ => v,
                 };
                 let spec = match spec {
-                    Some(s) => s.as_py(py).ok_or_else(|| TraceError::internal("format spec"))?,
+                    Some(s) => s
+                        .as_py(py)
+                        .ok_or_else(|| TraceError::internal("format spec"))?,
                     None => "".into_pyobject(py)?.into_any(),
                 };
                 let r = py.import("builtins")?.getattr("format")?.call1((v, spec))?;
@@ -401,7 +441,9 @@ impl Frame<'_, '_> {
                 let parts = self.popn(arg)?;
                 let mut s = String::new();
                 for p in parts {
-                    let p = p.as_py(py).ok_or_else(|| TraceError::internal("BUILD_STRING part"))?;
+                    let p = p
+                        .as_py(py)
+                        .ok_or_else(|| TraceError::internal("BUILD_STRING part"))?;
                     s.push_str(&p.extract::<String>()?);
                 }
                 self.stack.push(Var::py_const(py, s));
@@ -417,7 +459,9 @@ impl Frame<'_, '_> {
                 // Only modules already imported: importing for real would run code while tracing.
                 let modules = py.import("sys")?.getattr("modules")?;
                 let Ok(m) = modules.get_item(&name) else {
-                    return Err(TraceError::unsupported(format!("importing {name}, which is not imported yet")));
+                    return Err(TraceError::unsupported(format!(
+                        "importing {name}, which is not imported yet"
+                    )));
                 };
                 let has_fromlist = fromlist.as_py(py).map(|f| !f.is_none()).unwrap_or(false);
                 let top = if has_fromlist {
@@ -438,10 +482,12 @@ impl Frame<'_, '_> {
                 return Ok(Some(v));
             }
             Op::Unsupported => {
-                return Err(TraceError::unsupported(format!("the instruction {}", ins.name)));
+                return Err(TraceError::unsupported(format!(
+                    "the instruction {}",
+                    ins.name
+                )));
             }
         }
         Ok(None)
     }
-
 }

@@ -5,9 +5,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use pyo3::intern;
-use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyModule, PyString, PyTuple};
+use pyo3::IntoPyObjectExt;
 
 use fx::Arg;
 
@@ -17,6 +17,9 @@ use crate::output::{device_of, dtype_of, is_tensor, TensorValue};
 use crate::source::Source;
 
 use super::Tracer;
+
+/// A dict's items, in insertion order; shared so two names for one dict see each other's writes.
+pub type DictItems = Rc<RefCell<Vec<(Py<PyAny>, Var)>>>;
 
 /// A value in the traced program.
 #[derive(Clone)]
@@ -28,29 +31,43 @@ pub enum Var {
     Tuple(Vec<Var>),
     /// Lists have identity: two names for one list see each other's appends.
     List(Rc<RefCell<Vec<Var>>>),
-    Dict(Rc<RefCell<Vec<(Py<PyAny>, Var)>>>),
+    Dict(DictItems),
     /// A `torch.Size`, from tensor metadata (guarded by the tensor's guard).
     Size(Vec<i64>),
     Slice(Box<[Var; 3]>),
     /// An iterator over known items, for `for` loops over Python sequences.
     Iter(Rc<RefCell<(Vec<Var>, usize)>>),
     /// A method looked up on a value but not yet called (`x.relu`, `xs.append`).
-    Method { recv: Box<Var>, name: String },
+    Method {
+        recv: Box<Var>,
+        name: String,
+    },
     /// The NULL the 3.11 calling convention pushes before a callable.
     Null,
     /// A tuple subclass with named fields (`torch.return_types.max`, a namedtuple).
-    NamedTuple { ty: Py<PyAny>, items: Vec<Var> },
+    NamedTuple {
+        ty: Py<PyAny>,
+        items: Vec<Var>,
+    },
     /// A cell made in the traced code (a closure variable); `None` until assigned.
     Cell(Rc<RefCell<Option<Var>>>),
     /// A Python function to be inlined (made by MAKE_FUNCTION, or a user function object).
     Function(Rc<super::inline::FunctionVar>),
     /// `torch.no_grad()` / `torch.enable_grad()` (`prev: None`, applied on `__enter__`) or
     /// `torch.set_grad_enabled(b)` (already applied; `prev` is the mode before it).
-    GradMode { enabled: bool, prev: Option<bool> },
+    GradMode {
+        enabled: bool,
+        prev: Option<bool>,
+    },
     /// The `__exit__` of a grad-mode context: restores `restore`.
-    GradModeExit { restore: bool },
+    GradModeExit {
+        restore: bool,
+    },
     /// A method bound to a value: calling it inlines `func` with `self_` first.
-    BoundMethod { func: Box<Var>, self_: Box<Var> },
+    BoundMethod {
+        func: Box<Var>,
+        self_: Box<Var>,
+    },
 }
 
 impl Var {
@@ -88,7 +105,11 @@ impl Var {
             Var::Cell(_) => "cell".into(),
             Var::GradMode { .. } => "grad mode context".into(),
             Var::GradModeExit { .. } => "context exit".into(),
-            Var::NamedTuple { ty, .. } => ty.bind(py).getattr("__name__").map(|n| n.to_string()).unwrap_or_else(|_| "namedtuple".into()),
+            Var::NamedTuple { ty, .. } => ty
+                .bind(py)
+                .getattr("__name__")
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "namedtuple".into()),
             Var::Function(f) => format!("function {}", f.name),
             Var::BoundMethod { .. } => "bound method".into(),
         }
@@ -125,7 +146,12 @@ impl Var {
                 let a = parts[0].as_py(py)?;
                 let b = parts[1].as_py(py)?;
                 let c = parts[2].as_py(py)?;
-                py.import("builtins").ok()?.getattr("slice").ok()?.call1((a, b, c)).ok()
+                py.import("builtins")
+                    .ok()?
+                    .getattr("slice")
+                    .ok()?
+                    .call1((a, b, c))
+                    .ok()
             }
             _ => None,
         }
@@ -185,10 +211,19 @@ impl Var {
     pub fn to_arg(&self, py: Python<'_>) -> Result<Arg, TraceError> {
         Ok(match self {
             Var::Tensor(t) => Arg::Node(t.node),
-            Var::Tuple(items) | Var::NamedTuple { items, .. } => {
-                Arg::Tuple(items.iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?)
-            }
-            Var::List(items) => Arg::List(items.borrow().iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?),
+            Var::Tuple(items) | Var::NamedTuple { items, .. } => Arg::Tuple(
+                items
+                    .iter()
+                    .map(|i| i.to_arg(py))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Var::List(items) => Arg::List(
+                items
+                    .borrow()
+                    .iter()
+                    .map(|i| i.to_arg(py))
+                    .collect::<Result<_, _>>()?,
+            ),
             Var::Size(s) => Arg::Tuple(s.iter().map(|&d| Arg::Int(d)).collect()),
             Var::Slice(p) => Arg::Slice(
                 Box::new(p[0].to_arg(py)?),
@@ -208,7 +243,10 @@ impl Var {
 
 /// Makes a tuple subclass instance from its items: namedtuples through `_make`, struct
 /// sequences (`torch.return_types.*`) from one tuple argument.
-pub fn build_named_tuple<'py>(ty: &Bound<'py, PyAny>, items: Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+pub fn build_named_tuple<'py>(
+    ty: &Bound<'py, PyAny>,
+    items: Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
     if ty.hasattr("_make")? {
         ty.call_method1("_make", (items,))
     } else {
@@ -243,14 +281,22 @@ pub fn py_to_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> Result<Arg, TraceError
     if let Ok(s) = o.cast::<PyString>() {
         return Ok(Arg::Str(s.to_string()));
     }
-    if o.is(&py.Ellipsis()) {
+    if o.is(py.Ellipsis()) {
         return Ok(Arg::Ellipsis);
     }
     if let Ok(t) = o.cast::<PyTuple>() {
-        return Ok(Arg::Tuple(t.iter().map(|x| py_to_arg(py, &x)).collect::<Result<_, _>>()?));
+        return Ok(Arg::Tuple(
+            t.iter()
+                .map(|x| py_to_arg(py, &x))
+                .collect::<Result<_, _>>()?,
+        ));
     }
     if let Ok(t) = o.cast::<PyList>() {
-        return Ok(Arg::List(t.iter().map(|x| py_to_arg(py, &x)).collect::<Result<_, _>>()?));
+        return Ok(Arg::List(
+            t.iter()
+                .map(|x| py_to_arg(py, &x))
+                .collect::<Result<_, _>>()?,
+        ));
     }
     if let Ok(s) = o.cast::<pyo3::types::PySlice>() {
         let parts = [
@@ -258,7 +304,10 @@ pub fn py_to_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> Result<Arg, TraceError
             s.getattr(intern!(py, "stop"))?,
             s.getattr(intern!(py, "step"))?,
         ];
-        let p: Vec<Arg> = parts.iter().map(|x| py_to_arg(py, x)).collect::<Result<_, _>>()?;
+        let p: Vec<Arg> = parts
+            .iter()
+            .map(|x| py_to_arg(py, x))
+            .collect::<Result<_, _>>()?;
         let mut it = p.into_iter();
         return Ok(Arg::Slice(
             Box::new(it.next().unwrap()),
@@ -308,26 +357,43 @@ pub fn is_constant_module(o: &Bound<'_, PyAny>) -> bool {
         .unwrap_or_default();
     name == "torch"
         || name.starts_with("torch.")
-        || matches!(name.as_str(), "math" | "operator" | "builtins" | "functools" | "itertools" | "collections" | "numbers")
+        || matches!(
+            name.as_str(),
+            "math"
+                | "operator"
+                | "builtins"
+                | "functools"
+                | "itertools"
+                | "collections"
+                | "numbers"
+        )
 }
 
 impl Tracer<'_> {
     /// Turns a live value read from `source` into a variable tracker, installing the guards that
     /// trace-time use of it relies on. `source == None` means the value is a constant (an
     /// attribute of a constant module, a code constant) and needs no guard.
-    pub fn wrap(&mut self, value: Bound<'_, PyAny>, source: Option<Source>) -> Result<Var, TraceError> {
+    pub fn wrap(
+        &mut self,
+        value: Bound<'_, PyAny>,
+        source: Option<Source>,
+    ) -> Result<Var, TraceError> {
         let py = self.py;
         if is_tensor(py, &value)? {
             let Some(source) = source else {
                 return Err(TraceError::unsupported("a tensor constant with no source"));
             };
-            self.guards.add(py, &source, Check::Tensor(tensor_check(&value)?));
+            self.guards
+                .add(py, &source, Check::Tensor(tensor_check(&value)?));
             let t = self.output.input(py, &source, &value)?;
             return Ok(Var::Tensor(t));
         }
         let Some(source) = source else {
             if let Ok(t) = value.cast::<PyTuple>() {
-                let items = t.iter().map(|x| self.wrap(x, None)).collect::<Result<Vec<_>, _>>()?;
+                let items = t
+                    .iter()
+                    .map(|x| self.wrap(x, None))
+                    .collect::<Result<Vec<_>, _>>()?;
                 return Ok(Var::Tuple(items));
             }
             return Ok(Var::Py(value.unbind(), None));
@@ -335,10 +401,12 @@ impl Tracer<'_> {
         if value.is_none() {
             self.guards.add(py, &source, Check::IsNone);
         } else if is_const_type(&value) {
-            self.guards.add(py, &source, Check::Equals(value.clone().unbind()));
+            self.guards
+                .add(py, &source, Check::Equals(value.clone().unbind()));
         } else if let Ok(t) = value.cast::<PyTuple>() {
             // Guard the shape of the container; each item guards itself.
-            self.guards.add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(t.len()));
             let mut items = Vec::new();
             for (i, x) in t.iter().enumerate() {
@@ -349,8 +417,12 @@ impl Tracer<'_> {
             }
             // A namedtuple or other tuple subclass: keep the object, items are guarded.
             return Ok(Var::Py(value.unbind(), Some(source)));
-        } else if let (Ok(l), true) = (value.cast::<PyList>(), value.get_type().is(py.get_type::<PyList>())) {
-            self.guards.add(py, &source, Check::Type(value.get_type().unbind()));
+        } else if let (Ok(l), true) = (
+            value.cast::<PyList>(),
+            value.get_type().is(py.get_type::<PyList>()),
+        ) {
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(l.len()));
             let mut items = Vec::new();
             for (i, x) in l.iter().enumerate() {
@@ -358,10 +430,15 @@ impl Tracer<'_> {
             }
             // Mutating a list that came from outside is a side effect issue 3 replays; until
             // then the list is read-only to the tracer (see `mutable_list`).
-            self.external_lists.push(Rc::new(RefCell::new(items.clone())));
+            self.external_lists
+                .push(Rc::new(RefCell::new(items.clone())));
             return Ok(Var::List(self.external_lists.last().unwrap().clone()));
-        } else if let (Ok(d), true) = (value.cast::<PyDict>(), value.get_type().is(py.get_type::<PyDict>())) {
-            self.guards.add(py, &source, Check::Type(value.get_type().unbind()));
+        } else if let (Ok(d), true) = (
+            value.cast::<PyDict>(),
+            value.get_type().is(py.get_type::<PyDict>()),
+        ) {
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
             let keys: Vec<Py<PyAny>> = d.keys().iter().map(|k| k.unbind()).collect();
             self.guards.add(py, &source, Check::DictKeys(keys));
             let mut items = Vec::new();
@@ -375,17 +452,19 @@ impl Tracer<'_> {
         } else {
             let torch = py.import("torch")?;
             if value.is_instance(&torch.getattr("device")?)? {
-                self.guards.add(py, &source, Check::Equals(value.clone().unbind()));
+                self.guards
+                    .add(py, &source, Check::Equals(value.clone().unbind()));
             } else {
                 // Modules, functions, classes, dtypes, nn.Modules and other objects: identity.
-                self.guards.add(py, &source, Check::Id(value.clone().unbind()));
+                self.guards
+                    .add(py, &source, Check::Id(value.clone().unbind()));
             }
         }
         Ok(Var::Py(value.unbind(), Some(source)))
     }
 
     /// Whether `dict` was read from the frame's inputs (so mutating it is a side effect).
-    pub fn is_external_dict(&self, dict: &Rc<RefCell<Vec<(Py<PyAny>, Var)>>>) -> bool {
+    pub fn is_external_dict(&self, dict: &DictItems) -> bool {
         self.external_dicts.iter().any(|d| Rc::ptr_eq(d, dict))
     }
 
