@@ -66,16 +66,22 @@ def compile(
         )
     _check_python()
     if mode is not None and options is not None:
-        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+        raise RuntimeError(
+            "Either mode or options can be specified, but both can't be specified at the same time."
+        )
     if disable:
         return model
     compiler_fn = lookup_backend(backend)
     import torch
 
     if isinstance(model, torch.nn.Module):
-        return OptimizedModule(model, _C.CompiledFunction(model, compiler_fn, fullgraph))
+        return OptimizedModule(
+            model, _C.CompiledFunction(model, compiler_fn, fullgraph)
+        )
     if not callable(model):
-        raise TypeError(f"torchferro.compile expects a callable or an nn.Module, got {type(model).__name__}")
+        raise TypeError(
+            f"torchferro.compile expects a callable or an nn.Module, got {type(model).__name__}"
+        )
     compiled = _C.CompiledFunction(model, compiler_fn, fullgraph)
     return compiled
 
@@ -115,7 +121,9 @@ class _LazyOptimizedModule:
         return _LazyOptimizedModule._cls(*args, **kwargs)
 
     def __instancecheck__(self, obj):
-        return _LazyOptimizedModule._cls is not None and isinstance(obj, _LazyOptimizedModule._cls)
+        return _LazyOptimizedModule._cls is not None and isinstance(
+            obj, _LazyOptimizedModule._cls
+        )
 
 
 OptimizedModule = _LazyOptimizedModule()

@@ -92,7 +92,10 @@ class ExplainOutput:
         ]
         for i, b in enumerate(self.break_reasons, 1):
             out.append(f"  Break Reason {i}:")
-            out.append(f"    Reason: {b.reason}" + ("  (the whole function ran eagerly)" if b.eager else ""))
+            out.append(
+                f"    Reason: {b.reason}"
+                + ("  (the whole function ran eagerly)" if b.eager else "")
+            )
             out.append("    User Stack:")
             for frame in b.user_stack:
                 out.append(f"      {frame}")
@@ -111,7 +114,9 @@ class ExplainOutput:
         for c in self.compiles:
             t = c.timings
             phases = ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in t.items())
-            out.append(f"  {c.compile_id} {c.function}: {phases}, total {sum(t.values()) * 1e3:.3f} ms")
+            out.append(
+                f"  {c.compile_id} {c.function}: {phases}, total {sum(t.values()) * 1e3:.3f} ms"
+            )
         return "\n".join(out) + "\n"
 
 
@@ -129,7 +134,9 @@ class _Recorder:
 def _break_from(event: dict, eager: bool) -> BreakReason:
     site = _sources.parse_break(event["reason"])
     where = _sources.split_location(site.location)
-    stack = [f"{f} at {loc}" for f, loc in site.stack] or ([f"{event['function']} at {site.location}"] if site.location else [])
+    stack = [f"{f} at {loc}" for f, loc in site.stack] or (
+        [f"{event['function']} at {site.location}"] if site.location else []
+    )
     return BreakReason(
         reason=site.reason,
         function=site.stack[0][0] if site.stack else event["function"],
@@ -148,7 +155,7 @@ def explain(fn, *extra_args, **extra_kwargs):
         return explain(fn)(*extra_args, **extra_kwargs)
 
     def inner(*args, **kwargs) -> ExplainOutput:
-        from . import OptimizedModule, _C
+        from . import _C, OptimizedModule
         from . import compile as _compile
 
         target = fn

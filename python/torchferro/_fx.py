@@ -22,7 +22,9 @@ def _map(value, nodes):
     if isinstance(value, dict):
         return {k: _map(v, nodes) for k, v in value.items()}
     if isinstance(value, slice):
-        return slice(_map(value.start, nodes), _map(value.stop, nodes), _map(value.step, nodes))
+        return slice(
+            _map(value.start, nodes), _map(value.stop, nodes), _map(value.step, nodes)
+        )
     return value
 
 

@@ -39,7 +39,11 @@ _DATEFMT = "%H:%M:%S"
 _MARK = "torchferro_artifact"
 
 # Artifacts whose text replaces a plain record the tracer logs itself, with that record's level.
-_REPLACES = {"recompiles": logging.INFO, "graph_breaks": logging.INFO, "graph": logging.DEBUG}
+_REPLACES = {
+    "recompiles": logging.INFO,
+    "graph_breaks": logging.INFO,
+    "graph": logging.DEBUG,
+}
 
 
 def parse_spec(spec: str) -> dict[str, int]:
@@ -59,7 +63,9 @@ def parse_spec(spec: str) -> dict[str, int]:
         elif item in ARTIFACTS or item in COMPONENTS:
             levels[item] = min(level, levels.get(item, level))
         else:
-            raise ValueError(f"unknown torchferro log name {item!r}; valid names: {', '.join([*ARTIFACTS, *COMPONENTS, 'all'])} (prefix with + for more detail)")
+            raise ValueError(
+                f"unknown torchferro log name {item!r}; valid names: {', '.join([*ARTIFACTS, *COMPONENTS, 'all'])} (prefix with + for more detail)"
+            )
     return levels
 
 
@@ -70,7 +76,7 @@ class _StderrHandler(logging.Handler):
         try:
             sys.stderr.write(self.format(record) + "\n")
             sys.stderr.flush()
-        except Exception:
+        except Exception:  # noqa: BLE001 - logging reports its own errors
             self.handleError(record)
 
 
@@ -109,7 +115,9 @@ def _detailed(artifact: str) -> bool:
     return _state.levels.get(artifact, logging.INFO) <= logging.DEBUG
 
 
-def set_logs(spec: str | None = None, *, all=None, torchferro=None, **artifacts) -> None:
+def set_logs(
+    spec: str | None = None, *, all=None, torchferro=None, **artifacts
+) -> None:
     """Chooses what torchferro logs, replacing any earlier choice (as ``torch._logging.set_logs``).
 
     ``spec`` is a ``TORCHFERRO_LOGS`` string (``"recompiles,+guards"``); keywords take ``True`` or
@@ -126,7 +134,9 @@ def set_logs(spec: str | None = None, *, all=None, torchferro=None, **artifacts)
 
     for name, value in artifacts.items():
         if name not in ARTIFACTS:
-            raise TypeError(f"set_logs() got an unknown artifact {name!r}; valid: {', '.join(ARTIFACTS)}")
+            raise TypeError(
+                f"set_logs() got an unknown artifact {name!r}; valid: {', '.join(ARTIFACTS)}"
+            )
         if (level := level_of(value)) is not None:
             levels[name] = level
     if (level := level_of(all)) is not None:
@@ -214,11 +224,21 @@ def _on_event(event: dict) -> None:
         if kind == "compile":
             _on_compile(event)
         elif kind == "recompile" and "recompiles" in _state.levels:
-            _log("recompiles", recompile_text(event, _state.guards if _detailed("recompiles") else None))
+            _log(
+                "recompiles",
+                recompile_text(
+                    event, _state.guards if _detailed("recompiles") else None
+                ),
+            )
         elif kind in ("graph_break", "eager") and "graph_breaks" in _state.levels:
-            _log("graph_breaks", break_text(event, context=2 if _detailed("graph_breaks") else 0))
-    except Exception as e:  # a logging problem must never break the user's program
-        logging.getLogger(ROOT).warning("torchferro could not render a log artifact: %r", e)
+            _log(
+                "graph_breaks",
+                break_text(event, context=2 if _detailed("graph_breaks") else 0),
+            )
+    except Exception as e:  # noqa: BLE001 - a logging problem must never break the user's program
+        logging.getLogger(ROOT).warning(
+            "torchferro could not render a log artifact: %r", e
+        )
 
 
 def _title(event: dict) -> str:
@@ -236,12 +256,19 @@ def _on_compile(event: dict) -> None:
             text += "\n" + event.get("graph_dot", "").rstrip()
         _log("graph", text)
     if "graph_code" in levels:
-        _log("graph_code", f"TRACED GRAPH of {_title(event)}\n{event.get('graph_code', '').rstrip()}")
+        _log(
+            "graph_code",
+            f"TRACED GRAPH of {_title(event)}\n{event.get('graph_code', '').rstrip()}",
+        )
     if "bytecode" in levels:
         _log("bytecode", bytecode_text(event))
     if "output_code" in levels:
         code = event.get("output_code")
-        body = code.rstrip() if code else "(none: the backend runs the captured graph as it is)"
+        body = (
+            code.rstrip()
+            if code
+            else "(none: the backend runs the captured graph as it is)"
+        )
         _log("output_code", f"OUTPUT CODE of {_title(event)}\n{body}")
     if "perf" in levels:
         text = perf_text(event)
@@ -288,7 +315,11 @@ def recompile_text(event: dict, guards: dict | None = None) -> str:
             seen = sizes.setdefault((tensor, dim), [])
             seen.append(expected)
     for (tensor, dim), seen in sizes.items():
-        actual = next(s[3] for f in failures if (s := _sources.size_failure(f["reason"])) and s[:2] == (tensor, dim))
+        actual = next(
+            s[3]
+            for f in failures
+            if (s := _sources.size_failure(f["reason"])) and s[:2] == (tensor, dim)
+        )
         values = list(dict.fromkeys([*seen, actual]))
         if len(values) >= 3:
             expr = _sources.python_expr(tensor)
@@ -347,7 +378,9 @@ def graph_table(dot: str) -> str:
     for n in nodes:
         rows.append((n["name"], n["target"], ", ".join(n["inputs"]), n["meta"]))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows
+    )
 
 
 def parse_dot(dot: str) -> list[dict]:
@@ -376,9 +409,15 @@ def parse_dot(dot: str) -> list[dict]:
 
 
 def bytecode_text(event: dict) -> str:
-    original = _sources.find_code(event["filename"], event["firstlineno"], event["function"])
+    original = _sources.find_code(
+        event["filename"], event["firstlineno"], event["function"]
+    )
     text = f"ORIGINAL BYTECODE of {_title(event)}\n"
-    text += _sources.disassemble(original).rstrip() if original is not None else "(no original code object: generated by torchferro)"
+    text += (
+        _sources.disassemble(original).rstrip()
+        if original is not None
+        else "(no original code object: generated by torchferro)"
+    )
     text += f"\nMODIFIED BYTECODE of {_title(event)}\n"
     code = event.get("transformed_code")
     text += _sources.disassemble(code).rstrip() if code is not None else "(none)"

@@ -10,13 +10,16 @@ import io
 import linecache
 import re
 import sys
+import tokenize
 from dataclasses import dataclass, field
 
 _LOCATION = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
 _REASON_AT = re.compile(r"^(?P<reason>.*) \(at (?P<location>[^()]*)\)$")
 _STACK_FRAME = re.compile(r"^\s+(?P<function>\S+) at (?P<location>.+)$")
 _STACK_HEADER = "inlined call stack (innermost first):"
-_TENSOR_SIZE = re.compile(r"^tensor '(?P<tensor>.+)' size mismatch at index (?P<dim>\d+)\. expected (?P<expected>\d+), actual (?P<actual>\d+)$")
+_TENSOR_SIZE = re.compile(
+    r"^tensor '(?P<tensor>.+)' size mismatch at index (?P<dim>\d+)\. expected (?P<expected>\d+), actual (?P<actual>\d+)$"
+)
 _GUARD = re.compile(r"^(?P<kind>[A-Z_]+) (?P<body>.*?)(?:  # (?P<origin>.+:\d+))?$")
 _SOURCE_HEAD = re.compile(r"^((?:[LG]\[[^\]]+\])(?:\.\w+|\[[^\]]+\])*)")
 
@@ -59,7 +62,8 @@ def function_source(filename: str, firstlineno: int) -> tuple[int, list[str]]:
     start = firstlineno - 1
     try:
         block = inspect.getblock(lines[start:])
-    except Exception:  # a tokenizer error in odd source: show one line rather than nothing
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        # Odd source: show one line rather than nothing.
         block = lines[start : start + 1]
     return firstlineno, [line.rstrip("\n") for line in block]
 
@@ -71,7 +75,11 @@ def find_code(filename: str, firstlineno: int, name: str):
     found = []
 
     def visit(code):
-        if code.co_filename == filename and code.co_firstlineno == firstlineno and code.co_name == name:
+        if (
+            code.co_filename == filename
+            and code.co_firstlineno == firstlineno
+            and code.co_name == name
+        ):
             found.append(code)
             return
         for const in code.co_consts:
@@ -85,7 +93,7 @@ def find_code(filename: str, firstlineno: int, name: str):
         try:
             obj = inspect.unwrap(obj) if callable(obj) else obj
             code = getattr(obj, "__code__", None)
-        except Exception:  # objects with odd __getattr__ or __wrapped__ chains
+        except Exception:  # noqa: BLE001 - objects with odd __getattr__ or __wrapped__ chains
             return
         if code is not None:
             visit(code)
@@ -131,7 +139,11 @@ def parse_break(text: str) -> BreakSite:
     ``inlined call stack (innermost first):`` block."""
     head, _, rest = text.partition("\n")
     m = _REASON_AT.match(head)
-    site = BreakSite(m.group("reason"), m.group("location")) if m else BreakSite(head, None)
+    site = (
+        BreakSite(m.group("reason"), m.group("location"))
+        if m
+        else BreakSite(head, None)
+    )
     if _STACK_HEADER in rest:
         for line in rest.split(_STACK_HEADER, 1)[1].splitlines():
             f = _STACK_FRAME.match(line)
@@ -157,7 +169,9 @@ def parse_guard(text: str) -> GuardLine:
         return GuardLine(text, "", text, "", None)
     body = m.group("body")
     head = _SOURCE_HEAD.match(body)
-    return GuardLine(text, m.group("kind"), body, head.group(1) if head else "", m.group("origin"))
+    return GuardLine(
+        text, m.group("kind"), body, head.group(1) if head else "", m.group("origin")
+    )
 
 
 def size_failure(reason: str) -> tuple[str, int, int, int] | None:
@@ -165,7 +179,12 @@ def size_failure(reason: str) -> tuple[str, int, int, int] | None:
     m = _TENSOR_SIZE.match(reason)
     if m is None:
         return None
-    return m.group("tensor"), int(m.group("dim")), int(m.group("expected")), int(m.group("actual"))
+    return (
+        m.group("tensor"),
+        int(m.group("dim")),
+        int(m.group("expected")),
+        int(m.group("actual")),
+    )
 
 
 _LOCAL = re.compile(r"^L\['([A-Za-z_]\w*)'\]")

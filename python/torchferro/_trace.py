@@ -41,7 +41,10 @@ def _break(text: str | None) -> dict | None:
         "reason": site.reason,
         "location": site.location,
         "location_text": _sources.line_text(site.location),
-        "stack": [{"function": f, "location": loc, "text": _sources.line_text(loc)} for f, loc in site.stack],
+        "stack": [
+            {"function": f, "location": loc, "text": _sources.line_text(loc)}
+            for f, loc in site.stack
+        ],
     }
 
 
@@ -52,8 +55,14 @@ class _WarningHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.writer.write({"kind": "warning", "logger": record.name, "message": record.getMessage()})
-        except Exception:
+            self.writer.write(
+                {
+                    "kind": "warning",
+                    "logger": record.name,
+                    "message": record.getMessage(),
+                }
+            )
+        except Exception:  # noqa: BLE001 - logging reports its own errors
             self.handleError(record)
 
 
@@ -63,8 +72,11 @@ class TraceWriter:
     def __init__(self, directory: str | os.PathLike):
         os.makedirs(directory, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.path = os.path.join(os.fspath(directory), f"torchferro_trace_{os.getpid()}_{stamp}_{id(self) % 10000:04d}.jsonl")
-        self._file = open(self.path, "a", encoding="utf-8")
+        self.path = os.path.join(
+            os.fspath(directory),
+            f"torchferro_trace_{os.getpid()}_{stamp}_{id(self) % 10000:04d}.jsonl",
+        )
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - open until close()
         self._lock = threading.Lock()
         self._seq = 0
         self._sources: set[tuple[str, int]] = set()
@@ -96,15 +108,22 @@ class TraceWriter:
             if self._file.closed:
                 return
             self._seq += 1
-            out = {"kind": record["kind"], "seq": self._seq, "time": time.time(), **record}
+            out = {
+                "kind": record["kind"],
+                "seq": self._seq,
+                "time": time.time(),
+                **record,
+            }
             self._file.write(json.dumps(out, default=str) + "\n")
             self._file.flush()
 
     def __call__(self, event: dict) -> None:
         try:
             self.write(self._record(event))
-        except Exception as e:  # tracing must never break the user's program
-            logging.getLogger("torchferro").warning("torchferro could not write a trace record: %r", e)
+        except Exception as e:  # noqa: BLE001 - tracing must never break the user's program
+            logging.getLogger("torchferro").warning(
+                "torchferro could not write a trace record: %r", e
+            )
 
     def _record(self, event: dict) -> dict:
         kind = event["kind"]
@@ -115,13 +134,21 @@ class TraceWriter:
             start, lines = _sources.function_source(*key)
             self.write({**base, "kind": "source", "start": start, "lines": lines})
         if kind == "compile":
-            original = _sources.find_code(event["filename"], event["firstlineno"], event["function"])
+            original = _sources.find_code(
+                event["filename"], event["firstlineno"], event["function"]
+            )
             code = event.get("transformed_code")
             guards = []
             for g in event.get("guards") or []:
                 p = _sources.parse_guard(g)
                 guards.append(
-                    {"text": g, "kind": p.kind, "source": p.source, "origin": p.origin, "origin_text": _sources.line_text(p.origin)}
+                    {
+                        "text": g,
+                        "kind": p.kind,
+                        "source": p.source,
+                        "origin": p.origin,
+                        "origin_text": _sources.line_text(p.origin),
+                    }
                 )
             return {
                 **base,
@@ -134,14 +161,23 @@ class TraceWriter:
                 "break": _break(event.get("break_reason")),
                 "timings": dict(event.get("timings") or {}),
                 "bytecode": _sources.disassemble(code) if code is not None else None,
-                "original_bytecode": _sources.disassemble(original) if original is not None else None,
+                "original_bytecode": _sources.disassemble(original)
+                if original is not None
+                else None,
                 "output_code": event.get("output_code"),
             }
         if kind == "recompile":
-            failures = [{**f, "origin_text": _sources.line_text(f.get("origin"))} for f in event.get("failures") or []]
+            failures = [
+                {**f, "origin_text": _sources.line_text(f.get("origin"))}
+                for f in event.get("failures") or []
+            ]
             return {**base, "message": event.get("message"), "failures": failures}
         if kind in ("graph_break", "eager"):
-            return {**base, "reason": event.get("reason"), "break": _break(event.get("reason"))}
+            return {
+                **base,
+                "reason": event.get("reason"),
+                "break": _break(event.get("reason")),
+            }
         return {**base, **{k: v for k, v in event.items() if k not in base}}
 
 

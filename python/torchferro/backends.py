@@ -25,7 +25,11 @@ def lookup_backend(backend):
     if callable(backend):
         return backend
     if not isinstance(backend, str):
-        raise TypeError(f"backend must be a string or a callable, got {type(backend).__name__}")
+        raise TypeError(
+            f"backend must be a string or a callable, got {type(backend).__name__}"
+        )
     if backend not in _BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; available: {', '.join(list_backends())}")
+        raise ValueError(
+            f"unknown backend {backend!r}; available: {', '.join(list_backends())}"
+        )
     return _BACKENDS[backend]

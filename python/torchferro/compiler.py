@@ -7,7 +7,14 @@ import functools
 from . import _C
 from .backends import list_backends
 
-__all__ = ["reset", "disable", "is_compiling", "list_backends", "set_stance", "cache_entries"]
+__all__ = [
+    "reset",
+    "disable",
+    "is_compiling",
+    "list_backends",
+    "set_stance",
+    "cache_entries",
+]
 
 
 class set_stance:
@@ -51,7 +58,9 @@ def cache_entries(fn) -> list[dict]:
         forward = getattr(type(getattr(fn, "_orig_mod", fn)), "forward", None)
         code = getattr(forward, "__code__", None)
     if code is None:
-        raise TypeError(f"cache_entries expects a Python function or module, got {type(fn).__name__}")
+        raise TypeError(
+            f"cache_entries expects a Python function or module, got {type(fn).__name__}"
+        )
     return _C.cache_entries(code)[1]
 
 

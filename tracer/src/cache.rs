@@ -34,6 +34,8 @@ pub struct CacheEntry {
     pub compile_id: (u32, u32),
     /// The backend the entry was compiled for (entries are only reused by the same backend).
     pub backend_key: usize,
+    /// Keeps a Python backend alive, so its address (the key) cannot be reused by another.
+    pub backend: Option<Py<PyAny>>,
     /// Readable forms for inspection.
     pub graph_code: String,
     pub transformed_code: Py<PyAny>,

@@ -104,15 +104,15 @@ fn breakable(op: Op) -> bool {
     )
 }
 
-/// Whether a graph break can be placed at root instruction `index`; otherwise the whole frame
-/// runs eagerly.
-pub fn can_break_at(info: &CodeInfo, index: usize) -> bool {
+/// Why a graph break cannot be placed at root instruction `index` (the whole frame then runs
+/// eagerly), or `None` when it can.
+pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
     let Some(ins) = info.ins.get(index) else {
-        return false;
+        return Some("no such instruction".into());
     };
     // Resume functions receive plain locals: frames with closures run eagerly for now.
     if info.ncells > 0 || info.nfree > 0 {
-        return false;
+        return Some("a graph break in a function with closure variables cannot resume yet".into());
     }
     let supported_unsupported = matches!(
         ins.name.as_str(),
@@ -126,14 +126,19 @@ pub fn can_break_at(info: &CodeInfo, index: usize) -> bool {
             | "PRINT_EXPR"
     );
     if !(breakable(ins.op) && ins.op != Op::Unsupported || supported_unsupported) {
-        return false;
+        return Some(format!("a graph break at {} cannot resume yet", ins.name));
     }
     // Inside a try/with block the handler's stack would have to be rebuilt too.
     match bytecode::exception_table::parse(&info.exception_table) {
-        Ok(entries) => !entries
-            .iter()
-            .any(|e| (e.start as usize) <= ins.offset && ins.offset < e.end as usize),
-        Err(_) => false,
+        Ok(entries)
+            if entries
+                .iter()
+                .any(|e| (e.start as usize) <= ins.offset && ins.offset < e.end as usize) =>
+        {
+            Some("a graph break inside a try or with block cannot resume yet".into())
+        }
+        Ok(_) => None,
+        Err(e) => Some(format!("unreadable exception table: {e}")),
     }
 }
 
@@ -387,9 +392,42 @@ fn resume_call<'py>(
     Ok(())
 }
 
+/// Resume functions already made, by (original code, globals, target, stack depth): the same
+/// resume point reuses one code object, so its compiled entries survive recompiles of the frame
+/// that breaks into it. Holds the original code so its address stays unique.
+type ResumeKey = (usize, usize, usize, usize);
+static RESUMES: std::sync::Mutex<Vec<(ResumeKey, Py<PyAny>, Py<PyAny>)>> =
+    std::sync::Mutex::new(Vec::new());
+
 /// A function that continues the original code at instruction `target`, taking every local
 /// of the original frame and then the `nstack` values that were on its stack.
 fn resume_function<'py>(
+    py: Python<'py>,
+    info: &CodeInfo,
+    code: &Bound<'py, PyAny>,
+    globals: &Bound<'py, PyAny>,
+    target: usize,
+    nstack: usize,
+) -> Result<Bound<'py, PyAny>, TraceError> {
+    let key = (
+        code.as_ptr() as usize,
+        globals.as_ptr() as usize,
+        target,
+        nstack,
+    );
+    if let Ok(cache) = RESUMES.lock() {
+        if let Some((_, _, f)) = cache.iter().find(|(k, _, _)| *k == key) {
+            return Ok(f.bind(py).clone());
+        }
+    }
+    let f = make_resume_function(py, info, code, globals, target, nstack)?;
+    if let Ok(mut cache) = RESUMES.lock() {
+        cache.push((key, code.clone().unbind(), f.clone().unbind()));
+    }
+    Ok(f)
+}
+
+fn make_resume_function<'py>(
     py: Python<'py>,
     info: &CodeInfo,
     code: &Bound<'py, PyAny>,

@@ -133,6 +133,7 @@ pub fn compile_frame(
     let info = std::rc::Rc::new(info);
     let mut break_at = None;
     let mut break_reason = None;
+    let mut break_parts: Option<(String, Option<String>, Vec<String>)> = None;
     let started = std::time::Instant::now();
     let traced = loop {
         match interp::trace(
@@ -151,19 +152,28 @@ pub fn compile_frame(
                 location,
                 instruction: Some(i),
                 frames,
-            }) if !cfg.fullgraph
-                && break_at.is_none()
-                && crate::codegen::can_break_at(&info, i) =>
-            {
-                break_at = Some(i);
-                break_reason = Some(format_reason(&reason, location.as_deref(), &frames));
+            }) if !cfg.fullgraph && break_at.is_none() => {
+                match crate::codegen::why_no_break_at(&info, i) {
+                    None => {
+                        break_at = Some(i);
+                        break_reason = Some(format_reason(&reason, location.as_deref(), &frames));
+                        break_parts = Some((reason, location, frames));
+                    }
+                    // Say why the frame cannot resume after the break; it runs eagerly.
+                    Some(why) => {
+                        let e = TraceError::Unsupported {
+                            reason: format!("{reason}; {why}"),
+                            location,
+                            instruction: Some(i),
+                            frames,
+                        };
+                        return on_trace_error(py, slot, cfg, &info, e);
+                    }
+                }
             }
             Err(e) => return on_trace_error(py, slot, cfg, &info, e),
         }
     };
-    if let Some(r) = &break_reason {
-        crate::log::graph_break(py, &info, r);
-    }
     let trace_secs = started.elapsed().as_secs_f64();
     match build_entry(
         py,
@@ -178,12 +188,30 @@ pub fn compile_frame(
         trace_secs,
     ) {
         Ok(entry) => {
+            if let Some(r) = &break_reason {
+                crate::log::graph_break(py, &info, r);
+            }
             let entry = Arc::new(entry);
             if let Ok(mut c) = slot.try_borrow_mut() {
                 c.entries.insert(0, entry.clone());
                 c.compiles += 1;
             }
             Outcome::Compiled(entry)
+        }
+        // The break could not be resumed (e.g. a loop iterator on the stack): say both why it
+        // broke and why it cannot resume, and run the frame eagerly.
+        Err(TraceError::Unsupported { reason: why, .. }) if break_parts.is_some() => {
+            let (reason, location, frames) = break_parts.unwrap_or_default();
+            let msg = format_reason(
+                &format!("{reason}; it cannot resume there: {why}"),
+                location.as_deref(),
+                &frames,
+            );
+            crate::log::run_eagerly(py, &info, &msg);
+            if let Ok(mut c) = slot.try_borrow_mut() {
+                c.state = CodeState::Eager(msg);
+            }
+            Outcome::RunEagerly
         }
         Err(e) => on_trace_error(py, slot, cfg, &info, e),
     }
@@ -459,6 +487,7 @@ fn build_entry(
             ],
             transformed_code: &transformed,
             output_code: output_code.as_deref(),
+            code,
         },
     );
     Ok(CacheEntry {
@@ -467,6 +496,10 @@ fn build_entry(
         graph,
         compile_id,
         backend_key: cfg.backend_key(),
+        backend: match &cfg.backend {
+            Backend::Python(f) => Some(f.clone_ref(py)),
+            _ => None,
+        },
         graph_code,
         transformed_code: transformed.unbind(),
         direct: plan.is_none(),
@@ -554,6 +587,11 @@ fn template_of(
                 .ok_or_else(|| TraceError::internal("size without a value"))?
                 .unbind(),
         ),
+        Var::Iter(_) => {
+            return Err(TraceError::unsupported(
+                "a loop over a Python iterable is in progress, and its iterator cannot be handed to a resume function",
+            ))
+        }
         other => {
             return Err(TraceError::unsupported(format!(
                 "returning a {}",

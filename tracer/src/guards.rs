@@ -261,11 +261,14 @@ pub fn short_repr(v: &Bound<'_, PyAny>) -> String {
         .repr()
         .map(|r| r.to_string())
         .unwrap_or_else(|_| "<?>".into());
-    let first_line = r.lines().next().unwrap_or("").to_string();
-    if first_line.len() > 60 {
-        format!("{}...", &first_line[..57])
+    let first_line = r.lines().next().unwrap_or("").trim_end().to_string();
+    // A module's repr spans lines (`Scaler(\n  (lin): Linear(...)\n)`): keep it balanced.
+    let close = if first_line.ends_with('(') { ")" } else { "" };
+    if first_line.chars().count() > 60 {
+        let cut: String = first_line.chars().take(57).collect();
+        format!("{cut}...")
     } else if r.contains('\n') {
-        format!("{first_line}...")
+        format!("{first_line}...{close}")
     } else {
         first_line
     }

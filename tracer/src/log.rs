@@ -61,6 +61,10 @@ pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &
     }
     tracing::warn!(target: "torchferro::recompiles", "{msg}");
     py_log(py, "torchferro.recompiles", "warning", &msg);
+    emit(py, "recompile_limit", info, |d| {
+        d.set_item("message", msg.as_str())?;
+        d.set_item("limit", limit)
+    });
     let r = py.import("warnings").and_then(|w| {
         let cat = py.import("builtins")?.getattr("RuntimeWarning")?;
         w.getattr("warn")?.call1((msg.as_str(), cat))
@@ -100,6 +104,8 @@ pub struct CompileEvent<'a, 'py> {
     pub transformed_code: &'a Bound<'py, PyAny>,
     /// The C source the inductor generated, if it compiled this graph.
     pub output_code: Option<&'a str>,
+    /// The frame's original code object.
+    pub code: &'a Bound<'py, PyAny>,
 }
 
 /// Hands a structured event to `torchferro._events.emit` (explain, trace files, reports).
@@ -146,6 +152,7 @@ pub fn compile_event(py: Python<'_>, info: &CodeInfo, ev: &CompileEvent<'_, '_>)
         d.set_item("timings", t)?;
         d.set_item("transformed_code", ev.transformed_code)?;
         d.set_item("output_code", ev.output_code)?;
+        d.set_item("code", ev.code)?;
         Ok(())
     });
 }

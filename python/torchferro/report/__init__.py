@@ -90,7 +90,9 @@ def _read(path: str) -> Run:
             try:
                 rec = json.loads(raw)
             except json.JSONDecodeError:
-                run.bad_lines += 1  # a process killed mid-write leaves a partial last line
+                run.bad_lines += (
+                    1  # a process killed mid-write leaves a partial last line
+                )
                 continue
             kind = rec.get("kind")
             if kind == "start":
@@ -129,10 +131,14 @@ def _read(path: str) -> Run:
             elif kind == "recompile":
                 fn.recompiles.append(rec)
     for fn in run.functions.values():
-        if not fn.lines:  # a trace from an older writer, or an eager-only function: try the file
+        if (
+            not fn.lines
+        ):  # a trace from an older writer, or an eager-only function: try the file
             fn.start, fn.lines = _sources.function_source(fn.filename, fn.firstlineno)
         # The function's own code first, then its resume functions in source order.
-        fn.codes = dict(sorted(fn.codes.items(), key=lambda kv: (kv[1].resume_line or 0, kv[0])))
+        fn.codes = dict(
+            sorted(fn.codes.items(), key=lambda kv: (kv[1].resume_line or 0, kv[0]))
+        )
     return run
 
 
@@ -142,7 +148,11 @@ def load(directory: str) -> list[Run]:
         paths = [directory]
     else:
         paths = sorted(
-            (os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".jsonl")),
+            (
+                os.path.join(directory, n)
+                for n in os.listdir(directory)
+                if n.endswith(".jsonl")
+            ),
             key=os.path.getmtime,
         )
     return [_read(p) for p in paths]
@@ -178,7 +188,9 @@ def highlight_python(lines: list[str]) -> list[str]:
             if i:
                 row += 1
             if part and 0 <= row - 1 < len(out):
-                out[row - 1].append(f'<span class="{cls}">{_e(part)}</span>' if cls else _e(part))
+                out[row - 1].append(
+                    f'<span class="{cls}">{_e(part)}</span>' if cls else _e(part)
+                )
 
     def gap(to: tuple[int, int]) -> None:
         (r0, c0), (r1, c1) = pos, to
@@ -197,13 +209,23 @@ def highlight_python(lines: list[str]) -> list[str]:
         import io
 
         for tok in tokenize.generate_tokens(io.StringIO(src).readline):
-            if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+            if tok.type in (
+                tokenize.NEWLINE,
+                tokenize.NL,
+                tokenize.ENDMARKER,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+            ):
                 continue
             gap(tok.start)
             cls = None
             if tok.type == tokenize.COMMENT:
                 cls = "c"
-            elif tok.type == tokenize.STRING or tok.type in (getattr(tokenize, "FSTRING_START", -1), getattr(tokenize, "FSTRING_MIDDLE", -1), getattr(tokenize, "FSTRING_END", -1)):
+            elif tok.type == tokenize.STRING or tok.type in (
+                getattr(tokenize, "FSTRING_START", -1),
+                getattr(tokenize, "FSTRING_MIDDLE", -1),
+                getattr(tokenize, "FSTRING_END", -1),
+            ):
                 cls = "s"
             elif tok.type == tokenize.NUMBER:
                 cls = "n"
@@ -231,7 +253,9 @@ def _bytecode_html(text: str | None) -> str:
     for line in text.rstrip().splitlines():
         m = re.match(r"^(\s*\d*\s+(?:>>)?\s*\d+ )([A-Z_]+)(.*)$", line)
         if m:
-            rows.append(f'{_e(m.group(1))}<span class="op">{_e(m.group(2))}</span><span class="arg">{_e(m.group(3))}</span>')
+            rows.append(
+                f'{_e(m.group(1))}<span class="op">{_e(m.group(2))}</span><span class="arg">{_e(m.group(3))}</span>'
+            )
         else:
             rows.append(_e(line))
     return '<pre class="code bytecode">' + "\n".join(rows) + "</pre>"
@@ -257,7 +281,12 @@ def styled_dot(dot: str) -> str:
         return dot
 
     def esc(s: str) -> str:
-        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+        return (
+            s.replace("&", "&amp;")
+            .replace("<", "&lt;")
+            .replace(">", "&gt;")
+            .replace('"', "&quot;")
+        )
 
     out = [
         "digraph fx {",
@@ -268,7 +297,11 @@ def styled_dot(dot: str) -> str:
     for i, n in enumerate(nodes):
         kind = n["target"] if n["target"] in ("placeholder", "output") else "call"
         fill, stroke = _DOT_STYLE[kind]
-        what = "input" if kind == "placeholder" else ("" if kind == "output" else n["target"])
+        what = (
+            "input"
+            if kind == "placeholder"
+            else ("" if kind == "output" else n["target"])
+        )
         label = f"<b>{esc(n['name'])}</b>"
         if what:
             label += f'<br/><font point-size="10" color="#334155">{esc(what)}</font>'
@@ -289,7 +322,13 @@ def render_svg(dot: str, dot_path: str | None) -> str | None:
     if not dot_path or not dot:
         return None
     try:
-        done = subprocess.run([dot_path, "-Tsvg"], input=styled_dot(dot).encode(), capture_output=True, timeout=30)
+        done = subprocess.run(
+            [dot_path, "-Tsvg"],
+            input=styled_dot(dot).encode(),
+            check=False,
+            capture_output=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
@@ -405,7 +444,15 @@ table.guards td.kind .badge { margin-left: 4px; font-size: 10px; padding: 0 6px;
 footer { color: var(--muted); font-size: 12px; text-align: center; padding: 0 0 30px; }
 """
 
-_PHASE_COLORS = ["#6366f1", "#06b6d4", "#f59e0b", "#10b981", "#ef4444", "#8b5cf6", "#84cc16"]
+_PHASE_COLORS = [
+    "#6366f1",
+    "#06b6d4",
+    "#f59e0b",
+    "#10b981",
+    "#ef4444",
+    "#8b5cf6",
+    "#84cc16",
+]
 
 
 def _timing_html(timings: dict[str, float], colors: dict[str, str]) -> str:
@@ -414,7 +461,10 @@ def _timing_html(timings: dict[str, float], colors: dict[str, str]) -> str:
         f'<span style="width:{v / total * 100:.2f}%;background:{colors.setdefault(k, _PHASE_COLORS[len(colors) % len(_PHASE_COLORS)])}" title="{_e(k)} {_ms(v)}"></span>'
         for k, v in timings.items()
     )
-    legend = "".join(f'<span><i style="background:{colors[k]}"></i>{_e(k)} {_ms(v)}</span>' for k, v in timings.items())
+    legend = "".join(
+        f'<span><i style="background:{colors[k]}"></i>{_e(k)} {_ms(v)}</span>'
+        for k, v in timings.items()
+    )
     return f'<div class="timing">{bar}</div><div class="legend">{legend}<span>total <b>{_ms(sum(timings.values()))}</b></span></div>'
 
 
@@ -423,13 +473,29 @@ def _stack_html(brk: dict | None) -> str:
         return ""
     frames = brk.get("stack") or []
     if not frames and brk.get("location"):
-        frames = [{"function": None, "location": brk["location"], "text": brk.get("location_text")}]
+        frames = [
+            {
+                "function": None,
+                "location": brk["location"],
+                "text": brk.get("location_text"),
+            }
+        ]
     items = []
     for f in frames:
-        name = f'<span class="fn">{_e(f["function"])}</span> at ' if f.get("function") else ""
-        text = f' <code>{_e(f["text"])}</code>' if f.get("text") else ""
-        items.append(f'<li>{name}<span class="where">{_e(f["location"])}</span>{text}</li>')
-    head = '<div class="note">inlined call stack, innermost first:</div>' if brk.get("stack") else ""
+        name = (
+            f'<span class="fn">{_e(f["function"])}</span> at '
+            if f.get("function")
+            else ""
+        )
+        text = f" <code>{_e(f['text'])}</code>" if f.get("text") else ""
+        items.append(
+            f'<li>{name}<span class="where">{_e(f["location"])}</span>{text}</li>'
+        )
+    head = (
+        '<div class="note">inlined call stack, innermost first:</div>'
+        if brk.get("stack")
+        else ""
+    )
     return head + '<ul class="stack">' + "".join(items) + "</ul>"
 
 
@@ -450,21 +516,39 @@ def _recompile_html(rec: dict) -> str:
     for f in rec.get("failures") or []:
         origin = ""
         if f.get("origin"):
-            text = f' <code>{_e(f["origin_text"])}</code>' if f.get("origin_text") else ""
-            origin = f'<div class="loc">value first used at {_e(f["origin"])}{text}</div>'
-        items.append(f'<li><span class="badge amber">{_e(f["compile_id"])}</span> {_e(f["reason"])}{origin}</li>')
+            text = (
+                f" <code>{_e(f['origin_text'])}</code>" if f.get("origin_text") else ""
+            )
+            origin = (
+                f'<div class="loc">value first used at {_e(f["origin"])}{text}</div>'
+            )
+        items.append(
+            f'<li><span class="badge amber">{_e(f["compile_id"])}</span> {_e(f["reason"])}{origin}</li>'
+        )
     return f'<div class="reason rec"><div class="what">Recompiled because these guards failed:</div><ul class="stack">{"".join(items)}</ul></div>'
 
 
 def _guards_html(guards: list, previous: list | None = None) -> str:
     """The guard table; with the previous compile's guards, rows that differ are marked."""
-    before = {g["text"] if isinstance(g, dict) else g for g in previous} if previous is not None else None
+    before = (
+        {g["text"] if isinstance(g, dict) else g for g in previous}
+        if previous is not None
+        else None
+    )
     rows = []
     for g in guards:
-        changed = before is not None and (g["text"] if isinstance(g, dict) else g) not in before
+        changed = (
+            before is not None
+            and (g["text"] if isinstance(g, dict) else g) not in before
+        )
         if isinstance(g, str):
             p = _sources.parse_guard(g)
-            g = {"kind": p.kind, "text": g, "origin": p.origin, "origin_text": _sources.line_text(p.origin)}
+            g = {
+                "kind": p.kind,
+                "text": g,
+                "origin": p.origin,
+                "origin_text": _sources.line_text(p.origin),
+            }
         body = g["text"]
         if g.get("kind") and body.startswith(g["kind"] + " "):
             body = body[len(g["kind"]) + 1 :]
@@ -479,7 +563,11 @@ def _guards_html(guards: list, previous: list | None = None) -> str:
             f'<tr class="{"changed" if changed else ""}"><td class="kind"><span>{_e(g.get("kind"))}</span>{tag}</td>'
             f'<td class="body">{_e(body)}</td><td class="user">{user}</td></tr>'
         )
-    return '<table class="guards"><tr><th>guard</th><th>checks</th><th>user line</th></tr>' + "".join(rows) + "</table>"
+    return (
+        '<table class="guards"><tr><th>guard</th><th>checks</th><th>user line</th></tr>'
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def _source_html(fn: Function) -> str:
@@ -503,15 +591,27 @@ def _source_html(fn: Function) -> str:
             mark(f.get("origin"), "rec")
     for c in fn.compiles:
         for g in c.get("guards") or []:
-            where = _sources.split_location(g.get("origin") if isinstance(g, dict) else None)
+            where = _sources.split_location(
+                g.get("origin") if isinstance(g, dict) else None
+            )
             if where and where[0] == fn.filename:
-                guard_sources.setdefault(where[1], set()).add((g.get("kind"), g.get("source") or g.get("text")))
+                guard_sources.setdefault(where[1], set()).add(
+                    (g.get("kind"), g.get("source") or g.get("text"))
+                )
                 marks.setdefault(where[1], set()).add("grd")
     rows = []
     for i, text in enumerate(highlight_python(fn.lines)):
         n = fn.start + i
         cls = marks.get(n, set())
-        main = "brk" if "brk" in cls else "rec" if "rec" in cls else "grd" if "grd" in cls else ""
+        main = (
+            "brk"
+            if "brk" in cls
+            else "rec"
+            if "rec" in cls
+            else "grd"
+            if "grd" in cls
+            else ""
+        )
         tags = []
         if "brk" in cls:
             tags.append('<span class="tag-brk">graph break</span>')
@@ -519,8 +619,12 @@ def _source_html(fn: Function) -> str:
             tags.append('<span class="tag-rec">recompile</span>')
         if n in guard_sources:
             k = len(guard_sources[n])
-            tags.append(f'<span class="tag-grd">{k} guard{"s" if k != 1 else ""}</span>')
-        rows.append(f'<div class="ln {main}"><span class="no">{n}</span><span class="tx">{text or " "}</span><span class="tags">{"".join(tags)}</span></div>')
+            tags.append(
+                f'<span class="tag-grd">{k} guard{"s" if k != 1 else ""}</span>'
+            )
+        rows.append(
+            f'<div class="ln {main}"><span class="no">{n}</span><span class="tx">{text or " "}</span><span class="tags">{"".join(tags)}</span></div>'
+        )
     legend = (
         '<div class="legend"><span><i style="background:var(--red)"></i>graph break</span>'
         '<span><i style="background:var(--amber)"></i>guard that failed (recompile)</span>'
@@ -529,32 +633,63 @@ def _source_html(fn: Function) -> str:
     return legend + '<div class="src">' + "".join(rows) + "</div>"
 
 
-def _compile_html(fn: Function, code: Code, c: dict, dot_path: str | None, colors: dict, previous: dict | None = None) -> str:
+def _compile_html(
+    fn: Function,
+    code: Code,
+    c: dict,
+    dot_path: str | None,
+    colors: dict,
+    previous: dict | None = None,
+) -> str:
     cid = c.get("compile_id", "?")
     ops = c.get("ops") or []
     broken = bool(c.get("break_reason"))
-    name = code.name if code.resume_line is None else f"resume after line {code.resume_line}"
+    name = (
+        code.name
+        if code.resume_line is None
+        else f"resume after line {code.resume_line}"
+    )
     badges = [f'<span class="badge">{len(ops)} op{"s" if len(ops) != 1 else ""}</span>']
-    badges.append(f'<span class="badge gray">{len(c.get("guards") or [])} guards</span>')
+    badges.append(
+        f'<span class="badge gray">{len(c.get("guards") or [])} guards</span>'
+    )
     if broken:
         badges.append('<span class="badge red">ends in a graph break</span>')
-    badges.append(f'<span class="badge gray">{_ms(sum((c.get("timings") or {}).values()))}</span>')
+    badges.append(
+        f'<span class="badge gray">{_ms(sum((c.get("timings") or {}).values()))}</span>'
+    )
     parts = [
-        f'<details class="compile{" broken" if broken else ""}" id="{fn.anchor}-c{_e(cid).replace("/", "-")}"{"" if previous else " open"}>'
-        f'<summary>Compile {_e(cid)} · <span style="font-family:var(--mono)">{_e(name)}</span> {"".join(badges)}</summary><div class="body">'
+        (
+            f'<details class="compile{" broken" if broken else ""}" id="{fn.anchor}-c{_e(cid).replace("/", "-")}"{"" if previous else " open"}>'
+            f'<summary>Compile {_e(cid)} · <span style="font-family:var(--mono)">{_e(name)}</span> {"".join(badges)}</summary><div class="body">'
+        )
     ]
     if c.get("timings"):
         parts.append(_timing_html(c["timings"], colors))
     if broken:
-        parts.append(_break_html({"kind": "graph_break", "break": c.get("break"), "reason": c.get("break_reason")}))
+        parts.append(
+            _break_html(
+                {
+                    "kind": "graph_break",
+                    "break": c.get("break"),
+                    "reason": c.get("break_reason"),
+                }
+            )
+        )
     dot = c.get("graph_dot") or ""
     svg = render_svg(dot, dot_path)
     if svg:
         graph = f'<div class="graph">{svg}</div>'
     else:
-        why = "Graphviz <code>dot</code> was not found" if not dot_path else "Graphviz <code>dot</code> failed"
+        why = (
+            "Graphviz <code>dot</code> was not found"
+            if not dot_path
+            else "Graphviz <code>dot</code> failed"
+        )
         graph = f'<p class="note">{why}: the graph is shown as DOT text (install Graphviz, e.g. <code>apt-get install graphviz</code>, for a picture).</p><pre class="code dot">{_e(dot)}</pre>'
-    parts.append(f'<details open><summary>Graph <span class="count">({len(ops)} op{"s" if len(ops) != 1 else ""})</span></summary><div class="body">{graph}</div></details>')
+    parts.append(
+        f'<details open><summary>Graph <span class="count">({len(ops)} op{"s" if len(ops) != 1 else ""})</span></summary><div class="body">{graph}</div></details>'
+    )
     code_lines = (c.get("graph_code") or "").rstrip().splitlines()
     parts.append(
         '<details><summary>Graph code</summary><div class="body"><pre class="code">'
@@ -565,7 +700,9 @@ def _compile_html(fn: Function, code: Code, c: dict, dot_path: str | None, color
         f'<details open><summary>Guards <span class="count">({len(c.get("guards") or [])})</span></summary><div class="body">{_guards_html(c.get("guards") or [], previous.get("guards") if previous else None)}</div></details>'
     )
     if c.get("output_code"):
-        parts.append(f'<details><summary>Output code</summary><div class="body"><pre class="code">{_e(c["output_code"])}</pre></div></details>')
+        parts.append(
+            f'<details><summary>Output code</summary><div class="body"><pre class="code">{_e(c["output_code"])}</pre></div></details>'
+        )
     parts.append(
         '<details><summary>Bytecode <span class="count">(original and transformed)</span></summary><div class="body"><div class="grid2">'
         f"<div><h4>original</h4>{_bytecode_html(c.get('original_bytecode'))}</div>"
@@ -582,15 +719,25 @@ def _function_html(fn: Function, dot_path: str | None, colors: dict) -> str:
         f'<span class="badge gray">{len(fn.compiles)} compile{"s" if len(fn.compiles) != 1 else ""}</span>',
     ]
     if n_breaks:
-        badges.append(f'<span class="badge red">{n_breaks} graph break{"s" if n_breaks != 1 else ""}</span>')
+        badges.append(
+            f'<span class="badge red">{n_breaks} graph break{"s" if n_breaks != 1 else ""}</span>'
+        )
     if fn.recompiles:
-        badges.append(f'<span class="badge amber">{len(fn.recompiles)} recompile{"s" if len(fn.recompiles) != 1 else ""}</span>')
-    badges.append(f'<span class="badge green">{_ms(fn.compile_seconds)} compiling</span>')
+        badges.append(
+            f'<span class="badge amber">{len(fn.recompiles)} recompile{"s" if len(fn.recompiles) != 1 else ""}</span>'
+        )
+    badges.append(
+        f'<span class="badge green">{_ms(fn.compile_seconds)} compiling</span>'
+    )
     out = [
-        f'<section class="panel" id="{fn.anchor}"><h2>{_e(fn.name)}</h2>'
-        f'<div class="where">{_e(fn.filename)}:{fn.firstlineno}</div><div class="badges">{"".join(badges)}</div>'
+        (
+            f'<section class="panel" id="{fn.anchor}"><h2>{_e(fn.name)}</h2>'
+            f'<div class="where">{_e(fn.filename)}:{fn.firstlineno}</div><div class="badges">{"".join(badges)}</div>'
+        )
     ]
-    out.append(f'<details open><summary>Source</summary><div class="body">{_source_html(fn)}</div></details>')
+    out.append(
+        f'<details open><summary>Source</summary><div class="body">{_source_html(fn)}</div></details>'
+    )
     if fn.breaks:
         out.append(
             f'<details open><summary>Graph breaks <span class="count">({n_breaks})</span></summary><div class="body">'
@@ -612,7 +759,11 @@ def _function_html(fn: Function, dot_path: str | None, colors: dict) -> str:
     return "".join(out)
 
 
-def render(runs: list[Run], dot_path: str | None = None, title: str = "torchferro compile report") -> str:
+def render(
+    runs: list[Run],
+    dot_path: str | None = None,
+    title: str = "torchferro compile report",
+) -> str:
     """The report page for ``runs`` (see ``load``) as one HTML string. ``dot_path`` is the
     Graphviz ``dot`` to draw graphs with (None: show DOT text)."""
     funcs: list[tuple[int, Function]] = []
@@ -648,9 +799,15 @@ def render(runs: list[Run], dot_path: str | None = None, title: str = "torchferr
     ]
     if warnings:
         cards.append(("warnings", len(warnings), "bad"))
-    cards_html = "".join(f'<div class="card {cls}"><div class="v">{_e(v)}</div><div class="l">{_e(label)}</div></div>' for label, v, cls in cards)
+    cards_html = "".join(
+        f'<div class="card {cls}"><div class="v">{_e(v)}</div><div class="l">{_e(label)}</div></div>'
+        for label, v, cls in cards
+    )
 
-    toc = ['<nav class="toc"><h2>Contents</h2><ol>', '<li><a href="#overview"><span class="nm">Overview</span></a></li>']
+    toc = [
+        '<nav class="toc"><h2>Contents</h2><ol>',
+        '<li><a href="#overview"><span class="nm">Overview</span></a></li>',
+    ]
     if warnings:
         toc.append('<li><a href="#warnings"><span class="nm">Warnings</span></a></li>')
     for _, fn in funcs:
@@ -659,12 +816,18 @@ def render(runs: list[Run], dot_path: str | None = None, title: str = "torchferr
             flag = f'<span class="badge red">{len(fn.breaks)}</span>'
         elif fn.recompiles:
             flag = f'<span class="badge amber">{len(fn.recompiles)}</span>'
-        toc.append(f'<li><a href="#{fn.anchor}"><span class="nm">{_e(fn.name)}</span>{flag}</a></li>')
+        toc.append(
+            f'<li><a href="#{fn.anchor}"><span class="nm">{_e(fn.name)}</span>{flag}</a></li>'
+        )
         for code in fn.codes.values():
             for c in code.compiles:
                 cid = c.get("compile_id", "?")
-                label = f"{cid}" + (f" · resume @{code.resume_line}" if code.resume_line else "")
-                toc.append(f'<li class="sub"><a href="#{fn.anchor}-c{_e(cid).replace("/", "-")}"><span class="nm">{_e(label)}</span></a></li>')
+                label = f"{cid}" + (
+                    f" · resume @{code.resume_line}" if code.resume_line else ""
+                )
+                toc.append(
+                    f'<li class="sub"><a href="#{fn.anchor}-c{_e(cid).replace("/", "-")}"><span class="nm">{_e(label)}</span></a></li>'
+                )
     toc.append("</ol></nav>")
 
     rows = []
@@ -682,15 +845,20 @@ def render(runs: list[Run], dot_path: str | None = None, title: str = "torchferr
     if warnings:
         body.append(
             '<section class="panel" id="warnings"><h2>Warnings</h2>'
-            + "".join(f'<div class="reason"><div class="loc">{_e(w.get("logger"))}</div><pre class="code" style="background:transparent;border:0;padding:4px 0">{_e(w.get("message"))}</pre></div>' for w in warnings)
+            + "".join(
+                f'<div class="reason"><div class="loc">{_e(w.get("logger"))}</div><pre class="code" style="background:transparent;border:0;padding:4px 0;white-space:pre-wrap;word-break:break-word">{_e(w.get("message"))}</pre></div>'
+                for w in warnings
+            )
             + "</section>"
         )
     colors: dict[str, str] = {}
     body.extend(_function_html(fn, dot_path, colors) for _, fn in funcs)
     if not funcs:
-        body.append('<section class="panel empty">No compile events in this trace.</section>')
+        body.append(
+            '<section class="panel empty">No compile events in this trace.</section>'
+        )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{_e(title)}</title><style>{_CSS}</style></head><body>'
         f'<header class="top"><h1><span class="logo">⚙</span>{_e(title)}</h1><div class="meta">{"".join(metas)}</div></header>'
         f'<div class="layout">{"".join(toc)}<main>{"".join(body)}</main></div>'
@@ -698,7 +866,9 @@ def render(runs: list[Run], dot_path: str | None = None, title: str = "torchferr
     )
 
 
-def write_report(directory: str, out: str | None = None, dot_path: str | None = "auto") -> str:
+def write_report(
+    directory: str, out: str | None = None, dot_path: str | None = "auto"
+) -> str:
     """Reads the traces in ``directory`` and writes the page to ``out`` (default
     ``directory/torchferro_report.html``); returns its path. ``dot_path="auto"`` looks for
     Graphviz ``dot`` on ``PATH``; ``None`` shows DOT text instead of pictures."""
@@ -706,7 +876,12 @@ def write_report(directory: str, out: str | None = None, dot_path: str | None = 
         dot_path = shutil.which("dot")
     runs = load(directory)
     if out is None:
-        out = os.path.join(directory if os.path.isdir(directory) else os.path.dirname(directory) or ".", "torchferro_report.html")
+        out = os.path.join(
+            directory
+            if os.path.isdir(directory)
+            else os.path.dirname(directory) or ".",
+            "torchferro_report.html",
+        )
     page = render(runs, dot_path=dot_path)
     with open(out, "w", encoding="utf-8") as f:
         f.write(page)

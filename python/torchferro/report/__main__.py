@@ -11,15 +11,33 @@ from . import write_report
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m torchferro.report", description=__doc__.split("\n\n")[0])
-    parser.add_argument("trace_dir", help="the TORCHFERRO_TRACE_DIR directory (or one .jsonl trace file)")
-    parser.add_argument("-o", "--output", help="where to write the page (default: TRACE_DIR/torchferro_report.html)")
-    parser.add_argument("--no-graphviz", action="store_true", help="show graphs as DOT text instead of drawing them")
+    parser = argparse.ArgumentParser(
+        prog="python -m torchferro.report", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "trace_dir",
+        help="the TORCHFERRO_TRACE_DIR directory (or one .jsonl trace file)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        help="where to write the page (default: TRACE_DIR/torchferro_report.html)",
+    )
+    parser.add_argument(
+        "--no-graphviz",
+        action="store_true",
+        help="show graphs as DOT text instead of drawing them",
+    )
     args = parser.parse_args(argv)
     if not os.path.exists(args.trace_dir):
-        print(f"torchferro.report: {args.trace_dir}: no such file or directory", file=sys.stderr)
+        print(
+            f"torchferro.report: {args.trace_dir}: no such file or directory",
+            file=sys.stderr,
+        )
         return 2
-    out = write_report(args.trace_dir, args.output, dot_path=None if args.no_graphviz else "auto")
+    out = write_report(
+        args.trace_dir, args.output, dot_path=None if args.no_graphviz else "auto"
+    )
     print(out)
     return 0
 

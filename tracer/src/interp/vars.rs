@@ -196,7 +196,7 @@ impl Var {
     pub fn truthy(&self, py: Python<'_>) -> Result<bool, TraceError> {
         match self {
             Var::Tensor(_) => Err(TraceError::unsupported(
-                "data-dependent control flow (branching on the value of a tensor)",
+                "data-dependent control flow: branching on the value of a tensor",
             )),
             Var::Py(o, _) => Ok(o.bind(py).is_truthy()?),
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),

@@ -1,0 +1,1226 @@
+"""Observability: the exact text of recompile, guard and graph-break messages (plain, and as the
+richer ``TORCHFERRO_LOGS`` artifacts), ``torchferro.explain``, log routing, trace files and the
+HTML report (checked in headless Chromium when it is installed)."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torchferro
+from torchferro import _events, _logging
+
+HERE = os.path.abspath(__file__)
+SCALE = 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Programs. Messages are computed from these functions' own line numbers.
+
+
+def add_one(x):
+    return x + 1
+
+
+def scaled(x):
+    return x * SCALE
+
+
+class Scaler(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.scale = 2
+
+    def forward(self, x):
+        y = self.lin(x) * self.scale
+        if self.training:
+            y = y + 1
+        return y
+
+
+def mul_n(x, n):
+    return x * n
+
+
+def sum_list(xs):
+    out = xs[0]
+    for t in xs[1:]:
+        out = out + t
+    return out
+
+
+def sum_dict(d):
+    return d["a"] + d["b"]
+
+
+def branch(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+
+
+def printing(x):
+    y = x * 2
+    print("value:", y.shape)
+    return y + 1
+
+
+def builtin_id(x):
+    y = x * 2
+    n = id(x)  # noqa: F841
+    return y + 1
+
+
+def inner(t):
+    u = t + 1
+    print("inner")
+    return u * 2
+
+
+def middle(t):
+    return inner(t * 3)
+
+
+def outer(x):
+    return middle(x) - 1
+
+
+def in_loop(x):
+    for _ in range(2):
+        x = x * 2
+        print("step")
+    return x
+
+
+def in_try(x):
+    try:
+        y = x * 2
+        print("hi")
+    except ValueError:
+        y = x
+    return y
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers.
+
+
+def _code(fn):
+    return fn.forward.__code__ if isinstance(fn, type) else fn.__code__
+
+
+def _line(fn, text: str) -> int:
+    """The line number of the (first) line of ``fn`` that contains ``text``."""
+    lines, start = inspect.getsourcelines(fn.forward if isinstance(fn, type) else fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def _at(fn, text: str) -> str:
+    return f"{HERE}:{_line(fn, text)}"
+
+
+def recompile_msg(fn, *failures) -> str:
+    """The tracer's recompile text; each failure is ``(compile_id, reason)``."""
+    code = _code(fn)
+    msg = f"Recompiling function {code.co_name} in {code.co_filename}:{code.co_firstlineno}\n    triggered by the following guard failure(s):"
+    for cid, reason, *_ in failures:
+        msg += f"\n    - {cid}: {reason}"
+    return msg
+
+
+def rich_recompile_msg(fn, *failures, hint: str | None = None) -> str:
+    """The ``recompiles`` artifact: each failure is ``(compile_id, reason, text on the user line)``."""
+    code = _code(fn)
+    msg = f"Recompiling function {code.co_name} in {code.co_filename}:{code.co_firstlineno}\n    triggered by the following guard failure(s):"
+    for cid, reason, text in failures:
+        line = _line(fn, text)
+        source = inspect.getsourcelines(fn.forward if isinstance(fn, type) else fn)
+        stripped = source[0][line - source[1]].strip()
+        msg += f"\n    - {cid}: {reason}\n        first used at {HERE}:{line}\n            {stripped}"
+    if hint:
+        msg += "\n    " + hint
+    return msg
+
+
+class Capture(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def messages(self, artifact: str, level: int | None = None) -> list[str]:
+        return [
+            r.getMessage()
+            for r in self.records
+            if r.name == f"torchferro.{artifact}"
+            and (level is None or r.levelno == level)
+        ]
+
+
+@contextlib.contextmanager
+def captured(spec: str | None = None):
+    """Captures what the ``torchferro`` logger tree emits: the plain records at INFO when
+    ``spec`` is None, else the artifacts ``spec`` turns on (through ``set_logs``)."""
+    root = logging.getLogger("torchferro")
+    cap = Capture()
+    old_level = root.level
+    if spec:
+        torchferro.set_logs(spec)
+    else:
+        root.setLevel(logging.INFO)
+    root.addHandler(cap)
+    try:
+        yield cap
+    finally:
+        root.removeHandler(cap)
+        if spec:
+            torchferro.set_logs()
+        else:
+            root.setLevel(old_level)
+
+
+def observe(make, calls, spec: str | None = None) -> Capture:
+    """Compiles afresh (``make()``), makes each call (``call()`` gives its arguments) and returns
+    what was logged."""
+    torchferro.compiler.reset()
+    compiled = make()
+    with captured(spec) as cap:
+        for call in calls:
+            compiled(*call())
+    return cap
+
+
+@pytest.fixture(autouse=True)
+def _clean_state():
+    torchferro.config.recompile_limit = 8
+    yield
+    torchferro.set_logs()
+    torchferro.set_trace_dir(None)
+    torchferro.config.recompile_limit = 8
+    assert not _events.active(), "a listener was left subscribed"
+
+
+def _eager(fn):
+    return lambda: torchferro.compile(fn, backend="eager")
+
+
+# ---------------------------------------------------------------------------------------------
+# Recompile messages: the plain record and the `recompiles` artifact, word for word.
+
+TENSOR_CASES = [
+    (
+        "shape",
+        lambda: torch.randn(8, 3),
+        lambda: torch.randn(16, 3),
+        "tensor 'x' size mismatch at index 0. expected 8, actual 16",
+    ),
+    (
+        "dtype",
+        lambda: torch.randn(4),
+        lambda: torch.randn(4, dtype=torch.float64),
+        "tensor 'x' dtype mismatch. expected torch.float32, actual torch.float64",
+    ),
+    (
+        "device",
+        lambda: torch.randn(4),
+        lambda: torch.empty(4, device="meta"),
+        "tensor 'x' device mismatch. expected cpu, actual meta",
+    ),
+    (
+        "requires_grad",
+        lambda: torch.randn(4),
+        lambda: torch.randn(4, requires_grad=True),
+        "tensor 'x' requires_grad mismatch. expected requires_grad=False, actual requires_grad=True",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name,first,second,reason", TENSOR_CASES, ids=[c[0] for c in TENSOR_CASES]
+)
+def test_tensor_recompile_messages(name, first, second, reason):
+    calls = [lambda: (first(),), lambda: (second(),)]
+    plain = observe(_eager(add_one), calls)
+    assert plain.messages("recompiles") == [recompile_msg(add_one, ("0/0", reason))]
+    rich = observe(_eager(add_one), calls, "recompiles")
+    assert rich.messages("recompiles") == [
+        rich_recompile_msg(add_one, ("0/0", reason, "return x + 1"))
+    ]
+
+
+def test_global_changed_recompile_message():
+    global SCALE
+    try:
+        for spec in (None, "recompiles"):
+            SCALE = 2
+            torchferro.compiler.reset()
+            compiled = torchferro.compile(scaled, backend="eager")
+            with captured(spec) as cap:
+                compiled(torch.randn(3))
+                SCALE = 3
+                compiled(torch.randn(3))
+            reason = "G['SCALE'] == 2 failed. actual 3"
+            if spec is None:
+                assert cap.messages("recompiles") == [
+                    recompile_msg(scaled, ("0/0", reason))
+                ]
+            else:
+                assert cap.messages("recompiles") == [
+                    rich_recompile_msg(scaled, ("0/0", reason, "return x * SCALE"))
+                ]
+    finally:
+        SCALE = 2
+
+
+def _module_run(change, spec):
+    torchferro.compiler.reset()
+    m = Scaler()
+    compiled = torchferro.compile(m, backend="eager")
+    with captured(spec) as cap:
+        compiled(torch.randn(2, 3))
+        change(m)
+        compiled(torch.randn(2, 3))
+    return cap
+
+
+def test_module_attribute_changed_recompile_message():
+    reason = "L['self'].scale == 2 failed. actual 5"
+
+    def change(m):
+        m.scale = 5
+
+    assert _module_run(change, None).messages("recompiles") == [
+        recompile_msg(Scaler, ("0/0", reason))
+    ]
+    assert _module_run(change, "recompiles").messages("recompiles") == [
+        rich_recompile_msg(Scaler, ("0/0", reason, "y = self.lin(x) * self.scale"))
+    ]
+
+
+def test_training_flag_flipped_recompile_message():
+    # m.eval() flips every module's flag; the first guard that checks one is the submodule's,
+    # made where `self.lin(x)` is called.
+    reason = "L['self']._modules['lin'].training == True failed. actual False"
+    assert _module_run(lambda m: m.eval(), None).messages("recompiles") == [
+        recompile_msg(Scaler, ("0/0", reason))
+    ]
+    assert _module_run(lambda m: m.eval(), "recompiles").messages("recompiles") == [
+        rich_recompile_msg(Scaler, ("0/0", reason, "y = self.lin(x) * self.scale"))
+    ]
+
+
+def test_python_constant_argument_recompile_message():
+    calls = [lambda: (torch.randn(3), 2), lambda: (torch.randn(3), 3)]
+    reason = "L['n'] == 2 failed. actual 3"
+    assert observe(_eager(mul_n), calls).messages("recompiles") == [
+        recompile_msg(mul_n, ("0/0", reason))
+    ]
+    assert observe(_eager(mul_n), calls, "recompiles").messages("recompiles") == [
+        rich_recompile_msg(mul_n, ("0/0", reason, "return x * n"))
+    ]
+
+
+def test_list_length_recompile_message():
+    calls = [
+        lambda: ([torch.randn(3), torch.randn(3)],),
+        lambda: ([torch.randn(3), torch.randn(3), torch.randn(3)],),
+    ]
+    reason = "len(L['xs']) mismatch. expected 2, actual 3"
+    assert observe(_eager(sum_list), calls).messages("recompiles") == [
+        recompile_msg(sum_list, ("0/0", reason))
+    ]
+    assert observe(_eager(sum_list), calls, "recompiles").messages("recompiles") == [
+        rich_recompile_msg(sum_list, ("0/0", reason, "out = xs[0]"))
+    ]
+
+
+def test_dict_keys_recompile_message():
+    calls = [
+        lambda: ({"a": torch.randn(3), "b": torch.randn(3)},),
+        lambda: ({"a": torch.randn(3), "b": torch.randn(3), "c": 1},),
+    ]
+    reason = "L['d'] keys mismatch. expected ['a', 'b'], actual ['a', 'b', 'c']"
+    assert observe(_eager(sum_dict), calls).messages("recompiles") == [
+        recompile_msg(sum_dict, ("0/0", reason))
+    ]
+    assert observe(_eager(sum_dict), calls, "recompiles").messages("recompiles") == [
+        rich_recompile_msg(sum_dict, ("0/0", reason, 'return d["a"] + d["b"]'))
+    ]
+
+
+def test_recompile_limit_message():
+    torchferro.config.recompile_limit = 2
+    calls = [lambda n=n: (torch.randn(n),) for n in range(1, 5)]
+    code = add_one.__code__
+    limit = (
+        f"torchferro hit the recompile limit (2) for function add_one in {code.co_filename}:{code.co_firstlineno}; "
+        "it runs eagerly from now on. Last guard failure(s):\n"
+        "    - 0/1: tensor 'x' size mismatch at index 0. expected 2, actual 3\n"
+        "    - 0/0: tensor 'x' size mismatch at index 0. expected 1, actual 3"
+    )
+    with pytest.warns(RuntimeWarning) as warned:
+        cap = observe(_eager(add_one), calls)
+    assert [
+        str(w.message) for w in warned if issubclass(w.category, RuntimeWarning)
+    ] == [limit]
+    assert cap.messages("recompiles", logging.INFO) == [
+        recompile_msg(
+            add_one,
+            ("0/0", "tensor 'x' size mismatch at index 0. expected 1, actual 2"),
+        )
+    ]
+    assert cap.messages("recompiles", logging.WARNING) == [limit]
+    # The artifact keeps the warning as it is (it is not replaced by anything).
+    with pytest.warns(RuntimeWarning):
+        rich = observe(_eager(add_one), calls, "recompiles")
+    assert rich.messages("recompiles", logging.WARNING) == [limit]
+
+
+def test_recompiles_hint_when_the_same_dimension_keeps_changing():
+    calls = [lambda n=n: (torch.randn(n, 3),) for n in (2, 4, 8)]
+    reason = "tensor 'x' size mismatch at index 0. expected {}, actual {}"
+    hint = (
+        "hint: dimension 0 of 'x' keeps changing (sizes 2, 4, 8); call torchferro.mark_dynamic(x, 0) before calling add_one, "
+        "or compile with dynamic=True, to compile one graph for every size"
+    )
+    assert observe(_eager(add_one), calls, "recompiles").messages("recompiles") == [
+        rich_recompile_msg(add_one, ("0/0", reason.format(2, 4), "return x + 1")),
+        rich_recompile_msg(
+            add_one,
+            ("0/1", reason.format(4, 8), "return x + 1"),
+            ("0/0", reason.format(2, 8), "return x + 1"),
+            hint=hint,
+        ),
+    ]
+
+
+def test_plus_recompiles_lists_the_guards_of_each_failing_entry():
+    calls = [lambda: (torch.randn(2, 3),), lambda: (torch.randn(4, 3),)]
+    (msg,) = observe(_eager(add_one), calls, "+recompiles").messages("recompiles")
+    assert msg.endswith(
+        "        guards of 0/0:\n"
+        "            GRAD_MODE torch.is_grad_enabled() == True\n"
+        f"            TENSOR_MATCH L['x']: torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False  # {_at(add_one, 'return x + 1')}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Guards: the `guards` artifact, one guard per line with its user line.
+
+
+def _guards_title(fn, cid="0/0"):
+    code = _code(fn)
+    return f"GUARDS of {code.co_name} (compile {cid}) in {code.co_filename}:{code.co_firstlineno}:"
+
+
+def test_guards_artifact_for_a_tensor_and_a_global():
+    cap = observe(_eager(scaled), [lambda: (torch.randn(2, 3),)], "guards")
+    at = _at(scaled, "return x * SCALE")
+    assert cap.messages("guards") == [
+        "\n".join(
+            [
+                _guards_title(scaled),
+                "  GRAD_MODE torch.is_grad_enabled() == True",
+                f"  TENSOR_MATCH L['x']: torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False  # {at}: return x * SCALE",
+                f"  EQUALS_MATCH G['SCALE'] == 2  # {at}: return x * SCALE",
+            ]
+        )
+    ]
+
+
+def test_guards_artifact_for_containers():
+    cap = observe(
+        _eager(sum_list), [lambda: ([torch.randn(3), torch.randn(3)],)], "guards"
+    )
+    at = f"{_at(sum_list, 'out = xs[0]')}: out = xs[0]"
+    meta = "torch.float32, cpu, size=[3], stride=[1], requires_grad=False"
+    assert cap.messages("guards") == [
+        "\n".join(
+            [
+                _guards_title(sum_list),
+                "  GRAD_MODE torch.is_grad_enabled() == True",
+                f"  TYPE_MATCH L['xs']: list  # {at}",
+                f"  LENGTH_CHECK len(L['xs']) == 2  # {at}",
+                f"  TENSOR_MATCH L['xs'][0]: {meta}  # {at}",
+                f"  TENSOR_MATCH L['xs'][1]: {meta}  # {at}",
+            ]
+        )
+    ]
+    cap = observe(
+        _eager(sum_dict),
+        [lambda: ({"a": torch.randn(3), "b": torch.randn(3)},)],
+        "guards",
+    )
+    at = f'{_at(sum_dict, "return d")}: return d["a"] + d["b"]'
+    assert cap.messages("guards") == [
+        "\n".join(
+            [
+                _guards_title(sum_dict),
+                "  GRAD_MODE torch.is_grad_enabled() == True",
+                f"  TYPE_MATCH L['d']: dict  # {at}",
+                f"  DICT_KEYS L['d'] == ['a', 'b']  # {at}",
+                f"  TENSOR_MATCH L['d']['a']: {meta}  # {at}",
+                f"  TENSOR_MATCH L['d']['b']: {meta}  # {at}",
+            ]
+        )
+    ]
+
+
+def _module_guards():
+    torchferro.compiler.reset()
+    torchferro.compile(Scaler(), backend="eager")(torch.randn(2, 3))
+    (entry,) = torchferro.compiler.cache_entries(Scaler.forward)
+    return entry["guards"]
+
+
+def test_guards_of_a_module():
+    lin = f"{_at(Scaler, 'y = self.lin(x)')}"
+    flag = f"{_at(Scaler, 'if self.training')}"
+    w = "torch.float32, cpu, size=[3, 3], stride=[3, 1], requires_grad=True"
+    guards = _module_guards()
+    assert guards[2:] == [
+        f"ID_MATCH L['self']._modules['lin']: Linear(in_features=3, out_features=3, bias=True)  # {lin}",
+        f"EQUALS_MATCH L['self']._modules['lin'].training == True  # {lin}",
+        f"TENSOR_MATCH L['self']._modules['lin']._parameters['weight']: {w}  # {lin}",
+        f"TENSOR_MATCH L['self']._modules['lin']._parameters['bias']: torch.float32, cpu, size=[3], stride=[1], requires_grad=True  # {lin}",
+        f"EQUALS_MATCH L['self'].scale == 2  # {lin}",
+        f"EQUALS_MATCH L['self'].training == True  # {flag}",
+        f"TENSOR_MATCH L['x']: torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False  # {lin}",
+    ]
+    assert guards[0] == "GRAD_MODE torch.is_grad_enabled() == True"
+
+
+def test_guard_of_a_module_with_a_multiline_repr_reads_well():
+    assert (
+        _module_guards()[1]
+        == f"ID_MATCH L['self']: Scaler(...)  # {_at(Scaler, 'y = self.lin(x)')}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Graph breaks: the plain record and the `graph_breaks` artifact.
+
+
+def test_data_dependent_branch_break_message():
+    at = _at(branch, "if y.sum() > 0")
+    reason = (
+        f"data-dependent control flow: branching on the value of a tensor (at {at})"
+    )
+    calls = [lambda: (torch.ones(3),)]
+    assert observe(_eager(branch), calls).messages("graph_breaks") == [
+        f"Graph break in function branch: {reason}"
+    ]
+    assert observe(_eager(branch), calls, "graph_breaks").messages("graph_breaks") == [
+        f"Graph break in function branch: {reason}\n    branch at {at}\n        if y.sum() > 0:"
+    ]
+
+
+def test_print_break_message(capsys):
+    at = _at(printing, 'print("value:"')
+    calls = [lambda: (torch.ones(3),)]
+    assert observe(_eager(printing), calls).messages("graph_breaks") == [
+        f"Graph break in function printing: call to builtins.print (at {at})"
+    ]
+    assert observe(_eager(printing), calls, "graph_breaks").messages(
+        "graph_breaks"
+    ) == [
+        f'Graph break in function printing: call to builtins.print (at {at})\n    printing at {at}\n        print("value:", y.shape)'
+    ]
+    assert capsys.readouterr().out == "value: torch.Size([3])\n" * 2
+
+
+def test_unsupported_builtin_break_message():
+    at = _at(builtin_id, "n = id(x)")
+    calls = [lambda: (torch.ones(3),)]
+    assert observe(_eager(builtin_id), calls).messages("graph_breaks") == [
+        f"Graph break in function builtin_id: call to builtins.id (at {at})"
+    ]
+    assert observe(_eager(builtin_id), calls, "graph_breaks").messages(
+        "graph_breaks"
+    ) == [
+        f"Graph break in function builtin_id: call to builtins.id (at {at})\n    builtin_id at {at}\n        n = id(x)  # noqa: F841"
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="lead: after `n = id(x)` breaks the graph, the resume function guards on the (dead) result "
+    "of id(): EQUALS_MATCH L['___stack0'] == <address>, so every call recompiles with the reason "
+    "\"L['___stack0'] == 140270994224496 failed. actual 140271002609504\" until the recompile limit; "
+    "expected: no guard on a value the resumed code never reads (and no recompile on the second call)",
+)
+def test_unsupported_builtin_does_not_recompile_on_every_call():
+    inputs = [torch.ones(3) for _ in range(3)]  # alive together: three different id()s
+    cap = observe(_eager(builtin_id), [lambda t=t: (t,) for t in inputs])
+    assert cap.messages("recompiles") == []
+
+
+def test_nested_inlined_break_message(capsys):
+    at_print = _at(inner, 'print("inner")')
+    at_middle = _at(middle, "return inner(t * 3)")
+    at_outer = _at(outer, "return middle(x) - 1")
+    stack = "\n  inlined call stack (innermost first):"
+    calls = [lambda: (torch.ones(3),)]
+    assert observe(_eager(outer), calls).messages("graph_breaks") == [
+        (
+            f"Graph break in function outer: call to builtins.print (at {at_print}){stack}\n"
+            f"    inner at {at_print}\n    middle at {at_middle}\n    outer at {at_outer}"
+        ),
+        f"Graph break in function middle: call to builtins.print (at {at_print}){stack}\n    inner at {at_print}\n    middle at {at_middle}",
+        f"Graph break in function inner: call to builtins.print (at {at_print})",
+    ]
+    assert observe(_eager(outer), calls, "graph_breaks").messages("graph_breaks") == [
+        (
+            f"Graph break in function outer: call to builtins.print (at {at_print}){stack}\n"
+            f'    inner at {at_print}\n        print("inner")\n'
+            f"    middle at {at_middle}\n        return inner(t * 3)\n"
+            f"    outer at {at_outer}\n        return middle(x) - 1"
+        ),
+        (
+            f"Graph break in function middle: call to builtins.print (at {at_print}){stack}\n"
+            f'    inner at {at_print}\n        print("inner")\n'
+            f"    middle at {at_middle}\n        return inner(t * 3)"
+        ),
+        f'Graph break in function inner: call to builtins.print (at {at_print})\n    inner at {at_print}\n        print("inner")',
+    ]
+    capsys.readouterr()
+
+
+def test_plus_graph_breaks_shows_the_source_around_the_break():
+    at = _line(branch, "if y.sum() > 0")
+    (msg,) = observe(
+        _eager(branch), [lambda: (torch.ones(3),)], "+graph_breaks"
+    ).messages("graph_breaks")
+    assert msg.splitlines()[1:] == [
+        f"    branch at {HERE}:{at}",
+        f"        {at - 2:5d} | def branch(x):",
+        f"        {at - 1:5d} |     y = x * 2",
+        f"      > {at:5d} |     if y.sum() > 0:",
+        f"        {at + 1:5d} |         return y + 1",
+        f"        {at + 2:5d} |     return y - 1",
+    ]
+
+
+def test_break_inside_a_loop_says_why_once(capsys):
+    at = _at(in_loop, 'print("step")')
+    msgs = observe(_eager(in_loop), [lambda: (torch.ones(3),)]).messages("graph_breaks")
+    assert msgs == [
+        "Graph break: running function in_loop eagerly: call to builtins.print; it cannot resume "
+        "there: a loop over a Python iterable is in progress, and its iterator cannot be handed to "
+        f"a resume function (at {at})"
+    ]
+
+
+def test_eager_fallback_message(capsys):
+    # A break inside a try block cannot resume: the whole frame runs eagerly, and says why.
+    at = _at(in_try, 'print("hi")')
+    calls = [lambda: (torch.ones(3),)]
+    reason = (
+        "call to builtins.print; a graph break inside a try or with block cannot resume yet "
+        f"(at {at})"
+    )
+    assert observe(_eager(in_try), calls).messages("graph_breaks") == [
+        f"Graph break: running function in_try eagerly: {reason}"
+    ]
+    assert observe(_eager(in_try), calls, "graph_breaks").messages("graph_breaks") == [
+        (
+            f"Graph break: running function in_try eagerly: {reason}\n"
+            f'    in_try at {at}\n        print("hi")'
+        )
+    ]
+    assert capsys.readouterr().out == "hi\n" * 2
+
+
+def test_eager_fallback_says_why_the_break_cannot_resume(capsys):
+    (msg,) = observe(_eager(in_try), [lambda: (torch.ones(3),)]).messages(
+        "graph_breaks"
+    )
+    assert "try" in msg.split(" eagerly: ", 1)[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# The other artifacts.
+
+
+def test_graph_graph_code_perf_bytecode_and_output_code_artifacts():
+    cap = observe(
+        _eager(add_one),
+        [lambda: (torch.randn(2, 3),)],
+        "graph,graph_code,perf,bytecode,output_code",
+    )
+    title = f"add_one (compile 0/0) in {HERE}:{add_one.__code__.co_firstlineno}"
+    assert cap.messages("graph") == [
+        (
+            f"TRACED GRAPH of {title}\n"
+            "name    target        inputs  meta\n"
+            "l_x     placeholder           f32[2, 3]\n"
+            "add     operator.add  l_x     f32[2, 3]\n"
+            "output  output        add"
+        )
+    ]
+    assert cap.messages("graph_code") == [
+        f"TRACED GRAPH of {title}\ndef forward(self, l_x):\n    # l_x: f32[2, 3]\n    add = l_x + 1  # f32[2, 3]\n    return (add,)"
+    ]
+    (perf,) = cap.messages("perf")
+    assert (
+        perf.startswith(f"Compile time of {title}: trace ")
+        and " backend " in perf
+        and " codegen " in perf
+        and ", total " in perf
+    )
+    (bytecode,) = cap.messages("bytecode")
+    original, modified = bytecode.split("\nMODIFIED BYTECODE of ")
+    assert (
+        original.startswith(f"ORIGINAL BYTECODE of {title}\n")
+        and "BINARY_OP" in original
+    )
+    assert modified.startswith(title) and "CompiledGraph" in modified
+    assert cap.messages("output_code") == [
+        f"OUTPUT CODE of {title}\n(none: the backend runs the captured graph as it is)"
+    ]
+
+
+def test_plus_graph_adds_the_dot_and_replaces_the_plain_record():
+    cap = observe(_eager(add_one), [lambda: (torch.randn(2, 3),)], "+graph")
+    (msg,) = cap.messages("graph")
+    assert msg.startswith("TRACED GRAPH of add_one") and msg.endswith(
+        '"add" -> "output";\n}'
+    )
+
+
+def test_plus_perf_adds_running_totals():
+    (first, second) = observe(
+        _eager(add_one), [lambda: (torch.randn(2),), lambda: (torch.randn(3),)], "+perf"
+    ).messages("perf")
+    assert (
+        "\n    add_one so far: 1 compile(s), " in first
+        and "\n    add_one so far: 2 compile(s), " in second
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# set_logs and TORCHFERRO_LOGS.
+
+
+def test_parse_spec():
+    assert _logging.parse_spec("recompiles, +guards") == {
+        "recompiles": logging.INFO,
+        "guards": logging.DEBUG,
+    }
+    assert _logging.parse_spec("all") == {
+        name: logging.INFO for name in _logging.ARTIFACTS
+    }
+    assert _logging.parse_spec("+all,recompiles")["recompiles"] == logging.DEBUG
+    assert _logging.parse_spec("+torchferro") == {"torchferro": logging.DEBUG}
+    with pytest.raises(
+        ValueError,
+        match="unknown torchferro log name 'recompile'; valid names: recompiles, guards",
+    ):
+        _logging.parse_spec("recompile")
+
+
+def test_set_logs_installs_one_handler_and_restores_the_logger():
+    root = logging.getLogger("torchferro")
+    handlers, propagate, level = list(root.handlers), root.propagate, root.level
+    torchferro.set_logs(recompiles=True, guards=logging.DEBUG)
+    assert _logging.get_logs() == {"recompiles": logging.INFO, "guards": logging.DEBUG}
+    assert root.propagate is False and len(root.handlers) == len(handlers) + 1
+    assert logging.getLogger("torchferro.guards").level == logging.DEBUG
+    assert _events.active()
+    torchferro.set_logs("graph_breaks")  # replaces, does not add
+    assert _logging.get_logs() == {"graph_breaks": logging.INFO}
+    assert len(root.handlers) == len(handlers) + 1
+    assert logging.getLogger("torchferro.recompiles").level == logging.NOTSET
+    torchferro.set_logs()
+    assert (
+        root.handlers == handlers
+        and root.propagate == propagate
+        and root.level == level
+    )
+    assert not _events.active()
+    with pytest.raises(TypeError, match="unknown artifact 'nope'"):
+        torchferro.set_logs(nope=True)
+
+
+def test_artifacts_off_leave_plain_records_untouched(caplog):
+    # Without set_logs nothing is installed: the tracer's records reach the root logger as they are.
+    caplog.set_level(logging.INFO, logger="torchferro")
+    compiled = torchferro.compile(add_one, backend="eager")
+    compiled(torch.randn(2))
+    compiled(torch.randn(3))
+    assert [
+        r.getMessage() for r in caplog.records if r.name == "torchferro.recompiles"
+    ] == [
+        recompile_msg(
+            add_one,
+            ("0/0", "tensor 'x' size mismatch at index 0. expected 2, actual 3"),
+        )
+    ]
+
+
+def test_set_logs_prints_to_stderr(capsys):
+    torchferro.set_logs("recompiles")
+    compiled = torchferro.compile(add_one, backend="eager")
+    compiled(torch.randn(2))
+    compiled(torch.randn(3))
+    err = capsys.readouterr().err
+    assert "torchferro.recompiles: [INFO] Recompiling function add_one in " in err
+    assert (
+        f"        first used at {_at(add_one, 'return x + 1')}\n            return x + 1\n"
+        in err
+    )
+
+
+SCRIPT = """
+import torch, torchferro
+
+def f(x):
+    y = x * 2
+    print("hi")
+    return y + 1
+
+c = torchferro.compile(f, backend="eager")
+c(torch.randn(2))
+c(torch.randn(3))
+"""
+
+
+def _run_script(
+    tmp_path, env: dict, script: str = SCRIPT
+) -> subprocess.CompletedProcess:
+    path = tmp_path / "prog.py"
+    path.write_text(textwrap.dedent(script))
+    full = {**os.environ, **env}
+    full.pop("TORCHFERRO_LOGS", None) if "TORCHFERRO_LOGS" not in env else None
+    return subprocess.run(
+        [sys.executable, str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=300,
+        cwd=tmp_path,
+    )
+
+
+def _strip_prefixes(err: str) -> str:
+    """stderr without the ``[hh:mm:ss.mmm] `` prefix of each record's first line."""
+    import re
+
+    return re.sub(r"^\[\d\d:\d\d:\d\d\.\d{3}\] ", "", err, flags=re.MULTILINE)
+
+
+def test_torchferro_logs_environment_variable(tmp_path):
+    done = _run_script(tmp_path, {"TORCHFERRO_LOGS": "recompiles,graph_breaks"})
+    assert done.returncode == 0, done.stderr
+    prog = str(tmp_path / "prog.py")
+    err = _strip_prefixes(done.stderr)
+    brk = f'torchferro.graph_breaks: [INFO] Graph break in function f: call to builtins.print (at {prog}:6)\n    f at {prog}:6\n        print("hi")\n'
+    assert err.count(brk) == 2  # once per compile of f: the second call recompiles it
+    assert (
+        f"torchferro.recompiles: [INFO] Recompiling function f in {prog}:4\n"
+        "    triggered by the following guard failure(s):\n"
+        "    - 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 3\n"
+        f"        first used at {prog}:5\n"
+        "            y = x * 2\n"
+    ) in err
+    assert done.stdout == "hi\nhi\n"
+
+
+def test_torchferro_logs_all_and_a_bad_name(monkeypatch, capsys):
+    monkeypatch.setenv("TORCHFERRO_LOGS", "all")
+    _logging.init_from_env()
+    compiled = torchferro.compile(printing, backend="eager")
+    compiled(torch.ones(2))
+    compiled(torch.ones(3))
+    err = capsys.readouterr().err
+    for artifact in _logging.ARTIFACTS:
+        assert f"torchferro.{artifact}: [INFO] " in err, artifact
+    torchferro.set_logs()
+    monkeypatch.setenv("TORCHFERRO_LOGS", "recompiles,bogus")
+    with pytest.warns(
+        RuntimeWarning,
+        match="TORCHFERRO_LOGS ignored: unknown torchferro log name 'bogus'",
+    ):
+        _logging.init_from_env()
+    assert _logging.get_logs() == {}
+
+
+def test_no_torchferro_logs_means_silence(tmp_path):
+    done = _run_script(tmp_path, {})
+    assert done.returncode == 0 and done.stderr == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# explain.
+
+
+def test_explain_fields_for_a_graph_break(capsys):
+    out = torchferro.explain(printing)(torch.ones(2, 3))
+    at = _at(printing, 'print("value:"')
+    assert out.graph_count == 2
+    assert out.graph_break_count == 1
+    assert out.op_count == 2
+    assert out.ops_per_graph == [["operator.mul"], ["operator.add"]]
+    assert out.graphs == [
+        "def forward(self, l_x):\n    # l_x: f32[2, 3]\n    mul = l_x * 2  # f32[2, 3]\n    return (l_x, mul)\n",
+        "def forward(self, l_y):\n    # l_y: f32[2, 3]\n    add = l_y + 1  # f32[2, 3]\n    return (add,)\n",
+    ]
+    assert [type(gm).__name__ for gm in out.graph_modules] == [
+        "GraphModule",
+        "GraphModule",
+    ]
+    (b,) = out.break_reasons
+    assert (b.reason, b.function, b.filename, b.lineno) == (
+        "call to builtins.print",
+        "printing",
+        HERE,
+        _line(printing, 'print("value:"'),
+    )
+    assert b.user_stack == [f"printing at {at}"]
+    assert str(b) == f"call to builtins.print (at {at})"
+    assert b.line == 'print("value:", y.shape)'
+    meta = "torch.float32, cpu, size=[2, 3], stride=[3, 1], requires_grad=False"
+    assert (
+        f"TENSOR_MATCH L['x']: {meta}  # {_at(printing, 'y = x * 2')}" in out.out_guards
+    )
+    assert (
+        f"TENSOR_MATCH L['y']: {meta}  # {_at(printing, 'return y + 1')}"
+        in out.out_guards
+    )
+    assert list(out.compile_times) == ["0/0", "1/0"]
+    assert all(
+        set(t) == {"trace", "backend", "codegen"} for t in out.compile_times.values()
+    )
+    text = str(out)
+    assert text.startswith(
+        "Graph Count: 2\nGraph Break Count: 1\nOp Count: 2\nBreak Reasons:\n  Break Reason 1:\n"
+        f"    Reason: call to builtins.print\n    User Stack:\n      printing at {at}\n"
+        '        print("value:", y.shape)\n'
+        "Ops per Graph:\n  Ops 1:\n    operator.mul\n  Ops 2:\n    operator.add\nOut Guards:\n  Guard 1:\n"
+        "    GRAD_MODE torch.is_grad_enabled() == True\n"
+    )
+    assert "\nCompile Times:\n  0/0 printing: trace " in text
+    assert capsys.readouterr().out == "value: torch.Size([2, 3])\n"
+
+
+def test_explain_counts_a_nested_break_once(capsys):
+    out = torchferro.explain(outer)(torch.ones(3))
+    (b,) = out.break_reasons
+    assert b.function == "inner" and b.lineno == _line(inner, 'print("inner")')
+    assert b.user_stack == [
+        f"inner at {_at(inner, 'print(')}",
+        f"middle at {_at(middle, 'return inner')}",
+        f"outer at {_at(outer, 'return middle')}",
+    ]
+    assert out.graph_break_count == 1
+    assert out.ops_per_graph == [
+        ["operator.mul"],
+        ["operator.add"],
+        ["operator.mul"],
+        ["operator.sub"],
+    ]
+    assert out.graph_count == 4
+    capsys.readouterr()
+
+
+def test_explain_without_breaks_on_modules_and_compiled_functions():
+    out = torchferro.explain(Scaler())(torch.randn(2, 3))
+    assert (out.graph_count, out.graph_break_count, out.break_reasons) == (1, 0, [])
+    assert out.ops_per_graph == [["torch.linear", "operator.mul", "operator.add"]]
+    compiled = torchferro.compile(add_one, backend="eager")
+    out = torchferro.explain(compiled)(torch.randn(4))
+    assert out.ops_per_graph == [["operator.add"]]
+    assert (
+        torchferro.explain(add_one, torch.randn(4)).graph_count == 1
+    )  # torch's older form
+
+
+def test_explain_resets_nothing_and_can_run_again():
+    compiled = torchferro.compile(add_one, backend="eager")
+    compiled(torch.randn(4))
+    first = torchferro.explain(add_one)(torch.randn(4))
+    second = torchferro.explain(add_one)(torch.randn(4))
+    assert first.graphs == second.graphs and first.graph_count == 1
+    # The user's entry is still there, next to explain's.
+    assert "0/0" in [
+        e["compile_id"] for e in torchferro.compiler.cache_entries(add_one)
+    ]
+
+
+def test_explain_unsubscribes_on_error():
+    def bad(x):
+        return x + torch.ones(5)
+
+    with pytest.raises(RuntimeError):
+        torchferro.explain(bad)(torch.ones(3))
+    assert not _events.active()
+
+
+# ---------------------------------------------------------------------------------------------
+# Trace files.
+
+
+def _records(path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def test_trace_dir_writes_json_lines(tmp_path, capsys):
+    path = torchferro.set_trace_dir(tmp_path / "trace")
+    compiled = torchferro.compile(printing, backend="eager")
+    compiled(torch.ones(2))
+    compiled(torch.ones(3))
+    torchferro.set_trace_dir(None)
+    capsys.readouterr()
+    recs = _records(path)
+    # The resume function is made once per resume point, so the second input recompiles it
+    # rather than tracing a new one.
+    assert [r["kind"] for r in recs] == [
+        "start",
+        "source",
+        "compile",
+        "graph_break",
+        "compile",
+        "recompile",
+        "compile",
+        "graph_break",
+        "recompile",
+        "compile",
+    ]
+    assert [r["seq"] for r in recs] == list(range(1, len(recs) + 1))
+    source = recs[1]
+    assert (source["function"], source["start"]) == (
+        "printing",
+        printing.__code__.co_firstlineno,
+    )
+    assert source["lines"] == inspect.getsource(printing).rstrip("\n").split("\n")
+    c = recs[2]
+    assert c["compile_id"] == "0/0" and c["ops"] == ["operator.mul"]
+    assert c["graph_dot"].startswith("digraph fx {")
+    assert c["graph_code"].startswith("def forward(self, l_x):")
+    assert c["break"] == {
+        "reason": "call to builtins.print",
+        "location": _at(printing, 'print("value:"'),
+        "location_text": 'print("value:", y.shape)',
+        "stack": [],
+    }
+    assert c["guards"][1] == {
+        "text": f"TENSOR_MATCH L['x']: torch.float32, cpu, size=[2], stride=[1], requires_grad=False  # {_at(printing, 'y = x * 2')}",
+        "kind": "TENSOR_MATCH",
+        "source": "L['x']",
+        "origin": _at(printing, "y = x * 2"),
+        "origin_text": "y = x * 2",
+    }
+    assert set(c["timings"]) == {"trace", "backend", "codegen"}
+    assert "BINARY_OP" in c["original_bytecode"] and "CompiledGraph" in c["bytecode"]
+    assert recs[4]["function"] == "torchferro_resume_in_printing_at_" + str(
+        _line(printing, 'print("value:"')
+    )
+    assert recs[4]["original_bytecode"] is None
+    r = recs[5]
+    assert r["failures"] == [
+        {
+            "compile_id": "0/0",
+            "reason": "tensor 'x' size mismatch at index 0. expected 2, actual 3",
+            "origin": _at(printing, "y = x * 2"),
+            "origin_text": "y = x * 2",
+        }
+    ]
+    assert r["message"] == recompile_msg(
+        printing, ("0/0", "tensor 'x' size mismatch at index 0. expected 2, actual 3")
+    )
+
+
+TRACE_SCRIPT = """
+import torch, torchferro
+torchferro.config.recompile_limit = 2
+
+def helper(t):
+    print("checking", t.shape)
+    return t * 2
+
+def step(x, y):
+    z = x @ y
+    z = helper(z)
+    return z.relu().sum(-1)
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.fc(x))
+        if h.sum() > 0:
+            h = h + 1
+        return h.softmax(-1)
+
+f = torchferro.compile(step, backend="eager")
+for n in (2, 3, 5, 7):
+    f(torch.randn(n, 4), torch.randn(4, 4))
+torchferro.compile(Net(), backend="eager")(torch.randn(3, 4))
+"""
+
+
+@pytest.fixture(scope="module")
+def trace_dir(tmp_path_factory):
+    """A trace directory written by a separate process through TORCHFERRO_TRACE_DIR."""
+    tmp = tmp_path_factory.mktemp("observability")
+    (tmp / "prog.py").write_text(TRACE_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "TORCHFERRO_LOGS"}
+    env["TORCHFERRO_TRACE_DIR"] = str(tmp / "trace")
+    done = subprocess.run(
+        [sys.executable, str(tmp / "prog.py")],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return tmp / "trace"
+
+
+def test_trace_dir_from_the_environment(trace_dir):
+    (path,) = list(trace_dir.glob("*.jsonl"))
+    recs = _records(path)
+    kinds = [r["kind"] for r in recs]
+    assert kinds[0] == "start" and kinds.count("recompile") >= 2
+    warnings = [r for r in recs if r["kind"] == "warning"]
+    assert [w["logger"] for w in warnings] == ["torchferro.recompiles"] * 2
+    assert warnings[0]["message"].startswith(
+        "torchferro hit the recompile limit (2) for function step in "
+    )
+    assert warnings[1]["message"].startswith(
+        "torchferro hit the recompile limit (2) for function helper in "
+    )
+    nested = next(
+        r for r in recs if r["kind"] == "graph_break" and r["function"] == "step"
+    )
+    assert [f["function"] for f in nested["break"]["stack"]] == ["helper", "step"]
+    assert nested["break"]["stack"][0]["text"] == 'print("checking", t.shape)'
+
+
+# ---------------------------------------------------------------------------------------------
+# The HTML report.
+
+
+def test_report_page(trace_dir, tmp_path):
+    out = tmp_path / "report.html"
+    from torchferro.report import write_report
+
+    assert write_report(str(trace_dir), str(out), dot_path=None) == str(out)
+    page = out.read_text()
+    for text in (
+        "step",
+        "helper",
+        "forward",
+        "call to builtins.print",
+        "data-dependent control flow",
+        "TENSOR_MATCH",
+        "Recompiled because these guards failed",
+    ):
+        assert text in page, text
+    # Without Graphviz the graphs are shown as DOT text, with a note that says why.
+    assert (
+        "digraph fx {" in page
+        and "Graphviz <code>dot</code> was not found" in page
+        and "<svg" not in page
+    )
+    assert page.count("<details") > 10 and 'nav class="toc"' in page
+
+
+def test_report_command(trace_dir, tmp_path):
+    out = tmp_path / "page.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "torchferro.report", str(trace_dir), "-o", str(out)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(out)
+    page = out.read_text()
+    if shutil.which("dot"):
+        assert "<svg" in page and "digraph fx {" not in page
+    else:
+        assert "digraph fx {" in page
+    done = subprocess.run(
+        [sys.executable, "-m", "torchferro.report", str(tmp_path / "missing")],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "no such file or directory" in done.stderr
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _chromium(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--disable-dev-shm-usage",
+            *args,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="headless Chromium is not installed (apt-get install -y chromium)",
+)
+def test_report_in_a_browser(trace_dir, tmp_path):
+    from torchferro.report import write_report
+
+    page = write_report(str(trace_dir), str(tmp_path / "report.html"))
+    url = "file://" + page
+    dom = _chromium("--dump-dom", url)
+    assert dom.returncode == 0, dom.stderr
+    html = dom.stdout
+    for text in (
+        "torchferro compile report",
+        "step",
+        "helper",
+        "forward",
+        "call to builtins.print",
+        "inlined call stack",
+        "TENSOR_MATCH",
+    ):
+        assert text in html, text
+    if shutil.which("dot"):
+        assert html.count("<svg") >= 3  # one picture per graph that was drawn
+        assert ">matmul<" in html or "matmul</text>" in html
+    else:
+        assert "digraph fx {" in html
+    shot = tmp_path / "report.png"
+    done = _chromium(f"--screenshot={shot}", "--window-size=1400,1800", url)
+    assert done.returncode == 0, done.stderr
+    data = shot.read_bytes()
+    assert (
+        data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000
+    )  # a real picture, not a blank page
