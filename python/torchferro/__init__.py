@@ -16,6 +16,7 @@ from ._explain import ExplainOutput, explain
 from ._logging import set_logs
 from ._trace import set_trace_dir
 from .backends import list_backends, lookup_backend
+from .compiler import graph_break
 
 __all__ = [
     "compile",
@@ -29,6 +30,7 @@ __all__ = [
     "ExplainOutput",
     "set_logs",
     "set_trace_dir",
+    "graph_break",
 ]
 
 _SUPPORTED = ((3, 11), (3, 12))

@@ -88,3 +88,12 @@ def is_compiling() -> bool:
     The tracer folds calls to this function to ``True``; at run time it returns ``False``.
     """
     return False
+
+
+def graph_break() -> None:
+    """Ends the current graph here: what comes before and after runs as separate graphs.
+
+    A no-op when run; the tracer stops at calls to it as at any unsupported call."""
+
+
+graph_break._torchferro_graph_break = True

@@ -357,12 +357,16 @@ fn build_entry(
         mut output,
         guards,
         end,
+        externals,
     } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
     // A full graph returns the frame's return value; a graph break returns the live stack (NULLs
     // left out: the transformed code pushes those itself) and the assigned locals.
     let (template, plan) = match &end {
-        interp::End::Return(ret) => (template_of(py, ret, &mut outs)?, None),
+        interp::End::Return(ret) => (
+            template_of(py, ret, &mut outs, &mut TemplateCtx::new(&externals))?,
+            None,
+        ),
         interp::End::Break {
             index,
             stack,
@@ -386,7 +390,15 @@ fn build_entry(
                 null_mask: stack.iter().map(|v| matches!(v, Var::Null)).collect(),
                 assigned,
             };
-            (template_of(py, &Var::Tuple(values), &mut outs)?, Some(plan))
+            (
+                template_of(
+                    py,
+                    &Var::Tuple(values),
+                    &mut outs,
+                    &mut TemplateCtx::new(&externals),
+                )?,
+                Some(plan),
+            )
         }
     };
     output
@@ -527,11 +539,66 @@ fn passthrough(graph: &fx::Graph) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// State of one value reconstruction: where input containers come from, and which containers
+/// made in the frame were already built (a list reached twice must be one object).
+struct TemplateCtx<'a> {
+    ext: &'a [(usize, crate::source::Source)],
+    built: Vec<usize>,
+}
+
+impl<'a> TemplateCtx<'a> {
+    fn new(ext: &'a [(usize, crate::source::Source)]) -> Self {
+        TemplateCtx {
+            ext,
+            built: Vec::new(),
+        }
+    }
+
+    fn external(&self, addr: usize) -> Option<crate::source::Source> {
+        self.ext
+            .iter()
+            .find(|(a, _)| *a == addr)
+            .map(|(_, s)| s.clone())
+    }
+}
+
 fn template_of(
     py: Python<'_>,
     v: &Var,
     outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
 ) -> Result<OutputTemplate, TraceError> {
+    let addr = match v {
+        Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
+        Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),
+        _ => None,
+    };
+    if let Some(addr) = addr {
+        if let Some(s) = ctx.external(addr) {
+            return Ok(OutputTemplate::Input(s));
+        }
+        if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
+            return Ok(OutputTemplate::Again(k));
+        }
+        ctx.built.push(addr);
+        let k = ctx.built.len() - 1;
+        let inner = template_of_inner(py, v, outs, ctx)?;
+        return Ok(OutputTemplate::Keep(k, Box::new(inner)));
+    }
+    template_of_inner(py, v, outs, ctx)
+}
+
+fn template_of_inner(
+    py: Python<'_>,
+    v: &Var,
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
+) -> Result<OutputTemplate, TraceError> {
+    match v {
+        // Read from the inputs: the object itself, fetched again on each call.
+        Var::Py(_, Some(s)) => return Ok(OutputTemplate::Input(s.clone())),
+        _ => {}
+    }
     Ok(match v {
         Var::Tensor(t) => {
             let i = match outs.iter().position(|n| *n == t.node) {
@@ -547,32 +614,32 @@ fn template_of(
             ty.clone_ref(py),
             items
                 .iter()
-                .map(|i| template_of(py, i, outs))
+                .map(|i| template_of(py, i, outs, ctx))
                 .collect::<Result<_, _>>()?,
         ),
         Var::Tuple(items) => OutputTemplate::Tuple(
             items
                 .iter()
-                .map(|i| template_of(py, i, outs))
+                .map(|i| template_of(py, i, outs, ctx))
                 .collect::<Result<_, _>>()?,
         ),
         Var::List(items) => OutputTemplate::List(
             items
                 .borrow()
                 .iter()
-                .map(|i| template_of(py, i, outs))
+                .map(|i| template_of(py, i, outs, ctx))
                 .collect::<Result<_, _>>()?,
         ),
         Var::Dict(items) => OutputTemplate::Dict(
             items
                 .borrow()
                 .iter()
-                .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs)?)))
+                .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
                 .collect::<Result<_, TraceError>>()?,
         ),
         Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
         Var::Method { recv, name } => {
-            OutputTemplate::Attr(Box::new(template_of(py, recv, outs)?), name.clone())
+            OutputTemplate::Attr(Box::new(template_of(py, recv, outs, ctx)?), name.clone())
         }
         Var::BoundMethod { func, self_ } => {
             let name: String = func
@@ -580,7 +647,7 @@ fn template_of(
                 .and_then(|f| f.getattr("__name__").ok())
                 .and_then(|n| n.extract().ok())
                 .ok_or_else(|| TraceError::unsupported("a bound method without a name"))?;
-            OutputTemplate::Attr(Box::new(template_of(py, self_, outs)?), name)
+            OutputTemplate::Attr(Box::new(template_of(py, self_, outs, ctx)?), name)
         }
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
             v.as_py(py)

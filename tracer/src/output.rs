@@ -165,10 +165,26 @@ impl OutputGraph {
         if switch {
             set_grad.call1((grad_now,))?;
         }
-        let result = result.map_err(|e| TraceError::UserError {
-            call: target.name().to_string(),
-            message: e.to_string(),
-            error: e,
+        let result = result.map_err(|e| {
+            // Ops whose result depends on data (nonzero, unique, masked_select, item) cannot run
+            // on metadata: that is a limit of tracing, not the user's error.
+            let text = e.to_string();
+            let data_dependent = e.is_instance_of::<pyo3::exceptions::PyNotImplementedError>(py)
+                || text.contains("meta tensor")
+                || text.contains("data-dependent")
+                || text.contains("on meta");
+            if data_dependent {
+                TraceError::unsupported(format!(
+                    "{}: its result depends on tensor data",
+                    target.name()
+                ))
+            } else {
+                TraceError::UserError {
+                    call: target.name().to_string(),
+                    message: text,
+                    error: e,
+                }
+            }
         })?;
         let result = to_meta(py, result)?;
         let device = self.result_device(py, &target, &args, &kwargs);

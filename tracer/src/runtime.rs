@@ -21,6 +21,13 @@ pub enum OutputTemplate {
     NamedTuple(Py<PyAny>, Vec<OutputTemplate>),
     /// `getattr(value, name)`, e.g. a bound tensor method left on the stack at a graph break.
     Attr(Box<OutputTemplate>, String),
+    /// A value read from the frame's inputs, returned as that very object (lists, dicts and
+    /// objects whose contents, not identity, were guarded).
+    Input(Source),
+    /// Builds the inner value and remembers it as number `k` of this reconstruction.
+    Keep(usize, Box<OutputTemplate>),
+    /// The value remembered as number `k` (one container reached twice stays one object).
+    Again(usize),
 }
 
 impl OutputTemplate {
@@ -28,6 +35,8 @@ impl OutputTemplate {
         &self,
         py: Python<'py>,
         outs: &[Bound<'py, PyAny>],
+        scope: &Scope,
+        kept: &mut Vec<Option<Bound<'py, PyAny>>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self {
             OutputTemplate::Graph(i) => outs[*i].clone(),
@@ -36,7 +45,7 @@ impl OutputTemplate {
                 py,
                 items
                     .iter()
-                    .map(|t| t.build(py, outs))
+                    .map(|t| t.build(py, outs, scope, kept))
                     .collect::<PyResult<Vec<_>>>()?,
             )?
             .into_any(),
@@ -44,7 +53,7 @@ impl OutputTemplate {
                 py,
                 items
                     .iter()
-                    .map(|t| t.build(py, outs))
+                    .map(|t| t.build(py, outs, scope, kept))
                     .collect::<PyResult<Vec<_>>>()?,
             )?
             .into_any(),
@@ -53,16 +62,36 @@ impl OutputTemplate {
                     py,
                     items
                         .iter()
-                        .map(|t| t.build(py, outs))
+                        .map(|t| t.build(py, outs, scope, kept))
                         .collect::<PyResult<Vec<_>>>()?,
                 )?;
                 crate::interp::vars::build_named_tuple(ty.bind(py), t)?
             }
-            OutputTemplate::Attr(v, name) => v.build(py, outs)?.getattr(name.as_str())?,
+            OutputTemplate::Attr(v, name) => {
+                v.build(py, outs, scope, kept)?.getattr(name.as_str())?
+            }
+            OutputTemplate::Keep(k, inner) => {
+                let v = inner.build(py, outs, scope, kept)?;
+                if kept.len() <= *k {
+                    kept.resize(*k + 1, None);
+                }
+                kept[*k] = Some(v.clone());
+                v
+            }
+            OutputTemplate::Again(k) => kept.get(*k).cloned().flatten().ok_or_else(|| {
+                pyo3::exceptions::PyRuntimeError::new_err(
+                    "torchferro: a shared value was rebuilt out of order",
+                )
+            })?,
+            OutputTemplate::Input(source) => resolve(py, scope, source).ok_or_else(|| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "torchferro: {source} could not be read"
+                ))
+            })?,
             OutputTemplate::Dict(items) => {
                 let d = PyDict::new(py);
                 for (k, v) in items {
-                    d.set_item(k.bind(py), v.build(py, outs)?)?;
+                    d.set_item(k.bind(py), v.build(py, outs, scope, kept)?)?;
                 }
                 d.into_any()
             }
@@ -393,7 +422,7 @@ impl CompiledGraph {
                 outs[o] = v;
             }
         }
-        self.output.build(py, &outs)
+        self.output.build(py, &outs, &scope, &mut Vec::new())
     }
 }
 

@@ -110,7 +110,7 @@ impl Frame<'_, '_> {
             Var::Method { recv, name } => match *recv {
                 Var::Tensor(t) => self.tensor_method(t, &name, args, kwargs),
                 Var::List(l) => self.list_method(l, &name, args),
-                Var::Dict(d) => self.dict_method(d, &name, args),
+                Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 other => {
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
                     let obj = other.as_py(py).ok_or_else(|| {
@@ -175,6 +175,11 @@ impl Frame<'_, '_> {
                 || module.starts_with("torch._dynamo"))
         {
             return Ok(Var::py_const(py, true));
+        }
+        if f.hasattr(intern!(py, "_torchferro_graph_break"))
+            .unwrap_or(false)
+        {
+            return Err(TraceError::unsupported("torchferro.graph_break()"));
         }
         if f.hasattr(intern!(py, "_torchferro_disabled"))
             .unwrap_or(false)
@@ -491,17 +496,29 @@ impl Frame<'_, '_> {
                     Var::list(items)
                 });
             }
-            ("enumerate", [v]) | ("reversed", [v]) if v.items(py).is_some() => {
+            ("reversed", [v]) if kwargs.is_empty() && v.items(py).is_some() => {
+                return Ok(Var::list(v.items(py).unwrap().into_iter().rev().collect()));
+            }
+            ("enumerate", [v]) | ("enumerate", [v, _]) if v.items(py).is_some() => {
+                let start = args
+                    .get(1)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "start").map(|(_, v)| v))
+                    .map(|s| {
+                        s.as_py(py)
+                            .ok_or_else(|| TraceError::unsupported("enumerate with a tensor start"))
+                    })
+                    .transpose()?
+                    .map(|s| s.extract::<i64>())
+                    .transpose()?
+                    .unwrap_or(0);
                 let items = v.items(py).unwrap();
-                return Ok(Var::list(if name == "reversed" {
-                    items.into_iter().rev().collect()
-                } else {
+                return Ok(Var::list(
                     items
                         .into_iter()
                         .enumerate()
-                        .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, i as i64), x]))
-                        .collect()
-                }));
+                        .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, start + i as i64), x]))
+                        .collect(),
+                ));
             }
             ("zip", seqs) if !seqs.is_empty() && seqs.iter().all(|s| s.items(py).is_some()) => {
                 let lists: Vec<Vec<Var>> = seqs.iter().map(|s| s.items(py).unwrap()).collect();
@@ -527,6 +544,7 @@ impl Frame<'_, '_> {
         d: super::vars::DictItems,
         name: &str,
         args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let key_of = |v: &Var| -> Result<Bound<'_, PyAny>, TraceError> {
@@ -593,8 +611,14 @@ impl Frame<'_, '_> {
             ("copy", []) => Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
                 d.borrow().clone(),
             )))),
-            ("update", [Var::Dict(other)]) => {
-                let other = other.borrow().clone();
+            ("update", [Var::Dict(_)]) | ("update", []) => {
+                let mut other: Vec<(Py<PyAny>, Var)> = match args.first() {
+                    Some(Var::Dict(o)) => o.borrow().clone(),
+                    _ => Vec::new(),
+                };
+                for (k, v) in &kwargs {
+                    other.push((k.as_str().into_pyobject(py)?.into_any().unbind(), v.clone()));
+                }
                 let mut b = d.borrow_mut();
                 for (k, v) in other {
                     match find(&b, k.bind(py)) {

@@ -101,8 +101,8 @@ pub struct Tracer<'py> {
     pub scope: Scope,
     pub globals: Bound<'py, PyDict>,
     pub builtins: Bound<'py, PyDict>,
-    pub(crate) external_lists: Vec<Rc<RefCell<Vec<Var>>>>,
-    pub(crate) external_dicts: Vec<vars::DictItems>,
+    pub(crate) external_lists: Vec<(Rc<RefCell<Vec<Var>>>, Source, Py<PyAny>)>,
+    pub(crate) external_dicts: Vec<(vars::DictItems, Source, Py<PyAny>)>,
     /// Decoded code objects, by address (kept alive by `code_refs`).
     codes: std::collections::HashMap<usize, Rc<CodeInfo>>,
     code_refs: Vec<Py<PyAny>>,
@@ -130,6 +130,9 @@ pub struct Traced {
     pub output: OutputGraph,
     pub guards: GuardTree,
     pub end: End,
+    /// Containers read from the frame's inputs, by the address of their tracked items, with
+    /// their sources: rebuilding a value returns these very objects.
+    pub externals: Vec<(usize, Source)>,
 }
 
 /// Where tracing of the root frame ended.
@@ -212,10 +215,12 @@ pub fn trace<'py>(
         };
         frame.run_root(break_at)?
     };
+    let externals = tx.external_sources();
     Ok(Traced {
         output: tx.output,
         guards: tx.guards,
         end,
+        externals,
     })
 }
 

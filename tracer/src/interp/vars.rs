@@ -398,6 +398,22 @@ impl Tracer<'_> {
             }
             return Ok(Var::Py(value.unbind(), None));
         };
+        // One tracker per container object, whatever path it was reached by, so `a is b` and
+        // mutations through either name agree.
+        if let Some((l, _, _)) = self.external_lists.iter().find(|(_, _, o)| o.is(&value)) {
+            let l = l.clone();
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards.add(py, &source, Check::Len(value.len()?));
+            return Ok(Var::List(l));
+        }
+        if let Some((d, _, _)) = self.external_dicts.iter().find(|(_, _, o)| o.is(&value)) {
+            let d = d.clone();
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards.add(py, &source, Check::Len(value.len()?));
+            return Ok(Var::Dict(d));
+        }
         if value.is_none() {
             self.guards.add(py, &source, Check::IsNone);
         } else if is_const_type(&value) {
@@ -428,11 +444,12 @@ impl Tracer<'_> {
             for (i, x) in l.iter().enumerate() {
                 items.push(self.wrap(x, Some(source.item(i.into_pyobject(py)?.into_any())))?);
             }
-            // Mutating a list that came from outside is a side effect issue 3 replays; until
-            // then the list is read-only to the tracer (see `mutable_list`).
+            // A list from outside is read-only to the tracer: mutating it breaks the graph, so
+            // the real object is still the one the rest of the frame must see (its source).
+            let rc = Rc::new(RefCell::new(items));
             self.external_lists
-                .push(Rc::new(RefCell::new(items.clone())));
-            return Ok(Var::List(self.external_lists.last().unwrap().clone()));
+                .push((rc.clone(), source, value.unbind()));
+            return Ok(Var::List(rc));
         } else if let (Ok(d), true) = (
             value.cast::<PyDict>(),
             value.get_type().is(py.get_type::<PyDict>()),
@@ -447,7 +464,8 @@ impl Tracer<'_> {
                 items.push((k.unbind(), item));
             }
             let rc = Rc::new(RefCell::new(items));
-            self.external_dicts.push(rc.clone());
+            self.external_dicts
+                .push((rc.clone(), source, value.unbind()));
             return Ok(Var::Dict(rc));
         } else {
             let torch = py.import("torch")?;
@@ -465,11 +483,28 @@ impl Tracer<'_> {
 
     /// Whether `dict` was read from the frame's inputs (so mutating it is a side effect).
     pub fn is_external_dict(&self, dict: &DictItems) -> bool {
-        self.external_dicts.iter().any(|d| Rc::ptr_eq(d, dict))
+        self.external_dicts
+            .iter()
+            .any(|(d, _, _)| Rc::ptr_eq(d, dict))
     }
 
     /// Whether `list` was read from the frame's inputs (so mutating it is a side effect).
     pub fn is_external_list(&self, list: &Rc<RefCell<Vec<Var>>>) -> bool {
-        self.external_lists.iter().any(|l| Rc::ptr_eq(l, list))
+        self.external_lists
+            .iter()
+            .any(|(l, _, _)| Rc::ptr_eq(l, list))
+    }
+
+    /// Where each container read from outside came from, by the address of its tracked items.
+    pub fn external_sources(&self) -> Vec<(usize, Source)> {
+        let lists = self
+            .external_lists
+            .iter()
+            .map(|(l, s, _)| (Rc::as_ptr(l) as usize, s.clone()));
+        let dicts = self
+            .external_dicts
+            .iter()
+            .map(|(d, s, _)| (Rc::as_ptr(d) as usize, s.clone()));
+        lists.chain(dicts).collect()
     }
 }

@@ -1,0 +1,450 @@
+"""Graph breaks: each kind of unsupported instruction or call, breaks inside inlined functions,
+inside loops over Python iterables and inside with/try blocks, frames with closures, and the
+recursive compilation of resume functions and of the functions they call. Every program must
+stay correct, running the unsupported part natively (or the whole frame eagerly)."""
+
+from __future__ import annotations
+
+import math
+import operator
+import zlib
+
+import numpy as np
+import torch
+import torchferro
+from torch import nn
+
+from .harness import module_program, program
+
+
+def x34(r):
+    return (r.randn(3, 4),)
+
+
+def pos_neg(r):
+    """A positive-sum input, then a negative-sum one: data-dependent branches go both ways."""
+    t = r.randn(3, 4).abs() + 0.1
+    return (r.pick(t, -t),)
+
+
+@program(x34, 2, 1)
+def print_in_the_middle(x):
+    y = x * 2
+    print("y has shape", tuple(y.shape))  # BREAK
+    return y + 1
+
+
+@program(x34, 1, 1)
+def print_first(x):
+    # A break before any tensor op: no graph before it, one for the resume function.
+    print("start")
+    return x.sin()
+
+
+@program(x34, 1, 1)
+def print_last(x):
+    y = x.cos()
+    print("done")
+    return y
+
+
+@program(x34, 3, 2)
+def two_prints(x):
+    a = x + 1
+    print("a")
+    b = a * 2
+    print("b")
+    return b - a
+
+
+@program(pos_neg, 3, 1)
+def data_dependent_if(x):
+    if x.sum() > 0:  # BREAK
+        return x + 1
+    return x - 1
+
+
+@program(pos_neg, 2, 1)
+def data_dependent_if_bool_call(x):
+    y = x * 2
+    if bool(y.mean() > 0):
+        y = y.relu()
+    return y
+
+
+# torch.compile: 3 graphs
+@program(x34, 5, 5)
+def data_dependent_while(x):
+    # Each trip breaks at the loop condition; the number of trips differs between input sets.
+    n = 0
+    while x.abs().max() > 1e-2:
+        x = x / 4
+        n += 1
+    return x, n
+
+
+@program(pos_neg, 3, 1)
+def item_in_python_arithmetic(x):
+    s = x.sum().item()  # BREAK
+    return x * (s * 2 + 1)
+
+
+# torch.compile: 3 graphs
+@program(x34, 1, eager=1)
+def item_feeds_math_floor(x):
+    k = math.floor(x.abs().sum().item())
+    return x * 0 + k, k
+
+
+@program(x34, 3, 1)
+def tolist_feeds_control_flow(x):
+    vals = (x[0] > 0).tolist()  # BREAK
+    out = x
+    for i, v in enumerate(vals):
+        if v:
+            out = out + i
+    return out
+
+
+# torch.compile: 3 graphs
+@program(x34, 0, 1, eager=1)
+def numpy_call(x):
+    a = x.numpy()  # BREAK
+    m = float(np.abs(a).max())
+    return x / m
+
+
+@program(x34, 1, 1)
+def c_function_on_python_values(x):
+    h = zlib.crc32(b"torchferro")  # BREAK
+    return x + (h % 7)
+
+
+# torch.compile: 2 graphs
+@program(x34, 3, 1)
+def str_of_tensor(x):
+    s = str(x.shape) + repr(x.dtype)
+    t = str(x.sum())
+    return x * len(s), t
+
+
+# torch.compile: 1 graphs
+@program(x34, 2, 1)
+def explicit_torchferro_graph_break(x):
+    y = x + 1
+    torchferro.graph_break()  # BREAK
+    return y * 2
+
+
+# torch.compile: 2 graphs
+@program(x34, 1)
+def torch_dynamo_graph_break(x):
+    # torch.compile breaks here (and raises under fullgraph=True); torchferro ignores the call.
+    y = x + 1
+    torch._dynamo.graph_break()
+    return y * 2
+
+
+def _helper_prints(t):
+    u = t * 3
+    print("inside helper")  # BREAK
+    return u + 1
+
+
+@program(x34, 4, 2)
+def print_in_inlined_function(x):
+    y = x.exp()
+    z = _helper_prints(y)
+    return z - y
+
+
+def _level2(t):
+    print("level 2")  # BREAK
+    return t - 1
+
+
+def _level1(t):
+    return _level2(t * 2) + 1
+
+
+@program(x34, 5, 3)
+def print_two_levels_deep(x):
+    return _level1(x + 1) * 3
+
+
+def _data_dependent_helper(t):
+    if t.sum() > 0:
+        return t * 2
+    return -t
+
+
+@program(pos_neg, 4, 2)
+def data_dependent_branch_in_inlined_function(x):
+    y = x + 1
+    return _data_dependent_helper(y) + y
+
+
+class PrintingLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.lin(x)
+        print("layer output", tuple(y.shape))
+        return y.relu()
+
+
+class WithPrintingChild(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = nn.Linear(4, 4)
+        self.child = PrintingLayer()
+
+    def forward(self, x):
+        return self.child(self.pre(x)) * 2
+
+
+module_program("break_in_submodule_forward", WithPrintingChild, x34, 4, 2)
+
+
+@program(x34, 0, eager=1)
+def print_inside_for_loop_over_range(x):
+    for i in range(3):
+        x = x + i
+        print("step", i)
+    return x
+
+
+@program(lambda r: (r.randn(3), [1.0, 2.0, 3.0]), 0, eager=1)
+def print_inside_for_loop_over_list(x, ws):
+    out = x
+    for w in ws:
+        out = out * w
+        print(w)
+    return out
+
+
+@program(lambda r: (r.randn(3),), 0, eager=1)
+def print_inside_for_loop_over_dict_items(x):
+    d = {"a": 1.0, "b": 2.0}
+    for k, v in d.items():
+        x = x + v
+        print(k)
+    return x
+
+
+@program(lambda r: ([r.randn(3), r.randn(3)],), 0, eager=1)
+def break_inside_loop_over_tensor_list(xs):
+    total = xs[0] * 0
+    for t in xs:
+        total = total + t
+        print("acc")
+    return total
+
+
+@program(pos_neg, 0, eager=1)
+def data_dependent_break_inside_loop(x):
+    out = x
+    for i in range(3):
+        if out.sum() > 0:
+            out = out - 1
+        else:
+            out = out + 1
+    return out
+
+
+# torch.compile: 2 graphs
+@program(lambda r: (r.randn(3, 4, requires_grad=True),), 0, eager=1)
+def print_inside_no_grad_block(x):
+    with torch.no_grad():
+        y = x * 2
+        print("in no_grad")
+        z = y + 1
+    return z, z.requires_grad, (x * 2).requires_grad
+
+
+class Recorder:
+    def __init__(self):
+        self.events = []
+
+    def __enter__(self):
+        self.events.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        self.events.append("exit")
+        return False
+
+
+@program(lambda r: (r.randn(3), Recorder()), 0, 4, eager=1)
+def print_inside_user_context_manager(x, rec):
+    with rec:
+        y = x + 1
+        print("inside")
+    return y * 2
+
+
+@program(x34, 0, eager=1)
+def print_inside_try_block(x):
+    try:
+        y = x + 1
+        print("in try")
+    except RuntimeError:
+        y = x
+    return y * 2
+
+
+# torch.compile: 2 graphs
+@program(x34, 1, eager=1)
+def break_in_frame_with_closure(x):
+    k = x.sum()
+
+    def scale(t):
+        return t * k
+
+    print("closure frame")
+    return scale(x)
+
+
+@program(x34, 1, 1)
+def break_then_call_helper_compiled_recursively(x):
+    print("before")
+    return _compiled_helper(x) + 1
+
+
+def _compiled_helper(t):
+    # Called from a resume function: inlined into its graph.
+    return t * 2 - 1
+
+
+def _second_frame(t):
+    y = t.tanh()
+    print("second frame")
+    return y * 2
+
+
+@program(x34, 4, 2)
+def broken_callee_compiled_as_own_frame(x):
+    # The top frame breaks at the call; _second_frame runs as its own frame (one graph before
+    # its print, one after); the top frame resumes after the call.
+    y = x + 1
+    z = _second_frame(y)
+    return z + y
+
+
+@program(x34, 2, 2)
+def break_with_live_stack_values(x):
+    return x * 2 + _breaks_and_returns(x) + x.sum()
+
+
+def _breaks_and_returns(t):
+    print("live")
+    return t
+
+
+@program(lambda r: (r.randn(3), [1, 2], {"k": 3}), 2, 1)
+def break_with_live_python_locals(x, ks, d):
+    n = len(ks) + d["k"]
+    y = x * n
+    label = f"n={n}"
+    print(label)
+    return y + n, label, ks, d
+
+
+@program(pos_neg, 1, 1)
+def early_return_from_data_dependent_break(x):
+    y = x.cos()
+    if (y > 0.9).any():
+        return y
+    return y * 2
+
+
+@program(x34, 1, 1)
+def break_on_store_global(x):
+    global _LAST
+    _LAST = x.shape[0]  # BREAK
+    return x * 2
+
+
+_LAST = None
+
+
+@program(lambda r: (r.pick(r.randn(3, 4), r.randn(5, 4)),), 4, 2)
+def resume_function_recompiles_on_new_shape(x):
+    y = x * 2
+    print("shape", y.shape)
+    return y.sum(0)
+
+
+# torch.compile: 2 graphs
+@program(x34, 1, 1)
+def disabled_helper_runs_eagerly(x):
+    # The disabled call breaks the graph and runs without being compiled.
+    return _disabled(x) + 1
+
+
+# torch.compile: 2 graphs
+@program(x34, 3, 1)
+def torch_compiler_disable_helper(x):
+    return _torch_disabled(x.cos()) + 1
+
+
+@torch.compiler.disable
+def _torch_disabled(t):
+    return t * 2
+
+
+def _plain_disabled(t):
+    return t * 3
+
+
+_disabled = torchferro.compiler.disable(_plain_disabled)
+
+
+# torch.compile: 1 graphs
+@program(x34, 0, eager=1)
+def generator_function_call(x):
+    return list(_gen(x)) + [x]  # BREAK
+
+
+def _gen(t):
+    for i in range(2):
+        yield t * i
+
+
+@program(x34, 0, eager=2)
+def print_inside_list_comprehension(x):
+    return [(print(i), x * i)[1] for i in range(2)]
+
+
+# torch.compile: 2 graphs
+@program(x34, 1, 1, eager=1)
+def print_inside_lambda(x):
+    f = lambda t: (print("lam"), t + 1)[1]
+    return f(x) * 2
+
+
+# torch.compile: 2 graphs
+@program(x34, 1, eager=1)
+def operator_on_tensor_item(x):
+    i = operator.index(int(x.argmax()))
+    return x.flatten()[i]
+
+
+@program(x34, 2, 1)
+def nonzero_dynamic_shape(x):
+    # A data-dependent output shape breaks the graph.
+    idx = torch.nonzero(x > 0)  # BREAK
+    return idx.shape[1], x + 1
+
+
+# torch.compile: 1 graphs
+@program(x34, 2, 3)
+def local_containers_mutated_after_a_break(x):
+    lst = [x]
+    d = {"a": x}
+    print("break")
+    lst.append(x + 1)
+    d["b"] = x * 2
+    return lst, d

@@ -1,0 +1,408 @@
+"""Python values folded at trace time: int/float/bool/str/None arithmetic and comparisons (guarded
+where they come from inputs), builtins over Python values, f-strings and ``str.format``,
+isinstance/issubclass/getattr/hasattr, namedtuples, dataclasses and user-defined classes."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import NamedTuple
+
+import torch
+
+from .harness import Call, program
+
+
+def x34(r):
+    return (r.randn(3, 4),)
+
+
+@program(x34, 1, fullgraph=True)
+def constant_arithmetic_folded(x):
+    k = (2**5 // 3) % 7 - 1.5 * 2
+    return x * k + (7 / 2) - abs(-3) + (-7 // 2)
+
+
+@program(lambda r: (r.randn(3, 4), r.pick(3, 5)), 2, fullgraph=True)
+def int_argument_guarded(x, n):
+    # A different int on the second input set fails the guard and recompiles.
+    return x * (n * 2 + 1) + n // 2
+
+
+@program(lambda r: (r.randn(3, 4), 3, 0.5), 1, fullgraph=True)
+def int_and_float_arguments_unchanged(x, n, f):
+    return x**n * f + (n > 2) + float(n) / 4
+
+
+@program(lambda r: (r.randn(3, 4), r.pick(True, False)), 2, fullgraph=True)
+def bool_argument(x, flag):
+    return x.relu() if flag else x.sigmoid(), not flag
+
+
+@program(lambda r: (r.randn(3, 4), None), 1, fullgraph=True)
+def none_argument(x, y):
+    if y is None:
+        y = torch.zeros_like(x)
+    return x + y, y is None
+
+
+@program(lambda r: (r.randn(3, 4), r.pick("relu", "tanh")), 2, fullgraph=True)
+def str_argument_selects_op(x, act):
+    if act == "relu":
+        return x.relu()
+    elif act.startswith("ta"):
+        return x.tanh()
+    return x
+
+
+@program(x34, 1, fullgraph=True)
+def comparisons_and_chains(x):
+    a, b = 3, 4.5
+    out = x
+    if 1 < a < b <= 4.5 and a != b and not (a == 4) and (a is not None):  # noqa: SIM201
+        out = out + 1
+    return out, a >= b, (1, 2) < (1, 3)
+
+
+@program(x34, 1, fullgraph=True)
+def bitwise_and_shift_on_ints(x):
+    n = (0b1011 & 0b0110) | (1 << 3) ^ 5
+    return x * n + (n >> 1), ~n
+
+
+@program(x34, 1, fullgraph=True)
+def math_module_on_constants(x):
+    return (
+        x * math.sqrt(2.0)
+        + math.pi
+        + math.floor(2.7)
+        + math.log(math.e)
+        + math.cos(0.0)
+    )
+
+
+@program(x34, 1, fullgraph=True)
+def builtins_min_max_abs_sum_round(x):
+    vals = [3, -1, 4.5, 2]
+    return (
+        x * min(vals)
+        + max(vals)
+        + abs(vals[1])
+        + sum(vals)
+        + round(2.675, 2)
+        + max(1, 2, 3)
+    )
+
+
+@program(x34, 1, fullgraph=True)
+def numeric_conversions(x):
+    return (
+        x * int(3.9) + float("1.5") + int("7") + bool(0) + int(True),
+        divmod(17, 5),
+        pow(2, 10),
+    )
+
+
+@program(x34, 1, fullgraph=True)
+def fstring_and_format_on_constants(x):
+    name = f"layer_{2}_{'a' * 2}"
+    key = "{}-{:.2f}".format("w", 0.5)
+    table = {"layer_2_aa": 2.0, "w-0.50": 3.0}
+    return x * table[name] + table[key], name, key
+
+
+@program(x34, 1, fullgraph=True)
+def str_methods(x):
+    parts = "a,b,c".split(",")  # noqa: SIM905
+    joined = "-".join(parts).upper()
+    return (
+        x * len(parts) + len(joined),
+        joined,
+        "B" in joined,
+        joined.lower().replace("-", ""),
+    )
+
+
+@program(x34, 1, fullgraph=True)
+def tensor_shape_arithmetic(x):
+    n, m = x.shape
+    return x.view(n * m) * (n + m), x.reshape(m, -1).shape, x.size(-1) // 2
+
+
+@program(x34, 1, 1)
+def torch_size_operations(x):
+    s = x.shape
+    return torch.zeros(s[1:] + (2,)), tuple(s), list(s), s.numel(), s == (3, 4)
+
+
+# torch.compile: 1 graphs
+@program(lambda r: (r.randn(3, 4), r.randint(0, 3, 3)), 2, 1)
+def isinstance_checks(x, i):
+    out = x
+    if isinstance(x, torch.Tensor) and not isinstance(x, (int, float)):
+        out = out + 1
+    if isinstance(3, int) and isinstance(i, torch.Tensor) and isinstance([x], list):
+        out = out * 2
+    return out, isinstance(x.shape, tuple), issubclass(bool, int)
+
+
+class Config:
+    depth = 2
+    act = "gelu"
+
+    def __init__(self):
+        self.width = 4
+
+
+CONFIG = Config()
+
+
+@program(x34, 1, 2, eager=1)
+def getattr_hasattr(x):
+    d = getattr(CONFIG, "depth")  # noqa: B009
+    w = getattr(CONFIG, "missing", 10)
+    out = x * d + w
+    if hasattr(CONFIG, "width") and not hasattr(CONFIG, "nope"):
+        out = out + CONFIG.width
+    return out, getattr(torch, "relu")(x)  # noqa: B009
+
+
+# torch.compile: 1 graphs
+@program(x34, 4, 3)
+def slices_and_slice_objects(x):
+    s = slice(1, None)
+    a = x[s]
+    b = x[:, slice(None, None, 2)]
+    c = x[::-1] if False else x[-2:]
+    return a, b, c, [1, 2, 3, 4][1:3]
+
+
+@program(x34, 1, fullgraph=True)
+def range_len_reversed_enumerate_zip(x):
+    total = x * 0
+    for i in reversed(range(1, 6, 2)):
+        total = total + i
+    for i, (a, b) in enumerate(zip([1, 2], "ab")):
+        total = total * (i + 1) + len(b) + a
+    return total, len(range(10)), list(range(3))
+
+
+@program(x34, 1, fullgraph=True)
+def enumerate_with_start(x):
+    total = x * 0
+    for i, a in enumerate([5, 6], start=1):
+        total = total * 10 + i * a
+    return total
+
+
+# torch.compile: 1 graphs
+@program(x34, 0, eager=1)
+def sorted_with_key_and_reverse(x):
+    ws = {"b": 2.0, "a": 1.0, "c": 0.5}
+    order = sorted(ws, key=lambda k: ws[k], reverse=True)
+    out = x
+    for k in order:
+        out = out * ws[k] + 1
+    return out, order, sorted([3, 1, 2])
+
+
+@program(x34, 1, fullgraph=True)
+def any_all_on_python_values(x):
+    flags = [True, False, True]
+    return x * any(flags) + all(flags), any(f for f in [0, 0]) if False else all([])
+
+
+@program(x34, 1, fullgraph=True)
+def walrus_and_ternary_and_unpacking(x):
+    first, *rest = [1, 2, 3]
+    if (n := len(rest)) > 1:
+        y = x * n
+    else:
+        y = x
+    a, (b, c) = 1, (2, 3)
+    return y + first + a * b * c if n else y
+
+
+@program(lambda r: (r.randn(3, 4), r.pick(2, -2)), 2, fullgraph=True)
+def match_statement_on_int(x, n):
+    match n:
+        case 0:
+            return x
+        case 2 | 3:
+            return x * n
+        case _:
+            return -x
+
+
+class Pair(NamedTuple):
+    a: torch.Tensor
+    b: torch.Tensor
+    tag: str = "pair"
+
+
+@program(lambda r: (Pair(r.randn(3), r.randn(3)),), 2, 2)
+def namedtuple_input_and_output(p):
+    q = Pair(p.a + p.b, p[1] * 2, tag=p.tag + "!")
+    return q, q._replace(a=q.a.neg()), len(q), q._fields
+
+
+@dataclasses.dataclass
+class Batch:
+    x: torch.Tensor
+    y: torch.Tensor
+    scale: float = 2.0
+
+
+# torch.compile: 1 graphs
+@program(lambda r: (Batch(r.randn(3, 4), r.randn(3, 4)),), 2, fullgraph=True)
+def dataclass_input(b):
+    return b.x * b.scale + b.y
+
+
+@program(x34, 1, 7)
+def dataclass_output(x):
+    return Batch(x.sin(), x.cos(), scale=0.5)
+
+
+# torch.compile: 1 graphs
+@program(lambda r: (Batch(r.randn(3, 4), r.randn(3, 4)),), 0, 6, eager=2)
+def dataclass_fields_and_replace(b):
+    c = dataclasses.replace(b, y=b.y * 3)
+    return [getattr(c, f.name) for f in dataclasses.fields(c)]
+
+
+class Accumulator:
+    def __init__(self, t):
+        self.total = t
+        self.n = 0
+
+    def add(self, t):
+        self.total = self.total + t
+        self.n += 1
+        return self
+
+    @property
+    def mean(self):
+        return self.total / self.n
+
+
+# torch.compile: 1 graphs
+@program(x34, 5, 15)
+def user_class_created_and_used_inside(x):
+    acc = Accumulator(torch.zeros_like(x))
+    acc.add(x).add(x * 2)
+    return acc.mean, acc.n
+
+
+# torch.compile: 1 graphs
+@program(lambda r: (r.randn(3, 4), Accumulator(r.randn(3, 4))), 2, fullgraph=True)
+def user_class_argument_attributes(x, acc):
+    return x + acc.total * 2, acc.n
+
+
+class Vec:
+    def __init__(self, t):
+        self.t = t
+
+    def __add__(self, other):
+        return Vec(self.t + other.t)
+
+    def __mul__(self, k):
+        return Vec(self.t * k)
+
+    def __len__(self):
+        return self.t.shape[0]
+
+    def __getitem__(self, i):
+        return self.t[i]
+
+
+# torch.compile: 1 graphs
+@program(x34, 8, 15, eager=1)
+def user_class_dunder_methods(x):
+    v = Vec(x) + Vec(x.cos()) * 2
+    return v.t, len(v), v[1]
+
+
+@program(
+    lambda r: Call(r.randn(3, 4), opts={"scale": r.pick(2.0, 3.0), "name": "a"}),
+    2,
+    fullgraph=True,
+)
+def dict_of_python_values_argument(x, opts):
+    return x * opts["scale"], opts["name"] * 2
+
+
+@program(x34, 1, fullgraph=True)
+def dtype_and_device_values(x):
+    d = x.dtype
+    y = x.to(torch.float64) if d == torch.float32 else x
+    return y, d, x.device, str(d), x.dtype.is_floating_point, x.device.type == "cpu"
+
+
+# torch.compile: 1 graphs
+@program(x34, 0, eager=1)
+def hash_and_id_free_set_ops(x):
+    s = {1, 2, 3} | {4}
+    t = s - {1}
+    return x * len(t) + (2 in t), sorted(t), frozenset({1}) <= s
+
+
+@program(x34, 1, fullgraph=True)
+def float_special_values(x):
+    return x.clamp(min=-math.inf, max=math.inf) + (float("inf") > 1e308), math.isnan(
+        float("nan")
+    )
+
+
+# torch.compile: 1 graphs
+@program(x34, 0, eager=1)
+def generator_expression_sum(x):
+    return sum(x * i for i in range(3)), sum(i * i for i in range(4))
+
+
+SCALE = 2.0
+USE_RELU = True
+
+
+def _set_globals(target, seed):
+    global SCALE, USE_RELU
+    SCALE = 2.0 if seed == 0 else 5.0
+    USE_RELU = seed == 0
+
+
+@program(x34, 2, prepare=_set_globals, state=("SCALE", "USE_RELU"), fullgraph=True)
+def global_python_values_change_between_calls(x):
+    # Globals read by the frame are guarded: new values recompile.
+    y = x * SCALE
+    return y.relu() if USE_RELU else y.tanh()
+
+
+WEIGHT = torch.ones(4)
+
+
+def _replace_global_tensor(target, seed):
+    global WEIGHT
+    WEIGHT = torch.ones(4) if seed == 0 else torch.full((4,), 3.0)
+
+
+@program(x34, 1, prepare=_replace_global_tensor, state=("WEIGHT",), fullgraph=True)
+def global_tensor_replaced_between_calls(x):
+    return x * WEIGHT
+
+
+def _make_scaled(k):
+    return lambda t: t * k
+
+
+SCALED = _make_scaled(2)
+
+
+def _rebind_closure(target, seed):
+    global SCALED
+    SCALED = _make_scaled(2 if seed == 0 else 7)
+
+
+@program(x34, 2, prepare=_rebind_closure, state=("SCALED",), fullgraph=True)
+def closure_value_changes_between_calls(x):
+    return SCALED(x) + 1
