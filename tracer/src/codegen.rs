@@ -50,22 +50,35 @@ pub fn trampoline<'py>(
     for name in &info.localsplus[nlocalsplus - info.nfree..] {
         names.push(format!("___cell_{name}"));
     }
-    let kw = PyDict::new(py);
-    kw.set_item("co_code", PyBytes::new(py, &out.code))?;
+    let kw = code_fields(py, &out, &names, nparams, CO_OPTIMIZED | CO_NEWLOCALS)?;
     kw.set_item("co_consts", PyTuple::new(py, [graph])?)?;
     kw.set_item("co_names", PyTuple::empty(py))?;
-    kw.set_item("co_varnames", PyTuple::new(py, &names)?)?;
-    kw.set_item("co_argcount", nparams)?;
-    kw.set_item("co_posonlyargcount", 0)?;
-    kw.set_item("co_kwonlyargcount", 0)?;
-    kw.set_item("co_nlocals", nparams)?;
-    kw.set_item("co_flags", CO_OPTIMIZED | CO_NEWLOCALS)?;
-    kw.set_item("co_stacksize", out.stack_size)?;
     kw.set_item("co_freevars", PyTuple::empty(py))?;
     kw.set_item("co_cellvars", PyTuple::empty(py))?;
+    Ok(code.call_method("replace", (), Some(&kw))?)
+}
+
+/// The `code.replace(...)` fields every generated code object sets: bytecode, tables, stack
+/// size, and a plain positional signature over `varnames[..argcount]`.
+fn code_fields<'py>(
+    py: Python<'py>,
+    out: &bytecode::AssembledCode,
+    varnames: &[String],
+    argcount: usize,
+    flags: u32,
+) -> PyResult<Bound<'py, PyDict>> {
+    let kw = PyDict::new(py);
+    kw.set_item("co_code", PyBytes::new(py, &out.code))?;
+    kw.set_item("co_varnames", PyTuple::new(py, varnames)?)?;
+    kw.set_item("co_argcount", argcount)?;
+    kw.set_item("co_posonlyargcount", 0)?;
+    kw.set_item("co_kwonlyargcount", 0)?;
+    kw.set_item("co_nlocals", varnames.len())?;
+    kw.set_item("co_flags", flags)?;
+    kw.set_item("co_stacksize", out.stack_size)?;
     kw.set_item("co_linetable", PyBytes::new(py, &out.line_table))?;
     kw.set_item("co_exceptiontable", PyBytes::new(py, &out.exception_table))?;
-    Ok(code.call_method("replace", (), Some(&kw))?)
+    Ok(kw)
 }
 
 /// What the transformed code of a graph break must rebuild before running the breaking
@@ -321,18 +334,14 @@ pub fn graph_break<'py>(
         }
     }
     let out = asm.assemble(info.firstlineno as i32).map_err(asm_err)?;
-    let kw = PyDict::new(py);
-    kw.set_item("co_code", PyBytes::new(py, &out.code))?;
+    let kw = code_fields(
+        py,
+        &out,
+        &varnames,
+        info.nargs,
+        info.flags & !(CO_VARARGS | CO_VARKEYWORDS),
+    )?;
     kw.set_item("co_consts", PyTuple::new(py, &consts.items)?)?;
-    kw.set_item("co_varnames", PyTuple::new(py, &varnames)?)?;
-    kw.set_item("co_argcount", info.nargs)?;
-    kw.set_item("co_posonlyargcount", 0)?;
-    kw.set_item("co_kwonlyargcount", 0)?;
-    kw.set_item("co_nlocals", varnames.len())?;
-    kw.set_item("co_flags", info.flags & !(CO_VARARGS | CO_VARKEYWORDS))?;
-    kw.set_item("co_stacksize", out.stack_size)?;
-    kw.set_item("co_linetable", PyBytes::new(py, &out.line_table))?;
-    kw.set_item("co_exceptiontable", PyBytes::new(py, &out.exception_table))?;
     Ok(code.call_method("replace", (), Some(&kw))?)
 }
 
@@ -465,17 +474,13 @@ fn make_resume_function<'py>(
         varnames.push(format!("___stack{i}"));
     }
     let name = format!("torchferro_resume_in_{}_at_{}", info.name, line);
-    let kw = PyDict::new(py);
-    kw.set_item("co_code", PyBytes::new(py, &out.code))?;
-    kw.set_item("co_varnames", PyTuple::new(py, &varnames)?)?;
-    kw.set_item("co_argcount", varnames.len())?;
-    kw.set_item("co_posonlyargcount", 0)?;
-    kw.set_item("co_kwonlyargcount", 0)?;
-    kw.set_item("co_nlocals", varnames.len())?;
-    kw.set_item("co_flags", info.flags & !(CO_VARARGS | CO_VARKEYWORDS))?;
-    kw.set_item("co_stacksize", out.stack_size)?;
-    kw.set_item("co_linetable", PyBytes::new(py, &out.line_table))?;
-    kw.set_item("co_exceptiontable", PyBytes::new(py, &out.exception_table))?;
+    let kw = code_fields(
+        py,
+        &out,
+        &varnames,
+        varnames.len(),
+        info.flags & !(CO_VARARGS | CO_VARKEYWORDS),
+    )?;
     kw.set_item("co_name", name.as_str())?;
     kw.set_item("co_qualname", name.as_str())?;
     let new_code = code.call_method("replace", (), Some(&kw))?;
