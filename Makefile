@@ -6,7 +6,7 @@ STAMP := $(VENV)/.deps-stamp
 EXT_STAMP := $(VENV)/.ext-stamp
 RUST_SRC := $(shell find bytecode fx inductor tracer python/src -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-.PHONY: demo test env ext bench clean sysdeps
+.PHONY: demo test env ext bench bench-quick bench-overhead clean sysdeps
 
 $(STAMP): requirements.txt
 	$(PY) -m venv $(VENV)
@@ -39,9 +39,15 @@ sysdeps:
 
 test: ext sysdeps
 	cargo test --workspace --release
-	$(VPY) -m pytest -q tests
+	$(VPY) -m pytest -q tests bench/test_bench_smoke.py
 
 bench: ext
+	$(VPY) bench/run.py
+
+bench-quick: ext
+	$(VPY) bench/run.py --quick
+
+bench-overhead: ext
 	$(VPY) bench/overhead.py
 
 clean:

@@ -55,16 +55,29 @@ def main():
             samples[name] += per_call_us(fn, x, args.calls, 1)
     med = {k: statistics.median(v) for k, v in samples.items()}
     eager = med["eager"]
-    print(f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}")
-    print(f"{'variant':26s} {'median us/call':>15s} {'overhead us':>12s} {'vs eager':>9s}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}"
+    )
+    print(
+        f"{'variant':26s} {'median us/call':>15s} {'overhead us':>12s} {'vs eager':>9s}"
+    )
     for k, v in med.items():
         print(f"{k:26s} {v:15.2f} {v - eager:12.2f} {v / eager:8.2f}x")
     tf = med["torchferro"] - eager
     tc = med["torch.compile"] - eager
-    print(f"\ntorchferro overhead {tf:.2f} us vs torch.compile {tc:.2f} us ({tc / max(tf, 1e-9):.1f}x less)")
+    print(
+        f"\ntorchferro overhead {tf:.2f} us vs torch.compile {tc:.2f} us ({tc / max(tf, 1e-9):.1f}x less)"
+    )
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"median_us": med, "overhead_us": {k: v - eager for k, v in med.items()}}, fh, indent=2)
+            json.dump(
+                {
+                    "median_us": med,
+                    "overhead_us": {k: v - eager for k, v in med.items()},
+                },
+                fh,
+                indent=2,
+            )
 
 
 if __name__ == "__main__":

@@ -178,16 +178,39 @@ pub unsafe extern "C" fn eval_frame(
     let fv = unsafe { FrameView::from_hook(frame) };
     // The hook is off while we look at the code, check guards and compile.
     let mode = set_mode_quiet(Mode::Off);
-    let action = decide(py, fv, mode.clone());
+    // A panic must not unwind into CPython (that aborts the process): a bug in torchferro runs
+    // the frame eagerly instead, and says so.
+    let action = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        decide(py, fv, mode.clone())
+    })) {
+        Ok(a) => a,
+        Err(p) => {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".into());
+            crate::log::warn(
+                py,
+                &format!("torchferro internal error (running the frame eagerly): {what}"),
+            );
+            Action::Default
+        }
+    };
     set_mode_quiet(mode);
     match action {
         Action::Run(run, argv) => {
             // argv borrows the frame's argument slots and closure cells, which stay alive
             // while the frame exists (until after we return).
-            let r = match &run {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &run {
                 Run::Graph(g) => g.get().run_raw(py, &argv),
                 Run::Function(f) => call_function(py, f, &argv),
-            };
+            }))
+            .unwrap_or_else(|_| {
+                Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "torchferro internal error while running a compiled graph (a Rust panic)",
+                ))
+            });
             match r {
                 Ok(v) => v.into_ptr(),
                 Err(e) => {

@@ -321,7 +321,8 @@ impl InductorProgram {
         let compiled =
             inductor::compile(graph, &inductor::Options::default()).map_err(|e| e.to_string())?;
         let mut map = HashMap::new();
-        for (id, c) in callables {
+        // Dead-code elimination may have removed some of the traced calls.
+        for (id, c) in callables.iter().filter(|(id, _)| graph.contains(*id)) {
             if let NodeKind::Call {
                 target: Target::Function(path),
                 ..

@@ -1,0 +1,439 @@
+"""The workloads of the benchmark suite.
+
+Each workload builds, from a seed, a program and its inputs at a size chosen for the device and
+for ``--quick``. ``make(compile_fn)`` returns the callable that is timed: ``compile_fn`` is the
+identity for eager, ``torch.compile`` or ``torchferro.compile`` (each called with default
+arguments). Forward workloads run with grad mode off (inference); training workloads with it on.
+
+Bytes are counted as the ideal traffic of one call: every input tensor read once and every output
+tensor written once (what a fully fused kernel must move), the same figure for every variant.
+FLOPs are counted by ``torch.utils.flop_counter`` on the eager program (matmuls and convolutions).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class Built:
+    """A workload instantiated at one size on one device."""
+
+    # compile_fn -> the callable that is timed; called with ``*args``.
+    make: Callable[[Callable], Callable]
+    args: tuple
+    # Inputs of a different shape, for the recompile measurement.
+    alt_args: tuple
+    # Ideal bytes moved per call (memory-bound workloads only).
+    bytes: int | None = None
+    size: str = ""
+
+
+@dataclass
+class Workload:
+    name: str
+    description: str
+    build: Callable[[str, bool], Built]  # (device, quick) -> Built
+    train: bool = False
+    torchferro: bool = True  # False: torchferro does not apply yet (reported as n/a)
+    requires: tuple[str, ...] = ()
+    rtol: float = 1e-4
+    atol: float = 1e-4
+    memory_bound: bool = False
+    compute_bound: bool = False
+    # Seconds of interleaved timing to aim for (all variants together) on CPU.
+    time_budget_s: float = 6.0
+    in_quick: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    def missing(self) -> list[str]:
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+
+def nbytes(*tensors: torch.Tensor) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _forward(module_or_fn) -> Callable[[Callable], Callable]:
+    return lambda compile_fn: compile_fn(module_or_fn)
+
+
+def _gen(device: str) -> torch.Generator:
+    return torch.Generator(device="cpu").manual_seed(0)
+
+
+def _randn(*shape, device: str, gen: torch.Generator) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen).to(device)
+
+
+def _cuda(device: str) -> bool:
+    return device.startswith("cuda")
+
+
+# --- tiny call -----------------------------------------------------------------------------------
+
+
+def tiny_fn(x):
+    return x + 1
+
+
+def build_tiny(device: str, quick: bool) -> Built:
+    g = _gen(device)
+    x = _randn(10, device=device, gen=g)
+    return Built(
+        make=_forward(tiny_fn),
+        args=(x,),
+        alt_args=(_randn(12, device=device, gen=g),),
+        size="x[10]",
+    )
+
+
+# --- pointwise chain -----------------------------------------------------------------------------
+
+
+def pointwise_fn(x):
+    y = torch.sin(x) * 2.0 + torch.cos(x)
+    y = torch.relu(y) * torch.sigmoid(x)
+    return y - 0.5 * x
+
+
+def build_pointwise(device: str, quick: bool) -> Built:
+    n = (256 << 20) if _cuda(device) else ((1 << 20) if quick else (16 << 20))
+    g = _gen(device)
+    x = _randn(n, device=device, gen=g)
+    alt = _randn(n // 2 + 7, device=device, gen=g)
+    return Built(
+        make=_forward(pointwise_fn),
+        args=(x,),
+        alt_args=(alt,),
+        bytes=2 * nbytes(x),
+        size=f"x[{n}]",
+    )
+
+
+# --- softmax -------------------------------------------------------------------------------------
+
+
+def softmax_fn(x):
+    return torch.softmax(x, dim=-1)
+
+
+def build_softmax(device: str, quick: bool) -> Built:
+    r, c = (16384, 16384) if _cuda(device) else ((512, 2048) if quick else (2048, 2048))
+    g = _gen(device)
+    x = _randn(r, c, device=device, gen=g)
+    alt = _randn(r // 2, c, device=device, gen=g)
+    return Built(
+        make=_forward(softmax_fn),
+        args=(x,),
+        alt_args=(alt,),
+        bytes=2 * nbytes(x),
+        size=f"x[{r},{c}]",
+    )
+
+
+# --- layer_norm ----------------------------------------------------------------------------------
+
+
+def layer_norm_fn(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+
+def build_layer_norm(device: str, quick: bool) -> Built:
+    r, c = (65536, 4096) if _cuda(device) else ((1024, 1024) if quick else (4096, 1024))
+    g = _gen(device)
+    x = _randn(r, c, device=device, gen=g)
+    w = _randn(c, device=device, gen=g)
+    b = _randn(c, device=device, gen=g)
+    alt = _randn(r // 2, c, device=device, gen=g)
+    return Built(
+        make=_forward(layer_norm_fn),
+        args=(x, w, b),
+        alt_args=(alt, w, b),
+        bytes=2 * nbytes(x) + nbytes(w, b),
+        size=f"x[{r},{c}]",
+    )
+
+
+# --- MLP with GELU -------------------------------------------------------------------------------
+
+
+def mlp(d: int, hidden: int) -> nn.Module:
+    return nn.Sequential(
+        nn.Linear(d, hidden),
+        nn.GELU(),
+        nn.Linear(hidden, d),
+        nn.GELU(),
+        nn.Linear(d, d),
+    )
+
+
+def _mlp_sizes(device: str, quick: bool) -> tuple[int, int, int]:
+    if _cuda(device):
+        return 8192, 4096, 16384
+    return (64, 256, 1024) if quick else (512, 512, 2048)
+
+
+def build_mlp(device: str, quick: bool) -> Built:
+    batch, d, hidden = _mlp_sizes(device, quick)
+    torch.manual_seed(0)
+    model = mlp(d, hidden).to(device).eval()
+    g = _gen(device)
+    x = _randn(batch, d, device=device, gen=g)
+    alt = _randn(batch // 2, d, device=device, gen=g)
+    return Built(
+        make=_forward(model),
+        args=(x,),
+        alt_args=(alt,),
+        size=f"x[{batch},{d}], hidden {hidden}",
+    )
+
+
+# --- training step of an MLP ---------------------------------------------------------------------
+
+
+def build_train_mlp(device: str, quick: bool) -> Built:
+    batch, d, hidden = _mlp_sizes(device, quick)
+    torch.manual_seed(0)
+    model = mlp(d, hidden).to(device).train()
+    g = _gen(device)
+    x = _randn(batch, d, device=device, gen=g)
+    y = _randn(batch, d, device=device, gen=g)
+    alt = (
+        _randn(batch // 2, d, device=device, gen=g),
+        _randn(batch // 2, d, device=device, gen=g),
+    )
+
+    def make(compile_fn):
+        # Every variant starts from the same weights, so one step's results are comparable.
+        m = copy.deepcopy(model)
+        cm = compile_fn(m)
+        opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+
+        def step(x, y):
+            loss = F.mse_loss(cm(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return (loss.detach(), *[p.detach() for p in m.parameters()])
+
+        return step
+
+    return Built(
+        make=make,
+        args=(x, y),
+        alt_args=alt,
+        size=f"x[{batch},{d}], hidden {hidden}, SGD",
+    )
+
+
+# --- GPT-style transformer block -----------------------------------------------------------------
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d: int, heads: int, max_t: int):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.heads = heads
+        self.register_buffer(
+            "mask", torch.tril(torch.ones(max_t, max_t)).view(1, 1, max_t, max_t)
+        )
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(y)
+
+
+class Block(nn.Module):
+    def __init__(self, d: int, heads: int, max_t: int):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d, heads, max_t)
+        self.ln2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(
+            nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"), nn.Linear(4 * d, d)
+        )
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        x = x + self.mlp(self.ln2(x))
+        return x
+
+
+def build_block(device: str, quick: bool) -> Built:
+    if _cuda(device):
+        b, t, d, h = 16, 2048, 2048, 16
+    else:
+        b, t, d, h = (2, 64, 128, 4) if quick else (2, 256, 256, 4)
+    torch.manual_seed(0)
+    model = Block(d, h, t).to(device).eval()
+    g = _gen(device)
+    x = _randn(b, t, d, device=device, gen=g)
+    alt = _randn(b, t // 2, d, device=device, gen=g)
+    return Built(
+        make=_forward(model),
+        args=(x,),
+        alt_args=(alt,),
+        size=f"batch {b}, seq {t}, width {d}, {h} heads",
+    )
+
+
+# --- torchvision resnet18 ------------------------------------------------------------------------
+
+
+def build_resnet18(device: str, quick: bool) -> Built:
+    import torchvision
+
+    b, hw = (256, 224) if _cuda(device) else ((1, 64) if quick else (8, 224))
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None).to(device).eval()
+    g = _gen(device)
+    x = _randn(b, 3, hw, hw, device=device, gen=g)
+    alt = _randn(
+        max(b // 2, 1),
+        3,
+        hw // 2 if b == 1 else hw,
+        hw // 2 if b == 1 else hw,
+        device=device,
+        gen=g,
+    )
+    return Built(
+        make=_forward(model), args=(x,), alt_args=(alt,), size=f"batch {b}, {hw}x{hw}"
+    )
+
+
+# --- GPT-2 (transformers), random weights --------------------------------------------------------
+
+
+def build_gpt2(device: str, quick: bool) -> Built:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    if _cuda(device):
+        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+        b, t = 16, 1024
+    else:
+        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4)
+        b, t = (1, 32) if quick else (4, 128)
+    cfg.use_cache = False
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(cfg).to(device).eval()
+    g = _gen(device)
+    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
+    alt = torch.randint(0, cfg.vocab_size, (b, t // 2), generator=g).to(device)
+
+    def make(compile_fn):
+        cm = compile_fn(model)
+        return lambda ids: cm(ids).logits
+
+    return Built(
+        make=make,
+        args=(ids,),
+        alt_args=(alt,),
+        size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, seq {t}",
+    )
+
+
+WORKLOADS: list[Workload] = [
+    Workload(
+        "tiny",
+        "x + 1 on 10 elements (per-call overhead)",
+        build_tiny,
+        rtol=0,
+        atol=0,
+        time_budget_s=4.0,
+    ),
+    Workload(
+        "pointwise",
+        "chain of 9 pointwise ops (sin, cos, relu, sigmoid, ...)",
+        build_pointwise,
+        memory_bound=True,
+    ),
+    Workload("softmax", "row softmax", build_softmax, memory_bound=True),
+    Workload(
+        "layer_norm",
+        "layer_norm over the last dim",
+        build_layer_norm,
+        memory_bound=True,
+    ),
+    Workload(
+        "mlp",
+        "MLP, 3 Linear with GELU",
+        build_mlp,
+        rtol=1e-3,
+        atol=1e-4,
+        compute_bound=True,
+    ),
+    Workload(
+        "transformer_block",
+        "GPT-style block: LN, causal attention, LN, MLP",
+        build_block,
+        rtol=1e-3,
+        atol=1e-4,
+        compute_bound=True,
+    ),
+    Workload(
+        "resnet18",
+        "torchvision resnet18, weights=None, eval",
+        build_resnet18,
+        requires=("torchvision",),
+        rtol=1e-3,
+        atol=1e-3,
+        compute_bound=True,
+        time_budget_s=8.0,
+    ),
+    Workload(
+        "gpt2",
+        "transformers GPT2LMHeadModel forward, random weights",
+        build_gpt2,
+        requires=("transformers",),
+        rtol=1e-3,
+        atol=1e-3,
+        compute_bound=True,
+    ),
+    Workload(
+        "train_mlp",
+        "MLP training step: forward, MSE, backward, SGD",
+        build_train_mlp,
+        train=True,
+        torchferro=False,
+        rtol=1e-3,
+        atol=1e-4,
+        compute_bound=True,
+    ),
+]
+
+
+def by_name(name: str) -> Workload:
+    for w in WORKLOADS:
+        if w.name == name:
+            return w
+    raise KeyError(name)
+
+
+def tensors_of(out: Any) -> list[torch.Tensor]:
+    """The tensors of a result (a tensor, a tuple/list/dict of them, a transformers ModelOutput)."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        return [t for v in out.values() for t in tensors_of(v)]
+    if isinstance(out, (tuple, list)):
+        return [t for v in out for t in tensors_of(v)]
+    return []
