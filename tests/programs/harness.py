@@ -54,13 +54,9 @@ BUG_LIST_IDENTITY_AT_BREAK = (
     "a list passed to the frame is a different object in the resume function after a graph "
     "break: `out is same_list` is False there (mutations still reach the caller's list)"
 )
-BUG_INPLACE_IDENTITY = (
-    "the result of an in-place op is not the input object: `y = x; y += 1; y is x` and "
-    "`x.add_(1) is x` are False compiled"
-)
 BUG_METADATA_MUTATION = (
-    "in-place metadata mutation is not tracked: after `y.unsqueeze_(0)`, `y.dim()` and "
-    "`y.shape` report the old shape"
+    "in-place shape changes (`y.unsqueeze_(0)`) are not traced: the tracer refuses them (a graph "
+    "break, or torchferro.Unsupported under fullgraph=True) rather than track the new metadata"
 )
 
 

@@ -405,8 +405,9 @@ fn resume_call<'py>(
 /// resume point reuses one code object, so its compiled entries survive recompiles of the frame
 /// that breaks into it. Holds the original code so its address stays unique.
 type ResumeKey = (usize, usize, usize, usize);
-static RESUMES: std::sync::Mutex<Vec<(ResumeKey, Py<PyAny>, Py<PyAny>)>> =
-    std::sync::Mutex::new(Vec::new());
+/// (key, the original code kept alive, the resume function).
+type ResumeEntry = (ResumeKey, Py<PyAny>, Py<PyAny>);
+static RESUMES: std::sync::Mutex<Vec<ResumeEntry>> = std::sync::Mutex::new(Vec::new());
 
 /// A function that continues the original code at instruction `target`, taking every local
 /// of the original frame and then the `nstack` values that were on its stack.

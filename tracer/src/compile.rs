@@ -360,11 +360,21 @@ fn build_entry(
         externals,
     } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
+    let in_place_inputs: Vec<(fx::NodeId, crate::source::Source)> = output
+        .input_aliases()
+        .into_iter()
+        .map(|(n, k)| (n, output.input_sources[k].clone()))
+        .collect();
     // A full graph returns the frame's return value; a graph break returns the live stack (NULLs
     // left out: the transformed code pushes those itself) and the assigned locals.
     let (template, plan) = match &end {
         interp::End::Return(ret) => (
-            template_of(py, ret, &mut outs, &mut TemplateCtx::new(&externals))?,
+            template_of(
+                py,
+                ret,
+                &mut outs,
+                &mut TemplateCtx::new(&externals, in_place_inputs.clone()),
+            )?,
             None,
         ),
         interp::End::Break {
@@ -395,7 +405,7 @@ fn build_entry(
                     py,
                     &Var::Tuple(values),
                     &mut outs,
-                    &mut TemplateCtx::new(&externals),
+                    &mut TemplateCtx::new(&externals, in_place_inputs.clone()),
                 )?,
                 Some(plan),
             )
@@ -544,13 +554,19 @@ fn passthrough(graph: &fx::Graph) -> Vec<(usize, usize)> {
 struct TemplateCtx<'a> {
     ext: &'a [(usize, crate::source::Source)],
     built: Vec<usize>,
+    /// Results of in-place ops on graph inputs: returned as the input object itself.
+    inputs: Vec<(fx::NodeId, crate::source::Source)>,
 }
 
 impl<'a> TemplateCtx<'a> {
-    fn new(ext: &'a [(usize, crate::source::Source)]) -> Self {
+    fn new(
+        ext: &'a [(usize, crate::source::Source)],
+        inputs: Vec<(fx::NodeId, crate::source::Source)>,
+    ) -> Self {
         TemplateCtx {
             ext,
             built: Vec::new(),
+            inputs,
         }
     }
 
@@ -597,6 +613,17 @@ fn template_of_inner(
     match v {
         // Read from the inputs: the object itself, fetched again on each call.
         Var::Py(_, Some(s)) => return Ok(OutputTemplate::Input(s.clone())),
+        // The result of an in-place op on a graph input: the graph still performs the
+        // mutation (the node is an output, so it is kept); the value is the input object itself,
+        // as eager returns it.
+        Var::Tensor(t) => {
+            if let Some((_, s)) = ctx.inputs.iter().find(|(n, _)| *n == t.node) {
+                if !outs.contains(&t.node) {
+                    outs.push(t.node);
+                }
+                return Ok(OutputTemplate::Input(s.clone()));
+            }
+        }
         _ => {}
     }
     Ok(match v {

@@ -30,6 +30,8 @@ pub struct OutputGraph {
     metas: std::collections::HashMap<NodeId, Py<PyAny>>,
     /// Torch's global state while tracing, for native inference.
     infer_ctx: fx::InferCtx,
+    /// In-place results, to the tensor they mutated (`x.add_(1)` is `x`).
+    alias: std::collections::HashMap<NodeId, NodeId>,
 }
 
 impl OutputGraph {
@@ -46,6 +48,7 @@ impl OutputGraph {
         });
         OutputGraph {
             infer_ctx,
+            alias: Default::default(),
             graph: Graph::new(),
             input_sources: Vec::new(),
             example_inputs: Vec::new(),
@@ -245,6 +248,32 @@ impl OutputGraph {
             }
         }
         Device::cpu()
+    }
+
+    /// The tensor a value is, following in-place results back to what they mutated.
+    pub fn alias_root(&self, mut node: NodeId) -> NodeId {
+        while let Some(&n) = self.alias.get(&node) {
+            node = n;
+        }
+        node
+    }
+
+    /// Records that `result` is the tensor `mutated` (the result of an in-place op).
+    pub fn set_alias(&mut self, result: NodeId, mutated: NodeId) {
+        if result != mutated {
+            self.alias.insert(result, mutated);
+        }
+    }
+
+    /// (node, placeholder index) for every node that is, through in-place ops, a graph input.
+    pub fn input_aliases(&self) -> Vec<(NodeId, usize)> {
+        self.alias
+            .keys()
+            .filter_map(|&n| match self.graph.node(self.alias_root(n)).kind {
+                fx::NodeKind::Placeholder { index } => Some((n, index)),
+                _ => None,
+            })
+            .collect()
     }
 
     pub fn grad_enabled(&self) -> bool {

@@ -61,6 +61,23 @@ const DATA_DEPENDENT: &[&str] = &[
     "unique",
 ];
 
+/// In-place ops that change a tensor's sizes or strides: every tracker of that tensor would
+/// have to learn the new metadata, so they are left to run natively.
+const SHAPE_IN_PLACE: &[&str] = &[
+    "unsqueeze_",
+    "squeeze_",
+    "transpose_",
+    "t_",
+    "swapdims_",
+    "swapaxes_",
+    "resize_",
+    "resize_as_",
+    "as_strided_",
+    "set_",
+    "squeeze_",
+    "permute_",
+];
+
 /// Builtins that are pure functions of their (known) arguments.
 const FOLDABLE_BUILTINS: &[&str] = &[
     "len",
@@ -767,6 +784,11 @@ impl Frame<'_, '_> {
             }
             "get_device" => return Ok(Var::py_const(py, meta.device.index.unwrap_or(-1))),
             _ => {}
+        }
+        if SHAPE_IN_PLACE.contains(&name) {
+            return Err(TraceError::unsupported(format!(
+                "Tensor.{name}() (it changes the tensor's shape in place)"
+            )));
         }
         if DATA_DEPENDENT.contains(&name) {
             return Err(TraceError::unsupported(format!(

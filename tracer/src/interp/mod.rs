@@ -93,6 +93,9 @@ impl CodeInfo {
     }
 }
 
+/// A container read from the frame's inputs: its tracker, where it came from, and the object.
+pub(crate) type External<T> = (T, Source, Py<PyAny>);
+
 /// Shared state of one compile: the graph, the guards and the frame being traced.
 pub struct Tracer<'py> {
     pub py: Python<'py>,
@@ -101,8 +104,8 @@ pub struct Tracer<'py> {
     pub scope: Scope,
     pub globals: Bound<'py, PyDict>,
     pub builtins: Bound<'py, PyDict>,
-    pub(crate) external_lists: Vec<(Rc<RefCell<Vec<Var>>>, Source, Py<PyAny>)>,
-    pub(crate) external_dicts: Vec<(vars::DictItems, Source, Py<PyAny>)>,
+    pub(crate) external_lists: Vec<External<Rc<RefCell<Vec<Var>>>>>,
+    pub(crate) external_dicts: Vec<External<vars::DictItems>>,
     /// Decoded code objects, by address (kept alive by `code_refs`).
     codes: std::collections::HashMap<usize, Rc<CodeInfo>>,
     code_refs: Vec<Py<PyAny>>,

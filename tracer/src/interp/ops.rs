@@ -130,7 +130,9 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let same = match (&lhs, &rhs) {
             (Var::Py(a, _), Var::Py(b, _)) => a.is(b),
-            (Var::Tensor(a), Var::Tensor(b)) => a.node == b.node,
+            (Var::Tensor(a), Var::Tensor(b)) => {
+                self.tx.output.alias_root(a.node) == self.tx.output.alias_root(b.node)
+            }
             (Var::Tensor(_), Var::Py(_, _)) | (Var::Py(_, _), Var::Tensor(_)) => false,
             (Var::List(a), Var::List(b)) => std::rc::Rc::ptr_eq(a, b),
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
@@ -318,7 +320,23 @@ impl Frame<'_, '_> {
     fn result_var(&mut self, node: fx::NodeId, meta: NodeMeta) -> Result<Var, TraceError> {
         let py = self.tx.py;
         match meta {
-            NodeMeta::Tensor(t) => Ok(Var::Tensor(TensorValue { node, meta: t })),
+            NodeMeta::Tensor(t) => {
+                // An in-place op returns the tensor it mutated.
+                if let fx::NodeKind::Call {
+                    target,
+                    args,
+                    kwargs,
+                } = &self.tx.output.graph.node(node).kind
+                {
+                    if fx::passes::is_mutating(target, kwargs) {
+                        if let Some(Arg::Node(m)) = args.first() {
+                            let m = *m;
+                            self.tx.output.set_alias(node, m);
+                        }
+                    }
+                }
+                Ok(Var::Tensor(TensorValue { node, meta: t }))
+            }
             NodeMeta::Tuple(items) => {
                 let getitem = py.import("operator")?.getattr("getitem")?;
                 let mut out = Vec::new();
