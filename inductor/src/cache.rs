@@ -33,6 +33,11 @@ pub const CFLAGS: &[&str] = &[
     "-fPIC",
     "-ffp-contract=off",
     "-fno-math-errno",
+    // gcc would merge sin(x) and cos(x) into one sincos call, which has no SIMD version.
+    "-fno-builtin-sin",
+    "-fno-builtin-cos",
+    "-fno-builtin-sinf",
+    "-fno-builtin-cosf",
 ];
 
 static CC_INVOCATIONS: AtomicUsize = AtomicUsize::new(0);
@@ -220,6 +225,35 @@ fn try_load(so: &Path, meta: &Path, want: &str) -> Option<Loaded> {
     })
 }
 
+/// Whether the compiler can link glibc's vector math library (probed once per process).
+fn has_mvec() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        let dir = std::env::temp_dir();
+        let unique = format!("tf_mvec_probe_{}", std::process::id());
+        let src = dir.join(format!("{unique}.c"));
+        let so = dir.join(format!("{unique}.so"));
+        let ok = std::fs::write(
+            &src,
+            "#pragma omp declare simd notinbranch\nextern float expf(float);\n\
+             void f(float *a) { for (int i = 0; i < 64; i++) a[i] = expf(a[i]); }\n",
+        )
+        .is_ok()
+            && Command::new(compiler())
+                .args(CFLAGS)
+                .arg("-o")
+                .arg(&so)
+                .arg(&src)
+                .arg("-lmvec")
+                .arg("-lm")
+                .output()
+                .is_ok_and(|o| o.status.success());
+        let _ = std::fs::remove_file(&src);
+        let _ = std::fs::remove_file(&so);
+        ok
+    })
+}
+
 fn compile(
     source: &str,
     dir: &Path,
@@ -241,14 +275,26 @@ fn compile(
     let tmp_src = dir.join(format!("{key}.{unique}.c"));
     std::fs::write(&tmp_src, source).map_err(|e| InductorError::io(&tmp_src, e))?;
     let tmp_so = dir.join(format!("{key}.{unique}.so.tmp"));
-    let mut cmd = Command::new(compiler());
-    cmd.args(CFLAGS)
-        .arg("-o")
-        .arg(&tmp_so)
-        .arg(&tmp_src)
-        .arg("-lm");
-    CC_INVOCATIONS.fetch_add(1, Ordering::SeqCst);
-    let out = cmd.output().map_err(|e| InductorError::io(compiler(), e))?;
+    let run = |mvec: bool| -> Result<(Command, std::process::Output), InductorError> {
+        let mut cmd = Command::new(compiler());
+        cmd.args(CFLAGS);
+        if !mvec {
+            cmd.arg("-DTF_NO_MVEC");
+        }
+        cmd.arg("-o").arg(&tmp_so).arg(&tmp_src);
+        if mvec {
+            cmd.arg("-lmvec");
+        }
+        cmd.arg("-lm");
+        CC_INVOCATIONS.fetch_add(1, Ordering::SeqCst);
+        let out = cmd.output().map_err(|e| InductorError::io(compiler(), e))?;
+        Ok((cmd, out))
+    };
+    // Without glibc's libmvec (another libc, an old glibc) the kernels call scalar libm.
+    let (cmd, out) = match run(true)? {
+        (_, out) if !out.status.success() && !has_mvec() => run(false)?,
+        r => r,
+    };
     if !out.status.success() {
         let _ = std::fs::remove_file(&tmp_so);
         let _ = std::fs::remove_file(&tmp_src);

@@ -36,6 +36,9 @@ pub struct CompiledGraph {
     sched: Schedule,
     source: String,
     kernels: Vec<(KernelFn, Vec<BufId>)>,
+    /// The library's out-of-range flag, for graphs with data-dependent loads. Not really
+    /// `'static`: valid while `_lib` keeps the library mapped, which is as long as `self`.
+    index_error: Option<&'static std::sync::atomic::AtomicI32>,
     /// Keeps the kernels' code mapped.
     _lib: Option<Arc<Loaded>>,
     compiler_ran: bool,
@@ -67,6 +70,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
             sched,
             source,
             kernels: Vec::new(),
+            index_error: None,
             _lib: None,
             compiler_ran: false,
             donors,
@@ -88,11 +92,33 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         };
         kernels.push((f, k.bufs.clone()));
     }
+    let gathers = ir.nodes.iter().any(|n| match n {
+        IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body.has_gather(),
+        _ => false,
+    });
+    let index_error = if gathers {
+        // SAFETY: the prelude defines `int tf_index_error`; an int and an AtomicI32 share layout.
+        let sym = unsafe {
+            built
+                .lib
+                .lib
+                .get::<*const std::sync::atomic::AtomicI32>(b"tf_index_error")
+                .map_err(|e| InductorError::Load {
+                    path: built.lib.path.clone(),
+                    msg: e.to_string(),
+                })?
+        };
+        // SAFETY: see the field's doc: the reference never outlives the library.
+        Some(unsafe { &**sym })
+    } else {
+        None
+    };
     Ok(CompiledGraph {
         ir,
         sched,
         source,
         kernels,
+        index_error,
         _lib: Some(built.lib),
         compiler_ran: built.compiled,
         donors,
@@ -161,6 +187,11 @@ impl CompiledGraph {
                     // SAFETY: each pointer addresses a live buffer with the layout the kernel was
                     // generated for (inputs were checked by `Runtime::new`).
                     unsafe { f(ptrs.as_mut_ptr()) };
+                    if let Some(flag) = self.index_error {
+                        if flag.swap(0, std::sync::atomic::Ordering::Relaxed) != 0 {
+                            return Err(RunError::IndexOutOfRange);
+                        }
+                    }
                 }
                 Step::Host(n) => {
                     for b in self.ir.nodes[*n].outputs() {

@@ -45,6 +45,10 @@ pub enum RunError<E: std::error::Error + 'static> {
     /// A fallback returned something of another shape or dtype than the graph's metadata said.
     #[error("fallback {target} returned {msg}")]
     FallbackResult { target: String, msg: String },
+    /// An `embedding` / `index_select` position was outside its dimension (torch raises an
+    /// IndexError there).
+    #[error("index out of range in self")]
+    IndexOutOfRange,
     #[error(transparent)]
     Host(E),
 }

@@ -21,6 +21,9 @@ pub enum Atom {
     FloorDiv(Box<Idx>, i64),
     /// `e mod d` (non-negative), `d > 1`.
     Mod(Box<Idx>, i64),
+    /// `min(max(e, lo), hi)`: keeps a load in bounds where its value is not used (`cat` reads
+    /// every input at every point and selects one). `e` itself may be negative.
+    Clamp(Box<Idx>, i64, i64),
 }
 
 /// `sum(coef * atom) + constant`, terms sorted by atom, no zero coefficients.
@@ -155,6 +158,20 @@ impl Idx {
         )
     }
 
+    /// `min(max(self, lo), hi)`, simplified away when the bounds already hold.
+    pub fn clamp_to(&self, lo: i64, hi: i64, ranges: &[i64]) -> Idx {
+        let (elo, ehi) = self.bounds(ranges);
+        if elo >= lo && ehi <= hi {
+            self.clone()
+        } else if ehi <= lo {
+            Idx::constant(lo)
+        } else if elo >= hi {
+            Idx::constant(hi)
+        } else {
+            Idx::atom(Atom::Clamp(Box::new(self.clone()), lo, hi))
+        }
+    }
+
     /// Value at a point (`vars[k]` is var k).
     pub fn eval(&self, vars: &[i64]) -> i64 {
         let mut v = self.constant;
@@ -168,7 +185,7 @@ impl Idx {
     pub fn uses_var(&self, k: u32) -> bool {
         self.terms.iter().any(|(a, _)| match a {
             Atom::Var(v) => *v == k,
-            Atom::FloorDiv(e, _) | Atom::Mod(e, _) => e.uses_var(k),
+            Atom::FloorDiv(e, _) | Atom::Mod(e, _) | Atom::Clamp(e, _, _) => e.uses_var(k),
         })
     }
 
@@ -180,6 +197,7 @@ impl Idx {
                 Atom::Var(k) => map[*k as usize].clone(),
                 Atom::FloorDiv(e, d) => e.substitute(map, ranges).floordiv(*d, ranges),
                 Atom::Mod(e, d) => e.substitute(map, ranges).modulo(*d, ranges),
+                Atom::Clamp(e, lo, hi) => e.substitute(map, ranges).clamp_to(*lo, *hi, ranges),
             };
             out = out.add(&e.scale(*c));
         }
@@ -197,6 +215,7 @@ impl Idx {
                 Atom::Var(k) => var(*k),
                 Atom::FloorDiv(e, d) => format!("(({}) / {d})", e.to_c(var)),
                 Atom::Mod(e, d) => format!("(({}) % {d})", e.to_c(var)),
+                Atom::Clamp(e, lo, hi) => format!("tf_clampi({}, {lo}, {hi})", e.to_c(var)),
             };
             if *c == 1 {
                 s.push_str(&atom);
@@ -223,6 +242,10 @@ impl Atom {
                 (lo.div_euclid(*d), hi.div_euclid(*d))
             }
             Atom::Mod(_, d) => (0, d - 1),
+            Atom::Clamp(e, lo, hi) => {
+                let (a, b) = e.bounds(ranges);
+                (a.clamp(*lo, *hi), b.clamp(*lo, *hi))
+            }
         }
     }
 
@@ -231,6 +254,7 @@ impl Atom {
             Atom::Var(k) => vars[*k as usize],
             Atom::FloorDiv(e, d) => e.eval(vars).div_euclid(*d),
             Atom::Mod(e, d) => e.eval(vars).rem_euclid(*d),
+            Atom::Clamp(e, lo, hi) => e.eval(vars).clamp(*lo, *hi),
         }
     }
 }

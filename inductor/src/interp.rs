@@ -63,8 +63,67 @@ fn wrap(v: i64, d: DType) -> i64 {
     }
 }
 
+/// float16 bits to f32 (exact).
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h as u32) & 0x8000) << 16;
+    let exp = (h >> 10) & 0x1f;
+    let mant = (h & 0x3ff) as u32;
+    let mag = match exp {
+        0 => (mant as f32) * f32::from_bits(0x3380_0000), // mant * 2^-24
+        0x1f => return f32::from_bits(sign | 0x7f80_0000 | (mant << 13)),
+        e => f32::from_bits(((e as u32 + 112) << 23) | (mant << 13)),
+    };
+    f32::from_bits(sign | mag.to_bits())
+}
+
+/// f32 to float16 bits, rounding to nearest even; NaN becomes a quiet NaN keeping its sign.
+pub fn f32_to_f16(f: f32) -> u16 {
+    let sign = ((f.to_bits() >> 16) & 0x8000) as u16;
+    let a = f.abs();
+    if a.is_nan() {
+        return sign | 0x7e00;
+    }
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a < f32::from_bits(113 << 23) {
+        // Subnormal or zero: a multiple of 2^-24, rounded to nearest even by the float addition.
+        let magic = f32::from_bits(((127 - 15) + (23 - 10) + 1) << 23);
+        return sign | ((a + magic).to_bits() - magic.to_bits()) as u16;
+    }
+    let u = a.to_bits();
+    let r = (u + 0xfff + ((u >> 13) & 1)).wrapping_sub(112 << 23) >> 13;
+    sign | r as u16
+}
+
+/// bfloat16 bits to f32 (exact).
+pub fn bf16_to_f32(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
+/// f32 to bfloat16 bits, rounding to nearest even (NaN is 0x7fc0, as c10::BFloat16).
+pub fn f32_to_bf16(f: f32) -> u16 {
+    if f.is_nan() {
+        return 0x7fc0;
+    }
+    let u = f.to_bits();
+    ((u + 0x7fff + ((u >> 16) & 1)) >> 16) as u16
+}
+
+fn as_f32(v: V) -> f32 {
+    match v {
+        V::F64(x) => x as f32,
+        V::F32(x) => x,
+        other => other.f64() as f32,
+    }
+}
+
+/// Converts `v` to dtype `d`. Half-precision values are held as f32 (rounded to the dtype), as
+/// the generated code computes them.
 pub fn cast(v: V, d: DType) -> V {
     match d {
+        DType::Float16 => V::F32(f16_to_f32(f32_to_f16(as_f32(v)))),
+        DType::BFloat16 => V::F32(bf16_to_f32(f32_to_bf16(as_f32(v)))),
         DType::Float32 => V::F32(match v {
             V::F64(x) => x as f32,
             V::F32(x) => x,
@@ -77,6 +136,10 @@ pub fn cast(v: V, d: DType) -> V {
 }
 
 fn scalar(s: Scalar, d: DType) -> V {
+    if matches!(d, DType::Float16 | DType::BFloat16) {
+        // Constants of half-precision computations stay float (the code generator's literals).
+        return V::F32(s.as_f64() as f32);
+    }
     match s {
         Scalar::F(f) => cast(V::F64(f), d),
         Scalar::I(i) => cast(V::I(i), d),
@@ -228,6 +291,8 @@ fn binary(op: BinOp, a: V, b: V, d: DType) -> V {
             Max => V::F32(if x.is_nan() || x > y { x } else { y }),
             Min => V::F32(if x.is_nan() || x < y { x } else { y }),
             Atan2 => V::F32(x.atan2(y)),
+            Fmod => V::F32(x % y),
+            CopySign => V::F32(x.copysign(y)),
             _ => cmp(op, x as f64, y as f64),
         },
         (V::F64(x), V::F64(y)) => match op {
@@ -241,6 +306,8 @@ fn binary(op: BinOp, a: V, b: V, d: DType) -> V {
             Max => V::F64(if x.is_nan() || x > y { x } else { y }),
             Min => V::F64(if x.is_nan() || x < y { x } else { y }),
             Atan2 => V::F64(x.atan2(y)),
+            Fmod => V::F64(x % y),
+            CopySign => V::F64(x.copysign(y)),
             _ => cmp(op, x, y),
         },
         (V::I(x), V::I(y)) => V::I(wrap(
@@ -312,6 +379,8 @@ pub unsafe fn read(base: *const u8, i: i64, d: DType) -> V {
         DType::Int8 => V::I(*(p as *const i8) as i64),
         DType::UInt8 => V::I(*p as i64),
         DType::Bool => V::B(*p != 0),
+        DType::Float16 => V::F32(f16_to_f32(*(p as *const u16))),
+        DType::BFloat16 => V::F32(bf16_to_f32(*(p as *const u16))),
         other => panic!("interpreter cannot read {other:?}"),
     }
 }
@@ -320,6 +389,11 @@ pub unsafe fn read(base: *const u8, i: i64, d: DType) -> V {
 /// As [`read`], for a writable buffer.
 pub unsafe fn write(base: *mut u8, i: i64, d: DType, v: V) {
     let p = base.offset((i * d.itemsize() as i64) as isize);
+    match d {
+        DType::Float16 => return *(p as *mut u16) = f32_to_f16(as_f32(v)),
+        DType::BFloat16 => return *(p as *mut u16) = f32_to_bf16(as_f32(v)),
+        _ => {}
+    }
     match (d, cast(v, d)) {
         (DType::Float32, V::F32(x)) => *(p as *mut f32) = x,
         (DType::Float64, V::F64(x)) => *(p as *mut f64) = x,
@@ -332,6 +406,9 @@ pub unsafe fn write(base: *mut u8, i: i64, d: DType, v: V) {
         (d, v) => panic!("interpreter cannot write {v:?} as {d:?}"),
     }
 }
+
+/// Set when a [`Val::Gather`] position was out of range (the run then fails).
+static INDEX_ERROR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Evaluates a body at a point; `ptrs[b]` is buffer b's base address.
 fn eval(body: &Body, point: &[i64], ptrs: &[*mut u8], ir: &IrGraph, vals: &mut Vec<V>) -> V {
@@ -355,6 +432,31 @@ fn eval(body: &Body, point: &[i64], ptrs: &[*mut u8], ir: &IrGraph, vals: &mut V
                 }
             }
             Val::Cast(a) => cast(vals[*a], d),
+            Val::Gather {
+                buf,
+                index,
+                pos,
+                stride,
+                size,
+                wrap,
+            } => {
+                let mut p = vals[*pos].i64();
+                if *wrap && p < 0 {
+                    p += size;
+                }
+                if p < 0 || p >= *size {
+                    INDEX_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
+                    p = p.clamp(0, size - 1);
+                }
+                // SAFETY: the position is clamped into the buffer's extent along that dim.
+                unsafe {
+                    read(
+                        ptrs[*buf],
+                        index.eval(point) + stride * p,
+                        ir.buffers[*buf].dtype,
+                    )
+                }
+            }
         };
         vals.push(r);
     }
@@ -390,6 +492,7 @@ pub fn reduce_init(op: ReduceOp, d: DType) -> V {
         ReduceOp::Prod => 1.0,
         ReduceOp::Max => f64::NEG_INFINITY,
         ReduceOp::Min => f64::INFINITY,
+        ReduceOp::ArgMax | ReduceOp::ArgMin => return V::I(0),
     };
     match (op, d) {
         (_, DType::Bool) => V::B(matches!(op, ReduceOp::Prod | ReduceOp::Min)),
@@ -405,8 +508,31 @@ pub fn reduce_combine(op: ReduceOp, acc: V, v: V, d: DType) -> V {
         ReduceOp::Prod => BinOp::Mul,
         ReduceOp::Max => BinOp::Max,
         ReduceOp::Min => BinOp::Min,
+        ReduceOp::ArgMax | ReduceOp::ArgMin => panic!("arg reductions track positions"),
     };
     binary(bop, acc, v, d)
+}
+
+/// Whether an argmax/argmin scan moves to `v` from the best value so far: strictly better, or
+/// the first NaN.
+fn arg_takes(op: ReduceOp, v: V, best: Option<V>) -> bool {
+    let Some(b) = best else { return true };
+    let nan = |x: V| matches!(x, V::F32(f) if f.is_nan()) || matches!(x, V::F64(f) if f.is_nan());
+    if nan(b) {
+        return false;
+    }
+    if nan(v) {
+        return true;
+    }
+    let max = op == ReduceOp::ArgMax;
+    match (v, b) {
+        (V::I(x), V::I(y)) => (max && x > y) || (!max && x < y),
+        (V::B(x), V::B(y)) => (max && x & !y) || (!max && !x & y),
+        _ => {
+            let (x, y) = (v.f64(), b.f64());
+            (max && x > y) || (!max && x < y)
+        }
+    }
 }
 
 /// Runs the graph unfused through the host; the result is the oracle for the compiled kernels.
@@ -442,12 +568,22 @@ pub fn run<H: Host>(
                 let optr = rt.ptr(*out)?;
                 for_each_point(sizes, |p| {
                     let mut acc = reduce_init(*op, ob.dtype);
+                    let mut best: Option<V> = None;
+                    let mut pos = 0i64;
                     let mut point = p.to_vec();
                     for_each_point(rsizes, |r| {
                         point.truncate(p.len());
                         point.extend_from_slice(r);
                         let v = eval(body, &point, &ptrs, ir, &mut vals);
-                        acc = reduce_combine(*op, acc, v, ob.dtype);
+                        if op.is_arg() {
+                            if arg_takes(*op, v, best) {
+                                best = Some(v);
+                                acc = V::I(pos);
+                            }
+                            pos += 1;
+                        } else {
+                            acc = reduce_combine(*op, acc, v, ob.dtype);
+                        }
                     });
                     let i: i64 = p.iter().zip(&ob.strides).map(|(a, b)| a * b).sum();
                     // SAFETY: as above.
@@ -455,6 +591,9 @@ pub fn run<H: Host>(
                 });
             }
             other => rt.run_host_node(other)?,
+        }
+        if INDEX_ERROR.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            return Err(RunError::IndexOutOfRange);
         }
     }
     rt.outputs()

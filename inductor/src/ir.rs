@@ -122,6 +122,10 @@ pub enum BinOp {
     Or,
     Xor,
     Atan2,
+    /// C `fmod`: remainder with the dividend's sign (floating operands only).
+    Fmod,
+    /// The magnitude of the first operand with the sign of the second (floating operands only).
+    CopySign,
 }
 
 impl BinOp {
@@ -147,6 +151,18 @@ pub enum Val {
     Binary(BinOp, ValId, ValId),
     Where(ValId, ValId, ValId),
     Cast(ValId),
+    /// A data-dependent load (`embedding`, `index_select`): `buf[index + stride * p]` where `p`
+    /// is the integer value `pos`, wrapped once if negative when `wrap` (Python indexing), and
+    /// checked against `0..size`. An out-of-range position is read clamped and reported: the
+    /// run fails instead of returning data (torch raises an IndexError there).
+    Gather {
+        buf: BufId,
+        index: Idx,
+        pos: ValId,
+        stride: i64,
+        size: i64,
+        wrap: bool,
+    },
 }
 
 /// A loop body: values in SSA order, each with its dtype; `root` is the result.
@@ -160,12 +176,24 @@ pub struct Body {
 }
 
 impl Body {
-    /// Buffers this body loads, with their indices.
+    /// Buffers this body loads at affine indices, with their indices.
     pub fn loads(&self) -> impl Iterator<Item = (BufId, &Idx)> + '_ {
         self.vals.iter().filter_map(|v| match v {
             Val::Load { buf, index } => Some((*buf, index)),
             _ => None,
         })
+    }
+
+    /// Buffers this body reads at data-dependent positions ([`Val::Gather`]).
+    pub fn gathers(&self) -> impl Iterator<Item = BufId> + '_ {
+        self.vals.iter().filter_map(|v| match v {
+            Val::Gather { buf, .. } => Some(*buf),
+            _ => None,
+        })
+    }
+
+    pub fn has_gather(&self) -> bool {
+        self.gathers().next().is_some()
     }
 
     /// Number of non-trivial operations (a cost estimate).
@@ -321,6 +349,17 @@ pub enum ReduceOp {
     Prod,
     Max,
     Min,
+    /// Row-major position (over the reduced dims) of the first maximum, NaN counting as the
+    /// largest value; the output is int64 while the body computes the values.
+    ArgMax,
+    /// As `ArgMax`, for the first minimum (NaN still wins, as in torch).
+    ArgMin,
+}
+
+impl ReduceOp {
+    pub fn is_arg(self) -> bool {
+        matches!(self, ReduceOp::ArgMax | ReduceOp::ArgMin)
+    }
 }
 
 /// A matmul-class or convolution call run by the host (torch) into a preallocated output.
@@ -408,7 +447,8 @@ impl IrNode {
         let mut v = Vec::new();
         match self {
             IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => {
-                v.extend(body.loads().map(|(b, _)| b))
+                v.extend(body.loads().map(|(b, _)| b));
+                v.extend(body.gathers());
             }
             IrNode::Extern { inputs, .. } => v.extend(inputs.iter().map(|x| x.buf)),
             IrNode::Fallback { args, kwargs, .. } => {

@@ -136,6 +136,10 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 _ => (kern.outer.clone(), kern.inner.clone()),
             };
             let level = classify(node, &outer, &inner)?;
+            // A data-dependent read may reach any element: its producer must be done.
+            if body.gathers().any(|b| producer_kernel[b] == Some(k)) {
+                return None;
+            }
             for (b, idx) in body.loads() {
                 if producer_kernel[b] == Some(k) {
                     let (plevel, _) = produced_at[b].unwrap();

@@ -142,8 +142,9 @@ pub fn unary(l: &Lowerer, x: &Arg, op: UnOp) -> LResult<TensorVal> {
         UnOp::Abs | UnOp::Floor | UnOp::Ceil | UnOp::Round | UnOp::Trunc
     );
     let c = if keeps_int && !d.is_floating_point() {
-        if d == DType::Bool && op == UnOp::Abs {
-            return fallback("abs of bool");
+        if d == DType::Bool {
+            // torch has no abs/floor/ceil/round/trunc for bool: the host raises its error.
+            return fallback(format!("{op:?} of bool"));
         }
         if op != UnOp::Abs {
             // Rounding an integer is the identity.
@@ -169,7 +170,10 @@ pub fn binary(l: &Lowerer, x: &Arg, y: &Arg, op: BinOp) -> LResult<TensorVal> {
     let (x, y) = (operand(l, x)?, operand(l, y)?);
     let d = promote(&[&x, &y])?;
     let c = match op {
-        BinOp::Atan2 => float_of(d),
+        BinOp::Atan2 | BinOp::CopySign => float_of(d),
+        BinOp::Fmod if !d.is_floating_point() => {
+            return fallback("integer fmod (torch raises on zero divisors)")
+        }
         BinOp::FloorDiv | BinOp::Rem if !d.is_floating_point() => {
             return fallback("integer division (torch raises on zero divisors)")
         }
@@ -186,8 +190,16 @@ pub fn binary(l: &Lowerer, x: &Arg, y: &Arg, op: BinOp) -> LResult<TensorVal> {
 pub fn add(l: &Lowerer, x: &Arg, y: &Arg, alpha: Option<&Arg>, sub: bool) -> LResult<TensorVal> {
     let (x, y) = (operand(l, x)?, operand(l, y)?);
     let d = promote(&[&x, &y])?;
-    if d == DType::Bool && (sub || alpha.is_some()) {
+    let is_bool = |o: &Operand| match o {
+        Operand::T(t) => t.dtype == DType::Bool,
+        Operand::S(s) => matches!(s, Scalar::B(_)),
+    };
+    // torch refuses subtraction with any bool operand; the host raises its error.
+    if sub && (is_bool(&x) || is_bool(&y)) {
         return fallback("bool subtraction");
+    }
+    if matches!(alpha, Some(Arg::Float(_))) && !d.is_floating_point() {
+        return fallback("float alpha for an integer result (torch raises)");
     }
     let alpha = match alpha {
         None => None,
@@ -309,6 +321,93 @@ pub fn isnan(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
     })
 }
 
+/// `isinf`, `isfinite`, `isposinf`, `isneginf`.
+pub fn isinf(l: &Lowerer, x: &Arg, which: &str) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    let which = which.to_string();
+    pointwise(&[x], d, DType::Bool, move |b, v| {
+        if !d.is_floating_point() {
+            return b.constant(Scalar::B(which == "isfinite"), DType::Bool);
+        }
+        let inf = b.constant(Scalar::F(f64::INFINITY), d);
+        let ninf = b.constant(Scalar::F(f64::NEG_INFINITY), d);
+        match which.as_str() {
+            "isposinf" => b.binary(BinOp::Eq, v[0], inf),
+            "isneginf" => b.binary(BinOp::Eq, v[0], ninf),
+            "isinf" => {
+                let a = b.unary(UnOp::Abs, v[0]);
+                b.binary(BinOp::Eq, a, inf)
+            }
+            _ => {
+                // Finite: not NaN (x == x) and not infinite.
+                let a = b.unary(UnOp::Abs, v[0]);
+                b.binary(BinOp::Lt, a, inf)
+            }
+        }
+    })
+}
+
+/// `sign` (`sgn` for real tensors): -1, 0 or 1, NaN kept; a bool is its own sign.
+pub fn sign(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    pointwise(&[x], d, d, move |b, v| {
+        if d == DType::Bool {
+            v[0]
+        } else {
+            b.unary(UnOp::Sign, v[0])
+        }
+    })
+}
+
+/// `x - trunc(x)` (floats only: torch raises for integers).
+pub fn frac(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
+    activation(l, x, |b, x| {
+        let t = b.unary(UnOp::Trunc, x);
+        b.binary(BinOp::Sub, x, t)
+    })
+}
+
+/// `nan_to_num`: NaN to `nan`, infinities to `posinf`/`neginf` (default: the dtype's extremes).
+pub fn nan_to_num(
+    l: &Lowerer,
+    x: &Arg,
+    nan: f64,
+    posinf: Option<f64>,
+    neginf: Option<f64>,
+) -> LResult<TensorVal> {
+    let x = operand(l, x)?;
+    let d = promote(&[&x])?;
+    if !d.is_floating_point() {
+        return pointwise(&[x], d, d, |_, v| v[0]);
+    }
+    let max = match d {
+        DType::Float32 => f32::MAX as f64,
+        DType::Float64 => f64::MAX,
+        DType::Float16 => 65504.0,
+        DType::BFloat16 => f64::from(f32::from_bits(0x7f7f_0000)),
+        _ => return fallback("nan_to_num dtype"),
+    };
+    let (pos, neg) = (posinf.unwrap_or(max), neginf.unwrap_or(-max));
+    pointwise(&[x], d, d, move |b, v| {
+        let x = v[0];
+        let inf = b.constant(Scalar::F(f64::INFINITY), d);
+        let ninf = b.constant(Scalar::F(f64::NEG_INFINITY), d);
+        let (n, p, m) = (
+            b.constant(Scalar::F(nan), d),
+            b.constant(Scalar::F(pos), d),
+            b.constant(Scalar::F(neg), d),
+        );
+        let isnan = b.unary(UnOp::IsNan, x);
+        let ispos = b.binary(BinOp::Eq, x, inf);
+        let isneg = b.binary(BinOp::Eq, x, ninf);
+        let r = b.where_(isneg, m, x);
+        let r = b.where_(ispos, p, r);
+        b.where_(isnan, n, r)
+    })
+}
+
 pub fn logical_not(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
     let x = operand(l, x)?;
     pointwise(&[x], DType::Bool, DType::Bool, |b, v| {
@@ -360,6 +459,9 @@ pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResul
     all.extend(lo.iter());
     all.extend(hi.iter());
     let d = promote(&all)?;
+    if d == DType::Bool {
+        return fallback("clamp of bool (torch raises)");
+    }
     let (has_lo, has_hi) = (lo.is_some(), hi.is_some());
     let mut ops = vec![x.clone()];
     ops.extend(lo);

@@ -9,6 +9,7 @@
 pub mod args;
 mod elementwise;
 mod extern_ops;
+mod indexing;
 mod reduce;
 mod table;
 pub mod value;
@@ -33,7 +34,8 @@ pub enum LValue {
     Scalar(Scalar),
 }
 
-/// Storage dtypes the CPU codegen handles. Others (half precision, complex) fall back per op.
+/// Storage dtypes the CPU codegen handles (half precision is computed in float). Others (complex)
+/// fall back per op.
 pub fn supported_dtype(d: DType) -> bool {
     matches!(
         d,
@@ -43,6 +45,8 @@ pub fn supported_dtype(d: DType) -> bool {
             | DType::Int16
             | DType::Int32
             | DType::Int64
+            | DType::Float16
+            | DType::BFloat16
             | DType::Float32
             | DType::Float64
     )
@@ -205,14 +209,18 @@ impl<'g> Lowerer<'g> {
             .chain([root])
             .collect();
         for n in &family {
-            if self.may_alias.contains(n) {
+            // Earlier in-place results are the root's storage itself, not views of it.
+            if self.may_alias.contains(n) && !self.alias_root.contains_key(n) {
                 return Err(InductorError::Unsupported(format!(
                     "in-place mutation of a view ({})",
                     self.graph.node(*n).name
                 )));
             }
             for u in self.graph.users(*n) {
-                if u != id && (self.may_alias.contains(&u) || self.is_alias_op(u)) {
+                if u != id
+                    && !self.is_inplace_op(u)
+                    && (self.may_alias.contains(&u) || self.is_alias_op(u))
+                {
                     return Err(InductorError::Unsupported(format!(
                         "in-place mutation of {} which has views",
                         self.graph.node(*n).name
@@ -221,6 +229,19 @@ impl<'g> Lowerer<'g> {
             }
         }
         Ok(root)
+    }
+
+    /// An in-place call: its result is its first argument's storage (handled by rebinding), and it
+    /// makes no view of any other argument.
+    fn is_inplace_op(&self, u: NodeId) -> bool {
+        match &self.graph.node(u).kind {
+            NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } => table::canonical(target, args, kwargs).is_some_and(|c| c.inplace),
+            _ => false,
+        }
     }
 
     fn is_alias_op(&self, u: NodeId) -> bool {

@@ -57,7 +57,8 @@ pub fn reduce(
         idx[d] = vars[kept.len() + i].clone();
     }
     let v = t.load(&mut b, &idx);
-    let v = b.cast(v, dtype);
+    // Arg reductions compare the values themselves; the others accumulate in `dtype`.
+    let v = if op.is_arg() { v } else { b.cast(v, dtype) };
     let strides = contiguous_strides(&sizes);
     let out =
         l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
@@ -83,6 +84,23 @@ fn keep(r: &TensorVal, dims: &[usize]) -> TensorVal {
         r = r.unsqueeze(d);
     }
     r
+}
+
+/// The dtype a composite computes in: float for half-precision inputs (torch's `opmath_type`), so
+/// a softmax or layer_norm of float16 rounds once, at its result.
+fn opmath(d: DType) -> DType {
+    match d {
+        DType::Float16 | DType::BFloat16 => DType::Float32,
+        d => d,
+    }
+}
+
+/// `t` converted to `d` (lazily: the conversion fuses into the consumer).
+fn to_dtype(t: TensorVal, d: DType) -> LResult<TensorVal> {
+    if t.dtype == d {
+        return Ok(t);
+    }
+    super::elementwise::pointwise(&[super::elementwise::Operand::T(t)], d, d, |_, v| v[0])
 }
 
 fn numel_of(t: &TensorVal, dims: &[usize]) -> i64 {
@@ -112,34 +130,61 @@ pub fn mean(
     if !dtype.is_floating_point() {
         return fallback("mean of a non-float tensor");
     }
-    let s = reduce(l, t, dims, keepdim, ReduceOp::Sum, dtype);
     let n = numel_of(t, dims);
-    scale(l, &s, 1.0 / n as f64).and_then(|v| {
-        if n == 0 {
-            fallback("mean of empty")
-        } else {
-            Ok(v)
-        }
-    })
+    if n == 0 {
+        return fallback("mean of empty");
+    }
+    let acc = opmath(dtype);
+    let s = reduce(
+        l,
+        &to_dtype(t.clone(), acc)?,
+        dims,
+        keepdim,
+        ReduceOp::Sum,
+        acc,
+    );
+    to_dtype(scale(l, &s, 1.0 / n as f64)?, dtype)
 }
 
-/// Variance with `correction`, two-pass. Returns (var, mean) with reduced dims kept.
+/// Variance with `correction`, two-pass. Returns (var, mean) with reduced dims kept, in the
+/// input's [`opmath`] dtype.
 fn variance(
     l: &mut Lowerer,
     t: &TensorVal,
     dims: &[usize],
     correction: f64,
 ) -> LResult<(TensorVal, TensorVal)> {
-    let d = t.dtype;
-    if !d.is_floating_point() {
+    if !t.dtype.is_floating_point() {
         return fallback("variance of a non-float tensor");
     }
     let n = numel_of(t, dims);
     if n == 0 {
         return fallback("variance of empty");
     }
-    let mean = mean(l, t, dims, true, d)?;
+    let d = opmath(t.dtype);
+    let t = &to_dtype(t.clone(), d)?;
     use super::elementwise::{pointwise, Operand};
+    // The mean is taken of the data shifted by its first element (`pivot + sum(x - pivot) / n`):
+    // exact for constant rows, whose variance is then exactly 0 (as torch's Welford pass gives;
+    // layer_norm's rsqrt(var + eps) would magnify a 1-ulp mean error a hundredfold), and more
+    // accurate when the values sit far from 0.
+    let mut pivot = t.clone();
+    for &k in dims {
+        pivot = pivot.slice(k, 0, 1, 1);
+    }
+    let shifted = pointwise(
+        &[Operand::T(t.clone()), Operand::T(pivot.clone())],
+        d,
+        d,
+        |b, v| b.binary(BinOp::Sub, v[0], v[1]),
+    )?;
+    let s = reduce(l, &shifted, dims, true, ReduceOp::Sum, d);
+    let inv = 1.0 / n as f64;
+    let mean = pointwise(&[Operand::T(pivot), Operand::T(s)], d, d, move |b, v| {
+        let c = b.constant(Scalar::F(inv), d);
+        let m = b.binary(BinOp::Mul, v[1], c);
+        b.binary(BinOp::Add, v[0], m)
+    })?;
     let dev = pointwise(
         &[Operand::T(t.clone()), Operand::T(mean.clone())],
         d,
@@ -200,6 +245,24 @@ pub fn reduction_call(
                 _ => out(reduce(l, &x, &dims, keepdim, ReduceOp::Prod, dtype)),
             }
         }
+        "argmax" | "argmin" => {
+            let b = bind(&["input", "dim", "keepdim"], a, kw)?;
+            let keepdim = b.bool_or("keepdim", false)?;
+            let dims = match b.get("dim") {
+                None if keepdim => return fallback("argmax over all dims with keepdim"),
+                None => (0..x.ndim()).collect::<Vec<_>>(),
+                Some(_) => reduce_dims(b.dims("dim")?, x.ndim())?,
+            };
+            if x.dtype == DType::Bool || numel_of(&x, &dims) == 0 {
+                return fallback(format!("{n} of bool or over an empty dim (torch raises)"));
+            }
+            let op = if n == "argmax" {
+                ReduceOp::ArgMax
+            } else {
+                ReduceOp::ArgMin
+            };
+            out(reduce(l, &x, &dims, keepdim, op, DType::Int64))
+        }
         "amax" | "amin" | "max" | "min" | "all" | "any" => {
             let (dims, keepdim) = match n {
                 "max" | "min" => {
@@ -210,8 +273,23 @@ pub fn reduction_call(
                                 .map(LValue::Tensor);
                         }
                     }
-                    if a.len() != 1 || !kw.is_empty() {
-                        return fallback(format!("{n} with dim returns indices"));
+                    if a.len() > 1 || !kw.is_empty() {
+                        // `max(input, dim, keepdim=False)`: (values, indices).
+                        let b = bind(&["input", "dim", "keepdim"], a, kw)?;
+                        let dims = vec![wrap_dim(b.int_or("dim", 0)?, x.ndim())?];
+                        let keepdim = b.bool_or("keepdim", false)?;
+                        let dims = if x.ndim() == 0 { vec![] } else { dims };
+                        if x.dtype == DType::Bool || numel_of(&x, &dims) == 0 {
+                            return fallback(format!("{n} of bool or over an empty dim"));
+                        }
+                        let (vop, iop) = if n == "max" {
+                            (ReduceOp::Max, ReduceOp::ArgMax)
+                        } else {
+                            (ReduceOp::Min, ReduceOp::ArgMin)
+                        };
+                        let v = reduce(l, &x, &dims, keepdim, vop, x.dtype);
+                        let i = reduce(l, &x, &dims, keepdim, iop, DType::Int64);
+                        return Ok(LValue::Tuple(vec![LValue::Tensor(v), LValue::Tensor(i)]));
                     }
                     ((0..x.ndim()).collect::<Vec<_>>(), false)
                 }
@@ -237,9 +315,6 @@ pub fn reduction_call(
             } else {
                 dtype
             };
-            if matches!(n, "all" | "any") && numel_of(&x, &dims) == 0 {
-                return fallback("all/any over empty");
-            }
             out(reduce(l, &x, &dims, keepdim, op, dtype))
         }
         "var" | "std" => {
@@ -264,16 +339,17 @@ pub fn reduction_call(
             };
             let (var, _) = variance(l, &x, &dims, correction)?;
             let r = if n == "std" {
+                let d = var.dtype;
                 super::elementwise::pointwise(
                     &[super::elementwise::Operand::T(var)],
-                    x.dtype,
-                    x.dtype,
+                    d,
+                    d,
                     |b, v| b.unary(UnOp::Sqrt, v[0]),
                 )?
             } else {
                 var
             };
-            out(squeeze_dims(&r, &dims, keepdim))
+            out(squeeze_dims(&to_dtype(r, x.dtype)?, &dims, keepdim))
         }
         "logsumexp" => {
             let b = bind(&["input", "dim", "keepdim"], a, kw)?;
@@ -288,6 +364,8 @@ pub fn reduction_call(
             if !x.dtype.is_floating_point() || numel_of(&x, &dims) == 0 {
                 return fallback("logsumexp of ints or empty");
             }
+            let out_dtype = x.dtype;
+            let x = to_dtype(x, opmath(out_dtype))?;
             let m = reduce(l, &x, &dims, true, ReduceOp::Max, x.dtype);
             // An infinite max would give inf - inf; torch substitutes 0 for it.
             let m = super::elementwise::pointwise(
@@ -316,7 +394,7 @@ pub fn reduction_call(
                     b.binary(BinOp::Add, lg, v[1])
                 },
             )?;
-            out(squeeze_dims(&r, &dims, keepdim))
+            out(squeeze_dims(&to_dtype(r, out_dtype)?, &dims, keepdim))
         }
         _ => fallback(format!("no lowering for {n}")),
     }
@@ -352,6 +430,8 @@ pub fn softmax(
     if !x.dtype.is_floating_point() {
         return fallback("softmax of a non-float tensor");
     }
+    let out_dtype = x.dtype;
+    let x = to_dtype(x, opmath(out_dtype))?;
     // A 0-d tensor reduces over no dims (its softmax is 1, as in torch).
     let dims: Vec<usize> = if x.ndim() == 0 {
         wrap_dim(dim, 0)?;
@@ -359,13 +439,11 @@ pub fn softmax(
     } else {
         vec![wrap_dim(dim, x.ndim())?]
     };
-    if dims.iter().any(|&d| x.sizes[d] == 0) {
-        return fallback("softmax over an empty dim");
-    }
+    // Over an empty dim the result is empty too: the kernels run no iterations.
     let m = reduce(l, &x, &dims, true, ReduceOp::Max, x.dtype);
     let e = shifted(&x, &m, UnOp::Exp)?;
     let s = reduce(l, &e, &dims, true, ReduceOp::Sum, x.dtype);
-    if log {
+    let r = if log {
         pointwise(
             &[Operand::T(x), Operand::T(m), Operand::T(s)],
             e.dtype,
@@ -380,7 +458,8 @@ pub fn softmax(
         pointwise(&[Operand::T(e), Operand::T(s)], x.dtype, x.dtype, |b, v| {
             b.binary(BinOp::Div, v[0], v[1])
         })
-    }
+    }?;
+    to_dtype(r, out_dtype)
 }
 
 fn trailing_dims(x: &TensorVal, shape: &[i64]) -> LResult<Vec<usize>> {
@@ -400,7 +479,11 @@ fn affine(
     use super::elementwise::{pointwise, Operand};
     let mut ops = vec![Operand::T(y.clone())];
     for a in [weight, bias].into_iter().flatten() {
-        ops.push(Operand::T(l.tensor(a)?));
+        let w = l.tensor(a)?;
+        if opmath(w.dtype) != y.dtype {
+            return fallback("normalization weight of another dtype");
+        }
+        ops.push(Operand::T(w));
     }
     let (hw, hb) = (weight.is_some(), bias.is_some());
     let d = y.dtype;
@@ -429,8 +512,9 @@ pub fn layer_norm(
     use super::elementwise::{pointwise, Operand};
     let x = l.tensor(x)?;
     let dims = trailing_dims(&x, shape)?;
+    let out_dtype = x.dtype;
     let (var, mean) = variance(l, &x, &dims, 0.0)?;
-    let d = x.dtype;
+    let d = var.dtype;
     let y = pointwise(
         &[Operand::T(x), Operand::T(mean), Operand::T(var)],
         d,
@@ -443,7 +527,7 @@ pub fn layer_norm(
             b.binary(BinOp::Mul, c, r)
         },
     )?;
-    affine(l, y, weight, bias)
+    to_dtype(affine(l, y, weight, bias)?, out_dtype)
 }
 
 pub fn rms_norm(
@@ -456,7 +540,10 @@ pub fn rms_norm(
     use super::elementwise::{pointwise, Operand};
     let x = l.tensor(x)?;
     let dims = trailing_dims(&x, shape)?;
-    let d = x.dtype;
+    let out_dtype = x.dtype;
+    let d = opmath(x.dtype);
+    let x = to_dtype(x, d)?;
+    // torch's default: the epsilon of the compute dtype.
     let eps = eps.unwrap_or(match d {
         DType::Float32 => f32::EPSILON as f64,
         DType::Float64 => f64::EPSILON,
@@ -472,5 +559,5 @@ pub fn rms_norm(
         let r = b.unary(UnOp::Rsqrt, s);
         b.binary(BinOp::Mul, v[0], r)
     })?;
-    affine(l, y, weight, None)
+    to_dtype(affine(l, y, weight, None)?, out_dtype)
 }

@@ -6,7 +6,9 @@
 use fx::{Arg, Target};
 
 use super::args::{self, bind, LResult};
-use super::{elementwise as ew, extern_ops as ext, reduce as red, views, LValue, Lowerer};
+use super::{
+    elementwise as ew, extern_ops as ext, indexing, reduce as red, views, LValue, Lowerer,
+};
 use crate::ir::{BinOp, UnOp};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +240,8 @@ fn binary_op(name: &str) -> Option<BinOp> {
         "bitwise_or" => BinOp::Or,
         "bitwise_xor" => BinOp::Xor,
         "atan2" | "arctan2" => BinOp::Atan2,
+        "fmod" => BinOp::Fmod,
+        "copysign" => BinOp::CopySign,
         "floor_divide" => BinOp::FloorDiv,
         "remainder" => BinOp::Rem,
         _ => return None,
@@ -256,7 +260,15 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
     };
     let n = c.name.as_str();
     let t = |v: LResult<crate::lower::value::TensorVal>| v.map(LValue::Tensor);
-    if c.spelling == Functional {
+    // `torch.nn.functional.linear` is `torch._C._nn.linear`, which the tracer records as
+    // `torch.linear`; `torch.conv2d` has the functional signature.
+    if c.spelling == Functional
+        || (c.spelling == Torch
+            && matches!(
+                n,
+                "linear" | "gelu" | "softplus" | "conv1d" | "conv2d" | "conv3d"
+            ))
+    {
         return functional(l, n, a, kw);
     }
     if let Some(op) = unary_op(n) {
@@ -314,6 +326,27 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
             t(ew::unary(l, b.req("input")?, UnOp::Round))
         }
         "isnan" => t(ew::isnan(l, bind(&["input"], a, kw)?.req("input")?)),
+        "isinf" | "isfinite" | "isposinf" | "isneginf" => {
+            t(ew::isinf(l, bind(&["input"], a, kw)?.req("input")?, n))
+        }
+        "sign" | "sgn" => t(ew::sign(l, bind(&["input"], a, kw)?.req("input")?)),
+        "frac" => t(ew::frac(l, bind(&["input"], a, kw)?.req("input")?)),
+        "nan_to_num" => {
+            let b = bind(&["input", "nan", "posinf", "neginf"], a, kw)?;
+            let opt = |k: &str| -> LResult<Option<f64>> {
+                Ok(match b.get(k) {
+                    None => None,
+                    Some(_) => Some(b.float_or(k, 0.0)?),
+                })
+            };
+            t(ew::nan_to_num(
+                l,
+                b.req("input")?,
+                b.float_or("nan", 0.0)?,
+                opt("posinf")?,
+                opt("neginf")?,
+            ))
+        }
         "logical_not" => t(ew::logical_not(l, bind(&["input"], a, kw)?.req("input")?)),
         "bitwise_not" => t(ew::bitwise_not(l, bind(&["input"], a, kw)?.req("input")?)),
         "logical_and" | "logical_or" | "logical_xor" => {
@@ -349,7 +382,7 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
         "to" | "type" | "float" | "double" | "long" | "int" | "bool" | "short" | "char"
         | "byte" => t(ew::convert(l, n, a, kw)),
         "sum" | "mean" | "prod" | "amax" | "amin" | "max" | "min" | "all" | "any" | "var"
-        | "std" | "logsumexp" => red::reduction_call(l, n, a, kw),
+        | "std" | "logsumexp" | "argmax" | "argmin" => red::reduction_call(l, n, a, kw),
         "softmax" | "log_softmax" => {
             let b = bind(&["input", "dim", "*", "dtype"], a, kw)
                 .or_else(|_| bind(&["input", "dim", "dtype"], a, kw))?;
@@ -387,6 +420,9 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
                 b.float_or("alpha", 1.0)?,
             ))
         }
+        "cat" | "concat" | "concatenate" => indexing::cat(l, a, kw),
+        "stack" => indexing::stack(l, a, kw),
+        "index_select" => t(indexing::index_select(l, a, kw)),
         _ => views::lower_view(l, c, a, kw),
     }
 }
@@ -524,6 +560,7 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
                 b.get("bias"),
             ))
         }
+        "embedding" => t(indexing::embedding(l, a, kw)),
         "conv1d" | "conv2d" | "conv3d" => {
             let b = bind(
                 &[

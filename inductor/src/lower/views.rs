@@ -282,6 +282,12 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
         LValue::Tensor(t) => t,
         LValue::Scalar(_) => return fallback("getitem on a number"),
     };
+    if let Arg::Node(_) = &a[1] {
+        // `x[t]` with an integer index tensor: a gather along dim 0.
+        if let LValue::Tensor(_) = l.value(&a[1])? {
+            return super::indexing::index_tensor(l, &x, &a[1]).map(LValue::Tensor);
+        }
+    }
     let items: Vec<&Arg> = match &a[1] {
         Arg::Tuple(xs) => xs.iter().collect(),
         other => vec![other],

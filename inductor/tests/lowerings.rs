@@ -1,0 +1,362 @@
+//! The lowerings added for real models: `cat`/`stack`, `embedding`/`index_select`, arg
+//! reductions and `max(dim)`, and half-precision storage, each compiled and checked against the
+//! reference interpreter and against direct formulas.
+
+mod common;
+
+use common::*;
+use fx::{Arg, DType, Device, Graph, NodeMeta, TensorMeta};
+use inductor::testing::VecHost;
+use inductor::{compile, RunError};
+
+fn meta(dtype: DType, sizes: &[i64]) -> NodeMeta {
+    NodeMeta::Tensor(TensorMeta::contiguous(dtype, Device::cpu(), sizes))
+}
+
+#[test]
+fn cat_of_pointwise_inputs_is_one_kernel() {
+    let mut g = Graph::new();
+    let a = input(&mut g, "a", DType::Float32, &[3, 4]);
+    let b = input(&mut g, "b", DType::Float32, &[3, 2]);
+    let s = call(&mut g, m("sin"), vec![n(a)], vec![]);
+    let c = g.call(
+        "cat",
+        f("torch.cat"),
+        vec![Arg::List(vec![n(s), n(b), n(a)]), Arg::Int(-1)],
+        vec![],
+        meta(DType::Float32, &[3, 10]),
+    );
+    let r = call(&mut g, m("relu"), vec![n(c)], vec![]);
+    g.output(vec![n(r)]);
+    let (c, outs) = check(&g, 1);
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    assert_eq!(c.num_kernels(), 1, "{}", c.source());
+    let (av, bv) = (values(12, 1), values(6, 2));
+    for i in 0..3 {
+        for j in 0..10 {
+            let want = match j {
+                0..=3 => (av[i * 4 + j] as f32).sin() as f64,
+                4..=5 => bv[i * 2 + j - 4],
+                _ => av[i * 4 + j - 6],
+            }
+            .max(0.0);
+            assert!((outs[0][i * 10 + j] - want).abs() < 1e-6, "{i} {j}");
+        }
+    }
+}
+
+#[test]
+fn stack_along_a_new_middle_dim() {
+    let mut g = Graph::new();
+    let a = input(&mut g, "a", DType::Int64, &[2, 3]);
+    let b = input(&mut g, "b", DType::Int64, &[2, 3]);
+    let c = g.call(
+        "stack",
+        f("torch.stack"),
+        vec![Arg::Tuple(vec![n(a), n(b)])],
+        vec![("dim".into(), Arg::Int(1))],
+        meta(DType::Int64, &[2, 2, 3]),
+    );
+    g.output(vec![n(c)]);
+    let (c, outs) = check(&g, 3);
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    let round = |v: Vec<f64>| v.into_iter().map(|x| (x * 3.0).round()).collect::<Vec<_>>();
+    let (av, bv) = (round(values(6, 3)), round(values(6, 4)));
+    for i in 0..2 {
+        for s in 0..2 {
+            for j in 0..3 {
+                let want = if s == 0 { av[i * 3 + j] } else { bv[i * 3 + j] };
+                assert_eq!(outs[0][i * 6 + s * 3 + j], want);
+            }
+        }
+    }
+}
+
+#[test]
+fn embedding_plus_positions_fuses_and_checks_bounds() {
+    let mut g = Graph::new();
+    let ids = input(&mut g, "ids", DType::Int64, &[2, 5]);
+    let w = input(&mut g, "w", DType::Float32, &[7, 4]);
+    let e = g.call(
+        "embedding",
+        f("torch.nn.functional.embedding"),
+        vec![n(ids), n(w)],
+        vec![],
+        meta(DType::Float32, &[2, 5, 4]),
+    );
+    let y = call(
+        &mut g,
+        f("operator.mul"),
+        vec![n(e), Arg::Float(2.0)],
+        vec![],
+    );
+    g.output(vec![n(y)]);
+    let c = compile(&g, &options()).unwrap();
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    assert_eq!(c.num_kernels(), 1, "{}", c.source());
+    let mut host = VecHost::new();
+    let idv = [0.0, 6.0, 3.0, 3.0, 1.0, 2.0, 5.0, 0.0, 4.0, 6.0];
+    let wv = values(28, 9);
+    let ids_t = host.tensor(DType::Int64, &[2, 5], &idv);
+    let w_t = host.tensor(DType::Float32, &[7, 4], &wv);
+    let out = c.run(&mut host, &[ids_t, w_t.clone()]).unwrap();
+    let got = out[0].to_f64();
+    for (p, id) in idv.iter().enumerate() {
+        for d in 0..4 {
+            let want = (wv[*id as usize * 4 + d] as f32 * 2.0) as f64;
+            assert_eq!(got[p * 4 + d], want);
+        }
+    }
+    let want = inductor::interp::run(c.ir(), &mut host, &[host_ids(&idv), w_t.clone()]);
+    assert!(want.is_ok());
+    // An id past the table is an error, not a read out of bounds.
+    let mut bad = idv;
+    bad[3] = 7.0;
+    let r = c.run(&mut host, &[host_ids(&bad), w_t.clone()]);
+    assert!(matches!(r, Err(RunError::IndexOutOfRange)), "{:?}", r.err());
+    let r = inductor::interp::run(c.ir(), &mut host, &[host_ids(&bad), w_t.clone()]);
+    assert!(matches!(r, Err(RunError::IndexOutOfRange)));
+    // The flag was reset: a good call runs again.
+    assert!(c.run(&mut host, &[host_ids(&idv), w_t]).is_ok());
+}
+
+fn host_ids(v: &[f64]) -> inductor::testing::VecTensor {
+    VecHost::new().tensor(DType::Int64, &[2, 5], v)
+}
+
+#[test]
+fn index_select_and_tensor_indexing() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float64, &[4, 6]);
+    let i = input(&mut g, "i", DType::Int32, &[3]);
+    let a = g.call(
+        "index_select",
+        f("torch.index_select"),
+        vec![n(x), Arg::Int(1), n(i)],
+        vec![],
+        meta(DType::Float64, &[4, 3]),
+    );
+    let b = g.call(
+        "getitem",
+        f("operator.getitem"),
+        vec![n(x), n(i)],
+        vec![],
+        meta(DType::Float64, &[3, 6]),
+    );
+    g.output(vec![n(a), n(b)]);
+    let c = compile(&g, &options()).unwrap();
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    let mut host = VecHost::new();
+    let xv = values(24, 5);
+    let xt = host.tensor(DType::Float64, &[4, 6], &xv);
+    // Negative positions wrap for `x[i]` only; index_select gets in-range ones here.
+    let it = host.tensor(DType::Int32, &[3], &[2.0, 0.0, 3.0]);
+    let out = c.run(&mut host, &[xt.clone(), it]).unwrap();
+    let (sel, idx) = (out[0].to_f64(), out[1].to_f64());
+    for r in 0..4 {
+        for (k, col) in [2usize, 0, 3].iter().enumerate() {
+            assert_eq!(sel[r * 3 + k], xv[r * 6 + col]);
+        }
+    }
+    for (k, row) in [2usize, 0, 3].iter().enumerate() {
+        for col in 0..6 {
+            assert_eq!(idx[k * 6 + col], xv[row * 6 + col]);
+        }
+    }
+    let neg = host.tensor(DType::Int32, &[3], &[-1.0, 0.0, 1.0]);
+    assert!(matches!(
+        c.run(&mut host, &[xt, neg]),
+        Err(RunError::IndexOutOfRange)
+    ));
+}
+
+#[test]
+fn argmax_and_max_with_dim() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[5, 9]);
+    let am = g.call(
+        "argmax",
+        m("argmax"),
+        vec![n(x), Arg::Int(-1)],
+        vec![],
+        meta(DType::Int64, &[5]),
+    );
+    let mx = g.call(
+        "max",
+        m("max"),
+        vec![n(x), Arg::Int(0)],
+        vec![("keepdim".into(), Arg::Bool(true))],
+        NodeMeta::Tuple(vec![
+            meta(DType::Float32, &[1, 9]),
+            meta(DType::Int64, &[1, 9]),
+        ]),
+    );
+    let v = g.call(
+        "getitem",
+        f("operator.getitem"),
+        vec![n(mx), Arg::Int(0)],
+        vec![],
+        meta(DType::Float32, &[1, 9]),
+    );
+    let i = g.call(
+        "getitem",
+        f("operator.getitem"),
+        vec![n(mx), Arg::Int(1)],
+        vec![],
+        meta(DType::Int64, &[1, 9]),
+    );
+    let amin = g.call(
+        "argmin",
+        f("torch.argmin"),
+        vec![n(x)],
+        vec![],
+        meta(DType::Int64, &[]),
+    );
+    g.output(vec![n(am), n(v), n(i), n(amin)]);
+    let (c, outs) = check(&g, 11);
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    let xv: Vec<f32> = values(45, 11).into_iter().map(|v| v as f32).collect();
+    for r in 0..5 {
+        let row = &xv[r * 9..r * 9 + 9];
+        let best = (0..9).fold(0, |b, j| if row[j] > row[b] { j } else { b });
+        assert_eq!(outs[0][r], best as f64);
+    }
+    for col in 0..9 {
+        let best = (0..5).fold(0, |b, r| {
+            if xv[r * 9 + col] > xv[b * 9 + col] {
+                r
+            } else {
+                b
+            }
+        });
+        assert_eq!(outs[1][col], xv[best * 9 + col] as f64);
+        assert_eq!(outs[2][col], best as f64);
+    }
+    let lowest = (0..45).fold(0, |b, j| if xv[j] < xv[b] { j } else { b });
+    assert_eq!(outs[3][0], lowest as f64);
+}
+
+#[test]
+fn argmax_takes_the_first_nan_and_the_first_tie() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[3, 4]);
+    let am = g.call(
+        "argmax",
+        m("argmax"),
+        vec![n(x), Arg::Int(1)],
+        vec![],
+        meta(DType::Int64, &[3]),
+    );
+    g.output(vec![n(am)]);
+    let c = compile(&g, &options()).unwrap();
+    let mut host = VecHost::new();
+    let nan = f64::NAN;
+    let xv = [1.0, 5.0, 5.0, 2.0, 1.0, nan, 9.0, nan, 3.0, 3.0, 3.0, 3.0];
+    let xt = host.tensor(DType::Float32, &[3, 4], &xv);
+    let got = c.run(&mut host, std::slice::from_ref(&xt)).unwrap()[0].to_f64();
+    assert_eq!(got, vec![1.0, 1.0, 0.0]);
+    let want = inductor::interp::run(c.ir(), &mut host, &[xt]).unwrap()[0].to_f64();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn half_storage_computes_in_float_and_rounds_once() {
+    for dt in [DType::Float16, DType::BFloat16] {
+        let mut g = Graph::new();
+        let x = input(&mut g, "x", dt, &[4, 33]);
+        let s = call(&mut g, m("sin"), vec![n(x)], vec![]);
+        let y = call(
+            &mut g,
+            f("operator.mul"),
+            vec![n(s), Arg::Float(3.0)],
+            vec![],
+        );
+        let z = call(&mut g, f("operator.add"), vec![n(y), n(x)], vec![]);
+        let sm = call(&mut g, f("torch.softmax"), vec![n(z), Arg::Int(-1)], vec![]);
+        let f32v = call(&mut g, m("float"), vec![n(sm)], vec![]);
+        g.output(vec![n(z), n(f32v)]);
+        let (c, outs) = check(&g, 21);
+        assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+        let round = |v: f32| -> f32 {
+            match dt {
+                DType::Float16 => inductor::interp::f16_to_f32(inductor::interp::f32_to_f16(v)),
+                _ => inductor::interp::bf16_to_f32(inductor::interp::f32_to_bf16(v)),
+            }
+        };
+        let xv: Vec<f32> = values(4 * 33, 21)
+            .into_iter()
+            .map(|v| round(v as f32))
+            .collect();
+        for (i, x) in xv.iter().enumerate() {
+            // One rounding of the float32 result, not one per op.
+            assert_eq!(outs[0][i] as f32, round(x.sin() * 3.0 + x), "{dt:?} {i}");
+        }
+        for r in 0..4 {
+            let sum: f64 = (0..33).map(|j| outs[1][r * 33 + j]).sum();
+            assert!((sum - 1.0).abs() < 0.02, "{dt:?} row {r} sums to {sum}");
+        }
+    }
+}
+
+#[test]
+fn half_conversions_match_ieee_rounding() {
+    use inductor::interp::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
+    // Every float16 survives a round trip; halfway cases round to even.
+    for h in 0..=u16::MAX {
+        let f = f16_to_f32(h);
+        if f.is_nan() {
+            assert_eq!(f32_to_f16(f) & 0x7e00, 0x7e00);
+        } else {
+            assert_eq!(f32_to_f16(f), h, "{h:#x}");
+        }
+    }
+    assert_eq!(f32_to_f16(1.0 + 2f32.powi(-11)), 0x3c00);
+    assert_eq!(f32_to_f16(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+    assert_eq!(f32_to_f16(65520.0), 0x7c00);
+    assert_eq!(f32_to_f16(2f32.powi(-25)), 0);
+    assert_eq!(f32_to_f16(3.0 * 2f32.powi(-25)), 2);
+    assert_eq!(f32_to_bf16(1.0 + 2f32.powi(-8)), 0x3f80);
+    assert_eq!(f32_to_bf16(1.0 + 3.0 * 2f32.powi(-8)), 0x3f82);
+    assert_eq!(f32_to_bf16(f32::NAN), 0x7fc0);
+    assert_eq!(bf16_to_f32(0x4049), f32::from_bits(0x4049_0000));
+}
+
+#[test]
+fn reductions_over_leading_dims_run_blocked_and_match() {
+    for (rows, cols) in [(37, 21), (5, 16), (64, 3), (9, 33)] {
+        let mut g = Graph::new();
+        let x = input(&mut g, "x", DType::Float32, &[rows, cols]);
+        let s = call(&mut g, m("sum"), vec![n(x), Arg::Int(0)], vec![]);
+        let mx = call(
+            &mut g,
+            m("amax"),
+            vec![n(x), Arg::Int(0)],
+            vec![("keepdim", Arg::Bool(true))],
+        );
+        let mean = call(
+            &mut g,
+            m("mean"),
+            vec![n(x), Arg::Int(0)],
+            vec![("keepdim", Arg::Bool(true))],
+        );
+        let d = call(&mut g, f("operator.sub"), vec![n(x), n(mean)], vec![]);
+        let e = call(&mut g, f("operator.mul"), vec![n(d), n(mx)], vec![]);
+        let sm = call(&mut g, f("torch.softmax"), vec![n(x), Arg::Int(0)], vec![]);
+        g.output(vec![n(s), n(e), n(sm)]);
+        let (c, outs) = check(&g, rows as u64);
+        if cols >= 4 {
+            assert!(c.source().contains("xb"), "{}", c.source());
+        }
+        let xv: Vec<f32> = values((rows * cols) as usize, rows as u64)
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
+        for j in 0..cols as usize {
+            let col: Vec<f32> = (0..rows as usize)
+                .map(|i| xv[i * cols as usize + j])
+                .collect();
+            let sum: f64 = col.iter().map(|v| *v as f64).sum();
+            assert!((outs[0][j] - sum).abs() < 1e-4, "{rows}x{cols} col {j}");
+        }
+    }
+}
