@@ -360,3 +360,50 @@ fn reductions_over_leading_dims_run_blocked_and_match() {
         }
     }
 }
+
+#[test]
+fn vectorized_argmax_keeps_first_ties_and_nans() {
+    // Rows long enough for the lane scans, with few distinct values and NaNs in places.
+    let (rows, cols) = (6usize, 53usize);
+    let mut xv: Vec<f64> = values(rows * cols, 77)
+        .into_iter()
+        .map(|v| (v * 1.5).round())
+        .collect();
+    xv[cols + 40] = f64::NAN;
+    xv[cols + 20] = f64::NAN;
+    xv[2 * cols + 52] = f64::NAN;
+    for op in ["argmax", "argmin"] {
+        let mut g = Graph::new();
+        let x = input(&mut g, "x", DType::Float32, &[rows as i64, cols as i64]);
+        let a = g.call(
+            op,
+            m(op),
+            vec![n(x), Arg::Int(1)],
+            vec![],
+            meta(DType::Int64, &[rows as i64]),
+        );
+        let all = g.call(op, m(op), vec![n(x)], vec![], meta(DType::Int64, &[]));
+        g.output(vec![n(a), n(all)]);
+        let c = compile(&g, &options()).unwrap();
+        let mut host = VecHost::new();
+        let xt = host.tensor(DType::Float32, &[rows as i64, cols as i64], &xv);
+        let got = c.run(&mut host, std::slice::from_ref(&xt)).unwrap();
+        let want = inductor::interp::run(c.ir(), &mut host, &[xt]).unwrap();
+        assert_eq!(got[0].to_f64(), want[0].to_f64(), "{op}");
+        assert_eq!(got[1].to_f64(), want[1].to_f64(), "{op}");
+        let pick = |s: &[f64]| -> usize {
+            let mut b = 0;
+            for j in 1..s.len() {
+                let better = if op == "argmax" { s[j] > s[b] } else { s[j] < s[b] };
+                if !s[b].is_nan() && (s[j].is_nan() || better) {
+                    b = j;
+                }
+            }
+            b
+        };
+        for r in 0..rows {
+            assert_eq!(got[0].to_f64()[r], pick(&xv[r * cols..(r + 1) * cols]) as f64);
+        }
+        assert_eq!(got[1].to_f64()[0], pick(&xv) as f64, "{op} over all");
+    }
+}

@@ -246,6 +246,16 @@ pub fn pow(l: &Lowerer, x: &Arg, y: &Arg) -> LResult<TensorVal> {
     let (x, y) = (operand(l, x)?, operand(l, y)?);
     let d = promote(&[&x, &y])?;
     if !d.is_floating_point() {
+        // Small constant exponents are exact repeated products (as torch computes them).
+        if let Operand::S(Scalar::I(e @ 0..=4)) = y {
+            return pointwise(&[x], d, d, move |b, v| {
+                let mut r = b.constant(Scalar::I(1), d);
+                for _ in 0..e {
+                    r = b.binary(BinOp::Mul, r, v[0]);
+                }
+                r
+            });
+        }
         return fallback("integer pow");
     }
     // torch special-cases these exponents (exactly, so must we).
