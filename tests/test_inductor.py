@@ -833,3 +833,7 @@ def test_argmax_nan_and_ties():
         [[1.0, 5.0, 5.0, 2.0], [1.0, float("nan"), 9.0, float("nan")], [3.0] * 4]
     )
     check(lambda x: (x.argmax(-1), x.argmin(-1), x.max(-1)[0], x.max(-1)[1]), x)
+    # Rows long enough for the vectorized lane scans, with ties and NaNs across lanes.
+    y = (make((5, 53), torch.float32, seed=3) * 1.5).round()
+    y[1, 40] = y[1, 20] = y[3, 52] = float("nan")
+    check(lambda y: (y.argmax(-1), y.argmin(1), y.argmax(), torch.max(y, 1)[1]), y)

@@ -5,6 +5,18 @@
 //! and `restrict` pointers, which gcc vectorizes (`omp simd` marks the innermost ones, with
 //! reduction clauses so float sums may be reassociated there and only there). Every kernel takes
 //! `void **args`, one pointer per buffer it touches, in [`KernelAbi::bufs`] order.
+//!
+//! What keeps the loops vectorized:
+//! - math functions are declared `omp declare simd`, so gcc calls glibc's libmvec versions;
+//! - selects, max/min and bool logic are branch-free (gcc 12 keeps a loop scalar when a branch
+//!   sits next to a SIMD call);
+//! - a pointwise kernel's loops follow its output's memory order and merge where indices stay
+//!   affine (`LoopNest`);
+//! - a reduction over leading dims processes rows in blocks, so the innermost loop walks
+//!   contiguous memory (`emit_blocked`); argmax/argmin scan in independent lanes.
+//!
+//! float16/bfloat16 are stored as `uint16_t` and computed in `float`: converted on load, rounded
+//! on store and on explicit casts only (torch.compile's rule; eager rounds after every op).
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -18,6 +30,9 @@ use crate::schedule::{Kernel, Level, Schedule};
 /// The exported symbol every generated library defines; the loader checks it (a truncated or
 /// foreign file fails the check), and its value names the source hash.
 pub const VALIDATION_SYMBOL: &str = "torchferro_kernels_abi";
+
+/// Buffers at least this large that a kernel writes get a transparent-huge-page hint.
+const HUGEPAGE_MIN_BYTES: i64 = 4 << 20;
 
 /// Kernels below this many loop iterations run on one thread.
 const PARALLEL_THRESHOLD: i64 = 32768;
@@ -84,6 +99,22 @@ const PRELUDE: &str = r#"#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <omp.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+/* Large outputs are fresh mmap'd memory: every 4 KiB page faults on its first write, which costs
+   more than computing a pointwise result. Asking for transparent huge pages (where the system
+   leaves it to madvise) makes that one fault per 2 MiB. A hint only: values are unaffected. */
+static inline void tf_hugepage(void *p, int64_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  uintptr_t s = ((uintptr_t)p + 0x1fffff) & ~(uintptr_t)0x1fffff;
+  uintptr_t e = ((uintptr_t)p + (uintptr_t)bytes) & ~(uintptr_t)0x1fffff;
+  if (e > s) madvise((void *)s, e - s, MADV_HUGEPAGE);
+#else
+  (void)p; (void)bytes;
+#endif
+}
 
 /* glibc's libmvec has SIMD versions of these (at most 4 ulp from the correctly rounded result);
    declaring them `declare simd` lets gcc call them from vectorized loops. The build links
@@ -645,6 +676,17 @@ fn int_max(d: DType) -> &'static str {
 
 /// Prints one kernel.
 fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> KernelAbi {
+    let pure_pointwise = k.inner.is_empty() && k.nodes.iter().all(|(_, l, _)| *l == Level::Inner);
+    let has_arg = k
+        .nodes
+        .iter()
+        .any(|(n, _, _)| matches!(&ir.nodes[*n], IrNode::Reduction { op, .. } if op.is_arg()));
+    let blocked = !pure_pointwise && !k.outer.is_empty() && !has_arg && prefers_blocked(ir, k);
+    let scratch = if pure_pointwise || blocked {
+        Vec::new()
+    } else {
+        scratch_buffers(ir, sched, k)
+    };
     // Buffers this kernel touches in memory.
     let mut bufs: Vec<BufId> = Vec::new();
     for (n, _, _) in &k.nodes {
@@ -662,16 +704,26 @@ fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> 
             }
         }
     }
+    bufs.retain(|b| !scratch.contains(b));
     let _ = writeln!(out, "void {}(void **restrict args) {{", k.name);
     for (i, b) in bufs.iter().enumerate() {
         let t = storage_type(ir.buffers[*b].dtype);
         let _ = writeln!(out, "  {t} *restrict b{b} = ({t} *)args[{i}];");
     }
+    for (n, _, _) in &k.nodes {
+        for b in ir.nodes[*n].outputs() {
+            let decl = &ir.buffers[b];
+            let bytes = decl.storage_numel() * decl.dtype.itemsize() as i64;
+            if bufs.contains(&b) && bytes >= HUGEPAGE_MIN_BYTES {
+                let _ = writeln!(out, "  tf_hugepage(b{b}, {bytes});");
+            }
+        }
+    }
     let no = k.outer.len();
     let outer_n: i64 = k.outer.iter().product();
     let inner_n: i64 = k.inner.iter().product();
     let mut indent = String::from("  ");
-    let pure_pointwise = k.inner.is_empty() && k.nodes.iter().all(|(_, l, _)| *l == Level::Inner);
+    let no_scratch = HashMap::new();
     if pure_pointwise {
         // All dims are loops: parallel over all but the last, vectorized over the last.
         let nest = pointwise_nest(ir, sched, k);
@@ -709,6 +761,7 @@ fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> 
             &indent,
             k.outer.len(),
             &nest,
+            &no_scratch,
         );
         close(out, n, &mut indent);
         let _ = writeln!(out, "}}\n");
@@ -717,11 +770,7 @@ fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> 
             bufs,
         };
     }
-    let has_arg = k
-        .nodes
-        .iter()
-        .any(|(n, _, _)| matches!(&ir.nodes[*n], IrNode::Reduction { op, .. } if op.is_arg()));
-    if no > 0 && !has_arg && prefers_blocked(ir, k) {
+    if blocked {
         emit_blocked(out, ir, sched, k, outer_n.saturating_mul(inner_n.max(1)));
         let _ = writeln!(out, "}}\n");
         return KernelAbi {
@@ -740,6 +789,22 @@ fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> 
     loops(out, &k.outer, 0, &mut indent);
     let nest = LoopNest::identity(&[]);
     let mut local: HashMap<BufId, String> = HashMap::new();
+    // Row-local buffers: declared per row (so per thread), addressed by the inner position.
+    let mut inner_pos = String::from("0");
+    for (i, s) in k.inner.iter().enumerate() {
+        inner_pos = format!("({inner_pos}) * {s} + x{}", no + i);
+    }
+    let scratch_at: HashMap<BufId, String> = scratch
+        .iter()
+        .map(|&b| (b, format!("sb{b}[{inner_pos}]")))
+        .collect();
+    for &b in &scratch {
+        let _ = writeln!(
+            out,
+            "{indent}{} sb{b}[{inner_n}];",
+            c_type(ir.buffers[b].dtype)
+        );
+    }
     let nstages = k.nodes.iter().map(|(_, _, s)| s + 1).max().unwrap_or(0);
     for stage in 0..nstages {
         let members: Vec<&(usize, Level, usize)> =
@@ -790,7 +855,18 @@ fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> 
                 local.insert(*ob, local_value(d, &acc));
             }
             (IrNode::Pointwise { .. }, Level::Row) => {
-                emit_stage_nodes(out, ir, sched, k, stage, &mut local, &indent, no, &nest);
+                emit_stage_nodes(
+                    out,
+                    ir,
+                    sched,
+                    k,
+                    stage,
+                    &mut local,
+                    &indent,
+                    no,
+                    &nest,
+                    &scratch_at,
+                );
             }
             _ => {
                 let nr = k.inner.len();
@@ -814,8 +890,19 @@ fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> 
                     &indent,
                     no + nr,
                     &nest,
+                    &scratch_at,
                 );
                 close(out, nr, &mut indent);
+                // Later stages read this stage's row-local results back from their arrays.
+                for (n, _, s) in &k.nodes {
+                    if let IrNode::Pointwise { out: ob, .. } = &ir.nodes[*n] {
+                        if *s == stage {
+                            if let Some(at) = scratch_at.get(ob) {
+                                local.insert(*ob, at.clone());
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -827,11 +914,46 @@ fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> 
     }
 }
 
+/// Largest row (in elements) kept in a row-local array rather than a buffer in memory.
+pub const SCRATCH_MAX: i64 = 16384;
+
+/// Buffers a staged kernel can keep in per-row arrays instead of memory: produced by one of its
+/// inner (`O ++ R`) nodes and read only by its later stages (softmax's `exp(x - max)`, computed
+/// once and read by the sum and the normalization, as Inductor's `local_buffer`).
+fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> Vec<BufId> {
+    let inner_n: i64 = k.inner.iter().product();
+    if k.inner.is_empty() || inner_n > SCRATCH_MAX {
+        return Vec::new();
+    }
+    let mine: Vec<usize> = k.nodes.iter().map(|(n, _, _)| *n).collect();
+    let escapes = |b: BufId| {
+        !matches!(ir.buffers[b].kind, crate::ir::BufKind::Computed)
+            || ir.outputs.iter().any(|o| match o {
+                crate::ir::OutputSpec::Buffer(x) => *x == b,
+                crate::ir::OutputSpec::View(v) => v.buf == b,
+            })
+    };
+    k.nodes
+        .iter()
+        .filter_map(|(n, level, _)| match &ir.nodes[*n] {
+            IrNode::Pointwise { out, .. } if *level == Level::Inner => Some(*out),
+            _ => None,
+        })
+        .filter(|&b| sched.materialized[b] && !escapes(b))
+        .filter(|&b| {
+            ir.nodes
+                .iter()
+                .enumerate()
+                .all(|(i, node)| mine.contains(&i) || !node.reads().contains(&b))
+        })
+        .collect()
+}
+
 /// Independent partial scans of an argmax/argmin row (one vector of floats).
 const ARG_LANES: i64 = 16;
 
 /// Rows handled together by a blocked kernel ([`emit_blocked`]).
-const BLOCK: i64 = 16;
+const BLOCK: i64 = 64;
 
 /// The coefficient of var `v` in `e` where it appears as a plain term (0 when absent or only
 /// inside a division, modulo or clamp).
@@ -973,6 +1095,7 @@ fn emit_blocked(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel, wo
                     &indent,
                     no,
                     &nest,
+                    &HashMap::new(),
                 );
                 for (ob, d) in &outs {
                     // The stage's own value, unrounded; readers round it as a load would.
@@ -1002,6 +1125,7 @@ fn emit_blocked(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel, wo
                     &indent,
                     no + nr,
                     &nest,
+                    &HashMap::new(),
                 );
                 close(out, nr + 1, &mut indent);
             }
@@ -1176,6 +1300,7 @@ fn emit_stage_nodes(
     indent: &str,
     nvars: usize,
     nest: &LoopNest,
+    scratch: &HashMap<BufId, String>,
 ) {
     for (n, _, s) in &k.nodes {
         if *s != stage {
@@ -1185,7 +1310,10 @@ fn emit_stage_nodes(
             continue;
         };
         let v = emit_body(out, body, &format!("p{ob}"), local, indent, nest);
-        if sched.materialized[*ob] {
+        if let Some(at) = scratch.get(ob) {
+            let d = ir.buffers[*ob].dtype;
+            let _ = writeln!(out, "{indent}{at} = {};", local_value(d, &v));
+        } else if sched.materialized[*ob] {
             let _ = writeln!(
                 out,
                 "{indent}b{ob}[{}] = {};",

@@ -173,7 +173,31 @@ impl CompiledGraph {
         host: &mut H,
         inputs: &[H::Tensor],
     ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
-        let mut rt = Runtime::new(host, &self.ir, inputs)?;
+        self.run_impl(host, inputs, true)
+    }
+
+    /// [`run`](Self::run) without comparing the inputs' dtypes, sizes and strides with the
+    /// compiled ones (one `describe` per input saved on every call).
+    ///
+    /// # Safety
+    /// Every input must have exactly the dtype, sizes and strides (strides of size-1 dims
+    /// excepted) the graph was compiled for, as the tracer's tensor guards check: the kernels
+    /// address memory with the compiled layout.
+    pub unsafe fn run_trusted<H: Host>(
+        &self,
+        host: &mut H,
+        inputs: &[H::Tensor],
+    ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
+        self.run_impl(host, inputs, false)
+    }
+
+    fn run_impl<H: Host>(
+        &self,
+        host: &mut H,
+        inputs: &[H::Tensor],
+        check: bool,
+    ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
+        let mut rt = Runtime::new(host, &self.ir, inputs, check)?;
         let mut ptrs: Vec<*mut c_void> = Vec::new();
         for (s, step) in self.sched.steps.iter().enumerate() {
             match step {

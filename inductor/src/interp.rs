@@ -541,7 +541,7 @@ pub fn run<H: Host>(
     host: &mut H,
     inputs: &[H::Tensor],
 ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
-    let mut rt = Runtime::new(host, ir, inputs)?;
+    let mut rt = Runtime::new(host, ir, inputs, true)?;
     let mut vals = Vec::new();
     for node in &ir.nodes {
         match node {

@@ -394,7 +394,11 @@ fn vectorized_argmax_keeps_first_ties_and_nans() {
         let pick = |s: &[f64]| -> usize {
             let mut b = 0;
             for j in 1..s.len() {
-                let better = if op == "argmax" { s[j] > s[b] } else { s[j] < s[b] };
+                let better = if op == "argmax" {
+                    s[j] > s[b]
+                } else {
+                    s[j] < s[b]
+                };
                 if !s[b].is_nan() && (s[j].is_nan() || better) {
                     b = j;
                 }
@@ -402,8 +406,31 @@ fn vectorized_argmax_keeps_first_ties_and_nans() {
             b
         };
         for r in 0..rows {
-            assert_eq!(got[0].to_f64()[r], pick(&xv[r * cols..(r + 1) * cols]) as f64);
+            assert_eq!(
+                got[0].to_f64()[r],
+                pick(&xv[r * cols..(r + 1) * cols]) as f64
+            );
         }
         assert_eq!(got[1].to_f64()[0], pick(&xv) as f64, "{op} over all");
     }
+}
+
+#[test]
+fn trusted_runs_skip_the_input_check_and_agree() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[3, 5]);
+    let y = call(&mut g, m("exp"), vec![n(x)], vec![]);
+    g.output(vec![n(y)]);
+    let c = compile(&g, &options()).unwrap();
+    let mut host = VecHost::new();
+    let xt = host.tensor(DType::Float32, &[3, 5], &values(15, 4));
+    let a = c.run(&mut host, std::slice::from_ref(&xt)).unwrap()[0].to_f64();
+    // SAFETY: the input has the compiled dtype, sizes and strides.
+    let b = unsafe { c.run_trusted(&mut host, std::slice::from_ref(&xt)) }.unwrap()[0].to_f64();
+    assert_eq!(a, b);
+    let wrong = host.tensor(DType::Float32, &[5, 3], &values(15, 4));
+    assert!(matches!(
+        c.run(&mut host, &[wrong]),
+        Err(RunError::Input { .. })
+    ));
 }

@@ -469,8 +469,12 @@ pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResul
     all.extend(lo.iter());
     all.extend(hi.iter());
     let d = promote(&all)?;
-    if d == DType::Bool {
-        return fallback("clamp of bool (torch raises)");
+    let scalar_bound = lo
+        .iter()
+        .chain(hi.iter())
+        .any(|o| matches!(o, Operand::S(_)));
+    if d == DType::Bool && scalar_bound {
+        return fallback("clamp of bool by a number (torch raises)");
     }
     let (has_lo, has_hi) = (lo.is_some(), hi.is_some());
     let mut ops = vec![x.clone()];

@@ -441,7 +441,15 @@ pub fn softmax(
     };
     // Over an empty dim the result is empty too: the kernels run no iterations.
     let m = reduce(l, &x, &dims, true, ReduceOp::Max, x.dtype);
-    let e = shifted(&x, &m, UnOp::Exp)?;
+    let mut e = shifted(&x, &m, UnOp::Exp)?;
+    // Over the last dim, `exp(x - max)` is written once to a row-local array that the sum and
+    // the normalization both read (instead of two exps per element); the kernel's rows keep
+    // it out of memory.
+    let row = dims.first().map(|&d| x.sizes[d]).unwrap_or(1);
+    if !log && dims == [x.ndim().saturating_sub(1)] && row <= crate::codegen::SCRATCH_MAX && row > 1
+    {
+        e = l.realize(&e);
+    }
     let s = reduce(l, &e, &dims, true, ReduceOp::Sum, x.dtype);
     let r = if log {
         pointwise(
@@ -455,8 +463,11 @@ pub fn softmax(
             },
         )
     } else {
+        // `e * (1 / sum)`, as eager's vectorized softmax computes it (the reciprocal is
+        // loop-invariant: one division per row, not per element).
         pointwise(&[Operand::T(e), Operand::T(s)], x.dtype, x.dtype, |b, v| {
-            b.binary(BinOp::Div, v[0], v[1])
+            let r = b.unary(UnOp::Reciprocal, v[1]);
+            b.binary(BinOp::Mul, v[0], r)
         })
     }?;
     to_dtype(r, out_dtype)
