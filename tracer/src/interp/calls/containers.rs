@@ -1,0 +1,165 @@
+//! Methods of lists and dicts made or read by the traced code.
+
+use pyo3::prelude::*;
+
+use crate::error::TraceError;
+
+use crate::interp::vars::Var;
+use crate::interp::Frame;
+
+impl Frame<'_, '_> {
+    pub(super) fn dict_method(
+        &mut self,
+        d: crate::interp::vars::DictItems,
+        name: &str,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let key_of = |v: &Var| -> Result<Bound<'_, PyAny>, TraceError> {
+            v.as_py(py)
+                .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
+        };
+        let find = |d: &[(Py<PyAny>, Var)], k: &Bound<'_, PyAny>| {
+            d.iter()
+                .position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false))
+        };
+        let mutating = matches!(name, "pop" | "update" | "setdefault" | "clear" | "popitem");
+        if mutating && self.tx.is_external_dict(&d) {
+            return Err(TraceError::unsupported(format!(
+                "mutating an input dict (dict.{name})"
+            )));
+        }
+        match (name, args.as_slice()) {
+            ("get", [k]) | ("get", [k, _]) => {
+                let k = key_of(k)?;
+                let b = d.borrow();
+                Ok(match find(&b, &k) {
+                    Some(i) => b[i].1.clone(),
+                    None => args.get(1).cloned().unwrap_or_else(|| Var::none(py)),
+                })
+            }
+            ("pop", [k]) | ("pop", [k, _]) => {
+                let k = key_of(k)?;
+                let mut b = d.borrow_mut();
+                match find(&b, &k) {
+                    Some(i) => Ok(b.remove(i).1),
+                    None => args.get(1).cloned().ok_or_else(|| {
+                        TraceError::unsupported(
+                            "dict.pop of a missing key (the frame raises KeyError)",
+                        )
+                    }),
+                }
+            }
+            ("setdefault", [k, v]) => {
+                let key = key_of(k)?;
+                let mut b = d.borrow_mut();
+                match find(&b, &key) {
+                    Some(i) => Ok(b[i].1.clone()),
+                    None => {
+                        b.push((key.unbind(), v.clone()));
+                        Ok(v.clone())
+                    }
+                }
+            }
+            ("keys", []) => Ok(Var::list(
+                d.borrow()
+                    .iter()
+                    .map(|(k, _)| Var::Py(k.clone_ref(py), None))
+                    .collect(),
+            )),
+            ("values", []) => Ok(Var::list(
+                d.borrow().iter().map(|(_, v)| v.clone()).collect(),
+            )),
+            ("items", []) => Ok(Var::list(
+                d.borrow()
+                    .iter()
+                    .map(|(k, v)| Var::Tuple(vec![Var::Py(k.clone_ref(py), None), v.clone()]))
+                    .collect(),
+            )),
+            ("copy", []) => Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
+                d.borrow().clone(),
+            )))),
+            ("update", [Var::Dict(_)]) | ("update", []) => {
+                let mut other: Vec<(Py<PyAny>, Var)> = match args.first() {
+                    Some(Var::Dict(o)) => o.borrow().clone(),
+                    _ => Vec::new(),
+                };
+                for (k, v) in &kwargs {
+                    other.push((k.as_str().into_pyobject(py)?.into_any().unbind(), v.clone()));
+                }
+                let mut b = d.borrow_mut();
+                for (k, v) in other {
+                    match find(&b, k.bind(py)) {
+                        Some(i) => b[i].1 = v,
+                        None => b.push((k, v)),
+                    }
+                }
+                Ok(Var::none(py))
+            }
+            _ => Err(TraceError::unsupported(format!(
+                "dict.{name} with these arguments"
+            ))),
+        }
+    }
+
+    pub(super) fn list_method(
+        &mut self,
+        l: std::rc::Rc<std::cell::RefCell<Vec<Var>>>,
+        name: &str,
+        args: Vec<Var>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let mutating = matches!(
+            name,
+            "append" | "extend" | "insert" | "pop" | "clear" | "reverse" | "remove" | "sort"
+        );
+        if mutating && self.tx.is_external_list(&l) {
+            return Err(TraceError::unsupported(format!(
+                "mutating an input list (list.{name})"
+            )));
+        }
+        match (name, args.as_slice()) {
+            ("append", [v]) => {
+                l.borrow_mut().push(v.clone());
+                Ok(Var::none(py))
+            }
+            ("extend", [v]) => {
+                let items = v
+                    .items(py)
+                    .ok_or_else(|| TraceError::unsupported("list.extend with a non-sequence"))?;
+                l.borrow_mut().extend(items);
+                Ok(Var::none(py))
+            }
+            ("pop", []) => l
+                .borrow_mut()
+                .pop()
+                .ok_or_else(|| TraceError::unsupported("pop from an empty list")),
+            ("insert", [i, v]) => {
+                let i: i64 = i
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("list.insert index"))?
+                    .extract()?;
+                let mut b = l.borrow_mut();
+                let n = b.len() as i64;
+                let i = if i < 0 { (i + n).max(0) } else { i.min(n) };
+                b.insert(i as usize, v.clone());
+                Ok(Var::none(py))
+            }
+            ("reverse", []) => {
+                l.borrow_mut().reverse();
+                Ok(Var::none(py))
+            }
+            _ => {
+                let obj = Var::List(l.clone()).as_py(py).ok_or_else(|| {
+                    TraceError::unsupported(format!("list.{name} on a list of tensors"))
+                })?;
+                if mutating {
+                    return Err(TraceError::unsupported(format!("list.{name}")));
+                }
+                let m = obj.getattr(name)?;
+                self.call_py(&m, None, args, vec![])
+            }
+        }
+    }
+}

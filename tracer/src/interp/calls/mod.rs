@@ -1,0 +1,346 @@
+//! Calls: the dispatch of a call to what it is. Torch functions and tensor methods become graph
+//! nodes (`torch.rs`), standard `nn.Module`s their functional form over lifted parameters
+//! (`modules.rs`), builtins on known values fold at trace time (`builtins.rs`), methods of
+//! tracked lists and dicts mutate the trackers (`containers.rs`), and user functions are inlined.
+
+mod builtins;
+mod containers;
+mod modules;
+mod torch;
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use fx::Target;
+
+use crate::error::TraceError;
+
+use crate::interp::ops::is_nn_module;
+use crate::interp::vars::Var;
+use crate::interp::Frame;
+
+use self::builtins::FOLDABLE_BUILTINS;
+use self::torch::{callable_path, FACTORIES};
+
+impl Frame<'_, '_> {
+    pub(super) fn call(
+        &mut self,
+        f: Var,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        match f {
+            Var::Method { recv, name } => match *recv {
+                Var::Tensor(t) => self.tensor_method(t, &name, args, kwargs),
+                Var::List(l) => self.list_method(l, &name, args),
+                Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
+                other => {
+                    // Methods of tuples, dicts and sizes are pure: fold on the Python value.
+                    let obj = other.as_py(py).ok_or_else(|| {
+                        TraceError::unsupported(format!(
+                            "method {name} of a {}",
+                            other.type_name(py)
+                        ))
+                    })?;
+                    let m = obj.getattr(name.as_str())?;
+                    self.call_py(&m, None, args, kwargs)
+                }
+            },
+            Var::Py(obj, src) => {
+                let obj = obj.bind(py).clone();
+                self.call_py(&obj, src, args, kwargs)
+            }
+            Var::Function(f) => self.inline_call(&f, args, kwargs),
+            Var::GradModeExit { restore } => {
+                self.tx.output.set_grad_mode(py, restore)?;
+                Ok(Var::none(py))
+            }
+            Var::BoundMethod { func, self_ } => {
+                let mut all = vec![*self_];
+                all.extend(args);
+                self.call(*func, all, kwargs)
+            }
+            other => Err(TraceError::unsupported(format!(
+                "calling a {}",
+                other.type_name(py)
+            ))),
+        }
+    }
+
+    pub(super) fn call_py(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        if is_nn_module(py, f)? {
+            return self.call_module(f, src, args, kwargs);
+        }
+        let module: String = f
+            .getattr(intern!(py, "__module__"))
+            .ok()
+            .and_then(|m| m.extract().ok())
+            .unwrap_or_default();
+        let name: String = f
+            .getattr(intern!(py, "__name__"))
+            .ok()
+            .and_then(|m| m.extract().ok())
+            .unwrap_or_default();
+        let has_tensor = args
+            .iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .any(contains_tensor);
+        if name == "is_compiling"
+            && (module == "torchferro.compiler"
+                || module.starts_with("torch.compiler")
+                || module.starts_with("torch._dynamo"))
+        {
+            return Ok(Var::py_const(py, true));
+        }
+        if f.hasattr(intern!(py, "_torchferro_graph_break"))
+            .unwrap_or(false)
+        {
+            return Err(TraceError::unsupported("torchferro.graph_break()"));
+        }
+        if f.hasattr(intern!(py, "_torchferro_disabled"))
+            .unwrap_or(false)
+        {
+            return Err(TraceError::unsupported(format!(
+                "call to {name}, disabled with torchferro.compiler.disable"
+            )));
+        }
+
+        // Unbound tensor methods (`torch.Tensor.add(x, y)`) are method calls.
+        let tensor_type = py.import("torch")?.getattr("Tensor")?;
+        if let Ok(owner) = f.getattr(intern!(py, "__objclass__")) {
+            if owner.is(&tensor_type) {
+                if let Some(Var::Tensor(t)) = args.first().cloned() {
+                    return self.tensor_method(t, &name, args[1..].to_vec(), kwargs);
+                }
+            }
+        }
+        if let Ok(owner) = f.getattr(intern!(py, "__self__")) {
+            if !owner.is_none()
+                && crate::interp::ops::is_immutable_const(&owner)
+                && f.get_type()
+                    .name()
+                    .map(|n| n == "builtin_function_or_method")
+                    .unwrap_or(false)
+            {
+                if let Some(r) = self.fold(f, &args, &kwargs)? {
+                    return Ok(r);
+                }
+            }
+        }
+        if let Some(v) = self.grad_mode_call(f, &args)? {
+            return Ok(v);
+        }
+        if (module == "_operator" || module == "operator") && kwargs.is_empty() && !name.is_empty()
+        {
+            return self.operator(name.trim_start_matches("__").trim_end_matches("__"), args);
+        }
+        let is_torch =
+            (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
+                && !module.starts_with("torch.nn.modules");
+        if is_torch && (has_tensor || FACTORIES.contains(&name.as_str())) {
+            if module.starts_with("torch._dynamo")
+                || module.starts_with("torch.compiler")
+                || name == "compile"
+            {
+                return Err(TraceError::unsupported(format!("calling {module}.{name}")));
+            }
+            let path = callable_path(py, f, &module, &name);
+            let gargs = args
+                .iter()
+                .map(|a| a.to_arg(py))
+                .collect::<Result<Vec<_>, _>>()?;
+            let gkw = kwargs
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
+                .collect::<Result<Vec<_>, TraceError>>()?;
+            return self.graph_call(&name, Target::Function(path), Some(f), gargs, gkw);
+        }
+        if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
+            return self.call_builtin(f, &name, args, kwargs);
+        }
+        if (module == "math" || is_torch) && !has_tensor {
+            if let Some(r) = self.fold(f, &args, &kwargs)? {
+                return Ok(r);
+            }
+        }
+        if let Some(r) = self.call_user_callable(f, src.as_ref(), &args, &kwargs)? {
+            return Ok(r);
+        }
+        let what = if module.is_empty() {
+            name.clone()
+        } else {
+            format!("{module}.{name}")
+        };
+        let kind = if f
+            .get_type()
+            .name()
+            .map(|n| n == "function")
+            .unwrap_or(false)
+        {
+            "call to the user function"
+        } else {
+            "call to"
+        };
+        Err(TraceError::unsupported(format!("{kind} {what}")))
+    }
+
+    /// `torch.no_grad()`, `torch.enable_grad()` and `torch.set_grad_enabled(b)` become grad-mode
+    /// regions of the graph instead of being run (constructing `set_grad_enabled` changes the
+    /// global mode, which tracing must never do for real).
+    pub(super) fn grad_mode_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let torch = py.import("torch")?;
+        if f.is(&torch.getattr("no_grad")?) && args.is_empty() {
+            return Ok(Some(Var::GradMode {
+                enabled: false,
+                prev: None,
+            }));
+        }
+        if f.is(&torch.getattr("enable_grad")?) && args.is_empty() {
+            return Ok(Some(Var::GradMode {
+                enabled: true,
+                prev: None,
+            }));
+        }
+        if f.is(&torch.getattr("set_grad_enabled")?) {
+            let [mode] = args else {
+                return Err(TraceError::unsupported(
+                    "torch.set_grad_enabled with these arguments",
+                ));
+            };
+            let enabled: bool = mode
+                .as_py(py)
+                .ok_or_else(|| TraceError::unsupported("a grad mode that is a tensor"))?
+                .extract()?;
+            let prev = self.tx.output.grad_enabled();
+            self.tx.output.set_grad_mode(py, enabled)?;
+            return Ok(Some(Var::GradMode {
+                enabled,
+                prev: Some(prev),
+            }));
+        }
+        Ok(None)
+    }
+
+    /// Inlines user functions, bound methods and `functools.partial` objects; `None` if `f` is
+    /// none of these.
+    pub(super) fn call_user_callable(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        src: Option<&crate::source::Source>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let f = f.clone().unbind().into_bound(py);
+        let types = py.import("types")?;
+        if f.is_instance(&types.getattr("FunctionType")?)? {
+            if !self.inlinable(&f)? {
+                return Ok(None);
+            }
+            let fv = self.function_of(&f, src)?;
+            return Ok(Some(self.inline_call(
+                &fv,
+                args.to_vec(),
+                kwargs.to_vec(),
+            )?));
+        }
+        if f.is_instance(&types.getattr("MethodType")?)? {
+            let func = f.getattr("__func__")?;
+            let this = f.getattr("__self__")?;
+            let this = self.tx.wrap(this, src.map(|s| s.attr(py, "__self__")))?;
+            let func = self.tx.wrap(func, src.map(|s| s.attr(py, "__func__")))?;
+            let mut all = vec![this];
+            all.extend(args.iter().cloned());
+            return Ok(Some(self.call(func, all, kwargs.to_vec())?));
+        }
+        if f.is_instance(&py.import("functools")?.getattr("partial")?)? {
+            let func = self
+                .tx
+                .wrap(f.getattr("func")?, src.map(|s| s.attr(py, "func")))?;
+            let pargs = self
+                .tx
+                .wrap(f.getattr("args")?, src.map(|s| s.attr(py, "args")))?;
+            let pkw = self
+                .tx
+                .wrap(f.getattr("keywords")?, src.map(|s| s.attr(py, "keywords")))?;
+            let mut all = pargs
+                .items(py)
+                .ok_or_else(|| TraceError::internal("partial args"))?;
+            all.extend(args.iter().cloned());
+            let mut kw: Vec<(String, Var)> = match pkw {
+                Var::Dict(d) => d
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| Ok((k.bind(py).extract::<String>()?, v.clone())))
+                    .collect::<Result<_, TraceError>>()?,
+                _ => Vec::new(),
+            };
+            for (k, v) in kwargs {
+                kw.retain(|(k2, _)| k2 != k);
+                kw.push((k.clone(), v.clone()));
+            }
+            return Ok(Some(self.call(func, all, kw)?));
+        }
+        Ok(None)
+    }
+
+    /// User code is inlined; torch's and the standard library's Python functions are not.
+    pub(super) fn inlinable(&self, f: &Bound<'_, PyAny>) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let filename: String = f.getattr("__code__")?.getattr("co_filename")?.extract()?;
+        // torch.nn's own module code is inlined like user code (its helpers call torch ops).
+        Ok((!crate::skipfiles::is_skipped(py, &filename)
+            || filename.contains("/torch/nn/modules/"))
+            && !filename.starts_with("<frozen"))
+    }
+
+    /// Calls `f` for real on known Python values (pure functions only).
+    pub(super) fn fold(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
+        let Some(vals) = vals else { return Ok(None) };
+        let kw = PyDict::new(py);
+        for (k, v) in kwargs {
+            let Some(v) = v.as_py(py) else {
+                return Ok(None);
+            };
+            kw.set_item(k, v)?;
+        }
+        let r = f
+            .call(PyTuple::new(py, vals)?, Some(&kw))
+            .map_err(|e| TraceError::UserError {
+                call: f.repr().map(|r| r.to_string()).unwrap_or_default(),
+                message: e.to_string(),
+                error: e,
+            })?;
+        Ok(Some(self.tx.wrap(r, None)?))
+    }
+}
+
+pub(super) fn contains_tensor(v: &Var) -> bool {
+    match v {
+        Var::Tensor(_) => true,
+        Var::Tuple(items) => items.iter().any(contains_tensor),
+        Var::List(items) => items.borrow().iter().any(contains_tensor),
+        _ => false,
+    }
+}

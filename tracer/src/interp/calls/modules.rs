@@ -1,0 +1,206 @@
+//! `nn.Module` calls: standard layers as their functional form, other modules inlined.
+
+use pyo3::prelude::*;
+
+use crate::error::TraceError;
+use crate::guards::Check;
+
+use crate::interp::vars::Var;
+use crate::interp::Frame;
+
+impl Frame<'_, '_> {
+    /// Calls a standard torch.nn layer as its functional form, with parameters lifted as graph
+    /// inputs. User-defined modules are inlined in issue 3; until then they are unsupported.
+    pub(super) fn call_module(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let ty = m.get_type();
+        let tyname = ty.name()?.to_string();
+        let tymod: String = ty.getattr("__module__")?.extract()?;
+        if has_hooks(py, m)? {
+            return Err(TraceError::unsupported(format!(
+                "calling {tyname}, which has hooks"
+            )));
+        }
+        if !tymod.starts_with("torch.nn.modules") {
+            return self.inline_forward(m, src, args, kwargs);
+        }
+        let Some(src) = src else {
+            return Err(TraceError::unsupported(format!(
+                "calling a {tyname} with no source"
+            )));
+        };
+        // The training flag changes what several layers compute: guard it.
+        let training = m.getattr("training")?;
+        self.tx.guards.add(
+            py,
+            &src.attr(py, "training"),
+            Check::Equals(training.clone().unbind()),
+        );
+        let training: bool = training.extract()?;
+        let mvar = Var::Py(m.clone().unbind(), Some(src));
+        let attr = |s: &mut Self, n: &str| s.getattr(mvar.clone(), n);
+        let f = py.import("torch.nn.functional")?;
+        let x = args
+            .first()
+            .cloned()
+            .ok_or_else(|| TraceError::unsupported(format!("calling {tyname} with no input")))?;
+        if (args.len() != 1 || !kwargs.is_empty()) && tyname != "Sequential" {
+            return Err(TraceError::unsupported(format!(
+                "calling {tyname} with these arguments"
+            )));
+        }
+        let fcall = |s: &mut Self,
+                     fname: &str,
+                     fargs: Vec<Var>,
+                     fkw: Vec<(&str, Var)>|
+         -> Result<Var, TraceError> {
+            let func = f.getattr(fname)?;
+            let kw = fkw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            s.call_py(&func, None, fargs, kw)
+        };
+        let c = |_: &Self, n: &str| -> Result<Var, TraceError> {
+            Ok(Var::Py(m.getattr(n)?.unbind(), None))
+        };
+        match tyname.as_str() {
+            "Linear" => {
+                let w = attr(self, "weight")?;
+                let b = attr(self, "bias")?;
+                fcall(self, "linear", vec![x, w, b], vec![])
+            }
+            "LayerNorm" => {
+                let w = attr(self, "weight")?;
+                let b = attr(self, "bias")?;
+                let shape = c(self, "normalized_shape")?;
+                let eps = c(self, "eps")?;
+                fcall(self, "layer_norm", vec![x, shape, w, b, eps], vec![])
+            }
+            "ReLU" => fcall(self, "relu", vec![x], vec![]),
+            "GELU" => {
+                let a = c(self, "approximate")?;
+                fcall(self, "gelu", vec![x], vec![("approximate", a)])
+            }
+            "SiLU" => fcall(self, "silu", vec![x], vec![]),
+            "Sigmoid" => self.call_py(
+                &py.import("torch")?.getattr("sigmoid")?,
+                None,
+                vec![x],
+                vec![],
+            ),
+            "Tanh" => self.call_py(&py.import("torch")?.getattr("tanh")?, None, vec![x], vec![]),
+            "Identity" => Ok(x),
+            "Dropout" => {
+                let p = c(self, "p")?;
+                fcall(
+                    self,
+                    "dropout",
+                    vec![x, p, Var::py_const(py, training)],
+                    vec![],
+                )
+            }
+            "Softmax" | "LogSoftmax" => {
+                let dim = c(self, "dim")?;
+                fcall(
+                    self,
+                    if tyname == "Softmax" {
+                        "softmax"
+                    } else {
+                        "log_softmax"
+                    },
+                    vec![x],
+                    vec![("dim", dim)],
+                )
+            }
+            "Sequential" => {
+                let children: Vec<String> = m
+                    .getattr("_modules")?
+                    .call_method0("keys")?
+                    .try_iter()?
+                    .map(|k| k.and_then(|k| k.extract()))
+                    .collect::<PyResult<_>>()?;
+                let mut cur = x;
+                let mut first = true;
+                for name in children {
+                    let child = attr(self, &name)?;
+                    cur = if first {
+                        self.call(child, args.clone(), kwargs.clone())?
+                    } else {
+                        self.call(child, vec![cur], vec![])?
+                    };
+                    first = false;
+                }
+                Ok(cur)
+            }
+            _ => self.inline_forward(m, Some(mvar_source(&mvar)), args, kwargs),
+        }
+    }
+
+    /// `module(*args)` without hooks is `type(module).forward(module, *args)`: inline it.
+    pub(super) fn inline_forward(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let forward = m.get_type().getattr("forward")?;
+        let types = py.import("types")?;
+        if !forward.is_instance(&types.getattr("FunctionType")?)? {
+            return Err(TraceError::unsupported(format!(
+                "calling a {} whose forward is not a Python function",
+                m.get_type().name()?
+            )));
+        }
+        let this = match &src {
+            Some(s) => self
+                .tx
+                .wrap(m.clone().unbind().into_bound(py), Some(s.clone()))?,
+            None => Var::Py(m.clone().unbind(), None),
+        };
+        let fv = self.function_of(&forward.unbind().into_bound(py), None)?;
+        let mut all = vec![this];
+        all.extend(args);
+        self.inline_call(&fv, all, kwargs)
+    }
+}
+
+fn mvar_source(v: &Var) -> crate::source::Source {
+    match v {
+        Var::Py(_, Some(s)) => s.clone(),
+        _ => unreachable!("module calls carry their source"),
+    }
+}
+
+fn has_hooks(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<bool> {
+    for attr in [
+        "_forward_hooks",
+        "_forward_pre_hooks",
+        "_backward_hooks",
+        "_backward_pre_hooks",
+    ] {
+        if let Ok(d) = m.getattr(attr) {
+            if d.len().unwrap_or(0) > 0 {
+                return Ok(true);
+            }
+        }
+    }
+    let hooks = py.import("torch.nn.modules.module")?;
+    for g in [
+        "_global_forward_hooks",
+        "_global_forward_pre_hooks",
+        "_global_backward_hooks",
+    ] {
+        if let Ok(d) = hooks.getattr(g) {
+            if d.len().unwrap_or(0) > 0 {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,187 @@
+//! Tensor methods: metadata queries fold at trace time, other methods become graph nodes.
+
+use pyo3::prelude::*;
+
+use fx::{Arg, Target};
+
+use crate::error::TraceError;
+use crate::output::TensorValue;
+
+use crate::interp::vars::Var;
+use crate::interp::Frame;
+
+/// Torch functions that create tensors without a tensor argument.
+pub(super) const FACTORIES: &[&str] = &[
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "tensor",
+    "as_tensor",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "scalar_tensor",
+    "empty_strided",
+    "tril_indices",
+    "triu_indices",
+];
+
+/// Tensor methods that read data into Python: their result depends on values, not metadata.
+const DATA_DEPENDENT: &[&str] = &[
+    "item",
+    "tolist",
+    "numpy",
+    "__bool__",
+    "__int__",
+    "__float__",
+    "__index__",
+    "nonzero",
+    "data_ptr",
+    "untyped_storage",
+    "storage",
+    "backward",
+    "register_hook",
+    "retain_grad",
+    "unique",
+];
+
+/// In-place ops that change a tensor's sizes or strides: every tracker of that tensor would
+/// have to learn the new metadata, so they are left to run natively.
+const SHAPE_IN_PLACE: &[&str] = &[
+    "unsqueeze_",
+    "squeeze_",
+    "transpose_",
+    "t_",
+    "swapdims_",
+    "swapaxes_",
+    "resize_",
+    "resize_as_",
+    "as_strided_",
+    "set_",
+    "squeeze_",
+    "permute_",
+];
+
+impl Frame<'_, '_> {
+    pub(super) fn tensor_method(
+        &mut self,
+        t: TensorValue,
+        name: &str,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let meta = &t.meta;
+        let int_arg = |v: Option<&Var>| -> Result<Option<i64>, TraceError> {
+            match v {
+                None => Ok(None),
+                Some(v) => Ok(Some(
+                    v.as_py(py)
+                        .ok_or_else(|| TraceError::unsupported("a tensor dim argument"))?
+                        .extract()?,
+                )),
+            }
+        };
+        let dim_kw = kwargs.iter().find(|(k, _)| k == "dim").map(|(_, v)| v);
+        let norm = |d: i64, n: usize| -> Result<usize, TraceError> {
+            let n = n as i64;
+            let r = if d < 0 { d + n } else { d };
+            if r < 0 || r >= n.max(1) {
+                return Err(TraceError::unsupported(
+                    "a dim out of range (the frame raises IndexError)",
+                ));
+            }
+            Ok(r as usize)
+        };
+        match name {
+            "size" | "stride" => {
+                let vals = if name == "size" {
+                    meta.known_sizes()
+                } else {
+                    meta.known_strides()
+                };
+                let vals = vals.ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
+                return match int_arg(args.first().or(dim_kw))? {
+                    Some(d) => Ok(Var::py_const(py, vals[norm(d, vals.len())?])),
+                    None if name == "size" => Ok(Var::Size(vals)),
+                    None => Ok(Var::Tuple(
+                        vals.into_iter().map(|v| Var::py_const(py, v)).collect(),
+                    )),
+                };
+            }
+            "dim" | "ndimension" => return Ok(Var::py_const(py, meta.ndim() as i64)),
+            "numel" | "nelement" => {
+                let s = meta
+                    .known_sizes()
+                    .ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
+                return Ok(Var::py_const(py, s.iter().product::<i64>()));
+            }
+            "element_size" => return Ok(Var::py_const(py, meta.dtype.itemsize() as i64)),
+            "is_floating_point" => return Ok(Var::py_const(py, meta.dtype.is_floating_point())),
+            "is_complex" => return Ok(Var::py_const(py, meta.dtype.is_complex())),
+            "is_contiguous" if args.is_empty() && kwargs.is_empty() => {
+                let (Some(sizes), Some(strides)) = (meta.known_sizes(), meta.known_strides())
+                else {
+                    return Err(TraceError::unsupported("symbolic shapes"));
+                };
+                let mut expected = 1i64;
+                let mut ok = true;
+                for i in (0..sizes.len()).rev() {
+                    if sizes[i] != 1 && strides[i] != expected {
+                        ok = false;
+                    }
+                    expected *= sizes[i];
+                }
+                return Ok(Var::py_const(py, ok || sizes.contains(&0)));
+            }
+            "get_device" => return Ok(Var::py_const(py, meta.device.index.unwrap_or(-1))),
+            _ => {}
+        }
+        if SHAPE_IN_PLACE.contains(&name) {
+            return Err(TraceError::unsupported(format!(
+                "Tensor.{name}() (it changes the tensor's shape in place)"
+            )));
+        }
+        if DATA_DEPENDENT.contains(&name) {
+            return Err(TraceError::unsupported(format!(
+                "Tensor.{name}() (its result depends on tensor data)"
+            )));
+        }
+        let mut gargs = vec![Arg::Node(t.node)];
+        for a in &args {
+            gargs.push(a.to_arg(py)?);
+        }
+        let gkw = kwargs
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
+            .collect::<Result<Vec<_>, TraceError>>()?;
+        self.graph_call(name, Target::Method(name.to_string()), None, gargs, gkw)
+    }
+}
+
+/// A Python path that names `f` (`torch.relu`, `torch.nn.functional.linear`), for printing.
+pub(super) fn callable_path(
+    py: Python<'_>,
+    f: &Bound<'_, PyAny>,
+    module: &str,
+    name: &str,
+) -> String {
+    let _ = (py, f);
+    let module = if module.starts_with("torch._C") {
+        "torch"
+    } else {
+        module
+    };
+    format!("{module}.{name}")
+}
