@@ -555,13 +555,6 @@ def test_unsupported_builtin_break_message():
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lead: after `n = id(x)` breaks the graph, the resume function guards on the (dead) result "
-    "of id(): EQUALS_MATCH L['___stack0'] == <address>, so every call recompiles with the reason "
-    "\"L['___stack0'] == 140270994224496 failed. actual 140271002609504\" until the recompile limit; "
-    "expected: no guard on a value the resumed code never reads (and no recompile on the second call)",
-)
 def test_unsupported_builtin_does_not_recompile_on_every_call():
     inputs = [torch.ones(3) for _ in range(3)]  # alive together: three different id()s
     cap = observe(_eager(builtin_id), [lambda t=t: (t,) for t in inputs])

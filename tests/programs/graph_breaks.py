@@ -277,7 +277,7 @@ class Recorder:
         return False
 
 
-@program(lambda r: (r.randn(3), Recorder()), 0, 4, eager=1)
+@program(lambda r: (r.randn(3), Recorder()), 0, 2, eager=1)
 def print_inside_user_context_manager(x, rec):
     with rec:
         y = x + 1

@@ -328,7 +328,7 @@ def _tree_sum(items):
 
 # torch.compile: 1 graphs
 @program(
-    lambda r: ([r.randn(2), [r.randn(2), (r.randn(2), r.randn(2))]],), 0, 4, eager=2
+    lambda r: ([r.randn(2), [r.randn(2), (r.randn(2), r.randn(2))]],), 0, 1, eager=2
 )
 def recursion_over_nested_containers(tree):
     return _tree_sum(tree)

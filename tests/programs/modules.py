@@ -254,8 +254,7 @@ class Derived(Base):
         return super().head(h) * 2 + h.mean(-1)
 
 
-# torch.compile: 1 graphs
-module_program("inheritance_and_super", Derived, x8, 2, 1, eager=1)
+module_program("inheritance_and_super", Derived, x8, 1, fullgraph=True)
 
 
 class KwForward(nn.Module):

@@ -59,7 +59,7 @@ class Obj:
 
 
 # torch.compile: 1 graphs
-@program(lambda r: (r.randn(3), Obj(r.randn(3))), 4, 4)
+@program(lambda r: (r.randn(3), Obj(r.randn(3))), 2, 2)
 def attribute_write_on_input_object(x, o):
     o.t = o.t + x
     o.calls += 1
@@ -195,7 +195,7 @@ def mutated_list_is_also_returned(x, out):
     return out
 
 
-@program(x34, 1, 7)
+@program(x34, 1, 4)
 def new_object_returned(x):
     o = Obj(x * 2)
     o.calls = 5
@@ -203,7 +203,7 @@ def new_object_returned(x):
 
 
 # torch.compile: 1 graphs
-@program(lambda r: (r.randn(3), Obj(r.randn(3))), 2, 4)
+@program(lambda r: (r.randn(3), Obj(r.randn(3))), 1, 2)
 def setattr_builtin(x, o):
     setattr(o, "t", x.neg())  # noqa: B010
     setattr(o, "extra", 3)  # noqa: B010

@@ -26,6 +26,8 @@ pub enum Check {
     Len(usize),
     /// `list(v.keys()) == keys`, for dicts whose values are guarded one by one.
     DictKeys(Vec<Py<PyAny>>),
+    /// `hasattr(v, name) == present`: a `getattr` default or a `hasattr` answer was used.
+    HasAttr(String, bool),
 }
 
 pub struct TensorCheck {
@@ -47,6 +49,15 @@ impl Check {
             Check::IsNone => 4,
             Check::Len(_) => 5,
             Check::DictKeys(_) => 6,
+            Check::HasAttr(..) => 7,
+        }
+    }
+
+    /// Whether `other` checks the same thing (one check per kind, except one per attribute name).
+    fn same_as(&self, other: &Check) -> bool {
+        match (self, other) {
+            (Check::HasAttr(a, _), Check::HasAttr(b, _)) => a == b,
+            _ => self.kind_key() == other.kind_key(),
         }
     }
 
@@ -133,6 +144,20 @@ impl Check {
                             .collect::<Vec<_>>()
                             .join(", "),
                         actual.iter().map(short_repr).collect::<Vec<_>>().join(", ")
+                    ))
+                } else {
+                    Err(String::new())
+                }
+            }
+            Check::HasAttr(name, present) => {
+                let has = v.hasattr(name.as_str()).unwrap_or(false);
+                if has == *present {
+                    Ok(())
+                } else if verbose {
+                    Err(format!(
+                        "hasattr({source}, {name:?}) mismatch. expected {}, actual {}",
+                        py_bool(*present),
+                        py_bool(has)
                     ))
                 } else {
                     Err(String::new())
@@ -298,6 +323,12 @@ pub struct GuardTree {
     count: usize,
     /// Where the tracer is (`file:line`): recorded on each guard added.
     pub origin: Option<String>,
+    /// Checks not installed yet, by source: they are added when the traced code uses the value
+    /// (`realize`), so a value that is only moved around (a dead resumed stack slot, an object
+    /// whose attributes alone are read) does not make later calls recompile.
+    /// The flag marks identity checks, installed only where identity matters (`is`, folding a
+    /// call on the object), not on every use.
+    deferred: Vec<(String, Source, Check, bool)>,
 }
 
 /// `torch.is_grad_enabled`, looked up once.
@@ -326,6 +357,37 @@ impl GuardTree {
             grad_enabled: grad,
             count: 0,
             origin: None,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Records `check` on `source`, to be installed if the value is used (see `realize`);
+    /// `identity` checks wait for a use of the object's identity instead.
+    pub fn defer(&mut self, source: &Source, check: Check, identity: bool) {
+        self.deferred
+            .push((source.to_string(), source.clone(), check, identity));
+    }
+
+    /// Whether any check waits for its value to be used (the common case is none: a fast exit).
+    pub fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// Installs the deferred checks of `source`: the traced code now depends on its value (and,
+    /// with `identity`, on which object it is).
+    pub fn realize(&mut self, py: Python<'_>, source: &Source, identity: bool) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let key = source.to_string();
+        let mut i = 0;
+        while i < self.deferred.len() {
+            if self.deferred[i].0 == key && (identity || !self.deferred[i].3) {
+                let (_, s, c, _) = self.deferred.remove(i);
+                self.add(py, &s, c);
+            } else {
+                i += 1;
+            }
         }
     }
 
@@ -362,11 +424,7 @@ impl GuardTree {
         // SAFETY: node_ptr points into `self.roots`' tree, which is not touched between taking
         // the pointer and this use (the loop above has ended).
         let node = unsafe { &mut *node_ptr.expect("a source has at least one step") };
-        if node
-            .checks
-            .iter()
-            .any(|c| c.check.kind_key() == check.kind_key())
-        {
+        if node.checks.iter().any(|c| c.check.same_as(&check)) {
             return;
         }
         node.checks.push(LeafCheck {
@@ -561,6 +619,11 @@ impl GuardNode {
                     }
                     Check::IsNone => format!("NONE_MATCH {} is None", c.source),
                     Check::Len(n) => format!("LENGTH_CHECK len({}) == {n}", c.source),
+                    Check::HasAttr(name, present) => format!(
+                        "HASATTR {}: hasattr(.., {name:?}) is {}",
+                        c.source,
+                        py_bool(*present)
+                    ),
                     Check::DictKeys(k) => format!(
                         "DICT_KEYS {} == [{}]",
                         c.source,

@@ -306,7 +306,15 @@ impl<'a, 'py> Frame<'a, 'py> {
         }
     }
 
+    /// Pops a value the instruction uses: its deferred guards are installed.
     fn pop(&mut self) -> Result<Var, TraceError> {
+        let v = self.pop_unused()?;
+        self.tx.realize(&v);
+        Ok(v)
+    }
+
+    /// Pops a value that is only moved (stored, returned or dropped): no guard is needed for it.
+    fn pop_unused(&mut self) -> Result<Var, TraceError> {
         self.stack
             .pop()
             .ok_or_else(|| TraceError::internal("stack underflow"))
@@ -316,7 +324,11 @@ impl<'a, 'py> Frame<'a, 'py> {
         if self.stack.len() < n {
             return Err(TraceError::internal("stack underflow"));
         }
-        Ok(self.stack.split_off(self.stack.len() - n))
+        let vs = self.stack.split_off(self.stack.len() - n);
+        for v in &vs {
+            self.tx.realize(v);
+        }
+        Ok(vs)
     }
 
     fn peek(&self, depth: usize) -> Result<&Var, TraceError> {

@@ -92,6 +92,9 @@ impl Frame<'_, '_> {
             );
         }
         // Python values: sequences of known items fold through their Python form.
+        for a in &args {
+            self.tx.realize_identity(a);
+        }
         let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
         let Some(vals) = vals else {
             return Err(TraceError::unsupported(format!(
@@ -128,6 +131,8 @@ impl Frame<'_, '_> {
 
     pub(super) fn is_op(&mut self, lhs: Var, rhs: Var, negate: bool) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        self.tx.realize_identity(&lhs);
+        self.tx.realize_identity(&rhs);
         let same = match (&lhs, &rhs) {
             (Var::Py(a, _), Var::Py(b, _)) => a.is(b),
             (Var::Tensor(a), Var::Tensor(b)) => {
@@ -148,6 +153,8 @@ impl Frame<'_, '_> {
         negate: bool,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        self.tx.realize_identity(&lhs);
+        self.tx.realize_identity(&rhs);
         if let Var::Dict(d) = &rhs {
             let key = lhs
                 .as_py(py)
@@ -415,6 +422,10 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
+            Var::Super { cls, obj } => {
+                let (cls, obj) = (cls.clone_ref(py), (**obj).clone());
+                self.super_attr(cls, obj, name)
+            }
             Var::NamedTuple { ty, items } => {
                 let fields = named_tuple_fields(ty.bind(py));
                 match fields.iter().position(|f| f == name) {

@@ -28,7 +28,7 @@ impl Frame<'_, '_> {
                 self.stack.push(v);
             }
             Op::StoreFast => {
-                let v = self.pop()?;
+                let v = self.pop_unused()?;
                 self.locals[arg] = Some(v);
             }
             Op::DeleteFast => self.locals[arg] = None,
@@ -114,7 +114,7 @@ impl Frame<'_, '_> {
             }
             Op::PushNull => self.stack.push(Var::Null),
             Op::PopTop => {
-                self.pop()?;
+                self.pop_unused()?;
             }
             Op::Copy => {
                 let v = self.peek(arg - 1)?.clone();
@@ -386,7 +386,9 @@ impl Frame<'_, '_> {
                 }
             }
             Op::JumpIfTrueOrPop | Op::JumpIfFalseOrPop => {
-                let t = self.peek(0)?.truthy(py)?;
+                let top = self.peek(0)?.clone();
+                self.tx.realize(&top);
+                let t = top.truthy(py)?;
                 if t == (ins.op == Op::JumpIfTrueOrPop) {
                     self.jump(ins.target)?;
                 } else {
@@ -478,7 +480,7 @@ impl Frame<'_, '_> {
                 self.stack.push(v);
             }
             Op::ReturnValue => {
-                let v = self.pop()?;
+                let v = self.pop_unused()?;
                 return Ok(Some(v));
             }
             Op::Unsupported => {

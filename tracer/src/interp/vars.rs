@@ -63,6 +63,12 @@ pub enum Var {
     GradModeExit {
         restore: bool,
     },
+    /// `super(cls, obj)` (or zero-argument `super()` in a method): attribute reads look past
+    /// `cls` in the MRO of `obj`'s type.
+    Super {
+        cls: Py<PyAny>,
+        obj: Box<Var>,
+    },
     /// A method bound to a value: calling it inlines `func` with `self_` first.
     BoundMethod {
         func: Box<Var>,
@@ -112,6 +118,7 @@ impl Var {
                 .unwrap_or_else(|_| "namedtuple".into()),
             Var::Function(f) => format!("function {}", f.name),
             Var::BoundMethod { .. } => "bound method".into(),
+            Var::Super { .. } => "super".into(),
         }
     }
 
@@ -141,6 +148,16 @@ impl Var {
             Var::Size(s) => {
                 let torch = py.import("torch").ok()?;
                 torch.getattr("Size").ok()?.call1((s.clone(),)).ok()
+            }
+            Var::BoundMethod { func, self_ } => {
+                let f = func.as_py(py)?;
+                let s = self_.as_py(py)?;
+                py.import("types")
+                    .ok()?
+                    .getattr("MethodType")
+                    .ok()?
+                    .call1((f, s))
+                    .ok()
             }
             Var::Slice(parts) => {
                 let a = parts[0].as_py(py)?;
@@ -346,6 +363,25 @@ fn is_const_type(o: &Bound<'_, PyAny>) -> bool {
         || o.cast::<pyo3::types::PyBytes>().is_ok()
 }
 
+/// An instance of a Python class that is not callable, not a module, class or function, and
+/// not a torch or builtins object: its identity rarely matters, and it is often new on each call.
+fn is_plain_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let ty = o.get_type();
+    let module: String = ty
+        .getattr(intern!(py, "__module__"))
+        .and_then(|m| m.extract())
+        .unwrap_or_default();
+    if module == "builtins" || module == "torch" || module.starts_with("torch.") {
+        return Ok(false);
+    }
+    if o.is_callable() || o.cast::<PyModule>().is_ok() || o.is_instance_of::<pyo3::types::PyType>()
+    {
+        return Ok(false);
+    }
+    let enum_base = py.import("enum")?.getattr("Enum")?;
+    Ok(!o.is_instance(&enum_base)? && !super::ops::is_nn_module(py, o)?)
+}
+
 /// Modules whose attributes are taken to be constant: reading `torch.relu` needs no guard.
 pub fn is_constant_module(o: &Bound<'_, PyAny>) -> bool {
     if o.cast::<PyModule>().is_err() {
@@ -414,11 +450,20 @@ impl Tracer<'_> {
             self.guards.add(py, &source, Check::Len(value.len()?));
             return Ok(Var::Dict(d));
         }
-        if value.is_none() {
-            self.guards.add(py, &source, Check::IsNone);
-        } else if is_const_type(&value) {
-            self.guards
-                .add(py, &source, Check::Equals(value.clone().unbind()));
+        // An argument of the frame is guarded when the traced code uses it: a value that is only
+        // passed along (a resumed stack slot that is stored and never read) needs no guard.
+        let lazy = source.steps().len() == 1 && source.root_local().is_some();
+        if value.is_none() || is_const_type(&value) {
+            let check = if value.is_none() {
+                Check::IsNone
+            } else {
+                Check::Equals(value.clone().unbind())
+            };
+            if lazy {
+                self.guards.defer(&source, check, false);
+            } else {
+                self.guards.add(py, &source, check);
+            }
         } else if let Ok(t) = value.cast::<PyTuple>() {
             // Guard the shape of the container; each item guards itself.
             self.guards
@@ -472,6 +517,14 @@ impl Tracer<'_> {
             if value.is_instance(&torch.getattr("device")?)? {
                 self.guards
                     .add(py, &source, Check::Equals(value.clone().unbind()));
+            } else if is_plain_object(py, &value)? {
+                // A per-call object (a dataclass, a ModelOutput, a cache): what the trace reads
+                // from it is guarded through its own sources, so its type is enough, unless the
+                // traced code compares identities or folds a call on it (`realize_identity`).
+                self.guards
+                    .add(py, &source, Check::Type(value.get_type().unbind()));
+                self.guards
+                    .defer(&source, Check::Id(value.clone().unbind()), true);
             } else {
                 // Modules, functions, classes, dtypes, nn.Modules and other objects: identity.
                 self.guards
@@ -479,6 +532,66 @@ impl Tracer<'_> {
             }
         }
         Ok(Var::Py(value.unbind(), Some(source)))
+    }
+
+    /// Installs the deferred guards of the values in `v`: the traced code uses them now.
+    pub fn realize(&mut self, v: &Var) {
+        if self.guards.has_deferred() {
+            self.realize_in(v, false, 0);
+        }
+    }
+
+    /// Like `realize`, and also the identity of the objects in `v` (for `is`, or a call that
+    /// runs on the real object).
+    pub fn realize_identity(&mut self, v: &Var) {
+        if self.guards.has_deferred() {
+            self.realize_in(v, true, 0);
+        }
+    }
+
+    fn realize_in(&mut self, v: &Var, identity: bool, depth: usize) {
+        if depth > 16 {
+            return;
+        }
+        let py = self.py;
+        match v {
+            Var::Py(_, Some(s)) => self.guards.realize(py, s, identity),
+            Var::Tuple(items) | Var::NamedTuple { items, .. } => {
+                for i in items {
+                    self.realize_in(i, identity, depth + 1);
+                }
+            }
+            Var::List(items) => {
+                let items = items.borrow().clone();
+                for i in &items {
+                    self.realize_in(i, identity, depth + 1);
+                }
+            }
+            Var::Dict(items) => {
+                let items: Vec<Var> = items.borrow().iter().map(|(_, v)| v.clone()).collect();
+                for i in &items {
+                    self.realize_in(i, identity, depth + 1);
+                }
+            }
+            Var::Slice(parts) => {
+                for i in parts.iter() {
+                    self.realize_in(i, identity, depth + 1);
+                }
+            }
+            Var::Method { recv, .. } => self.realize_in(recv, identity, depth + 1),
+            Var::BoundMethod { func, self_ } => {
+                self.realize_in(func, identity, depth + 1);
+                self.realize_in(self_, identity, depth + 1);
+            }
+            Var::Super { obj, .. } => self.realize_in(obj, identity, depth + 1),
+            Var::Cell(c) => {
+                let inner = c.borrow().clone();
+                if let Some(i) = inner {
+                    self.realize_in(&i, identity, depth + 1);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Whether `dict` was read from the frame's inputs (so mutating it is a side effect).

@@ -1,6 +1,9 @@
 //! Builtins (`len`, `getattr`, `isinstance`, `zip`, ...) over tracked values, folded at trace time.
 
 use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use crate::guards::Check;
 
 use crate::error::TraceError;
 
@@ -28,6 +31,7 @@ pub(super) const FOLDABLE_BUILTINS: &[&str] = &[
     "pow",
     "type",
     "hasattr",
+    "getattr",
     "callable",
     "repr",
     "all",
@@ -78,12 +82,15 @@ impl Frame<'_, '_> {
             ("getattr", [obj, name]) | ("getattr", [obj, name, _]) => {
                 let n: String = name
                     .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("getattr with a computed name"))?
-                    .extract()?;
+                    .and_then(|n| n.extract().ok())
+                    .ok_or_else(|| {
+                        TraceError::unsupported("getattr with a name that is not a str")
+                    })?;
                 return match self.getattr(obj.clone(), &n) {
                     Ok(v) => Ok(v),
-                    Err(e) if args.len() == 3 && has_no_attr(py, obj, &n) => {
-                        let _ = e;
+                    Err(_) if args.len() == 3 && has_no_attr(py, obj, &n) => {
+                        // The default is used: guard that the attribute is still missing.
+                        self.guard_hasattr(obj, &n, false);
                         Ok(args[2].clone())
                     }
                     Err(e) => Err(e),
@@ -92,13 +99,52 @@ impl Frame<'_, '_> {
             ("hasattr", [obj, name]) => {
                 let n: String = name
                     .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("hasattr with a computed name"))?
-                    .extract()?;
+                    .and_then(|n| n.extract().ok())
+                    .ok_or_else(|| {
+                        TraceError::unsupported("hasattr with a name that is not a str")
+                    })?;
                 if let Var::Tensor(_) = obj {
                     let t = py.import("torch")?.getattr("Tensor")?;
                     return Ok(Var::py_const(py, t.hasattr(n.as_str())?));
                 }
-                return Ok(Var::py_const(py, !has_no_attr(py, obj, &n)));
+                if let Var::NamedTuple { ty, .. } = obj {
+                    let fields = crate::interp::vars::named_tuple_fields(ty.bind(py));
+                    let has = fields.contains(&n) || ty.bind(py).hasattr(n.as_str())?;
+                    return Ok(Var::py_const(py, has));
+                }
+                let has = !has_no_attr(py, obj, &n);
+                self.guard_hasattr(obj, &n, has);
+                return Ok(Var::py_const(py, has));
+            }
+            ("type", [v]) if kwargs.is_empty() => {
+                if let Some(t) = self.type_of(v)? {
+                    return Ok(Var::Py(t.into_any(), None));
+                }
+            }
+            ("isinstance", [v, cls]) | ("issubclass", [v, cls])
+                if kwargs.is_empty() && (name == "isinstance" || matches!(v, Var::Py(..))) =>
+            {
+                // Both depend on the type alone (guarded), not on which object it is.
+                let cls = cls
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("isinstance with an unknown class"))?;
+                let ty = if name == "isinstance" {
+                    self.type_of(v)?.map(|t| t.into_any().into_bound(py))
+                } else {
+                    v.as_py(py)
+                };
+                if let Some(ty) = ty {
+                    let r = py
+                        .import("builtins")?
+                        .getattr("issubclass")?
+                        .call1((ty, cls))
+                        .map_err(|e| TraceError::UserError {
+                            call: name.to_string(),
+                            message: e.to_string(),
+                            error: e,
+                        })?;
+                    return self.tx.wrap(r, None);
+                }
             }
             ("len", [Var::Tensor(t)]) => {
                 let n = t
@@ -111,17 +157,6 @@ impl Frame<'_, '_> {
             }
             ("len", [v]) if v.items(py).is_some() => {
                 return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64))
-            }
-            ("isinstance", [Var::Tensor(_), cls]) => {
-                let tensor = py.import("torch")?.getattr("Tensor")?;
-                let cls = cls
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("isinstance with an unknown class"))?;
-                let r = py
-                    .import("builtins")?
-                    .getattr("issubclass")?
-                    .call1((tensor, cls))?;
-                return self.tx.wrap(r, None);
             }
             ("tuple", [v]) | ("list", [v]) if v.items(py).is_some() => {
                 let items = v.items(py).unwrap();
@@ -172,6 +207,85 @@ impl Frame<'_, '_> {
         Err(TraceError::unsupported(format!(
             "builtin {name}() on these arguments"
         )))
+    }
+}
+
+impl Frame<'_, '_> {
+    /// Guards `hasattr(obj, name) == present` where `obj` was read from the frame.
+    fn guard_hasattr(&mut self, obj: &Var, name: &str, present: bool) {
+        if let Var::Py(o, Some(src)) = obj {
+            let py = self.tx.py;
+            // Attributes of constant modules and of immutable values do not come and go.
+            if !crate::interp::vars::is_constant_module(o.bind(py)) {
+                self.tx
+                    .guards
+                    .add(py, src, Check::HasAttr(name.to_string(), present));
+            }
+        }
+    }
+
+    /// `type(v)` for a tracked value, when it is known (a tensor input's exact class is guarded;
+    /// tensors made by the graph are `torch.Tensor`).
+    pub(in crate::interp) fn type_of(&self, v: &Var) -> Result<Option<Py<PyType>>, TraceError> {
+        Ok(self.type_of_bound(v)?.map(|t| t.unbind()))
+    }
+
+    fn type_of_bound(&self, v: &Var) -> Result<Option<Bound<'_, PyType>>, TraceError> {
+        let py = self.tx.py;
+        let builtins = py.import("builtins")?;
+        let named = |n: &str| -> Result<Option<Bound<'_, PyType>>, TraceError> {
+            Ok(Some(
+                builtins
+                    .getattr(n)?
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ))
+        };
+        Ok(match v {
+            Var::Tensor(t) => {
+                let inputs = self.tx.output.graph.placeholders();
+                let ty = match inputs.iter().position(|n| *n == t.node) {
+                    Some(i) => self.tx.output.example_inputs[i].bind(py).get_type(),
+                    None => py
+                        .import("torch")?
+                        .getattr("Tensor")?
+                        .cast_into::<PyType>()
+                        .map_err(PyErr::from)?,
+                };
+                Some(ty)
+            }
+            Var::Py(o, _) => Some(o.bind(py).get_type()),
+            Var::Tuple(_) => named("tuple")?,
+            Var::List(_) => named("list")?,
+            Var::Dict(_) => named("dict")?,
+            Var::Slice(_) => named("slice")?,
+            Var::Super { .. } => named("super")?,
+            Var::NamedTuple { ty, .. } => Some(
+                ty.bind(py)
+                    .clone()
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
+            Var::Size(_) => Some(
+                py.import("torch")?
+                    .getattr("Size")?
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
+            Var::Function(_) => Some(
+                py.import("types")?
+                    .getattr("FunctionType")?
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
+            Var::BoundMethod { .. } => Some(
+                py.import("types")?
+                    .getattr("MethodType")?
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
+            _ => None,
+        })
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod builtins;
 mod containers;
+mod library;
 mod modules;
 mod torch;
 
@@ -36,8 +37,10 @@ impl Frame<'_, '_> {
                 Var::Tensor(t) => self.tensor_method(t, &name, args, kwargs),
                 Var::List(l) => self.list_method(l, &name, args),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
+                Var::Super { obj, .. } => self.super_getattribute(*obj, &args),
                 other => {
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
+                    self.tx.realize_identity(&other);
                     let obj = other.as_py(py).ok_or_else(|| {
                         TraceError::unsupported(format!(
                             "method {name} of a {}",
@@ -94,6 +97,13 @@ impl Frame<'_, '_> {
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
             .any(contains_tensor);
+        let builtins = py.import("builtins")?;
+        if f.is(&builtins.getattr("super")?) {
+            return self.make_super(args);
+        }
+        if let Some(r) = self.library_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
         if name == "is_compiling"
             && (module == "torchferro.compiler"
                 || module.starts_with("torch.compiler")
@@ -302,9 +312,11 @@ impl Frame<'_, '_> {
     pub(super) fn inlinable(&self, f: &Bound<'_, PyAny>) -> Result<bool, TraceError> {
         let py = self.tx.py;
         let filename: String = f.getattr("__code__")?.getattr("co_filename")?.extract()?;
-        // torch.nn's own module code is inlined like user code (its helpers call torch ops).
+        // torch.nn's own module code is inlined like user code (its helpers call torch ops), and
+        // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
         Ok((!crate::skipfiles::is_skipped(py, &filename)
-            || filename.contains("/torch/nn/modules/"))
+            || filename.contains("/torch/nn/modules/")
+            || filename.ends_with("/_collections_abc.py"))
             && !filename.starts_with("<frozen"))
     }
 
@@ -316,6 +328,9 @@ impl Frame<'_, '_> {
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
+        for a in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
+            self.tx.realize_identity(a);
+        }
         let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
         let Some(vals) = vals else { return Ok(None) };
         let kw = PyDict::new(py);

@@ -1,0 +1,207 @@
+//! `super()` and the pure-Python library helpers that model code calls on the way to its
+//! tensors: `dataclasses.fields`, `inspect.signature`. These are answered at trace time from
+//! facts the guards already pin (the type of an object, the identity of a function) instead of
+//! tracing the library's own code.
+
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use crate::error::TraceError;
+use crate::guards::Check;
+use crate::interp::vars::Var;
+use crate::interp::Frame;
+
+/// Read-only methods of builtin bases (`dict`, `object`) that `super().name(...)` may run for
+/// real on a known object.
+const PURE_BUILTIN_METHODS: &[&str] = &[
+    "get",
+    "__getitem__",
+    "__contains__",
+    "__len__",
+    "keys",
+    "values",
+    "items",
+    "__repr__",
+    "__str__",
+    "__hash__",
+    "__eq__",
+];
+
+impl Frame<'_, '_> {
+    /// `super()` (zero arguments: the enclosing method's `__class__` cell and first argument,
+    /// as the compiler arranges it) or `super(cls, obj)`.
+    pub(super) fn make_super(&mut self, args: Vec<Var>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let (cls, obj) = match args.as_slice() {
+            [cls, obj] => (cls.clone(), obj.clone()),
+            [] => {
+                let Some(i) = self.code.localsplus.iter().rposition(|n| n == "__class__") else {
+                    return Err(TraceError::unsupported(
+                        "super() outside a method (no __class__ cell)",
+                    ));
+                };
+                let first_free = self.code.localsplus.len() - self.code.nfree;
+                if i < first_free || self.code.nargs == 0 {
+                    return Err(TraceError::unsupported("super() without a first argument"));
+                }
+                let cls = self.load_deref(i)?;
+                let obj = match self.load_local(0)? {
+                    Var::Cell(c) => c.borrow().clone().ok_or_else(|| {
+                        TraceError::unsupported("super() with an unassigned first argument")
+                    })?,
+                    v => v,
+                };
+                (cls, obj)
+            }
+            _ => return Err(TraceError::unsupported("super() with one argument")),
+        };
+        let cls = cls
+            .as_py(py)
+            .filter(|c| c.is_instance_of::<PyType>())
+            .ok_or_else(|| TraceError::unsupported("super() of something that is not a class"))?;
+        Ok(Var::Super {
+            cls: cls.unbind(),
+            obj: Box::new(obj),
+        })
+    }
+
+    /// `super(cls, obj).name`: the attribute found past `cls` in the MRO of `type(obj)`. Python
+    /// methods bind to the tracked `obj` (so they are inlined on it); read-only methods of
+    /// builtin bases run for real.
+    pub(in crate::interp) fn super_attr(
+        &mut self,
+        cls: Py<PyAny>,
+        obj: Var,
+        name: &str,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let real = obj
+            .as_py(py)
+            .ok_or_else(|| TraceError::unsupported(format!("super().{name} on a traced value")))?;
+        if name == "__getattribute__" || name == "__getattr__" {
+            // `super().__getattribute__(n)` reads the attribute without the class's own hook:
+            // the plain attribute read of the tracker.
+            return Ok(Var::Method {
+                recv: Box::new(Var::Super {
+                    cls,
+                    obj: Box::new(obj),
+                }),
+                name: name.to_string(),
+            });
+        }
+        let sup = py
+            .import("builtins")?
+            .getattr("super")?
+            .call1((cls.bind(py), &real))?;
+        let v = sup.getattr(name).map_err(|e| TraceError::UserError {
+            call: format!("super().{name}"),
+            message: e.to_string(),
+            error: e,
+        })?;
+        let types = py.import("types")?;
+        if v.is_instance(&types.getattr("MethodType")?)?
+            && v.getattr("__self__").map(|s| s.is(&real)).unwrap_or(false)
+        {
+            // The function is fixed by `cls` and the type of `obj`, both guarded.
+            let func = v.getattr("__func__")?;
+            return Ok(Var::BoundMethod {
+                func: Box::new(Var::Py(func.unbind(), None)),
+                self_: Box::new(obj),
+            });
+        }
+        let bound_builtin = v.getattr("__self__").map(|s| s.is(&real)).unwrap_or(false);
+        if bound_builtin {
+            if !PURE_BUILTIN_METHODS.contains(&name) {
+                return Err(TraceError::unsupported(format!(
+                    "super().{name} (a builtin method that may mutate the object)"
+                )));
+            }
+            // Runs on the real object: its identity now matters.
+            self.tx.realize_identity(&obj);
+            return Ok(Var::Py(v.unbind(), None));
+        }
+        if v.is_instance(&types.getattr("FunctionType")?)? || v.is_instance_of::<PyType>() {
+            return Ok(Var::Py(v.unbind(), None));
+        }
+        Err(TraceError::unsupported(format!(
+            "super().{name}, a {}",
+            v.get_type().name()?
+        )))
+    }
+
+    /// `super().__getattribute__(name)` called: the attribute read without the overriding hook.
+    pub(super) fn super_getattribute(&mut self, obj: Var, args: &[Var]) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let [name] = args else {
+            return Err(TraceError::unsupported(
+                "super().__getattribute__ arguments",
+            ));
+        };
+        let name: String = name
+            .as_py(py)
+            .and_then(|n| n.extract().ok())
+            .ok_or_else(|| {
+                TraceError::unsupported("super().__getattribute__ of a computed name")
+            })?;
+        self.getattr(obj, &name)
+    }
+
+    /// Library helpers answered at trace time; `None` when `f` is none of them.
+    pub(super) fn library_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        module: &str,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        match (module, name, args) {
+            ("dataclasses", "fields" | "is_dataclass", [obj]) if kwargs.is_empty() => {
+                // Both depend only on the class: a type guard on an instance is enough.
+                let target = match obj {
+                    Var::Py(o, src) => {
+                        let o = o.bind(py).clone();
+                        if let Some(s) = src {
+                            if !o.is_instance_of::<PyType>() {
+                                self.tx
+                                    .guards
+                                    .add(py, s, Check::Type(o.get_type().unbind()));
+                            }
+                        }
+                        o
+                    }
+                    other => match other.as_py(py) {
+                        Some(o) => o,
+                        None => return Ok(None),
+                    },
+                };
+                let cls = if target.is_instance_of::<PyType>() {
+                    target
+                } else {
+                    target.get_type().into_any()
+                };
+                let r = f.call1((cls,)).map_err(|e| TraceError::UserError {
+                    call: format!("dataclasses.{name}"),
+                    message: e.to_string(),
+                    error: e,
+                })?;
+                Ok(Some(self.tx.wrap(r, None)?))
+            }
+            ("inspect", "signature", [func]) => {
+                // A signature depends on the function object (guarded by identity where it was
+                // read) and its `__signature__`/`__wrapped__`, fixed once defined.
+                let Some(func) = func.as_py(py) else {
+                    return Ok(None);
+                };
+                let r = f.call1((func,)).map_err(|e| TraceError::UserError {
+                    call: "inspect.signature".into(),
+                    message: e.to_string(),
+                    error: e,
+                })?;
+                Ok(Some(Var::Py(r.unbind(), None)))
+            }
+            _ => Ok(None),
+        }
+    }
+}
