@@ -98,8 +98,7 @@ def local_dict_build_update_get_pop(x):
     return d, d.get("zz", 3), d.get("b"), "c" in d
 
 
-# torch.compile: 1 graphs
-@program(x34, 0, eager=2)
+@program(x34, 1, fullgraph=True)
 def dict_comprehension_and_merge(x):
     a = {f"k{i}": x * i for i in range(3)}
     b = {"k1": x.neg(), "z": x}
@@ -166,8 +165,7 @@ def deque_rotate(x):
     return list(q)
 
 
-# torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 1, fullgraph=True)
 def set_of_python_values(x):
     seen = set()
     out = x
@@ -184,7 +182,7 @@ def list_of_tensors_stack_cat(x):
     return torch.stack(rows), torch.cat(rows), torch.cat(list(reversed(rows)))
 
 
-@program(x34, 1, 1)
+@program(x34, 1, fullgraph=True)
 def min_max_len_over_python_lists(x):
     sizes = [len("ab"), 5, 3]
     return x[: min(sizes)], x[:, : max(sizes[1:]) - 2], sorted(sizes), sizes.index(5)
@@ -196,8 +194,7 @@ def list_input_enumerate_zip(xs):
     return [t * w + i for i, (t, w) in enumerate(zip(xs, ws))]
 
 
-# torch.compile: 1 graphs
-@program(lambda r: ({"x": r.randn(3), "y": r.randn(3)},), 0, eager=2)
+@program(lambda r: ({"x": r.randn(3), "y": r.randn(3)},), 1, fullgraph=True)
 def returns_input_dict_rebuilt(d):
     return {k: v * 2 for k, v in d.items()}, dict(d), list(d.items())[0][0]  # noqa: RUF015
 

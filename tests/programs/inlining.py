@@ -298,8 +298,7 @@ def top_level_keyword_arguments(x, *, scale, bias=None):
     return x * scale + bias
 
 
-# torch.compile: 1 graphs
-@program(lambda r: (r.randn(3, 4), r.randn(3, 4), r.randn(3, 4)), 0, 1)
+@program(lambda r: (r.randn(3, 4), r.randn(3, 4), r.randn(3, 4)), 1, fullgraph=True)
 def top_level_star_args(*ts):
     return sum(ts[1:], ts[0])
 
@@ -326,9 +325,8 @@ def _tree_sum(items):
     return functools.reduce(operator.add, [_tree_sum(i) for i in items])
 
 
-# torch.compile: 1 graphs
 @program(
-    lambda r: ([r.randn(2), [r.randn(2), (r.randn(2), r.randn(2))]],), 0, 1, eager=2
+    lambda r: ([r.randn(2), [r.randn(2), (r.randn(2), r.randn(2))]],), 1, fullgraph=True
 )
 def recursion_over_nested_containers(tree):
     return _tree_sum(tree)
@@ -366,7 +364,7 @@ def operator_module_functions(x):
     return operator.add(operator.mul(x, 2), operator.neg(x)), operator.getitem(x, 0)
 
 
-@program(x34, 1, eager=1)
+@program(x34, 1, fullgraph=True)
 def functools_reduce(x):
     return functools.reduce(lambda a, b: a * b + 1, [x, x.cos(), x.sin()])
 

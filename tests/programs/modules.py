@@ -105,8 +105,7 @@ class Heads(nn.Module):
         return out
 
 
-# torch.compile: 1 graphs
-module_program("moduledict_items_and_key", Heads, x8, 2, eager=2)
+module_program("moduledict_items_and_key", Heads, x8, 1, fullgraph=True)
 
 
 class ModuleDictKeys(Heads):
@@ -390,9 +389,8 @@ class Attention(nn.Module):
         return self.proj(y.transpose(1, 2).reshape(b, t, d))
 
 
-# torch.compile: 1 graphs
 module_program(
-    "attention_with_sdpa", Attention, lambda r: (r.randn(2, 5, 8),), 2, eager=1
+    "attention_with_sdpa", Attention, lambda r: (r.randn(2, 5, 8),), 1, fullgraph=True
 )
 
 
@@ -409,14 +407,12 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
-# torch.compile: 1 graphs
 module_program(
     "transformer_blocks",
     lambda: nn.Sequential(Block(), Block()),
     lambda r: (r.randn(2, 5, 8),),
-    8,
-    2,
-    eager=2,
+    1,
+    fullgraph=True,
 )
 
 

@@ -194,8 +194,7 @@ def enumerate_with_start(x):
     return total
 
 
-# torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 1, fullgraph=True)
 def sorted_with_key_and_reverse(x):
     ws = {"b": 2.0, "a": 1.0, "c": 0.5}
     order = sorted(ws, key=lambda k: ws[k], reverse=True)
@@ -337,8 +336,7 @@ def dtype_and_device_values(x):
     return y, d, x.device, str(d), x.dtype.is_floating_point, x.device.type == "cpu"
 
 
-# torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 1, fullgraph=True)
 def hash_and_id_free_set_ops(x):
     s = {1, 2, 3} | {4}
     t = s - {1}
@@ -352,8 +350,7 @@ def float_special_values(x):
     )
 
 
-# torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 1, fullgraph=True)
 def generator_expression_sum(x):
     return sum(x * i for i in range(3)), sum(i * i for i in range(4))
 

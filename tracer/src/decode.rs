@@ -69,6 +69,12 @@ pub enum Op {
     BuildString,
     ImportName,
     ImportFrom,
+    BuildSet,
+    SetAdd,
+    SetUpdate,
+    MapAdd,
+    ReturnGenerator,
+    YieldValue,
     /// Anything else: tracing stops here with the instruction's name as the reason.
     Unsupported,
 }
@@ -165,6 +171,12 @@ fn op_of(name: &str, arg: u32) -> Op {
         "BUILD_STRING" => Op::BuildString,
         "IMPORT_NAME" => Op::ImportName,
         "IMPORT_FROM" => Op::ImportFrom,
+        "BUILD_SET" => Op::BuildSet,
+        "SET_ADD" => Op::SetAdd,
+        "SET_UPDATE" => Op::SetUpdate,
+        "MAP_ADD" => Op::MapAdd,
+        "RETURN_GENERATOR" => Op::ReturnGenerator,
+        "YIELD_VALUE" => Op::YieldValue,
         _ => Op::Unsupported,
     }
 }

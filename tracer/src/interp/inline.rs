@@ -153,7 +153,11 @@ impl<'a, 'py> Frame<'a, 'py> {
         }
         let code = f.code.bind(py).clone();
         let flags: u32 = code.getattr("co_flags")?.extract()?;
-        if flags & (0x20 | 0x80 | 0x100 | 0x200) != 0 {
+        // A generator expression is run to its end when called: its consumer (`tuple`, `sum`,
+        // `any`, a `for` loop) gets the values it yields. Other generators could interleave side
+        // effects with their consumer, so they are left to run natively.
+        let generator = flags & 0x20 != 0 && f.name == "<genexpr>";
+        if flags & (0x80 | 0x100 | 0x200) != 0 || (flags & 0x20 != 0 && !generator) {
             return Err(TraceError::unsupported(format!(
                 "calling the generator or coroutine function {}",
                 f.name
@@ -182,8 +186,12 @@ impl<'a, 'py> Frame<'a, 'py> {
                 locals: all_locals,
                 kw_names: None,
                 pc: 0,
+                yields: generator.then(Vec::new),
             };
-            child.run()
+            child.run().map(|ret| match child.yields.take() {
+                Some(items) => Var::Iter(Rc::new(RefCell::new((items, 0)))),
+                None => ret,
+            })
         };
         self.tx.depth -= 1;
         r

@@ -159,6 +159,8 @@ pub struct Frame<'a, 'py> {
     locals: Vec<Option<Var>>,
     kw_names: Option<Vec<String>>,
     pc: usize,
+    /// A generator expression run to its end: the values it yields.
+    yields: Option<Vec<Var>>,
 }
 
 /// Where a frame's globals and free variables come from.
@@ -215,6 +217,7 @@ pub fn trace<'py>(
             locals: vec![None; n],
             kw_names: None,
             pc: 0,
+            yields: None,
         };
         frame.run_root(break_at)?
     };

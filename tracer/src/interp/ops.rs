@@ -140,6 +140,7 @@ impl Frame<'_, '_> {
             }
             (Var::Tensor(_), Var::Py(_, _)) | (Var::Py(_, _), Var::Tensor(_)) => false,
             (Var::List(a), Var::List(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::Set(a), Var::Set(b)) => a.is(b),
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
             _ => return Err(TraceError::unsupported("`is` between these values")),
         };
@@ -463,12 +464,15 @@ impl Frame<'_, '_> {
     /// `obj.name` about to be called (LOAD_METHOD).
     pub(super) fn load_method(&mut self, obj: Var, name: &str) -> Result<Var, TraceError> {
         match &obj {
-            Var::Tensor(_) | Var::List(_) | Var::Tuple(_) | Var::Dict(_) | Var::Size(_) => {
-                Ok(Var::Method {
-                    recv: Box::new(obj),
-                    name: name.to_string(),
-                })
-            }
+            Var::Tensor(_)
+            | Var::List(_)
+            | Var::Tuple(_)
+            | Var::Dict(_)
+            | Var::Size(_)
+            | Var::Set(_) => Ok(Var::Method {
+                recv: Box::new(obj),
+                name: name.to_string(),
+            }),
             _ => self.getattr(obj, name),
         }
     }

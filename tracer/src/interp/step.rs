@@ -483,6 +483,49 @@ impl Frame<'_, '_> {
                 let v = self.pop_unused()?;
                 return Ok(Some(v));
             }
+            Op::BuildSet => {
+                let items = self.popn(arg)?;
+                let set = self.tx.new_set(&items)?;
+                self.stack.push(set);
+            }
+            Op::SetAdd | Op::SetUpdate => {
+                let v = self.pop()?;
+                let Var::Set(set) = self.peek(arg - 1)?.clone() else {
+                    return Err(TraceError::internal("SET_ADD on a non-set"));
+                };
+                let items = if ins.op == Op::SetAdd {
+                    vec![v]
+                } else {
+                    v.items(py).ok_or_else(|| {
+                        TraceError::unsupported("updating a set from a non-sequence")
+                    })?
+                };
+                self.tx.set_add(&set, &items)?;
+            }
+            Op::MapAdd => {
+                let value = self.pop()?;
+                let key = self.pop()?;
+                let d = self.peek(arg - 1)?.clone();
+                self.store_subscript(d, key, value)?;
+            }
+            Op::ReturnGenerator => {
+                if self.yields.is_none() {
+                    return Err(TraceError::unsupported("a generator frame"));
+                }
+                // Popped by the POP_TOP that follows, as the value `send` starts it with.
+                self.stack.push(Var::none(py));
+            }
+            Op::YieldValue => {
+                let v = self.pop()?;
+                let Some(ys) = self.yields.as_mut() else {
+                    return Err(TraceError::unsupported(
+                        "yield outside a generator expression",
+                    ));
+                };
+                ys.push(v);
+                // The value sent back in: iteration sends None.
+                self.stack.push(Var::none(py));
+            }
             Op::Unsupported => {
                 return Err(TraceError::unsupported(format!(
                     "the instruction {}",

@@ -63,6 +63,10 @@ pub enum Var {
     GradModeExit {
         restore: bool,
     },
+    /// A set made by the traced code, of known hashable values: a private Python `set`, so its
+    /// order and membership are Python's own. (Returned or live at a graph break, it is
+    /// unsupported: rebuilding it would share one object between calls.)
+    Set(Py<PyAny>),
     /// `super(cls, obj)` (or zero-argument `super()` in a method): attribute reads look past
     /// `cls` in the MRO of `obj`'s type.
     Super {
@@ -119,13 +123,14 @@ impl Var {
             Var::Function(f) => format!("function {}", f.name),
             Var::BoundMethod { .. } => "bound method".into(),
             Var::Super { .. } => "super".into(),
+            Var::Set(_) => "set".into(),
         }
     }
 
     /// The Python value, if this is fully known at trace time (no tensors inside).
     pub fn as_py<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
         match self {
-            Var::Py(o, _) => Some(o.bind(py).clone()),
+            Var::Py(o, _) | Var::Set(o) => Some(o.bind(py).clone()),
             Var::Tuple(items) => {
                 let v: Option<Vec<_>> = items.iter().map(|i| i.as_py(py)).collect();
                 PyTuple::new(py, v?).ok().map(|t| t.into_any())
@@ -180,6 +185,17 @@ impl Var {
             Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.clone()),
             Var::List(items) => Some(items.borrow().clone()),
             Var::Size(s) => Some(s.iter().map(|&d| Var::py_const(py, d)).collect()),
+            Var::Iter(it) => {
+                let it = it.borrow();
+                Some(it.0[it.1..].to_vec())
+            }
+            Var::Set(o) => {
+                let mut out = Vec::new();
+                for x in o.bind(py).try_iter().ok()? {
+                    out.push(Var::Py(x.ok()?.unbind(), None));
+                }
+                Some(out)
+            }
             Var::Dict(items) => Some(
                 items
                     .borrow()
@@ -193,6 +209,7 @@ impl Var {
                 if o.cast::<PyTuple>().is_ok()
                     || o.cast::<PyList>().is_ok()
                     || o.cast::<PyString>().is_ok()
+                    || o.get_type().is(py.get_type::<pyo3::types::PyFrozenSet>())
                     || o.get_type().name().map(|n| n == "range").unwrap_or(false)
                 {
                     let it = o.try_iter().ok()?;
@@ -220,6 +237,7 @@ impl Var {
             Var::List(i) => Ok(!i.borrow().is_empty()),
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
+            Var::Set(o) => Ok(o.bind(py).is_truthy()?),
             _ => Ok(true),
         }
     }
@@ -432,6 +450,9 @@ impl Tracer<'_> {
                     .collect::<Result<Vec<_>, _>>()?;
                 return Ok(Var::Tuple(items));
             }
+            if value.get_type().is(py.get_type::<pyo3::types::PySet>()) {
+                return Ok(Var::Set(value.unbind()));
+            }
             return Ok(Var::Py(value.unbind(), None));
         };
         // One tracker per container object, whatever path it was reached by, so `a is b` and
@@ -532,6 +553,27 @@ impl Tracer<'_> {
             }
         }
         Ok(Var::Py(value.unbind(), Some(source)))
+    }
+
+    /// A new set of `items` (known hashable values), as `{a, b}` builds it.
+    pub fn new_set(&mut self, items: &[Var]) -> Result<Var, TraceError> {
+        let set = pyo3::types::PySet::empty(self.py)?;
+        let set = Var::Set(set.into_any().unbind());
+        let Var::Set(o) = &set else { unreachable!() };
+        self.set_add(o, items)?;
+        Ok(set)
+    }
+
+    /// `set.add` of each of `items`.
+    pub fn set_add(&mut self, set: &Py<PyAny>, items: &[Var]) -> Result<(), TraceError> {
+        let py = self.py;
+        for i in items {
+            let v = i
+                .as_py(py)
+                .ok_or_else(|| TraceError::unsupported("a set of tensors"))?;
+            set.bind(py).call_method1("add", (v,))?;
+        }
+        Ok(())
     }
 
     /// Installs the deferred guards of the values in `v`: the traced code uses them now.

@@ -116,6 +116,11 @@ impl Frame<'_, '_> {
                 self.guard_hasattr(obj, &n, has);
                 return Ok(Var::py_const(py, has));
             }
+            ("set", [v]) if kwargs.is_empty() && v.items(py).is_some() => {
+                let items = v.items(py).unwrap();
+                return self.tx.new_set(&items);
+            }
+            ("set", []) if kwargs.is_empty() => return self.tx.new_set(&[]),
             ("type", [v]) if kwargs.is_empty() => {
                 if let Some(t) = self.type_of(v)? {
                     return Ok(Var::Py(t.into_any(), None));
@@ -193,6 +198,21 @@ impl Frame<'_, '_> {
             ("zip", seqs) if !seqs.is_empty() && seqs.iter().all(|s| s.items(py).is_some()) => {
                 let lists: Vec<Vec<Var>> = seqs.iter().map(|s| s.items(py).unwrap()).collect();
                 let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+                let mut strict = false;
+                for (k, v) in &kwargs {
+                    if k != "strict" {
+                        return Err(TraceError::unsupported(format!("zip() with keyword {k}")));
+                    }
+                    strict = v
+                        .as_py(py)
+                        .ok_or_else(|| TraceError::unsupported("zip(strict=) of a tensor"))?
+                        .is_truthy()?;
+                }
+                if strict && lists.iter().any(|l| l.len() != n) {
+                    return Err(TraceError::unsupported(
+                        "zip(strict=True) of sequences of different lengths (the frame raises ValueError)",
+                    ));
+                }
                 return Ok(Var::list(
                     (0..n)
                         .map(|i| Var::Tuple(lists.iter().map(|l| l[i].clone()).collect()))
@@ -200,6 +220,9 @@ impl Frame<'_, '_> {
                 ));
             }
             _ => {}
+        }
+        if let Some(r) = self.reduce_builtin(name, &args, &kwargs)? {
+            return Ok(r);
         }
         if let Some(r) = self.fold(f, &args, &kwargs)? {
             return Ok(r);
@@ -211,6 +234,148 @@ impl Frame<'_, '_> {
 }
 
 impl Frame<'_, '_> {
+    /// Builtins that consume a sequence whose items are not all Python values (tensors, or a
+    /// generator expression's results): `sum`, `any`, `all`, `min`/`max` of known items,
+    /// `sorted` with a traced key, `dict` of pairs. `None` leaves the call to folding.
+    fn reduce_builtin(
+        &mut self,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let Some(seq) = args.first() else {
+            return Ok(None);
+        };
+        // Plain Python values fold as they are.
+        if seq.as_py(py).is_some() && kwargs.iter().all(|(_, v)| v.as_py(py).is_some()) {
+            return Ok(None);
+        }
+        let Some(items) = seq.items(py) else {
+            return Ok(None);
+        };
+        let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        match (name, args.len()) {
+            ("sum", 1 | 2) if kwargs.iter().all(|(k, _)| k == "start") => {
+                let mut acc = args
+                    .get(1)
+                    .cloned()
+                    .or_else(|| kw("start"))
+                    .unwrap_or_else(|| Var::py_const(py, 0i64));
+                for i in items {
+                    acc = self.operator("add", vec![acc, i])?;
+                }
+                Ok(Some(acc))
+            }
+            ("any" | "all", 1) if kwargs.is_empty() => {
+                let want = name == "any";
+                for i in &items {
+                    if i.truthy(py)? == want {
+                        return Ok(Some(Var::py_const(py, want)));
+                    }
+                }
+                Ok(Some(Var::py_const(py, !want)))
+            }
+            ("min" | "max" | "sorted", 1) => {
+                let key = kw("key");
+                let reverse = match kw("reverse") {
+                    Some(r) => r
+                        .as_py(py)
+                        .ok_or_else(|| TraceError::unsupported("sorted(reverse=) of a tensor"))?
+                        .is_truthy()?,
+                    None => false,
+                };
+                if kwargs.iter().any(|(k, _)| k != "key" && k != "reverse") {
+                    return Ok(None);
+                }
+                // The keys must be Python values: comparing tensors is data-dependent.
+                let mut keys = Vec::new();
+                for i in &items {
+                    let k = match &key {
+                        Some(f) if !matches!(f, Var::Py(o, _) if o.is_none(py)) => {
+                            self.call(f.clone(), vec![i.clone()], vec![])?
+                        }
+                        _ => i.clone(),
+                    };
+                    keys.push(k.as_py(py).ok_or_else(|| {
+                        TraceError::unsupported(format!("{name}() comparing tensors"))
+                    })?);
+                }
+                let keys = pyo3::types::PyList::new(py, keys)?;
+                let order = py.import("builtins")?.getattr("sorted")?.call(
+                    (py.import("builtins")?
+                        .getattr("range")?
+                        .call1((items.len(),))?,),
+                    Some(&{
+                        let d = pyo3::types::PyDict::new(py);
+                        d.set_item("key", keys.getattr("__getitem__")?)?;
+                        d.set_item("reverse", reverse)?;
+                        d
+                    }),
+                )?;
+                let order: Vec<usize> = order.extract()?;
+                if name == "sorted" {
+                    return Ok(Some(Var::list(
+                        order.into_iter().map(|j| items[j].clone()).collect(),
+                    )));
+                }
+                if items.is_empty() {
+                    return Err(TraceError::unsupported(format!(
+                        "{name}() of an empty sequence (the frame raises ValueError)"
+                    )));
+                }
+                // min/max return the first of equal extremes: pick by a stable scan.
+                let mut best = 0;
+                for j in 1..items.len() {
+                    let op = if name == "min" { "lt" } else { "gt" };
+                    let better = keys
+                        .get_item(j)?
+                        .rich_compare(
+                            keys.get_item(best)?,
+                            if op == "lt" {
+                                pyo3::basic::CompareOp::Lt
+                            } else {
+                                pyo3::basic::CompareOp::Gt
+                            },
+                        )?
+                        .is_truthy()?;
+                    if better {
+                        best = j;
+                    }
+                }
+                Ok(Some(items[best].clone()))
+            }
+            ("dict", 1) if kwargs.is_empty() => {
+                if let Var::Dict(d) = seq {
+                    let copy = d.borrow().clone();
+                    return Ok(Some(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
+                        copy,
+                    )))));
+                }
+                let mut out: Vec<(Py<PyAny>, Var)> = Vec::new();
+                for pair in items {
+                    let kv = pair.items(py).filter(|kv| kv.len() == 2).ok_or_else(|| {
+                        TraceError::unsupported("dict() of items that are not pairs")
+                    })?;
+                    let k = kv[0]
+                        .as_py(py)
+                        .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                    match out
+                        .iter()
+                        .position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false))
+                    {
+                        Some(i) => out[i].1 = kv[1].clone(),
+                        None => out.push((k.unbind(), kv[1].clone())),
+                    }
+                }
+                Ok(Some(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
+                    out,
+                )))))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Guards `hasattr(obj, name) == present` where `obj` was read from the frame.
     fn guard_hasattr(&mut self, obj: &Var, name: &str, present: bool) {
         if let Var::Py(o, Some(src)) = obj {
@@ -260,6 +425,7 @@ impl Frame<'_, '_> {
             Var::Dict(_) => named("dict")?,
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
+            Var::Set(_) => named("set")?,
             Var::NamedTuple { ty, .. } => Some(
                 ty.bind(py)
                     .clone()

@@ -157,9 +157,60 @@ impl Frame<'_, '_> {
                 if mutating {
                     return Err(TraceError::unsupported(format!("list.{name}")));
                 }
+                if name == "copy" && args.is_empty() {
+                    return Ok(Var::list(l.borrow().clone()));
+                }
+                // Read-only methods (`index`, `count`) of a list of known values fold.
                 let m = obj.getattr(name)?;
-                self.call_py(&m, None, args, vec![])
+                match self.fold(&m, &args, &[])? {
+                    Some(r) => Ok(r),
+                    None => Err(TraceError::unsupported(format!(
+                        "list.{name} with these arguments"
+                    ))),
+                }
             }
         }
+    }
+
+    /// Methods of a set made by the traced code run on its private Python set.
+    pub(super) fn set_method(
+        &mut self,
+        set: Py<PyAny>,
+        name: &str,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let mut vals = Vec::new();
+        for a in &args {
+            // Sets and other iterables of known values become Python values.
+            let v = match a.as_py(py) {
+                Some(v) => v,
+                None => match a.items(py) {
+                    Some(items) => {
+                        let t = self.tx.new_set(&items)?;
+                        t.as_py(py).expect("a set has a value")
+                    }
+                    None => {
+                        return Err(TraceError::unsupported(format!(
+                            "set.{name} with a tensor argument"
+                        )))
+                    }
+                },
+            };
+            vals.push(v);
+        }
+        if !kwargs.is_empty() {
+            return Err(TraceError::unsupported(format!("set.{name} with keywords")));
+        }
+        let r = set
+            .bind(py)
+            .call_method1(name, pyo3::types::PyTuple::new(py, vals)?)
+            .map_err(|e| TraceError::UserError {
+                call: format!("set.{name}"),
+                message: e.to_string(),
+                error: e,
+            })?;
+        self.tx.wrap(r, None)
     }
 }

@@ -116,9 +116,14 @@ impl Frame<'_, '_> {
                     "super().{name} (a builtin method that may mutate the object)"
                 )));
             }
-            // Runs on the real object: its identity now matters.
-            self.tx.realize_identity(&obj);
-            return Ok(Var::Py(v.unbind(), None));
+            // Called later on the real object (`super_builtin_call`).
+            return Ok(Var::Method {
+                recv: Box::new(Var::Super {
+                    cls,
+                    obj: Box::new(obj),
+                }),
+                name: name.to_string(),
+            });
         }
         if v.is_instance(&types.getattr("FunctionType")?)? || v.is_instance_of::<PyType>() {
             return Ok(Var::Py(v.unbind(), None));
@@ -127,6 +132,30 @@ impl Frame<'_, '_> {
             "super().{name}, a {}",
             v.get_type().name()?
         )))
+    }
+
+    /// `super().name(*args)` for a read-only method of a builtin base: run for real.
+    pub(super) fn super_builtin_call(
+        &mut self,
+        cls: Py<PyAny>,
+        obj: Var,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        // Runs on the real object: its identity now matters.
+        self.tx.realize_identity(&obj);
+        let real = obj
+            .as_py(py)
+            .ok_or_else(|| TraceError::unsupported(format!("super().{name} on a traced value")))?;
+        let m = py
+            .import("builtins")?
+            .getattr("super")?
+            .call1((cls.bind(py), &real))?
+            .getattr(name)?;
+        self.fold(&m, args, kwargs)?
+            .ok_or_else(|| TraceError::unsupported(format!("super().{name} with these arguments")))
     }
 
     /// `super().__getattribute__(name)` called: the attribute read without the overriding hook.
@@ -200,6 +229,24 @@ impl Frame<'_, '_> {
                     error: e,
                 })?;
                 Ok(Some(Var::Py(r.unbind(), None)))
+            }
+            ("functools" | "_functools", "reduce", [func, seq, ..]) if kwargs.is_empty() => {
+                let Some(items) = seq.items(py) else {
+                    return Ok(None);
+                };
+                let mut items = items.into_iter();
+                let mut acc = match args.get(2) {
+                    Some(init) => init.clone(),
+                    None => items.next().ok_or_else(|| {
+                        TraceError::unsupported(
+                            "reduce() of an empty sequence (the frame raises TypeError)",
+                        )
+                    })?,
+                };
+                for i in items {
+                    acc = self.call(func.clone(), vec![acc, i], vec![])?;
+                }
+                Ok(Some(acc))
             }
             _ => Ok(None),
         }

@@ -37,7 +37,13 @@ impl Frame<'_, '_> {
                 Var::Tensor(t) => self.tensor_method(t, &name, args, kwargs),
                 Var::List(l) => self.list_method(l, &name, args),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
-                Var::Super { obj, .. } => self.super_getattribute(*obj, &args),
+                Var::Set(set) => self.set_method(set, &name, args, kwargs),
+                Var::Super { obj, .. } if name == "__getattribute__" || name == "__getattr__" => {
+                    self.super_getattribute(*obj, &args)
+                }
+                Var::Super { cls, obj } => {
+                    self.super_builtin_call(cls, *obj, &name, &args, &kwargs)
+                }
                 other => {
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
                     self.tx.realize_identity(&other);
@@ -316,8 +322,9 @@ impl Frame<'_, '_> {
         // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
         Ok((!crate::skipfiles::is_skipped(py, &filename)
             || filename.contains("/torch/nn/modules/")
-            || filename.ends_with("/_collections_abc.py"))
-            && !filename.starts_with("<frozen"))
+            || filename.ends_with("/_collections_abc.py")
+            || filename == "<frozen _collections_abc>")
+            && (!filename.starts_with("<frozen") || filename == "<frozen _collections_abc>"))
     }
 
     /// Calls `f` for real on known Python values (pure functions only).
