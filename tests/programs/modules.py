@@ -130,8 +130,9 @@ class ParamList(nn.Module):
         return x + self.ws[0].sum()
 
 
-# torch.compile: 1 graphs
-module_program("parameterlist_iteration_and_index", ParamList, x8, 0, eager=1)
+module_program(
+    "parameterlist_iteration_and_index", ParamList, x8, 1, fullgraph=True
+)
 
 
 class ParamDict(nn.Module):
@@ -416,13 +417,12 @@ module_program(
 )
 
 
-# torch.compile: 1 graphs
 module_program(
     "multihead_attention_layer",
     lambda: nn.MultiheadAttention(8, 2, batch_first=True).eval(),
     lambda r: (r.randn(2, 5, 8), r.randn(2, 5, 8), r.randn(2, 5, 8)),
-    0,
-    eager=1,
+    1,
+    fullgraph=True,
 )
 
 
@@ -569,8 +569,8 @@ module_program(
         8, 2, dim_feedforward=16, dropout=0.0, batch_first=True
     ).eval(),
     lambda r: (r.randn(2, 5, 8),),
-    7,
-    eager=2,
+    8,
+    eager=1,
 )
 
 

@@ -502,6 +502,11 @@ impl<'a, 'py> Frame<'a, 'py> {
         let tyname = m.get_type().name()?.to_string();
         let nn = py.import("torch.nn")?;
         let is_dict = m.is_instance(&nn.getattr("ModuleDict")?)?;
+        if m.is_instance(&nn.getattr("ParameterList")?)?
+            || m.is_instance(&nn.getattr("ParameterDict")?)?
+        {
+            return calls::parameter_container_items(self.tx, &m, &src);
+        }
         if !(is_dict
             || m.is_instance(&nn.getattr("Sequential")?)?
             || m.is_instance(&nn.getattr("ModuleList")?)?)

@@ -569,6 +569,11 @@ impl Frame<'_, '_> {
             "is_cuda" => Var::py_const(py, meta.device.kind == "cuda"),
             "is_cpu" => Var::py_const(py, meta.device.kind == "cpu"),
             "is_meta" => Var::py_const(py, meta.device.kind == "meta"),
+            // Traced tensors are dense and strided (tensor_meta_of refuses anything else).
+            "is_nested" | "is_sparse" | "is_sparse_csr" | "is_quantized" | "is_mkldnn" => {
+                Var::py_const(py, false)
+            }
+            "layout" => Var::Py(py.import("torch")?.getattr("strided")?.unbind(), None),
             "T" | "mT" => {
                 let n = meta.ndim() as i64;
                 let dims: Vec<Arg> = if name == "T" {

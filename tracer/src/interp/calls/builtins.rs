@@ -60,7 +60,18 @@ impl Frame<'_, '_> {
         // Module containers iterate as their children (with sources), so builtins see a list.
         let args: Vec<Var> = if matches!(
             name,
-            "enumerate" | "zip" | "reversed" | "list" | "tuple" | "len"
+            "enumerate"
+                | "zip"
+                | "reversed"
+                | "list"
+                | "tuple"
+                | "len"
+                | "sum"
+                | "any"
+                | "all"
+                | "min"
+                | "max"
+                | "sorted"
         ) {
             let mut out = Vec::new();
             for a in args {

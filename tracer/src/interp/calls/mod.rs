@@ -22,6 +22,7 @@ use crate::interp::vars::Var;
 use crate::interp::Frame;
 
 use self::builtins::FOLDABLE_BUILTINS;
+pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
 
 impl Frame<'_, '_> {

@@ -46,15 +46,31 @@ impl Frame<'_, '_> {
         let mvar = Var::Py(m.clone().unbind(), Some(src));
         let attr = |s: &mut Self, n: &str| s.getattr(mvar.clone(), n);
         let f = py.import("torch.nn.functional")?;
+        // Layers with their own lowering below take one input; any other call of a torch.nn
+        // layer (MultiheadAttention's query/key/value, keyword arguments) inlines its forward.
+        const LOWERED: &[&str] = &[
+            "Linear",
+            "LayerNorm",
+            "ReLU",
+            "GELU",
+            "SiLU",
+            "Sigmoid",
+            "Tanh",
+            "Identity",
+            "Dropout",
+            "Softmax",
+            "LogSoftmax",
+        ];
+        let single = args.len() == 1 && kwargs.is_empty();
+        if (!single && tyname != "Sequential")
+            || !(LOWERED.contains(&tyname.as_str()) || tyname == "Sequential")
+        {
+            return self.inline_forward(m, Some(mvar_source(&mvar)), args, kwargs);
+        }
         let x = args
             .first()
             .cloned()
             .ok_or_else(|| TraceError::unsupported(format!("calling {tyname} with no input")))?;
-        if (args.len() != 1 || !kwargs.is_empty()) && tyname != "Sequential" {
-            return Err(TraceError::unsupported(format!(
-                "calling {tyname} with these arguments"
-            )));
-        }
         let fcall = |s: &mut Self,
                      fname: &str,
                      fargs: Vec<Var>,
@@ -203,4 +219,39 @@ fn has_hooks(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<bool> {
         }
     }
     Ok(false)
+}
+
+/// Iterating a `ParameterList` yields its parameters in order, each read through `_parameters`
+/// (keys "0", "1", ...) so it is lifted as an input; a `ParameterDict` yields its keys (`_keys`
+/// order). The keys are guarded.
+pub(in crate::interp) fn parameter_container_items(
+    tx: &mut crate::interp::Tracer<'_>,
+    m: &Bound<'_, PyAny>,
+    src: &crate::source::Source,
+) -> Result<Vec<Var>, TraceError> {
+    let py = tx.py;
+    let is_dict = m.is_instance(&py.import("torch.nn")?.getattr("ParameterDict")?)?;
+    let store = if is_dict { "_keys" } else { "_parameters" };
+    let keys_obj = m.getattr(store)?;
+    let keys: Vec<Py<PyAny>> = keys_obj
+        .call_method0("keys")?
+        .try_iter()?
+        .map(|k| k.map(|k| k.unbind()))
+        .collect::<PyResult<_>>()?;
+    tx.guards.add(
+        py,
+        &src.attr(py, store),
+        Check::DictKeys(keys.iter().map(|k| k.clone_ref(py)).collect()),
+    );
+    if is_dict {
+        return Ok(keys.into_iter().map(|k| Var::Py(k, None)).collect());
+    }
+    let params = m.getattr("_parameters")?;
+    let mut out = Vec::new();
+    for k in keys {
+        let p = params.get_item(k.bind(py))?;
+        let s = src.attr(py, "_parameters").item(k.into_bound(py));
+        out.push(tx.wrap(p, Some(s))?);
+    }
+    Ok(out)
 }
