@@ -260,3 +260,74 @@ def list_copy_is_independent(x):
 @program(x34, 1, 1)
 def tensor_iteration_rows(x):
     return [row.sum() for row in x], sum(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sets, comprehensions and generator expressions, builtins consuming them.
+
+
+@program(x34, 1, fullgraph=True)
+def set_literal_add_contains_iterate(x):
+    s = {1, 2, 3}
+    s.add(4)
+    s.discard(1)
+    t = set()
+    t.add(2)
+    out = x
+    for k in sorted(s):
+        out = out * k
+    u = s | t
+    return out + len(s) + (2 in s) + (9 in s), len(u), sorted(s & {2, 3, 8})
+
+
+@program(x34, 1, fullgraph=True)
+def set_comprehension_of_names(x):
+    words = ["alpha", "beta", "avocado"]
+    firsts = {w[0] for w in words}
+    return x * len(firsts), "a" in firsts, sorted(firsts)
+
+
+@program(tensors(3, 2, 2), 1, fullgraph=True)
+def generator_expressions_consumed_by_builtins(ts):
+    doubled = tuple(t * 2 for t in ts)
+    listed = list(t + 1 for t in ts)
+    total = sum(t.sum(0) for t in ts)
+    ok = any(t.shape[0] == 2 for t in ts) and all(t.dim() == 2 for t in ts)
+    biggest = max(t.numel() for t in ts)
+    smallest = (
+        min((t.shape[1] for t in ts), default=0)
+        if False
+        else min(t.shape[1] for t in ts)
+    )
+    return doubled, listed, total * ok, biggest + smallest
+
+
+@program(tensors(3, 4), 1, fullgraph=True)
+def dict_comprehension_over_tensors(ts):
+    d = {k: t * i for i, (k, t) in enumerate(zip("abc", ts))}
+    inv = {v: k for k, v in {"x": 1, "y": 2}.items()}
+    return d, inv, {k: v for k, v in d.items() if k != "b"}
+
+
+@program(tensors(3, 4), 1, fullgraph=True)
+def sum_of_a_list_of_tensors(ts):
+    return sum(ts), sum(ts, ts[0]), sum([t.mean() for t in ts]) / len(ts)
+
+
+@program(lambda r: ([r.randn(4), r.randn(2), r.randn(3)],), 1, fullgraph=True)
+def sorted_and_max_with_a_key_over_tensors(ts):
+    by_len = sorted(ts, key=lambda t: t.shape[0])
+    longest = max(ts, key=lambda t: t.numel())
+    rev = sorted(ts, key=lambda t: t.shape[0], reverse=True)
+    return by_len, longest * 2, rev[0]
+
+
+@program(tensors(2, 3), 1, fullgraph=True)
+def zip_strict_with_equal_lengths(ts):
+    return [t * w for t, w in zip(ts, [2.0, 3.0], strict=True)]
+
+
+@program(tensors(2, 3), 0, eager=2, raises=True)
+def zip_strict_with_different_lengths_raises(ts):
+    y = ts[0] * 2
+    return [t * w for t, w in zip([y, *ts], [2.0, 3.0], strict=True)]

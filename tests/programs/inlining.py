@@ -388,3 +388,13 @@ def function_passed_through_dict(x):
 @program(x34, 1, fullgraph=True)
 def comprehension_calls_user_function(x):
     return torch.stack([_square_plus(x, float(i)) for i in range(3)])
+
+
+@program(
+    lambda r: ([r.randn(3), r.randn(3), r.randn(3)], r.randn(3)), 1, fullgraph=True
+)
+def functools_reduce_over_tensors(ts, x):
+    a = functools.reduce(torch.add, ts)
+    b = functools.reduce(lambda acc, t: acc * t + 1, ts, x)
+    c = functools.reduce(operator.mul, [2, 3, 4])
+    return a, b * c

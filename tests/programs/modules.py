@@ -130,9 +130,7 @@ class ParamList(nn.Module):
         return x + self.ws[0].sum()
 
 
-module_program(
-    "parameterlist_iteration_and_index", ParamList, x8, 1, fullgraph=True
-)
+module_program("parameterlist_iteration_and_index", ParamList, x8, 1, fullgraph=True)
 
 
 class ParamDict(nn.Module):
@@ -658,4 +656,45 @@ module_program(
     2,
     prepare=_swap_submodule,
     fullgraph=True,
+)
+
+
+class ParamDictLoop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.p = nn.ParameterDict(
+            {
+                "scale": nn.Parameter(torch.ones(8) * 2),
+                "shift": nn.Parameter(torch.ones(8)),
+            }
+        )
+        self.extra = nn.ParameterList([nn.Parameter(torch.full((8,), 0.5))])
+
+    def forward(self, x):
+        for k, v in self.p.items():
+            x = x * v + len(k)
+        for k in self.p:
+            x = x + self.p[k]
+        return x + len(self.extra) + sum(self.extra)
+
+
+module_program("parameterdict_iteration", ParamDictLoop, x8, 1, fullgraph=True)
+
+
+class BaseBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+class ResidualBlock(BaseBlock):
+    def forward(self, x):
+        return super().forward(x) + x
+
+
+module_program(
+    "super_forward_of_a_module_subclass", ResidualBlock, x8, 1, fullgraph=True
 )

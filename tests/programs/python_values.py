@@ -4,7 +4,9 @@ isinstance/issubclass/getattr/hasattr, namedtuples, dataclasses and user-defined
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import inspect
 import math
 from typing import NamedTuple
 
@@ -400,3 +402,180 @@ def _rebind_closure(target, seed):
 @program(x34, 2, prepare=_rebind_closure, state=("SCALED",), fullgraph=True)
 def closure_value_changes_between_calls(x):
     return SCALED(x) + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# super(), computed attribute names, type() and isinstance, per-call objects guarded by type.
+
+
+class Scaler:
+    def scale(self, x):
+        return x * 2
+
+
+class ScalerPlus(Scaler):
+    def scale(self, x):
+        return super().scale(x) + 1
+
+
+class ScalerTwoArg(ScalerPlus):
+    def scale(self, x):
+        return super(ScalerTwoArg, self).scale(x) - 3
+
+
+SCALERS = (ScalerPlus(), ScalerTwoArg())
+
+
+@program(x34, 1, fullgraph=True)
+def super_zero_and_two_argument_forms(x):
+    return SCALERS[0].scale(x), SCALERS[1].scale(x)
+
+
+class Lookup:
+    table = {"a": 2.0, "b": 3.0}
+
+    def __getattribute__(self, name):
+        return super().__getattribute__(name)
+
+    def weight(self, key):
+        return super().__getattribute__("table").get(key, 1.0)
+
+
+LOOKUP = Lookup()
+
+
+@program(x34, 1, fullgraph=True)
+def super_getattribute_in_a_method(x):
+    return x * LOOKUP.weight("a") + LOOKUP.weight("zz")
+
+
+class Registry(dict):
+    def get(self, key):
+        return super().get(str(key)) or 0
+
+
+REGISTRY = Registry({"3": 5})
+
+
+@program(x34, 1, fullgraph=True)
+def super_of_a_dict_subclass(x):
+    return x * REGISTRY.get(3) + REGISTRY.get(4)
+
+
+class Weights:
+    def __init__(self):
+        self.w0 = 2.0
+        self.w1 = 3.0
+        self.act = "relu"
+
+
+WEIGHTS = Weights()
+
+
+@program(x34, 1, fullgraph=True)
+def getattr_with_computed_names(x):
+    for i in range(2):
+        x = x * getattr(WEIGHTS, f"w{i}")
+    fn = getattr(torch, WEIGHTS.act)
+    return fn(x), getattr(WEIGHTS, "w" + str(5), -1.0)
+
+
+class MaybeExtra:
+    def __init__(self, t, extra):
+        self.t = t
+        if extra:
+            self.extra = 10.0
+
+
+# The second input set lacks `extra`: the HASATTR guard fails, and it recompiles once.
+@program(lambda r: (MaybeExtra(r.randn(3), r.pick(True, False)),), 2, fullgraph=True)
+def getattr_default_guards_the_missing_attribute(o):
+    return o.t * getattr(o, "extra", 1.0), hasattr(o, "extra")
+
+
+@program(lambda r: (r.randn(3, 4), [1, 2], 3), 1, fullgraph=True)
+def type_of_traced_values(x, xs, n):
+    a = type(x) is torch.Tensor
+    b = type(xs) is list and type(n).__name__ == "int"
+    c = type(x * 2) is torch.Tensor and type((x, 1)) is tuple
+    return x + a + b + c, type(n)
+
+
+@program(lambda r: (r.randn(3, 4), r.pick(2, 2.5)), 2, fullgraph=True)
+def isinstance_with_tuples_of_types(x, v):
+    out = x
+    if isinstance(v, (int, float)) and not isinstance(v, (str, bytes)):
+        out = out * v
+    if isinstance(x, (list, torch.Tensor)):
+        out = out + 1
+    if isinstance([x], (tuple, list)) and isinstance({"a": x}, dict):
+        out = out - 1
+    return out, isinstance(v, int)
+
+
+@dataclasses.dataclass
+class Features:
+    a: torch.Tensor
+    b: torch.Tensor
+    weight: float = 0.5
+    tag: str = "f"
+
+
+# A new dataclass object on every call: guarded by its type and the fields read, not its id.
+@program(lambda r: (Features(r.randn(3), r.randn(3)),), 1, fullgraph=True)
+def dataclass_fields_loop_over_an_input(f):
+    total = 0
+    for fld in dataclasses.fields(f):
+        v = getattr(f, fld.name)
+        if isinstance(v, torch.Tensor):
+            total = total + v
+    return total * f.weight, len(dataclasses.fields(Features)), f.tag
+
+
+@dataclasses.dataclass
+class OutputDict(collections.OrderedDict):
+    """Like transformers' ModelOutput: an OrderedDict subclass that is a dataclass."""
+
+    hidden: torch.Tensor = None
+    pooled: torch.Tensor = None
+
+    def __post_init__(self):
+        for fld in dataclasses.fields(self):
+            v = getattr(self, fld.name)
+            if v is not None:
+                self[fld.name] = v
+
+
+@program(lambda r: (OutputDict(r.randn(3), r.randn(3)),), 1, fullgraph=True)
+def ordered_dict_dataclass_input(out):
+    return out.hidden + out["pooled"], len(out), list(out.keys())
+
+
+@program(
+    lambda r: (Pair(r.randn(3), r.randn(3), tag=r.pick("p", "p")),), 1, fullgraph=True
+)
+def namedtuple_input_new_object_each_call(p):
+    return p.a * 2 + p[1], p.tag
+
+
+class Ffn:
+    def chunk(self, x):
+        return x.relu()
+
+    def chunk2(self, x, y):
+        return x + y
+
+
+FFN = Ffn()
+
+
+def _apply_chunked(fn, *xs):
+    n = len(inspect.signature(fn).parameters)
+    if n != len(xs):
+        raise ValueError("arity")
+    return fn(*xs)
+
+
+@program(x34, 1, fullgraph=True)
+def inspect_signature_of_bound_methods(x):
+    return _apply_chunked(FFN.chunk, x), _apply_chunked(FFN.chunk2, x, x)

@@ -171,6 +171,11 @@ impl Frame<'_, '_> {
                     .ok_or_else(|| TraceError::unsupported("len() of a 0-d tensor"))?;
                 return Ok(Var::py_const(py, n));
             }
+            ("len", [Var::Py(o, Some(src))])
+                if o.bind(py).is_instance_of::<pyo3::types::PyDict>() =>
+            {
+                return self.py_dict_method(o.clone_ref(py), src.clone(), "__len__", vec![]);
+            }
             ("len", [v]) if v.items(py).is_some() => {
                 return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64))
             }

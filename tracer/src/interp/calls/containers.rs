@@ -213,4 +213,83 @@ impl Frame<'_, '_> {
             })?;
         self.tx.wrap(r, None)
     }
+
+    /// Read-only methods of a dict subclass object read from the frame (a ModelOutput, a
+    /// registry): answered from its keys (guarded) and its items (each read through its source),
+    /// so the object's identity is not needed.
+    pub(super) fn py_dict_method(
+        &mut self,
+        o: Py<PyAny>,
+        src: crate::source::Source,
+        name: &str,
+        args: Vec<Var>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let d = o
+            .bind(py)
+            .cast::<pyo3::types::PyDict>()
+            .map_err(PyErr::from)?
+            .clone();
+        // The keys in the order the object's own `keys()` gives (an OrderedDict's may differ
+        // from the underlying dict's after `move_to_end`); the guard pins the dict's keys.
+        let keys: Vec<Bound<'_, PyAny>> = d
+            .call_method0("keys")?
+            .try_iter()?
+            .collect::<PyResult<_>>()?;
+        self.tx.guards.add(
+            py,
+            &src,
+            crate::guards::Check::DictKeys(keys.iter().map(|k| k.clone().unbind()).collect()),
+        );
+        let value = |s: &mut Self, k: &Bound<'_, PyAny>| -> Result<Var, TraceError> {
+            let v = d
+                .get_item(k)?
+                .ok_or_else(|| TraceError::internal("a key vanished"))?;
+            s.tx.wrap(v, Some(src.item(k.clone())))
+        };
+        let key_var = |k: &Bound<'_, PyAny>| Var::Py(k.clone().unbind(), None);
+        match (name, args.as_slice()) {
+            ("keys", []) => Ok(Var::list(keys.iter().map(key_var).collect())),
+            ("values", []) => {
+                let mut out = Vec::new();
+                for k in &keys {
+                    out.push(value(self, k)?);
+                }
+                Ok(Var::list(out))
+            }
+            ("items", []) => {
+                let mut out = Vec::new();
+                for k in &keys {
+                    out.push(Var::Tuple(vec![key_var(k), value(self, k)?]));
+                }
+                Ok(Var::list(out))
+            }
+            ("__len__", []) => Ok(Var::py_const(py, keys.len() as i64)),
+            ("__contains__", [k]) | ("get", [k]) | ("get", [k, _]) | ("__getitem__", [k]) => {
+                let k = k
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let found = keys.iter().find(|k2| k2.eq(&k).unwrap_or(false)).cloned();
+                match (name, found) {
+                    ("__contains__", f) => Ok(Var::py_const(py, f.is_some())),
+                    (_, Some(k)) => value(self, &k),
+                    ("get", None) => Ok(args.get(1).cloned().unwrap_or_else(|| Var::none(py))),
+                    _ => Err(TraceError::unsupported(
+                        "a missing key (the frame raises KeyError)",
+                    )),
+                }
+            }
+            _ => Err(TraceError::unsupported(format!(
+                "dict.{name} with these arguments"
+            ))),
+        }
+    }
+}
+
+/// Methods of `dict` that only read it.
+pub(in crate::interp) fn is_dict_read(name: &str) -> bool {
+    matches!(
+        name,
+        "keys" | "values" | "items" | "get" | "__contains__" | "__getitem__" | "__len__"
+    )
 }

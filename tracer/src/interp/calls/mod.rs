@@ -22,6 +22,7 @@ use crate::interp::vars::Var;
 use crate::interp::Frame;
 
 use self::builtins::FOLDABLE_BUILTINS;
+pub(super) use self::containers::is_dict_read;
 pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
 
@@ -39,6 +40,11 @@ impl Frame<'_, '_> {
                 Var::List(l) => self.list_method(l, &name, args),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 Var::Set(set) => self.set_method(set, &name, args, kwargs),
+                Var::Py(o, Some(src))
+                    if is_dict_read(&name) && o.bind(py).is_instance_of::<PyDict>() =>
+                {
+                    self.py_dict_method(o, src, &name, args)
+                }
                 Var::Super { obj, .. } if name == "__getattribute__" || name == "__getattr__" => {
                     self.super_getattribute(*obj, &args)
                 }
