@@ -248,3 +248,115 @@ def test_eager_on_recompile_and_force_eager():
     assert counter.n == 1
     with pytest.raises(ValueError, match="unknown stance"):
         torchferro.compiler.set_stance("sometimes")
+
+
+# ---------------------------------------------------------------------------------------------
+# Guards on per-call objects and on values the traced code does not read.
+
+
+class Box:
+    def __init__(self, t, scale, extra=None):
+        self.t = t
+        self.scale = scale
+        if extra is not None:
+            self.extra = extra
+
+
+class OtherBox(Box):
+    pass
+
+
+def box_scaled(b):
+    return b.t * b.scale
+
+
+def box_extra(b):
+    return b.t + getattr(b, "extra", 0.0)
+
+
+def box_is(b, c):
+    return b.t * 2 if b is c else b.t + 1
+
+
+def unused_int(x, n):
+    return x + 1
+
+
+def test_new_object_of_the_same_type_reuses_the_entry(caplog):
+    counter = Counter()
+    compiled = torchferro.compile(box_scaled, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    for i in range(3):
+        b = Box(torch.randn(3), 2.0)
+        torch.testing.assert_close(compiled(b), b.t * 2.0)
+    assert counter.n == 1
+    assert _recompile_records(caplog) == []
+
+
+def test_object_of_another_type_recompiles_once(caplog):
+    counter = Counter()
+    compiled = torchferro.compile(box_scaled, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    compiled(Box(torch.randn(3), 2.0))
+    b = OtherBox(torch.randn(3), 2.0)
+    torch.testing.assert_close(compiled(b), b.t * 2.0)
+    assert counter.n == 2
+    assert _recompile_records(caplog) == [
+        _expected(
+            box_scaled,
+            "type(L['b']) mismatch. expected Box, actual OtherBox",
+        )
+    ]
+
+
+def test_attribute_read_from_an_object_is_guarded(caplog):
+    counter = Counter()
+    compiled = torchferro.compile(box_scaled, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    compiled(Box(torch.randn(3), 2.0))
+    b = Box(torch.randn(3), 3.0)
+    torch.testing.assert_close(compiled(b), b.t * 3.0)
+    assert counter.n == 2
+    assert _recompile_records(caplog) == [
+        _expected(box_scaled, "L['b'].scale == 2.0 failed. actual 3.0")
+    ]
+
+
+def test_getattr_default_guards_the_missing_attribute(caplog):
+    counter = Counter()
+    compiled = torchferro.compile(box_extra, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    compiled(Box(torch.randn(3), 1.0))
+    b = Box(torch.randn(3), 1.0, extra=5.0)
+    torch.testing.assert_close(compiled(b), b.t + 5.0)
+    assert counter.n == 2
+    assert _recompile_records(caplog) == [
+        _expected(
+            box_extra,
+            "hasattr(L['b'], \"extra\") mismatch. expected False, actual True",
+        )
+    ]
+
+
+def test_identity_is_guarded_where_the_code_compares_it(caplog):
+    counter = Counter()
+    compiled = torchferro.compile(box_is, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    b = Box(torch.randn(3), 1.0)
+    torch.testing.assert_close(compiled(b, b), b.t * 2)
+    c = Box(torch.randn(3), 1.0)
+    torch.testing.assert_close(compiled(c, b), c.t + 1)
+    assert counter.n == 2
+    (msg,) = _recompile_records(caplog)
+    assert "is not the same object" in msg
+
+
+def test_an_argument_that_is_never_read_gets_no_guard(caplog):
+    counter = Counter()
+    compiled = torchferro.compile(unused_int, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    x = torch.randn(3)
+    for n in range(4):
+        torch.testing.assert_close(compiled(x, n), x + 1)
+    assert counter.n == 1
+    assert _recompile_records(caplog) == []

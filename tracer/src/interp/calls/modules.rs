@@ -62,9 +62,8 @@ impl Frame<'_, '_> {
             "LogSoftmax",
         ];
         let single = args.len() == 1 && kwargs.is_empty();
-        if (!single && tyname != "Sequential")
-            || !(LOWERED.contains(&tyname.as_str()) || tyname == "Sequential")
-        {
+        let sequential = tyname == "Sequential";
+        if !sequential && (!single || !LOWERED.contains(&tyname.as_str())) {
             return self.inline_forward(m, Some(mvar_source(&mvar)), args, kwargs);
         }
         let x = args
