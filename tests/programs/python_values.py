@@ -168,8 +168,7 @@ def getattr_hasattr(x):
     return out, getattr(torch, "relu")(x)  # noqa: B009
 
 
-# torch.compile: 1 graphs
-@program(x34, 4, 3)
+@program(x34, 1, fullgraph=True)
 def slices_and_slice_objects(x):
     s = slice(1, None)
     a = x[s]
@@ -579,3 +578,11 @@ def _apply_chunked(fn, *xs):
 @program(x34, 1, fullgraph=True)
 def inspect_signature_of_bound_methods(x):
     return _apply_chunked(FFN.chunk, x), _apply_chunked(FFN.chunk2, x, x)
+
+
+@program(
+    lambda r: (r.randn(3, 6), r.pick(slice(1, None), slice(0, 4))), 2, fullgraph=True
+)
+def slice_argument_guarded_by_value(x, s):
+    # A new slice object on every call: guarded by value (a different one recompiles).
+    return x[:, s], x[s.start :]

@@ -131,8 +131,12 @@ impl Frame<'_, '_> {
 
     pub(super) fn is_op(&mut self, lhs: Var, rhs: Var, negate: bool) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        self.tx.realize_identity(&lhs);
-        self.tx.realize_identity(&rhs);
+        // `x is None` depends on the type of `x` alone (guarded); other `is` tests on identity.
+        let is_none = |v: &Var| matches!(v, Var::Py(o, _) if o.is_none(py));
+        if !is_none(&lhs) && !is_none(&rhs) {
+            self.tx.realize_identity(&lhs);
+            self.tx.realize_identity(&rhs);
+        }
         let same = match (&lhs, &rhs) {
             (Var::Py(a, _), Var::Py(b, _)) => a.is(b),
             (Var::Tensor(a), Var::Tensor(b)) => {

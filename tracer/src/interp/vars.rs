@@ -474,7 +474,9 @@ impl Tracer<'_> {
         // An argument of the frame is guarded when the traced code uses it: a value that is only
         // passed along (a resumed stack slot that is stored and never read) needs no guard.
         let lazy = source.steps().len() == 1 && source.root_local().is_some();
-        if value.is_none() || is_const_type(&value) {
+        // Slices are values too: compared by their start, stop and step.
+        let is_slice = value.get_type().is(py.get_type::<pyo3::types::PySlice>());
+        if value.is_none() || is_const_type(&value) || is_slice {
             let check = if value.is_none() {
                 Check::IsNone
             } else {

@@ -32,6 +32,7 @@ pub(super) const FOLDABLE_BUILTINS: &[&str] = &[
     "type",
     "hasattr",
     "getattr",
+    "slice",
     "callable",
     "repr",
     "all",
