@@ -18,7 +18,14 @@ NOTES = {
     "STORE_ATTR": "graph break (the store runs natively)",
     "STORE_GLOBAL": "graph break (the store runs natively)",
     "IMPORT_NAME": "only modules already in sys.modules",
-    "FOR_ITER": "over tuples, lists, ranges, dict views, nn containers (unrolled)",
+    "FOR_ITER": "over tuples, lists, sets, ranges, dict views, nn containers, parameter containers "
+    "and generator expressions (unrolled)",
+    "YIELD_VALUE": "in generator expressions, which run to their end when called; other generators "
+    "run natively",
+    "RETURN_GENERATOR": "generator expressions only (see YIELD_VALUE)",
+    "BUILD_SET": "sets of known hashable values (a set of tensors breaks)",
+    "LOAD_GLOBAL": "builtins included; `super()` (zero or two arguments) resolves through the "
+    "method's `__class__` cell",
 }
 HEADER = """# CPython 3.11 opcodes in the symbolic interpreter
 
@@ -36,9 +43,9 @@ FOOTER = """
 ## What still breaks the graph
 
 - Data-dependent control flow (`if x.sum() > 0`), `.item()`, `.tolist()`, `.numpy()` and other reads of tensor data.
-- Calls into C functions or classes torchferro does not model (`print`, numpy, `inspect.signature`, `super()`, user classes' constructors).
+- Calls into C functions or classes torchferro does not model (`print`, numpy, user classes' constructors, `torch.autocast`), and builtin methods that may mutate an object from outside the frame (`super().__setitem__` on an input).
 - Attribute, global and item stores on objects that came from outside the frame (they run natively at a break).
-- Generators and coroutines are never compiled; frames with closure cells and code inside try/with blocks run eagerly when they hit an unsupported construct (no resume function is made there yet).
+- Generator functions other than generator expressions (which are run to their end where they are called) are not inlined, and generators and coroutines are never compiled; frames with closure cells and code inside try/with blocks run eagerly when they hit an unsupported construct (no resume function is made there yet).
 """
 
 
@@ -46,7 +53,9 @@ def main():
     src = (ROOT / "tracer/src/decode.rs").read_text()
     mapping = src[src.index("fn op_of") : src.index("pub fn decode")]
     supported = set(re.findall(r'"([A-Z_0-9]+)"', mapping))
-    table = json.loads((ROOT.parent / "shared/fixtures/bytecode/opcodes-3.11.json").read_text())
+    table = json.loads(
+        (ROOT.parent / "shared/fixtures/bytecode/opcodes-3.11.json").read_text()
+    )
     specialized = set(table.get("specialized_instructions") or [])
     rows = [
         f"| `{name}` | {'yes' if name in supported else 'breaks'} | {NOTES.get(name, '')} |"
