@@ -239,7 +239,7 @@ class Pair(NamedTuple):
     tag: str = "pair"
 
 
-@program(lambda r: (Pair(r.randn(3), r.randn(3)),), 2, 2)
+@program(lambda r: (Pair(r.randn(3), r.randn(3)),), 1, fullgraph=True)
 def namedtuple_input_and_output(p):
     q = Pair(p.a + p.b, p[1] * 2, tag=p.tag + "!")
     return q, q._replace(a=q.a.neg()), len(q), q._fields
@@ -586,3 +586,20 @@ def inspect_signature_of_bound_methods(x):
 def slice_argument_guarded_by_value(x, s):
     # A new slice object on every call: guarded by value (a different one recompiles).
     return x[:, s], x[s.start :]
+
+
+class Span(NamedTuple):
+    lo: int
+    hi: int = 4
+
+    def width(self):
+        return self.hi - self.lo
+
+
+@program(x34, 1, fullgraph=True)
+def namedtuple_built_in_the_frame(x):
+    s = Span(1)
+    t = s._replace(hi=3)
+    p = Pair(x[0], x[1])
+    d = p._asdict()
+    return x[:, s.lo : s.hi] * t.width(), d, tuple(Span(0, 2)), s.count(1), t.index(3)

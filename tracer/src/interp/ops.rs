@@ -433,12 +433,38 @@ impl Frame<'_, '_> {
             }
             Var::NamedTuple { ty, items } => {
                 let fields = named_tuple_fields(ty.bind(py));
-                match fields.iter().position(|f| f == name) {
-                    Some(i) if i < items.len() => Ok(items[i].clone()),
-                    _ => Err(TraceError::unsupported(format!(
-                        "attribute '{name}' of a {}",
+                if let Some(i) = fields.iter().position(|f| f == name) {
+                    if i < items.len() {
+                        return Ok(items[i].clone());
+                    }
+                }
+                // Methods and class attributes (`_fields`, `_replace`, a user method).
+                let attr = ty
+                    .bind(py)
+                    .getattr(name)
+                    .map_err(|e| TraceError::UserError {
+                        call: format!("getattr(.., '{name}')"),
+                        message: e.to_string(),
+                        error: e,
+                    })?;
+                let types = py.import("types")?;
+                if matches!(name, "_replace" | "_asdict" | "count" | "index") {
+                    Ok(Var::Method {
+                        recv: Box::new(obj.clone()),
+                        name: name.to_string(),
+                    })
+                } else if attr.is_instance(&types.getattr("FunctionType")?)? {
+                    Ok(Var::BoundMethod {
+                        func: Box::new(Var::Py(attr.unbind(), None)),
+                        self_: Box::new(obj.clone()),
+                    })
+                } else if attr.is_callable() {
+                    Err(TraceError::unsupported(format!(
+                        "method '{name}' of a {}",
                         obj.type_name(py)
-                    ))),
+                    )))
+                } else {
+                    self.tx.wrap(attr, None)
                 }
             }
             Var::Py(o, src) => {

@@ -251,4 +251,126 @@ impl Frame<'_, '_> {
             _ => Ok(None),
         }
     }
+
+    /// `Point(a, b=...)` for a namedtuple class whose `__new__` is the one namedtuple generated:
+    /// the fields bound like its signature, missing ones from `_field_defaults`.
+    pub(super) fn construct_named_tuple(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let Ok(ty) = f.cast::<PyType>() else {
+            return Ok(None);
+        };
+        if !ty.is_subclass_of::<pyo3::types::PyTuple>()? || !ty.hasattr("_make")? {
+            return Ok(None);
+        }
+        // The class in the MRO that namedtuple made (it holds `_fields` and the `__new__`).
+        let mut base = None;
+        for k in ty.getattr("__mro__")?.try_iter()? {
+            let k = k?;
+            let d = k.getattr("__dict__")?;
+            if d.contains("_fields")? {
+                base = Some(k);
+                break;
+            }
+        }
+        let Some(base) = base else { return Ok(None) };
+        if !base.getattr("__dict__")?.contains("__new__")?
+            || !ty.getattr("__new__")?.is(&base.getattr("__new__")?)
+        {
+            return Ok(None);
+        }
+        let fields = super::super::vars::named_tuple_fields(ty.as_any());
+        let defaults = ty.getattr("_field_defaults")?;
+        let mut items: Vec<Option<Var>> = vec![None; fields.len()];
+        if args.len() > fields.len() {
+            return Err(TraceError::unsupported(format!(
+                "{}() with too many arguments (the call raises TypeError)",
+                ty.name()?
+            )));
+        }
+        for (i, a) in args.iter().enumerate() {
+            items[i] = Some(a.clone());
+        }
+        for (k, v) in kwargs {
+            let Some(i) = fields.iter().position(|f| f == k) else {
+                return Err(TraceError::unsupported(format!(
+                    "{}() with an unexpected keyword argument '{k}' (the call raises TypeError)",
+                    ty.name()?
+                )));
+            };
+            if items[i].is_some() {
+                return Err(TraceError::unsupported(format!(
+                    "{}() with two values for '{k}' (the call raises TypeError)",
+                    ty.name()?
+                )));
+            }
+            items[i] = Some(v.clone());
+        }
+        let mut out = Vec::new();
+        for (i, it) in items.into_iter().enumerate() {
+            match it {
+                Some(v) => out.push(v),
+                None => match defaults.get_item(fields[i].as_str()) {
+                    Ok(d) => out.push(self.tx.wrap(d, None)?),
+                    Err(_) => {
+                        return Err(TraceError::unsupported(format!(
+                            "{}() missing '{}' (the call raises TypeError)",
+                            ty.name()?,
+                            fields[i]
+                        )))
+                    }
+                },
+            }
+        }
+        Ok(Some(Var::NamedTuple {
+            ty: ty.clone().into_any().unbind(),
+            items: out,
+        }))
+    }
+
+    /// `_replace`, `_asdict`, `count` and `index` of a namedtuple made or read by the trace.
+    pub(super) fn named_tuple_method(
+        &mut self,
+        ty: Py<PyAny>,
+        items: Vec<Var>,
+        name: &str,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let fields = super::super::vars::named_tuple_fields(ty.bind(py));
+        match (name, args.as_slice()) {
+            ("_replace", []) => {
+                let mut items = items;
+                for (k, v) in kwargs {
+                    let i = fields.iter().position(|f| *f == k).ok_or_else(|| {
+                        TraceError::unsupported(format!(
+                            "_replace of an unknown field '{k}' (the call raises ValueError)"
+                        ))
+                    })?;
+                    items[i] = v;
+                }
+                Ok(Var::NamedTuple { ty, items })
+            }
+            ("_asdict", []) if kwargs.is_empty() => {
+                let mut out = Vec::new();
+                for (f, v) in fields.iter().zip(items) {
+                    out.push((pyo3::types::PyString::new(py, f).into_any().unbind(), v));
+                }
+                Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(out))))
+            }
+            _ => {
+                let obj = Var::NamedTuple { ty, items }.as_py(py).ok_or_else(|| {
+                    TraceError::unsupported(format!("{name}() of a namedtuple of tensors"))
+                })?;
+                let m = obj.getattr(name)?;
+                self.fold(&m, &args, &kwargs)?.ok_or_else(|| {
+                    TraceError::unsupported(format!("{name}() with these arguments"))
+                })
+            }
+        }
+    }
 }

@@ -40,6 +40,9 @@ impl Frame<'_, '_> {
                 Var::List(l) => self.list_method(l, &name, args),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 Var::Set(set) => self.set_method(set, &name, args, kwargs),
+                Var::NamedTuple { ty, items } => {
+                    self.named_tuple_method(ty, items, &name, args, kwargs)
+                }
                 Var::Py(o, Some(src))
                     if is_dict_read(&name) && o.bind(py).is_instance_of::<PyDict>() =>
                 {
@@ -113,6 +116,9 @@ impl Frame<'_, '_> {
         let builtins = py.import("builtins")?;
         if f.is(&builtins.getattr("super")?) {
             return self.make_super(args);
+        }
+        if let Some(r) = self.construct_named_tuple(f, &args, &kwargs)? {
+            return Ok(r);
         }
         if let Some(r) = self.library_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
