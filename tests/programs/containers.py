@@ -327,6 +327,8 @@ def zip_strict_with_equal_lengths(ts):
     return [t * w for t, w in zip(ts, [2.0, 3.0], strict=True)]
 
 
+# torch.compile: 1 graphs (the frame here runs eagerly: the break at zip() has the
+# comprehension's function object on the stack, which a resume function cannot take yet)
 @program(tensors(2, 3), 0, eager=2, raises=True)
 def zip_strict_with_different_lengths_raises(ts):
     y = ts[0] * 2
