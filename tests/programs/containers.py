@@ -333,3 +333,33 @@ def zip_strict_with_equal_lengths(ts):
 def zip_strict_with_different_lengths_raises(ts):
     y = ts[0] * 2
     return [t * w for t, w in zip([y, *ts], [2.0, 3.0], strict=True)]
+
+
+# The `**kwargs` dict is new on every call: popping and assigning in it is local to the frame.
+@program(
+    lambda r: Call(r.randn(3), scale=r.pick(2.0, 2.0), talk=False), 1, fullgraph=True
+)
+def kwargs_dict_mutated_in_the_frame(x, **kwargs):
+    s = kwargs.pop("scale", 1.0)
+    kwargs["shift"] = kwargs.get("shift", 0.0) + 1
+    return x * s + kwargs["shift"], kwargs
+
+
+CAPABILITIES = {"hidden": "h", "attn": "a"}
+
+
+class Capabilities(dict):
+    def get(self, key):
+        return super().get(key) or {}
+
+
+CAPS = Capabilities({"m": CAPABILITIES})
+
+
+@program(x34, 1, fullgraph=True)
+def iterating_a_dict_known_at_trace_time(x):
+    flags = CAPS.get("m")
+    keys = {f"out_{k}": len(v) for k, v in flags.items()}
+    for k in flags:
+        x = x + len(k)
+    return x, keys, sorted(flags.values())

@@ -362,6 +362,13 @@ impl<'a, 'py> Frame<'a, 'py> {
                 // SAFETY: a borrowed pointer into the live frame; we take our own reference.
                 let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
                 let v = self.tx.wrap(value, Some(Source::local(i, &name)))?;
+                // The `**kwargs` dict is made afresh by every call: mutating it is local to the
+                // frame, not a side effect on the caller's objects.
+                if let Var::Dict(d) = &v {
+                    if self.code.flags & 0x08 != 0 && i + 1 == self.code.nargs {
+                        self.tx.external_dicts.retain(|(e, _, _)| !Rc::ptr_eq(e, d));
+                    }
+                }
                 self.locals[i] = Some(v.clone());
                 return Ok(v);
             }

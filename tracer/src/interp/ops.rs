@@ -572,9 +572,9 @@ impl Frame<'_, '_> {
         if is_immutable_const(obj) && v.getattr("__self__").map(|o| o.is(obj)).unwrap_or(false) {
             return Ok(Var::Py(v.unbind(), None));
         }
-        // A read-only method of a dict (subclass) read from the frame: a new bound object on
-        // every read, so the call is made on the tracked receiver (`py_dict_method`).
-        if matches!(this, Var::Py(_, Some(_)))
+        // A read-only method of a dict (subclass): a new bound object on every read, so the call
+        // is made on the tracked receiver (`py_dict_method`, or folded for a constant dict).
+        if matches!(this, Var::Py(..))
             && obj.is_instance_of::<PyDict>()
             && v.getattr("__self__").map(|o| o.is(obj)).unwrap_or(false)
             && super::calls::is_dict_read(v.getattr("__name__")?.extract::<String>()?.as_str())

@@ -210,7 +210,16 @@ impl Var {
                     || o.cast::<PyList>().is_ok()
                     || o.cast::<PyString>().is_ok()
                     || o.get_type().is(py.get_type::<pyo3::types::PyFrozenSet>())
-                    || o.get_type().name().map(|n| n == "range").unwrap_or(false)
+                    || o.get_type().is(py.get_type::<PyDict>())
+                    || o.get_type()
+                        .name()
+                        .map(|n| {
+                            matches!(
+                                n.to_str().unwrap_or(""),
+                                "range" | "dict_keys" | "dict_values" | "dict_items"
+                            )
+                        })
+                        .unwrap_or(false)
                 {
                     let it = o.try_iter().ok()?;
                     let mut out = Vec::new();

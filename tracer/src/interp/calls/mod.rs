@@ -48,6 +48,15 @@ impl Frame<'_, '_> {
                 {
                     self.py_dict_method(o, src, &name, args)
                 }
+                // A dict known at trace time (no source: a constant, or a folded result).
+                Var::Py(o, None)
+                    if is_dict_read(&name) && o.bind(py).is_instance_of::<PyDict>() =>
+                {
+                    let m = o.bind(py).getattr(name.as_str())?;
+                    self.fold(&m, &args, &kwargs)?.ok_or_else(|| {
+                        TraceError::unsupported(format!("dict.{name} with these arguments"))
+                    })
+                }
                 Var::Super { obj, .. } if name == "__getattribute__" || name == "__getattr__" => {
                     self.super_getattribute(*obj, &args)
                 }
