@@ -360,3 +360,58 @@ def test_an_argument_that_is_never_read_gets_no_guard(caplog):
         torch.testing.assert_close(compiled(x, n), x + 1)
     assert counter.n == 1
     assert _recompile_records(caplog) == []
+
+
+class Sized:
+    def __init__(self, t, n):
+        self.t = t
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __repr__(self):
+        return f"Sized({self.n})"
+
+
+def sized_truth(s):
+    return s.t * 2 if s else s.t + 1
+
+
+def sized_text(s):
+    return s.t + len(f"{s!r}")
+
+
+def test_truth_of_an_object_with_len_guards_its_identity(caplog):
+    # `if s:` calls `Sized.__len__`, which reads the object's state: a new object must not
+    # reuse the entry compiled for another (its type alone does not decide the branch).
+    counter = Counter()
+    compiled = torchferro.compile(sized_truth, backend=counter, fullgraph=True)
+    a, b = Sized(torch.randn(3), 1), Sized(torch.randn(3), 0)
+    torch.testing.assert_close(compiled(a), a.t * 2)
+    torch.testing.assert_close(compiled(b), b.t + 1)
+    assert counter.n == 2
+
+
+def test_formatting_an_object_guards_its_identity():
+    counter = Counter()
+    compiled = torchferro.compile(sized_text, backend=counter, fullgraph=True)
+    a, b = Sized(torch.randn(3), 1), Sized(torch.randn(3), 100)
+    torch.testing.assert_close(compiled(a), a.t + len("Sized(1)"))
+    torch.testing.assert_close(compiled(b), b.t + len("Sized(100)"))
+    assert counter.n == 2
+
+
+def test_truth_of_a_plain_object_needs_no_identity(caplog):
+    counter = Counter()
+    compiled = torchferro.compile(box_truth, backend=counter, fullgraph=True)
+    caplog.set_level(logging.INFO, logger="torchferro")
+    for _ in range(3):
+        b = Box(torch.randn(3), 1.0)
+        torch.testing.assert_close(compiled(b), b.t * 2)
+    assert counter.n == 1
+    assert _recompile_records(caplog) == []
+
+
+def box_truth(b):
+    return b.t * 2 if b else b.t

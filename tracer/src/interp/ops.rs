@@ -66,7 +66,7 @@ impl Frame<'_, '_> {
             Op::UnaryPositive => "pos",
             Op::UnaryInvert => "invert",
             _ => {
-                let t = v.truthy(self.tx.py)?;
+                let t = self.truth(&v)?;
                 return Ok(Var::py_const(self.tx.py, !t));
             }
         };
@@ -127,6 +127,48 @@ impl Frame<'_, '_> {
             }
         }
         v
+    }
+
+    /// Python truthiness of a traced value. An object from the frame that is guarded by type
+    /// alone answers from its type when that decides it (no `__bool__`/`__len__`: always true),
+    /// from its guarded keys when it is a plain dict subclass, and otherwise its identity is
+    /// guarded too (its `__bool__` or `__len__` reads its state).
+    pub(super) fn truth(&mut self, v: &Var) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        if let Var::Py(o, Some(src)) = v {
+            let o = o.bind(py);
+            let ty = o.get_type();
+            let dict_type = py.get_type::<PyDict>();
+            let own = |n: &str| -> PyResult<bool> {
+                // A Python-level override somewhere in the MRO before the builtin base.
+                Ok(ty.getattr(n).is_ok()
+                    && !ty.getattr(n)?.is(&dict_type
+                        .getattr(n)
+                        .unwrap_or_else(|_| py.None().into_bound(py))))
+            };
+            if o.is_instance_of::<PyDict>() && !own("__bool__")? && !own("__len__")? {
+                let keys: Vec<Py<PyAny>> = o
+                    .cast::<PyDict>()
+                    .map_err(PyErr::from)?
+                    .keys()
+                    .iter()
+                    .map(|k| k.unbind())
+                    .collect();
+                let n = keys.len();
+                self.tx
+                    .guards
+                    .add(py, src, crate::guards::Check::DictKeys(keys));
+                return Ok(n > 0);
+            }
+            if !o.is_instance_of::<PyDict>()
+                && !ty.hasattr("__bool__")?
+                && !ty.hasattr("__len__")?
+            {
+                return Ok(true);
+            }
+        }
+        self.tx.realize_identity(v);
+        v.truthy(py)
     }
 
     pub(super) fn is_op(&mut self, lhs: Var, rhs: Var, negate: bool) -> Result<Var, TraceError> {

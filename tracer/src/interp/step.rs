@@ -373,7 +373,7 @@ impl Frame<'_, '_> {
             Op::Jump => self.jump(ins.target)?,
             Op::PopJumpIfTrue | Op::PopJumpIfFalse => {
                 let v = self.pop()?;
-                let t = v.truthy(py)?;
+                let t = self.truth(&v)?;
                 if t == (ins.op == Op::PopJumpIfTrue) {
                     self.jump(ins.target)?;
                 }
@@ -388,7 +388,7 @@ impl Frame<'_, '_> {
             Op::JumpIfTrueOrPop | Op::JumpIfFalseOrPop => {
                 let top = self.peek(0)?.clone();
                 self.tx.realize(&top);
-                let t = top.truthy(py)?;
+                let t = self.truth(&top)?;
                 if t == (ins.op == Op::JumpIfTrueOrPop) {
                     self.jump(ins.target)?;
                 } else {
@@ -421,6 +421,8 @@ impl Frame<'_, '_> {
                     None
                 };
                 let v = self.pop()?;
+                // The text comes from the object's state: its identity is guarded too.
+                self.tx.realize_identity(&v);
                 let v = v
                     .as_py(py)
                     .ok_or_else(|| TraceError::unsupported("formatting a tensor into a string"))?;
