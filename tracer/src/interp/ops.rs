@@ -139,14 +139,15 @@ impl Frame<'_, '_> {
             let o = o.bind(py);
             let ty = o.get_type();
             let dict_type = py.get_type::<PyDict>();
-            let own = |n: &str| -> PyResult<bool> {
-                // A Python-level override somewhere in the MRO before the builtin base.
-                Ok(ty.getattr(n).is_ok()
-                    && !ty.getattr(n)?.is(&dict_type
-                        .getattr(n)
-                        .unwrap_or_else(|_| py.None().into_bound(py))))
+            // Whether the class overrides `dict`'s slot `n` (or adds one `dict` lacks).
+            let own = |n: &str| -> bool {
+                match (ty.getattr(n), dict_type.getattr(n)) {
+                    (Ok(a), Ok(b)) => !a.is(b),
+                    (Ok(_), Err(_)) => true,
+                    _ => false,
+                }
             };
-            if o.is_instance_of::<PyDict>() && !own("__bool__")? && !own("__len__")? {
+            if o.is_instance_of::<PyDict>() && !own("__bool__") && !own("__len__") {
                 let keys: Vec<Py<PyAny>> = o
                     .cast::<PyDict>()
                     .map_err(PyErr::from)?
