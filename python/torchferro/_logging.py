@@ -43,6 +43,8 @@ _REPLACES = {
     "recompiles": logging.INFO,
     "graph_breaks": logging.INFO,
     "graph": logging.DEBUG,
+    "perf": logging.INFO,
+    "output_code": logging.DEBUG,
 }
 
 
