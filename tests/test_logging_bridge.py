@@ -136,8 +136,10 @@ def test_recompile_break_and_warning_reach_the_torchferro_logger_once():
     assert rec.of("torchferro") == [
         (
             logging.WARNING,
-            f"torchferro failed while compiling times_two ({HERE}:{times_two.__code__.co_firstlineno}): "
-            "RuntimeError: backend says no; running it eagerly",
+            (
+                f"torchferro failed while compiling times_two ({HERE}:{times_two.__code__.co_firstlineno}): "
+                "RuntimeError: backend says no; running it eagerly"
+            ),
         )
     ]
     # DEBUG records come through with DEBUG's number: the captured graph of each compile.
@@ -154,16 +156,19 @@ def test_the_recompile_limit_is_a_warning_record_and_a_python_warning():
     compiled = torchferro.compile(add_one, backend="eager")
     with configured("torchferro", logging.INFO) as rec:
         compiled(torch.randn(2))
+        x = torch.randn(3)
         with pytest.warns(RuntimeWarning, match="hit the recompile limit"):
-            x = torch.randn(3)
-            assert torch.equal(compiled(x), x + 1)
+            out = compiled(x)
+        assert torch.equal(out, x + 1)
     code = add_one.__code__
     assert rec.of("torchferro.recompiles") == [
         (
             logging.WARNING,
-            f"torchferro hit the recompile limit (1) for function add_one in {code.co_filename}:"
-            f"{code.co_firstlineno}; it runs eagerly from now on. Last guard failure(s):\n"
-            f"    - 0/0: {SIZE_2_TO_3}",
+            (
+                f"torchferro hit the recompile limit (1) for function add_one in {code.co_filename}:"
+                f"{code.co_firstlineno}; it runs eagerly from now on. Last guard failure(s):\n"
+                f"    - 0/0: {SIZE_2_TO_3}"
+            ),
         )
     ]
 
@@ -204,9 +209,11 @@ def test_logging_disable_is_honoured():
 def test_propagate_false_on_a_child_is_honoured():
     child = logging.getLogger("torchferro.recompiles")
     child.propagate = False
-    with configured("torchferro", logging.INFO) as tree:
-        with configured("torchferro.recompiles", logging.INFO) as own:
-            recompile_add_one()
+    with (
+        configured("torchferro", logging.INFO) as tree,
+        configured("torchferro.recompiles", logging.INFO) as own,
+    ):
+        recompile_add_one()
     assert tree.of("torchferro.recompiles") == []
     assert own.of("torchferro.recompiles") == [
         (logging.INFO, recompile_msg(add_one, SIZE_2_TO_3))
@@ -254,11 +261,13 @@ class Raising(logging.Handler):
 def test_a_handler_that_raises_breaks_nothing(monkeypatch):
     seen: list = []
     monkeypatch.setattr(sys, "unraisablehook", seen.append)
-    with configured("torchferro.recompiles", logging.INFO, Raising()):
-        with configured("torchferro", logging.INFO) as rec:
-            for _ in range(3):
-                torchferro.compiler.reset()
-                recompile_add_one()
+    with (
+        configured("torchferro.recompiles", logging.INFO, Raising()),
+        configured("torchferro", logging.INFO) as rec,
+    ):
+        for _ in range(3):
+            torchferro.compiler.reset()
+            recompile_add_one()
     # Each failure is reported as an unraisable error naming the logger, and compiling carried
     # on: the other loggers' records still arrived (the failed one stops at the raise).
     assert rec.of("torchferro.recompiles") == []
@@ -321,7 +330,7 @@ def unique_scaler():
 
 
 def perf_phases(message: str) -> list[str]:
-    m = re.fullmatch(r"Compile time of .*?: (.*), total " + MS, message, re.S)
+    m = re.fullmatch(r"Compile time of .*?: (.*), total " + MS, message, re.DOTALL)
     assert m, message
     phases = []
     for part in m.group(1).split(", "):
@@ -346,7 +355,7 @@ def test_perf_names_every_inductor_phase_cold_then_warm(tmp_path, monkeypatch):
 
 def test_perf_artifact_and_explain_show_the_inductor_phases(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHFERRO_CACHE_DIR", str(tmp_path))
-    fn, k = unique_scaler()
+    fn, _ = unique_scaler()
     x = torch.randn(64)
     with configured("torchferro", logging.NOTSET) as rec:
         torchferro.set_logs("perf")
