@@ -135,6 +135,7 @@ pub fn compile_frame(
     let mut break_reason = None;
     let mut break_parts: Option<(String, Option<String>, Vec<String>)> = None;
     let started = std::time::Instant::now();
+    crate::guards::take_build_time();
     let traced = loop {
         match interp::trace(
             py,
@@ -174,7 +175,12 @@ pub fn compile_frame(
             Err(e) => return on_trace_error(py, slot, cfg, &info, e),
         }
     };
-    let trace_secs = started.elapsed().as_secs_f64();
+    // Guards are built while tracing: report them apart, as `guard_build`.
+    let guard_time = crate::guards::take_build_time();
+    let trace_time = (
+        started.elapsed().saturating_sub(guard_time).as_secs_f64(),
+        guard_time.as_secs_f64(),
+    );
     match build_entry(
         py,
         &info,
@@ -185,7 +191,7 @@ pub fn compile_frame(
         cfg,
         (frame_id, compile_index),
         break_reason.as_deref(),
-        trace_secs,
+        trace_time,
     ) {
         Ok(entry) => {
             if let Some(r) = &break_reason {
@@ -351,7 +357,7 @@ fn build_entry(
     cfg: &CompileConfig,
     compile_id: (u32, u32),
     break_reason: Option<&str>,
-    trace_secs: f64,
+    (trace_secs, guard_secs): (f64, f64),
 ) -> Result<CacheEntry, TraceError> {
     let interp::Traced {
         mut output,
@@ -418,6 +424,8 @@ fn build_entry(
     let graph_code = crate::passes::python_code(&output.graph);
     let backend_started = std::time::Instant::now();
     let mut output_code: Option<String> = None;
+    // The inductor's own phases (lowering, scheduling, codegen, C compile, cache load).
+    let mut backend_phases: Vec<(&'static str, f64)> = Vec::new();
     let runner = match &cfg.backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
         _ if output.graph.op_count() == 0 => {
@@ -433,15 +441,15 @@ fn build_entry(
                 Ok(Some(p)) => {
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
-                        crate::log::inductor_fallbacks(py, info, &reasons);
+                        crate::log::inductor_fallbacks(info, &reasons);
                     }
                     output_code = Some(p.source().to_string());
+                    backend_phases = p.phase_times().phases();
                     Runner::Inductor(Box::new(p))
                 }
                 Ok(None) => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
                 Err(why) => {
                     crate::log::inductor_fallbacks(
-                        py,
                         info,
                         &[format!("the whole graph runs on the eager backend: {why}")],
                     );
@@ -483,7 +491,15 @@ fn build_entry(
         info.name.as_str(),
     ))?;
     let guard_lines = guards.describe();
-    crate::log::compiled(py, info, compile_id, &graph_code, &guard_lines);
+    crate::log::compiled(info, compile_id, &graph_code, &guard_lines);
+    // `backend` is what the backend took beyond the phases it reports itself (for the
+    // inductor: checks and torch handles; for the others: all of it); `bytecode` is the
+    // transformed code, made after the backend.
+    let reported: f64 = backend_phases.iter().map(|(_, s)| s).sum();
+    let mut timings = vec![("trace", trace_secs), ("guard_build", guard_secs)];
+    timings.extend(backend_phases);
+    timings.push(("backend", (backend_secs - reported).max(0.0)));
+    timings.push(("bytecode", codegen_started.elapsed().as_secs_f64()));
     let ops = output
         .graph
         .nodes()
@@ -502,11 +518,7 @@ fn build_entry(
             ops,
             guards: &guard_lines,
             break_reason,
-            timings: &[
-                ("trace", trace_secs),
-                ("backend", backend_secs),
-                ("codegen", codegen_started.elapsed().as_secs_f64()),
-            ],
+            timings: &timings,
             transformed_code: &transformed,
             output_code: output_code.as_deref(),
             code,
