@@ -233,6 +233,18 @@ impl Assembler {
         Ok(labels)
     }
 
+    /// Rewrites the plain (non-jump) opargs of the instructions from index `from` on: `f` gets
+    /// each opcode and oparg and returns the new oparg. Resume functions use it to move the
+    /// cell and free-variable indices of appended code to their slots in a new layout; the
+    /// EXTENDED_ARG prefixes a larger oparg needs are added at layout.
+    pub fn map_args(&mut self, from: usize, mut f: impl FnMut(Opcode, u32) -> u32) {
+        for inst in self.instructions.iter_mut().skip(from) {
+            if let Arg::Value(v) = inst.arg {
+                inst.arg = Arg::Value(f(inst.opcode, v));
+            }
+        }
+    }
+
     /// Lays out and encodes everything, computing `co_stacksize` by dataflow.
     pub fn assemble(&self, first_lineno: i32) -> Result<AssembledCode> {
         let layout = self.layout()?;

@@ -383,22 +383,78 @@ fn build_entry(
             locals,
             ..
         } => {
-            let mut values: Vec<Var> = stack
-                .iter()
-                .filter(|v| !matches!(v, Var::Null))
-                .cloned()
-                .collect();
+            use crate::codegen::StackSlot;
+            let mut values: Vec<Var> = Vec::new();
+            let mut slots = Vec::new();
+            for v in stack {
+                match v {
+                    Var::Null => slots.push(StackSlot::Null),
+                    Var::Iter(it) => {
+                        let rest: Vec<Var> = {
+                            let it = it.borrow();
+                            it.0[it.1.min(it.0.len())..].to_vec()
+                        };
+                        values.push(Var::list(rest));
+                        slots.push(StackSlot::Iter);
+                    }
+                    v => {
+                        values.push(v.clone());
+                        slots.push(StackSlot::Value);
+                    }
+                }
+            }
             let mut assigned = Vec::new();
             for (j, l) in locals.iter().enumerate().take(info.nlocals) {
-                if let Some(v) = l {
-                    values.push(v.clone());
-                    assigned.push(j);
+                match l {
+                    // An argument kept in a cell: handed over with the cells below.
+                    Some(Var::Cell(_)) => {}
+                    Some(v) => {
+                        values.push(v.clone());
+                        assigned.push(j);
+                    }
+                    None => {}
                 }
+            }
+            let cell_slots = crate::codegen::cell_slots(info);
+            for &s in &cell_slots {
+                values.push(match locals.get(s).cloned().flatten() {
+                    Some(Var::Cell(c)) => Var::Cell(c),
+                    other => Var::Cell(std::rc::Rc::new(std::cell::RefCell::new(other))),
+                });
+            }
+            // A closure made over a free variable of this frame holds a copy of its cell in the
+            // trace, which a rebuilt closure could not share with the real one.
+            let first_free = info.localsplus.len() - info.nfree;
+            if locals[first_free.min(locals.len())..]
+                .iter()
+                .any(|l| matches!(l, Some(Var::Cell(_))))
+            {
+                return Err(TraceError::unsupported(
+                    "a closure over a free variable of the frame is live at the break",
+                ));
+            }
+            let ins = &info.ins[*index];
+            let zero_arg_super = ins.op == crate::decode::Op::Call
+                && ins.arg == 0
+                && stack.last().is_some_and(|v| {
+                    matches!(v, Var::Py(o, _) if o.bind(py).is(py.get_type::<pyo3::types::PySuper>()))
+                })
+                && info.nargs > 0
+                && info.localsplus[first_free..].iter().any(|n| n == "__class__");
+            // Inside a grad-mode block the graph switches back to the frame's entry mode at its
+            // end; the transformed code re-enters the block's mode natively.
+            let entry_mode = crate::guards::grad_enabled(py);
+            let grad_mode = (output.grad_enabled() != entry_mode).then(|| output.grad_enabled());
+            if grad_mode.is_some() {
+                output.set_grad_mode(py, entry_mode)?;
             }
             let plan = crate::codegen::BreakPlan {
                 index: *index,
-                null_mask: stack.iter().map(|v| matches!(v, Var::Null)).collect(),
+                stack: slots,
                 assigned,
+                ncells: cell_slots.len(),
+                zero_arg_super,
+                grad_mode,
             };
             (
                 template_of(
@@ -587,6 +643,8 @@ fn template_of(
     let addr = match v {
         Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
         Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),
+        Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
+        Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
         _ => None,
     };
     if let Some(addr) = addr {
@@ -681,10 +739,75 @@ fn template_of_inner(
                 .ok_or_else(|| TraceError::internal("size without a value"))?
                 .unbind(),
         ),
+        // A loop's iterator on the stack is handed over as its remaining items (see
+        // `StackSlot::Iter`); one anywhere else would have to stay the very same object.
         Var::Iter(_) => {
             return Err(TraceError::unsupported(
-                "a loop over a Python iterable is in progress, and its iterator cannot be handed to a resume function",
+                "an iterator in progress is held outside the stack of a for loop",
             ))
+        }
+        // A cell of the frame: a new cell object with the value at the break, one per tracked
+        // cell (closures rebuilt below share it).
+        Var::Cell(c) => {
+            let content = c.borrow().clone();
+            let args = match content {
+                Some(v) => vec![template_of(py, &v, outs, ctx)?],
+                None => Vec::new(),
+            };
+            let cell_type = py.import("types")?.getattr("CellType")?.unbind();
+            OutputTemplate::Call(cell_type, args)
+        }
+        // A function made by the traced code: made again from its code, defaults and cells.
+        Var::Function(f) if f.kwdefaults.is_empty() => {
+            let defaults = if f.defaults.is_empty() {
+                OutputTemplate::Const(py.None())
+            } else {
+                OutputTemplate::Tuple(
+                    f.defaults
+                        .iter()
+                        .map(|d| template_of(py, d, outs, ctx))
+                        .collect::<Result<_, _>>()?,
+                )
+            };
+            let closure = if f.closure.is_empty() {
+                OutputTemplate::Const(py.None())
+            } else {
+                OutputTemplate::Tuple(
+                    f.closure
+                        .iter()
+                        .map(|c| match c {
+                            Var::Cell(_) => template_of(py, c, outs, ctx),
+                            _ => Err(TraceError::unsupported(
+                                "a closure over a cell made outside the frame",
+                            )),
+                        })
+                        .collect::<Result<_, _>>()?,
+                )
+            };
+            let ft = py.import("types")?.getattr("FunctionType")?.unbind();
+            OutputTemplate::Call(
+                ft,
+                vec![
+                    OutputTemplate::Const(f.code.clone_ref(py)),
+                    OutputTemplate::Const(f.globals.clone_ref(py).into_any()),
+                    OutputTemplate::Const(
+                        pyo3::types::PyString::new(py, &f.name).into_any().unbind(),
+                    ),
+                    defaults,
+                    closure,
+                ],
+            )
+        }
+        // The `__exit__` of a grad-mode block: a `set_grad_enabled` object whose exit restores
+        // the mode the block found.
+        Var::GradModeExit { restore } => {
+            let torch = py.import("torch")?;
+            let saved = crate::guards::grad_enabled(py);
+            let set = torch.getattr("_C")?.getattr("_set_grad_enabled")?;
+            set.call1((*restore,))?;
+            let ctx_obj = torch.getattr("set_grad_enabled")?.call1((*restore,));
+            set.call1((saved,))?;
+            OutputTemplate::Const(ctx_obj?.getattr("__exit__")?.unbind())
         }
         other => {
             return Err(TraceError::unsupported(format!(

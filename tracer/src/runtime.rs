@@ -28,6 +28,8 @@ pub enum OutputTemplate {
     Keep(usize, Box<OutputTemplate>),
     /// The value remembered as number `k` (one container reached twice stays one object).
     Again(usize),
+    /// `f(args...)`, e.g. `iter(items)` for a loop in progress at a graph break.
+    Call(Py<PyAny>, Vec<OutputTemplate>),
 }
 
 impl OutputTemplate {
@@ -83,6 +85,13 @@ impl OutputTemplate {
                     "torchferro: a shared value was rebuilt out of order",
                 )
             })?,
+            OutputTemplate::Call(f, args) => {
+                let args = args
+                    .iter()
+                    .map(|t| t.build(py, outs, scope, kept))
+                    .collect::<PyResult<Vec<_>>>()?;
+                f.bind(py).call1(PyTuple::new(py, args)?)?
+            }
             OutputTemplate::Input(source) => resolve(py, scope, source).ok_or_else(|| {
                 pyo3::exceptions::PyRuntimeError::new_err(format!(
                     "torchferro: {source} could not be read"

@@ -37,6 +37,8 @@ pub struct CodeInfo {
     pub nfree: usize,
     /// Number of cell variables (closures made by this code).
     pub ncells: usize,
+    /// `co_cellvars`: a name that is also in `varnames` is an argument kept in a cell.
+    pub cellvars: Vec<String>,
     /// `co_varnames` length: the plain locals, arguments first.
     pub nlocals: usize,
     pub varnames: Vec<String>,
@@ -82,6 +84,7 @@ impl CodeInfo {
             nargs,
             nfree: freevars.len(),
             ncells: cellvars.len(),
+            cellvars,
             nlocals: varnames.len(),
             varnames,
             co_code: get("co_code")?.extract()?,
