@@ -357,6 +357,7 @@ fn build_entry(
         mut output,
         guards,
         end,
+        effects,
         externals,
     } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
@@ -467,6 +468,13 @@ fn build_entry(
             )
         }
     };
+    let template = with_effects(
+        py,
+        template,
+        &effects,
+        &mut outs,
+        &mut TemplateCtx::new(&externals, in_place_inputs.clone()),
+    )?;
     output
         .graph
         .output(outs.iter().map(|n| Arg::Node(*n)).collect());
@@ -584,6 +592,90 @@ fn build_entry(
     })
 }
 
+/// Wraps the frame's result in the side effects of the traced region, replayed after the graph.
+fn with_effects(
+    py: Python<'_>,
+    value: OutputTemplate,
+    effects: &interp::SideEffects,
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
+) -> Result<OutputTemplate, TraceError> {
+    if effects.is_empty() {
+        return Ok(value);
+    }
+    let builtins = py.import("builtins")?;
+    let operator = py.import("operator")?;
+    let setattr = builtins.getattr("setattr")?.unbind();
+    let setitem = operator.getattr("setitem")?.unbind();
+    let dict = builtins.getattr("dict")?;
+    let mut calls: Vec<(Py<PyAny>, Vec<OutputTemplate>)> = Vec::new();
+    let name =
+        |s: &str| OutputTemplate::Const(pyo3::types::PyString::new(py, s).into_any().unbind());
+    for l in &effects.lists {
+        let target = template_of(py, &Var::List(l.clone()), outs, ctx)?;
+        let items = l
+            .borrow()
+            .iter()
+            .map(|v| template_of(py, v, outs, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let all = pyo3::types::PySlice::full(py).into_any().unbind();
+        calls.push((
+            setitem.clone_ref(py),
+            vec![
+                target,
+                OutputTemplate::Const(all),
+                OutputTemplate::List(items),
+            ],
+        ));
+    }
+    for d in &effects.dicts {
+        let target = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
+        let items = d
+            .borrow()
+            .iter()
+            .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
+            .collect::<Result<Vec<_>, TraceError>>()?;
+        // Cleared and refilled, so the key order is the traced one.
+        let again = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
+        calls.push((dict.getattr("clear")?.unbind(), vec![again]));
+        calls.push((
+            dict.getattr("update")?.unbind(),
+            vec![target, OutputTemplate::Dict(items)],
+        ));
+    }
+    for (_, src, attr, v) in &effects.attrs {
+        calls.push((
+            setattr.clone_ref(py),
+            vec![
+                OutputTemplate::Input(src.clone()),
+                name(attr),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
+    for (g, n, v) in &effects.globals {
+        calls.push((
+            setitem.clone_ref(py),
+            vec![
+                OutputTemplate::Const(g.clone_ref(py)),
+                name(n),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
+    for (j, v) in &effects.cells {
+        calls.push((
+            setattr.clone_ref(py),
+            vec![
+                OutputTemplate::ClosureCell(*j),
+                name("cell_contents"),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
+    Ok(OutputTemplate::Effects(Box::new(value), calls))
+}
+
 /// (output index, input index) for graph outputs that are placeholders.
 fn passthrough(graph: &fx::Graph) -> Vec<(usize, usize)> {
     let Some(out) = graph.output_node() else {
@@ -640,6 +732,31 @@ fn template_of(
     outs: &mut Vec<fx::NodeId>,
     ctx: &mut TemplateCtx<'_>,
 ) -> Result<OutputTemplate, TraceError> {
+    // A mutable object made at trace time (`set()` folded) must be a fresh one on every call:
+    // a copy of its state at the break, one per object.
+    if let Var::Py(o, None) = v {
+        let ob = o.bind(py);
+        if ob.is_instance_of::<pyo3::types::PySet>()
+            || ob.is_instance_of::<pyo3::types::PyList>()
+            || ob.is_instance_of::<pyo3::types::PyDict>()
+            || ob.is_instance_of::<pyo3::types::PyByteArray>()
+        {
+            let addr = ob.as_ptr() as usize;
+            if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
+                return Ok(OutputTemplate::Again(k));
+            }
+            ctx.built.push(addr);
+            let k = ctx.built.len() - 1;
+            let copy = py.import("copy")?.getattr("copy")?.unbind();
+            return Ok(OutputTemplate::Keep(
+                k,
+                Box::new(OutputTemplate::Call(
+                    copy,
+                    vec![OutputTemplate::Const(o.clone_ref(py))],
+                )),
+            ));
+        }
+    }
     let addr = match v {
         Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
         Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),

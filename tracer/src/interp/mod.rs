@@ -109,6 +109,8 @@ pub struct Tracer<'py> {
     pub builtins: Bound<'py, PyDict>,
     pub(crate) external_lists: Vec<External<Rc<RefCell<Vec<Var>>>>>,
     pub(crate) external_dicts: Vec<External<vars::DictItems>>,
+    /// Python state changed by the traced region, replayed after the graph runs.
+    pub effects: SideEffects,
     /// Decoded code objects, by address (kept alive by `code_refs`).
     codes: std::collections::HashMap<usize, Rc<CodeInfo>>,
     code_refs: Vec<Py<PyAny>>,
@@ -131,11 +133,116 @@ impl<'py> Tracer<'py> {
     }
 }
 
+/// Writes the traced region makes to Python state that outlives it. The tracer reads its own
+/// writes back (an attribute written and then read sees the new value); after the graph runs,
+/// the values are written for real, in the order they were first written, so the state after
+/// the call equals eager's.
+#[derive(Default)]
+pub struct SideEffects {
+    /// Attribute writes on objects read from the frame's inputs: the object, where it was read
+    /// from, the attribute and its last value.
+    pub attrs: Vec<(Py<PyAny>, Source, String, Var)>,
+    /// Writes to module globals: the module's globals dict, the name and the last value.
+    pub globals: Vec<(Py<PyAny>, String, Var)>,
+    /// Writes to the root frame's free variables (closure index, last value).
+    pub cells: Vec<(usize, Var)>,
+    /// Lists and dicts from the frame's inputs that were mutated: their final contents are
+    /// written back into the very objects.
+    pub lists: Vec<Rc<RefCell<Vec<Var>>>>,
+    pub dicts: Vec<vars::DictItems>,
+}
+
+impl SideEffects {
+    /// The value the traced region last wrote to `obj.name`, if it did.
+    pub fn attr(&self, py: Python<'_>, obj: &Py<PyAny>, name: &str) -> Option<Var> {
+        self.attrs
+            .iter()
+            .find(|(o, _, n, _)| o.bind(py).is(obj.bind(py)) && n == name)
+            .map(|(_, _, _, v)| v.clone())
+    }
+
+    pub fn set_attr(&mut self, py: Python<'_>, obj: Py<PyAny>, src: Source, name: &str, v: Var) {
+        match self
+            .attrs
+            .iter_mut()
+            .find(|(o, _, n, _)| o.bind(py).is(obj.bind(py)) && n == name)
+        {
+            Some(slot) => slot.3 = v,
+            None => self.attrs.push((obj, src, name.to_string(), v)),
+        }
+    }
+
+    /// The value the traced region last wrote to global `name` of `globals`, if it did.
+    pub fn global(&self, py: Python<'_>, globals: &Bound<'_, PyAny>, name: &str) -> Option<Var> {
+        self.globals
+            .iter()
+            .find(|(g, n, _)| g.bind(py).is(globals) && n == name)
+            .map(|(_, _, v)| v.clone())
+    }
+
+    pub fn note_list(&mut self, l: &Rc<RefCell<Vec<Var>>>) {
+        if !self.lists.iter().any(|x| Rc::ptr_eq(x, l)) {
+            self.lists.push(l.clone());
+        }
+    }
+
+    pub fn note_dict(&mut self, d: &vars::DictItems) {
+        if !self.dicts.iter().any(|x| Rc::ptr_eq(x, d)) {
+            self.dicts.push(d.clone());
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.attrs.is_empty()
+            && self.globals.is_empty()
+            && self.cells.is_empty()
+            && self.lists.is_empty()
+            && self.dicts.is_empty()
+    }
+}
+
+impl Tracer<'_> {
+    /// A mutation of a list: one from the inputs is written back after the graph.
+    pub fn note_list_mutation(&mut self, l: &Rc<RefCell<Vec<Var>>>) {
+        if self.is_external_list(l) {
+            self.effects.note_list(l);
+        }
+    }
+
+    /// A mutation of a dict: one from the inputs is written back after the graph.
+    pub fn note_dict_mutation(&mut self, d: &vars::DictItems) {
+        if self.is_external_dict(d) {
+            self.effects.note_dict(d);
+        }
+    }
+}
+
+/// `Some(prev)` for the bound `__exit__` of a `torch.set_grad_enabled` object (what a graph
+/// break inside a grad-mode block leaves on the stack): it restores `prev`.
+fn grad_mode_exit(py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<bool> {
+    let owner = v.getattr("__self__").ok()?;
+    let name: String = v.getattr("__name__").ok()?.extract().ok()?;
+    let cls = py
+        .import("torch")
+        .ok()?
+        .getattr("autograd")
+        .ok()?
+        .getattr("grad_mode")
+        .ok()?
+        .getattr("set_grad_enabled")
+        .ok()?;
+    if name != "__exit__" || !owner.get_type().is(&cls) {
+        return None;
+    }
+    owner.getattr("prev").ok()?.extract().ok()
+}
+
 /// How the traced frame ends.
 pub struct Traced {
     pub output: OutputGraph,
     pub guards: GuardTree,
     pub end: End,
+    pub effects: SideEffects,
     /// Containers read from the frame's inputs, by the address of their tracked items, with
     /// their sources: rebuilding a value returns these very objects.
     pub externals: Vec<(usize, Source)>,
@@ -199,6 +306,7 @@ pub fn trace<'py>(
         builtins,
         external_lists: Vec::new(),
         external_dicts: Vec::new(),
+        effects: SideEffects::default(),
         codes: Default::default(),
         code_refs: Vec::new(),
         depth: 0,
@@ -226,6 +334,7 @@ pub fn trace<'py>(
         output: tx.output,
         guards: tx.guards,
         end,
+        effects: tx.effects,
         externals,
     })
 }
@@ -349,7 +458,19 @@ impl<'a, 'py> Frame<'a, 'py> {
             if !ptr.is_null() {
                 // SAFETY: a borrowed pointer into the live frame; we take our own reference.
                 let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
-                let v = self.tx.wrap(value, Some(Source::local(i, &name)))?;
+                let v = match grad_mode_exit(self.tx.py, &value) {
+                    // The `__exit__` a graph break handed over from a grad-mode block: the
+                    // block's end is traced as a grad-mode switch again.
+                    Some(restore) => {
+                        self.tx.guards.add(
+                            self.tx.py,
+                            &Source::local(i, &name),
+                            crate::guards::Check::Id(value.clone().unbind()),
+                        );
+                        Var::GradModeExit { restore }
+                    }
+                    None => self.tx.wrap(value, Some(Source::local(i, &name)))?,
+                };
                 self.locals[i] = Some(v.clone());
                 return Ok(v);
             }
@@ -422,14 +543,97 @@ impl<'a, 'py> Frame<'a, 'py> {
                 self.locals[i] = Some(Var::Cell(Rc::new(RefCell::new(Some(v)))));
                 Ok(())
             }
+            // A free variable of the compiled frame: the real cell is written after the graph.
+            Ok(_) if self.ctx.root => {
+                let first_free = self.code.localsplus.len() - self.code.nfree;
+                let j = i - first_free;
+                self.locals[i] = Some(v.clone());
+                match self.tx.effects.cells.iter_mut().find(|(k, _)| *k == j) {
+                    Some(slot) => slot.1 = v,
+                    None => self.tx.effects.cells.push((j, v)),
+                }
+                Ok(())
+            }
             _ => Err(TraceError::unsupported(
                 "assigning to a nonlocal variable of the compiled function",
             )),
         }
     }
 
+    /// STORE_ATTR: on an object read from the frame's inputs, recorded and written after the
+    /// graph. Objects whose attribute writes run code (`__setattr__` overrides, properties and
+    /// other data descriptors) and registered module members still break the graph.
+    fn store_attr(&mut self, obj: Var, name: &str, v: Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let Var::Py(o, Some(src)) = &obj else {
+            return Err(TraceError::unsupported(format!(
+                "assigning attribute '{name}' of a {}",
+                obj.type_name(py)
+            )));
+        };
+        let ob = o.bind(py);
+        let ty = ob.get_type();
+        let builtins = py.import("builtins")?;
+        let object_setattr = builtins.getattr("object")?.getattr("__setattr__")?;
+        let nn = py.import("torch.nn")?;
+        let is_module = ob.is_instance(&nn.getattr("Module")?)?;
+        let setattr = ty.getattr("__setattr__")?;
+        let plain = if is_module {
+            setattr.is(&nn.getattr("Module")?.getattr("__setattr__")?)
+                && ["_parameters", "_buffers", "_modules"].iter().all(|d| {
+                    ob.getattr(*d)
+                        .and_then(|d| d.contains(name))
+                        .map(|c| !c)
+                        .unwrap_or(false)
+                })
+                && !matches!(v, Var::Tensor(_))
+        } else {
+            setattr.is(&object_setattr)
+                && ob.hasattr("__dict__")?
+                && !crate::output::is_tensor(py, ob)?
+        };
+        let descriptor = match ty.getattr(name) {
+            Ok(a) => a.get_type().hasattr("__set__")? || a.get_type().hasattr("__delete__")?,
+            Err(_) => false,
+        };
+        if !plain || descriptor || matches!(ty.name()?.to_string().as_str(), "type" | "module") {
+            return Err(TraceError::unsupported(format!(
+                "assigning attribute '{name}' of a {} (its attribute writes run code)",
+                obj.type_name(py)
+            )));
+        }
+        self.tx
+            .effects
+            .set_attr(py, o.clone_ref(py), src.clone(), name, v);
+        Ok(())
+    }
+
+    /// STORE_GLOBAL: recorded, read back by later loads, and written after the graph.
+    fn store_global(&mut self, name: &str, v: Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let g = self.ctx.globals.clone().into_any();
+        match self
+            .tx
+            .effects
+            .globals
+            .iter_mut()
+            .find(|(d, n, _)| d.bind(py).is(&g) && n == name)
+        {
+            Some(slot) => slot.2 = v,
+            None => self
+                .tx
+                .effects
+                .globals
+                .push((g.unbind(), name.to_string(), v)),
+        }
+        Ok(())
+    }
+
     fn load_global(&mut self, name: &str) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(v) = self.tx.effects.global(py, self.ctx.globals.as_any(), name) {
+            return Ok(v);
+        }
         let value = match self.ctx.globals.get_item(name)? {
             Some(v) => v,
             None => match self.tx.builtins.get_item(name)? {

@@ -262,7 +262,8 @@ impl Frame<'_, '_> {
                 )?;
                 Ok(())
             }
-            Var::List(l) if !self.tx.is_external_list(l) => {
+            Var::List(l) => {
+                self.tx.note_list_mutation(l);
                 let i: isize = key
                     .as_py(py)
                     .ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?
@@ -278,7 +279,8 @@ impl Frame<'_, '_> {
                 b[j as usize] = value;
                 Ok(())
             }
-            Var::Dict(d) if !self.tx.is_external_dict(d) => {
+            Var::Dict(d) => {
+                self.tx.note_dict_mutation(d);
                 let k = key
                     .as_py(py)
                     .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
@@ -426,6 +428,9 @@ impl Frame<'_, '_> {
                 }
             }
             Var::Py(o, src) => {
+                if let Some(v) = self.tx.effects.attr(py, o, name) {
+                    return Ok(v);
+                }
                 let o = o.bind(py).clone();
                 if is_nn_module(py, &o)? {
                     return self.module_attr(&o, src.clone(), name);

@@ -481,6 +481,17 @@ impl Frame<'_, '_> {
                 let v = self.pop()?;
                 return Ok(Some(v));
             }
+            Op::Unsupported if ins.name == "STORE_ATTR" => {
+                let obj = self.pop()?;
+                let v = self.pop()?;
+                let name = self.code.names[arg].clone();
+                self.store_attr(obj, &name, v)?;
+            }
+            Op::Unsupported if ins.name == "STORE_GLOBAL" => {
+                let v = self.pop()?;
+                let name = self.code.names[arg].clone();
+                self.store_global(&name, v)?;
+            }
             Op::Unsupported => {
                 return Err(TraceError::unsupported(format!(
                     "the instruction {}",
