@@ -320,14 +320,6 @@ pub fn graph_break<'py>(
     let untouched = usize::try_from(after_depth - pushed as i64)
         .map_err(|_| TraceError::internal("the breaking instruction underflows the stack"))?
         .min(depth);
-    if plan.stack[untouched..]
-        .iter()
-        .any(|s| *s == StackSlot::Iter)
-    {
-        return Err(TraceError::unsupported(
-            "an iterator in progress is an operand of the breaking instruction",
-        ));
-    }
 
     let mut asm = Assembler::new(version);
     asm.set_position(bytecode::Position::line(line));
@@ -346,6 +338,10 @@ pub fn graph_break<'py>(
             e(&mut asm, "PUSH_NULL", 0)?;
         } else {
             lay.out_item(&mut asm, py, &mut consts, lay.out_index[i])?;
+            // An iterator the instruction consumes (a comprehension's argument).
+            if plan.stack[i] == StackSlot::Iter {
+                e(&mut asm, "GET_ITER", 0)?;
+            }
         }
     }
     let nstack_out = lay.out_index.last().copied().unwrap_or(0)

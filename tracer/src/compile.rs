@@ -358,6 +358,7 @@ fn build_entry(
         guards,
         end,
         effects,
+        free_cells,
         externals,
     } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
@@ -374,7 +375,7 @@ fn build_entry(
                 py,
                 ret,
                 &mut outs,
-                &mut TemplateCtx::new(&externals, in_place_inputs.clone()),
+                &mut TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells),
             )?,
             None,
         ),
@@ -423,17 +424,7 @@ fn build_entry(
                     other => Var::Cell(std::rc::Rc::new(std::cell::RefCell::new(other))),
                 });
             }
-            // A closure made over a free variable of this frame holds a copy of its cell in the
-            // trace, which a rebuilt closure could not share with the real one.
             let first_free = info.localsplus.len() - info.nfree;
-            if locals[first_free.min(locals.len())..]
-                .iter()
-                .any(|l| matches!(l, Some(Var::Cell(_))))
-            {
-                return Err(TraceError::unsupported(
-                    "a closure over a free variable of the frame is live at the break",
-                ));
-            }
             let ins = &info.ins[*index];
             let zero_arg_super = ins.op == crate::decode::Op::Call
                 && ins.arg == 0
@@ -462,7 +453,7 @@ fn build_entry(
                     py,
                     &Var::Tuple(values),
                     &mut outs,
-                    &mut TemplateCtx::new(&externals, in_place_inputs.clone()),
+                    &mut TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells),
                 )?,
                 Some(plan),
             )
@@ -473,7 +464,7 @@ fn build_entry(
         template,
         &effects,
         &mut outs,
-        &mut TemplateCtx::new(&externals, in_place_inputs.clone()),
+        &mut TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells),
     )?;
     output
         .graph
@@ -663,16 +654,6 @@ fn with_effects(
             ],
         ));
     }
-    for (j, v) in &effects.cells {
-        calls.push((
-            setattr.clone_ref(py),
-            vec![
-                OutputTemplate::ClosureCell(*j),
-                name("cell_contents"),
-                template_of(py, v, outs, ctx)?,
-            ],
-        ));
-    }
     Ok(OutputTemplate::Effects(Box::new(value), calls))
 }
 
@@ -704,17 +685,21 @@ struct TemplateCtx<'a> {
     built: Vec<usize>,
     /// Results of in-place ops on graph inputs: returned as the input object itself.
     inputs: Vec<(fx::NodeId, crate::source::Source)>,
+    /// Tracked cells that stand for the frame's closure cells: (address, closure index).
+    free_cells: &'a [(usize, usize)],
 }
 
 impl<'a> TemplateCtx<'a> {
     fn new(
         ext: &'a [(usize, crate::source::Source)],
         inputs: Vec<(fx::NodeId, crate::source::Source)>,
+        free_cells: &'a [(usize, usize)],
     ) -> Self {
         TemplateCtx {
             ext,
             built: Vec::new(),
             inputs,
+            free_cells,
         }
     }
 
@@ -736,6 +721,19 @@ fn template_of(
     // a copy of its state at the break, one per object.
     if let Var::Py(o, None) = v {
         let ob = o.bind(py);
+        // A method of such an object (`seen.add`) is looked up on its copy.
+        if ob.is_instance_of::<pyo3::types::PyCFunction>() {
+            if let (Ok(owner), Ok(name)) = (ob.getattr("__self__"), ob.getattr("__name__")) {
+                let mutable = owner.is_instance_of::<pyo3::types::PySet>()
+                    || owner.is_instance_of::<pyo3::types::PyList>()
+                    || owner.is_instance_of::<pyo3::types::PyDict>()
+                    || owner.is_instance_of::<pyo3::types::PyByteArray>();
+                if mutable {
+                    let recv = template_of(py, &Var::Py(owner.unbind(), None), outs, ctx)?;
+                    return Ok(OutputTemplate::Attr(Box::new(recv), name.extract()?));
+                }
+            }
+        }
         if ob.is_instance_of::<pyo3::types::PySet>()
             || ob.is_instance_of::<pyo3::types::PyList>()
             || ob.is_instance_of::<pyo3::types::PyDict>()
@@ -764,6 +762,12 @@ fn template_of(
         Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
         _ => None,
     };
+    if let (Var::Cell(c), Some(addr)) = (v, addr) {
+        if let Some((_, j)) = ctx.free_cells.iter().find(|(a, _)| *a == addr) {
+            let _ = c;
+            return Ok(OutputTemplate::ClosureCell(*j));
+        }
+    }
     if let Some(addr) = addr {
         if let Some(s) = ctx.external(addr) {
             return Ok(OutputTemplate::Input(s));

@@ -301,6 +301,10 @@ impl Frame<'_, '_> {
                 prev: None,
             }));
         }
+        // The traced region's grad mode, not the tracer's own.
+        if f.is(&torch.getattr("is_grad_enabled")?) && args.is_empty() {
+            return Ok(Some(Var::py_const(py, self.tx.output.grad_enabled())));
+        }
         if f.is(&torch.getattr("enable_grad")?) && args.is_empty() {
             return Ok(Some(Var::GradMode {
                 enabled: true,

@@ -111,6 +111,9 @@ pub struct Tracer<'py> {
     pub(crate) external_dicts: Vec<External<vars::DictItems>>,
     /// Python state changed by the traced region, replayed after the graph runs.
     pub effects: SideEffects,
+    /// Cells the tracer made for closures over the root frame's free variables, with the index
+    /// of the real closure cell each stands for.
+    pub(crate) free_cells: Vec<(Rc<RefCell<Option<Var>>>, usize)>,
     /// Decoded code objects, by address (kept alive by `code_refs`).
     codes: std::collections::HashMap<usize, Rc<CodeInfo>>,
     code_refs: Vec<Py<PyAny>>,
@@ -144,8 +147,6 @@ pub struct SideEffects {
     pub attrs: Vec<(Py<PyAny>, Source, String, Var)>,
     /// Writes to module globals: the module's globals dict, the name and the last value.
     pub globals: Vec<(Py<PyAny>, String, Var)>,
-    /// Writes to the root frame's free variables (closure index, last value).
-    pub cells: Vec<(usize, Var)>,
     /// Lists and dicts from the frame's inputs that were mutated: their final contents are
     /// written back into the very objects.
     pub lists: Vec<Rc<RefCell<Vec<Var>>>>,
@@ -159,6 +160,13 @@ impl SideEffects {
             .iter()
             .find(|(o, _, n, _)| o.bind(py).is(obj.bind(py)) && n == name)
             .map(|(_, _, _, v)| v.clone())
+    }
+
+    /// Whether the traced region wrote any attribute of `obj`.
+    pub fn has_attrs(&self, py: Python<'_>, obj: &Py<PyAny>) -> bool {
+        self.attrs
+            .iter()
+            .any(|(o, _, _, _)| o.bind(py).is(obj.bind(py)))
     }
 
     pub fn set_attr(&mut self, py: Python<'_>, obj: Py<PyAny>, src: Source, name: &str, v: Var) {
@@ -195,7 +203,6 @@ impl SideEffects {
     pub fn is_empty(&self) -> bool {
         self.attrs.is_empty()
             && self.globals.is_empty()
-            && self.cells.is_empty()
             && self.lists.is_empty()
             && self.dicts.is_empty()
     }
@@ -243,6 +250,8 @@ pub struct Traced {
     pub guards: GuardTree,
     pub end: End,
     pub effects: SideEffects,
+    /// Cells standing for the root frame's closure cells: (address of the tracked cell, index).
+    pub free_cells: Vec<(usize, usize)>,
     /// Containers read from the frame's inputs, by the address of their tracked items, with
     /// their sources: rebuilding a value returns these very objects.
     pub externals: Vec<(usize, Source)>,
@@ -307,6 +316,7 @@ pub fn trace<'py>(
         external_lists: Vec::new(),
         external_dicts: Vec::new(),
         effects: SideEffects::default(),
+        free_cells: Vec::new(),
         codes: Default::default(),
         code_refs: Vec::new(),
         depth: 0,
@@ -335,6 +345,11 @@ pub fn trace<'py>(
         guards: tx.guards,
         end,
         effects: tx.effects,
+        free_cells: tx
+            .free_cells
+            .iter()
+            .map(|(c, j)| (Rc::as_ptr(c) as usize, *j))
+            .collect(),
         externals,
     })
 }
@@ -534,7 +549,14 @@ impl<'a, 'py> Frame<'a, 'py> {
     }
 
     fn store_deref(&mut self, i: usize, v: Var) -> Result<(), TraceError> {
+        // The root frame's own closure cells (and cells standing for them): functions closing
+        // over the real cell would read it before a deferred write lands, so the write breaks.
+        let nonlocal =
+            || TraceError::unsupported("assigning to a nonlocal variable of the compiled function");
         match self.load_cell(i) {
+            Ok(Var::Cell(c)) if self.tx.free_cells.iter().any(|(f, _)| Rc::ptr_eq(f, &c)) => {
+                Err(nonlocal())
+            }
             Ok(Var::Cell(c)) => {
                 *c.borrow_mut() = Some(v);
                 Ok(())
@@ -543,20 +565,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                 self.locals[i] = Some(Var::Cell(Rc::new(RefCell::new(Some(v)))));
                 Ok(())
             }
-            // A free variable of the compiled frame: the real cell is written after the graph.
-            Ok(_) if self.ctx.root => {
-                let first_free = self.code.localsplus.len() - self.code.nfree;
-                let j = i - first_free;
-                self.locals[i] = Some(v.clone());
-                match self.tx.effects.cells.iter_mut().find(|(k, _)| *k == j) {
-                    Some(slot) => slot.1 = v,
-                    None => self.tx.effects.cells.push((j, v)),
-                }
-                Ok(())
-            }
-            _ => Err(TraceError::unsupported(
-                "assigning to a nonlocal variable of the compiled function",
-            )),
+            _ => Err(nonlocal()),
         }
     }
 

@@ -40,8 +40,14 @@ impl Frame<'_, '_> {
                 let v = match self.load_cell(arg)? {
                     Var::Cell(c) => Var::Cell(c),
                     v => {
-                        // A cell the prefix has not made yet: make it now.
-                        let c = Var::Cell(Rc::new(RefCell::new(Some(v))));
+                        // A cell the prefix has not made yet: make it now. One over a free
+                        // variable of the root frame stands for the real closure cell.
+                        let rc = Rc::new(RefCell::new(Some(v)));
+                        let first_free = self.code.localsplus.len() - self.code.nfree;
+                        if self.ctx.root && arg >= first_free {
+                            self.tx.free_cells.push((rc.clone(), arg - first_free));
+                        }
+                        let c = Var::Cell(rc);
                         self.locals[arg] = Some(c.clone());
                         c
                     }
