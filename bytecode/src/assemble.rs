@@ -538,6 +538,33 @@ mod tests {
     }
 
     #[test]
+    fn map_args_renumbers_plain_args_and_grows_extended_args() {
+        let mut asm = Assembler::new(Version::V3_11);
+        asm.emit("RESUME", 0).unwrap();
+        let end = asm.new_label();
+        asm.emit("LOAD_DEREF", 3).unwrap();
+        asm.emit_jump("JUMP_FORWARD", end).unwrap();
+        asm.bind(end).unwrap();
+        asm.emit("RETURN_VALUE", 0).unwrap();
+        // From instruction 1 on: deref slot 3 moves to 300, which needs an EXTENDED_ARG.
+        asm.map_args(1, |op, arg| {
+            if op.name() == "LOAD_DEREF" {
+                arg + 297
+            } else {
+                arg
+            }
+        });
+        let out = asm.assemble(1).unwrap();
+        let decoded = decode(Version::V3_11, &out.code).unwrap();
+        let names: Vec<_> = decoded.iter().map(|i| i.opcode.name()).collect();
+        assert_eq!(names, ["RESUME", "LOAD_DEREF", "JUMP_FORWARD", "RETURN_VALUE"]);
+        assert_eq!(decoded[0].arg, 0);
+        assert_eq!(decoded[1].arg, 300);
+        // The jump still lands on RETURN_VALUE (its label, not a value, was kept).
+        assert_eq!(decoded[2].target, Some(3));
+    }
+
+    #[test]
     fn fixes_jump_direction_and_reports_impossible_ones() {
         let mut asm = Assembler::new(Version::V3_11);
         let top = asm.label_here();
