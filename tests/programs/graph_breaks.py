@@ -648,3 +648,33 @@ def print_as_argument_of_a_pending_call(x):
 @program(x34, 1, 1)
 def break_in_argument_of_torch_call(x):
     return torch.add(x, float(len(str(print("p")))))
+
+
+class _Record(dict):
+    """A dict subclass with attributes, like transformers' ModelOutput."""
+
+
+class _Field:
+    def __init__(self, name):
+        self.name = name
+
+
+_FIELDS = (_Field("a"), _Field("b"))
+
+
+def _record(r):
+    rec = _Record()
+    rec.a = r.randn(3)
+    rec.b = 3
+    return (rec, _FIELDS, r.randn(3))
+
+
+# The loop's remaining items are a tracker made after tracing: it must not be mistaken for an
+# input container (here `rec.__dict__`) whose tracker was freed at the same address.
+@program(_record, 2, 4)
+def loop_resumes_next_to_an_attribute_dict(rec, fields, x):
+    for field in fields:
+        v = rec.__dict__.get(field.name)
+        if v is not None:
+            rec[field.name] = v
+    return rec, x + 1

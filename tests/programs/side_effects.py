@@ -46,7 +46,7 @@ def write_to_input_dict(x, d):
     return d["b"].sum()
 
 
-@program(lambda r: (r.randn(3), {"a": r.randn(3), "b": 1}), 1, 1)
+@program(lambda r: (r.randn(3), {"a": r.randn(3), "b": 1}), 1, fullgraph=True)
 def delete_from_input_dict(x, d):
     del d["b"]
     return x + d["a"]

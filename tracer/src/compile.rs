@@ -360,6 +360,7 @@ fn build_entry(
         effects,
         free_cells,
         externals,
+        keep_alive,
     } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
     let in_place_inputs: Vec<(fx::NodeId, crate::source::Source)> = output
@@ -367,18 +368,13 @@ fn build_entry(
         .into_iter()
         .map(|(n, k)| (n, output.input_sources[k].clone()))
         .collect();
+    // One reconstruction for the value and the side effects: a container reached by both is one
+    // object, and their `Keep` numbers share one table at run time.
+    let mut tctx = TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells);
     // A full graph returns the frame's return value; a graph break returns the live stack (NULLs
     // left out: the transformed code pushes those itself) and the assigned locals.
     let (template, plan) = match &end {
-        interp::End::Return(ret) => (
-            template_of(
-                py,
-                ret,
-                &mut outs,
-                &mut TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells),
-            )?,
-            None,
-        ),
+        interp::End::Return(ret) => (template_of(py, ret, &mut outs, &mut tctx)?, None),
         interp::End::Break {
             index,
             stack,
@@ -449,23 +445,12 @@ fn build_entry(
                 grad_mode,
             };
             (
-                template_of(
-                    py,
-                    &Var::Tuple(values),
-                    &mut outs,
-                    &mut TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells),
-                )?,
+                template_of(py, &Var::Tuple(values), &mut outs, &mut tctx)?,
                 Some(plan),
             )
         }
     };
-    let template = with_effects(
-        py,
-        template,
-        &effects,
-        &mut outs,
-        &mut TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells),
-    )?;
+    let template = with_effects(py, template, &effects, &mut outs, &mut tctx)?;
     output
         .graph
         .output(outs.iter().map(|n| Arg::Node(*n)).collect());
@@ -567,6 +552,7 @@ fn build_entry(
             code,
         },
     );
+    drop(keep_alive);
     Ok(CacheEntry {
         guards,
         function: function.unbind(),
@@ -711,6 +697,15 @@ impl<'a> TemplateCtx<'a> {
     }
 }
 
+/// A set, list, dict or bytearray (exactly: subclasses carry more state than a copy keeps).
+fn is_plain_mutable(py: Python<'_>, ob: &Bound<'_, PyAny>) -> bool {
+    let ty = ob.get_type();
+    ty.is(py.get_type::<pyo3::types::PySet>())
+        || ty.is(py.get_type::<pyo3::types::PyList>())
+        || ty.is(py.get_type::<pyo3::types::PyDict>())
+        || ty.is(py.get_type::<pyo3::types::PyByteArray>())
+}
+
 fn template_of(
     py: Python<'_>,
     v: &Var,
@@ -724,21 +719,13 @@ fn template_of(
         // A method of such an object (`seen.add`) is looked up on its copy.
         if ob.is_instance_of::<pyo3::types::PyCFunction>() {
             if let (Ok(owner), Ok(name)) = (ob.getattr("__self__"), ob.getattr("__name__")) {
-                let mutable = owner.is_instance_of::<pyo3::types::PySet>()
-                    || owner.is_instance_of::<pyo3::types::PyList>()
-                    || owner.is_instance_of::<pyo3::types::PyDict>()
-                    || owner.is_instance_of::<pyo3::types::PyByteArray>();
-                if mutable {
+                if is_plain_mutable(py, &owner) {
                     let recv = template_of(py, &Var::Py(owner.unbind(), None), outs, ctx)?;
                     return Ok(OutputTemplate::Attr(Box::new(recv), name.extract()?));
                 }
             }
         }
-        if ob.is_instance_of::<pyo3::types::PySet>()
-            || ob.is_instance_of::<pyo3::types::PyList>()
-            || ob.is_instance_of::<pyo3::types::PyDict>()
-            || ob.is_instance_of::<pyo3::types::PyByteArray>()
-        {
+        if is_plain_mutable(py, ob) {
             let addr = ob.as_ptr() as usize;
             if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
                 return Ok(OutputTemplate::Again(k));

@@ -252,6 +252,9 @@ pub struct Traced {
     pub effects: SideEffects,
     /// Cells standing for the root frame's closure cells: (address of the tracked cell, index).
     pub free_cells: Vec<(usize, usize)>,
+    /// Keeps the trackers named by address above alive while the value is rebuilt, so a
+    /// tracker made afterwards cannot take one of their addresses.
+    pub keep_alive: Vec<Rc<dyn std::any::Any>>,
     /// Containers read from the frame's inputs, by the address of their tracked items, with
     /// their sources: rebuilding a value returns these very objects.
     pub externals: Vec<(usize, Source)>,
@@ -340,7 +343,18 @@ pub fn trace<'py>(
         frame.run_root(break_at)?
     };
     let externals = tx.external_sources();
+    let mut keep_alive: Vec<Rc<dyn std::any::Any>> = Vec::new();
+    for (l, _, _) in &tx.external_lists {
+        keep_alive.push(l.clone());
+    }
+    for (d, _, _) in &tx.external_dicts {
+        keep_alive.push(d.clone());
+    }
+    for (c, _) in &tx.free_cells {
+        keep_alive.push(c.clone());
+    }
     Ok(Traced {
+        keep_alive,
         output: tx.output,
         guards: tx.guards,
         end,
@@ -615,6 +629,51 @@ impl<'a, 'py> Frame<'a, 'py> {
             .effects
             .set_attr(py, o.clone_ref(py), src.clone(), name, v);
         Ok(())
+    }
+
+    /// DELETE_SUBSCR on a list (by index) or a dict: tracked, and written back to an input
+    /// container after the graph.
+    fn delete_subscript(&mut self, container: Var, key: Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        match &container {
+            Var::Dict(d) => {
+                let k = key
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let pos = d
+                    .borrow()
+                    .iter()
+                    .position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false));
+                let Some(pos) = pos else {
+                    return Err(TraceError::unsupported(
+                        "deleting a missing dict key (the frame raises KeyError)",
+                    ));
+                };
+                self.tx.note_dict_mutation(d);
+                d.borrow_mut().remove(pos);
+                Ok(())
+            }
+            Var::List(l) => {
+                let i: isize = key
+                    .as_py(py)
+                    .and_then(|k| k.extract().ok())
+                    .ok_or_else(|| TraceError::unsupported("deleting a list slice"))?;
+                let n = l.borrow().len() as isize;
+                let j = if i < 0 { i + n } else { i };
+                if j < 0 || j >= n {
+                    return Err(TraceError::unsupported(
+                        "a list index out of range (the frame raises IndexError)",
+                    ));
+                }
+                self.tx.note_list_mutation(l);
+                l.borrow_mut().remove(j as usize);
+                Ok(())
+            }
+            other => Err(TraceError::unsupported(format!(
+                "deleting an item of a {}",
+                other.type_name(py)
+            ))),
+        }
     }
 
     /// STORE_GLOBAL: recorded, read back by later loads, and written after the graph.

@@ -493,6 +493,11 @@ impl Frame<'_, '_> {
                 let name = self.code.names[arg].clone();
                 self.store_attr(obj, &name, v)?;
             }
+            Op::Unsupported if ins.name == "DELETE_SUBSCR" => {
+                let key = self.pop()?;
+                let container = self.pop()?;
+                self.delete_subscript(container, key)?;
+            }
             Op::Unsupported if ins.name == "STORE_GLOBAL" => {
                 let v = self.pop()?;
                 let name = self.code.names[arg].clone();
