@@ -294,7 +294,9 @@ def _grad_regions(x, w):
 def test_grad_mode_regions_are_part_of_the_graph(backend):
     counter = Counter()
     compiled = torchferro.compile(
-        _grad_regions, backend=counter if backend == "python" else backend, fullgraph=True
+        _grad_regions,
+        backend=counter if backend == "python" else backend,
+        fullgraph=True,
     )
     x = torch.randn(3, 4, requires_grad=True)
     w = torch.randn(4, 2)

@@ -627,7 +627,7 @@ def break_inside_nested_try(x, d):
         except KeyError:
             y = x - 1
             print("missing")
-    except Exception:
+    except LookupError:
         y = x * 0
     return y
 
