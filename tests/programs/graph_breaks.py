@@ -678,3 +678,16 @@ def loop_resumes_next_to_an_attribute_dict(rec, fields, x):
         if v is not None:
             rec[field.name] = v
     return rec, x + 1
+
+
+class _ClosureOverSelf(_Base):
+    def forward(self, x):
+        # `self` is kept in a cell (the closure reads it) and `super()` runs after the break.
+        def shifted(t):
+            return t + self.training
+
+        print("break")
+        return super().forward(x) + shifted(x)
+
+
+module_program("zero_argument_super_with_self_in_a_cell", _ClosureOverSelf, x34, 2, 3)

@@ -404,8 +404,14 @@ fn build_entry(
             let mut assigned = Vec::new();
             for (j, l) in locals.iter().enumerate().take(info.nlocals) {
                 match l {
-                    // An argument kept in a cell: handed over with the cells below.
-                    Some(Var::Cell(_)) => {}
+                    // An argument kept in a cell: handed over with the cells below, and its value
+                    // in the plain slot too, where a zero-argument `super()` looks for it.
+                    Some(Var::Cell(c)) => {
+                        if let Some(v) = c.borrow().clone() {
+                            values.push(v);
+                            assigned.push(j);
+                        }
+                    }
                     Some(v) => {
                         values.push(v.clone());
                         assigned.push(j);
