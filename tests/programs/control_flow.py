@@ -260,6 +260,7 @@ def loop_over_list_argument_of_ints(x, ks):
     return x
 
 
+# torch.compile: 0 graphs
 @program(x34, 2, 1)
 def while_loop_with_a_break_inside(x):
     i = 0
@@ -272,6 +273,7 @@ def while_loop_with_a_break_inside(x):
     return out, i
 
 
+# torch.compile: 0 graphs
 @program(lambda r: (r.randn(3), {"a": 1.0, "b": 2.0}), 2, 2)
 def loop_over_input_dict_items_with_break(x, d):
     out = []

@@ -468,6 +468,7 @@ def cell_shared_with_closure_across_a_break(x):
     return scaled(y), k
 
 
+# torch.compile: 3 graphs
 @program(lambda r: (r.randn(3, 4), r.pick(2.0, 3.0)), 2, 2)
 def argument_cell_across_a_break(x, s):
     def scaled(t):
@@ -503,6 +504,7 @@ class _PrintingChild(_Base):
         return super().forward(y) + 1
 
 
+# torch.compile: 2 graphs
 module_program("zero_argument_super_around_a_break", _PrintingChild, x34, 4, 5)
 
 
@@ -517,6 +519,7 @@ def _counter_factory():
     return bump
 
 
+# torch.compile: 4 graphs
 @program(lambda r: (r.randn(3), _counter_factory()), 3, 6)
 def breaking_closure_called_twice(x, bump):
     return bump(x) * bump(x)
@@ -527,6 +530,7 @@ def breaking_closure_called_twice(x, bump):
 # as the items it has not yielded yet.
 
 
+# torch.compile: 0 graphs
 @program(lambda r: (r.randn(3), [r.randn(3), r.randn(3), r.randn(3)]), 4, 3)
 def print_inside_enumerate_loop(x, xs):
     out = x
@@ -537,6 +541,7 @@ def print_inside_enumerate_loop(x, xs):
     return out
 
 
+# torch.compile: 0 graphs
 @program(lambda r: (r.randn(3), [1.0, 2.0], ["a", "b"]), 2, 2)
 def print_inside_zip_loop(x, ws, names):
     parts = {}
@@ -546,6 +551,7 @@ def print_inside_zip_loop(x, ws, names):
     return parts
 
 
+# torch.compile: 0 graphs
 @program(x34, 2, 2)
 def print_inside_nested_loops(x):
     acc = x
@@ -557,6 +563,7 @@ def print_inside_nested_loops(x):
     return acc
 
 
+# torch.compile: 0 graphs
 @program(pos_neg, 6, 5)
 def data_dependent_break_then_continue(x):
     total = x * 0
@@ -584,6 +591,7 @@ def print_inside_enable_grad_inside_no_grad(x):
     return a.requires_grad, b.requires_grad, c.requires_grad, d.requires_grad, c + d
 
 
+# torch.compile: 1 graphs
 @program(lambda r: (r.randn(3, requires_grad=True),), 2, 1)
 def print_inside_set_grad_enabled_false(x):
     with torch.set_grad_enabled(False):
@@ -592,6 +600,7 @@ def print_inside_set_grad_enabled_false(x):
     return y, y.requires_grad, torch.is_grad_enabled()
 
 
+# torch.compile: 0 graphs
 @program(
     lambda r: (r.randn(3), r.pick(zlib.compress(b"abc"), b"not zlib")), 3, 2, eager=1
 )
@@ -605,6 +614,7 @@ def breaking_call_raises_into_its_handler(x, data):
     return y
 
 
+# torch.compile: 0 graphs
 @program(x34, 2, 1)
 def print_inside_try_finally(x):
     log = []
@@ -618,6 +628,7 @@ def print_inside_try_finally(x):
     return y, log
 
 
+# torch.compile: 0 graphs
 @program(lambda r: (r.randn(3), r.pick({"a": 1}, {})), 1, 2, eager=1)
 def break_inside_nested_try(x, d):
     try:
@@ -671,6 +682,7 @@ def _record(r):
 
 # The loop's remaining items are a tracker made after tracing: it must not be mistaken for an
 # input container (here `rec.__dict__`) whose tracker was freed at the same address.
+# torch.compile: 1 graphs
 @program(_record, 2, 4)
 def loop_resumes_next_to_an_attribute_dict(rec, fields, x):
     for field in fields:
@@ -690,4 +702,5 @@ class _ClosureOverSelf(_Base):
         return super().forward(x) + shifted(x)
 
 
+# torch.compile: 1 graphs
 module_program("zero_argument_super_with_self_in_a_cell", _ClosureOverSelf, x34, 2, 3)

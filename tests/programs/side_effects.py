@@ -289,12 +289,14 @@ class Layer:
         return self.keys
 
 
+# torch.compile: 1 graphs
 @program(lambda r: (r.randn(2, 4), Layer()), 2, fullgraph=True)
 def lazily_initialised_object(x, layer):
     k = layer.update(x)
     return k.sum(0), layer.keys.shape[0], layer.dtype
 
 
+# torch.compile: 1 graphs
 @program(lambda r: (r.randn(3), Obj(r.randn(3))), 2, fullgraph=True)
 def attribute_written_then_read(x, o):
     o.t = x * 2
@@ -312,6 +314,7 @@ class Averaging:
         return self.total / self.n
 
 
+# torch.compile: 1 graphs
 @program(lambda r: (r.randn(3), Averaging(r.randn(3))), 2, fullgraph=True)
 def property_reads_attribute_written_in_frame(x, acc):
     acc.total = acc.total + x
@@ -328,6 +331,7 @@ class Guarded:
         object.__setattr__(self, name, value)
 
 
+# torch.compile: 1 graphs
 @program(lambda r: (r.randn(3), Guarded()), 3, 4)
 def custom_setattr_still_breaks(x, g):
     g.value = x.sum()
