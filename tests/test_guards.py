@@ -229,7 +229,9 @@ def test_fail_on_recompile_raises_with_the_reasons():
             compiled(torch.randn(16, 3))
         # Cached inputs still run.
         compiled(torch.randn(8, 3))
-    assert str(info.value) == _expected(add_one, "tensor 'x' size mismatch at index 0. expected 8, actual 16")
+    assert str(info.value) == _expected(
+        add_one, "tensor 'x' size mismatch at index 0. expected 8, actual 16"
+    )
     assert torchferro._C.get_stance() == "default"
 
 

@@ -78,7 +78,7 @@ def local_list_append_extend_pop_insert(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, eager=2)
+@program(x34, 2, 2)
 def local_list_slicing_and_del(x):
     xs = [x * i for i in range(6)]
     del xs[0]
@@ -99,7 +99,7 @@ def local_dict_build_update_get_pop(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, eager=2)
+@program(x34, 1, 2, eager=1)
 def dict_comprehension_and_merge(x):
     a = {f"k{i}": x * i for i in range(3)}
     b = {"k1": x.neg(), "z": x}
@@ -150,7 +150,7 @@ def ordered_dict(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, 1, eager=2)
+@program(x34, 2, 3, eager=2)
 def defaultdict_of_lists(x):
     d = collections.defaultdict(list)
     for i in range(3):
@@ -168,7 +168,7 @@ def deque_rotate(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 6, 5)
 def set_of_python_values(x):
     seen = set()
     out = x
@@ -198,7 +198,7 @@ def list_input_enumerate_zip(xs):
 
 
 # torch.compile: 1 graphs
-@program(lambda r: ({"x": r.randn(3), "y": r.randn(3)},), 0, eager=2)
+@program(lambda r: ({"x": r.randn(3), "y": r.randn(3)},), 0, 2, eager=1)
 def returns_input_dict_rebuilt(d):
     return {k: v * 2 for k, v in d.items()}, dict(d), list(d.items())[0][0]  # noqa: RUF015
 
@@ -234,7 +234,7 @@ def dict_iteration_order_and_sorted_keys(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, 1, eager=1)
+@program(x34, 1, 2)
 def list_sort_in_place(x):
     xs = [3, 1, 2]
     xs.sort()
@@ -251,7 +251,7 @@ def dict_with_tuple_keys(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 3, 2)
+@program(x34, 2, 1)
 def list_copy_is_independent(x):
     a = [x, x + 1]
     b = a.copy()

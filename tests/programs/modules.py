@@ -106,7 +106,7 @@ class Heads(nn.Module):
 
 
 # torch.compile: 1 graphs
-module_program("moduledict_items_and_key", Heads, x8, 2, eager=2)
+module_program("moduledict_items_and_key", Heads, x8, 3, 1, eager=1)
 
 
 class ModuleDictKeys(Heads):
@@ -255,7 +255,7 @@ class Derived(Base):
 
 
 # torch.compile: 1 graphs
-module_program("inheritance_and_super", Derived, x8, 2, 1, eager=1)
+module_program("inheritance_and_super", Derived, x8, 3, 2)
 
 
 class KwForward(nn.Module):
@@ -393,7 +393,7 @@ class Attention(nn.Module):
 
 # torch.compile: 1 graphs
 module_program(
-    "attention_with_sdpa", Attention, lambda r: (r.randn(2, 5, 8),), 2, eager=1
+    "attention_with_sdpa", Attention, lambda r: (r.randn(2, 5, 8),), 2, 1, eager=1
 )
 
 
@@ -416,8 +416,8 @@ module_program(
     lambda: nn.Sequential(Block(), Block()),
     lambda r: (r.randn(2, 5, 8),),
     8,
-    2,
-    eager=2,
+    5,
+    eager=1,
 )
 
 
@@ -456,9 +456,7 @@ def _with_hooks():
     return m
 
 
-module_program(
-    "forward_and_pre_hooks", _with_hooks, x8, 4, 6, state=("HOOK_LOG",), eager=1
-)
+module_program("forward_and_pre_hooks", _with_hooks, x8, 6, 1, state=("HOOK_LOG",))
 
 
 @program(x8, 1, fullgraph=True)
@@ -530,7 +528,7 @@ class ScalarModule(nn.Module):
 
 
 # torch.compile: 1 graphs
-@program(x8, 3, eager=1)
+@program(x8, 4, 3)
 def module_constructed_inside(x):
     return ScalarModule()(x) + nn.ReLU()(x)
 

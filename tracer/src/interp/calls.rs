@@ -301,6 +301,10 @@ impl Frame<'_, '_> {
                 prev: None,
             }));
         }
+        // The traced region's grad mode, not the tracer's own.
+        if f.is(&torch.getattr("is_grad_enabled")?) && args.is_empty() {
+            return Ok(Some(Var::py_const(py, self.tx.output.grad_enabled())));
+        }
         if f.is(&torch.getattr("enable_grad")?) && args.is_empty() {
             return Ok(Some(Var::GradMode {
                 enabled: true,
@@ -408,6 +412,13 @@ impl Frame<'_, '_> {
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
+        // An iterator or generator would be consumed at trace time, not by the program.
+        if args
+            .iter()
+            .any(|a| matches!(a, Var::Py(o, _) if o.bind(py).hasattr("__next__").unwrap_or(false)))
+        {
+            return Ok(None);
+        }
         let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
         let Some(vals) = vals else { return Ok(None) };
         let kw = PyDict::new(py);
@@ -479,6 +490,11 @@ impl Frame<'_, '_> {
                 if let Var::Tensor(_) = obj {
                     let t = py.import("torch")?.getattr("Tensor")?;
                     return Ok(Var::py_const(py, t.hasattr(n.as_str())?));
+                }
+                if let Var::Py(o, _) = obj {
+                    if self.tx.effects.attr(py, o, &n).is_some() {
+                        return Ok(Var::py_const(py, true));
+                    }
                 }
                 return Ok(Var::py_const(py, !has_no_attr(py, obj, &n)));
             }
@@ -573,10 +589,8 @@ impl Frame<'_, '_> {
                 .position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false))
         };
         let mutating = matches!(name, "pop" | "update" | "setdefault" | "clear" | "popitem");
-        if mutating && self.tx.is_external_dict(&d) {
-            return Err(TraceError::unsupported(format!(
-                "mutating an input dict (dict.{name})"
-            )));
+        if mutating {
+            self.tx.note_dict_mutation(&d);
         }
         match (name, args.as_slice()) {
             ("get", [k]) | ("get", [k, _]) => {
@@ -662,10 +676,8 @@ impl Frame<'_, '_> {
             name,
             "append" | "extend" | "insert" | "pop" | "clear" | "reverse" | "remove" | "sort"
         );
-        if mutating && self.tx.is_external_list(&l) {
-            return Err(TraceError::unsupported(format!(
-                "mutating an input list (list.{name})"
-            )));
+        if mutating {
+            self.tx.note_list_mutation(&l);
         }
         match (name, args.as_slice()) {
             ("append", [v]) => {
