@@ -512,13 +512,36 @@ def run_measure(spec: dict) -> dict:
     return out
 
 
+def run_isa_probe(spec: dict) -> dict:
+    """torch.compile's CPU vector-ISA probe, alone: the first inductor compile of every fresh
+    process builds a test program per candidate ISA and loads each in a new Python subprocess that
+    imports torch. Timed once here so that the other torch.compile processes can skip it
+    (``TORCHINDUCTOR_VEC_ISA_OK=1``) when that picks the same ISA."""
+    import torch  # noqa: F401
+    from torch._inductor import config
+    from torch._inductor.cpu_vec_isa import pick_vec_isa, valid_vec_isa_list
+
+    t = time.perf_counter()
+    probed = str(pick_vec_isa())
+    probe_s = time.perf_counter() - t
+    valid_vec_isa_list.cache_clear()
+    config.cpp.vec_isa_ok = True
+    assumed = str(pick_vec_isa())
+    return {"probe_s": probe_s, "isa": probed, "isa_when_skipped": assumed}
+
+
 def main():
     spec = json.loads(sys.argv[1])
     import torch
 
     if spec.get("threads"):
         torch.set_num_threads(spec["threads"])
-    result = run_compile(spec) if spec["role"] == "compile" else run_measure(spec)
+    if spec["role"] == "isa_probe":
+        result = run_isa_probe(spec)
+    elif spec["role"] == "compile":
+        result = run_compile(spec)
+    else:
+        result = run_measure(spec)
     result["num_threads"] = torch.get_num_threads()
     print(MARKER + json.dumps(result, default=_json_default), flush=True)
 

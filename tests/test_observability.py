@@ -9,6 +9,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from torchferro import _events, _logging
 
 HERE = os.path.abspath(__file__)
 SCALE = 2
+MS = r"\d+\.\d{3} ms"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,15 +99,19 @@ def outer(x):
 
 
 def in_loop(x):
+    # A function with keyword-only defaults made in the frame cannot be handed to a resume
+    # function yet: the break in the loop runs the frame eagerly.
+    scale = lambda t, *, k=2: t * k
     for _ in range(2):
-        x = x * 2
+        x = scale(x)
         print("step")
     return x
 
 
 def in_try(x):
+    scale = lambda t, *, k=2: t * k
     try:
-        y = x * 2
+        y = scale(x)
         print("hi")
     except ValueError:
         y = x
@@ -610,19 +616,19 @@ def test_plus_graph_breaks_shows_the_source_around_the_break():
 def test_break_inside_a_loop_says_why_once(capsys):
     at = _at(in_loop, 'print("step")')
     msgs = observe(_eager(in_loop), [lambda: (torch.ones(3),)]).messages("graph_breaks")
-    assert msgs == [
+    expected = (
         "Graph break: running function in_loop eagerly: call to builtins.print; it cannot resume "
-        "there: a loop over a Python iterable is in progress, and its iterator cannot be handed to "
-        f"a resume function (at {at})"
-    ]
+        f"there: returning a function <lambda> (at {at})"
+    )
+    assert msgs == [expected]
 
 
 def test_eager_fallback_message(capsys):
-    # A break inside a try block cannot resume: the whole frame runs eagerly, and says why.
+    # A break that cannot resume: the whole frame runs eagerly, and says why.
     at = _at(in_try, 'print("hi")')
     calls = [lambda: (torch.ones(3),)]
     reason = (
-        "call to builtins.print; a graph break inside a try or with block cannot resume yet "
+        "call to builtins.print; it cannot resume there: returning a function <lambda> "
         f"(at {at})"
     )
     assert observe(_eager(in_try), calls).messages("graph_breaks") == [
@@ -641,7 +647,7 @@ def test_eager_fallback_says_why_the_break_cannot_resume(capsys):
     (msg,) = observe(_eager(in_try), [lambda: (torch.ones(3),)]).messages(
         "graph_breaks"
     )
-    assert "try" in msg.split(" eagerly: ", 1)[1]
+    assert "it cannot resume there: " in msg.split(" eagerly: ", 1)[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -668,12 +674,12 @@ def test_graph_graph_code_perf_bytecode_and_output_code_artifacts():
         f"TRACED GRAPH of {title}\ndef forward(self, l_x):\n    # l_x: f32[2, 3]\n    add = l_x + 1  # f32[2, 3]\n    return (add,)"
     ]
     (perf,) = cap.messages("perf")
-    assert (
-        perf.startswith(f"Compile time of {title}: trace ")
-        and " backend " in perf
-        and " codegen " in perf
-        and ", total " in perf
-    )
+    # The eager backend reports no phases of its own.
+    assert re.fullmatch(
+        rf"Compile time of {re.escape(title)}: trace {MS}, guard_build {MS}, backend {MS}, "
+        rf"bytecode {MS}, total {MS}",
+        perf,
+    ), perf
     (bytecode,) = cap.messages("bytecode")
     original, modified = bytecode.split("\nMODIFIED BYTECODE of ")
     assert (
@@ -896,7 +902,8 @@ def test_explain_fields_for_a_graph_break(capsys):
     )
     assert list(out.compile_times) == ["0/0", "1/0"]
     assert all(
-        set(t) == {"trace", "backend", "codegen"} for t in out.compile_times.values()
+        list(t) == ["trace", "guard_build", "backend", "bytecode"]
+        for t in out.compile_times.values()
     )
     text = str(out)
     assert text.startswith(
@@ -1018,7 +1025,7 @@ def test_trace_dir_writes_json_lines(tmp_path, capsys):
         "origin": _at(printing, "y = x * 2"),
         "origin_text": "y = x * 2",
     }
-    assert set(c["timings"]) == {"trace", "backend", "codegen"}
+    assert list(c["timings"]) == ["trace", "guard_build", "backend", "bytecode"]
     assert "BINARY_OP" in c["original_bytecode"] and "CompiledGraph" in c["bytecode"]
     assert recs[4]["function"] == "torchferro_resume_in_printing_at_" + str(
         _line(printing, 'print("value:"')

@@ -233,6 +233,18 @@ impl Assembler {
         Ok(labels)
     }
 
+    /// Rewrites the plain (non-jump) opargs of the instructions from index `from` on: `f` gets
+    /// each opcode and oparg and returns the new oparg. Resume functions use it to move the
+    /// cell and free-variable indices of appended code to their slots in a new layout; the
+    /// EXTENDED_ARG prefixes a larger oparg needs are added at layout.
+    pub fn map_args(&mut self, from: usize, mut f: impl FnMut(Opcode, u32) -> u32) {
+        for inst in self.instructions.iter_mut().skip(from) {
+            if let Arg::Value(v) = inst.arg {
+                inst.arg = Arg::Value(f(inst.opcode, v));
+            }
+        }
+    }
+
     /// Lays out and encodes everything, computing `co_stacksize` by dataflow.
     pub fn assemble(&self, first_lineno: i32) -> Result<AssembledCode> {
         let layout = self.layout()?;
@@ -523,6 +535,33 @@ mod tests {
         let decoded = decode(Version::V3_11, &out.code).unwrap();
         assert_eq!(decoded[1].opcode.name(), "LOAD_GLOBAL");
         assert_eq!(decoded[4].arg, 2);
+    }
+
+    #[test]
+    fn map_args_renumbers_plain_args_and_grows_extended_args() {
+        let mut asm = Assembler::new(Version::V3_11);
+        asm.emit("RESUME", 0).unwrap();
+        let end = asm.new_label();
+        asm.emit("LOAD_DEREF", 3).unwrap();
+        asm.emit_jump("JUMP_FORWARD", end).unwrap();
+        asm.bind(end).unwrap();
+        asm.emit("RETURN_VALUE", 0).unwrap();
+        // From instruction 1 on: deref slot 3 moves to 300, which needs an EXTENDED_ARG.
+        asm.map_args(1, |op, arg| {
+            if op.name() == "LOAD_DEREF" {
+                arg + 297
+            } else {
+                arg
+            }
+        });
+        let out = asm.assemble(1).unwrap();
+        let decoded = decode(Version::V3_11, &out.code).unwrap();
+        let names: Vec<_> = decoded.iter().map(|i| i.opcode.name()).collect();
+        assert_eq!(names, ["RESUME", "LOAD_DEREF", "JUMP_FORWARD", "RETURN_VALUE"]);
+        assert_eq!(decoded[0].arg, 0);
+        assert_eq!(decoded[1].arg, 300);
+        // The jump still lands on RETURN_VALUE (its label, not a value, was kept).
+        assert_eq!(decoded[2].target, Some(3));
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub struct Built {
     pub lib: Arc<Loaded>,
     pub compiled: bool,
     pub key: String,
+    /// How long the C compiler ran (`None`: it did not, the library came from the cache).
+    pub compile_time: Option<std::time::Duration>,
 }
 
 /// Libraries loaded by this process, by key (a live one is reused without touching the disk; the
@@ -165,6 +167,7 @@ pub fn build(source: &str, dir: &Path) -> Result<Built, InductorError> {
             lib: l,
             compiled: false,
             key,
+            compile_time: None,
         });
     }
     std::fs::create_dir_all(dir).map_err(|e| InductorError::io(dir, e))?;
@@ -178,10 +181,13 @@ pub fn build(source: &str, dir: &Path) -> Result<Built, InductorError> {
             lib: l,
             compiled: false,
             key,
+            compile_time: None,
         });
     }
     tracing::debug!(target: "torchferro::inductor", "cache miss {key}: compiling");
+    let started = std::time::Instant::now();
     compile(source, dir, &key, &so, &meta)?;
+    let compile_time = Some(started.elapsed());
     let l = try_load(&so, &meta, &want).ok_or_else(|| InductorError::Load {
         path: so.clone(),
         msg: "freshly built library failed validation".into(),
@@ -192,6 +198,7 @@ pub fn build(source: &str, dir: &Path) -> Result<Built, InductorError> {
         lib: l,
         compiled: true,
         key,
+        compile_time,
     })
 }
 

@@ -3,6 +3,7 @@
 use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::cache::{self, Loaded};
 use crate::codegen;
@@ -30,6 +31,38 @@ impl Default for Options {
 
 type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
 
+/// Wall time of each phase of one [`compile`], for the tracer's `perf` log and `explain`.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseTimes {
+    pub lowering: Duration,
+    pub scheduling: Duration,
+    /// Generating the C source.
+    pub codegen: Duration,
+    /// Running the C compiler; `None` when no compiler ran (cache hit, or no kernels).
+    pub c_compile: Option<Duration>,
+    /// Looking the shared object up in the cache and loading it, checks included; `None` when
+    /// there were no kernels to load.
+    pub cache_load: Option<Duration>,
+}
+
+impl PhaseTimes {
+    /// `(phase, seconds)` in the order the phases ran, leaving out those that did not run.
+    pub fn phases(&self) -> Vec<(&'static str, f64)> {
+        let mut out = vec![
+            ("lowering", self.lowering.as_secs_f64()),
+            ("scheduling", self.scheduling.as_secs_f64()),
+            ("codegen", self.codegen.as_secs_f64()),
+        ];
+        if let Some(d) = self.c_compile {
+            out.push(("c_compile", d.as_secs_f64()));
+        }
+        if let Some(d) = self.cache_load {
+            out.push(("cache_load", d.as_secs_f64()));
+        }
+        out
+    }
+}
+
 /// A graph compiled to kernels plus host calls, ready to run many times.
 pub struct CompiledGraph {
     ir: IrGraph,
@@ -43,22 +76,29 @@ pub struct CompiledGraph {
     _lib: Option<Arc<Loaded>>,
     compiler_ran: bool,
     donors: Vec<bool>,
+    times: PhaseTimes,
 }
 
 /// Lowers, schedules, generates C, and builds (or loads from the cache) the kernels.
 pub fn compile(graph: &fx::Graph, options: &Options) -> Result<CompiledGraph, InductorError> {
+    let started = Instant::now();
     let ir = crate::lower::lower(graph)?;
-    compile_ir(ir, options)
+    let lowering = started.elapsed();
+    let mut compiled = compile_ir(ir, options)?;
+    compiled.times.lowering = lowering;
+    Ok(compiled)
 }
 
 /// [`compile`] from an already lowered graph (tests build IR directly).
 pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, InductorError> {
+    let mut times = PhaseTimes::default();
+    let started = Instant::now();
     let sched = schedule(&ir);
-    for r in ir.fallback_reasons() {
-        tracing::info!(target: "torchferro::inductor", "fallback: {r}");
-    }
+    times.scheduling = started.elapsed();
+    let started = Instant::now();
     let src = codegen::generate(&ir, &sched);
     let source = cache::finish_source(&src.code);
+    times.codegen = started.elapsed();
     tracing::debug!(target: "torchferro::output_code", "generated C:\n{source}");
     let mut donors = vec![false; ir.buffers.len()];
     for d in sched.reuse.iter().flatten() {
@@ -74,8 +114,10 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
             _lib: None,
             compiler_ran: false,
             donors,
+            times,
         });
     }
+    let started = Instant::now();
     let built = cache::build(&source, &options.cache_dir)?;
     let mut kernels = Vec::new();
     for k in &src.kernels {
@@ -113,6 +155,12 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
     } else {
         None
     };
+    times.c_compile = built.compile_time;
+    times.cache_load = Some(
+        started
+            .elapsed()
+            .saturating_sub(built.compile_time.unwrap_or_default()),
+    );
     Ok(CompiledGraph {
         ir,
         sched,
@@ -122,6 +170,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         _lib: Some(built.lib),
         compiler_ran: built.compiled,
         donors,
+        times,
     })
 }
 
@@ -165,6 +214,11 @@ impl CompiledGraph {
     /// Whether building this graph ran the C compiler (false: loaded from the cache).
     pub fn compiler_ran(&self) -> bool {
         self.compiler_ran
+    }
+
+    /// How long each phase of compiling this graph took.
+    pub fn phase_times(&self) -> &PhaseTimes {
+        &self.times
     }
 
     /// Runs the graph; returns its outputs in the graph's (flattened) output order.

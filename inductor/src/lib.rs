@@ -15,7 +15,7 @@ pub mod index;
 pub mod ir;
 pub mod lower;
 
-pub use compiled::{compile, compile_ir, CompiledGraph, Options};
+pub use compiled::{compile, compile_ir, CompiledGraph, Options, PhaseTimes};
 pub use error::{InductorError, RunError};
 pub use host::{ExternCall, Host, HostArg, HostValue, TensorDesc};
 pub mod cache;

@@ -178,6 +178,8 @@ fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, V
 #[pymodule]
 #[allow(non_snake_case)]
 fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Rust logs through `tracing` only; from here on its events reach Python's `logging`.
+    tracer::log::bridge::install();
     m.add_class::<CompiledFunction>()?;
     m.add_class::<tracer::CompiledGraph>()?;
     m.add_function(wrap_pyfunction!(call_disabled, m)?)?;

@@ -121,13 +121,17 @@ class ExplainOutput:
 
 
 class _Recorder:
-    """A torch.compile-style backend that keeps every graph module it is given."""
+    """A torch.compile-style backend that keeps every graph module it is given, then hands it to
+    ``inner`` when there is one (else runs it as it is)."""
 
-    def __init__(self) -> None:
+    def __init__(self, inner=None) -> None:
         self.graph_modules: list = []
+        self.inner = inner
 
     def __call__(self, gm, example_inputs):
         self.graph_modules.append(gm)
+        if self.inner is not None:
+            return self.inner(gm, example_inputs)
         return gm.forward
 
 
@@ -147,12 +151,20 @@ def _break_from(event: dict, eager: bool) -> BreakReason:
     )
 
 
-def explain(fn, *extra_args, **extra_kwargs):
+def explain(fn, *extra_args, backend=None, **extra_kwargs):
     """``explain(fn)(*args, **kwargs)`` runs ``fn(*args, **kwargs)`` compiled and returns an
     ``ExplainOutput``. ``fn`` may be a function, an ``nn.Module`` or something
-    ``torchferro.compile`` returned. (``explain(fn, *args)`` is accepted too, as torch did.)"""
+    ``torchferro.compile`` returned. (``explain(fn, *args)`` is accepted too, as torch did.)
+
+    By default the graphs go to a backend that only records them. ``backend=`` (keyword only)
+    compiles with a real one instead, so that ``compile_times`` shows its phases too: with
+    ``"inductor"``, ``lowering``, ``scheduling``, ``codegen``, then ``c_compile`` or only
+    ``cache_load`` when the kernels were already built. ``graph_modules`` holds graph modules for
+    callable backends only. A named backend (``"inductor"``, ``"eager"``) shares its cache
+    entries with ``torchferro.compile``: frames already compiled for it are not compiled again,
+    and so not reported (``torchferro.compiler.reset()`` first gives the whole picture)."""
     if extra_args or extra_kwargs:
-        return explain(fn)(*extra_args, **extra_kwargs)
+        return explain(fn, backend=backend)(*extra_args, **extra_kwargs)
 
     def inner(*args, **kwargs) -> ExplainOutput:
         from . import _C, OptimizedModule
@@ -163,12 +175,13 @@ def explain(fn, *extra_args, **extra_kwargs):
             target = target._orig_mod
         elif isinstance(target, _C.CompiledFunction):
             target = target.__wrapped__
-        recorder = _Recorder()
+        recorder = _Recorder(backend if callable(backend) else None)
         _KEEP_ALIVE.append(recorder)
         events: list[dict] = []
         _events.subscribe(events.append)
         try:
-            _compile(target, backend=recorder)(*args, **kwargs)
+            chosen = recorder if backend is None or callable(backend) else backend
+            _compile(target, backend=chosen)(*args, **kwargs)
         finally:
             _events.unsubscribe(events.append)
         return _summarize(events, recorder.graph_modules)

@@ -3,9 +3,12 @@ environment (read at import) or ``torchferro.set_logs("recompiles,+guards")``.
 
 Each artifact is a logger, ``torchferro.<artifact>``, and prints through a handler installed on
 the ``torchferro`` logger (which then stops propagating to the root logger, as ``torch`` does), so
-``logging.getLogger("torchferro")`` configuration applies to all of them. The artifacts are drawn
-from the tracer's structured events (``torchferro._events``): while ``recompiles``,
-``graph_breaks`` or ``graph`` is on, its richer text replaces the tracer's plain record.
+``logging.getLogger("torchferro")`` configuration applies to all of them. The Rust side logs its
+plain records to the same loggers through its ``tracing`` bridge (``tracer/src/log/bridge.rs``),
+which asks these loggers whether they are enabled, so the levels set here are all it needs. The
+artifacts are drawn from the tracer's structured events (``torchferro._events``): while
+``recompiles``, ``graph_breaks``, ``graph``, ``perf`` or ``output_code`` is on, its richer text
+replaces the tracer's plain record.
 
 ``+name`` asks for more detail: ``+recompiles`` lists the guards of each failing entry,
 ``+graph_breaks`` shows the source around each frame of the break, ``+graph`` adds the DOT form,
@@ -29,7 +32,7 @@ ARTIFACTS = {
     "graph_code": "each captured graph as readable Python with shapes",
     "bytecode": "the original and the transformed bytecode of each compiled frame",
     "output_code": "the code the backend generated for each graph",
-    "perf": "the wall time of each compile phase, per graph",
+    "perf": "the wall time of each compile phase, per graph (trace, guard_build, the inductor's lowering, scheduling, codegen, c_compile, cache_load, then backend and bytecode)",
 }
 COMPONENTS = {"torchferro": "torchferro's own messages (INFO; +torchferro for DEBUG)"}
 
@@ -43,6 +46,8 @@ _REPLACES = {
     "recompiles": logging.INFO,
     "graph_breaks": logging.INFO,
     "graph": logging.DEBUG,
+    "perf": logging.INFO,
+    "output_code": logging.DEBUG,
 }
 
 

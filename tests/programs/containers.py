@@ -78,7 +78,7 @@ def local_list_append_extend_pop_insert(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, eager=2)
+@program(x34, 2, 2)
 def local_list_slicing_and_del(x):
     xs = [x * i for i in range(6)]
     del xs[0]
@@ -98,6 +98,7 @@ def local_dict_build_update_get_pop(x):
     return d, d.get("zz", 3), d.get("b"), "c" in d
 
 
+# torch.compile: 1 graphs
 @program(x34, 1, fullgraph=True)
 def dict_comprehension_and_merge(x):
     a = {f"k{i}": x * i for i in range(3)}
@@ -148,7 +149,7 @@ def ordered_dict(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, 1, eager=2)
+@program(x34, 2, 1)
 def defaultdict_of_lists(x):
     d = collections.defaultdict(list)
     for i in range(3):
@@ -165,6 +166,7 @@ def deque_rotate(x):
     return list(q)
 
 
+# torch.compile: 1 graphs
 @program(x34, 1, fullgraph=True)
 def set_of_python_values(x):
     seen = set()
@@ -194,6 +196,7 @@ def list_input_enumerate_zip(xs):
     return [t * w + i for i, (t, w) in enumerate(zip(xs, ws))]
 
 
+# torch.compile: 1 graphs
 @program(lambda r: ({"x": r.randn(3), "y": r.randn(3)},), 1, fullgraph=True)
 def returns_input_dict_rebuilt(d):
     return {k: v * 2 for k, v in d.items()}, dict(d), list(d.items())[0][0]  # noqa: RUF015
@@ -230,7 +233,7 @@ def dict_iteration_order_and_sorted_keys(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, 1, eager=1)
+@program(x34, 1, 2)
 def list_sort_in_place(x):
     xs = [3, 1, 2]
     xs.sort()
@@ -247,7 +250,7 @@ def dict_with_tuple_keys(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 3, 2)
+@program(x34, 2, 1)
 def list_copy_is_independent(x):
     a = [x, x + 1]
     b = a.copy()
@@ -329,7 +332,7 @@ def zip_strict_with_equal_lengths(ts):
 
 # torch.compile: 1 graphs (the frame here runs eagerly: the break at zip() has the
 # comprehension's function object on the stack, which a resume function cannot take yet)
-@program(tensors(2, 3), 0, eager=2, raises=True)
+@program(tensors(2, 3), 1, 1, raises=True, eager=2)
 def zip_strict_with_different_lengths_raises(ts):
     y = ts[0] * 2
     return [t * w for t, w in zip([y, *ts], [2.0, 3.0], strict=True)]

@@ -140,7 +140,7 @@ def try_except_else(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 0, 1, eager=1)
 def try_except_raised_and_caught(x):
     d = {"a": 1}
     try:
@@ -258,3 +258,26 @@ def loop_over_list_argument_of_ints(x, ks):
     for k in ks:
         x = x.roll(k, dims=1)
     return x
+
+
+# torch.compile: 0 graphs
+@program(x34, 2, 1)
+def while_loop_with_a_break_inside(x):
+    i = 0
+    out = x
+    while i < 3:
+        out = out + i
+        if i == 1:
+            print("one")
+        i += 1
+    return out, i
+
+
+# torch.compile: 0 graphs
+@program(lambda r: (r.randn(3), {"a": 1.0, "b": 2.0}), 2, 2)
+def loop_over_input_dict_items_with_break(x, d):
+    out = []
+    for k, v in d.items():
+        out.append(x * v)
+        print(k)
+    return out

@@ -90,7 +90,7 @@ def item_in_python_arithmetic(x):
 
 
 # torch.compile: 3 graphs
-@program(x34, 1, eager=1)
+@program(x34, 3, 1)
 def item_feeds_math_floor(x):
     k = math.floor(x.abs().sum().item())
     return x * 0 + k, k
@@ -107,7 +107,7 @@ def tolist_feeds_control_flow(x):
 
 
 # torch.compile: 3 graphs
-@program(x34, 0, 1, eager=1)
+@program(x34, 2, 4)
 def numpy_call(x):
     a = x.numpy()  # BREAK
     m = float(np.abs(a).max())
@@ -208,7 +208,7 @@ class WithPrintingChild(nn.Module):
 module_program("break_in_submodule_forward", WithPrintingChild, x34, 4, 2)
 
 
-@program(x34, 0, eager=1)
+@program(x34, 3, 3)
 def print_inside_for_loop_over_range(x):
     for i in range(3):
         x = x + i
@@ -216,7 +216,7 @@ def print_inside_for_loop_over_range(x):
     return x
 
 
-@program(lambda r: (r.randn(3), [1.0, 2.0, 3.0]), 0, eager=1)
+@program(lambda r: (r.randn(3), [1.0, 2.0, 3.0]), 3, 3)
 def print_inside_for_loop_over_list(x, ws):
     out = x
     for w in ws:
@@ -225,7 +225,7 @@ def print_inside_for_loop_over_list(x, ws):
     return out
 
 
-@program(lambda r: (r.randn(3),), 0, eager=1)
+@program(lambda r: (r.randn(3),), 2, 2)
 def print_inside_for_loop_over_dict_items(x):
     d = {"a": 1.0, "b": 2.0}
     for k, v in d.items():
@@ -234,7 +234,7 @@ def print_inside_for_loop_over_dict_items(x):
     return x
 
 
-@program(lambda r: ([r.randn(3), r.randn(3)],), 0, eager=1)
+@program(lambda r: ([r.randn(3), r.randn(3)],), 2, 2)
 def break_inside_loop_over_tensor_list(xs):
     total = xs[0] * 0
     for t in xs:
@@ -243,7 +243,7 @@ def break_inside_loop_over_tensor_list(xs):
     return total
 
 
-@program(pos_neg, 0, eager=1)
+@program(pos_neg, 7, 5)
 def data_dependent_break_inside_loop(x):
     out = x
     for i in range(3):
@@ -255,7 +255,7 @@ def data_dependent_break_inside_loop(x):
 
 
 # torch.compile: 2 graphs
-@program(lambda r: (r.randn(3, 4, requires_grad=True),), 0, eager=1)
+@program(lambda r: (r.randn(3, 4, requires_grad=True),), 2, 1)
 def print_inside_no_grad_block(x):
     with torch.no_grad():
         y = x * 2
@@ -277,7 +277,7 @@ class Recorder:
         return False
 
 
-@program(lambda r: (r.randn(3), Recorder()), 0, 2, eager=1)
+@program(lambda r: (r.randn(3), Recorder()), 0, eager=1)
 def print_inside_user_context_manager(x, rec):
     with rec:
         y = x + 1
@@ -285,7 +285,7 @@ def print_inside_user_context_manager(x, rec):
     return y * 2
 
 
-@program(x34, 0, eager=1)
+@program(x34, 2, 1)
 def print_inside_try_block(x):
     try:
         y = x + 1
@@ -296,7 +296,7 @@ def print_inside_try_block(x):
 
 
 # torch.compile: 2 graphs
-@program(x34, 1, eager=1)
+@program(x34, 3, 1)
 def break_in_frame_with_closure(x):
     k = x.sum()
 
@@ -360,10 +360,10 @@ def early_return_from_data_dependent_break(x):
     return y * 2
 
 
-@program(x34, 1, 1)
-def break_on_store_global(x):
+@program(x34, 1, fullgraph=True)
+def store_global_replayed_after_the_graph(x):
     global _LAST
-    _LAST = x.shape[0]  # BREAK
+    _LAST = x.shape[0]
     return x * 2
 
 
@@ -403,7 +403,7 @@ _disabled = torchferro.compiler.disable(_plain_disabled)
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 0, 5)
 def generator_function_call(x):
     return list(_gen(x)) + [x]  # BREAK
 
@@ -413,20 +413,20 @@ def _gen(t):
         yield t * i
 
 
-@program(x34, 0, eager=2)
+@program(x34, 0, 1, eager=1)
 def print_inside_list_comprehension(x):
     return [(print(i), x * i)[1] for i in range(2)]
 
 
 # torch.compile: 2 graphs
-@program(x34, 1, 1, eager=1)
+@program(x34, 2, 2)
 def print_inside_lambda(x):
     f = lambda t: (print("lam"), t + 1)[1]
     return f(x) * 2
 
 
 # torch.compile: 2 graphs
-@program(x34, 1, eager=1)
+@program(x34, 2, 1)
 def operator_on_tensor_item(x):
     i = operator.index(int(x.argmax()))
     return x.flatten()[i]
@@ -440,7 +440,7 @@ def nonzero_dynamic_shape(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 3)
+@program(x34, 1, 1)
 def local_containers_mutated_after_a_break(x):
     lst = [x]
     d = {"a": x}
@@ -448,3 +448,259 @@ def local_containers_mutated_after_a_break(x):
     lst.append(x + 1)
     d["b"] = x * 2
     return lst, d
+
+
+# ---------------------------------------------------------------------------------------------
+# Resuming in frames with cells and free variables: the resume function is a closure over the
+# frame's very cells, so closures made before the break still share them.
+
+
+@program(x34, 2, 1, eager=1)
+def cell_shared_with_closure_across_a_break(x):
+    k = x.sum()
+
+    def scaled(t):
+        return t * k
+
+    y = scaled(x)
+    print("break")
+    k = k + 1
+    return scaled(y), k
+
+
+# torch.compile: 3 graphs
+@program(lambda r: (r.randn(3, 4), r.pick(2.0, 3.0)), 2, 2)
+def argument_cell_across_a_break(x, s):
+    def scaled(t):
+        return t * s
+
+    print("break")
+    return scaled(x) + s
+
+
+def _make_breaking_closure(scale):
+    offset = torch.ones(4)
+
+    def closure_with_free_variables_breaks(x):
+        y = x * scale + offset
+        print("break")
+        return y - scale
+
+    return closure_with_free_variables_breaks
+
+
+program(x34, 2, 1)(_make_breaking_closure(2.0))
+
+
+class _Base(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class _PrintingChild(_Base):
+    def forward(self, x):
+        y = super().forward(x)
+        print("child")
+        return super().forward(y) + 1
+
+
+# torch.compile: 2 graphs
+module_program("zero_argument_super_around_a_break", _PrintingChild, x34, 2, 1)
+
+
+def _counter_factory():
+    calls = [0]
+
+    def bump(t):
+        calls[0] += 1
+        print("bump")
+        return t + calls[0]
+
+    return bump
+
+
+# torch.compile: 4 graphs
+@program(lambda r: (r.randn(3), _counter_factory()), 3, 6)
+def breaking_closure_called_twice(x, bump):
+    return bump(x) * bump(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loops over Python iterables continue in the resume function: the loop's iterator is handed over
+# as the items it has not yielded yet.
+
+
+# torch.compile: 0 graphs
+@program(lambda r: (r.randn(3), [r.randn(3), r.randn(3), r.randn(3)]), 4, 3)
+def print_inside_enumerate_loop(x, xs):
+    out = x
+    for i, t in enumerate(xs):
+        out = out + t * i
+        print("step", i)
+        out = out * 0.5
+    return out
+
+
+# torch.compile: 0 graphs
+@program(lambda r: (r.randn(3), [1.0, 2.0], ["a", "b"]), 2, 2)
+def print_inside_zip_loop(x, ws, names):
+    parts = {}
+    for w, n in zip(ws, names):
+        parts[n] = x * w
+        print(n)
+    return parts
+
+
+# torch.compile: 0 graphs
+@program(x34, 2, 2)
+def print_inside_nested_loops(x):
+    acc = x
+    for i in range(2):
+        for j in range(2):
+            acc = acc + i * j
+            if j == 1:
+                print(i, j)
+    return acc
+
+
+# torch.compile: 0 graphs
+@program(pos_neg, 6, 5)
+def data_dependent_break_then_continue(x):
+    total = x * 0
+    for k in [1, 2, 3]:
+        if x.sum() > 0:
+            continue
+        total = total + k
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# Breaks inside try and with blocks: the breaking instruction keeps its handler, and grad-mode
+# blocks are re-entered natively.
+
+
+@program(lambda r: (r.randn(3, requires_grad=True),), 2, 1)
+def print_inside_enable_grad_inside_no_grad(x):
+    with torch.no_grad():
+        a = x * 2
+        with torch.enable_grad():
+            b = x * 3
+            print("inner", torch.is_grad_enabled())
+            c = b + 1
+        d = a + 1
+    return a.requires_grad, b.requires_grad, c.requires_grad, d.requires_grad, c + d
+
+
+# torch.compile: 1 graphs
+@program(lambda r: (r.randn(3, requires_grad=True),), 2, 1)
+def print_inside_set_grad_enabled_false(x):
+    with torch.set_grad_enabled(False):
+        y = x + 1
+        print("off", torch.is_grad_enabled())
+    return y, y.requires_grad, torch.is_grad_enabled()
+
+
+# torch.compile: 0 graphs
+@program(
+    lambda r: (r.randn(3), r.pick(zlib.compress(b"abc"), b"not zlib")), 2, 1, eager=1
+)
+def breaking_call_raises_into_its_handler(x, data):
+    try:
+        y = x + 1
+        n = len(zlib.decompress(data))  # a C call: runs natively, and may raise
+        y = y * n
+    except zlib.error:
+        y = y - 100
+    return y
+
+
+# torch.compile: 0 graphs
+@program(x34, 2, 1)
+def print_inside_try_finally(x):
+    log = []
+    try:
+        y = x + 1
+        print("in try")
+        log.append("body")
+    finally:
+        log.append("finally")
+        y = y * 2
+    return y, log
+
+
+# torch.compile: 0 graphs
+@program(lambda r: (r.randn(3), r.pick({"a": 1}, {})), 1, 2, eager=1)
+def break_inside_nested_try(x, d):
+    try:
+        try:
+            y = x + d["a"]
+            print("found")
+        except KeyError:
+            y = x - 1
+            print("missing")
+    except LookupError:
+        y = x * 0
+    return y
+
+
+# ---------------------------------------------------------------------------------------------
+# A graph break with a pending call below it: the resume function pushes the NULL itself.
+
+
+def _combine(a, b, c):
+    return a * b + c
+
+
+@program(x34, 1, 1)
+def print_as_argument_of_a_pending_call(x):
+    return _combine(x, (print("arg") or 2), x.sum())
+
+
+@program(x34, 1, 1)
+def break_in_argument_of_torch_call(x):
+    return torch.add(x, float(len(str(print("p")))))
+
+
+class _Record(dict):
+    """A dict subclass with attributes, like transformers' ModelOutput."""
+
+
+class _Field:
+    def __init__(self, name):
+        self.name = name
+
+
+_FIELDS = (_Field("a"), _Field("b"))
+
+
+def _record(r):
+    rec = _Record()
+    rec.a = r.randn(3)
+    rec.b = 3
+    return (rec, _FIELDS, r.randn(3))
+
+
+# The loop's remaining items are a tracker made after tracing: it must not be mistaken for an
+# input container (here `rec.__dict__`) whose tracker was freed at the same address.
+# torch.compile: 1 graphs
+@program(_record, 1, 2)
+def loop_resumes_next_to_an_attribute_dict(rec, fields, x):
+    for field in fields:
+        v = rec.__dict__.get(field.name)
+        if v is not None:
+            rec[field.name] = v
+    return rec, x + 1
+
+
+class _ClosureOverSelf(_Base):
+    def forward(self, x):
+        # `self` is kept in a cell (the closure reads it) and `super()` runs after the break.
+        def shifted(t):
+            return t + self.training
+
+        print("break")
+        return super().forward(x) + shifted(x)
+
+
+# torch.compile: 1 graphs
+module_program("zero_argument_super_with_self_in_a_cell", _ClosureOverSelf, x34, 2, 1)

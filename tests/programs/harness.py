@@ -46,14 +46,6 @@ from torch import nn
 # ``xfail(strict=True)`` with one of these reasons; the test starts failing when the bug is fixed,
 # so the mark can go.
 
-BUG_LOCAL_LIST_SORT = (
-    "list.sort() on a list built in the frame graph-breaks and the sort is lost: the resume "
-    "function sees the unsorted list (`xs = [3, 1, 2]; xs.sort(); return xs` gives [3, 1, 2])"
-)
-BUG_LIST_IDENTITY_AT_BREAK = (
-    "a list passed to the frame is a different object in the resume function after a graph "
-    "break: `out is same_list` is False there (mutations still reach the caller's list)"
-)
 BUG_METADATA_MUTATION = (
     "in-place shape changes (`y.unsqueeze_(0)`) are not traced: the tracer refuses them (a graph "
     "break, or torchferro.Unsupported under fullgraph=True) rather than track the new metadata"

@@ -88,14 +88,14 @@ def method_on_argument_object(x, s):
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 4)
+@program(x34, 2, 2)
 def staticmethod_and_classmethod(x):
     s = Scaler.make(0.5)
     return Scaler.twice(x) + s.apply(x)
 
 
 # torch.compile: 1 graphs
-@program(x34, 3, 3, eager=1)
+@program(x34, 4, 4)
 def callable_object(x):
     return SCALER(x) + Scaler(2.0)(x)
 
@@ -205,13 +205,13 @@ PARTIAL_ADD = functools.partial(_square_plus, c=0.25)
 
 
 # torch.compile: 1 graphs
-@program(x34, 3, eager=1)
+@program(x34, 3, 1)
 def partial_with_keyword(x):
     return PARTIAL_ADD(x) + functools.partial(_square_plus, x)(c=1)
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 2, 3)
 def partial_of_partial(x):
     p = functools.partial(functools.partial(torch.add, alpha=2), x)
     return p(x.cos())

@@ -105,6 +105,7 @@ class Heads(nn.Module):
         return out
 
 
+# torch.compile: 1 graphs
 module_program("moduledict_items_and_key", Heads, x8, 1, fullgraph=True)
 
 
@@ -252,6 +253,7 @@ class Derived(Base):
         return super().head(h) * 2 + h.mean(-1)
 
 
+# torch.compile: 1 graphs
 module_program("inheritance_and_super", Derived, x8, 1, fullgraph=True)
 
 
@@ -449,9 +451,7 @@ def _with_hooks():
     return m
 
 
-module_program(
-    "forward_and_pre_hooks", _with_hooks, x8, 4, 6, state=("HOOK_LOG",), eager=1
-)
+module_program("forward_and_pre_hooks", _with_hooks, x8, 6, 1, state=("HOOK_LOG",))
 
 
 @program(x8, 1, fullgraph=True)
@@ -523,7 +523,7 @@ class ScalarModule(nn.Module):
 
 
 # torch.compile: 1 graphs
-@program(x8, 3, eager=1)
+@program(x8, 4, 3)
 def module_constructed_inside(x):
     return ScalarModule()(x) + nn.ReLU()(x)
 
@@ -568,7 +568,7 @@ module_program(
     ).eval(),
     lambda r: (r.randn(2, 5, 8),),
     8,
-    eager=1,
+    1,
 )
 
 

@@ -86,11 +86,50 @@ fn code_fields<'py>(
 pub struct BreakPlan {
     /// Root instruction the graph breaks at.
     pub index: usize,
-    /// For each stack slot at the break, bottom first: whether it holds a NULL.
-    pub null_mask: Vec<bool>,
+    /// Each stack slot at the break, bottom first. The compiled graph returns the values of
+    /// the non-NULL ones (an iterator as the list of its remaining items), then the assigned
+    /// locals' values, then the cells.
+    pub stack: Vec<StackSlot>,
     /// Locals assigned at the break, by `co_varnames` index. The compiled graph returns the
     /// non-NULL stack values followed by these locals' values.
     pub assigned: Vec<usize>,
+    /// The graph returns, after the locals, one cell object per cell of the frame (in
+    /// [`cell_slots`] order): new cells holding the values at the break, shared with the
+    /// closures made before it that are rebuilt too.
+    pub ncells: usize,
+    /// The breaking instruction is a zero-argument `super()` call, which reads `__class__` and
+    /// the first argument from the frame running it: the transformed code passes them instead.
+    pub zero_arg_super: bool,
+    /// Grad mode at the break when it differs from the mode the frame was entered with (inside a
+    /// `with torch.no_grad()` block): the transformed code switches to it after the graph.
+    pub grad_mode: Option<bool>,
+}
+
+/// The frame's cell slots, as `localsplus` indices: cells that are not arguments (in slot
+/// order), then arguments kept in cells (in `co_cellvars` order).
+pub fn cell_slots(info: &CodeInfo) -> Vec<usize> {
+    let first_free = info.localsplus.len() - info.nfree;
+    let mut out: Vec<usize> = (info.nlocals..first_free).collect();
+    for c in &info.cellvars {
+        if let Some(a) = info.varnames.iter().position(|v| v == c) {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// The closure a resume function is made with, as `localsplus` indices of the original frame:
+/// its cells that are not arguments, its free variables, then its argument cells. The resume
+/// code's deref instructions are renumbered to these slots, placed after its plain locals.
+fn closure_slots(info: &CodeInfo) -> Vec<usize> {
+    let first_free = info.localsplus.len() - info.nfree;
+    let mut out: Vec<usize> = (info.nlocals..info.localsplus.len()).collect();
+    for s in cell_slots(info) {
+        if s < first_free && s < info.nlocals {
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// Instructions after which execution can continue in a resume function: their effect on the
@@ -123,10 +162,6 @@ pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
     let Some(ins) = info.ins.get(index) else {
         return Some("no such instruction".into());
     };
-    // Resume functions receive plain locals: frames with closures run eagerly for now.
-    if info.ncells > 0 || info.nfree > 0 {
-        return Some("a graph break in a function with closure variables cannot resume yet".into());
-    }
     let supported_unsupported = matches!(
         ins.name.as_str(),
         "STORE_ATTR"
@@ -141,18 +176,24 @@ pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
     if !(breakable(ins.op) && ins.op != Op::Unsupported || supported_unsupported) {
         return Some(format!("a graph break at {} cannot resume yet", ins.name));
     }
-    // Inside a try/with block the handler's stack would have to be rebuilt too.
     match bytecode::exception_table::parse(&info.exception_table) {
-        Ok(entries)
-            if entries
-                .iter()
-                .any(|e| (e.start as usize) <= ins.offset && ins.offset < e.end as usize) =>
-        {
-            Some("a graph break inside a try or with block cannot resume yet".into())
-        }
         Ok(_) => None,
         Err(e) => Some(format!("unreadable exception table: {e}")),
     }
+}
+
+/// The exception-table entry that covers root instruction `index`, if any (3.11 tables are
+/// flat: at most one entry covers an offset).
+fn handler_of(
+    info: &CodeInfo,
+    index: usize,
+) -> Result<Option<bytecode::exception_table::ExceptionTableEntry>, TraceError> {
+    let offset = info.ins[index].offset;
+    let entries = bytecode::exception_table::parse(&info.exception_table)
+        .map_err(|e| TraceError::internal(format!("unreadable exception table: {e}")))?;
+    Ok(entries
+        .into_iter()
+        .find(|e| (e.start as usize) <= offset && offset < e.end as usize))
 }
 
 /// Interns constants appended after the original ones (the breaking instruction may refer to
@@ -190,8 +231,17 @@ fn call(asm: &mut Assembler, version: Version, n: u32) -> Result<(), TraceError>
 }
 
 /// The transformed code of a frame that breaks its graph at `plan.index`: run the graph, rebuild
-/// the stack and locals, run the breaking instruction natively, and tail-call a resume function
-/// for each way execution continues.
+/// what the breaking instruction consumes, the locals and the cells, run the instruction
+/// natively, and tail-call a resume function for each way execution continues (including the
+/// frame's exception handler, when the instruction raises inside a `try` or `with` block).
+///
+/// The stack slots the instruction leaves untouched are never pushed here: the resume function
+/// gets them straight from the graph's outputs (it pushes their NULLs itself and turns loop
+/// items back into iterators), so a pending call below the break or a loop in progress costs
+/// nothing here.
+///
+/// Layout: the arguments, then the frame's free-variable cells (the hook passes them after the
+/// arguments), then the other locals, two temporaries, and one cell object per cell of the frame.
 pub fn graph_break<'py>(
     py: Python<'py>,
     info: &CodeInfo,
@@ -207,73 +257,52 @@ pub fn graph_break<'py>(
         items: info.consts.iter().map(|c| c.bind(py).clone()).collect(),
         ints: Default::default(),
     };
-    let mut varnames = info.varnames.clone();
+    let first_free = info.localsplus.len() - info.nfree;
+    let mut varnames: Vec<String> = info.varnames[..info.nargs].to_vec();
+    for name in &info.localsplus[first_free..] {
+        varnames.push(format!("___free_{name}"));
+    }
+    varnames.extend(info.varnames[info.nargs..].iter().cloned());
     let tmp = varnames.len() as u32;
     varnames.push("___graph_out".into());
     let stk = varnames.len() as u32;
     varnames.push("___stack".into());
-
-    let mut asm = Assembler::new(version);
-    asm.set_position(bytecode::Position::line(line));
-    let e = |asm: &mut Assembler, name: &str, arg: u32| asm.emit(name, arg).map_err(asm_err);
-    e(&mut asm, "RESUME", 0)?;
-    e(&mut asm, "PUSH_NULL", 0)?;
-    let g = consts.add(graph.clone());
-    e(&mut asm, "LOAD_CONST", g)?;
-    for i in 0..info.nargs {
-        e(&mut asm, "LOAD_FAST", i as u32)?;
+    let cells = cell_slots(info);
+    for &c in &cells {
+        varnames.push(format!("___cell_{}", info.localsplus[c]));
     }
-    call(&mut asm, version, info.nargs as u32)?;
-    e(&mut asm, "STORE_FAST", tmp)?;
+    // Where each stack slot's value sits in the graph's output tuple.
+    let mut out_index = Vec::with_capacity(plan.stack.len());
     let mut k = 0i64;
-    for &is_null in &plan.null_mask {
-        if is_null {
-            e(&mut asm, "PUSH_NULL", 0)?;
-        } else {
-            e(&mut asm, "LOAD_FAST", tmp)?;
-            let c = consts.int(py, k);
-            e(&mut asm, "LOAD_CONST", c)?;
-            e(&mut asm, "BINARY_SUBSCR", 0)?;
+    for slot in &plan.stack {
+        out_index.push(k);
+        if *slot != StackSlot::Null {
             k += 1;
         }
     }
-    for &j in &plan.assigned {
-        e(&mut asm, "LOAD_FAST", tmp)?;
-        let c = consts.int(py, k);
-        e(&mut asm, "LOAD_CONST", c)?;
-        e(&mut asm, "BINARY_SUBSCR", 0)?;
-        e(&mut asm, "STORE_FAST", j as u32)?;
-        k += 1;
-    }
+    let lay = Layout {
+        nargs: info.nargs,
+        nfree: info.nfree,
+        first_free,
+        cells: cells.clone(),
+        cell_base: stk as usize + 1,
+        assigned: plan.assigned.clone(),
+        stk,
+        tmp,
+        out_index,
+    };
 
-    // The breaking instruction itself, with what it needs just before it.
-    let depth = plan.null_mask.len() as i64;
+    let depth = plan.stack.len();
     let opcode = version.opcode(&ins.name).map_err(asm_err)?;
-    let after_depth;
-    let mut jump_label = None;
-    match ins.op {
-        Op::Call => {
-            if let Some(kw) = kw_names_before(info, plan.index) {
-                e(&mut asm, "KW_NAMES", kw)?;
-            }
-            call(&mut asm, version, ins.arg)?;
-            after_depth = depth - ins.arg as i64 - 1;
-        }
+    let after_depth = match ins.op {
+        Op::Call => depth as i64 - ins.arg as i64 - 1,
         Op::PopJumpIfTrue | Op::PopJumpIfFalse | Op::PopJumpIfNone | Op::PopJumpIfNotNone => {
-            let l = asm.new_label();
-            // 3.11 names the direction; the assembler picks it from where the label lands.
-            asm.emit_jump(&ins.name, l).map_err(asm_err)?;
-            jump_label = Some(l);
-            after_depth = depth - 1;
+            depth as i64 - 1
         }
-        _ => {
-            e(&mut asm, &ins.name, ins.arg)?;
-            after_depth = depth + opcode.stack_effect(ins.arg, false).map_err(asm_err)?;
-        }
-    }
-    // Values the instruction pushes sit on top of the slots it left untouched; a NULL among
-    // those would have to go into the resume function's arguments, which cannot hold one.
-    let pushed = match ins.op {
+        _ => depth as i64 + opcode.stack_effect(ins.arg, false).map_err(asm_err)?,
+    };
+    // What the instruction pushes sits on top of the slots it leaves untouched.
+    let pushed: usize = match ins.op {
         Op::PopJumpIfTrue
         | Op::PopJumpIfFalse
         | Op::PopJumpIfNone
@@ -288,61 +317,322 @@ pub fn graph_break<'py>(
         }
         _ => 1,
     };
-    let untouched = (after_depth - pushed).max(0) as usize;
-    if plan
-        .null_mask
-        .iter()
-        .take(untouched.min(plan.null_mask.len()))
-        .any(|&n| n)
-    {
-        return Err(TraceError::unsupported(
-            "a graph break with a pending call below it on the stack",
-        ));
+    let untouched = usize::try_from(after_depth - pushed as i64)
+        .map_err(|_| TraceError::internal("the breaking instruction underflows the stack"))?
+        .min(depth);
+
+    let mut asm = Assembler::new(version);
+    asm.set_position(bytecode::Position::line(line));
+    let e = |asm: &mut Assembler, name: &str, arg: u32| asm.emit(name, arg).map_err(asm_err);
+    e(&mut asm, "RESUME", 0)?;
+    e(&mut asm, "PUSH_NULL", 0)?;
+    let g = consts.add(graph.clone());
+    e(&mut asm, "LOAD_CONST", g)?;
+    for i in 0..info.nargs + info.nfree {
+        e(&mut asm, "LOAD_FAST", i as u32)?;
     }
+    call(&mut asm, version, (info.nargs + info.nfree) as u32)?;
+    e(&mut asm, "STORE_FAST", tmp)?;
+    for i in untouched..depth {
+        if plan.stack[i] == StackSlot::Null {
+            e(&mut asm, "PUSH_NULL", 0)?;
+        } else {
+            lay.out_item(&mut asm, py, &mut consts, lay.out_index[i])?;
+            // An iterator the instruction consumes (a comprehension's argument).
+            if plan.stack[i] == StackSlot::Iter {
+                e(&mut asm, "GET_ITER", 0)?;
+            }
+        }
+    }
+    let nstack_out = lay.out_index.last().copied().unwrap_or(0)
+        + i64::from(plan.stack.last().is_some_and(|s| *s != StackSlot::Null));
+    let mut k = nstack_out;
+    for &j in &plan.assigned {
+        lay.out_item(&mut asm, py, &mut consts, k)?;
+        e(&mut asm, "STORE_FAST", lay.local(j))?;
+        k += 1;
+    }
+    for c in 0..plan.ncells {
+        lay.out_item(&mut asm, py, &mut consts, k)?;
+        e(&mut asm, "STORE_FAST", (lay.cell_base + c) as u32)?;
+        k += 1;
+    }
+    if let Some(mode) = plan.grad_mode {
+        // The graph leaves grad mode as the frame found it; the rest of the block runs natively.
+        e(&mut asm, "PUSH_NULL", 0)?;
+        let f = consts.add(
+            py.import("torch")?
+                .getattr("_C")?
+                .getattr("_set_grad_enabled")?,
+        );
+        e(&mut asm, "LOAD_CONST", f)?;
+        let b = consts.add(pyo3::types::PyBool::new(py, mode).to_owned().into_any());
+        e(&mut asm, "LOAD_CONST", b)?;
+        call(&mut asm, version, 1)?;
+        e(&mut asm, "POP_TOP", 0)?;
+    }
+
+    // The breaking instruction itself; inside a try/with block it is protected by a handler
+    // that continues in the frame's own handler.
+    let handler = handler_of(info, plan.index)?;
+    let protect = handler.as_ref().map(|h| {
+        let (start, end, target) = (asm.label_here(), asm.new_label(), asm.new_label());
+        (h, start, end, target)
+    });
+    let mut names: Vec<String> = info.names.clone();
+    let mut jump_label = None;
+    match ins.op {
+        Op::Call if plan.zero_arg_super => {
+            let class = info
+                .localsplus
+                .iter()
+                .skip(first_free)
+                .position(|n| n == "__class__")
+                .ok_or_else(|| TraceError::internal("super() without a __class__ cell"))?;
+            e(&mut asm, "LOAD_FAST", (info.nargs + class) as u32)?;
+            names.push("cell_contents".into());
+            let attr = (names.len() - 1) as u32;
+            let attr = if version == Version::V3_11 {
+                attr
+            } else {
+                attr << 1
+            };
+            e(&mut asm, "LOAD_ATTR", attr)?;
+            match cells.iter().position(|&c| c == 0) {
+                Some(k) => {
+                    e(&mut asm, "LOAD_FAST", (lay.cell_base + k) as u32)?;
+                    e(&mut asm, "LOAD_ATTR", attr)?;
+                }
+                None => e(&mut asm, "LOAD_FAST", 0)?,
+            }
+            call(&mut asm, version, 2)?;
+        }
+        Op::Call => {
+            if let Some(kw) = kw_names_before(info, plan.index) {
+                e(&mut asm, "KW_NAMES", kw)?;
+            }
+            call(&mut asm, version, ins.arg)?;
+        }
+        Op::PopJumpIfTrue | Op::PopJumpIfFalse | Op::PopJumpIfNone | Op::PopJumpIfNotNone => {
+            let l = asm.new_label();
+            // 3.11 names the direction; the assembler picks it from where the label lands.
+            asm.emit_jump(&ins.name, l).map_err(asm_err)?;
+            jump_label = Some(l);
+        }
+        _ => e(&mut asm, &ins.name, ins.arg)?,
+    }
+    if let Some((_, start, end, target)) = &protect {
+        asm.bind(*end).map_err(asm_err)?;
+        // Nothing of the frame's stack lies below the instruction's operands here.
+        asm.add_exception_range(bytecode::ExceptionRange {
+            start: *start,
+            end: *end,
+            handler: *target,
+            depth: 0,
+            lasti: true,
+        });
+    }
+    let mut ctx = ResumeCtx {
+        py,
+        info,
+        code,
+        globals,
+        consts: &mut consts,
+        lay: &lay,
+    };
+    let mut spec: Vec<StackSlot> = plan.stack[..untouched].to_vec();
+    spec.extend(std::iter::repeat_n(StackSlot::Value, pushed));
     if ins.name == "RAISE_VARARGS" {
-        // Nothing follows a raise.
+        // Nothing follows a raise (but its handler, below).
     } else {
-        let next = plan.index + 1;
-        resume_call(
-            py,
-            &mut asm,
-            info,
-            code,
-            globals,
-            &mut consts,
-            next,
-            after_depth as usize,
-            &plan.assigned,
-            tmp,
-            stk,
-        )?;
+        ctx.resume_call(&mut asm, plan.index + 1, &spec, pushed)?;
         if let (Some(l), Some(target)) = (jump_label, ins.target) {
             asm.bind(l).map_err(asm_err)?;
-            resume_call(
-                py,
-                &mut asm,
-                info,
-                code,
-                globals,
-                &mut consts,
-                target,
-                after_depth as usize,
-                &plan.assigned,
-                tmp,
-                stk,
-            )?;
+            ctx.resume_call(&mut asm, target, &plan.stack[..untouched], 0)?;
         }
+    }
+    if let Some((h, _, _, label)) = protect {
+        let hdepth = (h.depth as usize).min(untouched);
+        let target = info
+            .ins
+            .iter()
+            .position(|i| i.offset == h.target as usize)
+            .ok_or_else(|| TraceError::internal("an exception handler at no instruction"))?;
+        asm.bind(label).map_err(asm_err)?;
+        let mut spec: Vec<StackSlot> = plan.stack[..hdepth].to_vec();
+        // The stack here is [lasti, exception].
+        e(&mut asm, "STORE_FAST", stk)?;
+        e(&mut asm, "POP_TOP", 0)?;
+        if h.lasti {
+            // The offset pushed is this code's; the resume function's RERAISE wants one of its
+            // own (only tracebacks read it): the breaking instruction's offset there.
+            let resume = ctx.resume_code(target, &{
+                let mut s = spec.clone();
+                s.extend([StackSlot::Value, StackSlot::Value]);
+                s
+            })?;
+            let lasti = resume.prefix_units + (ins.offset / 2) as i64;
+            let c = ctx.consts.int(py, lasti);
+            e(&mut asm, "LOAD_CONST", c)?;
+            spec.push(StackSlot::Value);
+        }
+        e(&mut asm, "LOAD_FAST", stk)?;
+        spec.push(StackSlot::Value);
+        let n = spec.len() - hdepth;
+        ctx.resume_call(&mut asm, target, &spec, n)?;
     }
     let out = asm.assemble(info.firstlineno as i32).map_err(asm_err)?;
     let kw = code_fields(
         py,
         &out,
         &varnames,
-        info.nargs,
+        info.nargs + info.nfree,
         info.flags & !(CO_VARARGS | CO_VARKEYWORDS),
     )?;
     kw.set_item("co_consts", PyTuple::new(py, &consts.items)?)?;
+    kw.set_item("co_names", PyTuple::new(py, &names)?)?;
+    kw.set_item("co_freevars", PyTuple::empty(py))?;
+    kw.set_item("co_cellvars", PyTuple::empty(py))?;
     Ok(code.call_method("replace", (), Some(&kw))?)
+}
+
+/// What a resume function receives for one stack slot of the original frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StackSlot {
+    /// The NULL of a pending call: pushed by the resume function itself.
+    Null,
+    Value,
+    /// A `for` loop's iterator: handed over as the list of items it has not yielded yet, which
+    /// the resume function turns back into an iterator.
+    Iter,
+}
+
+/// Where the transformed code of a graph break keeps the frame's values.
+struct Layout {
+    nargs: usize,
+    nfree: usize,
+    /// First free-variable slot of the original frame.
+    first_free: usize,
+    /// The original frame's cell slots ([`cell_slots`]); local `cell_base + k` of the
+    /// transformed code holds the cell object that stands for `cells[k]`.
+    cells: Vec<usize>,
+    cell_base: usize,
+    assigned: Vec<usize>,
+    stk: u32,
+    tmp: u32,
+    /// For each stack slot at the break, its index in the graph's output tuple.
+    out_index: Vec<i64>,
+}
+
+impl Layout {
+    /// The transformed code's slot for original local `j`.
+    fn local(&self, j: usize) -> u32 {
+        (if j < self.nargs { j } else { j + self.nfree }) as u32
+    }
+
+    /// Pushes item `k` of the graph's output tuple.
+    fn out_item<'py>(
+        &self,
+        asm: &mut Assembler,
+        py: Python<'py>,
+        consts: &mut Consts<'py>,
+        k: i64,
+    ) -> Result<(), TraceError> {
+        asm.emit("LOAD_FAST", self.tmp).map_err(asm_err)?;
+        let c = consts.int(py, k);
+        asm.emit("LOAD_CONST", c).map_err(asm_err)?;
+        asm.emit("BINARY_SUBSCR", 0).map_err(asm_err)
+    }
+}
+
+struct ResumeCtx<'a, 'py> {
+    py: Python<'py>,
+    info: &'a CodeInfo,
+    code: &'a Bound<'py, PyAny>,
+    globals: &'a Bound<'py, PyAny>,
+    consts: &'a mut Consts<'py>,
+    lay: &'a Layout,
+}
+
+impl<'py> ResumeCtx<'_, 'py> {
+    fn resume_code(&mut self, target: usize, spec: &[StackSlot]) -> Result<Resume, TraceError> {
+        resume_function(self.py, self.info, self.code, self.globals, target, spec)
+    }
+
+    /// Returns `resume(locals..., stack...)` for a resume function at `target` whose stack is
+    /// `spec`: its last `on_stack` slots are the values on top of this code's stack, the
+    /// others come from the graph's outputs. A frame with cells or free variables makes the
+    /// resume function as a closure over them first (the very cells, so writes stay shared with
+    /// closures made before the break).
+    fn resume_call(
+        &mut self,
+        asm: &mut Assembler,
+        target: usize,
+        spec: &[StackSlot],
+        on_stack: usize,
+    ) -> Result<(), TraceError> {
+        let py = self.py;
+        let version = asm.version();
+        let e = |asm: &mut Assembler, name: &str, arg: u32| asm.emit(name, arg).map_err(asm_err);
+        let resume = self.resume_code(target, spec)?;
+        let lay = self.lay;
+        e(asm, "BUILD_TUPLE", on_stack as u32)?;
+        e(asm, "STORE_FAST", lay.stk)?;
+        e(asm, "PUSH_NULL", 0)?;
+        let slots = closure_slots(self.info);
+        if slots.is_empty() {
+            let r = self.consts.add(resume.function.bind(py).clone());
+            e(asm, "LOAD_CONST", r)?;
+        } else {
+            for &s in &slots {
+                if s >= lay.first_free {
+                    e(asm, "LOAD_FAST", (lay.nargs + s - lay.first_free) as u32)?;
+                } else {
+                    let k =
+                        lay.cells.iter().position(|&c| c == s).ok_or_else(|| {
+                            TraceError::internal("a closure slot that is no cell")
+                        })?;
+                    e(asm, "LOAD_FAST", (lay.cell_base + k) as u32)?;
+                }
+            }
+            e(asm, "BUILD_TUPLE", slots.len() as u32)?;
+            let c = self.consts.add(resume.code.bind(py).clone());
+            e(asm, "LOAD_CONST", c)?;
+            e(asm, "MAKE_FUNCTION", 0x08)?;
+        }
+        let none = self.consts.add(py.None().into_bound(py));
+        for j in 0..self.info.nlocals {
+            if lay.assigned.contains(&j) {
+                e(asm, "LOAD_FAST", lay.local(j))?;
+            } else {
+                e(asm, "LOAD_CONST", none)?;
+            }
+        }
+        let from_graph = spec.len() - on_stack;
+        let mut nargs = self.info.nlocals;
+        for (i, slot) in spec.iter().enumerate() {
+            if *slot == StackSlot::Null {
+                if i >= from_graph {
+                    return Err(TraceError::internal(
+                        "a NULL pushed by the breaking instruction",
+                    ));
+                }
+                continue;
+            }
+            if i < from_graph {
+                lay.out_item(asm, py, self.consts, lay.out_index[i])?;
+            } else {
+                e(asm, "LOAD_FAST", lay.stk)?;
+                let c = self.consts.int(py, (i - from_graph) as i64);
+                e(asm, "LOAD_CONST", c)?;
+                e(asm, "BINARY_SUBSCR", 0)?;
+            }
+            nargs += 1;
+        }
+        call(asm, version, nargs as u32)?;
+        e(asm, "RETURN_VALUE", 0)?;
+        Ok(())
+    }
 }
 
 const CO_VARARGS: u32 = 0x04;
@@ -358,108 +648,115 @@ fn kw_names_before(info: &CodeInfo, index: usize) -> Option<u32> {
         .map(|i| i.arg)
 }
 
-/// Packs the `nstack` values on the stack, then returns `resume(locals..., stack...)`.
-#[allow(clippy::too_many_arguments)]
-fn resume_call<'py>(
-    py: Python<'py>,
-    asm: &mut Assembler,
-    info: &CodeInfo,
-    code: &Bound<'py, PyAny>,
-    globals: &Bound<'py, PyAny>,
-    consts: &mut Consts<'py>,
-    target: usize,
-    nstack: usize,
-    assigned: &[usize],
-    tmp: u32,
-    stk: u32,
-) -> Result<(), TraceError> {
-    let version = asm.version();
-    let e = |asm: &mut Assembler, name: &str, arg: u32| asm.emit(name, arg).map_err(asm_err);
-    let resume = resume_function(py, info, code, globals, target, nstack)?;
-    e(asm, "BUILD_TUPLE", nstack as u32)?;
-    e(asm, "STORE_FAST", stk)?;
-    e(asm, "PUSH_NULL", 0)?;
-    let r = consts.add(resume);
-    e(asm, "LOAD_CONST", r)?;
-    let none = consts.add(py.None().into_bound(py));
-    for j in 0..info.nlocals {
-        if assigned.contains(&j) {
-            e(asm, "LOAD_FAST", j as u32)?;
-        } else {
-            e(asm, "LOAD_CONST", none)?;
-        }
-    }
-    for i in 0..nstack {
-        e(asm, "LOAD_FAST", stk)?;
-        let c = consts.int(py, i as i64);
-        e(asm, "LOAD_CONST", c)?;
-        e(asm, "BINARY_SUBSCR", 0)?;
-    }
-    call(asm, version, (info.nlocals + nstack) as u32)?;
-    e(asm, "RETURN_VALUE", 0)?;
-    let _ = tmp;
-    Ok(())
-}
-
 /// Resume functions already made, by (original code, globals, target, stack depth): the same
 /// resume point reuses one code object, so its compiled entries survive recompiles of the frame
 /// that breaks into it. Holds the original code so its address stays unique.
-type ResumeKey = (usize, usize, usize, usize);
-/// (key, the original code kept alive, the resume function).
-type ResumeEntry = (ResumeKey, Py<PyAny>, Py<PyAny>);
-static RESUMES: std::sync::Mutex<Vec<ResumeEntry>> = std::sync::Mutex::new(Vec::new());
+type ResumeKey = (usize, usize, usize, Vec<StackSlot>);
+static RESUMES: std::sync::Mutex<Vec<(ResumeKey, Py<PyAny>, Resume)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// A resume point: its code object, and a function of it for frames without a closure.
+struct Resume {
+    code: Py<PyAny>,
+    function: Py<PyAny>,
+    /// Code units before the appended original code starts.
+    prefix_units: i64,
+}
+
+impl Resume {
+    fn clone_ref(&self, py: Python<'_>) -> Resume {
+        Resume {
+            code: self.code.clone_ref(py),
+            function: self.function.clone_ref(py),
+            prefix_units: self.prefix_units,
+        }
+    }
+}
 
 /// A function that continues the original code at instruction `target`, taking every local
-/// of the original frame and then the `nstack` values that were on its stack.
-fn resume_function<'py>(
-    py: Python<'py>,
+/// of the original frame and then the values of the stack slots in `spec` (NULLs left out).
+fn resume_function(
+    py: Python<'_>,
     info: &CodeInfo,
-    code: &Bound<'py, PyAny>,
-    globals: &Bound<'py, PyAny>,
+    code: &Bound<'_, PyAny>,
+    globals: &Bound<'_, PyAny>,
     target: usize,
-    nstack: usize,
-) -> Result<Bound<'py, PyAny>, TraceError> {
+    spec: &[StackSlot],
+) -> Result<Resume, TraceError> {
     let key = (
         code.as_ptr() as usize,
         globals.as_ptr() as usize,
         target,
-        nstack,
+        spec.to_vec(),
     );
     if let Ok(cache) = RESUMES.lock() {
-        if let Some((_, _, f)) = cache.iter().find(|(k, _, _)| *k == key) {
-            return Ok(f.bind(py).clone());
+        if let Some((_, _, r)) = cache.iter().find(|(k, _, _)| *k == key) {
+            return Ok(r.clone_ref(py));
         }
     }
-    let f = make_resume_function(py, info, code, globals, target, nstack)?;
+    let r = make_resume_function(py, info, code, globals, target, spec)?;
     if let Ok(mut cache) = RESUMES.lock() {
-        cache.push((key, code.clone().unbind(), f.clone().unbind()));
+        cache.push((key, code.clone().unbind(), r.clone_ref(py)));
     }
-    Ok(f)
+    Ok(r)
 }
 
-fn make_resume_function<'py>(
-    py: Python<'py>,
+/// Deref instructions of 3.11/3.12, whose oparg is a `localsplus` index.
+fn is_deref(name: &str) -> bool {
+    matches!(
+        name,
+        "MAKE_CELL"
+            | "LOAD_CLOSURE"
+            | "LOAD_DEREF"
+            | "STORE_DEREF"
+            | "DELETE_DEREF"
+            | "LOAD_CLASSDEREF"
+            | "LOAD_FROM_DICT_OR_DEREF"
+    )
+}
+
+/// The resume code: the original code entered at `target`, its locals first, then the stack
+/// values as extra arguments (NULLs pushed and iterators rebuilt by its prefix). The frame's cells and free variables all become free variables
+/// of the resume code (a closure made by the transformed code), so deref opargs are renumbered.
+fn make_resume_function(
+    py: Python<'_>,
     info: &CodeInfo,
-    code: &Bound<'py, PyAny>,
-    globals: &Bound<'py, PyAny>,
+    code: &Bound<'_, PyAny>,
+    globals: &Bound<'_, PyAny>,
     target: usize,
-    nstack: usize,
-) -> Result<Bound<'py, PyAny>, TraceError> {
+    spec: &[StackSlot],
+) -> Result<Resume, TraceError> {
+    let nstack = spec.iter().filter(|s| **s != StackSlot::Null).count();
     let version = crate::version::current(py)?;
     let line = info
         .ins
         .get(target)
         .and_then(|i| i.line)
         .unwrap_or(info.firstlineno);
+    let slots = closure_slots(info);
     let mut asm = Assembler::new(version);
     asm.set_position(bytecode::Position::line(line as i32));
-    asm.emit("RESUME", 0).map_err(asm_err)?;
-    for i in 0..nstack {
-        asm.emit("LOAD_FAST", (info.nlocals + i) as u32)
+    if !slots.is_empty() {
+        asm.emit("COPY_FREE_VARS", slots.len() as u32)
             .map_err(asm_err)?;
+    }
+    asm.emit("RESUME", 0).map_err(asm_err)?;
+    let mut p = 0;
+    for slot in spec {
+        if *slot == StackSlot::Null {
+            asm.emit("PUSH_NULL", 0).map_err(asm_err)?;
+            continue;
+        }
+        asm.emit("LOAD_FAST", (info.nlocals + p) as u32)
+            .map_err(asm_err)?;
+        p += 1;
+        if *slot == StackSlot::Iter {
+            asm.emit("GET_ITER", 0).map_err(asm_err)?;
+        }
     }
     let start = asm.new_label();
     asm.emit_jump("JUMP_FORWARD", start).map_err(asm_err)?;
+    let base = asm.instructions().len();
     let labels = asm
         .append_code(bytecode::RawCode {
             code: &info.co_code,
@@ -468,12 +765,43 @@ fn make_resume_function<'py>(
             first_lineno: info.firstlineno as i32,
         })
         .map_err(asm_err)?;
+    if !slots.is_empty() {
+        let new_base = info.nlocals + nstack;
+        let mut bad = false;
+        asm.map_args(base, |op, arg| {
+            if !is_deref(op.name()) {
+                return arg;
+            }
+            match slots.iter().position(|&s| s == arg as usize) {
+                Some(p) => (new_base + p) as u32,
+                None => {
+                    bad = true;
+                    arg
+                }
+            }
+        });
+        if bad {
+            return Err(TraceError::internal("a deref instruction of no cell"));
+        }
+    }
     asm.bind_to(start, labels[target]).map_err(asm_err)?;
     let out = asm.assemble(info.firstlineno as i32).map_err(asm_err)?;
+    let prefix_units = out.offsets.get(base).copied().unwrap_or(0) as i64 / 2;
     let mut varnames = info.varnames.clone();
     for i in 0..nstack {
         varnames.push(format!("___stack{i}"));
     }
+    let freevars: Vec<String> = slots
+        .iter()
+        .map(|&s| {
+            let name = &info.localsplus[s];
+            if s < info.nlocals {
+                format!("___argcell_{name}")
+            } else {
+                name.clone()
+            }
+        })
+        .collect();
     let name = format!("torchferro_resume_in_{}_at_{}", info.name, line);
     let kw = code_fields(
         py,
@@ -484,9 +812,20 @@ fn make_resume_function<'py>(
     )?;
     kw.set_item("co_name", name.as_str())?;
     kw.set_item("co_qualname", name.as_str())?;
+    kw.set_item("co_cellvars", PyTuple::empty(py))?;
+    kw.set_item("co_freevars", PyTuple::new(py, &freevars)?)?;
     let new_code = code.call_method("replace", (), Some(&kw))?;
-    Ok(py
-        .import("types")?
-        .getattr("FunctionType")?
-        .call1((new_code, globals, name.as_str()))?)
+    let function = if slots.is_empty() {
+        py.import("types")?
+            .getattr("FunctionType")?
+            .call1((&new_code, globals, name.as_str()))?
+            .unbind()
+    } else {
+        py.None()
+    };
+    Ok(Resume {
+        code: new_code.unbind(),
+        function,
+        prefix_units,
+    })
 }

@@ -135,6 +135,7 @@ pub fn compile_frame(
     let mut break_reason = None;
     let mut break_parts: Option<(String, Option<String>, Vec<String>)> = None;
     let started = std::time::Instant::now();
+    crate::guards::take_build_time();
     let traced = loop {
         match interp::trace(
             py,
@@ -174,7 +175,12 @@ pub fn compile_frame(
             Err(e) => return on_trace_error(py, slot, cfg, &info, e),
         }
     };
-    let trace_secs = started.elapsed().as_secs_f64();
+    // Guards are built while tracing: report them apart, as `guard_build`.
+    let guard_time = crate::guards::take_build_time();
+    let trace_time = (
+        started.elapsed().saturating_sub(guard_time).as_secs_f64(),
+        guard_time.as_secs_f64(),
+    );
     match build_entry(
         py,
         &info,
@@ -185,7 +191,7 @@ pub fn compile_frame(
         cfg,
         (frame_id, compile_index),
         break_reason.as_deref(),
-        trace_secs,
+        trace_time,
     ) {
         Ok(entry) => {
             if let Some(r) = &break_reason {
@@ -351,13 +357,16 @@ fn build_entry(
     cfg: &CompileConfig,
     compile_id: (u32, u32),
     break_reason: Option<&str>,
-    trace_secs: f64,
+    (trace_secs, guard_secs): (f64, f64),
 ) -> Result<CacheEntry, TraceError> {
     let interp::Traced {
         mut output,
         guards,
         end,
+        effects,
+        free_cells,
         externals,
+        keep_alive,
     } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
     let in_place_inputs: Vec<(fx::NodeId, crate::source::Source)> = output
@@ -365,52 +374,95 @@ fn build_entry(
         .into_iter()
         .map(|(n, k)| (n, output.input_sources[k].clone()))
         .collect();
+    // One reconstruction for the value and the side effects: a container reached by both is one
+    // object, and their `Keep` numbers share one table at run time.
+    let mut tctx = TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells);
     // A full graph returns the frame's return value; a graph break returns the live stack (NULLs
     // left out: the transformed code pushes those itself) and the assigned locals.
     let (template, plan) = match &end {
-        interp::End::Return(ret) => (
-            template_of(
-                py,
-                ret,
-                &mut outs,
-                &mut TemplateCtx::new(&externals, in_place_inputs.clone()),
-            )?,
-            None,
-        ),
+        interp::End::Return(ret) => (template_of(py, ret, &mut outs, &mut tctx)?, None),
         interp::End::Break {
             index,
             stack,
             locals,
             ..
         } => {
-            let mut values: Vec<Var> = stack
-                .iter()
-                .filter(|v| !matches!(v, Var::Null))
-                .cloned()
-                .collect();
+            use crate::codegen::StackSlot;
+            let mut values: Vec<Var> = Vec::new();
+            let mut slots = Vec::new();
+            for v in stack {
+                match v {
+                    Var::Null => slots.push(StackSlot::Null),
+                    Var::Iter(it) => {
+                        let rest: Vec<Var> = {
+                            let it = it.borrow();
+                            it.0[it.1.min(it.0.len())..].to_vec()
+                        };
+                        values.push(Var::list(rest));
+                        slots.push(StackSlot::Iter);
+                    }
+                    v => {
+                        values.push(v.clone());
+                        slots.push(StackSlot::Value);
+                    }
+                }
+            }
             let mut assigned = Vec::new();
             for (j, l) in locals.iter().enumerate().take(info.nlocals) {
-                if let Some(v) = l {
-                    values.push(v.clone());
-                    assigned.push(j);
+                match l {
+                    // An argument kept in a cell: handed over with the cells below, and its value
+                    // in the plain slot too, where a zero-argument `super()` looks for it.
+                    Some(Var::Cell(c)) => {
+                        if let Some(v) = c.borrow().clone() {
+                            values.push(v);
+                            assigned.push(j);
+                        }
+                    }
+                    Some(v) => {
+                        values.push(v.clone());
+                        assigned.push(j);
+                    }
+                    None => {}
                 }
+            }
+            let cell_slots = crate::codegen::cell_slots(info);
+            for &s in &cell_slots {
+                values.push(match locals.get(s).cloned().flatten() {
+                    Some(Var::Cell(c)) => Var::Cell(c),
+                    other => Var::Cell(std::rc::Rc::new(std::cell::RefCell::new(other))),
+                });
+            }
+            let first_free = info.localsplus.len() - info.nfree;
+            let ins = &info.ins[*index];
+            let zero_arg_super = ins.op == crate::decode::Op::Call
+                && ins.arg == 0
+                && stack.last().is_some_and(|v| {
+                    matches!(v, Var::Py(o, _) if o.bind(py).is(py.get_type::<pyo3::types::PySuper>()))
+                })
+                && info.nargs > 0
+                && info.localsplus[first_free..].iter().any(|n| n == "__class__");
+            // Inside a grad-mode block the graph switches back to the frame's entry mode at its
+            // end; the transformed code re-enters the block's mode natively.
+            let entry_mode = crate::guards::grad_enabled(py);
+            let grad_mode = (output.grad_enabled() != entry_mode).then(|| output.grad_enabled());
+            if grad_mode.is_some() {
+                output.set_grad_mode(py, entry_mode)?;
             }
             let plan = crate::codegen::BreakPlan {
                 index: *index,
-                null_mask: stack.iter().map(|v| matches!(v, Var::Null)).collect(),
+                stack: slots,
                 assigned,
+                ncells: cell_slots.len(),
+                zero_arg_super,
+                grad_mode,
             };
             (
-                template_of(
-                    py,
-                    &Var::Tuple(values),
-                    &mut outs,
-                    &mut TemplateCtx::new(&externals, in_place_inputs.clone()),
-                )?,
+                template_of(py, &Var::Tuple(values), &mut outs, &mut tctx)?,
                 Some(plan),
             )
         }
     };
+    let template = with_effects(py, template, &effects, &mut outs, &mut tctx)?;
     output
         .graph
         .output(outs.iter().map(|n| Arg::Node(*n)).collect());
@@ -418,6 +470,8 @@ fn build_entry(
     let graph_code = crate::passes::python_code(&output.graph);
     let backend_started = std::time::Instant::now();
     let mut output_code: Option<String> = None;
+    // The inductor's own phases (lowering, scheduling, codegen, C compile, cache load).
+    let mut backend_phases: Vec<(&'static str, f64)> = Vec::new();
     let runner = match &cfg.backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
         _ if output.graph.op_count() == 0 => {
@@ -433,15 +487,15 @@ fn build_entry(
                 Ok(Some(p)) => {
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
-                        crate::log::inductor_fallbacks(py, info, &reasons);
+                        crate::log::inductor_fallbacks(info, &reasons);
                     }
                     output_code = Some(p.source().to_string());
+                    backend_phases = p.phase_times().phases();
                     Runner::Inductor(Box::new(p))
                 }
                 Ok(None) => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
                 Err(why) => {
                     crate::log::inductor_fallbacks(
-                        py,
                         info,
                         &[format!("the whole graph runs on the eager backend: {why}")],
                     );
@@ -483,7 +537,15 @@ fn build_entry(
         info.name.as_str(),
     ))?;
     let guard_lines = guards.describe();
-    crate::log::compiled(py, info, compile_id, &graph_code, &guard_lines);
+    crate::log::compiled(info, compile_id, &graph_code, &guard_lines);
+    // `backend` is what the backend took beyond the phases it reports itself (for the
+    // inductor: checks and torch handles; for the others: all of it); `bytecode` is the
+    // transformed code, made after the backend.
+    let reported: f64 = backend_phases.iter().map(|(_, s)| s).sum();
+    let mut timings = vec![("trace", trace_secs), ("guard_build", guard_secs)];
+    timings.extend(backend_phases);
+    timings.push(("backend", (backend_secs - reported).max(0.0)));
+    timings.push(("bytecode", codegen_started.elapsed().as_secs_f64()));
     let ops = output
         .graph
         .nodes()
@@ -502,16 +564,13 @@ fn build_entry(
             ops,
             guards: &guard_lines,
             break_reason,
-            timings: &[
-                ("trace", trace_secs),
-                ("backend", backend_secs),
-                ("codegen", codegen_started.elapsed().as_secs_f64()),
-            ],
+            timings: &timings,
             transformed_code: &transformed,
             output_code: output_code.as_deref(),
             code,
         },
     );
+    drop(keep_alive);
     Ok(CacheEntry {
         guards,
         function: function.unbind(),
@@ -526,6 +585,80 @@ fn build_entry(
         transformed_code: transformed.unbind(),
         direct: plan.is_none(),
     })
+}
+
+/// Wraps the frame's result in the side effects of the traced region, replayed after the graph.
+fn with_effects(
+    py: Python<'_>,
+    value: OutputTemplate,
+    effects: &interp::SideEffects,
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
+) -> Result<OutputTemplate, TraceError> {
+    if effects.is_empty() {
+        return Ok(value);
+    }
+    let builtins = py.import("builtins")?;
+    let operator = py.import("operator")?;
+    let setattr = builtins.getattr("setattr")?.unbind();
+    let setitem = operator.getattr("setitem")?.unbind();
+    let dict = builtins.getattr("dict")?;
+    let mut calls: Vec<(Py<PyAny>, Vec<OutputTemplate>)> = Vec::new();
+    let name =
+        |s: &str| OutputTemplate::Const(pyo3::types::PyString::new(py, s).into_any().unbind());
+    for l in &effects.lists {
+        let target = template_of(py, &Var::List(l.clone()), outs, ctx)?;
+        let items = l
+            .borrow()
+            .iter()
+            .map(|v| template_of(py, v, outs, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let all = pyo3::types::PySlice::full(py).into_any().unbind();
+        calls.push((
+            setitem.clone_ref(py),
+            vec![
+                target,
+                OutputTemplate::Const(all),
+                OutputTemplate::List(items),
+            ],
+        ));
+    }
+    for d in &effects.dicts {
+        let target = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
+        let items = d
+            .borrow()
+            .iter()
+            .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
+            .collect::<Result<Vec<_>, TraceError>>()?;
+        // Cleared and refilled, so the key order is the traced one.
+        let again = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
+        calls.push((dict.getattr("clear")?.unbind(), vec![again]));
+        calls.push((
+            dict.getattr("update")?.unbind(),
+            vec![target, OutputTemplate::Dict(items)],
+        ));
+    }
+    for (_, src, attr, v) in &effects.attrs {
+        calls.push((
+            setattr.clone_ref(py),
+            vec![
+                OutputTemplate::Input(src.clone()),
+                name(attr),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
+    for (g, n, v) in &effects.globals {
+        calls.push((
+            setitem.clone_ref(py),
+            vec![
+                OutputTemplate::Const(g.clone_ref(py)),
+                name(n),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
+    Ok(OutputTemplate::Effects(Box::new(value), calls))
 }
 
 /// (output index, input index) for graph outputs that are placeholders.
@@ -556,17 +689,21 @@ struct TemplateCtx<'a> {
     built: Vec<usize>,
     /// Results of in-place ops on graph inputs: returned as the input object itself.
     inputs: Vec<(fx::NodeId, crate::source::Source)>,
+    /// Tracked cells that stand for the frame's closure cells: (address, closure index).
+    free_cells: &'a [(usize, usize)],
 }
 
 impl<'a> TemplateCtx<'a> {
     fn new(
         ext: &'a [(usize, crate::source::Source)],
         inputs: Vec<(fx::NodeId, crate::source::Source)>,
+        free_cells: &'a [(usize, usize)],
     ) -> Self {
         TemplateCtx {
             ext,
             built: Vec::new(),
             inputs,
+            free_cells,
         }
     }
 
@@ -578,17 +715,64 @@ impl<'a> TemplateCtx<'a> {
     }
 }
 
+/// A set, list, dict or bytearray (exactly: subclasses carry more state than a copy keeps).
+fn is_plain_mutable(py: Python<'_>, ob: &Bound<'_, PyAny>) -> bool {
+    let ty = ob.get_type();
+    ty.is(py.get_type::<pyo3::types::PySet>())
+        || ty.is(py.get_type::<pyo3::types::PyList>())
+        || ty.is(py.get_type::<pyo3::types::PyDict>())
+        || ty.is(py.get_type::<pyo3::types::PyByteArray>())
+}
+
 fn template_of(
     py: Python<'_>,
     v: &Var,
     outs: &mut Vec<fx::NodeId>,
     ctx: &mut TemplateCtx<'_>,
 ) -> Result<OutputTemplate, TraceError> {
+    // A mutable object made at trace time (`set()` folded) must be a fresh one on every call:
+    // a copy of its state at the break, one per object.
+    if let Var::Py(o, None) = v {
+        let ob = o.bind(py);
+        // A method of such an object (`seen.add`) is looked up on its copy.
+        if ob.is_instance_of::<pyo3::types::PyCFunction>() {
+            if let (Ok(owner), Ok(name)) = (ob.getattr("__self__"), ob.getattr("__name__")) {
+                if is_plain_mutable(py, &owner) {
+                    let recv = template_of(py, &Var::Py(owner.unbind(), None), outs, ctx)?;
+                    return Ok(OutputTemplate::Attr(Box::new(recv), name.extract()?));
+                }
+            }
+        }
+        if is_plain_mutable(py, ob) {
+            let addr = ob.as_ptr() as usize;
+            if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
+                return Ok(OutputTemplate::Again(k));
+            }
+            ctx.built.push(addr);
+            let k = ctx.built.len() - 1;
+            let copy = py.import("copy")?.getattr("copy")?.unbind();
+            return Ok(OutputTemplate::Keep(
+                k,
+                Box::new(OutputTemplate::Call(
+                    copy,
+                    vec![OutputTemplate::Const(o.clone_ref(py))],
+                )),
+            ));
+        }
+    }
     let addr = match v {
         Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
         Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),
+        Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
+        Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
         _ => None,
     };
+    if let (Var::Cell(c), Some(addr)) = (v, addr) {
+        if let Some((_, j)) = ctx.free_cells.iter().find(|(a, _)| *a == addr) {
+            let _ = c;
+            return Ok(OutputTemplate::ClosureCell(*j));
+        }
+    }
     if let Some(addr) = addr {
         if let Some(s) = ctx.external(addr) {
             return Ok(OutputTemplate::Input(s));
@@ -681,10 +865,75 @@ fn template_of_inner(
                 .ok_or_else(|| TraceError::internal("size without a value"))?
                 .unbind(),
         ),
+        // A loop's iterator on the stack is handed over as its remaining items (see
+        // `StackSlot::Iter`); one anywhere else would have to stay the very same object.
         Var::Iter(_) => {
             return Err(TraceError::unsupported(
-                "a loop over a Python iterable is in progress, and its iterator cannot be handed to a resume function",
+                "an iterator in progress is held outside the stack of a for loop",
             ))
+        }
+        // A cell of the frame: a new cell object with the value at the break, one per tracked
+        // cell (closures rebuilt below share it).
+        Var::Cell(c) => {
+            let content = c.borrow().clone();
+            let args = match content {
+                Some(v) => vec![template_of(py, &v, outs, ctx)?],
+                None => Vec::new(),
+            };
+            let cell_type = py.import("types")?.getattr("CellType")?.unbind();
+            OutputTemplate::Call(cell_type, args)
+        }
+        // A function made by the traced code: made again from its code, defaults and cells.
+        Var::Function(f) if f.kwdefaults.is_empty() => {
+            let defaults = if f.defaults.is_empty() {
+                OutputTemplate::Const(py.None())
+            } else {
+                OutputTemplate::Tuple(
+                    f.defaults
+                        .iter()
+                        .map(|d| template_of(py, d, outs, ctx))
+                        .collect::<Result<_, _>>()?,
+                )
+            };
+            let closure = if f.closure.is_empty() {
+                OutputTemplate::Const(py.None())
+            } else {
+                OutputTemplate::Tuple(
+                    f.closure
+                        .iter()
+                        .map(|c| match c {
+                            Var::Cell(_) => template_of(py, c, outs, ctx),
+                            _ => Err(TraceError::unsupported(
+                                "a closure over a cell made outside the frame",
+                            )),
+                        })
+                        .collect::<Result<_, _>>()?,
+                )
+            };
+            let ft = py.import("types")?.getattr("FunctionType")?.unbind();
+            OutputTemplate::Call(
+                ft,
+                vec![
+                    OutputTemplate::Const(f.code.clone_ref(py)),
+                    OutputTemplate::Const(f.globals.clone_ref(py).into_any()),
+                    OutputTemplate::Const(
+                        pyo3::types::PyString::new(py, &f.name).into_any().unbind(),
+                    ),
+                    defaults,
+                    closure,
+                ],
+            )
+        }
+        // The `__exit__` of a grad-mode block: a `set_grad_enabled` object whose exit restores
+        // the mode the block found.
+        Var::GradModeExit { restore } => {
+            let torch = py.import("torch")?;
+            let saved = crate::guards::grad_enabled(py);
+            let set = torch.getattr("_C")?.getattr("_set_grad_enabled")?;
+            set.call1((*restore,))?;
+            let ctx_obj = torch.getattr("set_grad_enabled")?.call1((*restore,));
+            set.call1((saved,))?;
+            OutputTemplate::Const(ctx_obj?.getattr("__exit__")?.unbind())
         }
         other => {
             return Err(TraceError::unsupported(format!(

@@ -10,6 +10,25 @@ use pyo3::types::{PyTuple, PyType};
 
 use crate::source::{apply_step, Scope, Source, Step};
 
+thread_local! {
+    /// Time this thread spent building guards since the last [`take_build_time`]: guards are
+    /// made while tracing, and the `perf` log reports them as their own phase.
+    static BUILD_TIME: std::cell::Cell<std::time::Duration> =
+        const { std::cell::Cell::new(std::time::Duration::ZERO) };
+}
+
+fn timed<R>(f: impl FnOnce() -> R) -> R {
+    let started = std::time::Instant::now();
+    let r = f();
+    BUILD_TIME.with(|t| t.set(t.get() + started.elapsed()));
+    r
+}
+
+/// The guard-building time accumulated on this thread, resetting it.
+pub fn take_build_time() -> std::time::Duration {
+    BUILD_TIME.with(|t| t.replace(std::time::Duration::ZERO))
+}
+
 /// A leaf condition on one value.
 pub enum Check {
     /// Exact type, dtype, device, sizes, strides and requires_grad of a tensor.
@@ -401,6 +420,10 @@ impl GuardTree {
 
     /// Adds a check on `source`, unless an equivalent check is already there.
     pub fn add(&mut self, py: Python<'_>, source: &Source, check: Check) {
+        timed(|| self.add_untimed(py, source, check))
+    }
+
+    fn add_untimed(&mut self, py: Python<'_>, source: &Source, check: Check) {
         let steps = source.steps();
         let mut level = &mut self.roots;
         let mut node_ptr: Option<*mut GuardNode> = None;
@@ -647,6 +670,10 @@ impl GuardNode {
 
 /// Builds a tensor check from a live tensor.
 pub fn tensor_check(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
+    timed(|| tensor_check_untimed(v))
+}
+
+fn tensor_check_untimed(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
     let py = v.py();
     Ok(TensorCheck {
         tensor_type: v.get_type().unbind(),

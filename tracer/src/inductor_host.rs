@@ -366,6 +366,11 @@ impl InductorProgram {
         self.compiled.fallback_reasons()
     }
 
+    /// The inductor's compile phases, for the `perf` log.
+    pub fn phase_times(&self) -> &inductor::PhaseTimes {
+        self.compiled.phase_times()
+    }
+
     /// (generated kernels, extern calls, fallback ops).
     pub fn counts(&self) -> (usize, usize, usize) {
         (

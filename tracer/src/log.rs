@@ -1,25 +1,18 @@
-//! Messages to the user: recompiles, graph breaks, the recompile limit. Each goes to `tracing`
-//! and to Python's `logging` under the `torchferro` logger tree.
+//! Messages to the user: recompiles, graph breaks, the recompile limit, compile times. Each is
+//! one `tracing` event under a `torchferro::<name>` target, which [`bridge`] hands to Python's
+//! `logging.getLogger("torchferro.<name>")`; alongside, a structured event goes to
+//! `torchferro._events` for `explain`, trace files, reports and the richer log artifacts.
+
+pub mod bridge;
 
 use pyo3::prelude::*;
 
 use crate::interp::CodeInfo;
 
-fn py_log(py: Python<'_>, logger: &str, level: &str, msg: &str) {
-    let r = py
-        .import("logging")
-        .and_then(|l| l.getattr("getLogger")?.call1((logger,)))
-        .and_then(|lg| lg.call_method1(level, (msg,)));
-    if let Err(e) = r {
-        e.print(py);
-    }
-}
-
 pub fn recompiling(py: Python<'_>, info: &CodeInfo, failures: &[crate::compile::GuardFailure]) {
     let reasons: Vec<String> = failures.iter().map(|f| f.line()).collect();
     let msg = recompile_message(info, &reasons);
     tracing::info!(target: "torchferro::recompiles", "{msg}");
-    py_log(py, "torchferro.recompiles", "info", &msg);
     emit(py, "recompile", info, |d| {
         d.set_item("message", msg.as_str())?;
         let items = pyo3::types::PyList::empty(py);
@@ -60,7 +53,6 @@ pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &
         msg.push_str(r);
     }
     tracing::warn!(target: "torchferro::recompiles", "{msg}");
-    py_log(py, "torchferro.recompiles", "warning", &msg);
     emit(py, "recompile_limit", info, |d| {
         d.set_item("message", msg.as_str())?;
         d.set_item("limit", limit)
@@ -80,14 +72,12 @@ pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &
 pub fn graph_break(py: Python<'_>, info: &CodeInfo, msg: &str) {
     let text = format!("Graph break in function {}: {msg}", info.name);
     tracing::info!(target: "torchferro::graph_breaks", "{text}");
-    py_log(py, "torchferro.graph_breaks", "info", &text);
     emit(py, "graph_break", info, |d| d.set_item("reason", msg));
 }
 
 pub fn run_eagerly(py: Python<'_>, info: &CodeInfo, msg: &str) {
     let text = format!("Graph break: running function {} eagerly: {msg}", info.name);
     tracing::info!(target: "torchferro::graph_breaks", "{text}");
-    py_log(py, "torchferro.graph_breaks", "info", &text);
     emit(py, "eager", info, |d| d.set_item("reason", msg));
 }
 
@@ -135,6 +125,11 @@ fn emit(
 }
 
 pub fn compile_event(py: Python<'_>, info: &CodeInfo, ev: &CompileEvent<'_, '_>) {
+    tracing::info!(
+        target: "torchferro::perf",
+        "{}",
+        perf_message(info, ev.compile_id, ev.timings)
+    );
     emit(py, "compile", info, |d| {
         d.set_item(
             "compile_id",
@@ -157,8 +152,25 @@ pub fn compile_event(py: Python<'_>, info: &CodeInfo, ev: &CompileEvent<'_, '_>)
     });
 }
 
-pub fn compiled(py: Python<'_>, info: &CodeInfo, id: (u32, u32), graph: &str, guards: &[String]) {
-    let text = format!(
+/// The `perf` line of one compile: every phase in the order it ran, then the total. The same
+/// text as the `perf` artifact (`torchferro._logging.perf_text`), which replaces it while on.
+pub fn perf_message(info: &CodeInfo, id: (u32, u32), timings: &[(&'static str, f64)]) -> String {
+    let mut msg = format!(
+        "Compile time of {} (compile {}/{}) in {}:{}: ",
+        info.name, id.0, id.1, info.filename, info.firstlineno
+    );
+    for (name, secs) in timings {
+        msg.push_str(&format!("{name} {:.3} ms, ", secs * 1e3));
+    }
+    let total: f64 = timings.iter().map(|(_, s)| s).sum();
+    msg.push_str(&format!("total {:.3} ms", total * 1e3));
+    msg
+}
+
+/// The captured graph and its guards, at DEBUG (the `graph` artifact's richer table replaces it).
+pub fn compiled(info: &CodeInfo, id: (u32, u32), graph: &str, guards: &[String]) {
+    tracing::debug!(
+        target: "torchferro::graph",
         "Compiled {} ({}:{}) as {}/{}\n{}\nguards:\n  {}",
         info.name,
         info.filename,
@@ -168,12 +180,11 @@ pub fn compiled(py: Python<'_>, info: &CodeInfo, id: (u32, u32), graph: &str, gu
         graph,
         guards.join("\n  ")
     );
-    tracing::debug!(target: "torchferro::graph", "{text}");
-    py_log(py, "torchferro.graph", "debug", &text);
 }
 
-pub fn inductor_fallbacks(py: Python<'_>, info: &CodeInfo, reasons: &[String]) {
-    let text = format!(
+pub fn inductor_fallbacks(info: &CodeInfo, reasons: &[String]) {
+    tracing::info!(
+        target: "torchferro::inductor",
         "inductor: {} op(s) of {} ({}:{}) run through torch instead of generated kernels:\n  {}",
         reasons.len(),
         info.name,
@@ -181,11 +192,10 @@ pub fn inductor_fallbacks(py: Python<'_>, info: &CodeInfo, reasons: &[String]) {
         info.firstlineno,
         reasons.join("\n  ")
     );
-    tracing::info!(target: "torchferro::inductor", "{text}");
-    py_log(py, "torchferro.inductor", "info", &text);
 }
 
-pub fn warn(py: Python<'_>, msg: &str) {
+/// torchferro's own warnings (a code object it cannot read, an internal error). The GIL token is
+/// kept so that callers state they hold it; the bridge attaches by itself.
+pub fn warn(_py: Python<'_>, msg: &str) {
     tracing::warn!(target: "torchferro", "{msg}");
-    py_log(py, "torchferro", "warning", msg);
 }

@@ -28,6 +28,13 @@ pub enum OutputTemplate {
     Keep(usize, Box<OutputTemplate>),
     /// The value remembered as number `k` (one container reached twice stays one object).
     Again(usize),
+    /// `f(args...)`, e.g. a new cell or a closure rebuilt at a graph break.
+    Call(Py<PyAny>, Vec<OutputTemplate>),
+    /// Closure cell `j` of the compiled frame (the cell object, not its contents).
+    ClosureCell(usize),
+    /// The value, then side effects replayed after the graph: every call's arguments are built
+    /// first (so they see the state before any of them), then the calls run in order.
+    Effects(Box<OutputTemplate>, Vec<(Py<PyAny>, Vec<OutputTemplate>)>),
 }
 
 impl OutputTemplate {
@@ -83,6 +90,37 @@ impl OutputTemplate {
                     "torchferro: a shared value was rebuilt out of order",
                 )
             })?,
+            OutputTemplate::Call(f, args) => {
+                let args = args
+                    .iter()
+                    .map(|t| t.build(py, outs, scope, kept))
+                    .collect::<PyResult<Vec<_>>>()?;
+                f.bind(py).call1(PyTuple::new(py, args)?)?
+            }
+            OutputTemplate::ClosureCell(j) => {
+                if *j >= scope.ncells {
+                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        "torchferro: a closure cell out of range",
+                    ));
+                }
+                // SAFETY: `cells` holds `ncells` borrowed, live pointers (see `Scope`).
+                unsafe { Bound::from_borrowed_ptr(py, *scope.cells.add(*j)) }
+            }
+            OutputTemplate::Effects(value, calls) => {
+                let v = value.build(py, outs, scope, kept)?;
+                let mut built = Vec::with_capacity(calls.len());
+                for (f, args) in calls {
+                    let args = args
+                        .iter()
+                        .map(|t| t.build(py, outs, scope, kept))
+                        .collect::<PyResult<Vec<_>>>()?;
+                    built.push((f, PyTuple::new(py, args)?));
+                }
+                for (f, args) in built {
+                    f.bind(py).call1(args)?;
+                }
+                v
+            }
             OutputTemplate::Input(source) => resolve(py, scope, source).ok_or_else(|| {
                 pyo3::exceptions::PyRuntimeError::new_err(format!(
                     "torchferro: {source} could not be read"

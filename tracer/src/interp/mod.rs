@@ -37,6 +37,8 @@ pub struct CodeInfo {
     pub nfree: usize,
     /// Number of cell variables (closures made by this code).
     pub ncells: usize,
+    /// `co_cellvars`: a name that is also in `varnames` is an argument kept in a cell.
+    pub cellvars: Vec<String>,
     /// `co_varnames` length: the plain locals, arguments first.
     pub nlocals: usize,
     pub varnames: Vec<String>,
@@ -82,6 +84,7 @@ impl CodeInfo {
             nargs,
             nfree: freevars.len(),
             ncells: cellvars.len(),
+            cellvars,
             nlocals: varnames.len(),
             varnames,
             co_code: get("co_code")?.extract()?,
@@ -106,6 +109,11 @@ pub struct Tracer<'py> {
     pub builtins: Bound<'py, PyDict>,
     pub(crate) external_lists: Vec<External<Rc<RefCell<Vec<Var>>>>>,
     pub(crate) external_dicts: Vec<External<vars::DictItems>>,
+    /// Python state changed by the traced region, replayed after the graph runs.
+    pub effects: SideEffects,
+    /// Cells the tracer made for closures over the root frame's free variables, with the index
+    /// of the real closure cell each stands for.
+    pub(crate) free_cells: Vec<(Rc<RefCell<Option<Var>>>, usize)>,
     /// Decoded code objects, by address (kept alive by `code_refs`).
     codes: std::collections::HashMap<usize, Rc<CodeInfo>>,
     code_refs: Vec<Py<PyAny>>,
@@ -128,11 +136,125 @@ impl<'py> Tracer<'py> {
     }
 }
 
+/// Writes the traced region makes to Python state that outlives it. The tracer reads its own
+/// writes back (an attribute written and then read sees the new value); after the graph runs,
+/// the values are written for real, in the order they were first written, so the state after
+/// the call equals eager's.
+#[derive(Default)]
+pub struct SideEffects {
+    /// Attribute writes on objects read from the frame's inputs: the object, where it was read
+    /// from, the attribute and its last value.
+    pub attrs: Vec<(Py<PyAny>, Source, String, Var)>,
+    /// Writes to module globals: the module's globals dict, the name and the last value.
+    pub globals: Vec<(Py<PyAny>, String, Var)>,
+    /// Lists and dicts from the frame's inputs that were mutated: their final contents are
+    /// written back into the very objects.
+    pub lists: Vec<Rc<RefCell<Vec<Var>>>>,
+    pub dicts: Vec<vars::DictItems>,
+}
+
+impl SideEffects {
+    /// The value the traced region last wrote to `obj.name`, if it did.
+    pub fn attr(&self, py: Python<'_>, obj: &Py<PyAny>, name: &str) -> Option<Var> {
+        self.attrs
+            .iter()
+            .find(|(o, _, n, _)| o.bind(py).is(obj.bind(py)) && n == name)
+            .map(|(_, _, _, v)| v.clone())
+    }
+
+    /// Whether the traced region wrote any attribute of `obj`.
+    pub fn has_attrs(&self, py: Python<'_>, obj: &Py<PyAny>) -> bool {
+        self.attrs
+            .iter()
+            .any(|(o, _, _, _)| o.bind(py).is(obj.bind(py)))
+    }
+
+    pub fn set_attr(&mut self, py: Python<'_>, obj: Py<PyAny>, src: Source, name: &str, v: Var) {
+        match self
+            .attrs
+            .iter_mut()
+            .find(|(o, _, n, _)| o.bind(py).is(obj.bind(py)) && n == name)
+        {
+            Some(slot) => slot.3 = v,
+            None => self.attrs.push((obj, src, name.to_string(), v)),
+        }
+    }
+
+    /// The value the traced region last wrote to global `name` of `globals`, if it did.
+    pub fn global(&self, py: Python<'_>, globals: &Bound<'_, PyAny>, name: &str) -> Option<Var> {
+        self.globals
+            .iter()
+            .find(|(g, n, _)| g.bind(py).is(globals) && n == name)
+            .map(|(_, _, v)| v.clone())
+    }
+
+    pub fn note_list(&mut self, l: &Rc<RefCell<Vec<Var>>>) {
+        if !self.lists.iter().any(|x| Rc::ptr_eq(x, l)) {
+            self.lists.push(l.clone());
+        }
+    }
+
+    pub fn note_dict(&mut self, d: &vars::DictItems) {
+        if !self.dicts.iter().any(|x| Rc::ptr_eq(x, d)) {
+            self.dicts.push(d.clone());
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.attrs.is_empty()
+            && self.globals.is_empty()
+            && self.lists.is_empty()
+            && self.dicts.is_empty()
+    }
+}
+
+impl Tracer<'_> {
+    /// A mutation of a list: one from the inputs is written back after the graph.
+    pub fn note_list_mutation(&mut self, l: &Rc<RefCell<Vec<Var>>>) {
+        if self.is_external_list(l) {
+            self.effects.note_list(l);
+        }
+    }
+
+    /// A mutation of a dict: one from the inputs is written back after the graph.
+    pub fn note_dict_mutation(&mut self, d: &vars::DictItems) {
+        if self.is_external_dict(d) {
+            self.effects.note_dict(d);
+        }
+    }
+}
+
+/// `Some(prev)` for the bound `__exit__` of a `torch.set_grad_enabled` object (what a graph
+/// break inside a grad-mode block leaves on the stack): it restores `prev`.
+fn grad_mode_exit(py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<bool> {
+    let owner = v.getattr("__self__").ok()?;
+    let name: String = v.getattr("__name__").ok()?.extract().ok()?;
+    let cls = py
+        .import("torch")
+        .ok()?
+        .getattr("autograd")
+        .ok()?
+        .getattr("grad_mode")
+        .ok()?
+        .getattr("set_grad_enabled")
+        .ok()?;
+    if name != "__exit__" || !owner.get_type().is(&cls) {
+        return None;
+    }
+    owner.getattr("prev").ok()?.extract().ok()
+}
+
 /// How the traced frame ends.
 pub struct Traced {
     pub output: OutputGraph,
     pub guards: GuardTree,
     pub end: End,
+    pub effects: SideEffects,
+    /// Cells standing for the root frame's closure cells: (address of the tracked cell, index).
+    pub free_cells: Vec<(usize, usize)>,
+    /// Keeps the trackers named by address above alive while the value is rebuilt, so a
+    /// tracker made afterwards cannot take one of their addresses.
+    pub keep_alive: Vec<Rc<dyn std::any::Any>>,
     /// Containers read from the frame's inputs, by the address of their tracked items, with
     /// their sources: rebuilding a value returns these very objects.
     pub externals: Vec<(usize, Source)>,
@@ -198,6 +320,8 @@ pub fn trace<'py>(
         builtins,
         external_lists: Vec::new(),
         external_dicts: Vec::new(),
+        effects: SideEffects::default(),
+        free_cells: Vec::new(),
         codes: Default::default(),
         code_refs: Vec::new(),
         depth: 0,
@@ -222,10 +346,27 @@ pub fn trace<'py>(
         frame.run_root(break_at)?
     };
     let externals = tx.external_sources();
+    let mut keep_alive: Vec<Rc<dyn std::any::Any>> = Vec::new();
+    for (l, _, _) in &tx.external_lists {
+        keep_alive.push(l.clone());
+    }
+    for (d, _, _) in &tx.external_dicts {
+        keep_alive.push(d.clone());
+    }
+    for (c, _) in &tx.free_cells {
+        keep_alive.push(c.clone());
+    }
     Ok(Traced {
+        keep_alive,
         output: tx.output,
         guards: tx.guards,
         end,
+        effects: tx.effects,
+        free_cells: tx
+            .free_cells
+            .iter()
+            .map(|(c, j)| (Rc::as_ptr(c) as usize, *j))
+            .collect(),
         externals,
     })
 }
@@ -361,7 +502,19 @@ impl<'a, 'py> Frame<'a, 'py> {
             if !ptr.is_null() {
                 // SAFETY: a borrowed pointer into the live frame; we take our own reference.
                 let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
-                let v = self.tx.wrap(value, Some(Source::local(i, &name)))?;
+                let v = match grad_mode_exit(self.tx.py, &value) {
+                    // The `__exit__` a graph break handed over from a grad-mode block: the
+                    // block's end is traced as a grad-mode switch again.
+                    Some(restore) => {
+                        self.tx.guards.add(
+                            self.tx.py,
+                            &Source::local(i, &name),
+                            crate::guards::Check::Id(value.clone().unbind()),
+                        );
+                        Var::GradModeExit { restore }
+                    }
+                    None => self.tx.wrap(value, Some(Source::local(i, &name)))?,
+                };
                 // The `**kwargs` dict is made afresh by every call: mutating it is local to the
                 // frame, not a side effect on the caller's objects.
                 if let Var::Dict(d) = &v {
@@ -432,7 +585,14 @@ impl<'a, 'py> Frame<'a, 'py> {
     }
 
     fn store_deref(&mut self, i: usize, v: Var) -> Result<(), TraceError> {
+        // The root frame's own closure cells (and cells standing for them): functions closing
+        // over the real cell would read it before a deferred write lands, so the write breaks.
+        let nonlocal =
+            || TraceError::unsupported("assigning to a nonlocal variable of the compiled function");
         match self.load_cell(i) {
+            Ok(Var::Cell(c)) if self.tx.free_cells.iter().any(|(f, _)| Rc::ptr_eq(f, &c)) => {
+                Err(nonlocal())
+            }
             Ok(Var::Cell(c)) => {
                 *c.borrow_mut() = Some(v);
                 Ok(())
@@ -441,14 +601,129 @@ impl<'a, 'py> Frame<'a, 'py> {
                 self.locals[i] = Some(Var::Cell(Rc::new(RefCell::new(Some(v)))));
                 Ok(())
             }
-            _ => Err(TraceError::unsupported(
-                "assigning to a nonlocal variable of the compiled function",
-            )),
+            _ => Err(nonlocal()),
         }
+    }
+
+    /// STORE_ATTR: on an object read from the frame's inputs, recorded and written after the
+    /// graph. Objects whose attribute writes run code (`__setattr__` overrides, properties and
+    /// other data descriptors) and registered module members still break the graph.
+    fn store_attr(&mut self, obj: Var, name: &str, v: Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let Var::Py(o, Some(src)) = &obj else {
+            return Err(TraceError::unsupported(format!(
+                "assigning attribute '{name}' of a {}",
+                obj.type_name(py)
+            )));
+        };
+        let ob = o.bind(py);
+        let ty = ob.get_type();
+        let builtins = py.import("builtins")?;
+        let object_setattr = builtins.getattr("object")?.getattr("__setattr__")?;
+        let nn = py.import("torch.nn")?;
+        let is_module = ob.is_instance(&nn.getattr("Module")?)?;
+        let setattr = ty.getattr("__setattr__")?;
+        let plain = if is_module {
+            setattr.is(&nn.getattr("Module")?.getattr("__setattr__")?)
+                && ["_parameters", "_buffers", "_modules"].iter().all(|d| {
+                    ob.getattr(*d)
+                        .and_then(|d| d.contains(name))
+                        .map(|c| !c)
+                        .unwrap_or(false)
+                })
+                && !matches!(v, Var::Tensor(_))
+        } else {
+            setattr.is(&object_setattr)
+                && ob.hasattr("__dict__")?
+                && !crate::output::is_tensor(py, ob)?
+        };
+        let descriptor = match ty.getattr(name) {
+            Ok(a) => a.get_type().hasattr("__set__")? || a.get_type().hasattr("__delete__")?,
+            Err(_) => false,
+        };
+        if !plain || descriptor || matches!(ty.name()?.to_string().as_str(), "type" | "module") {
+            return Err(TraceError::unsupported(format!(
+                "assigning attribute '{name}' of a {} (its attribute writes run code)",
+                obj.type_name(py)
+            )));
+        }
+        self.tx
+            .effects
+            .set_attr(py, o.clone_ref(py), src.clone(), name, v);
+        Ok(())
+    }
+
+    /// DELETE_SUBSCR on a list (by index) or a dict: tracked, and written back to an input
+    /// container after the graph.
+    fn delete_subscript(&mut self, container: Var, key: Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        match &container {
+            Var::Dict(d) => {
+                let k = key
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let pos = d
+                    .borrow()
+                    .iter()
+                    .position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false));
+                let Some(pos) = pos else {
+                    return Err(TraceError::unsupported(
+                        "deleting a missing dict key (the frame raises KeyError)",
+                    ));
+                };
+                self.tx.note_dict_mutation(d);
+                d.borrow_mut().remove(pos);
+                Ok(())
+            }
+            Var::List(l) => {
+                let i: isize = key
+                    .as_py(py)
+                    .and_then(|k| k.extract().ok())
+                    .ok_or_else(|| TraceError::unsupported("deleting a list slice"))?;
+                let n = l.borrow().len() as isize;
+                let j = if i < 0 { i + n } else { i };
+                if j < 0 || j >= n {
+                    return Err(TraceError::unsupported(
+                        "a list index out of range (the frame raises IndexError)",
+                    ));
+                }
+                self.tx.note_list_mutation(l);
+                l.borrow_mut().remove(j as usize);
+                Ok(())
+            }
+            other => Err(TraceError::unsupported(format!(
+                "deleting an item of a {}",
+                other.type_name(py)
+            ))),
+        }
+    }
+
+    /// STORE_GLOBAL: recorded, read back by later loads, and written after the graph.
+    fn store_global(&mut self, name: &str, v: Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let g = self.ctx.globals.clone().into_any();
+        match self
+            .tx
+            .effects
+            .globals
+            .iter_mut()
+            .find(|(d, n, _)| d.bind(py).is(&g) && n == name)
+        {
+            Some(slot) => slot.2 = v,
+            None => self
+                .tx
+                .effects
+                .globals
+                .push((g.unbind(), name.to_string(), v)),
+        }
+        Ok(())
     }
 
     fn load_global(&mut self, name: &str) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(v) = self.tx.effects.global(py, self.ctx.globals.as_any(), name) {
+            return Ok(v);
+        }
         let value = match self.ctx.globals.get_item(name)? {
             Some(v) => v,
             None => match self.tx.builtins.get_item(name)? {

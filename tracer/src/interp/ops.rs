@@ -317,11 +317,13 @@ impl Frame<'_, '_> {
                 )?;
                 Ok(())
             }
-            Var::List(l) if !self.tx.is_external_list(l) => {
+            Var::List(l) => {
                 let i: isize = key
                     .as_py(py)
                     .ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?
-                    .extract()?;
+                    .extract()
+                    .map_err(|_| TraceError::unsupported("assigning to a list slice"))?;
+                self.tx.note_list_mutation(l);
                 let mut b = l.borrow_mut();
                 let n = b.len() as isize;
                 let j = if i < 0 { i + n } else { i };
@@ -333,7 +335,8 @@ impl Frame<'_, '_> {
                 b[j as usize] = value;
                 Ok(())
             }
-            Var::Dict(d) if !self.tx.is_external_dict(d) => {
+            Var::Dict(d) => {
+                self.tx.note_dict_mutation(d);
                 let k = key
                     .as_py(py)
                     .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
@@ -511,6 +514,24 @@ impl Frame<'_, '_> {
                 }
             }
             Var::Py(o, src) => {
+                if let Some(v) = self.tx.effects.attr(py, o, name) {
+                    return Ok(v);
+                }
+                // An object the traced code wrote to: a property must see those writes, so its
+                // getter is traced rather than run on the stale object.
+                if self.tx.effects.has_attrs(py, o) {
+                    if let Ok(a) = o.bind(py).get_type().getattr(name) {
+                        if a.is_instance(&py.import("builtins")?.getattr("property")?)? {
+                            let fget = a.getattr("fget")?.unbind();
+                            return self.call(Var::Py(fget, None), vec![obj.clone()], vec![]);
+                        }
+                        if a.get_type().hasattr("__set__")? {
+                            return Err(TraceError::unsupported(format!(
+                                "reading attribute '{name}' (a descriptor) of an object written to"
+                            )));
+                        }
+                    }
+                }
                 let o = o.bind(py).clone();
                 if is_nn_module(py, &o)? {
                     return self.module_attr(&o, src.clone(), name);

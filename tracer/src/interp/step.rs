@@ -40,8 +40,14 @@ impl Frame<'_, '_> {
                 let v = match self.load_cell(arg)? {
                     Var::Cell(c) => Var::Cell(c),
                     v => {
-                        // A cell the prefix has not made yet: make it now.
-                        let c = Var::Cell(Rc::new(RefCell::new(Some(v))));
+                        // A cell the prefix has not made yet: make it now. One over a free
+                        // variable of the root frame stands for the real closure cell.
+                        let rc = Rc::new(RefCell::new(Some(v)));
+                        let first_free = self.code.localsplus.len() - self.code.nfree;
+                        if self.ctx.root && arg >= first_free {
+                            self.tx.free_cells.push((rc.clone(), arg - first_free));
+                        }
+                        let c = Var::Cell(rc);
                         self.locals[arg] = Some(c.clone());
                         c
                     }
@@ -527,6 +533,22 @@ impl Frame<'_, '_> {
                 ys.push(v);
                 // The value sent back in: iteration sends None.
                 self.stack.push(Var::none(py));
+            }
+            Op::Unsupported if ins.name == "STORE_ATTR" => {
+                let obj = self.pop()?;
+                let v = self.pop()?;
+                let name = self.code.names[arg].clone();
+                self.store_attr(obj, &name, v)?;
+            }
+            Op::Unsupported if ins.name == "DELETE_SUBSCR" => {
+                let key = self.pop()?;
+                let container = self.pop()?;
+                self.delete_subscript(container, key)?;
+            }
+            Op::Unsupported if ins.name == "STORE_GLOBAL" => {
+                let v = self.pop()?;
+                let name = self.code.names[arg].clone();
+                self.store_global(&name, v)?;
             }
             Op::Unsupported => {
                 return Err(TraceError::unsupported(format!(

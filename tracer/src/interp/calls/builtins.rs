@@ -124,6 +124,11 @@ impl Frame<'_, '_> {
                     let has = fields.contains(&n) || ty.bind(py).hasattr(n.as_str())?;
                     return Ok(Var::py_const(py, has));
                 }
+                if let Var::Py(o, _) = obj {
+                    if self.tx.effects.attr(py, o, &n).is_some() {
+                        return Ok(Var::py_const(py, true));
+                    }
+                }
                 let has = !has_no_attr(py, obj, &n);
                 self.guard_hasattr(obj, &n, has);
                 return Ok(Var::py_const(py, has));

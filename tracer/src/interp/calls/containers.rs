@@ -25,10 +25,8 @@ impl Frame<'_, '_> {
                 .position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false))
         };
         let mutating = matches!(name, "pop" | "update" | "setdefault" | "clear" | "popitem");
-        if mutating && self.tx.is_external_dict(&d) {
-            return Err(TraceError::unsupported(format!(
-                "mutating an input dict (dict.{name})"
-            )));
+        if mutating {
+            self.tx.note_dict_mutation(&d);
         }
         match (name, args.as_slice()) {
             ("get", [k]) | ("get", [k, _]) => {
@@ -114,10 +112,8 @@ impl Frame<'_, '_> {
             name,
             "append" | "extend" | "insert" | "pop" | "clear" | "reverse" | "remove" | "sort"
         );
-        if mutating && self.tx.is_external_list(&l) {
-            return Err(TraceError::unsupported(format!(
-                "mutating an input list (list.{name})"
-            )));
+        if mutating {
+            self.tx.note_list_mutation(&l);
         }
         match (name, args.as_slice()) {
             ("append", [v]) => {

@@ -247,6 +247,10 @@ impl Frame<'_, '_> {
                 prev: None,
             }));
         }
+        // The traced region's grad mode, not the tracer's own.
+        if f.is(&torch.getattr("is_grad_enabled")?) && args.is_empty() {
+            return Ok(Some(Var::py_const(py, self.tx.output.grad_enabled())));
+        }
         if f.is(&torch.getattr("enable_grad")?) && args.is_empty() {
             return Ok(Some(Var::GradMode {
                 enabled: true,
@@ -357,6 +361,13 @@ impl Frame<'_, '_> {
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
+        // An iterator or generator would be consumed at trace time, not by the program.
+        if args
+            .iter()
+            .any(|a| matches!(a, Var::Py(o, _) if o.bind(py).hasattr("__next__").unwrap_or(false)))
+        {
+            return Ok(None);
+        }
         for a in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
             self.tx.realize_identity(a);
         }
