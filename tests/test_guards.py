@@ -415,3 +415,79 @@ def test_truth_of_a_plain_object_needs_no_identity(caplog):
 
 def box_truth(b):
     return b.t * 2 if b else b.t
+
+
+# --- frames with nothing to compile ----------------------------------------------------------
+
+
+class _Config:
+    hidden = 4
+    heads = 2
+
+
+def config_lookup(cfg, key):
+    return getattr(cfg, key)
+
+
+def test_a_frame_without_ops_is_skipped_not_recompiled_per_key(caplog):
+    """A frame that traces to no op and no side effect runs natively from then on (as
+    TorchDynamo's "no ops traced" skip): new keys neither compile nor recompile it."""
+    counter = Counter()
+    f = torchferro.compile(config_lookup, backend=counter)
+    cfg = _Config()
+    with caplog.at_level(logging.DEBUG, logger="torchferro"):
+        got = [f(cfg, k) for k in ("hidden", "heads", "hidden", "heads")]
+    assert got == [4, 2, 4, 2]
+    assert counter.n == 0
+    assert _recompile_records(caplog) == []
+    state, entries = torchferro._C.cache_entries(config_lookup.__code__)
+    assert (state, entries) == ("eager: no ops traced and no side effects", [])
+    code = config_lookup.__code__
+    assert (
+        f"Skipping function config_lookup ({code.co_filename}:{code.co_firstlineno}): no ops "
+        "traced and no side effects; it runs natively from now on"
+    ) in [r.getMessage() for r in caplog.records if r.name == "torchferro"]
+
+
+def test_a_frame_without_ops_still_compiles_under_fullgraph():
+    counter = Counter()
+    f = torchferro.compile(config_lookup, backend=counter, fullgraph=True)
+    assert f(_Config(), "hidden") == 4
+    # An empty graph is not handed to the backend, but the frame has its cache entry.
+    state, entries = torchferro._C.cache_entries(config_lookup.__code__)
+    assert (state, len(entries), counter.n) == ("normal", 1, 0)
+
+
+def test_a_frame_with_a_side_effect_is_not_skipped():
+    counter = Counter()
+    sink = []
+
+    def record(x, out):
+        out.append(x)
+        return x
+
+    f = torchferro.compile(record, backend=counter)
+    x = torch.ones(2)
+    assert f(x, sink) is x
+    assert sink == [x]
+    state, entries = torchferro._C.cache_entries(record.__code__)
+    assert (state, len(entries)) == ("normal", 1)
+
+
+def dict_membership(x, kwargs):
+    if "cache" in kwargs:
+        return x + 1
+    return x - 1
+
+
+def test_dict_membership_does_not_guard_the_values_identity(caplog):
+    """`key in kwargs` reads the keys: a new per-call object under the key reuses the graph."""
+    counter = Counter()
+    f = torchferro.compile(dict_membership, backend=counter)
+    x = torch.randn(3)
+    with caplog.at_level(logging.INFO, logger="torchferro"):
+        for _ in range(3):
+            torch.testing.assert_close(f(x, {"cache": _Config()}), x + 1)
+        torch.testing.assert_close(f(x, {"other": _Config()}), x - 1)
+    assert counter.n == 2
+    assert len(_recompile_records(caplog)) == 1

@@ -337,6 +337,9 @@ def run(name: str, backend=None) -> Run:
             result.limit_hits.append(msg.split(";")[0])
     for code in _function_codes():
         state, _ = torchferro._C.cache_entries(code)
+        # Frames with nothing to compile run natively by design (TorchDynamo skips them too).
+        if state == "eager: no ops traced and no side effects":
+            continue
         if state.startswith("eager") or state == "recompile limit":
             key = f"{code.co_qualname} ({normalize(code.co_filename)}:{code.co_firstlineno})"
             result.frames[key] = state

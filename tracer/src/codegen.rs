@@ -158,6 +158,9 @@ fn breakable(op: Op) -> bool {
 
 /// Why a graph break cannot be placed at root instruction `index` (the whole frame then runs
 /// eagerly), or `None` when it can.
+/// Names of generated resume functions start with this.
+pub const RESUME_PREFIX: &str = "torchferro_resume_in_";
+
 pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
     let Some(ins) = info.ins.get(index) else {
         return Some("no such instruction".into());
@@ -802,7 +805,7 @@ fn make_resume_function(
             }
         })
         .collect();
-    let name = format!("torchferro_resume_in_{}_at_{}", info.name, line);
+    let name = format!("{RESUME_PREFIX}{}_at_{}", info.name, line);
     let kw = code_fields(
         py,
         &out,

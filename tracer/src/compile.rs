@@ -60,6 +60,9 @@ pub enum Outcome {
     Raise(PyErr),
 }
 
+/// The state of a frame that traced to nothing worth compiling.
+pub const NO_OPS: &str = "no ops traced and no side effects";
+
 static NEXT_FRAME_ID: AtomicU32 = AtomicU32::new(0);
 
 /// Frame ids restart from 0 after `torchferro.compiler.reset()`, as torch's do.
@@ -177,6 +180,26 @@ pub fn compile_frame(
     };
     // Guards are built while tracing: report them apart, as `guard_build`.
     let guard_time = crate::guards::take_build_time();
+    // A frame that traced to its end without a single op or side effect has nothing to compile:
+    // running it natively gives the same result, and guarding it would only recompile it for
+    // every new key or object it is called with (config `__getattribute__`s, small helpers), as
+    // TorchDynamo's "no ops traced" skip also decides. Not under fullgraph (the user asked for a
+    // graph) and not for resume functions (their caller's transformed code expects them).
+    if !cfg.fullgraph
+        && break_at.is_none()
+        && matches!(traced.end, interp::End::Return(_))
+        && traced.output.graph.op_count() == 0
+        && traced.effects.is_empty()
+        && traced.free_cells.is_empty()
+        && !info.name.starts_with(crate::codegen::RESUME_PREFIX)
+    {
+        crate::log::skipped_no_ops(&info);
+        if let Ok(mut c) = slot.try_borrow_mut() {
+            // Forgotten by `torchferro.compiler.reset()`, unlike the skip-file decision.
+            c.state = CodeState::Eager(NO_OPS.into());
+        }
+        return Outcome::RunEagerly;
+    }
     let trace_time = (
         started.elapsed().saturating_sub(guard_time).as_secs_f64(),
         guard_time.as_secs_f64(),

@@ -81,6 +81,17 @@ pub fn run_eagerly(py: Python<'_>, info: &CodeInfo, msg: &str) {
     emit(py, "eager", info, |d| d.set_item("reason", msg));
 }
 
+/// A frame that traced to no ops and no side effects is left to run natively from now on.
+pub fn skipped_no_ops(info: &CodeInfo) {
+    tracing::debug!(
+        target: "torchferro",
+        "Skipping function {} ({}:{}): no ops traced and no side effects; it runs natively from now on",
+        info.name,
+        info.filename,
+        info.firstlineno
+    );
+}
+
 /// What one compile produced, for `explain`, trace files and reports.
 pub struct CompileEvent<'a, 'py> {
     pub compile_id: (u32, u32),

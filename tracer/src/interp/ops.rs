@@ -202,7 +202,11 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         self.tx.realize_identity(&lhs);
-        self.tx.realize_identity(&rhs);
+        // Membership in a dict depends on its keys alone (guarded with the dict), not on the
+        // identity of its values.
+        if !matches!(rhs, Var::Dict(_)) {
+            self.tx.realize_identity(&rhs);
+        }
         if let Var::Dict(d) = &rhs {
             let key = lhs
                 .as_py(py)
