@@ -228,7 +228,7 @@ impl CompiledGraph {
             }
             for &b in &self.sched.free_after[s] {
                 if !self.donors[b] {
-                    rt.tensors[b] = None;
+                    rt.set(b, None);
                 }
             }
         }
@@ -237,17 +237,17 @@ impl CompiledGraph {
 
     /// Allocates `b`, in a dead buffer's storage when the schedule planned so.
     fn ensure<H: Host>(&self, rt: &mut Runtime<H>, b: BufId) -> Result<(), RunError<H::Error>> {
-        if rt.tensors[b].is_some() {
+        if rt.has(b) {
             return Ok(());
         }
         if let Some(d) = self.sched.reuse[b] {
-            if let Some(base) = rt.tensors[d].take() {
+            if let Some(base) = rt.take(d) {
                 let decl = &self.ir.buffers[b];
                 let t = rt
                     .host
                     .as_strided(&base, &decl.sizes, &decl.strides, 0)
                     .map_err(RunError::Host)?;
-                rt.tensors[b] = Some(t);
+                rt.set(b, Some(t));
                 return Ok(());
             }
         }

@@ -9,8 +9,12 @@ use crate::ir::{BufId, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, View};
 pub(crate) struct Runtime<'a, H: Host> {
     pub host: &'a mut H,
     pub ir: &'a IrGraph,
-    /// The host tensor holding each buffer, once it exists.
-    pub tensors: Vec<Option<H::Tensor>>,
+    /// The host tensor holding each buffer, once it exists. Written only through [`Self::set`]
+    /// so that `ptrs` stays in step.
+    tensors: Vec<Option<H::Tensor>>,
+    /// Each live buffer's data pointer once asked for (null: not yet): a kernel step reads
+    /// several buffers and later steps read them again, and each `data_ptr` is a host call.
+    ptrs: Vec<*mut u8>,
 }
 
 impl<'a, H: Host> Runtime<'a, H> {
@@ -50,7 +54,29 @@ impl<'a, H: Host> Runtime<'a, H> {
                 tensors[id] = Some(inputs[i].clone());
             }
         }
-        Ok(Runtime { host, ir, tensors })
+        let ptrs = vec![std::ptr::null_mut(); tensors.len()];
+        Ok(Runtime {
+            host,
+            ir,
+            tensors,
+            ptrs,
+        })
+    }
+
+    pub fn has(&self, buf: BufId) -> bool {
+        self.tensors[buf].is_some()
+    }
+
+    /// Replaces (or with `None`, drops) the tensor of `buf`.
+    pub fn set(&mut self, buf: BufId, t: Option<H::Tensor>) {
+        self.tensors[buf] = t;
+        self.ptrs[buf] = std::ptr::null_mut();
+    }
+
+    /// Takes the tensor of `buf` out (its storage is handed to another buffer).
+    pub fn take(&mut self, buf: BufId) -> Option<H::Tensor> {
+        self.ptrs[buf] = std::ptr::null_mut();
+        self.tensors[buf].take()
     }
 
     /// The buffer's tensor, allocating it with its declared layout if it does not exist yet.
@@ -63,13 +89,18 @@ impl<'a, H: Host> Runtime<'a, H> {
             .host
             .empty_strided(b.dtype, &b.sizes, &b.strides)
             .map_err(RunError::Host)?;
-        self.tensors[buf] = Some(t.clone());
+        self.set(buf, Some(t.clone()));
         Ok(t)
     }
 
     pub fn ptr(&mut self, buf: BufId) -> Result<*mut u8, RunError<H::Error>> {
+        if !self.ptrs[buf].is_null() {
+            return Ok(self.ptrs[buf]);
+        }
         let t = self.tensor(buf)?;
-        Ok(self.host.data_ptr(&t))
+        let p = self.host.data_ptr(&t);
+        self.ptrs[buf] = p;
+        Ok(p)
     }
 
     fn view(&mut self, v: &View) -> Result<H::Tensor, RunError<H::Error>> {
@@ -146,7 +177,7 @@ impl<'a, H: Host> Runtime<'a, H> {
                         });
                     }
                     if d.strides == b.strides || b.sizes.contains(&0) {
-                        self.tensors[buf] = Some(t);
+                        self.set(buf, Some(t));
                     } else {
                         // Kernels bake the layout in: copy into the layout the graph promised.
                         let dst = self.tensor(buf)?;
