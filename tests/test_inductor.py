@@ -619,8 +619,123 @@ def test_conv2d_relu(stride, padding, bias):
         x,
         w,
         b,
-        kernels=1,
+        # The input copied to channels-last (what oneDNN convolves without reordering), then
+        # the ReLU writing the output in eager's layout.
+        kernels=2,
         externs=1,
+    )
+
+
+def test_conv_net_outputs_keep_eager_strides():
+    """Intermediates of a convolution graph are channels-last; what the caller gets is not."""
+    torch.manual_seed(0)
+    x = make((2, 3, 8, 8), torch.float32)
+    w = make((4, 3, 3, 3), torch.float32, seed=1)
+    w2 = make((5, 4, 1, 1), torch.float32, seed=2)
+
+    def fn(x, w, w2):
+        y = F.conv2d(x, w, padding=1)
+        z = F.conv2d(y.relu(), w2)
+        return y, z, F.max_pool2d(z, 2), z.flatten(1)
+
+    check(fn, x, w, w2, lowered=False, externs=2)
+    got = torchferro.compile(fn)(x, w, w2)
+    for e, a in zip(fn(x, w, w2), got):
+        assert a.stride() == e.stride(), (a.stride(), e.stride())
+
+
+def test_conv2d_channels_last_input():
+    # torch returns a channels-last result here: the kernels after it expect the contiguous
+    # layout, so the result is copied into it instead of being adopted.
+    x = make((2, 3, 9, 9), torch.float32).to(memory_format=torch.channels_last)
+    w = make((4, 3, 3, 3), torch.float32, seed=1)
+    check(lambda x, w: F.conv2d(x, w, padding=1).relu() + 1, x, w, externs=1)
+
+
+@SETTINGS
+@given(
+    n=st.integers(1, 3),
+    c=st.integers(1, 5),
+    spatial=st.lists(st.integers(1, 6), min_size=0, max_size=2),
+    dtype=st.sampled_from(FLOATS + HALF),
+    layout=layouts,
+    affine=st.booleans(),
+    seed=seeds,
+)
+def test_batch_norm_eval(n, c, spatial, dtype, layout, affine, seed):
+    x = make((n, c, *spatial), dtype, layout, seed)
+    pd = torch.float32 if dtype in HALF else dtype
+    mean = make((c,), pd, seed=seed + 1)
+    var = make((c,), pd, seed=seed + 2).abs() + 0.5
+    w = make((c,), pd, seed=seed + 3) if affine else None
+    b = make((c,), pd, seed=seed + 4) if affine else None
+    check(
+        lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, False, 0.1, 1e-3).relu(),
+        x,
+        mean,
+        var,
+        w,
+        b,
+    )
+
+
+def test_batch_norm_module_fuses_with_conv_and_relu():
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()
+    ).eval()
+    with torch.no_grad():
+        net[1].running_mean.normal_()
+        net[1].running_var.uniform_(0.5, 2.0)
+        # The input copied to channels-last, one kernel for the per-channel scale and shift, one
+        # for scale, shift and ReLU.
+        check(
+            lambda x: net(x), make((2, 3, 10, 10), torch.float32), kernels=3, externs=1
+        )
+
+
+def test_batch_norm_training_falls_back():
+    x = make((4, 3, 5), torch.float32)
+    mean, var = torch.zeros(3), torch.ones(3)
+    entry = check(
+        lambda x, m, v: F.batch_norm(x, m, v, training=True) * 2,
+        x,
+        mean,
+        var,
+        lowered=False,
+    )
+    assert entry is None or entry["fallbacks"] == 1
+
+
+MASKED_FILL_VALUES = [0.0, float("-inf"), 3, True, 1e10, "tensor"]
+
+
+@pytest.mark.parametrize("value", MASKED_FILL_VALUES, ids=str)
+@pytest.mark.parametrize("dtype", ALL)
+def test_masked_fill(value, dtype):
+    x = make((3, 4, 5), dtype, "transposed", seed=1)
+    mask = make((4, 1), torch.int64, seed=2, low=0, high=2).bool()
+    v = torch.tensor(-2.5, dtype=dtype) if value == "tensor" else value
+    lowered = dtype.is_floating_point or (
+        isinstance(value, (bool, int)) and dtype != torch.bool
+    )
+    if dtype == torch.float16 and value == 1e10:
+        lowered = False  # torch raises: the value overflows half
+    if value == "tensor":
+        lowered = True
+    if dtype == torch.bool and value is True:
+        lowered = True
+    check(lambda x, m, v: x.masked_fill(m, v) * 1, x, mask, v, lowered=lowered)
+
+
+def test_masked_fill_attention_mask_fuses_into_softmax():
+    scores = make((2, 4, 6, 6), torch.float32)
+    causal = torch.tril(torch.ones(6, 6)).view(1, 1, 6, 6)
+    check(
+        lambda s, m: torch.softmax(s.masked_fill(m == 0, float("-inf")), dim=-1),
+        scores,
+        causal,
+        kernels=1,
     )
 
 

@@ -218,8 +218,17 @@ impl CompiledGraph {
                     }
                 }
                 Step::Host(n) => {
-                    for b in self.ir.nodes[*n].outputs() {
-                        if !matches!(self.ir.nodes[*n], IrNode::Fallback { .. }) {
+                    // Fallbacks and convolutions return tensors the host allocates itself.
+                    let host_allocates = matches!(
+                        self.ir.nodes[*n],
+                        IrNode::Fallback { .. }
+                            | IrNode::Extern {
+                                call: crate::ir::ExternCall::Convolution { .. },
+                                ..
+                            }
+                    );
+                    if !host_allocates {
+                        for b in self.ir.nodes[*n].outputs() {
                             self.ensure(&mut rt, b)?;
                         }
                     }

@@ -135,6 +135,15 @@ impl<'a, H: Host> Runtime<'a, H> {
                     .iter()
                     .map(|v| self.view(v))
                     .collect::<Result<Vec<_>, _>>()?;
+                if self.tensors[*out].is_none() {
+                    if let Some(t) = self
+                        .host
+                        .run_extern_new(call, &ins)
+                        .map_err(RunError::Host)?
+                    {
+                        return self.adopt(*out, t, "extern call");
+                    }
+                }
                 let o = self.tensor(*out)?;
                 self.host.run_extern(call, &ins, &o).map_err(RunError::Host)
             }
@@ -168,26 +177,41 @@ impl<'a, H: Host> Runtime<'a, H> {
                     });
                 }
                 for (t, &buf) in results.into_iter().zip(outs) {
-                    let b = &self.ir.buffers[buf];
-                    let d = self.host.describe(&t);
-                    if d.dtype != b.dtype || d.sizes != b.sizes {
-                        return Err(RunError::FallbackResult {
-                            target: target.name().to_string(),
-                            msg: format!("{d:?}, expected {:?} {:?}", b.dtype, b.sizes),
-                        });
-                    }
-                    if d.strides == b.strides || b.sizes.contains(&0) {
-                        self.set(buf, Some(t));
-                    } else {
-                        // Kernels bake the layout in: copy into the layout the graph promised.
-                        let dst = self.tensor(buf)?;
-                        self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
-                    }
+                    self.adopt(buf, t, target.name())?;
                 }
                 Ok(())
             }
             _ => unreachable!("kernels are run by the caller"),
         }
+    }
+
+    /// Makes the host-made tensor `t` the storage of `buf`, after checking it is what the
+    /// graph's metadata promised; other strides are copied into the promised layout, which
+    /// the kernels bake in.
+    fn adopt(&mut self, buf: BufId, t: H::Tensor, what: &str) -> Result<(), RunError<H::Error>> {
+        let b = &self.ir.buffers[buf];
+        let d = self.host.describe(&t);
+        if d.dtype != b.dtype || d.sizes != b.sizes {
+            return Err(RunError::FallbackResult {
+                target: what.to_string(),
+                msg: format!("{d:?}, expected {:?} {:?}", b.dtype, b.sizes),
+            });
+        }
+        if same_geometry(
+            &d,
+            &TensorDesc {
+                dtype: b.dtype,
+                sizes: b.sizes.clone(),
+                strides: b.strides.clone(),
+            },
+        ) || b.sizes.contains(&0)
+        {
+            self.set(buf, Some(t));
+        } else {
+            let dst = self.tensor(buf)?;
+            self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
+        }
+        Ok(())
     }
 
     pub fn outputs(&mut self) -> Result<Vec<H::Tensor>, RunError<H::Error>> {

@@ -93,6 +93,41 @@ impl<'a, 'py> TorchHost<'a, 'py> {
     }
 }
 
+impl<'py> TorchHost<'_, 'py> {
+    /// `torch.convolution(input, weight, bias, ...)`: a new tensor (there is no `out=` form).
+    fn convolution(&self, call: &ExternCall, inputs: &[Py<PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let ExternCall::Convolution {
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        } = call
+        else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "torchferro: not a convolution",
+            ));
+        };
+        let bias = inputs
+            .get(2)
+            .map(|b| b.bind(py).clone())
+            .unwrap_or_else(|| py.None().into_bound(py));
+        self.torch.getattr(intern!(py, "convolution"))?.call1((
+            inputs[0].bind(py),
+            inputs[1].bind(py),
+            bias,
+            stride.clone(),
+            padding.clone(),
+            dilation.clone(),
+            *transposed,
+            output_padding.clone(),
+            *groups,
+        ))
+    }
+}
+
 fn to_pyerr(e: TraceError) -> PyErr {
     match e {
         TraceError::Python(e) => e,
@@ -207,33 +242,23 @@ impl<'py> Host for TorchHost<'_, 'py> {
                     .getattr(name)?
                     .call((&args[0], &args[1]), Some(&kw))?;
             }
-            ExternCall::Convolution {
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-            } => {
-                let bias = args
-                    .get(2)
-                    .cloned()
-                    .unwrap_or_else(|| py.None().into_bound(py));
-                let r = self.torch.getattr("convolution")?.call1((
-                    &args[0],
-                    &args[1],
-                    bias,
-                    stride.clone(),
-                    padding.clone(),
-                    dilation.clone(),
-                    *transposed,
-                    output_padding.clone(),
-                    *groups,
-                ))?;
+            ExternCall::Convolution { .. } => {
+                let r = self.convolution(call, inputs)?;
                 out.bind(py).call_method1("copy_", (r,))?;
             }
         }
         Ok(())
+    }
+
+    fn run_extern_new(
+        &mut self,
+        call: &ExternCall,
+        inputs: &[Py<PyAny>],
+    ) -> PyResult<Option<Py<PyAny>>> {
+        match call {
+            ExternCall::Convolution { .. } => Ok(Some(self.convolution(call, inputs)?.unbind())),
+            _ => Ok(None),
+        }
     }
 
     fn run_fallback(

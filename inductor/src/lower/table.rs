@@ -367,6 +367,16 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
                 b.req("other")?,
             ))
         }
+        "masked_fill" => {
+            let b = bind(&["input", "mask", "value"], a, kw)?;
+            t(ew::masked_fill(
+                l,
+                b.req("input")?,
+                b.req("mask")?,
+                b.req("value")?,
+                c.inplace,
+            ))
+        }
         "clamp" | "clip" => {
             let b = bind(&["input", "min", "max"], a, kw)?;
             t(ew::clamp(l, b.req("input")?, b.get("min"), b.get("max")))
@@ -549,6 +559,32 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
                 &shape,
                 b.get("weight"),
                 eps,
+            ))
+        }
+        "batch_norm" => {
+            let b = bind(
+                &[
+                    "input",
+                    "running_mean",
+                    "running_var",
+                    "weight",
+                    "bias",
+                    "training",
+                    "momentum",
+                    "eps",
+                ],
+                a,
+                kw,
+            )?;
+            t(red::batch_norm(
+                l,
+                b.req("input")?,
+                b.get("running_mean"),
+                b.get("running_var"),
+                b.get("weight"),
+                b.get("bias"),
+                b.bool_or("training", false)?,
+                b.float_or("eps", 1e-5)?,
             ))
         }
         "linear" => {
