@@ -644,6 +644,42 @@ def test_conv_net_outputs_keep_eager_strides():
         assert a.stride() == e.stride(), (a.stride(), e.stride())
 
 
+@SETTINGS
+@given(
+    shape=st.tuples(
+        st.integers(1, 2), st.integers(1, 3), st.integers(1, 9), st.integers(1, 9)
+    ),
+    k=st.integers(1, 4),
+    s=st.one_of(st.none(), st.integers(1, 3)),
+    p=st.integers(0, 2),
+    d=st.integers(1, 2),
+    dtype=st.sampled_from(FLOATS + HALF),
+    layout=layouts,
+    rank3=st.booleans(),
+    seed=seeds,
+)
+def test_max_pool2d(shape, k, s, p, d, dtype, layout, rank3, seed):
+    x = make(shape[1:] if rank3 else shape, dtype, layout, seed)
+    if seed % 3 == 0 and x.numel() and dtype in FLOATS:
+        x = x.contiguous().clone()
+        x.view(-1)[seed % x.numel()] = float("nan")
+    lowered = p <= k // 2 and (x.shape[-1] + 2 * p - d * (k - 1) - 1) >= 0
+    lowered = lowered and (x.shape[-2] + 2 * p - d * (k - 1) - 1) >= 0
+    check(lambda x: F.max_pool2d(x, k, s, p, d).relu() + 1, x, lowered=lowered)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + HALF)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("size", [1, (1, 1), (2, 2)])
+def test_adaptive_avg_pool2d(size, layout, dtype):
+    x = make((2, 3, 5, 4), dtype, layout, seed=3)
+    entry = check(
+        lambda x: F.adaptive_avg_pool2d(x, size) * 2, x, lowered=size != (2, 2)
+    )
+    if size == (2, 2):
+        assert entry["fallbacks"] == 1
+
+
 def test_conv2d_channels_last_input():
     # torch returns a channels-last result here: the kernels after it expect the contiguous
     # layout, so the result is copied into it instead of being adopted.

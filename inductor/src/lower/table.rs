@@ -596,6 +596,21 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
                 b.get("bias"),
             ))
         }
+        "max_pool2d" => t(indexing::max_pool2d(l, a, kw)),
+        "adaptive_avg_pool2d" => {
+            // Global average pooling (output 1x1, as in classifier heads) is a mean over H and W.
+            let b = bind(&["input", "output_size"], a, kw)?;
+            let global = match b.req("output_size")? {
+                Arg::Int(1) => true,
+                other => args::int_list(other).is_some_and(|v| v == [1, 1]),
+            };
+            let x = l.tensor(b.req("input")?)?;
+            if !global || !matches!(x.ndim(), 3 | 4) || !x.dtype.is_floating_point() {
+                return args::fallback("adaptive_avg_pool2d to other than 1x1");
+            }
+            let n = x.ndim();
+            t(red::mean(l, &x, &[n - 2, n - 1], true, x.dtype))
+        }
         "embedding" => t(indexing::embedding(l, a, kw)),
         "conv1d" | "conv2d" | "conv3d" => {
             let b = bind(
