@@ -272,8 +272,17 @@ impl CompiledGraph {
                     }
                 }
                 Step::Host(n) => {
-                    for b in self.ir.nodes[*n].outputs() {
-                        if !matches!(self.ir.nodes[*n], IrNode::Fallback { .. }) {
+                    // Fallbacks and convolutions return tensors the host allocates itself.
+                    let host_allocates = matches!(
+                        self.ir.nodes[*n],
+                        IrNode::Fallback { .. }
+                            | IrNode::Extern {
+                                call: crate::ir::ExternCall::Convolution { .. },
+                                ..
+                            }
+                    );
+                    if !host_allocates {
+                        for b in self.ir.nodes[*n].outputs() {
                             self.ensure(&mut rt, b)?;
                         }
                     }
@@ -282,7 +291,7 @@ impl CompiledGraph {
             }
             for &b in &self.sched.free_after[s] {
                 if !self.donors[b] {
-                    rt.tensors[b] = None;
+                    rt.set(b, None);
                 }
             }
         }
@@ -291,17 +300,17 @@ impl CompiledGraph {
 
     /// Allocates `b`, in a dead buffer's storage when the schedule planned so.
     fn ensure<H: Host>(&self, rt: &mut Runtime<H>, b: BufId) -> Result<(), RunError<H::Error>> {
-        if rt.tensors[b].is_some() {
+        if rt.has(b) {
             return Ok(());
         }
         if let Some(d) = self.sched.reuse[b] {
-            if let Some(base) = rt.tensors[d].take() {
+            if let Some(base) = rt.take(d) {
                 let decl = &self.ir.buffers[b];
                 let t = rt
                     .host
                     .as_strided(&base, &decl.sizes, &decl.strides, 0)
                     .map_err(RunError::Host)?;
-                rt.tensors[b] = Some(t);
+                rt.set(b, Some(t));
                 return Ok(());
             }
         }

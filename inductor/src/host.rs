@@ -74,6 +74,19 @@ pub trait Host {
         out: &Self::Tensor,
     ) -> Result<(), Self::Error>;
 
+    /// Runs an extern op whose result the host allocates itself, when it can: torch's
+    /// convolution has no `out=` form, and copying its result into a buffer allocated
+    /// beforehand costs a full extra pass over every convolution output. `Ok(None)`: not
+    /// supported, the caller uses [`Host::run_extern`]. The caller checks the result's layout.
+    fn run_extern_new(
+        &mut self,
+        call: &ExternCall,
+        inputs: &[Self::Tensor],
+    ) -> Result<Option<Self::Tensor>, Self::Error> {
+        let _ = (call, inputs);
+        Ok(None)
+    }
+
     /// Runs a torch op the inductor did not lower: `target(*args, **kwargs)`.
     fn run_fallback(
         &mut self,

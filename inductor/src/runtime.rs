@@ -9,8 +9,12 @@ use crate::ir::{BufId, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, View};
 pub(crate) struct Runtime<'a, H: Host> {
     pub host: &'a mut H,
     pub ir: &'a IrGraph,
-    /// The host tensor holding each buffer, once it exists.
-    pub tensors: Vec<Option<H::Tensor>>,
+    /// The host tensor holding each buffer, once it exists. Written only through [`Self::set`]
+    /// so that `ptrs` stays in step.
+    tensors: Vec<Option<H::Tensor>>,
+    /// Each live buffer's data pointer once asked for (null: not yet): a kernel step reads
+    /// several buffers and later steps read them again, and each `data_ptr` is a host call.
+    ptrs: Vec<*mut u8>,
 }
 
 impl<'a, H: Host> Runtime<'a, H> {
@@ -50,7 +54,29 @@ impl<'a, H: Host> Runtime<'a, H> {
                 tensors[id] = Some(inputs[i].clone());
             }
         }
-        Ok(Runtime { host, ir, tensors })
+        let ptrs = vec![std::ptr::null_mut(); tensors.len()];
+        Ok(Runtime {
+            host,
+            ir,
+            tensors,
+            ptrs,
+        })
+    }
+
+    pub fn has(&self, buf: BufId) -> bool {
+        self.tensors[buf].is_some()
+    }
+
+    /// Replaces (or with `None`, drops) the tensor of `buf`.
+    pub fn set(&mut self, buf: BufId, t: Option<H::Tensor>) {
+        self.tensors[buf] = t;
+        self.ptrs[buf] = std::ptr::null_mut();
+    }
+
+    /// Takes the tensor of `buf` out (its storage is handed to another buffer).
+    pub fn take(&mut self, buf: BufId) -> Option<H::Tensor> {
+        self.ptrs[buf] = std::ptr::null_mut();
+        self.tensors[buf].take()
     }
 
     /// The buffer's tensor, allocating it with its declared layout if it does not exist yet.
@@ -63,13 +89,18 @@ impl<'a, H: Host> Runtime<'a, H> {
             .host
             .empty_strided(b.dtype, &b.sizes, &b.strides)
             .map_err(RunError::Host)?;
-        self.tensors[buf] = Some(t.clone());
+        self.set(buf, Some(t.clone()));
         Ok(t)
     }
 
     pub fn ptr(&mut self, buf: BufId) -> Result<*mut u8, RunError<H::Error>> {
+        if !self.ptrs[buf].is_null() {
+            return Ok(self.ptrs[buf]);
+        }
         let t = self.tensor(buf)?;
-        Ok(self.host.data_ptr(&t))
+        let p = self.host.data_ptr(&t);
+        self.ptrs[buf] = p;
+        Ok(p)
     }
 
     fn view(&mut self, v: &View) -> Result<H::Tensor, RunError<H::Error>> {
@@ -104,6 +135,15 @@ impl<'a, H: Host> Runtime<'a, H> {
                     .iter()
                     .map(|v| self.view(v))
                     .collect::<Result<Vec<_>, _>>()?;
+                if self.tensors[*out].is_none() {
+                    if let Some(t) = self
+                        .host
+                        .run_extern_new(call, &ins)
+                        .map_err(RunError::Host)?
+                    {
+                        return self.adopt(*out, t, "extern call");
+                    }
+                }
                 let o = self.tensor(*out)?;
                 self.host.run_extern(call, &ins, &o).map_err(RunError::Host)
             }
@@ -137,26 +177,41 @@ impl<'a, H: Host> Runtime<'a, H> {
                     });
                 }
                 for (t, &buf) in results.into_iter().zip(outs) {
-                    let b = &self.ir.buffers[buf];
-                    let d = self.host.describe(&t);
-                    if d.dtype != b.dtype || d.sizes != b.sizes {
-                        return Err(RunError::FallbackResult {
-                            target: target.name().to_string(),
-                            msg: format!("{d:?}, expected {:?} {:?}", b.dtype, b.sizes),
-                        });
-                    }
-                    if d.strides == b.strides || b.sizes.contains(&0) {
-                        self.tensors[buf] = Some(t);
-                    } else {
-                        // Kernels bake the layout in: copy into the layout the graph promised.
-                        let dst = self.tensor(buf)?;
-                        self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
-                    }
+                    self.adopt(buf, t, target.name())?;
                 }
                 Ok(())
             }
             _ => unreachable!("kernels are run by the caller"),
         }
+    }
+
+    /// Makes the host-made tensor `t` the storage of `buf`, after checking it is what the
+    /// graph's metadata promised; other strides are copied into the promised layout, which
+    /// the kernels bake in.
+    fn adopt(&mut self, buf: BufId, t: H::Tensor, what: &str) -> Result<(), RunError<H::Error>> {
+        let b = &self.ir.buffers[buf];
+        let d = self.host.describe(&t);
+        if d.dtype != b.dtype || d.sizes != b.sizes {
+            return Err(RunError::FallbackResult {
+                target: what.to_string(),
+                msg: format!("{d:?}, expected {:?} {:?}", b.dtype, b.sizes),
+            });
+        }
+        if same_geometry(
+            &d,
+            &TensorDesc {
+                dtype: b.dtype,
+                sizes: b.sizes.clone(),
+                strides: b.strides.clone(),
+            },
+        ) || b.sizes.contains(&0)
+        {
+            self.set(buf, Some(t));
+        } else {
+            let dst = self.tensor(buf)?;
+            self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
+        }
+        Ok(())
     }
 
     pub fn outputs(&mut self) -> Result<Vec<H::Tensor>, RunError<H::Error>> {

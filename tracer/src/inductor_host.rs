@@ -93,6 +93,41 @@ impl<'a, 'py> TorchHost<'a, 'py> {
     }
 }
 
+impl<'py> TorchHost<'_, 'py> {
+    /// `torch.convolution(input, weight, bias, ...)`: a new tensor (there is no `out=` form).
+    fn convolution(&self, call: &ExternCall, inputs: &[Py<PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let ExternCall::Convolution {
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        } = call
+        else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "torchferro: not a convolution",
+            ));
+        };
+        let bias = inputs
+            .get(2)
+            .map(|b| b.bind(py).clone())
+            .unwrap_or_else(|| py.None().into_bound(py));
+        self.torch.getattr(intern!(py, "convolution"))?.call1((
+            inputs[0].bind(py),
+            inputs[1].bind(py),
+            bias,
+            stride.clone(),
+            padding.clone(),
+            dilation.clone(),
+            *transposed,
+            output_padding.clone(),
+            *groups,
+        ))
+    }
+}
+
 fn to_pyerr(e: TraceError) -> PyErr {
     match e {
         TraceError::Python(e) => e,
@@ -207,33 +242,23 @@ impl<'py> Host for TorchHost<'_, 'py> {
                     .getattr(name)?
                     .call((&args[0], &args[1]), Some(&kw))?;
             }
-            ExternCall::Convolution {
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-            } => {
-                let bias = args
-                    .get(2)
-                    .cloned()
-                    .unwrap_or_else(|| py.None().into_bound(py));
-                let r = self.torch.getattr("convolution")?.call1((
-                    &args[0],
-                    &args[1],
-                    bias,
-                    stride.clone(),
-                    padding.clone(),
-                    dilation.clone(),
-                    *transposed,
-                    output_padding.clone(),
-                    *groups,
-                ))?;
+            ExternCall::Convolution { .. } => {
+                let r = self.convolution(call, inputs)?;
                 out.bind(py).call_method1("copy_", (r,))?;
             }
         }
         Ok(())
+    }
+
+    fn run_extern_new(
+        &mut self,
+        call: &ExternCall,
+        inputs: &[Py<PyAny>],
+    ) -> PyResult<Option<Py<PyAny>>> {
+        match call {
+            ExternCall::Convolution { .. } => Ok(Some(self.convolution(call, inputs)?.unbind())),
+            _ => Ok(None),
+        }
     }
 
     fn run_fallback(
@@ -380,19 +405,38 @@ impl InductorProgram {
         )
     }
 
+    /// Runs the kernels on `inputs`. `guarded`: the entry's tensor guards have just passed for
+    /// exactly these input objects, so their dtypes, sizes and strides are the compiled ones and
+    /// the per-input layout check (three Python calls each) is skipped.
     pub fn run<'py>(
         &self,
         py: Python<'py>,
         inputs: Vec<Bound<'py, PyAny>>,
+        guarded: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut host = TorchHost::new(py, &self.handles, &self.callables);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
-        let outs = self.compiled.run(&mut host, &inputs).map_err(|e| match e {
-            inductor::RunError::Host(e) => e,
-            other => {
-                pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro inductor: {other}"))
-            }
-        })?;
+        let outs = if guarded {
+            // SAFETY: every graph input is a tensor read from a source that carries a
+            // TENSOR_MATCH guard (type, dtype, device, sizes and every stride), and the caller
+            // passes `guarded` only right after those guards passed on these very objects.
+            unsafe { self.compiled.run_trusted(&mut host, &inputs) }
+        } else {
+            self.compiled.run(&mut host, &inputs)
+        };
+        let outs = outs.map_err(run_error_to_py)?;
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
+    }
+}
+
+/// The Python exception eager torch raises for the same failure: an embedding or index_select
+/// position out of range is an `IndexError` there ("index out of range in self").
+fn run_error_to_py(e: inductor::RunError<PyErr>) -> PyErr {
+    match e {
+        inductor::RunError::Host(e) => e,
+        inductor::RunError::IndexOutOfRange => {
+            pyo3::exceptions::PyIndexError::new_err("index out of range in self")
+        }
+        other => pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro inductor: {other}")),
     }
 }

@@ -403,19 +403,24 @@ pub struct CompiledGraph {
 }
 
 impl CompiledGraph {
-    /// Runs on `argv` = the frame's argument slots followed by its closure cells.
+    /// Runs on `argv` = the frame's argument slots followed by its closure cells, which the
+    /// entry's guards have just accepted (the hook's direct call after a guard hit): compiled
+    /// kernels skip re-checking the input layouts the tensor guards already compared.
     pub fn run_raw<'py>(
         &self,
         py: Python<'py>,
         argv: &[*mut ffi::PyObject],
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::hook::with_hook_off(|| self.run_inner(py, argv))
+        crate::hook::with_hook_off(|| self.run_inner(py, argv, true))
     }
 
+    /// `guarded`: see [`Self::run_raw`]; false for calls from Python, which anyone holding the
+    /// object can make with any arguments.
     fn run_inner<'py>(
         &self,
         py: Python<'py>,
         argv: &[*mut ffi::PyObject],
+        guarded: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let nargs = self.nargs.min(argv.len());
         let scope = Scope {
@@ -443,7 +448,7 @@ impl CompiledGraph {
             .collect();
         let mut outs: Vec<Bound<'py, PyAny>> = match &self.runner {
             Runner::Eager(p) => p.run(py, inputs)?,
-            Runner::Inductor(p) => p.run(py, inputs)?,
+            Runner::Inductor(p) => p.run(py, inputs, guarded)?,
             Runner::Python(f) => {
                 let r = f.bind(py).call1(PyTuple::new(py, inputs)?)?;
                 if let Ok(t) = r.cast::<PyTuple>() {
@@ -474,6 +479,6 @@ impl CompiledGraph {
     ) -> PyResult<Bound<'py, PyAny>> {
         let ptrs: Vec<*mut ffi::PyObject> = args.iter().map(|a| a.as_ptr()).collect();
         // The tuple keeps every argument alive while the raw pointers are used.
-        self.run_raw(py, &ptrs)
+        crate::hook::with_hook_off(|| self.run_inner(py, &ptrs, false))
     }
 }

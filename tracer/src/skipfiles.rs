@@ -12,10 +12,32 @@ fn prefixes(py: Python<'_>) -> &'static Vec<String> {
         let mut out = Vec::new();
         // The directory of a package (never of a single-file module, whose directory is
         // site-packages itself and would swallow all user libraries).
+        // Found through the import system's finders, not by importing: importing sympy or
+        // hypothesis only to learn their paths cost ~0.5 s of a fresh process's first call.
+        let find_spec = py
+            .import("importlib.util")
+            .and_then(|m| m.getattr("find_spec"))
+            .ok();
         let dir_of = |module: &str| -> Option<String> {
-            let m = py.import(module).ok()?;
-            let file: String = m.getattr("__file__").ok()?.extract().ok()?;
+            // `os` is always imported (and its spec's origin is "frozen" on 3.11+).
+            let file: String = if module == "os" {
+                py.import(module)
+                    .ok()?
+                    .getattr("__file__")
+                    .ok()?
+                    .extract()
+                    .ok()?
+            } else {
+                let spec = find_spec.as_ref()?.call1((module,)).ok()?;
+                if spec.is_none() {
+                    return None;
+                }
+                spec.getattr("origin").ok()?.extract().ok()?
+            };
             let path = std::path::Path::new(&file);
+            if !path.is_absolute() {
+                return None;
+            }
             if module != "os" && path.file_name()? != "__init__.py" {
                 return None;
             }

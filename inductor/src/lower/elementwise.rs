@@ -458,6 +458,54 @@ pub fn where_(l: &Lowerer, c: &Arg, x: &Arg, y: &Arg) -> LResult<TensorVal> {
     })
 }
 
+/// `x.masked_fill(mask, value)`: `value` (a number or a 0-d tensor) converted to `x`'s dtype
+/// where `mask` is true. Unlike `where`, the result keeps `x`'s dtype.
+pub fn masked_fill(l: &Lowerer, x: &Arg, m: &Arg, v: &Arg, inplace: bool) -> LResult<TensorVal> {
+    let (x, m, v) = (operand(l, x)?, operand(l, m)?, operand(l, v)?);
+    let (Operand::T(xt), Operand::T(mt)) = (&x, &m) else {
+        return fallback("masked_fill of a non-tensor");
+    };
+    if mt.dtype != DType::Bool {
+        return fallback("masked_fill with a non-bool mask");
+    }
+    if matches!(&v, Operand::T(t) if t.ndim() != 0) {
+        return fallback("masked_fill with a value of more than 0 dims");
+    }
+    if inplace && broadcast(&[&xt.sizes, &mt.sizes])? != xt.sizes {
+        return fallback("in-place masked_fill whose mask is larger than the input");
+    }
+    let d = xt.dtype;
+    // torch refuses values that do not convert to the input's dtype without overflow; only the
+    // conversions that never fail are lowered.
+    let max = match d {
+        DType::Float16 => 65504.0,
+        DType::BFloat16 => 3.389_531_389_251_535_5e38,
+        DType::Float32 => f32::MAX as f64,
+        _ => f64::MAX,
+    };
+    let converts = match &v {
+        Operand::S(Scalar::F(f)) if d.is_floating_point() => !f.is_finite() || f.abs() <= max,
+        _ if d.is_floating_point() => true,
+        _ => match &v {
+            Operand::S(Scalar::B(_)) => true,
+            Operand::S(Scalar::I(i)) => match d {
+                DType::Int64 => true,
+                DType::Int32 => i32::try_from(*i).is_ok(),
+                _ => false,
+            },
+            Operand::S(Scalar::F(_)) => false,
+            Operand::T(t) => t.dtype == d,
+        },
+    };
+    if !converts {
+        return fallback("masked_fill value that may not convert to the input's dtype");
+    }
+    pointwise(&[m, x, v], d, d, move |b, v| {
+        let cb = b.cast(v[0], DType::Bool);
+        b.where_(cb, v[2], v[1])
+    })
+}
+
 pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResult<TensorVal> {
     let x = operand(l, x)?;
     let lo = lo.map(|a| operand(l, a)).transpose()?;

@@ -17,8 +17,19 @@ fn extern_call(
     sizes: Vec<i64>,
     dtype: DType,
 ) -> TensorVal {
-    let views = inputs.iter().map(|t| l.view_of(t)).collect();
     let strides = contiguous_strides(&sizes);
+    extern_call_with(l, call, inputs, sizes, strides, dtype)
+}
+
+fn extern_call_with(
+    l: &mut Lowerer,
+    call: ExternCall,
+    inputs: &[TensorVal],
+    sizes: Vec<i64>,
+    strides: Vec<i64>,
+    dtype: DType,
+) -> TensorVal {
+    let views = inputs.iter().map(|t| l.view_of(t)).collect();
     let out =
         l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
     l.ir.nodes.push(IrNode::Extern {
@@ -230,6 +241,15 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
         }
         sizes.push(o);
     }
+    let x = if n == 2 && l.channels_last {
+        let want = super::channels_last_strides(&x.sizes);
+        match x.as_view() {
+            Some(v) if same_layout(&v.sizes, &v.strides, &want) => x,
+            _ => l.realize_with(&x, want),
+        }
+    } else {
+        x
+    };
     let mut inputs = vec![x.clone(), w];
     if let Some(bias) = b.get("bias") {
         inputs.push(l.tensor(bias)?);
@@ -242,5 +262,18 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
         output_padding: vec![0; n],
         groups,
     };
+    if n == 2 && l.channels_last {
+        // torch's convolution of a channels-last input returns a channels-last result.
+        let strides = super::channels_last_strides(&sizes);
+        return Ok(extern_call_with(l, call, &inputs, sizes, strides, x.dtype));
+    }
     Ok(extern_call(l, call, &inputs, sizes, x.dtype))
+}
+
+/// Strides equal where they matter (dims of size 1 never affect addressing).
+fn same_layout(sizes: &[i64], a: &[i64], b: &[i64]) -> bool {
+    sizes
+        .iter()
+        .zip(a.iter().zip(b))
+        .all(|(s, (x, y))| *s <= 1 || x == y)
 }

@@ -225,3 +225,107 @@ pub fn index_tensor(l: &mut Lowerer, x: &TensorVal, index: &Arg) -> LResult<Tens
     }
     gather_along(l, x, 0, index, true)
 }
+
+/// `F.max_pool2d(input, kernel_size, stride, padding, dilation)` without `ceil_mode` or
+/// indices: each output point is the max of its window, read at clamped positions, a padded
+/// position (outside the input) left out. Lazy, so the ReLU or add around it fuses in. NaN
+/// propagates as in eager (`maximum` semantics).
+pub fn max_pool2d(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
+    let b = bind(
+        &[
+            "input",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+            "return_indices",
+        ],
+        a,
+        kw,
+    )?;
+    if b.bool_or("ceil_mode", false)? || b.bool_or("return_indices", false)? {
+        return fallback("max_pool2d with ceil_mode or indices");
+    }
+    let x = l.tensor(b.req("input")?)?;
+    if !matches!(x.ndim(), 3 | 4) || !x.dtype.is_floating_point() {
+        return fallback("max_pool2d input rank or dtype");
+    }
+    let pair = |name: &str, default: Option<[i64; 2]>| -> LResult<[i64; 2]> {
+        let v = match b.get(name) {
+            None => None,
+            Some(a) => Some(
+                super::args::int_list(a)
+                    .ok_or_else(|| Reject::Fallback(format!("{name} is not ints")))?,
+            ),
+        };
+        match (v.as_deref(), default) {
+            (Some([k]), _) => Ok([*k, *k]),
+            (Some([h, w]), _) => Ok([*h, *w]),
+            (Some([]) | None, Some(d)) => Ok(d),
+            _ => fallback(format!("max_pool2d {name}")),
+        }
+    };
+    let k = pair("kernel_size", None)?;
+    let s = pair("stride", Some(k))?;
+    let p = pair("padding", Some([0, 0]))?;
+    let d = pair("dilation", Some([1, 1]))?;
+    let n = x.ndim();
+    let (h, w) = (x.sizes[n - 2], x.sizes[n - 1]);
+    let mut sizes = x.sizes.clone();
+    for (i, len) in [h, w].into_iter().enumerate() {
+        // torch's own argument checks raise; the fallback lets eager say so.
+        if k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0 || p[i] > k[i] / 2 || len == 0 {
+            return fallback("max_pool2d arguments torch rejects");
+        }
+        let o = (len + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
+        if o <= 0 {
+            return fallback("empty max_pool2d output");
+        }
+        sizes[n - 2 + i] = o;
+    }
+    if sizes.contains(&0) {
+        return fallback("max_pool2d of an empty tensor");
+    }
+    let dt = x.dtype;
+    let cost = x.ops() * (k[0] * k[1]) as usize + 2 * (k[0] * k[1]) as usize;
+    Ok(TensorVal::lazy(
+        dt,
+        sizes,
+        cost,
+        Rc::new(move |bb, idx| {
+            let mut r = bb.constant(Scalar::F(f64::NEG_INFINITY), dt);
+            for kh in 0..k[0] {
+                for kw_ in 0..k[1] {
+                    let mut j = idx.to_vec();
+                    let mut inside = None;
+                    for (i, kk) in [kh, kw_].into_iter().enumerate() {
+                        let len = if i == 0 { h } else { w };
+                        let pos = idx[n - 2 + i].scale(s[i]).add_const(kk * d[i] - p[i]);
+                        let (lo, hi) = pos.bounds(bb.ranges());
+                        if lo < 0 || hi > len - 1 {
+                            let v = bb.index_value(pos.clone());
+                            let zero = bb.constant(Scalar::I(0), DType::Int64);
+                            let end = bb.constant(Scalar::I(len), DType::Int64);
+                            let ge = bb.binary(BinOp::Ge, v, zero);
+                            let lt = bb.binary(BinOp::Lt, v, end);
+                            let ok = bb.binary(BinOp::And, ge, lt);
+                            inside = Some(match inside {
+                                None => ok,
+                                Some(prev) => bb.binary(BinOp::And, prev, ok),
+                            });
+                        }
+                        j[n - 2 + i] = pos.clamp_to(0, len - 1, bb.ranges());
+                    }
+                    let v = x.load(bb, &j);
+                    let m = bb.binary(BinOp::Max, r, v);
+                    r = match inside {
+                        Some(ok) => bb.where_(ok, m, r),
+                        None => m,
+                    };
+                }
+            }
+            r
+        }),
+    ))
+}

@@ -66,6 +66,17 @@ pub(crate) struct Lowerer<'g> {
     may_alias: HashSet<NodeId>,
     /// In-place results and their mutated root.
     alias_root: HashMap<NodeId, NodeId>,
+    /// The graph runs 2-d convolutions: 4-d intermediates are laid out channels-last, the
+    /// layout oneDNN convolves without reordering its input and output on every call (a
+    /// contiguous NCHW tensor costs two extra passes per convolution). Graph outputs keep the
+    /// strides eager gives them.
+    pub channels_last: bool,
+}
+
+/// Channels-last strides of a 4-d `[N, C, H, W]` tensor.
+pub fn channels_last_strides(sizes: &[i64]) -> Vec<i64> {
+    let (c, h, w) = (sizes[1].max(1), sizes[2].max(1), sizes[3].max(1));
+    vec![h * w * c, 1, w * c, c]
 }
 
 /// Lowers a graph. Fails only for graph-level features the inductor does not model.
@@ -76,6 +87,14 @@ pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
         env: HashMap::new(),
         may_alias: HashSet::new(),
         alias_root: HashMap::new(),
+        channels_last: graph.nodes().any(|(_, n)| match &n.kind {
+            NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } => table::canonical(target, args, kwargs).is_some_and(|c| c.name == "conv2d"),
+            _ => false,
+        }),
     };
     let mut outputs = None;
     for (id, node) in graph.nodes() {
@@ -331,7 +350,11 @@ impl<'g> Lowerer<'g> {
 
     /// Writes a lazy tensor to a fresh contiguous buffer.
     pub fn realize(&mut self, t: &TensorVal) -> TensorVal {
-        let strides = contiguous_strides(&t.sizes);
+        let strides = if self.channels_last && t.sizes.len() == 4 {
+            channels_last_strides(&t.sizes)
+        } else {
+            contiguous_strides(&t.sizes)
+        };
         self.realize_with(t, strides)
     }
 
@@ -446,6 +469,15 @@ impl<'g> Lowerer<'g> {
             let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) else {
                 return Err(unsupported("symbolic sizes".into()));
             };
+            // Pooling and friends keep a channels-last input's layout.
+            let strides = if self.channels_last
+                && sizes.len() == 4
+                && strides == contiguous_strides(&sizes)
+            {
+                channels_last_strides(&sizes)
+            } else {
+                strides
+            };
             let buf =
                 self.ir
                     .add_buffer(m.dtype, sizes.clone(), strides.clone(), BufKind::Computed);
@@ -489,7 +521,23 @@ impl<'g> Lowerer<'g> {
             let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
                 return Err(InductorError::Unsupported("non-tensor graph output".into()));
             };
+            let want = meta.known_strides().unwrap();
             let spec = match t.as_view() {
+                // A channels-last intermediate returned as is would surprise the caller.
+                Some(v)
+                    if self.channels_last
+                        && !v.sizes.contains(&0)
+                        && dense_strides(&v.sizes, &want)
+                        && !v
+                            .sizes
+                            .iter()
+                            .zip(v.strides.iter().zip(&want))
+                            .all(|(s, (a, b))| *s <= 1 || a == b) =>
+                {
+                    let r = self.realize_with(&t, want);
+                    self.env.insert(n, LValue::Tensor(r.clone()));
+                    OutputSpec::Buffer(r.as_view().unwrap().buf)
+                }
                 Some(v) => {
                     let b = &self.ir.buffers[v.buf];
                     if v.offset == 0 && v.sizes == b.sizes && v.strides == b.strides {

@@ -572,3 +572,89 @@ pub fn rms_norm(
     })?;
     to_dtype(affine(l, y, weight, None)?, out_dtype)
 }
+
+/// `F.batch_norm` with running statistics and `training=False` (inference). As eager's CPU
+/// kernel does, per channel `alpha = w / sqrt(var + eps)` and `beta = b - mean * alpha` are
+/// computed once (two tiny buffers), then `x * alpha + beta` is a pointwise op that fuses with
+/// its neighbours (the ReLU and residual add after a convolution). Training mode updates the
+/// running statistics in place and stays a fallback.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm(
+    l: &mut Lowerer,
+    x: &Arg,
+    mean: Option<&Arg>,
+    var: Option<&Arg>,
+    weight: Option<&Arg>,
+    bias: Option<&Arg>,
+    training: bool,
+    eps: f64,
+) -> LResult<TensorVal> {
+    use super::elementwise::{pointwise, Operand};
+    if training {
+        return fallback("batch_norm in training mode");
+    }
+    let (Some(mean), Some(var)) = (mean, var) else {
+        return fallback("batch_norm without running statistics");
+    };
+    let x = l.tensor(x)?;
+    if x.ndim() < 2 || !x.dtype.is_floating_point() {
+        return fallback("batch_norm input rank or dtype");
+    }
+    let c = x.sizes[1];
+    let d = opmath(x.dtype);
+    let mut params = vec![l.tensor(mean)?, l.tensor(var)?];
+    for a in [weight, bias].into_iter().flatten() {
+        params.push(l.tensor(a)?);
+    }
+    for p in &params {
+        if p.sizes != [c] || !p.dtype.is_floating_point() || opmath(p.dtype) != d {
+            return fallback("batch_norm parameter of another shape or dtype");
+        }
+    }
+    let (hw, hb) = (weight.is_some(), bias.is_some());
+    let ops: Vec<Operand> = params.iter().cloned().map(Operand::T).collect();
+    let alpha = pointwise(&ops, d, d, move |b, v| {
+        let e = b.constant(Scalar::F(eps), d);
+        let s = b.binary(BinOp::Add, v[1], e);
+        let s = b.unary(UnOp::Sqrt, s);
+        let one = b.constant(Scalar::F(1.0), d);
+        let inv = b.binary(BinOp::Div, one, s);
+        if hw {
+            b.binary(BinOp::Mul, inv, v[2])
+        } else {
+            inv
+        }
+    })?;
+    let alpha = l.realize(&alpha);
+    let mut ops = vec![Operand::T(params[0].clone()), Operand::T(alpha.clone())];
+    if hb {
+        ops.push(Operand::T(params[params.len() - 1].clone()));
+    }
+    let beta = pointwise(&ops, d, d, move |b, v| {
+        let m = b.binary(BinOp::Mul, v[0], v[1]);
+        if hb {
+            b.binary(BinOp::Sub, v[2], m)
+        } else {
+            let z = b.constant(Scalar::F(0.0), d);
+            b.binary(BinOp::Sub, z, m)
+        }
+    })?;
+    let beta = l.realize(&beta);
+    // [C] → [C, 1, ..., 1], so that it broadcasts along dim 1 of x.
+    let mut shape = vec![c];
+    shape.resize(x.ndim() - 1, 1);
+    let out = x.dtype;
+    pointwise(
+        &[
+            Operand::T(x),
+            Operand::T(alpha.reshape(&shape)),
+            Operand::T(beta.reshape(&shape)),
+        ],
+        d,
+        out,
+        |b, v| {
+            let m = b.binary(BinOp::Mul, v[0], v[1]);
+            b.binary(BinOp::Add, m, v[2])
+        },
+    )
+}

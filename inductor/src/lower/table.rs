@@ -367,6 +367,16 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
                 b.req("other")?,
             ))
         }
+        "masked_fill" => {
+            let b = bind(&["input", "mask", "value"], a, kw)?;
+            t(ew::masked_fill(
+                l,
+                b.req("input")?,
+                b.req("mask")?,
+                b.req("value")?,
+                c.inplace,
+            ))
+        }
         "clamp" | "clip" => {
             let b = bind(&["input", "min", "max"], a, kw)?;
             t(ew::clamp(l, b.req("input")?, b.get("min"), b.get("max")))
@@ -551,6 +561,32 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
                 eps,
             ))
         }
+        "batch_norm" => {
+            let b = bind(
+                &[
+                    "input",
+                    "running_mean",
+                    "running_var",
+                    "weight",
+                    "bias",
+                    "training",
+                    "momentum",
+                    "eps",
+                ],
+                a,
+                kw,
+            )?;
+            t(red::batch_norm(
+                l,
+                b.req("input")?,
+                b.get("running_mean"),
+                b.get("running_var"),
+                b.get("weight"),
+                b.get("bias"),
+                b.bool_or("training", false)?,
+                b.float_or("eps", 1e-5)?,
+            ))
+        }
         "linear" => {
             let b = bind(&["input", "weight", "bias"], a, kw)?;
             t(ext::linear(
@@ -559,6 +595,21 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
                 b.req("weight")?,
                 b.get("bias"),
             ))
+        }
+        "max_pool2d" => t(indexing::max_pool2d(l, a, kw)),
+        "adaptive_avg_pool2d" => {
+            // Global average pooling (output 1x1, as in classifier heads) is a mean over H and W.
+            let b = bind(&["input", "output_size"], a, kw)?;
+            let global = match b.req("output_size")? {
+                Arg::Int(1) => true,
+                other => args::int_list(other).is_some_and(|v| v == [1, 1]),
+            };
+            let x = l.tensor(b.req("input")?)?;
+            if !global || !matches!(x.ndim(), 3 | 4) || !x.dtype.is_floating_point() {
+                return args::fallback("adaptive_avg_pool2d to other than 1x1");
+            }
+            let n = x.ndim();
+            t(red::mean(l, &x, &[n - 2, n - 1], true, x.dtype))
         }
         "embedding" => t(indexing::embedding(l, a, kw)),
         "conv1d" | "conv2d" | "conv3d" => {
