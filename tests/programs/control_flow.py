@@ -175,8 +175,7 @@ def set_grad_enabled_false(x):
     return y, x.exp()
 
 
-# torch.compile: 1 graphs
-@program(lambda r: (r.randn(4, 4), r.randn(4, 4)), 0, eager=1)
+@program(lambda r: (r.randn(4, 4), r.randn(4, 4)), 1, fullgraph=True)
 def autocast_region(a, b):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         c = a @ b

@@ -8,6 +8,7 @@ import pytest
 
 # Each topic module registers its programs when imported.
 from . import (
+    autocast,
     containers,
     control_flow,
     graph_breaks,
@@ -22,6 +23,7 @@ from .harness import PROGRAMS, check, params
 TOPICS = [
     m.__name__.rsplit(".", 1)[-1]
     for m in (
+        autocast,
         containers,
         control_flow,
         graph_breaks,

@@ -501,6 +501,15 @@ fn build_entry(
             Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
         }
         Backend::Eager => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
+        // Autocast regions: the inductor computes in the dtypes it is given and knows nothing
+        // of autocast's casts, so these graphs replay on the eager runner, casts done by torch.
+        Backend::Inductor if output.has_autocast() => {
+            crate::log::inductor_fallbacks(
+                info,
+                &["the whole graph runs on the eager backend: it has an autocast region".into()],
+            );
+            Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
+        }
         Backend::Inductor => {
             match crate::inductor_host::InductorProgram::try_new(
                 &output.graph,

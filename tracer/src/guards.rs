@@ -339,6 +339,8 @@ pub struct GuardTree {
     globals: Option<Py<PyAny>>,
     /// Grad mode when compiled: it decides which results require grad.
     grad_enabled: bool,
+    /// Autocast when compiled (`None`: off on every device): it decides the dtypes of results.
+    autocast: Option<String>,
     count: usize,
     /// Where the tracer is (`file:line`): recorded on each guard added.
     pub origin: Option<String>,
@@ -367,13 +369,44 @@ pub fn grad_enabled(py: Python<'_>) -> bool {
         .unwrap_or(true)
 }
 
+/// `torch._C._is_any_autocast_enabled`, looked up once: the cheap check of the common case.
+fn any_autocast_fn(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
+    static F: std::sync::OnceLock<Py<PyAny>> = std::sync::OnceLock::new();
+    if let Some(f) = F.get() {
+        return Ok(f);
+    }
+    let f = py
+        .import("torch")?
+        .getattr("_C")?
+        .getattr("_is_any_autocast_enabled")?
+        .unbind();
+    Ok(F.get_or_init(|| f))
+}
+
+/// The autocast state (`None` when it is off on every device), as `torchferro._amp` describes it.
+pub fn autocast_state(py: Python<'_>) -> Option<String> {
+    let any = any_autocast_fn(py)
+        .and_then(|f| f.bind(py).call0())
+        .map(|r| r.is_truthy().unwrap_or(true))
+        .unwrap_or(true);
+    if !any {
+        return None;
+    }
+    Some(
+        py.import("torchferro._amp")
+            .and_then(|m| m.getattr("describe")?.call0()?.extract::<String>())
+            .unwrap_or_else(|e| format!("unknown ({e})")),
+    )
+}
+
 impl GuardTree {
     pub fn new(globals: Py<PyAny>) -> GuardTree {
-        let grad = Python::attach(grad_enabled);
+        let (grad, autocast) = Python::attach(|py| (grad_enabled(py), autocast_state(py)));
         GuardTree {
             roots: Vec::new(),
             globals: Some(globals),
             grad_enabled: grad,
+            autocast,
             count: 0,
             origin: None,
             deferred: Vec::new(),
@@ -465,7 +498,9 @@ impl GuardTree {
                 return false;
             }
         }
-        grad_enabled(py) == self.grad_enabled && self.roots.iter().all(|n| n.check_root(py, scope))
+        grad_enabled(py) == self.grad_enabled
+            && autocast_state(py) == self.autocast
+            && self.roots.iter().all(|n| n.check_root(py, scope))
     }
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
@@ -503,6 +538,18 @@ impl GuardTree {
                 None,
             ));
         }
+        let autocast = autocast_state(py);
+        if autocast != self.autocast {
+            let show = |a: &Option<String>| a.clone().unwrap_or_else(|| "off".into());
+            out.push((
+                format!(
+                    "autocast mismatch. expected {}, actual {}",
+                    show(&self.autocast),
+                    show(&autocast)
+                ),
+                None,
+            ));
+        }
         for n in &self.roots {
             let root = scope.root(&n.step);
             if root.is_null() {
@@ -522,6 +569,9 @@ impl GuardTree {
             "GRAD_MODE torch.is_grad_enabled() == {}",
             py_bool(self.grad_enabled)
         )];
+        if let Some(a) = &self.autocast {
+            out.push(format!("AUTOCAST {a}"));
+        }
         for n in &self.roots {
             n.describe(&mut out);
         }

@@ -18,6 +18,9 @@ pub struct TensorValue {
     pub meta: TensorMeta,
 }
 
+/// The graph node that switches CPU autocast.
+pub const AUTOCAST_TARGET: &str = "torchferro._amp.set_autocast";
+
 pub struct OutputGraph {
     pub graph: Graph,
     /// Source of each placeholder, by placeholder index.
@@ -32,6 +35,8 @@ pub struct OutputGraph {
     infer_ctx: fx::InferCtx,
     /// In-place results, to the tensor they mutated (`x.add_(1)` is `x`).
     alias: std::collections::HashMap<NodeId, NodeId>,
+    /// CPU autocast at this point of the traced code: enabled, and the dtype (a `torch.dtype`).
+    autocast: (bool, Py<PyAny>),
 }
 
 impl OutputGraph {
@@ -46,8 +51,15 @@ impl OutputGraph {
                 .unwrap_or(DType::Float32),
             default_device: Device::cpu(),
         });
+        let autocast = Python::attach(|py| {
+            py.import("torchferro._amp")
+                .and_then(|m| m.getattr("state")?.call1(("cpu",)))
+                .and_then(|s| s.extract::<(bool, Py<PyAny>)>())
+                .unwrap_or_else(|_| (false, py.None()))
+        });
         OutputGraph {
             infer_ctx,
+            autocast,
             alias: Default::default(),
             graph: Graph::new(),
             input_sources: Vec::new(),
@@ -99,6 +111,10 @@ impl OutputGraph {
         args: Vec<Arg>,
         kwargs: Vec<(String, Arg)>,
     ) -> Result<(NodeId, NodeMeta), TraceError> {
+        // Native inference knows nothing of autocast: under it, torch itself decides the dtypes.
+        if self.autocast.0 {
+            return self.call_on_meta(py, name_hint, target, callable, args, kwargs);
+        }
         match fx::infer_in(&self.infer_ctx, &self.graph, &target, &args, &kwargs) {
             Ok(meta) => {
                 let node = self
@@ -155,14 +171,37 @@ impl OutputGraph {
         if switch {
             set_grad.call1((self.infer_ctx.grad_enabled,))?;
         }
-        let result = match &target {
-            Target::Function(_) => callable
-                .expect("function targets carry their callable")
-                .call(meta_args, Some(&meta_kwargs)),
-            Target::Method(name) => {
-                let recv = meta_args.get_item(0)?;
-                let rest = meta_args.get_slice(1, meta_args.len());
-                recv.call_method(name.as_str(), rest, Some(&meta_kwargs))
+        let result = if self.autocast.0 {
+            let (f, method) = match &target {
+                Target::Function(_) => (
+                    callable
+                        .expect("function targets carry their callable")
+                        .clone(),
+                    None,
+                ),
+                Target::Method(name) => (py.None().into_bound(py), Some(name.as_str())),
+            };
+            py.import("torchferro._amp").and_then(|m| {
+                m.getattr("infer")?.call1((
+                    f,
+                    method,
+                    meta_args,
+                    meta_kwargs,
+                    "cpu",
+                    true,
+                    self.autocast.1.bind(py),
+                ))
+            })
+        } else {
+            match &target {
+                Target::Function(_) => callable
+                    .expect("function targets carry their callable")
+                    .call(meta_args, Some(&meta_kwargs)),
+                Target::Method(name) => {
+                    let recv = meta_args.get_item(0)?;
+                    let rest = meta_args.get_slice(1, meta_args.len());
+                    recv.call_method(name.as_str(), rest, Some(&meta_kwargs))
+                }
             }
         };
         if switch {
@@ -300,6 +339,43 @@ impl OutputGraph {
         self.callables.push((node, f.unbind()));
         self.infer_ctx.grad_enabled = enabled;
         Ok(())
+    }
+
+    /// CPU autocast state at this point of the traced code.
+    pub fn autocast(&self) -> (bool, Py<PyAny>) {
+        Python::attach(|py| (self.autocast.0, self.autocast.1.clone_ref(py)))
+    }
+
+    /// Switches CPU autocast for the ops that follow: a graph node (kept by dead-code
+    /// elimination, like grad-mode switches) and the state inference runs under.
+    pub fn set_autocast(
+        &mut self,
+        py: Python<'_>,
+        enabled: bool,
+        dtype: &Bound<'_, PyAny>,
+    ) -> Result<(), TraceError> {
+        let f = py.import("torchferro._amp")?.getattr("set_autocast")?;
+        let node = self.graph.call(
+            "set_autocast",
+            Target::Function(AUTOCAST_TARGET.into()),
+            vec![
+                Arg::Str("cpu".into()),
+                Arg::Bool(enabled),
+                Arg::DType(dtype_of(py, dtype)?),
+            ],
+            vec![],
+            NodeMeta::None,
+        );
+        self.callables.push((node, f.unbind()));
+        self.autocast = (enabled, dtype.clone().unbind());
+        Ok(())
+    }
+
+    /// Whether the graph switches autocast anywhere (such graphs run on the eager runner).
+    pub fn has_autocast(&self) -> bool {
+        self.graph.nodes().any(|(_, n)| {
+            matches!(&n.kind, fx::NodeKind::Call { target, .. } if target.name() == AUTOCAST_TARGET)
+        })
     }
 
     /// The result of the meta run that made `node` (tensors and tuples only).

@@ -403,6 +403,16 @@ impl Frame<'_, '_> {
             }
             Op::BeforeWith => {
                 let ctx = self.pop()?;
+                if let Var::Autocast { enabled, dtype } = &ctx {
+                    let (was, was_dtype) = self.tx.output.autocast();
+                    self.tx.output.set_autocast(py, *enabled, dtype.bind(py))?;
+                    self.stack.push(Var::AutocastExit {
+                        enabled: was,
+                        dtype: was_dtype,
+                    });
+                    self.stack.push(ctx.clone());
+                    return Ok(None);
+                }
                 let Var::GradMode { enabled, prev } = ctx else {
                     return Err(TraceError::unsupported(format!(
                         "a `with` block over a {}",

@@ -63,6 +63,16 @@ pub enum Var {
     GradModeExit {
         restore: bool,
     },
+    /// `torch.autocast("cpu", ...)`: the CPU autocast state its `__enter__` switches to.
+    Autocast {
+        enabled: bool,
+        dtype: Py<PyAny>,
+    },
+    /// The `__exit__` of an autocast context: restores the state before it.
+    AutocastExit {
+        enabled: bool,
+        dtype: Py<PyAny>,
+    },
     /// A set made by the traced code, of known hashable values: a private Python `set`, so its
     /// order and membership are Python's own. (Returned or live at a graph break, it is
     /// unsupported: rebuilding it would share one object between calls.)
@@ -114,7 +124,8 @@ impl Var {
             Var::Null => "NULL".into(),
             Var::Cell(_) => "cell".into(),
             Var::GradMode { .. } => "grad mode context".into(),
-            Var::GradModeExit { .. } => "context exit".into(),
+            Var::GradModeExit { .. } | Var::AutocastExit { .. } => "context exit".into(),
+            Var::Autocast { .. } => "autocast context".into(),
             Var::NamedTuple { ty, .. } => ty
                 .bind(py)
                 .getattr("__name__")

@@ -85,6 +85,10 @@ impl Frame<'_, '_> {
                 self.tx.output.set_grad_mode(py, restore)?;
                 Ok(Var::none(py))
             }
+            Var::AutocastExit { enabled, dtype } => {
+                self.tx.output.set_autocast(py, enabled, dtype.bind(py))?;
+                Ok(Var::none(py))
+            }
             Var::BoundMethod { func, self_ } => {
                 let mut all = vec![*self_];
                 all.extend(args);
@@ -175,6 +179,9 @@ impl Frame<'_, '_> {
             }
         }
         if let Some(v) = self.grad_mode_call(f, &args)? {
+            return Ok(v);
+        }
+        if let Some(v) = self.autocast_call(f, &args, &kwargs)? {
             return Ok(v);
         }
         if (module == "_operator" || module == "operator") && kwargs.is_empty() && !name.is_empty()
@@ -275,6 +282,88 @@ impl Frame<'_, '_> {
             }));
         }
         Ok(None)
+    }
+
+    /// `torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)` (and
+    /// `torch.amp.autocast`, `torch.cpu.amp.autocast`) for the CPU: a context whose region becomes
+    /// part of the graph. Constructing one changes no state; entering it does.
+    pub(super) fn autocast_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let torch = py.import("torch")?;
+        let generic = torch.getattr("autocast")?;
+        let cpu = torch.getattr("cpu")?.getattr("amp")?.getattr("autocast")?;
+        let is_cpu_class = f.is(&cpu);
+        if !f.is(&generic) && !is_cpu_class {
+            return Ok(None);
+        }
+        let names: &[&str] = if is_cpu_class {
+            &["enabled", "dtype", "cache_enabled"]
+        } else {
+            &["device_type", "dtype", "enabled", "cache_enabled"]
+        };
+        let mut vals: Vec<(&str, Bound<'_, PyAny>)> = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let Some(n) = names.get(i) else {
+                return Err(TraceError::unsupported(
+                    "torch.autocast with these arguments",
+                ));
+            };
+            let v = a
+                .as_py(py)
+                .ok_or_else(|| TraceError::unsupported("torch.autocast with a tensor argument"))?;
+            vals.push((n, v));
+        }
+        for (k, a) in kwargs {
+            let Some(n) = names.iter().find(|n| **n == k.as_str()) else {
+                return Err(TraceError::unsupported(format!(
+                    "torch.autocast with the argument {k}"
+                )));
+            };
+            let v = a
+                .as_py(py)
+                .ok_or_else(|| TraceError::unsupported("torch.autocast with a tensor argument"))?;
+            vals.push((n, v));
+        }
+        let get = |n: &str| vals.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone());
+        let device: String = match get("device_type") {
+            Some(d) => d.extract()?,
+            None if is_cpu_class => "cpu".into(),
+            None => {
+                return Err(TraceError::unsupported(
+                    "torch.autocast without a device_type",
+                ))
+            }
+        };
+        if device != "cpu" {
+            return Err(TraceError::unsupported(format!(
+                "torch.autocast for the device '{device}' (only 'cpu' is traced)"
+            )));
+        }
+        let enabled = match get("enabled") {
+            Some(e) => e.is_truthy()?,
+            None => true,
+        };
+        let dtype = match get("dtype") {
+            Some(d) if !d.is_none() => d,
+            _ => torch.getattr("get_autocast_dtype")?.call1(("cpu",))?,
+        };
+        let bf16 = torch.getattr("bfloat16")?;
+        let f16 = torch.getattr("float16")?;
+        if enabled && !dtype.is(&bf16) && !dtype.is(&f16) {
+            // Torch warns and disables autocast for other dtypes: leave that to eager.
+            return Err(TraceError::unsupported(
+                "torch.autocast on the CPU with a dtype other than bfloat16 or float16",
+            ));
+        }
+        Ok(Some(Var::Autocast {
+            enabled,
+            dtype: dtype.unbind(),
+        }))
     }
 
     /// Inlines user functions, bound methods and `functools.partial` objects; `None` if `f` is
