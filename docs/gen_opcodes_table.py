@@ -12,7 +12,8 @@ NOTES = {
     "CALL": "torch functions and tensor methods become graph nodes; user functions, methods, lambdas, "
     "partials and nn.Modules are inlined; builtins fold on known values; anything else breaks the graph",
     "POP_JUMP_FORWARD_IF_TRUE": "on Python values: followed at trace time; on a tensor: graph break with two resume functions",
-    "BEFORE_WITH": "torch.no_grad / enable_grad / set_grad_enabled become grad-mode regions of the graph; "
+    "BEFORE_WITH": "torch.no_grad / enable_grad / set_grad_enabled become grad-mode regions of the graph, "
+    "torch.autocast('cpu') an autocast region; "
     "other context managers run the frame eagerly",
     "STORE_SUBSCR": "on tensors: an in-place graph op; on lists and dicts: tracked, and written back to "
     "inputs after the graph",
@@ -50,7 +51,7 @@ FOOTER = """
 ## What still breaks the graph
 
 - Data-dependent control flow (`if x.sum() > 0`), `.item()`, `.tolist()`, `.numpy()` and other reads of tensor data.
-- Calls into C functions or classes torchferro does not model (`print`, numpy, user classes' constructors, `torch.autocast`), and builtin methods that may mutate an object from outside the frame (`super().__setitem__` on an input).
+- Calls into C functions or classes torchferro does not model (`print`, numpy, user classes' constructors), and builtin methods that may mutate an object from outside the frame (`super().__setitem__` on an input).
 - Attribute stores that run code (`__setattr__` overrides, properties and other data descriptors, registered
   `nn.Module` members) and deletes of attributes, globals and items (they run natively at a break).
 - Objects created in the frame by user classes' constructors.
