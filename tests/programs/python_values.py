@@ -258,7 +258,7 @@ def dataclass_input(b):
     return b.x * b.scale + b.y
 
 
-@program(x34, 1, 1)
+@program(x34, 1, fullgraph=True)
 def dataclass_output(x):
     return Batch(x.sin(), x.cos(), scale=0.5)
 
@@ -286,7 +286,7 @@ class Accumulator:
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 1)
+@program(x34, 1, fullgraph=True)
 def user_class_created_and_used_inside(x):
     acc = Accumulator(torch.zeros_like(x))
     acc.add(x).add(x * 2)
@@ -316,7 +316,7 @@ class Vec:
 
 
 # torch.compile: 1 graphs
-@program(x34, 4, 4, eager=1)
+@program(x34, 4, 1, eager=1)
 def user_class_dunder_methods(x):
     v = Vec(x) + Vec(x.cos()) * 2
     return v.t, len(v), v[1]
@@ -605,3 +605,69 @@ def namedtuple_built_in_the_frame(x):
     p = Pair(x[0], x[1])
     d = p._asdict()
     return x[:, s.lo : s.hi] * t.width(), d, tuple(Span(0, 2)), s.count(1), t.index(3)
+
+
+# Objects of plain user classes made inside the traced frame (tracked, rebuilt if they escape).
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    a: torch.Tensor
+    k: int = 3
+
+
+@program(x34, 1, fullgraph=True)
+def frozen_dataclass_made_and_returned(x):
+    f = Frozen(x.relu())
+    return Frozen(f.a * f.k, k=f.k + 1)
+
+
+class Counter:
+    unit = 2
+
+    def __init__(self):
+        self.n = 0
+
+    @staticmethod
+    def twice(v):
+        return v * 2
+
+    @classmethod
+    def make(cls):
+        return cls()
+
+    def bump(self):
+        self.n += self.unit
+        return self
+
+
+@program(x34, 1, fullgraph=True)
+def user_object_methods_and_identity(x):
+    c = Counter.make()
+    d = c.bump().bump()
+    e = Counter()
+    return (
+        x * c.n + c.twice(x),
+        d is c,
+        e is c,
+        type(c) is Counter,
+        isinstance(e, Counter),
+    )
+
+
+@program(x34, 1, fullgraph=True)
+def user_object_not_escaping(x):
+    a = Accumulator(x)
+    a.add(x.sin())
+    return a.total * a.n
+
+
+class Slotted:
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+
+@program(x34, 2, 2)
+def slotted_class_still_breaks(x):
+    s = Slotted(x + 1)
+    return s.t * 2

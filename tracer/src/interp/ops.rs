@@ -187,6 +187,9 @@ impl Frame<'_, '_> {
             }
             (Var::Tensor(_), Var::Py(_, _)) | (Var::Py(_, _), Var::Tensor(_)) => false,
             (Var::List(a), Var::List(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::Object(a), Var::Object(b)) => std::rc::Rc::ptr_eq(a, b),
+            // A tracked object is made by the traced code: no other value can be it.
+            (Var::Object(_), _) | (_, Var::Object(_)) => false,
             (Var::Set(a), Var::Set(b)) => a.is(b),
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
             _ => return Err(TraceError::unsupported("`is` between these values")),
@@ -477,6 +480,7 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
+            Var::Object(o) => self.object_attr(o, name),
             Var::Super { cls, obj } => {
                 let (cls, obj) = (cls.clone_ref(py), (**obj).clone());
                 self.super_attr(cls, obj, name)

@@ -78,6 +78,17 @@ pub enum Var {
         func: Box<Var>,
         self_: Box<Var>,
     },
+    /// An instance of a plain user class made by the traced code (see `objects.rs`): it lives
+    /// only in the tracker until it escapes, and is then rebuilt after the graph.
+    Object(Rc<ObjectVar>),
+}
+
+/// A user object made in the traced region: its class and its `__dict__`, in insertion order.
+pub struct ObjectVar {
+    pub cls: Py<PyAny>,
+    /// Where the class was read from, so class attributes read through the object are guarded.
+    pub cls_src: Option<Source>,
+    pub attrs: RefCell<Vec<(String, Var)>>,
 }
 
 impl Var {
@@ -124,6 +135,12 @@ impl Var {
             Var::BoundMethod { .. } => "bound method".into(),
             Var::Super { .. } => "super".into(),
             Var::Set(_) => "set".into(),
+            Var::Object(o) => o
+                .cls
+                .bind(py)
+                .getattr("__name__")
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "object".into()),
         }
     }
 

@@ -448,6 +448,13 @@ impl Frame<'_, '_> {
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
             Var::Set(_) => named("set")?,
+            Var::Object(o) => Some(
+                o.cls
+                    .bind(py)
+                    .clone()
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
             Var::NamedTuple { ty, .. } => Some(
                 ty.bind(py)
                     .clone()
