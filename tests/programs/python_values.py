@@ -4,6 +4,7 @@ isinstance/issubclass/getattr/hasattr, namedtuples, dataclasses and user-defined
 
 from __future__ import annotations
 
+import abc
 import collections
 import dataclasses
 import inspect
@@ -671,3 +672,26 @@ class Slotted:
 def slotted_class_still_breaks(x):
     s = Slotted(x + 1)
     return s.t * 2
+
+
+class Layer(abc.ABC):
+    @abc.abstractmethod
+    def update(self, t): ...
+
+
+class SumLayer(Layer):
+    def __init__(self):
+        self.acc = None
+
+    def update(self, t):
+        self.acc = t if self.acc is None else self.acc + t
+        return self.acc
+
+
+@program(x34, 1, fullgraph=True)
+def abc_subclass_made_inside(x):
+    layers = [SumLayer() for _ in range(2)]
+    for i, layer in enumerate(layers):
+        layer.update(x * i)
+        layer.update(x)
+    return [layer.acc for layer in layers], layers[0]

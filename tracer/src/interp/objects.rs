@@ -4,7 +4,8 @@
 //! (returned, stored somewhere that outlives the frame, live at a graph break) is rebuilt after
 //! the graph by `compile.rs`: `object.__new__(cls)`, then its `__dict__` filled in order.
 //!
-//! Only classes whose instances are nothing but a `__dict__` qualify: metaclass `type`, every
+//! Only classes whose instances are nothing but a `__dict__` qualify: metaclass `type` (or
+//! `abc.ABCMeta` with no abstract method left), every
 //! class in the MRO a Python class without `__slots__`, `object.__new__`, and attribute access
 //! that runs no code (`object`'s `__getattribute__`/`__setattr__`/`__delattr__`, or a frozen
 //! dataclass, whose `__init__` writes through `object.__setattr__`). Anything else still breaks.
@@ -30,8 +31,16 @@ fn is_plain_class(py: Python<'_>, cls: &Bound<'_, PyAny>) -> PyResult<bool> {
         return Ok(false);
     };
     let type_ty = py.get_type::<PyType>();
-    if !cls.get_type().is(&type_ty) {
+    // `abc.ABCMeta` makes instances as `type` does once no abstract method is left.
+    let abc_meta = py.import("abc")?.getattr("ABCMeta")?;
+    let meta_ok = |c: &Bound<'_, PyAny>| c.get_type().is(&type_ty) || c.get_type().is(&abc_meta);
+    if !meta_ok(cls) {
         return Ok(false);
+    }
+    if let Ok(abstract_methods) = cls.getattr("__abstractmethods__") {
+        if abstract_methods.len()? != 0 {
+            return Ok(false);
+        }
     }
     let object = py.import("builtins")?.getattr("object")?;
     let mro = ty.getattr("__mro__")?;
@@ -40,12 +49,17 @@ fn is_plain_class(py: Python<'_>, cls: &Bound<'_, PyAny>) -> PyResult<bool> {
         if c.is(&object) {
             continue;
         }
-        if !c.get_type().is(&type_ty) {
+        if !meta_ok(&c) {
             return Ok(false);
         }
         let flags: u64 = c.getattr("__flags__")?.extract()?;
         let d = c.getattr("__dict__")?;
-        if flags & HEAPTYPE == 0 || d.contains("__slots__")? || d.contains("__del__")? {
+        // An empty `__slots__` (as `abc.ABC` has) adds no storage.
+        let slots = match d.get_item("__slots__") {
+            Ok(s) => s.len().map_or(true, |n| n != 0),
+            Err(_) => false,
+        };
+        if flags & HEAPTYPE == 0 || slots || d.contains("__del__")? {
             return Ok(false);
         }
     }
@@ -54,7 +68,8 @@ fn is_plain_class(py: Python<'_>, cls: &Bound<'_, PyAny>) -> PyResult<bool> {
     let plain_size: usize = py
         .eval(c"type('_', (), {}).__basicsize__", None, None)?
         .extract()?;
-    if basicsize != plain_size {
+    let dictoffset: isize = ty.getattr("__dictoffset__")?.extract()?;
+    if basicsize != plain_size || dictoffset == 0 {
         return Ok(false);
     }
     let same = |name: &str| -> PyResult<bool> { Ok(ty.getattr(name)?.is(object.getattr(name)?)) };
