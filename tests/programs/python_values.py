@@ -265,7 +265,7 @@ def dataclass_output(x):
 
 
 # torch.compile: 1 graphs
-@program(lambda r: (Batch(r.randn(3, 4), r.randn(3, 4)),), 1, 1, eager=2)
+@program(lambda r: (Batch(r.randn(3, 4), r.randn(3, 4)),), 1, fullgraph=True)
 def dataclass_fields_and_replace(b):
     c = dataclasses.replace(b, y=b.y * 3)
     return [getattr(c, f.name) for f in dataclasses.fields(c)]
@@ -695,3 +695,22 @@ def abc_subclass_made_inside(x):
         layer.update(x * i)
         layer.update(x)
     return [layer.acc for layer in layers], layers[0]
+
+
+@dataclasses.dataclass
+class Scaled:
+    t: torch.Tensor
+    k: float = 1.0
+    norm: torch.Tensor = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        self.norm = self.t.abs().sum()
+
+
+@program(x34, 1, fullgraph=True)
+def dataclass_replace_of_object_made_inside(x):
+    a = Scaled(x)
+    b = dataclasses.replace(a, k=3.0)
+    c = dataclasses.replace(b, t=b.t * b.k)
+    names = [f.name for f in dataclasses.fields(c)]
+    return a, c, names, b.norm is a.norm
