@@ -714,3 +714,17 @@ def dataclass_replace_of_object_made_inside(x):
     c = dataclasses.replace(b, t=b.t * b.k)
     names = [f.name for f in dataclasses.fields(c)]
     return a, c, names, b.norm is a.norm
+
+
+@program(x34, 1, fullgraph=True)
+def user_object_hasattr_and_getattr_default(x):
+    c = Counter()
+    c.extra = x
+    return (
+        hasattr(c, "n"),
+        hasattr(c, "extra"),
+        hasattr(c, "bump"),
+        hasattr(c, "missing"),
+        getattr(c, "missing", 7),
+        getattr(c, "extra", None) * 2,
+    )

@@ -21,7 +21,7 @@ use crate::guards::GuardTree;
 use crate::output::OutputGraph;
 use crate::source::{Scope, Source};
 
-pub(crate) use objects::fill_function;
+pub(crate) use objects::{fill_function, object_has_attr};
 pub use vars::Var;
 
 /// Static facts about the code object being traced.

@@ -165,7 +165,11 @@ impl Frame<'_, '_> {
                         "reading the write-only property '{name}'"
                     )));
                 }
-                let fget = self.tx.wrap(fget, None)?;
+                let s = o
+                    .cls_src
+                    .as_ref()
+                    .map(|s| s.attr(py, name).attr(py, "fget"));
+                let fget = self.tx.wrap(fget, s)?;
                 return self.call(fget, vec![this], vec![]);
             }
             if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
@@ -184,19 +188,22 @@ impl Frame<'_, '_> {
                 this.type_name(py)
             )));
         };
+        // Methods are guarded where the class hands them out (`cls.name`), so replacing one
+        // after the trace is seen.
         let class_src = o.cls_src.as_ref().map(|s| s.attr(py, name));
         if raw.is_instance(&types.getattr("FunctionType")?)? {
-            let func = self.tx.wrap(raw, None)?;
+            let func = self.tx.wrap(raw, class_src)?;
             return Ok(Var::BoundMethod {
                 func: Box::new(func),
                 self_: Box::new(this),
             });
         }
         if raw.is_instance(&builtins.getattr("staticmethod")?)? {
-            return self.tx.wrap(raw.getattr("__func__")?, None);
+            return self.tx.wrap(raw.getattr("__func__")?, class_src);
         }
         if raw.is_instance(&builtins.getattr("classmethod")?)? {
-            let func = self.tx.wrap(raw.getattr("__func__")?, None)?;
+            let s = class_src.map(|s| s.attr(py, "__func__"));
+            let func = self.tx.wrap(raw.getattr("__func__")?, s)?;
             return Ok(Var::BoundMethod {
                 func: Box::new(func),
                 self_: Box::new(Var::Py(o.cls.clone_ref(py), o.cls_src.clone())),
@@ -270,6 +277,20 @@ impl Frame<'_, '_> {
         self.object_setattr(o, &name, v.clone(), true)?;
         Ok(Some(Var::none(py)))
     }
+}
+
+/// Whether `hasattr(obj, name)` holds for a tracked object; `None` when finding out runs code
+/// (a property or other data descriptor, whose getter may raise `AttributeError`).
+pub(crate) fn object_has_attr(py: Python<'_>, o: &ObjectVar, name: &str) -> PyResult<Option<bool>> {
+    let raw = static_lookup(o.cls.bind(py), name)?;
+    if let Some(raw) = &raw {
+        if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(
+        name == "__class__" || raw.is_some() || o.attrs.borrow().iter().any(|(n, _)| n == name),
+    ))
 }
 
 /// The function the rebuilt object's `__dict__` is filled by: `fill(obj, names, values)`.

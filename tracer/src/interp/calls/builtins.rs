@@ -119,6 +119,15 @@ impl Frame<'_, '_> {
                     let t = py.import("torch")?.getattr("Tensor")?;
                     return Ok(Var::py_const(py, t.hasattr(n.as_str())?));
                 }
+                if let Var::Object(o) = obj {
+                    return match crate::interp::object_has_attr(py, o, &n)? {
+                        Some(has) => Ok(Var::py_const(py, has)),
+                        None => Err(TraceError::unsupported(format!(
+                            "hasattr on '{n}' (a descriptor) of a {}",
+                            obj.type_name(py)
+                        ))),
+                    };
+                }
                 if let Var::NamedTuple { ty, .. } = obj {
                     let fields = crate::interp::vars::named_tuple_fields(ty.bind(py));
                     let has = fields.contains(&n) || ty.bind(py).hasattr(n.as_str())?;
@@ -486,6 +495,9 @@ impl Frame<'_, '_> {
 
 /// Whether reading `name` from a known object fails (for `getattr` defaults and `hasattr`).
 fn has_no_attr(py: Python<'_>, obj: &Var, name: &str) -> bool {
+    if let Var::Object(o) = obj {
+        return matches!(crate::interp::object_has_attr(py, o, name), Ok(Some(false)));
+    }
     match obj.as_py(py) {
         Some(o) => !o.hasattr(name).unwrap_or(false),
         None => false,
