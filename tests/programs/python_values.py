@@ -317,7 +317,7 @@ class Vec:
 
 
 # torch.compile: 1 graphs
-@program(x34, 4, 1, eager=1)
+@program(x34, 1, fullgraph=True)
 def user_class_dunder_methods(x):
     v = Vec(x) + Vec(x.cos()) * 2
     return v.t, len(v), v[1]
@@ -728,3 +728,28 @@ def user_object_hasattr_and_getattr_default(x):
         getattr(c, "missing", 7),
         getattr(c, "extra", None) * 2,
     )
+
+
+class Bag:
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iadd__(self, t):
+        self.items.append(t)
+        return self
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+@program(x34, 1, fullgraph=True)
+def user_object_operators_len_and_truth(x):
+    b = Bag([])
+    empty = not b
+    b += x
+    b += x.sin()
+    v = Vec(x) + Vec(x.cos()) * 2
+    return empty, bool(b), len(b), b[1] - b[0], v.t, len(v), v[1]

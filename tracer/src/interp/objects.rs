@@ -257,6 +257,77 @@ impl Frame<'_, '_> {
         Ok(())
     }
 
+    /// `operator.<name>(obj, *rest)` with a tracked object first: its class's dunder method,
+    /// inlined (an in-place operator falls back to the plain one, as Python does). Reflected
+    /// operators and `NotImplemented` results break.
+    pub(super) fn object_operator(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+        rest: Vec<Var>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let base = name.trim_end_matches('_');
+        let mut candidates = vec![format!("__{base}__")];
+        if let Some(plain) = base.strip_prefix('i').filter(|p| {
+            [
+                "add", "and", "floordiv", "lshift", "matmul", "mul", "mod", "or", "pow",
+            ]
+            .contains(p)
+                || ["rshift", "sub", "truediv", "xor"].contains(p)
+        }) {
+            candidates.push(format!("__{plain}__"));
+        }
+        let types = py.import("types")?;
+        for dunder in candidates {
+            let Some(raw) = static_lookup(o.cls.bind(py), &dunder)? else {
+                continue;
+            };
+            // Slots of `object` (`__eq__`, `__ne__`, ...) and other builtins: left to Python.
+            if !raw.is_instance(&types.getattr("FunctionType")?)? {
+                break;
+            }
+            let m = self.object_attr(o, &dunder)?;
+            let r = self.call(m, rest, vec![])?;
+            if matches!(&r, Var::Py(v, _) if v.bind(py).is(py.NotImplemented().bind(py))) {
+                return Err(TraceError::unsupported(format!(
+                    "{dunder} of a {} returned NotImplemented",
+                    Var::Object(o.clone()).type_name(py)
+                )));
+            }
+            return Ok(r);
+        }
+        Err(TraceError::unsupported(format!(
+            "operator.{name} on a {}",
+            Var::Object(o.clone()).type_name(py)
+        )))
+    }
+
+    /// `bool(obj)`: its `__bool__`, else `__len__() != 0`, else true, as Python decides.
+    pub(super) fn object_truth(&mut self, o: &Rc<ObjectVar>) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let cls = o.cls.bind(py).clone();
+        let r = if static_lookup(&cls, "__bool__")?.is_some() {
+            self.object_operator(o, "bool", vec![])?
+        } else if static_lookup(&cls, "__len__")?.is_some() {
+            let n = self.object_operator(o, "len", vec![])?;
+            let n: i64 = n
+                .as_py(py)
+                .and_then(|n| n.extract().ok())
+                .ok_or_else(|| TraceError::unsupported("__len__ returned a value not an int"))?;
+            Var::py_const(py, n != 0)
+        } else {
+            return Ok(true);
+        };
+        match r.as_py(py).and_then(|b| b.extract::<bool>().ok()) {
+            Some(b) => Ok(b),
+            None => Err(TraceError::unsupported(format!(
+                "the truth of a {} that is not a bool",
+                Var::Object(o.clone()).type_name(py)
+            ))),
+        }
+    }
+
     /// `object.__setattr__(obj, name, v)` on a tracked object (a frozen dataclass's `__init__`).
     pub(super) fn object_setattr_call(
         &mut self,

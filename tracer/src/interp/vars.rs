@@ -264,6 +264,19 @@ impl Var {
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
             Var::Set(o) => Ok(o.bind(py).is_truthy()?),
+            // Only a class without `__bool__`/`__len__` is known true here (`Frame::truth`
+            // inlines those).
+            Var::Object(o) => {
+                let cls = o.cls.bind(py);
+                if cls.hasattr("__bool__")? || cls.hasattr("__len__")? {
+                    Err(TraceError::unsupported(format!(
+                        "the truth of a {} (it has __bool__ or __len__)",
+                        self.type_name(py)
+                    )))
+                } else {
+                    Ok(true)
+                }
+            }
             _ => Ok(true),
         }
     }

@@ -191,6 +191,14 @@ impl Frame<'_, '_> {
             {
                 return self.py_dict_method(o.clone_ref(py), src.clone(), "__len__", vec![]);
             }
+            ("bool", [v @ Var::Object(_)]) if kwargs.is_empty() => {
+                let t = self.truth(v)?;
+                return Ok(Var::py_const(py, t));
+            }
+            ("len", [Var::Object(o)]) => {
+                let o = o.clone();
+                return self.object_operator(&o, "len", vec![]);
+            }
             ("len", [v]) if v.items(py).is_some() => {
                 return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64))
             }
