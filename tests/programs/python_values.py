@@ -4,6 +4,7 @@ isinstance/issubclass/getattr/hasattr, namedtuples, dataclasses and user-defined
 
 from __future__ import annotations
 
+import abc
 import collections
 import dataclasses
 import inspect
@@ -258,13 +259,13 @@ def dataclass_input(b):
     return b.x * b.scale + b.y
 
 
-@program(x34, 1, 1)
+@program(x34, 1, fullgraph=True)
 def dataclass_output(x):
     return Batch(x.sin(), x.cos(), scale=0.5)
 
 
 # torch.compile: 1 graphs
-@program(lambda r: (Batch(r.randn(3, 4), r.randn(3, 4)),), 1, 1, eager=2)
+@program(lambda r: (Batch(r.randn(3, 4), r.randn(3, 4)),), 1, fullgraph=True)
 def dataclass_fields_and_replace(b):
     c = dataclasses.replace(b, y=b.y * 3)
     return [getattr(c, f.name) for f in dataclasses.fields(c)]
@@ -286,7 +287,7 @@ class Accumulator:
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 1)
+@program(x34, 1, fullgraph=True)
 def user_class_created_and_used_inside(x):
     acc = Accumulator(torch.zeros_like(x))
     acc.add(x).add(x * 2)
@@ -316,7 +317,7 @@ class Vec:
 
 
 # torch.compile: 1 graphs
-@program(x34, 4, 4, eager=1)
+@program(x34, 1, fullgraph=True)
 def user_class_dunder_methods(x):
     v = Vec(x) + Vec(x.cos()) * 2
     return v.t, len(v), v[1]
@@ -605,3 +606,150 @@ def namedtuple_built_in_the_frame(x):
     p = Pair(x[0], x[1])
     d = p._asdict()
     return x[:, s.lo : s.hi] * t.width(), d, tuple(Span(0, 2)), s.count(1), t.index(3)
+
+
+# Objects of plain user classes made inside the traced frame (tracked, rebuilt if they escape).
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    a: torch.Tensor
+    k: int = 3
+
+
+@program(x34, 1, fullgraph=True)
+def frozen_dataclass_made_and_returned(x):
+    f = Frozen(x.relu())
+    return Frozen(f.a * f.k, k=f.k + 1)
+
+
+class Counter:
+    unit = 2
+
+    def __init__(self):
+        self.n = 0
+
+    @staticmethod
+    def twice(v):
+        return v * 2
+
+    @classmethod
+    def make(cls):
+        return cls()
+
+    def bump(self):
+        self.n += self.unit
+        return self
+
+
+@program(x34, 1, fullgraph=True)
+def user_object_methods_and_identity(x):
+    c = Counter.make()
+    d = c.bump().bump()
+    e = Counter()
+    return (
+        x * c.n + c.twice(x),
+        d is c,
+        e is c,
+        type(c) is Counter,
+        isinstance(e, Counter),
+    )
+
+
+@program(x34, 1, fullgraph=True)
+def user_object_not_escaping(x):
+    a = Accumulator(x)
+    a.add(x.sin())
+    return a.total * a.n
+
+
+class Slotted:
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+
+@program(x34, 2, 2)
+def slotted_class_still_breaks(x):
+    s = Slotted(x + 1)
+    return s.t * 2
+
+
+class Layer(abc.ABC):
+    @abc.abstractmethod
+    def update(self, t): ...
+
+
+class SumLayer(Layer):
+    def __init__(self):
+        self.acc = None
+
+    def update(self, t):
+        self.acc = t if self.acc is None else self.acc + t
+        return self.acc
+
+
+@program(x34, 1, fullgraph=True)
+def abc_subclass_made_inside(x):
+    layers = [SumLayer() for _ in range(2)]
+    for i, layer in enumerate(layers):
+        layer.update(x * i)
+        layer.update(x)
+    return [layer.acc for layer in layers], layers[0]
+
+
+@dataclasses.dataclass
+class Scaled:
+    t: torch.Tensor
+    k: float = 1.0
+    norm: torch.Tensor = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        self.norm = self.t.abs().sum()
+
+
+@program(x34, 1, fullgraph=True)
+def dataclass_replace_of_object_made_inside(x):
+    a = Scaled(x)
+    b = dataclasses.replace(a, k=3.0)
+    c = dataclasses.replace(b, t=b.t * b.k)
+    names = [f.name for f in dataclasses.fields(c)]
+    return a, c, names, b.norm is a.norm
+
+
+@program(x34, 1, fullgraph=True)
+def user_object_hasattr_and_getattr_default(x):
+    c = Counter()
+    c.extra = x
+    return (
+        hasattr(c, "n"),
+        hasattr(c, "extra"),
+        hasattr(c, "bump"),
+        hasattr(c, "missing"),
+        getattr(c, "missing", 7),
+        getattr(c, "extra", None) * 2,
+    )
+
+
+class Bag:
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iadd__(self, t):
+        self.items.append(t)
+        return self
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+@program(x34, 1, fullgraph=True)
+def user_object_operators_len_and_truth(x):
+    b = Bag([])
+    empty = not b
+    b += x
+    b += x.sin()
+    v = Vec(x) + Vec(x.cos()) * 2
+    return empty, bool(b), len(b), b[1] - b[0], v.t, len(v), v[1]

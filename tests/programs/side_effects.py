@@ -5,6 +5,7 @@ eager's (the harness compares the arguments after the call and the named globals
 from __future__ import annotations
 
 import torch
+import torchferro
 from torch import nn
 
 from .harness import module_program, program
@@ -195,7 +196,7 @@ def mutated_list_is_also_returned(x, out):
     return out
 
 
-@program(x34, 1, 1)
+@program(x34, 1, fullgraph=True)
 def new_object_returned(x):
     o = Obj(x * 2)
     o.calls = 5
@@ -369,3 +370,20 @@ def input_list_sorted_and_reversed(x, ks):
     ks.sort()
     ks.reverse()
     return x * ks[0]
+
+
+@program(lambda r: (r.randn(3), []), 1, fullgraph=True)
+def new_object_stored_into_input_list(x, out):
+    o = Obj(x.cos())
+    out.append(o)
+    out.append(o)
+    return out[0] is out[1]
+
+
+@program(x34, 2, 1)
+def new_object_live_at_graph_break(x):
+    o = Obj(x * 3)
+    o.calls = 1
+    torchferro.graph_break()
+    o.calls += 1
+    return o.t + o.calls, o

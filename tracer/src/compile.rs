@@ -792,6 +792,42 @@ fn template_of(
             ));
         }
     }
+    // A user object made by the traced code: `object.__new__(cls)`, remembered before its
+    // `__dict__` is built (so an attribute can refer back to it), then filled in order.
+    if let Var::Object(o) = v {
+        let addr = std::rc::Rc::as_ptr(o) as usize;
+        if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
+            return Ok(OutputTemplate::Again(k));
+        }
+        ctx.built.push(addr);
+        let k = ctx.built.len() - 1;
+        let new = py
+            .import("builtins")?
+            .getattr("object")?
+            .getattr("__new__")?
+            .unbind();
+        let shell = OutputTemplate::Keep(
+            k,
+            Box::new(OutputTemplate::Call(
+                new,
+                vec![OutputTemplate::Const(o.cls.clone_ref(py))],
+            )),
+        );
+        let attrs = o.attrs.borrow().clone();
+        let names = pyo3::types::PyTuple::new(py, attrs.iter().map(|(n, _)| n.as_str()))?;
+        let values = attrs
+            .iter()
+            .map(|(_, a)| template_of(py, a, outs, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(OutputTemplate::Call(
+            interp::fill_function(py)?,
+            vec![
+                shell,
+                OutputTemplate::Const(names.into_any().unbind()),
+                OutputTemplate::Tuple(values),
+            ],
+        ));
+    }
     let addr = match v {
         Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
         Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),

@@ -4,6 +4,7 @@
 
 mod calls;
 mod inline;
+mod objects;
 mod ops;
 mod step;
 pub mod vars;
@@ -20,6 +21,7 @@ use crate::guards::GuardTree;
 use crate::output::OutputGraph;
 use crate::source::{Scope, Source};
 
+pub(crate) use objects::{fill_function, object_has_attr};
 pub use vars::Var;
 
 /// Static facts about the code object being traced.
@@ -610,6 +612,9 @@ impl<'a, 'py> Frame<'a, 'py> {
     /// other data descriptors) and registered module members still break the graph.
     fn store_attr(&mut self, obj: Var, name: &str, v: Var) -> Result<(), TraceError> {
         let py = self.tx.py;
+        if let Var::Object(o) = &obj {
+            return self.object_setattr(o, name, v, false);
+        }
         let Var::Py(o, Some(src)) = &obj else {
             return Err(TraceError::unsupported(format!(
                 "assigning attribute '{name}' of a {}",

@@ -77,6 +77,10 @@ impl Frame<'_, '_> {
     /// time on the known Python values.
     pub(super) fn operator(&mut self, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(Var::Object(o)) = args.first() {
+            let o = o.clone();
+            return self.object_operator(&o, name, args[1..].to_vec());
+        }
         let f = py.import("operator")?.getattr(name)?;
         if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
             let gargs = args
@@ -135,6 +139,9 @@ impl Frame<'_, '_> {
     /// guarded too (its `__bool__` or `__len__` reads its state).
     pub(super) fn truth(&mut self, v: &Var) -> Result<bool, TraceError> {
         let py = self.tx.py;
+        if let Var::Object(o) = v {
+            return self.object_truth(&o.clone());
+        }
         if let Var::Py(o, Some(src)) = v {
             let o = o.bind(py);
             let ty = o.get_type();
@@ -187,6 +194,9 @@ impl Frame<'_, '_> {
             }
             (Var::Tensor(_), Var::Py(_, _)) | (Var::Py(_, _), Var::Tensor(_)) => false,
             (Var::List(a), Var::List(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::Object(a), Var::Object(b)) => std::rc::Rc::ptr_eq(a, b),
+            // A tracked object is made by the traced code: no other value can be it.
+            (Var::Object(_), _) | (_, Var::Object(_)) => false,
             (Var::Set(a), Var::Set(b)) => a.is(b),
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
             _ => return Err(TraceError::unsupported("`is` between these values")),
@@ -229,7 +239,7 @@ impl Frame<'_, '_> {
     pub(super) fn subscript(&mut self, obj: Var, idx: Var) -> Result<Var, TraceError> {
         let py = self.tx.py;
         match &obj {
-            Var::Tensor(_) => self.operator("getitem", vec![obj, idx]),
+            Var::Tensor(_) | Var::Object(_) => self.operator("getitem", vec![obj, idx]),
             Var::Tuple(_) | Var::List(_) | Var::Size(_) | Var::NamedTuple { .. } => {
                 let items = obj.items(py).unwrap();
                 let i = idx
@@ -477,6 +487,7 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
+            Var::Object(o) => self.object_attr(o, name),
             Var::Super { cls, obj } => {
                 let (cls, obj) = (cls.clone_ref(py), (**obj).clone());
                 self.super_attr(cls, obj, name)

@@ -88,6 +88,17 @@ pub enum Var {
         func: Box<Var>,
         self_: Box<Var>,
     },
+    /// An instance of a plain user class made by the traced code (see `objects.rs`): it lives
+    /// only in the tracker until it escapes, and is then rebuilt after the graph.
+    Object(Rc<ObjectVar>),
+}
+
+/// A user object made in the traced region: its class and its `__dict__`, in insertion order.
+pub struct ObjectVar {
+    pub cls: Py<PyAny>,
+    /// Where the class was read from, so class attributes read through the object are guarded.
+    pub cls_src: Option<Source>,
+    pub attrs: RefCell<Vec<(String, Var)>>,
 }
 
 impl Var {
@@ -135,6 +146,12 @@ impl Var {
             Var::BoundMethod { .. } => "bound method".into(),
             Var::Super { .. } => "super".into(),
             Var::Set(_) => "set".into(),
+            Var::Object(o) => o
+                .cls
+                .bind(py)
+                .getattr("__name__")
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "object".into()),
         }
     }
 
@@ -258,6 +275,19 @@ impl Var {
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
             Var::Set(o) => Ok(o.bind(py).is_truthy()?),
+            // Only a class without `__bool__`/`__len__` is known true here (`Frame::truth`
+            // inlines those).
+            Var::Object(o) => {
+                let cls = o.cls.bind(py);
+                if cls.hasattr("__bool__")? || cls.hasattr("__len__")? {
+                    Err(TraceError::unsupported(format!(
+                        "the truth of a {} (it has __bool__ or __len__)",
+                        self.type_name(py)
+                    )))
+                } else {
+                    Ok(true)
+                }
+            }
             _ => Ok(true),
         }
     }

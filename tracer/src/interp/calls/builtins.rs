@@ -119,6 +119,15 @@ impl Frame<'_, '_> {
                     let t = py.import("torch")?.getattr("Tensor")?;
                     return Ok(Var::py_const(py, t.hasattr(n.as_str())?));
                 }
+                if let Var::Object(o) = obj {
+                    return match crate::interp::object_has_attr(py, o, &n)? {
+                        Some(has) => Ok(Var::py_const(py, has)),
+                        None => Err(TraceError::unsupported(format!(
+                            "hasattr on '{n}' (a descriptor) of a {}",
+                            obj.type_name(py)
+                        ))),
+                    };
+                }
                 if let Var::NamedTuple { ty, .. } = obj {
                     let fields = crate::interp::vars::named_tuple_fields(ty.bind(py));
                     let has = fields.contains(&n) || ty.bind(py).hasattr(n.as_str())?;
@@ -181,6 +190,14 @@ impl Frame<'_, '_> {
                 if o.bind(py).is_instance_of::<pyo3::types::PyDict>() =>
             {
                 return self.py_dict_method(o.clone_ref(py), src.clone(), "__len__", vec![]);
+            }
+            ("bool", [v @ Var::Object(_)]) if kwargs.is_empty() => {
+                let t = self.truth(v)?;
+                return Ok(Var::py_const(py, t));
+            }
+            ("len", [Var::Object(o)]) => {
+                let o = o.clone();
+                return self.object_operator(&o, "len", vec![]);
             }
             ("len", [v]) if v.items(py).is_some() => {
                 return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64))
@@ -448,6 +465,13 @@ impl Frame<'_, '_> {
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
             Var::Set(_) => named("set")?,
+            Var::Object(o) => Some(
+                o.cls
+                    .bind(py)
+                    .clone()
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
             Var::NamedTuple { ty, .. } => Some(
                 ty.bind(py)
                     .clone()
@@ -479,6 +503,9 @@ impl Frame<'_, '_> {
 
 /// Whether reading `name` from a known object fails (for `getattr` defaults and `hasattr`).
 fn has_no_attr(py: Python<'_>, obj: &Var, name: &str) -> bool {
+    if let Var::Object(o) = obj {
+        return matches!(crate::interp::object_has_attr(py, o, name), Ok(Some(false)));
+    }
     match obj.as_py(py) {
         Some(o) => !o.hasattr(name).unwrap_or(false),
         None => false,

@@ -200,6 +200,7 @@ impl Frame<'_, '_> {
                         }
                         o
                     }
+                    Var::Object(o) => o.cls.bind(py).clone(),
                     other => match other.as_py(py) {
                         Some(o) => o,
                         None => return Ok(None),
@@ -230,6 +231,7 @@ impl Frame<'_, '_> {
                 })?;
                 Ok(Some(Var::Py(r.unbind(), None)))
             }
+            ("dataclasses", "replace", [obj]) => self.dataclass_replace(obj, kwargs),
             ("functools" | "_functools", "reduce", [func, seq, ..]) if kwargs.is_empty() => {
                 let Some(items) = seq.items(py) else {
                     return Ok(None);
@@ -250,6 +252,65 @@ impl Frame<'_, '_> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// `dataclasses.replace(obj, **changes)`, as the library does it: every `init` field not
+    /// changed is read from `obj`, then the class is called with them all (traced like any
+    /// construction). `InitVar`s and fields with `init=False` that are changed break.
+    fn dataclass_replace(
+        &mut self,
+        obj: &Var,
+        changes: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let (cls, cls_src) = match obj {
+            Var::Object(o) => (o.cls.bind(py).clone(), o.cls_src.clone()),
+            Var::Py(o, src) => {
+                let o = o.bind(py);
+                if o.is_instance_of::<PyType>() {
+                    return Ok(None);
+                }
+                if let Some(s) = src {
+                    self.tx
+                        .guards
+                        .add(py, s, Check::Type(o.get_type().unbind()));
+                }
+                (o.get_type().into_any(), None)
+            }
+            _ => return Ok(None),
+        };
+        let Ok(fields) = cls.getattr("__dataclass_fields__") else {
+            return Ok(None);
+        };
+        let dataclasses = py.import("dataclasses")?;
+        let plain_field = dataclasses.getattr("_FIELD")?;
+        let mut kwargs: Vec<(String, Var)> = changes.to_vec();
+        for f in fields.call_method0("values")?.try_iter()? {
+            let f = f?;
+            let name: String = f.getattr("name")?.extract()?;
+            let changed = changes.iter().any(|(k, _)| *k == name);
+            if !f.getattr("_field_type")?.is(&plain_field) {
+                return Err(TraceError::unsupported(format!(
+                    "dataclasses.replace of a dataclass with the InitVar or ClassVar '{name}'"
+                )));
+            }
+            let init: bool = f.getattr("init")?.extract()?;
+            if !init {
+                if changed {
+                    return Err(TraceError::unsupported(format!(
+                        "dataclasses.replace changing the init=False field '{name}' (it raises \
+                         ValueError)"
+                    )));
+                }
+                continue;
+            }
+            if !changed {
+                let v = self.getattr(obj.clone(), &name)?;
+                kwargs.push((name, v));
+            }
+        }
+        let cls_var = Var::Py(cls.unbind(), cls_src);
+        Ok(Some(self.call(cls_var, vec![], kwargs)?))
     }
 
     /// `Point(a, b=...)` for a namedtuple class whose `__new__` is the one namedtuple generated:

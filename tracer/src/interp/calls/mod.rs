@@ -81,6 +81,11 @@ impl Frame<'_, '_> {
                 self.call_py(&obj, src, args, kwargs)
             }
             Var::Function(f) => self.inline_call(&f, args, kwargs),
+            // A tracked user object called: its class's `__call__`, bound to it.
+            Var::Object(o) => {
+                let m = self.object_attr(&o, "__call__")?;
+                self.call(m, args, kwargs)
+            }
             Var::GradModeExit { restore } => {
                 self.tx.output.set_grad_mode(py, restore)?;
                 Ok(Var::none(py))
@@ -129,6 +134,9 @@ impl Frame<'_, '_> {
         let builtins = py.import("builtins")?;
         if f.is(&builtins.getattr("super")?) {
             return self.make_super(args);
+        }
+        if let Some(r) = self.object_setattr_call(f, &args)? {
+            return Ok(r);
         }
         if let Some(r) = self.construct_named_tuple(f, &args, &kwargs)? {
             return Ok(r);
@@ -216,6 +224,9 @@ impl Frame<'_, '_> {
             if let Some(r) = self.fold(f, &args, &kwargs)? {
                 return Ok(r);
             }
+        }
+        if let Some(r) = self.construct_object(f, src.as_ref(), &args, &kwargs)? {
+            return Ok(r);
         }
         if let Some(r) = self.call_user_callable(f, src.as_ref(), &args, &kwargs)? {
             return Ok(r);

@@ -1,0 +1,379 @@
+//! Instances of plain user classes made by the traced code (TorchDynamo's tracked user objects).
+//! `cls(...)` makes a `Var::Object` whose `__dict__` lives in the tracker and inlines `__init__`
+//! on it; attribute reads and writes and method calls work on the tracker. An object that escapes
+//! (returned, stored somewhere that outlives the frame, live at a graph break) is rebuilt after
+//! the graph by `compile.rs`: `object.__new__(cls)`, then its `__dict__` filled in order.
+//!
+//! Only classes whose instances are nothing but a `__dict__` qualify: metaclass `type` (or
+//! `abc.ABCMeta` with no abstract method left), every
+//! class in the MRO a Python class without `__slots__`, `object.__new__`, and attribute access
+//! that runs no code (`object`'s `__getattribute__`/`__setattr__`/`__delattr__`, or a frozen
+//! dataclass, whose `__init__` writes through `object.__setattr__`). Anything else still breaks.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyType};
+
+use crate::error::TraceError;
+use crate::source::Source;
+
+use super::vars::{ObjectVar, Var};
+use super::Frame;
+
+/// Py_TPFLAGS_HEAPTYPE: a class made by a `class` statement.
+const HEAPTYPE: u64 = 1 << 9;
+
+/// Whether instances of `cls` are plain `__dict__` objects the tracer can make and rebuild.
+fn is_plain_class(py: Python<'_>, cls: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(ty) = cls.cast::<PyType>() else {
+        return Ok(false);
+    };
+    let type_ty = py.get_type::<PyType>();
+    // `abc.ABCMeta` makes instances as `type` does once no abstract method is left.
+    let abc_meta = py.import("abc")?.getattr("ABCMeta")?;
+    let meta_ok = |c: &Bound<'_, PyAny>| c.get_type().is(&type_ty) || c.get_type().is(&abc_meta);
+    if !meta_ok(cls) {
+        return Ok(false);
+    }
+    if let Ok(abstract_methods) = cls.getattr("__abstractmethods__") {
+        if abstract_methods.len()? != 0 {
+            return Ok(false);
+        }
+    }
+    let object = py.import("builtins")?.getattr("object")?;
+    let mro = ty.getattr("__mro__")?;
+    for c in mro.try_iter()? {
+        let c = c?;
+        if c.is(&object) {
+            continue;
+        }
+        if !meta_ok(&c) {
+            return Ok(false);
+        }
+        let flags: u64 = c.getattr("__flags__")?.extract()?;
+        let d = c.getattr("__dict__")?;
+        // An empty `__slots__` (as `abc.ABC` has) adds no storage.
+        let slots = match d.get_item("__slots__") {
+            Ok(s) => s.len().map_or(true, |n| n != 0),
+            Err(_) => false,
+        };
+        if flags & HEAPTYPE == 0 || slots || d.contains("__del__")? {
+            return Ok(false);
+        }
+    }
+    // A Python class whose only builtin base is `object` has `object`'s instance layout.
+    let basicsize: usize = ty.getattr("__basicsize__")?.extract()?;
+    let plain_size: usize = py
+        .eval(c"type('_', (), {}).__basicsize__", None, None)?
+        .extract()?;
+    let dictoffset: isize = ty.getattr("__dictoffset__")?.extract()?;
+    if basicsize != plain_size || dictoffset == 0 {
+        return Ok(false);
+    }
+    let same = |name: &str| -> PyResult<bool> { Ok(ty.getattr(name)?.is(object.getattr(name)?)) };
+    let frozen = is_frozen_dataclass(cls)?;
+    Ok(same("__new__")?
+        && same("__getattribute__")?
+        && !ty.hasattr("__getattr__")?
+        && ((same("__setattr__")? && same("__delattr__")?) || frozen))
+}
+
+fn is_frozen_dataclass(cls: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match cls.getattr("__dataclass_params__") {
+        Ok(p) => p.getattr("frozen")?.is_truthy(),
+        Err(_) => Ok(false),
+    }
+}
+
+/// The attribute `name` as found in the class's MRO dicts, unbound (`inspect.getattr_static`).
+fn static_lookup<'py>(cls: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    for c in cls.getattr("__mro__")?.try_iter()? {
+        let d = c?.getattr("__dict__")?;
+        if let Ok(v) = d.get_item(name) {
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}
+
+impl Frame<'_, '_> {
+    /// `cls(*args, **kwargs)` for a plain user class: a tracked object with `__init__` inlined
+    /// on it; `None` if `cls` is not such a class.
+    pub(super) fn construct_object(
+        &mut self,
+        cls: &Bound<'_, PyAny>,
+        src: Option<&Source>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        if !is_plain_class(py, cls)? {
+            return Ok(None);
+        }
+        let object = py.import("builtins")?.getattr("object")?;
+        let init = cls.getattr("__init__")?;
+        let obj = Var::Object(Rc::new(ObjectVar {
+            cls: cls.clone().unbind(),
+            cls_src: src.cloned(),
+            attrs: RefCell::new(Vec::new()),
+        }));
+        if init.is(object.getattr("__init__")?) {
+            if !args.is_empty() || !kwargs.is_empty() {
+                return Err(TraceError::unsupported(format!(
+                    "{}() takes no arguments (the call raises TypeError)",
+                    obj.type_name(py)
+                )));
+            }
+            return Ok(Some(obj));
+        }
+        let types = py.import("types")?;
+        let init = cls.getattr("__init__")?.unbind().into_bound(py);
+        if !init.is_instance(&types.getattr("FunctionType")?)? || !self.inlinable(&init)? {
+            return Ok(None);
+        }
+        let f = self.function_of(&init, src.map(|s| s.attr(py, "__init__")).as_ref())?;
+        let mut all = vec![obj.clone()];
+        all.extend(args.iter().cloned());
+        let r = self.inline_call(&f, all, kwargs.to_vec())?;
+        if !matches!(&r, Var::Py(o, _) if o.is_none(py)) {
+            return Err(TraceError::unsupported(
+                "__init__ returned a value (the call raises TypeError)",
+            ));
+        }
+        Ok(Some(obj))
+    }
+
+    /// `obj.name` on a tracked object: data descriptors of the class first, then the instance
+    /// dict, then the class (methods bind to the tracked object).
+    pub(super) fn object_attr(&mut self, o: &Rc<ObjectVar>, name: &str) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let this = Var::Object(o.clone());
+        let cls = o.cls.bind(py).clone();
+        if name == "__class__" {
+            return Ok(Var::Py(o.cls.clone_ref(py), o.cls_src.clone()));
+        }
+        let raw = static_lookup(&cls, name)?;
+        let builtins = py.import("builtins")?;
+        let types = py.import("types")?;
+        if let Some(raw) = &raw {
+            if raw.is_instance(&builtins.getattr("property")?)? {
+                let fget = raw.getattr("fget")?;
+                if fget.is_none() {
+                    return Err(TraceError::unsupported(format!(
+                        "reading the write-only property '{name}'"
+                    )));
+                }
+                let s = o
+                    .cls_src
+                    .as_ref()
+                    .map(|s| s.attr(py, name).attr(py, "fget"));
+                let fget = self.tx.wrap(fget, s)?;
+                return self.call(fget, vec![this], vec![]);
+            }
+            if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
+                return Err(TraceError::unsupported(format!(
+                    "reading attribute '{name}' (a descriptor) of a {}",
+                    this.type_name(py)
+                )));
+            }
+        }
+        if let Some((_, v)) = o.attrs.borrow().iter().find(|(n, _)| n == name) {
+            return Ok(v.clone());
+        }
+        let Some(raw) = raw else {
+            return Err(TraceError::unsupported(format!(
+                "'{}' object has no attribute '{name}' (the frame raises AttributeError)",
+                this.type_name(py)
+            )));
+        };
+        // Methods are guarded where the class hands them out (`cls.name`), so replacing one
+        // after the trace is seen.
+        let class_src = o.cls_src.as_ref().map(|s| s.attr(py, name));
+        if raw.is_instance(&types.getattr("FunctionType")?)? {
+            let func = self.tx.wrap(raw, class_src)?;
+            return Ok(Var::BoundMethod {
+                func: Box::new(func),
+                self_: Box::new(this),
+            });
+        }
+        if raw.is_instance(&builtins.getattr("staticmethod")?)? {
+            return self.tx.wrap(raw.getattr("__func__")?, class_src);
+        }
+        if raw.is_instance(&builtins.getattr("classmethod")?)? {
+            let s = class_src.map(|s| s.attr(py, "__func__"));
+            let func = self.tx.wrap(raw.getattr("__func__")?, s)?;
+            return Ok(Var::BoundMethod {
+                func: Box::new(func),
+                self_: Box::new(Var::Py(o.cls.clone_ref(py), o.cls_src.clone())),
+            });
+        }
+        if raw.get_type().hasattr("__get__")? {
+            return Err(TraceError::unsupported(format!(
+                "reading attribute '{name}' (a descriptor) of a {}",
+                this.type_name(py)
+            )));
+        }
+        // A plain class attribute, read through the class so it is guarded like one.
+        let v = cls.getattr(name)?;
+        self.tx.wrap(v, class_src)
+    }
+
+    /// `obj.name = v` on a tracked object: an entry of its tracked `__dict__`.
+    pub(super) fn object_setattr(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+        v: Var,
+        via_object: bool,
+    ) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let cls = o.cls.bind(py);
+        let object = py.import("builtins")?.getattr("object")?;
+        if !via_object
+            && !cls
+                .getattr("__setattr__")?
+                .is(object.getattr("__setattr__")?)
+        {
+            return Err(TraceError::unsupported(format!(
+                "assigning attribute '{name}' of a {} (its attribute writes run code)",
+                Var::Object(o.clone()).type_name(py)
+            )));
+        }
+        if let Some(raw) = static_lookup(cls, name)? {
+            if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
+                return Err(TraceError::unsupported(format!(
+                    "assigning attribute '{name}' (a descriptor) of a {}",
+                    Var::Object(o.clone()).type_name(py)
+                )));
+            }
+        }
+        let mut attrs = o.attrs.borrow_mut();
+        match attrs.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = v,
+            None => attrs.push((name.to_string(), v)),
+        }
+        Ok(())
+    }
+
+    /// `operator.<name>(obj, *rest)` with a tracked object first: its class's dunder method,
+    /// inlined (an in-place operator falls back to the plain one, as Python does). Reflected
+    /// operators and `NotImplemented` results break.
+    pub(super) fn object_operator(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+        rest: Vec<Var>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let base = name.trim_end_matches('_');
+        let mut candidates = vec![format!("__{base}__")];
+        if let Some(plain) = base.strip_prefix('i').filter(|p| {
+            [
+                "add", "and", "floordiv", "lshift", "matmul", "mul", "mod", "or", "pow",
+            ]
+            .contains(p)
+                || ["rshift", "sub", "truediv", "xor"].contains(p)
+        }) {
+            candidates.push(format!("__{plain}__"));
+        }
+        let types = py.import("types")?;
+        for dunder in candidates {
+            let Some(raw) = static_lookup(o.cls.bind(py), &dunder)? else {
+                continue;
+            };
+            // Slots of `object` (`__eq__`, `__ne__`, ...) and other builtins: left to Python.
+            if !raw.is_instance(&types.getattr("FunctionType")?)? {
+                break;
+            }
+            let m = self.object_attr(o, &dunder)?;
+            let r = self.call(m, rest, vec![])?;
+            if matches!(&r, Var::Py(v, _) if v.bind(py).is(py.NotImplemented().bind(py))) {
+                return Err(TraceError::unsupported(format!(
+                    "{dunder} of a {} returned NotImplemented",
+                    Var::Object(o.clone()).type_name(py)
+                )));
+            }
+            return Ok(r);
+        }
+        Err(TraceError::unsupported(format!(
+            "operator.{name} on a {}",
+            Var::Object(o.clone()).type_name(py)
+        )))
+    }
+
+    /// `bool(obj)`: its `__bool__`, else `__len__() != 0`, else true, as Python decides.
+    pub(super) fn object_truth(&mut self, o: &Rc<ObjectVar>) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let cls = o.cls.bind(py).clone();
+        let r = if static_lookup(&cls, "__bool__")?.is_some() {
+            self.object_operator(o, "bool", vec![])?
+        } else if static_lookup(&cls, "__len__")?.is_some() {
+            let n = self.object_operator(o, "len", vec![])?;
+            let n: i64 = n
+                .as_py(py)
+                .and_then(|n| n.extract().ok())
+                .ok_or_else(|| TraceError::unsupported("__len__ returned a value not an int"))?;
+            Var::py_const(py, n != 0)
+        } else {
+            return Ok(true);
+        };
+        match r.as_py(py).and_then(|b| b.extract::<bool>().ok()) {
+            Some(b) => Ok(b),
+            None => Err(TraceError::unsupported(format!(
+                "the truth of a {} that is not a bool",
+                Var::Object(o.clone()).type_name(py)
+            ))),
+        }
+    }
+
+    /// `object.__setattr__(obj, name, v)` on a tracked object (a frozen dataclass's `__init__`).
+    pub(super) fn object_setattr_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let object = py.import("builtins")?.getattr("object")?;
+        if !f.is(object.getattr("__setattr__")?) {
+            return Ok(None);
+        }
+        let [Var::Object(o), name, v] = args else {
+            return Ok(None);
+        };
+        let Some(name) = name.as_py(py).and_then(|n| n.extract::<String>().ok()) else {
+            return Ok(None);
+        };
+        self.object_setattr(o, &name, v.clone(), true)?;
+        Ok(Some(Var::none(py)))
+    }
+}
+
+/// Whether `hasattr(obj, name)` holds for a tracked object; `None` when finding out runs code
+/// (a property or other data descriptor, whose getter may raise `AttributeError`).
+pub(crate) fn object_has_attr(py: Python<'_>, o: &ObjectVar, name: &str) -> PyResult<Option<bool>> {
+    let raw = static_lookup(o.cls.bind(py), name)?;
+    if let Some(raw) = &raw {
+        if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(
+        name == "__class__" || raw.is_some() || o.attrs.borrow().iter().any(|(n, _)| n == name),
+    ))
+}
+
+/// The function the rebuilt object's `__dict__` is filled by: `fill(obj, names, values)`.
+pub(crate) fn fill_function(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let ns = PyDict::new(py);
+    py.run(
+        c"def fill(obj, names, values):\n    obj.__dict__.update(zip(names, values))\n    return obj\n",
+        Some(&ns),
+        None,
+    )?;
+    Ok(ns
+        .get_item("fill")?
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("fill"))?
+        .unbind())
+}
