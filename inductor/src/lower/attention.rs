@@ -39,8 +39,11 @@ pub struct AttnPlan {
     pub skip: HashSet<NodeId>,
 }
 
-/// The call node `id`: its canonical name and arguments.
-fn call(g: &Graph, id: NodeId) -> Option<(String, &[Arg], &[(String, Arg)])> {
+/// A call's canonical name, positional and keyword arguments.
+type Call<'g> = (String, &'g [Arg], &'g [(String, Arg)]);
+
+/// The call node `id`, unless it is in-place or reflected.
+fn call(g: &Graph, id: NodeId) -> Option<Call<'_>> {
     let NodeKind::Call {
         target,
         args,
@@ -197,7 +200,7 @@ fn match_at(g: &Graph, fin: NodeId) -> Option<(AttnMatch, Vec<NodeId>)> {
     if qs[n - 1] != ks[n - 1] || ks[n - 2] != vs[n - 2] || qs.contains(&0) || ks.contains(&0) {
         return None;
     }
-    if name == "bmm" && n != 3 || mname == "bmm" && n != 3 {
+    if (name == "bmm" || mname == "bmm") && n != 3 {
         return None;
     }
     Some((
