@@ -842,6 +842,137 @@ def test_fusion_reductions_share_a_kernel():
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Attention: the written-out pattern becomes one fused extern call (extern_calls counts it; the
+# two GEMMs it replaces would count 2).
+
+
+def _attn(scale_op, mask_kind, head_dim):
+    scale = head_dim**-0.5
+
+    def f(q, k, v, *m):
+        att = q @ k.transpose(-2, -1)
+        att = att * scale if scale_op == "mul" else att / (1.0 / scale)
+        if mask_kind == "causal":
+            att = att.masked_fill(m[0] == 0, float("-inf"))
+        elif mask_kind == "bool":
+            att = att.masked_fill(m[0], float("-inf"))
+        return F.softmax(att, dim=-1) @ v
+
+    return f
+
+
+@pytest.mark.parametrize("head_dim", [8, 16, 64])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "bool"])
+@pytest.mark.parametrize("scale_op", ["mul", "div"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_attention_pattern_is_one_extern(head_dim, mask_kind, scale_op, dtype):
+    b, h, lq, lk = 2, 3, 12, 12
+    q = make((b, h, lq, head_dim), dtype, seed=1)
+    k = make((b, h, lk, head_dim), dtype, seed=2)
+    v = make((b, h, lk, head_dim), dtype, seed=3)
+    masks = {
+        "none": (),
+        "causal": (torch.tril(torch.ones(lq, lk)).view(1, 1, lq, lk),),
+        "bool": (make((1, h, lq, lk), torch.bool, seed=4),),
+    }[mask_kind]
+    # Kernels: the mask's `== 0` (when there is one) is computed by a kernel.
+    check(_attn(scale_op, mask_kind, head_dim), q, k, v, *masks, externs=1)
+
+
+def test_attention_pattern_fully_masked_rows_are_nan_as_in_eager():
+    q, k, v = (make((1, 2, 6, 8), torch.float32, seed=i) for i in range(3))
+    mask = torch.zeros(1, 1, 6, 6, dtype=torch.bool)
+    mask[..., 2, :] = True
+    entry = check(_attn("mul", "bool", 8), q, k, v, mask, externs=1)
+    assert entry is not None
+
+
+def test_attention_pattern_3d_bmm_and_head_dim_of_v():
+    def f(q, k, v):
+        return torch.bmm(torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.3, -1), v)
+
+    q, k = make((4, 10, 16), torch.float32), make((4, 7, 16), torch.float32, seed=1)
+    check(f, q, k, make((4, 7, 5), torch.float32, seed=2), externs=1)
+
+
+def test_attention_pattern_not_rewritten_when_softmax_is_also_returned():
+    def f(q, k, v):
+        p = F.softmax((q @ k.transpose(-2, -1)) * 0.25, dim=-1)
+        return p @ v, p
+
+    q, k, v = (make((2, 2, 8, 16), torch.float32, seed=i) for i in range(3))
+    check(f, q, k, v, externs=2)
+
+
+def test_attention_pattern_not_rewritten_for_finite_fill_or_other_dim():
+    q, k, v = (make((2, 2, 8, 16), torch.float32, seed=i) for i in range(3))
+    m = make((1, 1, 8, 8), torch.bool, seed=5)
+    check(
+        lambda q, k, v, m: (
+            F.softmax((q @ k.transpose(-2, -1)).masked_fill(m, -1e9), dim=-1) @ v
+        ),
+        q,
+        k,
+        v,
+        m,
+        externs=2,
+    )
+    check(
+        lambda q, k, v: F.softmax(q @ k.transpose(-2, -1), dim=-2) @ v,
+        q,
+        k,
+        v,
+        externs=2,
+    )
+
+
+@pytest.mark.parametrize("mask", ["none", "bool", "float", "causal"])
+def test_scaled_dot_product_attention_call_is_one_extern(mask):
+    q, k, v = (make((2, 4, 9, 16), torch.float32, seed=i) for i in range(3))
+    args = {
+        "none": {},
+        "bool": {"attn_mask": torch.tril(torch.ones(9, 9, dtype=torch.bool))},
+        "float": {"attn_mask": make((1, 4, 9, 9), torch.float32, seed=7)},
+        "causal": {"is_causal": True},
+    }[mask]
+    masks = tuple(args.values()) if mask in ("bool", "float") else ()
+
+    def f(q, k, v, *m):
+        if m:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=m[0], scale=0.2)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=mask == "causal")
+
+    check(f, q, k, v, *masks, kernels=0, externs=1)
+
+
+def test_attention_module_calling_sdpa_runs_it_as_an_extern():
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv, self.proj = nn.Linear(32, 96), nn.Linear(32, 32)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(x).split(c, dim=2)
+            q, k, v = (z.view(b, t, 4, c // 4).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.proj(y.transpose(1, 2).reshape(b, t, c))
+
+    torch.manual_seed(0)
+    model = Attn().eval()
+    x = make((2, 10, 32), torch.float32)
+    with torch.no_grad():
+        expected = model(x)
+        torchferro.compiler.reset()
+        torch.testing.assert_close(torchferro.compile(model)(x), expected)
+    [entry] = torchferro.compiler.cache_entries(model)
+    assert entry["runner"] == "inductor"
+    assert entry["fallbacks"] == 0, entry["fallback_reasons"]
+    # The two linears and the attention.
+    assert entry["extern_calls"] == 3, entry["output_code"]
+
+
 def test_zero_size_and_scalar_graphs():
     check(lambda x: (x.exp() + 1).sum(-1), make((0, 4), torch.float32))
     check(lambda x: (x.exp() + 1) * x, make((), torch.float32))

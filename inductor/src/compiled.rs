@@ -277,7 +277,8 @@ impl CompiledGraph {
                         self.ir.nodes[*n],
                         IrNode::Fallback { .. }
                             | IrNode::Extern {
-                                call: crate::ir::ExternCall::Convolution { .. },
+                                call: crate::ir::ExternCall::Convolution { .. }
+                                    | crate::ir::ExternCall::Sdpa { .. },
                                 ..
                             }
                     );

@@ -8,7 +8,7 @@
 
 use fx::{DType, Target};
 
-pub use crate::ir::ExternCall;
+pub use crate::ir::{ExternCall, SdpaMask};
 
 /// Geometry of a tensor the host holds.
 #[derive(Clone, Debug, PartialEq, Eq)]

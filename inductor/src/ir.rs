@@ -381,6 +381,26 @@ pub enum ExternCall {
         output_padding: Vec<i64>,
         groups: i64,
     },
+    /// `F.scaled_dot_product_attention(q, k, v, attn_mask, scale=scale, is_causal=is_causal)`
+    /// whole: torch's fused CPU kernel never materializes the `[L, S]` score matrix. Inputs are
+    /// q, k, v and, unless `mask` is `None`, the mask.
+    Sdpa {
+        scale: Option<f64>,
+        is_causal: bool,
+        mask: SdpaMask,
+    },
+}
+
+/// How the fourth input of [`ExternCall::Sdpa`] masks the scores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SdpaMask {
+    None,
+    /// Passed as `attn_mask` unchanged (boolean: True takes part; or float: added).
+    AsIs,
+    /// A `masked_fill(scores, mask, -inf)` mask (True: masked out), from the recognised
+    /// attention pattern: the host passes `~mask`, and rows masked out entirely become NaN as
+    /// the eager softmax makes them (the fused kernel would give zeros).
+    FillNegInf,
 }
 
 /// A tensor operand of an extern or fallback call: a strided view of a buffer.

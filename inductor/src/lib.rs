@@ -17,7 +17,7 @@ pub mod lower;
 
 pub use compiled::{compile, compile_ir, CompiledGraph, Options, PhaseTimes};
 pub use error::{InductorError, RunError};
-pub use host::{ExternCall, Host, HostArg, HostValue, TensorDesc};
+pub use host::{ExternCall, Host, HostArg, HostValue, SdpaMask, TensorDesc};
 pub mod cache;
 pub mod codegen;
 pub mod compiled;

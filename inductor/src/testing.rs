@@ -189,6 +189,7 @@ impl Host for VecHost {
             ExternCall::Convolution { .. } => {
                 err("convolution is not implemented by the test host")
             }
+            ExternCall::Sdpa { .. } => err("attention is not implemented by the test host"),
         }
     }
 

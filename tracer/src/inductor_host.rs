@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use fx::{DType, Graph, NodeKind, NodeMeta, Target};
-use inductor::{ExternCall, Host, HostArg, HostValue, TensorDesc};
+use inductor::{ExternCall, Host, HostArg, HostValue, SdpaMask, TensorDesc};
 
 use crate::error::TraceError;
 use crate::output::{arg_to_py, dtype_of};
@@ -21,6 +21,8 @@ struct TorchHandles {
     /// `("dtype",)`, the keyword names of an `empty_strided` vectorcall.
     dtype_kwnames: Py<PyTuple>,
     dtypes: HashMap<DType, Py<PyAny>>,
+    /// `torch.nn.functional.scaled_dot_product_attention`.
+    sdpa: Py<PyAny>,
 }
 
 impl TorchHandles {
@@ -30,6 +32,11 @@ impl TorchHandles {
             empty_strided: torch.getattr("empty_strided")?.unbind(),
             dtype_kwnames: PyTuple::new(py, ["dtype"])?.unbind(),
             dtypes: HashMap::new(),
+            sdpa: torch
+                .getattr("nn")?
+                .getattr("functional")?
+                .getattr("scaled_dot_product_attention")?
+                .unbind(),
             torch: torch.unbind(),
         })
     }
@@ -94,6 +101,59 @@ impl<'a, 'py> TorchHost<'a, 'py> {
 }
 
 impl<'py> TorchHost<'_, 'py> {
+    /// The fused attention kernel; see [`ExternCall::Sdpa`] for the masks.
+    fn sdpa(&self, call: &ExternCall, inputs: &[Py<PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let ExternCall::Sdpa {
+            scale,
+            is_causal,
+            mask,
+        } = call
+        else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "torchferro: not an attention call",
+            ));
+        };
+        let kw = PyDict::new(py);
+        let fill_mask = match (mask, inputs.get(3)) {
+            (SdpaMask::None, _) => None,
+            (SdpaMask::AsIs, Some(m)) => {
+                kw.set_item(intern!(py, "attn_mask"), m.bind(py))?;
+                None
+            }
+            (SdpaMask::FillNegInf, Some(m)) => {
+                let keep = m.bind(py).call_method0(intern!(py, "logical_not"))?;
+                kw.set_item(intern!(py, "attn_mask"), &keep)?;
+                Some(keep)
+            }
+            _ => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "torchferro: attention call without its mask",
+                ))
+            }
+        };
+        if let Some(s) = scale {
+            kw.set_item(intern!(py, "scale"), *s)?;
+        }
+        if *is_causal {
+            kw.set_item(intern!(py, "is_causal"), true)?;
+        }
+        let out = self.handles.sdpa.bind(py).call(
+            (inputs[0].bind(py), inputs[1].bind(py), inputs[2].bind(py)),
+            Some(&kw),
+        )?;
+        if let Some(keep) = fill_mask {
+            // Eager's softmax of a row that is all -inf is NaN; the fused kernel gives zeros.
+            let live = keep.call_method1(intern!(py, "any"), (-1,))?;
+            let dead = live.call_method0(intern!(py, "logical_not"))?;
+            if dead.call_method0(intern!(py, "any"))?.is_truthy()? {
+                let dead = dead.call_method1(intern!(py, "unsqueeze"), (-1,))?;
+                return out.call_method1(intern!(py, "masked_fill"), (dead, f64::NAN));
+            }
+        }
+        Ok(out)
+    }
+
     /// `torch.convolution(input, weight, bias, ...)`: a new tensor (there is no `out=` form).
     fn convolution(&self, call: &ExternCall, inputs: &[Py<PyAny>]) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
@@ -246,6 +306,10 @@ impl<'py> Host for TorchHost<'_, 'py> {
                 let r = self.convolution(call, inputs)?;
                 out.bind(py).call_method1("copy_", (r,))?;
             }
+            ExternCall::Sdpa { .. } => {
+                let r = self.sdpa(call, inputs)?;
+                out.bind(py).call_method1("copy_", (r,))?;
+            }
         }
         Ok(())
     }
@@ -257,6 +321,7 @@ impl<'py> Host for TorchHost<'_, 'py> {
     ) -> PyResult<Option<Py<PyAny>>> {
         match call {
             ExternCall::Convolution { .. } => Ok(Some(self.convolution(call, inputs)?.unbind())),
+            ExternCall::Sdpa { .. } => Ok(Some(self.sdpa(call, inputs)?.unbind())),
             _ => Ok(None),
         }
     }

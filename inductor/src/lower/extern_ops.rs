@@ -21,7 +21,7 @@ fn extern_call(
     extern_call_with(l, call, inputs, sizes, strides, dtype)
 }
 
-fn extern_call_with(
+pub(super) fn extern_call_with(
     l: &mut Lowerer,
     call: ExternCall,
     inputs: &[TensorVal],

@@ -7,6 +7,7 @@
 //! bug and the node falls back, so a gap in the table costs speed, never correctness.
 
 pub mod args;
+mod attention;
 mod elementwise;
 mod extern_ops;
 mod indexing;
@@ -96,8 +97,21 @@ pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
             _ => false,
         }),
     };
+    let attn = attention::plan(graph);
     let mut outputs = None;
     for (id, node) in graph.nodes() {
+        if attn.skip.contains(&id) {
+            continue;
+        }
+        if let Some(m) = attn.finals.get(&id) {
+            if l.lower_attention(id, m)? {
+                continue;
+            }
+            return Err(InductorError::Unsupported(format!(
+                "attention at {} could not be lowered",
+                node.name
+            )));
+        }
         match &node.kind {
             NodeKind::Placeholder { index } => {
                 let t = known_tensor(&node.meta).ok_or_else(|| {
@@ -140,6 +154,34 @@ fn known_tensor(m: &NodeMeta) -> Option<&TensorMeta> {
 }
 
 impl<'g> Lowerer<'g> {
+    /// A recognised attention chain as one extern call; `false` when the lowering refused it
+    /// (its intermediates were skipped, so the graph cannot fall back per node).
+    fn lower_attention(
+        &mut self,
+        id: NodeId,
+        m: &attention::AttnMatch,
+    ) -> Result<bool, InductorError> {
+        let node = self.graph.node(id);
+        let target = match &node.kind {
+            NodeKind::Call { target, .. } => target,
+            _ => return Ok(false),
+        };
+        let r = attention::lower_match(self, m)
+            .map(LValue::Tensor)
+            .and_then(|v| self.check_meta(v, &node.meta, target));
+        match r {
+            Ok(v) => {
+                self.env.insert(id, v);
+                Ok(true)
+            }
+            Err(Reject::Fatal(e)) => Err(e),
+            Err(Reject::Fallback(reason)) => {
+                tracing::debug!(target: "torchferro::inductor", "attention not fused: {reason}");
+                Ok(false)
+            }
+        }
+    }
+
     fn lower_node(
         &mut self,
         id: NodeId,

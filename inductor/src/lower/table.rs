@@ -261,12 +261,18 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
     let n = c.name.as_str();
     let t = |v: LResult<crate::lower::value::TensorVal>| v.map(LValue::Tensor);
     // `torch.nn.functional.linear` is `torch._C._nn.linear`, which the tracer records as
-    // `torch.linear`; `torch.conv2d` has the functional signature.
+    // `torch.linear` (`scaled_dot_product_attention` likewise); `torch.conv2d` has the functional signature.
     if c.spelling == Functional
         || (c.spelling == Torch
             && matches!(
                 n,
-                "linear" | "gelu" | "softplus" | "conv1d" | "conv2d" | "conv3d"
+                "linear"
+                    | "gelu"
+                    | "softplus"
+                    | "conv1d"
+                    | "conv2d"
+                    | "conv3d"
+                    | "scaled_dot_product_attention"
             ))
     {
         return functional(l, n, a, kw);
@@ -498,6 +504,7 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
                 b.float_or("threshold", 20.0)?,
             ))
         }
+        "scaled_dot_product_attention" => t(super::attention::sdpa_call(l, a, kw)),
         "dropout" => {
             let b = bind(&["input", "p", "training", "inplace"], a, kw)?;
             if b.bool_or("training", true)? && b.float_or("p", 0.5)? != 0.0 {

@@ -1,0 +1,340 @@
+//! Attention as one extern call: `F.scaled_dot_product_attention`, called by the user or
+//! recognised in its written-out form `softmax((q @ k.transpose(-2, -1)) * scale [masked_fill
+//! (mask, -inf)], -1) @ v`. torch's fused CPU kernel streams over key blocks and never stores the
+//! `[L, S]` score matrix; the written-out form costs two GEMMs plus three full passes over it
+//! (Inductor's `_sfdp_pattern_*` replacements).
+//!
+//! The rewrite is made only where it is exact: no intermediate of the chain has another user (a
+//! returned softmax keeps the written-out form), q, k and v share one float dtype and their batch
+//! sizes, the softmax is over the last dim without a dtype, and a masked_fill fills `-inf` from a
+//! boolean mask (rows masked out entirely are made NaN by the host, as eager's softmax makes
+//! them).
+
+use std::collections::{HashMap, HashSet};
+
+use fx::{Arg, DType, Graph, NodeId, NodeKind};
+
+use super::args::{self, bind, LResult};
+use super::extern_ops::extern_call_with;
+use super::table::canonical;
+use super::value::TensorVal;
+use super::Lowerer;
+use crate::ir::{contiguous_strides, ExternCall, SdpaMask};
+
+/// One recognised attention chain, keyed by its final matmul.
+#[derive(Clone, Debug)]
+pub struct AttnMatch {
+    q: Arg,
+    k: Arg,
+    v: Arg,
+    mask: Option<Arg>,
+    scale: f64,
+}
+
+/// Attention chains of a graph: the final matmuls to lower as one call, and the intermediate
+/// nodes that are then not lowered at all.
+#[derive(Default)]
+pub struct AttnPlan {
+    pub finals: HashMap<NodeId, AttnMatch>,
+    pub skip: HashSet<NodeId>,
+}
+
+/// A call's canonical name, positional and keyword arguments.
+type Call<'g> = (String, &'g [Arg], &'g [(String, Arg)]);
+
+/// The call node `id`, unless it is in-place or reflected.
+fn call(g: &Graph, id: NodeId) -> Option<Call<'_>> {
+    let NodeKind::Call {
+        target,
+        args,
+        kwargs,
+    } = &g.node(id).kind
+    else {
+        return None;
+    };
+    let c = canonical(target, args, kwargs)?;
+    if c.inplace || c.reflected {
+        return None;
+    }
+    Some((c.name, args, kwargs))
+}
+
+fn node_arg(a: &Arg) -> Option<NodeId> {
+    match a {
+        Arg::Node(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// The node's only user is `user` (the output node counts as a user).
+fn only_user(g: &Graph, id: NodeId, user: NodeId) -> bool {
+    g.users(id) == [user]
+}
+
+fn meta(g: &Graph, a: &Arg) -> Option<(DType, Vec<i64>)> {
+    let t = g.node(node_arg(a)?).meta.tensor()?;
+    Some((t.dtype, t.known_sizes()?))
+}
+
+fn scalar(a: &Arg) -> Option<f64> {
+    match a {
+        Arg::Float(f) => Some(*f),
+        Arg::Int(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// `(input, other)` of a binary op node's positional arguments.
+fn two(args: &[Arg], kwargs: &[(String, Arg)]) -> Option<(Arg, Arg)> {
+    (args.len() == 2 && kwargs.is_empty()).then(|| (args[0].clone(), args[1].clone()))
+}
+
+/// Recognises the written-out attention chains of `g`.
+pub fn plan(g: &Graph) -> AttnPlan {
+    let mut plan = AttnPlan::default();
+    for (id, _) in g.nodes() {
+        if let Some((m, chain)) = match_at(g, id) {
+            plan.finals.insert(id, m);
+            plan.skip.extend(chain);
+        }
+    }
+    plan
+}
+
+fn match_at(g: &Graph, fin: NodeId) -> Option<(AttnMatch, Vec<NodeId>)> {
+    let (name, a, kw) = call(g, fin)?;
+    if !matches!(name.as_str(), "matmul" | "bmm") {
+        return None;
+    }
+    let (p, v) = two(a, kw)?;
+    let p_id = node_arg(&p)?;
+    // softmax(x, -1), with nothing else (a dtype, a legacy implicit dim) in the call.
+    let (sname, sa, skw) = call(g, p_id)?;
+    if sname != "softmax" || !only_user(g, p_id, fin) || sa.is_empty() {
+        return None;
+    }
+    let dim = match (sa.get(1), skw) {
+        (Some(d), []) if sa.len() == 2 => args::as_int(d)?,
+        (None, [(k, d)]) if k == "dim" => args::as_int(d)?,
+        _ => return None,
+    };
+    let (dtype, psizes) = meta(g, &sa[0])?;
+    if dim != -1 && dim != psizes.len() as i64 - 1 {
+        return None;
+    }
+    let mut chain = vec![p_id];
+    let mut x = node_arg(&sa[0])?;
+    // masked_fill(scores, mask, -inf)
+    let mut mask = None;
+    if let Some((n, ma, mkw)) = call(g, x) {
+        if n == "masked_fill" && ma.len() == 3 && mkw.is_empty() {
+            if !only_user(g, x, p_id) || scalar(&ma[2]) != Some(f64::NEG_INFINITY) {
+                return None;
+            }
+            if meta(g, &ma[1])?.0 != DType::Bool {
+                return None;
+            }
+            mask = Some(ma[1].clone());
+            chain.push(x);
+            x = node_arg(&ma[0])?;
+        }
+    }
+    let users_of_x = *chain.last()?;
+    // scores * scale, scores / scale
+    let mut scale = 1.0;
+    let mut scores = x;
+    if let Some((n, ba, bkw)) = call(g, x) {
+        if let (Some((l, r)), true) = (two(ba, bkw), matches!(n.as_str(), "mul" | "div")) {
+            if !only_user(g, x, users_of_x) {
+                return None;
+            }
+            let (t, s) = match (scalar(&l), scalar(&r)) {
+                (None, Some(s)) => (l, s),
+                (Some(s), None) if n == "mul" => (r, s),
+                _ => return None,
+            };
+            scale = if n == "mul" { s } else { 1.0 / s };
+            if !scale.is_finite() {
+                return None;
+            }
+            chain.push(x);
+            scores = node_arg(&t)?;
+        }
+    }
+    let scores_user = *chain.last()?;
+    if !only_user(g, scores, scores_user) {
+        return None;
+    }
+    let (mname, mma, mmkw) = call(g, scores)?;
+    if !matches!(mname.as_str(), "matmul" | "bmm") {
+        return None;
+    }
+    let (q, kt) = two(mma, mmkw)?;
+    let kt_id = node_arg(&kt)?;
+    let (tname, ta, tkw) = call(g, kt_id)?;
+    if tname != "transpose" || ta.len() != 3 || !tkw.is_empty() {
+        return None;
+    }
+    let k = ta[0].clone();
+    chain.push(scores);
+    // Shapes and dtypes: [..., L, E] x [..., S, E] x [..., S, Ev], one float dtype, equal batch.
+    let (qd, qs) = meta(g, &q)?;
+    let (kd, ks) = meta(g, &k)?;
+    let (vd, vs) = meta(g, &v)?;
+    let n = qs.len();
+    let dims = [args::as_int(&ta[1])?, args::as_int(&ta[2])?];
+    let wrap = |d: i64| if d < 0 { d + n as i64 } else { d };
+    let (d0, d1) = (wrap(dims[0]), wrap(dims[1]));
+    if !(n == 3 || n == 4) || ks.len() != n || vs.len() != n {
+        return None;
+    }
+    if (d0.min(d1), d0.max(d1)) != (n as i64 - 2, n as i64 - 1) {
+        return None;
+    }
+    if qd != kd || qd != vd || qd != dtype || !matches!(qd, DType::Float32 | DType::Float64) {
+        return None;
+    }
+    if qs[..n - 2] != ks[..n - 2] || qs[..n - 2] != vs[..n - 2] {
+        return None;
+    }
+    if qs[n - 1] != ks[n - 1] || ks[n - 2] != vs[n - 2] || qs.contains(&0) || ks.contains(&0) {
+        return None;
+    }
+    if (name == "bmm" || mname == "bmm") && n != 3 {
+        return None;
+    }
+    Some((
+        AttnMatch {
+            q,
+            k,
+            v,
+            mask,
+            scale,
+        },
+        chain,
+    ))
+}
+
+/// Output strides torch's fused CPU kernel gives a 4-d result (`[B, L, H, Ev]` memory, the
+/// layout a following `transpose(1, 2).reshape(B, L, H * Ev)` reads without a copy).
+fn out_strides(sizes: &[i64]) -> Vec<i64> {
+    if sizes.len() == 4 {
+        let (h, l, e) = (sizes[1], sizes[2], sizes[3]);
+        vec![l * h * e, e, h * e, 1]
+    } else {
+        contiguous_strides(sizes)
+    }
+}
+
+fn emit(
+    l: &mut Lowerer,
+    q: &Arg,
+    k: &Arg,
+    v: &Arg,
+    mask: Option<(&Arg, SdpaMask)>,
+    scale: Option<f64>,
+    is_causal: bool,
+) -> LResult<TensorVal> {
+    let (q, k, v) = (l.tensor(q)?, l.tensor(k)?, l.tensor(v)?);
+    let mut inputs = vec![q.clone(), k, v.clone()];
+    let mask_kind = match mask {
+        Some((m, kind)) => {
+            inputs.push(l.tensor(m)?);
+            kind
+        }
+        None => SdpaMask::None,
+    };
+    let mut sizes = q.sizes.clone();
+    *sizes.last_mut().unwrap() = *v.sizes.last().unwrap();
+    let strides = out_strides(&sizes);
+    Ok(extern_call_with(
+        l,
+        ExternCall::Sdpa {
+            scale,
+            is_causal,
+            mask: mask_kind,
+        },
+        &inputs,
+        sizes,
+        strides,
+        q.dtype,
+    ))
+}
+
+/// Lowers a recognised chain (see [`plan`]).
+pub fn lower_match(l: &mut Lowerer, m: &AttnMatch) -> LResult<TensorVal> {
+    emit(
+        l,
+        &m.q,
+        &m.k,
+        &m.v,
+        m.mask.as_ref().map(|a| (a, SdpaMask::FillNegInf)),
+        Some(m.scale),
+        false,
+    )
+}
+
+/// `F.scaled_dot_product_attention` called by the user: one extern call when torch's kernel
+/// would run it as given (no dropout, no grouped-query broadcast, matching batch sizes).
+pub fn sdpa_call(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
+    let b = bind(
+        &[
+            "query",
+            "key",
+            "value",
+            "attn_mask",
+            "dropout_p",
+            "is_causal",
+            "scale",
+            "enable_gqa",
+        ],
+        a,
+        kw,
+    )?;
+    if b.float_or("dropout_p", 0.0)? != 0.0 {
+        return args::fallback("attention with dropout");
+    }
+    if b.bool_or("enable_gqa", false)? {
+        return args::fallback("grouped-query attention");
+    }
+    let scale = match b.get("scale") {
+        None => None,
+        Some(s) => Some(
+            scalar(s)
+                .ok_or_else(|| args::Reject::Fallback("attention scale is not a number".into()))?,
+        ),
+    };
+    let is_causal = b.bool_or("is_causal", false)?;
+    let (q, k, v) = (b.req("query")?, b.req("key")?, b.req("value")?);
+    let (qt, kt, vt) = (l.tensor(q)?, l.tensor(k)?, l.tensor(v)?);
+    let n = qt.ndim();
+    if !(3..=4).contains(&n) || kt.ndim() != n || vt.ndim() != n {
+        return args::fallback("attention operands of other ranks");
+    }
+    if qt.dtype != kt.dtype
+        || qt.dtype != vt.dtype
+        || !matches!(qt.dtype, DType::Float32 | DType::Float64)
+    {
+        return args::fallback("attention operand dtypes");
+    }
+    if qt.sizes[..n - 2] != kt.sizes[..n - 2]
+        || qt.sizes[..n - 2] != vt.sizes[..n - 2]
+        || qt.sizes[n - 1] != kt.sizes[n - 1]
+        || kt.sizes[n - 2] != vt.sizes[n - 2]
+        || qt.sizes.contains(&0)
+        || kt.sizes.contains(&0)
+    {
+        return args::fallback("attention operand shapes");
+    }
+    let mask = match b.get("attn_mask") {
+        None => None,
+        Some(m) => {
+            let mt = l.tensor(m)?;
+            if mt.dtype != DType::Bool && mt.dtype != qt.dtype {
+                return args::fallback("attention mask dtype");
+            }
+            Some((m, SdpaMask::AsIs))
+        }
+    };
+    emit(l, q, k, v, mask, scale, is_causal)
+}
