@@ -1223,3 +1223,26 @@ def test_first_call_imports_nothing_heavy():
     )
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("backend", ["inductor", "eager"])
+def test_multihead_attention_fast_path_in_eval(backend, need_weights):
+    """nn.MultiheadAttention's inference fast path (`torch._native_multi_head_attention`, whose
+    weights output is None when not asked for) under no_grad, on both runners."""
+    torchferro.compiler.reset()
+    torch.manual_seed(0)
+    m = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()
+
+    def f(x):
+        return m(x, x, x, need_weights=need_weights)
+
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        want = f(x)
+        got = torchferro.compile(f, backend=backend)(x)
+    torch.testing.assert_close(got[0], want[0])
+    if need_weights:
+        torch.testing.assert_close(got[1], want[1])
+    else:
+        assert got[1] is None and want[1] is None

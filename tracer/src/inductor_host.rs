@@ -387,6 +387,13 @@ impl InductorProgram {
                 if target.name() == "torch._C._set_grad_enabled" {
                     return Err("a grad-mode region (runs on the eager backend)".into());
                 }
+                // Its attention weights are an undefined tensor (None) when not asked for, which
+                // the inductor's buffer metadata cannot describe.
+                if target.name() == "torch._native_multi_head_attention" {
+                    return Err(
+                        "torch._native_multi_head_attention (runs on the eager backend)".into(),
+                    );
+                }
             }
             match &n.meta {
                 NodeMeta::Tensor(t) => {

@@ -226,8 +226,11 @@ impl EagerProgram {
                 } => {
                     let callee = match target {
                         Target::Function(_) => Callee::Function(
+                            // The latest registration: a node removed while tracing frees
+                            // its id for a later node, and its stale entry stays earlier.
                             callables
                                 .iter()
+                                .rev()
                                 .find(|(n, _)| *n == id)
                                 .map(|(_, c)| c.clone_ref(py))
                                 .ok_or_else(|| {
