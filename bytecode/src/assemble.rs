@@ -557,7 +557,10 @@ mod tests {
         let out = asm.assemble(1).unwrap();
         let decoded = decode(Version::V3_11, &out.code).unwrap();
         let names: Vec<_> = decoded.iter().map(|i| i.opcode.name()).collect();
-        assert_eq!(names, ["RESUME", "LOAD_DEREF", "JUMP_FORWARD", "RETURN_VALUE"]);
+        assert_eq!(
+            names,
+            ["RESUME", "LOAD_DEREF", "JUMP_FORWARD", "RETURN_VALUE"]
+        );
         assert_eq!(decoded[0].arg, 0);
         assert_eq!(decoded[1].arg, 300);
         // The jump still lands on RETURN_VALUE (its label, not a value, was kept).
