@@ -1246,3 +1246,10 @@ def test_multihead_attention_fast_path_in_eval(backend, need_weights):
         torch.testing.assert_close(got[1], want[1])
     else:
         assert got[1] is None and want[1] is None
+
+
+@pytest.mark.parametrize("exponent", [True, False])
+def test_bool_tensor_to_a_bool_power_stays_bool(exponent):
+    """`x ** True` / `x ** False` on a bool tensor is bool in eager (meta tensors say int64)."""
+    x = torch.tensor([[False, True], [True, False]])
+    check(lambda t: (t**exponent, torch.pow(t, exponent)), x, lowered=False)

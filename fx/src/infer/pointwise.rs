@@ -462,7 +462,15 @@ fn binary(c: &Call, kind: BinKind, reflected: bool, inplace: bool) -> InferResul
                 "Subtraction, the `-` operator, with a bool tensor is not supported. If you are \
                  trying to invert a mask, use the `~` or `logical_not()` operator instead.",
             ),
-            // CPU has no bool `pow` kernel, and meta tensors disagree with it on the dtype.
+            // A bool tensor to a bool scalar power stays bool (torch answers `x ** True` and
+            // `x ** False` without a kernel); meta tensors say int64 there, so answer natively.
+            Pow if common == DType::Bool
+                && matches!(operands[1], Operand::Scalar(_))
+                && !matches!(operands[0], Operand::Scalar(_)) =>
+            {
+                DType::Bool
+            }
+            // CPU has no other bool `pow` kernel, and meta tensors disagree with it on the dtype.
             Pow if common == DType::Bool => return Err(InferError::Unsupported),
             Add | Sub | Mul | Pow | MaxMin => common,
             Div => match b.str("rounding_mode")? {
