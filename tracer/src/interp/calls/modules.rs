@@ -10,7 +10,8 @@ use crate::interp::Frame;
 
 impl Frame<'_, '_> {
     /// Calls a standard torch.nn layer as its functional form, with parameters lifted as graph
-    /// inputs. User-defined modules are inlined in issue 3; until then they are unsupported.
+    /// inputs; containers are iterated and other modules (user-defined ones included) have their
+    /// `forward` inlined.
     pub(super) fn call_module(
         &mut self,
         m: &Bound<'_, PyAny>,
