@@ -317,17 +317,15 @@ impl Frame<'_, '_> {
         } else {
             &["device_type", "dtype", "enabled", "cache_enabled"]
         };
-        let mut vals: Vec<(&str, Bound<'_, PyAny>)> = Vec::new();
+        // Bind positional and keyword arguments to parameter names, then read their values.
+        let mut bound: Vec<(&str, &Var)> = Vec::new();
         for (i, a) in args.iter().enumerate() {
             let Some(n) = names.get(i) else {
                 return Err(TraceError::unsupported(
                     "torch.autocast with these arguments",
                 ));
             };
-            let v = a
-                .as_py(py)
-                .ok_or_else(|| TraceError::unsupported("torch.autocast with a tensor argument"))?;
-            vals.push((n, v));
+            bound.push((n, a));
         }
         for (k, a) in kwargs {
             let Some(n) = names.iter().find(|n| **n == k.as_str()) else {
@@ -335,6 +333,10 @@ impl Frame<'_, '_> {
                     "torch.autocast with the argument {k}"
                 )));
             };
+            bound.push((n, a));
+        }
+        let mut vals: Vec<(&str, Bound<'_, PyAny>)> = Vec::new();
+        for (n, a) in bound {
             let v = a
                 .as_py(py)
                 .ok_or_else(|| TraceError::unsupported("torch.autocast with a tensor argument"))?;
