@@ -12,6 +12,7 @@ use crate::host::Host;
 use crate::ir::{BufId, IrGraph, IrNode};
 use crate::runtime::Runtime;
 use crate::schedule::{schedule, Schedule, Step};
+use crate::workspace::{kept_buffers, Workspace};
 use crate::InductorError;
 
 /// Compilation settings.
@@ -76,6 +77,8 @@ pub struct CompiledGraph {
     _lib: Option<Arc<Loaded>>,
     compiler_ran: bool,
     donors: Vec<bool>,
+    /// Buffers a [`Workspace`] keeps between calls.
+    kept: Vec<bool>,
     times: PhaseTimes,
 }
 
@@ -104,6 +107,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
     for d in sched.reuse.iter().flatten() {
         donors[*d] = true;
     }
+    let kept = kept_buffers(&ir, &sched);
     if src.kernels.is_empty() {
         return Ok(CompiledGraph {
             ir,
@@ -114,6 +118,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
             _lib: None,
             compiler_ran: false,
             donors,
+            kept,
             times,
         });
     }
@@ -170,6 +175,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         _lib: Some(built.lib),
         compiler_ran: built.compiled,
         donors,
+        kept,
         times,
     })
 }
@@ -227,7 +233,7 @@ impl CompiledGraph {
         host: &mut H,
         inputs: &[H::Tensor],
     ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
-        self.run_impl(host, inputs, true)
+        self.run_impl(host, inputs, true, None)
     }
 
     /// [`run`](Self::run) without comparing the inputs' dtypes, sizes and strides with the
@@ -242,7 +248,41 @@ impl CompiledGraph {
         host: &mut H,
         inputs: &[H::Tensor],
     ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
-        self.run_impl(host, inputs, false)
+        self.run_impl(host, inputs, false, None)
+    }
+
+    /// A workspace for this graph's intermediates, or `None` when the graph keeps none (see
+    /// [`crate::workspace`]).
+    pub fn new_workspace<T: Clone>(&self) -> Option<Workspace<T>> {
+        self.kept
+            .iter()
+            .any(|&k| k)
+            .then(|| Workspace::new(self.ir.buffers.len()))
+    }
+
+    /// [`run_trusted`](Self::run_trusted) with intermediates taken from and left in `ws`. A
+    /// workspace serves one call at a time and only the graph that made it.
+    ///
+    /// # Safety
+    /// As for [`run_trusted`](Self::run_trusted); `ws` came from this graph's
+    /// [`new_workspace`](Self::new_workspace).
+    pub unsafe fn run_trusted_in<H: Host>(
+        &self,
+        host: &mut H,
+        inputs: &[H::Tensor],
+        ws: &mut Workspace<H::Tensor>,
+    ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
+        self.run_impl(host, inputs, false, Some(ws))
+    }
+
+    /// [`run`](Self::run) with a workspace (checks the inputs).
+    pub fn run_in<H: Host>(
+        &self,
+        host: &mut H,
+        inputs: &[H::Tensor],
+        ws: &mut Workspace<H::Tensor>,
+    ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
+        self.run_impl(host, inputs, true, Some(ws))
     }
 
     fn run_impl<H: Host>(
@@ -250,8 +290,12 @@ impl CompiledGraph {
         host: &mut H,
         inputs: &[H::Tensor],
         check: bool,
+        ws: Option<&mut Workspace<H::Tensor>>,
     ) -> Result<Vec<H::Tensor>, RunError<H::Error>> {
         let mut rt = Runtime::new(host, &self.ir, inputs, check)?;
+        if let Some(ws) = ws {
+            rt = rt.with_workspace(ws, &self.kept);
+        }
         let mut ptrs: Vec<*mut c_void> = Vec::new();
         for (s, step) in self.sched.steps.iter().enumerate() {
             match step {
@@ -273,15 +317,11 @@ impl CompiledGraph {
                 }
                 Step::Host(n) => {
                     // Fallbacks and convolutions return tensors the host allocates itself.
-                    let host_allocates = matches!(
-                        self.ir.nodes[*n],
-                        IrNode::Fallback { .. }
-                            | IrNode::Extern {
-                                call: crate::ir::ExternCall::Convolution { .. }
-                                    | crate::ir::ExternCall::Sdpa { .. },
-                                ..
-                            }
-                    );
+                    let host_allocates = match &self.ir.nodes[*n] {
+                        IrNode::Fallback { .. } => true,
+                        IrNode::Extern { call, .. } => call.host_allocates(),
+                        _ => false,
+                    };
                     if !host_allocates {
                         for b in self.ir.nodes[*n].outputs() {
                             self.ensure(&mut rt, b)?;
@@ -301,7 +341,7 @@ impl CompiledGraph {
 
     /// Allocates `b`, in a dead buffer's storage when the schedule planned so.
     fn ensure<H: Host>(&self, rt: &mut Runtime<H>, b: BufId) -> Result<(), RunError<H::Error>> {
-        if rt.has(b) {
+        if rt.has(b) || rt.from_workspace(b) {
             return Ok(());
         }
         if let Some(d) = self.sched.reuse[b] {
@@ -312,6 +352,7 @@ impl CompiledGraph {
                     .as_strided(&base, &decl.sizes, &decl.strides, 0)
                     .map_err(RunError::Host)?;
                 rt.set(b, Some(t));
+                rt.remember(b);
                 return Ok(());
             }
         }

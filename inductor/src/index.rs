@@ -110,6 +110,8 @@ impl Idx {
             Idx::constant(0)
         } else if let Some(c) = r.as_constant() {
             Idx::constant(c.div_euclid(d))
+        } else if let Some((g, q2, _)) = r.split_common_factor(d, ranges) {
+            q2.floordiv(d / g, ranges)
         } else if let [(Atom::FloorDiv(inner, d0), 1)] = r.terms.as_slice() {
             // floor(floor(e / a) / b) == floor(e / (a * b)) (r has no constant here by construction).
             if r.constant == 0 {
@@ -135,9 +137,39 @@ impl Idx {
             r
         } else if let Some(c) = r.as_constant() {
             Idx::constant(c.rem_euclid(d))
+        } else if let Some((g, q2, r2)) = r.split_common_factor(d, ranges) {
+            q2.modulo(d / g, ranges).scale(g).add(&r2)
         } else {
             Idx::atom(Atom::Mod(Box::new(r), d))
         }
+    }
+
+    /// `(g, q, r)` with `self == g * q + r`, `g > 1` dividing `d` and `0 <= r < g` over the
+    /// ranges: then `floor(self / d) == floor(q / (d / g))` and
+    /// `self mod d == g * (q mod (d / g)) + r`. A flattened view of a view
+    /// (`(256*i + j) // 65536` with `j < 256`) becomes `i // 256`, which stays out of the
+    /// vectorized inner loop over `j`.
+    fn split_common_factor(&self, d: i64, ranges: &[i64]) -> Option<(i64, Idx, Idx)> {
+        fn gcd(a: i64, b: i64) -> i64 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        let mut candidates: Vec<i64> = self
+            .terms
+            .iter()
+            .map(|(_, c)| gcd(c.abs(), d))
+            .filter(|g| *g > 1)
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.into_iter().rev().find_map(|g| {
+            let (q, r) = self.split_multiple(g);
+            let (lo, hi) = r.bounds(ranges);
+            (lo >= 0 && hi < g && !q.terms.is_empty()).then_some((g, q, r))
+        })
     }
 
     /// Splits into `(q, r)` with `self == d * q + r` where `q` collects the terms whose
@@ -320,6 +352,38 @@ mod tests {
         assert_eq!(lin.floordiv(3, &r), Idx::var(0));
         assert_eq!(lin.modulo(3, &r), Idx::var(1));
         assert_eq!(Idx::var(1).floordiv(3, &r), Idx::constant(0));
+    }
+
+    #[test]
+    fn common_factor_leaves_the_inner_variable() {
+        // [2, 256, 256] viewed as [512, 256]: row x0, column x1.
+        let r = [512, 256];
+        let flat = Idx::var(0).scale(256).add(&Idx::var(1));
+        assert_eq!(flat.floordiv(65536, &r), Idx::var(0).floordiv(256, &r));
+        assert_eq!(
+            flat.modulo(65536, &r),
+            Idx::var(0).modulo(256, &r).scale(256).add(&Idx::var(1))
+        );
+        // Recomposing batch and row gives the flat index back.
+        let addr = flat
+            .floordiv(65536, &r)
+            .scale(65536)
+            .add(&flat.modulo(65536, &r));
+        assert_eq!(addr, flat);
+        for x0 in 0..512 {
+            for x1 in [0, 1, 255] {
+                let v = 256 * x0 + x1;
+                assert_eq!(flat.floordiv(65536, &r).eval(&[x0, x1]), v / 65536);
+                assert_eq!(flat.modulo(65536, &r).eval(&[x0, x1]), v % 65536);
+            }
+        }
+        // A remainder that can reach the factor is left alone.
+        let r2 = [512, 257];
+        assert!(flat
+            .floordiv(65536, &r2)
+            .terms
+            .iter()
+            .any(|(a, _)| matches!(a, Atom::FloorDiv(e, 65536) if e.uses_var(1))));
     }
 
     #[test]

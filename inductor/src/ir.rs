@@ -391,6 +391,17 @@ pub enum ExternCall {
     },
 }
 
+impl ExternCall {
+    /// Whether the host returns a tensor it allocated itself (no `out=` form) rather than
+    /// writing into a buffer the graph allocated.
+    pub fn host_allocates(&self) -> bool {
+        matches!(
+            self,
+            ExternCall::Convolution { .. } | ExternCall::Sdpa { .. }
+        )
+    }
+}
+
 /// How the fourth input of [`ExternCall::Sdpa`] masks the scores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SdpaMask {

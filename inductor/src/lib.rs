@@ -7,7 +7,8 @@
 //! - [`schedule`]: fusion of IR nodes into kernels and buffer planning;
 //! - [`codegen`]: C source with OpenMP;
 //! - [`cache`]: the C compiler and the content-addressed shared-object cache;
-//! - [`compiled`]: [`compile`] and [`CompiledGraph::run`] against a [`Host`].
+//! - [`compiled`]: [`compile`] and [`CompiledGraph::run`] against a [`Host`];
+//! - [`workspace`]: intermediates kept allocated from one call to the next.
 
 pub mod error;
 pub mod host;
@@ -18,6 +19,7 @@ pub mod lower;
 pub use compiled::{compile, compile_ir, CompiledGraph, Options, PhaseTimes};
 pub use error::{InductorError, RunError};
 pub use host::{ExternCall, Host, HostArg, HostValue, SdpaMask, TensorDesc};
+pub use workspace::Workspace;
 pub mod cache;
 pub mod codegen;
 pub mod compiled;
@@ -25,3 +27,4 @@ pub mod interp;
 mod runtime;
 pub mod schedule;
 pub mod testing;
+pub mod workspace;

@@ -5,6 +5,7 @@
 use crate::error::RunError;
 use crate::host::{Host, HostArg, HostValue, TensorDesc};
 use crate::ir::{BufId, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, View};
+use crate::workspace::Workspace;
 
 pub(crate) struct Runtime<'a, H: Host> {
     pub host: &'a mut H,
@@ -15,6 +16,9 @@ pub(crate) struct Runtime<'a, H: Host> {
     /// Each live buffer's data pointer once asked for (null: not yet): a kernel step reads
     /// several buffers and later steps read them again, and each `data_ptr` is a host call.
     ptrs: Vec<*mut u8>,
+    /// Where buffers marked in `kept` come from and go to (see [`crate::workspace`]).
+    ws: Option<&'a mut Workspace<H::Tensor>>,
+    kept: &'a [bool],
 }
 
 impl<'a, H: Host> Runtime<'a, H> {
@@ -60,7 +64,44 @@ impl<'a, H: Host> Runtime<'a, H> {
             ir,
             tensors,
             ptrs,
+            ws: None,
+            kept: &[],
         })
+    }
+
+    /// Takes the buffers marked in `kept` from `ws` when it holds them, and records them there
+    /// when this call allocates them.
+    pub fn with_workspace(mut self, ws: &'a mut Workspace<H::Tensor>, kept: &'a [bool]) -> Self {
+        self.ws = Some(ws);
+        self.kept = kept;
+        self
+    }
+
+    fn is_kept(&self, buf: BufId) -> bool {
+        self.ws.is_some() && self.kept.get(buf).copied().unwrap_or(false)
+    }
+
+    /// Gives `buf` the tensor an earlier call left in the workspace; false if there is none.
+    pub fn from_workspace(&mut self, buf: BufId) -> bool {
+        if !self.is_kept(buf) {
+            return false;
+        }
+        let Some((t, p)) = self.ws.as_ref().and_then(|ws| ws.get(buf)) else {
+            return false;
+        };
+        self.tensors[buf] = Some(t);
+        self.ptrs[buf] = p as *mut u8;
+        true
+    }
+
+    /// Records `buf`'s current tensor in the workspace, for the next call.
+    pub fn remember(&mut self, buf: BufId) {
+        if !self.is_kept(buf) {
+            return;
+        }
+        if let (Some(ws), Some(t)) = (self.ws.as_deref_mut(), &self.tensors[buf]) {
+            ws.keep(buf, t.clone());
+        }
     }
 
     pub fn has(&self, buf: BufId) -> bool {
@@ -81,16 +122,16 @@ impl<'a, H: Host> Runtime<'a, H> {
 
     /// The buffer's tensor, allocating it with its declared layout if it does not exist yet.
     pub fn tensor(&mut self, buf: BufId) -> Result<H::Tensor, RunError<H::Error>> {
-        if let Some(t) = &self.tensors[buf] {
-            return Ok(t.clone());
+        if self.tensors[buf].is_none() && !self.from_workspace(buf) {
+            let b = &self.ir.buffers[buf];
+            let t = self
+                .host
+                .empty_strided(b.dtype, &b.sizes, &b.strides)
+                .map_err(RunError::Host)?;
+            self.set(buf, Some(t));
+            self.remember(buf);
         }
-        let b = &self.ir.buffers[buf];
-        let t = self
-            .host
-            .empty_strided(b.dtype, &b.sizes, &b.strides)
-            .map_err(RunError::Host)?;
-        self.set(buf, Some(t.clone()));
-        Ok(t)
+        Ok(self.tensors[buf].clone().expect("set above"))
     }
 
     pub fn ptr(&mut self, buf: BufId) -> Result<*mut u8, RunError<H::Error>> {
@@ -100,6 +141,11 @@ impl<'a, H: Host> Runtime<'a, H> {
         let t = self.tensor(buf)?;
         let p = self.host.data_ptr(&t);
         self.ptrs[buf] = p;
+        if self.is_kept(buf) {
+            if let Some(ws) = self.ws.as_deref_mut() {
+                ws.keep_ptr(buf, p as usize);
+            }
+        }
         Ok(p)
     }
 

@@ -370,6 +370,10 @@ impl<'py> Host for TorchHost<'_, 'py> {
 /// A graph compiled by the Rust inductor, with what fallbacks need to call torch.
 pub struct InductorProgram {
     compiled: inductor::CompiledGraph,
+    /// The graph's intermediates between calls; a call takes it out and puts it back, so a
+    /// second call running at the same time (another thread while torch released the GIL, or
+    /// recursion) allocates its own.
+    workspace: std::sync::Mutex<Option<inductor::Workspace<Py<PyAny>>>>,
     callables: HashMap<String, Py<PyAny>>,
     handles: TorchHandles,
 }
@@ -449,6 +453,7 @@ impl InductorProgram {
         })
         .map_err(|e| e.to_string())?;
         Ok(Some(InductorProgram {
+            workspace: std::sync::Mutex::new(compiled.new_workspace()),
             compiled,
             callables: map,
             handles,
@@ -488,14 +493,24 @@ impl InductorProgram {
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut host = TorchHost::new(py, &self.handles, &self.callables);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
-        let outs = if guarded {
+        let mut ws = self.workspace.lock().ok().and_then(|mut w| w.take());
+        let outs = match (guarded, ws.as_mut()) {
             // SAFETY: every graph input is a tensor read from a source that carries a
             // TENSOR_MATCH guard (type, dtype, device, sizes and every stride), and the caller
-            // passes `guarded` only right after those guards passed on these very objects.
-            unsafe { self.compiled.run_trusted(&mut host, &inputs) }
-        } else {
-            self.compiled.run(&mut host, &inputs)
+            // passes `guarded` only right after those guards passed on these very objects. The
+            // workspace is this graph's own (made in `try_new`).
+            (true, Some(ws)) => unsafe { self.compiled.run_trusted_in(&mut host, &inputs, ws) },
+            // SAFETY: as above.
+            (true, None) => unsafe { self.compiled.run_trusted(&mut host, &inputs) },
+            (false, Some(ws)) => self.compiled.run_in(&mut host, &inputs, ws),
+            (false, None) => self.compiled.run(&mut host, &inputs),
         };
+        // Back even after an error: each kept buffer is still valid storage of its layout.
+        if let Some(ws) = ws {
+            if let Ok(mut slot) = self.workspace.lock() {
+                *slot = Some(ws);
+            }
+        }
         let outs = outs.map_err(run_error_to_py)?;
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
     }

@@ -1,0 +1,121 @@
+//! Intermediate buffers kept from one call of a compiled graph to the next.
+//!
+//! Allocating every intermediate afresh on each call looks free (torch's CPU allocator is
+//! glibc's malloc) but is not: whenever malloc hands memory back to the system (heap trimming,
+//! mmap'd chunks), the next call faults each 4 KiB page in again. On the VMs we measure on a page
+//! fault costs microseconds, and a transformer block spent a quarter of its time in them. A
+//! graph whose intermediates are kept allocated never faults on them, and skips one allocation
+//! and one `data_ptr` host call per buffer as well, like static memory planning for CUDA graphs.
+//!
+//! Only storage nobody outside the graph can see is kept: never an input, an output (or the
+//! base of an output view), a tensor the host allocated itself (fallback results, convolutions,
+//! attention), or anything a fallback op reads (it may return an alias of its argument).
+//! Storage the schedule shares between buffers is kept or dropped as one.
+
+use crate::ir::{BufId, BufKind, IrGraph, IrNode, OutputSpec};
+use crate::schedule::Schedule;
+
+/// Above this many bytes of intermediates a graph keeps none of them between calls: memory held
+/// while the graph is idle should stay small next to what a call needs anyway.
+pub const MAX_KEPT_BYTES: i64 = 256 << 20;
+
+/// The host tensors (and their data pointers) of a graph's kept buffers, filled by the first
+/// call that uses it. One call at a time: a caller takes it out for the call and puts it back.
+pub struct Workspace<T> {
+    tensors: Vec<Option<T>>,
+    /// Data pointers as addresses (a workspace may move between threads with its owner).
+    ptrs: Vec<usize>,
+}
+
+impl<T: Clone> Workspace<T> {
+    pub fn new(num_buffers: usize) -> Self {
+        Workspace {
+            tensors: vec![None; num_buffers],
+            ptrs: vec![0; num_buffers],
+        }
+    }
+
+    pub(crate) fn get(&self, buf: BufId) -> Option<(T, usize)> {
+        self.tensors
+            .get(buf)?
+            .as_ref()
+            .map(|t| (t.clone(), self.ptrs[buf]))
+    }
+
+    pub(crate) fn keep(&mut self, buf: BufId, t: T) {
+        self.tensors[buf] = Some(t);
+        self.ptrs[buf] = 0;
+    }
+
+    pub(crate) fn keep_ptr(&mut self, buf: BufId, p: usize) {
+        self.ptrs[buf] = p;
+    }
+
+    /// Buffers held.
+    pub fn len(&self) -> usize {
+        self.tensors.iter().flatten().count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Which buffers a [`Workspace`] may keep between calls.
+pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> Vec<bool> {
+    let n = ir.buffers.len();
+    let mut ok: Vec<bool> = (0..n)
+        .map(|b| sched.materialized[b] && ir.buffers[b].kind == BufKind::Computed)
+        .collect();
+    for spec in &ir.outputs {
+        match spec {
+            OutputSpec::Buffer(b) => ok[*b] = false,
+            OutputSpec::View(v) => ok[v.buf] = false,
+        }
+    }
+    for node in &ir.nodes {
+        match node {
+            IrNode::Fallback { outs, .. } => {
+                outs.iter().for_each(|&b| ok[b] = false);
+                node.reads().into_iter().for_each(|b| ok[b] = false);
+            }
+            IrNode::Extern { out, call, .. } if call.host_allocates() => ok[*out] = false,
+            _ => {}
+        }
+    }
+    // Buffers sharing storage through the reuse plan form one class: kept only if all are.
+    let mut root: Vec<BufId> = (0..n).collect();
+    fn find(root: &mut [BufId], mut b: BufId) -> BufId {
+        while root[b] != b {
+            root[b] = root[root[b]];
+            b = root[b];
+        }
+        b
+    }
+    for (b, donor) in sched.reuse.iter().enumerate() {
+        if let Some(d) = donor {
+            let (rb, rd) = (find(&mut root, b), find(&mut root, *d));
+            root[rb] = rd;
+        }
+    }
+    let mut class_ok = vec![true; n];
+    for b in 0..n {
+        let r = find(&mut root, b);
+        class_ok[r] &= ok[b];
+    }
+    let mut kept: Vec<bool> = (0..n).map(|b| class_ok[find(&mut root, b)]).collect();
+    for b in 0..n {
+        kept[b] &= ok[b];
+    }
+    // Each class is one allocation, the size of its largest member.
+    let mut class_bytes = vec![0i64; n];
+    for b in (0..n).filter(|&b| kept[b]) {
+        let r = find(&mut root, b);
+        let d = &ir.buffers[b];
+        class_bytes[r] = class_bytes[r].max(d.storage_numel() * d.dtype.itemsize() as i64);
+    }
+    if class_bytes.iter().sum::<i64>() > MAX_KEPT_BYTES {
+        return vec![false; n];
+    }
+    kept
+}
