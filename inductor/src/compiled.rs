@@ -341,7 +341,7 @@ impl CompiledGraph {
 
     /// Allocates `b`, in a dead buffer's storage when the schedule planned so.
     fn ensure<H: Host>(&self, rt: &mut Runtime<H>, b: BufId) -> Result<(), RunError<H::Error>> {
-        if rt.has(b) || rt.from_workspace(b) {
+        if rt.has(b) || rt.take_kept(b) {
             return Ok(());
         }
         if let Some(d) = self.sched.reuse[b] {

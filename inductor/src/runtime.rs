@@ -82,7 +82,7 @@ impl<'a, H: Host> Runtime<'a, H> {
     }
 
     /// Gives `buf` the tensor an earlier call left in the workspace; false if there is none.
-    pub fn from_workspace(&mut self, buf: BufId) -> bool {
+    pub fn take_kept(&mut self, buf: BufId) -> bool {
         if !self.is_kept(buf) {
             return false;
         }
@@ -122,7 +122,7 @@ impl<'a, H: Host> Runtime<'a, H> {
 
     /// The buffer's tensor, allocating it with its declared layout if it does not exist yet.
     pub fn tensor(&mut self, buf: BufId) -> Result<H::Tensor, RunError<H::Error>> {
-        if self.tensors[buf].is_none() && !self.from_workspace(buf) {
+        if self.tensors[buf].is_none() && !self.take_kept(buf) {
             let b = &self.ir.buffers[buf];
             let t = self
                 .host

@@ -99,14 +99,13 @@ pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> Vec<bool> {
         }
     }
     let mut class_ok = vec![true; n];
-    for b in 0..n {
+    for (b, &fine) in ok.iter().enumerate() {
         let r = find(&mut root, b);
-        class_ok[r] &= ok[b];
+        class_ok[r] &= fine;
     }
-    let mut kept: Vec<bool> = (0..n).map(|b| class_ok[find(&mut root, b)]).collect();
-    for b in 0..n {
-        kept[b] &= ok[b];
-    }
+    let kept: Vec<bool> = (0..n)
+        .map(|b| ok[b] && class_ok[find(&mut root, b)])
+        .collect();
     // Each class is one allocation, the size of its largest member.
     let mut class_bytes = vec![0i64; n];
     for b in (0..n).filter(|&b| kept[b]) {
