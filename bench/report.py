@@ -89,7 +89,7 @@ def markdown(results: dict) -> str:
     if results.get("skipped"):
         return "\n".join(lines + [f"Skipped: {results['skipped']}", ""])
     lines += [
-        "| workload | variant | graphs | median | IQR | speedup | throughput | cold 1st call | warm 1st call | recompile | call mem | process peak | correct |",
+        "| workload | variant | graphs | median | IQR | speedup | throughput | compile, cold (1st call) | compile, warm (1st call) | recompile | call mem | process peak | correct |",
         "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
     ]
     notes = list(results.get("notes", []))
@@ -142,8 +142,8 @@ def markdown(results: dict) -> str:
                 else "—",
                 f"{run['speedup']:.2f}×" if run.get("speedup") else "—",
                 thr,
-                "—" if vname == "eager" else fmt_time(cold.get("first_call_s")),
-                "—" if vname == "eager" else fmt_time(warm.get("first_call_s")),
+                "—" if vname == "eager" else first_call_cell(cold),
+                "—" if vname == "eager" else first_call_cell(warm),
                 "—" if vname == "eager" else fmt_time(cold.get("recompile_s")),
                 fmt_mib(mem),
                 fmt_mib(peak),
@@ -169,9 +169,11 @@ def markdown(results: dict) -> str:
         "How to read it: median and IQR (half the interquartile range, as ± of the median) of the time per call over "
         "interleaved repetitions after warm-up; speedup = eager median / variant median. Throughput: GB/s counts the "
         "ideal traffic of one call (each input read once, each output written once); GFLOP/s counts matmul and "
-        "convolution FLOPs (torch.utils.flop_counter). Cold / warm 1st call: wall time of the first call in a fresh "
-        "process with an empty / filled cache directory (TORCHINDUCTOR_CACHE_DIR, TORCHFERRO_CACHE_DIR), compiling "
-        "included, import of torch not. Recompile: the next call at a new shape in the cold process. Call mem: peak "
+        "convolution FLOPs (torch.utils.flop_counter). Compile, cold / warm: the compile's share of the first call in a "
+        "fresh process with an empty / filled cache directory (TORCHINDUCTOR_CACHE_DIR, TORCHFERRO_CACHE_DIR): for "
+        "torchferro the sum of its own compile phases (TORCHFERRO_LOGS=perf: tracing, guards, inductor, C compiler or "
+        "cache load, bytecode), for torch.compile the first call less a steady call; in parentheses the first call's "
+        "whole wall time, which also runs the graph once on cold memory (import of torch not included). Recompile: the next call at a new shape in the cold process. Call mem: peak "
         "memory a call needs above what was resident before it (RSS high-water mark on CPU, max_memory_allocated on "
         "CUDA). Process peak: peak RSS (CUDA: max_memory_allocated) of the fresh cold-cache process after its first "
         "call (eager: before compiling). "
@@ -208,6 +210,15 @@ def na_label(entry: dict, vname: str) -> str:
     ):
         return "error"
     return "n/a"
+
+
+def first_call_cell(phase: dict) -> str:
+    first = phase.get("first_call_s")
+    if first is None:
+        return "—"
+    if phase.get("compile_s") is None:
+        return fmt_time(first)
+    return f"{fmt_time(phase['compile_s'])} ({fmt_time(first)})"
 
 
 def cold_eager_peak(e: dict, cuda: bool):
@@ -290,7 +301,8 @@ def chart(results: dict, path: str) -> None:
             if kind == "recompile":
                 vals.append((v.get("cold") or {}).get("recompile_s"))
             else:
-                vals.append((v.get(kind) or {}).get("first_call_s"))
+                ph = v.get(kind) or {}
+                vals.append(ph.get("compile_s") or ph.get("first_call_s"))
         xs = [xi - 0.4 + (j + 0.5) * w2 for xi in x]
         pts = [(a, b) for a, b in zip(xs, vals) if b]
         if pts:
@@ -307,7 +319,7 @@ def chart(results: dict, path: str) -> None:
     ax2.set_xticks(x, names, rotation=20)
     ax2.set_ylabel("seconds (log)")
     ax2.set_title(
-        "compile: first call in a fresh process (cold / warm cache) and recompile after a shape change",
+        "compile time of the first call in a fresh process (cold / warm cache) and recompile after a shape change",
         fontsize=9,
     )
     ax2.legend(fontsize=7, ncol=2)

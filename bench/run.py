@@ -601,6 +601,10 @@ def merge(results: dict, step: dict, r: dict) -> None:
                 # torch.compile ran first in this fresh process, on the cache its cold run filled.
                 v["warm"] = {
                     "first_call_s": first,
+                    # No steady call in this process before the timed ones: their median.
+                    "compile_s": max(first - vr["median_s"], 0.0)
+                    if vr.get("median_s")
+                    else None,
                     "mismatch": vr.get("mismatch"),
                     "status": vr.get("status"),
                 }

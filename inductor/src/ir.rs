@@ -380,6 +380,10 @@ pub enum ExternCall {
         transposed: bool,
         output_padding: Vec<i64>,
         groups: i64,
+        /// The input is channels-last: the host may pass a channels-last copy of the weight,
+        /// made once while the weight is unchanged, instead of oneDNN reordering it on every
+        /// call.
+        channels_last: bool,
     },
     /// `F.scaled_dot_product_attention(q, k, v, attn_mask, scale=scale, is_causal=is_causal)`
     /// whole: torch's fused CPU kernel never materializes the `[L, S]` score matrix. Inputs are

@@ -212,6 +212,50 @@ fn int_tuple(b: &Bound, name: &str, n: usize, default: i64) -> LResult<Vec<i64>>
     }
 }
 
+/// Whether torch's CPU convolution runs this 2-d convolution on oneDNN rather than its native
+/// kernel. The rule is torch's own dispatch for float32 CPU tensors (`ConvParams::use_mkldnn` in
+/// torch 2.11, the thread-count clause for 1x1 filters left out): grouped, a filter wider than
+/// 3 in both dims, a batch above 1, or an input above 20480 elements. A channels-last input pays
+/// off only on oneDNN; the native kernel copies input and weights into its layout on every call.
+pub fn conv2d_uses_onednn(dtype: DType, input: &[i64], weight: &[i64], groups: i64) -> bool {
+    dtype == DType::Float32
+        && input.len() == 4
+        && weight.len() == 4
+        && (groups > 1
+            || (weight[2] > 3 && weight[3] > 3)
+            || input[0] > 1
+            || input.iter().product::<i64>() > 20480)
+}
+
+/// [`conv2d_uses_onednn`] for a `conv2d` call of the graph, from its arguments' metadata.
+pub fn conv2d_node_uses_onednn(graph: &fx::Graph, args: &[Arg], kwargs: &[(String, Arg)]) -> bool {
+    let Ok(b) = args::bind(
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        args,
+        kwargs,
+    ) else {
+        return false;
+    };
+    let sizes = |name: &str| match b.get(name) {
+        Some(Arg::Node(id)) => graph.node(*id).meta.tensor().and_then(|t| t.known_sizes()),
+        _ => None,
+    };
+    let groups = match b.get("groups") {
+        Some(Arg::Int(g)) => *g,
+        _ => 1,
+    };
+    let dtype = match b.get("input") {
+        Some(Arg::Node(id)) => graph.node(*id).meta.tensor().map(|t| t.dtype),
+        _ => None,
+    };
+    match (dtype, sizes("input"), sizes("weight")) {
+        (Some(d), Some(x), Some(w)) => conv2d_uses_onednn(d, &x, &w, groups),
+        _ => false,
+    }
+}
+
 /// `F.conv{1,2,3}d` as one extern convolution (bias included).
 pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     let n = match name {
@@ -241,8 +285,16 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
         }
         sizes.push(o);
     }
+    // In a channels-last graph, convolutions torch runs on oneDNN get channels-last inputs and
+    // the others contiguous ones (what the native kernel works on without copying).
+    let channels_last =
+        n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &x.sizes, &w.sizes, groups);
     let x = if n == 2 && l.channels_last {
-        let want = super::channels_last_strides(&x.sizes);
+        let want = if channels_last {
+            super::channels_last_strides(&x.sizes)
+        } else {
+            contiguous_strides(&x.sizes)
+        };
         match x.as_view() {
             Some(v) if same_layout(&v.sizes, &v.strides, &want) => x,
             _ => l.realize_with(&x, want),
@@ -261,8 +313,9 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
         transposed: false,
         output_padding: vec![0; n],
         groups,
+        channels_last,
     };
-    if n == 2 && l.channels_last {
+    if channels_last {
         // torch's convolution of a channels-last input returns a channels-last result.
         let strides = super::channels_last_strides(&sizes);
         return Ok(extern_call_with(l, call, &inputs, sizes, strides, x.dtype));

@@ -80,6 +80,29 @@ pub fn channels_last_strides(sizes: &[i64]) -> Vec<i64> {
     vec![h * w * c, 1, w * c, c]
 }
 
+/// Whether most of the graph's 2-d convolutions run on oneDNN, which convolves channels-last
+/// tensors without reordering them (see [`extern_ops::conv2d_uses_onednn`]).
+fn channels_last_pays_off(graph: &Graph) -> bool {
+    let (mut onednn, mut native) = (0, 0);
+    for (_, n) in graph.nodes() {
+        if let NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = &n.kind
+        {
+            if table::canonical(target, args, kwargs).is_some_and(|c| c.name == "conv2d") {
+                if extern_ops::conv2d_node_uses_onednn(graph, args, kwargs) {
+                    onednn += 1;
+                } else {
+                    native += 1;
+                }
+            }
+        }
+    }
+    onednn > 0 && onednn >= native
+}
+
 /// Lowers a graph. Fails only for graph-level features the inductor does not model.
 pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
     let mut l = Lowerer {
@@ -88,14 +111,7 @@ pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
         env: HashMap::new(),
         may_alias: HashSet::new(),
         alias_root: HashMap::new(),
-        channels_last: graph.nodes().any(|(_, n)| match &n.kind {
-            NodeKind::Call {
-                target,
-                args,
-                kwargs,
-            } => table::canonical(target, args, kwargs).is_some_and(|c| c.name == "conv2d"),
-            _ => false,
-        }),
+        channels_last: channels_last_pays_off(graph),
     };
     let attn = attention::plan(graph);
     let mut outputs = None;
