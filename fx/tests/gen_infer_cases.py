@@ -729,6 +729,134 @@ def nn_cases():
     fn("torch.nn.functional.dropout", [inp([2, 3])], [t(0), 0.5, True, True])
 
 
+def cl_weight(sizes, dtype="float32", rg=False):
+    return channels_last(sizes, dtype, rg)
+
+
+def batch_norm_cases():
+    F = "torch.nn.functional.batch_norm"
+    for d in ["float32", "float64", "bfloat16"]:
+        for x in [inp([8, 4, 5, 5], d), channels_last([8, 4, 5, 5], d), inp([1, 4, 3, 3], d),
+                  channels_last([1, 4, 3, 3], d), inp([2, 4], d), inp([2, 4, 3], d),
+                  inp([2, 4, 2, 3, 2], d), inp([2, 4, 1, 1], d), channels_last([2, 4, 1, 1], d)]:
+            stats = [inp([4], d), inp([4], d)]
+            for training in [False, True]:
+                fn(F, [x] + stats, [t(0), t(1), t(2)], {"training": training}, tag="batch_norm")
+                fn(F, [x] + stats + [inp([4], d, rg=True), inp([4], d)],
+                   [t(0), t(1), t(2), t(3), t(4), training, 0.1, 1e-5], tag="batch_norm")
+                fn("torch.batch_norm", [x] + stats + [inp([4], d), inp([4], d)],
+                   [t(0), t(3), t(4), t(1), t(2), training, 0.1, 1e-5, False], tag="batch_norm")
+    x = inp([2, 3, 4, 4], rg=True)
+    fn(F, [x, inp([3]), inp([3])], [t(0), t(1), t(2)], tag="batch_norm")
+    fn(F, [x], [t(0), None, None], {"training": True})
+    fn(F, [x], [t(0), None, None])
+    fn(F, [x, inp([4]), inp([4])], [t(0), t(1), t(2)])
+    fn(F, [x, inp([3]), inp([3]), inp([4])], [t(0), t(1), t(2), t(3)])
+    fn(F, [inp([1, 3, 1, 1]), inp([3]), inp([3])], [t(0), t(1), t(2)], {"training": True})
+    fn(F, [inp([1, 3, 1, 1]), inp([3]), inp([3])], [t(0), t(1), t(2)])
+    fn(F, [inp([2, 3, 4, 4], "bfloat16"), inp([3]), inp([3])], [t(0), t(1), t(2)])
+    fn(F, [inp([2, 3, 4, 4], "float64"), inp([3]), inp([3])], [t(0), t(1), t(2)])
+    fn(F, [inp([2, 3, 4, 4], "int64"), inp([3]), inp([3])], [t(0), t(1), t(2)])
+    fn(F, [inp([2, 3, 4, 4]), inp([3], rg=True), inp([3])], [t(0), t(1), t(2)])
+    for x in [transposed([2, 3, 4, 5]), sliced([2, 3, 4, 5]), permuted([2, 3, 4, 5], [0, 2, 1, 3]),
+              permuted([2, 3, 4, 5], [3, 1, 2, 0]), inp([2, 1, 4, 4]), channels_last([2, 1, 4, 4]),
+              inp([2, 3, 4, 4], strides=[48, 16, 4, 1]), inp([2, 1, 1, 1]), transposed([2, 3, 4]),
+              expanded([2, 3, 4, 4], 2), expanded([2, 3, 4, 4], 0), sliced([2, 3, 4, 4, 2]),
+              permuted([2, 3, 4, 5], [0, 2, 3, 1]), permuted([1, 2, 7, 5], [2, 3, 0, 1]),
+              inp([2, 3, 4, 4, 2], strides=[96, 1, 24, 6, 3]), sliced([2, 3, 4]),
+              permuted([2, 3, 4], [2, 0, 1]), expanded([2, 3], 0), transposed([3, 2]),
+              sliced([2, 3])]:
+        for training in [False, True]:
+            c = x["sizes"][1]
+            fn(F, [x, inp([c]), inp([c])], [t(0), t(1), t(2)], {"training": training},
+               tag="batch_norm-layout")
+
+
+def conv_cases():
+    C = "torch.nn.functional.conv2d"
+    for d in ["float32", "float64", "bfloat16", "float16"]:
+        for x in [inp([2, 4, 8, 8], d), channels_last([2, 4, 8, 8], d), inp([1, 4, 8, 8], d),
+                  channels_last([1, 4, 8, 8], d)]:
+            for w in [inp([6, 4, 3, 3], d), cl_weight([6, 4, 3, 3], d)]:
+                fn(C, [x, w], [t(0), t(1)], tag="conv2d")
+                fn(C, [x, w, inp([6], d)], [t(0), t(1), t(2)], {"padding": 1}, tag="conv2d")
+                fn("torch.conv2d", [x, w, inp([6], d)], [t(0), t(1), t(2), 2, 1], tag="conv2d")
+            for w in [inp([4, 1, 3, 3], d), cl_weight([4, 1, 3, 3], d)]:
+                fn(C, [x, w], [t(0), t(1)], {"groups": 4, "padding": 1}, tag="conv2d-dw")
+            fn(C, [x, inp([6, 2, 1, 1], d)], [t(0), t(1)], {"groups": 2}, tag="conv2d")
+            fn(C, [x, cl_weight([8, 4, 1, 1], d)], [t(0), t(1)], {"stride": 2}, tag="conv2d")
+    for x in [inp([16, 3, 10, 10]), channels_last([16, 3, 10, 10])]:
+        for w in [inp([8, 3, 3, 3]), cl_weight([8, 3, 3, 3])]:
+            for d in ["float32", "float64"]:
+                xx = dict(x, dtype=d)
+                ww = dict(w, dtype=d)
+                fn(C, [xx, ww], [t(0), t(1)], tag="conv2d-batch16")
+                fn(C, [xx, ww], [t(0), t(1)], {"padding": tup(1, 1)}, tag="conv2d-batch16")
+    x = inp([2, 4, 9, 7])
+    for kw in [{"stride": (2, 1)}, {"padding": (2, 0)}, {"dilation": 2}, {"dilation": (1, 2)},
+               {"stride": 3, "padding": 1, "dilation": 2}, {"padding": s("same")},
+               {"padding": s("valid")}, {"stride": lst(2)}, {"stride": 0}, {"groups": 3},
+               {"padding": 5}, {"padding": -1}]:
+        fn(C, [x, inp([4, 4, 3, 3])], [t(0), t(1)], {k: tup(*v) if isinstance(v, tuple) else v
+                                                     for k, v in kw.items()}, tag="conv2d-args")
+    fn(C, [x, inp([4, 4, 10, 3])], [t(0), t(1)])
+    fn(C, [x, inp([4, 4, 3, 3]), inp([5])], [t(0), t(1), t(2)])
+    fn(C, [x, inp([4, 4, 3, 3]), inp([4], "float64")], [t(0), t(1), t(2)])
+    fn(C, [x, inp([4, 4, 3, 3], "float64")], [t(0), t(1)])
+    fn(C, [inp([4, 9, 7]), inp([4, 4, 3, 3])], [t(0), t(1)])
+    fn(C, [inp([0, 4, 9, 7]), inp([4, 4, 3, 3])], [t(0), t(1)])
+    fn(C, [inp([2, 4, 9, 7], "int64"), inp([4, 4, 3, 3], "int64")], [t(0), t(1)])
+    for rgs in [(True, False, False), (False, True, False), (False, False, True)]:
+        fn(C, [inp([2, 4, 6, 6], rg=rgs[0]), inp([4, 4, 3, 3], rg=rgs[1]), inp([4], rg=rgs[2])],
+           [t(0), t(1), t(2)], tag="conv2d-grad")
+    for x in [transposed([2, 3, 6, 6]), sliced([2, 3, 6, 6]), permuted([2, 3, 6, 6], [0, 2, 1, 3]),
+              inp([2, 1, 6, 6]), channels_last([2, 1, 6, 6]), inp([2, 3, 1, 1]),
+              channels_last([2, 3, 1, 1]), inp([2, 1, 1, 1]), permuted([2, 3, 6, 6], [3, 1, 2, 0])]:
+        c = x["sizes"][1]
+        fn(C, [x, inp([5, c, 1, 1])], [t(0), t(1)], tag="conv2d-layout")
+        fn(C, [x, cl_weight([5, c, 1, 1])], [t(0), t(1)], tag="conv2d-layout")
+
+
+def pool_cases():
+    M = "torch.nn.functional.max_pool2d"
+    A = "torch.nn.functional.adaptive_avg_pool2d"
+    for d in ["float32", "float64", "bfloat16"]:
+        for rg in [False, True] if d != "bfloat16" else [False]:
+            for x in [inp([2, 4, 9, 9], d, rg=rg), channels_last([2, 4, 9, 9], d, rg),
+                      inp([1, 3, 7, 8], d, rg=rg), channels_last([1, 3, 7, 8], d, rg)]:
+                fn(M, [x], [t(0), 3, 2, 1], tag="max_pool2d")
+                fn(M, [x], [t(0), 2], tag="max_pool2d")
+                fn(M, [x], [t(0), tup(3, 2)], {"stride": tup(2, 1), "ceil_mode": True},
+                   tag="max_pool2d")
+                fn("torch.max_pool2d", [x], [t(0), lst(3, 3), lst(2, 2), lst(1, 1)],
+                   tag="max_pool2d")
+                for os in [1, tup(1, 1), 3, tup(2, 5), tup(7, 1)]:
+                    fn(A, [x], [t(0), os], tag="adaptive_avg_pool2d")
+    x = inp([2, 3, 10, 11])
+    for k, st, p, dil, ceil in [(3, 2, 1, 1, True), (3, 3, 0, 1, True), (2, 2, 1, 1, True),
+                                (3, 2, 1, 2, False), (3, 2, 1, 2, True), (4, 3, 2, 1, True),
+                                (5, 1, 2, 1, False), (3, None, 0, 1, True), (3, 2, 2, 1, False),
+                                (0, 1, 0, 1, False), (3, 0, 0, 1, False), (11, 1, 0, 1, False),
+                                (tup(3, 5), tup(2, 3), tup(1, 2), tup(1, 1), True)]:
+        fn(M, [x], [t(0), k], {"stride": st, "padding": p, "dilation": dil, "ceil_mode": ceil},
+           tag="max_pool2d-args")
+    fn(M, [x], [t(0), 2], {"return_indices": True})
+    fn(M, [x], [t(0), lst(2)], {"stride": lst()})
+    fn("torch.max_pool2d", [x], [t(0), 2, lst()])
+    fn(M, [inp([3, 10, 11])], [t(0), 2])
+    fn(M, [inp([2, 3, 10, 11], "int64")], [t(0), 2])
+    fn(A, [x], [t(0), tup(None, 3)])
+    fn(A, [x], [t(0), 0])
+    fn(A, [inp([3, 10, 11])], [t(0), 1])
+    fn(A, [inp([2, 3, 10, 11], "int64")], [t(0), 1])
+    for x in [transposed([2, 3, 6, 6]), sliced([2, 3, 6, 6]), permuted([2, 3, 6, 6], [0, 2, 1, 3]),
+              inp([2, 1, 6, 6]), channels_last([2, 1, 6, 6]), inp([2, 3, 1, 1]),
+              channels_last([2, 3, 1, 1]), inp([2, 1, 1, 1]), permuted([2, 3, 6, 6], [3, 1, 2, 0])]:
+        fn(M, [x], [t(0), 1], tag="max_pool2d-layout")
+        fn(A, [x], [t(0), 1], tag="adaptive_avg_pool2d-layout")
+        fn(A, [x], [t(0), 2], tag="adaptive_avg_pool2d-layout")
+
+
 def convert_cases():
     for src in ALL_DTYPES:
         for x in [inp([2, 3], src, rg=src in FLOATS), transposed([3, 2], src), sliced([2, 3], src),
@@ -1038,6 +1166,39 @@ def random_cases():
         fn("torch.empty_like", [x], [t(0)], tag="random-like")
 
 
+CONV_RNG = random.Random(SEED + 1)
+
+
+def random_conv_cases():
+    """Convolution, pooling and batch norm over batched 4-d inputs in the layouts view ops
+    produce. A separate generator keeps the other randomized cases unchanged."""
+    R = CONV_RNG
+    for _ in range(80):
+        n, c, h, w = (R.choice([1, 2, 3]), R.choice([1, 2, 3, 4]), R.randint(1, 7),
+                      R.randint(1, 7))
+        perm = R.choice([[0, 1, 2, 3], [0, 1, 2, 3], [0, 2, 3, 1], [0, 3, 1, 2], [2, 3, 0, 1],
+                         [1, 0, 2, 3]])
+        dtype = R.choice(["float32", "float32", "float64", "bfloat16"])
+        x = permuted([n, c, h, w], perm, dtype, dtype != "bfloat16" and R.random() < 0.3)
+        g = R.choice([1, 1, c])
+        cout = g * R.randint(1, 3)
+        k = (R.randint(1, 3), R.randint(1, 3))
+        wt = inp([cout, c // g, *k], dtype) if R.random() < 0.6 else \
+            channels_last([cout, c // g, *k], dtype)
+        kw = {"stride": R.randint(1, 2), "padding": R.randint(0, 1), "dilation": R.randint(1, 2),
+              "groups": g}
+        fn("torch.nn.functional.conv2d", [x, wt], [t(0), t(1)], kw, tag="random-conv2d")
+        kk = R.randint(1, 3)
+        fn("torch.nn.functional.max_pool2d", [x], [t(0), kk],
+           {"stride": R.randint(1, 3), "padding": R.randint(0, kk // 2),
+            "ceil_mode": R.random() < 0.5}, tag="random-max_pool2d")
+        fn("torch.nn.functional.adaptive_avg_pool2d", [x],
+           [t(0), R.choice([1, tup(R.randint(1, 4), R.randint(1, 4))])], tag="random-aap2d")
+        stats = [inp([c], dtype), inp([c], dtype)]
+        fn("torch.nn.functional.batch_norm", [x] + stats, [t(0), t(1), t(2)],
+           {"training": R.random() < 0.5}, tag="random-batch_norm")
+
+
 def generate():
     unary_cases()
     binary_cases()
@@ -1049,10 +1210,14 @@ def generate():
     getitem_cases()
     join_cases()
     nn_cases()
+    batch_norm_cases()
+    conv_cases()
+    pool_cases()
     convert_cases()
     factory_cases()
     for _ in range(ROUNDS):
         random_cases()
+        random_conv_cases()
 
 
 def main():

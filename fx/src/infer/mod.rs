@@ -10,6 +10,7 @@
 //! answers `Unsupported`.
 
 mod args;
+mod conv;
 mod convert;
 mod factory;
 mod index;
@@ -90,7 +91,7 @@ pub fn infer_in(
         args,
         kwargs,
     };
-    let handlers: [fn(&Call) -> Option<InferResult>; 10] = [
+    let handlers: [fn(&Call) -> Option<InferResult>; 11] = [
         pointwise::infer,
         reduce::infer,
         matmul::infer,
@@ -98,6 +99,7 @@ pub fn infer_in(
         index::infer,
         join::infer,
         nn::infer,
+        conv::infer,
         convert::infer,
         factory::infer,
         args::infer_python_values,

@@ -1,7 +1,8 @@
-//! Neural-network building blocks: `softmax`/`log_softmax`, `layer_norm`, `dropout`.
-//! (`linear` lives with the matrix products.)
+//! Neural-network building blocks: `softmax`/`log_softmax`, `layer_norm`, `batch_norm`,
+//! `dropout`. (`linear` lives with the matrix products, convolution and pooling in `conv`.)
 
 use super::args::shape_str;
+use super::layout::{channels_last_strides, is_channels_last_contiguous, is_contiguous};
 use super::layout::{elementwise_strides, preserved_strides};
 use super::{invalid, wrap_dim, Call, InferError, InferResult, Spelling, Tensor};
 
@@ -10,6 +11,9 @@ pub(super) fn infer(c: &Call) -> Option<InferResult> {
         "softmax" | "log_softmax" if c.spelling != Spelling::Operator => softmax(c),
         "layer_norm" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => {
             layer_norm(c)
+        }
+        "batch_norm" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => {
+            batch_norm(c)
         }
         "dropout" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => dropout(c),
         _ => return None,
@@ -105,6 +109,102 @@ fn layer_norm(c: &Call) -> InferResult {
     super::args::common_device(&devices)?;
     Ok(x.fresh(x.dtype, x.sizes.clone(), c.grad(x.dtype, &devices))
         .meta())
+}
+
+/// Inference-mode and training-mode batch norm alike: the output has the input's sizes; only
+/// the statistics differ, and they are not returned.
+fn batch_norm(c: &Call) -> InferResult {
+    let params: &[&'static str] = match c.spelling {
+        Spelling::Functional => &[
+            "input",
+            "running_mean",
+            "running_var",
+            "weight",
+            "bias",
+            "training",
+            "momentum",
+            "eps",
+        ],
+        _ => &[
+            "input",
+            "weight",
+            "bias",
+            "running_mean",
+            "running_var",
+            "training",
+            "momentum",
+            "eps",
+            "cudnn_enabled",
+        ],
+    };
+    let b = c.bind(params)?;
+    let x = b.tensor("input")?;
+    let training = match (c.spelling, b.get("training")) {
+        (_, Some(super::Value::Bool(t))) => *t,
+        (Spelling::Functional, None) => false,
+        _ => return Err(InferError::Unsupported),
+    };
+    if c.spelling == Spelling::Torch {
+        // Every parameter of `torch.batch_norm` is required.
+        for p in ["momentum", "eps", "cudnn_enabled"] {
+            b.get(p).ok_or(InferError::Unsupported)?;
+        }
+    }
+    if let Some(m) = b.get("momentum") {
+        m.number().ok_or(InferError::Unsupported)?;
+    }
+    b.number_or("eps", 1e-5)?;
+    let stats = [b.opt_tensor("running_mean")?, b.opt_tensor("running_var")?];
+    let affine = [b.opt_tensor("weight")?, b.opt_tensor("bias")?];
+    // Without running statistics only batch statistics can normalise; a per-channel
+    // reduction over one value is torch's "more than 1 value per channel" error.
+    let stats_ok = if training {
+        x.ndim() >= 2 && x.numel() / x.sizes[1].max(1) > 1
+    } else {
+        stats.iter().all(Option::is_some)
+    };
+    if x.ndim() < 2 || x.numel() == 0 || !x.dtype.is_floating_point() || !stats_ok {
+        return Err(InferError::Unsupported);
+    }
+    let per_channel = |t: &&Tensor| t.sizes == [x.sizes[1]] && t.dtype == x.dtype;
+    // Mixed-precision parameters and misshaped ones are torch's to judge; running statistics
+    // that require grad are written in place or ignored by autograd, neither modelled.
+    if !stats
+        .iter()
+        .flatten()
+        .all(|t| per_channel(t) && !t.requires_grad)
+        || !affine.iter().flatten().all(per_channel)
+    {
+        return Err(InferError::Unsupported);
+    }
+    let mut tensors: Vec<&Tensor> = vec![x];
+    tensors.extend(stats.iter().chain(&affine).flatten());
+    super::args::common_device(&tensors)?;
+    if x.device.kind != "cpu" {
+        return Err(InferError::Unsupported);
+    }
+    let grad_inputs: Vec<&Tensor> = std::iter::once(x)
+        .chain(affine.into_iter().flatten())
+        .collect();
+    let grad = c.grad(x.dtype, &grad_inputs);
+    batch_norm_output(x, grad)
+}
+
+/// Eager CPU writes a row-major output unless the input is exactly channels-last dense
+/// (size-1 dimensions ignored, unlike `suggest_memory_format` which conv and pooling use); a
+/// row-major reading wins ties. 5-d inputs may be channels-last-3d, which is not modelled.
+fn batch_norm_output(x: &Tensor, grad: bool) -> InferResult {
+    let mut y = x.fresh(x.dtype, x.sizes.clone(), grad);
+    let contiguous = is_contiguous(&x.sizes, &x.strides);
+    match x.ndim() {
+        4 if !contiguous && is_channels_last_contiguous(&x.sizes, &x.strides) => {
+            y.strides = channels_last_strides(&x.sizes);
+        }
+        2..=4 => {}
+        _ if contiguous => {}
+        _ => return Err(InferError::Unsupported),
+    }
+    Ok(y.meta())
 }
 
 fn dropout(c: &Call) -> InferResult {
