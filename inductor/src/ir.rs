@@ -275,6 +275,18 @@ impl BodyBuilder {
         self.push(Val::Cast(v), dtype)
     }
 
+    /// `a` rounded to its dtype's storage precision, where values are computed wider than they
+    /// are stored (float16/bfloat16 in float): eager rounds a result before an op that follows
+    /// within one kernel (`div(.., rounding_mode="trunc")` truncates the rounded quotient).
+    pub fn round_to_storage(&mut self, a: ValId) -> ValId {
+        let d = self.dtype(a);
+        if matches!(d, DType::Float16 | DType::BFloat16) {
+            self.push(Val::Cast(a), d)
+        } else {
+            a
+        }
+    }
+
     pub fn unary(&mut self, op: UnOp, a: ValId) -> ValId {
         let d = if op == UnOp::IsNan {
             DType::Bool

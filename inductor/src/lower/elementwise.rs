@@ -233,8 +233,11 @@ pub fn div(l: &Lowerer, x: &Arg, y: &Arg, mode: &str) -> LResult<TensorVal> {
             pointwise(&[x, y], c, c, |b, v| b.binary(BinOp::Div, v[0], v[1]))
         }
         _ if !d.is_floating_point() => fallback("integer division with rounding"),
+        // Eager's half-precision kernel truncates the quotient rounded to the storage dtype
+        // (a float quotient of -19.99 is -20 in bfloat16, and truncates to -20, not -19).
         "trunc" => pointwise(&[x, y], d, d, |b, v| {
             let q = b.binary(BinOp::Div, v[0], v[1]);
+            let q = b.round_to_storage(q);
             b.unary(UnOp::Trunc, q)
         }),
         "floor" => pointwise(&[x, y], d, d, |b, v| b.binary(BinOp::FloorDiv, v[0], v[1])),
