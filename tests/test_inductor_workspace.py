@@ -97,3 +97,58 @@ def test_no_reference_leak_with_a_workspace():
         gc.collect()
     assert sys.getrefcount(x) == ref_before
     assert len(gc.get_objects()) - objects_before < 50
+
+
+_HEAP_SCRIPT = r"""
+import torch, torchferro
+
+def in_heap(ptr):
+    for line in open("/proc/self/maps"):
+        if line.rstrip().endswith("[heap]"):
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= ptr < hi:
+                return True
+    return False
+
+f = torchferro.compile(lambda x: (x * 2).relu())
+assert torch.equal(f(torch.arange(-3.0, 3.0)), torch.tensor([0.0, 0, 0, 0, 2, 4]))
+assert len(torchferro.compiler.cache_entries(f)) == 1
+placed = []
+for _ in range(3):
+    t = torch.empty(6 * 1024 * 1024)  # 24 MiB, what a large convolution output takes
+    placed.append(in_heap(t.data_ptr()))
+    del t
+print(" ".join(str(int(p)) for p in placed))
+"""
+
+
+def _heap_placement(tmp_path, env: dict) -> list[int]:
+    import os
+    import subprocess
+
+    # A file, not `python -c`: frames of code without a source file are never compiled.
+    script = tmp_path / "heap_placement.py"
+    script.write_text(_HEAP_SCRIPT)
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **env},
+    ).stdout
+    return [int(x) for x in out.split()]
+
+
+def test_large_host_allocations_come_from_the_heap_after_the_first_compile(tmp_path):
+    """glibc maps a fresh block (every page of it faulting on first write) for an allocation at
+    or above its mmap threshold; the inductor sets that threshold to 32 MiB once, so the same
+    large size allocated on every call (a convolution's output) is recycled from the heap. A
+    process that set glibc's thresholds itself keeps them."""
+    import platform
+
+    import pytest
+
+    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc's allocator only")
+    assert _heap_placement(tmp_path, {}) == [1, 1, 1]
+    assert _heap_placement(tmp_path, {"MALLOC_MMAP_THRESHOLD_": "131072"}) == [0, 0, 0]

@@ -344,6 +344,13 @@ impl CompiledGraph {
         if rt.has(b) || rt.take_kept(b) {
             return Ok(());
         }
+        if let Some(x) = self.sched.in_place[b] {
+            // Same layout as the donor, which this step reads: share its tensor.
+            let t = rt.tensor(x)?;
+            rt.set(b, Some(t));
+            rt.remember(b);
+            return Ok(());
+        }
         if let Some(d) = self.sched.reuse[b] {
             if let Some(base) = rt.take(d) {
                 let decl = &self.ir.buffers[b];

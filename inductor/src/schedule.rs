@@ -60,6 +60,10 @@ pub struct Schedule {
     pub materialized: Vec<bool>,
     /// Buffer whose (dead) storage a buffer takes over.
     pub reuse: Vec<Option<BufId>>,
+    /// Buffer a kernel overwrites with this one, element by element: the kernel reads each
+    /// element of the donor for the last time where it writes the same element of this buffer
+    /// (Inductor's in-place buffer reuse). Donor and buffer have one layout and one dtype.
+    pub in_place: Vec<Option<BufId>>,
     /// Buffers whose tensors can be dropped after each step.
     pub free_after: Vec<Vec<BufId>>,
     /// Kernel (index) producing each buffer, if any.
@@ -278,6 +282,7 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             outs.iter().for_each(|&b| host_owned[b] = true);
         }
     }
+    let mut in_place = vec![None; nb];
     for s in 0..steps.len() {
         // Buffers defined here may take storage freed by earlier steps.
         for &b in order.iter().filter(|&&b| def_step[b] == s) {
@@ -285,6 +290,25 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 matches!(steps[s], Step::Host(n) if matches!(ir.nodes[n], IrNode::Fallback { .. }));
             if !materialized[b] || escapes(b) || host_alloc {
                 continue;
+            }
+            if let Step::Kernel(k) = steps[s] {
+                let donor = (0..nb).find(|&x| {
+                    x != b
+                        && materialized[x]
+                        && !escapes(x)
+                        && !host_owned[x]
+                        && !released[x]
+                        && def_step[x] < s
+                        && last_use[x] == s
+                        && in_place_safe(ir, &kernels[k], b, x)
+                });
+                if let Some(x) = donor {
+                    in_place[b] = Some(x);
+                    // The donor's storage is the new buffer's now: never pooled.
+                    released[x] = true;
+                    free_after[s].push(x);
+                    continue;
+                }
             }
             let d = &ir.buffers[b];
             if let Some(pos) = pool.iter().position(|&x| {
@@ -315,9 +339,62 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
         steps,
         materialized,
         reuse,
+        in_place,
         free_after,
         producer_kernel,
     }
+}
+
+/// Whether kernel `k` may write `b` over `x`: `b` is a stored pointwise result of `k` read by
+/// later steps (not row scratch), of `x`'s dtype and layout, and every read of `x` in `k` is of
+/// the element `b` stores at the same point, made before that store (an earlier stage, or an
+/// earlier or the same node of `b`'s stage). Points of the kernel never share a store address,
+/// so no point can read an element another point already overwrote.
+fn in_place_safe(ir: &IrGraph, k: &Kernel, b: BufId, x: BufId) -> bool {
+    let (db, dx) = (&ir.buffers[b], &ir.buffers[x]);
+    if db.dtype != dx.dtype || db.sizes != dx.sizes || db.strides != dx.strides {
+        return false;
+    }
+    // Distinct points must store to distinct elements.
+    if db
+        .sizes
+        .iter()
+        .zip(&db.strides)
+        .any(|(&n, &st)| n > 1 && st == 0)
+    {
+        return false;
+    }
+    let Some(pos_b) = k.nodes.iter().position(|(n, l, _)| {
+        *l == Level::Inner && matches!(&ir.nodes[*n], IrNode::Pointwise { out, .. } if *out == b)
+    }) else {
+        return false;
+    };
+    let stage_b = k.nodes[pos_b].2;
+    let read_outside = ir
+        .nodes
+        .iter()
+        .enumerate()
+        .any(|(i, node)| !k.nodes.iter().any(|(n, _, _)| *n == i) && node.reads().contains(&b));
+    if !read_outside {
+        return false;
+    }
+    let store = store_index(ir, b, Level::Inner, k.outer.len());
+    k.nodes.iter().enumerate().all(|(pos, (n, level, stage))| {
+        let (body, is_reduction) = match &ir.nodes[*n] {
+            IrNode::Pointwise { body, .. } => (body, false),
+            IrNode::Reduction { body, .. } => (body, true),
+            _ => return !ir.nodes[*n].reads().contains(&x),
+        };
+        let reads_x = body.loads().any(|(lb, _)| lb == x) || body.gathers().any(|g| g == x);
+        if !reads_x {
+            return true;
+        }
+        let ordered = *stage < stage_b || (*stage == stage_b && pos <= pos_b);
+        ordered
+            && (is_reduction || *level == Level::Inner)
+            && !body.gathers().any(|g| g == x)
+            && body.loads().all(|(lb, idx)| lb != x || *idx == store)
+    })
 }
 
 fn stage_is_reduction(ir: &IrGraph, k: &Kernel, stage: usize) -> bool {

@@ -83,7 +83,7 @@ pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> Vec<bool> {
             _ => {}
         }
     }
-    // Buffers sharing storage through the reuse plan form one class: kept only if all are.
+    // Buffers sharing storage (reuse or in-place plan) form one class: kept only if all are.
     let mut root: Vec<BufId> = (0..n).collect();
     fn find(root: &mut [BufId], mut b: BufId) -> BufId {
         while root[b] != b {
@@ -92,7 +92,8 @@ pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> Vec<bool> {
         }
         b
     }
-    for (b, donor) in sched.reuse.iter().enumerate() {
+    for (b, donor) in sched.reuse.iter().chain(&sched.in_place).enumerate() {
+        let b = b % n;
         if let Some(d) = donor {
             let (rb, rd) = (find(&mut root, b), find(&mut root, *d));
             root[rb] = rd;

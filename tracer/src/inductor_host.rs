@@ -495,6 +495,7 @@ impl InductorProgram {
         }
         let compiled =
             inductor::compile(graph, &inductor::Options::default()).map_err(|e| e.to_string())?;
+        crate::alloc_threshold::raise_mmap_threshold();
         let mut map = HashMap::new();
         // Dead-code elimination may have removed some of the traced calls.
         for (id, c) in callables.iter().filter(|(id, _)| graph.contains(*id)) {

@@ -4,6 +4,7 @@
 //! Unsafe code lives in `frame` (frame layout), `hook` (the evaluator), `cache` (co_extra) and
 //! the small raw-pointer helpers of `source`, `runtime` and `guards`; everything else is safe.
 
+pub mod alloc_threshold;
 pub mod cache;
 pub mod codegen;
 pub mod compile;

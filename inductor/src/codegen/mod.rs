@@ -315,15 +315,25 @@ fn emit_kernel(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) -> 
     }
     bufs.retain(|b| !scratch.contains(b));
     let _ = writeln!(out, "void {}(void **restrict args) {{", k.name);
+    // A buffer written over its donor is addressed through the donor's pointer, so that every
+    // access stays based on one `restrict` pointer (reads precede writes element by element).
+    let alias_of = |b: BufId| sched.in_place[b].filter(|x| bufs.contains(x));
     for (i, b) in bufs.iter().enumerate() {
         let t = storage_type(ir.buffers[*b].dtype);
-        let _ = writeln!(out, "  {t} *restrict b{b} = ({t} *)args[{i}];");
+        match alias_of(*b) {
+            Some(x) => {
+                let _ = writeln!(out, "  {t} *const b{b} = b{x}; (void)args[{i}];");
+            }
+            None => {
+                let _ = writeln!(out, "  {t} *restrict b{b} = ({t} *)args[{i}];");
+            }
+        }
     }
     for (n, _, _) in &k.nodes {
         for b in ir.nodes[*n].outputs() {
             let decl = &ir.buffers[b];
             let bytes = decl.storage_numel() * decl.dtype.itemsize() as i64;
-            if bufs.contains(&b) && bytes >= HUGEPAGE_MIN_BYTES {
+            if bufs.contains(&b) && alias_of(b).is_none() && bytes >= HUGEPAGE_MIN_BYTES {
                 let _ = writeln!(out, "  tf_hugepage(b{b}, {bytes});");
             }
         }
