@@ -506,8 +506,13 @@ def run_measure(spec: dict) -> dict:
                 )
             )
             samples = {v: [] for v in fns}
-            for _ in range(reps):
-                for v, fn in fns.items():  # interleaved: drift hits every variant alike
+            order = list(fns.items())
+            for rep in range(reps):
+                # Interleaved, so that drift hits every variant alike, and rotated, so that no
+                # variant always runs right after the same one (eager's allocations leave the
+                # heap and caches in a state the next variant pays for).
+                k = rep % len(order)
+                for v, fn in order[k:] + order[:k]:
                     samples[v].append(time_calls(fn, b.args, n[v], device))
             for v in fns:
                 r = res["variants"][v]

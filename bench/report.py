@@ -167,7 +167,7 @@ def markdown(results: dict) -> str:
     lines += [
         "",
         "How to read it: median and IQR (half the interquartile range, as ± of the median) of the time per call over "
-        "interleaved repetitions after warm-up; speedup = eager median / variant median. Throughput: GB/s counts the "
+        "interleaved repetitions (the order rotated each repetition) after warm-up; speedup = eager median / variant median. Throughput: GB/s counts the "
         "ideal traffic of one call (each input read once, each output written once); GFLOP/s counts matmul and "
         "convolution FLOPs (torch.utils.flop_counter). Compile, cold / warm: the compile's share of the first call in a "
         "fresh process with an empty / filled cache directory (TORCHINDUCTOR_CACHE_DIR, TORCHFERRO_CACHE_DIR): for "

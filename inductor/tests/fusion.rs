@@ -378,3 +378,32 @@ fn dead_buffers_are_reused() {
         c.schedule().reuse
     );
 }
+
+#[test]
+fn a_value_realized_for_an_extern_call_is_read_back_not_recomputed() {
+    // y = exp(x) * 2 is lazy until the GEMM needs it in memory; the add after the GEMM must then
+    // read that buffer rather than compute exp again (resnet's max-pool feeds both a convolution
+    // and the residual add after it).
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[8, 8]);
+    let w = input(&mut g, "w", DType::Float32, &[8, 8]);
+    let e = call(&mut g, m("exp"), vec![n(x)], vec![]);
+    let y = call(&mut g, f("operator.mul"), vec![n(e), Arg::Int(2)], vec![]);
+    let a = call(&mut g, f("torch.mm"), vec![n(y), n(w)], vec![]);
+    let out = call(&mut g, f("operator.add"), vec![n(a), n(y)], vec![]);
+    g.output(vec![n(out)]);
+    let (c, _) = check(&g, 3);
+    let exps = c
+        .ir()
+        .nodes
+        .iter()
+        .filter_map(|node| match node {
+            inductor::ir::IrNode::Pointwise { body, .. } => Some(body),
+            _ => None,
+        })
+        .flat_map(|b| b.vals.iter())
+        .filter(|v| matches!(v, inductor::ir::Val::Unary(inductor::ir::UnOp::Exp, _)))
+        .count();
+    assert_eq!(exps, 1, "{}", c.source());
+    assert_eq!(c.num_kernels(), 2, "{}", c.source());
+}

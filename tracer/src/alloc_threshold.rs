@@ -23,9 +23,13 @@ pub fn raise_mmap_threshold() {
     SET.call_once(|| {
         #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
         {
-            let chosen = ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"]
-                .iter()
-                .any(|v| std::env::var_os(v).is_some());
+            let chosen = [
+                "MALLOC_MMAP_THRESHOLD_",
+                "MALLOC_TRIM_THRESHOLD_",
+                "GLIBC_TUNABLES",
+            ]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some());
             if chosen {
                 return;
             }

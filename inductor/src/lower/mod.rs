@@ -421,7 +421,19 @@ impl<'g> Lowerer<'g> {
             .ir
             .add_buffer(t.dtype, t.sizes.clone(), strides.clone(), BufKind::Computed);
         self.store(buf, t);
-        TensorVal::buffer(buf, t.dtype, t.sizes.clone(), strides)
+        let realized = TensorVal::buffer(buf, t.dtype, t.sizes.clone(), strides);
+        // Later users of the same node read the buffer instead of inlining the computation a
+        // second time (a max-pool read by a convolution, which realizes it, and by the residual
+        // add after that convolution would otherwise be recomputed in the add's kernel).
+        if let Kind::Lazy { id, .. } = t.kind {
+            for v in self.env.values_mut() {
+                if matches!(v, LValue::Tensor(TensorVal { kind: Kind::Lazy { id: other, .. }, .. }) if *other == id)
+                {
+                    *v = LValue::Tensor(realized.clone());
+                }
+            }
+        }
+        realized
     }
 
     /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
