@@ -753,3 +753,53 @@ def user_object_operators_len_and_truth(x):
     b += x.sin()
     v = Vec(x) + Vec(x.cos()) * 2
     return empty, bool(b), len(b), b[1] - b[0], v.t, len(v), v[1]
+
+
+class Gate:
+    def __call__(self, t):
+        return t.relu()
+
+
+class GateChild(Gate):
+    pass
+
+
+def _and_gates(*fns):
+    # transformers' masking_utils.and_masks checks its arguments this way.
+    if not all(callable(f) for f in fns):
+        raise RuntimeError("not callable")
+
+    def both(t):
+        out = t
+        for f in fns:
+            out = f(out)
+        return out
+
+    return both
+
+
+@program(x34, 1, fullgraph=True)
+def callable_of_values_made_in_the_frame(x):
+    scale = 2.0
+
+    def closure(t):
+        return t * scale
+
+    c = Counter()
+    flags = (
+        callable(closure),
+        callable(lambda t: t),
+        callable(c.bump),
+        callable(c),
+        callable(Gate()),
+        callable(GateChild()),
+        callable(x),
+        callable([x]),
+        callable((x, 1)),
+        callable({"a": x}),
+        callable(x.shape),
+        callable(Gate),
+        callable(torch.sin),
+        callable(3),
+    )
+    return flags, _and_gates(closure, GateChild())(x)

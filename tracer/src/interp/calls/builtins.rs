@@ -91,6 +91,35 @@ impl Frame<'_, '_> {
             args
         };
         match (name, args.as_slice()) {
+            // Values that exist only in the tracker: functions and methods made or bound by
+            // the traced code are callable, containers and tensors are not, and a user object
+            // is callable when its class defines `__call__` (as `callable` itself decides).
+            ("callable", [v]) if kwargs.is_empty() && v.as_py(py).is_none() => {
+                let yes = match v {
+                    Var::Function(_) | Var::BoundMethod { .. } | Var::Method { .. } => Some(true),
+                    Var::Tensor(_)
+                    | Var::Tuple(_)
+                    | Var::List(_)
+                    | Var::Dict(_)
+                    | Var::Size(_)
+                    | Var::Slice(_)
+                    | Var::Iter(_)
+                    | Var::NamedTuple { .. }
+                    | Var::Set(_) => Some(false),
+                    Var::Object(o) => {
+                        // `hasattr(cls, "__call__")` would find `type.__call__` on every class.
+                        let mut defines = false;
+                        for c in o.cls.bind(py).getattr("__mro__")?.try_iter()? {
+                            defines |= c?.getattr("__dict__")?.contains("__call__")?;
+                        }
+                        Some(defines)
+                    }
+                    _ => None,
+                };
+                if let Some(yes) = yes {
+                    return Ok(Var::py_const(py, yes));
+                }
+            }
             ("getattr", [obj, name]) | ("getattr", [obj, name, _]) => {
                 let n: String = name
                     .as_py(py)
