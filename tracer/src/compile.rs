@@ -889,6 +889,15 @@ fn template_of_inner(
             };
             OutputTemplate::Graph(i)
         }
+        // Built again by its class from the field values, positionally in declaration order
+        // (the dataclass `__init__` takes them so; `__post_init__` makes the dict again).
+        Var::ModelOutput(o) => OutputTemplate::Call(
+            o.cls.clone_ref(py),
+            o.fields
+                .iter()
+                .map(|(_, v)| template_of(py, v, outs, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
         Var::NamedTuple { ty, items } => OutputTemplate::NamedTuple(
             ty.clone_ref(py),
             items

@@ -4,6 +4,7 @@
 
 mod calls;
 mod inline;
+pub mod model_output;
 mod objects;
 mod ops;
 mod step;

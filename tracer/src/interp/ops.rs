@@ -197,6 +197,8 @@ impl Frame<'_, '_> {
             (Var::Object(a), Var::Object(b)) => std::rc::Rc::ptr_eq(a, b),
             // A tracked object is made by the traced code: no other value can be it.
             (Var::Object(_), _) | (_, Var::Object(_)) => false,
+            (Var::ModelOutput(a), Var::ModelOutput(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::ModelOutput(_), _) | (_, Var::ModelOutput(_)) => false,
             (Var::Set(a), Var::Set(b)) => a.is(b),
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
             _ => return Err(TraceError::unsupported("`is` between these values")),
@@ -216,6 +218,14 @@ impl Frame<'_, '_> {
         // identity of its values.
         if !matches!(rhs, Var::Dict(_)) {
             self.tx.realize_identity(&rhs);
+        }
+        if let Var::ModelOutput(o) = &rhs {
+            let key = lhs
+                .as_py(py)
+                .and_then(|k| k.extract::<String>().ok())
+                .ok_or_else(|| TraceError::unsupported("`in` a ModelOutput with a non-str key"))?;
+            let found = o.has_key(py, &key);
+            return Ok(Var::py_const(py, found != negate));
         }
         if let Var::Dict(d) = &rhs {
             let key = lhs
@@ -240,6 +250,10 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match &obj {
             Var::Tensor(_) | Var::Object(_) => self.operator("getitem", vec![obj, idx]),
+            Var::ModelOutput(o) => {
+                let o = o.clone();
+                self.model_output_item(&o, &idx)
+            }
             Var::Tuple(_) | Var::List(_) | Var::Size(_) | Var::NamedTuple { .. } => {
                 let items = obj.items(py).unwrap();
                 let i = idx
@@ -488,6 +502,10 @@ impl Frame<'_, '_> {
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
             Var::Object(o) => self.object_attr(o, name),
+            Var::ModelOutput(o) => {
+                let o = o.clone();
+                self.model_output_attr(&o, name)
+            }
             Var::Super { cls, obj } => {
                 let (cls, obj) = (cls.clone_ref(py), (**obj).clone());
                 self.super_attr(cls, obj, name)

@@ -91,6 +91,9 @@ pub enum Var {
     /// An instance of a plain user class made by the traced code (see `objects.rs`): it lives
     /// only in the tracker until it escapes, and is then rebuilt after the graph.
     Object(Rc<ObjectVar>),
+    /// A transformers `ModelOutput` made by the traced code (see `model_output.rs`): rebuilt
+    /// after the graph by calling its class with the field values.
+    ModelOutput(Rc<super::model_output::ModelOutputVar>),
 }
 
 /// A user object made in the traced region: its class and its `__dict__`, in insertion order.
@@ -152,6 +155,12 @@ impl Var {
                 .getattr("__name__")
                 .map(|n| n.to_string())
                 .unwrap_or_else(|_| "object".into()),
+            Var::ModelOutput(o) => o
+                .cls
+                .bind(py)
+                .getattr("__name__")
+                .map(|n| n.to_string())
+                .unwrap_or_else(|_| "ModelOutput".into()),
         }
     }
 
@@ -231,6 +240,12 @@ impl Var {
                     .map(|(k, _)| Var::Py(k.clone_ref(py), None))
                     .collect(),
             ),
+            Var::ModelOutput(o) => Some(
+                o.items(py)
+                    .into_iter()
+                    .map(|(k, _)| Var::py_const(py, k))
+                    .collect(),
+            ),
             Var::Py(o, _) => {
                 let o = o.bind(py);
                 // Only iterate values whose iteration is free of side effects.
@@ -273,6 +288,7 @@ impl Var {
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),
             Var::List(i) => Ok(!i.borrow().is_empty()),
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
+            Var::ModelOutput(o) => Ok(!o.items(py).is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
             Var::Set(o) => Ok(o.bind(py).is_truthy()?),
             // Only a class without `__bool__`/`__len__` is known true here (`Frame::truth`

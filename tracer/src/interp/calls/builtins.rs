@@ -224,6 +224,9 @@ impl Frame<'_, '_> {
                 let t = self.truth(v)?;
                 return Ok(Var::py_const(py, t));
             }
+            ("bool", [v @ Var::ModelOutput(_)]) if kwargs.is_empty() => {
+                return Ok(Var::py_const(py, v.truthy(py)?));
+            }
             ("len", [Var::Object(o)]) => {
                 let o = o.clone();
                 return self.object_operator(&o, "len", vec![]);
@@ -494,6 +497,13 @@ impl Frame<'_, '_> {
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
             Var::Set(_) => named("set")?,
+            Var::ModelOutput(o) => Some(
+                o.cls
+                    .bind(py)
+                    .clone()
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
             Var::Object(o) => Some(
                 o.cls
                     .bind(py)

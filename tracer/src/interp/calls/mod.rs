@@ -43,6 +43,7 @@ impl Frame<'_, '_> {
                 Var::NamedTuple { ty, items } => {
                     self.named_tuple_method(ty, items, &name, args, kwargs)
                 }
+                Var::ModelOutput(o) => self.model_output_method(o, &name, args, kwargs),
                 Var::Py(o, Some(src))
                     if is_dict_read(&name) && o.bind(py).is_instance_of::<PyDict>() =>
                 {
@@ -224,6 +225,9 @@ impl Frame<'_, '_> {
             if let Some(r) = self.fold(f, &args, &kwargs)? {
                 return Ok(r);
             }
+        }
+        if let Some(r) = self.construct_model_output(f, &args, &kwargs)? {
+            return Ok(r);
         }
         if let Some(r) = self.construct_object(f, src.as_ref(), &args, &kwargs)? {
             return Ok(r);

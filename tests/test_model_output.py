@@ -1,0 +1,144 @@
+"""transformers' `ModelOutput` dataclasses built inside a compiled frame: tracked by their field
+values and built again after the graph by calling the class, so the frame stays one graph. Each
+program runs under `fullgraph=True` and must match eager (type, keys, values, None fields)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchferro
+from conftest import CountingBackend
+
+transformers = pytest.importorskip("transformers")
+from transformers.modeling_outputs import (  # noqa: E402
+    BaseModelOutputWithPast,
+    CausalLMOutputWithCrossAttentions,
+)
+
+
+def _same(got, want):
+    assert type(got) is type(want)
+    if isinstance(want, dict):
+        assert list(got.keys()) == list(want.keys())
+        for f in type(want).__dataclass_fields__:
+            _same(getattr(got, f), getattr(want, f))
+        for k in want:
+            _same(got[k], want[k])
+    elif isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            _same(a, b)
+    elif isinstance(want, torch.Tensor):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    else:
+        assert got == want
+
+
+def _check(fn, *args):
+    torchferro.compiler.reset()
+    backend = CountingBackend()
+    compiled = torchferro.compile(fn, backend=backend, fullgraph=True)
+    want = fn(*args)
+    got = compiled(*args)
+    _same(got, want)
+    again = compiled(*args)
+    _same(again, want)
+    assert backend.count == 1, backend.describe()
+    return got
+
+
+def built_and_read(x):
+    out = BaseModelOutputWithPast(last_hidden_state=x.sin(), hidden_states=(x, x * 2))
+    h = out.last_hidden_state + out[0] + out["last_hidden_state"]
+    first, second = out.to_tuple()
+    return (
+        out,
+        h,
+        second[1] - first,
+        out.attentions is None,
+        out.cache,
+        out.past_key_values,
+        len(out),
+        list(out.keys()),
+        "hidden_states" in out,
+        "attentions" in out,
+        out.get("attentions", 7),
+        out[1:],
+        isinstance(out, dict),
+        isinstance(out, tuple),
+        bool(out),
+    )
+
+
+def test_fields_keys_items_and_the_rebuilt_instance():
+    got = _check(built_and_read, torch.randn(3, 4))
+    assert got[0].attentions is None
+
+
+def positional_and_old_cache_keyword(x):
+    # `past_key_values` is the old name of the `cache` field: the class renames the keyword.
+    a = CausalLMOutputWithCrossAttentions(None, x.cos(), past_key_values=(x,))
+    items = [(k, v) for k, v in a.items()]
+    values = list(a.values())
+    return a, items, values, a.logits * 2, a["cache"], a.cache_params
+
+
+def test_positional_fields_and_the_renamed_cache_keyword():
+    _check(positional_and_old_cache_keyword, torch.randn(2, 5))
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return BaseModelOutputWithPast(last_hidden_state=self.lin(x).relu())
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        h = self.block(x)
+        return CausalLMOutputWithCrossAttentions(
+            logits=h.last_hidden_state * 2, hidden_states=h.to_tuple()
+        )
+
+
+def test_output_of_an_inlined_submodule_and_of_the_frame():
+    torch.manual_seed(0)
+    m = Model().eval()
+    with torch.no_grad():
+        _check(m, torch.randn(2, 4))
+
+
+def live_at_a_graph_break(x):
+    out = BaseModelOutputWithPast(last_hidden_state=x + 1)
+    torch._dynamo.graph_break()
+    return out.last_hidden_state * 3, out
+
+
+def test_live_across_a_graph_break_is_the_same_value():
+    torchferro.compiler.reset()
+    x = torch.randn(4)
+    want = live_at_a_graph_break(x)
+    got = torchferro.compile(live_at_a_graph_break)(x)
+    _same(got, want)
+
+
+def only_field_is_a_list(x):
+    # A lone first field that is not a tensor is read as (key, value) pairs by __post_init__:
+    # not modelled, so the frame breaks there (and gives eager's result).
+    return BaseModelOutputWithPast([("last_hidden_state", x)])
+
+
+def test_a_lone_non_tensor_first_field_breaks_under_fullgraph():
+    torchferro.compiler.reset()
+    x = torch.randn(2)
+    with pytest.raises(torchferro.Unsupported, match="its __post_init__ iterates it"):
+        torchferro.compile(only_field_is_a_list, fullgraph=True)(x)
+    _same(torchferro.compile(only_field_is_a_list)(x), only_field_is_a_list(x))
