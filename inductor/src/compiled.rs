@@ -325,6 +325,11 @@ impl CompiledGraph {
                     if !host_allocates {
                         for b in self.ir.nodes[*n].outputs() {
                             self.ensure(&mut rt, b)?;
+                            let d = &self.ir.buffers[b];
+                            let bytes = d.storage_numel() * d.dtype.itemsize() as i64;
+                            if bytes >= crate::hugepage::MIN_BYTES {
+                                crate::hugepage::advise(rt.ptr(b)?, bytes);
+                            }
                         }
                     }
                     rt.run_host_node(&self.ir.nodes[*n])?;

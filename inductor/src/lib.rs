@@ -12,6 +12,7 @@
 
 pub mod error;
 pub mod host;
+mod hugepage;
 pub mod index;
 pub mod ir;
 pub mod lower;

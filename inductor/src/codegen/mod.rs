@@ -31,8 +31,9 @@ use crate::schedule::{Kernel, Level, Schedule};
 /// foreign file fails the check), and its value names the source hash.
 pub const VALIDATION_SYMBOL: &str = "torchferro_kernels_abi";
 
-/// Buffers at least this large that a kernel writes get a transparent-huge-page hint.
-const HUGEPAGE_MIN_BYTES: i64 = 4 << 20;
+/// Buffers at least this large that a kernel writes get a transparent-huge-page hint (see
+/// [`crate::hugepage`]).
+const HUGEPAGE_MIN_BYTES: i64 = crate::hugepage::MIN_BYTES;
 
 /// Kernels below this many loop iterations run on one thread.
 const PARALLEL_THRESHOLD: i64 = 32768;
