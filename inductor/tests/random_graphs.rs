@@ -21,22 +21,26 @@ enum Op {
     Flatten(usize),
     Expand(usize, usize),
     Select(usize, usize),
+    /// `x @ x.transpose(-1, -2)`: an extern GEMM whose output the next kernels read (and may
+    /// overwrite in place, see `Schedule::in_place`).
+    Gram(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let i = || 0usize..64;
     prop_oneof![
-        (i(), 0usize..9).prop_map(|(a, k)| Op::Unary(a, k)),
-        (i(), i(), 0usize..5).prop_map(|(a, b, k)| Op::Binary(a, b, k)),
-        (i(), 0usize..4, -3i8..4).prop_map(|(a, k, c)| Op::Scalar(a, k, c)),
-        (i(), i(), 0usize..4, any::<bool>()).prop_map(|(a, d, k, kd)| Op::Reduce(a, d, k, kd)),
-        (i(), i()).prop_map(|(a, d)| Op::Softmax(a, d)),
-        (i(), i(), i()).prop_map(|(a, d0, d1)| Op::Transpose(a, d0, d1)),
-        (i(), i()).prop_map(|(a, d)| Op::Unsqueeze(a, d)),
-        (i(), i(), 0usize..3).prop_map(|(a, d, s)| Op::Slice(a, d, s)),
-        i().prop_map(Op::Flatten),
-        (i(), i()).prop_map(|(a, d)| Op::Expand(a, d)),
-        (i(), i()).prop_map(|(a, d)| Op::Select(a, d)),
+        1 => (i(), 0usize..9).prop_map(|(a, k)| Op::Unary(a, k)),
+        1 => (i(), i(), 0usize..5).prop_map(|(a, b, k)| Op::Binary(a, b, k)),
+        1 => (i(), 0usize..4, -3i8..4).prop_map(|(a, k, c)| Op::Scalar(a, k, c)),
+        1 => (i(), i(), 0usize..4, any::<bool>()).prop_map(|(a, d, k, kd)| Op::Reduce(a, d, k, kd)),
+        1 => (i(), i()).prop_map(|(a, d)| Op::Softmax(a, d)),
+        1 => (i(), i(), i()).prop_map(|(a, d0, d1)| Op::Transpose(a, d0, d1)),
+        1 => (i(), i()).prop_map(|(a, d)| Op::Unsqueeze(a, d)),
+        1 => (i(), i(), 0usize..3).prop_map(|(a, d, s)| Op::Slice(a, d, s)),
+        1 => i().prop_map(Op::Flatten),
+        1 => (i(), i()).prop_map(|(a, d)| Op::Expand(a, d)),
+        1 => (i(), i()).prop_map(|(a, d)| Op::Select(a, d)),
+        4 => i().prop_map(Op::Gram),
     ]
 }
 
@@ -244,6 +248,30 @@ fn build(shape: &[i64], second: &[bool], f64_input: bool, ops: &[Op]) -> Graph {
                     vec![],
                 )
             }
+            Op::Gram(a) => {
+                let x = pick(a);
+                if ndim(&g, x) < 2 {
+                    continue;
+                }
+                let before = vals.len();
+                try_call(
+                    &mut g,
+                    &mut vals,
+                    m("transpose"),
+                    vec![Arg::Node(x), Arg::Int(-1), Arg::Int(-2)],
+                    vec![],
+                );
+                if vals.len() > before {
+                    let t = *vals.last().unwrap();
+                    try_call(
+                        &mut g,
+                        &mut vals,
+                        f("torch.matmul"),
+                        vec![Arg::Node(x), Arg::Node(t)],
+                        vec![],
+                    );
+                }
+            }
         }
     }
     let last = *vals.last().unwrap();
@@ -268,5 +296,66 @@ proptest! {
         let g = build(&shape, &second, f64_input, &ops);
         let (c, _) = check(&g, seed);
         prop_assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    }
+}
+
+/// A chain of GEMMs with pointwise work (and row softmaxes) between them: every epilogue kernel
+/// reads a GEMM output for the last time, so the schedule writes it in place.
+fn build_gemm_chain(rows: i64, cols: i64, steps: &[(usize, i8)]) -> Graph {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[rows, cols]);
+    let w = input(&mut g, "w", DType::Float32, &[cols, cols]);
+    let bias = input(&mut g, "b", DType::Float32, &[cols]);
+    let mut h = x;
+    let mut kept = Vec::new();
+    for &(k, c) in steps {
+        h = call(&mut g, f("torch.mm"), vec![n(h), n(w)], vec![]);
+        h = match k % 5 {
+            0 => call(&mut g, m("tanh"), vec![n(h)], vec![]),
+            1 => {
+                let a = call(&mut g, f("operator.add"), vec![n(h), n(bias)], vec![]);
+                call(&mut g, m("sigmoid"), vec![n(a)], vec![])
+            }
+            2 => call(&mut g, f("torch.softmax"), vec![n(h), Arg::Int(-1)], vec![]),
+            3 => call(
+                &mut g,
+                f("operator.mul"),
+                vec![n(h), Arg::Float(c as f64 * 0.25)],
+                vec![],
+            ),
+            _ => {
+                // Also kept for the output: no longer only an intermediate.
+                let s = call(&mut g, m("sin"), vec![n(h)], vec![]);
+                kept.push(s);
+                s
+            }
+        };
+    }
+    let mut outs = vec![n(h)];
+    outs.extend(kept.into_iter().map(n));
+    g.output(outs);
+    g
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(32)
+    ))]
+
+    #[test]
+    fn gemm_epilogues_written_in_place_match_the_reference_interpreter(
+        rows in 1i64..9,
+        cols in 1i64..9,
+        steps in prop::collection::vec((0usize..5, -4i8..5), 1..6),
+        seed in 0u64..1000,
+    ) {
+        let g = build_gemm_chain(rows, cols, &steps);
+        let (c, _) = check(&g, seed);
+        prop_assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+        // Every epilogue but the last (a graph output) and the kept ones reads a GEMM output
+        // for the last time and is followed by another GEMM.
+        let intermediate = steps[..steps.len() - 1].iter().filter(|(k, _)| k % 5 != 4).count();
+        let in_place = c.schedule().in_place.iter().filter(|x| x.is_some()).count();
+        prop_assert_eq!(in_place, intermediate, "{}", c.source());
     }
 }
