@@ -142,3 +142,55 @@ def test_a_lone_non_tensor_first_field_breaks_under_fullgraph():
     with pytest.raises(torchferro.Unsupported, match="its __post_init__ iterates it"):
         torchferro.compile(only_field_is_a_list, fullgraph=True)(x)
     _same(torchferro.compile(only_field_is_a_list)(x), only_field_is_a_list(x))
+
+
+def written_after_it_is_built(x):
+    # transformers' output capturing fills in hidden states this way; a key set later goes
+    # last in the dict, here also its place among the fields.
+    out = BaseModelOutputWithPast(last_hidden_state=x)
+    out["hidden_states"] = (x, x + 1)
+    out.attentions = (x * 2,)
+    out["last_hidden_state"] = x.relu()  # an existing key keeps its place
+    return out, list(out.keys()), out.to_tuple()[1][1], out[-1][0]
+
+
+def test_item_and_attribute_writes_in_field_order():
+    _check(written_after_it_is_built, torch.randn(3))
+
+
+def written_out_of_field_order(x):
+    out = BaseModelOutputWithPast(last_hidden_state=x)
+    out.attentions = (x * 2,)
+    out["hidden_states"] = (x,)
+    keys = list(out.keys())
+    return keys, out[1][0] + out[2][0], out
+
+
+def test_keys_set_out_of_field_order_keep_their_order():
+    # Read inside the frame, the order is the dict's own; returned, the object cannot be built
+    # again by its class with that order, so under fullgraph the frame is refused, and without
+    # it the result still matches eager.
+    torchferro.compiler.reset()
+    x = torch.randn(3)
+    with pytest.raises(torchferro.Unsupported, match="out of field order"):
+        torchferro.compile(written_out_of_field_order, fullgraph=True)(x)
+    torchferro.compiler.reset()
+    want = written_out_of_field_order(x)
+    got = torchferro.compile(written_out_of_field_order)(x)
+    _same(got, want)
+    assert got[0] == ["last_hidden_state", "attentions", "hidden_states"]
+
+
+def written_none(x):
+    out = BaseModelOutputWithPast(last_hidden_state=x, hidden_states=(x,))
+    out.hidden_states = None  # the attribute becomes None, the dict keeps its entry
+    return out.hidden_states, list(out.keys())
+
+
+def test_writing_none_is_refused_under_fullgraph_and_matches_eager_otherwise():
+    torchferro.compiler.reset()
+    x = torch.randn(2)
+    with pytest.raises(torchferro.Unsupported, match="to None"):
+        torchferro.compile(written_none, fullgraph=True)(x)
+    torchferro.compiler.reset()
+    _same(torchferro.compile(written_none)(x), written_none(x))

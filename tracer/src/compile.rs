@@ -833,6 +833,7 @@ fn template_of(
         Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),
         Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
         Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
+        Var::ModelOutput(o) => Some(std::rc::Rc::as_ptr(o) as usize),
         _ => None,
     };
     if let (Var::Cell(c), Some(addr)) = (v, addr) {
@@ -893,9 +894,9 @@ fn template_of_inner(
         // (the dataclass `__init__` takes them so; `__post_init__` makes the dict again).
         Var::ModelOutput(o) => OutputTemplate::Call(
             o.cls.clone_ref(py),
-            o.fields
+            o.rebuild_args()?
                 .iter()
-                .map(|(_, v)| template_of(py, v, outs, ctx))
+                .map(|v| template_of(py, v, outs, ctx))
                 .collect::<Result<_, _>>()?,
         ),
         Var::NamedTuple { ty, items } => OutputTemplate::NamedTuple(

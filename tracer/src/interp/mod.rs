@@ -616,6 +616,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let Var::Object(o) = &obj {
             return self.object_setattr(o, name, v, false);
         }
+        if let Var::ModelOutput(o) = &obj {
+            return o.assign(py, name, v, false);
+        }
         let Var::Py(o, Some(src)) = &obj else {
             return Err(TraceError::unsupported(format!(
                 "assigning attribute '{name}' of a {}",

@@ -3,10 +3,12 @@
 //! `__setitem__` keep the dict and the attributes in step, so it is not a plain object the tracker
 //! can build field by field. Its behaviour is simple, though: the keys are the fields that are
 //! not `None`, in declaration order; `out.name` is a field; `out[i]` and `out.to_tuple()` index
-//! the non-`None` values; `out["name"]` is a key's value. The tracker keeps the field values
-//! and the graph's caller builds the instance again by calling the class with them, exactly as
-//! the traced code did (TorchDynamo special-cases these classes too).
+//! the non-`None` values; `out["name"]` is a key's value; writing a field (as item or attribute)
+//! sets both, a new key going last. The tracker keeps the field values and the key order, and
+//! the graph's caller builds the instance again by calling the class with the fields, as the
+//! traced code did (TorchDynamo special-cases these classes too).
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use pyo3::prelude::*;
@@ -16,10 +18,12 @@ use crate::error::TraceError;
 use super::vars::Var;
 use super::Frame;
 
-/// A `ModelOutput` instance: its class and every field's value (`None` where not given).
+/// A `ModelOutput` instance: its class, every field's value (`None` where not given) and the
+/// dict's keys in insertion order (a key set later goes last, as in an `OrderedDict`).
 pub struct ModelOutputVar {
     pub cls: Py<PyAny>,
-    pub fields: Vec<(String, Var)>,
+    fields: RefCell<Vec<(String, Var)>>,
+    keys: RefCell<Vec<String>>,
 }
 
 impl ModelOutputVar {
@@ -27,35 +31,99 @@ impl ModelOutputVar {
         matches!(v, Var::Py(o, _) if o.is_none(py))
     }
 
-    /// The dict's items: fields that are not `None`, in order.
-    pub fn items(&self, py: Python<'_>) -> Vec<(String, Var)> {
-        self.fields
+    /// As `__post_init__` leaves it: the fields that are not `None` are the keys, in order.
+    fn new(py: Python<'_>, cls: Py<PyAny>, fields: Vec<(String, Var)>) -> ModelOutputVar {
+        let keys = fields
             .iter()
             .filter(|(_, v)| !Self::is_none(py, v))
-            .cloned()
+            .map(|(n, _)| n.clone())
+            .collect();
+        ModelOutputVar {
+            cls,
+            fields: RefCell::new(fields),
+            keys: RefCell::new(keys),
+        }
+    }
+
+    /// The dict's items, in key order.
+    pub fn items(&self) -> Vec<(String, Var)> {
+        self.keys
+            .borrow()
+            .iter()
+            .filter_map(|k| self.field(k).map(|v| (k.clone(), v)))
             .collect()
     }
 
     /// `key in out` (with the old cache names).
-    pub fn has_key(&self, py: Python<'_>, key: &str) -> bool {
+    pub fn has_key(&self, key: &str) -> bool {
         let key = self.canonical(key);
-        self.items(py).iter().any(|(n, _)| n == key)
+        self.keys.borrow().iter().any(|k| k == key)
     }
 
-    pub fn field(&self, name: &str) -> Option<&Var> {
+    pub fn field(&self, name: &str) -> Option<Var> {
         let name = self.canonical(name);
-        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.fields
+            .borrow()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
     }
 
     /// transformers renamed the `past_key_values` / `cache_params` field to `cache` and keeps
     /// the old names working for attribute, item and keyword access.
     fn canonical<'a>(&self, name: &'a str) -> &'a str {
-        let has_cache = self.fields.iter().any(|(n, _)| n == "cache");
+        let has_cache = self.fields.borrow().iter().any(|(n, _)| n == "cache");
         if has_cache && matches!(name, "past_key_values" | "cache_params") {
             "cache"
         } else {
             name
         }
+    }
+
+    /// `out[name] = v` (`item`) or `out.name = v`: both set the field and the dict entry (a new
+    /// key goes last). Writing `None`, or a name that is not a field, leaves dict and attribute
+    /// apart in ways not modelled.
+    pub fn assign(&self, py: Python<'_>, name: &str, v: Var, item: bool) -> Result<(), TraceError> {
+        let name = self.canonical(name).to_string();
+        let what = if item { "an item" } else { "an attribute" };
+        if Self::is_none(py, &v) {
+            return Err(TraceError::unsupported(format!(
+                "setting {what} of a ModelOutput to None"
+            )));
+        }
+        let mut fields = self.fields.borrow_mut();
+        let Some(slot) = fields.iter_mut().find(|(n, _)| *n == name) else {
+            return Err(TraceError::unsupported(format!(
+                "setting {what} '{name}' of a ModelOutput that is not one of its fields"
+            )));
+        };
+        slot.1 = v;
+        let mut keys = self.keys.borrow_mut();
+        if !keys.contains(&name) {
+            keys.push(name);
+        }
+        Ok(())
+    }
+
+    /// The arguments that build this instance again: the fields in declaration order, which
+    /// give the same dict only while its keys are in declaration order too.
+    pub fn rebuild_args(&self) -> Result<Vec<Var>, TraceError> {
+        let fields = self.fields.borrow();
+        let order: Vec<&String> = fields
+            .iter()
+            .map(|(n, _)| n)
+            .filter(|n| self.keys.borrow().contains(*n))
+            .collect();
+        if order
+            .iter()
+            .map(|n| n.as_str())
+            .ne(self.keys.borrow().iter().map(|k| k.as_str()))
+        {
+            return Err(TraceError::unsupported(
+                "a ModelOutput whose keys were set out of field order leaves the graph",
+            ));
+        }
+        Ok(fields.iter().map(|(_, v)| v.clone()).collect())
     }
 }
 
@@ -192,13 +260,9 @@ impl Frame<'_, '_> {
             };
             fields.push((n, v));
         }
-        let out = ModelOutputVar {
-            cls: cls.clone().unbind(),
-            fields,
-        };
         // `__post_init__` treats a lone first field that is not a tensor as an iterator of
         // (key, value) pairs; only the plain case is modelled.
-        let (first, rest) = out.fields.split_first().expect("at least one field");
+        let (first, rest) = fields.split_first().expect("at least one field");
         let rest_none = rest.iter().all(|(_, v)| ModelOutputVar::is_none(py, v));
         if rest_none && !matches!(first.1, Var::Tensor(_)) && !ModelOutputVar::is_none(py, &first.1)
         {
@@ -206,6 +270,7 @@ impl Frame<'_, '_> {
                 "{name}() whose only field is not a tensor (its __post_init__ iterates it)"
             )));
         }
+        let out = ModelOutputVar::new(py, cls.clone().unbind(), fields);
         Ok(Some(Var::ModelOutput(Rc::new(out))))
     }
 
@@ -217,7 +282,7 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         if let Some(v) = o.field(name) {
-            return Ok(v.clone());
+            return Ok(v);
         }
         if matches!(name, "to_tuple" | "keys" | "values" | "items" | "get") {
             return Ok(Var::Method {
@@ -249,7 +314,7 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let items = o.items(py);
+        let items = o.items();
         let key = |v: &Var| -> Option<String> { v.as_py(py)?.extract::<String>().ok() };
         match (name, args.as_slice()) {
             _ if !kwargs.is_empty() => Err(TraceError::unsupported(format!(
@@ -291,7 +356,7 @@ impl Frame<'_, '_> {
         idx: &Var,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let items = o.items(py);
+        let items = o.items();
         let k = idx
             .as_py(py)
             .ok_or_else(|| TraceError::unsupported("indexing a ModelOutput with a tensor"))?;

@@ -224,7 +224,7 @@ impl Frame<'_, '_> {
                 .as_py(py)
                 .and_then(|k| k.extract::<String>().ok())
                 .ok_or_else(|| TraceError::unsupported("`in` a ModelOutput with a non-str key"))?;
-            let found = o.has_key(py, &key);
+            let found = o.has_key(&key);
             return Ok(Var::py_const(py, found != negate));
         }
         if let Var::Dict(d) = &rhs {
@@ -333,6 +333,15 @@ impl Frame<'_, '_> {
     ) -> Result<(), TraceError> {
         let py = self.tx.py;
         match &obj {
+            Var::ModelOutput(o) => {
+                let k: String = key
+                    .as_py(py)
+                    .and_then(|k| k.extract().ok())
+                    .ok_or_else(|| {
+                        TraceError::unsupported("a ModelOutput item of a non-str key")
+                    })?;
+                o.assign(py, &k, value, true)
+            }
             Var::Tensor(_) => {
                 let f = py.import("operator")?.getattr("setitem")?;
                 let args = vec![obj.to_arg(py)?, key.to_arg(py)?, value.to_arg(py)?];

@@ -241,7 +241,7 @@ impl Var {
                     .collect(),
             ),
             Var::ModelOutput(o) => Some(
-                o.items(py)
+                o.items()
                     .into_iter()
                     .map(|(k, _)| Var::py_const(py, k))
                     .collect(),
@@ -288,7 +288,7 @@ impl Var {
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),
             Var::List(i) => Ok(!i.borrow().is_empty()),
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
-            Var::ModelOutput(o) => Ok(!o.items(py).is_empty()),
+            Var::ModelOutput(o) => Ok(!o.items().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
             Var::Set(o) => Ok(o.bind(py).is_truthy()?),
             // Only a class without `__bool__`/`__len__` is known true here (`Frame::truth`
