@@ -136,12 +136,23 @@ def only_field_is_a_list(x):
     return BaseModelOutputWithPast([("last_hidden_state", x)])
 
 
-def test_a_lone_non_tensor_first_field_breaks_under_fullgraph():
+def _refused_then_eager(fn, x, reason):
+    """Under fullgraph the frame is refused with `reason`; without it, it gives eager's result
+    (the frame, or the part after the break, runs eagerly). Returns that result."""
     torchferro.compiler.reset()
-    x = torch.randn(2)
-    with pytest.raises(torchferro.Unsupported, match="its __post_init__ iterates it"):
-        torchferro.compile(only_field_is_a_list, fullgraph=True)(x)
-    _same(torchferro.compile(only_field_is_a_list)(x), only_field_is_a_list(x))
+    with pytest.raises(torchferro.Unsupported, match=reason):
+        torchferro.compile(fn, fullgraph=True)(x)
+    torchferro.compiler.reset()
+    want = fn(x)
+    got = torchferro.compile(fn)(x)
+    _same(got, want)
+    return got
+
+
+def test_a_lone_non_tensor_first_field_breaks_under_fullgraph():
+    _refused_then_eager(
+        only_field_is_a_list, torch.randn(2), "its __post_init__ iterates it"
+    )
 
 
 def written_after_it_is_built(x):
@@ -170,14 +181,9 @@ def test_keys_set_out_of_field_order_keep_their_order():
     # Read inside the frame, the order is the dict's own; returned, the object cannot be built
     # again by its class with that order, so under fullgraph the frame is refused, and without
     # it the result still matches eager.
-    torchferro.compiler.reset()
-    x = torch.randn(3)
-    with pytest.raises(torchferro.Unsupported, match="out of field order"):
-        torchferro.compile(written_out_of_field_order, fullgraph=True)(x)
-    torchferro.compiler.reset()
-    want = written_out_of_field_order(x)
-    got = torchferro.compile(written_out_of_field_order)(x)
-    _same(got, want)
+    got = _refused_then_eager(
+        written_out_of_field_order, torch.randn(3), "out of field order"
+    )
     assert got[0] == ["last_hidden_state", "attentions", "hidden_states"]
 
 
@@ -188,9 +194,4 @@ def written_none(x):
 
 
 def test_writing_none_is_refused_under_fullgraph_and_matches_eager_otherwise():
-    torchferro.compiler.reset()
-    x = torch.randn(2)
-    with pytest.raises(torchferro.Unsupported, match="to None"):
-        torchferro.compile(written_none, fullgraph=True)(x)
-    torchferro.compiler.reset()
-    _same(torchferro.compile(written_none)(x), written_none(x))
+    _refused_then_eager(written_none, torch.randn(2), "to None")

@@ -77,6 +77,8 @@ pub struct CompiledGraph {
     _lib: Option<Arc<Loaded>>,
     compiler_ran: bool,
     donors: Vec<bool>,
+    /// Byte size of each buffer that gets a huge-page hint before an extern call writes it.
+    huge: Vec<Option<i64>>,
     /// Buffers a [`Workspace`] keeps between calls.
     kept: Vec<bool>,
     times: PhaseTimes,
@@ -108,6 +110,14 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         donors[*d] = true;
     }
     let kept = kept_buffers(&ir, &sched);
+    let huge = ir
+        .buffers
+        .iter()
+        .map(|d| {
+            let bytes = d.storage_numel() * d.dtype.itemsize() as i64;
+            (bytes >= crate::hugepage::MIN_BYTES).then_some(bytes)
+        })
+        .collect::<Vec<_>>();
     if src.kernels.is_empty() {
         return Ok(CompiledGraph {
             ir,
@@ -118,6 +128,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
             _lib: None,
             compiler_ran: false,
             donors,
+            huge,
             kept,
             times,
         });
@@ -175,6 +186,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         _lib: Some(built.lib),
         compiler_ran: built.compiled,
         donors,
+        huge,
         kept,
         times,
     })
@@ -325,9 +337,7 @@ impl CompiledGraph {
                     if !host_allocates {
                         for b in self.ir.nodes[*n].outputs() {
                             self.ensure(&mut rt, b)?;
-                            let d = &self.ir.buffers[b];
-                            let bytes = d.storage_numel() * d.dtype.itemsize() as i64;
-                            if bytes >= crate::hugepage::MIN_BYTES {
+                            if let Some(bytes) = self.huge[b] {
                                 crate::hugepage::advise(rt.ptr(b)?, bytes);
                             }
                         }

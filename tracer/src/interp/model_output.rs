@@ -72,12 +72,8 @@ impl ModelOutputVar {
     /// transformers renamed the `past_key_values` / `cache_params` field to `cache` and keeps
     /// the old names working for attribute, item and keyword access.
     fn canonical<'a>(&self, name: &'a str) -> &'a str {
-        let has_cache = self.fields.borrow().iter().any(|(n, _)| n == "cache");
-        if has_cache && matches!(name, "past_key_values" | "cache_params") {
-            "cache"
-        } else {
-            name
-        }
+        let fields = self.fields.borrow();
+        canonical_name(fields.iter().map(|(n, _)| n.as_str()), name)
     }
 
     /// `out[name] = v` (`item`) or `out.name = v`: both set the field and the dict entry (a new
@@ -124,6 +120,16 @@ impl ModelOutputVar {
             ));
         }
         Ok(fields.iter().map(|(_, v)| v.clone()).collect())
+    }
+}
+
+/// `cache` for the old names `past_key_values` / `cache_params` where the class has a `cache`
+/// field (transformers' renaming, honoured for keywords, attributes, items and `in`).
+fn canonical_name<'a, 'f>(mut fields: impl Iterator<Item = &'f str>, name: &'a str) -> &'a str {
+    if matches!(name, "past_key_values" | "cache_params") && fields.any(|n| n == "cache") {
+        "cache"
+    } else {
+        name
     }
 }
 
@@ -227,14 +233,9 @@ impl Frame<'_, '_> {
         for (i, a) in args.iter().enumerate() {
             values[i] = Some(a.clone());
         }
-        let has_cache = decl.iter().any(|(n, _)| n == "cache");
         for (k, v) in kwargs {
             // The metaclass's `__init__` wrapper renames the old keywords to `cache`.
-            let k = if has_cache && matches!(k.as_str(), "past_key_values" | "cache_params") {
-                "cache"
-            } else {
-                k.as_str()
-            };
+            let k = canonical_name(decl.iter().map(|(n, _)| n.as_str()), k);
             let Some(i) = decl.iter().position(|(n, _)| n == k) else {
                 return Err(TraceError::unsupported(format!(
                     "{name}() with keyword {k} that is not a field (the call raises TypeError)"

@@ -149,18 +149,8 @@ impl Var {
             Var::BoundMethod { .. } => "bound method".into(),
             Var::Super { .. } => "super".into(),
             Var::Set(_) => "set".into(),
-            Var::Object(o) => o
-                .cls
-                .bind(py)
-                .getattr("__name__")
-                .map(|n| n.to_string())
-                .unwrap_or_else(|_| "object".into()),
-            Var::ModelOutput(o) => o
-                .cls
-                .bind(py)
-                .getattr("__name__")
-                .map(|n| n.to_string())
-                .unwrap_or_else(|_| "ModelOutput".into()),
+            Var::Object(o) => class_name(py, &o.cls, "object"),
+            Var::ModelOutput(o) => class_name(py, &o.cls, "ModelOutput"),
         }
     }
 
@@ -730,4 +720,12 @@ impl Tracer<'_> {
             .map(|(d, s, _)| (Rc::as_ptr(d) as usize, s.clone()));
         lists.chain(dicts).collect()
     }
+}
+
+/// `cls.__name__`, or `default` for a class without one.
+fn class_name(py: Python<'_>, cls: &Py<PyAny>, default: &str) -> String {
+    cls.bind(py)
+        .getattr("__name__")
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| default.into())
 }

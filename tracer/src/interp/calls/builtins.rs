@@ -497,20 +497,8 @@ impl Frame<'_, '_> {
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
             Var::Set(_) => named("set")?,
-            Var::ModelOutput(o) => Some(
-                o.cls
-                    .bind(py)
-                    .clone()
-                    .cast_into::<PyType>()
-                    .map_err(PyErr::from)?,
-            ),
-            Var::Object(o) => Some(
-                o.cls
-                    .bind(py)
-                    .clone()
-                    .cast_into::<PyType>()
-                    .map_err(PyErr::from)?,
-            ),
+            Var::ModelOutput(o) => Some(as_type(py, &o.cls)?),
+            Var::Object(o) => Some(as_type(py, &o.cls)?),
             Var::NamedTuple { ty, .. } => Some(
                 ty.bind(py)
                     .clone()
@@ -549,4 +537,9 @@ fn has_no_attr(py: Python<'_>, obj: &Var, name: &str) -> bool {
         Some(o) => !o.hasattr(name).unwrap_or(false),
         None => false,
     }
+}
+
+/// A tracked value's class as a type object.
+fn as_type<'py>(py: Python<'py>, cls: &Py<PyAny>) -> PyResult<Bound<'py, PyType>> {
+    Ok(cls.bind(py).clone().cast_into::<PyType>()?)
 }
