@@ -47,9 +47,10 @@ pub fn compiler_invocations() -> usize {
     CC_INVOCATIONS.load(Ordering::SeqCst)
 }
 
-/// `$TORCHFERRO_CACHE_DIR`, else `~/.cache/torchferro`.
+/// `$TORCHFERRO_CACHE_DIR`, else `~/.cache/torchferro`. An empty value counts as unset: as a
+/// path it would be the working directory, which would fill with kernel files.
 pub fn default_cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("TORCHFERRO_CACHE_DIR") {
+    if let Some(d) = std::env::var_os("TORCHFERRO_CACHE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
     let home = std::env::var_os("HOME")

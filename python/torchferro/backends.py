@@ -9,6 +9,28 @@ import logging
 
 _log = logging.getLogger("torchferro")
 
+
+class InvalidBackend(RuntimeError):
+    """An unknown ``backend=`` name (``torch._dynamo.exc.InvalidBackend`` is a RuntimeError too)."""
+
+    def __init__(self, name: str):
+        msg = f"Invalid backend: {name!r}, see `torchferro.list_backends()` for available backends."
+        if _torch_knows(name):
+            msg += (
+                f" torch.compile's {name!r} backend is not built into torchferro; pass"
+                f" torch._dynamo.lookup_backend({name!r}) as a callable backend to use it."
+            )
+        super().__init__(msg)
+
+
+def _torch_knows(name: str) -> bool:
+    try:
+        from torch._dynamo.backends.registry import list_backends as torch_backends
+
+        return name in torch_backends(exclude_tags=())
+    except Exception:
+        return False
+
 _BACKENDS = {
     "eager": None,
     "aot_eager": None,
@@ -29,7 +51,5 @@ def lookup_backend(backend):
             f"backend must be a string or a callable, got {type(backend).__name__}"
         )
     if backend not in _BACKENDS:
-        raise ValueError(
-            f"unknown backend {backend!r}; available: {', '.join(list_backends())}"
-        )
+        raise InvalidBackend(backend)
     return _BACKENDS[backend]

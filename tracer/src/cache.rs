@@ -195,3 +195,36 @@ pub fn reset_all() {
     drop(graveyard);
     crate::compile::reset_frame_ids();
 }
+
+/// Drops, from every code cache, the entries guarded on an object that was collected (they can
+/// never match again): their graphs and kept buffers are freed, and they stop counting against
+/// the recompile limit (a code that hit it compiles again while it has room). Called by the weak
+/// references of identity guards when their object dies (`guards::WeakTarget`).
+pub fn prune_dead(_py: Python<'_>) {
+    let slots: Vec<usize> = registry()
+        .lock()
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default();
+    // Dropping entries can run Python code and free code objects: do it after the walk.
+    let mut graveyard = Vec::new();
+    for p in slots {
+        // SAFETY: addresses in the registry are live payloads (removed when freed), and the GIL
+        // is held (we have a token), so none can be freed while we use it.
+        let slot = unsafe { &*(p as *const Slot) };
+        // A cache borrowed now (this runs from a weakref callback, at any point) is left for
+        // the next death or compile.
+        let Ok(mut c) = slot.try_borrow_mut() else {
+            continue;
+        };
+        if !c.entries.iter().any(|e| e.guards.is_dead()) {
+            continue;
+        }
+        let (dead, live): (Vec<_>, Vec<_>) = c.entries.drain(..).partition(|e| e.guards.is_dead());
+        c.entries = live;
+        graveyard.extend(dead);
+        if c.state == CodeState::LimitHit && c.entries.len() < crate::config::recompile_limit() {
+            c.state = CodeState::Normal;
+        }
+    }
+    drop(graveyard);
+}

@@ -10,6 +10,9 @@ use pyo3::types::{PyTuple, PyType};
 
 use crate::source::{apply_step, Scope, Source, Step};
 
+mod weak;
+pub use weak::WeakTarget;
+
 thread_local! {
     /// Time this thread spent building guards since the last [`take_build_time`]: guards are
     /// made while tracing, and the `perf` log reports them as their own phase.
@@ -35,8 +38,12 @@ pub enum Check {
     Tensor(TensorCheck),
     /// `type(v) is T`.
     Type(Py<PyType>),
-    /// `v is obj`. Holds a strong reference so the id cannot be recycled.
+    /// `v is obj`. Holds a strong reference so the id cannot be recycled; `GuardTree::add`
+    /// turns it into `WeakId` where the object takes weak references.
     Id(Py<PyAny>),
+    /// `v is obj` through a weak reference: the guard does not keep `obj` (a model, a function)
+    /// alive, and fails for good once it died.
+    WeakId(WeakTarget),
     /// `type(v) is type(c) and v == c`, for Python constants (ints, floats, strings, tuples).
     Equals(Py<PyAny>),
     /// `v is None`.
@@ -63,7 +70,7 @@ impl Check {
         match self {
             Check::Tensor(_) => 0,
             Check::Type(_) => 1,
-            Check::Id(_) => 2,
+            Check::Id(_) | Check::WeakId(_) => 2,
             Check::Equals(_) => 3,
             Check::IsNone => 4,
             Check::Len(_) => 5,
@@ -110,6 +117,22 @@ impl Check {
                     Err(format!(
                         "{source} is not the same object. expected {}, actual {}",
                         short_repr(obj.bind(py)),
+                        short_repr(v)
+                    ))
+                } else {
+                    Err(String::new())
+                }
+            }
+            Check::WeakId(t) => {
+                if t.is(v) {
+                    Ok(())
+                } else if verbose {
+                    let expected = t
+                        .object(py)
+                        .map(|o| short_repr(&o))
+                        .unwrap_or_else(|| "<collected>".to_string());
+                    Err(format!(
+                        "{source} is not the same object. expected {expected}, actual {}",
                         short_repr(v)
                     ))
                 } else {
@@ -191,6 +214,19 @@ impl Check {
                     Err(String::new())
                 }
             }
+        }
+    }
+}
+
+impl Check {
+    /// An identity check held weakly where the object allows it (see `weak.rs`).
+    fn weakened(self, py: Python<'_>) -> Check {
+        match self {
+            Check::Id(o) => match WeakTarget::new(o.bind(py)) {
+                Some(t) => Check::WeakId(t),
+                None => Check::Id(o),
+            },
+            other => other,
         }
     }
 }
@@ -416,6 +452,7 @@ impl GuardTree {
     /// Records `check` on `source`, to be installed if the value is used (see `realize`);
     /// `identity` checks wait for a use of the object's identity instead.
     pub fn defer(&mut self, source: &Source, check: Check, identity: bool) {
+        let check = Python::attach(|py| check.weakened(py));
         self.deferred
             .push((source.to_string(), source.clone(), check, identity));
     }
@@ -457,6 +494,7 @@ impl GuardTree {
     }
 
     fn add_untimed(&mut self, py: Python<'_>, source: &Source, check: Check) {
+        let check = check.weakened(py);
         let steps = source.steps();
         let mut level = &mut self.roots;
         let mut node_ptr: Option<*mut GuardNode> = None;
@@ -489,6 +527,11 @@ impl GuardTree {
             origin: self.origin.clone(),
         });
         self.count += 1;
+    }
+
+    /// Whether an object this entry checks by identity was collected: then it can never match.
+    pub fn is_dead(&self) -> bool {
+        self.roots.iter().any(GuardNode::is_dead)
     }
 
     /// The fast path: true when every guard passes.
@@ -610,6 +653,13 @@ impl GuardNode {
         }
     }
 
+    fn is_dead(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|c| matches!(&c.check, Check::WeakId(t) if t.is_dead()))
+            || self.children.iter().any(GuardNode::is_dead)
+    }
+
     fn first_source(&self) -> String {
         self.checks
             .first()
@@ -687,6 +737,13 @@ impl GuardNode {
                         )
                     }
                     Check::Id(o) => format!("ID_MATCH {}: {}", c.source, short_repr(o.bind(py))),
+                    Check::WeakId(t) => format!(
+                        "ID_MATCH {}: {}",
+                        c.source,
+                        t.object(py)
+                            .map(|o| short_repr(&o))
+                            .unwrap_or_else(|| "<collected>".to_string())
+                    ),
                     Check::Equals(o) => {
                         format!("EQUALS_MATCH {} == {}", c.source, short_repr(o.bind(py)))
                     }
