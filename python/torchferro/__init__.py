@@ -155,6 +155,14 @@ def compile(
     compiler_fn = lookup_backend(backend)
     if disable:
         return model
+    if getattr(model, "_torchdynamo_disable", False) or getattr(
+        model, "_torchferro_disabled", False
+    ):
+        # A function disabled with torch.compiler.disable (or ours) stays disabled, as under
+        # torch.compile: it runs eagerly, with nothing it calls compiled.
+        return compiler.disable(
+            model, recursive=getattr(model, "_torchdynamo_disable_recursive", True)
+        )
     import torch
 
     settings = dict(

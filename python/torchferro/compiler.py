@@ -70,9 +70,20 @@ def reset() -> None:
 
 
 def disable(fn=None, recursive: bool = True):
-    """Run ``fn`` without compiling it or anything it calls."""
+    """Run ``fn`` without compiling it or anything it calls.
+
+    ``recursive=False`` (torch: skip ``fn``'s own frame but compile what it calls) is not
+    implemented: it warns once and disables ``fn`` and its callees, which runs them eagerly."""
     if fn is None:
         return functools.partial(disable, recursive=recursive)
+    if not recursive:
+        from . import _warn_once
+
+        _warn_once(
+            ("disable-recursive", False),
+            "torchferro.compiler.disable(recursive=False) is not implemented: what the "
+            "function calls runs eagerly too, as with recursive=True",
+        )
 
     @functools.wraps(fn)
     def _disabled(*args, **kwargs):

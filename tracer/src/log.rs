@@ -52,7 +52,21 @@ pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &
         msg.push_str("\n    - ");
         msg.push_str(r);
     }
-    tracing::warn!(target: "torchferro::recompiles", "{msg}");
+    // The message reaches the user once: it is always a Python warning, and also a log record
+    // where a handler takes it. Without any handler, `logging`'s last-resort handler would print
+    // the record to stderr next to the warning.
+    let handled = py
+        .import("logging")
+        .and_then(|l| {
+            l.getattr("getLogger")?
+                .call1(("torchferro.recompiles",))?
+                .call_method0("hasHandlers")?
+                .is_truthy()
+        })
+        .unwrap_or(true);
+    if handled {
+        tracing::warn!(target: "torchferro::recompiles", "{msg}");
+    }
     emit(py, "recompile_limit", info, |d| {
         d.set_item("message", msg.as_str())?;
         d.set_item("limit", limit)
