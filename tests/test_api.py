@@ -126,7 +126,9 @@ def test_options_not_a_dict_raise_as_torch():
 
 def test_known_option_warns_once_naming_it():
     assert _torch_error(options={"max_autotune": True}) is None
-    with pytest.warns(UserWarning, match="ignores the inductor option\\(s\\) max_autotune"):
+    with pytest.warns(
+        UserWarning, match="ignores the inductor option\\(s\\) max_autotune"
+    ):
         f = torchferro.compile(add_one, options={"max_autotune": True})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -162,12 +164,16 @@ def test_unknown_backend_raises_as_torch():
     err, (wtype, wmsg) = _raises_as_torch(backend="no_such_backend")
     assert isinstance(err, RuntimeError) and issubclass(wtype, RuntimeError)
     assert type(err).__name__ == wtype.__name__ == "InvalidBackend"
-    assert str(err) == wmsg.replace("torch._dynamo.list_backends()", "torchferro.list_backends()")
+    assert str(err) == wmsg.replace(
+        "torch._dynamo.list_backends()", "torchferro.list_backends()"
+    )
 
 
 def test_a_torch_backend_torchferro_lacks_is_refused_with_a_way_out():
     assert _torch_error(backend="cudagraphs") is None
-    with pytest.raises(RuntimeError, match=r"torch._dynamo.lookup_backend\('cudagraphs'\)"):
+    with pytest.raises(
+        RuntimeError, match=r"torch._dynamo.lookup_backend\('cudagraphs'\)"
+    ):
         torchferro.compile(add_one, backend="cudagraphs")
 
 
@@ -385,7 +391,11 @@ def test_recompile_limit_warning_prints_once(tmp_path):
         "    cf(torch.randn(n))\n"
     )
     r = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, env=_env(), timeout=120
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
     )
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("hit the recompile limit") == 1, r.stderr

@@ -44,7 +44,13 @@ def _check_python() -> None:
 
 
 # torch.compile's modes (``torch._inductor.list_mode_options``), in the order its error lists them.
-_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+_MODES = (
+    "default",
+    "lite",
+    "reduce-overhead",
+    "max-autotune-no-cudagraphs",
+    "max-autotune",
+)
 _warned: set = set()
 
 
@@ -57,7 +63,11 @@ def _warn_once(key, message: str) -> None:
 
 
 def _backend_name(backend) -> str:
-    return backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
+    return (
+        backend
+        if isinstance(backend, str)
+        else getattr(backend, "__name__", repr(backend))
+    )
 
 
 def _check_settings(backend, mode, options, dynamic) -> None:
@@ -69,9 +79,7 @@ def _check_settings(backend, mode, options, dynamic) -> None:
         )
     if dynamic is not None and not isinstance(dynamic, bool):
         # torch.compile asserts `isinstance(dynamic, bool)`.
-        raise AssertionError(
-            f"dynamic must be None, True or False, got {dynamic!r}"
-        )
+        raise AssertionError(f"dynamic must be None, True or False, got {dynamic!r}")
     if dynamic is True:
         _warn_once(
             ("dynamic", True),

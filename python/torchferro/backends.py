@@ -31,6 +31,7 @@ def _torch_knows(name: str) -> bool:
     except Exception:
         return False
 
+
 _BACKENDS = {
     "eager": None,
     "aot_eager": None,
