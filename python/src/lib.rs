@@ -19,6 +19,18 @@ struct CompiledFunction {
     backend_obj: Py<PyAny>,
     #[pyo3(get)]
     fullgraph: bool,
+    /// Made by the user (`torchferro.compile`), not by binding as a method: freeing it frees the
+    /// memory compiled graphs keep between calls.
+    owner: bool,
+}
+
+impl Drop for CompiledFunction {
+    fn drop(&mut self) {
+        if self.owner {
+            // None while the interpreter finalizes: then everything is being freed anyway.
+            let _ = Python::try_attach(|_py| tracer::cache::release_kept_all());
+        }
+    }
 }
 
 #[pymethods]
@@ -46,6 +58,7 @@ impl CompiledFunction {
             }),
             backend_obj: backend,
             fullgraph,
+            owner: true,
         }
     }
 
@@ -86,6 +99,7 @@ impl CompiledFunction {
                 config: this.config.clone(),
                 backend_obj: this.backend_obj.clone_ref(py),
                 fullgraph: this.fullgraph,
+                owner: false,
             },
         )?
         .into_any())

@@ -173,13 +173,13 @@ def compile(
         )
     import torch
 
-    settings = dict(
-        fullgraph=fullgraph,
-        dynamic=dynamic,
-        backend=backend,
-        mode=mode,
-        options=options,
-    )
+    settings = {
+        "fullgraph": fullgraph,
+        "dynamic": dynamic,
+        "backend": backend,
+        "mode": mode,
+        "options": options,
+    }
     if isinstance(model, torch.nn.Module):
         return OptimizedModule(
             model, _C.CompiledFunction(model, compiler_fn, fullgraph), settings

@@ -28,7 +28,7 @@ def _torch_knows(name: str) -> bool:
         from torch._dynamo.backends.registry import list_backends as torch_backends
 
         return name in torch_backends(exclude_tags=())
-    except Exception:
+    except (ImportError, AttributeError, TypeError):
         return False
 
 

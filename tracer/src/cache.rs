@@ -228,3 +228,26 @@ pub fn prune_dead(_py: Python<'_>) {
     }
     drop(graveyard);
 }
+
+/// Frees the memory every compiled graph keeps between calls (inductor workspaces and packed
+/// weights); entries stay and allocate again when next called. Run when a compiled function or
+/// module the user made is freed, so that what it kept goes with it.
+pub fn release_kept_all() {
+    let slots: Vec<usize> = registry()
+        .lock()
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default();
+    let mut graphs = Vec::new();
+    for p in slots {
+        // SAFETY: addresses in the registry are live payloads (removed when freed), and the GIL
+        // is held by our caller, so none can be freed while we use it.
+        let slot = unsafe { &*(p as *const Slot) };
+        if let Ok(c) = slot.try_borrow() {
+            graphs.extend(c.entries.iter().cloned());
+        }
+    }
+    // Outside the borrows: releasing frees Python objects, which can run Python code.
+    for e in &graphs {
+        e.graph.get().release_kept();
+    }
+}

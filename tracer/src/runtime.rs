@@ -406,6 +406,13 @@ pub struct CompiledGraph {
 }
 
 impl CompiledGraph {
+    /// Frees the memory the graph keeps between calls (see `InductorProgram::release_kept`).
+    pub fn release_kept(&self) {
+        if let Runner::Inductor(p) = &self.runner {
+            p.release_kept();
+        }
+    }
+
     /// Runs on `argv` = the frame's argument slots followed by its closure cells, which the
     /// entry's guards have just accepted (the hook's direct call after a guard hit): compiled
     /// kernels skip re-checking the input layouts the tensor guards already compared.

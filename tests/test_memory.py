@@ -1,0 +1,219 @@
+"""Compiled objects are freed with their owners (issue 13, "Memory").
+
+A cache entry must not keep a user's model alive: identity guards hold their objects weakly,
+and an entry whose object died is dropped. Memory kept between calls (the inductor's workspace
+of intermediates, packed weights) goes when the compiled function or module that made it is
+freed, and ``torchferro.compiler.reset()`` frees everything. Models of one class with different
+weights, compiled one after another, must not exhaust the recompile limit.
+
+Resident memory is measured in a child process (a fresh heap, trimmed before each reading) with a
+generous bound, never timings."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import weakref
+
+import pytest
+import torch
+
+import torchferro
+
+
+class Net(torch.nn.Module):
+    def __init__(self, n=16):
+        super().__init__()
+        self.a = torch.nn.Linear(n, n)
+        self.b = torch.nn.Linear(n, n)
+
+    def forward(self, x):
+        return self.b(self.a(x).relu()).sigmoid()
+
+
+class Runs:
+    """A Python backend counting compiles (`n`) and calls of compiled graphs (`runs`)."""
+
+    def __init__(self):
+        self.n = 0
+        self.runs = 0
+
+    def __call__(self, gm, example_inputs):
+        self.n += 1
+
+        def run(*args):
+            self.runs += 1
+            return gm.forward(*args)
+
+        return run
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    torchferro.compiler.reset()
+    limit = torchferro.config.recompile_limit
+    yield
+    torchferro.config.recompile_limit = limit
+    torchferro.compiler.reset()
+
+
+@pytest.mark.parametrize("backend", ["inductor", "eager", "python"])
+def test_deleted_compiled_model_is_collected(backend):
+    m = Net()
+    ref = weakref.ref(m)
+    cm = torchferro.compile(m, backend=Runs() if backend == "python" else backend)
+    x = torch.randn(4, 16)
+    torch.testing.assert_close(cm(x), m(x))
+    del m, cm
+    gc.collect()
+    assert ref() is None
+    # Its entry went with it.
+    assert torchferro.compiler.cache_entries(Net.forward) == []
+
+
+def test_model_captured_by_a_compiled_closure_is_collected_with_it():
+    def make():
+        model = Net()
+
+        def f(x):
+            return model(x) * 2
+
+        return f, weakref.ref(model)
+
+    f, ref = make()
+    cf = torchferro.compile(f)
+    x = torch.randn(3, 16)
+    torch.testing.assert_close(cf(x), f(x))
+    del f, cf
+    gc.collect()
+    assert ref() is None
+
+
+def test_models_of_one_class_compiled_in_sequence_all_run_compiled_and_are_collected():
+    backend = Runs()
+    x = torch.randn(5, 16)
+    refs, kept = [], []
+    for i in range(12):
+        torch.manual_seed(i)
+        m = Net()
+        refs.append(weakref.ref(m))
+        cm = torchferro.compile(m, backend=backend)
+        torch.testing.assert_close(cm(x), m(x))
+        if i >= 10:
+            kept.append(cm)
+        del m, cm
+        gc.collect()
+    # Every call ran a compiled graph: none fell back to eager at the recompile limit.
+    assert backend.runs == 12
+    state, entries = torchferro._C.cache_entries(Net.forward.__code__)
+    assert state == "normal"
+    # Only the models still referenced are alive, and only their entries are left.
+    assert [r() is not None for r in refs] == [False] * 10 + [True, True]
+    assert len(entries) == 2
+    # The live ones still hit their own entries.
+    for cm in kept:
+        torch.testing.assert_close(cm(x), cm._orig_mod(x))
+    assert backend.runs == 14 and backend.n == 12
+
+
+def test_reset_frees_entries_of_live_models():
+    m = Net()
+    cm = torchferro.compile(m)
+    cm(torch.randn(2, 16))
+    assert len(torchferro.compiler.cache_entries(Net.forward)) == 1
+    torchferro.compiler.reset()
+    assert torchferro.compiler.cache_entries(Net.forward) == []
+
+
+_RSS_CHILD = r"""
+import ctypes, gc, json, os
+import torch, torchferro
+
+libc = ctypes.CDLL("libc.so.6")
+
+
+def rss():
+    gc.collect()
+    libc.malloc_trim(0)
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(1024, 1024)
+        self.b = torch.nn.Linear(1024, 1024)
+
+    def forward(self, x):
+        y = self.a(x).relu()
+        return self.b(y.softmax(-1) * y.sigmoid()).tanh().sum(-1)
+
+
+def g(x, w):
+    y = (x @ w).relu()
+    return (y.softmax(-1) @ w).sum()
+
+
+torch.manual_seed(0)
+x = torch.randn(4096, 1024)
+w = torch.randn(1024, 1024)
+big = torch.randn(4096, 2048)
+wb = torch.randn(2048, 2048)
+# Warm-up: code paths and libraries loaded before the baseline.
+warm = Net()
+torchferro.compile(warm)(x[:8])
+torchferro.compile(g)(x[:8], w)
+del warm
+torchferro.compiler.reset()
+base = rss()
+out = {}
+cg = torchferro.compile(g)
+for _ in range(3):
+    cg(big, wb)
+out["function_alive"] = rss() - base
+del cg
+out["function_deleted"] = rss() - base
+models = []
+for i in range(8):
+    m = Net()
+    cm = torchferro.compile(m)
+    cm(x)
+    models.append(cm)
+out["models_alive"] = rss() - base
+del m, cm, models
+out["models_deleted"] = rss() - base
+keep = torchferro.compile(Net())
+keep(x)
+cg = torchferro.compile(g)
+cg(big, wb)
+out["kept_alive"] = rss() - base
+torchferro.compiler.reset()
+out["after_reset"] = rss() - base
+print(json.dumps(out))
+"""
+
+
+def test_resident_memory_returns_near_baseline():
+    env = dict(os.environ)
+    pkg = os.path.dirname(os.path.dirname(torchferro.__file__))
+    env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run(
+        [sys.executable, "-c", _RSS_CHILD],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    mib = json.loads(r.stdout.strip().splitlines()[-1])
+    # The measurement means something: what is held while alive is well above the bound.
+    assert mib["function_alive"] > 60, mib
+    assert mib["models_alive"] > 60, mib
+    assert mib["function_deleted"] < 50, mib
+    assert mib["models_deleted"] < 50, mib
+    assert mib["after_reset"] < 50, mib
