@@ -200,7 +200,8 @@ def test_list_backends():
     assert {"eager", "aot_eager", "inductor"} <= set(
         torchferro.compiler.list_backends()
     )
-    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+    # As torch.compile: torch._dynamo.exc.InvalidBackend, a RuntimeError.
+    with pytest.raises(RuntimeError, match="Invalid backend: 'nope'"):
         torchferro.compile(lambda x: x, backend="nope")
 
 

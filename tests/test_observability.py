@@ -487,7 +487,9 @@ def test_guards_artifact_for_containers():
 
 def _module_guards():
     torchferro.compiler.reset()
-    torchferro.compile(Scaler(), backend="eager")(torch.randn(2, 3))
+    # The model must outlive the read: an entry goes with the model it was compiled for.
+    model = Scaler()
+    torchferro.compile(model, backend="eager")(torch.randn(2, 3))
     (entry,) = torchferro.compiler.cache_entries(Scaler.forward)
     return entry["guards"]
 
