@@ -214,6 +214,16 @@ def _rebuild_optimized_module(mod, settings):
 
 def _optimized_module_class():
     import torch
+    from torch.nn.modules import module as nn_module
+
+    def has_global_hooks():
+        return bool(
+            nn_module._global_forward_hooks
+            or nn_module._global_forward_pre_hooks
+            or nn_module._global_backward_hooks
+            or nn_module._global_backward_pre_hooks
+            or nn_module._global_forward_hooks_always_called
+        )
 
     class OptimizedModule(torch.nn.Module):
         """Wraps an ``nn.Module`` so that calling it runs the compiled forward, like
@@ -249,7 +259,7 @@ def _optimized_module_class():
                 or self._forward_pre_hooks
                 or self._backward_hooks
                 or self._backward_pre_hooks
-                or _has_global_module_hooks()
+                or has_global_hooks()
             ):
                 return super().__call__(*args, **kwargs)
             return self._compiled_call(*args, **kwargs)
@@ -272,18 +282,6 @@ def _optimized_module_class():
             return len(self._modules["_orig_mod"])
 
     return OptimizedModule
-
-
-def _has_global_module_hooks() -> bool:
-    from torch.nn.modules import module
-
-    return bool(
-        module._global_forward_hooks
-        or module._global_forward_pre_hooks
-        or module._global_backward_hooks
-        or module._global_backward_pre_hooks
-        or module._global_forward_hooks_always_called
-    )
 
 
 class _LazyOptimizedModule:
