@@ -62,16 +62,42 @@ def _fresh():
 
 @pytest.mark.parametrize("backend", ["inductor", "eager", "python"])
 def test_deleted_compiled_model_is_collected(backend):
+    if backend == "python":
+        backend = Runs()
     m = Net()
     ref = weakref.ref(m)
-    cm = torchferro.compile(m, backend=Runs() if backend == "python" else backend)
+    cm = torchferro.compile(m, backend=backend)
     x = torch.randn(4, 16)
     torch.testing.assert_close(cm(x), m(x))
     del m, cm
     gc.collect()
     assert ref() is None
-    # Its entry went with it.
-    assert torchferro.compiler.cache_entries(Net.forward) == []
+    # Its entry stays (as torch.compile's, per class) and serves another instance.
+    m2 = Net()
+    cm2 = torchferro.compile(m2, backend=backend)
+    torch.testing.assert_close(cm2(x), m2(x))
+    assert len(torchferro.compiler.cache_entries(Net.forward)) == 1
+
+
+def test_entry_guarded_on_a_dead_object_is_dropped():
+    class Holder:
+        pass
+
+    obj = Holder()
+    ref = weakref.ref(obj)
+
+    def f(o, x):
+        return x + 1 if o is obj else x - 1
+
+    backend = Runs()
+    cf = torchferro.compile(f, backend=backend)
+    x = torch.randn(2)
+    torch.testing.assert_close(cf(obj, x), x + 1)
+    assert len(torchferro.compiler.cache_entries(f)) == 1
+    del obj
+    gc.collect()
+    assert ref() is None
+    assert torchferro.compiler.cache_entries(f) == []
 
 
 def test_model_captured_by_a_compiled_closure_is_collected_with_it():
@@ -106,17 +132,37 @@ def test_models_of_one_class_compiled_in_sequence_all_run_compiled_and_are_colle
             kept.append(cm)
         del m, cm
         gc.collect()
-    # Every call ran a compiled graph: none fell back to eager at the recompile limit.
+    # Every call ran a compiled graph: none fell back to eager at the recompile limit. As with
+    # torch.compile, one graph serves them all (modules are guarded by type, parameters are
+    # graph inputs).
     assert backend.runs == 12
+    assert backend.n == 1
     state, entries = torchferro._C.cache_entries(Net.forward.__code__)
     assert state == "normal"
-    # Only the models still referenced are alive, and only their entries are left.
+    assert len(entries) == 1
+    # Only the models still referenced are alive.
     assert [r() is not None for r in refs] == [False] * 10 + [True, True]
-    assert len(entries) == 2
-    # The live ones still hit their own entries.
     for cm in kept:
         torch.testing.assert_close(cm(x), cm._orig_mod(x))
-    assert backend.runs == 14 and backend.n == 12
+    assert backend.runs == 14 and backend.n == 1
+
+
+def test_models_of_one_class_alive_together_share_one_entry():
+    backend = Runs()
+    x = torch.randn(5, 16)
+    models = []
+    for i in range(12):
+        torch.manual_seed(i)
+        models.append(Net())
+    compiled = [torchferro.compile(m, backend=backend) for m in models]
+    for _ in range(2):
+        for m, cm in zip(models, compiled):
+            torch.testing.assert_close(cm(x), m(x))
+    assert backend.n == 1 and backend.runs == 24
+    # A weight changed in place is read by the next call.
+    with torch.no_grad():
+        models[3].a.weight.mul_(-1)
+    torch.testing.assert_close(compiled[3](x), models[3](x))
 
 
 def test_reset_frees_entries_of_live_models():

@@ -499,8 +499,21 @@ def test_guards_of_a_module():
     flag = f"{_at(Scaler, 'if self.training')}"
     w = "torch.float32, cpu, size=[3, 3], stride=[3, 1], requires_grad=True"
     guards = _module_guards()
+    # As torch.compile: modules by type, and what is read from them through its own source
+    # (a submodule's hooks too, since another instance of the class may have some).
+    hooks = [
+        f"LENGTH_CHECK len(L['self']._modules['lin'].{h}) == 0  # {lin}"
+        for h in (
+            "_forward_hooks",
+            "_forward_pre_hooks",
+            "_backward_hooks",
+            "_backward_pre_hooks",
+        )
+    ]
+    assert guards[1] == f"TYPE_MATCH L['self']: Scaler  # {lin}"
     assert guards[2:] == [
-        f"ID_MATCH L['self']._modules['lin']: Linear(in_features=3, out_features=3, bias=True)  # {lin}",
+        f"TYPE_MATCH L['self']._modules['lin']: Linear  # {lin}",
+        *hooks,
         f"EQUALS_MATCH L['self']._modules['lin'].training == True  # {lin}",
         f"TENSOR_MATCH L['self']._modules['lin']._parameters['weight']: {w}  # {lin}",
         f"TENSOR_MATCH L['self']._modules['lin']._parameters['bias']: torch.float32, cpu, size=[3], stride=[1], requires_grad=True  # {lin}",
@@ -511,11 +524,22 @@ def test_guards_of_a_module():
     assert guards[0] == "GRAD_MODE torch.is_grad_enabled() == True"
 
 
+SCALER = Scaler()
+
+
+def is_the_scaler(m, x):
+    if m is SCALER:
+        return x + 1
+    return x - 1
+
+
 def test_guard_of_a_module_with_a_multiline_repr_reads_well():
-    assert (
-        _module_guards()[1]
-        == f"ID_MATCH L['self']: Scaler(...)  # {_at(Scaler, 'y = self.lin(x)')}"
-    )
+    # A module's identity is guarded where the code relies on it (`is`).
+    torchferro.compiler.reset()
+    torchferro.compile(is_the_scaler, backend="eager")(SCALER, torch.randn(2))
+    (entry,) = torchferro.compiler.cache_entries(is_the_scaler)
+    at = _at(is_the_scaler, "if m is SCALER")
+    assert f"ID_MATCH L['m']: Scaler(...)  # {at}" in entry["guards"]
 
 
 # ---------------------------------------------------------------------------------------------

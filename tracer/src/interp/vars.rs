@@ -604,8 +604,19 @@ impl Tracer<'_> {
                     .add(py, &source, Check::Type(value.get_type().unbind()));
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
+            } else if super::ops::is_nn_module(py, &value)? {
+                // An nn.Module instance is guarded by its type, as torch.compile guards it:
+                // what the trace reads from it (submodules, parameters, buffers, flags, hooks)
+                // is guarded through its own sources, so models of one class with other weights
+                // share an entry instead of compiling one each until the recompile limit. Its
+                // identity is checked only where the traced code relies on it
+                // (`realize_identity`).
+                self.guards
+                    .add(py, &source, Check::Type(value.get_type().unbind()));
+                self.guards
+                    .defer(&source, Check::Id(value.clone().unbind()), true);
             } else {
-                // Modules, functions, classes, dtypes, nn.Modules and other objects: identity.
+                // Modules, functions, classes, dtypes and other objects: identity.
                 self.guards
                     .add(py, &source, Check::Id(value.clone().unbind()));
             }

@@ -28,6 +28,13 @@ impl Frame<'_, '_> {
                 "calling {tyname}, which has hooks"
             )));
         }
+        // A module is guarded by its type, not its identity: another instance must have no
+        // hooks either.
+        if let Some(s) = &src {
+            for store in MODULE_HOOKS {
+                self.tx.guards.add(py, &s.attr(py, store), Check::Len(0));
+            }
+        }
         if !tymod.starts_with("torch.nn.modules") {
             return self.inline_forward(m, src, args, kwargs);
         }
@@ -80,8 +87,11 @@ impl Frame<'_, '_> {
             let kw = fkw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
             s.call_py(&func, None, fargs, kw)
         };
-        let c = |_: &Self, n: &str| -> Result<Var, TraceError> {
-            Ok(Var::Py(m.getattr(n)?.unbind(), None))
+        // A constant of the layer (eps, p, dim, ...), guarded by value: another instance of the
+        // class may have another.
+        let msrc = mvar_source(&mvar);
+        let c = |s: &mut Self, n: &str| -> Result<Var, TraceError> {
+            s.tx.wrap(m.getattr(n)?, Some(msrc.attr(py, n)))
         };
         match tyname.as_str() {
             "Linear" => {
@@ -133,11 +143,21 @@ impl Frame<'_, '_> {
                 )
             }
             "Sequential" => {
-                let children: Vec<String> = m
-                    .getattr("_modules")?
+                let modules = m.getattr("_modules")?;
+                let keys: Vec<Py<PyAny>> = modules
                     .call_method0("keys")?
                     .try_iter()?
-                    .map(|k| k.and_then(|k| k.extract()))
+                    .map(|k| k.map(Bound::unbind))
+                    .collect::<PyResult<_>>()?;
+                // Which children run, in order: another instance may hold others.
+                self.tx.guards.add(
+                    py,
+                    &msrc.attr(py, "_modules"),
+                    Check::DictKeys(keys.iter().map(|k| k.clone_ref(py)).collect()),
+                );
+                let children: Vec<String> = keys
+                    .iter()
+                    .map(|k| k.bind(py).extract())
                     .collect::<PyResult<_>>()?;
                 let mut cur = x;
                 let mut first = true;
@@ -193,13 +213,16 @@ fn mvar_source(v: &Var) -> crate::source::Source {
     }
 }
 
+/// The hook dicts of a module instance that `Module.__call__` runs.
+const MODULE_HOOKS: [&str; 4] = [
+    "_forward_hooks",
+    "_forward_pre_hooks",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+];
+
 fn has_hooks(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<bool> {
-    for attr in [
-        "_forward_hooks",
-        "_forward_pre_hooks",
-        "_backward_hooks",
-        "_backward_pre_hooks",
-    ] {
+    for attr in MODULE_HOOKS {
         if let Ok(d) = m.getattr(attr) {
             if d.len().unwrap_or(0) > 0 {
                 return Ok(true);
