@@ -263,3 +263,38 @@ def test_resident_memory_returns_near_baseline():
     assert mib["function_deleted"] < 50, mib
     assert mib["models_deleted"] < 50, mib
     assert mib["after_reset"] < 50, mib
+
+
+class MaybeBias(torch.nn.Module):
+    def __init__(self, bias, eps):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8, bias=bias)
+        self.norm = torch.nn.LayerNorm(8, eps=eps)
+        self.drop = torch.nn.Dropout(0.5)
+        self.seq = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh())
+
+    def forward(self, x):
+        return self.seq(self.drop(self.norm(self.fc(x))))
+
+
+def test_instances_of_one_class_that_differ_in_structure_or_constants_do_not_share_results():
+    # Guarded by type, the instances must still differ where their submodules do: a missing
+    # bias, a layer constant, a Sequential's children, hooks on a submodule.
+    backend = Runs()
+    x = torch.randn(3, 8)
+    a = MaybeBias(True, 1e-5).eval()
+    b = MaybeBias(False, 1e-5).eval()
+    c = MaybeBias(True, 0.5).eval()
+    d = MaybeBias(True, 1e-5).eval()
+    d.seq = torch.nn.Sequential(torch.nn.Sigmoid())
+    e = MaybeBias(True, 1e-5).eval()
+    e.fc.register_forward_hook(lambda mod, args, out: out * 10)
+    f = MaybeBias(True, 1e-5)  # training: dropout is on
+    for m in (b, a, c, d, e):
+        torch.testing.assert_close(torchferro.compile(m, backend=backend)(x), m(x))
+    torch.manual_seed(0)
+    want = f(x)
+    torch.manual_seed(0)
+    got = torchferro.compile(f, backend="eager")(x)
+    torch.testing.assert_close(got, want)
+    assert backend.runs >= 5

@@ -633,6 +633,11 @@ impl Frame<'_, '_> {
                                 .item(pyo3::types::PyString::new(py, name).into_any())
                         });
                         if v.is_none() {
+                            // Guarded: another instance of the class may hold a tensor here
+                            // (a `Linear` with a bias).
+                            if let Some(s) = &s {
+                                self.tx.guards.add(py, s, crate::guards::Check::IsNone);
+                            }
                             return Ok(Var::none(py));
                         }
                         return self.tx.wrap(v, s);
