@@ -76,7 +76,7 @@ class ListIndexing(ListStack):
 
 
 # torch.compile: 1 graphs
-module_program("modulelist_indexing_slicing_len", ListIndexing, x8, 2, fullgraph=True)
+module_program("modulelist_indexing_slicing_len", ListIndexing, x8, 1, fullgraph=True)
 
 
 class ZipLayers(nn.Module):
@@ -512,7 +512,7 @@ def global_module_called_from_function(x):
 
 
 # torch.compile: 1 graphs
-@program(lambda r: (r.randn(4, 8), nn.Linear(8, 2)), 2, fullgraph=True)
+@program(lambda r: (r.randn(4, 8), nn.Linear(8, 2)), 1, fullgraph=True)
 def module_passed_as_argument(x, lin):
     return lin(x), lin.weight.shape, lin.in_features
 
@@ -523,7 +523,7 @@ class ScalarModule(nn.Module):
 
 
 # torch.compile: 1 graphs
-@program(x8, 4, 3)
+@program(x8, 2, 2)
 def module_constructed_inside(x):
     return ScalarModule()(x) + nn.ReLU()(x)
 
@@ -567,7 +567,7 @@ module_program(
         8, 2, dim_feedforward=16, dropout=0.0, batch_first=True
     ).eval(),
     lambda r: (r.randn(2, 5, 8),),
-    8,
+    7,
     1,
 )
 
@@ -653,7 +653,7 @@ module_program(
     "submodule_replaced_between_calls",
     Scaled,
     x8,
-    2,
+    1,
     prepare=_swap_submodule,
     fullgraph=True,
 )
