@@ -8,6 +8,7 @@ mod containers;
 mod library;
 mod modules;
 mod torch;
+mod trace_time;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -25,6 +26,7 @@ use self::builtins::FOLDABLE_BUILTINS;
 pub(super) use self::containers::is_dict_read;
 pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
+use self::trace_time::{trace_time_kind, TraceTime};
 
 impl Frame<'_, '_> {
     pub(super) fn call(
@@ -147,6 +149,7 @@ impl Frame<'_, '_> {
         }
         if name == "is_compiling"
             && (module == "torchferro.compiler"
+                || module == "torch._utils"
                 || module.starts_with("torch.compiler")
                 || module.starts_with("torch._dynamo"))
         {
@@ -221,10 +224,13 @@ impl Frame<'_, '_> {
         if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
             return self.call_builtin(f, &name, args, kwargs);
         }
-        if (module == "math" || is_torch) && !has_tensor {
+        if module == "math" && !has_tensor {
             if let Some(r) = self.fold(f, &args, &kwargs)? {
                 return Ok(r);
             }
+        }
+        if is_torch && !has_tensor {
+            return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
         if let Some(r) = self.construct_model_output(f, &args, &kwargs)? {
             return Ok(r);
@@ -251,6 +257,83 @@ impl Frame<'_, '_> {
             "call to"
         };
         Err(TraceError::unsupported(format!("{kind} {what}")))
+    }
+
+    /// A torch callable called without a tensor argument (and not a factory): run now if it is
+    /// known to be pure or its global-state read is guarded (`trace_time.rs`), else a graph
+    /// break, so that it runs natively on every call (an optimizer step, `torch.manual_seed`,
+    /// RNG state changes: effects that must not happen once, at trace time).
+    fn torch_at_trace_time(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        module: &str,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let kind = trace_time_kind(py, f);
+        let refuse = || {
+            let qualname: String = f
+                .getattr(intern!(py, "__qualname__"))
+                .ok()
+                .and_then(|q| q.extract().ok())
+                .unwrap_or_else(|| name.to_string());
+            TraceError::unsupported(format!("call to {module}.{qualname}"))
+        };
+        let Some((kind, path)) = kind else {
+            return Err(refuse());
+        };
+        match kind {
+            TraceTime::Pure => self.fold(f, args, kwargs)?.ok_or_else(refuse),
+            TraceTime::Guarded => {
+                if !args.is_empty() || !kwargs.is_empty() {
+                    return Err(refuse());
+                }
+                let r = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
+                let value = r.as_py(py).ok_or_else(refuse)?;
+                let origin = self.tx.guards.origin.clone();
+                self.tx
+                    .guards
+                    .global
+                    .value(f, &value, &format!("{path}()"), origin);
+                Ok(r)
+            }
+            TraceTime::Autocast => {
+                let device: Option<String> = match args.first() {
+                    Some(a) => a.as_py(py).and_then(|d| d.extract().ok()),
+                    None => None,
+                };
+                let cpu = path.contains("cpu") || device.as_deref() == Some("cpu");
+                let (enabled, dtype) = self.tx.output.autocast();
+                if cpu && path.contains("enabled") {
+                    return Ok(Var::py_const(py, enabled));
+                }
+                if cpu && enabled {
+                    return Ok(Var::Py(dtype, None));
+                }
+                // Another device (its state is covered by the autocast guard of every entry),
+                // or the CPU dtype outside a region: a global setting, guarded.
+                let r = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
+                if path.contains("dtype") {
+                    let value = r.as_py(py).ok_or_else(refuse)?;
+                    let origin = self.tx.guards.origin.clone();
+                    let label = match &device {
+                        Some(d) => format!("{path}({d:?})"),
+                        None => format!("{path}()"),
+                    };
+                    let query = match &device {
+                        Some(d) => py
+                            .import("functools")?
+                            .getattr("partial")?
+                            .call1((f, d.as_str()))?,
+                        None => f.clone(),
+                    };
+                    self.tx.guards.global.value(&query, &value, &label, origin);
+                }
+                Ok(r)
+            }
+        }
     }
 
     /// `torch.no_grad()`, `torch.enable_grad()` and `torch.set_grad_enabled(b)` become grad-mode
