@@ -306,6 +306,21 @@ impl Frame<'_, '_> {
                 };
                 let cpu = path.contains("cpu") || device.as_deref() == Some("cpu");
                 let (enabled, dtype) = self.tx.output.autocast();
+                if path.contains("_is_any_") {
+                    // Any device: the traced CPU region, or another device's (guarded) state.
+                    let other = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
+                    let other = other.as_py(py).is_some_and(|v| v.is_truthy().unwrap_or(true));
+                    let real_cpu = py
+                        .import("torch")?
+                        .getattr("is_autocast_enabled")?
+                        .call1(("cpu",))?
+                        .is_truthy()?;
+                    if other && real_cpu && !enabled {
+                        // Which device makes it true is not known without the CPU's share.
+                        return Err(refuse());
+                    }
+                    return Ok(Var::py_const(py, enabled || other));
+                }
                 if cpu && path.contains("enabled") {
                     return Ok(Var::py_const(py, enabled));
                 }

@@ -67,6 +67,9 @@ const PURE: &[&str] = &[
     "torch.nn.functional._verify_spatial_size",
     "torch.nn.functional._get_softmax_dim",
     "torch.nn.functional._none_or_dtype",
+    "torch.nn.functional._canonical_mask",
+    "torch._C._log_api_usage_once",
+    "torch.cuda.is_current_stream_capturing",
     "torch.cuda.is_available",
     "torch.cuda.device_count",
     "torch.backends.mps.is_available",
@@ -85,6 +88,8 @@ const GUARDED: &[&str] = &[
     "torch.jit.is_tracing",
     "torch._C._get_tracing_state",
     "torch.fx._symbolic_trace.is_fx_tracing",
+    "torch.backends.mha.get_fastpath_enabled",
+    "torch.distributed.is_initialized",
 ];
 
 const AUTOCAST: &[&str] = &[
@@ -92,6 +97,7 @@ const AUTOCAST: &[&str] = &[
     "torch.is_autocast_cpu_enabled",
     "torch.get_autocast_dtype",
     "torch.get_autocast_cpu_dtype",
+    "torch._C._is_any_autocast_enabled",
 ];
 
 /// The objects behind the paths above, resolved once (a path that does not resolve in this
