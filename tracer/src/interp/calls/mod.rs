@@ -26,7 +26,7 @@ use self::builtins::FOLDABLE_BUILTINS;
 pub(super) use self::containers::is_dict_read;
 pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
-use self::trace_time::{trace_time_kind, TraceTime};
+use self::trace_time::{has_state_effects, trace_time_kind, TraceTime};
 
 impl Frame<'_, '_> {
     pub(super) fn call(
@@ -68,7 +68,6 @@ impl Frame<'_, '_> {
                 }
                 other => {
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
-                    self.tx.realize_identity(&other);
                     let obj = other.as_py(py).ok_or_else(|| {
                         TraceError::unsupported(format!(
                             "method {name} of a {}",
@@ -76,7 +75,11 @@ impl Frame<'_, '_> {
                         ))
                     })?;
                     let m = obj.getattr(name.as_str())?;
-                    self.call_py(&m, None, args, kwargs)
+                    let r = self.call_py(&m, None, args, kwargs)?;
+                    // The result came from this very object (a call that breaks instead runs
+                    // natively on whatever object the next call brings: no guard for it).
+                    self.tx.realize_identity(&other);
+                    Ok(r)
                 }
             },
             Var::Py(obj, src) => {
@@ -160,6 +163,30 @@ impl Frame<'_, '_> {
         {
             return Err(TraceError::unsupported("torchferro.graph_break()"));
         }
+        if f.getattr(intern!(py, "_torchdynamo_disable"))
+            .map(|d| d.is_truthy().unwrap_or(false))
+            .unwrap_or(false)
+        {
+            // `torch.compiler.disable` / `torch._dynamo.disable`: run eagerly, and (recursive,
+            // the default) let nothing under it compile: the hook runs the wrapper's frame off.
+            let recursive = f
+                .getattr(intern!(py, "_torchdynamo_disable_recursive"))
+                .map(|r| r.is_truthy().unwrap_or(true))
+                .unwrap_or(true);
+            if recursive {
+                if let Ok(code) = f.getattr(intern!(py, "__code__")) {
+                    crate::hook::register_disabled_wrapper(code);
+                }
+            }
+            let api = if recursive {
+                "torch.compiler.disable"
+            } else {
+                "torch._dynamo.disable(recursive=False)"
+            };
+            return Err(TraceError::unsupported(format!(
+                "call to {name}, disabled with {api}"
+            )));
+        }
         if f.hasattr(intern!(py, "_torchferro_disabled"))
             .unwrap_or(false)
         {
@@ -203,6 +230,9 @@ impl Frame<'_, '_> {
         let is_torch =
             (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
                 && !module.starts_with("torch.nn.modules");
+        if is_torch && has_state_effects(&module) {
+            return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
+        }
         if is_torch && (has_tensor || FACTORIES.contains(&name.as_str())) {
             if module.starts_with("torch._dynamo")
                 || module.starts_with("torch.compiler")

@@ -156,3 +156,23 @@ pub(super) fn trace_time_kind(
         .find(|(o, _, _)| f.is(o.bind(py)))
         .map(|(_, k, p)| (*k, *p))
 }
+
+/// Modules of torch whose functions act on process or object state even when given tensors
+/// (`torch.set_rng_state(t)`, an optimizer's `step`, `torch.save`): never graph nodes, whose
+/// meta run would perform the effect on metadata at trace time. They run natively.
+const EFFECT_MODULES: &[&str] = &[
+    "torch.random",
+    "torch.cuda.random",
+    "torch.optim",
+    "torch.serialization",
+    "torch.distributed",
+    "torch.utils.data",
+    "torch.utils.hooks",
+];
+
+/// Whether a torch callable from `module` must run outside the graph even with tensor arguments.
+pub(super) fn has_state_effects(module: &str) -> bool {
+    EFFECT_MODULES
+        .iter()
+        .any(|m| module == *m || module.strip_prefix(m).is_some_and(|r| r.starts_with('.')))
+}
