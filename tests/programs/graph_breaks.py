@@ -385,7 +385,7 @@ def disabled_helper_runs_eagerly(x):
 
 
 # torch.compile: 2 graphs
-@program(x34, 3, 1)
+@program(x34, 2, 1)
 def torch_compiler_disable_helper(x):
     return _torch_disabled(x.cos()) + 1
 
