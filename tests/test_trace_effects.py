@@ -70,7 +70,10 @@ MODELS = {
     ),
     "conv": (
         ConvNet,
-        lambda g: (torch.randn(2, 3, 8, 8, generator=g), torch.randn(2, 2, generator=g)),
+        lambda g: (
+            torch.randn(2, 3, 8, 8, generator=g),
+            torch.randn(2, 2, generator=g),
+        ),
     ),
 }
 
@@ -95,7 +98,9 @@ def _assert_same_training_state(em, eo, cm, co, step):
     for (name, e), c in zip(em.named_buffers(), cm.buffers()):
         torch.testing.assert_close(c, e, rtol=0, atol=0, msg=f"step {step}: {name}")
     es, cs = _state_tensors(eo), _state_tensors(co)
-    assert [k for k, _ in cs] == [k for k, _ in es], f"step {step}: optimizer state keys"
+    assert [k for k, _ in cs] == [k for k, _ in es], (
+        f"step {step}: optimizer state keys"
+    )
     stateful = any(g.get("momentum") for g in eo.param_groups) or "betas" in eo.defaults
     assert bool(es) == stateful, f"step {step}: optimizer state {es}"
     for (k, e), (_, c) in zip(es, cs):
@@ -116,16 +121,20 @@ def _make_step(model, opt):
     return step
 
 
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
 @pytest.mark.parametrize("model_name", list(MODELS))
 @pytest.mark.parametrize("opt_name", list(OPTIMIZERS))
-def test_compiled_training_step_matches_eager_every_step(model_name, opt_name):
+def test_compiled_training_step_matches_eager_every_step(model_name, opt_name, backend):
     make_model, make_x = MODELS[model_name]
     torch.manual_seed(0)
     em = make_model()
     cm = copy.deepcopy(em)
-    eo, co = OPTIMIZERS[opt_name](em.parameters()), OPTIMIZERS[opt_name](cm.parameters())
+    eo, co = (
+        OPTIMIZERS[opt_name](em.parameters()),
+        OPTIMIZERS[opt_name](cm.parameters()),
+    )
     eager_step = _make_step(em, eo)
-    compiled_step = torchferro.compile(_make_step(cm, co), backend="eager")
+    compiled_step = torchferro.compile(_make_step(cm, co), backend=backend)
     g = torch.Generator().manual_seed(1)
     for step in range(5):
         x, y = make_x(g)

@@ -133,7 +133,9 @@ def _eager_step(target, seed):
 
 
 # torch.compile: 2 graphs
-module_program("backward_compiled_step_eager", _Backward, x8y, 2, 1, prepare=_eager_step)
+module_program(
+    "backward_compiled_step_eager", _Backward, x8y, 2, 1, prepare=_eager_step
+)
 
 
 class _NoGradUpdate(nn.Module):

@@ -109,7 +109,10 @@ impl GlobalGuards {
             }
         };
         let m = &mut self.modules[i];
-        if m.attrs.iter().any(|(n, _, _)| n.bind(py).to_str().ok() == Some(name)) {
+        if m.attrs
+            .iter()
+            .any(|(n, _, _)| n.bind(py).to_str().ok() == Some(name))
+        {
             return;
         }
         m.attrs.push((

@@ -74,7 +74,12 @@ pub fn register_disabled_wrapper(code: Bound<'_, PyAny>) {
         }
         if cur.is_null()
             && slot
-                .compare_exchange(std::ptr::null_mut(), ptr, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(
+                    std::ptr::null_mut(),
+                    ptr,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
                 .is_ok()
         {
             // The slot holds the pointer from now on: keep the object alive with it.

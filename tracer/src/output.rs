@@ -315,7 +315,10 @@ impl OutputGraph {
             return false;
         }
         if let Target::Method(m) = target {
-            if matches!(m.as_str(), "float" | "double" | "half" | "bfloat16" | "cfloat" | "cdouble") {
+            if matches!(
+                m.as_str(),
+                "float" | "double" | "half" | "bfloat16" | "cfloat" | "cdouble"
+            ) {
                 return false;
             }
         }

@@ -339,7 +339,9 @@ impl Frame<'_, '_> {
                 if path.contains("_is_any_") {
                     // Any device: the traced CPU region, or another device's (guarded) state.
                     let other = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
-                    let other = other.as_py(py).is_some_and(|v| v.is_truthy().unwrap_or(true));
+                    let other = other
+                        .as_py(py)
+                        .is_some_and(|v| v.is_truthy().unwrap_or(true));
                     let real_cpu = py
                         .import("torch")?
                         .getattr("is_autocast_enabled")?
