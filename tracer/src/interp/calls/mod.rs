@@ -26,7 +26,7 @@ use self::builtins::FOLDABLE_BUILTINS;
 pub(super) use self::containers::is_dict_read;
 pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
-use self::trace_time::{has_state_effects, trace_time_kind, TraceTime};
+use self::trace_time::{guard_via, has_state_effects, trace_time_kind, GuardVia, TraceTime};
 
 impl Frame<'_, '_> {
     pub(super) fn call(
@@ -321,12 +321,23 @@ impl Frame<'_, '_> {
                     return Err(refuse());
                 }
                 let r = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
-                let value = r.as_py(py).ok_or_else(refuse)?;
                 let origin = self.tx.guards.origin.clone();
-                self.tx
-                    .guards
-                    .global
-                    .value(f, &value, &format!("{path}()"), origin);
+                match guard_via(py, path, f) {
+                    GuardVia::Global(module, flag) => {
+                        let value = module.getattr(flag)?;
+                        self.tx
+                            .guards
+                            .global
+                            .module_attr(&module, flag, &value, origin);
+                    }
+                    GuardVia::Call(query) => {
+                        let value = query.call0()?;
+                        self.tx
+                            .guards
+                            .global
+                            .value(&query, &value, &format!("{path}()"), origin);
+                    }
+                }
                 Ok(r)
             }
             TraceTime::Autocast => {

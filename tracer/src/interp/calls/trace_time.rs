@@ -176,3 +176,44 @@ pub(super) fn has_state_effects(module: &str) -> bool {
         .iter()
         .any(|m| module == *m || module.strip_prefix(m).is_some_and(|r| r.starts_with('.')))
 }
+
+/// Guarded queries whose answer is a flag kept in a module global: guarded through that
+/// module's dict version (free on a hit) instead of calling the query on every call.
+const FLAG_GLOBALS: &[(&str, &str, &str)] = &[
+    (
+        "torch.backends.mha.get_fastpath_enabled",
+        "torch.backends.mha",
+        "_is_fastpath_enabled",
+    ),
+    (
+        "torch.fx._symbolic_trace.is_fx_tracing",
+        "torch.fx._symbolic_trace",
+        "_is_fx_tracing_flag",
+    ),
+];
+
+/// Guarded queries answered by a cheaper builtin that reads the same state.
+const CHEAPER_QUERY: &[(&str, &str)] = &[("torch.jit.is_tracing", "torch._C._is_tracing")];
+
+/// How to guard the result of the query at `path`: the module global that holds it, or the
+/// builtin to call (the query itself if none is cheaper).
+pub(super) enum GuardVia<'py> {
+    Global(Bound<'py, PyAny>, &'static str),
+    Call(Bound<'py, PyAny>),
+}
+
+pub(super) fn guard_via<'py>(py: Python<'py>, path: &str, f: &Bound<'py, PyAny>) -> GuardVia<'py> {
+    if let Some((_, module, name)) = FLAG_GLOBALS.iter().find(|(p, _, _)| *p == path) {
+        if let Ok(m) = py.import(*module) {
+            if m.hasattr(*name).unwrap_or(false) {
+                return GuardVia::Global(m.into_any(), name);
+            }
+        }
+    }
+    if let Some((_, q)) = CHEAPER_QUERY.iter().find(|(p, _)| *p == path) {
+        if let Some(q) = resolve(py, q) {
+            return GuardVia::Call(q);
+        }
+    }
+    GuardVia::Call(f.clone())
+}
