@@ -479,3 +479,29 @@ def test_a_disabled_function_and_what_it_calls_run_eagerly():
     for code in (_disabled.__wrapped__.__code__, _inner.__code__):
         state, entries = torchferro._C.cache_entries(code)
         assert entries == [], (code.co_name, state, entries)
+
+
+def test_seeding_a_generator_argument_inside_runs_every_call():
+    def f(x, g):
+        g.manual_seed(3)
+        return x + torch.rand(3, generator=g)
+
+    compiled = torchferro.compile(f, backend="eager")
+    g = torch.Generator()
+    expected = f(torch.ones(3), torch.Generator())
+    for _ in range(3):
+        g.manual_seed(99)
+        torch.testing.assert_close(compiled(torch.ones(3), g), expected, rtol=0, atol=0)
+
+
+def test_set_default_dtype_inside_runs_every_call():
+    def f(x):
+        torch.set_default_dtype(torch.float64)
+        y = torch.ones(2)
+        torch.set_default_dtype(torch.float32)
+        return x + 1, y
+
+    compiled = torchferro.compile(f, backend="eager")
+    for _ in range(2):
+        assert compiled(torch.ones(3))[1].dtype == torch.float64
+        assert torch.get_default_dtype() == torch.float32
