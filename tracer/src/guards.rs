@@ -386,6 +386,8 @@ pub struct GuardTree {
     /// The flag marks identity checks, installed only where identity matters (`is`, folding a
     /// call on the object), not on every use.
     deferred: Vec<(String, Source, Check, bool)>,
+    /// Process-wide state the trace read: global-state queries, torch module attributes.
+    pub global: crate::global_state::GlobalGuards,
 }
 
 /// `torch.is_grad_enabled`, looked up once.
@@ -446,6 +448,7 @@ impl GuardTree {
             count: 0,
             origin: None,
             deferred: Vec::new(),
+            global: Default::default(),
         }
     }
 
@@ -543,6 +546,7 @@ impl GuardTree {
         }
         grad_enabled(py) == self.grad_enabled
             && autocast_state(py) == self.autocast
+            && self.global.check(py)
             && self.roots.iter().all(|n| n.check_root(py, scope))
     }
 
@@ -593,6 +597,7 @@ impl GuardTree {
                 None,
             ));
         }
+        self.global.failures(py, &mut out);
         for n in &self.roots {
             let root = scope.root(&n.step);
             if root.is_null() {
@@ -615,6 +620,7 @@ impl GuardTree {
         if let Some(a) = &self.autocast {
             out.push(format!("AUTOCAST {a}"));
         }
+        Python::attach(|py| self.global.describe(py, &mut out));
         for n in &self.roots {
             n.describe(&mut out);
         }

@@ -52,6 +52,50 @@ fn previous() -> EvalFn {
     unsafe { std::mem::transmute::<*mut (), EvalFn>(p) }
 }
 
+/// Code objects of `torch.compiler.disable` / `torch._dynamo.disable` wrappers (recursive ones):
+/// their frames run with the hook off, so neither the wrapped function nor anything it calls is
+/// compiled, as under torch.compile. Registered by the tracer when it meets such a wrapper (the
+/// call is a graph break, so the wrapper's frame comes here next); a few slots suffice (one
+/// wrapper code per torch version).
+static DISABLED_WRAPPERS: [AtomicPtr<ffi::PyObject>; 4] = [
+    AtomicPtr::new(std::ptr::null_mut()),
+    AtomicPtr::new(std::ptr::null_mut()),
+    AtomicPtr::new(std::ptr::null_mut()),
+    AtomicPtr::new(std::ptr::null_mut()),
+];
+
+/// Records `code` as a disable wrapper's code (kept alive for the life of the process).
+pub fn register_disabled_wrapper(code: Bound<'_, PyAny>) {
+    let ptr = code.as_ptr();
+    for slot in &DISABLED_WRAPPERS {
+        let cur = slot.load(Ordering::Acquire);
+        if cur == ptr {
+            return;
+        }
+        if cur.is_null()
+            && slot
+                .compare_exchange(
+                    std::ptr::null_mut(),
+                    ptr,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+        {
+            // The slot holds the pointer from now on: keep the object alive with it.
+            std::mem::forget(code.unbind());
+            return;
+        }
+    }
+}
+
+fn is_disabled_wrapper(code: *mut ffi::PyObject) -> bool {
+    DISABLED_WRAPPERS.iter().any(|s| {
+        let p = s.load(Ordering::Relaxed);
+        !p.is_null() && p == code
+    })
+}
+
 /// Sets this thread's mode, returning the previous one. Installs or removes the interpreter-wide
 /// hook as the count of active threads crosses zero. Call with the GIL held.
 pub fn set_mode(mode: Mode) -> Mode {
@@ -176,6 +220,13 @@ pub unsafe extern "C" fn eval_frame(
     }
     // SAFETY: `frame` is the frame handed to this hook call.
     let fv = unsafe { FrameView::from_hook(frame) };
+    if is_disabled_wrapper(fv.code()) {
+        let mode = set_mode_quiet(Mode::Off);
+        // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
+        let r = unsafe { prev(tstate, frame, throwflag) };
+        set_mode_quiet(mode);
+        return r;
+    }
     // The hook is off while we look at the code, check guards and compile.
     let mode = set_mode_quiet(Mode::Off);
     // A panic must not unwind into CPython (that aborts the process): a bug in torchferro runs

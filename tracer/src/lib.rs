@@ -2,7 +2,8 @@
 //! sources, the symbolic interpreter, the transformed code and backend dispatch.
 //!
 //! Unsafe code lives in `frame` (frame layout), `hook` (the evaluator), `cache` (co_extra) and
-//! the small raw-pointer helpers of `source`, `runtime` and `guards`; everything else is safe.
+//! the small raw-pointer helpers of `source`, `runtime`, `guards` and `global_state` (a dict's
+//! version tag); everything else is safe.
 
 pub mod alloc_threshold;
 pub mod cache;
@@ -13,6 +14,7 @@ pub mod decode;
 pub mod error;
 pub mod frame;
 pub mod fx_export;
+pub mod global_state;
 pub mod guards;
 pub mod hook;
 pub mod inductor_host;

@@ -289,6 +289,54 @@ impl OutputGraph {
         Device::cpu()
     }
 
+    /// Whether torch took the dtype of `node`'s result from the default dtype: a floating or
+    /// complex result of a call with no floating or complex tensor argument and no explicit
+    /// dtype (factories, `torch.tensor([1.5])`, `int_tensor / 2`, `torch.sqrt(int_tensor)`).
+    /// Conservative: a call that names its dtype some other way only costs a guard.
+    pub fn reads_default_dtype(&self, node: NodeId) -> bool {
+        let n = self.graph.node(node);
+        let fx::NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = &n.kind
+        else {
+            return false;
+        };
+        let float = |m: &TensorMeta| m.dtype.is_floating_point() || m.dtype.is_complex();
+        let result_float = match &n.meta {
+            NodeMeta::Tensor(t) => float(t),
+            NodeMeta::Tuple(items) => items
+                .iter()
+                .any(|m| matches!(m, NodeMeta::Tensor(t) if float(t))),
+            _ => false,
+        };
+        if !result_float {
+            return false;
+        }
+        if let Target::Method(m) = target {
+            if matches!(
+                m.as_str(),
+                "float" | "double" | "half" | "bfloat16" | "cfloat" | "cdouble"
+            ) {
+                return false;
+            }
+        }
+        let all = args.iter().chain(kwargs.iter().map(|(_, a)| a));
+        if all.clone().any(|a| matches!(a, Arg::DType(_))) {
+            return false;
+        }
+        let mut nodes = Vec::new();
+        all.for_each(|a| a.nodes(&mut nodes));
+        !nodes.iter().any(|&i| match &self.graph.node(i).meta {
+            NodeMeta::Tensor(t) => float(t),
+            NodeMeta::Tuple(items) => items
+                .iter()
+                .any(|m| matches!(m, NodeMeta::Tensor(t) if float(t))),
+            _ => false,
+        })
+    }
+
     /// The tensor a value is, following in-place results back to what they mutated.
     pub fn alias_root(&self, mut node: NodeId) -> NodeId {
         while let Some(&n) = self.alias.get(&node) {

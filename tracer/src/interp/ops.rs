@@ -409,6 +409,17 @@ impl Frame<'_, '_> {
             .tx
             .output
             .call(py, name_hint, target, callable, args, kwargs)?;
+        if self.tx.output.reads_default_dtype(node) {
+            // The dtype came from `torch.get_default_dtype()`: a later call under another
+            // default must not reuse this graph.
+            let f = py.import("torch")?.getattr("get_default_dtype")?;
+            let value = f.call0()?;
+            let origin = self.tx.guards.origin.clone();
+            self.tx
+                .guards
+                .global
+                .value(&f, &value, "torch.get_default_dtype()", origin);
+        }
         self.result_var(node, meta)
     }
 
@@ -584,6 +595,10 @@ impl Frame<'_, '_> {
                     error: e,
                 })?;
                 let src = if is_constant_module(&o) {
+                    // No guard per read: the module's dict version covers them all, so a
+                    // function replaced later (`torch.sigmoid = f`) is seen.
+                    let origin = self.tx.guards.origin.clone();
+                    self.tx.guards.global.module_attr(&o, name, &v, origin);
                     None
                 } else {
                     src.as_ref().map(|s| s.attr(py, name))

@@ -8,6 +8,7 @@ mod containers;
 mod library;
 mod modules;
 mod torch;
+mod trace_time;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -25,6 +26,7 @@ use self::builtins::FOLDABLE_BUILTINS;
 pub(super) use self::containers::is_dict_read;
 pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
+use self::trace_time::{guard_via, has_state_effects, trace_time_kind, GuardVia, TraceTime};
 
 impl Frame<'_, '_> {
     pub(super) fn call(
@@ -66,7 +68,6 @@ impl Frame<'_, '_> {
                 }
                 other => {
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
-                    self.tx.realize_identity(&other);
                     let obj = other.as_py(py).ok_or_else(|| {
                         TraceError::unsupported(format!(
                             "method {name} of a {}",
@@ -74,7 +75,11 @@ impl Frame<'_, '_> {
                         ))
                     })?;
                     let m = obj.getattr(name.as_str())?;
-                    self.call_py(&m, None, args, kwargs)
+                    let r = self.call_py(&m, None, args, kwargs)?;
+                    // The result came from this very object (a call that breaks instead runs
+                    // natively on whatever object the next call brings: no guard for it).
+                    self.tx.realize_identity(&other);
+                    Ok(r)
                 }
             },
             Var::Py(obj, src) => {
@@ -147,6 +152,7 @@ impl Frame<'_, '_> {
         }
         if name == "is_compiling"
             && (module == "torchferro.compiler"
+                || module == "torch._utils"
                 || module.starts_with("torch.compiler")
                 || module.starts_with("torch._dynamo"))
         {
@@ -156,6 +162,30 @@ impl Frame<'_, '_> {
             .unwrap_or(false)
         {
             return Err(TraceError::unsupported("torchferro.graph_break()"));
+        }
+        if f.getattr(intern!(py, "_torchdynamo_disable"))
+            .map(|d| d.is_truthy().unwrap_or(false))
+            .unwrap_or(false)
+        {
+            // `torch.compiler.disable` / `torch._dynamo.disable`: run eagerly, and (recursive,
+            // the default) let nothing under it compile: the hook runs the wrapper's frame off.
+            let recursive = f
+                .getattr(intern!(py, "_torchdynamo_disable_recursive"))
+                .map(|r| r.is_truthy().unwrap_or(true))
+                .unwrap_or(true);
+            if recursive {
+                if let Ok(code) = f.getattr(intern!(py, "__code__")) {
+                    crate::hook::register_disabled_wrapper(code);
+                }
+            }
+            let api = if recursive {
+                "torch.compiler.disable"
+            } else {
+                "torch._dynamo.disable(recursive=False)"
+            };
+            return Err(TraceError::unsupported(format!(
+                "call to {name}, disabled with {api}"
+            )));
         }
         if f.hasattr(intern!(py, "_torchferro_disabled"))
             .unwrap_or(false)
@@ -200,6 +230,9 @@ impl Frame<'_, '_> {
         let is_torch =
             (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
                 && !module.starts_with("torch.nn.modules");
+        if is_torch && has_state_effects(&module) {
+            return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
+        }
         if is_torch && (has_tensor || FACTORIES.contains(&name.as_str())) {
             if module.starts_with("torch._dynamo")
                 || module.starts_with("torch.compiler")
@@ -221,10 +254,13 @@ impl Frame<'_, '_> {
         if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
             return self.call_builtin(f, &name, args, kwargs);
         }
-        if (module == "math" || is_torch) && !has_tensor {
+        if module == "math" && !has_tensor {
             if let Some(r) = self.fold(f, &args, &kwargs)? {
                 return Ok(r);
             }
+        }
+        if is_torch && !has_tensor {
+            return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
         if let Some(r) = self.construct_model_output(f, &args, &kwargs)? {
             return Ok(r);
@@ -251,6 +287,111 @@ impl Frame<'_, '_> {
             "call to"
         };
         Err(TraceError::unsupported(format!("{kind} {what}")))
+    }
+
+    /// A torch callable called without a tensor argument (and not a factory): run now if it is
+    /// known to be pure or its global-state read is guarded (`trace_time.rs`), else a graph
+    /// break, so that it runs natively on every call (an optimizer step, `torch.manual_seed`,
+    /// RNG state changes: effects that must not happen once, at trace time).
+    fn torch_at_trace_time(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        module: &str,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let kind = trace_time_kind(py, f);
+        let refuse = || {
+            let qualname: String = f
+                .getattr(intern!(py, "__qualname__"))
+                .ok()
+                .and_then(|q| q.extract().ok())
+                .unwrap_or_else(|| name.to_string());
+            TraceError::unsupported(format!("call to {module}.{qualname}"))
+        };
+        let Some((kind, path)) = kind else {
+            return Err(refuse());
+        };
+        match kind {
+            TraceTime::Pure => self.fold(f, args, kwargs)?.ok_or_else(refuse),
+            TraceTime::Guarded => {
+                if !args.is_empty() || !kwargs.is_empty() {
+                    return Err(refuse());
+                }
+                let r = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
+                let origin = self.tx.guards.origin.clone();
+                match guard_via(py, path, f) {
+                    GuardVia::Global(module, flag) => {
+                        let value = module.getattr(flag)?;
+                        self.tx
+                            .guards
+                            .global
+                            .module_attr(&module, flag, &value, origin);
+                    }
+                    GuardVia::Call(query) => {
+                        let value = query.call0()?;
+                        self.tx
+                            .guards
+                            .global
+                            .value(&query, &value, &format!("{path}()"), origin);
+                    }
+                }
+                Ok(r)
+            }
+            TraceTime::Autocast => {
+                let device: Option<String> = match args.first() {
+                    Some(a) => a.as_py(py).and_then(|d| d.extract().ok()),
+                    None => None,
+                };
+                let cpu = path.contains("cpu") || device.as_deref() == Some("cpu");
+                let (enabled, dtype) = self.tx.output.autocast();
+                if path.contains("_is_any_") {
+                    // Any device: the traced CPU region, or another device's (guarded) state.
+                    let other = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
+                    let other = other
+                        .as_py(py)
+                        .is_some_and(|v| v.is_truthy().unwrap_or(true));
+                    let real_cpu = py
+                        .import("torch")?
+                        .getattr("is_autocast_enabled")?
+                        .call1(("cpu",))?
+                        .is_truthy()?;
+                    if other && real_cpu && !enabled {
+                        // Which device makes it true is not known without the CPU's share.
+                        return Err(refuse());
+                    }
+                    return Ok(Var::py_const(py, enabled || other));
+                }
+                if cpu && path.contains("enabled") {
+                    return Ok(Var::py_const(py, enabled));
+                }
+                if cpu && enabled {
+                    return Ok(Var::Py(dtype, None));
+                }
+                // Another device (its state is covered by the autocast guard of every entry),
+                // or the CPU dtype outside a region: a global setting, guarded.
+                let r = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
+                if path.contains("dtype") {
+                    let value = r.as_py(py).ok_or_else(refuse)?;
+                    let origin = self.tx.guards.origin.clone();
+                    let label = match &device {
+                        Some(d) => format!("{path}({d:?})"),
+                        None => format!("{path}()"),
+                    };
+                    let query = match &device {
+                        Some(d) => py
+                            .import("functools")?
+                            .getattr("partial")?
+                            .call1((f, d.as_str()))?,
+                        None => f.clone(),
+                    };
+                    self.tx.guards.global.value(&query, &value, &label, origin);
+                }
+                Ok(r)
+            }
+        }
     }
 
     /// `torch.no_grad()`, `torch.enable_grad()` and `torch.set_grad_enabled(b)` become grad-mode

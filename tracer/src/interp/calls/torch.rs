@@ -35,6 +35,13 @@ pub(super) const FACTORIES: &[&str] = &[
     "empty_strided",
     "tril_indices",
     "triu_indices",
+    "randperm",
+    "normal",
+    "hann_window",
+    "hamming_window",
+    "blackman_window",
+    "bartlett_window",
+    "kaiser_window",
 ];
 
 /// Tensor methods that read data into Python: their result depends on values, not metadata.

@@ -1,0 +1,228 @@
+//! Guards on process-wide state that a trace read without a source of its own: the value of a
+//! global-state query folded at trace time (`torch.get_default_dtype()`,
+//! `torch.are_deterministic_algorithms_enabled()`), a default dtype that decided the dtype of a
+//! graph value, and the functions and constants read as attributes of torch's modules
+//! (`torch.sigmoid`), which a program may replace between calls.
+//!
+//! They must cost next to nothing on a hit: a module's attributes are checked through the
+//! version tag of its `__dict__` (one integer compare while nothing in the module changed; the
+//! attributes themselves are compared only after it did), and a global-state query is installed
+//! only on entries whose trace used it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::guards::short_repr;
+
+/// A query of global state, `f()`, that must return the object it returned while tracing.
+struct GlobalValue {
+    f: Py<PyAny>,
+    expected: Py<PyAny>,
+    /// How the query reads in logs (`torch.get_default_dtype()`).
+    label: String,
+    origin: Option<String>,
+}
+
+/// Attributes read from one module: `module.name is value` for each, checked only when the
+/// module's dict changed since the last time they all held.
+struct ModuleAttrs {
+    module: String,
+    dict: Py<PyDict>,
+    /// The dict's version tag when every attribute last matched.
+    tag: AtomicU64,
+    attrs: Vec<(Py<PyString>, Py<PyAny>, Option<String>)>,
+}
+
+/// The global-state guards of one cache entry (see the module documentation).
+#[derive(Default)]
+pub struct GlobalGuards {
+    values: Vec<GlobalValue>,
+    modules: Vec<ModuleAttrs>,
+}
+
+/// The version tag of a dict: CPython gives a dict a new one on every change (PEP 509).
+fn dict_version(d: &Bound<'_, PyDict>) -> u64 {
+    // SAFETY: `d` is a live, exact or subclassed `dict` (the cast to `PyDict` checked it), whose
+    // C layout starts with `PyDictObject`; the tag is a plain integer field read under the GIL.
+    #[allow(deprecated)]
+    unsafe {
+        (*(d.as_ptr() as *const pyo3::ffi::PyDictObject)).ma_version_tag
+    }
+}
+
+impl GlobalGuards {
+    /// Guards `f() is value` (a singleton: a dtype, a bool), read at trace time as `label`.
+    pub fn value(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        label: &str,
+        origin: Option<String>,
+    ) {
+        if self.values.iter().any(|v| v.f.is(f)) {
+            return;
+        }
+        self.values.push(GlobalValue {
+            f: f.clone().unbind(),
+            expected: value.clone().unbind(),
+            label: label.to_string(),
+            origin,
+        });
+    }
+
+    /// Guards that `module.name` stays `value`. Only attributes that live in the module's dict
+    /// are guarded (a lazy `__getattr__` result is computed again on each read anyway).
+    pub fn module_attr(
+        &mut self,
+        module: &Bound<'_, PyAny>,
+        name: &str,
+        value: &Bound<'_, PyAny>,
+        origin: Option<String>,
+    ) {
+        let py = module.py();
+        let Ok(dict) = module.getattr(pyo3::intern!(py, "__dict__")) else {
+            return;
+        };
+        let Ok(dict) = dict.cast_into::<PyDict>() else {
+            return;
+        };
+        match dict.get_item(name) {
+            Ok(Some(v)) if v.is(value) => {}
+            _ => return,
+        }
+        let i = match self.modules.iter().position(|m| m.dict.is(&dict)) {
+            Some(i) => i,
+            None => {
+                let module_name = module
+                    .getattr(pyo3::intern!(py, "__name__"))
+                    .and_then(|n| n.extract::<String>())
+                    .unwrap_or_else(|_| "?".into());
+                self.modules.push(ModuleAttrs {
+                    module: module_name,
+                    tag: AtomicU64::new(dict_version(&dict)),
+                    dict: dict.unbind(),
+                    attrs: Vec::new(),
+                });
+                self.modules.len() - 1
+            }
+        };
+        let m = &mut self.modules[i];
+        if m.attrs
+            .iter()
+            .any(|(n, _, _)| n.bind(py).to_str().ok() == Some(name))
+        {
+            return;
+        }
+        m.attrs.push((
+            PyString::new(py, name).unbind(),
+            value.clone().unbind(),
+            origin,
+        ));
+    }
+
+    /// The fast path: true when every global-state guard holds.
+    pub fn check(&self, py: Python<'_>) -> bool {
+        self.modules.iter().all(|m| m.check(py))
+            && self.values.iter().all(|v| {
+                v.f.bind(py)
+                    .call0()
+                    .map(|r| r.is(v.expected.bind(py)))
+                    .unwrap_or(false)
+            })
+    }
+
+    /// Every failing guard, as recompile-log reasons with the user line that made it.
+    pub fn failures(&self, py: Python<'_>, out: &mut Vec<(String, Option<String>)>) {
+        for v in &self.values {
+            let actual = v.f.bind(py).call0();
+            let ok = actual
+                .as_ref()
+                .map(|r| r.is(v.expected.bind(py)))
+                .unwrap_or(false);
+            if !ok {
+                let actual = match &actual {
+                    Ok(r) => short_repr(r),
+                    Err(e) => format!("an error ({e})"),
+                };
+                out.push((
+                    format!(
+                        "{} changed. expected {}, actual {actual}",
+                        v.label,
+                        short_repr(v.expected.bind(py))
+                    ),
+                    v.origin.clone(),
+                ));
+            }
+        }
+        for m in &self.modules {
+            let dict = m.dict.bind(py);
+            for (name, expected, origin) in &m.attrs {
+                let actual = dict.get_item(name.bind(py)).ok().flatten();
+                if !actual.as_ref().is_some_and(|a| a.is(expected.bind(py))) {
+                    let actual = actual
+                        .map(|a| short_repr(&a))
+                        .unwrap_or_else(|| "missing".into());
+                    out.push((
+                        format!(
+                            "{}.{} is not the same object. expected {}, actual {actual}",
+                            m.module,
+                            name.bind(py),
+                            short_repr(expected.bind(py))
+                        ),
+                        origin.clone(),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// One line per guard, for logs and `cache_entries`.
+    pub fn describe(&self, py: Python<'_>, out: &mut Vec<String>) {
+        for v in &self.values {
+            let text = format!(
+                "GLOBAL_STATE {} is {}",
+                v.label,
+                short_repr(v.expected.bind(py))
+            );
+            out.push(match &v.origin {
+                Some(o) => format!("{text}  # {o}"),
+                None => text,
+            });
+        }
+        for m in &self.modules {
+            let names: Vec<String> = m
+                .attrs
+                .iter()
+                .map(|(n, _, _)| n.bind(py).to_string())
+                .collect();
+            out.push(format!(
+                "MODULE_ATTRS {}: {} are the objects read (checked when the module's dict changes)",
+                m.module,
+                names.join(", ")
+            ));
+        }
+    }
+}
+
+impl ModuleAttrs {
+    fn check(&self, py: Python<'_>) -> bool {
+        let dict = self.dict.bind(py);
+        let tag = dict_version(dict);
+        if tag == self.tag.load(Ordering::Relaxed) {
+            return true;
+        }
+        // The module changed (an attribute set, a submodule imported): compare what was read.
+        let same = self.attrs.iter().all(|(name, expected, _)| {
+            dict.get_item(name.bind(py))
+                .ok()
+                .flatten()
+                .is_some_and(|a| a.is(expected.bind(py)))
+        });
+        if same {
+            self.tag.store(tag, Ordering::Relaxed);
+        }
+        same
+    }
+}
