@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import io
 import logging
 import math
@@ -122,7 +123,10 @@ class Program:
     def globals(self) -> dict:
         fn = self.fn
         while isinstance(fn, type) or not hasattr(fn, "__globals__"):
-            fn = fn.forward if isinstance(fn, type) else fn.__call__
+            if isinstance(fn, functools.partial):
+                fn = fn.func
+            else:
+                fn = fn.forward if isinstance(fn, type) else fn.__call__
         return fn.__globals__
 
 
@@ -313,17 +317,25 @@ def _storages(v, acc):
     return acc
 
 
+def _data_ptr(t):
+    """The storage address of a strided tensor; None for meta and non-strided layouts (sparse
+    tensors have no single storage)."""
+    if t.layout != torch.strided or t.device.type == "meta":
+        return None
+    return t.untyped_storage().data_ptr()
+
+
 def _alias_map(out, args, kwargs):
     """For each output tensor, the inputs it is (``is``) and the inputs whose storage it shares."""
     ins = _storages([args, kwargs], [])
     res = []
     for t in _storages(out, []):
         same = [i for i, a in enumerate(ins) if a is t]
-        ptr = t.untyped_storage().data_ptr() if t.device.type != "meta" else None
+        ptr = _data_ptr(t)
         shared = [
             i
             for i, a in enumerate(ins)
-            if ptr and a.untyped_storage().data_ptr() == ptr and t.numel() and a.numel()
+            if ptr and _data_ptr(a) == ptr and t.numel() and a.numel()
         ]
         res.append((same, shared))
     return res
@@ -337,12 +349,7 @@ def alias_graph(inputs, outputs) -> tuple:
     ts = _storages([inputs, outputs], [])
     n_in = len(_storages(inputs, []))
 
-    def ptr(t):
-        if t.layout != torch.strided or t.device.type == "meta" or not t.numel():
-            return None
-        return t.untyped_storage().data_ptr()
-
-    ptrs = [ptr(t) for t in ts]
+    ptrs = [_data_ptr(t) if t.numel() else None for t in ts]
     pairs = []
     for i in range(len(ts)):
         for j in range(i + 1, len(ts)):
@@ -542,6 +549,16 @@ def assert_equiv(expected, actual, path: str = "out") -> None:
         cells = [c.cell_contents for c in expected.__closure__ or ()]
         assert_equiv(
             cells, [c.cell_contents for c in actual.__closure__ or ()], f"{path}.cells"
+        )
+    elif isinstance(expected, functools.partial):
+        assert_equiv(
+            (expected.func, expected.args, expected.keywords),
+            (actual.func, actual.args, actual.keywords),
+            f"{path}<partial>",
+        )
+    elif isinstance(expected, torch.Generator):
+        assert torch.equal(actual.get_state(), expected.get_state()), (
+            f"{path}: generator state differs"
         )
     elif isinstance(expected, io.StringIO):
         assert actual.getvalue() == expected.getvalue(), f"{path}: StringIO differs"
