@@ -204,17 +204,17 @@ def run_generated(data, allow_breaks, n, flag, classes) -> None:
     check_results(p, eager, actual)
 
 
-_common = dict(
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-_args = dict(
-    data=st.data(),
-    allow_breaks=st.sampled_from([False, True, True]),
-    n=st.integers(-2, 4),
-    flag=st.booleans(),
-)
+_common = {
+    "deadline": None,
+    "derandomize": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
+_args = {
+    "data": st.data(),
+    "allow_breaks": st.sampled_from([False, True, True]),
+    "n": st.integers(-2, 4),
+    "flag": st.booleans(),
+}
 
 
 @settings(max_examples=EXAMPLES, **_common)
