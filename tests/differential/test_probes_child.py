@@ -11,6 +11,7 @@ threads making their first calls and recompiles at the same moment in fresh proc
 from __future__ import annotations
 
 import signal
+import subprocess
 import textwrap
 
 import pytest
@@ -54,7 +55,7 @@ def run_snippet(
         return run_child(
             ["-X", "faulthandler", "-c", src], timeout=timeout, stdin=stdin
         )
-    except Exception as e:  # subprocess.TimeoutExpired
+    except subprocess.TimeoutExpired as e:
         pytest.fail(f"the snippet hung ({type(e).__name__}: {e})")
 
 
@@ -207,7 +208,7 @@ def test_keyboard_interrupt_reaches_user_every_time():
         print("grad mode restored", grad_ok == N)
         """,
         timeout=120,
-        hang_after=40,
+        hang_after=30,
     )
     assert_clean(r, "caught 40 of 40", "grad mode restored True")
 
@@ -246,7 +247,7 @@ def test_python_signal_handler_runs_as_is():
         print("handled", n, len(hits))
         """,
         timeout=120,
-        hang_after=40,
+        hang_after=30,
     )
     assert_clean(r, "handled 30 30")
     assert "recompile" not in r.stderr.lower(), r.stderr[-2000:]
@@ -305,7 +306,7 @@ def test_shutdown_with_live_compiled_objects():
 # Threads
 
 THREADS = """
-faulthandler.dump_traceback_later(45, exit=True)  # a deadlock shows its stacks
+faulthandler.dump_traceback_later(20, exit=True)  # a deadlock shows its stacks
 N = 8
 barrier = threading.Barrier(N)
 errors, results = [], {}
@@ -334,9 +335,9 @@ os._exit(0 if not any(t.is_alive() for t in ts) else 3)
 
 @pytest.mark.xfail(strict=False, reason=FLAKY_THREADS)
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
-@pytest.mark.parametrize("run", range(3))
-def test_threads_first_calls_and_recompiles(backend, run):
+def test_threads_first_calls_and_recompiles(backend):
     """8 threads make their first compiled call (and 3 recompiles) at the same moment in a
-    fresh process; a deadlock shows as a timeout."""
-    r = run_snippet(f"BACKEND = {backend!r}\n" + THREADS, timeout=60)
+    fresh process; a deadlock dumps the stacks after 20 s (seen today: one thread inside an
+    import's find_spec, the others waiting in their first compiled call)."""
+    r = run_snippet(f"BACKEND = {backend!r}\n" + THREADS, timeout=50)
     assert_clean(r, "alive 0", "errors []", "equal True")
