@@ -15,7 +15,12 @@ and its guards) and asserts:
   compiled entries that end in a graph break (``breaks``: "Graph break in function ..." records
   of ``torchferro.graph_breaks``, resume functions included) and of frames that run eagerly
   (``eager``: "Graph break: running function ... eagerly" records);
-- under ``fullgraph=True``, that the frame really has a compiled entry.
+- under ``fullgraph=True``, that the frame really has a compiled entry;
+- the global RNG state after the call (the RNG is seeded before each call, so random ops must
+  draw eager's stream and consume as much of it), the grad / inference / autocast modes and the
+  default dtype after the call (an error must not leave a mode switched), the aliasing relation
+  among inputs and outputs (``alias_graph``: which tensors are the same object, share a storage,
+  or are views), and the sign of float zeros (``assert_close`` does not see ``-0.0``).
 
 The counts are what torchferro does today. Where torch.compile (torch 2.11, same programs, a
 counting backend) gets a different number of graphs, a ``# torch.compile: N graphs`` comment
@@ -28,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import io
 import logging
 import math
@@ -117,7 +123,10 @@ class Program:
     def globals(self) -> dict:
         fn = self.fn
         while isinstance(fn, type) or not hasattr(fn, "__globals__"):
-            fn = fn.forward if isinstance(fn, type) else fn.__call__
+            if isinstance(fn, functools.partial):
+                fn = fn.func
+            else:
+                fn = fn.forward if isinstance(fn, type) else fn.__call__
         return fn.__globals__
 
 
@@ -291,6 +300,9 @@ class Run:
     stdout: str = ""
     state: dict = field(default_factory=dict)
     aliases: list = field(default_factory=list)
+    alias_graph: tuple = ()
+    rng: torch.Tensor | None = None
+    modes: tuple = ()
 
 
 def _storages(v, acc):
@@ -305,20 +317,70 @@ def _storages(v, acc):
     return acc
 
 
+def _data_ptr(t):
+    """The storage address of a strided tensor; None for meta and non-strided layouts (sparse
+    tensors have no single storage)."""
+    if t.layout != torch.strided or t.device.type == "meta":
+        return None
+    return t.untyped_storage().data_ptr()
+
+
 def _alias_map(out, args, kwargs):
     """For each output tensor, the inputs it is (``is``) and the inputs whose storage it shares."""
     ins = _storages([args, kwargs], [])
     res = []
     for t in _storages(out, []):
         same = [i for i, a in enumerate(ins) if a is t]
-        ptr = t.untyped_storage().data_ptr() if t.device.type != "meta" else None
+        ptr = _data_ptr(t)
         shared = [
             i
             for i, a in enumerate(ins)
-            if ptr and a.untyped_storage().data_ptr() == ptr and t.numel() and a.numel()
+            if ptr and _data_ptr(a) == ptr and t.numel() and a.numel()
         ]
         res.append((same, shared))
     return res
+
+
+def alias_graph(inputs, outputs) -> tuple:
+    """The aliasing relation among the tensors of ``inputs`` then ``outputs`` (numbered in
+    that order, depth first): for each pair, whether they are the same object and whether they
+    share a storage (``untyped_storage().data_ptr()``, non-empty tensors only); for each tensor,
+    whether it is a view (``_base``) and, if its base is one of the numbered tensors, which."""
+    ts = _storages([inputs, outputs], [])
+    n_in = len(_storages(inputs, []))
+
+    ptrs = [_data_ptr(t) if t.numel() else None for t in ts]
+    pairs = []
+    for i in range(len(ts)):
+        for j in range(i + 1, len(ts)):
+            if ts[i] is ts[j]:
+                pairs.append(("is", i, j))
+            elif ptrs[i] is not None and ptrs[i] == ptrs[j]:
+                pairs.append(("storage", i, j))
+    views = []
+    for i, t in enumerate(ts):
+        base = t._base
+        if base is None:
+            continue
+        where = [j for j, u in enumerate(ts) if u is base]
+        # A view of a graph-internal base: only "a view" is visible, not of what.
+        views.append(("view", i, where[0] if where else None))
+    return n_in, tuple(pairs), tuple(views)
+
+
+# The RNG is seeded with this (plus the input set) right before each call.
+CALL_SEED = 4242
+
+
+def modes() -> tuple:
+    """The global modes a compiled call must leave as eager does."""
+    return (
+        torch.is_grad_enabled(),
+        torch.is_inference_mode_enabled(),
+        torch.is_autocast_enabled("cpu"),
+        torch.get_autocast_dtype("cpu"),
+        torch.get_default_dtype(),
+    )
 
 
 def _call(p: Program, target, fn, seed: int) -> Run:
@@ -327,11 +389,15 @@ def _call(p: Program, target, fn, seed: int) -> Run:
         p.prepare(target, seed)
     run = Run(args=args, kwargs=kwargs)
     buf = io.StringIO()
+    torch.manual_seed(CALL_SEED + seed)
     with contextlib.redirect_stdout(buf):
         try:
             run.out = fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001  (compared with eager's exception)
             run.exc = (type(e), str(e))
+    run.rng = torch.get_rng_state()
+    run.modes = modes()
+    run.alias_graph = alias_graph([args, kwargs], run.out)
     run.stdout = buf.getvalue()
     g = p.globals
     run.state = {n: _snapshot(g[n]) for n in p.state}
@@ -422,6 +488,17 @@ def check_results(p: Program, eager: list[Run], actual: list[Run]) -> None:
         assert a.aliases == e.aliases, (
             f"{where}: output aliasing {a.aliases} != {e.aliases}"
         )
+        assert a.alias_graph == e.alias_graph, (
+            f"{where}: aliasing among inputs and outputs {a.alias_graph} != eager "
+            f"{e.alias_graph}"
+        )
+        assert a.modes == e.modes, (
+            f"{where}: modes after the call {a.modes} != {e.modes}"
+        )
+        if e.rng is not None:
+            assert torch.equal(a.rng, e.rng), (
+                f"{where}: RNG state after the call differs"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,11 +509,25 @@ def check_results(p: Program, eager: list[Run], actual: list[Run]) -> None:
 _OPAQUE = ("builtins", "functools", "torch", "types", "abc")
 
 
+def assert_signed_zeros(expected, actual, path: str) -> None:
+    """Float zeros carry a sign that ``assert_close`` ignores; eager's must be kept."""
+    if not expected.is_floating_point() or expected.layout != torch.strided:
+        return
+    e, a = expected.detach(), actual.detach()
+    zeros = (e == 0) & (a == 0)
+    if zeros.any():
+        bad = zeros & (torch.signbit(e) != torch.signbit(a))
+        assert not bad.any(), (
+            f"{path}: sign of zero differs at {bad.nonzero().tolist()[:5]}"
+        )
+
+
 def assert_equiv(expected, actual, path: str = "out") -> None:
     """``assert_same`` extended to what Python programs return and mutate: sets, named tuples,
     dataclasses, user objects (by type and attributes), modules (by state) and StringIO."""
     if isinstance(expected, torch.Tensor):
         assert_same(expected, actual, path)
+        assert_signed_zeros(expected, actual, path)
         return
     assert type(actual) is type(expected), (
         f"{path}: type {type(actual).__name__} != {type(expected).__name__}"
@@ -461,6 +552,16 @@ def assert_equiv(expected, actual, path: str = "out") -> None:
         cells = [c.cell_contents for c in expected.__closure__ or ()]
         assert_equiv(
             cells, [c.cell_contents for c in actual.__closure__ or ()], f"{path}.cells"
+        )
+    elif isinstance(expected, functools.partial):
+        assert_equiv(
+            (expected.func, expected.args, expected.keywords),
+            (actual.func, actual.args, actual.keywords),
+            f"{path}<partial>",
+        )
+    elif isinstance(expected, torch.Generator):
+        assert torch.equal(actual.get_state(), expected.get_state()), (
+            f"{path}: generator state differs"
         )
     elif isinstance(expected, io.StringIO):
         assert actual.getvalue() == expected.getvalue(), f"{path}: StringIO differs"

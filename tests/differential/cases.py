@@ -1,0 +1,9 @@
+"""Imports every ``cases_*`` module, which registers its cases in ``runner.CASES``."""
+
+from . import (  # noqa: F401
+    cases_frames,
+    cases_kernels,
+    cases_rng,
+    cases_state,
+    cases_training,
+)

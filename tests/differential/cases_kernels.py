@@ -1,0 +1,189 @@
+"""Issue 13 item 7 and the aliasing / layout / dtype parts of item 8: the inductor kernels seen
+wrong (negative padding on a non-contiguous input, sgn/sign on extremal values, overlapping
+as_strided, low-precision var, embedding_bag), clone-then-mutate and in-place activations on
+temporaries (the caller's input must be untouched), outputs that alias each other, the same
+tensor passed twice, ``out=``, a sparse input, float16 -> int32 and -0.0/NaN/ties."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from .runner import (
+    BUG_ALIASING,
+    BUG_CLONE,
+    BUG_KERNEL,
+    BUG_LAYOUT,
+    case,
+)
+
+EXTREMAL = [
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    -0.0,
+    0.0,
+    1e-40,
+    -1e-40,
+    -3.0,
+    2.5,
+]
+
+
+def extremal(r):
+    base = torch.tensor(EXTREMAL)
+    return (torch.cat([base, r.randn(3)]),)
+
+
+@case(
+    lambda r: (r.randn(5, 6),),
+)
+def constant_pad_nd_negative_noncontiguous(x):
+    return F.pad(x.t(), (-1, 2, 1, -1), value=0.5) * 2
+
+
+@case(
+    lambda r: (r.randn(4, 6)[:, ::2],),
+)
+def constant_pad_nd_negative_strided(x):
+    return F.pad(x + 1, (-1, -1, 0, 2))
+
+
+@case(extremal, xfail_inductor=BUG_KERNEL)
+def sgn_sign_extremal(x):
+    return torch.sgn(x * 1), torch.sign(x + 0), torch.signbit(x)
+
+
+@case(lambda r: (r.randn(9),))
+def as_strided_overlapping(x):
+    y = torch.as_strided(x + 1, (3, 3), (1, 1))
+    return y * 2, y.sum(0)
+
+
+@case(lambda r: (r.randn(4, 5, 6) * 3 + 10,))
+def var_low_precision_several_dims(x):
+    return x.half().var(dim=(0, 2)), x.bfloat16().var(dim=(1, 2)), x.half().var()
+
+
+@case(
+    lambda r: (r.randn(10, 3), r.randint(0, 10, 8), torch.tensor([0, 3, 5])),
+)
+def embedding_bag(w, idx, offsets):
+    return F.embedding_bag(idx, w * 2, offsets, mode="mean"), F.embedding_bag(
+        idx, w, offsets, mode="sum"
+    )
+
+
+@case(lambda r: (r.randn(3, 4),), xfail_inductor=BUG_CLONE)
+def clone_of_input_returned(x):
+    return x.clone(), x + 1
+
+
+@case(lambda r: (r.randn(3, 4),), xfail_inductor=BUG_CLONE)
+def contiguous_of_input_returned(x):
+    # eager returns the contiguous input itself, and copies the transposed one.
+    return x.contiguous(), x.t().contiguous()
+
+
+@case(lambda r: (r.randn(5, 3), torch.tensor([0, 2]), r.randn(2, 3)))
+def clone_then_index_put(a, idx, v):
+    a = a.clone()
+    a.index_put_((idx,), v)
+    return a
+
+
+@case(lambda r: (r.randn(5, 3), r.bool(5, 3)))
+def clone_then_mask_assign(a, mask):
+    a = a.clone()
+    a[mask] = 7.0
+    return a
+
+
+@case(lambda r: (r.randn(5, 3),))
+def clone_then_bernoulli(a):
+    a = a.clone()
+    a.bernoulli_(0.5)
+    return a
+
+
+@case(lambda r: (r.randn(4, 4),))
+def inplace_activations_on_temporaries(x):
+    a = (x + 1).relu_()
+    b = (x + 1).sigmoid_()
+    c = (x * 2).tanh_()
+    d = (x - 1).clamp_(min=0)
+    return a + b, c, d, b
+
+
+@case(lambda r: (r.randn(4, 4),))
+def inplace_chain_buffer_reuse(x):
+    t = x * 3
+    u = t.relu_() + 1
+    v = (u * 2).neg_()
+    w = (x + 2).mul_(v)
+    return t, u, v, w
+
+
+@case(lambda r: (r.randn(3, 4),), xfail_inductor=BUG_ALIASING)
+def outputs_alias_each_other(x):
+    y = x * 2
+    return y, y.view(-1), y[0]
+
+
+@case(lambda r: (r.randn(3, 4),))
+def output_is_view_of_input(x):
+    return x.t(), x[1], x * 2
+
+
+def _twice(r):
+    t = r.randn(3)
+    return (t, t)
+
+
+@case(_twice, xfail_inductor=BUG_ALIASING)
+def same_tensor_twice_one_mutated(a, b):
+    a.add_(1)
+    return b * 2
+
+
+@case(lambda r: (r.randn(3), r.randn(3), torch.empty(3)), xfail=BUG_ALIASING)
+def out_argument(x, y, o):
+    r = torch.add(x, y, out=o)
+    return r, o * 2
+
+
+@case(lambda r: (r.randn(3, 4), torch.empty(3, 4)), xfail=BUG_ALIASING)
+def out_argument_returned(x, o):
+    return torch.mul(x, 2, out=o)
+
+
+@case(lambda r: (r.randn(3, 4).to_sparse(),), child=True, xfail_inductor=BUG_LAYOUT)
+def sparse_input(x):
+    return x.to_dense() + 1
+
+
+@case(
+    lambda r: (
+        torch.tensor([2.5, -2.5, 65504.0, -0.7, 0.5, 1e4]).half() * r.pick(1, -1),
+    ),
+)
+def float16_to_int32(x):
+    return (x * 1).to(torch.int32), (x + 0).to(torch.int64)
+
+
+def zeros_nan_ties(r):
+    a = torch.tensor([-0.0, 0.0, float("nan"), 1.0, 1.0, -2.0, -0.0])
+    b = torch.tensor([0.0, -0.0, 1.0, float("nan"), 1.0, -0.0, -0.0])
+    return (a * r.pick(1, -1), b)
+
+
+@case(zeros_nan_ties, xfail_inductor=BUG_LAYOUT)
+def relu_max_maximum_zeros_nan_ties(a, b):
+    return (
+        torch.relu(a * 1),
+        torch.maximum(a + 0, b),
+        torch.minimum(a, b * 1),
+        (a * 1).max(),
+        torch.max(torch.stack([a, b]) * 1, dim=0),
+        (b * 1).clamp(min=0),
+    )

@@ -1,0 +1,294 @@
+"""Modes, the registry of differential cases, and running a case in a child process (see the
+package docstring)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+import torch
+import torchferro
+from conftest import CountingBackend
+from programs.harness import Program, _call, _reset_state, check_results
+from torchferro import _events
+
+MODES = ("torch.compile", "torchferro", "torchferro-inductor")
+
+# Known torchferro bugs, one per issue-13 item. A case marked with one of these is
+# ``xfail(strict=True)``; the fixer's branch turns it into an XPASS failure.
+BUG_TRAIN_STEP = (
+    "issue 13 item 1: the optimizer step of a compiled training step runs once"
+)
+BUG_RNG = "issue 13 item 2: RNG state changes / random ops differ from eager's stream"
+BUG_LOCALS = (
+    "issue 13 item 3: locals()/vars()/frame introspection show internals or crash"
+)
+BUG_DICT_VIEWS = "issue 13 item 4: dict views taken before a mutation are not live"
+BUG_STORAGE_SIZE = "issue 13 item 5: branch on x.untyped_storage().size()"
+BUG_DATA_MUTATION = (
+    "issue 13 item 6: a .data write of a weight is not seen by the inductor"
+)
+BUG_KERNEL = "issue 13 item 7: inductor kernel differs from eager"
+BUG_INPLACE = "issue 13 item 7: clone-then-mutate / in-place temporaries corrupt memory"
+BUG_CLONE = (
+    "issue 13 item 7: a copy (clone, contiguous of a transposed input) is elided: the result "
+    "shares the input's storage"
+)
+BUG_ALIASING = "issue 13 item 8 (aliasing): outputs/inputs alias differently from eager"
+BUG_UNGUARDED = "issue 13 item 8 (unguarded state): global state read but not guarded"
+BUG_RNG_COMPILE = "issue 13 item 8: random ops consume the global RNG while compiling"
+BUG_MODES = "issue 13 item 8 (mode state): modes after an error / inference_mode"
+BUG_LAYOUT = (
+    "issue 13 item 8 (layouts and dtypes): non-strided layout or -0.0/NaN/rounding"
+)
+BUG_TRY = (
+    "issue 13 item 8 (run-time errors): error escapes the frame's except / differs"
+)
+BUG_RAISES = "issue 13 item 9: a compiled call raises where eager does not"
+TC_DIFFERS = "torch.compile (torch 2.11) itself differs from eager here"
+BREADTH = "breadth issue: torchferro makes more graphs than torch.compile"
+
+
+@dataclass
+class Case:
+    program: Program
+    xfail: dict[str, str] = field(default_factory=dict)  # mode -> reason
+    child: bool = (
+        False  # run in a child process (the program may crash the interpreter)
+    )
+    # seed -> context manager around the call (a mode, a monkeypatch), in every mode
+    around: Callable | None = None
+
+    @property
+    def name(self) -> str:
+        return self.program.name
+
+
+CASES: list[Case] = []
+
+
+def _xfails(xfail, xfail_ferro, xfail_inductor, xfail_tc) -> dict[str, str]:
+    out = {}
+    if xfail:
+        out.update({"torchferro": xfail, "torchferro-inductor": xfail})
+    if xfail_ferro:
+        out["torchferro"] = xfail_ferro
+    if xfail_inductor:
+        out["torchferro-inductor"] = xfail_inductor
+    if xfail_tc:
+        out["torch.compile"] = xfail_tc
+    return out
+
+
+def case(
+    inputs,
+    *,
+    name=None,
+    module=False,
+    state=(),
+    prepare=None,
+    raises=False,
+    child=False,
+    around=None,
+    xfail=None,
+    xfail_ferro=None,
+    xfail_inductor=None,
+    xfail_tc=None,
+):
+    """Registers a differential case: a function (or, with ``module=True``, a zero-argument
+    module factory; use ``register`` for a lambda). ``xfail`` applies to both torchferro modes,
+    ``xfail_ferro`` / ``xfail_inductor`` to one, ``xfail_tc`` to torch.compile itself."""
+
+    def deco(fn):
+        register(
+            name or fn.__name__,
+            fn,
+            inputs,
+            module=module,
+            state=state,
+            prepare=prepare,
+            raises=raises,
+            child=child,
+            around=around,
+            xfail=xfail,
+            xfail_ferro=xfail_ferro,
+            xfail_inductor=xfail_inductor,
+            xfail_tc=xfail_tc,
+        )
+        return fn
+
+    return deco
+
+
+def register(
+    name,
+    fn,
+    inputs,
+    *,
+    module=False,
+    state=(),
+    prepare=None,
+    raises=False,
+    child=False,
+    around=None,
+    xfail=None,
+    xfail_ferro=None,
+    xfail_inductor=None,
+    xfail_tc=None,
+):
+    assert all(c.name != name for c in CASES), f"duplicate case {name}"
+    topic = (getattr(fn, "__module__", "") or "").rsplit(".", 1)[-1]
+    p = Program(
+        name,
+        fn,
+        inputs,
+        graphs=-1,
+        module=module,
+        state=tuple(state),
+        prepare=prepare,
+        topic=topic,
+        raises=raises,
+    )
+    from programs.harness import _INITIAL_STATE, _snapshot
+
+    g = p.globals
+    for n in p.state:
+        _INITIAL_STATE[(p.name, n)] = _snapshot(g[n])
+    CASES.append(
+        Case(p, _xfails(xfail, xfail_ferro, xfail_inductor, xfail_tc), child, around)
+    )
+
+
+class InductorCounting:
+    """Counts the graphs torchferro's built-in inductor backend (driven from Rust, not a Python
+    callable) compiles: "compile" events with ops, as ``torchferro.explain`` counts them."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, event):
+        if event.get("kind") == "compile" and event.get("ops"):
+            self.count += 1
+
+
+def _restore_globals() -> None:
+    """Undo what a buggy run may have left switched, so that one failure does not leak."""
+    torch.set_grad_enabled(True)
+    torch.set_default_dtype(torch.float32)
+    torch.set_autocast_enabled("cpu", False)
+
+
+def _wrapped(fn, around, seed):
+    if around is None:
+        return fn
+
+    def call(*args, **kwargs):
+        with around(seed):
+            return fn(*args, **kwargs)
+
+    return call
+
+
+def run_mode(c: Case, mode: str):
+    """Runs case ``c`` on input sets 0 and 1 in ``mode`` ("eager" or one of ``MODES``) with
+    fresh state; returns the two runs and the number of graphs compiled."""
+    p = c.program
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    _reset_state(p)
+    target = p.target()
+    if mode == "eager":
+        fn, backend = target, None
+    elif mode == "torch.compile":
+        backend = CountingBackend()
+        fn = torch.compile(target, backend=backend)
+    elif mode == "torchferro":
+        backend = CountingBackend()
+        fn = torchferro.compile(target, backend=backend)
+    elif mode == "torchferro-inductor":
+        backend = InductorCounting()
+        fn = torchferro.compile(target, backend="inductor")
+        _events.subscribe(backend)
+    else:
+        raise ValueError(mode)
+    try:
+        runs = [_call(p, target, _wrapped(fn, c.around, s), s) for s in (0, 1)]
+    finally:
+        if isinstance(backend, InductorCounting):
+            _events.unsubscribe(backend)
+        _reset_state(p)
+        _restore_globals()
+    count = backend.count if backend is not None else 0
+    del fn, target
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    return runs, count
+
+
+# torch.compile's graph count per case, filled by its own test (which runs first).
+TC_GRAPHS: dict[str, int] = {}
+
+
+def differential(c: Case, mode: str) -> None:
+    """The check of one case in one mode (see the package docstring)."""
+    eager, _ = run_mode(c, "eager")
+    actual, count = run_mode(c, mode)
+    if mode == "torch.compile":
+        TC_GRAPHS[c.name] = count
+    check_results(c.program, eager, actual)
+    if mode != "torch.compile":
+        if c.name not in TC_GRAPHS:
+            TC_GRAPHS[c.name] = run_mode(c, "torch.compile")[1]
+        tc = TC_GRAPHS[c.name]
+        if count > tc:
+            pytest.xfail(f"{BREADTH}: {count} graphs, torch.compile {tc}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Child processes
+
+TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Exit status of a child whose check ended in ``pytest.xfail`` (the breadth case).
+XFAIL_EXIT = 3
+
+
+def child_env() -> dict:
+    env = dict(os.environ)
+    path = [TESTS_DIR] + [p for p in sys.path if p]
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    env.setdefault("PYTHONFAULTHANDLER", "1")
+    return env
+
+
+def run_child(args: list[str], timeout: float = 120, stdin: str | None = None):
+    """Runs ``python args...`` in a fresh interpreter with the test directory on the path."""
+    return subprocess.run(
+        [sys.executable, *args],
+        input=stdin,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env(),
+        cwd=TESTS_DIR,
+    )
+
+
+def differential_in_child(c: Case, mode: str) -> None:
+    r = run_child(["-m", "differential.child", c.name, mode], timeout=240)
+    if r.returncode == XFAIL_EXIT:
+        pytest.xfail(r.stdout.strip().splitlines()[-1])
+    assert r.returncode == 0, (
+        f"child exited with {r.returncode}\n--- stdout\n{r.stdout[-4000:]}\n"
+        f"--- stderr\n{r.stderr[-4000:]}"
+    )
+
+
+@contextlib.contextmanager
+def nothing(seed):
+    yield
