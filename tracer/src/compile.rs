@@ -334,6 +334,9 @@ fn on_trace_error(
             }
             Outcome::RunEagerly
         }
+        TraceError::Introspects(reason) => {
+            on_trace_error(py, slot, cfg, info, TraceError::unsupported(reason))
+        }
         // The user's program is wrong for these inputs: run it for real so the user sees the
         // genuine exception, raised from their own frame.
         TraceError::UserError { .. } => Outcome::RunEagerly,
