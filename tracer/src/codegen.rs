@@ -559,7 +559,18 @@ struct ResumeCtx<'a, 'py> {
 
 impl<'py> ResumeCtx<'_, 'py> {
     fn resume_code(&mut self, target: usize, spec: &[StackSlot]) -> Result<Resume, TraceError> {
-        resume_function(self.py, self.info, self.code, self.globals, target, spec)
+        let unbound: Vec<usize> = (0..self.info.nlocals)
+            .filter(|j| !self.lay.assigned.contains(j))
+            .collect();
+        resume_function(
+            self.py,
+            self.info,
+            self.code,
+            self.globals,
+            target,
+            spec,
+            &unbound,
+        )
     }
 
     /// Returns `resume(locals..., stack...)` for a resume function at `target` whose stack is
@@ -654,7 +665,7 @@ fn kw_names_before(info: &CodeInfo, index: usize) -> Option<u32> {
 /// Resume functions already made, by (original code, globals, target, stack depth): the same
 /// resume point reuses one code object, so its compiled entries survive recompiles of the frame
 /// that breaks into it. Holds the original code so its address stays unique.
-type ResumeKey = (usize, usize, usize, Vec<StackSlot>);
+type ResumeKey = (usize, usize, usize, Vec<StackSlot>, Vec<usize>);
 static RESUMES: std::sync::Mutex<Vec<(ResumeKey, Py<PyAny>, Resume)>> =
     std::sync::Mutex::new(Vec::new());
 
@@ -678,6 +689,9 @@ impl Resume {
 
 /// A function that continues the original code at instruction `target`, taking every local
 /// of the original frame and then the values of the stack slots in `spec` (NULLs left out).
+/// The locals in `unbound` were unbound at the break: they are passed as `None` and deleted by
+/// the prefix, so the resumed frame raises `UnboundLocalError` on them and `locals()` or a
+/// debugger sees exactly the user's bound variables.
 fn resume_function(
     py: Python<'_>,
     info: &CodeInfo,
@@ -685,19 +699,21 @@ fn resume_function(
     globals: &Bound<'_, PyAny>,
     target: usize,
     spec: &[StackSlot],
+    unbound: &[usize],
 ) -> Result<Resume, TraceError> {
     let key = (
         code.as_ptr() as usize,
         globals.as_ptr() as usize,
         target,
         spec.to_vec(),
+        unbound.to_vec(),
     );
     if let Ok(cache) = RESUMES.lock() {
         if let Some((_, _, r)) = cache.iter().find(|(k, _, _)| *k == key) {
             return Ok(r.clone_ref(py));
         }
     }
-    let r = make_resume_function(py, info, code, globals, target, spec)?;
+    let r = make_resume_function(py, info, code, globals, target, spec, unbound)?;
     if let Ok(mut cache) = RESUMES.lock() {
         cache.push((key, code.clone().unbind(), r.clone_ref(py)));
     }
@@ -728,6 +744,7 @@ fn make_resume_function(
     globals: &Bound<'_, PyAny>,
     target: usize,
     spec: &[StackSlot],
+    unbound: &[usize],
 ) -> Result<Resume, TraceError> {
     let nstack = spec.iter().filter(|s| **s != StackSlot::Null).count();
     let version = crate::version::current(py)?;
@@ -756,6 +773,15 @@ fn make_resume_function(
         if *slot == StackSlot::Iter {
             asm.emit("GET_ITER", 0).map_err(asm_err)?;
         }
+    }
+    // The frame the user's code continues in holds the user's variables only: the stack
+    // values now live on the stack, and locals unbound at the break are unbound again.
+    for i in 0..nstack {
+        asm.emit("DELETE_FAST", (info.nlocals + i) as u32)
+            .map_err(asm_err)?;
+    }
+    for &j in unbound {
+        asm.emit("DELETE_FAST", j as u32).map_err(asm_err)?;
     }
     let start = asm.new_label();
     asm.emit_jump("JUMP_FORWARD", start).map_err(asm_err)?;

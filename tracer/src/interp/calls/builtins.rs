@@ -615,7 +615,12 @@ impl Frame<'_, '_> {
                 match &self.locals[i] {
                     Some(Var::Cell(c)) => c.borrow().clone(),
                     Some(v) => Some(v.clone()),
-                    None if self.ctx.root && i < self.code.nargs => Some(self.load_local(i)?),
+                    None if self.ctx.root
+                        && i < self.code.nargs
+                        && !self.tx.deleted_args.contains(&i) =>
+                    {
+                        Some(self.load_local(i)?)
+                    }
                     None => None,
                 }
             };
