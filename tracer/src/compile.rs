@@ -941,6 +941,13 @@ fn template_of_inner(
                 .ok_or_else(|| TraceError::unsupported("a bound method without a name"))?;
             OutputTemplate::Attr(Box::new(template_of(py, self_, outs, ctx)?), name)
         }
+        // A live view of the rebuilt dict (the same object the rest of the value gets).
+        Var::DictView(d, kind) => OutputTemplate::Call(
+            py.get_type::<pyo3::types::PyDict>()
+                .getattr(kind.method())?
+                .unbind(),
+            vec![template_of(py, &Var::Dict(d.clone()), outs, ctx)?],
+        ),
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
             v.as_py(py)
                 .ok_or_else(|| TraceError::internal("size without a value"))?

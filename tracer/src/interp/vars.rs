@@ -94,6 +94,29 @@ pub enum Var {
     /// A transformers `ModelOutput` made by the traced code (see `model_output.rs`): rebuilt
     /// after the graph by calling its class with the field values.
     ModelOutput(Rc<super::model_output::ModelOutputVar>),
+    /// `d.keys()`, `d.values()` or `d.items()` of a tracked dict: a live view, so writes to
+    /// the dict after the view was taken show through it (length, membership, iteration,
+    /// comparison), as they do in eager.
+    DictView(DictItems, ViewKind),
+}
+
+/// Which view of a dict a [`Var::DictView`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewKind {
+    Keys,
+    Values,
+    Items,
+}
+
+impl ViewKind {
+    /// The `dict` method that makes this view.
+    pub fn method(self) -> &'static str {
+        match self {
+            ViewKind::Keys => "keys",
+            ViewKind::Values => "values",
+            ViewKind::Items => "items",
+        }
+    }
 }
 
 /// Containers nested deeper than this (or holding themselves) are not traced.
@@ -183,6 +206,7 @@ impl Var {
             Var::Set(_) => "set".into(),
             Var::Object(o) => class_name(py, &o.cls, "object"),
             Var::ModelOutput(o) => class_name(py, &o.cls, "ModelOutput"),
+            Var::DictView(_, kind) => format!("dict_{}", kind.method()),
         }
     }
 
@@ -233,6 +257,19 @@ impl Var {
                     .call1((f, s))
                     .ok()
             }
+            // A view of a new dict with the current items: a keys view compares and tests
+            // membership by keys alone, so its values need no Python value.
+            Var::DictView(items, kind) => {
+                let out = PyDict::new(py);
+                for (k, v) in items.borrow().iter() {
+                    let v = match kind {
+                        ViewKind::Keys => py.None().into_bound(py),
+                        _ => v.as_py_at(py, d)?,
+                    };
+                    out.set_item(k.bind(py), v).ok()?;
+                }
+                out.call_method0(kind.method()).ok()
+            }
             Var::Slice(parts) => {
                 let a = parts[0].as_py_at(py, d)?;
                 let b = parts[1].as_py_at(py, d)?;
@@ -270,6 +307,20 @@ impl Var {
                     .borrow()
                     .iter()
                     .map(|(k, _)| Var::Py(k.clone_ref(py), None))
+                    .collect(),
+            ),
+            Var::DictView(items, kind) => Some(
+                items
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| {
+                        let k = Var::Py(k.clone_ref(py), None);
+                        match kind {
+                            ViewKind::Keys => k,
+                            ViewKind::Values => v.clone(),
+                            ViewKind::Items => Var::Tuple(vec![k, v.clone()]),
+                        }
+                    })
                     .collect(),
             ),
             Var::ModelOutput(o) => Some(
@@ -320,6 +371,7 @@ impl Var {
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),
             Var::List(i) => Ok(!i.borrow().is_empty()),
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
+            Var::DictView(i, _) => Ok(!i.borrow().is_empty()),
             Var::ModelOutput(o) => Ok(!o.items().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
             Var::Set(o) => Ok(o.bind(py).is_truthy()?),
@@ -725,7 +777,7 @@ impl Tracer<'_> {
                     self.realize_in(i, identity, depth + 1);
                 }
             }
-            Var::Dict(items) => {
+            Var::Dict(items) | Var::DictView(items, _) => {
                 let items: Vec<Var> = items.borrow().iter().map(|(_, v)| v.clone()).collect();
                 for i in &items {
                     self.realize_in(i, identity, depth + 1);
