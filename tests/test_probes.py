@@ -10,10 +10,14 @@ import textwrap
 
 import pytest
 
-PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+PKG = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"
+)
 
 
-def _run(src: str, timeout: float = 120, stdin: str = "") -> subprocess.CompletedProcess:
+def _run(
+    src: str, timeout: float = 120, stdin: str = ""
+) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = PKG + os.pathsep + env.get("PYTHONPATH", "")
     env["PYTHONFAULTHANDLER"] = "1"
