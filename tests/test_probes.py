@@ -188,3 +188,114 @@ def test_self_holding_containers_do_not_overflow_the_stack():
         """
     )
     _ok(r, "[3.0, 3.0] [2.0, 2.0]")
+
+
+def test_concurrent_first_calls_do_not_deadlock():
+    # Eight threads make their first compiled call at once in a fresh process; a lazy
+    # initializer that ran Python (imports) inside a once-cell deadlocked about 4 runs in 10.
+    src = """
+        import threading, torch, torchferro
+        def f(x):
+            return (x * 2).sin() + 1
+        def g(x):
+            return x.cos() * 3
+        fns = [torchferro.compile(f), torchferro.compile(g)]
+        barrier = threading.Barrier(8)
+        errs = []
+        def work(i):
+            barrier.wait()
+            try:
+                for _ in range(3):
+                    fns[i % 2](torch.ones(4) * i)
+            except Exception as e:
+                errs.append(e)
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        print("OK", errs)
+        """
+    for _ in range(5):
+        _ok(_run(src, timeout=120), "OK []")
+
+
+def test_signal_handlers_finalizers_and_weakref_callbacks_run_as_they_are():
+    # Code the interpreter runs on its own inside a compiled call (a signal handler at a loop's
+    # back edge, a finalizer and a weakref callback when the compiled code drops the last
+    # reference) runs as it is: never compiled, never recompiled up to the limit.
+    r = _run(
+        """
+        import os, signal, weakref, torch, torchferro
+        from torchferro.compiler import cache_entries
+        hits, sigs = [], []
+        def handler(signum, frame):
+            sigs.append(torch.ones(2).sum().item())
+        signal.signal(signal.SIGUSR1, handler)
+        class Res:
+            def __del__(self):
+                hits.append(torch.zeros(1).sum().item())
+        def on_dead(ref):
+            hits.append(torch.ones(1).sum().item())
+        class Obj:
+            pass
+        bag, refs = [], []
+        def f(x):
+            for _ in range(5):
+                x = x + 1
+                os.kill(os.getpid(), signal.SIGUSR1)
+            bag.clear()
+            return x * 2
+        cf = torchferro.compile(f)
+        for _ in range(12):
+            o = Obj()
+            refs.append(weakref.ref(o, on_dead))
+            bag.extend([Res(), o])
+            del o
+            assert cf(torch.ones(2)).tolist() == [12.0, 12.0]
+        assert len(sigs) == 12 * 5, len(sigs)
+        # The objects of the first call are kept alive by the compiled entry's guards (the
+        # cache holds strong references to guarded objects: issue 13's memory item), so their
+        # finalizer and callback run at exit instead.
+        assert len(hits) >= 11 * 2, len(hits)
+        for fn in (handler, Res.__del__, on_dead):
+            assert cache_entries(fn) == [], (fn, cache_entries(fn))
+        print("OK")
+        """
+    )
+    _ok(r, "OK")
+    assert "recompile" not in r.stderr.lower(), r.stderr[-3000:]
+
+
+def test_keyboard_interrupt_always_reaches_the_user():
+    # SIGALRM raises KeyboardInterrupt at a random point of a compiled call (guards, compiles
+    # every third round, graph runs, transformed code, resume functions): every one must reach
+    # the user's `except`. (Main lost 2 of 60 here.)
+    r = _run(
+        """
+        import signal, time, random, torch, torchferro
+        random.seed(0)
+        signal.signal(signal.SIGALRM, signal.default_int_handler)
+        def f(x):
+            y = x.sin() * 2
+            print(end="")
+            return (y + 1).cos()
+        cf = torchferro.compile(f, backend="eager")
+        x = torch.ones(64)
+        caught = lost = 0
+        for i in range(60):
+            if i % 3 == 0:
+                torchferro.compiler.reset()
+            signal.setitimer(signal.ITIMER_REAL, random.uniform(0.0005, 0.01))
+            end = time.time() + 10
+            try:
+                while time.time() < end:
+                    cf(x)
+                lost += 1
+            except KeyboardInterrupt:
+                caught += 1
+        print("CAUGHT", caught, "LOST", lost, torch.is_grad_enabled())
+        """,
+        timeout=300,
+    )
+    _ok(r, "CAUGHT 60 LOST 0 True")

@@ -316,6 +316,14 @@ fn on_trace_error(
     info: &CodeInfo,
     e: TraceError,
 ) -> Outcome {
+    // A KeyboardInterrupt (or SystemExit) that landed while tracing ran Python code belongs to
+    // the user's program: raise it from the frame, never swallow it into an eager rerun, and
+    // leave the code compilable.
+    if let TraceError::Python(err) | TraceError::UserError { error: err, .. } = &e {
+        if !err.is_instance_of::<pyo3::exceptions::PyException>(py) {
+            return Outcome::Raise(err.clone_ref(py));
+        }
+    }
     match e {
         TraceError::Unsupported {
             reason,
