@@ -23,6 +23,7 @@ def _run(
     env["PYTHONFAULTHANDLER"] = "1"
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(src)],
+        check=False,
         input=stdin,
         capture_output=True,
         text=True,
@@ -45,6 +46,31 @@ def test_sparse_input_does_not_crash():
         for make in (lambda: torch.eye(3).to_sparse(), lambda: torch.eye(3).to_sparse_csr()):
             got = torchferro.compile(f)(make()).to_dense()
             assert torch.equal(got, f(make()).to_dense())
+        print("OK")
+        """
+    )
+    _ok(r, "OK")
+
+
+def test_non_strided_inputs_and_their_guards():
+    # An expanded dense tensor reports strides (0, 0), as a sparse one does: the tensor guard
+    # compares layouts too, so the sparse call misses the dense entry.
+    r = _run(
+        """
+        import torch, torchferro
+        def f(x):
+            return x * 2
+        cf = torchferro.compile(f)
+        dense = torch.ones(1, 1).expand(3, 3)
+        assert torch.equal(cf(dense), f(dense))
+        sp = torch.eye(3).to_sparse()
+        assert sp.stride() == dense.stride()
+        assert torch.equal(cf(sp).to_dense(), f(sp).to_dense())
+        q = torch.quantize_per_tensor(torch.ones(3, 3), 0.1, 0, torch.quint8)
+        g = torchferro.compile(lambda t: t.dequantize() * 2)
+        assert torch.equal(g(q), q.dequantize() * 2)
+        m = torch.ones(2, 3).to_mkldnn()
+        assert torch.equal(torchferro.compile(lambda t: t.to_dense() + 1)(m), torch.full((2, 3), 2.0))
         print("OK")
         """
     )

@@ -563,6 +563,18 @@ fn build_entry(
             runner,
             output: template,
             passthrough: passthrough(&output.graph),
+            switches_modes: {
+                let calls = |name: &str| {
+                    output.graph.nodes().any(|(_, n)| {
+                        matches!(&n.kind, fx::NodeKind::Call { target: fx::Target::Function(p), .. }
+                            if p == name)
+                    })
+                };
+                crate::runtime::ModeSwitches {
+                    grad: calls("torch._C._set_grad_enabled"),
+                    autocast: calls(crate::output::AUTOCAST_TARGET),
+                }
+            },
         },
     )?;
     let backend_secs = backend_started.elapsed().as_secs_f64();
