@@ -244,7 +244,7 @@ fn call(asm: &mut Assembler, version: Version, n: u32) -> Result<(), TraceError>
 /// nothing here.
 ///
 /// Layout: the arguments, then the frame's free-variable cells (the hook passes them after the
-/// arguments), then the other locals, two temporaries, and one cell object per cell of the frame.
+/// arguments), then the other locals and one cell object per cell of the frame (no temporaries: the graph's outputs stay on the stack).
 pub fn graph_break<'py>(
     py: Python<'py>,
     info: &CodeInfo,
@@ -266,10 +266,11 @@ pub fn graph_break<'py>(
         varnames.push(format!("___free_{name}"));
     }
     varnames.extend(info.varnames[info.nargs..].iter().cloned());
-    let tmp = varnames.len() as u32;
-    varnames.push("___graph_out".into());
-    let stk = varnames.len() as u32;
-    varnames.push("___stack".into());
+    // The graph's output tuple and the values the instruction leaves are kept on the stack,
+    // under the instruction's operands, never in named slots: the frame that runs the
+    // instruction and tail-calls the resume function is visible to `locals()` of tracers,
+    // debuggers and tracebacks, and must show the user's variables only.
+    let cell_base = varnames.len();
     let cells = cell_slots(info);
     for &c in &cells {
         varnames.push(format!("___cell_{}", info.localsplus[c]));
@@ -288,10 +289,8 @@ pub fn graph_break<'py>(
         nfree: info.nfree,
         first_free,
         cells: cells.clone(),
-        cell_base: stk as usize + 1,
+        cell_base,
         assigned: plan.assigned.clone(),
-        stk,
-        tmp,
         out_index,
     };
 
@@ -335,28 +334,30 @@ pub fn graph_break<'py>(
         e(&mut asm, "LOAD_FAST", i as u32)?;
     }
     call(&mut asm, version, (info.nargs + info.nfree) as u32)?;
-    e(&mut asm, "STORE_FAST", tmp)?;
+    // The output tuple stays at the bottom of the stack; `above` counts what lies over it.
+    let mut above = 0usize;
     for i in untouched..depth {
         if plan.stack[i] == StackSlot::Null {
             e(&mut asm, "PUSH_NULL", 0)?;
         } else {
-            lay.out_item(&mut asm, py, &mut consts, lay.out_index[i])?;
+            lay.out_item(&mut asm, py, &mut consts, above, lay.out_index[i])?;
             // An iterator the instruction consumes (a comprehension's argument).
             if plan.stack[i] == StackSlot::Iter {
                 e(&mut asm, "GET_ITER", 0)?;
             }
         }
+        above += 1;
     }
     let nstack_out = lay.out_index.last().copied().unwrap_or(0)
         + i64::from(plan.stack.last().is_some_and(|s| *s != StackSlot::Null));
     let mut k = nstack_out;
     for &j in &plan.assigned {
-        lay.out_item(&mut asm, py, &mut consts, k)?;
+        lay.out_item(&mut asm, py, &mut consts, above, k)?;
         e(&mut asm, "STORE_FAST", lay.local(j))?;
         k += 1;
     }
     for c in 0..plan.ncells {
-        lay.out_item(&mut asm, py, &mut consts, k)?;
+        lay.out_item(&mut asm, py, &mut consts, above, k)?;
         e(&mut asm, "STORE_FAST", (lay.cell_base + c) as u32)?;
         k += 1;
     }
@@ -431,7 +432,8 @@ pub fn graph_break<'py>(
             start: *start,
             end: *end,
             handler: *target,
-            depth: 0,
+            // The output tuple lies below the instruction's operands.
+            depth: 1,
             lasti: true,
         });
     }
@@ -463,8 +465,8 @@ pub fn graph_break<'py>(
             .ok_or_else(|| TraceError::internal("an exception handler at no instruction"))?;
         asm.bind(label).map_err(asm_err)?;
         let mut spec: Vec<StackSlot> = plan.stack[..hdepth].to_vec();
-        // The stack here is [lasti, exception].
-        e(&mut asm, "STORE_FAST", stk)?;
+        // The stack here is [outputs, lasti, exception]: drop this code's lasti.
+        e(&mut asm, "SWAP", 2)?;
         e(&mut asm, "POP_TOP", 0)?;
         if h.lasti {
             // The offset pushed is this code's; the resume function's RERAISE wants one of its
@@ -477,9 +479,9 @@ pub fn graph_break<'py>(
             let lasti = resume.prefix_units + (ins.offset / 2) as i64;
             let c = ctx.consts.int(py, lasti);
             e(&mut asm, "LOAD_CONST", c)?;
+            e(&mut asm, "SWAP", 2)?;
             spec.push(StackSlot::Value);
         }
-        e(&mut asm, "LOAD_FAST", stk)?;
         spec.push(StackSlot::Value);
         let n = spec.len() - hdepth;
         ctx.resume_call(&mut asm, target, &spec, n)?;
@@ -521,8 +523,6 @@ struct Layout {
     cells: Vec<usize>,
     cell_base: usize,
     assigned: Vec<usize>,
-    stk: u32,
-    tmp: u32,
     /// For each stack slot at the break, its index in the graph's output tuple.
     out_index: Vec<i64>,
 }
@@ -533,15 +533,16 @@ impl Layout {
         (if j < self.nargs { j } else { j + self.nfree }) as u32
     }
 
-    /// Pushes item `k` of the graph's output tuple.
+    /// Pushes item `k` of the graph's output tuple, which lies under `above` stack items.
     fn out_item<'py>(
         &self,
         asm: &mut Assembler,
         py: Python<'py>,
         consts: &mut Consts<'py>,
+        above: usize,
         k: i64,
     ) -> Result<(), TraceError> {
-        asm.emit("LOAD_FAST", self.tmp).map_err(asm_err)?;
+        asm.emit("COPY", (above + 1) as u32).map_err(asm_err)?;
         let c = consts.int(py, k);
         asm.emit("LOAD_CONST", c).map_err(asm_err)?;
         asm.emit("BINARY_SUBSCR", 0).map_err(asm_err)
@@ -559,7 +560,18 @@ struct ResumeCtx<'a, 'py> {
 
 impl<'py> ResumeCtx<'_, 'py> {
     fn resume_code(&mut self, target: usize, spec: &[StackSlot]) -> Result<Resume, TraceError> {
-        resume_function(self.py, self.info, self.code, self.globals, target, spec)
+        let unbound: Vec<usize> = (0..self.info.nlocals)
+            .filter(|j| !self.lay.assigned.contains(j))
+            .collect();
+        resume_function(
+            self.py,
+            self.info,
+            self.code,
+            self.globals,
+            target,
+            spec,
+            &unbound,
+        )
     }
 
     /// Returns `resume(locals..., stack...)` for a resume function at `target` whose stack is
@@ -579,9 +591,13 @@ impl<'py> ResumeCtx<'_, 'py> {
         let e = |asm: &mut Assembler, name: &str, arg: u32| asm.emit(name, arg).map_err(asm_err);
         let resume = self.resume_code(target, spec)?;
         let lay = self.lay;
+        // The stack is [outputs, on_stack values...]: the values become one tuple, and both are
+        // read by depth (`above_out`, `above_top`: items over each) while the call is built.
         e(asm, "BUILD_TUPLE", on_stack as u32)?;
-        e(asm, "STORE_FAST", lay.stk)?;
+        let (mut above_out, mut above_top) = (1usize, 0usize);
         e(asm, "PUSH_NULL", 0)?;
+        above_out += 1;
+        above_top += 1;
         let slots = closure_slots(self.info);
         if slots.is_empty() {
             let r = self.consts.add(resume.function.bind(py).clone());
@@ -603,6 +619,8 @@ impl<'py> ResumeCtx<'_, 'py> {
             e(asm, "LOAD_CONST", c)?;
             e(asm, "MAKE_FUNCTION", 0x08)?;
         }
+        above_out += 1;
+        above_top += 1;
         let none = self.consts.add(py.None().into_bound(py));
         for j in 0..self.info.nlocals {
             if lay.assigned.contains(&j) {
@@ -610,6 +628,8 @@ impl<'py> ResumeCtx<'_, 'py> {
             } else {
                 e(asm, "LOAD_CONST", none)?;
             }
+            above_out += 1;
+            above_top += 1;
         }
         let from_graph = spec.len() - on_stack;
         let mut nargs = self.info.nlocals;
@@ -623,16 +643,22 @@ impl<'py> ResumeCtx<'_, 'py> {
                 continue;
             }
             if i < from_graph {
-                lay.out_item(asm, py, self.consts, lay.out_index[i])?;
+                lay.out_item(asm, py, self.consts, above_out, lay.out_index[i])?;
             } else {
-                e(asm, "LOAD_FAST", lay.stk)?;
+                e(asm, "COPY", (above_top + 1) as u32)?;
                 let c = self.consts.int(py, (i - from_graph) as i64);
                 e(asm, "LOAD_CONST", c)?;
                 e(asm, "BINARY_SUBSCR", 0)?;
             }
+            above_out += 1;
+            above_top += 1;
             nargs += 1;
         }
         call(asm, version, nargs as u32)?;
+        // [outputs, values, result] -> [result]
+        e(asm, "SWAP", 3)?;
+        e(asm, "POP_TOP", 0)?;
+        e(asm, "POP_TOP", 0)?;
         e(asm, "RETURN_VALUE", 0)?;
         Ok(())
     }
@@ -654,7 +680,7 @@ fn kw_names_before(info: &CodeInfo, index: usize) -> Option<u32> {
 /// Resume functions already made, by (original code, globals, target, stack depth): the same
 /// resume point reuses one code object, so its compiled entries survive recompiles of the frame
 /// that breaks into it. Holds the original code so its address stays unique.
-type ResumeKey = (usize, usize, usize, Vec<StackSlot>);
+type ResumeKey = (usize, usize, usize, Vec<StackSlot>, Vec<usize>);
 static RESUMES: std::sync::Mutex<Vec<(ResumeKey, Py<PyAny>, Resume)>> =
     std::sync::Mutex::new(Vec::new());
 
@@ -678,6 +704,9 @@ impl Resume {
 
 /// A function that continues the original code at instruction `target`, taking every local
 /// of the original frame and then the values of the stack slots in `spec` (NULLs left out).
+/// The locals in `unbound` were unbound at the break: they are passed as `None` and deleted by
+/// the prefix, so the resumed frame raises `UnboundLocalError` on them and `locals()` or a
+/// debugger sees exactly the user's bound variables.
 fn resume_function(
     py: Python<'_>,
     info: &CodeInfo,
@@ -685,19 +714,21 @@ fn resume_function(
     globals: &Bound<'_, PyAny>,
     target: usize,
     spec: &[StackSlot],
+    unbound: &[usize],
 ) -> Result<Resume, TraceError> {
     let key = (
         code.as_ptr() as usize,
         globals.as_ptr() as usize,
         target,
         spec.to_vec(),
+        unbound.to_vec(),
     );
     if let Ok(cache) = RESUMES.lock() {
         if let Some((_, _, r)) = cache.iter().find(|(k, _, _)| *k == key) {
             return Ok(r.clone_ref(py));
         }
     }
-    let r = make_resume_function(py, info, code, globals, target, spec)?;
+    let r = make_resume_function(py, info, code, globals, target, spec, unbound)?;
     if let Ok(mut cache) = RESUMES.lock() {
         cache.push((key, code.clone().unbind(), r.clone_ref(py)));
     }
@@ -728,6 +759,7 @@ fn make_resume_function(
     globals: &Bound<'_, PyAny>,
     target: usize,
     spec: &[StackSlot],
+    unbound: &[usize],
 ) -> Result<Resume, TraceError> {
     let nstack = spec.iter().filter(|s| **s != StackSlot::Null).count();
     let version = crate::version::current(py)?;
@@ -756,6 +788,15 @@ fn make_resume_function(
         if *slot == StackSlot::Iter {
             asm.emit("GET_ITER", 0).map_err(asm_err)?;
         }
+    }
+    // The frame the user's code continues in holds the user's variables only: the stack
+    // values now live on the stack, and locals unbound at the break are unbound again.
+    for i in 0..nstack {
+        asm.emit("DELETE_FAST", (info.nlocals + i) as u32)
+            .map_err(asm_err)?;
+    }
+    for &j in unbound {
+        asm.emit("DELETE_FAST", j as u32).map_err(asm_err)?;
     }
     let start = asm.new_label();
     asm.emit_jump("JUMP_FORWARD", start).map_err(asm_err)?;

@@ -316,6 +316,14 @@ fn on_trace_error(
     info: &CodeInfo,
     e: TraceError,
 ) -> Outcome {
+    // A KeyboardInterrupt (or SystemExit) that landed while tracing ran Python code belongs to
+    // the user's program: raise it from the frame, never swallow it into an eager rerun, and
+    // leave the code compilable.
+    if let TraceError::Python(err) | TraceError::UserError { error: err, .. } = &e {
+        if !err.is_instance_of::<pyo3::exceptions::PyException>(py) {
+            return Outcome::Raise(err.clone_ref(py));
+        }
+    }
     match e {
         TraceError::Unsupported {
             reason,
@@ -333,6 +341,9 @@ fn on_trace_error(
                 c.state = CodeState::Eager(msg);
             }
             Outcome::RunEagerly
+        }
+        TraceError::Introspects(reason) => {
+            on_trace_error(py, slot, cfg, info, TraceError::unsupported(reason))
         }
         // The user's program is wrong for these inputs: run it for real so the user sees the
         // genuine exception, raised from their own frame.
@@ -552,6 +563,18 @@ fn build_entry(
             runner,
             output: template,
             passthrough: passthrough(&output.graph),
+            switches_modes: {
+                let calls = |name: &str| {
+                    output.graph.nodes().any(|(_, n)| {
+                        matches!(&n.kind, fx::NodeKind::Call { target: fx::Target::Function(p), .. }
+                            if p == name)
+                    })
+                };
+                crate::runtime::ModeSwitches {
+                    grad: calls("torch._C._set_grad_enabled"),
+                    autocast: calls(crate::output::AUTOCAST_TARGET),
+                }
+            },
         },
     )?;
     let backend_secs = backend_started.elapsed().as_secs_f64();
@@ -938,6 +961,13 @@ fn template_of_inner(
                 .ok_or_else(|| TraceError::unsupported("a bound method without a name"))?;
             OutputTemplate::Attr(Box::new(template_of(py, self_, outs, ctx)?), name)
         }
+        // A live view of the rebuilt dict (the same object the rest of the value gets).
+        Var::DictView(d, kind) => OutputTemplate::Call(
+            py.get_type::<pyo3::types::PyDict>()
+                .getattr(kind.method())?
+                .unbind(),
+            vec![template_of(py, &Var::Dict(d.clone()), outs, ctx)?],
+        ),
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
             v.as_py(py)
                 .ok_or_else(|| TraceError::internal("size without a value"))?

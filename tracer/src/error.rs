@@ -23,6 +23,12 @@ pub enum TraceError {
         message: String,
         error: PyErr,
     },
+    /// The traced code inspects its own frame (`inspect.currentframe()`, `sys._getframe`, a
+    /// debugger, `eval` of the caller's locals): a graph break would run it in generated code
+    /// whose frame is not the user's, so the whole frame runs eagerly (under `fullgraph=True`,
+    /// `torchferro.Unsupported`).
+    #[error("{0}")]
+    Introspects(String),
     /// A bug in torchferro.
     #[error("internal error: {0}")]
     Internal(String),

@@ -107,3 +107,32 @@ impl FrameView {
         unsafe { (*(func as *mut ffi::PyFunctionObject)).func_closure }
     }
 }
+
+/// The opcode byte of the instruction the thread's executing frame is at: called from the hook,
+/// that is the frame that caused the new one to be evaluated (the new frame's own `previous`
+/// field is not set until evaluation starts, so it cannot be used). `None` when no Python frame
+/// is executing (a thread's entry function, a call from C).
+///
+/// Layout (3.11 and 3.12): `PyFrameObject` is `PyObject_HEAD` (16 bytes), `f_back`@16,
+/// `f_frame`@24 (the `_PyInterpreterFrame` it views).
+pub fn executing_opcode() -> Option<u8> {
+    // SAFETY: called with the GIL held (from the hook). `PyEval_GetFrame` returns a borrowed
+    // reference to the executing frame's object (or NULL), alive while that frame runs, which
+    // outlasts this call; `f_frame` at offset 24 points to its live interpreter frame, whose
+    // `prev_instr` points into its code's bytecode (a 16-bit unit, opcode in the low byte).
+    unsafe {
+        let f = ffi::PyEval_GetFrame() as *const u8;
+        if f.is_null() {
+            return None;
+        }
+        let iframe = *(f.add(24) as *const *const RawFrame);
+        if iframe.is_null() {
+            return None;
+        }
+        let instr = (*iframe).prev_instr;
+        if instr.is_null() {
+            return None;
+        }
+        Some((*instr).to_le_bytes()[0])
+    }
+}

@@ -63,6 +63,9 @@ pub struct TensorCheck {
     pub sizes: Vec<i64>,
     pub strides: Vec<i64>,
     pub requires_grad: bool,
+    /// `torch.strided` for every traced tensor: a sparse or mkldnn tensor of the same sizes
+    /// (whose reported strides can equal an expanded dense tensor's) must miss.
+    pub layout: Py<PyAny>,
 }
 
 impl Check {
@@ -284,6 +287,16 @@ impl TensorCheck {
                 py_bool(self.requires_grad),
                 py_bool(rg)
             ));
+        }
+        match v.getattr(intern!(py, "layout")) {
+            Ok(l) if l.is(self.layout.bind(py)) => {}
+            Ok(l) => {
+                return fail(format!(
+                    "layout mismatch. expected {}, actual {l}",
+                    self.layout.bind(py)
+                ))
+            }
+            Err(_) => return fail("has no layout".into()),
         }
         let Some(sizes) = int_tuple(v.getattr(intern!(py, "shape")).ok()) else {
             return fail("has no shape".into());
@@ -795,5 +808,6 @@ fn tensor_check_untimed(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
         sizes: int_tuple(Some(v.getattr(intern!(py, "shape"))?)).unwrap_or_default(),
         strides: int_tuple(Some(v.call_method0(intern!(py, "stride"))?)).unwrap_or_default(),
         requires_grad: v.getattr(intern!(py, "requires_grad"))?.is_truthy()?,
+        layout: v.getattr(intern!(py, "layout"))?.unbind(),
     })
 }

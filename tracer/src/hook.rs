@@ -176,12 +176,17 @@ fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
     if flags & (0x20 | 0x80 | 0x100 | 0x200) != 0 {
         return true;
     }
-    let filename: String = code
-        .getattr("co_filename")
-        .and_then(|f| f.extract())
-        .unwrap_or_default();
     let name: String = code
         .getattr("co_name")
+        .and_then(|f| f.extract())
+        .unwrap_or_default();
+    // Finalizers run wherever the last reference drops (or the garbage collector runs), not
+    // where the program calls them: they run as they are.
+    if name == "__del__" {
+        return true;
+    }
+    let filename: String = code
+        .getattr("co_filename")
         .and_then(|f| f.extract())
         .unwrap_or_default();
     if filename.starts_with("<frozen ")
@@ -324,12 +329,82 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     {
         return Action::Default;
     }
+    if entered_at_an_arbitrary_point(py, fv, nargs) {
+        return Action::Default;
+    }
     if cfg!(Py_3_12) {
         // Running a cached entry on 3.12 means clearing the original frame ourselves; until that
         // lands, 3.12 frames run eagerly (correct, not compiled).
         return Action::Default;
     }
     run_frame(py, fv, slot, &mode, state, nargs)
+}
+
+/// Whether the interpreter entered this frame on its own rather than because the calling code
+/// called it: a signal handler (run by the eval breaker at a loop's back edge or a function's
+/// start, and called with the interrupted frame), a trace or profile function (called with a
+/// frame), a weakref callback (called with the dead reference), or any function run by a
+/// reference count dropping to zero (`STORE_FAST`, `POP_TOP`, ...). Such frames run as they
+/// are: compiling them would trace code at arbitrary points of the compiled program (a
+/// `KeyboardInterrupt` handler recompiled on every signal until the limit).
+fn entered_at_an_arbitrary_point(py: Python<'_>, fv: FrameView, nargs: usize) -> bool {
+    if let Some(op) = crate::frame::executing_opcode() {
+        if interrupt_points(py)[op as usize] {
+            return true;
+        }
+    }
+    for i in 0..nargs.min(2) {
+        let a = fv.local(i);
+        if a.is_null() {
+            continue;
+        }
+        // SAFETY: a non-NULL argument slot of a frame that has not started holds a live object.
+        let frame_or_weakref = unsafe {
+            ffi::PyFrame_Check(a) != 0 || i == 0 && nargs == 1 && ffi::PyWeakref_CheckRef(a) != 0
+        };
+        if frame_or_weakref {
+            return true;
+        }
+    }
+    false
+}
+
+/// Opcodes (all specialized forms included) that never call Python code themselves: a frame
+/// entered while the caller executes one of them was entered by the eval breaker (signal
+/// handlers, pending calls) or by a deallocation (`__del__`, weakref callbacks).
+fn interrupt_points(py: Python<'_>) -> &'static [bool; 256] {
+    static TABLE: std::sync::OnceLock<[bool; 256]> = std::sync::OnceLock::new();
+    if let Some(t) = TABLE.get() {
+        return t;
+    }
+    // Built outside `get_or_init` (it runs Python; see `skipfiles::prefixes`).
+    let mut table = [false; 256];
+    let names: Vec<String> = py
+        .import("dis")
+        .and_then(|d| {
+            d.getattr("_all_opname")
+                .or_else(|_| d.getattr("opname"))?
+                .extract()
+        })
+        .unwrap_or_default();
+    for (i, n) in names.iter().enumerate().take(256) {
+        // `STORE_FAST__LOAD_FAST` is both; `RESUME_QUICK` is `RESUME`.
+        table[i] = n.split("__").all(|part| {
+            matches!(
+                part.trim_end_matches("_QUICK"),
+                "RESUME"
+                    | "JUMP_BACKWARD"
+                    | "JUMP_BACKWARD_NO_INTERRUPT"
+                    | "STORE_FAST"
+                    | "DELETE_FAST"
+                    | "LOAD_FAST"
+                    | "LOAD_CONST"
+                    | "POP_TOP"
+                    | "NOP"
+            )
+        });
+    }
+    TABLE.get_or_init(|| table)
 }
 
 /// What a cache hit runs.

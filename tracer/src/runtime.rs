@@ -403,6 +403,55 @@ pub struct CompiledGraph {
     pub output: OutputTemplate,
     /// Graph outputs that are graph inputs unchanged: returned as the very input object.
     pub passthrough: Vec<(usize, usize)>,
+    /// The graph switches grad mode or autocast (a `no_grad`/`autocast` region): if an op
+    /// raises (or a KeyboardInterrupt lands) between the switch and its restore node, the modes
+    /// are put back as eager's `with` block would leave them.
+    pub switches_modes: ModeSwitches,
+}
+
+/// Which global modes a graph switches (see [`CompiledGraph::switches_modes`]).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct ModeSwitches {
+    pub grad: bool,
+    pub autocast: bool,
+}
+
+/// Grad mode and the CPU autocast state, read before a graph that switches them runs.
+struct Modes<'py> {
+    grad: Option<bool>,
+    autocast: Option<Bound<'py, PyAny>>,
+}
+
+impl<'py> Modes<'py> {
+    /// Reads only the modes the graph switches (grad mode through the guards' cached
+    /// `torch.is_grad_enabled`, one call).
+    fn save(py: Python<'py>, which: ModeSwitches) -> PyResult<Modes<'py>> {
+        Ok(Modes {
+            grad: which.grad.then(|| crate::guards::grad_enabled(py)),
+            autocast: if which.autocast {
+                Some(
+                    py.import("torchferro._amp")?
+                        .call_method1("state", ("cpu",))?,
+                )
+            } else {
+                None
+            },
+        })
+    }
+
+    fn restore(&self, py: Python<'py>) -> PyResult<()> {
+        if let Some(g) = self.grad {
+            py.import("torch")?
+                .getattr("_C")?
+                .call_method1("_set_grad_enabled", (g,))?;
+        }
+        if let Some(a) = &self.autocast {
+            let (enabled, dtype): (Bound<'py, PyAny>, Bound<'py, PyAny>) = a.extract()?;
+            py.import("torchferro._amp")?
+                .call_method1("set_autocast", ("cpu", enabled, dtype))?;
+        }
+        Ok(())
+    }
 }
 
 impl CompiledGraph {
@@ -456,7 +505,35 @@ impl CompiledGraph {
             .iter()
             .map(|&(o, i)| (o, inputs[i].clone()))
             .collect();
-        let mut outs: Vec<Bound<'py, PyAny>> = match &self.runner {
+        let modes = if self.switches_modes.grad || self.switches_modes.autocast {
+            Some(Modes::save(py, self.switches_modes)?)
+        } else {
+            None
+        };
+        let mut outs = match (self.run_backend(py, inputs, guarded), modes) {
+            (Ok(o), _) => o,
+            (Err(e), Some(m)) => {
+                // The op's error is what the user sees; a failure to restore would be torch's.
+                let _ = m.restore(py);
+                return Err(e);
+            }
+            (Err(e), None) => return Err(e),
+        };
+        for (o, v) in kept {
+            if o < outs.len() {
+                outs[o] = v;
+            }
+        }
+        self.output.build(py, &outs, &scope, &mut Vec::new())
+    }
+
+    fn run_backend<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+        guarded: bool,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        Ok(match &self.runner {
             Runner::Eager(p) => p.run(py, inputs)?,
             Runner::Inductor(p) => p.run(py, inputs, guarded)?,
             Runner::Python(f) => {
@@ -469,13 +546,7 @@ impl CompiledGraph {
                     vec![r]
                 }
             }
-        };
-        for (o, v) in kept {
-            if o < outs.len() {
-                outs[o] = v;
-            }
-        }
-        self.output.build(py, &outs, &scope, &mut Vec::new())
+        })
     }
 }
 

@@ -8,7 +8,19 @@ use pyo3::prelude::*;
 static PREFIXES: OnceLock<Vec<String>> = OnceLock::new();
 
 fn prefixes(py: Python<'_>) -> &'static Vec<String> {
-    PREFIXES.get_or_init(|| {
+    if let Some(p) = PREFIXES.get() {
+        return p;
+    }
+    // Computed outside `get_or_init`: `find_spec` runs Python (imports) that can release the
+    // GIL, and a second thread entering `get_or_init` then would block on the cell while holding
+    // the GIL the first one needs back: a deadlock of concurrent first calls. Two threads may
+    // both compute the list; the first to finish stores it.
+    let computed = compute_prefixes(py);
+    PREFIXES.get_or_init(|| computed)
+}
+
+fn compute_prefixes(py: Python<'_>) -> Vec<String> {
+    {
         let mut out = Vec::new();
         // The directory of a package (never of a single-file module, whose directory is
         // site-packages itself and would swallow all user libraries).
@@ -65,7 +77,7 @@ fn prefixes(py: Python<'_>) -> &'static Vec<String> {
             }
         }
         out
-    })
+    }
 }
 
 pub fn is_skipped(py: Python<'_>, filename: &str) -> bool {

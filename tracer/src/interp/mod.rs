@@ -121,6 +121,10 @@ pub struct Tracer<'py> {
     codes: std::collections::HashMap<usize, Rc<CodeInfo>>,
     code_refs: Vec<Py<PyAny>>,
     depth: usize,
+    /// Arguments of the root frame deleted by the traced code (`del x`, or a resume function's
+    /// prefix dropping its stack slots and the locals unbound at the break): they are unbound
+    /// from then on and must not be read from the frame's argument slots again.
+    pub(crate) deleted_args: Vec<usize>,
 }
 
 impl<'py> Tracer<'py> {
@@ -328,6 +332,7 @@ pub fn trace<'py>(
         codes: Default::default(),
         code_refs: Vec::new(),
         depth: 0,
+        deleted_args: Vec::new(),
     };
     let end = {
         let n = code.localsplus.len();
@@ -392,7 +397,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             if Some(self.pc) == break_at {
                 // Arguments not read yet are live too: wrap them so the resume function gets them.
                 for i in 0..self.code.nargs.min(self.code.nlocals) {
-                    if self.locals[i].is_none() {
+                    if self.locals[i].is_none() && !self.tx.deleted_args.contains(&i) {
                         self.load_local(i)?;
                     }
                 }
@@ -496,7 +501,7 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let Some(v) = &self.locals[i] {
             return Ok(v.clone());
         }
-        if self.ctx.root && i < self.code.nargs {
+        if self.ctx.root && i < self.code.nargs && !self.tx.deleted_args.contains(&i) {
             let name = self.code.localsplus[i].clone();
             let ptr = self.tx.scope.root(&crate::source::Step::Local {
                 index: i,

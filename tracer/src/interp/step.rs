@@ -31,7 +31,12 @@ impl Frame<'_, '_> {
                 let v = self.pop_unused()?;
                 self.locals[arg] = Some(v);
             }
-            Op::DeleteFast => self.locals[arg] = None,
+            Op::DeleteFast => {
+                self.locals[arg] = None;
+                if self.ctx.root && arg < self.code.nargs && !self.tx.deleted_args.contains(&arg) {
+                    self.tx.deleted_args.push(arg);
+                }
+            }
             Op::LoadDeref => {
                 let v = self.load_deref(arg)?;
                 self.stack.push(v);

@@ -94,6 +94,61 @@ pub enum Var {
     /// A transformers `ModelOutput` made by the traced code (see `model_output.rs`): rebuilt
     /// after the graph by calling its class with the field values.
     ModelOutput(Rc<super::model_output::ModelOutputVar>),
+    /// `d.keys()`, `d.values()` or `d.items()` of a tracked dict: a live view, so writes to
+    /// the dict after the view was taken show through it (length, membership, iteration,
+    /// comparison), as they do in eager.
+    DictView(DictItems, ViewKind),
+}
+
+/// Which view of a dict a [`Var::DictView`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewKind {
+    Keys,
+    Values,
+    Items,
+}
+
+impl ViewKind {
+    /// The `dict` method that makes this view.
+    pub fn method(self) -> &'static str {
+        match self {
+            ViewKind::Keys => "keys",
+            ViewKind::Values => "values",
+            ViewKind::Items => "items",
+        }
+    }
+}
+
+/// Containers nested deeper than this (or holding themselves) are not traced.
+const MAX_WRAP_DEPTH: usize = 64;
+
+thread_local! {
+    static WRAP_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of `Tracer::wrap` recursion on this thread; leaving it (drop) pops the level.
+struct WrapDepth;
+
+impl WrapDepth {
+    fn enter() -> Result<WrapDepth, TraceError> {
+        let d = WRAP_DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let guard = WrapDepth;
+        if d > MAX_WRAP_DEPTH {
+            return Err(TraceError::unsupported(format!(
+                "a container nested more than {MAX_WRAP_DEPTH} deep (or holding itself)"
+            )));
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for WrapDepth {
+    fn drop(&mut self) {
+        WRAP_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
 }
 
 /// A user object made in the traced region: its class and its `__dict__`, in insertion order.
@@ -151,30 +206,41 @@ impl Var {
             Var::Set(_) => "set".into(),
             Var::Object(o) => class_name(py, &o.cls, "object"),
             Var::ModelOutput(o) => class_name(py, &o.cls, "ModelOutput"),
+            Var::DictView(_, kind) => format!("dict_{}", kind.method()),
         }
     }
 
     /// The Python value, if this is fully known at trace time (no tensors inside).
     pub fn as_py<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        self.as_py_at(py, 0)
+    }
+
+    /// `as_py` at nesting `depth`: a tracked list that holds itself (`a.append(a)`) has no
+    /// finite value to build, so past [`MAX_WRAP_DEPTH`] levels there is none.
+    fn as_py_at<'py>(&self, py: Python<'py>, depth: usize) -> Option<Bound<'py, PyAny>> {
+        if depth > MAX_WRAP_DEPTH {
+            return None;
+        }
+        let d = depth + 1;
         match self {
             Var::Py(o, _) | Var::Set(o) => Some(o.bind(py).clone()),
             Var::Tuple(items) => {
-                let v: Option<Vec<_>> = items.iter().map(|i| i.as_py(py)).collect();
+                let v: Option<Vec<_>> = items.iter().map(|i| i.as_py_at(py, d)).collect();
                 PyTuple::new(py, v?).ok().map(|t| t.into_any())
             }
             Var::List(items) => {
-                let v: Option<Vec<_>> = items.borrow().iter().map(|i| i.as_py(py)).collect();
+                let v: Option<Vec<_>> = items.borrow().iter().map(|i| i.as_py_at(py, d)).collect();
                 PyList::new(py, v?).ok().map(|t| t.into_any())
             }
             Var::Dict(items) => {
-                let d = PyDict::new(py);
+                let out = PyDict::new(py);
                 for (k, v) in items.borrow().iter() {
-                    d.set_item(k.bind(py), v.as_py(py)?).ok()?;
+                    out.set_item(k.bind(py), v.as_py_at(py, d)?).ok()?;
                 }
-                Some(d.into_any())
+                Some(out.into_any())
             }
             Var::NamedTuple { ty, items } => {
-                let v: Option<Vec<_>> = items.iter().map(|i| i.as_py(py)).collect();
+                let v: Option<Vec<_>> = items.iter().map(|i| i.as_py_at(py, d)).collect();
                 build_named_tuple(ty.bind(py), PyTuple::new(py, v?).ok()?).ok()
             }
             Var::Size(s) => {
@@ -182,8 +248,8 @@ impl Var {
                 torch.getattr("Size").ok()?.call1((s.clone(),)).ok()
             }
             Var::BoundMethod { func, self_ } => {
-                let f = func.as_py(py)?;
-                let s = self_.as_py(py)?;
+                let f = func.as_py_at(py, d)?;
+                let s = self_.as_py_at(py, d)?;
                 py.import("types")
                     .ok()?
                     .getattr("MethodType")
@@ -191,10 +257,23 @@ impl Var {
                     .call1((f, s))
                     .ok()
             }
+            // A view of a new dict with the current items: a keys view compares and tests
+            // membership by keys alone, so its values need no Python value.
+            Var::DictView(items, kind) => {
+                let out = PyDict::new(py);
+                for (k, v) in items.borrow().iter() {
+                    let v = match kind {
+                        ViewKind::Keys => py.None().into_bound(py),
+                        _ => v.as_py_at(py, d)?,
+                    };
+                    out.set_item(k.bind(py), v).ok()?;
+                }
+                out.call_method0(kind.method()).ok()
+            }
             Var::Slice(parts) => {
-                let a = parts[0].as_py(py)?;
-                let b = parts[1].as_py(py)?;
-                let c = parts[2].as_py(py)?;
+                let a = parts[0].as_py_at(py, d)?;
+                let b = parts[1].as_py_at(py, d)?;
+                let c = parts[2].as_py_at(py, d)?;
                 py.import("builtins")
                     .ok()?
                     .getattr("slice")
@@ -228,6 +307,20 @@ impl Var {
                     .borrow()
                     .iter()
                     .map(|(k, _)| Var::Py(k.clone_ref(py), None))
+                    .collect(),
+            ),
+            Var::DictView(items, kind) => Some(
+                items
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| {
+                        let k = Var::Py(k.clone_ref(py), None);
+                        match kind {
+                            ViewKind::Keys => k,
+                            ViewKind::Values => v.clone(),
+                            ViewKind::Items => Var::Tuple(vec![k, v.clone()]),
+                        }
+                    })
                     .collect(),
             ),
             Var::ModelOutput(o) => Some(
@@ -278,6 +371,7 @@ impl Var {
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),
             Var::List(i) => Ok(!i.borrow().is_empty()),
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
+            Var::DictView(i, _) => Ok(!i.borrow().is_empty()),
             Var::ModelOutput(o) => Ok(!o.items().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
             Var::Set(o) => Ok(o.bind(py).is_truthy()?),
@@ -488,11 +582,27 @@ impl Tracer<'_> {
         value: Bound<'_, PyAny>,
         source: Option<Source>,
     ) -> Result<Var, TraceError> {
+        // Containers are wrapped item by item: one that holds itself (`a.append(a)`, a module's
+        // globals reached from its own functions) would recurse until the stack overflows.
+        let _depth = WrapDepth::enter()?;
+        self.wrap_inner(value, source)
+    }
+
+    fn wrap_inner(
+        &mut self,
+        value: Bound<'_, PyAny>,
+        source: Option<Source>,
+    ) -> Result<Var, TraceError> {
         let py = self.py;
         if is_tensor(py, &value)? {
             let Some(source) = source else {
                 return Err(TraceError::unsupported("a tensor constant with no source"));
             };
+            if let Some(kind) = non_strided_kind(py, &value)? {
+                // Graphs and kernels address elements by sizes and strides; a sparse tensor
+                // reports strides of 0 and a kernel reading it as dense walks off its storage.
+                return Err(TraceError::unsupported(format!("a {kind} tensor")));
+            }
             self.guards
                 .add(py, &source, Check::Tensor(tensor_check(&value)?));
             let t = self.output.input(py, &source, &value)?;
@@ -678,7 +788,7 @@ impl Tracer<'_> {
                     self.realize_in(i, identity, depth + 1);
                 }
             }
-            Var::Dict(items) => {
+            Var::Dict(items) | Var::DictView(items, _) => {
                 let items: Vec<Var> = items.borrow().iter().map(|(_, v)| v.clone()).collect();
                 for i in &items {
                     self.realize_in(i, identity, depth + 1);
@@ -739,4 +849,25 @@ fn class_name(py: Python<'_>, cls: &Py<PyAny>, default: &str) -> String {
         .getattr("__name__")
         .map(|n| n.to_string())
         .unwrap_or_else(|_| default.into())
+}
+
+/// What kind of non-strided tensor `t` is (`"sparse_coo"`, `"_mkldnn"`, `"nested"`,
+/// `"quantized"`), or `None` for a plain strided tensor. Such tensors are never traced: their
+/// elements are not where sizes and strides say, so the frame runs them eagerly.
+pub fn non_strided_kind(py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let layout = t.getattr(intern!(py, "layout"))?;
+    let strided = py.import("torch")?.getattr(intern!(py, "strided"))?;
+    if !layout.is(&strided) {
+        let name = layout.str()?.to_string();
+        return Ok(Some(
+            name.strip_prefix("torch.").unwrap_or(&name).to_string(),
+        ));
+    }
+    if t.getattr(intern!(py, "is_nested"))?.is_truthy()? {
+        return Ok(Some("nested".into()));
+    }
+    if t.getattr(intern!(py, "is_quantized"))?.is_truthy()? {
+        return Ok(Some("quantized".into()));
+    }
+    Ok(None)
 }

@@ -543,3 +543,94 @@ fn has_no_attr(py: Python<'_>, obj: &Var, name: &str) -> bool {
 fn as_type<'py>(py: Python<'py>, cls: &Py<PyAny>) -> PyResult<Bound<'py, PyType>> {
     Ok(cls.bind(py).clone().cast_into::<PyType>()?)
 }
+
+/// Calls that look at the calling frame itself, by `(module, name)`: a frame object, the
+/// call stack, a debugger or a trace function. No graph break can hand them the frame they
+/// expect (the code that would run them is torchferro's, whose locals are not the user's), so
+/// the frame that makes them runs eagerly.
+const FRAME_INTROSPECTION: &[(&str, &str)] = &[
+    ("sys", "_getframe"),
+    ("sys", "_current_frames"),
+    ("sys", "settrace"),
+    ("sys", "setprofile"),
+    ("inspect", "currentframe"),
+    ("inspect", "stack"),
+    ("inspect", "trace"),
+    ("inspect", "getouterframes"),
+    ("inspect", "getframeinfo"),
+    ("traceback", "extract_stack"),
+    ("traceback", "format_stack"),
+    ("traceback", "print_stack"),
+    ("traceback", "walk_stack"),
+    ("pdb", "set_trace"),
+    ("pdb", "post_mortem"),
+    ("ipdb", "set_trace"),
+    ("builtins", "breakpoint"),
+    ("threading", "settrace"),
+    ("threading", "setprofile"),
+];
+
+impl Frame<'_, '_> {
+    /// `locals()`, `vars()` and `dir()` without arguments, and calls that inspect the frame.
+    /// The first two become a new dict of the frame's bound variables (as eager's frame shows
+    /// them: plain locals, then cells' and free variables' contents, in slot order), so no
+    /// generated code is ever asked for its locals. `eval`/`exec` without their own namespace,
+    /// and the calls in [`FRAME_INTROSPECTION`], make the frame run eagerly.
+    pub(super) fn frame_builtin(
+        &mut self,
+        module: &str,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let no_args = args.is_empty() && kwargs.is_empty();
+        let introspects = FRAME_INTROSPECTION.contains(&(module, name))
+            || module == "builtins"
+                && (matches!(name, "eval" | "exec")
+                    && args.len() < 2
+                    && !kwargs.iter().any(|(k, _)| k == "globals" || k == "locals")
+                    || name == "dir" && no_args);
+        if introspects {
+            return Err(TraceError::Introspects(format!(
+                "{module}.{name}() inspects the calling frame (at {})",
+                self.location()
+            )));
+        }
+        if module != "builtins" || !matches!(name, "locals" | "vars") || !no_args {
+            return Ok(None);
+        }
+        let first_free = self.code.localsplus.len() - self.code.nfree;
+        let mut items: Vec<(Py<PyAny>, Var)> = Vec::new();
+        for i in 0..self.code.localsplus.len() {
+            let v = if i >= first_free {
+                match self.load_cell(i) {
+                    Ok(Var::Cell(c)) => c.borrow().clone(),
+                    Ok(v) => Some(v),
+                    // An empty free variable is not in eager's `locals()` either.
+                    Err(TraceError::Unsupported { .. }) => None,
+                    Err(e) => return Err(e),
+                }
+            } else {
+                match &self.locals[i] {
+                    Some(Var::Cell(c)) => c.borrow().clone(),
+                    Some(v) => Some(v.clone()),
+                    None if self.ctx.root
+                        && i < self.code.nargs
+                        && !self.tx.deleted_args.contains(&i) =>
+                    {
+                        Some(self.load_local(i)?)
+                    }
+                    None => None,
+                }
+            };
+            if let Some(v) = v {
+                let key = pyo3::types::PyString::new(py, &self.code.localsplus[i]);
+                items.push((key.into_any().unbind(), v));
+            }
+        }
+        Ok(Some(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
+            items,
+        )))))
+    }
+}

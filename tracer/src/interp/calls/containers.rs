@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 
 use crate::error::TraceError;
 
-use crate::interp::vars::Var;
+use crate::interp::vars::{Var, ViewKind};
 use crate::interp::Frame;
 
 impl Frame<'_, '_> {
@@ -60,21 +60,14 @@ impl Frame<'_, '_> {
                     }
                 }
             }
-            ("keys", []) => Ok(Var::list(
-                d.borrow()
-                    .iter()
-                    .map(|(k, _)| Var::Py(k.clone_ref(py), None))
-                    .collect(),
-            )),
-            ("values", []) => Ok(Var::list(
-                d.borrow().iter().map(|(_, v)| v.clone()).collect(),
-            )),
-            ("items", []) => Ok(Var::list(
-                d.borrow()
-                    .iter()
-                    .map(|(k, v)| Var::Tuple(vec![Var::Py(k.clone_ref(py), None), v.clone()]))
-                    .collect(),
-            )),
+            ("keys", []) | ("values", []) | ("items", []) => {
+                let kind = match name {
+                    "keys" => ViewKind::Keys,
+                    "values" => ViewKind::Values,
+                    _ => ViewKind::Items,
+                };
+                Ok(Var::DictView(d.clone(), kind))
+            }
             ("copy", []) => Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
                 d.borrow().clone(),
             )))),

@@ -137,6 +137,9 @@ impl Frame<'_, '_> {
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
             .any(contains_tensor);
+        if let Some(r) = self.frame_builtin(&module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
         let builtins = py.import("builtins")?;
         if f.is(&builtins.getattr("super")?) {
             return self.make_super(args);
