@@ -99,6 +99,8 @@ pub fn check_topological_order(graph: &Graph) -> Result<(), GraphError> {
 
 pub use crate::ops::{is_mutating, is_random};
 
+pub mod functionalize;
+
 fn last_component(path: &str) -> &str {
     path.rsplit('.').next().unwrap_or(path)
 }

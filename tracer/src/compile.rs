@@ -495,6 +495,7 @@ fn build_entry(
     let mut output_code: Option<String> = None;
     // The inductor's own phases (lowering, scheduling, codegen, C compile, cache load).
     let mut backend_phases: Vec<(&'static str, f64)> = Vec::new();
+    let mut functional = None;
     let runner = match &cfg.backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
         _ if output.graph.op_count() == 0 => {
@@ -511,12 +512,19 @@ fn build_entry(
             Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
         }
         Backend::Inductor => {
+            // The inductor computes values: it gets the graph without in-place ops.
+            let fg = crate::functional::for_inductor(py, &output.graph, &output.callables)?;
+            let (graph, callables) = match &fg {
+                Some(f) => (&f.graph, &f.callables[..]),
+                None => (&output.graph, &output.callables[..]),
+            };
             match crate::inductor_host::InductorProgram::try_new(
-                &output.graph,
-                &output.callables,
+                graph,
+                callables,
                 crate::guards::grad_enabled(py),
             ) {
                 Ok(Some(p)) => {
+                    functional = fg.map(|f| f.run);
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
                         crate::log::inductor_fallbacks(info, &reasons);
@@ -552,6 +560,7 @@ fn build_entry(
             runner,
             output: template,
             passthrough: passthrough(&output.graph),
+            functional,
         },
     )?;
     let backend_secs = backend_started.elapsed().as_secs_f64();

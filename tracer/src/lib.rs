@@ -12,6 +12,7 @@ pub mod config;
 pub mod decode;
 pub mod error;
 pub mod frame;
+pub mod functional;
 pub mod fx_export;
 pub mod guards;
 pub mod hook;

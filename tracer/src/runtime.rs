@@ -291,7 +291,7 @@ impl EagerProgram {
         })
     }
 
-    fn run<'py>(
+    pub(crate) fn run<'py>(
         &self,
         py: Python<'py>,
         inputs: Vec<Bound<'py, PyAny>>,
@@ -403,6 +403,9 @@ pub struct CompiledGraph {
     pub output: OutputTemplate,
     /// Graph outputs that are graph inputs unchanged: returned as the very input object.
     pub passthrough: Vec<(usize, usize)>,
+    /// With an inductor runner: what its functionalized graph needs around each call
+    /// (aliasing outputs rebuilt, inputs sharing memory).
+    pub functional: Option<crate::functional::FunctionalRun>,
 }
 
 impl CompiledGraph {
@@ -451,7 +454,17 @@ impl CompiledGraph {
             .collect();
         let mut outs: Vec<Bound<'py, PyAny>> = match &self.runner {
             Runner::Eager(p) => p.run(py, inputs)?,
-            Runner::Inductor(p) => p.run(py, inputs, guarded)?,
+            Runner::Inductor(p) => match &self.functional {
+                None => p.run(py, inputs, guarded)?,
+                Some(f) => match f.eager_instead(py, &inputs)? {
+                    Some(outs) => outs,
+                    None => {
+                        let mut outs = p.run(py, inputs.clone(), guarded)?;
+                        f.rebuild(py, &inputs, &mut outs)?;
+                        outs
+                    }
+                },
+            },
             Runner::Python(f) => {
                 let r = f.bind(py).call1(PyTuple::new(py, inputs)?)?;
                 if let Ok(t) = r.cast::<PyTuple>() {
