@@ -203,8 +203,23 @@ def clone_bernoulli(a):
     return a
 
 
+def clone_index_put_function(a, v):
+    # The function spelling: once lowered as a plain call writing the caller's tensor.
+    return torch.index_put_(a.clone(), (IDX,), v)
+
+
+def write_through_maybe_views(a, v):
+    # `contiguous`, `detach` and `float` of a contiguous float tensor are the tensor itself.
+    a.contiguous().relu_()
+    a.detach()[0].add_(1)
+    a.float().mul_(2)
+    return a + 0
+
+
 CLONES = [
     (clone_index_put, inputs((4, 3), (2, 3))),
+    (clone_index_put_function, inputs((4, 3), (2, 3))),
+    (write_through_maybe_views, inputs((4, 3), (2, 3))),
     (clone_mask_set, inputs((4, 3), (2, 3))),
     (clone_index_set, inputs((4, 3), (2, 3))),
 ]
