@@ -10,10 +10,12 @@
 //!
 //! `tests/ops_torch.rs` checks the rows against torch on real tensors (`tests/gen_ops_cases.py`).
 
+pub mod schema;
 mod table;
 
 use crate::graph::{Arg, Target};
 
+pub use schema::{bind, BindError};
 pub use table::{OpDef, EFFECT_FUNCTIONS, EFFECT_METHODS, OPS};
 
 /// Flag bits of an [`OpDef`].
@@ -35,6 +37,9 @@ pub mod flag {
     /// The in-place form changes the tensor's sizes or strides, not only its values
     /// (`t_`, `unsqueeze_`, `resize_`): it cannot be written as a value update.
     pub const META_INPLACE: u16 = 1 << 6;
+    /// A tensor method whose result is read from the tensor's data into Python (`item`,
+    /// `tolist`, `__bool__`): the tracer cannot know it from metadata.
+    pub const DATA_DEPENDENT: u16 = 1 << 7;
 }
 
 /// The catalog row of a canonical op name.

@@ -21,7 +21,7 @@ const fn row(name: &'static str, flags: u16) -> OpDef {
 pub static OPS: &[OpDef] = &[
     row("view", VIEW),
     row("view_as", VIEW),
-    row("permute", VIEW),
+    row("permute", VIEW | META_INPLACE),
     row("transpose", VIEW | META_INPLACE),
     row("swapaxes", VIEW | META_INPLACE),
     row("swapdims", VIEW | META_INPLACE),
@@ -245,6 +245,21 @@ pub static OPS: &[OpDef] = &[
     row("zero", 0),
     row("fill_diagonal", 0),
     row("clone", 0),
+    row("item", DATA_DEPENDENT),
+    row("tolist", DATA_DEPENDENT),
+    row("numpy", DATA_DEPENDENT),
+    row("__bool__", DATA_DEPENDENT),
+    row("__int__", DATA_DEPENDENT),
+    row("__float__", DATA_DEPENDENT),
+    row("__index__", DATA_DEPENDENT),
+    row("nonzero", DATA_DEPENDENT),
+    row("data_ptr", DATA_DEPENDENT),
+    row("untyped_storage", DATA_DEPENDENT),
+    row("storage", DATA_DEPENDENT),
+    row("backward", DATA_DEPENDENT),
+    row("register_hook", DATA_DEPENDENT),
+    row("retain_grad", DATA_DEPENDENT),
+    row("unique", DATA_DEPENDENT),
 ];
 
 pub(super) fn lookup(name: &str) -> Option<&'static OpDef> {

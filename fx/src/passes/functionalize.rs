@@ -302,12 +302,12 @@ impl<'g> State<'g> {
                 | "pos" | "positive"
                     if !copy =>
                 {
+                    // These return `self` exactly when nothing about the tensor changes, so
+                    // any difference in metadata means a copy.
                     if same_layout(bt, ot) {
                         Aliasing::View
-                    } else if bt.dtype != ot.dtype || bt.device != ot.device {
-                        Aliasing::Fresh
                     } else {
-                        Aliasing::Ambiguous
+                        Aliasing::Fresh
                     }
                 }
                 _ => Aliasing::Ambiguous,
@@ -684,6 +684,9 @@ pub fn functionalize(
         let Ok(steps) = s.steps(&f.chain) else {
             continue;
         };
+        if s.ambiguous.contains(&f.root) {
+            continue;
+        }
         let base = match input {
             Some(index) => AliasBase::Input(index),
             None => match whole.get(&f.root) {

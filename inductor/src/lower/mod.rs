@@ -635,10 +635,11 @@ impl<'g> Lowerer<'g> {
             };
             let want = meta.known_strides().unwrap();
             let spec = match t.as_view() {
-                // A channels-last intermediate returned as is would surprise the caller.
+                // Outputs have eager's strides: a channels-last intermediate, or a view whose
+                // layout eager would have copied (`x.t().contiguous()` lowers to the view
+                // `x.t()`), is written out in eager's layout.
                 Some(v)
-                    if self.channels_last
-                        && !v.sizes.contains(&0)
+                    if !v.sizes.contains(&0)
                         && dense_strides(&v.sizes, &want)
                         && !v
                             .sizes

@@ -387,20 +387,7 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
             ))
         }
         "batch_norm" => {
-            let b = bind(
-                &[
-                    "input",
-                    "running_mean",
-                    "running_var",
-                    "weight",
-                    "bias",
-                    "training",
-                    "momentum",
-                    "eps",
-                ],
-                a,
-                kw,
-            )?;
+            let b = bind(fx::ops::schema::F_BATCH_NORM, a, kw)?;
             t(red::batch_norm(
                 l,
                 b.req("input")?,

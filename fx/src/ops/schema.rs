@@ -1,0 +1,97 @@
+//! Signatures and the one argument binder: how a call's positional and keyword arguments meet
+//! a torch signature, as torch's argument parser matches them. `fx::infer` and the inductor's
+//! lowering both bind through [`bind`], each reading the bound arguments its own way.
+
+use crate::graph::Arg;
+
+/// Why arguments do not fit a signature (the op is then an overload the caller does not model).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BindError {
+    #[error("{given} positional arguments, signature takes {takes}")]
+    TooManyPositional { given: usize, takes: usize },
+    #[error("argument {0} given twice")]
+    Twice(String),
+    #[error("unexpected keyword argument {0}")]
+    UnknownKeyword(String),
+}
+
+/// The parameter names of `sig` (names as torch spells them; `"*"` starts the keyword-only
+/// ones), without the `"*"`.
+pub fn param_names(sig: &[&'static str]) -> Vec<&'static str> {
+    sig.iter().copied().filter(|p| *p != "*").collect()
+}
+
+/// Binds `args`/`kwargs` to `sig`: one slot per parameter of [`param_names`], `None` where the
+/// call does not pass it.
+pub fn bind<'a>(
+    sig: &[&'static str],
+    args: &'a [Arg],
+    kwargs: &'a [(String, Arg)],
+) -> Result<Vec<Option<&'a Arg>>, BindError> {
+    let star = sig.iter().position(|s| *s == "*").unwrap_or(sig.len());
+    if args.len() > star {
+        return Err(BindError::TooManyPositional {
+            given: args.len(),
+            takes: star,
+        });
+    }
+    let names = param_names(sig);
+    let mut slots: Vec<Option<&Arg>> = vec![None; names.len()];
+    for (i, a) in args.iter().enumerate() {
+        slots[i] = Some(a);
+    }
+    for (k, v) in kwargs {
+        match names.iter().position(|n| n == k) {
+            Some(i) if slots[i].is_none() => slots[i] = Some(v),
+            Some(_) => return Err(BindError::Twice(k.clone())),
+            None => return Err(BindError::UnknownKeyword(k.clone())),
+        }
+    }
+    Ok(slots)
+}
+
+/// `torch.nn.functional.batch_norm`.
+pub const F_BATCH_NORM: &[&str] = &[
+    "input",
+    "running_mean",
+    "running_var",
+    "weight",
+    "bias",
+    "training",
+    "momentum",
+    "eps",
+];
+
+/// `torch.batch_norm` (every parameter required).
+pub const BATCH_NORM: &[&str] = &[
+    "input",
+    "weight",
+    "bias",
+    "running_mean",
+    "running_var",
+    "training",
+    "momentum",
+    "eps",
+    "cudnn_enabled",
+];
+
+/// `torch.nn.functional.max_pool2d`.
+pub const F_MAX_POOL2D: &[&str] = &[
+    "input",
+    "kernel_size",
+    "stride",
+    "padding",
+    "dilation",
+    "ceil_mode",
+    "return_indices",
+];
+
+/// `torch.max_pool2d`.
+pub const MAX_POOL2D: &[&str] = &[
+    "input",
+    "kernel_size",
+    "stride",
+    "padding",
+    "dilation",
+    "ceil_mode",
+];
