@@ -30,7 +30,10 @@ fn view_flags_match_torch() {
             .and_then(|v| v.as_array());
         let Some(seen) = seen else {
             if aliasing != 0 && !UNOBSERVED.contains(&op.name) {
-                errors.push(format!("{}: flagged as aliasing but never observed", op.name));
+                errors.push(format!(
+                    "{}: flagged as aliasing but never observed",
+                    op.name
+                ));
             }
             continue;
         };
@@ -43,7 +46,10 @@ fn view_flags_match_torch() {
             seen.iter().all(|b| !*b)
         };
         if !ok {
-            errors.push(format!("{}: flags {:#x}, torch shares storage {seen:?}", op.name, op.flags));
+            errors.push(format!(
+                "{}: flags {:#x}, torch shares storage {seen:?}",
+                op.name, op.flags
+            ));
         }
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));

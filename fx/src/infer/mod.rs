@@ -26,8 +26,8 @@ mod view;
 use crate::graph::{Arg, Graph, Target};
 use crate::meta::{DType, Device, NodeMeta};
 
-pub(crate) use args::{Bound, Call, Tensor, Value};
 pub(crate) use crate::ops::{split_target, Spelling};
+pub(crate) use args::{Bound, Call, Tensor, Value};
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum InferError {

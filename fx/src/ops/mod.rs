@@ -181,8 +181,13 @@ pub fn functional_inplace_pos(name: &str) -> Option<usize> {
             _ => 1,
         },
         "leaky_relu" | "elu" => 2,
-        "hardtanh" | "dropout" | "alpha_dropout" | "feature_alpha_dropout" | "dropout1d"
-        | "dropout2d" | "dropout3d" => 3,
+        "hardtanh"
+        | "dropout"
+        | "alpha_dropout"
+        | "feature_alpha_dropout"
+        | "dropout1d"
+        | "dropout2d"
+        | "dropout3d" => 3,
         "rrelu" => 4,
         _ => return None,
     })

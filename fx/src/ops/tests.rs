@@ -36,7 +36,10 @@ fn inplace_flags_by_keyword_and_position() {
         mutated_arg(&relu, &[Arg::None], &[("inplace".into(), Arg::Bool(true))]),
         Some(Mutated::Arg(0))
     );
-    assert_eq!(mutated_arg(&relu, &[Arg::None, Arg::Bool(false)], &[]), None);
+    assert_eq!(
+        mutated_arg(&relu, &[Arg::None, Arg::Bool(false)], &[]),
+        None
+    );
     assert_eq!(
         mutated_arg(&f("torch.add"), &[], &[("out".into(), Arg::Int(0))]),
         Some(Mutated::Out)
@@ -45,9 +48,11 @@ fn inplace_flags_by_keyword_and_position() {
         mutated_arg(&f("operator.setitem"), &[], &[]),
         Some(Mutated::Arg(0))
     );
-    assert!(canonical(&relu, &[Arg::None, Arg::Bool(true)], &[])
-        .unwrap()
-        .inplace);
+    assert!(
+        canonical(&relu, &[Arg::None, Arg::Bool(true)], &[])
+            .unwrap()
+            .inplace
+    );
 }
 
 #[test]
@@ -62,7 +67,14 @@ fn every_row_is_unique() {
 #[test]
 fn aliasing_lists_agree() {
     // Once two lists (fx's VIEWS and the inductor's ALIASING) that had drifted apart.
-    for n in ["broadcast_to", "type_as", "mT", "view", "contiguous", "split"] {
+    for n in [
+        "broadcast_to",
+        "type_as",
+        "mT",
+        "view",
+        "contiguous",
+        "split",
+    ] {
         assert!(may_alias(n), "{n}");
     }
     assert!(!may_alias("add"));

@@ -246,7 +246,13 @@ impl<'g> State<'g> {
         }
     }
 
-    fn classify(&self, id: NodeId, target: &Target, args: &[Arg], kwargs: &[(String, Arg)]) -> Aliasing {
+    fn classify(
+        &self,
+        id: NodeId,
+        target: &Target,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Aliasing {
         let Some(Arg::Node(base)) = args.first() else {
             return Aliasing::Fresh;
         };
@@ -294,9 +300,7 @@ impl<'g> State<'g> {
                 return Aliasing::Ambiguous;
             };
             return match c.name.as_str() {
-                "reshape" | "reshape_as" | "flatten" | "ravel" if contiguous(bt) => {
-                    Aliasing::View
-                }
+                "reshape" | "reshape_as" | "flatten" | "ravel" if contiguous(bt) => Aliasing::View,
                 "to" | "type" | "type_as" | "float" | "double" | "half" | "bfloat16" | "int"
                 | "long" | "bool" | "short" | "char" | "byte" | "cpu" | "cuda" | "contiguous"
                 | "pos" | "positive"
@@ -384,24 +388,37 @@ impl<'g> State<'g> {
             .unwrap_or(bare);
         let core = core.strip_suffix('_').unwrap_or(core);
         if ops::op(core).is_some_and(|o| o.flags & flag::META_INPLACE != 0) {
-            return refuse(format!("{} changes a tensor's metadata in place", target.name()));
+            return refuse(format!(
+                "{} changes a tensor's metadata in place",
+                target.name()
+            ));
         }
         let m = match &which {
             Mutated::Arg(i) => args.get(*i),
             Mutated::Out => kwargs.iter().find(|(k, _)| k == "out").map(|(_, v)| v),
         };
         let Some(Arg::Node(m)) = m.cloned() else {
-            return refuse(format!("{} writes a value that is not one tensor", target.name()));
+            return refuse(format!(
+                "{} writes a value that is not one tensor",
+                target.name()
+            ));
         };
         if tensor(&self.old.node(m).meta).is_none() {
-            return refuse(format!("{} writes a value that is not one tensor", target.name()));
+            return refuse(format!(
+                "{} writes a value that is not one tensor",
+                target.name()
+            ));
         }
         if self.ambiguous.contains(&m) {
-            return refuse(format!("{name} writes a value whose storage sharing is not modelled"));
+            return refuse(format!(
+                "{name} writes a value whose storage sharing is not modelled"
+            ));
         }
-        let fam = self.fam.get(&m).cloned().ok_or_else(|| {
-            NotFunctional(format!("{name} writes a value of unknown origin"))
-        })?;
+        let fam = self
+            .fam
+            .get(&m)
+            .cloned()
+            .ok_or_else(|| NotFunctional(format!("{name} writes a value of unknown origin")))?;
         if self.ambiguous_roots.contains(&fam.root) {
             return refuse(format!(
                 "{name} writes a tensor with an alias whose storage sharing is not modelled"
@@ -522,7 +539,11 @@ fn core_dunder(name: &str) -> &str {
         .unwrap_or(name)
 }
 
-fn on_clone(path: &str, args: Vec<Arg>, kwargs: Vec<(String, Arg)>) -> (Target, Vec<Arg>, Vec<(String, Arg)>) {
+fn on_clone(
+    path: &str,
+    args: Vec<Arg>,
+    kwargs: Vec<(String, Arg)>,
+) -> (Target, Vec<Arg>, Vec<(String, Arg)>) {
     let mut a = vec![Arg::Str(path.to_string())];
     a.extend(args);
     (Target::Function(ON_CLONE.into()), a, kwargs)

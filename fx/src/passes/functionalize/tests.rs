@@ -64,7 +64,9 @@ fn inplace_on_input_becomes_twin_and_copy_back() {
     let NodeKind::Output { values } = &f.graph.node(out).kind else {
         unreachable!()
     };
-    assert!(matches!(values[0], Arg::Node(p) if matches!(f.graph.node(p).kind, NodeKind::Placeholder { .. })));
+    assert!(
+        matches!(values[0], Arg::Node(p) if matches!(f.graph.node(p).kind, NodeKind::Placeholder { .. }))
+    );
     // `x * 2` reads the updated value, not the input.
     let NodeKind::Call { args, .. } = &f.graph.node(f.graph.nodes().nth(2).unwrap().0).kind else {
         unreachable!()
@@ -76,7 +78,12 @@ fn inplace_on_input_becomes_twin_and_copy_back() {
 fn write_through_view_scatters_and_regenerates_views() {
     let mut g = Graph::new();
     let x = g.placeholder("x", meta(&[2, 3]));
-    let v = call(&mut g, ".select", vec![n(x), Arg::Int(0), Arg::Int(1)], &[3]);
+    let v = call(
+        &mut g,
+        ".select",
+        vec![n(x), Arg::Int(0), Arg::Int(1)],
+        &[3],
+    );
     let _w = call(&mut g, ".mul_", vec![n(v), Arg::Int(2)], &[3]);
     let s = call(&mut g, ".sum", vec![n(x)], &[]);
     let r = call(&mut g, ".neg", vec![n(v)], &[3]);
@@ -86,7 +93,15 @@ fn write_through_view_scatters_and_regenerates_views() {
     assert!(no_inplace(&f.graph));
     assert_eq!(
         targets(&f.graph),
-        ["select", "mul", VIEW_SCATTER, "sum", "select", "neg", "copy_"]
+        [
+            "select",
+            "mul",
+            VIEW_SCATTER,
+            "sum",
+            "select",
+            "neg",
+            "copy_"
+        ]
     );
 }
 
@@ -125,7 +140,11 @@ fn aliasing_outputs_are_reported() {
     let t = call(&mut g, ".t", vec![n(x)], &[3, 2]);
     g.output(vec![n(y), n(v), n(i), n(t)]);
     let f = functionalize(&g, &any).unwrap();
-    let bases: Vec<(usize, AliasBase)> = f.output_aliases.iter().map(|a| (a.output, a.base)).collect();
+    let bases: Vec<(usize, AliasBase)> = f
+        .output_aliases
+        .iter()
+        .map(|a| (a.output, a.base))
+        .collect();
     assert_eq!(
         bases,
         [
