@@ -428,6 +428,8 @@ def test_inductor_graph_has_no_inplace_ops():
     """The inductor computes the functional graph: the traced one (what Python backends get)
     still holds the in-place ops, and the inductor reports no whole-graph fallback for them."""
     counter = CountingBackend()
-    torchferro.compile(clone_index_put, backend=counter)(torch.randn(4, 3), torch.randn(2, 3))
+    torchferro.compile(clone_index_put, backend=counter)(
+        torch.randn(4, 3), torch.randn(2, 3)
+    )
     targets = [str(n.target) for n in counter.op_nodes()]
     assert any("index_put_" in t for t in targets), targets

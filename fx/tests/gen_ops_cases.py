@@ -38,13 +38,23 @@ def shares(inp, out):
 def cast_pair(dtype):
     """(input of `dtype`, same dtype → alias) and (float32 input → a copy)."""
     name = {
-        torch.float64: "double", torch.float16: "half", torch.bfloat16: "bfloat16",
-        torch.int32: "int", torch.int64: "long", torch.bool: "bool", torch.int16: "short",
-        torch.int8: "char", torch.uint8: "byte", torch.float32: "float",
+        torch.float64: "double",
+        torch.float16: "half",
+        torch.bfloat16: "bfloat16",
+        torch.int32: "int",
+        torch.int64: "long",
+        torch.bool: "bool",
+        torch.int16: "short",
+        torch.int8: "char",
+        torch.uint8: "byte",
+        torch.float32: "float",
     }[dtype]
     same = x0().to(dtype)
     other = x0().to(torch.float64 if dtype != torch.float64 else torch.float32)
-    return [lambda: (same, getattr(same, name)()), lambda: (other, getattr(other, name)())]
+    return [
+        lambda: (same, getattr(same, name)()),
+        lambda: (other, getattr(other, name)()),
+    ]
 
 
 def one(f, make=x0):
@@ -70,13 +80,20 @@ VIEW = {
     "mH": [one(lambda x: x.mH)],
     "adjoint": [one(lambda x: x.adjoint())],
     "unsqueeze": [one(lambda x: x.unsqueeze(0))],
-    "squeeze": [one(lambda x: x.squeeze()), one(lambda x: x.squeeze(), lambda: torch.randn(4, 1))],
+    "squeeze": [
+        one(lambda x: x.squeeze()),
+        one(lambda x: x.squeeze(), lambda: torch.randn(4, 1)),
+    ],
     "expand": [one(lambda x: x.expand(2, 4, 6))],
     "expand_as": [one(lambda x: x.expand_as(torch.empty(3, 4, 6)))],
     "broadcast_to": [one(lambda x: x.broadcast_to((2, 4, 6)))],
     "narrow": [one(lambda x: x.narrow(0, 1, 2))],
     "select": [one(lambda x: x.select(0, 1))],
-    "getitem": [one(lambda x: x[1:3]), one(lambda x: x[0]), one(lambda x: x[None, ..., 1])],
+    "getitem": [
+        one(lambda x: x[1:3]),
+        one(lambda x: x[0]),
+        one(lambda x: x[None, ..., 1]),
+    ],
     "diagonal": [one(lambda x: x.diagonal())],
     "movedim": [one(lambda x: x.movedim(0, 1))],
     "moveaxis": [one(lambda x: x.moveaxis(0, 1))],
@@ -98,15 +115,24 @@ VIEW = {
     "dsplit": [one(lambda x: x.dsplit(2), lambda: torch.randn(2, 2, 4))],
     "split_with_sizes": [one(lambda x: x.split_with_sizes([1, 3]))],
     "reshape": [one(lambda x: x.reshape(24)), one(lambda x: x.t().reshape(24))],
-    "reshape_as": [one(lambda x: x.reshape_as(torch.empty(24))), one(lambda x: x.t().reshape_as(torch.empty(24)))],
+    "reshape_as": [
+        one(lambda x: x.reshape_as(torch.empty(24))),
+        one(lambda x: x.t().reshape_as(torch.empty(24))),
+    ],
     "flatten": [one(lambda x: x.flatten()), one(lambda x: x.t().flatten())],
     "ravel": [one(lambda x: x.ravel()), one(lambda x: x.t().ravel())],
     "contiguous": [one(lambda x: x.contiguous()), one(lambda x: x.t().contiguous())],
     "to": [one(lambda x: x.to(torch.float32)), one(lambda x: x.to(torch.float64))],
-    "type": [one(lambda x: x.type(torch.float32)), one(lambda x: x.type(torch.float64))],
+    "type": [
+        one(lambda x: x.type(torch.float32)),
+        one(lambda x: x.type(torch.float64)),
+    ],
     "type_as": [one(lambda x: x.type_as(x)), one(lambda x: x.type_as(x.double()))],
     "cpu": [one(lambda x: x.cpu())],
-    "dropout": [one(lambda x: F.dropout(x, 0.5, False)), one(lambda x: F.dropout(x, 0.5, True))],
+    "dropout": [
+        one(lambda x: F.dropout(x, 0.5, False)),
+        one(lambda x: F.dropout(x, 0.5, True)),
+    ],
     "positive": [one(torch.positive)],
     "pos": [one(lambda x: +x)],
     "data": [one(lambda x: x.data)],
@@ -115,12 +141,33 @@ VIEW = {
     "clone": [one(lambda x: x.clone())],
     "relu": [one(torch.relu)],
 }
-for dt in [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
-           torch.bool, torch.int16, torch.int8, torch.uint8]:
+for dt in [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int32,
+    torch.int64,
+    torch.bool,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+]:
     name = cast_pair(dt)
-    VIEW[{torch.float32: "float", torch.float64: "double", torch.float16: "half",
-          torch.bfloat16: "bfloat16", torch.int32: "int", torch.int64: "long", torch.bool: "bool",
-          torch.int16: "short", torch.int8: "char", torch.uint8: "byte"}[dt]] = name
+    VIEW[
+        {
+            torch.float32: "float",
+            torch.float64: "double",
+            torch.float16: "half",
+            torch.bfloat16: "bfloat16",
+            torch.int32: "int",
+            torch.int64: "long",
+            torch.bool: "bool",
+            torch.int16: "short",
+            torch.int8: "char",
+            torch.uint8: "byte",
+        }[dt]
+    ] = name
 
 x = x0
 RANDOM = {
@@ -140,7 +187,9 @@ RANDOM = {
     "dropout2d": lambda: F.dropout2d(torch.ones(2, 3, 4, 4), 0.5, True),
     "dropout3d": lambda: F.dropout3d(torch.ones(2, 3, 2, 2, 2), 0.5, True),
     "alpha_dropout": lambda: F.alpha_dropout(x(), 0.5, True),
-    "feature_alpha_dropout": lambda: F.feature_alpha_dropout(torch.ones(2, 3, 4), 0.5, True),
+    "feature_alpha_dropout": lambda: F.feature_alpha_dropout(
+        torch.ones(2, 3, 4), 0.5, True
+    ),
     "rrelu": lambda: F.rrelu(x(), training=True),
     "gumbel_softmax": lambda: F.gumbel_softmax(x()),
     "native_dropout": lambda: torch.native_dropout(x(), 0.5, True),
@@ -158,23 +207,52 @@ idx = lambda: torch.tensor([0, 2])  # noqa: E731
 idx2 = lambda: torch.tensor([[0, 1, 2, 3, 0, 1]] * 4)  # noqa: E731
 i32 = lambda: torch.arange(24, dtype=torch.int32).reshape(4, 6)  # noqa: E731
 TWIN_ARGS = {
-    "add": lambda: (y0(),), "sub": lambda: (y0(),), "mul": lambda: (y0(),),
-    "div": lambda: (y0(),), "true_divide": lambda: (y0(),), "floor_divide": lambda: (y0(),),
-    "remainder": lambda: (y0(),), "fmod": lambda: (y0(),), "pow": lambda: (2,),
-    "clamp": lambda: (-0.5, 0.5), "clamp_min": lambda: (0.0,), "clamp_max": lambda: (0.0,),
-    "clip": lambda: (-0.5, 0.5), "masked_fill": lambda: (mask(), 1.0),
-    "masked_scatter": lambda: (mask(), y0()), "index_put": lambda: ((idx(),), y0()[:2]),
-    "index_add": lambda: (0, idx(), y0()[:2]), "index_fill": lambda: (0, idx(), 1.0),
-    "index_copy": lambda: (0, idx(), y0()[:2]), "scatter": lambda: (1, idx2(), y0()),
-    "scatter_add": lambda: (1, idx2(), y0()), "scatter_reduce": lambda: (1, idx2(), y0(), "sum"),
-    "lerp": lambda: (y0(), 0.3), "addcmul": lambda: (y0(), y0()),
-    "addcdiv": lambda: (y0(), y0() + 1), "atan2": lambda: (y0(),), "arctan2": lambda: (y0(),),
-    "hypot": lambda: (y0(),), "copysign": lambda: (y0(),), "xlogy": lambda: (y0(),),
-    "tril": lambda: (), "triu": lambda: (), "nan_to_num": lambda: (), "logit": lambda: (0.1,),
+    "add": lambda: (y0(),),
+    "sub": lambda: (y0(),),
+    "mul": lambda: (y0(),),
+    "div": lambda: (y0(),),
+    "true_divide": lambda: (y0(),),
+    "floor_divide": lambda: (y0(),),
+    "remainder": lambda: (y0(),),
+    "fmod": lambda: (y0(),),
+    "pow": lambda: (2,),
+    "clamp": lambda: (-0.5, 0.5),
+    "clamp_min": lambda: (0.0,),
+    "clamp_max": lambda: (0.0,),
+    "clip": lambda: (-0.5, 0.5),
+    "masked_fill": lambda: (mask(), 1.0),
+    "masked_scatter": lambda: (mask(), y0()),
+    "index_put": lambda: ((idx(),), y0()[:2]),
+    "index_add": lambda: (0, idx(), y0()[:2]),
+    "index_fill": lambda: (0, idx(), 1.0),
+    "index_copy": lambda: (0, idx(), y0()[:2]),
+    "scatter": lambda: (1, idx2(), y0()),
+    "scatter_add": lambda: (1, idx2(), y0()),
+    "scatter_reduce": lambda: (1, idx2(), y0(), "sum"),
+    "lerp": lambda: (y0(), 0.3),
+    "addcmul": lambda: (y0(), y0()),
+    "addcdiv": lambda: (y0(), y0() + 1),
+    "atan2": lambda: (y0(),),
+    "arctan2": lambda: (y0(),),
+    "hypot": lambda: (y0(),),
+    "copysign": lambda: (y0(),),
+    "xlogy": lambda: (y0(),),
+    "tril": lambda: (),
+    "triu": lambda: (),
+    "nan_to_num": lambda: (),
+    "logit": lambda: (0.1,),
 }
 FUNCTIONAL = {
-    "hardtanh": (), "leaky_relu": (0.2,), "elu": (), "selu": (), "celu": (),
-    "threshold": (0.1, 2.0), "silu": (), "hardsigmoid": (), "hardswish": (), "mish": (),
+    "hardtanh": (),
+    "leaky_relu": (0.2,),
+    "elu": (),
+    "selu": (),
+    "celu": (),
+    "threshold": (0.1, 2.0),
+    "silu": (),
+    "hardsigmoid": (),
+    "hardswish": (),
+    "mish": (),
 }
 INT_OPS = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
 
@@ -194,7 +272,16 @@ def twin(name):
         make = x0 if name not in ("acosh",) else (lambda: x0().abs() + 1)
         if name in ("asin", "acos", "atanh", "arcsin", "arccos", "erfinv"):
             make = lambda: x0() / 4  # noqa: E731
-        if name in ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "lgamma", "digamma"):
+        if name in (
+            "log",
+            "log2",
+            "log10",
+            "log1p",
+            "sqrt",
+            "rsqrt",
+            "lgamma",
+            "digamma",
+        ):
             make = lambda: x0().abs() + 0.5  # noqa: E731
         args = TWIN_ARGS.get(name, lambda: ())()
     a = make()
@@ -205,7 +292,12 @@ def twin(name):
     got = getattr(a, name + "_")(*args)
     same_rng = torch.equal(before, torch.get_rng_state())
     want = getattr(make(), name)(*args)
-    return got is a and (a.shape, a.stride()) == layout and same_values(got, want) and same_rng
+    return (
+        got is a
+        and (a.shape, a.stride()) == layout
+        and same_values(got, want)
+        and same_rng
+    )
 
 
 def same_values(got, want):
@@ -227,7 +319,11 @@ def rng_moves(f):
 def main():
     import re
 
-    table = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "ops", "table.rs")).read()
+    table = open(
+        os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "src", "ops", "table.rs"
+        )
+    ).read()
     names = re.findall(r'row\("([^"]+)"', table)
     cases = {}
     for name in sorted(set(names) | set(VIEW) | set(RANDOM)):
@@ -243,7 +339,11 @@ def main():
             c["view"] = obs
         if name in RANDOM:
             c["random"] = rng_moves(RANDOM[name])
-        t = twin(name) if name in TWIN_ARGS or name in FUNCTIONAL or name in INT_OPS else None
+        t = (
+            twin(name)
+            if name in TWIN_ARGS or name in FUNCTIONAL or name in INT_OPS
+            else None
+        )
         if t is None:
             try:
                 t = twin(name)
@@ -253,7 +353,9 @@ def main():
             c["twin"] = bool(t)
         cases[name] = c
     with open(OUT, "w") as f:
-        json.dump({"torch": torch.__version__, "ops": cases}, f, indent=1, sort_keys=True)
+        json.dump(
+            {"torch": torch.__version__, "ops": cases}, f, indent=1, sort_keys=True
+        )
         f.write("\n")
 
 

@@ -635,11 +635,13 @@ impl<'g> Lowerer<'g> {
             };
             let want = meta.known_strides().unwrap();
             let spec = match t.as_view() {
-                // Outputs have eager's strides: a channels-last intermediate, or a view whose
-                // layout eager would have copied (`x.t().contiguous()` lowers to the view
-                // `x.t()`), is written out in eager's layout.
+                // Outputs have eager's strides: a channels-last intermediate, or a view of an
+                // input whose layout eager would have copied (`x.t().contiguous()` lowers to
+                // the view `x.t()`), is written out in eager's layout.
                 Some(v)
-                    if !v.sizes.contains(&0)
+                    if (self.channels_last
+                        || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
+                        && !v.sizes.contains(&0)
                         && dense_strides(&v.sizes, &want)
                         && !v
                             .sizes
