@@ -28,6 +28,7 @@ use crate::meta::{DType, Device, NodeMeta};
 
 pub(crate) use crate::ops::{split_target, Spelling};
 pub(crate) use args::{Bound, Call, Tensor, Value};
+pub use view::view_strides;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum InferError {
@@ -113,18 +114,9 @@ pub fn infer_in(
     Err(InferError::Unsupported)
 }
 
-/// Normalises a dimension index against a rank, as every torch op that takes `dim` does. A
-/// 0-d tensor accepts the dims of a 1-d one (`-1` and `0`).
+/// Normalises a dimension index against a rank ([`crate::ops::schema::wrap_dim`]).
 pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> Result<usize, InferError> {
-    let n = ndim.max(1) as i64;
-    if dim < -n || dim >= n {
-        return Err(InferError::Invalid(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -n,
-            n - 1
-        )));
-    }
-    Ok(if dim < 0 { dim + n } else { dim } as usize)
+    crate::ops::schema::wrap_dim(dim, ndim).map_err(|e| InferError::Invalid(e.to_string()))
 }
 
 pub(crate) fn invalid<T>(msg: impl Into<String>) -> Result<T, InferError> {

@@ -95,3 +95,25 @@ pub const MAX_POOL2D: &[&str] = &[
     "dilation",
     "ceil_mode",
 ];
+
+/// A dim outside a tensor's rank, with torch's message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("Dimension out of range (expected to be in range of [{}, {}], but got {dim})", -(*.rank as i64), *.rank as i64 - 1)]
+pub struct DimOutOfRange {
+    pub dim: i64,
+    /// The rank dims are checked against (1 for a 0-d tensor).
+    pub rank: usize,
+}
+
+/// Normalises a dimension index against a rank, as every torch op that takes `dim` does. A 0-d
+/// tensor accepts the dims of a 1-d one (`-1` and `0`).
+pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize, DimOutOfRange> {
+    let n = ndim.max(1) as i64;
+    if dim < -n || dim >= n {
+        return Err(DimOutOfRange {
+            dim,
+            rank: n as usize,
+        });
+    }
+    Ok(if dim < 0 { dim + n } else { dim } as usize)
+}

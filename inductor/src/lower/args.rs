@@ -145,11 +145,8 @@ pub fn sizes_arg(args: &[Arg], kwargs: &[(String, Arg)], kw: &[&str]) -> LResult
     }
 }
 
-/// Wraps a possibly negative dim against a rank (a 0-d tensor accepts -1 and 0).
+/// Wraps a possibly negative dim against a rank (a 0-d tensor accepts -1 and 0), by the
+/// catalog's rule ([`fx::ops::schema::wrap_dim`]).
 pub fn wrap_dim(dim: i64, ndim: usize) -> LResult<usize> {
-    let n = ndim.max(1) as i64;
-    if dim < -n || dim >= n {
-        return fallback(format!("dim {dim} out of range for rank {ndim}"));
-    }
-    Ok(if dim < 0 { dim + n } else { dim } as usize)
+    fx::ops::schema::wrap_dim(dim, ndim).map_err(|e| Reject::Fallback(e.to_string()))
 }
