@@ -524,7 +524,10 @@ fn build_entry(
                 crate::guards::grad_enabled(py),
             ) {
                 Ok(Some(p)) => {
-                    functional = fg.map(|f| f.run);
+                    functional = fg
+                        .map(|f| (f.outputs, f.run))
+                        .filter(|(n, r)| !r.is_trivial(*n))
+                        .map(|(_, r)| r);
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
                         crate::log::inductor_fallbacks(info, &reasons);

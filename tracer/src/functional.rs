@@ -27,6 +27,8 @@ use crate::runtime::EagerProgram;
 /// The functional graph and its callables, for the inductor.
 pub struct FunctionalGraph {
     pub graph: Graph,
+    /// How many outputs `graph` has.
+    pub outputs: usize,
     pub callables: Vec<(NodeId, Py<PyAny>)>,
     pub run: FunctionalRun,
 }
@@ -153,7 +155,12 @@ pub fn for_inductor(
         (tensors.len() > 1).then(|| EagerProgram::new(py, graph, callables).map(|p| (tensors, p)))
     }
     .transpose()?;
+    let outputs = match fgraph.output_node().map(|o| &fgraph.node(o).kind) {
+        Some(NodeKind::Output { values }) => values.len(),
+        _ => 0,
+    };
     Ok(Some(FunctionalGraph {
+        outputs,
         graph: fgraph,
         callables: fcallables,
         run: FunctionalRun {
@@ -166,6 +173,12 @@ pub fn for_inductor(
 }
 
 impl FunctionalRun {
+    /// Nothing to do around a call: no aliasing output, no written input that could share
+    /// storage, no extra output (the hot path then skips this wrapper altogether).
+    pub fn is_trivial(&self, outputs: usize) -> bool {
+        self.views.is_empty() && self.overlap.is_none() && outputs == self.user_outputs
+    }
+
     /// The traced graph on the eager runner when two tensor inputs share a storage and the
     /// graph writes an input; `None` to run the kernels.
     pub fn eager_instead<'py>(
