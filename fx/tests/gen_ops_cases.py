@@ -35,20 +35,24 @@ def shares(inp, out):
     return all(o.untyped_storage().data_ptr() == ptr for o in outs)
 
 
+# The dtype-cast methods: `x.float()` and friends.
+CASTS = {
+    torch.float32: "float",
+    torch.float64: "double",
+    torch.float16: "half",
+    torch.bfloat16: "bfloat16",
+    torch.int32: "int",
+    torch.int64: "long",
+    torch.bool: "bool",
+    torch.int16: "short",
+    torch.int8: "char",
+    torch.uint8: "byte",
+}
+
+
 def cast_pair(dtype):
     """(input of `dtype`, same dtype → alias) and (float32 input → a copy)."""
-    name = {
-        torch.float64: "double",
-        torch.float16: "half",
-        torch.bfloat16: "bfloat16",
-        torch.int32: "int",
-        torch.int64: "long",
-        torch.bool: "bool",
-        torch.int16: "short",
-        torch.int8: "char",
-        torch.uint8: "byte",
-        torch.float32: "float",
-    }[dtype]
+    name = CASTS[dtype]
     same = x0().to(dtype)
     other = x0().to(torch.float64 if dtype != torch.float64 else torch.float32)
     return [
@@ -141,33 +145,8 @@ VIEW = {
     "clone": [one(lambda x: x.clone())],
     "relu": [one(torch.relu)],
 }
-for dt in [
-    torch.float32,
-    torch.float64,
-    torch.float16,
-    torch.bfloat16,
-    torch.int32,
-    torch.int64,
-    torch.bool,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-]:
-    name = cast_pair(dt)
-    VIEW[
-        {
-            torch.float32: "float",
-            torch.float64: "double",
-            torch.float16: "half",
-            torch.bfloat16: "bfloat16",
-            torch.int32: "int",
-            torch.int64: "long",
-            torch.bool: "bool",
-            torch.int16: "short",
-            torch.int8: "char",
-            torch.uint8: "byte",
-        }[dt]
-    ] = name
+for dt, cast in CASTS.items():
+    VIEW[cast] = cast_pair(dt)
 
 x = x0
 RANDOM = {

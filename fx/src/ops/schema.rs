@@ -86,15 +86,8 @@ pub const F_MAX_POOL2D: &[&str] = &[
     "return_indices",
 ];
 
-/// `torch.max_pool2d`.
-pub const MAX_POOL2D: &[&str] = &[
-    "input",
-    "kernel_size",
-    "stride",
-    "padding",
-    "dilation",
-    "ceil_mode",
-];
+/// `torch.max_pool2d`: the functional signature without `return_indices`.
+pub const MAX_POOL2D: &[&str] = F_MAX_POOL2D.split_at(6).0;
 
 /// A dim outside a tensor's rank, with torch's message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
