@@ -316,11 +316,6 @@ def test_is_compiling_true_while_tracing_false_outside():
     assert torch.equal(torch.compile(f, backend="eager")(x), x + 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tracer side (interp/calls/mod.rs, another helper's): a call to a function with "
-    "torch's `_torchdynamo_disable` mark is inlined instead of run eagerly",
-)
 def test_torch_compiler_disable_on_a_library_function_runs_it_eagerly():
     ran = []
 

@@ -12,6 +12,8 @@
 //! - [`mod@infer`]: the metadata of a torch call computed in Rust, checked against real torch
 //!   (`tests/gen_infer_cases.py` writes `tests/data/infer_cases.json`, `tests/infer_torch.rs`
 //!   replays it). Answers `Unsupported` rather than guess.
+//! - [`ops`]: the op catalog: canonical names, spellings, and the view / in-place / random /
+//!   effect / factory flags of every op the project knows (one place for these facts).
 //! - [`passes`]: dead-code and common-subexpression elimination that respect mutation, aliasing
 //!   and randomness; a consistency check of node order and edges.
 //! - [`mod@print`]: the graph as readable Python (`Graph::python_code`) and as DOT (`Graph::to_dot`).
@@ -19,6 +21,7 @@
 pub mod graph;
 pub mod infer;
 pub mod meta;
+pub mod ops;
 pub mod passes;
 pub mod print;
 

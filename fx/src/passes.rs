@@ -97,103 +97,12 @@ pub fn check_topological_order(graph: &Graph) -> Result<(), GraphError> {
     Ok(())
 }
 
-/// Python operators that rebind in place (`x += y` on a tensor writes `x`).
-const INPLACE_OPERATORS: &[&str] = &[
-    "iadd",
-    "isub",
-    "imul",
-    "imatmul",
-    "itruediv",
-    "ifloordiv",
-    "imod",
-    "ipow",
-    "iand",
-    "ior",
-    "ixor",
-    "ilshift",
-    "irshift",
-    "setitem",
-    "delitem",
-];
+pub use crate::ops::{is_mutating, is_random};
 
-/// Method calls that matter for what they do rather than what they return.
-const EFFECT_METHODS: &[&str] = &[
-    "backward",
-    "register_hook",
-    "retain_grad",
-    "record_stream",
-    "__setitem__",
-    "__delitem__",
-];
-
-/// Functions that matter for what they do.
-const EFFECT_FUNCTIONS: &[&str] = &[
-    "torch._C._set_grad_enabled",
-    "torch.set_grad_enabled",
-    "torch._assert",
-    "torch._assert_async",
-    "torch.manual_seed",
-    "torch.seed",
-    "torch.cuda.synchronize",
-    "torch.cuda.manual_seed",
-    "torch.cuda.manual_seed_all",
-    "torch.autograd.backward",
-    "torch.autograd.grad",
-    "print",
-];
-
-/// Ops that draw from the random generator: two calls give different values, and dropping one
-/// shifts every later draw.
-const RANDOM_OPS: &[&str] = &[
-    "rand",
-    "randn",
-    "randint",
-    "randperm",
-    "rand_like",
-    "randn_like",
-    "randint_like",
-    "bernoulli",
-    "multinomial",
-    "normal",
-    "poisson",
-    "dropout",
-    "dropout1d",
-    "dropout2d",
-    "dropout3d",
-    "alpha_dropout",
-    "feature_alpha_dropout",
-    "rrelu",
-    "gumbel_softmax",
-    "native_dropout",
-];
+pub mod functionalize;
 
 fn last_component(path: &str) -> &str {
     path.rsplit('.').next().unwrap_or(path)
-}
-
-/// Whether a call writes to one of its arguments: in-place methods and functions (`add_`,
-/// `torch.relu_`, `torch.nn.init.normal_`), Python's augmented assignments and item
-/// assignment, `inplace=True`, and `out=`.
-pub fn is_mutating(target: &Target, kwargs: &[(String, Arg)]) -> bool {
-    let name = last_component(target.name());
-    let operator_module = matches!(target, Target::Function(p)
-        if p.starts_with("operator.") || p.starts_with("_operator."));
-    // `operator.and_` and `operator.is_` carry an underscore only to dodge keywords.
-    let trailing_underscore = name.ends_with('_') && !name.ends_with("__") && !operator_module;
-    let inplace_dunder = name
-        .strip_prefix("__")
-        .and_then(|n| n.strip_suffix("__"))
-        .is_some_and(|n| INPLACE_OPERATORS.contains(&n));
-    let inplace_operator = operator_module && INPLACE_OPERATORS.contains(&name);
-    let flagged = kwargs
-        .iter()
-        .any(|(k, v)| (k == "inplace" && *v == Arg::Bool(true)) || (k == "out" && *v != Arg::None));
-    trailing_underscore || inplace_dunder || inplace_operator || flagged
-}
-
-/// Whether a call draws random numbers.
-pub fn is_random(target: &Target) -> bool {
-    RANDOM_OPS.contains(&last_component(target.name()))
 }
 
 /// Whether removing or merging this node could change what the program does: mutation,
@@ -201,13 +110,14 @@ pub fn is_random(target: &Target) -> bool {
 pub fn has_side_effects(node: &Node) -> bool {
     match &node.kind {
         NodeKind::Placeholder { .. } | NodeKind::Output { .. } => true,
-        NodeKind::Call { target, kwargs, .. } => {
-            is_mutating(target, kwargs)
+        NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } => {
+            crate::ops::mutated_arg(target, args, kwargs).is_some()
                 || is_random(target)
-                || match target {
-                    Target::Method(m) => EFFECT_METHODS.contains(&m.as_str()),
-                    Target::Function(f) => EFFECT_FUNCTIONS.contains(&f.as_str()),
-                }
+                || crate::ops::is_effect(target)
         }
     }
 }
@@ -236,71 +146,11 @@ pub fn eliminate_dead_code(graph: &mut Graph, impure: impl Fn(NodeId, &Node) -> 
 /// alias its inputs as far as CSE is concerned.
 fn allocates(target: &Target) -> bool {
     let name = last_component(target.name());
-    const VIEWS: &[&str] = &[
-        "view",
-        "view_as",
-        "reshape",
-        "reshape_as",
-        "permute",
-        "transpose",
-        "swapaxes",
-        "swapdims",
-        "t",
-        "unsqueeze",
-        "squeeze",
-        "flatten",
-        "unflatten",
-        "expand",
-        "expand_as",
-        "contiguous",
-        "narrow",
-        "select",
-        "getitem",
-        "__getitem__",
-        "split",
-        "chunk",
-        "unbind",
-        "detach",
-        "to",
-        "type_as",
-        "float",
-        "double",
-        "half",
-        "bfloat16",
-        "int",
-        "long",
-        "bool",
-        "short",
-        "char",
-        "byte",
-        "cpu",
-        "cuda",
-        "as_strided",
-        "diagonal",
-        "movedim",
-        "moveaxis",
-        "unfold",
-        "real",
-        "imag",
-        "alias",
-        "positive",
-        "pos",
-        "dropout",
-        "type",
-        "data",
-        "view_as_real",
-        "view_as_complex",
-        "T",
-        "mT",
-        "H",
-        "mH",
-        "tensor_split",
-        "hsplit",
-        "vsplit",
-        "split_with_sizes",
-        "index_select_view",
-    ];
-    !VIEWS.contains(&name) && !name.ends_with('_')
+    let bare = name
+        .strip_prefix("__")
+        .and_then(|n| n.strip_suffix("__"))
+        .unwrap_or(name);
+    !crate::ops::may_alias(bare) && !name.ends_with('_')
 }
 
 /// Union-find over nodes that may share storage.

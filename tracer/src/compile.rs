@@ -506,6 +506,7 @@ fn build_entry(
     let mut output_code: Option<String> = None;
     // The inductor's own phases (lowering, scheduling, codegen, C compile, cache load).
     let mut backend_phases: Vec<(&'static str, f64)> = Vec::new();
+    let mut functional = None;
     let runner = match &cfg.backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
         _ if output.graph.op_count() == 0 => {
@@ -522,12 +523,22 @@ fn build_entry(
             Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
         }
         Backend::Inductor => {
+            // The inductor computes values: it gets the graph without in-place ops.
+            let fg = crate::functional::for_inductor(py, &output.graph, &output.callables)?;
+            let (graph, callables) = match &fg {
+                Some(f) => (&f.graph, &f.callables[..]),
+                None => (&output.graph, &output.callables[..]),
+            };
             match crate::inductor_host::InductorProgram::try_new(
-                &output.graph,
-                &output.callables,
+                graph,
+                callables,
                 crate::guards::grad_enabled(py),
             ) {
                 Ok(Some(p)) => {
+                    functional = fg
+                        .map(|f| (f.outputs, f.run))
+                        .filter(|(n, r)| !r.is_trivial(*n))
+                        .map(|(_, r)| r);
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
                         crate::log::inductor_fallbacks(info, &reasons);
@@ -575,6 +586,7 @@ fn build_entry(
                     autocast: calls(crate::output::AUTOCAST_TARGET),
                 }
             },
+            functional,
         },
     )?;
     let backend_secs = backend_started.elapsed().as_secs_f64();

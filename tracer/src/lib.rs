@@ -13,6 +13,7 @@ pub mod config;
 pub mod decode;
 pub mod error;
 pub mod frame;
+pub mod functional;
 pub mod fx_export;
 pub mod global_state;
 pub mod guards;

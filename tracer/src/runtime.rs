@@ -291,7 +291,7 @@ impl EagerProgram {
         })
     }
 
-    fn run<'py>(
+    pub(crate) fn run<'py>(
         &self,
         py: Python<'py>,
         inputs: Vec<Bound<'py, PyAny>>,
@@ -407,6 +407,9 @@ pub struct CompiledGraph {
     /// raises (or a KeyboardInterrupt lands) between the switch and its restore node, the modes
     /// are put back as eager's `with` block would leave them.
     pub switches_modes: ModeSwitches,
+    /// With an inductor runner: what its functionalized graph needs around each call
+    /// (aliasing outputs rebuilt, inputs sharing memory).
+    pub functional: Option<crate::functional::FunctionalRun>,
 }
 
 /// Which global modes a graph switches (see [`CompiledGraph::switches_modes`]).
@@ -535,7 +538,17 @@ impl CompiledGraph {
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         Ok(match &self.runner {
             Runner::Eager(p) => p.run(py, inputs)?,
-            Runner::Inductor(p) => p.run(py, inputs, guarded)?,
+            Runner::Inductor(p) => match &self.functional {
+                None => p.run(py, inputs, guarded)?,
+                Some(f) => match f.eager_instead(py, &inputs)? {
+                    Some(outs) => outs,
+                    None => {
+                        let mut outs = p.run(py, inputs.clone(), guarded)?;
+                        f.rebuild(py, &inputs, &mut outs)?;
+                        outs
+                    }
+                },
+            },
             Runner::Python(f) => {
                 let r = f.bind(py).call1(PyTuple::new(py, inputs)?)?;
                 if let Ok(t) = r.cast::<PyTuple>() {

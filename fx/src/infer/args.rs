@@ -194,30 +194,14 @@ impl<'a> Call<'a> {
     /// keyword-only). An unknown keyword or a surplus positional is `Unsupported`: the op is some
     /// overload this module does not model.
     pub fn bind(&self, params: &[&'static str]) -> Result<Bound, InferError> {
-        let star = params
-            .iter()
-            .position(|p| *p == "*")
-            .unwrap_or(params.len());
-        let names: Vec<&'static str> = params.iter().copied().filter(|p| *p != "*").collect();
-        let mut values: Vec<Option<Value>> = vec![None; names.len()];
-        if self.args.len() > star {
-            return Err(InferError::Unsupported);
-        }
-        for (i, a) in self.args.iter().enumerate() {
-            values[i] = Some(Value::of_arg(self.graph, a)?);
-        }
-        for (k, a) in self.kwargs {
-            let i = names
-                .iter()
-                .position(|n| n == k)
-                .ok_or(InferError::Unsupported)?;
-            if values[i].is_some() {
-                return Err(InferError::Unsupported);
-            }
-            values[i] = Some(Value::of_arg(self.graph, a)?);
-        }
+        let slots = crate::ops::bind(params, self.args, self.kwargs)
+            .map_err(|_| InferError::Unsupported)?;
+        let values = slots
+            .into_iter()
+            .map(|a| a.map(|a| Value::of_arg(self.graph, a)).transpose())
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Bound {
-            params: names,
+            params: crate::ops::schema::param_names(params),
             values,
         })
     }

@@ -149,24 +149,9 @@ fn pooled_size(input: i64, kernel: i64, pad: i64, stride: i64, dilation: i64, ce
 }
 
 fn max_pool2d(c: &Call) -> InferResult {
-    let params: &[&'static str] = match c.spelling {
-        Spelling::Functional => &[
-            "input",
-            "kernel_size",
-            "stride",
-            "padding",
-            "dilation",
-            "ceil_mode",
-            "return_indices",
-        ],
-        _ => &[
-            "input",
-            "kernel_size",
-            "stride",
-            "padding",
-            "dilation",
-            "ceil_mode",
-        ],
+    let params = match c.spelling {
+        Spelling::Functional => crate::ops::schema::F_MAX_POOL2D,
+        _ => crate::ops::schema::MAX_POOL2D,
     };
     let b = c.bind(params)?;
     let x = batched_input(&b, "input")?;

@@ -26,7 +26,9 @@ mod view;
 use crate::graph::{Arg, Graph, Target};
 use crate::meta::{DType, Device, NodeMeta};
 
+pub(crate) use crate::ops::{split_target, Spelling};
 pub(crate) use args::{Bound, Call, Tensor, Value};
+pub use view::view_strides;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum InferError {
@@ -112,59 +114,9 @@ pub fn infer_in(
     Err(InferError::Unsupported)
 }
 
-/// Which namespace a callable was reached through; it decides the parameter names and defaults
-/// (`torch.softmax(x, dim)` and `torch.nn.functional.softmax(x, dim=None)` differ).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Spelling {
-    /// `torch.add`, and `torch._C._VariableFunctions.add`.
-    Torch,
-    /// `x.add(...)` and `torch.Tensor.add(x, ...)`.
-    Method,
-    /// `torch.nn.functional.relu`, and `torch._C._nn.*`.
-    Functional,
-    /// `torch.special.*`.
-    Special,
-    /// `operator.add`: a Python operator applied to a tensor.
-    Operator,
-}
-
-fn split_target(target: &Target) -> Option<(Spelling, &str)> {
-    let path = match target {
-        Target::Method(m) => return Some((Spelling::Method, m)),
-        Target::Function(p) => p.as_str(),
-    };
-    let prefixes = [
-        ("torch.nn.functional.", Spelling::Functional),
-        ("torch._C._nn.", Spelling::Functional),
-        ("torch.special.", Spelling::Special),
-        ("torch.Tensor.", Spelling::Method),
-        ("torch._C.TensorBase.", Spelling::Method),
-        ("torch._C._TensorBase.", Spelling::Method),
-        ("torch._C._VariableFunctions.", Spelling::Torch),
-        ("torch.", Spelling::Torch),
-        ("operator.", Spelling::Operator),
-        ("_operator.", Spelling::Operator),
-    ];
-    for (prefix, spelling) in prefixes {
-        if let Some(rest) = path.strip_prefix(prefix) {
-            return (!rest.contains('.')).then_some((spelling, rest));
-        }
-    }
-    None
-}
-
-/// Normalises a dimension index against a rank, as every torch op that takes `dim` does. A
-/// 0-d tensor accepts the dims of a 1-d one (`-1` and `0`).
+/// Normalises a dimension index against a rank ([`crate::ops::schema::wrap_dim`]).
 pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> Result<usize, InferError> {
-    let n = ndim.max(1) as i64;
-    if dim < -n || dim >= n {
-        return Err(InferError::Invalid(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -n,
-            n - 1
-        )));
-    }
-    Ok(if dim < 0 { dim + n } else { dim } as usize)
+    crate::ops::schema::wrap_dim(dim, ndim).map_err(|e| InferError::Invalid(e.to_string()))
 }
 
 pub(crate) fn invalid<T>(msg: impl Into<String>) -> Result<T, InferError> {

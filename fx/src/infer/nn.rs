@@ -114,28 +114,9 @@ fn layer_norm(c: &Call) -> InferResult {
 /// Inference-mode and training-mode batch norm alike: the output has the input's sizes; only
 /// the statistics differ, and they are not returned.
 fn batch_norm(c: &Call) -> InferResult {
-    let params: &[&'static str] = match c.spelling {
-        Spelling::Functional => &[
-            "input",
-            "running_mean",
-            "running_var",
-            "weight",
-            "bias",
-            "training",
-            "momentum",
-            "eps",
-        ],
-        _ => &[
-            "input",
-            "weight",
-            "bias",
-            "running_mean",
-            "running_var",
-            "training",
-            "momentum",
-            "eps",
-            "cudnn_enabled",
-        ],
+    let params = match c.spelling {
+        Spelling::Functional => crate::ops::schema::F_BATCH_NORM,
+        _ => crate::ops::schema::BATCH_NORM,
     };
     let b = c.bind(params)?;
     let x = b.tensor("input")?;

@@ -79,11 +79,12 @@ pub(crate) fn infer_size(shape: &[i64], numel: i64) -> Result<Vec<i64>, InferErr
     Ok(out)
 }
 
-/// Strides that view (`sizes`, `strides`) as `shape` without copying, if any exist.
+/// Strides that view (`sizes`, `strides`) as `shape` without copying, if any exist (torch's
+/// `computeStride`). The one copy of this rule: the inductor's view lowering calls it too.
 ///
 /// The input splits into chunks of dimensions that are contiguous with one another; a view can
 /// regroup dimensions within a chunk but never merge across two chunks.
-pub(crate) fn view_strides(sizes: &[i64], strides: &[i64], shape: &[i64]) -> Option<Vec<i64>> {
+pub fn view_strides(sizes: &[i64], strides: &[i64], shape: &[i64]) -> Option<Vec<i64>> {
     if sizes.is_empty() {
         return Some(vec![1; shape.len()]);
     }

@@ -20,35 +20,22 @@ pub fn fallback<T>(msg: impl Into<String>) -> LResult<T> {
 
 /// Arguments bound to parameter names.
 pub struct Bound<'a> {
-    names: &'static [&'static str],
+    names: Vec<&'static str>,
     vals: Vec<Option<&'a Arg>>,
 }
 
-/// Binds `args`/`kwargs` to `sig` (parameter names; `"*"` starts keyword-only parameters).
+/// Binds `args`/`kwargs` to `sig` (parameter names; `"*"` starts keyword-only parameters)
+/// through the catalog's one binder ([`fx::ops::bind`]).
 pub fn bind<'a>(
     sig: &'static [&'static str],
     args: &'a [Arg],
     kwargs: &'a [(String, Arg)],
 ) -> LResult<Bound<'a>> {
-    let star = sig.iter().position(|s| *s == "*").unwrap_or(sig.len());
-    if args.len() > star {
-        return fallback(format!(
-            "{} positional arguments, signature takes {star}",
-            args.len()
-        ));
-    }
-    let mut vals: Vec<Option<&Arg>> = vec![None; sig.len()];
-    for (i, a) in args.iter().enumerate() {
-        vals[i] = Some(a);
-    }
-    for (k, v) in kwargs {
-        match sig.iter().position(|s| s == k) {
-            Some(i) if i != star && vals[i].is_none() => vals[i] = Some(v),
-            Some(_) => return fallback(format!("argument {k} given twice")),
-            None => return fallback(format!("unexpected keyword argument {k}")),
-        }
-    }
-    Ok(Bound { names: sig, vals })
+    let vals = fx::ops::bind(sig, args, kwargs).map_err(|e| Reject::Fallback(e.to_string()))?;
+    Ok(Bound {
+        names: fx::ops::schema::param_names(sig),
+        vals,
+    })
 }
 
 impl<'a> Bound<'a> {
@@ -158,11 +145,8 @@ pub fn sizes_arg(args: &[Arg], kwargs: &[(String, Arg)], kw: &[&str]) -> LResult
     }
 }
 
-/// Wraps a possibly negative dim against a rank (a 0-d tensor accepts -1 and 0).
+/// Wraps a possibly negative dim against a rank (a 0-d tensor accepts -1 and 0), by the
+/// catalog's rule ([`fx::ops::schema::wrap_dim`]).
 pub fn wrap_dim(dim: i64, ndim: usize) -> LResult<usize> {
-    let n = ndim.max(1) as i64;
-    if dim < -n || dim >= n {
-        return fallback(format!("dim {dim} out of range for rank {ndim}"));
-    }
-    Ok(if dim < 0 { dim + n } else { dim } as usize)
+    fx::ops::schema::wrap_dim(dim, ndim).map_err(|e| Reject::Fallback(e.to_string()))
 }

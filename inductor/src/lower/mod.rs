@@ -206,6 +206,9 @@ impl<'g> Lowerer<'g> {
         kwargs: &[(String, Arg)],
     ) -> Result<(), InductorError> {
         let node = self.graph.node(id);
+        if self.write_back(id, target, args, kwargs)? {
+            return Ok(());
+        }
         let op = table::canonical(target, args, kwargs);
         let inplace_root = match &op {
             Some(c) if c.inplace => Some(self.check_inplace(id, args)?),
@@ -267,6 +270,45 @@ impl<'g> Lowerer<'g> {
         }
         self.env.insert(id, value);
         Ok(())
+    }
+
+    /// A functionalized graph's write-back (`fx::passes::functionalize`): `input.copy_(value)`
+    /// with the input's own dtype and sizes, used by nothing. The input's name is rebound to the
+    /// value, and [`Self::write_back_inputs`] stores it after everything else ran.
+    fn write_back(
+        &mut self,
+        id: NodeId,
+        target: &fx::Target,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Result<bool, InductorError> {
+        let (fx::Target::Method(m), [Arg::Node(dst), Arg::Node(src)]) = (target, args) else {
+            return Ok(false);
+        };
+        if m != "copy_" || !kwargs.is_empty() || !self.graph.users(id).is_empty() {
+            return Ok(false);
+        }
+        if !matches!(self.graph.node(*dst).kind, NodeKind::Placeholder { .. }) {
+            return Ok(false);
+        }
+        let (Some(d), Some(s)) = (
+            self.graph.node(*dst).meta.tensor(),
+            self.graph.node(*src).meta.tensor(),
+        ) else {
+            return Ok(false);
+        };
+        if d.dtype != s.dtype || d.sizes != s.sizes || self.alias_root.contains_key(dst) {
+            return Ok(false);
+        }
+        let value = self
+            .env
+            .get(src)
+            .cloned()
+            .ok_or_else(|| InductorError::Malformed("write-back of an unknown value".into()))?;
+        self.env.insert(*dst, value.clone());
+        self.env.insert(id, value);
+        self.alias_root.insert(id, *dst);
+        Ok(true)
     }
 
     /// In-place ops are lowered functionally and the mutated name rebound. That is only sound when
@@ -593,9 +635,12 @@ impl<'g> Lowerer<'g> {
             };
             let want = meta.known_strides().unwrap();
             let spec = match t.as_view() {
-                // A channels-last intermediate returned as is would surprise the caller.
+                // Outputs have eager's strides: a channels-last intermediate, or a view of an
+                // input whose layout eager would have copied (`x.t().contiguous()` lowers to
+                // the view `x.t()`), is written out in eager's layout.
                 Some(v)
-                    if self.channels_last
+                    if (self.channels_last
+                        || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
                         && !v.sizes.contains(&0)
                         && dense_strides(&v.sizes, &want)
                         && !v

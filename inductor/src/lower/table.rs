@@ -1,9 +1,9 @@
-//! The op table: every spelling of an op (`torch.add`, `x.add`, `x.add_`, `x.__radd__`,
-//! `operator.add`, `operator.iadd`) normalized to one canonical name, then dispatched to its
-//! lowering with the signature of the namespace it was called through (`torch.softmax(input, dim)`
+//! The lowering table: a call normalized by the op catalog ([`fx::ops::canonical`]: `torch.add`,
+//! `x.add`, `x.add_`, `x.__radd__`, `operator.add` and `operator.iadd` are one op) is dispatched
+//! to its lowering with the signature of the namespace it was called through (`torch.softmax(input, dim)`
 //! and `F.softmax(input, dim=None, _stacklevel=3, dtype=None)` bind differently).
 
-use fx::{Arg, Target};
+use fx::Arg;
 
 use super::args::{self, bind, LResult};
 use super::{
@@ -11,189 +11,7 @@ use super::{
 };
 use crate::ir::{BinOp, UnOp};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Spelling {
-    /// `torch.add`: also `torch.Tensor.add` resolves to `Method`.
-    Torch,
-    Method,
-    /// `torch.nn.functional.*`.
-    Functional,
-    /// `operator.*`: Python operators on tensors (operands may be Python numbers, either side).
-    Operator,
-}
-
-/// A call normalized to its canonical op.
-#[derive(Clone, Debug)]
-pub struct Canon {
-    pub spelling: Spelling,
-    pub name: String,
-    /// Mutates its first argument (`add_`, `operator.iadd`, `F.relu(x, inplace=True)`).
-    pub inplace: bool,
-    /// The result may share storage with an argument (views, `contiguous`, `to`, in-place ops).
-    pub may_alias: bool,
-    /// `__radd__` and friends: the operands arrive swapped.
-    pub reflected: bool,
-}
-
-const ALIASING: &[&str] = &[
-    "view",
-    "view_as",
-    "reshape",
-    "reshape_as",
-    "permute",
-    "transpose",
-    "swapaxes",
-    "swapdims",
-    "t",
-    "expand",
-    "expand_as",
-    "broadcast_to",
-    "squeeze",
-    "unsqueeze",
-    "getitem",
-    "select",
-    "narrow",
-    "flatten",
-    "unflatten",
-    "contiguous",
-    "detach",
-    "alias",
-    "to",
-    "type",
-    "float",
-    "double",
-    "long",
-    "int",
-    "bool",
-    "half",
-    "bfloat16",
-    "movedim",
-    "moveaxis",
-    "split",
-    "chunk",
-    "unbind",
-    "as_strided",
-    "diagonal",
-    "unfold",
-    "real",
-    "view_as_real",
-    "split_with_sizes",
-    "tensor_split",
-    "pos",
-];
-
-/// Python operator module names → torch names.
-fn operator_name(op: &str) -> Option<(&'static str, bool)> {
-    let (base, inplace) = match op.strip_prefix('i') {
-        Some(rest) if !matches!(op, "invert" | "is_" | "is_not" | "index") => (rest, true),
-        _ => (op, false),
-    };
-    let name = match base {
-        "add" => "add",
-        "sub" => "sub",
-        "mul" => "mul",
-        "truediv" => "div",
-        "floordiv" => "floor_divide",
-        "mod" => "remainder",
-        "pow" => "pow",
-        "matmul" => "matmul",
-        "and_" | "and" => "bitwise_and",
-        "or_" | "or" => "bitwise_or",
-        "xor" => "bitwise_xor",
-        "lshift" | "rshift" => return None,
-        _ if inplace => return None,
-        "neg" => "neg",
-        "pos" => "pos",
-        "abs" => "abs",
-        "invert" | "inv" => "bitwise_not",
-        "getitem" => "getitem",
-        "lt" => "lt",
-        "le" => "le",
-        "eq" => "eq",
-        "ne" => "ne",
-        "gt" => "gt",
-        "ge" => "ge",
-        _ => return None,
-    };
-    Some((name, inplace))
-}
-
-/// Where `inplace=` sits positionally in functional signatures.
-fn functional_inplace_pos(name: &str) -> Option<usize> {
-    Some(match name {
-        "relu" | "relu6" | "silu" | "hardswish" | "hardsigmoid" | "mish" | "selu" => 1,
-        "leaky_relu" | "elu" => 2,
-        "hardtanh" | "dropout" => 3,
-        _ => return None,
-    })
-}
-
-pub fn canonical(target: &Target, args: &[Arg], kwargs: &[(String, Arg)]) -> Option<Canon> {
-    let (spelling, raw) = match target {
-        Target::Method(m) => (Spelling::Method, m.as_str()),
-        Target::Function(p) => {
-            let prefixes = [
-                ("torch.nn.functional.", Spelling::Functional),
-                ("torch._C._nn.", Spelling::Functional),
-                ("torch.special.", Spelling::Torch),
-                ("torch.Tensor.", Spelling::Method),
-                ("torch._C.TensorBase.", Spelling::Method),
-                ("torch._C._TensorBase.", Spelling::Method),
-                ("torch._C._VariableFunctions.", Spelling::Torch),
-                ("torch.", Spelling::Torch),
-                ("operator.", Spelling::Operator),
-                ("_operator.", Spelling::Operator),
-            ];
-            let (pre, sp) = prefixes.iter().find(|(pre, _)| p.starts_with(pre))?;
-            let rest = &p[pre.len()..];
-            if rest.contains('.') {
-                return None;
-            }
-            (*sp, rest)
-        }
-    };
-    let (spelling, name, inplace, reflected) = match spelling {
-        Spelling::Operator => {
-            let (n, ip) = operator_name(raw)?;
-            (Spelling::Operator, n.to_string(), ip, false)
-        }
-        Spelling::Method if raw.starts_with("__") && raw.ends_with("__") => {
-            let inner = &raw[2..raw.len() - 2];
-            let (inner, reflected) = match inner.strip_prefix('r') {
-                Some(rest) if operator_name(rest).is_some() && !matches!(inner, "rshift") => {
-                    (rest, true)
-                }
-                _ => (inner, false),
-            };
-            let (n, ip) = operator_name(inner)?;
-            (Spelling::Operator, n.to_string(), ip, reflected)
-        }
-        Spelling::Method if raw.ends_with('_') && !raw.starts_with('_') => (
-            Spelling::Method,
-            raw[..raw.len() - 1].to_string(),
-            true,
-            false,
-        ),
-        sp => {
-            let mut ip = false;
-            if sp == Spelling::Functional {
-                if let Some(pos) = functional_inplace_pos(raw) {
-                    let kw = kwargs.iter().find(|(k, _)| k == "inplace").map(|(_, v)| v);
-                    ip = matches!(kw.or(args.get(pos)), Some(Arg::Bool(true)));
-                }
-            }
-            (sp, raw.to_string(), ip, false)
-        }
-    };
-    let may_alias = inplace || ALIASING.contains(&name.as_str());
-    Some(Canon {
-        spelling,
-        name,
-        inplace,
-        may_alias,
-        reflected,
-    })
-}
+pub use fx::ops::{canonical, Canon, Spelling};
 
 fn unary_op(name: &str) -> Option<UnOp> {
     Some(match name {
@@ -569,20 +387,7 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
             ))
         }
         "batch_norm" => {
-            let b = bind(
-                &[
-                    "input",
-                    "running_mean",
-                    "running_var",
-                    "weight",
-                    "bias",
-                    "training",
-                    "momentum",
-                    "eps",
-                ],
-                a,
-                kw,
-            )?;
+            let b = bind(fx::ops::schema::F_BATCH_NORM, a, kw)?;
             t(red::batch_norm(
                 l,
                 b.req("input")?,

@@ -328,41 +328,6 @@ pub fn unravel(b: &BodyBuilder, lin: &Idx, sizes: &[i64]) -> Vec<Idx> {
         .collect()
 }
 
-/// Strides for viewing a strided tensor with new sizes without copying (torch's `computeStride`),
-/// or `None` when the view needs a copy.
-pub fn view_strides(old: &[i64], old_strides: &[i64], new: &[i64]) -> Option<Vec<i64>> {
-    let numel: i64 = old.iter().product();
-    if numel == 0 {
-        return Some(contiguous_strides(new));
-    }
-    let mut new_strides = vec![0i64; new.len()];
-    let mut view_d = new.len() as i64 - 1;
-    let mut chunk_base_stride = *old_strides.last().unwrap_or(&1);
-    let mut tensor_numel = 1i64;
-    let mut view_numel = 1i64;
-    for tensor_d in (0..old.len()).rev() {
-        tensor_numel *= old[tensor_d];
-        let boundary = tensor_d == 0
-            || (old[tensor_d - 1] != 1
-                && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride);
-        if boundary {
-            while view_d >= 0 && (view_numel < tensor_numel || new[view_d as usize] == 1) {
-                new_strides[view_d as usize] = view_numel * chunk_base_stride;
-                view_numel *= new[view_d as usize];
-                view_d -= 1;
-            }
-            if view_numel != tensor_numel {
-                return None;
-            }
-            if tensor_d > 0 {
-                chunk_base_stride = old_strides[tensor_d - 1];
-                tensor_numel = 1;
-                view_numel = 1;
-            }
-        }
-    }
-    if view_d != -1 {
-        return None;
-    }
-    Some(new_strides)
-}
+/// Strides for viewing a strided tensor with new sizes without copying, or `None` when the view
+/// needs a copy: the rule `fx::infer` applies to metadata, applied to values.
+pub use fx::infer::view_strides;

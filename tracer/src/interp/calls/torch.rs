@@ -10,58 +10,23 @@ use crate::output::TensorValue;
 use crate::interp::vars::Var;
 use crate::interp::Frame;
 
-/// Torch functions that create tensors without a tensor argument.
-pub(super) const FACTORIES: &[&str] = &[
-    "zeros",
-    "ones",
-    "empty",
-    "full",
-    "rand",
-    "randn",
-    "randint",
-    "arange",
-    "linspace",
-    "logspace",
-    "eye",
-    "tensor",
-    "as_tensor",
-    "zeros_like",
-    "ones_like",
-    "empty_like",
-    "full_like",
-    "rand_like",
-    "randn_like",
-    "scalar_tensor",
-    "empty_strided",
-    "tril_indices",
-    "triu_indices",
-    "randperm",
-    "normal",
-    "hann_window",
-    "hamming_window",
-    "blackman_window",
-    "bartlett_window",
-    "kaiser_window",
-];
+/// Torch functions that create tensors without a tensor argument: the op catalog's factories
+/// (`fx::ops`). A value with `contains`, so callers read it as the list it replaced.
+pub(super) const FACTORIES: Factories = Factories;
 
-/// Tensor methods that read data into Python: their result depends on values, not metadata.
-const DATA_DEPENDENT: &[&str] = &[
-    "item",
-    "tolist",
-    "numpy",
-    "__bool__",
-    "__int__",
-    "__float__",
-    "__index__",
-    "nonzero",
-    "data_ptr",
-    "untyped_storage",
-    "storage",
-    "backward",
-    "register_hook",
-    "retain_grad",
-    "unique",
-];
+pub(super) struct Factories;
+
+impl Factories {
+    pub(super) fn contains(&self, name: &&str) -> bool {
+        fx::ops::is_factory(name)
+    }
+}
+
+/// Tensor methods that read data into Python: their result depends on values, not metadata
+/// (the catalog's `DATA_DEPENDENT` rows).
+fn data_dependent(name: &str) -> bool {
+    fx::ops::op(name).is_some_and(|o| o.flags & fx::ops::flag::DATA_DEPENDENT != 0)
+}
 
 /// In-place ops that change a tensor's sizes or strides: every tracker of that tensor would
 /// have to learn the new metadata, so they are left to run natively.
@@ -160,7 +125,7 @@ impl Frame<'_, '_> {
                 "Tensor.{name}() (it changes the tensor's shape in place)"
             )));
         }
-        if DATA_DEPENDENT.contains(&name) {
+        if data_dependent(name) {
             return Err(TraceError::unsupported(format!(
                 "Tensor.{name}() (its result depends on tensor data)"
             )));

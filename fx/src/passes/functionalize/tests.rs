@@ -1,0 +1,198 @@
+use super::*;
+use crate::meta::{Device, TensorMeta};
+use crate::passes::check_topological_order;
+
+fn meta(sizes: &[i64]) -> NodeMeta {
+    NodeMeta::Tensor(TensorMeta::contiguous(DType::Float32, Device::cpu(), sizes))
+}
+
+fn call(g: &mut Graph, target: &str, args: Vec<Arg>, sizes: &[i64]) -> NodeId {
+    let t = match target.strip_prefix('.') {
+        Some(m) => Target::Method(m.into()),
+        None => Target::Function(target.into()),
+    };
+    let hint = target.rsplit('.').next().unwrap();
+    g.call(hint, t, args, vec![], meta(sizes))
+}
+
+fn n(id: NodeId) -> Arg {
+    Arg::Node(id)
+}
+
+fn any(_: &str) -> bool {
+    true
+}
+
+fn targets(g: &Graph) -> Vec<String> {
+    g.nodes()
+        .filter_map(|(_, n)| match &n.kind {
+            NodeKind::Call { target, .. } => Some(target.name().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn no_inplace(g: &Graph) -> bool {
+    g.nodes().all(|(_, n)| match &n.kind {
+        NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } => {
+            ops::mutated_arg(target, args, kwargs).is_none()
+                || (target.name() == "copy_"
+                    && matches!(args[0], Arg::Node(p) if matches!(g.node(p).kind, NodeKind::Placeholder { .. })))
+        }
+        _ => true,
+    })
+}
+
+#[test]
+fn inplace_on_input_becomes_twin_and_copy_back() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[3]));
+    let a = call(&mut g, ".add_", vec![n(x), Arg::Int(1)], &[3]);
+    let b = call(&mut g, ".mul", vec![n(x), Arg::Int(2)], &[3]);
+    g.output(vec![n(a), n(b)]);
+    let f = functionalize(&g, &any).unwrap();
+    check_topological_order(&f.graph).unwrap();
+    assert!(no_inplace(&f.graph));
+    assert_eq!(targets(&f.graph), ["add", "mul", "copy_"]);
+    assert_eq!(f.mutated_inputs, [0]);
+    // `x.add_(1)` returns `x` itself: the output is the input, written back.
+    let out = f.graph.output_node().unwrap();
+    let NodeKind::Output { values } = &f.graph.node(out).kind else {
+        unreachable!()
+    };
+    assert!(
+        matches!(values[0], Arg::Node(p) if matches!(f.graph.node(p).kind, NodeKind::Placeholder { .. }))
+    );
+    // `x * 2` reads the updated value, not the input.
+    let NodeKind::Call { args, .. } = &f.graph.node(f.graph.nodes().nth(2).unwrap().0).kind else {
+        unreachable!()
+    };
+    assert!(matches!(args[0], Arg::Node(p) if f.graph.node(p).name == "add_"));
+}
+
+#[test]
+fn write_through_view_scatters_and_regenerates_views() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[2, 3]));
+    let v = call(
+        &mut g,
+        ".select",
+        vec![n(x), Arg::Int(0), Arg::Int(1)],
+        &[3],
+    );
+    let _w = call(&mut g, ".mul_", vec![n(v), Arg::Int(2)], &[3]);
+    let s = call(&mut g, ".sum", vec![n(x)], &[]);
+    let r = call(&mut g, ".neg", vec![n(v)], &[3]);
+    g.output(vec![n(s), n(r)]);
+    let f = functionalize(&g, &any).unwrap();
+    check_topological_order(&f.graph).unwrap();
+    assert!(no_inplace(&f.graph));
+    assert_eq!(
+        targets(&f.graph),
+        [
+            "select",
+            "mul",
+            VIEW_SCATTER,
+            "sum",
+            "select",
+            "neg",
+            "copy_"
+        ]
+    );
+}
+
+#[test]
+fn random_inplace_runs_on_a_clone() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[4]));
+    let c = call(&mut g, ".clone", vec![n(x)], &[4]);
+    let b = call(&mut g, ".bernoulli_", vec![n(c), Arg::Float(0.5)], &[4]);
+    g.output(vec![n(b)]);
+    let f = functionalize(&g, &any).unwrap();
+    assert_eq!(targets(&f.graph), ["clone", ON_CLONE]);
+    assert!(f.mutated_inputs.is_empty());
+}
+
+#[test]
+fn missing_twin_falls_back_to_on_clone() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[4]));
+    let c = call(&mut g, ".clone", vec![n(x)], &[4]);
+    let h = call(&mut g, "torch.hardtanh_", vec![n(c)], &[4]);
+    g.output(vec![n(h)]);
+    let f = functionalize(&g, &|p| p != "torch.hardtanh").unwrap();
+    assert_eq!(targets(&f.graph), ["clone", ON_CLONE]);
+    let f = functionalize(&g, &any).unwrap();
+    assert_eq!(targets(&f.graph), ["clone", "torch.hardtanh"]);
+}
+
+#[test]
+fn aliasing_outputs_are_reported() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[2, 3]));
+    let y = call(&mut g, ".mul", vec![n(x), Arg::Int(2)], &[2, 3]);
+    let v = call(&mut g, ".view", vec![n(y), Arg::Int(-1)], &[6]);
+    let i = call(&mut g, "operator.getitem", vec![n(y), Arg::Int(0)], &[3]);
+    let t = call(&mut g, ".t", vec![n(x)], &[3, 2]);
+    g.output(vec![n(y), n(v), n(i), n(t)]);
+    let f = functionalize(&g, &any).unwrap();
+    let bases: Vec<(usize, AliasBase)> = f
+        .output_aliases
+        .iter()
+        .map(|a| (a.output, a.base))
+        .collect();
+    assert_eq!(
+        bases,
+        [
+            (1, AliasBase::Output(0)),
+            (2, AliasBase::Output(0)),
+            (3, AliasBase::Input(0))
+        ]
+    );
+    assert_eq!(f.user_outputs, 4);
+}
+
+#[test]
+fn hidden_base_becomes_an_extra_output() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[2, 3]));
+    let y = call(&mut g, ".add", vec![n(x), Arg::Int(1)], &[2, 3]);
+    let t = call(&mut g, ".t", vec![n(y)], &[3, 2]);
+    g.output(vec![n(t)]);
+    let f = functionalize(&g, &any).unwrap();
+    assert_eq!(f.output_aliases.len(), 1);
+    assert_eq!(f.output_aliases[0].base, AliasBase::Output(1));
+    let out = f.graph.output_node().unwrap();
+    let NodeKind::Output { values } = &f.graph.node(out).kind else {
+        unreachable!()
+    };
+    assert_eq!(values.len(), 2);
+}
+
+#[test]
+fn refuses_what_it_cannot_prove() {
+    // A write to a split piece (its storage sharing is not modelled) and a metadata change.
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[4]));
+    let s = g.call(
+        "split",
+        Target::Method("split".into()),
+        vec![n(x), Arg::Int(2)],
+        vec![],
+        NodeMeta::Tuple(vec![meta(&[2]), meta(&[2])]),
+    );
+    let p = call(&mut g, "operator.getitem", vec![n(s), Arg::Int(0)], &[2]);
+    let _ = call(&mut g, ".add_", vec![n(p), Arg::Int(1)], &[2]);
+    g.output(vec![n(x)]);
+    assert!(functionalize(&g, &any).is_err());
+
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[2, 3]));
+    let _ = call(&mut g, ".t_", vec![n(x)], &[3, 2]);
+    g.output(vec![n(x)]);
+    assert!(functionalize(&g, &any).is_err());
+}

@@ -1,0 +1,234 @@
+//! The captured graph as the inductor sees it: functionalized (`fx::passes::functionalize`), and
+//! what a call needs around it to keep eager's semantics.
+//!
+//! Which backend sees which graph: the eager runner and Python backends get the graph as traced
+//! (in-place ops and all). Replaying torch calls one by one is eager by construction, aliasing
+//! inputs included, and a Python backend gets what `torch.compile`'s Dynamo hands its backends
+//! (functionalization is the backend's own business there, e.g. AOT autograd's). The inductor
+//! computes values, so it gets the functional graph: no op in it writes a tensor, changed inputs
+//! get one `copy_` at the end, and two things a value graph cannot say are handled here per call:
+//!
+//! - outputs that in eager are views of an input or of another output are rebuilt after the
+//!   kernels ran by replaying their view steps on that base, so `data_ptr`s and `._base` relate
+//!   as in eager (`y, y.view(-1), y[0]`);
+//! - the functional graph assumes its inputs do not share memory. When it writes an input and
+//!   two tensor inputs share a storage (the same tensor passed for two parameters), the call
+//!   runs the traced graph on the eager runner instead, which sees the write through both names.
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use fx::passes::functionalize::{self, step_arg, AliasBase, Functionalized};
+use fx::{Graph, NodeId, NodeKind, Target};
+
+use crate::error::TraceError;
+use crate::runtime::EagerProgram;
+
+/// The functional graph and its callables, for the inductor.
+pub struct FunctionalGraph {
+    pub graph: Graph,
+    /// How many outputs `graph` has.
+    pub outputs: usize,
+    pub callables: Vec<(NodeId, Py<PyAny>)>,
+    pub run: FunctionalRun,
+}
+
+/// What a call of a functionalized graph does besides running it.
+pub struct FunctionalRun {
+    /// (output, base, view steps): output rebuilt as `replay(base, *steps)`.
+    views: Vec<(usize, AliasBase, Py<PyTuple>)>,
+    replay: Py<PyAny>,
+    /// Inputs that are tensors (by placeholder index), checked for shared storage when the
+    /// graph writes an input, and the traced graph on the eager runner for that case.
+    overlap: Option<(Vec<usize>, EagerProgram)>,
+    /// How many outputs the traced graph has (the functional one may add bases after them).
+    user_outputs: usize,
+}
+
+/// Resolves `a.b.c` as Python does for a qualified name: the longest importable module prefix,
+/// then attributes.
+fn resolve_path<'py>(py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyAny>> {
+    let parts: Vec<&str> = path.split('.').collect();
+    for i in (1..=parts.len()).rev() {
+        let Ok(module) = py.import(parts[..i].join(".").as_str()) else {
+            continue;
+        };
+        let mut obj = module.into_any();
+        for name in &parts[i..] {
+            obj = obj.getattr(*name)?;
+        }
+        return Ok(obj);
+    }
+    Err(pyo3::exceptions::PyImportError::new_err(path.to_string()))
+}
+
+/// The functional form of `graph` for the inductor, or `None` where the pass refuses (the
+/// inductor then gets the traced graph and refuses in-place ops it cannot prove safe).
+pub fn for_inductor(
+    py: Python<'_>,
+    graph: &Graph,
+    callables: &[(NodeId, Py<PyAny>)],
+) -> Result<Option<FunctionalGraph>, TraceError> {
+    let Functionalized {
+        graph: fgraph,
+        origin,
+        replaces,
+        mutated_inputs,
+        output_aliases,
+        user_outputs,
+    } = match functionalize::functionalize(graph, &|path| resolve_path(py, path).is_ok()) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::debug!(target: "torchferro::inductor", "{e}");
+            return Ok(None);
+        }
+    };
+    let functional = py.import("torchferro._functional")?;
+    let mut fcallables = Vec::new();
+    for (id, node) in fgraph.nodes() {
+        let NodeKind::Call {
+            target: Target::Function(path),
+            args,
+            ..
+        } = &node.kind
+        else {
+            continue;
+        };
+        // `on_clone` names its in-place callable by path; one the tracer recorded under a
+        // name torch does not export (`torch.hardtanh_` is `torch._C._nn.hardtanh_`) is
+        // registered with the callable the traced call used.
+        if path == functionalize::ON_CLONE {
+            if let (Some(fx::Arg::Str(inner)), Some(old)) = (args.first(), replaces.get(&id)) {
+                if resolve_path(py, inner).is_err() {
+                    match callables.iter().find(|(n, _)| n == old) {
+                        Some((_, c)) => {
+                            functional.call_method1("register", (inner.as_str(), c.bind(py)))?;
+                        }
+                        None => return Ok(None),
+                    }
+                }
+            }
+        }
+        let known = origin
+            .get(&id)
+            .and_then(|o| callables.iter().find(|(n, _)| n == o))
+            .map(|(_, c)| c.clone_ref(py));
+        let c = match known {
+            Some(c) => c,
+            None => match resolve_path(py, path) {
+                Ok(c) => c.unbind(),
+                Err(e) => {
+                    tracing::debug!(target: "torchferro::inductor", "functional graph: {path}: {e}");
+                    return Ok(None);
+                }
+            },
+        };
+        fcallables.push((id, c));
+    }
+    let mut views = Vec::new();
+    for a in &output_aliases {
+        let steps = a
+            .steps
+            .iter()
+            .map(|s| {
+                crate::output::arg_to_py(py, &step_arg(s), &mut |_, _| {
+                    Err(TraceError::unsupported("a view step with a graph value"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        views.push((a.output, a.base, PyTuple::new(py, steps)?.unbind()));
+    }
+    let overlap = if mutated_inputs.is_empty() {
+        None
+    } else {
+        let tensors = graph
+            .placeholders()
+            .into_iter()
+            .filter_map(|p| {
+                let n = graph.node(p);
+                match (&n.kind, n.meta.tensor()) {
+                    (NodeKind::Placeholder { index }, Some(_)) => Some(*index),
+                    _ => None,
+                }
+            })
+            .collect::<Vec<_>>();
+        (tensors.len() > 1).then(|| EagerProgram::new(py, graph, callables).map(|p| (tensors, p)))
+    }
+    .transpose()?;
+    let outputs = match fgraph.output_node().map(|o| &fgraph.node(o).kind) {
+        Some(NodeKind::Output { values }) => values.len(),
+        _ => 0,
+    };
+    Ok(Some(FunctionalGraph {
+        outputs,
+        graph: fgraph,
+        callables: fcallables,
+        run: FunctionalRun {
+            views,
+            replay: functional.getattr("replay")?.unbind(),
+            overlap,
+            user_outputs,
+        },
+    }))
+}
+
+impl FunctionalRun {
+    /// Nothing to do around a call: no aliasing output, no written input that could share
+    /// storage, no extra output (the hot path then skips this wrapper altogether).
+    pub fn is_trivial(&self, outputs: usize) -> bool {
+        self.views.is_empty() && self.overlap.is_none() && outputs == self.user_outputs
+    }
+
+    /// The traced graph on the eager runner when two tensor inputs share a storage and the
+    /// graph writes an input; `None` to run the kernels.
+    pub fn eager_instead<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: &[Bound<'py, PyAny>],
+    ) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+        let Some((tensors, program)) = &self.overlap else {
+            return Ok(None);
+        };
+        let mut seen = Vec::with_capacity(tensors.len());
+        for &i in tensors {
+            let Some(t) = inputs.get(i) else { continue };
+            let ptr: usize = t
+                .call_method0("untyped_storage")?
+                .call_method0("data_ptr")?
+                .extract()?;
+            if ptr != 0 && seen.contains(&ptr) {
+                return program.run(py, inputs.to_vec()).map(Some);
+            }
+            seen.push(ptr);
+        }
+        Ok(None)
+    }
+
+    /// Rebuilds aliasing outputs as views of their base, and drops the extra base outputs.
+    pub fn rebuild<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: &[Bound<'py, PyAny>],
+        outs: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        for (o, base, steps) in &self.views {
+            let b = match base {
+                AliasBase::Input(i) => inputs[*i].clone(),
+                AliasBase::Output(j) => outs[*j].clone(),
+            };
+            let mut args = vec![b];
+            args.extend(steps.bind(py).iter());
+            // A base whose layout differs from eager's (a backend gap) may refuse a step
+            // eager took (`view`): the output then keeps its values without the aliasing.
+            match self.replay.bind(py).call1(PyTuple::new(py, args)?) {
+                Ok(v) => outs[*o] = v,
+                Err(e) => tracing::debug!(
+                    target: "torchferro::inductor",
+                    "an aliasing output is returned as a copy: {e}"
+                ),
+            }
+        }
+        outs.truncate(self.user_outputs);
+        Ok(())
+    }
+}
