@@ -352,8 +352,26 @@ pub fn relu(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
     }
     pointwise(&[x], d, d, |b, v| {
         let z = b.constant(Scalar::I(0), b.dtype(v[0]));
-        b.binary(BinOp::Max, v[0], z)
+        clamp_by_number(b, v[0], Some(z), None)
     })
+}
+
+/// Clamping by Python numbers, as torch's `clamp(Tensor, Scalar, Scalar)` and the activations
+/// built on it (`relu`, `relu6`, `hardtanh`) do it: `x` is kept unless it compares strictly
+/// beyond a bound, so NaN stays NaN, `-0.0` clamped at `0.0` stays `-0.0`, and a NaN bound
+/// leaves `x` unchanged. Tensor bounds differ (NaN-propagating `maximum`/`minimum`, a tie gives
+/// the bound) and use [`BinOp::Max`]/[`BinOp::Min`].
+fn clamp_by_number(b: &mut BodyBuilder, x: ValId, lo: Option<ValId>, hi: Option<ValId>) -> ValId {
+    let mut r = x;
+    if let Some(lo) = lo {
+        let below = b.binary(BinOp::Lt, r, lo);
+        r = b.where_(below, lo, r);
+    }
+    if let Some(hi) = hi {
+        let above = b.binary(BinOp::Lt, hi, r);
+        r = b.where_(above, hi, r);
+    }
+    r
 }
 
 pub fn square(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
@@ -569,18 +587,27 @@ pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResul
         return fallback("clamp of bool by a number (torch raises)");
     }
     let (has_lo, has_hi) = (lo.is_some(), hi.is_some());
+    // torch picks the overload from the bounds: numbers clamp with number semantics, tensors
+    // (0-dim included) with NaN-propagating `maximum`/`minimum`.
+    let by_number = !lo
+        .iter()
+        .chain(hi.iter())
+        .any(|o| matches!(o, Operand::T(_)));
     let mut ops = vec![x.clone()];
     ops.extend(lo);
     ops.extend(hi);
     pointwise(&ops, d, d, move |b, v| {
-        let mut r = v[0];
-        let mut k = 1;
-        if has_lo {
-            r = b.binary(BinOp::Max, r, v[k]);
-            k += 1;
+        let lo = has_lo.then(|| v[1]);
+        let hi = has_hi.then(|| v[if has_lo { 2 } else { 1 }]);
+        if by_number {
+            return clamp_by_number(b, v[0], lo, hi);
         }
-        if has_hi {
-            r = b.binary(BinOp::Min, r, v[k]);
+        let mut r = v[0];
+        if let Some(lo) = lo {
+            r = b.binary(BinOp::Max, r, lo);
+        }
+        if let Some(hi) = hi {
+            r = b.binary(BinOp::Min, r, hi);
         }
         r
     })
@@ -642,8 +669,7 @@ pub fn hardtanh(l: &Lowerer, x: &Arg, lo: f64, hi: f64) -> LResult<TensorVal> {
     pointwise(&[xo], d, d, move |b, v| {
         let lo = b.constant(Scalar::F(lo), d);
         let hi = b.constant(Scalar::F(hi), d);
-        let r = b.binary(BinOp::Max, v[0], lo);
-        b.binary(BinOp::Min, r, hi)
+        clamp_by_number(b, v[0], Some(lo), Some(hi))
     })
 }
 
