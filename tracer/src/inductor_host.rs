@@ -235,6 +235,10 @@ impl<'py> Host for TorchHost<'_, 'py> {
         Ok(unsafe { Bound::from_owned_ptr(py, r) }.unbind())
     }
 
+    fn run_unlocked(&mut self, work: &mut (dyn FnMut() + Send)) {
+        self.py.detach(work)
+    }
+
     fn as_strided(
         &mut self,
         base: &Py<PyAny>,
@@ -426,8 +430,13 @@ impl InductorProgram {
                 _ => {}
             }
         }
-        let compiled =
-            inductor::compile(graph, &inductor::Options::default()).map_err(|e| e.to_string())?;
+        // Lowering, code generation and above all the C compiler run without the GIL: other
+        // threads progress meanwhile (the inductor touches no Python object; its log records
+        // take the GIL themselves when they reach Python).
+        let compiled = Python::attach(|py| {
+            py.detach(|| inductor::compile(graph, &inductor::Options::default()))
+        })
+        .map_err(|e| e.to_string())?;
         crate::alloc_threshold::raise_mmap_threshold();
         let mut map = HashMap::new();
         // Dead-code elimination may have removed some of the traced calls.
