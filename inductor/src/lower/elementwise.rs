@@ -306,6 +306,27 @@ pub fn pow(l: &Lowerer, x: &Arg, y: &Arg) -> LResult<TensorVal> {
     if let Operand::S(s) = y {
         let e = s.as_f64();
         let special = [2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.0];
+        // float16 alone computes x ** 0.5 and x ** -0.5 with pow: pow(-inf, 0.5) is +inf and
+        // pow(-0.0, 0.5) is +0.0, where sqrt gives NaN and -0.0. Written out, not as a pow
+        // call, whose vector form need not honour those special cases.
+        if d == DType::Float16 && (e == 0.5 || e == -0.5) {
+            return pointwise(&[x], d, d, move |b, v| {
+                let x = v[0];
+                let ninf = b.constant(Scalar::F(f64::NEG_INFINITY), d);
+                let inf = b.constant(Scalar::F(f64::INFINITY), d);
+                let zero = b.constant(Scalar::F(0.0), d);
+                let is_ninf = b.binary(BinOp::Eq, x, ninf);
+                let root = b.unary(UnOp::Sqrt, x);
+                let root = b.where_(is_ninf, inf, root);
+                // -0.0 + 0.0 is +0.0.
+                let root = b.binary(BinOp::Add, root, zero);
+                if e == 0.5 {
+                    root
+                } else {
+                    b.unary(UnOp::Reciprocal, root)
+                }
+            });
+        }
         if special.contains(&e) {
             return pointwise(&[x], d, d, move |b, v| {
                 let x = v[0];
