@@ -769,3 +769,18 @@ def test_non_strided_layouts_run_eagerly(layout):
         r.returncode,
         r.stderr[-2000:],
     )
+
+
+def test_fallback_results_torch_cannot_size_ahead_run_eagerly():
+    """`_embedding_bag`'s other results are sized by the data on CPU, not as its meta kernel
+    says: a graph that returns them runs on the eager runner instead of raising."""
+    w = torch.randn(10, 3)
+    ids, offsets = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4])
+    for mode in (0, 1, 2):
+        entries = _compiled_vs_eager(
+            lambda i, o, w, mode=mode: torch._embedding_bag(w, i, o, False, mode),
+            ids,
+            offsets,
+            w,
+        )
+        assert entries[0]["runner"] == "eager"

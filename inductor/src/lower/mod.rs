@@ -665,6 +665,21 @@ impl<'g> Lowerer<'g> {
                 .collect(),
             _ => None,
         };
+        if let Some((_, unreliable)) = table::canonical(target, args, kwargs)
+            .and_then(|c| META_DIFFERS.iter().find(|(name, _)| *name == c.name))
+        {
+            let n = metas.len() as i64;
+            let read = |k: usize| {
+                used.as_ref()
+                    .is_none_or(|u| u.iter().any(|&j| j == k as i64 || j + n == k as i64))
+            };
+            if unreliable.iter().any(|&k| read(k)) {
+                return Err(unsupported(format!(
+                    "{} results whose sizes torch's meta kernel does not predict",
+                    target.name()
+                )));
+            }
+        }
         let mut vals = Vec::new();
         let mut outs = Vec::new();
         for (k, m) in metas.iter().enumerate() {
@@ -805,6 +820,15 @@ impl<'g> Lowerer<'g> {
         }
     }
 }
+
+/// Fallback ops some of whose results (by position) torch's CPU kernel sizes differently from
+/// its meta kernel, which the graph's metadata comes from: `_embedding_bag`'s `offset2bag`,
+/// `bag_size` and `max_indices` depend on the mode and on the data. A graph that reads them runs
+/// on the eager runner; one that reads only the bags discards them (see `BufKind::Discarded`).
+const META_DIFFERS: &[(&str, &[usize])] = &[
+    ("embedding_bag", &[1, 2, 3]),
+    ("_embedding_bag", &[1, 2, 3]),
+];
 
 /// Ops whose result depends on their input's storage rather than its elements (an offset into the
 /// storage, strides over it): run by the host, they need eager's storage (see
