@@ -32,6 +32,30 @@ impl Default for Options {
 
 type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
 
+/// A kernel and its argument array, handed to [`Host::run_unlocked`].
+#[derive(Clone, Copy)]
+struct KernelCall(KernelFn, *mut *mut c_void);
+
+// SAFETY: a generated kernel reads and writes only the buffers its argument array points to
+// (and its own library's index-error flag, an atomic); it touches no host or interpreter
+// state, so it may run on any thread while the host's lock is released. The array and the
+// buffers are owned by the call that makes the `KernelCall` and outlive it.
+unsafe impl Send for KernelCall {}
+
+impl KernelCall {
+    /// # Safety
+    /// The argument array points to live buffers with the layouts the kernel was built for.
+    unsafe fn invoke(self) {
+        // SAFETY: the caller's contract.
+        unsafe { (self.0)(self.1) }
+    }
+}
+
+/// Kernels over at least this many elements run with the host's lock released. Releasing and
+/// retaking it costs about a microsecond (more when another thread holds it), which smaller
+/// kernels would feel.
+const UNLOCK_MIN_ELEMS: i64 = 1 << 14;
+
 /// Wall time of each phase of one [`compile`], for the tracer's `perf` log and `explain`.
 #[derive(Clone, Debug, Default)]
 pub struct PhaseTimes {
@@ -81,6 +105,8 @@ pub struct CompiledGraph {
     huge: Vec<Option<i64>>,
     /// Buffers a [`Workspace`] keeps between calls.
     kept: Vec<bool>,
+    /// Per kernel: big enough to run with the host's lock released (see [`UNLOCK_MIN_ELEMS`]).
+    unlocked: Vec<bool>,
     times: PhaseTimes,
 }
 
@@ -110,6 +136,14 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         donors[*d] = true;
     }
     let kept = kept_buffers(&ir, &sched);
+    let unlocked = sched
+        .kernels
+        .iter()
+        .map(|k| {
+            let n = k.outer.iter().chain(&k.inner).product::<i64>();
+            n >= UNLOCK_MIN_ELEMS
+        })
+        .collect();
     let huge = ir
         .buffers
         .iter()
@@ -130,6 +164,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
             donors,
             huge,
             kept,
+            unlocked,
             times,
         });
     }
@@ -188,6 +223,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         donors,
         huge,
         kept,
+        unlocked,
         times,
     })
 }
@@ -318,9 +354,18 @@ impl CompiledGraph {
                         self.ensure(&mut rt, b)?;
                         ptrs.push(rt.ptr(b)? as *mut c_void);
                     }
-                    // SAFETY: each pointer addresses a live buffer with the layout the kernel was
-                    // generated for (inputs were checked by `Runtime::new`).
-                    unsafe { f(ptrs.as_mut_ptr()) };
+                    let call = KernelCall(*f, ptrs.as_mut_ptr());
+                    if self.unlocked[*k] {
+                        rt.host.run_unlocked(&mut move || {
+                            // SAFETY: as below; `ptrs` and the buffers it points to stay alive
+                            // (held by `rt`) until `run_unlocked` returns.
+                            unsafe { call.invoke() }
+                        });
+                    } else {
+                        // SAFETY: each pointer addresses a live buffer with the layout the kernel
+                        // was generated for (inputs were checked by `Runtime::new`).
+                        unsafe { call.invoke() };
+                    }
                     if let Some(flag) = self.index_error {
                         if flag.swap(0, std::sync::atomic::Ordering::Relaxed) != 0 {
                             return Err(RunError::IndexOutOfRange);

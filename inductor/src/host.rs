@@ -87,6 +87,13 @@ pub trait Host {
         Ok(None)
     }
 
+    /// Runs `work` (a generated kernel, which touches no host object) with the host's
+    /// interpreter lock released where it has one, so that other threads progress meanwhile,
+    /// as they do while torch's own kernels run. The default just runs it.
+    fn run_unlocked(&mut self, work: &mut (dyn FnMut() + Send)) {
+        work()
+    }
+
     /// Runs a torch op the inductor did not lower: `target(*args, **kwargs)`.
     fn run_fallback(
         &mut self,

@@ -208,12 +208,9 @@ fn unary(op: UnOp, x: V) -> V {
     float_unary!(x, f)
 }
 
+/// torch's sign: NaN gives 0 and -0.0 gives +0.0 (both compare neither above nor below 0).
 fn sign(d: f64) -> f64 {
-    if d.is_nan() {
-        d
-    } else {
-        ((d > 0.0) as i64 - (d < 0.0) as i64) as f64
-    }
+    ((d > 0.0) as i64 - (d < 0.0) as i64) as f64
 }
 
 /// torch's floor division for floats (`div_floor_floating`).

@@ -329,6 +329,10 @@ pub enum BufKind {
     Input(usize),
     /// Computed by a kernel, an extern call or a fallback.
     Computed,
+    /// A fallback's result that nothing reads (an element of its result tuple no `getitem`
+    /// takes). The host's tensor is dropped unchecked: torch's meta kernels and its CPU kernels
+    /// disagree on the sizes of some unused results (`_embedding_bag`'s `offset2bag`).
+    Discarded,
 }
 
 #[derive(Clone, Debug, PartialEq)]

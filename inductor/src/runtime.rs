@@ -236,6 +236,9 @@ impl<'a, H: Host> Runtime<'a, H> {
     /// the kernels bake in.
     fn adopt(&mut self, buf: BufId, t: H::Tensor, what: &str) -> Result<(), RunError<H::Error>> {
         let b = &self.ir.buffers[buf];
+        if b.kind == BufKind::Discarded {
+            return Ok(());
+        }
         let d = self.host.describe(&t);
         if d.dtype != b.dtype || d.sizes != b.sizes {
             return Err(RunError::FallbackResult {

@@ -42,21 +42,6 @@ impl TorchHandles {
     }
 }
 
-/// A channels-last copy of a convolution's weight, valid while the weight is the same tensor
-/// object with the same storage and version counter (an in-place update bumps the version,
-/// `param.data = ...` changes the storage).
-struct PackedWeight {
-    /// Held so that the object cannot be freed and another take its place.
-    source: Py<PyAny>,
-    data_ptr: usize,
-    version: i64,
-    packed: Py<PyAny>,
-}
-
-/// Packed weights of a graph, one per convolution, keyed by the address of its `ExternCall`
-/// (the IR lives as long as the program and never moves).
-type PackedWeights = std::sync::Mutex<HashMap<usize, PackedWeight>>;
-
 /// Torch as the inductor's host. Tensors are Python `torch.Tensor` objects.
 pub struct TorchHost<'a, 'py> {
     py: Python<'py>,
@@ -64,7 +49,6 @@ pub struct TorchHost<'a, 'py> {
     handles: &'a TorchHandles,
     /// Callables of the graph's function targets, for fallbacks.
     callables: &'a HashMap<String, Py<PyAny>>,
-    weights: Option<&'a PackedWeights>,
 }
 
 impl<'a, 'py> TorchHost<'a, 'py> {
@@ -78,56 +62,7 @@ impl<'a, 'py> TorchHost<'a, 'py> {
             torch: handles.torch.bind(py).clone(),
             handles,
             callables,
-            weights: None,
         }
-    }
-
-    /// The weight to convolve a channels-last input with: a channels-last copy, made once per
-    /// weight version. oneDNN reorders a contiguous weight for a channels-last input on every
-    /// call otherwise (about 9 ms of 190 per resnet18 call at batch 8).
-    fn packed_weight(
-        &self,
-        call: &ExternCall,
-        w: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.py;
-        let Some(cache) = self.weights else {
-            return Ok(w.clone());
-        };
-        // Inference tensors have no version counter: nothing to key a copy on.
-        let Ok(version) = w
-            .getattr(intern!(py, "_version"))
-            .and_then(|v| v.extract::<i64>())
-        else {
-            return Ok(w.clone());
-        };
-        let data_ptr: usize = w.call_method0(intern!(py, "data_ptr"))?.extract()?;
-        let key = call as *const ExternCall as usize;
-        if let Ok(map) = cache.lock() {
-            if let Some(p) = map.get(&key) {
-                if p.source.is(w) && p.data_ptr == data_ptr && p.version == version {
-                    return Ok(p.packed.bind(py).clone());
-                }
-            }
-        }
-        let kw = PyDict::new(py);
-        kw.set_item(
-            intern!(py, "memory_format"),
-            self.torch.getattr(intern!(py, "channels_last"))?,
-        )?;
-        let packed = w.call_method(intern!(py, "contiguous"), (), Some(&kw))?;
-        if let Ok(mut map) = cache.lock() {
-            map.insert(
-                key,
-                PackedWeight {
-                    source: w.clone().unbind(),
-                    data_ptr,
-                    version,
-                    packed: packed.clone().unbind(),
-                },
-            );
-        }
-        Ok(packed)
     }
 
     fn dtype(&self, d: DType) -> PyResult<Bound<'py, PyAny>> {
@@ -229,7 +164,7 @@ impl<'py> TorchHost<'_, 'py> {
             transposed,
             output_padding,
             groups,
-            channels_last,
+            ..
         } = call
         else {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
@@ -240,12 +175,12 @@ impl<'py> TorchHost<'_, 'py> {
             .get(2)
             .map(|b| b.bind(py).clone())
             .unwrap_or_else(|| py.None().into_bound(py));
+        // The weight goes as it is, even to a channels-last convolution (oneDNN then reorders
+        // it on every call). A copy kept between calls would go stale: writes through
+        // `weight.data`, `untyped_storage()` or `set_` on another alias of its storage bump no
+        // version counter of the parameter, so no check short of comparing contents could
+        // tell it is still the weight's value.
         let weight = inputs[1].bind(py);
-        let weight = if *channels_last {
-            self.packed_weight(call, weight)?
-        } else {
-            weight.clone()
-        };
         self.torch.getattr(intern!(py, "convolution"))?.call1((
             inputs[0].bind(py),
             weight,
@@ -298,6 +233,10 @@ impl<'py> Host for TorchHost<'_, 'py> {
         }
         // SAFETY: a new reference from vectorcall.
         Ok(unsafe { Bound::from_owned_ptr(py, r) }.unbind())
+    }
+
+    fn run_unlocked(&mut self, work: &mut (dyn FnMut() + Send)) {
+        self.py.detach(work)
     }
 
     fn as_strided(
@@ -446,8 +385,6 @@ pub struct InductorProgram {
     /// second call running at the same time (another thread while torch released the GIL, or
     /// recursion) allocates its own.
     workspace: std::sync::Mutex<Option<inductor::Workspace<Py<PyAny>>>>,
-    /// Channels-last copies of convolution weights (see [`TorchHost::packed_weight`]).
-    weights: PackedWeights,
     callables: HashMap<String, Py<PyAny>>,
     handles: TorchHandles,
 }
@@ -493,8 +430,13 @@ impl InductorProgram {
                 _ => {}
             }
         }
-        let compiled =
-            inductor::compile(graph, &inductor::Options::default()).map_err(|e| e.to_string())?;
+        // Lowering, code generation and above all the C compiler run without the GIL: other
+        // threads progress meanwhile (the inductor touches no Python object; its log records
+        // take the GIL themselves when they reach Python).
+        let compiled = Python::attach(|py| {
+            py.detach(|| inductor::compile(graph, &inductor::Options::default()))
+        })
+        .map_err(|e| e.to_string())?;
         crate::alloc_threshold::raise_mmap_threshold();
         let mut map = HashMap::new();
         // Dead-code elimination may have removed some of the traced calls.
@@ -529,7 +471,6 @@ impl InductorProgram {
         .map_err(|e| e.to_string())?;
         Ok(Some(InductorProgram {
             workspace: std::sync::Mutex::new(compiled.new_workspace()),
-            weights: PackedWeights::default(),
             compiled,
             callables: map,
             handles,
@@ -587,7 +528,6 @@ impl InductorProgram {
         guarded: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut host = TorchHost::new(py, &self.handles, &self.callables);
-        host.weights = Some(&self.weights);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
         let mut ws = self.workspace.lock().ok().and_then(|mut w| w.take());
         let outs = match (guarded, ws.as_mut()) {

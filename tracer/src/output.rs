@@ -600,6 +600,18 @@ pub fn device_of(dev: &Bound<'_, PyAny>) -> Result<Device, TraceError> {
 
 /// Metadata of a live (or meta) tensor.
 pub fn tensor_meta_of(py: Python<'_>, t: &Bound<'_, PyAny>) -> Result<TensorMeta, TraceError> {
+    // Sparse, mkldnn and other non-strided tensors answer `stride()` with numbers that do not
+    // address their data (a sparse COO tensor's are all 0): a graph traced over them would
+    // hand kernels a pointer to something else. Their frames run eagerly.
+    let layout = t.getattr(intern!(py, "layout"))?;
+    if !layout.is(&py
+        .import(intern!(py, "torch"))?
+        .getattr(intern!(py, "strided"))?)
+    {
+        return Err(TraceError::unsupported(format!(
+            "a tensor of layout {layout}"
+        )));
+    }
     let dtype = dtype_of(py, &t.getattr(intern!(py, "dtype"))?)?;
     let device = device_of(&t.getattr(intern!(py, "device"))?)?;
     let sizes: Vec<i64> = t.getattr(intern!(py, "shape"))?.extract()?;

@@ -259,12 +259,7 @@ pub(super) fn unary_c(op: UnOp, a: &str, d: DType) -> String {
         IsNan => format!("({a} != {a})"),
         Rsqrt => format!("({one} / sqrt{f}({a}))"),
         Reciprocal => format!("({one} / {a})"),
-        Sign if float => select_c(
-            &format!("({a} != {a})"),
-            a,
-            &format!("(({})(({a} > 0) - ({a} < 0)))", c_type(d)),
-            d,
-        ),
+        // torch's sign of NaN is 0 and of -0.0 is +0.0: both fall out of the comparisons.
         Sign => format!("(({})(({a} > 0) - ({a} < 0)))", c_type(d)),
         _ => {
             let name = match op {

@@ -306,6 +306,27 @@ pub fn pow(l: &Lowerer, x: &Arg, y: &Arg) -> LResult<TensorVal> {
     if let Operand::S(s) = y {
         let e = s.as_f64();
         let special = [2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.0];
+        // float16 alone computes x ** 0.5 and x ** -0.5 with pow: pow(-inf, 0.5) is +inf and
+        // pow(-0.0, 0.5) is +0.0, where sqrt gives NaN and -0.0. Written out, not as a pow
+        // call, whose vector form need not honour those special cases.
+        if d == DType::Float16 && (e == 0.5 || e == -0.5) {
+            return pointwise(&[x], d, d, move |b, v| {
+                let x = v[0];
+                let ninf = b.constant(Scalar::F(f64::NEG_INFINITY), d);
+                let inf = b.constant(Scalar::F(f64::INFINITY), d);
+                let zero = b.constant(Scalar::F(0.0), d);
+                let is_ninf = b.binary(BinOp::Eq, x, ninf);
+                let root = b.unary(UnOp::Sqrt, x);
+                let root = b.where_(is_ninf, inf, root);
+                // -0.0 + 0.0 is +0.0.
+                let root = b.binary(BinOp::Add, root, zero);
+                if e == 0.5 {
+                    root
+                } else {
+                    b.unary(UnOp::Reciprocal, root)
+                }
+            });
+        }
         if special.contains(&e) {
             return pointwise(&[x], d, d, move |b, v| {
                 let x = v[0];
@@ -352,8 +373,26 @@ pub fn relu(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
     }
     pointwise(&[x], d, d, |b, v| {
         let z = b.constant(Scalar::I(0), b.dtype(v[0]));
-        b.binary(BinOp::Max, v[0], z)
+        clamp_by_number(b, v[0], Some(z), None)
     })
+}
+
+/// Clamping by Python numbers, as torch's `clamp(Tensor, Scalar, Scalar)` and the activations
+/// built on it (`relu`, `relu6`, `hardtanh`) do it: `x` is kept unless it compares strictly
+/// beyond a bound, so NaN stays NaN, `-0.0` clamped at `0.0` stays `-0.0`, and a NaN bound
+/// leaves `x` unchanged. Tensor bounds differ (NaN-propagating `maximum`/`minimum`, a tie gives
+/// the bound) and use [`BinOp::Max`]/[`BinOp::Min`].
+fn clamp_by_number(b: &mut BodyBuilder, x: ValId, lo: Option<ValId>, hi: Option<ValId>) -> ValId {
+    let mut r = x;
+    if let Some(lo) = lo {
+        let below = b.binary(BinOp::Lt, r, lo);
+        r = b.where_(below, lo, r);
+    }
+    if let Some(hi) = hi {
+        let above = b.binary(BinOp::Lt, hi, r);
+        r = b.where_(above, hi, r);
+    }
+    r
 }
 
 pub fn square(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
@@ -569,18 +608,27 @@ pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResul
         return fallback("clamp of bool by a number (torch raises)");
     }
     let (has_lo, has_hi) = (lo.is_some(), hi.is_some());
+    // torch picks the overload from the bounds: numbers clamp with number semantics, tensors
+    // (0-dim included) with NaN-propagating `maximum`/`minimum`.
+    let by_number = !lo
+        .iter()
+        .chain(hi.iter())
+        .any(|o| matches!(o, Operand::T(_)));
     let mut ops = vec![x.clone()];
     ops.extend(lo);
     ops.extend(hi);
     pointwise(&ops, d, d, move |b, v| {
-        let mut r = v[0];
-        let mut k = 1;
-        if has_lo {
-            r = b.binary(BinOp::Max, r, v[k]);
-            k += 1;
+        let lo = has_lo.then(|| v[1]);
+        let hi = has_hi.then(|| v[if has_lo { 2 } else { 1 }]);
+        if by_number {
+            return clamp_by_number(b, v[0], lo, hi);
         }
-        if has_hi {
-            r = b.binary(BinOp::Min, r, v[k]);
+        let mut r = v[0];
+        if let Some(lo) = lo {
+            r = b.binary(BinOp::Max, r, lo);
+        }
+        if let Some(hi) = hi {
+            r = b.binary(BinOp::Min, r, hi);
         }
         r
     })
@@ -642,8 +690,7 @@ pub fn hardtanh(l: &Lowerer, x: &Arg, lo: f64, hi: f64) -> LResult<TensorVal> {
     pointwise(&[xo], d, d, move |b, v| {
         let lo = b.constant(Scalar::F(lo), d);
         let hi = b.constant(Scalar::F(hi), d);
-        let r = b.binary(BinOp::Max, v[0], lo);
-        b.binary(BinOp::Min, r, hi)
+        clamp_by_number(b, v[0], Some(lo), Some(hi))
     })
 }
 

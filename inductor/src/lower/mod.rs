@@ -10,6 +10,7 @@ pub mod args;
 mod attention;
 mod elementwise;
 mod extern_ops;
+mod fallback;
 mod indexing;
 mod reduce;
 mod table;
@@ -20,9 +21,7 @@ use std::collections::{HashMap, HashSet};
 
 use fx::{Arg, DType, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
 
-use crate::ir::{
-    contiguous_strides, BodyBuilder, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, Scalar,
-};
+use crate::ir::{contiguous_strides, BodyBuilder, BufKind, IrGraph, IrNode, OutputSpec, Scalar};
 use crate::InductorError;
 use args::{LResult, Reject};
 use value::{Kind, TensorVal};
@@ -247,7 +246,13 @@ impl<'g> Lowerer<'g> {
                 }
                 let reason = format!("{} ({}): {reason}", target.name(), node.name);
                 tracing::debug!(target: "torchferro::inductor", "fallback: {reason}");
-                self.fallback(target, args, kwargs, &node.meta, reason)?
+                if op
+                    .as_ref()
+                    .is_some_and(|c| fallback::READS_STORAGE.contains(&c.name.as_str()))
+                {
+                    self.check_storage_arg(args)?;
+                }
+                self.fallback(id, target, args, kwargs, &node.meta, reason)?
             }
         };
         let value = match value {
@@ -497,118 +502,6 @@ impl<'g> Lowerer<'g> {
             Some(v) => v,
             None => self.realize(t).as_view().unwrap(),
         }
-    }
-
-    fn fallback_arg(&mut self, a: &Arg) -> LResult<FallbackArg> {
-        Ok(match a {
-            Arg::Node(_) => match self.value(a)? {
-                LValue::Tensor(t) => FallbackArg::Tensor(self.view_of(&t)),
-                LValue::Scalar(Scalar::I(i)) => FallbackArg::Const(Arg::Int(i)),
-                LValue::Scalar(Scalar::F(f)) => FallbackArg::Const(Arg::Float(f)),
-                LValue::Scalar(Scalar::B(b)) => FallbackArg::Const(Arg::Bool(b)),
-                LValue::Tuple(_) => return args::fallback("tuple-valued argument"),
-            },
-            Arg::Tuple(xs) => FallbackArg::Tuple(
-                xs.iter()
-                    .map(|x| self.fallback_arg(x))
-                    .collect::<LResult<_>>()?,
-            ),
-            Arg::List(xs) => FallbackArg::List(
-                xs.iter()
-                    .map(|x| self.fallback_arg(x))
-                    .collect::<LResult<_>>()?,
-            ),
-            Arg::Slice(..)
-                if {
-                    let mut v = Vec::new();
-                    a.nodes(&mut v);
-                    !v.is_empty()
-                } =>
-            {
-                return args::fallback("slice with tensor bounds")
-            }
-            other => FallbackArg::Const(other.clone()),
-        })
-    }
-
-    /// Emits a host call for a node the table could not lower.
-    fn fallback(
-        &mut self,
-        target: &fx::Target,
-        args: &[Arg],
-        kwargs: &[(String, Arg)],
-        meta: &NodeMeta,
-        reason: String,
-    ) -> Result<LValue, InductorError> {
-        let unsupported = |m: String| InductorError::Unsupported(m);
-        let fargs = args
-            .iter()
-            .map(|a| self.fallback_arg(a))
-            .collect::<LResult<Vec<_>>>()
-            .map_err(|_| {
-                unsupported(format!(
-                    "cannot pass the arguments of {} to the host",
-                    target.name()
-                ))
-            })?;
-        let fkwargs = kwargs
-            .iter()
-            .map(|(k, a)| Ok((k.clone(), self.fallback_arg(a)?)))
-            .collect::<LResult<Vec<_>>>()
-            .map_err(|_| {
-                unsupported(format!(
-                    "cannot pass the arguments of {} to the host",
-                    target.name()
-                ))
-            })?;
-        let metas: Vec<&TensorMeta> = match meta {
-            NodeMeta::Tensor(t) => vec![t],
-            NodeMeta::Tuple(xs) => xs
-                .iter()
-                .map(known_tensor)
-                .collect::<Option<_>>()
-                .ok_or_else(|| unsupported(format!("{} returns non-tensors", target.name())))?,
-            _ => {
-                return Err(unsupported(format!(
-                    "{} returns a non-tensor",
-                    target.name()
-                )))
-            }
-        };
-        let mut vals = Vec::new();
-        let mut outs = Vec::new();
-        for m in &metas {
-            let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) else {
-                return Err(unsupported("symbolic sizes".into()));
-            };
-            // Pooling and friends keep a channels-last input's layout.
-            let strides = if self.channels_last
-                && sizes.len() == 4
-                && strides == contiguous_strides(&sizes)
-            {
-                channels_last_strides(&sizes)
-            } else {
-                strides
-            };
-            let buf =
-                self.ir
-                    .add_buffer(m.dtype, sizes.clone(), strides.clone(), BufKind::Computed);
-            outs.push(buf);
-            vals.push(LValue::Tensor(TensorVal::buffer(
-                buf, m.dtype, sizes, strides,
-            )));
-        }
-        self.ir.nodes.push(IrNode::Fallback {
-            target: target.clone(),
-            args: fargs,
-            kwargs: fkwargs,
-            outs,
-            reason,
-        });
-        Ok(match meta {
-            NodeMeta::Tensor(_) => vals.pop().unwrap(),
-            _ => LValue::Tuple(vals),
-        })
     }
 
     fn lower_outputs(&mut self, values: &[Arg]) -> Result<(), InductorError> {

@@ -146,13 +146,14 @@ pub fn mean(
     to_dtype(scale(l, &s, 1.0 / n as f64)?, dtype)
 }
 
-/// Variance with `correction`, two-pass. Returns (var, mean) with reduced dims kept, in the
-/// input's [`opmath`] dtype.
+/// Variance with `correction`, two-pass. Returns (var, mean) with reduced dims kept, in `acc`
+/// (a float dtype at least as wide as the input's [`opmath`]).
 fn variance(
     l: &mut Lowerer,
     t: &TensorVal,
     dims: &[usize],
     correction: f64,
+    acc: DType,
 ) -> LResult<(TensorVal, TensorVal)> {
     if !t.dtype.is_floating_point() {
         return fallback("variance of a non-float tensor");
@@ -161,7 +162,7 @@ fn variance(
     if n == 0 {
         return fallback("variance of empty");
     }
-    let d = opmath(t.dtype);
+    let d = acc;
     let t = &to_dtype(t.clone(), d)?;
     use super::elementwise::{pointwise, Operand};
     // The mean is taken of the data shifted by its first element (`pivot + sum(x - pivot) / n`):
@@ -310,12 +311,13 @@ pub fn reduction_call(
                 "all" => (ReduceOp::Min, DType::Bool),
                 _ => (ReduceOp::Max, DType::Bool),
             };
-            let dtype = if x.dtype == DType::UInt8 && matches!(n, "all" | "any") {
-                DType::UInt8
-            } else {
-                dtype
-            };
-            out(reduce(l, &x, &dims, keepdim, op, dtype))
+            let r = reduce(l, &x, &dims, keepdim, op, dtype);
+            // torch answers `all`/`any` of uint8 in uint8, as 0 or 1 (the truth of the bool
+            // reduction, not the min or max of the values).
+            if x.dtype == DType::UInt8 && matches!(n, "all" | "any") {
+                return out(to_dtype(r, DType::UInt8)?);
+            }
+            out(r)
         }
         "var" | "std" => {
             // var(input, dim=None, *, correction=1, keepdim=False), plus the legacy
@@ -337,7 +339,10 @@ pub fn reduction_call(
                 (None, Some(_)) => b.bool_or("unbiased", true)? as i64 as f64,
                 (None, None) => 1.0,
             };
-            let (var, _) = variance(l, &x, &dims, correction)?;
+            // torch's CPU `var`/`std` accumulate in double for every float dtype (a Welford
+            // pass): a float32 or float16 row holding values near the dtype's maximum has a
+            // finite variance there, whose squares would overflow in float.
+            let (var, _) = variance(l, &x, &dims, correction, DType::Float64)?;
             let r = if n == "std" {
                 let d = var.dtype;
                 super::elementwise::pointwise(
@@ -524,7 +529,7 @@ pub fn layer_norm(
     let x = l.tensor(x)?;
     let dims = trailing_dims(&x, shape)?;
     let out_dtype = x.dtype;
-    let (var, mean) = variance(l, &x, &dims, 0.0)?;
+    let (var, mean) = variance(l, &x, &dims, 0.0, opmath(x.dtype))?;
     let d = var.dtype;
     let y = pointwise(
         &[Operand::T(x), Operand::T(mean), Operand::T(var)],

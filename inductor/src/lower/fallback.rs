@@ -1,0 +1,314 @@
+//! Ops the table does not lower run on the host ("fallbacks"): their arguments handed over as
+//! views of the graph's buffers, their results adopted as buffers. Also what a fallback needs
+//! beyond that: eager's storage for ops that read storage rather than elements, and results
+//! torch cannot size ahead.
+
+use fx::{Arg, NodeId, NodeKind, NodeMeta, TensorMeta};
+
+use super::args::{self, LResult};
+use super::value::TensorVal;
+use super::{channels_last_strides, dense_strides, known_tensor, table, LValue, Lowerer};
+use crate::ir::{contiguous_strides, BufKind, FallbackArg, IrNode, Scalar};
+use crate::InductorError;
+
+/// Fallback ops some of whose results (by position) torch's CPU kernel sizes differently from
+/// its meta kernel, which the graph's metadata comes from: `_embedding_bag`'s `offset2bag`,
+/// `bag_size` and `max_indices` depend on the mode and on the data. A graph that reads them runs
+/// on the eager runner; one that reads only the bags discards them (see `BufKind::Discarded`).
+pub(super) const META_DIFFERS: &[(&str, &[usize])] = &[
+    ("embedding_bag", &[1, 2, 3]),
+    ("_embedding_bag", &[1, 2, 3]),
+];
+
+/// Ops whose result depends on their input's storage rather than its elements (an offset into the
+/// storage, strides over it): run by the host, they need eager's storage (see
+/// `Lowerer::check_storage_arg`).
+pub(super) const READS_STORAGE: &[&str] = &["as_strided", "as_strided_copy", "as_strided_scatter"];
+
+/// Ops whose eager result is always a view of their first argument (never a copy): the lowering
+/// gives the same view of the same buffer.
+pub(super) const TRUE_VIEWS: &[&str] = &[
+    "view",
+    "permute",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "expand",
+    "expand_as",
+    "broadcast_to",
+    "squeeze",
+    "unsqueeze",
+    "select",
+    "narrow",
+    "detach",
+    "alias",
+    "as_strided",
+    "diagonal",
+    "movedim",
+    "moveaxis",
+];
+
+impl Lowerer<'_> {
+    fn fallback_arg(&mut self, a: &Arg) -> LResult<FallbackArg> {
+        Ok(match a {
+            Arg::Node(_) => match self.value(a)? {
+                LValue::Tensor(t) => FallbackArg::Tensor(self.view_of(&t)),
+                LValue::Scalar(Scalar::I(i)) => FallbackArg::Const(Arg::Int(i)),
+                LValue::Scalar(Scalar::F(f)) => FallbackArg::Const(Arg::Float(f)),
+                LValue::Scalar(Scalar::B(b)) => FallbackArg::Const(Arg::Bool(b)),
+                LValue::Tuple(_) => return args::fallback("tuple-valued argument"),
+            },
+            Arg::Tuple(xs) => FallbackArg::Tuple(
+                xs.iter()
+                    .map(|x| self.fallback_arg(x))
+                    .collect::<LResult<_>>()?,
+            ),
+            Arg::List(xs) => FallbackArg::List(
+                xs.iter()
+                    .map(|x| self.fallback_arg(x))
+                    .collect::<LResult<_>>()?,
+            ),
+            Arg::Slice(..)
+                if {
+                    let mut v = Vec::new();
+                    a.nodes(&mut v);
+                    !v.is_empty()
+                } =>
+            {
+                return args::fallback("slice with tensor bounds")
+            }
+            other => FallbackArg::Const(other.clone()),
+        })
+    }
+
+    /// A storage-reading op (see [`READS_STORAGE`]) run by the host sees the storage of the
+    /// tensor it is handed, so that storage must be eager's, element for element: a view of a
+    /// graph input reached through true views only (the host rebuilds it on the caller's own
+    /// storage), or the fresh result of an op (eager's storage holds exactly its elements, at
+    /// offset 0) that the lowering holds in a whole buffer laid out as eager lays it out. A lazy
+    /// value realized into a fresh buffer, a `contiguous()` the lowering elided or a slice of an
+    /// intermediate would hand it other memory; such graphs run on the eager runner.
+    pub(super) fn check_storage_arg(&mut self, args: &[Arg]) -> Result<(), InductorError> {
+        let refuse = |why: &str| {
+            Err(InductorError::Unsupported(format!(
+                "a storage-reading op on {why}"
+            )))
+        };
+        let Some(Arg::Node(n)) = args.first() else {
+            return Ok(());
+        };
+        let Some(LValue::Tensor(t)) = self.env.get(n).cloned() else {
+            return refuse("a non-tensor");
+        };
+        // A lazy fresh result is realized as eager lays it out.
+        if t.as_view().is_none() {
+            let fresh = match &self.graph.node(*n).kind {
+                NodeKind::Call {
+                    target,
+                    args,
+                    kwargs,
+                } => !table::canonical(target, args, kwargs).is_some_and(|c| c.may_alias),
+                _ => false,
+            };
+            let want = known_tensor(&self.graph.node(*n).meta)
+                .map(|m| m.known_strides().unwrap())
+                .filter(|w| fresh && dense_strides(&t.sizes, w));
+            let Some(want) = want else {
+                return refuse("a value the lowering computes lazily");
+            };
+            let r = self.realize_with(&t, want);
+            self.env.insert(*n, LValue::Tensor(r));
+        }
+        let Some(LValue::Tensor(t)) = self.env.get(n) else {
+            return refuse("a non-tensor");
+        };
+        let Some(v) = t.as_view() else {
+            return refuse("a value the lowering computes lazily");
+        };
+        let buf = &self.ir.buffers[v.buf];
+        // Walk back through eager views to where the storage was made.
+        let mut cur = *n;
+        loop {
+            let node = self.graph.node(cur);
+            match &node.kind {
+                NodeKind::Placeholder { .. } => {
+                    return if matches!(buf.kind, BufKind::Input(_)) {
+                        Ok(())
+                    } else {
+                        refuse("a view of an input the lowering copied")
+                    };
+                }
+                NodeKind::Call {
+                    target,
+                    args,
+                    kwargs,
+                } => {
+                    let c = table::canonical(target, args, kwargs);
+                    let is_view = c
+                        .as_ref()
+                        .is_some_and(|c| TRUE_VIEWS.contains(&c.name.as_str()));
+                    if cur != *n && !is_view {
+                        return refuse("a view of an intermediate");
+                    }
+                    if !is_view {
+                        // A fresh result: our whole buffer must be eager's storage.
+                        let Some(meta) = known_tensor(&node.meta) else {
+                            return refuse("a tensor of unknown layout");
+                        };
+                        let want = meta.known_strides().unwrap();
+                        let numel: i64 = v.sizes.iter().product();
+                        let buf_numel: i64 = buf.sizes.iter().product();
+                        let same_strides = v
+                            .sizes
+                            .iter()
+                            .zip(v.strides.iter().zip(&want))
+                            .all(|(s, (a, b))| *s <= 1 || a == b);
+                        return if matches!(buf.kind, BufKind::Computed)
+                            && v.offset == 0
+                            && numel == buf_numel
+                            && same_strides
+                            && dense_strides(&v.sizes, &v.strides)
+                            && !c.is_some_and(|c| c.may_alias)
+                        {
+                            Ok(())
+                        } else {
+                            refuse("an intermediate laid out unlike eager's")
+                        };
+                    }
+                    match args.first() {
+                        Some(Arg::Node(p)) => cur = *p,
+                        _ => return refuse("a view of a non-tensor"),
+                    }
+                }
+                NodeKind::Output { .. } => return refuse("an output"),
+            }
+        }
+    }
+
+    /// Emits a host call for a node the table could not lower.
+    pub(super) fn fallback(
+        &mut self,
+        id: NodeId,
+        target: &fx::Target,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        meta: &NodeMeta,
+        reason: String,
+    ) -> Result<LValue, InductorError> {
+        let unsupported = |m: String| InductorError::Unsupported(m);
+        let fargs = args
+            .iter()
+            .map(|a| self.fallback_arg(a))
+            .collect::<LResult<Vec<_>>>()
+            .map_err(|_| {
+                unsupported(format!(
+                    "cannot pass the arguments of {} to the host",
+                    target.name()
+                ))
+            })?;
+        let fkwargs = kwargs
+            .iter()
+            .map(|(k, a)| Ok((k.clone(), self.fallback_arg(a)?)))
+            .collect::<LResult<Vec<_>>>()
+            .map_err(|_| {
+                unsupported(format!(
+                    "cannot pass the arguments of {} to the host",
+                    target.name()
+                ))
+            })?;
+        let metas: Vec<&TensorMeta> = match meta {
+            NodeMeta::Tensor(t) => vec![t],
+            NodeMeta::Tuple(xs) => xs
+                .iter()
+                .map(known_tensor)
+                .collect::<Option<_>>()
+                .ok_or_else(|| unsupported(format!("{} returns non-tensors", target.name())))?,
+            _ => {
+                return Err(unsupported(format!(
+                    "{} returns a non-tensor",
+                    target.name()
+                )))
+            }
+        };
+        // Elements of a result tuple that no `getitem` takes are discarded unchecked.
+        let used: Option<Vec<i64>> = match meta {
+            NodeMeta::Tuple(_) => self
+                .graph
+                .users(id)
+                .into_iter()
+                .map(|u| match &self.graph.node(u).kind {
+                    NodeKind::Call { target, args, .. }
+                        if matches!(target, fx::Target::Function(f) if f == "operator.getitem" || f == "_operator.getitem")
+                            && matches!(args.first(), Some(Arg::Node(x)) if *x == id) =>
+                    {
+                        match args.get(1) {
+                            Some(Arg::Int(k)) => Some(*k),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        if let Some((_, unreliable)) = table::canonical(target, args, kwargs)
+            .and_then(|c| META_DIFFERS.iter().find(|(name, _)| *name == c.name))
+        {
+            let n = metas.len() as i64;
+            let read = |k: usize| {
+                used.as_ref()
+                    .is_none_or(|u| u.iter().any(|&j| j == k as i64 || j + n == k as i64))
+            };
+            if unreliable.iter().any(|&k| read(k)) {
+                return Err(unsupported(format!(
+                    "{} results whose sizes torch's meta kernel does not predict",
+                    target.name()
+                )));
+            }
+        }
+        let mut vals = Vec::new();
+        let mut outs = Vec::new();
+        for (k, m) in metas.iter().enumerate() {
+            let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) else {
+                return Err(unsupported("symbolic sizes".into()));
+            };
+            // Pooling and friends keep a channels-last input's layout.
+            let strides = if self.channels_last
+                && sizes.len() == 4
+                && strides == contiguous_strides(&sizes)
+            {
+                channels_last_strides(&sizes)
+            } else {
+                strides
+            };
+            let n = metas.len() as i64;
+            let unused = used
+                .as_ref()
+                .is_some_and(|u| !u.iter().any(|&j| j == k as i64 || j + n == k as i64));
+            let kind = if unused {
+                BufKind::Discarded
+            } else {
+                BufKind::Computed
+            };
+            let buf = self
+                .ir
+                .add_buffer(m.dtype, sizes.clone(), strides.clone(), kind);
+            outs.push(buf);
+            vals.push(LValue::Tensor(TensorVal::buffer(
+                buf, m.dtype, sizes, strides,
+            )));
+        }
+        self.ir.nodes.push(IrNode::Fallback {
+            target: target.clone(),
+            args: fargs,
+            kwargs: fkwargs,
+            outs,
+            reason,
+        });
+        Ok(match meta {
+            NodeMeta::Tensor(_) => vals.pop().unwrap(),
+            _ => LValue::Tuple(vals),
+        })
+    }
+}
