@@ -482,8 +482,7 @@ impl InductorProgram {
     }
 
     /// Frees what the graph keeps from one call to the next: its workspace of intermediates (an
-    /// empty one takes its place and allocates again on the next call) and its packed weights.
-    /// A call in flight keeps the workspace it took out and puts it back when it ends.
+    /// empty one takes its place and allocates again on the next call). A call in flight keeps the workspace it took out and puts it back when it ends.
     pub fn release_kept(&self) {
         let fresh = self.compiled.new_workspace();
         let old = self
@@ -491,13 +490,8 @@ impl InductorProgram {
             .lock()
             .ok()
             .map(|mut w| std::mem::replace(&mut *w, fresh));
-        let weights = self
-            .weights
-            .lock()
-            .ok()
-            .map(|mut w| std::mem::take(&mut *w));
-        // Dropped outside the locks: freeing them releases Python objects.
-        drop((old, weights));
+        // Dropped outside the lock: freeing it releases Python objects.
+        drop(old);
     }
 
     pub fn fallback_reasons(&self) -> Vec<String> {
