@@ -13,8 +13,6 @@ from torch import nn
 
 from .runner import (
     BUG_CLONE,
-    BUG_DICT_VIEWS,
-    BUG_LOCALS,
     BUG_TRY,
     TC_DIFFERS,
     case,
@@ -26,14 +24,14 @@ def x34(r):
     return (r.randn(3, 4),)
 
 
-@case(x34, xfail=BUG_LOCALS, xfail_tc=TC_DIFFERS)
+@case(x34, xfail_tc=TC_DIFFERS)
 def locals_read(x):
     y = x + 1
     d = locals()
     return sorted(d), d["y"] * 2
 
 
-@case(x34, xfail=BUG_LOCALS, xfail_tc=TC_DIFFERS)
+@case(x34, xfail_tc=TC_DIFFERS)
 def vars_read(x):
     y = x * 2
     return sorted(vars()), y
@@ -43,33 +41,33 @@ def _kw(x, y):
     return x - y
 
 
-@case(x34, child=True, xfail=BUG_LOCALS, xfail_tc=TC_DIFFERS)
+@case(x34, child=True, xfail_tc=TC_DIFFERS)
 def call_with_locals(x):
     y = x + 1
     return _kw(**locals())
 
 
-@case(x34, child=True, xfail=BUG_LOCALS, xfail_tc=TC_DIFFERS)
+@case(x34, child=True, xfail_tc=TC_DIFFERS)
 def format_locals(x):
     a = x.shape[0]
     y = x + 1
     return "{a}".format(**locals()), y
 
 
-@case(x34, xfail=BUG_LOCALS, xfail_tc=TC_DIFFERS)
+@case(x34, xfail_tc=TC_DIFFERS)
 def frame_f_locals(x):
     y = x + 1
     return sorted(inspect.currentframe().f_locals), y
 
 
-@case(x34, xfail=BUG_LOCALS, xfail_tc=TC_DIFFERS)
+@case(x34, xfail_tc=TC_DIFFERS)
 def sys_getframe_locals(x):
     y = x + 1
     f = sys._getframe()
     return f.f_code.co_name, sorted(f.f_locals), y
 
 
-@case(x34, xfail=BUG_DICT_VIEWS)
+@case(x34)
 def dict_views_live(x):
     d = {"a": x}
     k, v, it = d.keys(), d.values(), d.items()
@@ -77,7 +75,7 @@ def dict_views_live(x):
     return len(k), "b" in k, len(v), len(it), k == {"a", "b"}, list(v)[-1]
 
 
-@case(x34, xfail=BUG_DICT_VIEWS)
+@case(x34)
 def dict_views_after_delete(x):
     d = {"a": x, "b": x * 2}
     k = d.keys()

@@ -12,7 +12,6 @@ import torch.nn.functional as F
 from .runner import (
     BUG_ALIASING,
     BUG_CLONE,
-    BUG_KERNEL,
     BUG_LAYOUT,
     case,
 )
@@ -49,7 +48,7 @@ def constant_pad_nd_negative_strided(x):
     return F.pad(x + 1, (-1, -1, 0, 2))
 
 
-@case(extremal, xfail_inductor=BUG_KERNEL)
+@case(extremal)
 def sgn_sign_extremal(x):
     return torch.sgn(x * 1), torch.sign(x + 0), torch.signbit(x)
 
@@ -79,7 +78,7 @@ def clone_of_input_returned(x):
     return x.clone(), x + 1
 
 
-@case(lambda r: (r.randn(3, 4),), xfail_inductor=BUG_CLONE)
+@case(lambda r: (r.randn(3, 4),))
 def contiguous_of_input_returned(x):
     # eager returns the contiguous input itself, and copies the transposed one.
     return x.contiguous(), x.t().contiguous()
@@ -124,7 +123,7 @@ def inplace_chain_buffer_reuse(x):
     return t, u, v, w
 
 
-@case(lambda r: (r.randn(3, 4),), xfail_inductor=BUG_ALIASING)
+@case(lambda r: (r.randn(3, 4),))
 def outputs_alias_each_other(x):
     y = x * 2
     return y, y.view(-1), y[0]
@@ -140,7 +139,7 @@ def _twice(r):
     return (t, t)
 
 
-@case(_twice, xfail_inductor=BUG_ALIASING)
+@case(_twice)
 def same_tensor_twice_one_mutated(a, b):
     a.add_(1)
     return b * 2
@@ -157,7 +156,7 @@ def out_argument_returned(x, o):
     return torch.mul(x, 2, out=o)
 
 
-@case(lambda r: (r.randn(3, 4).to_sparse(),), child=True, xfail_inductor=BUG_LAYOUT)
+@case(lambda r: (r.randn(3, 4).to_sparse(),), child=True)
 def sparse_input(x):
     return x.to_dense() + 1
 

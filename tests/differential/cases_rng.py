@@ -8,14 +8,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .runner import BUG_RNG, BUG_RNG_COMPILE, case, register
+from .runner import case, register
 
 
 def x34(r):
     return (r.randn(3, 4),)
 
 
-@case(x34, xfail=BUG_RNG)
+@case(x34)
 def manual_seed_inside(x):
     torch.manual_seed(0)
     return x + torch.rand(3, 4)
@@ -64,12 +64,12 @@ def multinomial(p):
     return torch.multinomial(p, 3), p * 2
 
 
-@case(x34, xfail=BUG_RNG_COMPILE)
+@case(x34)
 def randperm(x):
     return x[:, torch.randperm(4)]
 
 
-@case(x34, xfail=BUG_RNG)
+@case(x34)
 def rand_like_after_manual_seed_twice(x):
     torch.manual_seed(3)
     a = torch.rand_like(x)

@@ -27,7 +27,7 @@ def _patched_sigmoid(seed):
         torch.sigmoid = original
 
 
-@case(x34, around=_patched_sigmoid, xfail_inductor=BUG_UNGUARDED)
+@case(x34, around=_patched_sigmoid)
 def monkeypatched_torch_function(x):
     return torch.sigmoid(x) + 1
 
@@ -42,7 +42,7 @@ def _default_dtype(seed):
         torch.set_default_dtype(previous)
 
 
-@case(x34, around=_default_dtype, xfail_inductor=BUG_UNGUARDED)
+@case(x34, around=_default_dtype)
 def default_dtype_between_calls(x):
     return torch.ones(3, 4) + x, torch.tensor([1.5])
 
@@ -79,7 +79,7 @@ def bad_index(r):
     return (r.randn(4, 3), torch.tensor(r.pick([0, 1], [0, 9])))
 
 
-@case(bad_index, raises=True, xfail=BUG_MODES, xfail_tc=TC_DIFFERS)
+@case(bad_index, raises=True, xfail_tc=TC_DIFFERS)
 def error_inside_no_grad(x, idx):
     with torch.no_grad():
         y = torch.index_select(x * 2, 0, idx)
@@ -99,7 +99,7 @@ def error_inside_enable_grad(x, idx):
     return y + 1
 
 
-@case(bad_index, raises=True, xfail=BUG_MODES, xfail_tc=TC_DIFFERS)
+@case(bad_index, raises=True, xfail_tc=TC_DIFFERS)
 def error_inside_autocast(x, idx):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         y = torch.index_select(x @ x.t(), 0, idx)

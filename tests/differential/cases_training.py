@@ -10,7 +10,7 @@ import functools
 import torch
 from torch import nn
 
-from .runner import BUG_DATA_MUTATION, BUG_TRAIN_STEP, register
+from .runner import register
 
 
 class TrainStep(nn.Module):
@@ -54,7 +54,6 @@ for _name, _make in OPTIMIZERS.items():
         functools.partial(_linear_step, _make),
         linear_xy,
         module=True,
-        xfail=BUG_TRAIN_STEP,
     )
 
 
@@ -73,7 +72,6 @@ register(
     lambda: TrainStep(ConvNet(), OPTIMIZERS["sgd_momentum"]),
     lambda r: (r.randn(2, 3, 8, 8), r.randn(2, 1)),
     module=True,
-    xfail=BUG_TRAIN_STEP,
 )
 
 
@@ -157,8 +155,4 @@ for _name, _prep in {
         module=True,
         prepare=_prep,
         around=_no_grad,
-        # set_, load_state_dict, copy_ and assigning .data are seen today; .data writes are not.
-        xfail_inductor=BUG_DATA_MUTATION
-        if _name.startswith("data_") and "assign" not in _name
-        else None,
     )

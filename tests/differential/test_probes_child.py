@@ -253,7 +253,6 @@ def test_python_signal_handler_runs_as_is():
     assert "recompile" not in r.stderr.lower(), r.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_FINALIZERS)
 def test_finalizers_calling_compiled_code():
     r = run_snippet(
         """
