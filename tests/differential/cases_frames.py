@@ -12,7 +12,6 @@ import torch
 from torch import nn
 
 from .runner import (
-    BUG_CLONE,
     BUG_TRY,
     TC_DIFFERS,
     case,
@@ -96,7 +95,7 @@ def storage_size_returned(x):
     return n, n > 0, x * (n // 4)
 
 
-@case(lambda r: (r.pick(r.randn(3, 4), r.randn(4, 4)[1:]),), xfail_inductor=BUG_CLONE)
+@case(lambda r: (r.pick(r.randn(3, 4), r.randn(4, 4)[1:]),))
 def storage_size_nonzero_branch(x):
     # torch.distributed.fsdp's flat-parameter helpers branch this way.
     if x.untyped_storage().size() > 0:

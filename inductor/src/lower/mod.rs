@@ -519,7 +519,8 @@ impl<'g> Lowerer<'g> {
             Ok(())
         }
         values.iter().try_for_each(|v| flatten(v, &mut leaves))?;
-        for n in leaves {
+        let first = self.ir.outputs.len();
+        for &n in &leaves {
             let meta = known_tensor(&self.graph.node(n).meta)
                 .ok_or_else(|| InductorError::Unsupported("non-tensor graph output".into()))?
                 .clone();
@@ -570,7 +571,53 @@ impl<'g> Lowerer<'g> {
             };
             self.ir.outputs.push(spec);
         }
+        self.separate_fresh_outputs(&leaves, first);
         Ok(())
+    }
+
+    /// Eager gives a tensor of its own for an op that never aliases (`clone`), but lowering
+    /// turns `x.clone()` into `x` itself: such an output that landed in an input's buffer, or in
+    /// the buffer of another output node, is written to a buffer of its own. Otherwise a write
+    /// through one would show through the other (`return x.clone()` handed back `x`; `y,
+    /// y.clone()` shared one buffer).
+    fn separate_fresh_outputs(&mut self, leaves: &[NodeId], first: usize) {
+        let fresh = |graph: &Graph, n: NodeId| match &graph.node(n).kind {
+            NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } => fx::ops::canonical(target, args, kwargs).is_some_and(|c| !c.may_alias),
+            _ => false,
+        };
+        let buf_of = |spec: &OutputSpec| match spec {
+            OutputSpec::Buffer(b) => *b,
+            OutputSpec::View(v) => v.buf,
+        };
+        for (i, &n) in leaves.iter().enumerate() {
+            if !fresh(&self.graph, n) {
+                continue;
+            }
+            let b = buf_of(&self.ir.outputs[first + i]);
+            let shared = matches!(self.ir.buffers[b].kind, BufKind::Input(_))
+                || leaves.iter().enumerate().any(|(j, &m)| {
+                    m != n
+                        && buf_of(&self.ir.outputs[first + j]) == b
+                        && (j < i || !fresh(&self.graph, m))
+                });
+            if !shared {
+                continue;
+            }
+            let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
+                continue;
+            };
+            let want = known_tensor(&self.graph.node(n).meta)
+                .and_then(|m| m.known_strides())
+                .filter(|s| dense_strides(&t.sizes, s))
+                .unwrap_or_else(|| contiguous_strides(&t.sizes));
+            let r = self.realize_with(&t, want);
+            self.env.insert(n, LValue::Tensor(r.clone()));
+            self.ir.outputs[first + i] = OutputSpec::Buffer(r.as_view().unwrap().buf);
+        }
     }
 
     /// Inputs mutated in place get their final value written back, after everything else ran.
