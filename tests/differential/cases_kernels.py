@@ -11,7 +11,6 @@ import torch.nn.functional as F
 
 from .runner import (
     BUG_ALIASING,
-    BUG_LAYOUT,
     case,
 )
 
@@ -182,7 +181,17 @@ def zeros_nan_ties(r):
     return (a * r.pick(1, -1), b)
 
 
-@case(zeros_nan_ties, xfail_inductor=BUG_LAYOUT)
+# Eager itself is inconsistent here: torch.maximum/minimum of +0.0 and -0.0 give the second
+# operand in the vectorized lanes and the first in the scalar tail (maximum(zeros(20),
+# -zeros(20)) is -0.0 for the first 16 elements and 0.0 for the last 4), so the sign of a tie
+# depends on the element's position; the inductor picks one rule for all elements.
+EAGER_TIE_SIGN = (
+    "issue 13 item 8: maximum/minimum ties of +0.0 and -0.0: eager's sign depends on the vector "
+    "lane (second operand) or scalar tail (first operand); ours differs on the tail"
+)
+
+
+@case(zeros_nan_ties, xfail_inductor=EAGER_TIE_SIGN)
 def relu_max_maximum_zeros_nan_ties(a, b):
     return (
         torch.relu(a * 1),
