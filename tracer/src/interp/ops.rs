@@ -434,11 +434,17 @@ impl Frame<'_, '_> {
                     kwargs,
                 } = &self.tx.output.graph.node(node).kind
                 {
-                    if fx::passes::is_mutating(target, kwargs) {
-                        if let Some(Arg::Node(m)) = args.first() {
-                            let m = *m;
-                            self.tx.output.set_alias(node, m);
+                    // The tensor written: the first argument, or the `out=` tensor.
+                    let written = match fx::ops::mutated_arg(target, args, kwargs) {
+                        Some(fx::ops::Mutated::Arg(i)) => args.get(i),
+                        Some(fx::ops::Mutated::Out) => {
+                            kwargs.iter().find(|(k, _)| k == "out").map(|(_, v)| v)
                         }
+                        None => None,
+                    };
+                    if let Some(Arg::Node(m)) = written {
+                        let m = *m;
+                        self.tx.output.set_alias(node, m);
                     }
                 }
                 Ok(Var::Tensor(TensorValue { node, meta: t }))
