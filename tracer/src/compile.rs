@@ -522,6 +522,16 @@ fn build_entry(
             );
             Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
         }
+        Backend::Inductor if output.has_tensor_subclass_input(py)? => {
+            crate::log::inductor_fallbacks(
+                info,
+                &[
+                    "the whole graph runs on the eager backend: an input is a tensor subclass"
+                        .into(),
+                ],
+            );
+            Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
+        }
         Backend::Inductor => {
             // The inductor computes values: it gets the graph without in-place ops.
             let fg = crate::functional::for_inductor(py, &output.graph, &output.callables)?;

@@ -426,6 +426,22 @@ impl OutputGraph {
         })
     }
 
+    /// Whether a graph input is an instance of a tensor subclass other than `nn.Parameter` (a
+    /// `__torch_function__` override, a wrapper type): eager's results then keep the subclass
+    /// and its overrides, which only a backend that calls torch per op reproduces.
+    pub fn has_tensor_subclass_input(&self, py: Python<'_>) -> PyResult<bool> {
+        let torch = py.import("torch")?;
+        let tensor = torch.getattr("Tensor")?;
+        let parameter = torch.getattr("nn")?.getattr("Parameter")?;
+        for x in &self.example_inputs {
+            let ty = x.bind(py).get_type();
+            if ty.is_subclass(&tensor)? && !ty.is(&tensor) && !ty.is(&parameter) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// The result of the meta run that made `node` (tensors and tuples only).
     pub fn meta_value(&self, node: NodeId) -> Option<&Py<PyAny>> {
         self.metas.get(&node)
