@@ -9,7 +9,7 @@ import contextlib
 import torch
 from torch import nn
 
-from .runner import BUG_MODES, TC_DIFFERS, case, register
+from .runner import TC_DIFFERS, case, register
 
 
 def x34(r):
@@ -128,7 +128,6 @@ register(
     lambda r: (r.randn(2, 3, 8, 8),),
     module=True,
     around=_inference_then_no_grad,
-    xfail_inductor=BUG_MODES,
 )
 
 

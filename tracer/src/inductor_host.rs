@@ -523,7 +523,14 @@ impl InductorProgram {
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut host = TorchHost::new(py, &self.handles, &self.callables);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
-        let mut ws = self.workspace.lock().ok().and_then(|mut w| w.take());
+        // Buffers kept between calls must not be inference tensors: a later call outside
+        // `torch.inference_mode()` could not write them (an extern call's `out=` raises). Under
+        // inference mode a call allocates its own and leaves the workspace alone.
+        let mut ws = if inference_mode_enabled(py) {
+            None
+        } else {
+            self.workspace.lock().ok().and_then(|mut w| w.take())
+        };
         let outs = match (guarded, ws.as_mut()) {
             // SAFETY: every graph input is a tensor read from a source that carries a
             // TENSOR_MATCH guard (type, dtype, device, sizes and every stride), and the caller
@@ -544,6 +551,25 @@ impl InductorProgram {
         let outs = outs.map_err(run_error_to_py)?;
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
     }
+}
+
+/// `torch.is_inference_mode_enabled()`, the function looked up once.
+fn inference_mode_enabled(py: Python<'_>) -> bool {
+    static F: std::sync::OnceLock<Py<PyAny>> = std::sync::OnceLock::new();
+    let f = match F.get() {
+        Some(f) => f,
+        None => match py
+            .import("torch")
+            .and_then(|t| t.getattr("is_inference_mode_enabled"))
+        {
+            Ok(f) => F.get_or_init(|| f.unbind()),
+            Err(_) => return false,
+        },
+    };
+    f.bind(py)
+        .call0()
+        .and_then(|r| r.is_truthy())
+        .unwrap_or(false)
 }
 
 /// The Python exception eager torch raises for the same failure: an embedding or index_select
