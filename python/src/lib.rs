@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use tracer::hook::Mode;
+use tracer::mode::Mode;
 use tracer::{Backend, CompileConfig};
 
 /// A function (or module) compiled with a given backend: calling it runs the callable with the

@@ -9,9 +9,9 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use bytecode::{Assembler, Version};
 
+use crate::code::CodeInfo;
 use crate::decode::Op;
 use crate::error::TraceError;
-use crate::interp::CodeInfo;
 
 const CO_OPTIMIZED: u32 = 0x1;
 const CO_NEWLOCALS: u32 = 0x2;

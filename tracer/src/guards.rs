@@ -811,3 +811,19 @@ fn tensor_check_untimed(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
         layout: v.getattr(intern!(py, "layout"))?.unbind(),
     })
 }
+
+/// The first failing guard of a cache entry, with where the guard came from.
+pub struct GuardFailure {
+    pub compile_id: (u32, u32),
+    pub reason: String,
+    pub origin: Option<String>,
+}
+
+impl GuardFailure {
+    pub fn line(&self) -> String {
+        format!(
+            "{}/{}: {}",
+            self.compile_id.0, self.compile_id.1, self.reason
+        )
+    }
+}

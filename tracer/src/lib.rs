@@ -7,6 +7,7 @@
 
 pub mod alloc_threshold;
 pub mod cache;
+pub mod code;
 pub mod codegen;
 pub mod compile;
 pub mod config;
@@ -21,8 +22,10 @@ pub mod hook;
 pub mod inductor_host;
 pub mod interp;
 pub mod log;
+pub mod mode;
 pub mod output;
 pub mod passes;
+pub mod reconstruct;
 pub mod runtime;
 pub mod skipfiles;
 pub mod source;
@@ -33,7 +36,8 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-pub use compile::{Backend, CompileConfig, Unsupported};
+pub use compile::Unsupported;
+pub use config::{Backend, CompileConfig};
 pub use runtime::CompiledGraph;
 
 /// Calls `f` with this thread in `mode`, restoring the previous mode afterwards (also when `f`
@@ -42,7 +46,7 @@ pub fn call_in_mode<'py>(
     f: &Bound<'py, PyAny>,
     args: &Bound<'py, PyTuple>,
     kwargs: Option<&Bound<'py, PyDict>>,
-    mode: hook::Mode,
+    mode: mode::Mode,
 ) -> PyResult<Bound<'py, PyAny>> {
     let prev = hook::set_mode(mode);
     let r = f.call(args, kwargs);
@@ -50,8 +54,8 @@ pub fn call_in_mode<'py>(
     r
 }
 
-pub fn compile_mode(cfg: Arc<CompileConfig>) -> hook::Mode {
-    hook::Mode::Compile(cfg)
+pub fn compile_mode(cfg: Arc<CompileConfig>) -> mode::Mode {
+    mode::Mode::Compile(cfg)
 }
 
 /// Summary of a code object's cache, for tests and inspection.

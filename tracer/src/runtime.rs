@@ -3,139 +3,14 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use fx::{Arg, Graph, NodeId, NodeKind, Target};
 
 use crate::error::TraceError;
 use crate::output::arg_to_py;
+use crate::reconstruct::OutputTemplate;
 use crate::source::{resolve, Scope, Source};
-
-/// How the Python return value is rebuilt from the graph outputs.
-pub enum OutputTemplate {
-    Graph(usize),
-    Const(Py<PyAny>),
-    Tuple(Vec<OutputTemplate>),
-    List(Vec<OutputTemplate>),
-    Dict(Vec<(Py<PyAny>, OutputTemplate)>),
-    NamedTuple(Py<PyAny>, Vec<OutputTemplate>),
-    /// `getattr(value, name)`, e.g. a bound tensor method left on the stack at a graph break.
-    Attr(Box<OutputTemplate>, String),
-    /// A value read from the frame's inputs, returned as that very object (lists, dicts and
-    /// objects whose contents, not identity, were guarded).
-    Input(Source),
-    /// Builds the inner value and remembers it as number `k` of this reconstruction.
-    Keep(usize, Box<OutputTemplate>),
-    /// The value remembered as number `k` (one container reached twice stays one object).
-    Again(usize),
-    /// `f(args...)`, e.g. a new cell or a closure rebuilt at a graph break.
-    Call(Py<PyAny>, Vec<OutputTemplate>),
-    /// Closure cell `j` of the compiled frame (the cell object, not its contents).
-    ClosureCell(usize),
-    /// The value, then side effects replayed after the graph: every call's arguments are built
-    /// first (so they see the state before any of them), then the calls run in order.
-    Effects(Box<OutputTemplate>, Vec<(Py<PyAny>, Vec<OutputTemplate>)>),
-}
-
-impl OutputTemplate {
-    fn build<'py>(
-        &self,
-        py: Python<'py>,
-        outs: &[Bound<'py, PyAny>],
-        scope: &Scope,
-        kept: &mut Vec<Option<Bound<'py, PyAny>>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            OutputTemplate::Graph(i) => outs[*i].clone(),
-            OutputTemplate::Const(c) => c.bind(py).clone(),
-            OutputTemplate::Tuple(items) => PyTuple::new(
-                py,
-                items
-                    .iter()
-                    .map(|t| t.build(py, outs, scope, kept))
-                    .collect::<PyResult<Vec<_>>>()?,
-            )?
-            .into_any(),
-            OutputTemplate::List(items) => PyList::new(
-                py,
-                items
-                    .iter()
-                    .map(|t| t.build(py, outs, scope, kept))
-                    .collect::<PyResult<Vec<_>>>()?,
-            )?
-            .into_any(),
-            OutputTemplate::NamedTuple(ty, items) => {
-                let t = PyTuple::new(
-                    py,
-                    items
-                        .iter()
-                        .map(|t| t.build(py, outs, scope, kept))
-                        .collect::<PyResult<Vec<_>>>()?,
-                )?;
-                crate::interp::vars::build_named_tuple(ty.bind(py), t)?
-            }
-            OutputTemplate::Attr(v, name) => {
-                v.build(py, outs, scope, kept)?.getattr(name.as_str())?
-            }
-            OutputTemplate::Keep(k, inner) => {
-                let v = inner.build(py, outs, scope, kept)?;
-                if kept.len() <= *k {
-                    kept.resize(*k + 1, None);
-                }
-                kept[*k] = Some(v.clone());
-                v
-            }
-            OutputTemplate::Again(k) => kept.get(*k).cloned().flatten().ok_or_else(|| {
-                pyo3::exceptions::PyRuntimeError::new_err(
-                    "torchferro: a shared value was rebuilt out of order",
-                )
-            })?,
-            OutputTemplate::Call(f, args) => {
-                let args = args
-                    .iter()
-                    .map(|t| t.build(py, outs, scope, kept))
-                    .collect::<PyResult<Vec<_>>>()?;
-                f.bind(py).call1(PyTuple::new(py, args)?)?
-            }
-            OutputTemplate::ClosureCell(j) => {
-                if *j >= scope.ncells {
-                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                        "torchferro: a closure cell out of range",
-                    ));
-                }
-                // SAFETY: `cells` holds `ncells` borrowed, live pointers (see `Scope`).
-                unsafe { Bound::from_borrowed_ptr(py, *scope.cells.add(*j)) }
-            }
-            OutputTemplate::Effects(value, calls) => {
-                let v = value.build(py, outs, scope, kept)?;
-                let mut built = Vec::with_capacity(calls.len());
-                for (f, args) in calls {
-                    let args = args
-                        .iter()
-                        .map(|t| t.build(py, outs, scope, kept))
-                        .collect::<PyResult<Vec<_>>>()?;
-                    built.push((f, PyTuple::new(py, args)?));
-                }
-                for (f, args) in built {
-                    f.bind(py).call1(args)?;
-                }
-                v
-            }
-            OutputTemplate::Input(source) => resolve(py, scope, source).ok_or_else(|| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "torchferro: {source} could not be read"
-                ))
-            })?,
-            OutputTemplate::Dict(items) => {
-                let d = PyDict::new(py);
-                for (k, v) in items {
-                    d.set_item(k.bind(py), v.build(py, outs, scope, kept)?)?;
-                }
-                d.into_any()
-            }
-        })
-    }
-}
 
 /// An argument slot of an eager step.
 enum Slot {
@@ -473,7 +348,7 @@ impl CompiledGraph {
         py: Python<'py>,
         argv: &[*mut ffi::PyObject],
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::hook::with_hook_off(|| self.run_inner(py, argv, true))
+        crate::mode::with_hook_off(|| self.run_inner(py, argv, true))
     }
 
     /// `guarded`: see [`Self::run_raw`]; false for calls from Python, which anyone holding the
@@ -573,6 +448,6 @@ impl CompiledGraph {
     ) -> PyResult<Bound<'py, PyAny>> {
         let ptrs: Vec<*mut ffi::PyObject> = args.iter().map(|a| a.as_ptr()).collect();
         // The tuple keeps every argument alive while the raw pointers are used.
-        crate::hook::with_hook_off(|| self.run_inner(py, &ptrs, false))
+        crate::mode::with_hook_off(|| self.run_inner(py, &ptrs, false))
     }
 }
