@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 
 use fx::{Arg, NodeKind};
 
@@ -16,7 +16,7 @@ use crate::frame::FrameView;
 use crate::guards::GuardFailure;
 use crate::interp::{self, Var};
 use crate::reconstruct::{passthrough, template_of, with_effects, TemplateCtx};
-use crate::runtime::{CompiledGraph, EagerProgram, Runner};
+use crate::runtime::CompiledGraph;
 use crate::source::Scope;
 
 pyo3::create_exception!(
@@ -448,67 +448,7 @@ fn build_entry(
     crate::passes::dead_code_elimination(&mut output.graph);
     let graph_code = crate::passes::python_code(&output.graph);
     let backend_started = std::time::Instant::now();
-    let mut output_code: Option<String> = None;
-    // The inductor's own phases (lowering, scheduling, codegen, C compile, cache load).
-    let mut backend_phases: Vec<(&'static str, f64)> = Vec::new();
-    let mut functional = None;
-    let runner = match &cfg.backend {
-        // Nothing to compile: the backend is not bothered with an empty graph.
-        _ if output.graph.op_count() == 0 => {
-            Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
-        }
-        Backend::Eager => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
-        // Autocast regions: the inductor computes in the dtypes it is given and knows nothing
-        // of autocast's casts, so these graphs replay on the eager runner, casts done by torch.
-        Backend::Inductor if output.has_autocast() => {
-            crate::log::inductor_fallbacks(
-                info,
-                &["the whole graph runs on the eager backend: it has an autocast region".into()],
-            );
-            Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
-        }
-        Backend::Inductor => {
-            // The inductor computes values: it gets the graph without in-place ops.
-            let fg = crate::functional::for_inductor(py, &output.graph, &output.callables)?;
-            let (graph, callables) = match &fg {
-                Some(f) => (&f.graph, &f.callables[..]),
-                None => (&output.graph, &output.callables[..]),
-            };
-            match crate::inductor_host::InductorProgram::try_new(
-                graph,
-                callables,
-                crate::guards::grad_enabled(py),
-            ) {
-                Ok(Some(p)) => {
-                    functional = fg
-                        .map(|f| (f.outputs, f.run))
-                        .filter(|(n, r)| !r.is_trivial(*n))
-                        .map(|(_, r)| r);
-                    let reasons = p.fallback_reasons();
-                    if !reasons.is_empty() {
-                        crate::log::inductor_fallbacks(info, &reasons);
-                    }
-                    output_code = Some(p.source().to_string());
-                    backend_phases = p.phase_times().phases();
-                    Runner::Inductor(Box::new(p))
-                }
-                Ok(None) => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?),
-                Err(why) => {
-                    crate::log::inductor_fallbacks(
-                        info,
-                        &[format!("the whole graph runs on the eager backend: {why}")],
-                    );
-                    Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables)?)
-                }
-            }
-        }
-        Backend::Python(f) => {
-            let gm = crate::fx_export::graph_module(py, &output)?;
-            let examples = PyList::new(py, output.example_inputs.iter().map(|e| e.bind(py)))?;
-            let compiled = f.bind(py).call1((gm, examples))?;
-            Runner::Python(compiled.unbind())
-        }
-    };
+    let built = crate::backend::build(py, info, &output, &cfg.backend)?;
     let graph = Py::new(
         py,
         CompiledGraph {
@@ -516,7 +456,7 @@ fn build_entry(
             nargs: info.nargs,
             globals: globals.clone().unbind(),
             builtins: builtins.clone().unbind(),
-            runner,
+            runner: built.runner,
             output: template,
             passthrough: passthrough(&output.graph),
             switches_modes: {
@@ -531,7 +471,7 @@ fn build_entry(
                     autocast: calls(crate::output::AUTOCAST_TARGET),
                 }
             },
-            functional,
+            functional: built.functional,
         },
     )?;
     let backend_secs = backend_started.elapsed().as_secs_f64();
@@ -553,9 +493,9 @@ fn build_entry(
     // `backend` is what the backend took beyond the phases it reports itself (for the
     // inductor: checks and torch handles; for the others: all of it); `bytecode` is the
     // transformed code, made after the backend.
-    let reported: f64 = backend_phases.iter().map(|(_, s)| s).sum();
+    let reported: f64 = built.phases.iter().map(|(_, s)| s).sum();
     let mut timings = vec![("trace", trace_secs), ("guard_build", guard_secs)];
-    timings.extend(backend_phases);
+    timings.extend(built.phases);
     timings.push(("backend", (backend_secs - reported).max(0.0)));
     timings.push(("bytecode", codegen_started.elapsed().as_secs_f64()));
     let ops = output
@@ -578,7 +518,7 @@ fn build_entry(
             break_reason,
             timings: &timings,
             transformed_code: &transformed,
-            output_code: output_code.as_deref(),
+            output_code: built.output_code.as_deref(),
             code,
         },
     );

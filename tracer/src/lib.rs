@@ -2,10 +2,13 @@
 //! sources, the symbolic interpreter, the transformed code and backend dispatch.
 //!
 //! Unsafe code lives in `frame` (frame layout), `hook` (the evaluator), `cache` (co_extra) and
-//! the small raw-pointer helpers of `source`, `runtime`, `guards` and `global_state` (a dict's
-//! version tag); everything else is safe.
+//! the small raw-pointer helpers of `source`, `runtime`, `reconstruct` (closure cells),
+//! `backend` (vectorcall, kernels run on guarded inputs), `compile` and `interp` (borrowed frame
+//! objects), `alloc_threshold`, `guards` and `global_state` (a dict's version tag); everything
+//! else is safe.
 
 pub mod alloc_threshold;
+pub mod backend;
 pub mod cache;
 pub mod code;
 pub mod codegen;
@@ -15,11 +18,9 @@ pub mod decode;
 pub mod error;
 pub mod frame;
 pub mod functional;
-pub mod fx_export;
 pub mod global_state;
 pub mod guards;
 pub mod hook;
-pub mod inductor_host;
 pub mod interp;
 pub mod log;
 pub mod mode;
@@ -94,12 +95,12 @@ pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
             guards: e.guards.describe(),
             graph_code: e.graph_code.clone(),
             runner: match &e.graph.get().runner {
-                runtime::Runner::Eager(_) => "eager",
-                runtime::Runner::Inductor(_) => "inductor",
-                runtime::Runner::Python(_) => "python",
+                backend::Runner::Eager(_) => "eager",
+                backend::Runner::Inductor(_) => "inductor",
+                backend::Runner::Python(_) => "python",
             },
             inductor: match &e.graph.get().runner {
-                runtime::Runner::Inductor(p) => {
+                backend::Runner::Inductor(p) => {
                     Some((p.counts(), p.fallback_reasons(), p.source().to_string()))
                 }
                 _ => None,
