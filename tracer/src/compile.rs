@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyDict;
 
-use fx::{Arg, NodeKind};
+use fx::Arg;
 
 use crate::cache::{CacheEntry, CodeState, Slot};
 use crate::code::CodeInfo;
@@ -538,11 +538,3 @@ fn build_entry(
         direct: plan.is_none(),
     })
 }
-
-#[allow(dead_code)]
-fn node_is_output(kind: &NodeKind) -> bool {
-    matches!(kind, NodeKind::Output { .. })
-}
-
-#[allow(dead_code)]
-fn unused(_: &PyTuple) {}

@@ -32,8 +32,6 @@ pub mod skipfiles;
 pub mod source;
 pub mod version;
 
-use std::sync::Arc;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -55,14 +53,10 @@ pub fn call_in_mode<'py>(
     r
 }
 
-pub fn compile_mode(cfg: Arc<CompileConfig>) -> mode::Mode {
-    mode::Mode::Compile(cfg)
-}
-
-/// Summary of a code object's cache, for tests and inspection.
 /// Inductor statistics of an entry: (kernels, extern calls, fallbacks), fallback reasons, C source.
 pub type InductorInfo = ((usize, usize, usize), Vec<String>, String);
 
+/// Summary of one entry of a code object's cache, for tests and inspection.
 pub struct EntryInfo {
     pub compile_id: (u32, u32),
     pub guards: Vec<String>,

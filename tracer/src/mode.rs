@@ -79,10 +79,6 @@ pub fn with_hook_off<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-pub fn current_mode() -> Mode {
-    MODE.with(|m| m.borrow().clone())
-}
-
 /// Whether the hook acts on this thread (the mode is not `Off`).
 pub(crate) fn is_active() -> bool {
     ACTIVE.with(|a| a.get())
