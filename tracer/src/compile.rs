@@ -8,8 +8,8 @@ use pyo3::types::PyDict;
 
 use fx::Arg;
 
-use crate::cache::{CacheEntry, CodeState, Slot};
 use crate::code::CodeInfo;
+use crate::code_cache::{CacheEntry, CodeState, Slot};
 use crate::config::{Backend, CompileConfig};
 use crate::error::TraceError;
 use crate::frame::FrameView;
@@ -60,7 +60,9 @@ pub fn compile_frame(
         let Ok(mut c) = slot.try_borrow_mut() else {
             return Outcome::RunEagerly;
         };
-        let id = *c.frame_id.get_or_insert_with(crate::cache::next_frame_id);
+        let id = *c
+            .frame_id
+            .get_or_insert_with(crate::code_cache::next_frame_id);
         (id, c.compiles, c.entries.clone())
     };
     if !existing.is_empty() {
@@ -118,7 +120,7 @@ pub fn compile_frame(
                 instruction: Some(i),
                 frames,
             }) if !cfg.fullgraph && break_at.is_none() => {
-                match crate::codegen::why_no_break_at(&info, i) {
+                match crate::resume::why_no_break_at(&info, i) {
                     None => {
                         break_at = Some(i);
                         break_reason = Some(format_reason(&reason, location.as_deref(), &frames));
@@ -152,7 +154,7 @@ pub fn compile_frame(
         && traced.output.graph.op_count() == 0
         && traced.effects.is_empty()
         && traced.free_cells.is_empty()
-        && !info.name.starts_with(crate::codegen::RESUME_PREFIX)
+        && !info.name.starts_with(crate::resume::RESUME_PREFIX)
     {
         crate::log::skipped_no_ops(&info);
         if let Ok(mut c) = slot.try_borrow_mut() {
@@ -366,7 +368,7 @@ fn build_entry(
             locals,
             ..
         } => {
-            use crate::codegen::StackSlot;
+            use crate::resume::StackSlot;
             let mut values: Vec<Var> = Vec::new();
             let mut slots = Vec::new();
             for v in stack {
@@ -404,7 +406,7 @@ fn build_entry(
                     None => {}
                 }
             }
-            let cell_slots = crate::codegen::cell_slots(info);
+            let cell_slots = crate::resume::cell_slots(info);
             for &s in &cell_slots {
                 values.push(match locals.get(s).cloned().flatten() {
                     Some(Var::Cell(c)) => Var::Cell(c),
@@ -427,7 +429,7 @@ fn build_entry(
             if grad_mode.is_some() {
                 output.set_grad_mode(py, entry_mode)?;
             }
-            let plan = crate::codegen::BreakPlan {
+            let plan = crate::resume::BreakPlan {
                 index: *index,
                 stack: slots,
                 assigned,
@@ -477,12 +479,12 @@ fn build_entry(
     let backend_secs = backend_started.elapsed().as_secs_f64();
     let codegen_started = std::time::Instant::now();
     let transformed = match &plan {
-        None => crate::codegen::trampoline(py, info, code, graph.bind(py).as_any())?,
+        None => crate::resume::trampoline(py, info, code, graph.bind(py).as_any())?,
         Some(plan) => {
-            crate::codegen::graph_break(py, info, code, globals, graph.bind(py).as_any(), plan)?
+            crate::resume::graph_break(py, info, code, globals, graph.bind(py).as_any(), plan)?
         }
     };
-    crate::cache::mark_skip(&transformed);
+    crate::code_cache::mark_skip(&transformed);
     let function = py.import("types")?.getattr("FunctionType")?.call1((
         &transformed,
         globals,

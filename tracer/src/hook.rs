@@ -10,7 +10,7 @@ use std::sync::Arc;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::cache::{self, CodeState};
+use crate::code_cache::{self, CodeState};
 use crate::compile;
 use crate::frame::FrameView;
 use crate::mode::{self, is_disabled_wrapper, set_mode_quiet, Crossing, Mode};
@@ -216,7 +216,7 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     let code = fv.code();
     // SAFETY: code is live for the duration of the frame; GIL held.
     let Some(slot) = (unsafe {
-        cache::get_or_create(code, || {
+        code_cache::get_or_create(code, || {
             if skipped_file(py, code) {
                 CodeState::Skip
             } else {
@@ -359,7 +359,7 @@ fn frame_scope(fv: FrameView, nargs: usize) -> (Scope, Vec<*mut ffi::PyObject>) 
 fn run_frame(
     py: Python<'_>,
     fv: FrameView,
-    slot: &'static cache::Slot,
+    slot: &'static code_cache::Slot,
     mode: &Mode,
     state: CodeState,
     nargs: usize,
@@ -407,7 +407,7 @@ fn run_frame(
     }
 }
 
-fn hit(entry: Arc<cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action {
+fn hit(entry: Arc<code_cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action {
     let run = if entry.direct && crate::config::direct_call() {
         Run::Graph(entry.graph.clone())
     } else {

@@ -1,7 +1,7 @@
 //! Everything that touches the interpreter: the eval-frame hook, the per-code cache, guards,
 //! sources, the symbolic interpreter, the transformed code and backend dispatch.
 //!
-//! Unsafe code lives in `frame` (frame layout), `hook` (the evaluator), `cache` (co_extra) and
+//! Unsafe code lives in `frame` (frame layout), `hook` (the evaluator), `code_cache` (co_extra) and
 //! the small raw-pointer helpers of `source`, `runtime`, `reconstruct` (closure cells),
 //! `backend` (vectorcall, kernels run on guarded inputs), `compile` and `interp` (borrowed frame
 //! objects), `alloc_threshold`, `guards` and `global_state` (a dict's version tag); everything
@@ -9,9 +9,8 @@
 
 pub mod alloc_threshold;
 pub mod backend;
-pub mod cache;
 pub mod code;
-pub mod codegen;
+pub mod code_cache;
 pub mod compile;
 pub mod config;
 pub mod decode;
@@ -27,6 +26,7 @@ pub mod mode;
 pub mod output;
 pub mod passes;
 pub mod reconstruct;
+pub mod resume;
 pub mod runtime;
 pub mod skipfiles;
 pub mod source;
@@ -69,17 +69,17 @@ pub struct EntryInfo {
 
 pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
     // SAFETY: `code` is a live object and we hold the GIL; `get` checks the slot index.
-    let Some(slot) = (unsafe { cache::get(code.as_ptr()) }) else {
+    let Some(slot) = (unsafe { code_cache::get(code.as_ptr()) }) else {
         return ("none".into(), Vec::new());
     };
     let Ok(c) = slot.try_borrow() else {
         return ("busy".into(), Vec::new());
     };
     let state = match &c.state {
-        cache::CodeState::Normal => "normal".to_string(),
-        cache::CodeState::Skip => "skip".to_string(),
-        cache::CodeState::Eager(r) => format!("eager: {r}"),
-        cache::CodeState::LimitHit => "recompile limit".to_string(),
+        code_cache::CodeState::Normal => "normal".to_string(),
+        code_cache::CodeState::Skip => "skip".to_string(),
+        code_cache::CodeState::Eager(r) => format!("eager: {r}"),
+        code_cache::CodeState::LimitHit => "recompile limit".to_string(),
     };
     let entries = c
         .entries

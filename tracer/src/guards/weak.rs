@@ -72,7 +72,7 @@ fn died_callback(py: Python<'_>) -> Option<&'static Py<PyCFunction>> {
     static F: OnceLock<Option<Py<PyCFunction>>> = OnceLock::new();
     F.get_or_init(|| {
         PyCFunction::new_closure(py, None, None, |args, _kwargs| -> PyResult<()> {
-            crate::cache::prune_dead(args.py());
+            crate::code_cache::prune_dead(args.py());
             Ok(())
         })
         .ok()
