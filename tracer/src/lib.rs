@@ -16,7 +16,6 @@ pub mod config;
 pub mod decode;
 pub mod error;
 pub mod frame;
-pub mod functional;
 pub mod global_state;
 pub mod guards;
 pub mod hook;

@@ -26,7 +26,7 @@ pub struct CompiledGraph {
     pub switches_modes: ModeSwitches,
     /// With an inductor runner: what its functionalized graph needs around each call
     /// (aliasing outputs rebuilt, inputs sharing memory).
-    pub functional: Option<crate::functional::FunctionalRun>,
+    pub functional: Option<crate::backend::functional::FunctionalRun>,
 }
 
 /// Which global modes a graph switches (see [`CompiledGraph::switches_modes`]).

@@ -1,8 +1,10 @@
 //! The backends a compiled graph runs on, and the choice among them: the eager runner (torch
 //! calls replayed), the Rust inductor (generated kernels, torch as host) and a Python callable
-//! handed an FX `GraphModule` (the torch.compile backend contract).
+//! handed an FX `GraphModule` (the torch.compile backend contract). `functional` is the
+//! inductor's view of the graph (functionalized) and what its calls need around them.
 
 pub mod eager;
+pub mod functional;
 pub mod inductor;
 pub mod python;
 
@@ -28,7 +30,7 @@ pub enum Runner {
 pub struct Built {
     pub runner: Runner,
     /// With an inductor runner: what its functionalized graph needs around each call.
-    pub functional: Option<crate::functional::FunctionalRun>,
+    pub functional: Option<functional::FunctionalRun>,
     /// The generated source (the inductor's C), for the `output_code` log.
     pub output_code: Option<String>,
     /// The inductor's own phases (lowering, scheduling, codegen, C compile, cache load).
@@ -63,7 +65,7 @@ pub fn build(
         }
         Backend::Inductor => {
             // The inductor computes values: it gets the graph without in-place ops.
-            let fg = crate::functional::for_inductor(py, &output.graph, &output.callables)?;
+            let fg = functional::for_inductor(py, &output.graph, &output.callables)?;
             let (graph, callables) = match &fg {
                 Some(f) => (&f.graph, &f.callables[..]),
                 None => (&output.graph, &output.callables[..]),

@@ -21,7 +21,7 @@ use pyo3::types::PyTuple;
 use fx::passes::functionalize::{self, step_arg, AliasBase, Functionalized};
 use fx::{Graph, NodeId, NodeKind, Target};
 
-use crate::backend::eager::EagerProgram;
+use super::eager::EagerProgram;
 use crate::error::TraceError;
 
 /// The functional graph and its callables, for the inductor.
