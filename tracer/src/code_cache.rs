@@ -97,8 +97,13 @@ unsafe extern "C" fn free_slot(ptr: *mut std::ffi::c_void) {
 }
 
 fn extra_index() -> isize {
-    // SAFETY: requesting an index only registers our free function; called with the GIL held.
-    *EXTRA_INDEX.get_or_init(|| unsafe { ffi::PyUnstable_Eval_RequestCodeExtraIndex(free_slot) })
+    *EXTRA_INDEX.get_or_init(|| {
+        // Every slot is made through this index, so the pruner is in place before any entry
+        // (and any identity guard's weak reference) exists.
+        crate::guards::on_target_death(prune_dead);
+        // SAFETY: requesting an index only registers our free function; called with the GIL held.
+        unsafe { ffi::PyUnstable_Eval_RequestCodeExtraIndex(free_slot) }
+    })
 }
 
 /// The cache of `code`, if it has one.

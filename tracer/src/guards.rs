@@ -11,7 +11,7 @@ use pyo3::types::{PyTuple, PyType};
 use crate::source::{apply_step, Scope, Source, Step};
 
 mod weak;
-pub use weak::WeakTarget;
+pub use weak::{on_target_death, WeakTarget};
 
 thread_local! {
     /// Time this thread spent building guards since the last [`take_build_time`]: guards are
