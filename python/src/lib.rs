@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use tracer::hook::Mode;
+use tracer::mode::Mode;
 use tracer::{Backend, CompileConfig};
 
 /// A function (or module) compiled with a given backend: calling it runs the callable with the
@@ -28,7 +28,7 @@ impl Drop for CompiledFunction {
     fn drop(&mut self) {
         if self.owner {
             // None while the interpreter finalizes: then everything is being freed anyway.
-            let _ = Python::try_attach(|_py| tracer::cache::release_kept_all());
+            let _ = Python::try_attach(|_py| tracer::code_cache::release_kept_all());
         }
     }
 }
@@ -128,7 +128,7 @@ fn call_disabled<'py>(
 
 #[pyfunction]
 fn reset() {
-    tracer::cache::reset_all();
+    tracer::code_cache::reset_all();
 }
 
 #[pyfunction]

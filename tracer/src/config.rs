@@ -2,6 +2,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use pyo3::prelude::*;
+
 static RECOMPILE_LIMIT: AtomicUsize = AtomicUsize::new(8);
 static STANCE: AtomicUsize = AtomicUsize::new(0);
 
@@ -68,4 +70,29 @@ pub fn direct_call() -> bool {
 
 pub fn set_direct_call(v: bool) {
     DIRECT_CALL.store(v, Ordering::Relaxed)
+}
+
+/// Which compiler a compiled region uses.
+pub enum Backend {
+    Eager,
+    /// The Rust inductor (`backend="inductor"`, the default).
+    Inductor,
+    /// A Python callable `backend(gm, example_inputs) -> callable`.
+    Python(Py<PyAny>),
+}
+
+pub struct CompileConfig {
+    pub backend: Backend,
+    pub fullgraph: bool,
+}
+
+impl CompileConfig {
+    /// Entries are reused only by the backend that made them.
+    pub fn backend_key(&self) -> usize {
+        match &self.backend {
+            Backend::Eager => 1,
+            Backend::Inductor => 2,
+            Backend::Python(f) => f.as_ptr() as usize,
+        }
+    }
 }

@@ -11,7 +11,7 @@ use pyo3::types::{PyTuple, PyType};
 use crate::source::{apply_step, Scope, Source, Step};
 
 mod weak;
-pub use weak::WeakTarget;
+pub use weak::{on_target_death, WeakTarget};
 
 thread_local! {
     /// Time this thread spent building guards since the last [`take_build_time`]: guards are
@@ -810,4 +810,20 @@ fn tensor_check_untimed(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
         requires_grad: v.getattr(intern!(py, "requires_grad"))?.is_truthy()?,
         layout: v.getattr(intern!(py, "layout"))?.unbind(),
     })
+}
+
+/// The first failing guard of a cache entry, with where the guard came from.
+pub struct GuardFailure {
+    pub compile_id: (u32, u32),
+    pub reason: String,
+    pub origin: Option<String>,
+}
+
+impl GuardFailure {
+    pub fn line(&self) -> String {
+        format!(
+            "{}/{}: {}",
+            self.compile_id.0, self.compile_id.1, self.reason
+        )
+    }
 }

@@ -4,38 +4,19 @@
 //! region (installing it deoptimises every Python-to-Python call), and chains to whatever
 //! evaluator was installed before it.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::cache::{self, CodeState};
-use crate::compile::{self, CompileConfig};
+use crate::code_cache::{self, CodeState};
+use crate::compile;
 use crate::frame::FrameView;
+use crate::mode::{self, is_disabled_wrapper, set_mode_quiet, Crossing, Mode};
 use crate::runtime::CompiledGraph;
 use crate::source::Scope;
 
-/// What the hook does on this thread.
-#[derive(Clone)]
-pub enum Mode {
-    Off,
-    /// Use cached entries, never compile (`torchferro.compiler` stances, after errors).
-    RunOnly,
-    Compile(Arc<CompileConfig>),
-}
-
-thread_local! {
-    static MODE: std::cell::RefCell<Mode> = const { std::cell::RefCell::new(Mode::Off) };
-    /// Fast check for `Mode::Off` without borrowing the RefCell.
-    static ACTIVE: Cell<bool> = const { Cell::new(false) };
-    /// Whether this thread is counted in `ACTIVE_THREADS`.
-    static COUNTED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Threads currently inside a compiled region.
-static ACTIVE_THREADS: AtomicUsize = AtomicUsize::new(0);
 type EvalFn = unsafe extern "C" fn(
     *mut ffi::PyThreadState,
     *mut ffi::_PyInterpreterFrame,
@@ -52,87 +33,16 @@ fn previous() -> EvalFn {
     unsafe { std::mem::transmute::<*mut (), EvalFn>(p) }
 }
 
-/// Code objects of `torch.compiler.disable` / `torch._dynamo.disable` wrappers (recursive ones):
-/// their frames run with the hook off, so neither the wrapped function nor anything it calls is
-/// compiled, as under torch.compile. Registered by the tracer when it meets such a wrapper (the
-/// call is a graph break, so the wrapper's frame comes here next); a few slots suffice (one
-/// wrapper code per torch version).
-static DISABLED_WRAPPERS: [AtomicPtr<ffi::PyObject>; 4] = [
-    AtomicPtr::new(std::ptr::null_mut()),
-    AtomicPtr::new(std::ptr::null_mut()),
-    AtomicPtr::new(std::ptr::null_mut()),
-    AtomicPtr::new(std::ptr::null_mut()),
-];
-
-/// Records `code` as a disable wrapper's code (kept alive for the life of the process).
-pub fn register_disabled_wrapper(code: Bound<'_, PyAny>) {
-    let ptr = code.as_ptr();
-    for slot in &DISABLED_WRAPPERS {
-        let cur = slot.load(Ordering::Acquire);
-        if cur == ptr {
-            return;
-        }
-        if cur.is_null()
-            && slot
-                .compare_exchange(
-                    std::ptr::null_mut(),
-                    ptr,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                )
-                .is_ok()
-        {
-            // The slot holds the pointer from now on: keep the object alive with it.
-            std::mem::forget(code.unbind());
-            return;
-        }
-    }
-}
-
-fn is_disabled_wrapper(code: *mut ffi::PyObject) -> bool {
-    DISABLED_WRAPPERS.iter().any(|s| {
-        let p = s.load(Ordering::Relaxed);
-        !p.is_null() && p == code
-    })
-}
-
 /// Sets this thread's mode, returning the previous one. Installs or removes the interpreter-wide
 /// hook as the count of active threads crosses zero. Call with the GIL held.
 pub fn set_mode(mode: Mode) -> Mode {
-    let now_active = !matches!(mode, Mode::Off);
-    let old = set_mode_quiet(mode);
-    let was_counted = COUNTED.with(|c| c.replace(now_active));
-    if now_active && !was_counted {
-        if ACTIVE_THREADS.fetch_add(1, Ordering::AcqRel) == 0 {
-            install();
-        }
-    } else if !now_active && was_counted && ACTIVE_THREADS.fetch_sub(1, Ordering::AcqRel) == 1 {
-        uninstall();
+    let (old, crossing) = mode::set_mode_counted(mode);
+    match crossing {
+        Crossing::FirstIn => install(),
+        Crossing::LastOut => uninstall(),
+        Crossing::Unchanged => {}
     }
     old
-}
-
-/// Changes the mode without touching the install count: a temporary switch inside one hook call
-/// (guards and compiles run with the hook off, then the mode is put back).
-fn set_mode_quiet(mode: Mode) -> Mode {
-    ACTIVE.with(|a| a.set(!matches!(mode, Mode::Off)));
-    MODE.with(|m| m.replace(mode))
-}
-
-/// Runs `f` with the hook off on this thread: compiled graphs and backends run this way, so their
-/// own Python code is never traced.
-pub fn with_hook_off<R>(f: impl FnOnce() -> R) -> R {
-    if !ACTIVE.with(|a| a.get()) {
-        return f();
-    }
-    let prev = set_mode_quiet(Mode::Off);
-    let r = f();
-    set_mode_quiet(prev);
-    r
-}
-
-pub fn current_mode() -> Mode {
-    MODE.with(|m| m.borrow().clone())
 }
 
 fn install() {
@@ -213,7 +123,7 @@ pub unsafe extern "C" fn eval_frame(
     throwflag: i32,
 ) -> *mut ffi::PyObject {
     let prev = previous();
-    if throwflag != 0 || !ACTIVE.with(|a| a.get()) {
+    if throwflag != 0 || !mode::is_active() {
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         return unsafe { prev(tstate, frame, throwflag) };
     }
@@ -306,7 +216,7 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     let code = fv.code();
     // SAFETY: code is live for the duration of the frame; GIL held.
     let Some(slot) = (unsafe {
-        cache::get_or_create(code, || {
+        code_cache::get_or_create(code, || {
             if skipped_file(py, code) {
                 CodeState::Skip
             } else {
@@ -449,7 +359,7 @@ fn frame_scope(fv: FrameView, nargs: usize) -> (Scope, Vec<*mut ffi::PyObject>) 
 fn run_frame(
     py: Python<'_>,
     fv: FrameView,
-    slot: &'static cache::Slot,
+    slot: &'static code_cache::Slot,
     mode: &Mode,
     state: CodeState,
     nargs: usize,
@@ -497,7 +407,7 @@ fn run_frame(
     }
 }
 
-fn hit(entry: Arc<cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action {
+fn hit(entry: Arc<code_cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action {
     let run = if entry.direct && crate::config::direct_call() {
         Run::Graph(entry.graph.clone())
     } else {

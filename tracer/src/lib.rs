@@ -1,39 +1,41 @@
 //! Everything that touches the interpreter: the eval-frame hook, the per-code cache, guards,
 //! sources, the symbolic interpreter, the transformed code and backend dispatch.
 //!
-//! Unsafe code lives in `frame` (frame layout), `hook` (the evaluator), `cache` (co_extra) and
-//! the small raw-pointer helpers of `source`, `runtime`, `guards` and `global_state` (a dict's
-//! version tag); everything else is safe.
+//! Unsafe code lives in `frame` (frame layout), `hook` (the evaluator), `code_cache` (co_extra) and
+//! the small raw-pointer helpers of `source`, `runtime`, `reconstruct` (closure cells),
+//! `backend` (vectorcall, kernels run on guarded inputs), `compile` and `interp` (borrowed frame
+//! objects), `alloc_threshold`, `guards` and `global_state` (a dict's version tag); everything
+//! else is safe.
 
 pub mod alloc_threshold;
-pub mod cache;
-pub mod codegen;
+pub mod backend;
+pub mod code;
+pub mod code_cache;
 pub mod compile;
 pub mod config;
 pub mod decode;
 pub mod error;
 pub mod frame;
-pub mod functional;
-pub mod fx_export;
 pub mod global_state;
 pub mod guards;
 pub mod hook;
-pub mod inductor_host;
 pub mod interp;
 pub mod log;
+pub mod mode;
 pub mod output;
 pub mod passes;
+pub mod reconstruct;
+pub mod resume;
 pub mod runtime;
 pub mod skipfiles;
 pub mod source;
 pub mod version;
 
-use std::sync::Arc;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-pub use compile::{Backend, CompileConfig, Unsupported};
+pub use compile::Unsupported;
+pub use config::{Backend, CompileConfig};
 pub use runtime::CompiledGraph;
 
 /// Calls `f` with this thread in `mode`, restoring the previous mode afterwards (also when `f`
@@ -42,7 +44,7 @@ pub fn call_in_mode<'py>(
     f: &Bound<'py, PyAny>,
     args: &Bound<'py, PyTuple>,
     kwargs: Option<&Bound<'py, PyDict>>,
-    mode: hook::Mode,
+    mode: mode::Mode,
 ) -> PyResult<Bound<'py, PyAny>> {
     let prev = hook::set_mode(mode);
     let r = f.call(args, kwargs);
@@ -50,14 +52,10 @@ pub fn call_in_mode<'py>(
     r
 }
 
-pub fn compile_mode(cfg: Arc<CompileConfig>) -> hook::Mode {
-    hook::Mode::Compile(cfg)
-}
-
-/// Summary of a code object's cache, for tests and inspection.
 /// Inductor statistics of an entry: (kernels, extern calls, fallbacks), fallback reasons, C source.
 pub type InductorInfo = ((usize, usize, usize), Vec<String>, String);
 
+/// Summary of one entry of a code object's cache, for tests and inspection.
 pub struct EntryInfo {
     pub compile_id: (u32, u32),
     pub guards: Vec<String>,
@@ -70,17 +68,17 @@ pub struct EntryInfo {
 
 pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
     // SAFETY: `code` is a live object and we hold the GIL; `get` checks the slot index.
-    let Some(slot) = (unsafe { cache::get(code.as_ptr()) }) else {
+    let Some(slot) = (unsafe { code_cache::get(code.as_ptr()) }) else {
         return ("none".into(), Vec::new());
     };
     let Ok(c) = slot.try_borrow() else {
         return ("busy".into(), Vec::new());
     };
     let state = match &c.state {
-        cache::CodeState::Normal => "normal".to_string(),
-        cache::CodeState::Skip => "skip".to_string(),
-        cache::CodeState::Eager(r) => format!("eager: {r}"),
-        cache::CodeState::LimitHit => "recompile limit".to_string(),
+        code_cache::CodeState::Normal => "normal".to_string(),
+        code_cache::CodeState::Skip => "skip".to_string(),
+        code_cache::CodeState::Eager(r) => format!("eager: {r}"),
+        code_cache::CodeState::LimitHit => "recompile limit".to_string(),
     };
     let entries = c
         .entries
@@ -90,12 +88,12 @@ pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
             guards: e.guards.describe(),
             graph_code: e.graph_code.clone(),
             runner: match &e.graph.get().runner {
-                runtime::Runner::Eager(_) => "eager",
-                runtime::Runner::Inductor(_) => "inductor",
-                runtime::Runner::Python(_) => "python",
+                backend::Runner::Eager(_) => "eager",
+                backend::Runner::Inductor(_) => "inductor",
+                backend::Runner::Python(_) => "python",
             },
             inductor: match &e.graph.get().runner {
-                runtime::Runner::Inductor(p) => {
+                backend::Runner::Inductor(p) => {
                     Some((p.counts(), p.fallback_reasons(), p.source().to_string()))
                 }
                 _ => None,

@@ -7,9 +7,9 @@ pub mod bridge;
 
 use pyo3::prelude::*;
 
-use crate::interp::CodeInfo;
+use crate::code::CodeInfo;
 
-pub fn recompiling(py: Python<'_>, info: &CodeInfo, failures: &[crate::compile::GuardFailure]) {
+pub fn recompiling(py: Python<'_>, info: &CodeInfo, failures: &[crate::guards::GuardFailure]) {
     let reasons: Vec<String> = failures.iter().map(|f| f.line()).collect();
     let msg = recompile_message(info, &reasons);
     tracing::info!(target: "torchferro::recompiles", "{msg}");

@@ -66,13 +66,24 @@ impl WeakTarget {
     }
 }
 
+/// What drops the dead entries when a guarded object dies: the code cache's pruner, set by the
+/// code cache when it makes its first slot (guards sit below the cache and do not import it).
+static ON_DEATH: OnceLock<fn(Python<'_>)> = OnceLock::new();
+
+/// Sets what runs when an object an identity guard expects dies (the first setting stays).
+pub fn on_target_death(f: fn(Python<'_>)) {
+    let _ = ON_DEATH.set(f);
+}
+
 /// The callback of every guard's weak reference: an object a compiled entry was guarded on died,
 /// so that entry can never match again; drop the dead entries.
 fn died_callback(py: Python<'_>) -> Option<&'static Py<PyCFunction>> {
     static F: OnceLock<Option<Py<PyCFunction>>> = OnceLock::new();
     F.get_or_init(|| {
         PyCFunction::new_closure(py, None, None, |args, _kwargs| -> PyResult<()> {
-            crate::cache::prune_dead(args.py());
+            if let Some(prune) = ON_DEATH.get() {
+                prune(args.py());
+            }
             Ok(())
         })
         .ok()

@@ -14,9 +14,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyDict;
 
-use crate::decode::Ins;
+use crate::code::CodeInfo;
 use crate::error::TraceError;
 use crate::guards::GuardTree;
 use crate::output::OutputGraph;
@@ -24,80 +24,6 @@ use crate::source::{Scope, Source};
 
 pub(crate) use objects::{fill_function, object_has_attr};
 pub use vars::Var;
-
-/// Static facts about the code object being traced.
-pub struct CodeInfo {
-    pub name: String,
-    pub filename: String,
-    pub firstlineno: u32,
-    pub consts: Vec<Py<PyAny>>,
-    pub names: Vec<String>,
-    /// Names of all localsplus slots (locals, then cells that are not arguments, then free vars).
-    pub localsplus: Vec<String>,
-    /// Number of argument slots (positional, keyword-only, *args, **kwargs).
-    pub nargs: usize,
-    /// Number of free variables (the last slots of localsplus).
-    pub nfree: usize,
-    /// Number of cell variables (closures made by this code).
-    pub ncells: usize,
-    /// `co_cellvars`: a name that is also in `varnames` is an argument kept in a cell.
-    pub cellvars: Vec<String>,
-    /// `co_varnames` length: the plain locals, arguments first.
-    pub nlocals: usize,
-    pub varnames: Vec<String>,
-    pub co_code: Vec<u8>,
-    pub exception_table: Vec<u8>,
-    pub line_table: Vec<u8>,
-    pub flags: u32,
-    pub ins: Vec<Ins>,
-}
-
-impl CodeInfo {
-    pub fn from_code(py: Python<'_>, code: &Bound<'_, PyAny>) -> Result<CodeInfo, TraceError> {
-        let get = |n: &str| code.getattr(n);
-        let varnames: Vec<String> = get("co_varnames")?.extract()?;
-        let cellvars: Vec<String> = get("co_cellvars")?.extract()?;
-        let freevars: Vec<String> = get("co_freevars")?.extract()?;
-        let varnames: Vec<String> = varnames;
-        let mut localsplus = varnames.clone();
-        for c in &cellvars {
-            if !varnames.contains(c) {
-                localsplus.push(c.clone());
-            }
-        }
-        localsplus.extend(freevars.iter().cloned());
-        let flags: u32 = get("co_flags")?.extract()?;
-        let argcount: usize = get("co_argcount")?.extract()?;
-        let kwonly: usize = get("co_kwonlyargcount")?.extract()?;
-        let nargs =
-            argcount + kwonly + usize::from(flags & 0x04 != 0) + usize::from(flags & 0x08 != 0);
-        let consts: Vec<Py<PyAny>> = get("co_consts")?
-            .cast::<PyTuple>()
-            .map_err(PyErr::from)?
-            .iter()
-            .map(|c| c.unbind())
-            .collect();
-        Ok(CodeInfo {
-            name: get("co_name")?.extract()?,
-            filename: get("co_filename")?.extract()?,
-            firstlineno: get("co_firstlineno")?.extract()?,
-            consts,
-            names: get("co_names")?.extract()?,
-            localsplus,
-            nargs,
-            nfree: freevars.len(),
-            ncells: cellvars.len(),
-            cellvars,
-            nlocals: varnames.len(),
-            varnames,
-            co_code: get("co_code")?.extract()?,
-            exception_table: get("co_exceptiontable")?.extract()?,
-            line_table: get("co_linetable")?.extract()?,
-            flags,
-            ins: crate::decode::decode(py, code)?,
-        })
-    }
-}
 
 /// A container read from the frame's inputs: its tracker, where it came from, and the object.
 pub(crate) type External<T> = (T, Source, Py<PyAny>);

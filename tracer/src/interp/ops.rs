@@ -2,7 +2,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyModule, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 
 use fx::{Arg, NodeMeta, Target};
 
@@ -817,12 +817,4 @@ pub fn is_mutating(kind: &fx::NodeKind) -> bool {
         fx::NodeKind::Call { target, kwargs, .. } => fx::passes::is_mutating(target, kwargs),
         _ => false,
     }
-}
-
-#[allow(dead_code)]
-fn module_name(o: &Bound<'_, PyAny>) -> Option<String> {
-    o.cast::<PyModule>()
-        .ok()
-        .and_then(|m| m.name().ok())
-        .map(|n| n.to_string())
 }

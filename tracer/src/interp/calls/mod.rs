@@ -178,7 +178,7 @@ impl Frame<'_, '_> {
                 .unwrap_or(true);
             if recursive {
                 if let Ok(code) = f.getattr(intern!(py, "__code__")) {
-                    crate::hook::register_disabled_wrapper(code);
+                    crate::mode::register_disabled_wrapper(code);
                 }
             }
             let api = if recursive {

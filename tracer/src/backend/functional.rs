@@ -21,8 +21,8 @@ use pyo3::types::PyTuple;
 use fx::passes::functionalize::{self, step_arg, AliasBase, Functionalized};
 use fx::{Graph, NodeId, NodeKind, Target};
 
+use super::eager::EagerProgram;
 use crate::error::TraceError;
-use crate::runtime::EagerProgram;
 
 /// The functional graph and its callables, for the inductor.
 pub struct FunctionalGraph {

@@ -9,9 +9,11 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use bytecode::{Assembler, Version};
 
+use crate::code::CodeInfo;
 use crate::decode::Op;
 use crate::error::TraceError;
-use crate::interp::CodeInfo;
+use crate::interp::Var;
+use crate::output::OutputGraph;
 
 const CO_OPTIMIZED: u32 = 0x1;
 const CO_NEWLOCALS: u32 = 0x2;
@@ -103,6 +105,91 @@ pub struct BreakPlan {
     /// Grad mode at the break when it differs from the mode the frame was entered with (inside a
     /// `with torch.no_grad()` block): the transformed code switches to it after the graph.
     pub grad_mode: Option<bool>,
+}
+
+impl BreakPlan {
+    /// The plan for a trace that stopped before root instruction `index`, and the values the
+    /// compiled graph returns for it: the non-NULL stack slots (an iterator as its remaining
+    /// items), the assigned locals, then one cell per cell slot. Inside a grad-mode block the
+    /// graph is made to end in the frame's entry mode (see [`BreakPlan::grad_mode`]).
+    pub fn from_end(
+        py: Python<'_>,
+        info: &CodeInfo,
+        index: usize,
+        stack: &[Var],
+        locals: &[Option<Var>],
+        output: &mut OutputGraph,
+    ) -> Result<(BreakPlan, Vec<Var>), TraceError> {
+        let mut values: Vec<Var> = Vec::new();
+        let mut slots = Vec::new();
+        for v in stack {
+            match v {
+                Var::Null => slots.push(StackSlot::Null),
+                Var::Iter(it) => {
+                    let rest: Vec<Var> = {
+                        let it = it.borrow();
+                        it.0[it.1.min(it.0.len())..].to_vec()
+                    };
+                    values.push(Var::list(rest));
+                    slots.push(StackSlot::Iter);
+                }
+                v => {
+                    values.push(v.clone());
+                    slots.push(StackSlot::Value);
+                }
+            }
+        }
+        let mut assigned = Vec::new();
+        for (j, l) in locals.iter().enumerate().take(info.nlocals) {
+            match l {
+                // An argument kept in a cell: handed over with the cells below, and its value
+                // in the plain slot too, where a zero-argument `super()` looks for it.
+                Some(Var::Cell(c)) => {
+                    if let Some(v) = c.borrow().clone() {
+                        values.push(v);
+                        assigned.push(j);
+                    }
+                }
+                Some(v) => {
+                    values.push(v.clone());
+                    assigned.push(j);
+                }
+                None => {}
+            }
+        }
+        let cell_slots = cell_slots(info);
+        for &s in &cell_slots {
+            values.push(match locals.get(s).cloned().flatten() {
+                Some(Var::Cell(c)) => Var::Cell(c),
+                other => Var::Cell(std::rc::Rc::new(std::cell::RefCell::new(other))),
+            });
+        }
+        let first_free = info.localsplus.len() - info.nfree;
+        let ins = &info.ins[index];
+        let zero_arg_super = ins.op == Op::Call
+            && ins.arg == 0
+            && stack.last().is_some_and(|v| {
+                matches!(v, Var::Py(o, _) if o.bind(py).is(py.get_type::<pyo3::types::PySuper>()))
+            })
+            && info.nargs > 0
+            && info.localsplus[first_free..].iter().any(|n| n == "__class__");
+        // Inside a grad-mode block the graph switches back to the frame's entry mode at its
+        // end; the transformed code re-enters the block's mode natively.
+        let entry_mode = crate::guards::grad_enabled(py);
+        let grad_mode = (output.grad_enabled() != entry_mode).then(|| output.grad_enabled());
+        if grad_mode.is_some() {
+            output.set_grad_mode(py, entry_mode)?;
+        }
+        let plan = BreakPlan {
+            index,
+            stack: slots,
+            assigned,
+            ncells: cell_slots.len(),
+            zero_arg_super,
+            grad_mode,
+        };
+        Ok((plan, values))
+    }
 }
 
 /// The frame's cell slots, as `localsplus` indices: cells that are not arguments (in slot

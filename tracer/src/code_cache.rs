@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::ffi;
@@ -96,8 +97,13 @@ unsafe extern "C" fn free_slot(ptr: *mut std::ffi::c_void) {
 }
 
 fn extra_index() -> isize {
-    // SAFETY: requesting an index only registers our free function; called with the GIL held.
-    *EXTRA_INDEX.get_or_init(|| unsafe { ffi::PyUnstable_Eval_RequestCodeExtraIndex(free_slot) })
+    *EXTRA_INDEX.get_or_init(|| {
+        // Every slot is made through this index, so the pruner is in place before any entry
+        // (and any identity guard's weak reference) exists.
+        crate::guards::on_target_death(prune_dead);
+        // SAFETY: requesting an index only registers our free function; called with the GIL held.
+        unsafe { ffi::PyUnstable_Eval_RequestCodeExtraIndex(free_slot) }
+    })
 }
 
 /// The cache of `code`, if it has one.
@@ -157,7 +163,7 @@ fn nargs(code: *mut ffi::PyObject) -> usize {
     let py = unsafe { Python::assume_attached() };
     // SAFETY: as above; we take our own reference for the duration of the call.
     let code = unsafe { Bound::from_borrowed_ptr(py, code) };
-    crate::compile::arg_slot_count(&code).unwrap_or(0)
+    crate::code::arg_slot_count(&code).unwrap_or(0)
 }
 
 /// Marks code we generated so the hook never traces it.
@@ -193,7 +199,7 @@ pub fn reset_all() {
         }
     }
     drop(graveyard);
-    crate::compile::reset_frame_ids();
+    reset_frame_ids();
 }
 
 /// Drops, from every code cache, the entries guarded on an object that was collected (they can
@@ -250,4 +256,17 @@ pub fn release_kept_all() {
     for e in &graphs {
         e.graph.get().release_kept();
     }
+}
+
+/// The first number of the next compile id (`frame/compile`), one per code object.
+static NEXT_FRAME_ID: AtomicU32 = AtomicU32::new(0);
+
+/// Frame ids restart from 0 after `torchferro.compiler.reset()`, as torch's do.
+pub fn reset_frame_ids() {
+    NEXT_FRAME_ID.store(0, Ordering::Relaxed);
+}
+
+/// A new frame id, given to a code object at its first compile.
+pub fn next_frame_id() -> u32 {
+    NEXT_FRAME_ID.fetch_add(1, Ordering::Relaxed)
 }

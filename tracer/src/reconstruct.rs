@@ -1,0 +1,548 @@
+//! Reconstruction: the template that rebuilds the frame's Python result (the return value, or
+//! the live stack and locals at a graph break) and replays its side effects from the graph
+//! outputs on every call, and the code that builds that template from the traced values.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use fx::{Arg, NodeKind};
+
+use crate::error::TraceError;
+use crate::interp::{self, Var};
+use crate::source::{resolve, Scope, Source};
+
+/// How the Python return value is rebuilt from the graph outputs.
+pub enum OutputTemplate {
+    Graph(usize),
+    Const(Py<PyAny>),
+    Tuple(Vec<OutputTemplate>),
+    List(Vec<OutputTemplate>),
+    Dict(Vec<(Py<PyAny>, OutputTemplate)>),
+    NamedTuple(Py<PyAny>, Vec<OutputTemplate>),
+    /// `getattr(value, name)`, e.g. a bound tensor method left on the stack at a graph break.
+    Attr(Box<OutputTemplate>, String),
+    /// A value read from the frame's inputs, returned as that very object (lists, dicts and
+    /// objects whose contents, not identity, were guarded).
+    Input(Source),
+    /// Builds the inner value and remembers it as number `k` of this reconstruction.
+    Keep(usize, Box<OutputTemplate>),
+    /// The value remembered as number `k` (one container reached twice stays one object).
+    Again(usize),
+    /// `f(args...)`, e.g. a new cell or a closure rebuilt at a graph break.
+    Call(Py<PyAny>, Vec<OutputTemplate>),
+    /// Closure cell `j` of the compiled frame (the cell object, not its contents).
+    ClosureCell(usize),
+    /// The value, then side effects replayed after the graph: every call's arguments are built
+    /// first (so they see the state before any of them), then the calls run in order.
+    Effects(Box<OutputTemplate>, Vec<(Py<PyAny>, Vec<OutputTemplate>)>),
+}
+
+impl OutputTemplate {
+    pub(crate) fn build<'py>(
+        &self,
+        py: Python<'py>,
+        outs: &[Bound<'py, PyAny>],
+        scope: &Scope,
+        kept: &mut Vec<Option<Bound<'py, PyAny>>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            OutputTemplate::Graph(i) => outs[*i].clone(),
+            OutputTemplate::Const(c) => c.bind(py).clone(),
+            OutputTemplate::Tuple(items) => PyTuple::new(
+                py,
+                items
+                    .iter()
+                    .map(|t| t.build(py, outs, scope, kept))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?
+            .into_any(),
+            OutputTemplate::List(items) => PyList::new(
+                py,
+                items
+                    .iter()
+                    .map(|t| t.build(py, outs, scope, kept))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?
+            .into_any(),
+            OutputTemplate::NamedTuple(ty, items) => {
+                let t = PyTuple::new(
+                    py,
+                    items
+                        .iter()
+                        .map(|t| t.build(py, outs, scope, kept))
+                        .collect::<PyResult<Vec<_>>>()?,
+                )?;
+                crate::interp::vars::build_named_tuple(ty.bind(py), t)?
+            }
+            OutputTemplate::Attr(v, name) => {
+                v.build(py, outs, scope, kept)?.getattr(name.as_str())?
+            }
+            OutputTemplate::Keep(k, inner) => {
+                let v = inner.build(py, outs, scope, kept)?;
+                if kept.len() <= *k {
+                    kept.resize(*k + 1, None);
+                }
+                kept[*k] = Some(v.clone());
+                v
+            }
+            OutputTemplate::Again(k) => kept.get(*k).cloned().flatten().ok_or_else(|| {
+                pyo3::exceptions::PyRuntimeError::new_err(
+                    "torchferro: a shared value was rebuilt out of order",
+                )
+            })?,
+            OutputTemplate::Call(f, args) => {
+                let args = args
+                    .iter()
+                    .map(|t| t.build(py, outs, scope, kept))
+                    .collect::<PyResult<Vec<_>>>()?;
+                f.bind(py).call1(PyTuple::new(py, args)?)?
+            }
+            OutputTemplate::ClosureCell(j) => {
+                if *j >= scope.ncells {
+                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        "torchferro: a closure cell out of range",
+                    ));
+                }
+                // SAFETY: `cells` holds `ncells` borrowed, live pointers (see `Scope`).
+                unsafe { Bound::from_borrowed_ptr(py, *scope.cells.add(*j)) }
+            }
+            OutputTemplate::Effects(value, calls) => {
+                let v = value.build(py, outs, scope, kept)?;
+                let mut built = Vec::with_capacity(calls.len());
+                for (f, args) in calls {
+                    let args = args
+                        .iter()
+                        .map(|t| t.build(py, outs, scope, kept))
+                        .collect::<PyResult<Vec<_>>>()?;
+                    built.push((f, PyTuple::new(py, args)?));
+                }
+                for (f, args) in built {
+                    f.bind(py).call1(args)?;
+                }
+                v
+            }
+            OutputTemplate::Input(source) => resolve(py, scope, source).ok_or_else(|| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "torchferro: {source} could not be read"
+                ))
+            })?,
+            OutputTemplate::Dict(items) => {
+                let d = PyDict::new(py);
+                for (k, v) in items {
+                    d.set_item(k.bind(py), v.build(py, outs, scope, kept)?)?;
+                }
+                d.into_any()
+            }
+        })
+    }
+}
+
+/// Wraps the frame's result in the side effects of the traced region, replayed after the graph.
+pub(crate) fn with_effects(
+    py: Python<'_>,
+    value: OutputTemplate,
+    effects: &interp::SideEffects,
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
+) -> Result<OutputTemplate, TraceError> {
+    if effects.is_empty() {
+        return Ok(value);
+    }
+    let builtins = py.import("builtins")?;
+    let operator = py.import("operator")?;
+    let setattr = builtins.getattr("setattr")?.unbind();
+    let setitem = operator.getattr("setitem")?.unbind();
+    let dict = builtins.getattr("dict")?;
+    let mut calls: Vec<(Py<PyAny>, Vec<OutputTemplate>)> = Vec::new();
+    let name =
+        |s: &str| OutputTemplate::Const(pyo3::types::PyString::new(py, s).into_any().unbind());
+    for l in &effects.lists {
+        let target = template_of(py, &Var::List(l.clone()), outs, ctx)?;
+        let items = l
+            .borrow()
+            .iter()
+            .map(|v| template_of(py, v, outs, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let all = pyo3::types::PySlice::full(py).into_any().unbind();
+        calls.push((
+            setitem.clone_ref(py),
+            vec![
+                target,
+                OutputTemplate::Const(all),
+                OutputTemplate::List(items),
+            ],
+        ));
+    }
+    for d in &effects.dicts {
+        let target = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
+        let items = d
+            .borrow()
+            .iter()
+            .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
+            .collect::<Result<Vec<_>, TraceError>>()?;
+        // Cleared and refilled, so the key order is the traced one.
+        let again = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
+        calls.push((dict.getattr("clear")?.unbind(), vec![again]));
+        calls.push((
+            dict.getattr("update")?.unbind(),
+            vec![target, OutputTemplate::Dict(items)],
+        ));
+    }
+    for (_, src, attr, v) in &effects.attrs {
+        calls.push((
+            setattr.clone_ref(py),
+            vec![
+                OutputTemplate::Input(src.clone()),
+                name(attr),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
+    for (g, n, v) in &effects.globals {
+        calls.push((
+            setitem.clone_ref(py),
+            vec![
+                OutputTemplate::Const(g.clone_ref(py)),
+                name(n),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
+    Ok(OutputTemplate::Effects(Box::new(value), calls))
+}
+
+/// (output index, input index) for graph outputs that are placeholders.
+pub(crate) fn passthrough(graph: &fx::Graph) -> Vec<(usize, usize)> {
+    let Some(out) = graph.output_node() else {
+        return Vec::new();
+    };
+    let NodeKind::Output { values } = &graph.node(out).kind else {
+        return Vec::new();
+    };
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| match v {
+            Arg::Node(n) => match graph.node(*n).kind {
+                NodeKind::Placeholder { index } => Some((i, index)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// State of one value reconstruction: where input containers come from, and which containers
+/// made in the frame were already built (a list reached twice must be one object).
+pub(crate) struct TemplateCtx<'a> {
+    ext: &'a [(usize, crate::source::Source)],
+    built: Vec<usize>,
+    /// Results of in-place ops on graph inputs: returned as the input object itself.
+    inputs: Vec<(fx::NodeId, crate::source::Source)>,
+    /// Tracked cells that stand for the frame's closure cells: (address, closure index).
+    free_cells: &'a [(usize, usize)],
+}
+
+impl<'a> TemplateCtx<'a> {
+    pub(crate) fn new(
+        ext: &'a [(usize, crate::source::Source)],
+        inputs: Vec<(fx::NodeId, crate::source::Source)>,
+        free_cells: &'a [(usize, usize)],
+    ) -> Self {
+        TemplateCtx {
+            ext,
+            built: Vec::new(),
+            inputs,
+            free_cells,
+        }
+    }
+
+    fn external(&self, addr: usize) -> Option<crate::source::Source> {
+        self.ext
+            .iter()
+            .find(|(a, _)| *a == addr)
+            .map(|(_, s)| s.clone())
+    }
+}
+
+/// A set, list, dict or bytearray (exactly: subclasses carry more state than a copy keeps).
+fn is_plain_mutable(py: Python<'_>, ob: &Bound<'_, PyAny>) -> bool {
+    let ty = ob.get_type();
+    ty.is(py.get_type::<pyo3::types::PySet>())
+        || ty.is(py.get_type::<pyo3::types::PyList>())
+        || ty.is(py.get_type::<pyo3::types::PyDict>())
+        || ty.is(py.get_type::<pyo3::types::PyByteArray>())
+}
+
+pub(crate) fn template_of(
+    py: Python<'_>,
+    v: &Var,
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
+) -> Result<OutputTemplate, TraceError> {
+    // A mutable object made at trace time (`set()` folded) must be a fresh one on every call:
+    // a copy of its state at the break, one per object.
+    if let Var::Py(o, None) = v {
+        let ob = o.bind(py);
+        // A method of such an object (`seen.add`) is looked up on its copy.
+        if ob.is_instance_of::<pyo3::types::PyCFunction>() {
+            if let (Ok(owner), Ok(name)) = (ob.getattr("__self__"), ob.getattr("__name__")) {
+                if is_plain_mutable(py, &owner) {
+                    let recv = template_of(py, &Var::Py(owner.unbind(), None), outs, ctx)?;
+                    return Ok(OutputTemplate::Attr(Box::new(recv), name.extract()?));
+                }
+            }
+        }
+        if is_plain_mutable(py, ob) {
+            let addr = ob.as_ptr() as usize;
+            if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
+                return Ok(OutputTemplate::Again(k));
+            }
+            ctx.built.push(addr);
+            let k = ctx.built.len() - 1;
+            let copy = py.import("copy")?.getattr("copy")?.unbind();
+            return Ok(OutputTemplate::Keep(
+                k,
+                Box::new(OutputTemplate::Call(
+                    copy,
+                    vec![OutputTemplate::Const(o.clone_ref(py))],
+                )),
+            ));
+        }
+    }
+    // A user object made by the traced code: `object.__new__(cls)`, remembered before its
+    // `__dict__` is built (so an attribute can refer back to it), then filled in order.
+    if let Var::Object(o) = v {
+        let addr = std::rc::Rc::as_ptr(o) as usize;
+        if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
+            return Ok(OutputTemplate::Again(k));
+        }
+        ctx.built.push(addr);
+        let k = ctx.built.len() - 1;
+        let new = py
+            .import("builtins")?
+            .getattr("object")?
+            .getattr("__new__")?
+            .unbind();
+        let shell = OutputTemplate::Keep(
+            k,
+            Box::new(OutputTemplate::Call(
+                new,
+                vec![OutputTemplate::Const(o.cls.clone_ref(py))],
+            )),
+        );
+        let attrs = o.attrs.borrow().clone();
+        let names = pyo3::types::PyTuple::new(py, attrs.iter().map(|(n, _)| n.as_str()))?;
+        let values = attrs
+            .iter()
+            .map(|(_, a)| template_of(py, a, outs, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(OutputTemplate::Call(
+            interp::fill_function(py)?,
+            vec![
+                shell,
+                OutputTemplate::Const(names.into_any().unbind()),
+                OutputTemplate::Tuple(values),
+            ],
+        ));
+    }
+    let addr = match v {
+        Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
+        Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),
+        Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
+        Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
+        Var::ModelOutput(o) => Some(std::rc::Rc::as_ptr(o) as usize),
+        _ => None,
+    };
+    if let (Var::Cell(c), Some(addr)) = (v, addr) {
+        if let Some((_, j)) = ctx.free_cells.iter().find(|(a, _)| *a == addr) {
+            let _ = c;
+            return Ok(OutputTemplate::ClosureCell(*j));
+        }
+    }
+    if let Some(addr) = addr {
+        if let Some(s) = ctx.external(addr) {
+            return Ok(OutputTemplate::Input(s));
+        }
+        if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
+            return Ok(OutputTemplate::Again(k));
+        }
+        ctx.built.push(addr);
+        let k = ctx.built.len() - 1;
+        let inner = template_of_inner(py, v, outs, ctx)?;
+        return Ok(OutputTemplate::Keep(k, Box::new(inner)));
+    }
+    template_of_inner(py, v, outs, ctx)
+}
+
+fn template_of_inner(
+    py: Python<'_>,
+    v: &Var,
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
+) -> Result<OutputTemplate, TraceError> {
+    match v {
+        // Read from the inputs: the object itself, fetched again on each call.
+        Var::Py(_, Some(s)) => return Ok(OutputTemplate::Input(s.clone())),
+        // The result of an in-place op on a graph input: the graph still performs the
+        // mutation (the node is an output, so it is kept); the value is the input object itself,
+        // as eager returns it.
+        Var::Tensor(t) => {
+            if let Some((_, s)) = ctx.inputs.iter().find(|(n, _)| *n == t.node) {
+                if !outs.contains(&t.node) {
+                    outs.push(t.node);
+                }
+                return Ok(OutputTemplate::Input(s.clone()));
+            }
+        }
+        _ => {}
+    }
+    Ok(match v {
+        Var::Tensor(t) => {
+            let i = match outs.iter().position(|n| *n == t.node) {
+                Some(i) => i,
+                None => {
+                    outs.push(t.node);
+                    outs.len() - 1
+                }
+            };
+            OutputTemplate::Graph(i)
+        }
+        // Built again by its class from the field values, positionally in declaration order
+        // (the dataclass `__init__` takes them so; `__post_init__` makes the dict again).
+        Var::ModelOutput(o) => OutputTemplate::Call(
+            o.cls.clone_ref(py),
+            o.rebuild_args()?
+                .iter()
+                .map(|v| template_of(py, v, outs, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
+        Var::NamedTuple { ty, items } => OutputTemplate::NamedTuple(
+            ty.clone_ref(py),
+            items
+                .iter()
+                .map(|i| template_of(py, i, outs, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
+        Var::Tuple(items) => OutputTemplate::Tuple(
+            items
+                .iter()
+                .map(|i| template_of(py, i, outs, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
+        Var::List(items) => OutputTemplate::List(
+            items
+                .borrow()
+                .iter()
+                .map(|i| template_of(py, i, outs, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
+        Var::Dict(items) => OutputTemplate::Dict(
+            items
+                .borrow()
+                .iter()
+                .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
+                .collect::<Result<_, TraceError>>()?,
+        ),
+        Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
+        Var::Method { recv, name } => {
+            OutputTemplate::Attr(Box::new(template_of(py, recv, outs, ctx)?), name.clone())
+        }
+        Var::BoundMethod { func, self_ } => {
+            let name: String = func
+                .as_py(py)
+                .and_then(|f| f.getattr("__name__").ok())
+                .and_then(|n| n.extract().ok())
+                .ok_or_else(|| TraceError::unsupported("a bound method without a name"))?;
+            OutputTemplate::Attr(Box::new(template_of(py, self_, outs, ctx)?), name)
+        }
+        // A live view of the rebuilt dict (the same object the rest of the value gets).
+        Var::DictView(d, kind) => OutputTemplate::Call(
+            py.get_type::<pyo3::types::PyDict>()
+                .getattr(kind.method())?
+                .unbind(),
+            vec![template_of(py, &Var::Dict(d.clone()), outs, ctx)?],
+        ),
+        Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
+            v.as_py(py)
+                .ok_or_else(|| TraceError::internal("size without a value"))?
+                .unbind(),
+        ),
+        // A loop's iterator on the stack is handed over as its remaining items (see
+        // `StackSlot::Iter`); one anywhere else would have to stay the very same object.
+        Var::Iter(_) => {
+            return Err(TraceError::unsupported(
+                "an iterator in progress is held outside the stack of a for loop",
+            ))
+        }
+        // A cell of the frame: a new cell object with the value at the break, one per tracked
+        // cell (closures rebuilt below share it).
+        Var::Cell(c) => {
+            let content = c.borrow().clone();
+            let args = match content {
+                Some(v) => vec![template_of(py, &v, outs, ctx)?],
+                None => Vec::new(),
+            };
+            let cell_type = py.import("types")?.getattr("CellType")?.unbind();
+            OutputTemplate::Call(cell_type, args)
+        }
+        // A function made by the traced code: made again from its code, defaults and cells.
+        Var::Function(f) if f.kwdefaults.is_empty() => {
+            let defaults = if f.defaults.is_empty() {
+                OutputTemplate::Const(py.None())
+            } else {
+                OutputTemplate::Tuple(
+                    f.defaults
+                        .iter()
+                        .map(|d| template_of(py, d, outs, ctx))
+                        .collect::<Result<_, _>>()?,
+                )
+            };
+            let closure = if f.closure.is_empty() {
+                OutputTemplate::Const(py.None())
+            } else {
+                OutputTemplate::Tuple(
+                    f.closure
+                        .iter()
+                        .map(|c| match c {
+                            Var::Cell(_) => template_of(py, c, outs, ctx),
+                            _ => Err(TraceError::unsupported(
+                                "a closure over a cell made outside the frame",
+                            )),
+                        })
+                        .collect::<Result<_, _>>()?,
+                )
+            };
+            let ft = py.import("types")?.getattr("FunctionType")?.unbind();
+            OutputTemplate::Call(
+                ft,
+                vec![
+                    OutputTemplate::Const(f.code.clone_ref(py)),
+                    OutputTemplate::Const(f.globals.clone_ref(py).into_any()),
+                    OutputTemplate::Const(
+                        pyo3::types::PyString::new(py, &f.name).into_any().unbind(),
+                    ),
+                    defaults,
+                    closure,
+                ],
+            )
+        }
+        // The `__exit__` of a grad-mode block: a `set_grad_enabled` object whose exit restores
+        // the mode the block found.
+        Var::GradModeExit { restore } => {
+            let torch = py.import("torch")?;
+            let saved = crate::guards::grad_enabled(py);
+            let set = torch.getattr("_C")?.getattr("_set_grad_enabled")?;
+            set.call1((*restore,))?;
+            let ctx_obj = torch.getattr("set_grad_enabled")?.call1((*restore,));
+            set.call1((saved,))?;
+            OutputTemplate::Const(ctx_obj?.getattr("__exit__")?.unbind())
+        }
+        other => {
+            return Err(TraceError::unsupported(format!(
+                "returning a {}",
+                other.type_name(py)
+            )))
+        }
+    })
+}
