@@ -6,7 +6,8 @@ use fx::DType;
 
 use crate::error::RunError;
 use crate::host::Host;
-use crate::ir::{BinOp, Body, IrGraph, IrNode, ReduceOp, Scalar, UnOp, Val};
+use crate::index::Idx;
+use crate::ir::{BinOp, Body, BodyOps, BufId, Gather, IrGraph, IrNode, ReduceOp, Scalar, UnOp};
 use crate::runtime::Runtime;
 
 /// A value of a body, in its dtype.
@@ -407,57 +408,81 @@ pub unsafe fn write(base: *mut u8, i: i64, d: DType, v: V) {
 /// Set when a [`Val::Gather`] position was out of range (the run then fails).
 static INDEX_ERROR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The interpreter as a [`BodyOps`] handler: a body evaluated at one point, each value in its
+/// own dtype.
+struct Eval<'a> {
+    point: &'a [i64],
+    /// `ptrs[b]` is buffer b's base address.
+    ptrs: &'a [*mut u8],
+    ir: &'a IrGraph,
+}
+
+impl<'b> BodyOps<'b> for Eval<'_> {
+    type V = V;
+
+    fn load(&mut self, buf: BufId, index: &'b Idx, _: DType) -> V {
+        // SAFETY: indices come from the IR, whose index expressions stay in bounds.
+        unsafe {
+            read(
+                self.ptrs[buf],
+                index.eval(self.point),
+                self.ir.buffers[buf].dtype,
+            )
+        }
+    }
+
+    fn constant(&mut self, value: Scalar, dtype: DType) -> V {
+        scalar(value, dtype)
+    }
+
+    fn index(&mut self, index: &'b Idx) -> V {
+        V::I(index.eval(self.point))
+    }
+
+    fn unary(&mut self, op: UnOp, a: &V, _: DType) -> V {
+        unary(op, *a)
+    }
+
+    fn binary(&mut self, op: BinOp, a: &V, b: &V, dtype: DType) -> V {
+        // The result's dtype is the operands' except for comparisons, which do not wrap.
+        binary(op, *a, *b, dtype)
+    }
+
+    fn select(&mut self, cond: &V, a: &V, b: &V, _: DType) -> V {
+        if cond.truthy() {
+            *a
+        } else {
+            *b
+        }
+    }
+
+    fn cast(&mut self, a: &V, dtype: DType) -> V {
+        cast(*a, dtype)
+    }
+
+    fn gather(&mut self, g: Gather<'b, '_, V>, _: DType) -> V {
+        let mut p = g.pos.i64();
+        if g.wrap && p < 0 {
+            p += g.size;
+        }
+        if p < 0 || p >= g.size {
+            INDEX_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
+            p = p.clamp(0, g.size - 1);
+        }
+        // SAFETY: the position is clamped into the buffer's extent along that dim.
+        unsafe {
+            read(
+                self.ptrs[g.buf],
+                g.index.eval(self.point) + g.stride * p,
+                self.ir.buffers[g.buf].dtype,
+            )
+        }
+    }
+}
+
 /// Evaluates a body at a point; `ptrs[b]` is buffer b's base address.
 fn eval(body: &Body, point: &[i64], ptrs: &[*mut u8], ir: &IrGraph, vals: &mut Vec<V>) -> V {
-    vals.clear();
-    for (k, v) in body.vals.iter().enumerate() {
-        let d = body.dtypes[k];
-        let r = match v {
-            // SAFETY: indices come from the IR, whose index expressions stay in bounds.
-            Val::Load { buf, index } => unsafe {
-                read(ptrs[*buf], index.eval(point), ir.buffers[*buf].dtype)
-            },
-            Val::Const(s) => scalar(*s, d),
-            Val::Index(e) => V::I(e.eval(point)),
-            Val::Unary(op, a) => unary(*op, vals[*a]),
-            Val::Binary(op, a, b) => binary(*op, vals[*a], vals[*b], body.dtypes[*a]),
-            Val::Where(c, a, b) => {
-                if vals[*c].truthy() {
-                    vals[*a]
-                } else {
-                    vals[*b]
-                }
-            }
-            Val::Cast(a) => cast(vals[*a], d),
-            Val::Gather {
-                buf,
-                index,
-                pos,
-                stride,
-                size,
-                wrap,
-            } => {
-                let mut p = vals[*pos].i64();
-                if *wrap && p < 0 {
-                    p += size;
-                }
-                if p < 0 || p >= *size {
-                    INDEX_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
-                    p = p.clamp(0, size - 1);
-                }
-                // SAFETY: the position is clamped into the buffer's extent along that dim.
-                unsafe {
-                    read(
-                        ptrs[*buf],
-                        index.eval(point) + stride * p,
-                        ir.buffers[*buf].dtype,
-                    )
-                }
-            }
-        };
-        vals.push(r);
-    }
-    vals[body.root]
+    body.visit_with(&mut Eval { point, ptrs, ir }, vals)
 }
 
 /// Calls `f` on every point of `sizes` in row-major order.
@@ -500,13 +525,7 @@ pub fn reduce_init(op: ReduceOp, d: DType) -> V {
 }
 
 pub fn reduce_combine(op: ReduceOp, acc: V, v: V, d: DType) -> V {
-    let bop = match op {
-        ReduceOp::Sum => BinOp::Add,
-        ReduceOp::Prod => BinOp::Mul,
-        ReduceOp::Max => BinOp::Max,
-        ReduceOp::Min => BinOp::Min,
-        ReduceOp::ArgMax | ReduceOp::ArgMin => panic!("arg reductions track positions"),
-    };
+    let bop = op.combiner().expect("arg reductions track positions");
     binary(bop, acc, v, d)
 }
 
