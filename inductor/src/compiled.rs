@@ -2,10 +2,9 @@
 
 use std::ffi::c_void;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cache::{self, Loaded};
+use crate::cache;
 use crate::codegen;
 use crate::error::RunError;
 use crate::host::Host;
@@ -14,6 +13,9 @@ use crate::runtime::Runtime;
 use crate::schedule::{schedule, Schedule, Step};
 use crate::workspace::{kept_buffers, Workspace};
 use crate::InductorError;
+
+mod kernel_module;
+use kernel_module::{CLibrary, KernelModule};
 
 /// Compilation settings.
 #[derive(Clone, Debug)]
@@ -27,27 +29,6 @@ impl Default for Options {
         Options {
             cache_dir: cache::default_cache_dir(),
         }
-    }
-}
-
-type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
-
-/// A kernel and its argument array, handed to [`Host::run_unlocked`].
-#[derive(Clone, Copy)]
-struct KernelCall(KernelFn, *mut *mut c_void);
-
-// SAFETY: a generated kernel reads and writes only the buffers its argument array points to
-// (and its own library's index-error flag, an atomic); it touches no host or interpreter
-// state, so it may run on any thread while the host's lock is released. The array and the
-// buffers are owned by the call that makes the `KernelCall` and outlive it.
-unsafe impl Send for KernelCall {}
-
-impl KernelCall {
-    /// # Safety
-    /// The argument array points to live buffers with the layouts the kernel was built for.
-    unsafe fn invoke(self) {
-        // SAFETY: the caller's contract.
-        unsafe { (self.0)(self.1) }
     }
 }
 
@@ -93,12 +74,10 @@ pub struct CompiledGraph {
     ir: IrGraph,
     sched: Schedule,
     source: String,
-    kernels: Vec<(KernelFn, Vec<BufId>)>,
-    /// The library's out-of-range flag, for graphs with data-dependent loads. Not really
-    /// `'static`: valid while `_lib` keeps the library mapped, which is as long as `self`.
-    index_error: Option<&'static std::sync::atomic::AtomicI32>,
-    /// Keeps the kernels' code mapped.
-    _lib: Option<Arc<Loaded>>,
+    /// The loaded kernels (`None`: the graph has none).
+    module: Option<KernelModule>,
+    /// Per kernel, the buffers its argument array points to, in order.
+    kernel_bufs: Vec<Vec<BufId>>,
     compiler_ran: bool,
     donors: Vec<bool>,
     /// Byte size of each buffer that gets a huge-page hint before an extern call writes it.
@@ -157,9 +136,8 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
             ir,
             sched,
             source,
-            kernels: Vec::new(),
-            index_error: None,
-            _lib: None,
+            module: None,
+            kernel_bufs: Vec::new(),
             compiler_ran: false,
             donors,
             huge,
@@ -170,42 +148,12 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
     }
     let started = Instant::now();
     let built = cache::build(&source, &options.cache_dir)?;
-    let mut kernels = Vec::new();
-    for k in &src.kernels {
-        // SAFETY: every kernel is defined with this signature by the code generator.
-        let f: KernelFn = unsafe {
-            *built
-                .lib
-                .lib
-                .get::<KernelFn>(k.name.as_bytes())
-                .map_err(|e| InductorError::Load {
-                    path: built.lib.path.clone(),
-                    msg: e.to_string(),
-                })?
-        };
-        kernels.push((f, k.bufs.clone()));
-    }
     let gathers = ir.nodes.iter().any(|n| match n {
         IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body.has_gather(),
         _ => false,
     });
-    let index_error = if gathers {
-        // SAFETY: the prelude defines `int tf_index_error`; an int and an AtomicI32 share layout.
-        let sym = unsafe {
-            built
-                .lib
-                .lib
-                .get::<*const std::sync::atomic::AtomicI32>(b"tf_index_error")
-                .map_err(|e| InductorError::Load {
-                    path: built.lib.path.clone(),
-                    msg: e.to_string(),
-                })?
-        };
-        // SAFETY: see the field's doc: the reference never outlives the library.
-        Some(unsafe { &**sym })
-    } else {
-        None
-    };
+    let module = KernelModule::C(CLibrary::load(&built, &src.kernels, gathers)?);
+    let kernel_bufs = src.kernels.iter().map(|k| k.bufs.clone()).collect();
     times.c_compile = built.compile_time;
     times.cache_load = Some(
         started
@@ -216,9 +164,8 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         ir,
         sched,
         source,
-        kernels,
-        index_error,
-        _lib: Some(built.lib),
+        module: Some(module),
+        kernel_bufs,
         compiler_ran: built.compiled,
         donors,
         huge,
@@ -348,28 +295,20 @@ impl CompiledGraph {
         for (s, step) in self.sched.steps.iter().enumerate() {
             match step {
                 Step::Kernel(k) => {
-                    let (f, bufs) = &self.kernels[*k];
                     ptrs.clear();
-                    for &b in bufs {
+                    for &b in &self.kernel_bufs[*k] {
                         self.ensure(&mut rt, b)?;
                         ptrs.push(rt.ptr(b)? as *mut c_void);
                     }
-                    let call = KernelCall(*f, ptrs.as_mut_ptr());
-                    if self.unlocked[*k] {
-                        rt.host.run_unlocked(&mut move || {
-                            // SAFETY: as below; `ptrs` and the buffers it points to stay alive
-                            // (held by `rt`) until `run_unlocked` returns.
-                            unsafe { call.invoke() }
-                        });
-                    } else {
-                        // SAFETY: each pointer addresses a live buffer with the layout the kernel
-                        // was generated for (inputs were checked by `Runtime::new`).
-                        unsafe { call.invoke() };
-                    }
-                    if let Some(flag) = self.index_error {
-                        if flag.swap(0, std::sync::atomic::Ordering::Relaxed) != 0 {
-                            return Err(RunError::IndexOutOfRange);
-                        }
+                    let module = self
+                        .module
+                        .as_ref()
+                        .expect("a graph with kernels loads them");
+                    // SAFETY: each pointer addresses a live buffer with the layout the kernel
+                    // was generated for (inputs were checked by `Runtime::new`).
+                    unsafe { module.launch(*k, &mut ptrs, &mut *rt.host, self.unlocked[*k]) };
+                    if module.take_index_error() {
+                        return Err(RunError::IndexOutOfRange);
                     }
                 }
                 Step::Host(n) => {

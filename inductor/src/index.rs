@@ -10,8 +10,6 @@
 //! Every index the lowering produces is non-negative (no negative-step slices exist in torch), so
 //! floor division and C's truncating division agree.
 
-use std::fmt::Write;
-
 /// A term of an index sum.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Atom {
@@ -234,34 +232,6 @@ impl Idx {
             out = out.add(&e.scale(*c));
         }
         out
-    }
-
-    /// C expression (`int64_t` arithmetic) with var k printed by `var`.
-    pub fn to_c(&self, var: &dyn Fn(u32) -> String) -> String {
-        let mut s = String::new();
-        for (a, c) in &self.terms {
-            if !s.is_empty() {
-                s.push_str(" + ");
-            }
-            let atom = match a {
-                Atom::Var(k) => var(*k),
-                Atom::FloorDiv(e, d) => format!("(({}) / {d})", e.to_c(var)),
-                Atom::Mod(e, d) => format!("(({}) % {d})", e.to_c(var)),
-                Atom::Clamp(e, lo, hi) => format!("tf_clampi({}, {lo}, {hi})", e.to_c(var)),
-            };
-            if *c == 1 {
-                s.push_str(&atom);
-            } else {
-                let _ = write!(s, "{c}*{atom}");
-            }
-        }
-        if s.is_empty() {
-            return format!("{}", self.constant);
-        }
-        if self.constant != 0 {
-            let _ = write!(s, " + {}", self.constant);
-        }
-        s
     }
 }
 

@@ -6,7 +6,8 @@ use fx::DType;
 
 use crate::error::RunError;
 use crate::host::Host;
-use crate::ir::{BinOp, Body, IrGraph, IrNode, ReduceOp, Scalar, UnOp, Val};
+use crate::index::Idx;
+use crate::ir::{BinOp, Body, BodyOps, BufId, Gather, IrGraph, IrNode, ReduceOp, Scalar, UnOp};
 use crate::runtime::Runtime;
 
 /// A value of a body, in its dtype.
@@ -213,100 +214,71 @@ fn sign(d: f64) -> f64 {
     ((d > 0.0) as i64 - (d < 0.0) as i64) as f64
 }
 
-/// torch's floor division for floats (`div_floor_floating`).
-fn floordiv(a: f64, b: f64) -> f64 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && (b < 0.0) != (m < 0.0) {
-        div -= 1.0;
-    }
-    if div != 0.0 {
-        let f = div.floor();
-        if div - f > 0.5 {
-            f + 1.0
-        } else {
-            f
+/// torch's floor division for floats (`div_floor_floating`) and remainder (sign of the divisor),
+/// for one float type.
+macro_rules! py_division {
+    ($t:ty, $floordiv:ident, $remainder:ident) => {
+        fn $floordiv(a: $t, b: $t) -> $t {
+            if b == 0.0 {
+                return a / b;
+            }
+            let m = a % b;
+            let mut div = (a - m) / b;
+            if m != 0.0 && (b < 0.0) != (m < 0.0) {
+                div -= 1.0;
+            }
+            if div != 0.0 {
+                let f = div.floor();
+                if div - f > 0.5 {
+                    f + 1.0
+                } else {
+                    f
+                }
+            } else {
+                (0.0 as $t).copysign(a / b)
+            }
         }
-    } else {
-        (0.0f64).copysign(a / b)
-    }
-}
 
-fn remainder(a: f64, b: f64) -> f64 {
-    let m = a % b;
-    if m != 0.0 && (b < 0.0) != (m < 0.0) {
-        m + b
-    } else {
-        m
-    }
-}
-
-fn floordiv32(a: f32, b: f32) -> f32 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && (b < 0.0) != (m < 0.0) {
-        div -= 1.0;
-    }
-    if div != 0.0 {
-        let f = div.floor();
-        if div - f > 0.5 {
-            f + 1.0
-        } else {
-            f
+        fn $remainder(a: $t, b: $t) -> $t {
+            let m = a % b;
+            if m != 0.0 && (b < 0.0) != (m < 0.0) {
+                m + b
+            } else {
+                m
+            }
         }
-    } else {
-        (0.0f32).copysign(a / b)
-    }
+    };
 }
+py_division!(f64, floordiv, remainder);
+py_division!(f32, floordiv32, remainder32);
 
-fn remainder32(a: f32, b: f32) -> f32 {
-    let m = a % b;
-    if m != 0.0 && (b < 0.0) != (m < 0.0) {
-        m + b
-    } else {
-        m
-    }
+/// A binary op on two floats of one type, `$v` wrapping the result; NaN-propagating max/min.
+macro_rules! float_binary {
+    ($op:expr, $x:expr, $y:expr, $v:path, $floordiv:ident, $remainder:ident) => {{
+        let (x, y) = ($x, $y);
+        match $op {
+            BinOp::Add => $v(x + y),
+            BinOp::Sub => $v(x - y),
+            BinOp::Mul => $v(x * y),
+            BinOp::Div => $v(x / y),
+            BinOp::FloorDiv => $v($floordiv(x, y)),
+            BinOp::Rem => $v($remainder(x, y)),
+            BinOp::Pow => $v(x.powf(y)),
+            BinOp::Max => $v(if x.is_nan() || x > y { x } else { y }),
+            BinOp::Min => $v(if x.is_nan() || x < y { x } else { y }),
+            BinOp::Atan2 => $v(x.atan2(y)),
+            BinOp::Fmod => $v(x % y),
+            BinOp::CopySign => $v(x.copysign(y)),
+            op => compare(op, x, y),
+        }
+    }};
 }
 
 fn binary(op: BinOp, a: V, b: V, d: DType) -> V {
     use BinOp::*;
     match (a, b) {
-        (V::F32(x), V::F32(y)) => match op {
-            Add => V::F32(x + y),
-            Sub => V::F32(x - y),
-            Mul => V::F32(x * y),
-            Div => V::F32(x / y),
-            FloorDiv => V::F32(floordiv32(x, y)),
-            Rem => V::F32(remainder32(x, y)),
-            Pow => V::F32(x.powf(y)),
-            Max => V::F32(if x.is_nan() || x > y { x } else { y }),
-            Min => V::F32(if x.is_nan() || x < y { x } else { y }),
-            Atan2 => V::F32(x.atan2(y)),
-            Fmod => V::F32(x % y),
-            CopySign => V::F32(x.copysign(y)),
-            _ => cmp(op, x as f64, y as f64),
-        },
-        (V::F64(x), V::F64(y)) => match op {
-            Add => V::F64(x + y),
-            Sub => V::F64(x - y),
-            Mul => V::F64(x * y),
-            Div => V::F64(x / y),
-            FloorDiv => V::F64(floordiv(x, y)),
-            Rem => V::F64(remainder(x, y)),
-            Pow => V::F64(x.powf(y)),
-            Max => V::F64(if x.is_nan() || x > y { x } else { y }),
-            Min => V::F64(if x.is_nan() || x < y { x } else { y }),
-            Atan2 => V::F64(x.atan2(y)),
-            Fmod => V::F64(x % y),
-            CopySign => V::F64(x.copysign(y)),
-            _ => cmp(op, x, y),
-        },
+        (V::F32(x), V::F32(y)) => float_binary!(op, x, y, V::F32, floordiv32, remainder32),
+        (V::F64(x), V::F64(y)) => float_binary!(op, x, y, V::F64, floordiv, remainder),
         (V::I(x), V::I(y)) => V::I(wrap(
             match op {
                 Add => x.wrapping_add(y),
@@ -317,7 +289,7 @@ fn binary(op: BinOp, a: V, b: V, d: DType) -> V {
                 And => x & y,
                 Or => x | y,
                 Xor => x ^ y,
-                _ => return int_cmp(op, x, y),
+                _ => return compare(op, x, y),
             },
             d,
         )),
@@ -336,20 +308,8 @@ fn binary(op: BinOp, a: V, b: V, d: DType) -> V {
     }
 }
 
-/// Integer comparisons must not go through f64 (large int64 values would round).
-fn int_cmp(op: BinOp, x: i64, y: i64) -> V {
-    V::B(match op {
-        BinOp::Eq => x == y,
-        BinOp::Ne => x != y,
-        BinOp::Lt => x < y,
-        BinOp::Le => x <= y,
-        BinOp::Gt => x > y,
-        BinOp::Ge => x >= y,
-        _ => panic!("{op:?} on ints"),
-    })
-}
-
-fn cmp(op: BinOp, x: f64, y: f64) -> V {
+/// A comparison in the operands' own type (int64 values must not round through f64).
+fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> V {
     V::B(match op {
         BinOp::Eq => x == y,
         BinOp::Ne => x != y,
@@ -407,57 +367,81 @@ pub unsafe fn write(base: *mut u8, i: i64, d: DType, v: V) {
 /// Set when a [`Val::Gather`] position was out of range (the run then fails).
 static INDEX_ERROR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The interpreter as a [`BodyOps`] handler: a body evaluated at one point, each value in its
+/// own dtype.
+struct Eval<'a> {
+    point: &'a [i64],
+    /// `ptrs[b]` is buffer b's base address.
+    ptrs: &'a [*mut u8],
+    ir: &'a IrGraph,
+}
+
+impl<'b> BodyOps<'b> for Eval<'_> {
+    type V = V;
+
+    fn load(&mut self, buf: BufId, index: &'b Idx, _: DType) -> V {
+        // SAFETY: indices come from the IR, whose index expressions stay in bounds.
+        unsafe {
+            read(
+                self.ptrs[buf],
+                index.eval(self.point),
+                self.ir.buffers[buf].dtype,
+            )
+        }
+    }
+
+    fn constant(&mut self, value: Scalar, dtype: DType) -> V {
+        scalar(value, dtype)
+    }
+
+    fn index(&mut self, index: &'b Idx) -> V {
+        V::I(index.eval(self.point))
+    }
+
+    fn unary(&mut self, op: UnOp, a: &V, _: DType) -> V {
+        unary(op, *a)
+    }
+
+    fn binary(&mut self, op: BinOp, a: &V, b: &V, dtype: DType) -> V {
+        // The result's dtype is the operands' except for comparisons, which do not wrap.
+        binary(op, *a, *b, dtype)
+    }
+
+    fn select(&mut self, cond: &V, a: &V, b: &V, _: DType) -> V {
+        if cond.truthy() {
+            *a
+        } else {
+            *b
+        }
+    }
+
+    fn cast(&mut self, a: &V, dtype: DType) -> V {
+        cast(*a, dtype)
+    }
+
+    fn gather(&mut self, g: Gather<'b, '_, V>, _: DType) -> V {
+        let mut p = g.pos.i64();
+        if g.wrap && p < 0 {
+            p += g.size;
+        }
+        if p < 0 || p >= g.size {
+            INDEX_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
+            p = p.clamp(0, g.size - 1);
+        }
+        // SAFETY: the position is clamped into the buffer's extent along that dim.
+        unsafe {
+            read(
+                self.ptrs[g.buf],
+                g.index.eval(self.point) + g.stride * p,
+                self.ir.buffers[g.buf].dtype,
+            )
+        }
+    }
+}
+
 /// Evaluates a body at a point; `ptrs[b]` is buffer b's base address.
 fn eval(body: &Body, point: &[i64], ptrs: &[*mut u8], ir: &IrGraph, vals: &mut Vec<V>) -> V {
-    vals.clear();
-    for (k, v) in body.vals.iter().enumerate() {
-        let d = body.dtypes[k];
-        let r = match v {
-            // SAFETY: indices come from the IR, whose index expressions stay in bounds.
-            Val::Load { buf, index } => unsafe {
-                read(ptrs[*buf], index.eval(point), ir.buffers[*buf].dtype)
-            },
-            Val::Const(s) => scalar(*s, d),
-            Val::Index(e) => V::I(e.eval(point)),
-            Val::Unary(op, a) => unary(*op, vals[*a]),
-            Val::Binary(op, a, b) => binary(*op, vals[*a], vals[*b], body.dtypes[*a]),
-            Val::Where(c, a, b) => {
-                if vals[*c].truthy() {
-                    vals[*a]
-                } else {
-                    vals[*b]
-                }
-            }
-            Val::Cast(a) => cast(vals[*a], d),
-            Val::Gather {
-                buf,
-                index,
-                pos,
-                stride,
-                size,
-                wrap,
-            } => {
-                let mut p = vals[*pos].i64();
-                if *wrap && p < 0 {
-                    p += size;
-                }
-                if p < 0 || p >= *size {
-                    INDEX_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
-                    p = p.clamp(0, size - 1);
-                }
-                // SAFETY: the position is clamped into the buffer's extent along that dim.
-                unsafe {
-                    read(
-                        ptrs[*buf],
-                        index.eval(point) + stride * p,
-                        ir.buffers[*buf].dtype,
-                    )
-                }
-            }
-        };
-        vals.push(r);
-    }
-    vals[body.root]
+    body.visit_with(&mut Eval { point, ptrs, ir }, vals)
 }
 
 /// Calls `f` on every point of `sizes` in row-major order.
@@ -500,13 +484,7 @@ pub fn reduce_init(op: ReduceOp, d: DType) -> V {
 }
 
 pub fn reduce_combine(op: ReduceOp, acc: V, v: V, d: DType) -> V {
-    let bop = match op {
-        ReduceOp::Sum => BinOp::Add,
-        ReduceOp::Prod => BinOp::Mul,
-        ReduceOp::Max => BinOp::Max,
-        ReduceOp::Min => BinOp::Min,
-        ReduceOp::ArgMax | ReduceOp::ArgMin => panic!("arg reductions track positions"),
-    };
+    let bop = op.combiner().expect("arg reductions track positions");
     binary(bop, acc, v, d)
 }
 

@@ -1,9 +1,10 @@
 //! The loop-level IR: buffers, and loop bodies that compute one element of a buffer.
 //!
-//! Following Inductor, a body is written once and read by several interpreters (the reference
-//! interpreter in [`crate::interp`], the C printer in [`crate::codegen`], the scheduler's
-//! dependency analysis). Unlike Inductor's Python closures, a body here is data: an arena of
-//! [`Val`] nodes in SSA order, hash-consed as it is built so common subexpressions appear once.
+//! Following Inductor, a body is written once and read by several handlers of [`BodyOps`] (the
+//! reference interpreter in [`crate::interp`], the C printer in [`crate::codegen`], the
+//! scheduler's dependency analysis [`Deps`]); [`Body::visit`] is the one walk over its values.
+//! Unlike Inductor's Python closures, a body here is data: an arena of [`Val`] nodes in SSA
+//! order, hash-consed as it is built so common subexpressions appear once.
 //! A body is evaluated at one point of its iteration space; `Var(k)` in an index is the k-th
 //! loop variable.
 
@@ -166,6 +167,9 @@ pub enum Val {
 }
 
 /// A loop body: values in SSA order, each with its dtype; `root` is the result.
+///
+/// Invariants the builder keeps: an operand precedes its user; a unary or binary op's operands
+/// share one dtype, and its result has that dtype except for comparisons and `IsNan` (bool).
 #[derive(Clone, Debug, Default)]
 pub struct Body {
     pub vals: Vec<Val>,
@@ -175,33 +179,157 @@ pub struct Body {
     pub ranges: Vec<i64>,
 }
 
+/// The operands of a [`Val::Gather`], as handed to [`BodyOps::gather`].
+pub struct Gather<'b, 'v, V> {
+    pub buf: BufId,
+    /// The base index (over the loop variables) the position is added to.
+    pub index: &'b Idx,
+    /// The handler's value of the integer position.
+    pub pos: &'v V,
+    pub stride: i64,
+    pub size: i64,
+    pub wrap: bool,
+}
+
+/// A handler over a loop body, Inductor's `ops` handler as a trait: [`Body::visit`] walks the
+/// values once in SSA order and calls one method per value with the handler's values of its
+/// operands. Every reader of a body is a handler (the reference interpreter computes numbers,
+/// the C printer prints variables, [`Deps`] records what is read), so the walk over [`Val`] is
+/// written once here and a new target adds a handler, not another `match`.
+///
+/// Each method gets the value's own dtype; a handler that needs its operands' dtypes keeps them
+/// in its values. Methods are called exactly once per value, in order, so a handler may number
+/// its results by counting calls.
+pub trait BodyOps<'b> {
+    type V: Clone;
+    /// `buf[index]`.
+    fn load(&mut self, buf: BufId, index: &'b Idx, dtype: DType) -> Self::V;
+    fn constant(&mut self, value: Scalar, dtype: DType) -> Self::V;
+    /// The integer value of an index expression (int64).
+    fn index(&mut self, index: &'b Idx) -> Self::V;
+    fn unary(&mut self, op: UnOp, a: &Self::V, dtype: DType) -> Self::V;
+    /// `a op b` on operands of one dtype; `dtype` is bool for comparisons, else theirs.
+    fn binary(&mut self, op: BinOp, a: &Self::V, b: &Self::V, dtype: DType) -> Self::V;
+    /// `cond ? a : b`.
+    fn select(&mut self, cond: &Self::V, a: &Self::V, b: &Self::V, dtype: DType) -> Self::V;
+    /// `a` converted to `dtype` (or rounded to its storage precision, when already of it).
+    fn cast(&mut self, a: &Self::V, dtype: DType) -> Self::V;
+    /// A data-dependent read (see [`Val::Gather`]).
+    fn gather(&mut self, g: Gather<'b, '_, Self::V>, dtype: DType) -> Self::V;
+}
+
 impl Body {
+    /// Runs `h` over the body; returns its value of the root.
+    pub fn visit<'b, H: BodyOps<'b>>(&'b self, h: &mut H) -> H::V {
+        let mut vals = Vec::with_capacity(self.vals.len());
+        self.visit_with(h, &mut vals)
+    }
+
+    /// As [`Body::visit`], with the handler's values kept in `vals` (cleared first), so a caller
+    /// that visits once per element reuses one allocation.
+    pub fn visit_with<'b, H: BodyOps<'b>>(&'b self, h: &mut H, vals: &mut Vec<H::V>) -> H::V {
+        self.walk(h, vals);
+        vals[self.root].clone()
+    }
+
+    /// The one `match` on body values.
+    fn walk<'b, H: BodyOps<'b>>(&'b self, h: &mut H, vals: &mut Vec<H::V>) {
+        vals.clear();
+        for (v, &d) in self.vals.iter().zip(&self.dtypes) {
+            let r = match v {
+                Val::Load { buf, index } => h.load(*buf, index, d),
+                Val::Const(s) => h.constant(*s, d),
+                Val::Index(e) => h.index(e),
+                Val::Unary(op, a) => h.unary(*op, &vals[*a], d),
+                Val::Binary(op, a, b) => h.binary(*op, &vals[*a], &vals[*b], d),
+                Val::Where(c, a, b) => h.select(&vals[*c], &vals[*a], &vals[*b], d),
+                Val::Cast(a) => h.cast(&vals[*a], d),
+                Val::Gather {
+                    buf,
+                    index,
+                    pos,
+                    stride,
+                    size,
+                    wrap,
+                } => h.gather(
+                    Gather {
+                        buf: *buf,
+                        index,
+                        pos: &vals[*pos],
+                        stride: *stride,
+                        size: *size,
+                        wrap: *wrap,
+                    },
+                    d,
+                ),
+            };
+            vals.push(r);
+        }
+    }
+
+    /// What the body reads and how much it computes (the dependency analysis).
+    pub fn deps(&self) -> Deps<'_> {
+        let mut deps = Deps::default();
+        self.walk(&mut deps, &mut Vec::new());
+        deps
+    }
+
     /// Buffers this body loads at affine indices, with their indices.
     pub fn loads(&self) -> impl Iterator<Item = (BufId, &Idx)> + '_ {
-        self.vals.iter().filter_map(|v| match v {
-            Val::Load { buf, index } => Some((*buf, index)),
-            _ => None,
-        })
+        self.deps().loads.into_iter()
     }
 
     /// Buffers this body reads at data-dependent positions ([`Val::Gather`]).
     pub fn gathers(&self) -> impl Iterator<Item = BufId> + '_ {
-        self.vals.iter().filter_map(|v| match v {
-            Val::Gather { buf, .. } => Some(*buf),
-            _ => None,
-        })
+        self.deps().gathers.into_iter().map(|(b, _)| b)
     }
 
     pub fn has_gather(&self) -> bool {
-        self.gathers().next().is_some()
+        !self.deps().gathers.is_empty()
     }
 
     /// Number of non-trivial operations (a cost estimate).
     pub fn op_count(&self) -> usize {
-        self.vals
-            .iter()
-            .filter(|v| matches!(v, Val::Unary(..) | Val::Binary(..) | Val::Where(..)))
-            .count()
+        self.deps().ops
+    }
+}
+
+/// The dependency analysis as a [`BodyOps`] handler: what a body reads, in body order.
+#[derive(Clone, Debug, Default)]
+pub struct Deps<'b> {
+    /// Affine loads: the buffer and its index.
+    pub loads: Vec<(BufId, &'b Idx)>,
+    /// Data-dependent reads: the buffer and the base index the position is added to.
+    pub gathers: Vec<(BufId, &'b Idx)>,
+    /// Every index expression (of loads, gathers and index values).
+    pub indices: Vec<&'b Idx>,
+    /// Unary, binary and select operations (a cost estimate).
+    pub ops: usize,
+}
+
+impl<'b> BodyOps<'b> for Deps<'b> {
+    type V = ();
+    fn load(&mut self, buf: BufId, index: &'b Idx, _: DType) {
+        self.loads.push((buf, index));
+        self.indices.push(index);
+    }
+    fn constant(&mut self, _: Scalar, _: DType) {}
+    fn index(&mut self, index: &'b Idx) {
+        self.indices.push(index);
+    }
+    fn unary(&mut self, _: UnOp, _: &(), _: DType) {
+        self.ops += 1;
+    }
+    fn binary(&mut self, _: BinOp, _: &(), _: &(), _: DType) {
+        self.ops += 1;
+    }
+    fn select(&mut self, _: &(), _: &(), _: &(), _: DType) {
+        self.ops += 1;
+    }
+    fn cast(&mut self, _: &(), _: DType) {}
+    fn gather(&mut self, g: Gather<'b, '_, ()>, _: DType) {
+        self.gathers.push((g.buf, g.index));
+        self.indices.push(g.index);
     }
 }
 
@@ -376,6 +504,18 @@ impl ReduceOp {
     pub fn is_arg(self) -> bool {
         matches!(self, ReduceOp::ArgMax | ReduceOp::ArgMin)
     }
+
+    /// The binary op that folds a value into the accumulator (`None` for arg reductions, which
+    /// track positions instead).
+    pub fn combiner(self) -> Option<BinOp> {
+        match self {
+            ReduceOp::Sum => Some(BinOp::Add),
+            ReduceOp::Prod => Some(BinOp::Mul),
+            ReduceOp::Max => Some(BinOp::Max),
+            ReduceOp::Min => Some(BinOp::Min),
+            ReduceOp::ArgMax | ReduceOp::ArgMin => None,
+        }
+    }
 }
 
 /// A matmul-class or convolution call run by the host (torch) into a preallocated output.
@@ -498,8 +638,9 @@ impl IrNode {
         let mut v = Vec::new();
         match self {
             IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => {
-                v.extend(body.loads().map(|(b, _)| b));
-                v.extend(body.gathers());
+                let deps = body.deps();
+                v.extend(deps.loads.iter().map(|(b, _)| *b));
+                v.extend(deps.gathers.iter().map(|(b, _)| *b));
             }
             IrNode::Extern { inputs, .. } => v.extend(inputs.iter().map(|x| x.buf)),
             IrNode::Fallback { args, kwargs, .. } => {

@@ -141,10 +141,15 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             };
             let level = classify(node, &outer, &inner)?;
             // A data-dependent read may reach any element: its producer must be done.
-            if body.gathers().any(|b| producer_kernel[b] == Some(k)) {
+            let deps = body.deps();
+            if deps
+                .gathers
+                .iter()
+                .any(|(b, _)| producer_kernel[*b] == Some(k))
+            {
                 return None;
             }
-            for (b, idx) in body.loads() {
+            for &(b, idx) in &deps.loads {
                 if producer_kernel[b] == Some(k) {
                     let (plevel, _) = produced_at[b].unwrap();
                     if plevel == Level::Inner
@@ -385,15 +390,20 @@ fn in_place_safe(ir: &IrGraph, k: &Kernel, b: BufId, x: BufId) -> bool {
             IrNode::Reduction { body, .. } => (body, true),
             _ => return !ir.nodes[*n].reads().contains(&x),
         };
-        let reads_x = body.loads().any(|(lb, _)| lb == x) || body.gathers().any(|g| g == x);
+        let deps = body.deps();
+        let gathers_x = deps.gathers.iter().any(|(g, _)| *g == x);
+        let reads_x = gathers_x || deps.loads.iter().any(|(lb, _)| *lb == x);
         if !reads_x {
             return true;
         }
         let ordered = *stage < stage_b || (*stage == stage_b && pos <= pos_b);
         ordered
             && (is_reduction || *level == Level::Inner)
-            && !body.gathers().any(|g| g == x)
-            && body.loads().all(|(lb, idx)| lb != x || *idx == store)
+            && !gathers_x
+            && deps
+                .loads
+                .iter()
+                .all(|(lb, idx)| *lb != x || **idx == store)
     })
 }
 

@@ -27,6 +27,35 @@ pub fn storage_type(d: DType) -> &'static str {
     }
 }
 
+/// An index expression in C (`int64_t` arithmetic), with var k printed by `var`. Every index is
+/// non-negative (see [`crate::index`]), so C's truncating `/` and `%` are the floor forms.
+pub(super) fn idx_c(e: &Idx, var: &dyn Fn(u32) -> String) -> String {
+    let mut s = String::new();
+    for (a, c) in &e.terms {
+        if !s.is_empty() {
+            s.push_str(" + ");
+        }
+        let atom = match a {
+            Atom::Var(k) => var(*k),
+            Atom::FloorDiv(e, d) => format!("(({}) / {d})", idx_c(e, var)),
+            Atom::Mod(e, d) => format!("(({}) % {d})", idx_c(e, var)),
+            Atom::Clamp(e, lo, hi) => format!("tf_clampi({}, {lo}, {hi})", idx_c(e, var)),
+        };
+        if *c == 1 {
+            s.push_str(&atom);
+        } else {
+            let _ = write!(s, "{c}*{atom}");
+        }
+    }
+    if s.is_empty() {
+        return format!("{}", e.constant);
+    }
+    if e.constant != 0 {
+        let _ = write!(s, " + {}", e.constant);
+    }
+    s
+}
+
 /// Whether `d` computes in C `float`.
 pub(super) fn is_f32_like(d: DType) -> bool {
     matches!(d, DType::Float32 | DType::Float16 | DType::BFloat16)
@@ -353,13 +382,7 @@ pub(super) fn omp_reduction(op: ReduceOp, d: DType) -> &'static str {
 }
 
 pub(super) fn combine_c(op: ReduceOp, acc: &str, v: &str, d: DType) -> String {
-    let bop = match op {
-        ReduceOp::Sum => BinOp::Add,
-        ReduceOp::Prod => BinOp::Mul,
-        ReduceOp::Max => BinOp::Max,
-        ReduceOp::Min => BinOp::Min,
-        ReduceOp::ArgMax | ReduceOp::ArgMin => unreachable!("arg reductions have their own loop"),
-    };
+    let bop = op.combiner().expect("arg reductions have their own loop");
     binary_c(bop, acc, v, d)
 }
 

@@ -24,7 +24,9 @@ use std::fmt::Write;
 use fx::DType;
 
 use crate::index::{Atom, Idx};
-use crate::ir::{BinOp, Body, BufId, IrGraph, IrNode, ReduceOp, Scalar, UnOp, Val};
+use crate::ir::{
+    BinOp, Body, BodyOps, BufId, Gather, IrGraph, IrNode, ReduceOp, Scalar, UnOp, ValId,
+};
 use crate::schedule::{Kernel, Level, Schedule};
 
 /// The exported symbol every generated library defines; the loader checks it (a truncated or
@@ -62,6 +64,117 @@ fn var(k: u32) -> String {
     format!("x{k}")
 }
 
+/// A value of a body printed as C: the variable holding it and its dtype.
+#[derive(Clone, Debug)]
+struct CVar {
+    name: String,
+    dtype: DType,
+}
+
+/// The C printer as a [`BodyOps`] handler: each value becomes a `const T name = expr;` line
+/// (names `{prefix}_{k}` for value k), inside the loops the caller opened.
+struct CPrinter<'a> {
+    out: &'a mut String,
+    prefix: &'a str,
+    /// Replaces loads of a buffer by a C variable (a value this kernel already has).
+    local: &'a HashMap<BufId, String>,
+    indent: &'a str,
+    nest: &'a LoopNest,
+    /// The id of the value being printed (handlers are called once per value, in order).
+    next: ValId,
+}
+
+impl CPrinter<'_> {
+    fn name(&self, k: ValId) -> String {
+        format!("{}_{k}", self.prefix)
+    }
+
+    /// An index at the loop nest's variables, in C.
+    fn at(&self, e: &Idx) -> String {
+        idx_c(&self.nest.apply(e), &var)
+    }
+
+    /// Declares the current value as `expr`.
+    fn def(&mut self, expr: String, dtype: DType) -> CVar {
+        let name = self.name(self.next);
+        self.next += 1;
+        let _ = writeln!(
+            self.out,
+            "{}const {} {name} = {expr};",
+            self.indent,
+            c_type(dtype)
+        );
+        CVar { name, dtype }
+    }
+}
+
+impl<'b> BodyOps<'b> for CPrinter<'_> {
+    type V = CVar;
+
+    fn load(&mut self, buf: BufId, index: &'b Idx, dtype: DType) -> CVar {
+        let expr = match self.local.get(&buf) {
+            Some(n) => n.clone(),
+            None => load_conv(dtype, format!("b{buf}[{}]", self.at(index))),
+        };
+        self.def(expr, dtype)
+    }
+
+    fn constant(&mut self, value: Scalar, dtype: DType) -> CVar {
+        self.def(literal(value, dtype), dtype)
+    }
+
+    fn index(&mut self, index: &'b Idx) -> CVar {
+        let expr = format!("((int64_t)({}))", self.at(index));
+        self.def(expr, DType::Int64)
+    }
+
+    fn unary(&mut self, op: UnOp, a: &CVar, dtype: DType) -> CVar {
+        self.def(unary_c(op, &a.name, a.dtype), dtype)
+    }
+
+    fn binary(&mut self, op: BinOp, a: &CVar, b: &CVar, dtype: DType) -> CVar {
+        self.def(binary_c(op, &a.name, &b.name, a.dtype), dtype)
+    }
+
+    fn select(&mut self, cond: &CVar, a: &CVar, b: &CVar, dtype: DType) -> CVar {
+        self.def(select_c(&cond.name, &a.name, &b.name, dtype), dtype)
+    }
+
+    fn cast(&mut self, a: &CVar, dtype: DType) -> CVar {
+        let expr = match dtype {
+            DType::Float16 => format!("tf_rh((float){})", a.name),
+            DType::BFloat16 => format!("tf_rbf((float){})", a.name),
+            _ => format!("(({}){})", c_type(dtype), a.name),
+        };
+        self.def(expr, dtype)
+    }
+
+    fn gather(&mut self, g: Gather<'b, '_, CVar>, dtype: DType) -> CVar {
+        let me = self.name(self.next);
+        let (p, c) = (format!("{me}_i"), format!("{me}_c"));
+        let (size, indent) = (g.size, self.indent);
+        let raw = format!("(int64_t){}", g.pos.name);
+        let raw = if g.wrap {
+            format!("({raw} + TF_SELI(int64_t, {raw} < 0, {size}, 0))")
+        } else {
+            raw
+        };
+        let _ = writeln!(self.out, "{indent}const int64_t {p} = {raw};");
+        let _ = writeln!(
+            self.out,
+            "{indent}const int64_t {c} = tf_clampi({p}, 0, {});",
+            size - 1
+        );
+        let _ = writeln!(
+            self.out,
+            "{indent}if ({c} != {p}) __atomic_store_n(&tf_index_error, 1, __ATOMIC_RELAXED);"
+        );
+        let at = self.at(g.index);
+        let expr = load_conv(dtype, format!("b{}[{at} + {}*{c}]", g.buf, g.stride));
+        self.def(expr, dtype)
+    }
+}
+
 /// Prints a body's values as `const T name = ...;` lines; returns the root's name.
 /// `local[b]` replaces loads of buffer `b` by a C variable (a value this kernel already has).
 fn emit_body(
@@ -72,56 +185,15 @@ fn emit_body(
     indent: &str,
     nest: &LoopNest,
 ) -> String {
-    let name = |v: usize| format!("{prefix}_{v}");
-    let at = |e: &Idx| nest.apply(e).to_c(&var);
-    for (k, v) in body.vals.iter().enumerate() {
-        let d = body.dtypes[k];
-        let expr = match v {
-            Val::Load { buf, index } => match local.get(buf) {
-                Some(n) => n.clone(),
-                None => load_conv(d, format!("b{buf}[{}]", at(index))),
-            },
-            Val::Const(s) => literal(*s, d),
-            Val::Index(e) => format!("((int64_t)({}))", at(e)),
-            Val::Unary(op, a) => unary_c(*op, &name(*a), body.dtypes[*a]),
-            Val::Binary(op, a, b) => binary_c(*op, &name(*a), &name(*b), body.dtypes[*a]),
-            Val::Where(c, a, b) => select_c(&name(*c), &name(*a), &name(*b), d),
-            Val::Gather {
-                buf,
-                index,
-                pos,
-                stride,
-                size,
-                wrap,
-            } => {
-                let (p, c) = (format!("{}_i", name(k)), format!("{}_c", name(k)));
-                let raw = format!("(int64_t){}", name(*pos));
-                let raw = if *wrap {
-                    format!("({raw} + TF_SELI(int64_t, {raw} < 0, {size}, 0))")
-                } else {
-                    raw
-                };
-                let _ = writeln!(out, "{indent}const int64_t {p} = {raw};");
-                let _ = writeln!(
-                    out,
-                    "{indent}const int64_t {c} = tf_clampi({p}, 0, {});",
-                    size - 1
-                );
-                let _ = writeln!(
-                    out,
-                    "{indent}if ({c} != {p}) __atomic_store_n(&tf_index_error, 1, __ATOMIC_RELAXED);"
-                );
-                load_conv(d, format!("b{buf}[{} + {stride}*{c}]", at(index)))
-            }
-            Val::Cast(a) => match d {
-                DType::Float16 => format!("tf_rh((float){})", name(*a)),
-                DType::BFloat16 => format!("tf_rbf((float){})", name(*a)),
-                _ => format!("(({}){})", c_type(d), name(*a)),
-            },
-        };
-        let _ = writeln!(out, "{indent}const {} {} = {expr};", c_type(d), name(k));
-    }
-    name(body.root)
+    let mut printer = CPrinter {
+        out,
+        prefix,
+        local,
+        indent,
+        nest,
+        next: 0,
+    };
+    body.visit(&mut printer).name
 }
 
 /// A buffer's value as later nodes of the kernel read it without going through memory: rounded
@@ -147,7 +219,7 @@ fn store_idx(ir: &IrGraph, buf: BufId, nvars: usize) -> Idx {
 }
 
 fn store_c(ir: &IrGraph, buf: BufId, nvars: usize, nest: &LoopNest) -> String {
-    nest.apply(&store_idx(ir, buf, nvars)).to_c(&var)
+    idx_c(&nest.apply(&store_idx(ir, buf, nvars)), &var)
 }
 
 /// The loops a kernel runs: loop `j` counts `x{j}` over `sizes[j]`, and the nodes' var `k` is
@@ -222,14 +294,7 @@ fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
         let IrNode::Pointwise { out, body, .. } = &ir.nodes[*ni] else {
             continue;
         };
-        for v in &body.vals {
-            match v {
-                Val::Load { index, .. } | Val::Gather { index, .. } | Val::Index(index) => {
-                    exprs.push(index.clone())
-                }
-                _ => {}
-            }
-        }
+        exprs.extend(body.deps().indices.into_iter().cloned());
         if sched.materialized[*out] {
             exprs.push(store_idx(ir, *out, n));
             reference.get_or_insert_with(|| ir.buffers[*out].strides.clone());
