@@ -594,7 +594,7 @@ impl<'g> Lowerer<'g> {
             OutputSpec::View(v) => v.buf,
         };
         for (i, &n) in leaves.iter().enumerate() {
-            if !fresh(&self.graph, n) {
+            if !fresh(self.graph, n) {
                 continue;
             }
             let b = buf_of(&self.ir.outputs[first + i]);
@@ -602,7 +602,7 @@ impl<'g> Lowerer<'g> {
                 || leaves.iter().enumerate().any(|(j, &m)| {
                     m != n
                         && buf_of(&self.ir.outputs[first + j]) == b
-                        && (j < i || !fresh(&self.graph, m))
+                        && (j < i || !fresh(self.graph, m))
                 });
             if !shared {
                 continue;
