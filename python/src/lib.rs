@@ -28,7 +28,7 @@ impl Drop for CompiledFunction {
     fn drop(&mut self) {
         if self.owner {
             // None while the interpreter finalizes: then everything is being freed anyway.
-            let _ = Python::try_attach(|_py| tracer::code_cache::release_kept_all());
+            let _ = Python::try_attach(tracer::code_cache::release_kept_all);
         }
     }
 }
@@ -127,8 +127,8 @@ fn call_disabled<'py>(
 }
 
 #[pyfunction]
-fn reset() {
-    tracer::code_cache::reset_all();
+fn reset(py: Python<'_>) {
+    tracer::code_cache::reset_all(py);
 }
 
 #[pyfunction]

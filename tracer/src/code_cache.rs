@@ -176,18 +176,26 @@ pub fn mark_skip(code: &Bound<'_, PyAny>) {
     }
 }
 
-/// Drops every compiled entry and every remembered decision (`torchferro.compiler.reset()`).
-pub fn reset_all() {
+/// Calls `f` on every live code cache. `Python` proves the GIL is held: payloads are freed only
+/// under the GIL (and leave the registry first), so none goes away during the walk. `f` must not
+/// drop Python objects (that can run code that frees payloads): it collects them instead.
+fn for_each_slot(_py: Python<'_>, mut f: impl FnMut(&Slot)) {
     let slots: Vec<usize> = registry()
         .lock()
         .map(|s| s.iter().copied().collect())
         .unwrap_or_default();
-    // Dropping entries can free code objects (and their payloads); do it after the walk.
-    let mut graveyard = Vec::new();
     for p in slots {
         // SAFETY: addresses in the registry are live payloads (removed when freed), and the GIL
-        // is held by our caller, so none can be freed while we use it.
-        let slot = unsafe { &*(p as *const Slot) };
+        // is held (the caller has a token), so none can be freed while we use it.
+        f(unsafe { &*(p as *const Slot) });
+    }
+}
+
+/// Drops every compiled entry and every remembered decision (`torchferro.compiler.reset()`).
+pub fn reset_all(py: Python<'_>) {
+    // Dropping entries can free code objects (and their payloads); do it after the walk.
+    let mut graveyard = Vec::new();
+    for_each_slot(py, |slot| {
         if let Ok(mut c) = slot.try_borrow_mut() {
             graveyard.append(&mut c.entries);
             c.limit_warned = false;
@@ -197,7 +205,7 @@ pub fn reset_all() {
                 c.state = CodeState::Normal;
             }
         }
-    }
+    });
     drop(graveyard);
     reset_frame_ids();
 }
@@ -206,24 +214,17 @@ pub fn reset_all() {
 /// never match again): their graphs and kept buffers are freed, and they stop counting against
 /// the recompile limit (a code that hit it compiles again while it has room). Called by the weak
 /// references of identity guards when their object dies (`guards::WeakTarget`).
-pub fn prune_dead(_py: Python<'_>) {
-    let slots: Vec<usize> = registry()
-        .lock()
-        .map(|s| s.iter().copied().collect())
-        .unwrap_or_default();
+pub fn prune_dead(py: Python<'_>) {
     // Dropping entries can run Python code and free code objects: do it after the walk.
     let mut graveyard = Vec::new();
-    for p in slots {
-        // SAFETY: addresses in the registry are live payloads (removed when freed), and the GIL
-        // is held (we have a token), so none can be freed while we use it.
-        let slot = unsafe { &*(p as *const Slot) };
+    for_each_slot(py, |slot| {
         // A cache borrowed now (this runs from a weakref callback, at any point) is left for
         // the next death or compile.
         let Ok(mut c) = slot.try_borrow_mut() else {
-            continue;
+            return;
         };
         if !c.entries.iter().any(|e| e.guards.is_dead()) {
-            continue;
+            return;
         }
         let (dead, live): (Vec<_>, Vec<_>) = c.entries.drain(..).partition(|e| e.guards.is_dead());
         c.entries = live;
@@ -231,27 +232,20 @@ pub fn prune_dead(_py: Python<'_>) {
         if c.state == CodeState::LimitHit && c.entries.len() < crate::config::recompile_limit() {
             c.state = CodeState::Normal;
         }
-    }
+    });
     drop(graveyard);
 }
 
-/// Frees the memory every compiled graph keeps between calls (inductor workspaces and packed
-/// weights); entries stay and allocate again when next called. Run when a compiled function or
-/// module the user made is freed, so that what it kept goes with it.
-pub fn release_kept_all() {
-    let slots: Vec<usize> = registry()
-        .lock()
-        .map(|s| s.iter().copied().collect())
-        .unwrap_or_default();
+/// Frees the memory every compiled graph keeps between calls (inductor workspaces); entries
+/// stay and allocate again when next called. Run when a compiled function or module the user
+/// made is freed, so that what it kept goes with it.
+pub fn release_kept_all(py: Python<'_>) {
     let mut graphs = Vec::new();
-    for p in slots {
-        // SAFETY: addresses in the registry are live payloads (removed when freed), and the GIL
-        // is held by our caller, so none can be freed while we use it.
-        let slot = unsafe { &*(p as *const Slot) };
+    for_each_slot(py, |slot| {
         if let Ok(c) = slot.try_borrow() {
             graphs.extend(c.entries.iter().cloned());
         }
-    }
+    });
     // Outside the borrows: releasing frees Python objects, which can run Python code.
     for e in &graphs {
         e.graph.get().release_kept();
