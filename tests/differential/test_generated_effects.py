@@ -37,6 +37,7 @@ WORKING = (
     "attr",
     "exception",
     "manual_seed",
+    "aliasing",
 )
 FAILING = {
     "locals": BUG_LOCALS,
@@ -125,6 +126,24 @@ class EffectWriter(ProgramWriter):
             emit("except ValueError as e:")
             emit(f"    {t} = {self.t()} - len(str(e))")
             self.tensors.append(t)
+        elif kind == "aliasing":
+            # Values whose storage relations eager fixes: a clone of an input or of a value also
+            # returned, an `out=` result, a view chain.
+            src = self.draw(st.sampled_from(["x", "y", self.t()]))
+            expr = self.draw(
+                st.sampled_from(
+                    [
+                        "{}.clone()",
+                        "{}.clone().clone()",
+                        "torch.add({}, 1, out=torch.empty(3, 4))",
+                        "{}.view(-1).view(3, 4)",
+                        "{}.detach()",
+                        "{}.contiguous()",
+                    ]
+                )
+            )
+            emit(f"{t} = {expr.format(src)}")
+            self.tensors.append(t)
         elif kind == "manual_seed":
             emit(f"torch.manual_seed({self.draw(st.integers(0, 3))})")
             emit(f"{t} = torch.rand(3, 4) + {self.t()}")
@@ -180,7 +199,7 @@ def _inputs(n: int, flag: bool):
 _ids = itertools.count()
 
 
-def run_generated(data, allow_breaks, n, flag, classes) -> None:
+def run_generated(data, allow_breaks, n, flag, classes, backend=None) -> None:
     writer = EffectWriter(data, allow_breaks, classes)
     src = writer.source(data.draw(st.integers(3, 10), label="statements"))
     note(src)
@@ -195,7 +214,7 @@ def run_generated(data, allow_breaks, n, flag, classes) -> None:
     torchferro.compiler.reset()
     eager = [_call(p, fn, fn, s) for s in (0, 1)]
     ns["G"].clear()
-    compiled = torchferro.compile(fn, backend=CountingBackend())
+    compiled = torchferro.compile(fn, backend=backend or CountingBackend())
     try:
         actual = [_call(p, fn, compiled, s) for s in (0, 1)]
     finally:
@@ -221,6 +240,16 @@ _args = {
 @given(**_args)
 def test_generated_effects(data, allow_breaks, n, flag):
     run_generated(data, allow_breaks, n, flag, WORKING)
+
+
+@settings(max_examples=40, **_common)
+@given(**_args)
+def test_generated_aliasing_through_the_inductor(data, allow_breaks, n, flag):
+    # The inductor lowers `clone` to its operand and reuses buffers: the class of bugs where an
+    # output shared storage with an input or another output (`x.clone()` returned `x`).
+    run_generated(
+        data, allow_breaks, n, flag, ("aliasing", "inplace_input"), backend="inductor"
+    )
 
 
 def _failing_class_test(kind: str):
