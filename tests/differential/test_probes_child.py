@@ -21,6 +21,10 @@ from .runner import BUG_LOCALS, run_child
 PRELUDE = """\
 import os, sys, signal, threading, gc, weakref, faulthandler
 import torch, torchferro
+def same(a, b):
+    # Compiled kernels may round transcendentals and sums differently from eager by an ulp
+    # (as eager's own vector body and scalar tail do), so values compare with a tight tolerance.
+    return a.dtype == b.dtype and a.shape == b.shape and torch.allclose(a, b, rtol=1e-6, atol=1e-6)
 """
 
 # Snippets that may hang dump their stacks and exit (status 1) after this many seconds.
@@ -145,7 +149,7 @@ def test_setprofile():
         sys.setprofile(prof)
         a = cf(x); b = cf(x)
         sys.setprofile(None)
-        print("equal", torch.equal(a, f(x)) and torch.equal(b, f(x)))
+        print("equal", same(a, f(x)) and same(b, f(x)))
         print("profiled", len(calls) > 0)
         """
     )
@@ -167,7 +171,7 @@ def test_frame_introspection_does_not_crash():
         for _ in range(3):
             out = cf(x)
         print("names", out[1][0])
-        print("equal", torch.equal(out[0], x * 2 + 1))
+        print("equal", same(out[0], x * 2 + 1))
         """
     )
     assert_clean(r, "names f", "equal True")
@@ -327,7 +331,7 @@ for t in ts: t.start()
 for t in ts: t.join(60)
 print("alive", sum(t.is_alive() for t in ts))
 print("errors", errors)
-print("equal", all(torch.equal(results[i], body(i)) for i in range(N)))
+print("equal", all(same(results[i], body(i)) for i in range(N)))
 os._exit(0 if not any(t.is_alive() for t in ts) else 3)
 """
 
