@@ -6,11 +6,13 @@ use std::time::{Duration, Instant};
 
 use crate::cache;
 use crate::codegen;
+use crate::entity::EntityVec;
 use crate::error::RunError;
 use crate::host::Host;
 use crate::ir::{BufId, IrGraph, IrNode};
 use crate::runtime::Runtime;
-use crate::schedule::{schedule, Schedule, Step};
+use crate::schedule::{schedule, KernelId, Schedule, Step};
+use crate::target::Target;
 use crate::workspace::{kept_buffers, Workspace};
 use crate::InductorError;
 
@@ -22,20 +24,18 @@ use kernel_module::{CLibrary, KernelModule};
 pub struct Options {
     /// Where built kernels are cached; defaults to [`cache::default_cache_dir`].
     pub cache_dir: PathBuf,
+    /// The device compiled for, with its policy; defaults to the CPU.
+    pub target: Target,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             cache_dir: cache::default_cache_dir(),
+            target: Target::default(),
         }
     }
 }
-
-/// Kernels over at least this many elements run with the host's lock released. Releasing and
-/// retaking it costs about a microsecond (more when another thread holds it), which smaller
-/// kernels would feel.
-const UNLOCK_MIN_ELEMS: i64 = 1 << 14;
 
 /// Wall time of each phase of one [`compile`], for the tracer's `perf` log and `explain`.
 #[derive(Clone, Debug, Default)]
@@ -77,22 +77,23 @@ pub struct CompiledGraph {
     /// The loaded kernels (`None`: the graph has none).
     module: Option<KernelModule>,
     /// Per kernel, the buffers its argument array points to, in order.
-    kernel_bufs: Vec<Vec<BufId>>,
+    kernel_bufs: EntityVec<KernelId, Vec<BufId>>,
     compiler_ran: bool,
-    donors: Vec<bool>,
+    donors: EntityVec<BufId, bool>,
     /// Byte size of each buffer that gets a huge-page hint before an extern call writes it.
-    huge: Vec<Option<i64>>,
+    huge: EntityVec<BufId, Option<i64>>,
     /// Buffers a [`Workspace`] keeps between calls.
-    kept: Vec<bool>,
-    /// Per kernel: big enough to run with the host's lock released (see [`UNLOCK_MIN_ELEMS`]).
-    unlocked: Vec<bool>,
+    kept: EntityVec<BufId, bool>,
+    /// Per kernel: big enough to run with the host's lock released (see
+    /// [`crate::CpuPolicy::unlock_min_elems`]).
+    unlocked: EntityVec<KernelId, bool>,
     times: PhaseTimes,
 }
 
 /// Lowers, schedules, generates C, and builds (or loads from the cache) the kernels.
 pub fn compile(graph: &fx::Graph, options: &Options) -> Result<CompiledGraph, InductorError> {
     let started = Instant::now();
-    let ir = crate::lower::lower(graph)?;
+    let ir = crate::lower::lower_for(graph, &options.target)?;
     let lowering = started.elapsed();
     let mut compiled = compile_ir(ir, options)?;
     compiled.times.lowering = lowering;
@@ -106,11 +107,12 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
     let sched = schedule(&ir);
     times.scheduling = started.elapsed();
     let started = Instant::now();
-    let src = codegen::generate(&ir, &sched);
+    let policy = options.target.cpu();
+    let src = codegen::generate(&ir, &sched, &options.target);
     let source = cache::finish_source(&src.code);
     times.codegen = started.elapsed();
     tracing::debug!(target: "torchferro::output_code", "generated C:\n{source}");
-    let mut donors = vec![false; ir.buffers.len()];
+    let mut donors = EntityVec::filled(false, ir.buffers.len());
     for d in sched.reuse.iter().flatten() {
         donors[*d] = true;
     }
@@ -120,7 +122,7 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         .iter()
         .map(|k| {
             let n = k.outer.iter().chain(&k.inner).product::<i64>();
-            n >= UNLOCK_MIN_ELEMS
+            n >= policy.unlock_min_elems
         })
         .collect();
     let huge = ir
@@ -128,16 +130,16 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
         .iter()
         .map(|d| {
             let bytes = d.storage_numel() * d.dtype.itemsize() as i64;
-            (bytes >= crate::hugepage::MIN_BYTES).then_some(bytes)
+            policy.wants_hugepage(bytes).then_some(bytes)
         })
-        .collect::<Vec<_>>();
+        .collect();
     if src.kernels.is_empty() {
         return Ok(CompiledGraph {
             ir,
             sched,
             source,
             module: None,
-            kernel_bufs: Vec::new(),
+            kernel_bufs: EntityVec::new(),
             compiler_ran: false,
             donors,
             huge,
@@ -292,7 +294,7 @@ impl CompiledGraph {
             rt = rt.with_workspace(ws, &self.kept);
         }
         let mut ptrs: Vec<*mut c_void> = Vec::new();
-        for (s, step) in self.sched.steps.iter().enumerate() {
+        for (s, step) in self.sched.steps.iter_enumerated() {
             match step {
                 Step::Kernel(k) => {
                     ptrs.clear();

@@ -4,6 +4,7 @@
 
 use fx::DType;
 
+use crate::entity::EntityVec;
 use crate::error::RunError;
 use crate::host::Host;
 use crate::index::Idx;
@@ -372,7 +373,7 @@ static INDEX_ERROR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 struct Eval<'a> {
     point: &'a [i64],
     /// `ptrs[b]` is buffer b's base address.
-    ptrs: &'a [*mut u8],
+    ptrs: &'a EntityVec<BufId, *mut u8>,
     ir: &'a IrGraph,
 }
 
@@ -440,7 +441,13 @@ impl<'b> BodyOps<'b> for Eval<'_> {
 }
 
 /// Evaluates a body at a point; `ptrs[b]` is buffer b's base address.
-fn eval(body: &Body, point: &[i64], ptrs: &[*mut u8], ir: &IrGraph, vals: &mut Vec<V>) -> V {
+fn eval(
+    body: &Body,
+    point: &[i64],
+    ptrs: &EntityVec<BufId, *mut u8>,
+    ir: &IrGraph,
+    vals: &mut Vec<V>,
+) -> V {
     body.visit_with(&mut Eval { point, ptrs, ir }, vals)
 }
 
@@ -577,8 +584,8 @@ pub fn run<H: Host>(
 fn all_ptrs<H: Host>(
     rt: &mut Runtime<H>,
     node: &IrNode,
-) -> Result<Vec<*mut u8>, RunError<H::Error>> {
-    let mut ptrs = vec![std::ptr::null_mut(); rt.ir.buffers.len()];
+) -> Result<EntityVec<BufId, *mut u8>, RunError<H::Error>> {
+    let mut ptrs = EntityVec::filled(std::ptr::null_mut(), rt.ir.buffers.len());
     for b in node.reads() {
         ptrs[b] = rt.ptr(b)?;
     }

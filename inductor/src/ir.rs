@@ -12,12 +12,24 @@ use std::collections::HashMap;
 
 use fx::DType;
 
+use crate::entity::{entity_id, EntityVec};
 use crate::index::Idx;
 
-/// Index of a buffer in [`IrGraph::buffers`].
-pub type BufId = usize;
-/// Index of a value in [`Body::vals`].
-pub type ValId = usize;
+/// The strides of a freshly allocated tensor: fx's rule, the one layout fact both crates use.
+pub use fx::infer::layout::contiguous_strides;
+
+entity_id!(
+    /// A buffer: an index of [`IrGraph::buffers`] (printed `buf{id}` / `b{id}` in C).
+    BufId
+);
+entity_id!(
+    /// A value of a body: an index of [`Body::vals`].
+    ValId
+);
+entity_id!(
+    /// A node of the loop-level graph: an index of [`IrGraph::nodes`].
+    IrNodeId
+);
 
 /// A Python/torch constant carried by a body. Floats compare by bit pattern so bodies can be
 /// hash-consed.
@@ -172,8 +184,8 @@ pub enum Val {
 /// share one dtype, and its result has that dtype except for comparisons and `IsNan` (bool).
 #[derive(Clone, Debug, Default)]
 pub struct Body {
-    pub vals: Vec<Val>,
-    pub dtypes: Vec<DType>,
+    pub vals: EntityVec<ValId, Val>,
+    pub dtypes: EntityVec<ValId, DType>,
     pub root: ValId,
     /// Extents of the body's loop variables (what index simplification assumes).
     pub ranges: Vec<i64>,
@@ -229,7 +241,7 @@ impl Body {
     /// that visits once per element reuses one allocation.
     pub fn visit_with<'b, H: BodyOps<'b>>(&'b self, h: &mut H, vals: &mut Vec<H::V>) -> H::V {
         self.walk(h, vals);
-        vals[self.root].clone()
+        vals[self.root.index()].clone()
     }
 
     /// The one `match` on body values.
@@ -240,10 +252,12 @@ impl Body {
                 Val::Load { buf, index } => h.load(*buf, index, d),
                 Val::Const(s) => h.constant(*s, d),
                 Val::Index(e) => h.index(e),
-                Val::Unary(op, a) => h.unary(*op, &vals[*a], d),
-                Val::Binary(op, a, b) => h.binary(*op, &vals[*a], &vals[*b], d),
-                Val::Where(c, a, b) => h.select(&vals[*c], &vals[*a], &vals[*b], d),
-                Val::Cast(a) => h.cast(&vals[*a], d),
+                Val::Unary(op, a) => h.unary(*op, &vals[a.index()], d),
+                Val::Binary(op, a, b) => h.binary(*op, &vals[a.index()], &vals[b.index()], d),
+                Val::Where(c, a, b) => {
+                    h.select(&vals[c.index()], &vals[a.index()], &vals[b.index()], d)
+                }
+                Val::Cast(a) => h.cast(&vals[a.index()], d),
                 Val::Gather {
                     buf,
                     index,
@@ -255,7 +269,7 @@ impl Body {
                     Gather {
                         buf: *buf,
                         index,
-                        pos: &vals[*pos],
+                        pos: &vals[pos.index()],
                         stride: *stride,
                         size: *size,
                         wrap: *wrap,
@@ -370,8 +384,7 @@ impl BodyBuilder {
         if let Some(&id) = self.dedup.get(&(val.clone(), dtype)) {
             return id;
         }
-        let id = self.body.vals.len();
-        self.body.vals.push(val.clone());
+        let id = self.body.vals.push(val.clone());
         self.body.dtypes.push(dtype);
         self.dedup.insert((val, dtype), id);
         id
@@ -675,8 +688,8 @@ pub enum OutputSpec {
 /// A lowered graph: buffers, nodes in execution order, outputs.
 #[derive(Clone, Debug, Default)]
 pub struct IrGraph {
-    pub buffers: Vec<BufferDecl>,
-    pub nodes: Vec<IrNode>,
+    pub buffers: EntityVec<BufId, BufferDecl>,
+    pub nodes: EntityVec<IrNodeId, IrNode>,
     pub outputs: Vec<OutputSpec>,
     /// Inputs the graph mutates in place (their final value is written back by the last nodes).
     pub mutated_inputs: Vec<usize>,
@@ -691,15 +704,14 @@ impl IrGraph {
         strides: Vec<i64>,
         kind: BufKind,
     ) -> BufId {
-        let id = self.buffers.len();
+        let id = self.buffers.next_key();
         self.buffers.push(BufferDecl {
             name: format!("buf{id}"),
             dtype,
             sizes,
             strides,
             kind,
-        });
-        id
+        })
     }
 
     pub fn fallback_reasons(&self) -> Vec<String> {
@@ -711,17 +723,6 @@ impl IrGraph {
             })
             .collect()
     }
-}
-
-/// Row-major strides for `sizes`.
-pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
-    let mut strides = vec![0i64; sizes.len()];
-    let mut acc = 1i64;
-    for i in (0..sizes.len()).rev() {
-        strides[i] = acc;
-        acc *= sizes[i].max(1);
-    }
-    strides
 }
 
 /// `sum(idx[k] * strides[k]) + offset`.

@@ -5,11 +5,17 @@
 //!   arithmetic, extern GEMMs, fallbacks);
 //! - [`interp`]: the reference interpreter of the IR (what the generated code is tested against);
 //! - [`schedule`]: fusion of IR nodes into kernels and buffer planning;
-//! - [`codegen`]: C source with OpenMP;
+//! - [`codegen`]: target-neutral kernel plans (`codegen::plan`) printed as C with OpenMP
+//!   (`codegen::c`);
+//! - [`target`]: the device compiled for and its policy ([`CpuPolicy`]), read through
+//!   [`Options::target`];
 //! - [`cache`]: the C compiler and the content-addressed shared-object cache;
 //! - [`compiled`]: [`compile`] and [`CompiledGraph::run`] against a [`Host`];
-//! - [`workspace`]: intermediates kept allocated from one call to the next.
+//! - [`workspace`]: intermediates kept allocated from one call to the next;
+//! - [`entity`]: the typed ids (buffers, values, nodes, kernels, steps) and the vectors indexed
+//!   by them.
 
+pub mod entity;
 pub mod error;
 pub mod host;
 mod hugepage;
@@ -20,6 +26,7 @@ pub mod lower;
 pub use compiled::{compile, compile_ir, CompiledGraph, Options, PhaseTimes};
 pub use error::{InductorError, RunError};
 pub use host::{ExternCall, Host, HostArg, HostValue, SdpaMask, TensorDesc};
+pub use target::{CpuPolicy, Target};
 pub use workspace::Workspace;
 pub mod cache;
 pub mod codegen;
@@ -27,5 +34,6 @@ pub mod compiled;
 pub mod interp;
 mod runtime;
 pub mod schedule;
+pub mod target;
 pub mod testing;
 pub mod workspace;

@@ -2,6 +2,7 @@
 //! reference interpreter: checking inputs, host tensors per buffer, extern and fallback calls,
 //! and assembling outputs. Sharing it means the interpreter checks exactly the kernels.
 
+use crate::entity::EntityVec;
 use crate::error::RunError;
 use crate::host::{Host, HostArg, HostValue, TensorDesc};
 use crate::ir::{BufId, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, View};
@@ -12,13 +13,13 @@ pub(crate) struct Runtime<'a, H: Host> {
     pub ir: &'a IrGraph,
     /// The host tensor holding each buffer, once it exists. Written only through [`Self::set`]
     /// so that `ptrs` stays in step.
-    tensors: Vec<Option<H::Tensor>>,
+    tensors: EntityVec<BufId, Option<H::Tensor>>,
     /// Each live buffer's data pointer once asked for (null: not yet): a kernel step reads
     /// several buffers and later steps read them again, and each `data_ptr` is a host call.
-    ptrs: Vec<*mut u8>,
+    ptrs: EntityVec<BufId, *mut u8>,
     /// Where buffers marked in `kept` come from and go to (see [`crate::workspace`]).
     ws: Option<&'a mut Workspace<H::Tensor>>,
-    kept: &'a [bool],
+    kept: Option<&'a EntityVec<BufId, bool>>,
 }
 
 impl<'a, H: Host> Runtime<'a, H> {
@@ -36,8 +37,8 @@ impl<'a, H: Host> Runtime<'a, H> {
                 got: inputs.len(),
             });
         }
-        let mut tensors = vec![None; ir.buffers.len()];
-        for (id, b) in ir.buffers.iter().enumerate() {
+        let mut tensors = EntityVec::filled(None, ir.buffers.len());
+        for (id, b) in ir.buffers.iter_enumerated() {
             if let BufKind::Input(i) = b.kind {
                 if !check {
                     tensors[id] = Some(inputs[i].clone());
@@ -58,27 +59,31 @@ impl<'a, H: Host> Runtime<'a, H> {
                 tensors[id] = Some(inputs[i].clone());
             }
         }
-        let ptrs = vec![std::ptr::null_mut(); tensors.len()];
+        let ptrs = EntityVec::filled(std::ptr::null_mut(), tensors.len());
         Ok(Runtime {
             host,
             ir,
             tensors,
             ptrs,
             ws: None,
-            kept: &[],
+            kept: None,
         })
     }
 
     /// Takes the buffers marked in `kept` from `ws` when it holds them, and records them there
     /// when this call allocates them.
-    pub fn with_workspace(mut self, ws: &'a mut Workspace<H::Tensor>, kept: &'a [bool]) -> Self {
+    pub fn with_workspace(
+        mut self,
+        ws: &'a mut Workspace<H::Tensor>,
+        kept: &'a EntityVec<BufId, bool>,
+    ) -> Self {
         self.ws = Some(ws);
-        self.kept = kept;
+        self.kept = Some(kept);
         self
     }
 
     fn is_kept(&self, buf: BufId) -> bool {
-        self.ws.is_some() && self.kept.get(buf).copied().unwrap_or(false)
+        self.ws.is_some() && self.kept.and_then(|k| k.get(buf)).copied().unwrap_or(false)
     }
 
     /// Gives `buf` the tensor an earlier call left in the workspace; false if there is none.

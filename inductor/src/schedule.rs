@@ -12,10 +12,18 @@
 //! structurally: Inductor's `MemoryDep` matching). Values read only inside their kernel stay in
 //! registers (same stage) or row locals (reductions) and are never allocated.
 
-use std::collections::HashMap;
-
+use crate::entity::{entity_id, EntityVec};
 use crate::index::Idx;
-use crate::ir::{linear_index, BufId, BufKind, IrGraph, IrNode, OutputSpec};
+use crate::ir::{linear_index, BufId, BufKind, IrGraph, IrNode, IrNodeId, OutputSpec};
+
+entity_id!(
+    /// A kernel: an index of [`Schedule::kernels`] (printed `kernel{id}` in C).
+    KernelId
+);
+entity_id!(
+    /// A step of the run: an index of [`Schedule::steps`].
+    StepId
+);
 
 /// Where a node sits in its kernel's loop nest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,13 +34,23 @@ pub enum Level {
     Inner,
 }
 
+/// One IR node of a kernel: where it sits in the kernel's loop nest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelNode {
+    pub node: IrNodeId,
+    pub level: Level,
+    /// Stages run one after another per outer point; a stage is one reduction, or inner
+    /// pointwise nodes sharing one loop over `R`, or row pointwise nodes.
+    pub stage: usize,
+}
+
 #[derive(Clone, Debug)]
 pub struct Kernel {
     pub name: String,
     pub outer: Vec<i64>,
     pub inner: Vec<i64>,
-    /// IR node indices in execution order, with their level and stage number.
-    pub nodes: Vec<(usize, Level, usize)>,
+    /// The kernel's IR nodes in execution order.
+    pub nodes: Vec<KernelNode>,
     /// Write-back kernels (into graph inputs) never take other nodes.
     pub closed: bool,
 }
@@ -41,33 +59,38 @@ impl Kernel {
     pub fn has_reduction(&self, ir: &IrGraph) -> bool {
         self.nodes
             .iter()
-            .any(|(n, _, _)| matches!(ir.nodes[*n], IrNode::Reduction { .. }))
+            .any(|kn| matches!(ir.nodes[kn.node], IrNode::Reduction { .. }))
+    }
+
+    /// Whether IR node `n` is one of this kernel's.
+    pub fn contains(&self, n: IrNodeId) -> bool {
+        self.nodes.iter().any(|kn| kn.node == n)
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    Kernel(usize),
+    Kernel(KernelId),
     /// An extern or fallback IR node.
-    Host(usize),
+    Host(IrNodeId),
 }
 
 #[derive(Clone, Debug)]
 pub struct Schedule {
-    pub kernels: Vec<Kernel>,
-    pub steps: Vec<Step>,
+    pub kernels: EntityVec<KernelId, Kernel>,
+    pub steps: EntityVec<StepId, Step>,
     /// Whether each buffer exists in memory.
-    pub materialized: Vec<bool>,
+    pub materialized: EntityVec<BufId, bool>,
     /// Buffer whose (dead) storage a buffer takes over.
-    pub reuse: Vec<Option<BufId>>,
+    pub reuse: EntityVec<BufId, Option<BufId>>,
     /// Buffer a kernel overwrites with this one, element by element: the kernel reads each
     /// element of the donor for the last time where it writes the same element of this buffer
     /// (Inductor's in-place buffer reuse). Donor and buffer have one layout and one dtype.
-    pub in_place: Vec<Option<BufId>>,
+    pub in_place: EntityVec<BufId, Option<BufId>>,
     /// Buffers whose tensors can be dropped after each step.
-    pub free_after: Vec<Vec<BufId>>,
-    /// Kernel (index) producing each buffer, if any.
-    pub producer_kernel: Vec<Option<usize>>,
+    pub free_after: EntityVec<StepId, Vec<BufId>>,
+    /// Kernel producing each buffer, if any.
+    pub producer_kernel: EntityVec<BufId, Option<KernelId>>,
 }
 
 /// The store index of `buf` written by a node of `level` in a kernel with `n_outer` outer vars.
@@ -102,14 +125,14 @@ fn classify(node: &IrNode, outer: &[i64], inner: &[i64]) -> Option<Level> {
 
 pub fn schedule(ir: &IrGraph) -> Schedule {
     let nb = ir.buffers.len();
-    let mut kernels: Vec<Kernel> = Vec::new();
-    let mut steps = Vec::new();
-    let mut producer_kernel: Vec<Option<usize>> = vec![None; nb];
+    let mut kernels: EntityVec<KernelId, Kernel> = EntityVec::new();
+    let mut steps: EntityVec<StepId, Step> = EntityVec::new();
+    let mut producer_kernel: EntityVec<BufId, Option<KernelId>> = EntityVec::filled(None, nb);
     // For buffers produced by a kernel: (level, stage).
-    let mut produced_at: Vec<Option<(Level, usize)>> = vec![None; nb];
-    let mut current: Option<usize> = None;
+    let mut produced_at: EntityVec<BufId, Option<(Level, usize)>> = EntityVec::filled(None, nb);
+    let mut current: Option<KernelId> = None;
 
-    for (ni, node) in ir.nodes.iter().enumerate() {
+    for (ni, node) in ir.nodes.iter_enumerated() {
         let (out, body) = match node {
             IrNode::Pointwise { out, body, .. } | IrNode::Reduction { out, body, .. } => {
                 (*out, body)
@@ -131,7 +154,7 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 IrNode::Reduction { sizes, rsizes, .. }
                     if kern.inner.is_empty()
                         && !kern.has_reduction(ir)
-                        && kern.nodes.iter().all(|(_, l, _)| *l == Level::Inner)
+                        && kern.nodes.iter().all(|kn| kn.level == Level::Inner)
                         && sizes.iter().chain(rsizes).copied().collect::<Vec<_>>()
                             == kern.outer =>
                 {
@@ -145,7 +168,7 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             if deps
                 .gathers
                 .iter()
-                .any(|(b, _)| producer_kernel[*b] == Some(k))
+                .any(|&(b, _)| producer_kernel[b] == Some(k))
             {
                 return None;
             }
@@ -170,7 +193,7 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 let kern = &mut kernels[k];
                 kern.outer = outer;
                 kern.inner = inner;
-                let last = kern.nodes.last().map(|(_, l, s)| (*l, *s));
+                let last = kern.nodes.last().map(|kn| (kn.level, kn.stage));
                 let is_red = matches!(node, IrNode::Reduction { .. });
                 let stage = match last {
                     Some((Level::Inner, s))
@@ -181,7 +204,11 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                     Some((_, s)) => s + 1,
                     None => 0,
                 };
-                kern.nodes.push((ni, level, stage));
+                kern.nodes.push(KernelNode {
+                    node: ni,
+                    level,
+                    stage,
+                });
                 produced_at[out] = Some((level, stage));
                 k
             }
@@ -196,17 +223,21 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 } else {
                     Level::Inner
                 };
-                kernels.push(Kernel {
-                    name: format!("kernel{}", kernels.len()),
+                let k = kernels.push(Kernel {
+                    name: format!("kernel{}", kernels.next_key()),
                     outer,
                     inner,
-                    nodes: vec![(ni, level, 0)],
+                    nodes: vec![KernelNode {
+                        node: ni,
+                        level,
+                        stage: 0,
+                    }],
                     closed: write_back,
                 });
                 produced_at[out] = Some((level, 0));
-                steps.push(Step::Kernel(kernels.len() - 1));
-                current = Some(kernels.len() - 1);
-                kernels.len() - 1
+                steps.push(Step::Kernel(k));
+                current = Some(k);
+                k
             }
         };
         producer_kernel[out] = Some(k);
@@ -214,8 +245,8 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
 
     // Materialization: outputs, inputs, host-produced buffers, and anything read across
     // kernels or across stages.
-    let mut materialized = vec![false; nb];
-    for (b, decl) in ir.buffers.iter().enumerate() {
+    let mut materialized: EntityVec<BufId, bool> = EntityVec::filled(false, nb);
+    for (b, decl) in ir.buffers.iter_enumerated() {
         if matches!(decl.kind, BufKind::Input(_)) || producer_kernel[b].is_none() {
             materialized[b] = true;
         }
@@ -226,28 +257,21 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             OutputSpec::View(v) => materialized[v.buf] = true,
         }
     }
-    let step_of_kernel: HashMap<usize, usize> = steps
-        .iter()
-        .enumerate()
-        .filter_map(|(s, st)| match st {
-            Step::Kernel(k) => Some((*k, s)),
-            _ => None,
-        })
-        .collect();
-    let mut last_use = vec![0usize; nb];
-    let mut def_step = vec![usize::MAX; nb];
-    for (s, st) in steps.iter().enumerate() {
-        let nodes: Vec<(usize, Option<(Level, usize)>)> = match st {
+    // Steps that define and last use each buffer (`None`: defined by no step).
+    let mut last_use: EntityVec<BufId, StepId> = EntityVec::filled(StepId::new(0), nb);
+    let mut def_step: EntityVec<BufId, Option<StepId>> = EntityVec::filled(None, nb);
+    for (s, st) in steps.iter_enumerated() {
+        let nodes: Vec<(IrNodeId, Option<(Level, usize)>)> = match st {
             Step::Kernel(k) => kernels[*k]
                 .nodes
                 .iter()
-                .map(|(n, l, st)| (*n, Some((*l, *st))))
+                .map(|kn| (kn.node, Some((kn.level, kn.stage))))
                 .collect(),
             Step::Host(n) => vec![(*n, None)],
         };
         for (n, place) in nodes {
             for b in ir.nodes[n].outputs() {
-                def_step[b] = def_step[b].min(s);
+                def_step[b] = Some(def_step[b].map_or(s, |d| d.min(s)));
             }
             for b in ir.nodes[n].reads() {
                 last_use[b] = s;
@@ -264,7 +288,6 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             }
         }
     }
-    let _ = step_of_kernel;
 
     // Reuse: a dead intermediate's storage goes to a later buffer of the same dtype and size.
     let escapes = |b: BufId| {
@@ -274,36 +297,40 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 OutputSpec::View(v) => v.buf == b,
             })
     };
-    let mut reuse = vec![None; nb];
-    let mut free_after = vec![Vec::new(); steps.len()];
+    let mut reuse: EntityVec<BufId, Option<BufId>> = EntityVec::filled(None, nb);
+    let mut free_after: EntityVec<StepId, Vec<BufId>> = EntityVec::filled(Vec::new(), steps.len());
     let mut pool: Vec<BufId> = Vec::new();
-    let mut order: Vec<BufId> = (0..nb).filter(|&b| def_step[b] != usize::MAX).collect();
+    let mut order: Vec<BufId> = ir
+        .buffers
+        .keys()
+        .filter(|&b| def_step[b].is_some())
+        .collect();
     order.sort_by_key(|&b| def_step[b]);
-    let mut released = vec![false; nb];
+    let mut released: EntityVec<BufId, bool> = EntityVec::filled(false, nb);
     // Host-returned tensors may alias the host's own tensors: never scratch space.
-    let mut host_owned = vec![false; nb];
+    let mut host_owned: EntityVec<BufId, bool> = EntityVec::filled(false, nb);
     for n in &ir.nodes {
         if let IrNode::Fallback { outs, .. } = n {
             outs.iter().for_each(|&b| host_owned[b] = true);
         }
     }
-    let mut in_place = vec![None; nb];
-    for s in 0..steps.len() {
+    let mut in_place: EntityVec<BufId, Option<BufId>> = EntityVec::filled(None, nb);
+    for s in steps.keys() {
         // Buffers defined here may take storage freed by earlier steps.
-        for &b in order.iter().filter(|&&b| def_step[b] == s) {
+        for &b in order.iter().filter(|&&b| def_step[b] == Some(s)) {
             let host_alloc =
                 matches!(steps[s], Step::Host(n) if matches!(ir.nodes[n], IrNode::Fallback { .. }));
             if !materialized[b] || escapes(b) || host_alloc {
                 continue;
             }
             if let Step::Kernel(k) = steps[s] {
-                let donor = (0..nb).find(|&x| {
+                let donor = ir.buffers.keys().find(|&x| {
                     x != b
                         && materialized[x]
                         && !escapes(x)
                         && !host_owned[x]
                         && !released[x]
-                        && def_step[x] < s
+                        && def_step[x].is_some_and(|d| d < s)
                         && last_use[x] == s
                         && in_place_safe(ir, &kernels[k], b, x)
                 });
@@ -324,12 +351,11 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             }
         }
         // Buffers last read here die after it.
-        for b in 0..nb {
+        for b in ir.buffers.keys() {
             if materialized[b]
                 && !escapes(b)
                 && !released[b]
-                && def_step[b] != usize::MAX
-                && last_use[b].max(def_step[b]) == s
+                && def_step[b].is_some_and(|d| last_use[b].max(d) == s)
             {
                 released[b] = true;
                 free_after[s].push(b);
@@ -369,26 +395,27 @@ fn in_place_safe(ir: &IrGraph, k: &Kernel, b: BufId, x: BufId) -> bool {
     {
         return false;
     }
-    let Some(pos_b) = k.nodes.iter().position(|(n, l, _)| {
-        *l == Level::Inner && matches!(&ir.nodes[*n], IrNode::Pointwise { out, .. } if *out == b)
+    let Some(pos_b) = k.nodes.iter().position(|kn| {
+        kn.level == Level::Inner
+            && matches!(&ir.nodes[kn.node], IrNode::Pointwise { out, .. } if *out == b)
     }) else {
         return false;
     };
-    let stage_b = k.nodes[pos_b].2;
+    let stage_b = k.nodes[pos_b].stage;
     let read_outside = ir
         .nodes
-        .iter()
-        .enumerate()
-        .any(|(i, node)| !k.nodes.iter().any(|(n, _, _)| *n == i) && node.reads().contains(&b));
+        .iter_enumerated()
+        .any(|(i, node)| !k.contains(i) && node.reads().contains(&b));
     if !read_outside {
         return false;
     }
     let store = store_index(ir, b, Level::Inner, k.outer.len());
-    k.nodes.iter().enumerate().all(|(pos, (n, level, stage))| {
-        let (body, is_reduction) = match &ir.nodes[*n] {
+    k.nodes.iter().enumerate().all(|(pos, kn)| {
+        let (stage, level) = (&kn.stage, &kn.level);
+        let (body, is_reduction) = match &ir.nodes[kn.node] {
             IrNode::Pointwise { body, .. } => (body, false),
             IrNode::Reduction { body, .. } => (body, true),
-            _ => return !ir.nodes[*n].reads().contains(&x),
+            _ => return !ir.nodes[kn.node].reads().contains(&x),
         };
         let deps = body.deps();
         let gathers_x = deps.gathers.iter().any(|(g, _)| *g == x);
@@ -410,5 +437,5 @@ fn in_place_safe(ir: &IrGraph, k: &Kernel, b: BufId, x: BufId) -> bool {
 fn stage_is_reduction(ir: &IrGraph, k: &Kernel, stage: usize) -> bool {
     k.nodes
         .iter()
-        .any(|(n, _, s)| *s == stage && matches!(ir.nodes[*n], IrNode::Reduction { .. }))
+        .any(|kn| kn.stage == stage && matches!(ir.nodes[kn.node], IrNode::Reduction { .. }))
 }

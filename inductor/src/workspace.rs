@@ -12,6 +12,7 @@
 //! attention), or anything a fallback op reads (it may return an alias of its argument).
 //! Storage the schedule shares between buffers is kept or dropped as one.
 
+use crate::entity::EntityVec;
 use crate::ir::{BufId, BufKind, IrGraph, IrNode, OutputSpec};
 use crate::schedule::Schedule;
 
@@ -22,16 +23,16 @@ pub const MAX_KEPT_BYTES: i64 = 256 << 20;
 /// The host tensors (and their data pointers) of a graph's kept buffers, filled by the first
 /// call that uses it. One call at a time: a caller takes it out for the call and puts it back.
 pub struct Workspace<T> {
-    tensors: Vec<Option<T>>,
+    tensors: EntityVec<BufId, Option<T>>,
     /// Data pointers as addresses (a workspace may move between threads with its owner).
-    ptrs: Vec<usize>,
+    ptrs: EntityVec<BufId, usize>,
 }
 
 impl<T: Clone> Workspace<T> {
     pub fn new(num_buffers: usize) -> Self {
         Workspace {
-            tensors: vec![None; num_buffers],
-            ptrs: vec![0; num_buffers],
+            tensors: EntityVec::filled(None, num_buffers),
+            ptrs: EntityVec::filled(0, num_buffers),
         }
     }
 
@@ -62,10 +63,12 @@ impl<T: Clone> Workspace<T> {
 }
 
 /// Which buffers a [`Workspace`] may keep between calls.
-pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> Vec<bool> {
+pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> EntityVec<BufId, bool> {
     let n = ir.buffers.len();
-    let mut ok: Vec<bool> = (0..n)
-        .map(|b| sched.materialized[b] && ir.buffers[b].kind == BufKind::Computed)
+    let mut ok: EntityVec<BufId, bool> = ir
+        .buffers
+        .iter_enumerated()
+        .map(|(b, d)| sched.materialized[b] && d.kind == BufKind::Computed)
         .collect();
     for spec in &ir.outputs {
         match spec {
@@ -84,38 +87,43 @@ pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> Vec<bool> {
         }
     }
     // Buffers sharing storage (reuse or in-place plan) form one class: kept only if all are.
-    let mut root: Vec<BufId> = (0..n).collect();
-    fn find(root: &mut [BufId], mut b: BufId) -> BufId {
+    let mut root: EntityVec<BufId, BufId> = ir.buffers.keys().collect();
+    fn find(root: &mut EntityVec<BufId, BufId>, mut b: BufId) -> BufId {
         while root[b] != b {
             root[b] = root[root[b]];
             b = root[b];
         }
         b
     }
-    for (b, donor) in sched.reuse.iter().chain(&sched.in_place).enumerate() {
-        let b = b % n;
+    for (b, donor) in sched
+        .reuse
+        .iter_enumerated()
+        .chain(sched.in_place.iter_enumerated())
+    {
         if let Some(d) = donor {
             let (rb, rd) = (find(&mut root, b), find(&mut root, *d));
             root[rb] = rd;
         }
     }
-    let mut class_ok = vec![true; n];
-    for (b, &fine) in ok.iter().enumerate() {
+    let mut class_ok: EntityVec<BufId, bool> = EntityVec::filled(true, n);
+    for (b, &fine) in ok.iter_enumerated() {
         let r = find(&mut root, b);
         class_ok[r] &= fine;
     }
-    let kept: Vec<bool> = (0..n)
+    let kept: EntityVec<BufId, bool> = ir
+        .buffers
+        .keys()
         .map(|b| ok[b] && class_ok[find(&mut root, b)])
         .collect();
     // Each class is one allocation, the size of its largest member.
-    let mut class_bytes = vec![0i64; n];
-    for b in (0..n).filter(|&b| kept[b]) {
+    let mut class_bytes: EntityVec<BufId, i64> = EntityVec::filled(0, n);
+    for b in ir.buffers.keys().filter(|&b| kept[b]) {
         let r = find(&mut root, b);
         let d = &ir.buffers[b];
         class_bytes[r] = class_bytes[r].max(d.storage_numel() * d.dtype.itemsize() as i64);
     }
     if class_bytes.iter().sum::<i64>() > MAX_KEPT_BYTES {
-        return vec![false; n];
+        return EntityVec::filled(false, n);
     }
     kept
 }

@@ -63,6 +63,7 @@ fn disk_cache_round_trip() {
     let _ = std::fs::remove_dir_all(&dir);
     let opts = Options {
         cache_dir: dir.clone(),
+        ..Options::default()
     };
     let g = graph();
 

@@ -14,8 +14,7 @@ use inductor::CompiledGraph;
 fn in_place_pairs(c: &CompiledGraph) -> Vec<(BufId, BufId)> {
     let s = c.schedule();
     s.in_place
-        .iter()
-        .enumerate()
+        .iter_enumerated()
         .filter_map(|(b, d)| d.map(|d| (b, d)))
         .collect()
 }

@@ -35,6 +35,7 @@ fn cold_then_warm() {
     let _ = std::fs::remove_dir_all(&dir);
     let opts = Options {
         cache_dir: dir.clone(),
+        ..Options::default()
     };
     // A constant no other test uses: the source, hence the cache key, is new to this process.
     let g = graph(1.0 + f64::from(std::process::id() % 9973) / 16384.0);

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use crate::cache::{Built, Loaded};
 use crate::codegen::KernelAbi;
+use crate::entity::EntityVec;
 use crate::host::Host;
+use crate::schedule::KernelId;
 use crate::InductorError;
 
 /// Loaded kernels, one entry point per scheduled kernel, in schedule order.
@@ -27,7 +29,7 @@ impl KernelModule {
     /// Each pointer addresses a live buffer with the layout the kernel was generated for.
     pub(crate) unsafe fn launch<H: Host>(
         &self,
-        k: usize,
+        k: KernelId,
         args: &mut [*mut c_void],
         host: &mut H,
         unlocked: bool,
@@ -64,7 +66,7 @@ type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
 
 /// The kernels of a `dlopen`ed C library.
 pub(crate) struct CLibrary {
-    kernels: Vec<KernelFn>,
+    kernels: EntityVec<KernelId, KernelFn>,
     /// The library's out-of-range flag, for graphs with data-dependent loads. Not really
     /// `'static`: valid while `_lib` keeps the library mapped, which is as long as `self`.
     index_error: Option<&'static AtomicI32>,
@@ -77,14 +79,14 @@ impl CLibrary {
     /// graph has data-dependent reads (`gathers`).
     pub(crate) fn load(
         built: &Built,
-        abi: &[KernelAbi],
+        abi: &EntityVec<KernelId, KernelAbi>,
         gathers: bool,
     ) -> Result<CLibrary, InductorError> {
         let load_error = |e: libloading::Error| InductorError::Load {
             path: built.lib.path.clone(),
             msg: e.to_string(),
         };
-        let mut kernels = Vec::with_capacity(abi.len());
+        let mut kernels = EntityVec::with_capacity(abi.len());
         for k in abi {
             // SAFETY: every kernel is defined with this signature by the code generator.
             let f: KernelFn = unsafe {

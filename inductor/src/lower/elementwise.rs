@@ -802,7 +802,7 @@ pub fn convert(l: &Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
     if d == x.dtype {
         return Ok(x);
     }
-    if !super::supported_dtype(d) {
+    if !l.target.supports_dtype(d) {
         return fallback(format!("cast to {d:?}"));
     }
     let _ = args::as_int;

@@ -19,9 +19,12 @@ mod views;
 
 use std::collections::{HashMap, HashSet};
 
-use fx::{Arg, DType, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
+use fx::{Arg, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
 
-use crate::ir::{contiguous_strides, BodyBuilder, BufKind, IrGraph, IrNode, OutputSpec, Scalar};
+use crate::ir::{
+    contiguous_strides, BodyBuilder, BufId, BufKind, IrGraph, IrNode, OutputSpec, Scalar,
+};
+use crate::target::Target;
 use crate::InductorError;
 use args::{LResult, Reject};
 use value::{Kind, TensorVal};
@@ -32,24 +35,6 @@ pub enum LValue {
     Tensor(TensorVal),
     Tuple(Vec<LValue>),
     Scalar(Scalar),
-}
-
-/// Storage dtypes the CPU codegen handles (half precision is computed in float). Others (complex)
-/// fall back per op.
-pub fn supported_dtype(d: DType) -> bool {
-    matches!(
-        d,
-        DType::Bool
-            | DType::UInt8
-            | DType::Int8
-            | DType::Int16
-            | DType::Int32
-            | DType::Int64
-            | DType::Float16
-            | DType::BFloat16
-            | DType::Float32
-            | DType::Float64
-    )
 }
 
 /// Lowered pointwise values are realized into a buffer when they would be inlined this often or
@@ -71,17 +56,17 @@ pub(crate) struct Lowerer<'g> {
     /// contiguous NCHW tensor costs two extra passes per convolution). Graph outputs keep the
     /// strides eager gives them.
     pub channels_last: bool,
+    /// The device's policy (supported dtypes, row-local array size).
+    pub target: &'g Target,
 }
 
-/// Channels-last strides of a 4-d `[N, C, H, W]` tensor.
-pub fn channels_last_strides(sizes: &[i64]) -> Vec<i64> {
-    let (c, h, w) = (sizes[1].max(1), sizes[2].max(1), sizes[3].max(1));
-    vec![h * w * c, 1, w * c, c]
-}
+/// Channels-last strides of a 4-d `[N, C, H, W]` tensor: fx's layout rule.
+pub use fx::infer::layout::channels_last_strides;
 
 /// Whether most of the graph's 2-d convolutions run on oneDNN, which convolves channels-last
-/// tensors without reordering them (see [`extern_ops::conv2d_uses_onednn`]).
-fn channels_last_pays_off(graph: &Graph) -> bool {
+/// tensors without reordering them (see [`extern_ops::conv2d_uses_onednn`]); the CPU policy's
+/// channels-last rule ([`crate::target::ChannelsLast::WhenOneDnn`]).
+pub(crate) fn convolutions_mostly_onednn(graph: &Graph) -> bool {
     let (mut onednn, mut native) = (0, 0);
     for (_, n) in graph.nodes() {
         if let NodeKind::Call {
@@ -102,15 +87,22 @@ fn channels_last_pays_off(graph: &Graph) -> bool {
     onednn > 0 && onednn >= native
 }
 
-/// Lowers a graph. Fails only for graph-level features the inductor does not model.
+/// Lowers a graph for the default target (the CPU). Fails only for graph-level features the
+/// inductor does not model.
 pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
+    lower_for(graph, &Target::default())
+}
+
+/// Lowers a graph for `target`, whose policy decides supported dtypes and layouts.
+pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorError> {
     let mut l = Lowerer {
         graph,
         ir: IrGraph::default(),
         env: HashMap::new(),
         may_alias: HashSet::new(),
         alias_root: HashMap::new(),
-        channels_last: channels_last_pays_off(graph),
+        channels_last: target.channels_last(graph),
+        target,
     };
     let attn = attention::plan(graph);
     let mut outputs = None;
@@ -216,7 +208,7 @@ impl<'g> Lowerer<'g> {
         if op.as_ref().is_some_and(|c| c.may_alias) {
             self.may_alias.insert(id);
         }
-        let mark = (self.ir.nodes.len(), self.ir.buffers.len());
+        let mark = (self.ir.nodes.next_key(), self.ir.buffers.next_key());
         let result = match &op {
             None => Err(Reject::Fallback(format!(
                 "no lowering for {}",
@@ -385,14 +377,14 @@ impl<'g> Lowerer<'g> {
         kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
         let mut metas: Vec<&NodeMeta> = nodes.iter().map(|n| &self.graph.node(*n).meta).collect();
         metas.push(meta);
-        fn ok(m: &NodeMeta) -> bool {
+        fn ok(target: &Target, m: &NodeMeta) -> bool {
             match m {
-                NodeMeta::Tensor(t) => supported_dtype(t.dtype) && t.known_sizes().is_some(),
-                NodeMeta::Tuple(xs) => xs.iter().all(ok),
+                NodeMeta::Tensor(t) => target.supports_dtype(t.dtype) && t.known_sizes().is_some(),
+                NodeMeta::Tuple(xs) => xs.iter().all(|x| ok(target, x)),
                 _ => true,
             }
         }
-        if metas.iter().all(|m| ok(m)) {
+        if metas.iter().all(|m| ok(self.target, m)) {
             Ok(())
         } else {
             args::fallback("dtype or symbolic size not supported by the CPU codegen")
@@ -484,7 +476,7 @@ impl<'g> Lowerer<'g> {
     }
 
     /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
-    pub fn store(&mut self, buf: usize, t: &TensorVal) {
+    pub fn store(&mut self, buf: BufId, t: &TensorVal) {
         let mut b = BodyBuilder::new(t.sizes.clone());
         let vars = b.vars();
         let v = t.load(&mut b, &vars);
@@ -639,8 +631,9 @@ impl<'g> Lowerer<'g> {
             let input = self
                 .ir
                 .buffers
-                .iter()
-                .position(|b| b.kind == BufKind::Input(index))
+                .iter_enumerated()
+                .find(|(_, b)| b.kind == BufKind::Input(index))
+                .map(|(id, _)| id)
                 .unwrap();
             // Stage through a temporary so the write cannot race reads of the old value.
             let tmp = self.realize(&t);

@@ -237,7 +237,7 @@ pub fn reduction_call(
                 None if n != "mean" && !x.dtype.is_floating_point() => DType::Int64,
                 None => x.dtype,
             };
-            if !super::supported_dtype(dtype) {
+            if !l.target.supports_dtype(dtype) {
                 return fallback("reduction dtype");
             }
             match n {
@@ -451,8 +451,7 @@ pub fn softmax(
     // the normalization both read (instead of two exps per element); the kernel's rows keep
     // it out of memory.
     let row = dims.first().map(|&d| x.sizes[d]).unwrap_or(1);
-    if !log && dims == [x.ndim().saturating_sub(1)] && row <= crate::codegen::SCRATCH_MAX && row > 1
-    {
+    if !log && dims == [x.ndim().saturating_sub(1)] && row <= l.target.scratch_max() && row > 1 {
         e = l.realize(&e);
     }
     let s = reduce(l, &e, &dims, true, ReduceOp::Sum, x.dtype);

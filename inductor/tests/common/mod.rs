@@ -47,7 +47,10 @@ pub fn n(id: NodeId) -> Arg {
 pub fn options() -> Options {
     let dir =
         std::env::temp_dir().join(format!("torchferro-inductor-tests-{}", std::process::id()));
-    Options { cache_dir: dir }
+    Options {
+        cache_dir: dir,
+        ..Options::default()
+    }
 }
 
 /// Deterministic pseudo-random values in [-2, 2).

@@ -2,6 +2,7 @@
 //! generated source starts with.
 
 use super::*;
+use crate::index::Atom;
 
 /// The C type values of dtype `d` are computed in: half-precision values are computed in float
 /// (and rounded only where torch would store or convert them).

@@ -6,43 +6,6 @@ use super::*;
 /// Rows handled together by a blocked kernel ([`emit_blocked`]).
 pub(super) const BLOCK: i64 = 64;
 
-/// The coefficient of var `v` in `e` where it appears as a plain term (0 when absent or only
-/// inside a division, modulo or clamp).
-pub(super) fn coef(e: &Idx, v: u32) -> i64 {
-    e.terms
-        .iter()
-        .find(|(a, _)| *a == Atom::Var(v))
-        .map(|(_, c)| *c)
-        .unwrap_or(0)
-}
-
-/// Whether a kernel with reductions reads memory contiguously along its last *row* var rather
-/// than along its last reduced var (a reduction over a leading dim, `x.sum(0)`): then scanning
-/// each row alone strides through memory, and rows are better processed in blocks.
-pub(super) fn prefers_blocked(ir: &IrGraph, k: &Kernel) -> bool {
-    let (no, nr) = (k.outer.len(), k.inner.len());
-    if nr == 0 || k.outer[no - 1] < 4 {
-        return false;
-    }
-    let (row, red) = (no as u32 - 1, (no + nr) as u32 - 1);
-    let mut votes = 0i64;
-    for (n, _, _) in &k.nodes {
-        let body = match &ir.nodes[*n] {
-            IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body,
-            _ => continue,
-        };
-        for (_, idx) in body.loads() {
-            let (co, ci) = (coef(idx, row).abs(), coef(idx, red).abs());
-            if co == 1 && ci != 1 {
-                votes += 1;
-            } else if ci == 1 && co != 1 {
-                votes -= 1;
-            }
-        }
-    }
-    votes > 0
-}
-
 /// A reduction kernel whose rows are processed [`BLOCK`] at a time along the last row var: each
 /// stage loops over the reduced dims outside and over the block inside (contiguous, vectorized),
 /// with per-row accumulators and row values kept in small arrays.
@@ -52,6 +15,7 @@ pub(super) fn emit_blocked(
     sched: &Schedule,
     k: &Kernel,
     work: i64,
+    par: i64,
 ) {
     let (no, nr) = (k.outer.len(), k.inner.len());
     let last = k.outer[no - 1];
@@ -59,7 +23,7 @@ pub(super) fn emit_blocked(
     let mut indent = String::from("  ");
     let _ = writeln!(
         out,
-        "  #pragma omp parallel for collapse({no}) if({work} >= {PARALLEL_THRESHOLD})"
+        "  #pragma omp parallel for collapse({no}) if({work} >= {par})"
     );
     loops(out, &k.outer[..no - 1], 0, &mut indent);
     let _ = writeln!(
@@ -81,11 +45,10 @@ pub(super) fn emit_blocked(
         let _ = writeln!(out, "{indent}const int64_t x{xl} = xlo + j;");
     };
     let mut local: HashMap<BufId, String> = HashMap::new();
-    let nstages = k.nodes.iter().map(|(_, _, s)| s + 1).max().unwrap_or(0);
+    let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
     for stage in 0..nstages {
-        let members: Vec<&(usize, Level, usize)> =
-            k.nodes.iter().filter(|(_, _, s)| *s == stage).collect();
-        match (&ir.nodes[members[0].0], members[0].1) {
+        let members: Vec<&KernelNode> = k.nodes.iter().filter(|kn| kn.stage == stage).collect();
+        match (&ir.nodes[members[0].node], members[0].level) {
             (
                 IrNode::Reduction {
                     out: ob, op, body, ..
@@ -132,7 +95,7 @@ pub(super) fn emit_blocked(
             (IrNode::Pointwise { .. }, Level::Row) => {
                 let outs: Vec<(BufId, DType)> = members
                     .iter()
-                    .filter_map(|(n, _, _)| match &ir.nodes[*n] {
+                    .filter_map(|kn| match &ir.nodes[kn.node] {
                         IrNode::Pointwise { out: ob, .. } => Some((*ob, ir.buffers[*ob].dtype)),
                         _ => None,
                     })

@@ -1,0 +1,495 @@
+//! The C printer: one C source per graph, one function per kernel.
+//!
+//! Outer loops run under `#pragma omp parallel for` (collapsed, with an `if` so tiny kernels do
+//! not pay for threads); inner loops are plain counted loops over `int64_t` with affine indices
+//! and `restrict` pointers, which gcc vectorizes (`omp simd` marks the innermost ones, with
+//! reduction clauses so float sums may be reassociated there and only there). Every kernel takes
+//! `void **args`, one pointer per buffer it touches, in [`KernelAbi::bufs`] order. What each
+//! kernel computes and over which buffers is decided by [`super::plan`]; this module only
+//! spells the plan in C (OpenMP pragmas and thresholds come from the [`CpuPolicy`]).
+//!
+//! What keeps the loops vectorized:
+//! - math functions are declared `omp declare simd`, so gcc calls glibc's libmvec versions;
+//! - selects, max/min and bool logic are branch-free (gcc 12 keeps a loop scalar when a branch
+//!   sits next to a SIMD call);
+//! - a pointwise kernel's loops follow its output's memory order and merge where indices stay
+//!   affine ([`LoopNest`], planned);
+//! - a reduction over leading dims processes rows in blocks, so the innermost loop walks
+//!   contiguous memory (`emit_blocked`); argmax/argmin scan in independent lanes.
+//!
+//! float16/bfloat16 are stored as `uint16_t` and computed in `float`: converted on load, rounded
+//! on store and on explicit casts only (torch.compile's rule; eager rounds after every op).
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use fx::DType;
+
+use super::plan::{KernelPlan, KernelShape, LoopNest};
+use super::{CSource, KernelAbi};
+use crate::entity::EntityVec;
+use crate::index::Idx;
+use crate::ir::{BinOp, Body, BodyOps, BufId, Gather, IrGraph, IrNode, ReduceOp, Scalar, UnOp};
+use crate::schedule::{Kernel, KernelId, KernelNode, Level, Schedule};
+use crate::target::CpuPolicy;
+
+mod arg_reduction;
+mod blocked;
+mod syntax;
+
+use arg_reduction::*;
+use blocked::*;
+use syntax::*;
+pub use syntax::{c_type, storage_type};
+
+fn var(k: u32) -> String {
+    format!("x{k}")
+}
+
+/// A value of a body printed as C: the variable holding it and its dtype.
+#[derive(Clone, Debug)]
+struct CVar {
+    name: String,
+    dtype: DType,
+}
+
+/// The C printer as a [`BodyOps`] handler: each value becomes a `const T name = expr;` line
+/// (names `{prefix}_{k}` for value k), inside the loops the caller opened.
+struct CPrinter<'a> {
+    out: &'a mut String,
+    prefix: &'a str,
+    /// Replaces loads of a buffer by a C variable (a value this kernel already has).
+    local: &'a HashMap<BufId, String>,
+    indent: &'a str,
+    nest: &'a LoopNest,
+    /// The number of the value being printed (handlers are called once per value, in order).
+    next: usize,
+}
+
+impl CPrinter<'_> {
+    fn name(&self, k: usize) -> String {
+        format!("{}_{k}", self.prefix)
+    }
+
+    /// An index at the loop nest's variables, in C.
+    fn at(&self, e: &Idx) -> String {
+        idx_c(&self.nest.apply(e), &var)
+    }
+
+    /// Declares the current value as `expr`.
+    fn def(&mut self, expr: String, dtype: DType) -> CVar {
+        let name = self.name(self.next);
+        self.next += 1;
+        let _ = writeln!(
+            self.out,
+            "{}const {} {name} = {expr};",
+            self.indent,
+            c_type(dtype)
+        );
+        CVar { name, dtype }
+    }
+}
+
+impl<'b> BodyOps<'b> for CPrinter<'_> {
+    type V = CVar;
+
+    fn load(&mut self, buf: BufId, index: &'b Idx, dtype: DType) -> CVar {
+        let expr = match self.local.get(&buf) {
+            Some(n) => n.clone(),
+            None => load_conv(dtype, format!("b{buf}[{}]", self.at(index))),
+        };
+        self.def(expr, dtype)
+    }
+
+    fn constant(&mut self, value: Scalar, dtype: DType) -> CVar {
+        self.def(literal(value, dtype), dtype)
+    }
+
+    fn index(&mut self, index: &'b Idx) -> CVar {
+        let expr = format!("((int64_t)({}))", self.at(index));
+        self.def(expr, DType::Int64)
+    }
+
+    fn unary(&mut self, op: UnOp, a: &CVar, dtype: DType) -> CVar {
+        self.def(unary_c(op, &a.name, a.dtype), dtype)
+    }
+
+    fn binary(&mut self, op: BinOp, a: &CVar, b: &CVar, dtype: DType) -> CVar {
+        self.def(binary_c(op, &a.name, &b.name, a.dtype), dtype)
+    }
+
+    fn select(&mut self, cond: &CVar, a: &CVar, b: &CVar, dtype: DType) -> CVar {
+        self.def(select_c(&cond.name, &a.name, &b.name, dtype), dtype)
+    }
+
+    fn cast(&mut self, a: &CVar, dtype: DType) -> CVar {
+        let expr = match dtype {
+            DType::Float16 => format!("tf_rh((float){})", a.name),
+            DType::BFloat16 => format!("tf_rbf((float){})", a.name),
+            _ => format!("(({}){})", c_type(dtype), a.name),
+        };
+        self.def(expr, dtype)
+    }
+
+    fn gather(&mut self, g: Gather<'b, '_, CVar>, dtype: DType) -> CVar {
+        let me = self.name(self.next);
+        let (p, c) = (format!("{me}_i"), format!("{me}_c"));
+        let (size, indent) = (g.size, self.indent);
+        let raw = format!("(int64_t){}", g.pos.name);
+        let raw = if g.wrap {
+            format!("({raw} + TF_SELI(int64_t, {raw} < 0, {size}, 0))")
+        } else {
+            raw
+        };
+        let _ = writeln!(self.out, "{indent}const int64_t {p} = {raw};");
+        let _ = writeln!(
+            self.out,
+            "{indent}const int64_t {c} = tf_clampi({p}, 0, {});",
+            size - 1
+        );
+        let _ = writeln!(
+            self.out,
+            "{indent}if ({c} != {p}) __atomic_store_n(&tf_index_error, 1, __ATOMIC_RELAXED);"
+        );
+        let at = self.at(g.index);
+        let expr = load_conv(dtype, format!("b{}[{at} + {}*{c}]", g.buf, g.stride));
+        self.def(expr, dtype)
+    }
+}
+
+/// Prints a body's values as `const T name = ...;` lines; returns the root's name.
+/// `local[b]` replaces loads of buffer `b` by a C variable (a value this kernel already has).
+fn emit_body(
+    out: &mut String,
+    body: &Body,
+    prefix: &str,
+    local: &HashMap<BufId, String>,
+    indent: &str,
+    nest: &LoopNest,
+) -> String {
+    let mut printer = CPrinter {
+        out,
+        prefix,
+        local,
+        indent,
+        nest,
+        next: 0,
+    };
+    body.visit(&mut printer).name
+}
+
+/// A buffer's value as later nodes of the kernel read it without going through memory: rounded
+/// as a store to its dtype would round it.
+fn local_value(d: DType, v: &str) -> String {
+    match d {
+        DType::Float16 => format!("tf_rh({v})"),
+        DType::BFloat16 => format!("tf_rbf({v})"),
+        _ => v.to_string(),
+    }
+}
+
+fn store_c(ir: &IrGraph, buf: BufId, nvars: usize, nest: &LoopNest) -> String {
+    idx_c(&nest.apply(&super::plan::store_idx(ir, buf, nvars)), &var)
+}
+
+fn loops(out: &mut String, sizes: &[i64], first_var: usize, indent: &mut String) {
+    for (i, s) in sizes.iter().enumerate() {
+        let k = first_var + i;
+        let _ = writeln!(out, "{indent}for (int64_t x{k} = 0; x{k} < {s}; x{k}++) {{");
+        indent.push_str("  ");
+    }
+}
+
+fn close(out: &mut String, n: usize, indent: &mut String) {
+    for _ in 0..n {
+        indent.truncate(indent.len() - 2);
+        let _ = writeln!(out, "{indent}}}");
+    }
+}
+
+/// A pure pointwise kernel: all dims are loops (as planned), parallel over all but the last,
+/// vectorized over the last.
+fn emit_pointwise(
+    out: &mut String,
+    ir: &IrGraph,
+    sched: &Schedule,
+    k: &Kernel,
+    nest: &LoopNest,
+    par: i64,
+) {
+    let outer_n: i64 = k.outer.iter().product();
+    let mut indent = String::from("  ");
+    let n = nest.sizes.len();
+    if n > 0 {
+        let work = outer_n;
+        if n == 1 {
+            let _ = writeln!(out, "  #pragma omp parallel for simd if({work} >= {par})");
+        } else {
+            let _ = writeln!(
+                out,
+                "  #pragma omp parallel for collapse({}) if({work} >= {par})",
+                n - 1
+            );
+        }
+    }
+    for (i, s) in nest.sizes.iter().enumerate() {
+        if n > 1 && i == n - 1 {
+            let _ = writeln!(out, "{indent}#pragma omp simd");
+        }
+        let _ = writeln!(out, "{indent}for (int64_t x{i} = 0; x{i} < {s}; x{i}++) {{");
+        indent.push_str("  ");
+    }
+    let mut local = HashMap::new();
+    emit_stage_nodes(
+        out,
+        ir,
+        sched,
+        k,
+        0,
+        &mut local,
+        &indent,
+        k.outer.len(),
+        nest,
+        &HashMap::new(),
+    );
+    close(out, n, &mut indent);
+}
+
+/// Prints one kernel as planned.
+fn emit_kernel(
+    out: &mut String,
+    ir: &IrGraph,
+    sched: &Schedule,
+    k: &Kernel,
+    plan: &KernelPlan,
+    policy: &CpuPolicy,
+) -> KernelAbi {
+    let par = policy.parallel_threshold;
+    let _ = writeln!(out, "void {}(void **restrict args) {{", k.name);
+    for (i, (b, alias)) in plan.bufs.iter().zip(&plan.aliases).enumerate() {
+        let t = storage_type(ir.buffers[*b].dtype);
+        match alias {
+            Some(x) => {
+                let _ = writeln!(out, "  {t} *const b{b} = b{x}; (void)args[{i}];");
+            }
+            None => {
+                let _ = writeln!(out, "  {t} *restrict b{b} = ({t} *)args[{i}];");
+            }
+        }
+    }
+    for (b, bytes) in &plan.hugepage {
+        let _ = writeln!(out, "  tf_hugepage(b{b}, {bytes});");
+    }
+    let abi = || KernelAbi {
+        name: k.name.clone(),
+        bufs: plan.bufs.clone(),
+    };
+    let no = k.outer.len();
+    let outer_n: i64 = k.outer.iter().product();
+    let inner_n: i64 = k.inner.iter().product();
+    let mut indent = String::from("  ");
+    let scratch = match &plan.shape {
+        KernelShape::Pointwise(nest) => {
+            emit_pointwise(out, ir, sched, k, nest, par);
+            let _ = writeln!(out, "}}\n");
+            return abi();
+        }
+        KernelShape::Blocked => {
+            emit_blocked(
+                out,
+                ir,
+                sched,
+                k,
+                outer_n.saturating_mul(inner_n.max(1)),
+                par,
+            );
+            let _ = writeln!(out, "}}\n");
+            return abi();
+        }
+        KernelShape::Staged { scratch } => scratch,
+    };
+    let par_outer = no > 0;
+    if par_outer {
+        let _ = writeln!(
+            out,
+            "  #pragma omp parallel for collapse({no}) if({} >= {par})",
+            outer_n.saturating_mul(inner_n.max(1))
+        );
+    }
+    loops(out, &k.outer, 0, &mut indent);
+    let nest = LoopNest::identity(&[]);
+    let mut local: HashMap<BufId, String> = HashMap::new();
+    // Row-local buffers: declared per row (so per thread), addressed by the inner position.
+    let mut inner_pos = String::from("0");
+    for (i, s) in k.inner.iter().enumerate() {
+        inner_pos = format!("({inner_pos}) * {s} + x{}", no + i);
+    }
+    let scratch_at: HashMap<BufId, String> = scratch
+        .iter()
+        .map(|&b| (b, format!("sb{b}[{inner_pos}]")))
+        .collect();
+    for &b in scratch {
+        let _ = writeln!(
+            out,
+            "{indent}{} sb{b}[{inner_n}];",
+            c_type(ir.buffers[b].dtype)
+        );
+    }
+    let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
+    for stage in 0..nstages {
+        let members: Vec<&KernelNode> = k.nodes.iter().filter(|kn| kn.stage == stage).collect();
+        let first = &ir.nodes[members[0].node];
+        match (first, members[0].level) {
+            (
+                IrNode::Reduction {
+                    out: ob, op, body, ..
+                },
+                _,
+            ) if op.is_arg() => {
+                emit_arg_reduction(out, ir, sched, k, *ob, *op, body, &mut local, &mut indent);
+            }
+            (
+                IrNode::Reduction {
+                    out: ob, op, body, ..
+                },
+                _,
+            ) => {
+                let d = ir.buffers[*ob].dtype;
+                let acc = format!("acc{ob}");
+                let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(d), init_c(*op, d));
+                let nr = k.inner.len();
+                if nr > 0 {
+                    let clause = omp_reduction(*op, d);
+                    if !par_outer {
+                        let _ = writeln!(
+                            out,
+                            "{indent}#pragma omp parallel for collapse({nr}) reduction({clause}:{acc}) if({inner_n} >= {par})"
+                        );
+                    } else if nr == 1 {
+                        let _ = writeln!(out, "{indent}#pragma omp simd reduction({clause}:{acc})");
+                    }
+                }
+                loops(out, &k.inner, no, &mut indent);
+                let v = emit_body(out, body, &format!("r{ob}"), &local, &indent, &nest);
+                let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, d));
+                close(out, nr, &mut indent);
+                if sched.materialized[*ob] {
+                    let _ = writeln!(
+                        out,
+                        "{indent}b{ob}[{}] = {};",
+                        store_c(ir, *ob, no, &nest),
+                        store_conv(d, &acc)
+                    );
+                }
+                local.insert(*ob, local_value(d, &acc));
+            }
+            (IrNode::Pointwise { .. }, Level::Row) => {
+                emit_stage_nodes(
+                    out,
+                    ir,
+                    sched,
+                    k,
+                    stage,
+                    &mut local,
+                    &indent,
+                    no,
+                    &nest,
+                    &scratch_at,
+                );
+            }
+            _ => {
+                let nr = k.inner.len();
+                if !par_outer && nr > 0 {
+                    let _ = writeln!(
+                        out,
+                        "{indent}#pragma omp parallel for collapse({nr}) if({inner_n} >= {par})"
+                    );
+                } else if nr == 1 {
+                    let _ = writeln!(out, "{indent}#pragma omp simd");
+                }
+                loops(out, &k.inner, no, &mut indent);
+                let mut stage_local = local.clone();
+                emit_stage_nodes(
+                    out,
+                    ir,
+                    sched,
+                    k,
+                    stage,
+                    &mut stage_local,
+                    &indent,
+                    no + nr,
+                    &nest,
+                    &scratch_at,
+                );
+                close(out, nr, &mut indent);
+                // Later stages read this stage's row-local results back from their arrays.
+                for kn in &k.nodes {
+                    if let IrNode::Pointwise { out: ob, .. } = &ir.nodes[kn.node] {
+                        if kn.stage == stage {
+                            if let Some(at) = scratch_at.get(ob) {
+                                local.insert(*ob, at.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    close(out, no, &mut indent);
+    let _ = writeln!(out, "}}\n");
+    abi()
+}
+
+/// Pointwise nodes of one stage, in order; each stores if materialized and is visible to later
+/// nodes of the stage through `local`. Row-level values are declared so they outlive the stage.
+#[allow(clippy::too_many_arguments)]
+fn emit_stage_nodes(
+    out: &mut String,
+    ir: &IrGraph,
+    sched: &Schedule,
+    k: &Kernel,
+    stage: usize,
+    local: &mut HashMap<BufId, String>,
+    indent: &str,
+    nvars: usize,
+    nest: &LoopNest,
+    scratch: &HashMap<BufId, String>,
+) {
+    for kn in &k.nodes {
+        if kn.stage != stage {
+            continue;
+        }
+        let IrNode::Pointwise { out: ob, body, .. } = &ir.nodes[kn.node] else {
+            continue;
+        };
+        let v = emit_body(out, body, &format!("p{ob}"), local, indent, nest);
+        if let Some(at) = scratch.get(ob) {
+            let d = ir.buffers[*ob].dtype;
+            let _ = writeln!(out, "{indent}{at} = {};", local_value(d, &v));
+        } else if sched.materialized[*ob] {
+            let _ = writeln!(
+                out,
+                "{indent}b{ob}[{}] = {};",
+                store_c(ir, *ob, nvars, nest),
+                store_conv(ir.buffers[*ob].dtype, &v)
+            );
+        }
+        local.insert(*ob, local_value(ir.buffers[*ob].dtype, &v));
+    }
+}
+
+/// The whole translation unit: the prelude, then every kernel as `plans` planned it.
+pub fn generate(
+    ir: &IrGraph,
+    sched: &Schedule,
+    plans: &EntityVec<KernelId, KernelPlan>,
+    policy: &CpuPolicy,
+) -> CSource {
+    let mut code = String::from(PRELUDE);
+    let kernels = sched
+        .kernels
+        .iter_enumerated()
+        .map(|(id, k)| emit_kernel(&mut code, ir, sched, k, &plans[id], policy))
+        .collect();
+    CSource { code, kernels }
+}

@@ -1,0 +1,309 @@
+//! Target-neutral kernel planning: what each scheduled kernel computes, in which loop shape,
+//! over which buffers, decided once for every printer.
+//!
+//! The C printer ([`super::c`]) turns a [`KernelPlan`] into OpenMP loops; a CUDA printer would
+//! turn the same plan into a grid (a row per block for [`KernelShape::Staged`]), so these
+//! decisions are not forked per device: the loop order and merging of a pointwise kernel
+//! ([`LoopNest`]), whether a reduction over leading dims runs rows in blocks, which
+//! intermediates live in row-local arrays (scratch), the store index of each node's output,
+//! the buffers a kernel takes as arguments (and which of them it writes over a donor), and
+//! which outputs get a huge-page hint. Numbers that differ per device (the largest row kept in
+//! scratch, the huge-page size) come from the [`Target`]'s policy.
+
+use crate::entity::EntityVec;
+use crate::index::{Atom, Idx};
+use crate::ir::{contiguous_strides, BufId, BufKind, IrGraph, IrNode, OutputSpec};
+use crate::schedule::{Kernel, KernelId, Level, Schedule};
+use crate::target::Target;
+
+/// How a kernel's loops are shaped.
+#[derive(Clone, Debug)]
+pub enum KernelShape {
+    /// Every node computes the kernel's whole space (no reductions): one nest, all in parallel
+    /// but the innermost loop, which is vectorized.
+    Pointwise(LoopNest),
+    /// Reductions over leading dims: rows processed in blocks along the last row var, so the
+    /// innermost loop walks contiguous memory.
+    Blocked,
+    /// Outer (row) loops in parallel, then per row one stage after another over the inner
+    /// space; `scratch` are the buffers kept in per-row arrays instead of memory.
+    Staged { scratch: Vec<BufId> },
+}
+
+/// One kernel, planned.
+#[derive(Clone, Debug)]
+pub struct KernelPlan {
+    pub shape: KernelShape,
+    /// Buffers the kernel touches in memory, in argument order.
+    pub bufs: Vec<BufId>,
+    /// Per argument: the argument buffer it is written over (its in-place donor, when that is
+    /// an argument too). The printer addresses it through the donor's pointer so that every
+    /// access stays based on one `restrict` pointer (reads precede writes element by element).
+    pub aliases: Vec<Option<BufId>>,
+    /// Outputs written from scratch that get a huge-page hint first, with their sizes in bytes,
+    /// in node order.
+    pub hugepage: Vec<(BufId, i64)>,
+}
+
+/// Plans every kernel of `sched` for `target`.
+pub fn plan(ir: &IrGraph, sched: &Schedule, target: &Target) -> EntityVec<KernelId, KernelPlan> {
+    sched
+        .kernels
+        .iter()
+        .map(|k| plan_kernel(ir, sched, k, target))
+        .collect()
+}
+
+fn plan_kernel(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> KernelPlan {
+    let pure_pointwise = k.inner.is_empty() && k.nodes.iter().all(|kn| kn.level == Level::Inner);
+    let has_arg = k
+        .nodes
+        .iter()
+        .any(|kn| matches!(&ir.nodes[kn.node], IrNode::Reduction { op, .. } if op.is_arg()));
+    let blocked = !pure_pointwise && !k.outer.is_empty() && !has_arg && prefers_blocked(ir, k);
+    let shape = if pure_pointwise {
+        KernelShape::Pointwise(pointwise_nest(ir, sched, k))
+    } else if blocked {
+        KernelShape::Blocked
+    } else {
+        KernelShape::Staged {
+            scratch: scratch_buffers(ir, sched, k, target.scratch_max()),
+        }
+    };
+    let scratch: &[BufId] = match &shape {
+        KernelShape::Staged { scratch } => scratch,
+        _ => &[],
+    };
+    // Buffers this kernel touches in memory.
+    let mut bufs: Vec<BufId> = Vec::new();
+    for kn in &k.nodes {
+        let node = &ir.nodes[kn.node];
+        for b in node.reads() {
+            let internal =
+                sched.producer_kernel[b].is_some_and(|p| std::ptr::eq(&sched.kernels[p], k));
+            if (!internal || sched.materialized[b]) && !bufs.contains(&b) {
+                bufs.push(b);
+            }
+        }
+        for b in node.outputs() {
+            if sched.materialized[b] && !bufs.contains(&b) {
+                bufs.push(b);
+            }
+        }
+    }
+    bufs.retain(|b| !scratch.contains(b));
+    let alias_of = |b: BufId| sched.in_place[b].filter(|x| bufs.contains(x));
+    let aliases = bufs.iter().map(|&b| alias_of(b)).collect();
+    let policy = target.cpu();
+    let mut hugepage = Vec::new();
+    for kn in &k.nodes {
+        for b in ir.nodes[kn.node].outputs() {
+            let decl = &ir.buffers[b];
+            let bytes = decl.storage_numel() * decl.dtype.itemsize() as i64;
+            if bufs.contains(&b) && alias_of(b).is_none() && policy.wants_hugepage(bytes) {
+                hugepage.push((b, bytes));
+            }
+        }
+    }
+    KernelPlan {
+        shape,
+        bufs,
+        aliases,
+        hugepage,
+    }
+}
+
+/// Store index of a kernel node's output (over the node's first `nvars` vars).
+pub fn store_idx(ir: &IrGraph, buf: BufId, nvars: usize) -> Idx {
+    let b = &ir.buffers[buf];
+    let mut e = Idx::constant(0);
+    for (k, st) in b.strides.iter().enumerate().take(nvars) {
+        if b.sizes[k] != 1 {
+            e = e.add(&Idx::var(k as u32).scale(*st));
+        }
+    }
+    e
+}
+
+/// The loops a kernel runs: loop `j` counts `x{j}` over `sizes[j]`, and the nodes' var `k` is
+/// `map[k]` over the loop vars (`None`: the nodes' own vars, one loop each). A pointwise kernel
+/// reorders its loops so the smallest output stride is innermost (a transposed result is
+/// written, not scattered) and merges adjacent loops whose every index stays affine (a
+/// `[n, 3]` tensor runs as one loop of `3n`, not `n` loops of 3).
+#[derive(Clone, Debug)]
+pub struct LoopNest {
+    /// Extent of each loop, outermost first.
+    pub sizes: Vec<i64>,
+    map: Option<Vec<Idx>>,
+}
+
+impl LoopNest {
+    pub fn identity(sizes: &[i64]) -> LoopNest {
+        LoopNest {
+            sizes: sizes.to_vec(),
+            map: None,
+        }
+    }
+
+    /// `e` (over the nodes' vars) over the loop vars.
+    pub fn apply(&self, e: &Idx) -> Idx {
+        match &self.map {
+            None => e.clone(),
+            Some(m) => e.substitute(m, &self.sizes),
+        }
+    }
+
+    /// Loops over `groups` of the original dims (each outer to inner), outermost group first.
+    pub fn grouped(sizes: &[i64], groups: &[Vec<usize>]) -> LoopNest {
+        let new_sizes: Vec<i64> = groups
+            .iter()
+            .map(|g| g.iter().map(|&d| sizes[d]).product())
+            .collect();
+        let mut map = vec![Idx::constant(0); sizes.len()];
+        for (j, g) in groups.iter().enumerate() {
+            let mut div = 1i64;
+            for &d in g.iter().rev() {
+                let e = Idx::var(j as u32).floordiv(div.max(1), &new_sizes);
+                map[d] = e.modulo(sizes[d].max(1), &new_sizes);
+                div *= sizes[d];
+            }
+        }
+        LoopNest {
+            sizes: new_sizes,
+            map: Some(map),
+        }
+    }
+}
+
+/// Floor divisions and modulos in an index (what merging loops must not add).
+fn divmods(e: &Idx) -> usize {
+    e.terms
+        .iter()
+        .map(|(a, _)| match a {
+            Atom::Var(_) => 0,
+            Atom::FloorDiv(x, _) | Atom::Mod(x, _) => 1 + divmods(x),
+            Atom::Clamp(x, _, _) => divmods(x),
+        })
+        .sum()
+}
+
+/// The loop nest of a pure pointwise kernel (see [`LoopNest`]).
+pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
+    let sizes = &k.outer;
+    let n = sizes.len();
+    if n <= 1 || sizes.contains(&0) {
+        return LoopNest::identity(sizes);
+    }
+    let mut exprs: Vec<Idx> = Vec::new();
+    let mut reference: Option<Vec<i64>> = None;
+    for kn in &k.nodes {
+        let IrNode::Pointwise { out, body, .. } = &ir.nodes[kn.node] else {
+            continue;
+        };
+        exprs.extend(body.deps().indices.into_iter().cloned());
+        if sched.materialized[*out] {
+            exprs.push(store_idx(ir, *out, n));
+            reference.get_or_insert_with(|| ir.buffers[*out].strides.clone());
+        }
+    }
+    let strides = reference.unwrap_or_else(|| contiguous_strides(sizes));
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&d| {
+        std::cmp::Reverse(if sizes[d] == 1 {
+            i64::MAX
+        } else {
+            strides[d].abs()
+        })
+    });
+    let base: Vec<usize> = exprs.iter().map(divmods).collect();
+    let fits = |groups: &[Vec<usize>]| {
+        let nest = LoopNest::grouped(sizes, groups);
+        exprs
+            .iter()
+            .zip(&base)
+            .all(|(e, b)| divmods(&nest.apply(e)) <= *b)
+    };
+    let mut groups: Vec<Vec<usize>> = order.iter().map(|&d| vec![d]).collect();
+    let mut i = groups.len() - 1;
+    while i > 0 {
+        let mut merged = groups.clone();
+        let inner = merged.remove(i);
+        merged[i - 1].extend(inner);
+        if fits(&merged) {
+            groups = merged;
+        }
+        i -= 1;
+    }
+    if groups.len() == n && order.iter().enumerate().all(|(i, &d)| i == d) {
+        return LoopNest::identity(sizes);
+    }
+    LoopNest::grouped(sizes, &groups)
+}
+
+/// The coefficient of var `v` in `e` where it appears as a plain term (0 when absent or only
+/// inside a division, modulo or clamp).
+pub fn coef(e: &Idx, v: u32) -> i64 {
+    e.terms
+        .iter()
+        .find(|(a, _)| *a == Atom::Var(v))
+        .map(|(_, c)| *c)
+        .unwrap_or(0)
+}
+
+/// Whether a kernel with reductions reads memory contiguously along its last *row* var rather
+/// than along its last reduced var (a reduction over a leading dim, `x.sum(0)`): then scanning
+/// each row alone strides through memory, and rows are better processed in blocks.
+fn prefers_blocked(ir: &IrGraph, k: &Kernel) -> bool {
+    let (no, nr) = (k.outer.len(), k.inner.len());
+    if nr == 0 || k.outer[no - 1] < 4 {
+        return false;
+    }
+    let (row, red) = (no as u32 - 1, (no + nr) as u32 - 1);
+    let mut votes = 0i64;
+    for kn in &k.nodes {
+        let body = match &ir.nodes[kn.node] {
+            IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body,
+            _ => continue,
+        };
+        for (_, idx) in body.loads() {
+            let (co, ci) = (coef(idx, row).abs(), coef(idx, red).abs());
+            if co == 1 && ci != 1 {
+                votes += 1;
+            } else if ci == 1 && co != 1 {
+                votes -= 1;
+            }
+        }
+    }
+    votes > 0
+}
+
+/// Buffers a staged kernel can keep in per-row arrays instead of memory: produced by one of its
+/// inner (`O ++ R`) nodes and read only by its later stages (softmax's `exp(x - max)`, computed
+/// once and read by the sum and the normalization, as Inductor's `local_buffer`).
+fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, scratch_max: i64) -> Vec<BufId> {
+    let inner_n: i64 = k.inner.iter().product();
+    if k.inner.is_empty() || inner_n > scratch_max {
+        return Vec::new();
+    }
+
+    let escapes = |b: BufId| {
+        !matches!(ir.buffers[b].kind, BufKind::Computed)
+            || ir.outputs.iter().any(|o| match o {
+                OutputSpec::Buffer(x) => *x == b,
+                OutputSpec::View(v) => v.buf == b,
+            })
+    };
+    k.nodes
+        .iter()
+        .filter_map(|kn| match &ir.nodes[kn.node] {
+            IrNode::Pointwise { out, .. } if kn.level == Level::Inner => Some(*out),
+            _ => None,
+        })
+        .filter(|&b| sched.materialized[b] && !escapes(b))
+        .filter(|&b| {
+            ir.nodes
+                .iter_enumerated()
+                .all(|(i, node)| k.contains(i) || !node.reads().contains(&b))
+        })
+        .collect()
+}
