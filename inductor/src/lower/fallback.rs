@@ -197,26 +197,22 @@ impl Lowerer<'_> {
         reason: String,
     ) -> Result<LValue, InductorError> {
         let unsupported = |m: String| InductorError::Unsupported(m);
+        let unpassable = |_| {
+            unsupported(format!(
+                "cannot pass the arguments of {} to the host",
+                target.name()
+            ))
+        };
         let fargs = args
             .iter()
             .map(|a| self.fallback_arg(a))
             .collect::<LResult<Vec<_>>>()
-            .map_err(|_| {
-                unsupported(format!(
-                    "cannot pass the arguments of {} to the host",
-                    target.name()
-                ))
-            })?;
+            .map_err(unpassable)?;
         let fkwargs = kwargs
             .iter()
             .map(|(k, a)| Ok((k.clone(), self.fallback_arg(a)?)))
             .collect::<LResult<Vec<_>>>()
-            .map_err(|_| {
-                unsupported(format!(
-                    "cannot pass the arguments of {} to the host",
-                    target.name()
-                ))
-            })?;
+            .map_err(unpassable)?;
         let metas: Vec<&TensorMeta> = match meta {
             NodeMeta::Tensor(t) => vec![t],
             NodeMeta::Tuple(xs) => xs

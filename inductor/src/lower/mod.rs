@@ -87,6 +87,18 @@ pub(crate) fn convolutions_mostly_onednn(graph: &Graph) -> bool {
     onednn > 0 && onednn >= native
 }
 
+/// The catalog's view of node `u`, when it is a call of an op the catalog knows.
+fn canonical_call(graph: &Graph, u: NodeId) -> Option<table::Canon> {
+    match &graph.node(u).kind {
+        NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } => table::canonical(target, args, kwargs),
+        _ => None,
+    }
+}
+
 /// Lowers a graph for the default target (the CPU). Fails only for graph-level features the
 /// inductor does not model.
 pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
@@ -253,14 +265,7 @@ impl<'g> Lowerer<'g> {
         };
         if let Some(root) = inplace_root {
             // Every name of the mutated storage now reads the new value.
-            let names: Vec<NodeId> = self
-                .alias_root
-                .iter()
-                .filter(|(_, r)| **r == root)
-                .map(|(n, _)| *n)
-                .chain([root])
-                .collect();
-            for n in names {
+            for n in self.alias_family(root) {
                 self.env.insert(n, value.clone());
             }
             self.alias_root.insert(id, root);
@@ -317,13 +322,7 @@ impl<'g> Lowerer<'g> {
             ));
         };
         let root = *self.alias_root.get(m).unwrap_or(m);
-        let family: Vec<NodeId> = self
-            .alias_root
-            .iter()
-            .filter(|(_, r)| **r == root)
-            .map(|(n, _)| *n)
-            .chain([root])
-            .collect();
+        let family = self.alias_family(root);
         for n in &family {
             // Earlier in-place results are the root's storage itself, not views of it.
             if self.may_alias.contains(n) && !self.alias_root.contains_key(n) {
@@ -350,25 +349,22 @@ impl<'g> Lowerer<'g> {
     /// An in-place call: its result is its first argument's storage (handled by rebinding), and it
     /// makes no view of any other argument.
     fn is_inplace_op(&self, u: NodeId) -> bool {
-        match &self.graph.node(u).kind {
-            NodeKind::Call {
-                target,
-                args,
-                kwargs,
-            } => table::canonical(target, args, kwargs).is_some_and(|c| c.inplace),
-            _ => false,
-        }
+        canonical_call(self.graph, u).is_some_and(|c| c.inplace)
     }
 
     fn is_alias_op(&self, u: NodeId) -> bool {
-        match &self.graph.node(u).kind {
-            NodeKind::Call {
-                target,
-                args,
-                kwargs,
-            } => table::canonical(target, args, kwargs).is_some_and(|c| c.may_alias),
-            _ => false,
-        }
+        canonical_call(self.graph, u).is_some_and(|c| c.may_alias)
+    }
+
+    /// Every name of the storage rooted at `root`: the in-place results written into it, then
+    /// the root.
+    fn alias_family(&self, root: NodeId) -> Vec<NodeId> {
+        self.alias_root
+            .iter()
+            .filter(|(_, r)| **r == root)
+            .map(|(n, _)| *n)
+            .chain([root])
+            .collect()
     }
 
     fn check_dtypes(&self, args: &[Arg], kwargs: &[(String, Arg)], meta: &NodeMeta) -> LResult<()> {
@@ -573,14 +569,8 @@ impl<'g> Lowerer<'g> {
     /// through one would show through the other (`return x.clone()` handed back `x`; `y,
     /// y.clone()` shared one buffer).
     fn separate_fresh_outputs(&mut self, leaves: &[NodeId], first: usize) {
-        let fresh = |graph: &Graph, n: NodeId| match &graph.node(n).kind {
-            NodeKind::Call {
-                target,
-                args,
-                kwargs,
-            } => fx::ops::canonical(target, args, kwargs).is_some_and(|c| !c.may_alias),
-            _ => false,
-        };
+        let fresh =
+            |graph: &Graph, n: NodeId| canonical_call(graph, n).is_some_and(|c| !c.may_alias);
         let buf_of = |spec: &OutputSpec| match spec {
             OutputSpec::Buffer(b) => *b,
             OutputSpec::View(v) => v.buf,

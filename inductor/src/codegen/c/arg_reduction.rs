@@ -50,6 +50,15 @@ pub(super) fn emit_arg_reduction(
         }
         format!("({c})")
     };
+    // `tk{ob}`: whether `v` at position `p` takes over (`tk`, from `takes`) from `best` at
+    // `idx`; then the branch-free update of both.
+    let update =
+        |out: &mut String, ind: &str, tk: String, v: &str, best: &str, idx: &str, p: &str| {
+            let _ = writeln!(out, "{ind}const int tk{ob} = {tk};");
+            let sel = select_c(&format!("tk{ob}"), v, best, vd);
+            let _ = writeln!(out, "{ind}{best} = {sel};");
+            let _ = writeln!(out, "{ind}{idx} = TF_SELI(int64_t, tk{ob}, {p}, {idx});");
+        };
     let nest = LoopNest::identity(&[]);
     let pos = |upto: usize| {
         let mut p = String::from("0");
@@ -85,16 +94,16 @@ pub(super) fn emit_arg_reduction(
         let _ = writeln!(out, "{indent}const int64_t x{xl} = xc + l;");
         let v = emit_body(out, body, &format!("r{ob}"), local, indent, &nest);
         let _ = writeln!(out, "{indent}const int64_t p{ob} = {};", pos(nr));
-        let tk = takes(&v, "", &format!("{bv}[l]"), "", false);
-        let _ = writeln!(out, "{indent}const int tk{ob} = {tk};");
-        let _ = writeln!(
+        let (lane_best, lane_idx) = (format!("{bv}[l]"), format!("{bi}[l]"));
+        let tk = takes(&v, "", &lane_best, "", false);
+        update(
             out,
-            "{indent}{bv}[l] = {};",
-            select_c(&format!("tk{ob}"), &v, &format!("{bv}[l]"), vd)
-        );
-        let _ = writeln!(
-            out,
-            "{indent}{bi}[l] = TF_SELI(int64_t, tk{ob}, p{ob}, {bi}[l]);"
+            indent,
+            tk,
+            &v,
+            &lane_best,
+            &lane_idx,
+            &format!("p{ob}"),
         );
         close(out, 2, indent);
         // The tail of the innermost dim, in the scalar accumulator.
@@ -106,46 +115,21 @@ pub(super) fn emit_arg_reduction(
         let v = emit_body(out, body, &format!("r{ob}"), local, indent, &nest);
         let _ = writeln!(out, "{indent}const int64_t p{ob} = {};", pos(nr));
         let tk = takes(&v, &format!("p{ob}"), &best, &idx, true);
-        let _ = writeln!(out, "{indent}const int tk{ob} = {tk};");
-        let _ = writeln!(
-            out,
-            "{indent}{best} = {};",
-            select_c(&format!("tk{ob}"), &v, &best, vd)
-        );
-        let _ = writeln!(
-            out,
-            "{indent}{idx} = TF_SELI(int64_t, tk{ob}, p{ob}, {idx});"
-        );
+        update(out, indent, tk, &v, &best, &idx, &format!("p{ob}"));
         close(out, 1, indent);
         close(out, nr - 1, indent);
         let _ = writeln!(out, "{indent}for (int l = 0; l < {ARG_LANES}; l++) {{");
-        let tk = takes(&format!("{bv}[l]"), &format!("{bi}[l]"), &best, &idx, true);
-        let _ = writeln!(out, "{indent}  const int tk{ob} = {tk};");
-        let _ = writeln!(
-            out,
-            "{indent}  {best} = {};",
-            select_c(&format!("tk{ob}"), &format!("{bv}[l]"), &best, vd)
-        );
-        let _ = writeln!(
-            out,
-            "{indent}  {idx} = TF_SELI(int64_t, tk{ob}, {bi}[l], {idx});"
-        );
+        let (lane_best, lane_idx) = (format!("{bv}[l]"), format!("{bi}[l]"));
+        let tk = takes(&lane_best, &lane_idx, &best, &idx, true);
+        let inner = format!("{indent}  ");
+        update(out, &inner, tk, &lane_best, &best, &idx, &lane_idx);
         let _ = writeln!(out, "{indent}}}");
     } else {
         loops(out, &k.inner, no, indent);
         let v = emit_body(out, body, &format!("r{ob}"), local, indent, &nest);
         let tk = takes(&v, "", &best, "", false);
-        let _ = writeln!(out, "{indent}const int tk{ob} = {tk};");
-        let _ = writeln!(
-            out,
-            "{indent}{best} = {};",
-            select_c(&format!("tk{ob}"), &v, &best, vd)
-        );
-        let _ = writeln!(
-            out,
-            "{indent}{idx} = TF_SELI(int64_t, tk{ob}, (int64_t)({}), {idx});",
-            pos(nr)
-        );
+        let p = format!("(int64_t)({})", pos(nr));
+        update(out, indent, tk, &v, &best, &idx, &p);
         close(out, nr, indent);
     }
     if sched.materialized[ob] {
