@@ -48,6 +48,16 @@ pub(super) fn emit_blocked(
     let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
     for stage in 0..nstages {
         let members: Vec<&KernelNode> = k.nodes.iter().filter(|kn| kn.stage == stage).collect();
+        // The stage's pointwise nodes over `nvars` vars, reading the values so far (`local`);
+        // returns those values with the stage's own added.
+        let stage_nodes =
+            |out: &mut String, local: &HashMap<BufId, String>, indent: &str, nvars: usize| {
+                let mut stage_local = local.clone();
+                let (cx, no_scratch) = (Cx { ir, sched, k }, HashMap::new());
+                let l = &mut stage_local;
+                emit_stage_nodes(out, cx, stage, l, indent, nvars, &nest, &no_scratch);
+                stage_local
+            };
         match (&ir.nodes[members[0].node], members[0].level) {
             (
                 IrNode::Reduction {
@@ -104,19 +114,7 @@ pub(super) fn emit_blocked(
                     let _ = writeln!(out, "{indent}{} rowv{ob}[{BLOCK}];", c_type(*d));
                 }
                 open_block(out, &mut indent);
-                let mut stage_local = local.clone();
-                emit_stage_nodes(
-                    out,
-                    ir,
-                    sched,
-                    k,
-                    stage,
-                    &mut stage_local,
-                    &indent,
-                    no,
-                    &nest,
-                    &HashMap::new(),
-                );
+                let stage_local = stage_nodes(out, &local, &indent, no);
                 for (ob, d) in &outs {
                     // The stage's own value, unrounded; readers round it as a load would.
                     let v = stage_local[ob].clone();
@@ -134,19 +132,7 @@ pub(super) fn emit_blocked(
             _ => {
                 loops(out, &k.inner, no, &mut indent);
                 open_block(out, &mut indent);
-                let mut stage_local = local.clone();
-                emit_stage_nodes(
-                    out,
-                    ir,
-                    sched,
-                    k,
-                    stage,
-                    &mut stage_local,
-                    &indent,
-                    no + nr,
-                    &nest,
-                    &HashMap::new(),
-                );
+                stage_nodes(out, &local, &indent, no + nr);
                 close(out, nr + 1, &mut indent);
             }
         }

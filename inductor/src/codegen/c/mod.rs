@@ -178,6 +178,14 @@ fn emit_body(
     body.visit(&mut printer).name
 }
 
+/// The kernel being printed, as the functions that print its parts read it.
+#[derive(Clone, Copy)]
+struct Cx<'a> {
+    ir: &'a IrGraph,
+    sched: &'a Schedule,
+    k: &'a Kernel,
+}
+
 /// A buffer's value as later nodes of the kernel read it without going through memory: rounded
 /// as a store to its dtype would round it.
 fn local_value(d: DType, v: &str) -> String {
@@ -242,9 +250,7 @@ fn emit_pointwise(
     let mut local = HashMap::new();
     emit_stage_nodes(
         out,
-        ir,
-        sched,
-        k,
+        Cx { ir, sched, k },
         0,
         &mut local,
         &indent,
@@ -386,9 +392,7 @@ fn emit_kernel(
             (IrNode::Pointwise { .. }, Level::Row) => {
                 emit_stage_nodes(
                     out,
-                    ir,
-                    sched,
-                    k,
+                    Cx { ir, sched, k },
                     stage,
                     &mut local,
                     &indent,
@@ -411,9 +415,7 @@ fn emit_kernel(
                 let mut stage_local = local.clone();
                 emit_stage_nodes(
                     out,
-                    ir,
-                    sched,
-                    k,
+                    Cx { ir, sched, k },
                     stage,
                     &mut stage_local,
                     &indent,
@@ -445,9 +447,7 @@ fn emit_kernel(
 #[allow(clippy::too_many_arguments)]
 fn emit_stage_nodes(
     out: &mut String,
-    ir: &IrGraph,
-    sched: &Schedule,
-    k: &Kernel,
+    Cx { ir, sched, k }: Cx,
     stage: usize,
     local: &mut HashMap<BufId, String>,
     indent: &str,
