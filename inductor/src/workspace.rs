@@ -26,6 +26,9 @@ pub struct Workspace<T> {
     tensors: EntityVec<BufId, Option<T>>,
     /// Data pointers as addresses (a workspace may move between threads with its owner).
     ptrs: EntityVec<BufId, usize>,
+    /// A call has run to the end with this workspace, so every kept buffer is allocated and no
+    /// later call allocates one (see [`Workspace::is_complete`]).
+    complete: bool,
 }
 
 impl<T: Clone> Workspace<T> {
@@ -33,7 +36,21 @@ impl<T: Clone> Workspace<T> {
         Workspace {
             tensors: EntityVec::filled(None, num_buffers),
             ptrs: EntityVec::filled(0, num_buffers),
+            complete: false,
         }
+    }
+
+    /// Whether a call has run to the end with this workspace: every buffer it keeps is then
+    /// allocated, and later calls only write them. The host uses this to decide allocation-time
+    /// properties once (torch's inference mode makes inference tensors, which a later call
+    /// outside inference mode could not pass as `out=`) instead of asking on every call.
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Records that a call has run to the end with this workspace.
+    pub fn mark_complete(&mut self) {
+        self.complete = true;
     }
 
     pub(crate) fn get(&self, buf: BufId) -> Option<(T, usize)> {

@@ -524,13 +524,17 @@ impl InductorProgram {
         let mut host = TorchHost::new(py, &self.handles, &self.callables);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
         // Buffers kept between calls must not be inference tensors: a later call outside
-        // `torch.inference_mode()` could not write them (an extern call's `out=` raises). Under
-        // inference mode a call allocates its own and leaves the workspace alone.
-        let mut ws = if inference_mode_enabled(py) {
-            None
-        } else {
-            self.workspace.lock().ok().and_then(|mut w| w.take())
-        };
+        // `torch.inference_mode()` could not write them (an extern call's `out=` raises). So a
+        // workspace is only filled outside inference mode; under it, a call allocates its own and
+        // leaves the workspace alone. Once complete, every kept buffer is a normal tensor, which
+        // inference mode may write, and the per-call question is skipped.
+        let mut ws = self.workspace.lock().ok().and_then(|mut w| {
+            if w.as_ref().is_some_and(|ws| !ws.is_complete()) && inference_mode_enabled(py) {
+                None
+            } else {
+                w.take()
+            }
+        });
         let outs = match (guarded, ws.as_mut()) {
             // SAFETY: every graph input is a tensor read from a source that carries a
             // TENSOR_MATCH guard (type, dtype, device, sizes and every stride), and the caller
@@ -543,7 +547,10 @@ impl InductorProgram {
             (false, None) => self.compiled.run(&mut host, &inputs),
         };
         // Back even after an error: each kept buffer is still valid storage of its layout.
-        if let Some(ws) = ws {
+        if let Some(mut ws) = ws {
+            if outs.is_ok() {
+                ws.mark_complete();
+            }
             if let Ok(mut slot) = self.workspace.lock() {
                 *slot = Some(ws);
             }
