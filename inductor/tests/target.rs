@@ -1,0 +1,149 @@
+//! The target's policy (`Options::target`) is what lowering, planning and the C printer read:
+//! a policy other than the default changes the generated code accordingly, and the kernels
+//! still match the reference interpreter.
+
+mod common;
+
+use common::*;
+use fx::{Arg, DType, Graph};
+use inductor::target::ChannelsLast;
+use inductor::testing::VecHost;
+use inductor::{compile, CompiledGraph, CpuPolicy, Options, Target};
+
+fn with_policy(policy: CpuPolicy) -> Options {
+    Options {
+        target: Target::Cpu(policy),
+        ..options()
+    }
+}
+
+/// `exp(x) * 2` over a `[64, 64]` float32 input (4096 elements, 16 KiB).
+fn pointwise_graph() -> Graph {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[64, 64]);
+    let e = call(&mut g, f("torch.exp"), vec![n(x)], vec![]);
+    let y = call(&mut g, f("operator.mul"), vec![n(e), Arg::Int(2)], vec![]);
+    g.output(vec![n(y)]);
+    g
+}
+
+/// The compiled graph's outputs equal the reference interpreter's.
+fn assert_matches_interpreter(g: &Graph, c: &CompiledGraph) {
+    let mut host = VecHost::new();
+    let ins = inputs_for(&mut host, g, 7);
+    let got = c.run(&mut host, &ins).unwrap();
+    let want = inductor::interp::run(c.ir(), &mut host, &ins).unwrap();
+    for (a, b) in got.iter().zip(&want) {
+        assert_close(&a.to_f64(), &b.to_f64(), c);
+    }
+}
+
+#[test]
+fn the_openmp_threshold_comes_from_the_policy() {
+    let g = pointwise_graph();
+    let default = compile(&g, &options()).unwrap();
+    assert!(
+        default.source().contains("if(4096 >= 32768)"),
+        "{}",
+        default.source()
+    );
+    let low = compile(
+        &g,
+        &with_policy(CpuPolicy {
+            parallel_threshold: 1024,
+            ..CpuPolicy::default()
+        }),
+    )
+    .unwrap();
+    assert!(
+        low.source().contains("if(4096 >= 1024)"),
+        "{}",
+        low.source()
+    );
+    assert_matches_interpreter(&g, &low);
+}
+
+#[test]
+fn huge_page_hints_follow_the_policy() {
+    let g = pointwise_graph();
+    let default = compile(&g, &options()).unwrap();
+    assert!(
+        !default.source().contains("tf_hugepage(b"),
+        "{}",
+        default.source()
+    );
+    let small = compile(
+        &g,
+        &with_policy(CpuPolicy {
+            hugepage_min_bytes: Some(1 << 10),
+            ..CpuPolicy::default()
+        }),
+    )
+    .unwrap();
+    // The output buffer (64 * 64 float32) is written from scratch by the kernel.
+    assert!(small.source().contains(", 16384);"), "{}", small.source());
+    assert_matches_interpreter(&g, &small);
+}
+
+#[test]
+fn dtypes_the_policy_supports_are_the_ones_lowered() {
+    // A cast to float64 is lowered by the CPU policy.
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[8]);
+    let y = call(&mut g, m("double"), vec![n(x)], vec![]);
+    g.output(vec![n(y)]);
+    let c = compile(&g, &options()).unwrap();
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    assert!(CpuPolicy::default().supports_dtype(DType::Float64));
+    assert!(!CpuPolicy::default().supports_dtype(DType::Complex64));
+}
+
+#[test]
+fn channels_last_can_be_turned_off() {
+    // Two oneDNN-sized convolutions: the default policy lays the intermediate out channels-last,
+    // `ChannelsLast::Never` keeps it contiguous; both compute the same values.
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[2, 16, 12, 12]);
+    let w = input(&mut g, "w", DType::Float32, &[16, 16, 3, 3]);
+    let a = call(
+        &mut g,
+        f("torch.conv2d"),
+        vec![n(x), n(w)],
+        vec![("padding", Arg::Int(1))],
+    );
+    let r = call(&mut g, f("torch.relu"), vec![n(a)], vec![]);
+    let y = call(
+        &mut g,
+        f("torch.conv2d"),
+        vec![n(r), n(w)],
+        vec![("padding", Arg::Int(1))],
+    );
+    g.output(vec![n(y)]);
+    let intermediate_strides = |c: &CompiledGraph| -> Vec<Vec<i64>> {
+        c.ir()
+            .buffers
+            .iter()
+            .filter(|b| b.sizes.len() == 4 && b.kind == inductor::ir::BufKind::Computed)
+            .map(|b| b.strides.clone())
+            .collect()
+    };
+    let on = compile(&g, &options()).unwrap();
+    let off = compile(
+        &g,
+        &with_policy(CpuPolicy {
+            channels_last: ChannelsLast::Never,
+            ..CpuPolicy::default()
+        }),
+    )
+    .unwrap();
+    let cl = fx::infer::layout::channels_last_strides(&[2, 16, 12, 12]);
+    let contiguous = fx::infer::layout::contiguous_strides(&[2, 16, 12, 12]);
+    // Batch 2 in float32: torch convolves on oneDNN.
+    assert!(Target::default().channels_last(&g));
+    assert!(intermediate_strides(&on).contains(&cl), "{}", on.source());
+    assert!(
+        intermediate_strides(&off).iter().all(|s| *s == contiguous),
+        "{:?}",
+        intermediate_strides(&off)
+    );
+}
