@@ -511,29 +511,18 @@ impl GuardTree {
 
     fn add_untimed(&mut self, py: Python<'_>, source: &Source, check: Check) {
         let check = check.weakened(py);
-        let steps = source.steps();
+        let Some((last, path)) = source.steps().split_last() else {
+            return;
+        };
+        // Walk down the trie, moving one `&mut` level to the next: each step re-borrows the
+        // node it found, so the borrow checker sees a single path and no pointer is needed.
         let mut level = &mut self.roots;
-        let mut node_ptr: Option<*mut GuardNode> = None;
-        for step in steps {
-            let pos = level.iter().position(|n| n.step_same(step));
-            let idx = match pos {
-                Some(i) => i,
-                None => {
-                    level.push(GuardNode {
-                        step: step.clone_ref(py),
-                        checks: Vec::new(),
-                        children: Vec::new(),
-                    });
-                    level.len() - 1
-                }
-            };
-            let node = &mut level[idx];
-            node_ptr = Some(node as *mut GuardNode);
-            level = &mut node.children;
+        for step in path {
+            let idx = GuardNode::child_index(level, py, step);
+            level = &mut level[idx].children;
         }
-        // SAFETY: node_ptr points into `self.roots`' tree, which is not touched between taking
-        // the pointer and this use (the loop above has ended).
-        let node = unsafe { &mut *node_ptr.expect("a source has at least one step") };
+        let idx = GuardNode::child_index(level, py, last);
+        let node = &mut level[idx];
         if node.checks.iter().any(|c| c.check.same_as(&check)) {
             return;
         }
@@ -642,6 +631,19 @@ impl GuardTree {
 }
 
 impl GuardNode {
+    /// The index in `level` of the node for `step`, made empty when there is none yet.
+    fn child_index(level: &mut Vec<GuardNode>, py: Python<'_>, step: &Step) -> usize {
+        if let Some(i) = level.iter().position(|n| n.step_same(step)) {
+            return i;
+        }
+        level.push(GuardNode {
+            step: step.clone_ref(py),
+            checks: Vec::new(),
+            children: Vec::new(),
+        });
+        level.len() - 1
+    }
+
     fn step_same(&self, other: &Step) -> bool {
         match (&self.step, other) {
             (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
