@@ -295,3 +295,21 @@ def test_report_shows_the_fields(tmp_path, capsys):
         f"value first used at {HERE}:{origin} <code>z = x + 1</code>",
     ):
         assert fragment in page, fragment
+
+
+def test_recompile_limit_event_names_the_failing_guards():
+    torchferro.config.recompile_limit = 1
+    f = torchferro.compile(scaled, backend="eager")
+    with recorded() as events, pytest.warns(RuntimeWarning, match="recompile limit"):
+        f(torch.ones(2), 2)
+        f(torch.ones(3), 2)
+    (e,) = [e for e in events if e["kind"] == "recompile_limit"]
+    assert e["limit"] == 1
+    assert [(f["kind"], f["source"], f["mismatch"]) for f in e["failures"]] == [
+        (
+            "TENSOR_MATCH",
+            "L['x']",
+            {"property": "size", "index": 0, "expected": 2, "actual": 3},
+        )
+    ]
+    assert e["message"].endswith(f"\n    - 0/0: {e['failures'][0]['reason']}")

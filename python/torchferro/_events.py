@@ -19,7 +19,7 @@ plus fixed keys built in Rust from the same typed records as the log text
   user writes it (``x``), the log reason, the location that made the guard, and for tensors
   ``{"property", "index", "expected", "actual"}`` (``size``/``stride``/``rank`` values as ints);
 - ``graph_break`` and ``eager``: ``reason`` (the message text) and ``break``;
-- ``recompile_limit``: ``message``, ``limit``.
+- ``recompile_limit``: ``message``, ``limit`` and ``failures`` (as in ``recompile``).
 """
 
 from __future__ import annotations

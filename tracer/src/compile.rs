@@ -12,8 +12,8 @@ use crate::code::CodeInfo;
 use crate::code_cache::{CacheEntry, CodeState, Slot};
 use crate::config::{Backend, CompileConfig};
 use crate::error::TraceError;
-use crate::frame::FrameView;
 use crate::event::{BreakSite, FailedCheck, GuardFailure, Location};
+use crate::frame::FrameView;
 use crate::interp::{self, Var};
 use crate::reconstruct::{passthrough, template_of, with_effects, TemplateCtx};
 use crate::runtime::CompiledGraph;
@@ -73,8 +73,8 @@ pub fn compile_frame(
                 !std::mem::replace(&mut c.limit_warned, true)
             });
             if warn.unwrap_or(false) {
-                let reasons = first_reasons(py, &existing, scope);
-                crate::log::recompile_limit(py, &info, limit, &reasons);
+                let failures = first_failures(py, &existing, scope);
+                crate::log::recompile_limit(py, &info, limit, &failures);
             }
             return Outcome::RunEagerly;
         }
@@ -207,13 +207,6 @@ pub fn compile_frame(
     }
 }
 
-fn first_reasons(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<String> {
-    first_failures(py, entries, scope)
-        .into_iter()
-        .map(|f| f.line())
-        .collect()
-}
-
 fn first_failures(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<GuardFailure> {
     entries
         .iter()
@@ -262,8 +255,8 @@ fn on_trace_error(
             frames,
             ..
         } => {
-            let location = location
-                .unwrap_or_else(|| Location::new(info.filename.as_str(), info.firstlineno));
+            let location =
+                location.unwrap_or_else(|| Location::new(info.filename.as_str(), info.firstlineno));
             let site = BreakSite {
                 reason,
                 location: Some(location),

@@ -262,8 +262,14 @@ enum TensorMismatch<'py> {
     RequiresGrad(bool),
     Layout(Bound<'py, PyAny>),
     Rank(usize),
-    Size { index: usize, actual: i64 },
-    Stride { index: usize, actual: i64 },
+    Size {
+        index: usize,
+        actual: i64,
+    },
+    Stride {
+        index: usize,
+        actual: i64,
+    },
 }
 
 impl TensorCheck {
@@ -845,18 +851,11 @@ impl GuardNode {
         true
     }
 
-    fn collect_failures(
-        &self,
-        py: Python<'_>,
-        v: &Bound<'_, PyAny>,
-        out: &mut Vec<FailedCheck>,
-    ) {
+    fn collect_failures(&self, py: Python<'_>, v: &Bound<'_, PyAny>, out: &mut Vec<FailedCheck>) {
         for c in &self.checks {
             if let Err(reason) = c.check.eval(py, v, &c.source, true) {
                 let mismatch = match &c.check {
-                    Check::Tensor(t) => t
-                        .first_mismatch(py, v)
-                        .map(|m| t.mismatch_record(py, &m)),
+                    Check::Tensor(t) => t.first_mismatch(py, v).map(|m| t.mismatch_record(py, &m)),
                     _ => None,
                 };
                 out.push(FailedCheck {

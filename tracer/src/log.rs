@@ -37,14 +37,14 @@ pub fn recompile_message(info: &CodeInfo, reasons: &[String]) -> String {
     msg
 }
 
-pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &[String]) {
+pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, failures: &[GuardFailure]) {
     let mut msg = format!(
         "torchferro hit the recompile limit ({limit}) for function {} in {}:{}; it runs eagerly from now on. Last guard failure(s):",
         info.name, info.filename, info.firstlineno
     );
-    for r in reasons {
+    for f in failures {
         msg.push_str("\n    - ");
-        msg.push_str(r);
+        msg.push_str(&f.line());
     }
     // The message reaches the user once: it is always a Python warning, and also a log record
     // where a handler takes it. Without any handler, `logging`'s last-resort handler would print
@@ -63,7 +63,8 @@ pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &
     }
     emit(py, "recompile_limit", info, |d| {
         d.set_item("message", msg.as_str())?;
-        d.set_item("limit", limit)
+        d.set_item("limit", limit)?;
+        d.set_item("failures", records::failures(py, failures)?)
     });
     let r = py.import("warnings").and_then(|w| {
         let cat = py.import("builtins")?.getattr("RuntimeWarning")?;
