@@ -136,6 +136,11 @@ def _at(fn, text: str) -> str:
     return f"{HERE}:{_line(fn, text)}"
 
 
+def _loc(fn, text: str) -> dict:
+    """The location record (as events and trace files carry it) of ``fn``'s line with ``text``."""
+    return {"filename": HERE, "lineno": _line(fn, text)}
+
+
 def recompile_msg(fn, *failures) -> str:
     """The tracer's recompile text; each failure is ``(compile_id, reason)``."""
     code = _code(fn)
@@ -1040,7 +1045,7 @@ def test_trace_dir_writes_json_lines(tmp_path, capsys):
     assert c["graph_code"].startswith("def forward(self, l_x):")
     assert c["break"] == {
         "reason": "call to builtins.print",
-        "location": _at(printing, 'print("value:"'),
+        "location": _loc(printing, 'print("value:"'),
         "location_text": 'print("value:", y.shape)',
         "stack": [],
     }
@@ -1048,7 +1053,7 @@ def test_trace_dir_writes_json_lines(tmp_path, capsys):
         "text": f"TENSOR_MATCH L['x']: torch.float32, cpu, size=[2], stride=[1], requires_grad=False  # {_at(printing, 'y = x * 2')}",
         "kind": "TENSOR_MATCH",
         "source": "L['x']",
-        "origin": _at(printing, "y = x * 2"),
+        "origin": _loc(printing, "y = x * 2"),
         "origin_text": "y = x * 2",
     }
     assert list(c["timings"]) == ["trace", "guard_build", "backend", "bytecode"]
@@ -1061,8 +1066,12 @@ def test_trace_dir_writes_json_lines(tmp_path, capsys):
     assert r["failures"] == [
         {
             "compile_id": "0/0",
+            "kind": "TENSOR_MATCH",
+            "source": "L['x']",
+            "expr": "x",
             "reason": "tensor 'x' size mismatch at index 0. expected 2, actual 3",
-            "origin": _at(printing, "y = x * 2"),
+            "origin": _loc(printing, "y = x * 2"),
+            "mismatch": {"property": "size", "index": 0, "expected": 2, "actual": 3},
             "origin_text": "y = x * 2",
         }
     ]

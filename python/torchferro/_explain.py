@@ -20,7 +20,8 @@ _KEEP_ALIVE: list = []
 class BreakReason:
     """One graph break: ``reason`` (what could not be traced), where in user code (``filename``,
     ``lineno``, ``function``), the stack of inlined calls that led there (``user_stack``, innermost
-    first, each ``"function at file:line"``), and whether the whole frame ran eagerly instead."""
+    first, each ``"function at file:line"``; ``frames`` holds the same as records
+    ``{"function", "filename", "lineno"}``), and whether the whole frame ran eagerly instead."""
 
     reason: str
     function: str
@@ -28,6 +29,7 @@ class BreakReason:
     lineno: int | None
     user_stack: list[str] = field(default_factory=list)
     eager: bool = False
+    frames: list[dict] = field(default_factory=list)
 
     @property
     def location(self) -> str | None:
@@ -36,7 +38,9 @@ class BreakReason:
     @property
     def line(self) -> str:
         """The text of the user line where the graph broke."""
-        return _sources.line_text(self.location)
+        if not self.filename:
+            return ""
+        return _sources.line_text({"filename": self.filename, "lineno": self.lineno})
 
     def __str__(self) -> str:
         return f"{self.reason} (at {self.location or '?'})"
@@ -97,9 +101,9 @@ class ExplainOutput:
                 + ("  (the whole function ran eagerly)" if b.eager else "")
             )
             out.append("    User Stack:")
-            for frame in b.user_stack:
+            for frame, record in zip(b.user_stack, b.frames):
                 out.append(f"      {frame}")
-                text = _sources.line_text(frame.rsplit(" at ", 1)[-1])
+                text = _sources.line_text(record)
                 if text:
                     out.append(f"        {text}")
         out.append("Ops per Graph:")
@@ -136,18 +140,17 @@ class _Recorder:
 
 
 def _break_from(event: dict, eager: bool) -> BreakReason:
-    site = _sources.parse_break(event["reason"])
-    where = _sources.split_location(site.location)
-    stack = [f"{f} at {loc}" for f, loc in site.stack] or (
-        [f"{event['function']} at {site.location}"] if site.location else []
-    )
+    brk = event["break"]
+    location = brk["location"]
+    frames = _events.user_stack(brk, event["function"])
     return BreakReason(
-        reason=site.reason,
-        function=site.stack[0][0] if site.stack else event["function"],
-        filename=where[0] if where else None,
-        lineno=where[1] if where else None,
-        user_stack=stack,
+        reason=brk["reason"],
+        function=frames[0]["function"] if frames else event["function"],
+        filename=location["filename"] if location else None,
+        lineno=location["lineno"] if location else None,
+        user_stack=[f"{f['function']} at {_sources.where(f)}" for f in frames],
         eager=eager,
+        frames=frames,
     )
 
 

@@ -286,11 +286,6 @@ def _on_compile(event: dict) -> None:
         _log("perf", text)
 
 
-def _user_line(location: str | None) -> str:
-    text = _sources.line_text(location)
-    return f"{location}: {text}" if text else (location or "")
-
-
 def recompile_text(event: dict, guards: dict | None = None) -> str:
     """The tracer's recompile message with, under each failing guard, the user line where the
     guarded value was first used, and a hint when the same dimension keeps changing. ``guards``
@@ -299,35 +294,35 @@ def recompile_text(event: dict, guards: dict | None = None) -> str:
     The event names the first failing guard of every cached entry, so a dimension that keeps
     changing shows up as one size failure per entry: the sizes compiled so far plus the new one."""
     lines = event["message"].split("\n")[:2]
-    sizes: dict[tuple[str, int], list[int]] = {}
     failures = event.get("failures") or []
     for failure in failures:
         lines.append(f"    - {failure['compile_id']}: {failure['reason']}")
         origin = failure.get("origin")
         if origin:
-            lines.append(f"        first used at {origin}")
+            lines.append(f"        first used at {_sources.where(origin)}")
             text = _sources.line_text(origin)
             if text:
                 lines.append(f"            {text}")
         if guards is not None and failure["compile_id"] in guards:
             lines.append(f"        guards of {failure['compile_id']}:")
             lines.extend(f"            {g}" for g in guards[failure["compile_id"]])
-    # Oldest entry first, so that the sizes read in the order they were met.
+    # (source, dim) -> the sizes compiled so far, oldest entry first, then the new size.
+    sizes: dict[tuple[str, int], list[int]] = {}
+    exprs: dict[tuple[str, int], str] = {}
+    actual: dict[tuple[str, int], int] = {}
     for failure in reversed(failures):
-        size = _sources.size_failure(failure["reason"])
-        if size is not None:
-            tensor, dim, expected, actual = size
-            seen = sizes.setdefault((tensor, dim), [])
-            seen.append(expected)
-    for (tensor, dim), seen in sizes.items():
-        actual = next(
-            s[3]
-            for f in failures
-            if (s := _sources.size_failure(f["reason"])) and s[:2] == (tensor, dim)
-        )
-        values = list(dict.fromkeys([*seen, actual]))
+        m = failure.get("mismatch")
+        if m is None or m["property"] != "size":
+            continue
+        key = (failure["source"], m["index"])
+        sizes.setdefault(key, []).append(m["expected"])
+        exprs[key] = failure["expr"]
+        # The newest entry's failure is listed first: its actual size is the call's.
+        actual[key] = m["actual"]
+    for (source, dim), seen in sizes.items():
+        values = list(dict.fromkeys([*seen, actual[(source, dim)]]))
         if len(values) >= 3:
-            expr = _sources.python_expr(tensor)
+            expr = exprs[(source, dim)]
             lines.append(
                 f"    hint: dimension {dim} of '{expr}' keeps changing (sizes {', '.join(map(str, values))}); "
                 f"call torchferro.mark_dynamic({expr}, {dim}) before calling {event['function']}, or compile with "
@@ -338,26 +333,21 @@ def recompile_text(event: dict, guards: dict | None = None) -> str:
 
 def break_text(event: dict, context: int = 0) -> str:
     """The tracer's graph-break message with the text of each user line on the way to the break."""
-    reason = event["reason"]
+    brk = event["break"]
     if event["kind"] == "eager":
         head = f"Graph break: running function {event['function']} eagerly: "
     else:
         head = f"Graph break in function {event['function']}: "
-    first = reason.split("\n", 1)[0]
-    site = _sources.parse_break(reason)
-    lines = [head + first]
-    if site.stack:
+    lines = [f"{head}{brk['reason']} (at {_sources.where(brk['location']) or '?'})"]
+    if len(brk.get("frames") or []) > 1:
         lines.append("  inlined call stack (innermost first):")
-        frames = site.stack
-    else:
-        frames = [(event["function"], site.location)] if site.location else []
-    for function, location in frames:
-        lines.append(f"    {function} at {location}")
+    for frame in _events.user_stack(brk, event["function"]):
+        lines.append(f"    {frame['function']} at {_sources.where(frame)}")
         if context:
-            for n, text, target in _sources.excerpt(location, context):
+            for n, text, target in _sources.excerpt(frame, context):
                 lines.append(f"      {'>' if target else ' '} {n:5d} | {text}")
         else:
-            text = _sources.line_text(location)
+            text = _sources.line_text(frame)
             if text:
                 lines.append(f"        {text}")
     return "\n".join(lines)
@@ -365,14 +355,16 @@ def break_text(event: dict, context: int = 0) -> str:
 
 def guards_text(event: dict) -> str:
     lines = [f"GUARDS of {_title(event)}:"]
-    for g in event.get("guards") or []:
-        guard = _sources.parse_guard(g)
-        if guard.origin:
-            text = _sources.line_text(guard.origin)
-            body = f"{guard.kind} {guard.body}"
-            lines.append(f"  {body}  # {guard.origin}" + (f": {text}" if text else ""))
+    for g in event.get("guard_records") or []:
+        origin = g["origin"]
+        if origin:
+            text = _sources.line_text(origin)
+            lines.append(
+                f"  {g['text']}  # {_sources.where(origin)}"
+                + (f": {text}" if text else "")
+            )
         else:
-            lines.append(f"  {g}")
+            lines.append(f"  {g['text']}")
     return "\n".join(lines)
 
 

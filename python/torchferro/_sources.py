@@ -1,6 +1,8 @@
-"""Pointing at user code: the text of a ``file:line`` location, the source of a compiled function,
-its original code object, and the pieces of the tracer's reason texts. Shared by the log
-artifacts, ``explain``, trace files and the HTML report."""
+"""Pointing at user code: the text of a location, the source of a compiled function, its
+original code object. Shared by the log artifacts, ``explain``, trace files and the HTML report.
+
+A location is the tracer's record ``{"filename": str, "lineno": int}`` (``torchferro._events``
+documents the event fields); nothing here parses the tracer's message text."""
 
 from __future__ import annotations
 
@@ -8,47 +10,30 @@ import dis
 import inspect
 import io
 import linecache
-import re
 import sys
 import tokenize
-from dataclasses import dataclass, field
-
-_LOCATION = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
-_REASON_AT = re.compile(r"^(?P<reason>.*) \(at (?P<location>[^()]*)\)$")
-_STACK_FRAME = re.compile(r"^\s+(?P<function>\S+) at (?P<location>.+)$")
-_STACK_HEADER = "inlined call stack (innermost first):"
-_TENSOR_SIZE = re.compile(
-    r"^tensor '(?P<tensor>.+)' size mismatch at index (?P<dim>\d+)\. expected (?P<expected>\d+), actual (?P<actual>\d+)$"
-)
-_GUARD = re.compile(r"^(?P<kind>[A-Z_]+) (?P<body>.*?)(?:  # (?P<origin>.+:\d+))?$")
-_SOURCE_HEAD = re.compile(r"^((?:[LG]\[[^\]]+\])(?:\.\w+|\[[^\]]+\])*)")
 
 
-def split_location(location: str | None) -> tuple[str, int] | None:
-    """``"/path/file.py:12"`` as ``("/path/file.py", 12)``; None when it is not a location."""
+def where(location: dict | None) -> str | None:
+    """A location as messages write it, ``"/path/file.py:12"``; None for no location."""
     if not location:
         return None
-    m = _LOCATION.match(location.strip())
-    if m is None:
-        return None
-    return m.group("file"), int(m.group("line"))
+    return f"{location['filename']}:{location['lineno']}"
 
 
-def line_text(location: str | None) -> str:
-    """The stripped text of the source line at ``file:line`` (empty when unknown)."""
-    where = split_location(location)
-    if where is None:
+def line_text(location: dict | None) -> str:
+    """The stripped text of the source line at a location (empty when unknown)."""
+    if not location:
         return ""
-    return linecache.getline(where[0], where[1]).strip()
+    return linecache.getline(location["filename"], location["lineno"]).strip()
 
 
-def excerpt(location: str | None, context: int = 2) -> list[tuple[int, str, bool]]:
-    """``(lineno, text, is_target)`` for the lines around ``file:line``."""
-    where = split_location(location)
-    if where is None:
+def excerpt(location: dict | None, context: int = 2) -> list[tuple[int, str, bool]]:
+    """``(lineno, text, is_target)`` for the lines around a location."""
+    if not location:
         return []
-    filename, lineno = where
-    lines = linecache.getlines(filename)
+    lineno = location["lineno"]
+    lines = linecache.getlines(location["filename"])
     first, last = max(1, lineno - context), min(len(lines), lineno + context)
     return [(n, lines[n - 1].rstrip("\n"), n == lineno) for n in range(first, last + 1)]
 
@@ -122,75 +107,3 @@ def disassemble(code) -> str:
     out = io.StringIO()
     dis.dis(code, file=out)
     return out.getvalue()
-
-
-@dataclass
-class BreakSite:
-    """A graph-break reason text taken apart: what could not be traced, where, and through which
-    inlined calls (innermost first, each ``(function, "file:line")``)."""
-
-    reason: str
-    location: str | None
-    stack: list[tuple[str, str]] = field(default_factory=list)
-
-
-def parse_break(text: str) -> BreakSite:
-    """Takes apart ``"<reason> (at file:line)"`` optionally followed by the tracer's
-    ``inlined call stack (innermost first):`` block."""
-    head, _, rest = text.partition("\n")
-    m = _REASON_AT.match(head)
-    site = (
-        BreakSite(m.group("reason"), m.group("location"))
-        if m
-        else BreakSite(head, None)
-    )
-    if _STACK_HEADER in rest:
-        for line in rest.split(_STACK_HEADER, 1)[1].splitlines():
-            f = _STACK_FRAME.match(line)
-            if f:
-                site.stack.append((f.group("function"), f.group("location")))
-    return site
-
-
-@dataclass
-class GuardLine:
-    """One line of a guard list: ``KIND body  # file:line``."""
-
-    text: str
-    kind: str
-    body: str
-    source: str
-    origin: str | None
-
-
-def parse_guard(text: str) -> GuardLine:
-    m = _GUARD.match(text)
-    if m is None:
-        return GuardLine(text, "", text, "", None)
-    body = m.group("body")
-    head = _SOURCE_HEAD.match(body)
-    return GuardLine(
-        text, m.group("kind"), body, head.group(1) if head else "", m.group("origin")
-    )
-
-
-def size_failure(reason: str) -> tuple[str, int, int, int] | None:
-    """``(tensor, dim, expected, actual)`` of a ``size mismatch`` guard failure, else None."""
-    m = _TENSOR_SIZE.match(reason)
-    if m is None:
-        return None
-    return (
-        m.group("tensor"),
-        int(m.group("dim")),
-        int(m.group("expected")),
-        int(m.group("actual")),
-    )
-
-
-_LOCAL = re.compile(r"^L\['([A-Za-z_]\w*)'\]")
-_GLOBAL = re.compile(r"^G\['([A-Za-z_]\w*)'\]")
-
-
-def python_expr(source: str) -> str:
-    """A guard source as the user would write it: ``L['xs'][0]`` as ``xs[0]``, ``x`` as ``x``."""
-    return _GLOBAL.sub(r"\1", _LOCAL.sub(r"\1", source))

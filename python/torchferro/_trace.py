@@ -8,15 +8,19 @@ Records (each has ``kind``, ``seq`` and ``time``):
 - ``start``: ``pid``, ``argv``, ``python``, ``torch``.
 - ``source``: ``filename``, ``firstlineno``, ``function``, ``lines`` (the function's source),
   written once per function before its first compile.
+A location is ``{"filename", "lineno"}`` (or null), as in the tracer's events
+(``torchferro._events``).
+
 - ``compile``: ``function``, ``filename``, ``firstlineno``, ``compile_id``, ``graph_code``,
-  ``graph_dot``, ``ops``, ``guards`` (each ``text``, ``kind``, ``source``, ``origin``,
-  ``origin_text``), ``break_reason`` and ``break`` (taken apart, as below), ``timings``,
-  ``bytecode`` (the transformed code, ``dis`` text), ``original_bytecode``, ``output_code``.
-- ``recompile``: ``message`` and ``failures`` (each ``compile_id``, ``reason``, ``origin``,
-  ``origin_text``).
-- ``graph_break`` and ``eager``: ``reason`` and ``break``: ``reason``, ``location``,
+  ``graph_dot``, ``ops``, ``guards`` (each ``text``, the log line; ``kind``; ``source``;
+  ``origin``, a location; ``origin_text``), ``break_reason`` (text) and ``break`` (as below),
+  ``timings``, ``bytecode`` (the transformed code, ``dis`` text), ``original_bytecode``,
+  ``output_code``.
+- ``recompile``: ``message`` and ``failures`` (each ``compile_id``, ``kind``, ``source``,
+  ``expr``, ``reason``, ``origin``, ``mismatch`` as in the event, and ``origin_text``).
+- ``graph_break`` and ``eager``: ``reason`` (text) and ``break``: ``reason``, ``location``,
   ``location_text``, ``stack`` (inlined calls, innermost first: ``function``, ``location``,
-  ``text``).
+  ``text``; empty when the break is in the compiled frame itself).
 - ``warning``: ``logger``, ``message`` (torchferro's warnings, such as the recompile limit).
 """
 
@@ -33,17 +37,27 @@ import time
 from . import _events, _sources
 
 
-def _break(text: str | None) -> dict | None:
-    if not text:
+def _location(location: dict | None) -> dict | None:
+    if not location:
         return None
-    site = _sources.parse_break(text)
+    return {"filename": location["filename"], "lineno": location["lineno"]}
+
+
+def _break(brk: dict | None) -> dict | None:
+    if not brk:
+        return None
+    frames = brk.get("frames") or []
     return {
-        "reason": site.reason,
-        "location": site.location,
-        "location_text": _sources.line_text(site.location),
+        "reason": brk["reason"],
+        "location": _location(brk["location"]),
+        "location_text": _sources.line_text(brk["location"]),
         "stack": [
-            {"function": f, "location": loc, "text": _sources.line_text(loc)}
-            for f, loc in site.stack
+            {
+                "function": f["function"],
+                "location": _location(f),
+                "text": _sources.line_text(f),
+            }
+            for f in (frames if len(frames) > 1 else [])
         ],
     }
 
@@ -139,15 +153,15 @@ class TraceWriter:
             )
             code = event.get("transformed_code")
             guards = []
-            for g in event.get("guards") or []:
-                p = _sources.parse_guard(g)
+            lines = event.get("guards") or []
+            for line, g in zip(lines, event.get("guard_records") or []):
                 guards.append(
                     {
-                        "text": g,
-                        "kind": p.kind,
-                        "source": p.source,
-                        "origin": p.origin,
-                        "origin_text": _sources.line_text(p.origin),
+                        "text": line,
+                        "kind": g["kind"],
+                        "source": g["source"],
+                        "origin": g["origin"],
+                        "origin_text": _sources.line_text(g["origin"]),
                     }
                 )
             return {
@@ -158,7 +172,7 @@ class TraceWriter:
                 "ops": list(event.get("ops") or []),
                 "guards": guards,
                 "break_reason": event.get("break_reason"),
-                "break": _break(event.get("break_reason")),
+                "break": _break(event.get("break")),
                 "timings": dict(event.get("timings") or {}),
                 "bytecode": _sources.disassemble(code) if code is not None else None,
                 "original_bytecode": _sources.disassemble(original)
@@ -176,7 +190,7 @@ class TraceWriter:
             return {
                 **base,
                 "reason": event.get("reason"),
-                "break": _break(event.get("reason")),
+                "break": _break(event.get("break")),
             }
         return {**base, **{k: v for k, v in event.items() if k not in base}}
 

@@ -12,8 +12,8 @@ use crate::code::CodeInfo;
 use crate::code_cache::{CacheEntry, CodeState, Slot};
 use crate::config::{Backend, CompileConfig};
 use crate::error::TraceError;
+use crate::event::{BreakSite, FailedCheck, GuardFailure, Location};
 use crate::frame::FrameView;
-use crate::guards::GuardFailure;
 use crate::interp::{self, Var};
 use crate::reconstruct::{passthrough, template_of, with_effects, TemplateCtx};
 use crate::runtime::CompiledGraph;
@@ -73,8 +73,8 @@ pub fn compile_frame(
                 !std::mem::replace(&mut c.limit_warned, true)
             });
             if warn.unwrap_or(false) {
-                let reasons = first_reasons(py, &existing, scope);
-                crate::log::recompile_limit(py, &info, limit, &reasons);
+                let failures = first_failures(py, &existing, scope);
+                crate::log::recompile_limit(py, &info, limit, &failures);
             }
             return Outcome::RunEagerly;
         }
@@ -98,8 +98,7 @@ pub fn compile_frame(
     };
     let info = std::rc::Rc::new(info);
     let mut break_at = None;
-    let mut break_reason = None;
-    let mut break_parts: Option<(String, Option<String>, Vec<String>)> = None;
+    let mut break_site: Option<BreakSite> = None;
     let started = std::time::Instant::now();
     crate::guards::take_build_time();
     let traced = loop {
@@ -123,8 +122,11 @@ pub fn compile_frame(
                 match crate::resume::why_no_break_at(&info, i) {
                     None => {
                         break_at = Some(i);
-                        break_reason = Some(format_reason(&reason, location.as_deref(), &frames));
-                        break_parts = Some((reason, location, frames));
+                        break_site = Some(BreakSite {
+                            reason,
+                            location,
+                            frames,
+                        });
                     }
                     // Say why the frame cannot resume after the break; it runs eagerly.
                     Some(why) => {
@@ -176,12 +178,12 @@ pub fn compile_frame(
         &builtins,
         cfg,
         (frame_id, compile_index),
-        break_reason.as_deref(),
+        break_site.as_ref(),
         trace_time,
     ) {
         Ok(entry) => {
-            if let Some(r) = &break_reason {
-                crate::log::graph_break(py, &info, r);
+            if let Some(site) = &break_site {
+                crate::log::graph_break(py, &info, site);
             }
             let entry = Arc::new(entry);
             if let Ok(mut c) = slot.try_borrow_mut() {
@@ -192,16 +194,12 @@ pub fn compile_frame(
         }
         // The break could not be resumed (e.g. a loop iterator on the stack): say both why it
         // broke and why it cannot resume, and run the frame eagerly.
-        Err(TraceError::Unsupported { reason: why, .. }) if break_parts.is_some() => {
-            let (reason, location, frames) = break_parts.unwrap_or_default();
-            let msg = format_reason(
-                &format!("{reason}; it cannot resume there: {why}"),
-                location.as_deref(),
-                &frames,
-            );
-            crate::log::run_eagerly(py, &info, &msg);
+        Err(TraceError::Unsupported { reason: why, .. }) if break_site.is_some() => {
+            let site = break_site.unwrap_or_default();
+            let site = site.with_reason(format!("{}; it cannot resume there: {why}", site.reason));
+            crate::log::run_eagerly(py, &info, &site);
             if let Ok(mut c) = slot.try_borrow_mut() {
-                c.state = CodeState::Eager(msg);
+                c.state = CodeState::Eager(site.message());
             }
             Outcome::RunEagerly
         }
@@ -209,40 +207,19 @@ pub fn compile_frame(
     }
 }
 
-/// `reason (at file:line)`, plus the inlined calls that led there when there were any.
-fn format_reason(reason: &str, location: Option<&str>, frames: &[String]) -> String {
-    let mut msg = format!("{reason} (at {})", location.unwrap_or("?"));
-    if frames.len() > 1 {
-        msg.push_str("\n  inlined call stack (innermost first):");
-        for f in frames {
-            msg.push_str("\n    ");
-            msg.push_str(f);
-        }
-    }
-    msg
-}
-
-fn first_reasons(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<String> {
-    first_failures(py, entries, scope)
-        .into_iter()
-        .map(|f| f.line())
-        .collect()
-}
-
 fn first_failures(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<GuardFailure> {
     entries
         .iter()
         .map(|e| {
-            let (reason, origin) = e
+            let check = e
                 .guards
-                .failures_with_origin(py, scope)
+                .failed_checks(py, scope)
                 .into_iter()
                 .next()
-                .unwrap_or_else(|| ("a different backend".to_string(), None));
+                .unwrap_or_else(|| FailedCheck::global("BACKEND", "a different backend".into()));
             GuardFailure {
                 compile_id: e.compile_id,
-                reason,
-                origin,
+                check,
             }
         })
         .collect()
@@ -278,14 +255,19 @@ fn on_trace_error(
             frames,
             ..
         } => {
-            let loc = location.unwrap_or_else(|| format!("{}:{}", info.filename, info.firstlineno));
-            let msg = format_reason(&reason, Some(&loc), &frames);
+            let location =
+                location.unwrap_or_else(|| Location::new(info.filename.as_str(), info.firstlineno));
+            let site = BreakSite {
+                reason,
+                location: Some(location),
+                frames,
+            };
             if cfg.fullgraph {
-                return Outcome::Raise(Unsupported::new_err(msg));
+                return Outcome::Raise(Unsupported::new_err(site.message()));
             }
-            crate::log::run_eagerly(py, info, &msg);
+            crate::log::run_eagerly(py, info, &site);
             if let Ok(mut c) = slot.try_borrow_mut() {
-                c.state = CodeState::Eager(msg);
+                c.state = CodeState::Eager(site.message());
             }
             Outcome::RunEagerly
         }
@@ -337,7 +319,7 @@ fn build_entry(
     builtins: &Bound<'_, PyAny>,
     cfg: &CompileConfig,
     compile_id: (u32, u32),
-    break_reason: Option<&str>,
+    break_site: Option<&BreakSite>,
     (trace_secs, guard_secs): (f64, f64),
 ) -> Result<CacheEntry, TraceError> {
     let interp::Traced {
@@ -423,7 +405,8 @@ fn build_entry(
         globals,
         info.name.as_str(),
     ))?;
-    let guard_lines = guards.describe();
+    let guard_records = guards.records();
+    let guard_lines: Vec<String> = guard_records.iter().map(|g| g.line()).collect();
     crate::log::compiled(info, compile_id, &graph_code, &guard_lines);
     // `backend` is what the backend took beyond the phases it reports itself (for the
     // inductor: checks and torch handles; for the others: all of it); `bytecode` is the
@@ -449,8 +432,8 @@ fn build_entry(
             graph_code: &graph_code,
             graph_dot: &output.graph.to_dot(),
             ops,
-            guards: &guard_lines,
-            break_reason,
+            guards: &guard_records,
+            break_site,
             timings: &timings,
             transformed_code: &transformed,
             output_code: built.output_code.as_deref(),

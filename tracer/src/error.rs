@@ -2,6 +2,8 @@
 
 use pyo3::PyErr;
 
+use crate::event::{FrameSite, Location};
+
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// Something the tracer does not handle yet: the frame runs eagerly, or under
@@ -9,11 +11,11 @@ pub enum TraceError {
     #[error("{reason}")]
     Unsupported {
         reason: String,
-        location: Option<String>,
+        location: Option<Location>,
         /// Index of the root frame's instruction that was running (the graph-break point).
         instruction: Option<usize>,
-        /// The inlined calls active when tracing stopped, innermost first (`f at file:line`).
-        frames: Vec<String>,
+        /// The inlined calls active when tracing stopped, innermost first.
+        frames: Vec<FrameSite>,
     },
     /// The user's program raised while its ops were run on metadata (a shape mismatch, a bad
     /// argument). The frame then runs eagerly so the user sees the real exception unchanged.
@@ -56,8 +58,8 @@ impl TraceError {
         TraceError::Internal(msg.into())
     }
 
-    /// Attaches the user's `file:line` if none is set yet.
-    pub fn at(self, loc: &str) -> TraceError {
+    /// Attaches the user's line if none is set yet.
+    pub fn at(self, loc: &Location) -> TraceError {
         match self {
             TraceError::Unsupported {
                 reason,
@@ -66,7 +68,7 @@ impl TraceError {
                 frames,
             } => TraceError::Unsupported {
                 reason,
-                location: Some(loc.to_string()),
+                location: Some(loc.clone()),
                 instruction,
                 frames,
             },
@@ -92,10 +94,13 @@ impl TraceError {
         }
     }
 
-    /// Records that the error passed through frame `frame` (`name at file:line`).
-    pub fn through_frame(mut self, frame: String) -> TraceError {
+    /// Records that the error passed through function `function`, running `location`.
+    pub fn through_frame(mut self, function: &str, location: &Location) -> TraceError {
         if let TraceError::Unsupported { frames, .. } = &mut self {
-            frames.push(frame);
+            frames.push(FrameSite {
+                function: function.to_string(),
+                location: location.clone(),
+            });
         }
         self
     }

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
+use crate::event::{FailedCheck, GuardRecord, Location};
 use crate::guards::short_repr;
 
 /// A query of global state, `f()`, that must return the object it returned while tracing.
@@ -22,7 +23,7 @@ struct GlobalValue {
     expected: Py<PyAny>,
     /// How the query reads in logs (`torch.get_default_dtype()`).
     label: String,
-    origin: Option<String>,
+    origin: Option<Location>,
 }
 
 /// Attributes read from one module: `module.name is value` for each, checked only when the
@@ -32,7 +33,7 @@ struct ModuleAttrs {
     dict: Py<PyDict>,
     /// The dict's version tag when every attribute last matched.
     tag: AtomicU64,
-    attrs: Vec<(Py<PyString>, Py<PyAny>, Option<String>)>,
+    attrs: Vec<(Py<PyString>, Py<PyAny>, Option<Location>)>,
 }
 
 /// The global-state guards of one cache entry (see the module documentation).
@@ -59,7 +60,7 @@ impl GlobalGuards {
         f: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
         label: &str,
-        origin: Option<String>,
+        origin: Option<Location>,
     ) {
         if self.values.iter().any(|v| v.f.is(f)) {
             return;
@@ -79,7 +80,7 @@ impl GlobalGuards {
         module: &Bound<'_, PyAny>,
         name: &str,
         value: &Bound<'_, PyAny>,
-        origin: Option<String>,
+        origin: Option<Location>,
     ) {
         let py = module.py();
         let Ok(dict) = module.getattr(pyo3::intern!(py, "__dict__")) else {
@@ -134,7 +135,7 @@ impl GlobalGuards {
     }
 
     /// Every failing guard, as recompile-log reasons with the user line that made it.
-    pub fn failures(&self, py: Python<'_>, out: &mut Vec<(String, Option<String>)>) {
+    pub fn failures(&self, py: Python<'_>, out: &mut Vec<FailedCheck>) {
         for v in &self.values {
             let actual = v.f.bind(py).call0();
             let ok = actual
@@ -146,14 +147,17 @@ impl GlobalGuards {
                     Ok(r) => short_repr(r),
                     Err(e) => format!("an error ({e})"),
                 };
-                out.push((
-                    format!(
-                        "{} changed. expected {}, actual {actual}",
-                        v.label,
-                        short_repr(v.expected.bind(py))
-                    ),
-                    v.origin.clone(),
-                ));
+                out.push(FailedCheck {
+                    origin: v.origin.clone(),
+                    ..FailedCheck::global(
+                        "GLOBAL_STATE",
+                        format!(
+                            "{} changed. expected {}, actual {actual}",
+                            v.label,
+                            short_repr(v.expected.bind(py))
+                        ),
+                    )
+                });
             }
         }
         for m in &self.modules {
@@ -164,31 +168,37 @@ impl GlobalGuards {
                     let actual = actual
                         .map(|a| short_repr(&a))
                         .unwrap_or_else(|| "missing".into());
-                    out.push((
-                        format!(
-                            "{}.{} is not the same object. expected {}, actual {actual}",
-                            m.module,
-                            name.bind(py),
-                            short_repr(expected.bind(py))
-                        ),
-                        origin.clone(),
-                    ));
+                    let attr = format!("{}.{}", m.module, name.bind(py));
+                    out.push(FailedCheck {
+                        source: Some(attr.clone()),
+                        expr: Some(attr.clone()),
+                        origin: origin.clone(),
+                        ..FailedCheck::global(
+                            "MODULE_ATTRS",
+                            format!(
+                                "{attr} is not the same object. expected {}, actual {actual}",
+                                short_repr(expected.bind(py))
+                            ),
+                        )
+                    });
                 }
             }
         }
     }
 
     /// One line per guard, for logs and `cache_entries`.
-    pub fn describe(&self, py: Python<'_>, out: &mut Vec<String>) {
+    pub fn describe(&self, py: Python<'_>, out: &mut Vec<GuardRecord>) {
         for v in &self.values {
             let text = format!(
                 "GLOBAL_STATE {} is {}",
                 v.label,
                 short_repr(v.expected.bind(py))
             );
-            out.push(match &v.origin {
-                Some(o) => format!("{text}  # {o}"),
-                None => text,
+            out.push(GuardRecord {
+                kind: "GLOBAL_STATE",
+                source: None,
+                text,
+                origin: v.origin.clone(),
             });
         }
         for m in &self.modules {
@@ -197,11 +207,16 @@ impl GlobalGuards {
                 .iter()
                 .map(|(n, _, _)| n.bind(py).to_string())
                 .collect();
-            out.push(format!(
-                "MODULE_ATTRS {}: {} are the objects read (checked when the module's dict changes)",
-                m.module,
-                names.join(", ")
-            ));
+            out.push(GuardRecord {
+                kind: "MODULE_ATTRS",
+                source: Some(m.module.clone()),
+                text: format!(
+                    "MODULE_ATTRS {}: {} are the objects read (checked when the module's dict changes)",
+                    m.module,
+                    names.join(", ")
+                ),
+                origin: None,
+            });
         }
     }
 }

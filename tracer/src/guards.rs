@@ -8,7 +8,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 
+use crate::event::{FailedCheck, GuardRecord, Location, Mismatch, Value};
 use crate::source::{apply_step, Scope, Source, Step};
+
+pub use crate::event::GuardFailure;
 
 mod weak;
 pub use weak::{on_target_death, WeakTarget};
@@ -79,6 +82,20 @@ impl Check {
             Check::Len(_) => 5,
             Check::DictKeys(_) => 6,
             Check::HasAttr(..) => 7,
+        }
+    }
+
+    /// The guard's kind, as its log line starts (`TENSOR_MATCH`).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Check::Tensor(_) => "TENSOR_MATCH",
+            Check::Type(_) => "TYPE_MATCH",
+            Check::Id(_) | Check::WeakId(_) => "ID_MATCH",
+            Check::Equals(_) => "EQUALS_MATCH",
+            Check::IsNone => "NONE_MATCH",
+            Check::Len(_) => "LENGTH_CHECK",
+            Check::DictKeys(_) => "DICT_KEYS",
+            Check::HasAttr(..) => "HASATTR",
         }
     }
 
@@ -234,6 +251,27 @@ impl Check {
     }
 }
 
+/// The first property of a tensor that differs from a [`TensorCheck`], holding the new value.
+enum TensorMismatch<'py> {
+    /// The value lacks the attribute (`dtype`, `device`, ...), or `shape`/`stride()` are not
+    /// integer tuples.
+    Missing(&'static str),
+    Type(Bound<'py, PyAny>),
+    Dtype(Bound<'py, PyAny>),
+    Device(Bound<'py, PyAny>),
+    RequiresGrad(bool),
+    Layout(Bound<'py, PyAny>),
+    Rank(usize),
+    Size {
+        index: usize,
+        actual: i64,
+    },
+    Stride {
+        index: usize,
+        actual: i64,
+    },
+}
+
 impl TensorCheck {
     fn eval(
         &self,
@@ -242,90 +280,163 @@ impl TensorCheck {
         source: &Source,
         verbose: bool,
     ) -> Result<(), String> {
-        let name = source.short_name();
-        let fail = |msg: String| {
-            Err(if verbose {
-                format!("tensor '{name}' {msg}")
-            } else {
-                String::new()
-            })
-        };
+        match self.first_mismatch(py, v) {
+            None => Ok(()),
+            Some(m) if verbose => Err(format!(
+                "tensor '{}' {}",
+                source.short_name(),
+                self.explain(py, &m)
+            )),
+            Some(_) => Err(String::new()),
+        }
+    }
+
+    fn first_mismatch<'py>(
+        &self,
+        py: Python<'py>,
+        v: &Bound<'py, PyAny>,
+    ) -> Option<TensorMismatch<'py>> {
+        use TensorMismatch as M;
         if !v.get_type().is(self.tensor_type.bind(py)) {
-            return fail(format!(
-                "type mismatch. expected {}, actual {}",
-                type_name(self.tensor_type.bind(py).as_any()),
-                type_name(v.get_type().as_any())
-            ));
+            return Some(M::Type(v.get_type().into_any()));
         }
         let Ok(dtype) = v.getattr(intern!(py, "dtype")) else {
-            return fail("has no dtype".into());
+            return Some(M::Missing("dtype"));
         };
         if !dtype.is(self.dtype.bind(py)) {
-            return fail(format!(
-                "dtype mismatch. expected {}, actual {}",
-                self.dtype.bind(py),
-                dtype
-            ));
+            return Some(M::Dtype(dtype));
         }
         let Ok(device) = v.getattr(intern!(py, "device")) else {
-            return fail("has no device".into());
+            return Some(M::Missing("device"));
         };
         if !device.eq(self.device.bind(py)).unwrap_or(false) {
-            return fail(format!(
-                "device mismatch. expected {}, actual {}",
-                self.device.bind(py),
-                device
-            ));
+            return Some(M::Device(device));
         }
         let Ok(rg) = v.getattr(intern!(py, "requires_grad")) else {
-            return fail("has no requires_grad".into());
+            return Some(M::Missing("requires_grad"));
         };
         let rg = rg.is_truthy().unwrap_or(false);
         if rg != self.requires_grad {
-            return fail(format!(
-                "requires_grad mismatch. expected requires_grad={}, actual requires_grad={}",
-                py_bool(self.requires_grad),
-                py_bool(rg)
-            ));
+            return Some(M::RequiresGrad(rg));
         }
         match v.getattr(intern!(py, "layout")) {
             Ok(l) if l.is(self.layout.bind(py)) => {}
-            Ok(l) => {
-                return fail(format!(
-                    "layout mismatch. expected {}, actual {l}",
-                    self.layout.bind(py)
-                ))
-            }
-            Err(_) => return fail("has no layout".into()),
+            Ok(l) => return Some(M::Layout(l)),
+            Err(_) => return Some(M::Missing("layout")),
         }
         let Some(sizes) = int_tuple(v.getattr(intern!(py, "shape")).ok()) else {
-            return fail("has no shape".into());
+            return Some(M::Missing("shape"));
         };
         if sizes.len() != self.sizes.len() {
-            return fail(format!(
-                "rank mismatch. expected {}, actual {}",
-                self.sizes.len(),
-                sizes.len()
-            ));
+            return Some(M::Rank(sizes.len()));
         }
         for (i, (e, a)) in self.sizes.iter().zip(&sizes).enumerate() {
             if e != a {
-                return fail(format!(
-                    "size mismatch at index {i}. expected {e}, actual {a}"
-                ));
+                return Some(M::Size {
+                    index: i,
+                    actual: *a,
+                });
             }
         }
         let Some(strides) = int_tuple(v.call_method0(intern!(py, "stride")).ok()) else {
-            return fail("has no strides".into());
+            return Some(M::Missing("strides"));
         };
         for (i, (e, a)) in self.strides.iter().zip(&strides).enumerate() {
             if e != a {
-                return fail(format!(
-                    "stride mismatch at index {i}. expected {e}, actual {a}"
-                ));
+                return Some(M::Stride {
+                    index: i,
+                    actual: *a,
+                });
             }
         }
-        Ok(())
+        None
+    }
+
+    /// The mismatch in the words of a recompile log (after `tensor 'x' `).
+    fn explain(&self, py: Python<'_>, m: &TensorMismatch<'_>) -> String {
+        match m {
+            TensorMismatch::Missing(what) => format!("has no {what}"),
+            TensorMismatch::Type(t) => format!(
+                "type mismatch. expected {}, actual {}",
+                type_name(self.tensor_type.bind(py).as_any()),
+                type_name(t)
+            ),
+            TensorMismatch::Dtype(d) => format!(
+                "dtype mismatch. expected {}, actual {d}",
+                self.dtype.bind(py)
+            ),
+            TensorMismatch::Device(d) => format!(
+                "device mismatch. expected {}, actual {d}",
+                self.device.bind(py)
+            ),
+            TensorMismatch::RequiresGrad(rg) => format!(
+                "requires_grad mismatch. expected requires_grad={}, actual requires_grad={}",
+                py_bool(self.requires_grad),
+                py_bool(*rg)
+            ),
+            TensorMismatch::Layout(l) => format!(
+                "layout mismatch. expected {}, actual {l}",
+                self.layout.bind(py)
+            ),
+            TensorMismatch::Rank(n) => {
+                format!("rank mismatch. expected {}, actual {n}", self.sizes.len())
+            }
+            TensorMismatch::Size { index, actual } => format!(
+                "size mismatch at index {index}. expected {}, actual {actual}",
+                self.sizes[*index]
+            ),
+            TensorMismatch::Stride { index, actual } => format!(
+                "stride mismatch at index {index}. expected {}, actual {actual}",
+                self.strides[*index]
+            ),
+        }
+    }
+
+    /// The mismatch as data, for the recompile event.
+    fn mismatch_record(&self, py: Python<'_>, m: &TensorMismatch<'_>) -> Mismatch {
+        let text = |o: &Bound<'_, PyAny>| Some(Value::Text(o.to_string()));
+        let (property, index, expected, actual) = match m {
+            TensorMismatch::Missing(what) => (*what, None, None, None),
+            TensorMismatch::Type(t) => (
+                "type",
+                None,
+                Some(Value::Text(type_name(self.tensor_type.bind(py).as_any()))),
+                Some(Value::Text(type_name(t))),
+            ),
+            TensorMismatch::Dtype(d) => ("dtype", None, text(self.dtype.bind(py)), text(d)),
+            TensorMismatch::Device(d) => ("device", None, text(self.device.bind(py)), text(d)),
+            TensorMismatch::RequiresGrad(rg) => (
+                "requires_grad",
+                None,
+                Some(Value::Text(py_bool(self.requires_grad).into())),
+                Some(Value::Text(py_bool(*rg).into())),
+            ),
+            TensorMismatch::Layout(l) => ("layout", None, text(self.layout.bind(py)), text(l)),
+            TensorMismatch::Rank(n) => (
+                "rank",
+                None,
+                Some(Value::Int(self.sizes.len() as i64)),
+                Some(Value::Int(*n as i64)),
+            ),
+            TensorMismatch::Size { index, actual } => (
+                "size",
+                Some(*index),
+                Some(Value::Int(self.sizes[*index])),
+                Some(Value::Int(*actual)),
+            ),
+            TensorMismatch::Stride { index, actual } => (
+                "stride",
+                Some(*index),
+                Some(Value::Int(self.strides[*index])),
+                Some(Value::Int(*actual)),
+            ),
+        };
+        Mismatch {
+            property,
+            index,
+            expected,
+            actual,
+        }
     }
 }
 
@@ -370,8 +481,8 @@ pub fn short_repr(v: &Bound<'_, PyAny>) -> String {
 struct LeafCheck {
     check: Check,
     source: Source,
-    /// The user's `file:line` whose use of the value made this guard.
-    origin: Option<String>,
+    /// The user line whose use of the value made this guard.
+    origin: Option<Location>,
 }
 
 struct GuardNode {
@@ -391,8 +502,8 @@ pub struct GuardTree {
     /// Autocast when compiled (`None`: off on every device): it decides the dtypes of results.
     autocast: Option<String>,
     count: usize,
-    /// Where the tracer is (`file:line`): recorded on each guard added.
-    pub origin: Option<String>,
+    /// Where the tracer is: recorded on each guard added.
+    pub origin: Option<Location>,
     /// Checks not installed yet, by source: they are added when the traced code uses the value
     /// (`realize`), so a value that is only moved around (a dead resumed stack slot, an object
     /// whose attributes alone are read) does not make later calls recompile.
@@ -511,29 +622,18 @@ impl GuardTree {
 
     fn add_untimed(&mut self, py: Python<'_>, source: &Source, check: Check) {
         let check = check.weakened(py);
-        let steps = source.steps();
+        let Some((last, path)) = source.steps().split_last() else {
+            return;
+        };
+        // Walk down the trie, moving one `&mut` level to the next: each step re-borrows the
+        // node it found, so the borrow checker sees a single path and no pointer is needed.
         let mut level = &mut self.roots;
-        let mut node_ptr: Option<*mut GuardNode> = None;
-        for step in steps {
-            let pos = level.iter().position(|n| n.step_same(step));
-            let idx = match pos {
-                Some(i) => i,
-                None => {
-                    level.push(GuardNode {
-                        step: step.clone_ref(py),
-                        checks: Vec::new(),
-                        children: Vec::new(),
-                    });
-                    level.len() - 1
-                }
-            };
-            let node = &mut level[idx];
-            node_ptr = Some(node as *mut GuardNode);
-            level = &mut node.children;
+        for step in path {
+            let idx = GuardNode::child_index(level, py, step);
+            level = &mut level[idx].children;
         }
-        // SAFETY: node_ptr points into `self.roots`' tree, which is not touched between taking
-        // the pointer and this use (the loop above has ended).
-        let node = unsafe { &mut *node_ptr.expect("a source has at least one step") };
+        let idx = GuardNode::child_index(level, py, last);
+        let node = &mut level[idx];
         if node.checks.iter().any(|c| c.check.same_as(&check)) {
             return;
         }
@@ -565,56 +665,52 @@ impl GuardTree {
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
     pub fn failures(&self, py: Python<'_>, scope: &Scope) -> Vec<String> {
-        self.failures_with_origin(py, scope)
+        self.failed_checks(py, scope)
             .into_iter()
-            .map(|(r, _)| r)
+            .map(|f| f.reason)
             .collect()
     }
 
-    /// Failing guards with the user `file:line` that made each of them.
-    pub fn failures_with_origin(
-        &self,
-        py: Python<'_>,
-        scope: &Scope,
-    ) -> Vec<(String, Option<String>)> {
-        let mut out: Vec<(String, Option<String>)> = Vec::new();
+    /// Every failing guard as a record: its kind, source, reason and the user line that made it.
+    pub fn failed_checks(&self, py: Python<'_>, scope: &Scope) -> Vec<FailedCheck> {
+        let mut out: Vec<FailedCheck> = Vec::new();
         if let Some(g) = &self.globals {
             if g.as_ptr() != scope.globals {
-                out.push((
+                out.push(FailedCheck::global(
+                    "GLOBALS",
                     "the function runs with a different globals dict".to_string(),
-                    None,
                 ));
                 return out;
             }
         }
         let grad = grad_enabled(py);
         if grad != self.grad_enabled {
-            out.push((
+            out.push(FailedCheck::global(
+                "GRAD_MODE",
                 format!(
                     "grad mode mismatch. expected torch.is_grad_enabled()={}, actual {}",
                     py_bool(self.grad_enabled),
                     py_bool(grad)
                 ),
-                None,
             ));
         }
         let autocast = autocast_state(py);
         if autocast != self.autocast {
             let show = |a: &Option<String>| a.clone().unwrap_or_else(|| "off".into());
-            out.push((
+            out.push(FailedCheck::global(
+                "AUTOCAST",
                 format!(
                     "autocast mismatch. expected {}, actual {}",
                     show(&self.autocast),
                     show(&autocast)
                 ),
-                None,
             ));
         }
         self.global.failures(py, &mut out);
         for n in &self.roots {
             let root = scope.root(&n.step);
             if root.is_null() {
-                out.push((format!("{} is missing", n.first_source()), None));
+                out.push(n.unreadable("is missing"));
                 continue;
             }
             // SAFETY: root is a borrowed live object; take our own reference.
@@ -626,12 +722,26 @@ impl GuardTree {
 
     /// One line per guard, for logs and `cache_entries`.
     pub fn describe(&self) -> Vec<String> {
-        let mut out = vec![format!(
-            "GRAD_MODE torch.is_grad_enabled() == {}",
-            py_bool(self.grad_enabled)
+        self.records().iter().map(GuardRecord::line).collect()
+    }
+
+    /// Every guard as a record (kind, source, text, origin), in the order of `describe`.
+    pub fn records(&self) -> Vec<GuardRecord> {
+        let global = |kind: &'static str, text: String| GuardRecord {
+            kind,
+            source: None,
+            text,
+            origin: None,
+        };
+        let mut out = vec![global(
+            "GRAD_MODE",
+            format!(
+                "GRAD_MODE torch.is_grad_enabled() == {}",
+                py_bool(self.grad_enabled)
+            ),
         )];
         if let Some(a) = &self.autocast {
-            out.push(format!("AUTOCAST {a}"));
+            out.push(global("AUTOCAST", format!("AUTOCAST {a}")));
         }
         Python::attach(|py| self.global.describe(py, &mut out));
         for n in &self.roots {
@@ -642,6 +752,19 @@ impl GuardTree {
 }
 
 impl GuardNode {
+    /// The index in `level` of the node for `step`, made empty when there is none yet.
+    fn child_index(level: &mut Vec<GuardNode>, py: Python<'_>, step: &Step) -> usize {
+        if let Some(i) = level.iter().position(|n| n.step_same(step)) {
+            return i;
+        }
+        level.push(GuardNode {
+            step: step.clone_ref(py),
+            checks: Vec::new(),
+            children: Vec::new(),
+        });
+        level.len() - 1
+    }
+
     fn step_same(&self, other: &Step) -> bool {
         match (&self.step, other) {
             (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
@@ -679,12 +802,26 @@ impl GuardNode {
             || self.children.iter().any(GuardNode::is_dead)
     }
 
-    fn first_source(&self) -> String {
+    /// The first leaf check at or below this node: it names the value in messages.
+    fn first_check(&self) -> Option<&LeafCheck> {
         self.checks
             .first()
-            .map(|c| c.source.to_string())
-            .or_else(|| self.children.first().map(|c| c.first_source()))
-            .unwrap_or_default()
+            .or_else(|| self.children.iter().find_map(|c| c.first_check()))
+    }
+
+    /// The failure of a value that could not be fetched (`is missing`, `could not be read`),
+    /// reported as a failure of the first check that needed it.
+    fn unreadable(&self, what: &str) -> FailedCheck {
+        let first = self.first_check();
+        let source = first.map(|c| c.source.to_string()).unwrap_or_default();
+        FailedCheck {
+            kind: first.map_or("", |c| c.check.kind_name()),
+            expr: first.map(|c| crate::event::python_expr(&c.source)),
+            reason: format!("{source} {what}"),
+            source: Some(source),
+            origin: None,
+            mismatch: None,
+        }
     }
 
     fn check_root(&self, py: Python<'_>, scope: &Scope) -> bool {
@@ -714,28 +851,34 @@ impl GuardNode {
         true
     }
 
-    fn collect_failures(
-        &self,
-        py: Python<'_>,
-        v: &Bound<'_, PyAny>,
-        out: &mut Vec<(String, Option<String>)>,
-    ) {
+    fn collect_failures(&self, py: Python<'_>, v: &Bound<'_, PyAny>, out: &mut Vec<FailedCheck>) {
         for c in &self.checks {
             if let Err(reason) = c.check.eval(py, v, &c.source, true) {
-                out.push((reason, c.origin.clone()));
+                let mismatch = match &c.check {
+                    Check::Tensor(t) => t.first_mismatch(py, v).map(|m| t.mismatch_record(py, &m)),
+                    _ => None,
+                };
+                out.push(FailedCheck {
+                    kind: c.check.kind_name(),
+                    source: Some(c.source.to_string()),
+                    expr: Some(crate::event::python_expr(&c.source)),
+                    reason,
+                    origin: c.origin.clone(),
+                    mismatch,
+                });
                 return;
             }
         }
         for child in &self.children {
             let Some(nv) = apply_step(v, &child.step) else {
-                out.push((format!("{} could not be read", child.first_source()), None));
+                out.push(child.unreadable("could not be read"));
                 continue;
             };
             child.collect_failures(py, &nv, out);
         }
     }
 
-    fn describe(&self, out: &mut Vec<String>) {
+    fn describe(&self, out: &mut Vec<GuardRecord>) {
         Python::attach(|py| {
             for c in &self.checks {
                 let text = match &c.check {
@@ -782,10 +925,14 @@ impl GuardNode {
                             .join(", ")
                     ),
                 };
-                match &c.origin {
-                    Some(o) => out.push(format!("{text}  # {o}")),
-                    None => out.push(text),
-                }
+                let kind = c.check.kind_name();
+                debug_assert!(text.starts_with(kind), "{text} is not a {kind} line");
+                out.push(GuardRecord {
+                    kind,
+                    source: Some(c.source.to_string()),
+                    text,
+                    origin: c.origin.clone(),
+                });
             }
         });
         for child in &self.children {
@@ -810,20 +957,4 @@ fn tensor_check_untimed(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
         requires_grad: v.getattr(intern!(py, "requires_grad"))?.is_truthy()?,
         layout: v.getattr(intern!(py, "layout"))?.unbind(),
     })
-}
-
-/// The first failing guard of a cache entry, with where the guard came from.
-pub struct GuardFailure {
-    pub compile_id: (u32, u32),
-    pub reason: String,
-    pub origin: Option<String>,
-}
-
-impl GuardFailure {
-    pub fn line(&self) -> String {
-        format!(
-            "{}/{}: {}",
-            self.compile_id.0, self.compile_id.1, self.reason
-        )
-    }
 }

@@ -15,6 +15,7 @@ pub mod compile;
 pub mod config;
 pub mod decode;
 pub mod error;
+pub mod event;
 pub mod frame;
 pub mod global_state;
 pub mod guards;

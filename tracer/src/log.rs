@@ -2,31 +2,25 @@
 //! one `tracing` event under a `torchferro::<name>` target, which [`bridge`] hands to Python's
 //! `logging.getLogger("torchferro.<name>")`; alongside, a structured event goes to
 //! `torchferro._events` for `explain`, trace files, reports and the richer log artifacts.
+//!
+//! Both are rendered from the same typed records (`crate::event`): the text here, and the
+//! event's fields by [`records`], whose dicts have fixed keys (documented in `_events.py`).
 
 pub mod bridge;
+pub mod records;
 
 use pyo3::prelude::*;
 
 use crate::code::CodeInfo;
+use crate::event::{BreakSite, GuardFailure, GuardRecord};
 
-pub fn recompiling(py: Python<'_>, info: &CodeInfo, failures: &[crate::guards::GuardFailure]) {
+pub fn recompiling(py: Python<'_>, info: &CodeInfo, failures: &[GuardFailure]) {
     let reasons: Vec<String> = failures.iter().map(|f| f.line()).collect();
     let msg = recompile_message(info, &reasons);
     tracing::info!(target: "torchferro::recompiles", "{msg}");
     emit(py, "recompile", info, |d| {
         d.set_item("message", msg.as_str())?;
-        let items = pyo3::types::PyList::empty(py);
-        for f in failures {
-            let e = pyo3::types::PyDict::new(py);
-            e.set_item(
-                "compile_id",
-                format!("{}/{}", f.compile_id.0, f.compile_id.1),
-            )?;
-            e.set_item("reason", f.reason.as_str())?;
-            e.set_item("origin", f.origin.as_deref())?;
-            items.append(e)?;
-        }
-        d.set_item("failures", items)
+        d.set_item("failures", records::failures(py, failures)?)
     });
 }
 
@@ -43,14 +37,14 @@ pub fn recompile_message(info: &CodeInfo, reasons: &[String]) -> String {
     msg
 }
 
-pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &[String]) {
+pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, failures: &[GuardFailure]) {
     let mut msg = format!(
         "torchferro hit the recompile limit ({limit}) for function {} in {}:{}; it runs eagerly from now on. Last guard failure(s):",
         info.name, info.filename, info.firstlineno
     );
-    for r in reasons {
+    for f in failures {
         msg.push_str("\n    - ");
-        msg.push_str(r);
+        msg.push_str(&f.line());
     }
     // The message reaches the user once: it is always a Python warning, and also a log record
     // where a handler takes it. Without any handler, `logging`'s last-resort handler would print
@@ -69,7 +63,8 @@ pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &
     }
     emit(py, "recompile_limit", info, |d| {
         d.set_item("message", msg.as_str())?;
-        d.set_item("limit", limit)
+        d.set_item("limit", limit)?;
+        d.set_item("failures", records::failures(py, failures)?)
     });
     let r = py.import("warnings").and_then(|w| {
         let cat = py.import("builtins")?.getattr("RuntimeWarning")?;
@@ -83,16 +78,24 @@ pub fn recompile_limit(py: Python<'_>, info: &CodeInfo, limit: usize, reasons: &
     }
 }
 
-pub fn graph_break(py: Python<'_>, info: &CodeInfo, msg: &str) {
+pub fn graph_break(py: Python<'_>, info: &CodeInfo, site: &BreakSite) {
+    let msg = site.message();
     let text = format!("Graph break in function {}: {msg}", info.name);
     tracing::info!(target: "torchferro::graph_breaks", "{text}");
-    emit(py, "graph_break", info, |d| d.set_item("reason", msg));
+    emit(py, "graph_break", info, |d| {
+        d.set_item("reason", msg.as_str())?;
+        d.set_item("break", records::break_site(py, site)?)
+    });
 }
 
-pub fn run_eagerly(py: Python<'_>, info: &CodeInfo, msg: &str) {
+pub fn run_eagerly(py: Python<'_>, info: &CodeInfo, site: &BreakSite) {
+    let msg = site.message();
     let text = format!("Graph break: running function {} eagerly: {msg}", info.name);
     tracing::info!(target: "torchferro::graph_breaks", "{text}");
-    emit(py, "eager", info, |d| d.set_item("reason", msg));
+    emit(py, "eager", info, |d| {
+        d.set_item("reason", msg.as_str())?;
+        d.set_item("break", records::break_site(py, site)?)
+    });
 }
 
 /// A frame that traced to no ops and no side effects is left to run natively from now on.
@@ -112,8 +115,8 @@ pub struct CompileEvent<'a, 'py> {
     pub graph_code: &'a str,
     pub graph_dot: &'a str,
     pub ops: Vec<String>,
-    pub guards: &'a [String],
-    pub break_reason: Option<&'a str>,
+    pub guards: &'a [GuardRecord],
+    pub break_site: Option<&'a BreakSite>,
     /// Phase name and seconds.
     pub timings: &'a [(&'static str, f64)],
     pub transformed_code: &'a Bound<'py, PyAny>,
@@ -163,8 +166,14 @@ pub fn compile_event(py: Python<'_>, info: &CodeInfo, ev: &CompileEvent<'_, '_>)
         d.set_item("graph_code", ev.graph_code)?;
         d.set_item("graph_dot", ev.graph_dot)?;
         d.set_item("ops", ev.ops.clone())?;
-        d.set_item("guards", ev.guards.to_vec())?;
-        d.set_item("break_reason", ev.break_reason)?;
+        let lines: Vec<String> = ev.guards.iter().map(GuardRecord::line).collect();
+        d.set_item("guards", lines)?;
+        d.set_item("guard_records", records::guards(py, ev.guards)?)?;
+        d.set_item("break_reason", ev.break_site.map(BreakSite::message))?;
+        match ev.break_site {
+            Some(site) => d.set_item("break", records::break_site(py, site)?)?,
+            None => d.set_item("break", py.None())?,
+        }
         let t = pyo3::types::PyDict::new(py);
         for (k, v) in ev.timings {
             t.set_item(*k, *v)?;

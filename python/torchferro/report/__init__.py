@@ -121,7 +121,11 @@ def _read(path: str) -> Run:
             elif kind in ("graph_break", "eager"):
                 # The same site breaks again in every recompile of the frame: count it once.
                 brk = rec.get("break") or {}
-                site = (kind, brk.get("reason", rec.get("reason")), brk.get("location"))
+                site = (
+                    kind,
+                    brk.get("reason", rec.get("reason")),
+                    _sources.where(brk.get("location")),
+                )
                 for other in fn.breaks:
                     if other["_site"] == site:
                         other["_times"] += 1
@@ -491,7 +495,7 @@ def _stack_html(brk: dict | None) -> str:
         )
         text = f" <code>{_e(f['text'])}</code>" if f.get("text") else ""
         items.append(
-            f'<li>{name}<span class="where">{_e(f["location"])}</span>{text}</li>'
+            f'<li>{name}<span class="where">{_e(_sources.where(f["location"]))}</span>{text}</li>'
         )
     head = (
         '<div class="note">inlined call stack, innermost first:</div>'
@@ -521,9 +525,7 @@ def _recompile_html(rec: dict) -> str:
             text = (
                 f" <code>{_e(f['origin_text'])}</code>" if f.get("origin_text") else ""
             )
-            origin = (
-                f'<div class="loc">value first used at {_e(f["origin"])}{text}</div>'
-            )
+            origin = f'<div class="loc">value first used at {_e(_sources.where(f["origin"]))}{text}</div>'
         items.append(
             f'<li><span class="badge amber">{_e(f["compile_id"])}</span> {_e(f["reason"])}{origin}</li>'
         )
@@ -544,20 +546,15 @@ def _guards_html(guards: list, previous: list | None = None) -> str:
             and (g["text"] if isinstance(g, dict) else g) not in before
         )
         if isinstance(g, str):
-            p = _sources.parse_guard(g)
-            g = {
-                "kind": p.kind,
-                "text": g,
-                "origin": p.origin,
-                "origin_text": _sources.line_text(p.origin),
-            }
+            # A trace from an older writer: the line as it is.
+            g = {"kind": "", "text": g, "origin": None}
         body = g["text"]
         if g.get("kind") and body.startswith(g["kind"] + " "):
             body = body[len(g["kind"]) + 1 :]
         if g.get("origin"):
-            body = body.rsplit("  # ", 1)[0]
-            line = g["origin"].rsplit(":", 1)[-1]
-            user = f'<span class="lno" title="{_e(g["origin"])}">{_e(line)}</span> <b>{_e(g.get("origin_text"))}</b>'
+            at = _sources.where(g["origin"])
+            body = body.removesuffix(f"  # {at}")
+            user = f'<span class="lno" title="{_e(at)}">{g["origin"]["lineno"]}</span> <b>{_e(g.get("origin_text"))}</b>'
         else:
             user = '<span class="muted">global state</span>'
         tag = ' <span class="badge amber">changed</span>' if changed else ""
@@ -578,10 +575,9 @@ def _source_html(fn: Function) -> str:
     marks: dict[int, set[str]] = {}
     guard_sources: dict[int, set] = {}
 
-    def mark(location: str | None, cls: str) -> None:
-        where = _sources.split_location(location)
-        if where and where[0] == fn.filename:
-            marks.setdefault(where[1], set()).add(cls)
+    def mark(location: dict | None, cls: str) -> None:
+        if location and location["filename"] == fn.filename:
+            marks.setdefault(location["lineno"], set()).add(cls)
 
     for rec in fn.breaks:
         brk = rec.get("break") or {}
@@ -593,14 +589,12 @@ def _source_html(fn: Function) -> str:
             mark(f.get("origin"), "rec")
     for c in fn.compiles:
         for g in c.get("guards") or []:
-            where = _sources.split_location(
-                g.get("origin") if isinstance(g, dict) else None
-            )
-            if where and where[0] == fn.filename:
-                guard_sources.setdefault(where[1], set()).add(
+            origin = g.get("origin") if isinstance(g, dict) else None
+            if origin and origin["filename"] == fn.filename:
+                guard_sources.setdefault(origin["lineno"], set()).add(
                     (g.get("kind"), g.get("source") or g.get("text"))
                 )
-                marks.setdefault(where[1], set()).add("grd")
+                marks.setdefault(origin["lineno"], set()).add("grd")
     rows = []
     for i, text in enumerate(highlight_python(fn.lines)):
         n = fn.start + i

@@ -306,14 +306,14 @@ pub fn trace<'py>(
 }
 
 impl<'a, 'py> Frame<'a, 'py> {
-    fn location(&self) -> String {
+    fn location(&self) -> crate::event::Location {
         let line = self
             .code
             .ins
             .get(self.pc)
             .and_then(|i| i.line)
             .unwrap_or(self.code.firstlineno);
-        format!("{}:{}", self.code.filename, line)
+        crate::event::Location::new(self.code.filename.as_str(), line)
     }
 
     /// Runs the root frame to its return, or up to (not including) instruction `break_at`.
@@ -351,8 +351,8 @@ impl<'a, 'py> Frame<'a, 'py> {
                 Ok(Some(ret)) => return Ok(End::Return(ret)),
                 Ok(None) => {}
                 Err(e) => {
-                    let here = format!("{} at {loc}", self.code.name);
-                    return Err(e.at(&loc).through_frame(here).in_root_instruction(index));
+                    let e = e.at(&loc).through_frame(&self.code.name, &loc);
+                    return Err(e.in_root_instruction(index));
                 }
             }
         }
@@ -376,10 +376,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(ret),
                 Ok(None) => {}
-                Err(e) => {
-                    let here = format!("{} at {loc}", self.code.name);
-                    return Err(e.at(&loc).through_frame(here));
-                }
+                Err(e) => return Err(e.at(&loc).through_frame(&self.code.name, &loc)),
             }
         }
     }
