@@ -12,7 +12,11 @@
 //!   `co_linetable`, byte for byte;
 //! - [`stack_depth`]: `co_stacksize` by dataflow;
 //! - [`assemble`]: labelled instructions → [`AssembledCode`] (`co_code`, tables, stack size),
-//!   and back from a code object with [`Assembler::from_code`].
+//!   and back from a code object with [`Assembler::from_code`];
+//! - [`constructs`]: one [`Assembler`] helper per construct (`call`, `load_attr`, `load_global`,
+//!   `return_const`, `binary_slice`, `pop_jump_if`, ...) that spells it for the assembler's
+//!   version from the [`Spelling`] table, so code generators never compare versions; and the
+//!   version-blind readers of decoded operands ([`Instruction::name_index`], ...).
 //!
 //! Offsets are in bytes everywhere, as `dis` prints them. Nothing here panics on bad input:
 //! failures are [`Error`] values.
@@ -53,6 +57,7 @@
 //! ```
 
 pub mod assemble;
+pub mod constructs;
 pub mod decode;
 pub mod error;
 pub mod exception_table;
@@ -65,6 +70,7 @@ pub mod stack_depth;
 pub use assemble::{
     Arg, AssembledCode, Assembler, ExceptionRange, Label, LabelledInstruction, RawCode,
 };
+pub use constructs::{Comparison, FunctionParts, Intrinsic1, JumpIf, ResumeAt, Spelling, Unary};
 pub use decode::{decode, index_at_offset, Instruction, UNIT};
 pub use error::{Error, Result};
 pub use exception_table::ExceptionTableEntry;
