@@ -13,8 +13,8 @@
 //! reported, never approximated.
 //!
 //! The reverse direction, reading a construct's operands out of decoded code without looking at
-//! the version, is [`Instruction::name_index`], [`Instruction::pushes_null`] and
-//! [`Instruction::comparison`].
+//! the version, is [`Instruction::name_index`], [`Instruction::pushes_null`],
+//! [`Instruction::comparison`], [`Instruction::intrinsic_1`] and [`Instruction::for_iter_exit`].
 
 use crate::assemble::{Assembler, Label};
 use crate::decode::Instruction;
@@ -170,6 +170,27 @@ pub enum Intrinsic1 {
 }
 
 impl Intrinsic1 {
+    pub const ALL: [Intrinsic1; 6] = [
+        Intrinsic1::Print,
+        Intrinsic1::ImportStar,
+        Intrinsic1::StopIterationError,
+        Intrinsic1::AsyncGenWrap,
+        Intrinsic1::UnaryPositive,
+        Intrinsic1::ListToTuple,
+    ];
+
+    /// The name CPython gives it (`dis` shows it as `CALL_INTRINSIC_1`'s argument).
+    pub fn name(self) -> &'static str {
+        match self {
+            Intrinsic1::Print => "INTRINSIC_PRINT",
+            Intrinsic1::ImportStar => "INTRINSIC_IMPORT_STAR",
+            Intrinsic1::StopIterationError => "INTRINSIC_STOPITERATION_ERROR",
+            Intrinsic1::AsyncGenWrap => "INTRINSIC_ASYNC_GEN_WRAP",
+            Intrinsic1::UnaryPositive => "INTRINSIC_UNARY_POSITIVE",
+            Intrinsic1::ListToTuple => "INTRINSIC_LIST_TO_TUPLE",
+        }
+    }
+
     /// The 3.11 opcode that did the same, if there was one (`StopIterationError` was part of
     /// the generator's exception handling, not an instruction).
     fn opcode_3_11(self) -> Option<&'static str> {
@@ -697,6 +718,32 @@ impl Instruction {
             "LOAD_ATTR" => spelling.load_attr_method_bit && self.arg & 1 == 1,
             _ => false,
         }
+    }
+
+    /// The one-argument intrinsic an instruction runs: `CALL_INTRINSIC_1 n` on 3.12, or the
+    /// 3.11 opcode that did the same (`UNARY_POSITIVE`, `LIST_TO_TUPLE`, ...).
+    pub fn intrinsic_1(&self) -> Option<Intrinsic1> {
+        let name = self.opcode.name();
+        if name == "CALL_INTRINSIC_1" {
+            return Intrinsic1::ALL.into_iter().find(|f| *f as u32 == self.arg);
+        }
+        if self.opcode.version().spelling().intrinsics {
+            return None;
+        }
+        Intrinsic1::ALL
+            .into_iter()
+            .find(|f| f.opcode_3_11() == Some(name))
+    }
+
+    /// For a `FOR_ITER`, the index of the instruction that runs once the iterator is exhausted
+    /// (the iterator popped): 3.12 jumps to the loop's `END_FOR` but skips it at run time, 3.11
+    /// runs its target. `None` for other instructions or an unresolved jump.
+    pub fn for_iter_exit(&self) -> Option<usize> {
+        if self.opcode.name() != "FOR_ITER" {
+            return None;
+        }
+        let skip = usize::from(self.opcode.version().spelling().end_for);
+        self.target.map(|t| t + skip)
     }
 
     /// The comparison of a `COMPARE_OP`, whatever the version packs around it.

@@ -549,7 +549,7 @@ fn backward_conditional_jump_is_refused_on_3_12_only() {
 fn operand_readers_agree_with_dis() {
     for version in Version::ALL {
         let corpus = corpus(version);
-        let mut seen = 0;
+        let (mut seen, mut loops) = (0, 0);
         for f in &corpus.fixtures {
             let names = &f.names;
             let insts = decode(version, &f.code()).unwrap();
@@ -560,15 +560,37 @@ fn operand_readers_agree_with_dis() {
                     .find(|d| d.offset == inst.opcode_offset())
                     .unwrap();
                 check_operands(inst, names, &dis.argrepr, version, &f.qualname);
+                if let Some(exit) = inst.for_iter_exit() {
+                    // The loop's exit: 3.12's FOR_ITER lands on END_FOR and runs what follows.
+                    let landed = insts[inst.target.unwrap()].opcode.name();
+                    let ends_with_end_for = version.spelling().end_for;
+                    assert_eq!(landed == "END_FOR", ends_with_end_for, "{}", f.qualname);
+                    assert_eq!(exit, inst.target.unwrap() + usize::from(ends_with_end_for));
+                    loops += 1;
+                }
                 seen += usize::from(inst.name_index().is_some());
             }
         }
         assert!(seen > 50, "only {seen} named instructions on {version}");
+        assert!(loops >= 3, "only {loops} loops on {version}");
     }
 }
 
 fn check_operands(inst: &Instruction, names: &[String], argrepr: &str, v: Version, q: &str) {
     let ctx = format!("{q} on {v}: {} {}", inst.opcode.name(), inst.arg);
+    // 3.11 opcodes that became intrinsics, by the intrinsic's name without its prefix.
+    let renamed = |op: &str| if op == "PRINT_EXPR" { "PRINT" } else { op }.to_owned();
+    match (inst.opcode.name(), inst.intrinsic_1()) {
+        ("CALL_INTRINSIC_1", f) => assert_eq!(f.map(|f| f.name()), Some(argrepr), "{ctx}"),
+        (op, Some(f)) => assert_eq!(f.name(), format!("INTRINSIC_{}", renamed(op)), "{ctx}"),
+        (op, None) => assert!(
+            !matches!(
+                op,
+                "LIST_TO_TUPLE" | "UNARY_POSITIVE" | "PRINT_EXPR" | "IMPORT_STAR"
+            ),
+            "{ctx}"
+        ),
+    }
     if let Some(k) = inst.name_index() {
         let name = &names[k as usize];
         // dis writes `NULL + name`, `NULL|self + name` or the bare name.
