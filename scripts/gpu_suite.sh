@@ -41,6 +41,7 @@ export PYTHONDONTWRITEBYTECODE=1
 {
     echo "date: $(date -u +%FT%TZ)"
     echo "python: $("$PY" -VV)"
+    echo "cc: $( (cc --version 2>/dev/null || echo none) | head -n 1)"
     "$PY" - <<'EOF'
 import torch, torchferro
 print("torch:", torch.__version__, "cuda:", torch.version.cuda,
@@ -60,6 +61,8 @@ if [ "$#" -gt 0 ]; then
     "${PYTEST[@]}" --junitxml="$OUTDIR/junit-0.xml" "$@" 2>&1 | tee "$OUTDIR/pytest-0.log"
     rc=${PIPESTATUS[0]}
 else
+    # Torch and the inductor's OpenMP kernels would each take every core otherwise.
+    export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(($(nproc) / JOBS > 0 ? $(nproc) / JOBS : 1))}"
     pids=()
     for ((i = 0; i < JOBS; i++)); do
         TORCHFERRO_SHARD=$i TORCHFERRO_NSHARDS=$JOBS "${PYTEST[@]}" \
