@@ -108,6 +108,15 @@ pub enum Error {
 
     #[error("no stack effect is known for {name}")]
     UnknownStackEffect { name: &'static str },
+
+    #[error("Python {version} has no {construct}")]
+    NotInVersion {
+        construct: &'static str,
+        version: Version,
+    },
+
+    #[error("BINARY_OP has no operator {symbol:?}")]
+    UnknownOperator { symbol: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

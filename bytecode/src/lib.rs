@@ -12,47 +12,54 @@
 //!   `co_linetable`, byte for byte;
 //! - [`stack_depth`]: `co_stacksize` by dataflow;
 //! - [`assemble`]: labelled instructions → [`AssembledCode`] (`co_code`, tables, stack size),
-//!   and back from a code object with [`Assembler::from_code`].
+//!   and back from a code object with [`Assembler::from_code`];
+//! - [`constructs`]: one [`Assembler`] helper per construct (`call`, `load_attr`, `load_global`,
+//!   `return_const`, `binary_slice`, `pop_jump_if`, ...) that spells it for the assembler's
+//!   version from the [`Spelling`] table, so code generators never compare versions; and the
+//!   version-blind readers of decoded operands ([`Instruction::name_index`], ...).
 //!
 //! Offsets are in bytes everywhere, as `dis` prints them. Nothing here panics on bad input:
 //! failures are [`Error`] values.
 //!
-//! The transformed code of a frame that breaks its graph at a data-dependent branch:
+//! The transformed code of a frame that breaks its graph at a data-dependent branch, written
+//! once with the construct helpers and assembled for each version:
 //!
 //! ```
-//! use bytecode::{Assembler, Position, Version};
+//! use bytecode::{Assembler, JumpIf, Position, ResumeAt, Version};
 //!
-//! let mut asm = Assembler::new(Version::V3_11);
-//! asm.set_position(Position::line(10));
-//! asm.emit("RESUME", 0)?;
-//! asm.emit("LOAD_GLOBAL", (0 << 1) | 1)?; // NULL + co_names[0], __compiled_fn_0
-//! asm.emit("LOAD_FAST", 0)?; // a
-//! asm.emit("LOAD_FAST", 1)?; // b
-//! asm.emit("PRECALL", 2)?;
-//! asm.emit("CALL", 2)?;
-//! asm.emit("UNPACK_SEQUENCE", 2)?;
-//! asm.emit("STORE_FAST", 2)?; // x
-//! let else_branch = asm.new_label();
-//! asm.emit_jump("POP_JUMP_FORWARD_IF_FALSE", else_branch)?;
-//! for resume_fn in [1, 2] {
-//!     if resume_fn == 2 {
-//!         asm.bind(else_branch)?;
+//! for version in Version::ALL {
+//!     let mut asm = Assembler::new(version);
+//!     asm.set_position(Position::line(10));
+//!     asm.resume(ResumeAt::Start)?;
+//!     asm.load_global(0, true)?; // NULL + co_names[0], __compiled_fn_0
+//!     asm.load_fast(0)?; // a
+//!     asm.load_fast(1)?; // b
+//!     asm.call(2)?; // PRECALL 2; CALL 2 on 3.11, CALL 2 on 3.12
+//!     asm.unpack_sequence(2)?;
+//!     asm.store_fast(2)?; // x
+//!     let else_branch = asm.new_label();
+//!     asm.pop_jump_if(JumpIf::False, else_branch)?;
+//!     for resume_fn in [1, 2] {
+//!         if resume_fn == 2 {
+//!             asm.bind(else_branch)?;
+//!         }
+//!         asm.load_global(resume_fn, true)?; // NULL + __resume_at_..
+//!         asm.load_fast(1)?;
+//!         asm.load_fast(2)?;
+//!         asm.call(2)?;
+//!         asm.return_value()?;
 //!     }
-//!     asm.emit("LOAD_GLOBAL", (resume_fn << 1) | 1)?; // NULL + __resume_at_..
-//!     asm.emit("LOAD_FAST", 1)?;
-//!     asm.emit("LOAD_FAST", 2)?;
-//!     asm.emit("PRECALL", 2)?;
-//!     asm.emit("CALL", 2)?;
-//!     asm.emit("RETURN_VALUE", 0)?;
+//!     let code = asm.assemble(10)?; // co_firstlineno
+//!     assert_eq!(code.stack_size, 4);
+//!     let decoded = bytecode::decode(version, &code.code)?;
+//!     let jump = decoded.iter().find(|i| i.opcode.is_jump()).unwrap();
+//!     assert_eq!(decoded[jump.target.unwrap() - 1].opcode.name(), "RETURN_VALUE");
 //! }
-//! let code = asm.assemble(10)?; // co_firstlineno
-//! assert_eq!(code.stack_size, 4);
-//! let decoded = bytecode::decode(Version::V3_11, &code.code)?;
-//! assert_eq!(decoded[8].target, Some(15));
 //! # Ok::<(), bytecode::Error>(())
 //! ```
 
 pub mod assemble;
+pub mod constructs;
 pub mod decode;
 pub mod error;
 pub mod exception_table;
@@ -65,6 +72,7 @@ pub mod stack_depth;
 pub use assemble::{
     Arg, AssembledCode, Assembler, ExceptionRange, Label, LabelledInstruction, RawCode,
 };
+pub use constructs::{Comparison, FunctionParts, Intrinsic1, JumpIf, ResumeAt, Spelling, Unary};
 pub use decode::{decode, index_at_offset, Instruction, UNIT};
 pub use error::{Error, Result};
 pub use exception_table::ExceptionTableEntry;

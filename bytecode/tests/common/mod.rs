@@ -4,6 +4,9 @@
 //! and the crate's own `tests/data/*.json` use the same format: one object per code object with
 //! the raw fields as hex and the `dis` instruction list, CACHE units included.
 
+// Each test binary uses its own part of this module.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 
 use bytecode::Version;
@@ -24,6 +27,12 @@ pub struct CodeFixture {
     pub exceptiontable_hex: String,
     pub linetable_hex: String,
     pub instructions: Vec<DisInstruction>,
+    /// `co_names` (absent from older corpora).
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// `dis.dis` output, exception table listing included (absent from older corpora).
+    #[serde(default)]
+    pub dis: String,
 }
 
 /// One code unit as `dis.get_instructions(code, show_caches=True)` reports it.
