@@ -203,7 +203,7 @@ def runtime_error_try_finally(x, idx, log):
             z = x + 1
     except IndexError:
         return z, log
-    return y + z, log
+    return y.sum() + z, log
 
 
 @case(_idx([0, 1], [0, 7]), xfail_tc=TC_DIFFERS)
@@ -267,6 +267,36 @@ def _rec(n):
 )
 def recursion_near_limit(x, n):
     return x + _rec(n)
+
+
+def _rec_to_limit():
+    # Recurses as deep as the limit allows from here: the margin found is the number of levels
+    # spent below this frame besides the Python frames `_depth` counts (C calls).
+    for margin in range(40):
+        try:
+            return _rec(sys.getrecursionlimit() - _depth() - margin), margin
+        except RecursionError:
+            pass
+    return None
+
+
+@case(
+    x34,
+    child=True,
+    xfail=(
+        "issue 13 item 9: under the harness the compiled run recurses 2 levels less than eager"
+        " (986 vs 988; exact in a plain script since tracer/src/recursion.rs)"
+    ),
+    xfail_tc=TC_DIFFERS,
+)
+def recursion_at_limit_after_breaks(x):
+    # Each graph break leaves a transformed frame below its resume function, and the compiled
+    # call itself is a C call: levels eager does not spend, given back (tracer/src/recursion.rs).
+    y = x + 1
+    print("graph break")
+    y = y * 2
+    print("and another")
+    return y, _rec_to_limit()
 
 
 class SmallNet(nn.Module):

@@ -245,7 +245,9 @@ def differential(c: Case, mode: str) -> None:
         if c.name not in TC_GRAPHS:
             TC_GRAPHS[c.name] = run_mode(c, "torch.compile")[1]
         tc = TC_GRAPHS[c.name]
-        if count > tc:
+        # torch.compile's count bounds ours only where its run matches eager: where it differs
+        # (a `try` whose handler it skips), its fewer graphs are no reference.
+        if count > tc and "torch.compile" not in c.xfail:
             pytest.xfail(f"{BREADTH}: {count} graphs, torch.compile {tc}")
 
 
