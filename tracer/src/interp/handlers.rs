@@ -111,7 +111,7 @@ impl Frame<'_, '_> {
         let name = canon.name.as_str();
         // A subscript reads or writes at the positions a tensor of indices holds.
         let by_tensor =
-            matches!(name, "getitem" | "setitem") && args.get(1).is_some_and(|k| mentions_node(k));
+            matches!(name, "getitem" | "setitem") && args.get(1).is_some_and(mentions_node);
         if !(by_tensor || VALUE_CHECKED.contains(&name)) {
             return Ok(());
         }
