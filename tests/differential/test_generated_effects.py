@@ -155,7 +155,8 @@ class EffectWriter(ProgramWriter):
         elif kind == "op_error_caught":
             emit("try:")
             emit(
-                f"    {t} = torch.index_select({self.t()}, 0, torch.tensor([{self.i()}]))"
+                # Three rows, as the handler's value and every tensor of the program have.
+                f"    {t} = torch.index_select({self.t()}, 0, torch.tensor([{self.i()}] * 3))"
             )
             emit("except (IndexError, RuntimeError):")
             emit(f"    {t} = {self.t()} * 3")
