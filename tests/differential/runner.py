@@ -46,9 +46,6 @@ BUG_MODES = "issue 13 item 8 (mode state): modes after an error / inference_mode
 BUG_LAYOUT = (
     "issue 13 item 8 (layouts and dtypes): non-strided layout or -0.0/NaN/rounding"
 )
-BUG_TRY = (
-    "issue 13 item 8 (run-time errors): error escapes the frame's except / differs"
-)
 BUG_RAISES = "issue 13 item 9: a compiled call raises where eager does not"
 TC_DIFFERS = "torch.compile (torch 2.11) itself differs from eager here"
 BREADTH = "breadth issue: torchferro makes more graphs than torch.compile"
