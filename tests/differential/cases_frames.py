@@ -12,7 +12,6 @@ import torch
 from torch import nn
 
 from .runner import (
-    BUG_TRY,
     TC_DIFFERS,
     case,
     register,
@@ -103,11 +102,14 @@ def storage_size_nonzero_branch(x):
     return x
 
 
-@case(
-    lambda r: (r.randn(4, 3), torch.tensor(r.pick([0, 1], [0, 7]))),
-    xfail=BUG_TRY,
-    xfail_tc=TC_DIFFERS,
-)
+# Run-time errors inside ``try`` (issue 13 item 8): an op whose error depends on tensor values
+# runs natively inside the frame's ``try`` (a graph break before it), so the frame's own handler
+# catches it and sees the locals assigned before it. Input set 0 is in range, set 1 is not.
+def _idx(good, bad):
+    return lambda r: (r.randn(4, 3), torch.tensor(r.pick(good, bad)))
+
+
+@case(_idx([0, 1], [0, 7]), xfail_tc=TC_DIFFERS)
 def runtime_error_caught_by_frame(x, idx):
     try:
         y = torch.index_select(x * 2, 0, idx) + 1
@@ -116,9 +118,135 @@ def runtime_error_caught_by_frame(x, idx):
     return y, "ok"
 
 
-@case(lambda r: (r.randn(4, 3), torch.tensor(r.pick([0, 1], [0, 7]))), raises=True)
+@case(_idx([0, 1], [0, 7]), raises=True)
 def runtime_error_escapes(x, idx):
     return torch.index_select(x * 2, 0, idx) + 1
+
+
+@case(_idx([2, 3], [3, 4]), raises=True)
+def runtime_error_escapes_subscript(x, idx):
+    y = x.relu()
+    return y[idx] * 2
+
+
+def _select_twice(x, idx):
+    y = torch.index_select(x, 0, idx)
+    return y * 2
+
+
+@case(_idx([0, 1], [0, 9]), xfail_tc=TC_DIFFERS)
+def runtime_error_in_inlined_call(x, idx):
+    try:
+        y = _select_twice(x + 1, idx) - 1
+    except IndexError as e:
+        return x * 3, str(e)
+    return y, "ok"
+
+
+@case(_idx([1, 2], [-7, 2]), xfail_tc=TC_DIFFERS)
+def runtime_error_handler_reads_locals(x, idx):
+    a = None
+    try:
+        a = x.sum(0)
+        b = a * 2
+        y = x[idx] + b
+    except IndexError:
+        return a + 1, "caught"
+    return y, a
+
+
+@case(_idx([[0, 1, 2]], [[0, 4, 2]]), xfail_tc=TC_DIFFERS)
+def runtime_error_gather(x, idx):
+    try:
+        y = torch.gather(x.t(), 1, idx).sum()
+    except RuntimeError as e:
+        return x.mean(), type(e).__name__
+    return y, "ok"
+
+
+@case(
+    lambda r: (nn.Embedding(5, 3), torch.tensor(r.pick([[0, 4]], [[1, 5]]))),
+    xfail_tc=TC_DIFFERS,
+)
+def runtime_error_embedding(emb, idx):
+    try:
+        y = emb(idx).relu()
+    except IndexError as e:
+        return emb.weight.sum(), str(e)
+    return y, "ok"
+
+
+@case(
+    lambda r: (r.randn(4, 3), torch.tensor(r.pick([0, 2, 1, 2], [0, 3, 1, 2]))),
+    xfail_tc=TC_DIFFERS,
+)
+def runtime_error_cross_entropy(x, target):
+    try:
+        loss = torch.nn.functional.cross_entropy(x * 2, target)
+    except IndexError as e:
+        return x.sum(), type(e).__name__
+    return loss, "ok"
+
+
+@case(
+    lambda r: (r.randn(4, 3), torch.tensor(r.pick([0, 1], [0, 7])), []),
+    xfail_tc=TC_DIFFERS,
+)
+def runtime_error_try_finally(x, idx, log):
+    try:
+        try:
+            y = x.cos()
+            log.append("body")
+            y = torch.index_select(y, 0, idx)
+        finally:
+            log.append(len(log))
+            z = x + 1
+    except IndexError:
+        return z, log
+    return y.sum() + z, log
+
+
+@case(_idx([0, 1], [0, 7]), xfail_tc=TC_DIFFERS)
+def runtime_error_nested_try(x, idx):
+    try:
+        try:
+            y = torch.index_select(x, 0, idx)
+        except ValueError:
+            return x, "inner"
+        y = y + 1
+    except IndexError:
+        return x - 1, "outer"
+    return y, "ok"
+
+
+@case(_idx([0, 1], [0, 7]), xfail_tc=TC_DIFFERS)
+def runtime_error_try_in_no_grad(x, idx):
+    with torch.no_grad():
+        try:
+            y = torch.index_select(x, 0, idx)
+        except IndexError:
+            y = x.clone()
+    return y * 2, torch.is_grad_enabled()
+
+
+@case(_idx([0, 1], [0, 7]), xfail_tc=TC_DIFFERS)
+def runtime_error_no_grad_in_try(x, idx):
+    try:
+        with torch.no_grad():
+            y = torch.index_select(x, 0, idx)
+    except IndexError:
+        return x - 1, torch.is_grad_enabled()
+    return y, torch.is_grad_enabled()
+
+
+@case(_idx([0, 1], [0, 7]))
+def runtime_error_handled_elsewhere(x, idx):
+    # No `try` is active at the op: the graph stays whole (one graph, as torch.compile).
+    try:
+        n = int("3")
+    except ValueError:
+        n = 0
+    return torch.index_select(x, 0, idx.clamp(0, 3)) * n
 
 
 def _depth() -> int:
@@ -139,6 +267,36 @@ def _rec(n):
 )
 def recursion_near_limit(x, n):
     return x + _rec(n)
+
+
+def _rec_to_limit():
+    # Recurses as deep as the limit allows from here: the margin found is the number of levels
+    # spent below this frame besides the Python frames `_depth` counts (C calls).
+    for margin in range(40):
+        try:
+            return _rec(sys.getrecursionlimit() - _depth() - margin), margin
+        except RecursionError:
+            pass
+    return None
+
+
+@case(
+    x34,
+    child=True,
+    xfail=(
+        "issue 13 item 9: under the harness the compiled run recurses 2 levels less than eager"
+        " (986 vs 988; exact in a plain script since tracer/src/recursion.rs)"
+    ),
+    xfail_tc=TC_DIFFERS,
+)
+def recursion_at_limit_after_breaks(x):
+    # Each graph break leaves a transformed frame below its resume function, and the compiled
+    # call itself is a C call: levels eager does not spend, given back (tracer/src/recursion.rs).
+    y = x + 1
+    print("graph break")
+    y = y * 2
+    print("and another")
+    return y, _rec_to_limit()
 
 
 class SmallNet(nn.Module):

@@ -46,9 +46,6 @@ BUG_MODES = "issue 13 item 8 (mode state): modes after an error / inference_mode
 BUG_LAYOUT = (
     "issue 13 item 8 (layouts and dtypes): non-strided layout or -0.0/NaN/rounding"
 )
-BUG_TRY = (
-    "issue 13 item 8 (run-time errors): error escapes the frame's except / differs"
-)
 BUG_RAISES = "issue 13 item 9: a compiled call raises where eager does not"
 TC_DIFFERS = "torch.compile (torch 2.11) itself differs from eager here"
 BREADTH = "breadth issue: torchferro makes more graphs than torch.compile"
@@ -245,7 +242,9 @@ def differential(c: Case, mode: str) -> None:
         if c.name not in TC_GRAPHS:
             TC_GRAPHS[c.name] = run_mode(c, "torch.compile")[1]
         tc = TC_GRAPHS[c.name]
-        if count > tc:
+        # torch.compile's count bounds ours only where its run matches eager: where it differs
+        # (a `try` whose handler it skips), its fewer graphs are no reference.
+        if count > tc and "torch.compile" not in c.xfail:
             pytest.xfail(f"{BREADTH}: {count} graphs, torch.compile {tc}")
 
 

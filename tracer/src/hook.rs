@@ -165,12 +165,19 @@ pub unsafe extern "C" fn eval_frame(
     };
     set_mode_quiet(mode);
     match action {
-        Action::Run(run, argv) => {
+        Action::Run(run, argv, resume) => {
             // argv borrows the frame's argument slots and closure cells, which stay alive
             // while the frame exists (until after we return).
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &run {
+            let go = || match &run {
                 Run::Graph(g) => g.get().run_raw(py, &argv),
                 Run::Function(f) => call_function(py, f, &argv),
+            };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if resume {
+                    crate::recursion::give_back_one_level(go)
+                } else {
+                    go()
+                }
             }))
             .unwrap_or_else(|_| {
                 Err(pyo3::exceptions::PyRuntimeError::new_err(
@@ -326,7 +333,8 @@ enum Run {
 }
 
 enum Action {
-    Run(Run, Vec<*mut ffi::PyObject>),
+    /// The entry to run, the frame's arguments, and whether the code is a resume function.
+    Run(Run, Vec<*mut ffi::PyObject>, bool),
     Default,
     Raise(PyErr),
 }
@@ -413,5 +421,5 @@ fn hit(entry: Arc<code_cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Act
     } else {
         Run::Function(entry.function.clone())
     };
-    Action::Run(run, argv)
+    Action::Run(run, argv, entry.resume)
 }

@@ -26,6 +26,7 @@ pub mod mode;
 pub mod output;
 pub mod passes;
 pub mod reconstruct;
+pub mod recursion;
 pub mod resume;
 pub mod runtime;
 pub mod skipfiles;
@@ -48,7 +49,8 @@ pub fn call_in_mode<'py>(
     mode: mode::Mode,
 ) -> PyResult<Bound<'py, PyAny>> {
     let prev = hook::set_mode(mode);
-    let r = f.call(args, kwargs);
+    // The C call that got here spent a level eager's direct call of `f` does not.
+    let r = recursion::give_back_one_level(|| f.call(args, kwargs));
     hook::set_mode(prev);
     r
 }

@@ -387,9 +387,23 @@ pub struct InductorProgram {
     workspace: std::sync::Mutex<Option<inductor::Workspace<Py<PyAny>>>>,
     callables: HashMap<String, Py<PyAny>>,
     handles: TorchHandles,
+    /// The traced graph on the eager runner, run instead when a kernel read a position out of
+    /// range: the kernels only know that some index was bad, while eager's error names the op's
+    /// own check ("index 4 is out of bounds for dimension 0 with size 4", "index out of range
+    /// in self", a `RuntimeError` for `gather`), and the user catching it sees eager's type and
+    /// message. Set only where the partial run left nothing visible (`set_eager_errors`).
+    eager_errors: Option<super::eager::EagerProgram>,
 }
 
 impl InductorProgram {
+    /// Hands over the traced graph on the eager runner for errors (see `eager_errors`). Only for
+    /// a graph that writes no input and draws no random numbers: the kernels stop at the first
+    /// kernel that read a bad index, before any write back into an input, so running the graph
+    /// again from the start does what eager's one run did.
+    pub fn set_eager_errors(&mut self, p: super::eager::EagerProgram) {
+        self.eager_errors = Some(p);
+    }
+
     /// Compiles `graph` if the inductor can run it: CPU tensors only, and no input that needs
     /// autograd (compiled kernels record no backward). `Ok(None)` means "use the eager runner".
     pub fn try_new(
@@ -474,6 +488,7 @@ impl InductorProgram {
             compiled,
             callables: map,
             handles,
+            eager_errors: None,
         }))
     }
 
@@ -555,7 +570,14 @@ impl InductorProgram {
                 *slot = Some(ws);
             }
         }
-        let outs = outs.map_err(run_error_to_py)?;
+        let outs = match (outs, &self.eager_errors) {
+            (Err(inductor::RunError::IndexOutOfRange), Some(eager)) => {
+                drop(host);
+                let inputs = inputs.into_iter().map(|i| i.into_bound(py)).collect();
+                return eager.run(py, inputs);
+            }
+            (outs, _) => outs.map_err(run_error_to_py)?,
+        };
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
     }
 }

@@ -85,11 +85,18 @@ pub fn build(
                 callables,
                 crate::guards::grad_enabled(py),
             ) {
-                Ok(Some(p)) => {
+                Ok(Some(mut p)) => {
                     functional = fg
                         .map(|f| (f.outputs, f.run))
                         .filter(|(n, r)| !r.is_trivial(*n))
                         .map(|(_, r)| r);
+                    if functional.is_none() && !reruns_differ(&output.graph) {
+                        p.set_eager_errors(EagerProgram::new(
+                            py,
+                            &output.graph,
+                            &output.callables,
+                        )?);
+                    }
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
                         crate::log::inductor_fallbacks(info, &reasons);
@@ -120,5 +127,18 @@ pub fn build(
         functional,
         output_code,
         phases: backend_phases,
+    })
+}
+
+/// Whether running a graph again after a partial run could differ from one run: it draws
+/// random numbers or writes a tensor in place.
+fn reruns_differ(graph: &fx::Graph) -> bool {
+    graph.nodes().any(|(_, n)| match &n.kind {
+        fx::NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } => fx::ops::is_random(target) || fx::ops::mutated_arg(target, args, kwargs).is_some(),
+        _ => false,
     })
 }

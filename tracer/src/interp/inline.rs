@@ -172,6 +172,8 @@ impl<'a, 'py> Frame<'a, 'py> {
             all_locals[i] = v;
         }
         self.tx.depth += 1;
+        let caught = self.caught_here();
+        self.tx.caught_by_callers += usize::from(caught);
         let r = {
             let mut child = Frame {
                 tx: &mut *self.tx,
@@ -193,6 +195,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                 None => ret,
             })
         };
+        self.tx.caught_by_callers -= usize::from(caught);
         self.tx.depth -= 1;
         r
     }

@@ -3,6 +3,7 @@
 //! runs torch ops on `meta` tensors to learn result metadata.
 
 mod calls;
+mod handlers;
 mod inline;
 pub mod model_output;
 mod objects;
@@ -51,6 +52,9 @@ pub struct Tracer<'py> {
     /// prefix dropping its stack slots and the locals unbound at the break): they are unbound
     /// from then on and must not be read from the frame's argument slots again.
     pub(crate) deleted_args: Vec<usize>,
+    /// How many frames of the inline chain above the current one are stopped at an instruction
+    /// that an active `try` handler covers (see `handlers.rs`).
+    pub(crate) caught_by_callers: usize,
 }
 
 impl<'py> Tracer<'py> {
@@ -259,6 +263,7 @@ pub fn trace<'py>(
         code_refs: Vec::new(),
         depth: 0,
         deleted_args: Vec::new(),
+        caught_by_callers: 0,
     };
     let end = {
         let n = code.localsplus.len();

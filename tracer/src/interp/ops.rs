@@ -405,6 +405,7 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Arg)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        self.check_value_errors(&target, &args, &kwargs)?;
         let (node, meta) = self
             .tx
             .output
