@@ -109,3 +109,105 @@ fn the_data_is_current() {
         );
     }
 }
+
+/// The spelling bits of a row as the generator names them.
+fn spelling_names(bits: u16) -> Vec<&'static str> {
+    use fx::ops::spell::*;
+    [
+        (T, "T"),
+        (TI, "TI"),
+        (M, "M"),
+        (A, "A"),
+        (MI, "MI"),
+        (F, "F"),
+        (NN, "NN"),
+        (S, "S"),
+    ]
+    .into_iter()
+    .filter(|(b, _)| bits & b != 0)
+    .map(|(_, n)| n)
+    .collect()
+}
+
+#[test]
+fn spellings_match_torch() {
+    let cases = cases();
+    let mut errors = Vec::new();
+    for op in OPS {
+        let Some(seen) = cases.get(op.name).and_then(|c| c.get("spellings")) else {
+            errors.push(format!("{}: spellings never observed", op.name));
+            continue;
+        };
+        let mut seen: Vec<&str> = seen
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let mut ours = spelling_names(op.spellings);
+        seen.sort();
+        ours.sort();
+        if seen != ours {
+            errors.push(format!("{}: catalog {ours:?}, torch {seen:?}", op.name));
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn signatures_match_torch() {
+    let cases = cases();
+    let mut errors = Vec::new();
+    for op in OPS {
+        let c = &cases[op.name];
+        let aten = c["aten"].as_str().unwrap_or("");
+        if aten != op.aten {
+            errors.push(format!("{}: aten {:?}, torch {aten:?}", op.name, op.aten));
+        }
+        let seen: Option<Vec<&str>> = c["sig"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect());
+        if seen.as_deref() != op.sig {
+            errors.push(format!("{}: sig {:?}, torch {seen:?}", op.name, op.sig));
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn shape_inplace_flags_match_torch() {
+    let cases = cases();
+    let mut errors = Vec::new();
+    for op in OPS {
+        let flagged = op.flags & flag::SHAPE_INPLACE != 0;
+        if flagged && op.flags & flag::META_INPLACE == 0 {
+            errors.push(format!("{}: SHAPE_INPLACE without META_INPLACE", op.name));
+        }
+        match cases[op.name].get("shape_inplace").map(|v| v.as_bool()) {
+            Some(Some(seen)) if seen != flagged => errors.push(format!(
+                "{}: shape in place {flagged}, torch {seen}",
+                op.name
+            )),
+            None | Some(None) if flagged => {
+                errors.push(format!("{}: shape in place never observed", op.name))
+            }
+            _ => {}
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(fx::ops::changes_shape_in_place("t_"));
+    assert!(!fx::ops::changes_shape_in_place("detach_"));
+    assert!(!fx::ops::changes_shape_in_place("t"));
+}
+
+#[test]
+fn aliases_share_their_ops_facts() {
+    // An alias is one op under another name: what it aliases, draws and is must agree.
+    let shared = flag::VIEW | flag::MAYBE_VIEW | flag::MULTI_VIEW | flag::RANDOM | flag::FACTORY;
+    for (alias, canon) in fx::ops::ALIASES {
+        let c = fx::ops::op(canon).unwrap_or_else(|| panic!("{canon} has no row"));
+        let a = fx::ops::op(alias).unwrap_or_else(|| panic!("{alias} has no row"));
+        assert_eq!(a.flags & shared, c.flags & shared, "{alias} ~ {canon}");
+        assert_eq!(fx::ops::unalias(alias), *canon);
+    }
+}

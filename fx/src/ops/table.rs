@@ -59,7 +59,7 @@ const fn row(
 pub static OPS: &[OpDef] = &[
     row("view", VIEW, M, "view.default", &["input", "size"]),
     row("view_as", VIEW, M, "view_as.default", &["input", "other"]),
-    row("permute", VIEW | META_INPLACE | SHAPE_INPLACE, T | M, "permute.default", &["input", "dims"]),
+    row("permute", VIEW, T | M, "permute.default", &["input", "dims"]),
     row("transpose", VIEW | META_INPLACE | SHAPE_INPLACE, T | M | MI, "transpose.int", &["input", "dim0", "dim1"]),
     row("swapaxes", VIEW | META_INPLACE | SHAPE_INPLACE, T | M | MI, "swapaxes.default", &["input", "axis0", "axis1"]),
     row("swapdims", VIEW | META_INPLACE | SHAPE_INPLACE, T | M | MI, "swapdims.default", &["input", "dim0", "dim1"]),
