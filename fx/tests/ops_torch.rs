@@ -4,6 +4,8 @@
 //! written back. Every flag in `fx::ops` must agree with those observations, and every flagged
 //! row must have been observed.
 
+mod common;
+
 use fx::ops::{flag, OPS};
 use serde_json::Value as Json;
 
@@ -210,4 +212,155 @@ fn aliases_share_their_ops_facts() {
         assert_eq!(a.flags & shared, c.flags & shared, "{alias} ~ {canon}");
         assert_eq!(fx::ops::unalias(alias), *canon);
     }
+}
+
+/// Rows `fx::infer` leaves to meta tensors (answers `Unsupported` for every recorded call):
+/// the tracer runs those on `meta`. A row leaves this list as soon as a rule answers for it.
+const NOT_INFERRED: &[&str] = &[
+    "acosh",
+    "addcdiv",
+    "addcmul",
+    "adjoint",
+    "alpha_dropout",
+    "arange",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "arctan2",
+    "as_tensor",
+    "asinh",
+    "atan2",
+    "atanh",
+    "bernoulli",
+    "broadcast_to",
+    "celu",
+    "copysign",
+    "deg2rad",
+    "diagonal",
+    "digamma",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "dsplit",
+    "elu",
+    "embedding",
+    "embedding_bag",
+    "erfinv",
+    "feature_alpha_dropout",
+    "fill",
+    "fix",
+    "float_power",
+    "frac",
+    "gumbel_softmax",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hsplit",
+    "hypot",
+    "i0",
+    "index_select",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isneginf",
+    "isposinf",
+    "leaky_relu",
+    "lerp",
+    "lgamma",
+    "logit",
+    "mish",
+    "moveaxis",
+    "movedim",
+    "multinomial",
+    "nan_to_num",
+    "native_dropout",
+    "nonzero",
+    "normal",
+    "poisson",
+    "rad2deg",
+    "randint_like",
+    "ravel",
+    "real",
+    "relu6",
+    "rrelu",
+    "rsub",
+    "scalar_tensor",
+    "selu",
+    "sgn",
+    "sinc",
+    "softplus",
+    "square",
+    "tensor",
+    "tensor_split",
+    "threshold",
+    "tril",
+    "triu",
+    "unfold",
+    "unique",
+    "vsplit",
+    "xlogy",
+];
+
+#[test]
+fn output_metadata_matches_torch_for_every_op() {
+    // `data/ops_meta_cases.json` (gen_ops_meta_cases.py): per catalog row and spelling, calls
+    // on real tensors in several layouts, dtypes, broadcasts and dim arguments.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ops_meta_cases.json"
+    );
+    let data: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    let mut answered: std::collections::BTreeMap<&str, usize> = Default::default();
+    for c in data["cases"].as_array().unwrap() {
+        let (g, target, args, kwargs) = common::call_of(c);
+        let op = c["op"].as_str().unwrap();
+        let entry = answered.entry(op).or_default();
+        match fx::infer(&g, &target, &args, &kwargs) {
+            Err(fx::InferError::Unsupported) => {}
+            Ok(m)
+                if common::same(&common::render(&m), &c["expected"], false)
+                    && common::check_devices(&m) =>
+            {
+                *entry += 1
+            }
+            got => failures.push(format!(
+                "{target:?} {} args={} kwargs={} inputs={}\n    torch {}\n    infer {:?}",
+                c["tag"],
+                c["args"],
+                c["kwargs"],
+                c["inputs"],
+                c["expected"],
+                got.map(|m| common::render(&m))
+            )),
+        }
+    }
+    let unanswered: Vec<&str> = answered
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(op, _)| *op)
+        .collect();
+    for op in &unanswered {
+        if !NOT_INFERRED.contains(op) {
+            failures.push(format!(
+                "{op}: no case answered by fx::infer (list it in NOT_INFERRED)"
+            ));
+        }
+    }
+    for op in NOT_INFERRED {
+        if answered.get(op).is_some_and(|n| *n > 0) {
+            failures.push(format!("{op}: answered now, remove it from NOT_INFERRED"));
+        }
+    }
+    let checked = answered.values().filter(|n| **n > 0).count();
+    println!(
+        "{checked} ops checked against torch, {} left to meta tensors",
+        unanswered.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} disagreements:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
