@@ -99,6 +99,7 @@ pub fn check_topological_order(graph: &Graph) -> Result<(), GraphError> {
 
 pub use crate::ops::{is_mutating, is_random};
 
+pub mod canonicalize;
 pub mod functionalize;
 
 fn last_component(path: &str) -> &str {

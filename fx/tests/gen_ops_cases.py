@@ -7,6 +7,15 @@ agree with (`fx/tests/ops_torch.rs`). For each op name it records, from eager CP
               input's storage: all true for a view, some for an op that returns its input or a
               view only for some layouts or dtypes (`reshape`, `to`), none for anything else;
     "random": whether one call advances the global generator's state;
+    "spellings": where torch exports the name (the catalog's `spell` bits: T torch.X,
+              TI torch.X_, M Tensor.X called, A Tensor.X an attribute, MI Tensor.X_,
+              F torch.nn.functional.X, NN torch._C._nn.X, S torch.special.X);
+    "aten":   the primary aten overload (the first functional overload whose first parameter is
+              a tensor, in the order Tensor, self, default, ...), "" for a Python-only op;
+    "sig":    the parameter names torch's Python binding takes (from that overload's schema, or
+              from the Python function's signature where torch.X or Tensor.X is one), `self`
+              spelled `input`, "*" before keyword-only ones;
+    "shape_inplace": whether `x.X_(...)` changes x's sizes or strides;
     "twin":   whether the in-place form (`x.add_(y)`, or `F.relu(x, inplace=True)`) returns `x`,
               with its sizes and strides, holding exactly the out-of-place result (`x.add(y)`),
               which has `x`'s dtype, without drawing random numbers.
@@ -14,6 +23,7 @@ agree with (`fx/tests/ops_torch.rs`). For each op name it records, from eager CP
 Run: .venv/bin/python fx/tests/gen_ops_cases.py  (from the repository root)
 """
 
+import inspect
 import json
 import os
 import warnings
@@ -289,6 +299,148 @@ def same_values(got, want):
     )
 
 
+def fn(ns, n):
+    v = getattr(ns, n, None)
+    return v if callable(v) and not isinstance(v, (torch.dtype, type)) else None
+
+
+def builtin(v):
+    return v is not None and type(v).__name__ in (
+        "builtin_function_or_method",
+        "method_descriptor",
+    )
+
+
+def spellings(n):
+    bits = []
+    if fn(torch, n):
+        bits.append("T")
+    if fn(torch, n + "_"):
+        bits.append("TI")
+    a = getattr(torch.Tensor, n, None)
+    if a is not None and not isinstance(a, torch.dtype):
+        bits.append("M" if callable(a) else "A")
+    if fn(torch.Tensor, n + "_"):
+        bits.append("MI")
+    for ns, bit in ((F, "F"), (torch._C._nn, "NN"), (torch.special, "S")):
+        if fn(ns, n):
+            bits.append(bit)
+    return bits
+
+
+OVERLOAD_ORDER = [
+    "Tensor",
+    "self",
+    "default",
+    "int",
+    "dim",
+    "Scalar",
+    "dim_IntList",
+    "input",
+]
+
+
+def aten_sig(n):
+    packet = getattr(torch.ops.aten, n, None)
+    try:
+        overloads = packet.overloads()
+    except Exception:
+        return None
+    cands = [
+        o
+        for o in overloads
+        if "out" not in o and not o.startswith("names") and "dimname" not in o.lower()
+    ]
+    cands.sort(key=lambda o: OVERLOAD_ORDER.index(o) if o in OVERLOAD_ORDER else 99)
+    schemas = {o: getattr(packet, o)._schema for o in cands}
+    tensor_first = lambda s: bool(s.arguments) and str(s.arguments[0].type) == "Tensor"  # noqa: E731
+    any_tensor_first = any(tensor_first(s) for s in schemas.values())
+    for o in cands:
+        s = schemas[o]
+        if any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments):
+            continue
+        first = str(s.arguments[0].type) if s.arguments else ""
+        if (
+            first not in ("Tensor", "Tensor?", "List[Tensor]", "Tensor[]")
+            and any_tensor_first
+        ):
+            continue
+        names, star = [], False
+        for a in s.arguments:
+            if a.kwarg_only and not star:
+                names.append("*")
+                star = True
+            names.append("input" if a.name == "self" else a.name)
+        return f"{n}.{o}", names
+    return None
+
+
+def py_sig(v):
+    try:
+        sig = inspect.signature(v)
+    except Exception:
+        return None
+    names, star = [], False
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            return None
+        if p.kind == p.KEYWORD_ONLY and not star:
+            names.append("*")
+            star = True
+        first = not names and p.name in ("self", "tensor")
+        names.append("input" if first else p.name)
+    return names
+
+
+def signature(n):
+    """(aten overload or "", parameter names or None)."""
+    for ns in (torch, torch.Tensor):
+        v = fn(ns, n)
+        if v is not None and not builtin(v):
+            s = py_sig(v)
+            if s is not None:
+                return "", s
+    if builtin(fn(torch, n)) or builtin(fn(torch.Tensor, n)) or fn(torch._C._nn, n):
+        r = aten_sig(n)
+        if r:
+            return r
+    v = fn(F, n)
+    if v is not None and not builtin(v):
+        s = py_sig(v)
+        if s is not None:
+            return "", s
+    r = aten_sig(n)
+    return r if r else ("", None)
+
+
+# `x.X_(*args)` for the in-place forms that may change a tensor's geometry.
+SHAPE_ARGS = {
+    "permute": ((1, 0),),
+    "transpose": (0, 1),
+    "swapaxes": (0, 1),
+    "swapdims": (0, 1),
+    "t": (),
+    "unsqueeze": (0,),
+    "squeeze": (),
+    "as_strided": ((2, 2), (1, 2)),
+    "resize": (3,),
+    "resize_as": (torch.empty(3),),
+    "set": (torch.empty(3),),
+    "detach": (),
+    "requires_grad": (),
+    "share_memory": (),
+}
+
+
+def shape_inplace(n):
+    a = torch.randn(4, 1) if n == "squeeze" else x0()
+    if not hasattr(a, n + "_"):
+        return None
+    layout = (a.shape, a.stride())
+    getattr(a, n + "_")(*SHAPE_ARGS[n])
+    return (a.shape, a.stride()) != layout
+
+
 def rng_moves(f):
     before = torch.get_rng_state()
     f()
@@ -303,7 +455,7 @@ def main():
             os.path.dirname(os.path.abspath(__file__)), "..", "src", "ops", "table.rs"
         )
     ).read()
-    names = re.findall(r'row\("([^"]+)"', table)
+    names = re.findall(r'(?:row|bare)\("([^"]+)"', table)
     cases = {}
     for name in sorted(set(names) | set(VIEW) | set(RANDOM)):
         c = {}
@@ -330,6 +482,10 @@ def main():
                 t = None
         if t is not None:
             c["twin"] = bool(t)
+        c["spellings"] = spellings(name)
+        c["aten"], c["sig"] = signature(name)
+        if name in SHAPE_ARGS:
+            c["shape_inplace"] = shape_inplace(name)
         cases[name] = c
     with open(OUT, "w") as f:
         json.dump(

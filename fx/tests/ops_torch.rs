@@ -4,6 +4,8 @@
 //! written back. Every flag in `fx::ops` must agree with those observations, and every flagged
 //! row must have been observed.
 
+mod common;
+
 use fx::ops::{flag, OPS};
 use serde_json::Value as Json;
 
@@ -108,4 +110,253 @@ fn the_data_is_current() {
             "{name} is observed but not in the catalog"
         );
     }
+}
+
+/// The spelling bits of a row as the generator names them.
+fn spelling_names(bits: u16) -> Vec<&'static str> {
+    use fx::ops::spell::*;
+    [
+        (T, "T"),
+        (TI, "TI"),
+        (M, "M"),
+        (A, "A"),
+        (MI, "MI"),
+        (F, "F"),
+        (NN, "NN"),
+        (S, "S"),
+    ]
+    .into_iter()
+    .filter(|(b, _)| bits & b != 0)
+    .map(|(_, n)| n)
+    .collect()
+}
+
+#[test]
+fn spellings_match_torch() {
+    let cases = cases();
+    let mut errors = Vec::new();
+    for op in OPS {
+        let Some(seen) = cases.get(op.name).and_then(|c| c.get("spellings")) else {
+            errors.push(format!("{}: spellings never observed", op.name));
+            continue;
+        };
+        let mut seen: Vec<&str> = seen
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let mut ours = spelling_names(op.spellings);
+        seen.sort();
+        ours.sort();
+        if seen != ours {
+            errors.push(format!("{}: catalog {ours:?}, torch {seen:?}", op.name));
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn signatures_match_torch() {
+    let cases = cases();
+    let mut errors = Vec::new();
+    for op in OPS {
+        let c = &cases[op.name];
+        let aten = c["aten"].as_str().unwrap_or("");
+        if aten != op.aten {
+            errors.push(format!("{}: aten {:?}, torch {aten:?}", op.name, op.aten));
+        }
+        let seen: Option<Vec<&str>> = c["sig"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect());
+        if seen.as_deref() != op.sig {
+            errors.push(format!("{}: sig {:?}, torch {seen:?}", op.name, op.sig));
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn shape_inplace_flags_match_torch() {
+    let cases = cases();
+    let mut errors = Vec::new();
+    for op in OPS {
+        let flagged = op.flags & flag::SHAPE_INPLACE != 0;
+        if flagged && op.flags & flag::META_INPLACE == 0 {
+            errors.push(format!("{}: SHAPE_INPLACE without META_INPLACE", op.name));
+        }
+        match cases[op.name].get("shape_inplace").map(|v| v.as_bool()) {
+            Some(Some(seen)) if seen != flagged => errors.push(format!(
+                "{}: shape in place {flagged}, torch {seen}",
+                op.name
+            )),
+            None | Some(None) if flagged => {
+                errors.push(format!("{}: shape in place never observed", op.name))
+            }
+            _ => {}
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(fx::ops::changes_shape_in_place("t_"));
+    assert!(!fx::ops::changes_shape_in_place("detach_"));
+    assert!(!fx::ops::changes_shape_in_place("t"));
+}
+
+#[test]
+fn aliases_share_their_ops_facts() {
+    // An alias is one op under another name: what it aliases, draws and is must agree.
+    let shared = flag::VIEW | flag::MAYBE_VIEW | flag::MULTI_VIEW | flag::RANDOM | flag::FACTORY;
+    for (alias, canon) in fx::ops::ALIASES {
+        let c = fx::ops::op(canon).unwrap_or_else(|| panic!("{canon} has no row"));
+        let a = fx::ops::op(alias).unwrap_or_else(|| panic!("{alias} has no row"));
+        assert_eq!(a.flags & shared, c.flags & shared, "{alias} ~ {canon}");
+        assert_eq!(fx::ops::unalias(alias), *canon);
+    }
+}
+
+/// Rows `fx::infer` leaves to meta tensors (answers `Unsupported` for every recorded call):
+/// the tracer runs those on `meta`. A row leaves this list as soon as a rule answers for it.
+const NOT_INFERRED: &[&str] = &[
+    "acosh",
+    "addcdiv",
+    "addcmul",
+    "adjoint",
+    "alpha_dropout",
+    "arange",
+    "arctan2",
+    "as_tensor",
+    "asinh",
+    "atan2",
+    "atanh",
+    "bernoulli",
+    "broadcast_to",
+    "celu",
+    "copysign",
+    "deg2rad",
+    "diagonal",
+    "digamma",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "dsplit",
+    "elu",
+    "embedding",
+    "embedding_bag",
+    "erfinv",
+    "feature_alpha_dropout",
+    "fill",
+    "float_power",
+    "frac",
+    "gumbel_softmax",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hsplit",
+    "hypot",
+    "i0",
+    "index_select",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isneginf",
+    "isposinf",
+    "leaky_relu",
+    "lerp",
+    "lgamma",
+    "logit",
+    "mish",
+    "moveaxis",
+    "movedim",
+    "multinomial",
+    "nan_to_num",
+    "native_dropout",
+    "nonzero",
+    "normal",
+    "poisson",
+    "rad2deg",
+    "randint_like",
+    "ravel",
+    "real",
+    "relu6",
+    "rrelu",
+    "rsub",
+    "scalar_tensor",
+    "selu",
+    "sgn",
+    "sinc",
+    "softplus",
+    "square",
+    "tensor",
+    "tensor_split",
+    "threshold",
+    "tril",
+    "triu",
+    "unfold",
+    "unique",
+    "vsplit",
+    "xlogy",
+];
+
+#[test]
+fn output_metadata_matches_torch_for_every_op() {
+    // `data/ops_meta_cases.json` (gen_ops_meta_cases.py): per catalog row and spelling, calls
+    // on real tensors in several layouts, dtypes, broadcasts and dim arguments.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/ops_meta_cases.json"
+    );
+    let data: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    let mut answered: std::collections::BTreeMap<&str, usize> = Default::default();
+    for c in data["cases"].as_array().unwrap() {
+        let (g, target, args, kwargs) = common::call_of(c);
+        let op = c["op"].as_str().unwrap();
+        let entry = answered.entry(op).or_default();
+        match fx::infer(&g, &target, &args, &kwargs) {
+            Err(fx::InferError::Unsupported) => {}
+            Ok(m)
+                if common::same(&common::render(&m), &c["expected"], false)
+                    && common::check_devices(&m) =>
+            {
+                *entry += 1
+            }
+            got => failures.push(format!(
+                "{target:?} {} args={} kwargs={} inputs={}\n    torch {}\n    infer {:?}",
+                c["tag"],
+                c["args"],
+                c["kwargs"],
+                c["inputs"],
+                c["expected"],
+                got.map(|m| common::render(&m))
+            )),
+        }
+    }
+    let unanswered: Vec<&str> = answered
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(op, _)| *op)
+        .collect();
+    for op in &unanswered {
+        if !NOT_INFERRED.contains(op) {
+            failures.push(format!(
+                "{op}: no case answered by fx::infer (list it in NOT_INFERRED)"
+            ));
+        }
+    }
+    for op in NOT_INFERRED {
+        if answered.get(op).is_some_and(|n| *n > 0) {
+            failures.push(format!("{op}: answered now, remove it from NOT_INFERRED"));
+        }
+    }
+    let checked = answered.values().filter(|n| **n > 0).count();
+    println!(
+        "{checked} ops checked against torch, {} left to meta tensors",
+        unanswered.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} disagreements:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -67,21 +67,17 @@ fn unary_op(c: &Call) -> Option<(&'static str, UnaryDtype, bool)> {
         ),
         _ => {
             let n = c.name;
-            let n = match (c.spelling, n) {
-                (Spelling::Special, "expit") => "sigmoid",
-                (_, "negative") => "neg",
-                (_, "absolute") => "abs",
-                (_, "__neg__") => "neg",
-                (_, "__abs__") => "abs",
-                (_, "__invert__") => "bitwise_not",
-                (_, "__pos__") => "positive",
-                (_, "negative_") => "neg_",
-                (_, "absolute_") => "abs_",
+            let n = match n {
+                "__neg__" => "neg",
+                "__abs__" => "abs",
+                "__invert__" => "bitwise_not",
+                "__pos__" => "positive",
                 _ => n,
             };
+            // Aliases (`negative_`, `torch.special.expit`) are the catalog's.
             match n.strip_suffix('_') {
-                Some(b) if !b.ends_with('_') => (b, true),
-                _ => (n, false),
+                Some(b) if !b.ends_with('_') => (crate::ops::unalias(b), true),
+                _ => (crate::ops::unalias(n), false),
             }
         }
     };
@@ -163,16 +159,15 @@ fn binary_op(c: &Call) -> Option<(BinKind, bool, bool)> {
         } else {
             (n, false, false)
         };
-    let kind = match n {
+    let kind = match crate::ops::unalias(n) {
         "add" => Add,
-        "sub" | "subtract" => Sub,
-        "mul" | "multiply" => Mul,
-        "div" | "divide" | "true_divide" | "truediv" => Div,
+        "sub" => Sub,
+        "mul" => Mul,
+        "div" | "truediv" => Div,
         "floor_divide" | "floordiv" => FloorDiv,
         "remainder" | "fmod" | "mod" => Remainder,
         "pow" => Pow,
-        "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "greater" | "less" | "greater_equal"
-        | "less_equal" | "not_equal" => Compare,
+        "eq" | "ne" | "lt" | "le" | "gt" | "ge" => Compare,
         "logical_and" | "logical_or" | "logical_xor" => Logical,
         "bitwise_and" | "bitwise_or" | "bitwise_xor" | "and" | "or" | "xor" => Bitwise,
         "maximum" | "minimum" | "fmax" | "fmin" => MaxMin,

@@ -40,11 +40,84 @@ pub mod flag {
     /// A tensor method whose result is read from the tensor's data into Python (`item`,
     /// `tolist`, `__bool__`): the tracer cannot know it from metadata.
     pub const DATA_DEPENDENT: u16 = 1 << 7;
+    /// The in-place form changes sizes or strides (`t_`, `unsqueeze_`, `resize_`, `set_`), a
+    /// subset of [`META_INPLACE`] (which also holds autograd-metadata changes: `detach_`).
+    pub const SHAPE_INPLACE: u16 = 1 << 8;
 }
 
-/// The catalog row of a canonical op name.
+/// Spelling bits of an [`OpDef`]: where torch exports an op by its catalog name.
+pub mod spell {
+    /// `torch.add`.
+    pub const T: u16 = 1;
+    /// `torch.relu_`.
+    pub const TI: u16 = 1 << 1;
+    /// `Tensor.add` (a method).
+    pub const M: u16 = 1 << 2;
+    /// `Tensor.add_`.
+    pub const MI: u16 = 1 << 3;
+    /// `Tensor.T` (an attribute, not called).
+    pub const A: u16 = 1 << 4;
+    /// `torch.nn.functional.relu`.
+    pub const F: u16 = 1 << 5;
+    /// `torch._C._nn.linear`.
+    pub const NN: u16 = 1 << 6;
+    /// `torch.special.expit`.
+    pub const S: u16 = 1 << 7;
+}
+
+/// Other names of one op (`torch.absolute` is `torch.abs`): alias → canonical. Parameters match
+/// by position (`swapaxes(input, axis0, axis1)` is `transpose(input, dim0, dim1)`).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("absolute", "abs"),
+    ("arccos", "acos"),
+    ("arcsin", "asin"),
+    ("arctan", "atan"),
+    ("arctan2", "atan2"),
+    ("clip", "clamp"),
+    ("fix", "trunc"),
+    ("multiply", "mul"),
+    ("divide", "div"),
+    ("true_divide", "div"),
+    ("subtract", "sub"),
+    ("negative", "neg"),
+    ("greater", "gt"),
+    ("greater_equal", "ge"),
+    ("less", "lt"),
+    ("less_equal", "le"),
+    ("not_equal", "ne"),
+    ("swapaxes", "transpose"),
+    ("swapdims", "transpose"),
+    ("moveaxis", "movedim"),
+    ("concat", "cat"),
+    ("concatenate", "cat"),
+    ("expit", "sigmoid"),
+];
+
+/// The canonical name of an alias (`absolute` → `abs`); other names are their own.
+pub fn unalias(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(a, _)| *a == name)
+        .map_or(name, |(_, c)| c)
+}
+
+/// The catalog row of an op name.
 pub fn op(name: &str) -> Option<&'static OpDef> {
     table::lookup(name)
+}
+
+/// The primary signature of an op ([`OpDef::sig`]).
+pub fn signature(name: &str) -> Option<&'static [&'static str]> {
+    op(name).and_then(|o| o.sig)
+}
+
+/// Whether `x.name_()` changes the tensor's sizes or strides in place (`t_`, `unsqueeze_`,
+/// `resize_`): a method name with its underscore, as the tracer sees it.
+pub fn changes_shape_in_place(method: &str) -> bool {
+    method
+        .strip_suffix('_')
+        .filter(|b| !b.ends_with('_'))
+        .is_some_and(|b| has(b, flag::SHAPE_INPLACE))
 }
 
 fn has(name: &str, f: u16) -> bool {

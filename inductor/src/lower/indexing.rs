@@ -231,19 +231,7 @@ pub fn index_tensor(l: &mut Lowerer, x: &TensorVal, index: &Arg) -> LResult<Tens
 /// position (outside the input) left out. Lazy, so the ReLU or add around it fuses in. NaN
 /// propagates as in eager (`maximum` semantics).
 pub fn max_pool2d(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
-    let b = bind(
-        &[
-            "input",
-            "kernel_size",
-            "stride",
-            "padding",
-            "dilation",
-            "ceil_mode",
-            "return_indices",
-        ],
-        a,
-        kw,
-    )?;
+    let b = bind(fx::ops::schema::F_MAX_POOL2D, a, kw)?;
     if b.bool_or("ceil_mode", false)? || b.bool_or("return_indices", false)? {
         return fallback("max_pool2d with ceil_mode or indices");
     }

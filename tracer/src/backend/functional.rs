@@ -69,6 +69,15 @@ pub fn for_inductor(
     graph: &Graph,
     callables: &[(NodeId, Py<PyAny>)],
 ) -> Result<Option<FunctionalGraph>, TraceError> {
+    // One target per op first (same node ids); a retargeted node's callable is resolved
+    // from its new path below, the others keep the traced one.
+    let canon = fx::passes::canonicalize::canonicalize(graph);
+    let traced_callables = callables;
+    let callables: Vec<(NodeId, Py<PyAny>)> = callables
+        .iter()
+        .filter(|(n, _)| !canon.retargeted.contains(n))
+        .map(|(n, c)| (*n, c.clone_ref(py)))
+        .collect();
     let Functionalized {
         graph: fgraph,
         origin,
@@ -76,7 +85,7 @@ pub fn for_inductor(
         mutated_inputs,
         output_aliases,
         user_outputs,
-    } = match functionalize::functionalize(graph, &|path| resolve_path(py, path).is_ok()) {
+    } = match functionalize::functionalize(&canon.graph, &|path| resolve_path(py, path).is_ok()) {
         Ok(f) => f,
         Err(e) => {
             tracing::debug!(target: "torchferro::inductor", "{e}");
@@ -152,7 +161,8 @@ pub fn for_inductor(
                 }
             })
             .collect::<Vec<_>>();
-        (tensors.len() > 1).then(|| EagerProgram::new(py, graph, callables).map(|p| (tensors, p)))
+        (tensors.len() > 1)
+            .then(|| EagerProgram::new(py, graph, traced_callables).map(|p| (tensors, p)))
     }
     .transpose()?;
     let outputs = match fgraph.output_node().map(|o| &fgraph.node(o).kind) {

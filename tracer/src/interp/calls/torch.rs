@@ -28,23 +28,6 @@ fn data_dependent(name: &str) -> bool {
     fx::ops::op(name).is_some_and(|o| o.flags & fx::ops::flag::DATA_DEPENDENT != 0)
 }
 
-/// In-place ops that change a tensor's sizes or strides: every tracker of that tensor would
-/// have to learn the new metadata, so they are left to run natively.
-const SHAPE_IN_PLACE: &[&str] = &[
-    "unsqueeze_",
-    "squeeze_",
-    "transpose_",
-    "t_",
-    "swapdims_",
-    "swapaxes_",
-    "resize_",
-    "resize_as_",
-    "as_strided_",
-    "set_",
-    "squeeze_",
-    "permute_",
-];
-
 impl Frame<'_, '_> {
     pub(super) fn tensor_method(
         &mut self,
@@ -120,7 +103,9 @@ impl Frame<'_, '_> {
             "get_device" => return Ok(Var::py_const(py, meta.device.index.unwrap_or(-1))),
             _ => {}
         }
-        if SHAPE_IN_PLACE.contains(&name) {
+        // Every tracker of the tensor would have to learn its new sizes or strides, so these
+        // run natively (the catalog's SHAPE_INPLACE rows).
+        if fx::ops::changes_shape_in_place(name) {
             return Err(TraceError::unsupported(format!(
                 "Tensor.{name}() (it changes the tensor's shape in place)"
             )));
