@@ -7,6 +7,7 @@ dtype, deterministic-algorithms mode), and functions marked ``torch.compiler.dis
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 
 import pytest
@@ -633,3 +634,111 @@ def test_a_method_of_a_per_call_object_runs_on_the_object_of_each_call():
     # `f` breaks at the call and its resume function takes an int that changes each call:
     # the resume function specializes on it (torch.compile turns it dynamic instead).
     assert compiles.count == 5
+
+
+# ---------------------------------------------------------------------------------------------
+# Replaced methods of torch.Tensor and functions of torch.nn.functional reached through layers:
+# compiled code follows the replacement as eager does, checked through the dicts' version tags.
+
+
+def _compiles_of(compiled, calls):
+    with _Compiles() as compiles:
+        for call in calls:
+            call(compiled)
+    return compiles.count
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=BACKEND_IDS)
+def test_a_replaced_tensor_method_is_honoured(backend):
+    def f(x):
+        return x.relu() + x.sigmoid()
+
+    compiled = torchferro.compile(f, backend=backend)
+    x = torch.randn(5)
+    original = torch.Tensor.relu
+
+    def check():
+        torch.testing.assert_close(compiled(x), f(x), rtol=0, atol=0)
+
+    with _Compiles() as compiles:
+        check()
+        try:
+            torch.Tensor.relu = lambda self: self * 100
+            check()
+            check()
+            torch.Tensor.relu = functools.wraps(original)(
+                lambda self: original(self) - 5
+            )
+            check()
+            torch.Tensor.relu = torch.Tensor.tanh
+            check()
+        finally:
+            del torch.Tensor.relu
+        check()
+        assert torch.Tensor.relu is original
+    # The original and the lambda: one entry each. The wrapper calls the C method it kept, which
+    # runs natively (a graph would run a method node by name, reaching the wrapper): `f` breaks
+    # at `x.relu()`, and the wrapper and `f`'s resume function compile (4). That entry runs the
+    # call natively, so `tanh` in its place reuses it; the original restored reuses the first.
+    assert compiles.count == 6
+
+
+def test_an_unrelated_change_to_torch_Tensor_does_not_recompile():
+    def f(x):
+        return x.relu() * 2
+
+    backend = CountingBackend()
+    compiled = torchferro.compile(f, backend=backend)
+    compiled(torch.randn(4))
+    torch.Tensor._torchferro_test_attr = 1
+    try:
+        compiled(torch.randn(4))
+    finally:
+        del torch.Tensor._torchferro_test_attr
+    compiled(torch.randn(4))
+    assert backend.count == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=BACKEND_IDS)
+def test_a_replaced_functional_is_honoured_through_a_layer(backend):
+    # nn.Linear's forward calls `F.linear`, nn.Sigmoid's `torch.sigmoid`: eager follows a
+    # replacement made between calls, so must the compiled model.
+    model = nn.Sequential(nn.Linear(3, 4), nn.Sigmoid(), nn.Linear(4, 2))
+    compiled = torchferro.compile(model, backend=backend)
+    x = torch.randn(5, 3)
+    linear, sigmoid = F.linear, torch.sigmoid
+
+    def check():
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-6, atol=1e-6)
+
+    with _Compiles() as compiles:
+        check()
+        try:
+            F.linear = lambda i, w, b=None: linear(i, w, b) * 0 + 7
+            check()
+            torch.sigmoid = lambda t: t * 0 - 1
+            check()
+        finally:
+            F.linear, torch.sigmoid = linear, sigmoid
+        check()
+    assert compiles.count == 3
+
+
+def test_replaced_tensor_method_recompile_reason(caplog):
+    def f(x):
+        return x.tanh()
+
+    compiled = torchferro.compile(f, backend="eager")
+    compiled(torch.randn(3))
+    try:
+        torch.Tensor.tanh = torch.Tensor.sigmoid
+        with caplog.at_level(logging.INFO, logger="torchferro.recompiles"):
+            torch.testing.assert_close(compiled(torch.zeros(3)), torch.full((3,), 0.5))
+    finally:
+        del torch.Tensor.tanh
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert (
+        "Tensor.tanh is not the same object. expected missing, actual <method 'sigmoid'"
+        in (text)
+    ), text
