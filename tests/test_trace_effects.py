@@ -539,14 +539,14 @@ class _Compiles:
 def _per_call_generator(i):
     g = torch.Generator().manual_seed(i)
     x = torch.randn(3, generator=g)
-    print("", end="")
+    print(end="")
     y = torch.randn(3, generator=g)
     return x + y
 
 
 def _storage_across_a_break(a):
     s = a.untyped_storage()
-    print("", end="")
+    print(end="")
     return a + s.size()
 
 
@@ -560,7 +560,7 @@ def _storage_argument(x, s):
 
 def _finfo_across_a_break(x):
     info = torch.finfo(x.dtype)
-    print("", end="")
+    print(end="")
     return x.clamp(min=info.min, max=info.max) * info.eps
 
 

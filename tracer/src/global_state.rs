@@ -37,8 +37,11 @@ struct DictAttrs {
     dict: Py<PyDict>,
     /// The dict's version tag when every attribute last matched.
     tag: AtomicU64,
-    attrs: Vec<(Py<PyString>, Option<Py<PyAny>>, Option<String>)>,
+    attrs: Vec<AttrRead>,
 }
+
+/// One attribute read: its name, the object it was (`None`: absent) and the user line.
+type AttrRead = (Py<PyString>, Option<Py<PyAny>>, Option<String>);
 
 /// The global-state guards of one cache entry (see the module documentation).
 #[derive(Default)]
