@@ -139,7 +139,7 @@ def return_list_of_dicts(x):
     return [{"v": x * i, "i": i} for i in range(2)]
 
 
-@program(x34, 1, 5)
+@program(x34, 1, 4)
 def ordered_dict(x):
     d = collections.OrderedDict()
     d["z"] = x
