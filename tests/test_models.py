@@ -261,13 +261,22 @@ class Run:
         return "\n".join(out)
 
 
+def _is_function(o) -> bool:
+    # A weakref proxy whose referent died (torch.compile leaves some after a graph break)
+    # raises on isinstance().
+    try:
+        return isinstance(o, types.FunctionType)
+    except ReferenceError:
+        return False
+
+
 def _function_codes():
     seen = set()
     with warnings.catch_warnings():
         warnings.simplefilter(
             "ignore"
         )  # isinstance() on deprecated module-attribute proxies
-        objs = [o for o in gc.get_objects() if isinstance(o, types.FunctionType)]
+        objs = [o for o in gc.get_objects() if _is_function(o)]
     for obj in objs:
         if obj.__code__ not in seen:
             seen.add(obj.__code__)

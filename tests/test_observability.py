@@ -515,8 +515,13 @@ def test_guards_of_a_module():
             "_backward_pre_hooks",
         )
     ]
-    assert guards[1] == f"TYPE_MATCH L['self']: Scaler  # {lin}"
-    assert guards[2:] == [
+    # nn.Linear runs as `F.linear`, read when its forward runs: a replacement must be seen.
+    assert guards[1] == (
+        "MODULE_ATTRS torch.nn.functional: linear are the objects read (checked when its dict "
+        "changes)"
+    )
+    assert guards[2] == f"TYPE_MATCH L['self']: Scaler  # {lin}"
+    assert guards[3:] == [
         f"TYPE_MATCH L['self']._modules['lin']: Linear  # {lin}",
         *hooks,
         f"EQUALS_MATCH L['self']._modules['lin'].training == True  # {lin}",

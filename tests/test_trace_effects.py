@@ -7,6 +7,7 @@ dtype, deterministic-algorithms mode), and functions marked ``torch.compiler.dis
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 
 import pytest
@@ -505,3 +506,239 @@ def test_set_default_dtype_inside_runs_every_call():
     for _ in range(2):
         assert compiled(torch.ones(3))[1].dtype == torch.float64
         assert torch.get_default_dtype() == torch.float32
+
+
+# ---------------------------------------------------------------------------------------------
+# Objects new on every call that a resume function gets on its stack or in its locals (issue 13
+# leftovers): guarded by type and by what the trace reads, not by identity, so the resume
+# functions do not recompile on every call.
+
+
+class _Compiles:
+    """Counts torchferro's compiles (every frame, resume functions included)."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, event):
+        if event.get("kind") == "compile":
+            self.count += 1
+
+    def __enter__(self):
+        from torchferro import _events
+
+        _events.subscribe(self)
+        return self
+
+    def __exit__(self, *exc):
+        from torchferro import _events
+
+        _events.unsubscribe(self)
+
+
+def _per_call_generator(i):
+    g = torch.Generator().manual_seed(i)
+    x = torch.randn(3, generator=g)
+    print(end="")
+    y = torch.randn(3, generator=g)
+    return x + y
+
+
+def _storage_across_a_break(a):
+    s = a.untyped_storage()
+    print(end="")
+    return a + s.size()
+
+
+def _generator_argument(x, g):
+    return torch.randn(3, generator=g) + x
+
+
+def _storage_argument(x, s):
+    return x + s.size()
+
+
+def _finfo_across_a_break(x):
+    info = torch.finfo(x.dtype)
+    print(end="")
+    return x.clamp(min=info.min, max=info.max) * info.eps
+
+
+PER_CALL_OBJECTS = {
+    # name: (function, arguments of call i, compiles of the first call)
+    "generator": (_per_call_generator, lambda i: (i,), 6),
+    "storage": (_storage_across_a_break, lambda i: (torch.randn(4),), 4),
+    "generator_argument": (
+        _generator_argument,
+        lambda i: (torch.randn(3), torch.Generator().manual_seed(i)),
+        2,
+    ),
+    "storage_argument": (
+        _storage_argument,
+        lambda i: (torch.randn(3), torch.randn(5).untyped_storage()),
+        2,
+    ),
+    "finfo": (_finfo_across_a_break, lambda i: (torch.randn(3),), 2),
+}
+
+
+@pytest.mark.parametrize("name", list(PER_CALL_OBJECTS))
+def test_an_object_new_on_every_call_does_not_recompile(name, capsys):
+    fn, make_args, first = PER_CALL_OBJECTS[name]
+    compiled = torchferro.compile(fn, backend="eager")
+    counts = []
+    with _Compiles() as compiles:
+        for i in range(6):
+            torch.manual_seed(i)
+            args = make_args(i)
+            torch.manual_seed(i)
+            expected = fn(*make_args(i))
+            torch.testing.assert_close(compiled(*args), expected, rtol=0, atol=0)
+            counts.append(compiles.count)
+    # Every frame and resume function compiles on the first call, and never again.
+    assert counts == [first] * 6
+    # torch.compile compiles no fewer frames after the first call (it specializes `i` once).
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    tc = torch.compile(fn, backend="eager")
+    tc_counts = []
+    for i in range(6):
+        tc(*make_args(i))
+        tc_counts.append(torch._dynamo.utils.counters["frames"]["ok"])
+    torch._dynamo.reset()
+    assert counts[-1] - counts[0] <= tc_counts[-1] - tc_counts[0]
+
+
+def test_identity_of_a_per_call_object_is_guarded_where_compared():
+    def f(x, g, h):
+        return x + (1 if g is h else 2)
+
+    compiled = torchferro.compile(f, backend="eager")
+    x = torch.zeros(2)
+    for _ in range(3):
+        a, b = torch.Generator(), torch.Generator()
+        assert compiled(x, a, a).tolist() == [1.0, 1.0]
+        assert compiled(x, a, b).tolist() == [2.0, 2.0]
+
+
+def test_a_method_of_a_per_call_object_runs_on_the_object_of_each_call():
+    def f(x, g):
+        return x + g.initial_seed()
+
+    compiled = torchferro.compile(f, backend="eager")
+    x = torch.zeros(2)
+    with _Compiles() as compiles:
+        for i in range(4):
+            g = torch.Generator().manual_seed(10 + i)
+            assert compiled(x, g).tolist() == [10.0 + i] * 2
+    # `f` breaks at the call and its resume function takes an int that changes each call:
+    # the resume function specializes on it (torch.compile turns it dynamic instead).
+    assert compiles.count == 5
+
+
+# ---------------------------------------------------------------------------------------------
+# Replaced methods of torch.Tensor and functions of torch.nn.functional reached through layers:
+# compiled code follows the replacement as eager does, checked through the dicts' version tags.
+
+
+def _compiles_of(compiled, calls):
+    with _Compiles() as compiles:
+        for call in calls:
+            call(compiled)
+    return compiles.count
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=BACKEND_IDS)
+def test_a_replaced_tensor_method_is_honoured(backend):
+    def f(x):
+        return x.relu() + x.sigmoid()
+
+    compiled = torchferro.compile(f, backend=backend)
+    x = torch.randn(5)
+    original = torch.Tensor.relu
+
+    def check():
+        torch.testing.assert_close(compiled(x), f(x), rtol=0, atol=0)
+
+    with _Compiles() as compiles:
+        check()
+        try:
+            torch.Tensor.relu = lambda self: self * 100
+            check()
+            check()
+            torch.Tensor.relu = functools.wraps(original)(
+                lambda self: original(self) - 5
+            )
+            check()
+            torch.Tensor.relu = torch.Tensor.tanh
+            check()
+        finally:
+            del torch.Tensor.relu
+        check()
+        assert torch.Tensor.relu is original
+    # The original and the lambda: one entry each. The wrapper calls the C method it kept, which
+    # runs natively (a graph would run a method node by name, reaching the wrapper): `f` breaks
+    # at `x.relu()`, and the wrapper and `f`'s resume function compile (4). That entry runs the
+    # call natively, so `tanh` in its place reuses it; the original restored reuses the first.
+    assert compiles.count == 6
+
+
+def test_an_unrelated_change_to_torch_Tensor_does_not_recompile():
+    def f(x):
+        return x.relu() * 2
+
+    backend = CountingBackend()
+    compiled = torchferro.compile(f, backend=backend)
+    compiled(torch.randn(4))
+    torch.Tensor._torchferro_test_attr = 1
+    try:
+        compiled(torch.randn(4))
+    finally:
+        del torch.Tensor._torchferro_test_attr
+    compiled(torch.randn(4))
+    assert backend.count == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=BACKEND_IDS)
+def test_a_replaced_functional_is_honoured_through_a_layer(backend):
+    # nn.Linear's forward calls `F.linear`, nn.Sigmoid's `torch.sigmoid`: eager follows a
+    # replacement made between calls, so must the compiled model.
+    model = nn.Sequential(nn.Linear(3, 4), nn.Sigmoid(), nn.Linear(4, 2))
+    compiled = torchferro.compile(model, backend=backend)
+    x = torch.randn(5, 3)
+    linear, sigmoid = F.linear, torch.sigmoid
+
+    def check():
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-6, atol=1e-6)
+
+    with _Compiles() as compiles:
+        check()
+        try:
+            F.linear = lambda i, w, b=None: linear(i, w, b) * 0 + 7
+            check()
+            torch.sigmoid = lambda t: t * 0 - 1
+            check()
+        finally:
+            F.linear, torch.sigmoid = linear, sigmoid
+        check()
+    assert compiles.count == 3
+
+
+def test_replaced_tensor_method_recompile_reason(caplog):
+    def f(x):
+        return x.tanh()
+
+    compiled = torchferro.compile(f, backend="eager")
+    compiled(torch.randn(3))
+    try:
+        torch.Tensor.tanh = torch.Tensor.sigmoid
+        with caplog.at_level(logging.INFO, logger="torchferro.recompiles"):
+            torch.testing.assert_close(compiled(torch.zeros(3)), torch.full((3,), 0.5))
+    finally:
+        del torch.Tensor.tanh
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert (
+        "Tensor.tanh is not the same object. expected missing, actual <method 'sigmoid'"
+        in (text)
+    ), text

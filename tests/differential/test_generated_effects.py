@@ -11,16 +11,24 @@ input sets and is compared by ``programs.harness.check_results``: results, input
 The statement classes torchferro gets wrong today are generated behind ``EFFECT_CLASSES`` and
 tested by their own xfail(strict) test each, so that a fix turns its test into an XPASS failure
 (then the class moves into ``WORKING``). Examples per run: ``TORCHFERRO_GENERATED_EXAMPLES``
-(default 1000 for the working classes), with a fixed seed (``derandomize=True``)."""
+(default 1000 for the working classes), with a fixed seed (``derandomize=True``).
+
+Environment classes (``test_generated_environment``) change what a call sees rather than adding a
+statement: tensor-subclass inputs with ``__torch_function__``, the first call under
+``torch.inference_mode()`` and the second under ``torch.no_grad()``, ``.data`` writes of weights
+between calls, torch functions and ``torch.Tensor`` methods replaced between calls, and the
+default dtype changed between calls (``TORCHFERRO_ENV_EXAMPLES`` per class and backend)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 
 import hypothesis.strategies as st
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import HealthCheck, Phase, event, given, note, settings
 from programs.harness import Program, _call, check_results
 from programs.test_generated import NAMESPACE, ProgramWriter
@@ -272,3 +280,278 @@ def _failing_class_test(kind: str):
 )
 def test_generated_failing_class(kind):
     _failing_class_test(kind)()
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment classes: what changes between the two calls of one compiled function, or what the
+# inputs are, rather than a statement. Each example draws a program (the working statement
+# classes plus statements that read the changed state) and the change, runs it eagerly and
+# through torchferro, and compares as above; where the base program has no graph break, the
+# number of graphs torchferro compiles may not exceed torch.compile's.
+
+
+class Tagged(torch.Tensor):
+    """A subclass whose ``__torch_function__`` keeps its type and turns ``sin`` into ``cos``."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.sin or func is torch.Tensor.sin:
+            func = torch.cos
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def _new_state(seed: int) -> dict:
+    """The module globals an environment program reads: weights written through ``.data``
+    between calls, a layer called under inference mode."""
+    g = torch.Generator().manual_seed(seed)
+    lin = torch.nn.Linear(4, 4)
+    with torch.no_grad():
+        lin.weight.copy_(torch.randn(4, 4, generator=g))
+        lin.bias.copy_(torch.randn(4, generator=g))
+    return {
+        "W": torch.randn(3, 4, generator=g),
+        "W4": torch.randn(4, 4, generator=g),
+        "Wc": torch.randn(2, 1, 3, 3, generator=g),
+        "lin": lin,
+    }
+
+
+# Statements that read what each environment class changes ({t}: a tensor in scope).
+ENV_STATEMENTS = {
+    "tensor_subclass": [
+        "torch.sin({t}) * 2",
+        "{t}.sin() + {t}",
+        "torch.cos({t}) - 1",
+        "({t} + 1).sum(0, keepdim=True) * {t}",
+    ],
+    "inference_then_no_grad": [
+        "lin({t})",
+        "F.linear({t}, W4) + W",
+        "{t}.relu() * W",
+    ],
+    "data_write": [
+        "{t} * W",
+        "F.linear({t}, W4)",
+        "F.conv2d({t}.view(1, 1, 3, 4), Wc, padding=1).sum(1)[0]",
+        "lin({t})",
+    ],
+    "monkeypatch": [
+        "torch.sigmoid({t})",
+        "torch.tanh({t}) * 2",
+        "F.relu({t}) + 1",
+        "{t}.relu()",
+        "{t}.sigmoid() - {t}",
+        "lin({t})",
+    ],
+    "default_dtype": [
+        "{t} + torch.ones(3, 4)",
+        "torch.full((3, 4), 0.5) * {t}",
+        "{t} * torch.tensor([[1.5]])",
+        "torch.arange(12.0).view(3, 4) + {t}",
+        "{t}.to(torch.get_default_dtype())",
+    ],
+}
+
+# Replacements a program may make between calls: (module or class, name, replacement maker).
+_PATCHES = [
+    (torch, "sigmoid", lambda orig: lambda t: t * 0.5 - 1),
+    (torch, "tanh", lambda orig: lambda t: orig(t) + 3),
+    (F, "relu", lambda orig: lambda t, inplace=False: t.abs() * 2),
+    (torch.Tensor, "relu", lambda orig: lambda self: self * 3 - 1),
+    (torch.Tensor, "sigmoid", lambda orig: lambda self: orig(self) * -1),
+    (F, "linear", lambda orig: lambda i, w, b=None: orig(i, w, b) + 7),
+]
+
+# `.data` writes between the calls.
+_DATA_WRITES = [
+    "W.data.mul_(0.5)",
+    "W.data[0].zero_()",
+    "W.data = torch.ones(3, 4)",
+    "W4.data.copy_(torch.eye(4))",
+    "Wc.data.mul_(-1)",
+    "Wc.data[0].zero_()",
+    "Wc.data = torch.full((2, 1, 3, 3), 0.25)",
+    "lin.weight.data.mul_(2)",
+    "lin.bias.data = torch.zeros(4)",
+]
+
+_DTYPE_PAIRS = [
+    (torch.float32, torch.float64),
+    (torch.float64, torch.float32),
+    (torch.float64, torch.float64),
+]
+
+
+class EnvWriter(EffectWriter):
+    """``EffectWriter`` whose extra statements read the state environment class ``env``
+    changes."""
+
+    def __init__(self, data, allow_breaks: bool, env: str):
+        super().__init__(data, allow_breaks, ("inplace_input", "container", "attr"))
+        self.env = env
+
+    def statement(self, indent: str, depth: int) -> None:
+        if not self.draw(st.booleans()):
+            super().statement(indent, depth)
+            return
+        t = self.fresh("t")
+        expr = self.draw(st.sampled_from(ENV_STATEMENTS[self.env]))
+        self.lines.append(f"{indent}{t} = {expr.format(t=self.t())}")
+        self.tensors.append(t)
+
+
+def _around(env: str, data):
+    """The per-call context of ``env``: ``around(seed)`` runs call ``seed`` in it."""
+    if env == "inference_then_no_grad":
+        return lambda seed: torch.inference_mode() if seed == 0 else torch.no_grad()
+    if env == "default_dtype":
+        pair = data.draw(st.sampled_from(_DTYPE_PAIRS), label="dtypes")
+
+        @contextlib.contextmanager
+        def dtype(seed):
+            previous = torch.get_default_dtype()
+            torch.set_default_dtype(pair[seed])
+            try:
+                yield
+            finally:
+                torch.set_default_dtype(previous)
+
+        return dtype
+    if env == "monkeypatch":
+        owner, name, make = data.draw(st.sampled_from(_PATCHES), label="patch")
+
+        @contextlib.contextmanager
+        def patched(seed):
+            had = name in vars(owner)
+            original = getattr(owner, name)
+            if seed == 1:
+                setattr(owner, name, make(original))
+            try:
+                yield
+            finally:
+                if had:
+                    setattr(owner, name, original)
+                elif name in vars(owner):
+                    delattr(owner, name)
+
+        return patched
+    return lambda seed: contextlib.nullcontext()
+
+
+def run_environment(data, allow_breaks, n, flag, env: str, backend=None) -> None:
+    writer = EnvWriter(data, allow_breaks, env)
+    src = writer.source(data.draw(st.integers(3, 8), label="statements"))
+    around = _around(env, data)
+    write = (
+        data.draw(st.sampled_from(_DATA_WRITES), label="data write")
+        if env == "data_write"
+        else None
+    )
+    note(src)
+    note(f"write between calls: {write}")
+    ns = dict(NAMESPACE, G=[], Holder=Holder)
+    exec(compile(src, f"<env-{next(_ids)}>", "exec"), ns)  # noqa: S102
+    fn = ns["generated"]
+    make = _inputs(n, flag)
+    if env == "tensor_subclass":
+        plain = make
+
+        def make(r):
+            args = list(plain(r))
+            args[0] = args[0].as_subclass(Tagged)
+            if flag:
+                args[1] = args[1].as_subclass(Tagged)
+            return tuple(args)
+
+    def prepare(target, seed):
+        if seed == 1 and write is not None:
+            exec(write, ns)  # noqa: S102
+
+    p = Program(
+        "generated",
+        fn,
+        make,
+        graphs=-1,
+        state=("G", "W", "W4", "Wc", "lin"),
+        prepare=prepare,
+        raises=True,
+    )
+    import torchferro
+    from conftest import CountingBackend
+
+    def wrapped(f):
+        def call(*args, **kwargs):
+            with around(call.seed):
+                return f(*args, **kwargs)
+
+        return call
+
+    def runs(f):
+        ns.update(_new_state(0))
+        ns["G"].clear()
+        w = wrapped(f)
+        out = []
+        for s in (0, 1):
+            w.seed = s
+            out.append(_call(p, fn, w, s))
+        return out
+
+    torchferro.compiler.reset()
+    eager = runs(fn)
+    counting = backend or CountingBackend()
+    compiled = torchferro.compile(fn, backend=counting)
+    try:
+        actual = runs(compiled)
+    finally:
+        torch.set_grad_enabled(True)
+        torch.set_default_dtype(torch.float32)
+        torchferro.compiler.reset()
+    check_results(p, eager, actual)
+    if not allow_breaks and isinstance(counting, CountingBackend):
+        torch._dynamo.reset()
+        tc_backend = CountingBackend()
+        tc = torch.compile(fn, backend=tc_backend)
+        try:
+            runs(tc)
+        finally:
+            torch._dynamo.reset()
+            torch.set_grad_enabled(True)
+            torch.set_default_dtype(torch.float32)
+        assert counting.count <= tc_backend.count, (
+            f"{counting.count} graphs, torch.compile {tc_backend.count}"
+        )
+
+
+ENV_WORKING = (
+    "tensor_subclass",
+    "inference_then_no_grad",
+    "data_write",
+    "monkeypatch",
+    "default_dtype",
+)
+ENV_FAILING: dict[str, str] = {}
+ENV_EXAMPLES = int(os.environ.get("TORCHFERRO_ENV_EXAMPLES", "25"))
+
+
+@pytest.mark.parametrize(
+    "env",
+    list(ENV_WORKING)
+    + [
+        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=reason))
+        for k, reason in ENV_FAILING.items()
+    ],
+)
+@pytest.mark.parametrize("backend", [None, "inductor"], ids=["counting", "inductor"])
+def test_generated_environment(env, backend):
+    @settings(
+        max_examples=ENV_EXAMPLES if env in ENV_WORKING else 30,
+        phases=[Phase.explicit, Phase.generate]
+        if env not in ENV_WORKING
+        else list(Phase),
+        **_common,
+    )
+    @given(**_args)
+    def test(data, allow_breaks, n, flag):
+        run_environment(data, allow_breaks, n, flag, env, backend)
+
+    test()

@@ -139,7 +139,7 @@ def return_list_of_dicts(x):
     return [{"v": x * i, "i": i} for i in range(2)]
 
 
-@program(x34, 1, 5)
+@program(x34, 1, 4)
 def ordered_dict(x):
     d = collections.OrderedDict()
     d["z"] = x
@@ -158,7 +158,7 @@ def defaultdict_of_lists(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 3, 5)
+@program(x34, 2, 3)
 def deque_rotate(x):
     q = collections.deque([x, x + 1, x + 2], maxlen=3)
     q.append(x * 10)

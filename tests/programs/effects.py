@@ -258,7 +258,7 @@ def calls_a_dynamo_disabled_function(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 1, 3)
+@program(x34, 1, 2)
 def branch_on_untyped_storage_size(x):
     # As torch.distributed.fsdp's flat-parameter helpers do.
     if x.untyped_storage().size() == x.numel() * x.element_size():
@@ -267,6 +267,6 @@ def branch_on_untyped_storage_size(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 1, 3)
+@program(x34, 1, 2)
 def untyped_storage_size_value(x):
     return x * 2, x.untyped_storage().size()

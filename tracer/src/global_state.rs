@@ -2,17 +2,18 @@
 //! global-state query folded at trace time (`torch.get_default_dtype()`,
 //! `torch.are_deterministic_algorithms_enabled()`), a default dtype that decided the dtype of a
 //! graph value, and the functions and constants read as attributes of torch's modules
-//! (`torch.sigmoid`), which a program may replace between calls.
+//! (`torch.sigmoid`) and the methods of torch's classes (`torch.Tensor.relu`), which a program
+//! may replace between calls.
 //!
-//! They must cost next to nothing on a hit: a module's attributes are checked through the
-//! version tag of its `__dict__` (one integer compare while nothing in the module changed; the
-//! attributes themselves are compared only after it did), and a global-state query is installed
-//! only on entries whose trace used it.
+//! They must cost next to nothing on a hit: a module's or class's attributes are checked through
+//! the version tag of its dict (one integer compare while nothing in it changed; the attributes
+//! themselves are compared only after it did), and a global-state query is installed only on
+//! entries whose trace used it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyString, PyType};
 
 use crate::event::{FailedCheck, GuardRecord, Location};
 use crate::guards::short_repr;
@@ -26,21 +27,28 @@ struct GlobalValue {
     origin: Option<Location>,
 }
 
-/// Attributes read from one module: `module.name is value` for each, checked only when the
-/// module's dict changed since the last time they all held.
-struct ModuleAttrs {
-    module: String,
+/// Attributes read from one module's or class's dict: `name` is `value` (or is absent, where a
+/// class lookup went past it) for each, checked only when the dict changed since the last time
+/// they all held.
+struct DictAttrs {
+    /// `MODULE_ATTRS` or `CLASS_ATTRS`, for logs.
+    kind: &'static str,
+    /// `torch` or `Tensor`, for logs.
+    owner: String,
     dict: Py<PyDict>,
     /// The dict's version tag when every attribute last matched.
     tag: AtomicU64,
-    attrs: Vec<(Py<PyString>, Py<PyAny>, Option<Location>)>,
+    attrs: Vec<AttrRead>,
 }
+
+/// One attribute read: its name, the object it was (`None`: absent) and the user line.
+type AttrRead = (Py<PyString>, Option<Py<PyAny>>, Option<Location>);
 
 /// The global-state guards of one cache entry (see the module documentation).
 #[derive(Default)]
 pub struct GlobalGuards {
     values: Vec<GlobalValue>,
-    modules: Vec<ModuleAttrs>,
+    dicts: Vec<DictAttrs>,
 }
 
 /// The version tag of a dict: CPython gives a dict a new one on every change (PEP 509).
@@ -93,23 +101,58 @@ impl GlobalGuards {
             Ok(Some(v)) if v.is(value) => {}
             _ => return,
         }
-        let i = match self.modules.iter().position(|m| m.dict.is(&dict)) {
+        let owner = module
+            .getattr(pyo3::intern!(py, "__name__"))
+            .and_then(|n| n.extract::<String>())
+            .unwrap_or_else(|_| "?".into());
+        self.dict_attr("MODULE_ATTRS", &owner, dict, name, Some(value), origin);
+    }
+
+    /// Guards that `cls.__dict__[name]` stays `value`, or stays absent (`None`: a lookup
+    /// through the class's MRO went past it). Returns false where the class's dict cannot be
+    /// reached, so that the caller does not rely on the read.
+    pub fn class_attr(
+        &mut self,
+        cls: &Bound<'_, PyType>,
+        name: &str,
+        value: Option<&Bound<'_, PyAny>>,
+        origin: Option<Location>,
+    ) -> bool {
+        let Some(dict) = class_dict(cls) else {
+            return false;
+        };
+        let owner = cls
+            .getattr(pyo3::intern!(cls.py(), "__qualname__"))
+            .and_then(|n| n.extract::<String>())
+            .unwrap_or_else(|_| "?".into());
+        self.dict_attr("CLASS_ATTRS", &owner, dict, name, value, origin);
+        true
+    }
+
+    fn dict_attr(
+        &mut self,
+        kind: &'static str,
+        owner: &str,
+        dict: Bound<'_, PyDict>,
+        name: &str,
+        value: Option<&Bound<'_, PyAny>>,
+        origin: Option<Location>,
+    ) {
+        let py = dict.py();
+        let i = match self.dicts.iter().position(|m| m.dict.is(&dict)) {
             Some(i) => i,
             None => {
-                let module_name = module
-                    .getattr(pyo3::intern!(py, "__name__"))
-                    .and_then(|n| n.extract::<String>())
-                    .unwrap_or_else(|_| "?".into());
-                self.modules.push(ModuleAttrs {
-                    module: module_name,
+                self.dicts.push(DictAttrs {
+                    kind,
+                    owner: owner.to_string(),
                     tag: AtomicU64::new(dict_version(&dict)),
                     dict: dict.unbind(),
                     attrs: Vec::new(),
                 });
-                self.modules.len() - 1
+                self.dicts.len() - 1
             }
         };
-        let m = &mut self.modules[i];
+        let m = &mut self.dicts[i];
         if m.attrs
             .iter()
             .any(|(n, _, _)| n.bind(py).to_str().ok() == Some(name))
@@ -118,14 +161,14 @@ impl GlobalGuards {
         }
         m.attrs.push((
             PyString::new(py, name).unbind(),
-            value.clone().unbind(),
+            value.map(|v| v.clone().unbind()),
             origin,
         ));
     }
 
     /// The fast path: true when every global-state guard holds.
     pub fn check(&self, py: Python<'_>) -> bool {
-        self.modules.iter().all(|m| m.check(py))
+        self.dicts.iter().all(|m| m.check(py))
             && self.values.iter().all(|v| {
                 v.f.bind(py)
                     .call0()
@@ -160,24 +203,25 @@ impl GlobalGuards {
                 });
             }
         }
-        for m in &self.modules {
+        for m in &self.dicts {
             let dict = m.dict.bind(py);
             for (name, expected, origin) in &m.attrs {
                 let actual = dict.get_item(name.bind(py)).ok().flatten();
-                if !actual.as_ref().is_some_and(|a| a.is(expected.bind(py))) {
-                    let actual = actual
-                        .map(|a| short_repr(&a))
-                        .unwrap_or_else(|| "missing".into());
-                    let attr = format!("{}.{}", m.module, name.bind(py));
+                if !same_entry(actual.as_ref(), expected, py) {
+                    let show = |v: Option<&Bound<'_, PyAny>>| {
+                        v.map(short_repr).unwrap_or_else(|| "missing".into())
+                    };
+                    let attr = format!("{}.{}", m.owner, name.bind(py));
                     out.push(FailedCheck {
                         source: Some(attr.clone()),
                         expr: Some(attr.clone()),
                         origin: origin.clone(),
                         ..FailedCheck::global(
-                            "MODULE_ATTRS",
+                            m.kind,
                             format!(
-                                "{attr} is not the same object. expected {}, actual {actual}",
-                                short_repr(expected.bind(py))
+                                "{attr} is not the same object. expected {}, actual {}",
+                                show(expected.as_ref().map(|e| e.bind(py))),
+                                show(actual.as_ref())
                             ),
                         )
                     });
@@ -201,18 +245,22 @@ impl GlobalGuards {
                 origin: v.origin.clone(),
             });
         }
-        for m in &self.modules {
+        for m in &self.dicts {
             let names: Vec<String> = m
                 .attrs
                 .iter()
-                .map(|(n, _, _)| n.bind(py).to_string())
+                .map(|(n, v, _)| match v {
+                    Some(_) => n.bind(py).to_string(),
+                    None => format!("{} (absent)", n.bind(py)),
+                })
                 .collect();
             out.push(GuardRecord {
-                kind: "MODULE_ATTRS",
-                source: Some(m.module.clone()),
+                kind: m.kind,
+                source: Some(m.owner.clone()),
                 text: format!(
-                    "MODULE_ATTRS {}: {} are the objects read (checked when the module's dict changes)",
-                    m.module,
+                    "{} {}: {} are the objects read (checked when its dict changes)",
+                    m.kind,
+                    m.owner,
                     names.join(", ")
                 ),
                 origin: None,
@@ -221,19 +269,45 @@ impl GlobalGuards {
     }
 }
 
-impl ModuleAttrs {
+/// Whether a dict entry is the one a guard expects (`None`: no entry).
+fn same_entry(
+    actual: Option<&Bound<'_, PyAny>>,
+    expected: &Option<Py<PyAny>>,
+    py: Python<'_>,
+) -> bool {
+    match (actual, expected) {
+        (Some(a), Some(e)) => a.is(e.bind(py)),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// The dict behind a class's `__dict__` mapping proxy, where its attributes live.
+fn class_dict<'py>(cls: &Bound<'py, PyType>) -> Option<Bound<'py, PyDict>> {
+    // SAFETY: `cls` is a live type object held for the duration of the call; `tp_dict` is a
+    // plain field of `PyTypeObject`, either NULL or a borrowed reference to the type's dict
+    // (CPython keeps it alive as long as the type), which we take our own reference to.
+    let d = unsafe {
+        let p = (*cls.as_type_ptr()).tp_dict;
+        if p.is_null() {
+            return None;
+        }
+        Bound::from_borrowed_ptr(cls.py(), p)
+    };
+    d.cast_into::<PyDict>().ok()
+}
+
+impl DictAttrs {
     fn check(&self, py: Python<'_>) -> bool {
         let dict = self.dict.bind(py);
         let tag = dict_version(dict);
         if tag == self.tag.load(Ordering::Relaxed) {
             return true;
         }
-        // The module changed (an attribute set, a submodule imported): compare what was read.
+        // The dict changed (an attribute set, a submodule imported): compare what was read.
         let same = self.attrs.iter().all(|(name, expected, _)| {
-            dict.get_item(name.bind(py))
-                .ok()
-                .flatten()
-                .is_some_and(|a| a.is(expected.bind(py)))
+            let actual = dict.get_item(name.bind(py)).ok().flatten();
+            same_entry(actual.as_ref(), expected, py)
         });
         if same {
             self.tag.store(tag, Ordering::Relaxed);

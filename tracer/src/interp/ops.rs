@@ -610,6 +610,16 @@ impl Frame<'_, '_> {
                 } else {
                     src.as_ref().map(|s| s.attr(py, name))
                 };
+                if src.is_some() && is_builtin_method_of(py, &v, &o)? {
+                    // `gen.manual_seed`: a new bound object on every read, so an identity guard
+                    // on it would fail on every call. The method is the receiver's: a call folds
+                    // on the real receiver (guarding its identity then), and one that breaks the
+                    // graph runs on whatever receiver the next call brings.
+                    return Ok(Var::Method {
+                        recv: Box::new(obj.clone()),
+                        name: name.to_string(),
+                    });
+                }
                 self.bound_method_or(v, &o, obj.clone(), src)
             }
             _ => Err(TraceError::unsupported(format!(
@@ -818,4 +828,21 @@ pub fn is_mutating(kind: &fx::NodeKind) -> bool {
         fx::NodeKind::Call { target, kwargs, .. } => fx::passes::is_mutating(target, kwargs),
         _ => false,
     }
+}
+
+/// Whether `v` is a builtin method bound to the instance `obj` (not a module's function, not a
+/// class's classmethod: those are read from a dict that holds them, or guarded with their
+/// owner).
+fn is_builtin_method_of(
+    py: Python<'_>,
+    v: &Bound<'_, PyAny>,
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    if obj.cast::<pyo3::types::PyModule>().is_ok() || obj.is_instance_of::<pyo3::types::PyType>() {
+        return Ok(false);
+    }
+    if !v.is_instance(&py.import("types")?.getattr("BuiltinMethodType")?)? {
+        return Ok(false);
+    }
+    Ok(v.getattr("__self__").map(|s| s.is(obj)).unwrap_or(false))
 }

@@ -550,6 +550,40 @@ fn is_plain_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(!o.is_instance(&enum_base)? && !super::ops::is_nn_module(py, o)?)
 }
 
+/// A torch object that is not a value the trace embeds (dtypes, layouts, memory formats,
+/// qschemes, devices and sizes are values, compared by identity or equality), not callable, not
+/// a module or class: what it holds is reached only through attribute reads (guarded by their
+/// own sources) or calls that break the graph or realize its identity.
+fn is_per_call_torch_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let ty = o.get_type();
+    let module: String = ty
+        .getattr(intern!(py, "__module__"))
+        .and_then(|m| m.extract())
+        .unwrap_or_default();
+    if module != "torch" && !module.starts_with("torch.") {
+        return Ok(false);
+    }
+    if o.is_callable() || o.cast::<PyModule>().is_ok() || o.is_instance_of::<pyo3::types::PyType>()
+    {
+        return Ok(false);
+    }
+    let torch = py.import("torch")?;
+    for value_type in [
+        "dtype",
+        "layout",
+        "memory_format",
+        "qscheme",
+        "device",
+        "Size",
+    ] {
+        if o.is_instance(&torch.getattr(value_type)?)? {
+            return Ok(false);
+        }
+    }
+    let enum_base = py.import("enum")?.getattr("Enum")?;
+    Ok(!o.is_instance(&enum_base)? && !super::ops::is_nn_module(py, o)?)
+}
+
 /// Modules whose attributes are taken to be constant: reading `torch.relu` needs no guard.
 pub fn is_constant_module(o: &Bound<'_, PyAny>) -> bool {
     if o.cast::<PyModule>().is_err() {
@@ -710,6 +744,17 @@ impl Tracer<'_> {
                 // A per-call object (a dataclass, a ModelOutput, a cache): what the trace reads
                 // from it is guarded through its own sources, so its type is enough, unless the
                 // traced code compares identities or folds a call on it (`realize_identity`).
+                self.guards
+                    .add(py, &source, Check::Type(value.get_type().unbind()));
+                self.guards
+                    .defer(&source, Check::Id(value.clone().unbind()), true);
+            } else if lazy && is_per_call_torch_object(py, &value)? {
+                // A torch object that a call makes afresh (a `Generator`, an `UntypedStorage`,
+                // a `finfo`), read from the frame's arguments: a resume function gets it on its
+                // stack or in its locals on every call. The trace cannot put it into a graph
+                // (`py_to_arg` refuses it) and reads its attributes through their own sources,
+                // so its type is what the trace depends on; identity only where the code
+                // compares, folds a call on it or formats it (`realize_identity`).
                 self.guards
                     .add(py, &source, Check::Type(value.get_type().unbind()));
                 self.guards

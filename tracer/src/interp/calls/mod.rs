@@ -38,7 +38,15 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match f {
             Var::Method { recv, name } => match *recv {
-                Var::Tensor(t) => self.tensor_method(t, &name, args, kwargs),
+                Var::Tensor(t) => match self.replaced_tensor_method(&name)? {
+                    // `torch.Tensor.relu = my_relu`: eager calls the replacement.
+                    Some(f) => {
+                        let mut all = vec![Var::Tensor(t)];
+                        all.extend(args);
+                        self.call(Var::Py(f.unbind(), None), all, kwargs)
+                    }
+                    None => self.tensor_method(t, &name, args, kwargs),
+                },
                 Var::List(l) => self.list_method(l, &name, args),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 Var::Set(set) => self.set_method(set, &name, args, kwargs),
@@ -198,12 +206,18 @@ impl Frame<'_, '_> {
             )));
         }
 
-        // Unbound tensor methods (`torch.Tensor.add(x, y)`) are method calls.
+        // Unbound tensor methods (`torch.Tensor.add(x, y)`, or the C method a replacement of
+        // `torch.Tensor.relu` kept and calls) are method calls.
         let tensor_type = py.import("torch")?.getattr("Tensor")?;
+        let tensor_base = py.import("torch")?.getattr("_C")?.getattr("TensorBase")?;
         if let Ok(owner) = f.getattr(intern!(py, "__objclass__")) {
-            if owner.is(&tensor_type) {
+            if owner.is(&tensor_type) || owner.is(&tensor_base) {
+                // A graph runs a method node by its name, which would reach the replacement
+                // while `torch.Tensor.<name>` is replaced: then the C method runs natively.
                 if let Some(Var::Tensor(t)) = args.first().cloned() {
-                    return self.tensor_method(t, &name, args[1..].to_vec(), kwargs);
+                    if self.replaced_tensor_method(&name)?.is_none() {
+                        return self.tensor_method(t, &name, args[1..].to_vec(), kwargs);
+                    }
                 }
             }
         }

@@ -83,7 +83,7 @@ impl Frame<'_, '_> {
                      fargs: Vec<Var>,
                      fkw: Vec<(&str, Var)>|
          -> Result<Var, TraceError> {
-            let func = f.getattr(fname)?;
+            let func = s.guarded_attr(f.as_any(), fname)?;
             let kw = fkw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
             s.call_py(&func, None, fargs, kw)
         };
@@ -112,13 +112,10 @@ impl Frame<'_, '_> {
                 fcall(self, "gelu", vec![x], vec![("approximate", a)])
             }
             "SiLU" => fcall(self, "silu", vec![x], vec![]),
-            "Sigmoid" => self.call_py(
-                &py.import("torch")?.getattr("sigmoid")?,
-                None,
-                vec![x],
-                vec![],
-            ),
-            "Tanh" => self.call_py(&py.import("torch")?.getattr("tanh")?, None, vec![x], vec![]),
+            "Sigmoid" | "Tanh" => {
+                let f = self.guarded_attr(py.import("torch")?.as_any(), &tyname.to_lowercase())?;
+                self.call_py(&f, None, vec![x], vec![])
+            }
             "Identity" => Ok(x),
             "Dropout" => {
                 let p = c(self, "p")?;
@@ -174,6 +171,20 @@ impl Frame<'_, '_> {
             }
             _ => self.inline_forward(m, Some(mvar_source(&mvar)), args, kwargs),
         }
+    }
+
+    /// `module.name` (a function of `torch` or `torch.nn.functional`) as a layer's forward reads
+    /// it when it runs: a program that replaced it (`F.linear = wrapper`) gets the replacement,
+    /// and the read is guarded through the module dict's version tag.
+    fn guarded_attr<'py>(
+        &mut self,
+        module: &Bound<'py, PyAny>,
+        name: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let v = module.getattr(name)?;
+        let origin = self.tx.guards.origin.clone();
+        self.tx.guards.global.module_attr(module, name, &v, origin);
+        Ok(v)
     }
 
     /// `module(*args)` without hooks is `type(module).forward(module, *args)`: inline it.

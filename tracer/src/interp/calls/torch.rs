@@ -1,6 +1,7 @@
 //! Tensor methods: metadata queries fold at trace time, other methods become graph nodes.
 
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 use fx::{Arg, Target};
 
@@ -141,4 +142,81 @@ pub(super) fn callable_path(
         module
     };
     format!("{module}.{name}")
+}
+
+impl<'py> Frame<'_, 'py> {
+    /// The callable `tensor.name` resolves to when the program replaced it on `torch.Tensor` (or
+    /// its C base), `None` for torch's own method. The lookup through the classes' dicts is
+    /// guarded (their version tags: one compare each per call), so a method replaced or restored
+    /// between calls is seen.
+    pub(super) fn replaced_tensor_method(
+        &mut self,
+        name: &str,
+    ) -> Result<Option<Bound<'py, PyAny>>, TraceError> {
+        let py = self.tx.py;
+        let tensor = py.import("torch")?.getattr("Tensor")?;
+        let tensor = tensor.cast_into::<PyType>().map_err(PyErr::from)?;
+        let origin = self.tx.guards.origin.clone();
+        for cls in tensor.mro().iter() {
+            let cls = cls.cast_into::<PyType>().map_err(PyErr::from)?;
+            let found = cls.getattr("__dict__")?.get_item(name).ok();
+            if !self
+                .tx
+                .guards
+                .global
+                .class_attr(&cls, name, found.as_ref(), origin.clone())
+            {
+                // A class whose dict cannot be watched: its methods are taken as torch's.
+                return Ok(None);
+            }
+            if let Some(v) = found {
+                return Ok(if is_torch_tensor_method(py, &v, name)? {
+                    None
+                } else {
+                    Some(v)
+                });
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Whether `v`, found as `name` in the dict of `torch.Tensor` or a base class, is torch's own:
+/// a C method of the base class under its own name (or a dunder alias such as `__abs__`), or a
+/// Python function whose code is torch's. A replacement made with `functools.wraps` copies the
+/// name but not the code.
+fn is_torch_tensor_method(py: Python<'_>, v: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
+    if let Ok(code) = v.getattr("__code__") {
+        let file: String = code.getattr("co_filename")?.extract()?;
+        return Ok(torch_dir(py)?.is_some_and(|d| file.starts_with(d.as_str())));
+    }
+    if v.hasattr("__objclass__")? {
+        let own = v
+            .getattr("__name__")
+            .and_then(|n| n.extract::<String>())
+            .is_ok_and(|n| n == name);
+        return Ok(own || (name.starts_with("__") && name.ends_with("__")));
+    }
+    // Properties, class and static methods, attributes: not a method a program replaces with
+    // a function; anything callable other than these is a replacement.
+    let types = py.import("builtins")?;
+    for kind in ["property", "classmethod", "staticmethod"] {
+        if v.is_instance(&types.getattr(kind)?)? {
+            return Ok(true);
+        }
+    }
+    Ok(!v.is_callable())
+}
+
+/// torch's package directory (with a trailing separator), looked up once.
+fn torch_dir(py: Python<'_>) -> PyResult<Option<&'static String>> {
+    static DIR: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    if let Some(d) = DIR.get() {
+        return Ok(d.as_ref());
+    }
+    let file: String = py.import("torch")?.getattr("__file__")?.extract()?;
+    let dir = std::path::Path::new(&file)
+        .parent()
+        .map(|p| format!("{}{}", p.display(), std::path::MAIN_SEPARATOR));
+    Ok(DIR.get_or_init(|| dir).as_ref())
 }
