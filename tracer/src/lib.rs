@@ -49,7 +49,11 @@ pub fn call_in_mode<'py>(
     let prev = hook::set_mode(mode);
     let r = f.call(args, kwargs);
     hook::set_mode(prev);
-    r
+    // An interrupt kept while no frame of ours could raise it reaches the caller here.
+    match mode::take_interrupt() {
+        Some(e) => Err(e),
+        None => r,
+    }
 }
 
 /// Inductor statistics of an entry: (kernels, extern calls, fallbacks), fallback reasons, C source.

@@ -544,9 +544,10 @@ impl InductorProgram {
         };
         // Back even after an error: each kept buffer is still valid storage of its layout.
         if let Some(ws) = ws {
-            if let Ok(mut slot) = self.workspace.lock() {
-                *slot = Some(ws);
-            }
+            // One put back meanwhile by a concurrent call is dropped after the lock is released:
+            // freeing it releases tensors, whose finalizers may run Python and switch threads.
+            let replaced = self.workspace.lock().ok().and_then(|mut slot| slot.replace(ws));
+            drop(replaced);
         }
         let outs = outs.map_err(run_error_to_py)?;
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
