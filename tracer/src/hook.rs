@@ -418,7 +418,8 @@ fn run_frame(
     if state != CodeState::Normal {
         return Action::Default;
     }
-    match compile::compile_frame(py, fv, &scope, slot, cfg) {
+    // Signals that arrive while compiling are handled after it, in the user's code.
+    match crate::signals::held_back(py, || compile::compile_frame(py, fv, &scope, slot, cfg)) {
         compile::Outcome::Compiled(entry) => hit(entry, argv),
         compile::Outcome::RunEagerly => Action::Default,
         compile::Outcome::Raise(e) => Action::Raise(e),

@@ -27,6 +27,7 @@ pub mod passes;
 pub mod reconstruct;
 pub mod resume;
 pub mod runtime;
+pub mod signals;
 pub mod skipfiles;
 pub mod source;
 pub mod version;

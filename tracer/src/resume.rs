@@ -926,10 +926,7 @@ fn make_resume_function(
     // shows (`locals()`, a debugger's `f_locals`) the user's variable under its own name, with
     // the cell's value (the free variable comes later in `localsplus`, so it wins), in the
     // argument's place.
-    let freevars: Vec<String> = slots
-        .iter()
-        .map(|&s| info.localsplus[s].clone())
-        .collect();
+    let freevars: Vec<String> = slots.iter().map(|&s| info.localsplus[s].clone()).collect();
     let name = format!("{RESUME_PREFIX}{}_at_{}", info.name, line);
     let kw = code_fields(
         py,

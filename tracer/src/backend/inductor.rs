@@ -546,7 +546,11 @@ impl InductorProgram {
         if let Some(ws) = ws {
             // One put back meanwhile by a concurrent call is dropped after the lock is released:
             // freeing it releases tensors, whose finalizers may run Python and switch threads.
-            let replaced = self.workspace.lock().ok().and_then(|mut slot| slot.replace(ws));
+            let replaced = self
+                .workspace
+                .lock()
+                .ok()
+                .and_then(|mut slot| slot.replace(ws));
             drop(replaced);
         }
         let outs = outs.map_err(run_error_to_py)?;
