@@ -36,7 +36,6 @@ FLAKY_INTERRUPT = (
     "issue 13 (lost signals): a KeyboardInterrupt raised while compiled code runs is sometimes "
     "lost (the loop never ends)"
 )
-FLAKY_THREADS = "issue 13 item 8 (threads): concurrent first calls in a fresh process sometimes deadlock"
 BUG_FINALIZERS = (
     "issue 13 item 8: __del__ / weakref callbacks run inside a compiled frame are lost "
     "(their effects do not happen)"
@@ -464,7 +463,6 @@ os._exit(0 if not any(t.is_alive() for t in ts) else 3)
 """
 
 
-@pytest.mark.xfail(strict=False, reason=FLAKY_THREADS)
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
 def test_threads_first_calls_and_recompiles(backend):
     """8 threads make their first compiled call (and 3 recompiles) at the same moment in a

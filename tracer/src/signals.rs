@@ -49,7 +49,9 @@ fn hold_back(py: Python<'_>) -> PyResult<Option<Saved>> {
     if !main.is(&threading.call_method0("current_thread")?) {
         return Ok(None);
     }
-    let signal = py.import("signal")?;
+    // `_signal`, the C module: `signal`'s wrappers run Python (enum conversions), where a
+    // signal's handler could run and raise before anything is held back.
+    let signal = py.import("_signal")?;
     let getsignal = signal.getattr("getsignal")?;
     let set = signal.getattr("signal")?;
     let nsig: i32 = signal.getattr("NSIG")?.extract()?;
@@ -60,14 +62,26 @@ fn hold_back(py: Python<'_>) -> PyResult<Option<Saved>> {
     })?;
     let mut saved: Saved = Vec::new();
     for signum in 1..nsig {
-        let Ok(h) = getsignal.call1((signum,)) else {
-            continue;
+        let h = match getsignal.call1((signum,)) {
+            Ok(h) => h,
+            Err(e) => {
+                crate::mode::keep_interrupt(py, e);
+                continue;
+            }
         };
-        // SIG_DFL / SIG_IGN (an enum, not callable) and None (installed from C) stay.
+        // SIG_DFL / SIG_IGN (ints, not callable) and None (installed from C) stay.
         if !h.is_callable() {
             continue;
         }
-        if set.call1((signum, &recorder)).is_ok() {
+        // `signal()` runs pending handlers itself: one may raise (kept for the user) after
+        // the recorder is in place, so whether it is in place is read back.
+        if let Err(e) = set.call1((signum, &recorder)) {
+            crate::mode::keep_interrupt(py, e);
+        }
+        if getsignal
+            .call1((signum,))
+            .is_ok_and(|now| now.is(&recorder))
+        {
             saved.push((signum, h.unbind()));
         }
     }
@@ -75,9 +89,12 @@ fn hold_back(py: Python<'_>) -> PyResult<Option<Saved>> {
 }
 
 fn restore(py: Python<'_>, saved: Saved) {
-    if let Ok(set) = py.import("signal").and_then(|s| s.getattr("signal")) {
+    if let Ok(set) = py.import("_signal").and_then(|s| s.getattr("signal")) {
         for (signum, h) in &saved {
-            let _ = set.call1((*signum, h.bind(py)));
+            // Pending signals run their (recorder) handler here, which cannot raise.
+            if let Err(e) = set.call1((*signum, h.bind(py))) {
+                crate::mode::keep_interrupt(py, e);
+            }
         }
     }
     let arrived = ARRIVED.with(|a| std::mem::take(&mut *a.borrow_mut()));
