@@ -257,7 +257,6 @@ def test_frame_introspection_does_not_crash():
 # Signals, finalizers, shutdown
 
 
-@pytest.mark.xfail(strict=False, reason=FLAKY_INTERRUPT)
 def test_keyboard_interrupt_reaches_user_every_time():
     r = run_snippet(
         """
