@@ -30,12 +30,6 @@ def same(a, b):
 # Snippets that may hang dump their stacks and exit (status 1) after this many seconds.
 HANG_GUARD = "faulthandler.dump_traceback_later({}, exit=True)\n"
 
-# Known bugs whose symptom is intermittent (a lost signal, a deadlock some runs in ten): not
-# strict, since a passing run proves nothing; the probe stays in CI to show the rate.
-FLAKY_INTERRUPT = (
-    "issue 13 (lost signals): a KeyboardInterrupt raised while compiled code runs is sometimes "
-    "lost (the loop never ends)"
-)
 BUG_FINALIZERS = (
     "issue 13 item 8: __del__ / weakref callbacks run inside a compiled frame are lost "
     "(their effects do not happen)"
@@ -343,7 +337,6 @@ def test_keyboard_interrupt_inside_torchferro_logging_reaches_user(where):
     assert "Exception ignored" not in r.stderr, r.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=False, reason=FLAKY_INTERRUPT)
 def test_python_signal_handler_runs_as_is():
     """A Python signal handler runs at arbitrary points, also while compiled code runs: it must
     run as it is (not be traced and compiled, not hit the recompile limit)."""
