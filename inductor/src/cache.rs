@@ -227,10 +227,41 @@ fn try_load(so: &Path, meta: &Path, want: &str) -> Option<Loaded> {
         let sym: libloading::Symbol<*const c_char> = lib.get(VALIDATION_SYMBOL.as_bytes()).ok()?;
         CStr::from_ptr(*sym).to_str().ok() == Some(want)
     };
+    if ok {
+        pin_openmp_runtime();
+    }
     ok.then(|| Loaded {
         lib,
         path: so.to_path_buf(),
     })
+}
+
+/// Keeps the OpenMP runtime a kernel library brought in loaded for the rest of the process.
+///
+/// The runtime's worker threads outlive the parallel region that started them and sleep inside
+/// the runtime's code. When the last kernel library that linked the runtime is unloaded (its
+/// compiled graph dropped) and nothing else holds the runtime (a process without torch, such as
+/// the Rust tests), `dlclose` unmaps it under those threads, which then crash. Marking the
+/// runtime `RTLD_NODELETE` once, as soon as one is loaded, keeps kernels unloadable while the
+/// runtime stays.
+fn pin_openmp_runtime() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static PINNED: AtomicBool = AtomicBool::new(false);
+    if PINNED.load(Ordering::Relaxed) {
+        return;
+    }
+    // glibc's values (dlfcn.h); libloading exports only the portable flags.
+    const RTLD_NOLOAD: std::os::raw::c_int = 0x4;
+    const RTLD_NODELETE: std::os::raw::c_int = 0x1000;
+    let flags = libloading::os::unix::RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE;
+    for name in ["libgomp.so.1", "libomp.so", "libomp.so.5", "libiomp5.so"] {
+        // SAFETY: RTLD_NOLOAD only looks up a library that is already loaded (no constructors
+        // run); RTLD_NODELETE then marks it never to be unloaded. Dropping the handle only
+        // decrements the reference count.
+        if unsafe { libloading::os::unix::Library::open(Some(name), flags) }.is_ok() {
+            PINNED.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Whether the compiler can link glibc's vector math library (probed once per process).

@@ -33,7 +33,6 @@ from hypothesis import HealthCheck, Phase, event, given, note, settings
 from programs.harness import Program, _call, check_results
 from programs.test_generated import NAMESPACE, ProgramWriter
 
-from .runner import BUG_LOCALS
 
 # Statement classes that torchferro gets right today, and those it does not (with the reason).
 WORKING = (
@@ -47,10 +46,9 @@ WORKING = (
     "manual_seed",
     "aliasing",
     "op_error_caught",
+    "locals",
 )
-FAILING = {
-    "locals": BUG_LOCALS,
-}
+FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
 
 

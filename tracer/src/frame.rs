@@ -136,3 +136,21 @@ pub fn executing_opcode() -> Option<u8> {
         Some((*instr).to_le_bytes()[0])
     }
 }
+
+/// Whether the thread has a trace function (`sys.settrace`: a debugger, coverage), read from
+/// its thread state: `c_tracefunc`, the C function `PyEval_SetTrace` installs (for a Python
+/// trace function, CPython's trampoline), NULL when none.
+///
+/// Layout (3.11 and 3.12, 64-bit): three pointers (`prev`, `next`, `interp`), then seven 32-bit
+/// fields on 3.11 (`_initialized`, `_static`, the three recursion counters, `tracing`,
+/// `tracing_what`) or a 32-bit status word and six 32-bit fields on 3.12, padded to 56;
+/// `cframe`@56, `c_profilefunc`@64, `c_tracefunc`@72 (`tests/test_probes.py` checks these
+/// offsets against `sys.settrace`/`sys.setprofile` through ctypes).
+pub fn thread_has_trace_function(tstate: *mut ffi::PyThreadState) -> bool {
+    if tstate.is_null() {
+        return false;
+    }
+    // SAFETY: `tstate` is the live thread state the interpreter passed to the hook (GIL held);
+    // offset 72 is the `c_tracefunc` pointer field in both supported layouts (see above).
+    unsafe { !(*((tstate as *const u8).add(72) as *const *const ())).is_null() }
+}

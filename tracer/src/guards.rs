@@ -161,7 +161,7 @@ impl Check {
             }
             Check::Equals(c) => {
                 let c = c.bind(py);
-                let same = v.get_type().is(c.get_type()) && v.eq(c).unwrap_or(false);
+                let same = v.get_type().is(c.get_type()) && or_keep(py, v.eq(c), false);
                 if same {
                     Ok(())
                 } else if verbose {
@@ -175,7 +175,7 @@ impl Check {
                 }
             }
             Check::Len(n) => {
-                let len = v.len().unwrap_or(usize::MAX);
+                let len = or_keep(py, v.len(), usize::MAX);
                 if len == *n {
                     Ok(())
                 } else if verbose {
@@ -195,7 +195,7 @@ impl Check {
                     && actual
                         .iter()
                         .zip(keys)
-                        .all(|(a, k)| a.eq(k.bind(py)).unwrap_or(false));
+                        .all(|(a, k)| or_keep(py, a.eq(k.bind(py)), false));
                 if same {
                     Ok(())
                 } else if verbose {
@@ -212,7 +212,7 @@ impl Check {
                 }
             }
             Check::HasAttr(name, present) => {
-                let has = v.hasattr(name.as_str()).unwrap_or(false);
+                let has = or_keep(py, v.hasattr(name.as_str()), false);
                 if has == *present {
                     Ok(())
                 } else if verbose {
@@ -512,6 +512,15 @@ pub struct GuardTree {
     deferred: Vec<(String, Source, Check, bool)>,
     /// Process-wide state the trace read: global-state queries, torch module attributes.
     pub global: crate::global_state::GlobalGuards,
+}
+
+/// A check's Python call that failed counts as a mismatch; an interrupt that landed in it (a
+/// user `__eq__`, `__len__` or `__getattr__`) is kept for the user (`mode::keep_interrupt`).
+fn or_keep<T>(py: Python<'_>, r: PyResult<T>, mismatch: T) -> T {
+    r.unwrap_or_else(|e| {
+        crate::mode::keep_interrupt(py, e);
+        mismatch
+    })
 }
 
 /// `torch.is_grad_enabled`, looked up once.

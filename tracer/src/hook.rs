@@ -127,6 +127,13 @@ pub unsafe extern "C" fn eval_frame(
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         return unsafe { prev(tstate, frame, throwflag) };
     }
+    // Under a trace function (a debugger, coverage) every frame runs as it is: a debugger
+    // stepping into a call, or stopping at a breakpoint, sees the user's frame and its lines,
+    // as in eager; a compiled graph has neither.
+    if crate::frame::thread_has_trace_function(tstate) {
+        // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
+        return unsafe { prev(tstate, frame, throwflag) };
+    }
     // SAFETY: CPython holds the GIL while evaluating frames.
     let py = unsafe { Python::assume_attached() };
     if crate::config::stance() == crate::config::Stance::ForceEager {
@@ -146,8 +153,9 @@ pub unsafe extern "C" fn eval_frame(
     let mode = set_mode_quiet(Mode::Off);
     // A panic must not unwind into CPython (that aborts the process): a bug in torchferro runs
     // the frame eagerly instead, and says so.
+    // Unseen by a profile function: guards and the compiler are not the user's program.
     let action = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        decide(py, fv, mode.clone())
+        mode::untraced(|| decide(py, fv, mode.clone()))
     })) {
         Ok(a) => a,
         Err(p) => {
@@ -164,6 +172,13 @@ pub unsafe extern "C" fn eval_frame(
         }
     };
     set_mode_quiet(mode);
+    // An interrupt that landed in Python code the guards or the compiler called, which could
+    // not raise it there, is raised now, before the frame runs (eager would not have got
+    // further either).
+    if let Some(e) = mode::take_interrupt() {
+        e.restore(py);
+        return std::ptr::null_mut();
+    }
     match action {
         Action::Run(run, argv, resume) => {
             // argv borrows the frame's argument slots and closure cells, which stay alive
@@ -184,7 +199,10 @@ pub unsafe extern "C" fn eval_frame(
                     "torchferro internal error while running a compiled graph (a Rust panic)",
                 ))
             });
-            match r {
+            match r.and_then(|v| match mode::take_interrupt() {
+                Some(e) => Err(e),
+                None => Ok(v),
+            }) {
                 Ok(v) => v.into_ptr(),
                 Err(e) => {
                     e.restore(py);
@@ -408,7 +426,8 @@ fn run_frame(
     if state != CodeState::Normal {
         return Action::Default;
     }
-    match compile::compile_frame(py, fv, &scope, slot, cfg) {
+    // Signals that arrive while compiling are handled after it, in the user's code.
+    match crate::signals::held_back(py, || compile::compile_frame(py, fv, &scope, slot, cfg)) {
         compile::Outcome::Compiled(entry) => hit(entry, argv),
         compile::Outcome::RunEagerly => Action::Default,
         compile::Outcome::Raise(e) => Action::Raise(e),

@@ -29,6 +29,7 @@ pub mod reconstruct;
 pub mod recursion;
 pub mod resume;
 pub mod runtime;
+pub mod signals;
 pub mod skipfiles;
 pub mod source;
 pub mod version;
@@ -52,7 +53,11 @@ pub fn call_in_mode<'py>(
     // The C call that got here spent a level eager's direct call of `f` does not.
     let r = recursion::give_back_one_level(|| f.call(args, kwargs));
     hook::set_mode(prev);
-    r
+    // An interrupt kept while no frame of ours could raise it reaches the caller here.
+    match mode::take_interrupt() {
+        Some(e) => Err(e),
+        None => r,
+    }
 }
 
 /// Inductor statistics of an entry: (kernels, extern calls, fallbacks), fallback reasons, C source.

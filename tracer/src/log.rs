@@ -148,7 +148,9 @@ fn emit(
         Ok(())
     })();
     if let Err(e) = r {
-        e.print(py);
+        if let Some(e) = crate::mode::keep_interrupt(py, e) {
+            e.print(py);
+        }
     }
 }
 

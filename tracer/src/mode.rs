@@ -71,12 +71,37 @@ pub(crate) fn set_mode_quiet(mode: Mode) -> Mode {
 /// own Python code is never traced.
 pub fn with_hook_off<R>(f: impl FnOnce() -> R) -> R {
     if !ACTIVE.with(|a| a.get()) {
-        return f();
+        return untraced(f);
     }
     let prev = set_mode_quiet(Mode::Off);
-    let r = f();
+    let r = untraced(f);
     set_mode_quiet(prev);
     r
+}
+
+/// Runs `f` unseen by the thread's trace and profile functions (`sys.settrace`,
+/// `sys.setprofile`): the Python code torchferro runs for its own purposes (guards, the
+/// compiler, `torchferro._amp`, the graph's runner) is not part of the user's program, and a
+/// debugger stepping into a compiled call must not land in it. CPython's own mechanism for
+/// this (the `tracing` depth that also keeps a trace function from tracing itself).
+pub fn untraced<R>(f: impl FnOnce() -> R) -> R {
+    /// Leaves the tracing depth again, also when `f` unwinds.
+    struct Leave(*mut ffi::PyThreadState);
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            // SAFETY: pairs the one `PyThreadState_EnterTracing` below, on the same thread
+            // state, with the GIL still held.
+            unsafe { ffi::PyThreadState_LeaveTracing(self.0) };
+        }
+    }
+    // SAFETY: called with the GIL held (every caller runs inside the hook or a call from
+    // Python), so the current thread state is this thread's and live.
+    let _leave = unsafe {
+        let tstate = ffi::PyThreadState_Get();
+        ffi::PyThreadState_EnterTracing(tstate);
+        Leave(tstate)
+    };
+    f()
 }
 
 /// Whether the hook acts on this thread (the mode is not `Off`).
@@ -126,4 +151,35 @@ pub(crate) fn is_disabled_wrapper(code: *mut ffi::PyObject) -> bool {
         let p = s.load(Ordering::Relaxed);
         !p.is_null() && p == code
     })
+}
+
+thread_local! {
+    /// An interrupt that reached Python code torchferro called at a point that cannot raise
+    /// (see [`keep_interrupt`]), waiting to be raised into the user's program.
+    static PENDING_INTERRUPT: std::cell::RefCell<Option<PyErr>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// For the sites that must carry on after a failed Python call (a logging handler, a guard's
+/// comparison, the skip-file lookup): an error that is not an `Exception` (a `KeyboardInterrupt`
+/// a signal handler raised inside that call, `SystemExit`) is the user's, not the call's, and
+/// must not be dropped: it is kept and raised at the next point the hook returns to Python
+/// ([`take_interrupt`]). Returns the error back when it is an ordinary `Exception`.
+pub fn keep_interrupt(py: Python<'_>, err: PyErr) -> Option<PyErr> {
+    if err.is_instance_of::<pyo3::exceptions::PyException>(py) {
+        return Some(err);
+    }
+    PENDING_INTERRUPT.with(|p| {
+        let mut p = p.borrow_mut();
+        // The first one wins: it is the one eager would have raised.
+        if p.is_none() {
+            *p = Some(err);
+        }
+    });
+    None
+}
+
+/// The interrupt kept by [`keep_interrupt`], if any (taken: raise it).
+pub fn take_interrupt() -> Option<PyErr> {
+    PENDING_INTERRUPT.with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.take()))
 }

@@ -922,17 +922,11 @@ fn make_resume_function(
     for i in 0..nstack {
         varnames.push(format!("___stack{i}"));
     }
-    let freevars: Vec<String> = slots
-        .iter()
-        .map(|&s| {
-            let name = &info.localsplus[s];
-            if s < info.nlocals {
-                format!("___argcell_{name}")
-            } else {
-                name.clone()
-            }
-        })
-        .collect();
+    // An argument that is also a cell keeps its name as a free variable too: the frame then
+    // shows (`locals()`, a debugger's `f_locals`) the user's variable under its own name, with
+    // the cell's value (the free variable comes later in `localsplus`, so it wins), in the
+    // argument's place.
+    let freevars: Vec<String> = slots.iter().map(|&s| info.localsplus[s].clone()).collect();
     let name = format!("{RESUME_PREFIX}{}_at_{}", info.name, line);
     let kw = code_fields(
         py,

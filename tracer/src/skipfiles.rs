@@ -40,7 +40,11 @@ fn compute_prefixes(py: Python<'_>) -> Vec<String> {
                     .extract()
                     .ok()?
             } else {
-                let spec = find_spec.as_ref()?.call1((module,)).ok()?;
+                let spec = find_spec
+                    .as_ref()?
+                    .call1((module,))
+                    .map_err(|e| crate::mode::keep_interrupt(py, e))
+                    .ok()?;
                 if spec.is_none() {
                     return None;
                 }

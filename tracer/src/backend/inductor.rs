@@ -566,9 +566,14 @@ impl InductorProgram {
             if outs.is_ok() {
                 ws.mark_complete();
             }
-            if let Ok(mut slot) = self.workspace.lock() {
-                *slot = Some(ws);
-            }
+            // One put back meanwhile by a concurrent call is dropped after the lock is released:
+            // freeing it releases tensors, whose finalizers may run Python and switch threads.
+            let replaced = self
+                .workspace
+                .lock()
+                .ok()
+                .and_then(|mut slot| slot.replace(ws));
+            drop(replaced);
         }
         let outs = match (outs, &self.eager_errors) {
             (Err(inductor::RunError::IndexOutOfRange), Some(eager)) => {

@@ -79,15 +79,18 @@ pub fn on_target_death(f: fn(Python<'_>)) {
 /// so that entry can never match again; drop the dead entries.
 fn died_callback(py: Python<'_>) -> Option<&'static Py<PyCFunction>> {
     static F: OnceLock<Option<Py<PyCFunction>>> = OnceLock::new();
-    F.get_or_init(|| {
-        PyCFunction::new_closure(py, None, None, |args, _kwargs| -> PyResult<()> {
-            if let Some(prune) = ON_DEATH.get() {
-                prune(args.py());
-            }
-            Ok(())
-        })
-        .ok()
-        .map(Bound::unbind)
+    if let Some(f) = F.get() {
+        return f.as_ref();
+    }
+    // Made outside `get_or_init`: allocating can run the garbage collector, whose finalizers
+    // run Python and can let another thread take the GIL and block on the cell (a deadlock).
+    let made = PyCFunction::new_closure(py, None, None, |args, _kwargs| -> PyResult<()> {
+        if let Some(prune) = ON_DEATH.get() {
+            prune(args.py());
+        }
+        Ok(())
     })
-    .as_ref()
+    .ok()
+    .map(Bound::unbind);
+    F.get_or_init(|| made).as_ref()
 }

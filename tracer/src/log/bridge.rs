@@ -114,8 +114,12 @@ impl Subscriber for PyLoggingBridge {
                 get_logger(py, &name)
                     .and_then(|lg| lg.call_method1(intern!(py, "isEnabledFor"), (level,)))
                     .and_then(|r| r.is_truthy())
-                    // A broken logging setup must not break compiling: log nothing.
-                    .unwrap_or(false)
+                    // A broken logging setup must not break compiling: log nothing. An
+                    // interrupt that landed in the logging code is kept for the user.
+                    .unwrap_or_else(|e| {
+                        crate::mode::keep_interrupt(py, e);
+                        false
+                    })
             })
             .unwrap_or(false)
         })
@@ -143,12 +147,20 @@ impl Subscriber for PyLoggingBridge {
             Python::try_attach(|py| {
                 let logger = match get_logger(py, &name) {
                     Ok(l) => l,
-                    Err(e) => return e.write_unraisable(py, None),
+                    Err(e) => {
+                        if let Some(e) = crate::mode::keep_interrupt(py, e) {
+                            e.write_unraisable(py, None);
+                        }
+                        return;
+                    }
                 };
                 if let Err(e) = logger.call_method1(intern!(py, "log"), (level, msg)) {
                     // A handler raised (the standard ones report their own errors): report it
-                    // the way Python reports errors nobody can catch, and carry on compiling.
-                    e.write_unraisable(py, Some(&logger));
+                    // the way Python reports errors nobody can catch, and carry on compiling;
+                    // an interrupt is the user's and is kept for them.
+                    if let Some(e) = crate::mode::keep_interrupt(py, e) {
+                        e.write_unraisable(py, Some(&logger));
+                    }
                 }
             })
         });

@@ -602,6 +602,7 @@ impl Frame<'_, '_> {
         }
         let first_free = self.code.localsplus.len() - self.code.nfree;
         let mut items: Vec<(Py<PyAny>, Var)> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
         for i in 0..self.code.localsplus.len() {
             let v = if i >= first_free {
                 match self.load_cell(i) {
@@ -624,9 +625,23 @@ impl Frame<'_, '_> {
                     None => None,
                 }
             };
-            if let Some(v) = v {
-                let key = pyo3::types::PyString::new(py, &self.code.localsplus[i]);
-                items.push((key.into_any().unbind(), v));
+            // A name seen twice (an argument that is also a cell, in a resume function's code:
+            // the argument slot, then the free variable) keeps its first place and takes the
+            // later slot's value, or goes if that one is empty, as eager's `locals()` builds it.
+            let name = &self.code.localsplus[i];
+            let seen = names.iter().position(|n| n == name);
+            match (v, seen) {
+                (Some(v), Some(p)) => items[p].1 = v,
+                (Some(v), None) => {
+                    let key = pyo3::types::PyString::new(py, name);
+                    items.push((key.into_any().unbind(), v));
+                    names.push(name.clone());
+                }
+                (None, Some(p)) => {
+                    items.remove(p);
+                    names.remove(p);
+                }
+                (None, None) => {}
             }
         }
         Ok(Some(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(

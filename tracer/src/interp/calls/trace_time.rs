@@ -104,21 +104,25 @@ const AUTOCAST: &[&str] = &[
 /// torch version is skipped).
 fn table(py: Python<'_>) -> &'static [(Py<PyAny>, TraceTime, &'static str)] {
     static TABLE: OnceLock<Vec<(Py<PyAny>, TraceTime, &'static str)>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut out = Vec::new();
-        for (paths, kind) in [
-            (PURE, TraceTime::Pure),
-            (GUARDED, TraceTime::Guarded),
-            (AUTOCAST, TraceTime::Autocast),
-        ] {
-            for path in paths {
-                if let Some(obj) = resolve(py, path) {
-                    out.push((obj.unbind(), kind, *path));
-                }
+    if let Some(t) = TABLE.get() {
+        return t;
+    }
+    // Built outside `get_or_init`: resolving imports modules, which can let another thread
+    // take the GIL; that thread, blocked on the cell with the GIL held, would deadlock both
+    // (concurrent first compiles). Two threads may both build it; the first one stored wins.
+    let mut out = Vec::new();
+    for (paths, kind) in [
+        (PURE, TraceTime::Pure),
+        (GUARDED, TraceTime::Guarded),
+        (AUTOCAST, TraceTime::Autocast),
+    ] {
+        for path in paths {
+            if let Some(obj) = resolve(py, path) {
+                out.push((obj.unbind(), kind, *path));
             }
         }
-        out
-    })
+    }
+    TABLE.get_or_init(|| out)
 }
 
 /// `a.b.c.d`: the longest importable module prefix, then attributes.
