@@ -249,6 +249,46 @@ def runtime_error_handled_elsewhere(x, idx):
     return torch.index_select(x, 0, idx.clamp(0, 3)) * n
 
 
+class _Config:
+    flag = None
+
+
+_CONFIG = _Config()
+
+
+def _library_wrapper(fn, *args):
+    # A library's forward wrapper (transformers' output capturing, config overrides): state set
+    # before, restored in `finally`, with a branch in the `finally` body.
+    _CONFIG.flag = "on"
+    try:
+        out = fn(*args)
+    finally:
+        if _CONFIG.flag is not None:
+            _CONFIG.flag = None
+        else:
+            del _CONFIG.flag
+    return out
+
+
+@case(_idx([0, 1], [2, 3]))
+def value_checked_op_under_a_library_finally(x, idx):
+    # A `finally` clause re-raises and catches nothing: the graph stays whole (one graph, as
+    # torch.compile), and the flag the wrapper sets and resets matches eager's.
+    def body(x, idx):
+        return torch.gather(x * 2, 0, idx.view(-1, 1).expand(-1, 3)) + 1
+
+    return _library_wrapper(body, x, idx), _CONFIG.flag
+
+
+@case(_idx([0, 1], [0, 7]), raises=True)
+def value_checked_op_error_through_a_finally(x, idx):
+    # With an index out of range the error reaches the caller with eager's type and message.
+    def body(x, idx):
+        return torch.index_select(x * 2, 0, idx) + 1
+
+    return _library_wrapper(body, x, idx)
+
+
 def _depth() -> int:
     f, n = sys._getframe(), 0
     while f is not None:

@@ -33,9 +33,16 @@
 //! "Inside an active handler" follows the exception table from the instruction: a handler that
 //! only restores state and re-raises (the `__exit__` of a traced `no_grad`/`autocast` block,
 //! whose modes `runtime.rs` restores when a graph raises; the cleanup that pops the exception
-//! state) passes the search on to whatever covers it; any other handler (`except`, `finally`, a
-//! `with` over another context manager, which could suppress the error) is active. The frames
-//! an inlined call went through count too (`Tracer::caught_by_callers`).
+//! state) passes the search on to whatever covers it, and so does a `finally` clause, which
+//! re-raises; any other handler (`except`, a `with` over another context manager, which could
+//! suppress the error) is active. The frames an inlined call went through count too
+//! (`Tracer::caught_by_callers`).
+//!
+//! A `finally` clause passes the search on because breaking there would split every model whose
+//! forward runs under a library's `try: ... finally: reset()` (transformers' output capturing):
+//! the error reaches the user either way, as in eager. What differs is the `finally` body's own
+//! effects when a graph raises: they were traced after the op and are replayed only when the
+//! graph returns, so on that error path they do not happen (torch.compile behaves the same).
 
 use crate::error::TraceError;
 
@@ -166,6 +173,9 @@ impl Frame<'_, '_> {
                         Some(Var::GradModeExit { .. } | Var::AutocastExit { .. })
                     )
                 }
+                // A `finally` body: it runs and re-raises, catching nothing (see the module
+                // documentation for what it costs).
+                "PUSH_EXC_INFO" => only_reraises(&code.ins, h + 1),
                 // The cleanup that restores the previous exception state and re-raises.
                 "COPY" => {
                     next == Some("POP_EXCEPT")
@@ -180,6 +190,49 @@ impl Frame<'_, '_> {
         }
         true
     }
+}
+
+/// Whether a handler (from the instruction after its `PUSH_EXC_INFO`, index `start`) is a
+/// `finally` clause: every path through it re-raises the exception, reaching `RERAISE` before
+/// anything that could catch it (an exception match, `POP_EXCEPT`, a return, a `with` exit). Its
+/// own branches (`if` inside `finally`) are followed; anything unexpected counts as catching.
+fn only_reraises(ins: &[crate::decode::Ins], start: usize) -> bool {
+    let mut todo = vec![start];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(mut i) = todo.pop() {
+        loop {
+            if !seen.insert(i) || seen.len() > 4096 {
+                break;
+            }
+            let Some(x) = ins.get(i) else {
+                return false;
+            };
+            match x.name.as_str() {
+                "RERAISE" => break,
+                "CHECK_EXC_MATCH" | "CHECK_EG_MATCH" | "POP_EXCEPT" | "RETURN_VALUE"
+                | "RETURN_CONST" | "WITH_EXCEPT_START" | "FOR_ITER" | "YIELD_VALUE" => {
+                    return false
+                }
+                n if n.contains("JUMP") => {
+                    let Some(t) = x.target else {
+                        return false;
+                    };
+                    // A backward jump would be a loop inside `finally`: not worth following.
+                    if t <= i {
+                        return false;
+                    }
+                    if n.starts_with("JUMP_FORWARD") || n == "JUMP_NO_INTERRUPT" {
+                        i = t;
+                        continue;
+                    }
+                    todo.push(t);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    true
 }
 
 fn mentions_node(a: &fx::Arg) -> bool {
