@@ -142,6 +142,12 @@ pub unsafe extern "C" fn eval_frame(
     }
     // SAFETY: `frame` is the frame handed to this hook call.
     let fv = unsafe { FrameView::from_hook(frame) };
+    // A frame the hook could not clear up after itself (3.12: not the thread's own, or not on
+    // top of its stack) runs as it is.
+    if !fv.may_answer_for(tstate) {
+        // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
+        return unsafe { prev(tstate, frame, throwflag) };
+    }
     if is_disabled_wrapper(fv.code()) {
         let mode = set_mode_quiet(Mode::Off);
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
@@ -177,6 +183,8 @@ pub unsafe extern "C" fn eval_frame(
     // further either).
     if let Some(e) = mode::take_interrupt() {
         e.restore(py);
+        // SAFETY: the frame was answerable (checked above) and nothing borrows its slots.
+        unsafe { fv.release_unevaluated(tstate) };
         return std::ptr::null_mut();
     }
     match action {
@@ -199,7 +207,7 @@ pub unsafe extern "C" fn eval_frame(
                     "torchferro internal error while running a compiled graph (a Rust panic)",
                 ))
             });
-            match r.and_then(|v| match mode::take_interrupt() {
+            let result = match r.and_then(|v| match mode::take_interrupt() {
                 Some(e) => Err(e),
                 None => Ok(v),
             }) {
@@ -208,12 +216,19 @@ pub unsafe extern "C" fn eval_frame(
                     e.restore(py);
                     std::ptr::null_mut()
                 }
-            }
+            };
+            drop(argv);
+            // SAFETY: the frame was answerable (checked above), and the run that borrowed its
+            // slots is over.
+            unsafe { fv.release_unevaluated(tstate) };
+            result
         }
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         Action::Default => unsafe { prev(tstate, frame, throwflag) },
         Action::Raise(e) => {
             e.restore(py);
+            // SAFETY: the frame was answerable (checked above) and nothing borrows its slots.
+            unsafe { fv.release_unevaluated(tstate) };
             std::ptr::null_mut()
         }
     }
@@ -265,11 +280,6 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
         return Action::Default;
     }
     if entered_at_an_arbitrary_point(py, fv, nargs) {
-        return Action::Default;
-    }
-    if cfg!(Py_3_12) {
-        // Running a cached entry on 3.12 means clearing the original frame ourselves; until that
-        // lands, 3.12 frames run eagerly (correct, not compiled).
         return Action::Default;
     }
     run_frame(py, fv, slot, &mode, state, nargs)
