@@ -114,7 +114,10 @@ impl FrameView {
     /// frame the thread owns (not a generator's), with no frame object (nobody has seen it), on
     /// top of the thread's frame stack. The last test also checks the layout constants of
     /// `py312` on every call: were they wrong for this interpreter, frames would run as they are.
-    pub fn may_answer_for(self, tstate: *mut ffi::PyThreadState) -> bool {
+    ///
+    /// # Safety
+    /// `tstate` is the thread state the interpreter passed to this hook call (or NULL).
+    pub unsafe fn may_answer_for(self, tstate: *mut ffi::PyThreadState) -> bool {
         #[cfg(Py_3_12)]
         {
             if tstate.is_null() {

@@ -144,7 +144,8 @@ pub unsafe extern "C" fn eval_frame(
     let fv = unsafe { FrameView::from_hook(frame) };
     // A frame the hook could not clear up after itself (3.12: not the thread's own, or not on
     // top of its stack) runs as it is.
-    if !fv.may_answer_for(tstate) {
+    // SAFETY: `tstate` is the interpreter's own argument to this call.
+    if !unsafe { fv.may_answer_for(tstate) } {
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         return unsafe { prev(tstate, frame, throwflag) };
     }
