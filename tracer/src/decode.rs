@@ -41,6 +41,10 @@ pub enum Op {
     BinarySubscr,
     StoreSubscr,
     BinarySlice,
+    /// 3.12: `container[start:stop] = value`.
+    StoreSlice,
+    /// 3.12: `super().name` / `super(cls, obj).name` in one instruction.
+    LoadSuperAttr,
     BuildSlice,
     BuildTuple,
     BuildList,
@@ -97,8 +101,16 @@ pub struct Ins {
     pub for_iter_skips_end_for: bool,
 }
 
-fn op_of(name: &str, arg: u32) -> Op {
-    match name {
+fn op_of(ins: &bytecode::Instruction) -> Op {
+    use bytecode::Intrinsic1;
+    // One-argument intrinsics: their own opcodes on 3.11, `CALL_INTRINSIC_1 n` on 3.12.
+    match ins.intrinsic_1() {
+        Some(Intrinsic1::UnaryPositive) => return Op::UnaryPositive,
+        Some(Intrinsic1::ListToTuple) => return Op::ListToTuple,
+        Some(_) => return Op::Unsupported,
+        None => {}
+    }
+    match ins.opcode.name() {
         "NOP" | "RESUME" | "CACHE" | "COPY_FREE_VARS" | "EXTENDED_ARG" => Op::Nop,
         "MAKE_CELL" => Op::MakeCell,
         "MAKE_FUNCTION" => Op::MakeFunction,
@@ -133,6 +145,8 @@ fn op_of(name: &str, arg: u32) -> Op {
         "BINARY_SUBSCR" => Op::BinarySubscr,
         "STORE_SUBSCR" => Op::StoreSubscr,
         "BINARY_SLICE" => Op::BinarySlice,
+        "STORE_SLICE" => Op::StoreSlice,
+        "LOAD_SUPER_ATTR" => Op::LoadSuperAttr,
         "BUILD_SLICE" => Op::BuildSlice,
         "BUILD_TUPLE" => Op::BuildTuple,
         "BUILD_LIST" => Op::BuildList,
@@ -141,8 +155,6 @@ fn op_of(name: &str, arg: u32) -> Op {
         "LIST_APPEND" => Op::ListAppend,
         "LIST_EXTEND" => Op::ListExtend,
         "LIST_TO_TUPLE" => Op::ListToTuple,
-        // INTRINSIC_LIST_TO_TUPLE is intrinsic 6 in 3.12.
-        "CALL_INTRINSIC_1" if arg == 6 => Op::ListToTuple,
         "DICT_UPDATE" => Op::DictUpdate,
         "DICT_MERGE" => Op::DictMerge,
         "UNPACK_SEQUENCE" => Op::UnpackSequence,
@@ -200,7 +212,7 @@ pub fn decode(py: Python<'_>, code: &Bound<'_, PyAny>) -> Result<Vec<Ins>, Trace
             let unit = (ins.opcode_offset() / bytecode::UNIT) as usize;
             let line = positions.get(unit).and_then(|p| p.line).map(|l| l as u32);
             Ins {
-                op: op_of(&name, ins.arg),
+                op: op_of(ins),
                 arg: ins.arg,
                 offset: ins.opcode_offset() as usize,
                 target: ins.target,

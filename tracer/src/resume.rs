@@ -234,6 +234,8 @@ fn breakable(op: Op) -> bool {
             | Op::CompareOp
             | Op::BinarySubscr
             | Op::StoreSubscr
+            | Op::BinarySlice
+            | Op::StoreSlice
             | Op::ContainsOp
             | Op::UnaryNegative
             | Op::UnaryPositive

@@ -30,7 +30,7 @@ const PURE_BUILTIN_METHODS: &[&str] = &[
 impl Frame<'_, '_> {
     /// `super()` (zero arguments: the enclosing method's `__class__` cell and first argument,
     /// as the compiler arranges it) or `super(cls, obj)`.
-    pub(super) fn make_super(&mut self, args: Vec<Var>) -> Result<Var, TraceError> {
+    pub(in crate::interp) fn make_super(&mut self, args: Vec<Var>) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let (cls, obj) = match args.as_slice() {
             [cls, obj] => (cls.clone(), obj.clone()),
