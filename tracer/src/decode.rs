@@ -93,12 +93,17 @@ pub struct Ins {
     /// Index of the jump target in the instruction list.
     pub target: Option<usize>,
     pub line: Option<u32>,
-    /// 3.12: LOAD_ATTR's low bit asks for a method load.
-    pub attr_method_bit: bool,
-    /// 3.12: COMPARE_OP keeps the comparison in the high bits.
-    pub compare_shift: bool,
-    /// 3.12: an exhausted FOR_ITER skips the END_FOR at its target.
-    pub for_iter_skips_end_for: bool,
+    /// The `co_names` index the instruction names, its version's flag bits removed
+    /// (`LOAD_GLOBAL`, `LOAD_ATTR`, `LOAD_SUPER_ATTR`, ...).
+    pub name_index: Option<u32>,
+    /// It pushes the two call slots (a NULL or a method under the value): `LOAD_GLOBAL` with
+    /// its flag, a method load (`LOAD_METHOD`, or `LOAD_ATTR` with its flag on 3.12).
+    pub pushes_null: bool,
+    /// A `COMPARE_OP`'s comparison.
+    pub comparison: Option<bytecode::Comparison>,
+    /// A `FOR_ITER`'s continuation once the iterator is exhausted (3.12 skips the `END_FOR`
+    /// its jump lands on).
+    pub loop_exit: Option<usize>,
 }
 
 fn op_of(ins: &bytecode::Instruction) -> Op {
@@ -204,7 +209,6 @@ pub fn decode(py: Python<'_>, code: &Bound<'_, PyAny>) -> Result<Vec<Ins>, Trace
     let entries = bytecode::line_table::parse(&linetable, firstlineno)
         .map_err(|e| TraceError::internal(format!("cannot parse the line table: {e}")))?;
     let positions = bytecode::line_table::positions_by_unit(&entries);
-    let is312 = version == bytecode::Version::V3_12;
     Ok(decoded
         .iter()
         .map(|ins| {
@@ -217,9 +221,10 @@ pub fn decode(py: Python<'_>, code: &Bound<'_, PyAny>) -> Result<Vec<Ins>, Trace
                 offset: ins.opcode_offset() as usize,
                 target: ins.target,
                 line,
-                attr_method_bit: is312,
-                compare_shift: is312,
-                for_iter_skips_end_for: is312,
+                name_index: ins.name_index(),
+                pushes_null: ins.pushes_null(),
+                comparison: ins.comparison(),
+                loop_exit: ins.for_iter_exit(),
                 name,
             }
         })

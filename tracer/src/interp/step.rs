@@ -96,23 +96,17 @@ impl Frame<'_, '_> {
                 return Ok(Some(self.tx.wrap(c, None)?));
             }
             Op::LoadGlobal => {
-                let (idx, push_null) = (arg >> 1, arg & 1 == 1);
-                let name = self.code.names[idx].clone();
+                let name = self.code.names[name_index(ins)?].clone();
                 let v = self.load_global(&name)?;
-                if push_null {
+                if ins.pushes_null {
                     self.stack.push(Var::Null);
                 }
                 self.stack.push(v);
             }
             Op::LoadAttr => {
-                let (idx, method) = if ins.attr_method_bit {
-                    (arg >> 1, arg & 1 == 1)
-                } else {
-                    (arg, false)
-                };
-                let name = self.code.names[idx].clone();
+                let name = self.code.names[name_index(ins)?].clone();
                 let obj = self.pop()?;
-                if method {
+                if ins.pushes_null {
                     let m = self.load_method(obj, &name)?;
                     self.stack.push(Var::Null);
                     self.stack.push(m);
@@ -122,9 +116,9 @@ impl Frame<'_, '_> {
                 }
             }
             Op::LoadSuperAttr => {
-                // oparg: the name index << 2, bit 1 the two-argument form, bit 0 a method load.
-                let (idx, two_args, method) = (arg >> 2, arg & 2 != 0, arg & 1 == 1);
-                let name = self.code.names[idx].clone();
+                // Bit 1 of the oparg: the two-argument form.
+                let two_args = arg & 2 != 0;
+                let name = self.code.names[name_index(ins)?].clone();
                 let obj = self.pop()?;
                 let cls = self.pop()?;
                 let global_super = self.pop()?;
@@ -137,7 +131,7 @@ impl Frame<'_, '_> {
                     let args = if two_args { vec![cls, obj] } else { vec![] };
                     self.call(global_super, args, vec![])?
                 };
-                if method {
+                if ins.pushes_null {
                     let m = self.load_method(sup, &name)?;
                     self.stack.push(Var::Null);
                     self.stack.push(m);
@@ -230,8 +224,10 @@ impl Frame<'_, '_> {
             Op::CompareOp => {
                 let rhs = self.pop()?;
                 let lhs = self.pop()?;
-                let cmp = if ins.compare_shift { arg >> 4 } else { arg };
-                let r = self.compare_op(cmp, lhs, rhs)?;
+                let cmp = ins
+                    .comparison
+                    .ok_or_else(|| TraceError::internal("COMPARE_OP without a comparison"))?;
+                let r = self.compare_op(cmp as usize, lhs, rhs)?;
                 self.stack.push(r);
             }
             Op::IsOp => {
@@ -417,10 +413,7 @@ impl Frame<'_, '_> {
                     Some(v) => self.stack.push(v),
                     None => {
                         self.pop()?;
-                        self.jump(ins.target)?;
-                        if ins.for_iter_skips_end_for {
-                            self.pc += 1;
-                        }
+                        self.jump(ins.loop_exit)?;
                     }
                 }
             }
@@ -620,4 +613,11 @@ impl Frame<'_, '_> {
         }
         Ok(None)
     }
+}
+
+/// The `co_names` index of an instruction that names something.
+fn name_index(ins: &Ins) -> Result<usize, TraceError> {
+    ins.name_index
+        .map(|i| i as usize)
+        .ok_or_else(|| TraceError::internal(format!("{} names nothing", ins.name)))
 }
