@@ -149,6 +149,33 @@ def test_compiled_calls_at_every_stack_depth_release_their_frames():
     assert counter.n >= 1
 
 
+def test_recursion_near_the_limit_inside_a_compiled_call_and_after():
+    """A recursion as deep as eager allows, inside a compiled call (3.12 charges the C budget for
+    every hooked call; the hook steps aside near its end), and compiling still works after."""
+    counter = Counter()
+
+    def depth():
+        f, n = sys._getframe(), 0
+        while f is not None:
+            f, n = f.f_back, n + 1
+        return n
+
+    def rec(n):
+        return 0 if n == 0 else 1 + rec(n - 1)
+
+    def f(x, n):
+        return x + rec(n)
+
+    n = sys.getrecursionlimit() - depth() - 40
+    compiled = torchferro.compile(f, backend=counter)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x, n), x + n)
+    before = counter.n
+    g = torchferro.compile(lambda x: x.sin() * 2, backend=counter)
+    torch.testing.assert_close(g(x), x.sin() * 2)
+    assert counter.n == before + 1
+
+
 def test_generators_are_not_compiled():
     counter = Counter()
 

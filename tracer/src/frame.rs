@@ -199,6 +199,35 @@ pub fn executing_opcode() -> Option<u8> {
     }
 }
 
+/// Whether the thread's C recursion budget is nearly spent (3.12; never on 3.11). While a PEP 523
+/// hook is installed, 3.12 enters its evaluator from C for every Python call and charges two
+/// units of the C budget (`c_recursion_remaining`, 1500 units on release builds) each time,
+/// where eager Python, with no hook, runs the calls inline at no C cost: a recursion eager runs
+/// 950 deep would stop at about 750. The hook steps aside below this mark (see
+/// `hook::eval_frame`), so deeper frames run inline, as eager runs them.
+///
+/// Layout (3.12, 64-bit): `c_recursion_remaining` is the 32-bit field at byte 36 of
+/// `PyThreadState` (read from the 3.12 headers with `offsetof`).
+pub fn c_recursion_nearly_spent(tstate: *mut ffi::PyThreadState) -> bool {
+    #[cfg(Py_3_12)]
+    {
+        /// Units left below which the hook steps aside: room for the C calls the hook and the
+        /// frames it still runs make.
+        const LOW_WATER: i32 = 400;
+        if tstate.is_null() {
+            return false;
+        }
+        // SAFETY: `tstate` is the live thread state the interpreter passed to the hook (GIL
+        // held); byte 36 is the 32-bit `c_recursion_remaining` in the 3.12 layout.
+        unsafe { *((tstate as *const u8).add(36) as *const i32) < LOW_WATER }
+    }
+    #[cfg(not(Py_3_12))]
+    {
+        let _ = tstate;
+        false
+    }
+}
+
 /// Whether the thread has a trace function (`sys.settrace`: a debugger, coverage), read from
 /// its thread state: `c_tracefunc`, the C function `PyEval_SetTrace` installs (for a Python
 /// trace function, CPython's trampoline), NULL when none.

@@ -134,6 +134,12 @@ pub unsafe extern "C" fn eval_frame(
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         return unsafe { prev(tstate, frame, throwflag) };
     }
+    // Deep in a recursion on 3.12 the frame runs with the hook out of the way, so that the
+    // calls below it run inline and cost no more of the C budget than eager's do.
+    if crate::frame::c_recursion_nearly_spent(tstate) {
+        // SAFETY: the interpreter's own arguments, forwarded.
+        return unsafe { evaluate_unhooked(tstate, frame, throwflag) };
+    }
     // SAFETY: CPython holds the GIL while evaluating frames.
     let py = unsafe { Python::assume_attached() };
     if crate::config::stance() == crate::config::Stance::ForceEager {
@@ -232,6 +238,38 @@ pub unsafe extern "C" fn eval_frame(
             unsafe { fv.release_unevaluated(tstate) };
             std::ptr::null_mut()
         }
+    }
+}
+
+/// Evaluates a frame with the interpreter's evaluator set back to the one before ours, so the
+/// frames it calls run inline (3.12 runs Python-to-Python calls inline only when no PEP 523
+/// hook is installed); ours is put back afterwards unless someone replaced it meanwhile. The
+/// hook is per interpreter: frames other threads start meanwhile run uncompiled (correct).
+///
+/// # Safety
+/// Called from `eval_frame` with its own arguments, GIL held.
+unsafe fn evaluate_unhooked(
+    tstate: *mut ffi::PyThreadState,
+    frame: *mut ffi::_PyInterpreterFrame,
+    throwflag: i32,
+) -> *mut ffi::PyObject {
+    let prev = previous();
+    // SAFETY: GIL held; the evaluator is swapped only while we are the installed one.
+    unsafe {
+        let interp = ffi::PyInterpreterState_Get();
+        let ours = ffi::_PyInterpreterState_GetEvalFrameFunc(interp) as usize
+            == eval_frame as EvalFn as usize;
+        if ours {
+            ffi::_PyInterpreterState_SetEvalFrameFunc(interp, Some(prev));
+        }
+        let r = prev(tstate, frame, throwflag);
+        if ours
+            && ffi::_PyInterpreterState_GetEvalFrameFunc(interp) as usize == prev as usize
+            && mode::any_thread_active()
+        {
+            ffi::_PyInterpreterState_SetEvalFrameFunc(interp, Some(eval_frame));
+        }
+        r
     }
 }
 
