@@ -1,4 +1,4 @@
-//! Layering: no import circles between the modules of `tracer`, `inductor` and `fx`.
+//! Layering: no import circles between the modules of `tracer`, `inductor`, `fx` and `bytecode`.
 //!
 //! Why: a circle between modules means neither can be read, tested or moved without the other;
 //! design review 2 (`../shared/design/review-2.md`, "Circles") found four, and issue 12 opened
@@ -31,10 +31,21 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Edges that may close a circle, as `(crate, from, to, item, why)`; module paths are written
-/// the way `use crate::...` spells them ("" is the crate root, `*m` is any descendant of `m`).
-/// Each entry must say why the circle cannot be opened. An entry that no longer matches an edge
-/// fails the test, so the list only shrinks. Empty since issue 12 opened the last circles.
-const ALLOWED: &[(&str, &str, &str, &str, &str)] = &[];
+/// the way `use crate::...` spells them ("" is the crate root, `*m` is any descendant of `m`),
+/// an item `*` is every item on that edge. Each entry must say why the circle cannot be opened.
+/// An entry that no longer matches an edge fails the test, so the list only shrinks. Issue 12
+/// opened every circle of tracer, inductor and fx; what is left is bytecode's generated tables.
+#[rustfmt::skip]
+const ALLOWED: &[(&str, &str, &str, &str, &str)] = &[
+    // `opcode_tables.rs` is generated (bytecode/gen/gen_opcodes.py): data whose records are
+    // `opcode.rs`'s types, which `opcode.rs` looks names and numbers up in. Opening it means a
+    // third hand-written file for the record types; the generator keeps the pair in step.
+    ("bytecode", "opcode", "opcode_tables", "*", "generated tables read by their schema"),
+    // Decode errors name the version and jump direction they concern, and the opcode lookups
+    // return those errors: one vocabulary in two files.
+    ("bytecode", "error", "opcode", "Direction", "an error names the jump direction"),
+    ("bytecode", "error", "opcode", "Version", "an error names the Python version"),
+];
 
 /// First segment of an import table entry that names an item of another crate.
 const EXTERN: &str = "<extern>";
@@ -629,7 +640,13 @@ fn check_crate(krate: &str, src: &Path, used: &mut [bool], print: bool) -> Strin
             if c == krate
                 && matches(from, &g.modules[a])
                 && matches(to, &g.modules[b])
-                && rest.remove(&item.to_string())
+                && (if item == "*" {
+                    let any = !rest.is_empty();
+                    rest.clear();
+                    any
+                } else {
+                    rest.remove(&item.to_string())
+                })
             {
                 used[k] = true;
             }
@@ -669,7 +686,7 @@ fn no_import_circles() {
     let print = std::env::var_os("LAYERING_PRINT").is_some();
     let mut used = vec![false; ALLOWED.len()];
     let mut report = String::new();
-    for krate in ["tracer", "inductor", "fx"] {
+    for krate in ["tracer", "inductor", "fx", "bytecode"] {
         report.push_str(&check_crate(
             krate,
             &root.join(krate).join("src"),
