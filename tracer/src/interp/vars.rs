@@ -25,7 +25,7 @@ use super::Tracer;
 /// A dict's items, in insertion order; shared so two names for one dict see each other's writes.
 pub type DictItems = Rc<RefCell<Vec<(Py<PyAny>, Var)>>>;
 
-/// A function the tracer can inline.
+/// A function the tracer can inline (made and called in `inline.rs`).
 pub struct FunctionVar {
     pub code: Py<PyAny>,
     pub name: String,
@@ -38,7 +38,8 @@ pub struct FunctionVar {
 }
 
 /// A `ModelOutput` instance: its class, every field's value (`None` where not given) and the
-/// dict's keys in insertion order (a key set later goes last, as in an `OrderedDict`).
+/// dict's keys in insertion order (a key set later goes last, as in an `OrderedDict`). Its
+/// behaviour (and the only code that touches the fields) is in `model_output.rs`.
 pub struct ModelOutputVar {
     pub cls: Py<PyAny>,
     pub(super) fields: RefCell<Vec<(String, Var)>>,
