@@ -409,25 +409,15 @@ enum Action {
 fn frame_scope(fv: FrameView, nargs: usize) -> (Scope, Vec<*mut ffi::PyObject>) {
     let closure = fv.closure();
     let mut argv: Vec<*mut ffi::PyObject> = (0..nargs).map(|i| fv.local(i)).collect();
-    let mut ncells = 0;
     if !closure.is_null() {
         // SAFETY: func_closure is a tuple of cells owned by the function, alive with the frame.
         unsafe {
-            ncells = ffi::PyTuple_GET_SIZE(closure) as usize;
-            for i in 0..ncells {
-                argv.push(ffi::PyTuple_GET_ITEM(closure, i as isize));
+            for i in 0..ffi::PyTuple_GET_SIZE(closure) {
+                argv.push(ffi::PyTuple_GET_ITEM(closure, i));
             }
         }
     }
-    let scope = Scope {
-        locals: argv.as_ptr(),
-        nlocals: nargs,
-        // SAFETY: nargs <= argv.len().
-        cells: unsafe { argv.as_ptr().add(nargs) },
-        ncells,
-        globals: fv.globals(),
-        builtins: fv.builtins(),
-    };
+    let scope = Scope::from_argv(&argv, nargs, fv.globals(), fv.builtins());
     (scope, argv)
 }
 

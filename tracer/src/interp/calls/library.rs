@@ -343,7 +343,7 @@ impl Frame<'_, '_> {
         {
             return Ok(None);
         }
-        let fields = super::super::vars::named_tuple_fields(ty.as_any());
+        let fields = super::super::pyobj::named_tuple_fields(ty.as_any());
         let defaults = ty.getattr("_field_defaults")?;
         let mut items: Vec<Option<Var>> = vec![None; fields.len()];
         if args.len() > fields.len() {
@@ -402,7 +402,7 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let fields = super::super::vars::named_tuple_fields(ty.bind(py));
+        let fields = super::super::pyobj::named_tuple_fields(ty.bind(py));
         match (name, args.as_slice()) {
             ("_replace", []) => {
                 let mut items = items;
