@@ -64,6 +64,8 @@ struct Step {
     /// Registers whose last use is this step: freed right after it, so memory is released as
     /// early as eager would.
     free: Vec<usize>,
+    /// The user's frames that made this op: added to the traceback of an error it raises.
+    site: Option<crate::traceback::UserStack>,
 }
 
 /// The `eager` backend: the graph's torch calls, replayed from Rust.
@@ -79,6 +81,7 @@ impl EagerProgram {
         py: Python<'_>,
         graph: &Graph,
         callables: &[(NodeId, Py<PyAny>)],
+        sites: &crate::traceback::Sites,
     ) -> Result<EagerProgram, TraceError> {
         let mut reg_of = std::collections::HashMap::new();
         for (i, (id, _)) in graph.nodes().enumerate() {
@@ -139,6 +142,7 @@ impl EagerProgram {
                         kwnames,
                         out: r,
                         free: Vec::new(),
+                        site: sites.of(id),
                     });
                 }
                 NodeKind::Output { values } => {
@@ -203,7 +207,11 @@ impl EagerProgram {
                 }
             };
             if r.is_null() {
-                return Err(PyErr::fetch(py));
+                let e = PyErr::fetch(py);
+                return Err(match &step.site {
+                    Some(site) => crate::traceback::add_user_frames(py, e, site),
+                    None => e,
+                });
             }
             // SAFETY: a new reference returned by vectorcall.
             regs[step.out] = Some(unsafe { Bound::from_owned_ptr(py, r) });

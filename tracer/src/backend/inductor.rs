@@ -392,7 +392,12 @@ pub struct InductorProgram {
     /// own check ("index 4 is out of bounds for dimension 0 with size 4", "index out of range
     /// in self", a `RuntimeError` for `gather`), and the user catching it sees eager's type and
     /// message. Set only where the partial run left nothing visible (`set_eager_errors`).
+    /// An extern call or fallback op that raises re-runs there too: the eager runner knows
+    /// which op raised, and its traceback gets that op's user frames.
     eager_errors: Option<super::eager::EagerProgram>,
+    /// The compiled frame at its first line, for the traceback of an error no op can be
+    /// blamed for (no `eager_errors`: a fused kernel, or a graph that cannot run twice).
+    root_site: Option<crate::traceback::UserStack>,
 }
 
 impl InductorProgram {
@@ -402,6 +407,11 @@ impl InductorProgram {
     /// again from the start does what eager's one run did.
     pub fn set_eager_errors(&mut self, p: super::eager::EagerProgram) {
         self.eager_errors = Some(p);
+    }
+
+    /// Sets the frame an error's traceback names when no op can be blamed (see `root_site`).
+    pub fn set_root_site(&mut self, site: Option<crate::traceback::UserStack>) {
+        self.root_site = site;
     }
 
     /// Compiles `graph` if the inductor can run it: CPU tensors only, and no input that needs
@@ -489,6 +499,7 @@ impl InductorProgram {
             callables: map,
             handles,
             eager_errors: None,
+            root_site: None,
         }))
     }
 
@@ -576,12 +587,28 @@ impl InductorProgram {
             drop(replaced);
         }
         let outs = match (outs, &self.eager_errors) {
+            (Ok(outs), _) => outs,
+            // A `KeyboardInterrupt` (or any non-`Exception`) from a host call is not the op's
+            // error: it propagates as it is.
             (Err(inductor::RunError::IndexOutOfRange), Some(eager)) => {
                 drop(host);
                 let inputs = inputs.into_iter().map(|i| i.into_bound(py)).collect();
                 return eager.run(py, inputs);
             }
-            (outs, _) => outs.map_err(run_error_to_py)?,
+            (Err(inductor::RunError::Host(e)), Some(eager))
+                if e.is_instance_of::<pyo3::exceptions::PyException>(py) =>
+            {
+                drop(host);
+                let inputs = inputs.into_iter().map(|i| i.into_bound(py)).collect();
+                return eager.run(py, inputs);
+            }
+            (Err(e), _) => {
+                let e = run_error_to_py(e);
+                return Err(match &self.root_site {
+                    Some(site) => crate::traceback::add_user_frames(py, e, site),
+                    None => e,
+                });
+            }
         };
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
     }

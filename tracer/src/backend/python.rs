@@ -9,6 +9,75 @@ use fx::{Arg, NodeKind, Target};
 
 use crate::error::TraceError;
 use crate::output::{arg_to_py, OutputGraph};
+use crate::traceback::UserStack;
+
+/// What a Python backend returned for the graph, and where its nodes came from.
+pub struct PythonProgram {
+    /// The backend's compiled callable, called with the graph inputs.
+    pub compiled: Py<PyAny>,
+    /// The `GraphModule` handed to the backend: an error raised in its `forward` names the node
+    /// running (its generated line).
+    gm: Py<PyAny>,
+    /// User frames by node name (names are unique in the `GraphModule`).
+    sites: std::collections::HashMap<String, UserStack>,
+    root: Option<UserStack>,
+}
+
+impl PythonProgram {
+    pub fn new(compiled: Py<PyAny>, gm: Py<PyAny>, out: &OutputGraph) -> Self {
+        let sites = out
+            .graph
+            .nodes()
+            .filter_map(|(id, n)| Some((n.name.clone(), out.sites.nodes.get(&id)?.clone())))
+            .collect();
+        PythonProgram {
+            compiled,
+            gm,
+            sites,
+            root: out.sites.root.clone(),
+        }
+    }
+
+    pub fn run<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let r = match self.compiled.bind(py).call1(PyTuple::new(py, inputs)?) {
+            Ok(r) => r,
+            Err(e) => return Err(self.locate(py, e)),
+        };
+        Ok(if let Ok(t) = r.cast::<PyTuple>() {
+            t.iter().collect()
+        } else if let Ok(l) = r.cast::<PyList>() {
+            l.iter().collect()
+        } else {
+            vec![r]
+        })
+    }
+
+    /// Adds the user frames of the node that raised `e` (found in the `GraphModule`'s frame of
+    /// the traceback), or of the compiled frame where the backend ran something else.
+    fn locate(&self, py: Python<'_>, e: PyErr) -> PyErr {
+        let is_exception = e.is_instance_of::<pyo3::exceptions::PyException>(py);
+        if !is_exception {
+            return e;
+        }
+        let node: Option<String> = py
+            .import("torchferro._fx")
+            .and_then(|m| {
+                m.getattr("failing_node")?
+                    .call1((self.gm.bind(py), e.traceback(py)))?
+                    .extract()
+            })
+            .ok()
+            .flatten();
+        match node.and_then(|n| self.sites.get(&n)).or(self.root.as_ref()) {
+            Some(site) => crate::traceback::add_user_frames(py, e, site),
+            None => e,
+        }
+    }
+}
 
 pub fn graph_module<'py>(
     py: Python<'py>,
