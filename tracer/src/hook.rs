@@ -246,7 +246,9 @@ fn call_function<'py>(
         ffi::PyObject_Vectorcall(f.as_ptr(), argv.as_ptr(), argv.len(), std::ptr::null_mut())
     };
     if r.is_null() {
-        Err(PyErr::fetch(py))
+        let e = PyErr::fetch(py);
+        crate::traceback::drop_transformed_entry(py, &e, f.bind(py));
+        Err(e)
     } else {
         // SAFETY: a new reference from vectorcall.
         Ok(unsafe { Bound::from_owned_ptr(py, r) })

@@ -27,7 +27,9 @@ pub fn trampoline<'py>(
     let version = crate::version::current(py)?;
     let nparams = info.nargs + info.nfree;
     let mut asm = Assembler::new(version);
-    asm.set_position(bytecode::Position::line(info.firstlineno as i32));
+    // No user line: the graph's error adds the user's frame itself, and the hook drops this
+    // frame's entry from the traceback (`traceback::drop_transformed_entry`).
+    asm.set_position(bytecode::Position::NONE);
     let emit = |asm: &mut Assembler, name: &str, arg: u32| -> Result<(), TraceError> {
         asm.emit(name, arg)
             .map_err(|e| TraceError::internal(format!("assembling {name}: {e}")))
@@ -428,7 +430,11 @@ pub fn graph_break<'py>(
         .min(depth);
 
     let mut asm = Assembler::new(version);
-    asm.set_position(bytecode::Position::line(line));
+    // Only the breaking instruction has the user's line. The graph call, the rebuilding of
+    // values and the resume call have none: an error there comes with the user's frames from
+    // the graph or the resume function, and the hook drops this frame's entry from the
+    // traceback (`traceback::drop_transformed_entry`), as eager has one entry for the frame.
+    asm.set_position(bytecode::Position::NONE);
     let e = |asm: &mut Assembler, name: &str, arg: u32| asm.emit(name, arg).map_err(asm_err);
     e(&mut asm, "RESUME", 0)?;
     e(&mut asm, "PUSH_NULL", 0)?;
@@ -482,6 +488,7 @@ pub fn graph_break<'py>(
 
     // The breaking instruction itself; inside a try/with block it is protected by a handler
     // that continues in the frame's own handler.
+    asm.set_position(bytecode::Position::line(line));
     let handler = handler_of(info, plan.index)?;
     let protect = handler.as_ref().map(|h| {
         let (start, end, target) = (asm.label_here(), asm.new_label(), asm.new_label());
@@ -541,6 +548,7 @@ pub fn graph_break<'py>(
             lasti: true,
         });
     }
+    asm.set_position(bytecode::Position::NONE);
     let mut ctx = ResumeCtx {
         py,
         info,
@@ -602,6 +610,9 @@ pub fn graph_break<'py>(
     kw.set_item("co_names", PyTuple::new(py, &names)?)?;
     kw.set_item("co_freevars", PyTuple::empty(py))?;
     kw.set_item("co_cellvars", PyTuple::empty(py))?;
+    // A traceback entry of this frame (the breaking instruction raised) names the user's
+    // function, as eager's does, also in a resume function's transformed code.
+    kw.set_item("co_name", user_function_name(&info.name))?;
     Ok(code.call_method("replace", (), Some(&kw))?)
 }
 

@@ -18,7 +18,6 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CString};
 use std::sync::Arc;
 
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyTraceback;
 
@@ -72,18 +71,21 @@ pub fn add_user_frames(py: Python<'_>, err: PyErr, stack: &[FrameSite]) -> PyErr
     PyErr::fetch(py)
 }
 
-/// Removes the first entry of `err`'s traceback if it is a frame of `code` (the transformed
-/// code that just ran) stopped at an instruction without a line: a graph call or the call of
-/// a resume function, for which the user's frames were added by the graph or by the resume
-/// function's own run. An entry at a user instruction (the breaking one) stays.
-pub fn drop_transformed_entry(py: Python<'_>, err: &PyErr, code: *mut ffi::PyObject) {
+/// Removes the first entry of `err`'s traceback if it is a frame of `function`'s code (the
+/// transformed code that just ran) stopped at an instruction without a line: a graph call or
+/// the call of a resume function, for which the user's frames were added by the graph or by
+/// the resume function's own run. An entry at a user instruction (the breaking one) stays.
+pub fn drop_transformed_entry(py: Python<'_>, err: &PyErr, function: &Bound<'_, PyAny>) {
     let Some(tb) = err.traceback(py) else {
+        return;
+    };
+    let Ok(code) = function.getattr(pyo3::intern!(py, "__code__")) else {
         return;
     };
     let ours = tb
         .getattr(pyo3::intern!(py, "tb_frame"))
         .and_then(|f| f.getattr(pyo3::intern!(py, "f_code")))
-        .is_ok_and(|c| c.as_ptr() == code);
+        .is_ok_and(|c| c.is(&code));
     if !ours {
         return;
     }

@@ -121,10 +121,21 @@ pub fn build(
             let gm = python::graph_module(py, output)?;
             let examples = PyList::new(py, output.example_inputs.iter().map(|e| e.bind(py)))?;
             let compiled = f.bind(py).call1((&gm, examples))?;
+            let locator = if reruns_differ(&output.graph) {
+                None
+            } else {
+                Some(EagerProgram::new(
+                    py,
+                    &output.graph,
+                    &output.callables,
+                    &output.sites,
+                )?)
+            };
             Runner::Python(Box::new(python::PythonProgram::new(
                 compiled.unbind(),
                 gm.unbind(),
                 output,
+                locator,
             )))
         }
     };
