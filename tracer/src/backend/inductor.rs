@@ -395,9 +395,10 @@ pub struct InductorProgram {
     /// An extern call or fallback op that raises re-runs there too: the eager runner knows
     /// which op raised, and its traceback gets that op's user frames.
     eager_errors: Option<super::eager::EagerProgram>,
-    /// The compiled frame at its first line, for the traceback of an error no op can be
-    /// blamed for (no `eager_errors`: a fused kernel, or a graph that cannot run twice).
-    root_site: Option<crate::traceback::UserStack>,
+    /// The user frames of each traced node, for the traceback of an error: a fallback op's
+    /// (`RunError::Op`), or the compiled frame at its first line where no op can be blamed
+    /// (no `eager_errors`: a fused kernel, or a graph that cannot run twice).
+    sites: crate::traceback::Sites,
 }
 
 impl InductorProgram {
@@ -409,9 +410,9 @@ impl InductorProgram {
         self.eager_errors = Some(p);
     }
 
-    /// Sets the frame an error's traceback names when no op can be blamed (see `root_site`).
-    pub fn set_root_site(&mut self, site: Option<crate::traceback::UserStack>) {
-        self.root_site = site;
+    /// Sets where the graph's nodes came from in user code (see `sites`).
+    pub fn set_sites(&mut self, sites: crate::traceback::Sites) {
+        self.sites = sites;
     }
 
     /// Compiles `graph` if the inductor can run it: CPU tensors only, and no input that needs
@@ -499,7 +500,7 @@ impl InductorProgram {
             callables: map,
             handles,
             eager_errors: None,
-            root_site: None,
+            sites: Default::default(),
         }))
     }
 
@@ -602,9 +603,18 @@ impl InductorProgram {
                 let inputs = inputs.into_iter().map(|i| i.into_bound(py)).collect();
                 return eager.run(py, inputs);
             }
+            (Err(inductor::RunError::Op { node, source }), _) => {
+                if !source.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                    return Err(source);
+                }
+                return Err(match self.sites.of(node) {
+                    Some(site) => crate::traceback::add_user_frames(py, source, &site),
+                    None => source,
+                });
+            }
             (Err(e), _) => {
                 let e = run_error_to_py(e);
-                return Err(match &self.root_site {
+                return Err(match &self.sites.root {
                     Some(site) => crate::traceback::add_user_frames(py, e, site),
                     None => e,
                 });
@@ -637,7 +647,7 @@ fn inference_mode_enabled(py: Python<'_>) -> bool {
 /// position out of range is an `IndexError` there ("index out of range in self").
 fn run_error_to_py(e: inductor::RunError<PyErr>) -> PyErr {
     match e {
-        inductor::RunError::Host(e) => e,
+        inductor::RunError::Host(e) | inductor::RunError::Op { source: e, .. } => e,
         inductor::RunError::IndexOutOfRange => {
             pyo3::exceptions::PyIndexError::new_err("index out of range in self")
         }

@@ -50,10 +50,18 @@ pub fn build(
     let mut functional = None;
     let runner = match backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
-        _ if output.graph.op_count() == 0 => {
-            Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables, &output.sites)?)
-        }
-        Backend::Eager => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables, &output.sites)?),
+        _ if output.graph.op_count() == 0 => Runner::Eager(EagerProgram::new(
+            py,
+            &output.graph,
+            &output.callables,
+            &output.sites,
+        )?),
+        Backend::Eager => Runner::Eager(EagerProgram::new(
+            py,
+            &output.graph,
+            &output.callables,
+            &output.sites,
+        )?),
         // Autocast regions: the inductor computes in the dtypes it is given and knows nothing
         // of autocast's casts, so these graphs replay on the eager runner, casts done by torch.
         Backend::Inductor if output.has_autocast() => {
@@ -61,7 +69,12 @@ pub fn build(
                 info,
                 &["the whole graph runs on the eager backend: it has an autocast region".into()],
             );
-            Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables, &output.sites)?)
+            Runner::Eager(EagerProgram::new(
+                py,
+                &output.graph,
+                &output.callables,
+                &output.sites,
+            )?)
         }
         Backend::Inductor if output.has_tensor_subclass_input(py)? => {
             crate::log::inductor_fallbacks(
@@ -71,7 +84,12 @@ pub fn build(
                         .into(),
                 ],
             );
-            Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables, &output.sites)?)
+            Runner::Eager(EagerProgram::new(
+                py,
+                &output.graph,
+                &output.callables,
+                &output.sites,
+            )?)
         }
         Backend::Inductor => {
             // The inductor computes values: it gets the graph without in-place ops.
@@ -98,7 +116,7 @@ pub fn build(
                             &output.sites,
                         )?);
                     }
-                    p.set_root_site(output.sites.root.clone());
+                    p.set_sites(output.sites.clone());
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
                         crate::log::inductor_fallbacks(info, &reasons);
@@ -107,13 +125,23 @@ pub fn build(
                     backend_phases = p.phase_times().phases();
                     Runner::Inductor(Box::new(p))
                 }
-                Ok(None) => Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables, &output.sites)?),
+                Ok(None) => Runner::Eager(EagerProgram::new(
+                    py,
+                    &output.graph,
+                    &output.callables,
+                    &output.sites,
+                )?),
                 Err(why) => {
                     crate::log::inductor_fallbacks(
                         info,
                         &[format!("the whole graph runs on the eager backend: {why}")],
                     );
-                    Runner::Eager(EagerProgram::new(py, &output.graph, &output.callables, &output.sites)?)
+                    Runner::Eager(EagerProgram::new(
+                        py,
+                        &output.graph,
+                        &output.callables,
+                        &output.sites,
+                    )?)
                 }
             }
         }
