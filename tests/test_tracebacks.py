@@ -164,4 +164,3 @@ def test_backend_error_names_the_failing_op():
     expected = user_entries(inlined, x, idx)
     compiled = torchferro.compile(inlined, backend=lambda gm, example_inputs: gm)
     assert user_entries(compiled, x, idx) == expected
-
