@@ -711,8 +711,11 @@ impl<'py> ResumeCtx<'_, 'py> {
         e(asm, "BUILD_TUPLE", on_stack as u32)?;
         let (mut above_out, mut above_top) = (1usize, 0usize);
         e(asm, "PUSH_NULL", 0)?;
-        above_out += 1;
-        above_top += 1;
+        // `TailCall(resume, args...)`: the hook makes the call once this frame is gone.
+        let tail = self.consts.add(py.get_type::<TailCall>().into_any());
+        e(asm, "LOAD_CONST", tail)?;
+        above_out += 2;
+        above_top += 2;
         let slots = closure_slots(self.info);
         if slots.is_empty() {
             let r = self.consts.add(resume.function.bind(py).clone());
@@ -769,13 +772,35 @@ impl<'py> ResumeCtx<'_, 'py> {
             above_top += 1;
             nargs += 1;
         }
-        call(asm, version, nargs as u32)?;
+        call(asm, version, nargs as u32 + 1)?;
         // [outputs, values, result] -> [result]
         e(asm, "SWAP", 3)?;
         e(asm, "POP_TOP", 0)?;
         e(asm, "POP_TOP", 0)?;
         e(asm, "RETURN_VALUE", 0)?;
         Ok(())
+    }
+}
+
+/// What the transformed code of a graph break returns instead of calling its resume function:
+/// the function (first) and its arguments. Bytecode has no tail call, so a frame that called its
+/// resume function would stay on the stack under it, one frame per graph break: visible to
+/// `sys._getframe`/`inspect.stack` (eager has one frame there) and spending a recursion level.
+/// The hook makes the call after the transformed frame has returned (`hook::call_function`).
+/// Only the hook runs transformed code, so no user code sees one.
+#[pyclass(frozen, module = "torchferro._C")]
+pub struct TailCall {
+    pub call: Py<PyTuple>,
+}
+
+#[pymethods]
+impl TailCall {
+    #[new]
+    #[pyo3(signature = (*call))]
+    fn new(call: Bound<'_, PyTuple>) -> TailCall {
+        TailCall {
+            call: call.unbind(),
+        }
     }
 }
 
