@@ -10,9 +10,10 @@
 //! CPython's own C modules do it (`_PyTraceback_Add`: an empty code object and frame for the
 //! function, file and line), so they own nothing of the program and die with the traceback.
 //!
-//! The transformed code's own entry at a graph call or a resume call (an instruction without a
-//! line: it stands for the user's frame, whose entry the graph or the resume function adds)
-//! is removed by [`drop_transformed_entry`].
+//! The transformed code's own entry at its graph call (an instruction without a line: it
+//! stands for the user's frame, whose entry the graph adds) is removed by
+//! [`drop_transformed_entry`]. A resume function runs after the transformed frame has returned
+//! (`resume::TailCall`), so that frame has no entry in an error the resume function raises.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CString};
@@ -72,9 +73,9 @@ pub fn add_user_frames(py: Python<'_>, err: PyErr, stack: &[FrameSite]) -> PyErr
 }
 
 /// Removes the first entry of `err`'s traceback if it is a frame of `function`'s code (the
-/// transformed code that just ran) stopped at an instruction without a line: a graph call or
-/// the call of a resume function, for which the user's frames were added by the graph or by
-/// the resume function's own run. An entry at a user instruction (the breaking one) stays.
+/// transformed code that just ran) stopped at an instruction without a line (the graph call,
+/// for which the graph added the user's frames). An entry at a user instruction (the breaking
+/// one) stays.
 pub fn drop_transformed_entry(py: Python<'_>, err: &PyErr, function: &Bound<'_, PyAny>) {
     let Some(tb) = err.traceback(py) else {
         return;
