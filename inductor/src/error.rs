@@ -51,4 +51,7 @@ pub enum RunError<E: std::error::Error + 'static> {
     IndexOutOfRange,
     #[error(transparent)]
     Host(E),
+    /// A fallback op (torch called for one graph node) raised: the node, and the host's error.
+    #[error("{source}")]
+    Op { node: fx::NodeId, source: E },
 }

@@ -633,6 +633,9 @@ pub enum IrNode {
         kwargs: Vec<(String, FallbackArg)>,
         outs: Vec<BufId>,
         reason: String,
+        /// The graph node this call runs: an error it raises names it (`RunError::Op`), so
+        /// the host can point at the user's code that made the op.
+        node: fx::NodeId,
     },
 }
 

@@ -203,6 +203,7 @@ impl<'a, H: Host> Runtime<'a, H> {
                 args,
                 kwargs,
                 outs,
+                node,
                 ..
             } => {
                 let a = args
@@ -216,7 +217,10 @@ impl<'a, H: Host> Runtime<'a, H> {
                 let r = self
                     .host
                     .run_fallback(target, &a, &k)
-                    .map_err(RunError::Host)?;
+                    .map_err(|source| RunError::Op {
+                        node: *node,
+                        source,
+                    })?;
                 let results = match r {
                     HostValue::Tensor(t) => vec![t],
                     HostValue::Seq(ts) => ts,

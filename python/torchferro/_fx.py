@@ -54,3 +54,26 @@ def build_graph_module(description):
             raise ValueError(f"unknown node kind {kind!r}")
     graph.lint()
     return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def failing_node(gm, tb):
+    """The name of the node of ``gm`` whose line of ``gm.forward`` raised, from the traceback
+    ``tb`` of the error (``None`` where no frame of that ``forward`` is in it)."""
+    forward = getattr(type(gm), "forward", None)
+    code = getattr(forward, "__code__", None)
+    lineno_map = getattr(gm, "_lineno_map", None)
+    if code is None or not lineno_map:
+        return None
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code is code:
+            found = tb.tb_lineno
+        tb = tb.tb_next
+    if found is None:
+        return None
+    index = lineno_map.get(found - code.co_firstlineno)
+    if index is None:
+        return None
+    nodes = list(gm.graph.nodes)
+    return nodes[index].name if 0 <= index < len(nodes) else None

@@ -320,18 +320,12 @@ def _rec_to_limit():
     return None
 
 
-@case(
-    x34,
-    child=True,
-    xfail=(
-        "issue 13 item 9: under the harness the compiled run recurses 2 levels less than eager"
-        " (986 vs 988; exact in a plain script since tracer/src/recursion.rs)"
-    ),
-    xfail_tc=TC_DIFFERS,
-)
+@case(x34, child=True, xfail_tc=TC_DIFFERS)
 def recursion_at_limit_after_breaks(x):
-    # Each graph break leaves a transformed frame below its resume function, and the compiled
-    # call itself is a C call: levels eager does not spend, given back (tracer/src/recursion.rs).
+    # The compiled call itself is a C call, a level eager does not spend, given back
+    # (tracer/src/recursion.rs); at each graph break the transformed frame returns before its
+    # resume function runs (resume::TailCall), so the frame chain that `_depth` counts and the
+    # recursion budget are eager's.
     y = x + 1
     print("graph break")
     y = y * 2

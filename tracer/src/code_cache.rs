@@ -42,9 +42,6 @@ pub struct CacheEntry {
     pub transformed_code: Py<PyAny>,
     /// The transformed code only tail-calls the graph, so the hook may call the graph itself.
     pub direct: bool,
-    /// The code is a resume function: its frame runs above the transformed frame that
-    /// tail-called it, a level eager does not spend (`recursion.rs`).
-    pub resume: bool,
 }
 
 pub struct CodeCache {

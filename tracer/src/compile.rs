@@ -454,6 +454,5 @@ fn build_entry(
         graph_code,
         transformed_code: transformed.unbind(),
         direct: plan.is_none(),
-        resume: info.name.starts_with(crate::resume::RESUME_PREFIX),
     })
 }

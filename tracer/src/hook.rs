@@ -195,25 +195,19 @@ pub unsafe extern "C" fn eval_frame(
         return std::ptr::null_mut();
     }
     match action {
-        Action::Run(run, argv, resume) => {
+        Action::Run(run, argv) => {
             // argv borrows the frame's argument slots and closure cells, which stay alive
             // while the frame exists (until after we return).
             let go = || match &run {
                 Run::Graph(g) => g.get().run_raw(py, &argv),
                 Run::Function(f) => call_function(py, f, &argv),
             };
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                if resume {
-                    crate::recursion::give_back_one_level(go)
-                } else {
-                    go()
-                }
-            }))
-            .unwrap_or_else(|_| {
-                Err(pyo3::exceptions::PyRuntimeError::new_err(
-                    "torchferro internal error while running a compiled graph (a Rust panic)",
-                ))
-            });
+            let r =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(go)).unwrap_or_else(|_| {
+                    Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        "torchferro internal error while running a compiled graph (a Rust panic)",
+                    ))
+                });
             let result = match r.and_then(|v| match mode::take_interrupt() {
                 Some(e) => Err(e),
                 None => Ok(v),
@@ -273,6 +267,8 @@ unsafe fn evaluate_unhooked(
     }
 }
 
+/// Runs the transformed code `f` on the frame's arguments, then the resume functions it hands
+/// back (`resume::TailCall`), each after the frame before it has returned.
 fn call_function<'py>(
     py: Python<'py>,
     f: &Py<PyAny>,
@@ -284,11 +280,25 @@ fn call_function<'py>(
         ffi::PyObject_Vectorcall(f.as_ptr(), argv.as_ptr(), argv.len(), std::ptr::null_mut())
     };
     if r.is_null() {
-        Err(PyErr::fetch(py))
-    } else {
-        // SAFETY: a new reference from vectorcall.
-        Ok(unsafe { Bound::from_owned_ptr(py, r) })
+        let e = PyErr::fetch(py);
+        crate::traceback::drop_transformed_entry(py, &e, f.bind(py));
+        return Err(e);
     }
+    // SAFETY: a new reference from vectorcall.
+    let mut r = unsafe { Bound::from_owned_ptr(py, r) };
+    while let Ok(tail) = r.cast::<crate::resume::TailCall>() {
+        let call = tail.get().call.bind(py).clone();
+        let (Ok(resume), Ok(args)) = (call.get_item(0), call.get_slice(1, call.len()).cast_into())
+        else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "torchferro: a tail call without its function",
+            ));
+        };
+        // Called once the frame before it has returned, a resume function spends the one
+        // recursion level (and shows the one frame) that eager's frame does.
+        r = resume.call1(&args)?;
+    }
+    Ok(r)
 }
 
 fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
@@ -400,8 +410,8 @@ enum Run {
 }
 
 enum Action {
-    /// The entry to run, the frame's arguments, and whether the code is a resume function.
-    Run(Run, Vec<*mut ffi::PyObject>, bool),
+    /// The entry to run and the frame's arguments.
+    Run(Run, Vec<*mut ffi::PyObject>),
     Default,
     Raise(PyErr),
 }
@@ -479,5 +489,5 @@ fn hit(entry: Arc<code_cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Act
     } else {
         Run::Function(entry.function.clone())
     };
-    Action::Run(run, argv, entry.resume)
+    Action::Run(run, argv)
 }

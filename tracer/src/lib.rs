@@ -32,6 +32,7 @@ pub mod runtime;
 pub mod signals;
 pub mod skipfiles;
 pub mod source;
+pub mod traceback;
 pub mod version;
 
 use pyo3::prelude::*;

@@ -29,6 +29,8 @@ pub struct OutputGraph {
     pub example_inputs: Vec<Py<PyAny>>,
     /// The callable behind each `Target::Function` node, by node.
     pub callables: Vec<(NodeId, Py<PyAny>)>,
+    /// The user's call stack of each node, for tracebacks of errors it raises at run time.
+    pub sites: crate::traceback::Sites,
     /// A `meta` tensor for each tensor node, made on demand.
     metas: std::collections::HashMap<NodeId, Py<PyAny>>,
     /// Torch's global state while tracing, for native inference.
@@ -65,6 +67,7 @@ impl OutputGraph {
             input_sources: Vec::new(),
             example_inputs: Vec::new(),
             callables: Vec::new(),
+            sites: Default::default(),
             metas: Default::default(),
         }
     }

@@ -2,18 +2,18 @@
 //!
 //! Eager Python spends one level of `sys.getrecursionlimit()` per frame. A compiled call spends
 //! more on 3.11: the call of a `CompiledFunction` goes through its C `tp_call` (CPython counts
-//! one level there), and each graph break leaves the transformed frame on the stack below the
-//! resume function it tail-calls (bytecode has no real tail call). A recursive function near the
-//! limit then raised `RecursionError` where eager did not. These levels are given back around
-//! the calls that spend them, so the user's code sees eager's budget exactly. On 3.12 C calls
-//! count against a separate C budget instead, which the hook itself spends (every hooked call
-//! enters the evaluator from C); `frame::c_recursion_nearly_spent` and
+//! one level there). That level is given back around the call, so the user's code sees eager's
+//! budget exactly. A graph break spends nothing extra: the transformed frame returns before its
+//! resume function runs (`resume::TailCall`, called by the hook), so the resume function's
+//! frame takes the one level (and the one place in the frame chain) eager's frame has. On 3.12
+//! C calls count against a separate C budget instead, which the hook itself spends (every hooked
+//! call enters the evaluator from C); `frame::c_recursion_nearly_spent` and
 //! `hook::evaluate_unhooked` deal with that, so nothing is given back here.
 
 use pyo3::ffi;
 
 /// Runs `f` with one level of the current thread's recursion budget given back: the level the
-/// caller spent on something eager does not have (a C call, a frame that only tail-calls).
+/// caller spent on something eager does not have (the C call of a `CompiledFunction`).
 ///
 /// `Py_LeaveRecursiveCall` raises the remaining budget by one, `Py_EnterRecursiveCall` takes it
 /// again. The take cannot fail: `f` leaves the budget as it found it, so it is one above the

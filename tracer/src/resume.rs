@@ -27,7 +27,9 @@ pub fn trampoline<'py>(
     let version = crate::version::current(py)?;
     let nparams = info.nargs + info.nfree;
     let mut asm = Assembler::new(version);
-    asm.set_position(bytecode::Position::line(info.firstlineno as i32));
+    // No user line: the graph's error adds the user's frame itself, and the hook drops this
+    // frame's entry from the traceback (`traceback::drop_transformed_entry`).
+    asm.set_position(bytecode::Position::NONE);
     asm.resume(ResumeAt::Start).map_err(asm_err)?;
     asm.push_null().map_err(asm_err)?;
     asm.load_const(0).map_err(asm_err)?;
@@ -238,11 +240,26 @@ fn breakable(op: Op) -> bool {
     )
 }
 
-/// Why a graph break cannot be placed at root instruction `index` (the whole frame then runs
-/// eagerly), or `None` when it can.
 /// Names of generated resume functions start with this.
 pub const RESUME_PREFIX: &str = "torchferro_resume_in_";
 
+/// The name eager shows for a frame of code named `name`: a resume function's
+/// (`torchferro_resume_in_f_at_12`, of any depth) is the function it continues.
+pub fn user_function_name(name: &str) -> &str {
+    let mut n = name;
+    while let Some(rest) = n.strip_prefix(RESUME_PREFIX) {
+        match rest.rsplit_once("_at_") {
+            Some((f, line)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
+                n = f
+            }
+            _ => break,
+        }
+    }
+    n
+}
+
+/// Why a graph break cannot be placed at root instruction `index` (the whole frame then runs
+/// eagerly), or `None` when it can.
 pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
     let Some(ins) = info.ins.get(index) else {
         return Some("no such instruction".into());
@@ -399,7 +416,11 @@ pub fn graph_break<'py>(
         .min(depth);
 
     let mut asm = Assembler::new(version);
-    asm.set_position(bytecode::Position::line(line));
+    // Only the breaking instruction has the user's line. The graph call, the rebuilding of
+    // values and the resume call have none: an error there comes with the user's frames from
+    // the graph or the resume function, and the hook drops this frame's entry from the
+    // traceback (`traceback::drop_transformed_entry`), as eager has one entry for the frame.
+    asm.set_position(bytecode::Position::NONE);
     asm.resume(ResumeAt::Start).map_err(asm_err)?;
     asm.push_null().map_err(asm_err)?;
     let g = consts.add(graph.clone());
@@ -454,6 +475,7 @@ pub fn graph_break<'py>(
 
     // The breaking instruction itself; inside a try/with block it is protected by a handler
     // that continues in the frame's own handler.
+    asm.set_position(bytecode::Position::line(line));
     let handler = handler_of(info, plan.index)?;
     let protect = handler.as_ref().map(|h| {
         let (start, end, target) = (asm.label_here(), asm.new_label(), asm.new_label());
@@ -511,6 +533,7 @@ pub fn graph_break<'py>(
             lasti: true,
         });
     }
+    asm.set_position(bytecode::Position::NONE);
     let mut ctx = ResumeCtx {
         py,
         info,
@@ -572,6 +595,9 @@ pub fn graph_break<'py>(
     kw.set_item("co_names", PyTuple::new(py, &names)?)?;
     kw.set_item("co_freevars", PyTuple::empty(py))?;
     kw.set_item("co_cellvars", PyTuple::empty(py))?;
+    // A traceback entry of this frame (the breaking instruction raised) names the user's
+    // function, as eager's does, also in a resume function's transformed code.
+    kw.set_item("co_name", user_function_name(&info.name))?;
     Ok(code.call_method("replace", (), Some(&kw))?)
 }
 
@@ -668,8 +694,11 @@ impl<'py> ResumeCtx<'_, 'py> {
         asm.build_tuple(on_stack as u32).map_err(asm_err)?;
         let (mut above_out, mut above_top) = (1usize, 0usize);
         asm.push_null().map_err(asm_err)?;
-        above_out += 1;
-        above_top += 1;
+        // `TailCall(resume, args...)`: the hook makes the call once this frame is gone.
+        let tail = self.consts.add(py.get_type::<TailCall>().into_any());
+        asm.load_const(tail).map_err(asm_err)?;
+        above_out += 2;
+        above_top += 2;
         let slots = closure_slots(self.info);
         if slots.is_empty() {
             let r = self.consts.add(resume.function.bind(py).clone());
@@ -727,13 +756,35 @@ impl<'py> ResumeCtx<'_, 'py> {
             above_top += 1;
             nargs += 1;
         }
-        asm.call(nargs as u32).map_err(asm_err)?;
+        asm.call(nargs as u32 + 1).map_err(asm_err)?;
         // [outputs, values, result] -> [result]
         asm.swap(3).map_err(asm_err)?;
         asm.pop_top().map_err(asm_err)?;
         asm.pop_top().map_err(asm_err)?;
         asm.return_value().map_err(asm_err)?;
         Ok(())
+    }
+}
+
+/// What the transformed code of a graph break returns instead of calling its resume function:
+/// the function (first) and its arguments. Bytecode has no tail call, so a frame that called its
+/// resume function would stay on the stack under it, one frame per graph break: visible to
+/// `sys._getframe`/`inspect.stack` (eager has one frame there) and spending a recursion level.
+/// The hook makes the call after the transformed frame has returned (`hook::call_function`).
+/// Only the hook runs transformed code, so no user code sees one.
+#[pyclass(frozen, module = "torchferro._C")]
+pub struct TailCall {
+    pub call: Py<PyTuple>,
+}
+
+#[pymethods]
+impl TailCall {
+    #[new]
+    #[pyo3(signature = (*call))]
+    fn new(call: Bound<'_, PyTuple>) -> TailCall {
+        TailCall {
+            call: call.unbind(),
+        }
     }
 }
 

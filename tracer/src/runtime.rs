@@ -3,7 +3,7 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::PyTuple;
 
 use crate::backend::Runner;
 use crate::reconstruct::OutputTemplate;
@@ -162,16 +162,7 @@ impl CompiledGraph {
                     }
                 },
             },
-            Runner::Python(f) => {
-                let r = f.bind(py).call1(PyTuple::new(py, inputs)?)?;
-                if let Ok(t) = r.cast::<PyTuple>() {
-                    t.iter().collect()
-                } else if let Ok(l) = r.cast::<PyList>() {
-                    l.iter().collect()
-                } else {
-                    vec![r]
-                }
-            }
+            Runner::Python(p) => p.run(py, inputs)?,
         })
     }
 }

@@ -301,6 +301,7 @@ impl Lowerer<'_> {
             kwargs: fkwargs,
             outs,
             reason,
+            node: id,
         });
         Ok(match meta {
             NodeMeta::Tensor(_) => vals.pop().unwrap(),

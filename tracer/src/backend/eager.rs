@@ -64,6 +64,8 @@ struct Step {
     /// Registers whose last use is this step: freed right after it, so memory is released as
     /// early as eager would.
     free: Vec<usize>,
+    /// The user's frames that made this op: added to the traceback of an error it raises.
+    site: Option<crate::traceback::UserStack>,
 }
 
 /// The `eager` backend: the graph's torch calls, replayed from Rust.
@@ -79,6 +81,7 @@ impl EagerProgram {
         py: Python<'_>,
         graph: &Graph,
         callables: &[(NodeId, Py<PyAny>)],
+        sites: &crate::traceback::Sites,
     ) -> Result<EagerProgram, TraceError> {
         let mut reg_of = std::collections::HashMap::new();
         for (i, (id, _)) in graph.nodes().enumerate() {
@@ -139,6 +142,7 @@ impl EagerProgram {
                         kwnames,
                         out: r,
                         free: Vec::new(),
+                        site: sites.of(id),
                     });
                 }
                 NodeKind::Output { values } => {
@@ -169,15 +173,42 @@ impl EagerProgram {
         py: Python<'py>,
         inputs: Vec<Bound<'py, PyAny>>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.run_steps(py, inputs).map_err(|(e, step)| {
+            match step.and_then(|s| self.steps[s].site.as_ref()) {
+                Some(site) => crate::traceback::add_user_frames(py, e, site),
+                None => e,
+            }
+        })
+    }
+
+    /// Runs the graph to find where it raises: the error and the user frames of the op that
+    /// raised it (`None` if it ran through). For a backend whose own error names no op.
+    pub(crate) fn failing_site<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> Option<(PyErr, Option<crate::traceback::UserStack>)> {
+        match self.run_steps(py, inputs) {
+            Ok(_) => None,
+            Err((e, step)) => Some((e, step.and_then(|s| self.steps[s].site.clone()))),
+        }
+    }
+
+    /// Runs the steps; an error comes with the index of the step that raised.
+    fn run_steps<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> Result<Vec<Bound<'py, PyAny>>, (PyErr, Option<usize>)> {
         let mut regs: Vec<Option<Bound<'py, PyAny>>> = vec![None; self.nregs];
         for (r, v) in self.inputs.iter().zip(inputs) {
             regs[*r] = Some(v);
         }
         let mut argv: Vec<Bound<'py, PyAny>> = Vec::with_capacity(8);
-        for step in &self.steps {
+        for (i, step) in self.steps.iter().enumerate() {
             argv.clear();
             for s in &step.args {
-                argv.push(s.value(py, &regs)?);
+                argv.push(s.value(py, &regs).map_err(|e| (e, None))?);
             }
             let nkw = step.kwnames.as_ref().map(|k| k.bind(py).len()).unwrap_or(0);
             let npos = argv.len() - nkw;
@@ -203,7 +234,7 @@ impl EagerProgram {
                 }
             };
             if r.is_null() {
-                return Err(PyErr::fetch(py));
+                return Err((PyErr::fetch(py), Some(i)));
             }
             // SAFETY: a new reference returned by vectorcall.
             regs[step.out] = Some(unsafe { Bound::from_owned_ptr(py, r) });
@@ -215,7 +246,12 @@ impl EagerProgram {
             .iter()
             .map(|r| {
                 regs[*r].clone().ok_or_else(|| {
-                    pyo3::exceptions::PyRuntimeError::new_err("torchferro: missing graph output")
+                    (
+                        pyo3::exceptions::PyRuntimeError::new_err(
+                            "torchferro: missing graph output",
+                        ),
+                        None,
+                    )
                 })
             })
             .collect()

@@ -68,6 +68,7 @@ pub fn for_inductor(
     py: Python<'_>,
     graph: &Graph,
     callables: &[(NodeId, Py<PyAny>)],
+    sites: &crate::traceback::Sites,
 ) -> Result<Option<FunctionalGraph>, TraceError> {
     // One target per op first (same node ids); a retargeted node's callable is resolved
     // from its new path below, the others keep the traced one.
@@ -162,7 +163,7 @@ pub fn for_inductor(
             })
             .collect::<Vec<_>>();
         (tensors.len() > 1)
-            .then(|| EagerProgram::new(py, graph, traced_callables).map(|p| (tensors, p)))
+            .then(|| EagerProgram::new(py, graph, traced_callables, sites).map(|p| (tensors, p)))
     }
     .transpose()?;
     let outputs = match fgraph.output_node().map(|o| &fgraph.node(o).kind) {

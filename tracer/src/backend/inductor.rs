@@ -392,7 +392,13 @@ pub struct InductorProgram {
     /// own check ("index 4 is out of bounds for dimension 0 with size 4", "index out of range
     /// in self", a `RuntimeError` for `gather`), and the user catching it sees eager's type and
     /// message. Set only where the partial run left nothing visible (`set_eager_errors`).
+    /// An extern call or fallback op that raises re-runs there too: the eager runner knows
+    /// which op raised, and its traceback gets that op's user frames.
     eager_errors: Option<super::eager::EagerProgram>,
+    /// The user frames of each traced node, for the traceback of an error: a fallback op's
+    /// (`RunError::Op`), or the compiled frame at its first line where no op can be blamed
+    /// (no `eager_errors`: a fused kernel, or a graph that cannot run twice).
+    sites: crate::traceback::Sites,
 }
 
 impl InductorProgram {
@@ -402,6 +408,11 @@ impl InductorProgram {
     /// again from the start does what eager's one run did.
     pub fn set_eager_errors(&mut self, p: super::eager::EagerProgram) {
         self.eager_errors = Some(p);
+    }
+
+    /// Sets where the graph's nodes came from in user code (see `sites`).
+    pub fn set_sites(&mut self, sites: crate::traceback::Sites) {
+        self.sites = sites;
     }
 
     /// Compiles `graph` if the inductor can run it: CPU tensors only, and no input that needs
@@ -489,6 +500,7 @@ impl InductorProgram {
             callables: map,
             handles,
             eager_errors: None,
+            sites: Default::default(),
         }))
     }
 
@@ -576,12 +588,37 @@ impl InductorProgram {
             drop(replaced);
         }
         let outs = match (outs, &self.eager_errors) {
+            (Ok(outs), _) => outs,
+            // A `KeyboardInterrupt` (or any non-`Exception`) from a host call is not the op's
+            // error: it propagates as it is.
             (Err(inductor::RunError::IndexOutOfRange), Some(eager)) => {
                 drop(host);
                 let inputs = inputs.into_iter().map(|i| i.into_bound(py)).collect();
                 return eager.run(py, inputs);
             }
-            (outs, _) => outs.map_err(run_error_to_py)?,
+            (Err(inductor::RunError::Host(e)), Some(eager))
+                if e.is_instance_of::<pyo3::exceptions::PyException>(py) =>
+            {
+                drop(host);
+                let inputs = inputs.into_iter().map(|i| i.into_bound(py)).collect();
+                return eager.run(py, inputs);
+            }
+            (Err(inductor::RunError::Op { node, source }), _) => {
+                if !source.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                    return Err(source);
+                }
+                return Err(match self.sites.of(node) {
+                    Some(site) => crate::traceback::add_user_frames(py, source, &site),
+                    None => source,
+                });
+            }
+            (Err(e), _) => {
+                let e = run_error_to_py(e);
+                return Err(match &self.sites.root {
+                    Some(site) => crate::traceback::add_user_frames(py, e, site),
+                    None => e,
+                });
+            }
         };
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
     }
@@ -610,7 +647,7 @@ fn inference_mode_enabled(py: Python<'_>) -> bool {
 /// position out of range is an `IndexError` there ("index out of range in self").
 fn run_error_to_py(e: inductor::RunError<PyErr>) -> PyErr {
     match e {
-        inductor::RunError::Host(e) => e,
+        inductor::RunError::Host(e) | inductor::RunError::Op { source: e, .. } => e,
         inductor::RunError::IndexOutOfRange => {
             pyo3::exceptions::PyIndexError::new_err("index out of range in self")
         }

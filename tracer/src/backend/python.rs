@@ -9,6 +9,99 @@ use fx::{Arg, NodeKind, Target};
 
 use crate::error::TraceError;
 use crate::output::{arg_to_py, OutputGraph};
+use crate::traceback::UserStack;
+
+/// What a Python backend returned for the graph, and where its nodes came from.
+pub struct PythonProgram {
+    /// The backend's compiled callable, called with the graph inputs.
+    pub compiled: Py<PyAny>,
+    /// The `GraphModule` handed to the backend: an error raised in its `forward` names the node
+    /// running (its generated line).
+    gm: Py<PyAny>,
+    /// User frames by node name (names are unique in the `GraphModule`).
+    sites: std::collections::HashMap<String, UserStack>,
+    root: Option<UserStack>,
+    /// The traced graph on the eager runner, to find the op that raised when the backend's
+    /// traceback does not show it (`GraphModule.__call__` drops the frames of its `forward`
+    /// when a torch op raised right there). Only for graphs that can run again with the same
+    /// effect (no input written, no random draw; `super::reruns_differ`).
+    locator: Option<super::eager::EagerProgram>,
+}
+
+impl PythonProgram {
+    pub fn new(
+        compiled: Py<PyAny>,
+        gm: Py<PyAny>,
+        out: &OutputGraph,
+        locator: Option<super::eager::EagerProgram>,
+    ) -> Self {
+        let sites = out
+            .graph
+            .nodes()
+            .filter_map(|(id, n)| Some((n.name.clone(), out.sites.nodes.get(&id)?.clone())))
+            .collect();
+        PythonProgram {
+            compiled,
+            gm,
+            sites,
+            root: out.sites.root.clone(),
+            locator,
+        }
+    }
+
+    pub fn run<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let r = match self.compiled.bind(py).call1(PyTuple::new(py, &inputs)?) {
+            Ok(r) => r,
+            Err(e) => return Err(self.locate(py, e, inputs)),
+        };
+        Ok(if let Ok(t) = r.cast::<PyTuple>() {
+            t.iter().collect()
+        } else if let Ok(l) = r.cast::<PyList>() {
+            l.iter().collect()
+        } else {
+            vec![r]
+        })
+    }
+
+    /// Adds the user frames of the node that raised `e`: found in the `GraphModule`'s frame of
+    /// the traceback, else by running the graph on the eager runner (its error must be the
+    /// same), else the compiled frame's first line.
+    fn locate<'py>(&self, py: Python<'py>, e: PyErr, inputs: Vec<Bound<'py, PyAny>>) -> PyErr {
+        if !e.is_instance_of::<pyo3::exceptions::PyException>(py) {
+            return e;
+        }
+        let node: Option<String> = py
+            .import("torchferro._fx")
+            .and_then(|m| {
+                m.getattr("failing_node")?
+                    .call1((self.gm.bind(py), e.traceback(py)))?
+                    .extract()
+            })
+            .ok()
+            .flatten();
+        let mut site = node.and_then(|n| self.sites.get(&n)).cloned();
+        if site.is_none() {
+            if let Some(Some((again, Some(s)))) =
+                self.locator.as_ref().map(|l| l.failing_site(py, inputs))
+            {
+                let same = again.get_type(py).is(e.get_type(py))
+                    && again.value(py).str().ok().map(|m| m.to_string())
+                        == e.value(py).str().ok().map(|m| m.to_string());
+                if same {
+                    site = Some(s);
+                }
+            }
+        }
+        match site.as_ref().or(self.root.as_ref()) {
+            Some(site) => crate::traceback::add_user_frames(py, e, site),
+            None => e,
+        }
+    }
+}
 
 pub fn graph_module<'py>(
     py: Python<'py>,

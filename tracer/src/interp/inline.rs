@@ -160,6 +160,8 @@ impl<'a, 'py> Frame<'a, 'py> {
             all_locals[i] = v;
         }
         self.tx.depth += 1;
+        let site = self.site();
+        self.tx.callers.push(site);
         let caught = self.caught_here();
         self.tx.caught_by_callers += usize::from(caught);
         let r = {
@@ -184,6 +186,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             })
         };
         self.tx.caught_by_callers -= usize::from(caught);
+        self.tx.callers.pop();
         self.tx.depth -= 1;
         r
     }

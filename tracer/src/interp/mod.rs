@@ -56,6 +56,9 @@ pub struct Tracer<'py> {
     /// How many frames of the inline chain above the current one are stopped at an instruction
     /// that an active `try` handler covers (see `handlers.rs`).
     pub(crate) caught_by_callers: usize,
+    /// The frames of the inline chain above the current one, outermost first, each at the
+    /// line of its call: with the current frame's line, a node's user stack (`traceback`).
+    pub(crate) callers: Vec<crate::event::FrameSite>,
 }
 
 impl<'py> Tracer<'py> {
@@ -265,7 +268,12 @@ pub fn trace<'py>(
         depth: 0,
         deleted_args: Vec::new(),
         caught_by_callers: 0,
+        callers: Vec::new(),
     };
+    tx.output.sites.root = Some(std::sync::Arc::from([crate::event::FrameSite {
+        function: crate::resume::user_function_name(&code.name).to_string(),
+        location: crate::event::Location::new(code.filename.as_str(), code.firstlineno),
+    }]));
     let end = {
         let n = code.localsplus.len();
         let mut frame = Frame {
@@ -320,6 +328,25 @@ impl<'a, 'py> Frame<'a, 'py> {
             .and_then(|i| i.line)
             .unwrap_or(self.code.firstlineno);
         crate::event::Location::new(self.code.filename.as_str(), line)
+    }
+
+    /// This frame at its current line, named as eager names it (a resume function by the
+    /// function it continues).
+    fn site(&self) -> crate::event::FrameSite {
+        crate::event::FrameSite {
+            function: crate::resume::user_function_name(&self.code.name).to_string(),
+            location: self.location(),
+        }
+    }
+
+    /// The user's call stack at the current instruction, outermost first.
+    fn user_stack(&self) -> crate::traceback::UserStack {
+        self.tx
+            .callers
+            .iter()
+            .cloned()
+            .chain(std::iter::once(self.site()))
+            .collect()
     }
 
     /// Runs the root frame to its return, or up to (not including) instruction `break_at`.

@@ -411,6 +411,8 @@ impl Frame<'_, '_> {
             .tx
             .output
             .call(py, name_hint, target, callable, args, kwargs)?;
+        let stack = self.user_stack();
+        self.tx.output.sites.nodes.insert(node, stack);
         if self.tx.output.reads_default_dtype(node) {
             // The dtype came from `torch.get_default_dtype()`: a later call under another
             // default must not reuse this graph.
