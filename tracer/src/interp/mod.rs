@@ -618,6 +618,11 @@ impl<'a, 'py> Frame<'a, 'py> {
                 Ok(())
             }
             Var::List(l) => {
+                if let Some(k) = key.as_py(py) {
+                    if let Ok(s) = k.cast::<pyo3::types::PySlice>() {
+                        return self.list_delete_slice(l, s);
+                    }
+                }
                 let i: isize = key
                     .as_py(py)
                     .and_then(|k| k.extract().ok())

@@ -81,6 +81,9 @@ impl Frame<'_, '_> {
             let o = o.clone();
             return self.object_operator(&o, name, args[1..].to_vec());
         }
+        if let Some(r) = self.sequence_operator(name, &args)? {
+            return Ok(r);
+        }
         let f = py.import("operator")?.getattr(name)?;
         if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
             let gargs = args
@@ -355,9 +358,13 @@ impl Frame<'_, '_> {
                 Ok(())
             }
             Var::List(l) => {
-                let i: isize = key
+                let k = key
                     .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?
+                    .ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?;
+                if let Ok(s) = k.cast::<pyo3::types::PySlice>() {
+                    return self.list_store_slice(l, s, &value);
+                }
+                let i: isize = k
                     .extract()
                     .map_err(|_| TraceError::unsupported("assigning to a list slice"))?;
                 self.tx.note_list_mutation(l);

@@ -644,10 +644,31 @@ impl Tracer<'_> {
         }
         let Some(source) = source else {
             if let Ok(t) = value.cast::<PyTuple>() {
+                // A folded result keeps its type: a `torch.Size` stays a size, a namedtuple
+                // stays one (its class decides `type()`, attributes and equality with it).
+                let ty = value.get_type();
+                if !ty.is(py.get_type::<PyTuple>()) {
+                    if ty.name().map(|n| n == "Size").unwrap_or(false)
+                        && ty.module().map(|m| m == "torch").unwrap_or(false)
+                    {
+                        if let Ok(s) = value.extract::<Vec<i64>>() {
+                            return Ok(Var::Size(s));
+                        }
+                    }
+                    if !ty.hasattr("_fields").unwrap_or(false) {
+                        return Ok(Var::Py(value.unbind(), None));
+                    }
+                }
                 let items = t
                     .iter()
                     .map(|x| self.wrap(x, None))
                     .collect::<Result<Vec<_>, _>>()?;
+                if !ty.is(py.get_type::<PyTuple>()) {
+                    return Ok(Var::NamedTuple {
+                        ty: ty.into_any().unbind(),
+                        items,
+                    });
+                }
                 return Ok(Var::Tuple(items));
             }
             if value.get_type().is(py.get_type::<pyo3::types::PySet>()) {

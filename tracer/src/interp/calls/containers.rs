@@ -99,8 +99,20 @@ impl Frame<'_, '_> {
         l: std::rc::Rc<std::cell::RefCell<Vec<Var>>>,
         name: &str,
         args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if !kwargs.is_empty()
+            || !matches!(
+                (name, args.len()),
+                ("append" | "extend", 1) | ("pop", 0) | ("insert", 2) | ("reverse", 0)
+            )
+        {
+            let seq = Var::List(l.clone());
+            if let Some(r) = self.sequence_method(&seq, name, &args, &kwargs)? {
+                return Ok(r);
+            }
+        }
         let mutating = matches!(
             name,
             "append" | "extend" | "insert" | "pop" | "clear" | "reverse" | "remove" | "sort"

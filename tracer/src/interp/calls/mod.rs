@@ -7,6 +7,7 @@ mod builtins;
 mod containers;
 mod library;
 mod modules;
+mod sequences;
 mod torch;
 mod trace_time;
 
@@ -47,7 +48,7 @@ impl Frame<'_, '_> {
                     }
                     None => self.tensor_method(t, &name, args, kwargs),
                 },
-                Var::List(l) => self.list_method(l, &name, args),
+                Var::List(l) => self.list_method(l, &name, args, kwargs),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 Var::Set(set) => self.set_method(set, &name, args, kwargs),
                 Var::NamedTuple { ty, items } => {
@@ -75,6 +76,9 @@ impl Frame<'_, '_> {
                     self.super_builtin_call(cls, *obj, &name, &args, &kwargs)
                 }
                 other => {
+                    if let Some(r) = self.sequence_method(&other, &name, &args, &kwargs)? {
+                        return Ok(r);
+                    }
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
                     let obj = other.as_py(py).ok_or_else(|| {
                         TraceError::unsupported(format!(
