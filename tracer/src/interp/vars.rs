@@ -329,8 +329,13 @@ impl Var {
                     .map(|(k, _)| Var::py_const(py, k))
                     .collect(),
             ),
-            Var::Py(o, _) => {
+            Var::Py(o, src) => {
                 let o = o.bind(py);
+                // A mutable container read from the frame (a list or dict subclass) may hold
+                // other items next call: its items are not constants.
+                if src.is_some() && is_mutable_container(py, o) {
+                    return None;
+                }
                 // Only iterate values whose iteration is free of side effects.
                 if o.cast::<PyTuple>().is_ok()
                     || o.cast::<PyList>().is_ok()
@@ -350,7 +355,13 @@ impl Var {
                     let it = o.try_iter().ok()?;
                     let mut out = Vec::new();
                     for x in it {
-                        out.push(Var::Py(x.ok()?.unbind(), None));
+                        let x = x.ok()?;
+                        // A live tensor here has no source: as a constant it would bake this
+                        // call's tensor into the graph.
+                        if holds_tensor(py, &x, 0).unwrap_or(true) {
+                            return None;
+                        }
+                        out.push(Var::Py(x.unbind(), None));
                     }
                     Some(out)
                 } else {
@@ -440,6 +451,57 @@ pub fn build_named_tuple<'py>(
 }
 
 /// The field names of a tuple subclass with named fields.
+/// Whether `o` can change between calls while keeping its identity: a list, dict, set or
+/// bytearray (or subclass), or any `collections.abc` mutable collection (a `deque`). Values
+/// computed from one at trace time are guarded only by its identity, so they must not fold.
+pub fn is_mutable_container(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
+    if o.is_instance_of::<PyList>()
+        || o.is_instance_of::<PyDict>()
+        || o.is_instance_of::<pyo3::types::PySet>()
+        || o.is_instance_of::<pyo3::types::PyByteArray>()
+    {
+        return true;
+    }
+    let Ok(abc) = py.import("collections.abc") else {
+        return true;
+    };
+    ["MutableSequence", "MutableSet", "MutableMapping"]
+        .iter()
+        .any(|n| {
+            abc.getattr(*n)
+                .and_then(|c| o.is_instance(&c))
+                .unwrap_or(true)
+        })
+}
+
+/// Whether a plain container (list, dict, set, deque) holds a tensor, at any depth.
+fn holds_tensor(py: Python<'_>, value: &Bound<'_, PyAny>, depth: usize) -> Result<bool, TraceError> {
+    if depth > MAX_WRAP_DEPTH {
+        return Ok(false);
+    }
+    if is_tensor(py, value)? {
+        return Ok(true);
+    }
+    let container = value.is_instance_of::<PyList>()
+        || value.is_instance_of::<PyTuple>()
+        || value.is_instance_of::<pyo3::types::PySet>()
+        || value.is_instance_of::<pyo3::types::PyFrozenSet>();
+    if container {
+        for x in value.try_iter()? {
+            if holds_tensor(py, &x?, depth + 1)? {
+                return Ok(true);
+            }
+        }
+    } else if let Ok(d) = value.cast::<PyDict>() {
+        for (_, v) in d.iter() {
+            if holds_tensor(py, &v, depth + 1)? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 pub fn named_tuple_fields(ty: &Bound<'_, PyAny>) -> Vec<String> {
     for attr in ["_fields", "__match_args__"] {
         if let Ok(f) = ty.getattr(attr).and_then(|f| f.extract::<Vec<String>>()) {
@@ -647,6 +709,12 @@ impl Tracer<'_> {
                 // A folded result keeps its type: a `torch.Size` stays a size, a namedtuple
                 // stays one (its class decides `type()`, attributes and equality with it).
                 let ty = value.get_type();
+                if !ty.is(py.get_type::<PyTuple>()) && holds_tensor(py, &value, 0)? {
+                    // A tuple subclass computed at trace time from live tensors.
+                    if !ty.hasattr("_fields").unwrap_or(false) {
+                        return Err(TraceError::unsupported("a tensor constant with no source"));
+                    }
+                }
                 if !ty.is(py.get_type::<PyTuple>()) {
                     if ty.name().map(|n| n == "Size").unwrap_or(false)
                         && ty.module().map(|m| m == "torch").unwrap_or(false)
@@ -673,6 +741,11 @@ impl Tracer<'_> {
             }
             if value.get_type().is(py.get_type::<pyo3::types::PySet>()) {
                 return Ok(Var::Set(value.unbind()));
+            }
+            // A value computed at trace time (a fold over a frame object: `list(xs)` of a list
+            // subclass) that holds live tensors would bake this call's tensors into the graph.
+            if holds_tensor(py, &value, 0)? {
+                return Err(TraceError::unsupported("a tensor constant with no source"));
             }
             return Ok(Var::Py(value.unbind(), None));
         };

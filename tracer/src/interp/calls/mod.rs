@@ -636,6 +636,14 @@ impl Frame<'_, '_> {
         {
             return Ok(None);
         }
+        // A mutable container read from the frame is guarded by identity only: a result
+        // computed from its contents would be stale when they change (`len(QUEUE)`).
+        if args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|a| {
+            matches!(a, Var::Py(o, Some(_))
+                if crate::interp::vars::is_mutable_container(py, o.bind(py)))
+        }) {
+            return Ok(None);
+        }
         for a in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
             self.tx.realize_identity(a);
         }
