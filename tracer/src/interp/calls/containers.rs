@@ -68,13 +68,20 @@ impl Frame<'_, '_> {
                 };
                 Ok(Var::DictView(d.clone(), kind))
             }
+            ("popitem", []) => d.borrow_mut().pop().map(|(k, v)| Var::Tuple(vec![Var::Py(k, None), v])).ok_or_else(|| {
+                TraceError::unsupported("popitem of an empty dict (the frame raises KeyError)")
+            }),
+            ("clear", []) => {
+                d.borrow_mut().clear();
+                Ok(Var::none(py))
+            }
             ("copy", []) => Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
                 d.borrow().clone(),
             )))),
-            ("update", [Var::Dict(_)]) | ("update", []) => {
+            ("update", []) | ("update", [_]) => {
                 let mut other: Vec<(Py<PyAny>, Var)> = match args.first() {
-                    Some(Var::Dict(o)) => o.borrow().clone(),
-                    _ => Vec::new(),
+                    Some(m) => self.mapping_pairs(m)?,
+                    None => Vec::new(),
                 };
                 for (k, v) in &kwargs {
                     other.push((k.as_str().into_pyobject(py)?.into_any().unbind(), v.clone()));

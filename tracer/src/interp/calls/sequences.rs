@@ -71,6 +71,31 @@ impl Frame<'_, '_> {
         let [a, b] = args else { return Ok(None) };
         let known = |v: &Var| v.as_py(py).is_some();
         match (name, a, b) {
+            // `d |= other` updates the dict in place; `d | other` makes a new one.
+            ("ior" | "or_", Var::Dict(d), Var::Dict(_) | Var::Py(..)) => {
+                if let Var::Py(o, _) = b {
+                    if !o.bind(py).is_exact_instance_of::<pyo3::types::PyDict>() {
+                        return Ok(None);
+                    }
+                }
+                let pairs = self.mapping_pairs(b)?;
+                let target = if name == "ior" {
+                    self.tx.note_dict_mutation(d);
+                    d.clone()
+                } else {
+                    Rc::new(RefCell::new(d.borrow().clone()))
+                };
+                {
+                    let mut t = target.borrow_mut();
+                    for (k, v) in pairs {
+                        match t.iter().position(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false)) {
+                            Some(i) => t[i].1 = v,
+                            None => t.push((k, v)),
+                        }
+                    }
+                }
+                Ok(Some(if name == "ior" { a.clone() } else { Var::Dict(target) }))
+            }
             // In place on a list: the same list, extended (any iterable) or repeated.
             ("iadd", Var::List(l), _) => {
                 let Some(items) = b.items(py) else {
@@ -347,5 +372,42 @@ impl Frame<'_, '_> {
         self.tx.note_list_mutation(l);
         *l.borrow_mut() = order.into_iter().map(|i| items[i].clone()).collect();
         Ok(())
+    }
+
+    /// The (key, value) pairs of `dict.update`'s or `dict(...)`'s positional argument: a tracked
+    /// dict, a dict known at trace time, or an iterable of pairs.
+    pub(in crate::interp) fn mapping_pairs(
+        &mut self,
+        m: &Var,
+    ) -> Result<Vec<(Py<PyAny>, Var)>, TraceError> {
+        let py = self.tx.py;
+        if let Var::Dict(o) = m {
+            return Ok(o.borrow().clone());
+        }
+        if let Var::Py(o, _) = m {
+            if let Ok(d) = o.bind(py).cast::<pyo3::types::PyDict>() {
+                if d.get_type().is(py.get_type::<pyo3::types::PyDict>()) {
+                    let mut out = Vec::new();
+                    for (k, v) in d.iter() {
+                        out.push((k.unbind(), self.tx.wrap(v, None)?));
+                    }
+                    return Ok(out);
+                }
+            }
+        }
+        let items = m
+            .items(py)
+            .ok_or_else(|| TraceError::unsupported("dict.update with a non-mapping argument"))?;
+        let mut out = Vec::new();
+        for pair in items {
+            let kv = pair.items(py).filter(|kv| kv.len() == 2).ok_or_else(|| {
+                TraceError::unsupported("dict.update with an item that is not a pair")
+            })?;
+            let k = kv[0]
+                .as_py(py)
+                .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+            out.push((k.unbind(), kv[1].clone()));
+        }
+        Ok(out)
     }
 }
