@@ -551,6 +551,17 @@ impl Frame<'_, '_> {
                         return Ok(items[i].clone());
                     }
                 }
+                // A property of a namedtuple subclass runs its getter on the traced tuple (the
+                // class attribute itself is the property object).
+                for k in ty.bind(py).getattr("__mro__")?.try_iter()? {
+                    let raw = k?.getattr("__dict__")?.get_item(name);
+                    let Ok(raw) = raw else { continue };
+                    if raw.is_instance(&py.import("builtins")?.getattr("property")?)? {
+                        let fget = raw.getattr("fget")?.unbind();
+                        return self.call(Var::Py(fget, None), vec![obj.clone()], vec![]);
+                    }
+                    break;
+                }
                 // Methods and class attributes (`_fields`, `_replace`, a user method).
                 let attr = ty
                     .bind(py)

@@ -475,7 +475,11 @@ pub fn is_mutable_container(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
 }
 
 /// Whether a plain container (list, dict, set, deque) holds a tensor, at any depth.
-fn holds_tensor(py: Python<'_>, value: &Bound<'_, PyAny>, depth: usize) -> Result<bool, TraceError> {
+fn holds_tensor(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    depth: usize,
+) -> Result<bool, TraceError> {
     if depth > MAX_WRAP_DEPTH {
         return Ok(false);
     }

@@ -68,9 +68,13 @@ impl Frame<'_, '_> {
                 };
                 Ok(Var::DictView(d.clone(), kind))
             }
-            ("popitem", []) => d.borrow_mut().pop().map(|(k, v)| Var::Tuple(vec![Var::Py(k, None), v])).ok_or_else(|| {
-                TraceError::unsupported("popitem of an empty dict (the frame raises KeyError)")
-            }),
+            ("popitem", []) => d
+                .borrow_mut()
+                .pop()
+                .map(|(k, v)| Var::Tuple(vec![Var::Py(k, None), v]))
+                .ok_or_else(|| {
+                    TraceError::unsupported("popitem of an empty dict (the frame raises KeyError)")
+                }),
             ("clear", []) => {
                 d.borrow_mut().clear();
                 Ok(Var::none(py))

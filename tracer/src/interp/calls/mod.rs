@@ -4,6 +4,7 @@
 //! tracked lists and dicts mutate the trackers (`containers.rs`), and user functions are inlined.
 
 mod builtins;
+mod collections;
 mod containers;
 mod library;
 mod modules;
@@ -160,6 +161,9 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         if let Some(r) = self.construct_named_tuple(f, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.collections_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
         if let Some(r) = self.library_call(f, &module, &name, &args, &kwargs)? {

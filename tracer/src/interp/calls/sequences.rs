@@ -88,13 +88,20 @@ impl Frame<'_, '_> {
                 {
                     let mut t = target.borrow_mut();
                     for (k, v) in pairs {
-                        match t.iter().position(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false)) {
+                        match t
+                            .iter()
+                            .position(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false))
+                        {
                             Some(i) => t[i].1 = v,
                             None => t.push((k, v)),
                         }
                     }
                 }
-                Ok(Some(if name == "ior" { a.clone() } else { Var::Dict(target) }))
+                Ok(Some(if name == "ior" {
+                    a.clone()
+                } else {
+                    Var::Dict(target)
+                }))
             }
             // In place on a list: the same list, extended (any iterable) or repeated.
             ("iadd", Var::List(l), _) => {
