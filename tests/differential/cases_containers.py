@@ -1095,3 +1095,25 @@ def deque_bfs_constants(x):
         order.append(n)
         q.extend(graph[n])
     return x * len(order), order
+
+
+@torch.compiler.disable
+def _eager_log(v):
+    return v
+
+
+@case(x34, xfail_tc=TC_DIFFERS)
+def dq_live_across_break(x):
+    q = deque([x], maxlen=2)
+    q.append(x * 2)
+    _eager_log(len(q))
+    q.append(x * 3)
+    return list(q), q.maxlen
+
+
+@case(x34)
+def dq_returned(x):
+    q = deque(maxlen=3)
+    q.extend([1, 2, 3])
+    q.appendleft(0)
+    return x * len(q), q

@@ -348,6 +348,7 @@ pub(crate) fn template_of(
     }
     let addr = match v {
         Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
+        Var::Deque(q) => Some(std::rc::Rc::as_ptr(q) as usize),
         Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),
         Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
         Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
@@ -436,6 +437,19 @@ fn template_of_inner(
                 .iter()
                 .map(|i| template_of(py, i, outs, ctx))
                 .collect::<Result<_, _>>()?,
+        ),
+        Var::Deque(q) => OutputTemplate::Call(
+            py.import("collections")?.getattr("deque")?.unbind(),
+            vec![
+                OutputTemplate::List(
+                    q.items
+                        .borrow()
+                        .iter()
+                        .map(|i| template_of(py, i, outs, ctx))
+                        .collect::<Result<_, _>>()?,
+                ),
+                OutputTemplate::Const(q.maxlen.into_pyobject(py)?.into_any().unbind()),
+            ],
         ),
         Var::Dict(items) => OutputTemplate::Dict(
             items

@@ -197,6 +197,8 @@ impl Frame<'_, '_> {
             }
             (Var::Tensor(_), Var::Py(_, _)) | (Var::Py(_, _), Var::Tensor(_)) => false,
             (Var::List(a), Var::List(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::Deque(a), Var::Deque(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::Deque(_), _) | (_, Var::Deque(_)) => false,
             (Var::Object(a), Var::Object(b)) => std::rc::Rc::ptr_eq(a, b),
             // A tracked object is made by the traced code: no other value can be it.
             (Var::Object(_), _) | (_, Var::Object(_)) => false,
@@ -252,6 +254,10 @@ impl Frame<'_, '_> {
     pub(super) fn subscript(&mut self, obj: Var, idx: Var) -> Result<Var, TraceError> {
         let py = self.tx.py;
         match &obj {
+            Var::Deque(q) => {
+                let q = q.clone();
+                self.deque_index(&q, &idx, None)
+            }
             Var::Tensor(_) | Var::Object(_) => self.operator("getitem", vec![obj, idx]),
             Var::ModelOutput(o) => {
                 let o = o.clone();
@@ -355,6 +361,11 @@ impl Frame<'_, '_> {
                     args,
                     vec![],
                 )?;
+                Ok(())
+            }
+            Var::Deque(q) => {
+                let q = q.clone();
+                self.deque_index(&q, &key, Some(value))?;
                 Ok(())
             }
             Var::List(l) => {
@@ -544,6 +555,14 @@ impl Frame<'_, '_> {
                 let (cls, obj) = (cls.clone_ref(py), (**obj).clone());
                 self.super_attr(cls, obj, name)
             }
+            Var::Deque(q) if name == "maxlen" => Ok(match q.maxlen {
+                Some(n) => Var::py_const(py, n as i64),
+                None => Var::none(py),
+            }),
+            Var::Deque(_) => Ok(Var::Method {
+                recv: Box::new(obj.clone()),
+                name: name.to_string(),
+            }),
             Var::NamedTuple { ty, items } => {
                 let fields = named_tuple_fields(ty.bind(py));
                 if let Some(i) = fields.iter().position(|f| f == name) {
@@ -652,6 +671,7 @@ impl Frame<'_, '_> {
         match &obj {
             Var::Tensor(_)
             | Var::List(_)
+            | Var::Deque(_)
             | Var::Tuple(_)
             | Var::Dict(_)
             | Var::Size(_)

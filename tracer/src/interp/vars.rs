@@ -98,6 +98,15 @@ pub enum Var {
     /// the dict after the view was taken show through it (length, membership, iteration,
     /// comparison), as they do in eager.
     DictView(DictItems, ViewKind),
+    /// A `collections.deque` made by the traced code (see `calls/collections.rs`): rebuilt
+    /// after the graph as `deque(items, maxlen)`.
+    Deque(Rc<DequeVar>),
+}
+
+/// The items of a traced `deque` and its `maxlen` (`None`: unbounded).
+pub struct DequeVar {
+    pub items: RefCell<Vec<Var>>,
+    pub maxlen: Option<usize>,
 }
 
 /// Which view of a dict a [`Var::DictView`] is.
@@ -185,6 +194,7 @@ impl Var {
                 .unwrap_or_else(|_| "object".into()),
             Var::Tuple(_) => "tuple".into(),
             Var::List(_) => "list".into(),
+            Var::Deque(_) => "deque".into(),
             Var::Dict(_) => "dict".into(),
             Var::Size(_) => "torch.Size".into(),
             Var::Slice(_) => "slice".into(),
@@ -247,6 +257,16 @@ impl Var {
                 let torch = py.import("torch").ok()?;
                 torch.getattr("Size").ok()?.call1((s.clone(),)).ok()
             }
+            Var::Deque(q) => {
+                let v: Option<Vec<_>> =
+                    q.items.borrow().iter().map(|i| i.as_py_at(py, d)).collect();
+                py.import("collections")
+                    .ok()?
+                    .getattr("deque")
+                    .ok()?
+                    .call1((PyList::new(py, v?).ok()?, q.maxlen))
+                    .ok()
+            }
             Var::BoundMethod { func, self_ } => {
                 let f = func.as_py_at(py, d)?;
                 let s = self_.as_py_at(py, d)?;
@@ -290,6 +310,7 @@ impl Var {
         match self {
             Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.clone()),
             Var::List(items) => Some(items.borrow().clone()),
+            Var::Deque(q) => Some(q.items.borrow().clone()),
             Var::Size(s) => Some(s.iter().map(|&d| Var::py_const(py, d)).collect()),
             Var::Iter(it) => {
                 let it = it.borrow();
@@ -381,6 +402,7 @@ impl Var {
             Var::Py(o, _) => Ok(o.bind(py).is_truthy()?),
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),
             Var::List(i) => Ok(!i.borrow().is_empty()),
+            Var::Deque(q) => Ok(!q.items.borrow().is_empty()),
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
             Var::DictView(i, _) => Ok(!i.borrow().is_empty()),
             Var::ModelOutput(o) => Ok(!o.items().is_empty()),
@@ -927,6 +949,12 @@ impl Tracer<'_> {
             }
             Var::List(items) => {
                 let items = items.borrow().clone();
+                for i in &items {
+                    self.realize_in(i, identity, depth + 1);
+                }
+            }
+            Var::Deque(q) => {
+                let items = q.items.borrow().clone();
                 for i in &items {
                     self.realize_in(i, identity, depth + 1);
                 }

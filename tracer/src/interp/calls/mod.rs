@@ -50,6 +50,7 @@ impl Frame<'_, '_> {
                     None => self.tensor_method(t, &name, args, kwargs),
                 },
                 Var::List(l) => self.list_method(l, &name, args, kwargs),
+                Var::Deque(q) => self.deque_method(q, &name, args, kwargs),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 Var::Set(set) => self.set_method(set, &name, args, kwargs),
                 Var::NamedTuple { ty, items } => {
