@@ -451,13 +451,24 @@ fn template_of_inner(
                 OutputTemplate::Const(q.maxlen.into_pyobject(py)?.into_any().unbind()),
             ],
         ),
-        Var::Dict(items) => OutputTemplate::Dict(
-            items
-                .borrow()
-                .iter()
-                .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
-                .collect::<Result<_, TraceError>>()?,
-        ),
+        Var::Dict(items) => {
+            let plain = OutputTemplate::Dict(
+                items
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
+                    .collect::<Result<_, TraceError>>()?,
+            );
+            // An `OrderedDict`/`defaultdict` made by the traced code: its class called on the
+            // items (and the default factory).
+            match crate::interp::dict_kind(items) {
+                None => plain,
+                Some((cls, None)) => OutputTemplate::Call(cls, vec![plain]),
+                Some((cls, Some(f))) => {
+                    OutputTemplate::Call(cls, vec![template_of(py, &f, outs, ctx)?, plain])
+                }
+            }
+        }
         Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
         Var::Method { recv, name } => {
             OutputTemplate::Attr(Box::new(template_of(py, recv, outs, ctx)?), name.clone())

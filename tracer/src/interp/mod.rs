@@ -3,6 +3,7 @@
 //! runs torch ops on `meta` tensors to learn result metadata.
 
 mod calls;
+pub(crate) use calls::dict_kind;
 mod handlers;
 mod inline;
 pub mod model_output;

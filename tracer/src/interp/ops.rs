@@ -309,9 +309,13 @@ impl Frame<'_, '_> {
                     .iter()
                     .find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
                     .map(|(_, v)| v.clone());
-                found.ok_or_else(|| {
-                    TraceError::unsupported("a missing dict key (the frame raises KeyError)")
-                })
+                match found {
+                    Some(v) => Ok(v),
+                    None => {
+                        let d = d.clone();
+                        self.dict_missing(&d, key.unbind())
+                    }
+                }
             }
             Var::Py(o, src) => {
                 let key = idx.as_py(py).ok_or_else(|| {

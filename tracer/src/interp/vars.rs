@@ -247,7 +247,16 @@ impl Var {
                 for (k, v) in items.borrow().iter() {
                     out.set_item(k.bind(py), v.as_py_at(py, d)?).ok()?;
                 }
-                Some(out.into_any())
+                // An `OrderedDict`/`defaultdict` made by the traced code keeps its class (its
+                // equality is order-sensitive, its missing keys are filled).
+                match super::dict_kind(items) {
+                    None => Some(out.into_any()),
+                    Some((cls, None)) => cls.bind(py).call1((out,)).ok(),
+                    Some((cls, Some(f))) => {
+                        let f = f.as_py_at(py, d)?;
+                        cls.bind(py).call1((f, out)).ok()
+                    }
+                }
             }
             Var::NamedTuple { ty, items } => {
                 let v: Option<Vec<_>> = items.iter().map(|i| i.as_py_at(py, d)).collect();

@@ -11,8 +11,48 @@ use std::rc::Rc;
 use pyo3::prelude::*;
 
 use crate::error::TraceError;
-use crate::interp::vars::{DequeVar, Var};
+use crate::interp::vars::{DequeVar, DictItems, Var};
 use crate::interp::Frame;
+
+/// The class of a dict made by the traced code as an `OrderedDict` or `defaultdict`, and the
+/// default factory of a `defaultdict`.
+type DictKind = (Py<PyAny>, Option<Var>);
+
+thread_local! {
+    /// Dicts made by the traced code as `OrderedDict`/`defaultdict`, by their tracker (a weak
+    /// reference: an entry ends with its dict). They are tracked as plain dicts otherwise.
+    static DICT_KINDS: RefCell<Vec<(std::rc::Weak<RefCell<Vec<(Py<PyAny>, Var)>>>, DictKind)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+fn set_dict_kind(d: &DictItems, kind: DictKind) {
+    DICT_KINDS.with(|k| {
+        let mut k = k.borrow_mut();
+        k.retain(|(w, _)| w.strong_count() > 0);
+        k.push((Rc::downgrade(d), kind));
+    });
+}
+
+/// The class (and default factory) of a dict the traced code made as an `OrderedDict` or
+/// `defaultdict`; `None` for a plain dict.
+pub(crate) fn dict_kind(d: &DictItems) -> Option<DictKind> {
+    Python::attach(|py| {
+        DICT_KINDS.with(|k| {
+            k.borrow()
+                .iter()
+                .find(|(w, _)| std::ptr::eq(w.as_ptr(), Rc::as_ptr(d)))
+                .map(|(_, (c, f))| (c.clone_ref(py), f.clone()))
+        })
+    })
+}
+
+/// `type(d)` of a tracked dict made as an `OrderedDict`/`defaultdict`.
+pub(in crate::interp) fn dict_class<'py>(
+    py: Python<'py>,
+    d: &DictItems,
+) -> Option<Bound<'py, PyAny>> {
+    dict_kind(d).map(|(c, _)| c.into_bound(py))
+}
 
 /// Drops items from the end opposite to the one just added, as a bounded deque does.
 fn trim(q: &DequeVar, items: &mut Vec<Var>, from_left: bool) {
@@ -44,6 +84,17 @@ impl Frame<'_, '_> {
         let coll = py.import("collections")?;
         if name == "deque" && f.is(&coll.getattr("deque")?) {
             return self.make_deque(args, kwargs).map(Some);
+        }
+        if name == "OrderedDict" && f.is(&coll.getattr("OrderedDict")?) {
+            let d = self.make_dict(args, kwargs)?;
+            set_dict_kind(&d, (f.clone().unbind(), None));
+            return Ok(Some(Var::Dict(d)));
+        }
+        if name == "defaultdict" && f.is(&coll.getattr("defaultdict")?) {
+            let factory = args.first().cloned().unwrap_or_else(|| Var::none(py));
+            let d = self.make_dict(args.get(1..).unwrap_or(&[]), kwargs)?;
+            set_dict_kind(&d, (f.clone().unbind(), Some(factory)));
+            return Ok(Some(Var::Dict(d)));
         }
         if name != "namedtuple" || !f.is(&coll.getattr("namedtuple")?) {
             return Ok(None);
@@ -242,6 +293,131 @@ impl Frame<'_, '_> {
             _ => Err(TraceError::unsupported(format!(
                 "deque.{name} with these arguments"
             ))),
+        }
+    }
+
+    /// The items of `dict(mapping_or_pairs, **kwargs)`.
+    fn make_dict(
+        &mut self,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<DictItems, TraceError> {
+        let py = self.tx.py;
+        if args.len() > 1 {
+            return Err(TraceError::unsupported(
+                "a dict made from more than one argument",
+            ));
+        }
+        let mut items: Vec<(Py<PyAny>, Var)> = Vec::new();
+        let mut pairs = match args.first() {
+            Some(m) => self.mapping_pairs(m)?,
+            None => Vec::new(),
+        };
+        for (k, v) in kwargs {
+            pairs.push((
+                pyo3::types::PyString::new(py, k).into_any().unbind(),
+                v.clone(),
+            ));
+        }
+        for (k, v) in pairs {
+            match items
+                .iter()
+                .position(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false))
+            {
+                Some(i) => items[i].1 = v,
+                None => items.push((k, v)),
+            }
+        }
+        Ok(Rc::new(RefCell::new(items)))
+    }
+
+    /// `d[key]` of a missing key: a `defaultdict` inserts `factory()`; any other dict raises.
+    pub(in crate::interp) fn dict_missing(
+        &mut self,
+        d: &DictItems,
+        key: Py<PyAny>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let factory = match dict_kind(d) {
+            Some((_, Some(f))) if !matches!(&f, Var::Py(o, _) if o.is_none(py)) => f,
+            _ => {
+                return Err(TraceError::unsupported(
+                    "a missing dict key (the frame raises KeyError)",
+                ))
+            }
+        };
+        let v = self.call(factory, vec![], vec![])?;
+        self.tx.note_dict_mutation(d);
+        d.borrow_mut().push((key, v.clone()));
+        Ok(v)
+    }
+
+    /// Methods that an `OrderedDict`/`defaultdict` made by the traced code answers otherwise
+    /// than a dict: `move_to_end`, `popitem(last=)`, `copy` (same class). `None`: as a dict.
+    pub(super) fn dict_kind_method(
+        &mut self,
+        d: &DictItems,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let Some(kind) = dict_kind(d) else {
+            return Ok(None);
+        };
+        let ordered = kind.1.is_none();
+        let flag = |i: usize, kw: &str, default: bool| -> Result<bool, TraceError> {
+            let v = args
+                .get(i)
+                .or_else(|| kwargs.iter().find(|(k, _)| k == kw).map(|(_, v)| v));
+            match v {
+                None => Ok(default),
+                Some(v) => Ok(v
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported(format!("{name}({kw}=) of a tensor")))?
+                    .is_truthy()?),
+            }
+        };
+        match name {
+            "copy" if args.is_empty() && kwargs.is_empty() => {
+                let c = Rc::new(RefCell::new(d.borrow().clone()));
+                set_dict_kind(&c, kind);
+                Ok(Some(Var::Dict(c)))
+            }
+            "move_to_end" if ordered && !args.is_empty() => {
+                let key = args[0]
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let last = flag(1, "last", true)?;
+                let mut b = d.borrow_mut();
+                let i = b
+                    .iter()
+                    .position(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
+                    .ok_or_else(|| {
+                        TraceError::unsupported(
+                            "move_to_end of a missing key (the frame raises KeyError)",
+                        )
+                    })?;
+                let item = b.remove(i);
+                if last {
+                    b.push(item);
+                } else {
+                    b.insert(0, item);
+                }
+                Ok(Some(Var::none(py)))
+            }
+            "popitem" if ordered => {
+                let last = flag(0, "last", true)?;
+                let mut b = d.borrow_mut();
+                if b.is_empty() {
+                    return Err(TraceError::unsupported(
+                        "popitem of an empty dict (the frame raises KeyError)",
+                    ));
+                }
+                let (k, v) = if last { b.pop().unwrap() } else { b.remove(0) };
+                Ok(Some(Var::Tuple(vec![Var::Py(k, None), v])))
+            }
+            _ => Ok(None),
         }
     }
 }

@@ -24,9 +24,15 @@ impl Frame<'_, '_> {
             d.iter()
                 .position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false))
         };
-        let mutating = matches!(name, "pop" | "update" | "setdefault" | "clear" | "popitem");
+        let mutating = matches!(
+            name,
+            "pop" | "update" | "setdefault" | "clear" | "popitem" | "move_to_end"
+        );
         if mutating {
             self.tx.note_dict_mutation(&d);
+        }
+        if let Some(r) = self.dict_kind_method(&d, name, &args, &kwargs)? {
+            return Ok(r);
         }
         match (name, args.as_slice()) {
             ("get", [k]) | ("get", [k, _]) => {

@@ -5,6 +5,7 @@
 
 mod builtins;
 mod collections;
+pub(crate) use self::collections::dict_kind;
 mod containers;
 mod library;
 mod modules;
