@@ -204,6 +204,7 @@ def nt_as_dict_key(x):
 # ---------------------------------------------------------------------------------------------
 # OrderedDict
 
+
 @case(x34)
 def od_basic(x):
     d = OrderedDict()
@@ -264,6 +265,7 @@ def od_input_mutated(d):
 # ---------------------------------------------------------------------------------------------
 # defaultdict
 
+
 @case(x34)
 def dd_list(x):
     d = defaultdict(list)
@@ -304,6 +306,7 @@ def dd_tensor_accumulate(x):
 
 # ---------------------------------------------------------------------------------------------
 # deque
+
 
 @case(x34)
 def dq_maxlen(x):
@@ -360,6 +363,7 @@ def dq_index_count_remove(x):
 
 # ---------------------------------------------------------------------------------------------
 # Counter, ChainMap
+
 
 @case(x34)
 def counter_basic(x):
@@ -747,7 +751,12 @@ def dict_comprehension_items(x):
 def dict_keys_set_ops(x):
     a = {"a": 1, "b": 2}
     b = {"b": 3, "c": 4}
-    return x, sorted(a.keys() & b.keys()), sorted(a.keys() | b.keys()), sorted(a.keys() - b)
+    return (
+        x,
+        sorted(a.keys() & b.keys()),
+        sorted(a.keys() | b.keys()),
+        sorted(a.keys() - b),
+    )
 
 
 @case(lambda r: ({"w": r.randn(3), "n": 1},))
@@ -826,13 +835,24 @@ def frozenset_ops(x):
     f = frozenset([1, 2, 3])
     g = f | {4}
     h = f & frozenset([2, 3, 9])
-    return x * len(g), sorted(h), type(g).__name__, f == {1, 2, 3}, hash(f) == hash(frozenset({3, 2, 1}))
+    return (
+        x * len(g),
+        sorted(h),
+        type(g).__name__,
+        f == {1, 2, 3},
+        hash(f) == hash(frozenset({3, 2, 1})),
+    )
 
 
 @case(x34)
 def frozenset_methods(x):
     f = frozenset("abc")
-    return x * len(f.union("d")), sorted(f.difference("a")), f.issubset("abcd"), sorted(f.copy())
+    return (
+        x * len(f.union("d")),
+        sorted(f.difference("a")),
+        f.issubset("abcd"),
+        sorted(f.copy()),
+    )
 
 
 @case(x34)
@@ -908,7 +928,14 @@ def str_compare_and_in(x):
 
 @case(x34)
 def str_zfill_center_ljust(x):
-    return x, "7".zfill(3), "ab".center(6, "*"), "ab".ljust(4, "."), "ab".rjust(4), "a b".split()
+    return (
+        x,
+        "7".zfill(3),
+        "ab".center(6, "*"),
+        "ab".ljust(4, "."),
+        "ab".rjust(4),
+        "a b".split(),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -926,7 +953,14 @@ def size_arith(x):
 @case(x34)
 def size_compare(x):
     s = x.shape
-    return s == (3, 4), s == torch.Size([3, 4]), s != (4, 3), s < (4,), list(s), x * (s[0] > 2)
+    return (
+        s == (3, 4),
+        s == torch.Size([3, 4]),
+        s != (4, 3),
+        s < (4,),
+        list(s),
+        x * (s[0] > 2),
+    )
 
 
 @case(x34)
@@ -1117,3 +1151,95 @@ def dq_returned(x):
     q.extend([1, 2, 3])
     q.appendleft(0)
     return x * len(q), q
+
+
+@case(x34)
+def od_live_across_break(x):
+    d = OrderedDict(a=x)
+    d["b"] = x * 2
+    _eager_log(len(d))
+    d.move_to_end("a")
+    return d, type(d).__name__
+
+
+@case(x34)
+def dd_returned(x):
+    d = defaultdict(list)
+    d["a"].append(x)
+    d["b"].append(x * 2)
+    d["a"].append(x * 3)
+    return d, type(d).__name__, isinstance(d, dict)
+
+
+@case(lambda r: ([r.randn(3)[:1], r.randn(3), r.randn(3)[:2]],))
+def list_sort_input_by_key(xs):
+    xs.sort(key=lambda t: t.shape[0], reverse=True)
+    return xs[0] * 2
+
+
+@case(lambda r: ({"a": r.randn(2)},))
+def dict_ior_input(d):
+    d |= {"b": d["a"] * 2}
+    return len(d)
+
+
+@case(x34)
+def tuple_mul_left(x):
+    t = 2 * (x, x + 1)
+    lst = 3 * [x]
+    lst *= 0
+    return t, lst
+
+
+@case(x34)
+def nt_plus_tuple(x):
+    p = Point(x, x + 1)
+    t = p + (x * 2,)
+    return t, type(t).__name__
+
+
+@case(x34)
+def od_fromkeys(x):
+    d = OrderedDict.fromkeys(["b", "a"], 0)
+    d["b"] += 1
+    return x * d["b"], list(d)
+
+
+@case(x34)
+def dq_reversed_iter_contains(x):
+    q = deque([1, 2, 3])
+    q.appendleft(0)
+    return x * sum(reversed(q)), 3 in q, 7 not in q, list(q)
+
+
+@case(x34)
+def dd_setdefault_and_in(x):
+    d = defaultdict(int)
+    d.setdefault("a", 5)
+    d["b"] += 2
+    return x * (d["a"] + d["b"]), "c" in d, sorted(d.items())
+
+
+@case(x34)
+def od_popitem_loop(x):
+    d = OrderedDict((f"k{i}", x * i) for i in range(3))
+    out = []
+    while d:
+        k, v = d.popitem(last=False)
+        out.append(v + len(k))
+    return out
+
+
+@case(x34)
+def list_slice_assign_grow_shrink(x):
+    a = [x, x + 1]
+    a[1:1] = [x * 2, x * 3]
+    a[-1:] = []
+    a[len(a) :] = [x * 4]
+    return a
+
+
+@case(lambda r: ([r.randn(2) for _ in range(4)],))
+def list_del_slice_input(xs):
+    del xs[::2]
+    return len(xs)

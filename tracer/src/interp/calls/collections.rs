@@ -18,10 +18,13 @@ use crate::interp::Frame;
 /// default factory of a `defaultdict`.
 type DictKind = (Py<PyAny>, Option<Var>);
 
+/// A weak reference to a dict tracker, so the registry below does not keep dicts alive.
+type WeakDict = std::rc::Weak<RefCell<Vec<(Py<PyAny>, Var)>>>;
+
 thread_local! {
     /// Dicts made by the traced code as `OrderedDict`/`defaultdict`, by their tracker (a weak
     /// reference: an entry ends with its dict). They are tracked as plain dicts otherwise.
-    static DICT_KINDS: RefCell<Vec<(std::rc::Weak<RefCell<Vec<(Py<PyAny>, Var)>>>, DictKind)>> =
+    static DICT_KINDS: RefCell<Vec<(WeakDict, DictKind)>> =
         const { RefCell::new(Vec::new()) };
 }
 
@@ -347,6 +350,20 @@ impl Frame<'_, '_> {
             }
         };
         let v = self.call(factory, vec![], vec![])?;
+        // `list()`/`dict()` fold to a fresh empty object: tracked, so that `d[k].append(x)`
+        // mutates the value the dict holds.
+        let v = match &v {
+            Var::Py(o, None) if o.bind(py).is_exact_instance_of::<pyo3::types::PyList>() => {
+                Var::list(v.items(py).unwrap_or_default())
+            }
+            Var::Py(o, None)
+                if o.bind(py).is_exact_instance_of::<pyo3::types::PyDict>()
+                    && o.bind(py).len()? == 0 =>
+            {
+                Var::Dict(Rc::new(RefCell::new(Vec::new())))
+            }
+            _ => v,
+        };
         self.tx.note_dict_mutation(d);
         d.borrow_mut().push((key, v.clone()));
         Ok(v)
