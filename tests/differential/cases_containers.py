@@ -16,7 +16,25 @@ from collections import ChainMap, Counter, OrderedDict, defaultdict, deque, name
 
 import torch
 
-from .runner import TC_DIFFERS, case
+from .runner import BUG_ALIASING, TC_DIFFERS, case
+
+# Known gaps, each a strict xfail of both torchferro modes.
+GAP_SUBCLASS = (
+    "issue 14 (collections): a user subclass of dict/list/OrderedDict breaks the graph (its "
+    "construction, overridden methods and super() calls into the builtin methods are not traced)"
+)
+GAP_COUNTER = (
+    "issue 14 (collections): Counter is not modelled and breaks the graph (torch.compile "
+    "captures none of these programs: 0 graphs)"
+)
+GAP_GLOBAL_DEQUE = (
+    "issue 14 (collections): a deque read from the frame (a global) is not tracked: its "
+    "mutation breaks the graph"
+)
+TC_NONE = (
+    "torch.compile captures none of this program (0 graphs); torchferro captures it in one: "
+    "more graphs than torch.compile, but no gap"
+)
 
 
 def x34(r):
@@ -365,13 +383,13 @@ def dq_index_count_remove(x):
 # Counter, ChainMap
 
 
-@case(x34)
+@case(x34, xfail=GAP_COUNTER)
 def counter_basic(x):
     c = Counter("hello world")
     return x * c["l"], c.most_common(2), c["zz"]
 
 
-@case(x34)
+@case(x34, xfail=GAP_COUNTER)
 def counter_update_arith(x):
     c = Counter(a=3, b=1)
     c.update(["a", "c"])
@@ -444,7 +462,7 @@ class Vec(tuple):
         return sum(a * b for a, b in zip(self, other))
 
 
-@case(x34)
+@case(x34, xfail=GAP_SUBCLASS)
 def sub_attrdict(x):
     d = AttrDict(a=x)
     d.b = x * 2
@@ -458,7 +476,7 @@ def sub_dict_super_setitem(x):
     return d["w"], len(d)
 
 
-@case(x34)
+@case(x34, xfail=GAP_SUBCLASS)
 def sub_list_methods(x):
     s = Stack()
     s.push(x)
@@ -466,7 +484,7 @@ def sub_list_methods(x):
     return s.top() * len(s), list(s)
 
 
-@case(x34)
+@case(x34, xfail=GAP_SUBCLASS)
 def sub_ordereddict_override(x):
     r = Registry()
     r["a"] = x
@@ -482,7 +500,7 @@ def sub_tuple_operator(x):
     return w.dot(v), type(w).__name__
 
 
-@case(lambda r: (LoggingDict(a=r.randn(3)),))
+@case(lambda r: (LoggingDict(a=r.randn(3)),), xfail=GAP_SUBCLASS)
 def sub_dict_input(d):
     d["b"] = d["a"] + 1
     return d["b"].sum()
@@ -517,7 +535,7 @@ def list_iadd_input(xs):
     return len(xs), xs is ys
 
 
-@case(lambda r: ([r.randn(2), r.randn(2)],))
+@case(lambda r: ([r.randn(2), r.randn(2)],), xfail=TC_NONE)
 def list_imul_input(xs):
     xs *= 2
     return len(xs), xs[3] + xs[0]
@@ -656,7 +674,7 @@ def list_input_pop_insert(xs):
     return len(xs)
 
 
-@case(x34)
+@case(x34, xfail_inductor=BUG_ALIASING)
 def list_extend_generator(x):
     a = []
     a.extend(x[i] for i in range(2))
@@ -1015,9 +1033,9 @@ def global_set_add(x):
     return x * len(SEEN)
 
 
-@case(x34, state=("QUEUE",))
+@case(x34, state=("QUEUE",), xfail=GAP_GLOBAL_DEQUE)
 def global_deque_append(x):
-    QUEUE.append(x.mean())
+    QUEUE.append(x.argmax())
     return x + len(QUEUE)
 
 
@@ -1183,7 +1201,7 @@ def dict_ior_input(d):
     return len(d)
 
 
-@case(x34)
+@case(x34, xfail=TC_NONE)
 def tuple_mul_left(x):
     t = 2 * (x, x + 1)
     lst = 3 * [x]
