@@ -1261,3 +1261,43 @@ def list_slice_assign_grow_shrink(x):
 def list_del_slice_input(xs):
     del xs[::2]
     return len(xs)
+
+
+@case(x34)
+def list_iadd_partly_consumed_iterator(x):
+    a = []
+    it = iter([x, x + 1, x + 2])
+    next(it)
+    a += it
+    return a, list(it)
+
+
+@case(x34)
+def list_slice_assign_negative_step(x):
+    a = [0, 1, 2, 3, 4]
+    a[::-2] = [x, x + 1, x + 2]
+    del a[-2:0:-2]
+    return a
+
+
+@case(x34)
+def dq_extendleft_bounded_rotate(x):
+    q = deque([x, x + 1], maxlen=3)
+    q.extendleft([x * 7, x * 8, x * 9])
+    q.rotate(-4)
+    return list(q)
+
+
+@case(x34)
+def dict_update_pairs_then_keywords(x):
+    d = {"a": x}
+    d.update([("a", x * 2), ("b", x * 3)], a=x * 5)
+    return d
+
+
+@case(x34)
+def list_sort_stable_by_key(x):
+    a = [(2, x), (1, x + 1), (2, x + 2), (1, x + 3)]
+    a.sort(key=lambda p: p[0])
+    b = sorted(a, key=lambda p: -p[0])
+    return a, b

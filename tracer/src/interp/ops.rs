@@ -98,7 +98,19 @@ impl Frame<'_, '_> {
                 vec![],
             );
         }
-        // Python values: sequences of known items fold through their Python form.
+        // Python values: sequences of known items fold through their Python form. Not a live
+        // iterator or mutable container from the frame: the fold would consume or mutate it at
+        // trace time (`xs += it`), and its result is guarded by identity alone.
+        if let Some(a) = args.iter().find(|a| {
+            matches!(a, Var::Py(o, Some(_))
+                if crate::interp::vars::is_mutable_container(py, o.bind(py))
+                    || o.bind(py).hasattr("__next__").unwrap_or(true))
+        }) {
+            return Err(TraceError::unsupported(format!(
+                "operator.{name} on a {} read from the frame",
+                a.type_name(py)
+            )));
+        }
         for a in &args {
             self.tx.realize_identity(a);
         }
