@@ -23,10 +23,6 @@ GAP_SUBCLASS = (
     "issue 14 (collections): a user subclass of dict/list/OrderedDict breaks the graph (its "
     "construction, overridden methods and super() calls into the builtin methods are not traced)"
 )
-GAP_COUNTER = (
-    "issue 14 (collections): Counter is not modelled and breaks the graph (torch.compile "
-    "captures none of these programs: 0 graphs)"
-)
 GAP_GLOBAL_DEQUE = (
     "issue 14 (collections): a deque read from the frame (a global) is not tracked: its "
     "mutation breaks the graph"
@@ -383,13 +379,13 @@ def dq_index_count_remove(x):
 # Counter, ChainMap
 
 
-@case(x34, xfail=GAP_COUNTER)
+@case(x34, xfail=TC_NONE)
 def counter_basic(x):
     c = Counter("hello world")
     return x * c["l"], c.most_common(2), c["zz"]
 
 
-@case(x34, xfail=GAP_COUNTER)
+@case(x34, xfail=TC_NONE)
 def counter_update_arith(x):
     c = Counter(a=3, b=1)
     c.update(["a", "c"])
@@ -1301,3 +1297,20 @@ def list_sort_stable_by_key(x):
     a.sort(key=lambda p: p[0])
     b = sorted(a, key=lambda p: -p[0])
     return a, b
+
+
+@case(x34)
+def counter_missing_no_insert_returned(x):
+    c = Counter(["a", "b", "a"])
+    n = c["zz"]
+    c["b"] += 3
+    c.update({"q": 2})
+    return x * (n + len(c)), c, type(c).__name__
+
+
+@case(x34)
+def counter_live_across_break(x):
+    c = Counter(x.shape)
+    _eager_log(len(c))
+    c.subtract([3])
+    return x * c[4], c, sorted(c.elements())

@@ -88,6 +88,15 @@ impl Frame<'_, '_> {
         if name == "deque" && f.is(&coll.getattr("deque")?) {
             return self.make_deque(args, kwargs).map(Some);
         }
+        if name == "Counter" && f.is(&coll.getattr("Counter")?) {
+            // Counting known values: the Counter the call makes, tracked as a dict of its counts.
+            let Some(Var::Py(c, None)) = self.fold(f, args, kwargs)? else {
+                return Err(TraceError::unsupported(
+                    "Counter() of values that are tensors",
+                ));
+            };
+            return self.track_counter(c.bind(py)).map(Some);
+        }
         if name == "OrderedDict" && f.is(&coll.getattr("OrderedDict")?) {
             let d = self.make_dict(args, kwargs)?;
             set_dict_kind(&d, (f.clone().unbind(), None));
@@ -341,6 +350,15 @@ impl Frame<'_, '_> {
         key: Py<PyAny>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some((cls, _)) = dict_kind(d) {
+            // `Counter.__missing__`: zero, and the key is not inserted.
+            if cls
+                .bind(py)
+                .is(&py.import("collections")?.getattr("Counter")?)
+            {
+                return Ok(Var::py_const(py, 0i64));
+            }
+        }
         let factory = match dict_kind(d) {
             Some((_, Some(f))) if !matches!(&f, Var::Py(o, _) if o.is_none(py)) => f,
             _ => {
@@ -382,7 +400,17 @@ impl Frame<'_, '_> {
         let Some(kind) = dict_kind(d) else {
             return Ok(None);
         };
-        let ordered = kind.1.is_none();
+        let coll = py.import("collections")?;
+        let ordered = kind.0.bind(py).is(&coll.getattr("OrderedDict")?);
+        let counter = kind.0.bind(py).is(&coll.getattr("Counter")?);
+        if counter
+            && !matches!(
+                name,
+                "copy" | "get" | "keys" | "values" | "items" | "pop" | "setdefault"
+            )
+        {
+            return self.counter_method(d, name, args, kwargs).map(Some);
+        }
         let flag = |i: usize, kw: &str, default: bool| -> Result<bool, TraceError> {
             let v = args
                 .get(i)
@@ -436,5 +464,61 @@ impl Frame<'_, '_> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// A Counter computed at trace time, as a tracked dict of kind `Counter`.
+    fn track_counter(&mut self, c: &Bound<'_, PyAny>) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let d = c.cast::<pyo3::types::PyDict>().map_err(PyErr::from)?;
+        let mut items = Vec::new();
+        for (k, v) in d.iter() {
+            items.push((k.unbind(), self.tx.wrap(v, None)?));
+        }
+        let items = Rc::new(RefCell::new(items));
+        let cls = py.import("collections")?.getattr("Counter")?.unbind();
+        set_dict_kind(&items, (cls, None));
+        Ok(Var::Dict(items))
+    }
+
+    /// Other methods of a Counter made by the traced code (`update`, `subtract`, `most_common`,
+    /// `elements`, `total`, ...): its counts are known, so the method runs on a Python copy and
+    /// a mutation is copied back into the tracker.
+    fn counter_method(
+        &mut self,
+        d: &DictItems,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let copy = Var::Dict(d.clone())
+            .as_py(py)
+            .ok_or_else(|| TraceError::unsupported("a Counter whose counts are tensors"))?;
+        let m = copy.getattr(name).map_err(|e| TraceError::UserError {
+            call: format!("Counter.{name}"),
+            message: e.to_string(),
+            error: e,
+        })?;
+        let r = self.fold(&m, args, kwargs)?.ok_or_else(|| {
+            TraceError::unsupported(format!("Counter.{name} with these arguments"))
+        })?;
+        let after = copy.cast::<pyo3::types::PyDict>().map_err(PyErr::from)?;
+        let mut items = Vec::new();
+        for (k, v) in after.iter() {
+            items.push((k.unbind(), self.tx.wrap(v, None)?));
+        }
+        self.tx.note_dict_mutation(d);
+        *d.borrow_mut() = items;
+        // `elements()` gives an iterator: a constant one would be exhausted by the first call.
+        if let Var::Py(o, None) = &r {
+            if o.bind(py).hasattr("__next__")? {
+                let mut out = Vec::new();
+                for x in o.bind(py).try_iter()? {
+                    out.push(self.tx.wrap(x?, None)?);
+                }
+                return Ok(Var::Iter(Rc::new(RefCell::new((out, 0)))));
+            }
+        }
+        Ok(r)
     }
 }
