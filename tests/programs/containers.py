@@ -78,7 +78,7 @@ def local_list_append_extend_pop_insert(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 2)
+@program(x34, 1, fullgraph=True)
 def local_list_slicing_and_del(x):
     xs = [x * i for i in range(6)]
     del xs[0]
