@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     cases_comprehensions,
+    cases_containers,
     cases_frames,
     cases_kernels,
     cases_rng,

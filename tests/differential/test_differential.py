@@ -20,6 +20,9 @@ def _params():
         for mode in MODES:  # torch.compile first: it records the graph count
             reason = None if IGNORE_XFAIL else c.xfail.get(mode)
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            # The topic (``cases_containers``) as a marker: ``pytest -k containers`` selects it.
+            if c.program.topic.startswith("cases_"):
+                marks.append(getattr(pytest.mark, c.program.topic))
             out.append(pytest.param(c, mode, id=f"{c.name}-{mode}", marks=marks))
     return out
 

@@ -79,7 +79,7 @@ def local_list_append_extend_pop_insert(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 2)
+@program(x34, 1, fullgraph=True)
 def local_list_slicing_and_del(x):
     xs = [x * i for i in range(6)]
     del xs[0]
@@ -121,7 +121,7 @@ def star_unpacking_in_displays(x):
     return [*a, *b], (*b, *a), len([*range(3), *"ab"])
 
 
-@program(x34, 0, 1)
+@program(x34, 0, fullgraph=True)
 def tuple_concat_repeat_count(x):
     t = (1, 2) + (2,) * 2
     u = (x,) + t
@@ -140,7 +140,7 @@ def return_list_of_dicts(x):
     return [{"v": x * i, "i": i} for i in range(2)]
 
 
-@program(x34, 1, 4)
+@program(x34, 1, fullgraph=True)
 def ordered_dict(x):
     d = collections.OrderedDict()
     d["z"] = x
@@ -150,7 +150,7 @@ def ordered_dict(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 1)
+@program(x34, 1, fullgraph=True)
 def defaultdict_of_lists(x):
     d = collections.defaultdict(list)
     for i in range(3):
@@ -159,7 +159,7 @@ def defaultdict_of_lists(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 3)
+@program(x34, 1, fullgraph=True)
 def deque_rotate(x):
     q = collections.deque([x, x + 1, x + 2], maxlen=3)
     q.append(x * 10)
@@ -234,7 +234,7 @@ def dict_iteration_order_and_sorted_keys(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 1, 2)
+@program(x34, 1, fullgraph=True)
 def list_sort_in_place(x):
     xs = [3, 1, 2]
     xs.sort()

@@ -132,7 +132,7 @@ def tensor_shape_arithmetic(x):
     return x.view(n * m) * (n + m), x.reshape(m, -1).shape, x.size(-1) // 2
 
 
-@program(x34, 1, 1)
+@program(x34, 1, fullgraph=True)
 def torch_size_operations(x):
     s = x.shape
     return torch.zeros(s[1:] + (2,)), tuple(s), list(s), s.numel(), s == (3, 4)

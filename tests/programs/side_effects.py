@@ -365,7 +365,7 @@ def mutations_land_before_the_breaking_instruction(x, out):
     return len(out)
 
 
-@program(lambda r: (r.randn(3), [3, 1, 2]), 1, 1)
+@program(lambda r: (r.randn(3), [3, 1, 2]), 1, fullgraph=True)
 def input_list_sorted_and_reversed(x, ks):
     ks.sort()
     ks.reverse()

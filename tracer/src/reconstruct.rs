@@ -348,6 +348,7 @@ pub(crate) fn template_of(
     }
     let addr = match v {
         Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
+        Var::Deque(q) => Some(std::rc::Rc::as_ptr(q) as usize),
         Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),
         Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
         Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
@@ -437,13 +438,37 @@ fn template_of_inner(
                 .map(|i| template_of(py, i, outs, ctx))
                 .collect::<Result<_, _>>()?,
         ),
-        Var::Dict(items) => OutputTemplate::Dict(
-            items
-                .borrow()
-                .iter()
-                .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
-                .collect::<Result<_, TraceError>>()?,
+        Var::Deque(q) => OutputTemplate::Call(
+            py.import("collections")?.getattr("deque")?.unbind(),
+            vec![
+                OutputTemplate::List(
+                    q.items
+                        .borrow()
+                        .iter()
+                        .map(|i| template_of(py, i, outs, ctx))
+                        .collect::<Result<_, _>>()?,
+                ),
+                OutputTemplate::Const(q.maxlen.into_pyobject(py)?.into_any().unbind()),
+            ],
         ),
+        Var::Dict(items) => {
+            let plain = OutputTemplate::Dict(
+                items
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
+                    .collect::<Result<_, TraceError>>()?,
+            );
+            // An `OrderedDict`/`defaultdict` made by the traced code: its class called on the
+            // items (and the default factory).
+            match crate::interp::dict_kind(items) {
+                None => plain,
+                Some((cls, None)) => OutputTemplate::Call(cls, vec![plain]),
+                Some((cls, Some(f))) => {
+                    OutputTemplate::Call(cls, vec![template_of(py, &f, outs, ctx)?, plain])
+                }
+            }
+        }
         Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
         Var::Method { recv, name } => {
             OutputTemplate::Attr(Box::new(template_of(py, recv, outs, ctx)?), name.clone())

@@ -240,23 +240,7 @@ fn breakable(op: Op) -> bool {
     )
 }
 
-/// Names of generated resume functions start with this.
-pub const RESUME_PREFIX: &str = "torchferro_resume_in_";
-
-/// The name eager shows for a frame of code named `name`: a resume function's
-/// (`torchferro_resume_in_f_at_12`, of any depth) is the function it continues.
-pub fn user_function_name(name: &str) -> &str {
-    let mut n = name;
-    while let Some(rest) = n.strip_prefix(RESUME_PREFIX) {
-        match rest.rsplit_once("_at_") {
-            Some((f, line)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
-                n = f
-            }
-            _ => break,
-        }
-    }
-    n
-}
+pub use crate::code::{user_function_name, RESUME_PREFIX};
 
 /// Why a graph break cannot be placed at root instruction `index` (the whole frame then runs
 /// eagerly), or `None` when it can.

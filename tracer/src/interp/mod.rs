@@ -3,6 +3,7 @@
 //! runs torch ops on `meta` tensors to learn result metadata.
 
 mod calls;
+pub(crate) use vars::dict_kind;
 mod handlers;
 mod inline;
 pub mod model_output;
@@ -271,7 +272,7 @@ pub fn trace<'py>(
         callers: Vec::new(),
     };
     tx.output.sites.root = Some(std::sync::Arc::from([crate::event::FrameSite {
-        function: crate::resume::user_function_name(&code.name).to_string(),
+        function: crate::code::user_function_name(&code.name).to_string(),
         location: crate::event::Location::new(code.filename.as_str(), code.firstlineno),
     }]));
     let end = {
@@ -334,7 +335,7 @@ impl<'a, 'py> Frame<'a, 'py> {
     /// function it continues).
     fn site(&self) -> crate::event::FrameSite {
         crate::event::FrameSite {
-            function: crate::resume::user_function_name(&self.code.name).to_string(),
+            function: crate::code::user_function_name(&self.code.name).to_string(),
             location: self.location(),
         }
     }
@@ -646,6 +647,11 @@ impl<'a, 'py> Frame<'a, 'py> {
                 Ok(())
             }
             Var::List(l) => {
+                if let Some(k) = key.as_py(py) {
+                    if let Ok(s) = k.cast::<pyo3::types::PySlice>() {
+                        return self.list_delete_slice(l, s);
+                    }
+                }
                 let i: isize = key
                     .as_py(py)
                     .and_then(|k| k.extract().ok())

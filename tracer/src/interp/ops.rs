@@ -82,6 +82,9 @@ impl Frame<'_, '_> {
             let o = o.clone();
             return self.object_operator(&o, name, args[1..].to_vec());
         }
+        if let Some(r) = self.sequence_operator(name, &args)? {
+            return Ok(r);
+        }
         let f = py.import("operator")?.getattr(name)?;
         if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
             let gargs = args
@@ -96,7 +99,19 @@ impl Frame<'_, '_> {
                 vec![],
             );
         }
-        // Python values: sequences of known items fold through their Python form.
+        // Python values: sequences of known items fold through their Python form. Not a live
+        // iterator or mutable container from the frame: the fold would consume or mutate it at
+        // trace time (`xs += it`), and its result is guarded by identity alone.
+        if let Some(a) = args.iter().find(|a| {
+            matches!(a, Var::Py(o, Some(_))
+                if crate::interp::vars::is_mutable_container(py, o.bind(py))
+                    || o.bind(py).hasattr("__next__").unwrap_or(true))
+        }) {
+            return Err(TraceError::unsupported(format!(
+                "operator.{name} on a {} read from the frame",
+                a.type_name(py)
+            )));
+        }
         for a in &args {
             self.tx.realize_identity(a);
         }
@@ -195,6 +210,8 @@ impl Frame<'_, '_> {
             }
             (Var::Tensor(_), Var::Py(_, _)) | (Var::Py(_, _), Var::Tensor(_)) => false,
             (Var::List(a), Var::List(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::Deque(a), Var::Deque(b)) => std::rc::Rc::ptr_eq(a, b),
+            (Var::Deque(_), _) | (_, Var::Deque(_)) => false,
             (Var::Object(a), Var::Object(b)) => std::rc::Rc::ptr_eq(a, b),
             // A tracked object is made by the traced code: no other value can be it.
             (Var::Object(_), _) | (_, Var::Object(_)) => false,
@@ -250,6 +267,10 @@ impl Frame<'_, '_> {
     pub(super) fn subscript(&mut self, obj: Var, idx: Var) -> Result<Var, TraceError> {
         let py = self.tx.py;
         match &obj {
+            Var::Deque(q) => {
+                let q = q.clone();
+                self.deque_index(&q, &idx, None)
+            }
             Var::Tensor(_) | Var::Object(_) => self.operator("getitem", vec![obj, idx]),
             Var::ModelOutput(o) => {
                 let o = o.clone();
@@ -301,9 +322,13 @@ impl Frame<'_, '_> {
                     .iter()
                     .find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
                     .map(|(_, v)| v.clone());
-                found.ok_or_else(|| {
-                    TraceError::unsupported("a missing dict key (the frame raises KeyError)")
-                })
+                match found {
+                    Some(v) => Ok(v),
+                    None => {
+                        let d = d.clone();
+                        self.dict_missing(&d, key.unbind())
+                    }
+                }
             }
             Var::Py(o, src) => {
                 let key = idx.as_py(py).ok_or_else(|| {
@@ -355,10 +380,19 @@ impl Frame<'_, '_> {
                 )?;
                 Ok(())
             }
+            Var::Deque(q) => {
+                let q = q.clone();
+                self.deque_index(&q, &key, Some(value))?;
+                Ok(())
+            }
             Var::List(l) => {
-                let i: isize = key
+                let k = key
                     .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?
+                    .ok_or_else(|| TraceError::unsupported("a list index that is a tensor"))?;
+                if let Ok(s) = k.cast::<pyo3::types::PySlice>() {
+                    return self.list_store_slice(l, s, &value);
+                }
+                let i: isize = k
                     .extract()
                     .map_err(|_| TraceError::unsupported("assigning to a list slice"))?;
                 self.tx.note_list_mutation(l);
@@ -540,12 +574,31 @@ impl Frame<'_, '_> {
                 let (cls, obj) = (cls.clone_ref(py), (**obj).clone());
                 self.super_attr(cls, obj, name)
             }
+            Var::Deque(q) if name == "maxlen" => Ok(match q.maxlen {
+                Some(n) => Var::py_const(py, n as i64),
+                None => Var::none(py),
+            }),
+            Var::Deque(_) => Ok(Var::Method {
+                recv: Box::new(obj.clone()),
+                name: name.to_string(),
+            }),
             Var::NamedTuple { ty, items } => {
                 let fields = named_tuple_fields(ty.bind(py));
                 if let Some(i) = fields.iter().position(|f| f == name) {
                     if i < items.len() {
                         return Ok(items[i].clone());
                     }
+                }
+                // A property of a namedtuple subclass runs its getter on the traced tuple (the
+                // class attribute itself is the property object).
+                for k in ty.bind(py).getattr("__mro__")?.try_iter()? {
+                    let raw = k?.getattr("__dict__")?.get_item(name);
+                    let Ok(raw) = raw else { continue };
+                    if raw.is_instance(&py.import("builtins")?.getattr("property")?)? {
+                        let fget = raw.getattr("fget")?.unbind();
+                        return self.call(Var::Py(fget, None), vec![obj.clone()], vec![]);
+                    }
+                    break;
                 }
                 // Methods and class attributes (`_fields`, `_replace`, a user method).
                 let attr = ty
@@ -637,6 +690,7 @@ impl Frame<'_, '_> {
         match &obj {
             Var::Tensor(_)
             | Var::List(_)
+            | Var::Deque(_)
             | Var::Tuple(_)
             | Var::Dict(_)
             | Var::Size(_)

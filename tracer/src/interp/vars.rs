@@ -123,6 +123,15 @@ pub enum Var {
     /// the dict after the view was taken show through it (length, membership, iteration,
     /// comparison), as they do in eager.
     DictView(DictItems, ViewKind),
+    /// A `collections.deque` made by the traced code (see `calls/collections.rs`): rebuilt
+    /// after the graph as `deque(items, maxlen)`.
+    Deque(Rc<DequeVar>),
+}
+
+/// The items of a traced `deque` and its `maxlen` (`None`: unbounded).
+pub struct DequeVar {
+    pub items: RefCell<Vec<Var>>,
+    pub maxlen: Option<usize>,
 }
 
 /// Which view of a dict a [`Var::DictView`] is.
@@ -210,6 +219,7 @@ impl Var {
                 .unwrap_or_else(|_| "object".into()),
             Var::Tuple(_) => "tuple".into(),
             Var::List(_) => "list".into(),
+            Var::Deque(_) => "deque".into(),
             Var::Dict(_) => "dict".into(),
             Var::Size(_) => "torch.Size".into(),
             Var::Slice(_) => "slice".into(),
@@ -262,7 +272,16 @@ impl Var {
                 for (k, v) in items.borrow().iter() {
                     out.set_item(k.bind(py), v.as_py_at(py, d)?).ok()?;
                 }
-                Some(out.into_any())
+                // An `OrderedDict`/`defaultdict` made by the traced code keeps its class (its
+                // equality is order-sensitive, its missing keys are filled).
+                match dict_kind(items) {
+                    None => Some(out.into_any()),
+                    Some((cls, None)) => cls.bind(py).call1((out,)).ok(),
+                    Some((cls, Some(f))) => {
+                        let f = f.as_py_at(py, d)?;
+                        cls.bind(py).call1((f, out)).ok()
+                    }
+                }
             }
             Var::NamedTuple { ty, items } => {
                 let v: Option<Vec<_>> = items.iter().map(|i| i.as_py_at(py, d)).collect();
@@ -271,6 +290,16 @@ impl Var {
             Var::Size(s) => {
                 let torch = py.import("torch").ok()?;
                 torch.getattr("Size").ok()?.call1((s.clone(),)).ok()
+            }
+            Var::Deque(q) => {
+                let v: Option<Vec<_>> =
+                    q.items.borrow().iter().map(|i| i.as_py_at(py, d)).collect();
+                py.import("collections")
+                    .ok()?
+                    .getattr("deque")
+                    .ok()?
+                    .call1((PyList::new(py, v?).ok()?, q.maxlen))
+                    .ok()
             }
             Var::BoundMethod { func, self_ } => {
                 let f = func.as_py_at(py, d)?;
@@ -315,6 +344,7 @@ impl Var {
         match self {
             Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.clone()),
             Var::List(items) => Some(items.borrow().clone()),
+            Var::Deque(q) => Some(q.items.borrow().clone()),
             Var::Size(s) => Some(s.iter().map(|&d| Var::py_const(py, d)).collect()),
             Var::Iter(it) => {
                 let it = it.borrow();
@@ -354,8 +384,13 @@ impl Var {
                     .map(|(k, _)| Var::py_const(py, k))
                     .collect(),
             ),
-            Var::Py(o, _) => {
+            Var::Py(o, src) => {
                 let o = o.bind(py);
+                // A mutable container read from the frame (a list or dict subclass) may hold
+                // other items next call: its items are not constants.
+                if src.is_some() && is_mutable_container(py, o) {
+                    return None;
+                }
                 // Only iterate values whose iteration is free of side effects.
                 if o.cast::<PyTuple>().is_ok()
                     || o.cast::<PyList>().is_ok()
@@ -375,7 +410,13 @@ impl Var {
                     let it = o.try_iter().ok()?;
                     let mut out = Vec::new();
                     for x in it {
-                        out.push(Var::Py(x.ok()?.unbind(), None));
+                        let x = x.ok()?;
+                        // A live tensor here has no source: as a constant it would bake this
+                        // call's tensor into the graph.
+                        if holds_tensor(py, &x, 0).unwrap_or(true) {
+                            return None;
+                        }
+                        out.push(Var::Py(x.unbind(), None));
                     }
                     Some(out)
                 } else {
@@ -395,6 +436,7 @@ impl Var {
             Var::Py(o, _) => Ok(o.bind(py).is_truthy()?),
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),
             Var::List(i) => Ok(!i.borrow().is_empty()),
+            Var::Deque(q) => Ok(!q.items.borrow().is_empty()),
             Var::Dict(i) => Ok(!i.borrow().is_empty()),
             Var::DictView(i, _) => Ok(!i.borrow().is_empty()),
             Var::ModelOutput(o) => Ok(!o.items().is_empty()),
@@ -449,6 +491,61 @@ impl Var {
             }
         })
     }
+}
+
+/// Whether `o` can change between calls while keeping its identity: a list, dict, set or
+/// bytearray (or subclass), or any `collections.abc` mutable collection (a `deque`). Values
+/// computed from one at trace time are guarded only by its identity, so they must not fold.
+pub fn is_mutable_container(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
+    if o.is_instance_of::<PyList>()
+        || o.is_instance_of::<PyDict>()
+        || o.is_instance_of::<pyo3::types::PySet>()
+        || o.is_instance_of::<pyo3::types::PyByteArray>()
+    {
+        return true;
+    }
+    let Ok(abc) = py.import("collections.abc") else {
+        return true;
+    };
+    ["MutableSequence", "MutableSet", "MutableMapping"]
+        .iter()
+        .any(|n| {
+            abc.getattr(*n)
+                .and_then(|c| o.is_instance(&c))
+                .unwrap_or(true)
+        })
+}
+
+/// Whether a plain container (list, dict, set, deque) holds a tensor, at any depth.
+fn holds_tensor(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    depth: usize,
+) -> Result<bool, TraceError> {
+    if depth > MAX_WRAP_DEPTH {
+        return Ok(false);
+    }
+    if is_tensor(py, value)? {
+        return Ok(true);
+    }
+    let container = value.is_instance_of::<PyList>()
+        || value.is_instance_of::<PyTuple>()
+        || value.is_instance_of::<pyo3::types::PySet>()
+        || value.is_instance_of::<pyo3::types::PyFrozenSet>();
+    if container {
+        for x in value.try_iter()? {
+            if holds_tensor(py, &x?, depth + 1)? {
+                return Ok(true);
+            }
+        }
+    } else if let Ok(d) = value.cast::<PyDict>() {
+        for (_, v) in d.iter() {
+            if holds_tensor(py, &v, depth + 1)? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// A Python constant as a graph argument.
@@ -561,14 +658,46 @@ impl Tracer<'_> {
         }
         let Some(source) = source else {
             if let Ok(t) = value.cast::<PyTuple>() {
+                // A folded result keeps its type: a `torch.Size` stays a size, a namedtuple
+                // stays one (its class decides `type()`, attributes and equality with it).
+                let ty = value.get_type();
+                if !ty.is(py.get_type::<PyTuple>()) && holds_tensor(py, &value, 0)? {
+                    // A tuple subclass computed at trace time from live tensors.
+                    if !ty.hasattr("_fields").unwrap_or(false) {
+                        return Err(TraceError::unsupported("a tensor constant with no source"));
+                    }
+                }
+                if !ty.is(py.get_type::<PyTuple>()) {
+                    if ty.name().map(|n| n == "Size").unwrap_or(false)
+                        && ty.module().map(|m| m == "torch").unwrap_or(false)
+                    {
+                        if let Ok(s) = value.extract::<Vec<i64>>() {
+                            return Ok(Var::Size(s));
+                        }
+                    }
+                    if !ty.hasattr("_fields").unwrap_or(false) {
+                        return Ok(Var::Py(value.unbind(), None));
+                    }
+                }
                 let items = t
                     .iter()
                     .map(|x| self.wrap(x, None))
                     .collect::<Result<Vec<_>, _>>()?;
+                if !ty.is(py.get_type::<PyTuple>()) {
+                    return Ok(Var::NamedTuple {
+                        ty: ty.into_any().unbind(),
+                        items,
+                    });
+                }
                 return Ok(Var::Tuple(items));
             }
             if value.get_type().is(py.get_type::<pyo3::types::PySet>()) {
                 return Ok(Var::Set(value.unbind()));
+            }
+            // A value computed at trace time (a fold over a frame object: `list(xs)` of a list
+            // subclass) that holds live tensors would bake this call's tensors into the graph.
+            if holds_tensor(py, &value, 0)? {
+                return Err(TraceError::unsupported("a tensor constant with no source"));
             }
             return Ok(Var::Py(value.unbind(), None));
         };
@@ -750,6 +879,12 @@ impl Tracer<'_> {
                     self.realize_in(i, identity, depth + 1);
                 }
             }
+            Var::Deque(q) => {
+                let items = q.items.borrow().clone();
+                for i in &items {
+                    self.realize_in(i, identity, depth + 1);
+                }
+            }
             Var::Dict(items) | Var::DictView(items, _) => {
                 let items: Vec<Var> = items.borrow().iter().map(|(_, v)| v.clone()).collect();
                 for i in &items {
@@ -803,4 +938,40 @@ impl Tracer<'_> {
             .map(|(d, s, _)| (Rc::as_ptr(d) as usize, s.clone()));
         lists.chain(dicts).collect()
     }
+}
+
+/// (Registry of dict kinds: kept beside `Var`, which reads it when it rebuilds a dict.)
+/// The class of a dict made by the traced code as an `OrderedDict` or `defaultdict`, and the
+/// default factory of a `defaultdict`.
+pub(crate) type DictKind = (Py<PyAny>, Option<Var>);
+
+/// A weak reference to a dict tracker, so the registry below does not keep dicts alive.
+type WeakDict = std::rc::Weak<RefCell<Vec<(Py<PyAny>, Var)>>>;
+
+thread_local! {
+    /// Dicts made by the traced code as `OrderedDict`/`defaultdict`, by their tracker (a weak
+    /// reference: an entry ends with its dict). They are tracked as plain dicts otherwise.
+    static DICT_KINDS: RefCell<Vec<(WeakDict, DictKind)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+pub(crate) fn set_dict_kind(d: &DictItems, kind: DictKind) {
+    DICT_KINDS.with(|k| {
+        let mut k = k.borrow_mut();
+        k.retain(|(w, _)| w.strong_count() > 0);
+        k.push((Rc::downgrade(d), kind));
+    });
+}
+
+/// The class (and default factory) of a dict the traced code made as an `OrderedDict` or
+/// `defaultdict`; `None` for a plain dict.
+pub(crate) fn dict_kind(d: &DictItems) -> Option<DictKind> {
+    Python::attach(|py| {
+        DICT_KINDS.with(|k| {
+            k.borrow()
+                .iter()
+                .find(|(w, _)| std::ptr::eq(w.as_ptr(), Rc::as_ptr(d)))
+                .map(|(_, (c, f))| (c.clone_ref(py), f.clone()))
+        })
+    })
 }

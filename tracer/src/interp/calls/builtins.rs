@@ -493,7 +493,16 @@ impl Frame<'_, '_> {
             Var::Py(o, _) => Some(o.bind(py).get_type()),
             Var::Tuple(_) => named("tuple")?,
             Var::List(_) => named("list")?,
-            Var::Dict(_) => named("dict")?,
+            Var::Dict(d) => match super::collections::dict_class(py, d) {
+                Some(c) => Some(c.cast_into::<PyType>().map_err(PyErr::from)?),
+                None => named("dict")?,
+            },
+            Var::Deque(_) => Some(
+                py.import("collections")?
+                    .getattr("deque")?
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
             Var::Set(_) => named("set")?,

@@ -24,9 +24,15 @@ impl Frame<'_, '_> {
             d.iter()
                 .position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false))
         };
-        let mutating = matches!(name, "pop" | "update" | "setdefault" | "clear" | "popitem");
+        let mutating = matches!(
+            name,
+            "pop" | "update" | "setdefault" | "clear" | "popitem" | "move_to_end"
+        );
         if mutating {
             self.tx.note_dict_mutation(&d);
+        }
+        if let Some(r) = self.dict_kind_method(&d, name, &args, &kwargs)? {
+            return Ok(r);
         }
         match (name, args.as_slice()) {
             ("get", [k]) | ("get", [k, _]) => {
@@ -68,13 +74,24 @@ impl Frame<'_, '_> {
                 };
                 Ok(Var::DictView(d.clone(), kind))
             }
+            ("popitem", []) => d
+                .borrow_mut()
+                .pop()
+                .map(|(k, v)| Var::Tuple(vec![Var::Py(k, None), v]))
+                .ok_or_else(|| {
+                    TraceError::unsupported("popitem of an empty dict (the frame raises KeyError)")
+                }),
+            ("clear", []) => {
+                d.borrow_mut().clear();
+                Ok(Var::none(py))
+            }
             ("copy", []) => Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(
                 d.borrow().clone(),
             )))),
-            ("update", [Var::Dict(_)]) | ("update", []) => {
+            ("update", []) | ("update", [_]) => {
                 let mut other: Vec<(Py<PyAny>, Var)> = match args.first() {
-                    Some(Var::Dict(o)) => o.borrow().clone(),
-                    _ => Vec::new(),
+                    Some(m) => self.mapping_pairs(m)?,
+                    None => Vec::new(),
                 };
                 for (k, v) in &kwargs {
                     other.push((k.as_str().into_pyobject(py)?.into_any().unbind(), v.clone()));
@@ -99,8 +116,20 @@ impl Frame<'_, '_> {
         l: std::rc::Rc<std::cell::RefCell<Vec<Var>>>,
         name: &str,
         args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if !kwargs.is_empty()
+            || !matches!(
+                (name, args.len()),
+                ("append" | "extend", 1) | ("pop", 0) | ("insert", 2) | ("reverse", 0)
+            )
+        {
+            let seq = Var::List(l.clone());
+            if let Some(r) = self.sequence_method(&seq, name, &args, &kwargs)? {
+                return Ok(r);
+            }
+        }
         let mutating = matches!(
             name,
             "append" | "extend" | "insert" | "pop" | "clear" | "reverse" | "remove" | "sort"

@@ -4,9 +4,11 @@
 //! tracked lists and dicts mutate the trackers (`containers.rs`), and user functions are inlined.
 
 mod builtins;
+mod collections;
 mod containers;
 mod library;
 mod modules;
+mod sequences;
 mod torch;
 mod trace_time;
 
@@ -46,7 +48,8 @@ impl Frame<'_, '_> {
                     }
                     None => self.tensor_method(t, &name, args, kwargs),
                 },
-                Var::List(l) => self.list_method(l, &name, args),
+                Var::List(l) => self.list_method(l, &name, args, kwargs),
+                Var::Deque(q) => self.deque_method(q, &name, args, kwargs),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 Var::Set(set) => self.set_method(set, &name, args, kwargs),
                 Var::NamedTuple { ty, items } => {
@@ -74,6 +77,9 @@ impl Frame<'_, '_> {
                     self.super_builtin_call(cls, *obj, &name, &args, &kwargs)
                 }
                 other => {
+                    if let Some(r) = self.sequence_method(&other, &name, &args, &kwargs)? {
+                        return Ok(r);
+                    }
                     // Methods of tuples, dicts and sizes are pure: fold on the Python value.
                     let obj = other.as_py(py).ok_or_else(|| {
                         TraceError::unsupported(format!(
@@ -155,6 +161,9 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         if let Some(r) = self.construct_named_tuple(f, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.collections_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
         if let Some(r) = self.library_call(f, &module, &name, &args, &kwargs)? {
@@ -629,6 +638,14 @@ impl Frame<'_, '_> {
             .iter()
             .any(|a| matches!(a, Var::Py(o, _) if o.bind(py).hasattr("__next__").unwrap_or(false)))
         {
+            return Ok(None);
+        }
+        // A mutable container read from the frame is guarded by identity only: a result
+        // computed from its contents would be stale when they change (`len(QUEUE)`).
+        if args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|a| {
+            matches!(a, Var::Py(o, Some(_))
+                if crate::interp::vars::is_mutable_container(py, o.bind(py)))
+        }) {
             return Ok(None);
         }
         for a in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
