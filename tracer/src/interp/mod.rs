@@ -3,6 +3,7 @@
 //! runs torch ops on `meta` tensors to learn result metadata.
 
 mod calls;
+mod exceptions;
 mod handlers;
 mod inline;
 pub mod model_output;
@@ -55,6 +56,16 @@ pub struct Tracer<'py> {
     /// How many frames of the inline chain above the current one are stopped at an instruction
     /// that an active `try` handler covers (see `handlers.rs`).
     pub(crate) caught_by_callers: usize,
+    /// The exception a traced `except`/`finally` block is handling (`sys.exc_info()` of the
+    /// traced code; see `exceptions.rs`).
+    pub(crate) handling: Option<Var>,
+    /// Exception objects the trace made, with the root instruction that was running.
+    pub(crate) made_exceptions: Vec<(Py<PyAny>, usize)>,
+    /// The root frame's instruction now running.
+    pub(crate) root_index: usize,
+    /// How many exception handlers of the root frame are running: a graph break there could
+    /// not restore the exception state, so the frame then runs eagerly.
+    pub(crate) root_handlers: usize,
 }
 
 impl<'py> Tracer<'py> {
@@ -264,6 +275,10 @@ pub fn trace<'py>(
         depth: 0,
         deleted_args: Vec::new(),
         caught_by_callers: 0,
+        handling: None,
+        made_exceptions: Vec::new(),
+        root_index: 0,
+        root_handlers: 0,
     };
     let end = {
         let n = code.localsplus.len();
@@ -352,12 +367,18 @@ impl<'a, 'py> Frame<'a, 'py> {
             let loc = self.location();
             self.tx.guards.origin = Some(loc.clone());
             let index = self.pc;
+            self.tx.root_index = index;
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(End::Return(ret)),
                 Ok(None) => {}
                 Err(e) => {
                     let e = e.at(&loc).through_frame(&self.code.name, &loc);
-                    return Err(e.in_root_instruction(index));
+                    let e = match self.unwind(e, index) {
+                        Ok(()) => continue,
+                        Err(TraceError::Raised { fallback, .. }) => *fallback,
+                        Err(e) => e,
+                    };
+                    return Err(self.root_break(e, index));
                 }
             }
         }
@@ -378,10 +399,11 @@ impl<'a, 'py> Frame<'a, 'py> {
             };
             let loc = self.location();
             self.tx.guards.origin = Some(loc.clone());
+            let index = self.pc;
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(ret),
                 Ok(None) => {}
-                Err(e) => return Err(e.at(&loc).through_frame(&self.code.name, &loc)),
+                Err(e) => self.unwind(e.at(&loc).through_frame(&self.code.name, &loc), index)?,
             }
         }
     }
@@ -549,6 +571,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let Var::Object(o) = &obj {
             return self.object_setattr(o, name, v, false);
         }
+        if self.made_exception_setattr(&obj, name, &v)? {
+            return Ok(());
+        }
         if let Var::ModelOutput(o) = &obj {
             return o.assign(py, name, v, false);
         }
@@ -609,9 +634,10 @@ impl<'a, 'py> Frame<'a, 'py> {
                     .iter()
                     .position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false));
                 let Some(pos) = pos else {
-                    return Err(TraceError::unsupported(
+                    let fallback = TraceError::unsupported(
                         "deleting a missing dict key (the frame raises KeyError)",
-                    ));
+                    );
+                    return Err(self.raise_new("KeyError", (k,), fallback));
                 };
                 self.tx.note_dict_mutation(d);
                 d.borrow_mut().remove(pos);
@@ -625,9 +651,11 @@ impl<'a, 'py> Frame<'a, 'py> {
                 let n = l.borrow().len() as isize;
                 let j = if i < 0 { i + n } else { i };
                 if j < 0 || j >= n {
-                    return Err(TraceError::unsupported(
+                    let fallback = TraceError::unsupported(
                         "a list index out of range (the frame raises IndexError)",
-                    ));
+                    );
+                    let msg = "list assignment index out of range";
+                    return Err(self.raise_new("IndexError", (msg,), fallback));
                 }
                 self.tx.note_list_mutation(l);
                 l.borrow_mut().remove(j as usize);

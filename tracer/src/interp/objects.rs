@@ -183,10 +183,10 @@ impl Frame<'_, '_> {
             return Ok(v.clone());
         }
         let Some(raw) = raw else {
-            return Err(TraceError::unsupported(format!(
-                "'{}' object has no attribute '{name}' (the frame raises AttributeError)",
-                this.type_name(py)
-            )));
+            let msg = format!("'{}' object has no attribute '{name}'", this.type_name(py));
+            let fallback =
+                TraceError::unsupported(format!("{msg} (the frame raises AttributeError)"));
+            return Err(self.raise_new("AttributeError", (msg,), fallback));
         };
         // Methods are guarded where the class hands them out (`cls.name`), so replacing one
         // after the trace is seen.

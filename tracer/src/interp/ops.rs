@@ -109,13 +109,17 @@ impl Frame<'_, '_> {
                     .join(", ")
             )));
         };
-        let r = f
-            .call1(PyTuple::new(py, vals)?)
-            .map_err(|e| TraceError::UserError {
-                call: format!("operator.{name}"),
-                message: e.to_string(),
-                error: e,
-            })?;
+        let r = match f.call1(PyTuple::new(py, vals)?) {
+            Ok(r) => r,
+            Err(e) => {
+                let fallback = TraceError::UserError {
+                    call: format!("operator.{name}"),
+                    message: e.to_string(),
+                    error: e.clone_ref(py),
+                };
+                return Err(self.python_raised(e, fallback));
+            }
+        };
         // Sizes stay sizes through `+` and slicing; everything else is a plain value.
         self.tx.wrap(r, None).map(|v| self.revive_size(v))
     }
@@ -263,9 +267,12 @@ impl Frame<'_, '_> {
                     let n = items.len() as isize;
                     let j = if i < 0 { i + n } else { i };
                     if j < 0 || j >= n {
-                        return Err(TraceError::unsupported(
+                        let kind = if matches!(obj, Var::List(_)) { "list" } else { "tuple" };
+                        let fallback = TraceError::unsupported(
                             "an index out of range (the frame raises IndexError)",
-                        ));
+                        );
+                        let msg = format!("{kind} index out of range");
+                        return Err(self.raise_new("IndexError", (msg,), fallback));
                     }
                     return Ok(items[j as usize].clone());
                 }
@@ -300,9 +307,15 @@ impl Frame<'_, '_> {
                     .iter()
                     .find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
                     .map(|(_, v)| v.clone());
-                found.ok_or_else(|| {
-                    TraceError::unsupported("a missing dict key (the frame raises KeyError)")
-                })
+                match found {
+                    Some(v) => Ok(v),
+                    None => {
+                        let fallback = TraceError::unsupported(
+                            "a missing dict key (the frame raises KeyError)",
+                        );
+                        Err(self.raise_new("KeyError", (key,), fallback))
+                    }
+                }
             }
             Var::Py(o, src) => {
                 let key = idx.as_py(py).ok_or_else(|| {

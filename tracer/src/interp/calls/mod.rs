@@ -72,6 +72,9 @@ impl Frame<'_, '_> {
                     self.super_getattribute(*obj, &args)
                 }
                 Var::Super { cls, obj } => {
+                    if let Some(r) = self.made_exception_super_call(&cls, &obj, &name, &args)? {
+                        return Ok(r);
+                    }
                     self.super_builtin_call(cls, *obj, &name, &args, &kwargs)
                 }
                 other => {
@@ -278,6 +281,9 @@ impl Frame<'_, '_> {
         }
         if is_torch && !has_tensor {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
+        }
+        if let Some(r) = self.construct_exception(f, &args, &kwargs)? {
+            return Ok(r);
         }
         if let Some(r) = self.construct_model_output(f, &args, &kwargs)? {
             return Ok(r);
@@ -644,13 +650,17 @@ impl Frame<'_, '_> {
             };
             kw.set_item(k, v)?;
         }
-        let r = f
-            .call(PyTuple::new(py, vals)?, Some(&kw))
-            .map_err(|e| TraceError::UserError {
-                call: f.repr().map(|r| r.to_string()).unwrap_or_default(),
-                message: e.to_string(),
-                error: e,
-            })?;
+        let r = match f.call(PyTuple::new(py, vals)?, Some(&kw)) {
+            Ok(r) => r,
+            Err(e) => {
+                let fallback = TraceError::UserError {
+                    call: f.repr().map(|r| r.to_string()).unwrap_or_default(),
+                    message: e.to_string(),
+                    error: e.clone_ref(py),
+                };
+                return Err(self.python_raised(e, fallback));
+            }
+        };
         Ok(Some(self.tx.wrap(r, None)?))
     }
 }
