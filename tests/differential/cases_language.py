@@ -57,7 +57,7 @@ def raise_caught_as_e_args(x):
 def raise_depends_on_argument(x, k):
     try:
         if k < 0:
-            raise ValueError(f"negative k {k}")
+            raise ValueError("negative k")
         y = x * k
     except ValueError as e:
         y = x - 1
@@ -333,7 +333,7 @@ def getattr_default_instead_of_try(x):
 
 def _check_positive(t, k):
     if k <= 0:
-        raise ValueError(f"k must be positive, got {k}")
+        raise ValueError("k must be positive")
     return t * k
 
 
@@ -1185,7 +1185,8 @@ def init_subclass_class_made_in_frame(x):
         def apply(self, t):
             return t + 1
 
-    return REGISTRY["local"]().apply(x)
+    cls = REGISTRY.pop("local")
+    return cls().apply(x), cls.__name__, sorted(REGISTRY)
 
 
 class Counter:
@@ -1208,10 +1209,14 @@ def class_attribute_read_through_instance(x):
     return x * c.n, c.step, Counter.step
 
 
-@case(x34, state=("Counter",))
+def _reset_counter(target, seed):
+    Counter.instances = 0
+
+
+@case(x34, prepare=_reset_counter)
 def class_attribute_write(x):
     Counter.instances += 1
-    return x * Counter.instances
+    return x * Counter.instances, Counter.instances
 
 
 @case(x34)

@@ -801,6 +801,12 @@ impl<'a, 'py> Frame<'a, 'py> {
             Var::Py(o, Some(src)) if ops::is_nn_module(self.tx.py, o.bind(self.tx.py))? => {
                 self.module_children(o.bind(self.tx.py).clone(), src.clone())
             }
+            // A user class's `__iter__`, inlined; what it returns is iterated.
+            Var::Object(o) => {
+                let o = o.clone();
+                let it = self.object_operator(&o, "iter", vec![])?;
+                self.iterate(it)
+            }
             _ => self.unpack(v),
         }
     }

@@ -81,6 +81,12 @@ impl Frame<'_, '_> {
             let o = o.clone();
             return self.object_operator(&o, name, args[1..].to_vec());
         }
+        if let [lhs, Var::Object(o)] = args.as_slice() {
+            let o = o.clone();
+            if let Some(r) = self.object_reflected(&o, name, lhs.clone())? {
+                return Ok(r);
+            }
+        }
         let f = py.import("operator")?.getattr(name)?;
         if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
             let gargs = args
@@ -217,6 +223,13 @@ impl Frame<'_, '_> {
         negate: bool,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Var::Object(o) = &rhs {
+            // `__contains__`, inlined (its result's truth, as `in` takes it).
+            let o = o.clone();
+            let r = self.object_operator(&o, "contains", vec![lhs])?;
+            let found = self.truth(&r)?;
+            return Ok(Var::py_const(py, found != negate));
+        }
         self.tx.realize_identity(&lhs);
         // Membership in a dict depends on its keys alone (guarded with the dict), not on the
         // identity of its values.
