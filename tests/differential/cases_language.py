@@ -14,7 +14,17 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .runner import case
+from .runner import TC_DIFFERS, case
+
+
+# Known breadth gaps of this corpus (strict: each fix makes its case XPASS).
+NN_MODULE_IN_FRAME = (
+    "issue 14 (user classes): an nn.Module constructed inside the frame breaks the graph at "
+    "nn.Module.__init__ (super().__setattr__)"
+)
+BUILTINS_ITER = (
+    "issue 14 (builtins): iter()/next() and min()/sorted() over user objects are not traced"
+)
 
 
 def x34(r):
@@ -138,7 +148,7 @@ def reraise_as_other(x):
     return x + 1, cause, msg
 
 
-@case(x34)
+@case(x34, xfail_tc=TC_DIFFERS)
 def exception_as_value(x):
     e = ValueError("scale", 3)
     ok = isinstance(e, Exception) and isinstance(e, ValueError)
@@ -183,7 +193,7 @@ def except_wrong_class_then_right(x):
     return y
 
 
-@case(x34)
+@case(x34, xfail_tc=TC_DIFFERS)
 def exception_str_and_repr(x):
     try:
         raise ValueError("bad shape", 4)
@@ -204,6 +214,7 @@ def raise_class_not_instance(x):
 
 @case(x34)
 def exception_var_unbound_after_handler(x):
+    x = x.cos()
     try:
         raise ValueError("v")
     except ValueError as err:
@@ -300,7 +311,7 @@ def int_parse_value_error(x):
     return x + n
 
 
-@case(x34)
+@case(x34, xfail_ferro=BUILTINS_ITER, xfail_inductor=BUILTINS_ITER)
 def next_stop_iteration_caught(x):
     it = iter([])
     try:
@@ -363,7 +374,7 @@ def _lookup(cfg, key):
     return cfg[key]
 
 
-@case(x34)
+@case(x34, xfail_tc=TC_DIFFERS)
 def key_error_two_frames_deep(x):
     cfg = {"a": 2}
     try:
@@ -396,7 +407,7 @@ def module_method_raises_caught():
     return _Validator()
 
 
-@case(x34)
+@case(x34, xfail_tc=TC_DIFFERS)
 def reraise_through_callee(x):
     def inner(t):
         try:
@@ -456,13 +467,14 @@ def user_exception_raised_caught(x):
 
 @case(x34)
 def user_exception_with_init_attributes(x):
+    x = x.sin()
     try:
         raise RangeError("alpha", 0, 1)
     except ValueError as e:
         return x * e.hi, e.name, str(e)
 
 
-@case(x34)
+@case(x34, xfail_tc=TC_DIFFERS)
 def user_exception_hierarchy_order(x):
     caught = []
     for err in (RangeError("a", 1, 2), ShapeError("s")):
@@ -488,6 +500,7 @@ def assert_with_message_passes(x):
 
 @case(x34)
 def assert_caught(x):
+    x = x * 2 + 1
     try:
         assert x.shape[0] == 5, "five rows"
         y = x
@@ -835,7 +848,7 @@ def dunder_eq_hash(x):
     b = Vec(x + 1, x)
     c = Vec(x)
     seen = {a: "two"}
-    return a == b, a == c, a != c, seen[b], x * len(seen)
+    return a == b, a == c, a != c, seen[b], x * len(seen), hash(a) == hash(b)
 
 
 @case(x34)
@@ -863,7 +876,7 @@ class Version:
         return f"Version({self.major}, {self.minor})"
 
 
-@case(x34)
+@case(x34, xfail_ferro=BUILTINS_ITER, xfail_inductor=BUILTINS_ITER)
 def dunder_lt_sorted_min(x):
     vs = [Version(2, 1), Version(1, 9), Version(2, 0)]
     lo = min(vs)
@@ -1032,16 +1045,46 @@ def self_class_name_in_forward():
     return Named()
 
 
+_BLOCK = DeepBlock()
+
+
 @case(x34)
 def classmethod_via_class_and_instance(x):
-    b = DeepBlock()
+    b = _BLOCK
     return b(x), Block.describe(), b.describe(), DeepBlock.describe()
 
 
 @case(x34)
 def staticmethod_via_class_and_instance(x):
-    b = Block()
+    b = _BLOCK
     return Block.scale(x, 2) + b.scale(x, 3)
+
+
+class Units:
+    factor = 10
+
+    @classmethod
+    def make(cls, v):
+        return cls(v * cls.factor)
+
+    @staticmethod
+    def half(t):
+        return t / 2
+
+    def __init__(self, v):
+        self.v = v
+
+
+class SubUnits(Units):
+    factor = 100
+
+
+@case(x34)
+def classmethod_constructor_on_plain_class(x):
+    a = Units.make(2)
+    b = SubUnits.make(1)
+    c = a.make(3)
+    return x * a.v + b.v, type(b).__name__, c.v, a.half(x) + Units.half(x)
 
 
 class Temperature:
@@ -1061,7 +1104,7 @@ class Temperature:
         return 1.0 / self._t
 
 
-@case(x34)
+@case(x34, xfail_tc=TC_DIFFERS)
 def property_with_setter(x):
     t = Temperature(2.0)
     a = x / t.value
@@ -1236,8 +1279,12 @@ def type_of_obj_called(x):
     return c(x), w.major, type(w) is Version
 
 
-@case(x34)
-def class_identity_and_isinstance(x):
+@case(
+    x34,
+    xfail_ferro=NN_MODULE_IN_FRAME,
+    xfail_inductor=NN_MODULE_IN_FRAME,
+)
+def module_constructed_in_frame(x):
     b = DeepBlock()
     return (
         b(x),
@@ -1330,12 +1377,13 @@ def dataclass_construct_and_replace(x):
 
 @case(x34)
 def dataclass_frozen_property(x):
+    x = x.exp()
     s = Spec(3, 4)
     try:
         s.rows = 5
     except dataclasses.FrozenInstanceError:
         pass
-    return x.reshape(s.numel), s == Spec(3, 4), hash(s) == hash(Spec(3, 4))
+    return x.reshape(s.numel), s == Spec(3, 4), s.rows
 
 
 @case(x34)

@@ -484,10 +484,12 @@ impl<'a, 'py> Frame<'a, 'py> {
                 return Ok(v);
             }
         }
-        Err(TraceError::unsupported(format!(
-            "reading local '{}' before it is assigned",
-            self.code.localsplus[i]
-        )))
+        let name = &self.code.localsplus[i];
+        let fallback =
+            TraceError::unsupported(format!("reading local '{name}' before it is assigned"));
+        let msg =
+            format!("cannot access local variable '{name}' where it is not associated with a value");
+        Err(self.raise_new("UnboundLocalError", (msg,), fallback))
     }
 
     /// LOAD_DEREF / LOAD_CLOSURE: a cell of this frame, or a free variable.

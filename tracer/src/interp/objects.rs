@@ -252,7 +252,7 @@ impl Frame<'_, '_> {
         let setattr = cls.getattr("__setattr__")?;
         if !via_object && !setattr.is(object.getattr("__setattr__")?) {
             let function = py.import("types")?.getattr("FunctionType")?;
-            if setattr.is_instance(&function)? && !is_frozen_dataclass(&cls)? {
+            if setattr.is_instance(&function)? {
                 // A `__setattr__` override, inlined.
                 let s = o.cls_src.as_ref().map(|s| s.attr(py, "__setattr__"));
                 let hook = self.tx.wrap(setattr, s)?;
@@ -461,8 +461,10 @@ impl Frame<'_, '_> {
         args: &[Var],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let object = py.import("builtins")?.getattr("object")?;
-        if !f.is(object.getattr("__setattr__")?) {
+        let builtins = py.import("builtins")?;
+        // `setattr(obj, name, v)` is `obj.name = v`, hooks included.
+        let via_object = f.is(builtins.getattr("object")?.getattr("__setattr__")?);
+        if !via_object && !f.is(builtins.getattr("setattr")?) {
             return Ok(None);
         }
         let [Var::Object(o), name, v] = args else {
@@ -471,7 +473,7 @@ impl Frame<'_, '_> {
         let Some(name) = name.as_py(py).and_then(|n| n.extract::<String>().ok()) else {
             return Ok(None);
         };
-        self.object_setattr(o, &name, v.clone(), true)?;
+        self.object_setattr(o, &name, v.clone(), via_object)?;
         Ok(Some(Var::none(py)))
     }
 }

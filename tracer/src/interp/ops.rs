@@ -735,6 +735,16 @@ impl Frame<'_, '_> {
                     self_: Box::new(this),
                 });
             }
+            // A classmethod read through an instance: bound to its (guarded) type, a new bound
+            // object on every read, so the function is what is guarded.
+            if owner.is(obj.get_type().as_any()) {
+                let func = v.getattr("__func__")?;
+                let func = self.tx.wrap(func, src.map(|s| s.attr(py, "__func__")))?;
+                return Ok(Var::BoundMethod {
+                    func: Box::new(func),
+                    self_: Box::new(Var::Py(owner.unbind(), None)),
+                });
+            }
         }
         // A method of an immutable constant (`"a".startswith`): a new object on every read, so it
         // is not guarded itself; the receiver already is.
