@@ -20,6 +20,9 @@ def _params():
         for mode in MODES:  # torch.compile first: it records the graph count
             reason = None if IGNORE_XFAIL else c.xfail.get(mode)
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            # The corpus file as a keyword: `-k language` runs cases_language.py's cases.
+            if c.program.topic.startswith("cases_"):
+                marks.append(getattr(pytest.mark, c.program.topic))
             out.append(pytest.param(c, mode, id=f"{c.name}-{mode}", marks=marks))
     return out
 

@@ -296,6 +296,44 @@ impl<'py> Frame<'_, 'py> {
         }
     }
 
+    /// A value the root frame returns may not hold an exception object the trace made: the
+    /// compiled entry would hand that one object to every call. The frame breaks before the
+    /// object is made instead, so the program makes it.
+    pub(super) fn check_escape(&self, v: &Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let mut todo = vec![v.clone()];
+        let mut seen = 0usize;
+        while let Some(v) = todo.pop() {
+            seen += 1;
+            if seen > 10_000 {
+                break;
+            }
+            match &v {
+                Var::Py(o, None) => {
+                    if let Some((_, at)) = self
+                        .tx
+                        .made_exceptions
+                        .iter()
+                        .find(|(e, _)| e.bind(py).is(o.bind(py)))
+                    {
+                        let e = TraceError::unsupported(
+                            "an exception object made by the traced code is returned",
+                        );
+                        return Err(e.in_root_instruction(*at));
+                    }
+                }
+                Var::Tuple(items) | Var::NamedTuple { items, .. } => {
+                    todo.extend(items.iter().cloned())
+                }
+                Var::List(items) => todo.extend(items.borrow().iter().cloned()),
+                Var::Dict(items) => todo.extend(items.borrow().iter().map(|(_, v)| v.clone())),
+                Var::Object(o) => todo.extend(o.attrs.borrow().iter().map(|(_, v)| v.clone())),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn is_made_exception(&self, obj: &Bound<'_, PyAny>) -> bool {
         self.tx
             .made_exceptions

@@ -368,7 +368,10 @@ impl<'a, 'py> Frame<'a, 'py> {
             self.tx.guards.origin = Some(loc.clone());
             let index = self.pc;
             self.tx.root_index = index;
-            match self.step(&ins) {
+            match self.step(&ins).and_then(|r| match r {
+                Some(ret) => self.check_escape(&ret).map(|()| Some(ret)),
+                None => Ok(None),
+            }) {
                 Ok(Some(ret)) => return Ok(End::Return(ret)),
                 Ok(None) => {}
                 Err(e) => {

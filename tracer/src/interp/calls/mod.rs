@@ -614,6 +614,12 @@ impl Frame<'_, '_> {
     pub(super) fn inlinable(&self, f: &Bound<'_, PyAny>) -> Result<bool, TraceError> {
         let py = self.tx.py;
         let filename: String = f.getattr("__code__")?.getattr("co_filename")?.extract()?;
+        // `contextlib.suppress` and `nullcontext` are plain context managers: inlined, so a
+        // `with` over one stays in the graph (and `suppress` catches traced exceptions).
+        if filename.ends_with("/contextlib.py") {
+            let qualname: String = f.getattr("__qualname__")?.extract()?;
+            return Ok(qualname.starts_with("suppress.") || qualname.starts_with("nullcontext."));
+        }
         // torch.nn's own module code is inlined like user code (its helpers call torch ops), and
         // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
         Ok((!crate::skipfiles::is_skipped(py, &filename)
