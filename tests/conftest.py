@@ -114,5 +114,7 @@ def pytest_configure(config):
     # Each differential corpus file is a marker (`-k language` selects cases_language.py).
     import pathlib
 
-    for p in sorted((pathlib.Path(__file__).parent / "differential").glob("cases_*.py")):
+    for p in sorted(
+        (pathlib.Path(__file__).parent / "differential").glob("cases_*.py")
+    ):
         config.addinivalue_line("markers", f"{p.stem}: cases of differential/{p.name}")

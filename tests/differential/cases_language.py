@@ -14,17 +14,14 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .runner import TC_DIFFERS, case
-
+from .runner import TC_DIFFERS, case, register
 
 # Known breadth gaps of this corpus (strict: each fix makes its case XPASS).
 NN_MODULE_IN_FRAME = (
     "issue 14 (user classes): an nn.Module constructed inside the frame breaks the graph at "
     "nn.Module.__init__ (super().__setattr__)"
 )
-BUILTINS_ITER = (
-    "issue 14 (builtins): iter()/next() and min()/sorted() over user objects are not traced"
-)
+BUILTINS_ITER = "issue 14 (builtins): iter()/next() and min()/sorted() over user objects are not traced"
 
 
 def x34(r):
@@ -266,6 +263,44 @@ def nested_try_inner_handler_does_not_match(x):
     except KeyError:
         log.append("outer")
     return x + len(log), log
+
+
+@case(lambda r: (r.randn(3, 4, requires_grad=True),))
+def raise_inside_no_grad_caught_outside(x):
+    try:
+        with torch.no_grad():
+            y = x * 2
+            raise RuntimeError("stop")
+    except RuntimeError:
+        z = x * 3
+    return y, z, torch.is_grad_enabled(), z.requires_grad
+
+
+@case(x34)
+def raise_inside_autocast_caught_outside(x):
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = x @ x.t()
+            raise KeyError("k")
+    except KeyError:
+        z = x @ x.t()
+    return y.dtype, z.dtype, z
+
+
+@case(x34)
+def exception_in_nested_inlined_frames_caught_midway(x):
+    def leaf(t, n):
+        if n == 0:
+            raise IndexError("bottom")
+        return leaf(t * 2, n - 1)
+
+    def middle(t):
+        try:
+            return leaf(t, 3)
+        except IndexError as e:
+            return t - len(e.args[0])
+
+    return middle(x) + 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -587,7 +622,7 @@ def match_class_patterns_dataclass(x):
     out = []
     for layer in layers:
         match layer:
-            case Conv(cin, cout, k=1):
+            case Conv(_, cout, k=1):
                 out.append(x.sum() * cout)
             case Conv(cin=ci, cout=co):
                 out.append(x.mean() + ci + co)
@@ -754,6 +789,42 @@ def nonlocal_counter_in_closure(x):
     a = bump(x)
     b = bump(x)
     return a + b, count
+
+
+def _make_counted():
+    calls = 0
+
+    def counted(x):
+        nonlocal calls
+        calls += 1
+        return x * calls
+
+    return counted
+
+
+def _reset_counted(target, seed):
+    target.__closure__[0].cell_contents = 0
+
+
+register(
+    "nonlocal_write_of_compiled_closure",
+    _make_counted(),
+    x34,
+    prepare=_reset_counted,
+)
+
+
+class _Flags:
+    def __init__(self):
+        self.debug = True
+        self.scale = 2.0
+
+
+@case(lambda r: (r.randn(3, 4), _Flags()))
+def del_attribute_of_input_object(x, flags):
+    y = x * flags.scale
+    del flags.debug
+    return y, hasattr(flags, "debug")
 
 
 @case(x34)

@@ -76,9 +76,9 @@ impl<'py> Frame<'_, 'py> {
             "CHECK_EXC_MATCH" => {
                 let cls = self.pop()?;
                 let exc = self.peek(0)?.clone();
-                let cls = cls
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("an `except` clause over a tracked value"))?;
+                let cls = cls.as_py(py).ok_or_else(|| {
+                    TraceError::unsupported("an `except` clause over a tracked value")
+                })?;
                 let exc = exc
                     .as_py(py)
                     .ok_or_else(|| TraceError::internal("CHECK_EXC_MATCH on a tracked value"))?;
@@ -192,9 +192,7 @@ impl<'py> Frame<'_, 'py> {
                         .exception_instance(Var::Py(c.unbind(), None))?
                         .into_bound(py),
                     None => {
-                        return Err(TraceError::unsupported(
-                            "`raise ... from` a tracked value",
-                        ))
+                        return Err(TraceError::unsupported("`raise ... from` a tracked value"))
                     }
                 };
                 obj.setattr("__cause__", c)?;
@@ -229,10 +227,9 @@ impl<'py> Frame<'_, 'py> {
         if let Ok(cls) = obj.cast::<PyType>() {
             if cls.is_subclass(&base)? {
                 let made = self.call(exc.clone(), vec![], vec![])?;
-                return made
-                    .as_py(py)
-                    .map(Bound::unbind)
-                    .ok_or_else(|| TraceError::internal("an exception class made a tracked value"));
+                return made.as_py(py).map(Bound::unbind).ok_or_else(|| {
+                    TraceError::internal("an exception class made a tracked value")
+                });
             }
         }
         if !obj.is_instance(&base)? {
@@ -250,7 +247,9 @@ impl<'py> Frame<'_, 'py> {
             .repr()
             .map(|r| r.to_string())
             .unwrap_or_else(|_| "an exception".into());
-        let e = TraceError::unsupported(format!("{what} is raised and not caught in the traced code"));
+        let e = TraceError::unsupported(format!(
+            "{what} is raised and not caught in the traced code"
+        ));
         match self
             .tx
             .made_exceptions
@@ -283,6 +282,19 @@ impl<'py> Frame<'_, 'py> {
                 instruction,
                 frames,
             } if self.tx.root_handlers > 0 || instruction == Some(NO_BREAK) => {
+                // The exception being handled was made by the trace before its handler ran:
+                // the graph breaks where it is made, and the program raises it for real.
+                if let Some(at) = self.handled_origin() {
+                    return TraceError::Unsupported {
+                        reason: format!(
+                            "{reason} (in the handler of an exception the traced code raised: \
+                             the graph breaks where it is raised)"
+                        ),
+                        location,
+                        instruction: Some(at),
+                        frames,
+                    };
+                }
                 TraceError::Unsupported {
                     reason: format!(
                         "{reason} (inside an exception handler, where the frame cannot resume)"
@@ -334,6 +346,19 @@ impl<'py> Frame<'_, 'py> {
         Ok(())
     }
 
+    /// Where the exception the root frame is handling was made, when the trace made it outside
+    /// a handler.
+    fn handled_origin(&self) -> Option<usize> {
+        let py = self.tx.py;
+        let exc = self.tx.handling.as_ref()?.as_py(py)?;
+        self.tx
+            .made_exceptions
+            .iter()
+            .find(|(o, _)| o.bind(py).is(&exc))
+            .map(|(_, at)| *at)
+            .filter(|&at| at != NO_BREAK)
+    }
+
     pub(super) fn is_made_exception(&self, obj: &Bound<'_, PyAny>) -> bool {
         self.tx
             .made_exceptions
@@ -361,7 +386,9 @@ impl<'py> Frame<'_, 'py> {
 
     /// Raises a new exception of builtin class `cls` with `args` from traced code; not caught, it
     /// is `fallback`.
-    pub(super) fn raise_new<A: IntoPyObject<'py, Target = PyTuple, Output = Bound<'py, PyTuple>>>(
+    pub(super) fn raise_new<
+        A: IntoPyObject<'py, Target = PyTuple, Output = Bound<'py, PyTuple>>,
+    >(
         &mut self,
         cls: &str,
         args: A,
@@ -396,9 +423,15 @@ impl<'py> Frame<'_, 'py> {
         let Some(entry) = self.handler_entry(index)? else {
             return Err(TraceError::Raised { exc, fallback });
         };
-        let Some(target) = self.code.ins.iter().position(|i| i.offset == entry.target as usize)
+        let Some(target) = self
+            .code
+            .ins
+            .iter()
+            .position(|i| i.offset == entry.target as usize)
         else {
-            return Err(TraceError::internal("an exception handler off the bytecode"));
+            return Err(TraceError::internal(
+                "an exception handler off the bytecode",
+            ));
         };
         self.stack.truncate(entry.depth as usize);
         if entry.lasti {
@@ -583,9 +616,8 @@ impl<'py> Frame<'_, 'py> {
                 }
                 None => {
                     let msg = format!("'{}' object has no attribute '{name}'", obj.type_name(py));
-                    let fallback = TraceError::unsupported(format!(
-                        "{msg} (the frame raises AttributeError)"
-                    ));
+                    let fallback =
+                        TraceError::unsupported(format!("{msg} (the frame raises AttributeError)"));
                     Err(self.raise_new("AttributeError", (msg,), fallback))
                 }
             };
@@ -706,7 +738,12 @@ impl<'py> Frame<'_, 'py> {
             ));
         };
         let is_instance = match &subject {
-            Var::Object(o) => o.cls.bind(py).cast::<PyType>().map_err(PyErr::from)?.is_subclass(ty)?,
+            Var::Object(o) => o
+                .cls
+                .bind(py)
+                .cast::<PyType>()
+                .map_err(PyErr::from)?
+                .is_subclass(ty)?,
             Var::Tensor(_) => py
                 .import("torch")?
                 .getattr("Tensor")?

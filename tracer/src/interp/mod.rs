@@ -490,8 +490,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         let name = &self.code.localsplus[i];
         let fallback =
             TraceError::unsupported(format!("reading local '{name}' before it is assigned"));
-        let msg =
-            format!("cannot access local variable '{name}' where it is not associated with a value");
+        let msg = format!(
+            "cannot access local variable '{name}' where it is not associated with a value"
+        );
         Err(self.raise_new("UnboundLocalError", (msg,), fallback))
     }
 

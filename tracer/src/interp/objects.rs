@@ -372,10 +372,9 @@ impl Frame<'_, '_> {
             if fset.is_none() {
                 return Ok(false);
             }
-            let fset = self.tx.wrap(
-                fset.unbind().into_bound(py),
-                s.map(|s| s.attr(py, "fset")),
-            )?;
+            let fset = self
+                .tx
+                .wrap(fset.unbind().into_bound(py), s.map(|s| s.attr(py, "fset")))?;
             self.call(fset, vec![this, v.clone()], vec![])?;
             return Ok(true);
         }
@@ -401,8 +400,8 @@ impl Frame<'_, '_> {
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         const REFLECTED: &[&str] = &[
-            "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift",
-            "rshift", "and", "xor", "or",
+            "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
+            "and", "xor", "or",
         ];
         let base = name.trim_end_matches('_');
         let base = match base.strip_prefix('i') {

@@ -280,7 +280,11 @@ impl Frame<'_, '_> {
                     let n = items.len() as isize;
                     let j = if i < 0 { i + n } else { i };
                     if j < 0 || j >= n {
-                        let kind = if matches!(obj, Var::List(_)) { "list" } else { "tuple" };
+                        let kind = if matches!(obj, Var::List(_)) {
+                            "list"
+                        } else {
+                            "tuple"
+                        };
                         let fallback = TraceError::unsupported(
                             "an index out of range (the frame raises IndexError)",
                         );
