@@ -622,11 +622,11 @@ impl<'py> Frame<'_, 'py> {
                 }
             };
         }
-        if self.made_exception_setattr(&obj, name, &Var::none(py))? {
-            if let Var::Py(o, _) = &obj {
+        if let Var::Py(o, None) = &obj {
+            if self.is_made_exception(o.bind(py)) {
                 o.bind(py).delattr(name)?;
+                return Ok(());
             }
-            return Ok(());
         }
         Err(TraceError::unsupported(format!(
             "deleting attribute '{name}' of a {}",
