@@ -9,6 +9,7 @@ mod inline;
 pub mod model_output;
 mod objects;
 mod ops;
+mod patterns;
 mod step;
 pub mod vars;
 
