@@ -110,6 +110,72 @@ def test_no_reference_leak_over_100k_calls():
     assert len(gc.get_objects()) - objects_before < 50
 
 
+def test_compiled_calls_at_every_stack_depth_release_their_frames():
+    """A cache hit answers for a frame without evaluating it; on 3.12 the hook then clears and
+    pops the frame itself. Called at every depth of a recursion, some frames open a new chunk
+    of the thread's frame stack; raising calls take the same path."""
+    counter = Counter()
+
+    def f(x, k):
+        if k < 0:
+            raise ValueError("negative")
+        return x * 2 + k
+
+    compiled = torchferro.compile(f, backend=counter)
+    x = torch.randn(3)
+
+    def descend(depth, out):
+        out.append(compiled(x, 1))
+        try:
+            compiled(x, -1)
+        except ValueError as e:
+            out.append(str(e))
+        if depth:
+            descend(depth - 1, out)
+
+    for _ in range(3):
+        descend(200, [])
+    gc.collect()
+    before = sys.getrefcount(x)
+    out = []
+    descend(400, out)
+    assert len(out) == 802
+    for i in range(0, len(out), 2):
+        torch.testing.assert_close(out[i], x * 2 + 1)
+        assert out[i + 1] == "negative"
+    del out
+    gc.collect()
+    assert sys.getrefcount(x) == before
+    assert counter.n >= 1
+
+
+def test_recursion_near_the_limit_inside_a_compiled_call_and_after():
+    """A recursion as deep as eager allows, inside a compiled call (3.12 charges the C budget for
+    every hooked call; the hook steps aside near its end), and compiling still works after."""
+    counter = Counter()
+
+    def depth():
+        f, n = sys._getframe(), 0
+        while f is not None:
+            f, n = f.f_back, n + 1
+        return n
+
+    def rec(n):
+        return 0 if n == 0 else 1 + rec(n - 1)
+
+    def f(x, n):
+        return x + rec(n)
+
+    n = sys.getrecursionlimit() - depth() - 40
+    compiled = torchferro.compile(f, backend=counter)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x, n), x + n)
+    before = counter.n
+    g = torchferro.compile(lambda x: x.sin() * 2, backend=counter)
+    torch.testing.assert_close(g(x), x.sin() * 2)
+    assert counter.n == before + 1
+
+
 def test_generators_are_not_compiled():
     counter = Counter()
 

@@ -10,9 +10,11 @@ import textwrap
 
 import pytest
 
-PKG = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"
-)
+import torchferro
+
+# The package the tests import (the working tree's, or a staged one such as the cp312 build
+# scripts/gpu_suite.sh puts first on the path): children import the same.
+PKG = os.path.dirname(os.path.dirname(os.path.abspath(torchferro.__file__)))
 
 
 def _run(

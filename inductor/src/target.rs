@@ -115,7 +115,7 @@ impl CpuPolicy {
     /// Whether `graph`'s 4-d intermediates go channels-last (see [`ChannelsLast`]).
     pub fn channels_last(&self, graph: &Graph) -> bool {
         match self.channels_last {
-            ChannelsLast::WhenOneDnn => crate::lower::convolutions_mostly_onednn(graph),
+            ChannelsLast::WhenOneDnn => crate::lower::onednn::convolutions_mostly_onednn(graph),
             ChannelsLast::Never => false,
         }
     }

@@ -41,6 +41,10 @@ pub enum Op {
     BinarySubscr,
     StoreSubscr,
     BinarySlice,
+    /// 3.12: `container[start:stop] = value`.
+    StoreSlice,
+    /// 3.12: `super().name` / `super(cls, obj).name` in one instruction.
+    LoadSuperAttr,
     BuildSlice,
     BuildTuple,
     BuildList,
@@ -89,16 +93,29 @@ pub struct Ins {
     /// Index of the jump target in the instruction list.
     pub target: Option<usize>,
     pub line: Option<u32>,
-    /// 3.12: LOAD_ATTR's low bit asks for a method load.
-    pub attr_method_bit: bool,
-    /// 3.12: COMPARE_OP keeps the comparison in the high bits.
-    pub compare_shift: bool,
-    /// 3.12: an exhausted FOR_ITER skips the END_FOR at its target.
-    pub for_iter_skips_end_for: bool,
+    /// The `co_names` index the instruction names, its version's flag bits removed
+    /// (`LOAD_GLOBAL`, `LOAD_ATTR`, `LOAD_SUPER_ATTR`, ...).
+    pub name_index: Option<u32>,
+    /// It pushes the two call slots (a NULL or a method under the value): `LOAD_GLOBAL` with
+    /// its flag, a method load (`LOAD_METHOD`, or `LOAD_ATTR` with its flag on 3.12).
+    pub pushes_null: bool,
+    /// A `COMPARE_OP`'s comparison.
+    pub comparison: Option<bytecode::Comparison>,
+    /// A `FOR_ITER`'s continuation once the iterator is exhausted (3.12 skips the `END_FOR`
+    /// its jump lands on).
+    pub loop_exit: Option<usize>,
 }
 
-fn op_of(name: &str, arg: u32) -> Op {
-    match name {
+fn op_of(ins: &bytecode::Instruction) -> Op {
+    use bytecode::Intrinsic1;
+    // One-argument intrinsics: their own opcodes on 3.11, `CALL_INTRINSIC_1 n` on 3.12.
+    match ins.intrinsic_1() {
+        Some(Intrinsic1::UnaryPositive) => return Op::UnaryPositive,
+        Some(Intrinsic1::ListToTuple) => return Op::ListToTuple,
+        Some(_) => return Op::Unsupported,
+        None => {}
+    }
+    match ins.opcode.name() {
         "NOP" | "RESUME" | "CACHE" | "COPY_FREE_VARS" | "EXTENDED_ARG" => Op::Nop,
         "MAKE_CELL" => Op::MakeCell,
         "MAKE_FUNCTION" => Op::MakeFunction,
@@ -133,6 +150,8 @@ fn op_of(name: &str, arg: u32) -> Op {
         "BINARY_SUBSCR" => Op::BinarySubscr,
         "STORE_SUBSCR" => Op::StoreSubscr,
         "BINARY_SLICE" => Op::BinarySlice,
+        "STORE_SLICE" => Op::StoreSlice,
+        "LOAD_SUPER_ATTR" => Op::LoadSuperAttr,
         "BUILD_SLICE" => Op::BuildSlice,
         "BUILD_TUPLE" => Op::BuildTuple,
         "BUILD_LIST" => Op::BuildList,
@@ -141,8 +160,6 @@ fn op_of(name: &str, arg: u32) -> Op {
         "LIST_APPEND" => Op::ListAppend,
         "LIST_EXTEND" => Op::ListExtend,
         "LIST_TO_TUPLE" => Op::ListToTuple,
-        // INTRINSIC_LIST_TO_TUPLE is intrinsic 6 in 3.12.
-        "CALL_INTRINSIC_1" if arg == 6 => Op::ListToTuple,
         "DICT_UPDATE" => Op::DictUpdate,
         "DICT_MERGE" => Op::DictMerge,
         "UNPACK_SEQUENCE" => Op::UnpackSequence,
@@ -192,7 +209,6 @@ pub fn decode(py: Python<'_>, code: &Bound<'_, PyAny>) -> Result<Vec<Ins>, Trace
     let entries = bytecode::line_table::parse(&linetable, firstlineno)
         .map_err(|e| TraceError::internal(format!("cannot parse the line table: {e}")))?;
     let positions = bytecode::line_table::positions_by_unit(&entries);
-    let is312 = version == bytecode::Version::V3_12;
     Ok(decoded
         .iter()
         .map(|ins| {
@@ -200,14 +216,15 @@ pub fn decode(py: Python<'_>, code: &Bound<'_, PyAny>) -> Result<Vec<Ins>, Trace
             let unit = (ins.opcode_offset() / bytecode::UNIT) as usize;
             let line = positions.get(unit).and_then(|p| p.line).map(|l| l as u32);
             Ins {
-                op: op_of(&name, ins.arg),
+                op: op_of(ins),
                 arg: ins.arg,
                 offset: ins.opcode_offset() as usize,
                 target: ins.target,
                 line,
-                attr_method_bit: is312,
-                compare_shift: is312,
-                for_iter_skips_end_for: is312,
+                name_index: ins.name_index(),
+                pushes_null: ins.pushes_null(),
+                comparison: ins.comparison(),
+                loop_exit: ins.for_iter_exit(),
                 name,
             }
         })

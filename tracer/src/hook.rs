@@ -134,6 +134,12 @@ pub unsafe extern "C" fn eval_frame(
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         return unsafe { prev(tstate, frame, throwflag) };
     }
+    // Deep in a recursion on 3.12 the frame runs with the hook out of the way, so that the
+    // calls below it run inline and cost no more of the C budget than eager's do.
+    if crate::frame::c_recursion_nearly_spent(tstate) {
+        // SAFETY: the interpreter's own arguments, forwarded.
+        return unsafe { evaluate_unhooked(tstate, frame, throwflag) };
+    }
     // SAFETY: CPython holds the GIL while evaluating frames.
     let py = unsafe { Python::assume_attached() };
     if crate::config::stance() == crate::config::Stance::ForceEager {
@@ -142,6 +148,13 @@ pub unsafe extern "C" fn eval_frame(
     }
     // SAFETY: `frame` is the frame handed to this hook call.
     let fv = unsafe { FrameView::from_hook(frame) };
+    // A frame the hook could not clear up after itself (3.12: not the thread's own, or not on
+    // top of its stack) runs as it is.
+    // SAFETY: `tstate` is the interpreter's own argument to this call.
+    if !unsafe { fv.may_answer_for(tstate) } {
+        // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
+        return unsafe { prev(tstate, frame, throwflag) };
+    }
     if is_disabled_wrapper(fv.code()) {
         let mode = set_mode_quiet(Mode::Off);
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
@@ -177,6 +190,8 @@ pub unsafe extern "C" fn eval_frame(
     // further either).
     if let Some(e) = mode::take_interrupt() {
         e.restore(py);
+        // SAFETY: the frame was answerable (checked above) and nothing borrows its slots.
+        unsafe { fv.release_unevaluated(tstate) };
         return std::ptr::null_mut();
     }
     match action {
@@ -199,7 +214,7 @@ pub unsafe extern "C" fn eval_frame(
                     "torchferro internal error while running a compiled graph (a Rust panic)",
                 ))
             });
-            match r.and_then(|v| match mode::take_interrupt() {
+            let result = match r.and_then(|v| match mode::take_interrupt() {
                 Some(e) => Err(e),
                 None => Ok(v),
             }) {
@@ -208,14 +223,53 @@ pub unsafe extern "C" fn eval_frame(
                     e.restore(py);
                     std::ptr::null_mut()
                 }
-            }
+            };
+            drop(argv);
+            // SAFETY: the frame was answerable (checked above), and the run that borrowed its
+            // slots is over.
+            unsafe { fv.release_unevaluated(tstate) };
+            result
         }
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         Action::Default => unsafe { prev(tstate, frame, throwflag) },
         Action::Raise(e) => {
             e.restore(py);
+            // SAFETY: the frame was answerable (checked above) and nothing borrows its slots.
+            unsafe { fv.release_unevaluated(tstate) };
             std::ptr::null_mut()
         }
+    }
+}
+
+/// Evaluates a frame with the interpreter's evaluator set back to the one before ours, so the
+/// frames it calls run inline (3.12 runs Python-to-Python calls inline only when no PEP 523
+/// hook is installed); ours is put back afterwards unless someone replaced it meanwhile. The
+/// hook is per interpreter: frames other threads start meanwhile run uncompiled (correct).
+///
+/// # Safety
+/// Called from `eval_frame` with its own arguments, GIL held.
+unsafe fn evaluate_unhooked(
+    tstate: *mut ffi::PyThreadState,
+    frame: *mut ffi::_PyInterpreterFrame,
+    throwflag: i32,
+) -> *mut ffi::PyObject {
+    let prev = previous();
+    // SAFETY: GIL held; the evaluator is swapped only while we are the installed one.
+    unsafe {
+        let interp = ffi::PyInterpreterState_Get();
+        let ours = ffi::_PyInterpreterState_GetEvalFrameFunc(interp) as usize
+            == eval_frame as EvalFn as usize;
+        if ours {
+            ffi::_PyInterpreterState_SetEvalFrameFunc(interp, Some(prev));
+        }
+        let r = prev(tstate, frame, throwflag);
+        if ours
+            && ffi::_PyInterpreterState_GetEvalFrameFunc(interp) as usize == prev as usize
+            && mode::any_thread_active()
+        {
+            ffi::_PyInterpreterState_SetEvalFrameFunc(interp, Some(eval_frame));
+        }
+        r
     }
 }
 
@@ -265,11 +319,6 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
         return Action::Default;
     }
     if entered_at_an_arbitrary_point(py, fv, nargs) {
-        return Action::Default;
-    }
-    if cfg!(Py_3_12) {
-        // Running a cached entry on 3.12 means clearing the original frame ourselves; until that
-        // lands, 3.12 frames run eagerly (correct, not compiled).
         return Action::Default;
     }
     run_frame(py, fv, slot, &mode, state, nargs)
@@ -360,25 +409,15 @@ enum Action {
 fn frame_scope(fv: FrameView, nargs: usize) -> (Scope, Vec<*mut ffi::PyObject>) {
     let closure = fv.closure();
     let mut argv: Vec<*mut ffi::PyObject> = (0..nargs).map(|i| fv.local(i)).collect();
-    let mut ncells = 0;
     if !closure.is_null() {
         // SAFETY: func_closure is a tuple of cells owned by the function, alive with the frame.
         unsafe {
-            ncells = ffi::PyTuple_GET_SIZE(closure) as usize;
-            for i in 0..ncells {
-                argv.push(ffi::PyTuple_GET_ITEM(closure, i as isize));
+            for i in 0..ffi::PyTuple_GET_SIZE(closure) {
+                argv.push(ffi::PyTuple_GET_ITEM(closure, i));
             }
         }
     }
-    let scope = Scope {
-        locals: argv.as_ptr(),
-        nlocals: nargs,
-        // SAFETY: nargs <= argv.len().
-        cells: unsafe { argv.as_ptr().add(nargs) },
-        ncells,
-        globals: fv.globals(),
-        builtins: fv.builtins(),
-    };
+    let scope = Scope::from_argv(&argv, nargs, fv.globals(), fv.builtins());
     (scope, argv)
 }
 

@@ -104,6 +104,11 @@ pub fn untraced<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether some thread is inside a compiled region (the hook is meant to be installed).
+pub(crate) fn any_thread_active() -> bool {
+    ACTIVE_THREADS.load(Ordering::Acquire) > 0
+}
+
 /// Whether the hook acts on this thread (the mode is not `Off`).
 pub(crate) fn is_active() -> bool {
     ACTIVE.with(|a| a.get())

@@ -72,7 +72,7 @@ impl OutputTemplate {
                         .map(|t| t.build(py, outs, scope, kept))
                         .collect::<PyResult<Vec<_>>>()?,
                 )?;
-                crate::interp::vars::build_named_tuple(ty.bind(py), t)?
+                crate::interp::pyobj::build_named_tuple(ty.bind(py), t)?
             }
             OutputTemplate::Attr(v, name) => {
                 v.build(py, outs, scope, kept)?.getattr(name.as_str())?

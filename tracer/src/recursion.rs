@@ -6,8 +6,9 @@
 //! resume function it tail-calls (bytecode has no real tail call). A recursive function near the
 //! limit then raised `RecursionError` where eager did not. These levels are given back around
 //! the calls that spend them, so the user's code sees eager's budget exactly. On 3.12 C calls
-//! count against a separate C limit and the hook does not run cached entries yet, so nothing is
-//! given back there.
+//! count against a separate C budget instead, which the hook itself spends (every hooked call
+//! enters the evaluator from C); `frame::c_recursion_nearly_spent` and
+//! `hook::evaluate_unhooked` deal with that, so nothing is given back here.
 
 use pyo3::ffi;
 

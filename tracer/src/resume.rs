@@ -7,7 +7,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
-use bytecode::{Assembler, Version};
+use bytecode::{Assembler, FunctionParts, ResumeAt};
 
 use crate::code::CodeInfo;
 use crate::decode::Op;
@@ -28,21 +28,14 @@ pub fn trampoline<'py>(
     let nparams = info.nargs + info.nfree;
     let mut asm = Assembler::new(version);
     asm.set_position(bytecode::Position::line(info.firstlineno as i32));
-    let emit = |asm: &mut Assembler, name: &str, arg: u32| -> Result<(), TraceError> {
-        asm.emit(name, arg)
-            .map_err(|e| TraceError::internal(format!("assembling {name}: {e}")))
-    };
-    emit(&mut asm, "RESUME", 0)?;
-    emit(&mut asm, "PUSH_NULL", 0)?;
-    emit(&mut asm, "LOAD_CONST", 0)?;
+    asm.resume(ResumeAt::Start).map_err(asm_err)?;
+    asm.push_null().map_err(asm_err)?;
+    asm.load_const(0).map_err(asm_err)?;
     for i in 0..nparams {
-        emit(&mut asm, "LOAD_FAST", i as u32)?;
+        asm.load_fast(i as u32).map_err(asm_err)?;
     }
-    if version == Version::V3_11 {
-        emit(&mut asm, "PRECALL", nparams as u32)?;
-    }
-    emit(&mut asm, "CALL", nparams as u32)?;
-    emit(&mut asm, "RETURN_VALUE", 0)?;
+    asm.call(nparams as u32).map_err(asm_err)?;
+    asm.return_value().map_err(asm_err)?;
     let out = asm
         .assemble(info.firstlineno as i32)
         .map_err(|e| TraceError::internal(format!("assembling the transformed code: {e}")))?;
@@ -234,6 +227,8 @@ fn breakable(op: Op) -> bool {
             | Op::CompareOp
             | Op::BinarySubscr
             | Op::StoreSubscr
+            | Op::BinarySlice
+            | Op::StoreSlice
             | Op::ContainsOp
             | Op::UnaryNegative
             | Op::UnaryPositive
@@ -311,13 +306,6 @@ impl<'py> Consts<'py> {
 
 fn asm_err(e: bytecode::Error) -> TraceError {
     TraceError::internal(format!("assembling: {e}"))
-}
-
-fn call(asm: &mut Assembler, version: Version, n: u32) -> Result<(), TraceError> {
-    if version == Version::V3_11 {
-        asm.emit("PRECALL", n).map_err(asm_err)?;
-    }
-    asm.emit("CALL", n).map_err(asm_err)
 }
 
 /// The transformed code of a frame that breaks its graph at `plan.index`: run the graph, rebuild
@@ -412,25 +400,25 @@ pub fn graph_break<'py>(
 
     let mut asm = Assembler::new(version);
     asm.set_position(bytecode::Position::line(line));
-    let e = |asm: &mut Assembler, name: &str, arg: u32| asm.emit(name, arg).map_err(asm_err);
-    e(&mut asm, "RESUME", 0)?;
-    e(&mut asm, "PUSH_NULL", 0)?;
+    asm.resume(ResumeAt::Start).map_err(asm_err)?;
+    asm.push_null().map_err(asm_err)?;
     let g = consts.add(graph.clone());
-    e(&mut asm, "LOAD_CONST", g)?;
+    asm.load_const(g).map_err(asm_err)?;
     for i in 0..info.nargs + info.nfree {
-        e(&mut asm, "LOAD_FAST", i as u32)?;
+        asm.load_fast(i as u32).map_err(asm_err)?;
     }
-    call(&mut asm, version, (info.nargs + info.nfree) as u32)?;
+    asm.call((info.nargs + info.nfree) as u32)
+        .map_err(asm_err)?;
     // The output tuple stays at the bottom of the stack; `above` counts what lies over it.
     let mut above = 0usize;
     for i in untouched..depth {
         if plan.stack[i] == StackSlot::Null {
-            e(&mut asm, "PUSH_NULL", 0)?;
+            asm.push_null().map_err(asm_err)?;
         } else {
             lay.out_item(&mut asm, py, &mut consts, above, lay.out_index[i])?;
             // An iterator the instruction consumes (a comprehension's argument).
             if plan.stack[i] == StackSlot::Iter {
-                e(&mut asm, "GET_ITER", 0)?;
+                asm.get_iter().map_err(asm_err)?;
             }
         }
         above += 1;
@@ -440,27 +428,28 @@ pub fn graph_break<'py>(
     let mut k = nstack_out;
     for &j in &plan.assigned {
         lay.out_item(&mut asm, py, &mut consts, above, k)?;
-        e(&mut asm, "STORE_FAST", lay.local(j))?;
+        asm.store_fast(lay.local(j)).map_err(asm_err)?;
         k += 1;
     }
     for c in 0..plan.ncells {
         lay.out_item(&mut asm, py, &mut consts, above, k)?;
-        e(&mut asm, "STORE_FAST", (lay.cell_base + c) as u32)?;
+        asm.store_fast((lay.cell_base + c) as u32)
+            .map_err(asm_err)?;
         k += 1;
     }
     if let Some(mode) = plan.grad_mode {
         // The graph leaves grad mode as the frame found it; the rest of the block runs natively.
-        e(&mut asm, "PUSH_NULL", 0)?;
+        asm.push_null().map_err(asm_err)?;
         let f = consts.add(
             py.import("torch")?
                 .getattr("_C")?
                 .getattr("_set_grad_enabled")?,
         );
-        e(&mut asm, "LOAD_CONST", f)?;
+        asm.load_const(f).map_err(asm_err)?;
         let b = consts.add(pyo3::types::PyBool::new(py, mode).to_owned().into_any());
-        e(&mut asm, "LOAD_CONST", b)?;
-        call(&mut asm, version, 1)?;
-        e(&mut asm, "POP_TOP", 0)?;
+        asm.load_const(b).map_err(asm_err)?;
+        asm.call(1).map_err(asm_err)?;
+        asm.pop_top().map_err(asm_err)?;
     }
 
     // The breaking instruction itself; inside a try/with block it is protected by a handler
@@ -480,29 +469,26 @@ pub fn graph_break<'py>(
                 .skip(first_free)
                 .position(|n| n == "__class__")
                 .ok_or_else(|| TraceError::internal("super() without a __class__ cell"))?;
-            e(&mut asm, "LOAD_FAST", (info.nargs + class) as u32)?;
+            asm.load_fast((info.nargs + class) as u32)
+                .map_err(asm_err)?;
             names.push("cell_contents".into());
             let attr = (names.len() - 1) as u32;
-            let attr = if version == Version::V3_11 {
-                attr
-            } else {
-                attr << 1
-            };
-            e(&mut asm, "LOAD_ATTR", attr)?;
+            asm.load_attr(attr, false).map_err(asm_err)?;
             match cells.iter().position(|&c| c == 0) {
                 Some(k) => {
-                    e(&mut asm, "LOAD_FAST", (lay.cell_base + k) as u32)?;
-                    e(&mut asm, "LOAD_ATTR", attr)?;
+                    asm.load_fast((lay.cell_base + k) as u32).map_err(asm_err)?;
+                    asm.load_attr(attr, false).map_err(asm_err)?;
                 }
-                None => e(&mut asm, "LOAD_FAST", 0)?,
+                None => asm.load_fast(0).map_err(asm_err)?,
             }
-            call(&mut asm, version, 2)?;
+            asm.call(2).map_err(asm_err)?;
         }
         Op::Call => {
-            if let Some(kw) = kw_names_before(info, plan.index) {
-                e(&mut asm, "KW_NAMES", kw)?;
+            match kw_names_before(info, plan.index) {
+                Some(kw) => asm.call_kw(ins.arg, kw),
+                None => asm.call(ins.arg),
             }
-            call(&mut asm, version, ins.arg)?;
+            .map_err(asm_err)?;
         }
         Op::PopJumpIfTrue | Op::PopJumpIfFalse | Op::PopJumpIfNone | Op::PopJumpIfNotNone => {
             let l = asm.new_label();
@@ -510,7 +496,8 @@ pub fn graph_break<'py>(
             asm.emit_jump(&ins.name, l).map_err(asm_err)?;
             jump_label = Some(l);
         }
-        _ => e(&mut asm, &ins.name, ins.arg)?,
+        // Any other breakable instruction is re-emitted as the frame spelled it.
+        _ => asm.emit(&ins.name, ins.arg).map_err(asm_err)?,
     }
     if let Some((_, start, end, target)) = &protect {
         asm.bind(*end).map_err(asm_err)?;
@@ -553,8 +540,8 @@ pub fn graph_break<'py>(
         asm.bind(label).map_err(asm_err)?;
         let mut spec: Vec<StackSlot> = plan.stack[..hdepth].to_vec();
         // The stack here is [outputs, lasti, exception]: drop this code's lasti.
-        e(&mut asm, "SWAP", 2)?;
-        e(&mut asm, "POP_TOP", 0)?;
+        asm.swap(2).map_err(asm_err)?;
+        asm.pop_top().map_err(asm_err)?;
         if h.lasti {
             // The offset pushed is this code's; the resume function's RERAISE wants one of its
             // own (only tracebacks read it): the breaking instruction's offset there.
@@ -565,8 +552,8 @@ pub fn graph_break<'py>(
             })?;
             let lasti = resume.prefix_units + (ins.offset / 2) as i64;
             let c = ctx.consts.int(py, lasti);
-            e(&mut asm, "LOAD_CONST", c)?;
-            e(&mut asm, "SWAP", 2)?;
+            asm.load_const(c).map_err(asm_err)?;
+            asm.swap(2).map_err(asm_err)?;
             spec.push(StackSlot::Value);
         }
         spec.push(StackSlot::Value);
@@ -629,10 +616,10 @@ impl Layout {
         above: usize,
         k: i64,
     ) -> Result<(), TraceError> {
-        asm.emit("COPY", (above + 1) as u32).map_err(asm_err)?;
+        asm.copy((above + 1) as u32).map_err(asm_err)?;
         let c = consts.int(py, k);
-        asm.emit("LOAD_CONST", c).map_err(asm_err)?;
-        asm.emit("BINARY_SUBSCR", 0).map_err(asm_err)
+        asm.load_const(c).map_err(asm_err)?;
+        asm.binary_subscr().map_err(asm_err)
     }
 }
 
@@ -674,46 +661,45 @@ impl<'py> ResumeCtx<'_, 'py> {
         on_stack: usize,
     ) -> Result<(), TraceError> {
         let py = self.py;
-        let version = asm.version();
-        let e = |asm: &mut Assembler, name: &str, arg: u32| asm.emit(name, arg).map_err(asm_err);
         let resume = self.resume_code(target, spec)?;
         let lay = self.lay;
         // The stack is [outputs, on_stack values...]: the values become one tuple, and both are
         // read by depth (`above_out`, `above_top`: items over each) while the call is built.
-        e(asm, "BUILD_TUPLE", on_stack as u32)?;
+        asm.build_tuple(on_stack as u32).map_err(asm_err)?;
         let (mut above_out, mut above_top) = (1usize, 0usize);
-        e(asm, "PUSH_NULL", 0)?;
+        asm.push_null().map_err(asm_err)?;
         above_out += 1;
         above_top += 1;
         let slots = closure_slots(self.info);
         if slots.is_empty() {
             let r = self.consts.add(resume.function.bind(py).clone());
-            e(asm, "LOAD_CONST", r)?;
+            asm.load_const(r).map_err(asm_err)?;
         } else {
             for &s in &slots {
                 if s >= lay.first_free {
-                    e(asm, "LOAD_FAST", (lay.nargs + s - lay.first_free) as u32)?;
+                    asm.load_fast((lay.nargs + s - lay.first_free) as u32)
+                        .map_err(asm_err)?;
                 } else {
                     let k =
                         lay.cells.iter().position(|&c| c == s).ok_or_else(|| {
                             TraceError::internal("a closure slot that is no cell")
                         })?;
-                    e(asm, "LOAD_FAST", (lay.cell_base + k) as u32)?;
+                    asm.load_fast((lay.cell_base + k) as u32).map_err(asm_err)?;
                 }
             }
-            e(asm, "BUILD_TUPLE", slots.len() as u32)?;
+            asm.build_tuple(slots.len() as u32).map_err(asm_err)?;
             let c = self.consts.add(resume.code.bind(py).clone());
-            e(asm, "LOAD_CONST", c)?;
-            e(asm, "MAKE_FUNCTION", 0x08)?;
+            asm.load_const(c).map_err(asm_err)?;
+            asm.make_function(FunctionParts::CLOSURE).map_err(asm_err)?;
         }
         above_out += 1;
         above_top += 1;
         let none = self.consts.add(py.None().into_bound(py));
         for j in 0..self.info.nlocals {
             if lay.assigned.contains(&j) {
-                e(asm, "LOAD_FAST", lay.local(j))?;
+                asm.load_fast(lay.local(j)).map_err(asm_err)?;
             } else {
-                e(asm, "LOAD_CONST", none)?;
+                asm.load_const(none).map_err(asm_err)?;
             }
             above_out += 1;
             above_top += 1;
@@ -732,21 +718,21 @@ impl<'py> ResumeCtx<'_, 'py> {
             if i < from_graph {
                 lay.out_item(asm, py, self.consts, above_out, lay.out_index[i])?;
             } else {
-                e(asm, "COPY", (above_top + 1) as u32)?;
+                asm.copy((above_top + 1) as u32).map_err(asm_err)?;
                 let c = self.consts.int(py, (i - from_graph) as i64);
-                e(asm, "LOAD_CONST", c)?;
-                e(asm, "BINARY_SUBSCR", 0)?;
+                asm.load_const(c).map_err(asm_err)?;
+                asm.binary_subscr().map_err(asm_err)?;
             }
             above_out += 1;
             above_top += 1;
             nargs += 1;
         }
-        call(asm, version, nargs as u32)?;
+        asm.call(nargs as u32).map_err(asm_err)?;
         // [outputs, values, result] -> [result]
-        e(asm, "SWAP", 3)?;
-        e(asm, "POP_TOP", 0)?;
-        e(asm, "POP_TOP", 0)?;
-        e(asm, "RETURN_VALUE", 0)?;
+        asm.swap(3).map_err(asm_err)?;
+        asm.pop_top().map_err(asm_err)?;
+        asm.pop_top().map_err(asm_err)?;
+        asm.return_value().map_err(asm_err)?;
         Ok(())
     }
 }
@@ -859,31 +845,29 @@ fn make_resume_function(
     let mut asm = Assembler::new(version);
     asm.set_position(bytecode::Position::line(line as i32));
     if !slots.is_empty() {
-        asm.emit("COPY_FREE_VARS", slots.len() as u32)
-            .map_err(asm_err)?;
+        asm.copy_free_vars(slots.len() as u32).map_err(asm_err)?;
     }
-    asm.emit("RESUME", 0).map_err(asm_err)?;
+    asm.resume(ResumeAt::Start).map_err(asm_err)?;
     let mut p = 0;
     for slot in spec {
         if *slot == StackSlot::Null {
-            asm.emit("PUSH_NULL", 0).map_err(asm_err)?;
+            asm.push_null().map_err(asm_err)?;
             continue;
         }
-        asm.emit("LOAD_FAST", (info.nlocals + p) as u32)
-            .map_err(asm_err)?;
+        asm.load_fast((info.nlocals + p) as u32).map_err(asm_err)?;
         p += 1;
         if *slot == StackSlot::Iter {
-            asm.emit("GET_ITER", 0).map_err(asm_err)?;
+            asm.get_iter().map_err(asm_err)?;
         }
     }
     // The frame the user's code continues in holds the user's variables only: the stack
     // values now live on the stack, and locals unbound at the break are unbound again.
     for i in 0..nstack {
-        asm.emit("DELETE_FAST", (info.nlocals + i) as u32)
+        asm.delete_fast((info.nlocals + i) as u32)
             .map_err(asm_err)?;
     }
     for &j in unbound {
-        asm.emit("DELETE_FAST", j as u32).map_err(asm_err)?;
+        asm.delete_fast(j as u32).map_err(asm_err)?;
     }
     let start = asm.new_label();
     asm.emit_jump("JUMP_FORWARD", start).map_err(asm_err)?;

@@ -101,16 +101,12 @@ impl CompiledGraph {
         argv: &[*mut ffi::PyObject],
         guarded: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let nargs = self.nargs.min(argv.len());
-        let scope = Scope {
-            locals: argv.as_ptr(),
-            nlocals: nargs,
-            // SAFETY: nargs <= argv.len(), so the pointer stays within (or one past) the array.
-            cells: unsafe { argv.as_ptr().add(nargs) },
-            ncells: argv.len() - nargs,
-            globals: self.globals.as_ptr(),
-            builtins: self.builtins.as_ptr(),
-        };
+        let scope = Scope::from_argv(
+            argv,
+            self.nargs,
+            self.globals.as_ptr(),
+            self.builtins.as_ptr(),
+        );
         let mut inputs = Vec::with_capacity(self.inputs.len());
         for s in &self.inputs {
             let v = resolve(py, &scope, s).ok_or_else(|| {

@@ -245,6 +245,29 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The scope of a call's argument array: `argv` holds the `nargs` argument slots followed by
+    /// the closure cells (in `co_freevars` order), as both the hook (from the frame) and a
+    /// compiled graph (from its vectorcall arguments) lay them out. The scope borrows `argv`,
+    /// `globals` and `builtins`: they must outlive every use of it. An `nargs` above
+    /// `argv.len()` is clamped.
+    pub fn from_argv(
+        argv: &[*mut ffi::PyObject],
+        nargs: usize,
+        globals: *mut ffi::PyObject,
+        builtins: *mut ffi::PyObject,
+    ) -> Scope {
+        let nargs = nargs.min(argv.len());
+        Scope {
+            locals: argv.as_ptr(),
+            nlocals: nargs,
+            // SAFETY: nargs <= argv.len(), so the pointer stays within (or one past) the array.
+            cells: unsafe { argv.as_ptr().add(nargs) },
+            ncells: argv.len() - nargs,
+            globals,
+            builtins,
+        }
+    }
+
     /// Resolves a root step to a borrowed pointer (NULL if absent; no Python error is left set).
     pub fn root(&self, step: &Step) -> *mut ffi::PyObject {
         // SAFETY: the arrays and dicts in a Scope are borrowed from a live frame or a live

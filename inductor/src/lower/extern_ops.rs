@@ -6,6 +6,7 @@ use fx::{Arg, DType};
 
 use super::args::{self, fallback, Bound, LResult, Reject};
 use super::elementwise::{pointwise, Operand};
+use super::onednn::conv2d_uses_onednn;
 use super::value::TensorVal;
 use super::Lowerer;
 use crate::ir::{contiguous_strides, BinOp, BufKind, ExternCall, IrNode, Scalar};
@@ -209,50 +210,6 @@ fn int_tuple(b: &Bound, name: &str, n: usize, default: i64) -> LResult<Vec<i64>>
                 fallback(format!("{name} has the wrong length"))
             }
         }
-    }
-}
-
-/// Whether torch's CPU convolution runs this 2-d convolution on oneDNN rather than its native
-/// kernel. The rule is torch's own dispatch for float32 CPU tensors (`ConvParams::use_mkldnn` in
-/// torch 2.11, the thread-count clause for 1x1 filters left out): grouped, a filter wider than
-/// 3 in both dims, a batch above 1, or an input above 20480 elements. A channels-last input pays
-/// off only on oneDNN; the native kernel copies input and weights into its layout on every call.
-pub fn conv2d_uses_onednn(dtype: DType, input: &[i64], weight: &[i64], groups: i64) -> bool {
-    dtype == DType::Float32
-        && input.len() == 4
-        && weight.len() == 4
-        && (groups > 1
-            || (weight[2] > 3 && weight[3] > 3)
-            || input[0] > 1
-            || input.iter().product::<i64>() > 20480)
-}
-
-/// [`conv2d_uses_onednn`] for a `conv2d` call of the graph, from its arguments' metadata.
-pub fn conv2d_node_uses_onednn(graph: &fx::Graph, args: &[Arg], kwargs: &[(String, Arg)]) -> bool {
-    let Ok(b) = args::bind(
-        &[
-            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
-        ],
-        args,
-        kwargs,
-    ) else {
-        return false;
-    };
-    let sizes = |name: &str| match b.get(name) {
-        Some(Arg::Node(id)) => graph.node(*id).meta.tensor().and_then(|t| t.known_sizes()),
-        _ => None,
-    };
-    let groups = match b.get("groups") {
-        Some(Arg::Int(g)) => *g,
-        _ => 1,
-    };
-    let dtype = match b.get("input") {
-        Some(Arg::Node(id)) => graph.node(*id).meta.tensor().map(|t| t.dtype),
-        _ => None,
-    };
-    match (dtype, sizes("input"), sizes("weight")) {
-        (Some(d), Some(x), Some(w)) => conv2d_uses_onednn(d, &x, &w, groups),
-        _ => false,
     }
 }
 

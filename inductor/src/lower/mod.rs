@@ -12,6 +12,7 @@ mod elementwise;
 mod extern_ops;
 mod fallback;
 mod indexing;
+pub(crate) mod onednn;
 mod reduce;
 mod table;
 pub mod value;
@@ -62,30 +63,6 @@ pub(crate) struct Lowerer<'g> {
 
 /// Channels-last strides of a 4-d `[N, C, H, W]` tensor: fx's layout rule.
 pub use fx::infer::layout::channels_last_strides;
-
-/// Whether most of the graph's 2-d convolutions run on oneDNN, which convolves channels-last
-/// tensors without reordering them (see [`extern_ops::conv2d_uses_onednn`]); the CPU policy's
-/// channels-last rule ([`crate::target::ChannelsLast::WhenOneDnn`]).
-pub(crate) fn convolutions_mostly_onednn(graph: &Graph) -> bool {
-    let (mut onednn, mut native) = (0, 0);
-    for (_, n) in graph.nodes() {
-        if let NodeKind::Call {
-            target,
-            args,
-            kwargs,
-        } = &n.kind
-        {
-            if table::canonical(target, args, kwargs).is_some_and(|c| c.name == "conv2d") {
-                if extern_ops::conv2d_node_uses_onednn(graph, args, kwargs) {
-                    onednn += 1;
-                } else {
-                    native += 1;
-                }
-            }
-        }
-    }
-    onednn > 0 && onednn >= native
-}
 
 /// The catalog's view of node `u`, when it is a call of an op the catalog knows.
 fn canonical_call(graph: &Graph, u: NodeId) -> Option<table::Canon> {

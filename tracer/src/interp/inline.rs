@@ -11,20 +11,8 @@ use pyo3::types::{PyDict, PyTuple};
 use crate::error::TraceError;
 use crate::source::Source;
 
-use super::vars::Var;
+use super::vars::{FunctionVar, Var};
 use super::{Frame, FrameCtx, MAX_INLINE_DEPTH};
-
-/// A function the tracer can inline.
-pub struct FunctionVar {
-    pub code: Py<PyAny>,
-    pub name: String,
-    pub globals: Py<PyDict>,
-    pub defaults: Vec<Var>,
-    pub kwdefaults: Vec<(String, Var)>,
-    /// One entry per free variable: a `Var::Cell` made in this trace, or the current content of
-    /// a real cell (read-only to the tracer).
-    pub closure: Vec<Var>,
-}
 
 const CO_VARARGS: u32 = 0x04;
 const CO_VARKEYWORDS: u32 = 0x08;

@@ -10,6 +10,7 @@ pub mod model_output;
 mod objects;
 mod ops;
 mod patterns;
+pub(crate) mod pyobj;
 mod step;
 pub mod vars;
 
@@ -805,7 +806,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                 let it = it.borrow();
                 Ok(it.0[it.1..].to_vec())
             }
-            Var::Py(o, Some(src)) if ops::is_nn_module(self.tx.py, o.bind(self.tx.py))? => {
+            Var::Py(o, Some(src)) if pyobj::is_nn_module(self.tx.py, o.bind(self.tx.py))? => {
                 self.module_children(o.bind(self.tx.py).clone(), src.clone())
             }
             // A user class's `__iter__`, inlined; what it returns is iterated.

@@ -15,16 +15,8 @@ use pyo3::prelude::*;
 
 use crate::error::TraceError;
 
-use super::vars::Var;
+use super::vars::{ModelOutputVar, Var};
 use super::Frame;
-
-/// A `ModelOutput` instance: its class, every field's value (`None` where not given) and the
-/// dict's keys in insertion order (a key set later goes last, as in an `OrderedDict`).
-pub struct ModelOutputVar {
-    pub cls: Py<PyAny>,
-    fields: RefCell<Vec<(String, Var)>>,
-    keys: RefCell<Vec<String>>,
-}
 
 impl ModelOutputVar {
     fn is_none(py: Python<'_>, v: &Var) -> bool {

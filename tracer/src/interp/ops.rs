@@ -10,7 +10,8 @@ use crate::decode::Op;
 use crate::error::TraceError;
 use crate::output::TensorValue;
 
-use super::vars::{is_constant_module, named_tuple_fields, Var};
+use super::pyobj::{is_constant_module, is_immutable_const, is_nn_module, named_tuple_fields};
+use super::vars::Var;
 use super::Frame;
 
 /// `BINARY_OP` argument → the `operator` function it performs (3.11 and 3.12 agree).
@@ -760,7 +761,7 @@ impl Frame<'_, '_> {
         if matches!(this, Var::Py(..))
             && obj.is_instance_of::<PyDict>()
             && v.getattr("__self__").map(|o| o.is(obj)).unwrap_or(false)
-            && super::calls::is_dict_read(v.getattr("__name__")?.extract::<String>()?.as_str())
+            && super::pyobj::is_dict_read(v.getattr("__name__")?.extract::<String>()?.as_str())
         {
             let name: String = v.getattr("__name__")?.extract()?;
             return Ok(Var::Method {
@@ -843,24 +844,6 @@ impl Frame<'_, '_> {
             }
         })
     }
-}
-
-/// Values whose methods cannot mutate them, so calling those methods at trace time is safe.
-pub fn is_immutable_const(o: &Bound<'_, PyAny>) -> bool {
-    use pyo3::types::{PyBool, PyBytes, PyFloat, PyFrozenSet, PyInt, PyString};
-    o.is_none()
-        || o.cast::<PyBool>().is_ok()
-        || o.cast::<PyInt>().is_ok()
-        || o.cast::<PyFloat>().is_ok()
-        || o.cast::<PyString>().is_ok()
-        || o.cast::<PyBytes>().is_ok()
-        || o.cast::<PyFrozenSet>().is_ok()
-        || o.get_type().is(o.py().get_type::<PyTuple>())
-}
-
-pub fn is_nn_module(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let module = py.import("torch.nn")?.getattr("Module")?;
-    o.is_instance(&module)
 }
 
 pub fn is_mutating(kind: &fx::NodeKind) -> bool {

@@ -28,8 +28,13 @@ impl Frame<'_, '_> {
                 self.stack.push(v);
             }
             Op::StoreFast => {
+                // Storing NULL unbinds the local: 3.12's inlined comprehensions save a local
+                // with `LOAD_FAST_AND_CLEAR` (NULL when it was unbound) and restore it so.
                 let v = self.pop_unused()?;
-                self.locals[arg] = Some(v);
+                self.locals[arg] = match v {
+                    Var::Null => None,
+                    v => Some(v),
+                };
             }
             Op::DeleteFast => {
                 self.locals[arg] = None;
@@ -91,28 +96,47 @@ impl Frame<'_, '_> {
                 return Ok(Some(self.tx.wrap(c, None)?));
             }
             Op::LoadGlobal => {
-                let (idx, push_null) = (arg >> 1, arg & 1 == 1);
-                let name = self.code.names[idx].clone();
+                let name = self.code.names[name_index(ins)?].clone();
                 let v = self.load_global(&name)?;
-                if push_null {
+                if ins.pushes_null {
                     self.stack.push(Var::Null);
                 }
                 self.stack.push(v);
             }
             Op::LoadAttr => {
-                let (idx, method) = if ins.attr_method_bit {
-                    (arg >> 1, arg & 1 == 1)
-                } else {
-                    (arg, false)
-                };
-                let name = self.code.names[idx].clone();
+                let name = self.code.names[name_index(ins)?].clone();
                 let obj = self.pop()?;
-                if method {
+                if ins.pushes_null {
                     let m = self.load_method(obj, &name)?;
                     self.stack.push(Var::Null);
                     self.stack.push(m);
                 } else {
                     let v = self.getattr(obj, &name)?;
+                    self.stack.push(v);
+                }
+            }
+            Op::LoadSuperAttr => {
+                // Bit 1 of the oparg: the two-argument form.
+                let two_args = arg & 2 != 0;
+                let name = self.code.names[name_index(ins)?].clone();
+                let obj = self.pop()?;
+                let cls = self.pop()?;
+                let global_super = self.pop()?;
+                let builtin_super = py.import("builtins")?.getattr("super")?;
+                // The compiler pushes what a zero-argument `super()` would find (the `__class__`
+                // cell and the first argument), so the builtin is called with both either way.
+                let sup = if global_super.as_py(py).is_some_and(|f| f.is(&builtin_super)) {
+                    self.make_super(vec![cls, obj])?
+                } else {
+                    let args = if two_args { vec![cls, obj] } else { vec![] };
+                    self.call(global_super, args, vec![])?
+                };
+                if ins.pushes_null {
+                    let m = self.load_method(sup, &name)?;
+                    self.stack.push(Var::Null);
+                    self.stack.push(m);
+                } else {
+                    let v = self.getattr(sup, &name)?;
                     self.stack.push(v);
                 }
             }
@@ -200,8 +224,10 @@ impl Frame<'_, '_> {
             Op::CompareOp => {
                 let rhs = self.pop()?;
                 let lhs = self.pop()?;
-                let cmp = if ins.compare_shift { arg >> 4 } else { arg };
-                let r = self.compare_op(cmp, lhs, rhs)?;
+                let cmp = ins
+                    .comparison
+                    .ok_or_else(|| TraceError::internal("COMPARE_OP without a comparison"))?;
+                let r = self.compare_op(cmp as usize, lhs, rhs)?;
                 self.stack.push(r);
             }
             Op::IsOp => {
@@ -240,6 +266,17 @@ impl Frame<'_, '_> {
                 let r = self.subscript(obj, Var::Slice(Box::new([start, end, Var::none(py)])))?;
                 self.stack.push(r);
             }
+            Op::StoreSlice => {
+                let end = self.pop()?;
+                let start = self.pop()?;
+                let obj = self.pop()?;
+                let value = self.pop()?;
+                self.store_subscript(
+                    obj,
+                    Var::Slice(Box::new([start, end, Var::none(py)])),
+                    value,
+                )?;
+            }
             Op::BuildSlice => {
                 let parts = self.popn(arg)?;
                 let mut it = parts.into_iter();
@@ -277,21 +314,26 @@ impl Frame<'_, '_> {
                 self.stack.push(Var::Dict(Rc::new(RefCell::new(items))));
             }
             Op::ListAppend => {
+                // The list may come from outside the trace (a resume function's stack
+                // argument: a 3.12 inlined comprehension broken in its body), so the append is
+                // a mutation like `list.append`'s.
                 let v = self.pop()?;
-                match self.peek(arg - 1)? {
-                    Var::List(l) => l.borrow_mut().push(v),
-                    _ => return Err(TraceError::internal("LIST_APPEND on a non-list")),
-                }
+                let Var::List(l) = self.peek(arg - 1)?.clone() else {
+                    return Err(TraceError::internal("LIST_APPEND on a non-list"));
+                };
+                self.tx.note_list_mutation(&l);
+                l.borrow_mut().push(v);
             }
             Op::ListExtend => {
                 let v = self.pop()?;
                 let items = v.items(py).ok_or_else(|| {
                     TraceError::unsupported("extending a list with a non-sequence")
                 })?;
-                match self.peek(arg - 1)? {
-                    Var::List(l) => l.borrow_mut().extend(items),
-                    _ => return Err(TraceError::internal("LIST_EXTEND on a non-list")),
-                }
+                let Var::List(l) = self.peek(arg - 1)?.clone() else {
+                    return Err(TraceError::internal("LIST_EXTEND on a non-list"));
+                };
+                self.tx.note_list_mutation(&l);
+                l.borrow_mut().extend(items);
             }
             Op::ListToTuple => {
                 let v = self.pop()?;
@@ -371,10 +413,7 @@ impl Frame<'_, '_> {
                     Some(v) => self.stack.push(v),
                     None => {
                         self.pop()?;
-                        self.jump(ins.target)?;
-                        if ins.for_iter_skips_end_for {
-                            self.pc += 1;
-                        }
+                        self.jump(ins.loop_exit)?;
                     }
                 }
             }
@@ -578,4 +617,11 @@ impl Frame<'_, '_> {
         }
         Ok(None)
     }
+}
+
+/// The `co_names` index of an instruction that names something.
+fn name_index(ins: &Ins) -> Result<usize, TraceError> {
+    ins.name_index
+        .map(|i| i as usize)
+        .ok_or_else(|| TraceError::internal(format!("{} names nothing", ins.name)))
 }

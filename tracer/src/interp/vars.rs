@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyModule, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use fx::Arg;
@@ -16,10 +16,35 @@ use crate::guards::{tensor_check, Check};
 use crate::output::{device_of, dtype_of, is_tensor, TensorValue};
 use crate::source::Source;
 
+use super::pyobj::{
+    build_named_tuple, class_name, is_const_type, is_nn_module, is_per_call_torch_object,
+    is_plain_object, non_strided_kind,
+};
 use super::Tracer;
 
 /// A dict's items, in insertion order; shared so two names for one dict see each other's writes.
 pub type DictItems = Rc<RefCell<Vec<(Py<PyAny>, Var)>>>;
+
+/// A function the tracer can inline (made and called in `inline.rs`).
+pub struct FunctionVar {
+    pub code: Py<PyAny>,
+    pub name: String,
+    pub globals: Py<PyDict>,
+    pub defaults: Vec<Var>,
+    pub kwdefaults: Vec<(String, Var)>,
+    /// One entry per free variable: a `Var::Cell` made in this trace, or the current content of
+    /// a real cell (read-only to the tracer).
+    pub closure: Vec<Var>,
+}
+
+/// A `ModelOutput` instance: its class, every field's value (`None` where not given) and the
+/// dict's keys in insertion order (a key set later goes last, as in an `OrderedDict`). Its
+/// behaviour (and the only code that touches the fields) is in `model_output.rs`.
+pub struct ModelOutputVar {
+    pub cls: Py<PyAny>,
+    pub(super) fields: RefCell<Vec<(String, Var)>>,
+    pub(super) keys: RefCell<Vec<String>>,
+}
 
 /// A value in the traced program.
 #[derive(Clone)]
@@ -52,7 +77,7 @@ pub enum Var {
     /// A cell made in the traced code (a closure variable); `None` until assigned.
     Cell(Rc<RefCell<Option<Var>>>),
     /// A Python function to be inlined (made by MAKE_FUNCTION, or a user function object).
-    Function(Rc<super::inline::FunctionVar>),
+    Function(Rc<FunctionVar>),
     /// `torch.no_grad()` / `torch.enable_grad()` (`prev: None`, applied on `__enter__`) or
     /// `torch.set_grad_enabled(b)` (already applied; `prev` is the mode before it).
     GradMode {
@@ -93,7 +118,7 @@ pub enum Var {
     Object(Rc<ObjectVar>),
     /// A transformers `ModelOutput` made by the traced code (see `model_output.rs`): rebuilt
     /// after the graph by calling its class with the field values.
-    ModelOutput(Rc<super::model_output::ModelOutputVar>),
+    ModelOutput(Rc<ModelOutputVar>),
     /// `d.keys()`, `d.values()` or `d.items()` of a tracked dict: a live view, so writes to
     /// the dict after the view was taken show through it (length, membership, iteration,
     /// comparison), as they do in eager.
@@ -426,29 +451,6 @@ impl Var {
     }
 }
 
-/// Makes a tuple subclass instance from its items: namedtuples through `_make`, struct
-/// sequences (`torch.return_types.*`) from one tuple argument.
-pub fn build_named_tuple<'py>(
-    ty: &Bound<'py, PyAny>,
-    items: Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
-    if ty.hasattr("_make")? {
-        ty.call_method1("_make", (items,))
-    } else {
-        ty.call1((items,))
-    }
-}
-
-/// The field names of a tuple subclass with named fields.
-pub fn named_tuple_fields(ty: &Bound<'_, PyAny>) -> Vec<String> {
-    for attr in ["_fields", "__match_args__"] {
-        if let Ok(f) = ty.getattr(attr).and_then(|f| f.extract::<Vec<String>>()) {
-            return f;
-        }
-    }
-    Vec::new()
-}
-
 /// A Python constant as a graph argument.
 pub fn py_to_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> Result<Arg, TraceError> {
     if o.is_none() {
@@ -520,91 +522,6 @@ pub fn py_to_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> Result<Arg, TraceError
         "passing a {} to a torch op",
         o.get_type().name()?
     )))
-}
-
-fn is_const_type(o: &Bound<'_, PyAny>) -> bool {
-    o.is_none()
-        || o.cast::<PyBool>().is_ok()
-        || o.cast::<PyInt>().is_ok()
-        || o.cast::<PyFloat>().is_ok()
-        || o.cast::<PyString>().is_ok()
-        || o.cast::<pyo3::types::PyBytes>().is_ok()
-}
-
-/// An instance of a Python class that is not callable, not a module, class or function, and
-/// not a torch or builtins object: its identity rarely matters, and it is often new on each call.
-fn is_plain_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let ty = o.get_type();
-    let module: String = ty
-        .getattr(intern!(py, "__module__"))
-        .and_then(|m| m.extract())
-        .unwrap_or_default();
-    if module == "builtins" || module == "torch" || module.starts_with("torch.") {
-        return Ok(false);
-    }
-    if o.is_callable() || o.cast::<PyModule>().is_ok() || o.is_instance_of::<pyo3::types::PyType>()
-    {
-        return Ok(false);
-    }
-    let enum_base = py.import("enum")?.getattr("Enum")?;
-    Ok(!o.is_instance(&enum_base)? && !super::ops::is_nn_module(py, o)?)
-}
-
-/// A torch object that is not a value the trace embeds (dtypes, layouts, memory formats,
-/// qschemes, devices and sizes are values, compared by identity or equality), not callable, not
-/// a module or class: what it holds is reached only through attribute reads (guarded by their
-/// own sources) or calls that break the graph or realize its identity.
-fn is_per_call_torch_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let ty = o.get_type();
-    let module: String = ty
-        .getattr(intern!(py, "__module__"))
-        .and_then(|m| m.extract())
-        .unwrap_or_default();
-    if module != "torch" && !module.starts_with("torch.") {
-        return Ok(false);
-    }
-    if o.is_callable() || o.cast::<PyModule>().is_ok() || o.is_instance_of::<pyo3::types::PyType>()
-    {
-        return Ok(false);
-    }
-    let torch = py.import("torch")?;
-    for value_type in [
-        "dtype",
-        "layout",
-        "memory_format",
-        "qscheme",
-        "device",
-        "Size",
-    ] {
-        if o.is_instance(&torch.getattr(value_type)?)? {
-            return Ok(false);
-        }
-    }
-    let enum_base = py.import("enum")?.getattr("Enum")?;
-    Ok(!o.is_instance(&enum_base)? && !super::ops::is_nn_module(py, o)?)
-}
-
-/// Modules whose attributes are taken to be constant: reading `torch.relu` needs no guard.
-pub fn is_constant_module(o: &Bound<'_, PyAny>) -> bool {
-    if o.cast::<PyModule>().is_err() {
-        return false;
-    }
-    let name: String = o
-        .getattr("__name__")
-        .and_then(|n| n.extract())
-        .unwrap_or_default();
-    name == "torch"
-        || name.starts_with("torch.")
-        || matches!(
-            name.as_str(),
-            "math"
-                | "operator"
-                | "builtins"
-                | "functools"
-                | "itertools"
-                | "collections"
-                | "numbers"
-        )
 }
 
 impl Tracer<'_> {
@@ -759,7 +676,7 @@ impl Tracer<'_> {
                     .add(py, &source, Check::Type(value.get_type().unbind()));
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
-            } else if super::ops::is_nn_module(py, &value)? {
+            } else if is_nn_module(py, &value)? {
                 // An nn.Module instance is guarded by its type, as torch.compile guards it:
                 // what the trace reads from it (submodules, parameters, buffers, flags, hooks)
                 // is guarded through its own sources, so models of one class with other weights
@@ -886,33 +803,4 @@ impl Tracer<'_> {
             .map(|(d, s, _)| (Rc::as_ptr(d) as usize, s.clone()));
         lists.chain(dicts).collect()
     }
-}
-
-/// `cls.__name__`, or `default` for a class without one.
-fn class_name(py: Python<'_>, cls: &Py<PyAny>, default: &str) -> String {
-    cls.bind(py)
-        .getattr("__name__")
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| default.into())
-}
-
-/// What kind of non-strided tensor `t` is (`"sparse_coo"`, `"_mkldnn"`, `"nested"`,
-/// `"quantized"`), or `None` for a plain strided tensor. Such tensors are never traced: their
-/// elements are not where sizes and strides say, so the frame runs them eagerly.
-pub fn non_strided_kind(py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    let layout = t.getattr(intern!(py, "layout"))?;
-    let strided = py.import("torch")?.getattr(intern!(py, "strided"))?;
-    if !layout.is(&strided) {
-        let name = layout.str()?.to_string();
-        return Ok(Some(
-            name.strip_prefix("torch.").unwrap_or(&name).to_string(),
-        ));
-    }
-    if t.getattr(intern!(py, "is_nested"))?.is_truthy()? {
-        return Ok(Some("nested".into()));
-    }
-    if t.getattr(intern!(py, "is_quantized"))?.is_truthy()? {
-        return Ok(Some("quantized".into()));
-    }
-    Ok(None)
 }

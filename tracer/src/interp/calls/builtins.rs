@@ -78,7 +78,7 @@ impl Frame<'_, '_> {
             for a in args {
                 match &a {
                     Var::Py(o, Some(src))
-                        if crate::interp::ops::is_nn_module(py, o.bind(py))? && name != "len" =>
+                        if crate::interp::pyobj::is_nn_module(py, o.bind(py))? && name != "len" =>
                     {
                         let items = self.module_children(o.bind(py).clone(), src.clone())?;
                         out.push(Var::list(items));
@@ -158,7 +158,7 @@ impl Frame<'_, '_> {
                     };
                 }
                 if let Var::NamedTuple { ty, .. } = obj {
-                    let fields = crate::interp::vars::named_tuple_fields(ty.bind(py));
+                    let fields = crate::interp::pyobj::named_tuple_fields(ty.bind(py));
                     let has = fields.contains(&n) || ty.bind(py).hasattr(n.as_str())?;
                     return Ok(Var::py_const(py, has));
                 }
@@ -452,7 +452,7 @@ impl Frame<'_, '_> {
         if let Var::Py(o, Some(src)) = obj {
             let py = self.tx.py;
             // Attributes of constant modules and of immutable values do not come and go.
-            if !crate::interp::vars::is_constant_module(o.bind(py)) {
+            if !crate::interp::pyobj::is_constant_module(o.bind(py)) {
                 self.tx
                     .guards
                     .add(py, src, Check::HasAttr(name.to_string(), present));

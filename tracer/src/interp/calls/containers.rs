@@ -274,11 +274,3 @@ impl Frame<'_, '_> {
         }
     }
 }
-
-/// Methods of `dict` that only read it.
-pub(in crate::interp) fn is_dict_read(name: &str) -> bool {
-    matches!(
-        name,
-        "keys" | "values" | "items" | "get" | "__contains__" | "__getitem__" | "__len__"
-    )
-}

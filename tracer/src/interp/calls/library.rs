@@ -30,7 +30,7 @@ const PURE_BUILTIN_METHODS: &[&str] = &[
 impl Frame<'_, '_> {
     /// `super()` (zero arguments: the enclosing method's `__class__` cell and first argument,
     /// as the compiler arranges it) or `super(cls, obj)`.
-    pub(super) fn make_super(&mut self, args: Vec<Var>) -> Result<Var, TraceError> {
+    pub(in crate::interp) fn make_super(&mut self, args: Vec<Var>) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let (cls, obj) = match args.as_slice() {
             [cls, obj] => (cls.clone(), obj.clone()),
@@ -345,7 +345,7 @@ impl Frame<'_, '_> {
         {
             return Ok(None);
         }
-        let fields = super::super::vars::named_tuple_fields(ty.as_any());
+        let fields = super::super::pyobj::named_tuple_fields(ty.as_any());
         let defaults = ty.getattr("_field_defaults")?;
         let mut items: Vec<Option<Var>> = vec![None; fields.len()];
         if args.len() > fields.len() {
@@ -404,7 +404,7 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let fields = super::super::vars::named_tuple_fields(ty.bind(py));
+        let fields = super::super::pyobj::named_tuple_fields(ty.bind(py));
         match (name, args.as_slice()) {
             ("_replace", []) => {
                 let mut items = items;

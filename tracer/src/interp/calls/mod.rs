@@ -18,12 +18,11 @@ use fx::Target;
 
 use crate::error::TraceError;
 
-use crate::interp::ops::is_nn_module;
+use crate::interp::pyobj::{is_dict_read, is_nn_module};
 use crate::interp::vars::Var;
 use crate::interp::Frame;
 
 use self::builtins::FOLDABLE_BUILTINS;
-pub(super) use self::containers::is_dict_read;
 pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
 use self::trace_time::{guard_via, has_state_effects, trace_time_kind, GuardVia, TraceTime};
@@ -226,7 +225,7 @@ impl Frame<'_, '_> {
         }
         if let Ok(owner) = f.getattr(intern!(py, "__self__")) {
             if !owner.is_none()
-                && crate::interp::ops::is_immutable_const(&owner)
+                && crate::interp::pyobj::is_immutable_const(&owner)
                 && f.get_type()
                     .name()
                     .map(|n| n == "builtin_function_or_method")

@@ -1,0 +1,77 @@
+//! Which 2-d convolutions torch's CPU dispatch runs on oneDNN, for one call and for a whole
+//! graph. A leaf: the CPU policy's channels-last rule ([`crate::target`]) and the convolution
+//! lowering ([`super::extern_ops`]) both ask it, so the target does not reach into the lowering
+//! driver.
+
+use fx::ops::canonical;
+use fx::{Arg, DType, Graph, NodeKind};
+
+use super::args;
+
+/// Whether torch's CPU convolution runs this 2-d convolution on oneDNN rather than its native
+/// kernel. The rule is torch's own dispatch for float32 CPU tensors (`ConvParams::use_mkldnn` in
+/// torch 2.11, the thread-count clause for 1x1 filters left out): grouped, a filter wider than
+/// 3 in both dims, a batch above 1, or an input above 20480 elements. A channels-last input pays
+/// off only on oneDNN; the native kernel copies input and weights into its layout on every call.
+pub fn conv2d_uses_onednn(dtype: DType, input: &[i64], weight: &[i64], groups: i64) -> bool {
+    dtype == DType::Float32
+        && input.len() == 4
+        && weight.len() == 4
+        && (groups > 1
+            || (weight[2] > 3 && weight[3] > 3)
+            || input[0] > 1
+            || input.iter().product::<i64>() > 20480)
+}
+
+/// [`conv2d_uses_onednn`] for a `conv2d` call of the graph, from its arguments' metadata.
+pub fn conv2d_node_uses_onednn(graph: &fx::Graph, args: &[Arg], kwargs: &[(String, Arg)]) -> bool {
+    let Ok(b) = args::bind(
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        args,
+        kwargs,
+    ) else {
+        return false;
+    };
+    let sizes = |name: &str| match b.get(name) {
+        Some(Arg::Node(id)) => graph.node(*id).meta.tensor().and_then(|t| t.known_sizes()),
+        _ => None,
+    };
+    let groups = match b.get("groups") {
+        Some(Arg::Int(g)) => *g,
+        _ => 1,
+    };
+    let dtype = match b.get("input") {
+        Some(Arg::Node(id)) => graph.node(*id).meta.tensor().map(|t| t.dtype),
+        _ => None,
+    };
+    match (dtype, sizes("input"), sizes("weight")) {
+        (Some(d), Some(x), Some(w)) => conv2d_uses_onednn(d, &x, &w, groups),
+        _ => false,
+    }
+}
+
+/// Whether most of the graph's 2-d convolutions run on oneDNN, which convolves channels-last
+/// tensors without reordering them (see [`conv2d_uses_onednn`]); the CPU policy's
+/// channels-last rule ([`crate::target::ChannelsLast::WhenOneDnn`]).
+pub(crate) fn convolutions_mostly_onednn(graph: &Graph) -> bool {
+    let (mut onednn, mut native) = (0, 0);
+    for (_, n) in graph.nodes() {
+        if let NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = &n.kind
+        {
+            if canonical(target, args, kwargs).is_some_and(|c| c.name == "conv2d") {
+                if conv2d_node_uses_onednn(graph, args, kwargs) {
+                    onednn += 1;
+                } else {
+                    native += 1;
+                }
+            }
+        }
+    }
+    onednn > 0 && onednn >= native
+}

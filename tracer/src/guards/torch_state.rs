@@ -1,0 +1,51 @@
+//! Ambient torch state every entry is guarded on: grad mode and autocast, read through
+//! functions looked up once.
+
+use pyo3::prelude::*;
+
+/// `torch.is_grad_enabled`, looked up once.
+fn grad_enabled_fn(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
+    static F: std::sync::OnceLock<Py<PyAny>> = std::sync::OnceLock::new();
+    if let Some(f) = F.get() {
+        return Ok(f);
+    }
+    let f = py.import("torch")?.getattr("is_grad_enabled")?.unbind();
+    Ok(F.get_or_init(|| f))
+}
+
+pub fn grad_enabled(py: Python<'_>) -> bool {
+    grad_enabled_fn(py)
+        .and_then(|f| f.bind(py).call0())
+        .map(|r| r.is_truthy().unwrap_or(true))
+        .unwrap_or(true)
+}
+
+/// `torch._C._is_any_autocast_enabled`, looked up once: the cheap check of the common case.
+fn any_autocast_fn(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
+    static F: std::sync::OnceLock<Py<PyAny>> = std::sync::OnceLock::new();
+    if let Some(f) = F.get() {
+        return Ok(f);
+    }
+    let f = py
+        .import("torch")?
+        .getattr("_C")?
+        .getattr("_is_any_autocast_enabled")?
+        .unbind();
+    Ok(F.get_or_init(|| f))
+}
+
+/// The autocast state (`None` when it is off on every device), as `torchferro._amp` describes it.
+pub fn autocast_state(py: Python<'_>) -> Option<String> {
+    let any = any_autocast_fn(py)
+        .and_then(|f| f.bind(py).call0())
+        .map(|r| r.is_truthy().unwrap_or(true))
+        .unwrap_or(true);
+    if !any {
+        return None;
+    }
+    Some(
+        py.import("torchferro._amp")
+            .and_then(|m| m.getattr("describe")?.call0()?.extract::<String>())
+            .unwrap_or_else(|e| format!("unknown ({e})")),
+    )
+}

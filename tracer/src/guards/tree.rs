@@ -1,0 +1,428 @@
+//! The guard trie of one cache entry ([`GuardTree`]): checks hung off source paths, deferred
+//! until the traced code uses the value, evaluated against a [`Scope`] with each value fetched
+//! once, and described for the guard listing and failure reasons.
+
+use pyo3::prelude::*;
+
+use crate::event::{FailedCheck, GuardRecord, Location};
+use crate::source::{apply_step, Scope, Source, Step};
+
+use super::check::{timed, Check};
+use super::repr::{py_bool, short_repr, type_name};
+use super::torch_state::{autocast_state, grad_enabled};
+
+struct LeafCheck {
+    check: Check,
+    source: Source,
+    /// The user line whose use of the value made this guard.
+    origin: Option<Location>,
+}
+
+struct GuardNode {
+    step: Step,
+    checks: Vec<LeafCheck>,
+    children: Vec<GuardNode>,
+}
+
+/// The guards of one cache entry.
+#[derive(Default)]
+pub struct GuardTree {
+    roots: Vec<GuardNode>,
+    /// The frame's globals dict when compiled: the same code run with other globals is a miss.
+    globals: Option<Py<PyAny>>,
+    /// Grad mode when compiled: it decides which results require grad.
+    grad_enabled: bool,
+    /// Autocast when compiled (`None`: off on every device): it decides the dtypes of results.
+    autocast: Option<String>,
+    count: usize,
+    /// Where the tracer is: recorded on each guard added.
+    pub origin: Option<Location>,
+    /// Checks not installed yet, by source: they are added when the traced code uses the value
+    /// (`realize`), so a value that is only moved around (a dead resumed stack slot, an object
+    /// whose attributes alone are read) does not make later calls recompile.
+    /// The flag marks identity checks, installed only where identity matters (`is`, folding a
+    /// call on the object), not on every use.
+    deferred: Vec<(String, Source, Check, bool)>,
+    /// Process-wide state the trace read: global-state queries, torch module attributes.
+    pub global: crate::global_state::GlobalGuards,
+}
+
+impl GuardTree {
+    pub fn new(globals: Py<PyAny>) -> GuardTree {
+        let (grad, autocast) = Python::attach(|py| (grad_enabled(py), autocast_state(py)));
+        GuardTree {
+            roots: Vec::new(),
+            globals: Some(globals),
+            grad_enabled: grad,
+            autocast,
+            count: 0,
+            origin: None,
+            deferred: Vec::new(),
+            global: Default::default(),
+        }
+    }
+
+    /// Records `check` on `source`, to be installed if the value is used (see `realize`);
+    /// `identity` checks wait for a use of the object's identity instead.
+    pub fn defer(&mut self, source: &Source, check: Check, identity: bool) {
+        let check = Python::attach(|py| check.weakened(py));
+        self.deferred
+            .push((source.to_string(), source.clone(), check, identity));
+    }
+
+    /// Whether any check waits for its value to be used (the common case is none: a fast exit).
+    pub fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// Installs the deferred checks of `source`: the traced code now depends on its value (and,
+    /// with `identity`, on which object it is).
+    pub fn realize(&mut self, py: Python<'_>, source: &Source, identity: bool) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let key = source.to_string();
+        let mut i = 0;
+        while i < self.deferred.len() {
+            if self.deferred[i].0 == key && (identity || !self.deferred[i].3) {
+                let (_, s, c, _) = self.deferred.remove(i);
+                self.add(py, &s, c);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Adds a check on `source`, unless an equivalent check is already there.
+    pub fn add(&mut self, py: Python<'_>, source: &Source, check: Check) {
+        timed(|| self.add_untimed(py, source, check))
+    }
+
+    fn add_untimed(&mut self, py: Python<'_>, source: &Source, check: Check) {
+        let check = check.weakened(py);
+        let Some((last, path)) = source.steps().split_last() else {
+            return;
+        };
+        // Walk down the trie, moving one `&mut` level to the next: each step re-borrows the
+        // node it found, so the borrow checker sees a single path and no pointer is needed.
+        let mut level = &mut self.roots;
+        for step in path {
+            let idx = GuardNode::child_index(level, py, step);
+            level = &mut level[idx].children;
+        }
+        let idx = GuardNode::child_index(level, py, last);
+        let node = &mut level[idx];
+        if node.checks.iter().any(|c| c.check.same_as(&check)) {
+            return;
+        }
+        node.checks.push(LeafCheck {
+            check,
+            source: source.clone(),
+            origin: self.origin.clone(),
+        });
+        self.count += 1;
+    }
+
+    /// Whether an object this entry checks by identity was collected: then it can never match.
+    pub fn is_dead(&self) -> bool {
+        self.roots.iter().any(GuardNode::is_dead)
+    }
+
+    /// The fast path: true when every guard passes.
+    pub fn check(&self, py: Python<'_>, scope: &Scope) -> bool {
+        if let Some(g) = &self.globals {
+            if g.as_ptr() != scope.globals {
+                return false;
+            }
+        }
+        grad_enabled(py) == self.grad_enabled
+            && autocast_state(py) == self.autocast
+            && self.global.check(py)
+            && self.roots.iter().all(|n| n.check_root(py, scope))
+    }
+
+    /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
+    pub fn failures(&self, py: Python<'_>, scope: &Scope) -> Vec<String> {
+        self.failed_checks(py, scope)
+            .into_iter()
+            .map(|f| f.reason)
+            .collect()
+    }
+
+    /// Every failing guard as a record: its kind, source, reason and the user line that made it.
+    pub fn failed_checks(&self, py: Python<'_>, scope: &Scope) -> Vec<FailedCheck> {
+        let mut out: Vec<FailedCheck> = Vec::new();
+        if let Some(g) = &self.globals {
+            if g.as_ptr() != scope.globals {
+                out.push(FailedCheck::global(
+                    "GLOBALS",
+                    "the function runs with a different globals dict".to_string(),
+                ));
+                return out;
+            }
+        }
+        let grad = grad_enabled(py);
+        if grad != self.grad_enabled {
+            out.push(FailedCheck::global(
+                "GRAD_MODE",
+                format!(
+                    "grad mode mismatch. expected torch.is_grad_enabled()={}, actual {}",
+                    py_bool(self.grad_enabled),
+                    py_bool(grad)
+                ),
+            ));
+        }
+        let autocast = autocast_state(py);
+        if autocast != self.autocast {
+            let show = |a: &Option<String>| a.clone().unwrap_or_else(|| "off".into());
+            out.push(FailedCheck::global(
+                "AUTOCAST",
+                format!(
+                    "autocast mismatch. expected {}, actual {}",
+                    show(&self.autocast),
+                    show(&autocast)
+                ),
+            ));
+        }
+        self.global.failures(py, &mut out);
+        for n in &self.roots {
+            let root = scope.root(&n.step);
+            if root.is_null() {
+                out.push(n.unreadable("is missing"));
+                continue;
+            }
+            // SAFETY: root is a borrowed live object; take our own reference.
+            let v = unsafe { Bound::from_borrowed_ptr(py, root) };
+            n.collect_failures(py, &v, &mut out);
+        }
+        out
+    }
+
+    /// One line per guard, for logs and `cache_entries`.
+    pub fn describe(&self) -> Vec<String> {
+        self.records().iter().map(GuardRecord::line).collect()
+    }
+
+    /// Every guard as a record (kind, source, text, origin), in the order of `describe`.
+    pub fn records(&self) -> Vec<GuardRecord> {
+        let global = |kind: &'static str, text: String| GuardRecord {
+            kind,
+            source: None,
+            text,
+            origin: None,
+        };
+        let mut out = vec![global(
+            "GRAD_MODE",
+            format!(
+                "GRAD_MODE torch.is_grad_enabled() == {}",
+                py_bool(self.grad_enabled)
+            ),
+        )];
+        if let Some(a) = &self.autocast {
+            out.push(global("AUTOCAST", format!("AUTOCAST {a}")));
+        }
+        Python::attach(|py| self.global.describe(py, &mut out));
+        for n in &self.roots {
+            n.describe(&mut out);
+        }
+        out
+    }
+}
+
+impl GuardNode {
+    /// The index in `level` of the node for `step`, made empty when there is none yet.
+    fn child_index(level: &mut Vec<GuardNode>, py: Python<'_>, step: &Step) -> usize {
+        if let Some(i) = level.iter().position(|n| n.step_same(step)) {
+            return i;
+        }
+        level.push(GuardNode {
+            step: step.clone_ref(py),
+            checks: Vec::new(),
+            children: Vec::new(),
+        });
+        level.len() - 1
+    }
+
+    fn step_same(&self, other: &Step) -> bool {
+        match (&self.step, other) {
+            (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
+            (Step::Cell { index: a, .. }, Step::Cell { index: b, .. }) => a == b,
+            (Step::Global { name: a }, Step::Global { name: b })
+            | (Step::Attr { name: a }, Step::Attr { name: b }) => {
+                a.as_ptr() == b.as_ptr() || {
+                    Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+                }
+            }
+            (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
+            (
+                Step::ModuleGlobal {
+                    globals: g1,
+                    name: a,
+                    ..
+                },
+                Step::ModuleGlobal {
+                    globals: g2,
+                    name: b,
+                    ..
+                },
+            ) => {
+                g1.as_ptr() == g2.as_ptr()
+                    && Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+            }
+            _ => false,
+        }
+    }
+
+    fn is_dead(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|c| matches!(&c.check, Check::WeakId(t) if t.is_dead()))
+            || self.children.iter().any(GuardNode::is_dead)
+    }
+
+    /// The first leaf check at or below this node: it names the value in messages.
+    fn first_check(&self) -> Option<&LeafCheck> {
+        self.checks
+            .first()
+            .or_else(|| self.children.iter().find_map(|c| c.first_check()))
+    }
+
+    /// The failure of a value that could not be fetched (`is missing`, `could not be read`),
+    /// reported as a failure of the first check that needed it.
+    fn unreadable(&self, what: &str) -> FailedCheck {
+        let first = self.first_check();
+        let source = first.map(|c| c.source.to_string()).unwrap_or_default();
+        FailedCheck {
+            kind: first.map_or("", |c| c.check.kind_name()),
+            expr: first.map(|c| crate::event::python_expr(&c.source)),
+            reason: format!("{source} {what}"),
+            source: Some(source),
+            origin: None,
+            mismatch: None,
+        }
+    }
+
+    fn check_root(&self, py: Python<'_>, scope: &Scope) -> bool {
+        let root = scope.root(&self.step);
+        if root.is_null() {
+            return false;
+        }
+        // SAFETY: root is a borrowed live object; take our own reference.
+        let v = unsafe { Bound::from_borrowed_ptr(py, root) };
+        self.check_value(py, &v)
+    }
+
+    fn check_value(&self, py: Python<'_>, v: &Bound<'_, PyAny>) -> bool {
+        for c in &self.checks {
+            if c.check.eval(py, v, &c.source, false).is_err() {
+                return false;
+            }
+        }
+        for child in &self.children {
+            let Some(nv) = apply_step(v, &child.step) else {
+                return false;
+            };
+            if !child.check_value(py, &nv) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn collect_failures(&self, py: Python<'_>, v: &Bound<'_, PyAny>, out: &mut Vec<FailedCheck>) {
+        for c in &self.checks {
+            if let Err(reason) = c.check.eval(py, v, &c.source, true) {
+                let mismatch = match &c.check {
+                    Check::Tensor(t) => t.first_mismatch(py, v).map(|m| t.mismatch_record(py, &m)),
+                    _ => None,
+                };
+                out.push(FailedCheck {
+                    kind: c.check.kind_name(),
+                    source: Some(c.source.to_string()),
+                    expr: Some(crate::event::python_expr(&c.source)),
+                    reason,
+                    origin: c.origin.clone(),
+                    mismatch,
+                });
+                return;
+            }
+        }
+        for child in &self.children {
+            let Some(nv) = apply_step(v, &child.step) else {
+                out.push(child.unreadable("could not be read"));
+                continue;
+            };
+            child.collect_failures(py, &nv, out);
+        }
+    }
+
+    fn describe(&self, out: &mut Vec<GuardRecord>) {
+        Python::attach(|py| {
+            for c in &self.checks {
+                let text = match &c.check {
+                    Check::Tensor(t) => format!(
+                        "TENSOR_MATCH {}: {}, {}, size={:?}, stride={:?}, requires_grad={}",
+                        c.source,
+                        t.dtype.bind(py),
+                        t.device.bind(py),
+                        t.sizes,
+                        t.strides,
+                        py_bool(t.requires_grad)
+                    ),
+                    Check::Type(ty) => {
+                        format!(
+                            "TYPE_MATCH {}: {}",
+                            c.source,
+                            type_name(ty.bind(py).as_any())
+                        )
+                    }
+                    Check::Id(o) => format!("ID_MATCH {}: {}", c.source, short_repr(o.bind(py))),
+                    Check::WeakId(t) => format!(
+                        "ID_MATCH {}: {}",
+                        c.source,
+                        t.object(py)
+                            .map(|o| short_repr(&o))
+                            .unwrap_or_else(|| "<collected>".to_string())
+                    ),
+                    Check::Equals(o) => {
+                        format!("EQUALS_MATCH {} == {}", c.source, short_repr(o.bind(py)))
+                    }
+                    Check::IsNone => format!("NONE_MATCH {} is None", c.source),
+                    Check::Len(n) => format!("LENGTH_CHECK len({}) == {n}", c.source),
+                    Check::HasAttr(name, present) => format!(
+                        "HASATTR {}: hasattr(.., {name:?}) is {}",
+                        c.source,
+                        py_bool(*present)
+                    ),
+                    Check::DictKeys(k) => format!(
+                        "DICT_KEYS {} == [{}]",
+                        c.source,
+                        k.iter()
+                            .map(|k| short_repr(k.bind(py)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                let kind = c.check.kind_name();
+                debug_assert!(text.starts_with(kind), "{text} is not a {kind} line");
+                out.push(GuardRecord {
+                    kind,
+                    source: Some(c.source.to_string()),
+                    text,
+                    origin: c.origin.clone(),
+                });
+            }
+        });
+        for child in &self.children {
+            child.describe(out);
+        }
+    }
+}

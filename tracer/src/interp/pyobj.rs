@@ -1,0 +1,172 @@
+//! Predicates and small queries on live Python objects (no trackers, no tracer state): what
+//! kind of object a value read from the frame is (`nn.Module`, constant module, immutable
+//! constant, plain or per-call object, non-strided tensor), namedtuple fields, and which dict
+//! methods only read. A leaf: `vars`, `ops`, `calls` and the rest of `interp/` ask it, and it
+//! asks none of them, so these questions do not tie the trackers to the operators.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyModule, PyString, PyTuple};
+
+/// Makes a tuple subclass instance from its items: namedtuples through `_make`, struct
+/// sequences (`torch.return_types.*`) from one tuple argument.
+pub fn build_named_tuple<'py>(
+    ty: &Bound<'py, PyAny>,
+    items: Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if ty.hasattr("_make")? {
+        ty.call_method1("_make", (items,))
+    } else {
+        ty.call1((items,))
+    }
+}
+
+/// The field names of a tuple subclass with named fields.
+pub fn named_tuple_fields(ty: &Bound<'_, PyAny>) -> Vec<String> {
+    for attr in ["_fields", "__match_args__"] {
+        if let Ok(f) = ty.getattr(attr).and_then(|f| f.extract::<Vec<String>>()) {
+            return f;
+        }
+    }
+    Vec::new()
+}
+
+pub(super) fn is_const_type(o: &Bound<'_, PyAny>) -> bool {
+    o.is_none()
+        || o.cast::<PyBool>().is_ok()
+        || o.cast::<PyInt>().is_ok()
+        || o.cast::<PyFloat>().is_ok()
+        || o.cast::<PyString>().is_ok()
+        || o.cast::<pyo3::types::PyBytes>().is_ok()
+}
+
+/// An instance of a Python class that is not callable, not a module, class or function, and
+/// not a torch or builtins object: its identity rarely matters, and it is often new on each call.
+pub(super) fn is_plain_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let ty = o.get_type();
+    let module: String = ty
+        .getattr(intern!(py, "__module__"))
+        .and_then(|m| m.extract())
+        .unwrap_or_default();
+    if module == "builtins" || module == "torch" || module.starts_with("torch.") {
+        return Ok(false);
+    }
+    if o.is_callable() || o.cast::<PyModule>().is_ok() || o.is_instance_of::<pyo3::types::PyType>()
+    {
+        return Ok(false);
+    }
+    let enum_base = py.import("enum")?.getattr("Enum")?;
+    Ok(!o.is_instance(&enum_base)? && !is_nn_module(py, o)?)
+}
+
+/// A torch object that is not a value the trace embeds (dtypes, layouts, memory formats,
+/// qschemes, devices and sizes are values, compared by identity or equality), not callable, not
+/// a module or class: what it holds is reached only through attribute reads (guarded by their
+/// own sources) or calls that break the graph or realize its identity.
+pub(super) fn is_per_call_torch_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let ty = o.get_type();
+    let module: String = ty
+        .getattr(intern!(py, "__module__"))
+        .and_then(|m| m.extract())
+        .unwrap_or_default();
+    if module != "torch" && !module.starts_with("torch.") {
+        return Ok(false);
+    }
+    if o.is_callable() || o.cast::<PyModule>().is_ok() || o.is_instance_of::<pyo3::types::PyType>()
+    {
+        return Ok(false);
+    }
+    let torch = py.import("torch")?;
+    for value_type in [
+        "dtype",
+        "layout",
+        "memory_format",
+        "qscheme",
+        "device",
+        "Size",
+    ] {
+        if o.is_instance(&torch.getattr(value_type)?)? {
+            return Ok(false);
+        }
+    }
+    let enum_base = py.import("enum")?.getattr("Enum")?;
+    Ok(!o.is_instance(&enum_base)? && !is_nn_module(py, o)?)
+}
+
+/// Modules whose attributes are taken to be constant: reading `torch.relu` needs no guard.
+pub fn is_constant_module(o: &Bound<'_, PyAny>) -> bool {
+    if o.cast::<PyModule>().is_err() {
+        return false;
+    }
+    let name: String = o
+        .getattr("__name__")
+        .and_then(|n| n.extract())
+        .unwrap_or_default();
+    name == "torch"
+        || name.starts_with("torch.")
+        || matches!(
+            name.as_str(),
+            "math"
+                | "operator"
+                | "builtins"
+                | "functools"
+                | "itertools"
+                | "collections"
+                | "numbers"
+        )
+}
+
+/// `cls.__name__`, or `default` for a class without one.
+pub(super) fn class_name(py: Python<'_>, cls: &Py<PyAny>, default: &str) -> String {
+    cls.bind(py)
+        .getattr("__name__")
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| default.into())
+}
+
+/// What kind of non-strided tensor `t` is (`"sparse_coo"`, `"_mkldnn"`, `"nested"`,
+/// `"quantized"`), or `None` for a plain strided tensor. Such tensors are never traced: their
+/// elements are not where sizes and strides say, so the frame runs them eagerly.
+pub fn non_strided_kind(py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let layout = t.getattr(intern!(py, "layout"))?;
+    let strided = py.import("torch")?.getattr(intern!(py, "strided"))?;
+    if !layout.is(&strided) {
+        let name = layout.str()?.to_string();
+        return Ok(Some(
+            name.strip_prefix("torch.").unwrap_or(&name).to_string(),
+        ));
+    }
+    if t.getattr(intern!(py, "is_nested"))?.is_truthy()? {
+        return Ok(Some("nested".into()));
+    }
+    if t.getattr(intern!(py, "is_quantized"))?.is_truthy()? {
+        return Ok(Some("quantized".into()));
+    }
+    Ok(None)
+}
+
+/// Values whose methods cannot mutate them, so calling those methods at trace time is safe.
+pub fn is_immutable_const(o: &Bound<'_, PyAny>) -> bool {
+    use pyo3::types::{PyBool, PyBytes, PyFloat, PyFrozenSet, PyInt, PyString};
+    o.is_none()
+        || o.cast::<PyBool>().is_ok()
+        || o.cast::<PyInt>().is_ok()
+        || o.cast::<PyFloat>().is_ok()
+        || o.cast::<PyString>().is_ok()
+        || o.cast::<PyBytes>().is_ok()
+        || o.cast::<PyFrozenSet>().is_ok()
+        || o.get_type().is(o.py().get_type::<PyTuple>())
+}
+
+pub fn is_nn_module(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let module = py.import("torch.nn")?.getattr("Module")?;
+    o.is_instance(&module)
+}
+
+/// Methods of `dict` that only read it.
+pub(super) fn is_dict_read(name: &str) -> bool {
+    matches!(
+        name,
+        "keys" | "values" | "items" | "get" | "__contains__" | "__getitem__" | "__len__"
+    )
+}
