@@ -108,3 +108,13 @@ def assert_same(expected, actual, path: str = "out") -> None:
         assert math.isnan(actual), f"{path}: {actual!r} != nan"
     else:
         assert actual == expected, f"{path}: {actual!r} != {expected!r}"
+
+
+def pytest_configure(config):
+    # Each differential corpus file is a marker (`-k language` selects cases_language.py).
+    import pathlib
+
+    for p in sorted(
+        (pathlib.Path(__file__).parent / "differential").glob("cases_*.py")
+    ):
+        config.addinivalue_line("markers", f"{p.stem}: cases of differential/{p.name}")

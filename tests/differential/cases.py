@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     cases_containers,
     cases_frames,
     cases_kernels,
+    cases_language,
     cases_rng,
     cases_state,
     cases_training,

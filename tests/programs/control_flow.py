@@ -139,8 +139,7 @@ def try_except_else(x):
     return y
 
 
-# torch.compile: 1 graphs
-@program(x34, 0, 1, eager=1)
+@program(x34, 1, fullgraph=True)
 def try_except_raised_and_caught(x):
     d = {"a": 1}
     try:

@@ -610,10 +610,8 @@ def print_inside_set_grad_enabled_false(x):
     return y, y.requires_grad, torch.is_grad_enabled()
 
 
-# torch.compile: 0 graphs
-@program(
-    lambda r: (r.randn(3), r.pick(zlib.compress(b"abc"), b"not zlib")), 2, 1, eager=1
-)
+# torch.compile: 0 graphs. The handler, entered from the breaking call, is traced too.
+@program(lambda r: (r.randn(3), r.pick(zlib.compress(b"abc"), b"not zlib")), 3, 1)
 def breaking_call_raises_into_its_handler(x, data):
     try:
         y = x + 1

@@ -271,6 +271,8 @@ fn on_trace_error(
             }
             Outcome::RunEagerly
         }
+        // Resolved inside the interpreter; should one get here, its fallback is what it means.
+        TraceError::Raised { fallback, .. } => on_trace_error(py, slot, cfg, info, *fallback),
         TraceError::Introspects(reason) => {
             on_trace_error(py, slot, cfg, info, TraceError::unsupported(reason))
         }

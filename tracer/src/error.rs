@@ -31,6 +31,16 @@ pub enum TraceError {
     /// `torchferro.Unsupported`).
     #[error("{0}")]
     Introspects(String),
+    /// An exception the traced code raised (`raise`, or a Python operation it folded that
+    /// raised), on its way to a handler of a traced frame (`interp/exceptions.rs`). It never
+    /// leaves the interpreter: not caught in the traced frames, it becomes `fallback` (a graph
+    /// break where the exception was made, or the frame run eagerly), so the real exception is
+    /// raised by the program itself.
+    #[error("{fallback}")]
+    Raised {
+        exc: pyo3::Py<pyo3::PyAny>,
+        fallback: Box<TraceError>,
+    },
     /// A bug in torchferro.
     #[error("internal error: {0}")]
     Internal(String),
@@ -61,6 +71,10 @@ impl TraceError {
     /// Attaches the user's line if none is set yet.
     pub fn at(self, loc: &Location) -> TraceError {
         match self {
+            TraceError::Raised { exc, fallback } => TraceError::Raised {
+                exc,
+                fallback: Box::new(fallback.at(loc)),
+            },
             TraceError::Unsupported {
                 reason,
                 location: None,
@@ -96,6 +110,12 @@ impl TraceError {
 
     /// Records that the error passed through function `function`, running `location`.
     pub fn through_frame(mut self, function: &str, location: &Location) -> TraceError {
+        if let TraceError::Raised { exc, fallback } = self {
+            return TraceError::Raised {
+                exc,
+                fallback: Box::new(fallback.through_frame(function, location)),
+            };
+        }
         if let TraceError::Unsupported { frames, .. } = &mut self {
             frames.push(FrameSite {
                 function: function.to_string(),

@@ -473,14 +473,15 @@ fn template_of_inner(
         Var::Method { recv, name } => {
             OutputTemplate::Attr(Box::new(template_of(py, recv, outs, ctx)?), name.clone())
         }
-        Var::BoundMethod { func, self_ } => {
-            let name: String = func
-                .as_py(py)
-                .and_then(|f| f.getattr("__name__").ok())
-                .and_then(|n| n.extract().ok())
-                .ok_or_else(|| TraceError::unsupported("a bound method without a name"))?;
-            OutputTemplate::Attr(Box::new(template_of(py, self_, outs, ctx)?), name)
-        }
+        // Bound to the very function: `self_.name` could find another one (a method reached
+        // through `super()` is overridden in `type(self_)`).
+        Var::BoundMethod { func, self_ } => OutputTemplate::Call(
+            py.import("types")?.getattr("MethodType")?.unbind(),
+            vec![
+                template_of(py, func, outs, ctx)?,
+                template_of(py, self_, outs, ctx)?,
+            ],
+        ),
         // A live view of the rebuilt dict (the same object the rest of the value gets).
         Var::DictView(d, kind) => OutputTemplate::Call(
             py.get_type::<pyo3::types::PyDict>()

@@ -3,12 +3,14 @@
 //! runs torch ops on `meta` tensors to learn result metadata.
 
 mod calls;
+mod exceptions;
 pub(crate) use vars::dict_kind;
 mod handlers;
 mod inline;
 pub mod model_output;
 mod objects;
 mod ops;
+mod patterns;
 pub(crate) mod pyobj;
 mod step;
 pub mod vars;
@@ -60,6 +62,16 @@ pub struct Tracer<'py> {
     /// The frames of the inline chain above the current one, outermost first, each at the
     /// line of its call: with the current frame's line, a node's user stack (`traceback`).
     pub(crate) callers: Vec<crate::event::FrameSite>,
+    /// The exception a traced `except`/`finally` block is handling (`sys.exc_info()` of the
+    /// traced code; see `exceptions.rs`).
+    pub(crate) handling: Option<Var>,
+    /// Exception objects the trace made, with the root instruction that was running.
+    pub(crate) made_exceptions: Vec<(Py<PyAny>, usize)>,
+    /// The root frame's instruction now running.
+    pub(crate) root_index: usize,
+    /// How many exception handlers of the root frame are running: a graph break there could
+    /// not restore the exception state, so the frame then runs eagerly.
+    pub(crate) root_handlers: usize,
 }
 
 impl<'py> Tracer<'py> {
@@ -270,6 +282,10 @@ pub fn trace<'py>(
         deleted_args: Vec::new(),
         caught_by_callers: 0,
         callers: Vec::new(),
+        handling: None,
+        made_exceptions: Vec::new(),
+        root_index: 0,
+        root_handlers: 0,
     };
     tx.output.sites.root = Some(std::sync::Arc::from([crate::event::FrameSite {
         function: crate::code::user_function_name(&code.name).to_string(),
@@ -381,12 +397,21 @@ impl<'a, 'py> Frame<'a, 'py> {
             let loc = self.location();
             self.tx.guards.origin = Some(loc.clone());
             let index = self.pc;
-            match self.step(&ins) {
+            self.tx.root_index = index;
+            match self.step(&ins).and_then(|r| match r {
+                Some(ret) => self.check_escape(&ret).map(|()| Some(ret)),
+                None => Ok(None),
+            }) {
                 Ok(Some(ret)) => return Ok(End::Return(ret)),
                 Ok(None) => {}
                 Err(e) => {
                     let e = e.at(&loc).through_frame(&self.code.name, &loc);
-                    return Err(e.in_root_instruction(index));
+                    let e = match self.unwind(e, index) {
+                        Ok(()) => continue,
+                        Err(TraceError::Raised { fallback, .. }) => *fallback,
+                        Err(e) => e,
+                    };
+                    return Err(self.root_break(e, index));
                 }
             }
         }
@@ -407,10 +432,11 @@ impl<'a, 'py> Frame<'a, 'py> {
             };
             let loc = self.location();
             self.tx.guards.origin = Some(loc.clone());
+            let index = self.pc;
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(ret),
                 Ok(None) => {}
-                Err(e) => return Err(e.at(&loc).through_frame(&self.code.name, &loc)),
+                Err(e) => self.unwind(e.at(&loc).through_frame(&self.code.name, &loc), index)?,
             }
         }
     }
@@ -491,10 +517,13 @@ impl<'a, 'py> Frame<'a, 'py> {
                 return Ok(v);
             }
         }
-        Err(TraceError::unsupported(format!(
-            "reading local '{}' before it is assigned",
-            self.code.localsplus[i]
-        )))
+        let name = &self.code.localsplus[i];
+        let fallback =
+            TraceError::unsupported(format!("reading local '{name}' before it is assigned"));
+        let msg = format!(
+            "cannot access local variable '{name}' where it is not associated with a value"
+        );
+        Err(self.raise_new("UnboundLocalError", (msg,), fallback))
     }
 
     /// LOAD_DEREF / LOAD_CLOSURE: a cell of this frame, or a free variable.
@@ -578,6 +607,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let Var::Object(o) = &obj {
             return self.object_setattr(o, name, v, false);
         }
+        if self.made_exception_setattr(&obj, name, &v)? {
+            return Ok(());
+        }
         if let Var::ModelOutput(o) = &obj {
             return o.assign(py, name, v, false);
         }
@@ -638,9 +670,10 @@ impl<'a, 'py> Frame<'a, 'py> {
                     .iter()
                     .position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false));
                 let Some(pos) = pos else {
-                    return Err(TraceError::unsupported(
+                    let fallback = TraceError::unsupported(
                         "deleting a missing dict key (the frame raises KeyError)",
-                    ));
+                    );
+                    return Err(self.raise_new("KeyError", (k,), fallback));
                 };
                 self.tx.note_dict_mutation(d);
                 d.borrow_mut().remove(pos);
@@ -659,9 +692,11 @@ impl<'a, 'py> Frame<'a, 'py> {
                 let n = l.borrow().len() as isize;
                 let j = if i < 0 { i + n } else { i };
                 if j < 0 || j >= n {
-                    return Err(TraceError::unsupported(
+                    let fallback = TraceError::unsupported(
                         "a list index out of range (the frame raises IndexError)",
-                    ));
+                    );
+                    let msg = "list assignment index out of range";
+                    return Err(self.raise_new("IndexError", (msg,), fallback));
                 }
                 self.tx.note_list_mutation(l);
                 l.borrow_mut().remove(j as usize);
@@ -806,6 +841,12 @@ impl<'a, 'py> Frame<'a, 'py> {
             }
             Var::Py(o, Some(src)) if pyobj::is_nn_module(self.tx.py, o.bind(self.tx.py))? => {
                 self.module_children(o.bind(self.tx.py).clone(), src.clone())
+            }
+            // A user class's `__iter__`, inlined; what it returns is iterated.
+            Var::Object(o) => {
+                let o = o.clone();
+                let it = self.object_operator(&o, "iter", vec![])?;
+                self.iterate(it)
             }
             _ => self.unpack(v),
         }

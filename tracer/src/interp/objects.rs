@@ -73,11 +73,15 @@ fn is_plain_class(py: Python<'_>, cls: &Bound<'_, PyAny>) -> PyResult<bool> {
         return Ok(false);
     }
     let same = |name: &str| -> PyResult<bool> { Ok(ty.getattr(name)?.is(object.getattr(name)?)) };
+    // Hooks written in Python are inlined where Python would call them.
+    let function = py.import("types")?.getattr("FunctionType")?;
+    let python_hook = |name: &str| -> PyResult<bool> { ty.getattr(name)?.is_instance(&function) };
     let frozen = is_frozen_dataclass(cls)?;
     Ok(same("__new__")?
         && same("__getattribute__")?
-        && !ty.hasattr("__getattr__")?
-        && ((same("__setattr__")? && same("__delattr__")?) || frozen))
+        && (!ty.hasattr("__getattr__")? || python_hook("__getattr__")?)
+        && (((same("__setattr__")? || python_hook("__setattr__")?) && same("__delattr__")?)
+            || frozen))
 }
 
 fn is_frozen_dataclass(cls: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -173,6 +177,9 @@ impl Frame<'_, '_> {
                 return self.call(fget, vec![this], vec![]);
             }
             if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
+                if let Some(v) = self.descriptor_get(o, name, raw)? {
+                    return Ok(v);
+                }
                 return Err(TraceError::unsupported(format!(
                     "reading attribute '{name}' (a descriptor) of a {}",
                     this.type_name(py)
@@ -182,11 +189,19 @@ impl Frame<'_, '_> {
         if let Some((_, v)) = o.attrs.borrow().iter().find(|(n, _)| n == name) {
             return Ok(v.clone());
         }
+        if raw.is_none() {
+            if let Some(hook) = static_lookup(&cls, "__getattr__")? {
+                // Python calls `__getattr__` when the normal lookup fails.
+                let s = o.cls_src.as_ref().map(|s| s.attr(py, "__getattr__"));
+                let hook = self.tx.wrap(hook, s)?;
+                return self.call(hook, vec![this, Var::py_const(py, name)], vec![]);
+            }
+        }
         let Some(raw) = raw else {
-            return Err(TraceError::unsupported(format!(
-                "'{}' object has no attribute '{name}' (the frame raises AttributeError)",
-                this.type_name(py)
-            )));
+            let msg = format!("'{}' object has no attribute '{name}'", this.type_name(py));
+            let fallback =
+                TraceError::unsupported(format!("{msg} (the frame raises AttributeError)"));
+            return Err(self.raise_new("AttributeError", (msg,), fallback));
         };
         // Methods are guarded where the class hands them out (`cls.name`), so replacing one
         // after the trace is seen.
@@ -210,6 +225,9 @@ impl Frame<'_, '_> {
             });
         }
         if raw.get_type().hasattr("__get__")? {
+            if let Some(v) = self.descriptor_get(o, name, &raw)? {
+                return Ok(v);
+            }
             return Err(TraceError::unsupported(format!(
                 "reading attribute '{name}' (a descriptor) of a {}",
                 this.type_name(py)
@@ -229,19 +247,28 @@ impl Frame<'_, '_> {
         via_object: bool,
     ) -> Result<(), TraceError> {
         let py = self.tx.py;
-        let cls = o.cls.bind(py);
+        let cls = o.cls.bind(py).clone();
         let object = py.import("builtins")?.getattr("object")?;
-        if !via_object
-            && !cls
-                .getattr("__setattr__")?
-                .is(object.getattr("__setattr__")?)
-        {
+        let setattr = cls.getattr("__setattr__")?;
+        if !via_object && !setattr.is(object.getattr("__setattr__")?) {
+            let function = py.import("types")?.getattr("FunctionType")?;
+            if setattr.is_instance(&function)? {
+                // A `__setattr__` override, inlined.
+                let s = o.cls_src.as_ref().map(|s| s.attr(py, "__setattr__"));
+                let hook = self.tx.wrap(setattr, s)?;
+                let args = vec![Var::Object(o.clone()), Var::py_const(py, name), v];
+                self.call(hook, args, vec![])?;
+                return Ok(());
+            }
             return Err(TraceError::unsupported(format!(
                 "assigning attribute '{name}' of a {} (its attribute writes run code)",
                 Var::Object(o.clone()).type_name(py)
             )));
         }
-        if let Some(raw) = static_lookup(cls, name)? {
+        if let Some(raw) = static_lookup(&cls, name)? {
+            if self.descriptor_set(o, name, &raw, &v)? {
+                return Ok(());
+            }
             if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
                 return Err(TraceError::unsupported(format!(
                     "assigning attribute '{name}' (a descriptor) of a {}",
@@ -303,6 +330,104 @@ impl Frame<'_, '_> {
         )))
     }
 
+    /// `obj.name` through a descriptor of the class whose getter is Python (a property's
+    /// `fget` is handled by the caller): `type(d).__get__(d, obj, cls)`, inlined.
+    fn descriptor_get(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+        raw: &Bound<'_, PyAny>,
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let function = py.import("types")?.getattr("FunctionType")?;
+        let Ok(get) = raw.get_type().getattr("__get__") else {
+            return Ok(None);
+        };
+        if !get.is_instance(&function)? {
+            return Ok(None);
+        }
+        let s = o.cls_src.as_ref().map(|s| s.attr(py, name));
+        let d = self.tx.wrap(raw.clone().unbind().into_bound(py), s)?;
+        let get = self.tx.wrap(get.unbind().into_bound(py), None)?;
+        let cls = Var::Py(o.cls.clone_ref(py), o.cls_src.clone());
+        self.call(get, vec![d, Var::Object(o.clone()), cls], vec![])
+            .map(Some)
+    }
+
+    /// `obj.name = v` through a property with a setter or a descriptor whose `__set__` is
+    /// Python: inlined; `false` if `raw` is neither.
+    fn descriptor_set(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+        raw: &Bound<'_, PyAny>,
+        v: &Var,
+    ) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let function = py.import("types")?.getattr("FunctionType")?;
+        let this = Var::Object(o.clone());
+        let s = o.cls_src.as_ref().map(|s| s.attr(py, name));
+        if raw.is_instance(&py.import("builtins")?.getattr("property")?)? {
+            let fset = raw.getattr("fset")?;
+            if fset.is_none() {
+                return Ok(false);
+            }
+            let fset = self
+                .tx
+                .wrap(fset.unbind().into_bound(py), s.map(|s| s.attr(py, "fset")))?;
+            self.call(fset, vec![this, v.clone()], vec![])?;
+            return Ok(true);
+        }
+        let Ok(set) = raw.get_type().getattr("__set__") else {
+            return Ok(false);
+        };
+        if !set.is_instance(&function)? {
+            return Ok(false);
+        }
+        let d = self.tx.wrap(raw.clone().unbind().into_bound(py), s)?;
+        let set = self.tx.wrap(set.unbind().into_bound(py), None)?;
+        self.call(set, vec![d, this, v.clone()], vec![])?;
+        Ok(true)
+    }
+
+    /// `lhs <op> obj` where only the tracked object on the right defines the operator: its
+    /// reflected dunder (`__radd__`, ...), inlined; `None` when it has none.
+    pub(super) fn object_reflected(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+        lhs: Var,
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        const REFLECTED: &[&str] = &[
+            "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
+            "and", "xor", "or",
+        ];
+        let base = name.trim_end_matches('_');
+        let base = match base.strip_prefix('i') {
+            Some(p) if REFLECTED.contains(&p) => p,
+            _ => base,
+        };
+        if !REFLECTED.contains(&base) {
+            return Ok(None);
+        }
+        let dunder = format!("__r{base}__");
+        let function = py.import("types")?.getattr("FunctionType")?;
+        match static_lookup(o.cls.bind(py), &dunder)? {
+            Some(raw) if raw.is_instance(&function)? => {}
+            _ => return Ok(None),
+        }
+        let m = self.object_attr(o, &dunder)?;
+        let r = self.call(m, vec![lhs], vec![])?;
+        if matches!(&r, Var::Py(v, _) if v.bind(py).is(py.NotImplemented().bind(py))) {
+            return Err(TraceError::unsupported(format!(
+                "{dunder} of a {} returned NotImplemented",
+                Var::Object(o.clone()).type_name(py)
+            )));
+        }
+        Ok(Some(r))
+    }
+
     /// `bool(obj)`: its `__bool__`, else `__len__() != 0`, else true, as Python decides.
     pub(super) fn object_truth(&mut self, o: &Rc<ObjectVar>) -> Result<bool, TraceError> {
         let py = self.tx.py;
@@ -335,8 +460,10 @@ impl Frame<'_, '_> {
         args: &[Var],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let object = py.import("builtins")?.getattr("object")?;
-        if !f.is(object.getattr("__setattr__")?) {
+        let builtins = py.import("builtins")?;
+        // `setattr(obj, name, v)` is `obj.name = v`, hooks included.
+        let via_object = f.is(builtins.getattr("object")?.getattr("__setattr__")?);
+        if !via_object && !f.is(builtins.getattr("setattr")?) {
             return Ok(None);
         }
         let [Var::Object(o), name, v] = args else {
@@ -345,7 +472,7 @@ impl Frame<'_, '_> {
         let Some(name) = name.as_py(py).and_then(|n| n.extract::<String>().ok()) else {
             return Ok(None);
         };
-        self.object_setattr(o, &name, v.clone(), true)?;
+        self.object_setattr(o, &name, v.clone(), via_object)?;
         Ok(Some(Var::none(py)))
     }
 }
@@ -358,6 +485,11 @@ pub(crate) fn object_has_attr(py: Python<'_>, o: &ObjectVar, name: &str) -> PyRe
         if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
             return Ok(None);
         }
+    }
+    let found = raw.is_some() || o.attrs.borrow().iter().any(|(n, _)| n == name);
+    // A miss goes to `__getattr__`, which runs code.
+    if !found && name != "__class__" && static_lookup(o.cls.bind(py), "__getattr__")?.is_some() {
+        return Ok(None);
     }
     Ok(Some(
         name == "__class__" || raw.is_some() || o.attrs.borrow().iter().any(|(n, _)| n == name),

@@ -82,6 +82,12 @@ impl Frame<'_, '_> {
             let o = o.clone();
             return self.object_operator(&o, name, args[1..].to_vec());
         }
+        if let [lhs, Var::Object(o)] = args.as_slice() {
+            let o = o.clone();
+            if let Some(r) = self.object_reflected(&o, name, lhs.clone())? {
+                return Ok(r);
+            }
+        }
         if let Some(r) = self.sequence_operator(name, &args)? {
             return Ok(r);
         }
@@ -125,13 +131,17 @@ impl Frame<'_, '_> {
                     .join(", ")
             )));
         };
-        let r = f
-            .call1(PyTuple::new(py, vals)?)
-            .map_err(|e| TraceError::UserError {
-                call: format!("operator.{name}"),
-                message: e.to_string(),
-                error: e,
-            })?;
+        let r = match f.call1(PyTuple::new(py, vals)?) {
+            Ok(r) => r,
+            Err(e) => {
+                let fallback = TraceError::UserError {
+                    call: format!("operator.{name}"),
+                    message: e.to_string(),
+                    error: e.clone_ref(py),
+                };
+                return Err(self.python_raised(e, fallback));
+            }
+        };
         // Sizes stay sizes through `+` and slicing; everything else is a plain value.
         self.tx.wrap(r, None).map(|v| self.revive_size(v))
     }
@@ -231,6 +241,13 @@ impl Frame<'_, '_> {
         negate: bool,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Var::Object(o) = &rhs {
+            // `__contains__`, inlined (its result's truth, as `in` takes it).
+            let o = o.clone();
+            let r = self.object_operator(&o, "contains", vec![lhs])?;
+            let found = self.truth(&r)?;
+            return Ok(Var::py_const(py, found != negate));
+        }
         self.tx.realize_identity(&lhs);
         // Membership in a dict depends on its keys alone (guarded with the dict), not on the
         // identity of its values.
@@ -285,9 +302,16 @@ impl Frame<'_, '_> {
                     let n = items.len() as isize;
                     let j = if i < 0 { i + n } else { i };
                     if j < 0 || j >= n {
-                        return Err(TraceError::unsupported(
+                        let kind = if matches!(obj, Var::List(_)) {
+                            "list"
+                        } else {
+                            "tuple"
+                        };
+                        let fallback = TraceError::unsupported(
                             "an index out of range (the frame raises IndexError)",
-                        ));
+                        );
+                        let msg = format!("{kind} index out of range");
+                        return Err(self.raise_new("IndexError", (msg,), fallback));
                     }
                     return Ok(items[j as usize].clone());
                 }
@@ -326,7 +350,14 @@ impl Frame<'_, '_> {
                     Some(v) => Ok(v),
                     None => {
                         let d = d.clone();
-                        self.dict_missing(&d, key.unbind())
+                        if self.dict_has_missing(&d) {
+                            self.dict_missing(&d, key.unbind())
+                        } else {
+                            let fallback = TraceError::unsupported(
+                                "a missing dict key (the frame raises KeyError)",
+                            );
+                            Err(self.raise_new("KeyError", (key,), fallback))
+                        }
                     }
                 }
             }
@@ -764,6 +795,16 @@ impl Frame<'_, '_> {
                 return Ok(Var::BoundMethod {
                     func: Box::new(func),
                     self_: Box::new(this),
+                });
+            }
+            // A classmethod read through an instance: bound to its (guarded) type, a new bound
+            // object on every read, so the function is what is guarded.
+            if owner.is(obj.get_type().as_any()) {
+                let func = v.getattr("__func__")?;
+                let func = self.tx.wrap(func, src.map(|s| s.attr(py, "__func__")))?;
+                return Ok(Var::BoundMethod {
+                    func: Box::new(func),
+                    self_: Box::new(Var::Py(owner.unbind(), None)),
                 });
             }
         }

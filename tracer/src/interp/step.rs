@@ -457,6 +457,9 @@ impl Frame<'_, '_> {
                     self.stack.push(ctx.clone());
                     return Ok(None);
                 }
+                if self.enter_object(&ctx)? {
+                    return Ok(None);
+                }
                 let Var::GradMode { enabled, prev } = ctx else {
                     return Err(TraceError::unsupported(format!(
                         "a `with` block over a {}",
@@ -604,6 +607,7 @@ impl Frame<'_, '_> {
                 let name = self.code.names[arg].clone();
                 self.store_global(&name, v)?;
             }
+            Op::Unsupported if self.step_statement(ins)? => {}
             Op::Unsupported => {
                 return Err(TraceError::unsupported(format!(
                     "the instruction {}",

@@ -309,6 +309,20 @@ impl Frame<'_, '_> {
     }
 
     /// `d[key]` of a missing key: a `defaultdict` inserts `factory()`; any other dict raises.
+    /// Whether a missing key of this tracked dict answers a value (`Counter`, a `defaultdict`
+    /// with a factory) rather than raising `KeyError`.
+    pub(in crate::interp) fn dict_has_missing(&self, d: &DictItems) -> bool {
+        let py = self.tx.py;
+        match dict_kind(d) {
+            Some((_, Some(f))) if !matches!(&f, Var::Py(o, _) if o.is_none(py)) => true,
+            Some((cls, _)) => py
+                .import("collections")
+                .and_then(|c| c.getattr("Counter"))
+                .is_ok_and(|c| cls.bind(py).is(&c)),
+            None => false,
+        }
+    }
+
     pub(in crate::interp) fn dict_missing(
         &mut self,
         d: &DictItems,

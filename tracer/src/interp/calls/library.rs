@@ -111,7 +111,9 @@ impl Frame<'_, '_> {
         }
         let bound_builtin = v.getattr("__self__").map(|s| s.is(&real)).unwrap_or(false);
         if bound_builtin {
-            if !PURE_BUILTIN_METHODS.contains(&name) {
+            // An exception object the trace made is private to it: `super().__init__(...)` of
+            // its builtin base runs on it when called (`made_exception_super_call`).
+            if !PURE_BUILTIN_METHODS.contains(&name) && !self.is_made_exception(&real) {
                 return Err(TraceError::unsupported(format!(
                     "super().{name} (a builtin method that may mutate the object)"
                 )));

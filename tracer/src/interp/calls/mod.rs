@@ -74,6 +74,9 @@ impl Frame<'_, '_> {
                     self.super_getattribute(*obj, &args)
                 }
                 Var::Super { cls, obj } => {
+                    if let Some(r) = self.made_exception_super_call(&cls, &obj, &name, &args)? {
+                        return Ok(r);
+                    }
                     self.super_builtin_call(cls, *obj, &name, &args, &kwargs)
                 }
                 other => {
@@ -286,6 +289,9 @@ impl Frame<'_, '_> {
         }
         if is_torch && !has_tensor {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
+        }
+        if let Some(r) = self.construct_exception(f, &args, &kwargs)? {
+            return Ok(r);
         }
         if let Some(r) = self.construct_model_output(f, &args, &kwargs)? {
             return Ok(r);
@@ -616,6 +622,12 @@ impl Frame<'_, '_> {
     pub(super) fn inlinable(&self, f: &Bound<'_, PyAny>) -> Result<bool, TraceError> {
         let py = self.tx.py;
         let filename: String = f.getattr("__code__")?.getattr("co_filename")?.extract()?;
+        // `contextlib.suppress` and `nullcontext` are plain context managers: inlined, so a
+        // `with` over one stays in the graph (and `suppress` catches traced exceptions).
+        if filename.ends_with("/contextlib.py") {
+            let qualname: String = f.getattr("__qualname__")?.extract()?;
+            return Ok(qualname.starts_with("suppress.") || qualname.starts_with("nullcontext."));
+        }
         // torch.nn's own module code is inlined like user code (its helpers call torch ops), and
         // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
         Ok((!crate::skipfiles::is_skipped(py, &filename)
@@ -660,13 +672,17 @@ impl Frame<'_, '_> {
             };
             kw.set_item(k, v)?;
         }
-        let r = f
-            .call(PyTuple::new(py, vals)?, Some(&kw))
-            .map_err(|e| TraceError::UserError {
-                call: f.repr().map(|r| r.to_string()).unwrap_or_default(),
-                message: e.to_string(),
-                error: e,
-            })?;
+        let r = match f.call(PyTuple::new(py, vals)?, Some(&kw)) {
+            Ok(r) => r,
+            Err(e) => {
+                let fallback = TraceError::UserError {
+                    call: f.repr().map(|r| r.to_string()).unwrap_or_default(),
+                    message: e.to_string(),
+                    error: e.clone_ref(py),
+                };
+                return Err(self.python_raised(e, fallback));
+            }
+        };
         Ok(Some(self.tx.wrap(r, None)?))
     }
 }
