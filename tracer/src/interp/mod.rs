@@ -6,6 +6,7 @@ mod calls;
 mod handlers;
 mod inline;
 pub mod model_output;
+mod object_iter;
 mod objects;
 mod ops;
 mod step;
@@ -709,6 +710,12 @@ impl<'a, 'py> Frame<'a, 'py> {
                 out.push(self.subscript(v.clone(), idx)?);
             }
             return Ok(out);
+        }
+        if let Some(items) = v.items(self.tx.py) {
+            return Ok(items);
+        }
+        if let Some(items) = self.object_items(&v)? {
+            return Ok(items);
         }
         v.items(self.tx.py).ok_or_else(|| {
             TraceError::unsupported(format!("unpacking a {}", v.type_name(self.tx.py)))

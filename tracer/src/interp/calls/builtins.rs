@@ -83,6 +83,13 @@ impl Frame<'_, '_> {
                         let items = self.module_children(o.bind(py).clone(), src.clone())?;
                         out.push(Var::list(items));
                     }
+                    // A user object iterates through its class's protocol (`object_iter.rs`).
+                    Var::Object(_) | Var::Py(_, _) if name != "len" && a.items(py).is_none() => {
+                        match self.object_items(&a)? {
+                            Some(items) => out.push(Var::list(items)),
+                            None => out.push(a),
+                        }
+                    }
                     _ => out.push(a),
                 }
             }
