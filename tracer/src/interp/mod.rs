@@ -6,10 +6,11 @@ mod calls;
 mod handlers;
 mod inline;
 pub mod model_output;
-mod object_iter;
+mod abc_mixins;
 mod objects;
 mod ops;
 mod step;
+mod tracked_super;
 pub mod vars;
 
 use std::cell::RefCell;

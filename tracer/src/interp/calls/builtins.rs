@@ -83,7 +83,7 @@ impl Frame<'_, '_> {
                         let items = self.module_children(o.bind(py).clone(), src.clone())?;
                         out.push(Var::list(items));
                     }
-                    // A user object iterates through its class's protocol (`object_iter.rs`).
+                    // A user object iterates through its class's protocol (`abc_mixins.rs`).
                     Var::Object(_) | Var::Py(_, _) if name != "len" && a.items(py).is_none() => {
                         match self.object_items(&a)? {
                             Some(items) => out.push(Var::list(items)),

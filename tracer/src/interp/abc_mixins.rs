@@ -1,8 +1,8 @@
-//! Iterating a tracked user object (`Var::Object`) through its class's own iteration protocol,
-//! so `for x in obj`, unpacking and the builtins that consume an iterable (`zip`, `enumerate`,
-//! `list`, ...) see the values Python's `iter(obj)` would yield.
+//! The `collections.abc` mixin methods of user objects (tracked `Var::Object`s, and real objects
+//! read from the frame), modelled through the class's own abstract methods.
 //!
-//! Two protocols are modelled:
+//! Iteration, so `for x in obj`, unpacking and the builtins that consume an iterable (`zip`,
+//! `enumerate`, `list`, ...) see the values Python's `iter(obj)` would yield. Two protocols:
 //! - the class's `__iter__` is the `collections.abc.Sequence` mixin (transformers'
 //!   `_PerLayerConfigView`, built by `config.per_layer_config` when a cache is made): the mixin
 //!   calls `self[0]`, `self[1]`, ... until one raises `IndexError`. The tracer cannot follow a
@@ -14,6 +14,13 @@
 //!
 //! Anything else (a generator `__iter__`, the old `__getitem__`-only protocol, builtin bases)
 //! is left to the caller, which breaks the graph as before.
+//!
+//! `Mapping.get(key, default)` (the mixin `os.environ.get` runs, as transformers' attention
+//! helpers do): the class's `__getitem__` inlined, and a `KeyError` it raises at trace time
+//! answers `default`, as the mixin's own `try`/`except KeyError` does. A missing key is not
+//! guarded (no guard checks absence from an arbitrary mapping yet): setting the variable after
+//! the compile is not seen. A library mapping whose `__getitem__` the tracer does not inline
+//! (`os.environ`'s, in `os.py`) is read for real at trace time, the value unguarded likewise.
 
 use std::rc::Rc;
 
@@ -99,6 +106,61 @@ impl Frame<'_, '_> {
             out.push(self.call_dunder(v, cls, "__getitem__", vec![Var::py_const(py, i)])?);
         }
         Ok(out)
+    }
+
+    /// `collections.abc.Mapping.get(v, key, default=None)` (see the module documentation);
+    /// `None` when `func` is not that mixin.
+    pub(super) fn mapping_get(
+        &mut self,
+        func: &Var,
+        v: &Var,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let Some(f) = func.as_py(py) else {
+            return Ok(None);
+        };
+        let mixin = py
+            .import("collections.abc")?
+            .getattr("Mapping")?
+            .getattr("__dict__")?
+            .get_item("get")?;
+        if !f.is(&mixin) || !kwargs.is_empty() || args.is_empty() || args.len() > 2 {
+            return Ok(None);
+        }
+        let cls = match v {
+            Var::Object(o) => o.cls.bind(py).clone(),
+            Var::Py(o, _) => o.bind(py).get_type().into_any(),
+            _ => return Ok(None),
+        };
+        if let (Var::Py(real, _), Some(key)) = (v, args[0].as_py(py)) {
+            let getitem = class_lookup(&cls, "__getitem__")?;
+            let library = match &getitem {
+                Some(g) if g.hasattr("__code__")? => !self.inlinable(g)?,
+                _ => true,
+            };
+            if library {
+                // A library mapping (`os.environ`): its item read runs for real on this very
+                // object, as the tracer does not inline library code.
+                self.tx.realize_identity(v);
+                return match real.bind(py).get_item(&key) {
+                    Ok(x) => self.tx.wrap(x, None).map(Some),
+                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => {
+                        Ok(Some(args.get(1).cloned().unwrap_or_else(|| Var::none(py))))
+                    }
+                    Err(e) => Err(e.into()),
+                };
+            }
+        }
+        match self.call_dunder(v, &cls, "__getitem__", vec![args[0].clone()]) {
+            Err(TraceError::UserError { error, .. })
+                if error.is_instance_of::<pyo3::exceptions::PyKeyError>(py) =>
+            {
+                Ok(Some(args.get(1).cloned().unwrap_or_else(|| Var::none(py))))
+            }
+            r => r.map(Some),
+        }
     }
 
     /// `type(v).<dunder>(v, *args)`, the class's Python function inlined. A tracked object
