@@ -108,6 +108,29 @@ impl Frame<'_, '_> {
         Ok(out)
     }
 
+    /// `len(v)` of a real user object read from the frame whose class's `__len__` is Python
+    /// code the tracer inlines: inlined, so what it reads is guarded through its own source and
+    /// the object's identity stays unguarded (a view made afresh on every call, such as
+    /// `config.per_layer_config`, does not recompile). `None` otherwise (folded as before).
+    pub(super) fn user_len(&mut self, v: &Var) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let Var::Py(o, Some(_)) = v else {
+            return Ok(None);
+        };
+        let o = o.bind(py);
+        if super::ops::is_nn_module(py, o)? {
+            return Ok(None);
+        }
+        let cls = o.get_type().into_any();
+        let function_type = py.import("types")?.getattr("FunctionType")?;
+        match class_lookup(&cls, "__len__")? {
+            Some(f) if f.is_instance(&function_type)? && self.inlinable(&f)? => {
+                self.call_dunder(v, &cls, "__len__", vec![]).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// `collections.abc.Mapping.get(v, key, default=None)` (see the module documentation);
     /// `None` when `func` is not that mixin.
     pub(super) fn mapping_get(

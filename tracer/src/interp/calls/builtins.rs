@@ -234,6 +234,11 @@ impl Frame<'_, '_> {
             ("bool", [v @ Var::ModelOutput(_)]) if kwargs.is_empty() => {
                 return Ok(Var::py_const(py, v.truthy(py)?));
             }
+            ("len", [v @ Var::Py(_, Some(_))]) if kwargs.is_empty() && v.items(py).is_none() => {
+                if let Some(n) = self.user_len(v)? {
+                    return Ok(n);
+                }
+            }
             ("len", [Var::Object(o)]) => {
                 let o = o.clone();
                 return self.object_operator(&o, "len", vec![]);
