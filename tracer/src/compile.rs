@@ -276,9 +276,16 @@ fn on_trace_error(
         }
         // The user's program is wrong for these inputs: run it for real so the user sees the
         // genuine exception, raised from their own frame.
-        TraceError::UserError { ref call, ref message, .. } => {
+        TraceError::UserError {
+            ref call,
+            ref message,
+            ..
+        } => {
             if std::env::var_os("TF_DEBUG_USERERR").is_some() {
-                eprintln!("USERERROR in {} ({}:{}): {call}: {message}", info.name, info.filename, info.firstlineno);
+                eprintln!(
+                    "USERERROR in {} ({}:{}): {call}: {message}",
+                    info.name, info.filename, info.firstlineno
+                );
             }
             Outcome::RunEagerly
         }

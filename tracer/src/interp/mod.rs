@@ -2,11 +2,11 @@
 //! and the guards. It never executes the user's function body; it reads the frame's inputs and
 //! runs torch ops on `meta` tensors to learn result metadata.
 
+mod abc_mixins;
 mod calls;
 mod handlers;
 mod inline;
 pub mod model_output;
-mod abc_mixins;
 mod objects;
 mod ops;
 mod step;
