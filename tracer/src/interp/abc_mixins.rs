@@ -219,3 +219,18 @@ impl Frame<'_, '_> {
         self.call(method, args, vec![])
     }
 }
+
+/// Whether `name` on a tracked object is a property with a getter (`hasattr` then runs it).
+pub(crate) fn object_attr_is_property(
+    py: Python<'_>,
+    o: &super::vars::ObjectVar,
+    name: &str,
+) -> PyResult<bool> {
+    match class_lookup(o.cls.bind(py), name)? {
+        Some(raw) => Ok(
+            raw.is_instance(&py.import("builtins")?.getattr("property")?)?
+                && !raw.getattr("fget")?.is_none(),
+        ),
+        None => Ok(false),
+    }
+}

@@ -25,6 +25,7 @@ use crate::guards::GuardTree;
 use crate::output::OutputGraph;
 use crate::source::{Scope, Source};
 
+pub(crate) use abc_mixins::object_attr_is_property;
 pub(crate) use objects::{fill_function, object_has_attr};
 pub use vars::Var;
 

@@ -158,6 +158,22 @@ impl Frame<'_, '_> {
                 if let Var::Object(o) = obj {
                     return match crate::interp::object_has_attr(py, o, &n)? {
                         Some(has) => Ok(Var::py_const(py, has)),
+                        // A property (`Cache.is_sliding`): `hasattr` runs its getter, and only
+                        // an `AttributeError` from it answers false.
+                        None if crate::interp::object_attr_is_property(py, o, &n)? => {
+                            match self.object_attr(&o.clone(), &n) {
+                                Ok(_) => Ok(Var::py_const(py, true)),
+                                Err(TraceError::UserError { error, .. })
+                                    if error
+                                        .is_instance_of::<pyo3::exceptions::PyAttributeError>(
+                                            py,
+                                        ) =>
+                                {
+                                    Ok(Var::py_const(py, false))
+                                }
+                                Err(e) => Err(e),
+                            }
+                        }
                         None => Err(TraceError::unsupported(format!(
                             "hasattr on '{n}' (a descriptor) of a {}",
                             obj.type_name(py)
