@@ -276,17 +276,8 @@ fn on_trace_error(
         }
         // The user's program is wrong for these inputs: run it for real so the user sees the
         // genuine exception, raised from their own frame.
-        TraceError::UserError {
-            ref call,
-            ref message,
-            ..
-        } => {
-            if std::env::var_os("TF_DEBUG_USERERR").is_some() {
-                eprintln!(
-                    "USERERROR in {} ({}:{}): {call}: {message}",
-                    info.name, info.filename, info.firstlineno
-                );
-            }
+        TraceError::UserError { call, message, .. } => {
+            crate::log::user_error_runs_eagerly(info, &call, &message);
             Outcome::RunEagerly
         }
         TraceError::Internal(m) => {
