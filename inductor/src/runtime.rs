@@ -237,7 +237,15 @@ impl<'a, H: Host> Runtime<'a, H> {
                 }
                 for (t, &buf) in results.into_iter().zip(outs) {
                     let span = self.span_of(&t);
-                    if arg_spans.iter().any(|s| overlaps(*s, span)) {
+                    // A buffer whose layout repeats elements (a stride 0 from `expand`)
+                    // cannot be written: such a result is adopted as before.
+                    let b = &self.ir.buffers[buf];
+                    let writable = b
+                        .sizes
+                        .iter()
+                        .zip(&b.strides)
+                        .all(|(n, s)| *n <= 1 || *s != 0);
+                    if writable && arg_spans.iter().any(|s| overlaps(*s, span)) {
                         if self.ir.buffers[buf].kind == BufKind::Discarded {
                             continue;
                         }
