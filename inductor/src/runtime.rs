@@ -231,12 +231,70 @@ impl<'a, H: Host> Runtime<'a, H> {
                         msg: format!("{} results, expected {}", results.len(), outs.len()),
                     });
                 }
+                // A fallback may hand back (a view of) one of its arguments (`type_as` to the
+                // same dtype returns `self`): adopting it would make two buffers share memory
+                // that the schedule plans as distinct (an argument's buffer is reused once
+                // its last reader ran), so such a result is copied into its own buffer.
+                let mut arg_spans = Vec::new();
+                for x in a.iter().chain(k.iter().map(|(_, x)| x)) {
+                    self.tensor_spans(x, &mut arg_spans);
+                }
                 for (t, &buf) in results.into_iter().zip(outs) {
-                    self.adopt(buf, t, target.name())?;
+                    let span = self.span_of(&t);
+                    // A buffer whose layout repeats elements (a stride 0 from `expand`)
+                    // cannot be written: such a result is adopted as before.
+                    let b = &self.ir.buffers[buf];
+                    let writable = b
+                        .sizes
+                        .iter()
+                        .zip(&b.strides)
+                        .all(|(n, s)| *n <= 1 || *s != 0);
+                    if writable && arg_spans.iter().any(|s| overlaps(*s, span)) {
+                        if self.ir.buffers[buf].kind == BufKind::Discarded {
+                            continue;
+                        }
+                        let dst = self.tensor(buf)?;
+                        self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
+                    } else {
+                        self.adopt(buf, t, target.name())?;
+                    }
                 }
                 Ok(())
             }
             _ => unreachable!("kernels are run by the caller"),
+        }
+    }
+
+    /// The byte range `[start, end)` a tensor's elements span (empty for no elements).
+    fn span_of(&mut self, t: &H::Tensor) -> (usize, usize) {
+        let d = self.host.describe(t);
+        let start = self.host.data_ptr(t) as usize;
+        if d.sizes.contains(&0) {
+            return (start, start);
+        }
+        let last: i64 = d
+            .sizes
+            .iter()
+            .zip(&d.strides)
+            .map(|(n, s)| (n - 1) * s.abs())
+            .sum();
+        let item = d.dtype.itemsize();
+        (start, start + (last as usize + 1) * item)
+    }
+
+    /// The byte spans of every tensor in a fallback argument.
+    fn tensor_spans(&mut self, a: &HostArg<H::Tensor>, out: &mut Vec<(usize, usize)>) {
+        match a {
+            HostArg::Tensor(t) => {
+                let s = self.span_of(t);
+                out.push(s);
+            }
+            HostArg::Const(_) => {}
+            HostArg::Tuple(xs) | HostArg::List(xs) => {
+                for x in xs {
+                    self.tensor_spans(x, out);
+                }
+            }
         }
     }
 
@@ -292,4 +350,9 @@ pub fn same_geometry(a: &TensorDesc, b: &TensorDesc) -> bool {
             .iter()
             .zip(a.strides.iter().zip(&b.strides))
             .all(|(s, (x, y))| *s <= 1 || x == y)
+}
+
+/// Whether two byte spans share a byte (empty spans share none).
+fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.0 < a.1 && b.0 < b.1 && a.0 < b.1 && b.0 < a.1
 }

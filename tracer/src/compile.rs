@@ -278,7 +278,10 @@ fn on_trace_error(
         }
         // The user's program is wrong for these inputs: run it for real so the user sees the
         // genuine exception, raised from their own frame.
-        TraceError::UserError { .. } => Outcome::RunEagerly,
+        TraceError::UserError { call, message, .. } => {
+            crate::log::user_error_runs_eagerly(info, &call, &message);
+            Outcome::RunEagerly
+        }
         TraceError::Internal(m) => {
             crate::log::warn(
                 py,

@@ -109,6 +109,19 @@ pub fn skipped_no_ops(info: &CodeInfo) {
     );
 }
 
+/// A frame whose trace raised the program's own exception runs eagerly this once (where it
+/// raises, or where a handler the tracer cannot follow catches it). At DEBUG: a `try` the
+/// tracer does not model can otherwise leave a whole model eager without a word.
+pub fn user_error_runs_eagerly(info: &CodeInfo, call: &str, message: &str) {
+    tracing::debug!(
+        target: "torchferro",
+        "Running function {} ({}:{}) eagerly: tracing it raised the program's own error at {call}: {message}",
+        info.name,
+        info.filename,
+        info.firstlineno
+    );
+}
+
 /// What one compile produced, for `explain`, trace files and reports.
 pub struct CompileEvent<'a, 'py> {
     pub compile_id: (u32, u32),

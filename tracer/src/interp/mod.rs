@@ -2,6 +2,7 @@
 //! and the guards. It never executes the user's function body; it reads the frame's inputs and
 //! runs torch ops on `meta` tensors to learn result metadata.
 
+mod abc_mixins;
 mod calls;
 mod exceptions;
 pub(crate) use vars::dict_kind;
@@ -13,6 +14,7 @@ mod ops;
 mod patterns;
 pub(crate) mod pyobj;
 mod step;
+mod tracked_super;
 pub mod vars;
 
 use std::cell::RefCell;
@@ -27,6 +29,7 @@ use crate::guards::GuardTree;
 use crate::output::OutputGraph;
 use crate::source::{Scope, Source};
 
+pub(crate) use abc_mixins::object_attr_is_property;
 pub(crate) use objects::{fill_function, object_has_attr};
 pub use vars::Var;
 
@@ -778,6 +781,12 @@ impl<'a, 'py> Frame<'a, 'py> {
                 out.push(self.subscript(v.clone(), idx)?);
             }
             return Ok(out);
+        }
+        if let Some(items) = v.items(self.tx.py) {
+            return Ok(items);
+        }
+        if let Some(items) = self.object_items(&v)? {
+            return Ok(items);
         }
         v.items(self.tx.py).ok_or_else(|| {
             TraceError::unsupported(format!("unpacking a {}", v.type_name(self.tx.py)))

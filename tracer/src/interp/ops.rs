@@ -44,6 +44,36 @@ const BINARY_OPS: [&str; 26] = [
     "ixor",
 ];
 
+/// `a op= b` where `a` is a Python value whose type has no in-place dunder (`n = 0;
+/// n += tensor`): Python evaluates `a op b`, so the graph records the plain operator (an
+/// `operator.iadd` node on a constant is also not valid `fx` code). The plain name is the
+/// in-place one without its `i` (`ior` to `or_`).
+fn plain_if_immutable_lhs<'a>(
+    py: Python<'_>,
+    name: &'a str,
+    args: &[Var],
+) -> Result<&'a str, TraceError> {
+    let Some(i) = BINARY_OPS.iter().position(|n| *n == name) else {
+        return Ok(name);
+    };
+    // The in-place names follow the plain ones in the same order.
+    let plain_count = BINARY_OPS.len() / 2;
+    if i < plain_count || !args.iter().any(|a| matches!(a, Var::Tensor(_))) {
+        return Ok(name);
+    }
+    let Some(lhs) = args.first().filter(|a| !matches!(a, Var::Tensor(_))) else {
+        return Ok(name);
+    };
+    let Some(value) = lhs.as_py(py) else {
+        return Ok(name);
+    };
+    let dunder = format!("__{}__", name.trim_end_matches('_'));
+    if value.get_type().hasattr(dunder.as_str())? {
+        return Ok(name);
+    }
+    Ok(BINARY_OPS[i - plain_count])
+}
+
 const COMPARE_OPS: [&str; 6] = ["lt", "le", "eq", "ne", "gt", "ge"];
 
 impl Frame<'_, '_> {
@@ -91,6 +121,7 @@ impl Frame<'_, '_> {
         if let Some(r) = self.sequence_operator(name, &args)? {
             return Ok(r);
         }
+        let name = plain_if_immutable_lhs(py, name, &args)?;
         let f = py.import("operator")?.getattr(name)?;
         if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
             let gargs = args

@@ -83,6 +83,13 @@ impl Frame<'_, '_> {
                         let items = self.module_children(o.bind(py).clone(), src.clone())?;
                         out.push(Var::list(items));
                     }
+                    // A user object iterates through its class's protocol (`abc_mixins.rs`).
+                    Var::Object(_) | Var::Py(_, _) if name != "len" && a.items(py).is_none() => {
+                        match self.object_items(&a)? {
+                            Some(items) => out.push(Var::list(items)),
+                            None => out.push(a),
+                        }
+                    }
                     _ => out.push(a),
                 }
             }
@@ -151,6 +158,22 @@ impl Frame<'_, '_> {
                 if let Var::Object(o) = obj {
                     return match crate::interp::object_has_attr(py, o, &n)? {
                         Some(has) => Ok(Var::py_const(py, has)),
+                        // A property (`Cache.is_sliding`): `hasattr` runs its getter, and only
+                        // an `AttributeError` from it answers false.
+                        None if crate::interp::object_attr_is_property(py, o, &n)? => {
+                            match self.object_attr(&o.clone(), &n) {
+                                Ok(_) => Ok(Var::py_const(py, true)),
+                                Err(TraceError::UserError { error, .. })
+                                    if error
+                                        .is_instance_of::<pyo3::exceptions::PyAttributeError>(
+                                            py,
+                                        ) =>
+                                {
+                                    Ok(Var::py_const(py, false))
+                                }
+                                Err(e) => Err(e),
+                            }
+                        }
                         None => Err(TraceError::unsupported(format!(
                             "hasattr on '{n}' (a descriptor) of a {}",
                             obj.type_name(py)
@@ -226,6 +249,11 @@ impl Frame<'_, '_> {
             }
             ("bool", [v @ Var::ModelOutput(_)]) if kwargs.is_empty() => {
                 return Ok(Var::py_const(py, v.truthy(py)?));
+            }
+            ("len", [v @ Var::Py(_, Some(_))]) if kwargs.is_empty() && v.items(py).is_none() => {
+                if let Some(n) = self.user_len(v)? {
+                    return Ok(n);
+                }
             }
             ("len", [Var::Object(o)]) => {
                 let o = o.clone();

@@ -75,6 +75,11 @@ impl Frame<'_, '_> {
         name: &str,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Var::Object(o) = &obj {
+            if name != "__getattribute__" && name != "__getattr__" {
+                return self.tracked_super_attr(cls.bind(py), &o.clone(), name);
+            }
+        }
         let real = obj
             .as_py(py)
             .ok_or_else(|| TraceError::unsupported(format!("super().{name} on a traced value")))?;

@@ -117,6 +117,9 @@ impl Frame<'_, '_> {
                 Ok(Var::none(py))
             }
             Var::BoundMethod { func, self_ } => {
+                if let Some(r) = self.mapping_get(&func, &self_, &args, &kwargs)? {
+                    return Ok(r);
+                }
                 let mut all = vec![*self_];
                 all.extend(args);
                 self.call(*func, all, kwargs)
