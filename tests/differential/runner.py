@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys as _sys
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,15 @@ TC_DIFFERS = "torch.compile (torch 2.11) itself differs from eager here"
 BREADTH = "breadth issue: torchferro makes more graphs than torch.compile"
 
 
+def strict_breadth(module_name: str) -> bool:
+    """Whether the cases of ``module_name`` follow issue 14's rule: more graphs than
+    torch.compile is a failure, unless the case names the gap with ``breadth=`` (a strict xfail).
+    A cases module opts in with a module-level ``STRICT_BREADTH = True`` written above its cases;
+    issue 13's files keep the non-strict breadth xfail."""
+    mod = _sys.modules.get(module_name)
+    return bool(getattr(mod, "STRICT_BREADTH", False))
+
+
 @dataclass
 class Case:
     program: Program
@@ -60,6 +70,11 @@ class Case:
     )
     # seed -> context manager around the call (a mode, a monkeypatch), in every mode
     around: Callable | None = None
+    # Issue 14's rule holds for this case (see ``strict_breadth``).
+    strict_breadth: bool = False
+    # A known breadth gap of a strict case, named precisely: both torchferro modes are a strict
+    # xfail while they make more graphs than torch.compile.
+    breadth: str | None = None
 
     @property
     def name(self) -> str:
@@ -96,10 +111,12 @@ def case(
     xfail_ferro=None,
     xfail_inductor=None,
     xfail_tc=None,
+    breadth=None,
 ):
     """Registers a differential case: a function (or, with ``module=True``, a zero-argument
     module factory; use ``register`` for a lambda). ``xfail`` applies to both torchferro modes,
-    ``xfail_ferro`` / ``xfail_inductor`` to one, ``xfail_tc`` to torch.compile itself."""
+    ``xfail_ferro`` / ``xfail_inductor`` to one, ``xfail_tc`` to torch.compile itself;
+    ``breadth`` names why torchferro makes more graphs than torch.compile (strict files only)."""
 
     def deco(fn):
         register(
@@ -116,6 +133,7 @@ def case(
             xfail_ferro=xfail_ferro,
             xfail_inductor=xfail_inductor,
             xfail_tc=xfail_tc,
+            breadth=breadth,
         )
         return fn
 
@@ -137,9 +155,13 @@ def register(
     xfail_ferro=None,
     xfail_inductor=None,
     xfail_tc=None,
+    breadth=None,
 ):
     assert all(c.name != name for c in CASES), f"duplicate case {name}"
-    topic = (getattr(fn, "__module__", "") or "").rsplit(".", 1)[-1]
+    module_name = getattr(fn, "__module__", "") or ""
+    topic = module_name.rsplit(".", 1)[-1]
+    strict = strict_breadth(module_name)
+    assert breadth is None or strict, f"{name}: breadth= is for STRICT_BREADTH files"
     p = Program(
         name,
         fn,
@@ -157,7 +179,14 @@ def register(
     for n in p.state:
         _INITIAL_STATE[(p.name, n)] = _snapshot(g[n])
     CASES.append(
-        Case(p, _xfails(xfail, xfail_ferro, xfail_inductor, xfail_tc), child, around)
+        Case(
+            p,
+            _xfails(xfail, xfail_ferro, xfail_inductor, xfail_tc),
+            child,
+            around,
+            strict,
+            breadth,
+        )
     )
 
 
@@ -230,6 +259,10 @@ def run_mode(c: Case, mode: str):
 # torch.compile's graph count per case, filled by its own test (which runs first).
 TC_GRAPHS: dict[str, int] = {}
 
+# What each (case, mode) run gave, for the terminal summary (``conftest.py``): the number of
+# graphs and whether the values matched eager's. Child runs are not recorded.
+RESULTS: dict[tuple[str, str], tuple[int, bool]] = {}
+
 
 def differential(c: Case, mode: str) -> None:
     """The check of one case in one mode (see the package docstring)."""
@@ -237,7 +270,9 @@ def differential(c: Case, mode: str) -> None:
     actual, count = run_mode(c, mode)
     if mode == "torch.compile":
         TC_GRAPHS[c.name] = count
+    RESULTS[(c.name, mode)] = (count, False)
     check_results(c.program, eager, actual)
+    RESULTS[(c.name, mode)] = (count, True)
     if mode != "torch.compile":
         if c.name not in TC_GRAPHS:
             TC_GRAPHS[c.name] = run_mode(c, "torch.compile")[1]
@@ -245,7 +280,35 @@ def differential(c: Case, mode: str) -> None:
         # torch.compile's count bounds ours only where its run matches eager: where it differs
         # (a `try` whose handler it skips), its fewer graphs are no reference.
         if count > tc and "torch.compile" not in c.xfail:
-            pytest.xfail(f"{BREADTH}: {count} graphs, torch.compile {tc}")
+            message = f"{BREADTH}: {count} graphs, torch.compile {tc}"
+            if c.strict_breadth:
+                raise AssertionError(
+                    message + (f" ({c.breadth})" if c.breadth else " (no breadth= reason)")
+                )
+            pytest.xfail(message)
+
+
+def summary_rows() -> list[tuple[str, int, int, int]]:
+    """Per topic, then ``total``: (topic, programs run, programs torch.compile captures with
+    eager's values in N graphs, those of them torchferro captures with eager's values in <= N
+    graphs). Only cases whose torch.compile and torchferro runs were both recorded count."""
+    rows: dict[str, list[int]] = {}
+    for c in CASES:
+        tc = RESULTS.get((c.name, "torch.compile"))
+        tf = RESULTS.get((c.name, "torchferro"))
+        if tc is None or tf is None:
+            continue
+        row = rows.setdefault(c.program.topic, [0, 0, 0])
+        row[0] += 1
+        if tc[1] and "torch.compile" not in c.xfail:
+            row[1] += 1
+            if tf[1] and tf[0] <= tc[0]:
+                row[2] += 1
+    out = [(t, *r) for t, r in sorted(rows.items())]
+    if out:
+        total = [sum(r[i] for r in out) for i in (1, 2, 3)]
+        out.append(("total", *total))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 mod calls;
 mod handlers;
 mod inline;
+pub mod libobj;
 pub mod model_output;
 mod objects;
 mod ops;

@@ -529,6 +529,10 @@ impl Frame<'_, '_> {
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
             Var::Object(o) => self.object_attr(o, name),
+            Var::Library(l) => {
+                let l = l.clone();
+                self.library_attr(&l, name)
+            }
             Var::ModelOutput(o) => {
                 let o = o.clone();
                 self.model_output_attr(&o, name)

@@ -98,6 +98,9 @@ pub enum Var {
     /// the dict after the view was taken show through it (length, membership, iteration,
     /// comparison), as they do in eager.
     DictView(DictItems, ViewKind),
+    /// An endless `itertools` iterator or a `functools.partial` of traced values, made by the
+    /// traced code (see `libobj.rs`).
+    Library(Rc<RefCell<super::libobj::LibObj>>),
 }
 
 /// Which view of a dict a [`Var::DictView`] is.
@@ -207,6 +210,7 @@ impl Var {
             Var::Object(o) => class_name(py, &o.cls, "object"),
             Var::ModelOutput(o) => class_name(py, &o.cls, "ModelOutput"),
             Var::DictView(_, kind) => format!("dict_{}", kind.method()),
+            Var::Library(l) => l.borrow().type_name().into(),
         }
     }
 

@@ -1,0 +1,53 @@
+//! Objects of `itertools` and `functools` made by the traced code that cannot be built as a
+//! finite list of items at once: the endless iterators (`count`, `cycle`, `repeat` without
+//! `times`), pulled one item at a time by whatever consumes them (`zip`, `islice`, a `for` loop
+//! that breaks), and a `functools.partial` whose bound arguments are traced values (tensors).
+//! Finite iterators (`map`, `zip`, `chain`, ...) are a `Var::Iter` of their items instead.
+
+use pyo3::prelude::*;
+
+use super::vars::Var;
+
+/// What a [`Var::Library`] is.
+pub enum LibObj {
+    /// `itertools.count(start, step)` over Python numbers: `next` is the value it yields next.
+    Count { next: Py<PyAny>, step: Py<PyAny> },
+    /// `itertools.cycle(items)` of a non-empty sequence, at `pos`.
+    Cycle { items: Vec<Var>, pos: usize },
+    /// `itertools.repeat(item)` without `times`.
+    Repeat(Var),
+    /// `functools.partial(func, *args, **kwargs)` made in the frame: calling it calls `func`
+    /// with `args` first and `kwargs` updated by the call's own keywords, as the real one does.
+    Partial {
+        func: Var,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    },
+}
+
+impl LibObj {
+    /// Its Python type's qualified name, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            LibObj::Count { .. } => "itertools.count",
+            LibObj::Cycle { .. } => "itertools.cycle",
+            LibObj::Repeat(_) => "itertools.repeat",
+            LibObj::Partial { .. } => "functools.partial",
+        }
+    }
+
+    /// Whether it is an (endless) iterator, as opposed to a callable.
+    pub fn is_iterator(&self) -> bool {
+        !matches!(self, LibObj::Partial { .. })
+    }
+
+    /// Its Python type: `(module, name)`.
+    pub fn py_type(&self) -> (&'static str, &'static str) {
+        match self {
+            LibObj::Count { .. } => ("itertools", "count"),
+            LibObj::Cycle { .. } => ("itertools", "cycle"),
+            LibObj::Repeat(_) => ("itertools", "repeat"),
+            LibObj::Partial { .. } => ("functools", "partial"),
+        }
+    }
+}
