@@ -190,6 +190,18 @@ def register(
     )
 
 
+class EagerFrames:
+    """Counts the frames torchferro ran eagerly because it could not trace them ("eager"
+    events): 0 graphs from such a frame is no capture."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, event):
+        if event.get("kind") == "eager":
+            self.count += 1
+
+
 class InductorCounting:
     """Counts the graphs torchferro's built-in inductor backend (driven from Rust, not a Python
     callable) compiles: "compile" events with ops, as ``torchferro.explain`` counts them."""
@@ -220,9 +232,14 @@ def _wrapped(fn, around, seed):
     return call
 
 
+# Frames torchferro ran eagerly in the last ``run_mode`` call (0 for other modes).
+LAST_EAGER_FRAMES = [0]
+
+
 def run_mode(c: Case, mode: str):
     """Runs case ``c`` on input sets 0 and 1 in ``mode`` ("eager" or one of ``MODES``) with
-    fresh state; returns the two runs and the number of graphs compiled."""
+    fresh state; returns the two runs and the number of graphs compiled (the frames torchferro
+    ran eagerly are left in ``LAST_EAGER_FRAMES``)."""
     p = c.program
     torch._dynamo.reset()
     torchferro.compiler.reset()
@@ -242,11 +259,17 @@ def run_mode(c: Case, mode: str):
         _events.subscribe(backend)
     else:
         raise ValueError(mode)
+    eager_frames = EagerFrames()
+    if mode.startswith("torchferro"):
+        _events.subscribe(eager_frames)
     try:
         runs = [_call(p, target, _wrapped(fn, c.around, s), s) for s in (0, 1)]
     finally:
         if isinstance(backend, InductorCounting):
             _events.unsubscribe(backend)
+        if mode.startswith("torchferro"):
+            _events.unsubscribe(eager_frames)
+        LAST_EAGER_FRAMES[0] = eager_frames.count
         _reset_state(p)
         _restore_globals()
     count = backend.count if backend is not None else 0
@@ -260,38 +283,52 @@ def run_mode(c: Case, mode: str):
 TC_GRAPHS: dict[str, int] = {}
 
 # What each (case, mode) run gave, for the terminal summary (``conftest.py``): the number of
-# graphs and whether the values matched eager's. Child runs are not recorded.
-RESULTS: dict[tuple[str, str], tuple[int, bool]] = {}
+# graphs, whether the values matched eager's, and the frames torchferro ran eagerly. Child runs
+# are not recorded.
+RESULTS: dict[tuple[str, str], tuple[int, bool, int]] = {}
+
+
+def captured(tc: int, count: int, eager_frames: int) -> bool:
+    """Whether torchferro's run captures what torch.compile's does: no more graphs, and where
+    torch.compile made a graph, no frame run eagerly (0 graphs from a frame torchferro could not
+    trace is no capture). Where torch.compile made none, there is nothing to bound."""
+    return tc == 0 or (count <= tc and eager_frames == 0)
 
 
 def differential(c: Case, mode: str) -> None:
     """The check of one case in one mode (see the package docstring)."""
     eager, _ = run_mode(c, "eager")
     actual, count = run_mode(c, mode)
+    eager_frames = LAST_EAGER_FRAMES[0]
     if mode == "torch.compile":
         TC_GRAPHS[c.name] = count
-    RESULTS[(c.name, mode)] = (count, False)
+    RESULTS[(c.name, mode)] = (count, False, eager_frames)
     check_results(c.program, eager, actual)
-    RESULTS[(c.name, mode)] = (count, True)
+    RESULTS[(c.name, mode)] = (count, True, eager_frames)
     if mode != "torch.compile":
         if c.name not in TC_GRAPHS:
             TC_GRAPHS[c.name] = run_mode(c, "torch.compile")[1]
         tc = TC_GRAPHS[c.name]
         # torch.compile's count bounds ours only where its run matches eager: where it differs
         # (a `try` whose handler it skips), its fewer graphs are no reference.
-        if count > tc and "torch.compile" not in c.xfail:
-            message = f"{BREADTH}: {count} graphs, torch.compile {tc}"
-            if c.strict_breadth:
-                raise AssertionError(
-                    message + (f" ({c.breadth})" if c.breadth else " (no breadth= reason)")
-                )
-            pytest.xfail(message)
+        if "torch.compile" in c.xfail:
+            return
+        if c.strict_breadth and not captured(tc, count, eager_frames):
+            # Issue 14's rule: a failure, unless the case names the gap (a strict xfail).
+            raise AssertionError(
+                f"{BREADTH}: {count} graphs and {eager_frames} frames run eagerly, "
+                f"torch.compile {tc} graphs"
+                + (f" ({c.breadth})" if c.breadth else " (no breadth= reason)")
+            )
+        if count > tc:
+            pytest.xfail(f"{BREADTH}: {count} graphs, torch.compile {tc}")
 
 
 def summary_rows() -> list[tuple[str, int, int, int]]:
     """Per topic, then ``total``: (topic, programs run, programs torch.compile captures with
     eager's values in N graphs, those of them torchferro captures with eager's values in <= N
-    graphs). Only cases whose torch.compile and torchferro runs were both recorded count."""
+    graphs and, where N > 0, without running a frame eagerly: ``captured``). Only cases whose
+    torch.compile and torchferro runs were both recorded count."""
     rows: dict[str, list[int]] = {}
     for c in CASES:
         tc = RESULTS.get((c.name, "torch.compile"))
@@ -302,7 +339,7 @@ def summary_rows() -> list[tuple[str, int, int, int]]:
         row[0] += 1
         if tc[1] and "torch.compile" not in c.xfail:
             row[1] += 1
-            if tf[1] and tf[0] <= tc[0]:
+            if tf[1] and captured(tc[0], tf[0], tf[2]):
                 row[2] += 1
     out = [(t, *r) for t, r in sorted(rows.items())]
     if out:

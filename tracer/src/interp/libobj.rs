@@ -23,6 +23,12 @@ pub enum LibObj {
         args: Vec<Var>,
         kwargs: Vec<(String, Var)>,
     },
+    /// `operator.methodcaller(name, *args, **kwargs)` with traced arguments.
+    MethodCaller {
+        name: String,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    },
 }
 
 impl LibObj {
@@ -33,12 +39,13 @@ impl LibObj {
             LibObj::Cycle { .. } => "itertools.cycle",
             LibObj::Repeat(_) => "itertools.repeat",
             LibObj::Partial { .. } => "functools.partial",
+            LibObj::MethodCaller { .. } => "operator.methodcaller",
         }
     }
 
     /// Whether it is an (endless) iterator, as opposed to a callable.
     pub fn is_iterator(&self) -> bool {
-        !matches!(self, LibObj::Partial { .. })
+        !matches!(self, LibObj::Partial { .. } | LibObj::MethodCaller { .. })
     }
 
     /// Its Python type: `(module, name)`.
@@ -48,6 +55,7 @@ impl LibObj {
             LibObj::Cycle { .. } => ("itertools", "cycle"),
             LibObj::Repeat(_) => ("itertools", "repeat"),
             LibObj::Partial { .. } => ("functools", "partial"),
+            LibObj::MethodCaller { .. } => ("operator", "methodcaller"),
         }
     }
 }

@@ -626,6 +626,18 @@ impl Frame<'_, '_> {
                 }
                 self.bound_method_or(v, &o, obj.clone(), src)
             }
+            // `d.get` read as a value (a `key=` function): the method, bound to the tracker.
+            Var::List(_) | Var::Tuple(_) | Var::Dict(_) | Var::Set(_)
+                if py
+                    .import("builtins")?
+                    .getattr(obj.type_name(py).as_str())?
+                    .hasattr(name)? =>
+            {
+                Ok(Var::Method {
+                    recv: Box::new(obj.clone()),
+                    name: name.to_string(),
+                })
+            }
             _ => Err(TraceError::unsupported(format!(
                 "attribute '{name}' of a {}",
                 obj.type_name(py)

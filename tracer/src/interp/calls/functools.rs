@@ -66,10 +66,20 @@ impl Frame<'_, '_> {
             let cls = operator.getattr(getter)?;
             if f.is(&cls) {
                 // Built from constants: the real object (it is immutable).
-                return self
-                    .fold(f, args, kwargs)?
-                    .ok_or_else(|| unsupported(format!("operator.{getter} of traced values")))
-                    .map(Some);
+                if let Some(r) = self.fold(f, args, kwargs)? {
+                    return Ok(Some(r));
+                }
+                let name = match args.first().and_then(|n| n.as_py(py)) {
+                    Some(n) if getter == "methodcaller" => n.extract::<String>()?,
+                    _ => return Err(unsupported(format!("operator.{getter} of traced values"))),
+                };
+                return Ok(Some(Var::Library(Rc::new(RefCell::new(
+                    LibObj::MethodCaller {
+                        name,
+                        args: args[1..].to_vec(),
+                        kwargs: kwargs.to_vec(),
+                    },
+                )))));
             }
             if ty.is(&cls) {
                 return self.call_getter(f, getter, args, kwargs).map(Some);
@@ -139,6 +149,24 @@ impl Frame<'_, '_> {
         args: Vec<Var>,
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
+        let caller = match &*l.borrow() {
+            LibObj::MethodCaller { name, args, kwargs } => {
+                Some((name.clone(), args.clone(), kwargs.clone()))
+            }
+            _ => None,
+        };
+        if let Some((name, margs, mkw)) = caller {
+            let [obj] = args.as_slice() else {
+                return Err(unsupported(
+                    "operator.methodcaller called with these arguments",
+                ));
+            };
+            if !kwargs.is_empty() {
+                return Err(unsupported("operator.methodcaller called with keywords"));
+            }
+            let m = self.load_method(obj.clone(), &name)?;
+            return self.call(m, margs, mkw);
+        }
         let (func, mut all, mut kw) = match &*l.borrow() {
             LibObj::Partial { func, args, kwargs } => (func.clone(), args.clone(), kwargs.clone()),
             other => {
@@ -290,6 +318,20 @@ impl Frame<'_, '_> {
             ("is_", [a, b]) => self.is_op(a.clone(), b.clone(), false)?,
             ("is_not", [a, b]) => self.is_op(a.clone(), b.clone(), true)?,
             ("call", [f, rest @ ..]) => self.call(f.clone(), rest.to_vec(), vec![])?,
+            // `a += b` / `operator.iconcat` on a tracked list extends it in place.
+            ("iadd" | "iconcat", [Var::List(l), other]) => {
+                let items = self.drain(other.clone())?;
+                l.borrow_mut().extend(items);
+                Var::List(l.clone())
+            }
+            ("add" | "concat", [Var::List(a), Var::List(b)]) => {
+                let mut items = a.borrow().clone();
+                items.extend(b.borrow().iter().cloned());
+                Var::list(items)
+            }
+            ("add" | "concat", [Var::Tuple(a), Var::Tuple(b)]) => {
+                Var::Tuple(a.iter().chain(b.iter()).cloned().collect())
+            }
             _ => return Ok(None),
         };
         Ok(Some(r))

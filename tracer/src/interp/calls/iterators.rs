@@ -81,7 +81,9 @@ impl Frame<'_, '_> {
                 Ok(v)
             }
             LibObj::Repeat(v) => Ok(v.clone()),
-            LibObj::Partial { .. } => Err(TraceError::internal("next() of a partial")),
+            LibObj::Partial { .. } | LibObj::MethodCaller { .. } => {
+                Err(TraceError::internal("next() of a callable"))
+            }
         }
     }
 
