@@ -2,6 +2,9 @@
 written the way model code uses these idioms, with tensor work around them. Each must give eager's
 values in no more graphs than torch.compile (``runner.STRICT_BREADTH_TOPICS``)."""
 
+# The programs spell these idioms as users write them, on purpose:
+# ruff: noqa: C400, C401, C408, C417, RUF007, RUF058, UP033
+
 from __future__ import annotations
 
 import abc
@@ -373,14 +376,17 @@ def issubclass_tuples(x):
 
 @case(x34)
 def isinstance_tensor_parameter(x):
-    return x * 2, isinstance(x, torch.Tensor), isinstance(x, nn.Parameter), isinstance(
-        x, (int, torch.Tensor)
+    return (
+        x * 2,
+        isinstance(x, torch.Tensor),
+        isinstance(x, nn.Parameter),
+        isinstance(x, (int, torch.Tensor)),
     )
 
 
 @case(x34)
 def callable_values(x):
-    f = lambda t: t + 1  # noqa: E731
+    f = lambda t: t + 1
     return x * 2, (
         callable(f),
         callable(torch.relu),
@@ -405,7 +411,12 @@ def id_compare(x):
 
 @case(x34)
 def hash_constants(x):
-    hs = (hash(3), hash("abc") == hash("ab" + "c"), hash((1, 2)) == hash((1, 2)), hash(2.0))
+    hs = (
+        hash(3),
+        hash("abc") == hash("ab" + "c"),
+        hash((1, 2)) == hash((1, 2)),
+        hash(2.0),
+    )
     table = {hash(k): k for k in ("q", "k", "v")}
     return x + 1, hs, len(table)
 
@@ -614,7 +625,8 @@ def zip_longest_fill(xs):
 @case(xs3)
 def zip_longest_fillvalue(xs):
     return [
-        a * b for a, b in itertools.zip_longest([1.0, 2.0, 3.0], xs[:1], fillvalue=xs[2])
+        a * b
+        for a, b in itertools.zip_longest([1.0, 2.0, 3.0], xs[:1], fillvalue=xs[2])
     ]
 
 
@@ -630,7 +642,10 @@ def groupby_sorted_keys(x):
 @case(xs3)
 def groupby_shapes(xs):
     ys = [xs[0], xs[1], xs[0].t(), xs[2]]
-    return [torch.cat(list(g)).shape for _, g in itertools.groupby(ys, key=lambda t: t.shape)]
+    return [
+        torch.cat(list(g)).shape
+        for _, g in itertools.groupby(ys, key=lambda t: t.shape)
+    ]
 
 
 @case(xs3)
@@ -683,7 +698,9 @@ def reduce_with_initial(xs):
 
 @case(xs3)
 def reduce_operator_mul(xs):
-    return functools.reduce(operator.mul, xs), functools.reduce(operator.add, [1, 2, 3], 10)
+    return functools.reduce(operator.mul, xs), functools.reduce(
+        operator.add, [1, 2, 3], 10
+    )
 
 
 @case(x34)
@@ -994,4 +1011,6 @@ def operator_dunder_names(a, b):
 
 @case(x34)
 def operator_getitem_slices(x):
-    return operator.getitem(x, (slice(None), slice(1, 3))), operator.getitem(x.shape, -1)
+    return operator.getitem(x, (slice(None), slice(1, 3))), operator.getitem(
+        x.shape, -1
+    )

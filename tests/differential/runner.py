@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import sys as _sys
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ def strict_breadth(module_name: str) -> bool:
     torch.compile is a failure, unless the case names the gap with ``breadth=`` (a strict xfail).
     A cases module opts in with a module-level ``STRICT_BREADTH = True`` written above its cases;
     issue 13's files keep the non-strict breadth xfail."""
-    mod = _sys.modules.get(module_name)
+    mod = sys.modules.get(module_name)
     return bool(getattr(mod, "STRICT_BREADTH", False))
 
 
@@ -324,27 +323,31 @@ def differential(c: Case, mode: str) -> None:
             pytest.xfail(f"{BREADTH}: {count} graphs, torch.compile {tc}")
 
 
-def summary_rows() -> list[tuple[str, int, int, int]]:
-    """Per topic, then ``total``: (topic, programs run, programs torch.compile captures with
-    eager's values in N graphs, those of them torchferro captures with eager's values in <= N
-    graphs and, where N > 0, without running a frame eagerly: ``captured``). Only cases whose
-    torch.compile and torchferro runs were both recorded count."""
+def summary_rows() -> list[tuple[str, int, int, int, int, int]]:
+    """Per topic, then ``total``: (topic, programs run; programs torch.compile captures with
+    eager's values in N >= 1 graphs, and those of them torchferro captures with eager's values
+    in <= N graphs without running a frame eagerly (``captured``); programs torch.compile runs
+    with eager's values in 0 graphs, and those of them torchferro runs with eager's values).
+    Only cases whose torch.compile and torchferro runs were both recorded count."""
     rows: dict[str, list[int]] = {}
     for c in CASES:
         tc = RESULTS.get((c.name, "torch.compile"))
         tf = RESULTS.get((c.name, "torchferro"))
         if tc is None or tf is None:
             continue
-        row = rows.setdefault(c.program.topic, [0, 0, 0])
+        row = rows.setdefault(c.program.topic, [0, 0, 0, 0, 0])
         row[0] += 1
-        if tc[1] and "torch.compile" not in c.xfail:
+        if not tc[1] or "torch.compile" in c.xfail:
+            continue
+        if tc[0] > 0:
             row[1] += 1
-            if tf[1] and captured(tc[0], tf[0], tf[2]):
-                row[2] += 1
+            row[2] += tf[1] and captured(tc[0], tf[0], tf[2])
+        else:
+            row[3] += 1
+            row[4] += tf[1]
     out = [(t, *r) for t, r in sorted(rows.items())]
     if out:
-        total = [sum(r[i] for r in out) for i in (1, 2, 3)]
-        out.append(("total", *total))
+        out.append(("total", *[sum(r[i] for r in out) for i in range(1, 6)]))
     return out
 
 

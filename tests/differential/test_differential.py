@@ -19,7 +19,12 @@ def _params():
     for c in CASES:
         for mode in MODES:  # torch.compile first: it records the graph count
             reason = None if IGNORE_XFAIL else c.xfail.get(mode)
-            if not reason and not IGNORE_XFAIL and c.breadth and mode != "torch.compile":
+            if (
+                not reason
+                and not IGNORE_XFAIL
+                and c.breadth
+                and mode != "torch.compile"
+            ):
                 reason = f"breadth: {c.breadth}"
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             out.append(pytest.param(c, mode, id=f"{c.name}-{mode}", marks=marks))
