@@ -311,7 +311,9 @@ impl Frame<'_, '_> {
         }
         let r = match (name, args) {
             ("abs", [t @ Var::Tensor(_)]) => self.operator("abs", vec![t.clone()])?,
-            ("round", [Var::Tensor(t)]) => self.tensor_method(t.clone(), "round", vec![], vec![])?,
+            ("round", [Var::Tensor(t)]) => {
+                self.tensor_method(t.clone(), "round", vec![], vec![])?
+            }
             ("round", [Var::Tensor(t), d]) if !matches!(d, Var::Py(o, _) if o.is_none(py)) => {
                 let kw = vec![("decimals".to_string(), d.clone())];
                 self.tensor_method(t.clone(), "round", vec![], kw)?
@@ -361,7 +363,10 @@ impl Frame<'_, '_> {
         if name == "dict" && args.len() <= 1 && !kwargs.is_empty() {
             return self.dict_builtin(args.first(), kwargs).map(Some);
         }
-        if name == "dict" && args.len() == 1 && matches!(&args[0], Var::Py(o, Some(_)) if o.bind(py).is_instance_of::<pyo3::types::PyDict>()) {
+        if name == "dict"
+            && args.len() == 1
+            && matches!(&args[0], Var::Py(o, Some(_)) if o.bind(py).is_instance_of::<pyo3::types::PyDict>())
+        {
             return self.dict_builtin(args.first(), kwargs).map(Some);
         }
         let Some(seq) = args.first() else {
@@ -517,11 +522,12 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let mut out: Vec<(Py<PyAny>, Var)> = Vec::new();
-        let put = |k: Bound<'_, PyAny>, v: Var, out: &mut Vec<(Py<PyAny>, Var)>| {
-            match out.iter().position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false)) {
-                Some(i) => out[i].1 = v,
-                None => out.push((k.unbind(), v)),
-            }
+        let put = |k: Bound<'_, PyAny>, v: Var, out: &mut Vec<(Py<PyAny>, Var)>| match out
+            .iter()
+            .position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false))
+        {
+            Some(i) => out[i].1 = v,
+            None => out.push((k.unbind(), v)),
         };
         match first {
             None => {}
@@ -551,7 +557,11 @@ impl Frame<'_, '_> {
             }
         }
         for (k, v) in kwargs {
-            put(pyo3::types::PyString::new(py, k).into_any(), v.clone(), &mut out);
+            put(
+                pyo3::types::PyString::new(py, k).into_any(),
+                v.clone(),
+                &mut out,
+            );
         }
         Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(out))))
     }

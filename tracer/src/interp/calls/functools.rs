@@ -49,7 +49,9 @@ impl Frame<'_, '_> {
         }
         if is_singledispatch(py, f)? {
             let Some(first) = args.first() else {
-                return Err(unsupported("a singledispatch function called without arguments"));
+                return Err(unsupported(
+                    "a singledispatch function called without arguments",
+                ));
             };
             let cls = self.type_of(first)?.ok_or_else(|| {
                 unsupported(format!(
@@ -225,14 +227,19 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let [obj] = args else {
-            return Err(unsupported(format!("operator.{kind} called with these arguments")));
+            return Err(unsupported(format!(
+                "operator.{kind} called with these arguments"
+            )));
         };
         if !kwargs.is_empty() {
             return Err(unsupported(format!("operator.{kind} called with keywords")));
         }
         let red = g.call_method0("__reduce__")?;
         let ctor = red.get_item(0)?;
-        let held = red.get_item(1)?.cast_into::<PyTuple>().map_err(PyErr::from)?;
+        let held = red
+            .get_item(1)?
+            .cast_into::<PyTuple>()
+            .map_err(PyErr::from)?;
         match kind {
             "itemgetter" => {
                 let mut out = Vec::new();
@@ -270,9 +277,15 @@ impl Frame<'_, '_> {
                     let rest: Vec<_> = held.iter().skip(1).collect();
                     (name, rest, PyDict::new(py))
                 } else {
-                    let pargs = ctor.getattr("args")?.cast_into::<PyTuple>().map_err(PyErr::from)?;
+                    let pargs = ctor
+                        .getattr("args")?
+                        .cast_into::<PyTuple>()
+                        .map_err(PyErr::from)?;
                     let name: String = pargs.get_item(0)?.extract()?;
-                    let kw = ctor.getattr("keywords")?.cast_into::<PyDict>().map_err(PyErr::from)?;
+                    let kw = ctor
+                        .getattr("keywords")?
+                        .cast_into::<PyDict>()
+                        .map_err(PyErr::from)?;
                     (name, held.iter().collect(), kw)
                 };
                 let m = self.load_method(obj.clone(), &name)?;
@@ -364,11 +377,16 @@ impl Frame<'_, '_> {
                 let before = d.len();
                 d.retain(|(k2, _)| !k2.bind(py).eq(&k).unwrap_or(false));
                 if d.len() == before {
-                    return Err(unsupported("del of a missing key (the frame raises KeyError)"));
+                    return Err(unsupported(
+                        "del of a missing key (the frame raises KeyError)",
+                    ));
                 }
                 Ok(())
             }
-            other => Err(unsupported(format!("del of an item of a {}", other.type_name(py)))),
+            other => Err(unsupported(format!(
+                "del of an item of a {}",
+                other.type_name(py)
+            ))),
         }
     }
 }

@@ -141,9 +141,9 @@ impl Frame<'_, '_> {
                     None => {
                         if strict {
                             let mut longer = k > 0;
-                            for j in 1..ps.len() {
+                            for p in ps.iter_mut().skip(1) {
                                 if !longer {
-                                    longer = self.pull(&mut ps[j])?.is_some();
+                                    longer = self.pull(p)?.is_some();
                                 }
                             }
                             if longer {
@@ -179,10 +179,12 @@ impl Frame<'_, '_> {
         if o.is_none() {
             return Ok(None);
         }
-        Ok(Some(o.extract::<i64>().map_err(|e| TraceError::UserError {
-            call: what.to_string(),
-            message: e.to_string(),
-            error: e,
+        Ok(Some(o.extract::<i64>().map_err(|e| {
+            TraceError::UserError {
+                call: what.to_string(),
+                message: e.to_string(),
+                error: e,
+            }
         })?))
     }
 
@@ -196,88 +198,87 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let no_kw = kwargs.is_empty();
-        let r = match (name, args) {
-            ("iter", [v]) if no_kw => self.get_iter(v.clone())?,
-            ("next", [it]) | ("next", [it, _]) if no_kw => {
-                if !matches!(it, Var::Iter(_) | Var::Library(_)) {
-                    return Err(unsupported(format!(
-                        "next() of a {} (not an iterator of the traced code)",
-                        it.type_name(py)
-                    )));
-                }
-                match self.iter_next(it)? {
-                    Some(v) => v,
-                    None => match args.get(1) {
-                        Some(d) => d.clone(),
-                        None => {
-                            return Err(unsupported(
+        let r =
+            match (name, args) {
+                ("iter", [v]) if no_kw => self.get_iter(v.clone())?,
+                ("next", [it]) | ("next", [it, _]) if no_kw => {
+                    if !matches!(it, Var::Iter(_) | Var::Library(_)) {
+                        return Err(unsupported(format!(
+                            "next() of a {} (not an iterator of the traced code)",
+                            it.type_name(py)
+                        )));
+                    }
+                    match self.iter_next(it)? {
+                        Some(v) => v,
+                        None => match args.get(1) {
+                            Some(d) => d.clone(),
+                            None => return Err(unsupported(
                                 "next() of an exhausted iterator (the frame raises StopIteration)",
-                            ))
+                            )),
+                        },
+                    }
+                }
+                ("map", [f, its @ ..]) if no_kw && !its.is_empty() => {
+                    let rows = self.zip_rows(its.to_vec(), false)?;
+                    let mut out = Vec::new();
+                    for row in rows {
+                        out.push(self.call(f.clone(), row, vec![])?);
+                    }
+                    new_iter(out)
+                }
+                ("filter", [f, it]) if no_kw => {
+                    let items = self.drain(it.clone())?;
+                    let keep_truthy = !matches!(f, Var::Py(o, _) if o.is_none(py));
+                    let mut out = Vec::new();
+                    for i in items {
+                        let test = if keep_truthy {
+                            self.call(f.clone(), vec![i.clone()], vec![])?
+                        } else {
+                            i.clone()
+                        };
+                        if self.truth(&test)? {
+                            out.push(i);
                         }
-                    },
+                    }
+                    new_iter(out)
                 }
-            }
-            ("map", [f, its @ ..]) if no_kw && !its.is_empty() => {
-                let rows = self.zip_rows(its.to_vec(), false)?;
-                let mut out = Vec::new();
-                for row in rows {
-                    out.push(self.call(f.clone(), row, vec![])?);
+                ("zip", its) => {
+                    let mut strict = false;
+                    for (k, v) in kwargs {
+                        if k != "strict" {
+                            return Err(unsupported(format!("zip() with keyword {k}")));
+                        }
+                        strict = self.truth(v)?;
+                    }
+                    let rows = self.zip_rows(its.to_vec(), strict)?;
+                    new_iter(rows.into_iter().map(Var::Tuple).collect())
                 }
-                new_iter(out)
-            }
-            ("filter", [f, it]) if no_kw => {
-                let items = self.drain(it.clone())?;
-                let keep_truthy = !matches!(f, Var::Py(o, _) if o.is_none(py));
-                let mut out = Vec::new();
-                for i in items {
-                    let test = if keep_truthy {
-                        self.call(f.clone(), vec![i.clone()], vec![])?
-                    } else {
-                        i.clone()
+                ("enumerate", [it]) | ("enumerate", [it, _]) => {
+                    let start = match args.get(1).cloned().or_else(|| kw("start")) {
+                        Some(s) => self.int_arg(&s, "enumerate(start=)")?.unwrap_or(0),
+                        None => 0,
                     };
-                    if self.truth(&test)? {
-                        out.push(i);
+                    let items = self.drain(it.clone())?;
+                    new_iter(
+                        items
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, start + i as i64), x]))
+                            .collect(),
+                    )
+                }
+                ("reversed", [v]) if no_kw => {
+                    if matches!(v, Var::Iter(_) | Var::Library(_)) {
+                        return Err(unsupported(
+                            "reversed() of an iterator (the frame raises TypeError)",
+                        ));
                     }
+                    let mut items = self.iterate(v.clone())?;
+                    items.reverse();
+                    new_iter(items)
                 }
-                new_iter(out)
-            }
-            ("zip", its) => {
-                let mut strict = false;
-                for (k, v) in kwargs {
-                    if k != "strict" {
-                        return Err(unsupported(format!("zip() with keyword {k}")));
-                    }
-                    strict = self.truth(v)?;
-                }
-                let rows = self.zip_rows(its.to_vec(), strict)?;
-                new_iter(rows.into_iter().map(Var::Tuple).collect())
-            }
-            ("enumerate", [it]) | ("enumerate", [it, _]) => {
-                let start = match args.get(1).cloned().or_else(|| kw("start")) {
-                    Some(s) => self.int_arg(&s, "enumerate(start=)")?.unwrap_or(0),
-                    None => 0,
-                };
-                let items = self.drain(it.clone())?;
-                new_iter(
-                    items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, start + i as i64), x]))
-                        .collect(),
-                )
-            }
-            ("reversed", [v]) if no_kw => {
-                if matches!(v, Var::Iter(_) | Var::Library(_)) {
-                    return Err(unsupported(
-                        "reversed() of an iterator (the frame raises TypeError)",
-                    ));
-                }
-                let mut items = self.iterate(v.clone())?;
-                items.reverse();
-                new_iter(items)
-            }
-            _ => return Ok(None),
-        };
+                _ => return Ok(None),
+            };
         Ok(Some(r))
     }
 
@@ -292,14 +293,13 @@ impl Frame<'_, '_> {
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         let itertools = py.import("itertools")?;
-        let from_iterable = name == "from_iterable"
-            && f.getattr("__self__")
-                .map(|s| s.is(&itertools.getattr("chain").unwrap_or_else(|_| py.None().into_bound(py))))
-                .unwrap_or(false);
-        if !from_iterable {
-            if module != "itertools" || !f.is(&itertools.getattr(name).map_err(PyErr::from)?) {
-                return Ok(None);
-            }
+        let chain = itertools.getattr("chain")?;
+        let from_iterable =
+            name == "from_iterable" && f.getattr("__self__").map(|s| s.is(chain)).unwrap_or(false);
+        let listed =
+            module == "itertools" && itertools.getattr(name).map(|g| f.is(g)).unwrap_or(false);
+        if !from_iterable && !listed {
+            return Ok(None);
         }
         let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let only_kw = |allowed: &[&str]| kwargs.iter().all(|(k, _)| allowed.contains(&k.as_str()));
@@ -365,18 +365,15 @@ impl Frame<'_, '_> {
                 let mut out = Vec::new();
                 for t in idx.try_iter()? {
                     let t: Vec<usize> = t?.extract()?;
-                    out.push(Var::Tuple(t.into_iter().map(|j| items[j].clone()).collect()));
+                    out.push(Var::Tuple(
+                        t.into_iter().map(|j| items[j].clone()).collect(),
+                    ));
                 }
                 new_iter(out)
             }
             "pairwise" if args.len() == 1 && kwargs.is_empty() => {
                 let items = self.drain(args[0].clone())?;
-                new_iter(
-                    items
-                        .windows(2)
-                        .map(|w| Var::Tuple(w.to_vec()))
-                        .collect(),
-                )
+                new_iter(items.windows(2).map(|w| Var::Tuple(w.to_vec())).collect())
             }
             "filterfalse" if args.len() == 2 && kwargs.is_empty() => {
                 let items = self.drain(args[1].clone())?;
@@ -405,10 +402,13 @@ impl Frame<'_, '_> {
                 }
                 new_iter(out)
             }
-            "accumulate" if !args.is_empty() && args.len() <= 2 && only_kw(&["func", "initial"]) => {
+            "accumulate"
+                if !args.is_empty() && args.len() <= 2 && only_kw(&["func", "initial"]) =>
+            {
                 let items = self.drain(args[0].clone())?;
                 let func = arg(1, "func").filter(|f| !matches!(f, Var::Py(o, _) if o.is_none(py)));
-                let mut acc = kw("initial").filter(|v| !matches!(v, Var::Py(o, _) if o.is_none(py)));
+                let mut acc =
+                    kw("initial").filter(|v| !matches!(v, Var::Py(o, _) if o.is_none(py)));
                 let mut out: Vec<Var> = acc.iter().cloned().collect();
                 for i in items {
                     let next = match acc.take() {
@@ -442,7 +442,9 @@ impl Frame<'_, '_> {
                 }
                 let mut p = self.puller(args[0].clone())?;
                 if stop.is_none() && matches!(p, Pull::Endless(_)) {
-                    return Err(unsupported("islice() of an endless iterator without a stop"));
+                    return Err(unsupported(
+                        "islice() of an endless iterator without a stop",
+                    ));
                 }
                 let mut out = Vec::new();
                 let mut want = start;
@@ -588,4 +590,3 @@ impl Frame<'_, '_> {
         Ok(Some(r))
     }
 }
-
