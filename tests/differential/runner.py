@@ -4,6 +4,7 @@ package docstring)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -157,7 +158,12 @@ def register(
     breadth=None,
 ):
     assert all(c.name != name for c in CASES), f"duplicate case {name}"
-    module_name = getattr(fn, "__module__", "") or ""
+    defined = fn
+    while isinstance(
+        defined, functools.partial
+    ):  # a partial's own __module__ is functools
+        defined = defined.func
+    module_name = getattr(defined, "__module__", "") or ""
     topic = module_name.rsplit(".", 1)[-1]
     strict = strict_breadth(module_name)
     assert breadth is None or strict, f"{name}: breadth= is for STRICT_BREADTH files"
