@@ -1004,6 +1004,59 @@ def operator_inplace_lists(xs):
     return len(a), len(b), b[-1] * 2
 
 
+_BINARY = (
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
+    operator.maximum if hasattr(operator, "maximum") else operator.add,
+    operator.lt,
+    operator.le,
+    operator.eq,
+    operator.ne,
+    operator.ge,
+    operator.gt,
+)
+
+
+@case(pair)
+def operator_table_loop(a, b):
+    b = b.abs() + 0.5
+    return [f(a, b) for f in _BINARY], [f.__name__ for f in _BINARY]
+
+
+@case(lambda r: (r.randint(0, 8, 3, 4), r.randint(1, 3, 3, 4)))
+def operator_inplace_bitwise(a, b):
+    c = a.clone()
+    c = operator.iand(c, 7)
+    c = operator.ior(c, b)
+    c = operator.ixor(c, 1)
+    c = operator.ilshift(c, 1)
+    c = operator.irshift(c, 1)
+    c = operator.ifloordiv(c, b)
+    c = operator.imod(c, 5)
+    return c, operator.ipow(c, 2)
+
+
+@case(pair)
+def operator_matmul_inplace_neg(a, b):
+    c = a @ b.t()
+    c = operator.imatmul(c, torch.eye(3))
+    return operator.neg(c), operator.inv(a > 0), operator.not_(c.dim() == 3)
+
+
+@case(x34)
+def operator_call_and_index(x):
+    return (
+        operator.call(torch.relu, x),
+        operator.index(x.shape[0]),
+        operator.length_hint(iter([1, 2]), 5),
+    )
+
+
 @case(pair)
 def operator_dunder_names(a, b):
     return operator.__add__(a, b), operator.__mul__(a, 2)

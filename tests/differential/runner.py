@@ -318,7 +318,9 @@ def differential(c: Case, mode: str) -> None:
         # (a `try` whose handler it skips), its fewer graphs are no reference.
         if "torch.compile" in c.xfail:
             return
-        if c.strict_breadth and not captured(tc, count, eager_frames):
+        if c.strict_breadth:
+            if captured(tc, count, eager_frames):
+                return
             # Issue 14's rule: a failure, unless the case names the gap (a strict xfail).
             raise AssertionError(
                 f"{BREADTH}: {count} graphs and {eager_frames} frames run eagerly, "

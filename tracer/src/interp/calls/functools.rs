@@ -2,8 +2,8 @@
 //! through `__wrapped__` (the cache is neither read nor filled: the traced call computes what the
 //! cache would hold), `singledispatch` functions dispatched on the argument's (guarded) type,
 //! `itemgetter`/`attrgetter`/`methodcaller` objects, and the `operator` functions that mutate or
-//! read containers (`setitem`, `delitem`, `getitem`, `contains`, `truth`, `is_`, ...) performed
-//! on the trackers as the statements they stand for.
+//! read containers (`setitem`, `delitem`, `getitem`, `contains`, `truth`, `is_`, `iadd`, ...)
+//! performed on the trackers as the statements they stand for.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -322,7 +322,7 @@ impl Frame<'_, '_> {
             }
             ("getitem", [obj, key]) => self.subscript(obj.clone(), key.clone())?,
             ("delitem", [obj, key]) => {
-                self.delete_item(obj, key)?;
+                self.delete_subscript(obj.clone(), key.clone())?;
                 Var::none(py)
             }
             ("contains", [a, b]) => self.contains_op(b.clone(), a.clone(), false)?,
@@ -348,46 +348,6 @@ impl Frame<'_, '_> {
             _ => return Ok(None),
         };
         Ok(Some(r))
-    }
-
-    /// `del obj[key]` on a tracked list (an int index) or dict.
-    fn delete_item(&mut self, obj: &Var, key: &Var) -> Result<(), TraceError> {
-        let py = self.tx.py;
-        let k = key
-            .as_py(py)
-            .ok_or_else(|| unsupported("del with a tensor index"))?;
-        match obj {
-            Var::List(l) => {
-                let i: i64 = k
-                    .extract()
-                    .map_err(|_| unsupported("del of a list slice"))?;
-                let mut l = l.borrow_mut();
-                let n = l.len() as i64;
-                let j = if i < 0 { i + n } else { i };
-                if j < 0 || j >= n {
-                    return Err(unsupported(
-                        "del of a list index out of range (the frame raises IndexError)",
-                    ));
-                }
-                l.remove(j as usize);
-                Ok(())
-            }
-            Var::Dict(d) => {
-                let mut d = d.borrow_mut();
-                let before = d.len();
-                d.retain(|(k2, _)| !k2.bind(py).eq(&k).unwrap_or(false));
-                if d.len() == before {
-                    return Err(unsupported(
-                        "del of a missing key (the frame raises KeyError)",
-                    ));
-                }
-                Ok(())
-            }
-            other => Err(unsupported(format!(
-                "del of an item of a {}",
-                other.type_name(py)
-            ))),
-        }
     }
 }
 
