@@ -1067,3 +1067,33 @@ def operator_getitem_slices(x):
     return operator.getitem(x, (slice(None), slice(1, 3))), operator.getitem(
         x.shape, -1
     )
+
+
+@case(xs3)
+def iterator_live_across_break(xs):
+    it = iter(xs)
+    first = next(it)
+    print("first", first.shape)
+    return first + sum(it)
+
+
+@case(xs3)
+def zip_live_across_break(xs):
+    pairs = zip(xs, [1.0, 2.0, 3.0])
+    print("pairs")
+    return [t * w for t, w in pairs]
+
+
+@case(xs3)
+def count_live_across_break(xs):
+    c = itertools.count(1)
+    next(c)
+    print("count")
+    return [t * next(c) for t in xs]
+
+
+@case(x34)
+def partial_live_across_break(x):
+    f = partial(torch.add, x, alpha=2)
+    print("partial")
+    return f(x)

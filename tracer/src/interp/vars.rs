@@ -752,7 +752,14 @@ impl Tracer<'_> {
                     .add(py, &source, Check::Type(value.get_type().unbind()));
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
-            } else if lazy && is_per_call_torch_object(py, &value)? {
+            } else if lazy
+                && (is_per_call_torch_object(py, &value)?
+                    || value
+                        .get_type()
+                        .is(py.import("functools")?.getattr("partial")?))
+            {
+                // (A `functools.partial` the frame made before a graph break is new on every
+                // call too; a call through it reads `func`/`args`/`keywords` by their sources.)
                 // A torch object that a call makes afresh (a `Generator`, an `UntypedStorage`,
                 // a `finfo`), read from the frame's arguments: a resume function gets it on its
                 // stack or in its locals on every call. The trace cannot put it into a graph
