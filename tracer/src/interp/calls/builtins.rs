@@ -355,7 +355,10 @@ impl Frame<'_, '_> {
         // `min(a, b, key=...)`: the arguments are the items.
         if matches!(name, "min" | "max")
             && args.len() > 1
-            && args.iter().any(|a| a.as_py(py).is_none())
+            && args
+                .iter()
+                .chain(kwargs.iter().map(|(_, v)| v))
+                .any(|a| a.as_py(py).is_none())
         {
             let items = Var::Tuple(args.to_vec());
             return self.reduce_builtin(name, &[items], kwargs);

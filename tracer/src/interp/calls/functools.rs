@@ -331,6 +331,10 @@ impl Frame<'_, '_> {
             ("is_", [a, b]) => self.is_op(a.clone(), b.clone(), false)?,
             ("is_not", [a, b]) => self.is_op(a.clone(), b.clone(), true)?,
             ("call", [f, rest @ ..]) => self.call(f.clone(), rest.to_vec(), vec![])?,
+            ("length_hint", [Var::Iter(it)]) | ("length_hint", [Var::Iter(it), _]) => {
+                let it = it.borrow();
+                Var::py_const(py, it.0.len().saturating_sub(it.1) as i64)
+            }
             // `a += b` / `operator.iconcat` on a tracked list extends it in place.
             ("iadd" | "iconcat", [Var::List(l), other]) => {
                 let items = self.drain(other.clone())?;
