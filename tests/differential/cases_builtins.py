@@ -26,13 +26,6 @@ from .runner import TC_DIFFERS, case
 STRICT_BREADTH = True
 
 
-BUG_GENEXPR_EAGER = (
-    "issue 14 (builtins over iterators): a generator expression runs to its end when it is "
-    "called, so a short-circuiting consumer (any/all/next) still runs the side effects of the "
-    "items it never reaches"
-)
-
-
 def x34(r):
     return (r.randn(3, 4),)
 
@@ -451,7 +444,7 @@ def all_any_generators(xs):
     return (torch.stack(xs) if ok else xs[0]), some
 
 
-@case(xs3, xfail=BUG_GENEXPR_EAGER)
+@case(xs3)
 def any_short_circuit(xs):
     seen = []
 
@@ -460,6 +453,26 @@ def any_short_circuit(xs):
         return t.shape[0] == 2
 
     return any(check(t) for t in xs), len(seen), xs[0] * 2
+
+
+@case(xs3)
+def all_next_short_circuit(xs):
+    seen = []
+
+    def big(t):
+        seen.append(t.shape[1])
+        return t.shape[1] > 2
+
+    ok = all(big(t) for t in [xs[0][:, :2], *xs])
+    first = next(t * 3 for t in xs if big(t))
+    return ok, first, list(seen)
+
+
+@case(xs3)
+def any_of_tensor_truths(xs):
+    if any(bool(t.sum() > 100) for t in xs):
+        return xs[0]
+    return xs[1] * 2
 
 
 @case(xs3)

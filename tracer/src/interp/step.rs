@@ -538,6 +538,9 @@ impl Frame<'_, '_> {
                 ys.push(v);
                 // The value sent back in: iteration sends None.
                 self.stack.push(Var::none(py));
+                if self.stop_at_yield {
+                    return Ok(Some(Var::Null));
+                }
             }
             Op::Unsupported if ins.name == "STORE_ATTR" => {
                 let obj = self.pop()?;
