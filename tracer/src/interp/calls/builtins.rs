@@ -331,12 +331,9 @@ impl Frame<'_, '_> {
                 let id = o.bind(py).as_ptr() as usize;
                 Var::py_const(py, id)
             }
-            ("id", [v]) => {
-                return Err(TraceError::unsupported(format!(
-                    "id() of a {} made by the traced code",
-                    v.type_name(py)
-                )))
-            }
+            // A tensor or a value made by the traced code has no identity before the graph
+            // runs: the call breaks as any unknown call does.
+            ("id", [_]) => return Err(TraceError::unsupported("call to builtins.id")),
             _ => return Ok(None),
         };
         Ok(Some(r))
