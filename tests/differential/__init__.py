@@ -14,8 +14,13 @@ is compared with the eager run by ``programs.harness.check_results``:
   autocast modes and the default dtype after the call;
 - the exception type and message where eager raises.
 
-torchferro's graph count must be no higher than torch.compile's: a higher count is an xfail (the
-breadth issue), not a failure. ``torch._dynamo.reset()`` and ``torchferro.compiler.reset()`` run
+torchferro's graph count must be no higher than torch.compile's: in issue 13's files a higher
+count is an xfail (the breadth issue), not a failure. A cases file that sets ``STRICT_BREADTH =
+True`` (issue 14's, starting with ``cases_builtins.py``) makes it a failure: where torch.compile
+makes N >= 1 graphs, torchferro must give eager's values in <= N graphs without running a frame
+eagerly (``runner.captured``), unless the case names the gap with ``breadth="..."`` (a strict
+xfail). ``conftest.py`` prints, per topic and in total, how many programs torch.compile captures
+in N graphs and how many of those torchferro captures in <= N; ``-k builtins`` selects a topic. ``torch._dynamo.reset()`` and ``torchferro.compiler.reset()`` run
 before every mode. A program torchferro gets wrong today is ``xfail(strict=True)`` with a
 ``BUG_*`` reason naming its issue-13 item; a fix turns it into an XPASS failure, and the mark is
 removed at merge. Programs that may crash the interpreter run in a child process

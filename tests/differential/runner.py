@@ -4,6 +4,7 @@ package docstring)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -51,6 +52,15 @@ TC_DIFFERS = "torch.compile (torch 2.11) itself differs from eager here"
 BREADTH = "breadth issue: torchferro makes more graphs than torch.compile"
 
 
+def strict_breadth(module_name: str) -> bool:
+    """Whether the cases of ``module_name`` follow issue 14's rule: more graphs than
+    torch.compile is a failure, unless the case names the gap with ``breadth=`` (a strict xfail).
+    A cases module opts in with a module-level ``STRICT_BREADTH = True`` written above its cases;
+    issue 13's files keep the non-strict breadth xfail."""
+    mod = sys.modules.get(module_name)
+    return bool(getattr(mod, "STRICT_BREADTH", False))
+
+
 @dataclass
 class Case:
     program: Program
@@ -60,6 +70,11 @@ class Case:
     )
     # seed -> context manager around the call (a mode, a monkeypatch), in every mode
     around: Callable | None = None
+    # Issue 14's rule holds for this case (see ``strict_breadth``).
+    strict_breadth: bool = False
+    # A known breadth gap of a strict case, named precisely: both torchferro modes are a strict
+    # xfail while they make more graphs than torch.compile.
+    breadth: str | None = None
 
     @property
     def name(self) -> str:
@@ -96,10 +111,12 @@ def case(
     xfail_ferro=None,
     xfail_inductor=None,
     xfail_tc=None,
+    breadth=None,
 ):
     """Registers a differential case: a function (or, with ``module=True``, a zero-argument
     module factory; use ``register`` for a lambda). ``xfail`` applies to both torchferro modes,
-    ``xfail_ferro`` / ``xfail_inductor`` to one, ``xfail_tc`` to torch.compile itself."""
+    ``xfail_ferro`` / ``xfail_inductor`` to one, ``xfail_tc`` to torch.compile itself;
+    ``breadth`` names why torchferro makes more graphs than torch.compile (strict files only)."""
 
     def deco(fn):
         register(
@@ -116,6 +133,7 @@ def case(
             xfail_ferro=xfail_ferro,
             xfail_inductor=xfail_inductor,
             xfail_tc=xfail_tc,
+            breadth=breadth,
         )
         return fn
 
@@ -137,9 +155,18 @@ def register(
     xfail_ferro=None,
     xfail_inductor=None,
     xfail_tc=None,
+    breadth=None,
 ):
     assert all(c.name != name for c in CASES), f"duplicate case {name}"
-    topic = (getattr(fn, "__module__", "") or "").rsplit(".", 1)[-1]
+    defined = fn
+    while isinstance(
+        defined, functools.partial
+    ):  # a partial's own __module__ is functools
+        defined = defined.func
+    module_name = getattr(defined, "__module__", "") or ""
+    topic = module_name.rsplit(".", 1)[-1]
+    strict = strict_breadth(module_name)
+    assert breadth is None or strict, f"{name}: breadth= is for STRICT_BREADTH files"
     p = Program(
         name,
         fn,
@@ -157,8 +184,27 @@ def register(
     for n in p.state:
         _INITIAL_STATE[(p.name, n)] = _snapshot(g[n])
     CASES.append(
-        Case(p, _xfails(xfail, xfail_ferro, xfail_inductor, xfail_tc), child, around)
+        Case(
+            p,
+            _xfails(xfail, xfail_ferro, xfail_inductor, xfail_tc),
+            child,
+            around,
+            strict,
+            breadth,
+        )
     )
+
+
+class EagerFrames:
+    """Counts the frames torchferro ran eagerly because it could not trace them ("eager"
+    events): 0 graphs from such a frame is no capture."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, event):
+        if event.get("kind") == "eager":
+            self.count += 1
 
 
 class InductorCounting:
@@ -191,9 +237,14 @@ def _wrapped(fn, around, seed):
     return call
 
 
+# Frames torchferro ran eagerly in the last ``run_mode`` call (0 for other modes).
+LAST_EAGER_FRAMES = [0]
+
+
 def run_mode(c: Case, mode: str):
     """Runs case ``c`` on input sets 0 and 1 in ``mode`` ("eager" or one of ``MODES``) with
-    fresh state; returns the two runs and the number of graphs compiled."""
+    fresh state; returns the two runs and the number of graphs compiled (the frames torchferro
+    ran eagerly are left in ``LAST_EAGER_FRAMES``)."""
     p = c.program
     torch._dynamo.reset()
     torchferro.compiler.reset()
@@ -213,11 +264,17 @@ def run_mode(c: Case, mode: str):
         _events.subscribe(backend)
     else:
         raise ValueError(mode)
+    eager_frames = EagerFrames()
+    if mode.startswith("torchferro"):
+        _events.subscribe(eager_frames)
     try:
         runs = [_call(p, target, _wrapped(fn, c.around, s), s) for s in (0, 1)]
     finally:
         if isinstance(backend, InductorCounting):
             _events.unsubscribe(backend)
+        if mode.startswith("torchferro"):
+            _events.unsubscribe(eager_frames)
+        LAST_EAGER_FRAMES[0] = eager_frames.count
         _reset_state(p)
         _restore_globals()
     count = backend.count if backend is not None else 0
@@ -230,22 +287,76 @@ def run_mode(c: Case, mode: str):
 # torch.compile's graph count per case, filled by its own test (which runs first).
 TC_GRAPHS: dict[str, int] = {}
 
+# What each (case, mode) run gave, for the terminal summary (``conftest.py``): the number of
+# graphs, whether the values matched eager's, and the frames torchferro ran eagerly. Child runs
+# are not recorded.
+RESULTS: dict[tuple[str, str], tuple[int, bool, int]] = {}
+
+
+def captured(tc: int, count: int, eager_frames: int) -> bool:
+    """Whether torchferro's run captures what torch.compile's does: no more graphs, and where
+    torch.compile made a graph, no frame run eagerly (0 graphs from a frame torchferro could not
+    trace is no capture). Where torch.compile made none, there is nothing to bound."""
+    return tc == 0 or (count <= tc and eager_frames == 0)
+
 
 def differential(c: Case, mode: str) -> None:
     """The check of one case in one mode (see the package docstring)."""
     eager, _ = run_mode(c, "eager")
     actual, count = run_mode(c, mode)
+    eager_frames = LAST_EAGER_FRAMES[0]
     if mode == "torch.compile":
         TC_GRAPHS[c.name] = count
+    RESULTS[(c.name, mode)] = (count, False, eager_frames)
     check_results(c.program, eager, actual)
+    RESULTS[(c.name, mode)] = (count, True, eager_frames)
     if mode != "torch.compile":
         if c.name not in TC_GRAPHS:
             TC_GRAPHS[c.name] = run_mode(c, "torch.compile")[1]
         tc = TC_GRAPHS[c.name]
         # torch.compile's count bounds ours only where its run matches eager: where it differs
         # (a `try` whose handler it skips), its fewer graphs are no reference.
-        if count > tc and "torch.compile" not in c.xfail:
+        if "torch.compile" in c.xfail:
+            return
+        if c.strict_breadth:
+            if captured(tc, count, eager_frames):
+                return
+            # Issue 14's rule: a failure, unless the case names the gap (a strict xfail).
+            raise AssertionError(
+                f"{BREADTH}: {count} graphs and {eager_frames} frames run eagerly, "
+                f"torch.compile {tc} graphs"
+                + (f" ({c.breadth})" if c.breadth else " (no breadth= reason)")
+            )
+        if count > tc:
             pytest.xfail(f"{BREADTH}: {count} graphs, torch.compile {tc}")
+
+
+def summary_rows() -> list[tuple[str, int, int, int, int, int]]:
+    """Per topic, then ``total``: (topic, programs run; programs torch.compile captures with
+    eager's values in N >= 1 graphs, and those of them torchferro captures with eager's values
+    in <= N graphs without running a frame eagerly (``captured``); programs torch.compile runs
+    with eager's values in 0 graphs, and those of them torchferro runs with eager's values).
+    Only cases whose torch.compile and torchferro runs were both recorded count."""
+    rows: dict[str, list[int]] = {}
+    for c in CASES:
+        tc = RESULTS.get((c.name, "torch.compile"))
+        tf = RESULTS.get((c.name, "torchferro"))
+        if tc is None or tf is None:
+            continue
+        row = rows.setdefault(c.program.topic, [0, 0, 0, 0, 0])
+        row[0] += 1
+        if not tc[1] or "torch.compile" in c.xfail:
+            continue
+        if tc[0] > 0:
+            row[1] += 1
+            row[2] += tf[1] and captured(tc[0], tf[0], tf[2])
+        else:
+            row[3] += 1
+            row[4] += tf[1]
+    out = [(t, *r) for t, r in sorted(rows.items())]
+    if out:
+        out.append(("total", *[sum(r[i] for r in out) for i in range(1, 6)]))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,13 @@ def _params():
     for c in CASES:
         for mode in MODES:  # torch.compile first: it records the graph count
             reason = None if IGNORE_XFAIL else c.xfail.get(mode)
+            if (
+                not reason
+                and not IGNORE_XFAIL
+                and c.breadth
+                and mode != "torch.compile"
+            ):
+                reason = f"breadth: {c.breadth}"
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             # The topic (``cases_containers``) as a marker: ``pytest -k containers`` selects it.
             if c.program.topic.startswith("cases_"):

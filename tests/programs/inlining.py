@@ -205,20 +205,20 @@ PARTIAL_ADD = functools.partial(_square_plus, c=0.25)
 
 
 # torch.compile: 1 graphs
-@program(x34, 3, 1)
+@program(x34, 1, fullgraph=True)
 def partial_with_keyword(x):
     return PARTIAL_ADD(x) + functools.partial(_square_plus, x)(c=1)
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 3)
+@program(x34, 1, fullgraph=True)
 def partial_of_partial(x):
     p = functools.partial(functools.partial(torch.add, alpha=2), x)
     return p(x.cos())
 
 
 # torch.compile: 1 graphs
-@program(x34, 2, 1)
+@program(x34, 1, fullgraph=True)
 def partial_of_torch_functional(x):
     act = functools.partial(F.leaky_relu, negative_slope=0.2)
     return act(x) + act(-x)

@@ -353,6 +353,9 @@ pub(crate) fn template_of(
         Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
         Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
         Var::ModelOutput(o) => Some(std::rc::Rc::as_ptr(o) as usize),
+        // An iterator or library object held in two places is one object after the graph.
+        Var::Iter(i) => Some(std::rc::Rc::as_ptr(i) as *const u8 as usize),
+        Var::Library(l) => Some(std::rc::Rc::as_ptr(l) as *const u8 as usize),
         _ => None,
     };
     if let (Var::Cell(c), Some(addr)) = (v, addr) {
@@ -495,11 +498,47 @@ fn template_of_inner(
                 .unbind(),
         ),
         // A loop's iterator on the stack is handed over as its remaining items (see
-        // `StackSlot::Iter`); one anywhere else would have to stay the very same object.
-        Var::Iter(_) => {
-            return Err(TraceError::unsupported(
-                "an iterator in progress is held outside the stack of a for loop",
-            ))
+        // `StackSlot::Iter`; `BreakPlan::from_end` refuses one also held elsewhere); one
+        // anywhere else is a new iterator over its remaining items (one per tracked iterator).
+        Var::Iter(it) => {
+            let rest: Vec<Var> = {
+                let it = it.borrow();
+                it.0[it.1.min(it.0.len())..].to_vec()
+            };
+            OutputTemplate::Call(
+                py.import("builtins")?.getattr("iter")?.unbind(),
+                vec![OutputTemplate::List(
+                    rest.iter()
+                        .map(|i| template_of(py, i, outs, ctx))
+                        .collect::<Result<_, _>>()?,
+                )],
+            )
+        }
+        Var::Library(l) => {
+            let parts = interp::libobj::rebuild(py, &l.borrow())?;
+            let args = parts
+                .args
+                .iter()
+                .map(|a| template_of(py, a, outs, ctx))
+                .collect::<Result<_, _>>()?;
+            let kwargs = parts
+                .kwargs
+                .iter()
+                .map(|(k, a)| {
+                    Ok((
+                        pyo3::types::PyString::new(py, k).into_any().unbind(),
+                        template_of(py, a, outs, ctx)?,
+                    ))
+                })
+                .collect::<Result<_, TraceError>>()?;
+            OutputTemplate::Call(
+                interp::libobj::call_with_keywords(py)?,
+                vec![
+                    OutputTemplate::Const(parts.callable),
+                    OutputTemplate::Tuple(args),
+                    OutputTemplate::Dict(kwargs),
+                ],
+            )
         }
         // A cell of the frame: a new cell object with the value at the break, one per tracked
         // cell (closures rebuilt below share it).

@@ -121,6 +121,17 @@ impl BreakPlan {
             match v {
                 Var::Null => slots.push(StackSlot::Null),
                 Var::Iter(it) => {
+                    // The loop goes on over a new iterator: a local naming the same one
+                    // (`it = iter(xs); for x in it:`) would no longer see the loop advance it.
+                    let aliased = locals
+                        .iter()
+                        .flatten()
+                        .any(|l| matches!(l, Var::Iter(other) if std::rc::Rc::ptr_eq(other, it)));
+                    if aliased {
+                        return Err(TraceError::unsupported(
+                            "an iterator that a for loop advances is also held by a local",
+                        ));
+                    }
                     let rest: Vec<Var> = {
                         let it = it.borrow();
                         it.0[it.1.min(it.0.len())..].to_vec()

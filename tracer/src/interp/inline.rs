@@ -159,6 +159,11 @@ impl<'a, 'py> Frame<'a, 'py> {
         for (i, v) in locals.into_iter().enumerate() {
             all_locals[i] = v;
         }
+        let short = if generator {
+            self.short_circuit_consumer()?
+        } else {
+            None
+        };
         self.tx.depth += 1;
         let site = self.site();
         self.tx.callers.push(site);
@@ -179,16 +184,87 @@ impl<'a, 'py> Frame<'a, 'py> {
                 kw_names: None,
                 pc: 0,
                 yields: generator.then(Vec::new),
+                stop_at_yield: short.is_some(),
             };
-            child.run().map(|ret| match child.yields.take() {
-                Some(items) => Var::Iter(Rc::new(RefCell::new((items, 0)))),
-                None => ret,
-            })
+            match short {
+                Some(consumer) => child.run_until_decided(consumer),
+                None => child.run().map(|ret| match child.yields.take() {
+                    Some(items) => Var::Iter(Rc::new(RefCell::new((items, 0)))),
+                    None => ret,
+                }),
+            }
         };
         self.tx.caught_by_callers -= usize::from(caught);
         self.tx.callers.pop();
         self.tx.depth -= 1;
         r
+    }
+}
+
+/// A builtin that stops pulling from its argument once the answer is known.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum ShortCircuit {
+    Any,
+    All,
+    Next,
+}
+
+impl Frame<'_, '_> {
+    /// The short-circuiting builtin (`any`, `all`, `next`) a generator expression being called
+    /// is the first argument of: the stack then holds `NULL, builtin` just below the call. Its
+    /// items past the deciding one are never produced in eager (no side effects, no ops).
+    fn short_circuit_consumer(&self) -> Result<Option<ShortCircuit>, TraceError> {
+        let py = self.tx.py;
+        let n = self.stack.len();
+        if n < 2 || !matches!(self.stack[n - 2], Var::Null) {
+            return Ok(None);
+        }
+        let Var::Py(f, _) = &self.stack[n - 1] else {
+            return Ok(None);
+        };
+        let builtins = py.import("builtins")?;
+        let f = f.bind(py);
+        Ok(if f.is(builtins.getattr("any")?) {
+            Some(ShortCircuit::Any)
+        } else if f.is(builtins.getattr("all")?) {
+            Some(ShortCircuit::All)
+        } else if f.is(builtins.getattr("next")?) {
+            Some(ShortCircuit::Next)
+        } else {
+            None
+        })
+    }
+
+    /// Runs a generator expression one yield at a time until `consumer` has its answer; its
+    /// result is an iterator over the items produced, which the consumer then reads. An item
+    /// whose truth is not known at trace time (a tensor) makes it run to its end as before, so
+    /// the consumer breaks the graph where it did.
+    fn run_until_decided(&mut self, consumer: ShortCircuit) -> Result<Var, TraceError> {
+        let mut decided_by_truth = true;
+        loop {
+            let before = self.yields.as_ref().map_or(0, |y| y.len());
+            self.run()?;
+            let Some(item) = self.yields.as_ref().and_then(|y| y.get(before).cloned()) else {
+                break;
+            };
+            let stop = match consumer {
+                ShortCircuit::Next => true,
+                _ if !decided_by_truth => false,
+                _ => match self.truth(&item) {
+                    Ok(t) => t == (consumer == ShortCircuit::Any),
+                    Err(TraceError::Unsupported { .. }) => {
+                        decided_by_truth = false;
+                        false
+                    }
+                    Err(e) => return Err(e),
+                },
+            };
+            if stop {
+                break;
+            }
+        }
+        let items = self.yields.take().unwrap_or_default();
+        Ok(Var::Iter(Rc::new(RefCell::new((items, 0)))))
     }
 }
 

@@ -8,6 +8,7 @@ mod exceptions;
 pub(crate) use vars::dict_kind;
 mod handlers;
 mod inline;
+pub mod libobj;
 pub mod model_output;
 mod objects;
 mod ops;
@@ -240,6 +241,9 @@ pub struct Frame<'a, 'py> {
     pc: usize,
     /// A generator expression run to its end: the values it yields.
     yields: Option<Vec<Var>>,
+    /// Stop `run` after each value a generator expression yields (its consumer short-circuits:
+    /// `inline.rs` `short_circuit_consumer`); `run` is called again to resume it.
+    stop_at_yield: bool,
 }
 
 /// Where a frame's globals and free variables come from.
@@ -310,6 +314,7 @@ pub fn trace<'py>(
             kw_names: None,
             pc: 0,
             yields: None,
+            stop_at_yield: false,
         };
         frame.run_root(break_at)?
     };

@@ -224,6 +224,24 @@ impl Frame<'_, '_> {
                 self_: Box::new(Var::Py(o.cls.clone_ref(py), o.cls_src.clone())),
             });
         }
+        if raw.is_instance(&py.import("functools")?.getattr("cached_property")?)? {
+            // `functools.cached_property`: computed on the first read and stored in the
+            // instance `__dict__` (under `attrname`), which later reads find first.
+            let func = self
+                .tx
+                .wrap(raw.getattr("func")?, class_src.map(|s| s.attr(py, "func")))?;
+            let v = self.call(func, vec![this], vec![])?;
+            let key: String = raw
+                .getattr("attrname")?
+                .extract()
+                .unwrap_or_else(|_| name.to_string());
+            let mut attrs = o.attrs.borrow_mut();
+            match attrs.iter_mut().find(|(n, _)| *n == key) {
+                Some(slot) => slot.1 = v.clone(),
+                None => attrs.push((key, v.clone())),
+            }
+            return Ok(v);
+        }
         if raw.get_type().hasattr("__get__")? {
             if let Some(v) = self.descriptor_get(o, name, &raw)? {
                 return Ok(v);

@@ -628,6 +628,10 @@ impl Frame<'_, '_> {
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
             Var::Object(o) => self.object_attr(o, name),
+            Var::Library(l) => {
+                let l = l.clone();
+                self.library_attr(&l, name)
+            }
             Var::ModelOutput(o) => {
                 let o = o.clone();
                 self.model_output_attr(&o, name)
@@ -739,6 +743,18 @@ impl Frame<'_, '_> {
                     });
                 }
                 self.bound_method_or(v, &o, obj.clone(), src)
+            }
+            // `d.get` read as a value (a `key=` function): the method, bound to the tracker.
+            Var::List(_) | Var::Tuple(_) | Var::Dict(_) | Var::Set(_)
+                if py
+                    .import("builtins")?
+                    .getattr(obj.type_name(py).as_str())?
+                    .hasattr(name)? =>
+            {
+                Ok(Var::Method {
+                    recv: Box::new(obj.clone()),
+                    name: name.to_string(),
+                })
             }
             _ => Err(TraceError::unsupported(format!(
                 "attribute '{name}' of a {}",

@@ -391,24 +391,14 @@ impl Frame<'_, '_> {
                 self.stack.extend(out.into_iter().rev());
             }
             Op::GetIter => {
+                // An iterator is its own iterator: `for` over it advances the same cursor.
                 let v = self.pop()?;
-                let items = self.iterate(v)?;
-                self.stack
-                    .push(Var::Iter(Rc::new(RefCell::new((items, 0)))));
+                let it = self.get_iter(v)?;
+                self.stack.push(it);
             }
             Op::ForIter => {
-                let Var::Iter(it) = self.peek(0)?.clone() else {
-                    return Err(TraceError::unsupported(
-                        "iterating a Python iterator object",
-                    ));
-                };
-                let next = {
-                    let mut it = it.borrow_mut();
-                    let (items, pos) = &mut *it;
-                    let n = items.get(*pos).cloned();
-                    *pos += 1;
-                    n
-                };
+                let it = self.peek(0)?.clone();
+                let next = self.iter_next(&it)?;
                 match next {
                     Some(v) => self.stack.push(v),
                     None => {
@@ -590,6 +580,9 @@ impl Frame<'_, '_> {
                 ys.push(v);
                 // The value sent back in: iteration sends None.
                 self.stack.push(Var::none(py));
+                if self.stop_at_yield {
+                    return Ok(Some(Var::Null));
+                }
             }
             Op::Unsupported if ins.name == "STORE_ATTR" => {
                 let obj = self.pop()?;

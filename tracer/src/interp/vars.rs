@@ -123,9 +123,35 @@ pub enum Var {
     /// the dict after the view was taken show through it (length, membership, iteration,
     /// comparison), as they do in eager.
     DictView(DictItems, ViewKind),
+    /// An endless `itertools` iterator or a `functools.partial` of traced values, made by the
+    /// traced code (see `libobj.rs`).
+    Library(Rc<RefCell<LibObj>>),
     /// A `collections.deque` made by the traced code (see `calls/collections.rs`): rebuilt
     /// after the graph as `deque(items, maxlen)`.
     Deque(Rc<DequeVar>),
+}
+
+/// What a [`Var::Library`] is (its behaviour lives in `libobj.rs`).
+pub enum LibObj {
+    /// `itertools.count(start, step)` over Python numbers: `next` is the value it yields next.
+    Count { next: Py<PyAny>, step: Py<PyAny> },
+    /// `itertools.cycle(items)` of a non-empty sequence, at `pos`.
+    Cycle { items: Vec<Var>, pos: usize },
+    /// `itertools.repeat(item)` without `times`.
+    Repeat(Var),
+    /// `functools.partial(func, *args, **kwargs)` made in the frame: calling it calls `func`
+    /// with `args` first and `kwargs` updated by the call's own keywords, as the real one does.
+    Partial {
+        func: Var,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    },
+    /// `operator.methodcaller(name, *args, **kwargs)` with traced arguments.
+    MethodCaller {
+        name: String,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    },
 }
 
 /// The items of a traced `deque` and its `maxlen` (`None`: unbounded).
@@ -242,6 +268,7 @@ impl Var {
             Var::Object(o) => class_name(py, &o.cls, "object"),
             Var::ModelOutput(o) => class_name(py, &o.cls, "ModelOutput"),
             Var::DictView(_, kind) => format!("dict_{}", kind.method()),
+            Var::Library(l) => l.borrow().type_name().into(),
         }
     }
 
@@ -794,7 +821,14 @@ impl Tracer<'_> {
                     .add(py, &source, Check::Type(value.get_type().unbind()));
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
-            } else if lazy && is_per_call_torch_object(py, &value)? {
+            } else if lazy
+                && (is_per_call_torch_object(py, &value)?
+                    || value
+                        .get_type()
+                        .is(py.import("functools")?.getattr("partial")?))
+            {
+                // (A `functools.partial` the frame made before a graph break is new on every
+                // call too; a call through it reads `func`/`args`/`keywords` by their sources.)
                 // A torch object that a call makes afresh (a `Generator`, an `UntypedStorage`,
                 // a `finfo`), read from the frame's arguments: a resume function gets it on its
                 // stack or in its locals on every call. The trace cannot put it into a graph

@@ -47,6 +47,27 @@ pub(super) const FOLDABLE_BUILTINS: &[&str] = &[
     "hash",
     "chr",
     "ord",
+    "iter",
+    "next",
+    "map",
+    "filter",
+    "id",
+];
+
+/// Builtins that consume an iterable argument to its end: an iterator of the traced code given
+/// to them is drained (its cursor moves to the end, as the builtin leaves it).
+const CONSUMING_BUILTINS: &[&str] = &[
+    "list",
+    "tuple",
+    "sum",
+    "any",
+    "all",
+    "min",
+    "max",
+    "sorted",
+    "set",
+    "frozenset",
+    "dict",
 ];
 
 impl Frame<'_, '_> {
@@ -97,6 +118,24 @@ impl Frame<'_, '_> {
         } else {
             args
         };
+        if let Some(r) = self.iterator_builtin(name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        let args = if CONSUMING_BUILTINS.contains(&name) {
+            let mut out = Vec::new();
+            for a in args {
+                match a {
+                    Var::Iter(_) | Var::Library(_) => out.push(Var::Tuple(self.drain(a)?)),
+                    a => out.push(a),
+                }
+            }
+            out
+        } else {
+            args
+        };
+        if let Some(r) = self.numeric_builtin(name, &args, &kwargs)? {
+            return Ok(r);
+        }
         match (name, args.as_slice()) {
             // Values that exist only in the tracker: functions and methods made or bound by
             // the traced code are callable, containers and tensors are not, and a user object
@@ -104,6 +143,7 @@ impl Frame<'_, '_> {
             ("callable", [v]) if kwargs.is_empty() && v.as_py(py).is_none() => {
                 let yes = match v {
                     Var::Function(_) | Var::BoundMethod { .. } | Var::Method { .. } => Some(true),
+                    Var::Library(l) => Some(!l.borrow().is_iterator()),
                     Var::Tensor(_)
                     | Var::Tuple(_)
                     | Var::List(_)
@@ -270,54 +310,6 @@ impl Frame<'_, '_> {
                     Var::list(items)
                 });
             }
-            ("reversed", [v]) if kwargs.is_empty() && v.items(py).is_some() => {
-                return Ok(Var::list(v.items(py).unwrap().into_iter().rev().collect()));
-            }
-            ("enumerate", [v]) | ("enumerate", [v, _]) if v.items(py).is_some() => {
-                let start = args
-                    .get(1)
-                    .or_else(|| kwargs.iter().find(|(k, _)| k == "start").map(|(_, v)| v))
-                    .map(|s| {
-                        s.as_py(py)
-                            .ok_or_else(|| TraceError::unsupported("enumerate with a tensor start"))
-                    })
-                    .transpose()?
-                    .map(|s| s.extract::<i64>())
-                    .transpose()?
-                    .unwrap_or(0);
-                let items = v.items(py).unwrap();
-                return Ok(Var::list(
-                    items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, start + i as i64), x]))
-                        .collect(),
-                ));
-            }
-            ("zip", seqs) if !seqs.is_empty() && seqs.iter().all(|s| s.items(py).is_some()) => {
-                let lists: Vec<Vec<Var>> = seqs.iter().map(|s| s.items(py).unwrap()).collect();
-                let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
-                let mut strict = false;
-                for (k, v) in &kwargs {
-                    if k != "strict" {
-                        return Err(TraceError::unsupported(format!("zip() with keyword {k}")));
-                    }
-                    strict = v
-                        .as_py(py)
-                        .ok_or_else(|| TraceError::unsupported("zip(strict=) of a tensor"))?
-                        .is_truthy()?;
-                }
-                if strict && lists.iter().any(|l| l.len() != n) {
-                    return Err(TraceError::unsupported(
-                        "zip(strict=True) of sequences of different lengths (the frame raises ValueError)",
-                    ));
-                }
-                return Ok(Var::list(
-                    (0..n)
-                        .map(|i| Var::Tuple(lists.iter().map(|l| l[i].clone()).collect()))
-                        .collect(),
-                ));
-            }
             _ => {}
         }
         if let Some(r) = self.reduce_builtin(name, &args, &kwargs)? {
@@ -333,6 +325,48 @@ impl Frame<'_, '_> {
 }
 
 impl Frame<'_, '_> {
+    /// `abs`, `round`, `divmod` and `pow` of a tensor (its dunder methods: graph ops), and `id`
+    /// of an object read from the frame (its identity is then guarded). `None` otherwise.
+    fn numeric_builtin(
+        &mut self,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        if !kwargs.is_empty() {
+            return Ok(None);
+        }
+        let r = match (name, args) {
+            ("abs", [t @ Var::Tensor(_)]) => self.operator("abs", vec![t.clone()])?,
+            ("round", [Var::Tensor(t)]) => {
+                self.tensor_method(t.clone(), "round", vec![], vec![])?
+            }
+            ("round", [Var::Tensor(t), d]) if !matches!(d, Var::Py(o, _) if o.is_none(py)) => {
+                let kw = vec![("decimals".to_string(), d.clone())];
+                self.tensor_method(t.clone(), "round", vec![], kw)?
+            }
+            ("divmod", [a, b]) if matches!(a, Var::Tensor(_)) || matches!(b, Var::Tensor(_)) => {
+                let q = self.operator("floordiv", vec![a.clone(), b.clone()])?;
+                let r = self.operator("mod", vec![a.clone(), b.clone()])?;
+                Var::Tuple(vec![q, r])
+            }
+            ("pow", [a, b]) if matches!(a, Var::Tensor(_)) || matches!(b, Var::Tensor(_)) => {
+                self.operator("pow", vec![a.clone(), b.clone()])?
+            }
+            ("id", [v @ Var::Py(o, _)]) => {
+                self.tx.realize_identity(v);
+                let id = o.bind(py).as_ptr() as usize;
+                Var::py_const(py, id)
+            }
+            // A tensor or a value made by the traced code has no identity before the graph
+            // runs: the call breaks as any unknown call does.
+            ("id", [_]) => return Err(TraceError::unsupported("call to builtins.id")),
+            _ => return Ok(None),
+        };
+        Ok(Some(r))
+    }
+
     /// Builtins that consume a sequence whose items are not all Python values (tensors, or a
     /// generator expression's results): `sum`, `any`, `all`, `min`/`max` of known items,
     /// `sorted` with a traced key, `dict` of pairs. `None` leaves the call to folding.
@@ -343,6 +377,26 @@ impl Frame<'_, '_> {
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
+        // `min(a, b, key=...)`: the arguments are the items.
+        if matches!(name, "min" | "max")
+            && args.len() > 1
+            && args
+                .iter()
+                .chain(kwargs.iter().map(|(_, v)| v))
+                .any(|a| a.as_py(py).is_none())
+        {
+            let items = Var::Tuple(args.to_vec());
+            return self.reduce_builtin(name, &[items], kwargs);
+        }
+        if name == "dict" && args.len() <= 1 && !kwargs.is_empty() {
+            return self.dict_builtin(args.first(), kwargs).map(Some);
+        }
+        if name == "dict"
+            && args.len() == 1
+            && matches!(&args[0], Var::Py(o, Some(_)) if o.bind(py).is_instance_of::<pyo3::types::PyDict>())
+        {
+            return self.dict_builtin(args.first(), kwargs).map(Some);
+        }
         let Some(seq) = args.first() else {
             return Ok(None);
         };
@@ -377,6 +431,7 @@ impl Frame<'_, '_> {
             }
             ("min" | "max" | "sorted", 1) => {
                 let key = kw("key");
+                let default = kw("default");
                 let reverse = match kw("reverse") {
                     Some(r) => r
                         .as_py(py)
@@ -384,8 +439,18 @@ impl Frame<'_, '_> {
                         .is_truthy()?,
                     None => false,
                 };
-                if kwargs.iter().any(|(k, _)| k != "key" && k != "reverse") {
+                let allowed: &[&str] = if name == "sorted" {
+                    &["key", "reverse"]
+                } else {
+                    &["key", "default"]
+                };
+                if kwargs.iter().any(|(k, _)| !allowed.contains(&k.as_str())) {
                     return Ok(None);
+                }
+                if items.is_empty() {
+                    if let Some(d) = default {
+                        return Ok(Some(d));
+                    }
                 }
                 // The keys must be Python values: comparing tensors is data-dependent.
                 let mut keys = Vec::new();
@@ -396,10 +461,11 @@ impl Frame<'_, '_> {
                         }
                         _ => i.clone(),
                     };
-                    keys.push(k.as_py(py).ok_or_else(|| {
-                        TraceError::unsupported(format!("{name}() comparing tensors"))
-                    })?);
+                    keys.push(k);
                 }
+                let keys = python_keys(py, &keys).ok_or_else(|| {
+                    TraceError::unsupported(format!("{name}() comparing tensors"))
+                })?;
                 let keys = pyo3::types::PyList::new(py, keys)?;
                 let order = py.import("builtins")?.getattr("sorted")?.call(
                     (py.import("builtins")?
@@ -475,6 +541,59 @@ impl Frame<'_, '_> {
         }
     }
 
+    /// `dict(mapping_or_pairs, **kwargs)` as a new tracked dict: a mapping's values are read
+    /// through subscripts (so an input dict's values keep their sources), then the keywords.
+    fn dict_builtin(
+        &mut self,
+        first: Option<&Var>,
+        kwargs: &[(String, Var)],
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let mut out: Vec<(Py<PyAny>, Var)> = Vec::new();
+        let put = |k: Bound<'_, PyAny>, v: Var, out: &mut Vec<(Py<PyAny>, Var)>| match out
+            .iter()
+            .position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false))
+        {
+            Some(i) => out[i].1 = v,
+            None => out.push((k.unbind(), v)),
+        };
+        match first {
+            None => {}
+            Some(Var::Dict(d)) => out = d.borrow().clone(),
+            Some(m @ Var::Py(o, Some(_))) if o.bind(py).is_instance_of::<pyo3::types::PyDict>() => {
+                let keys: Vec<Bound<'_, PyAny>> = o
+                    .bind(py)
+                    .call_method0("keys")?
+                    .try_iter()?
+                    .collect::<PyResult<_>>()?;
+                for k in keys {
+                    let v = self.subscript(m.clone(), Var::Py(k.clone().unbind(), None))?;
+                    put(k, v, &mut out);
+                }
+            }
+            Some(seq) => {
+                let items = self.drain(seq.clone())?;
+                for pair in items {
+                    let kv = pair.items(py).filter(|kv| kv.len() == 2).ok_or_else(|| {
+                        TraceError::unsupported("dict() of items that are not pairs")
+                    })?;
+                    let k = kv[0]
+                        .as_py(py)
+                        .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                    put(k, kv[1].clone(), &mut out);
+                }
+            }
+        }
+        for (k, v) in kwargs {
+            put(
+                pyo3::types::PyString::new(py, k).into_any(),
+                v.clone(),
+                &mut out,
+            );
+        }
+        Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(out))))
+    }
+
     /// Guards `hasattr(obj, name) == present` where `obj` was read from the frame.
     fn guard_hasattr(&mut self, obj: &Var, name: &str, present: bool) {
         if let Var::Py(o, Some(src)) = obj {
@@ -534,6 +653,15 @@ impl Frame<'_, '_> {
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
             Var::Set(_) => named("set")?,
+            Var::Library(l) => {
+                let (module, name) = l.borrow().py_type();
+                Some(
+                    py.import(module)?
+                        .getattr(name)?
+                        .cast_into::<PyType>()
+                        .map_err(PyErr::from)?,
+                )
+            }
             Var::ModelOutput(o) => Some(as_type(py, &o.cls)?),
             Var::Object(o) => Some(as_type(py, &o.cls)?),
             Var::NamedTuple { ty, .. } => Some(
@@ -563,6 +691,31 @@ impl Frame<'_, '_> {
             _ => None,
         })
     }
+}
+
+/// The Python values to compare `keys` by: the keys themselves, or, for tuples whose first items
+/// are Python values that all differ (`sorted(d.items())` with tensor values), those first
+/// items, since a tuple comparison decided there never looks further. `None` when comparing
+/// them would compare tensors.
+fn python_keys<'py>(py: Python<'py>, keys: &[Var]) -> Option<Vec<Bound<'py, PyAny>>> {
+    if let Some(all) = keys.iter().map(|k| k.as_py(py)).collect::<Option<Vec<_>>>() {
+        return Some(all);
+    }
+    let firsts: Vec<Bound<'py, PyAny>> = keys
+        .iter()
+        .map(|k| match k {
+            Var::Tuple(items) => items.first().and_then(|f| f.as_py(py)),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    for (i, a) in firsts.iter().enumerate() {
+        for b in &firsts[..i] {
+            if a.eq(b).unwrap_or(true) {
+                return None;
+            }
+        }
+    }
+    Some(firsts)
 }
 
 /// Whether reading `name` from a known object fails (for `getattr` defaults and `hasattr`).

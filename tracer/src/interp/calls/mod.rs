@@ -6,6 +6,8 @@
 mod builtins;
 mod collections;
 mod containers;
+mod functools;
+mod iterators;
 mod library;
 mod modules;
 mod sequences;
@@ -124,6 +126,7 @@ impl Frame<'_, '_> {
                 all.extend(args);
                 self.call(*func, all, kwargs)
             }
+            Var::Library(l) => self.call_library(&l, args, kwargs),
             other => Err(TraceError::unsupported(format!(
                 "calling a {}",
                 other.type_name(py)
@@ -167,6 +170,12 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         if let Some(r) = self.construct_named_tuple(f, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.itertools_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.functools_call(f, src.as_ref(), &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
         if let Some(r) = self.collections_call(f, &module, &name, &args, &kwargs)? {
@@ -604,14 +613,8 @@ impl Frame<'_, '_> {
                 .items(py)
                 .ok_or_else(|| TraceError::internal("partial args"))?;
             all.extend(args.iter().cloned());
-            let mut kw: Vec<(String, Var)> = match pkw {
-                Var::Dict(d) => d
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| Ok((k.bind(py).extract::<String>()?, v.clone())))
-                    .collect::<Result<_, TraceError>>()?,
-                _ => Vec::new(),
-            };
+            // A constant `keywords` dict (a partial made at trace time) is a `Var::Py`.
+            let mut kw: Vec<(String, Var)> = self::functools::dict_pairs(py, &pkw)?;
             for (k, v) in kwargs {
                 kw.retain(|(k2, _)| k2 != k);
                 kw.push((k.clone(), v.clone()));
