@@ -765,7 +765,7 @@ def global_counter_increment(x):
 
 
 @case(x34, state=("HISTORY",))
-def global_list_append(x):
+def global_list_append_of_a_size(x):
     HISTORY.append(x.shape[0])
     return x + len(HISTORY)
 
