@@ -46,13 +46,16 @@ pub enum Step {
 }
 
 impl Step {
-    fn same(&self, other: &Step) -> bool {
+    /// The same step: same slot, or same name (compared by pointer first: names are interned)
+    /// in the same globals, or the same constant key.
+    pub(crate) fn same(&self, other: &Step) -> bool {
         match (self, other) {
             (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
             (Step::Cell { index: a, .. }, Step::Cell { index: b, .. }) => a == b,
             (Step::Global { name: a }, Step::Global { name: b })
             | (Step::Attr { name: a }, Step::Attr { name: b }) => {
-                Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
+                a.as_ptr() == b.as_ptr()
+                    || Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
             }
             (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
             (

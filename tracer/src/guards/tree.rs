@@ -252,33 +252,7 @@ impl GuardNode {
     }
 
     fn step_same(&self, other: &Step) -> bool {
-        match (&self.step, other) {
-            (Step::Local { index: a, .. }, Step::Local { index: b, .. }) => a == b,
-            (Step::Cell { index: a, .. }, Step::Cell { index: b, .. }) => a == b,
-            (Step::Global { name: a }, Step::Global { name: b })
-            | (Step::Attr { name: a }, Step::Attr { name: b }) => {
-                a.as_ptr() == b.as_ptr() || {
-                    Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
-                }
-            }
-            (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
-            (
-                Step::ModuleGlobal {
-                    globals: g1,
-                    name: a,
-                    ..
-                },
-                Step::ModuleGlobal {
-                    globals: g2,
-                    name: b,
-                    ..
-                },
-            ) => {
-                g1.as_ptr() == g2.as_ptr()
-                    && Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
-            }
-            _ => false,
-        }
+        self.step.same(other)
     }
 
     fn is_dead(&self) -> bool {
