@@ -1125,3 +1125,52 @@ def partial_live_across_break(x):
     f = partial(torch.add, x, alpha=2)
     print("partial")
     return f(x)
+
+
+# An iterator taken whole by a statement or a call is consumed by it: what is left for the next
+# reader is what eager leaves (the class of `a += it` keeping the iterator's items).
+
+
+def _sum_all(*xs):
+    return sum(xs)
+
+
+@case(x34)
+def iterator_consumed_by_star_list(x):
+    it = iter([x, x + 1, x + 2])
+    first = next(it)
+    ys = [*it]
+    return first, ys, list(it)
+
+
+@case(x34)
+def iterator_consumed_by_star_call(x):
+    it = iter([x, x * 2, x * 3])
+    next(it)
+    return _sum_all(*it), list(it)
+
+
+@case(x34)
+def iterator_consumed_by_list_extend(x):
+    it = iter([x, x + 1, x + 2])
+    next(it)
+    a = [x * 0]
+    a.extend(it)
+    return a, list(it)
+
+
+@case(x34)
+def iterator_consumed_by_set_display(x):
+    it = iter([1, 2, 3, 2])
+    next(it)
+    s = {*it}
+    return x * len(s), sorted(s), list(it)
+
+
+@case(x34)
+def iterator_consumed_by_slice_assignment(x):
+    it = iter([x, x + 1, x + 2])
+    next(it)
+    a = [x, x, x]
+    a[1:2] = it
+    return a, list(it)

@@ -346,7 +346,7 @@ def int_parse_value_error(x):
     return x + n
 
 
-@case(x34, xfail_ferro=BUILTINS_ITER, xfail_inductor=BUILTINS_ITER)
+@case(x34)
 def next_stop_iteration_caught(x):
     it = iter([])
     try:

@@ -856,8 +856,13 @@ impl<'a, 'py> Frame<'a, 'py> {
             Var::Py(o, Some(src)) if pyobj::is_nn_module(self.tx.py, o.bind(self.tx.py))? => {
                 self.module_children(o.bind(self.tx.py).clone(), src.clone())
             }
-            // A user class's `__iter__`, inlined; what it returns is iterated.
+            // A user class's `__iter__`, inlined; what it returns is iterated. The
+            // `collections.abc` mixins (a `Sequence`'s generator `__iter__`) go through
+            // `abc_mixins.rs` first.
             Var::Object(o) => {
+                if let Some(items) = self.object_items(&v)? {
+                    return Ok(items);
+                }
                 let o = o.clone();
                 let it = self.object_operator(&o, "iter", vec![])?;
                 self.iterate(it)

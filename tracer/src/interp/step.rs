@@ -199,7 +199,7 @@ impl Frame<'_, '_> {
                 if let Ok(Var::Null) = self.peek(0).cloned() {
                     self.pop()?;
                 }
-                let args = args.items(py).ok_or_else(|| {
+                let args = args.take_items(py).ok_or_else(|| {
                     TraceError::unsupported("f(*args) with args that are not a sequence")
                 })?;
                 let mut kw = Vec::new();
@@ -326,7 +326,7 @@ impl Frame<'_, '_> {
             }
             Op::ListExtend => {
                 let v = self.pop()?;
-                let items = v.items(py).ok_or_else(|| {
+                let items = v.take_items(py).ok_or_else(|| {
                     TraceError::unsupported("extending a list with a non-sequence")
                 })?;
                 let Var::List(l) = self.peek(arg - 1)?.clone() else {
@@ -551,7 +551,7 @@ impl Frame<'_, '_> {
                 let items = if ins.op == Op::SetAdd {
                     vec![v]
                 } else {
-                    v.items(py).ok_or_else(|| {
+                    v.take_items(py).ok_or_else(|| {
                         TraceError::unsupported("updating a set from a non-sequence")
                     })?
                 };

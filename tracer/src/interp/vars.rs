@@ -367,6 +367,19 @@ impl Var {
     }
 
     /// Items of a sequence-like value, for unpacking and iteration.
+    /// The items of an iterable that something takes whole (`xs += it`, `xs.extend(it)`,
+    /// `[*it]`, `f(*it)`, `s.update(it)`, slice assignment): an iterator is consumed, as the
+    /// real one would be; other values as [`Var::items`].
+    pub fn take_items(&self, py: Python<'_>) -> Option<Vec<Var>> {
+        if let Var::Iter(it) = self {
+            let mut it = it.borrow_mut();
+            let rest = it.0[it.1.min(it.0.len())..].to_vec();
+            it.1 = it.0.len();
+            return Some(rest);
+        }
+        self.items(py)
+    }
+
     pub fn items(&self, py: Python<'_>) -> Option<Vec<Var>> {
         match self {
             Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.clone()),

@@ -299,7 +299,8 @@ impl Frame<'_, '_> {
                 let o = o.clone();
                 return self.object_operator(&o, "len", vec![]);
             }
-            ("len", [v]) if v.items(py).is_some() => {
+            // (An iterator has no length: `len(it)` raises, as eager's does.)
+            ("len", [v]) if !matches!(v, Var::Iter(_)) && v.items(py).is_some() => {
                 return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64))
             }
             ("tuple", [v]) | ("list", [v]) if v.items(py).is_some() => {

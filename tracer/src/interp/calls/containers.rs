@@ -144,7 +144,7 @@ impl Frame<'_, '_> {
             }
             ("extend", [v]) => {
                 let items = v
-                    .items(py)
+                    .take_items(py)
                     .ok_or_else(|| TraceError::unsupported("list.extend with a non-sequence"))?;
                 l.borrow_mut().extend(items);
                 Ok(Var::none(py))

@@ -105,7 +105,7 @@ impl Frame<'_, '_> {
             }
             // In place on a list: the same list, extended (any iterable) or repeated.
             ("iadd", Var::List(l), _) => {
-                let Some(items) = b.items(py) else {
+                let Some(items) = b.take_items(py) else {
                     return Ok(None);
                 };
                 self.tx.note_list_mutation(l);
@@ -156,7 +156,7 @@ impl Frame<'_, '_> {
     ) -> Result<(), TraceError> {
         let py = self.tx.py;
         let new = value
-            .items(py)
+            .take_items(py)
             .ok_or_else(|| TraceError::unsupported("assigning a non-sequence to a list slice"))?;
         let len = l.borrow().len();
         let (pos, start, step) = slice_positions(slice, len)?;
