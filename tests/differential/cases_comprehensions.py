@@ -80,3 +80,10 @@ def comprehension_variable_unbound_after(x):
 def comprehension_then_tensor_work(x):
     ys = [_note("row", r.relu()) for r in x]
     return torch.stack(ys).sum(0) * 3
+
+
+# torch.compile's locals() here shows its own variables.
+@case(x34, xfail_tc=TC_DIFFERS)
+def locals_after_a_comprehension_broken_in_its_body(x):
+    t = torch.stack([_note("row", r * 2) for r in x])
+    return t, sorted(locals())

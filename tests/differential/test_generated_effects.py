@@ -47,6 +47,8 @@ WORKING = (
     "aliasing",
     "op_error_caught",
     "locals",
+    "iterator",
+    "comprehension",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -158,6 +160,35 @@ class EffectWriter(ProgramWriter):
             n = self.fresh("n")
             emit(f"{n} = len(locals()) + ('x' in locals())")
             self.ints.append(n)
+        elif kind == "iterator":
+            # A partly consumed iterator taken whole by a statement: the rest is consumed.
+            it, acc = self.fresh("it"), self.fresh("acc")
+            emit(f"{it} = iter([{self.t()}, {self.t()} * 2, {self.t()} + 1])")
+            emit(f"next({it})")
+            how = self.draw(
+                st.sampled_from(["extend", "iadd", "star", "slice", "list"])
+            )
+            if how == "extend":
+                emit(f"{acc} = [x * 0]")
+                emit(f"{acc}.extend({it})")
+            elif how == "iadd":
+                emit(f"{acc} = [x * 0]")
+                emit(f"{acc} += {it}")
+            elif how == "star":
+                emit(f"{acc} = [x * 0, *{it}]")
+            elif how == "slice":
+                emit(f"{acc} = [x, x, x]")
+                emit(f"{acc}[1:2] = {it}")
+            else:
+                emit(f"{acc} = list({it})")
+            emit(f"{t} = sum({acc}) + len(list({it}))")
+            self.tensors.append(t)
+        elif kind == "comprehension":
+            # On 3.12 comprehensions are inlined: a break in the body resumes with the list
+            # being built on the stack.
+            brk = 'print(end="") or ' if self.allow_breaks else ""
+            emit(f"{t} = torch.stack([{brk}r * {self.i()} for r in {self.t()}])")
+            self.tensors.append(t)
         elif kind == "op_error_caught":
             emit("try:")
             emit(

@@ -30,18 +30,12 @@ impl Frame<'_, '_> {
             Op::StoreFast => {
                 // Storing NULL unbinds the local: 3.12's inlined comprehensions save a local
                 // with `LOAD_FAST_AND_CLEAR` (NULL when it was unbound) and restore it so.
-                let v = self.pop_unused()?;
-                self.locals[arg] = match v {
-                    Var::Null => None,
-                    v => Some(v),
-                };
-            }
-            Op::DeleteFast => {
-                self.locals[arg] = None;
-                if self.ctx.root && arg < self.code.nargs && !self.tx.deleted_args.contains(&arg) {
-                    self.tx.deleted_args.push(arg);
+                match self.pop_unused()? {
+                    Var::Null => self.unbind_local(arg),
+                    v => self.locals[arg] = Some(v),
                 }
             }
+            Op::DeleteFast => self.unbind_local(arg),
             Op::LoadDeref => {
                 let v = self.load_deref(arg)?;
                 self.stack.push(v);
@@ -617,4 +611,15 @@ fn name_index(ins: &Ins) -> Result<usize, TraceError> {
     ins.name_index
         .map(|i| i as usize)
         .ok_or_else(|| TraceError::internal(format!("{} names nothing", ins.name)))
+}
+
+impl Frame<'_, '_> {
+    /// Unbinds local `i` (`del x`, or a 3.12 comprehension restoring a variable that was
+    /// unbound): a root argument then no longer reads from the frame (`locals()` leaves it out).
+    fn unbind_local(&mut self, i: usize) {
+        self.locals[i] = None;
+        if self.ctx.root && i < self.code.nargs && !self.tx.deleted_args.contains(&i) {
+            self.tx.deleted_args.push(i);
+        }
+    }
 }
