@@ -48,9 +48,27 @@ pub fn build(
     let mut output_code: Option<String> = None;
     let mut backend_phases: Vec<(&'static str, f64)> = Vec::new();
     let mut functional = None;
+    // Autocast regions: the inductor computes in the dtypes it is given and knows nothing of
+    // autocast's casts; tensor subclasses: their `__torch_function__` must run. Such graphs
+    // replay on the eager runner, through torch.
+    let empty = output.graph.op_count() == 0;
+    let eager_only = match backend {
+        _ if empty => None,
+        Backend::Inductor if output.has_autocast() => Some("it has an autocast region"),
+        Backend::Inductor if output.has_tensor_subclass_input(py)? => {
+            Some("an input is a tensor subclass")
+        }
+        _ => None,
+    };
+    if let Some(why) = eager_only {
+        crate::log::inductor_fallbacks(
+            info,
+            &[format!("the whole graph runs on the eager backend: {why}")],
+        );
+    }
     let runner = match backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
-        _ if output.graph.op_count() == 0 => Runner::Eager(EagerProgram::new(
+        _ if empty || eager_only.is_some() => Runner::Eager(EagerProgram::new(
             py,
             &output.graph,
             &output.callables,
@@ -62,35 +80,6 @@ pub fn build(
             &output.callables,
             &output.sites,
         )?),
-        // Autocast regions: the inductor computes in the dtypes it is given and knows nothing
-        // of autocast's casts, so these graphs replay on the eager runner, casts done by torch.
-        Backend::Inductor if output.has_autocast() => {
-            crate::log::inductor_fallbacks(
-                info,
-                &["the whole graph runs on the eager backend: it has an autocast region".into()],
-            );
-            Runner::Eager(EagerProgram::new(
-                py,
-                &output.graph,
-                &output.callables,
-                &output.sites,
-            )?)
-        }
-        Backend::Inductor if output.has_tensor_subclass_input(py)? => {
-            crate::log::inductor_fallbacks(
-                info,
-                &[
-                    "the whole graph runs on the eager backend: an input is a tensor subclass"
-                        .into(),
-                ],
-            );
-            Runner::Eager(EagerProgram::new(
-                py,
-                &output.graph,
-                &output.callables,
-                &output.sites,
-            )?)
-        }
         Backend::Inductor => {
             // The inductor computes values: it gets the graph without in-place ops.
             let fg = functional::for_inductor(py, &output.graph, &output.callables, &output.sites)?;
