@@ -187,6 +187,10 @@ static inline double tf_mind(double a, double b) { return tf_seld((a != a) | (a 
 #pragma omp declare reduction(tfmin : float : omp_out = tf_minf(omp_out, omp_in)) initializer(omp_priv = INFINITY)
 #pragma omp declare reduction(tfmax : double : omp_out = tf_maxd(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 #pragma omp declare reduction(tfmin : double : omp_out = tf_mind(omp_out, omp_in)) initializer(omp_priv = INFINITY)
+#pragma omp declare reduction(tfadd : int64_t : omp_out = (int64_t)((uint64_t)omp_out + (uint64_t)omp_in)) initializer(omp_priv = 0)
+#pragma omp declare reduction(tfmul : int64_t : omp_out = (int64_t)((uint64_t)omp_out * (uint64_t)omp_in)) initializer(omp_priv = 1)
+#pragma omp declare reduction(tfadd : int32_t : omp_out = (int32_t)((uint32_t)omp_out + (uint32_t)omp_in)) initializer(omp_priv = 0)
+#pragma omp declare reduction(tfmul : int32_t : omp_out = (int32_t)((uint32_t)omp_out * (uint32_t)omp_in)) initializer(omp_priv = 1)
 #pragma omp declare reduction(tfmax : int64_t : omp_out = TF_MAXI(omp_out, omp_in)) initializer(omp_priv = INT64_MIN)
 #pragma omp declare reduction(tfmin : int64_t : omp_out = TF_MINI(omp_out, omp_in)) initializer(omp_priv = INT64_MAX)
 #pragma omp declare reduction(tfmax : int32_t : omp_out = TF_MAXI(omp_out, omp_in)) initializer(omp_priv = INT32_MIN)
@@ -275,12 +279,34 @@ pub(super) fn fsfx(d: DType) -> &'static str {
     }
 }
 
+/// The unsigned type that `int32`/`int64` addition, subtraction, multiplication and negation
+/// are computed in. Signed overflow is undefined in C, and compilers use that: gcc 13 folds
+/// `min(max(x, y), y + 1)` as if `y + 1 > y` held, where torch's kernels wrap (`y + 1` of
+/// `INT64_MAX` is `INT64_MIN`). Unsigned arithmetic wraps by definition and converting back is
+/// modular in gcc and clang, which is torch's result. Narrower integers are promoted to `int`
+/// in C, where these ops cannot overflow.
+fn wrapping_unsigned(d: DType) -> Option<&'static str> {
+    match d {
+        DType::Int64 => Some("uint64_t"),
+        DType::Int32 => Some("uint32_t"),
+        _ => None,
+    }
+}
+
 pub(super) fn unary_c(op: UnOp, a: &str, d: DType) -> String {
     use UnOp::*;
     let f = fsfx(d);
     let float = d.is_floating_point();
     let one = if is_f32_like(d) { "1.0f" } else { "1.0" };
     match op {
+        Neg | Abs if wrapping_unsigned(d).is_some() => {
+            let u = wrapping_unsigned(d).unwrap_or_default();
+            let neg = format!("(({})(({u})0 - ({u})({a})))", c_type(d));
+            match op {
+                Neg => neg,
+                _ => select_c(&format!("({a} < 0)"), &neg, a, d),
+            }
+        }
         Neg => format!("(-{a})"),
         Abs if float => format!("fabs{f}({a})"),
         Abs => select_c(&format!("({a} < 0)"), &format!("(-{a})"), a, d),
@@ -339,6 +365,15 @@ pub(super) fn binary_c(op: BinOp, a: &str, b: &str, d: DType) -> String {
     match op {
         Add if boolean => format!("({a} | {b})"),
         Mul if boolean => format!("({a} & {b})"),
+        Add | Sub | Mul if wrapping_unsigned(d).is_some() => {
+            let u = wrapping_unsigned(d).unwrap_or_default();
+            let sym = match op {
+                Add => "+",
+                Sub => "-",
+                _ => "*",
+            };
+            format!("(({})(({u})({a}) {sym} ({u})({b})))", c_type(d))
+        }
         Add => format!("({a} + {b})"),
         Sub => format!("({a} - {b})"),
         Mul => format!("({a} * {b})"),
@@ -374,6 +409,9 @@ pub(super) fn omp_reduction(op: ReduceOp, d: DType) -> &'static str {
     match (op, d) {
         (ReduceOp::Sum, DType::Bool) | (ReduceOp::Max, DType::Bool) => "||",
         (ReduceOp::Prod, DType::Bool) | (ReduceOp::Min, DType::Bool) => "&&",
+        // Combining partial sums must wrap as the loop body does (see `wrapping_unsigned`).
+        (ReduceOp::Sum, _) if wrapping_unsigned(d).is_some() => "tfadd",
+        (ReduceOp::Prod, _) if wrapping_unsigned(d).is_some() => "tfmul",
         (ReduceOp::Sum, _) => "+",
         (ReduceOp::Prod, _) => "*",
         (ReduceOp::Max, _) => "tfmax",
