@@ -16,6 +16,14 @@ from transformers.modeling_outputs import (  # noqa: E402
     CausalLMOutputWithCrossAttentions,
 )
 
+# transformers renamed the `past_key_values` field `cache` (5.2x), keeping the old name as a
+# keyword and a property; the GPU machine's 5.17 has only the old name.
+CACHE = (
+    "cache"
+    if "cache" in BaseModelOutputWithPast.__dataclass_fields__
+    else "past_key_values"
+)
+
 
 def _same(got, want):
     assert type(got) is type(want)
@@ -57,7 +65,7 @@ def built_and_read(x):
         h,
         second[1] - first,
         out.attentions is None,
-        out.cache,
+        getattr(out, CACHE),
         out.past_key_values,
         len(out),
         list(out.keys()),
@@ -77,11 +85,13 @@ def test_fields_keys_items_and_the_rebuilt_instance():
 
 
 def positional_and_old_cache_keyword(x):
-    # `past_key_values` is the old name of the `cache` field: the class renames the keyword.
+    # `past_key_values` is the old name of the `cache` field (transformers 5.2x): the class
+    # renames the keyword.
     a = CausalLMOutputWithCrossAttentions(None, x.cos(), past_key_values=(x,))
     items = [(k, v) for k, v in a.items()]
     values = list(a.values())
-    return a, items, values, a.logits * 2, a["cache"], a.cache_params
+    old = getattr(a, "cache_params", None) if CACHE == "cache" else None
+    return a, items, values, a.logits * 2, a[CACHE], old
 
 
 def test_positional_fields_and_the_renamed_cache_keyword():
