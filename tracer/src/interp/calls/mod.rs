@@ -6,6 +6,7 @@
 mod builtins;
 mod collections;
 mod containers;
+mod distributions;
 mod functools;
 mod iterators;
 mod library;
@@ -269,7 +270,8 @@ impl Frame<'_, '_> {
         }
         let is_torch =
             (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
-                && !module.starts_with("torch.nn.modules");
+                && !module.starts_with("torch.nn.modules")
+                && !self::distributions::is_distributions_module(&module);
         if is_torch && has_state_effects(&module) {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
@@ -638,6 +640,7 @@ impl Frame<'_, '_> {
         // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
         Ok((!crate::skipfiles::is_skipped(py, &filename)
             || filename.contains("/torch/nn/modules/")
+            || self::distributions::is_distributions_file(&filename)
             || filename.ends_with("/_collections_abc.py")
             || filename == "<frozen _collections_abc>")
             && (!filename.starts_with("<frozen") || filename == "<frozen _collections_abc>"))
