@@ -516,6 +516,24 @@ impl Frame<'_, '_> {
                 return Ok(Some(Var::none(py)));
             }
         }
+        // `object.__new__(C)` / `C.__new__(C)` for a plain class: a new tracked object whose
+        // `__init__` is not run (`torch.distributions`' `_get_checked_instance`).
+        if let [cls] = args {
+            if f.is(builtins.getattr("object")?.getattr("__new__")?) {
+                if let Some(c) = cls.as_py(py) {
+                    if is_plain_class(py, &c)? {
+                        return Ok(Some(Var::Object(Rc::new(ObjectVar {
+                            cls: c.unbind(),
+                            cls_src: match cls {
+                                Var::Py(_, s) => s.clone(),
+                                _ => None,
+                            },
+                            attrs: RefCell::new(Vec::new()),
+                        }))));
+                    }
+                }
+            }
+        }
         // `setattr(obj, name, v)` is `obj.name = v`, hooks included.
         let via_object = f.is(builtins.getattr("object")?.getattr("__setattr__")?);
         if !via_object && !f.is(builtins.getattr("setattr")?) {

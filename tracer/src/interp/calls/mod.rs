@@ -5,6 +5,7 @@
 
 mod builtins;
 mod collections;
+mod compiler_api;
 mod containers;
 mod distributions;
 mod functools;
@@ -13,6 +14,7 @@ mod library;
 mod modules;
 mod sequences;
 mod torch;
+mod torch_api;
 mod trace_time;
 
 use pyo3::intern;
@@ -160,6 +162,15 @@ impl Frame<'_, '_> {
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
             .any(contains_tensor);
+        if let Some(r) = self.compiler_api_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.torch_check_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.construct_torch_layer(f, &module, &args, &kwargs)? {
+            return Ok(r);
+        }
         if let Some(r) = self.frame_builtin(&module, &name, &args, &kwargs)? {
             return Ok(r);
         }
