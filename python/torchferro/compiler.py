@@ -127,7 +127,9 @@ def allow_in_graph(fn):
     return torch._dynamo.allow_in_graph(fn)
 
 
-def substitute_in_graph(original_fn, *, can_constant_fold_through=False, skip_signature_check=False):
+def substitute_in_graph(
+    original_fn, *, can_constant_fold_through=False, skip_signature_check=False
+):
     """Decorator: trace the decorated function in place of ``original_fn`` wherever compiled
     code calls it (as ``torch.compiler.substitute_in_graph``); eager calls still run the
     original."""
