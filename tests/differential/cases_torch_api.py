@@ -11,7 +11,6 @@ each must give eager's values (and RNG state) in no more graphs than torch.compi
 from __future__ import annotations
 
 import math
-import operator
 
 import torch
 import torch.nn.functional as F
@@ -668,7 +667,7 @@ def torch_check_with_and_value(x):
     n, d = x.shape
     torch._check_with(ValueError, d % 2 == 0, lambda: "even features")
     torch._check_value(n > 0)
-    torch._check_index(0 <= 1 < n)
+    torch._check_index(0 <= n - 1)
     return x.view(n, d // 2, 2).sum(-1)
 
 
