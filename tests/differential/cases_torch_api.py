@@ -808,3 +808,53 @@ def categorical_kl_between_policies(lg):
     old = Categorical(logits=lg.detach())
     new = Categorical(logits=lg * 0.9)
     return kl_divergence(old, new).mean()
+
+
+_W44 = torch.linspace(-1, 1, 16).reshape(4, 4)
+
+
+@torch.autocast("cpu", dtype=torch.bfloat16)
+def _bf16_project(t):
+    return t @ _W44
+
+
+@case(x34)
+def autocast_decorated_function(x):
+    y = _bf16_project(x)
+    return y.float() + 1, y.dtype
+
+
+class _MixedHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    @torch.autocast("cpu", dtype=torch.bfloat16)
+    def forward(self, x):
+        return self.proj(x).relu()
+
+
+@case(x34, module=True)
+def autocast_decorated_forward():
+    torch.manual_seed(0)
+    return _MixedHead()
+
+
+@case(
+    x34,
+    breadth="an autocast object made in the frame and called on a function (the decorator "
+    "made inside the compiled code): the frame runs eagerly",
+)
+def autocast_decorator_made_in_frame(x):
+    h = torch.autocast("cpu", dtype=torch.bfloat16)(lambda t: t @ _W44)
+    return h(x).float()
+
+
+@case(x34)
+def autocast_enabled_called_as_function(x):
+    torch.set_autocast_enabled("cpu", True)
+    try:
+        y = x @ _W44
+    finally:
+        torch.set_autocast_enabled("cpu", False)
+    return y

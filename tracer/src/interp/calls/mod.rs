@@ -171,6 +171,9 @@ impl Frame<'_, '_> {
         if let Some(r) = self.construct_torch_layer(f, &module, &args, &kwargs)? {
             return Ok(r);
         }
+        if let Some(r) = self.autocast_decorated_call(f, &args, &kwargs)? {
+            return Ok(r);
+        }
         if let Some(r) = self.frame_builtin(&module, &name, &args, &kwargs)? {
             return Ok(r);
         }

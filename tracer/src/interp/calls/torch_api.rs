@@ -165,3 +165,65 @@ impl Frame<'_, '_> {
         Ok(Some(Var::Py(m.unbind(), None)))
     }
 }
+
+impl Frame<'_, '_> {
+    /// A function decorated with an autocast object (`@torch.autocast("cpu", dtype=...)`, or
+    /// `torch.autocast(...)(fn)` made outside the frame): torch's wrapper
+    /// (`autocast_decorator.<locals>.decorate_autocast`) runs `func` inside `with
+    /// autocast_instance:`. Traced as that region: autocast switched on for the inlined body and
+    /// back after it, as the `with` form is. `None` for any other callable.
+    pub(super) fn autocast_decorated_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let Ok(code) = f.getattr(intern!(py, "__code__")) else {
+            return Ok(None);
+        };
+        let file: String = code.getattr("co_filename")?.extract()?;
+        let sep = std::path::MAIN_SEPARATOR;
+        if !file.ends_with(&format!("{sep}amp{sep}autocast_mode.py"))
+            || code.getattr("co_name")?.extract::<String>()? != "decorate_autocast"
+        {
+            return Ok(None);
+        }
+        let freevars: Vec<String> = code.getattr("co_freevars")?.extract()?;
+        let closure = f.getattr(intern!(py, "__closure__"))?;
+        let cell = |name: &str| -> Result<Option<Bound<'_, PyAny>>, TraceError> {
+            match freevars.iter().position(|v| v == name) {
+                Some(i) => Ok(Some(
+                    closure.get_item(i)?.getattr(intern!(py, "cell_contents"))?,
+                )),
+                None => Ok(None),
+            }
+        };
+        let (Some(instance), Some(func)) = (cell("autocast_instance")?, cell("func")?) else {
+            return Ok(None);
+        };
+        let device: String = instance.getattr("device")?.extract()?;
+        if device != "cpu" {
+            return Err(TraceError::unsupported(format!(
+                "a function decorated with torch.autocast for the device '{device}' (only 'cpu' is traced)"
+            )));
+        }
+        let enabled = instance.getattr("_enabled")?.is_truthy()?;
+        let dtype = instance.getattr("fast_dtype")?;
+        let torch = py.import("torch")?;
+        if enabled && !dtype.is(torch.getattr("bfloat16")?) && !dtype.is(torch.getattr("float16")?)
+        {
+            return Err(TraceError::unsupported(
+                "torch.autocast on the CPU with a dtype other than bfloat16 or float16",
+            ));
+        }
+        let (prev_enabled, prev_dtype) = self.tx.output.autocast();
+        self.tx.output.set_autocast(py, enabled, &dtype)?;
+        let func = self.tx.wrap(func, None)?;
+        let r = self.call(func, args.to_vec(), kwargs.to_vec())?;
+        self.tx
+            .output
+            .set_autocast(py, prev_enabled, prev_dtype.bind(py))?;
+        Ok(Some(r))
+    }
+}
