@@ -17,7 +17,12 @@ from ._explain import ExplainOutput, explain
 from ._logging import set_logs
 from ._trace import set_trace_dir
 from .backends import list_backends, lookup_backend
-from .compiler import graph_break
+from .compiler import (
+    allow_in_graph,
+    assume_constant_result,
+    graph_break,
+    substitute_in_graph,
+)
 
 __all__ = [
     "compile",
@@ -32,6 +37,9 @@ __all__ = [
     "set_logs",
     "set_trace_dir",
     "graph_break",
+    "allow_in_graph",
+    "substitute_in_graph",
+    "assume_constant_result",
 ]
 
 _SUPPORTED = ((3, 11), (3, 12))

@@ -8,6 +8,10 @@ from . import _C
 from .backends import list_backends
 
 __all__ = [
+    "allow_in_graph",
+    "assume_constant_result",
+    "substitute_in_graph",
+    "graph_break",
     "reset",
     "disable",
     "is_compiling",
@@ -108,3 +112,38 @@ def graph_break() -> None:
 
 
 graph_break._torchferro_graph_break = True
+
+
+# The registering decorators share torch's registries (the tracer reads those), so a function
+# marked once is honoured by torchferro and torch.compile alike, whichever spelling marked it.
+
+
+def allow_in_graph(fn):
+    """Put calls to ``fn`` in the graph as one call instead of tracing its body (as
+    ``torch.compiler.allow_in_graph``): its body may be any Python over tensors, and runs on
+    meta tensors once while tracing to learn its result's shape. Returns ``fn``."""
+    import torch._dynamo
+
+    return torch._dynamo.allow_in_graph(fn)
+
+
+def substitute_in_graph(
+    original_fn, *, can_constant_fold_through=False, skip_signature_check=False
+):
+    """Decorator: trace the decorated function in place of ``original_fn`` wherever compiled
+    code calls it (as ``torch.compiler.substitute_in_graph``); eager calls still run the
+    original."""
+    import torch.compiler
+
+    return torch.compiler.substitute_in_graph(
+        original_fn,
+        can_constant_fold_through=can_constant_fold_through,
+        skip_signature_check=skip_signature_check,
+    )
+
+
+def assume_constant_result(fn):
+    """Call ``fn`` once while tracing and take its result as a constant of the graph, unguarded
+    (as ``torch.compiler.assume_constant_result``): the caller promises it does not change."""
+    fn._dynamo_marked_constant = True
+    return fn

@@ -9,5 +9,6 @@ from . import (  # noqa: F401
     cases_language,
     cases_rng,
     cases_state,
+    cases_torch_api,
     cases_training,
 )

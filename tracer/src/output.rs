@@ -72,6 +72,16 @@ impl OutputGraph {
         }
     }
 
+    /// Drops an unused node and what the side tables hold for it: the graph reuses a removed
+    /// node's id for the next node, which must not inherit its callable, meta tensor or alias.
+    pub fn remove_node(&mut self, node: NodeId) {
+        self.graph.remove(node);
+        self.callables.retain(|(n, _)| *n != node);
+        self.metas.remove(&node);
+        self.alias.remove(&node);
+        self.sites.nodes.remove(&node);
+    }
+
     /// The placeholder for the tensor at `source`, created once per source.
     pub fn input(
         &mut self,

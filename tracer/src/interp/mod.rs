@@ -765,6 +765,11 @@ impl<'a, 'py> Frame<'a, 'py> {
     fn dict_key(&self, k: &Var) -> Result<Py<PyAny>, TraceError> {
         match k {
             Var::Py(o, _) => Ok(o.clone_ref(self.tx.py)),
+            // A known shape is a hashable `torch.Size` (a tuple of ints).
+            Var::Size(_) => k
+                .as_py(self.tx.py)
+                .map(|o| o.unbind())
+                .ok_or_else(|| TraceError::internal("a torch.Size key")),
             other => Err(TraceError::unsupported(format!(
                 "a dict key of type {}",
                 other.type_name(self.tx.py)

@@ -102,6 +102,36 @@ fn static_lookup<'py>(cls: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<Bo
     Ok(None)
 }
 
+/// Where `name` is stored for a class at `cls_src`: the `__dict__` entry of the first class of
+/// its MRO that holds it (`G['C'].__mro__[1].__dict__['p']`). A descriptor read through the
+/// class (`G['C'].p`) runs its `__get__`, which may make a new object on every read
+/// (`torch.distributions`' `lazy_property`), so its identity is guarded where it lives.
+fn class_dict_source(
+    cls: &Bound<'_, PyAny>,
+    cls_src: Option<&Source>,
+    name: &str,
+) -> PyResult<Option<Source>> {
+    let py = cls.py();
+    let Some(cls_src) = cls_src else {
+        return Ok(None);
+    };
+    for (i, c) in cls.getattr("__mro__")?.try_iter()?.enumerate() {
+        let d = c?.getattr("__dict__")?;
+        if d.get_item(name).is_ok() {
+            let owner = if i == 0 {
+                cls_src.clone()
+            } else {
+                cls_src
+                    .attr(py, "__mro__")
+                    .item(pyo3::types::PyInt::new(py, i).into_any())
+            };
+            let key = pyo3::types::PyString::new(py, name).into_any();
+            return Ok(Some(owner.attr(py, "__dict__").item(key)));
+        }
+    }
+    Ok(None)
+}
+
 impl Frame<'_, '_> {
     /// `cls(*args, **kwargs)` for a plain user class: a tracked object with `__init__` inlined
     /// on it; `None` if `cls` is not such a class.
@@ -364,7 +394,7 @@ impl Frame<'_, '_> {
         if !get.is_instance(&function)? {
             return Ok(None);
         }
-        let s = o.cls_src.as_ref().map(|s| s.attr(py, name));
+        let s = class_dict_source(o.cls.bind(py), o.cls_src.as_ref(), name)?;
         let d = self.tx.wrap(raw.clone().unbind().into_bound(py), s)?;
         let get = self.tx.wrap(get.unbind().into_bound(py), None)?;
         let cls = Var::Py(o.cls.clone_ref(py), o.cls_src.clone());
@@ -479,6 +509,31 @@ impl Frame<'_, '_> {
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         let builtins = py.import("builtins")?;
+        // `object.__init__(obj)` (the end of a `super().__init__()` chain) does nothing when given
+        // no further arguments.
+        if let [Var::Object(_)] = args {
+            if f.is(builtins.getattr("object")?.getattr("__init__")?) {
+                return Ok(Some(Var::none(py)));
+            }
+        }
+        // `object.__new__(C)` / `C.__new__(C)` for a plain class: a new tracked object whose
+        // `__init__` is not run (`torch.distributions`' `_get_checked_instance`).
+        if let [cls] = args {
+            if f.is(builtins.getattr("object")?.getattr("__new__")?) {
+                if let Some(c) = cls.as_py(py) {
+                    if is_plain_class(py, &c)? {
+                        return Ok(Some(Var::Object(Rc::new(ObjectVar {
+                            cls: c.unbind(),
+                            cls_src: match cls {
+                                Var::Py(_, s) => s.clone(),
+                                _ => None,
+                            },
+                            attrs: RefCell::new(Vec::new()),
+                        }))));
+                    }
+                }
+            }
+        }
         // `setattr(obj, name, v)` is `obj.name = v`, hooks included.
         let via_object = f.is(builtins.getattr("object")?.getattr("__setattr__")?);
         if !via_object && !f.is(builtins.getattr("setattr")?) {

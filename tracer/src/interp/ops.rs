@@ -604,7 +604,7 @@ impl Frame<'_, '_> {
                 if self.tx.output.graph.users(node).is_empty()
                     && !is_mutating(&self.tx.output.graph.node(node).kind)
                 {
-                    self.tx.output.graph.remove(node);
+                    self.tx.output.remove_node(node);
                 }
                 self.plain_value(other)
             }
@@ -880,6 +880,11 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let meta = &t.meta;
         Ok(match name {
+            // As `type(x)`: the input's own class (guarded with the tensor), else torch.Tensor.
+            "__class__" => match self.type_of(&Var::Tensor(t.clone()))? {
+                Some(ty) => Var::Py(ty.into_any(), None),
+                None => return Err(TraceError::internal("the type of a tensor")),
+            },
             "shape" => Var::Size(
                 meta.known_sizes()
                     .ok_or_else(|| TraceError::unsupported("symbolic shapes"))?,
@@ -897,6 +902,29 @@ impl Frame<'_, '_> {
                 Var::Py(d.unbind(), None)
             }
             "requires_grad" => Var::py_const(py, meta.requires_grad),
+            // A tensor that does not require grad is a leaf; one the graph computed with grad
+            // is not. An input requiring grad may be either (a parameter, or an activation).
+            "is_leaf" if !meta.requires_grad => Var::py_const(py, true),
+            "is_leaf" => {
+                let inputs = self.tx.output.graph.placeholders();
+                match inputs.iter().position(|n| *n == t.node) {
+                    None => Var::py_const(py, false),
+                    // A parameter (its type is guarded with the tensor) is always a leaf.
+                    Some(i) => {
+                        let param = py.import("torch.nn")?.getattr("Parameter")?;
+                        if !self.tx.output.example_inputs[i]
+                            .bind(py)
+                            .get_type()
+                            .is(&param)
+                        {
+                            return Err(TraceError::unsupported(
+                                "x.is_leaf of an input that requires grad",
+                            ));
+                        }
+                        Var::py_const(py, true)
+                    }
+                }
+            }
             "is_cuda" => Var::py_const(py, meta.device.kind == "cuda"),
             "is_cpu" => Var::py_const(py, meta.device.kind == "cpu"),
             "is_meta" => Var::py_const(py, meta.device.kind == "meta"),

@@ -156,6 +156,16 @@ pub fn is_immutable_const(o: &Bound<'_, PyAny>) -> bool {
         || o.cast::<PyBytes>().is_ok()
         || o.cast::<PyFrozenSet>().is_ok()
         || o.get_type().is(o.py().get_type::<PyTuple>())
+        || is_torch_size(o)
+}
+
+/// A `torch.Size`: a tuple of ints, immutable like a tuple (its methods, `numel` included, are
+/// pure).
+pub fn is_torch_size(o: &Bound<'_, PyAny>) -> bool {
+    o.py()
+        .import("torch")
+        .and_then(|t| t.getattr("Size"))
+        .is_ok_and(|size| o.get_type().is(&size))
 }
 
 pub fn is_nn_module(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {

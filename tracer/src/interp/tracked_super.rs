@@ -53,6 +53,13 @@ impl Frame<'_, '_> {
                 self_: Box::new(this),
             });
         }
+        if name == "__init__" && owner.is(builtins.getattr("object")?) {
+            // `object.__init__`, called on the tracker (`object_setattr_call` answers it).
+            return Ok(Var::BoundMethod {
+                func: Box::new(Var::Py(raw.unbind(), None)),
+                self_: Box::new(this),
+            });
+        }
         if raw.is_instance(&builtins.getattr("staticmethod")?)? {
             return Ok(Var::Py(raw.getattr("__func__")?.unbind(), None));
         }

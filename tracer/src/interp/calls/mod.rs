@@ -5,13 +5,16 @@
 
 mod builtins;
 mod collections;
+mod compiler_api;
 mod containers;
+mod distributions;
 mod functools;
 mod iterators;
 mod library;
 mod modules;
 mod sequences;
 mod torch;
+mod torch_api;
 mod trace_time;
 
 use pyo3::intern;
@@ -159,6 +162,18 @@ impl Frame<'_, '_> {
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
             .any(contains_tensor);
+        if let Some(r) = self.compiler_api_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.torch_check_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.construct_torch_layer(f, &module, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.autocast_decorated_call(f, &args, &kwargs)? {
+            return Ok(r);
+        }
         if let Some(r) = self.frame_builtin(&module, &name, &args, &kwargs)? {
             return Ok(r);
         }
@@ -269,7 +284,8 @@ impl Frame<'_, '_> {
         }
         let is_torch =
             (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
-                && !module.starts_with("torch.nn.modules");
+                && !module.starts_with("torch.nn.modules")
+                && !self::distributions::is_distributions_module(&module);
         if is_torch && has_state_effects(&module) {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
@@ -638,6 +654,7 @@ impl Frame<'_, '_> {
         // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
         Ok((!crate::skipfiles::is_skipped(py, &filename)
             || filename.contains("/torch/nn/modules/")
+            || self::distributions::is_distributions_file(&filename)
             || filename.ends_with("/_collections_abc.py")
             || filename == "<frozen _collections_abc>")
             && (!filename.starts_with("<frozen") || filename == "<frozen _collections_abc>"))

@@ -35,7 +35,9 @@ impl Frame<'_, '_> {
                 self.tx.guards.add(py, &s.attr(py, store), Check::Len(0));
             }
         }
-        if !tymod.starts_with("torch.nn.modules") {
+        if !tymod.starts_with("torch.nn.modules") || src.is_none() {
+            // A user module, or a torch layer built by the traced code itself (a constant with
+            // no source: `torch_api.rs`), whose forward reads its settings as constants.
             return self.inline_forward(m, src, args, kwargs);
         }
         let Some(src) = src else {
