@@ -402,6 +402,19 @@ fn template_of_inner(
         _ => {}
     }
     Ok(match v {
+        // An array computed in the graph: its tensor turned back into an array, and a numpy
+        // scalar taken out of the 0-d array as `[()]` does.
+        Var::Ndarray(a) => {
+            let (to_numpy, getitem) = crate::interp::numpy::numpy_templates(py)?;
+            let t = template_of_inner(py, &Var::Tensor(a.t.clone()), outs, ctx)?;
+            let arr = OutputTemplate::Call(to_numpy, vec![t]);
+            if a.scalar {
+                let empty = pyo3::types::PyTuple::empty(py).into_any().unbind();
+                OutputTemplate::Call(getitem, vec![arr, OutputTemplate::Const(empty)])
+            } else {
+                arr
+            }
+        }
         Var::Tensor(t) => {
             let i = match outs.iter().position(|n| *n == t.node) {
                 Some(i) => i,

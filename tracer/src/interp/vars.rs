@@ -129,6 +129,8 @@ pub enum Var {
     /// A `collections.deque` made by the traced code (see `calls/collections.rs`): rebuilt
     /// after the graph as `deque(items, maxlen)`.
     Deque(Rc<DequeVar>),
+    /// A numpy array (or numpy scalar) computed in the graph (see `numpy.rs`).
+    Ndarray(super::numpy::NdarrayVar),
 }
 
 /// What a [`Var::Library`] is (its behaviour lives in `libobj.rs`).
@@ -269,6 +271,8 @@ impl Var {
             Var::ModelOutput(o) => class_name(py, &o.cls, "ModelOutput"),
             Var::DictView(_, kind) => format!("dict_{}", kind.method()),
             Var::Library(l) => l.borrow().type_name().into(),
+            Var::Ndarray(a) if a.scalar => "numpy scalar".into(),
+            Var::Ndarray(_) => "ndarray".into(),
         }
     }
 
@@ -472,6 +476,9 @@ impl Var {
         match self {
             Var::Tensor(_) => Err(TraceError::unsupported(
                 "data-dependent control flow: branching on the value of a tensor",
+            )),
+            Var::Ndarray(_) => Err(TraceError::unsupported(
+                "data-dependent control flow: branching on the value of a numpy array computed in the graph",
             )),
             Var::Py(o, _) => Ok(o.bind(py).is_truthy()?),
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),

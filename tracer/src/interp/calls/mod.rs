@@ -50,6 +50,7 @@ impl Frame<'_, '_> {
                     }
                     None => self.tensor_method(t, &name, args, kwargs),
                 },
+                Var::Ndarray(a) => self.ndarray_method(a, &name, args, kwargs),
                 Var::List(l) => self.list_method(l, &name, args, kwargs),
                 Var::Deque(q) => self.deque_method(q, &name, args, kwargs),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
@@ -159,6 +160,9 @@ impl Frame<'_, '_> {
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
             .any(contains_tensor);
+        if let Some(r) = self.numpy_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
         if let Some(r) = self.frame_builtin(&module, &name, &args, &kwargs)? {
             return Ok(r);
         }
