@@ -405,6 +405,15 @@ fn template_of_inner(
         // An array computed in the graph: its tensor turned back into an array, and a numpy
         // scalar taken out of the 0-d array as `[()]` does.
         Var::Ndarray(a) => {
+            // A numpy array input returned as it is: the caller's very array, as in eager.
+            if let Some((_, s)) = ctx.inputs.iter().find(|(n, _)| *n == a.t.node) {
+                if let (Some(arr), false) = (s.numpy_array(), a.scalar) {
+                    if !outs.contains(&a.t.node) {
+                        outs.push(a.t.node);
+                    }
+                    return Ok(OutputTemplate::Input(arr));
+                }
+            }
             let (to_numpy, getitem) = crate::interp::numpy::numpy_templates(py)?;
             let t = template_of_inner(py, &Var::Tensor(a.t.clone()), outs, ctx)?;
             let arr = OutputTemplate::Call(to_numpy, vec![t]);

@@ -269,6 +269,25 @@ fn is_live_ndarray(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
         .unwrap_or(false)
 }
 
+/// A numpy integer, float or bool scalar (not complex, not a string).
+pub(crate) fn is_np_number(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
+    let Ok(module) = o.get_type().module() else {
+        return false;
+    };
+    if module.to_str().ok() != Some("numpy") {
+        return false;
+    }
+    numpy(py)
+        .and_then(|np| {
+            let mut any = false;
+            for kind in ["integer", "floating", "bool_"] {
+                any |= o.is_instance(&np.getattr(kind)?)?;
+            }
+            Ok(any)
+        })
+        .unwrap_or(false)
+}
+
 fn is_np_generic(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
     numpy(py)
         .and_then(|np| Ok(o.is_instance(&np.getattr("generic")?)?))
@@ -503,7 +522,12 @@ impl Frame<'_, '_> {
         for (k, v) in kwargs {
             pkw.set_item(k, probe(py, v)?.ok_or_else(refuse)?)?;
         }
-        let r = f.call(PyTuple::new(py, pargs)?, Some(&pkw)).map_err(|e| {
+        // Probes of ones may warn where the program's values would not (a variance with
+        // `ddof` of a length-1 axis): numpy's and Python's warnings are off for the probe.
+        let quiet = py.import("torchferro._numpy_probe")?.getattr("probe")?;
+        let mut all = vec![f.clone()];
+        all.extend(pargs);
+        let r = quiet.call(PyTuple::new(py, all)?, Some(&pkw)).map_err(|e| {
             TraceError::unsupported(format!(
                 "numpy.{what} raises on these argument types ({e}); eager raises"
             ))
@@ -1589,6 +1613,52 @@ impl Frame<'_, '_> {
 }
 
 use pyo3::types::IntoPyDict;
+
+impl super::Tracer<'_> {
+    /// A numpy array read from the frame (an argument, a global): a graph input fetched as
+    /// `torch.from_numpy(array)` on every call (`Step::FromNumpy`), guarded as that tensor
+    /// (dtype, sizes, strides) after a check that the value is an exact `ndarray`. Writes
+    /// through it reach the caller's array, which shares the memory. `None`: not an ndarray.
+    pub(crate) fn wrap_ndarray(
+        &mut self,
+        value: &Bound<'_, PyAny>,
+        source: &crate::source::Source,
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.py;
+        let Some(np) = py.import("numpy").ok() else {
+            return Ok(None);
+        };
+        if !value.get_type().is(np.getattr("ndarray")?) {
+            return Ok(None);
+        }
+        let dtype: String = value.getattr("dtype")?.getattr("name")?.extract()?;
+        if DType::from_torch_name(&dtype).is_none() {
+            return Err(TraceError::unsupported(format!(
+                "a numpy array input of dtype {dtype}"
+            )));
+        }
+        let t = py
+            .import("torch")?
+            .getattr("from_numpy")?
+            .call1((value,))
+            .map_err(|e| {
+                TraceError::unsupported(format!("a numpy array input torch cannot view ({e})"))
+            })?;
+        self.guards.add(
+            py,
+            source,
+            crate::guards::Check::Type(value.get_type().unbind()),
+        );
+        let src = source.from_numpy();
+        self.guards.add(
+            py,
+            &src,
+            crate::guards::Check::Tensor(crate::guards::tensor_check(&t)?),
+        );
+        let t = self.output.input(py, &src, &t)?;
+        Ok(Some(Var::Ndarray(NdarrayVar { t, scalar: false })))
+    }
+}
 
 /// The callable that turns a graph output back into what eager returned: `Tensor.numpy` for an
 /// array; for a numpy scalar, `[()]` of that array.

@@ -662,6 +662,11 @@ pub fn py_to_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> Result<Arg, TraceError
             }
         }
     }
+    // A numpy scalar constant (`np.float32(0.5)`, `np.finfo(np.float32).eps`): torch takes it
+    // as the Python number it holds.
+    if super::numpy::is_np_number(py, o) {
+        return py_to_arg(py, &o.call_method0(intern!(py, "item"))?);
+    }
     Err(TraceError::unsupported(format!(
         "passing a {} to a torch op",
         o.get_type().name()?
@@ -702,6 +707,11 @@ impl Tracer<'_> {
                 .add(py, &source, Check::Tensor(tensor_check(&value)?));
             let t = self.output.input(py, &source, &value)?;
             return Ok(Var::Tensor(t));
+        }
+        if let Some(source) = &source {
+            if let Some(a) = self.wrap_ndarray(&value, source)? {
+                return Ok(a);
+            }
         }
         let Some(source) = source else {
             if let Ok(t) = value.cast::<PyTuple>() {
