@@ -22,25 +22,11 @@ use fx::{Arg, DType, Target};
 use crate::error::TraceError;
 use crate::output::TensorValue;
 
-use super::vars::Var;
+use super::vars::{NdarrayVar, Var};
 use super::Frame;
 
 mod array;
 mod functions;
-
-/// An ndarray (or numpy scalar) computed in the graph: the tensor node holding its values.
-#[derive(Clone)]
-pub struct NdarrayVar {
-    pub t: TensorValue,
-    /// A numpy scalar (`np.float32(...)`), not a 0-d array: what `a.sum()` and `a[0, 0]` give.
-    pub scalar: bool,
-}
-
-impl NdarrayVar {
-    fn ndim(&self) -> usize {
-        self.t.meta.ndim()
-    }
-}
 
 /// numpy ufuncs and the torch function computing each (inputs cast to the result dtype, or for
 /// a bool result to the inputs' common dtype).
@@ -269,25 +255,6 @@ fn dtype_from_np(py: Python<'_>, d: &Bound<'_, PyAny>) -> Result<DType, TraceErr
 fn is_live_ndarray(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
     numpy(py)
         .and_then(|np| Ok(o.is_instance(&np.getattr("ndarray")?)?))
-        .unwrap_or(false)
-}
-
-/// A numpy integer, float or bool scalar (not complex, not a string).
-pub(crate) fn is_np_number(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
-    let Ok(module) = o.get_type().module() else {
-        return false;
-    };
-    if module.to_str().ok() != Some("numpy") {
-        return false;
-    }
-    numpy(py)
-        .and_then(|np| {
-            let mut any = false;
-            for kind in ["integer", "floating", "bool_"] {
-                any |= o.is_instance(&np.getattr(kind)?)?;
-            }
-            Ok(any)
-        })
         .unwrap_or(false)
 }
 

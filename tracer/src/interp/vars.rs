@@ -130,7 +130,7 @@ pub enum Var {
     /// after the graph as `deque(items, maxlen)`.
     Deque(Rc<DequeVar>),
     /// A numpy array (or numpy scalar) computed in the graph (see `numpy.rs`).
-    Ndarray(super::numpy::NdarrayVar),
+    Ndarray(NdarrayVar),
 }
 
 /// What a [`Var::Library`] is (its behaviour lives in `libobj.rs`).
@@ -210,6 +210,21 @@ impl WrapDepth {
 impl Drop for WrapDepth {
     fn drop(&mut self) {
         WRAP_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// An ndarray (or numpy scalar) computed in the graph: the tensor node holding its values.
+/// Its behaviour lives in `numpy.rs`.
+#[derive(Clone)]
+pub struct NdarrayVar {
+    pub t: TensorValue,
+    /// A numpy scalar (`np.float32(...)`), not a 0-d array: what `a.sum()` and `a[0, 0]` give.
+    pub scalar: bool,
+}
+
+impl NdarrayVar {
+    pub fn ndim(&self) -> usize {
+        self.t.meta.ndim()
     }
 }
 
@@ -664,7 +679,7 @@ pub fn py_to_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> Result<Arg, TraceError
     }
     // A numpy scalar constant (`np.float32(0.5)`, `np.finfo(np.float32).eps`): torch takes it
     // as the Python number it holds.
-    if super::numpy::is_np_number(py, o) {
+    if super::pyobj::is_np_number(py, o) {
         return py_to_arg(py, &o.call_method0(intern!(py, "item"))?);
     }
     Err(TraceError::unsupported(format!(

@@ -8,6 +8,7 @@ use fx::{Arg, DType, Target};
 use crate::error::TraceError;
 
 use super::*;
+use crate::interp::vars::NdarrayVar;
 use crate::interp::vars::Var;
 use crate::interp::Frame;
 
