@@ -450,6 +450,27 @@ def float_of_np_max(x):
 
 
 @case(x34)
+def item_arithmetic_in_python(x):
+    lo = np.min(x.numpy()).item()
+    hi = float(np.max(x.numpy()))
+    span = hi - lo + 1e-6
+    return (x - lo) / span, span
+
+
+@case(ints34)
+def int_of_int_scalar(x):
+    n = int(np.sum(np.abs(x.numpy())))
+    return x * n, n
+
+
+@case(x34)
+def python_numbers_divided(x):
+    a = x.numpy()
+    ratio = float(a.max()) / float(np.abs(a).sum())
+    return x * ratio
+
+
+@case(x34)
 def tolist_then_python(x):
     a = x.numpy()
     total = sum(a.tolist()[0])

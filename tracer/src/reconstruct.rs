@@ -414,8 +414,11 @@ fn template_of_inner(
                     return Ok(OutputTemplate::Input(arr));
                 }
             }
-            let (to_numpy, getitem) = crate::interp::numpy::numpy_templates(py)?;
+            let (to_numpy, getitem, item) = crate::interp::numpy::numpy_templates(py)?;
             let t = template_of_inner(py, &Var::Tensor(a.t.clone()), outs, ctx)?;
+            if a.pynum {
+                return Ok(OutputTemplate::Call(item, vec![t]));
+            }
             let arr = OutputTemplate::Call(to_numpy, vec![t]);
             if a.scalar {
                 let empty = pyo3::types::PyTuple::empty(py).into_any().unbind();

@@ -281,6 +281,11 @@ pub(super) fn has_ndarray(args: &[Var], kwargs: &[(String, Var)]) -> bool {
 /// `v` is something numpy would read values from that the trace does not know.
 fn probe<'py>(py: Python<'py>, v: &Var) -> Result<Option<Bound<'py, PyAny>>, TraceError> {
     Ok(match v {
+        Var::Ndarray(a) if a.pynum => Some(match a.t.meta.dtype {
+            DType::Float64 => 1.0f64.into_pyobject(py)?.into_any(),
+            DType::Bool => pyo3::types::PyBool::new(py, true).to_owned().into_any(),
+            _ => 1i64.into_pyobject(py)?.into_any(),
+        }),
         Var::Ndarray(a) => {
             let d = np_dtype(py, a.t.meta.dtype)?;
             if a.scalar {
@@ -393,7 +398,11 @@ impl Frame<'_, '_> {
         } else {
             t
         };
-        Ok(Var::Ndarray(NdarrayVar { t, scalar: false }))
+        Ok(Var::Ndarray(NdarrayVar {
+            t,
+            scalar: false,
+            pynum: false,
+        }))
     }
 
     fn method_node(
@@ -519,7 +528,54 @@ impl Frame<'_, '_> {
     }
 
     fn ndarray(&self, t: TensorValue, scalar: bool) -> Var {
-        Var::Ndarray(NdarrayVar { t, scalar })
+        Var::Ndarray(NdarrayVar {
+            t,
+            scalar,
+            pynum: false,
+        })
+    }
+
+    /// `float(s)` / `int(s)` / `s.item()` of a numpy scalar or 0-d array computed in the graph:
+    /// a Python number (`NdarrayVar::pynum`) of the type eager's has. `kind` is the builtin
+    /// (`None`: `.item()`, by the dtype).
+    fn python_number(&mut self, a: &NdarrayVar, kind: Option<&str>) -> Result<Var, TraceError> {
+        let d = a.t.meta.dtype;
+        let sizes = a.t.meta.known_sizes().unwrap_or_default();
+        if !a.scalar && sizes.iter().product::<i64>() != 1 || d.is_complex() {
+            return Err(TraceError::unsupported(format!(
+                "{}() of a numpy array that is not one number",
+                kind.unwrap_or("item")
+            )));
+        }
+        let target = match kind {
+            Some("float") => DType::Float64,
+            // int() of a float truncates, and raises on nan or inf: data-dependent.
+            Some("int") if !d.is_floating_point() => DType::Int64,
+            None if d.is_floating_point() => DType::Float64,
+            None if d == DType::Bool => DType::Bool,
+            None => DType::Int64,
+            Some(k) => {
+                return Err(TraceError::unsupported(format!(
+                    "data-dependent: builtins.{k}() reads the values of a numpy {} computed in the graph",
+                    if a.scalar { "scalar" } else { "array" }
+                )))
+            }
+        };
+        let t = if sizes.is_empty() {
+            a.t.clone()
+        } else {
+            self.torch_node(
+                "reshape",
+                vec![Arg::Node(a.t.node), Arg::Tuple(vec![])],
+                vec![],
+            )?
+        };
+        let t = self.cast(&t, target)?;
+        Ok(Var::Ndarray(NdarrayVar {
+            t,
+            scalar: true,
+            pynum: true,
+        }))
     }
 }
 
@@ -565,18 +621,26 @@ impl super::Tracer<'_> {
             crate::guards::Check::Tensor(crate::guards::tensor_check(&t)?),
         );
         let t = self.output.input(py, &src, &t)?;
-        Ok(Some(Var::Ndarray(NdarrayVar { t, scalar: false })))
+        Ok(Some(Var::Ndarray(NdarrayVar {
+            t,
+            scalar: false,
+            pynum: false,
+        })))
     }
 }
 
 /// The callable that turns a graph output back into what eager returned: `Tensor.numpy` for an
 /// array; for a numpy scalar, `[()]` of that array.
-pub(crate) fn numpy_templates(py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+pub(crate) fn numpy_templates(py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
     Ok((
         py.import("torch")?
             .getattr("Tensor")?
             .getattr("numpy")?
             .unbind(),
         py.import("operator")?.getattr("getitem")?.unbind(),
+        py.import("torch")?
+            .getattr("Tensor")?
+            .getattr("item")?
+            .unbind(),
     ))
 }

@@ -220,6 +220,9 @@ pub struct NdarrayVar {
     pub t: TensorValue,
     /// A numpy scalar (`np.float32(...)`), not a 0-d array: what `a.sum()` and `a[0, 0]` give.
     pub scalar: bool,
+    /// A Python number (`float`, `int` or `bool`, by the dtype: float64, int64, bool) that
+    /// `float(s)` or `s.item()` made of a numpy value: still only known in the graph.
+    pub pynum: bool,
 }
 
 impl NdarrayVar {
@@ -286,6 +289,7 @@ impl Var {
             Var::ModelOutput(o) => class_name(py, &o.cls, "ModelOutput"),
             Var::DictView(_, kind) => format!("dict_{}", kind.method()),
             Var::Library(l) => l.borrow().type_name().into(),
+            Var::Ndarray(a) if a.pynum => "number computed in the graph".into(),
             Var::Ndarray(a) if a.scalar => "numpy scalar".into(),
             Var::Ndarray(_) => "ndarray".into(),
         }

@@ -226,6 +226,9 @@ impl Frame<'_, '_> {
                 )?;
                 return Ok(self.ndarray(t, false));
             }
+            "item" if args.is_empty() && kwargs.is_empty() => {
+                return self.python_number(&a, None);
+            }
             "item" | "tolist" | "tobytes" | "__float__" | "__int__" | "__bool__" | "__index__" => {
                 return Err(TraceError::unsupported(format!(
                     "data-dependent: ndarray.{name}() reads the values of a numpy {} computed in the graph",
@@ -279,7 +282,34 @@ impl Frame<'_, '_> {
         let inplace = name.starts_with('i')
             && name != "invert"
             && matches!(args.first(), Some(Var::Ndarray(a)) if !a.scalar);
+        let pynum = args.iter().all(|a| match a {
+            Var::Ndarray(x) => x.pynum,
+            _ => true,
+        });
+        if pynum {
+            // Python raises on a zero divisor (and makes complex powers) where numpy warns.
+            let plain = name.trim_start_matches('i');
+            let zero_or_computed = |v: &Var| match v {
+                Var::Ndarray(_) => true,
+                other => other
+                    .as_py(py)
+                    .and_then(|o| o.extract::<f64>().ok())
+                    .is_none_or(|x| x == 0.0),
+            };
+            if plain == "pow"
+                || matches!(plain, "truediv" | "floordiv" | "mod")
+                    && args.get(1).is_none_or(zero_or_computed)
+            {
+                return Err(TraceError::unsupported(format!(
+                    "operator.{name} on Python numbers computed in the graph (Python raises \
+                     on values numpy lets through)"
+                )));
+            }
+        }
         let r = self.numpy_function(&f, ufunc, &args, &[])?;
+        if pynum {
+            return self.python_number_result(name, &args, r);
+        }
         if !inplace {
             return Ok(r);
         }
@@ -304,6 +334,48 @@ impl Frame<'_, '_> {
         }
         let t = self.method_node("copy_", &a.t, vec![Arg::Node(res.t.node)], vec![])?;
         Ok(self.ndarray(t, false))
+    }
+
+    /// An operator on Python numbers computed in the graph: numpy computed it (`r`); the
+    /// result is the Python number of the type Python's operator gives, where numpy's dtype
+    /// agrees with it (`True + True` is 2 in Python, `True` in numpy: that one breaks).
+    fn python_number_result(
+        &mut self,
+        name: &str,
+        args: &[Var],
+        r: Var,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let refuse = || {
+            TraceError::unsupported(format!(
+                "operator.{name} on Python numbers computed in the graph"
+            ))
+        };
+        let mut probes = Vec::new();
+        for a in args {
+            probes.push(probe(py, a)?.ok_or_else(refuse)?);
+        }
+        let op = py.import("operator")?.getattr(name)?;
+        let v = op.call1(PyTuple::new(py, probes)?).map_err(|_| refuse())?;
+        let expected = if v.is_instance_of::<pyo3::types::PyBool>() {
+            DType::Bool
+        } else if v.is_instance_of::<pyo3::types::PyInt>() {
+            DType::Int64
+        } else if v.is_instance_of::<pyo3::types::PyFloat>() {
+            DType::Float64
+        } else {
+            return Err(refuse());
+        };
+        match r {
+            Var::Ndarray(x) if x.t.meta.dtype == expected && x.t.meta.ndim() == 0 => {
+                Ok(Var::Ndarray(NdarrayVar {
+                    t: x.t,
+                    scalar: true,
+                    pynum: true,
+                }))
+            }
+            _ => Err(refuse()),
+        }
     }
 
     /// `tensor <op> numpy_scalar` (either side): eager's torch takes the numpy scalar as a

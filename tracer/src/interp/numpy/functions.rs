@@ -599,6 +599,10 @@ impl Frame<'_, '_> {
                 Ok(Var::py_const(py, s[0]))
             }
             "abs" => self.ndarray_operator("abs", args.to_vec()),
+            "float" | "int" if args.len() == 1 => {
+                let a = a.clone();
+                self.python_number(&a, Some(name))
+            }
             "isinstance" | "type" => {
                 let p = probe(py, &args[0])?.ok_or_else(|| TraceError::unsupported("a probe"))?;
                 if name == "type" {
