@@ -590,6 +590,15 @@ impl super::Tracer<'_> {
         source: &crate::source::Source,
     ) -> Result<Option<Var>, TraceError> {
         let py = self.py;
+        // Cheap first: most values are not numpy's (and numpy must not be imported for them).
+        if value
+            .get_type()
+            .module()
+            .map(|m| m.to_str().ok() != Some("numpy"))
+            .unwrap_or(true)
+        {
+            return Ok(None);
+        }
         let Some(np) = py.import("numpy").ok() else {
             return Ok(None);
         };
