@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     cases_frames,
     cases_kernels,
     cases_language,
+    cases_numpy,
     cases_rng,
     cases_state,
     cases_torch_api,

@@ -41,6 +41,7 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 import torch
 import torchferro
@@ -528,6 +529,20 @@ def assert_equiv(expected, actual, path: str = "out") -> None:
     if isinstance(expected, torch.Tensor):
         assert_same(expected, actual, path)
         assert_signed_zeros(expected, actual, path)
+        return
+    if isinstance(expected, (np.ndarray, np.generic)):
+        # numpy arrays and scalars: the same type (an array is not a numpy scalar), dtype and
+        # shape, and close values, compared as tensors.
+        assert type(actual) is type(expected), (
+            f"{path}: type {type(actual).__name__} != {type(expected).__name__}"
+        )
+        assert actual.dtype == expected.dtype, (
+            f"{path}: dtype {actual.dtype} != {expected.dtype}"
+        )
+        e = torch.from_numpy(np.array(expected, ndmin=0, copy=True))
+        a = torch.from_numpy(np.array(actual, ndmin=0, copy=True))
+        assert_same(e, a, path)
+        assert_signed_zeros(e, a, path)
         return
     assert type(actual) is type(expected), (
         f"{path}: type {type(actual).__name__} != {type(expected).__name__}"

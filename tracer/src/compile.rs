@@ -337,11 +337,18 @@ fn build_entry(
         keep_alive,
     } = traced;
     let mut outs: Vec<fx::NodeId> = Vec::new();
-    let in_place_inputs: Vec<(fx::NodeId, crate::source::Source)> = output
+    let mut in_place_inputs: Vec<(fx::NodeId, crate::source::Source)> = output
         .input_aliases()
         .into_iter()
         .map(|(n, k)| (n, output.input_sources[k].clone()))
         .collect();
+    // numpy array inputs (`torch.from_numpy(a)` placeholders): an array returned as it is is
+    // the caller's array itself (`reconstruct.rs`).
+    for (k, s) in output.input_sources.iter().enumerate() {
+        if s.numpy_array().is_some() {
+            in_place_inputs.push((output.graph.placeholders()[k], s.clone()));
+        }
+    }
     // One reconstruction for the value and the side effects: a container reached by both is one
     // object, and their `Keep` numbers share one table at run time.
     let mut tctx = TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells);

@@ -402,6 +402,31 @@ fn template_of_inner(
         _ => {}
     }
     Ok(match v {
+        // An array computed in the graph: its tensor turned back into an array, and a numpy
+        // scalar taken out of the 0-d array as `[()]` does.
+        Var::Ndarray(a) => {
+            // A numpy array input returned as it is: the caller's very array, as in eager.
+            if let Some((_, s)) = ctx.inputs.iter().find(|(n, _)| *n == a.t.node) {
+                if let (Some(arr), false) = (s.numpy_array(), a.scalar) {
+                    if !outs.contains(&a.t.node) {
+                        outs.push(a.t.node);
+                    }
+                    return Ok(OutputTemplate::Input(arr));
+                }
+            }
+            let (to_numpy, getitem, item) = crate::interp::numpy::numpy_templates(py)?;
+            let t = template_of_inner(py, &Var::Tensor(a.t.clone()), outs, ctx)?;
+            if a.pynum {
+                return Ok(OutputTemplate::Call(item, vec![t]));
+            }
+            let arr = OutputTemplate::Call(to_numpy, vec![t]);
+            if a.scalar {
+                let empty = pyo3::types::PyTuple::empty(py).into_any().unbind();
+                OutputTemplate::Call(getitem, vec![arr, OutputTemplate::Const(empty)])
+            } else {
+                arr
+            }
+        }
         Var::Tensor(t) => {
             let i = match outs.iter().position(|n| *n == t.node) {
                 Some(i) => i,

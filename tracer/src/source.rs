@@ -43,6 +43,9 @@ pub enum Step {
         key: Py<PyAny>,
         repr: String,
     },
+    /// `torch.from_numpy(obj)`: a numpy array input seen by the graph as the tensor sharing its
+    /// memory (`interp/numpy.rs`); a fresh tensor object on every fetch.
+    FromNumpy,
 }
 
 impl Step {
@@ -58,6 +61,7 @@ impl Step {
                     || Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
             }
             (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
+            (Step::FromNumpy, Step::FromNumpy) => true,
             (
                 Step::ModuleGlobal {
                     globals: g1,
@@ -133,6 +137,28 @@ impl Source {
         steps.push(step);
         Source {
             steps: Arc::new(steps),
+        }
+    }
+
+    /// `torch.from_numpy(<this>)`: a numpy array input as a tensor.
+    pub fn from_numpy(&self) -> Source {
+        self.with(Step::FromNumpy)
+    }
+
+    /// The array a `from_numpy` source views, if this is one.
+    pub fn numpy_array(&self) -> Option<Source> {
+        match self.steps.last() {
+            Some(Step::FromNumpy) if self.steps.len() > 1 => Python::attach(|py| {
+                Some(Source {
+                    steps: Arc::new(
+                        self.steps[..self.steps.len() - 1]
+                            .iter()
+                            .map(|s| s.clone_ref(py))
+                            .collect(),
+                    ),
+                })
+            }),
+            _ => None,
         }
     }
 
@@ -214,6 +240,7 @@ impl Step {
                 key: key.clone_ref(py),
                 repr: repr.clone(),
             },
+            Step::FromNumpy => Step::FromNumpy,
         }
     }
 }
@@ -227,6 +254,7 @@ impl fmt::Display for Source {
                 Step::ModuleGlobal { module, name, .. } => write!(f, "G[{module}]['{name}']")?,
                 Step::Attr { name } => write!(f, ".{name}")?,
                 Step::Item { repr, .. } => write!(f, "[{repr}]")?,
+                Step::FromNumpy => write!(f, ".from_numpy()")?,
             }
         }
         Ok(())
@@ -314,7 +342,7 @@ impl Scope {
                     }
                     v
                 }
-                Step::Attr { .. } | Step::Item { .. } => std::ptr::null_mut(),
+                Step::Attr { .. } | Step::Item { .. } | Step::FromNumpy => std::ptr::null_mut(),
             }
         }
     }
@@ -324,6 +352,15 @@ impl Scope {
 /// read a failure as a plain mismatch.
 pub fn apply_step<'py>(base: &Bound<'py, PyAny>, step: &Step) -> Option<Bound<'py, PyAny>> {
     let py = base.py();
+    if let Step::FromNumpy = step {
+        // Only an exact ndarray: a subclass could answer differently between calls.
+        let np = py.import("numpy").ok()?;
+        if !base.get_type().is(np.getattr("ndarray").ok()?) {
+            return None;
+        }
+        let f = py.import("torch").ok()?.getattr("from_numpy").ok()?;
+        return f.call1((base,)).ok();
+    }
     // SAFETY: `base` is a live object (we hold a Bound); the C API calls return new references
     // or NULL with an error set, which is cleared.
     unsafe {

@@ -10,6 +10,7 @@ mod handlers;
 mod inline;
 pub mod libobj;
 pub mod model_output;
+pub(crate) mod numpy;
 mod objects;
 mod ops;
 mod patterns;

@@ -118,6 +118,9 @@ impl Frame<'_, '_> {
                 return Ok(r);
             }
         }
+        if args.iter().any(|a| matches!(a, Var::Ndarray(_))) {
+            return self.ndarray_operator(name, args);
+        }
         if let Some(r) = self.sequence_operator(name, &args)? {
             return Ok(r);
         }
@@ -319,7 +322,9 @@ impl Frame<'_, '_> {
                 let q = q.clone();
                 self.deque_index(&q, &idx, None)
             }
-            Var::Tensor(_) | Var::Object(_) => self.operator("getitem", vec![obj, idx]),
+            Var::Tensor(_) | Var::Object(_) | Var::Ndarray(_) => {
+                self.operator("getitem", vec![obj, idx])
+            }
             Var::ModelOutput(o) => {
                 let o = o.clone();
                 self.model_output_item(&o, &idx)
@@ -421,6 +426,10 @@ impl Frame<'_, '_> {
     ) -> Result<(), TraceError> {
         let py = self.tx.py;
         match &obj {
+            Var::Ndarray(a) => {
+                let a = a.clone();
+                self.ndarray_setitem(&a, &key, &value)
+            }
             Var::ModelOutput(o) => {
                 let k: String = key
                     .as_py(py)
@@ -627,6 +636,7 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
+            Var::Ndarray(a) => self.ndarray_attr(a.clone(), name),
             Var::Object(o) => self.object_attr(o, name),
             Var::Library(l) => {
                 let l = l.clone();

@@ -180,3 +180,22 @@ pub(super) fn is_dict_read(name: &str) -> bool {
         "keys" | "values" | "items" | "get" | "__contains__" | "__getitem__" | "__len__"
     )
 }
+
+/// A numpy integer, float or bool scalar (not complex, not a string).
+pub(crate) fn is_np_number(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
+    let Ok(module) = o.get_type().module() else {
+        return false;
+    };
+    if module.to_str().ok() != Some("numpy") {
+        return false;
+    }
+    py.import("numpy")
+        .and_then(|np| {
+            let mut any = false;
+            for kind in ["integer", "floating", "bool_"] {
+                any |= o.is_instance(&np.getattr(kind)?)?;
+            }
+            Ok(any)
+        })
+        .unwrap_or(false)
+}

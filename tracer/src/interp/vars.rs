@@ -129,6 +129,8 @@ pub enum Var {
     /// A `collections.deque` made by the traced code (see `calls/collections.rs`): rebuilt
     /// after the graph as `deque(items, maxlen)`.
     Deque(Rc<DequeVar>),
+    /// A numpy array (or numpy scalar) computed in the graph (see `numpy.rs`).
+    Ndarray(NdarrayVar),
 }
 
 /// What a [`Var::Library`] is (its behaviour lives in `libobj.rs`).
@@ -211,6 +213,24 @@ impl Drop for WrapDepth {
     }
 }
 
+/// An ndarray (or numpy scalar) computed in the graph: the tensor node holding its values.
+/// Its behaviour lives in `numpy.rs`.
+#[derive(Clone)]
+pub struct NdarrayVar {
+    pub t: TensorValue,
+    /// A numpy scalar (`np.float32(...)`), not a 0-d array: what `a.sum()` and `a[0, 0]` give.
+    pub scalar: bool,
+    /// A Python number (`float`, `int` or `bool`, by the dtype: float64, int64, bool) that
+    /// `float(s)` or `s.item()` made of a numpy value: still only known in the graph.
+    pub pynum: bool,
+}
+
+impl NdarrayVar {
+    pub fn ndim(&self) -> usize {
+        self.t.meta.ndim()
+    }
+}
+
 /// A user object made in the traced region: its class and its `__dict__`, in insertion order.
 pub struct ObjectVar {
     pub cls: Py<PyAny>,
@@ -269,6 +289,9 @@ impl Var {
             Var::ModelOutput(o) => class_name(py, &o.cls, "ModelOutput"),
             Var::DictView(_, kind) => format!("dict_{}", kind.method()),
             Var::Library(l) => l.borrow().type_name().into(),
+            Var::Ndarray(a) if a.pynum => "number computed in the graph".into(),
+            Var::Ndarray(a) if a.scalar => "numpy scalar".into(),
+            Var::Ndarray(_) => "ndarray".into(),
         }
     }
 
@@ -473,6 +496,9 @@ impl Var {
             Var::Tensor(_) => Err(TraceError::unsupported(
                 "data-dependent control flow: branching on the value of a tensor",
             )),
+            Var::Ndarray(_) => Err(TraceError::unsupported(
+                "data-dependent control flow: branching on the value of a numpy array computed in the graph",
+            )),
             Var::Py(o, _) => Ok(o.bind(py).is_truthy()?),
             Var::Tuple(i) | Var::NamedTuple { items: i, .. } => Ok(!i.is_empty()),
             Var::List(i) => Ok(!i.borrow().is_empty()),
@@ -655,6 +681,11 @@ pub fn py_to_arg(py: Python<'_>, o: &Bound<'_, PyAny>) -> Result<Arg, TraceError
             }
         }
     }
+    // A numpy scalar constant (`np.float32(0.5)`, `np.finfo(np.float32).eps`): torch takes it
+    // as the Python number it holds.
+    if super::pyobj::is_np_number(py, o) {
+        return py_to_arg(py, &o.call_method0(intern!(py, "item"))?);
+    }
     Err(TraceError::unsupported(format!(
         "passing a {} to a torch op",
         o.get_type().name()?
@@ -695,6 +726,11 @@ impl Tracer<'_> {
                 .add(py, &source, Check::Tensor(tensor_check(&value)?));
             let t = self.output.input(py, &source, &value)?;
             return Ok(Var::Tensor(t));
+        }
+        if let Some(source) = &source {
+            if let Some(a) = self.wrap_ndarray(&value, source)? {
+                return Ok(a);
+            }
         }
         let Some(source) = source else {
             if let Ok(t) = value.cast::<PyTuple>() {

@@ -53,6 +53,7 @@ impl Frame<'_, '_> {
                     }
                     None => self.tensor_method(t, &name, args, kwargs),
                 },
+                Var::Ndarray(a) => self.ndarray_method(a, &name, args, kwargs),
                 Var::List(l) => self.list_method(l, &name, args, kwargs),
                 Var::Deque(q) => self.deque_method(q, &name, args, kwargs),
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
@@ -172,6 +173,9 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         if let Some(r) = self.autocast_decorated_call(f, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.numpy_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
         if let Some(r) = self.frame_builtin(&module, &name, &args, &kwargs)? {

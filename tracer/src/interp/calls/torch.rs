@@ -102,6 +102,7 @@ impl Frame<'_, '_> {
                 return Ok(Var::py_const(py, ok || sizes.contains(&0)));
             }
             "get_device" => return Ok(Var::py_const(py, meta.device.index.unwrap_or(-1))),
+            "numpy" => return self.tensor_numpy(t, &args, &kwargs),
             _ => {}
         }
         // Every tracker of the tensor would have to learn its new sizes or strides, so these
