@@ -188,6 +188,22 @@ pub(crate) fn with_effects(
             vec![target, OutputTemplate::Dict(items)],
         ));
     }
+    let deque = py.import("collections")?.getattr("deque")?;
+    for q in &effects.deques {
+        let target = template_of(py, &Var::Deque(q.clone()), outs, ctx)?;
+        let items = q
+            .items
+            .borrow()
+            .iter()
+            .map(|v| template_of(py, v, outs, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let again = template_of(py, &Var::Deque(q.clone()), outs, ctx)?;
+        calls.push((deque.getattr("clear")?.unbind(), vec![target]));
+        calls.push((
+            deque.getattr("extend")?.unbind(),
+            vec![again, OutputTemplate::List(items)],
+        ));
+    }
     for (_, src, attr, v) in &effects.attrs {
         calls.push((
             setattr.clone_ref(py),

@@ -47,6 +47,8 @@ pub struct Tracer<'py> {
     pub builtins: Bound<'py, PyDict>,
     pub(crate) external_lists: Vec<External<Rc<RefCell<Vec<Var>>>>>,
     pub(crate) external_dicts: Vec<External<vars::DictItems>>,
+    /// Deques read from the frame (a module-level queue), tracked like its lists.
+    pub(crate) external_deques: Vec<External<Rc<vars::DequeVar>>>,
     /// Python state changed by the traced region, replayed after the graph runs.
     pub effects: SideEffects,
     /// Cells the tracer made for closures over the root frame's free variables, with the index
@@ -109,6 +111,8 @@ pub struct SideEffects {
     /// written back into the very objects.
     pub lists: Vec<Rc<RefCell<Vec<Var>>>>,
     pub dicts: Vec<vars::DictItems>,
+    /// Deques from the frame's inputs that were mutated (cleared and refilled after the graph).
+    pub deques: Vec<Rc<vars::DequeVar>>,
 }
 
 impl SideEffects {
@@ -163,6 +167,7 @@ impl SideEffects {
             && self.globals.is_empty()
             && self.lists.is_empty()
             && self.dicts.is_empty()
+            && self.deques.is_empty()
     }
 }
 
@@ -171,6 +176,17 @@ impl Tracer<'_> {
     pub fn note_list_mutation(&mut self, l: &Rc<RefCell<Vec<Var>>>) {
         if self.is_external_list(l) {
             self.effects.note_list(l);
+        }
+    }
+
+    /// A mutation of a deque: one from the inputs is written back after the graph.
+    pub fn note_deque_mutation(&mut self, q: &Rc<vars::DequeVar>) {
+        let external = self
+            .external_deques
+            .iter()
+            .any(|(e, _, _)| Rc::ptr_eq(e, q));
+        if external && !self.effects.deques.iter().any(|x| Rc::ptr_eq(x, q)) {
+            self.effects.deques.push(q.clone());
         }
     }
 
@@ -281,6 +297,7 @@ pub fn trace<'py>(
         builtins,
         external_lists: Vec::new(),
         external_dicts: Vec::new(),
+        external_deques: Vec::new(),
         effects: SideEffects::default(),
         free_cells: Vec::new(),
         codes: Default::default(),
@@ -325,6 +342,9 @@ pub fn trace<'py>(
     }
     for (d, _, _) in &tx.external_dicts {
         keep_alive.push(d.clone());
+    }
+    for (q, _, _) in &tx.external_deques {
+        keep_alive.push(q.clone());
     }
     for (c, _) in &tx.free_cells {
         keep_alive.push(c.clone());

@@ -170,3 +170,14 @@ pub(super) fn is_dict_read(name: &str) -> bool {
         "keys" | "values" | "items" | "get" | "__contains__" | "__getitem__" | "__len__"
     )
 }
+
+/// Whether `o` is an instance of a builtin container type that a tracker may stand for.
+pub(super) fn is_container_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let builtins = py.import("builtins")?;
+    for name in ["list", "tuple", "dict", "set", "frozenset", "slice"] {
+        if o.is_instance(&builtins.getattr(name)?)? {
+            return Ok(true);
+        }
+    }
+    o.is_instance(&py.import("collections")?.getattr("deque")?)
+}

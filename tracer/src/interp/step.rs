@@ -594,6 +594,12 @@ impl Frame<'_, '_> {
                 let name = self.code.names[arg].clone();
                 self.store_global(&name, v)?;
             }
+            Op::Unsupported if ins.name == "LOAD_BUILD_CLASS" => {
+                // A `class` statement: the call of `__build_class__` breaks the graph (it runs
+                // the class body), where the frame can resume.
+                let build = py.import("builtins")?.getattr("__build_class__")?;
+                self.stack.push(Var::Py(build.unbind(), None));
+            }
             Op::Unsupported if self.step_statement(ins)? => {}
             Op::Unsupported => {
                 return Err(TraceError::unsupported(format!(
