@@ -23,10 +23,6 @@ GAP_SUBCLASS = (
     "issue 14 (collections): a user subclass of dict/list/OrderedDict breaks the graph (its "
     "construction, overridden methods and super() calls into the builtin methods are not traced)"
 )
-GAP_GLOBAL_DEQUE = (
-    "issue 14 (collections): a deque read from the frame (a global) is not tracked: its "
-    "mutation breaks the graph"
-)
 TC_NONE = (
     "torch.compile captures none of this program (0 graphs); torchferro captures it in one: "
     "more graphs than torch.compile, but no gap"
@@ -1029,10 +1025,47 @@ def global_set_add(x):
     return x * len(SEEN)
 
 
-@case(x34, state=("QUEUE",), xfail=GAP_GLOBAL_DEQUE)
+@case(x34, state=("QUEUE",))
 def global_deque_append(x):
     QUEUE.append(x.argmax())
     return x + len(QUEUE)
+
+
+WINDOW: deque = deque([1.0, 2.0], maxlen=3)
+TAGS: set = {"base"}
+
+
+@case(x34, state=("WINDOW",), xfail_tc=TC_DIFFERS)
+def global_deque_window(x):
+    # A bounded queue at module level: appends drop from the left, reads see the new items.
+    WINDOW.append(x.sum())
+    WINDOW.appendleft(0.5)
+    WINDOW.rotate(1)
+    first = WINDOW.popleft()
+    return x * len(WINDOW) + first, WINDOW[0], WINDOW[-1]
+
+
+@case(x34, state=("WINDOW",), xfail_tc=TC_DIFFERS)
+def global_deque_read_only(x):
+    # Read and not changed: no write-back, the items read through their sources.
+    return x * WINDOW[0] + sum(WINDOW), WINDOW.maxlen
+
+
+@case(x34, state=("TAGS",))
+def global_set_mutations(x):
+    global TAGS
+    y = x.relu()
+    TAGS.discard("base")
+    TAGS |= {"relu", "exp"}
+    TAGS.add("sum")
+    return y * len(TAGS), sorted(TAGS), "relu" in TAGS
+
+
+@case(x34, state=("TAGS",))
+def global_set_read_only(x):
+    if "base" in TAGS:
+        return x * len(TAGS)
+    return x
 
 
 @case(x34, state=("ORDER",))

@@ -49,6 +49,9 @@ pub struct Tracer<'py> {
     pub(crate) external_dicts: Vec<External<vars::DictItems>>,
     /// Deques read from the frame (a module-level queue), tracked like its lists.
     pub(crate) external_deques: Vec<External<Rc<vars::DequeVar>>>,
+    /// Sets of constants read from the frame: each is a private copy (`Var::Set`), written
+    /// back into the real set after the graph if the traced code changed it.
+    pub(crate) external_sets: Vec<External<Py<PyAny>>>,
     /// Python state changed by the traced region, replayed after the graph runs.
     pub effects: SideEffects,
     /// Cells the tracer made for closures over the root frame's free variables, with the index
@@ -113,6 +116,9 @@ pub struct SideEffects {
     pub dicts: Vec<vars::DictItems>,
     /// Deques from the frame's inputs that were mutated (cleared and refilled after the graph).
     pub deques: Vec<Rc<vars::DequeVar>>,
+    /// Sets from the frame's inputs that were changed: their private copies (see
+    /// `Tracer::external_sets`), cleared and refilled into the real sets after the graph.
+    pub sets: Vec<Py<PyAny>>,
 }
 
 impl SideEffects {
@@ -168,6 +174,7 @@ impl SideEffects {
             && self.lists.is_empty()
             && self.dicts.is_empty()
             && self.deques.is_empty()
+            && self.sets.is_empty()
     }
 }
 
@@ -187,6 +194,18 @@ impl Tracer<'_> {
             .any(|(e, _, _)| Rc::ptr_eq(e, q));
         if external && !self.effects.deques.iter().any(|x| Rc::ptr_eq(x, q)) {
             self.effects.deques.push(q.clone());
+        }
+    }
+
+    /// A change of a set's private copy: one from the inputs is written back after the graph.
+    pub fn note_set_mutation(&mut self, s: &Py<PyAny>) {
+        let py = self.py;
+        let external = self
+            .external_sets
+            .iter()
+            .any(|(e, _, _)| e.bind(py).is(s.bind(py)));
+        if external && !self.effects.sets.iter().any(|x| x.bind(py).is(s.bind(py))) {
+            self.effects.sets.push(s.clone_ref(py));
         }
     }
 
@@ -298,6 +317,7 @@ pub fn trace<'py>(
         external_lists: Vec::new(),
         external_dicts: Vec::new(),
         external_deques: Vec::new(),
+        external_sets: Vec::new(),
         effects: SideEffects::default(),
         free_cells: Vec::new(),
         codes: Default::default(),
@@ -345,6 +365,10 @@ pub fn trace<'py>(
     }
     for (q, _, _) in &tx.external_deques {
         keep_alive.push(q.clone());
+    }
+    // The private copies stay alive while the templates are built: they are found by address.
+    for (s, _, _) in &tx.external_sets {
+        keep_alive.push(Rc::new(s.clone_ref(tx.py)));
     }
     for (c, _) in &tx.free_cells {
         keep_alive.push(c.clone());

@@ -212,6 +212,10 @@ impl Frame<'_, '_> {
             Op::BinaryOp => {
                 let rhs = self.pop()?;
                 let lhs = self.pop()?;
+                // `s |= t` and the other in-place operators (13 and up) change a set's copy.
+                if let (Var::Set(s), true) = (&lhs, arg >= 13) {
+                    self.tx.note_set_mutation(s);
+                }
                 let r = self.binary_op(arg, lhs, rhs)?;
                 self.stack.push(r);
             }
