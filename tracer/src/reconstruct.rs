@@ -218,6 +218,16 @@ pub(crate) fn with_effects(
             vec![again, OutputTemplate::Const(items)],
         ));
     }
+    for (j, v) in &effects.cells {
+        calls.push((
+            setattr.clone_ref(py),
+            vec![
+                OutputTemplate::ClosureCell(*j),
+                name("cell_contents"),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
     for (_, src, attr, v) in &effects.attrs {
         calls.push((
             setattr.clone_ref(py),

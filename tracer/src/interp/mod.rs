@@ -31,7 +31,7 @@ use crate::output::OutputGraph;
 use crate::source::{Scope, Source};
 
 pub(crate) use abc_mixins::object_attr_is_property;
-pub(crate) use objects::{fill_function, object_has_attr};
+pub(crate) use objects::{fill_function, object_attr_misses_to_getattr, object_has_attr};
 pub use vars::Var;
 
 /// A container read from the frame's inputs: its tracker, where it came from, and the object.
@@ -119,6 +119,9 @@ pub struct SideEffects {
     /// Sets from the frame's inputs that were changed: their private copies (see
     /// `Tracer::external_sets`), cleared and refilled into the real sets after the graph.
     pub sets: Vec<Py<PyAny>>,
+    /// Writes to the compiled function's own closure cells (`nonlocal` in a closure that is
+    /// compiled): the cell's index in `co_freevars` and its last value.
+    pub cells: Vec<(usize, Var)>,
 }
 
 impl SideEffects {
@@ -175,6 +178,7 @@ impl SideEffects {
             && self.dicts.is_empty()
             && self.deques.is_empty()
             && self.sets.is_empty()
+            && self.cells.is_empty()
     }
 }
 
@@ -647,8 +651,31 @@ impl<'a, 'py> Frame<'a, 'py> {
                 self.locals[i] = Some(Var::Cell(Rc::new(RefCell::new(Some(v)))));
                 Ok(())
             }
+            // A free variable of the root frame read as its value: the write is recorded and
+            // made to the real cell after the graph; this frame reads the new value from now
+            // on, and so does any function inlined later that closes over the same cell.
+            _ if self.ctx.root => {
+                let j = i - (self.code.localsplus.len() - self.code.nfree);
+                match self.tx.effects.cells.iter_mut().find(|(k, _)| *k == j) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => self.tx.effects.cells.push((j, v.clone())),
+                }
+                self.locals[i] = Some(v);
+                Ok(())
+            }
             _ => Err(nonlocal()),
         }
+    }
+
+    /// The value the traced region wrote to `cell` if it is one of the root frame's closure
+    /// cells (see `store_deref`).
+    pub(super) fn written_root_cell(&self, cell: &Bound<'_, PyAny>) -> Option<Var> {
+        self.tx
+            .effects
+            .cells
+            .iter()
+            .find(|(j, _)| self.tx.scope.cell_object(*j) == cell.as_ptr())
+            .map(|(_, v)| v.clone())
     }
 
     /// STORE_ATTR: on an object read from the frame's inputs, recorded and written after the
