@@ -44,7 +44,9 @@ def pytest_terminal_summary(terminalreporter):
             tr.write_line(f"  {topic}:")
             for name, tc, tf, eager, ok in names:
                 values = "ok" if ok else "DIFFER"
-                tr.write_line(f"    {name}: {tc} / {tf}, eager frames {eager}, values {values}")
+                tr.write_line(
+                    f"    {name}: {tc} / {tf}, eager frames {eager}, values {values}"
+                )
 
 
 def pytest_collection_modifyitems(items):

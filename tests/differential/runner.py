@@ -370,7 +370,9 @@ def short_programs() -> dict[str, list[tuple[str, int, int, int, bool]]]:
         if tc is None or tf is None or not tc[1] or "torch.compile" in c.xfail:
             continue
         if tc[0] > 0 and not (tf[1] and captured(tc[0], tf[0], tf[2])):
-            out.setdefault(c.program.topic, []).append((c.name, tc[0], tf[0], tf[2], tf[1]))
+            out.setdefault(c.program.topic, []).append(
+                (c.name, tc[0], tf[0], tf[2], tf[1])
+            )
     return out
 
 
