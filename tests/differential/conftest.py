@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from .runner import summary_rows
+from .runner import short_programs, summary_rows
 
 
 def pytest_configure(config):
@@ -34,6 +34,19 @@ def pytest_terminal_summary(terminalreporter):
     )
     for topic, n, tc, tf, tc0, tf0 in rows:
         tr.write_line(f"{topic:<22} {n:>8} {tc:>8} {tf:>8} {tc0:>7} {tf0:>6}")
+    short = short_programs()
+    if short:
+        tr.write_line(
+            "not captured (tc N>=1, torchferro short): name: tc graphs / tf graphs, "
+            "frames run eagerly, values"
+        )
+        for topic, names in sorted(short.items()):
+            tr.write_line(f"  {topic}:")
+            for name, tc, tf, eager, ok in names:
+                values = "ok" if ok else "DIFFER"
+                tr.write_line(
+                    f"    {name}: {tc} / {tf}, eager frames {eager}, values {values}"
+                )
 
 
 def pytest_collection_modifyitems(items):

@@ -359,6 +359,23 @@ def summary_rows() -> list[tuple[str, int, int, int, int, int]]:
     return out
 
 
+def short_programs() -> dict[str, list[tuple[str, int, int, int, bool]]]:
+    """Per topic, the programs counted in ``summary_rows``'s "tc N>=1" column that torchferro
+    does not capture: (name, torch.compile's graphs, torchferro's graphs, frames torchferro ran
+    eagerly, whether torchferro's values matched eager's), so a run names the breadth gaps."""
+    out: dict[str, list[tuple[str, int, int, int, bool]]] = {}
+    for c in CASES:
+        tc = RESULTS.get((c.name, "torch.compile"))
+        tf = RESULTS.get((c.name, "torchferro"))
+        if tc is None or tf is None or not tc[1] or "torch.compile" in c.xfail:
+            continue
+        if tc[0] > 0 and not (tf[1] and captured(tc[0], tf[0], tf[2])):
+            out.setdefault(c.program.topic, []).append(
+                (c.name, tc[0], tf[0], tf[2], tf[1])
+            )
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Child processes
 

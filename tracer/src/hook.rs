@@ -86,6 +86,11 @@ fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
     if flags & (0x20 | 0x80 | 0x100 | 0x200) != 0 {
         return true;
     }
+    // Code without CO_OPTIMIZED reads and writes a namespace dict (`LOAD_NAME`): a class body
+    // or module code run by `exec`. It makes no tensors of its own and runs as it is.
+    if flags & 0x1 == 0 {
+        return true;
+    }
     let name: String = code
         .getattr("co_name")
         .and_then(|f| f.extract())

@@ -188,6 +188,46 @@ pub(crate) fn with_effects(
             vec![target, OutputTemplate::Dict(items)],
         ));
     }
+    let deque = py.import("collections")?.getattr("deque")?;
+    for q in &effects.deques {
+        let target = template_of(py, &Var::Deque(q.clone()), outs, ctx)?;
+        let items = q
+            .items
+            .borrow()
+            .iter()
+            .map(|v| template_of(py, v, outs, ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let again = template_of(py, &Var::Deque(q.clone()), outs, ctx)?;
+        calls.push((deque.getattr("clear")?.unbind(), vec![target]));
+        calls.push((
+            deque.getattr("extend")?.unbind(),
+            vec![again, OutputTemplate::List(items)],
+        ));
+    }
+    let set = builtins.getattr("set")?;
+    for s in &effects.sets {
+        let target = template_of(py, &Var::Set(s.clone_ref(py)), outs, ctx)?;
+        let again = template_of(py, &Var::Set(s.clone_ref(py)), outs, ctx)?;
+        let items = builtins
+            .getattr("frozenset")?
+            .call1((s.bind(py),))?
+            .unbind();
+        calls.push((set.getattr("clear")?.unbind(), vec![target]));
+        calls.push((
+            set.getattr("update")?.unbind(),
+            vec![again, OutputTemplate::Const(items)],
+        ));
+    }
+    for (j, v) in &effects.cells {
+        calls.push((
+            setattr.clone_ref(py),
+            vec![
+                OutputTemplate::ClosureCell(*j),
+                name("cell_contents"),
+                template_of(py, v, outs, ctx)?,
+            ],
+        ));
+    }
     for (_, src, attr, v) in &effects.attrs {
         calls.push((
             setattr.clone_ref(py),
@@ -355,6 +395,8 @@ pub(crate) fn template_of(
         Var::ModelOutput(o) => Some(std::rc::Rc::as_ptr(o) as usize),
         // An iterator or library object held in two places is one object after the graph.
         Var::Iter(i) => Some(std::rc::Rc::as_ptr(i) as *const u8 as usize),
+        // A set from the frame is its private copy's address (`Tracer::external_sets`).
+        Var::Set(o) => Some(o.as_ptr() as usize),
         Var::Library(l) => Some(std::rc::Rc::as_ptr(l) as *const u8 as usize),
         _ => None,
     };
@@ -516,6 +558,11 @@ fn template_of_inner(
                 .getattr(kind.method())?
                 .unbind(),
             vec![template_of(py, &Var::Dict(d.clone()), outs, ctx)?],
+        ),
+        // A set made by the traced code: a copy of its state, fresh on every call.
+        Var::Set(o) => OutputTemplate::Call(
+            py.import("copy")?.getattr("copy")?.unbind(),
+            vec![OutputTemplate::Const(o.clone_ref(py))],
         ),
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
             v.as_py(py)

@@ -226,29 +226,35 @@ fn closure_slots(info: &CodeInfo) -> Vec<usize> {
 }
 
 /// Instructions after which execution can continue in a resume function: their effect on the
-/// stack is known, they push no NULL, and they do not touch the block stack.
-fn breakable(op: Op) -> bool {
-    matches!(
-        op,
-        Op::Call
-            | Op::CallFunctionEx
-            | Op::PopJumpIfTrue
-            | Op::PopJumpIfFalse
-            | Op::PopJumpIfNone
-            | Op::PopJumpIfNotNone
-            | Op::BinaryOp
-            | Op::CompareOp
-            | Op::BinarySubscr
-            | Op::StoreSubscr
-            | Op::BinarySlice
-            | Op::StoreSlice
-            | Op::ContainsOp
-            | Op::UnaryNegative
-            | Op::UnaryPositive
-            | Op::UnaryInvert
-            | Op::UnaryNot
-            | Op::Unsupported
-    )
+/// stack is known, they push no NULL, and they do not touch the block stack; an attribute load
+/// only where it loads no method. `FOR_ITER` is not one: a break there would resume in a new
+/// function per iteration (a chain of graphs as long as the loop), where running the frame as it
+/// is makes none.
+fn breakable(ins: &crate::decode::Ins) -> bool {
+    let op = ins.op;
+    (op == Op::LoadAttr && !ins.pushes_null)
+        || op == Op::IsOp
+        || matches!(
+            op,
+            Op::Call
+                | Op::CallFunctionEx
+                | Op::PopJumpIfTrue
+                | Op::PopJumpIfFalse
+                | Op::PopJumpIfNone
+                | Op::PopJumpIfNotNone
+                | Op::BinaryOp
+                | Op::CompareOp
+                | Op::BinarySubscr
+                | Op::StoreSubscr
+                | Op::BinarySlice
+                | Op::StoreSlice
+                | Op::ContainsOp
+                | Op::UnaryNegative
+                | Op::UnaryPositive
+                | Op::UnaryInvert
+                | Op::UnaryNot
+                | Op::Unsupported
+        )
 }
 
 pub use crate::code::{user_function_name, RESUME_PREFIX};
@@ -270,7 +276,7 @@ pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
             | "RAISE_VARARGS"
             | "PRINT_EXPR"
     );
-    if !(breakable(ins.op) && ins.op != Op::Unsupported || supported_unsupported) {
+    if !(breakable(ins) && ins.op != Op::Unsupported || supported_unsupported) {
         return Some(format!("a graph break at {} cannot resume yet", ins.name));
     }
     match bytecode::exception_table::parse(&info.exception_table) {

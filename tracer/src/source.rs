@@ -300,6 +300,15 @@ impl Scope {
     }
 
     /// Resolves a root step to a borrowed pointer (NULL if absent; no Python error is left set).
+    /// Closure cell object `index` (not its contents), or null out of range.
+    pub fn cell_object(&self, index: usize) -> *mut ffi::PyObject {
+        if index >= self.ncells {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: as in `root`: `cells` holds `ncells` pointers borrowed for the Scope's life.
+        unsafe { *self.cells.add(index) }
+    }
+
     pub fn root(&self, step: &Step) -> *mut ffi::PyObject {
         // SAFETY: the arrays and dicts in a Scope are borrowed from a live frame or a live
         // vectorcall argument array for the duration of the call that built the Scope, and

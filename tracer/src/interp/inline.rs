@@ -102,6 +102,10 @@ impl<'a, 'py> Frame<'a, 'py> {
         let c = f.getattr("__closure__")?;
         if !c.is_none() {
             for (i, cell) in c.cast::<PyTuple>().map_err(PyErr::from)?.iter().enumerate() {
+                if let Some(v) = self.written_root_cell(&cell) {
+                    closure.push(v);
+                    continue;
+                }
                 match cell.getattr("cell_contents") {
                     Ok(v) => {
                         let s = source.map(|s| {

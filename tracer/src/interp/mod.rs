@@ -32,7 +32,7 @@ use crate::output::OutputGraph;
 use crate::source::{Scope, Source};
 
 pub(crate) use abc_mixins::object_attr_is_property;
-pub(crate) use objects::{fill_function, object_has_attr};
+pub(crate) use objects::{fill_function, object_attr_misses_to_getattr, object_has_attr};
 pub use vars::Var;
 
 /// A container read from the frame's inputs: its tracker, where it came from, and the object.
@@ -48,6 +48,11 @@ pub struct Tracer<'py> {
     pub builtins: Bound<'py, PyDict>,
     pub(crate) external_lists: Vec<External<Rc<RefCell<Vec<Var>>>>>,
     pub(crate) external_dicts: Vec<External<vars::DictItems>>,
+    /// Deques read from the frame (a module-level queue), tracked like its lists.
+    pub(crate) external_deques: Vec<External<Rc<vars::DequeVar>>>,
+    /// Sets of constants read from the frame: each is a private copy (`Var::Set`), written
+    /// back into the real set after the graph if the traced code changed it.
+    pub(crate) external_sets: Vec<External<Py<PyAny>>>,
     /// Python state changed by the traced region, replayed after the graph runs.
     pub effects: SideEffects,
     /// Cells the tracer made for closures over the root frame's free variables, with the index
@@ -110,6 +115,14 @@ pub struct SideEffects {
     /// written back into the very objects.
     pub lists: Vec<Rc<RefCell<Vec<Var>>>>,
     pub dicts: Vec<vars::DictItems>,
+    /// Deques from the frame's inputs that were mutated (cleared and refilled after the graph).
+    pub deques: Vec<Rc<vars::DequeVar>>,
+    /// Sets from the frame's inputs that were changed: their private copies (see
+    /// `Tracer::external_sets`), cleared and refilled into the real sets after the graph.
+    pub sets: Vec<Py<PyAny>>,
+    /// Writes to the compiled function's own closure cells (`nonlocal` in a closure that is
+    /// compiled): the cell's index in `co_freevars` and its last value.
+    pub cells: Vec<(usize, Var)>,
 }
 
 impl SideEffects {
@@ -164,6 +177,9 @@ impl SideEffects {
             && self.globals.is_empty()
             && self.lists.is_empty()
             && self.dicts.is_empty()
+            && self.deques.is_empty()
+            && self.sets.is_empty()
+            && self.cells.is_empty()
     }
 }
 
@@ -172,6 +188,29 @@ impl Tracer<'_> {
     pub fn note_list_mutation(&mut self, l: &Rc<RefCell<Vec<Var>>>) {
         if self.is_external_list(l) {
             self.effects.note_list(l);
+        }
+    }
+
+    /// A mutation of a deque: one from the inputs is written back after the graph.
+    pub fn note_deque_mutation(&mut self, q: &Rc<vars::DequeVar>) {
+        let external = self
+            .external_deques
+            .iter()
+            .any(|(e, _, _)| Rc::ptr_eq(e, q));
+        if external && !self.effects.deques.iter().any(|x| Rc::ptr_eq(x, q)) {
+            self.effects.deques.push(q.clone());
+        }
+    }
+
+    /// A change of a set's private copy: one from the inputs is written back after the graph.
+    pub fn note_set_mutation(&mut self, s: &Py<PyAny>) {
+        let py = self.py;
+        let external = self
+            .external_sets
+            .iter()
+            .any(|(e, _, _)| e.bind(py).is(s.bind(py)));
+        if external && !self.effects.sets.iter().any(|x| x.bind(py).is(s.bind(py))) {
+            self.effects.sets.push(s.clone_ref(py));
         }
     }
 
@@ -282,6 +321,8 @@ pub fn trace<'py>(
         builtins,
         external_lists: Vec::new(),
         external_dicts: Vec::new(),
+        external_deques: Vec::new(),
+        external_sets: Vec::new(),
         effects: SideEffects::default(),
         free_cells: Vec::new(),
         codes: Default::default(),
@@ -326,6 +367,13 @@ pub fn trace<'py>(
     }
     for (d, _, _) in &tx.external_dicts {
         keep_alive.push(d.clone());
+    }
+    for (q, _, _) in &tx.external_deques {
+        keep_alive.push(q.clone());
+    }
+    // The private copies stay alive while the templates are built: they are found by address.
+    for (s, _, _) in &tx.external_sets {
+        keep_alive.push(Rc::new(s.clone_ref(tx.py)));
     }
     for (c, _) in &tx.free_cells {
         keep_alive.push(c.clone());
@@ -604,8 +652,31 @@ impl<'a, 'py> Frame<'a, 'py> {
                 self.locals[i] = Some(Var::Cell(Rc::new(RefCell::new(Some(v)))));
                 Ok(())
             }
+            // A free variable of the root frame read as its value: the write is recorded and
+            // made to the real cell after the graph; this frame reads the new value from now
+            // on, and so does any function inlined later that closes over the same cell.
+            _ if self.ctx.root => {
+                let j = i - (self.code.localsplus.len() - self.code.nfree);
+                match self.tx.effects.cells.iter_mut().find(|(k, _)| *k == j) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => self.tx.effects.cells.push((j, v.clone())),
+                }
+                self.locals[i] = Some(v);
+                Ok(())
+            }
             _ => Err(nonlocal()),
         }
+    }
+
+    /// The value the traced region wrote to `cell` if it is one of the root frame's closure
+    /// cells (see `store_deref`).
+    pub(super) fn written_root_cell(&self, cell: &Bound<'_, PyAny>) -> Option<Var> {
+        self.tx
+            .effects
+            .cells
+            .iter()
+            .find(|(j, _)| self.tx.scope.cell_object(*j) == cell.as_ptr())
+            .map(|(_, v)| v.clone())
     }
 
     /// STORE_ATTR: on an object read from the frame's inputs, recorded and written after the

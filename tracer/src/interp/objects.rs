@@ -569,6 +569,20 @@ pub(crate) fn object_has_attr(py: Python<'_>, o: &ObjectVar, name: &str) -> PyRe
     ))
 }
 
+/// Whether reading `name` from `o` misses the normal lookup and runs the class's Python
+/// `__getattr__` (so `hasattr` runs it, and only an `AttributeError` answers false).
+pub(crate) fn object_attr_misses_to_getattr(
+    py: Python<'_>,
+    o: &ObjectVar,
+    name: &str,
+) -> PyResult<bool> {
+    let cls = o.cls.bind(py);
+    Ok(name != "__class__"
+        && static_lookup(cls, name)?.is_none()
+        && !o.attrs.borrow().iter().any(|(n, _)| n == name)
+        && static_lookup(cls, "__getattr__")?.is_some())
+}
+
 /// The function the rebuilt object's `__dict__` is filled by: `fill(obj, names, values)`.
 pub(crate) fn fill_function(py: Python<'_>) -> PyResult<Py<PyAny>> {
     let ns = PyDict::new(py);

@@ -10,7 +10,9 @@ use crate::decode::Op;
 use crate::error::TraceError;
 use crate::output::TensorValue;
 
-use super::pyobj::{is_constant_module, is_immutable_const, is_nn_module, named_tuple_fields};
+use super::pyobj::{
+    is_constant_module, is_container_object, is_immutable_const, is_nn_module, named_tuple_fields,
+};
 use super::vars::Var;
 use super::Frame;
 
@@ -263,6 +265,13 @@ impl Frame<'_, '_> {
             (Var::ModelOutput(_), _) | (_, Var::ModelOutput(_)) => false,
             (Var::Set(a), Var::Set(b)) => a.is(b),
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
+            // A tracked container is a container: an object of no container type (a sentinel
+            // such as a dataclass's `_HAS_DEFAULT_FACTORY`) is not it.
+            (Var::Py(o, _), c) | (c, Var::Py(o, _))
+                if is_tracked_container(c) && !is_container_object(py, o.bind(py))? =>
+            {
+                false
+            }
             _ => return Err(TraceError::unsupported("`is` between these values")),
         };
         Ok(Var::py_const(py, same != negate))
@@ -1010,4 +1019,20 @@ fn is_builtin_method_of(
         return Ok(false);
     }
     Ok(v.getattr("__self__").map(|s| s.is(obj)).unwrap_or(false))
+}
+
+/// Trackers that stand for a Python container (whose type is a builtin container type or a
+/// subclass of one).
+fn is_tracked_container(v: &Var) -> bool {
+    matches!(
+        v,
+        Var::List(_)
+            | Var::Tuple(_)
+            | Var::Dict(_)
+            | Var::Deque(_)
+            | Var::Set(_)
+            | Var::NamedTuple { .. }
+            | Var::Size(_)
+            | Var::Slice(_)
+    )
 }

@@ -199,3 +199,14 @@ pub(crate) fn is_np_number(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
         })
         .unwrap_or(false)
 }
+
+/// Whether `o` is an instance of a builtin container type that a tracker may stand for.
+pub(super) fn is_container_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let builtins = py.import("builtins")?;
+    for name in ["list", "tuple", "dict", "set", "frozenset", "slice"] {
+        if o.is_instance(&builtins.getattr(name)?)? {
+            return Ok(true);
+        }
+    }
+    o.is_instance(&py.import("collections")?.getattr("deque")?)
+}

@@ -212,6 +212,10 @@ impl Frame<'_, '_> {
             Op::BinaryOp => {
                 let rhs = self.pop()?;
                 let lhs = self.pop()?;
+                // `s |= t` and the other in-place operators (13 and up) change a set's copy.
+                if let (Var::Set(s), true) = (&lhs, arg >= 13) {
+                    self.tx.note_set_mutation(s);
+                }
                 let r = self.binary_op(arg, lhs, rhs)?;
                 self.stack.push(r);
             }
@@ -593,6 +597,12 @@ impl Frame<'_, '_> {
                 let v = self.pop()?;
                 let name = self.code.names[arg].clone();
                 self.store_global(&name, v)?;
+            }
+            Op::Unsupported if ins.name == "LOAD_BUILD_CLASS" => {
+                // A `class` statement: the call of `__build_class__` breaks the graph (it runs
+                // the class body), where the frame can resume.
+                let build = py.import("builtins")?.getattr("__build_class__")?;
+                self.stack.push(Var::Py(build.unbind(), None));
             }
             Op::Unsupported if self.step_statement(ins)? => {}
             Op::Unsupported => {

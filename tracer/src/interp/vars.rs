@@ -786,6 +786,23 @@ impl Tracer<'_> {
             self.guards.add(py, &source, Check::Len(value.len()?));
             return Ok(Var::List(l));
         }
+        if let Some((s, _, _)) = self.external_sets.iter().find(|(_, _, o)| o.is(&value)) {
+            let s = s.clone_ref(py);
+            // A copy of its own (`Equals` compares types too), never changed.
+            let snapshot = py.import("builtins")?.getattr("set")?.call1((&value,))?;
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards
+                .add(py, &source, Check::Equals(snapshot.unbind()));
+            return Ok(Var::Set(s));
+        }
+        if let Some((q, _, _)) = self.external_deques.iter().find(|(_, _, o)| o.is(&value)) {
+            let q = q.clone();
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards.add(py, &source, Check::Len(value.len()?));
+            return Ok(Var::Deque(q));
+        }
         if let Some((d, _, _)) = self.external_dicts.iter().find(|(_, _, o)| o.is(&value)) {
             let d = d.clone();
             self.guards
@@ -840,6 +857,47 @@ impl Tracer<'_> {
             self.external_lists
                 .push((rc.clone(), source, value.unbind()));
             return Ok(Var::List(rc));
+        } else if value.get_type().is(py.get_type::<pyo3::types::PySet>())
+            && value
+                .try_iter()?
+                .all(|x| x.is_ok_and(|x| super::pyobj::is_immutable_const(&x)))
+        {
+            // A set of constants from outside (a module-level registry): guarded by its
+            // contents, traced as a private copy, written back after the graph if changed.
+            let snapshot = py.import("builtins")?.getattr("set")?.call1((&value,))?;
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards
+                .add(py, &source, Check::Equals(snapshot.unbind()));
+            let copy = py
+                .import("builtins")?
+                .getattr("set")?
+                .call1((&value,))?
+                .unbind();
+            self.external_sets
+                .push((copy.clone_ref(py), source, value.unbind()));
+            return Ok(Var::Set(copy));
+        } else if value
+            .get_type()
+            .is(py.import("collections")?.getattr("deque")?)
+        {
+            // A deque from outside (a module-level queue): its items read through their
+            // sources, its mutations written back after the graph (`SideEffects::deques`).
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
+            self.guards.add(py, &source, Check::Len(value.len()?));
+            let mut items = Vec::new();
+            for (i, x) in value.try_iter()?.enumerate() {
+                items.push(self.wrap(x?, Some(source.item(i.into_pyobject(py)?.into_any())))?);
+            }
+            let maxlen: Option<usize> = value.getattr("maxlen")?.extract()?;
+            let rc = Rc::new(DequeVar {
+                items: RefCell::new(items),
+                maxlen,
+            });
+            self.external_deques
+                .push((rc.clone(), source, value.unbind()));
+            return Ok(Var::Deque(rc));
         } else if let (Ok(d), true) = (
             value.cast::<PyDict>(),
             value.get_type().is(py.get_type::<PyDict>()),
@@ -1019,7 +1077,15 @@ impl Tracer<'_> {
             .external_dicts
             .iter()
             .map(|(d, s, _)| (Rc::as_ptr(d) as usize, s.clone()));
-        lists.chain(dicts).collect()
+        let deques = self
+            .external_deques
+            .iter()
+            .map(|(q, s, _)| (Rc::as_ptr(q) as usize, s.clone()));
+        let sets = self
+            .external_sets
+            .iter()
+            .map(|(o, s, _)| (o.as_ptr() as usize, s.clone()));
+        lists.chain(dicts).chain(deques).chain(sets).collect()
     }
 }
 

@@ -198,9 +198,15 @@ impl Frame<'_, '_> {
                 if let Var::Object(o) = obj {
                     return match crate::interp::object_has_attr(py, o, &n)? {
                         Some(has) => Ok(Var::py_const(py, has)),
-                        // A property (`Cache.is_sliding`): `hasattr` runs its getter, and only
-                        // an `AttributeError` from it answers false.
-                        None if crate::interp::object_attr_is_property(py, o, &n)? => {
+                        // A property (`Cache.is_sliding`) or a miss that goes to a Python
+                        // `__getattr__`: `hasattr` runs the code, and only an `AttributeError`
+                        // from it (folded, or raised by the traced code) answers false.
+                        None if crate::interp::object_attr_is_property(py, o, &n)?
+                            || crate::interp::object_attr_misses_to_getattr(py, o, &n)? =>
+                        {
+                            let attribute_error = |e: &Bound<'_, PyAny>| {
+                                e.is_instance_of::<pyo3::exceptions::PyAttributeError>()
+                            };
                             match self.object_attr(&o.clone(), &n) {
                                 Ok(_) => Ok(Var::py_const(py, true)),
                                 Err(TraceError::UserError { error, .. })
@@ -208,6 +214,11 @@ impl Frame<'_, '_> {
                                         .is_instance_of::<pyo3::exceptions::PyAttributeError>(
                                             py,
                                         ) =>
+                                {
+                                    Ok(Var::py_const(py, false))
+                                }
+                                Err(TraceError::Raised { exc, .. })
+                                    if attribute_error(exc.bind(py)) =>
                                 {
                                     Ok(Var::py_const(py, false))
                                 }

@@ -160,6 +160,8 @@ impl Frame<'_, '_> {
         match value {
             Some(v) => {
                 items[j as usize] = v;
+                drop(items);
+                self.tx.note_deque_mutation(q);
                 Ok(Var::none(py))
             }
             None => Ok(items[j as usize].clone()),
@@ -190,6 +192,11 @@ impl Frame<'_, '_> {
             v.items(py)
                 .ok_or_else(|| TraceError::unsupported(format!("deque.{name} of this iterable")))
         };
+        // Every method but these changes the deque (a deque from the frame is then written
+        // back after the graph; a failed call changes nothing and breaks the graph).
+        if !matches!(name, "copy" | "index" | "count") {
+            self.tx.note_deque_mutation(&q);
+        }
         match (name, args.as_slice()) {
             ("append", [v]) => {
                 let mut items = q.items.borrow_mut();

@@ -221,6 +221,19 @@ impl Frame<'_, '_> {
         if !kwargs.is_empty() {
             return Err(TraceError::unsupported(format!("set.{name} with keywords")));
         }
+        let reads = [
+            "copy",
+            "difference",
+            "intersection",
+            "isdisjoint",
+            "issubset",
+            "issuperset",
+            "symmetric_difference",
+            "union",
+        ];
+        if !reads.contains(&name) && !name.starts_with("__") {
+            self.tx.note_set_mutation(&set);
+        }
         let r = set
             .bind(py)
             .call_method1(name, pyo3::types::PyTuple::new(py, vals)?)

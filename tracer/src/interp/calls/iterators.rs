@@ -198,87 +198,95 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let no_kw = kwargs.is_empty();
-        let r =
-            match (name, args) {
-                ("iter", [v]) if no_kw => self.get_iter(v.clone())?,
-                ("next", [it]) | ("next", [it, _]) if no_kw => {
-                    if !matches!(it, Var::Iter(_) | Var::Library(_)) {
-                        return Err(unsupported(format!(
-                            "next() of a {} (not an iterator of the traced code)",
-                            it.type_name(py)
-                        )));
-                    }
-                    match self.iter_next(it)? {
-                        Some(v) => v,
-                        None => match args.get(1) {
-                            Some(d) => d.clone(),
-                            None => return Err(unsupported(
+        let r = match (name, args) {
+            ("iter", [v]) if no_kw => self.get_iter(v.clone())?,
+            ("next", [it]) | ("next", [it, _]) if no_kw => {
+                if !matches!(it, Var::Iter(_) | Var::Library(_)) {
+                    return Err(unsupported(format!(
+                        "next() of a {} (not an iterator of the traced code)",
+                        it.type_name(py)
+                    )));
+                }
+                match self.iter_next(it)? {
+                    Some(v) => v,
+                    None => match args.get(1) {
+                        Some(d) => d.clone(),
+                        None => {
+                            let e = unsupported(
                                 "next() of an exhausted iterator (the frame raises StopIteration)",
-                            )),
-                        },
-                    }
-                }
-                ("map", [f, its @ ..]) if no_kw && !its.is_empty() => {
-                    let rows = self.zip_rows(its.to_vec(), false)?;
-                    let mut out = Vec::new();
-                    for row in rows {
-                        out.push(self.call(f.clone(), row, vec![])?);
-                    }
-                    new_iter(out)
-                }
-                ("filter", [f, it]) if no_kw => {
-                    let items = self.drain(it.clone())?;
-                    let keep_truthy = !matches!(f, Var::Py(o, _) if o.is_none(py));
-                    let mut out = Vec::new();
-                    for i in items {
-                        let test = if keep_truthy {
-                            self.call(f.clone(), vec![i.clone()], vec![])?
-                        } else {
-                            i.clone()
-                        };
-                        if self.truth(&test)? {
-                            out.push(i);
+                            );
+                            // Raised in the traced code, so its own `except StopIteration`
+                            // catches it; in a generator's body Python turns it into a
+                            // RuntimeError instead (PEP 479), left to the program.
+                            if self.code.flags & 0x20 != 0 {
+                                return Err(e);
+                            }
+                            return Err(self.raise_new("StopIteration", (), e));
                         }
-                    }
-                    new_iter(out)
+                    },
                 }
-                ("zip", its) => {
-                    let mut strict = false;
-                    for (k, v) in kwargs {
-                        if k != "strict" {
-                            return Err(unsupported(format!("zip() with keyword {k}")));
-                        }
-                        strict = self.truth(v)?;
-                    }
-                    let rows = self.zip_rows(its.to_vec(), strict)?;
-                    new_iter(rows.into_iter().map(Var::Tuple).collect())
+            }
+            ("map", [f, its @ ..]) if no_kw && !its.is_empty() => {
+                let rows = self.zip_rows(its.to_vec(), false)?;
+                let mut out = Vec::new();
+                for row in rows {
+                    out.push(self.call(f.clone(), row, vec![])?);
                 }
-                ("enumerate", [it]) | ("enumerate", [it, _]) => {
-                    let start = match args.get(1).cloned().or_else(|| kw("start")) {
-                        Some(s) => self.int_arg(&s, "enumerate(start=)")?.unwrap_or(0),
-                        None => 0,
+                new_iter(out)
+            }
+            ("filter", [f, it]) if no_kw => {
+                let items = self.drain(it.clone())?;
+                let keep_truthy = !matches!(f, Var::Py(o, _) if o.is_none(py));
+                let mut out = Vec::new();
+                for i in items {
+                    let test = if keep_truthy {
+                        self.call(f.clone(), vec![i.clone()], vec![])?
+                    } else {
+                        i.clone()
                     };
-                    let items = self.drain(it.clone())?;
-                    new_iter(
-                        items
-                            .into_iter()
-                            .enumerate()
-                            .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, start + i as i64), x]))
-                            .collect(),
-                    )
-                }
-                ("reversed", [v]) if no_kw => {
-                    if matches!(v, Var::Iter(_) | Var::Library(_)) {
-                        return Err(unsupported(
-                            "reversed() of an iterator (the frame raises TypeError)",
-                        ));
+                    if self.truth(&test)? {
+                        out.push(i);
                     }
-                    let mut items = self.iterate(v.clone())?;
-                    items.reverse();
-                    new_iter(items)
                 }
-                _ => return Ok(None),
-            };
+                new_iter(out)
+            }
+            ("zip", its) => {
+                let mut strict = false;
+                for (k, v) in kwargs {
+                    if k != "strict" {
+                        return Err(unsupported(format!("zip() with keyword {k}")));
+                    }
+                    strict = self.truth(v)?;
+                }
+                let rows = self.zip_rows(its.to_vec(), strict)?;
+                new_iter(rows.into_iter().map(Var::Tuple).collect())
+            }
+            ("enumerate", [it]) | ("enumerate", [it, _]) => {
+                let start = match args.get(1).cloned().or_else(|| kw("start")) {
+                    Some(s) => self.int_arg(&s, "enumerate(start=)")?.unwrap_or(0),
+                    None => 0,
+                };
+                let items = self.drain(it.clone())?;
+                new_iter(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, start + i as i64), x]))
+                        .collect(),
+                )
+            }
+            ("reversed", [v]) if no_kw => {
+                if matches!(v, Var::Iter(_) | Var::Library(_)) {
+                    return Err(unsupported(
+                        "reversed() of an iterator (the frame raises TypeError)",
+                    ));
+                }
+                let mut items = self.iterate(v.clone())?;
+                items.reverse();
+                new_iter(items)
+            }
+            _ => return Ok(None),
+        };
         Ok(Some(r))
     }
 

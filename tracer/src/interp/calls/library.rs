@@ -118,7 +118,14 @@ impl Frame<'_, '_> {
         if bound_builtin {
             // An exception object the trace made is private to it: `super().__init__(...)` of
             // its builtin base runs on it when called (`made_exception_super_call`).
-            if !PURE_BUILTIN_METHODS.contains(&name) && !self.is_made_exception(&real) {
+            // `object.__init_subclass__` (reached from a class's own `__init_subclass__`) does
+            // nothing but refuse keywords.
+            let object_init_subclass =
+                name == "__init_subclass__" && defined_in_object(py, cls.bind(py), &real, name)?;
+            if !PURE_BUILTIN_METHODS.contains(&name)
+                && !object_init_subclass
+                && !self.is_made_exception(&real)
+            {
                 return Err(TraceError::unsupported(format!(
                     "super().{name} (a builtin method that may mutate the object)"
                 )));
@@ -441,4 +448,32 @@ impl Frame<'_, '_> {
             }
         }
     }
+}
+
+/// Whether `super(cls, obj).name` finds `name` in `object` itself: the first class past `cls` in
+/// the MRO of `obj` (of `type(obj)` for an instance) whose own dict holds it.
+fn defined_in_object(
+    py: Python<'_>,
+    cls: &Bound<'_, PyAny>,
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<bool> {
+    let owner = if obj.is_instance_of::<PyType>() {
+        obj.clone()
+    } else {
+        obj.get_type().into_any()
+    };
+    let object = py.import("builtins")?.getattr("object")?;
+    let mut past = false;
+    for c in owner.getattr("__mro__")?.try_iter()? {
+        let c = c?;
+        if !past {
+            past = c.is(cls);
+            continue;
+        }
+        if c.getattr("__dict__")?.contains(name)? {
+            return Ok(c.is(&object));
+        }
+    }
+    Ok(false)
 }
