@@ -65,9 +65,16 @@ else
     export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(($(nproc) / JOBS > 0 ? $(nproc) / JOBS : 1))}"
     pids=()
     for ((i = 0; i < JOBS; i++)); do
-        TORCHFERRO_SHARD=$i TORCHFERRO_NSHARDS=$JOBS "${PYTEST[@]}" \
-            --junitxml="$OUTDIR/junit-$i.xml" tests bench/test_bench_smoke.py \
-            >"$OUTDIR/pytest-$i.log" 2>&1 &
+        # A background job of a non-interactive shell starts with SIGINT ignored, and Python
+        # then installs no KeyboardInterrupt handler, in the shard or in the children its tests
+        # start: `trap - INT` gives each shard the disposition a foreground pytest has (and
+        # lets Ctrl-C reach the shards).
+        (
+            trap - INT
+            TORCHFERRO_SHARD=$i TORCHFERRO_NSHARDS=$JOBS exec "${PYTEST[@]}" \
+                --junitxml="$OUTDIR/junit-$i.xml" tests bench/test_bench_smoke.py \
+                >"$OUTDIR/pytest-$i.log" 2>&1
+        ) &
         pids+=("$!")
     done
     rc=0

@@ -1,5 +1,6 @@
 """The frame hook: errors, threads, reference leaks, skipped frames, API surface."""
 
+import ctypes
 import gc
 import sys
 import threading
@@ -149,24 +150,41 @@ def test_compiled_calls_at_every_stack_depth_release_their_frames():
     assert counter.n >= 1
 
 
-def test_recursion_near_the_limit_inside_a_compiled_call_and_after():
-    """A recursion as deep as eager allows, inside a compiled call (3.12 charges the C budget for
-    every hooked call; the hook steps aside near its end), and compiling still works after."""
-    counter = Counter()
+def _rec(n):
+    return 0 if n == 0 else 1 + _rec(n - 1)
 
-    def depth():
-        f, n = sys._getframe(), 0
-        while f is not None:
-            f, n = f.f_back, n + 1
-        return n
 
-    def rec(n):
-        return 0 if n == 0 else 1 + rec(n - 1)
+def _eager_reach() -> int:
+    """How deep `_rec` recurses eagerly when called from the caller's frame, found by trying.
+    Normally the recursion limit less the frames already on the stack; less on 3.12 when another
+    PEP 523 evaluator is installed (every call then costs C budget): torch.compile leaves its
+    own installed after an internal error (torch 2.11), for the rest of the process."""
+    lo, hi = 0, sys.getrecursionlimit()
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        try:
+            _rec(mid)
+            lo = mid
+        except RecursionError:
+            hi = mid - 1
+    return lo
 
+
+def _evaluator() -> int:
+    """The interpreter's PEP 523 evaluator function, as an address."""
+    api = ctypes.pythonapi
+    api.PyInterpreterState_Get.restype = ctypes.c_void_p
+    api._PyInterpreterState_GetEvalFrameFunc.restype = ctypes.c_void_p
+    api._PyInterpreterState_GetEvalFrameFunc.argtypes = [ctypes.c_void_p]
+    return api._PyInterpreterState_GetEvalFrameFunc(api.PyInterpreterState_Get())
+
+
+def _recursion_inside_a_compiled_call_and_after(counter):
     def f(x, n):
-        return x + rec(n)
+        return x + _rec(n)
 
-    n = sys.getrecursionlimit() - depth() - 40
+    # As deep as eager gets from here, less a margin (the compiled call's own frames).
+    n = _eager_reach() - 40
     compiled = torchferro.compile(f, backend=counter)
     x = torch.randn(3)
     torch.testing.assert_close(compiled(x, n), x + n)
@@ -174,6 +192,36 @@ def test_recursion_near_the_limit_inside_a_compiled_call_and_after():
     g = torchferro.compile(lambda x: x.sin() * 2, backend=counter)
     torch.testing.assert_close(g(x), x.sin() * 2)
     assert counter.n == before + 1
+    return n
+
+
+def test_recursion_near_the_limit_inside_a_compiled_call_and_after():
+    """A recursion as deep as eager allows, inside a compiled call (3.12 charges the C budget for
+    every hooked call; the hook steps aside near its end), and compiling still works after."""
+    counter = Counter()
+    n = _recursion_inside_a_compiled_call_and_after(counter)
+    if (
+        _evaluator()
+        == ctypes.cast(ctypes.pythonapi._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+    ):
+        # Nothing else hooked: eager reaches the recursion limit, and so does the compiled call.
+        assert n >= sys.getrecursionlimit() - 100
+
+
+def test_recursion_under_another_pep523_evaluator():
+    """With another PEP 523 evaluator installed below ours (Dynamo's, here in its run-only mode;
+    torch.compile also leaves it installed after an internal error), every eager call costs C
+    budget on 3.12 and eager stops short of the recursion limit: a compiled call reaches as deep
+    as eager does there, and that evaluator is still the one installed afterwards."""
+    from torch._C._dynamo import eval_frame
+
+    old = eval_frame.set_eval_frame(False)
+    try:
+        theirs = _evaluator()
+        _recursion_inside_a_compiled_call_and_after(Counter())
+        assert _evaluator() == theirs
+    finally:
+        eval_frame.set_eval_frame(old)
 
 
 def test_generators_are_not_compiled():

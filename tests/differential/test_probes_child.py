@@ -20,6 +20,11 @@ from .runner import run_child
 
 PRELUDE = """\
 import os, sys, signal, threading, gc, weakref, faulthandler
+# A child of a process that ignores SIGINT (any job a shell starts in the background, such as
+# scripts/gpu_suite.sh's shards) inherits the ignored SIGINT, and Python then installs no
+# KeyboardInterrupt handler: the probes' interrupts would be dropped by the kernel. Eager's
+# default handler is put back.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import torch, torchferro
 def same(a, b):
     # Compiled kernels may round transcendentals and sums differently from eager by an ulp
