@@ -4,8 +4,8 @@
 //! which torch's CUDA wheel is not on (it ships `nvidia/cu13/lib/libnvrtc.so.13` inside
 //! site-packages and loads it by its own RPATH). So the library is found here first and opened
 //! by its full path; the dynamic loader then hands cudarc that same library when it asks for
-//! the soname `libnvrtc.so.13` (glibc matches an already loaded object's soname), and NVRTC
-//! finds its builtins library beside itself. The unsafe calls of this crate's CUDA support are
+//! the soname `libnvrtc.so.13` (glibc matches an already loaded object's soname). The same goes
+//! for the builtins library NVRTC opens by soname when it compiles. The unsafe calls of this crate's CUDA support are
 //! all in this file.
 
 use std::ffi::CString;
@@ -19,6 +19,8 @@ use crate::InductorError;
 
 /// The soname torch's cu130 wheels ship.
 const SONAME: &str = "libnvrtc.so.13";
+/// The library NVRTC opens by name when it compiles (the builtin headers), shipped beside it.
+const BUILTINS: &str = "libnvrtc-builtins.so.13.0";
 
 /// Where NVRTC was loaded from and its version, once per process.
 #[derive(Clone, Debug)]
@@ -62,6 +64,16 @@ fn load_uncached(site_dirs: &[PathBuf]) -> Result<Nvrtc, String> {
     for c in &tried {
         if !c.is_file() {
             continue;
+        }
+        // NVRTC opens its builtins by soname, which is not on the library path either: opened
+        // here by full path first, the loader finds it loaded. A missing one shows as
+        // NVRTC's own error when it compiles.
+        let builtins = c.with_file_name(BUILTINS);
+        if builtins.is_file() {
+            // SAFETY: as below; the builtins library only holds NVRTC's header data.
+            if let Ok(lib) = unsafe { libloading::Library::new(&builtins) } {
+                std::mem::forget(lib);
+            }
         }
         // SAFETY: libnvrtc's initializers only set up its own state. The handle is leaked on
         // purpose: cudarc's handle (by soname) then refers to this mapping, which must stay.
