@@ -177,9 +177,12 @@ fn write_entry(dir: &Path, key: &str, source: &str, cubin: &[u8]) -> Result<(), 
 }
 
 /// `TORCHFERRO_CUDA_CHECK=<file>`: compiles `graph` for sm_90 as well and appends one JSON
-/// line to `<file>`: `{"ok": bool, "kernels": n, "nvrtc_s": seconds or null, "codegen_s": s,
-/// "error": text or null}`. Errors never reach the caller (the CPU compile goes on); this is
-/// how CI checks the CUDA printer over every graph the CPU tests compile.
+/// line to `<file>`: `{"status": "ok", "kernels": n, "fallbacks": n, "nvrtc_s": seconds or
+/// null (cache hit), "codegen_s": s}`, or `{"status": "lowering" | "nvrtc" | "no_nvrtc" |
+/// "error", "error": text}` (with the source when NVRTC rejected it). Errors never reach the
+/// caller (the CPU compile goes on); this is how CI checks the CUDA printer over every graph
+/// the CPU tests compile. `TORCHFERRO_SITE_DIRS` (a path list, the Python's `sys.path`) says
+/// where to look for NVRTC.
 pub fn check_hook(graph: &fx::Graph, cache_dir: &Path) {
     let Some(file) = std::env::var_os("TORCHFERRO_CUDA_CHECK").filter(|f| !f.is_empty()) else {
         return;
@@ -202,14 +205,22 @@ pub fn check_hook(graph: &fx::Graph, cache_dir: &Path) {
         o.push('"');
         o
     };
+    let nvrtc_s = |t: Option<Duration>| {
+        t.map(|t| t.as_secs_f64().to_string())
+            .unwrap_or_else(|| "null".into())
+    };
     let line = match &r {
         Ok(g) => format!(
-            "{{\"ok\": true, \"kernels\": {}, \"nvrtc_s\": {}, \"codegen_s\": {}, \"error\": null}}",
+            "{{\"status\": \"ok\", \"kernels\": {}, \"fallbacks\": {}, \"nvrtc_s\": {}, \"codegen_s\": {}}}",
             g.kernels.len(),
-            g.nvrtc_time
-                .map(|t| t.as_secs_f64().to_string())
-                .unwrap_or_else(|| "null".into()),
+            g.fallbacks.len(),
+            nvrtc_s(g.nvrtc_time),
             g.codegen_time.as_secs_f64()
+        ),
+        // The graph does not lower (for the CPU either): it runs eagerly.
+        Err(e @ (InductorError::Unsupported(_) | InductorError::Malformed(_))) => format!(
+            "{{\"status\": \"lowering\", \"error\": {}}}",
+            json_str(&e.to_string())
         ),
         Err(e) => {
             let source = match e {
@@ -223,8 +234,13 @@ pub fn check_hook(graph: &fx::Graph, cache_dir: &Path) {
                 }
                 _ => None,
             };
+            let status = match e {
+                InductorError::NoNvrtc(_) => "no_nvrtc",
+                InductorError::Nvrtc { .. } => "nvrtc",
+                _ => "error",
+            };
             format!(
-                "{{\"ok\": false, \"kernels\": null, \"nvrtc_s\": null, \"codegen_s\": null, \"error\": {}, \"source\": {}}}",
+                "{{\"status\": \"{status}\", \"error\": {}, \"source\": {}}}",
                 json_str(&e.to_string()),
                 source.map(|s| json_str(&s)).unwrap_or_else(|| "null".into())
             )
