@@ -28,6 +28,9 @@ pub enum InductorError {
     /// NVRTC rejected the generated CUDA source (a code generator bug): its log.
     #[error("NVRTC failed ({status}):\n{log}")]
     Nvrtc { status: String, log: String },
+    /// The CUDA driver refused a load or launch.
+    #[error("CUDA driver: {0}")]
+    Cuda(String),
 }
 
 impl InductorError {

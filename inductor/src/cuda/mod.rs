@@ -2,8 +2,9 @@
 //! ([`crate::codegen::cuda`]) and compiled by NVRTC to a cubin for the target's compute
 //! capability, cached on disk by content hash.
 //!
-//! Compile-only for now: nothing launches the cubins yet, and CUDA tensors keep running on the
-//! eager runner. [`compile_graph`] is what CI runs over the lowering test set (no GPU needed);
+//! Compile-only as far as torch is concerned: [`launch`] loads a cubin and launches its kernels
+//! on a given stream with given device pointers, which `tests/cuda_run.rs` uses on a GPU, but
+//! CUDA tensors keep running on the eager runner until the Host launch path exists. [`compile_graph`] is what CI runs over the lowering test set (no GPU needed);
 //! `TORCHFERRO_CUDA_CHECK=<file>` makes every CPU [`crate::compile`] do it too and append one
 //! JSON line per graph to `<file>` (see [`check_hook`]).
 //!
@@ -24,8 +25,10 @@ use crate::schedule::{schedule, KernelId};
 use crate::target::{CudaPolicy, Target};
 use crate::InductorError;
 
+pub mod launch;
 pub mod nvrtc;
 
+pub use launch::CudaKernels;
 pub use nvrtc::Nvrtc;
 
 /// A graph's CUDA kernels, compiled.
@@ -41,6 +44,9 @@ pub struct CudaGraph {
     pub codegen_time: Duration,
     /// Why ops of the graph were not lowered (they would run on the host, through torch).
     pub fallbacks: Vec<String>,
+    /// The lowered graph and its schedule (what a runner allocates and launches by).
+    pub ir: crate::ir::IrGraph,
+    pub sched: crate::schedule::Schedule,
 }
 
 /// The NVRTC options every build uses for `policy`. `--fmad=false`: `a * b + c` is two
@@ -89,6 +95,8 @@ pub fn compile_graph(
             nvrtc_time: None,
             codegen_time,
             fallbacks,
+            ir,
+            sched,
         });
     }
     let (cubin, nvrtc_time) = build(&source, policy, cache_dir, site_dirs)?;
@@ -99,6 +107,8 @@ pub fn compile_graph(
         nvrtc_time,
         codegen_time,
         fallbacks,
+        ir,
+        sched,
     })
 }
 
