@@ -64,7 +64,7 @@ fn cuda(g: &Graph) -> Option<inductor::cuda::CudaGraph> {
         eprintln!("SKIPPED: no NVRTC, the CUDA source is not compiled: {e}");
         return None;
     }
-    let dir = options().cache_dir.join("cuda");
+    let dir = options().cache_dir;
     match compile_graph(g, &CudaPolicy::default(), &dir, &site) {
         Ok(c) => {
             assert!(!c.cubin.is_empty() || c.kernels.is_empty());
@@ -78,7 +78,12 @@ fn softmax_like(name: &str, dt: DType, sizes: &[i64]) -> Graph {
     let mut g = Graph::new();
     let x = input(&mut g, "x", dt, sizes);
     let y = call(&mut g, f(name), vec![n(x), Arg::Int(-1)], vec![]);
-    let z = call(&mut g, f("operator.mul"), vec![n(y), Arg::Float(3.0)], vec![]);
+    let z = call(
+        &mut g,
+        f("operator.mul"),
+        vec![n(y), Arg::Float(3.0)],
+        vec![],
+    );
     g.output(vec![n(z)]);
     g
 }
@@ -147,9 +152,24 @@ fn pointwise_layouts_and_dtypes_compile() {
     let e = call(&mut g, f("torch.exp"), vec![n(t)], vec![]);
     let fi = call(&mut g, m("float"), vec![n(i)], vec![]);
     let s = call(&mut g, f("operator.add"), vec![n(x), n(fi)], vec![]);
-    let w = call(&mut g, f("torch.where"), vec![n(bl), n(s), Arg::Float(0.5)], vec![]);
-    let fl = call(&mut g, f("operator.floordiv"), vec![n(w), Arg::Float(0.3)], vec![]);
-    let bf = call(&mut g, m("to"), vec![n(fl), Arg::DType(DType::BFloat16)], vec![]);
+    let w = call(
+        &mut g,
+        f("torch.where"),
+        vec![n(bl), n(s), Arg::Float(0.5)],
+        vec![],
+    );
+    let fl = call(
+        &mut g,
+        f("operator.floordiv"),
+        vec![n(w), Arg::Float(0.3)],
+        vec![],
+    );
+    let bf = call(
+        &mut g,
+        m("to"),
+        vec![n(fl), Arg::DType(DType::BFloat16)],
+        vec![],
+    );
     g.output(vec![n(e), n(bf)]);
     let Some(c) = cuda(&g) else { return };
     assert!(c.source.contains("typedef int ti;"), "{}", c.source);

@@ -70,7 +70,7 @@ fn check_on_gpu(g: &Graph, seed: u64) {
     let Some((ctx, policy)) = device() else {
         return;
     };
-    let dir = options().cache_dir.join("cuda");
+    let dir = options().cache_dir;
     let c = compile_graph(g, &policy, &dir, &site_dirs()).unwrap_or_else(|e| panic!("{e}"));
     assert!(
         c.sched.steps.iter().all(|s| matches!(s, Step::Kernel(_))),
@@ -150,7 +150,11 @@ fn check_on_gpu(g: &Graph, seed: u64) {
         assert_eq!(got.len(), exp.len());
         for (j, (a, b)) in got.iter().zip(&exp).enumerate() {
             let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * (1.0 + b.abs());
-            assert!(ok, "output {i} element {j}: GPU {a} vs reference {b}\n{}", c.source);
+            assert!(
+                ok,
+                "output {i} element {j}: GPU {a} vs reference {b}\n{}",
+                c.source
+            );
         }
     }
     drop(kernels);
@@ -173,7 +177,12 @@ fn softmax_and_log_softmax_rows_match() {
         let mut g = Graph::new();
         let x = input(&mut g, "x", dt, &sizes);
         let y = call(&mut g, f(name), vec![n(x), Arg::Int(-1)], vec![]);
-        let z = call(&mut g, f("operator.mul"), vec![n(y), Arg::Float(3.0)], vec![]);
+        let z = call(
+            &mut g,
+            f("operator.mul"),
+            vec![n(y), Arg::Float(3.0)],
+            vec![],
+        );
         g.output(vec![n(z)]);
         check_on_gpu(&g, 1);
     }
@@ -222,9 +231,24 @@ fn pointwise_layouts_and_dtypes_match() {
     let e = call(&mut g, f("torch.exp"), vec![n(t)], vec![]);
     let fi = call(&mut g, m("float"), vec![n(i)], vec![]);
     let s = call(&mut g, f("operator.add"), vec![n(x), n(fi)], vec![]);
-    let w = call(&mut g, f("torch.where"), vec![n(bl), n(s), Arg::Float(0.5)], vec![]);
-    let fl = call(&mut g, f("operator.floordiv"), vec![n(w), Arg::Float(0.3)], vec![]);
-    let bf = call(&mut g, m("to"), vec![n(fl), Arg::DType(DType::BFloat16)], vec![]);
+    let w = call(
+        &mut g,
+        f("torch.where"),
+        vec![n(bl), n(s), Arg::Float(0.5)],
+        vec![],
+    );
+    let fl = call(
+        &mut g,
+        f("operator.floordiv"),
+        vec![n(w), Arg::Float(0.3)],
+        vec![],
+    );
+    let bf = call(
+        &mut g,
+        m("to"),
+        vec![n(fl), Arg::DType(DType::BFloat16)],
+        vec![],
+    );
     g.output(vec![n(e), n(bf)]);
     check_on_gpu(&g, 3);
 }

@@ -8,7 +8,8 @@
 //! `TORCHFERRO_CUDA_CHECK=<file>` makes every CPU [`crate::compile`] do it too and append one
 //! JSON line per graph to `<file>` (see [`check_hook`]).
 //!
-//! Cache entries sit beside the CPU shared objects: `<key>.cubin` plus `<key>.cubin.meta` (the
+//! Cache entries sit beside the CPU shared objects, in the cache folder's `cuda/` (so tools that
+//! scan the folder for CPU entries never see them): `<key>.cubin` plus `<key>.cubin.meta` (the
 //! cubin's length and sha256), written to temporary names and renamed into place, meta last; a
 //! cubin that does not match its meta is discarded and rebuilt, never returned. The key hashes
 //! the source, the NVRTC options and NVRTC's version.
@@ -70,7 +71,7 @@ fn finish_source(code: &str) -> String {
 }
 
 /// Lowers `graph` for `policy`'s device, prints it as CUDA C and compiles it (or takes the
-/// cubin from the cache under `cache_dir`). `site_dirs`: where to look for torch's NVRTC (the
+/// cubin from the cache in `cache_dir/cuda`). `site_dirs`: where to look for torch's NVRTC (the
 /// Python process's `sys.path`; see [`nvrtc::load`]).
 pub fn compile_graph(
     graph: &fx::Graph,
@@ -99,7 +100,7 @@ pub fn compile_graph(
             sched,
         });
     }
-    let (cubin, nvrtc_time) = build(&source, policy, cache_dir, site_dirs)?;
+    let (cubin, nvrtc_time) = build(&source, policy, &cache_dir.join("cuda"), site_dirs)?;
     Ok(CudaGraph {
         source,
         kernels: src.kernels,

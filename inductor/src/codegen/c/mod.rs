@@ -153,11 +153,7 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
             "{indent}const int64_t {c} = tf_clampi({p}, 0, {});",
             size - 1
         );
-        let _ = writeln!(
-            self.out,
-            "{indent}if ({c} != {p}) {}",
-            self.index_error
-        );
+        let _ = writeln!(self.out, "{indent}if ({c} != {p}) {}", self.index_error);
         let at = self.at(g.index);
         let expr = load_conv(dtype, format!("b{}[{at} + {}*{c}]", g.buf, g.stride));
         self.def(expr, dtype)
@@ -230,7 +226,12 @@ pub(in crate::codegen) fn local_value(d: DType, v: &str) -> String {
     }
 }
 
-pub(in crate::codegen) fn store_c(ir: &IrGraph, buf: BufId, nvars: usize, nest: &LoopNest) -> String {
+pub(in crate::codegen) fn store_c(
+    ir: &IrGraph,
+    buf: BufId,
+    nvars: usize,
+    nest: &LoopNest,
+) -> String {
     idx_c(&nest.apply(&super::plan::store_idx(ir, buf, nvars)), &var)
 }
 

@@ -104,7 +104,10 @@ fn unflatten(out: &mut String, indent: &str, flat: &str, sizes: &[i64], first: u
     let _ = writeln!(out, "{indent}ti rem{first} = {flat};");
     for i in (1..n).rev() {
         let (k, s) = (first + i, sizes[i]);
-        let _ = writeln!(out, "{indent}const ti x{k} = rem{first} % {s}; rem{first} /= {s};");
+        let _ = writeln!(
+            out,
+            "{indent}const ti x{k} = rem{first} % {s}; rem{first} /= {s};"
+        );
     }
     let _ = writeln!(out, "{indent}const ti x{first} = rem{first};");
 }
@@ -250,10 +253,7 @@ fn emit_rows(
     let open_inner = |out: &mut String, indent: &mut String| {
         let _ = writeln!(out, "{indent}#pragma unroll");
         let _ = writeln!(out, "{indent}for (int it = 0; it < {iters}; it++) {{");
-        let _ = writeln!(
-            out,
-            "{indent}  const ti p = (ti)tid + (ti)it * {block};"
-        );
+        let _ = writeln!(out, "{indent}  const ti p = (ti)tid + (ti)it * {block};");
         let _ = writeln!(out, "{indent}  if (p < {inner_n}) {{");
         indent.push_str("    ");
         unflatten(out, indent, "p", &k.inner, no);
@@ -288,7 +288,12 @@ fn emit_rows(
                     ReduceOp::ArgMin => ReduceOp::Min,
                     o => *o,
                 };
-                let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(at), init_c(base_op, at));
+                let _ = writeln!(
+                    out,
+                    "{indent}{} {acc} = {};",
+                    c_type(at),
+                    init_c(base_op, at)
+                );
                 if let Some(pi) = &pos {
                     let _ = writeln!(out, "{indent}int64_t {pi} = 0;");
                 }
@@ -414,7 +419,10 @@ fn block_reduce(
             "{indent}if ((tid & 31) == 0) {{ sh{ob}[tid >> 5] = {acc}; shi{ob}[tid >> 5] = {pi}; }}"
         );
     } else {
-        let _ = writeln!(out, "{indent}if ((tid & 31) == 0) sh{ob}[tid >> 5] = {acc};");
+        let _ = writeln!(
+            out,
+            "{indent}if ((tid & 31) == 0) sh{ob}[tid >> 5] = {acc};"
+        );
     }
     let _ = writeln!(out, "{indent}__syncthreads();");
     let _ = writeln!(out, "{indent}{acc} = sh{ob}[0];");
