@@ -6,8 +6,11 @@
 //! expression text are shared; only the loop structure is the GPU's:
 //! - a pure pointwise kernel ([`KernelShape::Pointwise`]) is one thread per element of its
 //!   (planned, merged) loop nest, flattened, in a grid-stride loop;
-//! - a kernel with reductions ([`KernelShape::Staged`] and, for now, [`KernelShape::Blocked`])
-//!   is one block per row (grid-stride over rows); each stage walks the row's inner space with
+//! - a reduction over leading dims ([`KernelShape::Blocked`]: memory is contiguous along the
+//!   rows, not along the reduced dims) is one thread per row, each walking its row's reduced
+//!   space in order, so a warp reads 32 neighbouring elements at each step (coalesced);
+//! - any other kernel with reductions ([`KernelShape::Staged`]) is one block per row
+//!   (grid-stride over rows); each stage walks the row's inner space with
 //!   the block's threads, a reduction combines its threads' partial results with a butterfly of
 //!   warp shuffles and then, in warp order, the warps' results from shared memory, so every
 //!   thread holds the row's value and the order is fixed (deterministic, no atomics). Row-local
@@ -23,7 +26,7 @@ use std::fmt::Write;
 
 use fx::DType;
 
-use super::c::syntax::{c_type, combine_c, init_c, storage_type, store_conv};
+use super::c::syntax::{c_type, combine_c, init_c, is_f32_like, storage_type, store_conv};
 use super::c::{emit_body_with, emit_stage_nodes, local_value, store_c, Cx};
 use super::plan::{KernelPlan, KernelShape, LoopNest};
 use crate::entity::EntityVec;
@@ -137,8 +140,10 @@ fn emit_kernel(
             let b = policy.pointwise_block;
             (b, ceil_div(outer_n, b as i64))
         }
-        KernelShape::Staged { .. } | KernelShape::Blocked => {
-            (row_threads(inner_n, policy), outer_n)
+        KernelShape::Staged { .. } => (row_threads(inner_n, policy), outer_n),
+        KernelShape::Blocked => {
+            let b = policy.pointwise_block;
+            (b, ceil_div(outer_n, b as i64))
         }
     };
     let grid = grid.clamp(0, policy.max_blocks as i64) as u32;
@@ -178,7 +183,7 @@ fn emit_kernel(
         KernelShape::Staged { scratch } => {
             emit_rows(out, ir, sched, k, scratch, block, policy);
         }
-        KernelShape::Blocked => emit_rows(out, ir, sched, k, &[], block, policy),
+        KernelShape::Blocked => emit_thread_rows(out, ir, sched, k),
     }
     let _ = writeln!(out, "}}\n");
     CudaKernelAbi {
@@ -353,6 +358,84 @@ fn emit_rows(
     }
     // The next row's reductions reuse the shared slots this row's threads may still read.
     let _ = writeln!(out, "{indent}__syncthreads();");
+    let _ = writeln!(out, "  }}");
+}
+
+/// One thread per row (a [`KernelShape::Blocked`] plan): every stage runs sequentially over
+/// the row's inner space in that thread. A float sum accumulates in double, as the C printer's
+/// blocked kernels do, since it adds a long column one element at a time.
+fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) {
+    let (no, nr) = (k.outer.len(), k.inner.len());
+    let outer_n: i64 = k.outer.iter().product();
+    let inner_n: i64 = k.inner.iter().product();
+    let cx = Cx {
+        ir,
+        sched,
+        k,
+        index_error: INDEX_ERROR,
+    };
+    let nest = LoopNest::identity(&[]);
+    let _ = writeln!(
+        out,
+        "  for (ti row = (ti)blockIdx.x * (ti)blockDim.x + (ti)threadIdx.x; row < {outer_n}; row += (ti)gridDim.x * (ti)blockDim.x) {{"
+    );
+    let mut indent = String::from("    ");
+    unflatten(out, &indent, "row", &k.outer, 0);
+    let open_inner = |out: &mut String, indent: &mut String| {
+        let _ = writeln!(out, "{indent}for (ti p = 0; p < {inner_n}; p++) {{");
+        indent.push_str("  ");
+        unflatten(out, indent, "p", &k.inner, no);
+    };
+    let close_inner = |out: &mut String, indent: &mut String| {
+        indent.truncate(indent.len() - 2);
+        let _ = writeln!(out, "{indent}}}");
+    };
+    let mut local: HashMap<BufId, String> = HashMap::new();
+    let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
+    for stage in 0..nstages {
+        let members: Vec<&KernelNode> = k.nodes.iter().filter(|kn| kn.stage == stage).collect();
+        match (&ir.nodes[members[0].node], members[0].level) {
+            (
+                IrNode::Reduction {
+                    out: ob, op, body, ..
+                },
+                _,
+            ) => {
+                let d = ir.buffers[*ob].dtype;
+                let wide = *op == ReduceOp::Sum && is_f32_like(d);
+                let ad = if wide { DType::Float64 } else { d };
+                let acc = format!("acc{ob}");
+                let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
+                open_inner(out, &mut indent);
+                let prefix = format!("r{ob}");
+                let v = emit_body_with(out, body, &prefix, &local, &indent, &nest, INDEX_ERROR);
+                let v = if wide { format!("(double){v}") } else { v };
+                let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
+                close_inner(out, &mut indent);
+                let cell = if wide { format!("((float){acc})") } else { acc };
+                if sched.materialized[*ob] {
+                    let _ = writeln!(
+                        out,
+                        "{indent}b{ob}[{}] = {};",
+                        store_c(ir, *ob, no, &nest),
+                        store_conv(d, &cell)
+                    );
+                }
+                local.insert(*ob, local_value(d, &cell));
+            }
+            (IrNode::Pointwise { .. }, Level::Row) => {
+                let no_scratch = HashMap::new();
+                emit_stage_nodes(out, cx, stage, &mut local, &indent, no, &nest, &no_scratch);
+            }
+            _ => {
+                open_inner(out, &mut indent);
+                let mut stage_local = local.clone();
+                let (l, no_scratch) = (&mut stage_local, HashMap::new());
+                emit_stage_nodes(out, cx, stage, l, &indent, no + nr, &nest, &no_scratch);
+                close_inner(out, &mut indent);
+            }
+        }
+    }
     let _ = writeln!(out, "  }}");
 }
 
