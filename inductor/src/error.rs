@@ -22,6 +22,15 @@ pub enum InductorError {
     },
     #[error("loading kernels from {path}: {msg}")]
     Load { path: PathBuf, msg: String },
+    /// NVRTC is not installed where it was looked for (torch's CUDA wheel, the library path).
+    #[error("NVRTC not found: {0}")]
+    NoNvrtc(String),
+    /// NVRTC rejected the generated CUDA source (a code generator bug): its log.
+    #[error("NVRTC failed ({status}):\n{log}")]
+    Nvrtc { status: String, log: String },
+    /// The CUDA driver refused a load or launch.
+    #[error("CUDA driver: {0}")]
+    Cuda(String),
 }
 
 impl InductorError {

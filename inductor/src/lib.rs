@@ -10,6 +10,7 @@
 //! - [`target`]: the device compiled for and its policy ([`CpuPolicy`]), read through
 //!   [`Options::target`];
 //! - [`cache`]: the C compiler and the content-addressed shared-object cache;
+//! - `cuda` (feature `cuda`): CUDA C (`codegen::cuda`) compiled by NVRTC to cached cubins;
 //! - [`compiled`]: [`compile`] and [`CompiledGraph::run`] against a [`Host`];
 //! - [`workspace`]: intermediates kept allocated from one call to the next;
 //! - [`entity`]: the typed ids (buffers, values, nodes, kernels, steps) and the vectors indexed
@@ -26,11 +27,13 @@ pub mod lower;
 pub use compiled::{compile, compile_ir, CompiledGraph, Options, PhaseTimes};
 pub use error::{InductorError, RunError};
 pub use host::{ExternCall, Host, HostArg, HostValue, SdpaMask, TensorDesc};
-pub use target::{CpuPolicy, Target};
+pub use target::{CpuPolicy, CudaPolicy, Target};
 pub use workspace::Workspace;
 pub mod cache;
 pub mod codegen;
 pub mod compiled;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod interp;
 mod runtime;
 pub mod schedule;

@@ -15,6 +15,8 @@ use fx::{DType, Graph};
 pub enum Target {
     /// C with OpenMP, built by the system compiler and `dlopen`ed.
     Cpu(CpuPolicy),
+    /// CUDA C, compiled by NVRTC to a cubin for one compute capability.
+    Cuda(CudaPolicy),
 }
 
 impl Default for Target {
@@ -24,17 +26,33 @@ impl Default for Target {
 }
 
 impl Target {
-    /// The CPU policy (the only target today).
-    pub fn cpu(&self) -> &CpuPolicy {
+    /// The CPU policy, when the target is the CPU.
+    pub fn cpu(&self) -> Option<&CpuPolicy> {
         match self {
-            Target::Cpu(p) => p,
+            Target::Cpu(p) => Some(p),
+            Target::Cuda(_) => None,
         }
+    }
+
+    /// A CUDA target with the default policy for compute capability `major.minor`.
+    pub fn cuda(major: u32, minor: u32) -> Target {
+        Target::Cuda(CudaPolicy::for_capability(major, minor))
     }
 
     /// Storage dtypes the target's kernels handle; ops on others fall back.
     pub fn supports_dtype(&self, d: DType) -> bool {
         match self {
             Target::Cpu(p) => p.supports_dtype(d),
+            Target::Cuda(p) => p.supports_dtype(d),
+        }
+    }
+
+    /// Whether a freshly written output of `bytes` gets a transparent-huge-page hint (host
+    /// memory only).
+    pub fn wants_hugepage(&self, bytes: i64) -> bool {
+        match self {
+            Target::Cpu(p) => p.wants_hugepage(bytes),
+            Target::Cuda(_) => false,
         }
     }
 
@@ -43,6 +61,7 @@ impl Target {
     pub fn scratch_max(&self) -> i64 {
         match self {
             Target::Cpu(p) => p.scratch_max,
+            Target::Cuda(p) => p.scratch_max(),
         }
     }
 
@@ -50,6 +69,8 @@ impl Target {
     pub fn channels_last(&self, graph: &Graph) -> bool {
         match self {
             Target::Cpu(p) => p.channels_last(graph),
+            // cuDNN takes either layout; intermediates keep eager's.
+            Target::Cuda(_) => false,
         }
     }
 }
@@ -123,5 +144,58 @@ impl CpuPolicy {
     /// Whether a buffer of `bytes` gets the huge-page hint.
     pub fn wants_hugepage(&self, bytes: i64) -> bool {
         self.hugepage_min_bytes.is_some_and(|min| bytes >= min)
+    }
+}
+
+/// What the CUDA code generator decides by (see [`crate::codegen::cuda`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaPolicy {
+    /// Compute capability `(major, minor)`: the cubin is built for `sm_{major}{minor}`.
+    pub capability: (u32, u32),
+    /// Threads per block of a pointwise kernel (one element per thread, grid-stride).
+    pub pointwise_block: u32,
+    /// Most threads per block of a row kernel (one block per row); rows shorter than this get
+    /// the next power of two at or above their length, at least one warp.
+    pub row_block: u32,
+    /// Most row elements each thread of a row kernel keeps in registers for the later stages
+    /// (softmax's `exp(x - max)`): the row fits when it is at most `row_block * this`.
+    pub regs_per_thread: u32,
+    /// Most blocks a kernel launches; grid-stride loops cover the rest.
+    pub max_blocks: u32,
+}
+
+impl Default for CudaPolicy {
+    fn default() -> CudaPolicy {
+        CudaPolicy::for_capability(9, 0)
+    }
+}
+
+impl CudaPolicy {
+    /// The defaults for compute capability `major.minor` (sm_90: H100/H200).
+    pub fn for_capability(major: u32, minor: u32) -> CudaPolicy {
+        CudaPolicy {
+            capability: (major, minor),
+            pointwise_block: 256,
+            row_block: 1024,
+            regs_per_thread: 8,
+            // Enough to fill 132 SMs many times over; grid-stride loops cover larger tensors.
+            max_blocks: 1 << 16,
+        }
+    }
+
+    /// The NVRTC architecture flag value, `sm_XY`.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.capability.0, self.capability.1)
+    }
+
+    /// Largest row kept in registers (`row_block * regs_per_thread`).
+    pub fn scratch_max(&self) -> i64 {
+        self.row_block as i64 * self.regs_per_thread as i64
+    }
+
+    /// Storage dtypes the CUDA code handles: the CPU printer's set (float16 and bfloat16
+    /// stored as 16 bits and computed in float, float64 in double).
+    pub fn supports_dtype(&self, d: DType) -> bool {
+        CpuPolicy::default().supports_dtype(d)
     }
 }

@@ -147,3 +147,27 @@ fn channels_last_can_be_turned_off() {
         intermediate_strides(&off)
     );
 }
+
+/// The CUDA target shares lowering and planning: its policy's numbers are what they read (rows
+/// up to `row_block * regs_per_thread` keep softmax single-pass, no channels-last, no huge
+/// pages), and `compile` refuses to build host kernels for it (the graph runs eagerly) instead
+/// of printing C for a GPU.
+#[test]
+fn cuda_target_policy_and_compile_refusal() {
+    let t = Target::cuda(9, 0);
+    let Target::Cuda(p) = &t else { unreachable!() };
+    assert_eq!(p.arch(), "sm_90");
+    assert_eq!(t.scratch_max(), 8192);
+    assert!(!t.wants_hugepage(1 << 30));
+    assert!(t.cpu().is_none());
+    assert!(t.supports_dtype(DType::BFloat16) && !t.supports_dtype(DType::Complex64));
+    let opts = Options {
+        target: t,
+        ..options()
+    };
+    match compile(&pointwise_graph(), &opts) {
+        Err(inductor::InductorError::Unsupported(m)) => assert!(m.contains("CUDA"), "{m}"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a CUDA graph compiled to host kernels"),
+    }
+}

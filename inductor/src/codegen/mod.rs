@@ -8,6 +8,7 @@ use crate::schedule::{KernelId, Schedule};
 use crate::target::Target;
 
 pub mod c;
+pub mod cuda;
 pub mod plan;
 
 pub use c::{c_type, storage_type};
@@ -35,5 +36,6 @@ pub fn generate(ir: &IrGraph, sched: &Schedule, target: &Target) -> CSource {
     let plans = plan::plan(ir, sched, target);
     match target {
         Target::Cpu(policy) => c::generate(ir, sched, &plans, policy),
+        Target::Cuda(_) => panic!("CUDA sources come from `codegen::cuda::generate`"),
     }
 }

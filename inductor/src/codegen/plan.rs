@@ -94,13 +94,12 @@ fn plan_kernel(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> K
     bufs.retain(|b| !scratch.contains(b));
     let alias_of = |b: BufId| sched.in_place[b].filter(|x| bufs.contains(x));
     let aliases = bufs.iter().map(|&b| alias_of(b)).collect();
-    let policy = target.cpu();
     let mut hugepage = Vec::new();
     for kn in &k.nodes {
         for b in ir.nodes[kn.node].outputs() {
             let decl = &ir.buffers[b];
             let bytes = decl.storage_numel() * decl.dtype.itemsize() as i64;
-            if bufs.contains(&b) && alias_of(b).is_none() && policy.wants_hugepage(bytes) {
+            if bufs.contains(&b) && alias_of(b).is_none() && target.wants_hugepage(bytes) {
                 hugepage.push((b, bytes));
             }
         }

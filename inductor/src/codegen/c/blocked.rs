@@ -53,7 +53,7 @@ pub(super) fn emit_blocked(
         let stage_nodes =
             |out: &mut String, local: &HashMap<BufId, String>, indent: &str, nvars: usize| {
                 let mut stage_local = local.clone();
-                let (cx, no_scratch) = (Cx { ir, sched, k }, HashMap::new());
+                let (cx, no_scratch) = (Cx::cpu(ir, sched, k), HashMap::new());
                 let l = &mut stage_local;
                 emit_stage_nodes(out, cx, stage, l, indent, nvars, &nest, &no_scratch);
                 stage_local

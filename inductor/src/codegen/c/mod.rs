@@ -35,23 +35,27 @@ use crate::target::CpuPolicy;
 
 mod arg_reduction;
 mod blocked;
-mod syntax;
+pub(in crate::codegen) mod syntax;
 
 use arg_reduction::*;
 use blocked::*;
 use syntax::*;
 pub use syntax::{c_type, storage_type};
 
-fn var(k: u32) -> String {
+pub(in crate::codegen) fn var(k: u32) -> String {
     format!("x{k}")
 }
 
 /// A value of a body printed as C: the variable holding it and its dtype.
 #[derive(Clone, Debug)]
-struct CVar {
+pub(in crate::codegen) struct CVar {
     name: String,
     dtype: DType,
 }
+
+/// The statement a kernel runs when a gather's position is out of range (it sets the flag the
+/// runtime reads after the kernel).
+const CPU_INDEX_ERROR: &str = "__atomic_store_n(&tf_index_error, 1, __ATOMIC_RELAXED);";
 
 /// The C printer as a [`BodyOps`] handler: each value becomes a `const T name = expr;` line
 /// (names `{prefix}_{k}` for value k), inside the loops the caller opened.
@@ -64,6 +68,8 @@ struct CPrinter<'a> {
     nest: &'a LoopNest,
     /// The number of the value being printed (handlers are called once per value, in order).
     next: usize,
+    /// See [`CPU_INDEX_ERROR`].
+    index_error: &'a str,
 }
 
 impl CPrinter<'_> {
@@ -147,10 +153,7 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
             "{indent}const int64_t {c} = tf_clampi({p}, 0, {});",
             size - 1
         );
-        let _ = writeln!(
-            self.out,
-            "{indent}if ({c} != {p}) __atomic_store_n(&tf_index_error, 1, __ATOMIC_RELAXED);"
-        );
+        let _ = writeln!(self.out, "{indent}if ({c} != {p}) {}", self.index_error);
         let at = self.at(g.index);
         let expr = load_conv(dtype, format!("b{}[{at} + {}*{c}]", g.buf, g.stride));
         self.def(expr, dtype)
@@ -167,6 +170,19 @@ fn emit_body(
     indent: &str,
     nest: &LoopNest,
 ) -> String {
+    emit_body_with(out, body, prefix, local, indent, nest, CPU_INDEX_ERROR)
+}
+
+/// [`emit_body`] with the statement an out-of-range gather runs (the CUDA printer's differs).
+pub(in crate::codegen) fn emit_body_with(
+    out: &mut String,
+    body: &Body,
+    prefix: &str,
+    local: &HashMap<BufId, String>,
+    indent: &str,
+    nest: &LoopNest,
+    index_error: &str,
+) -> String {
     let mut printer = CPrinter {
         out,
         prefix,
@@ -174,21 +190,35 @@ fn emit_body(
         indent,
         nest,
         next: 0,
+        index_error,
     };
     body.visit(&mut printer).name
 }
 
 /// The kernel being printed, as the functions that print its parts read it.
 #[derive(Clone, Copy)]
-struct Cx<'a> {
-    ir: &'a IrGraph,
-    sched: &'a Schedule,
-    k: &'a Kernel,
+pub(in crate::codegen) struct Cx<'a> {
+    pub ir: &'a IrGraph,
+    pub sched: &'a Schedule,
+    pub k: &'a Kernel,
+    /// See [`CPU_INDEX_ERROR`].
+    pub index_error: &'a str,
+}
+
+impl<'a> Cx<'a> {
+    fn cpu(ir: &'a IrGraph, sched: &'a Schedule, k: &'a Kernel) -> Cx<'a> {
+        Cx {
+            ir,
+            sched,
+            k,
+            index_error: CPU_INDEX_ERROR,
+        }
+    }
 }
 
 /// A buffer's value as later nodes of the kernel read it without going through memory: rounded
 /// as a store to its dtype would round it.
-fn local_value(d: DType, v: &str) -> String {
+pub(in crate::codegen) fn local_value(d: DType, v: &str) -> String {
     match d {
         DType::Float16 => format!("tf_rh({v})"),
         DType::BFloat16 => format!("tf_rbf({v})"),
@@ -196,7 +226,12 @@ fn local_value(d: DType, v: &str) -> String {
     }
 }
 
-fn store_c(ir: &IrGraph, buf: BufId, nvars: usize, nest: &LoopNest) -> String {
+pub(in crate::codegen) fn store_c(
+    ir: &IrGraph,
+    buf: BufId,
+    nvars: usize,
+    nest: &LoopNest,
+) -> String {
     idx_c(&nest.apply(&super::plan::store_idx(ir, buf, nvars)), &var)
 }
 
@@ -250,7 +285,7 @@ fn emit_pointwise(
     let mut local = HashMap::new();
     emit_stage_nodes(
         out,
-        Cx { ir, sched, k },
+        Cx::cpu(ir, sched, k),
         0,
         &mut local,
         &indent,
@@ -392,7 +427,7 @@ fn emit_kernel(
             (IrNode::Pointwise { .. }, Level::Row) => {
                 emit_stage_nodes(
                     out,
-                    Cx { ir, sched, k },
+                    Cx::cpu(ir, sched, k),
                     stage,
                     &mut local,
                     &indent,
@@ -415,7 +450,7 @@ fn emit_kernel(
                 let mut stage_local = local.clone();
                 emit_stage_nodes(
                     out,
-                    Cx { ir, sched, k },
+                    Cx::cpu(ir, sched, k),
                     stage,
                     &mut stage_local,
                     &indent,
@@ -445,9 +480,14 @@ fn emit_kernel(
 /// Pointwise nodes of one stage, in order; each stores if materialized and is visible to later
 /// nodes of the stage through `local`. Row-level values are declared so they outlive the stage.
 #[allow(clippy::too_many_arguments)]
-fn emit_stage_nodes(
+pub(in crate::codegen) fn emit_stage_nodes(
     out: &mut String,
-    Cx { ir, sched, k }: Cx,
+    Cx {
+        ir,
+        sched,
+        k,
+        index_error,
+    }: Cx,
     stage: usize,
     local: &mut HashMap<BufId, String>,
     indent: &str,
@@ -462,7 +502,8 @@ fn emit_stage_nodes(
         let IrNode::Pointwise { out: ob, body, .. } = &ir.nodes[kn.node] else {
             continue;
         };
-        let v = emit_body(out, body, &format!("p{ob}"), local, indent, nest);
+        let prefix = format!("p{ob}");
+        let v = emit_body_with(out, body, &prefix, local, indent, nest, index_error);
         if let Some(at) = scratch.get(ob) {
             let d = ir.buffers[*ob].dtype;
             let _ = writeln!(out, "{indent}{at} = {};", local_value(d, &v));

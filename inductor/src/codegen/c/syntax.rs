@@ -30,7 +30,7 @@ pub fn storage_type(d: DType) -> &'static str {
 
 /// An index expression in C (`int64_t` arithmetic), with var k printed by `var`. Every index is
 /// non-negative (see [`crate::index`]), so C's truncating `/` and `%` are the floor forms.
-pub(super) fn idx_c(e: &Idx, var: &dyn Fn(u32) -> String) -> String {
+pub(in crate::codegen) fn idx_c(e: &Idx, var: &dyn Fn(u32) -> String) -> String {
     let mut s = String::new();
     for (a, c) in &e.terms {
         if !s.is_empty() {
@@ -58,12 +58,12 @@ pub(super) fn idx_c(e: &Idx, var: &dyn Fn(u32) -> String) -> String {
 }
 
 /// Whether `d` computes in C `float`.
-pub(super) fn is_f32_like(d: DType) -> bool {
+pub(in crate::codegen) fn is_f32_like(d: DType) -> bool {
     matches!(d, DType::Float32 | DType::Float16 | DType::BFloat16)
 }
 
 /// An element read from a buffer of dtype `d`, in its compute type.
-pub(super) fn load_conv(d: DType, e: String) -> String {
+pub(in crate::codegen) fn load_conv(d: DType, e: String) -> String {
     match d {
         DType::Float16 => format!("tf_h2f({e})"),
         DType::BFloat16 => format!("tf_bf2f({e})"),
@@ -72,7 +72,7 @@ pub(super) fn load_conv(d: DType, e: String) -> String {
 }
 
 /// A computed value converted to the storage of dtype `d`.
-pub(super) fn store_conv(d: DType, v: &str) -> String {
+pub(in crate::codegen) fn store_conv(d: DType, v: &str) -> String {
     match d {
         DType::Float16 => format!("tf_f2h({v})"),
         DType::BFloat16 => format!("tf_f2bf({v})"),
@@ -222,7 +222,7 @@ TF_FLOORDIV(double, )
 "#;
 
 /// A C literal of `s` in dtype `d`, exact (hex floats).
-pub(super) fn literal(s: Scalar, d: DType) -> String {
+pub(in crate::codegen) fn literal(s: Scalar, d: DType) -> String {
     match d {
         DType::Float32 | DType::Float64 | DType::Float16 | DType::BFloat16 => {
             let v = s.as_f64();
@@ -252,7 +252,7 @@ pub(super) fn literal(s: Scalar, d: DType) -> String {
     }
 }
 
-pub(super) fn hex_float(v: f64) -> String {
+pub(in crate::codegen) fn hex_float(v: f64) -> String {
     if v == 0.0 {
         return if v.is_sign_negative() {
             "-0.0".into()
@@ -271,7 +271,7 @@ pub(super) fn hex_float(v: f64) -> String {
     }
 }
 
-pub(super) fn fsfx(d: DType) -> &'static str {
+pub(in crate::codegen) fn fsfx(d: DType) -> &'static str {
     if is_f32_like(d) {
         "f"
     } else {
@@ -293,7 +293,7 @@ fn wrapping_unsigned(d: DType) -> Option<&'static str> {
     }
 }
 
-pub(super) fn unary_c(op: UnOp, a: &str, d: DType) -> String {
+pub(in crate::codegen) fn unary_c(op: UnOp, a: &str, d: DType) -> String {
     use UnOp::*;
     let f = fsfx(d);
     let float = d.is_floating_point();
@@ -349,7 +349,7 @@ pub(super) fn unary_c(op: UnOp, a: &str, d: DType) -> String {
 }
 
 /// `c ? a : b` without a branch (see the prelude: branches keep SIMD math calls scalar).
-pub(super) fn select_c(c: &str, a: &str, b: &str, d: DType) -> String {
+pub(in crate::codegen) fn select_c(c: &str, a: &str, b: &str, d: DType) -> String {
     match d {
         DType::Float32 | DType::Float16 | DType::BFloat16 => format!("tf_self({c}, {a}, {b})"),
         DType::Float64 => format!("tf_seld({c}, {a}, {b})"),
@@ -357,7 +357,7 @@ pub(super) fn select_c(c: &str, a: &str, b: &str, d: DType) -> String {
     }
 }
 
-pub(super) fn binary_c(op: BinOp, a: &str, b: &str, d: DType) -> String {
+pub(in crate::codegen) fn binary_c(op: BinOp, a: &str, b: &str, d: DType) -> String {
     use BinOp::*;
     let f = fsfx(d);
     let float = d.is_floating_point();
@@ -405,7 +405,7 @@ pub(super) fn binary_c(op: BinOp, a: &str, b: &str, d: DType) -> String {
     }
 }
 
-pub(super) fn omp_reduction(op: ReduceOp, d: DType) -> &'static str {
+pub(in crate::codegen) fn omp_reduction(op: ReduceOp, d: DType) -> &'static str {
     match (op, d) {
         (ReduceOp::Sum, DType::Bool) | (ReduceOp::Max, DType::Bool) => "||",
         (ReduceOp::Prod, DType::Bool) | (ReduceOp::Min, DType::Bool) => "&&",
@@ -420,12 +420,12 @@ pub(super) fn omp_reduction(op: ReduceOp, d: DType) -> &'static str {
     }
 }
 
-pub(super) fn combine_c(op: ReduceOp, acc: &str, v: &str, d: DType) -> String {
+pub(in crate::codegen) fn combine_c(op: ReduceOp, acc: &str, v: &str, d: DType) -> String {
     let bop = op.combiner().expect("arg reductions have their own loop");
     binary_c(bop, acc, v, d)
 }
 
-pub(super) fn init_c(op: ReduceOp, d: DType) -> String {
+pub(in crate::codegen) fn init_c(op: ReduceOp, d: DType) -> String {
     let s = match op {
         ReduceOp::Sum => Scalar::I(0),
         ReduceOp::Prod => Scalar::I(1),
@@ -440,7 +440,7 @@ pub(super) fn init_c(op: ReduceOp, d: DType) -> String {
     literal(s, d)
 }
 
-pub(super) fn int_min(d: DType) -> &'static str {
+pub(in crate::codegen) fn int_min(d: DType) -> &'static str {
     match d {
         DType::Int32 => "INT32_MIN",
         DType::Int16 => "INT16_MIN",
@@ -450,7 +450,7 @@ pub(super) fn int_min(d: DType) -> &'static str {
     }
 }
 
-pub(super) fn int_max(d: DType) -> &'static str {
+pub(in crate::codegen) fn int_max(d: DType) -> &'static str {
     match d {
         DType::Int32 => "INT32_MAX",
         DType::Int16 => "INT16_MAX",

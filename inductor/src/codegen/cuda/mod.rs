@@ -1,0 +1,523 @@
+//! The CUDA C printer: one source per graph, one `__global__` function per scheduled kernel,
+//! compiled by NVRTC (see [`crate::cuda`]).
+//!
+//! It reads the same [`KernelPlan`]s as the C printer and prints bodies with the C printer's
+//! [`BodyOps`](crate::ir::BodyOps) handler, so lowering, the loop IR, the scheduler and the
+//! expression text are shared; only the loop structure is the GPU's:
+//! - a pure pointwise kernel ([`KernelShape::Pointwise`]) is one thread per element of its
+//!   (planned, merged) loop nest, flattened, in a grid-stride loop;
+//! - a reduction over leading dims ([`KernelShape::Blocked`]: memory is contiguous along the
+//!   rows, not along the reduced dims) is one thread per row, each walking its row's reduced
+//!   space in order, so a warp reads 32 neighbouring elements at each step (coalesced);
+//! - any other kernel with reductions ([`KernelShape::Staged`]) is one block per row
+//!   (grid-stride over rows); each stage walks the row's inner space with
+//!   the block's threads, a reduction combines its threads' partial results with a butterfly of
+//!   warp shuffles and then, in warp order, the warps' results from shared memory, so every
+//!   thread holds the row's value and the order is fixed (deterministic, no atomics). Row-local
+//!   intermediates (the plan's scratch: softmax's `exp(x - max)`) stay in per-thread registers,
+//!   since every stage visits the same positions from the same thread.
+//!
+//! Index arithmetic is 32-bit where every buffer the kernel touches and its iteration space fit
+//! (`ti` is then `int`). Values are computed as the C printer computes them (float16/bfloat16 in
+//! float, rounded on store and cast); `--fmad=false` keeps `a * b + c` two roundings.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use fx::DType;
+
+use super::c::syntax::{c_type, combine_c, init_c, is_f32_like, storage_type, store_conv};
+use super::c::{emit_body_with, emit_stage_nodes, local_value, store_c, Cx};
+use super::plan::{KernelPlan, KernelShape, LoopNest};
+use crate::entity::EntityVec;
+use crate::ir::{BufId, IrGraph, IrNode, ReduceOp};
+use crate::schedule::{Kernel, KernelId, KernelNode, Level, Schedule};
+use crate::target::CudaPolicy;
+
+mod prelude;
+
+/// What an out-of-range gather does in a kernel (the flag is a module global).
+const INDEX_ERROR: &str = "tf_index_error = 1;";
+
+/// The module global an out-of-range gather sets.
+pub const INDEX_ERROR_SYMBOL: &str = "tf_index_error";
+
+/// How one kernel is launched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaKernelAbi {
+    /// The `extern "C"` symbol.
+    pub name: String,
+    /// The buffers its pointer parameters address, in order.
+    pub bufs: Vec<BufId>,
+    /// Blocks (1-d) and threads per block.
+    pub grid: u32,
+    pub block: u32,
+}
+
+/// A generated CUDA source and its kernels, in schedule order.
+pub struct CudaSource {
+    pub code: String,
+    pub kernels: EntityVec<KernelId, CudaKernelAbi>,
+}
+
+/// The whole source: the prelude, then every kernel as `plans` planned it.
+pub fn generate(
+    ir: &IrGraph,
+    sched: &Schedule,
+    plans: &EntityVec<KernelId, KernelPlan>,
+    policy: &CudaPolicy,
+) -> CudaSource {
+    let mut code = String::from(prelude::PRELUDE);
+    let kernels = sched
+        .kernels
+        .iter_enumerated()
+        .map(|(id, k)| emit_kernel(&mut code, ir, sched, k, &plans[id], policy))
+        .collect();
+    CudaSource { code, kernels }
+}
+
+/// Whether every index of kernel `k` fits 32-bit arithmetic: the buffers it touches and its
+/// iteration space, with room for one grid-stride step past the end.
+fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) -> bool {
+    let room = (policy.max_blocks as i64) * (policy.row_block.max(policy.pointwise_block) as i64);
+    let limit = i32::MAX as i64 - room;
+    let space = k
+        .outer
+        .iter()
+        .chain(&k.inner)
+        .try_fold(1i64, |a, &s| a.checked_mul(s));
+    space.is_some_and(|n| n <= limit)
+        && plan
+            .bufs
+            .iter()
+            .all(|&b| ir.buffers[b].storage_numel() <= limit)
+}
+
+/// Splits the flat position `flat` (a `ti`) into loop variables `x{first}..` over `sizes`,
+/// row-major.
+fn unflatten(out: &mut String, indent: &str, flat: &str, sizes: &[i64], first: usize) {
+    let n = sizes.len();
+    if n == 0 {
+        return;
+    }
+    if n == 1 {
+        let _ = writeln!(out, "{indent}const ti x{first} = {flat};");
+        return;
+    }
+    let _ = writeln!(out, "{indent}ti rem{first} = {flat};");
+    for i in (1..n).rev() {
+        let (k, s) = (first + i, sizes[i]);
+        let _ = writeln!(
+            out,
+            "{indent}const ti x{k} = rem{first} % {s}; rem{first} /= {s};"
+        );
+    }
+    let _ = writeln!(out, "{indent}const ti x{first} = rem{first};");
+}
+
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+/// Threads of a row kernel whose rows have `inner_n` elements: a power of two, at least a warp.
+fn row_threads(inner_n: i64, policy: &CudaPolicy) -> u32 {
+    let want = inner_n.clamp(32, policy.row_block as i64) as u64;
+    (want.next_power_of_two() as u32).min(policy.row_block)
+}
+
+fn emit_kernel(
+    out: &mut String,
+    ir: &IrGraph,
+    sched: &Schedule,
+    k: &Kernel,
+    plan: &KernelPlan,
+    policy: &CudaPolicy,
+) -> CudaKernelAbi {
+    let outer_n: i64 = k.outer.iter().product();
+    let inner_n: i64 = k.inner.iter().product();
+    let (block, grid) = match &plan.shape {
+        KernelShape::Pointwise(_) => {
+            let b = policy.pointwise_block;
+            (b, ceil_div(outer_n, b as i64))
+        }
+        KernelShape::Staged { .. } => (row_threads(inner_n, policy), outer_n),
+        KernelShape::Blocked => {
+            let b = policy.pointwise_block;
+            (b, ceil_div(outer_n, b as i64))
+        }
+    };
+    let grid = grid.clamp(0, policy.max_blocks as i64) as u32;
+    let params: Vec<String> = plan
+        .bufs
+        .iter()
+        .zip(&plan.aliases)
+        .map(|(b, alias)| {
+            let t = storage_type(ir.buffers[*b].dtype);
+            match alias {
+                // Written through its donor's pointer (see `KernelPlan::aliases`).
+                Some(_) => format!("{t} *a{b}"),
+                None => format!("{t} *__restrict__ b{b}"),
+            }
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{",
+        k.name,
+        params.join(", ")
+    );
+    for (b, alias) in plan.bufs.iter().zip(&plan.aliases) {
+        if let Some(x) = alias {
+            let t = storage_type(ir.buffers[*b].dtype);
+            let _ = writeln!(out, "  {t} *const b{b} = b{x}; (void)a{b};");
+        }
+    }
+    let ti = if fits_i32(ir, k, plan, policy) {
+        "int"
+    } else {
+        "int64_t"
+    };
+    let _ = writeln!(out, "  typedef {ti} ti;");
+    match &plan.shape {
+        KernelShape::Pointwise(nest) => emit_pointwise(out, ir, sched, k, nest),
+        KernelShape::Staged { scratch } => {
+            emit_rows(out, ir, sched, k, scratch, block, policy);
+        }
+        KernelShape::Blocked => emit_thread_rows(out, ir, sched, k),
+    }
+    let _ = writeln!(out, "}}\n");
+    CudaKernelAbi {
+        name: k.name.clone(),
+        bufs: plan.bufs.clone(),
+        grid,
+        block,
+    }
+}
+
+/// One thread per element of the planned loop nest, grid-stride.
+fn emit_pointwise(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel, nest: &LoopNest) {
+    let n: i64 = nest.sizes.iter().product();
+    let _ = writeln!(
+        out,
+        "  for (ti i = (ti)blockIdx.x * (ti)blockDim.x + (ti)threadIdx.x; i < {n}; i += (ti)gridDim.x * (ti)blockDim.x) {{"
+    );
+    let indent = "    ";
+    unflatten(out, indent, "i", &nest.sizes, 0);
+    let cx = Cx {
+        ir,
+        sched,
+        k,
+        index_error: INDEX_ERROR,
+    };
+    let mut local = HashMap::new();
+    let no = k.outer.len();
+    emit_stage_nodes(out, cx, 0, &mut local, indent, no, nest, &HashMap::new());
+    let _ = writeln!(out, "  }}");
+}
+
+/// One block per row; stages over the row's inner space, reductions combined across the block.
+#[allow(clippy::too_many_arguments)]
+fn emit_rows(
+    out: &mut String,
+    ir: &IrGraph,
+    sched: &Schedule,
+    k: &Kernel,
+    scratch: &[BufId],
+    block: u32,
+    policy: &CudaPolicy,
+) {
+    let (no, nr) = (k.outer.len(), k.inner.len());
+    let outer_n: i64 = k.outer.iter().product();
+    let inner_n: i64 = k.inner.iter().product();
+    let cx = Cx {
+        ir,
+        sched,
+        k,
+        index_error: INDEX_ERROR,
+    };
+    let nest = LoopNest::identity(&[]);
+    let iters = ceil_div(inner_n, block as i64).max(1);
+    debug_assert!(scratch.is_empty() || iters <= policy.regs_per_thread as i64);
+    let _ = writeln!(out, "  const int tid = threadIdx.x;");
+    let _ = writeln!(
+        out,
+        "  for (ti row = blockIdx.x; row < {outer_n}; row += gridDim.x) {{"
+    );
+    let mut indent = String::from("    ");
+    unflatten(out, &indent, "row", &k.outer, 0);
+    for &b in scratch {
+        let _ = writeln!(
+            out,
+            "{indent}{} sb{b}[{iters}];",
+            c_type(ir.buffers[b].dtype)
+        );
+    }
+    let scratch_at: HashMap<BufId, String> =
+        scratch.iter().map(|&b| (b, format!("sb{b}[it]"))).collect();
+    // Every thread visits positions `tid + it * block` of the row, the same in every stage.
+    let open_inner = |out: &mut String, indent: &mut String| {
+        let _ = writeln!(out, "{indent}#pragma unroll");
+        let _ = writeln!(out, "{indent}for (int it = 0; it < {iters}; it++) {{");
+        let _ = writeln!(out, "{indent}  const ti p = (ti)tid + (ti)it * {block};");
+        let _ = writeln!(out, "{indent}  if (p < {inner_n}) {{");
+        indent.push_str("    ");
+        unflatten(out, indent, "p", &k.inner, no);
+    };
+    let close_inner = |out: &mut String, indent: &mut String| {
+        indent.truncate(indent.len() - 4);
+        let _ = writeln!(out, "{indent}  }}");
+        let _ = writeln!(out, "{indent}}}");
+    };
+    let mut local: HashMap<BufId, String> = HashMap::new();
+    let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
+    for stage in 0..nstages {
+        let members: Vec<&KernelNode> = k.nodes.iter().filter(|kn| kn.stage == stage).collect();
+        match (&ir.nodes[members[0].node], members[0].level) {
+            (
+                IrNode::Reduction {
+                    out: ob, op, body, ..
+                },
+                _,
+            ) => {
+                let vd = body.dtypes[body.root];
+                let d = ir.buffers[*ob].dtype;
+                let acc = format!("acc{ob}");
+                let pos = if op.is_arg() {
+                    Some(format!("acci{ob}"))
+                } else {
+                    None
+                };
+                let at = if op.is_arg() { vd } else { d };
+                let base_op = match op {
+                    ReduceOp::ArgMax => ReduceOp::Max,
+                    ReduceOp::ArgMin => ReduceOp::Min,
+                    o => *o,
+                };
+                let _ = writeln!(
+                    out,
+                    "{indent}{} {acc} = {};",
+                    c_type(at),
+                    init_c(base_op, at)
+                );
+                if let Some(pi) = &pos {
+                    let _ = writeln!(out, "{indent}int64_t {pi} = 0;");
+                }
+                open_inner(out, &mut indent);
+                let v = emit_body_with(
+                    out,
+                    body,
+                    &format!("r{ob}"),
+                    &local,
+                    &indent,
+                    &nest,
+                    INDEX_ERROR,
+                );
+                match &pos {
+                    // A thread's positions rise, so the first best one wins without ties.
+                    Some(pi) => {
+                        let tk = arg_takes(*op, at, &v, "", &acc, "", false);
+                        let _ = writeln!(out, "{indent}if ({tk}) {{ {acc} = {v}; {pi} = p; }}");
+                    }
+                    None => {
+                        let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, at));
+                    }
+                }
+                close_inner(out, &mut indent);
+                block_reduce(out, &indent, *ob, *op, at, &acc, pos.as_deref(), block);
+                let result = pos.clone().unwrap_or_else(|| acc.clone());
+                if sched.materialized[*ob] {
+                    let _ = writeln!(
+                        out,
+                        "{indent}if (tid == 0) b{ob}[{}] = {};",
+                        store_c(ir, *ob, no, &nest),
+                        store_conv(d, &result)
+                    );
+                }
+                local.insert(*ob, local_value(d, &result));
+            }
+            (IrNode::Pointwise { .. }, Level::Row) => {
+                // Every thread computes the row's values (they read reductions every thread
+                // holds); the stores write one value to one address.
+                emit_stage_nodes(out, cx, stage, &mut local, &indent, no, &nest, &scratch_at);
+            }
+            _ => {
+                open_inner(out, &mut indent);
+                let mut stage_local = local.clone();
+                let l = &mut stage_local;
+                emit_stage_nodes(out, cx, stage, l, &indent, no + nr, &nest, &scratch_at);
+                close_inner(out, &mut indent);
+                for kn in &members {
+                    if let IrNode::Pointwise { out: ob, .. } = &ir.nodes[kn.node] {
+                        if let Some(at) = scratch_at.get(ob) {
+                            local.insert(*ob, at.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The next row's reductions reuse the shared slots this row's threads may still read.
+    let _ = writeln!(out, "{indent}__syncthreads();");
+    let _ = writeln!(out, "  }}");
+}
+
+/// One thread per row (a [`KernelShape::Blocked`] plan): every stage runs sequentially over
+/// the row's inner space in that thread. A float sum accumulates in double, as the C printer's
+/// blocked kernels do, since it adds a long column one element at a time.
+fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) {
+    let (no, nr) = (k.outer.len(), k.inner.len());
+    let outer_n: i64 = k.outer.iter().product();
+    let inner_n: i64 = k.inner.iter().product();
+    let cx = Cx {
+        ir,
+        sched,
+        k,
+        index_error: INDEX_ERROR,
+    };
+    let nest = LoopNest::identity(&[]);
+    let _ = writeln!(
+        out,
+        "  for (ti row = (ti)blockIdx.x * (ti)blockDim.x + (ti)threadIdx.x; row < {outer_n}; row += (ti)gridDim.x * (ti)blockDim.x) {{"
+    );
+    let mut indent = String::from("    ");
+    unflatten(out, &indent, "row", &k.outer, 0);
+    let open_inner = |out: &mut String, indent: &mut String| {
+        let _ = writeln!(out, "{indent}for (ti p = 0; p < {inner_n}; p++) {{");
+        indent.push_str("  ");
+        unflatten(out, indent, "p", &k.inner, no);
+    };
+    let close_inner = |out: &mut String, indent: &mut String| {
+        indent.truncate(indent.len() - 2);
+        let _ = writeln!(out, "{indent}}}");
+    };
+    let mut local: HashMap<BufId, String> = HashMap::new();
+    let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
+    for stage in 0..nstages {
+        let members: Vec<&KernelNode> = k.nodes.iter().filter(|kn| kn.stage == stage).collect();
+        match (&ir.nodes[members[0].node], members[0].level) {
+            (
+                IrNode::Reduction {
+                    out: ob, op, body, ..
+                },
+                _,
+            ) => {
+                let d = ir.buffers[*ob].dtype;
+                let wide = *op == ReduceOp::Sum && is_f32_like(d);
+                let ad = if wide { DType::Float64 } else { d };
+                let acc = format!("acc{ob}");
+                let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
+                open_inner(out, &mut indent);
+                let prefix = format!("r{ob}");
+                let v = emit_body_with(out, body, &prefix, &local, &indent, &nest, INDEX_ERROR);
+                let v = if wide { format!("(double){v}") } else { v };
+                let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
+                close_inner(out, &mut indent);
+                let cell = if wide { format!("((float){acc})") } else { acc };
+                if sched.materialized[*ob] {
+                    let _ = writeln!(
+                        out,
+                        "{indent}b{ob}[{}] = {};",
+                        store_c(ir, *ob, no, &nest),
+                        store_conv(d, &cell)
+                    );
+                }
+                local.insert(*ob, local_value(d, &cell));
+            }
+            (IrNode::Pointwise { .. }, Level::Row) => {
+                let no_scratch = HashMap::new();
+                emit_stage_nodes(out, cx, stage, &mut local, &indent, no, &nest, &no_scratch);
+            }
+            _ => {
+                open_inner(out, &mut indent);
+                let mut stage_local = local.clone();
+                let (l, no_scratch) = (&mut stage_local, HashMap::new());
+                emit_stage_nodes(out, cx, stage, l, &indent, no + nr, &nest, &no_scratch);
+                close_inner(out, &mut indent);
+            }
+        }
+    }
+    let _ = writeln!(out, "  }}");
+}
+
+/// Whether `v` at position `i` replaces the best `b` at `bi` in an argmax/argmin: strictly
+/// better, or the first NaN; with `ties`, an equal value (or NaN after NaN) at a smaller
+/// position too (merging partial scans of interleaved positions).
+fn arg_takes(op: ReduceOp, d: DType, v: &str, i: &str, b: &str, bi: &str, ties: bool) -> String {
+    let cmp = if op == ReduceOp::ArgMax { ">" } else { "<" };
+    let float = d.is_floating_point();
+    let mut c = format!("({v} {cmp} {b})");
+    if float {
+        c = format!("{c} | (({v} != {v}) & ({b} == {b}))");
+    }
+    if ties {
+        c = format!("{c} | (({v} == {b}) & ({i} < {bi}))");
+        if float {
+            c = format!("{c} | (({v} != {v}) & ({b} != {b}) & ({i} < {bi}))");
+        }
+    }
+    format!("({c})")
+}
+
+/// Combines the block's partial results of a reduction into every thread's `acc` (and, for
+/// arg reductions, `pos`): a butterfly of warp shuffles (every lane ends with its warp's value),
+/// then each thread folds the warps' values from shared memory in warp order.
+#[allow(clippy::too_many_arguments)]
+fn block_reduce(
+    out: &mut String,
+    indent: &str,
+    ob: BufId,
+    op: ReduceOp,
+    d: DType,
+    acc: &str,
+    pos: Option<&str>,
+    block: u32,
+) {
+    let t = c_type(d);
+    let warps = block.div_ceil(32);
+    let fold = |out: &mut String, ind: &str, v: &str, vi: &str| match pos {
+        Some(pi) => {
+            let tk = arg_takes(op, d, v, vi, acc, pi, true);
+            let _ = writeln!(out, "{ind}if ({tk}) {{ {acc} = {v}; {pi} = {vi}; }}");
+        }
+        None => {
+            let _ = writeln!(out, "{ind}{acc} = {};", combine_c(op, acc, v, d));
+        }
+    };
+    let _ = writeln!(out, "{indent}for (int o = 16; o > 0; o >>= 1) {{");
+    let inner = format!("{indent}  ");
+    let _ = writeln!(out, "{inner}const {t} ov = tf_shfl({acc}, o);");
+    if let Some(pi) = pos {
+        let _ = writeln!(out, "{inner}const int64_t oi = tf_shfl({pi}, o);");
+    }
+    fold(out, &inner, "ov", "oi");
+    let _ = writeln!(out, "{indent}}}");
+    if warps == 1 {
+        return;
+    }
+    let _ = writeln!(out, "{indent}__shared__ {t} sh{ob}[{warps}];");
+    if let Some(pi) = pos {
+        let _ = writeln!(out, "{indent}__shared__ int64_t shi{ob}[{warps}];");
+        let _ = writeln!(
+            out,
+            "{indent}if ((tid & 31) == 0) {{ sh{ob}[tid >> 5] = {acc}; shi{ob}[tid >> 5] = {pi}; }}"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{indent}if ((tid & 31) == 0) sh{ob}[tid >> 5] = {acc};"
+        );
+    }
+    let _ = writeln!(out, "{indent}__syncthreads();");
+    let _ = writeln!(out, "{indent}{acc} = sh{ob}[0];");
+    if let Some(pi) = pos {
+        let _ = writeln!(out, "{indent}{pi} = shi{ob}[0];");
+    }
+    let _ = writeln!(out, "{indent}for (int w = 1; w < {warps}; w++) {{");
+    let vi = if pos.is_some() {
+        format!("shi{ob}[w]")
+    } else {
+        String::new()
+    };
+    fold(out, &inner, &format!("sh{ob}[w]"), &vi);
+    let _ = writeln!(out, "{indent}}}");
+}

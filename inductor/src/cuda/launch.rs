@@ -1,0 +1,163 @@
+//! Loading a graph's cubin into the current CUDA context and launching its kernels on a
+//! caller's stream, through cudarc's driver API (loaded at run time: no driver, an error).
+//!
+//! The caller owns the context and the stream (torch's current ones, on the launch path that
+//! is to come) and the buffers (device pointers, from torch's caching allocator); this module
+//! only packs the pointers as kernel parameters. Loading checks the module's validation global
+//! against the source hash, as the CPU loader checks its library's symbol.
+
+use std::ffi::{c_void, CString};
+
+use cudarc::driver::{result, sys};
+
+use super::CudaGraph;
+use crate::cache::sha256_hex;
+use crate::codegen::cuda::{CudaKernelAbi, INDEX_ERROR_SYMBOL};
+use crate::codegen::VALIDATION_SYMBOL;
+use crate::entity::EntityVec;
+use crate::schedule::KernelId;
+use crate::InductorError;
+
+fn driver_err(what: &str) -> impl Fn(result::DriverError) -> InductorError + '_ {
+    move |e| InductorError::Cuda(format!("{what}: {e:?}"))
+}
+
+/// Whether the CUDA driver library can be loaded (no GPU machine has none).
+pub fn driver_present() -> bool {
+    // SAFETY: probing opens the library by name and closes it again; no symbol is called.
+    unsafe { sys::is_culib_present() }
+}
+
+/// A graph's kernels, loaded into the context that was current when [`CudaKernels::load`] ran.
+pub struct CudaKernels {
+    module: sys::CUmodule,
+    funcs: EntityVec<KernelId, sys::CUfunction>,
+    abis: EntityVec<KernelId, CudaKernelAbi>,
+    /// The module's out-of-range flag (a device `int`).
+    index_error: sys::CUdeviceptr,
+}
+
+impl CudaKernels {
+    /// Loads `g`'s cubin and looks its kernels up; fails if the module's validation global does
+    /// not name `g`'s source.
+    ///
+    /// # Safety
+    /// A CUDA context is current on this thread, and stays alive (and current wherever the
+    /// kernels are launched or dropped) while the returned value lives.
+    pub unsafe fn load(g: &CudaGraph) -> Result<CudaKernels, InductorError> {
+        if g.cubin.is_empty() {
+            return Err(InductorError::Cuda("the graph has no kernels".into()));
+        }
+        // SAFETY: the cubin is a complete ELF image NVRTC produced (or the cache returned after
+        // checking its length and hash); the driver copies what it needs.
+        let module = unsafe { result::module::load_data(g.cubin.as_ptr().cast()) }
+            .map_err(driver_err("cuModuleLoadData"))?;
+        let loaded = CudaKernels {
+            module,
+            funcs: EntityVec::new(),
+            abis: g.kernels.clone(),
+            index_error: 0,
+        };
+        let mut loaded = loaded;
+        let sym = |name: &str| CString::new(name).expect("symbol names have no NUL");
+        for abi in g.kernels.iter() {
+            // SAFETY: `module` is loaded (above) and stays loaded while `loaded` lives.
+            let f = unsafe { result::module::get_function(module, sym(&abi.name)) }
+                .map_err(driver_err("cuModuleGetFunction"))?;
+            loaded.funcs.push(f);
+        }
+        // SAFETY: as above; the globals are the generated source's own.
+        let (abi_ptr, abi_len) =
+            unsafe { result::module::get_global(module, sym(VALIDATION_SYMBOL)) }
+                .map_err(driver_err("cuModuleGetGlobal"))?;
+        let mut abi = vec![0u8; abi_len];
+        // SAFETY: `abi_ptr` addresses `abi_len` bytes of the module's global; `abi` has room.
+        unsafe { result::memcpy_dtoh_sync(&mut abi, abi_ptr) }
+            .map_err(driver_err("reading the validation global"))?;
+        let cut = g
+            .source
+            .rfind(&format!("\n__device__ const char {VALIDATION_SYMBOL}"))
+            .unwrap_or(g.source.len());
+        let want = sha256_hex(&g.source.as_bytes()[..cut]);
+        if abi.split(|&b| b == 0).next() != Some(want.as_bytes()) {
+            return Err(InductorError::Cuda(
+                "the module's validation global does not name its source".into(),
+            ));
+        }
+        // SAFETY: as above.
+        let (flag, _) = unsafe { result::module::get_global(module, sym(INDEX_ERROR_SYMBOL)) }
+            .map_err(driver_err("cuModuleGetGlobal"))?;
+        loaded.index_error = flag;
+        Ok(loaded)
+    }
+
+    pub fn abi(&self, k: KernelId) -> &CudaKernelAbi {
+        &self.abis[k]
+    }
+
+    /// Launches kernel `k` on `stream` with `ptrs[i]` the device address of its `i`-th buffer
+    /// ([`CudaKernelAbi::bufs`] order). A kernel over no elements is not launched.
+    ///
+    /// # Safety
+    /// As for [`CudaKernels::load`]; `stream` belongs to that context; each pointer addresses a
+    /// live device buffer with the dtype and layout the kernel was generated for.
+    pub unsafe fn launch(
+        &self,
+        k: KernelId,
+        ptrs: &[u64],
+        stream: sys::CUstream,
+    ) -> Result<(), InductorError> {
+        let abi = &self.abis[k];
+        assert_eq!(ptrs.len(), abi.bufs.len(), "{}: argument count", abi.name);
+        if abi.grid == 0 {
+            return Ok(());
+        }
+        // cuLaunchKernel reads each parameter through a pointer to its value.
+        let mut params: Vec<*mut c_void> = ptrs
+            .iter()
+            .map(|p| p as *const u64 as *mut c_void)
+            .collect();
+        // SAFETY: the caller's contract; `params` points at `ptrs`, which outlives the call
+        // (the driver copies parameter values when the launch is enqueued).
+        unsafe {
+            result::launch_kernel(
+                self.funcs[k],
+                (abi.grid, 1, 1),
+                (abi.block, 1, 1),
+                0,
+                stream,
+                &mut params,
+            )
+        }
+        .map_err(driver_err("cuLaunchKernel"))
+    }
+
+    /// Whether a kernel read a data-dependent position out of range since the last call
+    /// (waits for `stream`; clears the flag).
+    ///
+    /// # Safety
+    /// As for [`CudaKernels::launch`].
+    pub unsafe fn take_index_error(&self, stream: sys::CUstream) -> Result<bool, InductorError> {
+        let mut flag = [0i32];
+        // SAFETY: the flag is a 4-byte module global; `flag` has room; the copy is ordered after
+        // the stream's kernels and waited for before `flag` is read.
+        unsafe {
+            result::memcpy_dtoh_async(&mut flag, self.index_error, stream)
+                .and_then(|_| result::stream::synchronize(stream))
+                .map_err(driver_err("reading the index flag"))?;
+            if flag[0] != 0 {
+                result::memset_d8_async(self.index_error, 0, 4, stream)
+                    .map_err(driver_err("clearing the index flag"))?;
+            }
+        }
+        Ok(flag[0] != 0)
+    }
+}
+
+impl Drop for CudaKernels {
+    fn drop(&mut self) {
+        // SAFETY: `load`'s contract keeps the module's context alive; the module is unloaded
+        // once, here.
+        let _ = unsafe { result::module::unload(self.module) };
+    }
+}
