@@ -117,6 +117,48 @@ def _image(seed):
     return (torch.randn(2, 3, 64, 64, generator=g),)
 
 
+def _image32(seed):
+    """For the models whose cost grows fast with the image (5 stride-2 stages end at 1x1)."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(2, 3, 32, 32, generator=g),)
+
+
+def _vit():
+    """A two-layer ViT on 32x32 images in 8x8 patches (16 tokens and the class token)."""
+    return torchvision.models.VisionTransformer(
+        image_size=32,
+        patch_size=8,
+        num_layers=2,
+        num_heads=4,
+        hidden_dim=64,
+        mlp_dim=128,
+        num_classes=10,
+    )
+
+
+def _fasterrcnn():
+    """fasterrcnn_mobilenet_v3_large_320_fpn with small images (resized to 64 on the short side),
+    few proposals and detections, and every detection kept (random weights score below the
+    default threshold of 0.05)."""
+    return torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(
+        weights=None,
+        weights_backbone=None,
+        num_classes=5,
+        min_size=64,
+        max_size=96,
+        rpn_pre_nms_top_n_test=50,
+        rpn_post_nms_top_n_test=50,
+        box_score_thresh=0.0,
+        box_detections_per_img=10,
+    )
+
+
+def _detection_images(seed):
+    """`model(images)`: a list of two images of different sizes, values in [0, 1]."""
+    g = torch.Generator().manual_seed(seed)
+    return ([torch.rand(3, 64, 80, generator=g), torch.rand(3, 72, 64, generator=g)],)
+
+
 def _tokens(seed):
     g = torch.Generator().manual_seed(seed)
     return (torch.randint(0, 100, (2, 8), generator=g),)
@@ -146,6 +188,29 @@ MODELS = {
         lambda: torchvision.models.mobilenet_v3_small(weights=None),
         _image,
     ),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), _image),
+    "efficientnet_b0": (
+        lambda: torchvision.models.efficientnet_b0(weights=None),
+        _image,
+    ),
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), _image32),
+    "convnext_tiny": (
+        lambda: torchvision.models.convnext_tiny(weights=None),
+        _image32,
+    ),
+    "swin_t": (lambda: torchvision.models.swin_t(weights=None), _image),
+    "vit": (_vit, _image32),
+    "googlenet": (
+        lambda: torchvision.models.googlenet(
+            weights=None, aux_logits=False, init_weights=True
+        ),
+        _image,
+    ),
+    "regnet_y_400mf": (
+        lambda: torchvision.models.regnet_y_400mf(weights=None),
+        _image,
+    ),
+    "fasterrcnn_mobilenet_v3_large_320_fpn": (_fasterrcnn, _detection_images),
     "gpt2": (lambda: transformers.GPT2Model(_gpt2_config()), _tokens),
     "gpt2_lm_head": (lambda: transformers.GPT2LMHeadModel(_gpt2_config()), _tokens),
     "bert": (lambda: transformers.BertModel(_bert_config()), _tokens),
@@ -215,10 +280,21 @@ def _calibrate_batch_norms(model, make_inputs):
     for m in norms:
         m.reset_running_stats()
         m.momentum = None  # a cumulative average over the calibration batches
-    model.train()
+    detection = isinstance(
+        model, torchvision.models.detection.generalized_rcnn.GeneralizedRCNN
+    )
     with torch.no_grad():
         for seed in (100, 101):
-            model(*make_inputs(seed))
+            if detection:
+                # A detector in training mode wants targets; its norms are all in the backbone,
+                # which is calibrated on the batch the detector's transform makes.
+                model.eval()
+                batch = model.transform(*make_inputs(seed))[0].tensors
+                model.backbone.train()
+                model.backbone(batch)
+            else:
+                model.train()
+                model(*make_inputs(seed))
     for m, momentum in zip(norms, momenta):
         m.momentum = momentum
 
@@ -244,7 +320,19 @@ class Observed:
     )
 
 
-VISION = ("resnet18", "mobilenet_v3_small")
+VISION = (
+    "resnet18",
+    "mobilenet_v3_small",
+    "mobilenet_v2",
+    "efficientnet_b0",
+    "densenet121",
+    "convnext_tiny",
+    "swin_t",
+    "vit",
+    "googlenet",
+    "regnet_y_400mf",
+    "fasterrcnn_mobilenet_v3_large_320_fpn",
+)
 DECODERS = ("llama", "mistral", "qwen2", "gemma", "phi", "opt", "gpt_neox")
 TRANSFORMERS = ("gpt2", "gpt2_lm_head", "bert") + DECODERS + ("t5",)
 
