@@ -340,6 +340,18 @@ impl OutputGraph {
         })
     }
 
+    /// Removes a node nothing uses, with everything recorded for it. The graph gives its id to
+    /// the next node made, which must not inherit the removed node's callable (a folded
+    /// `has_torch_function(tensors)` followed by `torch._native_multi_head_attention` ran as the
+    /// former), meta tensor, call site or alias.
+    pub fn remove_unused(&mut self, node: NodeId) {
+        self.graph.remove(node);
+        self.callables.retain(|(n, _)| *n != node);
+        self.metas.remove(&node);
+        self.sites.nodes.remove(&node);
+        self.alias.remove(&node);
+    }
+
     /// The tensor a value is, following in-place results back to what they mutated.
     pub fn alias_root(&self, mut node: NodeId) -> NodeId {
         while let Some(&n) = self.alias.get(&node) {

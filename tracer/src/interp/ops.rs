@@ -604,7 +604,7 @@ impl Frame<'_, '_> {
                 if self.tx.output.graph.users(node).is_empty()
                     && !is_mutating(&self.tx.output.graph.node(node).kind)
                 {
-                    self.tx.output.graph.remove(node);
+                    self.tx.output.remove_unused(node);
                 }
                 self.plain_value(other)
             }

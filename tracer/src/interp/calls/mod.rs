@@ -29,7 +29,9 @@ use crate::interp::Frame;
 use self::builtins::FOLDABLE_BUILTINS;
 pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
-use self::trace_time::{guard_via, has_state_effects, trace_time_kind, GuardVia, TraceTime};
+use self::trace_time::{
+    guard_via, has_state_effects, trace_time_kind, GuardVia, TraceTime, EMPTY_ONLY,
+};
 
 impl Frame<'_, '_> {
     pub(super) fn call(
@@ -364,6 +366,11 @@ impl Frame<'_, '_> {
                     return Err(refuse());
                 }
                 let r = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
+                if EMPTY_ONLY.contains(&path)
+                    && !r.as_py(py).is_some_and(|v| v.len().is_ok_and(|n| n == 0))
+                {
+                    return Err(refuse());
+                }
                 let origin = self.tx.guards.origin.clone();
                 match guard_via(py, path, f) {
                     GuardVia::Global(module, flag) => {
