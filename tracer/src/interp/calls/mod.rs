@@ -628,6 +628,19 @@ impl Frame<'_, '_> {
             }
             return Ok(Some(self.call(func, all, kw)?));
         }
+        // An instance of a class whose `__call__` is a Python function (torchvision's
+        // `LevelMapper`, held by a module): that method, bound to it, is what the call runs.
+        if !f.is_instance_of::<pyo3::types::PyType>() {
+            if let Ok(call) = f.get_type().getattr(intern!(py, "__call__")) {
+                if call.is_instance(&types.getattr("FunctionType")?)? {
+                    let bound = f.getattr(intern!(py, "__call__"))?;
+                    if bound.is_instance(&types.getattr("MethodType")?)? {
+                        let src = src.map(|s| s.attr(py, "__call__"));
+                        return self.call_user_callable(&bound, src.as_ref(), args, kwargs);
+                    }
+                }
+            }
+        }
         Ok(None)
     }
 
