@@ -396,6 +396,10 @@ _FRCNN_REASONS = frozenset(
         "break in torchferro_resume_in__multiscale_roi_align_at_201: torch.where: its result depends on tensor data (at torchvision/ops/poolers.py:201)",
         "break in torchferro_resume_in_forward_at_772: torch.where: its result depends on tensor data (at torchvision/models/detection/roi_heads.py:720)",
         "break in postprocess_detections: torch.where: its result depends on tensor data (at torchvision/models/detection/roi_heads.py:720)",
+        "break in torchferro_resume_in_postprocess_detections_at_720: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
+        "break in torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (at torchvision/ops/boxes.py:83)",
+        "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728_at_720: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
+        "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728_at_720_at_724: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (at torchvision/ops/boxes.py:83)",
     }
 )
 _FRCNN_GAP = (
