@@ -1,4 +1,7 @@
-"""Real model forwards under torchferro: torchvision ``resnet18`` and ``mobilenet_v3_small`` and
+"""Real model forwards under torchferro: torchvision ``resnet18``, ``mobilenet_v3_small``,
+``mobilenet_v2``, ``efficientnet_b0``, ``densenet121``, ``convnext_tiny``, ``swin_t``, a small
+``VisionTransformer``, ``googlenet``, ``regnet_y_400mf`` and the detector
+``fasterrcnn_mobilenet_v3_large_320_fpn`` (small images, every detection kept), and
 transformers GPT-2 (``GPT2Model``, ``GPT2LMHeadModel``), ``BertModel``, the causal LMs of Llama,
 Mistral, Qwen2, Gemma, Phi, OPT and GPT-NeoX, and ``T5Model`` (an encoder-decoder forward with
 ``decoder_input_ids``), built from small configs with random weights (no hub access), in eval
@@ -117,6 +120,51 @@ def _image(seed):
     return (torch.randn(2, 3, 64, 64, generator=g),)
 
 
+def _image32(seed):
+    """For the models whose cost grows fast with the image (5 stride-2 stages end at 1x1)."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(2, 3, 32, 32, generator=g),)
+
+
+def _vit():
+    """A two-layer ViT on 32x32 images in 8x8 patches (16 tokens and the class token). Its head
+    starts at zero (every output 0 whatever the input): drawn at random instead."""
+    model = torchvision.models.VisionTransformer(
+        image_size=32,
+        patch_size=8,
+        num_layers=2,
+        num_heads=4,
+        hidden_dim=64,
+        mlp_dim=128,
+        num_classes=10,
+    )
+    torch.nn.init.normal_(model.heads.head.weight, std=0.5)
+    return model
+
+
+def _fasterrcnn():
+    """fasterrcnn_mobilenet_v3_large_320_fpn with small images (resized to 64 on the short side),
+    few proposals and detections, and every detection kept (random weights score below the
+    default threshold of 0.05)."""
+    return torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(
+        weights=None,
+        weights_backbone=None,
+        num_classes=5,
+        min_size=64,
+        max_size=96,
+        rpn_pre_nms_top_n_test=50,
+        rpn_post_nms_top_n_test=50,
+        box_score_thresh=0.0,
+        box_detections_per_img=10,
+    )
+
+
+def _detection_images(seed):
+    """`model(images)`: a list of two images of different sizes, values in [0, 1]."""
+    g = torch.Generator().manual_seed(seed)
+    return ([torch.rand(3, 64, 80, generator=g), torch.rand(3, 72, 64, generator=g)],)
+
+
 def _tokens(seed):
     g = torch.Generator().manual_seed(seed)
     return (torch.randint(0, 100, (2, 8), generator=g),)
@@ -146,6 +194,29 @@ MODELS = {
         lambda: torchvision.models.mobilenet_v3_small(weights=None),
         _image,
     ),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), _image),
+    "efficientnet_b0": (
+        lambda: torchvision.models.efficientnet_b0(weights=None),
+        _image,
+    ),
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), _image32),
+    "convnext_tiny": (
+        lambda: torchvision.models.convnext_tiny(weights=None),
+        _image32,
+    ),
+    "swin_t": (lambda: torchvision.models.swin_t(weights=None), _image),
+    "vit": (_vit, _image32),
+    "googlenet": (
+        lambda: torchvision.models.googlenet(
+            weights=None, aux_logits=False, init_weights=True
+        ),
+        _image,
+    ),
+    "regnet_y_400mf": (
+        lambda: torchvision.models.regnet_y_400mf(weights=None),
+        _image,
+    ),
+    "fasterrcnn_mobilenet_v3_large_320_fpn": (_fasterrcnn, _detection_images),
     "gpt2": (lambda: transformers.GPT2Model(_gpt2_config()), _tokens),
     "gpt2_lm_head": (lambda: transformers.GPT2LMHeadModel(_gpt2_config()), _tokens),
     "bert": (lambda: transformers.BertModel(_bert_config()), _tokens),
@@ -215,10 +286,21 @@ def _calibrate_batch_norms(model, make_inputs):
     for m in norms:
         m.reset_running_stats()
         m.momentum = None  # a cumulative average over the calibration batches
-    model.train()
+    detection = isinstance(
+        model, torchvision.models.detection.generalized_rcnn.GeneralizedRCNN
+    )
     with torch.no_grad():
         for seed in (100, 101):
-            model(*make_inputs(seed))
+            if detection:
+                # A detector in training mode wants targets; its norms are all in the backbone,
+                # which is calibrated on the batch the detector's transform makes.
+                model.eval()
+                batch = model.transform(*make_inputs(seed))[0].tensors
+                model.backbone.train()
+                model.backbone(batch)
+            else:
+                model.train()
+                model(*make_inputs(seed))
     for m, momentum in zip(norms, momenta):
         m.momentum = momentum
 
@@ -244,7 +326,19 @@ class Observed:
     )
 
 
-VISION = ("resnet18", "mobilenet_v3_small")
+VISION = (
+    "resnet18",
+    "mobilenet_v3_small",
+    "mobilenet_v2",
+    "efficientnet_b0",
+    "densenet121",
+    "convnext_tiny",
+    "swin_t",
+    "vit",
+    "googlenet",
+    "regnet_y_400mf",
+)
+DETECTION = ("fasterrcnn_mobilenet_v3_large_320_fpn",)
 DECODERS = ("llama", "mistral", "qwen2", "gemma", "phi", "opt", "gpt_neox")
 TRANSFORMERS = ("gpt2", "gpt2_lm_head", "bert") + DECODERS + ("t5",)
 
@@ -276,8 +370,48 @@ _T5_REASONS = frozenset(
     }
 )
 
+# Faster R-CNN: the RPN's and the ROI heads' filtering (`torch.where(mask)`, `nms`) is data
+# dependent and breaks, as under torch.compile (23 graphs, 19 break records). torchferro makes more
+# graphs and records: its graphs are specialized to static shapes, and every frame after a break
+# sees tensors whose length is a count of boxes (different per image, per level and per input
+# set), so it recompiles (30 recompiles, 4 of them for the second input set) and logs its breaks
+# again; torch.compile marks those sizes dynamic.
+_FRCNN_REASONS = frozenset(
+    {
+        "break in forward: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
+        "break in remove_small_boxes: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
+        "break in batched_nms: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (at torchvision/ops/boxes.py:83)",
+        "break in _batched_nms_coordinate_trick: torch._ops.torchvision.nms: its result depends on tensor data (at torchvision/ops/boxes.py:48)",
+        "break in nms: torch._ops.torchvision.nms: its result depends on tensor data (at torchvision/ops/boxes.py:48)",
+        "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_filter_proposals_at_280_at_285_at_289: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
+        "break in forward: torch.where: its result depends on tensor data (at torchvision/ops/poolers.py:201)",
+        "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728: torch.where: its result depends on tensor data (at torchvision/models/detection/roi_heads.py:720)",
+        "break in filter_proposals: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
+        "break in torchferro_resume_in_filter_proposals_at_280: torch.where: its result depends on tensor data (at torchvision/models/detection/rpn.py:285)",
+        "break in torchferro_resume_in_torchferro_resume_in_filter_proposals_at_280_at_285: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (at torchvision/ops/boxes.py:83)",
+        "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_filter_proposals_at_280_at_285_at_289_at_280: torch.where: its result depends on tensor data (at torchvision/models/detection/rpn.py:285)",
+        "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_filter_proposals_at_280_at_285_at_289_at_280_at_285: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (at torchvision/ops/boxes.py:83)",
+        "break in torchferro_resume_in_forward_at_117: torch.where: its result depends on tensor data (at torchvision/ops/poolers.py:201)",
+        "break in _multiscale_roi_align: torch.where: its result depends on tensor data (at torchvision/ops/poolers.py:201)",
+        "break in torchferro_resume_in__multiscale_roi_align_at_201: torch.where: its result depends on tensor data (at torchvision/ops/poolers.py:201)",
+        "break in torchferro_resume_in_forward_at_772: torch.where: its result depends on tensor data (at torchvision/models/detection/roi_heads.py:720)",
+        "break in postprocess_detections: torch.where: its result depends on tensor data (at torchvision/models/detection/roi_heads.py:720)",
+        "break in torchferro_resume_in_postprocess_detections_at_720: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
+        "break in torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (at torchvision/ops/boxes.py:83)",
+        "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728_at_720: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
+        "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728_at_720_at_724: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (at torchvision/ops/boxes.py:83)",
+    }
+)
+_FRCNN_GAP = (
+    "Faster R-CNN: graphs specialized to static shapes recompile for every new box count after "
+    "the data-dependent filters (torch.compile marks those sizes dynamic)"
+)
+
 OBSERVED = {name: _ONE for name in WHOLE} | {
     "t5": Observed(graphs=3, breaks=18, reasons=_T5_REASONS),
+    "fasterrcnn_mobilenet_v3_large_320_fpn": Observed(
+        graphs=29, breaks=30, reasons=_FRCNN_REASONS
+    ),
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -542,7 +676,7 @@ def observed(name: str) -> Run:
 # Comparison with eager: same structure and types, tensors within RTOL/ATOL.
 
 
-def assert_matches(expected, actual, path="out"):
+def assert_matches(expected, actual, path="out", atol=ATOL):
     assert type(actual) is type(expected), (
         f"{path}: type {type(actual).__name__} != {type(expected).__name__}"
     )
@@ -554,31 +688,31 @@ def assert_matches(expected, actual, path="out"):
             f"{path}: dtype {actual.dtype} != {expected.dtype}"
         )
         torch.testing.assert_close(
-            actual, expected, rtol=RTOL, atol=ATOL, msg=lambda m: f"{path}: {m}"
+            actual, expected, rtol=RTOL, atol=atol, msg=lambda m: f"{path}: {m}"
         )
     elif isinstance(expected, dict):  # transformers' ModelOutput is an OrderedDict
         assert list(actual.keys()) == list(expected.keys()), (
             f"{path}: keys {list(actual)} != {list(expected)}"
         )
         for k in expected:
-            assert_matches(expected[k], actual[k], f"{path}[{k!r}]")
+            assert_matches(expected[k], actual[k], f"{path}[{k!r}]", atol)
     elif isinstance(expected, (tuple, list)):
         assert len(actual) == len(expected), (
             f"{path}: length {len(actual)} != {len(expected)}"
         )
         for i, (e, a) in enumerate(zip(expected, actual)):
-            assert_matches(e, a, f"{path}[{i}]")
+            assert_matches(e, a, f"{path}[{i}]", atol)
     elif isinstance(expected, transformers.cache_utils.EncoderDecoderCache):
         assert type(actual) is type(expected), f"{path}: cache type"
         for part in ("self_attention_cache", "cross_attention_cache"):
             assert_matches(
-                getattr(expected, part), getattr(actual, part), f"{path}.{part}"
+                getattr(expected, part), getattr(actual, part), f"{path}.{part}", atol
             )
     elif isinstance(expected, transformers.cache_utils.Cache):
         assert len(actual.layers) == len(expected.layers), f"{path}: cache layers"
         for i, (e, a) in enumerate(zip(expected.layers, actual.layers)):
             assert_matches(
-                (e.keys, e.values), (a.keys, a.values), f"{path}.layers[{i}]"
+                (e.keys, e.values), (a.keys, a.values), f"{path}.layers[{i}]", atol
             )
     else:
         assert actual == expected, f"{path}: {actual!r} != {expected!r}"
@@ -600,13 +734,21 @@ def test_matches_eager(name):
         assert_matches(e, c, f"{name}, input set {i}")
 
 
+# The inductor sums in another order than eager's kernels; these deep CNNs amplify float32
+# rounding beyond ATOL on their large logits. Each bound is a few times eager's own float32
+# error, measured against the same model in float64: efficientnet_b0 4.1e-4 (logits up to
+# 54), densenet121 5.2e-3 (logits up to 594).
+INDUCTOR_ATOL = {"efficientnet_b0": 2e-3, "densenet121": 3e-2}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_matches_eager_default_backend(name):
     r = run(name, backend="inductor")
     if r.exception is not None:
         raise r.exception
+    atol = INDUCTOR_ATOL.get(name, ATOL)
     for i, (e, c) in enumerate(r.pairs):
-        assert_matches(e, c, f"{name}, input set {i}")
+        assert_matches(e, c, f"{name}, input set {i}", atol=atol)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -629,7 +771,23 @@ def test_current_behaviour(name):
     assert got == want, r.report()
 
 
-@pytest.mark.parametrize("name", NAMES)
+def _with_gaps(gaps):
+    """NAMES, those in `gaps` (name -> reason) as strict xfails failing on an assertion."""
+    return [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=gaps[n]),
+        )
+        if n in gaps
+        else n
+        for n in NAMES
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    _with_gaps({"fasterrcnn_mobilenet_v3_large_320_fpn": _FRCNN_GAP}),
+)
 def test_second_input_set_reuses_the_graphs(name):
     """Per-call objects (ModelOutputs, caches, kwargs dicts, slices) are guarded by type and by
     what is read from them, not by identity: the second input set compiles no new graph."""
@@ -653,7 +811,10 @@ def test_one_graph_no_breaks(name):
     assert (r.error, r.graphs, len(r.breaks), r.frames) == (None, 1, 0, {}), r.report()
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    "name",
+    _with_gaps({"fasterrcnn_mobilenet_v3_large_320_fpn": _FRCNN_GAP}),
+)
 def test_no_more_graphs_than_torch_compile(name):
     r, o = observed(name), oracle(name)
     assert r.exception is None, r.report()
@@ -669,17 +830,7 @@ _T5_BREAKS = (
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=_T5_BREAKS
-            ),
-        )
-        if n == "t5"
-        else n
-        for n in NAMES
-    ],
+    _with_gaps({"t5": _T5_BREAKS, "fasterrcnn_mobilenet_v3_large_320_fpn": _FRCNN_GAP}),
 )
 def test_target_no_more_breaks_than_torch_compile(name):
     r, o = observed(name), oracle(name)

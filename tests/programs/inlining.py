@@ -94,8 +94,8 @@ def staticmethod_and_classmethod(x):
     return Scaler.twice(x) + s.apply(x)
 
 
-# torch.compile: 1 graphs
-@program(x34, 2, 1)
+# torch.compile: 1 graphs. `SCALER(x)`: a global instance's Python `__call__`, inlined.
+@program(x34, 1, fullgraph=True)
 def callable_object(x):
     return SCALER(x) + Scaler(2.0)(x)
 

@@ -425,6 +425,17 @@ module_program(
     fullgraph=True,
 )
 
+_MHA = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+
+
+@program(lambda r: (r.randn(2, 5, 8),), 1, fullgraph=True)
+def multihead_attention_self_attention_no_grad(x):
+    """Self-attention in eval mode under no_grad passes every check of the inference fast path
+    but the last, `_is_make_fx_tracing()`, which reads the dispatch-mode stack: traced code is a
+    tracer there (as under torch.compile) and takes the composite path, in one graph."""
+    with torch.no_grad():
+        return _MHA(x, x, x, need_weights=False)[0]
+
 
 HOOK_LOG: list = []
 

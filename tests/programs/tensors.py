@@ -242,3 +242,13 @@ def base_and_view_passed_together(base, row):
 @program(lambda r: (r.randn(3, 4),), 0, fullgraph=True)
 def tolist_of_shape_and_sizes(x):
     return list(x.shape), x.size()[::-1], [d * 2 for d in x.shape]
+
+
+# torch.compile: 1 graphs
+@program(x34, 1, fullgraph=True)
+def torch_query_of_a_tensor_then_an_op(x):
+    """`torch.is_floating_point(x)` is traced as a node and folded to its value, and the node is
+    dropped: `torch.relu`'s node takes the freed id and must run relu, not the query."""
+    if torch.is_floating_point(x):
+        return torch.relu(x) + 1
+    return x

@@ -73,7 +73,9 @@ impl OutputGraph {
     }
 
     /// Drops an unused node and what the side tables hold for it: the graph reuses a removed
-    /// node's id for the next node, which must not inherit its callable, meta tensor or alias.
+    /// node's id for the next node, which must not inherit its callable (a folded
+    /// `torch.is_floating_point(x)` followed by `torch.relu(x)` ran as the former), meta tensor,
+    /// call site or alias.
     pub fn remove_node(&mut self, node: NodeId) {
         self.graph.remove(node);
         self.callables.retain(|(n, _)| *n != node);

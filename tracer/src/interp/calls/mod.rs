@@ -32,7 +32,9 @@ use crate::interp::Frame;
 use self::builtins::FOLDABLE_BUILTINS;
 pub(super) use self::modules::parameter_container_items;
 use self::torch::{callable_path, FACTORIES};
-use self::trace_time::{guard_via, has_state_effects, trace_time_kind, GuardVia, TraceTime};
+use self::trace_time::{
+    guard_via, has_state_effects, trace_time_kind, GuardVia, TraceTime, EMPTY_ONLY,
+};
 
 impl Frame<'_, '_> {
     pub(super) fn call(
@@ -384,6 +386,11 @@ impl Frame<'_, '_> {
                     return Err(refuse());
                 }
                 let r = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
+                if EMPTY_ONLY.contains(&path)
+                    && !r.as_py(py).is_some_and(|v| v.len().is_ok_and(|n| n == 0))
+                {
+                    return Err(refuse());
+                }
                 let origin = self.tx.guards.origin.clone();
                 match guard_via(py, path, f) {
                     GuardVia::Global(module, flag) => {
@@ -640,6 +647,19 @@ impl Frame<'_, '_> {
                 kw.push((k.clone(), v.clone()));
             }
             return Ok(Some(self.call(func, all, kw)?));
+        }
+        // An instance of a class whose `__call__` is a Python function (torchvision's
+        // `LevelMapper`, held by a module): that method, bound to it, is what the call runs.
+        if !f.is_instance_of::<pyo3::types::PyType>() {
+            if let Ok(call) = f.get_type().getattr(intern!(py, "__call__")) {
+                if call.is_instance(&types.getattr("FunctionType")?)? {
+                    let bound = f.getattr(intern!(py, "__call__"))?;
+                    if bound.is_instance(&types.getattr("MethodType")?)? {
+                        let src = src.map(|s| s.attr(py, "__call__"));
+                        return self.call_user_callable(&bound, src.as_ref(), args, kwargs);
+                    }
+                }
+            }
         }
         Ok(None)
     }

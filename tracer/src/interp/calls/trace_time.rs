@@ -90,7 +90,15 @@ const GUARDED: &[&str] = &[
     "torch.fx._symbolic_trace.is_fx_tracing",
     "torch.backends.mha.get_fastpath_enabled",
     "torch.distributed.is_initialized",
+    "torch.utils._python_dispatch._get_current_dispatch_mode_stack",
 ];
+
+/// Guarded queries folded only when their answer is an empty list: the guard holds the list's
+/// length, which says nothing of which objects a longer list holds. The dispatch-mode stack is
+/// read by `nn.MultiheadAttention`'s inference fast path (is a make_fx tracer running?); with no
+/// mode active the fast path is traced into the graph, as eager runs it.
+pub(super) const EMPTY_ONLY: &[&str] =
+    &["torch.utils._python_dispatch._get_current_dispatch_mode_stack"];
 
 const AUTOCAST: &[&str] = &[
     "torch.is_autocast_enabled",
@@ -197,7 +205,14 @@ const FLAG_GLOBALS: &[(&str, &str, &str)] = &[
 ];
 
 /// Guarded queries answered by a cheaper builtin that reads the same state.
-const CHEAPER_QUERY: &[(&str, &str)] = &[("torch.jit.is_tracing", "torch._C._is_tracing")];
+const CHEAPER_QUERY: &[(&str, &str)] = &[
+    ("torch.jit.is_tracing", "torch._C._is_tracing"),
+    // A new list on every call: its length (a cached small int) is what can be held by `is`.
+    (
+        "torch.utils._python_dispatch._get_current_dispatch_mode_stack",
+        "torch._C._len_torch_dispatch_stack",
+    ),
+];
 
 /// How to guard the result of the query at `path`: the module global that holds it, or the
 /// builtin to call (the query itself if none is cheaper).
