@@ -351,6 +351,88 @@ def build_gpt2(device: str, quick: bool) -> Built:
     )
 
 
+# --- Llama (transformers), random weights ------------------------------------------------------
+
+
+def _llama(device: str, quick: bool):
+    """The test zoo's Llama (tests/test_models.py: 2 layers, width 64, 4 heads, 2 KV heads,
+    vocabulary 128) on CPU; a 1B-class shape on CUDA."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    if _cuda(device):
+        cfg = LlamaConfig(
+            vocab_size=32000,
+            hidden_size=2048,
+            intermediate_size=5632,
+            num_hidden_layers=16,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+        )
+    else:
+        cfg = LlamaConfig(
+            vocab_size=128,
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+        )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).to(device).eval()
+    model.generation_config.pad_token_id = 0
+    size = (
+        f"{cfg.num_hidden_layers} layers, width {cfg.hidden_size}, "
+        f"{cfg.num_attention_heads} heads ({cfg.num_key_value_heads} KV)"
+    )
+    return model, cfg, size
+
+
+def build_llama(device: str, quick: bool) -> Built:
+    model, cfg, size = _llama(device, quick)
+    model.config.use_cache = False
+    if _cuda(device):
+        b, t = 8, 1024
+    else:
+        b, t = (2, 8) if quick else (4, 128)
+    g = _gen(device)
+    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
+    alt = torch.randint(0, cfg.vocab_size, (b, t // 2), generator=g).to(device)
+
+    def make(compile_fn):
+        cm = compile_fn(model)
+        return lambda ids: cm(ids).logits
+
+    return Built(
+        make=make, args=(ids,), alt_args=(alt,), size=f"{size}, batch {b}, seq {t}"
+    )
+
+
+def build_llama_generate(device: str, quick: bool) -> Built:
+    """Greedy `generate` with `model.forward` compiled, as torch.compile users write it; every
+    variant gets its own copy of the model (the compiled forward is an instance attribute).
+    Every decoding step has a new length: torch.compile marks it dynamic after one recompile;
+    torchferro (no dynamic shapes yet, issue 18) compiles each length up to the recompile
+    limit, then runs that frame eagerly."""
+    model, cfg, size = _llama(device, quick)
+    new = 4 if quick else 16
+    b, t = (8, 128) if _cuda(device) else (2, 8)
+    g = _gen(device)
+    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
+    alt = torch.randint(0, cfg.vocab_size, (b, t + 4), generator=g).to(device)
+
+    def make(compile_fn):
+        m = copy.deepcopy(model)
+        m.forward = compile_fn(m.forward)
+        return lambda ids: m.generate(ids, max_new_tokens=new, do_sample=False)
+
+    return Built(
+        make=make,
+        args=(ids,),
+        alt_args=(alt,),
+        size=f"{size}, batch {b}, prompt {t}, {new} new tokens",
+    )
+
+
 WORKLOADS: list[Workload] = [
     Workload(
         "tiny",
@@ -407,6 +489,23 @@ WORKLOADS: list[Workload] = [
         rtol=1e-3,
         atol=1e-3,
         compute_bound=True,
+    ),
+    Workload(
+        "llama",
+        "transformers LlamaForCausalLM forward (the test zoo's config), random weights",
+        build_llama,
+        requires=("transformers",),
+        rtol=1e-3,
+        atol=1e-3,
+        compute_bound=True,
+    ),
+    Workload(
+        "llama_generate",
+        "LlamaForCausalLM greedy generate(max_new_tokens=16), forward compiled",
+        build_llama_generate,
+        requires=("transformers",),
+        rtol=0,
+        atol=0,
     ),
     Workload(
         "train_mlp",

@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     cases_comprehensions,
     cases_containers,
     cases_frames,
+    cases_grad_decorators,
     cases_kernels,
     cases_language,
     cases_numpy,

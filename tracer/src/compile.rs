@@ -119,6 +119,9 @@ pub fn compile_frame(
                 instruction: Some(i),
                 frames,
             }) if !cfg.fullgraph && break_at.is_none() => {
+                if torch_free(py, cfg, &info, globals_dict, scope) {
+                    return skip_torch_free(slot, &info);
+                }
                 match crate::resume::why_no_break_at(&info, i) {
                     None => {
                         break_at = Some(i);
@@ -139,6 +142,11 @@ pub fn compile_frame(
                         return on_trace_error(py, slot, cfg, &info, e);
                     }
                 }
+            }
+            Err(TraceError::Unsupported { .. })
+                if torch_free(py, cfg, &info, globals_dict, scope) =>
+            {
+                return skip_torch_free(slot, &info);
             }
             Err(e) => return on_trace_error(py, slot, cfg, &info, e),
         }
@@ -205,6 +213,40 @@ pub fn compile_frame(
         }
         Err(e) => on_trace_error(py, slot, cfg, &info, e),
     }
+}
+
+/// The state of a frame that broke with nothing of torch in reach.
+pub const NO_TORCH: &str = "graph break in a frame with no tensor, module or torch global";
+
+/// TorchDynamo's filter before tracing (`has_tensor_in_frame`, see `torch_free.rs`), asked here
+/// only once a frame cannot be traced whole: such a frame runs natively without a graph-break
+/// record, as torch.compile never traces it (config methods that `copy.deepcopy` and `setattr`
+/// run natively after a break in their caller). A frame that traces cleanly keeps its entry or
+/// its "no ops" skip. Not under fullgraph (the user asked for the error), not for resume
+/// functions (their caller's transformed code hands them its graph's values).
+fn torch_free(
+    py: Python<'_>,
+    cfg: &CompileConfig,
+    info: &CodeInfo,
+    globals: &Bound<'_, PyDict>,
+    scope: &Scope,
+) -> bool {
+    !cfg.fullgraph
+        && !info.name.starts_with(crate::resume::RESUME_PREFIX)
+        && matches!(
+            crate::torch_free::frame_may_use_torch(py, info, globals, scope),
+            Ok(false)
+        )
+}
+
+/// Like the "no ops" skip, the decision is kept (forgotten by `torchferro.compiler.reset()`):
+/// tracing the frame again on every call would cost more than it could bring.
+fn skip_torch_free(slot: &Slot, info: &CodeInfo) -> Outcome {
+    crate::log::skipped_torch_free(info);
+    if let Ok(mut c) = slot.try_borrow_mut() {
+        c.state = CodeState::Eager(NO_TORCH.into());
+    }
+    Outcome::RunEagerly
 }
 
 fn first_failures(py: Python<'_>, entries: &[Arc<CacheEntry>], scope: &Scope) -> Vec<GuardFailure> {

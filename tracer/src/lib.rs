@@ -32,6 +32,7 @@ pub mod runtime;
 pub mod signals;
 pub mod skipfiles;
 pub mod source;
+pub mod torch_free;
 pub mod traceback;
 pub mod version;
 

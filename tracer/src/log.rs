@@ -109,6 +109,18 @@ pub fn skipped_no_ops(info: &CodeInfo) {
     );
 }
 
+/// A frame that could not be traced whole with nothing of torch in reach (`compile::NO_TORCH`):
+/// at DEBUG, since torch.compile never traces such a frame and reports no graph break for it.
+pub fn skipped_torch_free(info: &CodeInfo) {
+    tracing::debug!(
+        target: "torchferro",
+        "Skipping function {} ({}:{}): it breaks the graph with no tensor, module or torch global in reach; it runs natively from now on",
+        info.name,
+        info.filename,
+        info.firstlineno
+    );
+}
+
 /// A frame whose trace raised the program's own exception runs eagerly this once (where it
 /// raises, or where a handler the tracer cannot follow catches it). At DEBUG: a `try` the
 /// tracer does not model can otherwise leave a whole model eager without a word.

@@ -96,3 +96,20 @@ pub fn is_skipped(py: Python<'_>, filename: &str) -> bool {
             && !filename[p.len()..].starts_with("site-packages/")
     })
 }
+
+/// What a skipped file belongs to, for messages: a package's name (`torch`, `numpy`) or
+/// "the standard library"; `None` when the file is traced.
+pub fn library_of(py: Python<'_>, filename: &str) -> Option<String> {
+    if !is_skipped(py, filename) {
+        return None;
+    }
+    let p = prefixes(py)
+        .iter()
+        .filter(|p| filename.starts_with(p.as_str()))
+        .max_by_key(|p| p.len())?;
+    if p.ends_with("/python3.11/") || p.ends_with("/python3.12/") {
+        return Some("the standard library".into());
+    }
+    let name = p.trim_end_matches('/').rsplit('/').next()?;
+    Some(name.to_owned())
+}

@@ -288,10 +288,12 @@ impl Frame<'_, '_> {
         {
             return self.operator(name.trim_start_matches("__").trim_end_matches("__"), args);
         }
+        // torch's Python that is inlined like user code (`inlinable`) is not a torch callable.
         let is_torch =
             (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
                 && !module.starts_with("torch.nn.modules")
-                && !self::distributions::is_distributions_module(&module);
+                && !self::distributions::is_distributions_module(&module)
+                && module != "torch.utils._contextlib";
         if is_torch && has_state_effects(&module) {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
@@ -341,17 +343,18 @@ impl Frame<'_, '_> {
         } else {
             format!("{module}.{name}")
         };
-        let kind = if f
+        let is_function = f
             .get_type()
             .name()
             .map(|n| n == "function")
-            .unwrap_or(false)
-        {
-            "call to the user function"
-        } else {
-            "call to"
-        };
-        Err(TraceError::unsupported(format!("{kind} {what}")))
+            .unwrap_or(false);
+        if !is_function {
+            return Err(TraceError::unsupported(format!("call to {what}")));
+        }
+        Err(TraceError::unsupported(format!(
+            "call to the user function {what} ({})",
+            self.why_not_inlined(f)
+        )))
     }
 
     /// A torch callable called without a tensor argument (and not a factory): run now if it is
@@ -490,11 +493,34 @@ impl Frame<'_, '_> {
                 prev: None,
             }));
         }
-        if f.is(&torch.getattr("set_grad_enabled")?) {
-            let [mode] = args else {
-                return Err(TraceError::unsupported(
-                    "torch.set_grad_enabled with these arguments",
-                ));
+        let set_grad_enabled = torch.getattr("set_grad_enabled")?;
+        // `set_grad_enabled(b).clone()`: the context factory of a `@torch.set_grad_enabled(b)`
+        // wrapper (torch/utils/_contextlib.py), called bound or through the class. It constructs
+        // `set_grad_enabled(b)` again, which is answered as below.
+        let clone = set_grad_enabled.getattr("clone")?;
+        let cloned = match (f.getattr("__func__"), f.getattr("__self__")) {
+            (Ok(func), Ok(owner)) if func.is(&clone) && args.is_empty() => Some(owner),
+            _ if f.is(&clone) => match args {
+                [Var::Py(owner, _)] => Some(owner.bind(py).clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let cloned_mode = match cloned {
+            Some(owner) if owner.is_instance(&set_grad_enabled)? => {
+                Some(Var::py_const(py, owner.getattr("mode")?.extract::<bool>()?))
+            }
+            _ => None,
+        };
+        if cloned_mode.is_some() || f.is(&set_grad_enabled) {
+            let mode = match (&cloned_mode, args) {
+                (Some(m), _) => m,
+                (None, [mode]) => mode,
+                _ => {
+                    return Err(TraceError::unsupported(
+                        "torch.set_grad_enabled with these arguments",
+                    ))
+                }
             };
             let enabled: bool = mode
                 .as_py(py)
@@ -674,6 +700,18 @@ impl Frame<'_, '_> {
             let qualname: String = f.getattr("__qualname__")?.extract()?;
             return Ok(qualname.starts_with("suppress.") || qualname.starts_with("nullcontext."));
         }
+        // A function decorated with a grad-mode object (`@torch.no_grad()`, `@torch.enable_grad()`,
+        // `@torch.set_grad_enabled(b)`) is torch's wrapper `decorate_context`, which runs
+        // `with ctx_factory(): return func(*args, **kwargs)`: inlined, so the region and the
+        // decorated function join the caller's graph (`ctx_factory` is the decorator object's
+        // `clone`, answered as a grad-mode context by `grad_mode_call`). The wrapper's `with`
+        // restores the mode on a traced exception as it does natively.
+        if filename.ends_with("/torch/utils/_contextlib.py") {
+            // The code's own name: `functools.wraps` gave the wrapper the decorated function's.
+            let qualname: String = f.getattr("__code__")?.getattr("co_qualname")?.extract()?;
+            return Ok(qualname == "context_decorator.<locals>.decorate_context"
+                || qualname == "_DecoratorContextManager.clone");
+        }
         // torch.nn's own module code is inlined like user code (its helpers call torch ops), and
         // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
         Ok((!crate::skipfiles::is_skipped(py, &filename)
@@ -682,6 +720,35 @@ impl Frame<'_, '_> {
             || filename.ends_with("/_collections_abc.py")
             || filename == "<frozen _collections_abc>")
             && (!filename.starts_with("<frozen") || filename == "<frozen _collections_abc>"))
+    }
+
+    /// Why `inlinable` refused the Python function `f`: the library its code belongs to, whose
+    /// functions run natively (a wrapper made by `functools.wraps` carries the wrapped
+    /// function's name, so the code's own name and file are said too when they differ).
+    fn why_not_inlined(&self, f: &Bound<'_, PyAny>) -> String {
+        let py = self.tx.py;
+        let code = f.getattr("__code__").ok();
+        let attr = |o: &Bound<'_, PyAny>, a: &str| -> String {
+            o.getattr(a)
+                .and_then(|v| v.extract::<String>())
+                .unwrap_or_default()
+        };
+        let (file, code_name) = match &code {
+            Some(c) => (attr(c, "co_filename"), attr(c, "co_qualname")),
+            None => (String::new(), String::new()),
+        };
+        let owner = match crate::skipfiles::library_of(py, &file) {
+            Some(lib) => format!("code of {lib}"),
+            None if file.starts_with("<frozen") => format!("frozen code {file}"),
+            None => "library code".into(),
+        };
+        let qualname = attr(f, "__qualname__");
+        if !code_name.is_empty() && code_name != qualname {
+            let short = file.rsplit('/').next().unwrap_or(&file);
+            format!("a wrapper, {code_name} in {short}: {owner}, not traced")
+        } else {
+            format!("{owner}, not traced")
+        }
     }
 
     /// Calls `f` for real on known Python values (pure functions only).
