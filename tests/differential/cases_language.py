@@ -1686,3 +1686,40 @@ def isinstance_exception_classes(x):
         isinstance(ValueError("a"), (TypeError, ValueError)),
         ValueError.__name__,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# One tensor passed twice: the inputs alternate between one object twice (seed 0) and two
+# objects (seed 1), so a graph traced for one must not be reused for the other.
+
+
+def same_then_distinct(r):
+    x = r.randn(3, 4)
+    return (x, x) if r.seed == 0 else (x, r.randn(3, 4))
+
+
+def distinct_then_same(r):
+    x = r.randn(3, 4)
+    return (x, x) if r.seed == 1 else (x, r.randn(3, 4))
+
+
+@case(same_then_distinct)
+def is_between_tensor_arguments(a, b):
+    return a + 1 if a is b else a - 1
+
+
+@case(distinct_then_same)
+def is_not_between_tensor_arguments(a, b):
+    return (a * 2, b) if a is not b else (a * 3, b)
+
+
+@case(same_then_distinct)
+def write_through_one_argument_read_through_the_other(a, b):
+    a.add_(1)
+    return b * 2
+
+
+@case(distinct_then_same)
+def aliased_arguments_in_a_dict_keyed_by_identity(a, b):
+    seen = {id(a): "a"}
+    return a + b, id(b) in seen

@@ -84,6 +84,23 @@ impl OutputGraph {
         self.sites.nodes.remove(&node);
     }
 
+    /// The source of an earlier input that is the very object `value` (a tensor passed twice,
+    /// `f(x, x)`): the two must be one placeholder, or `a is b` and in-place writes through one
+    /// seen by the other would differ from eager.
+    pub fn input_of_object(&self, source: &Source, value: &Bound<'_, PyAny>) -> Option<Source> {
+        self.input_sources
+            .iter()
+            .zip(&self.example_inputs)
+            .find(|(s, v)| v.bind(value.py()).is(value) && !s.same_as(source))
+            .map(|(s, _)| s.clone())
+    }
+
+    /// The source of the graph input `node` (a placeholder), if it is one.
+    pub fn source_of_input(&self, node: NodeId) -> Option<&Source> {
+        let i = self.graph.placeholders().iter().position(|&p| p == node)?;
+        self.input_sources.get(i)
+    }
+
     /// The placeholder for the tensor at `source`, created once per source.
     pub fn input(
         &mut self,

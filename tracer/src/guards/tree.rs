@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 
 use crate::event::{FailedCheck, GuardRecord, Location};
-use crate::source::{apply_step, Scope, Source, Step};
+use crate::source::{apply_step, resolve, Scope, Source, Step};
 
 use super::check::{timed, Check};
 use super::repr::{py_bool, short_repr, type_name};
@@ -45,6 +45,10 @@ pub struct GuardTree {
     deferred: Vec<(String, Source, Check, bool)>,
     /// Process-wide state the trace read: global-state queries, torch module attributes.
     pub global: crate::global_state::GlobalGuards,
+    /// `(a, b, same)`: whether the objects at two sources are one object. The trace answered
+    /// an `is` between two tensor inputs, or gave one placeholder to a tensor passed twice
+    /// (`f(x, x)`); checks on one source cannot see that relation.
+    identities: Vec<(Source, Source, bool)>,
 }
 
 impl GuardTree {
@@ -59,7 +63,29 @@ impl GuardTree {
             origin: None,
             deferred: Vec::new(),
             global: Default::default(),
+            identities: Vec::new(),
         }
+    }
+
+    /// Guards that the objects at `a` and `b` are (`same`) or are not one object.
+    pub fn add_identity(&mut self, a: &Source, b: &Source, same: bool) {
+        let known = self
+            .identities
+            .iter()
+            .any(|(x, y, _)| (x.same_as(a) && y.same_as(b)) || (x.same_as(b) && y.same_as(a)));
+        if !known {
+            self.identities.push((a.clone(), b.clone(), same));
+            self.count += 1;
+        }
+    }
+
+    fn identities_hold(&self, py: Python<'_>, scope: &Scope) -> bool {
+        self.identities.iter().all(|(a, b, same)| {
+            match (resolve(py, scope, a), resolve(py, scope, b)) {
+                (Some(x), Some(y)) => x.is(&y) == *same,
+                _ => false,
+            }
+        })
     }
 
     /// Records `check` on `source`, to be installed if the value is used (see `realize`);
@@ -147,6 +173,7 @@ impl GuardTree {
             && autocast_state(py) == self.autocast
             && self.global.check(py)
             && self.roots.iter().all(|n| n.check_root(py, scope))
+            && (self.identities.is_empty() || self.identities_hold(py, scope))
     }
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
@@ -203,6 +230,22 @@ impl GuardTree {
             let v = unsafe { Bound::from_borrowed_ptr(py, root) };
             n.collect_failures(py, &v, &mut out);
         }
+        for (a, b, same) in &self.identities {
+            let actual = match (resolve(py, scope, a), resolve(py, scope, b)) {
+                (Some(x), Some(y)) => Some(x.is(&y)),
+                _ => None,
+            };
+            if actual != Some(*same) {
+                let shown = actual.map_or("unreadable", |v| if v { "True" } else { "False" });
+                out.push(FailedCheck::global(
+                    "OBJECT_ALIASING",
+                    format!(
+                        "{a} is {b} mismatch. expected {}, actual {shown}",
+                        py_bool(*same)
+                    ),
+                ));
+            }
+        }
         out
     }
 
@@ -232,6 +275,13 @@ impl GuardTree {
         Python::attach(|py| self.global.describe(py, &mut out));
         for n in &self.roots {
             n.describe(&mut out);
+        }
+        for (a, b, same) in &self.identities {
+            let op = if *same { "is" } else { "is not" };
+            out.push(global(
+                "OBJECT_ALIASING",
+                format!("OBJECT_ALIASING {a} {op} {b}"),
+            ));
         }
         out
     }

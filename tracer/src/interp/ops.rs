@@ -252,7 +252,22 @@ impl Frame<'_, '_> {
         let same = match (&lhs, &rhs) {
             (Var::Py(a, _), Var::Py(b, _)) => a.is(b),
             (Var::Tensor(a), Var::Tensor(b)) => {
-                self.tx.output.alias_root(a.node) == self.tx.output.alias_root(b.node)
+                let (ra, rb) = (
+                    self.tx.output.alias_root(a.node),
+                    self.tx.output.alias_root(b.node),
+                );
+                // Two graph inputs are distinct objects on this call only: later calls must
+                // pass distinct objects too (one object passed twice is one placeholder).
+                if ra != rb {
+                    let sources = (
+                        self.tx.output.source_of_input(ra).cloned(),
+                        self.tx.output.source_of_input(rb).cloned(),
+                    );
+                    if let (Some(sa), Some(sb)) = sources {
+                        self.tx.guards.add_identity(&sa, &sb, false);
+                    }
+                }
+                ra == rb
             }
             (Var::Tensor(_), Var::Py(_, _)) | (Var::Py(_, _), Var::Tensor(_)) => false,
             (Var::List(a), Var::List(b)) => std::rc::Rc::ptr_eq(a, b),

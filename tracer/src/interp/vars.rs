@@ -724,6 +724,12 @@ impl Tracer<'_> {
             }
             self.guards
                 .add(py, &source, Check::Tensor(tensor_check(&value)?));
+            if let Some(first) = self.output.input_of_object(&source, &value) {
+                // One object reached twice: one placeholder, guarded to stay one object.
+                self.guards.add_identity(&first, &source, true);
+                let t = self.output.input(py, &first, &value)?;
+                return Ok(Var::Tensor(t));
+            }
             let t = self.output.input(py, &source, &value)?;
             return Ok(Var::Tensor(t));
         }
