@@ -49,6 +49,7 @@ WORKING = (
     "locals",
     "iterator",
     "comprehension",
+    "identity",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -152,6 +153,13 @@ class EffectWriter(ProgramWriter):
             )
             emit(f"{t} = {expr.format(src)}")
             self.tensors.append(t)
+        elif kind == "identity":
+            # Which inputs are one object: `x is y` and identity-keyed lookups.
+            test = self.draw(
+                st.sampled_from(["x is y", "x is not y", "id(x) == id(y)"])
+            )
+            emit(f"{t} = {self.t()} + 1 if {test} else {self.t()} - 1")
+            self.tensors.append(t)
         elif kind == "manual_seed":
             emit(f"torch.manual_seed({self.draw(st.integers(0, 3))})")
             emit(f"{t} = torch.rand(3, 4) + {self.t()}")
@@ -215,13 +223,15 @@ class EffectWriter(ProgramWriter):
         )
 
 
-def _inputs(n: int, flag: bool):
+def _inputs(n: int, flag: bool, alias=None):
+    # ``alias``: the input set (seed) in which ``y`` is ``x`` itself, one tensor passed twice.
     def make(r):
         import io
 
+        x, y = r.randn(3, 4), r.randn(3, 4)
         return (
-            r.randn(3, 4),
-            r.randn(3, 4),
+            x,
+            x if r.seed == alias else y,
             n,
             flag,
             io.StringIO(),
@@ -237,7 +247,9 @@ def _inputs(n: int, flag: bool):
 _ids = itertools.count()
 
 
-def run_generated(data, allow_breaks, n, flag, classes, backend=None) -> None:
+def run_generated(
+    data, allow_breaks, n, flag, classes, backend=None, alias=None
+) -> None:
     writer = EffectWriter(data, allow_breaks, classes)
     src = writer.source(data.draw(st.integers(3, 10), label="statements"))
     note(src)
@@ -245,7 +257,7 @@ def run_generated(data, allow_breaks, n, flag, classes, backend=None) -> None:
     ns = dict(NAMESPACE, G=[], Holder=Holder)
     exec(compile(src, f"<effects-{next(_ids)}>", "exec"), ns)  # noqa: S102
     fn = ns["generated"]
-    p = Program("generated", fn, _inputs(n, flag), graphs=-1, state=("G",))
+    p = Program("generated", fn, _inputs(n, flag, alias), graphs=-1, state=("G",))
     import torchferro
     from conftest import CountingBackend
 
@@ -287,6 +299,30 @@ def test_generated_aliasing_through_the_inductor(data, allow_breaks, n, flag):
     # output shared storage with an input or another output (`x.clone()` returned `x`).
     run_generated(
         data, allow_breaks, n, flag, ("aliasing", "inplace_input"), backend="inductor"
+    )
+
+
+@settings(max_examples=60, **_common)
+@given(**_args, alias=st.sampled_from([0, 1]))
+def test_generated_one_tensor_passed_twice(data, allow_breaks, n, flag, alias):
+    # `x` and `y` are one object in one input set and two in the other: a graph traced for one
+    # must not answer for the other (`x is y`, writes through `x` read through `y`).
+    run_generated(data, allow_breaks, n, flag, WORKING, alias=alias)
+
+
+@settings(max_examples=20, **_common)
+@given(**_args, alias=st.sampled_from([0, 1]))
+def test_generated_one_tensor_passed_twice_through_the_inductor(
+    data, allow_breaks, n, flag, alias
+):
+    run_generated(
+        data,
+        allow_breaks,
+        n,
+        flag,
+        ("aliasing", "inplace_input", "identity"),
+        backend="inductor",
+        alias=alias,
     )
 
 
