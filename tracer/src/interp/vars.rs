@@ -990,6 +990,11 @@ impl Tracer<'_> {
                 .ok_or_else(|| TraceError::unsupported("a set of tensors"))?;
             set.bind(py).call_method1("add", (v,))?;
         }
+        // `SET_ADD`/`SET_UPDATE` change a set from the frame (one a resume function was handed
+        // on its stack: a set comprehension broken in its body on 3.12) as `s.add` does.
+        if !items.is_empty() {
+            self.note_set_mutation(set);
+        }
         Ok(())
     }
 
