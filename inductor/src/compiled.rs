@@ -185,6 +185,11 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
 }
 
 impl CompiledGraph {
+    /// The shared object the kernels were loaded from (`None`: the graph has no kernels).
+    pub fn library_path(&self) -> Option<&std::path::Path> {
+        self.module.as_ref().map(KernelModule::library_path)
+    }
+
     /// The generated C translation unit.
     pub fn source(&self) -> &str {
         &self.source

@@ -209,5 +209,6 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(cache_entries, m)?)?;
     m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;
+    tracer::precompile::register(m)?;
     Ok(())
 }

@@ -56,6 +56,7 @@ pub fn compile_frame(
         Ok(i) => i,
         Err(e) => return give_up(py, slot, &e.to_string()),
     };
+    crate::precompile::note_compile(&code);
     let (frame_id, compile_index, existing) = {
         let Ok(mut c) = slot.try_borrow_mut() else {
             return Outcome::RunEagerly;
@@ -443,6 +444,7 @@ fn build_entry(
                 }
             },
             functional: built.functional,
+            recorded: crate::precompile::record(py, &output),
         },
     )?;
     let backend_secs = backend_started.elapsed().as_secs_f64();

@@ -61,7 +61,40 @@ fn dict_version(d: &Bound<'_, PyDict>) -> u64 {
     }
 }
 
+/// One global-state guard as data (read-only, for `crate::precompile`).
+pub enum GlobalFact<'py> {
+    /// `f() is expected`, shown as `label`.
+    Value(Bound<'py, PyAny>, Bound<'py, PyAny>, String),
+    /// `owner_dict.get(name)` is the object (`None`: absent).
+    Attr(Bound<'py, PyDict>, String, Option<Bound<'py, PyAny>>),
+}
+
 impl GlobalGuards {
+    /// Every guard as a [`GlobalFact`].
+    pub fn facts<'py>(&self, py: Python<'py>) -> Vec<GlobalFact<'py>> {
+        let mut out: Vec<GlobalFact<'py>> = self
+            .values
+            .iter()
+            .map(|v| {
+                GlobalFact::Value(
+                    v.f.bind(py).clone(),
+                    v.expected.bind(py).clone(),
+                    v.label.clone(),
+                )
+            })
+            .collect();
+        for d in &self.dicts {
+            for (name, value, _) in &d.attrs {
+                out.push(GlobalFact::Attr(
+                    d.dict.bind(py).clone(),
+                    name.bind(py).to_string(),
+                    value.as_ref().map(|v| v.bind(py).clone()),
+                ));
+            }
+        }
+        out
+    }
+
     /// Guards `f() is value` (a singleton: a dtype, a bool), read at trace time as `label`.
     pub fn value(
         &mut self,

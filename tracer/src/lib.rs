@@ -25,6 +25,7 @@ pub mod log;
 pub mod mode;
 pub mod output;
 pub mod passes;
+pub mod precompile;
 pub mod reconstruct;
 pub mod recursion;
 pub mod resume;

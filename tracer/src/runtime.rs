@@ -27,6 +27,8 @@ pub struct CompiledGraph {
     /// With an inductor runner: what its functionalized graph needs around each call
     /// (aliasing outputs rebuilt, inputs sharing memory).
     pub functional: Option<crate::backend::functional::FunctionalRun>,
+    /// The traced graph, kept only while a precompile capture records (`crate::precompile`).
+    pub recorded: Option<Box<crate::precompile::Recorded>>,
 }
 
 /// Which global modes a graph switches (see [`CompiledGraph::switches_modes`]).

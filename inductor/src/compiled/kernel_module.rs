@@ -22,6 +22,13 @@ pub(crate) enum KernelModule {
 }
 
 impl KernelModule {
+    /// The file the kernels were loaded from (precompile copies it into its cache).
+    pub(crate) fn library_path(&self) -> &std::path::Path {
+        match self {
+            KernelModule::C(lib) => &lib._lib.path,
+        }
+    }
+
     /// Launches kernel `k` on `args` (one pointer per buffer, in its [`KernelAbi::bufs`] order),
     /// with the host's lock released when `unlocked`.
     ///

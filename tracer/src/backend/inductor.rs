@@ -508,6 +508,11 @@ impl InductorProgram {
         self.compiled.source()
     }
 
+    /// The kernels' shared object (precompile copies it into its cache).
+    pub fn library_path(&self) -> Option<&std::path::Path> {
+        self.compiled.library_path()
+    }
+
     /// Frees what the graph keeps from one call to the next: its workspace of intermediates (an
     /// empty one takes its place and allocates again on the next call). A call in flight keeps the workspace it took out and puts it back when it ends.
     pub fn release_kept(&self) {

@@ -166,7 +166,7 @@ pub fn build(
 
 /// Whether running a graph again after a partial run could differ from one run: it draws
 /// random numbers or writes a tensor in place.
-fn reruns_differ(graph: &fx::Graph) -> bool {
+pub(crate) fn reruns_differ(graph: &fx::Graph) -> bool {
     graph.nodes().any(|(_, n)| match &n.kind {
         fx::NodeKind::Call {
             target,

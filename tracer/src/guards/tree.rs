@@ -249,6 +249,27 @@ impl GuardTree {
         out
     }
 
+    /// Every leaf check with its source, trie order (read-only, for `crate::precompile`).
+    pub fn leaves(&self) -> Vec<(&Source, &Check)> {
+        fn walk<'a>(n: &'a GuardNode, out: &mut Vec<(&'a Source, &'a Check)>) {
+            out.extend(n.checks.iter().map(|c| (&c.source, &c.check)));
+            n.children.iter().for_each(|c| walk(c, out));
+        }
+        let mut out = Vec::new();
+        self.roots.iter().for_each(|n| walk(n, &mut out));
+        out
+    }
+
+    /// Grad mode and autocast state when compiled, and the aliasing checks (read-only, for
+    /// `crate::precompile`).
+    pub fn modes_and_identities(&self) -> (bool, Option<&str>, &[(Source, Source, bool)]) {
+        (
+            self.grad_enabled,
+            self.autocast.as_deref(),
+            &self.identities,
+        )
+    }
+
     /// One line per guard, for logs and `cache_entries`.
     pub fn describe(&self) -> Vec<String> {
         self.records().iter().map(GuardRecord::line).collect()
