@@ -85,7 +85,14 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PrecompiledGraph>()?;
     m.add_function(wrap_pyfunction!(precompile_record, m)?)?;
     m.add_function(wrap_pyfunction!(precompile_counters, m)?)?;
+    m.add_function(wrap_pyfunction!(precompile_version, m)?)?;
     m.add_function(wrap_pyfunction!(precompile_library_name, m)?)?;
     m.add_function(wrap_pyfunction!(export::precompile_export, m)?)?;
     Ok(())
+}
+
+/// The version a precompiled cache records: the crate version and the graph format.
+#[pyfunction]
+fn precompile_version() -> String {
+    format!("{} graph-format-1", env!("CARGO_PKG_VERSION"))
 }

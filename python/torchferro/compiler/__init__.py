@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from . import _C
-from .backends import list_backends
+from .. import _C
+from ..backends import list_backends
 
 __all__ = [
     "allow_in_graph",
@@ -18,6 +18,7 @@ __all__ = [
     "list_backends",
     "set_stance",
     "cache_entries",
+    "precompile",
 ]
 
 
@@ -81,7 +82,7 @@ def disable(fn=None, recursive: bool = True):
     if fn is None:
         return functools.partial(disable, recursive=recursive)
     if not recursive:
-        from . import _warn_once
+        from .. import _warn_once
 
         _warn_once(
             ("disable-recursive", False),
@@ -147,3 +148,6 @@ def assume_constant_result(fn):
     (as ``torch.compiler.assume_constant_result``): the caller promises it does not change."""
     fn._dynamo_marked_constant = True
     return fn
+
+
+from . import precompile  # noqa: E402  (the submodule needs the names above)

@@ -1,0 +1,95 @@
+"""Support code for precompiled artifacts: imported by every artifact, so kept small and free
+of torchferro's compiler (loading an artifact must not trace or compile anything)."""
+
+from __future__ import annotations
+
+import importlib
+
+
+class PrecompileError(RuntimeError):
+    """Base class of every error ``torchferro.compiler.precompile`` raises."""
+
+
+class CaptureError(PrecompileError):
+    """The captured computation cannot be written as an artifact (the message says why)."""
+
+
+class CacheMismatchError(PrecompileError):
+    """The cache was written by another torchferro, torch or Python version, or for another
+    machine."""
+
+
+class CacheIntegrityError(PrecompileError):
+    """The cache is truncated, tampered with or incomplete: a member's hash or size differs
+    from its manifest, or a member is missing."""
+
+
+class ArtifactMismatchError(PrecompileError):
+    """The artifact is not the one its cache was written with."""
+
+
+class GuardError(PrecompileError):
+    """A call's arguments are not of the kinds the artifact was captured for. ``failures``
+    holds, per captured entry, the first failing guard and the input it read."""
+
+    def __init__(self, message: str, failures: list):
+        super().__init__(message)
+        self.failures = failures
+
+
+class Fail:
+    """A failed guard: its text (``TENSOR_MATCH L['x']``) and what the input was."""
+
+    __slots__ = ("guard", "actual")
+
+    def __init__(self, guard: str, actual: str):
+        self.guard = guard
+        self.actual = actual
+
+    def __str__(self) -> str:
+        return f"{self.guard}: {self.actual}"
+
+
+def describe(v) -> str:
+    """A short account of a value for a guard failure: tensors by kind, dtype, shape, stride,
+    device and requires_grad; anything else by type and a short repr."""
+    import torch
+
+    if isinstance(v, torch.Tensor):
+        return (
+            f"{type(v).__name__}(dtype={v.dtype}, size={tuple(v.shape)}, "
+            f"stride={tuple(v.stride())}, device={v.device}, requires_grad={v.requires_grad})"
+        )
+    r = repr(v)
+    if len(r) > 80:
+        r = r[:77] + "..."
+    return f"{type(v).__module__}.{type(v).__qualname__} {r}"
+
+
+def resolve(path: str):
+    """The object at ``path``: the longest importable module prefix, then attributes.
+    ``module:NAME`` names a module itself."""
+    if path.startswith("module:"):
+        return importlib.import_module(path[len("module:") :])
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        name = ".".join(parts[:i])
+        try:
+            obj = importlib.import_module(name)
+        except ImportError:
+            continue
+        try:
+            for p in parts[i:]:
+                obj = getattr(obj, p)
+        except AttributeError:
+            break
+        return obj
+    raise ArtifactMismatchError(
+        f"the artifact needs {path}, which this process cannot import"
+    )
+
+
+def build_named_tuple(ty, items: tuple):
+    """A named tuple (``collections.namedtuple``) or a structseq (``torch.return_types``)."""
+    make = getattr(ty, "_make", None)
+    return make(items) if make is not None else ty(items)

@@ -1,0 +1,527 @@
+"""Writes a capture's compiled entries as an artifact (Python source) and a cache directory.
+
+The entries come from ``_C.precompile_export`` (guards as leaf checks on source paths, the
+graph's input sources, the output template, the serialized graph and its kernels). Each entry
+becomes one function of the artifact: its guards as plain Python conditions, in the guard
+trie's order, each value read once; then the graph inputs read by the same paths, one call of
+the graph, and the return value rebuilt as an expression. Anything the artifact cannot express
+exactly is refused here (``CaptureError``), never approximated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+
+from .. import _C
+from . import _cache
+from ._names import literal, name_of, need_name
+from ._runtime import CaptureError
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _Module:
+    """The artifact being written: names it imports (resolved once at load), graphs."""
+
+    def __init__(self):
+        self.names: dict[str, str] = {}  # path -> variable
+        self.graphs: list[dict] = []
+
+    def name(self, obj, what: str, hint: str | None = None) -> str:
+        path = need_name(obj, what, hint)
+        return self.path(path)
+
+    def path(self, path: str) -> str:
+        if path not in self.names:
+            if path.startswith("module:"):
+                base = path[len("module:") :].split(".")[-1]
+            else:
+                base = path.split(".")[-1]
+            base = re.sub(r"[^A-Za-z0-9_]", "_", base)
+            self.names[path] = f"{base}_{len(self.names)}"
+        return self.names[path]
+
+    def const(self, v, what: str) -> str:
+        lit = literal(v)
+        if lit is not None:
+            return lit
+        n = name_of(v)
+        if n is not None:
+            return self.path(n)
+        raise CaptureError(
+            f"precompile: {what} is the constant {v!r}, which an artifact cannot spell in "
+            "source (only literals, torch dtypes/devices and importable objects)"
+        )
+
+
+class _Entry:
+    """Code generation for one compiled entry."""
+
+    def __init__(self, mod: _Module, entry: dict, params: list[str], index: int):
+        self.mod = mod
+        self.e = entry
+        self.params = params
+        self.index = index
+        self.lines: list[str] = []
+        self.vars: dict[tuple, str] = {}
+
+    def _step_key(self, step) -> tuple:
+        kind = step[0]
+        if kind == "item":
+            return ("item", type(step[1]).__name__, repr(step[1]))
+        return tuple(step)
+
+    def expr(self, steps, what: str) -> str:
+        """A variable holding the value at ``steps`` (assigned on first use, in order)."""
+        key = tuple(self._step_key(s) for s in steps)
+        if key in self.vars:
+            return self.vars[key]
+        root = steps[0]
+        if root[0] == "local":
+            if len(steps) == 1:
+                return root[1]
+            parent = self.expr(steps[:-1], what)
+        elif root[0] == "module_global" and len(steps) == 1:
+            # A global of a module the traced code inlined a function from (a model's own
+            # module): read through that module, importable in the loading process too.
+            modvar = self.mod.path(f"module:{root[1]}")
+            text = f"vars({modvar})[{root[2]!r}]"
+            var = f"v{len(self.vars)}"
+            self.vars[key] = var
+            self.lines.append(f"        {var} = {text}")
+            return var
+        elif root[0] == "module_global":
+            parent = self.expr(steps[:-1], what)
+        elif root[0] == "global":
+            raise CaptureError(
+                f"precompile: {what} reads a global of the captured function; pass the value "
+                "as an argument instead (an artifact does not carry the function's globals)"
+            )
+        elif root[0] == "cell":
+            raise CaptureError(
+                f"precompile: {what} reads the captured function's closure variable "
+                f"{root[1]!r}; pass the value as an argument instead"
+            )
+        else:
+            raise CaptureError(f"precompile: {what}: unsupported source {root!r}")
+        step = steps[-1]
+        if step[0] == "attr":
+            text = (
+                f"{parent}.{step[1]}"
+                if _IDENT.match(step[1])
+                else f"getattr({parent}, {step[1]!r})"
+            )
+        elif step[0] == "item":
+            key_lit = literal(step[1])
+            if key_lit is None:
+                raise CaptureError(f"precompile: {what}: subscript {step[1]!r} has no literal")
+            text = f"{parent}[{key_lit}]"
+        elif step[0] == "from_numpy":
+            raise CaptureError(f"precompile: {what}: numpy array inputs are not supported yet")
+        else:
+            raise CaptureError(f"precompile: {what}: unsupported source step {step!r}")
+        var = f"v{len(self.vars)}"
+        self.vars[key] = var
+        self.lines.append(f"        {var} = {text}")
+        return var
+
+    def check(self, text: str, cond: str, value: str):
+        """Emits: when ``cond`` is false, fail with guard ``text`` and what ``value`` was."""
+        self.lines.append(f"        _at = {text!r}")
+        self.lines.append(f"        if not ({cond}):")
+        self.lines.append(f"            return _rt.Fail(_at, {value})")
+
+    def guards(self):
+        e = self.e
+        mod = self.mod
+        if e["autocast"] is not None:
+            raise CaptureError(
+                "precompile: the computation was captured under autocast; not supported yet"
+            )
+        grad = "True" if e["grad_enabled"] else "False"
+        self.check(
+            f"GRAD_MODE torch.is_grad_enabled() == {grad}",
+            f"torch.is_grad_enabled() is {grad}",
+            "'grad mode is ' + str(torch.is_grad_enabled())",
+        )
+        for fact in e["global"]:
+            if fact[0] == "value":
+                _, f, expected, label = fact
+                fname = mod.name(f, f"the global-state guard {label}")
+                exp = mod.const(expected, f"the global-state guard {label}")
+                self.check(
+                    f"GLOBAL_STATE {label} is {exp}",
+                    f"{fname}() is {exp}",
+                    f"_rt.describe({fname}())",
+                )
+            else:
+                _, d, attr, value = fact
+                owner = _owner_of(d)
+                if owner is None:
+                    raise CaptureError(
+                        f"precompile: a guard reads attribute {attr!r} of a dict that belongs "
+                        "to no importable module or class"
+                    )
+                ov = mod.path(owner)
+                text = f"ATTRS {owner.removeprefix('module:')}.{attr}"
+                if value is None:
+                    self.check(
+                        f"{text} is absent",
+                        f"{attr!r} not in vars({ov})",
+                        f"'present: ' + _rt.describe(vars({ov})[{attr!r}])",
+                    )
+                else:
+                    hint = f"{owner.removeprefix('module:')}.{attr}"
+                    vv = mod.name(value, f"the guard on {hint}", hint)
+                    self.check(
+                        f"{text} is {need_name(value, hint, hint)}",
+                        f"vars({ov}).get({attr!r}) is {vv}",
+                        f"_rt.describe(vars({ov}).get({attr!r}))",
+                    )
+        for kind, steps, source, payload in e["guards"]:
+            if steps[0][0] == "global":
+                # The captured function's own globals (a module it names, a constant) are part
+                # of the captured computation: the artifact runs without that function.
+                self.lines.append(f"        # {kind} {source}: a global of the captured function")
+                continue
+            what = f"the guard {kind} {source}"
+            v = self.expr(steps, what)
+            text = f"{kind} {source}"
+            actual = f"_rt.describe({v})"
+            if kind == "TENSOR":
+                ty, dtype, device, sizes, strides, rg, layout = payload
+                t = mod.name(ty, what)
+                dt = mod.const(dtype, what)
+                dv = mod.const(device, what)
+                lay = mod.const(layout, what)
+                exp = (
+                    f"{ty.__name__}(dtype={dtype}, size={tuple(sizes)}, stride={tuple(strides)}, "
+                    f"device={device}, requires_grad={rg})"
+                )
+                self.check(
+                    f"TENSOR_MATCH {source} (expected {exp})",
+                    f"type({v}) is {t} and {v}.dtype is {dt} and {v}.device == {dv} and "
+                    f"{v}.shape == {tuple(sizes)!r} and {v}.stride() == {tuple(strides)!r} and "
+                    f"{v}.requires_grad is {rg!r} and {v}.layout is {lay}",
+                    actual,
+                )
+            elif kind == "TYPE":
+                t = mod.name(payload, what)
+                self.check(
+                    f"TYPE_MATCH {source} (expected {need_name(payload, what)})",
+                    f"type({v}) is {t}",
+                    actual,
+                )
+            elif kind == "ID":
+                o = mod.name(payload, what)
+                self.check(f"ID_MATCH {source} is {need_name(payload, what)}", f"{v} is {o}", actual)
+            elif kind == "DEAD":
+                raise CaptureError(f"precompile: {what} guards an object that no longer exists")
+            elif kind == "EQUALS":
+                c = mod.const(payload, what)
+                tn = type(payload).__name__
+                if type(payload) not in (int, float, str, bytes, bool, tuple):
+                    tn = mod.name(type(payload), what)
+                self.check(
+                    f"EQUALS_MATCH {source} == {c}", f"type({v}) is {tn} and {v} == {c}", actual
+                )
+            elif kind == "NONE":
+                self.check(f"NONE_MATCH {source} is None", f"{v} is None", actual)
+            elif kind == "LEN":
+                self.check(f"LENGTH_CHECK len({source}) == {payload}", f"len({v}) == {payload}", actual)
+            elif kind == "DICT_KEYS":
+                keys = mod.const(list(payload), what)
+                self.check(
+                    f"DICT_KEYS {source} == {keys}", f"list({v}.keys()) == {keys}", actual
+                )
+            elif kind == "HASATTR":
+                name, present = payload
+                self.check(
+                    f"HASATTR hasattr({source}, {name!r}) == {present}",
+                    f"hasattr({v}, {name!r}) is {present!r}",
+                    actual,
+                )
+            else:
+                raise CaptureError(f"precompile: unknown guard kind {kind}")
+        for a, b, ta, tb, same in e["identities"]:
+            va = self.expr(a, f"the aliasing guard on {ta}")
+            vb = self.expr(b, f"the aliasing guard on {tb}")
+            op = "is" if same else "is not"
+            self.check(f"OBJECT_ALIASING {ta} {op} {tb}", f"{va} {op} {vb}", "'it is not'")
+
+    def template(self, t) -> str:
+        kind = t[0]
+        mod = self.mod
+        if kind == "graph":
+            return f"outs[{t[1]}]"
+        if kind == "const":
+            return mod.const(t[1], "the return value")
+        if kind == "tuple":
+            return "(" + "".join(self.template(x) + ", " for x in t[1]) + ")"
+        if kind == "list":
+            return "[" + ", ".join(self.template(x) for x in t[1]) + "]"
+        if kind == "dict":
+            return (
+                "{"
+                + ", ".join(
+                    f"{mod.const(k, 'a returned dict key')}: {self.template(v)}" for k, v in t[1]
+                )
+                + "}"
+            )
+        if kind == "namedtuple":
+            ty = mod.name(t[1], "the returned named tuple")
+            items = "(" + "".join(self.template(x) + ", " for x in t[2]) + ")"
+            return f"_rt.build_named_tuple({ty}, {items})"
+        if kind == "attr":
+            inner = self.template(t[1])
+            return f"{inner}.{t[2]}" if _IDENT.match(t[2]) else f"getattr({inner}, {t[2]!r})"
+        if kind == "input":
+            return self.expr(t[1], "the return value")
+        if kind == "keep":
+            return f"(k{t[1]} := {self.template(t[2])})"
+        if kind == "again":
+            return f"k{t[1]}"
+        if kind == "call":
+            f = mod.name(t[1], "the return value's constructor")
+            return f"{f}(" + ", ".join(self.template(x) for x in t[2]) + ")"
+        if kind == "effects":
+            # The value, then every call's arguments (all seeing the state before the calls),
+            # then the calls in order; the value is the result.
+            value = self.template(t[1])
+            parts = [f"(r := {value})"]
+            calls = []
+            for i, (f, args) in enumerate(t[2]):
+                fn = mod.name(f, "a side effect of the computation")
+                parts.append(
+                    f"(a{i} := (" + "".join(self.template(x) + ", " for x in args) + "))"
+                )
+                calls.append(f"{fn}(*a{i})")
+            return "(" + ", ".join(parts + calls + ["r"]) + ")[-1]"
+        if kind == "cell":
+            raise CaptureError("precompile: the result rebuilds a closure cell (not supported)")
+        raise CaptureError(f"precompile: unknown result template {kind}")
+
+    def generate(self) -> list[str]:
+        e = self.e
+        if not e["direct"]:
+            raise CaptureError(
+                "precompile: the computation has a graph break (compiled entry "
+                f"{e['compile_id']} runs part of the function natively); precompiling graph "
+                "breaks is not supported yet. Remove the break or capture the parts separately"
+            )
+        if e["runner"] not in ("eager", "inductor"):
+            raise CaptureError(
+                f"precompile: entry {e['compile_id']} runs on a Python backend; only the "
+                "inductor and eager backends can be precompiled"
+            )
+        if e.get("graph_json") is None:
+            raise CaptureError(
+                f"precompile: entry {e['compile_id']} was compiled before the capture began, "
+                "so its graph was not recorded; call torchferro.compiler.reset() first"
+            )
+        if e["switches_autocast"]:
+            raise CaptureError("precompile: graphs with autocast regions are not supported yet")
+        self.guards()
+        inputs = [
+            self.expr(s, f"graph input {txt}") for s, txt in zip(e["inputs"], e["input_texts"])
+        ]
+        head = [
+            f"def _entry_{self.index}({', '.join(self.params)}):",
+            f'    """Compiled entry {e["compile_id"]}: the guards, then graph {self.index}."""',
+            "    _at = None",
+            "    try:",
+        ]
+        call = [
+            "    except Exception as exc:  # a path that cannot be read fails its guard",
+            "        return _rt.Fail(_at, f'could not be read ({type(exc).__name__}: {exc})')",
+            f"    outs = graph_{self.index}(" + ", ".join(inputs) + ")",
+            f"    return {self.template(e['template'])}",
+        ]
+        # The template may read inputs by path: those reads are assigned inside the `try`.
+        return head + self.lines + call
+
+
+def _owner_of(d) -> str | None:
+    """The module (``module:NAME``) or class whose ``__dict__`` is ``d``."""
+    import sys
+
+    name = d.get("__name__") if isinstance(d, dict) else None
+    if isinstance(name, str):
+        m = sys.modules.get(name)
+        if m is not None and getattr(m, "__dict__", None) is d:
+            return f"module:{name}"
+    import torch
+
+    for cls in (torch.Tensor, torch._C.TensorBase):
+        if d is not None and dict(vars(cls)) == d:
+            return name_of(cls)
+    qual = d.get("__qualname__") if isinstance(d, dict) else None
+    modname = d.get("__module__") if isinstance(d, dict) else None
+    if isinstance(qual, str) and isinstance(modname, str):
+        path = f"{modname}.{qual}"
+        try:
+            from ._runtime import resolve
+
+            cls = resolve(path)
+            if dict(vars(cls)) == d:
+                return path
+        except Exception:
+            return None
+    return None
+
+
+def _params_of(fn) -> list[str]:
+    import inspect
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise CaptureError(
+            "precompile.capture expects a Python function (for a model, "
+            "`lambda model, x: model(x)`), got " + type(fn).__name__
+        )
+    sig = inspect.signature(fn)
+    params = []
+    for p in sig.parameters.values():
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty:
+            raise CaptureError(
+                "precompile: the captured function may only have plain positional parameters "
+                f"(no defaults, *args, keyword-only or **kwargs); {p.name!r} is {p.kind.description}"
+            )
+        params.append(p.name)
+    if code.co_freevars:
+        raise CaptureError(
+            "precompile: the captured function closes over "
+            f"{', '.join(code.co_freevars)}; pass those values as arguments"
+        )
+    return params
+
+
+def write(fn, entries: list[dict], artifact_path: str, cache_path: str) -> None:
+    params = _params_of(fn)
+    if not entries:
+        raise CaptureError(
+            "precompile: the capture compiled nothing (was `cap` called inside the block? "
+            "did the function run eagerly? see TORCHFERRO_LOGS=graph_breaks)"
+        )
+    mod = _Module()
+    bodies: list[str] = []
+    members: dict[str, bytes] = {}
+    graph_meta = []
+    for i, e in enumerate(entries):
+        bodies.extend(_Entry(mod, e, params, i).generate())
+        bodies.append("")
+        nodes = json.loads(e["graph_json"])["nodes"]
+        callables = []
+        for pos, obj in e["callables"]:
+            hint = nodes[pos]["kind"][1][1]
+            callables.append([pos, need_name(obj, f"graph node {nodes[pos]['name']}", hint)])
+        library = None
+        if e["runner"] == "inductor" and e["library"] is not None:
+            so_name = _C.precompile_library_name(e["c_source"])
+            library = f"kernels/{so_name}"
+            with open(e["library"], "rb") as f:
+                members[library] = f.read()
+        meta = {
+            "graph": e["graph_json"],
+            "callables": callables,
+            "runner": e["runner"],
+            "library": library,
+            "grad_enabled": e["grad_enabled"],
+            "passthrough": [list(p) for p in e["passthrough"]],
+            "functional": e["functional"],
+        }
+        member = f"graphs/graph_{i}.json"
+        members[member] = json.dumps(meta, sort_keys=True).encode()
+        graph_meta.append((member, e["compile_id"], e["runner"], len(nodes)))
+    cache_id = _cache.sha256(
+        json.dumps(
+            {
+                n: {"sha256": _cache.sha256(b), "size": len(b)}
+                for n, b in sorted(members.items())
+            },
+            sort_keys=True,
+        ).encode()
+    )
+    text = _render(fn, params, mod, bodies, graph_meta, cache_id, entries)
+    artifact = text.encode()
+    if os.path.isdir(cache_path):
+        shutil.rmtree(cache_path)
+    _cache.write_manifest(cache_path, members, artifact)
+    tmp = artifact_path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(artifact)
+    os.replace(tmp, artifact_path)
+
+
+def _render(fn, params, mod, bodies, graph_meta, cache_id, entries) -> str:
+    env = _cache.environment()
+    where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+    out = [
+        '"""torchferro precompiled artifact (format 1).',
+        "",
+        f"Captured from {fn.__qualname__} at {where}, for torchferro {env['torchferro']},",
+        f"torch {env['torch']}, Python {env['python']} on {env['machine']}.",
+        "",
+        "Load it with torchferro.compiler.precompile.load(<this file>, <its cache>): the loader",
+        "checks the cache's manifest and hashes, then binds each graph_N below to the graph kept",
+        "in the cache (its kernels, or torch calls). Each _entry_N checks its guards as Python",
+        "conditions, reads the graph's inputs (parameters and buffers included) from the",
+        "arguments by attribute path, runs graph N and rebuilds the result. No weights are",
+        "stored: the model passed in is read on every call.",
+        '"""',
+        "",
+        "import torch",
+        "",
+        "from torchferro._precompile import _runtime as _rt",
+        "",
+        f"CACHE_ID = {cache_id!r}",
+        f"PARAMS = {tuple(params)!r}",
+        f"FUNCTION = {(getattr(fn, '__module__', None), fn.__qualname__)!r}",
+        "# The cache member of each graph, in entry order.",
+        "GRAPHS = [",
+    ]
+    for member, cid, runner, n in graph_meta:
+        out.append(f"    {member!r},  # entry {cid}: {runner}, {n} nodes")
+    out.append("]")
+    out.append("")
+    out.append("# Classes, functions and modules the guards and results refer to.")
+    for path, var in mod.names.items():
+        out.append(f"{var} = _rt.resolve({path!r})")
+    out.append("")
+    for i in range(len(graph_meta)):
+        out.append(f"graph_{i} = None")
+    out.append("")
+    out.append("")
+    out.append("def _bind(graphs):")
+    out.append('    """Called by the loader with the graphs it built from the verified cache."""')
+    out.append("    g = globals()")
+    out.append("    for i, graph in enumerate(graphs):")
+    out.append("        g[f'graph_{i}'] = graph")
+    out.append("")
+    out.append("")
+    for i, e in enumerate(entries):
+        out.append(f"# Entry {e['compile_id']} was compiled with these guards:")
+        for line in e["guard_lines"]:
+            out.append(f"#   {line}")
+    out.append("")
+    out.extend(bodies)
+    out.append("")
+    out.append(f"def call({', '.join(params)}):")
+    out.append('    """The captured computation: the first entry whose guards pass runs."""')
+    out.append("    failures = []")
+    for i in range(len(graph_meta)):
+        out.append(f"    r = _entry_{i}({', '.join(params)})")
+        out.append("    if type(r) is not _rt.Fail:")
+        out.append("        return r")
+        out.append("    failures.append(r)")
+    out.append("    raise _rt.GuardError(")
+    out.append(
+        "        'precompiled artifact: the arguments do not match what was captured: '"
+    )
+    out.append("        + '; '.join(f'{f.guard} failed, got {f.actual}' for f in failures),")
+    out.append("        failures,")
+    out.append("    )")
+    return "\n".join(out) + "\n"
