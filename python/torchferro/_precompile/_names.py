@@ -25,6 +25,12 @@ def name_of(obj, hint: str | None = None) -> str | None:
         name = obj.__name__
         return f"module:{name}" if sys.modules.get(name) is obj else None
     candidates = []
+    import enum
+
+    if isinstance(obj, enum.Enum):
+        base = name_of(type(obj))
+        if base is not None:
+            candidates.append(f"{base}.{obj.name}")
     mod = getattr(obj, "__module__", None)
     qual = getattr(obj, "__qualname__", None)
     nm = getattr(obj, "__name__", None)

@@ -93,3 +93,13 @@ def build_named_tuple(ty, items: tuple):
     """A named tuple (``collections.namedtuple``) or a structseq (``torch.return_types``)."""
     make = getattr(ty, "_make", None)
     return make(items) if make is not None else ty(items)
+
+
+def module_global(module, name: str):
+    """``name`` as a function of ``module`` reads it: its global, else the builtin."""
+    d = vars(module)
+    if name in d:
+        return d[name]
+    import builtins
+
+    return getattr(builtins, name)

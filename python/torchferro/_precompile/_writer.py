@@ -88,7 +88,7 @@ class _Entry:
             # A global of a module the traced code inlined a function from (a model's own
             # module): read through that module, importable in the loading process too.
             modvar = self.mod.path(f"module:{root[1]}")
-            text = f"vars({modvar})[{root[2]!r}]"
+            text = f"_rt.module_global({modvar}, {root[2]!r})"
             var = f"v{len(self.vars)}"
             self.vars[key] = var
             self.lines.append(f"        {var} = {text}")
@@ -130,7 +130,9 @@ class _Entry:
 
     def check(self, text: str, cond: str, value: str):
         """Emits: when ``cond`` is false, fail with guard ``text`` and what ``value`` was."""
-        self.lines.append(f"        _at = {text!r}")
+        at = f"        _at = {text!r}"
+        if at not in self.lines[-3:]:
+            self.lines.append(at)
         self.lines.append(f"        if not ({cond}):")
         self.lines.append(f"            return _rt.Fail(_at, {value})")
 
@@ -188,6 +190,7 @@ class _Entry:
                 self.lines.append(f"        # {kind} {source}: a global of the captured function")
                 continue
             what = f"the guard {kind} {source}"
+            self.lines.append(f"        _at = {(kind + ' ' + source)!r}")
             v = self.expr(steps, what)
             text = f"{kind} {source}"
             actual = f"_rt.describe({v})"
@@ -214,6 +217,12 @@ class _Entry:
                     f"TYPE_MATCH {source} (expected {need_name(payload, what)})",
                     f"type({v}) is {t}",
                     actual,
+                )
+            elif kind == "ID" and steps[0][0] == "module_global" and name_of(payload) is None:
+                # An unnamed object held by a module (a registry dict): in a fresh process it is
+                # whatever that module made; the guards on what the trace read from it stay.
+                self.lines.append(
+                    f"        # {kind} {source}: a module's own object; its contents are guarded"
                 )
             elif kind == "ID":
                 o = mod.name(payload, what)
