@@ -1,0 +1,394 @@
+"""torchferro.compiler.precompile: capture in one process, load in a fresh one.
+
+Every capture and every load that must prove "no trace, no C compile" runs in its own
+subprocess (`_run`); the loader runs with a fresh inductor cache directory and CC pointing at
+nothing, so a compile could not even succeed. Values are compared with eager in the loading
+process, with weights other than the capture's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import torchferro
+from torchferro.compiler import precompile
+
+MODELS = '''
+import torch
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, hidden=8):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, hidden)
+        self.fc2 = torch.nn.Linear(hidden, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class MLP3(torch.nn.Module):
+    """Another structure: one more layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 8)
+        self.mid = torch.nn.Linear(8, 8)
+        self.fc2 = torch.nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.mid(torch.relu(self.fc1(x)))))
+
+
+def mlp_pair(model, x):
+    y = model(x)
+    return {"out": y, "sum": y.sum(), "shape": tuple(y.shape)}
+
+
+def with_break(model, x):
+    y = model(x)
+    print("between the graphs")
+    return y * 2
+
+
+def resnet18(seed):
+    import torchvision
+
+    torch.manual_seed(seed)
+    return torchvision.models.resnet18().eval()
+
+
+def gpt2(seed):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    cfg = GPT2Config(n_layer=2, n_head=2, n_embd=64, vocab_size=128, n_positions=32,
+                     bos_token_id=0, eos_token_id=0)
+    return GPT2LMHeadModel(cfg).eval()
+'''
+
+
+def _run(tmp_path, script: str, *, loader: bool = False) -> dict:
+    """Runs ``script`` in a fresh interpreter with the test models importable; returns the
+    JSON object it prints last. A loader gets an empty inductor cache and no C compiler."""
+    (tmp_path / "pc_models.py").write_text(MODELS)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), *sys.path])
+    if loader:
+        env["TORCHFERRO_CACHE_DIR"] = str(tmp_path / "empty_inductor_cache")
+        env["CC"] = str(tmp_path / "no-such-compiler")
+    else:
+        env["TORCHFERRO_CACHE_DIR"] = str(tmp_path / "inductor_cache")
+    prelude = "import json, torch, torchferro\nfrom torchferro.compiler import precompile\n"
+    # A file, not `-c`: code without a source file is never compiled by torchferro.
+    n = len(list(tmp_path.glob("script_*.py")))
+    path = tmp_path / f"script_{n}.py"
+    path.write_text(prelude + textwrap.dedent(script))
+    p = subprocess.run(
+        [sys.executable, str(path)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr[-4000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _capture(tmp_path, model_expr: str, fn: str, x_expr: str, *, grad: bool = False, name="m"):
+    """Captures ``fn`` on ``model_expr``/``x_expr`` in a subprocess; saves x and the capture
+    model's weights; returns the capture's counters."""
+    ctx = "torch.enable_grad()" if grad else "torch.no_grad()"
+    return _run(
+        tmp_path,
+        f"""
+        import pc_models
+        from pc_models import *
+        model = {model_expr}
+        x = {x_expr}
+        with {ctx}, precompile.capture({fn}, artifact_path="{name}.py",
+                                          cache_path="{name}.cache") as cap:
+            y = cap(model, x)
+        torch.save((model.state_dict(), x), "{name}_inputs.pt")
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+
+
+LOAD_AND_COMPARE = """
+import pc_models
+from pc_models import *
+_, x = torch.load("{name}_inputs.pt")
+model = {model_expr}
+f = precompile.load("{name}.py", "{name}.cache")
+with {ctx}:
+    got = f(model, x)
+    want = ({fn})(model, x)
+out = dict(precompile.counters())
+def flat(v):
+    if isinstance(v, dict):
+        return [w for k in sorted(v) for w in flat(v[k])]
+    if isinstance(v, (tuple, list)):
+        return [w for i in v for w in flat(i)]
+    return [v]
+g, w = flat(got), flat(want)
+out["same_structure"] = type(got) is type(want) and len(g) == len(w)
+out["close"] = all(
+    torch.allclose(a, b, rtol=1e-5, atol=1e-5) if isinstance(a, torch.Tensor) else a == b
+    for a, b in zip(g, w)
+)
+out["max_diff"] = max(
+    [float((a - b).abs().max()) for a, b in zip(g, w) if isinstance(a, torch.Tensor)] or [0.0]
+)
+sd, _ = torch.load("{name}_inputs.pt")
+out["weights_differ"] = any(not torch.equal(v, model.state_dict()[k]) for k, v in sd.items()
+                            if v.is_floating_point())
+print(json.dumps(out))
+"""
+
+
+def _load_and_compare(tmp_path, model_expr, fn, *, grad=False, name="m"):
+    ctx = "torch.enable_grad()" if grad else "torch.no_grad()"
+    return _run(
+        tmp_path,
+        LOAD_AND_COMPARE.format(name=name, model_expr=model_expr, fn=fn, ctx=ctx),
+        loader=True,
+    )
+
+
+def _assert_loaded_like_eager(r):
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    assert r["same_structure"], r
+    assert r["close"], r
+    assert r["weights_differ"], r
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
+def test_mlp_new_weights_in_fresh_process(tmp_path, grad):
+    fn = "lambda model, x: model(x)"
+    c = _capture(tmp_path, "(torch.manual_seed(0), MLP())[1]", fn, "torch.randn(3, 4)", grad=grad)
+    assert c["traces"] == 1, c
+    r = _load_and_compare(tmp_path, "(torch.manual_seed(1), MLP())[1]", fn, grad=grad)
+    _assert_loaded_like_eager(r)
+
+
+def test_structured_result(tmp_path):
+    _capture(tmp_path, "(torch.manual_seed(0), MLP())[1]", "mlp_pair", "torch.randn(3, 4)")
+    r = _load_and_compare(tmp_path, "(torch.manual_seed(2), MLP())[1]", "mlp_pair")
+    _assert_loaded_like_eager(r)
+
+
+def test_guard_failures_name_the_guard_and_input(tmp_path):
+    fn = "lambda model, x: model(x)"
+    _capture(tmp_path, "MLP()", fn, "torch.randn(3, 4)")
+    r = _run(
+        tmp_path,
+        """
+        from pc_models import *
+        f = precompile.load("m.py", "m.cache")
+        out = {}
+        with torch.no_grad():
+            for name, model, x in [
+                ("shape", MLP(), torch.randn(5, 4)),
+                ("dtype", MLP(), torch.randn(3, 4, dtype=torch.float64)),
+                ("structure", MLP3(), torch.randn(3, 4)),
+                ("width", MLP(hidden=16), torch.randn(3, 4)),
+            ]:
+                try:
+                    f(model, x)
+                    out[name] = None
+                except precompile.GuardError as e:
+                    out[name] = str(e)
+        try:
+            f(MLP(), torch.randn(3, 4))  # grad mode on: captured under no_grad
+        except precompile.GuardError as e:
+            out["grad"] = str(e)
+        out.update(precompile.counters())
+        print(json.dumps(out))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0
+    assert "TENSOR_MATCH L['x']" in r["shape"] and "size=(5, 4)" in r["shape"], r["shape"]
+    assert "TENSOR_MATCH L['x']" in r["dtype"] and "torch.float64" in r["dtype"], r["dtype"]
+    assert "L['model']" in r["structure"] and "MLP3" in r["structure"], r["structure"]
+    assert "L['model']._modules['fc2']._parameters['weight']" in r["width"], r["width"]
+    assert "size=(2, 16)" in r["width"], r["width"]
+    assert "GRAD_MODE" in r["grad"] and "grad mode is True" in r["grad"], r["grad"]
+
+
+def test_recompile_opt_in(tmp_path):
+    _capture(tmp_path, "MLP()", "mlp_pair", "torch.randn(3, 4)")
+    r = _run(
+        tmp_path,
+        """
+        from pc_models import *
+        f = precompile.load("m.py", "m.cache", recompile=mlp_pair)
+        model, x = MLP(), torch.randn(5, 4)
+        with torch.no_grad():
+            got = f(model, x)
+            want = mlp_pair(model, x)
+        print(json.dumps({"close": torch.allclose(got["out"], want["out"], atol=1e-6),
+                          "shape": got["shape"], **precompile.counters()}))
+        """,
+        loader=True,
+    )
+    assert r["close"] and r["shape"] == [5, 2]
+    assert r["traces"] == 1  # the fallback compiled the new shape
+
+
+def test_resnet18(tmp_path):
+    pytest.importorskip("torchvision")
+    fn = "lambda model, x: model(x)"
+    c = _capture(tmp_path, "resnet18(0)", fn, "torch.randn(2, 3, 64, 64)")
+    assert c["traces"] == 1
+    r = _load_and_compare(tmp_path, "resnet18(1)", fn)
+    _assert_loaded_like_eager(r)
+
+
+def test_gpt2_small(tmp_path):
+    pytest.importorskip("transformers")
+    fn = "lambda model, ids: model(ids, use_cache=False).logits"
+    c = _capture(tmp_path, "gpt2(0)", fn, "torch.randint(0, 128, (2, 8))")
+    assert c["traces"] == 1
+    r = _load_and_compare(tmp_path, "gpt2(1)", fn)
+    _assert_loaded_like_eager(r)
+
+
+# Integrity: these load in this process, and every one must be refused before anything loads.
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pc")
+    _capture(d, "MLP()", "lambda model, x: model(x)", "torch.randn(3, 4)")
+    _capture(d, "MLP(hidden=16)", "lambda model, x: model(x)", "torch.randn(3, 4)", name="other")
+    return d
+
+
+def _copy(captured, tmp_path, name="m"):
+    import shutil
+
+    shutil.copy(captured / f"{name}.py", tmp_path / f"{name}.py")
+    shutil.copytree(captured / f"{name}.cache", tmp_path / f"{name}.cache")
+    return tmp_path / f"{name}.py", tmp_path / f"{name}.cache"
+
+
+def _kernel(cache):
+    (so,) = list((cache / "kernels").iterdir())
+    return so
+
+
+def test_loads_intact_copy(captured, tmp_path):
+    art, cache = _copy(captured, tmp_path)
+    sys.path.insert(0, str(captured))
+    try:
+        import pc_models
+
+        f = precompile.load(art, cache)
+        model, x = pc_models.MLP(), torch.randn(3, 4)
+        with torch.no_grad():
+            assert torch.allclose(f(model, x), model(x), atol=1e-6)
+    finally:
+        sys.path.remove(str(captured))
+
+
+@pytest.mark.parametrize("member", ["kernel", "graph"])
+def test_corrupted_member_refused(captured, tmp_path, member):
+    art, cache = _copy(captured, tmp_path)
+    p = _kernel(cache) if member == "kernel" else cache / "graphs" / "graph_0.json"
+    b = bytearray(p.read_bytes())
+    b[len(b) // 2] ^= 0xFF
+    p.write_bytes(bytes(b))
+    with pytest.raises(precompile.CacheIntegrityError, match="does not match its hash"):
+        precompile.load(art, cache)
+
+
+def test_truncated_member_refused(captured, tmp_path):
+    art, cache = _copy(captured, tmp_path)
+    so = _kernel(cache)
+    so.write_bytes(so.read_bytes()[:1000])
+    with pytest.raises(precompile.CacheIntegrityError, match="truncated or replaced"):
+        precompile.load(art, cache)
+
+
+def test_missing_member_and_manifest_refused(captured, tmp_path):
+    art, cache = _copy(captured, tmp_path)
+    _kernel(cache).unlink()
+    with pytest.raises(precompile.CacheIntegrityError, match="is missing kernels/"):
+        precompile.load(art, cache)
+    (cache / "manifest.json").unlink()
+    with pytest.raises(precompile.CacheIntegrityError, match="no readable manifest"):
+        precompile.load(art, cache)
+
+
+@pytest.mark.parametrize(
+    "key,value,words",
+    [
+        ("torch", "2.10.0", "torch '2.10.0'"),
+        ("torchferro", "0.0.1 graph-format-1", "torchferro '0.0.1 graph-format-1'"),
+        ("python", "3.12.1", "python '3.12.1'"),
+        ("cpu_isa", "0" * 64, "CPU instruction set"),
+        ("machine", "aarch64", "machine 'aarch64'"),
+    ],
+)
+def test_other_environment_refused(captured, tmp_path, key, value, words):
+    art, cache = _copy(captured, tmp_path)
+    m = json.loads((cache / "manifest.json").read_text())
+    m["environment"][key] = value
+    (cache / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(precompile.CacheMismatchError, match=words):
+        precompile.load(art, cache)
+
+
+def test_artifact_not_matching_cache_refused(captured, tmp_path):
+    art, cache = _copy(captured, tmp_path)
+    other_art, _ = _copy(captured, tmp_path, "other")
+    with pytest.raises(precompile.ArtifactMismatchError, match="does not match"):
+        precompile.load(other_art, cache)
+    art.write_text(art.read_text().replace("_rt.Fail(", "_rt.Fail( "))
+    with pytest.raises(precompile.ArtifactMismatchError, match="does not match"):
+        precompile.load(art, cache)
+
+
+# Capture-time refusals: clear errors, nothing written.
+
+
+def test_capture_refuses_unsupported(tmp_path):
+    r = _run(
+        tmp_path,
+        """
+        from pc_models import *
+        import os
+        out = {}
+        def attempt(name, fn, *args):
+            try:
+                with torch.no_grad(), precompile.capture(
+                    fn, artifact_path=name + ".py", cache_path=name + ".cache"
+                ) as cap:
+                    cap(*args)
+                out[name] = None
+            except precompile.CaptureError as e:
+                out[name] = str(e)
+            out[name + "_written"] = os.path.exists(name + ".py")
+        w = torch.randn(4, 4)
+        attempt("global", lambda x: x @ w, torch.randn(3, 4))
+        def make(v):
+            return lambda x: x @ v
+        attempt("closure", make(w), torch.randn(3, 4))
+        attempt("defaults", lambda model, x=None: model(x), MLP(), torch.randn(3, 4))
+        attempt("module", MLP(), torch.randn(3, 4))
+        print(json.dumps(out))
+        """,
+    )
+    assert "closes over v" in r["closure"] and not r["closure_written"]
+    assert "graph input G['w'] reads a global" in r["global"] and not r["global_written"]
+    assert "plain positional parameters" in r["defaults"] and not r["defaults_written"]
+    assert "expects a Python function" in r["module"]
