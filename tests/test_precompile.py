@@ -255,7 +255,9 @@ def test_resnet18(tmp_path):
 
 def test_gpt2_small(tmp_path):
     pytest.importorskip("transformers")
-    fn = "lambda model, ids: model(ids, use_cache=False).logits"
+    # The whole ModelOutput: rebuilt by the artifact with its class, plus the side effects
+    # transformers' forward leaves on module state.
+    fn = "lambda model, ids: model(ids, use_cache=False)"
     c = _capture(tmp_path, "gpt2(0)", fn, "torch.randint(0, 128, (2, 8))")
     assert c["traces"] == 1
     r = _load_and_compare(tmp_path, "gpt2(1)", fn)
@@ -385,6 +387,7 @@ def test_capture_refuses_unsupported(tmp_path):
         attempt("closure", make(w), torch.randn(3, 4))
         attempt("defaults", lambda model, x=None: model(x), MLP(), torch.randn(3, 4))
         attempt("module", MLP(), torch.randn(3, 4))
+        attempt("graph_break", with_break, MLP(), torch.randn(3, 4))
         print(json.dumps(out))
         """,
     )
@@ -392,3 +395,4 @@ def test_capture_refuses_unsupported(tmp_path):
     assert "graph input G['w'] reads a global" in r["global"] and not r["global_written"]
     assert "plain positional parameters" in r["defaults"] and not r["defaults_written"]
     assert "expects a Python function" in r["module"]
+    assert "graph break" in r["graph_break"] and not r["graph_break_written"], r["graph_break"]

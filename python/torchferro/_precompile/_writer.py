@@ -67,6 +67,8 @@ class _Entry:
         self.index = index
         self.lines: list[str] = []
         self.vars: dict[tuple, str] = {}
+        # The `_at = ...` line of the guard being emitted (see `check`).
+        self.at_line: int | None = None
 
     def _step_key(self, step) -> tuple:
         kind = step[0]
@@ -131,7 +133,11 @@ class _Entry:
     def check(self, text: str, cond: str, value: str):
         """Emits: when ``cond`` is false, fail with guard ``text`` and what ``value`` was."""
         at = f"        _at = {text!r}"
-        if at not in self.lines[-3:]:
+        if self.at_line is not None:
+            # The guard's reads were emitted under its short name: name it in full once.
+            self.lines[self.at_line] = at
+            self.at_line = None
+        else:
             self.lines.append(at)
         self.lines.append(f"        if not ({cond}):")
         self.lines.append(f"            return _rt.Fail(_at, {value})")
@@ -190,6 +196,7 @@ class _Entry:
                 self.lines.append(f"        # {kind} {source}: a global of the captured function")
                 continue
             what = f"the guard {kind} {source}"
+            self.at_line = len(self.lines)
             self.lines.append(f"        _at = {(kind + ' ' + source)!r}")
             v = self.expr(steps, what)
             text = f"{kind} {source}"
@@ -346,7 +353,9 @@ class _Entry:
         call = [
             "    except Exception as exc:  # a path that cannot be read fails its guard",
             "        return _rt.Fail(_at, f'could not be read ({type(exc).__name__}: {exc})')",
-            f"    outs = graph_{self.index}(" + ", ".join(inputs) + ")",
+            f"    outs = graph_{self.index}(",
+            *[f"        {v},  # {txt}" for v, txt in zip(inputs, e["input_texts"])],
+            "    )",
             f"    return {self.template(e['template'])}",
         ]
         # The template may read inputs by path: those reads are assigned inside the `try`.
