@@ -178,13 +178,9 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
             )
         graphs.append(
             _C.PrecompiledGraph(
-                meta["graph"],
+                data[member].decode(),
                 callables,
-                meta["runner"],
                 kernel_dir if meta["library"] is not None else None,
-                meta["grad_enabled"],
-                [tuple(p) for p in meta["passthrough"]],
-                meta["functional"],
             )
         )
     module._bind(graphs)

@@ -260,14 +260,14 @@ impl GuardTree {
         out
     }
 
-    /// Grad mode and autocast state when compiled, and the aliasing checks (read-only, for
-    /// `crate::precompile`).
-    pub fn modes_and_identities(&self) -> (bool, Option<&str>, &[(Source, Source, bool)]) {
-        (
-            self.grad_enabled,
-            self.autocast.as_deref(),
-            &self.identities,
-        )
+    /// Grad mode and autocast state when compiled (read-only, for `crate::precompile`).
+    pub fn modes(&self) -> (bool, Option<&str>) {
+        (self.grad_enabled, self.autocast.as_deref())
+    }
+
+    /// The aliasing checks `(a, b, same)` (read-only, for `crate::precompile`).
+    pub fn identities(&self) -> &[(Source, Source, bool)] {
+        &self.identities
     }
 
     /// One line per guard, for logs and `cache_entries`.

@@ -160,7 +160,8 @@ pub(super) fn precompile_export<'py>(
             .map(|(s, c)| check(py, s, c))
             .collect::<PyResult<Vec<_>>>()?;
         d.set_item("guards", guards)?;
-        let (grad, autocast, identities) = e.guards.modes_and_identities();
+        let (grad, autocast) = e.guards.modes();
+        let identities = e.guards.identities();
         d.set_item("grad_enabled", grad)?;
         d.set_item("autocast", autocast)?;
         let ids = identities

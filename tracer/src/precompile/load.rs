@@ -32,21 +32,44 @@ fn err(msg: impl std::fmt::Display) -> PyErr {
 
 #[pymethods]
 impl PrecompiledGraph {
-    /// `graph_json`: the graph as `graph_json::to_json` wrote it; `callables`: `(position, f)`
-    /// for every function node; `runner`: `"eager"` or `"inductor"`; `kernel_dir`: where the
-    /// cache's verified libraries are; `grad_enabled`: grad mode the graph was captured under.
+    /// `member`: a cache's `graphs/graph_N.json` (verified by the caller): `graph` (the graph
+    /// as `graph_json::to_json` wrote it), `runner` (`"eager"` or `"inductor"`),
+    /// `grad_enabled` (grad mode at capture), `passthrough`, `functional`; `callables`:
+    /// `(position, f)` for every function node; `kernel_dir`: where the cache's libraries are.
     #[new]
-    #[pyo3(signature = (graph_json, callables, runner, kernel_dir, grad_enabled, passthrough, functional))]
+    #[pyo3(signature = (member, callables, kernel_dir))]
     fn new(
         py: Python<'_>,
-        graph_json: &str,
+        member: &str,
         callables: Vec<(usize, Py<PyAny>)>,
-        runner: &str,
         kernel_dir: Option<PathBuf>,
-        grad_enabled: bool,
-        passthrough: Vec<(usize, usize)>,
-        functional: bool,
     ) -> PyResult<PrecompiledGraph> {
+        let meta: serde_json::Value = serde_json::from_str(member)
+            .map_err(|e| err(format!("a malformed graph member: {e}")))?;
+        let field = |k: &str| {
+            meta.get(k)
+                .ok_or_else(|| err(format!("the graph member has no {k}")))
+        };
+        let graph_json = field("graph")?
+            .as_str()
+            .ok_or_else(|| err("graph is not text"))?;
+        let runner = field("runner")?
+            .as_str()
+            .ok_or_else(|| err("runner is not text"))?;
+        let grad_enabled = field("grad_enabled")?.as_bool().unwrap_or(true);
+        let functional = field("functional")?.as_bool().unwrap_or(false);
+        let passthrough: Vec<(usize, usize)> = field("passthrough")?
+            .as_array()
+            .ok_or_else(|| err("passthrough is not a list"))?
+            .iter()
+            .map(|p| match p.as_array().map(|a| a.as_slice()) {
+                Some([o, i]) => match (o.as_u64(), i.as_u64()) {
+                    (Some(o), Some(i)) => Ok((o as usize, i as usize)),
+                    _ => Err(err("a malformed passthrough pair")),
+                },
+                _ => Err(err("a malformed passthrough pair")),
+            })
+            .collect::<PyResult<_>>()?;
         let (graph, ids) = graph_json::from_json(graph_json).map_err(|e| err(e.0))?;
         let callables: Vec<(fx::NodeId, Py<PyAny>)> = callables
             .into_iter()
