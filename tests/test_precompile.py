@@ -15,8 +15,6 @@ import textwrap
 
 import pytest
 import torch
-
-import torchferro
 from torchferro.compiler import precompile
 
 MODELS = '''
@@ -85,7 +83,9 @@ def _run(tmp_path, script: str, *, loader: bool = False) -> dict:
         env["CC"] = str(tmp_path / "no-such-compiler")
     else:
         env["TORCHFERRO_CACHE_DIR"] = str(tmp_path / "inductor_cache")
-    prelude = "import json, torch, torchferro\nfrom torchferro.compiler import precompile\n"
+    prelude = (
+        "import json, torch, torchferro\nfrom torchferro.compiler import precompile\n"
+    )
     # A file, not `-c`: code without a source file is never compiled by torchferro.
     n = len(list(tmp_path.glob("script_*.py")))
     path = tmp_path / f"script_{n}.py"
@@ -102,7 +102,9 @@ def _run(tmp_path, script: str, *, loader: bool = False) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def _capture(tmp_path, model_expr: str, fn: str, x_expr: str, *, grad: bool = False, name="m"):
+def _capture(
+    tmp_path, model_expr: str, fn: str, x_expr: str, *, grad: bool = False, name="m"
+):
     """Captures ``fn`` on ``model_expr``/``x_expr`` in a subprocess; saves x and the capture
     model's weights; returns the capture's counters."""
     ctx = "torch.enable_grad()" if grad else "torch.no_grad()"
@@ -173,14 +175,59 @@ def _assert_loaded_like_eager(r):
 @pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
 def test_mlp_new_weights_in_fresh_process(tmp_path, grad):
     fn = "lambda model, x: model(x)"
-    c = _capture(tmp_path, "(torch.manual_seed(0), MLP())[1]", fn, "torch.randn(3, 4)", grad=grad)
+    c = _capture(
+        tmp_path, "(torch.manual_seed(0), MLP())[1]", fn, "torch.randn(3, 4)", grad=grad
+    )
     assert c["traces"] == 1, c
     r = _load_and_compare(tmp_path, "(torch.manual_seed(1), MLP())[1]", fn, grad=grad)
     _assert_loaded_like_eager(r)
 
 
+def test_two_shapes_two_entries(tmp_path):
+    r = _run(
+        tmp_path,
+        """
+        from pc_models import *
+        torch.manual_seed(0)
+        model = MLP()
+        with torch.no_grad(), precompile.capture(
+            lambda model, x: model(x), artifact_path="m.py", cache_path="m.cache"
+        ) as cap:
+            cap(model, torch.randn(3, 4))
+            cap(model, torch.randn(5, 4))
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    assert r["traces"] == 2
+    r = _run(
+        tmp_path,
+        """
+        from pc_models import *
+        f = precompile.load("m.py", "m.cache")
+        model = MLP()
+        with torch.no_grad():
+            ok = [torch.allclose(f(model, x), model(x), atol=1e-6)
+                  for x in (torch.randn(3, 4), torch.randn(5, 4))]
+            try:
+                f(model, torch.randn(7, 4))
+                err = None
+            except precompile.GuardError as e:
+                err = str(e)
+        print(json.dumps({"ok": ok, "err": err, **precompile.counters()}))
+        """,
+        loader=True,
+    )
+    assert r["ok"] == [True, True] and r["traces"] == 0 and r["c_compiles"] == 0
+    # Both entries' failures are named.
+    assert r["err"].count("TENSOR_MATCH L['x']") == 2 and "size=(7, 4)" in r["err"], r[
+        "err"
+    ]
+
+
 def test_structured_result(tmp_path):
-    _capture(tmp_path, "(torch.manual_seed(0), MLP())[1]", "mlp_pair", "torch.randn(3, 4)")
+    _capture(
+        tmp_path, "(torch.manual_seed(0), MLP())[1]", "mlp_pair", "torch.randn(3, 4)"
+    )
     r = _load_and_compare(tmp_path, "(torch.manual_seed(2), MLP())[1]", "mlp_pair")
     _assert_loaded_like_eager(r)
 
@@ -207,6 +254,11 @@ def test_guard_failures_name_the_guard_and_input(tmp_path):
                 except precompile.GuardError as e:
                     out[name] = str(e)
         try:
+            with torch.no_grad():
+                f(MLP().eval(), torch.randn(3, 4))  # captured in training mode
+        except precompile.GuardError as e:
+            out["training"] = str(e)
+        try:
             f(MLP(), torch.randn(3, 4))  # grad mode on: captured under no_grad
         except precompile.GuardError as e:
             out["grad"] = str(e)
@@ -216,11 +268,19 @@ def test_guard_failures_name_the_guard_and_input(tmp_path):
         loader=True,
     )
     assert r["traces"] == 0 and r["c_compiles"] == 0
-    assert "TENSOR_MATCH L['x']" in r["shape"] and "size=(5, 4)" in r["shape"], r["shape"]
-    assert "TENSOR_MATCH L['x']" in r["dtype"] and "torch.float64" in r["dtype"], r["dtype"]
+    assert "TENSOR_MATCH L['x']" in r["shape"] and "size=(5, 4)" in r["shape"], r[
+        "shape"
+    ]
+    assert "TENSOR_MATCH L['x']" in r["dtype"] and "torch.float64" in r["dtype"], r[
+        "dtype"
+    ]
     assert "L['model']" in r["structure"] and "MLP3" in r["structure"], r["structure"]
     assert "L['model']._modules['fc2']._parameters['weight']" in r["width"], r["width"]
     assert "size=(2, 16)" in r["width"], r["width"]
+    assert (
+        "EQUALS_MATCH L['model']" in r["training"]
+        and ".training == True" in r["training"]
+    )
     assert "GRAD_MODE" in r["grad"] and "grad mode is True" in r["grad"], r["grad"]
 
 
@@ -271,7 +331,13 @@ def test_gpt2_small(tmp_path):
 def captured(tmp_path_factory):
     d = tmp_path_factory.mktemp("pc")
     _capture(d, "MLP()", "lambda model, x: model(x)", "torch.randn(3, 4)")
-    _capture(d, "MLP(hidden=16)", "lambda model, x: model(x)", "torch.randn(3, 4)", name="other")
+    _capture(
+        d,
+        "MLP(hidden=16)",
+        "lambda model, x: model(x)",
+        "torch.randn(3, 4)",
+        name="other",
+    )
     return d
 
 
@@ -388,11 +454,23 @@ def test_capture_refuses_unsupported(tmp_path):
         attempt("defaults", lambda model, x=None: model(x), MLP(), torch.randn(3, 4))
         attempt("module", MLP(), torch.randn(3, 4))
         attempt("graph_break", with_break, MLP(), torch.randn(3, 4))
+        with precompile.capture(lambda x: x + 1, artifact_path="a.py", cache_path="a.cache") as c:
+            try:
+                with precompile.capture(lambda x: x, artifact_path="b.py", cache_path="b.cache"):
+                    pass
+            except precompile.CaptureError as e:
+                out["nested"] = str(e)
+            c(torch.ones(2))
         print(json.dumps(out))
         """,
     )
     assert "closes over v" in r["closure"] and not r["closure_written"]
-    assert "graph input G['w'] reads a global" in r["global"] and not r["global_written"]
+    assert (
+        "graph input G['w'] reads a global" in r["global"] and not r["global_written"]
+    )
     assert "plain positional parameters" in r["defaults"] and not r["defaults_written"]
     assert "expects a Python function" in r["module"]
-    assert "graph break" in r["graph_break"] and not r["graph_break_written"], r["graph_break"]
+    assert "already in progress" in r["nested"]
+    assert "graph break" in r["graph_break"] and not r["graph_break_written"], r[
+        "graph_break"
+    ]

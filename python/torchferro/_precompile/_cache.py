@@ -128,7 +128,9 @@ def verify(cache_dir: str, artifact: bytes) -> tuple[dict, dict[str, bytes]]:
     for name, want in members.items():
         p = os.path.join(cache_dir, name)
         if os.path.normpath(name).startswith("..") or os.path.isabs(name):
-            raise CacheIntegrityError(f"precompile cache member {name!r} lies outside the cache")
+            raise CacheIntegrityError(
+                f"precompile cache member {name!r} lies outside the cache"
+            )
         try:
             with open(p, "rb") as f:
                 b = f.read()

@@ -40,7 +40,7 @@ class GuardError(PrecompileError):
 class Fail:
     """A failed guard: its text (``TENSOR_MATCH L['x']``) and what the input was."""
 
-    __slots__ = ("guard", "actual")
+    __slots__ = ("actual", "guard")
 
     def __init__(self, guard: str, actual: str):
         self.guard = guard

@@ -119,10 +119,14 @@ class _Entry:
         elif step[0] == "item":
             key_lit = literal(step[1])
             if key_lit is None:
-                raise CaptureError(f"precompile: {what}: subscript {step[1]!r} has no literal")
+                raise CaptureError(
+                    f"precompile: {what}: subscript {step[1]!r} has no literal"
+                )
             text = f"{parent}[{key_lit}]"
         elif step[0] == "from_numpy":
-            raise CaptureError(f"precompile: {what}: numpy array inputs are not supported yet")
+            raise CaptureError(
+                f"precompile: {what}: numpy array inputs are not supported yet"
+            )
         else:
             raise CaptureError(f"precompile: {what}: unsupported source step {step!r}")
         var = f"v{len(self.vars)}"
@@ -193,7 +197,9 @@ class _Entry:
             if steps[0][0] == "global":
                 # The captured function's own globals (a module it names, a constant) are part
                 # of the captured computation: the artifact runs without that function.
-                self.lines.append(f"        # {kind} {source}: a global of the captured function")
+                self.lines.append(
+                    f"        # {kind} {source}: a global of the captured function"
+                )
                 continue
             what = f"the guard {kind} {source}"
             self.at_line = len(self.lines)
@@ -225,7 +231,11 @@ class _Entry:
                     f"type({v}) is {t}",
                     actual,
                 )
-            elif kind == "ID" and steps[0][0] == "module_global" and name_of(payload) is None:
+            elif (
+                kind == "ID"
+                and steps[0][0] == "module_global"
+                and name_of(payload) is None
+            ):
                 # An unnamed object held by a module (a registry dict): in a fresh process it is
                 # whatever that module made; the guards on what the trace read from it stay.
                 self.lines.append(
@@ -233,25 +243,39 @@ class _Entry:
                 )
             elif kind == "ID":
                 o = mod.name(payload, what)
-                self.check(f"ID_MATCH {source} is {need_name(payload, what)}", f"{v} is {o}", actual)
+                self.check(
+                    f"ID_MATCH {source} is {need_name(payload, what)}",
+                    f"{v} is {o}",
+                    actual,
+                )
             elif kind == "DEAD":
-                raise CaptureError(f"precompile: {what} guards an object that no longer exists")
+                raise CaptureError(
+                    f"precompile: {what} guards an object that no longer exists"
+                )
             elif kind == "EQUALS":
                 c = mod.const(payload, what)
                 tn = type(payload).__name__
                 if type(payload) not in (int, float, str, bytes, bool, tuple):
                     tn = mod.name(type(payload), what)
                 self.check(
-                    f"EQUALS_MATCH {source} == {c}", f"type({v}) is {tn} and {v} == {c}", actual
+                    f"EQUALS_MATCH {source} == {c}",
+                    f"type({v}) is {tn} and {v} == {c}",
+                    actual,
                 )
             elif kind == "NONE":
                 self.check(f"NONE_MATCH {source} is None", f"{v} is None", actual)
             elif kind == "LEN":
-                self.check(f"LENGTH_CHECK len({source}) == {payload}", f"len({v}) == {payload}", actual)
+                self.check(
+                    f"LENGTH_CHECK len({source}) == {payload}",
+                    f"len({v}) == {payload}",
+                    actual,
+                )
             elif kind == "DICT_KEYS":
                 keys = mod.const(list(payload), what)
                 self.check(
-                    f"DICT_KEYS {source} == {keys}", f"list({v}.keys()) == {keys}", actual
+                    f"DICT_KEYS {source} == {keys}",
+                    f"list({v}.keys()) == {keys}",
+                    actual,
                 )
             elif kind == "HASATTR":
                 name, present = payload
@@ -266,7 +290,9 @@ class _Entry:
             va = self.expr(a, f"the aliasing guard on {ta}")
             vb = self.expr(b, f"the aliasing guard on {tb}")
             op = "is" if same else "is not"
-            self.check(f"OBJECT_ALIASING {ta} {op} {tb}", f"{va} {op} {vb}", "'it is not'")
+            self.check(
+                f"OBJECT_ALIASING {ta} {op} {tb}", f"{va} {op} {vb}", "'it is not'"
+            )
 
     def template(self, t) -> str:
         kind = t[0]
@@ -283,7 +309,8 @@ class _Entry:
             return (
                 "{"
                 + ", ".join(
-                    f"{mod.const(k, 'a returned dict key')}: {self.template(v)}" for k, v in t[1]
+                    f"{mod.const(k, 'a returned dict key')}: {self.template(v)}"
+                    for k, v in t[1]
                 )
                 + "}"
             )
@@ -293,7 +320,11 @@ class _Entry:
             return f"_rt.build_named_tuple({ty}, {items})"
         if kind == "attr":
             inner = self.template(t[1])
-            return f"{inner}.{t[2]}" if _IDENT.match(t[2]) else f"getattr({inner}, {t[2]!r})"
+            return (
+                f"{inner}.{t[2]}"
+                if _IDENT.match(t[2])
+                else f"getattr({inner}, {t[2]!r})"
+            )
         if kind == "input":
             return self.expr(t[1], "the return value")
         if kind == "keep":
@@ -312,12 +343,16 @@ class _Entry:
             for i, (f, args) in enumerate(t[2]):
                 fn = mod.name(f, "a side effect of the computation")
                 parts.append(
-                    f"(a{i} := (" + "".join(self.template(x) + ", " for x in args) + "))"
+                    f"(a{i} := ("
+                    + "".join(self.template(x) + ", " for x in args)
+                    + "))"
                 )
                 calls.append(f"{fn}(*a{i})")
             return "(" + ", ".join(parts + calls + ["r"]) + ")[-1]"
         if kind == "cell":
-            raise CaptureError("precompile: the result rebuilds a closure cell (not supported)")
+            raise CaptureError(
+                "precompile: the result rebuilds a closure cell (not supported)"
+            )
         raise CaptureError(f"precompile: unknown result template {kind}")
 
     def generate(self) -> list[str]:
@@ -339,10 +374,13 @@ class _Entry:
                 "so its graph was not recorded; call torchferro.compiler.reset() first"
             )
         if e["switches_autocast"]:
-            raise CaptureError("precompile: graphs with autocast regions are not supported yet")
+            raise CaptureError(
+                "precompile: graphs with autocast regions are not supported yet"
+            )
         self.guards()
         inputs = [
-            self.expr(s, f"graph input {txt}") for s, txt in zip(e["inputs"], e["input_texts"])
+            self.expr(s, f"graph input {txt}")
+            for s, txt in zip(e["inputs"], e["input_texts"])
         ]
         head = [
             f"def _entry_{self.index}({', '.join(self.params)}):",
@@ -435,7 +473,9 @@ def write(fn, entries: list[dict], artifact_path: str, cache_path: str) -> None:
         callables = []
         for pos, obj in e["callables"]:
             hint = nodes[pos]["kind"][1][1]
-            callables.append([pos, need_name(obj, f"graph node {nodes[pos]['name']}", hint)])
+            callables.append(
+                [pos, need_name(obj, f"graph node {nodes[pos]['name']}", hint)]
+            )
         library = None
         if e["runner"] == "inductor" and e["library"] is not None:
             so_name = _C.precompile_library_name(e["c_source"])
@@ -514,7 +554,9 @@ def _render(fn, params, mod, bodies, graph_meta, cache_id, entries) -> str:
     out.append("")
     out.append("")
     out.append("def _bind(graphs):")
-    out.append('    """Called by the loader with the graphs it built from the verified cache."""')
+    out.append(
+        '    """Called by the loader with the graphs it built from the verified cache."""'
+    )
     out.append("    g = globals()")
     out.append("    for i, graph in enumerate(graphs):")
     out.append("        g[f'graph_{i}'] = graph")
@@ -528,7 +570,9 @@ def _render(fn, params, mod, bodies, graph_meta, cache_id, entries) -> str:
     out.extend(bodies)
     out.append("")
     out.append(f"def call({', '.join(params)}):")
-    out.append('    """The captured computation: the first entry whose guards pass runs."""')
+    out.append(
+        '    """The captured computation: the first entry whose guards pass runs."""'
+    )
     out.append("    failures = []")
     for i in range(len(graph_meta)):
         out.append(f"    r = _entry_{i}({', '.join(params)})")
@@ -539,7 +583,9 @@ def _render(fn, params, mod, bodies, graph_meta, cache_id, entries) -> str:
     out.append(
         "        'precompiled artifact: the arguments do not match what was captured: '"
     )
-    out.append("        + '; '.join(f'{f.guard} failed, got {f.actual}' for f in failures),")
+    out.append(
+        "        + '; '.join(f'{f.guard} failed, got {f.actual}' for f in failures),"
+    )
     out.append("        failures,")
     out.append("    )")
     return "\n".join(out) + "\n"

@@ -150,4 +150,4 @@ def assume_constant_result(fn):
     return fn
 
 
-from . import precompile  # noqa: E402  (the submodule needs the names above)
+from . import precompile  # the submodule needs the names above, so it comes last

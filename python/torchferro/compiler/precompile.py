@@ -31,16 +31,16 @@ from .._precompile._runtime import (
 )
 
 __all__ = [
-    "capture",
-    "load",
-    "counters",
-    "Capture",
-    "PrecompileError",
-    "CaptureError",
-    "CacheMismatchError",
-    "CacheIntegrityError",
     "ArtifactMismatchError",
+    "CacheIntegrityError",
+    "CacheMismatchError",
+    "Capture",
+    "CaptureError",
     "GuardError",
+    "PrecompileError",
+    "capture",
+    "counters",
+    "load",
 ]
 
 
@@ -79,10 +79,19 @@ class Capture:
         from .._precompile import _writer
 
         if self.calls == 0:
-            raise CaptureError("precompile.capture: `cap` was never called inside the block")
+            raise CaptureError(
+                "precompile.capture: `cap` was never called inside the block"
+            )
         others = [c for c in codes if c is not self.fn.__code__]
         if others:
-            names = ", ".join(sorted({f"{c.co_name} ({c.co_filename}:{c.co_firstlineno})" for c in others}))
+            names = ", ".join(
+                sorted(
+                    {
+                        f"{c.co_name} ({c.co_filename}:{c.co_firstlineno})"
+                        for c in others
+                    }
+                )
+            )
             raise CaptureError(
                 "precompile: the computation was compiled as more than one frame (a graph "
                 f"break, or a function run as its own frame: {names}); precompiling graph "
@@ -92,6 +101,9 @@ class Capture:
         _writer.write(self.fn, entries, self.artifact_path, self.cache_path)
 
 
+_active: list = []  # the capture in progress (one at a time: recording is process-wide)
+
+
 class _CaptureContext:
     def __init__(self, cap: Capture):
         self.cap = cap
@@ -99,6 +111,11 @@ class _CaptureContext:
     def __enter__(self) -> Capture:
         from .. import _C
 
+        if _active:
+            raise CaptureError(
+                "precompile.capture: another capture is already in progress"
+            )
+        _active.append(self.cap)
         _C.precompile_record(True)
         return self.cap
 
@@ -106,6 +123,7 @@ class _CaptureContext:
         from .. import _C
 
         codes = _C.precompile_record(False)
+        _active.clear()
         if exc_type is None:
             self.cap._finish(codes)
         return False
@@ -156,9 +174,13 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
         with open(artifact_path, "rb") as f:
             artifact = f.read()
     except OSError as e:
-        raise ArtifactMismatchError(f"cannot read the artifact {artifact_path!r}: {e}") from None
+        raise ArtifactMismatchError(
+            f"cannot read the artifact {artifact_path!r}: {e}"
+        ) from None
     manifest, data = _cache.verify(cache_path, artifact)
-    module = types.ModuleType("torchferro_precompiled_" + os.path.basename(artifact_path).split(".")[0])
+    module = types.ModuleType(
+        "torchferro_precompiled_" + os.path.basename(artifact_path).split(".")[0]
+    )
     module.__file__ = artifact_path
     exec(compile(artifact, artifact_path, "exec"), module.__dict__)
     if getattr(module, "CACHE_ID", None) != _cache.cache_id(manifest):
@@ -169,7 +191,9 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
     kernel_dir = os.path.join(cache_path, "kernels")
     for member in module.GRAPHS:
         if member not in data:
-            raise CacheIntegrityError(f"precompile cache {cache_path!r} has no member {member}")
+            raise CacheIntegrityError(
+                f"precompile cache {cache_path!r} has no member {member}"
+            )
         meta = json.loads(data[member])
         callables = [(pos, resolve(name)) for pos, name in meta["callables"]]
         if meta["library"] is not None and meta["library"] not in data:
