@@ -262,6 +262,11 @@ def test_guard_failures_name_the_guard_and_input(tmp_path):
             f(MLP(), torch.randn(3, 4))  # grad mode on: captured under no_grad
         except precompile.GuardError as e:
             out["grad"] = str(e)
+        try:
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+                f(MLP(), torch.randn(3, 4))
+        except precompile.GuardError as e:
+            out["autocast"] = str(e)
         out.update(precompile.counters())
         print(json.dumps(out))
         """,
@@ -281,6 +286,7 @@ def test_guard_failures_name_the_guard_and_input(tmp_path):
         "EQUALS_MATCH L['model']" in r["training"]
         and ".training == True" in r["training"]
     )
+    assert "AUTOCAST off" in r["autocast"] and "autocast is on" in r["autocast"], r
     assert "GRAD_MODE" in r["grad"] and "grad mode is True" in r["grad"], r["grad"]
 
 

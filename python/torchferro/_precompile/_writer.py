@@ -159,6 +159,13 @@ class _Entry:
             f"torch.is_grad_enabled() is {grad}",
             "'grad mode is ' + str(torch.is_grad_enabled())",
         )
+        # Captured with autocast off (checked above): under an autocast region eager would
+        # compute in other dtypes than the graph does.
+        self.check(
+            "AUTOCAST off",
+            "not torch._C._is_any_autocast_enabled()",
+            "'autocast is on'",
+        )
         for fact in e["global"]:
             if fact[0] == "value":
                 _, f, expected, label = fact
