@@ -32,9 +32,13 @@ class GuardError(PrecompileError):
     """A call's arguments are not of the kinds the artifact was captured for. ``failures``
     holds, per captured entry, the first failing guard and the input it read."""
 
-    def __init__(self, message: str, failures: list):
+    def __init__(self, message: str, failures: list, resumed: bool = False):
         super().__init__(message)
         self.failures = failures
+        # True when the failing guards are those of the code after a graph break: the part
+        # before it has run (with its side effects), so falling back to a fresh compile of
+        # the whole function would run it twice.
+        self.resumed = resumed
 
 
 class Fail:
@@ -103,3 +107,51 @@ def module_global(module, name: str):
     import builtins
 
     return getattr(builtins, name)
+
+
+class TailCall:
+    """What a graph break's transformed code returns: call ``call[0](*call[1:])`` next (the
+    resume function, once the transformed frame is gone, as torchferro's hook does)."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, *call):
+        self.call = call
+
+
+def finish(r):
+    """Runs the tail calls a graph break's transformed code leaves, to the final value."""
+    while type(r) is TailCall:
+        c = r.call
+        r = c[0](*c[1:])
+    return r
+
+
+MARKER = "__torchferro_precompile__"
+
+
+def load_code(data: bytes, module, name: str):
+    """The function of a marshalled transformed code, its markers resolved (see the writer):
+    it runs with no globals but the builtins."""
+    import builtins
+    import marshal
+    import types
+
+    code = marshal.loads(data)
+    consts = []
+    for c in code.co_consts:
+        if type(c) is tuple and len(c) >= 2 and c[0] == MARKER:
+            if c[1] == "artifact":
+                c = getattr(module, c[2])
+            elif c[1] == "tailcall":
+                c = TailCall
+            elif c[1] == "name":
+                c = resolve(c[2])
+            else:
+                raise ArtifactMismatchError(
+                    f"unknown marker {c[1]!r} in the transformed code"
+                )
+        consts.append(c)
+    return types.FunctionType(
+        code.replace(co_consts=tuple(consts)), {"__builtins__": builtins}, name
+    )

@@ -60,7 +60,10 @@ class _Module:
 class _Entry:
     """Code generation for one compiled entry."""
 
-    def __init__(self, mod: _Module, entry: dict, params: list[str], index: int):
+    def __init__(
+        self, mod: _Module, entry: dict, params: list[str], index: int, fn_globals: dict
+    ):
+        self.fn_globals = fn_globals
         self.mod = mod
         self.e = entry
         self.params = params
@@ -69,6 +72,32 @@ class _Entry:
         self.vars: dict[tuple, str] = {}
         # The `_at = ...` line of the guard being emitted (see `check`).
         self.at_line: int | None = None
+
+    def _frozen_global(self, steps) -> str | None:
+        """The artifact's name for the value at a source rooted at the captured function's
+        globals, if that value has an importable name; else None."""
+        import builtins
+
+        g = self.fn_globals
+        name = steps[0][1]
+        if name in g:
+            v = g[name]
+        elif hasattr(builtins, name):
+            v = getattr(builtins, name)
+        else:
+            return None
+        try:
+            for st in steps[1:]:
+                if st[0] == "attr":
+                    v = getattr(v, st[1])
+                elif st[0] == "item":
+                    v = v[st[1]]
+                else:
+                    return None
+        except Exception:  # noqa: BLE001 - an unreadable path has no name
+            return None
+        n = name_of(v)
+        return None if n is None else self.mod.path(n)
 
     def _step_key(self, step) -> tuple:
         kind = step[0]
@@ -97,6 +126,10 @@ class _Entry:
             return var
         elif root[0] == "module_global":
             parent = self.expr(steps[:-1], what)
+        elif root[0] == "global" and self._frozen_global(steps) is not None:
+            # A global of the captured function that is an importable object (a builtin such
+            # as `print` on the stack at a graph break): the artifact names it.
+            return self._frozen_global(steps)
         elif root[0] == "global":
             raise CaptureError(
                 f"precompile: {what} reads a global of the captured function; pass the value "
@@ -364,12 +397,6 @@ class _Entry:
 
     def generate(self) -> list[str]:
         e = self.e
-        if not e["direct"]:
-            raise CaptureError(
-                "precompile: the computation has a graph break (compiled entry "
-                f"{e['compile_id']} runs part of the function natively); precompiling graph "
-                "breaks is not supported yet. Remove the break or capture the parts separately"
-            )
         if e["runner"] not in ("eager", "inductor"):
             raise CaptureError(
                 f"precompile: entry {e['compile_id']} runs on a Python backend; only the "
@@ -385,26 +412,59 @@ class _Entry:
                 "precompile: graphs with autocast regions are not supported yet"
             )
         self.guards()
-        inputs = [
-            self.expr(s, f"graph input {txt}")
-            for s, txt in zip(e["inputs"], e["input_texts"])
-        ]
         head = [
             f"def _entry_{self.index}({', '.join(self.params)}):",
             f'    """Compiled entry {e["compile_id"]}: the guards, then graph {self.index}."""',
             "    _at = None",
             "    try:",
         ]
-        call = [
+        fail = [
             "    except Exception as exc:  # a path that cannot be read fails its guard",
             "        return _rt.Fail(_at, f'could not be read ({type(exc).__name__}: {exc})')",
+        ]
+        if e["direct"]:
+            body = self._graph_call()
+            # The template may read inputs by path: those reads sit inside the `try`.
+            return head + self.lines + fail + body
+        guards = head + self.lines + fail
+        guards += [
+            "    # A graph break: the transformed code runs graph_call_N, the breaking",
+            "    # instruction natively, and returns a tail call of the resume function.",
+            f"    return transformed_{self.index}({', '.join(self.params)})",
+            "",
+            "",
+        ]
+        self.lines = []
+        self.vars = {}
+        body = self._graph_call()
+        return (
+            guards
+            + [
+                f"def graph_call_{self.index}({', '.join(self.params)}):",
+                f'    """Graph {self.index}; called by the transformed code of entry '
+                f'{e["compile_id"]}."""',
+            ]
+            + [line[4:] for line in self.lines]
+            + body
+        )
+
+    def _graph_call(self) -> list[str]:
+        e = self.e
+        inputs = [
+            self.expr(s, f"graph input {txt}")
+            for s, txt in zip(e["inputs"], e["input_texts"])
+        ]
+        n = len(self.lines)
+        result = self.template(e["template"])
+        extra = self.lines[n:]
+        del self.lines[n:]
+        return [
+            *[line[4:] for line in extra],
             f"    outs = graph_{self.index}(",
             *[f"        {v},  # {txt}" for v, txt in zip(inputs, e["input_texts"])],
             "    )",
-            f"    return {self.template(e['template'])}",
+            f"    return {result}",
         ]
-        # The template may read inputs by path: those reads are assigned inside the `try`.
-        return head + self.lines + call
 
 
 def _owner_of(d) -> str | None:
@@ -462,45 +522,170 @@ def _params_of(fn) -> list[str]:
     return params
 
 
-def write(fn, entries: list[dict], artifact_path: str, cache_path: str) -> None:
+MARKER = "__torchferro_precompile__"
+_GLOBAL_OPS = {
+    "LOAD_GLOBAL",
+    "STORE_GLOBAL",
+    "DELETE_GLOBAL",
+    "LOAD_NAME",
+    "STORE_NAME",
+    "DELETE_NAME",
+    "IMPORT_NAME",
+    "LOAD_DEREF",
+    "STORE_DEREF",
+    "LOAD_CLOSURE",
+    "LOAD_CLASSDEREF",
+}
+
+
+def _transformed(e: dict, index: int, resume_index: dict, mod: _Module) -> bytes:
+    """The entry's transformed code, marshalled, with the constants marshal cannot hold
+    replaced by markers the loader resolves: the graph (this artifact's ``graph_call_N``), the
+    tail-call type, each resume function (the artifact's dispatcher for its code) and other
+    objects by importable name."""
+    import marshal
+    import types
+
+    from .. import _C
+
+    code = e["transformed_code"]
+    for ins in __import__("dis").get_instructions(code):
+        if ins.opname in _GLOBAL_OPS:
+            raise CaptureError(
+                f"precompile: the graph break of entry {e['compile_id']} runs {ins.opname} "
+                f"natively ({ins.argrepr}); an artifact does not carry the function's globals "
+                "or closure"
+            )
+    consts = []
+    for c in code.co_consts:
+        if c is e["graph_object"]:
+            consts.append((MARKER, "artifact", f"graph_call_{index}"))
+        elif (
+            isinstance(c, type)
+            and c.__qualname__ == "TailCall"
+            and c.__module__ == "torchferro._C"
+        ):
+            consts.append((MARKER, "tailcall"))
+        elif isinstance(c, types.FunctionType) and c.__code__ in resume_index:
+            consts.append((MARKER, "artifact", f"resume_{resume_index[c.__code__]}"))
+        elif isinstance(c, types.CodeType) and c in resume_index:
+            raise CaptureError(
+                "precompile: a graph break in a function with a closure is not supported"
+            )
+        else:
+            try:
+                marshal.dumps(c)
+                consts.append(c)
+            except ValueError:
+                consts.append((MARKER, "name", need_name(c, "the graph break's code")))
+    return marshal.dumps(code.replace(co_consts=tuple(consts)))
+
+
+def _is_resume(code) -> bool:
+    """A resume function's code (named by `tracer/src/code.rs`)."""
+    return code.co_name.startswith("torchferro_resume_")
+
+
+def _resume_functions(entries_by_code: list) -> dict:
+    """Code object -> index of every resume function a transformed code tail-calls."""
+    import types
+
+    found = {}
+    for _, entries in entries_by_code:
+        for e in entries:
+            if e["direct"]:
+                continue
+            for c in e["transformed_code"].co_consts:
+                if isinstance(c, types.FunctionType) and _is_resume(c.__code__):
+                    found.setdefault(c.__code__, len(found) + 1)
+                elif isinstance(c, types.CodeType) and _is_resume(c):
+                    found.setdefault(c, len(found) + 1)
+    return found
+
+
+def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
+    """``codes``: the code objects compiled during the capture (``fn``'s own first)."""
     params = _params_of(fn)
-    if not entries:
+    entries_by_code = [(fn.__code__, _C.precompile_export(fn.__code__))]
+    if not entries_by_code[0][1]:
         raise CaptureError(
             "precompile: the capture compiled nothing (was `cap` called inside the block? "
             "did the function run eagerly? see TORCHFERRO_LOGS=graph_breaks)"
         )
+    # Resume functions, found through the transformed code that tail-calls them (and theirs).
+    seen = {fn.__code__}
+    while True:
+        resumes = _resume_functions(entries_by_code)
+        new = [c for c in resumes if c not in seen]
+        if not new:
+            break
+        for c in new:
+            seen.add(c)
+            entries_by_code.append((c, _C.precompile_export(c)))
+    for c, entries in entries_by_code[1:]:
+        if not entries:
+            raise CaptureError(
+                f"precompile: the code after a graph break ({c.co_name}) was not compiled "
+                "during the capture, so the artifact cannot run it"
+            )
+    # Frames compiled on their own (a function the breaking instruction calls): the artifact
+    # calls them natively, i.e. they run eagerly in the loading process.
+    native = sorted(
+        {
+            f"{c.co_name} ({c.co_filename}:{c.co_firstlineno})"
+            for c in codes
+            if c not in seen
+        }
+    )
     mod = _Module()
     bodies: list[str] = []
     members: dict[str, bytes] = {}
     graph_meta = []
-    for i, e in enumerate(entries):
-        bodies.extend(_Entry(mod, e, params, i).generate())
-        bodies.append("")
-        nodes = json.loads(e["graph_json"])["nodes"]
-        callables = []
-        for pos, obj in e["callables"]:
-            hint = nodes[pos]["kind"][1][1]
-            callables.append(
-                [pos, need_name(obj, f"graph node {nodes[pos]['name']}", hint)]
-            )
-        library = None
-        if e["runner"] == "inductor" and e["library"] is not None:
-            so_name = _C.precompile_library_name(e["c_source"])
-            library = f"kernels/{so_name}"
-            with open(e["library"], "rb") as f:
-                members[library] = f.read()
-        meta = {
-            "graph": e["graph_json"],
-            "callables": callables,
-            "runner": e["runner"],
-            "library": library,
-            "grad_enabled": e["grad_enabled"],
-            "passthrough": [list(p) for p in e["passthrough"]],
-            "functional": e["functional"],
-        }
-        member = f"graphs/graph_{i}.json"
-        members[member] = json.dumps(meta, sort_keys=True).encode()
-        graph_meta.append((member, e["compile_id"], e["runner"], len(nodes)))
+    transformed = {}
+    dispatchers = []
+    index = 0
+    for k, (code, entries) in enumerate(entries_by_code):
+        code_params = params if k == 0 else list(code.co_varnames[: code.co_argcount])
+        first = index
+        for e in entries:
+            i = index
+            index += 1
+            bodies.extend(_Entry(mod, e, code_params, i, fn.__globals__).generate())
+            bodies.append("")
+            bodies.append("")
+            if not e["direct"]:
+                member = f"code/transformed_{i}.marshal"
+                members[member] = _transformed(e, i, resumes, mod)
+                transformed[f"transformed_{i}"] = member
+            nodes = json.loads(e["graph_json"])["nodes"]
+            callables = []
+            for pos, obj in e["callables"]:
+                hint = nodes[pos]["kind"][1][1]
+                callables.append(
+                    [pos, need_name(obj, f"graph node {nodes[pos]['name']}", hint)]
+                )
+            library = None
+            if e["runner"] == "inductor" and e["library"] is not None:
+                so_name = _C.precompile_library_name(e["c_source"])
+                library = f"kernels/{so_name}"
+                with open(e["library"], "rb") as f:
+                    members[library] = f.read()
+            meta = {
+                "graph": e["graph_json"],
+                "callables": callables,
+                "runner": e["runner"],
+                "library": library,
+                "grad_enabled": e["grad_enabled"],
+                "passthrough": [list(p) for p in e["passthrough"]],
+                "functional": e["functional"],
+            }
+            member = f"graphs/graph_{i}.json"
+            members[member] = json.dumps(meta, sort_keys=True).encode()
+            graph_meta.append((member, e["compile_id"], e["runner"], len(nodes)))
+        name = "call" if k == 0 else f"resume_{resumes[code]}"
+        dispatchers.append(
+            (name, code_params, list(range(first, index)), code, entries)
+        )
     cache_id = _cache.sha256(
         json.dumps(
             {
@@ -510,7 +695,9 @@ def write(fn, entries: list[dict], artifact_path: str, cache_path: str) -> None:
             sort_keys=True,
         ).encode()
     )
-    text = _render(fn, params, mod, bodies, graph_meta, cache_id, entries)
+    text = _render(
+        fn, mod, bodies, graph_meta, cache_id, dispatchers, transformed, native
+    )
     artifact = text.encode()
     if os.path.isdir(cache_path):
         shutil.rmtree(cache_path)
@@ -521,9 +708,20 @@ def write(fn, entries: list[dict], artifact_path: str, cache_path: str) -> None:
     os.replace(tmp, artifact_path)
 
 
-def _render(fn, params, mod, bodies, graph_meta, cache_id, entries) -> str:
+def _render(
+    fn, mod, bodies, graph_meta, cache_id, dispatchers, transformed, native
+) -> str:
     env = _cache.environment()
+    params = dispatchers[0][1]
     where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+    reserved = set(mod.names.values()) | {"torch", "_rt"}
+    for name, ps, *_ in dispatchers:
+        clash = reserved.intersection(ps)
+        if clash:
+            raise CaptureError(
+                f"precompile: parameter {sorted(clash)[0]!r} of {name} has the name of one "
+                "of the artifact's own globals; rename it"
+            )
     out = [
         '"""torchferro precompiled artifact (format 1).',
         "",
@@ -535,8 +733,20 @@ def _render(fn, params, mod, bodies, graph_meta, cache_id, entries) -> str:
         "in the cache (its kernels, or torch calls). Each _entry_N checks its guards as Python",
         "conditions, reads the graph's inputs (parameters and buffers included) from the",
         "arguments by attribute path, runs graph N and rebuilds the result. No weights are",
-        "stored: the model passed in is read on every call.",
+        "stored: the model passed in is read on every call. At a graph break, the entry runs",
+        "its transformed code (kept in the cache), which calls graph_call_N, runs the breaking",
+        "instruction natively and tail-calls resume_R, the entries of the code after the break.",
         '"""',
+    ]
+    if native:
+        out.append("")
+        out.append(
+            "# Frames compiled on their own during the capture, called natively by the"
+        )
+        out.append("# breaking instruction (they run eagerly here):")
+        for n in native:
+            out.append(f"#   {n}")
+    out += [
         "",
         "import torch",
         "",
@@ -551,6 +761,10 @@ def _render(fn, params, mod, bodies, graph_meta, cache_id, entries) -> str:
     for member, cid, runner, n in graph_meta:
         out.append(f"    {member!r},  # entry {cid}: {runner}, {n} nodes")
     out.append("]")
+    out.append(
+        "# The transformed code of each entry with a graph break (bound by the loader)."
+    )
+    out.append(f"TRANSFORMED = {transformed!r}")
     out.append("")
     out.append("# Classes, functions and modules the guards and results refer to.")
     for path, var in mod.names.items():
@@ -558,41 +772,65 @@ def _render(fn, params, mod, bodies, graph_meta, cache_id, entries) -> str:
     out.append("")
     for i in range(len(graph_meta)):
         out.append(f"graph_{i} = None")
+    for name in transformed:
+        out.append(f"{name} = None")
     out.append("")
     out.append("")
-    out.append("def _bind(graphs):")
+    out.append("def _bind(graphs, transformed):")
     out.append(
-        '    """Called by the loader with the graphs it built from the verified cache."""'
+        '    """Called by the loader with the graphs (and transformed code) it built from'
     )
+    out.append('    the verified cache."""')
     out.append("    g = globals()")
     out.append("    for i, graph in enumerate(graphs):")
     out.append("        g[f'graph_{i}'] = graph")
+    out.append("    g.update(transformed)")
     out.append("")
     out.append("")
-    for i, e in enumerate(entries):
-        out.append(f"# Entry {e['compile_id']} was compiled with these guards:")
-        for line in e["guard_lines"]:
-            out.append(f"#   {line}")
+    for name, ps, idx, code, entries in dispatchers:
+        for i, e in zip(idx, entries):
+            out.append(
+                f"# Entry {e['compile_id']} ({code.co_name}) was compiled with these guards:"
+            )
+            for line in e["guard_lines"]:
+                out.append(f"#   {line}")
     out.append("")
     out.extend(bodies)
-    out.append("")
-    out.append(f"def call({', '.join(params)}):")
-    out.append(
-        '    """The captured computation: the first entry whose guards pass runs."""'
-    )
-    out.append("    failures = []")
-    for i in range(len(graph_meta)):
-        out.append(f"    r = _entry_{i}({', '.join(params)})")
-        out.append("    if type(r) is not _rt.Fail:")
-        out.append("        return r")
-        out.append("    failures.append(r)")
-    out.append("    raise _rt.GuardError(")
-    out.append(
-        "        'precompiled artifact: the arguments do not match what was captured: '"
-    )
-    out.append(
-        "        + '; '.join(f'{f.guard} failed, got {f.actual}' for f in failures),"
-    )
-    out.append("        failures,")
-    out.append("    )")
-    return "\n".join(out) + "\n"
+    for k, (name, ps, idx, code, entries) in enumerate(dispatchers):
+        if k == 0:
+            out.append(f"def call({', '.join(ps)}):")
+            out.append(
+                '    """The captured computation: the first entry whose guards pass runs."""'
+            )
+        else:
+            out.append(f"def {name}({', '.join(ps)}):")
+            out.append(f'    """{code.co_name}: the code after a graph break."""')
+        out.append("    failures = []")
+        for i in idx:
+            out.append(f"    r = _entry_{i}({', '.join(ps)})")
+            out.append("    if type(r) is not _rt.Fail:")
+            if k == 0 and transformed:
+                out.append("        return _rt.finish(r)")
+            else:
+                out.append("        return r")
+            out.append("    failures.append(r)")
+        out.append("    raise _rt.GuardError(")
+        if k == 0:
+            out.append(
+                "        'precompiled artifact: the arguments do not match what was captured: '"
+            )
+        else:
+            out.append(
+                f"        'precompiled artifact: after a graph break, the values do not match "
+                f"what was captured ({code.co_name}): '"
+            )
+        out.append(
+            "        + '; '.join(f'{f.guard} failed, got {f.actual}' for f in failures),"
+        )
+        out.append("        failures,")
+        if k != 0:
+            out.append("        resumed=True,")
+        out.append("    )")
+        out.append("")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -75,30 +75,13 @@ class Capture:
         return self._compiled(*args)
 
     def _finish(self, codes):
-        from .. import _C
         from .._precompile import _writer
 
         if self.calls == 0:
             raise CaptureError(
                 "precompile.capture: `cap` was never called inside the block"
             )
-        others = [c for c in codes if c is not self.fn.__code__]
-        if others:
-            names = ", ".join(
-                sorted(
-                    {
-                        f"{c.co_name} ({c.co_filename}:{c.co_firstlineno})"
-                        for c in others
-                    }
-                )
-            )
-            raise CaptureError(
-                "precompile: the computation was compiled as more than one frame (a graph "
-                f"break, or a function run as its own frame: {names}); precompiling graph "
-                "breaks is not supported yet"
-            )
-        entries = _C.precompile_export(self.fn.__code__)
-        _writer.write(self.fn, entries, self.artifact_path, self.cache_path)
+        _writer.write(self.fn, codes, self.artifact_path, self.cache_path)
 
 
 _active: list = []  # the capture in progress (one at a time: recording is process-wide)
@@ -153,8 +136,10 @@ class Precompiled:
             return self._call(*args)
         try:
             return self._call(*args)
-        except GuardError:
-            return self._fallback(*args)
+        except GuardError as e:
+            if e.resumed:
+                raise
+        return self._fallback(*args)
 
 
 def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
@@ -166,6 +151,7 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
     ``torchferro.compile`` for such calls) or a callable (compiled instead)."""
     from .. import _C
     from .._precompile import _cache
+    from .._precompile import _runtime as _rt
     from .._precompile._runtime import resolve
 
     artifact_path = os.fspath(artifact_path)
@@ -207,7 +193,14 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
                 kernel_dir if meta["library"] is not None else None,
             )
         )
-    module._bind(graphs)
+    transformed = {}
+    for name, member in module.TRANSFORMED.items():
+        if member not in data:
+            raise CacheIntegrityError(
+                f"precompile cache {cache_path!r} has no member {member}"
+            )
+        transformed[name] = _rt.load_code(data[member], module, name)
+    module._bind(graphs, transformed)
     fallback = None
     if recompile is True:
         modname, qualname = module.FUNCTION

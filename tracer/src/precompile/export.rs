@@ -152,6 +152,10 @@ pub(super) fn precompile_export<'py>(
             format!("{}/{}", e.compile_id.0, e.compile_id.1),
         )?;
         d.set_item("direct", e.direct)?;
+        // A graph break's transformed code and the graph object it calls (a constant of that
+        // code, which the writer swaps for the artifact's own graph call).
+        d.set_item("transformed_code", e.transformed_code.bind(py))?;
+        d.set_item("graph_object", e.graph.bind(py))?;
         d.set_item("guard_lines", e.guards.describe())?;
         let guards = e
             .guards
