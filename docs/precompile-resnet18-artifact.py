@@ -8,7 +8,9 @@ checks the cache's manifest and hashes, then binds each graph_N below to the gra
 in the cache (its kernels, or torch calls). Each _entry_N checks its guards as Python
 conditions, reads the graph's inputs (parameters and buffers included) from the
 arguments by attribute path, runs graph N and rebuilds the result. No weights are
-stored: the model passed in is read on every call.
+stored: the model passed in is read on every call. At a graph break, the entry runs
+its transformed code (kept in the cache), which calls graph_call_N, runs the breaking
+instruction natively and tail-calls resume_R, the entries of the code after the break.
 """
 
 import torch
@@ -22,6 +24,8 @@ FUNCTION = ('__main__', '<lambda>')
 GRAPHS = [
     'graphs/graph_0.json',  # entry 0/0: inductor, 173 nodes
 ]
+# The transformed code of each entry with a graph break (bound by the loader).
+TRANSFORMED = {}
 
 # Classes, functions and modules the guards and results refer to.
 functional_0 = _rt.resolve('module:torch.nn.functional')
@@ -58,14 +62,16 @@ resnet_29 = _rt.resolve('module:torchvision.models.resnet')
 graph_0 = None
 
 
-def _bind(graphs):
-    """Called by the loader with the graphs it built from the verified cache."""
+def _bind(graphs, transformed):
+    """Called by the loader with the graphs (and transformed code) it built from
+    the verified cache."""
     g = globals()
     for i, graph in enumerate(graphs):
         g[f'graph_{i}'] = graph
+    g.update(transformed)
 
 
-# Entry 0/0 was compiled with these guards:
+# Entry 0/0 (<lambda>) was compiled with these guards:
 #   GRAD_MODE torch.is_grad_enabled() == False
 #   MODULE_ATTRS torch.nn.functional: conv2d, batch_norm, relu, max_pool2d, adaptive_avg_pool2d, linear are the objects read (checked when its dict changes)
 #   CLASS_ATTRS Tensor: dim (absent) are the objects read (checked when its dict changes)
@@ -76,14 +82,14 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._forward_pre_hooks) == 0  # capture_resnet18.py:9
 #   LENGTH_CHECK len(L['model']._backward_hooks) == 0  # capture_resnet18.py:9
 #   LENGTH_CHECK len(L['model']._backward_pre_hooks) == 0  # capture_resnet18.py:9
-#   ID_MATCH L['model']._forward_impl.__func__: <function ResNet._forward_impl at 0x7f30663c34c0>  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:285
+#   ID_MATCH L['model']._forward_impl.__func__: <function ResNet._forward_impl at 0x7f42a27c34c0>  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:285
 #   TYPE_MATCH L['model']._modules['conv1']: Conv2d  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   LENGTH_CHECK len(L['model']._modules['conv1']._forward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   LENGTH_CHECK len(L['model']._modules['conv1']._forward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   LENGTH_CHECK len(L['model']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   LENGTH_CHECK len(L['model']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   EQUALS_MATCH L['model']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
-#   ID_MATCH L['model']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[64, 3, 7, 7], stride=[147, 49, 7, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -106,7 +112,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:269
 #   LENGTH_CHECK len(L['model']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:269
 #   EQUALS_MATCH L['model']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:269
-#   ID_MATCH L['model']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -149,7 +155,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[64, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -172,7 +178,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -191,7 +197,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[64, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -214,7 +220,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -233,7 +239,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[64, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -256,7 +262,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -275,7 +281,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[64, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -298,7 +304,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -324,7 +330,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[128, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -347,7 +353,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -366,7 +372,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[128, 128, 3, 3], stride=[1152, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -389,7 +395,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -409,7 +415,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._parameters['weight']: torch.float32, cpu, size=[128, 64, 1, 1], stride=[64, 1, 1, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -432,7 +438,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -450,7 +456,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[128, 128, 3, 3], stride=[1152, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -473,7 +479,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -492,7 +498,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[128, 128, 3, 3], stride=[1152, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -515,7 +521,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -541,7 +547,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[256, 128, 3, 3], stride=[1152, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -564,7 +570,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -583,7 +589,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[256, 256, 3, 3], stride=[2304, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -606,7 +612,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -626,7 +632,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._parameters['weight']: torch.float32, cpu, size=[256, 128, 1, 1], stride=[128, 1, 1, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -649,7 +655,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -667,7 +673,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[256, 256, 3, 3], stride=[2304, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -690,7 +696,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -709,7 +715,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[256, 256, 3, 3], stride=[2304, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -732,7 +738,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -758,7 +764,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[512, 256, 3, 3], stride=[2304, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -781,7 +787,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -800,7 +806,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[512, 512, 3, 3], stride=[4608, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -823,7 +829,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -843,7 +849,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._parameters['weight']: torch.float32, cpu, size=[512, 256, 1, 1], stride=[256, 1, 1, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -866,7 +872,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -884,7 +890,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[512, 512, 3, 3], stride=[4608, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -907,7 +913,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -926,7 +932,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f3067368b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[512, 512, 3, 3], stride=[4608, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -949,7 +955,7 @@ def _bind(graphs):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f306735f880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -988,6 +994,9 @@ def _entry_0(model, x):
         _at = 'GRAD_MODE torch.is_grad_enabled() == False'
         if not (torch.is_grad_enabled() is False):
             return _rt.Fail(_at, 'grad mode is ' + str(torch.is_grad_enabled()))
+        _at = 'AUTOCAST off'
+        if not (not torch._C._is_any_autocast_enabled()):
+            return _rt.Fail(_at, 'autocast is on')
         _at = 'ATTRS torch.nn.functional.conv2d is torch.conv2d'
         if not (vars(functional_0).get('conv2d') is conv2d_1):
             return _rt.Fail(_at, _rt.describe(vars(functional_0).get('conv2d')))
