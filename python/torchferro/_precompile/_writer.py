@@ -17,6 +17,7 @@ import shutil
 
 from .. import _C
 from . import _cache
+from ._breaks import resume_functions, transformed_code
 from ._names import literal, name_of, need_name
 from ._runtime import CaptureError
 
@@ -522,87 +523,6 @@ def _params_of(fn) -> list[str]:
     return params
 
 
-MARKER = "__torchferro_precompile__"
-_GLOBAL_OPS = {
-    "LOAD_GLOBAL",
-    "STORE_GLOBAL",
-    "DELETE_GLOBAL",
-    "LOAD_NAME",
-    "STORE_NAME",
-    "DELETE_NAME",
-    "IMPORT_NAME",
-    "LOAD_DEREF",
-    "STORE_DEREF",
-    "LOAD_CLOSURE",
-    "LOAD_CLASSDEREF",
-}
-
-
-def _transformed(e: dict, index: int, resume_index: dict, mod: _Module) -> bytes:
-    """The entry's transformed code, marshalled, with the constants marshal cannot hold
-    replaced by markers the loader resolves: the graph (this artifact's ``graph_call_N``), the
-    tail-call type, each resume function (the artifact's dispatcher for its code) and other
-    objects by importable name."""
-    import marshal
-    import types
-
-    from .. import _C
-
-    code = e["transformed_code"]
-    for ins in __import__("dis").get_instructions(code):
-        if ins.opname in _GLOBAL_OPS:
-            raise CaptureError(
-                f"precompile: the graph break of entry {e['compile_id']} runs {ins.opname} "
-                f"natively ({ins.argrepr}); an artifact does not carry the function's globals "
-                "or closure"
-            )
-    consts = []
-    for c in code.co_consts:
-        if c is e["graph_object"]:
-            consts.append((MARKER, "artifact", f"graph_call_{index}"))
-        elif (
-            isinstance(c, type)
-            and c.__qualname__ == "TailCall"
-            and c.__module__ == "torchferro._C"
-        ):
-            consts.append((MARKER, "tailcall"))
-        elif isinstance(c, types.FunctionType) and c.__code__ in resume_index:
-            consts.append((MARKER, "artifact", f"resume_{resume_index[c.__code__]}"))
-        elif isinstance(c, types.CodeType) and c in resume_index:
-            raise CaptureError(
-                "precompile: a graph break in a function with a closure is not supported"
-            )
-        else:
-            try:
-                marshal.dumps(c)
-                consts.append(c)
-            except ValueError:
-                consts.append((MARKER, "name", need_name(c, "the graph break's code")))
-    return marshal.dumps(code.replace(co_consts=tuple(consts)))
-
-
-def _is_resume(code) -> bool:
-    """A resume function's code (named by `tracer/src/code.rs`)."""
-    return code.co_name.startswith("torchferro_resume_")
-
-
-def _resume_functions(entries_by_code: list) -> dict:
-    """Code object -> index of every resume function a transformed code tail-calls."""
-    import types
-
-    found = {}
-    for _, entries in entries_by_code:
-        for e in entries:
-            if e["direct"]:
-                continue
-            for c in e["transformed_code"].co_consts:
-                if isinstance(c, types.FunctionType) and _is_resume(c.__code__):
-                    found.setdefault(c.__code__, len(found) + 1)
-                elif isinstance(c, types.CodeType) and _is_resume(c):
-                    found.setdefault(c, len(found) + 1)
-    return found
-
-
 def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
     """``codes``: the code objects compiled during the capture (``fn``'s own first)."""
     params = _params_of(fn)
@@ -615,7 +535,7 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
     # Resume functions, found through the transformed code that tail-calls them (and theirs).
     seen = {fn.__code__}
     while True:
-        resumes = _resume_functions(entries_by_code)
+        resumes = resume_functions(entries_by_code)
         new = [c for c in resumes if c not in seen]
         if not new:
             break
@@ -655,7 +575,7 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
             bodies.append("")
             if not e["direct"]:
                 member = f"code/transformed_{i}.marshal"
-                members[member] = _transformed(e, i, resumes, mod)
+                members[member] = transformed_code(e, i, resumes)
                 transformed[f"transformed_{i}"] = member
             nodes = json.loads(e["graph_json"])["nodes"]
             callables = []
