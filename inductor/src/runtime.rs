@@ -337,6 +337,12 @@ impl<'a, H: Host> Runtime<'a, H> {
             .map(|s| match s {
                 OutputSpec::Buffer(b) => self.tensor(*b),
                 OutputSpec::View(v) => self.view(v),
+                OutputSpec::Own(v) => {
+                    let t = self.tensor(v.buf)?;
+                    self.host
+                        .reshape_own(&t, &v.sizes, &v.strides)
+                        .map_err(RunError::Host)
+                }
             })
             .collect()
     }

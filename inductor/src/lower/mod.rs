@@ -544,27 +544,38 @@ impl<'g> Lowerer<'g> {
     /// turns `x.clone()` into `x` itself: such an output that landed in an input's buffer, or in
     /// the buffer of another output node, is written to a buffer of its own. Otherwise a write
     /// through one would show through the other (`return x.clone()` handed back `x`; `y,
-    /// y.clone()` shared one buffer).
+    /// y.clone()` shared one buffer). One that lowering left as a view of a buffer of its own
+    /// (`sum(keepdim=True)` reshapes its reduced buffer, a 3-d `linear` its matrix product) is
+    /// no view in eager either: a whole contiguous buffer is handed out reshaped as a tensor of
+    /// its own ([`OutputSpec::Own`]), anything else is copied.
     fn separate_fresh_outputs(&mut self, leaves: &[NodeId], first: usize) {
         let fresh =
             |graph: &Graph, n: NodeId| canonical_call(graph, n).is_some_and(|c| !c.may_alias);
-        let buf_of = |spec: &OutputSpec| match spec {
-            OutputSpec::Buffer(b) => *b,
-            OutputSpec::View(v) => v.buf,
-        };
         for (i, &n) in leaves.iter().enumerate() {
             if !fresh(self.graph, n) {
                 continue;
             }
-            let b = buf_of(&self.ir.outputs[first + i]);
+            let spec = self.ir.outputs[first + i].clone();
+            let b = spec.buf();
             let shared = matches!(self.ir.buffers[b].kind, BufKind::Input(_))
                 || leaves.iter().enumerate().any(|(j, &m)| {
                     m != n
-                        && buf_of(&self.ir.outputs[first + j]) == b
+                        && self.ir.outputs[first + j].buf() == b
                         && (j < i || !fresh(self.graph, m))
                 });
             if !shared {
-                continue;
+                let OutputSpec::View(v) = spec else {
+                    continue;
+                };
+                let decl = &self.ir.buffers[b];
+                let whole = v.offset == 0
+                    && v.sizes.iter().product::<i64>() == decl.sizes.iter().product::<i64>()
+                    && same_order(&decl.sizes, &decl.strides, &contiguous_strides(&decl.sizes))
+                    && same_order(&v.sizes, &v.strides, &contiguous_strides(&v.sizes));
+                if whole {
+                    self.ir.outputs[first + i] = OutputSpec::Own(v);
+                    continue;
+                }
             }
             let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
                 continue;
@@ -608,6 +619,15 @@ impl<'g> Lowerer<'g> {
             self.ir.mutated_inputs.push(index);
         }
     }
+}
+
+/// Whether two layouts of `sizes` address every element alike (strides of size-1 dims never
+/// matter).
+fn same_order(sizes: &[i64], a: &[i64], b: &[i64]) -> bool {
+    sizes
+        .iter()
+        .zip(a.iter().zip(b))
+        .all(|(s, (x, y))| *s <= 1 || x == y)
 }
 
 /// Whether a layout covers its elements exactly once without gaps (safe to allocate and write).
