@@ -1,6 +1,7 @@
 """Imports every ``cases_*`` module, which registers its cases in ``runner.CASES``."""
 
 from . import (  # noqa: F401
+    cases_aliasing,
     cases_builtins,
     cases_comprehensions,
     cases_containers,

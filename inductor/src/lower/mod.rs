@@ -552,7 +552,7 @@ impl<'g> Lowerer<'g> {
         let fresh =
             |graph: &Graph, n: NodeId| canonical_call(graph, n).is_some_and(|c| !c.may_alias);
         for (i, &n) in leaves.iter().enumerate() {
-            if !fresh(self.graph, n) {
+            if !fresh(self.graph, n) || linear_returns_view(self.graph, n) {
                 continue;
             }
             let spec = self.ir.outputs[first + i].clone();
@@ -618,6 +618,31 @@ impl<'g> Lowerer<'g> {
             self.store(input, &tmp);
             self.ir.mutated_inputs.push(index);
         }
+    }
+}
+
+/// Eager's `linear` with a bias on a contiguous input of other than two dims computes on the
+/// input flattened to a matrix and returns its result `view`ed back to the input's dims: a view
+/// of a tensor of its own (`._base` is set), where every other `linear` returns no view.
+fn linear_returns_view(graph: &Graph, n: NodeId) -> bool {
+    if canonical_call(graph, n).is_none_or(|c| c.name != "linear") {
+        return false;
+    }
+    let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind else {
+        return false;
+    };
+    let bias = args
+        .get(2)
+        .or_else(|| kwargs.iter().find(|(k, _)| k == "bias").map(|(_, v)| v));
+    let input = match args.first() {
+        Some(Arg::Node(i)) => known_tensor(&graph.node(*i).meta),
+        _ => None,
+    };
+    match (bias, input.and_then(|t| Some((t.known_sizes()?, t.known_strides()?)))) {
+        (Some(Arg::Node(_)), Some((sizes, strides))) => {
+            sizes.len() != 2 && same_order(&sizes, &strides, &contiguous_strides(&sizes))
+        }
+        _ => false,
     }
 }
 
