@@ -407,11 +407,7 @@ def _eager_only(t):
     return t.tolist()
 
 
-@case(
-    x34,
-    breadth="the resume function guards the float values inside the list the disabled call "
-    "returned (len() needs only its length): it recompiles per input",
-)
+@case(x34)
 def compiler_disable_decorator(x):
     y = x * 2
     vals = _eager_only(y)
