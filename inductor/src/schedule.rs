@@ -288,8 +288,7 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
 
     // Reuse: a dead intermediate's storage goes to a later buffer of the same dtype and size.
     let escapes = |b: BufId| {
-        matches!(ir.buffers[b].kind, BufKind::Input(_))
-            || ir.outputs.iter().any(|o| o.buf() == b)
+        matches!(ir.buffers[b].kind, BufKind::Input(_)) || ir.outputs.iter().any(|o| o.buf() == b)
     };
     let mut reuse: EntityVec<BufId, Option<BufId>> = EntityVec::filled(None, nb);
     let mut free_after: EntityVec<StepId, Vec<BufId>> = EntityVec::filled(Vec::new(), steps.len());

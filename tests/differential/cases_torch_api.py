@@ -31,7 +31,6 @@ from .runner import TC_DIFFERS, case
 STRICT_BREADTH = True
 
 
-
 def x34(r):
     return (r.randn(3, 4),)
 

@@ -413,12 +413,14 @@ impl<'g> State<'g> {
                         kwargs: kwargs.clone(),
                     })
                 }
-                NodeKind::Call { target, args, .. } => self.shape_of_other(target, args).ok_or_else(|| {
-                    NotFunctional(format!(
-                        "view {} has tensor-valued arguments",
-                        self.old.node(s).name
-                    ))
-                }),
+                NodeKind::Call { target, args, .. } => {
+                    self.shape_of_other(target, args).ok_or_else(|| {
+                        NotFunctional(format!(
+                            "view {} has tensor-valued arguments",
+                            self.old.node(s).name
+                        ))
+                    })
+                }
                 _ => refuse(format!("view {} is not a call", self.old.node(s).name)),
             })
             .collect()

@@ -286,8 +286,7 @@ fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, scratch_max: i64)
     }
 
     let escapes = |b: BufId| {
-        !matches!(ir.buffers[b].kind, BufKind::Computed)
-            || ir.outputs.iter().any(|o| o.buf() == b)
+        !matches!(ir.buffers[b].kind, BufKind::Computed) || ir.outputs.iter().any(|o| o.buf() == b)
     };
     k.nodes
         .iter()

@@ -638,7 +638,10 @@ fn linear_returns_view(graph: &Graph, n: NodeId) -> bool {
         Some(Arg::Node(i)) => known_tensor(&graph.node(*i).meta),
         _ => None,
     };
-    match (bias, input.and_then(|t| Some((t.known_sizes()?, t.known_strides()?)))) {
+    match (
+        bias,
+        input.and_then(|t| Some((t.known_sizes()?, t.known_strides()?))),
+    ) {
         (Some(Arg::Node(_)), Some((sizes, strides))) => {
             sizes.len() != 2 && same_order(&sizes, &strides, &contiguous_strides(&sizes))
         }

@@ -167,7 +167,9 @@ impl Frame<'_, '_> {
                 let callable = self.pop()?;
                 // `len` of a tracked container uses its length alone (guarded with the
                 // container), not its items' values.
-                if !(kw.is_empty() && args.len() == 1 && is_len_of_container(py, &callable, &args[0]))
+                if !(kw.is_empty()
+                    && args.len() == 1
+                    && is_len_of_container(py, &callable, &args[0]))
                 {
                     args.iter().for_each(|a| self.tx.realize(a));
                 }

@@ -220,8 +220,18 @@ fn broadcast_tensors_elements_alias_their_arguments() {
         vec![],
         NodeMeta::Tuple(vec![meta(&[2, 3]), meta(&[2, 3])]),
     );
-    let e0 = call(&mut g, "operator.getitem", vec![n(bt), Arg::Int(0)], &[2, 3]);
-    let e1 = call(&mut g, "operator.getitem", vec![n(bt), Arg::Int(1)], &[2, 3]);
+    let e0 = call(
+        &mut g,
+        "operator.getitem",
+        vec![n(bt), Arg::Int(0)],
+        &[2, 3],
+    );
+    let e1 = call(
+        &mut g,
+        "operator.getitem",
+        vec![n(bt), Arg::Int(1)],
+        &[2, 3],
+    );
     let _ = call(&mut g, ".mul_", vec![n(e0), Arg::Int(2)], &[2, 3]);
     g.output(vec![n(e0), n(e1)]);
     let f = functionalize(&g, &any).unwrap();
@@ -233,7 +243,9 @@ fn broadcast_tensors_elements_alias_their_arguments() {
     let NodeKind::Output { values } = &f.graph.node(out).kind else {
         unreachable!()
     };
-    assert!(matches!(values[0], Arg::Node(p) if matches!(f.graph.node(p).kind, NodeKind::Placeholder { index: 0 })));
+    assert!(
+        matches!(values[0], Arg::Node(p) if matches!(f.graph.node(p).kind, NodeKind::Placeholder { index: 0 }))
+    );
     assert_eq!(f.output_aliases.len(), 1);
     assert_eq!(f.output_aliases[0].output, 1);
     assert_eq!(f.output_aliases[0].base, AliasBase::Input(1));
