@@ -822,11 +822,7 @@ impl Tracer<'_> {
         // that only `len()` reads): using the container realizes its items' checks
         // (`realize_in`), `len` needs only the container's length, guarded when it was wrapped.
         let lazy = source.root_local().is_some()
-            && match source.steps() {
-                [_] => true,
-                [_, crate::source::Step::Item { .. }] => true,
-                _ => false,
-            };
+            && matches!(source.steps(), [_] | [_, crate::source::Step::Item { .. }]);
         // Slices are values too: compared by their start, stop and step.
         let is_slice = value.get_type().is(py.get_type::<pyo3::types::PySlice>());
         if value.is_none() || is_const_type(&value) || is_slice {
