@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     cases_language,
     cases_numpy,
     cases_rng,
+    cases_specialization,
     cases_state,
     cases_torch_api,
     cases_training,

@@ -552,7 +552,21 @@ impl<'g> Lowerer<'g> {
         let fresh =
             |graph: &Graph, n: NodeId| canonical_call(graph, n).is_some_and(|c| !c.may_alias);
         for (i, &n) in leaves.iter().enumerate() {
-            if !fresh(self.graph, n) || linear_returns_view(self.graph, n) {
+            if linear_returns_view(self.graph, n) {
+                if let OutputSpec::Buffer(b) = self.ir.outputs[first + i] {
+                    let d = &self.ir.buffers[b];
+                    if d.kind == BufKind::Computed {
+                        self.ir.outputs[first + i] = OutputSpec::View(crate::ir::View {
+                            buf: b,
+                            sizes: d.sizes.clone(),
+                            strides: d.strides.clone(),
+                            offset: 0,
+                        });
+                    }
+                }
+                continue;
+            }
+            if !fresh(self.graph, n) {
                 continue;
             }
             let spec = self.ir.outputs[first + i].clone();
