@@ -171,6 +171,34 @@ fn contiguous(t: &TensorMeta) -> bool {
     }
 }
 
+/// Whether no two indices of the layout address one element (known sizes and strides). Dims
+/// sorted by stride: each stride must pass the furthest element the smaller dims reach; a
+/// size-1 dim never matters. Conservative: an exotic layout that interleaves without overlap
+/// counts as overlapping.
+fn non_overlapping(t: &TensorMeta) -> bool {
+    let (Some(sizes), Some(strides)) = (t.known_sizes(), t.known_strides()) else {
+        return false;
+    };
+    if sizes.contains(&0) {
+        return true;
+    }
+    let mut dims: Vec<(i64, i64)> = sizes
+        .iter()
+        .zip(&strides)
+        .filter(|(s, _)| **s > 1)
+        .map(|(s, st)| (st.abs(), *s))
+        .collect();
+    dims.sort();
+    let mut reach = 0;
+    for (st, s) in dims {
+        if st <= reach {
+            return false;
+        }
+        reach += st * (s - 1);
+    }
+    true
+}
+
 enum Aliasing {
     Fresh,
     View,
@@ -505,6 +533,16 @@ impl<'g> State<'g> {
                 "{name} writes a tensor with an alias whose storage sharing is not modelled"
             ));
         }
+        if !fam.chain.is_empty()
+            && tensor(&self.old.node(m).meta).is_none_or(|t| !non_overlapping(t))
+        {
+            // Scattering the whole new value of an overlapping view (`unfold` windows, an
+            // `expand`) back into its base would write every shared element once per alias,
+            // stale values included; eager writes each element the op wrote, once.
+            return refuse(format!(
+                "{name} writes through a view whose elements overlap"
+            ));
+        }
         let meta = self.meta(m);
         let new_args: Vec<Arg> = args.iter().map(|a| self.remap(a)).collect();
         let new_kwargs: Vec<(String, Arg)> = kwargs
@@ -800,7 +838,19 @@ pub fn functionalize(
         if f.chain.is_empty() {
             match input {
                 // The input object itself (written back first if the graph changed it).
-                Some(_) => out_args.push(Arg::Node(s.map_placeholder(f.root))),
+                Some(index) => {
+                    out_args.push(Arg::Node(s.map_placeholder(f.root)));
+                    // Another node that is the input in eager (`broadcast_tensors`,
+                    // `as_tensor`): handed back as the input object, which a backend that
+                    // writes the input back need not return.
+                    if *o != f.root {
+                        aliases.push(OutputAlias {
+                            output: i,
+                            base: AliasBase::Input(index),
+                            steps: Vec::new(),
+                        });
+                    }
+                }
                 None => out_args.push(Arg::Node(s.read(*o))),
             }
             continue;
