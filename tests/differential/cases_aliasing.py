@@ -204,3 +204,43 @@ def _maxdepth():
 @case(x34)
 def recursion_binary_search(x):
     return x, _maxdepth()
+
+
+# ---------------------------------------------------------------------------------------------
+# Writes found by the hunt (random view/write programs through the inductor)
+
+
+def sq4(r):
+    return (r.randn(4, 4), r.randn(4, 4))
+
+
+@case(sq4)
+def reshape_copy_then_write_to_base(x, y):
+    # `x.t().reshape(16)` copies; the later write to `x` must not show in it.
+    b = x.t()
+    p0 = b.reshape(16)
+    torch.add(b[0], 1, out=b[1])
+    return b, p0
+
+
+@case(sq4)
+def write_through_overlapping_unfold(x, y):
+    b = x.t()
+    p0 = b.unfold(0, 2, 1)
+    p0.index_fill_(0, torch.tensor([0]), -1.0)
+    return b, p0
+
+
+@case(sq4)
+def broadcast_element_is_input_after_write(x, y):
+    x[1].clamp_(0, 1)
+    p1 = torch.broadcast_tensors(x, y)[0]
+    return x, p1
+
+
+@case(sq4)
+def write_through_view_of_contiguous_copy(x, y):
+    b = x.t()
+    p1 = b.contiguous()
+    p1.view(-1).clamp_(0, 1)
+    return b, p1
