@@ -1,5 +1,5 @@
 use super::*;
-use crate::meta::{Device, TensorMeta};
+use crate::meta::{Device, Dim, TensorMeta};
 use crate::passes::check_topological_order;
 
 fn meta(sizes: &[i64]) -> NodeMeta {
@@ -246,10 +246,37 @@ fn broadcast_tensors_elements_alias_their_arguments() {
     assert!(
         matches!(values[0], Arg::Node(p) if matches!(f.graph.node(p).kind, NodeKind::Placeholder { index: 0 }))
     );
-    assert_eq!(f.output_aliases.len(), 1);
-    assert_eq!(f.output_aliases[0].output, 1);
-    assert_eq!(f.output_aliases[0].base, AliasBase::Input(1));
-    assert_eq!(f.output_aliases[0].steps[0].target.name(), "expand");
+    // Element 0 is handed back as the input object itself (no steps), element 1 as
+    // `b.expand(...)`.
+    assert_eq!(f.output_aliases.len(), 2);
+    assert_eq!(f.output_aliases[0].output, 0);
+    assert_eq!(f.output_aliases[0].base, AliasBase::Input(0));
+    assert!(f.output_aliases[0].steps.is_empty());
+    assert_eq!(f.output_aliases[1].output, 1);
+    assert_eq!(f.output_aliases[1].base, AliasBase::Input(1));
+    assert_eq!(f.output_aliases[1].steps[0].target.name(), "expand");
+}
+
+#[test]
+fn write_through_an_overlapping_view_is_refused() {
+    // `x.unfold(0, 2, 1)` windows share rows: scattering the whole new view back would write
+    // stale values over the written ones.
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[4, 4]));
+    let u = g.call(
+        "unfold",
+        Target::Method("unfold".into()),
+        vec![n(x), Arg::Int(0), Arg::Int(2), Arg::Int(1)],
+        vec![],
+        NodeMeta::Tensor(TensorMeta {
+            sizes: [3, 4, 2].into_iter().map(Dim::Known).collect(),
+            strides: [4, 1, 4].into_iter().map(Dim::Known).collect(),
+            ..TensorMeta::contiguous(DType::Float32, Device::cpu(), &[3, 4, 2])
+        }),
+    );
+    let _ = call(&mut g, ".mul_", vec![n(u), Arg::Int(2)], &[3, 4, 2]);
+    g.output(vec![n(x)]);
+    assert!(functionalize(&g, &any).is_err());
 }
 
 #[test]
