@@ -58,6 +58,20 @@ pub trait Host {
         offset: i64,
     ) -> Result<Self::Tensor, Self::Error>;
 
+    /// `base`'s whole contiguous storage as a tensor of its own with other sizes, not a view of
+    /// `base` (no `._base`): an output that eager computes as a new tensor (`sum(keepdim=True)`,
+    /// a 3-d `linear`) but that lowering wrote through a reshaped buffer. Torch's
+    /// `aten._unsafe_view` is this (what eager's own `matmul` returns). Hosts without such a
+    /// tensor fall back to a view.
+    fn reshape_own(
+        &mut self,
+        base: &Self::Tensor,
+        sizes: &[i64],
+        strides: &[i64],
+    ) -> Result<Self::Tensor, Self::Error> {
+        self.as_strided(base, sizes, strides, 0)
+    }
+
     fn describe(&self, t: &Self::Tensor) -> TensorDesc;
 
     /// Address of the tensor's first element (`tensor.data_ptr()`).

@@ -686,6 +686,20 @@ pub enum OutputSpec {
     Buffer(BufId),
     /// A view of a buffer (e.g. `x.t()` of an input keeps aliasing it, as in eager).
     View(View),
+    /// A computed buffer's whole contiguous storage with the output's sizes, as a tensor of its
+    /// own (`Host::reshape_own`): eager's result of an op that never aliases is no view, even
+    /// where lowering wrote it through a reshape (`sum(keepdim=True)` into its reduced buffer).
+    Own(View),
+}
+
+impl OutputSpec {
+    /// The buffer whose storage the output is.
+    pub fn buf(&self) -> BufId {
+        match self {
+            OutputSpec::Buffer(b) => *b,
+            OutputSpec::View(v) | OutputSpec::Own(v) => v.buf,
+        }
+    }
 }
 
 /// A lowered graph: buffers, nodes in execution order, outputs.

@@ -336,7 +336,21 @@ impl<'a, H: Host> Runtime<'a, H> {
             .iter()
             .map(|s| match s {
                 OutputSpec::Buffer(b) => self.tensor(*b),
-                OutputSpec::View(v) => self.view(v),
+                // Always a view object, even of a whole buffer (`lower` hands out a whole
+                // buffer as `Buffer`; a `View` of all of it is eager's view of a tensor of its
+                // own, as `linear` with a bias returns).
+                OutputSpec::View(v) => {
+                    let t = self.tensor(v.buf)?;
+                    self.host
+                        .as_strided(&t, &v.sizes, &v.strides, v.offset)
+                        .map_err(RunError::Host)
+                }
+                OutputSpec::Own(v) => {
+                    let t = self.tensor(v.buf)?;
+                    self.host
+                        .reshape_own(&t, &v.sizes, &v.strides)
+                        .map_err(RunError::Host)
+                }
             })
             .collect()
     }

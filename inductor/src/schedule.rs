@@ -14,7 +14,7 @@
 
 use crate::entity::{entity_id, EntityVec};
 use crate::index::Idx;
-use crate::ir::{linear_index, BufId, BufKind, IrGraph, IrNode, IrNodeId, OutputSpec};
+use crate::ir::{linear_index, BufId, BufKind, IrGraph, IrNode, IrNodeId};
 
 entity_id!(
     /// A kernel: an index of [`Schedule::kernels`] (printed `kernel{id}` in C).
@@ -252,10 +252,7 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
         }
     }
     for o in &ir.outputs {
-        match o {
-            OutputSpec::Buffer(b) => materialized[*b] = true,
-            OutputSpec::View(v) => materialized[v.buf] = true,
-        }
+        materialized[o.buf()] = true;
     }
     // Steps that define and last use each buffer (`None`: defined by no step).
     let mut last_use: EntityVec<BufId, StepId> = EntityVec::filled(StepId::new(0), nb);
@@ -291,11 +288,7 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
 
     // Reuse: a dead intermediate's storage goes to a later buffer of the same dtype and size.
     let escapes = |b: BufId| {
-        matches!(ir.buffers[b].kind, BufKind::Input(_))
-            || ir.outputs.iter().any(|o| match o {
-                OutputSpec::Buffer(x) => *x == b,
-                OutputSpec::View(v) => v.buf == b,
-            })
+        matches!(ir.buffers[b].kind, BufKind::Input(_)) || ir.outputs.iter().any(|o| o.buf() == b)
     };
     let mut reuse: EntityVec<BufId, Option<BufId>> = EntityVec::filled(None, nb);
     let mut free_after: EntityVec<StepId, Vec<BufId>> = EntityVec::filled(Vec::new(), steps.len());

@@ -13,7 +13,7 @@
 //! Storage the schedule shares between buffers is kept or dropped as one.
 
 use crate::entity::EntityVec;
-use crate::ir::{BufId, BufKind, IrGraph, IrNode, OutputSpec};
+use crate::ir::{BufId, BufKind, IrGraph, IrNode};
 use crate::schedule::Schedule;
 
 /// Above this many bytes of intermediates a graph keeps none of them between calls: memory held
@@ -88,10 +88,7 @@ pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> EntityVec<BufId, bool> {
         .map(|(b, d)| sched.materialized[b] && d.kind == BufKind::Computed)
         .collect();
     for spec in &ir.outputs {
-        match spec {
-            OutputSpec::Buffer(b) => ok[*b] = false,
-            OutputSpec::View(v) => ok[v.buf] = false,
-        }
+        ok[spec.buf()] = false;
     }
     for node in &ir.nodes {
         match node {

@@ -128,7 +128,7 @@ fn check_on_gpu(g: &Graph, seed: u64) {
     for (i, spec) in c.ir.outputs.iter().enumerate() {
         let (buf, view) = match spec {
             OutputSpec::Buffer(b) => (*b, None),
-            OutputSpec::View(v) => (v.buf, Some(v)),
+            OutputSpec::View(v) | OutputSpec::Own(v) => (v.buf, Some(v)),
         };
         let d = &c.ir.buffers[buf];
         let t: VecTensor = host.empty_strided(d.dtype, &d.sizes, &d.strides).unwrap();

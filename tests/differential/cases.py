@@ -1,6 +1,7 @@
 """Imports every ``cases_*`` module, which registers its cases in ``runner.CASES``."""
 
 from . import (  # noqa: F401
+    cases_aliasing,
     cases_builtins,
     cases_comprehensions,
     cases_containers,
@@ -10,6 +11,7 @@ from . import (  # noqa: F401
     cases_language,
     cases_numpy,
     cases_rng,
+    cases_specialization,
     cases_state,
     cases_torch_api,
     cases_training,

@@ -16,7 +16,7 @@ from collections import ChainMap, Counter, OrderedDict, defaultdict, deque, name
 
 import torch
 
-from .runner import BUG_ALIASING, TC_DIFFERS, case
+from .runner import TC_DIFFERS, case
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
@@ -667,7 +667,7 @@ def list_input_pop_insert(xs):
     return len(xs)
 
 
-@case(x34, xfail_inductor=BUG_ALIASING)
+@case(x34)
 def list_extend_generator(x):
     a = []
     a.extend(x[i] for i in range(2))

@@ -329,11 +329,7 @@ def matmul_transpose(x):
     return torch.from_numpy(a @ a.T), a[:2] @ a[1:].T
 
 
-@case(
-    x34,
-    xfail_inductor="inductor bug: the 0-d result of a 1-d by 1-d matmul (also after .clone()) "
-    "comes back as a view (_base set); plain torch.matmul(x[0], x[1]).clone() shows it too",
-)
+@case(x34)
 def dot_of_rows(x):
     a = x.numpy()
     return torch.as_tensor(np.dot(a[0], a[1]))

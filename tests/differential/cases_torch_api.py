@@ -25,19 +25,10 @@ from torch.distributions import (
     kl_divergence,
 )
 
-from .runner import BUG_ALIASING, TC_DIFFERS, case
+from .runner import TC_DIFFERS, case
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
-
-# The inductor returns `t.sum(-1, keepdim=True)` as a view of a graph-internal buffer (eager's
-# result is not a view): `torchferro.compile(lambda x: (x * 2).sum(-1, keepdim=True))(x)._base`.
-BUG_KEEPDIM_VIEW = BUG_ALIASING + ": an inductor sum(keepdim=True) output is a view"
-# `broadcast_tensors` of same-shape tensors returns views of its inputs (a distribution's
-# `mean` is its `loc` argument's view); the inductor's outputs are fresh tensors.
-BUG_BROADCAST_VIEWS = (
-    BUG_ALIASING + ": broadcast_tensors outputs do not alias their inputs"
-)
 
 
 def x34(r):
@@ -70,7 +61,7 @@ def normal_log_prob(x, mu, log_std):
     return dist.log_prob(x).sum(-1)
 
 
-@case(mu_logstd, xfail_inductor=BUG_BROADCAST_VIEWS)
+@case(mu_logstd)
 def normal_entropy_mean_stddev(x, mu, log_std):
     dist = Normal(loc=mu, scale=F.softplus(log_std) + 1e-3)
     return dist.entropy(), dist.mean, dist.stddev, dist.variance, x + dist.mean
@@ -104,7 +95,7 @@ def normal_kl_to_prior(x, mu, log_std):
     return kl_divergence(q, p).sum() + x.sum()
 
 
-@case(mu_logstd, xfail_inductor=BUG_KEEPDIM_VIEW)
+@case(mu_logstd)
 def normal_rsample_log_prob_policy(x, mu, log_std):
     # A SAC-style squashed Gaussian policy head.
     dist = Normal(mu, log_std.clamp(-5, 2).exp())
@@ -415,11 +406,7 @@ def _eager_only(t):
     return t.tolist()
 
 
-@case(
-    x34,
-    breadth="the resume function guards the float values inside the list the disabled call "
-    "returned (len() needs only its length): it recompiles per input",
-)
+@case(x34)
 def compiler_disable_decorator(x):
     y = x * 2
     vals = _eager_only(y)

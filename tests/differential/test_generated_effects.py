@@ -50,6 +50,7 @@ WORKING = (
     "iterator",
     "comprehension",
     "identity",
+    "views",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -153,6 +154,52 @@ class EffectWriter(ProgramWriter):
             )
             emit(f"{t} = {expr.format(src)}")
             self.tensors.append(t)
+        elif kind == "views":
+            # Results that alias in eager's particular ways (an argument itself, a view of an
+            # input or of an intermediate, or no view where the inductor writes through a
+            # reshape), and writes through such aliases that must reach their base.
+            src = self.draw(st.sampled_from(["x", "y", self.t()]))
+            other = self.draw(st.sampled_from(["x", "y", self.t()]))
+            if self.draw(st.booleans()):
+                expr = self.draw(
+                    st.sampled_from(
+                        [
+                            "{s}.view(12).view(3, 4)",
+                            "{s}.t().t()",
+                            "torch.broadcast_tensors({s}, {o})[0]",
+                            "torch.broadcast_tensors({s}, {o}[0])[1]",
+                            "{s}.expand_as({o})",
+                            "{s}.view_as({o})",
+                            "{s}.reshape_as({o})",
+                            "{s}.type_as({o})",
+                            "torch.as_tensor({s})",
+                            "torch.atleast_2d({s})",
+                            "F.dropout({s}, 0.5, training=False)",
+                            "{s}.sum(-1, keepdim=True).expand(3, 4)",
+                            "{s}.unbind(0)[1].expand(3, 4)",
+                            "{s}.split(2, 1)[0].repeat(1, 2)",
+                            "torch.cat({s}.chunk(2, 1)[::-1], 1)",
+                            "({s} * 2).sum(0, keepdim=True) + {o}",
+                            "({s} @ {o}.t()).sum(-1, keepdim=True) * {o}",
+                        ]
+                    )
+                )
+                emit(f"{t} = {expr.format(s=src, o=other)}")
+                self.tensors.append(t)
+            else:
+                write = self.draw(
+                    st.sampled_from(
+                        [
+                            "{s}.split(2, 1)[1].mul_(2)",
+                            "{s}.chunk(2, 1)[0].add_(1)",
+                            "{s}.unbind(0)[1].zero_()",
+                            "torch.broadcast_tensors({s}, {o})[0].add_(1)",
+                            "torch.as_tensor({s}).mul_(0.5)",
+                            "{s}.view_as({o}).sub_(1)",
+                        ]
+                    )
+                )
+                emit(write.format(s=src, o=other))
         elif kind == "identity":
             # Which inputs are one object: `x is y` and identity-keyed lookups.
             test = self.draw(
@@ -298,7 +345,12 @@ def test_generated_aliasing_through_the_inductor(data, allow_breaks, n, flag):
     # The inductor lowers `clone` to its operand and reuses buffers: the class of bugs where an
     # output shared storage with an input or another output (`x.clone()` returned `x`).
     run_generated(
-        data, allow_breaks, n, flag, ("aliasing", "inplace_input"), backend="inductor"
+        data,
+        allow_breaks,
+        n,
+        flag,
+        ("aliasing", "inplace_input", "views"),
+        backend="inductor",
     )
 
 

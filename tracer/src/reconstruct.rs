@@ -415,10 +415,44 @@ pub(crate) fn template_of(
         }
         ctx.built.push(addr);
         let k = ctx.built.len() - 1;
+        if let Var::Cell(c) = v {
+            let content = c.borrow().clone();
+            return cell_template(py, k, content, outs, ctx);
+        }
         let inner = template_of_inner(py, v, outs, ctx)?;
         return Ok(OutputTemplate::Keep(k, Box::new(inner)));
     }
     template_of_inner(py, v, outs, ctx)
+}
+
+/// A cell of the frame: a new, empty cell object, remembered as number `k` before its content
+/// is built and then filled in. A recursive local function's cell holds the function, whose
+/// closure holds the very cell: the content refers back to the cell (`Again(k)`), so the cell
+/// must exist first. One per tracked cell; closures rebuilt from it share it.
+fn cell_template(
+    py: Python<'_>,
+    k: usize,
+    content: Option<Var>,
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
+) -> Result<OutputTemplate, TraceError> {
+    let cell_type = py.import("types")?.getattr("CellType")?.unbind();
+    let shell = OutputTemplate::Keep(k, Box::new(OutputTemplate::Call(cell_type, Vec::new())));
+    let Some(content) = content else {
+        return Ok(shell);
+    };
+    let value = template_of(py, &content, outs, ctx)?;
+    let ns = PyDict::new(py);
+    py.run(
+        c"def fill_cell(cell, value):\n    cell.cell_contents = value\n    return cell\n",
+        Some(&ns),
+        None,
+    )?;
+    let fill = ns
+        .get_item("fill_cell")?
+        .ok_or_else(|| TraceError::internal("fill_cell"))?
+        .unbind();
+    Ok(OutputTemplate::Call(fill, vec![shell, value]))
 }
 
 fn template_of_inner(
@@ -611,17 +645,6 @@ fn template_of_inner(
                     OutputTemplate::Dict(kwargs),
                 ],
             )
-        }
-        // A cell of the frame: a new cell object with the value at the break, one per tracked
-        // cell (closures rebuilt below share it).
-        Var::Cell(c) => {
-            let content = c.borrow().clone();
-            let args = match content {
-                Some(v) => vec![template_of(py, &v, outs, ctx)?],
-                None => Vec::new(),
-            };
-            let cell_type = py.import("types")?.getattr("CellType")?.unbind();
-            OutputTemplate::Call(cell_type, args)
         }
         // A function made by the traced code: made again from its code, defaults and cells.
         Var::Function(f) if f.kwdefaults.is_empty() => {

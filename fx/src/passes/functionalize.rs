@@ -116,6 +116,11 @@ struct State<'g> {
     /// Values whose storage sharing the pass does not know, and the roots they may share.
     ambiguous: HashSet<NodeId>,
     ambiguous_roots: HashSet<NodeId>,
+    /// View steps that stand for an old node other than its own call: element `j` of
+    /// `broadcast_tensors(a, b, ...)` is `args[j].expand(sizes)`.
+    synthetic: HashMap<NodeId, ViewStep>,
+    /// `broadcast_tensors` calls: old node → its tensor arguments (old nodes).
+    broadcasts: HashMap<NodeId, Vec<NodeId>>,
 }
 
 fn tensor(meta: &NodeMeta) -> Option<&TensorMeta> {
@@ -166,6 +171,34 @@ fn contiguous(t: &TensorMeta) -> bool {
     }
 }
 
+/// Whether no two indices of the layout address one element (known sizes and strides). Dims
+/// sorted by stride: each stride must pass the furthest element the smaller dims reach; a
+/// size-1 dim never matters. Conservative: an exotic layout that interleaves without overlap
+/// counts as overlapping.
+fn non_overlapping(t: &TensorMeta) -> bool {
+    let (Some(sizes), Some(strides)) = (t.known_sizes(), t.known_strides()) else {
+        return false;
+    };
+    if sizes.contains(&0) {
+        return true;
+    }
+    let mut dims: Vec<(i64, i64)> = sizes
+        .iter()
+        .zip(&strides)
+        .filter(|(s, _)| **s > 1)
+        .map(|(s, st)| (st.abs(), *s))
+        .collect();
+    dims.sort();
+    let mut reach = 0;
+    for (st, s) in dims {
+        if st <= reach {
+            return false;
+        }
+        reach += st * (s - 1);
+    }
+    true
+}
+
 enum Aliasing {
     Fresh,
     View,
@@ -206,13 +239,23 @@ impl<'g> State<'g> {
                 val = self.map[&s];
                 continue;
             }
-            let NodeKind::Call {
-                target,
-                args,
-                kwargs,
-            } = self.old.node(s).kind.clone()
-            else {
-                unreachable!("a view step is a call")
+            let (target, args, kwargs) = match self.synthetic.get(&s) {
+                Some(step) => {
+                    let mut args = vec![Arg::None];
+                    args.extend(step.args.iter().cloned());
+                    (step.target.clone(), args, step.kwargs.clone())
+                }
+                None => {
+                    let NodeKind::Call {
+                        target,
+                        args,
+                        kwargs,
+                    } = self.old.node(s).kind.clone()
+                    else {
+                        unreachable!("a view step is a call")
+                    };
+                    (target, args, kwargs)
+                }
             };
             let mut args: Vec<Arg> = args.iter().map(|a| self.remap(a)).collect();
             args[0] = Arg::Node(val);
@@ -258,6 +301,18 @@ impl<'g> State<'g> {
         };
         let base_meta = &self.old.node(*base).meta;
         let out_meta = &self.old.node(id).meta;
+        // Functions outside the catalog's view rows that return their argument itself (or, for
+        // `atleast_3d` of a matrix, a view of it): replayed on the base they give eager's very
+        // object, so they are views here.
+        if let (Some(bt), Some(_), [_], []) = (tensor(base_meta), tensor(out_meta), args, kwargs) {
+            match bare_name(target) {
+                "as_tensor" | "asarray" | "atleast_1d" | "atleast_2d" | "atleast_3d" => {
+                    return Aliasing::View
+                }
+                "resolve_conj" | "resolve_neg" if !bt.dtype.is_complex() => return Aliasing::View,
+                _ => {}
+            }
+        }
         let Some(c) = ops::canonical(target, args, kwargs) else {
             // `torch.Tensor.data` and other unknown attribute reads of a tensor.
             return if tensor(base_meta).is_some() && bare_name(target) == "data" {
@@ -270,9 +325,15 @@ impl<'g> State<'g> {
             return Aliasing::Fresh;
         };
         if let NodeMeta::Tuple(_) = base_meta {
-            // An element of `split`/`chunk`/`unbind` (marked ambiguous when made).
+            // An element of `split`/`chunk`/`unbind`: a view of their base, reached by indexing
+            // the replayed tuple.
             return if self.ambiguous.contains(base) {
                 Aliasing::Ambiguous
+            } else if self.fam.contains_key(base)
+                && c.name == "getitem"
+                && matches!(args.get(1), Some(Arg::Int(_)))
+            {
+                Aliasing::View
             } else {
                 Aliasing::Fresh
             };
@@ -290,7 +351,14 @@ impl<'g> State<'g> {
             return Aliasing::View;
         }
         if def.flags & flag::MULTI_VIEW != 0 {
-            return Aliasing::Ambiguous;
+            // Every piece is a view of the base: the tuple is tracked like a view, and so are
+            // its elements (`x.split(2)[0]` replays as `split(2)` then `getitem(0)`).
+            return match out_meta {
+                NodeMeta::Tuple(items) if items.iter().all(|m| tensor(m).is_some()) => {
+                    Aliasing::View
+                }
+                _ => Aliasing::Ambiguous,
+            };
         }
         if def.flags & flag::MAYBE_VIEW != 0 {
             let copy = kwargs
@@ -301,6 +369,15 @@ impl<'g> State<'g> {
             };
             return match c.name.as_str() {
                 "reshape" | "reshape_as" | "flatten" | "ravel" if contiguous(bt) => Aliasing::View,
+                // Not training: the input itself.
+                "dropout"
+                    if args.get(2) == Some(&Arg::Bool(false))
+                        || kwargs
+                            .iter()
+                            .any(|(k, v)| k == "training" && *v == Arg::Bool(false)) =>
+                {
+                    Aliasing::View
+                }
                 "to" | "type" | "type_as" | "float" | "double" | "half" | "bfloat16" | "int"
                 | "long" | "bool" | "short" | "char" | "byte" | "cpu" | "cuda" | "contiguous"
                 | "pos" | "positive"
@@ -350,6 +427,7 @@ impl<'g> State<'g> {
         chain
             .iter()
             .map(|&s| match &self.old.node(s).kind {
+                _ if self.synthetic.contains_key(&s) => Ok(self.synthetic[&s].clone()),
                 NodeKind::Call {
                     target,
                     args,
@@ -363,12 +441,43 @@ impl<'g> State<'g> {
                         kwargs: kwargs.clone(),
                     })
                 }
-                _ => refuse(format!(
-                    "view {} has tensor-valued arguments",
-                    self.old.node(s).name
-                )),
+                NodeKind::Call { target, args, .. } => {
+                    self.shape_of_other(target, args).ok_or_else(|| {
+                        NotFunctional(format!(
+                            "view {} has tensor-valued arguments",
+                            self.old.node(s).name
+                        ))
+                    })
+                }
+                _ => refuse(format!("view {} is not a call", self.old.node(s).name)),
             })
             .collect()
+    }
+
+    /// `t.expand_as(o)` / `t.view_as(o)` as `t.expand(sizes)` / `t.view(sizes)` with `o`'s
+    /// sizes: the other tensor gives only its shape, so the step replays without it.
+    fn shape_of_other(&self, target: &Target, args: &[Arg]) -> Option<ViewStep> {
+        let method = match (target, bare_name(target)) {
+            (Target::Method(_), "expand_as") => "expand",
+            (Target::Method(_), "view_as") => "view",
+            (Target::Method(_), "reshape_as") => "reshape",
+            (Target::Method(_), "type_as") => "to",
+            _ => return None,
+        };
+        let [_, Arg::Node(other)] = args else {
+            return None;
+        };
+        let other = tensor(&self.old.node(*other).meta)?;
+        let arg = if method == "to" {
+            Arg::DType(other.dtype)
+        } else {
+            Arg::Tuple(other.known_sizes()?.into_iter().map(Arg::Int).collect())
+        };
+        Some(ViewStep {
+            target: Target::Method(method.into()),
+            args: vec![arg],
+            kwargs: vec![],
+        })
     }
 
     /// The new-graph form of the mutating call `id`: the value its mutated tensor holds after it.
@@ -422,6 +531,16 @@ impl<'g> State<'g> {
         if self.ambiguous_roots.contains(&fam.root) {
             return refuse(format!(
                 "{name} writes a tensor with an alias whose storage sharing is not modelled"
+            ));
+        }
+        if !fam.chain.is_empty()
+            && tensor(&self.old.node(m).meta).is_none_or(|t| !non_overlapping(t))
+        {
+            // Scattering the whole new value of an overlapping view (`unfold` windows, an
+            // `expand`) back into its base would write every shared element once per alias,
+            // stale values included; eager writes each element the op wrote, once.
+            return refuse(format!(
+                "{name} writes through a view whose elements overlap"
             ));
         }
         let meta = self.meta(m);
@@ -590,6 +709,8 @@ pub fn functionalize(
         ver: HashMap::new(),
         ambiguous: HashSet::new(),
         ambiguous_roots: HashSet::new(),
+        synthetic: HashMap::new(),
+        broadcasts: HashMap::new(),
     };
     let mut outputs: Option<Vec<Arg>> = None;
     for (id, node) in graph.nodes() {
@@ -612,6 +733,9 @@ pub fn functionalize(
                     s.write(id, target, args, kwargs, which)?;
                     continue;
                 }
+                if s.broadcast_element(id, target, args) {
+                    continue;
+                }
                 let new_args: Vec<Arg> = args.iter().map(|a| s.remap(a)).collect();
                 let new_kwargs = kwargs
                     .iter()
@@ -625,6 +749,19 @@ pub fn functionalize(
                     node.meta.clone(),
                 );
                 s.origin.insert(n, id);
+                if matches!(target, Target::Function(_)) && bare_name(target) == "broadcast_tensors"
+                {
+                    let tensors: Vec<NodeId> = args
+                        .iter()
+                        .filter_map(|a| match a {
+                            Arg::Node(t) if tensor(&graph.node(*t).meta).is_some() => Some(*t),
+                            _ => None,
+                        })
+                        .collect();
+                    if tensors.len() == args.len() && kwargs.is_empty() {
+                        s.broadcasts.insert(id, tensors);
+                    }
+                }
                 match s.classify(id, target, args, kwargs) {
                     Aliasing::View => {
                         let Some(Arg::Node(base)) = args.first() else {
@@ -685,7 +822,12 @@ pub fn functionalize(
             out_args.push(s.remap(v));
             continue;
         };
-        let Some(f) = s.fam.get(o).cloned() else {
+        let Some(f) = s
+            .fam
+            .get(o)
+            .filter(|_| tensor(&graph.node(*o).meta).is_some())
+            .cloned()
+        else {
             out_args.push(s.remap(v));
             continue;
         };
@@ -696,7 +838,19 @@ pub fn functionalize(
         if f.chain.is_empty() {
             match input {
                 // The input object itself (written back first if the graph changed it).
-                Some(_) => out_args.push(Arg::Node(s.map_placeholder(f.root))),
+                Some(index) => {
+                    out_args.push(Arg::Node(s.map_placeholder(f.root)));
+                    // Another node that is the input in eager (`broadcast_tensors`,
+                    // `as_tensor`): handed back as the input object, which a backend that
+                    // writes the input back need not return.
+                    if *o != f.root {
+                        aliases.push(OutputAlias {
+                            output: i,
+                            base: AliasBase::Input(index),
+                            steps: Vec::new(),
+                        });
+                    }
+                }
                 None => out_args.push(Arg::Node(s.read(*o))),
             }
             continue;
@@ -750,6 +904,14 @@ pub fn functionalize(
         mutated_inputs.push(index);
     }
     s.new.output(out_args);
+    // A `broadcast_tensors` call whose elements all became their arguments or `expand`s.
+    for old in s.broadcasts.keys() {
+        let n = s.map[old];
+        if s.new.users(n).is_empty() {
+            s.new.remove(n);
+            s.origin.remove(&n);
+        }
+    }
     Ok(Functionalized {
         graph: s.new,
         origin: s.origin,
@@ -761,6 +923,61 @@ pub fn functionalize(
 }
 
 impl State<'_> {
+    /// Element `j` of `broadcast_tensors(t0, t1, ...)` (`getitem(j)` of the call): in eager
+    /// `tj` itself where its sizes are already the broadcast ones, else `tj.expand(sizes)`, a
+    /// view of `tj`. Either way it aliases `tj`, so a write through it reaches `tj` and an
+    /// output rebuilt from it is `tj` (or its view) as in eager. `false` where this is not
+    /// such an element.
+    fn broadcast_element(&mut self, id: NodeId, target: &Target, args: &[Arg]) -> bool {
+        let (Some(Arg::Node(call)), Some(Arg::Int(j))) = (args.first(), args.get(1)) else {
+            return false;
+        };
+        if bare_name(target) != "getitem" {
+            return false;
+        }
+        let Some(arg) = self
+            .broadcasts
+            .get(call)
+            .and_then(|ts| usize::try_from(*j).ok().and_then(|j| ts.get(j)))
+            .copied()
+        else {
+            return false;
+        };
+        let (Some(out), Some(src)) = (
+            tensor(&self.old.node(id).meta).and_then(|t| t.known_sizes()),
+            tensor(&self.old.node(arg).meta).and_then(|t| t.known_sizes()),
+        ) else {
+            return false;
+        };
+        if self.ambiguous.contains(&arg) || !self.fam.contains_key(&arg) {
+            return false;
+        }
+        let value = self.read(arg);
+        let mut f = self.fam[&arg].clone();
+        let v = self.ver[&f.root];
+        if out == src {
+            self.map.insert(id, value);
+        } else {
+            let step = ViewStep {
+                target: Target::Method("expand".into()),
+                args: vec![Arg::Tuple(out.iter().map(|&d| Arg::Int(d)).collect())],
+                kwargs: vec![],
+            };
+            let mut a = vec![Arg::Node(value)];
+            a.extend(step.args.iter().cloned());
+            let name = self.old.node(id).name.clone();
+            let n = self
+                .new
+                .call(&name, step.target.clone(), a, vec![], self.meta(id));
+            self.synthetic.insert(id, step);
+            self.map.insert(id, n);
+            f.chain.push(id);
+        }
+        self.def_ver.insert(id, v);
+        self.fam.insert(id, f);
+        true
+    }
+
     /// The new placeholder of an old one (never a re-derived value).
     fn map_placeholder(&self, old: NodeId) -> NodeId {
         *self

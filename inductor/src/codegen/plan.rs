@@ -12,7 +12,7 @@
 
 use crate::entity::EntityVec;
 use crate::index::{Atom, Idx};
-use crate::ir::{contiguous_strides, BufId, BufKind, IrGraph, IrNode, OutputSpec};
+use crate::ir::{contiguous_strides, BufId, BufKind, IrGraph, IrNode};
 use crate::schedule::{Kernel, KernelId, Level, Schedule};
 use crate::target::Target;
 
@@ -286,11 +286,7 @@ fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, scratch_max: i64)
     }
 
     let escapes = |b: BufId| {
-        !matches!(ir.buffers[b].kind, BufKind::Computed)
-            || ir.outputs.iter().any(|o| match o {
-                OutputSpec::Buffer(x) => *x == b,
-                OutputSpec::View(v) => v.buf == b,
-            })
+        !matches!(ir.buffers[b].kind, BufKind::Computed) || ir.outputs.iter().any(|o| o.buf() == b)
     };
     k.nodes
         .iter()

@@ -52,8 +52,31 @@ pub(super) const TRUE_VIEWS: &[&str] = &[
 impl Lowerer<'_> {
     fn fallback_arg(&mut self, a: &Arg) -> LResult<FallbackArg> {
         Ok(match a {
-            Arg::Node(_) => match self.value(a)? {
-                LValue::Tensor(t) => FallbackArg::Tensor(self.view_of(&t)),
+            Arg::Node(n) => match self.value(a)? {
+                LValue::Tensor(t) => {
+                    // The host op sees eager's layout: a value the lowering holds in other
+                    // strides (`x.t().contiguous()` kept as the view `x.t()`) is written out as
+                    // eager lays it out, or a layout-reading op (`view`, a functional pass's
+                    // `view_scatter`) would fail or read other elements.
+                    let v = self.view_of(&t);
+                    let want = known_tensor(&self.graph.node(*n).meta)
+                        .and_then(|m| m.known_strides())
+                        .filter(|w| {
+                            dense_strides(&v.sizes, w)
+                                && !v
+                                    .sizes
+                                    .iter()
+                                    .zip(v.strides.iter().zip(w))
+                                    .all(|(s, (a, b))| *s <= 1 || a == b)
+                        });
+                    match want {
+                        Some(w) => {
+                            let r = self.realize_with(&t, w);
+                            FallbackArg::Tensor(r.as_view().unwrap())
+                        }
+                        None => FallbackArg::Tensor(v),
+                    }
+                }
                 LValue::Scalar(Scalar::I(i)) => FallbackArg::Const(Arg::Int(i)),
                 LValue::Scalar(Scalar::F(f)) => FallbackArg::Const(Arg::Float(f)),
                 LValue::Scalar(Scalar::B(b)) => FallbackArg::Const(Arg::Bool(b)),

@@ -544,27 +544,52 @@ impl<'g> Lowerer<'g> {
     /// turns `x.clone()` into `x` itself: such an output that landed in an input's buffer, or in
     /// the buffer of another output node, is written to a buffer of its own. Otherwise a write
     /// through one would show through the other (`return x.clone()` handed back `x`; `y,
-    /// y.clone()` shared one buffer).
+    /// y.clone()` shared one buffer). One that lowering left as a view of a buffer of its own
+    /// (`sum(keepdim=True)` reshapes its reduced buffer, a 3-d `linear` its matrix product) is
+    /// no view in eager either: a whole contiguous buffer is handed out reshaped as a tensor of
+    /// its own ([`OutputSpec::Own`]), anything else is copied.
     fn separate_fresh_outputs(&mut self, leaves: &[NodeId], first: usize) {
         let fresh =
             |graph: &Graph, n: NodeId| canonical_call(graph, n).is_some_and(|c| !c.may_alias);
-        let buf_of = |spec: &OutputSpec| match spec {
-            OutputSpec::Buffer(b) => *b,
-            OutputSpec::View(v) => v.buf,
-        };
         for (i, &n) in leaves.iter().enumerate() {
+            if linear_returns_view(self.graph, n) {
+                if let OutputSpec::Buffer(b) = self.ir.outputs[first + i] {
+                    let d = &self.ir.buffers[b];
+                    if d.kind == BufKind::Computed {
+                        self.ir.outputs[first + i] = OutputSpec::View(crate::ir::View {
+                            buf: b,
+                            sizes: d.sizes.clone(),
+                            strides: d.strides.clone(),
+                            offset: 0,
+                        });
+                    }
+                }
+                continue;
+            }
             if !fresh(self.graph, n) {
                 continue;
             }
-            let b = buf_of(&self.ir.outputs[first + i]);
+            let spec = self.ir.outputs[first + i].clone();
+            let b = spec.buf();
             let shared = matches!(self.ir.buffers[b].kind, BufKind::Input(_))
                 || leaves.iter().enumerate().any(|(j, &m)| {
                     m != n
-                        && buf_of(&self.ir.outputs[first + j]) == b
+                        && self.ir.outputs[first + j].buf() == b
                         && (j < i || !fresh(self.graph, m))
                 });
             if !shared {
-                continue;
+                let OutputSpec::View(v) = spec else {
+                    continue;
+                };
+                let decl = &self.ir.buffers[b];
+                let whole = v.offset == 0
+                    && v.sizes.iter().product::<i64>() == decl.sizes.iter().product::<i64>()
+                    && same_order(&decl.sizes, &decl.strides, &contiguous_strides(&decl.sizes))
+                    && same_order(&v.sizes, &v.strides, &contiguous_strides(&v.sizes));
+                if whole {
+                    self.ir.outputs[first + i] = OutputSpec::Own(v);
+                    continue;
+                }
             }
             let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
                 continue;
@@ -608,6 +633,43 @@ impl<'g> Lowerer<'g> {
             self.ir.mutated_inputs.push(index);
         }
     }
+}
+
+/// Eager's `linear` with a bias on a contiguous input of other than two dims computes on the
+/// input flattened to a matrix and returns its result `view`ed back to the input's dims: a view
+/// of a tensor of its own (`._base` is set), where every other `linear` returns no view.
+fn linear_returns_view(graph: &Graph, n: NodeId) -> bool {
+    if canonical_call(graph, n).is_none_or(|c| c.name != "linear") {
+        return false;
+    }
+    let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind else {
+        return false;
+    };
+    let bias = args
+        .get(2)
+        .or_else(|| kwargs.iter().find(|(k, _)| k == "bias").map(|(_, v)| v));
+    let input = match args.first() {
+        Some(Arg::Node(i)) => known_tensor(&graph.node(*i).meta),
+        _ => None,
+    };
+    match (
+        bias,
+        input.and_then(|t| Some((t.known_sizes()?, t.known_strides()?))),
+    ) {
+        (Some(Arg::Node(_)), Some((sizes, strides))) => {
+            sizes.len() != 2 && same_order(&sizes, &strides, &contiguous_strides(&sizes))
+        }
+        _ => false,
+    }
+}
+
+/// Whether two layouts of `sizes` address every element alike (strides of size-1 dims never
+/// matter).
+fn same_order(sizes: &[i64], a: &[i64], b: &[i64]) -> bool {
+    sizes
+        .iter()
+        .zip(a.iter().zip(b))
+        .all(|(s, (x, y))| *s <= 1 || x == y)
 }
 
 /// Whether a layout covers its elements exactly once without gaps (safe to allocate and write).

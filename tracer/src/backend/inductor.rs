@@ -23,6 +23,8 @@ struct TorchHandles {
     dtypes: HashMap<DType, Py<PyAny>>,
     /// `torch.nn.functional.scaled_dot_product_attention`.
     sdpa: Py<PyAny>,
+    /// `torch.ops.aten._unsafe_view`: a reshape that is no view (`Host::reshape_own`).
+    unsafe_view: Py<PyAny>,
 }
 
 impl TorchHandles {
@@ -36,6 +38,11 @@ impl TorchHandles {
                 .getattr("nn")?
                 .getattr("functional")?
                 .getattr("scaled_dot_product_attention")?
+                .unbind(),
+            unsafe_view: torch
+                .getattr("ops")?
+                .getattr("aten")?
+                .getattr("_unsafe_view")?
                 .unbind(),
             torch: torch.unbind(),
         })
@@ -255,6 +262,20 @@ impl<'py> Host for TorchHost<'_, 'py> {
             (sizes.to_vec(), strides.to_vec(), base_offset + offset),
         )?
         .unbind())
+    }
+
+    fn reshape_own(
+        &mut self,
+        base: &Py<PyAny>,
+        sizes: &[i64],
+        _strides: &[i64],
+    ) -> PyResult<Py<PyAny>> {
+        Ok(self
+            .handles
+            .unsafe_view
+            .bind(self.py)
+            .call1((base.bind(self.py), sizes.to_vec()))?
+            .unbind())
     }
 
     fn describe(&self, t: &Py<PyAny>) -> TensorDesc {

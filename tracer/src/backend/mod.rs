@@ -83,6 +83,31 @@ pub fn build(
         Backend::Inductor => {
             // The inductor computes values: it gets the graph without in-place ops.
             let fg = functional::for_inductor(py, &output.graph, &output.callables, &output.sites)?;
+            // The inductor computes values: a graph that writes tensors in a way the
+            // functional pass refused to model (a write after a metadata change such as `t_`,
+            // through a view whose storage sharing is unknown) runs on the eager runner, which
+            // writes as eager does.
+            if fg.is_none() && writes_tensors(&output.graph) {
+                crate::log::inductor_fallbacks(
+                    info,
+                    &[
+                        "the whole graph runs on the eager backend: it writes tensors in a way \
+                       functionalization does not model"
+                            .to_string(),
+                    ],
+                );
+                return Ok(Built {
+                    runner: Runner::Eager(EagerProgram::new(
+                        py,
+                        &output.graph,
+                        &output.callables,
+                        &output.sites,
+                    )?),
+                    functional: None,
+                    output_code: None,
+                    phases: Vec::new(),
+                });
+            }
             let (graph, callables) = match &fg {
                 Some(f) => (&f.graph, &f.callables[..]),
                 None => (&output.graph, &output.callables[..]),
@@ -173,6 +198,18 @@ pub(crate) fn reruns_differ(graph: &fx::Graph) -> bool {
             args,
             kwargs,
         } => fx::ops::is_random(target) || fx::ops::mutated_arg(target, args, kwargs).is_some(),
+        _ => false,
+    })
+}
+
+/// Whether a call of `graph` writes a tensor in place (`x.add_(1)`, `out=`, `x[i] = v`).
+fn writes_tensors(graph: &fx::Graph) -> bool {
+    graph.nodes().any(|(_, n)| match &n.kind {
+        fx::NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } => fx::ops::mutated_arg(target, args, kwargs).is_some(),
         _ => false,
     })
 }

@@ -512,6 +512,14 @@ impl<'a, 'py> Frame<'a, 'py> {
             .ok_or_else(|| TraceError::internal("stack underflow"))
     }
 
+    /// Pops `n` values that are only moved, or whose use the caller decides (see `pop_unused`).
+    fn popn_unused(&mut self, n: usize) -> Result<Vec<Var>, TraceError> {
+        if self.stack.len() < n {
+            return Err(TraceError::internal("stack underflow"));
+        }
+        Ok(self.stack.split_off(self.stack.len() - n))
+    }
+
     fn popn(&mut self, n: usize) -> Result<Vec<Var>, TraceError> {
         if self.stack.len() < n {
             return Err(TraceError::internal("stack underflow"));

@@ -163,8 +163,16 @@ impl Frame<'_, '_> {
             Op::Precall => {}
             Op::Call => {
                 let kw = self.kw_names.take().unwrap_or_default();
-                let mut args = self.popn(arg)?;
+                let mut args = self.popn_unused(arg)?;
                 let callable = self.pop()?;
+                // `len` of a tracked container uses its length alone (guarded with the
+                // container), not its items' values.
+                if !(kw.is_empty()
+                    && args.len() == 1
+                    && is_len_of_container(py, &callable, &args[0]))
+                {
+                    args.iter().for_each(|a| self.tx.realize(a));
+                }
                 let first = self.pop()?;
                 let callable = match first {
                     Var::Null => callable,
@@ -283,12 +291,14 @@ impl Frame<'_, '_> {
                 let c = it.next().unwrap_or(Var::none(py));
                 self.stack.push(Var::Slice(Box::new([a, b, c])));
             }
+            // Building a tuple or list only moves its items: their checks wait for a use of the
+            // container, which realizes its items (`realize_in`).
             Op::BuildTuple => {
-                let items = self.popn(arg)?;
+                let items = self.popn_unused(arg)?;
                 self.stack.push(Var::Tuple(items));
             }
             Op::BuildList => {
-                let items = self.popn(arg)?;
+                let items = self.popn_unused(arg)?;
                 self.stack.push(Var::list(items));
             }
             Op::BuildMap => {
@@ -632,4 +642,16 @@ impl Frame<'_, '_> {
             self.tx.deleted_args.push(i);
         }
     }
+}
+
+/// `len(c)` with `c` a tracked list, tuple or dict: the call reads the container's length only.
+fn is_len_of_container(py: Python<'_>, callable: &Var, arg: &Var) -> bool {
+    let Var::Py(f, _) = callable else {
+        return false;
+    };
+    matches!(arg, Var::List(_) | Var::Tuple(_) | Var::Dict(_))
+        && py
+            .import("builtins")
+            .and_then(|b| b.getattr("len"))
+            .is_ok_and(|len| f.bind(py).is(&len))
 }

@@ -818,7 +818,13 @@ impl Tracer<'_> {
         }
         // An argument of the frame is guarded when the traced code uses it: a value that is only
         // passed along (a resumed stack slot that is stored and never read) needs no guard.
-        let lazy = source.steps().len() == 1 && source.root_local().is_some();
+        // So is an item of a list, tuple or dict argument, at any depth (a resume function's
+        // list of floats, or of lists of floats, that only `len()` reads): using the container realizes its items' checks
+        // (`realize_in`), `len` needs only the container's length, guarded when it was wrapped.
+        let lazy = source.root_local().is_some()
+            && source.steps()[1..]
+                .iter()
+                .all(|s| matches!(s, crate::source::Step::Item { .. }));
         // Slices are values too: compared by their start, stop and step.
         let is_slice = value.get_type().is(py.get_type::<pyo3::types::PySlice>());
         if value.is_none() || is_const_type(&value) || is_slice {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::meta::{Device, TensorMeta};
+use crate::meta::{Device, Dim, TensorMeta};
 use crate::passes::check_topological_order;
 
 fn meta(sizes: &[i64]) -> NodeMeta {
@@ -174,8 +174,10 @@ fn hidden_base_becomes_an_extra_output() {
 }
 
 #[test]
-fn refuses_what_it_cannot_prove() {
-    // A write to a split piece (its storage sharing is not modelled) and a metadata change.
+fn write_through_a_split_piece_reaches_its_base() {
+    // A split piece is a view of its base: the write is scattered into the base through the
+    // replayed `split` and `getitem`, the input is written back, and a piece returned is
+    // rebuilt as a view of the input.
     let mut g = Graph::new();
     let x = g.placeholder("x", meta(&[4]));
     let s = g.call(
@@ -186,10 +188,100 @@ fn refuses_what_it_cannot_prove() {
         NodeMeta::Tuple(vec![meta(&[2]), meta(&[2])]),
     );
     let p = call(&mut g, "operator.getitem", vec![n(s), Arg::Int(0)], &[2]);
+    let q = call(&mut g, "operator.getitem", vec![n(s), Arg::Int(1)], &[2]);
     let _ = call(&mut g, ".add_", vec![n(p), Arg::Int(1)], &[2]);
+    g.output(vec![n(x), n(q)]);
+    let f = functionalize(&g, &any).unwrap();
+    check_topological_order(&f.graph).unwrap();
+    assert!(no_inplace(&f.graph));
+    assert!(targets(&f.graph).contains(&VIEW_SCATTER.to_string()));
+    assert_eq!(f.mutated_inputs, [0]);
+    assert_eq!(f.output_aliases.len(), 1);
+    assert_eq!(f.output_aliases[0].base, AliasBase::Input(0));
+    let steps: Vec<&str> = f.output_aliases[0]
+        .steps
+        .iter()
+        .map(|s| s.target.name())
+        .collect();
+    assert_eq!(steps, ["split", "operator.getitem"]);
+}
+
+#[test]
+fn broadcast_tensors_elements_alias_their_arguments() {
+    // `broadcast_tensors(a, b)`: `a` already has the broadcast sizes, so element 0 is `a`
+    // itself (a write through it writes `a`); element 1 is `b.expand(...)`, a view of `b`.
+    let mut g = Graph::new();
+    let a = g.placeholder("a", meta(&[2, 3]));
+    let b = g.placeholder("b", meta(&[3]));
+    let bt = g.call(
+        "broadcast_tensors",
+        Target::Function("torch.broadcast_tensors".into()),
+        vec![n(a), n(b)],
+        vec![],
+        NodeMeta::Tuple(vec![meta(&[2, 3]), meta(&[2, 3])]),
+    );
+    let e0 = call(
+        &mut g,
+        "operator.getitem",
+        vec![n(bt), Arg::Int(0)],
+        &[2, 3],
+    );
+    let e1 = call(
+        &mut g,
+        "operator.getitem",
+        vec![n(bt), Arg::Int(1)],
+        &[2, 3],
+    );
+    let _ = call(&mut g, ".mul_", vec![n(e0), Arg::Int(2)], &[2, 3]);
+    g.output(vec![n(e0), n(e1)]);
+    let f = functionalize(&g, &any).unwrap();
+    check_topological_order(&f.graph).unwrap();
+    assert_eq!(f.mutated_inputs, [0]);
+    // The call itself is gone: its elements are `a` and `b.expand((2, 3))`.
+    assert_eq!(targets(&f.graph), ["expand", "mul", "copy_"]);
+    let out = f.graph.output_node().unwrap();
+    let NodeKind::Output { values } = &f.graph.node(out).kind else {
+        unreachable!()
+    };
+    assert!(
+        matches!(values[0], Arg::Node(p) if matches!(f.graph.node(p).kind, NodeKind::Placeholder { index: 0 }))
+    );
+    // Element 0 is handed back as the input object itself (no steps), element 1 as
+    // `b.expand(...)`.
+    assert_eq!(f.output_aliases.len(), 2);
+    assert_eq!(f.output_aliases[0].output, 0);
+    assert_eq!(f.output_aliases[0].base, AliasBase::Input(0));
+    assert!(f.output_aliases[0].steps.is_empty());
+    assert_eq!(f.output_aliases[1].output, 1);
+    assert_eq!(f.output_aliases[1].base, AliasBase::Input(1));
+    assert_eq!(f.output_aliases[1].steps[0].target.name(), "expand");
+}
+
+#[test]
+fn write_through_an_overlapping_view_is_refused() {
+    // `x.unfold(0, 2, 1)` windows share rows: scattering the whole new view back would write
+    // stale values over the written ones.
+    let mut g = Graph::new();
+    let x = g.placeholder("x", meta(&[4, 4]));
+    let u = g.call(
+        "unfold",
+        Target::Method("unfold".into()),
+        vec![n(x), Arg::Int(0), Arg::Int(2), Arg::Int(1)],
+        vec![],
+        NodeMeta::Tensor(TensorMeta {
+            sizes: [3, 4, 2].into_iter().map(Dim::Known).collect(),
+            strides: [4, 1, 4].into_iter().map(Dim::Known).collect(),
+            ..TensorMeta::contiguous(DType::Float32, Device::cpu(), &[3, 4, 2])
+        }),
+    );
+    let _ = call(&mut g, ".mul_", vec![n(u), Arg::Int(2)], &[3, 4, 2]);
     g.output(vec![n(x)]);
     assert!(functionalize(&g, &any).is_err());
+}
 
+#[test]
+fn refuses_what_it_cannot_prove() {
+    // A metadata change.
     let mut g = Graph::new();
     let x = g.placeholder("x", meta(&[2, 3]));
     let _ = call(&mut g, ".t_", vec![n(x)], &[3, 2]);
