@@ -485,6 +485,13 @@ WORKLOADS: list[Workload] = [
         time_budget_s=4.0,
     ),
     Workload(
+        "copy",
+        "x.clone(): the device's copy bandwidth, the memory-bound workloads' yardstick",
+        build_copy,
+        memory_bound=True,
+        in_quick=False,
+    ),
+    Workload(
         "pointwise",
         "chain of 9 pointwise ops (sin, cos, relu, sigmoid, ...)",
         build_pointwise,
@@ -502,13 +509,6 @@ WORKLOADS: list[Workload] = [
         "rms_norm over the last dim",
         build_rms_norm,
         memory_bound=True,
-    ),
-    Workload(
-        "copy",
-        "x.clone(): the device's copy bandwidth, the memory-bound workloads' yardstick",
-        build_copy,
-        memory_bound=True,
-        in_quick=False,
     ),
     Workload(
         "mlp",

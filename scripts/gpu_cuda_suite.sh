@@ -9,7 +9,7 @@
 # Arguments (all optional): TESTS=0 skips the tests, BENCH=0 the bench; BENCH_ONLY names the
 # bench workloads (default: the memory-bound ones and the copy); PYTEST_ARGS adds to pytest's.
 # Logs go to $OUT (the device tool brings back at most 8 files): env.txt, pytest.log,
-# junit.xml, bench.log, results.json, results.md.
+# junit.xml, bench.log, bench/results{,.partial}.json, bench/results.md.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,12 +45,11 @@ if [ "${TESTS:-1}" != 0 ]; then
 fi
 if [ "${BENCH:-1}" != 0 ]; then
     t0=$(date +%s)
-    "$PY" bench/run.py --device cuda --no-chart --out "$STAGE/bench" \
+    "$PY" bench/run.py --device cuda --no-chart --out "$OUTDIR/bench" \
         --only "${BENCH_ONLY:-copy,pointwise,softmax,layer_norm,rms_norm}" 2>&1 \
         | tee "$OUTDIR/bench.log" | tail -n 30
     brc=${PIPESTATUS[0]}
-    cp "$STAGE/bench/results.json" "$STAGE/bench/results.md" "$OUTDIR/" 2>/dev/null
-    cat "$OUTDIR/results.md" 2>/dev/null
+    cat "$OUTDIR/bench/results.md" 2>/dev/null
     echo "bench: rc=$brc in $(($(date +%s) - t0)) s"
     [ "$rc" = 0 ] && rc=$brc
 fi
