@@ -77,7 +77,42 @@ def launches() -> int:
 # The lowering test set on CUDA.
 
 # Differences from eager on CUDA, each a precise reason: (case, dtype) -> reason. Strict.
-XFAIL: dict[tuple[str, torch.dtype], str] = dict(D.XFAIL)
+# The CPU list's `sub` with alpha holds for float32/float64 only: eager's CUDA half kernels
+# compute in float32 and round once, where the product's extra rounding vanishes.
+XFAIL: dict[tuple[str, torch.dtype], str] = {
+    k: v for k, v in D.XFAIL.items() if k[1] not in (torch.float16, torch.bfloat16)
+}
+XFAIL.update(
+    {
+        (
+            n,
+            torch.float64,
+        ): f"eager's CUDA float64 {n} multiplies by 1/6 rounded to float32 "
+        "(relative error 2**-25 on every element); ours uses the float64 constant, as eager "
+        "on the CPU does"
+        for n in ("hardsigmoid", "hardswish")
+    }
+)
+XFAIL[("pow", torch.float16)] = (
+    "x ** 0.5 at -inf: eager's CUDA float16 kernel gives NaN (a square root), ours +inf "
+    "(C's pow, as eager on the CPU)"
+)
+XFAIL[("rms_norm", torch.float64)] = (
+    "a row holding infinities: eager's CUDA float64 rms_norm gives NaN for its finite "
+    "entries too, ours x * rsqrt(inf) = +-0.0 (as eager on the CPU)"
+)
+for _d in (torch.float32, torch.float64):
+    XFAIL[("batch_norm", _d)] = (
+        "inputs at the dtype's largest values: eager's CUDA kernel folds weight and invstd "
+        "into one scale before multiplying, so it overflows to inf at other positions than "
+        "our (x - mean) * invstd * weight + bias"
+    )
+for _d in (torch.float32, torch.bfloat16):
+    XFAIL[("std", _d)] = (
+        "a column with the dtype's largest values: the variance overflows to inf in our "
+        "two-pass sum of squares and not in eager's CUDA Welford update (order-dependent, "
+        "as the CPU test's comment on these inputs says)"
+    )
 
 _results: dict[str, dict] = {}
 
