@@ -477,18 +477,11 @@ impl InductorProgram {
                     );
                 }
             }
-            match &n.meta {
-                NodeMeta::Tensor(t) => {
-                    if grad_enabled
-                        && t.requires_grad
-                        && matches!(n.kind, NodeKind::Placeholder { .. })
-                    {
-                        return Err("an input that requires grad (no backward yet)".into());
-                    }
+            if let NodeMeta::Tensor(t) = &n.meta {
+                if grad_enabled && t.requires_grad && matches!(n.kind, NodeKind::Placeholder { .. })
+                {
+                    return Err("an input that requires grad (no backward yet)".into());
                 }
-                NodeMeta::Tuple(_) | NodeMeta::None => {}
-                _ if matches!(n.kind, NodeKind::Output { .. }) => {}
-                _ => {}
             }
         }
         let placement = super::cuda::placement(graph)?;
