@@ -196,7 +196,12 @@ def reset_compilers():
 
 def status_of(variant: str) -> dict | None:
     if variant == "torchferro":
-        return torchferro_log().snapshot()
+        snap = torchferro_log().snapshot()
+        launches = getattr(sys.modules["torchferro"]._C, "_cuda_kernel_launches", None)
+        if launches is not None:
+            # CUDA kernels of ours launched so far in this process (0: the graphs ran eagerly).
+            snap["cuda_kernel_launches"] = launches()
+        return snap
     if variant == "torch.compile":
         return dynamo_snapshot()
     return None

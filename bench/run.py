@@ -438,9 +438,6 @@ def main(argv=None) -> int:
         entry["tolerance"] = {"rtol": w.rtol, "atol": w.atol}
         chosen.append(w)
     tf_missing = torchferro_available()
-    if args.device == "cuda" and not tf_missing:
-        # Its kernels are CPU kernels so far: CUDA codegen is the roadmap's next milestone.
-        tf_missing = "torchferro generates CPU kernels only so far (CUDA codegen is not built yet)"
     if tf_missing:
         results["notes"].append(
             f"torchferro is not importable here ({tf_missing}): its column is empty"
@@ -461,6 +458,9 @@ def main(argv=None) -> int:
     try:
         if not args.quick and chosen and args.device == "cpu":
             extra_env = isa_probe(results, root, args, t_start)
+        if args.device == "cuda":
+            # CUDA graphs go to torchferro's CUDA kernels (the opt-in, whatever the default).
+            extra_env["TORCHFERRO_CUDA"] = "1"
         for step in plan(args, chosen, tf_missing):
             d = dirs.setdefault(step["dirs"], Dirs(root, step["dirs"]))
             if step["role"] == "compile":
@@ -493,6 +493,7 @@ def main(argv=None) -> int:
             shutil.rmtree(root, ignore_errors=True)
         else:
             results["notes"].append(f"cache directories kept under {root}")
+    relative_to_copy(results)
     results["wall_s"] = time.perf_counter() - t_start
     results["machine"]["load_average_end"] = list(os.getloadavg())
     failures = find_failures(results)
@@ -632,6 +633,21 @@ def merge(results: dict, step: dict, r: dict) -> None:
                     if entry.get("train")
                     else "n/a"
                 }
+
+
+def relative_to_copy(results: dict) -> None:
+    """Each memory-bound run's throughput as a fraction of eager's device copy (the ``copy``
+    workload) measured in the same run: ``of_copy`` beside ``gb_per_s``."""
+    copy = results["workloads"].get("copy", {}).get("variants", {}).get("eager", {})
+    bw = copy.get("run", {}).get("gb_per_s")
+    if not bw:
+        return
+    results["copy_gb_per_s"] = bw
+    for entry in results["workloads"].values():
+        for v in entry.get("variants", {}).values():
+            run = v.get("run", {}) if isinstance(v, dict) else {}
+            if run.get("gb_per_s"):
+                run["of_copy"] = run["gb_per_s"] / bw
 
 
 def find_failures(results: dict) -> list[str]:

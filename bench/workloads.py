@@ -127,7 +127,7 @@ def softmax_fn(x):
 
 
 def build_softmax(device: str, quick: bool) -> Built:
-    r, c = (16384, 16384) if _cuda(device) else ((512, 2048) if quick else (2048, 2048))
+    r, c = (32768, 4096) if _cuda(device) else ((512, 2048) if quick else (2048, 2048))
     g = _gen(device)
     x = _randn(r, c, device=device, gen=g)
     alt = _randn(r // 2, c, device=device, gen=g)
@@ -148,7 +148,7 @@ def layer_norm_fn(x, w, b):
 
 
 def build_layer_norm(device: str, quick: bool) -> Built:
-    r, c = (65536, 4096) if _cuda(device) else ((1024, 1024) if quick else (4096, 1024))
+    r, c = (32768, 4096) if _cuda(device) else ((1024, 1024) if quick else (4096, 1024))
     g = _gen(device)
     x = _randn(r, c, device=device, gen=g)
     w = _randn(c, device=device, gen=g)
@@ -160,6 +160,48 @@ def build_layer_norm(device: str, quick: bool) -> Built:
         alt_args=(alt, w, b),
         bytes=2 * nbytes(x) + nbytes(w, b),
         size=f"x[{r},{c}]",
+    )
+
+
+# --- rms_norm ------------------------------------------------------------------------------------
+
+
+def rms_norm_fn(x, w):
+    return F.rms_norm(x, (x.shape[-1],), w, 1e-6)
+
+
+def build_rms_norm(device: str, quick: bool) -> Built:
+    r, c = (32768, 4096) if _cuda(device) else ((1024, 1024) if quick else (4096, 1024))
+    g = _gen(device)
+    x = _randn(r, c, device=device, gen=g)
+    w = _randn(c, device=device, gen=g)
+    alt = _randn(r // 2, c, device=device, gen=g)
+    return Built(
+        make=_forward(rms_norm_fn),
+        args=(x, w),
+        alt_args=(alt, w),
+        bytes=2 * nbytes(x) + nbytes(w),
+        size=f"x[{r},{c}]",
+    )
+
+
+# --- device copy (the bandwidth reference) --------------------------------------------------------
+
+
+def copy_fn(x):
+    return x.clone()
+
+
+def build_copy(device: str, quick: bool) -> Built:
+    n = (256 << 20) if _cuda(device) else ((1 << 20) if quick else (16 << 20))
+    g = _gen(device)
+    x = _randn(n, device=device, gen=g)
+    return Built(
+        make=_forward(copy_fn),
+        args=(x,),
+        alt_args=(_randn(n // 2 + 7, device=device, gen=g),),
+        bytes=2 * nbytes(x),
+        size=f"x[{n}]",
     )
 
 
@@ -443,6 +485,13 @@ WORKLOADS: list[Workload] = [
         time_budget_s=4.0,
     ),
     Workload(
+        "copy",
+        "x.clone(): the device's copy bandwidth, the memory-bound workloads' yardstick",
+        build_copy,
+        memory_bound=True,
+        in_quick=False,
+    ),
+    Workload(
         "pointwise",
         "chain of 9 pointwise ops (sin, cos, relu, sigmoid, ...)",
         build_pointwise,
@@ -453,6 +502,12 @@ WORKLOADS: list[Workload] = [
         "layer_norm",
         "layer_norm over the last dim",
         build_layer_norm,
+        memory_bound=True,
+    ),
+    Workload(
+        "rms_norm",
+        "rms_norm over the last dim",
+        build_rms_norm,
         memory_bound=True,
     ),
     Workload(

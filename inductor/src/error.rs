@@ -58,6 +58,9 @@ pub enum RunError<E: std::error::Error + 'static> {
     /// IndexError there).
     #[error("index out of range in self")]
     IndexOutOfRange,
+    /// The CUDA driver refused to load or launch a kernel.
+    #[error("CUDA driver: {0}")]
+    Device(String),
     #[error(transparent)]
     Host(E),
     /// A fallback op (torch called for one graph node) raised: the node, and the host's error.

@@ -108,6 +108,15 @@ pub trait Host {
         work()
     }
 
+    /// Where a graph's CUDA kernels run: the device ordinal and that device's current stream
+    /// (a `CUstream`; 0 is the legacy default stream), asked before each CUDA kernel launch
+    /// (hosts answer from a per-call cache). Kernels must run on the stream the host's own ops
+    /// and allocator use, so that everything stays ordered without synchronizing. The default
+    /// (device 0, default stream) suits hosts without streams of their own.
+    fn cuda_stream(&mut self) -> Result<(u32, u64), Self::Error> {
+        Ok((0, 0))
+    }
+
     /// Runs a torch op the inductor did not lower: `target(*args, **kwargs)`.
     fn run_fallback(
         &mut self,

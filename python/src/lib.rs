@@ -189,6 +189,13 @@ fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, V
     Ok((state, out))
 }
 
+/// How many CUDA kernels compiled graphs have launched in this process (tests tell from it
+/// that a graph ran our kernels rather than the eager runner).
+#[pyfunction]
+fn _cuda_kernel_launches() -> u64 {
+    tracer::backend::cuda::launches()
+}
+
 #[pymodule]
 #[allow(non_snake_case)]
 fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -208,6 +215,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.py().get_type::<tracer::compile::RecompileError>(),
     )?;
     m.add_function(wrap_pyfunction!(cache_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_kernel_launches, m)?)?;
     m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;
     tracer::precompile::register(m)?;
     Ok(())

@@ -1,8 +1,7 @@
 //! The loaded kernels of one compiled graph, behind one type: the run loop launches kernel `k`
 //! on an argument array and asks whether a data-dependent read went out of range, without
-//! knowing how the kernels were built or loaded. Today the only module is a C shared library
-//! (`dlopen`ed through [`crate::cache`]); a device module (a CUDA cubin with its launch
-//! geometry and stream) is meant to be a second variant beside it.
+//! knowing how the kernels were built or loaded: a C shared library (`dlopen`ed through
+//! [`crate::cache`]) or a CUDA cubin (`cuda_module.rs`), launched on the host's stream.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -11,6 +10,7 @@ use std::sync::Arc;
 use crate::cache::{Built, Loaded};
 use crate::codegen::KernelAbi;
 use crate::entity::EntityVec;
+use crate::error::RunError;
 use crate::host::Host;
 use crate::schedule::KernelId;
 use crate::InductorError;
@@ -19,6 +19,9 @@ use crate::InductorError;
 pub(crate) enum KernelModule {
     /// Kernels of a C shared library, run on the calling thread (OpenMP inside).
     C(CLibrary),
+    /// Kernels of a CUDA cubin, launched on the host's current stream of its device.
+    #[cfg(feature = "cuda")]
+    Cuda(super::cuda_module::CudaModule),
 }
 
 impl KernelModule {
@@ -40,7 +43,7 @@ impl KernelModule {
         args: &mut [*mut c_void],
         host: &mut H,
         unlocked: bool,
-    ) {
+    ) -> Result<(), RunError<H::Error>> {
         match self {
             KernelModule::C(lib) => {
                 let call = KernelCall(lib.kernels[k], args.as_mut_ptr());
@@ -54,17 +57,29 @@ impl KernelModule {
                     // SAFETY: the caller's contract.
                     unsafe { call.invoke() };
                 }
+                Ok(())
             }
+            // SAFETY: the caller's contract (device pointers, for a CUDA graph).
+            #[cfg(feature = "cuda")]
+            KernelModule::Cuda(m) => unsafe { m.launch(k, args, host) },
         }
     }
 
     /// Whether a kernel read a data-dependent position out of range since the last call
     /// (the flag is cleared).
-    pub(crate) fn take_index_error(&self) -> bool {
+    pub(crate) fn take_index_error<H: Host>(
+        &self,
+        host: &mut H,
+    ) -> Result<bool, RunError<H::Error>> {
         match self {
-            KernelModule::C(lib) => lib
-                .index_error
-                .is_some_and(|flag| flag.swap(0, Ordering::Relaxed) != 0),
+            KernelModule::C(lib) => {
+                let _ = host;
+                Ok(lib
+                    .index_error
+                    .is_some_and(|flag| flag.swap(0, Ordering::Relaxed) != 0))
+            }
+            #[cfg(feature = "cuda")]
+            KernelModule::Cuda(m) => m.take_index_error(host),
         }
     }
 }

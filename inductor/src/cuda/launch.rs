@@ -7,6 +7,7 @@
 //! against the source hash, as the CPU loader checks its library's symbol.
 
 use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cudarc::driver::{result, sys};
 
@@ -20,6 +21,15 @@ use crate::InductorError;
 
 fn driver_err(what: &str) -> impl Fn(result::DriverError) -> InductorError + '_ {
     move |e| InductorError::Cuda(format!("{what}: {e:?}"))
+}
+
+/// Kernels launched by [`CudaKernels::launch`] in this process (what tests read to tell that
+/// a graph ran our kernels, not torch's).
+static LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+/// How many kernels this process has launched through [`CudaKernels::launch`].
+pub fn launches() -> u64 {
+    LAUNCHES.load(Ordering::Relaxed)
 }
 
 /// Whether the CUDA driver library can be loaded (no GPU machine has none).
@@ -37,6 +47,12 @@ pub struct CudaKernels {
     index_error: sys::CUdeviceptr,
 }
 
+// SAFETY: module and function handles are plain driver handles, valid from any thread while the
+// module's context lives (the loader's contract); the driver serializes its own state.
+unsafe impl Send for CudaKernels {}
+// SAFETY: as above; `launch` and `take_index_error` only read the handles.
+unsafe impl Sync for CudaKernels {}
+
 impl CudaKernels {
     /// Loads `g`'s cubin and looks its kernels up; fails if the module's validation global does
     /// not name `g`'s source.
@@ -45,22 +61,35 @@ impl CudaKernels {
     /// A CUDA context is current on this thread, and stays alive (and current wherever the
     /// kernels are launched or dropped) while the returned value lives.
     pub unsafe fn load(g: &CudaGraph) -> Result<CudaKernels, InductorError> {
-        if g.cubin.is_empty() {
+        // SAFETY: the caller's contract.
+        unsafe { CudaKernels::load_parts(&g.source, &g.cubin, &g.kernels) }
+    }
+
+    /// [`CudaKernels::load`] from a graph's source, cubin and kernel list.
+    ///
+    /// # Safety
+    /// As for [`CudaKernels::load`].
+    pub unsafe fn load_parts(
+        source: &str,
+        cubin: &[u8],
+        kernels: &EntityVec<KernelId, CudaKernelAbi>,
+    ) -> Result<CudaKernels, InductorError> {
+        if cubin.is_empty() {
             return Err(InductorError::Cuda("the graph has no kernels".into()));
         }
         // SAFETY: the cubin is a complete ELF image NVRTC produced (or the cache returned after
         // checking its length and hash); the driver copies what it needs.
-        let module = unsafe { result::module::load_data(g.cubin.as_ptr().cast()) }
+        let module = unsafe { result::module::load_data(cubin.as_ptr().cast()) }
             .map_err(driver_err("cuModuleLoadData"))?;
         let loaded = CudaKernels {
             module,
             funcs: EntityVec::new(),
-            abis: g.kernels.clone(),
+            abis: kernels.clone(),
             index_error: 0,
         };
         let mut loaded = loaded;
         let sym = |name: &str| CString::new(name).expect("symbol names have no NUL");
-        for abi in g.kernels.iter() {
+        for abi in kernels.iter() {
             // SAFETY: `module` is loaded (above) and stays loaded while `loaded` lives.
             let f = unsafe { result::module::get_function(module, sym(&abi.name)) }
                 .map_err(driver_err("cuModuleGetFunction"))?;
@@ -74,11 +103,10 @@ impl CudaKernels {
         // SAFETY: `abi_ptr` addresses `abi_len` bytes of the module's global; `abi` has room.
         unsafe { result::memcpy_dtoh_sync(&mut abi, abi_ptr) }
             .map_err(driver_err("reading the validation global"))?;
-        let cut = g
-            .source
+        let cut = source
             .rfind(&format!("\n__device__ const char {VALIDATION_SYMBOL}"))
-            .unwrap_or(g.source.len());
-        let want = sha256_hex(&g.source.as_bytes()[..cut]);
+            .unwrap_or(source.len());
+        let want = sha256_hex(&source.as_bytes()[..cut]);
         if abi.split(|&b| b == 0).next() != Some(want.as_bytes()) {
             return Err(InductorError::Cuda(
                 "the module's validation global does not name its source".into(),
@@ -129,7 +157,9 @@ impl CudaKernels {
                 &mut params,
             )
         }
-        .map_err(driver_err("cuLaunchKernel"))
+        .map_err(driver_err("cuLaunchKernel"))?;
+        LAUNCHES.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Whether a kernel read a data-dependent position out of range since the last call

@@ -2,9 +2,10 @@
 //! ([`crate::codegen::cuda`]) and compiled by NVRTC to a cubin for the target's compute
 //! capability, cached on disk by content hash.
 //!
-//! Compile-only as far as torch is concerned: [`launch`] loads a cubin and launches its kernels
-//! on a given stream with given device pointers, which `tests/cuda_run.rs` uses on a GPU, but
-//! CUDA tensors keep running on the eager runner until the Host launch path exists. [`compile_graph`] is what CI runs over the lowering test set (no GPU needed);
+//! [`launch`] loads a cubin and launches its kernels on a given stream with given device
+//! pointers; [`device`] holds the primary contexts torch uses. [`crate::compile`] with a
+//! [`Target::Cuda`] builds a graph whose kernels run this way on the host's current stream
+//! (`compiled/cuda_module.rs`). [`compile_graph`] is what CI runs over the lowering test set (no GPU needed);
 //! `TORCHFERRO_CUDA_CHECK=<file>` makes every CPU [`crate::compile`] do it too and append one
 //! JSON line per graph to `<file>` (see [`check_hook`]).
 //!
@@ -26,6 +27,7 @@ use crate::schedule::{schedule, KernelId};
 use crate::target::{CudaPolicy, Target};
 use crate::InductorError;
 
+pub mod device;
 pub mod launch;
 pub mod nvrtc;
 
@@ -83,6 +85,20 @@ pub fn compile_graph(
     let target = Target::Cuda(policy.clone());
     let ir = crate::lower::lower_for(graph, &target)?;
     let sched = schedule(&ir);
+    compile_scheduled(ir, sched, policy, cache_dir, site_dirs, started)
+}
+
+/// [`compile_graph`] from a lowered and scheduled graph (`started`: when lowering began, for
+/// [`CudaGraph::codegen_time`]).
+pub fn compile_scheduled(
+    ir: crate::ir::IrGraph,
+    sched: crate::schedule::Schedule,
+    policy: &CudaPolicy,
+    cache_dir: &Path,
+    site_dirs: &[PathBuf],
+    started: Instant,
+) -> Result<CudaGraph, InductorError> {
+    let target = Target::Cuda(policy.clone());
     let plans = plan::plan(&ir, &sched, &target);
     let src = printer::generate(&ir, &sched, &plans, policy);
     let source = finish_source(&src.code);

@@ -371,10 +371,17 @@ pub fn relu(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
     if d == DType::Bool {
         return fallback("relu of bool");
     }
-    pointwise(&[x], d, d, |b, v| {
+    let zeros = orders_zeros(l);
+    pointwise(&[x], d, d, move |b, v| {
         let z = b.constant(Scalar::I(0), b.dtype(v[0]));
-        clamp_by_number(b, v[0], Some(z), None)
+        clamp_by_number(b, v[0], Some(z), None, zeros)
     })
+}
+
+/// Whether number clamps order `-0.0` below `+0.0` on this target: eager's CUDA kernels clamp
+/// with the device's `fmaxf`/`fminf`, its CPU kernels by strict comparisons.
+fn orders_zeros(l: &Lowerer) -> bool {
+    l.target.cpu().is_none()
 }
 
 /// Clamping by Python numbers, as torch's `clamp(Tensor, Scalar, Scalar)` and the activations
@@ -382,17 +389,48 @@ pub fn relu(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
 /// beyond a bound, so NaN stays NaN, `-0.0` clamped at `0.0` stays `-0.0`, and a NaN bound
 /// leaves `x` unchanged. Tensor bounds differ (NaN-propagating `maximum`/`minimum`, a tie gives
 /// the bound) and use [`BinOp::Max`]/[`BinOp::Min`].
-fn clamp_by_number(b: &mut BodyBuilder, x: ValId, lo: Option<ValId>, hi: Option<ValId>) -> ValId {
+///
+/// `zeros` (CUDA, see [`orders_zeros`]): a float tie between zeros goes as the device's
+/// `fmaxf`/`fminf` decide it, `-0.0 < +0.0`: at a lower bound the result is `+0.0` unless both
+/// are `-0.0` (their sum), at an upper bound `-0.0` unless both are `+0.0` (the negated sum of
+/// their negations). So `relu(-0.0)` is `+0.0` there, as eager on CUDA gives.
+fn clamp_by_number(
+    b: &mut BodyBuilder,
+    x: ValId,
+    lo: Option<ValId>,
+    hi: Option<ValId>,
+    zeros: bool,
+) -> ValId {
+    let zeros = zeros && b.dtype(x).is_floating_point();
     let mut r = x;
     if let Some(lo) = lo {
         let below = b.binary(BinOp::Lt, r, lo);
+        if zeros {
+            let sum = b.binary(BinOp::Add, r, lo);
+            r = zero_tie(b, r, lo, sum);
+        }
         r = b.where_(below, lo, r);
     }
     if let Some(hi) = hi {
         let above = b.binary(BinOp::Lt, hi, r);
+        if zeros {
+            let (nr, nh) = (b.unary(UnOp::Neg, r), b.unary(UnOp::Neg, hi));
+            let sum = b.binary(BinOp::Add, nr, nh);
+            let tie = b.unary(UnOp::Neg, sum);
+            r = zero_tie(b, r, hi, tie);
+        }
         r = b.where_(above, hi, r);
     }
     r
+}
+
+/// `tie` where `r` and `bound` are equal zeros, else `r`.
+fn zero_tie(b: &mut BodyBuilder, r: ValId, bound: ValId, tie: ValId) -> ValId {
+    let zero = b.constant(Scalar::F(0.0), b.dtype(r));
+    let eq = b.binary(BinOp::Eq, r, bound);
+    let is_zero = b.binary(BinOp::Eq, r, zero);
+    let both = b.binary(BinOp::And, eq, is_zero);
+    b.where_(both, tie, r)
 }
 
 pub fn square(l: &Lowerer, x: &Arg) -> LResult<TensorVal> {
@@ -617,11 +655,12 @@ pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResul
     let mut ops = vec![x.clone()];
     ops.extend(lo);
     ops.extend(hi);
+    let zeros = orders_zeros(l);
     pointwise(&ops, d, d, move |b, v| {
         let lo = has_lo.then(|| v[1]);
         let hi = has_hi.then(|| v[if has_lo { 2 } else { 1 }]);
         if by_number {
-            return clamp_by_number(b, v[0], lo, hi);
+            return clamp_by_number(b, v[0], lo, hi, zeros);
         }
         let mut r = v[0];
         if let Some(lo) = lo {
@@ -687,10 +726,11 @@ pub fn hardtanh(l: &Lowerer, x: &Arg, lo: f64, hi: f64) -> LResult<TensorVal> {
     if d == DType::Bool {
         return fallback("hardtanh of bool");
     }
+    let zeros = orders_zeros(l);
     pointwise(&[xo], d, d, move |b, v| {
         let lo = b.constant(Scalar::F(lo), d);
         let hi = b.constant(Scalar::F(hi), d);
-        clamp_by_number(b, v[0], Some(lo), Some(hi))
+        clamp_by_number(b, v[0], Some(lo), Some(hi), zeros)
     })
 }
 

@@ -25,6 +25,8 @@ struct TorchHandles {
     sdpa: Py<PyAny>,
     /// `torch.ops.aten._unsafe_view`: a reshape that is no view (`Host::reshape_own`).
     unsafe_view: Py<PyAny>,
+    /// For a graph on a CUDA device: where buffers go and which stream kernels run on.
+    cuda: Option<super::cuda::CudaHandles>,
 }
 
 impl TorchHandles {
@@ -45,6 +47,7 @@ impl TorchHandles {
                 .getattr("_unsafe_view")?
                 .unbind(),
             torch: torch.unbind(),
+            cuda: None,
         })
     }
 }
@@ -56,6 +59,8 @@ pub struct TorchHost<'a, 'py> {
     handles: &'a TorchHandles,
     /// Callables of the graph's function targets, for fallbacks.
     callables: &'a HashMap<String, Py<PyAny>>,
+    /// The CUDA device and its current stream, read once per call (the first kernel asks).
+    stream: Option<(u32, u64)>,
 }
 
 impl<'a, 'py> TorchHost<'a, 'py> {
@@ -69,6 +74,7 @@ impl<'a, 'py> TorchHost<'a, 'py> {
             torch: handles.torch.bind(py).clone(),
             handles,
             callables,
+            stream: None,
         }
     }
 
@@ -224,16 +230,38 @@ impl<'py> Host for TorchHost<'_, 'py> {
         let sizes = PyTuple::new(py, sizes)?;
         let strides = PyTuple::new(py, strides)?;
         let dtype = self.dtype(dtype)?;
-        let argv = [sizes.as_ptr(), strides.as_ptr(), dtype.as_ptr()];
-        // SAFETY: the three arguments are kept alive by the bindings above for the whole call;
-        // vectorcall borrows them and returns a new reference or NULL with an error set.
-        let r = unsafe {
-            pyo3::ffi::PyObject_Vectorcall(
-                self.handles.empty_strided.as_ptr(),
-                argv.as_ptr(),
-                2,
-                self.handles.dtype_kwnames.as_ptr(),
-            )
+        let r = match &self.handles.cuda {
+            None => {
+                let argv = [sizes.as_ptr(), strides.as_ptr(), dtype.as_ptr()];
+                // SAFETY: the three arguments are kept alive by the bindings above for the
+                // whole call; vectorcall borrows them and returns a new reference or NULL with
+                // an error set.
+                unsafe {
+                    pyo3::ffi::PyObject_Vectorcall(
+                        self.handles.empty_strided.as_ptr(),
+                        argv.as_ptr(),
+                        2,
+                        self.handles.dtype_kwnames.as_ptr(),
+                    )
+                }
+            }
+            Some(c) => {
+                let argv = [
+                    sizes.as_ptr(),
+                    strides.as_ptr(),
+                    dtype.as_ptr(),
+                    c.device.as_ptr(),
+                ];
+                // SAFETY: as above; the device object lives in the handles.
+                unsafe {
+                    pyo3::ffi::PyObject_Vectorcall(
+                        self.handles.empty_strided.as_ptr(),
+                        argv.as_ptr(),
+                        2,
+                        c.kwnames.as_ptr(),
+                    )
+                }
+            }
         };
         if r.is_null() {
             return Err(PyErr::fetch(py));
@@ -244,6 +272,18 @@ impl<'py> Host for TorchHost<'_, 'py> {
 
     fn run_unlocked(&mut self, work: &mut (dyn FnMut() + Send)) {
         self.py.detach(work)
+    }
+
+    fn cuda_stream(&mut self) -> PyResult<(u32, u64)> {
+        if let Some(s) = self.stream {
+            return Ok(s);
+        }
+        let c = self.handles.cuda.as_ref().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err("torchferro: a CUDA kernel in a CPU graph")
+        })?;
+        let s = (c.index, c.current_stream(self.py)?);
+        self.stream = Some(s);
+        Ok(s)
     }
 
     fn as_strided(
@@ -436,8 +476,10 @@ impl InductorProgram {
         self.sites = sites;
     }
 
-    /// Compiles `graph` if the inductor can run it: CPU tensors only, and no input that needs
-    /// autograd (compiled kernels record no backward). `Ok(None)` means "use the eager runner".
+    /// Compiles `graph` if the inductor can run it: tensors on one device (the CPU, or one CUDA
+    /// device when CUDA graphs are enabled and CUDA runs here: see [`super::cuda`]), and no
+    /// input that needs autograd (compiled kernels record no backward). `Ok(None)` means "use
+    /// the eager runner".
     pub fn try_new(
         graph: &Graph,
         callables: &[(fx::NodeId, Py<PyAny>)],
@@ -456,33 +498,28 @@ impl InductorProgram {
                     );
                 }
             }
-            match &n.meta {
-                NodeMeta::Tensor(t) => {
-                    if t.device.kind != "cpu" {
-                        return Err(format!(
-                            "a tensor on {} (the inductor's CPU backend only)",
-                            t.device
-                        ));
-                    }
-                    if grad_enabled
-                        && t.requires_grad
-                        && matches!(n.kind, NodeKind::Placeholder { .. })
-                    {
-                        return Err("an input that requires grad (no backward yet)".into());
-                    }
+            if let NodeMeta::Tensor(t) = &n.meta {
+                if grad_enabled && t.requires_grad && matches!(n.kind, NodeKind::Placeholder { .. })
+                {
+                    return Err("an input that requires grad (no backward yet)".into());
                 }
-                NodeMeta::Tuple(_) | NodeMeta::None => {}
-                _ if matches!(n.kind, NodeKind::Output { .. }) => {}
-                _ => {}
             }
         }
+        let placement = super::cuda::placement(graph)?;
+        let options = match placement {
+            super::cuda::Placement::Cpu => inductor::Options::default(),
+            super::cuda::Placement::Cuda(_) if !super::cuda::enabled() => {
+                return Err(
+                    "CUDA tensors (the inductor's CUDA path is opt-in: TORCHFERRO_CUDA=1)".into(),
+                )
+            }
+            super::cuda::Placement::Cuda(i) => Python::attach(|py| super::cuda::options(py, i))?,
+        };
         // Lowering, code generation and above all the C compiler run without the GIL: other
         // threads progress meanwhile (the inductor touches no Python object; its log records
         // take the GIL themselves when they reach Python).
-        let compiled = Python::attach(|py| {
-            py.detach(|| inductor::compile(graph, &inductor::Options::default()))
-        })
-        .map_err(|e| e.to_string())?;
+        let compiled = Python::attach(|py| py.detach(|| inductor::compile(graph, &options)))
+            .map_err(|e| e.to_string())?;
         crate::alloc_threshold::raise_mmap_threshold();
         let mut map = HashMap::new();
         // Dead-code elimination may have removed some of the traced calls.
@@ -497,6 +534,9 @@ impl InductorProgram {
         }
         let handles = Python::attach(|py| -> PyResult<TorchHandles> {
             let mut h = TorchHandles::new(py)?;
+            if let super::cuda::Placement::Cuda(i) = placement {
+                h.cuda = Some(super::cuda::CudaHandles::new(py, i)?);
+            }
             let torch = py.import("torch")?;
             for d in [
                 DType::Float32,
@@ -617,7 +657,12 @@ impl InductorProgram {
             (Ok(outs), _) => outs,
             // A `KeyboardInterrupt` (or any non-`Exception`) from a host call is not the op's
             // error: it propagates as it is.
-            (Err(inductor::RunError::IndexOutOfRange), Some(eager)) => {
+            // Not on CUDA: eager's out-of-range gather there is a device-side assert, which
+            // leaves the process's CUDA context unusable; the kernels' IndexError is raised
+            // instead (below).
+            (Err(inductor::RunError::IndexOutOfRange), Some(eager))
+                if self.handles.cuda.is_none() =>
+            {
                 drop(host);
                 let inputs = inputs.into_iter().map(|i| i.into_bound(py)).collect();
                 return eager.run(py, inputs);

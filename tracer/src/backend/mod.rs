@@ -3,6 +3,7 @@
 //! handed an FX `GraphModule` (the torch.compile backend contract). `functional` is the
 //! inductor's view of the graph (functionalized) and what its calls need around them.
 
+pub mod cuda;
 pub mod eager;
 pub mod functional;
 pub mod inductor;

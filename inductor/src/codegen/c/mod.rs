@@ -132,6 +132,11 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
         let expr = match dtype {
             DType::Float16 => format!("tf_rh((float){})", a.name),
             DType::BFloat16 => format!("tf_rbf((float){})", a.name),
+            // Eager converts a float to uint8 through int64 (so -1.0 is 255, on CPU and CUDA
+            // alike); a direct conversion is undefined there, and CUDA's saturates to 0.
+            DType::UInt8 if a.dtype.is_floating_point() => {
+                format!("((uint8_t)(int64_t){})", a.name)
+            }
             _ => format!("(({}){})", c_type(dtype), a.name),
         };
         self.def(expr, dtype)
