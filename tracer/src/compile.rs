@@ -122,6 +122,10 @@ pub fn compile_frame(
                 if torch_free(py, cfg, &info, globals_dict, scope) {
                     return skip_torch_free(slot, &info);
                 }
+                // Inside a comprehension that 3.12 inlined, the graph ends before the whole
+                // comprehension, which then runs natively (as torch.compile does).
+                let i = crate::interp::comprehension::region_containing(&info, i)
+                    .map_or(i, |r| r.start);
                 match crate::resume::why_no_break_at(&info, i) {
                     None => {
                         break_at = Some(i);

@@ -4,6 +4,7 @@
 
 mod abc_mixins;
 mod calls;
+pub mod comprehension;
 mod exceptions;
 pub(crate) use vars::dict_kind;
 mod handlers;
@@ -820,9 +821,20 @@ impl<'a, 'py> Frame<'a, 'py> {
             None => match self.tx.builtins.get_item(name)? {
                 Some(v) => v,
                 None => {
-                    return Err(TraceError::unsupported(format!(
-                        "name '{name}' is not defined (the frame raises NameError)"
-                    )))
+                    // Raised in the traced code (a `try` may catch it), with guards that the
+                    // name stays undefined in the globals and the builtins.
+                    let msg = format!("name '{name}' is not defined");
+                    let fallback =
+                        TraceError::unsupported(format!("{msg} (the frame raises NameError)"));
+                    let origin = Some(self.location());
+                    let guards = &mut self.tx.guards.global;
+                    guards.dict_absent(&self.ctx.globals, "globals", name, origin.clone());
+                    guards.dict_absent(&self.tx.builtins, "builtins", name, origin);
+                    let e = self.raise_new("NameError", (msg,), fallback);
+                    if let TraceError::Raised { exc, .. } = &e {
+                        exc.bind(py).setattr("name", name)?;
+                    }
+                    return Err(e);
                 }
             },
         };
