@@ -21,11 +21,6 @@ NN_MODULE_IN_FRAME = (
     "issue 14 (user classes): an nn.Module constructed inside the frame breaks the graph at "
     "nn.Module.__init__ (super().__setattr__)"
 )
-GAP_CONTEXTMANAGER = (
-    "issue 14 (statements): a @contextlib.contextmanager generator used in `with` breaks the graph "
-    "(the generator-based context manager is not traced: its __enter__/__exit__ drive a generator, "
-    "and a graph break at BEFORE_WITH cannot resume)"
-)
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
@@ -1136,7 +1131,7 @@ def contextlib_suppress(x):
     return y
 
 
-@case(x34, breadth=GAP_CONTEXTMANAGER)
+@case(x34)
 def contextmanager_generator(x):
     log = []
 
@@ -1149,6 +1144,85 @@ def contextmanager_generator(x):
     with tag("block") as n:
         y = x * len(n)
     return y, log
+
+
+EVENTS = []
+
+
+@contextlib.contextmanager
+def traced_section(name, scale=1):
+    EVENTS.append(("enter", name))
+    try:
+        yield scale * 2
+    finally:
+        EVENTS.append(("exit", name))
+
+
+@contextlib.contextmanager
+def scaled_view(t, k):
+    yield t * k
+
+
+@contextlib.contextmanager
+def swallow(kind):
+    try:
+        yield
+    except kind as e:
+        EVENTS.append(("swallowed", str(e)))
+
+
+@contextlib.contextmanager
+def grad_off():
+    with torch.no_grad():
+        yield
+
+
+@case(x34, state=("EVENTS",))
+def contextmanager_module_level(x):
+    with traced_section("outer", scale=3) as k:
+        y = x * k
+        with traced_section("inner"):
+            y = y + 1
+    return y
+
+
+@case(x34)
+def contextmanager_yields_a_tensor(x):
+    with scaled_view(x, 3) as s:
+        y = s.sin()
+    return y + s
+
+
+@case(x34, state=("EVENTS",))
+def contextmanager_finally_on_exception(x):
+    y = x
+    try:
+        with traced_section("failing"):
+            y = y * 2
+            raise ValueError("boom")
+    except ValueError as e:
+        y = y + len(str(e))
+    return y
+
+
+# torch.compile's KeyError from a traced dict lookup has its own message.
+@case(x34, state=("EVENTS",), xfail_tc=TC_DIFFERS)
+def contextmanager_swallows_the_exception(x):
+    y = x + 1
+    with swallow(KeyError):
+        y = y * 2
+        {}["missing"]
+    with swallow(KeyError):
+        y = y - 1
+    return y
+
+
+@case(x34)
+def contextmanager_around_no_grad(x):
+    w = x.clone().requires_grad_()
+    with grad_off():
+        y = w * 2
+    return y.requires_grad, y, (w * 2).requires_grad
 
 
 # ---------------------------------------------------------------------------------------------

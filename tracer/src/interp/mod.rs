@@ -6,6 +6,7 @@ mod abc_mixins;
 mod calls;
 pub mod comprehension;
 mod exceptions;
+mod gencm;
 pub(crate) use vars::dict_kind;
 mod handlers;
 mod inline;
