@@ -1217,6 +1217,25 @@ def contextmanager_swallows_the_exception(x):
     return y
 
 
+@case(x34, state=("EVENTS",))
+def contextmanager_with_a_graph_break_inside(x):
+    y = x * 2
+    with traced_section("breaking") as k:
+        print("inside")
+        y = y + k
+    return y.sin()
+
+
+@case(x34, state=("EVENTS",))
+def contextmanager_made_before_a_graph_break(x):
+    y = x * 2
+    cm = traced_section("made early")
+    print("between")
+    with cm as k:
+        y = y * k
+    return y
+
+
 @case(x34)
 def contextmanager_around_no_grad(x):
     w = x.clone().requires_grad_()

@@ -113,12 +113,14 @@ pub fn compile_frame(
             Ok(t) => break t,
             // Graph break: trace again from the start, stopping just before the instruction
             // that could not be traced; it then runs natively and a resume function continues.
+            // A break that cannot be placed there asks for an earlier one (strictly earlier,
+            // so the retries end).
             Err(TraceError::Unsupported {
                 reason,
                 location,
                 instruction: Some(i),
                 frames,
-            }) if !cfg.fullgraph && break_at.is_none() => {
+            }) if !cfg.fullgraph && break_at.is_none_or(|b| i < b) => {
                 if torch_free(py, cfg, &info, globals_dict, scope) {
                     return skip_torch_free(slot, &info);
                 }

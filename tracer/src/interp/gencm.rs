@@ -61,7 +61,7 @@ impl<'a, 'py> Frame<'a, 'py> {
         if !is_generator_function(py, &func)? {
             return Ok(None);
         }
-        Ok(Some(generator_cm(func, args, kwargs)))
+        Ok(Some(generator_cm(func, args, kwargs, self.tx.root_index)))
     }
 
     /// `__enter__`: runs the generator to its first `yield` and returns the yielded value.
@@ -167,7 +167,9 @@ impl<'a, 'py> Frame<'a, 'py> {
     ) -> Result<Resumed, TraceError> {
         let py = self.tx.py;
         if self.tx.depth >= super::MAX_INLINE_DEPTH {
-            return Err(TraceError::unsupported("inlining too deep (a @contextmanager)"));
+            return Err(TraceError::unsupported(
+                "inlining too deep (a @contextmanager)",
+            ));
         }
         self.tx.depth += 1;
         let site = self.site();
@@ -234,14 +236,33 @@ impl<'a, 'py> Frame<'a, 'py> {
 }
 
 /// A manager of `func(*args, **kwargs)`, not entered yet.
-pub(super) fn generator_cm(func: Rc<FunctionVar>, args: &[Var], kwargs: &[(String, Var)]) -> Var {
+pub(super) fn generator_cm(
+    func: Rc<FunctionVar>,
+    args: &[Var],
+    kwargs: &[(String, Var)],
+    made_at: usize,
+) -> Var {
     Var::GenCm(Rc::new(RefCell::new(GenCmVar {
         func,
         args: args.to_vec(),
         kwargs: kwargs.to_vec(),
         frame: None,
         entered: false,
+        made_at,
     })))
+}
+
+/// Where the graph must break instead of `at` so that no generator context manager of the
+/// root frame is live at the break: before the earliest call that made one.
+pub(super) fn break_before_generator_cms(stack: &[Var], locals: &[Option<Var>]) -> Option<usize> {
+    stack
+        .iter()
+        .chain(locals.iter().flatten())
+        .filter_map(|v| match v {
+            Var::GenCm(g) | Var::GenCmExit(g) => Some(g.borrow().made_at),
+            _ => None,
+        })
+        .min()
 }
 
 /// A plain generator function (not a coroutine or an async generator).

@@ -430,6 +430,19 @@ impl<'a, 'py> Frame<'a, 'py> {
         let mut steps = 0usize;
         loop {
             if Some(self.pc) == break_at {
+                // A generator context manager cannot be rebuilt after the graph: break before
+                // the call that made it instead (the driver traces again).
+                if let Some(made_at) = gencm::break_before_generator_cms(&self.stack, &self.locals)
+                {
+                    return Err(TraceError::Unsupported {
+                        reason: "a @contextlib.contextmanager context manager is live at the \
+                                 graph break"
+                            .into(),
+                        location: Some(self.location()),
+                        instruction: Some(made_at),
+                        frames: Vec::new(),
+                    });
+                }
                 // Arguments not read yet are live too: wrap them so the resume function gets them.
                 for i in 0..self.code.nargs.min(self.code.nlocals) {
                     if self.locals[i].is_none() && !self.tx.deleted_args.contains(&i) {

@@ -151,6 +151,9 @@ pub struct GenCmVar {
     /// The generator's frame while it is suspended at its `yield`.
     pub(super) frame: Option<SavedFrame>,
     pub(super) entered: bool,
+    /// The root instruction that made it: where the graph breaks instead when the manager is
+    /// live at a graph break (it cannot be rebuilt after the graph).
+    pub(super) made_at: usize,
 }
 
 /// A generator frame of the tracer between two resumptions.

@@ -117,7 +117,12 @@ impl Frame<'_, '_> {
                 self.call(m, args, kwargs)
             }
             Var::GenCmExit(g) => self.generator_cm_exit(&g, &args),
-            Var::GenCmFunction(f) => Ok(super::gencm::generator_cm(f, &args, &kwargs)),
+            Var::GenCmFunction(f) => Ok(super::gencm::generator_cm(
+                f,
+                &args,
+                &kwargs,
+                self.tx.root_index,
+            )),
             Var::GradModeExit { restore } => {
                 self.tx.output.set_grad_mode(py, restore)?;
                 Ok(Var::none(py))
