@@ -99,7 +99,7 @@ impl<'a, 'py> Frame<'a, 'py> {
         };
         match self.resume_generator(saved, None)? {
             Resumed::Yielded(v, frame) => {
-                g.borrow_mut().frame = Some(frame);
+                g.borrow_mut().frame = Some(*frame);
                 Ok(v)
             }
             Resumed::Returned => Err(TraceError::unsupported(
@@ -122,7 +122,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             ));
         };
         let exc = match args {
-            [_, v, _] if matches!(v, Var::Py(o, _) if o.is_none(py)) => None,
+            [_, Var::Py(o, _), _] if o.is_none(py) => None,
             [_, v, _] => Some(
                 v.as_py(py)
                     .ok_or_else(|| TraceError::unsupported("__exit__ with a tracked exception"))?,
@@ -214,7 +214,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                 Ok(match child.yields.take().and_then(|mut y| y.pop()) {
                     Some(v) if matches!(ret, Var::Null) => Resumed::Yielded(
                         v,
-                        SavedFrame {
+                        Box::new(SavedFrame {
                             code: child.code.clone(),
                             globals: child.ctx.globals.clone().unbind(),
                             foreign_globals: child.ctx.foreign_globals,
@@ -222,7 +222,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                             stack: std::mem::take(&mut child.stack),
                             locals: std::mem::take(&mut child.locals),
                             pc: child.pc,
-                        },
+                        }),
                     ),
                     _ => Resumed::Returned,
                 })
@@ -272,6 +272,6 @@ fn is_generator_function(py: Python<'_>, func: &FunctionVar) -> Result<bool, Tra
 }
 
 enum Resumed {
-    Yielded(Var, SavedFrame),
+    Yielded(Var, Box<SavedFrame>),
     Returned,
 }
