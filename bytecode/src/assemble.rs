@@ -184,6 +184,29 @@ impl Assembler {
     /// one bound after them, so callers can jump into or protect the appended code. On error
     /// the assembler is left unchanged.
     pub fn append_code(&mut self, raw: RawCode<'_>) -> Result<Vec<Label>> {
+        let len = decode(self.version, raw.code)?.len();
+        let whole = std::iter::once(0..len).collect::<Vec<_>>();
+        self.append_code_segments(raw, &whole, 0, false)
+    }
+
+    /// Appends some instructions of a decoded code object: the `segments` (index ranges of its
+    /// decoded instructions), one after the other in the order given, so a caller can copy one
+    /// region of a function (a comprehension inlined by CPython 3.12 and its cleanup handlers)
+    /// and run it in other code. Jumps keep their targets; the exception-table entries are
+    /// clipped to the copied instructions, their depths moved by `depth_shift` (the copy runs
+    /// with a different stack below it). Returns one label per decoded instruction plus one
+    /// for the end of the code: those of copied instructions are bound, the others are left
+    /// for the caller to bind (a jump to one that stays unbound fails at layout). An entry that
+    /// protects copied code with a handler that is not copied is dropped when `outer_handled`
+    /// (the caller protects the copy with a range of its own) and an error otherwise; a depth
+    /// that the shift makes negative is an error. On error the assembler is left unchanged.
+    pub fn append_code_segments(
+        &mut self,
+        raw: RawCode<'_>,
+        segments: &[std::ops::Range<usize>],
+        depth_shift: i64,
+        outer_handled: bool,
+    ) -> Result<Vec<Label>> {
         let decoded = decode(self.version, raw.code)?;
         let table = exception_table::parse(raw.exception_table)?;
         let positions =
@@ -199,38 +222,102 @@ impl Assembler {
             .iter()
             .map(|e| Ok((index_of(e.start)?, index_of(e.end)?, index_of(e.target)?, e)))
             .collect::<Result<Vec<_>>>()?;
-        for inst in &decoded {
-            self.check_emittable(inst.opcode, inst.target.is_some())?;
+        let base = self.instructions.len();
+        // Where each copied instruction lands, and where each segment's copy ends.
+        let mut new_index: Vec<Option<usize>> = vec![None; decoded.len() + 1];
+        let mut seg_end = Vec::with_capacity(segments.len());
+        let mut next = base;
+        for seg in segments {
+            if seg.start > seg.end || seg.end > decoded.len() {
+                return Err(Error::BadSegment {
+                    start: seg.start,
+                    end: seg.end,
+                    len: decoded.len(),
+                });
+            }
+            for k in seg.clone() {
+                let inst = &decoded[k];
+                self.check_emittable(inst.opcode, inst.target.is_some())?;
+                new_index[k] = Some(next);
+                next += 1;
+            }
+            seg_end.push(next);
+        }
+        // Exception ranges, clipped to each segment; checked before anything is appended.
+        let mut clipped = Vec::new();
+        for (i, &(start, end, handler, entry)) in ranges.iter().enumerate() {
+            for (seg, &after) in segments.iter().zip(&seg_end) {
+                let (s, e) = (start.max(seg.start), end.min(seg.end));
+                if s >= e {
+                    continue;
+                }
+                let Some(h) = new_index[handler] else {
+                    if outer_handled {
+                        continue;
+                    }
+                    return Err(Error::HandlerNotCopied { index: i, handler });
+                };
+                let depth = u32::try_from(i64::from(entry.depth) + depth_shift).map_err(|_| {
+                    Error::InvalidExceptionEntry {
+                        index: i,
+                        reason: "the depth shift makes its depth negative",
+                    }
+                })?;
+                let first = new_index[s].unwrap_or(after);
+                let last = if e < seg.end {
+                    new_index[e].unwrap_or(after)
+                } else {
+                    after
+                };
+                clipped.push((first, last, h, depth, entry.lasti));
+            }
         }
 
-        let base = self.instructions.len();
         let labels: Vec<Label> = (0..=decoded.len())
             .map(|k| {
                 let label = self.new_label();
-                self.labels[label.0 as usize] = Some(base + k);
+                self.labels[label.0 as usize] = new_index[k];
                 label
             })
             .collect();
-        for inst in &decoded {
-            let unit = (inst.opcode_offset() / UNIT) as usize;
-            self.instructions.push(LabelledInstruction {
-                opcode: inst.opcode,
-                arg: inst
-                    .target
-                    .map_or(Arg::Value(inst.arg), |t| Arg::Jump(labels[t])),
-                position: positions.get(unit).copied().unwrap_or_default(),
-            });
+        for seg in segments {
+            for inst in &decoded[seg.clone()] {
+                let unit = (inst.opcode_offset() / UNIT) as usize;
+                self.instructions.push(LabelledInstruction {
+                    opcode: inst.opcode,
+                    arg: inst
+                        .target
+                        .map_or(Arg::Value(inst.arg), |t| Arg::Jump(labels[t])),
+                    position: positions.get(unit).copied().unwrap_or_default(),
+                });
+            }
         }
-        for (start, end, handler, entry) in ranges {
+        // The whole code appended: its end label is bound after it, as callers expect.
+        if segments.len() == 1 && segments[0] == (0..decoded.len()) {
+            self.labels[labels[decoded.len()].0 as usize] = Some(self.instructions.len());
+        }
+        for (first, last, handler, depth, lasti) in clipped {
+            let (start, end, handler) = (
+                self.label_at(first),
+                self.label_at(last),
+                self.label_at(handler),
+            );
             self.exception_ranges.push(ExceptionRange {
-                start: labels[start],
-                end: labels[end],
-                handler: labels[handler],
-                depth: entry.depth,
-                lasti: entry.lasti,
+                start,
+                end,
+                handler,
+                depth,
+                lasti,
             });
         }
         Ok(labels)
+    }
+
+    /// A new label bound to instruction `index` (or after the last one).
+    fn label_at(&mut self, index: usize) -> Label {
+        let label = self.new_label();
+        self.labels[label.0 as usize] = Some(index);
+        label
     }
 
     /// Rewrites the plain (non-jump) opargs of the instructions from index `from` on: `f` gets

@@ -115,6 +115,18 @@ pub enum Error {
         version: Version,
     },
 
+    #[error(
+        "exception table entry {index} protects copied code but its handler (instruction {handler}) is not copied"
+    )]
+    HandlerNotCopied { index: usize, handler: usize },
+
+    #[error("segment {start}..{end} is not a range of the {len} decoded instructions")]
+    BadSegment {
+        start: usize,
+        end: usize,
+        len: usize,
+    },
+
     #[error("BINARY_OP has no operator {symbol:?}")]
     UnknownOperator { symbol: String },
 }

@@ -14,6 +14,19 @@ import torch
 
 from .runner import TC_DIFFERS, case
 
+# Issue 14's rule holds on 3.12, where a break inside a comprehension ends the graph before the
+# whole comprehension, which runs natively. On 3.11 a comprehension is a frame of its own, and
+# one whose loop runs over a Python iterator object (`range`, another comprehension's argument)
+# runs eagerly when its body breaks (a break at FOR_ITER cannot resume): not yet strict there.
+ON_312 = sys.version_info >= (3, 12)
+STRICT_BREADTH = ON_312
+
+
+def gap_312(reason):
+    """A breadth gap of 3.12 (the file is strict there only)."""
+    return reason if ON_312 else None
+
+
 # torch.compile (torch 2.11) on 3.12 raises UnboundLocalError where a comprehension's variable
 # shadows a local of the frame and the comprehension breaks its graph.
 TC_312_SHADOW = TC_DIFFERS if sys.version_info >= (3, 12) else None
@@ -87,3 +100,163 @@ def comprehension_then_tensor_work(x):
 def locals_after_a_comprehension_broken_in_its_body(x):
     t = torch.stack([_note("row", r * 2) for r in x])
     return t, sorted(locals())
+
+
+# Whole comprehensions run natively after a graph break in their body (3.12): the graph before
+# them, the comprehension, and the code after it in a resume function.
+
+
+# torch.compile runs the resume function inside the loop eagerly (it cannot resume from a
+# comprehension's break there); torchferro compiles each piece of the loop.
+@case(
+    x34,
+    breadth=gap_312(
+        "torch.compile runs the loop's resume function eagerly (1 graph); torchferro "
+        "compiles the loop's pieces around each comprehension (3 graphs)"
+    ),
+)
+def comprehension_in_a_loop_breaks_each_time(x):
+    acc = x.sum()
+    for k in range(2):
+        ys = [_note("row", r + k) for r in x]
+        acc = acc + torch.stack(ys).sum()
+    return acc
+
+
+@case(x34)
+def comprehension_as_a_statement(x):
+    out = []
+    [out.append(_note("row", r.sum())) for r in x]  # used for its effect
+    return torch.stack(out) + 1
+
+
+@case(x34)
+def dict_comprehension_stored_then_read(x):
+    y = x * 2
+    d = {k: _note("row", r) for k, r in zip("abc", y)}
+    return d["a"] + d["c"], sorted(d)
+
+
+@case(x34)
+def comprehension_reads_outer_locals(x):
+    scale = x.mean()
+    offset = 3
+    ys = [_note("row", r * scale + offset) for r in x]
+    return torch.stack(ys).amax(0)
+
+
+@case(x34)
+def comprehension_over_a_list_of_tensors(x):
+    parts = list(x.unbind(0))
+    ys = [_note("part", p.relu()) for p in parts if p.sum() > -100]
+    return torch.cat(ys), len(parts)
+
+
+@case(x34)
+def comprehension_after_an_earlier_break(x):
+    y = x.cos()
+    print("before")
+    ys = [_note("row", r * 2) for r in y]
+    return torch.stack(ys) - y
+
+
+@case(x34)
+def comprehension_inside_try_block(x):
+    try:
+        ys = [_note("row", r * 2) for r in x]
+    except ValueError:
+        ys = []
+    return torch.stack(ys).sum(0)
+
+
+@case(x34)
+def comprehension_raises_in_its_body(x):
+    try:
+        ys = [_note("row", r * 2) if i < 2 else int("no") for i, r in enumerate(x)]
+    except ValueError as e:
+        ys = [x[0], x[1], torch.zeros(4)]
+        print("caught", e)
+    return torch.stack(ys)
+
+
+@case(x34, raises=True)
+def comprehension_raises_out_of_the_frame(x):
+    y = x + 1
+    return [_note("row", r) if r.sum() < 1e9 else None for r in y] + [int("no")]
+
+
+@case(x34, raises=True)
+def comprehension_body_raises_out_of_the_frame(x):
+    y = x + 1
+    return [_note("row", r) if i < 2 else int("no") for i, r in enumerate(y)]
+
+
+@case(x34)
+def comprehension_with_a_closure_cell(x):
+    scale = x.amax()
+    f = lambda t: t * scale
+    ys = [_note("row", f(r)) for r in x]
+    return torch.stack(ys).sum(), scale
+
+
+@case(
+    x34,
+    breadth=gap_312(
+        "a lambda made in the frame and read back through a list is guarded by identity, "
+        "so the resume function recompiles on every call (torch.compile guards its code)"
+    ),
+)
+def comprehension_captured_by_a_lambda(x):
+    fs = [_note("fn", lambda t, r=r: t + r) for r in x]
+    return torch.stack([f(x[0]) for f in fs])
+
+
+@case(
+    x34,
+    breadth=gap_312(
+        "a comprehension that assigns a frame variable (walrus) is not run as a whole: "
+        "its break resumes inside the loop"
+    ),
+)
+def comprehension_with_walrus(x):
+    ys = [_note("row", last := r * 2) for r in x]
+    return torch.stack(ys), last
+
+
+# torch.compile's rows require grad here on 3.12 (the block's grad mode is lost after its break).
+@case(x34, xfail_tc=TC_312_SHADOW)
+def comprehension_under_no_grad(x):
+    w = x.clone().requires_grad_()
+    with torch.no_grad():
+        ys = [_note("row", r * 2) for r in w]
+    return torch.stack(ys).requires_grad, torch.stack(ys)
+
+
+@case(x34)
+def set_and_dict_comprehensions_in_one_statement(x):
+    keys = {_note("k", i % 2) for i in range(4)}
+    table = {k: _note("v", x[k] * 2) for k in sorted(keys)}
+    return table[0] + table[1], sorted(keys)
+
+
+class _Rows(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        rows = [_note("row", self.lin(r).relu()) for r in h]
+        return torch.stack(rows) + h
+
+
+@case(
+    x34,
+    module=True,
+    breadth=gap_312(
+        "the torch.nn layer called natively by the comprehension gets a graph of its own "
+        "(torchferro traces torch.nn forwards as top-level frames; torch.compile does not)"
+    ),
+)
+def comprehension_in_a_module_forward():
+    return _Rows()

@@ -21,12 +21,6 @@ NN_MODULE_IN_FRAME = (
     "issue 14 (user classes): an nn.Module constructed inside the frame breaks the graph at "
     "nn.Module.__init__ (super().__setattr__)"
 )
-BUILTINS_ITER = "issue 14 (builtins): iter()/next() and min()/sorted() over user objects are not traced"
-GAP_CONTEXTMANAGER = (
-    "issue 14 (statements): a @contextlib.contextmanager generator used in `with` breaks the graph "
-    "(the generator-based context manager is not traced: its __enter__/__exit__ drive a generator, "
-    "and a graph break at BEFORE_WITH cannot resume)"
-)
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
@@ -987,12 +981,62 @@ class Version:
         return f"Version({self.major}, {self.minor})"
 
 
-@case(x34, breadth=BUILTINS_ITER)
+@case(x34)
 def dunder_lt_sorted_min(x):
     vs = [Version(2, 1), Version(1, 9), Version(2, 0)]
     lo = min(vs)
     ordered = sorted(vs)
     return x * lo.major, [v.minor for v in ordered], Version(1, 0) < Version(1, 1)
+
+
+class Ranked:
+    """Ordered by `rank` through `__lt__` only (`>` is its reflection); each comparison is
+    recorded in `log`, so the order and number of comparisons must be CPython's."""
+
+    def __init__(self, rank, t, log):
+        self.rank = rank
+        self.t = t
+        self.log = log
+
+    def __lt__(self, other):
+        self.log.append((self.rank, other.rank))
+        return self.rank < other.rank
+
+
+@case(x34)
+def min_max_sorted_of_objects_with_lt(x):
+    log = []
+    ks = [(3, x), (1, x * 2), (4, x + 1), (1, x - 1), (5, -x)]
+    rs = [Ranked(k, t, log) for k, t in ks]
+    lo, hi = min(rs), max(rs)
+    ordered = sorted(rs)
+    backwards = sorted(rs, reverse=True)
+    return lo.t + hi.t, [r.rank for r in ordered], [r.t for r in backwards][0], log
+
+
+@case(x34)
+def sorted_objects_by_key_and_max_with_default(x):
+    log = []
+    rs = [Ranked(k, x * k, log) for k in (2, 7, 1, 8, 2, 8)]
+    by_neg = sorted(rs, key=lambda r: Ranked(-r.rank, None, log))
+    top = max(rs, key=lambda r: r, default=None)
+    none = min([], default=None)
+    ends = sorted(rs)[0].t + sorted(rs)[-1].t
+    return [r.rank for r in by_neg], top.t, none, ends, log
+
+
+@dataclass(order=True)
+class Job:
+    priority: int
+    name: str = field(compare=False)
+    payload: torch.Tensor = field(compare=False, default=None)
+
+
+@case(x34)
+def sorted_dataclasses_with_order(x):
+    jobs = [Job(2, "b", x), Job(0, "a", x * 3), Job(1, "c", x.sin())]
+    first = min(jobs)
+    return [j.name for j in sorted(jobs)], first.payload + max(jobs).payload
 
 
 @case(x34)
@@ -1087,7 +1131,7 @@ def contextlib_suppress(x):
     return y
 
 
-@case(x34, breadth=GAP_CONTEXTMANAGER)
+@case(x34)
 def contextmanager_generator(x):
     log = []
 
@@ -1100,6 +1144,104 @@ def contextmanager_generator(x):
     with tag("block") as n:
         y = x * len(n)
     return y, log
+
+
+EVENTS = []
+
+
+@contextlib.contextmanager
+def traced_section(name, scale=1):
+    EVENTS.append(("enter", name))
+    try:
+        yield scale * 2
+    finally:
+        EVENTS.append(("exit", name))
+
+
+@contextlib.contextmanager
+def scaled_view(t, k):
+    yield t * k
+
+
+@contextlib.contextmanager
+def swallow(kind):
+    try:
+        yield
+    except kind as e:
+        EVENTS.append(("swallowed", str(e)))
+
+
+@contextlib.contextmanager
+def grad_off():
+    with torch.no_grad():
+        yield
+
+
+@case(x34, state=("EVENTS",))
+def contextmanager_module_level(x):
+    with traced_section("outer", scale=3) as k:
+        y = x * k
+        with traced_section("inner"):
+            y = y + 1
+    return y
+
+
+@case(x34)
+def contextmanager_yields_a_tensor(x):
+    with scaled_view(x, 3) as s:
+        y = s.sin()
+    return y + s
+
+
+@case(x34, state=("EVENTS",))
+def contextmanager_finally_on_exception(x):
+    y = x
+    try:
+        with traced_section("failing"):
+            y = y * 2
+            raise ValueError("boom")
+    except ValueError as e:
+        y = y + len(str(e))
+    return y
+
+
+# torch.compile's KeyError from a traced dict lookup has its own message.
+@case(x34, state=("EVENTS",), xfail_tc=TC_DIFFERS)
+def contextmanager_swallows_the_exception(x):
+    y = x + 1
+    with swallow(KeyError):
+        y = y * 2
+        {}["missing"]
+    with swallow(KeyError):
+        y = y - 1
+    return y
+
+
+@case(x34, state=("EVENTS",))
+def contextmanager_with_a_graph_break_inside(x):
+    y = x * 2
+    with traced_section("breaking") as k:
+        print("inside")
+        y = y + k
+    return y.sin()
+
+
+@case(x34, state=("EVENTS",))
+def contextmanager_made_before_a_graph_break(x):
+    y = x * 2
+    cm = traced_section("made early")
+    print("between")
+    with cm as k:
+        y = y * k
+    return y
+
+
+@case(x34)
+def contextmanager_around_no_grad(x):
+    w = x.clone().requires_grad_()
+    with grad_off():
+        y = w * 2
+    return y.requires_grad, y, (w * 2).requires_grad
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,6 +51,8 @@ WORKING = (
     "comprehension",
     "identity",
     "views",
+    "generator_cm",
+    "ordering",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -62,6 +64,26 @@ class Holder:
     def __init__(self, t):
         self.t = t
         self.count = 0
+
+
+@contextlib.contextmanager
+def _cm(log, k):
+    log.append(("enter", k))
+    try:
+        yield k + 1
+    finally:
+        log.append(("exit", k))
+
+
+class _Ranked:
+    """Ordered through `__lt__` only."""
+
+    def __init__(self, rank, t):
+        self.rank = rank
+        self.t = t
+
+    def __lt__(self, other):
+        return self.rank < other.rank
 
 
 class EffectWriter(ProgramWriter):
@@ -239,10 +261,53 @@ class EffectWriter(ProgramWriter):
             emit(f"{t} = sum({acc}) + len(list({it}))")
             self.tensors.append(t)
         elif kind == "comprehension":
-            # On 3.12 comprehensions are inlined: a break in the body resumes with the list
-            # being built on the stack.
+            # On 3.12 comprehensions are inlined: a break in the body ends the graph before the
+            # whole comprehension, which runs natively (its bytecode copied with its cleanup).
             brk = 'print(end="") or ' if self.allow_breaks else ""
-            emit(f"{t} = torch.stack([{brk}r * {self.i()} for r in {self.t()}])")
+            shape = self.draw(
+                st.sampled_from(["list", "nested", "dict", "try", "statement"])
+            )
+            if shape == "list":
+                emit(f"{t} = torch.stack([{brk}r * {self.i()} for r in {self.t()}])")
+            elif shape == "nested":
+                emit(
+                    f"{t} = torch.stack([torch.stack([{brk}r * j for j in range(2)]).sum(0)"
+                    f" for r in {self.t()}])"
+                )
+            elif shape == "dict":
+                d = self.fresh("d")
+                emit(f"{d} = {{i: {brk}r + i for i, r in enumerate({self.t()})}}")
+                emit(f"{t} = torch.stack(list({d}.values()))")
+            elif shape == "try":
+                emit("try:")
+                emit(
+                    f"    {t} = torch.stack([{brk}r - {self.i()} for r in {self.t()}])"
+                )
+                emit("except ValueError:")
+                emit(f"    {t} = {self.t()}")
+            else:
+                acc = self.fresh("acc")
+                emit(f"{acc} = []")
+                emit(f"[{acc}.append({brk}r * 2) for r in {self.t()}]")
+                emit(f"{t} = torch.stack({acc})")
+            self.tensors.append(t)
+        elif kind == "generator_cm":
+            # A @contextlib.contextmanager traced through its generator; the log is G.
+            k = self.fresh("k")
+            emit(f"with _cm(G, {self.i()}) as {k}:")
+            emit(f"    {t} = {self.t()} * {k}")
+            self.tensors.append(t)
+        elif kind == "ordering":
+            # min/max/sorted over user objects compared by their own `__lt__`.
+            rs = self.fresh("rs")
+            emit(f"{rs} = [_Ranked(k, {self.t()} * k) for k in (3, 1, {self.i()}, 2)]")
+            how = self.draw(st.sampled_from(["min", "max", "sorted", "reverse"]))
+            if how in ("min", "max"):
+                emit(f"{t} = {how}({rs}).t")
+            elif how == "sorted":
+                emit(f"{t} = sorted({rs})[1].t")
+            else:
+                emit(f"{t} = sorted({rs}, reverse=True)[0].t")
             self.tensors.append(t)
         elif kind == "op_error_caught":
             emit("try:")
@@ -301,7 +366,7 @@ def run_generated(
     src = writer.source(data.draw(st.integers(3, 10), label="statements"))
     note(src)
     event(f"kinds: {sorted(writer.kinds_used)}")
-    ns = dict(NAMESPACE, G=[], Holder=Holder)
+    ns = dict(NAMESPACE, G=[], Holder=Holder, _cm=_cm, _Ranked=_Ranked)
     exec(compile(src, f"<effects-{next(_ids)}>", "exec"), ns)  # noqa: S102
     fn = ns["generated"]
     p = Program("generated", fn, _inputs(n, flag, alias), graphs=-1, state=("G",))
@@ -566,7 +631,7 @@ def run_environment(data, allow_breaks, n, flag, env: str, backend=None) -> None
     )
     note(src)
     note(f"write between calls: {write}")
-    ns = dict(NAMESPACE, G=[], Holder=Holder)
+    ns = dict(NAMESPACE, G=[], Holder=Holder, _cm=_cm, _Ranked=_Ranked)
     exec(compile(src, f"<env-{next(_ids)}>", "exec"), ns)  # noqa: S102
     fn = ns["generated"]
     make = _inputs(n, flag)

@@ -114,15 +114,21 @@ pub fn compile_frame(
             Ok(t) => break t,
             // Graph break: trace again from the start, stopping just before the instruction
             // that could not be traced; it then runs natively and a resume function continues.
+            // A break that cannot be placed there asks for an earlier one (strictly earlier,
+            // so the retries end).
             Err(TraceError::Unsupported {
                 reason,
                 location,
                 instruction: Some(i),
                 frames,
-            }) if !cfg.fullgraph && break_at.is_none() => {
+            }) if !cfg.fullgraph && break_at.is_none_or(|b| i < b) => {
                 if torch_free(py, cfg, &info, globals_dict, scope) {
                     return skip_torch_free(slot, &info);
                 }
+                // Inside a comprehension that 3.12 inlined, the graph ends before the whole
+                // comprehension, which then runs natively (as torch.compile does).
+                let i = crate::interp::comprehension::region_containing(&info, i)
+                    .map_or(i, |r| r.start);
                 match crate::resume::why_no_break_at(&info, i) {
                     None => {
                         break_at = Some(i);

@@ -162,6 +162,18 @@ impl GlobalGuards {
         true
     }
 
+    /// Guards that `name` stays absent from `dict` (a module's globals or builtins, where a
+    /// name lookup that raised `NameError` went past it).
+    pub fn dict_absent(
+        &mut self,
+        dict: &Bound<'_, PyDict>,
+        owner: &str,
+        name: &str,
+        origin: Option<Location>,
+    ) {
+        self.dict_attr("MODULE_ATTRS", owner, dict.clone(), name, None, origin);
+    }
+
     fn dict_attr(
         &mut self,
         kind: &'static str,

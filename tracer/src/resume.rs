@@ -12,8 +12,11 @@ use bytecode::{Assembler, FunctionParts, ResumeAt};
 use crate::code::CodeInfo;
 use crate::decode::Op;
 use crate::error::TraceError;
+use crate::interp::comprehension::Disposition;
 use crate::interp::Var;
 use crate::output::OutputGraph;
+
+mod region;
 
 const CO_OPTIMIZED: u32 = 0x1;
 const CO_NEWLOCALS: u32 = 0x2;
@@ -265,6 +268,9 @@ pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
     let Some(ins) = info.ins.get(index) else {
         return Some("no such instruction".into());
     };
+    if crate::interp::comprehension::region_at(info, index).is_some() {
+        return None;
+    }
     let supported_unsupported = matches!(
         ins.name.as_str(),
         "STORE_ATTR"
@@ -388,8 +394,13 @@ pub fn graph_break<'py>(
     };
 
     let depth = plan.stack.len();
+    // A break at the start of a comprehension inlined by 3.12 runs the whole comprehension: it
+    // takes the iterator and leaves the result (unless the region stores or drops it).
+    let region = crate::interp::comprehension::region_at(info, plan.index);
+    let region_pushes = usize::from(region.as_ref().map(|r| r.result) == Some(Disposition::Stack));
     let opcode = version.opcode(&ins.name).map_err(asm_err)?;
     let after_depth = match ins.op {
+        _ if region.is_some() => depth as i64 - 1 + region_pushes as i64,
         Op::Call => depth as i64 - ins.arg as i64 - 1,
         Op::PopJumpIfTrue | Op::PopJumpIfFalse | Op::PopJumpIfNone | Op::PopJumpIfNotNone => {
             depth as i64 - 1
@@ -398,6 +409,7 @@ pub fn graph_break<'py>(
     };
     // What the instruction pushes sits on top of the slots it leaves untouched.
     let pushed: usize = match ins.op {
+        _ if region.is_some() => region_pushes,
         Op::PopJumpIfTrue
         | Op::PopJumpIfFalse
         | Op::PopJumpIfNone
@@ -485,6 +497,14 @@ pub fn graph_break<'py>(
     let mut names: Vec<String> = info.names.clone();
     let mut jump_label = None;
     match ins.op {
+        _ if region.is_some() => {
+            let r = region.as_ref().expect("checked above");
+            // The copy runs over the graph's output tuple instead of the untouched slots.
+            let shift = 1 - untouched as i64;
+            region::emit(&mut asm, info, r, shift, protect.is_some(), |j| {
+                lay.local(j as usize)
+            })?;
+        }
         Op::Call if plan.zero_arg_super => {
             let class = info
                 .localsplus
@@ -535,26 +555,36 @@ pub fn graph_break<'py>(
         });
     }
     asm.set_position(bytecode::Position::NONE);
+    // After a region, the local its result was stored into is bound too.
+    let mut after_lay = lay.clone();
+    if let Some(Disposition::Stored(v)) = region.as_ref().map(|r| r.result) {
+        if !after_lay.assigned.contains(&(v as usize)) {
+            after_lay.assigned.push(v as usize);
+        }
+    }
     let mut ctx = ResumeCtx {
         py,
         info,
         code,
         globals,
         consts: &mut consts,
-        lay: &lay,
+        lay: &after_lay,
     };
     let mut spec: Vec<StackSlot> = plan.stack[..untouched].to_vec();
     spec.extend(std::iter::repeat_n(StackSlot::Value, pushed));
     if ins.name == "RAISE_VARARGS" {
         // Nothing follows a raise (but its handler, below).
     } else {
-        ctx.resume_call(&mut asm, plan.index + 1, &spec, pushed)?;
+        let next = region.as_ref().map_or(plan.index + 1, |r| r.end);
+        ctx.resume_call(&mut asm, next, &spec, pushed)?;
         if let (Some(l), Some(target)) = (jump_label, ins.target) {
             asm.bind(l).map_err(asm_err)?;
             ctx.resume_call(&mut asm, target, &plan.stack[..untouched], 0)?;
         }
     }
     if let Some((h, _, _, label)) = protect {
+        // An exception leaves a region before its result is stored.
+        ctx.lay = &lay;
         let hdepth = (h.depth as usize).min(untouched);
         let target = info
             .ins
@@ -614,6 +644,7 @@ pub enum StackSlot {
 }
 
 /// Where the transformed code of a graph break keeps the frame's values.
+#[derive(Clone)]
 struct Layout {
     nargs: usize,
     nfree: usize,

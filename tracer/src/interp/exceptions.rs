@@ -40,6 +40,22 @@ impl<'py> Frame<'_, 'py> {
         let arg = ins.arg as usize;
         match ins.name.as_str() {
             "RAISE_VARARGS" => return Err(self.raise_varargs(arg)),
+            // 3.12's handler around a generator's body (INTRINSIC_STOPITERATION_ERROR): an
+            // exception leaving the generator is unchanged, unless it is a StopIteration (then
+            // a RuntimeError, left to run natively).
+            "CALL_INTRINSIC_1" if arg == 3 => {
+                let exc = self.peek(0)?.clone();
+                let stop = py.get_type::<pyo3::exceptions::PyStopIteration>();
+                let stop_async = py.get_type::<pyo3::exceptions::PyStopAsyncIteration>();
+                match exc.as_py(py) {
+                    Some(e) if !e.is_instance(&stop)? && !e.is_instance(&stop_async)? => {}
+                    _ => {
+                        return Err(TraceError::unsupported(
+                            "a StopIteration leaving a generator (it becomes a RuntimeError)",
+                        ))
+                    }
+                }
+            }
             "PUSH_EXC_INFO" => {
                 let exc = self.pop_unused()?;
                 let prev = self.tx.handling.take().unwrap_or_else(|| Var::none(py));
@@ -228,7 +244,7 @@ impl<'py> Frame<'_, 'py> {
     }
 
     /// The error an exception becomes if no traced frame catches it.
-    fn uncaught(&self, exc: &Bound<'_, PyAny>) -> TraceError {
+    pub(super) fn uncaught(&self, exc: &Bound<'_, PyAny>) -> TraceError {
         let py = self.tx.py;
         let what = exc
             .repr()

@@ -274,7 +274,7 @@ impl Frame<'_, '_> {
 
 /// Binds call arguments to a code object's parameters, as Python does; a call Python would
 /// reject (missing or unexpected arguments) is left to run eagerly, where it raises.
-fn bind_arguments(
+pub(super) fn bind_arguments(
     py: Python<'_>,
     f: &FunctionVar,
     code: &Bound<'_, PyAny>,

@@ -4,7 +4,9 @@
 
 mod abc_mixins;
 mod calls;
+pub mod comprehension;
 mod exceptions;
+mod gencm;
 pub(crate) use vars::dict_kind;
 mod handlers;
 mod inline;
@@ -428,6 +430,19 @@ impl<'a, 'py> Frame<'a, 'py> {
         let mut steps = 0usize;
         loop {
             if Some(self.pc) == break_at {
+                // A generator context manager cannot be rebuilt after the graph: break before
+                // the call that made it instead (the driver traces again).
+                if let Some(made_at) = gencm::break_before_generator_cms(&self.stack, &self.locals)
+                {
+                    return Err(TraceError::Unsupported {
+                        reason: "a @contextlib.contextmanager context manager is live at the \
+                                 graph break"
+                            .into(),
+                        location: Some(self.location()),
+                        instruction: Some(made_at),
+                        frames: Vec::new(),
+                    });
+                }
                 // Arguments not read yet are live too: wrap them so the resume function gets them.
                 for i in 0..self.code.nargs.min(self.code.nlocals) {
                     if self.locals[i].is_none() && !self.tx.deleted_args.contains(&i) {
@@ -828,9 +843,20 @@ impl<'a, 'py> Frame<'a, 'py> {
             None => match self.tx.builtins.get_item(name)? {
                 Some(v) => v,
                 None => {
-                    return Err(TraceError::unsupported(format!(
-                        "name '{name}' is not defined (the frame raises NameError)"
-                    )))
+                    // Raised in the traced code (a `try` may catch it), with guards that the
+                    // name stays undefined in the globals and the builtins.
+                    let msg = format!("name '{name}' is not defined");
+                    let fallback =
+                        TraceError::unsupported(format!("{msg} (the frame raises NameError)"));
+                    let origin = Some(self.location());
+                    let guards = &mut self.tx.guards.global;
+                    guards.dict_absent(&self.ctx.globals, "globals", name, origin.clone());
+                    guards.dict_absent(&self.tx.builtins, "builtins", name, origin);
+                    let e = self.raise_new("NameError", (msg,), fallback);
+                    if let TraceError::Raised { exc, .. } = &e {
+                        exc.bind(py).setattr("name", name)?;
+                    }
+                    return Err(e);
                 }
             },
         };

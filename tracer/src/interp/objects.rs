@@ -476,6 +476,23 @@ impl Frame<'_, '_> {
         Ok(Some(r))
     }
 
+    /// Whether the class of `o` defines `__<name>__` as a Python function (a dunder that
+    /// `object_operator` inlines).
+    pub(super) fn object_has_dunder(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+    ) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let function = py.import("types")?.getattr("FunctionType")?;
+        Ok(
+            match static_lookup(o.cls.bind(py), &format!("__{name}__"))? {
+                Some(raw) => raw.is_instance(&function)?,
+                None => false,
+            },
+        )
+    }
+
     /// `bool(obj)`: its `__bool__`, else `__len__() != 0`, else true, as Python decides.
     pub(super) fn object_truth(&mut self, o: &Rc<ObjectVar>) -> Result<bool, TraceError> {
         let py = self.tx.py;

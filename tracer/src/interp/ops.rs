@@ -110,6 +110,18 @@ impl Frame<'_, '_> {
     /// time on the known Python values.
     pub(super) fn operator(&mut self, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        // A comparison between tracked objects whose left one has no Python dunder for it:
+        // Python tries the right one's reflection (`a > b` is `b.__lt__(a)`).
+        if let [Var::Object(a), Var::Object(b)] = args.as_slice() {
+            const SWAPPED: &[(&str, &str)] =
+                &[("lt", "gt"), ("gt", "lt"), ("le", "ge"), ("ge", "le")];
+            if let Some(&(_, sw)) = SWAPPED.iter().find(|(n, _)| *n == name) {
+                if !self.object_has_dunder(a, name)? && self.object_has_dunder(b, sw)? {
+                    let (a, b) = (a.clone(), b.clone());
+                    return self.object_operator(&b, sw, vec![Var::Object(a)]);
+                }
+            }
+        }
         if let Some(Var::Object(o)) = args.first() {
             let o = o.clone();
             return self.object_operator(&o, name, args[1..].to_vec());

@@ -458,6 +458,12 @@ impl Frame<'_, '_> {
                 if self.enter_object(&ctx)? {
                     return Ok(None);
                 }
+                if let Var::GenCm(g) = &ctx {
+                    self.stack.push(Var::GenCmExit(g.clone()));
+                    let v = self.generator_cm_enter(g)?;
+                    self.stack.push(v);
+                    return Ok(None);
+                }
                 let Var::GradMode { enabled, prev } = ctx else {
                     return Err(TraceError::unsupported(format!(
                         "a `with` block over a {}",

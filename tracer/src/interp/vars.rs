@@ -131,6 +131,40 @@ pub enum Var {
     Deque(Rc<DequeVar>),
     /// A numpy array (or numpy scalar) computed in the graph (see `numpy.rs`).
     Ndarray(NdarrayVar),
+    /// A `@contextlib.contextmanager` context manager made by the traced code: its generator
+    /// runs in the tracer, to its `yield` on `__enter__` and on from there on `__exit__`
+    /// (see `gencm.rs`). It cannot escape the trace.
+    GenCm(Rc<RefCell<GenCmVar>>),
+    /// The `__exit__` of a [`Var::GenCm`] entered by a `with` block.
+    GenCmExit(Rc<RefCell<GenCmVar>>),
+    /// `contextlib.contextmanager(f)` of a generator function made in the frame: calling it
+    /// makes a [`Var::GenCm`].
+    GenCmFunction(Rc<FunctionVar>),
+}
+
+/// The generator behind a `@contextlib.contextmanager` context manager.
+pub struct GenCmVar {
+    /// The decorated generator function, and the arguments of the call that made the manager.
+    pub(super) func: Rc<FunctionVar>,
+    pub(super) args: Vec<Var>,
+    pub(super) kwargs: Vec<(String, Var)>,
+    /// The generator's frame while it is suspended at its `yield`.
+    pub(super) frame: Option<SavedFrame>,
+    pub(super) entered: bool,
+    /// The root instruction that made it: where the graph breaks instead when the manager is
+    /// live at a graph break (it cannot be rebuilt after the graph).
+    pub(super) made_at: usize,
+}
+
+/// A generator frame of the tracer between two resumptions.
+pub struct SavedFrame {
+    pub(super) code: Rc<crate::code::CodeInfo>,
+    pub(super) globals: Py<PyDict>,
+    pub(super) foreign_globals: bool,
+    pub(super) closure: Vec<Var>,
+    pub(super) stack: Vec<Var>,
+    pub(super) locals: Vec<Option<Var>>,
+    pub(super) pc: usize,
 }
 
 /// What a [`Var::Library`] is (its behaviour lives in `libobj.rs`).
@@ -292,6 +326,9 @@ impl Var {
             Var::Ndarray(a) if a.pynum => "number computed in the graph".into(),
             Var::Ndarray(a) if a.scalar => "numpy scalar".into(),
             Var::Ndarray(_) => "ndarray".into(),
+            Var::GenCm(_) => "contextlib._GeneratorContextManager".into(),
+            Var::GenCmExit(_) => "bound method _GeneratorContextManager.__exit__".into(),
+            Var::GenCmFunction(f) => format!("function {}", f.name),
         }
     }
 

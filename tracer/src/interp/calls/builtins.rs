@@ -475,9 +475,11 @@ impl Frame<'_, '_> {
                     };
                     keys.push(k);
                 }
-                let keys = python_keys(py, &keys).ok_or_else(|| {
-                    TraceError::unsupported(format!("{name}() comparing tensors"))
-                })?;
+                let Some(keys) = python_keys(py, &keys) else {
+                    // Keys that are not Python values (user objects with `__lt__`): compared
+                    // in the traced code, in the order CPython compares them.
+                    return self.order_traced(name, items, keys, reverse).map(Some);
+                };
                 let keys = pyo3::types::PyList::new(py, keys)?;
                 let order = py.import("builtins")?.getattr("sorted")?.call(
                     (py.import("builtins")?
@@ -709,6 +711,87 @@ impl Frame<'_, '_> {
 /// are Python values that all differ (`sorted(d.items())` with tensor values), those first
 /// items, since a tuple comparison decided there never looks further. `None` when comparing
 /// them would compare tensors.
+impl Frame<'_, '_> {
+    /// `min`/`max`/`sorted` over keys compared by their own operators (user `__lt__`, inlined):
+    /// each comparison is traced, and its truth must be known at trace time (a tensor's is
+    /// data-dependent: the graph breaks). The comparisons are CPython's, in its order, so a
+    /// `__lt__` with side effects runs as in eager: `min`/`max` compare each item with the best
+    /// so far (`item < best`, `item > best`); `sorted` is list.sort's binary insertion after its
+    /// first run (the lists a trace meets are shorter than its 64-item merge threshold), with
+    /// `reverse` done by reversing before and after.
+    fn order_traced(
+        &mut self,
+        name: &str,
+        items: Vec<Var>,
+        keys: Vec<Var>,
+        reverse: bool,
+    ) -> Result<Var, TraceError> {
+        let lt = |f: &mut Self, a: &Var, b: &Var, op: &str| -> Result<bool, TraceError> {
+            let r = f.operator(op, vec![a.clone(), b.clone()])?;
+            f.truth(&r)
+        };
+        if name != "sorted" {
+            if items.is_empty() {
+                return Err(TraceError::unsupported(format!(
+                    "{name}() of an empty sequence (the frame raises ValueError)"
+                )));
+            }
+            let op = if name == "min" { "lt" } else { "gt" };
+            let mut best = 0;
+            for j in 1..items.len() {
+                if lt(self, &keys[j], &keys[best], op)? {
+                    best = j;
+                }
+            }
+            return Ok(items[best].clone());
+        }
+        if items.len() >= 64 {
+            return Err(TraceError::unsupported(
+                "sorted() of 64 or more items compared by their own operators",
+            ));
+        }
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        if reverse {
+            order.reverse();
+        }
+        let n = order.len();
+        if n > 1 {
+            // The first run: ascending, or strictly descending (then reversed in place).
+            let mut run = 2;
+            if lt(self, &keys[order[1]], &keys[order[0]], "lt")? {
+                while run < n && lt(self, &keys[order[run]], &keys[order[run - 1]], "lt")? {
+                    run += 1;
+                }
+                order[..run].reverse();
+            } else {
+                while run < n && !lt(self, &keys[order[run]], &keys[order[run - 1]], "lt")? {
+                    run += 1;
+                }
+            }
+            // Binary insertion of the rest.
+            for start in run..n {
+                let pivot = order[start];
+                let (mut l, mut r) = (0, start);
+                while l < r {
+                    let p = l + ((r - l) >> 1);
+                    if lt(self, &keys[pivot], &keys[order[p]], "lt")? {
+                        r = p;
+                    } else {
+                        l = p + 1;
+                    }
+                }
+                order[l..=start].rotate_right(1);
+            }
+        }
+        if reverse {
+            order.reverse();
+        }
+        Ok(Var::list(
+            order.into_iter().map(|j| items[j].clone()).collect(),
+        ))
+    }
+}
+
 fn python_keys<'py>(py: Python<'py>, keys: &[Var]) -> Option<Vec<Bound<'py, PyAny>>> {
     if let Some(all) = keys.iter().map(|k| k.as_py(py)).collect::<Option<Vec<_>>>() {
         return Some(all);

@@ -116,6 +116,13 @@ impl Frame<'_, '_> {
                 let m = self.object_attr(&o, "__call__")?;
                 self.call(m, args, kwargs)
             }
+            Var::GenCmExit(g) => self.generator_cm_exit(&g, &args),
+            Var::GenCmFunction(f) => Ok(super::gencm::generator_cm(
+                f,
+                &args,
+                &kwargs,
+                self.tx.root_index,
+            )),
             Var::GradModeExit { restore } => {
                 self.tx.output.set_grad_mode(py, restore)?;
                 Ok(Var::none(py))
@@ -148,6 +155,9 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(cm) = self.generator_cm_call(f, src.as_ref(), &args, &kwargs)? {
+            return Ok(cm);
+        }
         if is_nn_module(py, f)? {
             return self.call_module(f, src, args, kwargs);
         }
