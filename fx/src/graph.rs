@@ -385,6 +385,23 @@ impl Graph {
         total
     }
 
+    /// Replaces the values of output node `out` (keeping the edges in step): the forward of a
+    /// joint graph returns extra values for its backward.
+    pub fn set_output_values(&mut self, out: NodeId, values: Vec<Arg>) {
+        let old: Vec<NodeId> = self.g[out].inputs();
+        for n in old {
+            while let Some(e) = self.g.find_edge(n, out) {
+                self.g.remove_edge(e);
+            }
+        }
+        let mut uses = Vec::new();
+        values.iter().for_each(|a| a.nodes(&mut uses));
+        for u in uses {
+            self.g.add_edge(u, out, ());
+        }
+        self.g[out].kind = NodeKind::Output { values };
+    }
+
     /// Index of `id` in the node order.
     pub(crate) fn position(&self, id: NodeId) -> Option<usize> {
         self.order.iter().position(|&n| n == id)
