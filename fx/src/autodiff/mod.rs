@@ -11,6 +11,7 @@
 //! whole derivation fail with [`AutodiffError::NoRule`] naming it: the caller then runs the
 //! graph through torch's autograd, never a guessed gradient.
 
+pub mod random;
 pub mod rules;
 
 use std::collections::{HashMap, HashSet};
@@ -58,6 +59,9 @@ pub struct Joint {
     pub grad_inputs: Vec<usize>,
     /// Bytes of the saved values that are not forward inputs (the activations kept alive).
     pub saved_bytes: u64,
+    /// Forward nodes whose target the derivation changed or added (dropout rewritten as a
+    /// product with its noise): their callables are resolved by path.
+    pub rewritten: Vec<NodeId>,
 }
 
 /// The bytes a tensor of `m` holds (sizes known), or 0.
@@ -77,24 +81,12 @@ pub fn joint(
     overrides: &HashMap<NodeId, TensorMeta>,
     tangents: &HashMap<usize, TensorMeta>,
 ) -> Result<Joint> {
+    let needs0 = needs_grad(graph, requires_grad);
+    let mut rewritten_graph = graph.clone();
+    let rewritten = random::rewrite_dropout(&mut rewritten_graph, &|n| needs0.contains(&n));
+    let graph = &rewritten_graph;
+    let needs = needs_grad(graph, requires_grad);
     let placeholders = graph.placeholders();
-    // Values that carry a gradient: float tensors reached from an input that requires grad.
-    let mut needs: HashSet<NodeId> = HashSet::new();
-    for (id, node) in graph.nodes() {
-        let float = node
-            .meta
-            .tensor()
-            .is_some_and(|t| t.dtype.is_floating_point());
-        let tuple = matches!(node.meta, NodeMeta::Tuple(_));
-        let reached = match &node.kind {
-            NodeKind::Placeholder { index } => requires_grad.get(*index).copied().unwrap_or(false),
-            NodeKind::Call { .. } => node.inputs().iter().any(|i| needs.contains(i)),
-            NodeKind::Output { .. } => false,
-        };
-        if reached && (float || tuple) && !rules::is_nondifferentiable(node) {
-            needs.insert(id);
-        }
-    }
     let out_id = graph
         .output_node()
         .ok_or_else(|| AutodiffError::Unsupported("a graph without an output".into()))?;
@@ -210,7 +202,29 @@ pub fn joint(
         saved,
         grad_inputs,
         saved_bytes,
+        rewritten,
     })
+}
+
+/// Values that carry a gradient: float tensors reached from an input that requires grad.
+fn needs_grad(graph: &Graph, requires_grad: &[bool]) -> HashSet<NodeId> {
+    let mut needs: HashSet<NodeId> = HashSet::new();
+    for (id, node) in graph.nodes() {
+        let float = node
+            .meta
+            .tensor()
+            .is_some_and(|t| t.dtype.is_floating_point());
+        let tuple = matches!(node.meta, NodeMeta::Tuple(_));
+        let reached = match &node.kind {
+            NodeKind::Placeholder { index } => requires_grad.get(*index).copied().unwrap_or(false),
+            NodeKind::Call { .. } => node.inputs().iter().any(|i| needs.contains(i)),
+            NodeKind::Output { .. } => false,
+        };
+        if reached && (float || tuple) && !rules::is_nondifferentiable(node) {
+            needs.insert(id);
+        }
+    }
+    needs
 }
 
 /// The backward graph being built.
@@ -293,6 +307,16 @@ impl<'a> Bw<'a> {
             grad_enabled: false,
             ..InferCtx::default()
         };
+        // Ops whose result is laid out as their receiver (scatters into a fresh zeros tensor).
+        const LIKE_SELF: &[&str] = &["index_add", "scatter", "select_scatter", "slice_scatter"];
+        if let (Target::Method(m), Some(Arg::Node(recv))) = (&target, args.first()) {
+            if LIKE_SELF.contains(&m.as_str()) {
+                let rm = self.bmeta(*recv)?;
+                let meta = TensorMeta::contiguous(rm.dtype, rm.device.clone(), &rm.known_sizes().unwrap_or_default());
+                let hint = m.clone();
+                return Ok(self.g.call(&hint, target, args, kwargs, NodeMeta::Tensor(meta)));
+            }
+        }
         let meta = infer_in(&ctx, &self.g, &target, &args, &kwargs).map_err(|e| {
             AutodiffError::Unsupported(format!(
                 "metadata of {} in the backward: {e}",

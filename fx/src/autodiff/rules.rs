@@ -702,6 +702,23 @@ pub fn rule(
             Ok(vec![(x, gx)])
         }
         "layer_norm" => layer_norm(b, args, kwargs, g),
+        "dropout" => {
+            // What `random::rewrite_dropout` left: no draw (eval mode, or p = 0), the identity.
+            let p = match sp {
+                Spelling::Functional => B::new(&["input", "p", "training", "inplace"], args, kwargs, &name)?,
+                _ => B::new(&["input", "p", "train"], args, kwargs, &name)?,
+            };
+            let x = p.node("input").ok_or_else(|| AutodiffError::NoRule("dropout".into()))?;
+            let training = match sp {
+                Spelling::Functional => p.boolean("training", true),
+                _ => p.boolean("train", true),
+            };
+            let prob = p.float("p").unwrap_or(0.5);
+            if training && prob != 0.0 {
+                return no_rule("dropout (a draw that was not rewritten)");
+            }
+            Ok(vec![(x, g)])
+        }
         "embedding" => {
             // F.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
             // sparse); torch.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse).
@@ -1141,11 +1158,12 @@ fn loss(
     let safe = b.m("unsqueeze", safe, vec![Arg::Int(1)])?;
     let xb = b.fwd(x);
     let z = zeros(b, xb, &xs)?;
-    let onehot = b.m(
-        "scatter",
-        z,
-        vec![Arg::Int(1), Arg::Node(safe), Arg::Float(1.0)],
-    )?;
+    let zm = b.bmeta(z)?;
+    let onehot = b.call_with_meta(
+        Target::Method("scatter".into()),
+        vec![Arg::Node(z), Arg::Int(1), Arg::Node(safe), Arg::Float(1.0)],
+        zm,
+    );
     // d loss_i / d input_i = softmax(input_i) - onehot(t_i) (cross_entropy) or -onehot (nll).
     let d = if name == "cross_entropy" {
         let sm = b.m("softmax", xb, vec![Arg::Int(1)])?;

@@ -271,24 +271,7 @@ pub fn build(
         return Ok(None);
     }
     let canon = fx::passes::canonicalize::canonicalize(graph);
-    let mut callables: Vec<(NodeId, Py<PyAny>)> = Vec::new();
-    for (id, n) in canon.graph.nodes() {
-        if let NodeKind::Call {
-            target: Target::Function(path),
-            ..
-        } = &n.kind
-        {
-            let c = if canon.retargeted.contains(&id) {
-                super::functional::resolve_path(py, path)?.unbind()
-            } else {
-                match output.callables.iter().rev().find(|(k, _)| *k == id) {
-                    Some((_, c)) => c.clone_ref(py),
-                    None => super::functional::resolve_path(py, path)?.unbind(),
-                }
-            };
-            callables.push((id, c));
-        }
-    }
+    let retargeted = canon.retargeted.clone();
     let fgraph = canon.graph;
     // Outputs that are views of inputs would need their aliasing rebuilt (not yet).
     let mut requires_grad = Vec::new();
@@ -341,6 +324,24 @@ pub fn build(
             }
         };
     let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut callables: Vec<(NodeId, Py<PyAny>)> = Vec::new();
+    for (id, n) in joint.forward.nodes() {
+        if let NodeKind::Call {
+            target: Target::Function(path),
+            ..
+        } = &n.kind
+        {
+            let c = if retargeted.contains(&id) || joint.rewritten.contains(&id) {
+                super::functional::resolve_path(py, path)?.unbind()
+            } else {
+                match output.callables.iter().rev().find(|(k, _)| *k == id) {
+                    Some((_, c)) => c.clone_ref(py),
+                    None => super::functional::resolve_path(py, path)?.unbind(),
+                }
+            };
+            callables.push((id, c));
+        }
+    }
     let forward = Half::build(
         py,
         &joint.forward,
