@@ -322,7 +322,13 @@ impl Graph {
 
     /// Replaces a call node's target and arguments, keeping the edges in step. Every node the
     /// new arguments use must come before it.
-    pub fn set_call(&mut self, id: NodeId, target: Target, args: Vec<Arg>, kwargs: Vec<(String, Arg)>) {
+    pub fn set_call(
+        &mut self,
+        id: NodeId,
+        target: Target,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) {
         for n in self.g[id].inputs() {
             while let Some(e) = self.g.find_edge(n, id) {
                 self.g.remove_edge(e);

@@ -308,13 +308,25 @@ impl<'a> Bw<'a> {
             ..InferCtx::default()
         };
         // Ops whose result is laid out as their receiver (scatters into a fresh zeros tensor).
-        const LIKE_SELF: &[&str] = &["index_add", "scatter", "select_scatter", "slice_scatter"];
+        const LIKE_SELF: &[&str] = &[
+            "index_add",
+            "scatter",
+            "select_scatter",
+            "slice_scatter",
+            "sgn",
+        ];
         if let (Target::Method(m), Some(Arg::Node(recv))) = (&target, args.first()) {
             if LIKE_SELF.contains(&m.as_str()) {
                 let rm = self.bmeta(*recv)?;
-                let meta = TensorMeta::contiguous(rm.dtype, rm.device.clone(), &rm.known_sizes().unwrap_or_default());
+                let meta = TensorMeta::contiguous(
+                    rm.dtype,
+                    rm.device.clone(),
+                    &rm.known_sizes().unwrap_or_default(),
+                );
                 let hint = m.clone();
-                return Ok(self.g.call(&hint, target, args, kwargs, NodeMeta::Tensor(meta)));
+                return Ok(self
+                    .g
+                    .call(&hint, target, args, kwargs, NodeMeta::Tensor(meta)));
             }
         }
         let meta = infer_in(&ctx, &self.g, &target, &args, &kwargs).map_err(|e| {

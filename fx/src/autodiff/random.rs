@@ -72,20 +72,35 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
         let Some(sizes) = xm.known_sizes() else {
             continue;
         };
-        let mut ones_meta = crate::meta::TensorMeta::contiguous(xm.dtype, xm.device.clone(), &sizes);
+        let mut ones_meta =
+            crate::meta::TensorMeta::contiguous(xm.dtype, xm.device.clone(), &sizes);
         ones_meta.requires_grad = false;
         let ones = g.call_before(
             id,
             "ones",
             Target::Method("new_ones".into()),
-            vec![Arg::Node(x), Arg::List(sizes.iter().map(|&s| Arg::Int(s)).collect())],
+            vec![
+                Arg::Node(x),
+                Arg::List(sizes.iter().map(|&s| Arg::Int(s)).collect()),
+            ],
             vec![],
             NodeMeta::Tensor(ones_meta.clone()),
         );
         let mut nargs = args.clone();
         nargs[0] = Arg::Node(ones);
-        let nkwargs: Vec<(String, Arg)> = kwargs.iter().filter(|(k, _)| k != "inplace").cloned().collect();
-        let noise = g.call_before(id, "noise", target.clone(), nargs, nkwargs, NodeMeta::Tensor(ones_meta));
+        let nkwargs: Vec<(String, Arg)> = kwargs
+            .iter()
+            .filter(|(k, _)| k != "inplace")
+            .cloned()
+            .collect();
+        let noise = g.call_before(
+            id,
+            "noise",
+            target.clone(),
+            nargs,
+            nkwargs,
+            NodeMeta::Tensor(ones_meta),
+        );
         g.set_call(
             id,
             Target::Method("mul".into()),

@@ -705,10 +705,14 @@ pub fn rule(
         "dropout" => {
             // What `random::rewrite_dropout` left: no draw (eval mode, or p = 0), the identity.
             let p = match sp {
-                Spelling::Functional => B::new(&["input", "p", "training", "inplace"], args, kwargs, &name)?,
+                Spelling::Functional => {
+                    B::new(&["input", "p", "training", "inplace"], args, kwargs, &name)?
+                }
                 _ => B::new(&["input", "p", "train"], args, kwargs, &name)?,
             };
-            let x = p.node("input").ok_or_else(|| AutodiffError::NoRule("dropout".into()))?;
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule("dropout".into()))?;
             let training = match sp {
                 Spelling::Functional => p.boolean("training", true),
                 _ => p.boolean("train", true),
