@@ -4,13 +4,12 @@ One ``torch.autograd.Function`` runs a graph's compiled forward and, on ``.backw
 backward graph (derived in Rust, compiled on first use). Parameters stay leaves: the Function
 returns their gradients and autograd accumulates ``.grad`` exactly as in eager. Outputs that
 carry no gradient are marked non-differentiable. The backward is not itself differentiable:
-double backward raises a clear error (``once_differentiable``).
+double backward (``create_graph=True``) raises a clear error.
 """
 
 from __future__ import annotations
 
 import torch
-from torch.autograd.function import once_differentiable
 
 #: What ran: ``compiled`` graphs built, ``forward``/``backward`` calls of compiled graphs,
 #: ``fallback`` graphs that run through torch's autograd instead, ``saved_bytes`` of the
@@ -59,12 +58,20 @@ class CompiledGraph(torch.autograd.Function):
         return tuple(user)
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, *grads):
+        if torch.is_grad_enabled():
+            # `create_graph=True`: the caller wants to differentiate the gradients again, which
+            # this backward (not itself differentiable) cannot give; refusing beats a gradient
+            # penalty that silently contributes nothing.
+            raise RuntimeError(
+                "torchferro: double backward (create_graph=True) through a compiled training "
+                "graph is not supported; compile with backend='eager' for higher-order gradients"
+            )
         core = ctx.core
         _, differentiable, _, grad_inputs, n_inputs = core.layout
         tangents = [grads[k].contiguous() for k in differentiable]
-        computed = core.backward(list(ctx.saved_tensors), tangents)
+        with torch.no_grad():
+            computed = core.backward(list(ctx.saved_tensors), tangents)
         result = [None] * n_inputs
         for k, i in enumerate(grad_inputs):
             result[i] = computed[k]
