@@ -173,6 +173,15 @@ CASES = {
         lambda x, t: F.nll_loss(F.log_softmax(x, 1), t),
         [X(6, 4), torch.tensor([0, 3, 1, 1, 2, 0])],
     ),
+    "conv2d": (
+        lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
+        [X(2, 3, 7, 7), X(4, 3, 3, 3), X(4)],
+    ),
+    "conv2d_groups_dilation": (
+        lambda x, w: F.conv2d(x, w, None, 1, 2, 2, 2),
+        [X(1, 4, 8, 8), X(6, 2, 3, 3)],
+    ),
+    "conv1d": (lambda x, w: F.conv1d(x, w), [X(2, 3, 9), X(5, 3, 4)]),
     "dropout_eval": (lambda x: F.dropout(x, 0.5, training=False) * 2, [X(3, 4)]),
     "two_outputs": (lambda x, y: (x * y, (x + y).sum()), [X(3), X(3)]),
     "reuse": (lambda x: x * x + x.exp() * x, [X(4)]),

@@ -148,12 +148,11 @@ def test_training_matches_eager_compiled_path(kind, opt_name, backend):
 
 
 @pytest.mark.parametrize("opt_name", sorted(OPTS))
-def test_cnn_without_conv_rule_falls_back_correctly(opt_name):
-    """conv2d has no derivative rule yet: the graph runs through torch's autograd (values
-    equal eager's) and the reason names the op."""
+def test_cnn_training_compiled(opt_name):
     counters, reasons = _train("cnn", opt_name, "inductor")
-    assert counters["compiled"] == 0 and counters["backward"] == 0
-    assert counters["fallback"] == 1 and "conv2d" in reasons[0]
+    assert reasons == []
+    assert counters["compiled"] == _torch_graph_count("cnn") == 1
+    assert counters["forward"] == 5 and counters["backward"] == 5
 
 
 def test_inference_under_no_grad_and_requires_grad_change():
@@ -204,6 +203,21 @@ def test_nondifferentiable_output_and_double_backward_refused():
     (ge,) = torch.autograd.grad(fn(x, w2)[0], w2)
     torch.testing.assert_close(g, ge)
     assert _aot.counters["backward"] == 1
+
+
+def test_two_forwards_one_backward():
+    """Saved values of one call are not overwritten by the next (gradient accumulation)."""
+    torch.manual_seed(0)
+    m = MLP()
+    ref = copy.deepcopy(m)
+    x1, y1 = _data("mlp", 1)
+    x2, y2 = _data("mlp", 2)
+    torchferro.compiler.reset()
+    c = torchferro.compile(m)
+    (c(x1, y1) + 2 * c(x2, y2)).backward()
+    (ref(x1, y1) + 2 * ref(x2, y2)).backward()
+    for a, b in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(a.grad, b.grad)
 
 
 def test_grad_accumulates_and_retain_graph():

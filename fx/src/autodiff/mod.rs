@@ -346,6 +346,11 @@ impl<'a> Bw<'a> {
             .call(&hint, target, args, vec![], NodeMeta::Tensor(meta))
     }
 
+    /// A call with any metadata (a tuple-producing extern call).
+    pub fn raw(&mut self, hint: &str, target: Target, args: Vec<Arg>, meta: NodeMeta) -> NodeId {
+        self.g.call(hint, target, args, vec![], meta)
+    }
+
     /// `recv.method(*args)`.
     pub fn m(&mut self, method: &str, recv: NodeId, args: Vec<Arg>) -> Result<NodeId> {
         let mut a = vec![Arg::Node(recv)];

@@ -789,6 +789,7 @@ pub fn rule(
             Ok(vec![(w, gw)])
         }
         "cross_entropy" | "nll_loss" => loss(b, &name, args, kwargs, g),
+        "conv1d" | "conv2d" => conv(b, &name, args, kwargs, g),
         _ => no_rule(match sp {
             Spelling::Method => format!("Tensor.{name}"),
             _ => target.name().to_string(),
@@ -1198,4 +1199,105 @@ fn loss(
 fn one_minus(b: &mut Bw, x: NodeId) -> Result<NodeId> {
     let n = b.m("neg", x, vec![])?;
     b.m("add", n, vec![Arg::Float(1.0)])
+}
+
+/// `conv1d`/`conv2d`: derivatives.yaml's `convolution` entry is `convolution_backward(grad,
+/// input, weight, bias sizes, stride, padding, dilation, transposed, output_padding, groups,
+/// output_mask)`, one extern call whose outputs are taken apart by index.
+fn conv(
+    b: &mut Bw,
+    name: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
+    let p = B::new(
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        args,
+        kwargs,
+        name,
+    )?;
+    let (Some(x), Some(w)) = (p.node("input"), p.node("weight")) else {
+        return no_rule(name);
+    };
+    if matches!(p.get("padding"), Some(Arg::Str(_))) {
+        return no_rule(format!("{name} with string padding"));
+    }
+    let k = if name == "conv1d" { 1 } else { 2 };
+    let per_dim = |v: Option<Vec<i64>>, default: i64| -> Result<Vec<i64>> {
+        match v {
+            None => Ok(vec![default; k]),
+            Some(v) if v.len() == 1 => Ok(vec![v[0]; k]),
+            Some(v) if v.len() == k => Ok(v),
+            Some(_) => no_rule(format!("{name} arguments")),
+        }
+    };
+    let stride = per_dim(p.int_list("stride"), 1)?;
+    let padding = per_dim(p.int_list("padding"), 0)?;
+    let dilation = per_dim(p.int_list("dilation"), 1)?;
+    let groups = p.int("groups").unwrap_or(1);
+    let xs = b.fsizes(x)?;
+    if xs.len() != k + 2 {
+        return no_rule(format!("{name} on an unbatched input"));
+    }
+    let ws = b.fsizes(w)?;
+    let bias = p.node("bias");
+    let mask = [b.needs(x), b.needs(w), bias.is_some_and(|n| b.needs(n))];
+    let xb = b.fwd(x);
+    let wb = b.fwd(w);
+    let meta = |b: &Bw, n: NodeId| -> Result<crate::meta::NodeMeta> {
+        let m = b.fmeta(n)?;
+        let s = m.known_sizes().unwrap_or_default();
+        Ok(crate::meta::NodeMeta::Tensor(TensorMeta::contiguous(
+            m.dtype,
+            m.device.clone(),
+            &s,
+        )))
+    };
+    let bmeta = match bias {
+        Some(n) => meta(b, n)?,
+        None => crate::meta::NodeMeta::None,
+    };
+    let tuple = crate::meta::NodeMeta::Tuple(vec![meta(b, x)?, meta(b, w)?, bmeta]);
+    let r = b.raw(
+        "convolution_backward",
+        Target::Function("torch.ops.aten.convolution_backward.default".into()),
+        vec![
+            Arg::Node(g),
+            Arg::Node(xb),
+            Arg::Node(wb),
+            if bias.is_some() {
+                ints(&[ws[0]])
+            } else {
+                Arg::None
+            },
+            ints(&stride),
+            ints(&padding),
+            ints(&dilation),
+            Arg::Bool(false),
+            ints(&vec![0; k]),
+            Arg::Int(groups),
+            Arg::List(mask.iter().map(|&m| Arg::Bool(m)).collect()),
+        ],
+        tuple.clone(),
+    );
+    let crate::meta::NodeMeta::Tuple(items) = tuple else {
+        unreachable!()
+    };
+    let mut out = Vec::new();
+    for (i, input) in [Some(x), Some(w), bias].into_iter().enumerate() {
+        let (Some(input), true) = (input, mask[i]) else {
+            continue;
+        };
+        let item = b.raw(
+            "getitem",
+            Target::Function("operator.getitem".into()),
+            vec![Arg::Node(r), Arg::Int(i as i64)],
+            items[i].clone(),
+        );
+        out.push((input, item));
+    }
+    Ok(out)
 }
