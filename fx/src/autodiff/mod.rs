@@ -11,6 +11,7 @@
 //! whole derivation fail with [`AutodiffError::NoRule`] naming it: the caller then runs the
 //! graph through torch's autograd, never a guessed gradient.
 
+pub mod partition;
 pub mod random;
 pub mod rules;
 
@@ -59,6 +60,13 @@ pub struct Joint {
     pub grad_inputs: Vec<usize>,
     /// Bytes of the saved values that are not forward inputs (the activations kept alive).
     pub saved_bytes: u64,
+    /// The forward node of each entry of `saved`.
+    pub saved_nodes: Vec<NodeId>,
+    /// Forward values the backward computes again instead of reading them saved.
+    pub recomputed: usize,
+    /// (backward node, forward node) of each recomputation: a function node takes the
+    /// forward's callable.
+    pub recomputed_from: Vec<(NodeId, NodeId)>,
     /// Forward nodes whose target the derivation changed or added (dropout rewritten as a
     /// product with its noise): their callables are resolved by path.
     pub rewritten: Vec<NodeId>,
@@ -86,6 +94,31 @@ pub fn joint(
     let rewritten = random::rewrite_dropout(&mut rewritten_graph, &|n| needs0.contains(&n));
     let graph = &rewritten_graph;
     let needs = needs_grad(graph, requires_grad);
+    let first = derive(
+        graph,
+        &needs,
+        overrides,
+        tangents,
+        &HashSet::new(),
+        &rewritten,
+    )?;
+    let recompute = partition::recomputable(graph, &first.saved_nodes);
+    if recompute.is_empty() {
+        return Ok(first);
+    }
+    derive(graph, &needs, overrides, tangents, &recompute, &rewritten)
+}
+
+/// The joint of the (rewritten) forward `graph`, recomputing the forward values of `recompute`
+/// in the backward instead of saving them.
+fn derive(
+    graph: &Graph,
+    needs: &HashSet<NodeId>,
+    overrides: &HashMap<NodeId, TensorMeta>,
+    tangents: &HashMap<usize, TensorMeta>,
+    recompute: &HashSet<NodeId>,
+    rewritten: &[NodeId],
+) -> Result<Joint> {
     let placeholders = graph.placeholders();
     let out_id = graph
         .output_node()
@@ -106,8 +139,10 @@ pub fn joint(
         g: Graph::new(),
         saved: Vec::new(),
         saved_of: HashMap::new(),
-        needs: &needs,
+        needs,
         overrides,
+        recompute,
+        recomputed_from: Vec::new(),
     };
     // Tangents first.
     let mut grads: HashMap<NodeId, NodeId> = HashMap::new();
@@ -202,7 +237,10 @@ pub fn joint(
         saved,
         grad_inputs,
         saved_bytes,
-        rewritten,
+        saved_nodes: bw.saved.clone(),
+        recomputed: recompute.len(),
+        recomputed_from: bw.recomputed_from.clone(),
+        rewritten: rewritten.to_vec(),
     })
 }
 
@@ -237,6 +275,10 @@ pub struct Bw<'a> {
     saved_of: HashMap<NodeId, NodeId>,
     needs: &'a HashSet<NodeId>,
     overrides: &'a HashMap<NodeId, TensorMeta>,
+    /// Forward values computed again in the backward instead of saved ([`partition`]).
+    recompute: &'a HashSet<NodeId>,
+    /// (backward node, the forward node it computes again).
+    recomputed_from: Vec<(NodeId, NodeId)>,
 }
 
 impl<'a> Bw<'a> {
@@ -251,6 +293,28 @@ impl<'a> Bw<'a> {
             return b;
         }
         let node = self.f.node(n);
+        if self.recompute.contains(&n) {
+            if let NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } = &node.kind
+            {
+                let args: Vec<Arg> = args.iter().map(|a| self.map_arg(a)).collect();
+                let kwargs: Vec<(String, Arg)> = kwargs
+                    .iter()
+                    .map(|(k, a)| (k.clone(), self.map_arg(a)))
+                    .collect();
+                let mut meta = node.meta.clone();
+                if let NodeMeta::Tensor(t) = &mut meta {
+                    t.requires_grad = false;
+                }
+                let b = self.g.call(&node.name, target.clone(), args, kwargs, meta);
+                self.saved_of.insert(n, b);
+                self.recomputed_from.push((b, n));
+                return b;
+            }
+        }
         let mut meta = node.meta.clone();
         if let Some(o) = self.overrides.get(&n) {
             meta = NodeMeta::Tensor(o.clone());
@@ -263,6 +327,16 @@ impl<'a> Bw<'a> {
         self.saved.push(n);
         self.saved_of.insert(n, b);
         b
+    }
+
+    /// A forward argument as the backward reads it (graph values through [`Self::fwd`]).
+    fn map_arg(&mut self, a: &Arg) -> Arg {
+        match a {
+            Arg::Node(n) => Arg::Node(self.fwd(*n)),
+            Arg::Tuple(v) => Arg::Tuple(v.iter().map(|x| self.map_arg(x)).collect()),
+            Arg::List(v) => Arg::List(v.iter().map(|x| self.map_arg(x)).collect()),
+            other => other.clone(),
+        }
     }
 
     /// Forward metadata of tensor `n`.

@@ -97,6 +97,8 @@ pub struct AotCore {
     /// Forward node of each saved value, in the backward's input order after the tangents.
     saved_nodes: Vec<NodeId>,
     differentiable: usize,
+    /// The forward graph's callables (recomputed ops in the backward call the same).
+    forward_callables: Vec<(NodeId, Py<PyAny>)>,
 }
 
 #[pymethods]
@@ -166,7 +168,28 @@ impl AotCore {
             .map_err(|e| {
                 pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}"))
             })?;
-        let callables = resolve_callables(py, &joint.backward)?;
+        let mut callables = Vec::new();
+        for (id, n) in joint.backward.nodes() {
+            if let NodeKind::Call {
+                target: Target::Function(path),
+                ..
+            } = &n.kind
+            {
+                // A recomputed forward op calls what the forward called (the traced path may
+                // not be importable: `torch.gelu` is `torch._C._nn.gelu`).
+                let known = joint
+                    .recomputed_from
+                    .iter()
+                    .find(|(b, _)| *b == id)
+                    .and_then(|(_, f)| self.forward_callables.iter().find(|(k, _)| k == f))
+                    .map(|(_, c)| c.clone_ref(py));
+                let c = match known {
+                    Some(c) => c,
+                    None => super::functional::resolve_path(py, path)?.unbind(),
+                };
+                callables.push((id, c));
+            }
+        }
         let half = Half::build(
             py,
             &joint.backward,
@@ -178,21 +201,6 @@ impl AotCore {
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
         Ok(Backward { half })
     }
-}
-
-/// Callables of a graph's function nodes, by their paths.
-fn resolve_callables(py: Python<'_>, g: &Graph) -> PyResult<Vec<(NodeId, Py<PyAny>)>> {
-    let mut out = Vec::new();
-    for (id, n) in g.nodes() {
-        if let NodeKind::Call {
-            target: Target::Function(path),
-            ..
-        } = &n.kind
-        {
-            out.push((id, super::functional::resolve_path(py, path)?.unbind()));
-        }
-    }
-    Ok(out)
 }
 
 /// The runner of a training graph.
@@ -392,14 +400,15 @@ pub fn build(
     )?;
     tracing::info!(
         target: "torchferro::aot",
-        "aot: {} ({}:{}): forward {} ops, backward {} ops derived in {derive_ms:.2} ms; {} saved values, {} bytes of activations saved for backward",
+        "aot: {} ({}:{}): forward {} ops, backward {} ops derived in {derive_ms:.2} ms; {} saved values, {} bytes of activations saved for backward, {} values recomputed",
         info.name,
         info.filename,
         info.firstlineno,
         joint.forward.op_count(),
         joint.backward.op_count(),
         joint.saved.len(),
-        joint.saved_bytes
+        joint.saved_bytes,
+        joint.recomputed
     );
     let aot = py.import("torchferro._aot")?;
     aot.call_method1("note_compiled", (joint.saved_bytes,))?;
@@ -413,6 +422,7 @@ pub fn build(
         layout: layout.unbind(),
         saved_nodes,
         differentiable: joint.differentiable.len(),
+        forward_callables: callables,
     };
     Ok(Some(AotProgram {
         core: Py::new(py, core)?,
