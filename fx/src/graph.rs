@@ -302,6 +302,51 @@ impl Graph {
         )
     }
 
+    /// A call node placed just before `before` in the node order (a rewrite that needs a
+    /// value computed ahead of an existing node).
+    pub fn call_before(
+        &mut self,
+        before: NodeId,
+        name_hint: &str,
+        target: Target,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+        meta: NodeMeta,
+    ) -> NodeId {
+        let id = self.call(name_hint, target, args, kwargs, meta);
+        self.order.pop();
+        let at = self.position(before).unwrap_or(self.order.len());
+        self.order.insert(at, id);
+        id
+    }
+
+    /// Replaces a call node's target and arguments, keeping the edges in step. Every node the
+    /// new arguments use must come before it.
+    pub fn set_call(
+        &mut self,
+        id: NodeId,
+        target: Target,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) {
+        for n in self.g[id].inputs() {
+            while let Some(e) = self.g.find_edge(n, id) {
+                self.g.remove_edge(e);
+            }
+        }
+        let mut uses = Vec::new();
+        args.iter().for_each(|a| a.nodes(&mut uses));
+        kwargs.iter().for_each(|(_, a)| a.nodes(&mut uses));
+        for u in uses {
+            self.g.add_edge(u, id, ());
+        }
+        self.g[id].kind = NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        };
+    }
+
     pub fn output(&mut self, values: Vec<Arg>) -> NodeId {
         self.push("output", NodeKind::Output { values }, NodeMeta::None)
     }
@@ -383,6 +428,23 @@ impl Graph {
             .iter()
             .all(|u| self.position(new) < self.position(*u)));
         total
+    }
+
+    /// Replaces the values of output node `out` (keeping the edges in step): the forward of a
+    /// joint graph returns extra values for its backward.
+    pub fn set_output_values(&mut self, out: NodeId, values: Vec<Arg>) {
+        let old: Vec<NodeId> = self.g[out].inputs();
+        for n in old {
+            while let Some(e) = self.g.find_edge(n, out) {
+                self.g.remove_edge(e);
+            }
+        }
+        let mut uses = Vec::new();
+        values.iter().for_each(|a| a.nodes(&mut uses));
+        for u in uses {
+            self.g.add_edge(u, out, ());
+        }
+        self.g[out].kind = NodeKind::Output { values };
     }
 
     /// Index of `id` in the node order.

@@ -18,6 +18,7 @@
 //!   and randomness; a consistency check of node order and edges.
 //! - [`mod@print`]: the graph as readable Python (`Graph::python_code`) and as DOT (`Graph::to_dot`).
 
+pub mod autodiff;
 pub mod graph;
 pub mod infer;
 pub mod meta;

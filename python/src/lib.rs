@@ -47,6 +47,13 @@ impl CompiledFunction {
             .unwrap_or(false)
         {
             Backend::Inductor
+        } else if backend
+            .bind(py)
+            .extract::<String>()
+            .map(|s| s == "aot_eager")
+            .unwrap_or(false)
+        {
+            Backend::AotEager
         } else {
             Backend::Python(backend.clone_ref(py))
         };

@@ -34,7 +34,7 @@ def _torch_knows(name: str) -> bool:
 
 _BACKENDS = {
     "eager": None,
-    "aot_eager": None,
+    "aot_eager": "aot_eager",
     "inductor": "inductor",
 }
 

@@ -77,6 +77,9 @@ pub enum Backend {
     Eager,
     /// The Rust inductor (`backend="inductor"`, the default).
     Inductor,
+    /// `backend="aot_eager"`: like `Eager`, but a training graph gets its backward derived
+    /// here, both halves replayed by the eager runner (`backend::aot`).
+    AotEager,
     /// A Python callable `backend(gm, example_inputs) -> callable`.
     Python(Py<PyAny>),
 }
@@ -92,6 +95,7 @@ impl CompileConfig {
         match &self.backend {
             Backend::Eager => 1,
             Backend::Inductor => 2,
+            Backend::AotEager => 3,
             Backend::Python(f) => f.as_ptr() as usize,
         }
     }

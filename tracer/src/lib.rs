@@ -102,6 +102,7 @@ pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
                 backend::Runner::Eager(_) => "eager",
                 backend::Runner::Inductor(_) => "inductor",
                 backend::Runner::Python(_) => "python",
+                backend::Runner::Aot(_) => "aot",
             },
             inductor: match &e.graph.get().runner {
                 backend::Runner::Inductor(p) => {

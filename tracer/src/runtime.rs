@@ -165,6 +165,7 @@ impl CompiledGraph {
                 },
             },
             Runner::Python(p) => p.run(py, inputs)?,
+            Runner::Aot(p) => p.run(py, inputs)?,
         })
     }
 }

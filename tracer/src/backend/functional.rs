@@ -47,7 +47,7 @@ pub struct FunctionalRun {
 
 /// Resolves `a.b.c` as Python does for a qualified name: the longest importable module prefix,
 /// then attributes.
-fn resolve_path<'py>(py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn resolve_path<'py>(py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyAny>> {
     let parts: Vec<&str> = path.split('.').collect();
     for i in (1..=parts.len()).rev() {
         let Ok(module) = py.import(parts[..i].join(".").as_str()) else {

@@ -1,0 +1,520 @@
+//! Reverse-mode differentiation of a captured graph: the joint forward/backward pair that
+//! training runs compiled (issue 17).
+//!
+//! The input is a canonical, functional graph ([`crate::passes::canonicalize`], then
+//! functionalization): no op in it writes a tensor. [`joint`] walks it backwards from its
+//! differentiable outputs and emits, per op, the vector-Jacobian product written in the
+//! catalog's vocabulary ([`rules`]; the formulas are the facts of torch's `derivatives.yaml`).
+//! The backward is a graph of its own whose inputs are the output tangents followed by the
+//! forward values its rules read: the partition is "save what a rule reads" (the default
+//! partitioner), and the bytes of those values are reported. An op without a rule makes the
+//! whole derivation fail with [`AutodiffError::NoRule`] naming it: the caller then runs the
+//! graph through torch's autograd, never a guessed gradient.
+
+pub mod partition;
+pub mod random;
+pub mod rules;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::graph::{Arg, Graph, NodeId, NodeKind, Target};
+use crate::infer::{infer_in, InferCtx};
+use crate::meta::{DType, NodeMeta, TensorMeta};
+
+/// Why a graph cannot be differentiated here (it then runs through torch's autograd).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AutodiffError {
+    /// An op on the gradient path with no derivative rule (or a form of it the rule refuses).
+    #[error("no derivative rule for {0}")]
+    NoRule(String),
+    /// Something the derivation needs is not known (symbolic sizes, metadata of a step).
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+pub type Result<T> = std::result::Result<T, AutodiffError>;
+
+/// Where a backward input comes from in the forward.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Saved {
+    /// The forward's input (placeholder index): saved as it is.
+    Input(usize),
+    /// An extra output of the forward graph (its index among all forward outputs).
+    Output(usize),
+}
+
+/// A forward graph and its backward.
+#[derive(Clone, Debug)]
+pub struct Joint {
+    /// The forward graph: the user outputs first, then the values the backward reads.
+    pub forward: Graph,
+    /// How many outputs are the user's.
+    pub user_outputs: usize,
+    /// User outputs that get a tangent (the others are not differentiable).
+    pub differentiable: Vec<usize>,
+    /// The backward: inputs are one tangent per `differentiable` output, then `saved`; its
+    /// outputs are the gradients of `grad_inputs`, in order.
+    pub backward: Graph,
+    pub saved: Vec<Saved>,
+    /// The forward's inputs (placeholder indices) that get a gradient.
+    pub grad_inputs: Vec<usize>,
+    /// Bytes of the saved values that are not forward inputs (the activations kept alive).
+    pub saved_bytes: u64,
+    /// The forward node of each entry of `saved`.
+    pub saved_nodes: Vec<NodeId>,
+    /// Forward values the backward computes again instead of reading them saved.
+    pub recomputed: usize,
+    /// (backward node, forward node) of each recomputation: a function node takes the
+    /// forward's callable.
+    pub recomputed_from: Vec<(NodeId, NodeId)>,
+    /// Forward nodes whose target the derivation changed or added (dropout rewritten as a
+    /// product with its noise): their callables are resolved by path.
+    pub rewritten: Vec<NodeId>,
+}
+
+/// The bytes a tensor of `m` holds (sizes known), or 0.
+pub fn tensor_bytes(m: &TensorMeta) -> u64 {
+    m.known_sizes()
+        .map(|s| s.iter().product::<i64>().max(0) as u64 * m.dtype.itemsize() as u64)
+        .unwrap_or(0)
+}
+
+/// Derives the backward of `graph`. `requires_grad[i]`: whether placeholder `i` gets a
+/// gradient. `overrides`: metadata to use for forward values (by forward node id) where the
+/// backward reads them, e.g. the layouts the compiled forward actually produced, and for the
+/// tangents (by differentiable-output position, in `tangents`).
+pub fn joint(
+    graph: &Graph,
+    requires_grad: &[bool],
+    overrides: &HashMap<NodeId, TensorMeta>,
+    tangents: &HashMap<usize, TensorMeta>,
+) -> Result<Joint> {
+    let needs0 = needs_grad(graph, requires_grad);
+    let mut rewritten_graph = graph.clone();
+    let rewritten = random::rewrite_dropout(&mut rewritten_graph, &|n| needs0.contains(&n));
+    let graph = &rewritten_graph;
+    let needs = needs_grad(graph, requires_grad);
+    let first = derive(
+        graph,
+        &needs,
+        overrides,
+        tangents,
+        &HashSet::new(),
+        &rewritten,
+    )?;
+    let recompute = partition::recomputable(graph, &first.saved_nodes);
+    if recompute.is_empty() {
+        return Ok(first);
+    }
+    derive(graph, &needs, overrides, tangents, &recompute, &rewritten)
+}
+
+/// The joint of the (rewritten) forward `graph`, recomputing the forward values of `recompute`
+/// in the backward instead of saving them.
+fn derive(
+    graph: &Graph,
+    needs: &HashSet<NodeId>,
+    overrides: &HashMap<NodeId, TensorMeta>,
+    tangents: &HashMap<usize, TensorMeta>,
+    recompute: &HashSet<NodeId>,
+    rewritten: &[NodeId],
+) -> Result<Joint> {
+    let placeholders = graph.placeholders();
+    let out_id = graph
+        .output_node()
+        .ok_or_else(|| AutodiffError::Unsupported("a graph without an output".into()))?;
+    let NodeKind::Output { values } = &graph.node(out_id).kind else {
+        unreachable!()
+    };
+    let mut differentiable = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        if let Arg::Node(n) = v {
+            if needs.contains(n) && graph.node(*n).meta.tensor().is_some() {
+                differentiable.push(i);
+            }
+        }
+    }
+    let mut bw = Bw {
+        f: graph,
+        g: Graph::new(),
+        saved: Vec::new(),
+        saved_of: HashMap::new(),
+        needs,
+        overrides,
+        recompute,
+        recomputed_from: Vec::new(),
+    };
+    // Tangents first.
+    let mut grads: HashMap<NodeId, NodeId> = HashMap::new();
+    let mut tuple_grads: HashMap<NodeId, HashMap<usize, NodeId>> = HashMap::new();
+    for (k, &i) in differentiable.iter().enumerate() {
+        let Arg::Node(n) = values[i] else {
+            unreachable!()
+        };
+        let mut m = graph.node(n).meta.tensor().cloned().unwrap();
+        if let Some(t) = tangents.get(&k) {
+            m = t.clone();
+        }
+        m.requires_grad = false;
+        let t =
+            bw.g.placeholder(&format!("tangent_{k}"), NodeMeta::Tensor(m));
+        bw.accumulate(&mut grads, n, t)?;
+    }
+    // Reverse walk.
+    let order: Vec<NodeId> = graph.nodes().map(|(id, _)| id).collect();
+    for &id in order.iter().rev() {
+        if !needs.contains(&id) {
+            continue;
+        }
+        let node = graph.node(id);
+        let NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = &node.kind
+        else {
+            continue;
+        };
+        if matches!(node.meta, NodeMeta::Tuple(_)) {
+            let Some(parts) = tuple_grads.remove(&id) else {
+                continue;
+            };
+            for (input, g) in rules::tuple_rule(&mut bw, id, target, args, kwargs, &parts)? {
+                bw.accumulate(&mut grads, input, g)?;
+            }
+            continue;
+        }
+        let Some(&g) = grads.get(&id) else { continue };
+        // `tuple[i]` of a multi-output op: its gradient waits for the op's rule.
+        if let Some((tuple, i)) = rules::tuple_item(graph, target, args) {
+            if needs.contains(&tuple) {
+                tuple_grads.entry(tuple).or_default().insert(i, g);
+            }
+            continue;
+        }
+        for (input, gi) in rules::rule(&mut bw, id, target, args, kwargs, g)? {
+            if needs.contains(&input) {
+                bw.accumulate(&mut grads, input, gi)?;
+            }
+        }
+    }
+    let mut grad_inputs = Vec::new();
+    let mut outs = Vec::new();
+    for &p in &placeholders {
+        let NodeKind::Placeholder { index } = graph.node(p).kind else {
+            continue;
+        };
+        if let Some(&g) = grads.get(&p) {
+            grad_inputs.push(index);
+            outs.push(Arg::Node(g));
+        }
+    }
+    bw.g.output(outs);
+    // The forward: user outputs, then the saved intermediates.
+    let mut forward = graph.clone();
+    let mut fvalues = values.clone();
+    let user_outputs = fvalues.len();
+    let mut saved = Vec::new();
+    let mut saved_bytes = 0u64;
+    for &n in &bw.saved {
+        match graph.node(n).kind {
+            NodeKind::Placeholder { index } => saved.push(Saved::Input(index)),
+            _ => {
+                saved.push(Saved::Output(fvalues.len()));
+                fvalues.push(Arg::Node(n));
+                if let Some(t) = graph.node(n).meta.tensor() {
+                    saved_bytes += tensor_bytes(t);
+                }
+            }
+        }
+    }
+    forward.set_output_values(out_id, fvalues);
+    Ok(Joint {
+        forward,
+        user_outputs,
+        differentiable,
+        backward: bw.g,
+        saved,
+        grad_inputs,
+        saved_bytes,
+        saved_nodes: bw.saved.clone(),
+        recomputed: recompute.len(),
+        recomputed_from: bw.recomputed_from.clone(),
+        rewritten: rewritten.to_vec(),
+    })
+}
+
+/// Values that carry a gradient: float tensors reached from an input that requires grad.
+fn needs_grad(graph: &Graph, requires_grad: &[bool]) -> HashSet<NodeId> {
+    let mut needs: HashSet<NodeId> = HashSet::new();
+    for (id, node) in graph.nodes() {
+        let float = node
+            .meta
+            .tensor()
+            .is_some_and(|t| t.dtype.is_floating_point());
+        let tuple = matches!(node.meta, NodeMeta::Tuple(_));
+        let reached = match &node.kind {
+            NodeKind::Placeholder { index } => requires_grad.get(*index).copied().unwrap_or(false),
+            NodeKind::Call { .. } => node.inputs().iter().any(|i| needs.contains(i)),
+            NodeKind::Output { .. } => false,
+        };
+        if reached && (float || tuple) && !rules::is_nondifferentiable(node) {
+            needs.insert(id);
+        }
+    }
+    needs
+}
+
+/// The backward graph being built.
+pub struct Bw<'a> {
+    /// The forward graph.
+    pub f: &'a Graph,
+    pub g: Graph,
+    /// Forward values read by the backward, in placeholder order.
+    saved: Vec<NodeId>,
+    saved_of: HashMap<NodeId, NodeId>,
+    needs: &'a HashSet<NodeId>,
+    overrides: &'a HashMap<NodeId, TensorMeta>,
+    /// Forward values computed again in the backward instead of saved ([`partition`]).
+    recompute: &'a HashSet<NodeId>,
+    /// (backward node, the forward node it computes again).
+    recomputed_from: Vec<(NodeId, NodeId)>,
+}
+
+impl<'a> Bw<'a> {
+    /// Whether forward value `n` carries a gradient.
+    pub fn needs(&self, n: NodeId) -> bool {
+        self.needs.contains(&n)
+    }
+
+    /// The backward's input holding forward value `n` (made on first use: saved for backward).
+    pub fn fwd(&mut self, n: NodeId) -> NodeId {
+        if let Some(&b) = self.saved_of.get(&n) {
+            return b;
+        }
+        let node = self.f.node(n);
+        if self.recompute.contains(&n) {
+            if let NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } = &node.kind
+            {
+                let args: Vec<Arg> = args.iter().map(|a| self.map_arg(a)).collect();
+                let kwargs: Vec<(String, Arg)> = kwargs
+                    .iter()
+                    .map(|(k, a)| (k.clone(), self.map_arg(a)))
+                    .collect();
+                let mut meta = node.meta.clone();
+                if let NodeMeta::Tensor(t) = &mut meta {
+                    t.requires_grad = false;
+                }
+                let b = self.g.call(&node.name, target.clone(), args, kwargs, meta);
+                self.saved_of.insert(n, b);
+                self.recomputed_from.push((b, n));
+                return b;
+            }
+        }
+        let mut meta = node.meta.clone();
+        if let Some(o) = self.overrides.get(&n) {
+            meta = NodeMeta::Tensor(o.clone());
+        }
+        if let NodeMeta::Tensor(t) = &mut meta {
+            t.requires_grad = false;
+        }
+        let name = format!("saved_{}", node.name);
+        let b = self.g.placeholder(&name, meta);
+        self.saved.push(n);
+        self.saved_of.insert(n, b);
+        b
+    }
+
+    /// A forward argument as the backward reads it (graph values through [`Self::fwd`]).
+    fn map_arg(&mut self, a: &Arg) -> Arg {
+        match a {
+            Arg::Node(n) => Arg::Node(self.fwd(*n)),
+            Arg::Tuple(v) => Arg::Tuple(v.iter().map(|x| self.map_arg(x)).collect()),
+            Arg::List(v) => Arg::List(v.iter().map(|x| self.map_arg(x)).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Forward metadata of tensor `n`.
+    pub fn fmeta(&self, n: NodeId) -> Result<&'a TensorMeta> {
+        self.f.node(n).meta.tensor().ok_or_else(|| {
+            AutodiffError::Unsupported("a non-tensor value on the gradient path".into())
+        })
+    }
+
+    /// Backward metadata of tensor `n`.
+    pub fn bmeta(&self, n: NodeId) -> Result<TensorMeta> {
+        self.g
+            .node(n)
+            .meta
+            .tensor()
+            .cloned()
+            .ok_or_else(|| AutodiffError::Unsupported("a non-tensor backward value".into()))
+    }
+
+    /// Known sizes of backward value `n`.
+    pub fn bsizes(&self, n: NodeId) -> Result<Vec<i64>> {
+        self.bmeta(n)?
+            .known_sizes()
+            .ok_or_else(|| AutodiffError::Unsupported("symbolic sizes".into()))
+    }
+
+    /// Known sizes of forward value `n`.
+    pub fn fsizes(&self, n: NodeId) -> Result<Vec<i64>> {
+        self.fmeta(n)?
+            .known_sizes()
+            .ok_or_else(|| AutodiffError::Unsupported("symbolic sizes".into()))
+    }
+
+    /// A call in the backward, its metadata inferred as the forward's is.
+    pub fn call(
+        &mut self,
+        target: Target,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) -> Result<NodeId> {
+        let ctx = InferCtx {
+            grad_enabled: false,
+            ..InferCtx::default()
+        };
+        // Ops whose result is laid out as their receiver (scatters into a fresh zeros tensor).
+        const LIKE_SELF: &[&str] = &[
+            "index_add",
+            "scatter",
+            "select_scatter",
+            "slice_scatter",
+            "sgn",
+        ];
+        if let (Target::Method(m), Some(Arg::Node(recv))) = (&target, args.first()) {
+            if LIKE_SELF.contains(&m.as_str()) {
+                let rm = self.bmeta(*recv)?;
+                let meta = TensorMeta::contiguous(
+                    rm.dtype,
+                    rm.device.clone(),
+                    &rm.known_sizes().unwrap_or_default(),
+                );
+                let hint = m.clone();
+                return Ok(self
+                    .g
+                    .call(&hint, target, args, kwargs, NodeMeta::Tensor(meta)));
+            }
+        }
+        let meta = infer_in(&ctx, &self.g, &target, &args, &kwargs).map_err(|e| {
+            AutodiffError::Unsupported(format!(
+                "metadata of {} in the backward: {e}",
+                target.name()
+            ))
+        })?;
+        let hint = target.name().rsplit('.').next().unwrap_or("t").to_string();
+        Ok(self.g.call(&hint, target, args, kwargs, meta))
+    }
+
+    /// A call with metadata given by the rule (ops `fx::infer` does not model).
+    pub fn call_with_meta(&mut self, target: Target, args: Vec<Arg>, meta: TensorMeta) -> NodeId {
+        let hint = target.name().rsplit('.').next().unwrap_or("t").to_string();
+        self.g
+            .call(&hint, target, args, vec![], NodeMeta::Tensor(meta))
+    }
+
+    /// A call with any metadata (a tuple-producing extern call).
+    pub fn raw(&mut self, hint: &str, target: Target, args: Vec<Arg>, meta: NodeMeta) -> NodeId {
+        self.g.call(hint, target, args, vec![], meta)
+    }
+
+    /// `recv.method(*args)`.
+    pub fn m(&mut self, method: &str, recv: NodeId, args: Vec<Arg>) -> Result<NodeId> {
+        let mut a = vec![Arg::Node(recv)];
+        a.extend(args);
+        self.call(Target::Method(method.into()), a, vec![])
+    }
+
+    /// `recv.method(*args, **kwargs)`.
+    pub fn mk(
+        &mut self,
+        method: &str,
+        recv: NodeId,
+        args: Vec<Arg>,
+        kwargs: Vec<(&str, Arg)>,
+    ) -> Result<NodeId> {
+        let mut a = vec![Arg::Node(recv)];
+        a.extend(args);
+        let kw = kwargs
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        self.call(Target::Method(method.into()), a, kw)
+    }
+
+    /// Adds `g` into the gradient of forward value `n`, cast to `n`'s dtype.
+    fn accumulate(
+        &mut self,
+        grads: &mut HashMap<NodeId, NodeId>,
+        n: NodeId,
+        g: NodeId,
+    ) -> Result<()> {
+        let g = self.cast_like(g, n)?;
+        let total = match grads.get(&n) {
+            Some(&prev) => self.m("add", prev, vec![Arg::Node(g)])?,
+            None => g,
+        };
+        grads.insert(n, total);
+        Ok(())
+    }
+
+    /// `g` in forward value `n`'s dtype (a gradient has its input's dtype, as in eager).
+    pub fn cast_like(&mut self, g: NodeId, n: NodeId) -> Result<NodeId> {
+        let want = self.fmeta(n)?.dtype;
+        let have = self.bmeta(g)?.dtype;
+        if want == have {
+            Ok(g)
+        } else {
+            self.m("to", g, vec![Arg::DType(want)])
+        }
+    }
+
+    /// Sums `g` down to `sizes` (the gradient of a broadcast).
+    pub fn reduce_to(&mut self, g: NodeId, sizes: &[i64]) -> Result<NodeId> {
+        let have = self.bsizes(g)?;
+        if have == sizes {
+            return Ok(g);
+        }
+        let lead = have.len().saturating_sub(sizes.len());
+        let mut dims: Vec<Arg> = (0..lead).map(|d| Arg::Int(d as i64)).collect();
+        for (i, &s) in sizes.iter().enumerate() {
+            if s == 1 && have[lead + i] != 1 {
+                dims.push(Arg::Int((lead + i) as i64));
+            }
+        }
+        let mut r = g;
+        if !dims.is_empty() {
+            r = self.m("sum", g, vec![Arg::List(dims), Arg::Bool(true)])?;
+        }
+        if self.bsizes(r)? != sizes {
+            r = self.m("reshape", r, vec![ints(sizes)])?;
+        }
+        Ok(r)
+    }
+
+    /// A scalar multiple of `g` (no node for 1).
+    pub fn scale(&mut self, g: NodeId, c: f64) -> Result<NodeId> {
+        if c == 1.0 {
+            Ok(g)
+        } else {
+            self.m("mul", g, vec![Arg::Float(c)])
+        }
+    }
+
+    /// The dtype of backward value `n`.
+    pub fn bdtype(&self, n: NodeId) -> Result<DType> {
+        Ok(self.bmeta(n)?.dtype)
+    }
+}
+
+/// A list of ints as an argument.
+pub fn ints(v: &[i64]) -> Arg {
+    Arg::List(v.iter().map(|&i| Arg::Int(i)).collect())
+}

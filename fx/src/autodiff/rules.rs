@@ -1,0 +1,342 @@
+//! One vector-Jacobian product per catalog op, in the catalog's vocabulary (tensor methods the
+//! inductor lowers). The formulas are the facts of torch's `derivatives.yaml`
+//! (`torchgen/packaged/autograd/derivatives.yaml`): e.g. `mul: self: grad * other`,
+//! `tanh: self: tanh_backward(grad, result)` = `grad * (1 - result²)`, `_softmax: self:
+//! _softmax_backward_data(grad, result, dim)` = `result * (grad - (grad * result).sum(dim))`.
+//! A form a rule does not model answers [`AutodiffError::NoRule`], never a guess.
+
+use std::collections::HashMap;
+
+use super::{ints, AutodiffError, Bw, Result};
+use crate::graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
+use crate::meta::TensorMeta;
+use crate::ops::{self, Spelling};
+
+mod nn;
+mod pointwise;
+mod shape;
+
+/// One call being differentiated, as the rule families read it.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    /// The forward node (its result).
+    out: NodeId,
+    /// The canonical op name.
+    name: &'a str,
+    sp: Spelling,
+    args: &'a [Arg],
+    kwargs: &'a [(String, Arg)],
+    /// The gradient of the result.
+    g: NodeId,
+}
+
+/// (forward input, its gradient contribution in the backward).
+type Grads = Vec<(NodeId, NodeId)>;
+
+fn no_rule<T>(what: impl Into<String>) -> Result<T> {
+    Err(AutodiffError::NoRule(what.into()))
+}
+
+/// Ops whose result carries no gradient (comparisons, integer results, index queries).
+pub fn is_nondifferentiable(node: &Node) -> bool {
+    let NodeKind::Call { target, .. } = &node.kind else {
+        return false;
+    };
+    let name = target.name().rsplit('.').next().unwrap_or("");
+    matches!(
+        name,
+        "eq" | "ne"
+            | "lt"
+            | "le"
+            | "gt"
+            | "ge"
+            | "argmax"
+            | "argmin"
+            | "sign"
+            | "floor"
+            | "ceil"
+            | "round"
+            | "trunc"
+            | "detach"
+            | "isnan"
+            | "isinf"
+            | "isfinite"
+            | "logical_not"
+            | "logical_and"
+            | "logical_or"
+            | "bernoulli"
+            | "rand_like"
+            | "randn_like"
+            | "zeros_like"
+            | "ones_like"
+            | "empty_like"
+            | "new_zeros"
+            | "new_ones"
+            | "new_empty"
+            | "new_full"
+            | "full_like"
+            | "size"
+            | "dim"
+            | "numel"
+    )
+}
+
+/// `operator.getitem(t, i)` of a tuple-producing node: (the tuple node, i).
+pub fn tuple_item(f: &Graph, target: &Target, args: &[Arg]) -> Option<(NodeId, usize)> {
+    if target.name() != "operator.getitem" && target.name() != "_operator.getitem" {
+        return None;
+    }
+    match (args.first(), args.get(1)) {
+        (Some(Arg::Node(t)), Some(Arg::Int(i)))
+            if matches!(f.node(*t).meta, crate::meta::NodeMeta::Tuple(_)) =>
+        {
+            Some((*t, *i as usize))
+        }
+        _ => None,
+    }
+}
+
+/// Binds a call to `sig` (names; `"*"` starts keyword-only ones).
+struct B<'a> {
+    names: Vec<&'static str>,
+    slots: Vec<Option<&'a Arg>>,
+}
+
+impl<'a> B<'a> {
+    fn new(
+        sig: &[&'static str],
+        args: &'a [Arg],
+        kwargs: &'a [(String, Arg)],
+        op: &str,
+    ) -> Result<B<'a>> {
+        let slots = ops::bind(sig, args, kwargs)
+            .map_err(|e| AutodiffError::NoRule(format!("{op} ({e})")))?;
+        Ok(B {
+            names: ops::schema::param_names(sig),
+            slots,
+        })
+    }
+    fn get(&self, name: &str) -> Option<&'a Arg> {
+        let i = self.names.iter().position(|n| *n == name)?;
+        self.slots[i].filter(|a| !matches!(a, Arg::None))
+    }
+    fn node(&self, name: &str) -> Option<NodeId> {
+        match self.get(name) {
+            Some(Arg::Node(n)) => Some(*n),
+            _ => None,
+        }
+    }
+    fn float(&self, name: &str) -> Option<f64> {
+        match self.get(name) {
+            Some(Arg::Float(f)) => Some(*f),
+            Some(Arg::Int(i)) => Some(*i as f64),
+            Some(Arg::Bool(b)) => Some(*b as i64 as f64),
+            _ => None,
+        }
+    }
+    fn int(&self, name: &str) -> Option<i64> {
+        match self.get(name) {
+            Some(Arg::Int(i)) => Some(*i),
+            _ => None,
+        }
+    }
+    fn boolean(&self, name: &str, default: bool) -> bool {
+        match self.get(name) {
+            Some(Arg::Bool(b)) => *b,
+            _ => default,
+        }
+    }
+    fn str(&self, name: &str) -> Option<&'a str> {
+        match self.get(name) {
+            Some(Arg::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+    /// A list/tuple of ints or a single int (`dim`), `None` when absent.
+    fn int_list(&self, name: &str) -> Option<Vec<i64>> {
+        match self.get(name) {
+            Some(Arg::Int(i)) => Some(vec![*i]),
+            Some(Arg::List(v)) | Some(Arg::Tuple(v)) => v
+                .iter()
+                .map(|a| match a {
+                    Arg::Int(i) => Some(*i),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+}
+
+/// Every positional argument after `self` as a list of ints (`x.view(2, 3)` or `x.view((2, 3))`).
+fn varargs_ints(args: &[Arg]) -> Option<Vec<i64>> {
+    let rest = &args[1..];
+    if let [Arg::List(v) | Arg::Tuple(v)] = rest {
+        return v
+            .iter()
+            .map(|a| match a {
+                Arg::Int(i) => Some(*i),
+                _ => None,
+            })
+            .collect();
+    }
+    rest.iter()
+        .map(|a| match a {
+            Arg::Int(i) => Some(*i),
+            _ => None,
+        })
+        .collect()
+}
+
+fn wrap(d: i64, n: usize) -> Result<usize> {
+    crate::ops::schema::wrap_dim(d, n).map_err(|e| AutodiffError::Unsupported(e.to_string()))
+}
+
+const SQRT_2: f64 = std::f64::consts::SQRT_2;
+
+/// The gradient rule of one call: its inputs' gradient contributions given its output's `g`.
+pub fn rule(
+    b: &mut Bw,
+    id: NodeId,
+    target: &Target,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
+    let Some(c) = ops::canonical(target, args, kwargs) else {
+        return no_rule(target.name());
+    };
+    if c.inplace {
+        return no_rule(format!("{} (in place)", target.name()));
+    }
+    let name = ops::unalias(&c.name).to_string();
+    let mut args = args.to_vec();
+    if c.reflected && args.len() == 2 {
+        args.swap(0, 1);
+    }
+    let args = &args[..];
+    let sp = c.spelling;
+    let call = Call {
+        out: id,
+        name: &name,
+        sp,
+        args,
+        kwargs,
+        g,
+    };
+    for family in [pointwise::rule, shape::rule, nn::rule] {
+        if let Some(r) = family(b, &call)? {
+            return Ok(r);
+        }
+    }
+    no_rule(match sp {
+        Spelling::Method => format!("Tensor.{name}"),
+        _ => target.name().to_string(),
+    })
+}
+
+/// The rule of a multi-output op given the gradients of the items taken from it.
+pub fn tuple_rule(
+    b: &mut Bw,
+    id: NodeId,
+    target: &Target,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    parts: &HashMap<usize, NodeId>,
+) -> Result<Grads> {
+    let name = target.name().rsplit('.').next().unwrap_or("");
+    match name {
+        "split" | "chunk" | "unbind" => {
+            let x = self_of(args)?;
+            let dim_pos = if name == "unbind" { 1 } else { 2 };
+            let d = match (args.get(dim_pos), kwargs.iter().find(|(k, _)| k == "dim")) {
+                (_, Some((_, Arg::Int(d)))) => *d,
+                (Some(Arg::Int(d)), None) => *d,
+                _ => 0,
+            };
+            let xs = b.fsizes(x)?;
+            let d = wrap(d, xs.len())?;
+            let crate::meta::NodeMeta::Tuple(items) = &b.f.node(id).meta else {
+                return no_rule(name);
+            };
+            let items = items.clone();
+            let mut pieces = Vec::new();
+            let mut any = None;
+            for (i, m) in items.iter().enumerate() {
+                let Some(t) = m.tensor() else {
+                    return no_rule(name);
+                };
+                let s = t
+                    .known_sizes()
+                    .ok_or_else(|| AutodiffError::Unsupported("symbolic sizes".into()))?;
+                pieces.push((parts.get(&i).copied(), s));
+                any = any.or(parts.get(&i).copied());
+            }
+            let any = any.unwrap();
+            let mut list = Vec::new();
+            for (gi, s) in pieces {
+                let v = match gi {
+                    Some(v) => v,
+                    None => zeros(b, any, &s)?,
+                };
+                let v = if name == "unbind" {
+                    b.m("unsqueeze", v, vec![Arg::Int(d as i64)])?
+                } else {
+                    v
+                };
+                list.push(Arg::Node(v));
+            }
+            let r = b.call(
+                Target::Function("torch.cat".into()),
+                vec![Arg::List(list), Arg::Int(d as i64)],
+                vec![],
+            )?;
+            Ok(vec![(x, r)])
+        }
+        _ => no_rule(target.name()),
+    }
+}
+
+fn self_of(args: &[Arg]) -> Result<NodeId> {
+    match args.first() {
+        Some(Arg::Node(n)) => Ok(*n),
+        _ => no_rule("an op on a non-tensor"),
+    }
+}
+
+fn norm_dims(dims: Vec<i64>, n: usize) -> Result<Vec<usize>> {
+    let mut v = dims
+        .into_iter()
+        .map(|d| wrap(d, n))
+        .collect::<Result<Vec<_>>>()?;
+    v.sort();
+    v.dedup();
+    Ok(v)
+}
+
+/// `g` with the reduced `dims` put back as size 1 (when the reduction dropped them).
+fn restore_dims(b: &mut Bw, g: NodeId, dims: &[usize], keep: bool) -> Result<NodeId> {
+    let mut r = g;
+    if !keep {
+        for &d in dims {
+            r = b.m("unsqueeze", r, vec![Arg::Int(d as i64)])?;
+        }
+    }
+    Ok(r)
+}
+
+/// Zeros of `sizes` in `like`'s dtype and device.
+fn zeros(b: &mut Bw, like: NodeId, sizes: &[i64]) -> Result<NodeId> {
+    b.m("new_zeros", like, vec![ints(sizes)])
+}
+
+fn contiguous_like(b: &Bw, like: NodeId, sizes: &[i64]) -> Result<TensorMeta> {
+    let m = b.bmeta(like)?;
+    Ok(TensorMeta::contiguous(m.dtype, m.device, sizes))
+}
+
+/// `1 - x`, as `-x + 1` (the same value in IEEE arithmetic).
+fn one_minus(b: &mut Bw, x: NodeId) -> Result<NodeId> {
+    let n = b.m("neg", x, vec![])?;
+    b.m("add", n, vec![Arg::Float(1.0)])
+}

@@ -1,0 +1,562 @@
+//! Reductions, products and the `torch.nn.functional` ops: `sum`/`mean`/`amax`, `matmul`/
+//! `linear`/`addmm`, `softmax`/`log_softmax`, `layer_norm`, `embedding`, `dropout`, the losses,
+//! convolution.
+
+use super::*;
+
+pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
+    let Call {
+        out,
+        sp,
+        args,
+        kwargs,
+        g,
+        ..
+    } = *c;
+    let name = c.name.to_string();
+    let _ = (out, sp, kwargs);
+    let r: Result<Grads> = match name.as_str() {
+        "sum" | "mean" => reduce_sum(b, &name, args, kwargs, g),
+        "amax" | "amin" => {
+            let p = B::new(&["input", "dim", "keepdim"], args, kwargs, &name)?;
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule(name.clone()))?;
+            let xs = b.fsizes(x)?;
+            let dims = norm_dims(p.int_list("dim").unwrap_or_default(), xs.len())?;
+            let keep = p.boolean("keepdim", false);
+            let o = b.fwd(out);
+            let xb = b.fwd(x);
+            let o = restore_dims(b, o, &dims, keep)?;
+            let ge = restore_dims(b, g, &dims, keep)?;
+            let mask = b.m("eq", xb, vec![Arg::Node(o)])?;
+            let cnt = b.m(
+                "sum",
+                mask,
+                vec![
+                    ints(&dims.iter().map(|&d| d as i64).collect::<Vec<_>>()),
+                    Arg::Bool(true),
+                ],
+            )?;
+            let t = b.m("div", ge, vec![Arg::Node(cnt)])?;
+            Ok(vec![(x, b.m("mul", t, vec![Arg::Node(mask)])?)])
+        }
+        "matmul" | "mm" | "bmm" => {
+            let (x, y) = match (args.first(), args.get(1)) {
+                (Some(Arg::Node(x)), Some(Arg::Node(y))) => (*x, *y),
+                _ => return no_rule(name),
+            };
+            matmul_grads(b, x, y, g)
+        }
+        "linear" => {
+            let p = B::new(&["input", "weight", "bias"], args, kwargs, &name)?;
+            let (Some(x), Some(w)) = (p.node("input"), p.node("weight")) else {
+                return no_rule("linear");
+            };
+            let mut r = Vec::new();
+            let xs = b.fsizes(x)?;
+            let ws = b.fsizes(w)?;
+            if ws.len() != 2 {
+                return no_rule("linear with a 1-d weight");
+            }
+            let (outf, inf) = (ws[0], ws[1]);
+            if b.needs(x) {
+                let wb = b.fwd(w);
+                let gx = b.m("matmul", g, vec![Arg::Node(wb)])?;
+                r.push((x, gx));
+            }
+            if b.needs(w) {
+                let xb = b.fwd(x);
+                let g2 = b.m("reshape", g, vec![ints(&[-1, outf])])?;
+                let x2 = b.m("reshape", xb, vec![ints(&[-1, inf])])?;
+                let gt = b.m("t", g2, vec![])?;
+                r.push((w, b.m("mm", gt, vec![Arg::Node(x2)])?));
+            }
+            if let Some(bias) = p.node("bias").filter(|n| b.needs(*n)) {
+                let s = b.fsizes(bias)?;
+                r.push((bias, b.reduce_to(g, &s)?));
+            }
+            let _ = xs;
+            Ok(r)
+        }
+        "addmm" => {
+            let p = B::new(
+                &["input", "mat1", "mat2", "*", "beta", "alpha"],
+                args,
+                kwargs,
+                &name,
+            )?;
+            let (Some(m1), Some(m2)) = (p.node("mat1"), p.node("mat2")) else {
+                return no_rule("addmm");
+            };
+            let beta = p.float("beta").unwrap_or(1.0);
+            let alpha = p.float("alpha").unwrap_or(1.0);
+            let mut r = Vec::new();
+            if let Some(bias) = p.node("input").filter(|n| b.needs(*n)) {
+                let gb = b.scale(g, beta)?;
+                let s = b.fsizes(bias)?;
+                r.push((bias, b.reduce_to(gb, &s)?));
+            }
+            let ga = b.scale(g, alpha)?;
+            for (input, gi) in matmul_grads(b, m1, m2, ga)? {
+                r.push((input, gi));
+            }
+            Ok(r)
+        }
+        "softmax" | "log_softmax" => {
+            let p = B::new(&["input", "dim", "dtype"], args, kwargs, &name)?;
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule(name.clone()))?;
+            let Some(d) = p.int("dim") else {
+                return no_rule(format!("{name} without dim"));
+            };
+            let o = b.fwd(out);
+            let gx = if name == "softmax" {
+                let go = b.m("mul", g, vec![Arg::Node(o)])?;
+                let s = b.m("sum", go, vec![ints(&[d]), Arg::Bool(true)])?;
+                let t = b.m("sub", g, vec![Arg::Node(s)])?;
+                b.m("mul", o, vec![Arg::Node(t)])?
+            } else {
+                let s = b.m("sum", g, vec![ints(&[d]), Arg::Bool(true)])?;
+                let e = b.m("exp", o, vec![])?;
+                let t = b.m("mul", e, vec![Arg::Node(s)])?;
+                b.m("sub", g, vec![Arg::Node(t)])?
+            };
+            Ok(vec![(x, gx)])
+        }
+        "layer_norm" => layer_norm(b, args, kwargs, g),
+        "dropout" => {
+            // What `random::rewrite_dropout` left: no draw (eval mode, or p = 0), the identity.
+            let p = match sp {
+                Spelling::Functional => {
+                    B::new(&["input", "p", "training", "inplace"], args, kwargs, &name)?
+                }
+                _ => B::new(&["input", "p", "train"], args, kwargs, &name)?,
+            };
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule("dropout".into()))?;
+            let training = match sp {
+                Spelling::Functional => p.boolean("training", true),
+                _ => p.boolean("train", true),
+            };
+            let prob = p.float("p").unwrap_or(0.5);
+            if training && prob != 0.0 {
+                return no_rule("dropout (a draw that was not rewritten)");
+            }
+            Ok(vec![(x, g)])
+        }
+        "embedding" => {
+            // F.embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+            // sparse); torch.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse).
+            let p = if sp == Spelling::Functional {
+                B::new(
+                    &[
+                        "input",
+                        "weight",
+                        "padding_idx",
+                        "max_norm",
+                        "norm_type",
+                        "scale_grad_by_freq",
+                        "sparse",
+                    ],
+                    args,
+                    kwargs,
+                    &name,
+                )?
+            } else {
+                B::new(
+                    &[
+                        "weight",
+                        "input",
+                        "padding_idx",
+                        "scale_grad_by_freq",
+                        "sparse",
+                    ],
+                    args,
+                    kwargs,
+                    &name,
+                )?
+            };
+            if p.get("max_norm").is_some()
+                || p.boolean("scale_grad_by_freq", false)
+                || p.boolean("sparse", false)
+            {
+                return no_rule("embedding with max_norm, scale_grad_by_freq or sparse");
+            }
+            let (Some(idx), Some(w)) = (p.node("input"), p.node("weight")) else {
+                return no_rule("embedding");
+            };
+            let ws = b.fsizes(w)?;
+            if ws.len() != 2 {
+                return no_rule("embedding");
+            }
+            let ib = b.fwd(idx);
+            let mut gg = g;
+            if let Some(pad) = p.int("padding_idx") {
+                {
+                    let pad = if pad < 0 { pad + ws[0] } else { pad };
+                    let m = b.m("eq", ib, vec![Arg::Int(pad)])?;
+                    let m = b.m("unsqueeze", m, vec![Arg::Int(-1)])?;
+                    gg = b.m("masked_fill", gg, vec![Arg::Node(m), Arg::Int(0)])?;
+                }
+            }
+            let flat_i = b.m("reshape", ib, vec![ints(&[-1])])?;
+            let flat_g = b.m("reshape", gg, vec![ints(&[-1, ws[1]])])?;
+            let z = zeros(b, g, &ws)?;
+            let gw = b.m(
+                "index_add",
+                z,
+                vec![Arg::Int(0), Arg::Node(flat_i), Arg::Node(flat_g)],
+            )?;
+            Ok(vec![(w, gw)])
+        }
+        "cross_entropy" | "nll_loss" => loss(b, &name, args, kwargs, g),
+        "conv1d" | "conv2d" => conv(b, &name, args, kwargs, g),
+        _ => return Ok(None),
+    };
+    r.map(Some)
+}
+
+fn reduce_sum(
+    b: &mut Bw,
+    name: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
+    let p = B::new(
+        &["input", "dim", "keepdim", "*", "dtype"],
+        args,
+        kwargs,
+        name,
+    )?;
+    let x = p
+        .node("input")
+        .ok_or_else(|| AutodiffError::NoRule(name.into()))?;
+    let xs = b.fsizes(x)?;
+    let (dims, keep) = match p.get("dim") {
+        None => ((0..xs.len()).collect::<Vec<_>>(), false),
+        Some(_) => {
+            let d = p
+                .int_list("dim")
+                .ok_or_else(|| AutodiffError::NoRule(format!("{name} dims")))?;
+            let d = if d.is_empty() {
+                (0..xs.len() as i64).collect()
+            } else {
+                d
+            };
+            (norm_dims(d, xs.len())?, p.boolean("keepdim", false))
+        }
+    };
+    let mut r = restore_dims(b, g, &dims, keep)?;
+    r = b.m("expand", r, vec![ints(&xs)])?;
+    if name == "mean" {
+        let count: i64 = dims.iter().map(|&d| xs[d]).product();
+        r = b.m("div", r, vec![Arg::Int(count)])?;
+    }
+    Ok(vec![(x, r)])
+}
+
+/// Gradients of `x @ y` for inputs of rank ≥ 1 (batch dims broadcast).
+fn matmul_grads(b: &mut Bw, x: NodeId, y: NodeId, g: NodeId) -> Result<Grads> {
+    let xs = b.fsizes(x)?;
+    let ys = b.fsizes(y)?;
+    let mut r = Vec::new();
+    // Rank-1 operands as matrices, the gradient as the product of matrices.
+    let gm = match (xs.len(), ys.len()) {
+        (1, 1) => return no_rule("matmul of two vectors"),
+        (1, _) => b.m("unsqueeze", g, vec![Arg::Int(-2)])?,
+        (_, 1) => b.m("unsqueeze", g, vec![Arg::Int(-1)])?,
+        _ => g,
+    };
+    if b.needs(x) {
+        let yb = b.fwd(y);
+        let ym = if ys.len() == 1 {
+            b.m("unsqueeze", yb, vec![Arg::Int(0)])? // (1, k): g (.., n=1) @ (1, k)
+        } else {
+            b.m("transpose", yb, vec![Arg::Int(-1), Arg::Int(-2)])?
+        };
+        let gx = b.m("matmul", gm, vec![Arg::Node(ym)])?;
+        let gx = if xs.len() == 1 {
+            b.m("squeeze", gx, vec![Arg::Int(-2)])?
+        } else {
+            gx
+        };
+        r.push((x, b.reduce_to(gx, &xs)?));
+    }
+    if b.needs(y) {
+        let xb = b.fwd(x);
+        let xm = if xs.len() == 1 {
+            b.m("unsqueeze", xb, vec![Arg::Int(-1)])? // (k, 1)
+        } else {
+            b.m("transpose", xb, vec![Arg::Int(-1), Arg::Int(-2)])?
+        };
+        let gy = b.m("matmul", xm, vec![Arg::Node(gm)])?;
+        let gy = if ys.len() == 1 {
+            b.m("squeeze", gy, vec![Arg::Int(-1)])?
+        } else {
+            gy
+        };
+        r.push((y, b.reduce_to(gy, &ys)?));
+    }
+    Ok(r)
+}
+
+fn layer_norm(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+    let p = B::new(
+        &[
+            "input",
+            "normalized_shape",
+            "weight",
+            "bias",
+            "eps",
+            "cudnn_enable",
+        ],
+        args,
+        kwargs,
+        "layer_norm",
+    )?;
+    let x = p
+        .node("input")
+        .ok_or_else(|| AutodiffError::NoRule("layer_norm".into()))?;
+    let ns = p
+        .int_list("normalized_shape")
+        .ok_or_else(|| AutodiffError::NoRule("layer_norm".into()))?;
+    let eps = p.float("eps").unwrap_or(1e-5);
+    let xs = b.fsizes(x)?;
+    let k = ns.len();
+    let n = xs.len();
+    let dims: Vec<i64> = ((n - k) as i64..n as i64).collect();
+    let batch: Vec<i64> = (0..(n - k) as i64).collect();
+    // Mean and 1/std recomputed from the saved input (the forward keeps neither).
+    let xb = b.fwd(x);
+    let mean = b.m("mean", xb, vec![ints(&dims), Arg::Bool(true)])?;
+    let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
+    let sq = b.m("mul", xc, vec![Arg::Node(xc)])?;
+    let var = b.m("mean", sq, vec![ints(&dims), Arg::Bool(true)])?;
+    let var = b.m("add", var, vec![Arg::Float(eps)])?;
+    let rstd = b.m("rsqrt", var, vec![])?;
+    let xhat = b.m("mul", xc, vec![Arg::Node(rstd)])?;
+    let mut r = Vec::new();
+    let w = p.node("weight");
+    if let Some(wn) = w.filter(|w| b.needs(*w)) {
+        let t = b.m("mul", g, vec![Arg::Node(xhat)])?;
+        let t = if batch.is_empty() {
+            t
+        } else {
+            b.m("sum", t, vec![ints(&batch), Arg::Bool(false)])?
+        };
+        r.push((wn, t));
+    }
+    if let Some(bn) = p.node("bias").filter(|n| b.needs(*n)) {
+        let t = if batch.is_empty() {
+            g
+        } else {
+            b.m("sum", g, vec![ints(&batch), Arg::Bool(false)])?
+        };
+        r.push((bn, t));
+    }
+    if b.needs(x) {
+        let gh = match w {
+            Some(wn) => {
+                let wb = b.fwd(wn);
+                b.m("mul", g, vec![Arg::Node(wb)])?
+            }
+            None => g,
+        };
+        let m1 = b.m("mean", gh, vec![ints(&dims), Arg::Bool(true)])?;
+        let t = b.m("mul", gh, vec![Arg::Node(xhat)])?;
+        let m2 = b.m("mean", t, vec![ints(&dims), Arg::Bool(true)])?;
+        let t = b.m("mul", xhat, vec![Arg::Node(m2)])?;
+        let d = b.m("sub", gh, vec![Arg::Node(m1)])?;
+        let d = b.m("sub", d, vec![Arg::Node(t)])?;
+        r.push((x, b.m("mul", d, vec![Arg::Node(rstd)])?));
+    }
+    Ok(r)
+}
+
+/// `cross_entropy`/`nll_loss` with class-index targets, no class weights, no label smoothing.
+fn loss(
+    b: &mut Bw,
+    name: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
+    let p = B::new(
+        &[
+            "input",
+            "target",
+            "weight",
+            "size_average",
+            "ignore_index",
+            "reduce",
+            "reduction",
+            "label_smoothing",
+        ],
+        args,
+        kwargs,
+        name,
+    )?;
+    if p.get("weight").is_some()
+        || p.get("size_average").is_some()
+        || p.get("reduce").is_some()
+        || p.float("label_smoothing").is_some_and(|l| l != 0.0)
+    {
+        return no_rule(format!(
+            "{name} with weight, label smoothing or legacy reduction"
+        ));
+    }
+    let (Some(x), Some(t)) = (p.node("input"), p.node("target")) else {
+        return no_rule(name);
+    };
+    let xs = b.fsizes(x)?;
+    let tm = b.fmeta(t)?;
+    if xs.len() != 2 || tm.dtype.is_floating_point() {
+        return no_rule(format!(
+            "{name} on other than (N, C) logits and class indices"
+        ));
+    }
+    let ignore = p.int("ignore_index").unwrap_or(-100);
+    let reduction = p.str("reduction").unwrap_or("mean");
+    let tb = b.fwd(t);
+    let keep = b.m("ne", tb, vec![Arg::Int(ignore)])?;
+    let drop = b.m("logical_not", keep, vec![])?;
+    let safe = b.m("masked_fill", tb, vec![Arg::Node(drop), Arg::Int(0)])?;
+    let safe = b.m("unsqueeze", safe, vec![Arg::Int(1)])?;
+    let xb = b.fwd(x);
+    let z = zeros(b, xb, &xs)?;
+    let zm = b.bmeta(z)?;
+    let onehot = b.call_with_meta(
+        Target::Method("scatter".into()),
+        vec![Arg::Node(z), Arg::Int(1), Arg::Node(safe), Arg::Float(1.0)],
+        zm,
+    );
+    // d loss_i / d input_i = softmax(input_i) - onehot(t_i) (cross_entropy) or -onehot (nll).
+    let d = if name == "cross_entropy" {
+        let sm = b.m("softmax", xb, vec![Arg::Int(1)])?;
+        b.m("sub", sm, vec![Arg::Node(onehot)])?
+    } else {
+        b.m("neg", onehot, vec![])?
+    };
+    let k = b.m("unsqueeze", keep, vec![Arg::Int(1)])?;
+    let nk = b.m("logical_not", k, vec![])?;
+    let d = b.m("masked_fill", d, vec![Arg::Node(nk), Arg::Int(0)])?;
+    let gx = match reduction {
+        "none" => {
+            let gu = b.m("unsqueeze", g, vec![Arg::Int(1)])?;
+            b.m("mul", d, vec![Arg::Node(gu)])?
+        }
+        "sum" => b.m("mul", d, vec![Arg::Node(g)])?,
+        "mean" => {
+            let cnt = b.m("sum", keep, vec![])?;
+            let t = b.m("div", g, vec![Arg::Node(cnt)])?;
+            b.m("mul", d, vec![Arg::Node(t)])?
+        }
+        other => return no_rule(format!("{name}(reduction={other:?})")),
+    };
+    Ok(vec![(x, gx)])
+}
+
+/// `conv1d`/`conv2d`: derivatives.yaml's `convolution` entry is `convolution_backward(grad,
+/// input, weight, bias sizes, stride, padding, dilation, transposed, output_padding, groups,
+/// output_mask)`, one extern call whose outputs are taken apart by index.
+fn conv(
+    b: &mut Bw,
+    name: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
+    let p = B::new(
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        args,
+        kwargs,
+        name,
+    )?;
+    let (Some(x), Some(w)) = (p.node("input"), p.node("weight")) else {
+        return no_rule(name);
+    };
+    if matches!(p.get("padding"), Some(Arg::Str(_))) {
+        return no_rule(format!("{name} with string padding"));
+    }
+    let k = if name == "conv1d" { 1 } else { 2 };
+    let per_dim = |v: Option<Vec<i64>>, default: i64| -> Result<Vec<i64>> {
+        match v {
+            None => Ok(vec![default; k]),
+            Some(v) if v.len() == 1 => Ok(vec![v[0]; k]),
+            Some(v) if v.len() == k => Ok(v),
+            Some(_) => no_rule(format!("{name} arguments")),
+        }
+    };
+    let stride = per_dim(p.int_list("stride"), 1)?;
+    let padding = per_dim(p.int_list("padding"), 0)?;
+    let dilation = per_dim(p.int_list("dilation"), 1)?;
+    let groups = p.int("groups").unwrap_or(1);
+    let xs = b.fsizes(x)?;
+    if xs.len() != k + 2 {
+        return no_rule(format!("{name} on an unbatched input"));
+    }
+    let ws = b.fsizes(w)?;
+    let bias = p.node("bias");
+    let mask = [b.needs(x), b.needs(w), bias.is_some_and(|n| b.needs(n))];
+    let xb = b.fwd(x);
+    let wb = b.fwd(w);
+    let meta = |b: &Bw, n: NodeId| -> Result<crate::meta::NodeMeta> {
+        let m = b.fmeta(n)?;
+        let s = m.known_sizes().unwrap_or_default();
+        Ok(crate::meta::NodeMeta::Tensor(TensorMeta::contiguous(
+            m.dtype,
+            m.device.clone(),
+            &s,
+        )))
+    };
+    let bmeta = match bias {
+        Some(n) => meta(b, n)?,
+        None => crate::meta::NodeMeta::None,
+    };
+    let tuple = crate::meta::NodeMeta::Tuple(vec![meta(b, x)?, meta(b, w)?, bmeta]);
+    let r = b.raw(
+        "convolution_backward",
+        Target::Function("torch.ops.aten.convolution_backward.default".into()),
+        vec![
+            Arg::Node(g),
+            Arg::Node(xb),
+            Arg::Node(wb),
+            if bias.is_some() {
+                ints(&[ws[0]])
+            } else {
+                Arg::None
+            },
+            ints(&stride),
+            ints(&padding),
+            ints(&dilation),
+            Arg::Bool(false),
+            ints(&vec![0; k]),
+            Arg::Int(groups),
+            Arg::List(mask.iter().map(|&m| Arg::Bool(m)).collect()),
+        ],
+        tuple.clone(),
+    );
+    let crate::meta::NodeMeta::Tuple(items) = tuple else {
+        unreachable!()
+    };
+    let mut out = Vec::new();
+    for (i, input) in [Some(x), Some(w), bias].into_iter().enumerate() {
+        let (Some(input), true) = (input, mask[i]) else {
+            continue;
+        };
+        let item = b.raw(
+            "getitem",
+            Target::Function("operator.getitem".into()),
+            vec![Arg::Node(r), Arg::Int(i as i64)],
+            items[i].clone(),
+        );
+        out.push((input, item));
+    }
+    Ok(out)
+}

@@ -1,0 +1,215 @@
+//! Views, layout changes and joins: the gradient is reshaped, permuted back, summed over
+//! broadcast dims, scattered into zeros (`narrow`, `select`, basic indexing) or split (`cat`,
+//! `stack`).
+
+use super::*;
+
+pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
+    let Call {
+        out,
+        sp,
+        args,
+        kwargs,
+        g,
+        ..
+    } = *c;
+    let name = c.name.to_string();
+    let _ = (out, sp, kwargs);
+    let r: Result<Grads> = match name.as_str() {
+        "view" | "reshape" | "flatten" | "unflatten" | "squeeze" | "unsqueeze" | "view_as"
+        | "reshape_as" | "contiguous" | "clone" => {
+            let x = self_of(args)?;
+            let s = b.fsizes(x)?;
+            let gs = b.bsizes(g)?;
+            if gs == s {
+                return Ok(Some(vec![(x, g)]));
+            }
+            Ok(vec![(x, b.m("reshape", g, vec![ints(&s)])?)])
+        }
+        "to" | "float" | "double" | "half" | "bfloat16" | "type_as" => {
+            // A dtype cast: the gradient is cast back (by `accumulate`); a device move has no
+            // rule here.
+            let x = self_of(args)?;
+            if b.fmeta(x)?.device != b.fmeta(out)?.device {
+                return no_rule("to (a device move)");
+            }
+            Ok(vec![(x, g)])
+        }
+        "permute" => {
+            let x = self_of(args)?;
+            let n = b.fsizes(x)?.len();
+            let dims = varargs_ints(args).ok_or_else(|| AutodiffError::NoRule("permute".into()))?;
+            let mut inv = vec![0i64; n];
+            for (i, &d) in dims.iter().enumerate() {
+                inv[wrap(d, n)?] = i as i64;
+            }
+            Ok(vec![(x, b.m("permute", g, vec![ints(&inv)])?)])
+        }
+        "transpose" => {
+            let p = B::new(&["input", "dim0", "dim1"], args, kwargs, &name)?;
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule("transpose".into()))?;
+            let (d0, d1) = (p.int("dim0").unwrap_or(0), p.int("dim1").unwrap_or(1));
+            Ok(vec![(
+                x,
+                b.m("transpose", g, vec![Arg::Int(d0), Arg::Int(d1)])?,
+            )])
+        }
+        "t" => Ok(vec![(self_of(args)?, b.m("t", g, vec![])?)]),
+        "expand" | "expand_as" | "broadcast_to" => {
+            let x = self_of(args)?;
+            let s = b.fsizes(x)?;
+            Ok(vec![(x, b.reduce_to(g, &s)?)])
+        }
+        "narrow" => {
+            let p = B::new(&["input", "dim", "start", "length"], args, kwargs, &name)?;
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule("narrow".into()))?;
+            let (Some(d), Some(st), Some(len)) = (p.int("dim"), p.int("start"), p.int("length"))
+            else {
+                return no_rule("narrow");
+            };
+            let xs = b.fsizes(x)?;
+            let d = wrap(d, xs.len())?;
+            let st = if st < 0 { st + xs[d] } else { st };
+            Ok(vec![(x, slice_back(b, g, &xs, d, st, st + len, 1)?)])
+        }
+        "select" => {
+            let p = B::new(&["input", "dim", "index"], args, kwargs, &name)?;
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule("select".into()))?;
+            let (Some(d), Some(i)) = (p.int("dim"), p.int("index")) else {
+                return no_rule("select");
+            };
+            let xs = b.fsizes(x)?;
+            let d = wrap(d, xs.len())?;
+            let z = zeros(b, g, &xs)?;
+            let meta = contiguous_like(b, g, &xs)?;
+            let r = b.call_with_meta(
+                Target::Method("select_scatter".into()),
+                vec![Arg::Node(z), Arg::Node(g), Arg::Int(d as i64), Arg::Int(i)],
+                meta,
+            );
+            Ok(vec![(x, r)])
+        }
+        "getitem" => getitem(b, args, g),
+        "cat" => {
+            let p = B::new(&["tensors", "dim"], args, kwargs, &name)?;
+            let d = p.int("dim").unwrap_or(0);
+            let Some(Arg::List(ts) | Arg::Tuple(ts)) = p.get("tensors") else {
+                return no_rule("cat");
+            };
+            let ts = ts.clone();
+            let os = b.fsizes(out)?;
+            let d = wrap(d, os.len())?;
+            let mut off = 0i64;
+            let mut r = Vec::new();
+            for t in ts {
+                let Arg::Node(t) = t else {
+                    return no_rule("cat");
+                };
+                let s = b.fsizes(t)?;
+                if s.len() == 1 && s[0] == 0 && os.len() != 1 {
+                    continue; // a legacy empty tensor takes no part
+                }
+                if b.needs(t) {
+                    r.push((
+                        t,
+                        b.m(
+                            "narrow",
+                            g,
+                            vec![Arg::Int(d as i64), Arg::Int(off), Arg::Int(s[d])],
+                        )?,
+                    ));
+                }
+                off += s[d];
+            }
+            Ok(r)
+        }
+        "stack" => {
+            let p = B::new(&["tensors", "dim"], args, kwargs, &name)?;
+            let d = p.int("dim").unwrap_or(0);
+            let Some(Arg::List(ts) | Arg::Tuple(ts)) = p.get("tensors") else {
+                return no_rule("stack");
+            };
+            let ts = ts.clone();
+            let os = b.fsizes(out)?;
+            let d = wrap(d, os.len())?;
+            let mut r = Vec::new();
+            for (i, t) in ts.into_iter().enumerate() {
+                let Arg::Node(t) = t else {
+                    return no_rule("stack");
+                };
+                if b.needs(t) {
+                    r.push((
+                        t,
+                        b.m("select", g, vec![Arg::Int(d as i64), Arg::Int(i as i64)])?,
+                    ));
+                }
+            }
+            Ok(r)
+        }
+        _ => return Ok(None),
+    };
+    r.map(Some)
+}
+
+/// The gradient of `x[start:end:step]` along `dim`: `g` scattered into zeros of `xs`.
+fn slice_back(
+    b: &mut Bw,
+    g: NodeId,
+    xs: &[i64],
+    dim: usize,
+    start: i64,
+    end: i64,
+    step: i64,
+) -> Result<NodeId> {
+    let z = zeros(b, g, xs)?;
+    let meta = contiguous_like(b, g, xs)?;
+    Ok(b.call_with_meta(
+        Target::Method("slice_scatter".into()),
+        vec![
+            Arg::Node(z),
+            Arg::Node(g),
+            Arg::Int(dim as i64),
+            Arg::Int(start),
+            Arg::Int(end),
+            Arg::Int(step),
+        ],
+        meta,
+    ))
+}
+
+/// `x[index]` with ints, slices, `None` and `...`: the gradient is `g` written into zeros at
+/// the same index (`torchferro._aot.index_backward`, one extern call).
+fn getitem(b: &mut Bw, args: &[Arg], g: NodeId) -> Result<Grads> {
+    let x = self_of(args)?;
+    let idx = args
+        .get(1)
+        .cloned()
+        .ok_or_else(|| AutodiffError::NoRule("getitem".into()))?;
+    fn basic(a: &Arg) -> bool {
+        match a {
+            Arg::Int(_) | Arg::None | Arg::Ellipsis => true,
+            Arg::Slice(a, b, c) => [a, b, c]
+                .iter()
+                .all(|v| matches!(***v, Arg::Int(_) | Arg::None)),
+            Arg::Tuple(items) => items.iter().all(basic),
+            _ => false,
+        }
+    }
+    if !basic(&idx) {
+        return no_rule("getitem with a tensor or list index");
+    }
+    let xs = b.fsizes(x)?;
+    let meta = contiguous_like(b, g, &xs)?;
+    let r = b.call_with_meta(
+        Target::Function("torchferro._aot.index_backward".into()),
+        vec![Arg::Node(g), ints(&xs), idx],
+        meta,
+    );
+    Ok(vec![(x, r)])
+}

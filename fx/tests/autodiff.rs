@@ -1,0 +1,86 @@
+//! Structural invariants of the joint graph (`fx::autodiff`); the values of every rule are
+//! checked against torch.autograd in `tests/test_aot_rules.py`.
+
+use std::collections::HashMap;
+
+use fx::autodiff::{joint, AutodiffError, Saved};
+use fx::{Arg, DType, Device, Graph, NodeKind, NodeMeta, Target, TensorMeta};
+
+fn t(sizes: &[i64], grad: bool) -> NodeMeta {
+    let mut m = TensorMeta::contiguous(DType::Float32, Device::cpu(), sizes);
+    m.requires_grad = grad;
+    NodeMeta::Tensor(m)
+}
+
+/// `dropout(x) * 2`: the draw happens once, in the forward; the backward reads the saved
+/// noise and contains no random op (the partitioner never recomputes a draw).
+#[test]
+fn dropout_noise_is_saved_never_redrawn() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", t(&[4, 8], true));
+    let d = g.call(
+        "dropout",
+        Target::Function("torch.nn.functional.dropout".into()),
+        vec![Arg::Node(x), Arg::Float(0.5), Arg::Bool(true)],
+        vec![],
+        t(&[4, 8], true),
+    );
+    let y = g.call(
+        "mul",
+        Target::Method("mul".into()),
+        vec![Arg::Node(d), Arg::Float(2.0)],
+        vec![],
+        t(&[4, 8], true),
+    );
+    g.output(vec![Arg::Node(y)]);
+    let j = joint(&g, &[true], &HashMap::new(), &HashMap::new()).unwrap();
+    assert_eq!(j.grad_inputs, vec![0]);
+    assert_eq!(j.saved.len(), 1);
+    assert!(matches!(j.saved[0], Saved::Output(1)));
+    let random = |g: &Graph| {
+        g.nodes().any(|(_, n)| match &n.kind {
+            NodeKind::Call { target, .. } => fx::ops::is_random(target),
+            _ => false,
+        })
+    };
+    assert!(!random(&j.backward));
+    assert!(random(&j.forward));
+    assert_eq!(j.saved_bytes, 4 * 8 * 4);
+}
+
+/// An op without a rule names itself; no backward is made.
+#[test]
+fn no_rule_names_the_op() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", t(&[5], true));
+    let c = g.call(
+        "cumsum",
+        Target::Method("cumsum".into()),
+        vec![Arg::Node(x), Arg::Int(0)],
+        vec![],
+        t(&[5], true),
+    );
+    g.output(vec![Arg::Node(c)]);
+    let e = joint(&g, &[true], &HashMap::new(), &HashMap::new()).unwrap_err();
+    assert_eq!(e, AutodiffError::NoRule("Tensor.cumsum".into()));
+}
+
+/// Inputs that do not require grad get no gradient and are not differentiated through.
+#[test]
+fn only_inputs_that_require_grad_get_gradients() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", t(&[3, 4], false));
+    let w = g.placeholder("w", t(&[4, 2], true));
+    let m = g.call(
+        "matmul",
+        Target::Method("matmul".into()),
+        vec![Arg::Node(x), Arg::Node(w)],
+        vec![],
+        t(&[3, 2], true),
+    );
+    g.output(vec![Arg::Node(m)]);
+    let j = joint(&g, &[false, true], &HashMap::new(), &HashMap::new()).unwrap();
+    assert_eq!(j.grad_inputs, vec![1]);
+    // The weight's gradient reads x, never w.
+    assert_eq!(j.saved, vec![Saved::Input(0)]);
+}

@@ -1,0 +1,91 @@
+"""The runtime of training graphs compiled forward and backward (``tracer/src/backend/aot.rs``).
+
+One ``torch.autograd.Function`` runs a graph's compiled forward and, on ``.backward()``, its
+backward graph (derived in Rust, compiled on first use). Parameters stay leaves: the Function
+returns their gradients and autograd accumulates ``.grad`` exactly as in eager. Outputs that
+carry no gradient are marked non-differentiable. The backward is not itself differentiable:
+double backward (``create_graph=True``) raises a clear error.
+"""
+
+from __future__ import annotations
+
+import torch
+
+#: What ran: ``compiled`` graphs built, ``forward``/``backward`` calls of compiled graphs,
+#: ``fallback`` graphs that run through torch's autograd instead, ``saved_bytes`` of the
+#: last compiled graph. Tests read these to know the compiled path ran.
+counters: dict[str, int] = {
+    "compiled": 0,
+    "forward": 0,
+    "backward": 0,
+    "fallback": 0,
+    "saved_bytes": 0,
+}
+#: The reasons of the fallbacks, latest last.
+fallback_reasons: list[str] = []
+
+
+def reset() -> None:
+    for k in counters:
+        counters[k] = 0
+    fallback_reasons.clear()
+
+
+def note_fallback(why: str) -> None:
+    counters["fallback"] += 1
+    fallback_reasons.append(why)
+
+
+def note_compiled(saved_bytes: int) -> None:
+    counters["compiled"] += 1
+    counters["saved_bytes"] = saved_bytes
+
+
+class CompiledGraph(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, core, *inputs):
+        n_user, differentiable, saved_spec, _, _ = core.layout
+        outs = core.forward(list(inputs))
+        saved = [inputs[i] if kind == 0 else outs[i] for kind, i in saved_spec]
+        ctx.save_for_backward(*saved)
+        ctx.core = core
+        user = outs[:n_user]
+        diff = set(differentiable)
+        nondiff = [o for k, o in enumerate(user) if k not in diff]
+        if nondiff:
+            ctx.mark_non_differentiable(*nondiff)
+        counters["forward"] += 1
+        return tuple(user)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if torch.is_grad_enabled():
+            # `create_graph=True`: the caller wants to differentiate the gradients again, which
+            # this backward (not itself differentiable) cannot give; refusing beats a gradient
+            # penalty that silently contributes nothing.
+            raise RuntimeError(
+                "torchferro: double backward (create_graph=True) through a compiled training "
+                "graph is not supported; compile with backend='eager' for higher-order gradients"
+            )
+        core = ctx.core
+        _, differentiable, _, grad_inputs, n_inputs = core.layout
+        tangents = [grads[k].contiguous() for k in differentiable]
+        with torch.no_grad():
+            computed = core.backward(list(ctx.saved_tensors), tangents)
+        result = [None] * n_inputs
+        for k, i in enumerate(grad_inputs):
+            result[i] = computed[k]
+        counters["backward"] += 1
+        return (None, *result)
+
+
+def apply(core, *inputs):
+    return list(CompiledGraph.apply(core, *inputs))
+
+
+def index_backward(grad, sizes, index):
+    """The gradient of ``x[index]`` (basic indexing): ``grad`` written into zeros of ``x``'s
+    sizes at the same index."""
+    out = grad.new_zeros(sizes)
+    out[index] = grad
+    return out

@@ -1,0 +1,431 @@
+//! Training graphs compiled forward and backward (issue 17): a graph whose inputs require grad
+//! is differentiated in Rust (`fx::autodiff::joint`), its forward runs on the inductor (or the
+//! eager runner for `backend="aot_eager"`) inside one `torch.autograd.Function`
+//! (`python/torchferro/_aot.py`), and its backward graph is compiled on the first
+//! `.backward()` from the layouts the forward actually produced. Parameters stay leaves: the
+//! Function returns their gradients and autograd accumulates `.grad` as in eager.
+//!
+//! What this does not handle runs the traced graph on the eager runner (torch records autograd
+//! per op, correct by construction) and the `aot` log says why: an op without a derivative rule,
+//! an input written in place, an output aliasing an input.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use fx::autodiff::{self, Joint, Saved};
+use fx::{Graph, NodeId, NodeKind, Target, TensorMeta};
+
+use super::eager::EagerProgram;
+use super::inductor::InductorProgram;
+use crate::code::CodeInfo;
+use crate::error::TraceError;
+
+/// One compiled half: the inductor's kernels or the eager runner.
+enum Half {
+    Eager(EagerProgram),
+    Inductor(Box<InductorProgram>),
+}
+
+impl Half {
+    fn build(
+        py: Python<'_>,
+        graph: &Graph,
+        callables: &[(NodeId, Py<PyAny>)],
+        inductor: bool,
+        what: &str,
+        name: &str,
+    ) -> Result<Half, TraceError> {
+        if inductor {
+            match InductorProgram::try_new(graph, callables, false) {
+                Ok(Some(p)) => {
+                    let reasons = p.fallback_reasons();
+                    if !reasons.is_empty() {
+                        tracing::info!(target: "torchferro::aot", "aot: {name}: {what}: {} op(s) run through torch: {}", reasons.len(), reasons.join("; "));
+                    }
+                    return Ok(Half::Inductor(Box::new(p)));
+                }
+                Ok(None) => {}
+                Err(why) => {
+                    tracing::info!(target: "torchferro::aot", "aot: {name}: {what} runs on the eager runner: {why}");
+                }
+            }
+        }
+        Ok(Half::Eager(EagerProgram::new(
+            py,
+            graph,
+            callables,
+            &crate::traceback::Sites::default(),
+        )?))
+    }
+
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        match self {
+            Half::Eager(p) => p.run(py, inputs),
+            Half::Inductor(p) => p.run(py, inputs, false),
+        }
+    }
+}
+
+/// The backward, compiled on first use.
+struct Backward {
+    half: Half,
+}
+
+/// A compiled training graph: what `_aot.Compiled.apply` calls.
+#[pyclass(frozen, module = "torchferro._C")]
+pub struct AotCore {
+    forward: Half,
+    /// The functional graph the joint was derived from (the backward is derived again on first
+    /// use, with the saved values' real layouts).
+    graph: Graph,
+    requires_grad: Vec<bool>,
+    inductor: bool,
+    name: String,
+    backward: Mutex<Option<std::sync::Arc<Backward>>>,
+    /// (user outputs, differentiable outputs, saved values as (0: input / 1: forward output,
+    /// index), inputs that get a gradient, number of inputs).
+    #[pyo3(get)]
+    layout: Py<PyTuple>,
+    /// Forward node of each saved value, in the backward's input order after the tangents.
+    saved_nodes: Vec<NodeId>,
+    differentiable: usize,
+    /// The forward graph's callables (recomputed ops in the backward call the same).
+    forward_callables: Vec<(NodeId, Py<PyAny>)>,
+}
+
+#[pymethods]
+impl AotCore {
+    /// Runs the forward: the user outputs, then the saved values that are not inputs.
+    fn forward<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.forward.run(py, inputs)
+    }
+
+    /// Runs the backward on the saved values and the output tangents: one gradient per input
+    /// of `layout[3]`. Compiled on the first call.
+    fn backward<'py>(
+        &self,
+        py: Python<'py>,
+        saved: Vec<Bound<'py, PyAny>>,
+        tangents: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let existing = self.backward.lock().ok().and_then(|b| b.clone());
+        let bw = match existing {
+            Some(b) => b,
+            None => {
+                let t0 = Instant::now();
+                let b = std::sync::Arc::new(self.compile_backward(py, &saved, &tangents)?);
+                let ms = t0.elapsed().as_secs_f64() * 1e3;
+                tracing::info!(target: "torchferro::aot", "aot: {}: backward compiled in {ms:.1} ms", self.name);
+                if let Ok(mut slot) = self.backward.lock() {
+                    *slot = Some(b.clone());
+                }
+                b
+            }
+        };
+        let mut inputs = tangents;
+        inputs.extend(saved);
+        bw.half.run(py, inputs)
+    }
+}
+
+/// A tensor's metadata read from the live tensor.
+fn live_meta(t: &Bound<'_, PyAny>) -> PyResult<Option<TensorMeta>> {
+    Ok(crate::output::tensor_meta_of(t.py(), t).ok())
+}
+
+impl AotCore {
+    fn compile_backward(
+        &self,
+        py: Python<'_>,
+        saved: &[Bound<'_, PyAny>],
+        tangents: &[Bound<'_, PyAny>],
+    ) -> PyResult<Backward> {
+        let mut overrides = HashMap::new();
+        for (n, t) in self.saved_nodes.iter().zip(saved) {
+            if let Some(m) = live_meta(t)? {
+                overrides.insert(*n, m);
+            }
+        }
+        let mut tmetas = HashMap::new();
+        for (k, t) in tangents.iter().enumerate().take(self.differentiable) {
+            if let Some(m) = live_meta(t)? {
+                tmetas.insert(k, m);
+            }
+        }
+        let joint = autodiff::joint(&self.graph, &self.requires_grad, &overrides, &tmetas)
+            .map_err(|e| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}"))
+            })?;
+        let mut callables = Vec::new();
+        for (id, n) in joint.backward.nodes() {
+            if let NodeKind::Call {
+                target: Target::Function(path),
+                ..
+            } = &n.kind
+            {
+                // A recomputed forward op calls what the forward called (the traced path may
+                // not be importable: `torch.gelu` is `torch._C._nn.gelu`).
+                let known = joint
+                    .recomputed_from
+                    .iter()
+                    .find(|(b, _)| *b == id)
+                    .and_then(|(_, f)| self.forward_callables.iter().find(|(k, _)| k == f))
+                    .map(|(_, c)| c.clone_ref(py));
+                let c = match known {
+                    Some(c) => c,
+                    None => super::functional::resolve_path(py, path)?.unbind(),
+                };
+                callables.push((id, c));
+            }
+        }
+        let half = Half::build(
+            py,
+            &joint.backward,
+            &callables,
+            self.inductor,
+            "backward",
+            &self.name,
+        )
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+        Ok(Backward { half })
+    }
+}
+
+/// The runner of a training graph.
+pub struct AotProgram {
+    core: Py<AotCore>,
+    apply: Py<PyAny>,
+}
+
+impl AotProgram {
+    pub fn run<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let mut args = vec![self.core.bind(py).clone().into_any()];
+        args.extend(inputs);
+        let r = self.apply.bind(py).call1(PyTuple::new(py, args)?)?;
+        r.extract()
+    }
+}
+
+/// Why a training graph runs through torch's autograd instead (logged and counted).
+fn fallback(py: Python<'_>, info: &CodeInfo, why: &str) -> PyResult<()> {
+    tracing::info!(target: "torchferro::aot", "aot: {} ({}:{}): the graph runs through torch's autograd on the eager runner: {why}", info.name, info.filename, info.firstlineno);
+    py.import("torchferro._aot")?
+        .call_method1("note_fallback", (why,))?;
+    Ok(())
+}
+
+/// Whether a graph needs the training path: grad mode on and an input that requires grad.
+pub fn wants_grad(py: Python<'_>, graph: &Graph) -> bool {
+    crate::guards::grad_enabled(py)
+        && graph
+            .placeholders()
+            .iter()
+            .any(|&p| graph.node(p).meta.tensor().is_some_and(|t| t.requires_grad))
+}
+
+/// The training program of `output`'s graph, or `None` to run it on the eager runner.
+pub fn build(
+    py: Python<'_>,
+    info: &CodeInfo,
+    output: &crate::output::OutputGraph,
+    inductor: bool,
+) -> Result<Option<AotProgram>, TraceError> {
+    let graph = &output.graph;
+    for (_, n) in graph.nodes() {
+        if let NodeKind::Call { target, .. } = &n.kind {
+            if fx::ops::is_effect(target) || target.name().starts_with("torchferro.") {
+                fallback(
+                    py,
+                    info,
+                    &format!("{} (an effect or mode switch in the graph)", target.name()),
+                )?;
+                return Ok(None);
+            }
+        }
+        if let Some(t) = n.meta.tensor() {
+            if t.device.kind != "cpu" {
+                fallback(py, info, &format!("a tensor on {}", t.device))?;
+                return Ok(None);
+            }
+        }
+    }
+    // The canonical graph; a graph that writes a tensor is functionalized first.
+    let writes = graph.nodes().any(|(_, n)| match &n.kind {
+        NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } => fx::ops::mutated_arg(target, args, kwargs).is_some(),
+        _ => false,
+    });
+    if writes {
+        fallback(py, info, "the graph writes a tensor in place")?;
+        return Ok(None);
+    }
+    let canon = fx::passes::canonicalize::canonicalize(graph);
+    let retargeted = canon.retargeted.clone();
+    let fgraph = canon.graph;
+    // Outputs that are views of inputs would need their aliasing rebuilt (not yet).
+    let mut requires_grad = Vec::new();
+    for p in fgraph.placeholders() {
+        let n = fgraph.node(p);
+        requires_grad.push(n.meta.tensor().is_some_and(|t| t.requires_grad));
+    }
+    let out_id = fgraph.output_node();
+    if let Some(o) = out_id {
+        if let NodeKind::Output { values } = &fgraph.node(o).kind {
+            for v in values {
+                match v {
+                    fx::Arg::Node(n) => {
+                        if fgraph.node(*n).meta.tensor().is_none() {
+                            fallback(py, info, "a graph output that is not a tensor")?;
+                            return Ok(None);
+                        }
+                        if let NodeKind::Call {
+                            target,
+                            args,
+                            kwargs,
+                        } = &fgraph.node(*n).kind
+                        {
+                            if fx::ops::canonical(target, args, kwargs).is_some_and(|c| c.may_alias)
+                            {
+                                fallback(
+                                    py,
+                                    info,
+                                    &format!("an output that may be a view ({})", target.name()),
+                                )?;
+                                return Ok(None);
+                            }
+                        }
+                    }
+                    _ => {
+                        fallback(py, info, "a graph output that is not a tensor")?;
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+    let t0 = Instant::now();
+    let joint: Joint =
+        match autodiff::joint(&fgraph, &requires_grad, &HashMap::new(), &HashMap::new()) {
+            Ok(j) => j,
+            Err(e) => {
+                fallback(py, info, &e.to_string())?;
+                return Ok(None);
+            }
+        };
+    let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut callables: Vec<(NodeId, Py<PyAny>)> = Vec::new();
+    for (id, n) in joint.forward.nodes() {
+        if let NodeKind::Call {
+            target: Target::Function(path),
+            ..
+        } = &n.kind
+        {
+            let c = if retargeted.contains(&id) || joint.rewritten.contains(&id) {
+                super::functional::resolve_path(py, path)?.unbind()
+            } else {
+                match output.callables.iter().rev().find(|(k, _)| *k == id) {
+                    Some((_, c)) => c.clone_ref(py),
+                    None => super::functional::resolve_path(py, path)?.unbind(),
+                }
+            };
+            callables.push((id, c));
+        }
+    }
+    let forward = Half::build(
+        py,
+        &joint.forward,
+        &callables,
+        inductor,
+        "forward",
+        &info.name,
+    )?;
+    let saved_nodes: Vec<NodeId> = {
+        // The backward's saved inputs in order: forward nodes.
+        let placeholders = fgraph.placeholders();
+        let NodeKind::Output { values } = &joint
+            .forward
+            .node(joint.forward.output_node().unwrap())
+            .kind
+        else {
+            unreachable!()
+        };
+        joint
+            .saved
+            .iter()
+            .map(|s| match s {
+                Saved::Input(i) => placeholders[*i],
+                Saved::Output(j) => match &values[*j] {
+                    fx::Arg::Node(n) => *n,
+                    _ => unreachable!(),
+                },
+            })
+            .collect()
+    };
+    let saved = PyList::empty(py);
+    for s in &joint.saved {
+        let t = match s {
+            Saved::Input(i) => (0usize, *i),
+            Saved::Output(j) => (1usize, *j),
+        };
+        saved.append(t)?;
+    }
+    let layout = PyTuple::new(
+        py,
+        [
+            joint.user_outputs.into_pyobject(py)?.into_any(),
+            PyList::new(py, &joint.differentiable)?.into_any(),
+            saved.into_any(),
+            PyList::new(py, &joint.grad_inputs)?.into_any(),
+            requires_grad.len().into_pyobject(py)?.into_any(),
+        ],
+    )?;
+    tracing::info!(
+        target: "torchferro::aot",
+        "aot: {} ({}:{}): forward {} ops, backward {} ops derived in {derive_ms:.2} ms; {} saved values, {} bytes of activations saved for backward, {} values recomputed",
+        info.name,
+        info.filename,
+        info.firstlineno,
+        joint.forward.op_count(),
+        joint.backward.op_count(),
+        joint.saved.len(),
+        joint.saved_bytes,
+        joint.recomputed
+    );
+    let aot = py.import("torchferro._aot")?;
+    aot.call_method1("note_compiled", (joint.saved_bytes,))?;
+    let core = AotCore {
+        forward,
+        graph: fgraph,
+        requires_grad,
+        inductor,
+        name: info.name.clone(),
+        backward: Mutex::new(None),
+        layout: layout.unbind(),
+        saved_nodes,
+        differentiable: joint.differentiable.len(),
+        forward_callables: callables,
+    };
+    Ok(Some(AotProgram {
+        core: Py::new(py, core)?,
+        apply: aot.getattr("apply")?.unbind(),
+    }))
+}
