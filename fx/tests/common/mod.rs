@@ -78,7 +78,7 @@ pub fn render(m: &NodeMeta) -> Json {
                 d.iter()
                     .map(|x| match x {
                         Dim::Known(v) => Json::from(*v),
-                        Dim::Sym(s) => Json::from(format!("s{s}")),
+                        Dim::Sym(s) => Json::from(s.to_string()),
                     })
                     .collect()
             };
