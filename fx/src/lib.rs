@@ -28,7 +28,7 @@ pub mod print;
 pub mod sym;
 
 pub use graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
-pub use infer::{infer, infer_in, InferCtx, InferError};
+pub use infer::{infer, infer_in, infer_symbolic, InferCtx, InferError};
 pub use meta::{DType, Device, Dim, NodeMeta, TensorMeta};
 pub use passes::{
     check_topological_order, eliminate_common_subexpressions, eliminate_dead_code, GraphError,

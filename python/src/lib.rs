@@ -36,8 +36,14 @@ impl Drop for CompiledFunction {
 #[pymethods]
 impl CompiledFunction {
     #[new]
-    #[pyo3(signature = (fn_, backend, fullgraph=false))]
-    fn new(py: Python<'_>, fn_: Py<PyAny>, backend: Py<PyAny>, fullgraph: bool) -> Self {
+    #[pyo3(signature = (fn_, backend, fullgraph=false, dynamic=None))]
+    fn new(
+        py: Python<'_>,
+        fn_: Py<PyAny>,
+        backend: Py<PyAny>,
+        fullgraph: bool,
+        dynamic: Option<bool>,
+    ) -> Self {
         let b = if backend.bind(py).is_none() {
             Backend::Eager
         } else if backend
@@ -55,6 +61,11 @@ impl CompiledFunction {
             config: Arc::new(CompileConfig {
                 backend: b,
                 fullgraph,
+                dynamic: match dynamic {
+                    None => tracer::guards::DynamicPolicy::Automatic,
+                    Some(true) => tracer::guards::DynamicPolicy::Always,
+                    Some(false) => tracer::guards::DynamicPolicy::Never,
+                },
             }),
             backend_obj: backend,
             fullgraph,

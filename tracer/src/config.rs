@@ -84,6 +84,8 @@ pub enum Backend {
 pub struct CompileConfig {
     pub backend: Backend,
     pub fullgraph: bool,
+    /// `dynamic=` (None: automatic dynamic).
+    pub dynamic: crate::guards::DynamicPolicy,
 }
 
 impl CompileConfig {

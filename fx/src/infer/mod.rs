@@ -29,7 +29,9 @@ use crate::meta::{DType, Device, NodeMeta};
 
 pub(crate) use crate::ops::{split_target, Spelling};
 pub(crate) use args::{Bound, Call, Tensor, Value};
-pub use symbolic::{has_symbolic_arg, infer_symbolic};
+pub use symbolic::{
+    contiguous as symbolic_contiguous, evaluate as evaluate_at, has_symbolic_arg, infer_symbolic,
+};
 pub use view::view_strides;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -63,8 +63,71 @@ pub fn has_symbolic_arg(graph: &Graph, args: &[Arg], kwargs: &[(String, Arg)]) -
 
 const PRIMES: [i64; 5] = [2, 3, 5, 7, 11];
 
+/// Ops the native rules do not know whose result sizes are selections of input sizes and int
+/// arguments: fitted from an external evaluator (the tracer runs them on meta tensors).
+const EXTERNAL_FITTED: &[&str] = &[
+    "triu",
+    "tril",
+    "embedding",
+    "scaled_dot_product_attention",
+    "gelu",
+    "silu",
+    "mish",
+    "softplus",
+    "elu",
+    "leaky_relu",
+    "hardtanh",
+    "rms_norm",
+    "group_norm",
+    "cumsum",
+    "cumprod",
+    "flip",
+    "roll",
+    "baddbmm",
+    "addmm",
+    "bmm",
+    "einsum",
+    "masked_fill",
+    "where",
+    "repeat",
+    "expand",
+    "type_as",
+    "tanh",
+    "log_softmax",
+    "softmax",
+    "dropout",
+    "layer_norm",
+    "normalize",
+    "clone",
+    "contiguous",
+    "to",
+    "float",
+    "half",
+    "bfloat16",
+    "detach",
+    "new_zeros",
+    "new_ones",
+    "new_empty",
+    "new_full",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "argmax",
+    "argmin",
+    "topk",
+    "sort",
+    "argsort",
+];
+
+/// A concrete evaluator of one call at an assignment of the symbols.
+pub type Evaluate<'a> = &'a dyn Fn(&[i64]) -> Result<NodeMeta, InferError>;
+
 /// The metadata of a call with symbolic inputs, with the relations between sizes it relies on.
-/// `hints[k]` is symbol `k`'s size at trace time.
+/// `hints[k]` is symbol `k`'s size at trace time. `external` evaluates the call concretely
+/// where the native rules do not know it (ops of [`EXTERNAL_FITTED`] only).
 pub fn infer_symbolic(
     ctx: &InferCtx,
     graph: &Graph,
@@ -72,7 +135,11 @@ pub fn infer_symbolic(
     args: &[Arg],
     kwargs: &[(String, Arg)],
     hints: &[i64],
+    external: Option<Evaluate<'_>>,
 ) -> Result<(NodeMeta, Vec<Relation>), InferError> {
+    // The hints, two assignments above them (each symbol times its own prime, which keeps
+    // divisibility by constants) and one below them (small distinct sizes: a result size that
+    // depends on a threshold, such as a bound clamped to the size, shows there).
     let points: Vec<Vec<i64>> = vec![
         hints.to_vec(),
         hints
@@ -85,11 +152,25 @@ pub fn infer_symbolic(
             .enumerate()
             .map(|(k, h)| h * PRIMES[(k + 2) % 5])
             .collect(),
+        (0..hints.len()).map(|k| 2 + k as i64).collect(),
     ];
-    let run = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
-    let (family, at_hint) = run(&points[0]);
-    let at_hint = at_hint?;
     let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
+    let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
+    let (mut family, first) = native(&points[0]);
+    let use_external = family.is_empty()
+        && first == Err(InferError::Unsupported)
+        && external.is_some()
+        && EXTERNAL_FITTED.contains(&name);
+    if use_external {
+        family = "external";
+    }
+    let run = |p: &[i64]| -> Result<NodeMeta, InferError> {
+        match external {
+            Some(f) if use_external => f(p),
+            _ => native(p).1,
+        }
+    };
+    let at_hint = if use_external { run(&points[0]) } else { first }?;
     let mut rels = Vec::new();
     let cx = Sym { graph, hints };
     let explicit = match (family, name) {
@@ -102,7 +183,7 @@ pub fn infer_symbolic(
     };
     let fitted_family = matches!(
         family,
-        "pointwise" | "reduce" | "matmul" | "nn" | "convert" | "factory"
+        "pointwise" | "reduce" | "matmul" | "nn" | "convert" | "factory" | "external"
     ) || (family == "view"
         && matches!(
             name,
@@ -120,11 +201,26 @@ pub fn infer_symbolic(
                 | "reshape_as"
                 | "select"
         ));
-    let others: Vec<NodeMeta> = points[1..]
-        .iter()
-        .map(|p| run(p).1)
-        .collect::<Result<_, _>>()
-        .map_err(|_| InferError::Unsupported)?;
+    // Above the hints every point must evaluate (or nothing is verified); below them an op
+    // may refuse small sizes (it raises for them at run time too, as in eager).
+    let mut others: Vec<Option<NodeMeta>> = Vec::new();
+    for (i, p) in points[1..].iter().enumerate() {
+        match run(p) {
+            Ok(m) => others.push(Some(m)),
+            Err(_) if i == 2 => others.push(None),
+            Err(_) => return Err(InferError::Unsupported),
+        }
+    }
+    let used: Vec<Vec<i64>> = std::iter::once(points[0].clone())
+        .chain(
+            points[1..]
+                .iter()
+                .zip(&others)
+                .filter(|(_, o)| o.is_some())
+                .map(|(p, _)| p.clone()),
+        )
+        .collect();
+    let others: Vec<NodeMeta> = others.into_iter().flatten().collect();
     let candidates = cx.candidates(args, kwargs);
     let symbolic = match explicit {
         Some(sizes) => {
@@ -132,7 +228,7 @@ pub fn infer_symbolic(
                 return Err(InferError::Unsupported);
             };
             let all: Vec<&NodeMeta> = std::iter::once(&at_hint).chain(&others).collect();
-            let strides = fit_strides(&sizes, &all, &[], &points, &candidates.strides)?;
+            let strides = fit_strides(&sizes, &all, &[], &used, &candidates.strides)?;
             NodeMeta::Tensor(TensorMeta {
                 sizes,
                 strides,
@@ -146,13 +242,17 @@ pub fn infer_symbolic(
             if family == "matmul" {
                 cx.matmul_relations(args, &mut rels);
             }
-            fit(&at_hint, &others, &[], &points, &candidates)?
+            fit(&at_hint, &others, &[], &used, &candidates)?
         }
         None => return Err(InferError::Unsupported),
     };
-    // The answer must agree with the concrete rules at every point.
-    for (p, concrete) in points.iter().zip(std::iter::once(&at_hint).chain(&others)) {
-        if evaluate(&symbolic, p).as_ref() != Some(concrete) {
+    // The answer must agree with the concrete rules at every point, the relations it relies on
+    // included where they hold.
+    for (p, concrete) in used.iter().zip(std::iter::once(&at_hint).chain(&others)) {
+        let holds = rels
+            .iter()
+            .all(|r| r.eval(&|k| p[k as usize]) == Some(true));
+        if holds && evaluate(&symbolic, p).as_ref() != Some(concrete) {
             return Err(InferError::Unsupported);
         }
     }
@@ -167,7 +267,7 @@ pub fn infer_symbolic(
 }
 
 /// `meta` with every symbol replaced by `point`'s value.
-fn evaluate(meta: &NodeMeta, point: &[i64]) -> Option<NodeMeta> {
+pub fn evaluate(meta: &NodeMeta, point: &[i64]) -> Option<NodeMeta> {
     let dim = |d: &Dim| -> Option<Dim> {
         Some(Dim::Known(match d {
             Dim::Known(v) => *v,
@@ -282,7 +382,7 @@ fn fit(
 
 /// Contiguous strides of symbolic sizes (a size of 1 or 0 counts as 1, as in
 /// `layout::contiguous_strides`; symbols are never 0 or 1).
-pub(crate) fn contiguous(sizes: &[Dim]) -> Vec<Dim> {
+pub fn contiguous(sizes: &[Dim]) -> Vec<Dim> {
     let mut strides = vec![Dim::Known(0); sizes.len()];
     let mut acc = SymExpr::constant(1);
     for i in (0..sizes.len()).rev() {
@@ -507,8 +607,7 @@ impl Sym<'_> {
         Ok(sizes)
     }
 
-    /// `view`/`reshape` with a `-1`: the inferred size is the element count over the others.
-    /// Without a `-1` the sizes are the arguments (fitted).
+    /// `view`/`reshape`: the sizes are the arguments, a `-1` the element count over the others.
     fn reshape(
         &self,
         args: &[Arg],
@@ -527,13 +626,16 @@ impl Sym<'_> {
             .map(|a| self.int(a))
             .collect::<Option<_>>()
             .ok_or(InferError::Unsupported)?;
-        let Some(infer_at) = exprs.iter().position(|e| e.as_const() == Some(-1)) else {
-            return Ok(None);
-        };
         let numel = x
             .sizes
             .iter()
             .fold(SymExpr::constant(1), |acc, d| acc.mul(&d.expr()));
+        let Some(infer_at) = exprs.iter().position(|e| e.as_const() == Some(-1)) else {
+            // The sizes are the arguments; their product must be the element count.
+            let total = exprs.iter().fold(SymExpr::constant(1), |acc, e| acc.mul(e));
+            rels.push(Relation::new(total, RelOp::Eq, numel));
+            return Ok(Some(exprs.into_iter().map(Dim::from_expr).collect()));
+        };
         let known = exprs
             .iter()
             .enumerate()
@@ -722,7 +824,7 @@ mod tests {
         } else {
             Target::Function(t.into())
         };
-        infer_symbolic(&InferCtx::default(), g, &target, &args, &[], hints).unwrap()
+        infer_symbolic(&InferCtx::default(), g, &target, &args, &[], hints, None).unwrap()
     }
 
     #[test]
@@ -804,6 +906,7 @@ mod tests {
             &[Arg::Node(x), Arg::Node(y)],
             &[],
             &[4, 4],
+            None,
         );
         assert_eq!(r, Err(InferError::Unsupported));
         let (m, rels) = run(&g, "torch.add", vec![Arg::Node(x), Arg::Node(x)], &[4, 5]);
