@@ -203,6 +203,28 @@ impl SymExpr {
         Some(total)
     }
 
+    /// A lower bound over every assignment where each symbol `k` is at least `min(k)` (itself
+    /// at least 0): the value at the minimums when every non-constant term is a product of
+    /// symbols with a positive coefficient (then the expression grows with each symbol);
+    /// `None` otherwise.
+    pub fn lower_bound(&self, min: &dyn Fn(u32) -> i64) -> Option<i64> {
+        let mut total = 0i64;
+        for (m, c) in &self.terms {
+            if !m.is_empty() && *c < 0 {
+                return None;
+            }
+            let mut t = *c;
+            for a in m {
+                match a {
+                    Atom::Sym(k) => t = t.checked_mul(min(*k).max(0))?,
+                    _ => return None,
+                }
+            }
+            total = total.checked_add(t)?;
+        }
+        Some(total)
+    }
+
     /// Every symbol the expression reads, sorted, without repeats.
     pub fn symbols(&self) -> Vec<u32> {
         fn walk(e: &SymExpr, out: &mut Vec<u32>) {
@@ -379,6 +401,21 @@ impl Relation {
         Some(self.op.holds(d, 0))
     }
 
+    /// Whether the relation holds for every assignment where each symbol `k` is at least
+    /// `min(k)` (see [`SymExpr::lower_bound`]).
+    pub fn implied(&self, min: &dyn Fn(u32) -> i64) -> bool {
+        let d = self.lhs.sub(&self.rhs);
+        let lb = |e: &SymExpr| e.lower_bound(min);
+        match self.op {
+            RelOp::Ge => lb(&d).is_some_and(|v| v >= 0),
+            RelOp::Gt => lb(&d).is_some_and(|v| v > 0),
+            RelOp::Le => lb(&d.neg()).is_some_and(|v| v >= 0),
+            RelOp::Lt => lb(&d.neg()).is_some_and(|v| v > 0),
+            RelOp::Ne => lb(&d).is_some_and(|v| v > 0) || lb(&d.neg()).is_some_and(|v| v > 0),
+            RelOp::Eq => d.as_const() == Some(0),
+        }
+    }
+
     pub fn render(&self, name: &dyn Fn(u32) -> String) -> String {
         format!(
             "{} {} {}",
@@ -442,6 +479,23 @@ mod tests {
             r.render(&|k| format!("L['x'].size({k})")),
             "L['x'].size(0) > 8"
         );
+    }
+
+    #[test]
+    fn implied_relations_use_symbol_minimums() {
+        let min = |_| 2;
+        let r = Relation::new(s(0).add_const(-1), RelOp::Gt, 0.into());
+        assert!(r.implied(&min));
+        let r = Relation::new(s(0).mul(&s(1)), RelOp::Ge, 4.into());
+        assert!(r.implied(&min));
+        let r = Relation::new(s(0), RelOp::Gt, 8.into());
+        assert!(!r.implied(&min));
+        let r = Relation::new(3.into(), RelOp::Le, s(0));
+        assert!(!r.implied(&min));
+        let r = Relation::new(2.into(), RelOp::Le, s(0));
+        assert!(r.implied(&min));
+        let r = Relation::new(s(0).sub(&s(1)), RelOp::Ge, 0.into());
+        assert!(!r.implied(&min));
     }
 
     #[test]

@@ -246,7 +246,7 @@ fn automatic_dynamic(
                 continue;
             }
             tracing::info!(
-                target: "torchferro::recompiles",
+                target: "torchferro::dynamic",
                 "automatic dynamic: {source} size({dim}) {old} -> {new} (function {} in {}:{})",
                 info.name,
                 info.filename,

@@ -171,6 +171,22 @@ pub fn infer_symbolic(
         }
     };
     let at_hint = if use_external { run(&points[0]) } else { first }?;
+    // An item of a tuple result (`x.max(1).values`, a `split` piece): the item's metadata.
+    if let (
+        "index",
+        [Arg::Node(n), Arg::Int(i)],
+    ) = (family, args)
+    {
+        if let NodeMeta::Tuple(items) = &graph.node(*n).meta {
+            let i = usize::try_from(*i).ok().or_else(|| {
+                usize::try_from(items.len() as i64 + *i).ok()
+            });
+            return match i.and_then(|i| items.get(i)) {
+                Some(m) => Ok((m.clone(), Vec::new())),
+                None => Err(InferError::Unsupported),
+            };
+        }
+    }
     let mut rels = Vec::new();
     let cx = Sym { graph, hints };
     let explicit = match (family, name) {
@@ -201,6 +217,11 @@ pub fn infer_symbolic(
                 | "reshape_as"
                 | "select"
         ));
+    // Ops whose result depends on the size of the dimension they cut (`split`, `chunk`,
+    // `narrow`, `unbind`) are selections when that dimension is static.
+    let fitted_family = fitted_family
+        || (family == "view"
+            && cx.cuts_static_dim(name, args, kwargs).unwrap_or(false));
     // Above the hints every point must evaluate (or nothing is verified); below them an op
     // may refuse small sizes (it raises for them at run time too, as in eager).
     let mut others: Vec<Option<NodeMeta>> = Vec::new();
@@ -240,7 +261,7 @@ pub fn infer_symbolic(
                 cx.broadcast_relations(args, kwargs, &mut rels);
             }
             if family == "matmul" {
-                cx.matmul_relations(args, &mut rels);
+                cx.matmul_relations(name, args, &mut rels);
             }
             fit(&at_hint, &others, &[], &used, &candidates)?
         }
@@ -505,18 +526,36 @@ impl Sym<'_> {
         }
     }
 
-    /// A matrix product requires the contracted sizes to be equal.
-    fn matmul_relations(&self, args: &[Arg], rels: &mut Vec<Relation>) {
-        if let (Some(a), Some(b)) = (
+    /// A matrix product requires the contracted sizes to be equal: the last of the first
+    /// operand and the second-to-last of the second (`linear`: the weight's last).
+    fn matmul_relations(&self, name: &str, args: &[Arg], rels: &mut Vec<Relation>) {
+        let (Some(a), Some(b)) = (
             args.first().and_then(|a| self.tensor(a)),
             args.get(1).and_then(|a| self.tensor(a)),
-        ) {
-            if let (Some(k), Some(k2)) = (a.sizes.last(), b.sizes.get(b.ndim().saturating_sub(2))) {
-                if b.ndim() >= 2 && a.ndim() >= 1 {
-                    rels.push(Relation::new(k.expr(), RelOp::Eq, k2.expr()));
-                }
-            }
+        ) else {
+            return;
+        };
+        let k2 = match name {
+            "linear" => b.sizes.last(),
+            "matmul" | "mm" | "bmm" | "__matmul__" if b.ndim() >= 2 => b.sizes.get(b.ndim() - 2),
+            _ => None,
+        };
+        if let (Some(k), Some(k2)) = (a.sizes.last(), k2) {
+            rels.push(Relation::new(k.expr(), RelOp::Eq, k2.expr()));
         }
+    }
+
+    /// Whether the dimension `split`/`chunk`/`narrow`/`unbind` cuts has a static size.
+    fn cuts_static_dim(&self, name: &str, args: &[Arg], kwargs: &[(String, Arg)]) -> Option<bool> {
+        let pos = match name {
+            "split" | "chunk" | "tensor_split" => 2,
+            "narrow" | "unbind" => 1,
+            _ => return Some(false),
+        };
+        let x = self.tensor(args.first()?)?;
+        let dim = self.dim_arg(args, kwargs, pos, &["dim"])?;
+        let dim = super::wrap_dim(dim, x.ndim()).ok()?;
+        Some(x.sizes[dim].known().is_some())
     }
 
     fn dim_arg(
@@ -912,5 +951,47 @@ mod tests {
         let (m, rels) = run(&g, "torch.add", vec![Arg::Node(x), Arg::Node(x)], &[4, 5]);
         assert_eq!(sizes(&m), ["s0"]);
         assert!(rels.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use crate::meta::{DType, Device};
+
+    #[test]
+    fn linear_over_a_symbolic_sequence() {
+        let mut g = Graph::new();
+        let sizes = vec![Dim::Known(1), Dim::Sym(SymExpr::symbol(0)), Dim::Known(32)];
+        let strides = contiguous(&sizes);
+        let x = g.placeholder(
+            "x",
+            NodeMeta::Tensor(TensorMeta {
+                dtype: DType::Float32,
+                device: Device::cpu(),
+                sizes,
+                strides,
+                requires_grad: false,
+            }),
+        );
+        let w = g.placeholder(
+            "w",
+            NodeMeta::Tensor(TensorMeta::contiguous(DType::Float32, Device::cpu(), &[96, 32])),
+        );
+        let target = Target::Function("torch._C._nn.linear".into());
+        let concrete = with_assignment(&[9], || {
+            run_handlers(&InferCtx::default(), &g, &target, &[Arg::Node(x), Arg::Node(w)], &[])
+        });
+        eprintln!("{concrete:?}");
+        let r = infer_symbolic(
+            &InferCtx::default(),
+            &g,
+            &target,
+            &[Arg::Node(x), Arg::Node(w)],
+            &[],
+            &[9],
+            None,
+        );
+        assert!(r.is_ok(), "{r:?}");
     }
 }

@@ -102,22 +102,9 @@ impl ShapeEnv {
         if r.decided() == Some(true) || self.relations.iter().any(|(x, _)| *x == r) {
             return;
         }
-        // A lower bound implied by the symbols' own bound (every symbol is at least 2).
-        if let (Some(k), Some(c), RelOp::Ge | RelOp::Gt) =
-            (r.lhs.as_symbol(), r.rhs.as_const(), r.op)
-        {
-            let min = self.symbols[k as usize].min;
-            if (r.op == RelOp::Ge && min >= c) || (r.op == RelOp::Gt && min > c) {
-                return;
-            }
-        }
-        if let (Some(c), Some(k), RelOp::Le | RelOp::Lt) =
-            (r.lhs.as_const(), r.rhs.as_symbol(), r.op)
-        {
-            let min = self.symbols[k as usize].min;
-            if (r.op == RelOp::Le && c <= min) || (r.op == RelOp::Lt && c < min) {
-                return;
-            }
+        // Implied by the symbols' own lower bounds (every symbol is at least 2).
+        if r.implied(&|k| self.symbols[k as usize].min) {
+            return;
         }
         self.relations.push((r, origin));
     }
