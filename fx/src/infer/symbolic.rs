@@ -172,15 +172,11 @@ pub fn infer_symbolic(
     };
     let at_hint = if use_external { run(&points[0]) } else { first }?;
     // An item of a tuple result (`x.max(1).values`, a `split` piece): the item's metadata.
-    if let (
-        "index",
-        [Arg::Node(n), Arg::Int(i)],
-    ) = (family, args)
-    {
+    if let ("index", [Arg::Node(n), Arg::Int(i)]) = (family, args) {
         if let NodeMeta::Tuple(items) = &graph.node(*n).meta {
-            let i = usize::try_from(*i).ok().or_else(|| {
-                usize::try_from(items.len() as i64 + *i).ok()
-            });
+            let i = usize::try_from(*i)
+                .ok()
+                .or_else(|| usize::try_from(items.len() as i64 + *i).ok());
             return match i.and_then(|i| items.get(i)) {
                 Some(m) => Ok((m.clone(), Vec::new())),
                 None => Err(InferError::Unsupported),
@@ -220,8 +216,7 @@ pub fn infer_symbolic(
     // Ops whose result depends on the size of the dimension they cut (`split`, `chunk`,
     // `narrow`, `unbind`) are selections when that dimension is static.
     let fitted_family = fitted_family
-        || (family == "view"
-            && cx.cuts_static_dim(name, args, kwargs).unwrap_or(false));
+        || (family == "view" && cx.cuts_static_dim(name, args, kwargs).unwrap_or(false));
     // Above the hints every point must evaluate (or nothing is verified); below them an op
     // may refuse small sizes (it raises for them at run time too, as in eager).
     let mut others: Vec<Option<NodeMeta>> = Vec::new();
@@ -976,11 +971,21 @@ mod more_tests {
         );
         let w = g.placeholder(
             "w",
-            NodeMeta::Tensor(TensorMeta::contiguous(DType::Float32, Device::cpu(), &[96, 32])),
+            NodeMeta::Tensor(TensorMeta::contiguous(
+                DType::Float32,
+                Device::cpu(),
+                &[96, 32],
+            )),
         );
         let target = Target::Function("torch._C._nn.linear".into());
         let concrete = with_assignment(&[9], || {
-            run_handlers(&InferCtx::default(), &g, &target, &[Arg::Node(x), Arg::Node(w)], &[])
+            run_handlers(
+                &InferCtx::default(),
+                &g,
+                &target,
+                &[Arg::Node(x), Arg::Node(w)],
+                &[],
+            )
         });
         eprintln!("{concrete:?}");
         let r = infer_symbolic(

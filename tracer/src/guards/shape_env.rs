@@ -294,7 +294,7 @@ fn marked_range(v: &Bound<'_, PyAny>, dim: usize) -> (i64, Option<i64>) {
 
 /// For each dimension of the input tensor `v` at `source`: `Some((min, max))` when it is
 /// dynamic in this trace. Sizes 0 and 1 specialize; `mark_static` wins over every other
-/// reason; parameters stay static (torch's `force_parameter_static_shapes`); only contiguous
+/// reason; `mark_dynamic` holds even under `dynamic=False`; parameters stay static (torch's `force_parameter_static_shapes`); only contiguous
 /// tensors get symbolic sizes (their strides are then products of sizes).
 pub fn dynamic_dims(
     py: Python<'_>,
@@ -307,9 +307,6 @@ pub fn dynamic_dims(
         .and_then(|s| s.extract())
         .unwrap_or_default();
     let none = vec![None; sizes.len()];
-    if policy.policy == DynamicPolicy::Never {
-        return none;
-    }
     let strides: Vec<i64> = v
         .call_method0("stride")
         .and_then(|s| s.extract())
@@ -341,6 +338,10 @@ pub fn dynamic_dims(
             }
             if marked.contains(&d) {
                 return Some(marked_range(v, i));
+            }
+            // `dynamic=False` turns off everything but explicit marks, as torch.
+            if policy.policy == DynamicPolicy::Never {
+                return None;
             }
             let wanted = weak.contains(&d)
                 || (!is_param
