@@ -213,16 +213,49 @@ impl OutputGraph {
         let external = |point: &[i64]| -> Result<NodeMeta, fx::InferError> {
             self.eval_on_meta(py, &target, callable, &args, &kwargs, point)
         };
-        let (meta, relations) = fx::infer_symbolic(
-            &self.infer_ctx,
-            &self.graph,
-            &target,
-            &args,
-            &kwargs,
-            &hints,
-            Some(&external),
-        )
-        .map_err(|e| {
+        let infer = |pinned: &[u32]| {
+            fx::infer_symbolic(
+                &self.infer_ctx,
+                &self.graph,
+                &target,
+                &args,
+                &kwargs,
+                &hints,
+                Some(&external),
+                pinned,
+            )
+        };
+        // Without a symbolic answer, the op's sizes specialize (torch's `guard_int`): every
+        // symbol it reads is guarded equal to its hint, and its result is the static one.
+        let mut pinned: Vec<u32> = Vec::new();
+        let result = match infer(&[]) {
+            Err(fx::InferError::Unsupported) => {
+                let mut nodes = Vec::new();
+                args.iter().for_each(|a| a.nodes(&mut nodes));
+                kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
+                for n in nodes {
+                    pinned.extend(fx::infer::meta_symbols(&self.graph.node(n).meta));
+                }
+                pinned.sort_unstable();
+                pinned.dedup();
+                infer(&pinned)
+            }
+            other => other,
+        };
+        for &k in &pinned {
+            if result.is_ok() {
+                let hint = hints[k as usize];
+                self.shapes.add_relation(
+                    fx::Relation::new(
+                        fx::SymExpr::symbol(k),
+                        fx::RelOp::Eq,
+                        fx::SymExpr::constant(hint),
+                    ),
+                    None,
+                );
+            }
+        }
+        let (meta, relations) = result.map_err(|e| {
             TraceError::unsupported(format!(
                 "{} on symbolic sizes (dynamic shapes): {}",
                 target.name(),

@@ -136,31 +136,42 @@ pub fn infer_symbolic(
     kwargs: &[(String, Arg)],
     hints: &[i64],
     external: Option<Evaluate<'_>>,
+    pinned: &[u32],
 ) -> Result<(NodeMeta, Vec<Relation>), InferError> {
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
-    // depends on a threshold, such as a bound clamped to the size, shows there).
+    // depends on a threshold, such as a bound clamped to the size, shows there). A pinned
+    // symbol (the caller guards it equal to its hint) keeps its hint everywhere.
+    let at = |f: &dyn Fn(usize, i64) -> i64| -> Vec<i64> {
+        hints
+            .iter()
+            .enumerate()
+            .map(|(k, h)| if pinned.contains(&(k as u32)) { *h } else { f(k, *h) })
+            .collect()
+    };
     let points: Vec<Vec<i64>> = vec![
         hints.to_vec(),
-        hints
-            .iter()
-            .enumerate()
-            .map(|(k, h)| h * PRIMES[k % 5])
-            .collect(),
-        hints
-            .iter()
-            .enumerate()
-            .map(|(k, h)| h * PRIMES[(k + 2) % 5])
-            .collect(),
-        (0..hints.len()).map(|k| 2 + k as i64).collect(),
+        at(&|k, h| h * PRIMES[k % 5]),
+        at(&|k, h| h * PRIMES[(k + 2) % 5]),
+        at(&|k, _| 2 + k as i64),
     ];
+    let mut arg_nodes = Vec::new();
+    args.iter().for_each(|a| a.nodes(&mut arg_nodes));
+    kwargs.iter().for_each(|(_, a)| a.nodes(&mut arg_nodes));
+    // Every symbol the call reads is pinned: its result is the one at the hints, whatever the
+    // op (then any op may be evaluated externally and fitted).
+    let all_pinned = arg_nodes.iter().all(|&n| {
+        meta_symbols(&graph.node(n).meta)
+            .iter()
+            .all(|k| pinned.contains(k))
+    });
     let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
     let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
     let (mut family, first) = native(&points[0]);
     let use_external = family.is_empty()
         && first == Err(InferError::Unsupported)
         && external.is_some()
-        && EXTERNAL_FITTED.contains(&name);
+        && (all_pinned || EXTERNAL_FITTED.contains(&name));
     if use_external {
         family = "external";
     }
@@ -216,6 +227,7 @@ pub fn infer_symbolic(
     // Ops whose result depends on the size of the dimension they cut (`split`, `chunk`,
     // `narrow`, `unbind`) are selections when that dimension is static.
     let fitted_family = fitted_family
+        || all_pinned
         || (family == "view" && cx.cuts_static_dim(name, args, kwargs).unwrap_or(false));
     // Above the hints every point must evaluate (or nothing is verified); below them an op
     // may refuse small sizes (it raises for them at run time too, as in eager).
@@ -280,6 +292,26 @@ pub fn infer_symbolic(
         return Err(InferError::Unsupported);
     }
     Ok((symbolic, rels))
+}
+
+/// The symbols a node's metadata reads.
+pub fn meta_symbols(meta: &NodeMeta) -> Vec<u32> {
+    let mut out = Vec::new();
+    match meta {
+        NodeMeta::Tensor(t) => {
+            for d in t.sizes.iter().chain(&t.strides) {
+                if let Dim::Sym(e) = d {
+                    out.extend(e.symbols());
+                }
+            }
+        }
+        NodeMeta::Tuple(items) => items.iter().for_each(|m| out.extend(meta_symbols(m))),
+        NodeMeta::SymInt(e) => out.extend(e.symbols()),
+        _ => {}
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// `meta` with every symbol replaced by `point`'s value.
@@ -858,7 +890,7 @@ mod tests {
         } else {
             Target::Function(t.into())
         };
-        infer_symbolic(&InferCtx::default(), g, &target, &args, &[], hints, None).unwrap()
+        infer_symbolic(&InferCtx::default(), g, &target, &args, &[], hints, None, &[]).unwrap()
     }
 
     #[test]
@@ -941,6 +973,7 @@ mod tests {
             &[],
             &[4, 4],
             None,
+            &[],
         );
         assert_eq!(r, Err(InferError::Unsupported));
         let (m, rels) = run(&g, "torch.add", vec![Arg::Node(x), Arg::Node(x)], &[4, 5]);
@@ -996,6 +1029,7 @@ mod more_tests {
             &[],
             &[9],
             None,
+            &[],
         );
         assert!(r.is_ok(), "{r:?}");
     }
