@@ -313,3 +313,41 @@ def test_attention_block_over_batch_and_length():
     block = Block().eval()
     with torch.no_grad():
         check(block, [(R(b, 8 + 4 * b, 32),) for b in range(1, 9)], expected=2)
+
+
+# --- specialization and graph breaks -----------------------------------------------------------
+
+
+def padded(x):
+    y = F.pad(x, (1, 1))
+    return y * y.size(-1)
+
+
+def test_an_op_without_a_symbolic_rule_specializes_its_sizes():
+    # `F.pad` has no symbolic rule here: its sizes are guarded equal to the ones traced
+    # (never a wrong answer), so each size recompiles (torch.compile compiles it once).
+    torchferro.compiler.reset()
+    fc = Count()
+    f = torchferro.compile(padded, backend=fc, dynamic=True)
+    for n in [4, 4, 6]:
+        x = R(3, n)
+        _same(f(x), padded(x))
+    assert fc.n == 2
+    guards = torchferro.compiler.cache_entries(f)[-1]["guards"]
+    assert "SHAPE_ENV L['x'].size(1) == 4" in guards, guards
+
+
+def size_across_a_break(x):
+    n = x.size(0) * 2 + 1
+    torchferro.graph_break()
+    return x * n
+
+
+def test_a_symbolic_int_live_at_a_graph_break_is_rebuilt_from_the_call():
+    torchferro.compiler.reset()
+    f = torchferro.compile(size_across_a_break, backend="eager", dynamic=True)
+    for n in [3, 5, 9]:
+        x = R(n)
+        _same(f(x), x * (2 * n + 1))
+    # One entry for every size: the int handed to the resume function is computed per call.
+    assert len(torchferro.compiler.cache_entries(f)) == 1

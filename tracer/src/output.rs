@@ -220,9 +220,11 @@ impl OutputGraph {
                 &target,
                 &args,
                 &kwargs,
-                &hints,
-                Some(&external),
-                pinned,
+                fx::infer::Symbols {
+                    hints: &hints,
+                    external: Some(&external),
+                    pinned,
+                },
             )
         };
         // Without a symbolic answer, the op's sizes specialize (torch's `guard_int`): every

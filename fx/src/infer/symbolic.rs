@@ -125,19 +125,42 @@ const EXTERNAL_FITTED: &[&str] = &[
 /// A concrete evaluator of one call at an assignment of the symbols.
 pub type Evaluate<'a> = &'a dyn Fn(&[i64]) -> Result<NodeMeta, InferError>;
 
+/// What [`infer_symbolic`] knows of the symbols.
+#[derive(Clone, Copy)]
+pub struct Symbols<'a> {
+    /// `hints[k]`: symbol `k`'s size at trace time.
+    pub hints: &'a [i64],
+    /// Evaluates the call concretely where the native rules do not know it (ops of
+    /// [`EXTERNAL_FITTED`], or any op when all its symbols are pinned).
+    pub external: Option<Evaluate<'a>>,
+    /// Symbols the caller guards equal to their hints.
+    pub pinned: &'a [u32],
+}
+
+impl<'a> Symbols<'a> {
+    pub fn hints(hints: &'a [i64]) -> Symbols<'a> {
+        Symbols {
+            hints,
+            external: None,
+            pinned: &[],
+        }
+    }
+}
+
 /// The metadata of a call with symbolic inputs, with the relations between sizes it relies on.
-/// `hints[k]` is symbol `k`'s size at trace time. `external` evaluates the call concretely
-/// where the native rules do not know it (ops of [`EXTERNAL_FITTED`] only).
 pub fn infer_symbolic(
     ctx: &InferCtx,
     graph: &Graph,
     target: &Target,
     args: &[Arg],
     kwargs: &[(String, Arg)],
-    hints: &[i64],
-    external: Option<Evaluate<'_>>,
-    pinned: &[u32],
+    shapes: Symbols<'_>,
 ) -> Result<(NodeMeta, Vec<Relation>), InferError> {
+    let Symbols {
+        hints,
+        external,
+        pinned,
+    } = shapes;
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
     // depends on a threshold, such as a bound clamped to the size, shows there). A pinned
@@ -146,7 +169,13 @@ pub fn infer_symbolic(
         hints
             .iter()
             .enumerate()
-            .map(|(k, h)| if pinned.contains(&(k as u32)) { *h } else { f(k, *h) })
+            .map(|(k, h)| {
+                if pinned.contains(&(k as u32)) {
+                    *h
+                } else {
+                    f(k, *h)
+                }
+            })
             .collect()
     };
     let points: Vec<Vec<i64>> = vec![
@@ -890,7 +919,17 @@ mod tests {
         } else {
             Target::Function(t.into())
         };
-        infer_symbolic(&InferCtx::default(), g, &target, &args, &[], hints, None, &[]).unwrap()
+        infer_symbolic(
+            &InferCtx::default(),
+            g,
+            &target,
+            &args,
+            &[],
+            hints,
+            None,
+            &[],
+        )
+        .unwrap()
     }
 
     #[test]
@@ -971,9 +1010,7 @@ mod tests {
             &target,
             &[Arg::Node(x), Arg::Node(y)],
             &[],
-            &[4, 4],
-            None,
-            &[],
+            Symbols::hints(&[4, 4]),
         );
         assert_eq!(r, Err(InferError::Unsupported));
         let (m, rels) = run(&g, "torch.add", vec![Arg::Node(x), Arg::Node(x)], &[4, 5]);
@@ -1027,9 +1064,7 @@ mod more_tests {
             &target,
             &[Arg::Node(x), Arg::Node(w)],
             &[],
-            &[9],
-            None,
-            &[],
+            Symbols::hints(&[9]),
         );
         assert!(r.is_ok(), "{r:?}");
     }

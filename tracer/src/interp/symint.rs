@@ -15,6 +15,9 @@ use super::Frame;
 use crate::error::TraceError;
 use crate::output::TensorValue;
 
+/// Positional and keyword arguments of a call.
+type CallArgs = (Vec<Var>, Vec<(String, Var)>);
+
 /// An int operand: a constant or a symbolic int.
 fn operand(py: Python<'_>, v: &Var) -> Option<SymExpr> {
     match v {
@@ -218,7 +221,7 @@ impl Frame<'_, '_> {
         &mut self,
         args: Vec<Var>,
         kwargs: Vec<(String, Var)>,
-    ) -> Result<(Vec<Var>, Vec<(String, Var)>), TraceError> {
+    ) -> Result<CallArgs, TraceError> {
         let args = args
             .into_iter()
             .map(|a| self.specialize(a))
