@@ -1,5 +1,7 @@
 """Dynamic shapes (issue 18, phase 1): programs compiled once over many sizes.
 
+Automatic dynamic (``torchferro.config.automatic_dynamic_shapes``) is on in this file.
+
 Each program runs through torch.compile (a counting backend, the same ``dynamic=`` setting) and
 through torchferro (a counting Python backend, and the default inductor backend, whose dynamic
 graphs run on the eager runner), over sizes 2..64 per dimension: graph counts must equal
@@ -19,6 +21,16 @@ import torch.nn.functional as F
 
 import torchferro
 import torchferro.compiler
+
+
+@pytest.fixture(autouse=True)
+def _automatic_dynamic():
+    """Automatic dynamic is off by default for now (issue 18): these tests turn it on, as
+    torch.compile has it."""
+    old = torchferro.config.automatic_dynamic_shapes
+    torchferro.config.automatic_dynamic_shapes = True
+    yield
+    torchferro.config.automatic_dynamic_shapes = old
 
 
 class Count:
@@ -211,6 +223,17 @@ def test_equal_sizes_share_a_symbol_and_recompile_when_they_part():
 
 def test_dynamic_true_compiles_once():
     check(views, [(R(n, 8),) for n in range(2, 64, 7)], dynamic=True, expected=1)
+
+
+def test_automatic_dynamic_off_recompiles_per_size():
+    torchferro.config.automatic_dynamic_shapes = False
+    torchferro.compiler.reset()
+    fc = Count()
+    f = torchferro.compile(views, backend=fc)
+    for n in range(2, 6):
+        x = R(n, 8)
+        _same(f(x), views(x))
+    assert fc.n == 4
 
 
 def test_dynamic_false_recompiles_per_size():

@@ -174,6 +174,16 @@ fn set_direct_call(v: bool) {
     tracer::config::set_direct_call(v);
 }
 
+#[pyfunction]
+fn set_automatic_dynamic(v: bool) {
+    tracer::config::set_automatic_dynamic(v);
+}
+
+#[pyfunction]
+fn get_automatic_dynamic() -> bool {
+    tracer::config::automatic_dynamic()
+}
+
 /// The state and entries of a code object's cache: `(state, [(compile_id, guards, graph_code)])`.
 #[pyfunction]
 fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, Vec<Py<PyAny>>)> {
@@ -212,6 +222,8 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_recompile_limit, m)?)?;
     m.add_function(wrap_pyfunction!(get_recompile_limit, m)?)?;
     m.add_function(wrap_pyfunction!(set_direct_call, m)?)?;
+    m.add_function(wrap_pyfunction!(set_automatic_dynamic, m)?)?;
+    m.add_function(wrap_pyfunction!(get_automatic_dynamic, m)?)?;
     m.add_function(wrap_pyfunction!(set_stance, m)?)?;
     m.add_function(wrap_pyfunction!(get_stance, m)?)?;
     m.add(

@@ -90,7 +90,9 @@ pub fn compile_frame(
             _ => {}
         }
         crate::log::recompiling(py, &info, &failures);
-        if cfg.dynamic == crate::guards::DynamicPolicy::Automatic {
+        if cfg.dynamic == crate::guards::DynamicPolicy::Automatic
+            && crate::config::automatic_dynamic()
+        {
             automatic_dynamic(py, slot, &info, &existing, scope);
         }
     }
