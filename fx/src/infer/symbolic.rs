@@ -925,9 +925,7 @@ mod tests {
             &target,
             &args,
             &[],
-            hints,
-            None,
-            &[],
+            Symbols::hints(hints),
         )
         .unwrap()
     }
