@@ -145,10 +145,9 @@ def test_dynamic_other_than_a_bool_raises_as_torch(value):
     assert type(err) is wtype is AssertionError
 
 
-def test_dynamic_true_warns_once():
+def test_dynamic_settings_are_accepted_without_a_warning():
+    # dynamic=True is implemented (tests/test_dynamic_shapes.py): no warning any more.
     assert _torch_error(dynamic=True) is None
-    with pytest.warns(UserWarning, match="ignores dynamic=True"):
-        torchferro.compile(add_one, dynamic=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         torchferro.compile(add_one, dynamic=True)
@@ -380,7 +379,7 @@ def test_recompile_limit_warning_prints_once(tmp_path):
         "torchferro.config.recompile_limit = 2\n"
         "def f(x):\n"
         "    return x + 1\n"
-        "cf = torchferro.compile(f, backend='eager')\n"
+        "cf = torchferro.compile(f, backend='eager', dynamic=False)\n"
         "for n in range(1, 8):\n"
         "    cf(torch.randn(n))\n"
     )

@@ -228,6 +228,11 @@ def _eager(fn):
     return lambda: torchferro.compile(fn, backend="eager")
 
 
+def _static(fn):
+    """Compiled with dynamic=False: every new size recompiles (no automatic dynamic)."""
+    return lambda: torchferro.compile(fn, backend="eager", dynamic=False)
+
+
 # ---------------------------------------------------------------------------------------------
 # Recompile messages: the plain record and the `recompiles` artifact, word for word.
 
@@ -383,7 +388,7 @@ def test_recompile_limit_message():
         "    - 0/0: tensor 'x' size mismatch at index 0. expected 1, actual 3"
     )
     with pytest.warns(RuntimeWarning) as warned:
-        cap = observe(_eager(add_one), calls)
+        cap = observe(_static(add_one), calls)
     assert [
         str(w.message) for w in warned if issubclass(w.category, RuntimeWarning)
     ] == [limit]
@@ -396,7 +401,7 @@ def test_recompile_limit_message():
     assert cap.messages("recompiles", logging.WARNING) == [limit]
     # The artifact keeps the warning as it is (it is not replaced by anything).
     with pytest.warns(RuntimeWarning):
-        rich = observe(_eager(add_one), calls, "recompiles")
+        rich = observe(_static(add_one), calls, "recompiles")
     assert rich.messages("recompiles", logging.WARNING) == [limit]
 
 
@@ -407,7 +412,7 @@ def test_recompiles_hint_when_the_same_dimension_keeps_changing():
         "hint: dimension 0 of 'x' keeps changing (sizes 2, 4, 8); call torchferro.mark_dynamic(x, 0) before calling add_one, "
         "or compile with dynamic=True, to compile one graph for every size"
     )
-    assert observe(_eager(add_one), calls, "recompiles").messages("recompiles") == [
+    assert observe(_static(add_one), calls, "recompiles").messages("recompiles") == [
         rich_recompile_msg(add_one, ("0/0", reason.format(2, 4), "return x + 1")),
         rich_recompile_msg(
             add_one,
@@ -1109,7 +1114,9 @@ class Net(torch.nn.Module):
             h = h + 1
         return h.softmax(-1)
 
-f = torchferro.compile(step, backend="eager")
+# dynamic=False: one compile per size, so the recompile limit is hit (automatic dynamic would
+# compile once for all sizes after the second).
+f = torchferro.compile(step, backend="eager", dynamic=False)
 for n in (2, 3, 5, 7):
     f(torch.randn(n, 4), torch.randn(4, 4))
 torchferro.compile(Net(), backend="eager")(torch.randn(3, 4))

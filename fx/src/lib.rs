@@ -14,6 +14,7 @@
 //!   replays it). Answers `Unsupported` rather than guess.
 //! - [`ops`]: the op catalog: canonical names, spellings, and the view / in-place / random /
 //!   effect / factory flags of every op the project knows (one place for these facts).
+//! - [`sym`]: symbolic sizes (expressions over size symbols, relations) for dynamic shapes.
 //! - [`passes`]: dead-code and common-subexpression elimination that respect mutation, aliasing
 //!   and randomness; a consistency check of node order and edges.
 //! - [`mod@print`]: the graph as readable Python (`Graph::python_code`) and as DOT (`Graph::to_dot`).
@@ -25,10 +26,12 @@ pub mod meta;
 pub mod ops;
 pub mod passes;
 pub mod print;
+pub mod sym;
 
 pub use graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
-pub use infer::{infer, infer_in, InferCtx, InferError};
+pub use infer::{infer, infer_in, infer_symbolic, InferCtx, InferError};
 pub use meta::{DType, Device, Dim, NodeMeta, TensorMeta};
 pub use passes::{
     check_topological_order, eliminate_common_subexpressions, eliminate_dead_code, GraphError,
 };
+pub use sym::{RelOp, Relation, SymExpr};

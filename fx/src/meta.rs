@@ -1,5 +1,7 @@
 //! Tensor metadata carried on graph nodes.
 
+use crate::sym::SymExpr;
+
 /// Element type. The names are torch's (`torch.float32` → `Float32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -101,12 +103,14 @@ impl std::fmt::Display for Device {
     }
 }
 
-/// One dimension of a size or stride. Symbolic from the start so dynamic shapes slot in later:
-/// `Sym(k)` names the k-th symbol of the graph (`s0`, `s1`, ...).
+/// One dimension of a size or stride: a number, or an expression over the graph's size
+/// symbols (`s0`, `s0*s1`, `(s0 // 2)`; see [`crate::sym`]). `Sym` never holds a constant
+/// expression ([`Dim::from_expr`] folds those), so `known()` is `None` exactly for a dimension
+/// that varies between calls: code that needs a number must handle that, never use a hint.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Dim {
     Known(i64),
-    Sym(u32),
+    Sym(SymExpr),
 }
 
 impl Dim {
@@ -116,13 +120,28 @@ impl Dim {
             Dim::Sym(_) => None,
         }
     }
+
+    pub fn from_expr(e: SymExpr) -> Dim {
+        match e.as_const() {
+            Some(v) => Dim::Known(v),
+            None => Dim::Sym(e),
+        }
+    }
+
+    /// The dimension as an expression (a constant for a known one).
+    pub fn expr(&self) -> SymExpr {
+        match self {
+            Dim::Known(v) => SymExpr::constant(*v),
+            Dim::Sym(e) => e.clone(),
+        }
+    }
 }
 
 impl std::fmt::Display for Dim {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Dim::Known(v) => write!(f, "{v}"),
-            Dim::Sym(k) => write!(f, "s{k}"),
+            Dim::Sym(e) => write!(f, "{e}"),
         }
     }
 }
@@ -165,6 +184,14 @@ impl TensorMeta {
     pub fn ndim(&self) -> usize {
         self.sizes.len()
     }
+
+    /// Whether any size or stride varies between calls.
+    pub fn is_symbolic(&self) -> bool {
+        self.sizes
+            .iter()
+            .chain(&self.strides)
+            .any(|d| matches!(d, Dim::Sym(_)))
+    }
 }
 
 /// What a node produces.
@@ -174,6 +201,8 @@ pub enum NodeMeta {
     /// A tuple or list of results (e.g. `torch.split`, `max(dim=...)`), taken apart by getitem nodes.
     Tuple(Vec<NodeMeta>),
     Int(i64),
+    /// A Python int computed from symbolic sizes (`x.size(0)`, `T * 2`): a graph value.
+    SymInt(SymExpr),
     Float(f64),
     Bool(bool),
     /// No value (in-place ops return their input; `output` nodes) or not known.
@@ -185,6 +214,16 @@ impl NodeMeta {
         match self {
             NodeMeta::Tensor(t) => Some(t),
             _ => None,
+        }
+    }
+
+    /// Whether the value depends on symbolic sizes.
+    pub fn is_symbolic(&self) -> bool {
+        match self {
+            NodeMeta::Tensor(t) => t.is_symbolic(),
+            NodeMeta::Tuple(items) => items.iter().any(NodeMeta::is_symbolic),
+            NodeMeta::SymInt(_) => true,
+            _ => false,
         }
     }
 }

@@ -36,8 +36,14 @@ impl Drop for CompiledFunction {
 #[pymethods]
 impl CompiledFunction {
     #[new]
-    #[pyo3(signature = (fn_, backend, fullgraph=false))]
-    fn new(py: Python<'_>, fn_: Py<PyAny>, backend: Py<PyAny>, fullgraph: bool) -> Self {
+    #[pyo3(signature = (fn_, backend, fullgraph=false, dynamic=None))]
+    fn new(
+        py: Python<'_>,
+        fn_: Py<PyAny>,
+        backend: Py<PyAny>,
+        fullgraph: bool,
+        dynamic: Option<bool>,
+    ) -> Self {
         let b = if backend.bind(py).is_none() {
             Backend::Eager
         } else if backend
@@ -62,6 +68,11 @@ impl CompiledFunction {
             config: Arc::new(CompileConfig {
                 backend: b,
                 fullgraph,
+                dynamic: match dynamic {
+                    None => tracer::guards::DynamicPolicy::Automatic,
+                    Some(true) => tracer::guards::DynamicPolicy::Always,
+                    Some(false) => tracer::guards::DynamicPolicy::Never,
+                },
             }),
             backend_obj: backend,
             fullgraph,
@@ -170,6 +181,16 @@ fn set_direct_call(v: bool) {
     tracer::config::set_direct_call(v);
 }
 
+#[pyfunction]
+fn set_automatic_dynamic(v: bool) {
+    tracer::config::set_automatic_dynamic(v);
+}
+
+#[pyfunction]
+fn get_automatic_dynamic() -> bool {
+    tracer::config::automatic_dynamic()
+}
+
 /// The state and entries of a code object's cache: `(state, [(compile_id, guards, graph_code)])`.
 #[pyfunction]
 fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, Vec<Py<PyAny>>)> {
@@ -215,6 +236,8 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_recompile_limit, m)?)?;
     m.add_function(wrap_pyfunction!(get_recompile_limit, m)?)?;
     m.add_function(wrap_pyfunction!(set_direct_call, m)?)?;
+    m.add_function(wrap_pyfunction!(set_automatic_dynamic, m)?)?;
+    m.add_function(wrap_pyfunction!(get_automatic_dynamic, m)?)?;
     m.add_function(wrap_pyfunction!(set_stance, m)?)?;
     m.add_function(wrap_pyfunction!(get_stance, m)?)?;
     m.add(

@@ -16,6 +16,7 @@ from ._C import RecompileError, Unsupported
 from ._explain import ExplainOutput, explain
 from ._logging import set_logs
 from ._trace import set_trace_dir
+from ._dynamic import mark_dynamic, mark_static, maybe_mark_dynamic
 from .backends import list_backends, lookup_backend
 from .compiler import (
     allow_in_graph,
@@ -40,6 +41,9 @@ __all__ = [
     "allow_in_graph",
     "substitute_in_graph",
     "assume_constant_result",
+    "mark_dynamic",
+    "maybe_mark_dynamic",
+    "mark_static",
 ]
 
 _SUPPORTED = ((3, 11), (3, 12))
@@ -88,12 +92,6 @@ def _check_settings(backend, mode, options, dynamic) -> None:
     if dynamic is not None and not isinstance(dynamic, bool):
         # torch.compile asserts `isinstance(dynamic, bool)`.
         raise AssertionError(f"dynamic must be None, True or False, got {dynamic!r}")
-    if dynamic is True:
-        _warn_once(
-            ("dynamic", True),
-            "torchferro ignores dynamic=True: it compiles for the static shapes it sees and "
-            "recompiles when they change (dynamic shapes are not implemented yet)",
-        )
     if backend != "inductor":
         # As torch.compile, a backend other than inductor takes no mode or options (torch logs
         # that it ignores them; so do we, once, as a warning).
@@ -190,7 +188,7 @@ def compile(
     }
     if isinstance(model, torch.nn.Module):
         return OptimizedModule(
-            model, _C.CompiledFunction(model, compiler_fn, fullgraph), settings
+            model, _C.CompiledFunction(model, compiler_fn, fullgraph, dynamic), settings
         )
     if isinstance(model, type):
         # torch.compile(cls) compiles the class's `__call__` in place and returns the class:
@@ -204,13 +202,13 @@ def compile(
                 f"torchferro.compile({model.__name__}): instances of {model.__name__} are not "
                 "callable, so there is nothing to compile"
             )
-        model.__call__ = _C.CompiledFunction(call, compiler_fn, fullgraph)
+        model.__call__ = _C.CompiledFunction(call, compiler_fn, fullgraph, dynamic)
         return model
     if not callable(model):
         raise TypeError(
             f"torchferro.compile expects a callable or an nn.Module, got {type(model).__name__}"
         )
-    compiled = _C.CompiledFunction(model, compiler_fn, fullgraph)
+    compiled = _C.CompiledFunction(model, compiler_fn, fullgraph, dynamic)
     return compiled
 
 

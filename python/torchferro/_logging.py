@@ -32,6 +32,7 @@ ARTIFACTS = {
     "graph_code": "each captured graph as readable Python with shapes",
     "bytecode": "the original and the transformed bytecode of each compiled frame",
     "output_code": "the code the backend generated for each graph",
+    "dynamic": "dynamic shapes: each dimension automatic dynamic makes dynamic (`automatic dynamic: L['x'] size(1) 8 -> 9`)",
     "perf": "the wall time of each compile phase, per graph (trace, guard_build, the inductor's lowering, scheduling, codegen, c_compile, cache_load, then backend and bytecode)",
 }
 COMPONENTS = {"torchferro": "torchferro's own messages (INFO; +torchferro for DEBUG)"}

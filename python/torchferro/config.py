@@ -31,6 +31,18 @@ class _Config(types.ModuleType):
         self._direct_call = bool(v)
         _C.set_direct_call(bool(v))
 
+    @property
+    def automatic_dynamic_shapes(self) -> bool:
+        """With ``dynamic=None``: a tensor dimension whose size changed at a recompile is
+        compiled with a symbolic size from then on (torch's ``automatic_dynamic_shapes``).
+        Off by default for now (issue 18); ``dynamic=True`` and ``mark_dynamic`` work either
+        way."""
+        return _C.get_automatic_dynamic()
+
+    @automatic_dynamic_shapes.setter
+    def automatic_dynamic_shapes(self, v: bool) -> None:
+        _C.set_automatic_dynamic(bool(v))
+
 
 sys.modules[__name__].__class__ = _Config
 sys.modules[__name__]._direct_call = True

@@ -52,6 +52,8 @@ pub struct CodeCache {
     /// Number of entries ever compiled (compile ids keep counting after resets of the list).
     pub compiles: u32,
     pub limit_warned: bool,
+    /// Dimensions automatic dynamic made dynamic (dynamic shapes): source text, dimension.
+    pub automatic_dynamic: Vec<(String, usize)>,
     /// Argument slots of the code (positional, keyword-only, *args, **kwargs), read once.
     pub nargs: usize,
 }
@@ -65,6 +67,7 @@ impl CodeCache {
             frame_id: None,
             compiles: 0,
             limit_warned: false,
+            automatic_dynamic: Vec::new(),
         }
     }
 }
@@ -199,6 +202,7 @@ pub fn reset_all(py: Python<'_>) {
         if let Ok(mut c) = slot.try_borrow_mut() {
             graveyard.append(&mut c.entries);
             c.limit_warned = false;
+            c.automatic_dynamic.clear();
             c.compiles = 0;
             c.frame_id = None;
             if c.state != CodeState::Skip {

@@ -91,7 +91,19 @@ pub fn compile_frame(
             _ => {}
         }
         crate::log::recompiling(py, &info, &failures);
+        if cfg.dynamic == crate::guards::DynamicPolicy::Automatic
+            && crate::config::automatic_dynamic()
+        {
+            automatic_dynamic(py, slot, &info, &existing, scope);
+        }
     }
+    crate::guards::shape_env::set_policy(crate::guards::shape_env::TracePolicy {
+        policy: cfg.dynamic,
+        automatic: slot
+            .try_borrow()
+            .map(|c| c.automatic_dynamic.clone())
+            .unwrap_or_default(),
+    });
     let (Ok(globals_dict), Ok(builtins_dict)) =
         (globals.cast::<PyDict>(), builtins.cast::<PyDict>())
     else {
@@ -219,6 +231,38 @@ pub fn compile_frame(
             Outcome::RunEagerly
         }
         Err(e) => on_trace_error(py, slot, cfg, &info, e),
+    }
+}
+
+/// Automatic dynamic (`dynamic=None`): a static dimension whose size changed since an entry was
+/// compiled is dynamic from this compile on, as torch's `automatic_dynamic_shapes`.
+fn automatic_dynamic(
+    py: Python<'_>,
+    slot: &Slot,
+    info: &CodeInfo,
+    entries: &[Arc<CacheEntry>],
+    scope: &Scope,
+) {
+    let Ok(mut c) = slot.try_borrow_mut() else {
+        return;
+    };
+    for e in entries {
+        for (source, dim, old, new) in e.guards.size_changes(py, scope) {
+            if c.automatic_dynamic
+                .iter()
+                .any(|(s, d)| *s == source && *d == dim)
+            {
+                continue;
+            }
+            tracing::info!(
+                target: "torchferro::dynamic",
+                "automatic dynamic: {source} size({dim}) {old} -> {new} (function {} in {}:{})",
+                info.name,
+                info.filename,
+                info.firstlineno
+            );
+            c.automatic_dynamic.push((source, dim));
+        }
     }
 }
 
@@ -378,13 +422,14 @@ fn build_entry(
 ) -> Result<CacheEntry, TraceError> {
     let interp::Traced {
         mut output,
-        guards,
+        mut guards,
         end,
         effects,
         free_cells,
         externals,
         keep_alive,
     } = traced;
+    guards.set_shape_guards(output.shapes.guards());
     let mut outs: Vec<fx::NodeId> = Vec::new();
     let mut in_place_inputs: Vec<(fx::NodeId, crate::source::Source)> = output
         .input_aliases()
@@ -401,6 +446,12 @@ fn build_entry(
     // One reconstruction for the value and the side effects: a container reached by both is one
     // object, and their `Keep` numbers share one table at run time.
     let mut tctx = TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells);
+    tctx.symbols = output
+        .shapes
+        .symbols
+        .iter()
+        .map(|s| (s.source.clone(), s.dim))
+        .collect();
     // A full graph returns the frame's return value; a graph break returns the live stack (NULLs
     // left out: the transformed code pushes those itself) and the assigned locals.
     let (template, plan) = match &end {

@@ -72,6 +72,20 @@ pub fn set_direct_call(v: bool) {
     DIRECT_CALL.store(v, Ordering::Relaxed)
 }
 
+/// Automatic dynamic shapes for `dynamic=None` (torch's `automatic_dynamic_shapes`): a
+/// dimension whose size changed at a recompile becomes dynamic. Off by default until the model
+/// zoo's pinned counts are updated for it (issue 18); `dynamic=True` and `mark_dynamic` work
+/// either way.
+static AUTOMATIC_DYNAMIC: AtomicBool = AtomicBool::new(false);
+
+pub fn automatic_dynamic() -> bool {
+    AUTOMATIC_DYNAMIC.load(Ordering::Relaxed)
+}
+
+pub fn set_automatic_dynamic(v: bool) {
+    AUTOMATIC_DYNAMIC.store(v, Ordering::Relaxed)
+}
+
 /// Which compiler a compiled region uses.
 pub enum Backend {
     Eager,
@@ -87,6 +101,8 @@ pub enum Backend {
 pub struct CompileConfig {
     pub backend: Backend,
     pub fullgraph: bool,
+    /// `dynamic=` (None: automatic dynamic).
+    pub dynamic: crate::guards::DynamicPolicy,
 }
 
 impl CompileConfig {

@@ -8,18 +8,20 @@
 //! One concept per file: `check.rs` the leaf checks on one value, `tree.rs` the trie of one
 //! entry, `torch_state.rs` the grad/autocast state every entry is guarded on, `repr.rs` the
 //! short texts of values in messages, `weak.rs` identity guards that do not keep their object
-//! alive.
+//! alive, `shape_env.rs` the size symbols and relations of dynamic shapes.
 
 pub use crate::event::GuardFailure;
 
 mod check;
 mod repr;
+pub mod shape_env;
 mod torch_state;
 mod tree;
 mod weak;
 
 pub use check::{take_build_time, tensor_check, Check, TensorCheck};
 pub use repr::{short_repr, type_name};
+pub use shape_env::{DynamicPolicy, ShapeEnv, ShapeGuards};
 pub use torch_state::{autocast_state, grad_enabled};
 pub use tree::GuardTree;
 pub use weak::{on_target_death, WeakTarget};

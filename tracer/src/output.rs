@@ -39,6 +39,8 @@ pub struct OutputGraph {
     alias: std::collections::HashMap<NodeId, NodeId>,
     /// CPU autocast at this point of the traced code: enabled, and the dtype (a `torch.dtype`).
     autocast: (bool, Py<PyAny>),
+    /// Dynamic shapes: the size symbols of the inputs and the relations the trace relied on.
+    pub shapes: crate::guards::ShapeEnv,
 }
 
 impl OutputGraph {
@@ -69,6 +71,7 @@ impl OutputGraph {
             callables: Vec::new(),
             sites: Default::default(),
             metas: Default::default(),
+            shapes: Default::default(),
         }
     }
 
@@ -108,6 +111,18 @@ impl OutputGraph {
         source: &Source,
         value: &Bound<'_, PyAny>,
     ) -> Result<TensorValue, TraceError> {
+        self.input_dynamic(py, source, value, &[])
+    }
+
+    /// [`OutputGraph::input`] where `dynamic[i]` is `Some((min, max))` for a dimension with a
+    /// symbolic size (see `guards::shape_env::dynamic_dims`; the tensor is contiguous).
+    pub fn input_dynamic(
+        &mut self,
+        py: Python<'_>,
+        source: &Source,
+        value: &Bound<'_, PyAny>,
+        dynamic: &[Option<(i64, Option<i64>)>],
+    ) -> Result<TensorValue, TraceError> {
         for (i, s) in self.input_sources.iter().enumerate() {
             if s.same_as(source) {
                 let node = self.graph.placeholders()[i];
@@ -121,7 +136,16 @@ impl OutputGraph {
                 return Ok(TensorValue { node, meta });
             }
         }
-        let meta = tensor_meta_of(py, value)?;
+        let mut meta = tensor_meta_of(py, value)?;
+        if dynamic.iter().any(Option::is_some) {
+            for (i, d) in dynamic.iter().enumerate() {
+                if let (Some((min, max)), Some(hint)) = (d, meta.sizes[i].known()) {
+                    let e = self.shapes.symbol_for(source, i, hint, *min, *max);
+                    meta.sizes[i] = Dim::Sym(e);
+                }
+            }
+            meta.strides = fx::infer::symbolic_contiguous(&meta.sizes);
+        }
         let name = placeholder_name(source);
         let node = self
             .graph
@@ -143,6 +167,9 @@ impl OutputGraph {
         args: Vec<Arg>,
         kwargs: Vec<(String, Arg)>,
     ) -> Result<(NodeId, NodeMeta), TraceError> {
+        if fx::infer::has_symbolic_arg(&self.graph, &args, &kwargs) {
+            return self.call_symbolic(py, name_hint, target, callable, args, kwargs);
+        }
         // Native inference knows nothing of autocast: under it, torch itself decides the dtypes.
         if self.autocast.0 {
             return self.call_on_meta(py, name_hint, target, callable, args, kwargs);
@@ -163,6 +190,174 @@ impl OutputGraph {
                 self.call_on_meta(py, name_hint, target, callable, args, kwargs)
             }
         }
+    }
+
+    /// A call with symbolic sizes among its inputs: inferred natively or not at all (meta
+    /// tensors would bake the hints into the graph's metadata). The relations the inference
+    /// relied on become the shape environment's guards.
+    fn call_symbolic(
+        &mut self,
+        py: Python<'_>,
+        name_hint: &str,
+        target: Target,
+        callable: Option<&Bound<'_, PyAny>>,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) -> Result<(NodeId, NodeMeta), TraceError> {
+        if self.autocast.0 {
+            return Err(TraceError::unsupported(
+                "an op on symbolic sizes under autocast (dynamic shapes)",
+            ));
+        }
+        let hints = self.shapes.hints();
+        let external = |point: &[i64]| -> Result<NodeMeta, fx::InferError> {
+            self.eval_on_meta(py, &target, callable, &args, &kwargs, point)
+        };
+        let infer = |pinned: &[u32]| {
+            fx::infer_symbolic(
+                &self.infer_ctx,
+                &self.graph,
+                &target,
+                &args,
+                &kwargs,
+                fx::infer::Symbols {
+                    hints: &hints,
+                    external: Some(&external),
+                    pinned,
+                },
+            )
+        };
+        // Without a symbolic answer, the op's sizes specialize (torch's `guard_int`): every
+        // symbol it reads is guarded equal to its hint, and its result is the static one.
+        let mut pinned: Vec<u32> = Vec::new();
+        let result = match infer(&[]) {
+            Err(fx::InferError::Unsupported) => {
+                let mut nodes = Vec::new();
+                args.iter().for_each(|a| a.nodes(&mut nodes));
+                kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
+                for n in nodes {
+                    pinned.extend(fx::infer::meta_symbols(&self.graph.node(n).meta));
+                }
+                pinned.sort_unstable();
+                pinned.dedup();
+                infer(&pinned)
+            }
+            other => other,
+        };
+        for &k in &pinned {
+            if result.is_ok() {
+                let hint = hints[k as usize];
+                self.shapes.add_relation(
+                    fx::Relation::new(
+                        fx::SymExpr::symbol(k),
+                        fx::RelOp::Eq,
+                        fx::SymExpr::constant(hint),
+                    ),
+                    None,
+                );
+            }
+        }
+        let (meta, relations) = result.map_err(|e| {
+            TraceError::unsupported(format!(
+                "{} on symbolic sizes (dynamic shapes): {}",
+                target.name(),
+                match e {
+                    fx::InferError::Invalid(m) => m,
+                    fx::InferError::Unsupported => "no symbolic shape rule".into(),
+                }
+            ))
+        })?;
+        for r in relations {
+            self.shapes.add_relation(r, None);
+        }
+        let node = self
+            .graph
+            .call(name_hint, target, args, kwargs, meta.clone());
+        if let Some(c) = callable {
+            self.callables.push((node, c.clone().unbind()));
+        }
+        Ok((node, meta))
+    }
+
+    /// The result metadata of `target(args)` with the symbols at `point`, from meta tensors
+    /// (for ops the native rules do not know; `fx::infer_symbolic` fits the symbolic sizes).
+    fn eval_on_meta<'py>(
+        &self,
+        py: Python<'py>,
+        target: &Target,
+        callable: Option<&Bound<'_, PyAny>>,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        point: &[i64],
+    ) -> Result<NodeMeta, fx::InferError> {
+        let unsupported = |_| fx::InferError::Unsupported;
+        let mut node = |py: Python<'py>, n: NodeId| -> Result<Bound<'py, PyAny>, TraceError> {
+            let m = fx::infer::evaluate_at(&self.graph.node(n).meta, point)
+                .ok_or_else(|| TraceError::unsupported("a size out of range"))?;
+            match &m {
+                NodeMeta::Tensor(t) => make_meta_tensor(py, t),
+                NodeMeta::Int(i) => Ok(i.into_pyobject(py)?.into_any()),
+                _ => Err(TraceError::unsupported("a non-tensor node")),
+            }
+        };
+        let py_args = args
+            .iter()
+            .map(|a| arg_to_py(py, a, &mut node))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(unsupported)?;
+        let py_kwargs = PyDict::new(py);
+        for (k, a) in kwargs {
+            let v = arg_to_py(py, a, &mut node).map_err(unsupported)?;
+            py_kwargs
+                .set_item(k, v)
+                .map_err(|_| fx::InferError::Unsupported)?;
+        }
+        let has_tensor = args
+            .iter()
+            .chain(kwargs.iter().map(|(_, a)| a))
+            .any(has_node);
+        if !has_tensor {
+            return Err(fx::InferError::Unsupported);
+        }
+        let grad_now = crate::guards::grad_enabled(py);
+        let set_grad = py
+            .import("torch")
+            .and_then(|t| t.getattr("_C")?.getattr("_set_grad_enabled"))
+            .map_err(|_| fx::InferError::Unsupported)?;
+        let switch = grad_now != self.infer_ctx.grad_enabled;
+        if switch {
+            let _ = set_grad.call1((self.infer_ctx.grad_enabled,));
+        }
+        let result = match target {
+            Target::Function(_) => match callable {
+                Some(f) => f.call(
+                    PyTuple::new(py, &py_args).map_err(|_| fx::InferError::Unsupported)?,
+                    Some(&py_kwargs),
+                ),
+                None => return Err(fx::InferError::Unsupported),
+            },
+            Target::Method(name) => match py_args.split_first() {
+                Some((recv, rest)) => recv.call_method(
+                    name.as_str(),
+                    PyTuple::new(py, rest).map_err(|_| fx::InferError::Unsupported)?,
+                    Some(&py_kwargs),
+                ),
+                None => return Err(fx::InferError::Unsupported),
+            },
+        };
+        if switch {
+            let _ = set_grad.call1((grad_now,));
+        }
+        // Torch refusing these sizes is an answer at this point (an invalid call).
+        let result = result.map_err(|e| fx::InferError::Invalid(e.to_string()))?;
+        let result = to_meta(py, result).map_err(|_| fx::InferError::Unsupported)?;
+        let device = self.result_device(py, target, args, kwargs);
+        node_meta_of(py, &result, &device).map_err(|_| fx::InferError::Unsupported)
+    }
+
+    /// Whether the graph has symbolic sizes (dynamic shapes).
+    pub fn is_dynamic(&self) -> bool {
+        !self.shapes.is_empty()
     }
 
     fn call_on_meta(

@@ -281,6 +281,9 @@ pub(crate) struct TemplateCtx<'a> {
     inputs: Vec<(fx::NodeId, crate::source::Source)>,
     /// Tracked cells that stand for the frame's closure cells: (address, closure index).
     free_cells: &'a [(usize, usize)],
+    /// Dynamic shapes: the input tensor and dimension each size symbol is read from, so a
+    /// symbolic int is rebuilt from the call's own sizes.
+    pub(crate) symbols: Vec<(crate::source::Source, usize)>,
 }
 
 impl<'a> TemplateCtx<'a> {
@@ -294,6 +297,7 @@ impl<'a> TemplateCtx<'a> {
             built: Vec::new(),
             inputs,
             free_cells,
+            symbols: Vec::new(),
         }
     }
 
@@ -598,6 +602,30 @@ fn template_of_inner(
             py.import("copy")?.getattr("copy")?.unbind(),
             vec![OutputTemplate::Const(o.clone_ref(py))],
         ),
+        // A symbolic int: its expression evaluated on this call's input sizes (Python's `//`
+        // and `%` are the expression's).
+        Var::SymInt(_, e) => {
+            let syms = e.symbols();
+            let params: Vec<String> = syms.iter().map(|k| format!("t{k}")).collect();
+            let body = e.render(&|k| {
+                let dim = ctx.symbols.get(k as usize).map_or(0, |(_, d)| *d);
+                format!("t{k}.size({dim})")
+            });
+            let f = py
+                .import("builtins")?
+                .getattr("eval")?
+                .call1((format!("lambda {}: {body}", params.join(", ")),))?;
+            let args = syms
+                .iter()
+                .map(|k| {
+                    ctx.symbols
+                        .get(*k as usize)
+                        .map(|(s, _)| OutputTemplate::Input(s.clone()))
+                        .ok_or_else(|| TraceError::internal("a size symbol without a source"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            OutputTemplate::Call(f.unbind(), args)
+        }
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
             v.as_py(py)
                 .ok_or_else(|| TraceError::internal("size without a value"))?

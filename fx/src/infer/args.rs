@@ -23,8 +23,16 @@ impl Tensor {
         Some(Tensor {
             dtype: m.dtype,
             device: m.device.clone(),
-            sizes: m.known_sizes()?,
-            strides: m.known_strides()?,
+            sizes: m
+                .sizes
+                .iter()
+                .map(super::symbolic::concrete)
+                .collect::<Option<_>>()?,
+            strides: m
+                .strides
+                .iter()
+                .map(super::symbolic::concrete)
+                .collect::<Option<_>>()?,
             requires_grad: m.requires_grad,
         })
     }
@@ -106,6 +114,9 @@ impl Value {
                 Value::Seq(items.iter().map(Value::of_meta).collect::<Result<_, _>>()?)
             }
             NodeMeta::Int(v) => Value::Int(*v),
+            NodeMeta::SymInt(e) => Value::Int(
+                super::symbolic::concrete(&Dim::Sym(e.clone())).ok_or(InferError::Unsupported)?,
+            ),
             NodeMeta::Float(v) => Value::Float(*v),
             NodeMeta::Bool(v) => Value::Bool(*v),
             NodeMeta::None => Value::Opaque,

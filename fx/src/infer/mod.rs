@@ -21,6 +21,7 @@ mod nn;
 mod pointwise;
 pub mod promote;
 mod reduce;
+mod symbolic;
 mod view;
 
 use crate::graph::{Arg, Graph, Target};
@@ -28,6 +29,10 @@ use crate::meta::{DType, Device, NodeMeta};
 
 pub(crate) use crate::ops::{split_target, Spelling};
 pub(crate) use args::{Bound, Call, Tensor, Value};
+pub use symbolic::{
+    contiguous as symbolic_contiguous, evaluate as evaluate_at, has_symbolic_arg, infer_symbolic,
+    meta_symbols, Symbols,
+};
 pub use view::view_strides;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -82,8 +87,34 @@ pub fn infer_in(
     args: &[Arg],
     kwargs: &[(String, Arg)],
 ) -> InferResult {
+    run_handlers(ctx, graph, target, args, kwargs).1
+}
+
+/// The handler families, in the order they are asked; [`run_handlers`] says which answered.
+const FAMILIES: [&str; 11] = [
+    "pointwise",
+    "reduce",
+    "matmul",
+    "view",
+    "index",
+    "join",
+    "nn",
+    "conv",
+    "convert",
+    "factory",
+    "python",
+];
+
+/// [`infer_in`], and the family of the handler that answered (`""` if none).
+pub(crate) fn run_handlers(
+    ctx: &InferCtx,
+    graph: &Graph,
+    target: &Target,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+) -> (&'static str, InferResult) {
     let Some((spelling, name)) = split_target(target) else {
-        return Err(InferError::Unsupported);
+        return ("", Err(InferError::Unsupported));
     };
     let call = Call {
         ctx,
@@ -106,12 +137,12 @@ pub fn infer_in(
         factory::infer,
         args::infer_python_values,
     ];
-    for handler in handlers {
+    for (handler, family) in handlers.into_iter().zip(FAMILIES) {
         if let Some(result) = handler(&call) {
-            return result;
+            return (family, result);
         }
     }
-    Err(InferError::Unsupported)
+    ("", Err(InferError::Unsupported))
 }
 
 /// Normalises a dimension index against a rank ([`crate::ops::schema::wrap_dim`]).

@@ -129,7 +129,7 @@ fn getitem_views() {
 fn symbolic_sizes_are_unsupported() {
     let mut g = Graph::new();
     let mut meta = TensorMeta::contiguous(DType::Float32, Device::cpu(), &[2]);
-    meta.sizes[0] = crate::meta::Dim::Sym(0);
+    meta.sizes[0] = crate::meta::Dim::Sym(crate::sym::SymExpr::symbol(0));
     let x = g.placeholder("x", NodeMeta::Tensor(meta));
     assert_eq!(
         infer(&g, &m("relu"), &[Arg::Node(x)], &[]),

@@ -78,7 +78,7 @@ pub fn render(m: &NodeMeta) -> Json {
                 d.iter()
                     .map(|x| match x {
                         Dim::Known(v) => Json::from(*v),
-                        Dim::Sym(s) => Json::from(format!("s{s}")),
+                        Dim::Sym(s) => Json::from(s.to_string()),
                     })
                     .collect()
             };
@@ -93,6 +93,7 @@ pub fn render(m: &NodeMeta) -> Json {
             serde_json::json!({ "tuple": items.iter().map(render).collect::<Vec<_>>() })
         }
         NodeMeta::Int(i) => serde_json::json!({ "int": i }),
+        NodeMeta::SymInt(e) => serde_json::json!({ "sym_int": e.to_string() }),
         NodeMeta::Bool(b) => serde_json::json!({ "bool": b }),
         NodeMeta::Float(f) => serde_json::json!({ "float": f }),
         NodeMeta::None => Json::Null,

@@ -16,6 +16,8 @@ enum Slot {
     Const(Py<PyAny>),
     Tuple(Vec<Slot>),
     List(Vec<Slot>),
+    /// `slice(a, b, c)` with a graph value among its bounds (a symbolic size: dynamic shapes).
+    Slice(Box<[Slot; 3]>),
 }
 
 impl Slot {
@@ -47,6 +49,11 @@ impl Slot {
                     .collect::<PyResult<Vec<_>>>()?,
             )?
             .into_any(),
+            Slot::Slice(parts) => py.get_type::<pyo3::types::PySlice>().call1((
+                parts[0].value(py, regs)?,
+                parts[1].value(py, regs)?,
+                parts[2].value(py, regs)?,
+            ))?,
         })
     }
 }
@@ -285,9 +292,14 @@ fn slot(
                 .map(|i| slot(py, i, reg_of))
                 .collect::<Result<_, _>>()?,
         ),
+        Arg::Slice(a, b, c) => Slot::Slice(Box::new([
+            slot(py, a, reg_of)?,
+            slot(py, b, reg_of)?,
+            slot(py, c, reg_of)?,
+        ])),
         _ => {
             return Err(TraceError::unsupported(
-                "a graph value inside a slice argument",
+                "a graph value inside this argument",
             ))
         }
     })

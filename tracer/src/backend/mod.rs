@@ -59,6 +59,9 @@ pub fn build(
     let eager_only = match backend {
         _ if empty => None,
         Backend::Inductor if output.has_autocast() => Some("it has an autocast region"),
+        // Dynamic shapes: the inductor's kernels are built for static sizes (issue 18 phase 2
+        // passes sizes to kernels); torch per op accepts any size.
+        Backend::Inductor if output.is_dynamic() => Some("it has symbolic sizes"),
         Backend::Inductor if output.has_tensor_subclass_input(py)? => {
             Some("an input is a tensor subclass")
         }

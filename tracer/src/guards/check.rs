@@ -62,6 +62,10 @@ pub struct TensorCheck {
     pub sizes: Vec<i64>,
     pub strides: Vec<i64>,
     pub requires_grad: bool,
+    /// Dimensions whose size is a symbol (dynamic shapes), not compared here; empty when none.
+    /// A tensor with any is checked to be contiguous for its actual sizes instead of having
+    /// the exact strides (the symbols' ranges and relations are the shape guards').
+    pub dynamic: Vec<bool>,
     /// `torch.strided` for every traced tensor: a sparse or mkldnn tensor of the same sizes
     /// (whose reported strides can equal an expanded dense tensor's) must miss.
     pub layout: Py<PyAny>,
@@ -264,6 +268,7 @@ pub(super) enum TensorMismatch<'py> {
     },
     Stride {
         index: usize,
+        expected: i64,
         actual: i64,
     },
 }
@@ -327,7 +332,7 @@ impl TensorCheck {
             return Some(M::Rank(sizes.len()));
         }
         for (i, (e, a)) in self.sizes.iter().zip(&sizes).enumerate() {
-            if e != a {
+            if e != a && !self.is_dynamic(i) {
                 return Some(M::Size {
                     index: i,
                     actual: *a,
@@ -337,15 +342,51 @@ impl TensorCheck {
         let Some(strides) = int_tuple(v.call_method0(intern!(py, "stride")).ok()) else {
             return Some(M::Missing("strides"));
         };
-        for (i, (e, a)) in self.strides.iter().zip(&strides).enumerate() {
-            if e != a {
+        let expected = if self.dynamic.contains(&true) {
+            fx::infer::layout::contiguous_strides(&sizes)
+        } else {
+            self.strides.clone()
+        };
+        for (i, (e, a)) in expected.iter().zip(&strides).enumerate() {
+            // A size-1 dimension's stride is not compared when sizes are dynamic (torch's
+            // contiguity ignores it too).
+            if e != a && !(self.dynamic.contains(&true) && sizes[i] == 1) {
                 return Some(M::Stride {
                     index: i,
+                    expected: *e,
                     actual: *a,
                 });
             }
         }
         None
+    }
+
+    fn is_dynamic(&self, i: usize) -> bool {
+        self.dynamic.get(i).copied().unwrap_or(false)
+    }
+
+    /// The sizes as the guard listing shows them: `None` for a dynamic dimension.
+    pub(super) fn sizes_text(&self) -> String {
+        let parts: Vec<String> = self
+            .sizes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if self.is_dynamic(i) {
+                    "None".into()
+                } else {
+                    s.to_string()
+                }
+            })
+            .collect();
+        format!("[{}]", parts.join(", "))
+    }
+
+    pub(super) fn strides_text(&self) -> String {
+        if self.dynamic.contains(&true) {
+            return "contiguous".into();
+        }
+        format!("{:?}", self.strides)
     }
 
     /// The mismatch in the words of a recompile log (after `tensor 'x' `).
@@ -381,10 +422,11 @@ impl TensorCheck {
                 "size mismatch at index {index}. expected {}, actual {actual}",
                 self.sizes[*index]
             ),
-            TensorMismatch::Stride { index, actual } => format!(
-                "stride mismatch at index {index}. expected {}, actual {actual}",
-                self.strides[*index]
-            ),
+            TensorMismatch::Stride {
+                index,
+                expected,
+                actual,
+            } => format!("stride mismatch at index {index}. expected {expected}, actual {actual}"),
         }
     }
 
@@ -420,10 +462,14 @@ impl TensorCheck {
                 Some(Value::Int(self.sizes[*index])),
                 Some(Value::Int(*actual)),
             ),
-            TensorMismatch::Stride { index, actual } => (
+            TensorMismatch::Stride {
+                index,
+                expected,
+                actual,
+            } => (
                 "stride",
                 Some(*index),
-                Some(Value::Int(self.strides[*index])),
+                Some(Value::Int(*expected)),
                 Some(Value::Int(*actual)),
             ),
         };
@@ -456,6 +502,7 @@ fn tensor_check_untimed(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
         sizes: int_tuple(Some(v.getattr(intern!(py, "shape"))?)).unwrap_or_default(),
         strides: int_tuple(Some(v.call_method0(intern!(py, "stride"))?)).unwrap_or_default(),
         requires_grad: v.getattr(intern!(py, "requires_grad"))?.is_truthy()?,
+        dynamic: Vec::new(),
         layout: v.getattr(intern!(py, "layout"))?.unbind(),
     })
 }

@@ -49,6 +49,9 @@ pub struct GuardTree {
     /// an `is` between two tensor inputs, or gave one placeholder to a tensor passed twice
     /// (`f(x, x)`); checks on one source cannot see that relation.
     identities: Vec<(Source, Source, bool)>,
+    /// Dynamic shapes: the ranges of size symbols, duck-sized dimensions and the relations
+    /// between sizes the trace relied on. Checked after the tensors' own checks.
+    shape: Option<super::ShapeGuards>,
 }
 
 impl GuardTree {
@@ -64,6 +67,15 @@ impl GuardTree {
             deferred: Vec::new(),
             global: Default::default(),
             identities: Vec::new(),
+            shape: None,
+        }
+    }
+
+    /// Installs the shape environment's guards (dynamic shapes), once tracing is done.
+    pub fn set_shape_guards(&mut self, g: super::ShapeGuards) {
+        if !g.is_empty() {
+            self.count += 1;
+            self.shape = Some(g);
         }
     }
 
@@ -174,6 +186,7 @@ impl GuardTree {
             && self.global.check(py)
             && self.roots.iter().all(|n| n.check_root(py, scope))
             && (self.identities.is_empty() || self.identities_hold(py, scope))
+            && self.shape.as_ref().is_none_or(|s| s.check(py, scope))
     }
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
@@ -246,6 +259,53 @@ impl GuardTree {
                 ));
             }
         }
+        // Only when the tensors themselves passed: a size guard on a tensor of another rank
+        // says nothing more.
+        if out.is_empty() {
+            if let Some(s) = &self.shape {
+                s.failures(py, scope, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Static tensor dimensions whose size differs on this call (automatic dynamic): source
+    /// text, dimension, the size compiled for and the new size. Tensors of another rank,
+    /// dtype or type say nothing about sizes and are left out.
+    pub fn size_changes(&self, py: Python<'_>, scope: &Scope) -> Vec<(String, usize, i64, i64)> {
+        fn walk(
+            n: &GuardNode,
+            py: Python<'_>,
+            scope: &Scope,
+            out: &mut Vec<(String, usize, i64, i64)>,
+        ) {
+            for c in &n.checks {
+                let Check::Tensor(t) = &c.check else {
+                    continue;
+                };
+                let Some(v) = resolve(py, scope, &c.source) else {
+                    continue;
+                };
+                let Ok(sizes) = v.getattr("shape").and_then(|s| s.extract::<Vec<i64>>()) else {
+                    continue;
+                };
+                if sizes.len() != t.sizes.len() {
+                    continue;
+                }
+                for (i, (e, a)) in t.sizes.iter().zip(&sizes).enumerate() {
+                    if e != a && !t.dynamic.get(i).copied().unwrap_or(false) {
+                        out.push((c.source.to_string(), i, *e, *a));
+                    }
+                }
+            }
+            for child in &n.children {
+                walk(child, py, scope, out);
+            }
+        }
+        let mut out = Vec::new();
+        for n in &self.roots {
+            walk(n, py, scope, &mut out);
+        }
         out
     }
 
@@ -303,6 +363,9 @@ impl GuardTree {
                 "OBJECT_ALIASING",
                 format!("OBJECT_ALIASING {a} {op} {b}"),
             ));
+        }
+        if let Some(s) = &self.shape {
+            s.describe(&mut out);
         }
         out
     }
@@ -414,12 +477,12 @@ impl GuardNode {
             for c in &self.checks {
                 let text = match &c.check {
                     Check::Tensor(t) => format!(
-                        "TENSOR_MATCH {}: {}, {}, size={:?}, stride={:?}, requires_grad={}",
+                        "TENSOR_MATCH {}: {}, {}, size={}, stride={}, requires_grad={}",
                         c.source,
                         t.dtype.bind(py),
                         t.device.bind(py),
-                        t.sizes,
-                        t.strides,
+                        t.sizes_text(),
+                        t.strides_text(),
                         py_bool(t.requires_grad)
                     ),
                     Check::Type(ty) => {

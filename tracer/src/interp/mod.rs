@@ -18,6 +18,7 @@ mod ops;
 mod patterns;
 pub(crate) mod pyobj;
 mod step;
+mod symint;
 mod tracked_super;
 pub mod vars;
 
@@ -885,12 +886,15 @@ impl<'a, 'py> Frame<'a, 'py> {
 
     fn unpack(&mut self, v: Var) -> Result<Vec<Var>, TraceError> {
         if let Var::Tensor(t) = &v {
-            let n = t
-                .meta
-                .sizes
-                .first()
-                .and_then(|d| d.known())
-                .ok_or_else(|| TraceError::unsupported("unpacking a 0-d tensor"))?;
+            if t.meta.sizes.is_empty() {
+                return Err(TraceError::unsupported("unpacking a 0-d tensor"));
+            }
+            // Unpacking unrolls over the first size: a symbolic one specializes.
+            let n = self.size_of(t, 0)?;
+            let n = match self.specialize(n)?.as_py(self.tx.py) {
+                Some(n) => n.extract::<i64>()?,
+                None => return Err(TraceError::internal("a specialized size")),
+            };
             let mut out = Vec::new();
             for i in 0..n {
                 let idx = Var::py_const(self.tx.py, i);

@@ -135,6 +135,18 @@ impl Frame<'_, '_> {
         if args.iter().any(|a| matches!(a, Var::Ndarray(_))) {
             return self.ndarray_operator(name, args);
         }
+        if let Some(r) = self.sym_operator(name, &args)? {
+            return Ok(r);
+        }
+        // Other operations of symbolic ints with Python values (`T / 2`, `(T, 4) + ...`) need
+        // their value: specialized (a tensor operand takes the int as a graph value instead).
+        let args = if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
+            args
+        } else {
+            args.into_iter()
+                .map(|a| self.specialize(a))
+                .collect::<Result<Vec<_>, _>>()?
+        };
         if let Some(r) = self.sequence_operator(name, &args)? {
             return Ok(r);
         }
@@ -215,6 +227,9 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         if let Var::Object(o) = v {
             return self.object_truth(&o.clone());
+        }
+        if let Var::SymInt(_, e) = v {
+            return self.sym_truth(&e.clone());
         }
         if let Var::Py(o, Some(src)) = v {
             let o = o.bind(py);
@@ -931,10 +946,10 @@ impl Frame<'_, '_> {
                 Some(ty) => Var::Py(ty.into_any(), None),
                 None => return Err(TraceError::internal("the type of a tensor")),
             },
-            "shape" => Var::Size(
-                meta.known_sizes()
-                    .ok_or_else(|| TraceError::unsupported("symbolic shapes"))?,
-            ),
+            "shape" => {
+                let t = t.clone();
+                return self.shape_of(&t);
+            }
             "ndim" => Var::py_const(py, meta.ndim() as i64),
             "dtype" => {
                 let d = py.import("torch")?.getattr(meta.dtype.torch_name())?;

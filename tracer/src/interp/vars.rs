@@ -59,6 +59,11 @@ pub enum Var {
     Dict(DictItems),
     /// A `torch.Size`, from tensor metadata (guarded by the tensor's guard).
     Size(Vec<i64>),
+    /// A Python int computed from symbolic sizes (dynamic shapes: `x.size(0)`, `T * 2`): the
+    /// graph node that computes it on every call and its expression over the size symbols.
+    /// It has no Python value at trace time: code that needs one specializes it
+    /// (`Frame::specialize`, a guard that the size keeps its value) or breaks.
+    SymInt(fx::NodeId, fx::SymExpr),
     Slice(Box<[Var; 3]>),
     /// An iterator over known items, for `for` loops over Python sequences.
     Iter(Rc<RefCell<(Vec<Var>, usize)>>),
@@ -302,6 +307,7 @@ impl Var {
             Var::Deque(_) => "deque".into(),
             Var::Dict(_) => "dict".into(),
             Var::Size(_) => "torch.Size".into(),
+            Var::SymInt(..) => "int".into(),
             Var::Slice(_) => "slice".into(),
             Var::Iter(_) => "iterator".into(),
             Var::Method { name, .. } => format!("method {name}"),
@@ -544,6 +550,8 @@ impl Var {
             Var::DictView(i, _) => Ok(!i.borrow().is_empty()),
             Var::ModelOutput(o) => Ok(!o.items().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
+            // `Frame::truth` guards the answer; here it is not known.
+            Var::SymInt(..) => Err(TraceError::unsupported("the truth of a symbolic size")),
             Var::Set(o) => Ok(o.bind(py).is_truthy()?),
             // Only a class without `__bool__`/`__len__` is known true here (`Frame::truth`
             // inlines those).
@@ -580,6 +588,7 @@ impl Var {
                     .collect::<Result<_, _>>()?,
             ),
             Var::Size(s) => Arg::Tuple(s.iter().map(|&d| Arg::Int(d)).collect()),
+            Var::SymInt(node, _) => Arg::Node(*node),
             Var::Slice(p) => Arg::Slice(
                 Box::new(p[0].to_arg(py)?),
                 Box::new(p[1].to_arg(py)?),
@@ -759,15 +768,21 @@ impl Tracer<'_> {
                 // reports strides of 0 and a kernel reading it as dense walks off its storage.
                 return Err(TraceError::unsupported(format!("a {kind} tensor")));
             }
-            self.guards
-                .add(py, &source, Check::Tensor(tensor_check(&value)?));
+            // Dynamic shapes: which dimensions get size symbols (`dynamic=`, marks, automatic
+            // dynamic); the tensor check leaves those to the shape guards.
+            let dynamic = crate::guards::shape_env::dynamic_dims(py, &source, &value);
+            let mut check = tensor_check(&value)?;
+            if dynamic.iter().any(Option::is_some) {
+                check.dynamic = dynamic.iter().map(Option::is_some).collect();
+            }
+            self.guards.add(py, &source, Check::Tensor(check));
             if let Some(first) = self.output.input_of_object(&source, &value) {
                 // One object reached twice: one placeholder, guarded to stay one object.
                 self.guards.add_identity(&first, &source, true);
                 let t = self.output.input(py, &first, &value)?;
                 return Ok(Var::Tensor(t));
             }
-            let t = self.output.input(py, &source, &value)?;
+            let t = self.output.input_dynamic(py, &source, &value, &dynamic)?;
             return Ok(Var::Tensor(t));
         }
         if let Some(source) = &source {

@@ -79,6 +79,30 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        // Symbolic ints (dynamic shapes): `int(T)` is `T`; `isinstance` reads the type only;
+        // other builtins need the value and specialize it (guarded).
+        let any_sym = |v: &Var| match v {
+            Var::SymInt(..) => true,
+            Var::Tuple(items) => items.iter().any(|i| matches!(i, Var::SymInt(..))),
+            _ => false,
+        };
+        if args
+            .iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .any(any_sym)
+        {
+            if let ("int", [v @ Var::SymInt(..)]) = (name, args.as_slice()) {
+                return Ok(v.clone());
+            }
+            if name == "isinstance" {
+                if let [Var::SymInt(..), ty] = args.as_slice() {
+                    let ty = ty.clone();
+                    return self.call_builtin(f, name, vec![Var::py_const(py, 2i64), ty], kwargs);
+                }
+            }
+            let (args, kwargs) = self.specialize_args(args, kwargs)?;
+            return self.call_builtin(f, name, args, kwargs);
+        }
         // Module containers iterate as their children (with sources), so builtins see a list.
         let args: Vec<Var> = if matches!(
             name,
@@ -281,13 +305,11 @@ impl Frame<'_, '_> {
                 }
             }
             ("len", [Var::Tensor(t)]) => {
-                let n = t
-                    .meta
-                    .sizes
-                    .first()
-                    .and_then(|d| d.known())
-                    .ok_or_else(|| TraceError::unsupported("len() of a 0-d tensor"))?;
-                return Ok(Var::py_const(py, n));
+                if t.meta.sizes.is_empty() {
+                    return Err(TraceError::unsupported("len() of a 0-d tensor"));
+                }
+                let t = t.clone();
+                return self.size_of(&t, 0);
             }
             ("len", [Var::Py(o, Some(src))])
                 if o.bind(py).is_instance_of::<pyo3::types::PyDict>() =>

@@ -328,6 +328,13 @@ impl Frame<'_, '_> {
         if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
             return self.call_builtin(f, &name, args, kwargs);
         }
+        // Python code outside the graph that needs a symbolic size's value gets it specialized
+        // (guarded to keep it), as torch's `guard_int`.
+        let (args, kwargs) = if module == "math" || is_torch || module == "builtins" {
+            self.specialize_args(args, kwargs)?
+        } else {
+            (args, kwargs)
+        };
         if module == "math" && !has_tensor {
             if let Some(r) = self.fold(f, &args, &kwargs)? {
                 return Ok(r);

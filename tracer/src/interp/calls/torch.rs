@@ -61,6 +61,16 @@ impl Frame<'_, '_> {
             Ok(r as usize)
         };
         match name {
+            "size" if meta.known_sizes().is_none() => {
+                return match int_arg(args.first().or(dim_kw))? {
+                    Some(d) => {
+                        let d = norm(d, meta.ndim())?;
+                        self.size_of(&t, d)
+                    }
+                    None => self.shape_of(&t),
+                };
+            }
+            "numel" | "nelement" if meta.known_sizes().is_none() => return self.numel_of(&t),
             "size" | "stride" => {
                 let vals = if name == "size" {
                     meta.known_sizes()

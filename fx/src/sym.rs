@@ -1,0 +1,507 @@
+//! Symbolic sizes: integer expressions over size symbols (`s0`, `s1`, ...), for dynamic shapes.
+//!
+//! An expression is kept in one canonical form, a sum of monomials with integer coefficients,
+//! where a monomial is a sorted product of atoms (a symbol, or a floor-division or modulo that
+//! could not be simplified). Two expressions that are equal as polynomials are equal as Rust
+//! values, so `s0 * 4 // 4 == s0` and `s1 * s0 - s0 * s1 + 3 == 3` are answered without a
+//! solver. Sizes are never negative, which the simplifications of `//` and `%` rely on only where
+//! stated.
+//!
+//! The tracer's shape environment gives each symbol a hint (the size seen at trace time) and a
+//! source; [`Relation`]s over expressions are the guards that a trace's decisions on sizes make.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A factor of a monomial.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Atom {
+    Sym(u32),
+    /// Floor division (Python's `//`) that did not simplify.
+    FloorDiv(Box<SymExpr>, Box<SymExpr>),
+    /// Python's `%` that did not simplify.
+    Mod(Box<SymExpr>, Box<SymExpr>),
+}
+
+/// A sum of `coefficient * product(atoms)` terms, sorted by monomial, without zero coefficients.
+/// The constant term is the one with no atoms.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymExpr {
+    terms: Vec<(Vec<Atom>, i64)>,
+}
+
+fn floor_div(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let q = a.checked_div(b)?;
+    Some(if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
+}
+
+fn py_mod(a: i64, b: i64) -> Option<i64> {
+    Some(a - b.checked_mul(floor_div(a, b)?)?)
+}
+
+impl SymExpr {
+    pub fn constant(c: i64) -> SymExpr {
+        SymExpr::from_terms(vec![(vec![], c)])
+    }
+
+    pub fn symbol(k: u32) -> SymExpr {
+        SymExpr::from_terms(vec![(vec![Atom::Sym(k)], 1)])
+    }
+
+    fn atom(a: Atom) -> SymExpr {
+        SymExpr::from_terms(vec![(vec![a], 1)])
+    }
+
+    fn from_terms(raw: Vec<(Vec<Atom>, i64)>) -> SymExpr {
+        let mut acc: BTreeMap<Vec<Atom>, i64> = BTreeMap::new();
+        for (mut m, c) in raw {
+            m.sort();
+            *acc.entry(m).or_insert(0) += c;
+        }
+        SymExpr {
+            terms: acc.into_iter().filter(|(_, c)| *c != 0).collect(),
+        }
+    }
+
+    /// The value, when the expression has no symbols.
+    pub fn as_const(&self) -> Option<i64> {
+        match self.terms.as_slice() {
+            [] => Some(0),
+            [(m, c)] if m.is_empty() => Some(*c),
+            _ => None,
+        }
+    }
+
+    pub fn is_const(&self) -> bool {
+        self.as_const().is_some()
+    }
+
+    /// `Some(k)` when the expression is exactly the symbol `s<k>`.
+    pub fn as_symbol(&self) -> Option<u32> {
+        match self.terms.as_slice() {
+            [(m, 1)] => match m.as_slice() {
+                [Atom::Sym(k)] => Some(*k),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    pub fn add(&self, o: &SymExpr) -> SymExpr {
+        SymExpr::from_terms(self.terms.iter().chain(&o.terms).cloned().collect())
+    }
+
+    pub fn neg(&self) -> SymExpr {
+        SymExpr::from_terms(self.terms.iter().map(|(m, c)| (m.clone(), -c)).collect())
+    }
+
+    pub fn sub(&self, o: &SymExpr) -> SymExpr {
+        self.add(&o.neg())
+    }
+
+    pub fn add_const(&self, c: i64) -> SymExpr {
+        self.add(&SymExpr::constant(c))
+    }
+
+    pub fn mul(&self, o: &SymExpr) -> SymExpr {
+        let mut raw = Vec::new();
+        for (ma, ca) in &self.terms {
+            for (mb, cb) in &o.terms {
+                let mut m = ma.clone();
+                m.extend(mb.iter().cloned());
+                raw.push((m, ca.wrapping_mul(*cb)));
+            }
+        }
+        SymExpr::from_terms(raw)
+    }
+
+    pub fn mul_const(&self, c: i64) -> SymExpr {
+        self.mul(&SymExpr::constant(c))
+    }
+
+    /// `self` divided by one term `(m, c)`, when every term divides exactly.
+    fn exact_div_term(&self, m: &[Atom], c: i64) -> Option<SymExpr> {
+        if c == 0 {
+            return None;
+        }
+        let mut raw = Vec::new();
+        for (tm, tc) in &self.terms {
+            if tc % c != 0 {
+                return None;
+            }
+            let mut rest = tm.clone();
+            for a in m {
+                let i = rest.iter().position(|x| x == a)?;
+                rest.remove(i);
+            }
+            raw.push((rest, tc / c));
+        }
+        Some(SymExpr::from_terms(raw))
+    }
+
+    /// Python's `self // o`. Exact divisions by one term simplify (`s0*s1*64 // (s1*16)` is
+    /// `s0*4`), as do nested divisions by positive constants.
+    pub fn floordiv(&self, o: &SymExpr) -> SymExpr {
+        if let (Some(a), Some(b)) = (self.as_const(), o.as_const()) {
+            if let Some(q) = floor_div(a, b) {
+                return SymExpr::constant(q);
+            }
+        }
+        if let [(m, c)] = o.terms.as_slice() {
+            if let Some(q) = self.exact_div_term(m, *c) {
+                return q;
+            }
+        }
+        // (a // b) // c == a // (b * c) for positive b and c.
+        if let (Some(c), [(m, 1)]) = (o.as_const(), self.terms.as_slice()) {
+            if let [Atom::FloorDiv(a, b)] = m.as_slice() {
+                if c > 0 && b.as_const().is_some_and(|b| b > 0) {
+                    return a.floordiv(&b.mul_const(c));
+                }
+            }
+        }
+        SymExpr::atom(Atom::FloorDiv(Box::new(self.clone()), Box::new(o.clone())))
+    }
+
+    /// Python's `self % o`; zero when every term is a multiple of a constant `o`.
+    pub fn modulo(&self, o: &SymExpr) -> SymExpr {
+        if let (Some(a), Some(b)) = (self.as_const(), o.as_const()) {
+            if let Some(r) = py_mod(a, b) {
+                return SymExpr::constant(r);
+            }
+        }
+        if let [(m, c)] = o.terms.as_slice() {
+            if self.exact_div_term(m, *c).is_some() {
+                return SymExpr::constant(0);
+            }
+        }
+        SymExpr::atom(Atom::Mod(Box::new(self.clone()), Box::new(o.clone())))
+    }
+
+    /// The value under an assignment of symbols; `None` on division by zero or overflow.
+    pub fn eval(&self, value: &dyn Fn(u32) -> i64) -> Option<i64> {
+        let mut total = 0i64;
+        for (m, c) in &self.terms {
+            let mut t = *c;
+            for a in m {
+                let v = match a {
+                    Atom::Sym(k) => value(*k),
+                    Atom::FloorDiv(x, y) => floor_div(x.eval(value)?, y.eval(value)?)?,
+                    Atom::Mod(x, y) => py_mod(x.eval(value)?, y.eval(value)?)?,
+                };
+                t = t.checked_mul(v)?;
+            }
+            total = total.checked_add(t)?;
+        }
+        Some(total)
+    }
+
+    /// A lower bound over every assignment where each symbol `k` is at least `min(k)` (itself
+    /// at least 0): the value at the minimums when every non-constant term is a product of
+    /// symbols with a positive coefficient (then the expression grows with each symbol);
+    /// `None` otherwise.
+    pub fn lower_bound(&self, min: &dyn Fn(u32) -> i64) -> Option<i64> {
+        let mut total = 0i64;
+        for (m, c) in &self.terms {
+            if !m.is_empty() && *c < 0 {
+                return None;
+            }
+            let mut t = *c;
+            for a in m {
+                match a {
+                    Atom::Sym(k) => t = t.checked_mul(min(*k).max(0))?,
+                    _ => return None,
+                }
+            }
+            total = total.checked_add(t)?;
+        }
+        Some(total)
+    }
+
+    /// Every symbol the expression reads, sorted, without repeats.
+    pub fn symbols(&self) -> Vec<u32> {
+        fn walk(e: &SymExpr, out: &mut Vec<u32>) {
+            for (m, _) in &e.terms {
+                for a in m {
+                    match a {
+                        Atom::Sym(k) => out.push(*k),
+                        Atom::FloorDiv(x, y) | Atom::Mod(x, y) => {
+                            walk(x, out);
+                            walk(y, out);
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Replaces symbols by expressions (`f` answers `None` to keep a symbol).
+    pub fn substitute(&self, f: &dyn Fn(u32) -> Option<SymExpr>) -> SymExpr {
+        let mut total = SymExpr::constant(0);
+        for (m, c) in &self.terms {
+            let mut t = SymExpr::constant(*c);
+            for a in m {
+                let v = match a {
+                    Atom::Sym(k) => f(*k).unwrap_or_else(|| SymExpr::symbol(*k)),
+                    Atom::FloorDiv(x, y) => x.substitute(f).floordiv(&y.substitute(f)),
+                    Atom::Mod(x, y) => x.substitute(f).modulo(&y.substitute(f)),
+                };
+                t = t.mul(&v);
+            }
+            total = total.add(&t);
+        }
+        total
+    }
+
+    /// Prints with symbols named by `name` (`s0`, or a source such as `L['x'].size(0)`).
+    pub fn render(&self, name: &dyn Fn(u32) -> String) -> String {
+        if self.terms.is_empty() {
+            return "0".into();
+        }
+        let mut out = String::new();
+        // Constants last, as people write `s1 - 1`.
+        let ordered = self
+            .terms
+            .iter()
+            .filter(|(m, _)| !m.is_empty())
+            .chain(self.terms.iter().filter(|(m, _)| m.is_empty()));
+        for (i, (m, c)) in ordered.enumerate() {
+            let neg = *c < 0;
+            let mag = c.unsigned_abs();
+            if i == 0 {
+                if neg {
+                    out.push('-');
+                }
+            } else {
+                out.push_str(if neg { " - " } else { " + " });
+            }
+            let mut factors: Vec<String> = m.iter().map(|a| render_atom(a, name)).collect();
+            if mag != 1 || factors.is_empty() {
+                factors.push(mag.to_string());
+            }
+            out.push_str(&factors.join("*"));
+        }
+        out
+    }
+}
+
+fn render_atom(a: &Atom, name: &dyn Fn(u32) -> String) -> String {
+    let wrap = |e: &SymExpr| {
+        let s = e.render(name);
+        if e.terms.len() > 1
+            || e.terms
+                .first()
+                .is_some_and(|(m, c)| m.len() + usize::from(*c != 1) > 1)
+        {
+            format!("({s})")
+        } else {
+            s
+        }
+    };
+    match a {
+        Atom::Sym(k) => name(*k),
+        Atom::FloorDiv(x, y) => format!("({} // {})", wrap(x), wrap(y)),
+        Atom::Mod(x, y) => format!("({} % {})", wrap(x), wrap(y)),
+    }
+}
+
+impl fmt::Display for SymExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&|k| format!("s{k}")))
+    }
+}
+
+impl From<i64> for SymExpr {
+    fn from(c: i64) -> SymExpr {
+        SymExpr::constant(c)
+    }
+}
+
+/// A comparison operator of a [`Relation`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RelOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl RelOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            RelOp::Eq => "==",
+            RelOp::Ne => "!=",
+            RelOp::Lt => "<",
+            RelOp::Le => "<=",
+            RelOp::Gt => ">",
+            RelOp::Ge => ">=",
+        }
+    }
+
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            RelOp::Eq => a == b,
+            RelOp::Ne => a != b,
+            RelOp::Lt => a < b,
+            RelOp::Le => a <= b,
+            RelOp::Gt => a > b,
+            RelOp::Ge => a >= b,
+        }
+    }
+
+    /// The operator that holds exactly when this one does not.
+    pub fn negate(self) -> RelOp {
+        match self {
+            RelOp::Eq => RelOp::Ne,
+            RelOp::Ne => RelOp::Eq,
+            RelOp::Lt => RelOp::Ge,
+            RelOp::Le => RelOp::Gt,
+            RelOp::Gt => RelOp::Le,
+            RelOp::Ge => RelOp::Lt,
+        }
+    }
+}
+
+/// `lhs op rhs` over symbolic sizes: a guard a trace relies on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Relation {
+    pub lhs: SymExpr,
+    pub op: RelOp,
+    pub rhs: SymExpr,
+}
+
+impl Relation {
+    pub fn new(lhs: SymExpr, op: RelOp, rhs: SymExpr) -> Relation {
+        Relation { lhs, op, rhs }
+    }
+
+    /// Whether the relation holds under an assignment (`None`: unevaluable, e.g. `// 0`).
+    pub fn eval(&self, value: &dyn Fn(u32) -> i64) -> Option<bool> {
+        Some(self.op.holds(self.lhs.eval(value)?, self.rhs.eval(value)?))
+    }
+
+    /// `Some(answer)` when the relation holds or fails for every assignment: both sides are
+    /// equal polynomials, or their difference is a constant.
+    pub fn decided(&self) -> Option<bool> {
+        let d = self.lhs.sub(&self.rhs).as_const()?;
+        Some(self.op.holds(d, 0))
+    }
+
+    /// Whether the relation holds for every assignment where each symbol `k` is at least
+    /// `min(k)` (see [`SymExpr::lower_bound`]).
+    pub fn implied(&self, min: &dyn Fn(u32) -> i64) -> bool {
+        let d = self.lhs.sub(&self.rhs);
+        let lb = |e: &SymExpr| e.lower_bound(min);
+        match self.op {
+            RelOp::Ge => lb(&d).is_some_and(|v| v >= 0),
+            RelOp::Gt => lb(&d).is_some_and(|v| v > 0),
+            RelOp::Le => lb(&d.neg()).is_some_and(|v| v >= 0),
+            RelOp::Lt => lb(&d.neg()).is_some_and(|v| v > 0),
+            RelOp::Ne => lb(&d).is_some_and(|v| v > 0) || lb(&d.neg()).is_some_and(|v| v > 0),
+            RelOp::Eq => d.as_const() == Some(0),
+        }
+    }
+
+    pub fn render(&self, name: &dyn Fn(u32) -> String) -> String {
+        format!(
+            "{} {} {}",
+            self.lhs.render(name),
+            self.op.symbol(),
+            self.rhs.render(name)
+        )
+    }
+}
+
+impl fmt::Display for Relation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&|k| format!("s{k}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(k: u32) -> SymExpr {
+        SymExpr::symbol(k)
+    }
+
+    #[test]
+    fn canonical_form_makes_equal_polynomials_equal() {
+        let a = s(0).mul(&s(1)).add_const(3);
+        let b = s(1).mul(&s(0)).add(&SymExpr::constant(3));
+        assert_eq!(a, b);
+        assert_eq!(a.sub(&b).as_const(), Some(0));
+        assert_eq!(s(0).mul_const(2).sub(&s(0)), s(0));
+        assert_eq!(s(0).to_string(), "s0");
+        assert_eq!(s(0).mul(&s(1)).mul_const(64).to_string(), "s0*s1*64");
+    }
+
+    #[test]
+    fn floordiv_and_mod_simplify_exact_divisions() {
+        let n = s(0).mul(&s(1)).mul_const(64);
+        assert_eq!(n.floordiv(&SymExpr::constant(64)), s(0).mul(&s(1)));
+        assert_eq!(n.floordiv(&s(1).mul_const(16)), s(0).mul_const(4));
+        assert_eq!(n.modulo(&SymExpr::constant(16)), SymExpr::constant(0));
+        let d = s(0).floordiv(&SymExpr::constant(2));
+        assert_eq!(d.to_string(), "(s0 // 2)");
+        assert_eq!(d.floordiv(&SymExpr::constant(3)), s(0).floordiv(&6.into()));
+        assert_eq!(d.eval(&|_| 7), Some(3));
+        assert_eq!(s(0).modulo(&3.into()).eval(&|_| -7), Some(2));
+        assert_eq!(
+            SymExpr::constant(-7).floordiv(&2.into()),
+            SymExpr::constant(-4)
+        );
+    }
+
+    #[test]
+    fn relations_decide_constant_differences() {
+        let r = Relation::new(s(0).add_const(1), RelOp::Gt, s(0));
+        assert_eq!(r.decided(), Some(true));
+        let r = Relation::new(s(0), RelOp::Gt, 8.into());
+        assert_eq!(r.decided(), None);
+        assert_eq!(r.eval(&|_| 9), Some(true));
+        assert_eq!(
+            r.render(&|k| format!("L['x'].size({k})")),
+            "L['x'].size(0) > 8"
+        );
+    }
+
+    #[test]
+    fn implied_relations_use_symbol_minimums() {
+        let min = |_| 2;
+        let r = Relation::new(s(0).add_const(-1), RelOp::Gt, 0.into());
+        assert!(r.implied(&min));
+        let r = Relation::new(s(0).mul(&s(1)), RelOp::Ge, 4.into());
+        assert!(r.implied(&min));
+        let r = Relation::new(s(0), RelOp::Gt, 8.into());
+        assert!(!r.implied(&min));
+        let r = Relation::new(3.into(), RelOp::Le, s(0));
+        assert!(!r.implied(&min));
+        let r = Relation::new(2.into(), RelOp::Le, s(0));
+        assert!(r.implied(&min));
+        let r = Relation::new(s(0).sub(&s(1)), RelOp::Ge, 0.into());
+        assert!(!r.implied(&min));
+    }
+
+    #[test]
+    fn substitute_replaces_symbols() {
+        let e = s(0).mul(&s(1)).floordiv(&s(2));
+        let r = e.substitute(&|k| (k == 2).then(|| s(1)));
+        assert_eq!(r, s(0));
+    }
+}

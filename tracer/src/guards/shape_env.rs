@@ -1,0 +1,353 @@
+//! The shape environment of one trace (dynamic shapes): the size symbols of the graph's inputs,
+//! with their hints (the sizes seen while tracing) and sources, and the relations between sizes
+//! the trace relied on. [`ShapeGuards`] is its compiled form in a cache entry's guard tree: per
+//! call it reads one size per symbol and compares integers.
+//!
+//! As torch does: a dimension of size 0 or 1 is never symbolic (it specializes, and every symbol
+//! is known to be at least 2, which broadcasting and contiguity reasoning rely on); input
+//! dimensions with equal sizes share one symbol (duck sizing), guarded to stay equal; a branch
+//! on a size, or an op's requirement on sizes, becomes a relation guard.
+
+use pyo3::prelude::*;
+
+use fx::{RelOp, Relation, SymExpr};
+
+use crate::event::{FailedCheck, GuardRecord, Location};
+use crate::source::{resolve, Scope, Source};
+
+/// `torch.compile(dynamic=...)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DynamicPolicy {
+    /// `None`: static first; a dimension whose size changed at a recompile becomes dynamic.
+    #[default]
+    Automatic,
+    /// `True`: every dimension dynamic from the first compile (but sizes 0 and 1).
+    Always,
+    /// `False`: never dynamic, marks included.
+    Never,
+}
+
+/// One size symbol.
+#[derive(Clone, Debug)]
+pub struct SymbolInfo {
+    pub hint: i64,
+    /// The input tensor and dimension it was read from.
+    pub source: Source,
+    pub dim: usize,
+    /// Inclusive bounds (`mark_dynamic(min=, max=)`); the lower one is at least 2.
+    pub min: i64,
+    pub max: Option<i64>,
+}
+
+/// Symbols and relations of the trace under way.
+#[derive(Default)]
+pub struct ShapeEnv {
+    pub symbols: Vec<SymbolInfo>,
+    /// Input dimensions given an existing symbol because their size equalled its hint.
+    pub duck: Vec<(Source, usize, u32)>,
+    pub relations: Vec<(Relation, Option<Location>)>,
+}
+
+fn size_name(source: &Source, dim: usize) -> String {
+    format!("{source}.size({dim})")
+}
+
+impl ShapeEnv {
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+
+    pub fn hints(&self) -> Vec<i64> {
+        self.symbols.iter().map(|s| s.hint).collect()
+    }
+
+    pub fn hint(&self, e: &SymExpr) -> Option<i64> {
+        e.eval(&|k| self.symbols[k as usize].hint)
+    }
+
+    /// The symbol for dimension `dim` of the input at `source`, of size `hint`: an existing
+    /// one of the same hint (duck sizing) or a new one.
+    pub fn symbol_for(
+        &mut self,
+        source: &Source,
+        dim: usize,
+        hint: i64,
+        min: i64,
+        max: Option<i64>,
+    ) -> SymExpr {
+        if let Some(k) = self.symbols.iter().position(|s| s.hint == hint) {
+            let k = k as u32;
+            self.duck.push((source.clone(), dim, k));
+            return SymExpr::symbol(k);
+        }
+        self.symbols.push(SymbolInfo {
+            hint,
+            source: source.clone(),
+            dim,
+            min: min.max(2),
+            max,
+        });
+        SymExpr::symbol(self.symbols.len() as u32 - 1)
+    }
+
+    /// The name of symbol `k` in guards and logs.
+    pub fn name(&self, k: u32) -> String {
+        let s = &self.symbols[k as usize];
+        size_name(&s.source, s.dim)
+    }
+
+    /// Records that the trace relies on `r` (which holds at the hints). Relations that hold
+    /// for every size, or are already recorded, are dropped.
+    pub fn add_relation(&mut self, r: Relation, origin: Option<Location>) {
+        if r.decided() == Some(true) || self.relations.iter().any(|(x, _)| *x == r) {
+            return;
+        }
+        // Implied by the symbols' own lower bounds (every symbol is at least 2).
+        if r.implied(&|k| self.symbols[k as usize].min) {
+            return;
+        }
+        self.relations.push((r, origin));
+    }
+
+    /// `lhs op rhs` decided at the hints, with the answer guarded (a branch on sizes).
+    pub fn decide(
+        &mut self,
+        lhs: &SymExpr,
+        op: RelOp,
+        rhs: &SymExpr,
+        origin: Option<Location>,
+    ) -> Option<bool> {
+        let r = Relation::new(lhs.clone(), op, rhs.clone());
+        let answer = r.eval(&|k| self.symbols[k as usize].hint)?;
+        let guarded = if answer {
+            r
+        } else {
+            Relation::new(lhs.clone(), op.negate(), rhs.clone())
+        };
+        self.add_relation(guarded, origin);
+        Some(answer)
+    }
+
+    /// The guards of this environment, for a cache entry.
+    pub fn guards(&self) -> ShapeGuards {
+        ShapeGuards {
+            symbols: self.symbols.clone(),
+            duck: self.duck.clone(),
+            relations: self.relations.clone(),
+        }
+    }
+}
+
+/// The shape guards of a cache entry.
+pub struct ShapeGuards {
+    symbols: Vec<SymbolInfo>,
+    duck: Vec<(Source, usize, u32)>,
+    relations: Vec<(Relation, Option<Location>)>,
+}
+
+fn read_size(py: Python<'_>, scope: &Scope, source: &Source, dim: usize) -> Option<i64> {
+    let v = resolve(py, scope, source)?;
+    let shape = v.getattr(pyo3::intern!(py, "shape")).ok()?;
+    shape.get_item(dim).ok()?.extract::<i64>().ok()
+}
+
+impl ShapeGuards {
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+
+    fn values(&self, py: Python<'_>, scope: &Scope) -> Option<Vec<i64>> {
+        self.symbols
+            .iter()
+            .map(|s| read_size(py, scope, &s.source, s.dim))
+            .collect()
+    }
+
+    fn name(&self, k: u32) -> String {
+        let s = &self.symbols[k as usize];
+        size_name(&s.source, s.dim)
+    }
+
+    /// The fast path: every size in its range, duck-sized dimensions equal, relations true.
+    pub fn check(&self, py: Python<'_>, scope: &Scope) -> bool {
+        self.first_failure(py, scope).is_none()
+    }
+
+    fn first_failure(&self, py: Python<'_>, scope: &Scope) -> Option<String> {
+        let Some(values) = self.values(py, scope) else {
+            return Some("an input size could not be read".into());
+        };
+        for (k, (s, v)) in self.symbols.iter().zip(&values).enumerate() {
+            if *v < s.min || s.max.is_some_and(|m| *v > m) {
+                return Some(format!("{} (actual {v})", self.range_text(k as u32)));
+            }
+        }
+        for (source, dim, k) in &self.duck {
+            let actual = read_size(py, scope, source, *dim);
+            if actual != Some(values[*k as usize]) {
+                return Some(format!(
+                    "{} == {} (actual {} vs {})",
+                    size_name(source, *dim),
+                    self.name(*k),
+                    actual.map_or("?".into(), |a| a.to_string()),
+                    values[*k as usize]
+                ));
+            }
+        }
+        for (r, _) in &self.relations {
+            if r.eval(&|k| values[k as usize]) != Some(true) {
+                return Some(r.render(&|k| self.name(k)));
+            }
+        }
+        None
+    }
+
+    fn range_text(&self, k: u32) -> String {
+        let s = &self.symbols[k as usize];
+        match s.max {
+            Some(m) => format!("{} <= {} <= {m}", s.min, self.name(k)),
+            None => format!("{} <= {}", s.min, self.name(k)),
+        }
+    }
+
+    pub fn failures(&self, py: Python<'_>, scope: &Scope, out: &mut Vec<FailedCheck>) {
+        if let Some(reason) = self.first_failure(py, scope) {
+            out.push(FailedCheck::global("SHAPE_ENV", reason));
+        }
+    }
+
+    /// Guard lines: `SHAPE_ENV 2 <= L['x'].size(1)`, `SHAPE_ENV L['y'].size(0) == L['x'].size(0)`,
+    /// `SHAPE_ENV L['x'].size(0) > 8`.
+    pub fn describe(&self, out: &mut Vec<GuardRecord>) {
+        let rec = |text: String, origin: Option<Location>| GuardRecord {
+            kind: "SHAPE_ENV",
+            source: None,
+            text: format!("SHAPE_ENV {text}"),
+            origin,
+        };
+        for k in 0..self.symbols.len() {
+            out.push(rec(self.range_text(k as u32), None));
+        }
+        for (source, dim, k) in &self.duck {
+            out.push(rec(
+                format!("{} == {}", size_name(source, *dim), self.name(*k)),
+                None,
+            ));
+        }
+        for (r, origin) in &self.relations {
+            out.push(rec(r.render(&|k| self.name(k)), origin.clone()));
+        }
+    }
+}
+
+/// What the compile of one frame decides dynamic: the `dynamic=` policy and the dimensions
+/// automatic dynamic found changing (by source text and dimension).
+#[derive(Clone, Debug, Default)]
+pub struct TracePolicy {
+    pub policy: DynamicPolicy,
+    pub automatic: Vec<(String, usize)>,
+}
+
+thread_local! {
+    static POLICY: std::cell::RefCell<TracePolicy> = std::cell::RefCell::new(TracePolicy::default());
+}
+
+/// Sets the policy the traces of this thread follow (`compile.rs`, before tracing a frame).
+pub fn set_policy(p: TracePolicy) {
+    POLICY.with(|c| *c.borrow_mut() = p);
+}
+
+fn index_set(py: Python<'_>, v: &Bound<'_, PyAny>, attr: &str) -> Vec<i64> {
+    let _ = py;
+    v.getattr(attr)
+        .ok()
+        .and_then(|s| {
+            s.try_iter()
+                .ok()?
+                .map(|i| i.ok()?.extract::<i64>().ok())
+                .collect::<Option<Vec<i64>>>()
+        })
+        .unwrap_or_default()
+}
+
+/// `(min, max)` of `mark_dynamic(t, dim, min=, max=)`, from torch's `_dynamo_dynamic_range`.
+fn marked_range(v: &Bound<'_, PyAny>, dim: usize) -> (i64, Option<i64>) {
+    let Ok(ranges) = v.getattr("_dynamo_dynamic_range") else {
+        return (2, None);
+    };
+    let Ok(iter) = ranges.try_iter() else {
+        return (2, None);
+    };
+    for r in iter.flatten() {
+        if r.getattr("dim").and_then(|d| d.extract::<usize>()).ok() == Some(dim) {
+            let min = r
+                .getattr("min")
+                .ok()
+                .and_then(|m| m.extract::<i64>().ok())
+                .unwrap_or(2);
+            let max = r.getattr("max").ok().and_then(|m| m.extract::<i64>().ok());
+            return (min, max);
+        }
+    }
+    (2, None)
+}
+
+/// For each dimension of the input tensor `v` at `source`: `Some((min, max))` when it is
+/// dynamic in this trace. Sizes 0 and 1 specialize; `mark_static` wins over every other
+/// reason; `mark_dynamic` holds even under `dynamic=False`; parameters stay static (torch's `force_parameter_static_shapes`); only contiguous
+/// tensors get symbolic sizes (their strides are then products of sizes).
+pub fn dynamic_dims(
+    py: Python<'_>,
+    source: &Source,
+    v: &Bound<'_, PyAny>,
+) -> Vec<Option<(i64, Option<i64>)>> {
+    let policy = POLICY.with(|c| c.borrow().clone());
+    let sizes: Vec<i64> = v
+        .getattr("shape")
+        .and_then(|s| s.extract())
+        .unwrap_or_default();
+    let none = vec![None; sizes.len()];
+    let strides: Vec<i64> = v
+        .call_method0("stride")
+        .and_then(|s| s.extract())
+        .unwrap_or_default();
+    let contiguous = fx::infer::layout::contiguous_strides(&sizes)
+        .iter()
+        .zip(&strides)
+        .zip(&sizes)
+        .all(|((e, a), s)| e == a || *s == 1);
+    if !contiguous || strides.len() != sizes.len() {
+        return none;
+    }
+    let is_param = py
+        .import("torch")
+        .and_then(|t| t.getattr("nn")?.getattr("Parameter"))
+        .and_then(|p| v.is_instance(&p))
+        .unwrap_or(false);
+    let marked = index_set(py, v, "_dynamo_dynamic_indices");
+    let weak = index_set(py, v, "_dynamo_weak_dynamic_indices");
+    let fixed = index_set(py, v, "_dynamo_static_indices");
+    let name = source.to_string();
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let d = i as i64;
+            if size < 2 || fixed.contains(&d) {
+                return None;
+            }
+            if marked.contains(&d) {
+                return Some(marked_range(v, i));
+            }
+            // `dynamic=False` turns off everything but explicit marks, as torch.
+            if policy.policy == DynamicPolicy::Never {
+                return None;
+            }
+            let wanted = weak.contains(&d)
+                || (!is_param
+                    && (policy.policy == DynamicPolicy::Always
+                        || policy.automatic.iter().any(|(s, k)| *s == name && *k == i)));
+            wanted.then_some((2, None))
+        })
+        .collect()
+}

@@ -1,0 +1,235 @@
+//! Python ints read from symbolic sizes (dynamic shapes): `x.size(0)`, `x.shape[1]`, `len(x)`,
+//! `x.numel()` and arithmetic on them are graph values ([`Var::SymInt`]), computed on every
+//! call by `size` and `operator.*` nodes, so a size argument of a later op is never a baked
+//! constant. Comparisons and truth tests are decided at the hints and guarded
+//! (`ShapeEnv::decide`); code that needs a plain int (`range`, builtins, `math`, formatting)
+//! gets one by specialization: a guard that the expression keeps its hint, as torch's
+//! `guard_int`.
+
+use pyo3::prelude::*;
+
+use fx::{Arg, Dim, NodeMeta, RelOp, SymExpr, Target};
+
+use super::vars::Var;
+use super::Frame;
+use crate::error::TraceError;
+use crate::output::TensorValue;
+
+/// Positional and keyword arguments of a call.
+type CallArgs = (Vec<Var>, Vec<(String, Var)>);
+
+/// An int operand: a constant or a symbolic int.
+fn operand(py: Python<'_>, v: &Var) -> Option<SymExpr> {
+    match v {
+        Var::SymInt(_, e) => Some(e.clone()),
+        Var::Py(o, _) => {
+            let o = o.bind(py);
+            // bools are ints in Python, but `True + s` is rare enough to refuse.
+            if o.is_instance_of::<pyo3::types::PyBool>()
+                || !o.is_instance_of::<pyo3::types::PyInt>()
+            {
+                return None;
+            }
+            o.extract::<i64>().ok().map(SymExpr::constant)
+        }
+        _ => None,
+    }
+}
+
+impl Frame<'_, '_> {
+    /// The symbolic int `expr`, computed by a new `target(args)` node (a constant expression
+    /// folds to a plain int).
+    fn sym_node(
+        &mut self,
+        name: &str,
+        target: Target,
+        callable: Option<&Bound<'_, PyAny>>,
+        args: Vec<Arg>,
+        expr: SymExpr,
+    ) -> Result<Var, TraceError> {
+        if let Some(c) = expr.as_const() {
+            return Ok(Var::py_const(self.tx.py, c));
+        }
+        let out = &mut self.tx.output;
+        let node = out
+            .graph
+            .call(name, target, args, vec![], NodeMeta::SymInt(expr.clone()));
+        if let Some(c) = callable {
+            out.callables.push((node, c.clone().unbind()));
+        }
+        let stack = self.user_stack();
+        self.tx.output.sites.nodes.insert(node, stack);
+        Ok(Var::SymInt(node, expr))
+    }
+
+    /// `t.size(dim)`: a plain int for a static dimension, else a `size` node.
+    pub(super) fn size_of(&mut self, t: &TensorValue, dim: usize) -> Result<Var, TraceError> {
+        match &t.meta.sizes[dim] {
+            Dim::Known(v) => Ok(Var::py_const(self.tx.py, *v)),
+            Dim::Sym(e) => {
+                let e = e.clone();
+                self.sym_node(
+                    "size",
+                    Target::Method("size".into()),
+                    None,
+                    vec![Arg::Node(t.node), Arg::Int(dim as i64)],
+                    e,
+                )
+            }
+        }
+    }
+
+    /// `t.shape` / `t.size()` of a tensor with symbolic sizes: a tuple of ints and symbolic
+    /// ints (a static tensor's stays a `torch.Size`).
+    pub(super) fn shape_of(&mut self, t: &TensorValue) -> Result<Var, TraceError> {
+        if let Some(s) = t.meta.known_sizes() {
+            return Ok(Var::Size(s));
+        }
+        let items = (0..t.meta.ndim())
+            .map(|d| self.size_of(t, d))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Var::Tuple(items))
+    }
+
+    /// `t.numel()`.
+    pub(super) fn numel_of(&mut self, t: &TensorValue) -> Result<Var, TraceError> {
+        let e = t
+            .meta
+            .sizes
+            .iter()
+            .fold(SymExpr::constant(1), |acc, d| acc.mul(&d.expr()));
+        self.sym_node(
+            "numel",
+            Target::Method("numel".into()),
+            None,
+            vec![Arg::Node(t.node)],
+            e,
+        )
+    }
+
+    /// `operator.<name>` where an operand is a symbolic int and none a tensor: arithmetic
+    /// makes a node, comparisons are decided and guarded. `None`: not an int operation.
+    pub(super) fn sym_operator(
+        &mut self,
+        name: &str,
+        args: &[Var],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        if !args.iter().any(|a| matches!(a, Var::SymInt(..))) {
+            return Ok(None);
+        }
+        let ops: Option<Vec<SymExpr>> = args.iter().map(|a| operand(py, a)).collect();
+        let Some(ops) = ops else {
+            return Ok(None);
+        };
+        let plain = name
+            .strip_prefix('i')
+            .filter(|p| matches!(*p, "add" | "sub" | "mul" | "floordiv" | "mod"));
+        let op = plain.unwrap_or(name);
+        let rel = match op {
+            "lt" => Some(RelOp::Lt),
+            "le" => Some(RelOp::Le),
+            "gt" => Some(RelOp::Gt),
+            "ge" => Some(RelOp::Ge),
+            "eq" => Some(RelOp::Eq),
+            "ne" => Some(RelOp::Ne),
+            _ => None,
+        };
+        if let (Some(rel), [a, b]) = (rel, ops.as_slice()) {
+            let origin = self.tx.guards.origin.clone();
+            let answer = self
+                .tx
+                .output
+                .shapes
+                .decide(a, rel, b, origin)
+                .ok_or_else(|| TraceError::unsupported("a comparison of symbolic sizes"))?;
+            return Ok(Some(Var::py_const(py, answer)));
+        }
+        let expr = match (op, ops.as_slice()) {
+            ("add", [a, b]) => a.add(b),
+            ("sub", [a, b]) => a.sub(b),
+            ("mul", [a, b]) => a.mul(b),
+            ("floordiv" | "mod", [a, b]) => {
+                // Division by a size that may be 0 at run time raises there, as in eager.
+                if self.tx.output.shapes.hint(b) == Some(0) {
+                    return Ok(None);
+                }
+                if op == "floordiv" {
+                    a.floordiv(b)
+                } else {
+                    a.modulo(b)
+                }
+            }
+            ("neg", [a]) => a.neg(),
+            ("pos", [a]) => a.clone(),
+            // `/`, `**`, shifts and bit operations: a plain int by specialization.
+            _ => return Ok(None),
+        };
+        let f = py.import("operator")?.getattr(op)?;
+        let gargs = args
+            .iter()
+            .map(|a| a.to_arg(py))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.sym_node(
+            op,
+            Target::Function(format!("operator.{op}")),
+            Some(&f),
+            gargs,
+            expr,
+        )
+        .map(Some)
+    }
+
+    /// The truth of a symbolic int (`if T:`), decided at the hint and guarded.
+    pub(super) fn sym_truth(&mut self, e: &SymExpr) -> Result<bool, TraceError> {
+        let origin = self.tx.guards.origin.clone();
+        self.tx
+            .output
+            .shapes
+            .decide(e, RelOp::Ne, &SymExpr::constant(0), origin)
+            .ok_or_else(|| TraceError::unsupported("the truth of a symbolic size"))
+    }
+
+    /// A plain int for a symbolic one, guarded to keep its value (torch's `guard_int`); other
+    /// values unchanged, containers item by item.
+    pub(super) fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
+        Ok(match v {
+            Var::SymInt(_, e) => {
+                let hint =
+                    self.tx.output.shapes.hint(&e).ok_or_else(|| {
+                        TraceError::unsupported("a symbolic size without a value")
+                    })?;
+                let origin = self.tx.guards.origin.clone();
+                self.tx.output.shapes.add_relation(
+                    fx::Relation::new(e, RelOp::Eq, SymExpr::constant(hint)),
+                    origin,
+                );
+                Var::py_const(self.tx.py, hint)
+            }
+            Var::Tuple(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Tuple(
+                items
+                    .into_iter()
+                    .map(|i| self.specialize(i))
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => other,
+        })
+    }
+
+    /// [`Frame::specialize`] over call arguments.
+    pub(super) fn specialize_args(
+        &mut self,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<CallArgs, TraceError> {
+        let args = args
+            .into_iter()
+            .map(|a| self.specialize(a))
+            .collect::<Result<_, _>>()?;
+        let kwargs = kwargs
+            .into_iter()
+            .map(|(k, a)| Ok((k, self.specialize(a)?)))
+            .collect::<Result<_, TraceError>>()?;
+        Ok((args, kwargs))
+    }
+}
