@@ -253,7 +253,7 @@ fn compile_cuda(
 impl CompiledGraph {
     /// The shared object the kernels were loaded from (`None`: the graph has no kernels).
     pub fn library_path(&self) -> Option<&std::path::Path> {
-        self.module.as_ref().map(KernelModule::library_path)
+        self.module.as_ref().and_then(KernelModule::library_path)
     }
 
     /// The generated C translation unit.

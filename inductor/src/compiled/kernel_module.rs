@@ -26,9 +26,12 @@ pub(crate) enum KernelModule {
 
 impl KernelModule {
     /// The file the kernels were loaded from (precompile copies it into its cache).
-    pub(crate) fn library_path(&self) -> &std::path::Path {
+    /// The shared object a CPU module was loaded from; a CUDA module has no such file
+    /// (precompile then refuses the graph).
+    pub(crate) fn library_path(&self) -> Option<&std::path::Path> {
         match self {
-            KernelModule::C(lib) => &lib._lib.path,
+            KernelModule::C(lib) => Some(&lib._lib.path),
+            KernelModule::Cuda(_) => None,
         }
     }
 

@@ -400,8 +400,13 @@ class _Entry:
         e = self.e
         if e["runner"] not in ("eager", "inductor"):
             raise CaptureError(
-                f"precompile: entry {e['compile_id']} runs on a Python backend; only the "
-                "inductor and eager backends can be precompiled"
+                f"precompile: entry {e['compile_id']} runs on the {e['runner']} runner; only "
+                "graphs of the inductor and eager backends without autograd can be precompiled"
+            )
+        if e.get("graph_json") is not None and '"sym"' in e["graph_json"]:
+            raise CaptureError(
+                f"precompile: entry {e['compile_id']} has symbolic sizes; precompile supports "
+                "static shapes only"
             )
         if e.get("graph_json") is None:
             raise CaptureError(

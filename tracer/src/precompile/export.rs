@@ -224,6 +224,7 @@ pub(super) fn precompile_export<'py>(
                 Some(p.source().to_string()),
             ),
             Runner::Python(_) => ("python", None, None),
+            Runner::Aot(_) => ("aot", None, None),
         };
         d.set_item("runner", runner)?;
         d.set_item("library", library)?;

@@ -51,7 +51,9 @@ fn arg_json(a: &Arg, pos: &std::collections::HashMap<NodeId, usize>) -> Value {
 fn dim_json(d: &Dim) -> Value {
     match d {
         Dim::Known(v) => json!(v),
-        Dim::Sym(k) => json!({ "sym": k }),
+        // Precompile keeps static shapes only: a symbolic size is written readably and
+        // refused by the loader (`dim_of`), and the writer refuses such graphs at capture.
+        Dim::Sym(k) => json!({ "sym": k.to_string() }),
     }
 }
 
@@ -70,6 +72,7 @@ fn meta_json(m: &NodeMeta) -> Value {
         NodeMeta::Float(f) => json!(["float", f.to_bits().to_string()]),
         NodeMeta::Bool(b) => json!(["bool", b]),
         NodeMeta::None => json!(["none"]),
+        NodeMeta::SymInt(k) => json!(["symint", k.to_string()]),
     }
 }
 
@@ -194,11 +197,7 @@ fn arg_of(v: &Value, ids: &[NodeId]) -> Result<Arg, BadGraph> {
 
 fn dim_of(v: &Value) -> Result<Dim, BadGraph> {
     match v {
-        Value::Object(o) => Ok(Dim::Sym(
-            o.get("sym")
-                .and_then(Value::as_u64)
-                .map_or_else(|| bad("bad symbol"), Ok)? as u32,
-        )),
+        Value::Object(_) => bad("a symbolic size: precompile supports static shapes only"),
         _ => Ok(Dim::Known(int_of(v)?)),
     }
 }
