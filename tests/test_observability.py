@@ -883,6 +883,8 @@ def test_torchferro_logs_environment_variable(tmp_path):
 def test_torchferro_logs_all_and_a_bad_name(monkeypatch, capsys):
     monkeypatch.setenv("TORCHFERRO_LOGS", "all")
     _logging.init_from_env()
+    # The `dynamic` artifact logs what automatic dynamic (off by default for now) decides.
+    monkeypatch.setattr(torchferro.config, "automatic_dynamic_shapes", True)
     compiled = torchferro.compile(printing, backend="eager")
     compiled(torch.ones(2))
     compiled(torch.ones(3))
