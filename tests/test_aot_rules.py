@@ -20,6 +20,12 @@ import torchferro
 from torchferro import _aot
 
 
+@pytest.fixture(autouse=True)
+def _aot_on(monkeypatch):
+    """The inductor's training path is opt-in for now (TORCHFERRO_AOT=1)."""
+    monkeypatch.setenv("TORCHFERRO_AOT", "1")
+
+
 def _rand(*shape, positive=False, gen=None):
     t = torch.randn(*shape, dtype=torch.float64, generator=gen)
     if positive:

@@ -17,6 +17,12 @@ import torchferro
 from torchferro import _aot
 
 
+@pytest.fixture(autouse=True)
+def _aot_on(monkeypatch):
+    """The inductor's training path is opt-in for now (TORCHFERRO_AOT=1)."""
+    monkeypatch.setenv("TORCHFERRO_AOT", "1")
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
