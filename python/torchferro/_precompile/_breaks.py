@@ -31,7 +31,6 @@ def transformed_code(e: dict, index: int, resume_index: dict) -> bytes:
     import marshal
     import types
 
-
     code = e["transformed_code"]
     for ins in __import__("dis").get_instructions(code):
         if ins.opname in _GLOBAL_OPS:

@@ -162,7 +162,9 @@ impl PrecompiledGraph {
                     },
                 },
                 Runner::Python(_) => return Err(err("a Python backend graph cannot be loaded")),
-                Runner::Aot(_) => return Err(err("a graph with a compiled backward cannot be loaded")),
+                Runner::Aot(_) => {
+                    return Err(err("a graph with a compiled backward cannot be loaded"))
+                }
             })
         });
         let mut outs = match run {
