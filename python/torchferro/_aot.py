@@ -44,7 +44,7 @@ def note_compiled(saved_bytes: int) -> None:
 class CompiledGraph(torch.autograd.Function):
     @staticmethod
     def forward(ctx, core, *inputs):
-        n_user, differentiable, saved_spec, _, _ = core.layout
+        n_user, differentiable, saved_spec, _, _, _ = core.layout
         outs = core.forward(list(inputs))
         saved = [inputs[i] if kind == 0 else outs[i] for kind, i in saved_spec]
         ctx.save_for_backward(*saved)
@@ -68,7 +68,7 @@ class CompiledGraph(torch.autograd.Function):
                 "graph is not supported; compile with backend='eager' for higher-order gradients"
             )
         core = ctx.core
-        _, differentiable, _, grad_inputs, n_inputs = core.layout
+        _, differentiable, _, grad_inputs, n_inputs, _ = core.layout
         tangents = [grads[k].contiguous() for k in differentiable]
         with torch.no_grad():
             computed = core.backward(list(ctx.saved_tensors), tangents)
@@ -80,7 +80,22 @@ class CompiledGraph(torch.autograd.Function):
 
 
 def apply(core, *inputs):
-    return list(CompiledGraph.apply(core, *inputs))
+    """Runs the Function, then writes the inputs the graph changes (BatchNorm's
+    ``num_batches_tracked``): the functional forward returned their new values last. One
+    ``copy_`` each, outside autograd (such an input needs no grad); its version counter then
+    moves as far as eager's in-place writes moved it (one bump per write)."""
+    outs = list(CompiledGraph.apply(core, *inputs))
+    mutated = core.layout[5]
+    if mutated:
+        n = len(outs) - len(mutated)
+        with torch.no_grad():
+            for (i, writes), v in zip(mutated, outs[n:]):
+                t = inputs[i]
+                t.copy_(v)
+                for _ in range(writes - 1):
+                    torch.autograd.graph.increment_version(t)
+        del outs[n:]
+    return outs
 
 
 def index_backward(grad, sizes, index):

@@ -79,8 +79,11 @@ impl<'py> Modes<'py> {
 impl CompiledGraph {
     /// Frees the memory the graph keeps between calls (see `InductorProgram::release_kept`).
     pub fn release_kept(&self) {
-        if let Runner::Inductor(p) = &self.runner {
-            p.release_kept();
+        match &self.runner {
+            Runner::Inductor(p) => p.release_kept(),
+            // A training graph's compiled forward and backward keep workspaces too.
+            Runner::Aot(p) => p.release_kept(),
+            Runner::Eager(_) | Runner::Python(_) => {}
         }
     }
 

@@ -85,6 +85,9 @@ pub struct Functionalized {
     pub replaces: HashMap<NodeId, NodeId>,
     /// Placeholder indices of the inputs the graph writes (one `copy_` each, at the end).
     pub mutated_inputs: Vec<usize>,
+    /// How many in-place writes the traced graph makes to each of `mutated_inputs` (eager bumps
+    /// an input's version counter once per write; the one `copy_` bumps it once).
+    pub input_writes: Vec<u32>,
     /// Outputs to rebuild as views of their base after the graph ran.
     pub output_aliases: Vec<OutputAlias>,
     /// How many outputs the original graph had (more may follow: bases of aliasing outputs).
@@ -884,8 +887,10 @@ pub fn functionalize(
     out_args.extend(extra);
     // One write-back per changed input, after everything that reads its old value.
     let mut mutated_inputs = Vec::new();
+    let mut input_writes = Vec::new();
     for p in graph.placeholders() {
-        if s.ver.get(&p).copied().unwrap_or(0) == 0 {
+        let writes = s.ver.get(&p).copied().unwrap_or(0);
+        if writes == 0 {
             continue;
         }
         let NodeKind::Placeholder { index } = graph.node(p).kind else {
@@ -902,6 +907,7 @@ pub fn functionalize(
             graph.node(p).meta.clone(),
         );
         mutated_inputs.push(index);
+        input_writes.push(writes);
     }
     s.new.output(out_args);
     // A `broadcast_tensors` call whose elements all became their arguments or `expand`s.
@@ -917,6 +923,7 @@ pub fn functionalize(
         origin: s.origin,
         replaces: s.replaces,
         mutated_inputs,
+        input_writes,
         output_aliases: aliases,
         user_outputs,
     })

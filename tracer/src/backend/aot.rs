@@ -62,6 +62,12 @@ impl Half {
         )?))
     }
 
+    fn release_kept(&self) {
+        if let Half::Inductor(p) = self {
+            p.release_kept();
+        }
+    }
+
     fn run<'py>(
         &self,
         py: Python<'py>,
@@ -91,7 +97,9 @@ pub struct AotCore {
     name: String,
     backward: Mutex<Option<std::sync::Arc<Backward>>>,
     /// (user outputs, differentiable outputs, saved values as (0: input / 1: forward output,
-    /// index), inputs that get a gradient, number of inputs).
+    /// index), inputs that get a gradient, number of inputs, inputs written in place as (index,
+    /// writes in the traced graph)). The
+    /// last `len(layout[5])` user outputs are the written inputs' new values, in that order.
     #[pyo3(get)]
     layout: Py<PyTuple>,
     /// Forward node of each saved value, in the backward's input order after the tangents.
@@ -146,6 +154,14 @@ fn live_meta(t: &Bound<'_, PyAny>) -> PyResult<Option<TensorMeta>> {
 }
 
 impl AotCore {
+    fn release_kept(&self) {
+        self.forward.release_kept();
+        let backward = self.backward.lock().ok().and_then(|b| b.clone());
+        if let Some(b) = backward {
+            b.half.release_kept();
+        }
+    }
+
     fn compile_backward(
         &self,
         py: Python<'_>,
@@ -207,6 +223,13 @@ impl AotCore {
 pub struct AotProgram {
     core: Py<AotCore>,
     apply: Py<PyAny>,
+    /// What a call of the functional graph needs around it: outputs that alias an input or
+    /// another output are rebuilt as views of their base *outside* the `autograd.Function`
+    /// (autograd then records the view as eager does), and two inputs sharing a storage in a
+    /// graph that writes an input run the traced graph on the eager runner.
+    run: super::functional::FunctionalRun,
+    /// `run` has nothing to do.
+    trivial: bool,
 }
 
 impl AotProgram {
@@ -215,10 +238,27 @@ impl AotProgram {
         py: Python<'py>,
         inputs: Vec<Bound<'py, PyAny>>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        if !self.trivial {
+            if let Some(outs) = self.run.eager_instead(py, &inputs)? {
+                return Ok(outs);
+            }
+        }
         let mut args = vec![self.core.bind(py).clone().into_any()];
-        args.extend(inputs);
+        args.extend(inputs.iter().cloned());
         let r = self.apply.bind(py).call1(PyTuple::new(py, args)?)?;
-        r.extract()
+        let mut outs: Vec<Bound<'py, PyAny>> = r.extract()?;
+        if !self.trivial {
+            self.run.rebuild(py, &inputs, &mut outs)?;
+        }
+        Ok(outs)
+    }
+
+    /// Frees what the compiled forward and backward keep between calls (their inductor
+    /// workspaces), as `CompiledGraph::release_kept` does for an inference graph: run when the
+    /// compiled function or module that made the graph is freed. The kernels stay with the
+    /// cache entry; autograd graphs still alive keep the core and allocate again if run.
+    pub fn release_kept(&self) {
+        self.core.get().release_kept();
     }
 }
 
@@ -265,61 +305,99 @@ pub fn build(
             }
         }
     }
-    // The canonical graph; a graph that writes a tensor is functionalized first.
-    let writes = graph.nodes().any(|(_, n)| match &n.kind {
-        NodeKind::Call {
-            target,
-            args,
-            kwargs,
-        } => fx::ops::mutated_arg(target, args, kwargs).is_some(),
-        _ => false,
-    });
-    if writes {
-        fallback(py, info, "the graph writes a tensor in place")?;
+    // The functional graph (`functional::for_inductor`: canonical, no op writes a tensor,
+    // written inputs get one `copy_` at the end, outputs that alias an input or another
+    // output are listed to be rebuilt as views). The write-backs are taken out of the graph:
+    // their values become extra forward outputs, copied into the inputs after the
+    // `autograd.Function` ran (`_aot.apply`), as AOTAutograd applies input mutations.
+    let Some(functional) =
+        super::functional::for_inductor(py, graph, &output.callables, &output.sites)?
+    else {
+        fallback(
+            py,
+            info,
+            "the graph writes a tensor in a way functionalization does not model",
+        )?;
         return Ok(None);
+    };
+    let mut fgraph = functional.graph.clone();
+    let mutated = functional.mutated_inputs.clone();
+    let Some(out_id) = fgraph.output_node() else {
+        fallback(py, info, "a graph without an output")?;
+        return Ok(None);
+    };
+    let mut values = match &fgraph.node(out_id).kind {
+        NodeKind::Output { values } => values.clone(),
+        _ => unreachable!(),
+    };
+    let fg_outputs = values.len();
+    {
+        let placeholders = fgraph.placeholders();
+        let mut new_values: Vec<(usize, fx::Arg)> = Vec::new();
+        let copies: Vec<NodeId> = fgraph
+            .nodes()
+            .filter_map(|(id, n)| match &n.kind {
+                NodeKind::Call {
+                    target: Target::Method(m),
+                    args,
+                    ..
+                } if m == "copy_" => match args.first() {
+                    Some(fx::Arg::Node(p)) if placeholders.contains(p) => {
+                        let NodeKind::Placeholder { index } = fgraph.node(*p).kind else {
+                            return None;
+                        };
+                        (mutated.contains(&index) && fgraph.users(id).is_empty())
+                            .then(|| (id, index, args.get(1).cloned()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .map(|(id, index, v)| {
+                if let Some(v) = v {
+                    new_values.push((index, v));
+                }
+                id
+            })
+            .collect();
+        for id in copies {
+            fgraph.remove(id);
+        }
+        for &i in &mutated {
+            match new_values.iter().find(|(k, _)| *k == i) {
+                Some((_, v)) => values.push(v.clone()),
+                None => {
+                    fallback(
+                        py,
+                        info,
+                        "an input write the functional graph does not expose",
+                    )?;
+                    return Ok(None);
+                }
+            }
+        }
+        fgraph.set_output_values(out_id, values.clone());
     }
-    let canon = fx::passes::canonicalize::canonicalize(graph);
+    // One target per op again: out-of-place twins of in-place ops keep their traced spelling.
+    let canon = fx::passes::canonicalize::canonicalize(&fgraph);
     let retargeted = canon.retargeted.clone();
     let fgraph = canon.graph;
-    // Outputs that are views of inputs would need their aliasing rebuilt (not yet).
     let mut requires_grad = Vec::new();
     for p in fgraph.placeholders() {
         let n = fgraph.node(p);
         requires_grad.push(n.meta.tensor().is_some_and(|t| t.requires_grad));
     }
-    let out_id = fgraph.output_node();
-    if let Some(o) = out_id {
-        if let NodeKind::Output { values } = &fgraph.node(o).kind {
-            for v in values {
-                match v {
-                    fx::Arg::Node(n) => {
-                        if fgraph.node(*n).meta.tensor().is_none() {
-                            fallback(py, info, "a graph output that is not a tensor")?;
-                            return Ok(None);
-                        }
-                        if let NodeKind::Call {
-                            target,
-                            args,
-                            kwargs,
-                        } = &fgraph.node(*n).kind
-                        {
-                            if fx::ops::canonical(target, args, kwargs).is_some_and(|c| c.may_alias)
-                            {
-                                fallback(
-                                    py,
-                                    info,
-                                    &format!("an output that may be a view ({})", target.name()),
-                                )?;
-                                return Ok(None);
-                            }
-                        }
-                    }
-                    _ => {
-                        fallback(py, info, "a graph output that is not a tensor")?;
-                        return Ok(None);
-                    }
-                }
-            }
+    for &i in &mutated {
+        if requires_grad.get(i).copied().unwrap_or(false) {
+            fallback(py, info, "an input that requires grad is written in place")?;
+            return Ok(None);
+        }
+    }
+    for v in &values[..fg_outputs] {
+        let tensor = matches!(v, fx::Arg::Node(n) if fgraph.node(*n).meta.tensor().is_some());
+        if !tensor {
+            fallback(py, info, "a graph output that is not a tensor")?;
+            return Ok(None);
         }
     }
     let t0 = Instant::now();
@@ -332,6 +410,16 @@ pub fn build(
             }
         };
     let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
+    // A written input whose new value carries a gradient (`buf.copy_(x * w)`) becomes part of
+    // the autograd graph in eager; the write-back here is outside autograd.
+    if joint.differentiable.iter().any(|&k| k >= fg_outputs) {
+        fallback(
+            py,
+            info,
+            "an input is written with a value that requires grad",
+        )?;
+        return Ok(None);
+    }
     let mut callables: Vec<(NodeId, Py<PyAny>)> = Vec::new();
     for (id, n) in joint.forward.nodes() {
         if let NodeKind::Call {
@@ -342,7 +430,7 @@ pub fn build(
             let c = if retargeted.contains(&id) || joint.rewritten.contains(&id) {
                 super::functional::resolve_path(py, path)?.unbind()
             } else {
-                match output.callables.iter().rev().find(|(k, _)| *k == id) {
+                match functional.callables.iter().rev().find(|(k, _)| *k == id) {
                     Some((_, c)) => c.clone_ref(py),
                     None => super::functional::resolve_path(py, path)?.unbind(),
                 }
@@ -396,6 +484,14 @@ pub fn build(
             saved.into_any(),
             PyList::new(py, &joint.grad_inputs)?.into_any(),
             requires_grad.len().into_pyobject(py)?.into_any(),
+            PyList::new(
+                py,
+                mutated
+                    .iter()
+                    .zip(&functional.input_writes)
+                    .map(|(&i, &w)| (i, w)),
+            )?
+            .into_any(),
         ],
     )?;
     tracing::info!(
@@ -424,8 +520,11 @@ pub fn build(
         differentiable: joint.differentiable.len(),
         forward_callables: callables,
     };
+    let run = functional.run;
     Ok(Some(AotProgram {
         core: Py::new(py, core)?,
         apply: aot.getattr("apply")?.unbind(),
+        trivial: run.is_trivial(fg_outputs),
+        run,
     }))
 }

@@ -31,6 +31,11 @@ pub struct FunctionalGraph {
     pub outputs: usize,
     pub callables: Vec<(NodeId, Py<PyAny>)>,
     pub run: FunctionalRun,
+    /// Placeholder indices of the inputs the graph writes: each gets one `copy_` of its final
+    /// value at the end of `graph` (the training path takes those writes out of the graph).
+    pub mutated_inputs: Vec<usize>,
+    /// Writes the traced graph makes to each of `mutated_inputs` (its version counter bumps).
+    pub input_writes: Vec<u32>,
 }
 
 /// What a call of a functionalized graph does besides running it.
@@ -84,6 +89,7 @@ pub fn for_inductor(
         origin,
         replaces,
         mutated_inputs,
+        input_writes,
         output_aliases,
         user_outputs,
     } = match functionalize::functionalize(&canon.graph, &|path| resolve_path(py, path).is_ok()) {
@@ -172,6 +178,8 @@ pub fn for_inductor(
     };
     Ok(Some(FunctionalGraph {
         outputs,
+        mutated_inputs,
+        input_writes,
         graph: fgraph,
         callables: fcallables,
         run: FunctionalRun {

@@ -75,11 +75,11 @@ pub fn build(
     }
     // Training: a graph whose inputs require grad gets a compiled backward, or runs through
     // torch's autograd on the eager runner (`aot::build` logs why).
-    // The inductor's training path is opt-in (`TORCHFERRO_AOT=1`) until its memory release
-    // is checked (tests/test_memory.py); `aot_eager` always takes it.
+    // The inductor takes it unless `TORCHFERRO_AOT=0` (read at each compile: the switch for
+    // running training graphs through torch's autograd instead); `aot_eager` always takes it.
     let aot_backend = matches!(backend, Backend::AotEager)
         || (matches!(backend, Backend::Inductor)
-            && std::env::var("TORCHFERRO_AOT").is_ok_and(|v| v == "1"));
+            && !std::env::var("TORCHFERRO_AOT").is_ok_and(|v| v == "0"));
     if aot_backend && !empty && eager_only.is_none() && aot::wants_grad(py, &output.graph) {
         let runner = match aot::build(py, info, output, matches!(backend, Backend::Inductor))? {
             Some(p) => Runner::Aot(Box::new(p)),
