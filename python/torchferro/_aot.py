@@ -44,9 +44,15 @@ def note_compiled(saved_bytes: int) -> None:
 class CompiledGraph(torch.autograd.Function):
     @staticmethod
     def forward(ctx, core, *inputs):
-        n_user, differentiable, saved_spec, _, _, _ = core.layout
+        n_user, differentiable, saved_spec, _, _, mutated = core.layout
         outs = core.forward(list(inputs))
-        saved = [inputs[i] if kind == 0 else outs[i] for kind, i in saved_spec]
+        # An input the graph writes is written after this forward (`apply`): the backward
+        # reads the value it had here, so it keeps a copy of that.
+        written = {i for i, _ in mutated}
+        saved = [
+            (inputs[i].clone() if i in written else inputs[i]) if kind == 0 else outs[i]
+            for kind, i in saved_spec
+        ]
         ctx.save_for_backward(*saved)
         ctx.core = core
         user = outs[:n_user]

@@ -230,6 +230,9 @@ pub struct AotProgram {
     run: super::functional::FunctionalRun,
     /// `run` has nothing to do.
     trivial: bool,
+    /// (output, input): graph outputs that are an input object itself in eager (`return x`),
+    /// handed back as that object rather than the Function's output (a new view of it).
+    identities: Vec<(usize, usize)>,
 }
 
 impl AotProgram {
@@ -247,6 +250,9 @@ impl AotProgram {
         args.extend(inputs.iter().cloned());
         let r = self.apply.bind(py).call1(PyTuple::new(py, args)?)?;
         let mut outs: Vec<Bound<'py, PyAny>> = r.extract()?;
+        for &(o, i) in &self.identities {
+            outs[o] = inputs[i].clone();
+        }
         if !self.trivial {
             self.run.rebuild(py, &inputs, &mut outs)?;
         }
@@ -400,6 +406,17 @@ pub fn build(
             return Ok(None);
         }
     }
+    let identities: Vec<(usize, usize)> = values[..fg_outputs]
+        .iter()
+        .enumerate()
+        .filter_map(|(o, v)| match v {
+            fx::Arg::Node(n) => match fgraph.node(*n).kind {
+                NodeKind::Placeholder { index } => Some((o, index)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     let t0 = Instant::now();
     let joint: Joint =
         match autodiff::joint(&fgraph, &requires_grad, &HashMap::new(), &HashMap::new()) {
@@ -525,6 +542,7 @@ pub fn build(
         core: Py::new(py, core)?,
         apply: aot.getattr("apply")?.unbind(),
         trivial: run.is_trivial(fg_outputs),
+        identities,
         run,
     }))
 }
