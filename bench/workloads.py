@@ -362,6 +362,41 @@ def build_resnet18(device: str, quick: bool) -> Built:
     )
 
 
+def build_train_resnet18(device: str, quick: bool) -> Built:
+    """One SGD step of torchvision's resnet18 in training mode (BatchNorm updates its running
+    statistics), cross entropy on random labels."""
+    import torchvision
+
+    b, hw = (64, 224) if _cuda(device) else ((2, 64) if quick else (8, 224))
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None).to(device).train()
+    g = _gen(device)
+    x = _randn(b, 3, hw, hw, device=device, gen=g)
+    y = torch.randint(0, 1000, (b,), generator=g).to(device)
+    alt = (
+        _randn(b // 2, 3, hw, hw, device=device, gen=g),
+        torch.randint(0, 1000, (b // 2,), generator=g).to(device),
+    )
+
+    def make(compile_fn):
+        m = copy.deepcopy(model)
+        cm = compile_fn(m)
+        opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+
+        def step(x, y):
+            loss = F.cross_entropy(cm(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return (loss.detach(), *[p.detach() for p in m.parameters()])
+
+        return step
+
+    return Built(
+        make=make, args=(x, y), alt_args=alt, size=f"batch {b}, {hw}x{hw}, SGD"
+    )
+
+
 # --- GPT-2 (transformers), random weights --------------------------------------------------------
 
 
@@ -390,6 +425,48 @@ def build_gpt2(device: str, quick: bool) -> Built:
         args=(ids,),
         alt_args=(alt,),
         size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, seq {t}",
+    )
+
+
+def build_train_gpt2(device: str, quick: bool) -> Built:
+    """One AdamW step of GPT2LMHeadModel (small config, random weights, dropout off so that
+    every variant's first step is comparable), loss from the model's own `labels=` path."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    drop = dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    if _cuda(device):
+        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024, **drop)
+        b, t = 8, 1024
+    else:
+        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, **drop)
+        b, t = (1, 32) if quick else (4, 128)
+    cfg.use_cache = False
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(cfg).to(device).train()
+    g = _gen(device)
+    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
+    alt = torch.randint(0, cfg.vocab_size, (b, t // 2), generator=g).to(device)
+
+    def make(compile_fn):
+        m = copy.deepcopy(model)
+        cm = compile_fn(m)
+        opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
+
+        def step(ids):
+            loss = cm(ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return (loss.detach(), *[p.detach() for p in m.parameters()])
+
+        return step
+
+    return Built(
+        make=make,
+        args=(ids,),
+        alt_args=(alt,),
+        size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, "
+        f"seq {t}, AdamW",
     )
 
 
@@ -567,10 +644,35 @@ WORKLOADS: list[Workload] = [
         "MLP training step: forward, MSE, backward, SGD",
         build_train_mlp,
         train=True,
-        torchferro=False,
         rtol=1e-3,
         atol=1e-4,
         compute_bound=True,
+    ),
+    Workload(
+        "train_resnet18",
+        "torchvision resnet18 training step: forward (BatchNorm in training mode), cross "
+        "entropy, backward, SGD",
+        build_train_resnet18,
+        train=True,
+        requires=("torchvision",),
+        rtol=1e-3,
+        atol=1e-3,
+        compute_bound=True,
+        time_budget_s=10.0,
+        in_quick=False,
+    ),
+    Workload(
+        "train_gpt2",
+        "transformers GPT2LMHeadModel training step: forward with labels, backward, AdamW",
+        build_train_gpt2,
+        train=True,
+        requires=("transformers",),
+        # AdamW's first step moves a weight by about lr whatever its gradient's size: a
+        # gradient that is rounding noise around 0 (the key bias) moves by +-lr.
+        rtol=1e-3,
+        atol=1e-3,
+        compute_bound=True,
+        in_quick=False,
     ),
 ]
 
