@@ -18,9 +18,9 @@ from torchferro import _aot
 
 
 @pytest.fixture(autouse=True)
-def _aot_on(monkeypatch):
-    """The inductor's training path is opt-in for now (TORCHFERRO_AOT=1)."""
-    monkeypatch.setenv("TORCHFERRO_AOT", "1")
+def _aot_default(monkeypatch):
+    """The inductor's training path is the default; ``TORCHFERRO_AOT=0`` turns it off."""
+    monkeypatch.delenv("TORCHFERRO_AOT", raising=False)
 
 
 class MLP(nn.Module):
@@ -277,3 +277,24 @@ def test_partition_recomputes_cheap_pointwise():
     fn(x, w1, w2).backward()
     torch.testing.assert_close(g1, w1.grad)
     torch.testing.assert_close(g2, w2.grad)
+
+
+def test_switch_off_runs_training_graphs_through_torch_autograd(monkeypatch):
+    """``TORCHFERRO_AOT=0`` (read at compile time): the graph runs on the eager runner with
+    torch's autograd, same values and gradients, no compiled backward."""
+    monkeypatch.setenv("TORCHFERRO_AOT", "0")
+    torch.manual_seed(0)
+    m = MLP()
+    ref = copy.deepcopy(m)
+    x, y = _data("mlp", 3)
+    torchferro.compiler.reset()
+    _aot.reset()
+    loss = torchferro.compile(m)(x, y)
+    loss.backward()
+    assert _aot.counters["compiled"] == 0 and _aot.counters["backward"] == 0
+    assert "CompiledGraph" not in type(loss.grad_fn).__name__
+    le = ref(x, y)
+    le.backward()
+    torch.testing.assert_close(loss, le)
+    for a, b in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(a.grad, b.grad)
