@@ -1,13 +1,19 @@
 //! Training graphs compiled forward and backward (issue 17): a graph whose inputs require grad
-//! is differentiated in Rust (`fx::autodiff::joint`), its forward runs on the inductor (or the
-//! eager runner for `backend="aot_eager"`) inside one `torch.autograd.Function`
-//! (`python/torchferro/_aot.py`), and its backward graph is compiled on the first
-//! `.backward()` from the layouts the forward actually produced. Parameters stay leaves: the
-//! Function returns their gradients and autograd accumulates `.grad` as in eager.
+//! is functionalized (`functional::for_inductor`), differentiated in Rust
+//! (`fx::autodiff::joint`), its forward runs on the inductor (or the eager runner for
+//! `backend="aot_eager"`) inside one `torch.autograd.Function` (`python/torchferro/_aot.py`),
+//! and its backward graph is compiled on the first `.backward()` from the layouts the forward
+//! actually produced. Parameters stay leaves: the Function returns their gradients and autograd
+//! accumulates `.grad` as in eager.
+//!
+//! Around the Function, as AOTAutograd does: inputs the graph writes get their new values copied
+//! in after it (`_aot.apply`, with eager's version-counter bumps), and outputs that alias an input
+//! or another output are rebuilt as views of their base, so autograd records the views
+//! (`AotProgram::run`). See `docs/training.md`.
 //!
 //! What this does not handle runs the traced graph on the eager runner (torch records autograd
 //! per op, correct by construction) and the `aot` log says why: an op without a derivative rule,
-//! an input written in place, an output aliasing an input.
+//! an input that requires grad written in place, an output that is not a tensor.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
