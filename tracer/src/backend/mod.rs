@@ -77,9 +77,12 @@ pub fn build(
     // torch's autograd on the eager runner (`aot::build` logs why).
     // The inductor takes it unless `TORCHFERRO_AOT=0` (read at each compile: the switch for
     // running training graphs through torch's autograd instead); `aot_eager` always takes it.
+    // A precompile capture records training graphs for the eager runner: an artifact holds
+    // eager and inductor graphs only (the compiled backward is derived again at run time).
     let aot_backend = matches!(backend, Backend::AotEager)
         || (matches!(backend, Backend::Inductor)
-            && !std::env::var("TORCHFERRO_AOT").is_ok_and(|v| v == "0"));
+            && !std::env::var("TORCHFERRO_AOT").is_ok_and(|v| v == "0")
+            && !crate::precompile::recording());
     if aot_backend && !empty && eager_only.is_none() && aot::wants_grad(py, &output.graph) {
         let runner = match aot::build(py, info, output, matches!(backend, Backend::Inductor))? {
             Some(p) => Runner::Aot(Box::new(p)),

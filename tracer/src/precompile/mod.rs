@@ -57,6 +57,11 @@ pub fn record(py: Python<'_>, output: &OutputGraph) -> Option<Box<Recorded>> {
     })
 }
 
+/// Whether a precompile capture is recording the graphs compiled now.
+pub fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
 /// Starts (`True`) or stops recording; returns the code objects compiled since the last start.
 #[pyfunction]
 fn precompile_record(py: Python<'_>, on: bool) -> Vec<Py<PyAny>> {
