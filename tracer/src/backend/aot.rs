@@ -52,6 +52,7 @@ impl Half {
                     if !reasons.is_empty() {
                         tracing::info!(target: "torchferro::aot", "aot: {name}: {what}: {} op(s) run through torch: {}", reasons.len(), reasons.join("; "));
                     }
+                    tracing::debug!(target: "torchferro::aot", "aot: {name}: {what} kernels:\n{}", p.source());
                     return Ok(Half::Inductor(Box::new(p)));
                 }
                 Ok(None) => {}
@@ -212,6 +213,7 @@ impl AotCore {
                 callables.push((id, c));
             }
         }
+        tracing::debug!(target: "torchferro::aot", "aot: {}: backward graph:\n{}", self.name, joint.backward.python_code("backward"));
         let half = Half::build(
             py,
             &joint.backward,
