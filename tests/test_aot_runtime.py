@@ -191,12 +191,14 @@ def _versions(m):
     return [b._version for b in m.buffers()]
 
 
-def _train_compare(make, data, steps=4, opt=lambda ps: torch.optim.SGD(ps, lr=0.1)):
+def _train_compare(
+    make, data, steps=4, opt=lambda ps: torch.optim.SGD(ps, lr=0.1), backend="inductor"
+):
     torch.manual_seed(0)
     eager = make()
     comp = copy.deepcopy(eager)
     oe, oc = opt(eager.parameters()), opt(comp.parameters())
-    cm = torchferro.compile(comp)
+    cm = torchferro.compile(comp, backend=backend)
     for step in range(steps):
         x = data(step)
         ve, vc = _versions(eager), _versions(comp)
@@ -222,10 +224,12 @@ def _train_compare(make, data, steps=4, opt=lambda ps: torch.optim.SGD(ps, lr=0.
             torch.testing.assert_close(pc, pe, msg=f"{name} at step {step}")
 
 
-def test_buffers_written_in_place_match_eager_each_step():
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_buffers_written_in_place_match_eager_each_step(backend):
     _train_compare(
         Counting,
         lambda s: torch.randn(3, 4, generator=torch.Generator().manual_seed(s)),
+        backend=backend,
     )
     assert _aot.fallback_reasons == []
     assert _aot.counters["compiled"] == 1
