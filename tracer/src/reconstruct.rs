@@ -726,6 +726,23 @@ fn template_of_inner(
             set.call1((saved,))?;
             OutputTemplate::Const(ctx_obj?.getattr("__exit__")?.unbind())
         }
+        // The `__exit__` of an inference-mode block re-entered natively after a graph break
+        // (`torchferro._amp.reenter_inference`): it leaves the innermost level.
+        Var::InferenceModeExit {
+            prev_grad,
+            prev_inference,
+        } => {
+            let prev_inference = match prev_inference {
+                Some(m) => *m,
+                None => crate::guards::inference_mode_enabled(py),
+            };
+            let exit = py
+                .import("torchferro._amp")?
+                .getattr("InferenceExit")?
+                .call1((prev_inference, *prev_grad))?
+                .getattr("__exit__")?;
+            OutputTemplate::Const(exit.unbind())
+        }
         other => {
             return Err(TraceError::unsupported(format!(
                 "returning a {}",

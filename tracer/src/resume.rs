@@ -103,6 +103,9 @@ pub struct BreakPlan {
     /// Grad mode at the break when it differs from the mode the frame was entered with (inside a
     /// `with torch.no_grad()` block): the transformed code switches to it after the graph.
     pub grad_mode: Option<bool>,
+    /// The inference-mode levels open at the break, outermost first (`mode`, grad mode when
+    /// entered): the graph leaves them and the transformed code enters them again.
+    pub inference_levels: Vec<(bool, bool)>,
 }
 
 impl BreakPlan {
@@ -184,9 +187,21 @@ impl BreakPlan {
             && info.localsplus[first_free..].iter().any(|n| n == "__class__");
         // Inside a grad-mode block the graph switches back to the frame's entry mode at its
         // end; the transformed code re-enters the block's mode natively.
+        // Inference-mode levels are left the same way (innermost first) and entered again
+        // natively; entering one sets grad mode, so the break's grad mode is then always set.
+        let grad_at_break = output.grad_enabled();
+        let inference_levels: Vec<(bool, bool)> = output
+            .inference_levels
+            .iter()
+            .map(|l| (l.mode, l.prev_grad))
+            .collect();
+        while let Some(l) = output.inference_levels.last().copied() {
+            output.exit_inference_mode(py, l.prev_grad, l.prev_inference)?;
+        }
         let entry_mode = crate::guards::grad_enabled(py);
-        let grad_mode = (output.grad_enabled() != entry_mode).then(|| output.grad_enabled());
-        if grad_mode.is_some() {
+        let grad_mode =
+            (grad_at_break != entry_mode || !inference_levels.is_empty()).then_some(grad_at_break);
+        if output.grad_enabled() != entry_mode {
             output.set_grad_mode(py, entry_mode)?;
         }
         let plan = BreakPlan {
@@ -196,6 +211,7 @@ impl BreakPlan {
             ncells: cell_slots.len(),
             zero_arg_super,
             grad_mode,
+            inference_levels,
         };
         Ok((plan, values))
     }
@@ -471,7 +487,19 @@ pub fn graph_break<'py>(
             .map_err(asm_err)?;
         k += 1;
     }
-    if let Some(mode) = plan.grad_mode {
+    if let (Some(mode), false) = (plan.grad_mode, plan.inference_levels.is_empty()) {
+        // The graph left the inference-mode blocks: entered again, then the break's grad mode.
+        asm.push_null().map_err(asm_err)?;
+        let f = consts.add(py.import("torchferro._amp")?.getattr("reenter_inference")?);
+        asm.load_const(f).map_err(asm_err)?;
+        let levels = pyo3::types::PyTuple::new(py, plan.inference_levels.iter().copied())?;
+        let levels = consts.add(levels.into_any());
+        asm.load_const(levels).map_err(asm_err)?;
+        let b = consts.add(pyo3::types::PyBool::new(py, mode).to_owned().into_any());
+        asm.load_const(b).map_err(asm_err)?;
+        asm.call(2).map_err(asm_err)?;
+        asm.pop_top().map_err(asm_err)?;
+    } else if let Some(mode) = plan.grad_mode {
         // The graph leaves grad mode as the frame found it; the rest of the block runs natively.
         asm.push_null().map_err(asm_err)?;
         let f = consts.add(

@@ -225,6 +225,26 @@ impl Tracer<'_> {
     }
 }
 
+/// `Some((prev_grad, prev_inference))` for the bound `__exit__` of a
+/// `torchferro._amp.InferenceExit` (what a graph break inside an inference-mode block leaves on
+/// the stack): leaving its level restores those modes.
+fn inference_mode_exit(py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<(bool, bool)> {
+    let owner = v.getattr("__self__").ok()?;
+    let name: String = v.getattr("__name__").ok()?.extract().ok()?;
+    let cls = py
+        .import("torchferro._amp")
+        .ok()?
+        .getattr("InferenceExit")
+        .ok()?;
+    if name != "__exit__" || !owner.get_type().is(&cls) {
+        return None;
+    }
+    Some((
+        owner.getattr("prev_grad").ok()?.extract().ok()?,
+        owner.getattr("prev_inference").ok()?.extract().ok()?,
+    ))
+}
+
 /// `Some(prev)` for the bound `__exit__` of a `torch.set_grad_enabled` object (what a graph
 /// break inside a grad-mode block leaves on the stack): it restores `prev`.
 fn grad_mode_exit(py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<bool> {
@@ -574,16 +594,26 @@ impl<'a, 'py> Frame<'a, 'py> {
             if !ptr.is_null() {
                 // SAFETY: a borrowed pointer into the live frame; we take our own reference.
                 let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
-                let v = match grad_mode_exit(self.tx.py, &value) {
+                let exit = match grad_mode_exit(self.tx.py, &value) {
                     // The `__exit__` a graph break handed over from a grad-mode block: the
                     // block's end is traced as a grad-mode switch again.
-                    Some(restore) => {
+                    Some(restore) => Some(Var::GradModeExit { restore }),
+                    // ... or from an inference-mode block: the end leaves the level again.
+                    None => inference_mode_exit(self.tx.py, &value).map(|(g, m)| {
+                        Var::InferenceModeExit {
+                            prev_grad: g,
+                            prev_inference: Some(m),
+                        }
+                    }),
+                };
+                let v = match exit {
+                    Some(exit) => {
                         self.tx.guards.add(
                             self.tx.py,
                             &Source::local(i, &name),
                             crate::guards::Check::Id(value.clone().unbind()),
                         );
-                        Var::GradModeExit { restore }
+                        exit
                     }
                     None => self.tx.wrap(value, Some(Source::local(i, &name)))?,
                 };

@@ -455,6 +455,30 @@ impl Frame<'_, '_> {
                     self.stack.push(ctx.clone());
                     return Ok(None);
                 }
+                if let Var::InferenceMode { mode } = &ctx {
+                    let prev_grad = self.tx.output.grad_enabled();
+                    let prev_inference = self.tx.output.inference_mode();
+                    if prev_inference.is_none() {
+                        // Leaving the level restores the frame's entry state, which a graph
+                        // break bakes into the `__exit__` it hands over: guarded.
+                        let query = py.import("torch")?.getattr("is_inference_mode_enabled")?;
+                        let value = query.call0()?;
+                        let origin = self.tx.guards.origin.clone();
+                        self.tx.guards.global.value(
+                            &query,
+                            &value,
+                            "torch.is_inference_mode_enabled()",
+                            origin,
+                        );
+                    }
+                    self.tx.output.enter_inference_mode(py, *mode)?;
+                    self.stack.push(Var::InferenceModeExit {
+                        prev_grad,
+                        prev_inference,
+                    });
+                    self.stack.push(Var::none(py));
+                    return Ok(None);
+                }
                 if self.enter_object(&ctx)? {
                     return Ok(None);
                 }

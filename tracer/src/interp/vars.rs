@@ -93,6 +93,17 @@ pub enum Var {
     GradModeExit {
         restore: bool,
     },
+    /// `torch.inference_mode(mode)` (or its `clone`, a decorator's context factory): entering
+    /// it opens an inference-mode level of the graph.
+    InferenceMode {
+        mode: bool,
+    },
+    /// The `__exit__` of an inference-mode block: leaves the innermost level, after which grad
+    /// and inference mode are `prev_grad` and `prev_inference` (`None`: the frame's entry state).
+    InferenceModeExit {
+        prev_grad: bool,
+        prev_inference: Option<bool>,
+    },
     /// `torch.autocast("cpu", ...)`: the CPU autocast state its `__enter__` switches to.
     Autocast {
         enabled: bool,
@@ -314,7 +325,10 @@ impl Var {
             Var::Null => "NULL".into(),
             Var::Cell(_) => "cell".into(),
             Var::GradMode { .. } => "grad mode context".into(),
-            Var::GradModeExit { .. } | Var::AutocastExit { .. } => "context exit".into(),
+            Var::GradModeExit { .. } | Var::AutocastExit { .. } | Var::InferenceModeExit { .. } => {
+                "context exit".into()
+            }
+            Var::InferenceMode { .. } => "inference mode context".into(),
             Var::Autocast { .. } => "autocast context".into(),
             Var::NamedTuple { ty, .. } => ty
                 .bind(py)
