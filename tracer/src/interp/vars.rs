@@ -104,6 +104,13 @@ pub enum Var {
         prev_grad: bool,
         prev_inference: Option<bool>,
     },
+    /// A function decorated in the traced code with a mode context (`torch.autocast(...)(fn)`,
+    /// `torch.no_grad()(fn)`, `torch.inference_mode()(fn)`): a call runs `func` inside the
+    /// context's region, as torch's wrapper runs it inside `with ctx:`.
+    ModeDecorated {
+        ctx: Box<Var>,
+        func: Box<Var>,
+    },
     /// `torch.autocast("cpu", ...)`: the CPU autocast state its `__enter__` switches to.
     Autocast {
         enabled: bool,
@@ -329,6 +336,7 @@ impl Var {
                 "context exit".into()
             }
             Var::InferenceMode { .. } => "inference mode context".into(),
+            Var::ModeDecorated { .. } => "function decorated with a mode context".into(),
             Var::Autocast { .. } => "autocast context".into(),
             Var::NamedTuple { ty, .. } => ty
                 .bind(py)

@@ -131,6 +131,40 @@ impl Frame<'_, '_> {
                 self.tx.output.set_autocast(py, enabled, dtype.bind(py))?;
                 Ok(Var::none(py))
             }
+            // A mode context called on a function made or read in the frame: torch returns a
+            // wrapper that runs the function inside the context.
+            ctx @ (Var::Autocast { .. }
+            | Var::InferenceMode { .. }
+            | Var::GradMode { prev: None, .. })
+                if args.len() == 1 && kwargs.is_empty() =>
+            {
+                let func = args.into_iter().next().unwrap_or(Var::Null);
+                if !matches!(
+                    func,
+                    Var::Function(_) | Var::Py(..) | Var::BoundMethod { .. }
+                ) {
+                    return Err(TraceError::unsupported(format!(
+                        "a {} called on a {}",
+                        ctx.type_name(py),
+                        func.type_name(py)
+                    )));
+                }
+                Ok(Var::ModeDecorated {
+                    ctx: Box::new(ctx),
+                    func: Box::new(func),
+                })
+            }
+            Var::ModeDecorated { ctx, func } => {
+                let exit = self
+                    .enter_mode(&ctx)?
+                    .ok_or_else(|| TraceError::internal("a decorated mode context"))?;
+                let r = self.call(*func, args, kwargs);
+                // The wrapper's `with` leaves the region on a traced exception too.
+                if matches!(r, Ok(_) | Err(TraceError::Raised { .. })) {
+                    self.call(exit, vec![], vec![])?;
+                }
+                r
+            }
             Var::InferenceModeExit {
                 prev_grad,
                 prev_inference,
