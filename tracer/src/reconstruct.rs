@@ -164,8 +164,9 @@ pub(crate) fn with_effects(
             .map(|v| template_of(py, v, outs, ctx))
             .collect::<Result<Vec<_>, _>>()?;
         let all = pyo3::types::PySlice::full(py).into_any().unbind();
+        // `list.__setitem__`, not `operator.setitem`: a user subclass's override must not run.
         calls.push((
-            setitem.clone_ref(py),
+            builtins.getattr("list")?.getattr("__setitem__")?.unbind(),
             vec![
                 target,
                 OutputTemplate::Const(all),
@@ -539,13 +540,16 @@ fn template_of_inner(
                 .map(|i| template_of(py, i, outs, ctx))
                 .collect::<Result<_, _>>()?,
         ),
-        Var::List(items) => OutputTemplate::List(
-            items
-                .borrow()
-                .iter()
-                .map(|i| template_of(py, i, outs, ctx))
-                .collect::<Result<_, _>>()?,
-        ),
+        Var::List(items) => {
+            let plain = OutputTemplate::List(
+                items
+                    .borrow()
+                    .iter()
+                    .map(|i| template_of(py, i, outs, ctx))
+                    .collect::<Result<_, _>>()?,
+            );
+            user_container(py, v, plain)?
+        }
         Var::Deque(q) => OutputTemplate::Call(
             py.import("collections")?.getattr("deque")?.unbind(),
             vec![
@@ -568,7 +572,10 @@ fn template_of_inner(
                     .collect::<Result<_, TraceError>>()?,
             );
             // An `OrderedDict`/`defaultdict` made by the traced code: its class called on the
-            // items (and the default factory).
+            // items (and the default factory); a user subclass rebuilt without its code.
+            if crate::interp::user_container_class(py, v).is_some() {
+                return user_container(py, v, plain);
+            }
             match crate::interp::dict_kind(items) {
                 None => plain,
                 Some((cls, None)) => OutputTemplate::Call(cls, vec![plain]),
@@ -749,5 +756,25 @@ fn template_of_inner(
                 other.type_name(py)
             )))
         }
+    })
+}
+
+/// A list or dict the traced code made as an instance of a user subclass: rebuilt by the
+/// builtin base (`interp::user_containers`), so the class's overrides do not run again.
+fn user_container(
+    py: Python<'_>,
+    v: &Var,
+    plain: OutputTemplate,
+) -> Result<OutputTemplate, TraceError> {
+    Ok(match crate::interp::user_container_class(py, v) {
+        Some((cls, base)) => OutputTemplate::Call(
+            crate::interp::user_container_rebuild(py)?.unbind(),
+            vec![
+                OutputTemplate::Const(cls),
+                OutputTemplate::Const(base),
+                plain,
+            ],
+        ),
+        None => plain,
     })
 }

@@ -20,6 +20,7 @@ pub(crate) mod pyobj;
 mod step;
 mod symint;
 mod tracked_super;
+mod user_containers;
 pub mod vars;
 
 use std::cell::RefCell;
@@ -36,6 +37,9 @@ use crate::source::{Scope, Source};
 
 pub(crate) use abc_mixins::object_attr_is_property;
 pub(crate) use objects::{fill_function, object_attr_misses_to_getattr, object_has_attr};
+pub(crate) use user_containers::{
+    rebuild_class as user_container_class, rebuild_fn as user_container_rebuild,
+};
 pub use vars::Var;
 
 /// A container read from the frame's inputs: its tracker, where it came from, and the object.
@@ -738,6 +742,10 @@ impl<'a, 'py> Frame<'a, 'py> {
     /// other data descriptors) and registered module members still break the graph.
     fn store_attr(&mut self, obj: Var, name: &str, v: Var) -> Result<(), TraceError> {
         let py = self.tx.py;
+        if let Some(m) = self.user_container_override(&obj, "__setattr__")? {
+            self.call(m, vec![Var::py_const(py, name), v], vec![])?;
+            return Ok(());
+        }
         if let Var::Object(o) = &obj {
             return self.object_setattr(o, name, v, false);
         }
@@ -793,6 +801,15 @@ impl<'a, 'py> Frame<'a, 'py> {
     /// DELETE_SUBSCR on a list (by index) or a dict: tracked, and written back to an input
     /// container after the graph.
     fn delete_subscript(&mut self, container: Var, key: Var) -> Result<(), TraceError> {
+        if let Some(m) = self.user_container_override(&container, "__delitem__")? {
+            self.call(m, vec![key], vec![])?;
+            return Ok(());
+        }
+        self.delete_subscript_raw(container, key)
+    }
+
+    /// `del container[key]` by the builtin operation.
+    fn delete_subscript_raw(&mut self, container: Var, key: Var) -> Result<(), TraceError> {
         let py = self.tx.py;
         match &container {
             Var::Dict(d) => {

@@ -45,6 +45,12 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         match f {
+            Var::Method { recv, name }
+                if name.starts_with(crate::interp::user_containers::BUILTIN_PREFIX) =>
+            {
+                let name = &name[crate::interp::user_containers::BUILTIN_PREFIX.len()..];
+                self.builtin_dunder(&recv, name, args, kwargs)
+            }
             Var::Method { recv, name } => match *recv {
                 Var::Tensor(t) => match self.replaced_tensor_method(&name)? {
                     // `torch.Tensor.relu = my_relu`: eager calls the replacement.
@@ -203,6 +209,12 @@ impl Frame<'_, '_> {
         }
         if is_nn_module(py, f)? {
             return self.call_module(f, src, args, kwargs);
+        }
+        if let Some(r) = self.construct_user_container(f, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.unbound_builtin_on_user_container(f, &args, &kwargs)? {
+            return Ok(r);
         }
         let module: String = f
             .getattr(intern!(py, "__module__"))
