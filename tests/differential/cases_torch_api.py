@@ -717,11 +717,7 @@ def subclass_input_type_checks(t):
 # more model-code uses
 
 
-@case(
-    x34,
-    breadth="grad-mode objects used as decorators (torch/utils/_contextlib.py): the frame runs "
-    "eagerly (another helper's branch models that path)",
-)
+@case(x34)
 def grad_enabled_decorator_off_module(x):
     @torch.no_grad()
     def infer(t):
