@@ -106,15 +106,9 @@ def locals_after_a_comprehension_broken_in_its_body(x):
 # them, the comprehension, and the code after it in a resume function.
 
 
-# torch.compile runs the resume function inside the loop eagerly (it cannot resume from a
-# comprehension's break there); torchferro compiles each piece of the loop.
-@case(
-    x34,
-    breadth=gap_312(
-        "torch.compile runs the loop's resume function eagerly (1 graph); torchferro "
-        "compiles the loop's pieces around each comprehension (3 graphs)"
-    ),
-)
+# Both compilers run the rest of the frame natively after a comprehension breaks inside a loop
+# (torch.compile cannot resume there; torchferro marks that resume function skipped).
+@case(x34)
 def comprehension_in_a_loop_breaks_each_time(x):
     acc = x.sum()
     for k in range(2):
@@ -260,3 +254,26 @@ class _Rows(torch.nn.Module):
 )
 def comprehension_in_a_module_forward():
     return _Rows()
+
+
+@case(x34)
+def comprehension_inside_a_for_loop(x):
+    out = []
+    for k in range(2):
+        out.append(torch.stack([_note("row", r * k) for r in x]))
+    return out
+
+
+@case(x34)
+def comprehension_inside_a_for_loop_accumulates(x):
+    acc = x.sum()
+    for k in range(3):
+        ys = [_note("row", r + k) for r in x]
+        acc = acc + torch.stack(ys).sum()
+    return acc
+
+
+@case(x34)
+def comprehension_with_walrus_no_break(x):
+    ys = [(last := r * 2) for r in x]
+    return torch.stack(ys), last

@@ -605,6 +605,13 @@ pub fn graph_break<'py>(
     } else {
         let next = region.as_ref().map_or(plan.index + 1, |r| r.end);
         ctx.resume_call(&mut asm, next, &spec, pushed)?;
+        if region.is_some() && plan.stack[..untouched].contains(&StackSlot::Iter) {
+            // A comprehension that breaks inside a `for` loop of the frame would break again on
+            // every iteration, each time in a new resume function: as torch.compile does, the
+            // graph so far is kept and the rest of the frame runs natively.
+            let resume = ctx.resume_code(next, &spec)?;
+            crate::code_cache::mark_skip(resume.code.bind(py));
+        }
         if let (Some(l), Some(target)) = (jump_label, ins.target) {
             asm.bind(l).map_err(asm_err)?;
             ctx.resume_call(&mut asm, target, &plan.stack[..untouched], 0)?;
