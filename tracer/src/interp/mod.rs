@@ -37,9 +37,8 @@ use crate::source::{Scope, Source};
 
 pub(crate) use abc_mixins::object_attr_is_property;
 pub(crate) use objects::{fill_function, object_attr_misses_to_getattr, object_has_attr};
-pub(crate) use user_containers::{
-    rebuild_class as user_container_class, rebuild_fn as user_container_rebuild,
-};
+pub(crate) use pyobj::rebuild_fn as user_container_rebuild;
+pub(crate) use user_containers::rebuild_class as user_container_class;
 pub use vars::Var;
 
 /// A container read from the frame's inputs: its tracker, where it came from, and the object.

@@ -303,3 +303,18 @@ pub(crate) fn is_user_class(py: Python<'_>, c: &Bound<'_, PyAny>) -> PyResult<bo
     let _ = py;
     Ok(!matches!(module.as_str(), "builtins" | "collections"))
 }
+
+/// Rebuilds a user container after the graph without running the class's code: the builtin
+/// base's `__new__`, then its own item setter (`OrderedDict.__setitem__` keeps the order).
+pub(crate) fn rebuild_fn(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    static F: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let f = F.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let code = std::ffi::CString::new(
+            "def rebuild(cls, base, items):\n    obj = base.__new__(cls)\n    if base is list:\n        list.extend(obj, items)\n    else:\n        for k, v in items.items():\n            base.__setitem__(obj, k, v)\n    return obj\n",
+        )
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        let m = PyModule::from_code(py, &code, c"<torchferro user containers>", c"torchferro_user_containers")?;
+        Ok(m.getattr("rebuild")?.unbind())
+    })?;
+    Ok(f.bind(py).clone())
+}

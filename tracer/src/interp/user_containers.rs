@@ -348,24 +348,7 @@ impl Frame<'_, '_> {
 /// Marks a `Var::Method` name as the builtin base's method reached through `super()`.
 pub(super) const BUILTIN_PREFIX: &str = "\u{0}builtin:";
 
-/// Rebuilds a user container after the graph without running the class's code: the builtin
-/// base's `__new__`, then its own item setter (`OrderedDict.__setitem__` keeps the order).
-pub(crate) fn rebuild_fn(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    static F: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let f = F.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        let code = std::ffi::CString::new(
-            "def rebuild(cls, base, items):\n    obj = base.__new__(cls)\n    if base is list:\n        list.extend(obj, items)\n    else:\n        for k, v in items.items():\n            base.__setitem__(obj, k, v)\n    return obj\n",
-        )
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-        let m = PyModule::from_code(py, &code, c"<torchferro user containers>", c"torchferro_user_containers")?;
-        Ok(m.getattr("rebuild")?.unbind())
-    })?;
-    Ok(f.bind(py).clone())
-}
-
 /// `(cls, base)` of a tracked container made as a user subclass, for its rebuild.
 pub(crate) fn rebuild_class(py: Python<'_>, obj: &Var) -> Option<(Py<PyAny>, Py<PyAny>)> {
-    let cls = user_class(py, obj)?;
-    let base = container_base(py, cls.bind(py)).ok().flatten()?;
-    Some((cls, base.unbind()))
+    super::vars::user_container_class(py, obj)
 }

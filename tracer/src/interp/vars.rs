@@ -381,8 +381,8 @@ impl Var {
             Var::List(items) => {
                 let v: Option<Vec<_>> = items.borrow().iter().map(|i| i.as_py_at(py, d)).collect();
                 let out = PyList::new(py, v?).ok()?.into_any();
-                match super::user_container_class(py, self) {
-                    Some((cls, base)) => super::user_container_rebuild(py)
+                match user_container_class(py, self) {
+                    Some((cls, base)) => super::pyobj::rebuild_fn(py)
                         .ok()?
                         .call1((cls, base, out))
                         .ok(),
@@ -395,8 +395,8 @@ impl Var {
                     out.set_item(k.bind(py), v.as_py_at(py, d)?).ok()?;
                 }
                 // A user subclass: rebuilt without running its code.
-                if let Some((cls, base)) = super::user_container_class(py, self) {
-                    return super::user_container_rebuild(py)
+                if let Some((cls, base)) = user_container_class(py, self) {
+                    return super::pyobj::rebuild_fn(py)
                         .ok()?
                         .call1((cls, base, out))
                         .ok();
@@ -1283,4 +1283,18 @@ fn input_container_kind(py: Python<'_>, value: &Bound<'_, PyAny>, base: &str) ->
         .map(|d| d.len().is_ok_and(|n| n == 0))
         .unwrap_or(true);
     builtin.is_ok_and(|x| b.is(&x)) && no_attrs
+}
+
+/// `(cls, base)` of a list or dict the traced code made (or read) as an instance of a user
+/// subclass (`user_containers.rs`): rebuilt by `pyobj::rebuild_fn`.
+pub(crate) fn user_container_class(py: Python<'_>, v: &Var) -> Option<(Py<PyAny>, Py<PyAny>)> {
+    let cls = match v {
+        Var::Dict(d) => dict_kind(d).and_then(|(c, f)| f.is_none().then_some(c))?,
+        Var::List(l) => list_kind(l)?,
+        _ => return None,
+    };
+    let base = super::pyobj::container_base(py, cls.bind(py))
+        .ok()
+        .flatten()?;
+    Some((cls, base.unbind()))
 }
