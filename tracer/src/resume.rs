@@ -406,6 +406,7 @@ pub fn graph_break<'py>(
         cells: cells.clone(),
         cell_base,
         assigned: plan.assigned.clone(),
+        maybe: Vec::new(),
         out_index,
     };
 
@@ -590,6 +591,13 @@ pub fn graph_break<'py>(
             after_lay.assigned.push(v as usize);
         }
     }
+    // Locals its assignment expressions bind are bound after it only if the loop ran.
+    for &v in region.as_ref().map_or(&[][..], |r| &r.walrus[..]) {
+        let v = v as usize;
+        if !after_lay.assigned.contains(&v) && !after_lay.maybe.contains(&v) {
+            after_lay.maybe.push(v);
+        }
+    }
     let mut ctx = ResumeCtx {
         py,
         info,
@@ -690,6 +698,9 @@ struct Layout {
     cells: Vec<usize>,
     cell_base: usize,
     assigned: Vec<usize>,
+    /// Locals that may or may not be bound here (assigned by a region's assignment
+    /// expressions): handed to the resume function as themselves or as [`unbound_marker`].
+    maybe: Vec<usize>,
     /// For each stack slot at the break, its index in the graph's output tuple.
     out_index: Vec<i64>,
 }
@@ -728,8 +739,10 @@ struct ResumeCtx<'a, 'py> {
 impl<'py> ResumeCtx<'_, 'py> {
     fn resume_code(&mut self, target: usize, spec: &[StackSlot]) -> Result<Resume, TraceError> {
         let unbound: Vec<usize> = (0..self.info.nlocals)
-            .filter(|j| !self.lay.assigned.contains(j))
+            .filter(|j| !self.lay.assigned.contains(j) && !self.lay.maybe.contains(j))
             .collect();
+        let mut maybe = self.lay.maybe.clone();
+        maybe.sort_unstable();
         resume_function(
             self.py,
             self.info,
@@ -738,6 +751,7 @@ impl<'py> ResumeCtx<'_, 'py> {
             target,
             spec,
             &unbound,
+            &maybe,
         )
     }
 
@@ -791,9 +805,35 @@ impl<'py> ResumeCtx<'_, 'py> {
         above_out += 1;
         above_top += 1;
         let none = self.consts.add(py.None().into_bound(py));
+        let marker = self.consts.add(unbound_marker(py)?);
         for j in 0..self.info.nlocals {
             if lay.assigned.contains(&j) {
                 asm.load_fast(lay.local(j)).map_err(asm_err)?;
+            } else if lay.maybe.contains(&j) {
+                // The local's value, or the marker where it is unbound: a checked load whose
+                // `UnboundLocalError` is caught right here. Below it lie the outputs, the
+                // values, NULL, `TailCall`, the resume function and the `j` locals before it.
+                let (start, end, handler, join) = (
+                    asm.new_label(),
+                    asm.new_label(),
+                    asm.new_label(),
+                    asm.new_label(),
+                );
+                asm.bind(start).map_err(asm_err)?;
+                asm.emit("LOAD_FAST_CHECK", lay.local(j)).map_err(asm_err)?;
+                asm.bind(end).map_err(asm_err)?;
+                asm.emit_jump("JUMP_FORWARD", join).map_err(asm_err)?;
+                asm.bind(handler).map_err(asm_err)?;
+                asm.pop_top().map_err(asm_err)?;
+                asm.load_const(marker).map_err(asm_err)?;
+                asm.bind(join).map_err(asm_err)?;
+                asm.add_exception_range(bytecode::ExceptionRange {
+                    start,
+                    end,
+                    handler,
+                    depth: (5 + j) as u32,
+                    lasti: false,
+                });
             } else {
                 asm.load_const(none).map_err(asm_err)?;
             }
@@ -871,7 +911,7 @@ fn kw_names_before(info: &CodeInfo, index: usize) -> Option<u32> {
 /// Resume functions already made, by (original code, globals, target, stack depth): the same
 /// resume point reuses one code object, so its compiled entries survive recompiles of the frame
 /// that breaks into it. Holds the original code so its address stays unique.
-type ResumeKey = (usize, usize, usize, Vec<StackSlot>, Vec<usize>);
+type ResumeKey = (usize, usize, usize, Vec<StackSlot>, Vec<usize>, Vec<usize>);
 static RESUMES: std::sync::Mutex<Vec<(ResumeKey, Py<PyAny>, Resume)>> =
     std::sync::Mutex::new(Vec::new());
 
@@ -906,6 +946,7 @@ fn resume_function(
     target: usize,
     spec: &[StackSlot],
     unbound: &[usize],
+    maybe: &[usize],
 ) -> Result<Resume, TraceError> {
     let key = (
         code.as_ptr() as usize,
@@ -913,13 +954,14 @@ fn resume_function(
         target,
         spec.to_vec(),
         unbound.to_vec(),
+        maybe.to_vec(),
     );
     if let Ok(cache) = RESUMES.lock() {
         if let Some((_, _, r)) = cache.iter().find(|(k, _, _)| *k == key) {
             return Ok(r.clone_ref(py));
         }
     }
-    let r = make_resume_function(py, info, code, globals, target, spec, unbound)?;
+    let r = make_resume_function(py, info, code, globals, target, spec, unbound, maybe)?;
     if let Ok(mut cache) = RESUMES.lock() {
         cache.push((key, code.clone().unbind(), r.clone_ref(py)));
     }
@@ -951,6 +993,7 @@ fn make_resume_function(
     target: usize,
     spec: &[StackSlot],
     unbound: &[usize],
+    maybe: &[usize],
 ) -> Result<Resume, TraceError> {
     let nstack = spec.iter().filter(|s| **s != StackSlot::Null).count();
     let version = crate::version::current(py)?;
@@ -986,6 +1029,18 @@ fn make_resume_function(
     }
     for &j in unbound {
         asm.delete_fast(j as u32).map_err(asm_err)?;
+    }
+    // A local handed over as the marker was unbound at the break. The marker is one more
+    // constant after the code's own.
+    let nconsts = code.getattr("co_consts")?.len()?;
+    for &j in maybe {
+        let bound = asm.new_label();
+        asm.load_fast(j as u32).map_err(asm_err)?;
+        asm.load_const(nconsts as u32).map_err(asm_err)?;
+        asm.emit("IS_OP", 0).map_err(asm_err)?;
+        asm.emit_jump("POP_JUMP_IF_FALSE", bound).map_err(asm_err)?;
+        asm.delete_fast(j as u32).map_err(asm_err)?;
+        asm.bind(bound).map_err(asm_err)?;
     }
     let start = asm.new_label();
     asm.emit_jump("JUMP_FORWARD", start).map_err(asm_err)?;
@@ -1041,6 +1096,12 @@ fn make_resume_function(
     kw.set_item("co_qualname", name.as_str())?;
     kw.set_item("co_cellvars", PyTuple::empty(py))?;
     kw.set_item("co_freevars", PyTuple::new(py, &freevars)?)?;
+    if !maybe.is_empty() {
+        let consts = code.getattr("co_consts")?;
+        let mut all: Vec<Bound<'_, PyAny>> = consts.try_iter()?.collect::<PyResult<_>>()?;
+        all.push(unbound_marker(py)?);
+        kw.set_item("co_consts", PyTuple::new(py, all)?)?;
+    }
     let new_code = code.call_method("replace", (), Some(&kw))?;
     let function = if slots.is_empty() {
         py.import("types")?
@@ -1055,4 +1116,14 @@ fn make_resume_function(
         function,
         prefix_units,
     })
+}
+
+/// The value a resume call passes for a local that was unbound at the break where it may or
+/// may not be (`Layout::maybe`): one private object, never a user value.
+fn unbound_marker(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    static M: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let m = M.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py.import("builtins")?.getattr("object")?.call0()?.unbind())
+    })?;
+    Ok(m.bind(py).clone())
 }
