@@ -750,8 +750,10 @@ impl<'py> ResumeCtx<'_, 'py> {
             self.globals,
             target,
             spec,
-            &unbound,
-            &maybe,
+            Unbound {
+                unbound: &unbound,
+                maybe: &maybe,
+            },
         )
     }
 
@@ -945,9 +947,9 @@ fn resume_function(
     globals: &Bound<'_, PyAny>,
     target: usize,
     spec: &[StackSlot],
-    unbound: &[usize],
-    maybe: &[usize],
+    locals: Unbound<'_>,
 ) -> Result<Resume, TraceError> {
+    let Unbound { unbound, maybe } = locals;
     let key = (
         code.as_ptr() as usize,
         globals.as_ptr() as usize,
@@ -961,7 +963,7 @@ fn resume_function(
             return Ok(r.clone_ref(py));
         }
     }
-    let r = make_resume_function(py, info, code, globals, target, spec, unbound, maybe)?;
+    let r = make_resume_function(py, info, code, globals, target, spec, locals)?;
     if let Ok(mut cache) = RESUMES.lock() {
         cache.push((key, code.clone().unbind(), r.clone_ref(py)));
     }
@@ -992,9 +994,9 @@ fn make_resume_function(
     globals: &Bound<'_, PyAny>,
     target: usize,
     spec: &[StackSlot],
-    unbound: &[usize],
-    maybe: &[usize],
+    locals: Unbound<'_>,
 ) -> Result<Resume, TraceError> {
+    let Unbound { unbound, maybe } = locals;
     let nstack = spec.iter().filter(|s| **s != StackSlot::Null).count();
     let version = crate::version::current(py)?;
     let line = info
@@ -1126,4 +1128,12 @@ fn unbound_marker(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         Ok(py.import("builtins")?.getattr("object")?.call0()?.unbind())
     })?;
     Ok(m.bind(py).clone())
+}
+
+/// The locals a resume function must unbind in its prefix: `unbound` always, `maybe` where the
+/// transformed code passed [`unbound_marker`].
+#[derive(Clone, Copy)]
+struct Unbound<'a> {
+    unbound: &'a [usize],
+    maybe: &'a [usize],
 }
