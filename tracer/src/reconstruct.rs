@@ -733,6 +733,38 @@ fn template_of_inner(
             set.call1((saved,))?;
             OutputTemplate::Const(ctx_obj?.getattr("__exit__")?.unbind())
         }
+        // A `@contextmanager` manager made but never entered: made again from its generator
+        // function and arguments.
+        Var::GenCm(_) if crate::interp::unentered_generator_cm(v).is_some() => {
+            let (func, args, kwargs) =
+                crate::interp::unentered_generator_cm(v).expect("checked by the guard");
+            let cls = py
+                .import("contextlib")?
+                .getattr("_GeneratorContextManager")?
+                .unbind();
+            OutputTemplate::Call(
+                cls,
+                vec![
+                    template_of(py, &func, outs, ctx)?,
+                    OutputTemplate::Tuple(
+                        args.iter()
+                            .map(|a| template_of(py, a, outs, ctx))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    OutputTemplate::Dict(
+                        kwargs
+                            .iter()
+                            .map(|(k, a)| {
+                                Ok((
+                                    pyo3::types::PyString::new(py, k).into_any().unbind(),
+                                    template_of(py, a, outs, ctx)?,
+                                ))
+                            })
+                            .collect::<Result<_, TraceError>>()?,
+                    ),
+                ],
+            )
+        }
         // The `__exit__` of an inference-mode block re-entered natively after a graph break
         // (`torchferro._amp.reenter_inference`): it leaves the innermost level.
         Var::InferenceModeExit {

@@ -275,3 +275,21 @@ enum Resumed {
     Yielded(Var, Box<SavedFrame>),
     Returned,
 }
+
+/// The generator function and the call's arguments of a manager never entered: it can be made
+/// again after the graph (`contextlib._GeneratorContextManager(func, args, kwds)`, what the
+/// decorator's wrapper does), since its generator has not started.
+pub(crate) fn unentered_parts(v: &Var) -> Option<(Var, Vec<Var>, Vec<(String, Var)>)> {
+    let Var::GenCm(g) = v else {
+        return None;
+    };
+    let g = g.borrow();
+    if g.entered || g.frame.is_some() {
+        return None;
+    }
+    Some((
+        Var::Function(g.func.clone()),
+        g.args.clone(),
+        g.kwargs.clone(),
+    ))
+}

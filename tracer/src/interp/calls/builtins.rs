@@ -695,6 +695,12 @@ impl Frame<'_, '_> {
             ),
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
+            Var::GenCm(_) => Some(
+                py.import("contextlib")?
+                    .getattr("_GeneratorContextManager")?
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
             Var::Set(_) => named("set")?,
             Var::Library(l) => {
                 let (module, name) = l.borrow().py_type();
