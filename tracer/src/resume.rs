@@ -807,7 +807,13 @@ impl<'py> ResumeCtx<'_, 'py> {
         above_out += 1;
         above_top += 1;
         let none = self.consts.add(py.None().into_bound(py));
-        let marker = self.consts.add(unbound_marker(py)?);
+        // Only code that hands over maybe-unbound locals holds the marker (precompile
+        // marshals transformed code, and the marker is a private object).
+        let marker = if lay.maybe.is_empty() {
+            0
+        } else {
+            self.consts.add(unbound_marker(py)?)
+        };
         for j in 0..self.info.nlocals {
             if lay.assigned.contains(&j) {
                 asm.load_fast(lay.local(j)).map_err(asm_err)?;
