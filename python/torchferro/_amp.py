@@ -8,6 +8,8 @@ they would report float32 where eager computes bfloat16.
 
 from __future__ import annotations
 
+import threading
+
 import torch
 from torch.utils import _pytree as pytree
 
@@ -72,3 +74,63 @@ def describe() -> str:
             dtype = str(torch.get_autocast_dtype(device)).removeprefix("torch.")
             parts.append(f"{device} {dtype}")
     return ", ".join(parts) or "off"
+
+
+# Inference-mode regions. ``torch.inference_mode(mode)`` is an RAII guard in C++ (it saves and
+# restores grad mode, inference mode and the dispatch keys), so a region cannot be switched by
+# a setter the way grad mode is: the graph's enter node pushes an entered guard on this
+# thread's stack and its exit node pops the innermost one, as eager's nested ``with`` blocks do.
+_INFERENCE = threading.local()
+
+
+def _levels() -> list:
+    levels = getattr(_INFERENCE, "levels", None)
+    if levels is None:
+        levels = _INFERENCE.levels = []
+    return levels
+
+
+def enter_inference_mode(mode: bool) -> None:
+    """The graph node at the start of a ``torch.inference_mode(mode)`` region."""
+    guard = torch._C._InferenceMode(mode)
+    guard.__enter__()
+    _levels().append(guard)
+
+
+def exit_inference_mode() -> None:
+    """The graph node at the end of a region: leaves the innermost level."""
+    _levels().pop().__exit__(None, None, None)
+
+
+def inference_depth() -> int:
+    return len(_levels())
+
+
+def unwind_inference(depth: int) -> None:
+    """Leaves the levels a graph entered past ``depth`` (an op raised inside its region)."""
+    levels = _levels()
+    while len(levels) > depth:
+        levels.pop().__exit__(None, None, None)
+
+
+def reenter_inference(levels, grad: bool) -> None:
+    """After a graph that broke inside inference-mode blocks (the graph left them): enters them
+    again natively, each under the grad mode it was entered with, then sets the grad mode of
+    the break, so the rest of the blocks runs as in eager."""
+    for mode, grad_before in levels:
+        torch._C._set_grad_enabled(grad_before)
+        enter_inference_mode(mode)
+    torch._C._set_grad_enabled(grad)
+
+
+class InferenceExit:
+    """The ``__exit__`` a block re-entered by ``reenter_inference`` hands to the resume function:
+    it leaves the innermost level. ``prev_inference``/``prev_grad`` are the modes it restores,
+    read by the tracer when it traces the block's end."""
+
+    def __init__(self, prev_inference: bool, prev_grad: bool) -> None:
+        self.prev_inference = prev_inference
+        self.prev_grad = prev_grad
+
+    def __exit__(self, *exc) -> None:
+        exit_inference_mode()

@@ -21,13 +21,6 @@ from .runner import TC_DIFFERS, case
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
 
-# Known gaps, each a strict xfail of both torchferro modes.
-GAP_SUBCLASS = (
-    "issue 14 (collections): a user subclass of dict/list/OrderedDict/tuple breaks the graph "
-    "(objects.rs tracks plain `object` subclasses only: construction, overridden methods and "
-    "super() calls into the builtin methods of a builtin-container subclass are not traced)"
-)
-
 
 def x34(r):
     return (r.randn(3, 4),)
@@ -454,21 +447,21 @@ class Vec(tuple):
         return sum(a * b for a, b in zip(self, other))
 
 
-@case(x34, breadth=GAP_SUBCLASS)
+@case(x34)
 def sub_attrdict(x):
     d = AttrDict(a=x)
     d.b = x * 2
     return d.a + d.b, sorted(d)
 
 
-@case(x34, breadth=GAP_SUBCLASS)
+@case(x34)
 def sub_dict_super_setitem(x):
     d = LoggingDict()
     d["w"] = x
     return d["w"], len(d)
 
 
-@case(x34, breadth=GAP_SUBCLASS)
+@case(x34)
 def sub_list_methods(x):
     s = Stack()
     s.push(x)
@@ -476,7 +469,7 @@ def sub_list_methods(x):
     return s.top() * len(s), list(s)
 
 
-@case(x34, breadth=GAP_SUBCLASS)
+@case(x34)
 def sub_ordereddict_override(x):
     r = Registry()
     r["a"] = x
@@ -492,11 +485,84 @@ def sub_tuple_operator(x):
     return w.dot(v), type(w).__name__
 
 
-# The frame runs eagerly (one eager frame, 0 graphs): the subclass gap.
-@case(lambda r: (LoggingDict(a=r.randn(3)),), breadth=GAP_SUBCLASS)
+class Scaled(dict):
+    """A user `__init__` calling the builtin's through `super()`, a property, a class constant."""
+
+    factor = 3
+
+    def __init__(self, scale, **items):
+        super().__init__(**items)
+        self.__class__  # noqa: B018  (an attribute read of the instance)
+        self.scale_key = scale
+
+    def __setattr__(self, k, v):
+        dict.__setitem__(self, "_" + k, v)
+
+    @property
+    def total(self):
+        return sum(v for k, v in self.items() if not k.startswith("_"))
+
+
+class History(list):
+    def __init__(self, first):
+        super().__init__([first])
+
+    def record(self, v):
+        self.append(v)
+        return len(self)
+
+    @property
+    def last(self):
+        return self[-1]
+
+    def __getitem__(self, i):
+        return super().__getitem__(i) * 1
+
+
+@case(x34)
+def sub_containers_returned(x):
+    d = LoggingDict()
+    d["a"] = x
+    s = Stack()
+    s.push(x + 1)
+    r = Registry()
+    r["k"] = x
+    r["j"] = x * 2
+    r["k"] = x * 3
+    return d, s, r, type(d).__name__, type(s).__name__, list(r)
+
+
+@case(x34)
+def sub_user_init_property_and_getitem(x):
+    d = Scaled(2, a=x, b=x * 2)
+    h = History(x)
+    n = h.record(x * 5)
+    return d.total * d.factor, sorted(d), h.last, h[0], n, h, isinstance(h, list)
+
+
+@case(x34)
+def sub_container_live_at_a_graph_break(x):
+    d = LoggingDict()
+    d["a"] = x
+    s = Stack()
+    s.push(x)
+    print("break")
+    d["b"] = d["a"] + 1
+    s.push(s.top() * 2)
+    return d, s, type(d) is LoggingDict, isinstance(s, Stack)
+
+
+@case(lambda r: (LoggingDict(a=r.randn(3)),))
 def sub_dict_input(d):
     d["b"] = d["a"] + 1
     return d["b"].sum()
+
+
+@case(lambda r: (Stack([r.randn(3)]),))
+def sub_list_input_mutated(s):
+    s.push(s.top() * 2)
+    s.append(s[0] + 1)
+    return len(s), s.top()
 
 
 # ---------------------------------------------------------------------------------------------

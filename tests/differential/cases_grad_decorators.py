@@ -17,11 +17,6 @@ from .runner import TC_DIFFERS, case
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
 
-INFERENCE_MODE = (
-    "issue 14 (grad-mode decorators): an inference_mode region is not traced "
-    "(torch.compile records _enter_inference_mode/_exit_inference_mode nodes)"
-)
-
 
 def xg(r):
     return (r.randn(3, 4, requires_grad=True),)
@@ -138,7 +133,7 @@ def no_grad_decorated_with_a_graph_break_inside(x):
     return y * x, y.requires_grad, torch.is_grad_enabled()
 
 
-@case(xg, breadth=INFERENCE_MODE)
+@case(xg)
 def inference_mode_decorated_function(x):
     y = _exp_inference(x.detach())
     return y.clone() * 2, torch.is_grad_enabled()
@@ -221,3 +216,142 @@ def _no_grad(seed):
 @case(bad_index, raises=True, around=_no_grad)
 def error_inside_enable_grad_decorated(x, idx):
     return _select_enable_grad(x, idx) + 1
+
+
+# `torch.inference_mode(...)` blocks: torch.compile records `_enter_inference_mode` /
+# `_exit_inference_mode` nodes around the region. Results made inside are inference tensors, as
+# in eager (`is_inference()` is part of each result); grad mode inside follows the mode.
+
+
+def xplain(r):
+    return (r.randn(3, 4),)
+
+
+@case(xplain)
+def inference_mode_block_result_escapes(x):
+    with torch.inference_mode():
+        y = x * 2
+        inside = (torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+    z = y + 1
+    return (
+        y,
+        z,
+        y.is_inference(),
+        z.is_inference(),
+        inside,
+        torch.is_inference_mode_enabled(),
+    )
+
+
+@case(xg)
+def inference_mode_false_inside_true(x):
+    with torch.inference_mode():
+        y = x.detach() * 2
+        with torch.inference_mode(False):
+            z = y + 1
+            inner = (torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+    w = x * 3
+    return z, y, w, z.is_inference(), y.is_inference(), w.is_inference(), inner
+
+
+@case(xg)
+def inference_mode_false_outside(x):
+    with torch.inference_mode(False):
+        y = x * 2
+    return y, y.is_inference(), y.requires_grad, torch.is_inference_mode_enabled()
+
+
+@case(xplain)
+def inference_mode_block_with_a_graph_break(x):
+    with torch.inference_mode():
+        y = x.sin()
+        print("inside")
+        z = y * 2
+        mode = torch.is_inference_mode_enabled()
+    return (
+        z,
+        y.is_inference(),
+        z.is_inference(),
+        mode,
+        torch.is_inference_mode_enabled(),
+    )
+
+
+@torch.inference_mode(False)
+def _not_inference(x):
+    return x.cos(), torch.is_inference_mode_enabled()
+
+
+@torch.inference_mode
+def _bare_inference(x):
+    return x.tanh()
+
+
+@case(xplain)
+def inference_mode_decorators_bare_and_false(x):
+    a = _bare_inference(x)
+    b, mode = _not_inference(x)
+    return a, b, a.is_inference(), b.is_inference(), mode
+
+
+@case(xplain, around=_no_grad)
+def inference_mode_inside_no_grad(x):
+    with torch.inference_mode():
+        y = x + 1
+    return y, y.is_inference(), torch.is_grad_enabled()
+
+
+@case(bad_index, raises=True)
+def error_inside_inference_mode(x, idx):
+    with torch.inference_mode():
+        y = torch.index_select(x * 2, 0, idx)
+    return y + 1
+
+
+@case(xg)
+def inference_mode_nested_levels_with_a_graph_break(x):
+    with torch.no_grad():
+        with torch.inference_mode():
+            a = x * 2
+            with torch.inference_mode(False):
+                b = a + 1
+                print("between")
+                c = b * 3
+                modes = (torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+            d = c - 1
+            after = (torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+        e = x + d
+    return (
+        c,
+        d,
+        e,
+        modes,
+        after,
+        torch.is_inference_mode_enabled(),
+        torch.is_grad_enabled(),
+    )
+
+
+@case(xplain)
+def inference_mode_block_raise_caught(x):
+    try:
+        with torch.inference_mode():
+            y = x * 2
+            if y.shape[0] == 3:
+                raise ValueError("three")
+    except ValueError:
+        y = x - 1
+    return y, torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+
+
+@torch.inference_mode()
+def _inference_with_break(x):
+    y = x.sin()
+    torch._dynamo.graph_break()
+    return y * 2, torch.is_inference_mode_enabled()
+
+
+@case(xplain)
+def inference_mode_decorated_with_a_graph_break_inside(x):
+    y, mode = _inference_with_break(x)
+    return y + 1, mode, torch.is_inference_mode_enabled()

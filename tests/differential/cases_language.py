@@ -1244,6 +1244,50 @@ def contextmanager_around_no_grad(x):
     return y.requires_grad, y, (w * 2).requires_grad
 
 
+@contextlib.contextmanager
+def _yields_twice():
+    EVENTS.append(("first",))
+    yield 1
+    EVENTS.append(("second",))
+    yield 2
+
+
+@case(
+    x34,
+    state=("EVENTS",),
+    breadth="a @contextmanager generator that yields again in __exit__: contextlib raises "
+    "RuntimeError (3.12 also closes the generator, running its finally blocks); gencm.rs "
+    "refuses it and the frame runs eagerly",
+)
+def contextmanager_yields_twice(x):
+    try:
+        with _yields_twice() as k:
+            y = x * k
+    except RuntimeError as e:
+        y = x + len(str(e))
+    return y
+
+
+@case(
+    x34,
+    state=("EVENTS",),
+    breadth="cm.__enter__() / cm.__exit__(...) called by hand on a @contextmanager manager "
+    "(only `with` drives Var::GenCm): the frame runs eagerly",
+)
+def contextmanager_entered_by_hand(x):
+    cm = traced_section("by hand", scale=2)
+    k = cm.__enter__()
+    y = x * k
+    cm.__exit__(None, None, None)
+    return y
+
+
+@case(x34, state=("EVENTS",))
+def contextmanager_returned_unentered(x):
+    cm = traced_section("returned")
+    return x * 2, type(cm).__name__
+
+
 # ---------------------------------------------------------------------------------------------
 # User classes: names, class and static methods, properties, descriptors, attribute hooks
 

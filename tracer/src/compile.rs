@@ -498,6 +498,7 @@ fn build_entry(
                 crate::runtime::ModeSwitches {
                     grad: calls("torch._C._set_grad_enabled"),
                     autocast: calls(crate::output::AUTOCAST_TARGET),
+                    inference: calls(crate::output::INFERENCE_ENTER_TARGET),
                 }
             },
             functional: built.functional,

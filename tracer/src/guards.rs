@@ -22,6 +22,6 @@ mod weak;
 pub use check::{take_build_time, tensor_check, Check, TensorCheck};
 pub use repr::{short_repr, type_name};
 pub use shape_env::{DynamicPolicy, ShapeEnv, ShapeGuards};
-pub use torch_state::{autocast_state, grad_enabled};
+pub use torch_state::{autocast_state, grad_enabled, inference_mode_enabled};
 pub use tree::GuardTree;
 pub use weak::{on_target_death, WeakTarget};

@@ -20,6 +20,20 @@ pub struct TensorValue {
 
 /// The graph node that switches CPU autocast.
 pub const AUTOCAST_TARGET: &str = "torchferro._amp.set_autocast";
+/// The graph nodes that enter and leave a `torch.inference_mode(mode)` region.
+pub const INFERENCE_ENTER_TARGET: &str = "torchferro._amp.enter_inference_mode";
+pub const INFERENCE_EXIT_TARGET: &str = "torchferro._amp.exit_inference_mode";
+
+/// An inference-mode level the traced code entered and has not left yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InferenceLevel {
+    /// The `mode` argument of `torch.inference_mode(mode)`.
+    pub mode: bool,
+    /// Grad mode when it was entered (leaving the level restores it).
+    pub prev_grad: bool,
+    /// Inference mode when it was entered (`None`: the frame's entry state).
+    pub prev_inference: Option<bool>,
+}
 
 pub struct OutputGraph {
     pub graph: Graph,
@@ -39,6 +53,10 @@ pub struct OutputGraph {
     alias: std::collections::HashMap<NodeId, NodeId>,
     /// CPU autocast at this point of the traced code: enabled, and the dtype (a `torch.dtype`).
     autocast: (bool, Py<PyAny>),
+    /// Inference mode at this point of the traced code, where the trace changed it (`None`:
+    /// the frame's entry state), and the levels the trace entered and has not left.
+    inference: Option<bool>,
+    pub inference_levels: Vec<InferenceLevel>,
     /// Dynamic shapes: the size symbols of the inputs and the relations the trace relied on.
     pub shapes: crate::guards::ShapeEnv,
 }
@@ -64,6 +82,8 @@ impl OutputGraph {
         OutputGraph {
             infer_ctx,
             autocast,
+            inference: None,
+            inference_levels: Vec::new(),
             alias: Default::default(),
             graph: Graph::new(),
             input_sources: Vec::new(),
@@ -644,6 +664,68 @@ impl OutputGraph {
         self.callables.push((node, f.unbind()));
         self.autocast = (enabled, dtype.clone().unbind());
         Ok(())
+    }
+
+    /// Inference mode at this point of the traced code where the trace changed it.
+    pub fn inference_mode(&self) -> Option<bool> {
+        self.inference
+    }
+
+    /// Enters `torch.inference_mode(mode)` for the ops that follow: a graph node (kept by
+    /// dead-code elimination) that pushes the mode's guard; inside, grad mode is `!mode`.
+    pub fn enter_inference_mode(&mut self, py: Python<'_>, mode: bool) -> Result<(), TraceError> {
+        let f = py
+            .import("torchferro._amp")?
+            .getattr("enter_inference_mode")?;
+        let node = self.graph.call(
+            "enter_inference_mode",
+            Target::Function(INFERENCE_ENTER_TARGET.into()),
+            vec![Arg::Bool(mode)],
+            vec![],
+            NodeMeta::None,
+        );
+        self.callables.push((node, f.unbind()));
+        self.inference_levels.push(InferenceLevel {
+            mode,
+            prev_grad: self.infer_ctx.grad_enabled,
+            prev_inference: self.inference,
+        });
+        self.inference = Some(mode);
+        self.infer_ctx.grad_enabled = !mode;
+        Ok(())
+    }
+
+    /// Leaves the innermost inference-mode level: a graph node; grad and inference mode are
+    /// then what they were when it was entered (`prev_grad`, `prev_inference`).
+    pub fn exit_inference_mode(
+        &mut self,
+        py: Python<'_>,
+        prev_grad: bool,
+        prev_inference: Option<bool>,
+    ) -> Result<(), TraceError> {
+        let f = py
+            .import("torchferro._amp")?
+            .getattr("exit_inference_mode")?;
+        let node = self.graph.call(
+            "exit_inference_mode",
+            Target::Function(INFERENCE_EXIT_TARGET.into()),
+            vec![],
+            vec![],
+            NodeMeta::None,
+        );
+        self.callables.push((node, f.unbind()));
+        self.inference_levels.pop();
+        self.inference = prev_inference;
+        self.infer_ctx.grad_enabled = prev_grad;
+        Ok(())
+    }
+
+    /// Whether the graph enters an inference-mode region (such graphs run on the eager runner:
+    /// the region decides which results are inference tensors).
+    pub fn has_inference_mode(&self) -> bool {
+        self.graph.nodes().any(|(_, n)| {
+            matches!(&n.kind, fx::NodeKind::Call { target, .. } if target.name() == INFERENCE_ENTER_TARGET)
+        })
     }
 
     /// Whether the graph switches autocast anywhere (such graphs run on the eager runner).

@@ -3,11 +3,13 @@
 use fx::Graph;
 
 pub fn dead_code_elimination(graph: &mut Graph) {
-    // Grad-mode and autocast switches have no users but change what later ops compute.
+    // Grad-mode, autocast and inference-mode switches have no users but change what later ops compute.
     fx::passes::eliminate_dead_code(graph, |_, n| match &n.kind {
         fx::NodeKind::Call { target, .. } => {
             target.name() == "torch._C._set_grad_enabled"
                 || target.name() == crate::output::AUTOCAST_TARGET
+                || target.name() == crate::output::INFERENCE_ENTER_TARGET
+                || target.name() == crate::output::INFERENCE_EXIT_TARGET
         }
         _ => false,
     });

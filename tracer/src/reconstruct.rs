@@ -164,8 +164,9 @@ pub(crate) fn with_effects(
             .map(|v| template_of(py, v, outs, ctx))
             .collect::<Result<Vec<_>, _>>()?;
         let all = pyo3::types::PySlice::full(py).into_any().unbind();
+        // `list.__setitem__`, not `operator.setitem`: a user subclass's override must not run.
         calls.push((
-            setitem.clone_ref(py),
+            builtins.getattr("list")?.getattr("__setitem__")?.unbind(),
             vec![
                 target,
                 OutputTemplate::Const(all),
@@ -539,13 +540,16 @@ fn template_of_inner(
                 .map(|i| template_of(py, i, outs, ctx))
                 .collect::<Result<_, _>>()?,
         ),
-        Var::List(items) => OutputTemplate::List(
-            items
-                .borrow()
-                .iter()
-                .map(|i| template_of(py, i, outs, ctx))
-                .collect::<Result<_, _>>()?,
-        ),
+        Var::List(items) => {
+            let plain = OutputTemplate::List(
+                items
+                    .borrow()
+                    .iter()
+                    .map(|i| template_of(py, i, outs, ctx))
+                    .collect::<Result<_, _>>()?,
+            );
+            user_container(py, v, plain)?
+        }
         Var::Deque(q) => OutputTemplate::Call(
             py.import("collections")?.getattr("deque")?.unbind(),
             vec![
@@ -568,7 +572,10 @@ fn template_of_inner(
                     .collect::<Result<_, TraceError>>()?,
             );
             // An `OrderedDict`/`defaultdict` made by the traced code: its class called on the
-            // items (and the default factory).
+            // items (and the default factory); a user subclass rebuilt without its code.
+            if crate::interp::user_container_class(py, v).is_some() {
+                return user_container(py, v, plain);
+            }
             match crate::interp::dict_kind(items) {
                 None => plain,
                 Some((cls, None)) => OutputTemplate::Call(cls, vec![plain]),
@@ -726,11 +733,80 @@ fn template_of_inner(
             set.call1((saved,))?;
             OutputTemplate::Const(ctx_obj?.getattr("__exit__")?.unbind())
         }
+        // A `@contextmanager` manager made but never entered: made again from its generator
+        // function and arguments.
+        Var::GenCm(_) if crate::interp::unentered_generator_cm(v).is_some() => {
+            let (func, args, kwargs) =
+                crate::interp::unentered_generator_cm(v).expect("checked by the guard");
+            let cls = py
+                .import("contextlib")?
+                .getattr("_GeneratorContextManager")?
+                .unbind();
+            OutputTemplate::Call(
+                cls,
+                vec![
+                    template_of(py, &func, outs, ctx)?,
+                    OutputTemplate::Tuple(
+                        args.iter()
+                            .map(|a| template_of(py, a, outs, ctx))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    OutputTemplate::Dict(
+                        kwargs
+                            .iter()
+                            .map(|(k, a)| {
+                                Ok((
+                                    pyo3::types::PyString::new(py, k).into_any().unbind(),
+                                    template_of(py, a, outs, ctx)?,
+                                ))
+                            })
+                            .collect::<Result<_, TraceError>>()?,
+                    ),
+                ],
+            )
+        }
+        // The `__exit__` of an inference-mode block re-entered natively after a graph break
+        // (`torchferro._amp.reenter_inference`): it leaves the innermost level.
+        Var::InferenceModeExit {
+            prev_grad,
+            prev_inference,
+        } => {
+            let prev_inference = match prev_inference {
+                Some(m) => *m,
+                None => crate::guards::inference_mode_enabled(py),
+            };
+            let exit = py
+                .import("torchferro._amp")?
+                .getattr("InferenceExit")?
+                .call1((prev_inference, *prev_grad))?
+                .getattr("__exit__")?;
+            OutputTemplate::Const(exit.unbind())
+        }
         other => {
             return Err(TraceError::unsupported(format!(
                 "returning a {}",
                 other.type_name(py)
             )))
         }
+    })
+}
+
+/// A list or dict the traced code made as an instance of a user subclass: rebuilt by the
+/// builtin base (`interp::user_containers`), so the class's overrides do not run again.
+fn user_container(
+    py: Python<'_>,
+    v: &Var,
+    plain: OutputTemplate,
+) -> Result<OutputTemplate, TraceError> {
+    Ok(match crate::interp::user_container_class(py, v) {
+        Some((cls, base)) => OutputTemplate::Call(
+            crate::interp::user_container_rebuild(py)?.unbind(),
+            vec![
+                OutputTemplate::Const(cls),
+                OutputTemplate::Const(base),
+                plain,
+            ],
+        ),
+        None => plain,
     })
 }

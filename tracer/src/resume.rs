@@ -103,6 +103,9 @@ pub struct BreakPlan {
     /// Grad mode at the break when it differs from the mode the frame was entered with (inside a
     /// `with torch.no_grad()` block): the transformed code switches to it after the graph.
     pub grad_mode: Option<bool>,
+    /// The inference-mode levels open at the break, outermost first (`mode`, grad mode when
+    /// entered): the graph leaves them and the transformed code enters them again.
+    pub inference_levels: Vec<(bool, bool)>,
 }
 
 impl BreakPlan {
@@ -184,9 +187,21 @@ impl BreakPlan {
             && info.localsplus[first_free..].iter().any(|n| n == "__class__");
         // Inside a grad-mode block the graph switches back to the frame's entry mode at its
         // end; the transformed code re-enters the block's mode natively.
+        // Inference-mode levels are left the same way (innermost first) and entered again
+        // natively; entering one sets grad mode, so the break's grad mode is then always set.
+        let grad_at_break = output.grad_enabled();
+        let inference_levels: Vec<(bool, bool)> = output
+            .inference_levels
+            .iter()
+            .map(|l| (l.mode, l.prev_grad))
+            .collect();
+        while let Some(l) = output.inference_levels.last().copied() {
+            output.exit_inference_mode(py, l.prev_grad, l.prev_inference)?;
+        }
         let entry_mode = crate::guards::grad_enabled(py);
-        let grad_mode = (output.grad_enabled() != entry_mode).then(|| output.grad_enabled());
-        if grad_mode.is_some() {
+        let grad_mode =
+            (grad_at_break != entry_mode || !inference_levels.is_empty()).then_some(grad_at_break);
+        if output.grad_enabled() != entry_mode {
             output.set_grad_mode(py, entry_mode)?;
         }
         let plan = BreakPlan {
@@ -196,6 +211,7 @@ impl BreakPlan {
             ncells: cell_slots.len(),
             zero_arg_super,
             grad_mode,
+            inference_levels,
         };
         Ok((plan, values))
     }
@@ -390,6 +406,7 @@ pub fn graph_break<'py>(
         cells: cells.clone(),
         cell_base,
         assigned: plan.assigned.clone(),
+        maybe: Vec::new(),
         out_index,
     };
 
@@ -471,7 +488,19 @@ pub fn graph_break<'py>(
             .map_err(asm_err)?;
         k += 1;
     }
-    if let Some(mode) = plan.grad_mode {
+    if let (Some(mode), false) = (plan.grad_mode, plan.inference_levels.is_empty()) {
+        // The graph left the inference-mode blocks: entered again, then the break's grad mode.
+        asm.push_null().map_err(asm_err)?;
+        let f = consts.add(py.import("torchferro._amp")?.getattr("reenter_inference")?);
+        asm.load_const(f).map_err(asm_err)?;
+        let levels = pyo3::types::PyTuple::new(py, plan.inference_levels.iter().copied())?;
+        let levels = consts.add(levels.into_any());
+        asm.load_const(levels).map_err(asm_err)?;
+        let b = consts.add(pyo3::types::PyBool::new(py, mode).to_owned().into_any());
+        asm.load_const(b).map_err(asm_err)?;
+        asm.call(2).map_err(asm_err)?;
+        asm.pop_top().map_err(asm_err)?;
+    } else if let Some(mode) = plan.grad_mode {
         // The graph leaves grad mode as the frame found it; the rest of the block runs natively.
         asm.push_null().map_err(asm_err)?;
         let f = consts.add(
@@ -562,6 +591,13 @@ pub fn graph_break<'py>(
             after_lay.assigned.push(v as usize);
         }
     }
+    // Locals its assignment expressions bind are bound after it only if the loop ran.
+    for &v in region.as_ref().map_or(&[][..], |r| &r.walrus[..]) {
+        let v = v as usize;
+        if !after_lay.assigned.contains(&v) && !after_lay.maybe.contains(&v) {
+            after_lay.maybe.push(v);
+        }
+    }
     let mut ctx = ResumeCtx {
         py,
         info,
@@ -577,6 +613,13 @@ pub fn graph_break<'py>(
     } else {
         let next = region.as_ref().map_or(plan.index + 1, |r| r.end);
         ctx.resume_call(&mut asm, next, &spec, pushed)?;
+        if region.is_some() && plan.stack[..untouched].contains(&StackSlot::Iter) {
+            // A comprehension that breaks inside a `for` loop of the frame would break again on
+            // every iteration, each time in a new resume function: as torch.compile does, the
+            // graph so far is kept and the rest of the frame runs natively.
+            let resume = ctx.resume_code(next, &spec)?;
+            crate::code_cache::mark_skip(resume.code.bind(py));
+        }
         if let (Some(l), Some(target)) = (jump_label, ins.target) {
             asm.bind(l).map_err(asm_err)?;
             ctx.resume_call(&mut asm, target, &plan.stack[..untouched], 0)?;
@@ -655,6 +698,9 @@ struct Layout {
     cells: Vec<usize>,
     cell_base: usize,
     assigned: Vec<usize>,
+    /// Locals that may or may not be bound here (assigned by a region's assignment
+    /// expressions): handed to the resume function as themselves or as [`unbound_marker`].
+    maybe: Vec<usize>,
     /// For each stack slot at the break, its index in the graph's output tuple.
     out_index: Vec<i64>,
 }
@@ -693,8 +739,10 @@ struct ResumeCtx<'a, 'py> {
 impl<'py> ResumeCtx<'_, 'py> {
     fn resume_code(&mut self, target: usize, spec: &[StackSlot]) -> Result<Resume, TraceError> {
         let unbound: Vec<usize> = (0..self.info.nlocals)
-            .filter(|j| !self.lay.assigned.contains(j))
+            .filter(|j| !self.lay.assigned.contains(j) && !self.lay.maybe.contains(j))
             .collect();
+        let mut maybe = self.lay.maybe.clone();
+        maybe.sort_unstable();
         resume_function(
             self.py,
             self.info,
@@ -702,7 +750,10 @@ impl<'py> ResumeCtx<'_, 'py> {
             self.globals,
             target,
             spec,
-            &unbound,
+            Unbound {
+                unbound: &unbound,
+                maybe: &maybe,
+            },
         )
     }
 
@@ -756,9 +807,41 @@ impl<'py> ResumeCtx<'_, 'py> {
         above_out += 1;
         above_top += 1;
         let none = self.consts.add(py.None().into_bound(py));
+        // Only code that hands over maybe-unbound locals holds the marker (precompile
+        // marshals transformed code, and the marker is a private object).
+        let marker = if lay.maybe.is_empty() {
+            0
+        } else {
+            self.consts.add(unbound_marker(py)?)
+        };
         for j in 0..self.info.nlocals {
             if lay.assigned.contains(&j) {
                 asm.load_fast(lay.local(j)).map_err(asm_err)?;
+            } else if lay.maybe.contains(&j) {
+                // The local's value, or the marker where it is unbound: a checked load whose
+                // `UnboundLocalError` is caught right here. Below it lie the outputs, the
+                // values, NULL, `TailCall`, the resume function and the `j` locals before it.
+                let (start, end, handler, join) = (
+                    asm.new_label(),
+                    asm.new_label(),
+                    asm.new_label(),
+                    asm.new_label(),
+                );
+                asm.bind(start).map_err(asm_err)?;
+                asm.emit("LOAD_FAST_CHECK", lay.local(j)).map_err(asm_err)?;
+                asm.bind(end).map_err(asm_err)?;
+                asm.emit_jump("JUMP_FORWARD", join).map_err(asm_err)?;
+                asm.bind(handler).map_err(asm_err)?;
+                asm.pop_top().map_err(asm_err)?;
+                asm.load_const(marker).map_err(asm_err)?;
+                asm.bind(join).map_err(asm_err)?;
+                asm.add_exception_range(bytecode::ExceptionRange {
+                    start,
+                    end,
+                    handler,
+                    depth: (5 + j) as u32,
+                    lasti: false,
+                });
             } else {
                 asm.load_const(none).map_err(asm_err)?;
             }
@@ -836,7 +919,7 @@ fn kw_names_before(info: &CodeInfo, index: usize) -> Option<u32> {
 /// Resume functions already made, by (original code, globals, target, stack depth): the same
 /// resume point reuses one code object, so its compiled entries survive recompiles of the frame
 /// that breaks into it. Holds the original code so its address stays unique.
-type ResumeKey = (usize, usize, usize, Vec<StackSlot>, Vec<usize>);
+type ResumeKey = (usize, usize, usize, Vec<StackSlot>, Vec<usize>, Vec<usize>);
 static RESUMES: std::sync::Mutex<Vec<(ResumeKey, Py<PyAny>, Resume)>> =
     std::sync::Mutex::new(Vec::new());
 
@@ -870,21 +953,23 @@ fn resume_function(
     globals: &Bound<'_, PyAny>,
     target: usize,
     spec: &[StackSlot],
-    unbound: &[usize],
+    locals: Unbound<'_>,
 ) -> Result<Resume, TraceError> {
+    let Unbound { unbound, maybe } = locals;
     let key = (
         code.as_ptr() as usize,
         globals.as_ptr() as usize,
         target,
         spec.to_vec(),
         unbound.to_vec(),
+        maybe.to_vec(),
     );
     if let Ok(cache) = RESUMES.lock() {
         if let Some((_, _, r)) = cache.iter().find(|(k, _, _)| *k == key) {
             return Ok(r.clone_ref(py));
         }
     }
-    let r = make_resume_function(py, info, code, globals, target, spec, unbound)?;
+    let r = make_resume_function(py, info, code, globals, target, spec, locals)?;
     if let Ok(mut cache) = RESUMES.lock() {
         cache.push((key, code.clone().unbind(), r.clone_ref(py)));
     }
@@ -915,8 +1000,9 @@ fn make_resume_function(
     globals: &Bound<'_, PyAny>,
     target: usize,
     spec: &[StackSlot],
-    unbound: &[usize],
+    locals: Unbound<'_>,
 ) -> Result<Resume, TraceError> {
+    let Unbound { unbound, maybe } = locals;
     let nstack = spec.iter().filter(|s| **s != StackSlot::Null).count();
     let version = crate::version::current(py)?;
     let line = info
@@ -951,6 +1037,18 @@ fn make_resume_function(
     }
     for &j in unbound {
         asm.delete_fast(j as u32).map_err(asm_err)?;
+    }
+    // A local handed over as the marker was unbound at the break. The marker is one more
+    // constant after the code's own.
+    let nconsts = code.getattr("co_consts")?.len()?;
+    for &j in maybe {
+        let bound = asm.new_label();
+        asm.load_fast(j as u32).map_err(asm_err)?;
+        asm.load_const(nconsts as u32).map_err(asm_err)?;
+        asm.emit("IS_OP", 0).map_err(asm_err)?;
+        asm.emit_jump("POP_JUMP_IF_FALSE", bound).map_err(asm_err)?;
+        asm.delete_fast(j as u32).map_err(asm_err)?;
+        asm.bind(bound).map_err(asm_err)?;
     }
     let start = asm.new_label();
     asm.emit_jump("JUMP_FORWARD", start).map_err(asm_err)?;
@@ -1006,6 +1104,12 @@ fn make_resume_function(
     kw.set_item("co_qualname", name.as_str())?;
     kw.set_item("co_cellvars", PyTuple::empty(py))?;
     kw.set_item("co_freevars", PyTuple::new(py, &freevars)?)?;
+    if !maybe.is_empty() {
+        let consts = code.getattr("co_consts")?;
+        let mut all: Vec<Bound<'_, PyAny>> = consts.try_iter()?.collect::<PyResult<_>>()?;
+        all.push(unbound_marker(py)?);
+        kw.set_item("co_consts", PyTuple::new(py, all)?)?;
+    }
     let new_code = code.call_method("replace", (), Some(&kw))?;
     let function = if slots.is_empty() {
         py.import("types")?
@@ -1020,4 +1124,22 @@ fn make_resume_function(
         function,
         prefix_units,
     })
+}
+
+/// The value a resume call passes for a local that was unbound at the break where it may or
+/// may not be (`Layout::maybe`): one private object, never a user value.
+fn unbound_marker(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    static M: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let m = M.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py.import("builtins")?.getattr("object")?.call0()?.unbind())
+    })?;
+    Ok(m.bind(py).clone())
+}
+
+/// The locals a resume function must unbind in its prefix: `unbound` always, `maybe` where the
+/// transformed code passed [`unbound_marker`].
+#[derive(Clone, Copy)]
+struct Unbound<'a> {
+    unbound: &'a [usize],
+    maybe: &'a [usize],
 }

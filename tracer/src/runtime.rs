@@ -36,12 +36,15 @@ pub struct CompiledGraph {
 pub struct ModeSwitches {
     pub grad: bool,
     pub autocast: bool,
+    pub inference: bool,
 }
 
 /// Grad mode and the CPU autocast state, read before a graph that switches them runs.
 struct Modes<'py> {
     grad: Option<bool>,
     autocast: Option<Bound<'py, PyAny>>,
+    /// How many inference-mode levels `torchferro._amp` held before the graph ran.
+    inference_depth: Option<usize>,
 }
 
 impl<'py> Modes<'py> {
@@ -58,10 +61,24 @@ impl<'py> Modes<'py> {
             } else {
                 None
             },
+            inference_depth: if which.inference {
+                Some(
+                    py.import("torchferro._amp")?
+                        .call_method0("inference_depth")?
+                        .extract()?,
+                )
+            } else {
+                None
+            },
         })
     }
 
     fn restore(&self, py: Python<'py>) -> PyResult<()> {
+        // The levels restore the grad mode they found: left first, then the saved modes set.
+        if let Some(depth) = self.inference_depth {
+            py.import("torchferro._amp")?
+                .call_method1("unwind_inference", (depth,))?;
+        }
         if let Some(g) = self.grad {
             py.import("torch")?
                 .getattr("_C")?
@@ -126,7 +143,10 @@ impl CompiledGraph {
             .iter()
             .map(|&(o, i)| (o, inputs[i].clone()))
             .collect();
-        let modes = if self.switches_modes.grad || self.switches_modes.autocast {
+        let modes = if self.switches_modes.grad
+            || self.switches_modes.autocast
+            || self.switches_modes.inference
+        {
             Some(Modes::save(py, self.switches_modes)?)
         } else {
             None

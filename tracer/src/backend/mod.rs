@@ -59,6 +59,10 @@ pub fn build(
     let eager_only = match backend {
         _ if empty => None,
         Backend::Inductor if output.has_autocast() => Some("it has an autocast region"),
+        // Which results are inference tensors is decided by the region as torch runs it.
+        Backend::Inductor | Backend::AotEager if output.has_inference_mode() => {
+            Some("it has an inference-mode region")
+        }
         // Dynamic shapes: the inductor's kernels are built for static sizes (issue 18 phase 2
         // passes sizes to kernels); torch per op accepts any size.
         Backend::Inductor if output.is_dynamic() => Some("it has symbolic sizes"),

@@ -1,4 +1,5 @@
-//! Ambient torch state every entry is guarded on: grad mode and autocast, read through
+//! Ambient torch state every entry is guarded on: grad mode and autocast (and inference mode
+//! where a trace relied on it), read through
 //! functions looked up once.
 
 use pyo3::prelude::*;
@@ -18,6 +19,26 @@ pub fn grad_enabled(py: Python<'_>) -> bool {
         .and_then(|f| f.bind(py).call0())
         .map(|r| r.is_truthy().unwrap_or(true))
         .unwrap_or(true)
+}
+
+/// `torch.is_inference_mode_enabled`, looked up once.
+fn inference_mode_fn(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
+    static F: std::sync::OnceLock<Py<PyAny>> = std::sync::OnceLock::new();
+    if let Some(f) = F.get() {
+        return Ok(f);
+    }
+    let f = py
+        .import("torch")?
+        .getattr("is_inference_mode_enabled")?
+        .unbind();
+    Ok(F.get_or_init(|| f))
+}
+
+pub fn inference_mode_enabled(py: Python<'_>) -> bool {
+    inference_mode_fn(py)
+        .and_then(|f| f.bind(py).call0())
+        .map(|r| r.is_truthy().unwrap_or(false))
+        .unwrap_or(false)
 }
 
 /// `torch._C._is_any_autocast_enabled`, looked up once: the cheap check of the common case.

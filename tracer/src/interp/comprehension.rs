@@ -55,6 +55,9 @@ pub struct Region {
     /// The cleanup blocks the body's exception-table entries lead to, each ending in `RERAISE`.
     pub cleanups: Vec<Range<usize>>,
     pub result: Disposition,
+    /// Locals of the frame the body assigns (`last := x`): after the region each one is bound
+    /// if the loop ran at least once (or if it was bound before).
+    pub walrus: Vec<u32>,
 }
 
 /// The outermost inlined comprehension that contains instruction `index`, if it is one that can
@@ -108,9 +111,9 @@ pub fn region_at(info: &CodeInfo, start: usize) -> Option<Region> {
     let order: Vec<usize> = (0..n).map(|k| (k + n - 1) % n).collect();
     let (end, result) = restores(ins, end_for + 1, &saved, &order)?;
     let body = start..end;
-    let stored_ok = |i: &Ins| {
-        !matches!(i.name.as_str(), "STORE_FAST" | "DELETE_FAST") || saved.contains(&i.arg)
-    };
+    // A store of another local in the body is an assignment expression (`last := x`).
+    let stored_ok = |i: &Ins| i.name != "DELETE_FAST" || saved.contains(&i.arg);
+    let mut walrus: Vec<u32> = Vec::new();
     for (k, i) in ins[body.clone()].iter().enumerate() {
         if !movable(i) {
             return None;
@@ -122,6 +125,13 @@ pub fn region_at(info: &CodeInfo, start: usize) -> Option<Region> {
         if !stored_ok(i) && !result_store {
             return None;
         }
+        if i.name == "STORE_FAST"
+            && !saved.contains(&i.arg)
+            && !result_store
+            && !walrus.contains(&i.arg)
+        {
+            walrus.push(i.arg);
+        }
         if i.target.is_some_and(|t| !body.contains(&t)) {
             return None;
         }
@@ -132,6 +142,7 @@ pub fn region_at(info: &CodeInfo, start: usize) -> Option<Region> {
         end,
         cleanups,
         result,
+        walrus,
     })
 }
 

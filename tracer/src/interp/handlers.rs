@@ -170,7 +170,11 @@ impl Frame<'_, '_> {
                         .and_then(|d| self.stack.get(d));
                     matches!(
                         exit,
-                        Some(Var::GradModeExit { .. } | Var::AutocastExit { .. })
+                        Some(
+                            Var::GradModeExit { .. }
+                                | Var::AutocastExit { .. }
+                                | Var::InferenceModeExit { .. }
+                        )
                     )
                 }
                 // A `finally` body: it runs and re-raises, catching nothing (see the module

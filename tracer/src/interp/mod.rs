@@ -20,6 +20,7 @@ pub(crate) mod pyobj;
 mod step;
 mod symint;
 mod tracked_super;
+mod user_containers;
 pub mod vars;
 
 use std::cell::RefCell;
@@ -35,7 +36,10 @@ use crate::output::OutputGraph;
 use crate::source::{Scope, Source};
 
 pub(crate) use abc_mixins::object_attr_is_property;
+pub(crate) use gencm::unentered_parts as unentered_generator_cm;
 pub(crate) use objects::{fill_function, object_attr_misses_to_getattr, object_has_attr};
+pub(crate) use pyobj::rebuild_fn as user_container_rebuild;
+pub(crate) use user_containers::rebuild_class as user_container_class;
 pub use vars::Var;
 
 /// A container read from the frame's inputs: its tracker, where it came from, and the object.
@@ -223,6 +227,26 @@ impl Tracer<'_> {
             self.effects.note_dict(d);
         }
     }
+}
+
+/// `Some((prev_grad, prev_inference))` for the bound `__exit__` of a
+/// `torchferro._amp.InferenceExit` (what a graph break inside an inference-mode block leaves on
+/// the stack): leaving its level restores those modes.
+fn inference_mode_exit(py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<(bool, bool)> {
+    let owner = v.getattr("__self__").ok()?;
+    let name: String = v.getattr("__name__").ok()?.extract().ok()?;
+    let cls = py
+        .import("torchferro._amp")
+        .ok()?
+        .getattr("InferenceExit")
+        .ok()?;
+    if name != "__exit__" || !owner.get_type().is(&cls) {
+        return None;
+    }
+    Some((
+        owner.getattr("prev_grad").ok()?.extract().ok()?,
+        owner.getattr("prev_inference").ok()?.extract().ok()?,
+    ))
 }
 
 /// `Some(prev)` for the bound `__exit__` of a `torch.set_grad_enabled` object (what a graph
@@ -574,16 +598,26 @@ impl<'a, 'py> Frame<'a, 'py> {
             if !ptr.is_null() {
                 // SAFETY: a borrowed pointer into the live frame; we take our own reference.
                 let value = unsafe { Bound::from_borrowed_ptr(self.tx.py, ptr) };
-                let v = match grad_mode_exit(self.tx.py, &value) {
+                let exit = match grad_mode_exit(self.tx.py, &value) {
                     // The `__exit__` a graph break handed over from a grad-mode block: the
                     // block's end is traced as a grad-mode switch again.
-                    Some(restore) => {
+                    Some(restore) => Some(Var::GradModeExit { restore }),
+                    // ... or from an inference-mode block: the end leaves the level again.
+                    None => inference_mode_exit(self.tx.py, &value).map(|(g, m)| {
+                        Var::InferenceModeExit {
+                            prev_grad: g,
+                            prev_inference: Some(m),
+                        }
+                    }),
+                };
+                let v = match exit {
+                    Some(exit) => {
                         self.tx.guards.add(
                             self.tx.py,
                             &Source::local(i, &name),
                             crate::guards::Check::Id(value.clone().unbind()),
                         );
-                        Var::GradModeExit { restore }
+                        exit
                     }
                     None => self.tx.wrap(value, Some(Source::local(i, &name)))?,
                 };
@@ -708,6 +742,10 @@ impl<'a, 'py> Frame<'a, 'py> {
     /// other data descriptors) and registered module members still break the graph.
     fn store_attr(&mut self, obj: Var, name: &str, v: Var) -> Result<(), TraceError> {
         let py = self.tx.py;
+        if let Some(m) = self.user_container_override(&obj, "__setattr__")? {
+            self.call(m, vec![Var::py_const(py, name), v], vec![])?;
+            return Ok(());
+        }
         if let Var::Object(o) = &obj {
             return self.object_setattr(o, name, v, false);
         }
@@ -763,6 +801,15 @@ impl<'a, 'py> Frame<'a, 'py> {
     /// DELETE_SUBSCR on a list (by index) or a dict: tracked, and written back to an input
     /// container after the graph.
     fn delete_subscript(&mut self, container: Var, key: Var) -> Result<(), TraceError> {
+        if let Some(m) = self.user_container_override(&container, "__delitem__")? {
+            self.call(m, vec![key], vec![])?;
+            return Ok(());
+        }
+        self.delete_subscript_raw(container, key)
+    }
+
+    /// `del container[key]` by the builtin operation.
+    fn delete_subscript_raw(&mut self, container: Var, key: Var) -> Result<(), TraceError> {
         let py = self.tx.py;
         match &container {
             Var::Dict(d) => {

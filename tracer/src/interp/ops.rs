@@ -367,6 +367,14 @@ impl Frame<'_, '_> {
     }
 
     pub(super) fn subscript(&mut self, obj: Var, idx: Var) -> Result<Var, TraceError> {
+        if let Some(m) = self.user_container_override(&obj, "__getitem__")? {
+            return self.call(m, vec![idx], vec![]);
+        }
+        self.subscript_raw(obj, idx)
+    }
+
+    /// `obj[idx]` by the builtin operation (a user container's override not consulted).
+    pub(super) fn subscript_raw(&mut self, obj: Var, idx: Var) -> Result<Var, TraceError> {
         let py = self.tx.py;
         match &obj {
             Var::Deque(q) => {
@@ -470,6 +478,20 @@ impl Frame<'_, '_> {
 
     /// `obj[key] = value`: an in-place graph op on tensors, a mutation of tracked containers.
     pub(super) fn store_subscript(
+        &mut self,
+        obj: Var,
+        key: Var,
+        value: Var,
+    ) -> Result<(), TraceError> {
+        if let Some(m) = self.user_container_override(&obj, "__setitem__")? {
+            self.call(m, vec![key, value], vec![])?;
+            return Ok(());
+        }
+        self.store_subscript_raw(obj, key, value)
+    }
+
+    /// `obj[key] = value` by the builtin operation.
+    pub(super) fn store_subscript_raw(
         &mut self,
         obj: Var,
         key: Var,
@@ -685,6 +707,9 @@ impl Frame<'_, '_> {
     /// `obj.name` as a value (LOAD_ATTR without a call).
     pub(super) fn getattr(&mut self, obj: Var, name: &str) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(v) = self.user_container_attr(&obj, name)? {
+            return Ok(v);
+        }
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
             Var::Ndarray(a) => self.ndarray_attr(a.clone(), name),
@@ -826,6 +851,9 @@ impl Frame<'_, '_> {
 
     /// `obj.name` about to be called (LOAD_METHOD).
     pub(super) fn load_method(&mut self, obj: Var, name: &str) -> Result<Var, TraceError> {
+        if let Some(v) = self.user_container_attr(&obj, name)? {
+            return Ok(v);
+        }
         match &obj {
             Var::Tensor(_)
             | Var::List(_)

@@ -210,3 +210,111 @@ pub(super) fn is_container_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyRes
     }
     o.is_instance(&py.import("collections")?.getattr("deque")?)
 }
+
+// User subclasses of builtin containers (`user_containers.rs`).
+
+/// The dunders a traced user container may override: the tracer dispatches each of them.
+const DISPATCHED: &[&str] = &[
+    "__init__",
+    "__getitem__",
+    "__setitem__",
+    "__delitem__",
+    "__getattr__",
+    "__setattr__",
+    "__repr__",
+    "__str__",
+];
+
+/// Dunders a class body defines that are not behaviour.
+const CLASS_DATA: &[&str] = &[
+    "__module__",
+    "__qualname__",
+    "__doc__",
+    "__dict__",
+    "__weakref__",
+    "__annotations__",
+    "__firstlineno__",
+    "__static_attributes__",
+    "__orig_bases__",
+    "__parameters__",
+    "__class_getitem__",
+    "__init_subclass__",
+];
+
+/// The builtin container a user class derives from: `dict`, `OrderedDict` or `list`, when the
+/// class is one this module traces.
+pub(crate) fn container_base<'py>(
+    py: Python<'py>,
+    cls: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Ok(ty) = cls.cast::<pyo3::types::PyType>() else {
+        return Ok(None);
+    };
+    let builtins = py.import("builtins")?;
+    let type_ = builtins.getattr("type")?;
+    if !ty.get_type().is(&type_) {
+        return Ok(None);
+    }
+    let dict = builtins.getattr("dict")?;
+    let list = builtins.getattr("list")?;
+    let object = builtins.getattr("object")?;
+    let ordered = py.import("collections")?.getattr("OrderedDict")?;
+    let mut base = None;
+    for c in ty.getattr("__mro__")?.try_iter()? {
+        let c = c?;
+        if c.is(&object) {
+            continue;
+        }
+        if c.is(&dict) || c.is(&list) || c.is(&ordered) {
+            if base.is_none() {
+                base = Some(c);
+            }
+            continue;
+        }
+        // A class of the user's (a Python class, not a C type), before the builtin base.
+        if base.is_some() || !is_user_class(py, &c)? {
+            return Ok(None);
+        }
+        let d = c.getattr("__dict__")?;
+        for k in d.call_method0("keys")?.try_iter()? {
+            let k: String = k?.extract()?;
+            if k.starts_with("__")
+                && k.ends_with("__")
+                && !DISPATCHED.contains(&k.as_str())
+                && !CLASS_DATA.contains(&k.as_str())
+            {
+                return Ok(None);
+            }
+        }
+    }
+    // Builtin containers themselves are handled elsewhere.
+    if base.as_ref().is_some_and(|b| b.is(cls)) {
+        return Ok(None);
+    }
+    Ok(base)
+}
+
+/// A heap type defined in Python code (it has `__module__` outside builtins/collections).
+pub(crate) fn is_user_class(py: Python<'_>, c: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let module: String = c
+        .getattr("__module__")
+        .and_then(|m| m.extract())
+        .unwrap_or_default();
+    let _ = py;
+    Ok(!matches!(module.as_str(), "builtins" | "collections"))
+}
+
+/// Rebuilds a user container after the graph without running the class's code: the builtin
+/// base's `__new__`, then its own item setter (`OrderedDict.__setitem__` keeps the order).
+pub(crate) fn rebuild_fn(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    static F: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let f = F.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let code = std::ffi::CString::new(
+            "def rebuild(cls, base, items):\n    obj = base.__new__(cls)\n    if base is list:\n        list.extend(obj, items)\n    else:\n        for k, v in items.items():\n            base.__setitem__(obj, k, v)\n    return obj\n",
+        )
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        let m = PyModule::from_code(py, &code, c"<torchferro user containers>", c"torchferro_user_containers")?;
+        Ok(m.getattr("rebuild")?.unbind())
+    })?;
+    Ok(f.bind(py).clone())
+}

@@ -445,14 +445,13 @@ impl Frame<'_, '_> {
             }
             Op::BeforeWith => {
                 let ctx = self.pop()?;
-                if let Var::Autocast { enabled, dtype } = &ctx {
-                    let (was, was_dtype) = self.tx.output.autocast();
-                    self.tx.output.set_autocast(py, *enabled, dtype.bind(py))?;
-                    self.stack.push(Var::AutocastExit {
-                        enabled: was,
-                        dtype: was_dtype,
-                    });
-                    self.stack.push(ctx.clone());
+                if let Some(exit) = self.enter_mode(&ctx)? {
+                    let entered = match ctx {
+                        Var::Autocast { .. } => ctx.clone(),
+                        _ => Var::none(py),
+                    };
+                    self.stack.push(exit);
+                    self.stack.push(entered);
                     return Ok(None);
                 }
                 if self.enter_object(&ctx)? {
@@ -464,22 +463,10 @@ impl Frame<'_, '_> {
                     self.stack.push(v);
                     return Ok(None);
                 }
-                let Var::GradMode { enabled, prev } = ctx else {
-                    return Err(TraceError::unsupported(format!(
-                        "a `with` block over a {}",
-                        ctx.type_name(py)
-                    )));
-                };
-                let restore = match prev {
-                    Some(p) => p,
-                    None => {
-                        let p = self.tx.output.grad_enabled();
-                        self.tx.output.set_grad_mode(py, enabled)?;
-                        p
-                    }
-                };
-                self.stack.push(Var::GradModeExit { restore });
-                self.stack.push(Var::none(py));
+                return Err(TraceError::unsupported(format!(
+                    "a `with` block over a {}",
+                    ctx.type_name(py)
+                )));
             }
             Op::FormatValue => {
                 let spec = if arg & 0x04 != 0 {
@@ -660,4 +647,56 @@ fn is_len_of_container(py: Python<'_>, callable: &Var, arg: &Var) -> bool {
             .import("builtins")
             .and_then(|b| b.getattr("len"))
             .is_ok_and(|len| f.bind(py).is(&len))
+}
+
+impl Frame<'_, '_> {
+    /// Enters a traced mode context (grad mode, autocast, inference mode): switches the traced
+    /// state and returns the tracker of its `__exit__`; `None` for any other value.
+    pub(super) fn enter_mode(&mut self, ctx: &Var) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        Ok(Some(match ctx {
+            Var::Autocast { enabled, dtype } => {
+                let (was, was_dtype) = self.tx.output.autocast();
+                self.tx.output.set_autocast(py, *enabled, dtype.bind(py))?;
+                Var::AutocastExit {
+                    enabled: was,
+                    dtype: was_dtype,
+                }
+            }
+            Var::InferenceMode { mode } => {
+                let prev_grad = self.tx.output.grad_enabled();
+                let prev_inference = self.tx.output.inference_mode();
+                if prev_inference.is_none() {
+                    // Leaving the level restores the frame's entry state, which a graph break
+                    // bakes into the `__exit__` it hands over: guarded.
+                    let query = py.import("torch")?.getattr("is_inference_mode_enabled")?;
+                    let value = query.call0()?;
+                    let origin = self.tx.guards.origin.clone();
+                    self.tx.guards.global.value(
+                        &query,
+                        &value,
+                        "torch.is_inference_mode_enabled()",
+                        origin,
+                    );
+                }
+                self.tx.output.enter_inference_mode(py, *mode)?;
+                Var::InferenceModeExit {
+                    prev_grad,
+                    prev_inference,
+                }
+            }
+            Var::GradMode { enabled, prev } => {
+                let restore = match prev {
+                    Some(p) => *p,
+                    None => {
+                        let p = self.tx.output.grad_enabled();
+                        self.tx.output.set_grad_mode(py, *enabled)?;
+                        p
+                    }
+                };
+                Var::GradModeExit { restore }
+            }
+            _ => return Ok(None),
+        }))
+    }
 }

@@ -93,6 +93,24 @@ pub enum Var {
     GradModeExit {
         restore: bool,
     },
+    /// `torch.inference_mode(mode)` (or its `clone`, a decorator's context factory): entering
+    /// it opens an inference-mode level of the graph.
+    InferenceMode {
+        mode: bool,
+    },
+    /// The `__exit__` of an inference-mode block: leaves the innermost level, after which grad
+    /// and inference mode are `prev_grad` and `prev_inference` (`None`: the frame's entry state).
+    InferenceModeExit {
+        prev_grad: bool,
+        prev_inference: Option<bool>,
+    },
+    /// A function decorated in the traced code with a mode context (`torch.autocast(...)(fn)`,
+    /// `torch.no_grad()(fn)`, `torch.inference_mode()(fn)`): a call runs `func` inside the
+    /// context's region, as torch's wrapper runs it inside `with ctx:`.
+    ModeDecorated {
+        ctx: Box<Var>,
+        func: Box<Var>,
+    },
     /// `torch.autocast("cpu", ...)`: the CPU autocast state its `__enter__` switches to.
     Autocast {
         enabled: bool,
@@ -314,7 +332,11 @@ impl Var {
             Var::Null => "NULL".into(),
             Var::Cell(_) => "cell".into(),
             Var::GradMode { .. } => "grad mode context".into(),
-            Var::GradModeExit { .. } | Var::AutocastExit { .. } => "context exit".into(),
+            Var::GradModeExit { .. } | Var::AutocastExit { .. } | Var::InferenceModeExit { .. } => {
+                "context exit".into()
+            }
+            Var::InferenceMode { .. } => "inference mode context".into(),
+            Var::ModeDecorated { .. } => "function decorated with a mode context".into(),
             Var::Autocast { .. } => "autocast context".into(),
             Var::NamedTuple { ty, .. } => ty
                 .bind(py)
@@ -358,12 +380,26 @@ impl Var {
             }
             Var::List(items) => {
                 let v: Option<Vec<_>> = items.borrow().iter().map(|i| i.as_py_at(py, d)).collect();
-                PyList::new(py, v?).ok().map(|t| t.into_any())
+                let out = PyList::new(py, v?).ok()?.into_any();
+                match user_container_class(py, self) {
+                    Some((cls, base)) => super::pyobj::rebuild_fn(py)
+                        .ok()?
+                        .call1((cls, base, out))
+                        .ok(),
+                    None => Some(out),
+                }
             }
             Var::Dict(items) => {
                 let out = PyDict::new(py);
                 for (k, v) in items.borrow().iter() {
                     out.set_item(k.bind(py), v.as_py_at(py, d)?).ok()?;
+                }
+                // A user subclass: rebuilt without running its code.
+                if let Some((cls, base)) = user_container_class(py, self) {
+                    return super::pyobj::rebuild_fn(py)
+                        .ok()?
+                        .call1((cls, base, out))
+                        .ok();
                 }
                 // An `OrderedDict`/`defaultdict` made by the traced code keeps its class (its
                 // equality is order-sensitive, its missing keys are filled).
@@ -906,7 +942,8 @@ impl Tracer<'_> {
             return Ok(Var::Py(value.unbind(), Some(source)));
         } else if let (Ok(l), true) = (
             value.cast::<PyList>(),
-            value.get_type().is(py.get_type::<PyList>()),
+            value.get_type().is(py.get_type::<PyList>())
+                || input_container_kind(py, &value, "list"),
         ) {
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
@@ -918,6 +955,10 @@ impl Tracer<'_> {
             // A list from outside is read-only to the tracer: mutating it breaks the graph, so
             // the real object is still the one the rest of the frame must see (its source).
             let rc = Rc::new(RefCell::new(items));
+            if !value.get_type().is(py.get_type::<PyList>()) {
+                // A user subclass: its overrides dispatch as for one the frame made.
+                set_list_kind(&rc, value.get_type().into_any().unbind());
+            }
             self.external_lists
                 .push((rc.clone(), source, value.unbind()));
             return Ok(Var::List(rc));
@@ -964,7 +1005,8 @@ impl Tracer<'_> {
             return Ok(Var::Deque(rc));
         } else if let (Ok(d), true) = (
             value.cast::<PyDict>(),
-            value.get_type().is(py.get_type::<PyDict>()),
+            value.get_type().is(py.get_type::<PyDict>())
+                || input_container_kind(py, &value, "dict"),
         ) {
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
@@ -976,6 +1018,9 @@ impl Tracer<'_> {
                 items.push((k.unbind(), item));
             }
             let rc = Rc::new(RefCell::new(items));
+            if !value.get_type().is(py.get_type::<PyDict>()) {
+                set_dict_kind(&rc, (value.get_type().into_any().unbind(), None));
+            }
             self.external_dicts
                 .push((rc.clone(), source, value.unbind()));
             return Ok(Var::Dict(rc));
@@ -1192,4 +1237,64 @@ pub(crate) fn dict_kind(d: &DictItems) -> Option<DictKind> {
                 .map(|(_, (c, f))| (c.clone_ref(py), f.clone()))
         })
     })
+}
+
+/// A weak reference to a list tracker.
+type WeakList = std::rc::Weak<RefCell<Vec<Var>>>;
+
+thread_local! {
+    /// Lists made by the traced code as instances of a user subclass of `list` (see
+    /// `user_containers.rs`), by their tracker, with the class.
+    static LIST_KINDS: RefCell<Vec<(WeakList, Py<PyAny>)>> = const { RefCell::new(Vec::new()) };
+}
+
+pub(crate) fn set_list_kind(l: &Rc<RefCell<Vec<Var>>>, cls: Py<PyAny>) {
+    LIST_KINDS.with(|k| {
+        let mut k = k.borrow_mut();
+        k.retain(|(w, _)| w.strong_count() > 0);
+        k.push((Rc::downgrade(l), cls));
+    });
+}
+
+/// The user subclass of `list` a tracked list was made as; `None` for a plain list.
+pub(crate) fn list_kind(l: &Rc<RefCell<Vec<Var>>>) -> Option<Py<PyAny>> {
+    Python::attach(|py| {
+        LIST_KINDS.with(|k| {
+            k.borrow()
+                .iter()
+                .find(|(w, _)| std::ptr::eq(w.as_ptr(), Rc::as_ptr(l)))
+                .map(|(_, c)| c.clone_ref(py))
+        })
+    })
+}
+
+/// Whether an input is an instance of a user subclass of `dict` or `list` (`base`) that
+/// `user_containers.rs` traces, with no instance attributes: tracked as the container, written
+/// back after the graph by the builtin's own methods. (`OrderedDict` subclasses are not: their
+/// write-back would have to keep the linked order.)
+fn input_container_kind(py: Python<'_>, value: &Bound<'_, PyAny>, base: &str) -> bool {
+    let ty = value.get_type();
+    let Ok(Some(b)) = super::pyobj::container_base(py, ty.as_any()) else {
+        return false;
+    };
+    let builtin = py.import("builtins").and_then(|m| m.getattr(base));
+    let no_attrs = value
+        .getattr("__dict__")
+        .map(|d| d.len().is_ok_and(|n| n == 0))
+        .unwrap_or(true);
+    builtin.is_ok_and(|x| b.is(&x)) && no_attrs
+}
+
+/// `(cls, base)` of a list or dict the traced code made (or read) as an instance of a user
+/// subclass (`user_containers.rs`): rebuilt by `pyobj::rebuild_fn`.
+pub(crate) fn user_container_class(py: Python<'_>, v: &Var) -> Option<(Py<PyAny>, Py<PyAny>)> {
+    let cls = match v {
+        Var::Dict(d) => dict_kind(d).and_then(|(c, f)| f.is_none().then_some(c))?,
+        Var::List(l) => list_kind(l)?,
+        _ => return None,
+    };
+    let base = super::pyobj::container_base(py, cls.bind(py))
+        .ok()
+        .flatten()?;
+    Some((cls, base.unbind()))
 }

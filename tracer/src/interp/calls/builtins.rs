@@ -675,7 +675,14 @@ impl Frame<'_, '_> {
             }
             Var::Py(o, _) => Some(o.bind(py).get_type()),
             Var::Tuple(_) => named("tuple")?,
-            Var::List(_) => named("list")?,
+            Var::List(l) => match crate::interp::vars::list_kind(l) {
+                Some(c) => Some(
+                    c.into_bound(py)
+                        .cast_into::<PyType>()
+                        .map_err(PyErr::from)?,
+                ),
+                None => named("list")?,
+            },
             Var::Dict(d) => match super::collections::dict_class(py, d) {
                 Some(c) => Some(c.cast_into::<PyType>().map_err(PyErr::from)?),
                 None => named("dict")?,
@@ -688,6 +695,12 @@ impl Frame<'_, '_> {
             ),
             Var::Slice(_) => named("slice")?,
             Var::Super { .. } => named("super")?,
+            Var::GenCm(_) => Some(
+                py.import("contextlib")?
+                    .getattr("_GeneratorContextManager")?
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?,
+            ),
             Var::Set(_) => named("set")?,
             Var::Library(l) => {
                 let (module, name) = l.borrow().py_type();

@@ -75,6 +75,9 @@ impl Frame<'_, '_> {
         name: &str,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(v) = self.user_container_super_attr(cls.bind(py), &obj, name)? {
+            return Ok(v);
+        }
         if let Var::Object(o) = &obj {
             if name != "__getattribute__" && name != "__getattr__" {
                 return self.tracked_super_attr(cls.bind(py), &o.clone(), name);

@@ -45,6 +45,12 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         match f {
+            Var::Method { recv, name }
+                if name.starts_with(crate::interp::user_containers::BUILTIN_PREFIX) =>
+            {
+                let name = &name[crate::interp::user_containers::BUILTIN_PREFIX.len()..];
+                self.builtin_dunder(&recv, name, args, kwargs)
+            }
             Var::Method { recv, name } => match *recv {
                 Var::Tensor(t) => match self.replaced_tensor_method(&name)? {
                     // `torch.Tensor.relu = my_relu`: eager calls the replacement.
@@ -131,6 +137,49 @@ impl Frame<'_, '_> {
                 self.tx.output.set_autocast(py, enabled, dtype.bind(py))?;
                 Ok(Var::none(py))
             }
+            // A mode context called on a function made or read in the frame: torch returns a
+            // wrapper that runs the function inside the context.
+            ctx @ (Var::Autocast { .. }
+            | Var::InferenceMode { .. }
+            | Var::GradMode { prev: None, .. })
+                if args.len() == 1 && kwargs.is_empty() =>
+            {
+                let func = args.into_iter().next().unwrap_or(Var::Null);
+                if !matches!(
+                    func,
+                    Var::Function(_) | Var::Py(..) | Var::BoundMethod { .. }
+                ) {
+                    return Err(TraceError::unsupported(format!(
+                        "a {} called on a {}",
+                        ctx.type_name(py),
+                        func.type_name(py)
+                    )));
+                }
+                Ok(Var::ModeDecorated {
+                    ctx: Box::new(ctx),
+                    func: Box::new(func),
+                })
+            }
+            Var::ModeDecorated { ctx, func } => {
+                let exit = self
+                    .enter_mode(&ctx)?
+                    .ok_or_else(|| TraceError::internal("a decorated mode context"))?;
+                let r = self.call(*func, args, kwargs);
+                // The wrapper's `with` leaves the region on a traced exception too.
+                if matches!(r, Ok(_) | Err(TraceError::Raised { .. })) {
+                    self.call(exit, vec![], vec![])?;
+                }
+                r
+            }
+            Var::InferenceModeExit {
+                prev_grad,
+                prev_inference,
+            } => {
+                self.tx
+                    .output
+                    .exit_inference_mode(py, prev_grad, prev_inference)?;
+                Ok(Var::none(py))
+            }
             Var::BoundMethod { func, self_ } => {
                 if let Some(r) = self.mapping_get(&func, &self_, &args, &kwargs)? {
                     return Ok(r);
@@ -160,6 +209,12 @@ impl Frame<'_, '_> {
         }
         if is_nn_module(py, f)? {
             return self.call_module(f, src, args, kwargs);
+        }
+        if let Some(r) = self.construct_user_container(f, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.unbound_builtin_on_user_container(f, &args, &kwargs)? {
+            return Ok(r);
         }
         let module: String = f
             .getattr(intern!(py, "__module__"))
@@ -289,6 +344,9 @@ impl Frame<'_, '_> {
             }
         }
         if let Some(v) = self.grad_mode_call(f, &args)? {
+            return Ok(v);
+        }
+        if let Some(v) = self.inference_mode_call(f, &args, &kwargs)? {
             return Ok(v);
         }
         if let Some(v) = self.autocast_call(f, &args, &kwargs)? {
@@ -551,6 +609,71 @@ impl Frame<'_, '_> {
             }));
         }
         Ok(None)
+    }
+
+    /// `torch.inference_mode(mode=True)` and the `clone` of one (the context factory of a
+    /// `@torch.inference_mode(...)` wrapper) become inference-mode contexts, entered as graph
+    /// regions; `torch.is_inference_mode_enabled()` inside a traced region is the region's mode.
+    fn inference_mode_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let torch = py.import("torch")?;
+        if f.is(&torch.getattr("is_inference_mode_enabled")?) && args.is_empty() {
+            // Outside any region the trace changed, the entry state: folded under a guard by
+            // the trace-time table.
+            return Ok(self
+                .tx
+                .output
+                .inference_mode()
+                .map(|m| Var::py_const(py, m)));
+        }
+        let cls = torch.getattr("inference_mode")?;
+        let clone = cls.getattr("clone")?;
+        let owner = match (f.getattr("__func__"), f.getattr("__self__")) {
+            (Ok(func), Ok(owner)) if func.is(&clone) && args.is_empty() => Some(owner),
+            _ if f.is(&clone) => match args {
+                [Var::Py(owner, _)] => Some(owner.bind(py).clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(owner) = owner {
+            if owner.is_instance(&cls)? {
+                let mode = owner.getattr("mode")?.extract::<bool>()?;
+                return Ok(Some(Var::InferenceMode { mode }));
+            }
+            return Ok(None);
+        }
+        if !f.is(&cls) {
+            return Ok(None);
+        }
+        let mode = match (args, kwargs) {
+            ([], []) => None,
+            ([m], []) => Some(m),
+            ([], [(k, m)]) if k == "mode" => Some(m),
+            _ => {
+                return Err(TraceError::unsupported(
+                    "torch.inference_mode with these arguments",
+                ))
+            }
+        };
+        let mode = match mode {
+            None => true,
+            Some(m) => match m.as_py(py) {
+                Some(b) if b.is_instance_of::<pyo3::types::PyBool>() => b.extract::<bool>()?,
+                // `torch.inference_mode(fn)`: a decorator made in the frame.
+                _ => {
+                    return Err(TraceError::unsupported(
+                        "torch.inference_mode applied to a function in the frame",
+                    ))
+                }
+            },
+        };
+        Ok(Some(Var::InferenceMode { mode }))
     }
 
     /// `torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)` (and

@@ -112,6 +112,13 @@ impl Frame<'_, '_> {
                 return Ok(Var::py_const(py, ok || sizes.contains(&0)));
             }
             "get_device" => return Ok(Var::py_const(py, meta.device.index.unwrap_or(-1))),
+            // Whether a tensor is an inference tensor is not in its metadata (a `meta` tensor
+            // never is one): it runs natively, where torch.compile breaks the graph too.
+            "is_inference" => {
+                return Err(TraceError::unsupported(
+                    "Tensor.is_inference() (known only on the real tensor)",
+                ))
+            }
             "numpy" => return self.tensor_numpy(t, &args, &kwargs),
             _ => {}
         }
