@@ -182,13 +182,17 @@ def measure(models, repeats, variants=VARIANTS):
             for v in variants:
                 if v.endswith("warm"):  # fill the shared cache directory, untimed
                     _run_one(m, v, workdir, _env(workdir, v, 0))
-                runs = [_run_one(m, v, workdir, _env(workdir, v, r)) for r in range(repeats)]
+                runs = [
+                    _run_one(m, v, workdir, _env(workdir, v, r)) for r in range(repeats)
+                ]
                 row = {
                     k: statistics.median(r[k] for r in runs)
                     for k in ("import_ms", "build_ms", "call_ms", "total_ms")
                 }
                 if v == "torchferro precompiled":
-                    row["counters"] = {k: max(r[k] for r in runs) for k in ("traces", "c_compiles")}
+                    row["counters"] = {
+                        k: max(r[k] for r in runs) for k in ("traces", "c_compiles")
+                    }
                 results.setdefault(m, {})[v] = row
                 print(f"{m:9s} {v:24s} {row}", file=sys.stderr, flush=True)
     return results
