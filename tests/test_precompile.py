@@ -431,10 +431,41 @@ def test_loads_intact_copy(captured, tmp_path):
         sys.path.remove(str(captured))
 
 
-@pytest.mark.parametrize("member", ["kernel", "graph"])
+def test_load_executes_the_marshalled_artifact(captured, tmp_path, monkeypatch):
+    """Compiling the artifact's source is most of a load; the capture's code object (hashed in
+    the manifest) is executed instead, and its functions are the artifact's."""
+    import builtins
+
+    art, cache = _copy(captured, tmp_path)
+    sources = []
+    real = builtins.compile
+    monkeypatch.setattr(
+        builtins,
+        "compile",
+        lambda src, *a, **k: sources.append(a) or real(src, *a, **k),
+    )
+    sys.path.insert(0, str(captured))
+    try:
+        import pc_models
+
+        f = precompile.load(art, cache)
+        model, x = pc_models.MLP(), torch.randn(3, 4)
+        with torch.no_grad():
+            assert torch.allclose(f(model, x), model(x), atol=1e-6)
+    finally:
+        sys.path.remove(str(captured))
+    assert sources == []
+    assert f.artifact.call.__code__.co_filename.endswith("m.py")
+
+
+@pytest.mark.parametrize("member", ["kernel", "graph", "artifact code"])
 def test_corrupted_member_refused(captured, tmp_path, member):
     art, cache = _copy(captured, tmp_path)
-    p = _kernel(cache) if member == "kernel" else cache / "graphs" / "graph_0.json"
+    p = {
+        "kernel": _kernel(cache),
+        "graph": cache / "graphs" / "graph_0.json",
+        "artifact code": cache / "code" / "artifact.marshal",
+    }[member]
     b = bytearray(p.read_bytes())
     b[len(b) // 2] ^= 0xFF
     p.write_bytes(bytes(b))

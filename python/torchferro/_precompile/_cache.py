@@ -53,8 +53,21 @@ def environment() -> dict:
     }
 
 
-def write_manifest(cache_dir: str, members: dict[str, bytes], artifact: bytes) -> dict:
-    """Writes every member and then the manifest (last: a cache without one is incomplete)."""
+ARTIFACT_CODE = "code/artifact.marshal"
+
+
+def write_manifest(
+    cache_dir: str,
+    members: dict[str, bytes],
+    artifact: bytes,
+    artifact_code: bytes | None = None,
+) -> dict:
+    """Writes every member and then the manifest (last: a cache without one is incomplete).
+    ``artifact_code`` is the artifact compiled to a code object and marshalled: compiling the
+    generated source is most of a load (a few hundred KB of Python for a transformer), so the
+    loader executes this instead. It is hashed in the manifest next to the artifact, outside the
+    member table (the artifact's ``CACHE_ID`` hashes that table, and this is derived from the
+    artifact)."""
     os.makedirs(cache_dir, exist_ok=True)
     old = os.path.join(cache_dir, MANIFEST)
     if os.path.exists(old):
@@ -72,6 +85,15 @@ def write_manifest(cache_dir: str, members: dict[str, bytes], artifact: bytes) -
         "artifact_sha256": sha256(artifact),
         "members": entries,
     }
+    if artifact_code is not None:
+        path = os.path.join(cache_dir, ARTIFACT_CODE)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(artifact_code)
+        manifest["artifact_code"] = {
+            "sha256": sha256(artifact_code),
+            "size": len(artifact_code),
+        }
     text = json.dumps(manifest, indent=1, sort_keys=True).encode()
     tmp = old + ".tmp"
     with open(tmp, "wb") as f:
@@ -88,7 +110,8 @@ def cache_id(manifest: dict) -> str:
 def verify(cache_dir: str, artifact: bytes) -> tuple[dict, dict[str, bytes]]:
     """Checks the manifest against this process and every member (and the artifact) against
     the manifest, before anything is loaded. Returns the manifest and the members' verified
-    bytes (the loader uses these bytes, not a second read of the files)."""
+    bytes (the loader uses these bytes, not a second read of the files), with the artifact's
+    marshalled code under ``ARTIFACT_CODE`` when the cache has it."""
     path = os.path.join(cache_dir, MANIFEST)
     try:
         with open(path, "rb") as f:
@@ -125,7 +148,10 @@ def verify(cache_dir: str, artifact: bytes) -> tuple[dict, dict[str, bytes]]:
             "another artifact, or the artifact was edited)"
         )
     data = {}
-    for name, want in members.items():
+    checked = dict(members)
+    if "artifact_code" in manifest:
+        checked[ARTIFACT_CODE] = manifest["artifact_code"]
+    for name, want in checked.items():
         p = os.path.join(cache_dir, name)
         if os.path.normpath(name).startswith("..") or os.path.isabs(name):
             raise CacheIntegrityError(

@@ -11,6 +11,7 @@ exactly is refused here (``CaptureError``), never approximated.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
 import shutil
@@ -626,7 +627,8 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
     artifact = text.encode()
     if os.path.isdir(cache_path):
         shutil.rmtree(cache_path)
-    _cache.write_manifest(cache_path, members, artifact)
+    code = marshal.dumps(compile(artifact, artifact_path, "exec"))
+    _cache.write_manifest(cache_path, members, artifact, code)
     tmp = artifact_path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(artifact)

@@ -18,6 +18,7 @@ stored: the model is an argument. Format and limits: ``docs/precompile.md``.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import types
 
@@ -168,7 +169,15 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
         "torchferro_precompiled_" + os.path.basename(artifact_path).split(".")[0]
     )
     module.__file__ = artifact_path
-    exec(compile(artifact, artifact_path, "exec"), module.__dict__)
+    # The capture's compiled artifact (hash checked above; the manifest pins the Python
+    # version) saves compiling the source again; an older cache without it compiles.
+    code = data.get(_cache.ARTIFACT_CODE)
+    code = (
+        marshal.loads(code)
+        if code is not None
+        else compile(artifact, artifact_path, "exec")
+    )
+    exec(code, module.__dict__)
     if getattr(module, "CACHE_ID", None) != _cache.cache_id(manifest):
         raise ArtifactMismatchError(
             f"the artifact {artifact_path!r} was written for another cache than {cache_path!r}"
