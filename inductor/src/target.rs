@@ -162,6 +162,9 @@ pub struct CudaPolicy {
     pub regs_per_thread: u32,
     /// Most blocks a kernel launches; grid-stride loops cover the rest.
     pub max_blocks: u32,
+    /// Elements each thread of a pointwise kernel handles per grid-stride step, `block` apart
+    /// (still coalesced): independent loads in flight per thread hide HBM latency.
+    pub pointwise_unroll: u32,
 }
 
 impl Default for CudaPolicy {
@@ -180,6 +183,7 @@ impl CudaPolicy {
             regs_per_thread: 8,
             // Enough to fill 132 SMs many times over; grid-stride loops cover larger tensors.
             max_blocks: 1 << 16,
+            pointwise_unroll: 4,
         }
     }
 
