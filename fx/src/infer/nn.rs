@@ -15,7 +15,6 @@ pub(super) fn infer(c: &Call) -> Option<InferResult> {
         "batch_norm" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => {
             batch_norm(c)
         }
-        "rms_norm" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => rms_norm(c),
         "dropout" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => dropout(c),
         _ => return None,
     };
@@ -107,31 +106,6 @@ fn layer_norm(c: &Call) -> InferResult {
         return Err(InferError::Unsupported);
     }
     let devices: Vec<&Tensor> = std::iter::once(x).chain(params.iter().copied()).collect();
-    super::args::common_device(&devices)?;
-    Ok(x.fresh(x.dtype, x.sizes.clone(), c.grad(x.dtype, &devices))
-        .meta())
-}
-
-/// `rms_norm` keeps its input's sizes and dtype. Torch's meta version of it is a Python
-/// decomposition whose first call imports `torch._dynamo` and sympy (seconds), so a native rule
-/// keeps that out of tracing. Anything unusual (a shape mismatch: torch's exact message; mixed
-/// dtypes; integers; strided inputs) is left to the meta tensors.
-fn rms_norm(c: &Call) -> InferResult {
-    let b = c.bind(&["input", "normalized_shape", "weight", "eps"])?;
-    let x = b.tensor("input")?;
-    let shape = b.ints("normalized_shape")?;
-    let weight = b.opt_tensor("weight")?;
-    b.number_or("eps", 0.0)?;
-    let fits = !shape.is_empty()
-        && x.ndim() >= shape.len()
-        && x.sizes[x.ndim() - shape.len()..] == shape[..]
-        && weight.is_none_or(|w| w.sizes == shape && w.dtype == x.dtype);
-    // The decomposition's elementwise ops keep a strided input's layout: left to torch.
-    let plain = is_contiguous(&x.sizes, &x.strides);
-    if !fits || !plain || !x.dtype.is_floating_point() {
-        return Err(InferError::Unsupported);
-    }
-    let devices: Vec<&Tensor> = std::iter::once(x).chain(weight).collect();
     super::args::common_device(&devices)?;
     Ok(x.fresh(x.dtype, x.sizes.clone(), c.grad(x.dtype, &devices))
         .meta())
