@@ -79,7 +79,9 @@ pub fn generate(
 /// Whether every index of kernel `k` fits 32-bit arithmetic: the buffers it touches and its
 /// iteration space, with room for one grid-stride step past the end.
 fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) -> bool {
-    let room = (policy.max_blocks as i64) * (policy.row_block.max(policy.pointwise_block) as i64);
+    let room = (policy.max_blocks as i64)
+        * (policy.row_block.max(policy.pointwise_block) as i64)
+        * (policy.pointwise_unroll.max(1) as i64);
     let limit = i32::MAX as i64 - room;
     let space = k
         .outer
@@ -138,7 +140,8 @@ fn emit_kernel(
     let (block, grid) = match &plan.shape {
         KernelShape::Pointwise(_) => {
             let b = policy.pointwise_block;
-            (b, ceil_div(outer_n, b as i64))
+            let u = policy.pointwise_unroll.max(1) as i64;
+            (b, ceil_div(outer_n, b as i64 * u))
         }
         KernelShape::Staged { .. } => (row_threads(inner_n, policy), outer_n),
         KernelShape::Blocked => {
@@ -179,7 +182,9 @@ fn emit_kernel(
     };
     let _ = writeln!(out, "  typedef {ti} ti;");
     match &plan.shape {
-        KernelShape::Pointwise(nest) => emit_pointwise(out, ir, sched, k, nest),
+        KernelShape::Pointwise(nest) => {
+            emit_pointwise(out, ir, sched, k, nest, policy.pointwise_unroll.max(1))
+        }
         KernelShape::Staged { scratch } => {
             emit_rows(out, ir, sched, k, scratch, block, policy);
         }
@@ -194,13 +199,25 @@ fn emit_kernel(
     }
 }
 
-/// One thread per element of the planned loop nest, grid-stride.
-fn emit_pointwise(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel, nest: &LoopNest) {
+/// `unroll` elements per thread and grid-stride step, `blockDim.x` apart: a warp's accesses
+/// stay coalesced and each thread has `unroll` independent loads in flight.
+fn emit_pointwise(
+    out: &mut String,
+    ir: &IrGraph,
+    sched: &Schedule,
+    k: &Kernel,
+    nest: &LoopNest,
+    unroll: u32,
+) {
     let n: i64 = nest.sizes.iter().product();
     let _ = writeln!(
         out,
-        "  for (ti i = (ti)blockIdx.x * (ti)blockDim.x + (ti)threadIdx.x; i < {n}; i += (ti)gridDim.x * (ti)blockDim.x) {{"
+        "  for (ti i0 = (ti)blockIdx.x * (ti)blockDim.x * {unroll} + (ti)threadIdx.x; i0 < {n}; i0 += (ti)gridDim.x * (ti)blockDim.x * {unroll}) {{"
     );
+    let _ = writeln!(out, "  #pragma unroll");
+    let _ = writeln!(out, "  for (int u = 0; u < {unroll}; u++) {{");
+    let _ = writeln!(out, "    const ti i = i0 + (ti)u * (ti)blockDim.x;");
+    let _ = writeln!(out, "    if (i >= {n}) break;");
     let indent = "    ";
     unflatten(out, indent, "i", &nest.sizes, 0);
     let cx = Cx {
@@ -212,6 +229,7 @@ fn emit_pointwise(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel, 
     let mut local = HashMap::new();
     let no = k.outer.len();
     emit_stage_nodes(out, cx, 0, &mut local, indent, no, nest, &HashMap::new());
+    let _ = writeln!(out, "  }}");
     let _ = writeln!(out, "  }}");
 }
 
