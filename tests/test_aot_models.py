@@ -23,6 +23,8 @@ transformers = pytest.importorskip("transformers")
 STEPS = 5
 RTOL = 1e-4
 ATOL = 1e-5
+NOISE = 1e-6
+LR = {"sgd": 0.01, "adamw": 1e-3}
 
 
 def _vision(name):
@@ -102,8 +104,8 @@ MODELS = {
 }
 
 OPTIMIZERS = {
-    "sgd": lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9),
-    "adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-3),
+    "sgd": lambda ps: torch.optim.SGD(ps, lr=LR["sgd"], momentum=0.9),
+    "adamw": lambda ps: torch.optim.AdamW(ps, lr=LR["adamw"]),
 }
 
 
@@ -118,11 +120,13 @@ def _train(model, data, loss_fn, opt_name, compiled):
         opt.zero_grad()
         loss = loss_fn(run, batch)
         loss.backward()
+        grads = {k: p.grad.detach().clone() for k, p in model.named_parameters()}
         opt.step()
         history.append(
             (
                 loss.detach().clone(),
                 {k: p.detach().clone() for k, p in model.named_parameters()},
+                grads,
             )
         )
     return history
@@ -137,13 +141,22 @@ def _run(name, opt_name):
     _aot.reset()
     eager = _train(eager_model, data, loss_fn, opt_name, compiled=False)
     comp = _train(comp_model, data, loss_fn, opt_name, compiled=True)
-    for step, ((le, pe), (lc, pc)) in enumerate(zip(eager, comp)):
+    # A BatchNorm bias followed by another BatchNorm has a gradient that is exactly zero in
+    # exact arithmetic and float32 noise (~1e-7) in practice; AdamW divides it by its own
+    # running magnitude and moves the parameter by about +-lr whatever the noise's sign, so such
+    # parameters are compared within the optimizer's step size instead.
+    noise = {k for k in eager[0][2] if all(h[2][k].abs().max() < NOISE for h in eager)}
+    for step, ((le, pe, ge), (lc, pc, gc)) in enumerate(zip(eager, comp)):
         torch.testing.assert_close(
             lc, le, rtol=RTOL, atol=ATOL, msg=f"loss, step {step}"
         )
         for k in pe:
             torch.testing.assert_close(
-                pc[k], pe[k], rtol=RTOL, atol=ATOL, msg=f"{k}, step {step}"
+                gc[k], ge[k], rtol=RTOL, atol=NOISE, msg=f"grad {k}, step {step}"
+            )
+            atol = 2 * LR[opt_name] * (step + 1) if k in noise else ATOL
+            torch.testing.assert_close(
+                pc[k], pe[k], rtol=RTOL, atol=atol, msg=f"{k}, step {step}"
             )
     return dict(_aot.counters), list(_aot.fallback_reasons)
 

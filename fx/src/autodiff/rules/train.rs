@@ -324,7 +324,9 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
     if causal {
         let (l, s) = (qs[n - 2], ks[n - 2]);
         let ones = b.m("new_ones", qb, vec![ints(&[l, s])])?;
-        let keep = b.m("tril", ones, vec![])?;
+        // `fx::infer` has no native `tril`; its result is laid out as its input.
+        let om = b.bmeta(ones)?;
+        let keep = b.call_with_meta(Target::Method("tril".into()), vec![Arg::Node(ones)], om);
         let hide = b.m("eq", keep, vec![Arg::Int(0)])?;
         sc = b.m(
             "masked_fill",
