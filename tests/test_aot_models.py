@@ -145,7 +145,14 @@ def _run(name, opt_name):
     # exact arithmetic and float32 noise (~1e-7) in practice; AdamW divides it by its own
     # running magnitude and moves the parameter by about +-lr whatever the noise's sign, so such
     # parameters are compared within the optimizer's step size instead.
-    noise = {k for k in eager[0][2] if all(h[2][k].abs().max() < NOISE for h in eager)}
+    # Elements whose gradient is below NOISE at every step (a key bias: softmax ignores a shift
+    # of every score; a BatchNorm bias followed by another BatchNorm): zero in exact arithmetic,
+    # float32 noise in practice. AdamW divides the noise by its own running magnitude and moves
+    # such an element by about +-lr whatever its sign, so those are compared within that step.
+    noise = {
+        k: torch.stack([h[2][k].abs() < NOISE for h in eager]).all(0)
+        for k in eager[0][2]
+    }
     for step, ((le, pe, ge), (lc, pc, gc)) in enumerate(zip(eager, comp)):
         torch.testing.assert_close(
             lc, le, rtol=RTOL, atol=ATOL, msg=f"loss, step {step}"
@@ -154,10 +161,12 @@ def _run(name, opt_name):
             torch.testing.assert_close(
                 gc[k], ge[k], rtol=RTOL, atol=NOISE, msg=f"grad {k}, step {step}"
             )
-            atol = 2 * LR[opt_name] * (step + 1) if k in noise else ATOL
+            m = noise[k]
             torch.testing.assert_close(
-                pc[k], pe[k], rtol=RTOL, atol=atol, msg=f"{k}, step {step}"
+                pc[k][~m], pe[k][~m], rtol=RTOL, atol=ATOL, msg=f"{k}, step {step}"
             )
+            bound = 2 * LR[opt_name] * (step + 1)
+            assert bool(((pc[k] - pe[k]).abs()[m] <= bound).all()), (k, step)
     return dict(_aot.counters), list(_aot.fallback_reasons)
 
 
