@@ -191,13 +191,68 @@ CASES = {
     "dropout_eval": (lambda x: F.dropout(x, 0.5, training=False) * 2, [X(3, 4)]),
     "two_outputs": (lambda x, y: (x * y, (x + y).sum()), [X(3), X(3)]),
     "reuse": (lambda x: x * x + x.exp() * x, [X(4)]),
+    # Rules the zoo's training steps need (resnet18, mobilenet_v3_small, GPT-2, BERT, Llama).
+    "hardsigmoid": (lambda x: F.hardsigmoid(x), [X(4, 5) * 4]),
+    "hardswish": (lambda x: F.hardswish(x), [X(4, 5) * 4]),
+    "adaptive_avg_pool2d_1": (
+        lambda x: F.adaptive_avg_pool2d(x, 1),
+        [X(2, 3, 5, 4)],
+    ),
+    "adaptive_avg_pool2d_2": (
+        lambda x: F.adaptive_avg_pool2d(x, (2, 3)),
+        [X(2, 3, 5, 7)],
+    ),
+    "max_pool2d": (
+        lambda x: F.max_pool2d(x, 3, 2, 1),
+        [X(2, 3, 7, 7)],
+    ),
+    "max_pool2d_ceil": (
+        lambda x: F.max_pool2d(x, 2, ceil_mode=True),
+        [X(1, 2, 5, 5)],
+    ),
+    "batch_norm_train": (
+        lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+        [X(4, 3, 2, 2), X(3), X(3)],
+    ),
+    "batch_norm_eval": (
+        lambda x, rm, rv, w, b: F.batch_norm(x, rm, rv, w, b, training=False, eps=1e-3),
+        [X(4, 3, 5), X(3), P(3), X(3), X(3)],
+        [True, False, False, True, True],
+    ),
+    "batch_norm_noaffine": (
+        lambda x: F.batch_norm(x, None, None, training=True),
+        [X(5, 2, 3)],
+    ),
+    "sdpa": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        [X(2, 3, 4, 8), X(2, 3, 5, 8), X(2, 3, 5, 6)],
+    ),
+    "sdpa_causal_scale": (
+        lambda q, k, v: F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, scale=0.3
+        ),
+        [X(2, 2, 5, 4), X(2, 2, 5, 4), X(2, 2, 5, 4)],
+    ),
+    "sdpa_bool_mask": (
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        [X(2, 2, 4, 4), X(2, 2, 4, 4), X(2, 2, 4, 4), torch.ones(4, 4).tril().bool()],
+    ),
+    "sdpa_float_mask": (
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        [X(2, 2, 4, 4), X(2, 2, 4, 4), X(2, 2, 4, 4), X(1, 1, 4, 4)],
+        [True, True, True, False],
+    ),
+    "sdpa_gqa": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        [X(1, 4, 3, 4), X(1, 2, 3, 4), X(1, 2, 3, 4)],
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rule_matches_autograd(name):
-    fn, inputs = CASES[name]
-    check(fn, inputs)
+    fn, inputs, *mask = CASES[name]
+    check(fn, inputs, grad_mask=mask[0] if mask else None)
 
 
 @pytest.mark.parametrize(
