@@ -14,20 +14,19 @@ symbolic sizes: compile time of the dynamic graph at most 2x the static one, per
 from __future__ import annotations
 
 import argparse
-import sys
 import os
+import sys
 import tempfile
 import time
 
 # A fresh kernel cache, so that compile times include the C compile.
 os.environ["TORCHFERRO_CACHE_DIR"] = tempfile.mkdtemp(prefix="tf-dynbench-")
 
-import torch  # noqa: E402
-import torch.nn as nn
-import torch.nn.functional as F  # noqa: E402
-
-import torchferro  # noqa: E402
-import torchferro.compiler  # noqa: E402
+import torch
+import torch.nn.functional as F
+import torchferro
+import torchferro.compiler
+from torch import nn
 
 
 class Block(nn.Module):
@@ -91,7 +90,9 @@ def main(argv=None) -> int:
         for x in xs:
             torch.testing.assert_close(dyn(x), block(x), rtol=1e-4, atol=1e-4)
         entries = torchferro.compiler.cache_entries(dyn)
-        print(f"dynamic: {len(entries)} entries, runners {[e['runner'] for e in entries]}")
+        print(
+            f"dynamic: {len(entries)} entries, runners {[e['runner'] for e in entries]}"
+        )
         static_compile = None
         for n, x, td in zip(sizes, xs, dyn_times, strict=True):
             torchferro.compiler.reset()

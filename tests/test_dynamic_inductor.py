@@ -18,11 +18,10 @@ import logging
 import pytest
 import torch
 import torch._dynamo
-import torch.nn as nn
 import torch.nn.functional as F
-
 import torchferro
 import torchferro.compiler
+from torch import nn
 
 SIZES = [2, 3, 5, 8, 13, 17, 31, 32, 47, 64]
 R = torch.randn
@@ -65,7 +64,11 @@ def reductions(x):
 
 
 def rows(x, w, b):
-    return torch.softmax(x, -1), F.layer_norm(x, x.shape[-1:], w, b), F.log_softmax(x, 0)
+    return (
+        torch.softmax(x, -1),
+        F.layer_norm(x, x.shape[-1:], w, b),
+        F.log_softmax(x, 0),
+    )
 
 
 def views(x, y):
@@ -136,19 +139,7 @@ def _compile_and_run(fn, make):
     return f, tc.n
 
 
-# layer_norm and split over [s0, s1, s2] specialize the sequence length s1 (symbolic inference
-# finds no answer at the probe sizes, where s2 differs from the normalized shape / split size, and
-# specializes every symbol the op reads); torch.compile makes one graph.
-_SPECIALIZES = pytest.mark.xfail(
-    strict=True,
-    reason="issue 18: layer_norm/split specialize the sequence length (one compile per size)",
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=_SPECIALIZES) if n == "gpt2_block" else n for n in PROGRAMS],
-)
+@pytest.mark.parametrize("name", list(PROGRAMS))
 def test_values_and_one_compile(name):
     fn, make = PROGRAMS[name]
     f, torch_graphs = _compile_and_run(fn, make)
@@ -166,7 +157,9 @@ def test_the_inductor_runs_it(name, caplog):
     fn, make = PROGRAMS[name]
     with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
         f, _ = _compile_and_run(fn, make)
-    text = "\n".join(r.getMessage() for r in caplog.records if r.name == "torchferro.inductor")
+    text = "\n".join(
+        r.getMessage() for r in caplog.records if r.name == "torchferro.inductor"
+    )
     assert "it has symbolic sizes" not in text, text
     [entry] = torchferro.compiler.cache_entries(f)
     assert entry["runner"] == "inductor", entry["runner"]
