@@ -260,7 +260,23 @@ impl OutputGraph {
                 }
                 pinned.sort_unstable();
                 pinned.dedup();
-                infer(&pinned)
+                let mut result = infer(&pinned);
+                // Pin only what the op needs: `layer_norm` over `[s0, s1, s2]` with a static
+                // normalized shape needs `s2` alone, and pinning `s0`/`s1` too would recompile
+                // a transformer block for every sequence length. Each symbol is unpinned in
+                // turn while the answer stays verified (greedy: a minimal set, not the least).
+                let mut k = 0;
+                while result.is_ok() && k < pinned.len() {
+                    let fewer: Vec<u32> = [&pinned[..k], &pinned[k + 1..]].concat();
+                    match infer(&fewer) {
+                        Ok(r) => {
+                            pinned = fewer;
+                            result = Ok(r);
+                        }
+                        Err(_) => k += 1,
+                    }
+                }
+                result
             }
             other => other,
         };
