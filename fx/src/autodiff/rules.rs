@@ -15,6 +15,7 @@ use crate::ops::{self, Spelling};
 mod nn;
 mod pointwise;
 mod shape;
+mod train;
 
 /// One call being differentiated, as the rule families read it.
 #[derive(Clone, Copy)]
@@ -224,7 +225,7 @@ pub fn rule(
         kwargs,
         g,
     };
-    for family in [pointwise::rule, shape::rule, nn::rule] {
+    for family in [pointwise::rule, shape::rule, nn::rule, train::rule] {
         if let Some(r) = family(b, &call)? {
             return Ok(r);
         }

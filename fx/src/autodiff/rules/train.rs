@@ -1,0 +1,390 @@
+//! The ops real training steps need beyond `nn.rs`: `batch_norm` (training and eval),
+//! `adaptive_avg_pool2d`, `max_pool2d`, `scaled_dot_product_attention`, `hardswish`/
+//! `hardsigmoid`/`relu6`. Facts of `derivatives.yaml`: `native_batch_norm` →
+//! `native_batch_norm_backward` (from the batch's mean and 1/std, never from the running
+//! stats in training), `_adaptive_avg_pool2d` → `_adaptive_avg_pool2d_backward(grad, self)`,
+//! `max_pool2d_with_indices` → `max_pool2d_with_indices_backward(grad, self, ..., indices)`,
+//! `hardswish` → `grad * (x <= -3 ? 0 : x < 3 ? x/3 + 1/2 : 1)`, `hardsigmoid` →
+//! `grad / 6 where -3 < x < 3`, `hardtanh` → `grad where min < x < max`.
+
+use super::*;
+use crate::meta::{DType, NodeMeta};
+
+pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
+    let Call {
+        out,
+        sp,
+        args,
+        kwargs,
+        g,
+        ..
+    } = *c;
+    let name = c.name.to_string();
+    let r: Result<Grads> = match name.as_str() {
+        "batch_norm" => batch_norm(b, sp, args, kwargs, g),
+        "adaptive_avg_pool2d" => {
+            let p = B::new(&["input", "output_size"], args, kwargs, &name)?;
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule(name.clone()))?;
+            let xb = b.fwd(x);
+            let m = contiguous_like(b, xb, &b.fsizes(x)?)?;
+            let r = b.raw(
+                "adaptive_avg_pool2d_backward",
+                Target::Function("torch.ops.aten._adaptive_avg_pool2d_backward.default".into()),
+                vec![Arg::Node(g), Arg::Node(xb)],
+                NodeMeta::Tensor(m),
+            );
+            Ok(vec![(x, r)])
+        }
+        "max_pool2d" => max_pool2d(b, args, kwargs, g),
+        "scaled_dot_product_attention" => sdpa(b, args, kwargs, g),
+        "hardswish" | "hardsigmoid" | "relu6" => {
+            let x = self_of(args)?;
+            let xb = b.fwd(x);
+            let gx = match name.as_str() {
+                "hardswish" => {
+                    let d = b.m("div", xb, vec![Arg::Float(3.0)])?;
+                    let d = b.m("add", d, vec![Arg::Float(0.5)])?;
+                    let lo = b.m("le", xb, vec![Arg::Float(-3.0)])?;
+                    let d = b.m("masked_fill", d, vec![Arg::Node(lo), Arg::Float(0.0)])?;
+                    let hi = b.m("ge", xb, vec![Arg::Float(3.0)])?;
+                    let d = b.m("masked_fill", d, vec![Arg::Node(hi), Arg::Float(1.0)])?;
+                    b.m("mul", g, vec![Arg::Node(d)])?
+                }
+                other => {
+                    let (lo, hi) = if other == "relu6" {
+                        (0.0, 6.0)
+                    } else {
+                        (-3.0, 3.0)
+                    };
+                    let gs = if other == "relu6" {
+                        g
+                    } else {
+                        b.m("mul", g, vec![Arg::Float(1.0 / 6.0)])?
+                    };
+                    let ml = b.m("le", xb, vec![Arg::Float(lo)])?;
+                    let gs = b.m("masked_fill", gs, vec![Arg::Node(ml), Arg::Float(0.0)])?;
+                    let mh = b.m("ge", xb, vec![Arg::Float(hi)])?;
+                    b.m("masked_fill", gs, vec![Arg::Node(mh), Arg::Float(0.0)])?
+                }
+            };
+            Ok(vec![(x, gx)])
+        }
+        _ => return Ok(None),
+    };
+    let _ = out;
+    r.map(Some)
+}
+
+/// `torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+/// cudnn_enabled)` or `F.batch_norm(input, running_mean, running_var, weight, bias, training,
+/// momentum, eps)`. With batch statistics (training, or no running stats) the mean and 1/std
+/// are computed again from the saved input, as the forward did; the running-stat update is
+/// the forward's (an input write), never repeated here.
+fn batch_norm(
+    b: &mut Bw,
+    sp: Spelling,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
+    let p = if sp == Spelling::Functional {
+        B::new(
+            &[
+                "input",
+                "running_mean",
+                "running_var",
+                "weight",
+                "bias",
+                "training",
+                "momentum",
+                "eps",
+            ],
+            args,
+            kwargs,
+            "batch_norm",
+        )?
+    } else {
+        B::new(
+            &[
+                "input",
+                "weight",
+                "bias",
+                "running_mean",
+                "running_var",
+                "training",
+                "momentum",
+                "eps",
+                "cudnn_enabled",
+            ],
+            args,
+            kwargs,
+            "batch_norm",
+        )?
+    };
+    let x = p
+        .node("input")
+        .ok_or_else(|| AutodiffError::NoRule("batch_norm".into()))?;
+    let eps = p.float("eps").unwrap_or(1e-5);
+    let xs = b.fsizes(x)?;
+    if xs.len() < 2 {
+        return no_rule("batch_norm on a 1-d input");
+    }
+    let n = xs.len();
+    let c = xs[1];
+    // Per-channel values broadcast as (1, C, 1, ...).
+    let mut bshape = vec![1i64; n];
+    bshape[1] = c;
+    let dims: Vec<i64> = std::iter::once(0).chain(2..n as i64).collect();
+    let (rm, rv) = (p.node("running_mean"), p.node("running_var"));
+    let batch_stats = p.boolean("training", false) || rm.is_none() || rv.is_none();
+    let xb = b.fwd(x);
+    let (xhat, rstd) = if batch_stats {
+        let mean = b.m("mean", xb, vec![ints(&dims), Arg::Bool(true)])?;
+        let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
+        let sq = b.m("mul", xc, vec![Arg::Node(xc)])?;
+        let var = b.m("mean", sq, vec![ints(&dims), Arg::Bool(true)])?;
+        let var = b.m("add", var, vec![Arg::Float(eps)])?;
+        let rstd = b.m("rsqrt", var, vec![])?;
+        (b.m("mul", xc, vec![Arg::Node(rstd)])?, rstd)
+    } else {
+        let (rm, rv) = (rm.unwrap(), rv.unwrap());
+        let rmb = b.fwd(rm);
+        let rvb = b.fwd(rv);
+        let rmb = b.m("reshape", rmb, vec![ints(&bshape)])?;
+        let rvb = b.m("reshape", rvb, vec![ints(&bshape)])?;
+        let var = b.m("add", rvb, vec![Arg::Float(eps)])?;
+        let rstd = b.m("rsqrt", var, vec![])?;
+        let xc = b.m("sub", xb, vec![Arg::Node(rmb)])?;
+        (b.m("mul", xc, vec![Arg::Node(rstd)])?, rstd)
+    };
+    let mut r = Vec::new();
+    let w = p.node("weight");
+    if let Some(wn) = w.filter(|w| b.needs(*w)) {
+        let t = b.m("mul", g, vec![Arg::Node(xhat)])?;
+        r.push((wn, b.m("sum", t, vec![ints(&dims), Arg::Bool(false)])?));
+    }
+    if let Some(bn) = p.node("bias").filter(|n| b.needs(*n)) {
+        r.push((bn, b.m("sum", g, vec![ints(&dims), Arg::Bool(false)])?));
+    }
+    if b.needs(x) {
+        let gh = match w {
+            Some(wn) => {
+                let wb = b.fwd(wn);
+                let wb = b.m("reshape", wb, vec![ints(&bshape)])?;
+                b.m("mul", g, vec![Arg::Node(wb)])?
+            }
+            None => g,
+        };
+        let gx = if batch_stats {
+            let m1 = b.m("mean", gh, vec![ints(&dims), Arg::Bool(true)])?;
+            let t = b.m("mul", gh, vec![Arg::Node(xhat)])?;
+            let m2 = b.m("mean", t, vec![ints(&dims), Arg::Bool(true)])?;
+            let t = b.m("mul", xhat, vec![Arg::Node(m2)])?;
+            let d = b.m("sub", gh, vec![Arg::Node(m1)])?;
+            let d = b.m("sub", d, vec![Arg::Node(t)])?;
+            b.m("mul", d, vec![Arg::Node(rstd)])?
+        } else {
+            b.m("mul", gh, vec![Arg::Node(rstd)])?
+        };
+        r.push((x, gx));
+    }
+    Ok(r)
+}
+
+/// Two ints per spatial dim from an int or a list (`None` when absent or malformed).
+fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
+    match v {
+        Some(v) if v.len() == 1 => Some(vec![v[0], v[0]]),
+        Some(v) if v.len() == 2 => Some(v),
+        _ => None,
+    }
+}
+
+/// `max_pool2d`: the forward keeps no indices, so the backward takes the argmax again
+/// (`max_pool2d_with_indices` on the saved input, the same windows) and scatters through them.
+fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+    let p = B::new(
+        &[
+            "input",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+            "return_indices",
+        ],
+        args,
+        kwargs,
+        "max_pool2d",
+    )?;
+    if p.boolean("return_indices", false) {
+        return no_rule("max_pool2d with return_indices");
+    }
+    let x = p
+        .node("input")
+        .ok_or_else(|| AutodiffError::NoRule("max_pool2d".into()))?;
+    let bad = || AutodiffError::NoRule("max_pool2d arguments".into());
+    let k = pair(p.int_list("kernel_size")).ok_or_else(bad)?;
+    let s = match p.int_list("stride") {
+        None => k.clone(),
+        Some(v) if v.is_empty() => k.clone(),
+        v => pair(v).ok_or_else(bad)?,
+    };
+    let pad = pair(p.int_list("padding")).unwrap_or(vec![0, 0]);
+    let dil = pair(p.int_list("dilation")).unwrap_or(vec![1, 1]);
+    let ceil = p.boolean("ceil_mode", false);
+    let xb = b.fwd(x);
+    let xm = contiguous_like(b, xb, &b.fsizes(x)?)?;
+    let om = b.bmeta(g)?;
+    let osizes = om.known_sizes().unwrap_or_default();
+    let vm = TensorMeta::contiguous(om.dtype, om.device.clone(), &osizes);
+    let im = TensorMeta::contiguous(DType::Int64, om.device.clone(), &osizes);
+    let window = vec![ints(&k), ints(&s), ints(&pad), ints(&dil), Arg::Bool(ceil)];
+    let mut a = vec![Arg::Node(xb)];
+    a.extend(window.clone());
+    let both = b.raw(
+        "max_pool2d_with_indices",
+        Target::Function("torch.ops.aten.max_pool2d_with_indices.default".into()),
+        a,
+        NodeMeta::Tuple(vec![NodeMeta::Tensor(vm), NodeMeta::Tensor(im.clone())]),
+    );
+    let idx = b.raw(
+        "getitem",
+        Target::Function("operator.getitem".into()),
+        vec![Arg::Node(both), Arg::Int(1)],
+        NodeMeta::Tensor(im),
+    );
+    let mut a = vec![Arg::Node(g), Arg::Node(xb)];
+    a.extend(window);
+    a.push(Arg::Node(idx));
+    let gx = b.raw(
+        "max_pool2d_with_indices_backward",
+        Target::Function("torch.ops.aten.max_pool2d_with_indices_backward.default".into()),
+        a,
+        NodeMeta::Tensor(xm),
+    );
+    Ok(vec![(x, gx)])
+}
+
+/// `scaled_dot_product_attention` by its math form `softmax(q kᵀ · scale + mask) v`: the
+/// probabilities are computed again from the saved q, k (and mask), then
+/// `gv = pᵀ g`, `gp = g vᵀ`, `gs = p (gp - Σ gp·p)`, `gq = gs k · scale`, `gk = gsᵀ q · scale`.
+/// Dropout in attention (p > 0) and grouped-query attention are not modelled.
+fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+    let p = B::new(
+        &[
+            "query",
+            "key",
+            "value",
+            "attn_mask",
+            "dropout_p",
+            "is_causal",
+            "*",
+            "scale",
+            "enable_gqa",
+        ],
+        args,
+        kwargs,
+        "scaled_dot_product_attention",
+    )?;
+    if p.float("dropout_p").is_some_and(|d| d != 0.0) {
+        return no_rule("scaled_dot_product_attention with dropout_p > 0");
+    }
+    if p.boolean("enable_gqa", false) {
+        return no_rule("scaled_dot_product_attention with enable_gqa");
+    }
+    let (Some(q), Some(k), Some(v)) = (p.node("query"), p.node("key"), p.node("value")) else {
+        return no_rule("scaled_dot_product_attention");
+    };
+    if p.get("attn_mask").is_some() && p.node("attn_mask").is_none() {
+        return no_rule("scaled_dot_product_attention with a non-tensor mask");
+    }
+    let qs = b.fsizes(q)?;
+    let ks = b.fsizes(k)?;
+    let vs = b.fsizes(v)?;
+    if qs.len() < 2 || ks.len() != qs.len() || vs.len() != qs.len() {
+        return no_rule("scaled_dot_product_attention of mixed ranks");
+    }
+    let e = qs[qs.len() - 1];
+    let scale = p.float("scale").unwrap_or(1.0 / (e as f64).sqrt());
+    let (l, s) = (qs[qs.len() - 2], ks[ks.len() - 2]);
+    let qb = b.fwd(q);
+    let kb = b.fwd(k);
+    let vb = b.fwd(v);
+    let kt = b.m("transpose", kb, vec![Arg::Int(-2), Arg::Int(-1)])?;
+    let sc = b.m("matmul", qb, vec![Arg::Node(kt)])?;
+    let mut sc = b.m("mul", sc, vec![Arg::Float(scale)])?;
+    if p.boolean("is_causal", false) {
+        let ones = b.mk(
+            "new_ones",
+            qb,
+            vec![ints(&[l, s])],
+            vec![("dtype", Arg::DType(DType::Bool))],
+        )?;
+        // `fx::infer` has no shape rule for `tril`: its result is laid out as its input.
+        let om = b.bmeta(ones)?;
+        let keep = b.call_with_meta(
+            Target::Method("tril".into()),
+            vec![Arg::Node(ones)],
+            TensorMeta::contiguous(DType::Bool, om.device.clone(), &[l, s]),
+        );
+        let drop = b.m("logical_not", keep, vec![])?;
+        sc = b.m(
+            "masked_fill",
+            sc,
+            vec![Arg::Node(drop), Arg::Float(f64::NEG_INFINITY)],
+        )?;
+    }
+    let mask = p.node("attn_mask");
+    let float_mask = match mask {
+        Some(m) => {
+            let mb = b.fwd(m);
+            if b.fmeta(m)?.dtype == DType::Bool {
+                let drop = b.m("logical_not", mb, vec![])?;
+                sc = b.m(
+                    "masked_fill",
+                    sc,
+                    vec![Arg::Node(drop), Arg::Float(f64::NEG_INFINITY)],
+                )?;
+                None
+            } else {
+                sc = b.m("add", sc, vec![Arg::Node(mb)])?;
+                Some(m)
+            }
+        }
+        None => None,
+    };
+    let pr = b.m("softmax", sc, vec![Arg::Int(-1)])?;
+    let mut r = Vec::new();
+    if b.needs(v) {
+        let pt = b.m("transpose", pr, vec![Arg::Int(-2), Arg::Int(-1)])?;
+        let gv = b.m("matmul", pt, vec![Arg::Node(g)])?;
+        r.push((v, b.reduce_to(gv, &vs)?));
+    }
+    let needs_s = b.needs(q) || b.needs(k) || float_mask.is_some_and(|m| b.needs(m));
+    if needs_s {
+        let vt = b.m("transpose", vb, vec![Arg::Int(-2), Arg::Int(-1)])?;
+        let gp = b.m("matmul", g, vec![Arg::Node(vt)])?;
+        let t = b.m("mul", gp, vec![Arg::Node(pr)])?;
+        let sm = b.m("sum", t, vec![ints(&[-1]), Arg::Bool(true)])?;
+        let d = b.m("sub", gp, vec![Arg::Node(sm)])?;
+        let gs = b.m("mul", pr, vec![Arg::Node(d)])?;
+        if let Some(m) = float_mask.filter(|m| b.needs(*m)) {
+            let ms = b.fsizes(m)?;
+            r.push((m, b.reduce_to(gs, &ms)?));
+        }
+        let gsc = b.m("mul", gs, vec![Arg::Float(scale)])?;
+        if b.needs(q) {
+            let gq = b.m("matmul", gsc, vec![Arg::Node(kb)])?;
+            r.push((q, b.reduce_to(gq, &qs)?));
+        }
+        if b.needs(k) {
+            let gt = b.m("transpose", gsc, vec![Arg::Int(-2), Arg::Int(-1)])?;
+            let gk = b.m("matmul", gt, vec![Arg::Node(qb)])?;
+            r.push((k, b.reduce_to(gk, &ks)?));
+        }
+    }
+    Ok(r)
+}
