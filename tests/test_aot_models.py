@@ -11,6 +11,7 @@ torch.compile graph count."""
 from __future__ import annotations
 
 import copy
+import os
 
 import pytest
 import torch
@@ -174,6 +175,10 @@ CASES.remove(("mobilenet_v3_small", "adamw"))
 
 @pytest.mark.parametrize("name,opt_kind", CASES)
 def test_training_matches_eager(name, opt_kind):
+    if name in COUNTER_GAPS and os.environ.get("TORCHFERRO_TEST_SLOW") != "1":
+        pytest.skip(
+            "~4 min while its graph breaks stand; TORCHFERRO_TEST_SLOW=1 runs it"
+        )
     make, loss_fn, batch = MODELS[name]()
     torch.manual_seed(0)
     base = make()
