@@ -16,7 +16,6 @@ import os
 import pytest
 import torch
 import torch.nn.functional as F
-
 import torchferro
 from torchferro import _aot
 
