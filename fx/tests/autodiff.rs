@@ -84,3 +84,50 @@ fn only_inputs_that_require_grad_get_gradients() {
     // The weight's gradient reads x, never w.
     assert_eq!(j.saved, vec![Saved::Input(0)]);
 }
+
+/// `F.batch_norm(x, rm, rv, w, b, training=True)`: the backward normalizes with the batch's
+/// statistics computed again from the saved input; it never calls `batch_norm` (that would
+/// write the running stats a second time) and never reads the running stats.
+#[test]
+fn batch_norm_training_backward_reads_no_running_stats() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", t(&[4, 3, 5, 5], true));
+    let rm = g.placeholder("rm", t(&[3], false));
+    let rv = g.placeholder("rv", t(&[3], false));
+    let w = g.placeholder("w", t(&[3], true));
+    let b = g.placeholder("b", t(&[3], true));
+    let y = g.call(
+        "batch_norm",
+        Target::Function("torch.nn.functional.batch_norm".into()),
+        vec![
+            Arg::Node(x),
+            Arg::Node(rm),
+            Arg::Node(rv),
+            Arg::Node(w),
+            Arg::Node(b),
+            Arg::Bool(true),
+            Arg::Float(0.1),
+            Arg::Float(1e-5),
+        ],
+        vec![],
+        t(&[4, 3, 5, 5], true),
+    );
+    g.output(vec![Arg::Node(y)]);
+    let j = joint(
+        &g,
+        &[true, false, false, true, true],
+        &HashMap::new(),
+        &HashMap::new(),
+    )
+    .unwrap();
+    assert_eq!(j.grad_inputs, vec![0, 3, 4]);
+    assert!(!j.backward.nodes().any(|(_, n)| match &n.kind {
+        NodeKind::Call { target, .. } => target.name().contains("batch_norm"),
+        _ => false,
+    }));
+    assert!(
+        !j.saved.contains(&Saved::Input(1)) && !j.saved.contains(&Saved::Input(2)),
+        "{:?}",
+        j.saved
+    );
+}

@@ -1,11 +1,11 @@
-//! Rules the model zoo's training steps need beyond the basic families: `batch_norm` (batch
-//! statistics in training, running statistics otherwise), `max_pool2d` (its indices computed again
-//! in the backward), `adaptive_avg_pool2d`, `hardsigmoid`/`hardswish`, and
-//! `scaled_dot_product_attention` through its math decomposition (softmax(q kᵀ·scale + mask) v).
-//! Facts from `derivatives.yaml`: `native_batch_norm`'s `batch_norm_backward`,
-//! `max_pool2d_with_indices_backward`, `_adaptive_avg_pool2d_backward`, `hardsigmoid_backward`
-//! (grad/6 strictly inside (-3, 3)), `hardswish_backward` (0 below -3, grad·(x/3 + ½) up to 3,
-//! grad above).
+//! The ops real training steps need beyond `nn.rs`: `batch_norm` (training and eval),
+//! `adaptive_avg_pool2d`, `max_pool2d`, `scaled_dot_product_attention`, `hardswish`/
+//! `hardsigmoid`/`relu6`. Facts of `derivatives.yaml`: `native_batch_norm` →
+//! `native_batch_norm_backward` (from the batch's mean and 1/std, never from the running
+//! stats in training), `_adaptive_avg_pool2d` → `_adaptive_avg_pool2d_backward(grad, self)`,
+//! `max_pool2d_with_indices` → `max_pool2d_with_indices_backward(grad, self, ..., indices)`,
+//! `hardswish` → `grad * (x <= -3 ? 0 : x < 3 ? x/3 + 1/2 : 1)`, `hardsigmoid` →
+//! `grad / 6 where -3 < x < 3`, `hardtanh` → `grad where min < x < max`.
 
 use super::*;
 use crate::meta::{DType, NodeMeta};
@@ -21,81 +21,190 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
     } = *c;
     let name = c.name.to_string();
     let r: Result<Grads> = match name.as_str() {
-        "hardsigmoid" => {
-            let x = self_of(args)?;
-            let xb = b.fwd(x);
-            let a = b.m("abs", xb, vec![])?;
-            let outside = b.m("ge", a, vec![Arg::Float(3.0)])?;
-            let t = b.m("div", g, vec![Arg::Float(6.0)])?;
-            Ok(vec![(
-                x,
-                b.m("masked_fill", t, vec![Arg::Node(outside), Arg::Int(0)])?,
-            )])
-        }
-        "hardswish" => {
-            let x = self_of(args)?;
-            let xb = b.fwd(x);
-            let t = b.m("div", xb, vec![Arg::Float(3.0)])?;
-            let t = b.m("add", t, vec![Arg::Float(0.5)])?;
-            let hi = b.m("gt", xb, vec![Arg::Float(3.0)])?;
-            let t = b.m("masked_fill", t, vec![Arg::Node(hi), Arg::Float(1.0)])?;
-            let lo = b.m("lt", xb, vec![Arg::Float(-3.0)])?;
-            let t = b.m("masked_fill", t, vec![Arg::Node(lo), Arg::Float(0.0)])?;
-            Ok(vec![(x, b.m("mul", g, vec![Arg::Node(t)])?)])
-        }
+        "batch_norm" => batch_norm(b, sp, args, kwargs, g),
         "adaptive_avg_pool2d" => {
             let p = B::new(&["input", "output_size"], args, kwargs, &name)?;
             let x = p
                 .node("input")
                 .ok_or_else(|| AutodiffError::NoRule(name.clone()))?;
-            let xs = b.fsizes(x)?;
-            let os = b.fsizes(out)?;
-            let n = xs.len();
-            if n < 3 {
-                return no_rule("adaptive_avg_pool2d of a 1-d input");
-            }
-            if os[n - 2] == 1 && os[n - 1] == 1 {
-                // One window covering the whole plane: each element gets g / (H·W).
-                let e = b.m("expand", g, vec![ints(&xs)])?;
-                let hw = (xs[n - 2] * xs[n - 1]) as f64;
-                Ok(vec![(x, b.m("div", e, vec![Arg::Float(hw)])?)])
-            } else {
-                let xb = b.fwd(x);
-                let meta = contiguous_like(b, xb, &xs)?;
-                let r = b.call_with_meta(
-                    Target::Function("torch.ops.aten._adaptive_avg_pool2d_backward.default".into()),
-                    vec![Arg::Node(g), Arg::Node(xb)],
-                    meta,
-                );
-                Ok(vec![(x, r)])
-            }
+            let xb = b.fwd(x);
+            let m = contiguous_like(b, xb, &b.fsizes(x)?)?;
+            let r = b.raw(
+                "adaptive_avg_pool2d_backward",
+                Target::Function("torch.ops.aten._adaptive_avg_pool2d_backward.default".into()),
+                vec![Arg::Node(g), Arg::Node(xb)],
+                NodeMeta::Tensor(m),
+            );
+            Ok(vec![(x, r)])
         }
-        "max_pool2d" => max_pool2d(b, out, args, kwargs, g),
-        "batch_norm" => batch_norm(b, sp, args, kwargs, g),
+        "max_pool2d" => max_pool2d(b, args, kwargs, g),
         "scaled_dot_product_attention" => sdpa(b, args, kwargs, g),
+        "hardswish" | "hardsigmoid" | "relu6" => {
+            let x = self_of(args)?;
+            let xb = b.fwd(x);
+            let gx = match name.as_str() {
+                "hardswish" => {
+                    let d = b.m("div", xb, vec![Arg::Float(3.0)])?;
+                    let d = b.m("add", d, vec![Arg::Float(0.5)])?;
+                    let lo = b.m("le", xb, vec![Arg::Float(-3.0)])?;
+                    let d = b.m("masked_fill", d, vec![Arg::Node(lo), Arg::Float(0.0)])?;
+                    let hi = b.m("ge", xb, vec![Arg::Float(3.0)])?;
+                    let d = b.m("masked_fill", d, vec![Arg::Node(hi), Arg::Float(1.0)])?;
+                    b.m("mul", g, vec![Arg::Node(d)])?
+                }
+                other => {
+                    let (lo, hi) = if other == "relu6" {
+                        (0.0, 6.0)
+                    } else {
+                        (-3.0, 3.0)
+                    };
+                    let gs = if other == "relu6" {
+                        g
+                    } else {
+                        b.m("mul", g, vec![Arg::Float(1.0 / 6.0)])?
+                    };
+                    let ml = b.m("le", xb, vec![Arg::Float(lo)])?;
+                    let gs = b.m("masked_fill", gs, vec![Arg::Node(ml), Arg::Float(0.0)])?;
+                    let mh = b.m("ge", xb, vec![Arg::Float(hi)])?;
+                    b.m("masked_fill", gs, vec![Arg::Node(mh), Arg::Float(0.0)])?
+                }
+            };
+            Ok(vec![(x, gx)])
+        }
         _ => return Ok(None),
     };
+    let _ = out;
     r.map(Some)
 }
 
-/// A per-dimension argument of a 2-d pooling (one int or two), `default` when absent or empty.
-fn pair(v: Option<Vec<i64>>, default: &[i64]) -> Result<Vec<i64>> {
-    match v {
-        None => Ok(default.to_vec()),
-        Some(v) if v.is_empty() => Ok(default.to_vec()),
-        Some(v) if v.len() == 1 => Ok(vec![v[0], v[0]]),
-        Some(v) if v.len() == 2 => Ok(v),
-        Some(_) => no_rule("max_pool2d arguments"),
-    }
-}
-
-fn max_pool2d(
+/// `torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+/// cudnn_enabled)` or `F.batch_norm(input, running_mean, running_var, weight, bias, training,
+/// momentum, eps)`. With batch statistics (training, or no running stats) the mean and 1/std
+/// are computed again from the saved input, as the forward did; the running-stat update is
+/// the forward's (an input write), never repeated here.
+fn batch_norm(
     b: &mut Bw,
-    out: NodeId,
+    sp: Spelling,
     args: &[Arg],
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Result<Grads> {
+    let p = if sp == Spelling::Functional {
+        B::new(
+            &[
+                "input",
+                "running_mean",
+                "running_var",
+                "weight",
+                "bias",
+                "training",
+                "momentum",
+                "eps",
+            ],
+            args,
+            kwargs,
+            "batch_norm",
+        )?
+    } else {
+        B::new(
+            &[
+                "input",
+                "weight",
+                "bias",
+                "running_mean",
+                "running_var",
+                "training",
+                "momentum",
+                "eps",
+                "cudnn_enabled",
+            ],
+            args,
+            kwargs,
+            "batch_norm",
+        )?
+    };
+    let x = p
+        .node("input")
+        .ok_or_else(|| AutodiffError::NoRule("batch_norm".into()))?;
+    let eps = p.float("eps").unwrap_or(1e-5);
+    let xs = b.fsizes(x)?;
+    if xs.len() < 2 {
+        return no_rule("batch_norm on a 1-d input");
+    }
+    let n = xs.len();
+    let c = xs[1];
+    // Per-channel values broadcast as (1, C, 1, ...).
+    let mut bshape = vec![1i64; n];
+    bshape[1] = c;
+    let dims: Vec<i64> = std::iter::once(0).chain(2..n as i64).collect();
+    let (rm, rv) = (p.node("running_mean"), p.node("running_var"));
+    let batch_stats = p.boolean("training", false) || rm.is_none() || rv.is_none();
+    let xb = b.fwd(x);
+    let (xhat, rstd) = if batch_stats {
+        let mean = b.m("mean", xb, vec![ints(&dims), Arg::Bool(true)])?;
+        let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
+        let sq = b.m("mul", xc, vec![Arg::Node(xc)])?;
+        let var = b.m("mean", sq, vec![ints(&dims), Arg::Bool(true)])?;
+        let var = b.m("add", var, vec![Arg::Float(eps)])?;
+        let rstd = b.m("rsqrt", var, vec![])?;
+        (b.m("mul", xc, vec![Arg::Node(rstd)])?, rstd)
+    } else {
+        let (rm, rv) = (rm.unwrap(), rv.unwrap());
+        let rmb = b.fwd(rm);
+        let rvb = b.fwd(rv);
+        let rmb = b.m("reshape", rmb, vec![ints(&bshape)])?;
+        let rvb = b.m("reshape", rvb, vec![ints(&bshape)])?;
+        let var = b.m("add", rvb, vec![Arg::Float(eps)])?;
+        let rstd = b.m("rsqrt", var, vec![])?;
+        let xc = b.m("sub", xb, vec![Arg::Node(rmb)])?;
+        (b.m("mul", xc, vec![Arg::Node(rstd)])?, rstd)
+    };
+    let mut r = Vec::new();
+    let w = p.node("weight");
+    if let Some(wn) = w.filter(|w| b.needs(*w)) {
+        let t = b.m("mul", g, vec![Arg::Node(xhat)])?;
+        r.push((wn, b.m("sum", t, vec![ints(&dims), Arg::Bool(false)])?));
+    }
+    if let Some(bn) = p.node("bias").filter(|n| b.needs(*n)) {
+        r.push((bn, b.m("sum", g, vec![ints(&dims), Arg::Bool(false)])?));
+    }
+    if b.needs(x) {
+        let gh = match w {
+            Some(wn) => {
+                let wb = b.fwd(wn);
+                let wb = b.m("reshape", wb, vec![ints(&bshape)])?;
+                b.m("mul", g, vec![Arg::Node(wb)])?
+            }
+            None => g,
+        };
+        let gx = if batch_stats {
+            let m1 = b.m("mean", gh, vec![ints(&dims), Arg::Bool(true)])?;
+            let t = b.m("mul", gh, vec![Arg::Node(xhat)])?;
+            let m2 = b.m("mean", t, vec![ints(&dims), Arg::Bool(true)])?;
+            let t = b.m("mul", xhat, vec![Arg::Node(m2)])?;
+            let d = b.m("sub", gh, vec![Arg::Node(m1)])?;
+            let d = b.m("sub", d, vec![Arg::Node(t)])?;
+            b.m("mul", d, vec![Arg::Node(rstd)])?
+        } else {
+            b.m("mul", gh, vec![Arg::Node(rstd)])?
+        };
+        r.push((x, gx));
+    }
+    Ok(r)
+}
+
+/// Two ints per spatial dim from an int or a list (`None` when absent or malformed).
+fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
+    match v {
+        Some(v) if v.len() == 1 => Some(vec![v[0], v[0]]),
+        Some(v) if v.len() == 2 => Some(v),
+        _ => None,
+    }
+}
+
+/// `max_pool2d`: the forward keeps no indices, so the backward takes the argmax again
+/// (`max_pool2d_with_indices` on the saved input, the same windows) and scatters through them.
+fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
     let p = B::new(
         &[
             "input",
@@ -116,30 +225,30 @@ fn max_pool2d(
     let x = p
         .node("input")
         .ok_or_else(|| AutodiffError::NoRule("max_pool2d".into()))?;
-    let k = pair(p.int_list("kernel_size"), &[])?;
-    if k.len() != 2 {
-        return no_rule("max_pool2d without kernel_size");
-    }
-    let s = pair(p.int_list("stride"), &k)?;
-    let pad = pair(p.int_list("padding"), &[0, 0])?;
-    let dil = pair(p.int_list("dilation"), &[1, 1])?;
+    let bad = || AutodiffError::NoRule("max_pool2d arguments".into());
+    let k = pair(p.int_list("kernel_size")).ok_or_else(bad)?;
+    let s = match p.int_list("stride") {
+        None => k.clone(),
+        Some(v) if v.is_empty() => k.clone(),
+        v => pair(v).ok_or_else(bad)?,
+    };
+    let pad = pair(p.int_list("padding")).unwrap_or(vec![0, 0]);
+    let dil = pair(p.int_list("dilation")).unwrap_or(vec![1, 1]);
     let ceil = p.boolean("ceil_mode", false);
-    let xs = b.fsizes(x)?;
-    let os = b.fsizes(out)?;
     let xb = b.fwd(x);
-    let xm = b.bmeta(xb)?;
-    let om = TensorMeta::contiguous(xm.dtype, xm.device.clone(), &os);
-    let im = TensorMeta::contiguous(DType::Int64, xm.device.clone(), &os);
-    let common = vec![ints(&k), ints(&s), ints(&pad), ints(&dil), Arg::Bool(ceil)];
-    // The indices are computed again from the saved input rather than saved: the forward graph
-    // ran `max_pool2d` (no indices).
+    let xm = contiguous_like(b, xb, &b.fsizes(x)?)?;
+    let om = b.bmeta(g)?;
+    let osizes = om.known_sizes().unwrap_or_default();
+    let vm = TensorMeta::contiguous(om.dtype, om.device.clone(), &osizes);
+    let im = TensorMeta::contiguous(DType::Int64, om.device.clone(), &osizes);
+    let window = vec![ints(&k), ints(&s), ints(&pad), ints(&dil), Arg::Bool(ceil)];
     let mut a = vec![Arg::Node(xb)];
-    a.extend(common.iter().cloned());
+    a.extend(window.clone());
     let both = b.raw(
         "max_pool2d_with_indices",
         Target::Function("torch.ops.aten.max_pool2d_with_indices.default".into()),
         a,
-        NodeMeta::Tuple(vec![NodeMeta::Tensor(om), NodeMeta::Tensor(im.clone())]),
+        NodeMeta::Tuple(vec![NodeMeta::Tensor(vm), NodeMeta::Tensor(im.clone())]),
     );
     let idx = b.raw(
         "getitem",
@@ -148,123 +257,21 @@ fn max_pool2d(
         NodeMeta::Tensor(im),
     );
     let mut a = vec![Arg::Node(g), Arg::Node(xb)];
-    a.extend(common);
+    a.extend(window);
     a.push(Arg::Node(idx));
-    let meta = TensorMeta::contiguous(xm.dtype, xm.device.clone(), &xs);
-    let r = b.call_with_meta(
+    let gx = b.raw(
+        "max_pool2d_with_indices_backward",
         Target::Function("torch.ops.aten.max_pool2d_with_indices_backward.default".into()),
         a,
-        meta,
+        NodeMeta::Tensor(xm),
     );
-    Ok(vec![(x, r)])
+    Ok(vec![(x, gx)])
 }
 
-fn batch_norm(
-    b: &mut Bw,
-    sp: Spelling,
-    args: &[Arg],
-    kwargs: &[(String, Arg)],
-    g: NodeId,
-) -> Result<Grads> {
-    // `torch.nn.functional.batch_norm` orders the running statistics before the affine
-    // parameters; `torch.batch_norm` after.
-    let sig: &[&'static str] = if sp == Spelling::Functional {
-        &[
-            "input",
-            "running_mean",
-            "running_var",
-            "weight",
-            "bias",
-            "training",
-            "momentum",
-            "eps",
-        ]
-    } else {
-        &[
-            "input",
-            "weight",
-            "bias",
-            "running_mean",
-            "running_var",
-            "training",
-            "momentum",
-            "eps",
-            "cudnn_enabled",
-        ]
-    };
-    let p = B::new(sig, args, kwargs, "batch_norm")?;
-    let x = p
-        .node("input")
-        .ok_or_else(|| AutodiffError::NoRule("batch_norm".into()))?;
-    let (rm, rv) = (p.node("running_mean"), p.node("running_var"));
-    let training = p.boolean("training", false);
-    let eps = p.float("eps").unwrap_or(1e-5);
-    let (w, bias) = (p.node("weight"), p.node("bias"));
-    let xs = b.fsizes(x)?;
-    if xs.len() < 2 {
-        return no_rule("batch_norm of a 1-d input");
-    }
-    let c = xs[1];
-    let dims: Vec<i64> = (0..xs.len() as i64).filter(|&d| d != 1).collect();
-    let mut chan = vec![1i64; xs.len()];
-    chan[1] = c;
-    let xb = b.fwd(x);
-    let batch_stats = training || rm.is_none() || rv.is_none();
-    let (xc, invstd) = if batch_stats {
-        let mean = b.m("mean", xb, vec![ints(&dims), Arg::Bool(true)])?;
-        let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
-        let sq = b.m("mul", xc, vec![Arg::Node(xc)])?;
-        let var = b.m("mean", sq, vec![ints(&dims), Arg::Bool(true)])?;
-        let ve = b.m("add", var, vec![Arg::Float(eps)])?;
-        (xc, b.m("rsqrt", ve, vec![])?)
-    } else {
-        let (rm, rv) = (rm.unwrap(), rv.unwrap());
-        let (rmb, rvb) = (b.fwd(rm), b.fwd(rv));
-        let rmb = b.m("reshape", rmb, vec![ints(&chan)])?;
-        let rvb = b.m("reshape", rvb, vec![ints(&chan)])?;
-        let xc = b.m("sub", xb, vec![Arg::Node(rmb)])?;
-        let ve = b.m("add", rvb, vec![Arg::Float(eps)])?;
-        (xc, b.m("rsqrt", ve, vec![])?)
-    };
-    let xhat = b.m("mul", xc, vec![Arg::Node(invstd)])?;
-    let mut r = Vec::new();
-    if b.needs(x) {
-        let scale = match w {
-            Some(w) => {
-                let wb = b.fwd(w);
-                let wb = b.m("reshape", wb, vec![ints(&chan)])?;
-                b.m("mul", invstd, vec![Arg::Node(wb)])?
-            }
-            None => invstd,
-        };
-        let gx = if batch_stats {
-            // invstd·w·(g − mean(g) − x̂·mean(g·x̂)), the means over every dim but channels.
-            let mg = b.m("mean", g, vec![ints(&dims), Arg::Bool(true)])?;
-            let gxh = b.m("mul", g, vec![Arg::Node(xhat)])?;
-            let mgx = b.m("mean", gxh, vec![ints(&dims), Arg::Bool(true)])?;
-            let t = b.m("mul", xhat, vec![Arg::Node(mgx)])?;
-            let d = b.m("sub", g, vec![Arg::Node(mg)])?;
-            b.m("sub", d, vec![Arg::Node(t)])?
-        } else {
-            g
-        };
-        r.push((x, b.m("mul", gx, vec![Arg::Node(scale)])?));
-    }
-    if let Some(w) = w.filter(|n| b.needs(*n)) {
-        let gxh = b.m("mul", g, vec![Arg::Node(xhat)])?;
-        r.push((w, b.m("sum", gxh, vec![ints(&dims)])?));
-    }
-    if let Some(bn) = bias.filter(|n| b.needs(*n)) {
-        r.push((bn, b.m("sum", g, vec![ints(&dims)])?));
-    }
-    for s in [rm, rv].into_iter().flatten() {
-        if b.needs(s) {
-            return no_rule("batch_norm with running statistics that require grad");
-        }
-    }
-    Ok(r)
-}
-
+/// `scaled_dot_product_attention` by its math form `softmax(q kᵀ · scale + mask) v`: the
+/// probabilities are computed again from the saved q, k (and mask), then
+/// `gv = pᵀ g`, `gp = g vᵀ`, `gs = p (gp - Σ gp·p)`, `gq = gs k · scale`, `gk = gsᵀ q · scale`.
+/// Dropout in attention (p > 0) and grouped-query attention are not modelled.
 fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
     let p = B::new(
         &[
@@ -282,103 +289,101 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
         kwargs,
         "scaled_dot_product_attention",
     )?;
+    if p.float("dropout_p").is_some_and(|d| d != 0.0) {
+        return no_rule("scaled_dot_product_attention with dropout_p > 0");
+    }
+    if p.boolean("enable_gqa", false) {
+        return no_rule("scaled_dot_product_attention with enable_gqa");
+    }
     let (Some(q), Some(k), Some(v)) = (p.node("query"), p.node("key"), p.node("value")) else {
         return no_rule("scaled_dot_product_attention");
     };
-    if p.float("dropout_p").unwrap_or(0.0) != 0.0 {
-        return no_rule("scaled_dot_product_attention with dropout");
+    if p.get("attn_mask").is_some() && p.node("attn_mask").is_none() {
+        return no_rule("scaled_dot_product_attention with a non-tensor mask");
     }
-    let mask = p.node("attn_mask");
-    if mask.is_some_and(|m| b.needs(m)) {
-        return no_rule("scaled_dot_product_attention with a mask that requires grad");
-    }
-    let causal = p.boolean("is_causal", false);
-    let (qs, ks, vs) = (b.fsizes(q)?, b.fsizes(k)?, b.fsizes(v)?);
-    let n = qs.len();
-    if n < 2 || ks.len() != n || vs.len() != n {
+    let qs = b.fsizes(q)?;
+    let ks = b.fsizes(k)?;
+    let vs = b.fsizes(v)?;
+    if qs.len() < 2 || ks.len() != qs.len() || vs.len() != qs.len() {
         return no_rule("scaled_dot_product_attention of mixed ranks");
     }
-    let e = qs[n - 1];
+    let e = qs[qs.len() - 1];
     let scale = p.float("scale").unwrap_or(1.0 / (e as f64).sqrt());
-    let (qb, mut kb, mut vb) = (b.fwd(q), b.fwd(k), b.fwd(v));
-    // Grouped-query attention: each key/value head serves `rep` query heads.
-    let rep = if p.boolean("enable_gqa", false) && n >= 3 && ks[n - 3] != qs[n - 3] {
-        if n != 4 || qs[1] % ks[1] != 0 {
-            return no_rule("scaled_dot_product_attention with this grouping");
-        }
-        let r = qs[1] / ks[1];
-        let grow = |b: &mut Bw, t: NodeId, s: &[i64]| -> Result<NodeId> {
-            let u = b.m("unsqueeze", t, vec![Arg::Int(2)])?;
-            let u = b.m("expand", u, vec![ints(&[s[0], s[1], r, s[2], s[3]])])?;
-            b.m("reshape", u, vec![ints(&[s[0], s[1] * r, s[2], s[3]])])
-        };
-        kb = grow(b, kb, &ks)?;
-        vb = grow(b, vb, &vs)?;
-        Some(r)
-    } else {
-        None
-    };
+    let (l, s) = (qs[qs.len() - 2], ks[ks.len() - 2]);
+    let qb = b.fwd(q);
+    let kb = b.fwd(k);
+    let vb = b.fwd(v);
     let kt = b.m("transpose", kb, vec![Arg::Int(-2), Arg::Int(-1)])?;
     let sc = b.m("matmul", qb, vec![Arg::Node(kt)])?;
     let mut sc = b.m("mul", sc, vec![Arg::Float(scale)])?;
-    if causal {
-        let (l, s) = (qs[n - 2], ks[n - 2]);
-        let ones = b.m("new_ones", qb, vec![ints(&[l, s])])?;
-        // `fx::infer` has no native `tril`; its result is laid out as its input.
+    if p.boolean("is_causal", false) {
+        let ones = b.mk(
+            "new_ones",
+            qb,
+            vec![ints(&[l, s])],
+            vec![("dtype", Arg::DType(DType::Bool))],
+        )?;
+        // `fx::infer` has no shape rule for `tril`: its result is laid out as its input.
         let om = b.bmeta(ones)?;
-        let keep = b.call_with_meta(Target::Method("tril".into()), vec![Arg::Node(ones)], om);
-        let hide = b.m("eq", keep, vec![Arg::Int(0)])?;
+        let keep = b.call_with_meta(
+            Target::Method("tril".into()),
+            vec![Arg::Node(ones)],
+            TensorMeta::contiguous(DType::Bool, om.device.clone(), &[l, s]),
+        );
+        let drop = b.m("logical_not", keep, vec![])?;
         sc = b.m(
             "masked_fill",
             sc,
-            vec![Arg::Node(hide), Arg::Float(f64::NEG_INFINITY)],
+            vec![Arg::Node(drop), Arg::Float(f64::NEG_INFINITY)],
         )?;
     }
-    if let Some(m) = mask {
-        let mb = b.fwd(m);
-        sc = if b.bdtype(mb)? == DType::Bool {
-            let hide = b.m("logical_not", mb, vec![])?;
-            b.m(
-                "masked_fill",
-                sc,
-                vec![Arg::Node(hide), Arg::Float(f64::NEG_INFINITY)],
-            )?
-        } else {
-            b.m("add", sc, vec![Arg::Node(mb)])?
-        };
-    }
+    let mask = p.node("attn_mask");
+    let float_mask = match mask {
+        Some(m) => {
+            let mb = b.fwd(m);
+            if b.fmeta(m)?.dtype == DType::Bool {
+                let drop = b.m("logical_not", mb, vec![])?;
+                sc = b.m(
+                    "masked_fill",
+                    sc,
+                    vec![Arg::Node(drop), Arg::Float(f64::NEG_INFINITY)],
+                )?;
+                None
+            } else {
+                sc = b.m("add", sc, vec![Arg::Node(mb)])?;
+                Some(m)
+            }
+        }
+        None => None,
+    };
     let pr = b.m("softmax", sc, vec![Arg::Int(-1)])?;
     let mut r = Vec::new();
-    let fold = |b: &mut Bw, t: NodeId, s: &[i64]| -> Result<NodeId> {
-        match rep {
-            Some(r) => {
-                let u = b.m("reshape", t, vec![ints(&[s[0], s[1], r, s[2], s[3]])])?;
-                b.m("sum", u, vec![ints(&[2])])
-            }
-            None => b.reduce_to(t, s),
-        }
-    };
     if b.needs(v) {
         let pt = b.m("transpose", pr, vec![Arg::Int(-2), Arg::Int(-1)])?;
         let gv = b.m("matmul", pt, vec![Arg::Node(g)])?;
-        r.push((v, fold(b, gv, &vs)?));
+        r.push((v, b.reduce_to(gv, &vs)?));
     }
-    if b.needs(q) || b.needs(k) {
+    let needs_s = b.needs(q) || b.needs(k) || float_mask.is_some_and(|m| b.needs(m));
+    if needs_s {
         let vt = b.m("transpose", vb, vec![Arg::Int(-2), Arg::Int(-1)])?;
         let gp = b.m("matmul", g, vec![Arg::Node(vt)])?;
         let t = b.m("mul", gp, vec![Arg::Node(pr)])?;
-        let s = b.m("sum", t, vec![ints(&[-1]), Arg::Bool(true)])?;
-        let d = b.m("sub", gp, vec![Arg::Node(s)])?;
+        let sm = b.m("sum", t, vec![ints(&[-1]), Arg::Bool(true)])?;
+        let d = b.m("sub", gp, vec![Arg::Node(sm)])?;
         let gs = b.m("mul", pr, vec![Arg::Node(d)])?;
-        let gs = b.m("mul", gs, vec![Arg::Float(scale)])?;
+        if let Some(m) = float_mask.filter(|m| b.needs(*m)) {
+            let ms = b.fsizes(m)?;
+            r.push((m, b.reduce_to(gs, &ms)?));
+        }
+        let gsc = b.m("mul", gs, vec![Arg::Float(scale)])?;
         if b.needs(q) {
-            let gq = b.m("matmul", gs, vec![Arg::Node(kb)])?;
+            let gq = b.m("matmul", gsc, vec![Arg::Node(kb)])?;
             r.push((q, b.reduce_to(gq, &qs)?));
         }
         if b.needs(k) {
-            let gst = b.m("transpose", gs, vec![Arg::Int(-2), Arg::Int(-1)])?;
-            let gk = b.m("matmul", gst, vec![Arg::Node(qb)])?;
-            r.push((k, fold(b, gk, &ks)?));
+            let gt = b.m("transpose", gsc, vec![Arg::Int(-2), Arg::Int(-1)])?;
+            let gk = b.m("matmul", gt, vec![Arg::Node(qb)])?;
+            r.push((k, b.reduce_to(gk, &ks)?));
         }
     }
     Ok(r)
