@@ -197,11 +197,19 @@ pub fn infer_symbolic(
     let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
     let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
     let (mut family, first) = native(&points[0]);
-    let use_external = family.is_empty()
-        && first == Err(InferError::Unsupported)
+    // Ops with an explicit symbolic rule below (`cat`, `view`, ...) whose native rule leaves a
+    // case to torch (`cat` of non-contiguous 4-d inputs, whose layout torch picks) take their
+    // concrete values from the external evaluator too: the rule gives the sizes, the strides
+    // are fitted to what torch computed.
+    let explicit_rule = matches!(
+        (family, name),
+        ("join", "cat" | "concat" | "concatenate" | "stack") | ("view", "view" | "reshape")
+    );
+    let use_external = first == Err(InferError::Unsupported)
         && external.is_some()
-        && (all_pinned || EXTERNAL_FITTED.contains(&name));
-    if use_external {
+        && (explicit_rule
+            || (family.is_empty() && (all_pinned || EXTERNAL_FITTED.contains(&name))));
+    if use_external && !explicit_rule {
         family = "external";
     }
     let run = |p: &[i64]| -> Result<NodeMeta, InferError> {
