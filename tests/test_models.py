@@ -414,8 +414,10 @@ _T5_REASONS = frozenset(
 # dependent and breaks, as under torch.compile (23 graphs, 19 break records). torchferro makes more
 # graphs and records: its graphs are specialized to static shapes, and every frame after a break
 # sees tensors whose length is a count of boxes (different per image, per level and per input
-# set), so it recompiles (30 recompiles, 4 of them for the second input set) and logs its breaks
-# again; torch.compile marks those sizes dynamic.
+# set), so it recompiles and logs its breaks again. Automatic dynamic (on by default) makes those
+# sizes dynamic at the first recompile (12 recompiles, 29 graphs); a data-dependent op reached
+# with symbolic sizes (`torch.where(mask)`, `nms`) then breaks with the symbolic inference's
+# message rather than "its result depends on tensor data" (3 of the reasons below).
 _FRCNN_REASONS = frozenset(
     {
         "break in forward: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
@@ -440,6 +442,9 @@ _FRCNN_REASONS = frozenset(
         "break in torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (a wrapper, _script_if_tracing.<locals>.wrapper in _trace.py: code of torch, not traced) (at torchvision/ops/boxes.py:83)",
         "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728_at_720: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
         "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728_at_720_at_724: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (a wrapper, _script_if_tracing.<locals>.wrapper in _trace.py: code of torch, not traced) (at torchvision/ops/boxes.py:83)",
+        "break in _batched_nms_coordinate_trick: torch._ops.torchvision.nms on symbolic sizes (dynamic shapes): RuntimeError: torchvision::nms (torchvision/_meta_registrations.py:163): You're trying to run this operator with meta Tensors (as opposed to FakeTensors), but this operator may return an output Tensor with data-dependent shape. Meta Tensors don't support operators with outputs that have data-dependent shapes but FakeTensors do. If your operator does not return an output with data-dependent shape, make sure the FakeTensor and/or meta kernel does not call torch.library.get_ctx(). Otherwise, please use FakeTensors. (at torchvision/ops/boxes.py:48)",
+        "break in nms: torch._ops.torchvision.nms on symbolic sizes (dynamic shapes): RuntimeError: torchvision::nms (torchvision/_meta_registrations.py:163): You're trying to run this operator with meta Tensors (as opposed to FakeTensors), but this operator may return an output Tensor with data-dependent shape. Meta Tensors don't support operators with outputs that have data-dependent shapes but FakeTensors do. If your operator does not return an output with data-dependent shape, make sure the FakeTensor and/or meta kernel does not call torch.library.get_ctx(). Otherwise, please use FakeTensors. (at torchvision/ops/boxes.py:48)",
+        "break in remove_small_boxes: torch.where on symbolic sizes (dynamic shapes): no symbolic shape rule (at torchvision/ops/boxes.py:145)",
     }
 )
 # The transformers version the T5 pin (OBSERVED["t5"]) was read under.
