@@ -1,6 +1,7 @@
 """Dynamic shapes (issue 18, phase 1): programs compiled once over many sizes.
 
-Automatic dynamic (``torchferro.config.automatic_dynamic_shapes``) is on in this file.
+Automatic dynamic (``torchferro.config.automatic_dynamic_shapes``, on by default as torch's) is
+on in this file.
 
 Each program runs through torch.compile (a counting backend, the same ``dynamic=`` setting) and
 through torchferro (a counting Python backend, and the default inductor backend, whose dynamic
@@ -25,8 +26,7 @@ import torchferro.compiler
 
 @pytest.fixture(autouse=True)
 def _automatic_dynamic():
-    """Automatic dynamic is off by default for now (issue 18): these tests turn it on, as
-    torch.compile has it."""
+    """Automatic dynamic is on by default; a test that turns it off gets it back on."""
     old = torchferro.config.automatic_dynamic_shapes
     torchferro.config.automatic_dynamic_shapes = True
     yield
@@ -165,6 +165,43 @@ def embedding_positions(x, w):
 def test_embedding_of_positions():
     w = R(64, 8)
     check(embedding_positions, [(R(n, 8), w) for n in range(2, 64, 3)], expected=2)
+
+
+def kv_cache(keys, new):
+    # transformers' DynamicCache: the cache grows by a transposed (non-contiguous) projection.
+    return torch.cat([keys, new.transpose(1, 2)], dim=-2) * 2
+
+
+def test_cat_of_a_growing_cache_and_a_transposed_tensor():
+    # The native `cat` rule leaves 4-d non-contiguous inputs to torch (it may pick channels
+    # last): their concrete values come from meta tensors, the sizes from the `cat` rule.
+    check(
+        kv_cache,
+        [(R(1, 2, n, 4), R(1, 3, 2, 4)) for n in range(2, 64, 5)],
+        expected=2,
+    )
+
+
+def sizes_2d(x):
+    return x.view(x.size(0), x.size(1), 1).sum(-1) * x.size(1)
+
+
+def test_automatic_dynamic_logs_a_later_dimension_and_guards_it_readably(caplog):
+    torchferro.compiler.reset()
+    f = torchferro.compile(sizes_2d, backend="eager")
+    with caplog.at_level(logging.INFO, logger="torchferro.dynamic"):
+        for n in (8, 9, 10):
+            x = R(3, n)
+            _same(f(x), sizes_2d(x))
+    msgs = [r.getMessage() for r in caplog.records if r.name == "torchferro.dynamic"]
+    assert len(msgs) == 1, msgs
+    assert msgs[0].split(" (function ")[0] == "automatic dynamic: L['x'] size(1) 8 -> 9"
+    entries = torchferro.compiler.cache_entries(f)
+    assert len(entries) == 2
+    # The newest entry first: the dynamic one; size(0) stayed 3 and is still static.
+    guards = entries[0]["guards"]
+    assert "SHAPE_ENV 2 <= L['x'].size(1)" in guards, guards
+    assert any("size=[3, None], stride=contiguous" in g for g in guards), guards
 
 
 # --- guards on sizes -----------------------------------------------------------------------------

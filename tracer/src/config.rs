@@ -73,10 +73,9 @@ pub fn set_direct_call(v: bool) {
 }
 
 /// Automatic dynamic shapes for `dynamic=None` (torch's `automatic_dynamic_shapes`): a
-/// dimension whose size changed at a recompile becomes dynamic. Off by default until the model
-/// zoo's pinned counts are updated for it (issue 18); `dynamic=True` and `mark_dynamic` work
-/// either way.
-static AUTOMATIC_DYNAMIC: AtomicBool = AtomicBool::new(false);
+/// dimension whose size changed at a recompile becomes dynamic. On by default, as torch's;
+/// `dynamic=True` and `mark_dynamic` work either way.
+static AUTOMATIC_DYNAMIC: AtomicBool = AtomicBool::new(true);
 
 pub fn automatic_dynamic() -> bool {
     AUTOMATIC_DYNAMIC.load(Ordering::Relaxed)

@@ -197,11 +197,25 @@ pub fn infer_symbolic(
     let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
     let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
     let (mut family, first) = native(&points[0]);
-    let use_external = family.is_empty()
-        && first == Err(InferError::Unsupported)
+    // Ops with an explicit symbolic rule below (`cat`, `view`, ...) whose native rule leaves a
+    // case to torch (`cat` of non-contiguous 4-d inputs, whose layout torch picks) take their
+    // concrete values from the external evaluator too: the rule gives the sizes, the strides
+    // are fitted to what torch computed.
+    let cx = Sym { graph, hints };
+    // Advanced indexing (`x[i, j]` with index tensors): the result sizes are the index
+    // tensors' broadcast sizes and the sizes not indexed, all selections: fitted, from meta
+    // tensors where the native rule has no answer.
+    let advanced = family == "index" && cx.has_tensor_index(args);
+    let explicit_rule = advanced
+        || matches!(
+            (family, name),
+            ("join", "cat" | "concat" | "concatenate" | "stack") | ("view", "view" | "reshape")
+        );
+    let use_external = first == Err(InferError::Unsupported)
         && external.is_some()
-        && (all_pinned || EXTERNAL_FITTED.contains(&name));
-    if use_external {
+        && (explicit_rule
+            || (family.is_empty() && (all_pinned || EXTERNAL_FITTED.contains(&name))));
+    if use_external && !explicit_rule {
         family = "external";
     }
     let run = |p: &[i64]| -> Result<NodeMeta, InferError> {
@@ -224,8 +238,8 @@ pub fn infer_symbolic(
         }
     }
     let mut rels = Vec::new();
-    let cx = Sym { graph, hints };
     let explicit = match (family, name) {
+        ("index", _) if advanced => None,
         ("join", "cat" | "concat" | "concatenate") => Some(cx.cat(args, kwargs, &mut rels)?),
         ("join", "stack") => Some(cx.stack(args, kwargs)?),
         ("view", "view" | "reshape") => cx.reshape(args, &mut rels)?,
@@ -256,6 +270,7 @@ pub fn infer_symbolic(
     // Ops whose result depends on the size of the dimension they cut (`split`, `chunk`,
     // `narrow`, `unbind`) are selections when that dimension is static.
     let fitted_family = fitted_family
+        || advanced
         || all_pinned
         || (family == "view" && cx.cuts_static_dim(name, args, kwargs).unwrap_or(false));
     // Above the hints every point must evaluate (or nothing is verified); below them an op
@@ -782,6 +797,16 @@ impl Sym<'_> {
 
     /// `x[...]` with ints, slices, `None` and `...`. Slice bounds are clamped to the size as
     /// Python does; which way each clamp went at the hints becomes a relation.
+    /// Whether the index of `x[index]` holds a tensor (advanced indexing).
+    fn has_tensor_index(&self, args: &[Arg]) -> bool {
+        let is_tensor = |a: &Arg| self.tensor(a).is_some();
+        match args.get(1) {
+            Some(Arg::Tuple(items) | Arg::List(items)) => items.iter().any(is_tensor),
+            Some(a) => is_tensor(a),
+            None => false,
+        }
+    }
+
     fn getitem(&self, args: &[Arg], rels: &mut Vec<Relation>) -> Result<Vec<Dim>, InferError> {
         let x = args
             .first()
