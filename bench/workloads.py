@@ -573,7 +573,8 @@ def build_dynamic_seq(device: str, quick: bool) -> Built:
     model = GPT2LMHeadModel(cfg).to(device).eval()
     g = _gen(device)
     batch = tuple(
-        torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device) for t in lengths
+        torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
+        for t in lengths
     )
     alt = tuple(
         torch.randint(0, cfg.vocab_size, (b + 1, t), generator=g).to(device)
