@@ -552,6 +552,48 @@ def build_llama_generate(device: str, quick: bool) -> Built:
     )
 
 
+def build_dynamic_seq(device: str, quick: bool) -> Built:
+    """GPT2LMHeadModel forward over a spread of sequence lengths, one compiled model for all of
+    them: one timed call runs every length once. Dynamic shapes (issue 18) decide how many graphs
+    that takes: torch.compile compiles the first length statically and the second with a symbolic
+    length (automatic dynamic), then reuses it; the recompile measurement changes the batch size
+    instead. The graph count is what this workload is about; the time per call shows what the
+    symbolic graph costs against per-length static graphs."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    if _cuda(device):
+        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+        b, lengths = 8, (8, 9, 17, 33, 64, 100, 128, 256, 512, 1024)
+    else:
+        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4)
+        b = 2
+        lengths = (8, 9, 17, 33) if quick else (8, 9, 17, 33, 64, 100, 128, 256)
+    cfg.use_cache = False
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(cfg).to(device).eval()
+    g = _gen(device)
+    batch = tuple(
+        torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
+        for t in lengths
+    )
+    alt = tuple(
+        torch.randint(0, cfg.vocab_size, (b + 1, t), generator=g).to(device)
+        for t in lengths[:2]
+    )
+
+    def make(compile_fn):
+        cm = compile_fn(model)
+        return lambda seqs: [cm(ids).logits for ids in seqs]
+
+    return Built(
+        make=make,
+        args=(batch,),
+        alt_args=(alt,),
+        size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, "
+        f"seq {', '.join(map(str, lengths))} (one call runs them all)",
+    )
+
+
 WORKLOADS: list[Workload] = [
     Workload(
         "tiny",
@@ -638,6 +680,16 @@ WORKLOADS: list[Workload] = [
         requires=("transformers",),
         rtol=0,
         atol=0,
+    ),
+    Workload(
+        "dynamic_seq",
+        "GPT2LMHeadModel forward over a spread of sequence lengths (dynamic shapes)",
+        build_dynamic_seq,
+        requires=("transformers",),
+        rtol=1e-3,
+        atol=1e-3,
+        compute_bound=True,
+        in_quick=False,
     ),
     Workload(
         "train_mlp",

@@ -411,3 +411,33 @@ def test_a_symbolic_int_live_at_a_graph_break_is_rebuilt_from_the_call():
         _same(f(x), x * (2 * n + 1))
     # One entry for every size: the int handed to the resume function is computed per call.
     assert len(torchferro.compiler.cache_entries(f)) == 1
+
+
+def gather_positions(x, pos):
+    # transformers' mask functions: `position_ids[batch_idx, q_idx]` with index tensors
+    # broadcast from aranges over the sizes (advanced indexing).
+    b = torch.arange(x.size(0)).view(-1, 1)
+    q = torch.arange(x.size(1)).view(1, -1)
+    return pos[b, q] + x
+
+
+def test_advanced_indexing_with_tensors_over_symbolic_sizes():
+    # Without the symbolic rule for integer tensor indices this breaks the graph: 4 graphs, torch.compile 2.
+    inputs = [
+        (torch.randn(2, n), torch.arange(2 * n, dtype=torch.float32).view(2, n))
+        for n in (8, 9, 17, 33, 64)
+    ]
+    check(gather_positions, inputs, expected=2)
+
+
+def conv1d_size(x):
+    # GPT-2's Conv1D: the output size is the input's, last dimension replaced, as a tuple sum.
+    size_out = x.size()[:-1] + (x.size(-1) * 2,)
+    return torch.cat([x, x], -1).reshape(-1, x.size(-1) * 2).view(size_out)
+
+
+def test_a_size_tuple_concatenated_stays_symbolic():
+    # Specializing `x.size()[:-1] + (...)` recompiled the frame: 4 graphs, torch.compile 2.
+    check(
+        conv1d_size, [(torch.randn(2, n, 4),) for n in (8, 9, 17, 33, 64)], expected=2
+    )

@@ -26,7 +26,7 @@ use std::cell::RefCell;
 
 use super::{run_handlers, InferCtx, InferError};
 use crate::graph::{Arg, Graph, Target};
-use crate::meta::{Dim, NodeMeta, TensorMeta};
+use crate::meta::{DType, Dim, NodeMeta, TensorMeta};
 use crate::sym::{RelOp, Relation, SymExpr};
 
 thread_local! {
@@ -795,8 +795,6 @@ impl Sym<'_> {
         Ok(sizes)
     }
 
-    /// `x[...]` with ints, slices, `None` and `...`. Slice bounds are clamped to the size as
-    /// Python does; which way each clamp went at the hints becomes a relation.
     /// Whether the index of `x[index]` holds a tensor (advanced indexing).
     fn has_tensor_index(&self, args: &[Arg]) -> bool {
         let is_tensor = |a: &Arg| self.tensor(a).is_some();
@@ -807,6 +805,14 @@ impl Sym<'_> {
         }
     }
 
+    /// `x[...]` with ints, slices, `None`, `...` and integer tensors. Slice bounds are clamped
+    /// to the size as Python does; which way each clamp went at the hints becomes a relation.
+    /// Integer tensor indices (advanced indexing, e.g. transformers' `position_ids[b, q]` in
+    /// its mask functions) each consume one dimension; their broadcast shape (equal sizes
+    /// other than 1 are relations) replaces the first of them when they are adjacent after
+    /// the ints are applied (torch selects ints first), and goes in front otherwise. Bool
+    /// masks give a data-dependent size: `Unsupported`. The native rule leaves advanced
+    /// indexing to torch, whose values at each point check this answer.
     fn getitem(&self, args: &[Arg], rels: &mut Vec<Relation>) -> Result<Vec<Dim>, InferError> {
         let x = args
             .first()
@@ -826,9 +832,33 @@ impl Sym<'_> {
         }
         let mut sizes = Vec::new();
         let mut d = 0usize;
+        // The integer tensor indices, where the first one's result dimensions go, and whether
+        // they are adjacent in the result (nothing pushed between two of them).
+        let mut advanced: Vec<&TensorMeta> = Vec::new();
+        let mut first_at: Option<usize> = None;
+        let mut last_at: Option<usize> = None;
+        let mut adjacent = true;
         for a in &index {
             match a {
                 Arg::None => sizes.push(Dim::Known(1)),
+                a if self.tensor(a).is_some() => {
+                    let t = self.tensor(a).ok_or(InferError::Unsupported)?;
+                    // uint8 and bool tensors are masks.
+                    if !matches!(
+                        t.dtype,
+                        DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64
+                    ) {
+                        return Err(InferError::Unsupported);
+                    }
+                    match last_at {
+                        None => first_at = Some(sizes.len()),
+                        Some(l) if l != sizes.len() => adjacent = false,
+                        Some(_) => {}
+                    }
+                    last_at = Some(sizes.len());
+                    advanced.push(t);
+                    d += 1;
+                }
                 Arg::Ellipsis => {
                     let skip = x.ndim() - consumed;
                     sizes.extend(x.sizes[d..d + skip].iter().cloned());
@@ -863,6 +893,28 @@ impl Sym<'_> {
             }
         }
         sizes.extend(x.sizes[d..].iter().cloned());
+        if let Some(f) = first_at {
+            let rank = advanced.iter().map(|t| t.ndim()).max().unwrap_or(0);
+            let mut shape = Vec::with_capacity(rank);
+            for i in 0..rank {
+                let dims: Vec<SymExpr> = advanced
+                    .iter()
+                    .filter_map(|t| t.ndim().checked_sub(rank - i).map(|j| t.sizes[j].expr()))
+                    .filter(|e| e.as_const() != Some(1))
+                    .collect();
+                match dims.first() {
+                    None => shape.push(Dim::Known(1)),
+                    Some(first) => {
+                        for other in &dims[1..] {
+                            rels.push(Relation::new(first.clone(), RelOp::Eq, other.clone()));
+                        }
+                        shape.push(Dim::from_expr(first.clone()));
+                    }
+                }
+            }
+            let at = if adjacent { f } else { 0 };
+            sizes.splice(at..at, shape);
+        }
         Ok(sizes)
     }
 

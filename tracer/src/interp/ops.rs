@@ -138,7 +138,18 @@ impl Frame<'_, '_> {
         if let Some(r) = self.sym_operator(name, &args)? {
             return Ok(r);
         }
-        // Other operations of symbolic ints with Python values (`T / 2`, `(T, 4) + ...`) need
+        // Concatenating tuples moves their items: symbolic ints in them stay symbolic
+        // (`x.size()[:-1] + (n,)`, as GPT-2's Conv1D builds its output size).
+        if matches!(name, "add" | "iadd")
+            && args
+                .iter()
+                .all(|a| matches!(a, Var::Tuple(_) | Var::NamedTuple { .. }))
+        {
+            if let Some(r) = self.sequence_operator(name, &args)? {
+                return Ok(r);
+            }
+        }
+        // Other operations of symbolic ints with Python values (`T / 2`, `(T, 4) * 2`) need
         // their value: specialized (a tensor operand takes the int as a graph value instead).
         let args = if args.iter().any(|a| matches!(a, Var::Tensor(_))) {
             args
