@@ -414,10 +414,8 @@ _T5_REASONS = frozenset(
 # dependent and breaks, as under torch.compile (23 graphs, 19 break records). torchferro makes more
 # graphs and records: its graphs are specialized to static shapes, and every frame after a break
 # sees tensors whose length is a count of boxes (different per image, per level and per input
-# set), so it recompiles and logs its breaks again. Automatic dynamic (on by default) makes those
-# sizes dynamic at the first recompile (12 recompiles, 29 graphs); a data-dependent op reached
-# with symbolic sizes (`torch.where(mask)`, `nms`) then breaks with the symbolic inference's
-# message rather than "its result depends on tensor data" (3 of the reasons below).
+# set), so it recompiles (30 recompiles, 4 of them for the second input set) and logs its breaks
+# again; torch.compile marks those sizes dynamic.
 _FRCNN_REASONS = frozenset(
     {
         "break in forward: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
@@ -442,9 +440,6 @@ _FRCNN_REASONS = frozenset(
         "break in torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (a wrapper, _script_if_tracing.<locals>.wrapper in _trace.py: code of torch, not traced) (at torchvision/ops/boxes.py:83)",
         "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728_at_720: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
         "break in torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_torchferro_resume_in_postprocess_detections_at_720_at_724_at_728_at_720_at_724: call to the user function torchvision.ops.boxes._batched_nms_coordinate_trick (a wrapper, _script_if_tracing.<locals>.wrapper in _trace.py: code of torch, not traced) (at torchvision/ops/boxes.py:83)",
-        "break in _batched_nms_coordinate_trick: torch._ops.torchvision.nms on symbolic sizes (dynamic shapes): RuntimeError: torchvision::nms (torchvision/_meta_registrations.py:163): You're trying to run this operator with meta Tensors (as opposed to FakeTensors), but this operator may return an output Tensor with data-dependent shape. Meta Tensors don't support operators with outputs that have data-dependent shapes but FakeTensors do. If your operator does not return an output with data-dependent shape, make sure the FakeTensor and/or meta kernel does not call torch.library.get_ctx(). Otherwise, please use FakeTensors. (at torchvision/ops/boxes.py:48)",
-        "break in nms: torch._ops.torchvision.nms on symbolic sizes (dynamic shapes): RuntimeError: torchvision::nms (torchvision/_meta_registrations.py:163): You're trying to run this operator with meta Tensors (as opposed to FakeTensors), but this operator may return an output Tensor with data-dependent shape. Meta Tensors don't support operators with outputs that have data-dependent shapes but FakeTensors do. If your operator does not return an output with data-dependent shape, make sure the FakeTensor and/or meta kernel does not call torch.library.get_ctx(). Otherwise, please use FakeTensors. (at torchvision/ops/boxes.py:48)",
-        "break in remove_small_boxes: torch.where on symbolic sizes (dynamic shapes): no symbolic shape rule (at torchvision/ops/boxes.py:145)",
     }
 )
 # The transformers version the T5 pin (OBSERVED["t5"]) was read under.
@@ -829,11 +824,6 @@ def test_current_behaviour(name):
 
 def _with_gaps(gaps):
     """NAMES, those in `gaps` (name -> reason) as strict xfails failing on an assertion."""
-    return _with_gaps_in(NAMES, gaps)
-
-
-def _with_gaps_in(names, gaps):
-    """`names`, those in `gaps` (name -> reason) as strict xfails failing on an assertion."""
     return [
         pytest.param(
             n,
@@ -841,7 +831,7 @@ def _with_gaps_in(names, gaps):
         )
         if n in gaps
         else n
-        for n in names
+        for n in NAMES
     ]
 
 
@@ -897,10 +887,10 @@ def test_target_no_more_breaks_than_torch_compile(name):
 
 # ---------------------------------------------------------------------------------------------
 # `model.generate(max_new_tokens=16)` (greedy) with `model.forward` compiled, as torch.compile
-# users write it. Every decoding step grows the sequence and the cache by one: automatic dynamic
-# marks the sizes that changed dynamic at the first recompile (3 graphs: the prefill, the first
-# step, then one dynamic graph for every later step), as torch.compile. The tokens must equal
-# eager's.
+# users write it. Every decoding step grows the sequence and the cache by one: torch.compile
+# marks the sizes dynamic after its first recompile (3 graphs); torchferro has no dynamic shapes
+# yet (issue 18) and compiles each new length until the recompile limit, after which the frame
+# runs eagerly and the hook compiles the frames under it. The tokens must equal eager's.
 
 GENERATE = ("gpt2_lm_head",) + DECODERS
 MAX_NEW_TOKENS = 16
@@ -915,19 +905,15 @@ class Generated:
     breaks: int
 
 
-# torchferro's counts today (counting backend). Mistral's cache layers (sliding window) keep a
-# Python int `cumulative_length` that grows per step: ints are not automatic-dynamic here (torch
-# makes them symbolic), so every step recompiles on `cumulative_length == n` until the recompile
-# limit, after which the frame runs eagerly and the hook compiles the frames under it.
+# torchferro's counts today (counting backend): one graph per call of the 16 (8 of the
+# `forward` wrapper up to the recompile limit, then 8 of the frame under it), no graph break.
 GENERATE_OBSERVED = {
-    name: Generated(equal=True, graphs=3, recompiles=2, limit_hits=0, breaks=0)
+    name: Generated(equal=True, graphs=16, recompiles=14, limit_hits=1, breaks=0)
     for name in GENERATE
-} | {
-    "mistral": Generated(equal=True, graphs=16, recompiles=14, limit_hits=1, breaks=0),
 }
-_INTS_NOT_DYNAMIC = (
-    "issue 18: an int attribute that changes per call (Mistral's cache "
-    "`cumulative_length`) is not automatic-dynamic; each step recompiles (torch.compile: 3 graphs)"
+_NO_DYNAMIC_SHAPES = (
+    "issue 18: no dynamic shapes; each decoding step's new length compiles again "
+    "(torch.compile: 3 graphs)"
 )
 
 
@@ -1004,113 +990,11 @@ def test_generate_current_behaviour(name):
     assert generated(name) == GENERATE_OBSERVED[name]
 
 
-@pytest.mark.parametrize(
-    "name", _with_gaps_in(GENERATE, {"mistral": _INTS_NOT_DYNAMIC})
-)
+@pytest.mark.parametrize("name", GENERATE)
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_NO_DYNAMIC_SHAPES)
 def test_generate_no_more_graphs_than_torch_compile(name):
     ours, theirs = generated(name).graphs, generated_by_torch_compile(name)
     assert ours <= theirs, f"torchferro {ours} graphs, torch.compile {theirs}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Automatic dynamic shapes over sequence lengths and batch sizes (issue 18): GPT-2 and Llama
-# (the zoo's small configs, GPT-2 with 256 positions) compiled as users do. The first size
-# change touches both dimensions, so both become dynamic at the first recompile; batch size 1
-# (0 and 1 specialize) makes a third graph: 3 graphs in all, as torch.compile.
-
-SWEEP = ("gpt2", "llama")
-SWEEP_SIZES = [(1, 8), (2, 9)] + [
-    (b, t)
-    for b, t in [(1, 17), (3, 33), (8, 64), (5, 100), (2, 128), (1, 256), (8, 256)]
-]
-
-
-def _sweep_model(name):
-    torch.manual_seed(0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if name == "gpt2":
-            config = _gpt2_config()
-            config.n_positions = 256
-            model = transformers.GPT2LMHeadModel(config)
-        else:
-            model = transformers.LlamaForCausalLM(
-                _decoder_config(transformers.LlamaConfig, num_key_value_heads=2)
-            )
-    model.generation_config.pad_token_id = 0
-    return model.eval()
-
-
-def _sweep_graphs(compile_fn, model):
-    """Runs the forwards over SWEEP_SIZES with `model` compiled by `compile_fn`; the graphs
-    made and the logits of each call."""
-    counting = CountingBackend()
-    compiled = compile_fn(model, backend=counting)
-    g = torch.Generator().manual_seed(0)
-    outs = []
-    with torch.no_grad():
-        for b, t in SWEEP_SIZES:
-            ids = torch.randint(0, 100, (b, t), generator=g)
-            outs.append((ids, compiled(ids, use_cache=False).logits))
-    return len(counting.graphs), outs
-
-
-@pytest.mark.parametrize("name", SWEEP)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 18: an op of transformers' causal-mask path specializes the batch size "
-    "(guarded `size(0) == 2`), so each batch size recompiles (GPT-2: 9 graphs, the recompile "
-    "limit; torch.compile: 3)",
-)
-def test_forward_over_lengths_and_batches_compiles_twice(name):
-    import torch._dynamo
-
-    model = _sweep_model(name)
-    torchferro.compiler.reset()
-    try:
-        ours, outs = _sweep_graphs(torchferro.compile, model)
-    finally:
-        torchferro.compiler.reset()
-    with torch.no_grad():
-        for ids, got in outs:
-            want = model(ids, use_cache=False).logits
-            torch.testing.assert_close(got, want, rtol=RTOL, atol=ATOL)
-    torch._dynamo.reset()
-    try:
-        theirs, _ = _sweep_graphs(torch.compile, model)
-    finally:
-        torch._dynamo.reset()
-    # torch.compile: 3 (batch size 1 after the dynamic graph specializes, as 0/1 do).
-    assert ours <= theirs == 3, (ours, theirs)
-
-
-@pytest.mark.parametrize("name", SWEEP)
-def test_generate_32_tokens_compiles_as_torch_compile(name):
-    """`generate(max_new_tokens=32)` with the forward compiled: the prefill, the first decoding
-    step (new lengths, static), then one dynamic graph for every later step (3 graphs, as
-    torch.compile), and eager's tokens."""
-    model = _sweep_model(name)
-    ids = torch.randint(0, 100, (2, 8), generator=torch.Generator().manual_seed(0))
-
-    def generate():
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return model.generate(ids, max_new_tokens=32, do_sample=False)
-
-    want = generate()
-    torchferro.compiler.reset()
-    counting = CountingBackend()
-    eager_forward = model.forward
-    model.forward = torchferro.compile(eager_forward, backend=counting)
-    try:
-        got = generate()
-    finally:
-        torchferro.compiler.reset()
-        model.forward = eager_forward
-    assert torch.equal(got, want)
-    assert got.shape[1] == 8 + 32
-    assert len(counting.graphs) == 3
 
 
 if __name__ == "__main__":
