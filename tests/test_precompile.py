@@ -439,22 +439,24 @@ def test_load_executes_the_marshalled_artifact(captured, tmp_path, monkeypatch):
     art, cache = _copy(captured, tmp_path)
     sources = []
     real = builtins.compile
-    monkeypatch.setattr(
-        builtins,
-        "compile",
-        lambda src, *a, **k: sources.append(a) or real(src, *a, **k),
-    )
     sys.path.insert(0, str(captured))
     try:
         import pc_models
 
+        monkeypatch.setattr(
+            builtins,
+            "compile",
+            lambda src, *a, **k: sources.append(a) or real(src, *a, **k),
+        )
         f = precompile.load(art, cache)
         model, x = pc_models.MLP(), torch.randn(3, 4)
         with torch.no_grad():
             assert torch.allclose(f(model, x), model(x), atol=1e-6)
     finally:
         sys.path.remove(str(captured))
-    assert sources == []
+    # Only the artifact's own source counts: without .pyc files (PYTHONDONTWRITEBYTECODE, as in
+    # scripts/gpu_suite.sh) importing any module compiles its source.
+    assert [a for a in sources if a and os.path.basename(str(a[0])) == art.name] == []
     assert f.artifact.call.__code__.co_filename.endswith("m.py")
 
 

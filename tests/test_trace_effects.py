@@ -46,7 +46,9 @@ class ConvNet(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        # No bias before the batch norm (as resnet18): its true gradient is 0, and Adam scales
+        # the rounding noise a compiled backward sums differently to a full lr step.
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
         self.bn = nn.BatchNorm2d(8)
         self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
         self.fc = nn.Linear(8, 2)
@@ -89,15 +91,15 @@ def _state_tensors(opt):
     return out
 
 
-def _assert_same_training_state(em, eo, cm, co, step):
+def _assert_same_training_state(em, eo, cm, co, step, tol):
     for (name, e), c in zip(em.named_parameters(), cm.parameters()):
-        torch.testing.assert_close(c, e, rtol=0, atol=0, msg=f"step {step}: {name}")
+        torch.testing.assert_close(c, e, **tol, msg=f"step {step}: {name}")
         if e.grad is None:
             assert c.grad is None, f"step {step}: {name}.grad"
         else:
-            torch.testing.assert_close(c.grad, e.grad, rtol=0, atol=0)
+            torch.testing.assert_close(c.grad, e.grad, **tol)
     for (name, e), c in zip(em.named_buffers(), cm.buffers()):
-        torch.testing.assert_close(c, e, rtol=0, atol=0, msg=f"step {step}: {name}")
+        torch.testing.assert_close(c, e, **tol, msg=f"step {step}: {name}")
     es, cs = _state_tensors(eo), _state_tensors(co)
     assert [k for k, _ in cs] == [k for k, _ in es], (
         f"step {step}: optimizer state keys"
@@ -106,7 +108,7 @@ def _assert_same_training_state(em, eo, cm, co, step):
     assert bool(es) == stateful, f"step {step}: optimizer state {es}"
     for (k, e), (_, c) in zip(es, cs):
         if isinstance(e, torch.Tensor):
-            torch.testing.assert_close(c, e, rtol=0, atol=0, msg=f"step {step}: {k}")
+            torch.testing.assert_close(c, e, **tol, msg=f"step {step}: {k}")
         else:
             assert c == e, f"step {step}: {k}"
 
@@ -136,13 +138,20 @@ def test_compiled_training_step_matches_eager_every_step(model_name, opt_name, b
     )
     eager_step = _make_step(em, eo)
     compiled_step = torchferro.compile(_make_step(cm, co), backend=backend)
+    # The eager runner replays torch's own kernels: bit for bit. The inductor compiles forward
+    # and backward (issue 17), summing in its own order: float32 tolerance, as the issue asks
+    # (the conv net's gradients are as far from a float64 run as eager's, ~2e-8). An optimizer
+    # step run twice or not at all moves parameters by ~lr * grad, far outside either bound.
+    tol = (
+        {"rtol": 0, "atol": 0} if backend == "eager" else {"rtol": 1.3e-6, "atol": 1e-5}
+    )
     g = torch.Generator().manual_seed(1)
     for step in range(5):
         x, y = make_x(g)
         e = eager_step(x, y)
         c = compiled_step(x, y)
-        torch.testing.assert_close(c, e, rtol=0, atol=0, msg=f"step {step}: loss")
-        _assert_same_training_state(em, eo, cm, co, step)
+        torch.testing.assert_close(c, e, **tol, msg=f"step {step}: loss")
+        _assert_same_training_state(em, eo, cm, co, step, tol)
 
 
 def test_training_step_breaks_around_the_optimizer_with_precise_reasons(caplog):
@@ -190,7 +199,7 @@ def test_backward_compiled_and_step_eager():
         eo.step()
         co.step()
         torch.testing.assert_close(c, e, rtol=0, atol=0)
-        _assert_same_training_state(em, eo, cm, co, step)
+        _assert_same_training_state(em, eo, cm, co, step, {"rtol": 0, "atol": 0})
 
 
 def test_clip_grad_norm_over_a_generator_runs_every_call():
