@@ -207,7 +207,12 @@ UNARY = {
     "erf": lambda x: torch.erf(x),
     "floor": lambda x: x.floor(),
     "ceil": lambda x: torch.ceil(x),
-    "round": lambda x: (x * 2.5).round() if x.dtype.is_floating_point else x.round(),
+    # float16/bfloat16 products are computed in float32 here (as torch.compile's inductor does)
+    # where eager rounds `x * 2.5` to 16 bits first; `round` turns that last-bit difference into
+    # a whole unit, so the 16-bit types round their inputs directly.
+    "round": lambda x: (
+        (x * 2.5).round() if x.dtype in (torch.float32, torch.float64) else x.round()
+    ),
     "trunc": lambda x: x.trunc(),
     "reciprocal": lambda x: x.reciprocal(),
     "sign": lambda x: x.sign(),
