@@ -183,7 +183,6 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
             f"the artifact {artifact_path!r} was written for another cache than {cache_path!r}"
         )
     graphs = []
-    kernel_dir = os.path.join(cache_path, "kernels")
     for member in module.GRAPHS:
         if member not in data:
             raise CacheIntegrityError(
@@ -195,13 +194,11 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
             raise CacheIntegrityError(
                 f"precompile cache {cache_path!r} has no member {meta['library']}"
             )
-        graphs.append(
-            _C.PrecompiledGraph(
-                data[member].decode(),
-                callables,
-                kernel_dir if meta["library"] is not None else None,
-            )
-        )
+        # The library's verified bytes, not its path: the loader opens a sealed copy of
+        # exactly what was hashed, so a file swapped after the check changes nothing.
+        lib = meta["library"]
+        kernels = None if lib is None else [(os.path.basename(lib), data[lib])]
+        graphs.append(_C.PrecompiledGraph(data[member].decode(), callables, kernels))
     transformed = {}
     for name, member in module.TRANSFORMED.items():
         if member not in data:
