@@ -93,6 +93,17 @@ def resolve(path: str):
     )
 
 
+def dense(t) -> bool:
+    """Whether ``t`` is contiguous for its own sizes (a size-1 dimension's stride is free): the
+    layout a graph traced with symbolic sizes assumes of a dynamic input."""
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.stride())):
+        if size != 1 and stride != expected:
+            return False
+        expected *= max(size, 1)
+    return True
+
+
 def build_named_tuple(ty, items: tuple):
     """A named tuple (``collections.namedtuple``) or a structseq (``torch.return_types``)."""
     make = getattr(ty, "_make", None)

@@ -250,20 +250,43 @@ class _Entry:
             text = f"{kind} {source}"
             actual = f"_rt.describe({v})"
             if kind == "TENSOR":
-                ty, dtype, device, sizes, strides, rg, layout = payload
+                ty, dtype, device, sizes, strides, rg, layout, dynamic = payload
                 t = mod.name(ty, what)
                 dt = mod.const(dtype, what)
                 dv = mod.const(device, what)
                 lay = mod.const(layout, what)
-                exp = (
-                    f"{ty.__name__}(dtype={dtype}, size={tuple(sizes)}, stride={tuple(strides)}, "
-                    f"device={device}, requires_grad={rg})"
-                )
+                if any(dynamic):
+                    # Dynamic dimensions: their sizes are the shape guards' (ranges and
+                    # relations, below); the tensor must be contiguous for its own sizes, as
+                    # the symbolic strides the graph was traced with say.
+                    shown = tuple(
+                        None if d else n for n, d in zip(sizes, dynamic, strict=True)
+                    )
+                    exp = (
+                        f"{ty.__name__}(dtype={dtype}, size={shown}, stride=contiguous, "
+                        f"device={device}, requires_grad={rg})"
+                    )
+                    fixed = "".join(
+                        f" and {v}.shape[{i}] == {n}"
+                        for i, (n, d) in enumerate(zip(sizes, dynamic, strict=True))
+                        if not d
+                    )
+                    shape = (
+                        f"{v}.dim() == {len(sizes)}{fixed} and _rt.dense({v})"
+                    )
+                else:
+                    exp = (
+                        f"{ty.__name__}(dtype={dtype}, size={tuple(sizes)}, "
+                        f"stride={tuple(strides)}, device={device}, requires_grad={rg})"
+                    )
+                    shape = (
+                        f"{v}.shape == {tuple(sizes)!r} and "
+                        f"{v}.stride() == {tuple(strides)!r}"
+                    )
                 self.check(
                     f"TENSOR_MATCH {source} (expected {exp})",
                     f"type({v}) is {t} and {v}.dtype is {dt} and {v}.device == {dv} and "
-                    f"{v}.shape == {tuple(sizes)!r} and {v}.stride() == {tuple(strides)!r} and "
-                    f"{v}.requires_grad is {rg!r} and {v}.layout is {lay}",
+                    f"{shape} and {v}.requires_grad is {rg!r} and {v}.layout is {lay}",
                     actual,
                 )
             elif kind == "TYPE":
@@ -328,6 +351,7 @@ class _Entry:
                 )
             else:
                 raise CaptureError(f"precompile: unknown guard kind {kind}")
+        self.shape_guards()
         for a, b, ta, tb, same in e["identities"]:
             va = self.expr(a, f"the aliasing guard on {ta}")
             vb = self.expr(b, f"the aliasing guard on {tb}")
@@ -335,6 +359,35 @@ class _Entry:
             self.check(
                 f"OBJECT_ALIASING {ta} {op} {tb}", f"{va} {op} {vb}", "'it is not'"
             )
+
+    def shape_guards(self):
+        """Dynamic shapes: each size symbol read once into ``_sK`` and kept in its range,
+        duck-sized dimensions equal to their symbol, and the relations between sizes the trace
+        relied on, as the compiled entry's ``SHAPE_ENV`` guards check them."""
+        shape = self.e.get("shape")
+        if not shape:
+            return
+        for k, (steps, source, dim, lo, hi) in enumerate(shape["symbols"]):
+            v = self.expr(steps, f"the size guard on {source}")
+            name = f"{source}.size({dim})"
+            rng = f"{lo} <= {name}" + ("" if hi is None else f" <= {hi}")
+            self.lines.append(f"        _s{k} = {v}.shape[{dim}]")
+            cond = f"{lo} <= _s{k}" + ("" if hi is None else f" <= {hi}")
+            self.check(f"SHAPE_ENV {rng}", cond, f"str(_s{k})")
+        for steps, source, dim, k in shape["duck"]:
+            v = self.expr(steps, f"the size guard on {source}")
+            sym_steps, sym_source, sym_dim = shape["symbols"][k][:3]
+            self.check(
+                f"SHAPE_ENV {source}.size({dim}) == {sym_source}.size({sym_dim})",
+                f"{v}.dim() > {dim} and {v}.shape[{dim}] == _s{k}",
+                f"str({v}.shape[{dim}]) + ' vs ' + str(_s{k})",
+            )
+        sizes = " + ', ' + ".join(
+            f"{(src + f'.size({d}) = ')!r} + str(_s{k})"
+            for k, (_, src, d, _, _) in enumerate(shape["symbols"])
+        )
+        for cond, text in shape["relations"]:
+            self.check(f"SHAPE_ENV {text}", cond, f"'sizes ' + {sizes}")
 
     def template(self, t) -> str:
         kind = t[0]
@@ -403,11 +456,6 @@ class _Entry:
             raise CaptureError(
                 f"precompile: entry {e['compile_id']} runs on the {e['runner']} runner; only "
                 "graphs of the inductor and eager backends without autograd can be precompiled"
-            )
-        if e.get("graph_json") is not None and '"sym"' in e["graph_json"]:
-            raise CaptureError(
-                f"precompile: entry {e['compile_id']} has symbolic sizes; precompile supports "
-                "static shapes only"
             )
         if e.get("graph_json") is None:
             raise CaptureError(

@@ -59,7 +59,7 @@ class Capture:
     recorded. The artifact and the cache are written when the ``with`` block ends without an
     exception."""
 
-    def __init__(self, fn, artifact_path: str, cache_path: str, backend):
+    def __init__(self, fn, artifact_path: str, cache_path: str, backend, dynamic=None):
         from .. import compile as _compile
 
         self.fn = fn
@@ -68,7 +68,7 @@ class Capture:
         from .._precompile._writer import _params_of
 
         _params_of(fn)  # refuse unsupported signatures before anything runs
-        self._compiled = _compile(fn, backend=backend)
+        self._compiled = _compile(fn, backend=backend, dynamic=dynamic)
         self.calls = 0
 
     def __call__(self, *args):
@@ -113,15 +113,18 @@ class _CaptureContext:
         return False
 
 
-def capture(fn, *, artifact_path, cache_path, backend="inductor"):
+def capture(fn, *, artifact_path, cache_path, backend="inductor", dynamic=None):
     """Context manager: compile and record the calls made through the yielded ``Capture``;
     on exit write ``artifact_path`` (Python source) and ``cache_path`` (a directory).
-    ``backend``: ``"inductor"`` (kernels kept in the cache) or ``"eager"``."""
+    ``backend``: ``"inductor"`` (kernels kept in the cache) or ``"eager"``. ``dynamic``: as
+    ``torch.compile``'s; a dimension traced with a symbolic size (``dynamic=True``,
+    ``torchferro.mark_dynamic``, automatic dynamic after a size change) stays dynamic in the
+    artifact, guarded by its range and the relations the trace relied on."""
     if backend not in ("inductor", "eager"):
         raise CaptureError(
             f"precompile: backend {backend!r} cannot be precompiled (use 'inductor' or 'eager')"
         )
-    return _CaptureContext(Capture(fn, artifact_path, cache_path, backend))
+    return _CaptureContext(Capture(fn, artifact_path, cache_path, backend, dynamic))
 
 
 class Precompiled:
