@@ -208,8 +208,10 @@ def test_two_shapes_two_entries(tmp_path):
         from pc_models import *
         torch.manual_seed(0)
         model = MLP()
+        # Static (dynamic=False): two sizes are two entries, a third size fails both.
         with torch.no_grad(), precompile.capture(
-            lambda model, x: model(x), artifact_path="m.py", cache_path="m.cache"
+            lambda model, x: model(x), artifact_path="m.py", cache_path="m.cache",
+            dynamic=False,
         ) as cap:
             cap(model, torch.randn(3, 4))
             cap(model, torch.randn(5, 4))
@@ -481,6 +483,36 @@ def test_truncated_member_refused(captured, tmp_path):
     so.write_bytes(so.read_bytes()[:1000])
     with pytest.raises(precompile.CacheIntegrityError, match="truncated or replaced"):
         precompile.load(art, cache)
+
+
+def test_kernel_swapped_after_verification_is_not_loaded(captured, tmp_path, monkeypatch):
+    """What is opened is what was hashed: a kernel library replaced on disk after the hash
+    check (a concurrent writer, an attacker) changes nothing; the loader opens a sealed copy of
+    the verified bytes, not the file by its path."""
+    from torchferro._precompile import _cache
+
+    art, cache = _copy(captured, tmp_path)
+    _, other_cache = _copy(captured, tmp_path, "other")
+    so, other_so = _kernel(cache), _kernel(other_cache)
+    real = _cache.verify
+
+    def verify_then_swap(*a, **k):
+        out = real(*a, **k)
+        so.write_bytes(other_so.read_bytes())  # another graph's valid library
+        return out
+
+    monkeypatch.setattr(_cache, "verify", verify_then_swap)
+    sys.path.insert(0, str(captured))
+    try:
+        import pc_models
+
+        f = precompile.load(art, cache)
+        model, x = pc_models.MLP(), torch.randn(3, 4)
+        with torch.no_grad():
+            assert torch.allclose(f(model, x), model(x), atol=1e-6)
+    finally:
+        sys.path.remove(str(captured))
+    assert so.read_bytes() == other_so.read_bytes()  # the swap did happen
 
 
 def test_missing_member_and_manifest_refused(captured, tmp_path):
