@@ -73,6 +73,29 @@ def calls_break_inside(model, x):
     return model(x) + 1
 
 
+SCALE = 3.0
+
+
+def loop_with_break(model, x):
+    """The resume function's stack-slot parameters repeat a name."""
+    y = model(x)
+    for w in [1.0, 2.0]:
+        y = y * w
+        print("step", w)
+    return y + x.sum()
+
+
+def try_with_break(model, x):
+    """The code after the break is not compiled (it ran eagerly): it runs natively after
+    loading, with this module's globals (SCALE, torch)."""
+    try:
+        y = model(x)
+        print("in try")
+    except RuntimeError:
+        y = x
+    return torch.relu(y) * SCALE
+
+
 def resnet18(seed):
     import torchvision
 
@@ -355,8 +378,10 @@ def test_gpt2_small(tmp_path):
     [
         ("MLP", "with_break", "between the graphs"),
         ("BreakInside", "calls_break_inside", "inside forward"),
+        ("MLP", "loop_with_break", "step 1.0\nstep 2.0"),
+        ("MLP", "try_with_break", "in try"),
     ],
-    ids=["break_in_function", "break_in_forward"],
+    ids=["break_in_function", "break_in_forward", "break_in_loop", "break_in_try"],
 )
 def test_graph_break(tmp_path, model, fn, printed):
     c = _capture(
@@ -485,7 +510,9 @@ def test_truncated_member_refused(captured, tmp_path):
         precompile.load(art, cache)
 
 
-def test_kernel_swapped_after_verification_is_not_loaded(captured, tmp_path, monkeypatch):
+def test_kernel_swapped_after_verification_is_not_loaded(
+    captured, tmp_path, monkeypatch
+):
     """What is opened is what was hashed: a kernel library replaced on disk after the hash
     check (a concurrent writer, an attacker) changes nothing; the loader opens a sealed copy of
     the verified bytes, not the file by its path."""
@@ -581,6 +608,15 @@ def test_capture_refuses_unsupported(tmp_path):
         attempt("closure", make(w), torch.randn(3, 4))
         attempt("defaults", lambda model, x=None: model(x), MLP(), torch.randn(3, 4))
         attempt("module", MLP(), torch.randn(3, 4))
+        LIMIT = 0.5
+        def main_try_with_break(model, x):
+            try:
+                y = model(x)
+                print("in try")
+            except RuntimeError:
+                y = x
+            return y.clamp(max=LIMIT)
+        attempt("main_global", main_try_with_break, MLP(), torch.randn(3, 4))
         with precompile.capture(lambda x: x + 1, artifact_path="a.py", cache_path="a.cache") as c:
             try:
                 with precompile.capture(lambda x: x, artifact_path="b.py", cache_path="b.cache"):
@@ -597,4 +633,11 @@ def test_capture_refuses_unsupported(tmp_path):
     )
     assert "plain positional parameters" in r["defaults"] and not r["defaults_written"]
     assert "expects a Python function" in r["module"]
+    # Native code after a break reads a global of a script run as __main__.
+    assert (
+        "uses the global 'LIMIT' natively (LOAD_GLOBAL)" in r["main_global"]
+        and "'__main__' cannot be imported by name in another process"
+        in r["main_global"]
+        and not r["main_global_written"]
+    ), r["main_global"]
     assert "already in progress" in r["nested"]

@@ -18,7 +18,13 @@ import shutil
 
 from .. import _C
 from . import _cache
-from ._breaks import resume_functions, transformed_code
+from ._breaks import (
+    global_reads,
+    globals_module,
+    portable_code,
+    resume_functions,
+    transformed_code,
+)
 from ._names import literal, name_of, need_name
 from ._runtime import CaptureError
 
@@ -115,7 +121,9 @@ class _Entry:
         root = steps[0]
         if root[0] == "local":
             if len(steps) == 1:
-                return root[1]
+                # By position: a resume function's parameter names may have been made
+                # distinct (`_unique`).
+                return self.params[root[2]] if root[2] < len(self.params) else root[1]
             parent = self.expr(steps[:-1], what)
         elif root[0] == "module_global" and len(steps) == 1:
             # A global of a module the traced code inlined a function from (a model's own
@@ -271,9 +279,7 @@ class _Entry:
                         for i, (n, d) in enumerate(zip(sizes, dynamic, strict=True))
                         if not d
                     )
-                    shape = (
-                        f"{v}.dim() == {len(sizes)}{fixed} and _rt.dense({v})"
-                    )
+                    shape = f"{v}.dim() == {len(sizes)}{fixed} and _rt.dense({v})"
                 else:
                     exp = (
                         f"{ty.__name__}(dtype={dtype}, size={tuple(sizes)}, "
@@ -376,7 +382,7 @@ class _Entry:
             self.check(f"SHAPE_ENV {rng}", cond, f"str(_s{k})")
         for steps, source, dim, k in shape["duck"]:
             v = self.expr(steps, f"the size guard on {source}")
-            sym_steps, sym_source, sym_dim = shape["symbols"][k][:3]
+            _, sym_source, sym_dim = shape["symbols"][k][:3]
             self.check(
                 f"SHAPE_ENV {source}.size({dim}) == {sym_source}.size({sym_dim})",
                 f"{v}.dim() > {dim} and {v}.shape[{dim}] == _s{k}",
@@ -596,12 +602,19 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
         for c in new:
             seen.add(c)
             entries_by_code.append((c, _C.precompile_export(c)))
-    for c, entries in entries_by_code[1:]:
-        if not entries:
-            raise CaptureError(
-                f"precompile: the code after a graph break ({c.co_name}) was not compiled "
-                "during the capture, so the artifact cannot run it"
-            )
+    # Code the artifact runs natively: transformed code at breaks, and resume functions with
+    # no compiled entry (their frame ran eagerly during the capture, so it runs natively after
+    # loading too). It runs with the captured function's module globals if it needs any.
+    reads = []
+    for c, entries in entries_by_code:
+        if c is not fn.__code__ and not entries:
+            what = f"the code after a graph break ({c.co_name}, run natively)"
+            reads += [(what, *r) for r in global_reads(c, what)]
+        for e in entries:
+            if not e["direct"]:
+                what = f"the graph break of entry {e['compile_id']}"
+                reads += [(what, *r) for r in global_reads(e["transformed_code"], what)]
+    code_globals = globals_module(fn, reads)
     # Frames compiled on their own (a function the breaking instruction calls): the artifact
     # calls them natively, i.e. they run eagerly in the loading process.
     native = sorted(
@@ -619,7 +632,16 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
     dispatchers = []
     index = 0
     for k, (code, entries) in enumerate(entries_by_code):
-        code_params = params if k == 0 else list(code.co_varnames[: code.co_argcount])
+        code_params = (
+            params if k == 0 else _unique(code.co_varnames[: code.co_argcount])
+        )
+        if k > 0 and not entries:
+            name = f"resume_{resumes[code]}"
+            member = f"code/{name}.marshal"
+            members[member] = portable_code(code, f"the code of {code.co_name}")
+            transformed[f"native_{name}"] = member
+            dispatchers.append((name, code_params, [], code, []))
+            continue
         first = index
         for e in entries:
             i = index
@@ -670,7 +692,15 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
         ).encode()
     )
     text = _render(
-        fn, mod, bodies, graph_meta, cache_id, dispatchers, transformed, native
+        fn,
+        mod,
+        bodies,
+        graph_meta,
+        cache_id,
+        dispatchers,
+        transformed,
+        native,
+        code_globals,
     )
     artifact = text.encode()
     if os.path.isdir(cache_path):
@@ -683,8 +713,28 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
     os.replace(tmp, artifact_path)
 
 
+def _unique(names) -> list[str]:
+    """Parameter names for a dispatcher, made distinct (generated resume code can repeat a
+    name, such as a stack slot's, which a ``def`` cannot); guards read locals by position."""
+    out = []
+    for n in names:
+        m = n if n.isidentifier() else "p"
+        while m in out:
+            m = f"{m}_{len(out)}"
+        out.append(m)
+    return out
+
+
 def _render(
-    fn, mod, bodies, graph_meta, cache_id, dispatchers, transformed, native
+    fn,
+    mod,
+    bodies,
+    graph_meta,
+    cache_id,
+    dispatchers,
+    transformed,
+    native,
+    code_globals,
 ) -> str:
     env = _cache.environment()
     params = dispatchers[0][1]
@@ -740,6 +790,10 @@ def _render(
         "# The transformed code of each entry with a graph break (bound by the loader)."
     )
     out.append(f"TRANSFORMED = {transformed!r}")
+    out.append(
+        "# The module whose globals that code runs with (None: the builtins only)."
+    )
+    out.append(f"GLOBALS = {code_globals!r}")
     out.append("")
     out.append("# Classes, functions and modules the guards and results refer to.")
     for path, var in mod.names.items():
@@ -772,6 +826,17 @@ def _render(
     out.append("")
     out.extend(bodies)
     for k, (name, ps, idx, code, entries) in enumerate(dispatchers):
+        if k > 0 and not idx:
+            out.append(f"def {name}(*args):")
+            out.append(
+                f'    """{code.co_name}: the code after a graph break. No frame of it was '
+                "compiled during\n    the capture (it ran eagerly), so its code, kept in the "
+                'cache, runs natively."""'
+            )
+            out.append(f"    return native_{name}(*args)")
+            out.append("")
+            out.append("")
+            continue
         if k == 0:
             out.append(f"def call({', '.join(ps)}):")
             out.append(

@@ -203,12 +203,13 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
         kernels = None if lib is None else [(os.path.basename(lib), data[lib])]
         graphs.append(_C.PrecompiledGraph(data[member].decode(), callables, kernels))
     transformed = {}
+    code_globals = _rt.code_globals(module)
     for name, member in module.TRANSFORMED.items():
         if member not in data:
             raise CacheIntegrityError(
                 f"precompile cache {cache_path!r} has no member {member}"
             )
-        transformed[name] = _rt.load_code(data[member], module, name)
+        transformed[name] = _rt.load_code(data[member], module, name, code_globals)
     module._bind(graphs, transformed)
     fallback = None
     if recompile is True:
