@@ -74,6 +74,12 @@ def calls_break_inside(model, x):
 
 
 SCALE = 3.0
+W = torch.randn(4, 4)  # another value in every process: read at call time, never baked in
+
+
+def uses_global_weight(model, x):
+    """A graph input read from this module's globals."""
+    return model(x @ W) * SCALE
 
 
 def loop_with_break(model, x):
@@ -412,6 +418,42 @@ def test_graph_break(tmp_path, model, fn, printed):
     assert r["close"], r
     # The breaking instruction ran natively, once per call.
     assert r["printed"] == printed + "\n", r
+
+
+def test_global_of_an_importable_module_is_read_and_guarded(tmp_path):
+    """The captured function's own globals, its module being importable by name, are read (and
+    guarded) through that module in the loading process, like any other module's."""
+    _capture(
+        tmp_path,
+        "(torch.manual_seed(0), MLP())[1]",
+        "uses_global_weight",
+        "torch.randn(3, 4)",
+    )
+    art = (tmp_path / "m.py").read_text()
+    assert "TENSOR_MATCH G['W']" in art and "_rt.module_global(pc_models_" in art
+    r = _run(
+        tmp_path,
+        """
+        import pc_models
+        from pc_models import *
+        torch.manual_seed(1)
+        model, x = MLP(), torch.randn(3, 4)
+        f = precompile.load("m.py", "m.cache")
+        with torch.no_grad():
+            close = torch.allclose(f(model, x), uses_global_weight(model, x), atol=1e-6)
+            pc_models.W = torch.randn(4, 5)
+            try:
+                f(model, x)
+                err = None
+            except precompile.GuardError as e:
+                err = str(e)
+        print(json.dumps({"close": close, "err": err, **precompile.counters()}))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    assert r["close"], r
+    assert "TENSOR_MATCH G['W']" in r["err"] and "size=(4, 5)" in r["err"], r
 
 
 # Integrity: these load in this process, and every one must be refused before anything loads.

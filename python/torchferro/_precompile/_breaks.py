@@ -68,12 +68,24 @@ def global_reads(code, what: str) -> list[str]:
     return found
 
 
+def importable_module(fn) -> str | None:
+    """The name of the module whose globals ``fn`` has, if importing that name in another
+    process gives the module (not a script run as ``__main__``)."""
+    import sys
+
+    g = fn.__globals__
+    modname = g.get("__name__")
+    m = sys.modules.get(modname) if isinstance(modname, str) else None
+    if modname == "__main__" or m is None or vars(m) is not g:
+        return None
+    return modname
+
+
 def globals_module(fn, reads: list) -> str | None:
     """The module whose globals the artifact's native code (graph breaks' transformed code,
     resume functions run natively) runs with: ``None`` when that code needs no global but the
     builtins, else the captured function's module, which must be importable by name."""
     import builtins
-    import sys
 
     g = fn.__globals__
     needed = [
@@ -83,9 +95,9 @@ def globals_module(fn, reads: list) -> str | None:
     ]
     if not needed:
         return None
-    modname = g.get("__name__")
-    m = sys.modules.get(modname) if isinstance(modname, str) else None
-    if modname == "__main__" or m is None or vars(m) is not g:
+    modname = importable_module(fn)
+    if modname is None:
+        modname = g.get("__name__")
         what, op, name = needed[0]
         raise CaptureError(
             f"precompile: {what} uses the global {name!r} natively ({op}); the artifact runs "

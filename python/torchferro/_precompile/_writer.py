@@ -20,6 +20,7 @@ from .. import _C
 from . import _cache
 from ._breaks import (
     global_reads,
+    importable_module,
     globals_module,
     portable_code,
     resume_functions,
@@ -69,9 +70,18 @@ class _Entry:
     """Code generation for one compiled entry."""
 
     def __init__(
-        self, mod: _Module, entry: dict, params: list[str], index: int, fn_globals: dict
+        self,
+        mod: _Module,
+        entry: dict,
+        params: list[str],
+        index: int,
+        fn_globals: dict,
+        fn_module: str | None = None,
     ):
         self.fn_globals = fn_globals
+        # The captured function's module, when importable by name: its globals are then read
+        # (and guarded) through that module, as any other module's.
+        self.fn_module = fn_module
         self.mod = mod
         self.e = entry
         self.params = params
@@ -113,8 +123,16 @@ class _Entry:
             return ("item", type(step[1]).__name__, repr(step[1]))
         return tuple(step)
 
+    def _rebase(self, steps):
+        """A source rooted at the captured function's globals, rooted at its module instead
+        when that module is importable by name (see ``fn_module``)."""
+        if steps and steps[0][0] == "global" and self.fn_module is not None:
+            return [("module_global", self.fn_module, steps[0][1]), *steps[1:]]
+        return steps
+
     def expr(self, steps, what: str) -> str:
         """A variable holding the value at ``steps`` (assigned on first use, in order)."""
+        steps = self._rebase(steps)
         key = tuple(self._step_key(s) for s in steps)
         if key in self.vars:
             return self.vars[key]
@@ -244,6 +262,7 @@ class _Entry:
                         f"_rt.describe(vars({ov}).get({attr!r}))",
                     )
         for kind, steps, source, payload in e["guards"]:
+            steps = self._rebase(steps)
             if steps[0][0] == "global":
                 # The captured function's own globals (a module it names, a constant) are part
                 # of the captured computation: the artifact runs without that function.
@@ -615,6 +634,7 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
                 what = f"the graph break of entry {e['compile_id']}"
                 reads += [(what, *r) for r in global_reads(e["transformed_code"], what)]
     code_globals = globals_module(fn, reads)
+    fn_module = importable_module(fn)
     # Frames compiled on their own (a function the breaking instruction calls): the artifact
     # calls them natively, i.e. they run eagerly in the loading process.
     native = sorted(
@@ -646,7 +666,9 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
         for e in entries:
             i = index
             index += 1
-            bodies.extend(_Entry(mod, e, code_params, i, fn.__globals__).generate())
+            bodies.extend(
+                _Entry(mod, e, code_params, i, fn.__globals__, fn_module).generate()
+            )
             bodies.append("")
             bodies.append("")
             if not e["direct"]:
