@@ -73,6 +73,13 @@ def calls_break_inside(model, x):
     return model(x) + 1
 
 
+def dynamic_break(x):
+    """A break between two graphs, both traced with symbolic sizes under dynamic=True."""
+    y = x.relu() * 2
+    print("mid")
+    return y.sum(0) + x.shape[0]
+
+
 SCALE = 3.0
 W = torch.randn(4, 4)  # another value in every process: read at call time, never baked in
 

@@ -179,3 +179,45 @@ def test_capture_inside_inference_mode(tmp_path):
     assert r["inside"] == [True, True] and r["no_grad"] == [True, False], r
     # Captured with grad off (inference mode turns it off): grad mode on is another program.
     assert "GRAD_MODE torch.is_grad_enabled() == False failed" in r["grad"], r
+
+
+def test_dynamic_across_a_graph_break(tmp_path):
+    """The code after a break is its own entry with its own shape guards (its arguments are
+    symbolic too); the loaded artifact runs both graphs for sizes other than the capture's."""
+    c = _run(
+        tmp_path,
+        """
+        from pc_models import *
+        with precompile.capture(dynamic_break, artifact_path="m.py", cache_path="m.cache",
+                                dynamic=True) as cap:
+            cap(torch.randn(5, 3))
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    assert c["traces"] == 2, c
+    r = _run(
+        tmp_path,
+        """
+        import io, contextlib
+        from pc_models import *
+        f = precompile.load("m.py", "m.cache")
+        out = {"close": [], "errors": []}
+        for shape in [(5, 3), (7, 3), (12, 9), (1, 3)]:
+            x = torch.randn(*shape)
+            with contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    out["close"].append(torch.allclose(f(x), dynamic_break(x)))
+                except precompile.GuardError as e:
+                    out["errors"].append(str(e))
+        out.update(precompile.counters())
+        print(json.dumps(out))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    assert r["close"] == [True, True, True], r
+    # Size 1 is never symbolic: the capture's program does not cover it.
+    (err,) = r["errors"]
+    assert "SHAPE_ENV 2 <= L['x'].size(0) failed, got 1" in err, err
+    art = (tmp_path / "m.py").read_text()
+    assert "def resume_1(" in art and "SHAPE_ENV 2 <= L['y'].size(0)" in art
