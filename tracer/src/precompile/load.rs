@@ -137,6 +137,18 @@ impl PrecompiledGraph {
         })
     }
 
+    /// What rebuilding this graph at load cost, phase by phase (`lowering`, `scheduling`,
+    /// `codegen`, `cache_load`: opening the verified library), in seconds; empty for an eager
+    /// graph. The load re-lowers every inductor graph to rebuild its call plan; this says how
+    /// much of a load that is.
+    #[getter]
+    fn rebuild_times(&self) -> Vec<(&'static str, f64)> {
+        match &self.runner {
+            Runner::Inductor(p) => p.phase_times().phases(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Runs the graph on `inputs` (in placeholder order); returns its outputs.
     #[pyo3(signature = (*inputs))]
     fn __call__<'py>(
