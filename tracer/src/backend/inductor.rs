@@ -460,9 +460,139 @@ pub struct InductorProgram {
     /// (`RunError::Op`), or the compiled frame at its first line where no op can be blamed
     /// (no `eager_errors`: a fused kernel, or a graph that cannot run twice).
     sites: crate::traceback::Sites,
+    /// A graph with symbolic sizes: `compiled` holds its kernels at the symbols' hints, and the
+    /// calls at other sizes run kernels compiled for theirs (see [`Dynamic`]).
+    dynamic: Option<Box<Dynamic>>,
+}
+
+/// How many assignments of a dynamic graph's size symbols get kernels of their own (the hints'
+/// included). A call at sizes past them runs the graph on the eager runner: compiling a new
+/// kernel library for every size (a token at a time in `generate`) would cost more than it
+/// saves.
+const MAX_SIZE_VARIANTS: usize = 8;
+
+/// A dynamic graph on the inductor (issue 18). The C kernels take static sizes, so the graph is
+/// specialized to the sizes of each call (`fx::passes::specialize`) and compiled once per
+/// assignment of its symbols; the trace and its guards are made once for all sizes.
+struct Dynamic {
+    /// The functional graph with its symbols.
+    graph: Graph,
+    callables: Vec<(fx::NodeId, Py<PyAny>)>,
+    grad_enabled: bool,
+    /// Where each symbol's value is read on a call: (input, dim, symbol).
+    reads: Vec<(usize, usize, u32)>,
+    /// The assignment `compiled` was made for (the hints).
+    key: Vec<i64>,
+    /// Kernels for other assignments, at most `MAX_SIZE_VARIANTS - 1`.
+    variants: std::sync::Mutex<Vec<(Vec<i64>, std::sync::Arc<InductorProgram>)>>,
+    /// The functional graph on the eager runner, for assignments past the variants (made when
+    /// first needed).
+    eager: std::sync::OnceLock<super::eager::EagerProgram>,
+}
+
+impl Dynamic {
+    /// The values of the symbols for `inputs`.
+    fn key(&self, py: Python<'_>, inputs: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
+        self.reads
+            .iter()
+            .map(|&(i, d, _)| inputs[i].call_method1(intern!(py, "size"), (d,))?.extract())
+            .collect()
+    }
+}
+
+/// What runs a dynamic graph at one assignment of its symbols.
+enum SizeVariant {
+    Kernels(std::sync::Arc<InductorProgram>),
+    Eager,
 }
 
 impl InductorProgram {
+    /// Compiles the dynamic `graph` (its symbols read from the inputs as `reads` says) at the
+    /// assignment `hints`; the program compiles other assignments as calls bring them.
+    pub fn try_new_dynamic(
+        graph: &Graph,
+        callables: &[(fx::NodeId, Py<PyAny>)],
+        grad_enabled: bool,
+        hints: &[i64],
+    ) -> Result<Option<InductorProgram>, String> {
+        let reads = fx::passes::specialize::symbol_reads(graph)
+            .ok_or("a size symbol is not the size of an input dimension")?;
+        let key: Vec<i64> = reads.iter().map(|r| hints[r.2 as usize]).collect();
+        let mut p = match Self::try_new_at(graph, callables, grad_enabled, &reads, &key)? {
+            Some(p) => p,
+            None => return Ok(None),
+        };
+        p.dynamic = Some(Box::new(Dynamic {
+            graph: graph.clone(),
+            callables: Python::attach(|py| {
+                callables
+                    .iter()
+                    .map(|(n, c)| (*n, c.clone_ref(py)))
+                    .collect()
+            }),
+            grad_enabled,
+            reads,
+            key,
+            variants: Default::default(),
+            eager: Default::default(),
+        }));
+        Ok(Some(p))
+    }
+
+    /// The program for `graph` specialized to `key` (the values of the symbols `reads` names).
+    fn try_new_at(
+        graph: &Graph,
+        callables: &[(fx::NodeId, Py<PyAny>)],
+        grad_enabled: bool,
+        reads: &[(usize, usize, u32)],
+        key: &[i64],
+    ) -> Result<Option<InductorProgram>, String> {
+        let value = |k: u32| reads.iter().position(|r| r.2 == k).map_or(0, |i| key[i]);
+        let g = fx::passes::specialize::specialize(graph, &value).map_err(|e| e.to_string())?;
+        Self::try_new(&g, callables, grad_enabled)
+    }
+
+    /// What runs the dynamic graph at `key`: kernels compiled for it (now, if new and there is
+    /// room), or the eager runner.
+    fn size_variant(&self, d: &Dynamic, key: Vec<i64>) -> SizeVariant {
+        let lookup = |vs: &Vec<(Vec<i64>, std::sync::Arc<InductorProgram>)>| {
+            vs.iter().find(|(k, _)| *k == key).map(|(_, p)| p.clone())
+        };
+        {
+            let Ok(vs) = d.variants.lock() else {
+                return SizeVariant::Eager;
+            };
+            if let Some(p) = lookup(&vs) {
+                return SizeVariant::Kernels(p);
+            }
+            if vs.len() + 1 >= MAX_SIZE_VARIANTS {
+                return SizeVariant::Eager;
+            }
+        }
+        // Compiled without the lock (the compile releases the GIL; a thread holding it could
+        // be waiting on the lock).
+        let compiled = Self::try_new_at(&d.graph, &d.callables, d.grad_enabled, &d.reads, &key);
+        let mut p = match compiled {
+            Ok(Some(p)) => p,
+            Ok(None) | Err(_) => return SizeVariant::Eager,
+        };
+        p.sites = self.sites.clone();
+        tracing::info!(
+            target: "torchferro::inductor",
+            "dynamic graph: kernels compiled for sizes {key:?} (hints {:?})",
+            d.key
+        );
+        let p = std::sync::Arc::new(p);
+        let Ok(mut vs) = d.variants.lock() else {
+            return SizeVariant::Kernels(p);
+        };
+        if let Some(other) = lookup(&vs) {
+            return SizeVariant::Kernels(other);
+        }
+        vs.push((key, p.clone()));
+        SizeVariant::Kernels(p)
+    }
+
     /// Hands over the traced graph on the eager runner for errors (see `eager_errors`). Only for
     /// a graph that writes no input and draws no random numbers: the kernels stop at the first
     /// kernel that read a bad index, before any write back into an input, so running the graph
@@ -562,6 +692,7 @@ impl InductorProgram {
             handles,
             eager_errors: None,
             sites: Default::default(),
+            dynamic: None,
         }))
     }
 
@@ -614,6 +745,30 @@ impl InductorProgram {
         inputs: Vec<Bound<'py, PyAny>>,
         guarded: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        if let Some(d) = &self.dynamic {
+            let key = d.key(py, &inputs)?;
+            if key != d.key {
+                return match self.size_variant(d, key) {
+                    SizeVariant::Kernels(p) => p.run(py, inputs, guarded),
+                    SizeVariant::Eager => {
+                        let eager = match d.eager.get() {
+                            Some(e) => e,
+                            None => {
+                                let e = super::eager::EagerProgram::new(
+                                    py,
+                                    &d.graph,
+                                    &d.callables,
+                                    &self.sites,
+                                )
+                                .map_err(to_pyerr)?;
+                                d.eager.get_or_init(|| e)
+                            }
+                        };
+                        eager.run(py, inputs)
+                    }
+                };
+            }
+        }
         let mut host = TorchHost::new(py, &self.handles, &self.callables);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
         // Buffers kept between calls must not be inference tensors: a later call outside
