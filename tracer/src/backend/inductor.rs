@@ -466,10 +466,17 @@ pub struct InductorProgram {
 }
 
 /// How many assignments of a dynamic graph's size symbols get kernels of their own (the hints'
-/// included). A call at sizes past them runs the graph on the eager runner: compiling a new
-/// kernel library for every size (a token at a time in `generate`) would cost more than it
-/// saves.
+/// included), unless `TORCHFERRO_SIZE_VARIANTS` says otherwise. A call at sizes past them runs
+/// the graph on the eager runner: compiling a new kernel library for every size (a token at a
+/// time in `generate`) would cost more than it saves.
 const MAX_SIZE_VARIANTS: usize = 8;
+
+fn max_size_variants() -> usize {
+    std::env::var("TORCHFERRO_SIZE_VARIANTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(MAX_SIZE_VARIANTS)
+}
 
 /// A dynamic graph on the inductor (issue 18). The C kernels take static sizes, so the graph is
 /// specialized to the sizes of each call (`fx::passes::specialize`) and compiled once per
@@ -483,14 +490,29 @@ struct Dynamic {
     reads: Vec<(usize, usize, u32)>,
     /// The assignment `compiled` was made for (the hints).
     key: Vec<i64>,
-    /// Kernels for other assignments, at most `MAX_SIZE_VARIANTS - 1`.
-    variants: std::sync::Mutex<Vec<(Vec<i64>, std::sync::Arc<InductorProgram>)>>,
+    /// Kernels for other assignments, at most `limit - 1`; `None` where the graph did not
+    /// compile at that assignment (it runs on the eager runner there, without trying again).
+    variants: std::sync::Mutex<Vec<(Vec<i64>, Option<std::sync::Arc<InductorProgram>>)>>,
+    /// How many assignments get kernels (`max_size_variants` when the graph was compiled).
+    limit: usize,
+    /// Whether a call past `limit` was logged (once per graph).
+    past_limit_logged: std::sync::atomic::AtomicBool,
     /// The functional graph on the eager runner, for assignments past the variants (made when
     /// first needed).
     eager: std::sync::OnceLock<super::eager::EagerProgram>,
 }
 
 impl Dynamic {
+    /// `key` as the symbols' assignment, for the log: `s0=13, s1=7`.
+    fn describe(&self, key: &[i64]) -> String {
+        self.reads
+            .iter()
+            .zip(key)
+            .map(|(r, v)| format!("s{}={v}", r.2))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The values of the symbols for `inputs`.
     fn key(&self, py: Python<'_>, inputs: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
         self.reads
@@ -534,6 +556,8 @@ impl InductorProgram {
             reads,
             key,
             variants: Default::default(),
+            limit: max_size_variants(),
+            past_limit_logged: Default::default(),
             eager: Default::default(),
         }));
         Ok(Some(p))
@@ -555,42 +579,68 @@ impl InductorProgram {
     /// What runs the dynamic graph at `key`: kernels compiled for it (now, if new and there is
     /// room), or the eager runner.
     fn size_variant(&self, d: &Dynamic, key: Vec<i64>) -> SizeVariant {
-        let lookup = |vs: &Vec<(Vec<i64>, std::sync::Arc<InductorProgram>)>| {
-            vs.iter().find(|(k, _)| *k == key).map(|(_, p)| p.clone())
+        let known = |vs: &[(Vec<i64>, Option<std::sync::Arc<InductorProgram>>)]| {
+            vs.iter().find(|(k, _)| *k == key).map(|(_, p)| match p {
+                Some(p) => SizeVariant::Kernels(p.clone()),
+                None => SizeVariant::Eager,
+            })
         };
         {
             let Ok(vs) = d.variants.lock() else {
                 return SizeVariant::Eager;
             };
-            if let Some(p) = lookup(&vs) {
-                return SizeVariant::Kernels(p);
+            if let Some(v) = known(&vs) {
+                return v;
             }
-            if vs.len() + 1 >= MAX_SIZE_VARIANTS {
+            if vs.len() + 1 >= d.limit {
+                if !d
+                    .past_limit_logged
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    tracing::info!(
+                        target: "torchferro::inductor",
+                        "dynamic graph: sizes {} and other new ones run on the eager \
+                         runner (kernels exist for {} assignments of the size symbols; \
+                         TORCHFERRO_SIZE_VARIANTS)",
+                        d.describe(&key),
+                        d.limit
+                    );
+                }
                 return SizeVariant::Eager;
             }
         }
         // Compiled without the lock (the compile releases the GIL; a thread holding it could
         // be waiting on the lock).
         let compiled = Self::try_new_at(&d.graph, &d.callables, d.grad_enabled, &d.reads, &key);
-        let mut p = match compiled {
-            Ok(Some(p)) => p,
-            Ok(None) | Err(_) => return SizeVariant::Eager,
+        let p = match compiled {
+            Ok(Some(mut p)) => {
+                p.sites = self.sites.clone();
+                tracing::info!(
+                    target: "torchferro::inductor",
+                    "dynamic graph: kernels compiled for sizes {} (first at {})",
+                    d.describe(&key),
+                    d.describe(&d.key)
+                );
+                Some(std::sync::Arc::new(p))
+            }
+            Ok(None) => None,
+            Err(why) => {
+                tracing::info!(
+                    target: "torchferro::inductor",
+                    "dynamic graph: sizes {} run on the eager runner: {why}",
+                    d.describe(&key)
+                );
+                None
+            }
         };
-        p.sites = self.sites.clone();
-        tracing::info!(
-            target: "torchferro::inductor",
-            "dynamic graph: kernels compiled for sizes {key:?} (hints {:?})",
-            d.key
-        );
-        let p = std::sync::Arc::new(p);
         let Ok(mut vs) = d.variants.lock() else {
-            return SizeVariant::Kernels(p);
+            return p.map_or(SizeVariant::Eager, SizeVariant::Kernels);
         };
-        if let Some(other) = lookup(&vs) {
-            return SizeVariant::Kernels(other);
+        if let Some(v) = known(&vs) {
+            return v;
         }
         vs.push((key, p.clone()));
-        SizeVariant::Kernels(p)
+        p.map_or(SizeVariant::Eager, SizeVariant::Kernels)
     }
 
     /// Hands over the traced graph on the eager runner for errors (see `eager_errors`). Only for
@@ -716,6 +766,14 @@ impl InductorProgram {
             .map(|mut w| std::mem::replace(&mut *w, fresh));
         // Dropped outside the lock: freeing it releases Python objects.
         drop(old);
+        if let Some(d) = &self.dynamic {
+            let variants: Vec<_> = d
+                .variants
+                .lock()
+                .map(|vs| vs.iter().filter_map(|(_, p)| p.clone()).collect())
+                .unwrap_or_default();
+            variants.iter().for_each(|p| p.release_kept());
+        }
     }
 
     pub fn fallback_reasons(&self) -> Vec<String> {
