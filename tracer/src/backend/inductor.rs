@@ -492,7 +492,7 @@ struct Dynamic {
     key: Vec<i64>,
     /// Kernels for other assignments, at most `limit - 1`; `None` where the graph did not
     /// compile at that assignment (it runs on the eager runner there, without trying again).
-    variants: std::sync::Mutex<Vec<(Vec<i64>, Option<std::sync::Arc<InductorProgram>>)>>,
+    variants: std::sync::Mutex<Vec<(Vec<i64>, Variant)>>,
     /// How many assignments get kernels (`max_size_variants` when the graph was compiled).
     limit: usize,
     /// Whether a call past `limit` was logged (once per graph).
@@ -521,6 +521,9 @@ impl Dynamic {
             .collect()
     }
 }
+
+/// Kernels compiled for one assignment of a dynamic graph's symbols (`None`: it did not compile).
+type Variant = Option<std::sync::Arc<InductorProgram>>;
 
 /// What runs a dynamic graph at one assignment of its symbols.
 enum SizeVariant {
@@ -579,7 +582,7 @@ impl InductorProgram {
     /// What runs the dynamic graph at `key`: kernels compiled for it (now, if new and there is
     /// room), or the eager runner.
     fn size_variant(&self, d: &Dynamic, key: Vec<i64>) -> SizeVariant {
-        let known = |vs: &[(Vec<i64>, Option<std::sync::Arc<InductorProgram>>)]| {
+        let known = |vs: &[(Vec<i64>, Variant)]| {
             vs.iter().find(|(k, _)| *k == key).map(|(_, p)| match p {
                 Some(p) => SizeVariant::Kernels(p.clone()),
                 None => SizeVariant::Eager,
