@@ -513,12 +513,22 @@ impl Dynamic {
             .join(", ")
     }
 
-    /// The values of the symbols for `inputs`.
+    /// The values of the symbols for `inputs`: each input's `shape` read once (a tuple), not a
+    /// `size(d)` call per symbol.
     fn key(&self, py: Python<'_>, inputs: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
-        self.reads
-            .iter()
-            .map(|&(i, d, _)| inputs[i].call_method1(intern!(py, "size"), (d,))?.extract())
-            .collect()
+        let mut key = Vec::with_capacity(self.reads.len());
+        let mut shape: Option<(usize, Bound<'_, PyTuple>)> = None;
+        for &(i, d, _) in &self.reads {
+            let t = match &shape {
+                Some((j, t)) if *j == i => t,
+                _ => {
+                    let s = inputs[i].getattr(intern!(py, "shape"))?;
+                    &shape.insert((i, s.cast_into::<PyTuple>()?)).1
+                }
+            };
+            key.push(t.get_item(d)?.extract()?);
+        }
+        Ok(key)
     }
 }
 
