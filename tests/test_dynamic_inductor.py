@@ -165,3 +165,60 @@ def test_sizes_past_the_variant_limit_run_on_the_eager_runner(caplog, monkeypatc
         ),
     ], log
     assert len(torchferro.compiler.cache_entries(f)) == 1
+
+
+def reshaped_view(x):
+    B = x.size(0)
+    return x.view(B, -1, 2)
+
+
+def test_a_returned_view_taking_a_size_is_a_view_of_the_input_at_each_size(caplog):
+    """``x.view(x.size(0), -1, 2)`` returned: each size's kernels return a view of the input
+    with that call's sizes (not the hints')."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    f = torchferro.compile(reshaped_view, dynamic=True)
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        for n in (4, 6, 10, 6):
+            x = R(n, 8)
+            y = f(x)
+            assert y.shape == (n, 4, 2) and y.data_ptr() == x.data_ptr()
+            torch.testing.assert_close(y, reshaped_view(x))
+    assert inductor_log(caplog.records) == [
+        "dynamic graph: kernels compiled for sizes s0=6, s1=8 (first at s0=4, s1=8)",
+        "dynamic graph: kernels compiled for sizes s0=10, s1=8 (first at s0=4, s1=8)",
+    ]
+    [entry] = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor"
+
+
+def test_a_training_graph_with_symbols_runs_through_torch_autograd(caplog):
+    """Graphs that need a backward are not specialized (the compiled backward takes static
+    sizes): torch's autograd on the eager runner, with eager's values and gradients."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    w = R(7, 7, requires_grad=True)
+
+    def fn(x):
+        return (x @ w).relu().sum(0)
+
+    f = torchferro.compile(fn, dynamic=True)
+    with caplog.at_level(logging.INFO, logger="torchferro.aot"):
+        for n in (3, 5, 9):
+            x = R(n, 7)
+            out = f(x)
+            out.sum().backward()
+            got, w.grad = w.grad, None
+            want = fn(x)
+            want.sum().backward()
+            torch.testing.assert_close(out, want)
+            torch.testing.assert_close(got, w.grad)
+            w.grad = None
+    text = "\n".join(
+        r.getMessage() for r in caplog.records if r.name == "torchferro.aot"
+    )
+    assert (
+        "runs through torch's autograd on the eager runner: symbolic sizes" in text
+    ), text
+    [entry] = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "eager"
