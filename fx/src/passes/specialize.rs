@@ -214,4 +214,18 @@ mod tests {
         );
         assert!(crate::passes::check_topological_order(&s).is_ok());
     }
+
+    /// A symbol that is no input dimension's size by itself cannot be read from a call.
+    #[test]
+    fn a_symbol_only_inside_an_expression_has_no_read() {
+        let s0 = SymExpr::symbol(0);
+        let s1 = SymExpr::symbol(1);
+        let mut g = Graph::new();
+        let x = g.placeholder(
+            "x",
+            sym_tensor(vec![Dim::Sym(s0.clone()), Dim::Sym(s0.mul(&s1))]),
+        );
+        g.output(vec![Arg::Node(x)]);
+        assert_eq!(symbol_reads(&g), None);
+    }
 }
