@@ -222,3 +222,24 @@ def test_a_training_graph_with_symbols_runs_through_torch_autograd(caplog):
     ), text
     [entry] = torchferro.compiler.cache_entries(f)
     assert entry["runner"] == "eager"
+
+
+@pytest.mark.parametrize("name", ["pointwise", "reductions", "views", "gpt2_block"])
+def test_the_kernels_at_a_size_are_the_static_graphs(name):
+    """The dynamic graph specialized to a size generates the C the static graph at that size
+    does: the same kernels, so the same per-call time (the dynamic call adds a read of the
+    inputs' shapes)."""
+    fn, make = PROGRAMS[name]
+    args = make(13)
+    code = {}
+    for dynamic in (True, False):
+        torch._dynamo.reset()
+        torchferro.compiler.reset()
+        f = torchferro.compile(fn, dynamic=dynamic)
+        with torch.no_grad():
+            _same(f(*args), fn(*args))
+        [entry] = torchferro.compiler.cache_entries(f)
+        assert entry["runner"] == "inductor"
+        code[dynamic] = entry["output_code"]
+        assert isinstance(code[dynamic], str) and "13" in code[dynamic], code[dynamic]
+    assert code[True] == code[False]
