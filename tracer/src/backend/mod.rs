@@ -121,8 +121,8 @@ pub fn build(
                 match functional::for_inductor(py, &output.graph, &output.callables, &output.sites)
                 {
                     Ok(fg) => fg,
-                    // A dynamic graph whose aliasing output is a view with a size among its
-                    // arguments (`x.view(B, -1)` returned): the rebuild step would bake a size.
+                    // A dynamic graph whose functional form would rebuild an aliasing output
+                    // with a view step taking a graph value: the step would bake a size.
                     Err(TraceError::Unsupported { reason, .. }) if output.is_dynamic() => {
                         return eager_with_reason(
                             py,
