@@ -19,6 +19,10 @@ pub enum CodeState {
     Normal,
     /// Never touch (torch, the standard library, torchferro, generated code, generators).
     Skip,
+    /// `forward` of torch.nn's own modules: traced (as `Normal`) only on the module a compiled
+    /// call was made on (`mode::is_entry_module`), skipped everywhere else, as torch.compile
+    /// skips torch.nn code that no traced code calls.
+    EntryOnly,
     /// Tracing failed in a way that does not depend on inputs: run eagerly from now on.
     Eager(String),
     /// The recompile limit was hit: use existing entries, run misses eagerly.
