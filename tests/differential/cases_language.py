@@ -1268,12 +1268,8 @@ def contextmanager_yields_twice(x):
     return y
 
 
-@case(
-    x34,
-    state=("EVENTS",),
-    breadth="cm.__enter__() / cm.__exit__(...) called by hand on a @contextmanager manager "
-    "(only `with` drives Var::GenCm): the frame runs eagerly",
-)
+# `cm.__enter__()` / `cm.__exit__(...)` called by hand drive the traced manager as `with` does.
+@case(x34, state=("EVENTS",))
 def contextmanager_entered_by_hand(x):
     cm = traced_section("by hand", scale=2)
     k = cm.__enter__()
