@@ -196,10 +196,7 @@ pub(crate) fn with_effects(
             let set = ordered.getattr("__setitem__")?.unbind();
             for (k, v) in items {
                 let target = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
-                calls.push((
-                    set.clone_ref(py),
-                    vec![target, OutputTemplate::Const(k), v],
-                ));
+                calls.push((set.clone_ref(py), vec![target, OutputTemplate::Const(k), v]));
             }
             continue;
         }

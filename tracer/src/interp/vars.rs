@@ -1062,7 +1062,9 @@ impl Tracer<'_> {
                     .add(py, &source, Check::Type(value.get_type().unbind()));
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
-            } else if value.get_type().is(py.import("types")?.getattr("FunctionType")?)
+            } else if value
+                .get_type()
+                .is(py.import("types")?.getattr("FunctionType")?)
                 && (lazy
                     || value
                         .getattr("__qualname__")?
