@@ -14,12 +14,13 @@ import torch
 
 from .runner import TC_DIFFERS, case
 
-# Issue 14's rule holds on 3.12, where a break inside a comprehension ends the graph before the
-# whole comprehension, which runs natively. On 3.11 a comprehension is a frame of its own, and
-# one whose loop runs over a Python iterator object (`range`, another comprehension's argument)
-# runs eagerly when its body breaks (a break at FOR_ITER cannot resume): not yet strict there.
+# Issue 14's rule holds on both versions. On 3.12 a break inside a comprehension ends the graph
+# before the whole comprehension, which runs natively. On 3.11 a comprehension is a frame of its
+# own, and one whose loop runs over a Python iterator object (`range`, another comprehension's
+# argument) runs eagerly when its body breaks (a break at FOR_ITER cannot resume), as
+# torch.compile skips it ("graph break in a loop"): the harness counts that frame for both.
 ON_312 = sys.version_info >= (3, 12)
-STRICT_BREADTH = ON_312
+STRICT_BREADTH = True
 
 
 # torch.compile (torch 2.11) on 3.12 raises UnboundLocalError where a comprehension's variable

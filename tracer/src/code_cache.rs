@@ -60,12 +60,16 @@ pub struct CodeCache {
     pub automatic_dynamic: Vec<(String, usize)>,
     /// Argument slots of the code (positional, keyword-only, *args, **kwargs), read once.
     pub nargs: usize,
+    /// Made as `CodeState::EntryOnly` (a torch.nn `forward`): kept across the state changes a
+    /// failed compile or `reset_all` makes, so its frames stay skipped off the entry module.
+    pub entry_only: bool,
 }
 
 impl CodeCache {
     fn new(state: CodeState, nargs: usize) -> CodeCache {
         CodeCache {
             nargs,
+            entry_only: state == CodeState::EntryOnly,
             state,
             entries: Vec::new(),
             frame_id: None,

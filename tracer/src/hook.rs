@@ -336,17 +336,19 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     let Some(slot) = (unsafe { code_cache::get_or_create(code, || code_state(py, code)) }) else {
         return Action::Default;
     };
-    let (mut state, nargs) = match slot.try_borrow() {
-        Ok(c) => (c.state.clone(), c.nargs),
-        Err(_) => (CodeState::Skip, 0),
+    let (mut state, nargs, entry_only) = match slot.try_borrow() {
+        Ok(c) => (c.state.clone(), c.nargs, c.entry_only),
+        Err(_) => (CodeState::Skip, 0, false),
     };
-    if state == CodeState::EntryOnly {
+    if entry_only {
         // A torch.nn `forward` reached natively runs as it is; on the compiled module itself
         // (its `self`, the first argument) it is traced.
         if nargs == 0 || !mode::is_entry_module(fv.local(0)) {
             return Action::Default;
         }
-        state = CodeState::Normal;
+        if state == CodeState::EntryOnly {
+            state = CodeState::Normal;
+        }
     }
     if state == CodeState::Skip
         || matches!(state, CodeState::Eager(_))
