@@ -93,6 +93,8 @@ fn code_state(py: Python<'_>, code: *mut ffi::PyObject) -> CodeState {
     if name == "forward" && filename.contains("/torch/nn/modules/") {
         CodeState::EntryOnly
     } else {
+        // A resume function of a torch.nn `forward` (reached only by the tail call of that
+        // entry's transformed code) is traced like the entry it continues.
         CodeState::Normal
     }
 }
@@ -136,7 +138,9 @@ fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
     // `forward` of torch.nn's own modules is traced where it is the compiled call's entry, so
     // compiling a `torch.nn.Sequential` (whose forward lives in torch) captures its layers
     // (`code_state`).
-    if name == "forward" && filename.contains("/torch/nn/modules/") {
+    if crate::code::user_function_name(&name) == "forward"
+        && filename.contains("/torch/nn/modules/")
+    {
         return false;
     }
     crate::skipfiles::is_skipped(py, &filename)
