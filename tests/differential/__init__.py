@@ -17,8 +17,9 @@ is compared with the eager run by ``programs.harness.check_results``:
 torchferro's graph count must be no higher than torch.compile's: in issue 13's files a higher
 count is an xfail (the breadth issue), not a failure. A cases file that sets ``STRICT_BREADTH =
 True`` (issue 14's, starting with ``cases_builtins.py``) makes it a failure: where torch.compile
-makes N >= 1 graphs, torchferro must give eager's values in <= N graphs without running a frame
-eagerly (``runner.captured``), unless the case names the gap with ``breadth="..."`` (a strict
+makes N >= 1 graphs, torchferro must give eager's values in <= N graphs without running more
+frames eagerly than torch.compile gave up on (``runner.captured``; torch.compile's count is its
+``counters["frames"]`` attempted minus converted), unless the case names the gap with ``breadth="..."`` (a strict
 xfail). ``conftest.py`` prints, per topic and in total, how many programs torch.compile captures
 in N graphs and how many of those torchferro captures in <= N; ``-k builtins`` selects a topic. ``torch._dynamo.reset()`` and ``torchferro.compiler.reset()`` run
 before every mode. A program torchferro gets wrong today is ``xfail(strict=True)`` with a

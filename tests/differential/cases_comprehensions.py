@@ -14,17 +14,13 @@ import torch
 
 from .runner import TC_DIFFERS, case
 
-# Issue 14's rule holds on 3.12, where a break inside a comprehension ends the graph before the
-# whole comprehension, which runs natively. On 3.11 a comprehension is a frame of its own, and
-# one whose loop runs over a Python iterator object (`range`, another comprehension's argument)
-# runs eagerly when its body breaks (a break at FOR_ITER cannot resume): not yet strict there.
+# Issue 14's rule holds on both versions. On 3.12 a break inside a comprehension ends the graph
+# before the whole comprehension, which runs natively. On 3.11 a comprehension is a frame of its
+# own, and one whose loop runs over a Python iterator object (`range`, another comprehension's
+# argument) runs eagerly when its body breaks (a break at FOR_ITER cannot resume), as
+# torch.compile skips it ("graph break in a loop"): the harness counts that frame for both.
 ON_312 = sys.version_info >= (3, 12)
-STRICT_BREADTH = ON_312
-
-
-def gap_312(reason):
-    """A breadth gap of 3.12 (the file is strict there only)."""
-    return reason if ON_312 else None
+STRICT_BREADTH = True
 
 
 # torch.compile (torch 2.11) on 3.12 raises UnboundLocalError where a comprehension's variable
@@ -193,13 +189,9 @@ def comprehension_with_a_closure_cell(x):
     return torch.stack(ys).sum(), scale
 
 
-@case(
-    x34,
-    breadth=gap_312(
-        "a lambda made in the frame and read back through a list is guarded by identity, "
-        "so the resume function recompiles on every call (torch.compile guards its code)"
-    ),
-)
+# The lambdas reach the resume function new on every call: guarded by their code, as
+# torch.compile guards them (an identity guard recompiled on every call).
+@case(x34)
 def comprehension_captured_by_a_lambda(x):
     fs = [_note("fn", lambda t, r=r: t + r) for r in x]
     return torch.stack([f(x[0]) for f in fs])
@@ -262,14 +254,9 @@ class _Rows(torch.nn.Module):
         return torch.stack(rows) + h
 
 
-@case(
-    x34,
-    module=True,
-    breadth=gap_312(
-        "the torch.nn layer called natively by the comprehension gets a graph of its own "
-        "(torchferro traces torch.nn forwards as top-level frames; torch.compile does not)"
-    ),
-)
+# The torch.nn layer the comprehension calls natively (after its break) gets no graph of its
+# own: torch.nn code is traced only where traced code calls it (or on the compiled module).
+@case(x34, module=True)
 def comprehension_in_a_module_forward():
     return _Rows()
 

@@ -1414,3 +1414,32 @@ def counter_live_across_break(x):
     _eager_log(len(c))
     c.subtract([3])
     return x * c[4], c, sorted(c.elements())
+
+
+# ---------------------------------------------------------------------------------------------
+# A user OrderedDict subclass passed in: guarded and read in its own order (which `move_to_end`
+# changes without touching the underlying dict's), its item writes going through its override,
+# written back after the graph through OrderedDict's own methods.
+
+
+class _ScaledRegistry(OrderedDict):
+    def __setitem__(self, k, v):
+        super().__setitem__(k, v * 2)
+
+    def total(self):
+        return sum(self[k] for k in self)
+
+
+def _registry_input(r):
+    d = _ScaledRegistry()
+    d["a"] = r.randn(2)
+    d["b"] = r.randn(2)
+    d.move_to_end("a")
+    return d, r.randn(2)
+
+
+@case(_registry_input)
+def ordered_dict_subclass_input(d, x):
+    d["c"] = x + 1
+    d.move_to_end("a")
+    return d.total() * 2, list(d.keys())

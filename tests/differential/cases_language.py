@@ -1268,12 +1268,8 @@ def contextmanager_yields_twice(x):
     return y
 
 
-@case(
-    x34,
-    state=("EVENTS",),
-    breadth="cm.__enter__() / cm.__exit__(...) called by hand on a @contextmanager manager "
-    "(only `with` drives Var::GenCm): the frame runs eagerly",
-)
+# `cm.__enter__()` / `cm.__exit__(...)` called by hand drive the traced manager as `with` does.
+@case(x34, state=("EVENTS",))
 def contextmanager_entered_by_hand(x):
     cm = traced_section("by hand", scale=2)
     k = cm.__enter__()
@@ -1909,3 +1905,49 @@ def write_through_one_argument_read_through_the_other(a, b):
 def aliased_arguments_in_a_dict_keyed_by_identity(a, b):
     seen = {id(a): "a"}
     return a + b, id(b) in seen
+
+
+# ---------------------------------------------------------------------------------------------
+# torch.nn's own code as a top-level frame: traced on the compiled module itself, run as it is
+# where a torch.nn layer is called natively (torch.compile skips torch.nn code no traced code
+# calls).
+
+
+class _Loud(nn.Module):
+    def forward(self, x):
+        print("loud")
+        return x + 1
+
+
+class _AroundASequential(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(nn.Linear(4, 4), _Loud(), nn.Linear(4, 4))
+
+    def forward(self, x):
+        h = x.sin()
+        # The break inside the Sequential leaves the call to it to run natively: its Linear
+        # layers get no graph of their own (3 graphs, torchferro made 5).
+        return self.seq(h).cos()
+
+
+@case(x34, module=True)
+def torch_nn_sequential_called_natively():
+    return _AroundASequential()
+
+
+@case(x34, module=True)
+def compiled_torch_nn_sequential():
+    # The compiled module's own torch.nn forward is traced: one graph.
+    return nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+
+
+@case(
+    x34,
+    module=True,
+    breadth="a compiled torch.nn module whose forward breaks is traced around the break (its "
+    "layers before and after it make graphs); torch.compile runs the whole torch.nn forward "
+    "natively after a nested break, compiling only the user layer that breaks",
+)
+def compiled_torch_nn_sequential_that_breaks():
+    return nn.Sequential(nn.Linear(4, 4), _Loud(), nn.Linear(4, 4))

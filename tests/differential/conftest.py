@@ -26,7 +26,8 @@ def pytest_terminal_summary(terminalreporter):
     tr.section("differential: graphs against torch.compile")
     tr.write_line(
         "N: torch.compile's graph count on a program it runs with eager's values; captured: "
-        "torchferro gives eager's values in <= N graphs, running no frame eagerly"
+        "torchferro gives eager's values in <= N graphs, running no more frames eagerly than "
+        "torch.compile"
     )
     tr.write_line(
         f"{'topic':<22} {'programs':>8} {'tc N>=1':>8} {'captured':>8} {'tc N=0':>7} "
@@ -38,14 +39,15 @@ def pytest_terminal_summary(terminalreporter):
     if short:
         tr.write_line(
             "not captured (tc N>=1, torchferro short): name: tc graphs / tf graphs, "
-            "frames run eagerly, values"
+            "frames run eagerly tf / tc, values"
         )
         for topic, names in sorted(short.items()):
             tr.write_line(f"  {topic}:")
-            for name, tc, tf, eager, ok in names:
+            for name, tc, tf, eager, tc_eager, ok in names:
                 values = "ok" if ok else "DIFFER"
                 tr.write_line(
-                    f"    {name}: {tc} / {tf}, eager frames {eager}, values {values}"
+                    f"    {name}: {tc} / {tf}, eager frames {eager} / {tc_eager}, "
+                    f"values {values}"
                 )
 
 

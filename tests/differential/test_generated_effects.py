@@ -21,6 +21,7 @@ default dtype changed between calls (``TORCHFERRO_ENV_EXAMPLES`` per class and b
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import os
@@ -53,6 +54,9 @@ WORKING = (
     "views",
     "generator_cm",
     "ordering",
+    "inference_mode",
+    "mode_decorator",
+    "user_container",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -73,6 +77,31 @@ def _cm(log, k):
         yield k + 1
     finally:
         log.append(("exit", k))
+
+
+class _Registry(collections.OrderedDict):
+    """An ``OrderedDict`` subclass whose item setter scales what it stores (``super()`` into the
+    builtin) and whose method reads through its own ``__getitem__``."""
+
+    def __setitem__(self, k, v):
+        super().__setitem__(k, v * 2)
+
+    def total(self):
+        return sum(self[k] for k in self)
+
+
+class _Doubled(dict):
+    """A dict subclass whose item reads go through an override."""
+
+    def __getitem__(self, k):
+        return super().__getitem__(k) + 1
+
+
+class _Shifted(list):
+    """A list subclass whose ``append`` stores a shifted value (``super()`` into the builtin)."""
+
+    def append(self, v):
+        super().append(v - 1)
 
 
 class _Ranked:
@@ -309,6 +338,80 @@ class EffectWriter(ProgramWriter):
             else:
                 emit(f"{t} = sorted({rs}, reverse=True)[0].t")
             self.tensors.append(t)
+        elif kind == "inference_mode":
+            # An inference-mode region (nested `inference_mode(False)` too): its result is an
+            # inference tensor, cloned outside the region into a normal one (eager refuses
+            # inference tensors in autograd-recorded ops and in-place updates outside).
+            r = self.fresh("r")
+            shape = self.draw(st.sampled_from(["plain", "nested", "query", "off"]))
+            emit("with torch.inference_mode():")
+            if shape == "nested":
+                emit("    with torch.inference_mode(False):")
+                emit(f"        {r} = {self.tensor_expr()}")
+                emit(f"    {r} = {r} * 2 + {self.t()}")
+            elif shape == "query":
+                emit(f"    {r} = {self.t()} * (torch.is_inference_mode_enabled() + 1)")
+            elif shape == "off":
+                emit(f"    {r} = {self.tensor_expr()}")
+                emit("with torch.inference_mode(False):")
+                emit(f"    {r} = {r} + {self.t()}")
+            else:
+                emit(f"    {r} = {self.tensor_expr()}")
+            emit(f"{t} = {r}.clone()")
+            self.tensors.append(t)
+        elif kind == "mode_decorator":
+            # A grad, autocast or inference-mode context called on a function in the frame
+            # (`torch.no_grad()(fn)`): the call runs the function inside the mode.
+            f = self.fresh("f")
+            deco = self.draw(
+                st.sampled_from(
+                    [
+                        "torch.no_grad()",
+                        "torch.enable_grad()",
+                        "torch.set_grad_enabled(False)",
+                        "torch.inference_mode()",
+                        "torch.autocast('cpu', dtype=torch.bfloat16)",
+                    ]
+                )
+            )
+            body = self.draw(
+                st.sampled_from(
+                    [
+                        "lambda a: a * 2 + p",
+                        "lambda a: (a @ torch.ones(4, 4)) / 4",
+                        "_helper_pure",
+                    ]
+                )
+            )
+            emit(f"{f} = {deco}({body})")
+            emit(f"{t} = {f}({self.t()}).float().clone()")
+            if self.draw(st.booleans()):
+                emit(f"{t} = {t} * {t}.requires_grad")
+            self.tensors.append(t)
+        elif kind == "user_container":
+            # Instances of user subclasses of OrderedDict, dict and list made in the frame, with
+            # overridden methods and `super()` calls; some escape through `dct`.
+            c = self.fresh("c")
+            which = self.draw(st.sampled_from(["registry", "doubled", "shifted"]))
+            if which == "registry":
+                emit(f"{c} = _Registry()")
+                emit(f"{c}['a'] = {self.t()}")
+                emit(f"{c}['b'] = {self.t()}")
+                emit(f"{c}.move_to_end('a')")
+                emit(f"{t} = {c}.total() + {c}['a']")
+            elif which == "doubled":
+                emit(f"{c} = _Doubled(k={self.t()})")
+                emit(f"{c}['m'] = {self.t()}")
+                emit(f"{t} = {c}['k'] + {c}.get('m') + len({c})")
+            else:
+                emit(f"{c} = _Shifted([{self.t()}])")
+                emit(f"{c}.append({self.t()})")
+                emit(f"{c}.extend([{self.t()}])")
+                emit(f"{t} = {c}[0] + {c}[-1] + {c}.pop(1)")
+            if self.draw(st.booleans()):
+                # Escapes: rebuilt after the graph as its own class.
+                emit(f"dct['{c}'] = {c}")
+            self.tensors.append(t)
         elif kind == "op_error_caught":
             emit("try:")
             emit(
@@ -366,7 +469,16 @@ def run_generated(
     src = writer.source(data.draw(st.integers(3, 10), label="statements"))
     note(src)
     event(f"kinds: {sorted(writer.kinds_used)}")
-    ns = dict(NAMESPACE, G=[], Holder=Holder, _cm=_cm, _Ranked=_Ranked)
+    ns = dict(
+        NAMESPACE,
+        G=[],
+        Holder=Holder,
+        _cm=_cm,
+        _Ranked=_Ranked,
+        _Registry=_Registry,
+        _Doubled=_Doubled,
+        _Shifted=_Shifted,
+    )
     exec(compile(src, f"<effects-{next(_ids)}>", "exec"), ns)  # noqa: S102
     fn = ns["generated"]
     p = Program("generated", fn, _inputs(n, flag, alias), graphs=-1, state=("G",))

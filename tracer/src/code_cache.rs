@@ -19,6 +19,10 @@ pub enum CodeState {
     Normal,
     /// Never touch (torch, the standard library, torchferro, generated code, generators).
     Skip,
+    /// `forward` of torch.nn's own modules: traced (as `Normal`) only on the module a compiled
+    /// call was made on (`mode::is_entry_module`), skipped everywhere else, as torch.compile
+    /// skips torch.nn code that no traced code calls.
+    EntryOnly,
     /// Tracing failed in a way that does not depend on inputs: run eagerly from now on.
     Eager(String),
     /// The recompile limit was hit: use existing entries, run misses eagerly.
@@ -56,12 +60,16 @@ pub struct CodeCache {
     pub automatic_dynamic: Vec<(String, usize)>,
     /// Argument slots of the code (positional, keyword-only, *args, **kwargs), read once.
     pub nargs: usize,
+    /// Made as `CodeState::EntryOnly` (a torch.nn `forward`): kept across the state changes a
+    /// failed compile or `reset_all` makes, so its frames stay skipped off the entry module.
+    pub entry_only: bool,
 }
 
 impl CodeCache {
     fn new(state: CodeState, nargs: usize) -> CodeCache {
         CodeCache {
             nargs,
+            entry_only: state == CodeState::EntryOnly,
             state,
             entries: Vec::new(),
             frame_id: None,

@@ -74,6 +74,31 @@ fn uninstall() {
     }
 }
 
+/// What the hook does with frames of `code`: skipped (code we never trace), traced only as a
+/// compiled call's entry module (`CodeState::EntryOnly`), or traced.
+fn code_state(py: Python<'_>, code: *mut ffi::PyObject) -> CodeState {
+    if skipped_file(py, code) {
+        return CodeState::Skip;
+    }
+    // SAFETY: code is the live code object of the frame being evaluated.
+    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+    let name: String = code
+        .getattr("co_name")
+        .and_then(|f| f.extract())
+        .unwrap_or_default();
+    let filename: String = code
+        .getattr("co_filename")
+        .and_then(|f| f.extract())
+        .unwrap_or_default();
+    if name == "forward" && filename.contains("/torch/nn/modules/") {
+        CodeState::EntryOnly
+    } else {
+        // A resume function of a torch.nn `forward` (reached only by the tail call of that
+        // entry's transformed code) is traced like the entry it continues.
+        CodeState::Normal
+    }
+}
+
 /// Whether `filename` belongs to code we never trace.
 fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
     // SAFETY: code is the live code object of the frame being evaluated.
@@ -110,9 +135,12 @@ fn skipped_file(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
     {
         return true;
     }
-    // `forward` of torch.nn's own modules is traced like user code, so compiling a
-    // `torch.nn.Sequential` (whose forward lives in torch) captures its layers.
-    if name == "forward" && filename.contains("/torch/nn/modules/") {
+    // `forward` of torch.nn's own modules is traced where it is the compiled call's entry, so
+    // compiling a `torch.nn.Sequential` (whose forward lives in torch) captures its layers
+    // (`code_state`).
+    if crate::code::user_function_name(&name) == "forward"
+        && filename.contains("/torch/nn/modules/")
+    {
         return false;
     }
     crate::skipfiles::is_skipped(py, &filename)
@@ -309,21 +337,23 @@ fn call_function<'py>(
 fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     let code = fv.code();
     // SAFETY: code is live for the duration of the frame; GIL held.
-    let Some(slot) = (unsafe {
-        code_cache::get_or_create(code, || {
-            if skipped_file(py, code) {
-                CodeState::Skip
-            } else {
-                CodeState::Normal
-            }
-        })
-    }) else {
+    let Some(slot) = (unsafe { code_cache::get_or_create(code, || code_state(py, code)) }) else {
         return Action::Default;
     };
-    let (state, nargs) = match slot.try_borrow() {
-        Ok(c) => (c.state.clone(), c.nargs),
-        Err(_) => (CodeState::Skip, 0),
+    let (mut state, nargs, entry_only) = match slot.try_borrow() {
+        Ok(c) => (c.state.clone(), c.nargs, c.entry_only),
+        Err(_) => (CodeState::Skip, 0, false),
     };
+    if entry_only {
+        // A torch.nn `forward` reached natively runs as it is; on the compiled module itself
+        // (its `self`, the first argument) it is traced.
+        if nargs == 0 || !mode::is_entry_module(fv.local(0)) {
+            return Action::Default;
+        }
+        if state == CodeState::EntryOnly {
+            state = CodeState::Normal;
+        }
+    }
     if state == CodeState::Skip
         || matches!(state, CodeState::Eager(_))
             && slot

@@ -52,10 +52,12 @@ pub fn call_in_mode<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
     mode: mode::Mode,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let prev_entry = mode::set_entry_module(mode::entry_module_of(f.py(), f));
     let prev = hook::set_mode(mode);
     // The C call that got here spent a level eager's direct call of `f` does not.
     let r = recursion::give_back_one_level(|| f.call(args, kwargs));
     hook::set_mode(prev);
+    mode::set_entry_module(prev_entry);
     // An interrupt kept while no frame of ours could raise it reaches the caller here.
     match mode::take_interrupt() {
         Some(e) => Err(e),
@@ -88,6 +90,7 @@ pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
     let state = match &c.state {
         code_cache::CodeState::Normal => "normal".to_string(),
         code_cache::CodeState::Skip => "skip".to_string(),
+        code_cache::CodeState::EntryOnly => "entry only".to_string(),
         code_cache::CodeState::Eager(r) => format!("eager: {r}"),
         code_cache::CodeState::LimitHit => "recompile limit".to_string(),
     };

@@ -159,6 +159,54 @@ pub(crate) fn is_disabled_wrapper(code: *mut ffi::PyObject) -> bool {
 }
 
 thread_local! {
+    /// The `nn.Module` the innermost compiled call on this thread was made on (NULL for a call
+    /// of anything else): the one module whose torch.nn `forward` the hook traces as a top-level
+    /// frame (see [`entry_module_of`]). Borrowed: the call holds it alive while it is set.
+    static ENTRY_MODULE: Cell<*mut ffi::PyObject> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// The module a compiled call of `f` enters: `f` itself when it is an `nn.Module`
+/// (`torchferro.compile(module)`), the instance of a method bound to one (a compiled class's
+/// `__call__`, `torchferro.compile(model.forward)`), else NULL. torch.compile traces torch.nn's
+/// own code only where traced code calls it, or as the compiled callable itself; a torch.nn
+/// `forward` reached natively (from a comprehension run natively after a break, from a call a
+/// graph break left to the interpreter) runs as it is.
+pub(crate) fn entry_module_of(py: Python<'_>, f: &Bound<'_, PyAny>) -> *mut ffi::PyObject {
+    // SAFETY: type checks on a live object, GIL held.
+    if unsafe { ffi::PyFunction_Check(f.as_ptr()) } != 0 {
+        return std::ptr::null_mut();
+    }
+    static MODULE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let Ok(module) = MODULE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py.import("torch.nn")?.getattr("Module")?.unbind())
+    }) else {
+        return std::ptr::null_mut();
+    };
+    let module = module.bind(py);
+    if f.is_instance(module).unwrap_or(false) {
+        return f.as_ptr();
+    }
+    if f.get_type().name().is_ok_and(|n| n == "method") {
+        if let Ok(owner) = f.getattr(pyo3::intern!(py, "__self__")) {
+            if owner.is_instance(module).unwrap_or(false) {
+                return owner.as_ptr();
+            }
+        }
+    }
+    std::ptr::null_mut()
+}
+
+/// Sets this thread's entry module (see [`entry_module_of`]); returns the previous one.
+pub(crate) fn set_entry_module(m: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    ENTRY_MODULE.with(|e| e.replace(m))
+}
+
+/// Whether `obj` is the module the innermost compiled call on this thread was made on.
+pub(crate) fn is_entry_module(obj: *mut ffi::PyObject) -> bool {
+    !obj.is_null() && ENTRY_MODULE.with(|e| e.get()) == obj
+}
+
+thread_local! {
     /// An interrupt that reached Python code torchferro called at a point that cannot raise
     /// (see [`keep_interrupt`]), waiting to be raised into the user's program.
     static PENDING_INTERRUPT: std::cell::RefCell<Option<PyErr>> =

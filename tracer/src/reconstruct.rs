@@ -183,6 +183,23 @@ pub(crate) fn with_effects(
             .collect::<Result<Vec<_>, TraceError>>()?;
         // Cleared and refilled, so the key order is the traced one.
         let again = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
+        let ordered = py.import("collections")?.getattr("OrderedDict")?;
+        let is_ordered = crate::interp::vars::dict_kind(d).is_some_and(|(cls, _)| {
+            cls.bind(py)
+                .cast::<pyo3::types::PyType>()
+                .is_ok_and(|c| c.is_subclass(&ordered).unwrap_or(false))
+        });
+        if is_ordered {
+            // An `OrderedDict` (subclass) input: through the base's own methods, which keep its
+            // order list in step (the builtin dict's would not) and run no override.
+            calls.push((ordered.getattr("clear")?.unbind(), vec![again]));
+            let set = ordered.getattr("__setitem__")?.unbind();
+            for (k, v) in items {
+                let target = template_of(py, &Var::Dict(d.clone()), outs, ctx)?;
+                calls.push((set.clone_ref(py), vec![target, OutputTemplate::Const(k), v]));
+            }
+            continue;
+        }
         calls.push((dict.getattr("clear")?.unbind(), vec![again]));
         calls.push((
             dict.getattr("update")?.unbind(),

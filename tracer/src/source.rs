@@ -375,6 +375,16 @@ pub fn apply_step<'py>(base: &Bound<'py, PyAny>, step: &Step) -> Option<Bound<'p
     unsafe {
         let r = match step {
             Step::Attr { name } => ffi::PyObject_GetAttr(base.as_ptr(), name.as_ptr()),
+            // A dict (a user subclass too) is read as the tracer read it when it wrapped the
+            // items: raw, never through a `__getitem__` override (which would answer another
+            // value than the one the graph was traced with).
+            Step::Item { key, .. } if ffi::PyDict_Check(base.as_ptr()) != 0 => {
+                let r = ffi::PyDict_GetItemWithError(base.as_ptr(), key.as_ptr());
+                if !r.is_null() {
+                    ffi::Py_INCREF(r);
+                }
+                r
+            }
             Step::Item { key, .. } => ffi::PyObject_GetItem(base.as_ptr(), key.as_ptr()),
             _ => std::ptr::null_mut(),
         };

@@ -188,7 +188,7 @@ impl Check {
             }
             Check::DictKeys(keys) => {
                 let actual: Vec<Bound<'_, PyAny>> = match v.cast::<pyo3::types::PyDict>() {
-                    Ok(d) => d.keys().iter().collect(),
+                    Ok(d) => crate::interp::vars::dict_keys_in_order(py, d).unwrap_or_default(),
                     Err(_) => Vec::new(),
                 };
                 let same = actual.len() == keys.len()

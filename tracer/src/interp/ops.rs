@@ -737,6 +737,12 @@ impl Frame<'_, '_> {
                 let (cls, obj) = (cls.clone_ref(py), (**obj).clone());
                 self.super_attr(cls, obj, name)
             }
+            // `cm.__enter__()` / `cm.__exit__(...)` called by hand drive the manager as `with`
+            // does (`gencm.rs`).
+            Var::GenCm(g) if name == "__enter__" || name == "__exit__" => Ok(Var::Method {
+                recv: Box::new(Var::GenCm(g.clone())),
+                name: name.to_string(),
+            }),
             Var::Deque(q) if name == "maxlen" => Ok(match q.maxlen {
                 Some(n) => Var::py_const(py, n as i64),
                 None => Var::none(py),

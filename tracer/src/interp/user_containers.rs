@@ -35,6 +35,14 @@ fn user_class(py: Python<'_>, obj: &Var) -> Option<Py<PyAny>> {
     container_base(py, cls.bind(py)).ok().flatten().map(|_| cls)
 }
 
+/// The Python function `func` bound to the tracked container `obj` (a method of its class).
+fn bound_to(func: Bound<'_, PyAny>, obj: &Var) -> Var {
+    Var::BoundMethod {
+        func: Box::new(Var::Py(func.unbind(), None)),
+        self_: Box::new(obj.clone()),
+    }
+}
+
 /// `name` found statically in the MRO of `cls`: the value and whether its owner is a user
 /// class (rather than the builtin base or `object`).
 fn lookup<'py>(
@@ -76,15 +84,7 @@ impl Frame<'_, '_> {
         };
         match lookup(py, f, "__init__")? {
             Some((init, true)) => {
-                let r = self.call(
-                    Var::BoundMethod {
-                        func: Box::new(Var::Py(init.unbind(), None)),
-                        self_: Box::new(obj.clone()),
-                    },
-                    args.to_vec(),
-                    kwargs.to_vec(),
-                )?;
-                let _ = r;
+                self.call(bound_to(init, &obj), args.to_vec(), kwargs.to_vec())?;
             }
             _ => self.builtin_container_init(&obj, args, kwargs)?,
         }
@@ -116,21 +116,7 @@ impl Frame<'_, '_> {
                 Ok(())
             }
             Var::Dict(d) => {
-                if args.len() > 1 {
-                    return Err(TraceError::unsupported(
-                        "a dict made from more than one argument",
-                    ));
-                }
-                let mut pairs = match args.first() {
-                    Some(m) => self.mapping_pairs(m)?,
-                    None => Vec::new(),
-                };
-                for (k, v) in kwargs {
-                    pairs.push((
-                        pyo3::types::PyString::new(py, k).into_any().unbind(),
-                        v.clone(),
-                    ));
-                }
+                let pairs = self.dict_init_pairs(args, kwargs)?;
                 let ordered = dict_kind(d).is_some_and(|(c, _)| {
                     py.import("collections")
                         .and_then(|m| m.getattr("OrderedDict"))
@@ -168,10 +154,7 @@ impl Frame<'_, '_> {
         };
         match lookup(py, cls.bind(py), name)? {
             Some((f, true)) if f.is_instance(&py.import("types")?.getattr("FunctionType")?)? => {
-                Ok(Some(Var::BoundMethod {
-                    func: Box::new(Var::Py(f.unbind(), None)),
-                    self_: Box::new(obj.clone()),
-                }))
+                Ok(Some(bound_to(f, obj)))
             }
             _ => Ok(None),
         }
@@ -195,10 +178,7 @@ impl Frame<'_, '_> {
                 let types = py.import("types")?;
                 let builtins = py.import("builtins")?;
                 if v.is_instance(&types.getattr("FunctionType")?)? {
-                    return Ok(Some(Var::BoundMethod {
-                        func: Box::new(Var::Py(v.unbind(), None)),
-                        self_: Box::new(obj.clone()),
-                    }));
+                    return Ok(Some(bound_to(v, obj)));
                 }
                 if v.is_instance(&builtins.getattr("property")?)? {
                     let fget = v.getattr("fget")?.unbind();
@@ -251,10 +231,7 @@ impl Frame<'_, '_> {
             };
             if is_user_class(py, &c)? {
                 if v.is_instance(&py.import("types")?.getattr("FunctionType")?)? {
-                    return Ok(Some(Var::BoundMethod {
-                        func: Box::new(Var::Py(v.unbind(), None)),
-                        self_: Box::new(obj.clone()),
-                    }));
+                    return Ok(Some(bound_to(v, obj)));
                 }
                 return Err(TraceError::unsupported(format!(
                     "super().{name} of a user container, a {}",

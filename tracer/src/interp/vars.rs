@@ -1010,10 +1010,17 @@ impl Tracer<'_> {
         ) {
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
-            let keys: Vec<Py<PyAny>> = d.keys().iter().map(|k| k.unbind()).collect();
-            self.guards.add(py, &source, Check::DictKeys(keys));
+            let keys = dict_keys_in_order(py, d)?;
+            self.guards.add(
+                py,
+                &source,
+                Check::DictKeys(keys.iter().map(|k| k.clone().unbind()).collect()),
+            );
             let mut items = Vec::new();
-            for (k, v) in d.iter() {
+            for k in keys {
+                let v = d
+                    .get_item(&k)?
+                    .ok_or_else(|| TraceError::internal("a dict key without its item"))?;
                 let item = self.wrap(v, Some(source.item(k.clone())))?;
                 items.push((k.unbind(), item));
             }
@@ -1053,6 +1060,30 @@ impl Tracer<'_> {
                 // compares, folds a call on it or formats it (`realize_identity`).
                 self.guards
                     .add(py, &source, Check::Type(value.get_type().unbind()));
+                self.guards
+                    .defer(&source, Check::Id(value.clone().unbind()), true);
+            } else if value
+                .get_type()
+                .is(py.import("types")?.getattr("FunctionType")?)
+                && (lazy
+                    || value
+                        .getattr("__qualname__")?
+                        .extract::<String>()?
+                        .contains("<locals>"))
+            {
+                // A function made by a frame (a closure, a lambda, a recursive local function:
+                // a new object on every call of its maker) that reaches the resume function of a
+                // graph break, or a cell of another such function: guarded by its code, as
+                // torch.compile guards a function. A call through it reads its defaults and
+                // closure cells by their own sources; its identity is checked only where the
+                // traced code relies on it.
+                self.guards
+                    .add(py, &source, Check::Type(value.get_type().unbind()));
+                self.guards.add(
+                    py,
+                    &source.attr(py, "__code__"),
+                    Check::Id(value.getattr("__code__")?.unbind()),
+                );
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
             } else if is_nn_module(py, &value)? {
@@ -1278,11 +1309,39 @@ fn input_container_kind(py: Python<'_>, value: &Bound<'_, PyAny>, base: &str) ->
         return false;
     };
     let builtin = py.import("builtins").and_then(|m| m.getattr(base));
+    // An `OrderedDict` subclass is a dict input too (its order is the OrderedDict's own).
+    let ordered = base == "dict"
+        && py
+            .import("collections")
+            .and_then(|m| m.getattr("OrderedDict"))
+            .is_ok_and(|od| b.is(&od));
     let no_attrs = value
         .getattr("__dict__")
         .map(|d| d.len().is_ok_and(|n| n == 0))
         .unwrap_or(true);
-    builtin.is_ok_and(|x| b.is(&x)) && no_attrs
+    (builtin.is_ok_and(|x| b.is(&x)) || ordered) && no_attrs
+}
+
+/// The keys of the dict `d` in its iteration order: an `OrderedDict`'s own order (which
+/// `move_to_end` changes without touching the underlying dict's), read through the base
+/// class so a subclass's `keys` override does not run.
+pub(crate) fn dict_keys_in_order<'py>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    static OD: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let od = OD
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import("collections")?.getattr("OrderedDict")?.unbind())
+        })?
+        .bind(py);
+    if d.get_type().is(py.get_type::<PyDict>()) {
+        return Ok(d.keys().iter().collect());
+    }
+    if d.is_instance(od)? {
+        return od.getattr("keys")?.call1((d,))?.try_iter()?.collect();
+    }
+    Ok(d.keys().iter().collect())
 }
 
 /// `(cls, base)` of a list or dict the traced code made (or read) as an instance of a user

@@ -280,19 +280,19 @@ impl Frame<'_, '_> {
         }
     }
 
-    /// The items of `dict(mapping_or_pairs, **kwargs)`.
-    fn make_dict(
+    /// The key/value pairs `dict(mapping_or_pairs, **kwargs)` (and a dict subclass's builtin
+    /// `__init__`) stores, in order, repeated keys included.
+    pub(in crate::interp) fn dict_init_pairs(
         &mut self,
         args: &[Var],
         kwargs: &[(String, Var)],
-    ) -> Result<DictItems, TraceError> {
+    ) -> Result<Vec<(Py<PyAny>, Var)>, TraceError> {
         let py = self.tx.py;
         if args.len() > 1 {
             return Err(TraceError::unsupported(
                 "a dict made from more than one argument",
             ));
         }
-        let mut items: Vec<(Py<PyAny>, Var)> = Vec::new();
         let mut pairs = match args.first() {
             Some(m) => self.mapping_pairs(m)?,
             None => Vec::new(),
@@ -303,7 +303,18 @@ impl Frame<'_, '_> {
                 v.clone(),
             ));
         }
-        for (k, v) in pairs {
+        Ok(pairs)
+    }
+
+    /// The items of `dict(mapping_or_pairs, **kwargs)`.
+    fn make_dict(
+        &mut self,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<DictItems, TraceError> {
+        let py = self.tx.py;
+        let mut items: Vec<(Py<PyAny>, Var)> = Vec::new();
+        for (k, v) in self.dict_init_pairs(args, kwargs)? {
             match items
                 .iter()
                 .position(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false))
@@ -387,7 +398,13 @@ impl Frame<'_, '_> {
             return Ok(None);
         };
         let coll = py.import("collections")?;
-        let ordered = kind.0.bind(py).is(&coll.getattr("OrderedDict")?);
+        // A user subclass of `OrderedDict` (made in the frame or an input) orders as one.
+        let od = coll.getattr("OrderedDict")?;
+        let ordered = kind
+            .0
+            .bind(py)
+            .cast::<pyo3::types::PyType>()
+            .is_ok_and(|c| c.is_subclass(&od).unwrap_or(false));
         let counter = kind.0.bind(py).is(&coll.getattr("Counter")?);
         if counter
             && !matches!(

@@ -64,6 +64,12 @@ impl Frame<'_, '_> {
                 Var::Ndarray(a) => self.ndarray_method(a, &name, args, kwargs),
                 Var::List(l) => self.list_method(l, &name, args, kwargs),
                 Var::Deque(q) => self.deque_method(q, &name, args, kwargs),
+                Var::GenCm(g) if name == "__enter__" && args.is_empty() && kwargs.is_empty() => {
+                    self.generator_cm_enter(&g)
+                }
+                Var::GenCm(g) if name == "__exit__" && kwargs.is_empty() => {
+                    self.generator_cm_exit(&g, &args)
+                }
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 Var::Set(set) => self.set_method(set, &name, args, kwargs),
                 Var::NamedTuple { ty, items } => {
