@@ -87,19 +87,25 @@ class CompiledGraph(torch.autograd.Function):
 
 def apply(core, *inputs):
     """Runs the Function, then writes the inputs the graph changes (BatchNorm's
-    ``num_batches_tracked``): the functional forward returned their new values last. One
-    ``copy_`` each, outside autograd (such an input needs no grad); its version counter then
-    moves as far as eager's in-place writes moved it (one bump per write)."""
+    ``num_batches_tracked``, ``x.add_(1)`` on an input that requires grad): the functional
+    forward returned their new values last. One ``copy_`` each; its version counter then moves
+    as far as eager's in-place writes moved it (one bump per write). A new value that carries a
+    gradient is copied in with autograd recording it, so the input's history runs through the
+    Function as eager's in-place ops rebased it (a leaf that requires grad raises eager's
+    error); any other is copied outside autograd."""
     outs = list(CompiledGraph.apply(core, *inputs))
     mutated = core.layout[5]
     if mutated:
         n = len(outs) - len(mutated)
-        with torch.no_grad():
-            for (i, writes), v in zip(mutated, outs[n:]):
-                t = inputs[i]
+        for (i, writes), v in zip(mutated, outs[n:]):
+            t = inputs[i]
+            if v.requires_grad:
                 t.copy_(v)
-                for _ in range(writes - 1):
-                    torch.autograd.graph.increment_version(t)
+            else:
+                with torch.no_grad():
+                    t.copy_(v)
+            for _ in range(writes - 1):
+                torch.autograd.graph.increment_version(t)
         del outs[n:]
     return outs
 

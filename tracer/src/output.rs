@@ -665,6 +665,14 @@ impl OutputGraph {
         enabled: bool,
         dtype: &Bound<'_, PyAny>,
     ) -> Result<(), TraceError> {
+        // Off before and after (`autocast(enabled=False)` where it is off, as transformers'
+        // rotary embeddings force float32): no op computes differently, so no switch node (it
+        // would send the whole graph to the eager runner). The dtype only matters once enabled,
+        // and enabling always records its dtype.
+        if !enabled && !self.autocast.0 {
+            self.autocast = (false, dtype.clone().unbind());
+            return Ok(());
+        }
         let f = py.import("torchferro._amp")?.getattr("set_autocast")?;
         let node = self.graph.call(
             "set_autocast",
