@@ -12,6 +12,7 @@ use crate::graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
 use crate::meta::TensorMeta;
 use crate::ops::{self, Spelling};
 
+mod index;
 mod nn;
 mod pointwise;
 mod shape;
@@ -204,6 +205,9 @@ pub fn rule(
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Result<Grads> {
+    if let Some(r) = index::functional_write(b, target, args, kwargs, g) {
+        return r;
+    }
     let Some(c) = ops::canonical(target, args, kwargs) else {
         return no_rule(target.name());
     };
@@ -225,7 +229,13 @@ pub fn rule(
         kwargs,
         g,
     };
-    for family in [pointwise::rule, shape::rule, nn::rule, train::rule] {
+    for family in [
+        pointwise::rule,
+        shape::rule,
+        nn::rule,
+        train::rule,
+        index::rule,
+    ] {
         if let Some(r) = family(b, &call)? {
             return Ok(r);
         }

@@ -194,7 +194,7 @@ fn batch_norm(
 }
 
 /// Two ints per spatial dim from an int or a list (`None` when absent or malformed).
-fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
+pub(super) fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
     match v {
         Some(v) if v.len() == 1 => Some(vec![v[0], v[0]]),
         Some(v) if v.len() == 2 => Some(v),
