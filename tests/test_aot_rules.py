@@ -245,6 +245,16 @@ CASES = {
             torch.tensor([[1, 0, 1, 1, 0]] * 4, dtype=torch.bool),
         ],
     ),
+    "sdpa_gqa": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        [X(2, 4, 3, 5), X(2, 2, 6, 5), X(2, 2, 6, 7)],
+    ),
+    "sdpa_gqa_causal_mask": (
+        lambda q, k, v, m: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=m, enable_gqa=True
+        ),
+        [X(1, 6, 4, 3), X(1, 2, 4, 3), X(1, 2, 4, 3), X(4, 4)],
+    ),
     "hardswish": (lambda x: F.hardswish(x), [X(40) * 3]),
     "hardsigmoid": (lambda x: F.hardsigmoid(x), [X(40) * 3]),
     "relu6": (lambda x: F.relu6(x), [X(40) * 4 + 2]),
@@ -356,6 +366,57 @@ def test_dropout_training_matches_eager_rng():
     yc.sum().backward()
     assert torch.equal(xe.grad, xc.grad)
     assert _aot.counters["backward"] == 1 and _aot.counters["fallback"] == 0
+
+
+@pytest.mark.parametrize(
+    "kind", ["plain", "causal", "bool_mask", "float_mask_gqa", "float32"]
+)
+def test_sdpa_dropout_matches_eager_rng(kind):
+    """Attention with dropout in training: eager's CPU attention draws its noise as
+    ``F.dropout`` of the probabilities; the compiled forward draws the same (same generator
+    calls, the random stream after it equal), and the backward reuses it."""
+    gen = torch.Generator().manual_seed(3)
+    heads_kv = 2 if kind == "float_mask_gqa" else 4
+    q = torch.randn(2, 4, 5, 6, dtype=torch.float64, generator=gen)
+    k = torch.randn(
+        2, heads_kv, 7 if kind != "causal" else 5, 6, dtype=torch.float64, generator=gen
+    )
+    v = torch.randn(2, heads_kv, k.shape[2], 3, dtype=torch.float64, generator=gen)
+    kw = {"dropout_p": 0.3}
+    if kind == "causal":
+        kw["is_causal"] = True
+    elif kind == "bool_mask":
+        kw["attn_mask"] = torch.rand(5, 7, generator=gen) > 0.3
+    elif kind == "float_mask_gqa":
+        kw["attn_mask"] = torch.randn(5, 7, dtype=torch.float64, generator=gen)
+        kw["enable_gqa"] = True
+    ins = [q, k, v]
+    tol = {}
+    if kind == "float32":
+        ins = [t.float() for t in ins]
+        tol = {"rtol": 1e-5, "atol": 1e-6}
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, **kw) * 2
+
+    torchferro.compiler.reset()
+    _aot.reset()
+    cf = torchferro.compile(fn)
+    res = []
+    for f in (fn, cf):
+        leaves = [t.clone().requires_grad_() for t in ins]
+        torch.manual_seed(11)
+        out = f(*leaves)
+        after = torch.rand(3)
+        grads = torch.autograd.grad(out, leaves, torch.ones_like(out) * 1.5)
+        res.append((out, after, grads))
+    (oe, ae, ge), (oc, ac, gc) = res
+    assert torch.equal(ac, ae)
+    torch.testing.assert_close(oc, oe, **tol)
+    for a, b in zip(ge, gc):
+        torch.testing.assert_close(b, a, **tol)
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["backward"] == 1
 
 
 def _shapes():

@@ -102,7 +102,11 @@ pub fn joint(
         rewritten_graph.remove(s);
     }
     let needs0 = needs_grad(&rewritten_graph, requires_grad, &no_grad);
-    let rewritten = random::rewrite_dropout(&mut rewritten_graph, &|n| needs0.contains(&n));
+    let mut rewritten =
+        random::rewrite_sdpa_dropout(&mut rewritten_graph, &|n| needs0.contains(&n));
+    rewritten.extend(random::rewrite_dropout(&mut rewritten_graph, &|n| {
+        needs0.contains(&n)
+    }));
     let graph = &rewritten_graph;
     let needs = needs_grad(graph, requires_grad, &no_grad);
     let first = derive(

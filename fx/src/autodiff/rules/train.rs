@@ -271,7 +271,8 @@ fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
 /// `scaled_dot_product_attention` by its math form `softmax(q kᵀ · scale + mask) v`: the
 /// probabilities are computed again from the saved q, k (and mask), then
 /// `gv = pᵀ g`, `gp = g vᵀ`, `gs = p (gp - Σ gp·p)`, `gq = gs k · scale`, `gk = gsᵀ q · scale`.
-/// Dropout in attention (p > 0) and grouped-query attention are not modelled.
+/// With `enable_gqa` the key/value heads are repeated as the forward repeated them. Dropout
+/// in attention never reaches this rule: `random::rewrite_sdpa_dropout` writes the op out.
 fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
     let p = B::new(
         &[
@@ -290,14 +291,18 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
         "scaled_dot_product_attention",
     )?;
     if p.float("dropout_p").is_some_and(|d| d != 0.0) {
+        // `random::rewrite_sdpa_dropout` writes these out in math form; one left is a form
+        // it does not model.
         return no_rule("scaled_dot_product_attention with dropout_p > 0");
-    }
-    if p.boolean("enable_gqa", false) {
-        return no_rule("scaled_dot_product_attention with enable_gqa");
     }
     let (Some(q), Some(k), Some(v)) = (p.node("query"), p.node("key"), p.node("value")) else {
         return no_rule("scaled_dot_product_attention");
     };
+    let gqa = gqa_repeats(
+        b.fsizes(q)?.as_slice(),
+        &b.fsizes(k)?,
+        p.boolean("enable_gqa", false),
+    )?;
     if p.get("attn_mask").is_some() && p.node("attn_mask").is_none() {
         return no_rule("scaled_dot_product_attention with a non-tensor mask");
     }
@@ -311,8 +316,19 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
     let scale = p.float("scale").unwrap_or(1.0 / (e as f64).sqrt());
     let (l, s) = (qs[qs.len() - 2], ks[ks.len() - 2]);
     let qb = b.fwd(q);
-    let kb = b.fwd(k);
-    let vb = b.fwd(v);
+    let mut kb = b.fwd(k);
+    let mut vb = b.fwd(v);
+    // Grouped-query attention: each key/value head serves `r` query heads; the math form runs
+    // on the repeated heads and their gradients are summed back per group.
+    let (ks_rep, vs_rep) = match gqa {
+        Some(r) => {
+            kb = repeat_heads(b, kb, &ks, r)?;
+            vb = repeat_heads(b, vb, &vs, r)?;
+            (b.bsizes(kb)?, b.bsizes(vb)?)
+        }
+        None => (ks.clone(), vs.clone()),
+    };
+    let heads = qs.len().saturating_sub(3);
     let kt = b.m("transpose", kb, vec![Arg::Int(-2), Arg::Int(-1)])?;
     let sc = b.m("matmul", qb, vec![Arg::Node(kt)])?;
     let mut sc = b.m("mul", sc, vec![Arg::Float(scale)])?;
@@ -361,7 +377,12 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
     if b.needs(v) {
         let pt = b.m("transpose", pr, vec![Arg::Int(-2), Arg::Int(-1)])?;
         let gv = b.m("matmul", pt, vec![Arg::Node(g)])?;
-        r.push((v, b.reduce_to(gv, &vs)?));
+        let gv = b.reduce_to(gv, &vs_rep)?;
+        let gv = match gqa {
+            Some(r) => super::index::unrepeat(b, gv, &vs, heads, r)?,
+            None => gv,
+        };
+        r.push((v, gv));
     }
     let needs_s = b.needs(q) || b.needs(k) || float_mask.is_some_and(|m| b.needs(m));
     if needs_s {
@@ -383,8 +404,42 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
         if b.needs(k) {
             let gt = b.m("transpose", gsc, vec![Arg::Int(-2), Arg::Int(-1)])?;
             let gk = b.m("matmul", gt, vec![Arg::Node(qb)])?;
-            r.push((k, b.reduce_to(gk, &ks)?));
+            let gk = b.reduce_to(gk, &ks_rep)?;
+            let gk = match gqa {
+                Some(r) => super::index::unrepeat(b, gk, &ks, heads, r)?,
+                None => gk,
+            };
+            r.push((k, gk));
         }
     }
     Ok(r)
+}
+
+/// `enable_gqa` with fewer key heads than query heads (dim -3): how many query heads share
+/// one key/value head; `None` when the heads are not grouped.
+fn gqa_repeats(qs: &[i64], ks: &[i64], enabled: bool) -> Result<Option<i64>> {
+    if !enabled || qs.len() < 3 || ks.len() < 3 {
+        return Ok(None);
+    }
+    let (hq, hk) = (qs[qs.len() - 3], ks[ks.len() - 3]);
+    if hq == hk {
+        return Ok(None);
+    }
+    if hk == 0 || hq % hk != 0 {
+        return no_rule("scaled_dot_product_attention with enable_gqa and unequal head groups");
+    }
+    Ok(Some(hq / hk))
+}
+
+/// `x.repeat_interleave(r, dim=-3)` in the backward (the heads of grouped-query attention).
+fn repeat_heads(b: &mut Bw, x: NodeId, xs: &[i64], r: i64) -> Result<NodeId> {
+    let mut sizes = xs.to_vec();
+    let d = sizes.len() - 3;
+    sizes[d] *= r;
+    let m = contiguous_like(b, x, &sizes)?;
+    Ok(b.call_with_meta(
+        Target::Method("repeat_interleave".into()),
+        vec![Arg::Node(x), Arg::Int(r), Arg::Int(-3)],
+        m,
+    ))
 }
