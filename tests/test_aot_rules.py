@@ -504,7 +504,16 @@ def test_batch_norm_running_stats(training):
     c=st.integers(1, 3),
     h=st.integers(2, 7),
     w=st.integers(2, 7),
-    op=st.sampled_from(["batch_norm", "adaptive_avg_pool2d", "max_pool2d", "sdpa"]),
+    op=st.sampled_from(
+        [
+            "batch_norm",
+            "adaptive_avg_pool2d",
+            "max_pool2d",
+            "avg_pool2d",
+            "sdpa",
+            "sdpa_gqa",
+        ]
+    ),
 )
 def test_training_op_shapes(n, c, h, w, op):
     """batch_norm, pooling and attention gradients over input shapes."""
@@ -517,8 +526,48 @@ def test_training_op_shapes(n, c, h, w, op):
         check(lambda x: F.adaptive_avg_pool2d(x, (max(h // 2, 1), 2)), [x])
     elif op == "max_pool2d":
         check(lambda x: F.max_pool2d(x, 2, 1, 1), [x])
-    else:
+    elif op == "avg_pool2d":
+        check(lambda x: F.avg_pool2d(x, 2, 1, 1, count_include_pad=n == 1), [x])
+    elif op == "sdpa":
         check(
             lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=h == w),
             [x, _rand(n, c, w, w), _rand(n, c, w, 3)],
         )
+    else:
+        q = _rand(n, 2 * c, h, 3)
+        check(
+            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+            [q, _rand(n, c, w, 3), _rand(n, c, w, 2)],
+        )
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    data=st.data(),
+    op=st.sampled_from(
+        ["cumsum", "gather", "index_select", "advanced_index", "scatter_add"]
+    ),
+)
+def test_index_op_shapes(sizes, data, op):
+    """Gathers, scatters, indexing and running sums over shapes, dims and repeated indices."""
+    x = _rand(*sizes)
+    d = data.draw(st.integers(-len(sizes), len(sizes) - 1), label="dim")
+    n = sizes[d]
+    gen = torch.Generator().manual_seed(data.draw(st.integers(0, 99), label="seed"))
+    if op == "cumsum":
+        check(lambda x: x.cumsum(d), [x])
+    elif op == "gather":
+        idx = torch.randint(0, n, sizes, generator=gen)
+        check(lambda x, i: x.gather(d, i), [x, idx])
+    elif op == "index_select":
+        idx = torch.randint(
+            0, n, (data.draw(st.integers(1, 5), label="k"),), generator=gen
+        )
+        check(lambda x, i: x.index_select(d, i), [x, idx])
+    elif op == "advanced_index":
+        idx = torch.randint(0, sizes[0], (2, 3), generator=gen)
+        check(lambda x, i: x[i] * 2, [x, idx])
+    else:
+        idx = torch.randint(0, n, sizes, generator=gen)
+        check(lambda x, i, s: x.scatter_add(d, i, s), [x, idx, _rand(*sizes)])
