@@ -187,6 +187,12 @@ CASES = {
         lambda x, t: F.cross_entropy(x, t, reduction="none"),
         [X(6, 4), torch.tensor([0, 3, 1, 1, 2, 0])],
     ),
+    "mse_loss": (lambda x, t: F.mse_loss(x, t), [X(4, 3), X(4, 3)]),
+    "mse_loss_sum_broadcast": (
+        lambda x, t: F.mse_loss(x, t.expand(4, 3), reduction="sum"),
+        [X(4, 3), X(3)],
+    ),
+    "mse_loss_none": (lambda x, t: F.mse_loss(x, t, reduction="none"), [X(5), X(5)]),
     "nll_loss": (
         lambda x, t: F.nll_loss(F.log_softmax(x, 1), t),
         [X(6, 4), torch.tensor([0, 3, 1, 1, 2, 0])],
