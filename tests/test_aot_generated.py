@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, note, settings
 from torch import nn
 
 import torchferro
+from aot_oracle import torch_compile_graphs
 from torchferro import _aot
 
 EXAMPLES = int(os.environ.get("TORCHFERRO_AOT_GEN_EXAMPLES", "6"))
@@ -175,15 +176,6 @@ def _train(p, model, step_fn):
     return trace
 
 
-class _Counter:
-    def __init__(self):
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return gm.forward
-
-
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -225,14 +217,11 @@ def test_generated_training_steps_match_eager(p):
                 msg=lambda m, k=k: f"state {step} {k}: {m}",
             )
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
-    torch._dynamo.reset()
-    counter = _Counter()
-    oracle = copy.deepcopy(base).train()
+    oracle_model = copy.deepcopy(base).train()
     torch.manual_seed(0)
-    torch.compile(lambda *b: loss_fn(oracle, *b), backend=counter)(*_batch(p, 0))
-    torch._dynamo.reset()
-    assert _aot.counters["compiled"] == counter.graphs
-    assert _aot.counters["backward"] == counter.graphs * STEPS
+    oracle = torch_compile_graphs(lambda *b: loss_fn(oracle_model, *b), *_batch(p, 0))
+    assert _aot.counters["compiled"] == oracle
+    assert _aot.counters["backward"] == oracle * STEPS
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])

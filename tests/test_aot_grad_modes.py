@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import torchferro
+from aot_oracle import torch_compile_graphs
 from torchferro import _aot
 
 
@@ -113,15 +114,6 @@ class TinyLlama(nn.Module):
         )
 
 
-class _Counter:
-    def __init__(self):
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return gm.forward
-
-
 def test_no_grad_helper_in_a_llama_style_model_trains_compiled():
     """The failing shape of transformers 5.17's Llama (``@torch.no_grad()`` rotary helper with
     an autocast-off block): 4 AdamW steps equal eager's, one compiled graph (torch.compile's
@@ -148,12 +140,9 @@ def test_no_grad_helper_in_a_llama_style_model_trains_compiled():
         torch.testing.assert_close(losses[1], losses[0], rtol=1e-5, atol=1e-6)
         for (k, pe), pc in zip(models[0].named_parameters(), models[1].parameters()):
             torch.testing.assert_close(pc, pe, rtol=1e-4, atol=1e-5, msg=k)
-    counter = _Counter()
-    torch._dynamo.reset()
-    torch.compile(lambda ids: copy.deepcopy(base)(ids), backend=counter)(ids)
-    torch._dynamo.reset()
+    oracle = torch_compile_graphs(lambda ids: copy.deepcopy(base)(ids), ids)
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
-    assert _aot.counters["compiled"] == counter.graphs == 1
+    assert _aot.counters["compiled"] == oracle == 1
     assert _aot.counters["backward"] == 4
 
 

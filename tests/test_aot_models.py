@@ -17,6 +17,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torchferro
+from aot_oracle import torch_compile_graphs
 from torchferro import _aot
 
 torchvision = pytest.importorskip("torchvision")
@@ -57,61 +58,55 @@ def _vision(builder):
     return make, loss, _image_batch64
 
 
-def _gpt2():
+def _lm(model, config, **fields):
+    """A transformers language model from a small config, its loss on its own input ids."""
+
     def make():
-        return transformers.GPT2LMHeadModel(
-            transformers.GPT2Config(
-                n_layer=2,
-                n_embd=64,
-                n_head=4,
-                vocab_size=100,
-                n_positions=32,
-                attn_pdrop=0.0,
-            )
-        )
+        return model(config(**fields))
 
     def loss(model, ids):
         return model(input_ids=ids, labels=ids).loss
 
     return make, loss, _token_batch
+
+
+def _gpt2():
+    return _lm(
+        transformers.GPT2LMHeadModel,
+        transformers.GPT2Config,
+        n_layer=2,
+        n_embd=64,
+        n_head=4,
+        vocab_size=100,
+        n_positions=32,
+        attn_pdrop=0.0,
+    )
 
 
 def _bert():
-    def make():
-        return transformers.BertForMaskedLM(
-            transformers.BertConfig(
-                num_hidden_layers=2,
-                hidden_size=64,
-                num_attention_heads=4,
-                intermediate_size=128,
-                vocab_size=100,
-                attention_probs_dropout_prob=0.0,
-            )
-        )
-
-    def loss(model, ids):
-        return model(input_ids=ids, labels=ids).loss
-
-    return make, loss, _token_batch
+    return _lm(
+        transformers.BertForMaskedLM,
+        transformers.BertConfig,
+        num_hidden_layers=2,
+        hidden_size=64,
+        num_attention_heads=4,
+        intermediate_size=128,
+        vocab_size=100,
+        attention_probs_dropout_prob=0.0,
+    )
 
 
 def _llama():
-    def make():
-        return transformers.LlamaForCausalLM(
-            transformers.LlamaConfig(
-                vocab_size=100,
-                hidden_size=64,
-                intermediate_size=128,
-                num_hidden_layers=2,
-                num_attention_heads=4,
-                num_key_value_heads=4,
-            )
-        )
-
-    def loss(model, ids):
-        return model(input_ids=ids, labels=ids).loss
-
-    return make, loss, _token_batch
+    return _lm(
+        transformers.LlamaForCausalLM,
+        transformers.LlamaConfig,
+        vocab_size=100,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+    )
 
 
 MODELS = {
@@ -150,15 +145,6 @@ def _train(model, loss_fn, batch, opt_kind, compile_fn):
         losses.append(loss.detach())
         states.append({k: v.detach().clone() for k, v in model.state_dict().items()})
     return losses, states
-
-
-class _Counter:
-    def __init__(self):
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return gm.forward
 
 
 # Known gap (tracer, not derivative rules): mobilenet_v3_small breaks into per-module graphs
@@ -209,14 +195,11 @@ def test_training_matches_eager(name, opt_kind):
             "graph breaks + in-place write of a grad-requiring input (see COUNTER_GAPS)"
         )
     # The oracle's graph count: torch.compile on a fresh copy, one forward.
-    torch._dynamo.reset()
-    counter = _Counter()
     oracle_model = copy.deepcopy(base)
     oracle_model.train()
-    torch.compile(lambda *b: loss_fn(oracle_model, *b), backend=counter)(*batch(0))
-    torch._dynamo.reset()
+    oracle = torch_compile_graphs(lambda *b: loss_fn(oracle_model, *b), *batch(0))
 
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
-    graphs = GRAPH_COUNT_GAPS.get(name, counter.graphs)
+    graphs = GRAPH_COUNT_GAPS.get(name, oracle)
     assert _aot.counters["compiled"] == graphs
     assert _aot.counters["backward"] == graphs * STEPS

@@ -8,8 +8,6 @@ fallback. Hypothesis varies shapes and broadcasting."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 import torch.nn.functional as F
