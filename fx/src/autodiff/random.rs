@@ -13,10 +13,6 @@ use crate::graph::{Arg, Graph, NodeId, NodeKind, Target};
 use crate::meta::{NodeMeta, TensorMeta};
 use crate::ops::{self, Spelling};
 
-/// Parameters of F.dropout and torch.dropout.
-const F_DROPOUT: &[&str] = &["input", "p", "training", "inplace"];
-const DROPOUT: &[&str] = &["input", "p", "train"];
-
 /// Rewrites every training-mode `dropout` whose input is in `needs` (see the module doc);
 /// returns the nodes whose target is new (their callables are resolved by path).
 pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<NodeId> {
@@ -38,8 +34,11 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
             continue;
         }
         let sig = match c.spelling {
-            Spelling::Functional => F_DROPOUT,
-            Spelling::Torch => DROPOUT,
+            Spelling::Functional => ops::schema::F_DROPOUT,
+            Spelling::Torch => match ops::signature("dropout") {
+                Some(s) => s,
+                None => continue,
+            },
             _ => continue,
         };
         let Ok(slots) = ops::bind(sig, &args, &kwargs) else {
@@ -112,19 +111,6 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
     changed
 }
 
-/// `F.scaled_dot_product_attention`'s parameters.
-const SDPA: &[&str] = &[
-    "query",
-    "key",
-    "value",
-    "attn_mask",
-    "dropout_p",
-    "is_causal",
-    "*",
-    "scale",
-    "enable_gqa",
-];
-
 /// Rewrites every attention with `dropout_p > 0` whose inputs are in `needs` into its math form
 /// with the dropout noise as a forward value: `softmax(q kᵀ · scale + mask) * noise @ v`, the
 /// noise drawn by `F.dropout(ones, p, True)` on the probabilities' shape. Eager's CPU attention
@@ -149,7 +135,10 @@ pub fn rewrite_sdpa_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Ve
         if c.name != "scaled_dot_product_attention" {
             continue;
         }
-        let Ok(slots) = ops::bind(SDPA, &args, &kwargs) else {
+        let Some(sig) = ops::signature("scaled_dot_product_attention") else {
+            continue;
+        };
+        let Ok(slots) = ops::bind(sig, &args, &kwargs) else {
             continue;
         };
         let p = match slots[4] {

@@ -118,6 +118,12 @@ impl<'a> B<'a> {
             slots,
         })
     }
+    /// Binds to the catalog's signature of `name` (the one `fx::infer` and the inductor's
+    /// lowering bind).
+    fn catalog(name: &str, args: &'a [Arg], kwargs: &'a [(String, Arg)]) -> Result<B<'a>> {
+        let sig = ops::signature(name).ok_or_else(|| AutodiffError::NoRule(name.into()))?;
+        B::new(sig, args, kwargs, name)
+    }
     fn get(&self, name: &str) -> Option<&'a Arg> {
         let i = self.names.iter().position(|n| *n == name)?;
         self.slots[i].filter(|a| !matches!(a, Arg::None))

@@ -120,7 +120,7 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             Ok(r)
         }
         "index_select" => {
-            let p = B::new(&["input", "dim", "index"], args, kwargs, &name)?;
+            let p = B::catalog("index_select", args, kwargs)?;
             let (Some(x), Some(d), Some(i)) = (p.node("input"), p.int("dim"), p.node("index"))
             else {
                 return no_rule("index_select");
@@ -136,12 +136,7 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             Ok(vec![(x, r)])
         }
         "index_put" => {
-            let p = B::new(
-                &["input", "indices", "values", "accumulate"],
-                args,
-                kwargs,
-                &name,
-            )?;
+            let p = B::catalog("index_put", args, kwargs)?;
             let (Some(x), Some(Arg::List(idx) | Arg::Tuple(idx))) =
                 (p.node("input"), p.get("indices"))
             else {

@@ -129,10 +129,8 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
         "dropout" => {
             // What `random::rewrite_dropout` left: no draw (eval mode, or p = 0), the identity.
             let p = match sp {
-                Spelling::Functional => {
-                    B::new(&["input", "p", "training", "inplace"], args, kwargs, &name)?
-                }
-                _ => B::new(&["input", "p", "train"], args, kwargs, &name)?,
+                Spelling::Functional => B::new(crate::ops::schema::F_DROPOUT, args, kwargs, &name)?,
+                _ => B::catalog("dropout", args, kwargs)?,
             };
             let x = p
                 .node("input")

@@ -89,40 +89,12 @@ fn batch_norm(
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Result<Grads> {
-    let p = if sp == Spelling::Functional {
-        B::new(
-            &[
-                "input",
-                "running_mean",
-                "running_var",
-                "weight",
-                "bias",
-                "training",
-                "momentum",
-                "eps",
-            ],
-            args,
-            kwargs,
-            "batch_norm",
-        )?
+    let sig = if sp == Spelling::Functional {
+        crate::ops::schema::F_BATCH_NORM
     } else {
-        B::new(
-            &[
-                "input",
-                "weight",
-                "bias",
-                "running_mean",
-                "running_var",
-                "training",
-                "momentum",
-                "eps",
-                "cudnn_enabled",
-            ],
-            args,
-            kwargs,
-            "batch_norm",
-        )?
+        crate::ops::schema::BATCH_NORM
     };
+    let p = B::new(sig, args, kwargs, "batch_norm")?;
     let x = p
         .node("input")
         .ok_or_else(|| AutodiffError::NoRule("batch_norm".into()))?;
@@ -205,20 +177,7 @@ pub(super) fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
 /// `max_pool2d`: the forward keeps no indices, so the backward takes the argmax again
 /// (`max_pool2d_with_indices` on the saved input, the same windows) and scatters through them.
 fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
-    let p = B::new(
-        &[
-            "input",
-            "kernel_size",
-            "stride",
-            "padding",
-            "dilation",
-            "ceil_mode",
-            "return_indices",
-        ],
-        args,
-        kwargs,
-        "max_pool2d",
-    )?;
+    let p = B::new(crate::ops::schema::F_MAX_POOL2D, args, kwargs, "max_pool2d")?;
     if p.boolean("return_indices", false) {
         return no_rule("max_pool2d with return_indices");
     }
@@ -274,22 +233,7 @@ fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
 /// With `enable_gqa` the key/value heads are repeated as the forward repeated them. Dropout
 /// in attention never reaches this rule: `random::rewrite_sdpa_dropout` writes the op out.
 fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
-    let p = B::new(
-        &[
-            "query",
-            "key",
-            "value",
-            "attn_mask",
-            "dropout_p",
-            "is_causal",
-            "*",
-            "scale",
-            "enable_gqa",
-        ],
-        args,
-        kwargs,
-        "scaled_dot_product_attention",
-    )?;
+    let p = B::catalog("scaled_dot_product_attention", args, kwargs)?;
     if p.float("dropout_p").is_some_and(|d| d != 0.0) {
         // `random::rewrite_sdpa_dropout` writes these out in math form; one left is a form
         // it does not model.
