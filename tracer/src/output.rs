@@ -1044,7 +1044,7 @@ fn make_meta_non_leaf<'py>(
     let strides = meta
         .known_strides()
         .ok_or_else(|| TraceError::unsupported("symbolic strides"))?;
-    let storage: i64 = if sizes.iter().any(|&s| s == 0) {
+    let storage: i64 = if sizes.contains(&0) {
         0
     } else {
         1 + sizes
