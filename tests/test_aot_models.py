@@ -11,7 +11,6 @@ torch.compile graph count."""
 from __future__ import annotations
 
 import copy
-import os
 
 import pytest
 import torch
@@ -147,23 +146,16 @@ def _train(model, loss_fn, batch, opt_kind, compile_fn):
     return losses, states
 
 
-# Known gap (tracer, not derivative rules): mobilenet_v3_small breaks into per-module graphs
-# under torchferro (recompile limit on Conv2d/BatchNorm2d.forward), and an in-place activation
-# on a graph input that requires grad sends those graphs to torch's autograd ("an input that
-# requires grad is written in place"). Values are still checked; the counters are not.
-COUNTER_GAPS = {"mobilenet_v3_small"}
+# mobilenet_v3_small used to split per module (its in-place activations on intermediates that
+# require grad failed the trace) and hit the recompile limit; it is one compiled graph now.
 
 CASES = [(n, o) for n in sorted(MODELS) for o in ("sgd", "adamw")]
-# mobilenet_v3_small's graph breaks make it slow (~2 min a run here): SGD only.
+# mobilenet_v3_small: ~2 min a run on the loaded CI machine, SGD only.
 CASES.remove(("mobilenet_v3_small", "adamw"))
 
 
 @pytest.mark.parametrize("name,opt_kind", CASES)
 def test_training_matches_eager(name, opt_kind):
-    if name in COUNTER_GAPS and os.environ.get("TORCHFERRO_TEST_SLOW") != "1":
-        pytest.skip(
-            "~4 min while its graph breaks stand; TORCHFERRO_TEST_SLOW=1 runs it"
-        )
     make, loss_fn, batch = MODELS[name]()
     torch.manual_seed(0)
     base = make()
@@ -190,10 +182,6 @@ def test_training_matches_eager(name, opt_kind):
                 msg=lambda m, k=k, s=step: f"step {s} {k}: {m}",
             )
 
-    if name in COUNTER_GAPS:
-        pytest.xfail(
-            "graph breaks + in-place write of a grad-requiring input (see COUNTER_GAPS)"
-        )
     # The oracle's graph count: torch.compile on a fresh copy, one forward.
     oracle_model = copy.deepcopy(base)
     oracle_model.train()
