@@ -8,8 +8,6 @@ fallback. Hypothesis varies shapes and broadcasting."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -71,6 +69,18 @@ def check(fn, inputs, backend="inductor", grad_mask=None, rtol=1e-7, atol=1e-9):
             assert b is None or torch.count_nonzero(b) == 0
             continue
         torch.testing.assert_close(b, a, rtol=rtol, atol=atol)
+
+
+def _written(x, write):
+    """``write`` applied in place to an intermediate that requires grad (eager rebases its
+    history; the functional graph writes a clone)."""
+    h = x * 1.5
+    write(h)
+    return h * h
+
+
+def _setitem(h, i, v):
+    h[i] = v
 
 
 X = lambda *s: _rand(*s)  # noqa: E731
@@ -175,6 +185,12 @@ CASES = {
         lambda x, t: F.cross_entropy(x, t, reduction="none"),
         [X(6, 4), torch.tensor([0, 3, 1, 1, 2, 0])],
     ),
+    "mse_loss": (lambda x, t: F.mse_loss(x, t), [X(4, 3), X(4, 3)]),
+    "mse_loss_sum_broadcast": (
+        lambda x, t: F.mse_loss(x, t.expand(4, 3), reduction="sum"),
+        [X(4, 3), X(3)],
+    ),
+    "mse_loss_none": (lambda x, t: F.mse_loss(x, t, reduction="none"), [X(5), X(5)]),
     "nll_loss": (
         lambda x, t: F.nll_loss(F.log_softmax(x, 1), t),
         [X(6, 4), torch.tensor([0, 3, 1, 1, 2, 0])],
@@ -233,9 +249,83 @@ CASES = {
             torch.tensor([[1, 0, 1, 1, 0]] * 4, dtype=torch.bool),
         ],
     ),
+    "sdpa_gqa": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        [X(2, 4, 3, 5), X(2, 2, 6, 5), X(2, 2, 6, 7)],
+    ),
+    "sdpa_gqa_causal_mask": (
+        lambda q, k, v, m: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=m, enable_gqa=True
+        ),
+        [X(1, 6, 4, 3), X(1, 2, 4, 3), X(1, 2, 4, 3), X(4, 4)],
+    ),
     "hardswish": (lambda x: F.hardswish(x), [X(40) * 3]),
     "hardsigmoid": (lambda x: F.hardsigmoid(x), [X(40) * 3]),
     "relu6": (lambda x: F.relu6(x), [X(40) * 4 + 2]),
+    "cumsum": (lambda x: torch.cumsum(x, 1) * 2, [X(3, 5)]),
+    "cumsum_neg_dim": (lambda x: x.cumsum(-1), [X(2, 3, 4)]),
+    "gather": (
+        lambda x, i: torch.gather(x, 1, i),
+        [X(3, 4), torch.tensor([[0, 0, 3], [1, 2, 1], [3, 3, 3]])],
+    ),
+    "scatter_src": (
+        lambda x, i, s: x.scatter(1, i, s),
+        [X(3, 4), torch.tensor([[0, 2], [1, 3], [3, 0]]), X(3, 2)],
+    ),
+    "scatter_value": (
+        lambda x, i: torch.scatter(x, 0, i, 1.5),
+        [X(3, 4), torch.tensor([[0, 2, 1, 1]])],
+    ),
+    "scatter_add": (
+        lambda x, i, s: x.scatter_add(1, i, s),
+        [X(3, 4), torch.tensor([[0, 0], [1, 3], [3, 3]]), X(3, 2)],
+    ),
+    "index_select": (
+        lambda x, i: x.index_select(0, i) * 2,
+        [X(4, 3), torch.tensor([3, 0, 3, 1])],
+    ),
+    "advanced_index_repeats": (
+        lambda x, i: x[i] * 2,
+        [X(4, 3), torch.tensor([[3, 0], [3, 3]])],
+    ),
+    "advanced_index_mixed": (
+        lambda x, i, j: x[:, i, j] * 2,
+        [X(2, 4, 5), torch.tensor([0, 3, 3]), torch.tensor([1, 4, 1])],
+    ),
+    "index_put": (
+        lambda x, i, v: x.index_put((i,), v),
+        [X(5, 3), torch.tensor([4, 0]), X(2, 3)],
+    ),
+    "index_put_accumulate": (
+        lambda x, i, v: torch.index_put(x, (i,), v, accumulate=True),
+        [X(5, 3), torch.tensor([4, 4, 1]), X(3)],
+    ),
+    "repeat_interleave": (lambda x: x.repeat_interleave(3, dim=1) * 2, [X(2, 3)]),
+    "avg_pool2d": (lambda x: F.avg_pool2d(x, 3, 2, 1), [X(2, 3, 7, 7)]),
+    "avg_pool2d_ceil_no_pad_count": (
+        lambda x: F.avg_pool2d(x, 2, ceil_mode=True, count_include_pad=False),
+        [X(1, 2, 5, 5)],
+    ),
+    "setitem_tensor_index": (
+        lambda x, i, v: _written(x, lambda h: _setitem(h, i, v)),
+        [X(5, 3), torch.tensor([4, 1]), X(3)],
+    ),
+    "setitem_slice": (
+        lambda x, v: _written(x, lambda h: _setitem(h, (slice(None), 1), v)),
+        [X(4, 3), X(4)],
+    ),
+    "write_through_view": (
+        lambda x, v: _written(x, lambda h: h[1:].mul_(v)),
+        [X(4, 3), X(3)],
+    ),
+    "copy_into_intermediate": (
+        lambda x, v: _written(x, lambda h: h[0].copy_(v)),
+        [X(3, 2), X(1)],
+    ),
+    "index_put_in_place": (
+        lambda x, i, v: _written(x, lambda h: h.index_put_((i,), v, accumulate=True)),
+        [X(5, 2), torch.tensor([1, 1, 3]), X(3, 2)],
+    ),
     "two_outputs": (lambda x, y: (x * y, (x + y).sum()), [X(3), X(3)]),
     "reuse": (lambda x: x * x + x.exp() * x, [X(4)]),
 }
@@ -282,6 +372,57 @@ def test_dropout_training_matches_eager_rng():
     assert _aot.counters["backward"] == 1 and _aot.counters["fallback"] == 0
 
 
+@pytest.mark.parametrize(
+    "kind", ["plain", "causal", "bool_mask", "float_mask_gqa", "float32"]
+)
+def test_sdpa_dropout_matches_eager_rng(kind):
+    """Attention with dropout in training: eager's CPU attention draws its noise as
+    ``F.dropout`` of the probabilities; the compiled forward draws the same (same generator
+    calls, the random stream after it equal), and the backward reuses it."""
+    gen = torch.Generator().manual_seed(3)
+    heads_kv = 2 if kind == "float_mask_gqa" else 4
+    q = torch.randn(2, 4, 5, 6, dtype=torch.float64, generator=gen)
+    k = torch.randn(
+        2, heads_kv, 7 if kind != "causal" else 5, 6, dtype=torch.float64, generator=gen
+    )
+    v = torch.randn(2, heads_kv, k.shape[2], 3, dtype=torch.float64, generator=gen)
+    kw = {"dropout_p": 0.3}
+    if kind == "causal":
+        kw["is_causal"] = True
+    elif kind == "bool_mask":
+        kw["attn_mask"] = torch.rand(5, 7, generator=gen) > 0.3
+    elif kind == "float_mask_gqa":
+        kw["attn_mask"] = torch.randn(5, 7, dtype=torch.float64, generator=gen)
+        kw["enable_gqa"] = True
+    ins = [q, k, v]
+    tol = {}
+    if kind == "float32":
+        ins = [t.float() for t in ins]
+        tol = {"rtol": 1e-5, "atol": 1e-6}
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, **kw) * 2
+
+    torchferro.compiler.reset()
+    _aot.reset()
+    cf = torchferro.compile(fn)
+    res = []
+    for f in (fn, cf):
+        leaves = [t.clone().requires_grad_() for t in ins]
+        torch.manual_seed(11)
+        out = f(*leaves)
+        after = torch.rand(3)
+        grads = torch.autograd.grad(out, leaves, torch.ones_like(out) * 1.5)
+        res.append((out, after, grads))
+    (oe, ae, ge), (oc, ac, gc) = res
+    assert torch.equal(ac, ae)
+    torch.testing.assert_close(oc, oe, **tol)
+    for a, b in zip(ge, gc):
+        torch.testing.assert_close(b, a, **tol)
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["backward"] == 1
+
+
 def _shapes():
     dim = st.integers(1, 4)
     return st.lists(dim, min_size=1, max_size=3)
@@ -312,7 +453,7 @@ def test_no_rule_falls_back_and_names_op():
     the reason names the op."""
 
     def fn(x):
-        return torch.cumsum(x, 0) * 2
+        return torch.cumprod(x, 0) * 2
 
     torchferro.compiler.reset()
     _aot.reset()
@@ -322,7 +463,7 @@ def test_no_rule_falls_back_and_names_op():
     fn(xe).sum().backward()
     assert torch.equal(x.grad, xe.grad)
     assert _aot.counters["fallback"] == 1
-    assert "cumsum" in _aot.fallback_reasons[0]
+    assert "cumprod" in _aot.fallback_reasons[0]
     assert _aot.counters["backward"] == 0
 
 
@@ -367,7 +508,16 @@ def test_batch_norm_running_stats(training):
     c=st.integers(1, 3),
     h=st.integers(2, 7),
     w=st.integers(2, 7),
-    op=st.sampled_from(["batch_norm", "adaptive_avg_pool2d", "max_pool2d", "sdpa"]),
+    op=st.sampled_from(
+        [
+            "batch_norm",
+            "adaptive_avg_pool2d",
+            "max_pool2d",
+            "avg_pool2d",
+            "sdpa",
+            "sdpa_gqa",
+        ]
+    ),
 )
 def test_training_op_shapes(n, c, h, w, op):
     """batch_norm, pooling and attention gradients over input shapes."""
@@ -380,8 +530,48 @@ def test_training_op_shapes(n, c, h, w, op):
         check(lambda x: F.adaptive_avg_pool2d(x, (max(h // 2, 1), 2)), [x])
     elif op == "max_pool2d":
         check(lambda x: F.max_pool2d(x, 2, 1, 1), [x])
-    else:
+    elif op == "avg_pool2d":
+        check(lambda x: F.avg_pool2d(x, 2, 1, 1, count_include_pad=n == 1), [x])
+    elif op == "sdpa":
         check(
             lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=h == w),
             [x, _rand(n, c, w, w), _rand(n, c, w, 3)],
         )
+    else:
+        q = _rand(n, 2 * c, h, 3)
+        check(
+            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+            [q, _rand(n, c, w, 3), _rand(n, c, w, 2)],
+        )
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    data=st.data(),
+    op=st.sampled_from(
+        ["cumsum", "gather", "index_select", "advanced_index", "scatter_add"]
+    ),
+)
+def test_index_op_shapes(sizes, data, op):
+    """Gathers, scatters, indexing and running sums over shapes, dims and repeated indices."""
+    x = _rand(*sizes)
+    d = data.draw(st.integers(-len(sizes), len(sizes) - 1), label="dim")
+    n = sizes[d]
+    gen = torch.Generator().manual_seed(data.draw(st.integers(0, 99), label="seed"))
+    if op == "cumsum":
+        check(lambda x: x.cumsum(d), [x])
+    elif op == "gather":
+        idx = torch.randint(0, n, sizes, generator=gen)
+        check(lambda x, i: x.gather(d, i), [x, idx])
+    elif op == "index_select":
+        idx = torch.randint(
+            0, n, (data.draw(st.integers(1, 5), label="k"),), generator=gen
+        )
+        check(lambda x, i: x.index_select(d, i), [x, idx])
+    elif op == "advanced_index":
+        idx = torch.randint(0, sizes[0], (2, 3), generator=gen)
+        check(lambda x, i: x[i] * 2, [x, idx])
+    else:
+        idx = torch.randint(0, n, sizes, generator=gen)
+        check(lambda x, i, s: x.scatter_add(d, i, s), [x, idx, _rand(*sizes)])

@@ -16,10 +16,6 @@ from __future__ import annotations
 
 import copy
 import gc
-import json
-import os
-import subprocess
-import sys
 import weakref
 
 import pytest
@@ -28,6 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import torchferro
+from rss_probe import run_child
 from torchferro import _aot
 
 
@@ -40,20 +37,6 @@ def _fresh():
 
 
 _RSS_CHILD = r"""
-import ctypes, gc, json, os, weakref
-import torch, torchferro
-from torchferro import _aot
-
-libc = ctypes.CDLL("libc.so.6")
-
-
-def rss():
-    gc.collect()
-    libc.malloc_trim(0)
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -106,20 +89,7 @@ def test_training_memory_goes_with_the_compiled_module():
     """Twenty SGD steps through a compiled module (forward and backward on the inductor), then
     the compiled module is dropped: the workspaces its graphs kept (well over the bound while
     alive) are freed although the cache entry stays, and nothing holds the model."""
-    env = dict(os.environ)
-    env.pop("TORCHFERRO_AOT", None)
-    pkg = os.path.dirname(os.path.dirname(torchferro.__file__))
-    env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run(
-        [sys.executable, "-c", _RSS_CHILD],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-    assert r.returncode == 0, r.stderr
-    mib = json.loads(r.stdout.strip().splitlines()[-1])
+    mib = run_child(_RSS_CHILD, drop_env=("TORCHFERRO_AOT",))
     c = mib["counters"]
     # The compiled training path ran every step (one graph, forward and backward compiled).
     assert (c["compiled"], c["forward"], c["backward"], c["fallback"]) == (

@@ -12,16 +12,13 @@ generous bound, never timings."""
 from __future__ import annotations
 
 import gc
-import json
-import os
-import subprocess
-import sys
 import weakref
 
 import pytest
 import torch
 
 import torchferro
+from rss_probe import run_child
 
 
 class Net(torch.nn.Module):
@@ -175,19 +172,6 @@ def test_reset_frees_entries_of_live_models():
 
 
 _RSS_CHILD = r"""
-import ctypes, gc, json, os
-import torch, torchferro
-
-libc = ctypes.CDLL("libc.so.6")
-
-
-def rss():
-    gc.collect()
-    libc.malloc_trim(0)
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -244,19 +228,7 @@ print(json.dumps(out))
 
 
 def test_resident_memory_returns_near_baseline():
-    env = dict(os.environ)
-    pkg = os.path.dirname(os.path.dirname(torchferro.__file__))
-    env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run(
-        [sys.executable, "-c", _RSS_CHILD],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-    assert r.returncode == 0, r.stderr
-    mib = json.loads(r.stdout.strip().splitlines()[-1])
+    mib = run_child(_RSS_CHILD)
     # The measurement means something: what is held while alive is well above the bound.
     assert mib["function_alive"] > 60, mib
     assert mib["models_alive"] > 60, mib

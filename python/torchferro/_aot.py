@@ -87,26 +87,68 @@ class CompiledGraph(torch.autograd.Function):
 
 def apply(core, *inputs):
     """Runs the Function, then writes the inputs the graph changes (BatchNorm's
-    ``num_batches_tracked``): the functional forward returned their new values last. One
-    ``copy_`` each, outside autograd (such an input needs no grad); its version counter then
-    moves as far as eager's in-place writes moved it (one bump per write)."""
+    ``num_batches_tracked``, ``x.add_(1)`` on an input that requires grad): the functional
+    forward returned their new values last. One ``copy_`` each; its version counter then moves
+    as far as eager's in-place writes moved it (one bump per write). A new value that carries a
+    gradient is copied in with autograd recording it, so the input's history runs through the
+    Function as eager's in-place ops rebased it (a leaf that requires grad raises eager's
+    error); any other is copied outside autograd."""
     outs = list(CompiledGraph.apply(core, *inputs))
     mutated = core.layout[5]
     if mutated:
         n = len(outs) - len(mutated)
-        with torch.no_grad():
-            for (i, writes), v in zip(mutated, outs[n:]):
-                t = inputs[i]
+        for (i, writes), v in zip(mutated, outs[n:]):
+            t = inputs[i]
+            if v.requires_grad:
                 t.copy_(v)
-                for _ in range(writes - 1):
-                    torch.autograd.graph.increment_version(t)
+            else:
+                with torch.no_grad():
+                    t.copy_(v)
+            for _ in range(writes - 1):
+                torch.autograd.graph.increment_version(t)
         del outs[n:]
     return outs
 
 
+def _advanced(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, (torch.Tensor, list)) for i in items)
+
+
 def index_backward(grad, sizes, index):
-    """The gradient of ``x[index]`` (basic indexing): ``grad`` written into zeros of ``x``'s
-    sizes at the same index."""
+    """The gradient of ``x[index]``: ``grad`` written into zeros of ``x``'s sizes at the same
+    index. With index tensors a position can be taken twice: the positions are found by the
+    same indexing of an ``arange`` and the gradients summed into them."""
     out = grad.new_zeros(sizes)
-    out[index] = grad
+    if _advanced(index):
+        pos = torch.arange(out.numel(), device=grad.device).view(sizes)[index]
+        out.view(-1).index_add_(0, pos.reshape(-1), grad.reshape(-1))
+    else:
+        out[index] = grad
     return out
+
+
+def written_backward(grad, index):
+    """The gradient of the tensor that ``x[index] = v`` wrote: ``grad`` where it kept its
+    value, zero where it was overwritten."""
+    out = grad.clone()
+    out[index] = 0
+    return out
+
+
+def _summed_to(g, sizes):
+    return g.sum_to_size(sizes).contiguous() if tuple(g.shape) != tuple(sizes) else g
+
+
+def value_backward(grad, index, sizes):
+    """The gradient of ``v`` in ``x[index] = v``: ``grad[index]`` summed to ``v``'s shape (it
+    was broadcast into the indexed part)."""
+    return _summed_to(grad[index], sizes)
+
+
+def view_backward(grad, sizes, *steps):
+    """The gradient of ``src`` in a write through a view (``view_scatter(base, src, *steps)``):
+    the view of ``grad``, summed to ``src``'s shape."""
+    from torchferro._functional import replay
+
+    return _summed_to(replay(grad, *steps), sizes).contiguous()

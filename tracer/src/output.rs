@@ -665,6 +665,14 @@ impl OutputGraph {
         enabled: bool,
         dtype: &Bound<'_, PyAny>,
     ) -> Result<(), TraceError> {
+        // Off before and after (`autocast(enabled=False)` where it is off, as transformers'
+        // rotary embeddings force float32): no op computes differently, so no switch node (it
+        // would send the whole graph to the eager runner). The dtype only matters once enabled,
+        // and enabling always records its dtype.
+        if !enabled && !self.autocast.0 {
+            self.autocast = (false, dtype.clone().unbind());
+            return Ok(());
+        }
         let f = py.import("torchferro._amp")?.getattr("set_autocast")?;
         let node = self.graph.call(
             "set_autocast",
@@ -792,7 +800,15 @@ impl OutputGraph {
         if let Some(m) = self.metas.get(&node) {
             return Ok(m.bind(py).clone());
         }
-        let t = match &self.graph.node(node).meta {
+        let n = self.graph.node(node);
+        let t = match &n.meta {
+            // An op's result that requires grad is no leaf in eager: its meta stand-in must
+            // accept in-place writes (`h[i] = v` on `h = x * w`) as eager does.
+            NodeMeta::Tensor(t)
+                if t.requires_grad && matches!(n.kind, fx::NodeKind::Call { .. }) =>
+            {
+                make_meta_non_leaf(py, t)?
+            }
             NodeMeta::Tensor(t) => make_meta_tensor(py, t)?,
             NodeMeta::Tuple(items) => {
                 let mut out = Vec::new();
@@ -1012,6 +1028,43 @@ fn node_meta_of(
 pub fn is_tensor(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<bool> {
     let tensor = py.import("torch")?.getattr(intern!(py, "Tensor"))?;
     v.is_instance(&tensor)
+}
+
+/// A meta tensor of `meta` that requires grad and is not a leaf: a strided view of a clone of
+/// a leaf over the storage the strides reach (an in-place op on a leaf, or on a view of one,
+/// raises in torch; on a non-leaf it is recorded).
+fn make_meta_non_leaf<'py>(
+    py: Python<'py>,
+    meta: &TensorMeta,
+) -> Result<Bound<'py, PyAny>, TraceError> {
+    let torch = py.import("torch")?;
+    let sizes = meta
+        .known_sizes()
+        .ok_or_else(|| TraceError::unsupported("symbolic sizes"))?;
+    let strides = meta
+        .known_strides()
+        .ok_or_else(|| TraceError::unsupported("symbolic strides"))?;
+    let storage: i64 = if sizes.contains(&0) {
+        0
+    } else {
+        1 + sizes
+            .iter()
+            .zip(&strides)
+            .map(|(&s, &st)| (s - 1) * st)
+            .sum::<i64>()
+    };
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", torch.getattr(meta.dtype.torch_name())?)?;
+    kwargs.set_item("device", "meta")?;
+    kwargs.set_item("requires_grad", true)?;
+    let leaf = torch.getattr("empty")?.call(((storage,),), Some(&kwargs))?;
+    let grad = torch.getattr("enable_grad")?.call0()?;
+    grad.call_method0("__enter__")?;
+    let t = leaf
+        .call_method0("clone")
+        .and_then(|c| c.call_method1("as_strided", (sizes, strides)));
+    grad.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
+    Ok(t?)
 }
 
 pub fn make_meta_tensor<'py>(

@@ -11,6 +11,7 @@
 //! whole derivation fail with [`AutodiffError::NoRule`] naming it: the caller then runs the
 //! graph through torch's autograd, never a guessed gradient.
 
+pub mod modes;
 pub mod partition;
 pub mod random;
 pub mod rules;
@@ -70,6 +71,10 @@ pub struct Joint {
     /// Forward nodes whose target the derivation changed or added (dropout rewritten as a
     /// product with its noise): their callables are resolved by path.
     pub rewritten: Vec<NodeId>,
+    /// Grad mode after the graph's last `torch._C._set_grad_enabled` (`true` without one): the
+    /// forward runs with the switches taken out (inside the `autograd.Function` grad mode is
+    /// off anyway), so the caller leaves grad mode where the traced code left it.
+    pub grad_mode_at_end: bool,
 }
 
 /// The bytes a tensor of `m` holds (sizes known), or 0.
@@ -89,11 +94,21 @@ pub fn joint(
     overrides: &HashMap<NodeId, TensorMeta>,
     tangents: &HashMap<usize, TensorMeta>,
 ) -> Result<Joint> {
-    let needs0 = needs_grad(graph, requires_grad);
+    // Grad-mode switches leave the forward (it runs with grad mode off inside the Function);
+    // what ran under `no_grad` stays out of the gradient path.
+    let (no_grad, switches, grad_mode_at_end) = modes::grad_mode_regions(graph);
     let mut rewritten_graph = graph.clone();
-    let rewritten = random::rewrite_dropout(&mut rewritten_graph, &|n| needs0.contains(&n));
+    for s in switches {
+        rewritten_graph.remove(s);
+    }
+    let needs0 = needs_grad(&rewritten_graph, requires_grad, &no_grad);
+    let mut rewritten =
+        random::rewrite_sdpa_dropout(&mut rewritten_graph, &|n| needs0.contains(&n));
+    rewritten.extend(random::rewrite_dropout(&mut rewritten_graph, &|n| {
+        needs0.contains(&n)
+    }));
     let graph = &rewritten_graph;
-    let needs = needs_grad(graph, requires_grad);
+    let needs = needs_grad(graph, requires_grad, &no_grad);
     let first = derive(
         graph,
         &needs,
@@ -103,10 +118,13 @@ pub fn joint(
         &rewritten,
     )?;
     let recompute = partition::recomputable(graph, &first.saved_nodes);
-    if recompute.is_empty() {
-        return Ok(first);
-    }
-    derive(graph, &needs, overrides, tangents, &recompute, &rewritten)
+    let mut j = if recompute.is_empty() {
+        first
+    } else {
+        derive(graph, &needs, overrides, tangents, &recompute, &rewritten)?
+    };
+    j.grad_mode_at_end = grad_mode_at_end;
+    Ok(j)
 }
 
 /// The joint of the (rewritten) forward `graph`, recomputing the forward values of `recompute`
@@ -241,11 +259,17 @@ fn derive(
         recomputed: recompute.len(),
         recomputed_from: bw.recomputed_from.clone(),
         rewritten: rewritten.to_vec(),
+        grad_mode_at_end: true,
     })
 }
 
-/// Values that carry a gradient: float tensors reached from an input that requires grad.
-fn needs_grad(graph: &Graph, requires_grad: &[bool]) -> HashSet<NodeId> {
+/// Values that carry a gradient: float tensors reached from an input that requires grad by
+/// ops that ran in grad mode (`no_grad`: the calls of a `no_grad` region).
+pub(crate) fn needs_grad(
+    graph: &Graph,
+    requires_grad: &[bool],
+    no_grad: &HashSet<NodeId>,
+) -> HashSet<NodeId> {
     let mut needs: HashSet<NodeId> = HashSet::new();
     for (id, node) in graph.nodes() {
         let float = node
@@ -255,7 +279,9 @@ fn needs_grad(graph: &Graph, requires_grad: &[bool]) -> HashSet<NodeId> {
         let tuple = matches!(node.meta, NodeMeta::Tuple(_));
         let reached = match &node.kind {
             NodeKind::Placeholder { index } => requires_grad.get(*index).copied().unwrap_or(false),
-            NodeKind::Call { .. } => node.inputs().iter().any(|i| needs.contains(i)),
+            NodeKind::Call { .. } => {
+                !no_grad.contains(&id) && node.inputs().iter().any(|i| needs.contains(i))
+            }
             NodeKind::Output { .. } => false,
         };
         if reached && (float || tuple) && !rules::is_nondifferentiable(node) {

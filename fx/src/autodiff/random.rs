@@ -10,12 +10,8 @@
 //! noise is an ordinary forward value that the `mul` rule saves for the backward.
 
 use crate::graph::{Arg, Graph, NodeId, NodeKind, Target};
-use crate::meta::NodeMeta;
+use crate::meta::{NodeMeta, TensorMeta};
 use crate::ops::{self, Spelling};
-
-/// Parameters of F.dropout and torch.dropout.
-const F_DROPOUT: &[&str] = &["input", "p", "training", "inplace"];
-const DROPOUT: &[&str] = &["input", "p", "train"];
 
 /// Rewrites every training-mode `dropout` whose input is in `needs` (see the module doc);
 /// returns the nodes whose target is new (their callables are resolved by path).
@@ -38,8 +34,11 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
             continue;
         }
         let sig = match c.spelling {
-            Spelling::Functional => F_DROPOUT,
-            Spelling::Torch => DROPOUT,
+            Spelling::Functional => ops::schema::F_DROPOUT,
+            Spelling::Torch => match ops::signature("dropout") {
+                Some(s) => s,
+                None => continue,
+            },
             _ => continue,
         };
         let Ok(slots) = ops::bind(sig, &args, &kwargs) else {
@@ -108,6 +107,291 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
             vec![],
         );
         changed.extend([ones, noise, id]);
+    }
+    changed
+}
+
+/// Rewrites every attention with `dropout_p > 0` whose inputs are in `needs` into its math form
+/// with the dropout noise as a forward value: `softmax(q kᵀ · scale + mask) * noise @ v`, the
+/// noise drawn by `F.dropout(ones, p, True)` on the probabilities' shape. Eager's CPU attention
+/// with dropout takes that math path and draws exactly this (same shape, same generator
+/// calls), so values and random stream are eager's and the backward reuses the noise (the
+/// `mul` rule saves it). Returns the nodes whose target is new.
+pub fn rewrite_sdpa_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<NodeId> {
+    let mut changed = Vec::new();
+    let ids: Vec<NodeId> = g.nodes().map(|(id, _)| id).collect();
+    for id in ids {
+        let NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = g.node(id).kind.clone()
+        else {
+            continue;
+        };
+        let Some(c) = ops::canonical(&target, &args, &kwargs) else {
+            continue;
+        };
+        if c.name != "scaled_dot_product_attention" {
+            continue;
+        }
+        let Some(sig) = ops::signature("scaled_dot_product_attention") else {
+            continue;
+        };
+        let Ok(slots) = ops::bind(sig, &args, &kwargs) else {
+            continue;
+        };
+        let p = match slots[4] {
+            Some(Arg::Float(p)) => *p,
+            Some(Arg::Int(p)) => *p as f64,
+            _ => continue,
+        };
+        let node = |i: usize| match slots[i] {
+            Some(Arg::Node(n)) => Some(*n),
+            _ => None,
+        };
+        let (Some(q), Some(k), Some(v)) = (node(0), node(1), node(2)) else {
+            continue;
+        };
+        if p <= 0.0 || ![q, k, v].into_iter().any(needs) {
+            continue;
+        }
+        let mask = match slots[3] {
+            None | Some(Arg::None) => None,
+            Some(Arg::Node(m)) => Some(*m),
+            Some(_) => continue,
+        };
+        let causal = matches!(slots[5], Some(Arg::Bool(true)));
+        let scale = match slots[6] {
+            Some(Arg::Float(s)) => Some(*s),
+            None | Some(Arg::None) => None,
+            Some(_) => continue,
+        };
+        let gqa = matches!(slots[7], Some(Arg::Bool(true)));
+        let meta = |n: NodeId| g.node(n).meta.tensor().cloned();
+        let (Some(qm), Some(km), Some(vm)) = (meta(q), meta(k), meta(v)) else {
+            continue;
+        };
+        let mask_meta = match mask {
+            Some(mk) => match meta(mk) {
+                Some(mm) => Some((mk, mm)),
+                None => continue,
+            },
+            None => None,
+        };
+        let (Some(qs), Some(ks), Some(vs)) = (qm.known_sizes(), km.known_sizes(), vm.known_sizes())
+        else {
+            continue;
+        };
+        let r = qs.len();
+        // Batch dims equal (the heads may differ only when grouped).
+        let batch = if gqa && r >= 3 {
+            r - 3
+        } else {
+            r.saturating_sub(2)
+        };
+        if r < 2 || ks.len() != r || vs.len() != r || qs[..batch] != ks[..batch] {
+            continue;
+        }
+        let t = |sizes: &[i64]| {
+            let mut m = TensorMeta::contiguous(qm.dtype, qm.device.clone(), sizes);
+            m.requires_grad = qm.requires_grad || km.requires_grad || vm.requires_grad;
+            NodeMeta::Tensor(m)
+        };
+        let list = |v: &[i64]| Arg::List(v.iter().map(|&i| Arg::Int(i)).collect());
+        let mut new = Vec::new();
+        let mut call = |g: &mut Graph,
+                        hint: &str,
+                        target: Target,
+                        args: Vec<Arg>,
+                        kwargs: Vec<(String, Arg)>,
+                        meta| {
+            let n = g.call_before(id, hint, target, args, kwargs, meta);
+            new.push(n);
+            n
+        };
+        let m = |name: &str| Target::Method(name.into());
+        // Grouped heads: keys and values repeated per query head, as eager's math path does.
+        let (mut kk, mut vv, mut ks2, mut vs2) = (k, v, ks.clone(), vs.clone());
+        if gqa && r >= 3 && qs[r - 3] != ks[r - 3] {
+            let (hq, hk) = (qs[r - 3], ks[r - 3]);
+            if hk == 0 || hq % hk != 0 || vs[r - 3] != hk {
+                continue;
+            }
+            ks2[r - 3] = hq;
+            vs2[r - 3] = hq;
+            let rep = hq / hk;
+            kk = call(
+                g,
+                "key_rep",
+                m("repeat_interleave"),
+                vec![Arg::Node(k), Arg::Int(rep), Arg::Int(-3)],
+                vec![],
+                t(&ks2),
+            );
+            vv = call(
+                g,
+                "value_rep",
+                m("repeat_interleave"),
+                vec![Arg::Node(v), Arg::Int(rep), Arg::Int(-3)],
+                vec![],
+                t(&vs2),
+            );
+        }
+        let (l, s) = (qs[r - 2], ks2[r - 2]);
+        let mut ss = qs.clone();
+        ss[r - 1] = s;
+        let scale = scale.unwrap_or(1.0 / (qs[r - 1] as f64).sqrt());
+        let kt_sizes = {
+            let mut v = ks2.clone();
+            v.swap(r - 1, r - 2);
+            v
+        };
+        let kt = call(
+            g,
+            "key_t",
+            m("transpose"),
+            vec![Arg::Node(kk), Arg::Int(-2), Arg::Int(-1)],
+            vec![],
+            t(&kt_sizes),
+        );
+        let sc = call(
+            g,
+            "scores",
+            m("matmul"),
+            vec![Arg::Node(q), Arg::Node(kt)],
+            vec![],
+            t(&ss),
+        );
+        let mut sc = call(
+            g,
+            "scores",
+            m("mul"),
+            vec![Arg::Node(sc), Arg::Float(scale)],
+            vec![],
+            t(&ss),
+        );
+        let bool_meta = |sizes: &[i64]| {
+            NodeMeta::Tensor(TensorMeta::contiguous(
+                crate::meta::DType::Bool,
+                qm.device.clone(),
+                sizes,
+            ))
+        };
+        if causal {
+            let ones = call(
+                g,
+                "causal",
+                m("new_ones"),
+                vec![Arg::Node(q), list(&[l, s])],
+                vec![("dtype".into(), Arg::DType(crate::meta::DType::Bool))],
+                bool_meta(&[l, s]),
+            );
+            let keep = call(
+                g,
+                "causal",
+                m("tril"),
+                vec![Arg::Node(ones)],
+                vec![],
+                bool_meta(&[l, s]),
+            );
+            let drop = call(
+                g,
+                "causal",
+                m("logical_not"),
+                vec![Arg::Node(keep)],
+                vec![],
+                bool_meta(&[l, s]),
+            );
+            sc = call(
+                g,
+                "scores",
+                m("masked_fill"),
+                vec![
+                    Arg::Node(sc),
+                    Arg::Node(drop),
+                    Arg::Float(f64::NEG_INFINITY),
+                ],
+                vec![],
+                t(&ss),
+            );
+        }
+        if let Some((mk, mm)) = mask_meta {
+            if mm.dtype == crate::meta::DType::Bool {
+                let ms = mm.known_sizes().unwrap_or_default();
+                let drop = call(
+                    g,
+                    "mask",
+                    m("logical_not"),
+                    vec![Arg::Node(mk)],
+                    vec![],
+                    bool_meta(&ms),
+                );
+                sc = call(
+                    g,
+                    "scores",
+                    m("masked_fill"),
+                    vec![
+                        Arg::Node(sc),
+                        Arg::Node(drop),
+                        Arg::Float(f64::NEG_INFINITY),
+                    ],
+                    vec![],
+                    t(&ss),
+                );
+            } else {
+                sc = call(
+                    g,
+                    "scores",
+                    m("add"),
+                    vec![Arg::Node(sc), Arg::Node(mk)],
+                    vec![],
+                    t(&ss),
+                );
+            }
+        }
+        let pr = call(
+            g,
+            "probs",
+            m("softmax"),
+            vec![Arg::Node(sc), Arg::Int(-1)],
+            vec![],
+            t(&ss),
+        );
+        let mut ones_meta = TensorMeta::contiguous(qm.dtype, qm.device.clone(), &ss);
+        ones_meta.requires_grad = false;
+        let ones = call(
+            g,
+            "ones",
+            m("new_ones"),
+            vec![Arg::Node(q), list(&ss)],
+            vec![],
+            NodeMeta::Tensor(ones_meta.clone()),
+        );
+        let noise = call(
+            g,
+            "noise",
+            Target::Function("torch.nn.functional.dropout".into()),
+            vec![Arg::Node(ones), Arg::Float(p), Arg::Bool(true)],
+            vec![],
+            NodeMeta::Tensor(ones_meta),
+        );
+        let dropped = call(
+            g,
+            "probs",
+            m("mul"),
+            vec![Arg::Node(pr), Arg::Node(noise)],
+            vec![],
+            t(&ss),
+        );
+        g.set_call(
+            id,
+            m("matmul"),
+            vec![Arg::Node(dropped), Arg::Node(vv)],
+            vec![],
+        );
+        changed.extend(new);
+        changed.push(id);
     }
     changed
 }

@@ -12,6 +12,7 @@ use crate::graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
 use crate::meta::TensorMeta;
 use crate::ops::{self, Spelling};
 
+mod index;
 mod nn;
 mod pointwise;
 mod shape;
@@ -117,6 +118,12 @@ impl<'a> B<'a> {
             slots,
         })
     }
+    /// Binds to the catalog's signature of `name` (the one `fx::infer` and the inductor's
+    /// lowering bind).
+    fn catalog(name: &str, args: &'a [Arg], kwargs: &'a [(String, Arg)]) -> Result<B<'a>> {
+        let sig = ops::signature(name).ok_or_else(|| AutodiffError::NoRule(name.into()))?;
+        B::new(sig, args, kwargs, name)
+    }
     fn get(&self, name: &str) -> Option<&'a Arg> {
         let i = self.names.iter().position(|n| *n == name)?;
         self.slots[i].filter(|a| !matches!(a, Arg::None))
@@ -204,6 +211,9 @@ pub fn rule(
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Result<Grads> {
+    if let Some(r) = index::functional_write(b, target, args, kwargs, g) {
+        return r;
+    }
     let Some(c) = ops::canonical(target, args, kwargs) else {
         return no_rule(target.name());
     };
@@ -225,7 +235,13 @@ pub fn rule(
         kwargs,
         g,
     };
-    for family in [pointwise::rule, shape::rule, nn::rule, train::rule] {
+    for family in [
+        pointwise::rule,
+        shape::rule,
+        nn::rule,
+        train::rule,
+        index::rule,
+    ] {
         if let Some(r) = family(b, &call)? {
             return Ok(r);
         }

@@ -75,6 +75,9 @@ pub const BATCH_NORM: &[&str] = &[
     "cudnn_enabled",
 ];
 
+/// `torch.nn.functional.dropout` (`torch.dropout` is the catalog row's `input, p, train`).
+pub const F_DROPOUT: &[&str] = &["input", "p", "training", "inplace"];
+
 /// `torch.nn.functional.max_pool2d`.
 pub const F_MAX_POOL2D: &[&str] = &[
     "input",

@@ -13,7 +13,8 @@
 //!
 //! What this does not handle runs the traced graph on the eager runner (torch records autograd
 //! per op, correct by construction) and the `aot` log says why: an op without a derivative rule,
-//! an input that requires grad written in place, an output that is not a tensor.
+//! an in-place write under `no_grad` to a tensor that requires grad, an output that is not a
+//! tensor.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -241,6 +242,9 @@ pub struct AotProgram {
     /// (output, input): graph outputs that are an input object itself in eager (`return x`),
     /// handed back as that object rather than the Function's output (a new view of it).
     identities: Vec<(usize, usize)>,
+    /// Grad mode as the traced code leaves it (a graph that ends inside a `no_grad` block):
+    /// the forward ran without the switches, so it is set after the call.
+    grad_mode_at_end: bool,
 }
 
 impl AotProgram {
@@ -263,6 +267,11 @@ impl AotProgram {
         }
         if !self.trivial {
             self.run.rebuild(py, &inputs, &mut outs)?;
+        }
+        if !self.grad_mode_at_end {
+            py.import("torch")?
+                .getattr("_C")?
+                .call_method1("_set_grad_enabled", (false,))?;
         }
         Ok(outs)
     }
@@ -303,6 +312,10 @@ pub fn build(
     let graph = &output.graph;
     for (_, n) in graph.nodes() {
         if let NodeKind::Call { target, .. } = &n.kind {
+            // Grad-mode regions are part of the joint (`autodiff::modes`).
+            if target.name() == autodiff::modes::SET_GRAD_ENABLED {
+                continue;
+            }
             if fx::ops::is_effect(target) || target.name().starts_with("torchferro.") {
                 fallback(
                     py,
@@ -318,6 +331,15 @@ pub fn build(
                 return Ok(None);
             }
         }
+    }
+    let traced_requires_grad: Vec<bool> = graph
+        .placeholders()
+        .iter()
+        .map(|&p| graph.node(p).meta.tensor().is_some_and(|t| t.requires_grad))
+        .collect();
+    if let Some(why) = autodiff::modes::no_grad_write(graph, &traced_requires_grad) {
+        fallback(py, info, &why)?;
+        return Ok(None);
     }
     // The functional graph (`functional::for_inductor`: canonical, no op writes a tensor,
     // written inputs get one `copy_` at the end, outputs that alias an input or another
@@ -401,12 +423,6 @@ pub fn build(
         let n = fgraph.node(p);
         requires_grad.push(n.meta.tensor().is_some_and(|t| t.requires_grad));
     }
-    for &i in &mutated {
-        if requires_grad.get(i).copied().unwrap_or(false) {
-            fallback(py, info, "an input that requires grad is written in place")?;
-            return Ok(None);
-        }
-    }
     for v in &values[..fg_outputs] {
         let tensor = matches!(v, fx::Arg::Node(n) if fgraph.node(*n).meta.tensor().is_some());
         if !tensor {
@@ -435,16 +451,10 @@ pub fn build(
             }
         };
     let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
-    // A written input whose new value carries a gradient (`buf.copy_(x * w)`) becomes part of
-    // the autograd graph in eager; the write-back here is outside autograd.
-    if joint.differentiable.iter().any(|&k| k >= fg_outputs) {
-        fallback(
-            py,
-            info,
-            "an input is written with a value that requires grad",
-        )?;
-        return Ok(None);
-    }
+    // A written input whose new value carries a gradient (`x.add_(1)` on an input that requires
+    // grad, `buf.copy_(x * w)`): the new value is a differentiable output of the Function and
+    // `_aot.apply` copies it in with grad mode on, so autograd records the write (the input's
+    // history then runs through the Function, as eager's in-place op rebased it).
     let mut callables: Vec<(NodeId, Py<PyAny>)> = Vec::new();
     for (id, n) in joint.forward.nodes() {
         if let NodeKind::Call {
@@ -552,5 +562,6 @@ pub fn build(
         trivial: run.is_trivial(fg_outputs),
         identities,
         run,
+        grad_mode_at_end: joint.grad_mode_at_end,
     }))
 }

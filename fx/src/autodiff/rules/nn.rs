@@ -129,10 +129,8 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
         "dropout" => {
             // What `random::rewrite_dropout` left: no draw (eval mode, or p = 0), the identity.
             let p = match sp {
-                Spelling::Functional => {
-                    B::new(&["input", "p", "training", "inplace"], args, kwargs, &name)?
-                }
-                _ => B::new(&["input", "p", "train"], args, kwargs, &name)?,
+                Spelling::Functional => B::new(crate::ops::schema::F_DROPOUT, args, kwargs, &name)?,
+                _ => B::catalog("dropout", args, kwargs)?,
             };
             let x = p
                 .node("input")
@@ -213,6 +211,7 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             Ok(vec![(w, gw)])
         }
         "cross_entropy" | "nll_loss" => loss(b, &name, args, kwargs, g),
+        "mse_loss" => mse_loss(b, args, kwargs, g),
         "conv1d" | "conv2d" => conv(b, &name, args, kwargs, g),
         _ => return Ok(None),
     };
@@ -559,4 +558,51 @@ fn conv(
         out.push((input, item));
     }
     Ok(out)
+}
+
+/// `mse_loss(input, target, reduction)`: `d = 2 (input - target)`, scaled by the output's
+/// gradient (divided by the element count for `mean`); the target gets `-d` (both summed back
+/// over broadcasting).
+fn mse_loss(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+    let p = B::new(
+        &[
+            "input",
+            "target",
+            "size_average",
+            "reduce",
+            "reduction",
+            "*",
+            "weight",
+        ],
+        args,
+        kwargs,
+        "mse_loss",
+    )?;
+    if p.get("size_average").is_some() || p.get("reduce").is_some() || p.get("weight").is_some() {
+        return no_rule("mse_loss with legacy reduction or weight");
+    }
+    let (Some(x), Some(t)) = (p.node("input"), p.node("target")) else {
+        return no_rule("mse_loss");
+    };
+    let xs = b.fsizes(x)?;
+    let ts = b.fsizes(t)?;
+    let xb = b.fwd(x);
+    let tb = b.fwd(t);
+    let diff = b.m("sub", xb, vec![Arg::Node(tb)])?;
+    let n: i64 = b.bsizes(diff)?.iter().product();
+    let d = match p.str("reduction").unwrap_or("mean") {
+        "mean" => b.scale(diff, 2.0 / n.max(1) as f64)?,
+        "sum" | "none" => b.scale(diff, 2.0)?,
+        other => return no_rule(format!("mse_loss(reduction={other:?})")),
+    };
+    let gd = b.m("mul", d, vec![Arg::Node(g)])?;
+    let mut r = Vec::new();
+    if b.needs(x) {
+        r.push((x, b.reduce_to(gd, &xs)?));
+    }
+    if b.needs(t) {
+        let neg = b.m("neg", gd, vec![])?;
+        r.push((t, b.reduce_to(neg, &ts)?));
+    }
+    Ok(r)
 }

@@ -183,8 +183,9 @@ fn slice_back(
     ))
 }
 
-/// `x[index]` with ints, slices, `None` and `...`: the gradient is `g` written into zeros at
-/// the same index (`torchferro._aot.index_backward`, one extern call).
+/// `x[index]` with ints, slices, `None`, `...` and index tensors: the gradient is `g` written
+/// into zeros at the same index, repeated positions summed (`torchferro._aot.index_backward`,
+/// one extern call).
 fn getitem(b: &mut Bw, args: &[Arg], g: NodeId) -> Result<Grads> {
     let x = self_of(args)?;
     let idx = args
@@ -201,9 +202,9 @@ fn getitem(b: &mut Bw, args: &[Arg], g: NodeId) -> Result<Grads> {
             _ => false,
         }
     }
-    if !basic(&idx) {
-        return no_rule("getitem with a tensor or list index");
-    }
+    // Advanced indexing (tensor or list indices): the index tensors are saved and the helper
+    // accumulates repeated positions (`index_put` with `accumulate`).
+    let idx = if basic(&idx) { idx } else { b.map_arg(&idx) };
     let xs = b.fsizes(x)?;
     let meta = contiguous_like(b, g, &xs)?;
     let r = b.call_with_meta(

@@ -89,40 +89,12 @@ fn batch_norm(
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Result<Grads> {
-    let p = if sp == Spelling::Functional {
-        B::new(
-            &[
-                "input",
-                "running_mean",
-                "running_var",
-                "weight",
-                "bias",
-                "training",
-                "momentum",
-                "eps",
-            ],
-            args,
-            kwargs,
-            "batch_norm",
-        )?
+    let sig = if sp == Spelling::Functional {
+        crate::ops::schema::F_BATCH_NORM
     } else {
-        B::new(
-            &[
-                "input",
-                "weight",
-                "bias",
-                "running_mean",
-                "running_var",
-                "training",
-                "momentum",
-                "eps",
-                "cudnn_enabled",
-            ],
-            args,
-            kwargs,
-            "batch_norm",
-        )?
+        crate::ops::schema::BATCH_NORM
     };
+    let p = B::new(sig, args, kwargs, "batch_norm")?;
     let x = p
         .node("input")
         .ok_or_else(|| AutodiffError::NoRule("batch_norm".into()))?;
@@ -194,7 +166,7 @@ fn batch_norm(
 }
 
 /// Two ints per spatial dim from an int or a list (`None` when absent or malformed).
-fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
+pub(super) fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
     match v {
         Some(v) if v.len() == 1 => Some(vec![v[0], v[0]]),
         Some(v) if v.len() == 2 => Some(v),
@@ -205,20 +177,7 @@ fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
 /// `max_pool2d`: the forward keeps no indices, so the backward takes the argmax again
 /// (`max_pool2d_with_indices` on the saved input, the same windows) and scatters through them.
 fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
-    let p = B::new(
-        &[
-            "input",
-            "kernel_size",
-            "stride",
-            "padding",
-            "dilation",
-            "ceil_mode",
-            "return_indices",
-        ],
-        args,
-        kwargs,
-        "max_pool2d",
-    )?;
+    let p = B::new(crate::ops::schema::F_MAX_POOL2D, args, kwargs, "max_pool2d")?;
     if p.boolean("return_indices", false) {
         return no_rule("max_pool2d with return_indices");
     }
@@ -271,33 +230,23 @@ fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
 /// `scaled_dot_product_attention` by its math form `softmax(q kᵀ · scale + mask) v`: the
 /// probabilities are computed again from the saved q, k (and mask), then
 /// `gv = pᵀ g`, `gp = g vᵀ`, `gs = p (gp - Σ gp·p)`, `gq = gs k · scale`, `gk = gsᵀ q · scale`.
-/// Dropout in attention (p > 0) and grouped-query attention are not modelled.
+/// With `enable_gqa` the key/value heads are repeated as the forward repeated them. Dropout
+/// in attention never reaches this rule: `random::rewrite_sdpa_dropout` writes the op out.
 fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
-    let p = B::new(
-        &[
-            "query",
-            "key",
-            "value",
-            "attn_mask",
-            "dropout_p",
-            "is_causal",
-            "*",
-            "scale",
-            "enable_gqa",
-        ],
-        args,
-        kwargs,
-        "scaled_dot_product_attention",
-    )?;
+    let p = B::catalog("scaled_dot_product_attention", args, kwargs)?;
     if p.float("dropout_p").is_some_and(|d| d != 0.0) {
+        // `random::rewrite_sdpa_dropout` writes these out in math form; one left is a form
+        // it does not model.
         return no_rule("scaled_dot_product_attention with dropout_p > 0");
-    }
-    if p.boolean("enable_gqa", false) {
-        return no_rule("scaled_dot_product_attention with enable_gqa");
     }
     let (Some(q), Some(k), Some(v)) = (p.node("query"), p.node("key"), p.node("value")) else {
         return no_rule("scaled_dot_product_attention");
     };
+    let gqa = gqa_repeats(
+        b.fsizes(q)?.as_slice(),
+        &b.fsizes(k)?,
+        p.boolean("enable_gqa", false),
+    )?;
     if p.get("attn_mask").is_some() && p.node("attn_mask").is_none() {
         return no_rule("scaled_dot_product_attention with a non-tensor mask");
     }
@@ -311,8 +260,19 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
     let scale = p.float("scale").unwrap_or(1.0 / (e as f64).sqrt());
     let (l, s) = (qs[qs.len() - 2], ks[ks.len() - 2]);
     let qb = b.fwd(q);
-    let kb = b.fwd(k);
-    let vb = b.fwd(v);
+    let mut kb = b.fwd(k);
+    let mut vb = b.fwd(v);
+    // Grouped-query attention: each key/value head serves `r` query heads; the math form runs
+    // on the repeated heads and their gradients are summed back per group.
+    let (ks_rep, vs_rep) = match gqa {
+        Some(r) => {
+            kb = repeat_heads(b, kb, &ks, r)?;
+            vb = repeat_heads(b, vb, &vs, r)?;
+            (b.bsizes(kb)?, b.bsizes(vb)?)
+        }
+        None => (ks.clone(), vs.clone()),
+    };
+    let heads = qs.len().saturating_sub(3);
     let kt = b.m("transpose", kb, vec![Arg::Int(-2), Arg::Int(-1)])?;
     let sc = b.m("matmul", qb, vec![Arg::Node(kt)])?;
     let mut sc = b.m("mul", sc, vec![Arg::Float(scale)])?;
@@ -361,7 +321,12 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
     if b.needs(v) {
         let pt = b.m("transpose", pr, vec![Arg::Int(-2), Arg::Int(-1)])?;
         let gv = b.m("matmul", pt, vec![Arg::Node(g)])?;
-        r.push((v, b.reduce_to(gv, &vs)?));
+        let gv = b.reduce_to(gv, &vs_rep)?;
+        let gv = match gqa {
+            Some(r) => super::index::unrepeat(b, gv, &vs, heads, r)?,
+            None => gv,
+        };
+        r.push((v, gv));
     }
     let needs_s = b.needs(q) || b.needs(k) || float_mask.is_some_and(|m| b.needs(m));
     if needs_s {
@@ -383,8 +348,42 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
         if b.needs(k) {
             let gt = b.m("transpose", gsc, vec![Arg::Int(-2), Arg::Int(-1)])?;
             let gk = b.m("matmul", gt, vec![Arg::Node(qb)])?;
-            r.push((k, b.reduce_to(gk, &ks)?));
+            let gk = b.reduce_to(gk, &ks_rep)?;
+            let gk = match gqa {
+                Some(r) => super::index::unrepeat(b, gk, &ks, heads, r)?,
+                None => gk,
+            };
+            r.push((k, gk));
         }
     }
     Ok(r)
+}
+
+/// `enable_gqa` with fewer key heads than query heads (dim -3): how many query heads share
+/// one key/value head; `None` when the heads are not grouped.
+fn gqa_repeats(qs: &[i64], ks: &[i64], enabled: bool) -> Result<Option<i64>> {
+    if !enabled || qs.len() < 3 || ks.len() < 3 {
+        return Ok(None);
+    }
+    let (hq, hk) = (qs[qs.len() - 3], ks[ks.len() - 3]);
+    if hq == hk {
+        return Ok(None);
+    }
+    if hk == 0 || hq % hk != 0 {
+        return no_rule("scaled_dot_product_attention with enable_gqa and unequal head groups");
+    }
+    Ok(Some(hq / hk))
+}
+
+/// `x.repeat_interleave(r, dim=-3)` in the backward (the heads of grouped-query attention).
+fn repeat_heads(b: &mut Bw, x: NodeId, xs: &[i64], r: i64) -> Result<NodeId> {
+    let mut sizes = xs.to_vec();
+    let d = sizes.len() - 3;
+    sizes[d] *= r;
+    let m = contiguous_like(b, x, &sizes)?;
+    Ok(b.call_with_meta(
+        Target::Method("repeat_interleave".into()),
+        vec![Arg::Node(x), Arg::Int(r), Arg::Int(-3)],
+        m,
+    ))
 }

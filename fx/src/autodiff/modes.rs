@@ -1,0 +1,87 @@
+//! Grad-mode regions of a training graph (`with torch.no_grad():`, `@torch.no_grad()` helpers
+//! such as transformers' rotary embeddings, `enable_grad` inside them): the traced graph carries
+//! `torch._C._set_grad_enabled` switches. Values computed with grad mode off do not require
+//! grad in eager: no derivative flows through them, and the backward reads them as constants.
+//! The forward runs them as they are (inside the `autograd.Function` grad mode is off anyway).
+//!
+//! One thing eager does that a functional graph cannot express: an in-place write under
+//! `no_grad` to a tensor that requires grad (`with torch.no_grad(): w.clamp_(-1, 1)`, or through
+//! a view of it) changes the value but not the autograd history, so later uses still
+//! differentiate into the written tensor. Functionalized, the write is a new value computed
+//! under `no_grad`, which would cut that path: [`no_grad_write`] finds such writes and the
+//! caller runs the graph through torch's autograd instead.
+
+use std::collections::{HashMap, HashSet};
+
+use super::needs_grad;
+use crate::graph::{Arg, Graph, NodeId, NodeKind};
+use crate::ops::{self, Mutated};
+
+/// The target of a grad-mode switch in a traced graph (`no_grad`, `enable_grad` regions).
+pub const SET_GRAD_ENABLED: &str = "torch._C._set_grad_enabled";
+
+/// Grad-mode regions of `graph`, which starts in grad mode: the call nodes that run with grad
+/// mode off (their values never require grad: no derivative flows through them, the backward
+/// reads them as constants), the switch nodes, and the mode after the graph.
+pub fn grad_mode_regions(graph: &Graph) -> (HashSet<NodeId>, Vec<NodeId>, bool) {
+    let mut off = HashSet::new();
+    let mut switches = Vec::new();
+    let mut enabled = true;
+    for (id, node) in graph.nodes() {
+        let NodeKind::Call { target, args, .. } = &node.kind else {
+            continue;
+        };
+        if target.name() == SET_GRAD_ENABLED {
+            if let Some(Arg::Bool(b)) = args.first() {
+                enabled = *b;
+            }
+            switches.push(id);
+        } else if !enabled {
+            off.insert(id);
+        }
+    }
+    (off, switches, enabled)
+}
+
+/// The first in-place write made under `no_grad` to a tensor that carries a gradient (directly
+/// or through views of it), described for the fallback reason; `None` if there is none.
+/// `graph` is the traced graph (before functionalization), `requires_grad` per placeholder.
+pub fn no_grad_write(graph: &Graph, requires_grad: &[bool]) -> Option<String> {
+    let (off, _, _) = grad_mode_regions(graph);
+    let needs = needs_grad(graph, requires_grad, &off);
+    // The tensor each value shares storage with, followed through views and in-place results.
+    let mut root: HashMap<NodeId, NodeId> = HashMap::new();
+    for (id, node) in graph.nodes() {
+        let NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = &node.kind
+        else {
+            continue;
+        };
+        let aliases = ops::canonical(target, args, kwargs).is_some_and(|c| c.may_alias);
+        if let (true, Some(Arg::Node(x))) = (aliases, args.first()) {
+            let r = root.get(x).copied().unwrap_or(*x);
+            root.insert(id, r);
+        }
+        if !off.contains(&id) {
+            continue;
+        }
+        let written = match ops::mutated_arg(target, args, kwargs) {
+            Some(Mutated::Arg(i)) => args.get(i),
+            Some(Mutated::Out) => kwargs.iter().find(|(k, _)| k == "out").map(|(_, v)| v),
+            None => None,
+        };
+        if let Some(Arg::Node(w)) = written {
+            let r = root.get(w).copied().unwrap_or(*w);
+            if needs.contains(&r) || needs.contains(w) {
+                return Some(format!(
+                    "{} under no_grad writes a tensor that requires grad",
+                    target.name()
+                ));
+            }
+        }
+    }
+    None
+}
