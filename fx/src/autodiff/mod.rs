@@ -102,7 +102,7 @@ pub fn joint(
         &HashSet::new(),
         &rewritten,
     )?;
-    let recompute = partition::recomputable(graph, &first.saved_nodes);
+    let recompute = partition::min_cut(graph, &first.saved_nodes);
     if recompute.is_empty() {
         return Ok(first);
     }
