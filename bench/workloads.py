@@ -266,7 +266,6 @@ def _train_step(
     return make
 
 
-
 def build_train_mlp(device: str, quick: bool) -> Built:
     batch, d, hidden = _mlp_sizes(device, quick)
     torch.manual_seed(0)

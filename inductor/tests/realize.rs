@@ -42,11 +42,7 @@ fn shared_gradient_is_computed_once_for_two_gemms_and_a_sum() {
         values(mm_ * kk, 13),
         values(nn_ * kk, 14),
     );
-    let dv: Vec<f64> = gv
-        .iter()
-        .zip(&hv)
-        .map(|(a, b)| a * libm_erf(*b))
-        .collect();
+    let dv: Vec<f64> = gv.iter().zip(&hv).map(|(a, b)| a * libm_erf(*b)).collect();
     for j in 0..nn_ {
         for k in 0..kk {
             let want: f64 = (0..mm_).map(|i| dv[i * nn_ + j] * xv[i * kk + k]).sum();
