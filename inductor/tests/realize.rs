@@ -125,3 +125,29 @@ fn libm_erf(x: f64) -> f64 {
     }
     s * h / 3.0 * 2.0 / std::f64::consts::PI.sqrt()
 }
+
+/// A cheap value that is a graph output and is read by another op (a training forward's saved
+/// pre-activation read by its activation): written once, where it is made, and the reader
+/// takes it from there, in the same kernel, instead of computing it a second time.
+#[test]
+fn output_read_by_another_op_is_computed_once() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float64, &[8, 16]);
+    let h = call(
+        &mut g,
+        f("operator.mul"),
+        vec![n(x), Arg::Float(3.0)],
+        vec![],
+    );
+    let y = call(&mut g, m("abs"), vec![n(h)], vec![]);
+    g.output(vec![n(h), n(y)]);
+    let (c, outs) = check(&g, 41);
+    assert_eq!(c.num_kernels(), 1, "{}", c.source());
+    // The constant 3.0, printed once: one multiplication.
+    assert_eq!(count(&c, "0x1.8000000000000p1"), 1, "{}", c.source());
+    let xv = values(128, 41);
+    for (i, v) in xv.iter().enumerate() {
+        assert_eq!(outs[0][i], v * 3.0);
+        assert_eq!(outs[1][i], (v * 3.0).abs());
+    }
+}

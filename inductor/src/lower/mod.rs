@@ -265,6 +265,13 @@ impl<'g> Lowerer<'g> {
             }
         };
         let value = match value {
+            LValue::Tensor(t) if self.output_read_again(id, &t) => {
+                // Inductor realizes a pointwise graph output where it is made: its other
+                // readers (a training forward's saved pre-activation, read by the GELU after
+                // it) read the buffer in the same kernel instead of computing it again.
+                let strides = self.output_strides(id, &t);
+                LValue::Tensor(self.realize_with(&t, strides))
+            }
             LValue::Tensor(t) if self.should_realize(id, &t) => LValue::Tensor(self.realize(&t)),
             v => v,
         };
@@ -437,6 +444,25 @@ impl<'g> Lowerer<'g> {
             return true;
         }
         users > 1 && (self.feeds_memory_reader(id) || costly_to_repeat(t))
+    }
+
+    /// A lazy value that is a graph output and has other users too.
+    fn output_read_again(&self, id: NodeId, t: &TensorVal) -> bool {
+        let users = self.graph.users(id);
+        matches!(t.kind, Kind::Lazy { .. })
+            && users.len() > 1
+            && users
+                .iter()
+                .any(|&u| matches!(self.graph.node(u).kind, NodeKind::Output { .. }))
+    }
+
+    /// The strides a lazy graph output is written in: eager's when dense (what
+    /// [`Self::lower_outputs`] would choose), else contiguous.
+    fn output_strides(&self, id: NodeId, t: &TensorVal) -> Vec<i64> {
+        known_tensor(&self.graph.node(id).meta)
+            .and_then(|m| m.known_strides())
+            .filter(|s| dense_strides(&t.sizes, s))
+            .unwrap_or_else(|| contiguous_strides(&t.sizes))
     }
 
     /// Whether a user of `id`, looking through views, is a [`MEMORY_READERS`] op.
