@@ -239,7 +239,31 @@ def build_mlp(device: str, quick: bool) -> Built:
     )
 
 
-# --- training step of an MLP ---------------------------------------------------------------------
+# --- training steps ------------------------------------------------------------------------------
+
+
+def _train_step(
+    model: nn.Module, loss_of: Callable, optimizer: type, **opt_kw
+) -> Callable[[Callable], Callable]:
+    """`make` of a training workload: each variant trains its own copy of `model` (all start
+    from the same weights, so one step's results are comparable): `loss_of(compiled, *args)`,
+    backward, one `optimizer` step; the step returns the loss and the updated parameters."""
+
+    def make(compile_fn):
+        m = copy.deepcopy(model)
+        cm = compile_fn(m)
+        opt = optimizer(m.parameters(), **opt_kw)
+
+        def step(*args):
+            loss = loss_of(cm, *args)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return (loss.detach(), *[p.detach() for p in m.parameters()])
+
+        return step
+
+    return make
 
 
 def build_train_mlp(device: str, quick: bool) -> Built:
@@ -254,23 +278,10 @@ def build_train_mlp(device: str, quick: bool) -> Built:
         _randn(batch // 2, d, device=device, gen=g),
     )
 
-    def make(compile_fn):
-        # Every variant starts from the same weights, so one step's results are comparable.
-        m = copy.deepcopy(model)
-        cm = compile_fn(m)
-        opt = torch.optim.SGD(m.parameters(), lr=1e-3)
-
-        def step(x, y):
-            loss = F.mse_loss(cm(x), y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return (loss.detach(), *[p.detach() for p in m.parameters()])
-
-        return step
-
     return Built(
-        make=make,
+        make=_train_step(
+            model, lambda cm, x, y: F.mse_loss(cm(x), y), torch.optim.SGD, lr=1e-3
+        ),
         args=(x, y),
         alt_args=alt,
         size=f"x[{batch},{d}], hidden {hidden}, SGD",
@@ -378,22 +389,13 @@ def build_train_resnet18(device: str, quick: bool) -> Built:
         torch.randint(0, 1000, (b // 2,), generator=g).to(device),
     )
 
-    def make(compile_fn):
-        m = copy.deepcopy(model)
-        cm = compile_fn(m)
-        opt = torch.optim.SGD(m.parameters(), lr=1e-3)
-
-        def step(x, y):
-            loss = F.cross_entropy(cm(x), y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return (loss.detach(), *[p.detach() for p in m.parameters()])
-
-        return step
-
     return Built(
-        make=make, args=(x, y), alt_args=alt, size=f"batch {b}, {hw}x{hw}, SGD"
+        make=_train_step(
+            model, lambda cm, x, y: F.cross_entropy(cm(x), y), torch.optim.SGD, lr=1e-3
+        ),
+        args=(x, y),
+        alt_args=alt,
+        size=f"batch {b}, {hw}x{hw}, SGD",
     )
 
 
@@ -447,22 +449,10 @@ def build_train_gpt2(device: str, quick: bool) -> Built:
     ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
     alt = torch.randint(0, cfg.vocab_size, (b, t // 2), generator=g).to(device)
 
-    def make(compile_fn):
-        m = copy.deepcopy(model)
-        cm = compile_fn(m)
-        opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
-
-        def step(ids):
-            loss = cm(ids, labels=ids).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return (loss.detach(), *[p.detach() for p in m.parameters()])
-
-        return step
-
     return Built(
-        make=make,
+        make=_train_step(
+            model, lambda cm, ids: cm(ids, labels=ids).loss, torch.optim.AdamW, lr=1e-4
+        ),
         args=(ids,),
         alt_args=(alt,),
         size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, "

@@ -279,6 +279,52 @@ def test_partition_recomputes_cheap_pointwise():
     torch.testing.assert_close(g2, w2.grad)
 
 
+def test_partition_min_cut_recomputes_chains_from_one_saved_value():
+    """Both activations are chains of cheap ops on one matmul result ``h``: the min-cut keeps
+    ``h`` alone (4 x 32 float32) and recomputes both chains in the backward, where saving what
+    the rules read (``tanh(2h)`` and ``sigmoid(h + 1)``) keeps twice the bytes."""
+
+    def fn(x, w1, w2, w3):
+        h = x @ w1
+        y1 = torch.tanh(h * 2)
+        y2 = torch.sigmoid(h + 1)
+        return (y1 @ w2 + y2 @ w3).sum()
+
+    x = torch.randn(4, 8)
+    ws = [torch.randn(8, 32), torch.randn(32, 3), torch.randn(32, 3)]
+    ws = [w.requires_grad_() for w in ws]
+    torchferro.compiler.reset()
+    _aot.reset()
+    torchferro.compile(fn)(x, *ws).backward()
+    assert _aot.counters["compiled"] == 1
+    assert _aot.counters["saved_bytes"] == 4 * 32 * 4
+    got = [w.grad.clone() for w in ws]
+    for w in ws:
+        w.grad = None
+    fn(x, *ws).backward()
+    for g, w in zip(got, ws):
+        torch.testing.assert_close(g, w.grad)
+
+
+def test_conv_without_bias_backward_runs_on_the_inductor(caplog):
+    """``convolution_backward`` of a convolution with no bias (resnet's) returns ``None`` for
+    the bias gradient: the backward still compiles on the inductor (the call is a host
+    fallback whose ``None`` item nothing reads), with eager's gradients."""
+    import logging
+
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+    ref = copy.deepcopy(conv)
+    x = torch.randn(2, 3, 8, 8)
+    torchferro.compiler.reset()
+    with caplog.at_level(logging.INFO, logger="torchferro.aot"):
+        torchferro.compile(lambda x: torch.relu(conv(x)).sum())(x).backward()
+    assert "backward compiled in" in caplog.text
+    assert "eager runner" not in caplog.text, caplog.text
+    torch.relu(ref(x)).sum().backward()
+    torch.testing.assert_close(conv.weight.grad, ref.weight.grad)
+
+
 def test_switch_off_runs_training_graphs_through_torch_autograd(monkeypatch):
     """``TORCHFERRO_AOT=0`` (read at compile time): the graph runs on the eager runner with
     torch's autograd, same values and gradients, no compiled backward."""

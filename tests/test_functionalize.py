@@ -424,6 +424,26 @@ def test_aliased_inputs_after_distinct_ones(backend):
     assert torch.equal(t, u)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "views",
+    [
+        # Overlapping views of one tensor: the write through one is read through the other.
+        lambda t: [t[:4], t[2:]],
+        lambda t: [t[2:], t[:4]],
+        # Interleaved: one storage, byte ranges that overlap, no element shared.
+        lambda t: [t[::2], t[1::2]],
+        # Disjoint views of one storage: the compiled graph may run as is.
+        lambda t: [t[:3], t[3:]],
+    ],
+    ids=["overlap", "overlap_reversed", "interleaved", "disjoint"],
+)
+def test_inputs_sharing_a_storage(backend, views):
+    # The per-call check compares byte ranges (one data_ptr per input, lengths fixed at
+    # compile time) rather than storages; every case must give eager's values and writes.
+    check(write_one_read_other, lambda: views(torch.arange(6.0)), backend)
+
+
 def test_inductor_graph_has_no_inplace_ops():
     """The inductor computes the functional graph: the traced one (what Python backends get)
     still holds the in-place ops, and the inductor reports no whole-graph fallback for them."""

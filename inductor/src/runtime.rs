@@ -240,6 +240,10 @@ impl<'a, H: Host> Runtime<'a, H> {
                     self.tensor_spans(x, &mut arg_spans);
                 }
                 for (t, &buf) in results.into_iter().zip(outs) {
+                    // Nothing reads a discarded result (it may be `None`): dropped unseen.
+                    if self.ir.buffers[buf].kind == BufKind::Discarded {
+                        continue;
+                    }
                     let span = self.span_of(&t);
                     // A buffer whose layout repeats elements (a stride 0 from `expand`)
                     // cannot be written: such a result is adopted as before.

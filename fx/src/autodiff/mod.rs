@@ -117,7 +117,7 @@ pub fn joint(
         &HashSet::new(),
         &rewritten,
     )?;
-    let recompute = partition::recomputable(graph, &first.saved_nodes);
+    let recompute = partition::min_cut(graph, &first.saved_nodes);
     let mut j = if recompute.is_empty() {
         first
     } else {

@@ -236,11 +236,16 @@ impl Lowerer<'_> {
             .map(|(k, a)| Ok((k.clone(), self.fallback_arg(a)?)))
             .collect::<LResult<Vec<_>>>()
             .map_err(unpassable)?;
-        let metas: Vec<&TensorMeta> = match meta {
-            NodeMeta::Tensor(t) => vec![t],
+        // `None` items of a result tuple (`convolution_backward` without a bias, or with a
+        // gradient its output mask leaves out) are allowed where nothing reads them.
+        let metas: Vec<Option<&TensorMeta>> = match meta {
+            NodeMeta::Tensor(t) => vec![Some(t)],
             NodeMeta::Tuple(xs) => xs
                 .iter()
-                .map(known_tensor)
+                .map(|x| match x {
+                    NodeMeta::None => Some(None),
+                    x => known_tensor(x).map(Some),
+                })
                 .collect::<Option<_>>()
                 .ok_or_else(|| unsupported(format!("{} returns non-tensors", target.name())))?,
             _ => {
@@ -289,6 +294,25 @@ impl Lowerer<'_> {
         let mut vals = Vec::new();
         let mut outs = Vec::new();
         for (k, m) in metas.iter().enumerate() {
+            let n = metas.len() as i64;
+            let unused = used
+                .as_ref()
+                .is_some_and(|u| !u.iter().any(|&j| j == k as i64 || j + n == k as i64));
+            let Some(m) = m else {
+                if !unused {
+                    return Err(unsupported(format!(
+                        "{} returns None where the graph reads a tensor",
+                        target.name()
+                    )));
+                }
+                // A placeholder the run skips (never read, never allocated).
+                let buf =
+                    self.ir
+                        .add_buffer(fx::DType::Float32, vec![0], vec![1], BufKind::Discarded);
+                outs.push(buf);
+                vals.push(LValue::Scalar(Scalar::I(0)));
+                continue;
+            };
             let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) else {
                 return Err(unsupported("symbolic sizes".into()));
             };
@@ -301,10 +325,6 @@ impl Lowerer<'_> {
             } else {
                 strides
             };
-            let n = metas.len() as i64;
-            let unused = used
-                .as_ref()
-                .is_some_and(|u| !u.iter().any(|&j| j == k as i64 || j + n == k as i64));
             let kind = if unused {
                 BufKind::Discarded
             } else {

@@ -43,6 +43,25 @@ pub enum LValue {
 /// `realize_opcount_threshold`).
 const REALIZE_USERS: usize = 4;
 const REALIZE_OPS: usize = 48;
+/// A pointwise value read more than once is realized when inlining it would read more than this
+/// many buffers in each reader (Inductor's `realize_reads_threshold`).
+const REALIZE_READS: usize = 4;
+
+/// Ops whose host call reads its tensor operands from memory (Inductor's
+/// `needs_realized_inputs`): a pointwise value one of them reads is realized once when it has
+/// other users too, and every user reads the buffer (the GEMM takes a strided view of it).
+const MEMORY_READERS: &[&str] = &[
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "matmul",
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "convolution",
+];
 
 pub(crate) struct Lowerer<'g> {
     pub graph: &'g Graph,
@@ -59,6 +78,11 @@ pub(crate) struct Lowerer<'g> {
     pub channels_last: bool,
     /// The device's policy (supported dtypes, row-local array size).
     pub target: &'g Target,
+    /// Lazy values already realized (by lazy id): realizing one again, or a view of one, reads
+    /// that buffer instead of computing the value a second time.
+    realized: HashMap<u64, TensorVal>,
+    /// Names the current node's lowering rebound to a realized buffer, with their old values.
+    rebound: Vec<(NodeId, LValue)>,
 }
 
 /// Channels-last strides of a 4-d `[N, C, H, W]` tensor: fx's layout rule.
@@ -92,6 +116,8 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         alias_root: HashMap::new(),
         channels_last: target.channels_last(graph),
         target,
+        realized: HashMap::new(),
+        rebound: Vec::new(),
     };
     let attn = attention::plan(graph);
     let mut outputs = None;
@@ -198,6 +224,7 @@ impl<'g> Lowerer<'g> {
             self.may_alias.insert(id);
         }
         let mark = (self.ir.nodes.next_key(), self.ir.buffers.next_key());
+        self.rebound.clear();
         let result = match &op {
             None => Err(Reject::Fallback(format!(
                 "no lowering for {}",
@@ -219,6 +246,7 @@ impl<'g> Lowerer<'g> {
                 // Drop whatever the failed lowering emitted.
                 self.ir.nodes.truncate(mark.0);
                 self.ir.buffers.truncate(mark.1);
+                self.undo_from(mark.1);
                 if inplace_root.is_some() {
                     return Err(InductorError::Unsupported(format!(
                         "in-place {} cannot be lowered: {reason}",
@@ -237,6 +265,13 @@ impl<'g> Lowerer<'g> {
             }
         };
         let value = match value {
+            LValue::Tensor(t) if self.output_read_again(id, &t) => {
+                // Inductor realizes a pointwise graph output where it is made: its other
+                // readers (a training forward's saved pre-activation, read by the GELU after
+                // it) read the buffer in the same kernel instead of computing it again.
+                let strides = self.output_strides(id, &t);
+                LValue::Tensor(self.realize_with(&t, strides))
+            }
             LValue::Tensor(t) if self.should_realize(id, &t) => LValue::Tensor(self.realize(&t)),
             v => v,
         };
@@ -394,9 +429,59 @@ impl<'g> Lowerer<'g> {
         }
     }
 
+    /// Whether node `id`'s lazy value is written to a buffer where it is made rather than
+    /// inlined into each reader. Inductor's rules: many readers or a large body; and, for a
+    /// value with several readers, one of them reading memory (an extern GEMM or convolution,
+    /// through views), or a body costly to repeat (transcendental ops, many buffer reads). The
+    /// last two keep a backward's `grad * gelu'(x)` from being computed once per GEMM and once
+    /// more in the bias gradient's column sum.
     fn should_realize(&self, id: NodeId, t: &TensorVal) -> bool {
+        if !matches!(t.kind, Kind::Lazy { .. }) {
+            return false;
+        }
+        let users = self.graph.users(id).len();
+        if users >= REALIZE_USERS || t.ops() > REALIZE_OPS {
+            return true;
+        }
+        users > 1 && (self.feeds_memory_reader(id) || costly_to_repeat(t))
+    }
+
+    /// A lazy value that is a graph output and has other users too.
+    fn output_read_again(&self, id: NodeId, t: &TensorVal) -> bool {
+        let users = self.graph.users(id);
         matches!(t.kind, Kind::Lazy { .. })
-            && (self.graph.users(id).len() >= REALIZE_USERS || t.ops() > REALIZE_OPS)
+            && users.len() > 1
+            && users
+                .iter()
+                .any(|&u| matches!(self.graph.node(u).kind, NodeKind::Output { .. }))
+    }
+
+    /// The strides a lazy graph output is written in: eager's when dense (what
+    /// [`Self::lower_outputs`] would choose), else contiguous.
+    fn output_strides(&self, id: NodeId, t: &TensorVal) -> Vec<i64> {
+        known_tensor(&self.graph.node(id).meta)
+            .and_then(|m| m.known_strides())
+            .filter(|s| dense_strides(&t.sizes, s))
+            .unwrap_or_else(|| contiguous_strides(&t.sizes))
+    }
+
+    /// Whether a user of `id`, looking through views, is a [`MEMORY_READERS`] op.
+    fn feeds_memory_reader(&self, id: NodeId) -> bool {
+        let mut stack = vec![id];
+        let mut seen = HashSet::new();
+        while let Some(n) = stack.pop() {
+            for u in self.graph.users(n) {
+                if !seen.insert(u) {
+                    continue;
+                }
+                match canonical_call(self.graph, u) {
+                    Some(c) if MEMORY_READERS.contains(&c.name.as_str()) => return true,
+                    Some(c) if c.may_alias && !c.inplace => stack.push(u),
+                    _ => {}
+                }
+            }
+        }
+        false
     }
 
     pub fn value(&self, a: &Arg) -> LResult<LValue> {
@@ -420,6 +505,9 @@ impl<'g> Lowerer<'g> {
 
     /// Writes a lazy tensor to a fresh contiguous buffer.
     pub fn realize(&mut self, t: &TensorVal) -> TensorVal {
+        if let Some(r) = self.already_realized(t) {
+            return r;
+        }
         let strides = if self.channels_last && t.sizes.len() == 4 {
             channels_last_strides(&t.sizes)
         } else {
@@ -429,23 +517,46 @@ impl<'g> Lowerer<'g> {
     }
 
     pub fn realize_with(&mut self, t: &TensorVal, strides: Vec<i64>) -> TensorVal {
+        if let Some(r) = self.already_realized(t) {
+            if r.as_view()
+                .is_some_and(|v| v.offset == 0 && v.strides == strides)
+            {
+                return r;
+            }
+        }
+        // A lazy view of a realized base copies from its buffer (no recomputation).
+        let resolved = self.resolve(t);
+        let src = resolved.as_ref().unwrap_or(t);
         let buf = self
             .ir
             .add_buffer(t.dtype, t.sizes.clone(), strides.clone(), BufKind::Computed);
-        self.store(buf, t);
+        self.store(buf, src);
         let realized = TensorVal::buffer(buf, t.dtype, t.sizes.clone(), strides);
         // Later users of the same node read the buffer instead of inlining the computation a
         // second time (a max-pool read by a convolution, which realizes it, and by the residual
         // add after that convolution would otherwise be recomputed in the add's kernel).
         if let Kind::Lazy { id, .. } = t.kind {
-            for v in self.env.values_mut() {
+            self.realized.entry(id).or_insert_with(|| realized.clone());
+            for (k, v) in self.env.iter_mut() {
                 if matches!(v, LValue::Tensor(TensorVal { kind: Kind::Lazy { id: other, .. }, .. }) if *other == id)
                 {
-                    *v = LValue::Tensor(realized.clone());
+                    let old = std::mem::replace(v, LValue::Tensor(realized.clone()));
+                    self.rebound.push((*k, old));
                 }
             }
         }
         realized
+    }
+
+    /// Undoes what a failed lowering did to the lowerer's state once its IR was dropped from
+    /// `mark` on: names rebound to its buffers get their lazy values back, and realized values
+    /// in its buffers are forgotten.
+    fn undo_from(&mut self, mark: BufId) {
+        for (k, old) in self.rebound.drain(..).rev() {
+            self.env.insert(k, old);
+        }
+        self.realized
+            .retain(|_, r| r.as_view().is_some_and(|v| v.buf < mark));
     }
 
     /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
@@ -461,12 +572,52 @@ impl<'g> Lowerer<'g> {
         });
     }
 
-    /// A strided view of `t`, realizing it first if it is lazy.
+    /// A strided view of `t`, realizing it first if it is lazy. A lazy view (a transpose, a
+    /// reshape) of a lazy base covering all of it realizes the base, once, and views its
+    /// buffer: the base's other readers then read that buffer too, instead of the view being
+    /// realized as a second computation of the same values.
     pub fn view_of(&mut self, t: &TensorVal) -> crate::ir::View {
-        match t.as_view() {
-            Some(v) => v,
-            None => self.realize(t).as_view().unwrap(),
+        if let Some(v) = t.as_view() {
+            return v;
         }
+        if let Some(r) = self.resolve(t) {
+            return r.as_view().unwrap();
+        }
+        if let Some(lv) = t.lazy_view() {
+            if t.numel() >= lv.base.numel() {
+                let base = lv.base.clone();
+                self.realize(&base);
+                if let Some(r) = self.resolve(t) {
+                    return r.as_view().unwrap();
+                }
+            }
+        }
+        self.realize(t).as_view().unwrap()
+    }
+
+    /// `t` itself realized earlier, as its buffer.
+    fn already_realized(&self, t: &TensorVal) -> Option<TensorVal> {
+        self.realized.get(&t.lazy_id()?).cloned()
+    }
+
+    /// A lazy `t` as a strided view of a buffer realized earlier (`t` itself, or the base it
+    /// is a view of when the view is strided on the base's layout), or `None`.
+    fn resolve(&self, t: &TensorVal) -> Option<TensorVal> {
+        if let Some(r) = self.already_realized(t) {
+            return Some(r);
+        }
+        let lv = t.lazy_view()?;
+        let base = self.already_realized(&lv.base)?.as_view()?;
+        let (strides, offset) = (lv.strided)(&base.strides, base.offset)?;
+        Some(TensorVal {
+            dtype: t.dtype,
+            sizes: t.sizes.clone(),
+            kind: Kind::Strided {
+                buf: base.buf,
+                strides,
+                offset,
+            },
+        })
     }
 
     fn lower_outputs(&mut self, values: &[Arg]) -> Result<(), InductorError> {
@@ -692,4 +843,46 @@ pub fn dense_strides(sizes: &[i64], strides: &[i64]) -> bool {
         expect *= s;
     }
     true
+}
+
+/// Whether inlining `t`'s body into each of several readers costs more than reading it from
+/// memory: a transcendental op (Inductor's CPU rule names `exp` and `sigmoid`; `erf`, `tanh`,
+/// `log` and `pow` cost as much in C), or more than [`REALIZE_READS`] buffers read.
+fn costly_to_repeat(t: &TensorVal) -> bool {
+    use crate::ir::{BinOp, UnOp, Val};
+    let mut b = BodyBuilder::new(t.sizes.clone());
+    let vars = b.vars();
+    let v = t.load(&mut b, &vars);
+    let body = b.finish(v);
+    let heavy = body.vals.iter().any(|v| match v {
+        Val::Unary(op, _) => matches!(
+            op,
+            UnOp::Exp
+                | UnOp::Exp2
+                | UnOp::Expm1
+                | UnOp::Log
+                | UnOp::Log2
+                | UnOp::Log10
+                | UnOp::Log1p
+                | UnOp::Sin
+                | UnOp::Cos
+                | UnOp::Tan
+                | UnOp::Asin
+                | UnOp::Acos
+                | UnOp::Atan
+                | UnOp::Sinh
+                | UnOp::Cosh
+                | UnOp::Tanh
+                | UnOp::Erf
+        ),
+        Val::Binary(op, ..) => matches!(op, BinOp::Pow | BinOp::Atan2),
+        _ => false,
+    });
+    if heavy {
+        return true;
+    }
+    let mut bufs: Vec<BufId> = body.deps().loads.iter().map(|(b, _)| *b).collect();
+    bufs.sort();
+    bufs.dedup();
+    bufs.len() > REALIZE_READS
 }

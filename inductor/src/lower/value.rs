@@ -23,8 +23,26 @@ pub enum Kind {
         strides: Vec<i64>,
         offset: i64,
     },
-    /// `id` keys the builder's memo table; `ops` is an upper bound on the inlined op count.
-    Lazy { id: u64, f: LoadFn, ops: usize },
+    /// `id` keys the builder's memo table; `ops` is an upper bound on the inlined op count;
+    /// `view` is set when this is a view (permute, reshape, expand, ...) of another lazy tensor.
+    Lazy {
+        id: u64,
+        f: LoadFn,
+        ops: usize,
+        view: Option<Rc<LazyView>>,
+    },
+}
+
+/// Maps a base's (strides, offset) to a view's, or `None` when the view is not strided there.
+pub type StrideMap = Rc<dyn Fn(&[i64], i64) -> Option<(Vec<i64>, i64)>>;
+
+/// How a lazy tensor views a lazy base: a consumer that needs memory (an extern call's operand)
+/// realizes the base once and takes a strided view of its buffer, instead of realizing the view
+/// as a second copy of the same computation (Inductor's `ReinterpretView` of a realized base).
+pub struct LazyView {
+    /// The outermost lazy tensor of the chain of views (itself not a view).
+    pub base: TensorVal,
+    pub strided: StrideMap,
 }
 
 #[derive(Clone)]
@@ -57,6 +75,7 @@ impl TensorVal {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 f,
                 ops,
+                view: None,
             },
         }
     }
@@ -122,7 +141,7 @@ impl TensorVal {
     fn view_with(
         &self,
         sizes: Vec<i64>,
-        strided: impl FnOnce(&[i64], i64) -> Option<(Vec<i64>, i64)>,
+        strided: impl Fn(&[i64], i64) -> Option<(Vec<i64>, i64)> + 'static,
         map: impl Fn(&mut BodyBuilder, &[Idx]) -> Vec<Idx> + 'static,
     ) -> TensorVal {
         if let Kind::Strided {
@@ -143,9 +162,25 @@ impl TensorVal {
                 };
             }
         }
+        let view = match &self.kind {
+            Kind::Lazy { view: Some(v), .. } => {
+                let (first, then) = (v.strided.clone(), strided);
+                let composed: StrideMap =
+                    Rc::new(move |st, off| first(st, off).and_then(|(s, o)| then(&s, o)));
+                Some(Rc::new(LazyView {
+                    base: v.base.clone(),
+                    strided: composed,
+                }))
+            }
+            Kind::Lazy { view: None, .. } => Some(Rc::new(LazyView {
+                base: self.clone(),
+                strided: Rc::new(strided),
+            })),
+            Kind::Strided { .. } => None,
+        };
         let inner = self.clone();
         let ops = self.ops();
-        TensorVal::lazy(
+        let mut t = TensorVal::lazy(
             self.dtype,
             sizes,
             ops,
@@ -153,7 +188,27 @@ impl TensorVal {
                 let i = map(b, idx);
                 inner.load(b, &i)
             }),
-        )
+        );
+        if let Kind::Lazy { view: slot, .. } = &mut t.kind {
+            *slot = view;
+        }
+        t
+    }
+
+    /// The lazy base this lazy tensor views, and the map from the base's strides to its own.
+    pub fn lazy_view(&self) -> Option<&LazyView> {
+        match &self.kind {
+            Kind::Lazy { view: Some(v), .. } => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The memo key of a lazy tensor.
+    pub fn lazy_id(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Lazy { id, .. } => Some(*id),
+            Kind::Strided { .. } => None,
+        }
     }
 
     pub fn permute(&self, dims: &[usize]) -> TensorVal {

@@ -15,6 +15,7 @@
 //!   two tensor inputs share a storage (the same tensor passed for two parameters), the call
 //!   runs the traced graph on the eager runner instead, which sees the write through both names.
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -43,11 +44,52 @@ pub struct FunctionalRun {
     /// (output, base, view steps): output rebuilt as `replay(base, *steps)`.
     views: Vec<(usize, AliasBase, Py<PyTuple>)>,
     replay: Py<PyAny>,
-    /// Inputs that are tensors (by placeholder index), checked for shared storage when the
-    /// graph writes an input, and the traced graph on the eager runner for that case.
-    overlap: Option<(Vec<usize>, EagerProgram)>,
+    /// When the graph writes an input: the tensor inputs checked per call for memory shared
+    /// with a written one, and the traced graph on the eager runner for that case.
+    overlap: Option<(Vec<Span>, EagerProgram)>,
     /// How many outputs the traced graph has (the functional one may add bases after them).
     user_outputs: usize,
+}
+
+/// A tensor input as the per-call overlap check sees it.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    /// Placeholder index.
+    input: usize,
+    /// Bytes from its data pointer to one past its last element (from the sizes and strides
+    /// its guards fix); `None` when not static (then its storage's whole range is used).
+    bytes: Option<u64>,
+    /// The graph writes it.
+    written: bool,
+}
+
+/// The bytes a tensor of `sizes` and non-negative `strides` spans from its first element.
+fn span_bytes(sizes: &[i64], strides: &[i64], itemsize: usize) -> u64 {
+    if sizes.contains(&0) {
+        return 0;
+    }
+    let last: i64 = sizes
+        .iter()
+        .zip(strides)
+        .map(|(s, st)| (s - 1) * st.abs())
+        .sum();
+    (last as u64 + 1) * itemsize as u64
+}
+
+/// Whether two of the `[lo, hi)` memory ranges overlap, one of them written.
+fn written_overlap(mut ranges: Vec<(usize, usize, bool)>) -> bool {
+    ranges.sort_unstable_by_key(|r| r.0);
+    let (mut any_hi, mut written_hi) = (0usize, 0usize);
+    for (lo, hi, written) in ranges {
+        if lo < written_hi || (written && lo < any_hi) {
+            return true;
+        }
+        any_hi = any_hi.max(hi);
+        if written {
+            written_hi = written_hi.max(hi);
+        }
+    }
+    false
 }
 
 /// Resolves `a.b.c` as Python does for a qualified name: the longest importable module prefix,
@@ -163,7 +205,14 @@ pub fn for_inductor(
             .filter_map(|p| {
                 let n = graph.node(p);
                 match (&n.kind, n.meta.tensor()) {
-                    (NodeKind::Placeholder { index }, Some(_)) => Some(*index),
+                    (NodeKind::Placeholder { index }, Some(t)) => Some(Span {
+                        input: *index,
+                        bytes: t
+                            .known_sizes()
+                            .zip(t.known_strides())
+                            .map(|(sz, st)| span_bytes(&sz, &st, t.dtype.itemsize())),
+                        written: mutated_inputs.contains(index),
+                    }),
                     _ => None,
                 }
             })
@@ -198,8 +247,13 @@ impl FunctionalRun {
         self.views.is_empty() && self.overlap.is_none() && outputs == self.user_outputs
     }
 
-    /// The traced graph on the eager runner when two tensor inputs share a storage and the
-    /// graph writes an input; `None` to run the kernels.
+    /// The traced graph on the eager runner when an input the graph writes shares memory with
+    /// another tensor input; `None` to run the kernels.
+    ///
+    /// This runs on every call of such a graph (resnet's BatchNorm buffers), so it reads one
+    /// `data_ptr()` per input and compares byte ranges whose lengths were computed at compile
+    /// time. Shared memory is what makes the functional graph wrong (a read of the other input
+    /// would see the write in eager); two views of one storage that do not overlap are fine.
     pub fn eager_instead<'py>(
         &self,
         py: Python<'py>,
@@ -208,17 +262,29 @@ impl FunctionalRun {
         let Some((tensors, program)) = &self.overlap else {
             return Ok(None);
         };
-        let mut seen = Vec::with_capacity(tensors.len());
-        for &i in tensors {
-            let Some(t) = inputs.get(i) else { continue };
-            let ptr: usize = t
-                .call_method0("untyped_storage")?
-                .call_method0("data_ptr")?
-                .extract()?;
-            if ptr != 0 && seen.contains(&ptr) {
-                return program.run(py, inputs.to_vec()).map(Some);
+        let mut ranges = Vec::with_capacity(tensors.len());
+        for s in tensors {
+            let Some(t) = inputs.get(s.input) else {
+                continue;
+            };
+            let (lo, len) = match s.bytes {
+                Some(n) => {
+                    let lo: usize = t.call_method0(intern!(py, "data_ptr"))?.extract()?;
+                    (lo, n as usize)
+                }
+                None => {
+                    let st = t.call_method0(intern!(py, "untyped_storage"))?;
+                    let lo: usize = st.call_method0(intern!(py, "data_ptr"))?.extract()?;
+                    let n: usize = st.call_method0(intern!(py, "nbytes"))?.extract()?;
+                    (lo, n)
+                }
+            };
+            if lo != 0 && len != 0 {
+                ranges.push((lo, lo + len, s.written));
             }
-            seen.push(ptr);
+        }
+        if written_overlap(ranges) {
+            return program.run(py, inputs.to_vec()).map(Some);
         }
         Ok(None)
     }
@@ -249,5 +315,34 @@ impl FunctionalRun {
         }
         outs.truncate(self.user_outputs);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{span_bytes, written_overlap};
+
+    #[test]
+    fn spans_and_overlaps() {
+        assert_eq!(span_bytes(&[2, 3], &[3, 1], 4), 24);
+        assert_eq!(span_bytes(&[3, 2], &[1, 3], 4), 24);
+        assert_eq!(span_bytes(&[4], &[2], 8), 56);
+        assert_eq!(span_bytes(&[0, 5], &[5, 1], 4), 0);
+        assert_eq!(span_bytes(&[], &[], 4), 4);
+        // Disjoint, touching, and two unwritten ranges overlapping: no fallback.
+        assert!(!written_overlap(vec![(0, 8, true), (8, 16, false)]));
+        assert!(!written_overlap(vec![
+            (0, 8, false),
+            (4, 16, false),
+            (16, 20, true)
+        ]));
+        // A written range overlapping another, in either order.
+        assert!(written_overlap(vec![(0, 8, true), (4, 16, false)]));
+        assert!(written_overlap(vec![(4, 16, true), (0, 8, false)]));
+        assert!(written_overlap(vec![
+            (0, 100, false),
+            (10, 20, false),
+            (50, 60, true)
+        ]));
     }
 }

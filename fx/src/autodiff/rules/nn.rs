@@ -514,11 +514,15 @@ fn conv(
             &s,
         )))
     };
+    // torch returns `None` for a gradient the output mask leaves out.
+    let none = crate::meta::NodeMeta::None;
     let bmeta = match bias {
-        Some(n) => meta(b, n)?,
-        None => crate::meta::NodeMeta::None,
+        Some(n) if mask[2] => meta(b, n)?,
+        _ => none.clone(),
     };
-    let tuple = crate::meta::NodeMeta::Tuple(vec![meta(b, x)?, meta(b, w)?, bmeta]);
+    let xmeta = if mask[0] { meta(b, x)? } else { none.clone() };
+    let wmeta = if mask[1] { meta(b, w)? } else { none };
+    let tuple = crate::meta::NodeMeta::Tuple(vec![xmeta, wmeta, bmeta]);
     let r = b.raw(
         "convolution_backward",
         Target::Function("torch.ops.aten.convolution_backward.default".into()),
