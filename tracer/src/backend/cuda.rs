@@ -114,7 +114,8 @@ pub fn options(py: Python<'_>, index: u32) -> Result<inductor::Options, String> 
 /// The capability's default policy, with the measurement knobs `TORCHFERRO_CUDA_ROW_BLOCK`
 /// (threads of a row kernel; the register-held row stays `scratch_max` long),
 /// `TORCHFERRO_CUDA_PW_BLOCK` and `TORCHFERRO_CUDA_UNROLL` (pointwise threads and elements per
-/// thread): sweeping them needs no rebuild. Unparsable or out-of-range values are ignored.
+/// thread), `TORCHFERRO_CUDA_VEC` (consecutive elements per chunk, 1/2/4/8) and
+/// `TORCHFERRO_CUDA_ROW_CACHE` (0/1): sweeping them needs no rebuild. Unparsable or out-of-range values are ignored.
 fn tuned_policy(major: u32, minor: u32) -> inductor::CudaPolicy {
     let mut p = inductor::CudaPolicy::for_capability(major, minor);
     let knob = |name: &str, lo: u32, hi: u32| {
@@ -133,6 +134,12 @@ fn tuned_policy(major: u32, minor: u32) -> inductor::CudaPolicy {
     }
     if let Some(u) = knob("TORCHFERRO_CUDA_UNROLL", 1, 16) {
         p.pointwise_unroll = u;
+    }
+    if let Some(v) = knob("TORCHFERRO_CUDA_VEC", 1, 8).filter(|v| v.is_power_of_two()) {
+        p.vector = v;
+    }
+    if let Some(c) = knob("TORCHFERRO_CUDA_ROW_CACHE", 0, 1) {
+        p.row_cache = c == 1;
     }
     p
 }
