@@ -249,7 +249,10 @@ def test_opt_out_runs_eagerly(monkeypatch):
     assert entry["runner"] == "eager", entry
 
 
-def test_mixed_cpu_and_cuda_runs_eagerly():
+def test_mixed_cpu_and_cuda_runs_cpu_ops_through_torch():
+    """A CPU scalar tensor beside CUDA tensors: the graph is compiled for the GPU, and every op
+    that touches the CPU tensor runs through torch (which broadcasts it onto the GPU as eager
+    does); here that is every op, so none of our kernels runs."""
     torchferro.compiler.reset()
 
     def f(x, s):
@@ -261,7 +264,29 @@ def test_mixed_cpu_and_cuda_runs_eagerly():
     torch.testing.assert_close(torchferro.compile(f)(x, s), f(x, s))
     assert launches() == before
     (entry,) = torchferro.compiler.cache_entries(f)
-    assert entry["runner"] == "eager", entry
+    assert entry["runner"] == "inductor", entry
+
+
+def test_cpu_scalar_moved_to_cuda_keeps_our_kernels():
+    """mistral's pattern (a sliding-window cache's `torch.tensor(n)`, moved with `.to(device)`
+    and returned): the CPU scalar and its move run through torch, the rest in our kernels, and
+    each output is on eager's device."""
+    torchferro.compiler.reset()
+
+    def f(x):
+        n = torch.tensor(4096, dtype=torch.int64)
+        return torch.softmax(x, -1) * 2, n.to(x.device), n
+
+    x = torch.randn(33, 130, device=DEV)
+    before = launches()
+    got = torchferro.compile(f)(x)
+    want = f(x)
+    assert launches() > before
+    for g, w in zip(got, want):
+        assert g.device == w.device, (g.device, w.device)
+        torch.testing.assert_close(g, w)
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry
 
 
 def test_side_stream_orders_with_torch_ops():

@@ -240,6 +240,10 @@ impl<'a, H: Host> Runtime<'a, H> {
                     self.tensor_spans(x, &mut arg_spans);
                 }
                 for (t, &buf) in results.into_iter().zip(outs) {
+                    // Dropped unread: it may be no tensor at all (`None`, an undefined result).
+                    if self.ir.buffers[buf].kind == BufKind::Discarded {
+                        continue;
+                    }
                     let span = self.span_of(&t);
                     // A buffer whose layout repeats elements (a stride 0 from `expand`)
                     // cannot be written: such a result is adopted as before.
@@ -250,9 +254,6 @@ impl<'a, H: Host> Runtime<'a, H> {
                         .zip(&b.strides)
                         .all(|(n, s)| *n <= 1 || *s != 0);
                     if writable && arg_spans.iter().any(|s| overlaps(*s, span)) {
-                        if self.ir.buffers[buf].kind == BufKind::Discarded {
-                            continue;
-                        }
                         let dst = self.tensor(buf)?;
                         self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
                     } else {

@@ -22,8 +22,11 @@ pub enum Placement {
     Cuda(u32),
 }
 
-/// The one device of every tensor of `graph` (CPU when it has none); `Err` when tensors sit on
-/// several devices (such a graph runs on the eager runner, which lets torch decide).
+/// The device a graph's kernels run on: the one CUDA device its tensors use, where there is
+/// one (CPU tensors beside it, such as the scalar `torch.tensor(n)` a model moves over with
+/// `.to(device)`, are left to torch: the lowering runs every op that touches them as a
+/// fallback), else the CPU. `Err` when tensors sit on two CUDA devices or on another kind of
+/// device (such a graph runs on the eager runner, which lets torch decide).
 pub fn placement(graph: &Graph) -> Result<Placement, String> {
     let mut found: Option<Placement> = None;
     for (_, n) in graph.nodes() {
@@ -31,7 +34,7 @@ pub fn placement(graph: &Graph) -> Result<Placement, String> {
             continue;
         };
         let p = match t.device.kind.as_str() {
-            "cpu" => Placement::Cpu,
+            "cpu" => continue,
             "cuda" => Placement::Cuda(t.device.index.unwrap_or(0).max(0) as u32),
             other => {
                 return Err(format!(
