@@ -59,6 +59,26 @@ pub(crate) struct Lowerer<'g> {
     pub channels_last: bool,
     /// The device's policy (supported dtypes, row-local array size).
     pub target: &'g Target,
+    /// The kind of device the kernels' buffers live on: `cuda` when any tensor of the graph
+    /// is on a CUDA device, else `cpu` (also for a CPU graph printed for the CUDA target by the
+    /// check hook). Ops touching tensors elsewhere run through torch ([`Lowerer::off_device`]).
+    home: &'static str,
+}
+
+/// See [`Lowerer::home`].
+fn home_device(graph: &Graph) -> &'static str {
+    fn cuda(m: &NodeMeta) -> bool {
+        match m {
+            NodeMeta::Tensor(t) => t.device.kind == "cuda",
+            NodeMeta::Tuple(xs) => xs.iter().any(cuda),
+            _ => false,
+        }
+    }
+    if graph.nodes().any(|(_, n)| cuda(&n.meta)) {
+        "cuda"
+    } else {
+        "cpu"
+    }
 }
 
 /// Channels-last strides of a 4-d `[N, C, H, W]` tensor: fx's layout rule.
@@ -92,6 +112,7 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         alias_root: HashMap::new(),
         channels_last: target.channels_last(graph),
         target,
+        home: home_device(graph),
     };
     let attn = attention::plan(graph);
     let mut outputs = None;
@@ -257,10 +278,7 @@ impl<'g> Lowerer<'g> {
     /// with `.to(device)`): a kernel cannot address it, while torch's op takes it as eager
     /// does. Such a graph is compiled for its one CUDA device (`backend::cuda::placement`).
     fn off_device(&self, meta: &NodeMeta, args: &[Arg], kwargs: &[(String, Arg)]) -> Option<String> {
-        let kind = match self.target {
-            Target::Cpu(_) => "cpu",
-            Target::Cuda(_) => "cuda",
-        };
+        let kind = self.home;
         fn find<'m>(m: &'m NodeMeta, kind: &str) -> Option<&'m str> {
             match m {
                 NodeMeta::Tensor(t) if t.device.kind != kind => Some(t.device.kind.as_str()),

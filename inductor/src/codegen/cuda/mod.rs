@@ -71,9 +71,67 @@ pub fn generate(
     let kernels = sched
         .kernels
         .iter_enumerated()
-        .map(|(id, k)| emit_kernel(&mut code, ir, sched, k, &plans[id], policy))
+        .map(|(id, k)| {
+            let mut text = String::new();
+            let abi = emit_kernel(&mut text, ir, sched, k, &plans[id], policy);
+            code.push_str(&merge_sincos(&text));
+            abi
+        })
         .collect();
     CudaSource { code, kernels }
+}
+
+/// `sinf(v)` and `cosf(v)` of one value in one block become one `sincosf`, which reduces the
+/// argument once (the same results: CUDA's `sincosf` is the pair of its `sinf` and `cosf`).
+/// A pointwise chain such as `sin(x) * 2 + cos(x)` is bound by this arithmetic, not memory.
+fn merge_sincos(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    // (indent, name, argument) of a `const float NAME = sinf(ARG);` / `cosf` line.
+    let parse = |l: &str, f: &str| -> Option<(usize, String, String)> {
+        let t = l.trim_start();
+        let rest = t.strip_prefix("const float ")?;
+        let (name, call) = rest.split_once(" = ")?;
+        let arg = call.strip_prefix(f)?.strip_prefix('(')?.strip_suffix(");")?;
+        let simple = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+        (simple(name) && simple(arg)).then(|| (l.len() - t.len(), name.to_string(), arg.to_string()))
+    };
+    let mut out_lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let mut dropped = vec![false; lines.len()];
+    for i in 0..lines.len() {
+        let Some((ind, sin_name, arg)) = parse(lines[i], "sinf") else {
+            continue;
+        };
+        // The partner in the same block: lines further in, or at the same depth, until the
+        // block closes.
+        for j in i + 1..lines.len() {
+            let t = lines[j].trim_start();
+            let depth = lines[j].len() - t.len();
+            if depth < ind && !t.is_empty() {
+                break;
+            }
+            if depth != ind || dropped[j] {
+                continue;
+            }
+            if let Some((_, cos_name, a)) = parse(lines[j], "cosf") {
+                if a == arg {
+                    let pad = &lines[i][..ind];
+                    out_lines[i] = format!(
+                        "{pad}float {sin_name}, {cos_name}; sincosf({arg}, &{sin_name}, &{cos_name});"
+                    );
+                    dropped[j] = true;
+                    break;
+                }
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    for (l, d) in out_lines.iter().zip(&dropped) {
+        if !d {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Whether every index of kernel `k` fits 32-bit arithmetic: the buffers it touches and its
