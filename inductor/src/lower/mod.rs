@@ -277,7 +277,12 @@ impl<'g> Lowerer<'g> {
     /// the one the kernels run on (a CUDA graph's CPU scalar, `torch.tensor(n)`, moved over
     /// with `.to(device)`): a kernel cannot address it, while torch's op takes it as eager
     /// does. Such a graph is compiled for its one CUDA device (`backend::cuda::placement`).
-    fn off_device(&self, meta: &NodeMeta, args: &[Arg], kwargs: &[(String, Arg)]) -> Option<String> {
+    fn off_device(
+        &self,
+        meta: &NodeMeta,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Option<String> {
         let kind = self.home;
         fn find<'m>(m: &'m NodeMeta, kind: &str) -> Option<&'m str> {
             match m {
@@ -332,7 +337,9 @@ impl<'g> Lowerer<'g> {
             || d.sizes != s.sizes
             || d.device != s.device
             || self.alias_root.contains_key(dst)
-            || self.off_device(&self.graph.node(*dst).meta, &[], &[]).is_some()
+            || self
+                .off_device(&self.graph.node(*dst).meta, &[], &[])
+                .is_some()
         {
             return Ok(false);
         }

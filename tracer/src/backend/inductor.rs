@@ -505,7 +505,10 @@ impl InductorProgram {
                 // only where nothing reads them (`getitem(_, 0)` alone: the weights are then a
                 // discarded result, dropped unchecked), as in torchvision's ViT.
                 if target.name() == "torch._native_multi_head_attention"
-                    && !graph.users(id).into_iter().all(|u| takes_first(graph, u, id))
+                    && !graph
+                        .users(id)
+                        .into_iter()
+                        .all(|u| takes_first(graph, u, id))
                 {
                     return Err(
                         "torch._native_multi_head_attention (runs on the eager backend)".into(),

@@ -91,9 +91,14 @@ fn merge_sincos(text: &str) -> String {
         let t = l.trim_start();
         let rest = t.strip_prefix("const float ")?;
         let (name, call) = rest.split_once(" = ")?;
-        let arg = call.strip_prefix(f)?.strip_prefix('(')?.strip_suffix(");")?;
-        let simple = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
-        (simple(name) && simple(arg)).then(|| (l.len() - t.len(), name.to_string(), arg.to_string()))
+        let arg = call
+            .strip_prefix(f)?
+            .strip_prefix('(')?
+            .strip_suffix(");")?;
+        let simple =
+            |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+        (simple(name) && simple(arg))
+            .then(|| (l.len() - t.len(), name.to_string(), arg.to_string()))
     };
     let mut out_lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let mut dropped = vec![false; lines.len()];
@@ -410,11 +415,77 @@ fn emit_pointwise(
     if v > 1 {
         let last = nest.sizes.len() - 1;
         unflatten_chunk(out, indent, "ic", &nest.sizes, 0);
-        let _ = writeln!(out, "    #pragma unroll");
-        let _ = writeln!(out, "    for (int j = 0; j < {v}; j++) {{");
-        let _ = writeln!(out, "    const ti x{last} = xc{last} + (ti)j;");
-        emit_stage_nodes(out, cx, 0, &mut local, indent, no, nest, &HashMap::new());
-        let _ = writeln!(out, "    }}");
+        let mut body = String::new();
+        emit_stage_nodes(
+            &mut body,
+            cx,
+            0,
+            &mut local,
+            indent,
+            no,
+            nest,
+            &HashMap::new(),
+        );
+        // Loads first, then the arithmetic, then the stores, each over the chunk's lanes: a
+        // math call's slow path (`sincosf`'s wide argument reduction) splits the body into
+        // several blocks, and NVVM merges accesses only within one.
+        let vars: Vec<String> = (0..nest.sizes.len()).map(|i| format!("x{i}")).collect();
+        let dtype = |b: BufId| (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype);
+        let loads = cache_row_loads(&body, &vars, 1, (CHUNK_REGS / v) as usize, dtype);
+        let stores = chunk_stores(&body, &vars);
+        let lanes = |out: &mut String| {
+            let _ = writeln!(out, "    #pragma unroll");
+            let _ = writeln!(out, "    for (int j = 0; j < {v}; j++) {{");
+            let _ = writeln!(out, "    const ti x{last} = xc{last} + (ti)j;");
+        };
+        if let Some(stores) = stores.filter(|s| {
+            s.iter().all(|(b, _, _)| loads.iter().all(|(l, _)| l != b)) && !s.is_empty()
+        }) {
+            for (i, (b, _)) in loads.iter().enumerate() {
+                let t = storage_type(ir.buffers[*b].dtype);
+                let _ = writeln!(out, "    {t} cr{i}[{v}];");
+            }
+            for (i, (b, _, _)) in stores.iter().enumerate() {
+                let t = storage_type(ir.buffers[*b].dtype);
+                let _ = writeln!(out, "    {t} cs{i}[{v}];");
+            }
+            lanes(out);
+            for (i, (b, e)) in loads.iter().enumerate() {
+                let _ = writeln!(out, "    cr{i}[j] = b{b}[{e}];");
+            }
+            let _ = writeln!(out, "    }}");
+            for (i, (b, e)) in loads.iter().enumerate() {
+                body = replace_load(&body, *b, e, &format!("cr{i}[j]"));
+            }
+            let mut staged = String::with_capacity(body.len());
+            for l in body.lines() {
+                let t = l.trim_start();
+                match stores.iter().position(|(_, _, s)| s == t) {
+                    Some(i) => {
+                        let value = t.split_once(" = ").map(|x| x.1).unwrap_or_default();
+                        let pad = &l[..l.len() - t.len()];
+                        let _ = writeln!(staged, "{pad}cs{i}[j] = {value}");
+                    }
+                    None => {
+                        staged.push_str(l);
+                        staged.push('\n');
+                    }
+                }
+            }
+            body = staged;
+            lanes(out);
+            out.push_str(&body);
+            let _ = writeln!(out, "    }}");
+            lanes(out);
+            for (i, (b, e, _)) in stores.iter().enumerate() {
+                let _ = writeln!(out, "    b{b}[{e}] = cs{i}[j];");
+            }
+            let _ = writeln!(out, "    }}");
+        } else {
+            lanes(out);
+            out.push_str(&body);
+            let _ = writeln!(out, "    }}");
+        }
     } else {
         let _ = writeln!(out, "    const ti i = ic;");
         unflatten(out, indent, "i", &nest.sizes, 0);
@@ -595,7 +666,7 @@ fn emit_rows(
     if cache {
         let inner_vars: Vec<String> = (no..no + nr).map(|i| format!("x{i}")).collect();
         let budget = (ROW_CACHE_REGS / slots).max(0) as usize;
-        let loads = cache_row_loads(&body, &inner_vars, budget, |b| {
+        let loads = cache_row_loads(&body, &inner_vars, 2, budget, |b| {
             (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype)
         });
         for (i, (b, _)) in loads.iter().enumerate() {
@@ -609,7 +680,7 @@ fn emit_rows(
             }
             close_inner(out, &mut indent);
             for (i, (b, expr)) in loads.iter().enumerate() {
-                body = body.replace(&format!("b{b}[{expr}]"), &format!("cr{i}[it]"));
+                body = replace_load(&body, *b, expr, &format!("cr{i}[it]"));
             }
         }
     }
@@ -619,11 +690,60 @@ fn emit_rows(
     let _ = writeln!(out, "  }}");
 }
 
+/// `body` with every load `b{buf}[{index}]` (the whole token: not a suffix of `b1{buf}[..`)
+/// replaced by `with`.
+fn replace_load(body: &str, buf: BufId, index: &str, with: &str) -> String {
+    let pat = format!("b{buf}[{index}]");
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = rest.find(&pat) {
+        let whole = at == 0 || {
+            let c = rest.as_bytes()[at - 1];
+            !(c.is_ascii_alphanumeric() || c == b'_')
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { with } else { &pat });
+        rest = &rest[at + pat.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Register slots (of 4 bytes) a pointwise chunk may spend on loads read ahead.
+const CHUNK_REGS: u32 = 64;
+
+/// The stores of a pointwise body (`b{N}[index] = value;` lines, index over `vars`), as
+/// (buffer, index, the statement without its indent); `None` when some store is of another
+/// form (the stores then stay where they are).
+fn chunk_stores(body: &str, vars: &[String]) -> Option<Vec<(BufId, String, String)>> {
+    let mut out = Vec::new();
+    for line in body.lines() {
+        let t = line.trim_start();
+        let Some(rest) = t.strip_prefix('b') else {
+            continue;
+        };
+        let digits = rest.bytes().take_while(|c| c.is_ascii_digit()).count();
+        let Some(after) = rest[digits..].strip_prefix('[') else {
+            continue;
+        };
+        if digits == 0 {
+            continue;
+        }
+        let (idx, value) = after.split_once("] = ")?;
+        if idx.contains('[') || !index_over_vars(idx, vars) || !value.ends_with(';') {
+            return None;
+        }
+        let buf: usize = rest[..digits].parse().ok()?;
+        out.push((BufId::new(buf), idx.to_string(), t.to_string()));
+    }
+    Some(out)
+}
+
 /// Register slots (of 4 bytes) a row kernel's thread may spend on cached row loads.
 const ROW_CACHE_REGS: i64 = 32;
 
 /// The loads of a row kernel's stages (`b{N}[index]`, printed by the body printer) worth
-/// keeping in registers: read more than once, from a buffer the kernel never stores to, at an
+/// keeping in registers: read at least `min_uses` times, from a buffer the kernel never stores to, at an
 /// index over the loop variables alone that names a reduced (`inner`) variable. Such a load
 /// reads the same element wherever it occurs in a thread's slot, so one load per slot, at the
 /// row's start, serves every stage. At most as many as `budget` slots of 4 bytes allow (8-byte
@@ -631,6 +751,7 @@ const ROW_CACHE_REGS: i64 = 32;
 fn cache_row_loads(
     body: &str,
     inner: &[String],
+    min_uses: usize,
     budget: usize,
     dtype: impl Fn(BufId) -> Option<DType>,
 ) -> Vec<(BufId, String)> {
@@ -673,7 +794,7 @@ fn cache_row_loads(
     let mut left = budget;
     let mut keep = Vec::new();
     for ((buf, expr), n) in seen {
-        if n < 2 || stored.contains(&buf) {
+        if n < min_uses || stored.contains(&buf) {
             continue;
         }
         let id = BufId::new(buf);
