@@ -541,8 +541,16 @@ fn emit_rows(
         scratch.iter().map(|&b| (b, format!("sb{b}[it]"))).collect();
     // Every thread visits chunks `tid + c * block` of the row (positions `v` times that, plus
     // the lane `j`), the same in every stage: slot `it` is chunk `c`, lane `j`.
+    // Register arrays (scratch, cached loads) need every slot index constant: the chunk loop
+    // unrolls fully when they can exist; a long row's loop (a whole-tensor sum's millions of
+    // chunks) unrolls a few chunks deep instead of into megabytes of code.
+    let unroll = if slots <= ROW_CACHE_REGS || !scratch.is_empty() {
+        String::new()
+    } else {
+        " 4".to_string()
+    };
     let open_inner = |out: &mut String, indent: &mut String| {
-        let _ = writeln!(out, "{indent}#pragma unroll");
+        let _ = writeln!(out, "{indent}#pragma unroll{unroll}");
         let _ = writeln!(out, "{indent}for (int c = 0; c < {chunks}; c++) {{");
         let _ = writeln!(
             out,
