@@ -3,11 +3,11 @@
 Every lowering of the inductor's lowering test set (``tests/test_inductor_differential.py``:
 its cases, inputs and comparison modes) runs with its inputs moved to the GPU with their exact
 layouts (strided, transposed, broadcast, overlapping, zero-size), through
-``torchferro.compile`` with ``TORCHFERRO_CUDA=1``, and is compared with eager on CUDA. Then
+``torchferro.compile`` (``TORCHFERRO_CUDA=1``, the default), and is compared with eager on CUDA. Then
 hypothesis over shapes (size 1, zero-size, odd sizes, non-contiguous, broadcast) and dtypes
 (float32, float16, bfloat16, int64, bool); a launch counter that shows our kernels ran (not the
 eager runner); exact graph counts against torch.compile; a side stream; mixed CPU/CUDA graphs
-(eager runner); and ``cuda:1`` when there is one.
+(CPU ops through torch); the default (on) and the opt-out; and ``cuda:1`` when there is one.
 
 The whole module skips on a machine without a CUDA device (CI).
 """
@@ -232,6 +232,22 @@ def test_cuda_graph_launches_our_kernels():
         torch.testing.assert_close(g, w, rtol=2e-5, atol=1e-5)
     cf(x, y)
     assert launches() - before == 2 * first
+
+
+def test_default_runs_our_kernels(monkeypatch):
+    """With ``TORCHFERRO_CUDA`` unset, CUDA graphs run the CUDA inductor (session 11)."""
+    monkeypatch.delenv("TORCHFERRO_CUDA", raising=False)
+    torchferro.compiler.reset()
+
+    def f(x):
+        return torch.softmax(x * 2 + 1, -1)
+
+    x = torch.randn(64, 96, device=DEV)
+    before = launches()
+    torch.testing.assert_close(torchferro.compile(f)(x), f(x))
+    assert launches() > before
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry
 
 
 def test_opt_out_runs_eagerly(monkeypatch):

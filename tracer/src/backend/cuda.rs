@@ -64,7 +64,7 @@ fn name(p: Placement) -> String {
     }
 }
 
-/// Whether CUDA graphs go to the inductor: `TORCHFERRO_CUDA=1` turns it on, `=0` off; unset,
+/// Whether CUDA graphs go to the inductor: `TORCHFERRO_CUDA=0` turns it off, `=1` on; unset,
 /// [`DEFAULT_ON`].
 pub fn enabled() -> bool {
     match std::env::var("TORCHFERRO_CUDA") {
@@ -74,8 +74,9 @@ pub fn enabled() -> bool {
     }
 }
 
-/// The default when `TORCHFERRO_CUDA` is unset.
-pub const DEFAULT_ON: bool = false;
+/// The default when `TORCHFERRO_CUDA` is unset: on since session 11, when the kernels reached
+/// torch.compile's speed on the memory-bound bench rows and the model zoo ran them (docs/cuda.md).
+pub const DEFAULT_ON: bool = true;
 
 /// The inductor's options for a graph on `cuda:index`: the device's compute capability. `Err`
 /// (the graph runs eagerly) when CUDA cannot run here: no driver, no device, no NVRTC. That is

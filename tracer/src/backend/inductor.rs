@@ -527,7 +527,7 @@ impl InductorProgram {
             super::cuda::Placement::Cpu => inductor::Options::default(),
             super::cuda::Placement::Cuda(_) if !super::cuda::enabled() => {
                 return Err(
-                    "CUDA tensors (the inductor's CUDA path is opt-in: TORCHFERRO_CUDA=1)".into(),
+                    "CUDA tensors (the inductor's CUDA path is off: TORCHFERRO_CUDA=0)".into(),
                 )
             }
             super::cuda::Placement::Cuda(i) => Python::attach(|py| super::cuda::options(py, i))?,
