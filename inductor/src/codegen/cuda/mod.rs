@@ -4,8 +4,9 @@
 //! It reads the same [`KernelPlan`]s as the C printer and prints bodies with the C printer's
 //! [`BodyOps`](crate::ir::BodyOps) handler, so lowering, the loop IR, the scheduler and the
 //! expression text are shared; only the loop structure is the GPU's:
-//! - a pure pointwise kernel ([`KernelShape::Pointwise`]) is one thread per element of its
-//!   (planned, merged) loop nest, flattened, in a grid-stride loop;
+//! - a pure pointwise kernel ([`KernelShape::Pointwise`]) is one thread per chunk of
+//!   [`CudaPolicy::vector`] consecutive elements of its (planned, merged) loop nest, flattened,
+//!   in a grid-stride loop; a chunk's loads, arithmetic and stores are three lane loops;
 //! - a reduction over leading dims ([`KernelShape::Blocked`]: memory is contiguous along the
 //!   rows, not along the reduced dims) is one thread per row, each walking its row's reduced
 //!   space in order, so a warp reads 32 neighbouring elements at each step (coalesced);
@@ -15,7 +16,12 @@
 //!   warp shuffles and then, in warp order, the warps' results from shared memory, so every
 //!   thread holds the row's value and the order is fixed (deterministic, no atomics). Row-local
 //!   intermediates (the plan's scratch: softmax's `exp(x - max)`) stay in per-thread registers,
-//!   since every stage visits the same positions from the same thread.
+//!   since every stage visits the same positions from the same thread (chunks of consecutive
+//!   positions, as in pointwise kernels), and so do row elements several stages read.
+//!
+//! A kernel with chunks is a template body instantiated twice: the `__global__` wrapper runs the
+//! instance that assumes 16-byte-aligned pointers (NVVM then merges a chunk's accesses into
+//! 128-bit ones) when every data pointer is, else the plain one.
 //!
 //! Index arithmetic is 32-bit where every buffer the kernel touches and its iteration space fit
 //! (`ti` is then `int`). Values are computed as the C printer computes them (float16/bfloat16 in
