@@ -69,7 +69,9 @@ def child(names: list[str]) -> None:
         if os.environ.get("SWEEP_TC") == "1":
             # torch.compile (inductor, Triton) in the same process, on the same inputs.
             tc = built.make(torch.compile)
-            tc_ok = bool(torch.allclose(tc(*built.args), want, rtol=w.rtol, atol=w.atol))
+            tc_ok = bool(
+                torch.allclose(tc(*built.args), want, rtol=w.rtol, atol=w.atol)
+            )
             row.update({"tc_us": round(time_us(tc, built.args), 1), "tc_match": tc_ok})
         row["launches"] = torchferro._C._cuda_kernel_launches()
         print(json.dumps(row), flush=True)
