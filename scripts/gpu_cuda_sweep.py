@@ -1,10 +1,11 @@
 """Times torchferro's CUDA kernels on the bench's memory-bound workloads under the policy knobs
-(``TORCHFERRO_CUDA_ROW_BLOCK``, ``TORCHFERRO_CUDA_PW_BLOCK``, ``TORCHFERRO_CUDA_UNROLL``), on
+(``TORCHFERRO_CUDA_ROW_BLOCK``, ``_PW_BLOCK``, ``_UNROLL``, ``_VEC``, ``_ROW_CACHE``), on
 the GPU machine, to pick the defaults (issue 16). One process per configuration (the policy is
 read when a graph compiles), each with an empty cache directory.
 
     python scripts/gpu_cuda_sweep.py CONFIG [CONFIG ...]    # CONFIG: ROW_BLOCK=256,UNROLL=8
     python scripts/gpu_cuda_sweep.py --child pointwise,softmax
+    SWEEP_TC=1 python scripts/gpu_cuda_sweep.py default     # torch.compile's time beside ours
 
 Prints one line per (config, workload): microseconds (median of CUDA-event timings), TB/s of
 the workload's ideal bytes, eager's time, and whether the output matched eager.
@@ -65,6 +66,13 @@ def child(names: list[str]) -> None:
         tbs = built.bytes / (t_ours * 1e-6) / 1e12 if built.bytes else None
         row = {"workload": name, "us": round(t_ours, 1), "tb_s": tbs and round(tbs, 3)}
         row.update({"eager_us": round(t_eager, 1), "match": ok})
+        if os.environ.get("SWEEP_TC") == "1":
+            # torch.compile (inductor, Triton) in the same process, on the same inputs.
+            tc = built.make(torch.compile)
+            tc_ok = bool(
+                torch.allclose(tc(*built.args), want, rtol=w.rtol, atol=w.atol)
+            )
+            row.update({"tc_us": round(time_us(tc, built.args), 1), "tc_match": tc_ok})
         row["launches"] = torchferro._C._cuda_kernel_launches()
         print(json.dumps(row), flush=True)
         del built, want, got

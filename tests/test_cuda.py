@@ -3,11 +3,11 @@
 Every lowering of the inductor's lowering test set (``tests/test_inductor_differential.py``:
 its cases, inputs and comparison modes) runs with its inputs moved to the GPU with their exact
 layouts (strided, transposed, broadcast, overlapping, zero-size), through
-``torchferro.compile`` with ``TORCHFERRO_CUDA=1``, and is compared with eager on CUDA. Then
+``torchferro.compile`` (``TORCHFERRO_CUDA=1``, the default), and is compared with eager on CUDA. Then
 hypothesis over shapes (size 1, zero-size, odd sizes, non-contiguous, broadcast) and dtypes
 (float32, float16, bfloat16, int64, bool); a launch counter that shows our kernels ran (not the
 eager runner); exact graph counts against torch.compile; a side stream; mixed CPU/CUDA graphs
-(eager runner); and ``cuda:1`` when there is one.
+(CPU ops through torch); the default (on) and the opt-out; and ``cuda:1`` when there is one.
 
 The whole module skips on a machine without a CUDA device (CI).
 """
@@ -234,6 +234,22 @@ def test_cuda_graph_launches_our_kernels():
     assert launches() - before == 2 * first
 
 
+def test_default_runs_our_kernels(monkeypatch):
+    """With ``TORCHFERRO_CUDA`` unset, CUDA graphs run the CUDA inductor (session 11)."""
+    monkeypatch.delenv("TORCHFERRO_CUDA", raising=False)
+    torchferro.compiler.reset()
+
+    def f(x):
+        return torch.softmax(x * 2 + 1, -1)
+
+    x = torch.randn(64, 96, device=DEV)
+    before = launches()
+    torch.testing.assert_close(torchferro.compile(f)(x), f(x))
+    assert launches() > before
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry
+
+
 def test_opt_out_runs_eagerly(monkeypatch):
     monkeypatch.setenv("TORCHFERRO_CUDA", "0")
     torchferro.compiler.reset()
@@ -249,7 +265,10 @@ def test_opt_out_runs_eagerly(monkeypatch):
     assert entry["runner"] == "eager", entry
 
 
-def test_mixed_cpu_and_cuda_runs_eagerly():
+def test_mixed_cpu_and_cuda_runs_cpu_ops_through_torch():
+    """A CPU scalar tensor beside CUDA tensors: the graph is compiled for the GPU, and every op
+    that touches the CPU tensor runs through torch (which broadcasts it onto the GPU as eager
+    does); here that is every op, so none of our kernels runs."""
     torchferro.compiler.reset()
 
     def f(x, s):
@@ -261,7 +280,29 @@ def test_mixed_cpu_and_cuda_runs_eagerly():
     torch.testing.assert_close(torchferro.compile(f)(x, s), f(x, s))
     assert launches() == before
     (entry,) = torchferro.compiler.cache_entries(f)
-    assert entry["runner"] == "eager", entry
+    assert entry["runner"] == "inductor", entry
+
+
+def test_cpu_scalar_moved_to_cuda_keeps_our_kernels():
+    """mistral's pattern (a sliding-window cache's `torch.tensor(n)`, moved with `.to(device)`
+    and returned): the CPU scalar and its move run through torch, the rest in our kernels, and
+    each output is on eager's device."""
+    torchferro.compiler.reset()
+
+    def f(x):
+        n = torch.tensor(4096, dtype=torch.int64)
+        return torch.softmax(x, -1) * 2, n.to(x.device), n
+
+    x = torch.randn(33, 130, device=DEV)
+    before = launches()
+    got = torchferro.compile(f)(x)
+    want = f(x)
+    assert launches() > before
+    for g, w in zip(got, want):
+        assert g.device == w.device, (g.device, w.device)
+        torch.testing.assert_close(g, w)
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry
 
 
 def test_side_stream_orders_with_torch_ops():

@@ -1253,6 +1253,27 @@ def test_multihead_attention_fast_path_in_eval(backend, need_weights):
         assert got[1] is None and want[1] is None
 
 
+def test_multihead_attention_fast_path_output_only_compiles():
+    """The fast path's output alone (torchvision's ViT: `m(x, x, x, need_weights=False)[0]`)
+    keeps the graph on the inductor: the op runs through torch, its undefined weights result
+    is dropped unread, and the layer_norm around it is a generated kernel."""
+    torchferro.compiler.reset()
+    torch.manual_seed(0)
+    m = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()
+
+    def f(x):
+        y = torch.nn.functional.layer_norm(x, (16,))
+        return m(y, y, y, need_weights=False)[0] + x
+
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        want = f(x)
+        got = torchferro.compile(f)(x)
+    torch.testing.assert_close(got, want)
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry
+
+
 @pytest.mark.parametrize("exponent", [True, False])
 def test_bool_tensor_to_a_bool_power_stays_bool(exponent):
     """`x ** True` / `x ** False` on a bool tensor is bool in eager (meta tensors say int64)."""

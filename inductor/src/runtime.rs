@@ -254,9 +254,6 @@ impl<'a, H: Host> Runtime<'a, H> {
                         .zip(&b.strides)
                         .all(|(n, s)| *n <= 1 || *s != 0);
                     if writable && arg_spans.iter().any(|s| overlaps(*s, span)) {
-                        if self.ir.buffers[buf].kind == BufKind::Discarded {
-                            continue;
-                        }
                         let dst = self.tensor(buf)?;
                         self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
                     } else {

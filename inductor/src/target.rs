@@ -165,6 +165,13 @@ pub struct CudaPolicy {
     /// Elements each thread of a pointwise kernel handles per grid-stride step, `block` apart
     /// (still coalesced): independent loads in flight per thread hide HBM latency.
     pub pointwise_unroll: u32,
+    /// Consecutive elements each thread handles as one chunk (pointwise and row kernels): with
+    /// every data pointer 16-byte aligned (checked at launch, in the kernel) NVVM merges a
+    /// chunk's loads and stores into 128-bit ones; 1 turns the chunks off.
+    pub vector: u32,
+    /// Whether a row kernel loads the row elements it reads in several stages (layer_norm's
+    /// input, read for the mean, the variance and the output) once into registers.
+    pub row_cache: bool,
 }
 
 impl Default for CudaPolicy {
@@ -188,6 +195,9 @@ impl CudaPolicy {
             max_blocks: 1 << 16,
             // 4 and 8 measured no faster on the H200 (the clone slower: 638 us against 534).
             pointwise_unroll: 1,
+            // Session 11: 4 elements (16 bytes of float32) per chunk.
+            vector: 4,
+            row_cache: true,
         }
     }
 

@@ -83,6 +83,26 @@ pub(crate) struct Lowerer<'g> {
     realized: HashMap<u64, TensorVal>,
     /// Names the current node's lowering rebound to a realized buffer, with their old values.
     rebound: Vec<(NodeId, LValue)>,
+    /// The kind of device the kernels' buffers live on: `cuda` when any tensor of the graph
+    /// is on a CUDA device, else `cpu` (also for a CPU graph printed for the CUDA target by the
+    /// check hook). Ops touching tensors elsewhere run through torch ([`Lowerer::off_device`]).
+    home: &'static str,
+}
+
+/// See [`Lowerer::home`].
+fn home_device(graph: &Graph) -> &'static str {
+    fn cuda(m: &NodeMeta) -> bool {
+        match m {
+            NodeMeta::Tensor(t) => t.device.kind == "cuda",
+            NodeMeta::Tuple(xs) => xs.iter().any(cuda),
+            _ => false,
+        }
+    }
+    if graph.nodes().any(|(_, n)| cuda(&n.meta)) {
+        "cuda"
+    } else {
+        "cpu"
+    }
 }
 
 /// Channels-last strides of a 4-d `[N, C, H, W]` tensor: fx's layout rule.
@@ -118,6 +138,7 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         target,
         realized: HashMap::new(),
         rebound: Vec::new(),
+        home: home_device(graph),
     };
     let attn = attention::plan(graph);
     let mut outputs = None;
@@ -225,12 +246,13 @@ impl<'g> Lowerer<'g> {
         }
         let mark = (self.ir.nodes.next_key(), self.ir.buffers.next_key());
         self.rebound.clear();
-        let result = match &op {
-            None => Err(Reject::Fallback(format!(
+        let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
+            (_, Some(why)) => Err(Reject::Fallback(why)),
+            (None, _) => Err(Reject::Fallback(format!(
                 "no lowering for {}",
                 target.name()
             ))),
-            Some(c) => self.check_dtypes(args, kwargs, &node.meta).and_then(|_| {
+            (Some(c), _) => self.check_dtypes(args, kwargs, &node.meta).and_then(|_| {
                 // A panic in a lowering is a bug in it; the op still runs correctly as a fallback.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     table::lower(self, c, args, kwargs)
@@ -286,6 +308,41 @@ impl<'g> Lowerer<'g> {
         Ok(())
     }
 
+    /// Why a node must run through torch because it touches a tensor on another device than
+    /// the one the kernels run on (a CUDA graph's CPU scalar, `torch.tensor(n)`, moved over
+    /// with `.to(device)`): a kernel cannot address it, while torch's op takes it as eager
+    /// does. Such a graph is compiled for its one CUDA device (`backend::cuda::placement`).
+    fn off_device(
+        &self,
+        meta: &NodeMeta,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Option<String> {
+        let kind = self.home;
+        fn find<'m>(m: &'m NodeMeta, kind: &str) -> Option<&'m str> {
+            match m {
+                NodeMeta::Tensor(t) if t.device.kind != kind => Some(t.device.kind.as_str()),
+                NodeMeta::Tuple(xs) => xs.iter().find_map(|x| find(x, kind)),
+                _ => None,
+            }
+        }
+        fn in_arg<'m>(g: &'m Graph, a: &Arg, kind: &str) -> Option<&'m str> {
+            match a {
+                Arg::Node(n) => find(&g.node(*n).meta, kind),
+                Arg::Tuple(xs) | Arg::List(xs) => xs.iter().find_map(|x| in_arg(g, x, kind)),
+                _ => None,
+            }
+        }
+        let other = find(meta, kind).or_else(|| {
+            args.iter()
+                .chain(kwargs.iter().map(|(_, a)| a))
+                .find_map(|a| in_arg(self.graph, a, kind))
+        })?;
+        Some(format!(
+            "a tensor on {other} in a graph compiled for {kind} (runs through torch)"
+        ))
+    }
+
     /// A functionalized graph's write-back (`fx::passes::functionalize`): `input.copy_(value)`
     /// with the input's own dtype and sizes, used by nothing. The input's name is rebound to the
     /// value, and [`Self::write_back_inputs`] stores it after everything else ran.
@@ -311,7 +368,14 @@ impl<'g> Lowerer<'g> {
         ) else {
             return Ok(false);
         };
-        if d.dtype != s.dtype || d.sizes != s.sizes || self.alias_root.contains_key(dst) {
+        if d.dtype != s.dtype
+            || d.sizes != s.sizes
+            || d.device != s.device
+            || self.alias_root.contains_key(dst)
+            || self
+                .off_device(&self.graph.node(*dst).meta, &[], &[])
+                .is_some()
+        {
             return Ok(false);
         }
         let value = self

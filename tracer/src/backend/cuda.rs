@@ -22,8 +22,11 @@ pub enum Placement {
     Cuda(u32),
 }
 
-/// The one device of every tensor of `graph` (CPU when it has none); `Err` when tensors sit on
-/// several devices (such a graph runs on the eager runner, which lets torch decide).
+/// The device a graph's kernels run on: the one CUDA device its tensors use, where there is
+/// one (CPU tensors beside it, such as the scalar `torch.tensor(n)` a model moves over with
+/// `.to(device)`, are left to torch: the lowering runs every op that touches them as a
+/// fallback), else the CPU. `Err` when tensors sit on two CUDA devices or on another kind of
+/// device (such a graph runs on the eager runner, which lets torch decide).
 pub fn placement(graph: &Graph) -> Result<Placement, String> {
     let mut found: Option<Placement> = None;
     for (_, n) in graph.nodes() {
@@ -31,7 +34,7 @@ pub fn placement(graph: &Graph) -> Result<Placement, String> {
             continue;
         };
         let p = match t.device.kind.as_str() {
-            "cpu" => Placement::Cpu,
+            "cpu" => continue,
             "cuda" => Placement::Cuda(t.device.index.unwrap_or(0).max(0) as u32),
             other => {
                 return Err(format!(
@@ -61,7 +64,7 @@ fn name(p: Placement) -> String {
     }
 }
 
-/// Whether CUDA graphs go to the inductor: `TORCHFERRO_CUDA=1` turns it on, `=0` off; unset,
+/// Whether CUDA graphs go to the inductor: `TORCHFERRO_CUDA=0` turns it off, `=1` on; unset,
 /// [`DEFAULT_ON`].
 pub fn enabled() -> bool {
     match std::env::var("TORCHFERRO_CUDA") {
@@ -71,8 +74,9 @@ pub fn enabled() -> bool {
     }
 }
 
-/// The default when `TORCHFERRO_CUDA` is unset.
-pub const DEFAULT_ON: bool = false;
+/// The default when `TORCHFERRO_CUDA` is unset: on since session 11, when the kernels reached
+/// torch.compile's speed on the memory-bound bench rows and the model zoo ran them (docs/cuda.md).
+pub const DEFAULT_ON: bool = true;
 
 /// The inductor's options for a graph on `cuda:index`: the device's compute capability. `Err`
 /// (the graph runs eagerly) when CUDA cannot run here: no driver, no device, no NVRTC. That is
@@ -114,7 +118,8 @@ pub fn options(py: Python<'_>, index: u32) -> Result<inductor::Options, String> 
 /// The capability's default policy, with the measurement knobs `TORCHFERRO_CUDA_ROW_BLOCK`
 /// (threads of a row kernel; the register-held row stays `scratch_max` long),
 /// `TORCHFERRO_CUDA_PW_BLOCK` and `TORCHFERRO_CUDA_UNROLL` (pointwise threads and elements per
-/// thread): sweeping them needs no rebuild. Unparsable or out-of-range values are ignored.
+/// thread), `TORCHFERRO_CUDA_VEC` (consecutive elements per chunk, 1/2/4/8) and
+/// `TORCHFERRO_CUDA_ROW_CACHE` (0/1): sweeping them needs no rebuild. Unparsable or out-of-range values are ignored.
 fn tuned_policy(major: u32, minor: u32) -> inductor::CudaPolicy {
     let mut p = inductor::CudaPolicy::for_capability(major, minor);
     let knob = |name: &str, lo: u32, hi: u32| {
@@ -133,6 +138,12 @@ fn tuned_policy(major: u32, minor: u32) -> inductor::CudaPolicy {
     }
     if let Some(u) = knob("TORCHFERRO_CUDA_UNROLL", 1, 16) {
         p.pointwise_unroll = u;
+    }
+    if let Some(v) = knob("TORCHFERRO_CUDA_VEC", 1, 8).filter(|v| v.is_power_of_two()) {
+        p.vector = v;
+    }
+    if let Some(c) = knob("TORCHFERRO_CUDA_ROW_CACHE", 0, 1) {
+        p.row_cache = c == 1;
     }
     p
 }

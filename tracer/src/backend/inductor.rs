@@ -439,6 +439,16 @@ impl<'py> Host for TorchHost<'_, 'py> {
     }
 }
 
+/// Whether node `u` is `getitem(t, 0)` of the tuple node `t`.
+fn takes_first(graph: &Graph, u: fx::NodeId, t: fx::NodeId) -> bool {
+    matches!(
+        &graph.node(u).kind,
+        NodeKind::Call { target: Target::Function(f), args, .. }
+            if (f == "operator.getitem" || f == "_operator.getitem")
+                && matches!(args.as_slice(), [fx::Arg::Node(x), fx::Arg::Int(0)] if *x == t)
+    )
+}
+
 /// A graph compiled by the Rust inductor, with what fallbacks need to call torch.
 pub struct InductorProgram {
     compiled: inductor::CompiledGraph,
@@ -678,14 +688,21 @@ impl InductorProgram {
         callables: &[(fx::NodeId, Py<PyAny>)],
         grad_enabled: bool,
     ) -> Result<Option<InductorProgram>, String> {
-        for (_, n) in graph.nodes() {
+        for (id, n) in graph.nodes() {
             if let NodeKind::Call { target, .. } = &n.kind {
                 if target.name() == "torch._C._set_grad_enabled" {
                     return Err("a grad-mode region (runs on the eager backend)".into());
                 }
                 // Its attention weights are an undefined tensor (None) when not asked for, which
-                // the inductor's buffer metadata cannot describe.
-                if target.name() == "torch._native_multi_head_attention" {
+                // the inductor's buffer metadata cannot describe: the op runs through torch
+                // only where nothing reads them (`getitem(_, 0)` alone: the weights are then a
+                // discarded result, dropped unchecked), as in torchvision's ViT.
+                if target.name() == "torch._native_multi_head_attention"
+                    && !graph
+                        .users(id)
+                        .into_iter()
+                        .all(|u| takes_first(graph, u, id))
+                {
                     return Err(
                         "torch._native_multi_head_attention (runs on the eager backend)".into(),
                     );
@@ -703,7 +720,7 @@ impl InductorProgram {
             super::cuda::Placement::Cpu => inductor::Options::default(),
             super::cuda::Placement::Cuda(_) if !super::cuda::enabled() => {
                 return Err(
-                    "CUDA tensors (the inductor's CUDA path is opt-in: TORCHFERRO_CUDA=1)".into(),
+                    "CUDA tensors (the inductor's CUDA path is off: TORCHFERRO_CUDA=0)".into(),
                 )
             }
             super::cuda::Placement::Cuda(i) => Python::attach(|py| super::cuda::options(py, i))?,

@@ -4,8 +4,9 @@
 //! It reads the same [`KernelPlan`]s as the C printer and prints bodies with the C printer's
 //! [`BodyOps`](crate::ir::BodyOps) handler, so lowering, the loop IR, the scheduler and the
 //! expression text are shared; only the loop structure is the GPU's:
-//! - a pure pointwise kernel ([`KernelShape::Pointwise`]) is one thread per element of its
-//!   (planned, merged) loop nest, flattened, in a grid-stride loop;
+//! - a pure pointwise kernel ([`KernelShape::Pointwise`]) is one thread per chunk of
+//!   [`CudaPolicy::vector`] consecutive elements of its (planned, merged) loop nest, flattened,
+//!   in a grid-stride loop; a chunk's loads, arithmetic and stores are three lane loops;
 //! - a reduction over leading dims ([`KernelShape::Blocked`]: memory is contiguous along the
 //!   rows, not along the reduced dims) is one thread per row, each walking its row's reduced
 //!   space in order, so a warp reads 32 neighbouring elements at each step (coalesced);
@@ -15,7 +16,12 @@
 //!   warp shuffles and then, in warp order, the warps' results from shared memory, so every
 //!   thread holds the row's value and the order is fixed (deterministic, no atomics). Row-local
 //!   intermediates (the plan's scratch: softmax's `exp(x - max)`) stay in per-thread registers,
-//!   since every stage visits the same positions from the same thread.
+//!   since every stage visits the same positions from the same thread (chunks of consecutive
+//!   positions, as in pointwise kernels), and so do row elements several stages read.
+//!
+//! A kernel with chunks is a template body instantiated twice: the `__global__` wrapper runs the
+//! instance that assumes 16-byte-aligned pointers (NVVM then merges a chunk's accesses into
+//! 128-bit ones) when every data pointer is, else the plain one.
 //!
 //! Index arithmetic is 32-bit where every buffer the kernel touches and its iteration space fit
 //! (`ti` is then `int`). Values are computed as the C printer computes them (float16/bfloat16 in
@@ -34,7 +40,12 @@ use crate::ir::{BufId, IrGraph, IrNode, ReduceOp};
 use crate::schedule::{Kernel, KernelId, KernelNode, Level, Schedule};
 use crate::target::CudaPolicy;
 
+mod passes;
 mod prelude;
+
+use passes::{
+    cache_row_loads, chunk_stores, merge_sincos, replace_load, CHUNK_REGS, ROW_CACHE_REGS,
+};
 
 /// What an out-of-range gather does in a kernel (the flag is a module global).
 const INDEX_ERROR: &str = "tf_index_error = 1;";
@@ -71,7 +82,12 @@ pub fn generate(
     let kernels = sched
         .kernels
         .iter_enumerated()
-        .map(|(id, k)| emit_kernel(&mut code, ir, sched, k, &plans[id], policy))
+        .map(|(id, k)| {
+            let mut text = String::new();
+            let abi = emit_kernel(&mut text, ir, sched, k, &plans[id], policy);
+            code.push_str(&merge_sincos(&text));
+            abi
+        })
         .collect();
     CudaSource { code, kernels }
 }
@@ -81,7 +97,8 @@ pub fn generate(
 fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) -> bool {
     let room = (policy.max_blocks as i64)
         * (policy.row_block.max(policy.pointwise_block) as i64)
-        * (policy.pointwise_unroll.max(1) as i64);
+        * (policy.pointwise_unroll.max(1) as i64)
+        * (policy.vector.max(1) as i64);
     let limit = i32::MAX as i64 - room;
     let space = k
         .outer
@@ -127,6 +144,43 @@ fn row_threads(inner_n: i64, policy: &CudaPolicy) -> u32 {
     (want.next_power_of_two() as u32).min(policy.row_block)
 }
 
+/// Elements per chunk of a pointwise kernel over `nest`: the policy's vector width when the
+/// innermost loop is a multiple of it (a chunk then never crosses a row of the nest, so its
+/// positions are consecutive in every buffer that is contiguous there), else 1.
+fn pointwise_vector(nest: &LoopNest, policy: &CudaPolicy) -> u32 {
+    let v = policy.vector.max(1);
+    match nest.sizes.last() {
+        Some(&l) if v > 1 && l % v as i64 == 0 => v,
+        _ => 1,
+    }
+}
+
+/// Elements per chunk of a row kernel: the vector width when the innermost reduced dim is a
+/// multiple of it and the register-held row (`scratch`) still fits the policy's registers.
+fn row_vector(k: &Kernel, has_scratch: bool, policy: &CudaPolicy) -> u32 {
+    let v = policy.vector.max(1);
+    let inner_n: i64 = k.inner.iter().product();
+    let ok = v > 1
+        && k.inner.last().is_some_and(|&l| l % v as i64 == 0)
+        && (!has_scratch || row_slots(inner_n, v, policy) <= policy.regs_per_thread as i64);
+    if ok {
+        v
+    } else {
+        1
+    }
+}
+
+/// Threads of a row kernel with chunks of `v` elements.
+fn row_block_for(inner_n: i64, v: u32, policy: &CudaPolicy) -> u32 {
+    row_threads(ceil_div(inner_n, v as i64), policy)
+}
+
+/// Row positions each thread of a row kernel visits (its register slots).
+fn row_slots(inner_n: i64, v: u32, policy: &CudaPolicy) -> i64 {
+    let block = row_block_for(inner_n, v, policy) as i64;
+    ceil_div(inner_n, block * v as i64).max(1) * v as i64
+}
+
 fn emit_kernel(
     out: &mut String,
     ir: &IrGraph,
@@ -137,13 +191,18 @@ fn emit_kernel(
 ) -> CudaKernelAbi {
     let outer_n: i64 = k.outer.iter().product();
     let inner_n: i64 = k.inner.iter().product();
+    let vector = match &plan.shape {
+        KernelShape::Pointwise(nest) => pointwise_vector(nest, policy),
+        KernelShape::Staged { scratch } => row_vector(k, !scratch.is_empty(), policy),
+        KernelShape::Blocked => 1,
+    };
     let (block, grid) = match &plan.shape {
         KernelShape::Pointwise(_) => {
             let b = policy.pointwise_block;
             let u = policy.pointwise_unroll.max(1) as i64;
-            (b, ceil_div(outer_n, b as i64 * u))
+            (b, ceil_div(outer_n, b as i64 * u * vector as i64))
         }
-        KernelShape::Staged { .. } => (row_threads(inner_n, policy), outer_n),
+        KernelShape::Staged { .. } => (row_block_for(inner_n, vector, policy), outer_n),
         KernelShape::Blocked => {
             let b = policy.pointwise_block;
             (b, ceil_div(outer_n, b as i64))
@@ -163,12 +222,37 @@ fn emit_kernel(
             }
         })
         .collect();
-    let _ = writeln!(
-        out,
-        "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{",
-        k.name,
-        params.join(", ")
-    );
+    let own: Vec<BufId> = plan
+        .bufs
+        .iter()
+        .zip(&plan.aliases)
+        .filter(|(_, a)| a.is_none())
+        .map(|(b, _)| *b)
+        .collect();
+    if vector > 1 {
+        // The body twice, as a template: with `TF_A` every pointer is known 16-byte aligned, so
+        // NVVM merges a chunk's accesses into 128-bit loads and stores; the kernel picks the
+        // instance from its pointers (one uniform branch), so an unaligned view still runs.
+        let _ = writeln!(
+            out,
+            "template <bool TF_A> __device__ __forceinline__ void {}_body({}) {{",
+            k.name,
+            params.join(", ")
+        );
+        let _ = writeln!(out, "  if (TF_A) {{");
+        for b in &own {
+            let t = storage_type(ir.buffers[*b].dtype);
+            let _ = writeln!(out, "    b{b} = ({t} *)__builtin_assume_aligned(b{b}, 16);");
+        }
+        let _ = writeln!(out, "  }}");
+    } else {
+        let _ = writeln!(
+            out,
+            "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{",
+            k.name,
+            params.join(", ")
+        );
+    }
     for (b, alias) in plan.bufs.iter().zip(&plan.aliases) {
         if let Some(x) = alias {
             let t = storage_type(ir.buffers[*b].dtype);
@@ -182,15 +266,54 @@ fn emit_kernel(
     };
     let _ = writeln!(out, "  typedef {ti} ti;");
     match &plan.shape {
-        KernelShape::Pointwise(nest) => {
-            emit_pointwise(out, ir, sched, k, nest, policy.pointwise_unroll.max(1))
-        }
+        KernelShape::Pointwise(nest) => emit_pointwise(
+            out,
+            ir,
+            sched,
+            k,
+            nest,
+            policy.pointwise_unroll.max(1),
+            vector,
+        ),
         KernelShape::Staged { scratch } => {
-            emit_rows(out, ir, sched, k, scratch, block, policy);
+            let cache = policy.row_cache && plan.aliases.iter().all(|a| a.is_none());
+            emit_rows(out, ir, sched, k, scratch, block, vector, cache);
         }
         KernelShape::Blocked => emit_thread_rows(out, ir, sched, k),
     }
     let _ = writeln!(out, "}}\n");
+    if vector > 1 {
+        let args: Vec<String> = plan
+            .bufs
+            .iter()
+            .zip(&plan.aliases)
+            .map(|(b, a)| match a {
+                Some(_) => format!("a{b}"),
+                None => format!("b{b}"),
+            })
+            .collect();
+        let addr: Vec<String> = own
+            .iter()
+            .map(|b| format!("(unsigned long long)b{b}"))
+            .collect();
+        let addr = if addr.is_empty() {
+            "0ull".to_string()
+        } else {
+            addr.join(" | ")
+        };
+        let _ = writeln!(
+            out,
+            "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{",
+            k.name,
+            params.join(", ")
+        );
+        let _ = writeln!(out, "  if ((({addr}) & 15ull) == 0ull) {{");
+        let _ = writeln!(out, "    {}_body<true>({});", k.name, args.join(", "));
+        let _ = writeln!(out, "  }} else {{");
+        let _ = writeln!(out, "    {}_body<false>({});", k.name, args.join(", "));
+        let _ = writeln!(out, "  }}");
+        let _ = writeln!(out, "}}\n");
+    }
     CudaKernelAbi {
         name: k.name.clone(),
         bufs: plan.bufs.clone(),
@@ -199,8 +322,21 @@ fn emit_kernel(
     }
 }
 
-/// `unroll` elements per thread and grid-stride step, `blockDim.x` apart: a warp's accesses
-/// stay coalesced and each thread has `unroll` independent loads in flight.
+/// Splits the flat chunk start `flat` over `sizes` like [`unflatten`], the innermost variable
+/// then advanced by the chunk's lane `j` (`sizes.last()` is a multiple of the chunk).
+fn unflatten_chunk(out: &mut String, indent: &str, flat: &str, sizes: &[i64], first: usize) {
+    let n = sizes.len();
+    let last = first + n - 1;
+    let mut rest = String::new();
+    unflatten(&mut rest, indent, flat, sizes, first);
+    // Rename the innermost variable's definition to its chunk base.
+    let from = format!("const ti x{last} = ");
+    let to = format!("const ti xc{last} = ");
+    out.push_str(&rest.replacen(&from, &to, 1));
+}
+
+/// `unroll` chunks per thread and grid-stride step, `blockDim.x` chunks apart, each of `vector`
+/// consecutive elements: a warp's accesses stay coalesced and, aligned, are 128 bits wide.
 fn emit_pointwise(
     out: &mut String,
     ir: &IrGraph,
@@ -208,18 +344,19 @@ fn emit_pointwise(
     k: &Kernel,
     nest: &LoopNest,
     unroll: u32,
+    vector: u32,
 ) {
     let n: i64 = nest.sizes.iter().product();
+    let v = vector;
     let _ = writeln!(
         out,
-        "  for (ti i0 = (ti)blockIdx.x * (ti)blockDim.x * {unroll} + (ti)threadIdx.x; i0 < {n}; i0 += (ti)gridDim.x * (ti)blockDim.x * {unroll}) {{"
+        "  for (ti i0 = ((ti)blockIdx.x * (ti)blockDim.x * {unroll} + (ti)threadIdx.x) * {v}; i0 < {n}; i0 += (ti)gridDim.x * (ti)blockDim.x * {unroll} * {v}) {{"
     );
     let _ = writeln!(out, "  #pragma unroll");
     let _ = writeln!(out, "  for (int u = 0; u < {unroll}; u++) {{");
-    let _ = writeln!(out, "    const ti i = i0 + (ti)u * (ti)blockDim.x;");
-    let _ = writeln!(out, "    if (i >= {n}) break;");
+    let _ = writeln!(out, "    const ti ic = i0 + (ti)u * (ti)blockDim.x * {v};");
+    let _ = writeln!(out, "    if (ic >= {n}) break;");
     let indent = "    ";
-    unflatten(out, indent, "i", &nest.sizes, 0);
     let cx = Cx {
         ir,
         sched,
@@ -228,12 +365,93 @@ fn emit_pointwise(
     };
     let mut local = HashMap::new();
     let no = k.outer.len();
-    emit_stage_nodes(out, cx, 0, &mut local, indent, no, nest, &HashMap::new());
+    if v > 1 {
+        let last = nest.sizes.len() - 1;
+        unflatten_chunk(out, indent, "ic", &nest.sizes, 0);
+        let mut body = String::new();
+        emit_stage_nodes(
+            &mut body,
+            cx,
+            0,
+            &mut local,
+            indent,
+            no,
+            nest,
+            &HashMap::new(),
+        );
+        // Loads first, then the arithmetic, then the stores, each over the chunk's lanes: a
+        // math call's slow path (`sincosf`'s wide argument reduction) splits the body into
+        // several blocks, and NVVM merges accesses only within one.
+        let vars: Vec<String> = (0..nest.sizes.len()).map(|i| format!("x{i}")).collect();
+        let dtype = |b: BufId| (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype);
+        let loads = cache_row_loads(&body, &vars, 1, (CHUNK_REGS / v) as usize, dtype);
+        let stores = chunk_stores(&body, &vars);
+        let lanes = |out: &mut String| {
+            let _ = writeln!(out, "    #pragma unroll");
+            let _ = writeln!(out, "    for (int j = 0; j < {v}; j++) {{");
+            let _ = writeln!(out, "    const ti x{last} = xc{last} + (ti)j;");
+        };
+        if let Some(stores) = stores.filter(|s| {
+            s.iter().all(|(b, _, _)| loads.iter().all(|(l, _)| l != b)) && !s.is_empty()
+        }) {
+            for (i, (b, _)) in loads.iter().enumerate() {
+                let t = storage_type(ir.buffers[*b].dtype);
+                let _ = writeln!(out, "    {t} cr{i}[{v}];");
+            }
+            for (i, (b, _, _)) in stores.iter().enumerate() {
+                let t = storage_type(ir.buffers[*b].dtype);
+                let _ = writeln!(out, "    {t} cs{i}[{v}];");
+            }
+            lanes(out);
+            for (i, (b, e)) in loads.iter().enumerate() {
+                let _ = writeln!(out, "    cr{i}[j] = b{b}[{e}];");
+            }
+            let _ = writeln!(out, "    }}");
+            for (i, (b, e)) in loads.iter().enumerate() {
+                body = replace_load(&body, *b, e, &format!("cr{i}[j]"));
+            }
+            let mut staged = String::with_capacity(body.len());
+            for l in body.lines() {
+                let t = l.trim_start();
+                match stores.iter().position(|(_, _, s)| s == t) {
+                    Some(i) => {
+                        let value = t.split_once(" = ").map(|x| x.1).unwrap_or_default();
+                        let pad = &l[..l.len() - t.len()];
+                        let _ = writeln!(staged, "{pad}cs{i}[j] = {value}");
+                    }
+                    None => {
+                        staged.push_str(l);
+                        staged.push('\n');
+                    }
+                }
+            }
+            body = staged;
+            lanes(out);
+            out.push_str(&body);
+            let _ = writeln!(out, "    }}");
+            lanes(out);
+            for (i, (b, e, _)) in stores.iter().enumerate() {
+                let _ = writeln!(out, "    b{b}[{e}] = cs{i}[j];");
+            }
+            let _ = writeln!(out, "    }}");
+        } else {
+            lanes(out);
+            out.push_str(&body);
+            let _ = writeln!(out, "    }}");
+        }
+    } else {
+        let _ = writeln!(out, "    const ti i = ic;");
+        unflatten(out, indent, "i", &nest.sizes, 0);
+        emit_stage_nodes(out, cx, 0, &mut local, indent, no, nest, &HashMap::new());
+    }
     let _ = writeln!(out, "  }}");
     let _ = writeln!(out, "  }}");
 }
 
 /// One block per row; stages over the row's inner space, reductions combined across the block.
+/// Each thread visits the same chunks of `vector` consecutive positions in every stage, so
+/// row-local values stay in its registers; with `cache`, row elements read in several stages
+/// are loaded once, at the row's start (see [`cache_row_loads`]).
 #[allow(clippy::too_many_arguments)]
 fn emit_rows(
     out: &mut String,
@@ -242,7 +460,8 @@ fn emit_rows(
     k: &Kernel,
     scratch: &[BufId],
     block: u32,
-    policy: &CudaPolicy,
+    vector: u32,
+    cache: bool,
 ) {
     let (no, nr) = (k.outer.len(), k.inner.len());
     let outer_n: i64 = k.outer.iter().product();
@@ -254,8 +473,9 @@ fn emit_rows(
         index_error: INDEX_ERROR,
     };
     let nest = LoopNest::identity(&[]);
-    let iters = ceil_div(inner_n, block as i64).max(1);
-    debug_assert!(scratch.is_empty() || iters <= policy.regs_per_thread as i64);
+    let v = vector as i64;
+    let chunks = ceil_div(inner_n, block as i64 * v).max(1);
+    let slots = chunks * v;
     let _ = writeln!(out, "  const int tid = threadIdx.x;");
     let _ = writeln!(
         out,
@@ -266,29 +486,59 @@ fn emit_rows(
     for &b in scratch {
         let _ = writeln!(
             out,
-            "{indent}{} sb{b}[{iters}];",
+            "{indent}{} sb{b}[{slots}];",
             c_type(ir.buffers[b].dtype)
         );
     }
     let scratch_at: HashMap<BufId, String> =
         scratch.iter().map(|&b| (b, format!("sb{b}[it]"))).collect();
-    // Every thread visits positions `tid + it * block` of the row, the same in every stage.
+    // Every thread visits chunks `tid + c * block` of the row (positions `v` times that, plus
+    // the lane `j`), the same in every stage: slot `it` is chunk `c`, lane `j`.
+    // Register arrays (scratch, cached loads) need every slot index constant: the chunk loop
+    // unrolls fully when they can exist; a long row's loop (a whole-tensor sum's millions of
+    // chunks) unrolls a few chunks deep instead of into megabytes of code.
+    let unroll = if slots <= ROW_CACHE_REGS || !scratch.is_empty() {
+        String::new()
+    } else {
+        " 4".to_string()
+    };
     let open_inner = |out: &mut String, indent: &mut String| {
-        let _ = writeln!(out, "{indent}#pragma unroll");
-        let _ = writeln!(out, "{indent}for (int it = 0; it < {iters}; it++) {{");
-        let _ = writeln!(out, "{indent}  const ti p = (ti)tid + (ti)it * {block};");
-        let _ = writeln!(out, "{indent}  if (p < {inner_n}) {{");
+        let _ = writeln!(out, "{indent}#pragma unroll{unroll}");
+        let _ = writeln!(out, "{indent}for (int c = 0; c < {chunks}; c++) {{");
+        let _ = writeln!(
+            out,
+            "{indent}  const ti pc = ((ti)tid + (ti)c * {block}) * {v};"
+        );
+        let _ = writeln!(out, "{indent}  if (pc < {inner_n}) {{");
+        if v > 1 {
+            let inner = format!("{indent}    ");
+            unflatten_chunk(out, &inner, "pc", &k.inner, no);
+            let last = no + nr - 1;
+            let _ = writeln!(out, "{indent}  #pragma unroll");
+            let _ = writeln!(out, "{indent}  for (int j = 0; j < {v}; j++) {{");
+            let _ = writeln!(out, "{indent}    const int it = c * {v} + j;");
+            let _ = writeln!(out, "{indent}    const ti p = pc + (ti)j; (void)p;");
+            let _ = writeln!(out, "{indent}    const ti x{last} = xc{last} + (ti)j;");
+        } else {
+            let _ = writeln!(out, "{indent}  {{");
+            let _ = writeln!(out, "{indent}    const int it = c;");
+            let _ = writeln!(out, "{indent}    const ti p = pc; (void)p;");
+            unflatten(out, &format!("{indent}    "), "pc", &k.inner, no);
+        }
         indent.push_str("    ");
-        unflatten(out, indent, "p", &k.inner, no);
     };
     let close_inner = |out: &mut String, indent: &mut String| {
         indent.truncate(indent.len() - 4);
         let _ = writeln!(out, "{indent}  }}");
+        let _ = writeln!(out, "{indent}  }}");
         let _ = writeln!(out, "{indent}}}");
     };
+    // The row's stages go to `body` first, so the loads worth keeping can be found in them.
+    let mut body = String::new();
     let mut local: HashMap<BufId, String> = HashMap::new();
     let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
     for stage in 0..nstages {
+        let out = &mut body;
         let members: Vec<&KernelNode> = k.nodes.iter().filter(|kn| kn.stage == stage).collect();
         match (&ir.nodes[members[0].node], members[0].level) {
             (
@@ -374,6 +624,28 @@ fn emit_rows(
             }
         }
     }
+    if cache {
+        let inner_vars: Vec<String> = (no..no + nr).map(|i| format!("x{i}")).collect();
+        let budget = (ROW_CACHE_REGS / slots).max(0) as usize;
+        let loads = cache_row_loads(&body, &inner_vars, 2, budget, |b| {
+            (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype)
+        });
+        for (i, (b, _)) in loads.iter().enumerate() {
+            let t = storage_type(ir.buffers[*b].dtype);
+            let _ = writeln!(out, "{indent}{t} cr{i}[{slots}];");
+        }
+        if !loads.is_empty() {
+            open_inner(out, &mut indent);
+            for (i, (b, expr)) in loads.iter().enumerate() {
+                let _ = writeln!(out, "{indent}cr{i}[it] = b{b}[{expr}];");
+            }
+            close_inner(out, &mut indent);
+            for (i, (b, expr)) in loads.iter().enumerate() {
+                body = replace_load(&body, *b, expr, &format!("cr{i}[it]"));
+            }
+        }
+    }
+    out.push_str(&body);
     // The next row's reductions reuse the shared slots this row's threads may still read.
     let _ = writeln!(out, "{indent}__syncthreads();");
     let _ = writeln!(out, "  }}");
