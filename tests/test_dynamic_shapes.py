@@ -1,7 +1,7 @@
 """Dynamic shapes (issue 18, phase 1): programs compiled once over many sizes.
 
-Automatic dynamic (``torchferro.config.automatic_dynamic_shapes``, off by default until the known
-bugs below are fixed) is on in this file.
+Automatic dynamic (``torchferro.config.automatic_dynamic_shapes``, on by default) is on in every
+test here, whatever an earlier test left.
 
 Each program runs through torch.compile (a counting backend, the same ``dynamic=`` setting) and
 through torchferro (a counting Python backend, and the default inductor backend, whose dynamic

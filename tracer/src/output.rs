@@ -288,16 +288,36 @@ impl OutputGraph {
                 );
             }
         }
-        let (meta, relations) = result.map_err(|e| {
-            TraceError::unsupported(format!(
-                "{} on symbolic sizes (dynamic shapes): {}",
-                target.name(),
-                match e {
-                    fx::InferError::Invalid(m) => m,
-                    fx::InferError::Unsupported => "no symbolic shape rule".into(),
+        let (meta, relations) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                // An op whose result sizes depend on data (`torch.where(mask)`, `nms`) says so,
+                // as with static sizes, whatever the symbolic rules made of it.
+                let at_hints = match &e {
+                    fx::InferError::Invalid(m) => Some(m.clone()),
+                    fx::InferError::Unsupported => match self
+                        .eval_on_meta(py, &target, callable, &args, &kwargs, &hints, false)
+                    {
+                        Err(fx::InferError::Invalid(m)) => Some(m),
+                        _ => None,
+                    },
+                };
+                if at_hints.as_deref().is_some_and(data_dependent_text) {
+                    return Err(TraceError::unsupported(format!(
+                        "{}: its result depends on tensor data",
+                        target.name()
+                    )));
                 }
-            ))
-        })?;
+                return Err(TraceError::unsupported(format!(
+                    "{} on symbolic sizes (dynamic shapes): {}",
+                    target.name(),
+                    match e {
+                        fx::InferError::Invalid(m) => m,
+                        fx::InferError::Unsupported => "no symbolic shape rule".into(),
+                    }
+                )));
+            }
+        };
         for r in relations {
             self.shapes.add_relation(r, None);
         }
@@ -527,9 +547,7 @@ impl OutputGraph {
             // on metadata: that is a limit of tracing, not the user's error.
             let text = e.to_string();
             let data_dependent = e.is_instance_of::<pyo3::exceptions::PyNotImplementedError>(py)
-                || text.contains("meta tensor")
-                || text.contains("data-dependent")
-                || text.contains("on meta");
+                || data_dependent_text(&text);
             if data_dependent {
                 TraceError::unsupported(format!(
                     "{}: its result depends on tensor data",
@@ -1103,4 +1121,14 @@ fn with_dtypes_of(meta: NodeMeta, at_hints: &NodeMeta) -> Option<NodeMeta> {
         (NodeMeta::Tensor(_) | NodeMeta::Tuple(_), _) => None,
         (m, _) => Some(m),
     }
+}
+
+/// Whether torch's error from running an op on meta tensors says its result depends on data
+/// (nonzero, unique, masked_select, item, nms): a limit of tracing, not the user's error.
+fn data_dependent_text(text: &str) -> bool {
+    let t = text.to_lowercase();
+    text.starts_with("NotImplementedError")
+        || t.contains("meta tensor")
+        || t.contains("data-dependent")
+        || t.contains("on meta")
 }
