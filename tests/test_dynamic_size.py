@@ -11,6 +11,8 @@ torch.compile's.
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import torch
 from test_dynamic_shapes import check  # noqa: E402
@@ -143,3 +145,24 @@ def test_symbolic_ops_under_autocast_take_torch_dtypes():
     # graph (refused before: a break inside the region, values off eager's by 2e-7).
     fc = check(autocast_region, sizes((3, 8), (5, 8), (9, 8), (17, 8)), expected=2)
     assert any("set_autocast" in str(g.code) for g in fc.graphs[1:])
+
+
+def positives(x):
+    keep = torch.where(x > 0)[0]
+    return x[keep] * 2
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_data_dependent_op_breaks_with_the_same_reason_on_symbolic_sizes(
+    dynamic, caplog
+):
+    torchferro.compiler.reset()
+    f = torchferro.compile(positives, backend="eager", dynamic=dynamic)
+    with caplog.at_level(logging.INFO, logger="torchferro.graph_breaks"):
+        x = torch.randn(9)
+        torch.testing.assert_close(f(x), positives(x))
+    msgs = [
+        r.getMessage() for r in caplog.records if r.name == "torchferro.graph_breaks"
+    ]
+    assert msgs, "no graph break logged"
+    assert "torch.where: its result depends on tensor data" in msgs[0], msgs
