@@ -15,10 +15,9 @@ import logging
 
 import pytest
 import torch
-from test_dynamic_shapes import check  # noqa: E402
-
 import torchferro
 import torchferro.compiler
+from test_dynamic_shapes import check
 
 
 @pytest.fixture(autouse=True)
