@@ -68,9 +68,7 @@ class Capture:
         from .._precompile._writer import _params_of
 
         _params_of(fn)  # refuse unsupported signatures before anything runs
-        # Precompile writes static shapes only: every new shape is an entry of its own
-        # (`dynamic=False`), not the symbolic one automatic dynamic would make.
-        self._compiled = _compile(fn, backend=backend, dynamic=False)
+        self._compiled = _compile(fn, backend=backend)
         self.calls = 0
 
     def __call__(self, *args):
