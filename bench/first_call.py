@@ -183,16 +183,20 @@ def measure(models, repeats, variants=VARIANTS):
             for v in variants:
                 if v.endswith("warm"):  # fill the shared cache directory, untimed
                     _run_one(m, v, workdir, _env(workdir, v, 0))
-                runs = [
-                    _run_one(m, v, workdir, _env(workdir, v, r)) for r in range(repeats)
-                ]
+            # Repeats are the outer loop, so every variant of a model sees the same machine
+            # load on average (a shared machine's load drifts over minutes).
+            runs = {v: [] for v in variants}
+            for r in range(repeats):
+                for v in variants:
+                    runs[v].append(_run_one(m, v, workdir, _env(workdir, v, r)))
+            for v in variants:
                 row = {
-                    k: statistics.median(r[k] for r in runs)
+                    k: statistics.median(x[k] for x in runs[v])
                     for k in ("import_ms", "build_ms", "call_ms", "total_ms")
                 }
                 if v == "torchferro precompiled":
                     row["counters"] = {
-                        k: max(r[k] for r in runs) for k in ("traces", "c_compiles")
+                        k: max(x[k] for x in runs[v]) for k in ("traces", "c_compiles")
                     }
                 results.setdefault(m, {})[v] = row
                 print(f"{m:9s} {v:24s} {row}", file=sys.stderr, flush=True)

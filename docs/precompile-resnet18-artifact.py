@@ -17,7 +17,7 @@ import torch
 
 from torchferro._precompile import _runtime as _rt
 
-CACHE_ID = '0473624a53431f6664a87c9c2bb4d3165d52182de7434bd22423fce47b2cb683'
+CACHE_ID = '1c2a5501a552926c51c6e2ea67c729c3d6db5ecdcd9801f380505ec0148a3dab'
 PARAMS = ('model', 'x')
 FUNCTION = ('__main__', '<lambda>')
 # The cache member of each graph, in entry order.
@@ -26,6 +26,8 @@ GRAPHS = [
 ]
 # The transformed code of each entry with a graph break (bound by the loader).
 TRANSFORMED = {}
+# The module whose globals that code runs with (None: the builtins only).
+GLOBALS = None
 
 # Classes, functions and modules the guards and results refer to.
 functional_0 = _rt.resolve('module:torch.nn.functional')
@@ -82,14 +84,14 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._forward_pre_hooks) == 0  # capture_resnet18.py:9
 #   LENGTH_CHECK len(L['model']._backward_hooks) == 0  # capture_resnet18.py:9
 #   LENGTH_CHECK len(L['model']._backward_pre_hooks) == 0  # capture_resnet18.py:9
-#   ID_MATCH L['model']._forward_impl.__func__: <function ResNet._forward_impl at 0x7f42a27c34c0>  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:285
+#   ID_MATCH L['model']._forward_impl.__func__: <function ResNet._forward_impl at 0x7f87875bf4c0>  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:285
 #   TYPE_MATCH L['model']._modules['conv1']: Conv2d  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   LENGTH_CHECK len(L['model']._modules['conv1']._forward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   LENGTH_CHECK len(L['model']._modules['conv1']._forward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   LENGTH_CHECK len(L['model']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   LENGTH_CHECK len(L['model']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
 #   EQUALS_MATCH L['model']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:268
-#   ID_MATCH L['model']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[64, 3, 7, 7], stride=[147, 49, 7, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -112,7 +114,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:269
 #   LENGTH_CHECK len(L['model']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:269
 #   EQUALS_MATCH L['model']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:269
-#   ID_MATCH L['model']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -155,7 +157,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[64, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -178,7 +180,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -197,7 +199,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[64, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -220,7 +222,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['0']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['0']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -239,7 +241,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[64, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -262,7 +264,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -281,7 +283,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[64, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -304,7 +306,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer1']._modules['1']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer1']._modules['1']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[64], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -330,7 +332,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[128, 64, 3, 3], stride=[576, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -353,7 +355,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -372,7 +374,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[128, 128, 3, 3], stride=[1152, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -395,7 +397,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -415,7 +417,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._parameters['weight']: torch.float32, cpu, size=[128, 64, 1, 1], stride=[64, 1, 1, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['0'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -438,7 +440,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
-#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['0']._modules['downsample']._modules['1']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -456,7 +458,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[128, 128, 3, 3], stride=[1152, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -479,7 +481,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -498,7 +500,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[128, 128, 3, 3], stride=[1152, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -521,7 +523,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer2']._modules['1']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer2']._modules['1']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[128], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -547,7 +549,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[256, 128, 3, 3], stride=[1152, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -570,7 +572,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -589,7 +591,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[256, 256, 3, 3], stride=[2304, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -612,7 +614,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -632,7 +634,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._parameters['weight']: torch.float32, cpu, size=[256, 128, 1, 1], stride=[128, 1, 1, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['0'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -655,7 +657,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
-#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['0']._modules['downsample']._modules['1']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -673,7 +675,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[256, 256, 3, 3], stride=[2304, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -696,7 +698,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -715,7 +717,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[256, 256, 3, 3], stride=[2304, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -738,7 +740,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer3']._modules['1']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer3']._modules['1']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[256], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -764,7 +766,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[512, 256, 3, 3], stride=[2304, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -787,7 +789,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -806,7 +808,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[512, 512, 3, 3], stride=[4608, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -829,7 +831,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -849,7 +851,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:100
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._parameters['weight']: torch.float32, cpu, size=[512, 256, 1, 1], stride=[256, 1, 1, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['0'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -872,7 +874,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
-#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['0']._modules['downsample']._modules['1']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -890,7 +892,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['conv1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['conv1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:92
-#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1']._parameters['weight']: torch.float32, cpu, size=[512, 512, 3, 3], stride=[4608, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['conv1'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -913,7 +915,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['bn1']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['bn1']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:93
-#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['bn1']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202
@@ -932,7 +934,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['conv2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['conv2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:96
-#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f42a3768b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
+#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2']._conv_forward.__func__: <function Conv2d._conv_forward at 0x7f8788564b80>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2']._parameters['weight']: torch.float32, cpu, size=[512, 512, 3, 3], stride=[4608, 9, 3, 1], requires_grad=True  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   NONE_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2']._parameters['bias'] is None  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:553
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['conv2'].padding_mode == 'zeros'  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/conv.py:535
@@ -955,7 +957,7 @@ def _bind(graphs, transformed):
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['bn2']._backward_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   LENGTH_CHECK len(L['model']._modules['layer4']._modules['1']._modules['bn2']._backward_pre_hooks) == 0  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2'].training == False  # /work/main/.venv/lib/python3.11/site-packages/torchvision/models/resnet.py:97
-#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f42a375b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
+#   ID_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2']._check_input_dim.__func__: <function BatchNorm2d._check_input_dim at 0x7f878855b880>  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:161
 #   EQUALS_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2'].momentum == 0.1  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:166
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2']._buffers['running_mean']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:187
 #   TENSOR_MATCH L['model']._modules['layer4']._modules['1']._modules['bn2']._buffers['running_var']: torch.float32, cpu, size=[512], stride=[1], requires_grad=False  # /work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/batchnorm.py:202

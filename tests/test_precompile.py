@@ -73,6 +73,42 @@ def calls_break_inside(model, x):
     return model(x) + 1
 
 
+def dynamic_break(x):
+    """A break between two graphs, both traced with symbolic sizes under dynamic=True."""
+    y = x.relu() * 2
+    print("mid")
+    return y.sum(0) + x.shape[0]
+
+
+SCALE = 3.0
+W = torch.randn(4, 4)  # another value in every process: read at call time, never baked in
+
+
+def uses_global_weight(model, x):
+    """A graph input read from this module's globals."""
+    return model(x @ W) * SCALE
+
+
+def loop_with_break(model, x):
+    """The resume function's stack-slot parameters repeat a name."""
+    y = model(x)
+    for w in [1.0, 2.0]:
+        y = y * w
+        print("step", w)
+    return y + x.sum()
+
+
+def try_with_break(model, x):
+    """The code after the break is not compiled (it ran eagerly): it runs natively after
+    loading, with this module's globals (SCALE, torch)."""
+    try:
+        y = model(x)
+        print("in try")
+    except RuntimeError:
+        y = x
+    return torch.relu(y) * SCALE
+
+
 def resnet18(seed):
     import torchvision
 
@@ -208,8 +244,10 @@ def test_two_shapes_two_entries(tmp_path):
         from pc_models import *
         torch.manual_seed(0)
         model = MLP()
+        # Static (dynamic=False): two sizes are two entries, a third size fails both.
         with torch.no_grad(), precompile.capture(
-            lambda model, x: model(x), artifact_path="m.py", cache_path="m.cache"
+            lambda model, x: model(x), artifact_path="m.py", cache_path="m.cache",
+            dynamic=False,
         ) as cap:
             cap(model, torch.randn(3, 4))
             cap(model, torch.randn(5, 4))
@@ -353,8 +391,10 @@ def test_gpt2_small(tmp_path):
     [
         ("MLP", "with_break", "between the graphs"),
         ("BreakInside", "calls_break_inside", "inside forward"),
+        ("MLP", "loop_with_break", "step 1.0\nstep 2.0"),
+        ("MLP", "try_with_break", "in try"),
     ],
-    ids=["break_in_function", "break_in_forward"],
+    ids=["break_in_function", "break_in_forward", "break_in_loop", "break_in_try"],
 )
 def test_graph_break(tmp_path, model, fn, printed):
     c = _capture(
@@ -385,6 +425,42 @@ def test_graph_break(tmp_path, model, fn, printed):
     assert r["close"], r
     # The breaking instruction ran natively, once per call.
     assert r["printed"] == printed + "\n", r
+
+
+def test_global_of_an_importable_module_is_read_and_guarded(tmp_path):
+    """The captured function's own globals, its module being importable by name, are read (and
+    guarded) through that module in the loading process, like any other module's."""
+    _capture(
+        tmp_path,
+        "(torch.manual_seed(0), MLP())[1]",
+        "uses_global_weight",
+        "torch.randn(3, 4)",
+    )
+    art = (tmp_path / "m.py").read_text()
+    assert "TENSOR_MATCH G['W']" in art and "_rt.module_global(pc_models_" in art
+    r = _run(
+        tmp_path,
+        """
+        import pc_models
+        from pc_models import *
+        torch.manual_seed(1)
+        model, x = MLP(), torch.randn(3, 4)
+        f = precompile.load("m.py", "m.cache")
+        with torch.no_grad():
+            close = torch.allclose(f(model, x), uses_global_weight(model, x), atol=1e-6)
+            pc_models.W = torch.randn(4, 5)
+            try:
+                f(model, x)
+                err = None
+            except precompile.GuardError as e:
+                err = str(e)
+        print(json.dumps({"close": close, "err": err, **precompile.counters()}))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    assert r["close"], r
+    assert "TENSOR_MATCH G['W']" in r["err"] and "size=(4, 5)" in r["err"], r
 
 
 # Integrity: these load in this process, and every one must be refused before anything loads.
@@ -483,6 +559,38 @@ def test_truncated_member_refused(captured, tmp_path):
         precompile.load(art, cache)
 
 
+def test_kernel_swapped_after_verification_is_not_loaded(
+    captured, tmp_path, monkeypatch
+):
+    """What is opened is what was hashed: a kernel library replaced on disk after the hash
+    check (a concurrent writer, an attacker) changes nothing; the loader opens a sealed copy of
+    the verified bytes, not the file by its path."""
+    from torchferro._precompile import _cache
+
+    art, cache = _copy(captured, tmp_path)
+    _, other_cache = _copy(captured, tmp_path, "other")
+    so, other_so = _kernel(cache), _kernel(other_cache)
+    real = _cache.verify
+
+    def verify_then_swap(*a, **k):
+        out = real(*a, **k)
+        so.write_bytes(other_so.read_bytes())  # another graph's valid library
+        return out
+
+    monkeypatch.setattr(_cache, "verify", verify_then_swap)
+    sys.path.insert(0, str(captured))
+    try:
+        import pc_models
+
+        f = precompile.load(art, cache)
+        model, x = pc_models.MLP(), torch.randn(3, 4)
+        with torch.no_grad():
+            assert torch.allclose(f(model, x), model(x), atol=1e-6)
+    finally:
+        sys.path.remove(str(captured))
+    assert so.read_bytes() == other_so.read_bytes()  # the swap did happen
+
+
 def test_missing_member_and_manifest_refused(captured, tmp_path):
     art, cache = _copy(captured, tmp_path)
     _kernel(cache).unlink()
@@ -549,6 +657,15 @@ def test_capture_refuses_unsupported(tmp_path):
         attempt("closure", make(w), torch.randn(3, 4))
         attempt("defaults", lambda model, x=None: model(x), MLP(), torch.randn(3, 4))
         attempt("module", MLP(), torch.randn(3, 4))
+        LIMIT = 0.5
+        def main_try_with_break(model, x):
+            try:
+                y = model(x)
+                print("in try")
+            except RuntimeError:
+                y = x
+            return y.clamp(max=LIMIT)
+        attempt("main_global", main_try_with_break, MLP(), torch.randn(3, 4))
         with precompile.capture(lambda x: x + 1, artifact_path="a.py", cache_path="a.cache") as c:
             try:
                 with precompile.capture(lambda x: x, artifact_path="b.py", cache_path="b.cache"):
@@ -565,4 +682,11 @@ def test_capture_refuses_unsupported(tmp_path):
     )
     assert "plain positional parameters" in r["defaults"] and not r["defaults_written"]
     assert "expects a Python function" in r["module"]
+    # Native code after a break reads a global of a script run as __main__.
+    assert (
+        "uses the global 'LIMIT' natively (LOAD_GLOBAL)" in r["main_global"]
+        and "'__main__' cannot be imported by name in another process"
+        in r["main_global"]
+        and not r["main_global_written"]
+    ), r["main_global"]
     assert "already in progress" in r["nested"]

@@ -132,6 +132,28 @@ impl Arg {
     }
 }
 
+impl Arg {
+    /// Replaces every use of `old` with the argument `new`; returns how many were replaced.
+    fn replace_node_with(&mut self, old: NodeId, new: &Arg) -> usize {
+        match self {
+            Arg::Node(n) if *n == old => {
+                *self = new.clone();
+                1
+            }
+            Arg::Tuple(items) | Arg::List(items) => items
+                .iter_mut()
+                .map(|a| a.replace_node_with(old, new))
+                .sum(),
+            Arg::Slice(a, b, c) => {
+                a.replace_node_with(old, new)
+                    + b.replace_node_with(old, new)
+                    + c.replace_node_with(old, new)
+            }
+            _ => 0,
+        }
+    }
+}
+
 /// Names the printed Python code relies on, cannot use, or should not shadow (builtins): a node
 /// may not take them.
 const RESERVED_NAMES: &[&str] = &[
@@ -427,6 +449,24 @@ impl Graph {
             .users(new)
             .iter()
             .all(|u| self.position(new) < self.position(*u)));
+        total
+    }
+
+    /// Makes every use of `old` the constant `new` instead (no node), dropping the edges from
+    /// `old`: a size read that became a number once the graph's symbols have values
+    /// ([`crate::passes::specialize`]). Returns the number of uses rewritten.
+    pub fn replace_all_uses_with_arg(&mut self, old: NodeId, new: &Arg) -> usize {
+        let mut total = 0;
+        for user in self.users(old) {
+            total += self.g[user]
+                .args_mut()
+                .into_iter()
+                .map(|a| a.replace_node_with(old, new))
+                .sum::<usize>();
+            while let Some(e) = self.g.find_edge(old, user) {
+                self.g.remove_edge(e);
+            }
+        }
         total
     }
 

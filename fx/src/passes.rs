@@ -101,6 +101,7 @@ pub use crate::ops::{is_mutating, is_random};
 
 pub mod canonicalize;
 pub mod functionalize;
+pub mod specialize;
 
 fn last_component(path: &str) -> &str {
     path.rsplit('.').next().unwrap_or(path)

@@ -118,6 +118,8 @@ pub fn sha256_hex(data: &[u8]) -> String {
 pub struct Loaded {
     pub lib: libloading::Library,
     pub path: PathBuf,
+    /// A precompiled library's sealed copy, open while the library is (see `prebuilt`).
+    pub(crate) _keep: Option<std::fs::File>,
 }
 
 /// Result of [`build`]: the library and whether the compiler ran.
@@ -142,74 +144,21 @@ pub fn finish_source(code: &str) -> String {
     format!("{code}\nconst char {VALIDATION_SYMBOL}[] = \"{h}\";\n")
 }
 
-fn expected_validation(source: &str) -> String {
+pub(crate) fn expected_validation(source: &str) -> String {
     let cut = source
         .rfind(&format!("\nconst char {VALIDATION_SYMBOL}"))
         .unwrap_or(source.len());
     sha256_hex(&source.as_bytes()[..cut])
 }
 
-thread_local! {
-    /// A precompiled cache's kernel directory (see [`with_prebuilt`]).
-    static PREBUILT: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
-}
+mod prebuilt;
 
-/// Runs `f` with [`build`] taking libraries only from `dir`, named `<source hash>.so` (the hash
-/// the validation symbol carries), and never running the compiler: a precompiled artifact
-/// loads kernels its capture built, whose bytes its manifest already verified. A source with no
-/// library there is an error, not a compile.
-pub fn with_prebuilt<R>(dir: &Path, f: impl FnOnce() -> R) -> R {
-    let prev = PREBUILT.with(|p| p.replace(Some(dir.to_path_buf())));
-    let r = f();
-    PREBUILT.with(|p| *p.borrow_mut() = prev);
-    r
-}
-
-/// The name a library of `source` has in a precompiled cache (see [`with_prebuilt`]).
-pub fn prebuilt_name(source: &str) -> String {
-    format!("{}.so", expected_validation(source))
-}
-
-fn load_prebuilt(source: &str, dir: &Path) -> Result<Built, InductorError> {
-    let want = expected_validation(source);
-    let so = dir.join(format!("{want}.so"));
-    if !so.is_file() {
-        return Err(InductorError::Load {
-            path: so,
-            msg: "the precompiled cache has no kernels for this graph".into(),
-        });
-    }
-    // SAFETY: the caller checked the file's hash against its manifest; loading runs no
-    // constructors of ours.
-    let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| InductorError::Load {
-        path: so.clone(),
-        msg: e.to_string(),
-    })?;
-    // SAFETY: the symbol is a NUL-terminated char array in the generated source.
-    let ok = unsafe {
-        lib.get::<*const c_char>(VALIDATION_SYMBOL.as_bytes())
-            .ok()
-            .is_some_and(|sym| CStr::from_ptr(*sym).to_str().ok() == Some(want.as_str()))
-    };
-    if !ok {
-        return Err(InductorError::Load {
-            path: so,
-            msg: "the library was not built from this graph's source".into(),
-        });
-    }
-    pin_openmp_runtime();
-    Ok(Built {
-        lib: Arc::new(Loaded { lib, path: so }),
-        compiled: false,
-        key: want,
-        compile_time: None,
-    })
-}
+pub use prebuilt::{prebuilt_name, with_prebuilt, Prebuilt};
 
 /// Compiles (or loads from the cache) `source`, which must come from [`finish_source`].
 pub fn build(source: &str, dir: &Path) -> Result<Built, InductorError> {
-    if let Some(pre) = PREBUILT.with(|p| p.borrow().clone()) {
-        return load_prebuilt(source, &pre);
+    if let Some(built) = prebuilt::load(source) {
+        return built;
     }
     let mut h = Sha256::new();
     h.update(source.as_bytes());
@@ -293,6 +242,7 @@ fn try_load(so: &Path, meta: &Path, want: &str) -> Option<Loaded> {
     ok.then(|| Loaded {
         lib,
         path: so.to_path_buf(),
+        _keep: None,
     })
 }
 
@@ -304,7 +254,7 @@ fn try_load(so: &Path, meta: &Path, want: &str) -> Option<Loaded> {
 /// the Rust tests), `dlclose` unmaps it under those threads, which then crash. Marking the
 /// runtime `RTLD_NODELETE` once, as soon as one is loaded, keeps kernels unloadable while the
 /// runtime stays.
-fn pin_openmp_runtime() {
+pub(crate) fn pin_openmp_runtime() {
     use std::sync::atomic::{AtomicBool, Ordering};
     static PINNED: AtomicBool = AtomicBool::new(false);
     if PINNED.load(Ordering::Relaxed) {

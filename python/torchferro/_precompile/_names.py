@@ -90,6 +90,8 @@ def literal(v) -> str | None:
         return s if s.startswith("torch.") and _resolves_to(s, v) else None
     if t is torch.device:
         return f"torch.device({str(v)!r})"
+    if t is torch.Size and all(type(x) is int for x in v):
+        return f"torch.Size({tuple(v)!r})"
     if t is slice:
         parts = [literal(v.start), literal(v.stop), literal(v.step)]
         return None if None in parts else f"slice({', '.join(parts)})"

@@ -93,6 +93,17 @@ def resolve(path: str):
     )
 
 
+def dense(t) -> bool:
+    """Whether ``t`` is contiguous for its own sizes (a size-1 dimension's stride is free): the
+    layout a graph traced with symbolic sizes assumes of a dynamic input."""
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.stride())):
+        if size != 1 and stride != expected:
+            return False
+        expected *= max(size, 1)
+    return True
+
+
 def build_named_tuple(ty, items: tuple):
     """A named tuple (``collections.namedtuple``) or a structseq (``torch.return_types``)."""
     make = getattr(ty, "_make", None)
@@ -130,9 +141,21 @@ def finish(r):
 MARKER = "__torchferro_precompile__"
 
 
-def load_code(data: bytes, module, name: str):
-    """The function of a marshalled transformed code, its markers resolved (see the writer):
-    it runs with no globals but the builtins."""
+def code_globals(module) -> dict:
+    """The globals the artifact's native code runs with: the captured function's module,
+    imported by name (``GLOBALS``), or none but the builtins."""
+    import builtins
+
+    name = getattr(module, "GLOBALS", None)
+    if name is None:
+        return {"__builtins__": builtins}
+    return vars(importlib.import_module(name))
+
+
+def load_code(data: bytes, module, name: str, globals_: dict | None = None):
+    """The function of a marshalled code (a graph break's transformed code, a resume function
+    run natively), its markers resolved (see the writer), run with ``globals_`` (by default
+    none but the builtins)."""
     import builtins
     import marshal
     import types
@@ -152,6 +175,6 @@ def load_code(data: bytes, module, name: str):
                     f"unknown marker {c[1]!r} in the transformed code"
                 )
         consts.append(c)
-    return types.FunctionType(
-        code.replace(co_consts=tuple(consts)), {"__builtins__": builtins}, name
-    )
+    if globals_ is None:
+        globals_ = {"__builtins__": builtins}
+    return types.FunctionType(code.replace(co_consts=tuple(consts)), globals_, name)

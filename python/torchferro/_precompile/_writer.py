@@ -18,8 +18,17 @@ import shutil
 
 from .. import _C
 from . import _cache
-from ._breaks import resume_functions, transformed_code
+from ._breaks import (
+    global_reads,
+    importable_module,
+    globals_module,
+    portable_code,
+    resume_functions,
+    transformed_code,
+)
 from ._names import literal, name_of, need_name
+from ._render import render as _render
+from ._render import unique as _unique
 from ._runtime import CaptureError
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -63,9 +72,18 @@ class _Entry:
     """Code generation for one compiled entry."""
 
     def __init__(
-        self, mod: _Module, entry: dict, params: list[str], index: int, fn_globals: dict
+        self,
+        mod: _Module,
+        entry: dict,
+        params: list[str],
+        index: int,
+        fn_globals: dict,
+        fn_module: str | None = None,
     ):
         self.fn_globals = fn_globals
+        # The captured function's module, when importable by name: its globals are then read
+        # (and guarded) through that module, as any other module's.
+        self.fn_module = fn_module
         self.mod = mod
         self.e = entry
         self.params = params
@@ -107,15 +125,25 @@ class _Entry:
             return ("item", type(step[1]).__name__, repr(step[1]))
         return tuple(step)
 
+    def _rebase(self, steps):
+        """A source rooted at the captured function's globals, rooted at its module instead
+        when that module is importable by name (see ``fn_module``)."""
+        if steps and steps[0][0] == "global" and self.fn_module is not None:
+            return [("module_global", self.fn_module, steps[0][1]), *steps[1:]]
+        return steps
+
     def expr(self, steps, what: str) -> str:
         """A variable holding the value at ``steps`` (assigned on first use, in order)."""
+        steps = self._rebase(steps)
         key = tuple(self._step_key(s) for s in steps)
         if key in self.vars:
             return self.vars[key]
         root = steps[0]
         if root[0] == "local":
             if len(steps) == 1:
-                return root[1]
+                # By position: a resume function's parameter names may have been made
+                # distinct (`_unique`).
+                return self.params[root[2]] if root[2] < len(self.params) else root[1]
             parent = self.expr(steps[:-1], what)
         elif root[0] == "module_global" and len(steps) == 1:
             # A global of a module the traced code inlined a function from (a model's own
@@ -236,6 +264,7 @@ class _Entry:
                         f"_rt.describe(vars({ov}).get({attr!r}))",
                     )
         for kind, steps, source, payload in e["guards"]:
+            steps = self._rebase(steps)
             if steps[0][0] == "global":
                 # The captured function's own globals (a module it names, a constant) are part
                 # of the captured computation: the artifact runs without that function.
@@ -250,20 +279,41 @@ class _Entry:
             text = f"{kind} {source}"
             actual = f"_rt.describe({v})"
             if kind == "TENSOR":
-                ty, dtype, device, sizes, strides, rg, layout = payload
+                ty, dtype, device, sizes, strides, rg, layout, dynamic = payload
                 t = mod.name(ty, what)
                 dt = mod.const(dtype, what)
                 dv = mod.const(device, what)
                 lay = mod.const(layout, what)
-                exp = (
-                    f"{ty.__name__}(dtype={dtype}, size={tuple(sizes)}, stride={tuple(strides)}, "
-                    f"device={device}, requires_grad={rg})"
-                )
+                if any(dynamic):
+                    # Dynamic dimensions: their sizes are the shape guards' (ranges and
+                    # relations, below); the tensor must be contiguous for its own sizes, as
+                    # the symbolic strides the graph was traced with say.
+                    shown = tuple(
+                        None if d else n for n, d in zip(sizes, dynamic, strict=True)
+                    )
+                    exp = (
+                        f"{ty.__name__}(dtype={dtype}, size={shown}, stride=contiguous, "
+                        f"device={device}, requires_grad={rg})"
+                    )
+                    fixed = "".join(
+                        f" and {v}.shape[{i}] == {n}"
+                        for i, (n, d) in enumerate(zip(sizes, dynamic, strict=True))
+                        if not d
+                    )
+                    shape = f"{v}.dim() == {len(sizes)}{fixed} and _rt.dense({v})"
+                else:
+                    exp = (
+                        f"{ty.__name__}(dtype={dtype}, size={tuple(sizes)}, "
+                        f"stride={tuple(strides)}, device={device}, requires_grad={rg})"
+                    )
+                    shape = (
+                        f"{v}.shape == {tuple(sizes)!r} and "
+                        f"{v}.stride() == {tuple(strides)!r}"
+                    )
                 self.check(
                     f"TENSOR_MATCH {source} (expected {exp})",
                     f"type({v}) is {t} and {v}.dtype is {dt} and {v}.device == {dv} and "
-                    f"{v}.shape == {tuple(sizes)!r} and {v}.stride() == {tuple(strides)!r} and "
-                    f"{v}.requires_grad is {rg!r} and {v}.layout is {lay}",
+                    f"{shape} and {v}.requires_grad is {rg!r} and {v}.layout is {lay}",
                     actual,
                 )
             elif kind == "TYPE":
@@ -328,6 +378,7 @@ class _Entry:
                 )
             else:
                 raise CaptureError(f"precompile: unknown guard kind {kind}")
+        self.shape_guards()
         for a, b, ta, tb, same in e["identities"]:
             va = self.expr(a, f"the aliasing guard on {ta}")
             vb = self.expr(b, f"the aliasing guard on {tb}")
@@ -335,6 +386,35 @@ class _Entry:
             self.check(
                 f"OBJECT_ALIASING {ta} {op} {tb}", f"{va} {op} {vb}", "'it is not'"
             )
+
+    def shape_guards(self):
+        """Dynamic shapes: each size symbol read once into ``_sK`` and kept in its range,
+        duck-sized dimensions equal to their symbol, and the relations between sizes the trace
+        relied on, as the compiled entry's ``SHAPE_ENV`` guards check them."""
+        shape = self.e.get("shape")
+        if not shape:
+            return
+        for k, (steps, source, dim, lo, hi) in enumerate(shape["symbols"]):
+            v = self.expr(steps, f"the size guard on {source}")
+            name = f"{source}.size({dim})"
+            rng = f"{lo} <= {name}" + ("" if hi is None else f" <= {hi}")
+            self.lines.append(f"        _s{k} = {v}.shape[{dim}]")
+            cond = f"{lo} <= _s{k}" + ("" if hi is None else f" <= {hi}")
+            self.check(f"SHAPE_ENV {rng}", cond, f"str(_s{k})")
+        for steps, source, dim, k in shape["duck"]:
+            v = self.expr(steps, f"the size guard on {source}")
+            _, sym_source, sym_dim = shape["symbols"][k][:3]
+            self.check(
+                f"SHAPE_ENV {source}.size({dim}) == {sym_source}.size({sym_dim})",
+                f"{v}.dim() > {dim} and {v}.shape[{dim}] == _s{k}",
+                f"str({v}.shape[{dim}]) + ' vs ' + str(_s{k})",
+            )
+        sizes = " + ', ' + ".join(
+            f"{(src + f'.size({d}) = ')!r} + str(_s{k})"
+            for k, (_, src, d, _, _) in enumerate(shape["symbols"])
+        )
+        for cond, text in shape["relations"]:
+            self.check(f"SHAPE_ENV {text}", cond, f"'sizes ' + {sizes}")
 
     def template(self, t) -> str:
         kind = t[0]
@@ -403,11 +483,6 @@ class _Entry:
             raise CaptureError(
                 f"precompile: entry {e['compile_id']} runs on the {e['runner']} runner; only "
                 "graphs of the inductor and eager backends without autograd can be precompiled"
-            )
-        if e.get("graph_json") is not None and '"sym"' in e["graph_json"]:
-            raise CaptureError(
-                f"precompile: entry {e['compile_id']} has symbolic sizes; precompile supports "
-                "static shapes only"
             )
         if e.get("graph_json") is None:
             raise CaptureError(
@@ -548,12 +623,20 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
         for c in new:
             seen.add(c)
             entries_by_code.append((c, _C.precompile_export(c)))
-    for c, entries in entries_by_code[1:]:
-        if not entries:
-            raise CaptureError(
-                f"precompile: the code after a graph break ({c.co_name}) was not compiled "
-                "during the capture, so the artifact cannot run it"
-            )
+    # Code the artifact runs natively: transformed code at breaks, and resume functions with
+    # no compiled entry (their frame ran eagerly during the capture, so it runs natively after
+    # loading too). It runs with the captured function's module globals if it needs any.
+    reads = []
+    for c, entries in entries_by_code:
+        if c is not fn.__code__ and not entries:
+            what = f"the code after a graph break ({c.co_name}, run natively)"
+            reads += [(what, *r) for r in global_reads(c, what)]
+        for e in entries:
+            if not e["direct"]:
+                what = f"the graph break of entry {e['compile_id']}"
+                reads += [(what, *r) for r in global_reads(e["transformed_code"], what)]
+    code_globals = globals_module(fn, reads)
+    fn_module = importable_module(fn)
     # Frames compiled on their own (a function the breaking instruction calls): the artifact
     # calls them natively, i.e. they run eagerly in the loading process.
     native = sorted(
@@ -571,12 +654,23 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
     dispatchers = []
     index = 0
     for k, (code, entries) in enumerate(entries_by_code):
-        code_params = params if k == 0 else list(code.co_varnames[: code.co_argcount])
+        code_params = (
+            params if k == 0 else _unique(code.co_varnames[: code.co_argcount])
+        )
+        if k > 0 and not entries:
+            name = f"resume_{resumes[code]}"
+            member = f"code/{name}.marshal"
+            members[member] = portable_code(code, f"the code of {code.co_name}")
+            transformed[f"native_{name}"] = member
+            dispatchers.append((name, code_params, [], code, []))
+            continue
         first = index
         for e in entries:
             i = index
             index += 1
-            bodies.extend(_Entry(mod, e, code_params, i, fn.__globals__).generate())
+            bodies.extend(
+                _Entry(mod, e, code_params, i, fn.__globals__, fn_module).generate()
+            )
             bodies.append("")
             bodies.append("")
             if not e["direct"]:
@@ -622,7 +716,15 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
         ).encode()
     )
     text = _render(
-        fn, mod, bodies, graph_meta, cache_id, dispatchers, transformed, native
+        fn,
+        mod,
+        bodies,
+        graph_meta,
+        cache_id,
+        dispatchers,
+        transformed,
+        native,
+        code_globals,
     )
     artifact = text.encode()
     if os.path.isdir(cache_path):
@@ -633,131 +735,3 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
     with open(tmp, "wb") as f:
         f.write(artifact)
     os.replace(tmp, artifact_path)
-
-
-def _render(
-    fn, mod, bodies, graph_meta, cache_id, dispatchers, transformed, native
-) -> str:
-    env = _cache.environment()
-    params = dispatchers[0][1]
-    where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
-    reserved = set(mod.names.values()) | {"torch", "_rt"}
-    for name, ps, *_ in dispatchers:
-        clash = reserved.intersection(ps)
-        if clash:
-            raise CaptureError(
-                f"precompile: parameter {sorted(clash)[0]!r} of {name} has the name of one "
-                "of the artifact's own globals; rename it"
-            )
-    out = [
-        '"""torchferro precompiled artifact (format 1).',
-        "",
-        f"Captured from {fn.__qualname__} at {where}, for torchferro {env['torchferro']},",
-        f"torch {env['torch']}, Python {env['python']} on {env['machine']}.",
-        "",
-        "Load it with torchferro.compiler.precompile.load(<this file>, <its cache>): the loader",
-        "checks the cache's manifest and hashes, then binds each graph_N below to the graph kept",
-        "in the cache (its kernels, or torch calls). Each _entry_N checks its guards as Python",
-        "conditions, reads the graph's inputs (parameters and buffers included) from the",
-        "arguments by attribute path, runs graph N and rebuilds the result. No weights are",
-        "stored: the model passed in is read on every call. At a graph break, the entry runs",
-        "its transformed code (kept in the cache), which calls graph_call_N, runs the breaking",
-        "instruction natively and tail-calls resume_R, the entries of the code after the break.",
-        '"""',
-    ]
-    if native:
-        out.append("")
-        out.append(
-            "# Frames compiled on their own during the capture, called natively by the"
-        )
-        out.append("# breaking instruction (they run eagerly here):")
-        for n in native:
-            out.append(f"#   {n}")
-    out += [
-        "",
-        "import torch",
-        "",
-        "from torchferro._precompile import _runtime as _rt",
-        "",
-        f"CACHE_ID = {cache_id!r}",
-        f"PARAMS = {tuple(params)!r}",
-        f"FUNCTION = {(getattr(fn, '__module__', None), fn.__qualname__)!r}",
-        "# The cache member of each graph, in entry order.",
-        "GRAPHS = [",
-    ]
-    for member, cid, runner, n in graph_meta:
-        out.append(f"    {member!r},  # entry {cid}: {runner}, {n} nodes")
-    out.append("]")
-    out.append(
-        "# The transformed code of each entry with a graph break (bound by the loader)."
-    )
-    out.append(f"TRANSFORMED = {transformed!r}")
-    out.append("")
-    out.append("# Classes, functions and modules the guards and results refer to.")
-    for path, var in mod.names.items():
-        out.append(f"{var} = _rt.resolve({path!r})")
-    out.append("")
-    for i in range(len(graph_meta)):
-        out.append(f"graph_{i} = None")
-    for name in transformed:
-        out.append(f"{name} = None")
-    out.append("")
-    out.append("")
-    out.append("def _bind(graphs, transformed):")
-    out.append(
-        '    """Called by the loader with the graphs (and transformed code) it built from'
-    )
-    out.append('    the verified cache."""')
-    out.append("    g = globals()")
-    out.append("    for i, graph in enumerate(graphs):")
-    out.append("        g[f'graph_{i}'] = graph")
-    out.append("    g.update(transformed)")
-    out.append("")
-    out.append("")
-    for name, ps, idx, code, entries in dispatchers:
-        for i, e in zip(idx, entries):
-            out.append(
-                f"# Entry {e['compile_id']} ({code.co_name}) was compiled with these guards:"
-            )
-            for line in e["guard_lines"]:
-                out.append(f"#   {line}")
-    out.append("")
-    out.extend(bodies)
-    for k, (name, ps, idx, code, entries) in enumerate(dispatchers):
-        if k == 0:
-            out.append(f"def call({', '.join(ps)}):")
-            out.append(
-                '    """The captured computation: the first entry whose guards pass runs."""'
-            )
-        else:
-            out.append(f"def {name}({', '.join(ps)}):")
-            out.append(f'    """{code.co_name}: the code after a graph break."""')
-        out.append("    failures = []")
-        for i in idx:
-            out.append(f"    r = _entry_{i}({', '.join(ps)})")
-            out.append("    if type(r) is not _rt.Fail:")
-            if k == 0 and transformed:
-                out.append("        return _rt.finish(r)")
-            else:
-                out.append("        return r")
-            out.append("    failures.append(r)")
-        out.append("    raise _rt.GuardError(")
-        if k == 0:
-            out.append(
-                "        'precompiled artifact: the arguments do not match what was captured: '"
-            )
-        else:
-            out.append(
-                f"        'precompiled artifact: after a graph break, the values do not match "
-                f"what was captured ({code.co_name}): '"
-            )
-        out.append(
-            "        + '; '.join(f'{f.guard} failed, got {f.actual}' for f in failures),"
-        )
-        out.append("        failures,")
-        if k != 0:
-            out.append("        resumed=True,")
-        out.append("    )")
-        out.append("")
-        out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"

@@ -59,7 +59,7 @@ class Capture:
     recorded. The artifact and the cache are written when the ``with`` block ends without an
     exception."""
 
-    def __init__(self, fn, artifact_path: str, cache_path: str, backend):
+    def __init__(self, fn, artifact_path: str, cache_path: str, backend, dynamic=None):
         from .. import compile as _compile
 
         self.fn = fn
@@ -68,7 +68,7 @@ class Capture:
         from .._precompile._writer import _params_of
 
         _params_of(fn)  # refuse unsupported signatures before anything runs
-        self._compiled = _compile(fn, backend=backend)
+        self._compiled = _compile(fn, backend=backend, dynamic=dynamic)
         self.calls = 0
 
     def __call__(self, *args):
@@ -113,15 +113,18 @@ class _CaptureContext:
         return False
 
 
-def capture(fn, *, artifact_path, cache_path, backend="inductor"):
+def capture(fn, *, artifact_path, cache_path, backend="inductor", dynamic=None):
     """Context manager: compile and record the calls made through the yielded ``Capture``;
     on exit write ``artifact_path`` (Python source) and ``cache_path`` (a directory).
-    ``backend``: ``"inductor"`` (kernels kept in the cache) or ``"eager"``."""
+    ``backend``: ``"inductor"`` (kernels kept in the cache) or ``"eager"``. ``dynamic``: as
+    ``torch.compile``'s; a dimension traced with a symbolic size (``dynamic=True``,
+    ``torchferro.mark_dynamic``, automatic dynamic after a size change) stays dynamic in the
+    artifact, guarded by its range and the relations the trace relied on."""
     if backend not in ("inductor", "eager"):
         raise CaptureError(
             f"precompile: backend {backend!r} cannot be precompiled (use 'inductor' or 'eager')"
         )
-    return _CaptureContext(Capture(fn, artifact_path, cache_path, backend))
+    return _CaptureContext(Capture(fn, artifact_path, cache_path, backend, dynamic))
 
 
 class Precompiled:
@@ -183,7 +186,6 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
             f"the artifact {artifact_path!r} was written for another cache than {cache_path!r}"
         )
     graphs = []
-    kernel_dir = os.path.join(cache_path, "kernels")
     for member in module.GRAPHS:
         if member not in data:
             raise CacheIntegrityError(
@@ -195,20 +197,19 @@ def load(artifact_path, cache_path, *, recompile=False) -> Precompiled:
             raise CacheIntegrityError(
                 f"precompile cache {cache_path!r} has no member {meta['library']}"
             )
-        graphs.append(
-            _C.PrecompiledGraph(
-                data[member].decode(),
-                callables,
-                kernel_dir if meta["library"] is not None else None,
-            )
-        )
+        # The library's verified bytes, not its path: the loader opens a sealed copy of
+        # exactly what was hashed, so a file swapped after the check changes nothing.
+        lib = meta["library"]
+        kernels = None if lib is None else [(os.path.basename(lib), data[lib])]
+        graphs.append(_C.PrecompiledGraph(data[member].decode(), callables, kernels))
     transformed = {}
+    code_globals = _rt.code_globals(module)
     for name, member in module.TRANSFORMED.items():
         if member not in data:
             raise CacheIntegrityError(
                 f"precompile cache {cache_path!r} has no member {member}"
             )
-        transformed[name] = _rt.load_code(data[member], module, name)
+        transformed[name] = _rt.load_code(data[member], module, name, code_globals)
     module._bind(graphs, transformed)
     fallback = None
     if recompile is True:

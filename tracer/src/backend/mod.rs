@@ -63,9 +63,6 @@ pub fn build(
         Backend::Inductor | Backend::AotEager if output.has_inference_mode() => {
             Some("it has an inference-mode region")
         }
-        // Dynamic shapes: the inductor's kernels are built for static sizes (issue 18 phase 2
-        // passes sizes to kernels); torch per op accepts any size.
-        Backend::Inductor if output.is_dynamic() => Some("it has symbolic sizes"),
         Backend::Inductor if output.has_tensor_subclass_input(py)? => {
             Some("an input is a tensor subclass")
         }
@@ -120,7 +117,22 @@ pub fn build(
         )?),
         Backend::Inductor => {
             // The inductor computes values: it gets the graph without in-place ops.
-            let fg = functional::for_inductor(py, &output.graph, &output.callables, &output.sites)?;
+            let fg =
+                match functional::for_inductor(py, &output.graph, &output.callables, &output.sites)
+                {
+                    Ok(fg) => fg,
+                    // A dynamic graph whose functional form would rebuild an aliasing output
+                    // with a view step taking a graph value: the step would bake a size.
+                    Err(TraceError::Unsupported { reason, .. }) if output.is_dynamic() => {
+                        return eager_with_reason(
+                            py,
+                            info,
+                            output,
+                            &format!("symbolic sizes: {reason}"),
+                        );
+                    }
+                    Err(e) => return Err(e),
+                };
             // The inductor computes values: a graph that writes tensors in a way the
             // functional pass refused to model (a write after a metadata change such as `t_`,
             // through a view whose storage sharing is unknown) runs on the eager runner, which
@@ -150,11 +162,24 @@ pub fn build(
                 Some(f) => (&f.graph, &f.callables[..]),
                 None => (&output.graph, &output.callables[..]),
             };
-            match inductor::InductorProgram::try_new(
-                graph,
-                callables,
-                crate::guards::grad_enabled(py),
-            ) {
+            // Dynamic shapes: kernels compiled per assignment of the size symbols, the first
+            // at their hints (`InductorProgram::try_new_dynamic`).
+            let program = if output.is_dynamic() {
+                inductor::InductorProgram::try_new_dynamic(
+                    graph,
+                    callables,
+                    crate::guards::grad_enabled(py),
+                    &output.shapes.hints(),
+                )
+                .map_err(|why| format!("symbolic sizes: {why}"))
+            } else {
+                inductor::InductorProgram::try_new(
+                    graph,
+                    callables,
+                    crate::guards::grad_enabled(py),
+                )
+            };
+            match program {
                 Ok(Some(mut p)) => {
                     functional = fg
                         .map(|f| (f.outputs, f.run))
@@ -224,6 +249,30 @@ pub fn build(
         functional,
         output_code,
         phases: backend_phases,
+    })
+}
+
+/// The whole graph on the eager runner, logged as an inductor fallback for `why`.
+fn eager_with_reason(
+    py: Python<'_>,
+    info: &CodeInfo,
+    output: &OutputGraph,
+    why: &str,
+) -> Result<Built, TraceError> {
+    crate::log::inductor_fallbacks(
+        info,
+        &[format!("the whole graph runs on the eager backend: {why}")],
+    );
+    Ok(Built {
+        runner: Runner::Eager(EagerProgram::new(
+            py,
+            &output.graph,
+            &output.callables,
+            &output.sites,
+        )?),
+        functional: None,
+        output_code: None,
+        phases: Vec::new(),
     })
 }
 

@@ -151,7 +151,20 @@ fn read_size(py: Python<'_>, scope: &Scope, source: &Source, dim: usize) -> Opti
     shape.get_item(dim).ok()?.extract::<i64>().ok()
 }
 
+/// The parts of [`ShapeGuards`], for precompile's export.
+pub type ShapeGuardParts<'a> = (
+    &'a [SymbolInfo],
+    &'a [(Source, usize, u32)],
+    &'a [(Relation, Option<Location>)],
+);
+
 impl ShapeGuards {
+    /// Symbols, duck-sized dimensions and relations, for a precompiled artifact to write the
+    /// same checks as Python conditions.
+    pub fn parts(&self) -> ShapeGuardParts<'_> {
+        (&self.symbols, &self.duck, &self.relations)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.symbols.is_empty()
     }

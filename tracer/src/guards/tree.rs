@@ -71,6 +71,11 @@ impl GuardTree {
         }
     }
 
+    /// The shape environment's guards (dynamic shapes), if the entry has symbolic sizes.
+    pub fn shape_guards(&self) -> Option<&super::ShapeGuards> {
+        self.shape.as_ref()
+    }
+
     /// Installs the shape environment's guards (dynamic shapes), once tracing is done.
     pub fn set_shape_guards(&mut self, g: super::ShapeGuards) {
         if !g.is_empty() {

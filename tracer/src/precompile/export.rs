@@ -53,6 +53,7 @@ fn check<'py>(py: Python<'py>, source: &Source, c: &Check) -> PyResult<Bound<'py
                 t.strides.clone(),
                 t.requires_grad,
                 t.layout.bind(py),
+                t.dynamic.clone(),
             ),
         )
             .into_pyobject(py)?
@@ -80,6 +81,48 @@ fn check<'py>(py: Python<'py>, source: &Source, c: &Check) -> PyResult<Bound<'py
             .into_pyobject(py)?
             .into_any(),
     })
+}
+
+/// An entry's shape guards (dynamic shapes) as plain data, `None` without symbolic sizes:
+/// `symbols`: `(steps, source text, dim, min, max)` (symbol `k` is the `k`th); `duck`:
+/// `(steps, source text, dim, k)`, a dimension equal to symbol `k`; `relations`:
+/// `(condition, text)`, the condition a Python expression over `_s0`, `_s1`, ... and the text
+/// as the guard listing shows it (over the sizes' sources).
+fn shape<'py>(
+    py: Python<'py>,
+    g: Option<&crate::guards::ShapeGuards>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(g) = g else { return Ok(None) };
+    let (symbols, duck, relations) = g.parts();
+    let d = PyDict::new(py);
+    let syms = symbols
+        .iter()
+        .map(|s| {
+            Ok((
+                steps(py, &s.source)?,
+                s.source.to_string(),
+                s.dim,
+                s.min,
+                s.max,
+            ))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    d.set_item("symbols", syms)?;
+    let ducks = duck
+        .iter()
+        .map(|(src, dim, k)| Ok((steps(py, src)?, src.to_string(), *dim, *k)))
+        .collect::<PyResult<Vec<_>>>()?;
+    d.set_item("duck", ducks)?;
+    let name = |k: u32| {
+        let s = &symbols[k as usize];
+        format!("{}.size({})", s.source, s.dim)
+    };
+    let rels: Vec<(String, String)> = relations
+        .iter()
+        .map(|(r, _)| (r.render(&|k| format!("_s{k}")), r.render(&name)))
+        .collect();
+    d.set_item("relations", rels)?;
+    Ok(Some(d))
 }
 
 fn template<'py>(py: Python<'py>, t: &OutputTemplate) -> PyResult<Bound<'py, PyAny>> {
@@ -164,6 +207,7 @@ pub(super) fn precompile_export<'py>(
             .map(|(s, c)| check(py, s, c))
             .collect::<PyResult<Vec<_>>>()?;
         d.set_item("guards", guards)?;
+        d.set_item("shape", shape(py, e.guards.shape_guards())?)?;
         let (grad, autocast) = e.guards.modes();
         let identities = e.guards.identities();
         d.set_item("grad_enabled", grad)?;

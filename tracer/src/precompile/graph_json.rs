@@ -51,8 +51,8 @@ fn arg_json(a: &Arg, pos: &std::collections::HashMap<NodeId, usize>) -> Value {
 fn dim_json(d: &Dim) -> Value {
     match d {
         Dim::Known(v) => json!(v),
-        // Precompile keeps static shapes only: a symbolic size is written readably and
-        // refused by the loader (`dim_of`), and the writer refuses such graphs at capture.
+        // A symbolic size (dynamic shapes) as its canonical text over `s0`, `s1`, ... (the
+        // symbols of the entry's shape guards), read back by `sym_text::parse`.
         Dim::Sym(k) => json!({ "sym": k.to_string() }),
     }
 }
@@ -195,9 +195,14 @@ fn arg_of(v: &Value, ids: &[NodeId]) -> Result<Arg, BadGraph> {
     })
 }
 
+fn sym_of(v: &Value) -> Result<fx::SymExpr, BadGraph> {
+    let text = str_of(v)?;
+    super::sym_text::parse(text).map_or_else(|| bad(format!("a malformed size {text:?}")), Ok)
+}
+
 fn dim_of(v: &Value) -> Result<Dim, BadGraph> {
     match v {
-        Value::Object(_) => bad("a symbolic size: precompile supports static shapes only"),
+        Value::Object(o) => Ok(Dim::Sym(sym_of(o.get("sym").unwrap_or(&Value::Null))?)),
         _ => Ok(Dim::Known(int_of(v)?)),
     }
 }
@@ -222,6 +227,7 @@ fn meta_of(v: &Value) -> Result<NodeMeta, BadGraph> {
         "float" => NodeMeta::Float(float_of(at(1)?)?),
         "bool" => NodeMeta::Bool(at(1)?.as_bool().unwrap_or(false)),
         "none" => NodeMeta::None,
+        "symint" => NodeMeta::SymInt(sym_of(at(1)?)?),
         _ => return bad(format!("unknown metadata kind {tag}")),
     })
 }
@@ -321,5 +327,32 @@ mod tests {
         let (back, _) = from_json(&text).unwrap();
         assert_eq!(to_json(&back).0, text);
         assert!(from_json(&text[..text.len() - 3]).is_err());
+    }
+
+    #[test]
+    fn symbolic_sizes_round_trip() {
+        let s0 = fx::SymExpr::symbol(0);
+        let n = s0.mul(&fx::SymExpr::symbol(1)).add_const(-1);
+        let meta = NodeMeta::Tensor(TensorMeta {
+            dtype: DType::Float32,
+            device: Device::cpu(),
+            sizes: vec![Dim::Sym(s0.clone()), Dim::Sym(n.clone()), Dim::Known(4)],
+            strides: vec![Dim::Sym(n.mul_const(4)), Dim::Known(4), Dim::Known(1)],
+            requires_grad: false,
+        });
+        let mut g = Graph::new();
+        let x = g.placeholder("x", meta.clone());
+        let size = g.call(
+            "size",
+            Target::Method("size".into()),
+            vec![Arg::Node(x), Arg::Int(0)],
+            vec![],
+            NodeMeta::SymInt(s0.floordiv(&fx::SymExpr::constant(2))),
+        );
+        g.output(vec![Arg::Node(x), Arg::Node(size)]);
+        let (text, _) = to_json(&g);
+        let (back, ids) = from_json(&text).unwrap();
+        assert_eq!(back.node(ids[0]).meta, meta);
+        assert_eq!(to_json(&back).0, text);
     }
 }

@@ -1,14 +1,13 @@
 //! [`PrecompiledGraph`]: one graph of a precompiled artifact, rebuilt in a fresh process from its
 //! serialized form. The eager runner replays it through torch; the inductor's lowering runs
 //! again (Rust, deterministic) to rebuild the call plan, but its kernels come only from the
-//! cache's libraries (`inductor::cache::with_prebuilt`): no C compiler runs, and a graph whose
-//! kernels are missing is an error, never a compile.
-
-use std::path::PathBuf;
+//! library bytes the loader verified against the cache's manifest
+//! (`inductor::cache::with_prebuilt`, which opens a sealed copy of those very bytes): no C
+//! compiler runs, and a graph whose kernels are missing is an error, never a compile.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::backend::eager::EagerProgram;
 use crate::backend::functional::{for_inductor, FunctionalRun};
@@ -35,14 +34,16 @@ impl PrecompiledGraph {
     /// `member`: a cache's `graphs/graph_N.json` (verified by the caller): `graph` (the graph
     /// as `graph_json::to_json` wrote it), `runner` (`"eager"` or `"inductor"`),
     /// `grad_enabled` (grad mode at capture), `passthrough`, `functional`; `callables`:
-    /// `(position, f)` for every function node; `kernel_dir`: where the cache's libraries are.
+    /// `(position, f)` for every function node; `kernels`: `(file name, bytes)` of the cache's
+    /// libraries this graph may use, already checked against the manifest (what is loaded is
+    /// these bytes, never a second read of the cache's files).
     #[new]
-    #[pyo3(signature = (member, callables, kernel_dir))]
+    #[pyo3(signature = (member, callables, kernels))]
     fn new(
         py: Python<'_>,
         member: &str,
         callables: Vec<(usize, Py<PyAny>)>,
-        kernel_dir: Option<PathBuf>,
+        kernels: Option<Vec<(String, Bound<'_, PyBytes>)>>,
     ) -> PyResult<PrecompiledGraph> {
         let meta: serde_json::Value = serde_json::from_str(member)
             .map_err(|e| err(format!("a malformed graph member: {e}")))?;
@@ -90,14 +91,17 @@ impl PrecompiledGraph {
         let (runner, functional_run) = match runner {
             "eager" => (Runner::Eager(eager(py)?), None),
             "inductor" => {
-                let dir = kernel_dir.ok_or_else(|| err("an inductor graph without kernels"))?;
+                let libs = kernels.ok_or_else(|| err("an inductor graph without kernels"))?;
+                let libs = inductor::cache::Prebuilt::new(
+                    libs.into_iter().map(|(n, b)| (n, b.as_bytes().to_vec())),
+                );
                 let fg =
                     for_inductor(py, &graph, &callables, &sites).map_err(|e| err(e.to_string()))?;
                 let (g, c) = match &fg {
                     Some(f) => (&f.graph, &f.callables[..]),
                     None => (&graph, &callables[..]),
                 };
-                let built = inductor::cache::with_prebuilt(&dir, || {
+                let built = inductor::cache::with_prebuilt(libs, || {
                     InductorProgram::try_new(g, c, grad_enabled)
                 });
                 let mut p = match built {
@@ -131,6 +135,18 @@ impl PrecompiledGraph {
             passthrough,
             switches_grad,
         })
+    }
+
+    /// What rebuilding this graph at load cost, phase by phase (`lowering`, `scheduling`,
+    /// `codegen`, `cache_load`: opening the verified library), in seconds; empty for an eager
+    /// graph. The load re-lowers every inductor graph to rebuild its call plan; this says how
+    /// much of a load that is.
+    #[getter]
+    fn rebuild_times(&self) -> Vec<(&'static str, f64)> {
+        match &self.runner {
+            Runner::Inductor(p) => p.phase_times().phases(),
+            _ => Vec::new(),
+        }
     }
 
     /// Runs the graph on `inputs` (in placeholder order); returns its outputs.

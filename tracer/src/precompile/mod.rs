@@ -10,6 +10,7 @@
 mod export;
 pub mod graph_json;
 mod load;
+mod sym_text;
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,0 +1,231 @@
+//! A graph with symbolic sizes made static for one assignment of its symbols (dynamic shapes,
+//! issue 18).
+//!
+//! The inductor's kernels take static sizes; a dynamic graph runs on it by compiling the graph
+//! specialized to the sizes of a call (`tracer/src/backend/inductor.rs` keeps one compiled
+//! variant per assignment). Specializing substitutes every symbol in the nodes' metadata and
+//! replaces each size computation (`x.size(0)`, `T * 2`, a `x.shape` tuple) by the number it
+//! gives, so the result is exactly the graph a static trace at those sizes would make: no `size`
+//! or `operator` node is left for the inductor to lower.
+
+use crate::graph::{Arg, Graph, NodeKind};
+use crate::meta::{Dim, NodeMeta, TensorMeta};
+
+/// Why a graph cannot be specialized.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecializeError {
+    /// An expression has no value at the assignment (division by zero, overflow).
+    #[error("{node}: {expr} has no value at these sizes")]
+    NoValue { node: String, expr: String },
+}
+
+/// Where each symbol's value is read on a call: `(input, dim, symbol)` for every input
+/// dimension that is exactly one symbol (inputs are placeholders by their `index`). Every symbol
+/// of a dynamic graph is made for an input dimension, so this names them all; `None` when one
+/// appears only inside an expression (then no call can give it a value).
+pub fn symbol_reads(graph: &Graph) -> Option<Vec<(usize, usize, u32)>> {
+    let mut reads: Vec<(usize, usize, u32)> = Vec::new();
+    let mut all: Vec<u32> = Vec::new();
+    for (_, n) in graph.nodes() {
+        if let NodeMeta::Tensor(t) = &n.meta {
+            for d in t.sizes.iter().chain(&t.strides) {
+                if let Dim::Sym(e) = d {
+                    all.extend(e.symbols());
+                }
+            }
+        } else if let NodeMeta::SymInt(e) = &n.meta {
+            all.extend(e.symbols());
+        }
+        let (NodeKind::Placeholder { index }, NodeMeta::Tensor(t)) = (&n.kind, &n.meta) else {
+            continue;
+        };
+        for (d, size) in t.sizes.iter().enumerate() {
+            if let Some(k) = size.expr().as_symbol() {
+                if !reads.iter().any(|r| r.2 == k) {
+                    reads.push((*index, d, k));
+                }
+            }
+        }
+    }
+    all.sort_unstable();
+    all.dedup();
+    all.iter()
+        .all(|k| reads.iter().any(|r| r.2 == *k))
+        .then(|| {
+            reads.sort_by_key(|r| r.2);
+            reads
+        })
+}
+
+/// `graph` with every symbol `k` replaced by `value(k)`.
+pub fn specialize(graph: &Graph, value: &dyn Fn(u32) -> i64) -> Result<Graph, SpecializeError> {
+    let mut g = graph.clone();
+    let ids: Vec<_> = g.nodes().map(|(id, _)| id).collect();
+    for id in ids {
+        let node = g.node(id);
+        let name = node.name.clone();
+        let size_value = matches!(node.kind, NodeKind::Call { .. }) && is_size_value(&node.meta);
+        let meta = static_meta(&node.meta, value, &name)?;
+        if size_value {
+            let arg = const_arg(&meta);
+            g.replace_all_uses_with_arg(id, &arg);
+            g.remove(id);
+        } else {
+            g.node_mut(id).meta = meta;
+        }
+    }
+    Ok(g)
+}
+
+/// Whether a node computes a symbolic int (or a tuple of ints, one symbolic: `x.shape`).
+fn is_size_value(m: &NodeMeta) -> bool {
+    fn int_like(m: &NodeMeta) -> bool {
+        match m {
+            NodeMeta::Int(_) | NodeMeta::SymInt(_) => true,
+            NodeMeta::Tuple(items) => items.iter().all(int_like),
+            _ => false,
+        }
+    }
+    int_like(m) && m.is_symbolic()
+}
+
+fn const_arg(m: &NodeMeta) -> Arg {
+    match m {
+        NodeMeta::Int(v) => Arg::Int(*v),
+        NodeMeta::Tuple(items) => Arg::Tuple(items.iter().map(const_arg).collect()),
+        _ => Arg::None,
+    }
+}
+
+fn static_dim(d: &Dim, value: &dyn Fn(u32) -> i64, node: &str) -> Result<Dim, SpecializeError> {
+    match d {
+        Dim::Known(v) => Ok(Dim::Known(*v)),
+        Dim::Sym(e) => e
+            .eval(value)
+            .map(Dim::Known)
+            .ok_or_else(|| SpecializeError::NoValue {
+                node: node.to_string(),
+                expr: e.to_string(),
+            }),
+    }
+}
+
+fn static_meta(
+    m: &NodeMeta,
+    value: &dyn Fn(u32) -> i64,
+    node: &str,
+) -> Result<NodeMeta, SpecializeError> {
+    Ok(match m {
+        NodeMeta::Tensor(t) => NodeMeta::Tensor(TensorMeta {
+            sizes: t
+                .sizes
+                .iter()
+                .map(|d| static_dim(d, value, node))
+                .collect::<Result<_, _>>()?,
+            strides: t
+                .strides
+                .iter()
+                .map(|d| static_dim(d, value, node))
+                .collect::<Result<_, _>>()?,
+            ..t.clone()
+        }),
+        NodeMeta::Tuple(items) => NodeMeta::Tuple(
+            items
+                .iter()
+                .map(|i| static_meta(i, value, node))
+                .collect::<Result<_, _>>()?,
+        ),
+        NodeMeta::SymInt(e) => {
+            NodeMeta::Int(e.eval(value).ok_or_else(|| SpecializeError::NoValue {
+                node: node.to_string(),
+                expr: e.to_string(),
+            })?)
+        }
+        other => other.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Target;
+    use crate::meta::{DType, Device};
+    use crate::sym::SymExpr;
+
+    fn sym_tensor(sizes: Vec<Dim>) -> NodeMeta {
+        let mut strides = vec![Dim::Known(1); sizes.len()];
+        let mut acc = SymExpr::constant(1);
+        for i in (0..sizes.len()).rev() {
+            strides[i] = Dim::from_expr(acc.clone());
+            acc = acc.mul(&sizes[i].expr());
+        }
+        NodeMeta::Tensor(TensorMeta {
+            dtype: DType::Float32,
+            device: Device::cpu(),
+            sizes,
+            strides,
+            requires_grad: false,
+        })
+    }
+
+    /// `x.view(x.size(0) // 2, -1)`: the size node becomes the number it gives at the call's
+    /// sizes, and the metadata is the static trace's.
+    #[test]
+    fn size_reads_become_numbers() {
+        let s0 = SymExpr::symbol(0);
+        let mut g = Graph::new();
+        let x = g.placeholder("x", sym_tensor(vec![Dim::Sym(s0.clone()), Dim::Known(3)]));
+        let n = g.call(
+            "size",
+            Target::Method("size".into()),
+            vec![Arg::Node(x), Arg::Int(0)],
+            vec![],
+            NodeMeta::SymInt(s0.clone()),
+        );
+        let half = s0.floordiv(&SymExpr::constant(2));
+        let h = g.call(
+            "floordiv",
+            Target::Function("_operator.floordiv".into()),
+            vec![Arg::Node(n), Arg::Int(2)],
+            vec![],
+            NodeMeta::SymInt(half.clone()),
+        );
+        let v = g.call(
+            "view",
+            Target::Method("view".into()),
+            vec![Arg::Node(x), Arg::Node(h), Arg::Int(-1)],
+            vec![],
+            sym_tensor(vec![Dim::Sym(half), Dim::Known(6)]),
+        );
+        g.output(vec![Arg::Node(v)]);
+        assert_eq!(symbol_reads(&g), Some(vec![(0, 0, 0)]));
+        let s = specialize(&g, &|_| 10).unwrap();
+        assert!(!s.contains(n) && !s.contains(h));
+        let NodeKind::Call { args, .. } = &s.node(v).kind else {
+            panic!()
+        };
+        assert_eq!(args, &vec![Arg::Node(x), Arg::Int(5), Arg::Int(-1)]);
+        let t = s.node(v).meta.tensor().unwrap();
+        assert_eq!(t.known_sizes(), Some(vec![5, 6]));
+        assert_eq!(t.known_strides(), Some(vec![6, 1]));
+        assert_eq!(
+            s.node(x).meta.tensor().unwrap().known_strides(),
+            Some(vec![3, 1])
+        );
+        assert!(crate::passes::check_topological_order(&s).is_ok());
+    }
+
+    /// A symbol that is no input dimension's size by itself cannot be read from a call.
+    #[test]
+    fn a_symbol_only_inside_an_expression_has_no_read() {
+        let s0 = SymExpr::symbol(0);
+        let s1 = SymExpr::symbol(1);
+        let mut g = Graph::new();
+        let x = g.placeholder(
+            "x",
+            sym_tensor(vec![Dim::Sym(s0.clone()), Dim::Sym(s0.mul(&s1))]),
+        );
+        g.output(vec![Arg::Node(x)]);
+        assert_eq!(symbol_reads(&g), None);
+    }
+}

@@ -1,0 +1,36 @@
+"""Programs shared by the dynamic-shape tests and ``bench/dynamic_kernels.py`` (issue 18)."""
+
+from __future__ import annotations
+
+import torch.nn.functional as F
+from torch import nn
+
+
+class Block(nn.Module):
+    """A GPT-2 block: pre-norm causal self-attention and an MLP; the sequence length is the
+    dimension that varies."""
+
+    def __init__(self, d=32, h=4):
+        super().__init__()
+        self.h = h
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.attn(self.ln1(x)).split(C, dim=2)
+        q = q.view(B, T, self.h, C // self.h).transpose(1, 2)
+        k = k.view(B, T, self.h, C // self.h).transpose(1, 2)
+        v = v.view(B, T, self.h, C // self.h).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).contiguous().view(B, T, C))
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+def inductor_log(records) -> list[str]:
+    """The messages of ``torchferro.inductor`` log records (what ``caplog`` captured)."""
+    return [r.getMessage() for r in records if r.name == "torchferro.inductor"]

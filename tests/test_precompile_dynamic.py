@@ -1,0 +1,223 @@
+"""torchferro.compiler.precompile with dynamic shapes and inference mode: capture in one
+process, load in a fresh one (no trace, no C compile), sizes in the captured range give eager's
+values, a size outside it raises GuardError naming the SHAPE_ENV guard.
+
+Symbolic graphs run on the eager runner today (the inductor declines them); when the inductor
+compiles them, the same artifacts carry its kernels (the graph JSON keeps the symbolic sizes,
+the cache keeps the library) and these tests cover that path unchanged."""
+
+from __future__ import annotations
+
+from test_precompile import _run
+
+MLP_CAPTURE = """
+from pc_models import *
+torch.manual_seed(0)
+model = MLP()
+{setup}
+with torch.no_grad(), precompile.capture(
+    lambda model, x: model(x), artifact_path="m.py", cache_path="m.cache"{kw}
+) as cap:
+    for n in {sizes}:
+        x = torch.randn(n, 4)
+        {mark}
+        cap(model, x)
+print(json.dumps(precompile.counters()))
+"""
+
+MLP_LOAD = """
+from pc_models import *
+torch.manual_seed(1)
+model = MLP()
+f = precompile.load("m.py", "m.cache")
+out = {{"close": {{}}, "errors": {{}}}}
+with torch.no_grad():
+    for n in {sizes}:
+        x = torch.randn(n, 4)
+        try:
+            out["close"][n] = torch.allclose(f(model, x), model(x), atol=1e-6)
+        except precompile.GuardError as e:
+            out["errors"][n] = str(e)
+out.update(precompile.counters())
+print(json.dumps(out))
+"""
+
+
+def _mlp(tmp_path, *, capture_sizes, load_sizes, setup="", kw="", mark=""):
+    c = _run(
+        tmp_path,
+        MLP_CAPTURE.format(setup=setup, kw=kw, sizes=capture_sizes, mark=mark),
+    )
+    r = _run(tmp_path, MLP_LOAD.format(sizes=load_sizes), loader=True)
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    return c, r, (tmp_path / "m.py").read_text()
+
+
+def test_marked_dimension_stays_dynamic_within_its_range(tmp_path):
+    _, r, art = _mlp(
+        tmp_path,
+        capture_sizes=[3],
+        load_sizes=[3, 2, 9, 16, 17, 1],
+        mark="torchferro.mark_dynamic(x, 0, min=2, max=16)",
+    )
+    assert r["close"] == {"3": True, "2": True, "9": True, "16": True}, r
+    guard = "SHAPE_ENV 2 <= L['x'].size(0) <= 16 failed, got"
+    assert guard + " 17" in r["errors"]["17"], r
+    assert guard + " 1" in r["errors"]["1"], r
+    # The tensor guard leaves the dynamic size to the shape guards and pins the rest.
+    assert "size=(None, 4), stride=contiguous" in art
+    assert "x.dim() == 2 and x.shape[1] == 4 and _rt.dense(x)" in art
+
+
+def test_dynamic_true_relations_and_duck_sizes(tmp_path):
+    """dynamic=True: every input dimension is a symbol; equal sizes share one (duck sizing,
+    guarded equal) and a branch on a size is a relation guard."""
+    _run(
+        tmp_path,
+        """
+        from pc_models import *
+        def branchy(x, y):
+            if x.shape[0] > 4:
+                return (x * 2 + y).sum(0)
+            return x - y
+        with precompile.capture(branchy, artifact_path="b.py", cache_path="b.cache",
+                                dynamic=True) as cap:
+            cap(torch.randn(6, 3), torch.randn(6, 3))
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    r = _run(
+        tmp_path,
+        """
+        f = precompile.load("b.py", "b.cache")
+        def branchy(x, y):
+            if x.shape[0] > 4:
+                return (x * 2 + y).sum(0)
+            return x - y
+        out = {"close": [], "errors": []}
+        for a, b in [((5, 3), (5, 3)), ((9, 7), (9, 7)), ((3, 3), (3, 3)), ((6, 3), (7, 3)),
+                     ((6, 3), (6, 1))]:
+            x, y = torch.randn(*a), torch.randn(*b)
+            try:
+                out["close"].append(torch.allclose(f(x, y), branchy(x, y)))
+            except precompile.GuardError as e:
+                out["errors"].append(str(e))
+        out.update(precompile.counters())
+        print(json.dumps(out))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    assert r["close"] == [True, True], r
+    e_branch, e_duck, e_one = r["errors"]
+    assert (
+        "SHAPE_ENV L['x'].size(0) > 4 failed, got sizes L['x'].size(0) = 3, "
+        "L['x'].size(1) = 3" in e_branch
+    ), e_branch
+    assert "SHAPE_ENV L['y'].size(0) == L['x'].size(0) failed, got 7 vs 6" in e_duck
+    # A size-1 dimension is never symbolic: broadcasting y would be another program.
+    assert "SHAPE_ENV L['y'].size(1) == L['x'].size(1) failed, got 1 vs 3" in e_one
+
+
+def test_automatic_dynamic_after_a_size_change(tmp_path):
+    """Automatic dynamic: the second size recompiles with a symbolic size; the artifact keeps
+    both entries, and a third size runs the dynamic one."""
+    c, r, art = _mlp(
+        tmp_path,
+        capture_sizes=[3, 5],
+        load_sizes=[3, 5, 11],
+        setup="torchferro.config.automatic_dynamic_shapes = True",
+    )
+    assert c["traces"] == 2, c
+    assert r["close"] == {"3": True, "5": True, "11": True} and not r["errors"], r
+    assert "SHAPE_ENV 2 <= L['x'].size(0)" in art
+    assert "size=(3, 4)" in art  # the first, static entry
+
+
+def test_capture_inside_inference_mode(tmp_path):
+    """A capture inside torch.inference_mode(): the loaded artifact gives eager's values and
+    inference tensors, inside inference mode and outside it."""
+    _run(
+        tmp_path,
+        """
+        from pc_models import *
+        torch.manual_seed(0)
+        model = MLP()
+        with torch.inference_mode(), precompile.capture(
+            lambda model, x: model(x), artifact_path="m.py", cache_path="m.cache"
+        ) as cap:
+            y = cap(model, torch.randn(3, 4))
+        print(json.dumps({"inference": y.is_inference()}))
+        """,
+    )
+    r = _run(
+        tmp_path,
+        """
+        from pc_models import *
+        torch.manual_seed(1)
+        model = MLP()
+        f = precompile.load("m.py", "m.cache")
+        x = torch.randn(3, 4)
+        out = {}
+        with torch.inference_mode():
+            got, want = f(model, x), model(x)
+            out["inside"] = [torch.allclose(got, want, atol=1e-6), got.is_inference()]
+        with torch.no_grad():
+            got, want = f(model, x), model(x)
+            out["no_grad"] = [torch.allclose(got, want, atol=1e-6), got.is_inference()]
+        try:
+            f(model, x)
+            out["grad"] = None
+        except precompile.GuardError as e:
+            out["grad"] = str(e)
+        out.update(precompile.counters())
+        print(json.dumps(out))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    assert r["inside"] == [True, True] and r["no_grad"] == [True, False], r
+    # Captured with grad off (inference mode turns it off): grad mode on is another program.
+    assert "GRAD_MODE torch.is_grad_enabled() == False failed" in r["grad"], r
+
+
+def test_dynamic_across_a_graph_break(tmp_path):
+    """The code after a break is its own entry with its own shape guards (its arguments are
+    symbolic too); the loaded artifact runs both graphs for sizes other than the capture's."""
+    c = _run(
+        tmp_path,
+        """
+        from pc_models import *
+        with precompile.capture(dynamic_break, artifact_path="m.py", cache_path="m.cache",
+                                dynamic=True) as cap:
+            cap(torch.randn(5, 3))
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    assert c["traces"] == 2, c
+    r = _run(
+        tmp_path,
+        """
+        import io, contextlib
+        from pc_models import *
+        f = precompile.load("m.py", "m.cache")
+        out = {"close": [], "errors": []}
+        for shape in [(5, 3), (7, 3), (12, 9), (1, 3)]:
+            x = torch.randn(*shape)
+            with contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    out["close"].append(torch.allclose(f(x), dynamic_break(x)))
+                except precompile.GuardError as e:
+                    out["errors"].append(str(e))
+        out.update(precompile.counters())
+        print(json.dumps(out))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    assert r["close"] == [True, True, True], r
+    # Size 1 is never symbolic: the capture's program does not cover it.
+    (err,) = r["errors"]
+    assert "SHAPE_ENV 2 <= L['x'].size(0) failed, got 1" in err, err
+    art = (tmp_path / "m.py").read_text()
+    assert "def resume_1(" in art and "SHAPE_ENV 2 <= L['y'].size(0)" in art

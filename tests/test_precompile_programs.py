@@ -1,0 +1,81 @@
+"""Programs of the corpus (tests/programs) through precompile: each is captured on its two input
+sets and the artifact loaded again (in this process, eager backend: the fresh-process and kernel
+paths are tests/test_precompile.py's); the loaded artifact must give eager's results on both.
+A program precompile cannot express must be refused at capture with a CaptureError, and the
+refused ones are pinned here with the reason, so a newly refused program (or a newly accepted
+one) shows up."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+import torchferro
+from conftest import assert_same
+from programs import graph_breaks, python_values  # noqa: F401  (register their programs)
+from programs.harness import PROGRAMS
+from torchferro.compiler import precompile
+
+# Program -> what its refusal says. Closures and objects with no importable name cannot be
+# carried to another process; the grad-mode context managers' exit methods and dataclass
+# constructors are bound or generated callables the artifact cannot name.
+REFUSED = {
+    "print_inside_no_grad_block": "set_grad_enabled.__exit__",
+    "print_inside_enable_grad_inside_no_grad": "set_grad_enabled.__exit__",
+    "print_inside_set_grad_enabled_false": "set_grad_enabled.__exit__",
+    "print_inside_user_context_manager": "the capture compiled nothing",
+    "break_in_frame_with_closure": "uses closure cells natively (COPY_FREE_VARS)",
+    "print_inside_list_comprehension": "uses closure cells natively (COPY_FREE_VARS)",
+    "cell_shared_with_closure_across_a_break": "uses closure cells natively",
+    "argument_cell_across_a_break": "uses closure cells natively (COPY_FREE_VARS)",
+    "closure_with_free_variables_breaks": "the captured function closes over offset, scale",
+    # The frame breaks before any graph (the whole frame runs eagerly): nothing to precompile.
+    "breaking_closure_called_twice": "the capture compiled nothing",
+    "print_inside_lambda": "which has no importable name",
+    "store_global_replayed_after_the_graph": "which an artifact cannot spell in source",
+    "dataclass_output": "which has no importable name",
+    "frozen_dataclass_made_and_returned": "which has no importable name",
+    "abc_subclass_made_inside": "which has no importable name",
+    "dataclass_replace_of_object_made_inside": "which has no importable name",
+}
+
+CASES = [
+    p
+    for p in PROGRAMS
+    if p.topic in ("graph_breaks", "python_values")
+    and not p.module
+    and not p.xfail
+    and not p.raises
+    and not p.state
+    and p.prepare is None
+    and not p.make(0)[1]
+]
+
+
+def _quiet(f, *args):
+    with contextlib.redirect_stdout(io.StringIO()):
+        return f(*args)
+
+
+@pytest.mark.parametrize("prog", CASES, ids=[p.name for p in CASES])
+def test_program_loads_like_eager(prog, tmp_path):
+    art, cache = tmp_path / "p.py", tmp_path / "p.cache"
+    torchferro.compiler.reset()  # what earlier programs compiled is not this capture's
+    try:
+        with precompile.capture(
+            prog.fn, artifact_path=art, cache_path=cache, backend="eager"
+        ) as cap:
+            for seed in (0, 1):
+                _quiet(cap, *prog.make(seed)[0])
+    except precompile.CaptureError as e:
+        assert prog.name in REFUSED, f"newly refused: {e}"
+        assert REFUSED[prog.name] in str(e), str(e)
+        assert not art.exists()
+        return
+    assert prog.name not in REFUSED, "now captured: remove it from REFUSED"
+    f = precompile.load(art, cache)
+    for seed in (0, 1):
+        want = _quiet(prog.fn, *prog.make(seed)[0])
+        got = _quiet(f, *prog.make(seed)[0])
+        assert_same(want, got)

@@ -1,0 +1,125 @@
+//! Reads back a size expression written as `SymExpr`'s text (`s0*s1*64 + 3`, `(s0 // 2)`,
+//! `((s0 + 1) % 4)`), the form a precompiled graph keeps its symbolic sizes in. The text is
+//! the canonical rendering, so rebuilding it with `SymExpr`'s own arithmetic gives back an
+//! equal expression.
+
+use fx::SymExpr;
+
+struct Parser<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+impl Parser<'_> {
+    fn skip(&mut self) {
+        while self.s.get(self.at) == Some(&b' ') {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, tok: &str) -> bool {
+        self.skip();
+        if self.s[self.at..].starts_with(tok.as_bytes()) {
+            self.at += tok.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn number(&mut self) -> Option<i64> {
+        self.skip();
+        let start = self.at;
+        while self.s.get(self.at).is_some_and(u8::is_ascii_digit) {
+            self.at += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.at])
+            .ok()?
+            .parse()
+            .ok()
+    }
+
+    fn expr(&mut self) -> Option<SymExpr> {
+        let neg = self.eat("-");
+        let mut e = self.term()?;
+        if neg {
+            e = e.mul(&SymExpr::constant(-1));
+        }
+        loop {
+            if self.eat("+") {
+                e = e.add(&self.term()?);
+            } else if self.eat("-") {
+                e = e.add(&self.term()?.mul(&SymExpr::constant(-1)));
+            } else {
+                return Some(e);
+            }
+        }
+    }
+
+    fn term(&mut self) -> Option<SymExpr> {
+        let mut e = self.factor()?;
+        while self.eat("*") {
+            e = e.mul(&self.factor()?);
+        }
+        Some(e)
+    }
+
+    fn factor(&mut self) -> Option<SymExpr> {
+        if self.eat("(") {
+            let a = self.expr()?;
+            let e = if self.eat("//") {
+                a.floordiv(&self.expr()?)
+            } else if self.eat("%") {
+                a.modulo(&self.expr()?)
+            } else {
+                a
+            };
+            return self.eat(")").then_some(e);
+        }
+        if self.eat("s") {
+            return Some(SymExpr::symbol(u32::try_from(self.number()?).ok()?));
+        }
+        self.number().map(SymExpr::constant)
+    }
+}
+
+/// The expression `text` renders, or `None` if it is not one.
+pub fn parse(text: &str) -> Option<SymExpr> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        at: 0,
+    };
+    let e = p.expr()?;
+    p.skip();
+    (p.at == text.len()).then_some(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(k: u32) -> SymExpr {
+        SymExpr::symbol(k)
+    }
+
+    #[test]
+    fn rendered_expressions_read_back_equal() {
+        let two = SymExpr::constant(2);
+        let cases = [
+            s(0),
+            s(0).mul(&s(1)).mul_const(64).add_const(3),
+            s(0).add_const(-1),
+            s(0).mul_const(-2).add(&s(1)),
+            s(0).add_const(1).floordiv(&two),
+            s(0).modulo(&SymExpr::constant(4)).mul(&s(1)),
+            s(0).mul(&s(1)).floordiv(&s(1).add_const(1)).add_const(-7),
+            SymExpr::constant(5),
+        ];
+        for e in cases {
+            let text = e.to_string();
+            assert_eq!(parse(&text), Some(e.clone()), "{text}");
+        }
+        assert_eq!(parse("s0 +"), None);
+        assert_eq!(parse("x0"), None);
+    }
+}
