@@ -66,6 +66,8 @@ def _fresh():
     torchferro.config.recompile_limit = 8
     yield
     torchferro.compiler.reset()
+    # (A test here sets the limit to 1: later files must not inherit it.)
+    torchferro.config.recompile_limit = 8
     assert not _events.active()
 
 
