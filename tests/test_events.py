@@ -66,6 +66,8 @@ def _fresh():
     torchferro.config.recompile_limit = 8
     yield
     torchferro.compiler.reset()
+    # (A test here sets the limit to 1: later files must not inherit it.)
+    torchferro.config.recompile_limit = 8
     assert not _events.active()
 
 
@@ -137,7 +139,11 @@ def test_recompile_event_names_guard_kind_source_and_tensor_mismatch():
         ]
 
 
-def test_recompile_hint_reads_the_size_fields():
+def test_recompile_hint_reads_the_size_fields(monkeypatch):
+    # The hint is for a dimension that stays static while its size keeps changing: automatic
+    # dynamic off (on, the third size reuses the dynamic entry the second compiled, as
+    # torch.compile; test_dynamic_shapes.py covers that).
+    monkeypatch.setattr(torchferro.config, "automatic_dynamic_shapes", False)
     f = torchferro.compile(scaled, backend="eager")
     with recorded() as events:
         for n in (2, 3, 4):

@@ -35,8 +35,8 @@ class _Config(types.ModuleType):
     def automatic_dynamic_shapes(self) -> bool:
         """With ``dynamic=None``: a tensor dimension whose size changed at a recompile is
         compiled with a symbolic size from then on (torch's ``automatic_dynamic_shapes``).
-        Off by default for now (issue 18); ``dynamic=True`` and ``mark_dynamic`` work either
-        way."""
+        On by default, as in torch; off, every new size recompiles (up to the recompile
+        limit). ``dynamic=True`` and ``mark_dynamic`` work either way."""
         return _C.get_automatic_dynamic()
 
     @automatic_dynamic_shapes.setter

@@ -72,12 +72,11 @@ pub fn set_direct_call(v: bool) {
     DIRECT_CALL.store(v, Ordering::Relaxed)
 }
 
-/// Automatic dynamic shapes for `dynamic=None` (torch's `automatic_dynamic_shapes`): a
-/// dimension whose size changed at a recompile becomes dynamic. Off by default until a
-/// symbolic `x.shape` is a `torch.Size` (today a plain tuple: `print(x.shape)` differs from
-/// eager) and the suite passes with it on (docs/dynamic-shapes.md); `dynamic=True` and
+/// Automatic dynamic shapes for `dynamic=None` (torch's `automatic_dynamic_shapes`, on by
+/// default as in torch): a dimension whose size changed at a recompile becomes dynamic.
+/// Turning it off recompiles per size (until the recompile limit); `dynamic=True` and
 /// `mark_dynamic` work either way.
-static AUTOMATIC_DYNAMIC: AtomicBool = AtomicBool::new(false);
+static AUTOMATIC_DYNAMIC: AtomicBool = AtomicBool::new(true);
 
 pub fn automatic_dynamic() -> bool {
     AUTOMATIC_DYNAMIC.load(Ordering::Relaxed)

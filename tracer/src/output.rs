@@ -224,14 +224,9 @@ impl OutputGraph {
         args: Vec<Arg>,
         kwargs: Vec<(String, Arg)>,
     ) -> Result<(NodeId, NodeMeta), TraceError> {
-        if self.autocast.0 {
-            return Err(TraceError::unsupported(
-                "an op on symbolic sizes under autocast (dynamic shapes)",
-            ));
-        }
         let hints = self.shapes.hints();
         let external = |point: &[i64]| -> Result<NodeMeta, fx::InferError> {
-            self.eval_on_meta(py, &target, callable, &args, &kwargs, point)
+            self.eval_on_meta(py, &target, callable, &args, &kwargs, point, false)
         };
         let infer = |pinned: &[u32]| {
             fx::infer_symbolic(
@@ -293,19 +288,73 @@ impl OutputGraph {
                 );
             }
         }
-        let (meta, relations) = result.map_err(|e| {
-            TraceError::unsupported(format!(
-                "{} on symbolic sizes (dynamic shapes): {}",
-                target.name(),
-                match e {
-                    fx::InferError::Invalid(m) => m,
-                    fx::InferError::Unsupported => "no symbolic shape rule".into(),
+        let (meta, relations) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                // An op whose result sizes depend on data (`torch.where(mask)`, `nms`) says so,
+                // as with static sizes, whatever the symbolic rules made of it.
+                let at_hints = match &e {
+                    fx::InferError::Invalid(m) => Some(m.clone()),
+                    fx::InferError::Unsupported => match self
+                        .eval_on_meta(py, &target, callable, &args, &kwargs, &hints, false)
+                    {
+                        Err(fx::InferError::Invalid(m)) => Some(m),
+                        _ => None,
+                    },
+                };
+                if at_hints.as_deref().is_some_and(data_dependent_text) {
+                    return Err(TraceError::unsupported(format!(
+                        "{}: its result depends on tensor data",
+                        target.name()
+                    )));
                 }
-            ))
-        })?;
+                return Err(TraceError::unsupported(format!(
+                    "{} on symbolic sizes (dynamic shapes): {}",
+                    target.name(),
+                    match e {
+                        fx::InferError::Invalid(m) => m,
+                        fx::InferError::Unsupported => "no symbolic shape rule".into(),
+                    }
+                )));
+            }
+        };
         for r in relations {
             self.shapes.add_relation(r, None);
         }
+        // Autocast changes dtypes, never sizes: the symbolic sizes above stand, and torch
+        // itself decides the dtypes, on meta tensors at the hints under the traced code's
+        // autocast state (as `call_on_meta` for static sizes).
+        let tensor_input = {
+            let mut nodes = Vec::new();
+            args.iter().for_each(|a| a.nodes(&mut nodes));
+            kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
+            nodes
+                .iter()
+                .any(|&n| matches!(self.graph.node(n).meta, NodeMeta::Tensor(_)))
+        };
+        // (Autocast casts tensor inputs: an op without one, a factory, is unchanged by it.)
+        let meta = if self.autocast.0 && tensor_input {
+            let at_hints = self
+                .eval_on_meta(py, &target, callable, &args, &kwargs, &hints, true)
+                .map_err(|e| {
+                    TraceError::unsupported(format!(
+                        "{} on symbolic sizes under autocast: {}",
+                        target.name(),
+                        match e {
+                            fx::InferError::Invalid(m) => m,
+                            fx::InferError::Unsupported => "no meta evaluation".into(),
+                        }
+                    ))
+                })?;
+            with_dtypes_of(meta, &at_hints).ok_or_else(|| {
+                TraceError::unsupported(format!(
+                    "{} on symbolic sizes under autocast: results of another structure",
+                    target.name()
+                ))
+            })?
+        } else {
+            meta
+        };
         let node = self
             .graph
             .call(name_hint, target, args, kwargs, meta.clone());
@@ -317,6 +366,8 @@ impl OutputGraph {
 
     /// The result metadata of `target(args)` with the symbols at `point`, from meta tensors
     /// (for ops the native rules do not know; `fx::infer_symbolic` fits the symbolic sizes).
+    /// `autocast`: under the traced code's CPU autocast state (for the result dtypes).
+    #[allow(clippy::too_many_arguments)]
     fn eval_on_meta<'py>(
         &self,
         py: Python<'py>,
@@ -325,6 +376,7 @@ impl OutputGraph {
         args: &[Arg],
         kwargs: &[(String, Arg)],
         point: &[i64],
+        autocast: bool,
     ) -> Result<NodeMeta, fx::InferError> {
         let unsupported = |_| fx::InferError::Unsupported;
         let mut node = |py: Python<'py>, n: NodeId| -> Result<Bound<'py, PyAny>, TraceError> {
@@ -365,6 +417,26 @@ impl OutputGraph {
             let _ = set_grad.call1((self.infer_ctx.grad_enabled,));
         }
         let result = match target {
+            _ if autocast => {
+                let (f, method) = match target {
+                    Target::Function(_) => match callable {
+                        Some(f) => (f.clone(), None),
+                        None => return Err(fx::InferError::Unsupported),
+                    },
+                    Target::Method(name) => (py.None().into_bound(py), Some(name.as_str())),
+                };
+                py.import("torchferro._amp").and_then(|m| {
+                    m.getattr("infer")?.call1((
+                        f,
+                        method,
+                        PyTuple::new(py, &py_args)?,
+                        py_kwargs.clone(),
+                        "cpu",
+                        true,
+                        self.autocast.1.bind(py),
+                    ))
+                })
+            }
             Target::Function(_) => match callable {
                 Some(f) => f.call(
                     PyTuple::new(py, &py_args).map_err(|_| fx::InferError::Unsupported)?,
@@ -475,9 +547,7 @@ impl OutputGraph {
             // on metadata: that is a limit of tracing, not the user's error.
             let text = e.to_string();
             let data_dependent = e.is_instance_of::<pyo3::exceptions::PyNotImplementedError>(py)
-                || text.contains("meta tensor")
-                || text.contains("data-dependent")
-                || text.contains("on meta");
+                || data_dependent_text(&text);
             if data_dependent {
                 TraceError::unsupported(format!(
                     "{}: its result depends on tensor data",
@@ -1085,4 +1155,33 @@ pub fn make_meta_tensor<'py>(
     Ok(torch
         .getattr("empty_strided")?
         .call((sizes, strides), Some(&kwargs))?)
+}
+
+/// `meta` (symbolic sizes) with the dtypes of `at_hints` (the same op's result at the hints
+/// under autocast), tensor by tensor; `None` when the two differ in structure.
+fn with_dtypes_of(meta: NodeMeta, at_hints: &NodeMeta) -> Option<NodeMeta> {
+    match (meta, at_hints) {
+        (NodeMeta::Tensor(mut t), NodeMeta::Tensor(h)) if t.sizes.len() == h.sizes.len() => {
+            t.dtype = h.dtype;
+            Some(NodeMeta::Tensor(t))
+        }
+        (NodeMeta::Tuple(items), NodeMeta::Tuple(hs)) if items.len() == hs.len() => items
+            .into_iter()
+            .zip(hs)
+            .map(|(m, h)| with_dtypes_of(m, h))
+            .collect::<Option<Vec<_>>>()
+            .map(NodeMeta::Tuple),
+        (NodeMeta::Tensor(_) | NodeMeta::Tuple(_), _) => None,
+        (m, _) => Some(m),
+    }
+}
+
+/// Whether torch's error from running an op on meta tensors says its result depends on data
+/// (nonzero, unique, masked_select, item, nms): a limit of tracing, not the user's error.
+fn data_dependent_text(text: &str) -> bool {
+    let t = text.to_lowercase();
+    text.starts_with("NotImplementedError")
+        || t.contains("meta tensor")
+        || t.contains("data-dependent")
+        || t.contains("on meta")
 }

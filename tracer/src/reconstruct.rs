@@ -650,6 +650,16 @@ fn template_of_inner(
                 .collect::<Result<Vec<_>, _>>()?;
             OutputTemplate::Call(f.unbind(), args)
         }
+        // A size with symbolic items: a `torch.Size` of this call's values.
+        Var::Size(items) if v.as_py(py).is_none() => OutputTemplate::Call(
+            py.import("torch")?.getattr("Size")?.unbind(),
+            vec![OutputTemplate::List(
+                items
+                    .iter()
+                    .map(|i| template_of(py, i, outs, ctx))
+                    .collect::<Result<_, _>>()?,
+            )],
+        ),
         Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
             v.as_py(py)
                 .ok_or_else(|| TraceError::internal("size without a value"))?

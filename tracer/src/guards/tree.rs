@@ -276,7 +276,9 @@ impl GuardTree {
 
     /// Static tensor dimensions whose size differs on this call (automatic dynamic): source
     /// text, dimension, the size compiled for and the new size. Tensors of another rank,
-    /// dtype or type say nothing about sizes and are left out.
+    /// dtype or type say nothing about sizes and are left out, and so are parameters: they
+    /// stay static (torch's `force_parameter_static_shapes`), so a change is no news (a
+    /// `Linear.forward` frame reached from two layers sees two weights).
     pub fn size_changes(&self, py: Python<'_>, scope: &Scope) -> Vec<(String, usize, i64, i64)> {
         fn walk(
             n: &GuardNode,
@@ -291,6 +293,14 @@ impl GuardTree {
                 let Some(v) = resolve(py, scope, &c.source) else {
                     continue;
                 };
+                let param = py
+                    .import("torch")
+                    .and_then(|t| t.getattr("nn")?.getattr("Parameter"))
+                    .and_then(|p| v.is_instance(&p))
+                    .unwrap_or(false);
+                if param {
+                    continue;
+                }
                 let Ok(sizes) = v.getattr("shape").and_then(|s| s.extract::<Vec<i64>>()) else {
                     continue;
                 };

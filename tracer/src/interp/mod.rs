@@ -919,11 +919,12 @@ impl<'a, 'py> Frame<'a, 'py> {
     fn dict_key(&self, k: &Var) -> Result<Py<PyAny>, TraceError> {
         match k {
             Var::Py(o, _) => Ok(o.clone_ref(self.tx.py)),
-            // A known shape is a hashable `torch.Size` (a tuple of ints).
+            // A known shape is a hashable `torch.Size` (a tuple of ints); a symbolic one has
+            // no hash before the call.
             Var::Size(_) => k
                 .as_py(self.tx.py)
                 .map(|o| o.unbind())
-                .ok_or_else(|| TraceError::internal("a torch.Size key")),
+                .ok_or_else(|| TraceError::unsupported("a dict key that is a symbolic torch.Size")),
             other => Err(TraceError::unsupported(format!(
                 "a dict key of type {}",
                 other.type_name(self.tx.py)

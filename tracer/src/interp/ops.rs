@@ -138,12 +138,11 @@ impl Frame<'_, '_> {
         if let Some(r) = self.sym_operator(name, &args)? {
             return Ok(r);
         }
-        // Concatenating tuples moves their items: symbolic ints in them stay symbolic
-        // (`x.size()[:-1] + (n,)`, as GPT-2's Conv1D builds its output size).
-        if matches!(name, "add" | "iadd")
-            && args
-                .iter()
-                .all(|a| matches!(a, Var::Tuple(_) | Var::NamedTuple { .. }))
+        // Concatenating or repeating tuples and sizes moves their items: symbolic ints in
+        // them stay symbolic (`x.size()[:-1] + (n,)`, as GPT-2's Conv1D builds its output
+        // size); comparing them compares the items one by one.
+        if matches!(name, "add" | "iadd" | "mul" | "imul" | "eq" | "ne")
+            && args.iter().any(|a| a.holds_sym_int())
         {
             if let Some(r) = self.sequence_operator(name, &args)? {
                 return Ok(r);
@@ -223,7 +222,7 @@ impl Frame<'_, '_> {
             let b = o.bind(py);
             if b.get_type().name().map(|n| n == "Size").unwrap_or(false) {
                 if let Ok(s) = b.extract::<Vec<i64>>() {
-                    return Var::Size(s);
+                    return Var::size_const(py, &s);
                 }
             }
         }
@@ -431,11 +430,7 @@ impl Frame<'_, '_> {
                     }
                     return Ok(match obj {
                         Var::List(_) => Var::list(out),
-                        Var::Size(_) => Var::Size(
-                            out.iter()
-                                .map(|v| v.as_py(py).unwrap().extract().unwrap())
-                                .collect(),
-                        ),
+                        Var::Size(_) => Var::Size(out),
                         _ => Var::Tuple(out),
                     });
                 }

@@ -79,16 +79,16 @@ impl Frame<'_, '_> {
         }
     }
 
-    /// `t.shape` / `t.size()` of a tensor with symbolic sizes: a tuple of ints and symbolic
-    /// ints (a static tensor's stays a `torch.Size`).
+    /// `t.shape` / `t.size()`: a `torch.Size` whose items are ints and, for symbolic
+    /// dimensions, symbolic ints.
     pub(super) fn shape_of(&mut self, t: &TensorValue) -> Result<Var, TraceError> {
         if let Some(s) = t.meta.known_sizes() {
-            return Ok(Var::Size(s));
+            return Ok(Var::size_const(self.tx.py, &s));
         }
         let items = (0..t.meta.ndim())
             .map(|d| self.size_of(t, d))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Var::Tuple(items))
+        Ok(Var::Size(items))
     }
 
     /// `t.numel()`.
@@ -207,6 +207,12 @@ impl Frame<'_, '_> {
                 Var::py_const(self.tx.py, hint)
             }
             Var::Tuple(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Tuple(
+                items
+                    .into_iter()
+                    .map(|i| self.specialize(i))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Var::Size(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Size(
                 items
                     .into_iter()
                     .map(|i| self.specialize(i))

@@ -57,8 +57,11 @@ pub enum Var {
     /// Lists have identity: two names for one list see each other's appends.
     List(Rc<RefCell<Vec<Var>>>),
     Dict(DictItems),
-    /// A `torch.Size`, from tensor metadata (guarded by the tensor's guard).
-    Size(Vec<i64>),
+    /// A `torch.Size`, from tensor metadata (guarded by the tensor's guard). Its items are
+    /// ints and, for a tensor with symbolic sizes, [`Var::SymInt`]s: it stays a `torch.Size`
+    /// (type, printing, `numel`, slicing, `+`) without specializing them, and is rebuilt at a
+    /// return or a graph break as a real `torch.Size` of the call's own sizes.
+    Size(Vec<Var>),
     /// A Python int computed from symbolic sizes (dynamic shapes: `x.size(0)`, `T * 2`): the
     /// graph node that computes it on every call and its expression over the size symbols.
     /// It has no Python value at trace time: code that needs one specializes it
@@ -303,6 +306,23 @@ impl Var {
         Var::Py(obj.unwrap_or_else(|| py.None()), None)
     }
 
+    /// A `torch.Size` of known sizes.
+    pub fn size_const(py: Python<'_>, sizes: &[i64]) -> Var {
+        Var::Size(sizes.iter().map(|&d| Var::py_const(py, d)).collect())
+    }
+
+    /// Whether this is a symbolic int or a container that holds one (at its top level).
+    pub fn holds_sym_int(&self) -> bool {
+        match self {
+            Var::SymInt(..) => true,
+            Var::Tuple(items) | Var::Size(items) | Var::NamedTuple { items, .. } => {
+                items.iter().any(|i| matches!(i, Var::SymInt(..)))
+            }
+            Var::List(items) => items.borrow().iter().any(|i| matches!(i, Var::SymInt(..))),
+            _ => false,
+        }
+    }
+
     pub fn none(py: Python<'_>) -> Var {
         Var::Py(py.None(), None)
     }
@@ -417,8 +437,13 @@ impl Var {
                 build_named_tuple(ty.bind(py), PyTuple::new(py, v?).ok()?).ok()
             }
             Var::Size(s) => {
+                let v: Option<Vec<_>> = s.iter().map(|i| i.as_py_at(py, d)).collect();
                 let torch = py.import("torch").ok()?;
-                torch.getattr("Size").ok()?.call1((s.clone(),)).ok()
+                torch
+                    .getattr("Size")
+                    .ok()?
+                    .call1((PyList::new(py, v?).ok()?,))
+                    .ok()
             }
             Var::Deque(q) => {
                 let v: Option<Vec<_>> =
@@ -487,7 +512,7 @@ impl Var {
             Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.clone()),
             Var::List(items) => Some(items.borrow().clone()),
             Var::Deque(q) => Some(q.items.borrow().clone()),
-            Var::Size(s) => Some(s.iter().map(|&d| Var::py_const(py, d)).collect()),
+            Var::Size(s) => Some(s.clone()),
             Var::Iter(it) => {
                 let it = it.borrow();
                 Some(it.0[it.1..].to_vec())
@@ -623,7 +648,7 @@ impl Var {
                     .map(|i| i.to_arg(py))
                     .collect::<Result<_, _>>()?,
             ),
-            Var::Size(s) => Arg::Tuple(s.iter().map(|&d| Arg::Int(d)).collect()),
+            Var::Size(s) => Arg::Tuple(s.iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?),
             Var::SymInt(node, _) => Arg::Node(*node),
             Var::Slice(p) => Arg::Slice(
                 Box::new(p[0].to_arg(py)?),
@@ -842,7 +867,7 @@ impl Tracer<'_> {
                         && ty.module().map(|m| m == "torch").unwrap_or(false)
                     {
                         if let Ok(s) = value.extract::<Vec<i64>>() {
-                            return Ok(Var::Size(s));
+                            return Ok(Var::size_const(py, &s));
                         }
                     }
                     if !ty.hasattr("_fields").unwrap_or(false) {

@@ -54,6 +54,21 @@ pub(super) const FOLDABLE_BUILTINS: &[&str] = &[
     "id",
 ];
 
+/// Builtins that read only the type, length or items of a container, never an item's value:
+/// a tuple or `torch.Size` holding symbolic ints passes through them unspecialized.
+const STRUCTURAL_BUILTINS: &[&str] = &[
+    "len",
+    "isinstance",
+    "type",
+    "tuple",
+    "list",
+    "iter",
+    "enumerate",
+    "zip",
+    "reversed",
+    "callable",
+];
+
 /// Builtins that consume an iterable argument to its end: an iterator of the traced code given
 /// to them is drained (its cursor moves to the end, as the builtin leaves it).
 const CONSUMING_BUILTINS: &[&str] = &[
@@ -80,16 +95,21 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         // Symbolic ints (dynamic shapes): `int(T)` is `T`; `isinstance` reads the type only;
-        // other builtins need the value and specialize it (guarded).
+        // builtins that read a container's structure (`len(x.shape)`, `tuple(x.shape)`,
+        // `enumerate`) leave its items as they are; other builtins need the value and
+        // specialize it (guarded).
         let any_sym = |v: &Var| match v {
             Var::SymInt(..) => true,
-            Var::Tuple(items) => items.iter().any(|i| matches!(i, Var::SymInt(..))),
+            Var::Tuple(_) | Var::Size(_) => v.holds_sym_int(),
             _ => false,
         };
-        if args
-            .iter()
-            .chain(kwargs.iter().map(|(_, v)| v))
-            .any(any_sym)
+        let structural = STRUCTURAL_BUILTINS.contains(&name)
+            && !args.iter().any(|a| matches!(a, Var::SymInt(..)));
+        if !structural
+            && args
+                .iter()
+                .chain(kwargs.iter().map(|(_, v)| v))
+                .any(any_sym)
         {
             if let ("int", [v @ Var::SymInt(..)]) = (name, args.as_slice()) {
                 return Ok(v.clone());

@@ -31,9 +31,21 @@ fn repeat_count(py: Python<'_>, v: &Var) -> Option<usize> {
 
 /// Items of a plain tuple or list operand (a namedtuple or a size counts as its items: their
 /// `+` is tuple's).
+/// An int or a symbolic int (not a bool: `True == 1` is left to Python).
+fn int_like(py: Python<'_>, v: &Var) -> bool {
+    match v {
+        Var::SymInt(..) => true,
+        Var::Py(o, _) => {
+            let o = o.bind(py);
+            o.is_instance_of::<pyo3::types::PyInt>() && !o.is_instance_of::<pyo3::types::PyBool>()
+        }
+        _ => false,
+    }
+}
+
 fn seq_items(v: &Var) -> Option<Vec<Var>> {
     match v {
-        Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.clone()),
+        Var::Tuple(items) | Var::NamedTuple { items, .. } | Var::Size(items) => Some(items.clone()),
         Var::List(l) => Some(l.borrow().clone()),
         _ => None,
     }
@@ -131,8 +143,19 @@ impl Frame<'_, '_> {
                 let (x, y) = (seq_items(a).unwrap(), seq_items(b).unwrap());
                 Ok(Some(Var::Tuple([x, y].concat())))
             }
-            ("mul" | "imul", Var::List(_) | Var::Tuple(_) | Var::NamedTuple { .. }, n)
-            | ("mul", n, Var::List(_) | Var::Tuple(_) | Var::NamedTuple { .. }) => {
+            // `torch.Size` concatenated with a tuple, on either side, is a `torch.Size` (its
+            // `__radd__` wins over `tuple.__add__`).
+            ("add" | "iadd", Var::Size(_), Var::Size(_) | Var::Tuple(_))
+            | ("add" | "iadd", Var::Tuple(_), Var::Size(_)) => {
+                let (x, y) = (seq_items(a).unwrap(), seq_items(b).unwrap());
+                Ok(Some(Var::Size([x, y].concat())))
+            }
+            (
+                "mul" | "imul",
+                Var::List(_) | Var::Tuple(_) | Var::NamedTuple { .. } | Var::Size(_),
+                n,
+            )
+            | ("mul", n, Var::List(_) | Var::Tuple(_) | Var::NamedTuple { .. } | Var::Size(_)) => {
                 let seq = if seq_items(a).is_some() { a } else { b };
                 let (Some(items), Some(n)) = (seq_items(seq), repeat_count(py, n)) else {
                     return Ok(None);
@@ -140,8 +163,30 @@ impl Frame<'_, '_> {
                 let out = repeat(&items, n);
                 Ok(Some(match seq {
                     Var::List(_) => Var::list(out),
+                    Var::Size(_) => Var::Size(out),
                     _ => Var::Tuple(out),
                 }))
+            }
+            // `==`/`!=` of tuples (or sizes) holding symbolic ints: item by item, each
+            // decided and guarded (`s0 == s1`), not every item specialized.
+            ("eq" | "ne", Var::Tuple(x) | Var::Size(x), Var::Tuple(y) | Var::Size(y))
+                if x.len() != y.len() =>
+            {
+                Ok(Some(Var::py_const(py, name == "ne")))
+            }
+            ("eq" | "ne", Var::Tuple(x) | Var::Size(x), Var::Tuple(y) | Var::Size(y))
+                if x.iter().chain(y).all(|i| int_like(py, i)) =>
+            {
+                let (x, y) = (x.clone(), y.clone());
+                let mut equal = true;
+                for (i, j) in x.into_iter().zip(y) {
+                    let r = self.operator("eq", vec![i, j])?;
+                    if !self.truth(&r)? {
+                        equal = false;
+                        break;
+                    }
+                }
+                Ok(Some(Var::py_const(py, equal == (name == "eq"))))
             }
             _ => Ok(None),
         }
@@ -235,13 +280,27 @@ impl Frame<'_, '_> {
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        if let Var::Size(_) = seq {
-            // A size's own methods are pure functions of its known dims.
+        if let Var::Size(items) = seq {
+            // A size's own methods are pure functions of its dims.
             if !matches!(name, "numel" | "index" | "count") {
                 return Ok(None);
             }
-            let m = seq.as_py(py).expect("a size has a value").getattr(name)?;
-            return self.fold(&m, args, kwargs);
+            // `numel` of symbolic dims is their product (a graph value, as `x.numel()`).
+            if name == "numel" && args.is_empty() && kwargs.is_empty() {
+                let mut acc = Var::py_const(py, 1i64);
+                for i in items.clone() {
+                    acc = self.operator("mul", vec![acc, i])?;
+                }
+                return Ok(Some(acc));
+            }
+            // `index`/`count` compare values: the symbolic dims are specialized.
+            let seq = self.specialize(seq.clone())?;
+            let (args, kwargs) = self.specialize_args(args.to_vec(), kwargs.to_vec())?;
+            let m = seq
+                .as_py(py)
+                .expect("a known size has a value")
+                .getattr(name)?;
+            return self.fold(&m, &args, &kwargs);
         }
         let Some(items) = seq_items(seq) else {
             return Ok(None);

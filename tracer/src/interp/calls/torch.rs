@@ -80,7 +80,7 @@ impl Frame<'_, '_> {
                 let vals = vals.ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
                 return match int_arg(args.first().or(dim_kw))? {
                     Some(d) => Ok(Var::py_const(py, vals[norm(d, vals.len())?])),
-                    None if name == "size" => Ok(Var::Size(vals)),
+                    None if name == "size" => Ok(Var::size_const(py, &vals)),
                     None => Ok(Var::Tuple(
                         vals.into_iter().map(|v| Var::py_const(py, v)).collect(),
                     )),
