@@ -780,6 +780,13 @@ impl InductorProgram {
         self.compiled.source()
     }
 
+    /// Whether the graph has size symbols (its kernels are compiled per assignment of them).
+    /// Precompile writes such a graph as an eager-runner replay: a loaded artifact may not
+    /// compile, and the cache holds kernels for one assignment only.
+    pub fn is_dynamic(&self) -> bool {
+        self.dynamic.is_some()
+    }
+
     /// The kernels' shared object (precompile copies it into its cache).
     pub fn library_path(&self) -> Option<&std::path::Path> {
         self.compiled.library_path()

@@ -262,6 +262,8 @@ pub(super) fn precompile_export<'py>(
         d.set_item("functional", g.functional.is_some())?;
         let (runner, library, c_source) = match &g.runner {
             Runner::Eager(_) => ("eager", None, None),
+            // Kernels exist for the sizes seen so far only; the loaded graph replays torch's.
+            Runner::Inductor(p) if p.is_dynamic() => ("eager", None, None),
             Runner::Inductor(p) => (
                 "inductor",
                 p.library_path().map(|p| p.to_path_buf()),
