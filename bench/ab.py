@@ -101,17 +101,29 @@ def main() -> None:
         for side in order:
             runs[side].append(run_one(getattr(a, side), names, a.quick))
         print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
-    print(f"{'workload':<12} {'run old':>10} {'run new':>10} {'ratio':>6}   "
-          f"{'first old':>10} {'first new':>10} {'ratio':>6}")
+    print(
+        f"{'workload':<12} {'run old':>10} {'run new':>10} {'ratio':>6}   "
+        f"{'first old':>10} {'first new':>10} {'ratio':>6}"
+    )
     for n in names:
-        med = {s: {k: statistics.median(x[n][k] for x in runs[s]) for k in ("run_s", "first_s")}
-               for s in runs}
+        med = {
+            s: {
+                k: statistics.median(x[n][k] for x in runs[s])
+                for k in ("run_s", "first_s")
+            }
+            for s in runs
+        }
         rr = med["new"]["run_s"] / med["old"]["run_s"]
         fr = med["new"]["first_s"] / med["old"]["first_s"]
-        print(f"{n:<12} {med['old']['run_s'] * 1e3:>8.3f}ms {med['new']['run_s'] * 1e3:>8.3f}ms "
-              f"{rr:>6.3f}   {med['old']['first_s'] * 1e3:>8.1f}ms {med['new']['first_s'] * 1e3:>8.1f}ms "
-              f"{fr:>6.3f}")
-    print(json.dumps(runs), file=open(os.path.join(tempfile.gettempdir(), "ab-runs.json"), "w"))
+        print(
+            f"{n:<12} {med['old']['run_s'] * 1e3:>8.3f}ms {med['new']['run_s'] * 1e3:>8.3f}ms "
+            f"{rr:>6.3f}   {med['old']['first_s'] * 1e3:>8.1f}ms {med['new']['first_s'] * 1e3:>8.1f}ms "
+            f"{fr:>6.3f}"
+        )
+    print(
+        json.dumps(runs),
+        file=open(os.path.join(tempfile.gettempdir(), "ab-runs.json"), "w"),
+    )
 
 
 if __name__ == "__main__":

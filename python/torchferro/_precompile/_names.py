@@ -46,6 +46,12 @@ def name_of(obj, hint: str | None = None) -> str | None:
         base = name_of(objclass)
         if base is not None:
             candidates.append(f"{base}.{nm}")
+    if isinstance(obj, type) and mod == "builtins":
+        # Interpreter types with no builtins name (`function`, `method`, ...) are named in
+        # `types` (a guard on a local function's type names `types.FunctionType`).
+        import types
+
+        candidates.extend(f"types.{k}" for k, v in vars(types).items() if v is obj)
     if hint:
         candidates.append(hint)
     for c in candidates:

@@ -115,6 +115,11 @@ pub struct AotCore {
     differentiable: usize,
     /// The forward graph's callables (recomputed ops in the backward call the same).
     forward_callables: Vec<(NodeId, Py<PyAny>)>,
+    /// The traced graph on the eager runner, with the user's frames: a forward that fails is
+    /// run again there, so the error is eager's own (message and traceback), as for inference
+    /// graphs. Only where the failed run left nothing visible and a rerun draws nothing new: no
+    /// input is written and no op is random.
+    eager_errors: Option<EagerProgram>,
 }
 
 #[pymethods]
@@ -125,7 +130,17 @@ impl AotCore {
         py: Python<'py>,
         inputs: Vec<Bound<'py, PyAny>>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.forward.run(py, inputs)
+        let Some(eager) = &self.eager_errors else {
+            return self.forward.run(py, inputs);
+        };
+        let again = inputs.clone();
+        match self.forward.run(py, inputs) {
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                // Eager's error where eager raises one; ours where only the kernels failed.
+                eager.run(py, again).and(Err(e))
+            }
+            r => r,
+        }
     }
 
     /// Runs the backward on the saved values and the output tangents: one gradient per input
@@ -554,6 +569,16 @@ pub fn build(
         saved_nodes,
         differentiable: joint.differentiable.len(),
         forward_callables: callables,
+        eager_errors: if mutated.is_empty() && !super::reruns_differ(graph) {
+            Some(EagerProgram::new(
+                py,
+                graph,
+                &output.callables,
+                &output.sites,
+            )?)
+        } else {
+            None
+        },
     };
     let run = functional.run;
     Ok(Some(AotProgram {

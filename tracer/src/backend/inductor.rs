@@ -465,7 +465,7 @@ pub struct InductorProgram {
     /// message. Set only where the partial run left nothing visible (`set_eager_errors`).
     /// An extern call or fallback op that raises re-runs there too: the eager runner knows
     /// which op raised, and its traceback gets that op's user frames.
-    eager_errors: Option<super::eager::EagerProgram>,
+    eager_errors: Option<std::sync::Arc<super::eager::EagerProgram>>,
     /// The user frames of each traced node, for the traceback of an error: a fallback op's
     /// (`RunError::Op`), or the compiled frame at its first line where no op can be blamed
     /// (no `eager_errors`: a fused kernel, or a graph that cannot run twice).
@@ -638,6 +638,8 @@ impl InductorProgram {
         let p = match compiled {
             Ok(Some(mut p)) => {
                 p.sites = self.sites.clone();
+                // The symbolic graph on the eager runner raises eager's own error at any size.
+                p.eager_errors = self.eager_errors.clone();
                 tracing::info!(
                     target: "torchferro::inductor",
                     "dynamic graph: kernels compiled for sizes {} (first at {})",
@@ -671,7 +673,7 @@ impl InductorProgram {
     /// kernel that read a bad index, before any write back into an input, so running the graph
     /// again from the start does what eager's one run did.
     pub fn set_eager_errors(&mut self, p: super::eager::EagerProgram) {
-        self.eager_errors = Some(p);
+        self.eager_errors = Some(std::sync::Arc::new(p));
     }
 
     /// Sets where the graph's nodes came from in user code (see `sites`).
