@@ -19,6 +19,7 @@ mod torch_state;
 mod tree;
 mod weak;
 
+pub(crate) use check::dict_keys_in_order;
 pub use check::{take_build_time, tensor_check, Check, TensorCheck};
 pub use repr::{short_repr, type_name};
 pub use shape_env::{DynamicPolicy, ShapeEnv, ShapeGuards};

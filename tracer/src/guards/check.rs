@@ -4,7 +4,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyTuple, PyType};
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 use crate::event::{Mismatch, Value};
 use crate::source::Source;
@@ -188,7 +188,7 @@ impl Check {
             }
             Check::DictKeys(keys) => {
                 let actual: Vec<Bound<'_, PyAny>> = match v.cast::<pyo3::types::PyDict>() {
-                    Ok(d) => crate::interp::vars::dict_keys_in_order(py, d).unwrap_or_default(),
+                    Ok(d) => dict_keys_in_order(py, d).unwrap_or_default(),
                     Err(_) => Vec::new(),
                 };
                 let same = actual.len() == keys.len()
@@ -514,4 +514,26 @@ fn or_keep<T>(py: Python<'_>, r: PyResult<T>, mismatch: T) -> T {
         crate::mode::keep_interrupt(py, e);
         mismatch
     })
+}
+
+/// The keys of the dict `d` in its iteration order: an `OrderedDict`'s own order (which
+/// `move_to_end` changes without touching the underlying dict's), read through the base
+/// class so a subclass's `keys` override does not run.
+pub(crate) fn dict_keys_in_order<'py>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    static OD: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let od = OD
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import("collections")?.getattr("OrderedDict")?.unbind())
+        })?
+        .bind(py);
+    if d.get_type().is(py.get_type::<PyDict>()) {
+        return Ok(d.keys().iter().collect());
+    }
+    if d.is_instance(od)? {
+        return od.getattr("keys")?.call1((d,))?.try_iter()?.collect();
+    }
+    Ok(d.keys().iter().collect())
 }

@@ -1035,7 +1035,7 @@ impl Tracer<'_> {
         ) {
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
-            let keys = dict_keys_in_order(py, d)?;
+            let keys = crate::guards::dict_keys_in_order(py, d)?;
             self.guards.add(
                 py,
                 &source,
@@ -1345,28 +1345,6 @@ fn input_container_kind(py: Python<'_>, value: &Bound<'_, PyAny>, base: &str) ->
         .map(|d| d.len().is_ok_and(|n| n == 0))
         .unwrap_or(true);
     (builtin.is_ok_and(|x| b.is(&x)) || ordered) && no_attrs
-}
-
-/// The keys of the dict `d` in its iteration order: an `OrderedDict`'s own order (which
-/// `move_to_end` changes without touching the underlying dict's), read through the base
-/// class so a subclass's `keys` override does not run.
-pub(crate) fn dict_keys_in_order<'py>(
-    py: Python<'py>,
-    d: &Bound<'py, PyDict>,
-) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    static OD: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let od = OD
-        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-            Ok(py.import("collections")?.getattr("OrderedDict")?.unbind())
-        })?
-        .bind(py);
-    if d.get_type().is(py.get_type::<PyDict>()) {
-        return Ok(d.keys().iter().collect());
-    }
-    if d.is_instance(od)? {
-        return od.getattr("keys")?.call1((d,))?.try_iter()?.collect();
-    }
-    Ok(d.keys().iter().collect())
 }
 
 /// `(cls, base)` of a list or dict the traced code made (or read) as an instance of a user

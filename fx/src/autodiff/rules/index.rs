@@ -338,13 +338,13 @@ fn avg_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
         .node("input")
         .ok_or_else(|| AutodiffError::NoRule("avg_pool2d".into()))?;
     let bad = || AutodiffError::NoRule("avg_pool2d arguments".into());
-    let k = super::train::pair(p.int_list("kernel_size")).ok_or_else(bad)?;
+    let k = pair(p.int_list("kernel_size")).ok_or_else(bad)?;
     let s = match p.int_list("stride") {
         None => k.clone(),
         Some(v) if v.is_empty() => k.clone(),
-        v => super::train::pair(v).ok_or_else(bad)?,
+        v => pair(v).ok_or_else(bad)?,
     };
-    let pad = super::train::pair(p.int_list("padding")).unwrap_or(vec![0, 0]);
+    let pad = pair(p.int_list("padding")).unwrap_or(vec![0, 0]);
     let xs = b.fsizes(x)?;
     let xb = b.fwd(x);
     let m = contiguous_like(b, xb, &xs)?;
@@ -368,4 +368,13 @@ fn avg_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
         NodeMeta::Tensor(m),
     );
     Ok(vec![(x, r)])
+}
+
+/// Two ints per spatial dim from an int or a list (`None` when absent or malformed).
+pub(super) fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
+    match v {
+        Some(v) if v.len() == 1 => Some(vec![v[0], v[0]]),
+        Some(v) if v.len() == 2 => Some(v),
+        _ => None,
+    }
 }

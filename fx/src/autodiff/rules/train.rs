@@ -165,15 +165,6 @@ fn batch_norm(
     Ok(r)
 }
 
-/// Two ints per spatial dim from an int or a list (`None` when absent or malformed).
-pub(super) fn pair(v: Option<Vec<i64>>) -> Option<Vec<i64>> {
-    match v {
-        Some(v) if v.len() == 1 => Some(vec![v[0], v[0]]),
-        Some(v) if v.len() == 2 => Some(v),
-        _ => None,
-    }
-}
-
 /// `max_pool2d`: the forward keeps no indices, so the backward takes the argmax again
 /// (`max_pool2d_with_indices` on the saved input, the same windows) and scatters through them.
 fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
@@ -185,14 +176,14 @@ fn max_pool2d(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
         .node("input")
         .ok_or_else(|| AutodiffError::NoRule("max_pool2d".into()))?;
     let bad = || AutodiffError::NoRule("max_pool2d arguments".into());
-    let k = pair(p.int_list("kernel_size")).ok_or_else(bad)?;
+    let k = super::index::pair(p.int_list("kernel_size")).ok_or_else(bad)?;
     let s = match p.int_list("stride") {
         None => k.clone(),
         Some(v) if v.is_empty() => k.clone(),
-        v => pair(v).ok_or_else(bad)?,
+        v => super::index::pair(v).ok_or_else(bad)?,
     };
-    let pad = pair(p.int_list("padding")).unwrap_or(vec![0, 0]);
-    let dil = pair(p.int_list("dilation")).unwrap_or(vec![1, 1]);
+    let pad = super::index::pair(p.int_list("padding")).unwrap_or(vec![0, 0]);
+    let dil = super::index::pair(p.int_list("dilation")).unwrap_or(vec![1, 1]);
     let ceil = p.boolean("ceil_mode", false);
     let xb = b.fwd(x);
     let xm = contiguous_like(b, xb, &b.fsizes(x)?)?;
