@@ -11,11 +11,25 @@
 
 use crate::graph::{Arg, Graph, NodeId, NodeKind, Target};
 use crate::meta::{NodeMeta, TensorMeta};
-use crate::ops::{self, Spelling};
+use crate::ops::{self, Canon, Spelling};
 
-/// Rewrites every training-mode `dropout` whose input is in `needs` (see the module doc);
-/// returns the nodes whose target is new (their callables are resolved by path).
-pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<NodeId> {
+/// One call the walk hands to a rewrite: the node and its parts as they were.
+struct CallSite {
+    id: NodeId,
+    target: Target,
+    args: Vec<Arg>,
+    kwargs: Vec<(String, Arg)>,
+    canon: Canon,
+}
+
+/// The walk both rewrites share: every call whose canonical op is `name` goes to `rewrite`,
+/// which returns the nodes whose target is new, or `None` (having added nothing) where the call
+/// is not one it rewrites. Returns all the rewrites' new-target nodes, in graph order.
+fn rewrite_calls(
+    g: &mut Graph,
+    name: &str,
+    mut rewrite: impl FnMut(&mut Graph, CallSite) -> Option<Vec<NodeId>>,
+) -> Vec<NodeId> {
     let mut changed = Vec::new();
     let ids: Vec<NodeId> = g.nodes().map(|(id, _)| id).collect();
     for id in ids {
@@ -27,50 +41,67 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
         else {
             continue;
         };
-        let Some(c) = ops::canonical(&target, &args, &kwargs) else {
+        let Some(canon) = ops::canonical(&target, &args, &kwargs) else {
             continue;
         };
-        if c.name != "dropout" || c.inplace {
+        if canon.name != name {
             continue;
+        }
+        let site = CallSite {
+            id,
+            target,
+            args,
+            kwargs,
+            canon,
+        };
+        changed.extend(rewrite(g, site).unwrap_or_default());
+    }
+    changed
+}
+
+/// Rewrites every training-mode `dropout` whose input is in `needs` (see the module doc);
+/// returns the nodes whose target is new (their callables are resolved by path).
+pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<NodeId> {
+    rewrite_calls(g, "dropout", |g, site| {
+        let CallSite {
+            id,
+            target,
+            args,
+            kwargs,
+            canon: c,
+        } = site;
+        if c.inplace {
+            return None;
         }
         let sig = match c.spelling {
             Spelling::Functional => ops::schema::F_DROPOUT,
-            Spelling::Torch => match ops::signature("dropout") {
-                Some(s) => s,
-                None => continue,
-            },
-            _ => continue,
+            Spelling::Torch => ops::signature("dropout")?,
+            _ => return None,
         };
-        let Ok(slots) = ops::bind(sig, &args, &kwargs) else {
-            continue;
-        };
+        let slots = ops::bind(sig, &args, &kwargs).ok()?;
         let Some(Arg::Node(x)) = slots[0].cloned() else {
-            continue;
+            return None;
         };
         // Only a draw: a constant p in (0, 1], training on (F.dropout's default).
         let p = match slots[1] {
             Some(Arg::Float(p)) => *p,
             Some(Arg::Int(p)) => *p as f64,
             None if c.spelling == Spelling::Functional => 0.5,
-            _ => continue,
+            _ => return None,
         };
         let training = match slots[2] {
             Some(Arg::Bool(t)) => *t,
             None if c.spelling == Spelling::Functional => true,
-            _ => continue,
+            _ => return None,
         };
         if !training || p <= 0.0 {
-            continue;
+            return None;
         }
         if !needs(x) {
-            continue;
+            return None;
         }
-        let Some(xm) = g.node(x).meta.tensor().cloned() else {
-            continue;
-        };
-        let Some(sizes) = xm.known_sizes() else {
-            continue;
-        };
+        let xm = g.node(x).meta.tensor().cloned()?;
+        let sizes = xm.known_sizes()?;
         let mut ones_meta =
             crate::meta::TensorMeta::contiguous(xm.dtype, xm.device.clone(), &sizes);
         ones_meta.requires_grad = false;
@@ -106,9 +137,8 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
             vec![Arg::Node(x), Arg::Node(noise)],
             vec![],
         );
-        changed.extend([ones, noise, id]);
-    }
-    changed
+        Some(vec![ones, noise, id])
+    })
 }
 
 /// Rewrites every attention with `dropout_p > 0` whose inputs are in `needs` into its math form
@@ -118,71 +148,44 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
 /// calls), so values and random stream are eager's and the backward reuses the noise (the
 /// `mul` rule saves it). Returns the nodes whose target is new.
 pub fn rewrite_sdpa_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<NodeId> {
-    let mut changed = Vec::new();
-    let ids: Vec<NodeId> = g.nodes().map(|(id, _)| id).collect();
-    for id in ids {
-        let NodeKind::Call {
-            target,
-            args,
-            kwargs,
-        } = g.node(id).kind.clone()
-        else {
-            continue;
-        };
-        let Some(c) = ops::canonical(&target, &args, &kwargs) else {
-            continue;
-        };
-        if c.name != "scaled_dot_product_attention" {
-            continue;
-        }
-        let Some(sig) = ops::signature("scaled_dot_product_attention") else {
-            continue;
-        };
-        let Ok(slots) = ops::bind(sig, &args, &kwargs) else {
-            continue;
-        };
+    rewrite_calls(g, "scaled_dot_product_attention", |g, site| {
+        let CallSite {
+            id, args, kwargs, ..
+        } = site;
+        let sig = ops::signature("scaled_dot_product_attention")?;
+        let slots = ops::bind(sig, &args, &kwargs).ok()?;
         let p = match slots[4] {
             Some(Arg::Float(p)) => *p,
             Some(Arg::Int(p)) => *p as f64,
-            _ => continue,
+            _ => return None,
         };
         let node = |i: usize| match slots[i] {
             Some(Arg::Node(n)) => Some(*n),
             _ => None,
         };
-        let (Some(q), Some(k), Some(v)) = (node(0), node(1), node(2)) else {
-            continue;
-        };
+        let (q, k, v) = (node(0)?, node(1)?, node(2)?);
         if p <= 0.0 || ![q, k, v].into_iter().any(needs) {
-            continue;
+            return None;
         }
         let mask = match slots[3] {
             None | Some(Arg::None) => None,
             Some(Arg::Node(m)) => Some(*m),
-            Some(_) => continue,
+            Some(_) => return None,
         };
         let causal = matches!(slots[5], Some(Arg::Bool(true)));
         let scale = match slots[6] {
             Some(Arg::Float(s)) => Some(*s),
             None | Some(Arg::None) => None,
-            Some(_) => continue,
+            Some(_) => return None,
         };
         let gqa = matches!(slots[7], Some(Arg::Bool(true)));
         let meta = |n: NodeId| g.node(n).meta.tensor().cloned();
-        let (Some(qm), Some(km), Some(vm)) = (meta(q), meta(k), meta(v)) else {
-            continue;
-        };
+        let (qm, km, vm) = (meta(q)?, meta(k)?, meta(v)?);
         let mask_meta = match mask {
-            Some(mk) => match meta(mk) {
-                Some(mm) => Some((mk, mm)),
-                None => continue,
-            },
+            Some(mk) => Some((mk, meta(mk)?)),
             None => None,
         };
-        let (Some(qs), Some(ks), Some(vs)) = (qm.known_sizes(), km.known_sizes(), vm.known_sizes())
-        else {
-            continue;
-        };
+        let (qs, ks, vs) = (qm.known_sizes()?, km.known_sizes()?, vm.known_sizes()?);
         let r = qs.len();
         // Batch dims equal (the heads may differ only when grouped).
         let batch = if gqa && r >= 3 {
@@ -191,7 +194,7 @@ pub fn rewrite_sdpa_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Ve
             r.saturating_sub(2)
         };
         if r < 2 || ks.len() != r || vs.len() != r || qs[..batch] != ks[..batch] {
-            continue;
+            return None;
         }
         let t = |sizes: &[i64]| {
             let mut m = TensorMeta::contiguous(qm.dtype, qm.device.clone(), sizes);
@@ -216,7 +219,7 @@ pub fn rewrite_sdpa_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Ve
         if gqa && r >= 3 && qs[r - 3] != ks[r - 3] {
             let (hq, hk) = (qs[r - 3], ks[r - 3]);
             if hk == 0 || hq % hk != 0 || vs[r - 3] != hk {
-                continue;
+                return None;
             }
             ks2[r - 3] = hq;
             vs2[r - 3] = hq;
@@ -390,8 +393,7 @@ pub fn rewrite_sdpa_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Ve
             vec![Arg::Node(dropped), Arg::Node(vv)],
             vec![],
         );
-        changed.extend(new);
-        changed.push(id);
-    }
-    changed
+        new.push(id);
+        Some(new)
+    })
 }
