@@ -5,6 +5,9 @@ one dispatcher per code object (``call``, ``resume_R``) trying its entries in or
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from . import _cache
 from ._runtime import CaptureError
 
@@ -21,17 +24,37 @@ def unique(names) -> list[str]:
     return out
 
 
-def render(
-    fn,
-    mod,
-    bodies,
-    graph_meta,
-    cache_id,
-    dispatchers,
-    transformed,
-    native,
-    code_globals,
-) -> str:
+@dataclass
+class Parts:
+    """What the writer gathers for the artifact's text, filled in as it walks the entries."""
+
+    fn: Any
+    """The captured function."""
+    mod: Any
+    """The writer's ``_Module``: the names the guards and results resolve."""
+    native: list[str]
+    """Frames compiled on their own during the capture, named for the header."""
+    code_globals: str | None
+    """The module whose globals the natively run code takes (``None``: builtins only)."""
+    bodies: list[str] = field(default_factory=list)
+    """The lines of the ``_entry_N`` functions."""
+    graph_meta: list[tuple] = field(default_factory=list)
+    """Per graph: its cache member, compile id, runner and node count."""
+    transformed: dict[str, str] = field(default_factory=dict)
+    """Artifact global name -> cache member of the code bound to it."""
+    dispatchers: list[tuple] = field(default_factory=list)
+    """Per code object: its name, parameters, entry indices, code and exported entries."""
+
+
+def render(parts: Parts, cache_id: str) -> str:
+    fn, mod, native, code_globals = (
+        parts.fn,
+        parts.mod,
+        parts.native,
+        parts.code_globals,
+    )
+    bodies, graph_meta = parts.bodies, parts.graph_meta
+    transformed, dispatchers = parts.transformed, parts.dispatchers
     env = _cache.environment()
     params = dispatchers[0][1]
     where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"

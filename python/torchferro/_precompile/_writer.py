@@ -27,6 +27,7 @@ from ._breaks import (
     transformed_code,
 )
 from ._names import literal, name_of, need_name
+from ._render import Parts as _Parts
 from ._render import render as _render
 from ._render import unique as _unique
 from ._runtime import CaptureError
@@ -646,12 +647,9 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
             if c not in seen
         }
     )
-    mod = _Module()
-    bodies: list[str] = []
+    parts = _Parts(fn, _Module(), native, code_globals)
+    mod = parts.mod
     members: dict[str, bytes] = {}
-    graph_meta = []
-    transformed = {}
-    dispatchers = []
     index = 0
     for k, (code, entries) in enumerate(entries_by_code):
         code_params = (
@@ -661,22 +659,22 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
             name = f"resume_{resumes[code]}"
             member = f"code/{name}.marshal"
             members[member] = portable_code(code, f"the code of {code.co_name}")
-            transformed[f"native_{name}"] = member
-            dispatchers.append((name, code_params, [], code, []))
+            parts.transformed[f"native_{name}"] = member
+            parts.dispatchers.append((name, code_params, [], code, []))
             continue
         first = index
         for e in entries:
             i = index
             index += 1
-            bodies.extend(
+            parts.bodies.extend(
                 _Entry(mod, e, code_params, i, fn.__globals__, fn_module).generate()
             )
-            bodies.append("")
-            bodies.append("")
+            parts.bodies.append("")
+            parts.bodies.append("")
             if not e["direct"]:
                 member = f"code/transformed_{i}.marshal"
                 members[member] = transformed_code(e, i, resumes)
-                transformed[f"transformed_{i}"] = member
+                parts.transformed[f"transformed_{i}"] = member
             nodes = json.loads(e["graph_json"])["nodes"]
             callables = []
             for pos, obj in e["callables"]:
@@ -701,9 +699,9 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
             }
             member = f"graphs/graph_{i}.json"
             members[member] = json.dumps(meta, sort_keys=True).encode()
-            graph_meta.append((member, e["compile_id"], e["runner"], len(nodes)))
+            parts.graph_meta.append((member, e["compile_id"], e["runner"], len(nodes)))
         name = "call" if k == 0 else f"resume_{resumes[code]}"
-        dispatchers.append(
+        parts.dispatchers.append(
             (name, code_params, list(range(first, index)), code, entries)
         )
     cache_id = _cache.sha256(
@@ -715,17 +713,7 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
             sort_keys=True,
         ).encode()
     )
-    text = _render(
-        fn,
-        mod,
-        bodies,
-        graph_meta,
-        cache_id,
-        dispatchers,
-        transformed,
-        native,
-        code_globals,
-    )
+    text = _render(parts, cache_id)
     artifact = text.encode()
     if os.path.isdir(cache_path):
         shutil.rmtree(cache_path)
