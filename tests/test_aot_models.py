@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torchferro
+import zoo
 from aot_oracle import torch_compile_graphs
 from torchferro import _aot
 
@@ -70,27 +71,13 @@ def _lm(model, config, **fields):
 
 
 def _gpt2():
-    return _lm(
-        transformers.GPT2LMHeadModel,
-        transformers.GPT2Config,
-        n_layer=2,
-        n_embd=64,
-        n_head=4,
-        vocab_size=100,
-        n_positions=32,
-        attn_pdrop=0.0,
-    )
+    return _lm(transformers.GPT2LMHeadModel, zoo.gpt2_config, attn_pdrop=0.0)
 
 
 def _bert():
     return _lm(
         transformers.BertForMaskedLM,
-        transformers.BertConfig,
-        num_hidden_layers=2,
-        hidden_size=64,
-        num_attention_heads=4,
-        intermediate_size=128,
-        vocab_size=100,
+        zoo.bert_config,
         attention_probs_dropout_prob=0.0,
     )
 
@@ -98,12 +85,9 @@ def _bert():
 def _llama():
     return _lm(
         transformers.LlamaForCausalLM,
-        transformers.LlamaConfig,
+        zoo.decoder_config,
+        config_class=transformers.LlamaConfig,
         vocab_size=100,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
         num_key_value_heads=4,
     )
 

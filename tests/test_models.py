@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import pytest
 import torch
 import torchferro
+from zoo import VOCAB, bert_config, decoder_config, gpt2_config
 
 torchvision = pytest.importorskip("torchvision")
 transformers = pytest.importorskip("transformers")
@@ -62,34 +63,6 @@ LATER_CALLS = 5  # later calls are timed as the fastest of these
 # ---------------------------------------------------------------------------------------------
 # The models and their inputs. Every model is built under torch.manual_seed(0); the inputs of set
 # `seed` come from a generator seeded with it, so the two sets differ in values only.
-
-
-def _gpt2_config():
-    return transformers.GPT2Config(
-        n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=32
-    )
-
-
-def _bert_config():
-    return transformers.BertConfig(
-        num_hidden_layers=2,
-        hidden_size=64,
-        num_attention_heads=4,
-        intermediate_size=128,
-        vocab_size=100,
-    )
-
-
-def _decoder_config(config_class, **extra):
-    """A two-layer decoder with grouped-query attention where the family has it."""
-    return config_class(
-        vocab_size=VOCAB,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        **extra,
-    )
 
 
 def _opt_config():
@@ -140,7 +113,7 @@ class GPT2WithCache(torch.nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.lm = transformers.GPT2LMHeadModel(_gpt2_config())
+        self.lm = transformers.GPT2LMHeadModel(gpt2_config())
 
     def forward(self, input_ids, next_ids):
         first = self.lm(input_ids, use_cache=True)
@@ -213,9 +186,6 @@ def _tokens(seed):
     return (torch.randint(0, 100, (2, 8), generator=g),)
 
 
-VOCAB = 128  # the decoder models' and T5's vocabulary
-
-
 def _tokens128(seed):
     g = torch.Generator().manual_seed(seed)
     return (torch.randint(0, VOCAB, (2, 8), generator=g),)
@@ -260,46 +230,44 @@ MODELS = {
         _image,
     ),
     "fasterrcnn_mobilenet_v3_large_320_fpn": (_fasterrcnn, _detection_images),
-    "gpt2": (lambda: transformers.GPT2Model(_gpt2_config()), _tokens),
-    "gpt2_lm_head": (lambda: transformers.GPT2LMHeadModel(_gpt2_config()), _tokens),
-    "bert": (lambda: transformers.BertModel(_bert_config()), _tokens),
+    "gpt2": (lambda: transformers.GPT2Model(gpt2_config()), _tokens),
+    "gpt2_lm_head": (lambda: transformers.GPT2LMHeadModel(gpt2_config()), _tokens),
+    "bert": (lambda: transformers.BertModel(bert_config()), _tokens),
     "roberta": (lambda: transformers.RobertaModel(_roberta_config()), _tokens),
     "distilbert": (lambda: transformers.DistilBertModel(_distilbert_config()), _tokens),
     "gpt2_cache": (GPT2WithCache, _prompt_and_next),
     "llama": (
         lambda: transformers.LlamaForCausalLM(
-            _decoder_config(transformers.LlamaConfig, num_key_value_heads=2)
+            decoder_config(transformers.LlamaConfig, num_key_value_heads=2)
         ),
         _tokens128,
     ),
     "mistral": (
         lambda: transformers.MistralForCausalLM(
-            _decoder_config(transformers.MistralConfig, num_key_value_heads=2)
+            decoder_config(transformers.MistralConfig, num_key_value_heads=2)
         ),
         _tokens128,
     ),
     "qwen2": (
         lambda: transformers.Qwen2ForCausalLM(
-            _decoder_config(transformers.Qwen2Config, num_key_value_heads=2)
+            decoder_config(transformers.Qwen2Config, num_key_value_heads=2)
         ),
         _tokens128,
     ),
     "gemma": (
         lambda: transformers.GemmaForCausalLM(
-            _decoder_config(
-                transformers.GemmaConfig, num_key_value_heads=2, head_dim=16
-            )
+            decoder_config(transformers.GemmaConfig, num_key_value_heads=2, head_dim=16)
         ),
         _tokens128,
     ),
     "phi": (
-        lambda: transformers.PhiForCausalLM(_decoder_config(transformers.PhiConfig)),
+        lambda: transformers.PhiForCausalLM(decoder_config(transformers.PhiConfig)),
         _tokens128,
     ),
     "opt": (lambda: transformers.OPTForCausalLM(_opt_config()), _tokens128),
     "gpt_neox": (
         lambda: transformers.GPTNeoXForCausalLM(
-            _decoder_config(transformers.GPTNeoXConfig)
+            decoder_config(transformers.GPTNeoXConfig)
         ),
         _tokens128,
     ),
