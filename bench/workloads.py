@@ -402,52 +402,70 @@ def build_train_resnet18(device: str, quick: bool) -> Built:
 # --- GPT-2 (transformers), random weights --------------------------------------------------------
 
 
-def build_gpt2(device: str, quick: bool) -> Built:
+def _gpt2(device: str, train: bool = False, **extra):
+    """GPT2LMHeadModel without its KV cache, random weights (seed 0): 12 layers of width 768
+    on CUDA, 2 of width 64 on CPU; `extra` sets more config fields. Returns the model (in
+    training or eval mode), its config and its size for the report."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     if _cuda(device):
-        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
-        b, t = 16, 1024
+        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024, **extra)
     else:
-        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4)
-        b, t = (1, 32) if quick else (4, 128)
+        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, **extra)
     cfg.use_cache = False
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(cfg).to(device).eval()
-    g = _gen(device)
-    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
-    alt = torch.randint(0, cfg.vocab_size, (b, t // 2), generator=g).to(device)
+    model = GPT2LMHeadModel(cfg).to(device).train(train)
+    size = f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads"
+    return model, cfg, size
+
+
+def _ids(
+    cfg, shape: tuple[int, int], device: str, gen: torch.Generator
+) -> torch.Tensor:
+    """Random token ids of `shape` in `cfg`'s vocabulary."""
+    return torch.randint(0, cfg.vocab_size, shape, generator=gen).to(device)
+
+
+def _logits(model: nn.Module) -> Callable[[Callable], Callable]:
+    """`make` of a language-model forward: the compiled model's logits."""
 
     def make(compile_fn):
         cm = compile_fn(model)
         return lambda ids: cm(ids).logits
 
+    return make
+
+
+def build_gpt2(device: str, quick: bool) -> Built:
+    model, cfg, size = _gpt2(device)
+    if _cuda(device):
+        b, t = 16, 1024
+    else:
+        b, t = (1, 32) if quick else (4, 128)
+    g = _gen(device)
+    ids = _ids(cfg, (b, t), device, g)
+    alt = _ids(cfg, (b, t // 2), device, g)
     return Built(
-        make=make,
+        make=_logits(model),
         args=(ids,),
         alt_args=(alt,),
-        size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, seq {t}",
+        size=f"{size}, batch {b}, seq {t}",
     )
 
 
 def build_train_gpt2(device: str, quick: bool) -> Built:
     """One AdamW step of GPT2LMHeadModel (small config, random weights, dropout off so that
     every variant's first step is comparable), loss from the model's own `labels=` path."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    drop = dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    model, cfg, size = _gpt2(
+        device, train=True, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0
+    )
     if _cuda(device):
-        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024, **drop)
         b, t = 8, 1024
     else:
-        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, **drop)
         b, t = (1, 32) if quick else (4, 128)
-    cfg.use_cache = False
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(cfg).to(device).train()
     g = _gen(device)
-    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
-    alt = torch.randint(0, cfg.vocab_size, (b, t // 2), generator=g).to(device)
+    ids = _ids(cfg, (b, t), device, g)
+    alt = _ids(cfg, (b, t // 2), device, g)
 
     return Built(
         make=_train_step(
@@ -455,8 +473,7 @@ def build_train_gpt2(device: str, quick: bool) -> Built:
         ),
         args=(ids,),
         alt_args=(alt,),
-        size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, "
-        f"seq {t}, AdamW",
+        size=f"{size}, batch {b}, seq {t}, AdamW",
     )
 
 
@@ -504,15 +521,13 @@ def build_llama(device: str, quick: bool) -> Built:
     else:
         b, t = (2, 8) if quick else (4, 128)
     g = _gen(device)
-    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
-    alt = torch.randint(0, cfg.vocab_size, (b, t // 2), generator=g).to(device)
-
-    def make(compile_fn):
-        cm = compile_fn(model)
-        return lambda ids: cm(ids).logits
-
+    ids = _ids(cfg, (b, t), device, g)
+    alt = _ids(cfg, (b, t // 2), device, g)
     return Built(
-        make=make, args=(ids,), alt_args=(alt,), size=f"{size}, batch {b}, seq {t}"
+        make=_logits(model),
+        args=(ids,),
+        alt_args=(alt,),
+        size=f"{size}, batch {b}, seq {t}",
     )
 
 
@@ -526,8 +541,8 @@ def build_llama_generate(device: str, quick: bool) -> Built:
     new = 4 if quick else 16
     b, t = (8, 128) if _cuda(device) else (2, 8)
     g = _gen(device)
-    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
-    alt = torch.randint(0, cfg.vocab_size, (b, t + 4), generator=g).to(device)
+    ids = _ids(cfg, (b, t), device, g)
+    alt = _ids(cfg, (b, t + 4), device, g)
 
     def make(compile_fn):
         m = copy.deepcopy(model)
@@ -549,27 +564,15 @@ def build_dynamic_seq(device: str, quick: bool) -> Built:
     length (automatic dynamic), then reuses it; the recompile measurement changes the batch size
     instead. The graph count is what this workload is about; the time per call shows what the
     symbolic graph costs against per-length static graphs."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
+    model, cfg, size = _gpt2(device)
     if _cuda(device):
-        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
         b, lengths = 8, (8, 9, 17, 33, 64, 100, 128, 256, 512, 1024)
     else:
-        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4)
         b = 2
         lengths = (8, 9, 17, 33) if quick else (8, 9, 17, 33, 64, 100, 128, 256)
-    cfg.use_cache = False
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(cfg).to(device).eval()
     g = _gen(device)
-    batch = tuple(
-        torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
-        for t in lengths
-    )
-    alt = tuple(
-        torch.randint(0, cfg.vocab_size, (b + 1, t), generator=g).to(device)
-        for t in lengths[:2]
-    )
+    batch = tuple(_ids(cfg, (b, t), device, g) for t in lengths)
+    alt = tuple(_ids(cfg, (b + 1, t), device, g) for t in lengths[:2])
 
     def make(compile_fn):
         cm = compile_fn(model)
@@ -579,8 +582,8 @@ def build_dynamic_seq(device: str, quick: bool) -> Built:
         make=make,
         args=(batch,),
         alt_args=(alt,),
-        size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, "
-        f"seq {', '.join(map(str, lengths))} (one call runs them all)",
+        size=f"{size}, batch {b}, seq {', '.join(map(str, lengths))} "
+        "(one call runs them all)",
     )
 
 
