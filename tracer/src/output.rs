@@ -1100,6 +1100,30 @@ pub fn is_tensor(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<bool> {
     v.is_instance(&tensor)
 }
 
+/// The concrete sizes and strides of `meta`: a meta tensor is made only at known shapes.
+fn known_layout(meta: &TensorMeta) -> Result<(Vec<i64>, Vec<i64>), TraceError> {
+    let sizes = meta
+        .known_sizes()
+        .ok_or_else(|| TraceError::unsupported("symbolic sizes"))?;
+    let strides = meta
+        .known_strides()
+        .ok_or_else(|| TraceError::unsupported("symbolic strides"))?;
+    Ok((sizes, strides))
+}
+
+/// The factory keywords of a meta tensor with `meta`'s dtype.
+fn meta_kwargs<'py>(
+    torch: &Bound<'py, PyModule>,
+    meta: &TensorMeta,
+    requires_grad: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let kwargs = PyDict::new(torch.py());
+    kwargs.set_item("dtype", torch.getattr(meta.dtype.torch_name())?)?;
+    kwargs.set_item("device", "meta")?;
+    kwargs.set_item("requires_grad", requires_grad)?;
+    Ok(kwargs)
+}
+
 /// A meta tensor of `meta` that requires grad and is not a leaf: a strided view of a clone of
 /// a leaf over the storage the strides reach (an in-place op on a leaf, or on a view of one,
 /// raises in torch; on a non-leaf it is recorded).
@@ -1108,12 +1132,7 @@ fn make_meta_non_leaf<'py>(
     meta: &TensorMeta,
 ) -> Result<Bound<'py, PyAny>, TraceError> {
     let torch = py.import("torch")?;
-    let sizes = meta
-        .known_sizes()
-        .ok_or_else(|| TraceError::unsupported("symbolic sizes"))?;
-    let strides = meta
-        .known_strides()
-        .ok_or_else(|| TraceError::unsupported("symbolic strides"))?;
+    let (sizes, strides) = known_layout(meta)?;
     let storage: i64 = if sizes.contains(&0) {
         0
     } else {
@@ -1123,10 +1142,7 @@ fn make_meta_non_leaf<'py>(
             .map(|(&s, &st)| (s - 1) * st)
             .sum::<i64>()
     };
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("dtype", torch.getattr(meta.dtype.torch_name())?)?;
-    kwargs.set_item("device", "meta")?;
-    kwargs.set_item("requires_grad", true)?;
+    let kwargs = meta_kwargs(&torch, meta, true)?;
     let leaf = torch.getattr("empty")?.call(((storage,),), Some(&kwargs))?;
     let grad = torch.getattr("enable_grad")?.call0()?;
     grad.call_method0("__enter__")?;
@@ -1142,16 +1158,8 @@ pub fn make_meta_tensor<'py>(
     meta: &TensorMeta,
 ) -> Result<Bound<'py, PyAny>, TraceError> {
     let torch = py.import("torch")?;
-    let sizes = meta
-        .known_sizes()
-        .ok_or_else(|| TraceError::unsupported("symbolic sizes"))?;
-    let strides = meta
-        .known_strides()
-        .ok_or_else(|| TraceError::unsupported("symbolic strides"))?;
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("dtype", torch.getattr(meta.dtype.torch_name())?)?;
-    kwargs.set_item("device", "meta")?;
-    kwargs.set_item("requires_grad", meta.requires_grad)?;
+    let (sizes, strides) = known_layout(meta)?;
+    let kwargs = meta_kwargs(&torch, meta, meta.requires_grad)?;
     Ok(torch
         .getattr("empty_strided")?
         .call((sizes, strides), Some(&kwargs))?)
