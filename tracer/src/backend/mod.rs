@@ -41,6 +41,32 @@ pub struct Built {
     pub phases: Vec<(&'static str, f64)>,
 }
 
+impl Built {
+    /// A runner that compiled nothing: no functional run, generated code or phases to report.
+    fn runner_only(runner: Runner) -> Built {
+        Built {
+            runner,
+            functional: None,
+            output_code: None,
+            phases: Vec::new(),
+        }
+    }
+}
+
+/// The eager runner's program of `output`'s traced graph: the runner of every fallback, and
+/// the other runners' locator of a failing call.
+fn eager_program(py: Python<'_>, output: &OutputGraph) -> Result<EagerProgram, TraceError> {
+    EagerProgram::new(py, &output.graph, &output.callables, &output.sites)
+}
+
+/// Logs, as an inductor fallback, that the whole graph runs on the eager backend for `why`.
+fn log_whole_graph_eager(info: &CodeInfo, why: &str) {
+    crate::log::inductor_fallbacks(
+        info,
+        &[format!("the whole graph runs on the eager backend: {why}")],
+    );
+}
+
 /// Builds the runner `backend` makes of `output`'s graph (the eager runner where the backend
 /// cannot take the graph, or where there is nothing to compile).
 pub fn build(
@@ -69,10 +95,7 @@ pub fn build(
         _ => None,
     };
     if let Some(why) = eager_only {
-        crate::log::inductor_fallbacks(
-            info,
-            &[format!("the whole graph runs on the eager backend: {why}")],
-        );
+        log_whole_graph_eager(info, why);
     }
     // Training: a graph whose inputs require grad gets a compiled backward, or runs through
     // torch's autograd on the eager runner (`aot::build` logs why).
@@ -87,34 +110,14 @@ pub fn build(
     if aot_backend && !empty && eager_only.is_none() && aot::wants_grad(py, &output.graph) {
         let runner = match aot::build(py, info, output, matches!(backend, Backend::Inductor))? {
             Some(p) => Runner::Aot(Box::new(p)),
-            None => Runner::Eager(EagerProgram::new(
-                py,
-                &output.graph,
-                &output.callables,
-                &output.sites,
-            )?),
+            None => Runner::Eager(eager_program(py, output)?),
         };
-        return Ok(Built {
-            runner,
-            functional: None,
-            output_code: None,
-            phases: Vec::new(),
-        });
+        return Ok(Built::runner_only(runner));
     }
     let runner = match backend {
         // Nothing to compile: the backend is not bothered with an empty graph.
-        _ if empty || eager_only.is_some() => Runner::Eager(EagerProgram::new(
-            py,
-            &output.graph,
-            &output.callables,
-            &output.sites,
-        )?),
-        Backend::Eager | Backend::AotEager => Runner::Eager(EagerProgram::new(
-            py,
-            &output.graph,
-            &output.callables,
-            &output.sites,
-        )?),
+        _ if empty || eager_only.is_some() => Runner::Eager(eager_program(py, output)?),
+        Backend::Eager | Backend::AotEager => Runner::Eager(eager_program(py, output)?),
         Backend::Inductor => {
             // The inductor computes values: it gets the graph without in-place ops.
             let fg =
@@ -138,25 +141,12 @@ pub fn build(
             // through a view whose storage sharing is unknown) runs on the eager runner, which
             // writes as eager does.
             if fg.is_none() && writes_tensors(&output.graph) {
-                crate::log::inductor_fallbacks(
+                return eager_with_reason(
+                    py,
                     info,
-                    &[
-                        "the whole graph runs on the eager backend: it writes tensors in a way \
-                       functionalization does not model"
-                            .to_string(),
-                    ],
+                    output,
+                    "it writes tensors in a way functionalization does not model",
                 );
-                return Ok(Built {
-                    runner: Runner::Eager(EagerProgram::new(
-                        py,
-                        &output.graph,
-                        &output.callables,
-                        &output.sites,
-                    )?),
-                    functional: None,
-                    output_code: None,
-                    phases: Vec::new(),
-                });
             }
             let (graph, callables) = match &fg {
                 Some(f) => (&f.graph, &f.callables[..]),
@@ -186,12 +176,7 @@ pub fn build(
                         .filter(|(n, r)| !r.is_trivial(*n))
                         .map(|(_, r)| r);
                     if functional.is_none() && !reruns_differ(&output.graph) {
-                        p.set_eager_errors(EagerProgram::new(
-                            py,
-                            &output.graph,
-                            &output.callables,
-                            &output.sites,
-                        )?);
+                        p.set_eager_errors(eager_program(py, output)?);
                     }
                     p.set_sites(output.sites.clone());
                     let reasons = p.fallback_reasons();
@@ -202,23 +187,10 @@ pub fn build(
                     backend_phases = p.phase_times().phases();
                     Runner::Inductor(Box::new(p))
                 }
-                Ok(None) => Runner::Eager(EagerProgram::new(
-                    py,
-                    &output.graph,
-                    &output.callables,
-                    &output.sites,
-                )?),
+                Ok(None) => Runner::Eager(eager_program(py, output)?),
                 Err(why) => {
-                    crate::log::inductor_fallbacks(
-                        info,
-                        &[format!("the whole graph runs on the eager backend: {why}")],
-                    );
-                    Runner::Eager(EagerProgram::new(
-                        py,
-                        &output.graph,
-                        &output.callables,
-                        &output.sites,
-                    )?)
+                    log_whole_graph_eager(info, &why);
+                    Runner::Eager(eager_program(py, output)?)
                 }
             }
         }
@@ -229,12 +201,7 @@ pub fn build(
             let locator = if reruns_differ(&output.graph) {
                 None
             } else {
-                Some(EagerProgram::new(
-                    py,
-                    &output.graph,
-                    &output.callables,
-                    &output.sites,
-                )?)
+                Some(eager_program(py, output)?)
             };
             Runner::Python(Box::new(python::PythonProgram::new(
                 compiled.unbind(),
@@ -259,21 +226,10 @@ fn eager_with_reason(
     output: &OutputGraph,
     why: &str,
 ) -> Result<Built, TraceError> {
-    crate::log::inductor_fallbacks(
-        info,
-        &[format!("the whole graph runs on the eager backend: {why}")],
-    );
-    Ok(Built {
-        runner: Runner::Eager(EagerProgram::new(
-            py,
-            &output.graph,
-            &output.callables,
-            &output.sites,
-        )?),
-        functional: None,
-        output_code: None,
-        phases: Vec::new(),
-    })
+    log_whole_graph_eager(info, why);
+    Ok(Built::runner_only(Runner::Eager(eager_program(
+        py, output,
+    )?)))
 }
 
 /// Whether running a graph again after a partial run could differ from one run: it draws
