@@ -426,14 +426,20 @@ def _ids(
     return torch.randint(0, cfg.vocab_size, shape, generator=gen).to(device)
 
 
-def _logits(model: nn.Module) -> Callable[[Callable], Callable]:
-    """`make` of a language-model forward: the compiled model's logits."""
+def _lm_forward(model: nn.Module, cfg, size: str, device: str, b: int, t: int) -> Built:
+    """A language model's forward on `b` random sequences of `t` tokens (half as long for the
+    recompile measurement); the compiled model's logits are the result."""
+    g = _gen(device)
+    ids = _ids(cfg, (b, t), device, g)
+    alt = _ids(cfg, (b, t // 2), device, g)
 
     def make(compile_fn):
         cm = compile_fn(model)
         return lambda ids: cm(ids).logits
 
-    return make
+    return Built(
+        make=make, args=(ids,), alt_args=(alt,), size=f"{size}, batch {b}, seq {t}"
+    )
 
 
 def build_gpt2(device: str, quick: bool) -> Built:
@@ -442,15 +448,7 @@ def build_gpt2(device: str, quick: bool) -> Built:
         b, t = 16, 1024
     else:
         b, t = (1, 32) if quick else (4, 128)
-    g = _gen(device)
-    ids = _ids(cfg, (b, t), device, g)
-    alt = _ids(cfg, (b, t // 2), device, g)
-    return Built(
-        make=_logits(model),
-        args=(ids,),
-        alt_args=(alt,),
-        size=f"{size}, batch {b}, seq {t}",
-    )
+    return _lm_forward(model, cfg, size, device, b, t)
 
 
 def build_train_gpt2(device: str, quick: bool) -> Built:
@@ -520,15 +518,7 @@ def build_llama(device: str, quick: bool) -> Built:
         b, t = 8, 1024
     else:
         b, t = (2, 8) if quick else (4, 128)
-    g = _gen(device)
-    ids = _ids(cfg, (b, t), device, g)
-    alt = _ids(cfg, (b, t // 2), device, g)
-    return Built(
-        make=_logits(model),
-        args=(ids,),
-        alt_args=(alt,),
-        size=f"{size}, batch {b}, seq {t}",
-    )
+    return _lm_forward(model, cfg, size, device, b, t)
 
 
 def build_llama_generate(device: str, quick: bool) -> Built:
