@@ -118,6 +118,8 @@ class _Ranked:
 class EffectWriter(ProgramWriter):
     """``ProgramWriter`` with side-effect statements of the enabled classes."""
 
+    PARAMS = "x, y, n, flag, buf, p, ilst, idct, obj"
+
     def __init__(self, data, allow_breaks: bool, classes: tuple[str, ...]):
         super().__init__(data, allow_breaks)
         self.classes = classes
@@ -421,21 +423,6 @@ class EffectWriter(ProgramWriter):
             emit("except (IndexError, RuntimeError):")
             emit(f"    {t} = {self.t()} * 3")
             self.tensors.append(t)
-
-    def source(self, n_statements: int) -> str:
-        for _ in range(n_statements):
-            self.statement("    ", 0)
-        ret = ", ".join(
-            [f"{self.tensors[-1]} + 1"] + self.tensors[-3:] + self.ints[-2:]
-        )
-        body = "\n".join(self.lines)
-        return (
-            "def generated(x, y, n, flag, buf, p, ilst, idct, obj):\n"
-            "    lst = [x]\n"
-            "    dct = {'x': y}\n"
-            f"{body}\n"
-            f"    return ({ret}), lst, dct\n"
-        )
 
 
 def _inputs(n: int, flag: bool, alias=None):

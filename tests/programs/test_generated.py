@@ -62,6 +62,9 @@ NAMESPACE = {
 class ProgramWriter:
     """Draws statements one at a time; tracks the tensor and int variables in scope."""
 
+    # The generated function's parameters (a subclass drawing over more inputs adds them).
+    PARAMS = "x, y, n, flag, buf"
+
     def __init__(self, data, allow_breaks: bool):
         self.data = data
         self.allow_breaks = allow_breaks
@@ -244,7 +247,7 @@ class ProgramWriter:
         )
         body = "\n".join(self.lines)
         return (
-            "def generated(x, y, n, flag, buf):\n"
+            f"def generated({self.PARAMS}):\n"
             "    lst = [x]\n"
             "    dct = {'x': y}\n"
             f"{body}\n"
