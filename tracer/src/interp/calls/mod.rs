@@ -578,15 +578,7 @@ impl Frame<'_, '_> {
         // `set_grad_enabled(b).clone()`: the context factory of a `@torch.set_grad_enabled(b)`
         // wrapper (torch/utils/_contextlib.py), called bound or through the class. It constructs
         // `set_grad_enabled(b)` again, which is answered as below.
-        let clone = set_grad_enabled.getattr("clone")?;
-        let cloned = match (f.getattr("__func__"), f.getattr("__self__")) {
-            (Ok(func), Ok(owner)) if func.is(&clone) && args.is_empty() => Some(owner),
-            _ if f.is(&clone) => match args {
-                [Var::Py(owner, _)] => Some(owner.bind(py).clone()),
-                _ => None,
-            },
-            _ => None,
-        };
+        let cloned = clone_owner(py, f, &set_grad_enabled, args)?;
         let cloned_mode = match cloned {
             Some(owner) if owner.is_instance(&set_grad_enabled)? => {
                 Some(Var::py_const(py, owner.getattr("mode")?.extract::<bool>()?))
@@ -638,15 +630,7 @@ impl Frame<'_, '_> {
                 .map(|m| Var::py_const(py, m)));
         }
         let cls = torch.getattr("inference_mode")?;
-        let clone = cls.getattr("clone")?;
-        let owner = match (f.getattr("__func__"), f.getattr("__self__")) {
-            (Ok(func), Ok(owner)) if func.is(&clone) && args.is_empty() => Some(owner),
-            _ if f.is(&clone) => match args {
-                [Var::Py(owner, _)] => Some(owner.bind(py).clone()),
-                _ => None,
-            },
-            _ => None,
-        };
+        let owner = clone_owner(py, f, &cls, args)?;
         if let Some(owner) = owner {
             if owner.is_instance(&cls)? {
                 let mode = owner.getattr("mode")?.extract::<bool>()?;
@@ -945,6 +929,26 @@ impl Frame<'_, '_> {
         };
         Ok(Some(self.tx.wrap(r, None)?))
     }
+}
+
+/// The mode object whose `cls.clone` `f` is, called bound (`mode.clone()`) or through the class
+/// (`cls.clone(mode)`): torch's context decorators (torch/utils/_contextlib.py) make a fresh
+/// context per call this way. `None` for any other call.
+fn clone_owner<'py>(
+    py: Python<'py>,
+    f: &Bound<'py, PyAny>,
+    cls: &Bound<'py, PyAny>,
+    args: &[Var],
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let clone = cls.getattr("clone")?;
+    Ok(match (f.getattr("__func__"), f.getattr("__self__")) {
+        (Ok(func), Ok(owner)) if func.is(&clone) && args.is_empty() => Some(owner),
+        _ if f.is(&clone) => match args {
+            [Var::Py(owner, _)] => Some(owner.bind(py).clone()),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 pub(super) fn contains_tensor(v: &Var) -> bool {
