@@ -43,6 +43,12 @@ fn bound_to(func: Bound<'_, PyAny>, obj: &Var) -> Var {
     }
 }
 
+/// Whether `v` is a plain Python function (what a class body's `def` stores): the one kind of
+/// class attribute bound to the tracked container rather than read as a value.
+fn is_function(v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    v.is_instance(&v.py().import("types")?.getattr("FunctionType")?)
+}
+
 /// `name` found statically in the MRO of `cls`: the value and whether its owner is a user
 /// class (rather than the builtin base or `object`).
 fn lookup<'py>(
@@ -153,9 +159,7 @@ impl Frame<'_, '_> {
             return Ok(None);
         };
         match lookup(py, cls.bind(py), name)? {
-            Some((f, true)) if f.is_instance(&py.import("types")?.getattr("FunctionType")?)? => {
-                Ok(Some(bound_to(f, obj)))
-            }
+            Some((f, true)) if is_function(&f)? => Ok(Some(bound_to(f, obj))),
             _ => Ok(None),
         }
     }
@@ -175,9 +179,8 @@ impl Frame<'_, '_> {
         let cls = cls.bind(py).clone();
         match lookup(py, &cls, name)? {
             Some((v, true)) => {
-                let types = py.import("types")?;
                 let builtins = py.import("builtins")?;
-                if v.is_instance(&types.getattr("FunctionType")?)? {
+                if is_function(&v)? {
                     return Ok(Some(bound_to(v, obj)));
                 }
                 if v.is_instance(&builtins.getattr("property")?)? {
@@ -230,7 +233,7 @@ impl Frame<'_, '_> {
                 continue;
             };
             if is_user_class(py, &c)? {
-                if v.is_instance(&py.import("types")?.getattr("FunctionType")?)? {
+                if is_function(&v)? {
                     return Ok(Some(bound_to(v, obj)));
                 }
                 return Err(TraceError::unsupported(format!(
