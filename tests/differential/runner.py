@@ -97,44 +97,15 @@ def _xfails(xfail, xfail_ferro, xfail_inductor, xfail_tc) -> dict[str, str]:
     return out
 
 
-def case(
-    inputs,
-    *,
-    name=None,
-    module=False,
-    state=(),
-    prepare=None,
-    raises=False,
-    child=False,
-    around=None,
-    xfail=None,
-    xfail_ferro=None,
-    xfail_inductor=None,
-    xfail_tc=None,
-    breadth=None,
-):
+def case(inputs, *, name=None, **options):
     """Registers a differential case: a function (or, with ``module=True``, a zero-argument
-    module factory; use ``register`` for a lambda). ``xfail`` applies to both torchferro modes,
-    ``xfail_ferro`` / ``xfail_inductor`` to one, ``xfail_tc`` to torch.compile itself;
-    ``breadth`` names why torchferro makes more graphs than torch.compile (strict files only)."""
+    module factory; use ``register`` for a lambda). ``options`` are ``register``'s: ``xfail``
+    applies to both torchferro modes, ``xfail_ferro`` / ``xfail_inductor`` to one, ``xfail_tc``
+    to torch.compile itself; ``breadth`` names why torchferro makes more graphs than
+    torch.compile (strict files only)."""
 
     def deco(fn):
-        register(
-            name or fn.__name__,
-            fn,
-            inputs,
-            module=module,
-            state=state,
-            prepare=prepare,
-            raises=raises,
-            child=child,
-            around=around,
-            xfail=xfail,
-            xfail_ferro=xfail_ferro,
-            xfail_inductor=xfail_inductor,
-            xfail_tc=xfail_tc,
-            breadth=breadth,
-        )
+        register(name or fn.__name__, fn, inputs, **options)
         return fn
 
     return deco
