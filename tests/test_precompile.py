@@ -7,6 +7,7 @@ process, with weights other than the capture's."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -480,6 +481,25 @@ def captured(tmp_path_factory):
     return d
 
 
+@contextlib.contextmanager
+def _importable(captured):
+    """The capture's directory on ``sys.path`` for the block; yields its ``pc_models``."""
+    sys.path.insert(0, str(captured))
+    try:
+        import pc_models
+
+        yield pc_models
+    finally:
+        sys.path.remove(str(captured))
+
+
+def _assert_mlp_matches(f, pc_models):
+    """The loaded artifact ``f`` gives the MLP's eager result on a fresh input."""
+    model, x = pc_models.MLP(), torch.randn(3, 4)
+    with torch.no_grad():
+        assert torch.allclose(f(model, x), model(x), atol=1e-6)
+
+
 def _copy(captured, tmp_path, name="m"):
     import shutil
 
@@ -495,16 +515,9 @@ def _kernel(cache):
 
 def test_loads_intact_copy(captured, tmp_path):
     art, cache = _copy(captured, tmp_path)
-    sys.path.insert(0, str(captured))
-    try:
-        import pc_models
-
+    with _importable(captured) as pc_models:
         f = precompile.load(art, cache)
-        model, x = pc_models.MLP(), torch.randn(3, 4)
-        with torch.no_grad():
-            assert torch.allclose(f(model, x), model(x), atol=1e-6)
-    finally:
-        sys.path.remove(str(captured))
+        _assert_mlp_matches(f, pc_models)
 
 
 def test_load_executes_the_marshalled_artifact(captured, tmp_path, monkeypatch):
@@ -515,21 +528,14 @@ def test_load_executes_the_marshalled_artifact(captured, tmp_path, monkeypatch):
     art, cache = _copy(captured, tmp_path)
     sources = []
     real = builtins.compile
-    sys.path.insert(0, str(captured))
-    try:
-        import pc_models
-
+    with _importable(captured) as pc_models:
         monkeypatch.setattr(
             builtins,
             "compile",
             lambda src, *a, **k: sources.append(a) or real(src, *a, **k),
         )
         f = precompile.load(art, cache)
-        model, x = pc_models.MLP(), torch.randn(3, 4)
-        with torch.no_grad():
-            assert torch.allclose(f(model, x), model(x), atol=1e-6)
-    finally:
-        sys.path.remove(str(captured))
+        _assert_mlp_matches(f, pc_models)
     # Only the artifact's own source counts: without .pyc files (PYTHONDONTWRITEBYTECODE, as in
     # scripts/gpu_suite.sh) importing any module compiles its source.
     assert [a for a in sources if a and os.path.basename(str(a[0])) == art.name] == []
@@ -578,16 +584,9 @@ def test_kernel_swapped_after_verification_is_not_loaded(
         return out
 
     monkeypatch.setattr(_cache, "verify", verify_then_swap)
-    sys.path.insert(0, str(captured))
-    try:
-        import pc_models
-
+    with _importable(captured) as pc_models:
         f = precompile.load(art, cache)
-        model, x = pc_models.MLP(), torch.randn(3, 4)
-        with torch.no_grad():
-            assert torch.allclose(f(model, x), model(x), atol=1e-6)
-    finally:
-        sys.path.remove(str(captured))
+        _assert_mlp_matches(f, pc_models)
     assert so.read_bytes() == other_so.read_bytes()  # the swap did happen
 
 
