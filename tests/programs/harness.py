@@ -135,77 +135,49 @@ PROGRAMS: list[Program] = []
 _INITIAL_STATE: dict[str, object] = {}
 
 
-def program(
-    inputs,
-    graphs,
-    breaks=0,
-    *,
-    eager=0,
-    fullgraph=False,
-    state=(),
-    prepare=None,
-    xfail=None,
-    raises=False,
-    name=None,
-):
+def program(inputs, graphs, breaks=0, *, name=None, **options):
     """Registers a function as a program. ``fullgraph=True`` asserts that it compiles to one
-    graph per guard set with no break."""
+    graph per guard set with no break. ``options``: ``Program``'s ``eager``, ``fullgraph``,
+    ``state``, ``prepare``, ``xfail``, ``raises``."""
 
     def deco(fn):
-        p = Program(
+        _add(
             name or fn.__name__,
             fn,
+            fn.__module__,
             inputs,
             graphs,
             breaks,
-            eager,
-            fullgraph,
             False,
-            tuple(state),
-            prepare,
-            xfail,
-            fn.__module__.rsplit(".", 1)[-1],
-            raises,
+            **options,
         )
-        _register(p)
         return fn
 
     return deco
 
 
-def module_program(
-    name,
-    factory,
-    inputs,
-    graphs,
-    breaks=0,
-    *,
-    eager=0,
-    fullgraph=False,
-    state=(),
-    prepare=None,
-    xfail=None,
-    raises=False,
-):
+def module_program(name, factory, inputs, graphs, breaks=0, **options):
     """Registers an ``nn.Module`` program: ``factory()`` builds the module (seeded); the module
-    itself is compiled, as ``torch.compile(model)``."""
+    itself is compiled, as ``torch.compile(model)``. ``options`` as for ``program``."""
     module = getattr(factory, "__module__", "") or ""
-    p = Program(
-        name,
-        factory,
-        inputs,
-        graphs,
-        breaks,
-        eager,
-        fullgraph,
-        True,
-        tuple(state),
-        prepare,
-        xfail,
-        module.rsplit(".", 1)[-1],
-        raises,
+    _add(name, factory, module, inputs, graphs, breaks, True, **options)
+
+
+def _add(name, fn, module_name, inputs, graphs, breaks, module, *, state=(), **options):
+    """One program, its topic the last part of the module that defines it."""
+    _register(
+        Program(
+            name,
+            fn,
+            inputs,
+            graphs,
+            breaks,
+            module=module,
+            state=tuple(state),
+            topic=module_name.rsplit(".", 1)[-1],
+            **options,
+        )
     )
-    _register(p)
 
 
 def _register(p: Program) -> None:
