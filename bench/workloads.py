@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -478,9 +479,21 @@ def build_train_gpt2(device: str, quick: bool) -> Built:
 # --- Llama (transformers), random weights ------------------------------------------------------
 
 
+def _test_zoo():
+    """``tests/zoo.py``: the model tests' small configs, which the CPU model workloads share
+    (loaded by path: ``tests/`` is not on the bench's import path)."""
+    path = os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "tests", "zoo.py"
+    )
+    spec = importlib.util.spec_from_file_location("_torchferro_test_zoo", path)
+    zoo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(zoo)
+    return zoo
+
+
 def _llama(device: str, quick: bool):
-    """The test zoo's Llama (tests/test_models.py: 2 layers, width 64, 4 heads, 2 KV heads,
-    vocabulary 128) on CPU; a 1B-class shape on CUDA."""
+    """The test zoo's Llama (tests/zoo.py, as tests/test_models.py builds it: 2 layers, width
+    64, 4 heads, 2 KV heads, vocabulary 128) on CPU; a 1B-class shape on CUDA."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     if _cuda(device):
@@ -493,14 +506,7 @@ def _llama(device: str, quick: bool):
             num_key_value_heads=8,
         )
     else:
-        cfg = LlamaConfig(
-            vocab_size=128,
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-        )
+        cfg = _test_zoo().decoder_config(LlamaConfig, num_key_value_heads=2)
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg).to(device).eval()
     model.generation_config.pad_token_id = 0
