@@ -51,7 +51,10 @@ from dataclasses import dataclass, field
 import pytest
 import torch
 import torchferro
-from zoo import VOCAB, bert_config, decoder_config, gpt2_config
+from zoo import VOCAB
+from zoo import bert_config as _bert_config
+from zoo import decoder_config as _decoder_config
+from zoo import gpt2_config as _gpt2_config
 
 torchvision = pytest.importorskip("torchvision")
 transformers = pytest.importorskip("transformers")
@@ -113,7 +116,7 @@ class GPT2WithCache(torch.nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.lm = transformers.GPT2LMHeadModel(gpt2_config())
+        self.lm = transformers.GPT2LMHeadModel(_gpt2_config())
 
     def forward(self, input_ids, next_ids):
         first = self.lm(input_ids, use_cache=True)
@@ -230,44 +233,46 @@ MODELS = {
         _image,
     ),
     "fasterrcnn_mobilenet_v3_large_320_fpn": (_fasterrcnn, _detection_images),
-    "gpt2": (lambda: transformers.GPT2Model(gpt2_config()), _tokens),
-    "gpt2_lm_head": (lambda: transformers.GPT2LMHeadModel(gpt2_config()), _tokens),
-    "bert": (lambda: transformers.BertModel(bert_config()), _tokens),
+    "gpt2": (lambda: transformers.GPT2Model(_gpt2_config()), _tokens),
+    "gpt2_lm_head": (lambda: transformers.GPT2LMHeadModel(_gpt2_config()), _tokens),
+    "bert": (lambda: transformers.BertModel(_bert_config()), _tokens),
     "roberta": (lambda: transformers.RobertaModel(_roberta_config()), _tokens),
     "distilbert": (lambda: transformers.DistilBertModel(_distilbert_config()), _tokens),
     "gpt2_cache": (GPT2WithCache, _prompt_and_next),
     "llama": (
         lambda: transformers.LlamaForCausalLM(
-            decoder_config(transformers.LlamaConfig, num_key_value_heads=2)
+            _decoder_config(transformers.LlamaConfig, num_key_value_heads=2)
         ),
         _tokens128,
     ),
     "mistral": (
         lambda: transformers.MistralForCausalLM(
-            decoder_config(transformers.MistralConfig, num_key_value_heads=2)
+            _decoder_config(transformers.MistralConfig, num_key_value_heads=2)
         ),
         _tokens128,
     ),
     "qwen2": (
         lambda: transformers.Qwen2ForCausalLM(
-            decoder_config(transformers.Qwen2Config, num_key_value_heads=2)
+            _decoder_config(transformers.Qwen2Config, num_key_value_heads=2)
         ),
         _tokens128,
     ),
     "gemma": (
         lambda: transformers.GemmaForCausalLM(
-            decoder_config(transformers.GemmaConfig, num_key_value_heads=2, head_dim=16)
+            _decoder_config(
+                transformers.GemmaConfig, num_key_value_heads=2, head_dim=16
+            )
         ),
         _tokens128,
     ),
     "phi": (
-        lambda: transformers.PhiForCausalLM(decoder_config(transformers.PhiConfig)),
+        lambda: transformers.PhiForCausalLM(_decoder_config(transformers.PhiConfig)),
         _tokens128,
     ),
     "opt": (lambda: transformers.OPTForCausalLM(_opt_config()), _tokens128),
     "gpt_neox": (
         lambda: transformers.GPTNeoXForCausalLM(
-            decoder_config(transformers.GPTNeoXConfig)
+            _decoder_config(transformers.GPTNeoXConfig)
         ),
         _tokens128,
     ),
