@@ -534,3 +534,27 @@ def test_split_reductions_of_few_long_rows(r, c, dtype, lx, seed):
         again = f(x)
         for a, b in zip(first, again):
             torch.testing.assert_close(b, a, rtol=0, atol=0, equal_nan=True)
+
+
+def test_misaligned_view_runs_the_plain_instances():
+    """A graph's module holds the 16-byte-aligned instances of its chunked kernels only; a view
+    at an odd offset (same sizes and strides, so the same compiled graph) runs the plain
+    instances, compiled on first need, and every result matches eager."""
+
+    def f(x, w):
+        return (x * 2 + 1).sin(), (x.view(64, -1) * w).softmax(-1), x.sum()
+
+    torchferro.compiler.reset()
+    cf = torchferro.compile(f)
+    base = torch.randn(64 * 4096 + 3, device=DEV)
+    w = torch.randn(4096, device=DEV)
+    for off in (0, 1, 3, 0):
+        x = base[off : off + 64 * 4096]
+        assert (x.data_ptr() % 16 == 0) == (off == 0)
+        before = launches()
+        got = cf(x, w)
+        assert launches() > before
+        for g, e in zip(got, f(x, w)):
+            torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry

@@ -100,7 +100,14 @@ fn softmax_rows_are_one_block_reduction_kernel() {
         };
         assert_eq!(c.kernels.len(), 1, "{}", c.source);
         assert!(c.source.contains("tf_shfl"), "{}", c.source);
-        assert_eq!(c.kernels[inductor::schedule::KernelId::new(0)].grid, 64);
+        let k = &c.kernels[inductor::schedule::KernelId::new(0)];
+        assert_eq!(k.grid, 64);
+        // Chunked rows: the main source holds the aligned instance only, the plain one waits
+        // in a second source for a misaligned launch.
+        assert!(k.aligned);
+        assert!(c.source.contains("_body<true>(") && !c.source.contains("_body<false>("));
+        let plain = c.plain_source.as_deref().expect("a plain source");
+        assert!(plain.contains("_body<false>(") && !plain.contains("_body<true>("));
     }
     let Some(c) = cuda(&softmax_like("torch.log_softmax", DType::Float64, &[3, 7])) else {
         return;

@@ -36,8 +36,11 @@ pub use nvrtc::Nvrtc;
 
 /// A graph's CUDA kernels, compiled.
 pub struct CudaGraph {
-    /// The generated source, as compiled.
+    /// The generated source, as compiled (chunked kernels assume aligned pointers).
     pub source: String,
+    /// The source whose chunked kernels take any pointers (`None`: no kernel has chunks), for
+    /// [`build`] when a launch first sees a misaligned pointer.
+    pub plain_source: Option<String>,
     pub kernels: EntityVec<KernelId, CudaKernelAbi>,
     /// The cubin (empty when the graph has no kernels).
     pub cubin: Vec<u8>,
@@ -53,12 +56,14 @@ pub struct CudaGraph {
 }
 
 /// The NVRTC options every build uses for `policy`. `--fmad=false`: `a * b + c` is two
-/// roundings, as torch's per-op kernels compute it.
+/// roundings, as torch's per-op kernels compute it. `--split-compile=0`: NVRTC optimizes the
+/// program's functions on all the machine's cores (a graph's kernels are independent).
 pub fn nvrtc_options(policy: &CudaPolicy) -> Vec<String> {
     vec![
         format!("--gpu-architecture={}", policy.arch()),
         "--std=c++17".into(),
         "--fmad=false".into(),
+        "--split-compile=0".into(),
     ]
 }
 
@@ -100,13 +105,19 @@ pub fn compile_scheduled(
 ) -> Result<CudaGraph, InductorError> {
     let target = Target::Cuda(policy.clone());
     let plans = plan::plan(&ir, &sched, &target);
-    let src = printer::generate(&ir, &sched, &plans, policy);
+    let src = printer::generate(&ir, &sched, &plans, policy, printer::Instances::Aligned);
     let source = finish_source(&src.code);
+    // The plain instances, for misaligned pointers: printed now (cheap), compiled when needed.
+    let plain_source = src.kernels.iter().any(|k| k.aligned).then(|| {
+        let plain = printer::generate(&ir, &sched, &plans, policy, printer::Instances::Plain);
+        finish_source(&plain.code)
+    });
     let codegen_time = started.elapsed();
     let fallbacks = ir.fallback_reasons();
     if src.kernels.is_empty() {
         return Ok(CudaGraph {
             source,
+            plain_source,
             kernels: src.kernels,
             cubin: Vec::new(),
             nvrtc_time: None,
@@ -119,6 +130,7 @@ pub fn compile_scheduled(
     let (cubin, nvrtc_time) = build(&source, policy, &cache_dir.join("cuda"), site_dirs)?;
     Ok(CudaGraph {
         source,
+        plain_source,
         kernels: src.kernels,
         cubin,
         nvrtc_time,
@@ -256,7 +268,8 @@ pub fn check_hook(graph: &fx::Graph, cache_dir: &Path) {
                     crate::lower::lower_for(graph, &target).ok().map(|ir| {
                         let sched = schedule(&ir);
                         let plans = plan::plan(&ir, &sched, &target);
-                        printer::generate(&ir, &sched, &plans, &CudaPolicy::default()).code
+                        let inst = printer::Instances::Aligned;
+                        printer::generate(&ir, &sched, &plans, &CudaPolicy::default(), inst).code
                     })
                 }
                 _ => None,

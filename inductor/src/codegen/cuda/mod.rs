@@ -19,9 +19,11 @@
 //!   since every stage visits the same positions from the same thread (chunks of consecutive
 //!   positions, as in pointwise kernels), and so do row elements several stages read.
 //!
-//! A kernel with chunks is a template body instantiated twice: the `__global__` wrapper runs the
-//! instance that assumes 16-byte-aligned pointers (NVVM then merges a chunk's accesses into
-//! 128-bit ones) when every data pointer is, else the plain one.
+//! A kernel with chunks is a template body with an instance that assumes 16-byte-aligned
+//! pointers (NVVM then merges a chunk's accesses into 128-bit ones) and a plain one. A graph's
+//! main source holds the aligned instances only ([`Instances::Aligned`]); the launcher checks
+//! the pointers and runs a second source's plain instance, compiled when first needed, for a
+//! misaligned view.
 //!
 //! Index arithmetic is 32-bit where every buffer the kernel touches and its iteration space fit
 //! (`ti` is then `int`). Values are computed as the C printer computes them (float16/bfloat16 in
@@ -66,6 +68,23 @@ pub struct CudaKernelAbi {
     /// Blocks (1-d) and threads per block.
     pub grid: u32,
     pub block: u32,
+    /// Whether the kernel assumes every pointer 16-byte aligned (an [`Instances::Aligned`]
+    /// source's chunked kernel): the launcher runs the plain source's kernel otherwise.
+    pub aligned: bool,
+}
+
+/// Which instances of a chunked kernel's body a source holds. NVRTC's time grows with the
+/// code, so a graph is compiled with the aligned instances only, and the plain source is
+/// compiled the first time a launch sees a pointer that is not 16-byte aligned (a view at an
+/// odd offset: rare).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Instances {
+    /// Both, the wrapper choosing from the pointers (one source for every layout).
+    Both,
+    /// Only the instance that assumes 16-byte-aligned pointers.
+    Aligned,
+    /// Only the instance for any pointers.
+    Plain,
 }
 
 /// A generated CUDA source and its kernels, in schedule order.
@@ -80,6 +99,7 @@ pub fn generate(
     sched: &Schedule,
     plans: &EntityVec<KernelId, KernelPlan>,
     policy: &CudaPolicy,
+    instances: Instances,
 ) -> CudaSource {
     let mut code = String::from(prelude::PRELUDE);
     let kernels = sched
@@ -87,7 +107,7 @@ pub fn generate(
         .iter_enumerated()
         .map(|(id, k)| {
             let mut text = String::new();
-            let abi = emit_kernel(&mut text, ir, sched, k, &plans[id], policy);
+            let abi = emit_kernel(&mut text, ir, sched, k, &plans[id], policy, instances);
             code.push_str(&merge_sincos(&text));
             abi
         })
@@ -191,6 +211,7 @@ fn emit_kernel(
     k: &Kernel,
     plan: &KernelPlan,
     policy: &CudaPolicy,
+    instances: Instances,
 ) -> CudaKernelAbi {
     let outer_n: i64 = k.outer.iter().product();
     let inner_n: i64 = k.inner.iter().product();
@@ -326,11 +347,22 @@ fn emit_kernel(
             k.name,
             params.join(", ")
         );
-        let _ = writeln!(out, "  if ((({addr}) & 15ull) == 0ull) {{");
-        let _ = writeln!(out, "    {}_body<true>({});", k.name, args.join(", "));
-        let _ = writeln!(out, "  }} else {{");
-        let _ = writeln!(out, "    {}_body<false>({});", k.name, args.join(", "));
-        let _ = writeln!(out, "  }}");
+        let (name, args) = (&k.name, args.join(", "));
+        match instances {
+            Instances::Both => {
+                let _ = writeln!(out, "  if ((({addr}) & 15ull) == 0ull) {{");
+                let _ = writeln!(out, "    {name}_body<true>({args});");
+                let _ = writeln!(out, "  }} else {{");
+                let _ = writeln!(out, "    {name}_body<false>({args});");
+                let _ = writeln!(out, "  }}");
+            }
+            Instances::Aligned => {
+                let _ = writeln!(out, "  {name}_body<true>({args});");
+            }
+            Instances::Plain => {
+                let _ = writeln!(out, "  {name}_body<false>({args});");
+            }
+        }
         let _ = writeln!(out, "}}\n");
     }
     CudaKernelAbi {
@@ -338,6 +370,7 @@ fn emit_kernel(
         bufs: plan.bufs.clone(),
         grid,
         block,
+        aligned: vector > 1 && instances == Instances::Aligned,
     }
 }
 
