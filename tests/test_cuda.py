@@ -556,5 +556,5 @@ def test_misaligned_view_runs_the_plain_instances():
         assert launches() > before
         for g, e in zip(got, f(x, w)):
             torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
-    (entry,) = torchferro.compiler.cache_entries(f)
-    assert entry["runner"] == "inductor", entry
+    entries = torchferro.compiler.cache_entries(f)
+    assert entries and all(e["runner"] == "inductor" for e in entries), entries
