@@ -558,3 +558,25 @@ def test_misaligned_view_runs_the_plain_instances():
             torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
     entries = torchferro.compiler.cache_entries(f)
     assert entries and all(e["runner"] == "inductor" for e in entries), entries
+
+
+@pytest.mark.parametrize("rows", [16, 17, 4099])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_short_rows_run_a_warp_each_several_to_a_block(rows, dtype):
+    """Rows of at most 128 elements get one warp each, 8 rows to a block; the last block's
+    warps past the end run no row, and every row matches eager."""
+
+    def f(x, w, b):
+        return (
+            x.softmax(-1),
+            torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b),
+            x.float().argmax(-1),
+            x.sum(-1),
+        )
+
+    g = torch.Generator().manual_seed(rows)
+    for c in (33, 64, 128):
+        x = to_dev(torch.randn(rows, c, generator=g).to(dtype))
+        w = to_dev(torch.randn(c, generator=g).to(dtype))
+        b = to_dev(torch.randn(c, generator=g).to(dtype))
+        _check(f, (x, w, b), D.REDUCE)

@@ -176,6 +176,10 @@ pub struct CudaPolicy {
     /// only reduction comes first splits each row over `split_blocks / rows` blocks, which
     /// write partials that the row's last block folds in a fixed order. 0 turns splitting off.
     pub split_blocks: u32,
+    /// Rows a block runs at once when a row needs only one warp (rows of at most 128 float32
+    /// elements), a warp each: one-warp blocks would cap an SM at a quarter of its threads (32
+    /// blocks at most). 0 or 1: one row per block.
+    pub warp_rows: u32,
 }
 
 impl Default for CudaPolicy {
@@ -204,6 +208,7 @@ impl CudaPolicy {
             row_cache: true,
             // 132 SMs, four 512-thread blocks each: two waves.
             split_blocks: 1024,
+            warp_rows: 8,
         }
     }
 

@@ -113,6 +113,14 @@ fn softmax_rows_are_one_block_reduction_kernel() {
         return;
     };
     assert_eq!(c.kernels.len(), 1, "{}", c.source);
+    // Rows of 64: a warp each, 8 to a block.
+    let Some(c) = cuda(&softmax_like("torch.softmax", DType::Float32, &[4099, 64])) else {
+        return;
+    };
+    let k = &c.kernels[inductor::schedule::KernelId::new(0)];
+    assert_eq!((k.grid, k.block), (513, 256), "{}", c.source);
+    assert!(c.source.contains("__syncwarp();"), "{}", c.source);
+    assert!(!c.source.contains("__syncthreads"), "{}", c.source);
 }
 
 #[test]

@@ -198,6 +198,17 @@ fn row_block_for(inner_n: i64, v: u32, policy: &CudaPolicy) -> u32 {
     row_threads(ceil_div(inner_n, v as i64), policy)
 }
 
+/// Rows each block of a row kernel runs, one warp each (see [`CudaPolicy::warp_rows`]): more
+/// than one when a row needs only a warp and there are rows enough to fill several blocks.
+fn warp_rows(inner_n: i64, outer_n: i64, v: u32, policy: &CudaPolicy) -> u32 {
+    let r = policy.warp_rows;
+    if r > 1 && row_block_for(inner_n, v, policy) == 32 && outer_n >= 2 * r as i64 {
+        r
+    } else {
+        1
+    }
+}
+
 /// Row positions each thread of a row kernel visits (its register slots).
 fn row_slots(inner_n: i64, v: u32, policy: &CudaPolicy) -> i64 {
     let block = row_block_for(inner_n, v, policy) as i64;
@@ -226,7 +237,13 @@ fn emit_kernel(
             let u = policy.pointwise_unroll.max(1) as i64;
             (b, ceil_div(outer_n, b as i64 * u * vector as i64))
         }
-        KernelShape::Staged { .. } => (row_block_for(inner_n, vector, policy), outer_n),
+        KernelShape::Staged { .. } => {
+            let rows = warp_rows(inner_n, outer_n, vector, policy);
+            (
+                row_block_for(inner_n, vector, policy) * rows,
+                ceil_div(outer_n, rows as i64),
+            )
+        }
         KernelShape::Blocked => {
             let b = policy.pointwise_block;
             (b, ceil_div(outer_n, b as i64))
@@ -234,7 +251,8 @@ fn emit_kernel(
     };
     let parts = match &plan.shape {
         KernelShape::Staged { scratch } => {
-            let chunks = ceil_div(inner_n, block as i64 * vector as i64).max(1);
+            let threads = row_block_for(inner_n, vector, policy) as i64;
+            let chunks = ceil_div(inner_n, threads * vector as i64).max(1);
             split::split_parts(ir, k, !scratch.is_empty(), chunks, policy)
         }
         _ => 1,
@@ -312,10 +330,11 @@ fn emit_kernel(
         KernelShape::Staged { scratch } => {
             let cache = policy.row_cache && plan.aliases.iter().all(|a| a.is_none());
             let shape = RowShape {
-                block,
+                block: row_block_for(inner_n, vector, policy),
                 vector,
                 cache,
                 parts,
+                rows: warp_rows(inner_n, outer_n, vector, policy),
             };
             emit_rows(out, ir, sched, k, scratch, shape);
         }
@@ -503,7 +522,7 @@ fn emit_pointwise(
 /// How a row kernel's blocks cover its rows.
 #[derive(Clone, Copy)]
 struct RowShape {
-    /// Threads per block.
+    /// Threads per row.
     block: u32,
     /// Consecutive elements per chunk.
     vector: u32,
@@ -511,6 +530,8 @@ struct RowShape {
     cache: bool,
     /// Blocks per row (a split reduction, see [`split`]); 1: one block per row.
     parts: u32,
+    /// Rows per block, a warp each (`block` is then 32); 1: one row per block.
+    rows: u32,
 }
 
 /// One block per row (or `parts` per row, see [`split`]); stages over the row's inner space,
@@ -531,6 +552,7 @@ fn emit_rows(
         vector,
         cache,
         parts,
+        rows,
     } = shape;
     let (no, nr) = (k.outer.len(), k.inner.len());
     let outer_n: i64 = k.outer.iter().product();
@@ -545,8 +567,15 @@ fn emit_rows(
     let v = vector as i64;
     let chunks = ceil_div(inner_n, block as i64 * v).max(1);
     let slots = chunks * v;
-    let _ = writeln!(out, "  const int tid = threadIdx.x;");
-    if parts > 1 {
+    if rows > 1 {
+        // Warp `w` of the block runs rows `blockIdx.x * rows + w`, then a grid's worth on.
+        let _ = writeln!(out, "  const int tid = threadIdx.x & 31;");
+        let _ = writeln!(
+            out,
+            "  for (ti row = (ti)blockIdx.x * {rows} + (ti)(threadIdx.x >> 5); row < {outer_n}; row += (ti)gridDim.x * {rows}) {{"
+        );
+    } else if parts > 1 {
+        let _ = writeln!(out, "  const int tid = threadIdx.x;");
         // The grid is exactly `outer_n * parts` blocks: one pass of the loop.
         let _ = writeln!(out, "  const int part = blockIdx.x % {parts};");
         let _ = writeln!(
@@ -554,6 +583,7 @@ fn emit_rows(
             "  for (ti row = blockIdx.x / {parts}; row < {outer_n}; row += gridDim.x / {parts}) {{"
         );
     } else {
+        let _ = writeln!(out, "  const int tid = threadIdx.x;");
         let _ = writeln!(
             out,
             "  for (ti row = blockIdx.x; row < {outer_n}; row += gridDim.x) {{"
@@ -741,8 +771,14 @@ fn emit_rows(
         }
     }
     out.push_str(&body);
-    // The next row's reductions reuse the shared slots this row's threads may still read.
-    let _ = writeln!(out, "{indent}__syncthreads();");
+    if rows > 1 {
+        // A warp's reductions are shuffles only (no shared slots); the warps of a block run
+        // different numbers of rows, so no block barrier.
+        let _ = writeln!(out, "{indent}__syncwarp();");
+    } else {
+        // The next row's reductions reuse the shared slots this row's threads may still read.
+        let _ = writeln!(out, "{indent}__syncthreads();");
+    }
     let _ = writeln!(out, "  }}");
 }
 
