@@ -9,7 +9,8 @@
 # Arguments (all optional): TESTS=0 skips the tests, BENCH=0 the bench; BENCH_ONLY names the
 # bench workloads (default: the memory-bound ones and the copy); PYTEST_ARGS adds to pytest's;
 # BENCH_ARGS to bench/run.py's (e.g. --no-recompile); BENCH_TIMEOUT (seconds) stops the bench
-# (its partial results stay); NVRTC_SRC, a folder of .cu files, is timed through NVRTC first
+# (its partial results stay), BENCH_DEADLINE (epoch seconds) likewise at that time; TEST_TIMEOUT
+# stops pytest; NVRTC_SRC, a folder of .cu files, is timed through NVRTC first
 # (scripts/gpu_nvrtc_time.py) with NVRTC_VARIANTS.
 # Logs go to $OUT (the device tool brings back at most 8 files): env.txt, nvrtc.log, pytest.log,
 # bench.log, bench/results{,.partial}.json, bench/results.md.
@@ -45,13 +46,17 @@ fi
 if [ "${TESTS:-1}" != 0 ]; then
     t0=$(date +%s)
     # shellcheck disable=SC2086
-    "$PY" -m pytest -q -p no:cacheprovider -n "${JOBS:-8}" --dist loadgroup \
+    timeout "${TEST_TIMEOUT:-3600}" "$PY" -m pytest -q -p no:cacheprovider -n "${JOBS:-8}" --dist loadgroup \
         tests/test_cuda.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUTDIR/pytest.log" | tail -n 60
     rc=${PIPESTATUS[0]}
     echo "tests: rc=$rc in $(($(date +%s) - t0)) s"
 fi
 if [ "${BENCH:-1}" != 0 ]; then
     t0=$(date +%s)
+    if [ -n "${BENCH_DEADLINE:-}" ]; then
+        BENCH_TIMEOUT=$((BENCH_DEADLINE - t0))
+        echo "bench: ${BENCH_TIMEOUT} s left"
+    fi
     # shellcheck disable=SC2086
     timeout "${BENCH_TIMEOUT:-3600}" "$PY" bench/run.py --device cuda --no-chart --out "$OUTDIR/bench" \
         --only "${BENCH_ONLY:-copy,pointwise,softmax,layer_norm,rms_norm}" ${BENCH_ARGS:-} 2>&1 \
