@@ -40,7 +40,7 @@ export PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 
 rc=0
 if [ -n "${NVRTC_SRC:-}" ]; then
-    "$PY" scripts/gpu_nvrtc_time.py "$NVRTC_SRC" --variants="${NVRTC_VARIANTS:-base,aligned,split,aligned+split}" 2>&1 \
+    timeout "${NVRTC_TIMEOUT:-600}" "$PY" scripts/gpu_nvrtc_time.py "$NVRTC_SRC" --variants="${NVRTC_VARIANTS:-base,aligned,split,aligned+split}" 2>&1 \
         | tee "$OUTDIR/nvrtc.log" | tail -n 12
 fi
 if [ "${TESTS:-1}" != 0 ]; then
