@@ -55,22 +55,29 @@ pub struct CudaGraph {
     pub sched: crate::schedule::Schedule,
 }
 
-/// The NVRTC options every build uses for `policy`. `--fmad=false`: `a * b + c` is two
-/// roundings, as torch's per-op kernels compute it. `--split-compile=0`: NVRTC optimizes the
-/// program's functions on all the machine's cores (a graph's kernels are independent; resnet50's
-/// 104 kernels on the H200: 3.5 s to 1.3 s); `TORCHFERRO_NVRTC_SPLIT=0` leaves it out, for
-/// comparing the kernels' speed (the PTX is the same; the cubins differ by a few bytes).
-pub fn nvrtc_options(policy: &CudaPolicy) -> Vec<String> {
+/// The NVRTC options a build of a source with `kernels` kernels uses for `policy`.
+/// `--fmad=false`: `a * b + c` is two roundings, as torch's per-op kernels compute it.
+/// `--split-compile=0` (sources of [`SPLIT_COMPILE_MIN`] kernels or more): NVRTC optimizes the
+/// program's functions on all the machine's cores (a graph's kernels are independent;
+/// resnet50's 104 kernels on the H200: 3.5 s to 1.3 s; a one-kernel source pays 3-25 ms of
+/// thread start instead). `TORCHFERRO_NVRTC_SPLIT=0` leaves it out, for comparing the kernels'
+/// speed (the PTX is the same; the cubins differ by a few bytes).
+pub fn nvrtc_options(policy: &CudaPolicy, kernels: usize) -> Vec<String> {
     let mut o = vec![
         format!("--gpu-architecture={}", policy.arch()),
         "--std=c++17".into(),
         "--fmad=false".into(),
     ];
-    if std::env::var("TORCHFERRO_NVRTC_SPLIT").map_or(true, |v| v.trim() != "0") {
+    let allowed = std::env::var("TORCHFERRO_NVRTC_SPLIT").map_or(true, |v| v.trim() != "0");
+    if allowed && kernels >= SPLIT_COMPILE_MIN {
         o.push("--split-compile=0".into());
     }
     o
 }
+
+/// Fewest kernels in a source for which NVRTC compiles them in parallel (the H200's figures,
+/// session 12: 3 kernels broke even, 6 gained a quarter).
+pub const SPLIT_COMPILE_MIN: usize = 4;
 
 /// The source with its validation global appended (the hash of the code before it; a loader
 /// can read it back from the module).
@@ -154,7 +161,7 @@ pub fn build(
     site_dirs: &[PathBuf],
 ) -> Result<(Vec<u8>, Option<Duration>), InductorError> {
     let lib = nvrtc::load(site_dirs)?;
-    let options = nvrtc_options(policy);
+    let options = nvrtc_options(policy, source.matches("__global__").count());
     let key = sha256_hex(
         format!(
             "{source}\0{}\0nvrtc {}.{}",
