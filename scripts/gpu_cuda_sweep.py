@@ -1,5 +1,5 @@
 """Times torchferro's CUDA kernels on the bench's memory-bound workloads under the policy knobs
-(``TORCHFERRO_CUDA_ROW_BLOCK``, ``_PW_BLOCK``, ``_UNROLL``, ``_VEC``, ``_ROW_CACHE``), on
+(``TORCHFERRO_CUDA_ROW_BLOCK``, ``_PW_BLOCK``, ``_UNROLL``, ``_VEC``, ``_ROW_CACHE``, ``_SPLIT``, ``_WARP_ROWS``), on
 the GPU machine, to pick the defaults (issue 16). One process per configuration (the policy is
 read when a graph compiles), each with an empty cache directory.
 
