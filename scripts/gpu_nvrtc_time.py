@@ -95,7 +95,10 @@ def main() -> None:
                 opts.append("--split-compile=0")
             dt, size = compile_once(lib, s, opts)
             totals[v] = totals.get(v, 0.0) + dt
-            print(f"{os.path.basename(f)[:12]} kernels {k:4d} {v:14s} {dt:7.3f} s  cubin {size} B", flush=True)
+            print(
+                f"{os.path.basename(f)[:12]} kernels {k:4d} {v:14s} {dt:7.3f} s  cubin {size} B",
+                flush=True,
+            )
     for v, t in totals.items():
         print(f"total {v:14s} {t:7.2f} s")
 
