@@ -384,7 +384,11 @@ def run_compile(spec: dict) -> dict:
             # compiled variant's first call).
             eager = b.make(lambda m: m)
             ref1 = snapshot_output(eager(*b.args))
-            ref2 = snapshot_output(eager(*b.alt_args))
+            ref2 = (
+                snapshot_output(eager(*b.alt_args))
+                if spec.get("recompile", True)
+                else None
+            )
             sync(device)
             r["process_peak_rss_eager_mib"] = max_rss_mib()
             if device.startswith("cuda"):
@@ -404,12 +408,13 @@ def run_compile(spec: dict) -> dict:
                 r["cuda_max_allocated_mib"] = torch.cuda.max_memory_allocated() / 2**20
             r["mismatch"] = compare(o1, ref1, w)
             del o1
-            t = time.perf_counter()
-            o2 = fn(*b.alt_args)
-            sync(device)
-            r["recompile_s"] = time.perf_counter() - t
-            r["recompile_mismatch"] = compare(o2, ref2, w)
-            del o2
+            if spec.get("recompile", True):
+                t = time.perf_counter()
+                o2 = fn(*b.alt_args)
+                sync(device)
+                r["recompile_s"] = time.perf_counter() - t
+                r["recompile_mismatch"] = compare(o2, ref2, w)
+                del o2
             # One more call at the first shape: the steady-state cost to subtract if wanted.
             t = time.perf_counter()
             fn(*b.args)

@@ -385,6 +385,12 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--no-chart", action="store_true")
     ap.add_argument(
+        "--no-recompile",
+        action="store_true",
+        help="skip the call at a second shape in the compile processes (a GPU run that must "
+        "fit a time limit)",
+    )
+    ap.add_argument(
         "--keep-cache", action="store_true", help="keep the temporary cache directories"
     )
     args = ap.parse_args(argv)
@@ -420,6 +426,7 @@ def main(argv=None) -> int:
             (only and w.name not in only)
             or w.name in skip
             or (args.quick and not only and not w.in_quick)
+            or (not only and args.device not in w.devices)
         ):
             continue
         missing = w.missing()
@@ -470,6 +477,7 @@ def main(argv=None) -> int:
                     "workloads": step["workloads"],
                     "device": args.device,
                     "quick": args.quick,
+                    "recompile": not args.no_recompile,
                 }
                 what = f"{step['variant']} {step['cache']}-cache compile: {', '.join(step['workloads'])}"
                 env = d.for_variant(step["variant"])

@@ -53,6 +53,8 @@ class Workload:
     # Seconds of interleaved timing to aim for (all variants together) on CPU.
     time_budget_s: float = 6.0
     in_quick: bool = True
+    # Devices the workload is sized for; on others it is left out unless named in ``--only``.
+    devices: tuple[str, ...] = ("cpu", "cuda")
     notes: list[str] = field(default_factory=list)
 
     def missing(self) -> list[str]:
@@ -476,6 +478,63 @@ def build_train_gpt2(device: str, quick: bool) -> Built:
     )
 
 
+def build_gpt2_amp(device: str, quick: bool) -> Built:
+    """GPT-2 small (124M: 12 layers, width 768, 12 heads) inference under bf16 autocast, the
+    issue's GPU transformer: batch 8, sequence 1024 on CUDA. The autocast region is inside the
+    compiled function, so every compiler sees it."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    b, t = (8, 1024) if _cuda(device) else (1, 32)
+    if not _cuda(device):
+        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4)
+    cfg.use_cache = False
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(cfg).to(device).eval()
+    g = _gen(device)
+    ids = torch.randint(0, cfg.vocab_size, (b, t), generator=g).to(device)
+    alt = torch.randint(0, cfg.vocab_size, (b, t // 2), generator=g).to(device)
+    dev_type = "cuda" if _cuda(device) else "cpu"
+
+    def forward(ids):
+        with torch.autocast(dev_type, dtype=torch.bfloat16):
+            return model(ids).logits
+
+    return Built(
+        make=_forward(forward),
+        args=(ids,),
+        alt_args=(alt,),
+        size=f"{cfg.n_layer} layers, width {cfg.n_embd}, {cfg.n_head} heads, batch {b}, "
+        f"seq {t}, bf16 autocast",
+    )
+
+
+# --- torchvision resnet50 (CUDA) -----------------------------------------------------------------
+
+
+def build_resnet50(device: str, quick: bool) -> Built:
+    """torchvision resnet50, eval, batch 64 at 224x224 on CUDA. cuDNN's TF32 is switched off
+    for the process (every variant alike): with it, the same convolution on inputs one float32
+    bit apart differs by far more than any tolerance that could still catch a wrong kernel."""
+    import torchvision
+
+    if _cuda(device):
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+    b, hw = (64, 224) if _cuda(device) else (1, 64)
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None).to(device).eval()
+    g = _gen(device)
+    x = _randn(b, 3, hw, hw, device=device, gen=g)
+    alt = _randn(max(b // 2, 1), 3, hw, hw, device=device, gen=g)
+    return Built(
+        make=_forward(model),
+        args=(x,),
+        alt_args=(alt,),
+        size=f"batch {b}, {hw}x{hw}, TF32 off",
+    )
+
+
 # --- Llama (transformers), random weights ------------------------------------------------------
 
 
@@ -652,6 +711,30 @@ WORKLOADS: list[Workload] = [
         rtol=1e-3,
         atol=1e-3,
         compute_bound=True,
+    ),
+    Workload(
+        "gpt2_amp",
+        "transformers GPT2LMHeadModel (124M) forward under bf16 autocast, random weights",
+        build_gpt2_amp,
+        requires=("transformers",),
+        # bf16 logits: an ulp at 4 is 0.03, and fusion changes roundings over 12 layers.
+        rtol=5e-2,
+        atol=1e-1,
+        compute_bound=True,
+        in_quick=False,
+        devices=("cuda",),
+    ),
+    Workload(
+        "resnet50",
+        "torchvision resnet50, weights=None, eval",
+        build_resnet50,
+        requires=("torchvision",),
+        rtol=1e-3,
+        atol=1e-3,
+        compute_bound=True,
+        time_budget_s=8.0,
+        in_quick=False,
+        devices=("cuda",),
     ),
     Workload(
         "llama",

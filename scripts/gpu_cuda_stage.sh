@@ -15,5 +15,9 @@ cp "$ROOT/build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so" "$DEST/buil
 cp -r "$ROOT/tests" "$ROOT/bench" "$ROOT/scripts" "$DEST/"
 cp -r "$ROOT/inductor/src/lower" "$DEST/inductor/src/"
 rm -rf "$DEST/bench/results" "$DEST/tests/.hypothesis"
+# Optional: generated CUDA sources to time through NVRTC there (NVRTC_SRC=build/nvsrc).
+if [ -n "${NVRTC_SRC:-}" ]; then
+    mkdir -p "$DEST/build/nvsrc" && cp "$NVRTC_SRC"/*.cu "$DEST/build/nvsrc/"
+fi
 find "$DEST" -name __pycache__ -prune -exec rm -rf {} +
 du -sh "$DEST"

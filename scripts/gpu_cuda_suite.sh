@@ -7,9 +7,13 @@
 # There:  run(command="cd build/cuda2 && bash scripts/gpu_cuda_suite.sh", carry=["build/cuda2"])
 #
 # Arguments (all optional): TESTS=0 skips the tests, BENCH=0 the bench; BENCH_ONLY names the
-# bench workloads (default: the memory-bound ones and the copy); PYTEST_ARGS adds to pytest's.
-# Logs go to $OUT (the device tool brings back at most 8 files): env.txt, pytest.log,
-# junit.xml, bench.log, bench/results{,.partial}.json, bench/results.md.
+# bench workloads (default: the memory-bound ones and the copy); PYTEST_ARGS adds to pytest's;
+# BENCH_ARGS to bench/run.py's (e.g. --no-recompile); BENCH_TIMEOUT (seconds) stops the bench
+# (its partial results stay), BENCH_DEADLINE (epoch seconds) likewise at that time; TEST_TIMEOUT
+# stops pytest; NVRTC_SRC, a folder of .cu files, is timed through NVRTC first
+# (scripts/gpu_nvrtc_time.py) with NVRTC_VARIANTS.
+# Logs go to $OUT (the device tool brings back at most 8 files): env.txt, nvrtc.log, pytest.log,
+# bench.log, bench/results{,.partial}.json, bench/results.md.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,18 +39,27 @@ export PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 } 2>&1 | tee "$OUTDIR/env.txt"
 
 rc=0
+if [ -n "${NVRTC_SRC:-}" ]; then
+    timeout "${NVRTC_TIMEOUT:-600}" "$PY" scripts/gpu_nvrtc_time.py "$NVRTC_SRC" --variants="${NVRTC_VARIANTS:-base,aligned,split,aligned+split}" 2>&1 \
+        | tee "$OUTDIR/nvrtc.log" | tail -n 12
+fi
 if [ "${TESTS:-1}" != 0 ]; then
     t0=$(date +%s)
     # shellcheck disable=SC2086
-    "$PY" -m pytest -q -p no:cacheprovider -n "${JOBS:-8}" --dist loadgroup --junitxml="$OUTDIR/junit.xml" \
+    timeout "${TEST_TIMEOUT:-3600}" "$PY" -m pytest -q -p no:cacheprovider -n "${JOBS:-8}" --dist loadgroup \
         tests/test_cuda.py ${PYTEST_ARGS:-} 2>&1 | tee "$OUTDIR/pytest.log" | tail -n 60
     rc=${PIPESTATUS[0]}
     echo "tests: rc=$rc in $(($(date +%s) - t0)) s"
 fi
 if [ "${BENCH:-1}" != 0 ]; then
     t0=$(date +%s)
-    "$PY" bench/run.py --device cuda --no-chart --out "$OUTDIR/bench" \
-        --only "${BENCH_ONLY:-copy,pointwise,softmax,layer_norm,rms_norm}" 2>&1 \
+    if [ -n "${BENCH_DEADLINE:-}" ]; then
+        BENCH_TIMEOUT=$((BENCH_DEADLINE - t0))
+        echo "bench: ${BENCH_TIMEOUT} s left"
+    fi
+    # shellcheck disable=SC2086
+    timeout "${BENCH_TIMEOUT:-3600}" "$PY" bench/run.py --device cuda --no-chart --out "$OUTDIR/bench" \
+        --only "${BENCH_ONLY:-copy,pointwise,softmax,layer_norm,rms_norm}" ${BENCH_ARGS:-} 2>&1 \
         | tee "$OUTDIR/bench.log" | tail -n 30
     brc=${PIPESTATUS[0]}
     cat "$OUTDIR/bench/results.md" 2>/dev/null

@@ -1,7 +1,7 @@
 """Times torchferro's CUDA kernels on the bench's memory-bound workloads under the policy knobs
-(``TORCHFERRO_CUDA_ROW_BLOCK``, ``_PW_BLOCK``, ``_UNROLL``, ``_VEC``, ``_ROW_CACHE``), on
-the GPU machine, to pick the defaults (issue 16). One process per configuration (the policy is
-read when a graph compiles), each with an empty cache directory.
+(``TORCHFERRO_CUDA_ROW_BLOCK``, ``_PW_BLOCK``, ``_UNROLL``, ``_VEC``, ``_ROW_CACHE``,
+``_SPLIT``, ``_WARP_ROWS``), on the GPU machine, to pick the defaults (issue 16). One process per
+configuration (the policy is read when a graph compiles), each with an empty cache directory.
 
     python scripts/gpu_cuda_sweep.py CONFIG [CONFIG ...]    # CONFIG: ROW_BLOCK=256,UNROLL=8
     python scripts/gpu_cuda_sweep.py --child pointwise,softmax

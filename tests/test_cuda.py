@@ -504,3 +504,79 @@ def test_norms_shapes_and_dtypes(r, c, dtype, seed):
         )
 
     _check(norms, (x, w, b), D.REDUCE)
+
+
+def _long_reductions(x):
+    if x.dtype == torch.bool:
+        return x.any(-1), x.all(-1), x.sum(-1), x.sum()
+    if x.dtype.is_floating_point:
+        return x.sum(-1), x.amax(-1), x.mean(-1), x.sum(), (x * x).sum(-1).sqrt()
+    return x.sum(-1), x.amin(-1), x.sum()
+
+
+@H
+@given(
+    r=st.sampled_from([1, 2, 3, 5]),
+    c=st.sampled_from([32768, 32771, 65536, 100003, 1 << 20]),
+    dtype=st.sampled_from(DTYPES),
+    lx=st.sampled_from(["contiguous", "sliced", "transposed"]),
+    seed=st.integers(0, 1000),
+)
+def test_split_reductions_of_few_long_rows(r, c, dtype, lx, seed):
+    """Few long rows are split over many blocks (partials folded by each row's last block):
+    the result matches eager and is bitwise the same on a second call (the ticket counters
+    reset; the fold's order does not depend on which block finished last)."""
+    x = _tensor((r, c), dtype, lx, seed)
+    _check(_long_reductions, (x,), D.REDUCE)
+    f = torchferro.compile(_long_reductions)
+    first = [t.clone() for t in f(x)]
+    for _ in range(3):
+        again = f(x)
+        for a, b in zip(first, again):
+            torch.testing.assert_close(b, a, rtol=0, atol=0, equal_nan=True)
+
+
+def test_misaligned_view_runs_the_plain_instances():
+    """A graph's module holds the 16-byte-aligned instances of its chunked kernels only; a view
+    at an odd offset (same sizes and strides, so the same compiled graph) runs the plain
+    instances, compiled on first need, and every result matches eager."""
+
+    def f(x, w):
+        return (x * 2 + 1).sin(), (x.view(64, -1) * w).softmax(-1), x.sum()
+
+    torchferro.compiler.reset()
+    cf = torchferro.compile(f)
+    base = torch.randn(64 * 4096 + 3, device=DEV)
+    w = torch.randn(4096, device=DEV)
+    for off in (0, 1, 3, 0):
+        x = base[off : off + 64 * 4096]
+        assert (x.data_ptr() % 16 == 0) == (off == 0)
+        before = launches()
+        got = cf(x, w)
+        assert launches() > before
+        for g, e in zip(got, f(x, w)):
+            torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+    entries = torchferro.compiler.cache_entries(f)
+    assert entries and all(e["runner"] == "inductor" for e in entries), entries
+
+
+@pytest.mark.parametrize("rows", [16, 17, 4099])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_short_rows_run_a_warp_each_several_to_a_block(rows, dtype):
+    """Rows of at most 128 elements get one warp each, 8 rows to a block; the last block's
+    warps past the end run no row, and every row matches eager."""
+
+    def f(x, w, b):
+        return (
+            x.softmax(-1),
+            torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b),
+            x.float().argmax(-1),
+            x.sum(-1),
+        )
+
+    g = torch.Generator().manual_seed(rows)
+    for c in (33, 64, 128):
+        x = to_dev(torch.randn(rows, c, generator=g).to(dtype))
+        w = to_dev(torch.randn(c, generator=g).to(dtype))
+        b = to_dev(torch.randn(c, generator=g).to(dtype))
+        _check(f, (x, w, b), D.REDUCE)

@@ -216,11 +216,17 @@ fn compile_cuda(
     tracing::debug!(target: "torchferro::output_code", "generated CUDA C:\n{}", g.source);
     let kernel_bufs = g.kernels.iter().map(|k| k.bufs.clone()).collect();
     let module = (!g.kernels.is_empty()).then(|| {
+        let plain = g.plain_source.map(|source| cuda_module::PlainSource {
+            source,
+            policy: policy.clone(),
+            cache_dir: options.cache_dir.clone(),
+        });
         KernelModule::Cuda(cuda_module::CudaModule::new(
             g.source.clone(),
             g.cubin,
             g.kernels,
             gathers,
+            plain,
         ))
     });
     Ok(CompiledGraph {

@@ -172,6 +172,14 @@ pub struct CudaPolicy {
     /// Whether a row kernel loads the row elements it reads in several stages (layer_norm's
     /// input, read for the mean, the variance and the output) once into registers.
     pub row_cache: bool,
+    /// Blocks a split reduction aims for: a row kernel with few rows (a whole-tensor sum) whose
+    /// only reduction comes first splits each row over `split_blocks / rows` blocks, which
+    /// write partials that the row's last block folds in a fixed order. 0 turns splitting off.
+    pub split_blocks: u32,
+    /// Rows a block runs at once when a row needs only one warp (rows of at most 128 float32
+    /// elements), a warp each: one-warp blocks would cap an SM at a quarter of its threads (32
+    /// blocks at most). 0 or 1: one row per block.
+    pub warp_rows: u32,
 }
 
 impl Default for CudaPolicy {
@@ -198,6 +206,9 @@ impl CudaPolicy {
             // Session 11: 4 elements (16 bytes of float32) per chunk.
             vector: 4,
             row_cache: true,
+            // 132 SMs, four 512-thread blocks each: two waves.
+            split_blocks: 1024,
+            warp_rows: 8,
         }
     }
 

@@ -100,12 +100,27 @@ fn softmax_rows_are_one_block_reduction_kernel() {
         };
         assert_eq!(c.kernels.len(), 1, "{}", c.source);
         assert!(c.source.contains("tf_shfl"), "{}", c.source);
-        assert_eq!(c.kernels[inductor::schedule::KernelId::new(0)].grid, 64);
+        let k = &c.kernels[inductor::schedule::KernelId::new(0)];
+        assert_eq!(k.grid, 64);
+        // Chunked rows: the main source holds the aligned instance only, the plain one waits
+        // in a second source for a misaligned launch.
+        assert!(k.aligned);
+        assert!(c.source.contains("_body<true>(") && !c.source.contains("_body<false>("));
+        let plain = c.plain_source.as_deref().expect("a plain source");
+        assert!(plain.contains("_body<false>(") && !plain.contains("_body<true>("));
     }
     let Some(c) = cuda(&softmax_like("torch.log_softmax", DType::Float64, &[3, 7])) else {
         return;
     };
     assert_eq!(c.kernels.len(), 1, "{}", c.source);
+    // Rows of 64: a warp each, 8 to a block.
+    let Some(c) = cuda(&softmax_like("torch.softmax", DType::Float32, &[4099, 64])) else {
+        return;
+    };
+    let k = &c.kernels[inductor::schedule::KernelId::new(0)];
+    assert_eq!((k.grid, k.block), (513, 256), "{}", c.source);
+    assert!(c.source.contains("__syncwarp();"), "{}", c.source);
+    assert!(!c.source.contains("__syncthreads"), "{}", c.source);
 }
 
 #[test]
@@ -140,6 +155,55 @@ fn layer_norm_and_reductions_compile() {
     g.output(vec![n(y), n(s0), n(all), n(am), n(an), n(mx)]);
     let Some(c) = cuda(&g) else { return };
     assert!(c.kernels.len() >= 3, "{}", c.source);
+}
+
+/// Few long rows split over many blocks (partials in a module workspace, the last block of a
+/// row folds them in order); rows that fill the GPU, argmax and a softmax (a second pass over
+/// the row after its reduction) do not split.
+#[test]
+fn few_long_rows_split_and_compile() {
+    use inductor::schedule::KernelId;
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[1 << 22]);
+    let h = input(&mut g, "h", DType::Float16, &[3, 1 << 20]);
+    let i = input(&mut g, "i", DType::Int64, &[5, 1 << 16]);
+    let total = call(&mut g, m("sum"), vec![n(x)], vec![]);
+    let rows = call(&mut g, m("mean"), vec![n(h), Arg::Int(1)], vec![]);
+    let top = call(&mut g, m("amax"), vec![n(i), Arg::Int(1)], vec![]);
+    g.output(vec![n(total), n(rows), n(top)]);
+    let Some(c) = cuda(&g) else { return };
+    assert_eq!(
+        c.source.matches("atomicAdd(&tf_cnt_").count(),
+        3,
+        "{}",
+        c.source
+    );
+    let grids: Vec<u32> = c.kernels.iter().map(|k| k.grid).collect();
+    // 512 threads x 4 elements a chunk, 8 chunks a part at least: 4M elements, 2048 chunks,
+    // 256 parts; 3 rows of 1M, 512 chunks, 64 parts each; 5 rows of 64K, 32 chunks, 4 parts.
+    assert!(grids.contains(&256), "{grids:?}\n{}", c.source);
+    assert!(grids.contains(&(3 * 64)), "{grids:?}");
+    assert!(grids.contains(&(5 * 4)), "{grids:?}");
+
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[4096, 4096]);
+    let y = input(&mut g, "y", DType::Float32, &[2, 1 << 20]);
+    let s = call(&mut g, m("sum"), vec![n(x), Arg::Int(1)], vec![]);
+    let am = g.call(
+        "argmax",
+        m("argmax"),
+        vec![n(y), Arg::Int(1)],
+        vec![],
+        meta(DType::Int64, &[2]),
+    );
+    g.output(vec![n(s), n(am)]);
+    let Some(c) = cuda(&g) else { return };
+    assert!(!c.source.contains("tf_cnt_"), "{}", c.source);
+    assert_eq!(c.kernels[KernelId::new(0)].grid, 4096);
+    let Some(c) = cuda(&softmax_like("torch.softmax", DType::Float32, &[2, 8192])) else {
+        return;
+    };
+    assert!(!c.source.contains("tf_cnt_"), "{}", c.source);
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! buffers' device pointers as parameters. No Python runs per launch.
 
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
 
 use crate::codegen::cuda::CudaKernelAbi;
 use crate::cuda::device::{self, PrimaryContext};
@@ -14,6 +15,7 @@ use crate::entity::EntityVec;
 use crate::error::RunError;
 use crate::host::Host;
 use crate::schedule::KernelId;
+use crate::target::CudaPolicy;
 use crate::InductorError;
 
 /// One device's loaded copy of the module.
@@ -30,6 +32,21 @@ pub(crate) struct CudaModule {
     /// read back after each kernel, which waits for the stream).
     gathers: bool,
     loaded: Mutex<Vec<Loaded>>,
+    /// The plain instances of the kernels that assume aligned pointers
+    /// ([`CudaKernelAbi::aligned`]), compiled the first time a launch needs one.
+    plain: Option<Plain>,
+}
+
+/// What compiling the plain source takes, and the module once compiled.
+pub(crate) struct PlainSource {
+    pub source: String,
+    pub policy: CudaPolicy,
+    pub cache_dir: PathBuf,
+}
+
+struct Plain {
+    src: PlainSource,
+    module: OnceLock<Result<Box<CudaModule>, String>>,
 }
 
 fn device_err<E: std::error::Error>(e: InductorError) -> RunError<E> {
@@ -42,6 +59,7 @@ impl CudaModule {
         cubin: Vec<u8>,
         abis: EntityVec<KernelId, CudaKernelAbi>,
         gathers: bool,
+        plain: Option<PlainSource>,
     ) -> CudaModule {
         CudaModule {
             source,
@@ -49,7 +67,36 @@ impl CudaModule {
             abis,
             gathers,
             loaded: Mutex::new(Vec::new()),
+            plain: plain.map(|src| Plain {
+                src,
+                module: OnceLock::new(),
+            }),
         }
+    }
+
+    /// The module of plain instances, compiled (or read from the cache) on first use.
+    fn plain(&self) -> Result<&CudaModule, InductorError> {
+        let p = self.plain.as_ref().ok_or_else(|| {
+            InductorError::Cuda("an aligned-only kernel has no plain source".into())
+        })?;
+        let m = p.module.get_or_init(|| {
+            let dir = p.src.cache_dir.join("cuda");
+            // NVRTC was loaded when the graph compiled: no site dirs needed to find it.
+            let (cubin, _) = crate::cuda::build(&p.src.source, &p.src.policy, &dir, &[])
+                .map_err(|e| e.to_string())?;
+            let abis = self.abis.iter().map(|a| CudaKernelAbi {
+                aligned: false,
+                ..a.clone()
+            });
+            Ok(Box::new(CudaModule::new(
+                p.src.source.clone(),
+                cubin,
+                abis.collect(),
+                self.gathers,
+                None,
+            )))
+        });
+        m.as_deref().map_err(|e| InductorError::Cuda(e.clone()))
     }
 
     /// Runs `f` on the module loaded on `dev` (loading it first if needed), with `dev`'s
@@ -89,8 +136,13 @@ impl CudaModule {
         args: &[*mut c_void],
         host: &mut H,
     ) -> Result<(), RunError<H::Error>> {
-        let (dev, stream) = host.cuda_stream().map_err(RunError::Host)?;
         let ptrs: Vec<u64> = args.iter().map(|p| *p as u64).collect();
+        if self.abis[k].aligned && ptrs.iter().any(|p| p & 15 != 0) {
+            let plain = self.plain().map_err(device_err)?;
+            // SAFETY: the caller's contract, for the same kernel printed for any pointers.
+            return unsafe { plain.launch(k, args, host) };
+        }
+        let (dev, stream) = host.cuda_stream().map_err(RunError::Host)?;
         self.on_device(dev, |kernels| {
             // SAFETY: the caller's contract; the stream is the host's current stream of `dev`,
             // whose primary context is current here.
@@ -108,12 +160,20 @@ impl CudaModule {
         if !self.gathers {
             return Ok(false);
         }
+        // A kernel that ran from the plain module set that module's flag.
+        let plain = match self.plain.as_ref().and_then(|p| p.module.get()) {
+            Some(Ok(m)) => m.take_index_error(host)?,
+            _ => false,
+        };
         let (dev, stream) = host.cuda_stream().map_err(RunError::Host)?;
-        self.on_device(dev, |kernels| {
-            // SAFETY: the stream is the host's current stream of `dev`, whose context is current.
-            unsafe { kernels.take_index_error(stream as cudarc::driver::sys::CUstream) }
-        })
-        .map_err(device_err)
+        let main = self
+            .on_device(dev, |kernels| {
+                // SAFETY: the stream is the host's current stream of `dev`, whose context is
+                // current.
+                unsafe { kernels.take_index_error(stream as cudarc::driver::sys::CUstream) }
+            })
+            .map_err(device_err)?;
+        Ok(main || plain)
     }
 }
 

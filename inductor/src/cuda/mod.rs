@@ -36,8 +36,11 @@ pub use nvrtc::Nvrtc;
 
 /// A graph's CUDA kernels, compiled.
 pub struct CudaGraph {
-    /// The generated source, as compiled.
+    /// The generated source, as compiled (chunked kernels assume aligned pointers).
     pub source: String,
+    /// The source whose chunked kernels take any pointers (`None`: no kernel has chunks), for
+    /// [`build`] when a launch first sees a misaligned pointer.
+    pub plain_source: Option<String>,
     pub kernels: EntityVec<KernelId, CudaKernelAbi>,
     /// The cubin (empty when the graph has no kernels).
     pub cubin: Vec<u8>,
@@ -52,15 +55,29 @@ pub struct CudaGraph {
     pub sched: crate::schedule::Schedule,
 }
 
-/// The NVRTC options every build uses for `policy`. `--fmad=false`: `a * b + c` is two
-/// roundings, as torch's per-op kernels compute it.
-pub fn nvrtc_options(policy: &CudaPolicy) -> Vec<String> {
-    vec![
+/// The NVRTC options a build of a source with `kernels` kernels uses for `policy`.
+/// `--fmad=false`: `a * b + c` is two roundings, as torch's per-op kernels compute it.
+/// `--split-compile=0` (sources of [`SPLIT_COMPILE_MIN`] kernels or more): NVRTC optimizes the
+/// program's functions on all the machine's cores (a graph's kernels are independent;
+/// resnet50's 104 kernels on the H200: 3.5 s to 1.3 s; a one-kernel source pays 3-25 ms of
+/// thread start instead). `TORCHFERRO_NVRTC_SPLIT=0` leaves it out, for comparing the kernels'
+/// speed (the PTX is the same; the cubins differ by a few bytes).
+pub fn nvrtc_options(policy: &CudaPolicy, kernels: usize) -> Vec<String> {
+    let mut o = vec![
         format!("--gpu-architecture={}", policy.arch()),
         "--std=c++17".into(),
         "--fmad=false".into(),
-    ]
+    ];
+    let allowed = std::env::var("TORCHFERRO_NVRTC_SPLIT").map_or(true, |v| v.trim() != "0");
+    if allowed && kernels >= SPLIT_COMPILE_MIN {
+        o.push("--split-compile=0".into());
+    }
+    o
 }
+
+/// Fewest kernels in a source for which NVRTC compiles them in parallel (the H200's figures,
+/// session 12: 3 kernels broke even, 6 gained a quarter).
+pub const SPLIT_COMPILE_MIN: usize = 4;
 
 /// The source with its validation global appended (the hash of the code before it; a loader
 /// can read it back from the module).
@@ -100,13 +117,19 @@ pub fn compile_scheduled(
 ) -> Result<CudaGraph, InductorError> {
     let target = Target::Cuda(policy.clone());
     let plans = plan::plan(&ir, &sched, &target);
-    let src = printer::generate(&ir, &sched, &plans, policy);
+    let src = printer::generate(&ir, &sched, &plans, policy, printer::Instances::Aligned);
     let source = finish_source(&src.code);
+    // The plain instances, for misaligned pointers: printed now (cheap), compiled when needed.
+    let plain_source = src.kernels.iter().any(|k| k.aligned).then(|| {
+        let plain = printer::generate(&ir, &sched, &plans, policy, printer::Instances::Plain);
+        finish_source(&plain.code)
+    });
     let codegen_time = started.elapsed();
     let fallbacks = ir.fallback_reasons();
     if src.kernels.is_empty() {
         return Ok(CudaGraph {
             source,
+            plain_source,
             kernels: src.kernels,
             cubin: Vec::new(),
             nvrtc_time: None,
@@ -119,6 +142,7 @@ pub fn compile_scheduled(
     let (cubin, nvrtc_time) = build(&source, policy, &cache_dir.join("cuda"), site_dirs)?;
     Ok(CudaGraph {
         source,
+        plain_source,
         kernels: src.kernels,
         cubin,
         nvrtc_time,
@@ -137,7 +161,7 @@ pub fn build(
     site_dirs: &[PathBuf],
 ) -> Result<(Vec<u8>, Option<Duration>), InductorError> {
     let lib = nvrtc::load(site_dirs)?;
-    let options = nvrtc_options(policy);
+    let options = nvrtc_options(policy, source.matches("__global__").count());
     let key = sha256_hex(
         format!(
             "{source}\0{}\0nvrtc {}.{}",
@@ -256,7 +280,8 @@ pub fn check_hook(graph: &fx::Graph, cache_dir: &Path) {
                     crate::lower::lower_for(graph, &target).ok().map(|ir| {
                         let sched = schedule(&ir);
                         let plans = plan::plan(&ir, &sched, &target);
-                        printer::generate(&ir, &sched, &plans, &CudaPolicy::default()).code
+                        let inst = printer::Instances::Aligned;
+                        printer::generate(&ir, &sched, &plans, &CudaPolicy::default(), inst).code
                     })
                 }
                 _ => None,

@@ -19,9 +19,11 @@
 //!   since every stage visits the same positions from the same thread (chunks of consecutive
 //!   positions, as in pointwise kernels), and so do row elements several stages read.
 //!
-//! A kernel with chunks is a template body instantiated twice: the `__global__` wrapper runs the
-//! instance that assumes 16-byte-aligned pointers (NVVM then merges a chunk's accesses into
-//! 128-bit ones) when every data pointer is, else the plain one.
+//! A kernel with chunks is a template body with an instance that assumes 16-byte-aligned
+//! pointers (NVVM then merges a chunk's accesses into 128-bit ones) and a plain one. A graph's
+//! main source holds the aligned instances only ([`Instances::Aligned`]); the launcher checks
+//! the pointers and runs a second source's plain instance, compiled when first needed, for a
+//! misaligned view.
 //!
 //! Index arithmetic is 32-bit where every buffer the kernel touches and its iteration space fit
 //! (`ti` is then `int`). Values are computed as the C printer computes them (float16/bfloat16 in
@@ -42,10 +44,13 @@ use crate::target::CudaPolicy;
 
 mod passes;
 mod prelude;
+mod reduce;
+mod split;
 
 use passes::{
     cache_row_loads, chunk_stores, merge_sincos, replace_load, CHUNK_REGS, ROW_CACHE_REGS,
 };
+use reduce::{arg_takes, block_reduce};
 
 /// What an out-of-range gather does in a kernel (the flag is a module global).
 const INDEX_ERROR: &str = "tf_index_error = 1;";
@@ -63,6 +68,23 @@ pub struct CudaKernelAbi {
     /// Blocks (1-d) and threads per block.
     pub grid: u32,
     pub block: u32,
+    /// Whether the kernel assumes every pointer 16-byte aligned (an [`Instances::Aligned`]
+    /// source's chunked kernel): the launcher runs the plain source's kernel otherwise.
+    pub aligned: bool,
+}
+
+/// Which instances of a chunked kernel's body a source holds. NVRTC's time grows with the
+/// code, so a graph is compiled with the aligned instances only, and the plain source is
+/// compiled the first time a launch sees a pointer that is not 16-byte aligned (a view at an
+/// odd offset: rare).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Instances {
+    /// Both, the wrapper choosing from the pointers (one source for every layout).
+    Both,
+    /// Only the instance that assumes 16-byte-aligned pointers.
+    Aligned,
+    /// Only the instance for any pointers.
+    Plain,
 }
 
 /// A generated CUDA source and its kernels, in schedule order.
@@ -77,6 +99,7 @@ pub fn generate(
     sched: &Schedule,
     plans: &EntityVec<KernelId, KernelPlan>,
     policy: &CudaPolicy,
+    instances: Instances,
 ) -> CudaSource {
     let mut code = String::from(prelude::PRELUDE);
     let kernels = sched
@@ -84,7 +107,7 @@ pub fn generate(
         .iter_enumerated()
         .map(|(id, k)| {
             let mut text = String::new();
-            let abi = emit_kernel(&mut text, ir, sched, k, &plans[id], policy);
+            let abi = emit_kernel(&mut text, ir, sched, k, &plans[id], policy, instances);
             code.push_str(&merge_sincos(&text));
             abi
         })
@@ -175,6 +198,17 @@ fn row_block_for(inner_n: i64, v: u32, policy: &CudaPolicy) -> u32 {
     row_threads(ceil_div(inner_n, v as i64), policy)
 }
 
+/// Rows each block of a row kernel runs, one warp each (see [`CudaPolicy::warp_rows`]): more
+/// than one when a row needs only a warp and there are rows enough to fill several blocks.
+fn warp_rows(inner_n: i64, outer_n: i64, v: u32, policy: &CudaPolicy) -> u32 {
+    let r = policy.warp_rows;
+    if r > 1 && row_block_for(inner_n, v, policy) == 32 && outer_n >= 2 * r as i64 {
+        r
+    } else {
+        1
+    }
+}
+
 /// Row positions each thread of a row kernel visits (its register slots).
 fn row_slots(inner_n: i64, v: u32, policy: &CudaPolicy) -> i64 {
     let block = row_block_for(inner_n, v, policy) as i64;
@@ -188,6 +222,7 @@ fn emit_kernel(
     k: &Kernel,
     plan: &KernelPlan,
     policy: &CudaPolicy,
+    instances: Instances,
 ) -> CudaKernelAbi {
     let outer_n: i64 = k.outer.iter().product();
     let inner_n: i64 = k.inner.iter().product();
@@ -202,13 +237,30 @@ fn emit_kernel(
             let u = policy.pointwise_unroll.max(1) as i64;
             (b, ceil_div(outer_n, b as i64 * u * vector as i64))
         }
-        KernelShape::Staged { .. } => (row_block_for(inner_n, vector, policy), outer_n),
+        KernelShape::Staged { .. } => {
+            let rows = warp_rows(inner_n, outer_n, vector, policy);
+            (
+                row_block_for(inner_n, vector, policy) * rows,
+                ceil_div(outer_n, rows as i64),
+            )
+        }
         KernelShape::Blocked => {
             let b = policy.pointwise_block;
             (b, ceil_div(outer_n, b as i64))
         }
     };
-    let grid = grid.clamp(0, policy.max_blocks as i64) as u32;
+    let parts = match &plan.shape {
+        KernelShape::Staged { scratch } => {
+            let threads = row_block_for(inner_n, vector, policy) as i64;
+            let chunks = ceil_div(inner_n, threads * vector as i64).max(1);
+            split::split_parts(ir, k, !scratch.is_empty(), chunks, policy)
+        }
+        _ => 1,
+    };
+    let grid = (grid * parts as i64).clamp(0, policy.max_blocks as i64) as u32;
+    if parts > 1 {
+        split::emit_globals(out, ir, k, parts);
+    }
     let params: Vec<String> = plan
         .bufs
         .iter()
@@ -277,7 +329,14 @@ fn emit_kernel(
         ),
         KernelShape::Staged { scratch } => {
             let cache = policy.row_cache && plan.aliases.iter().all(|a| a.is_none());
-            emit_rows(out, ir, sched, k, scratch, block, vector, cache);
+            let shape = RowShape {
+                block: row_block_for(inner_n, vector, policy),
+                vector,
+                cache,
+                parts,
+                rows: warp_rows(inner_n, outer_n, vector, policy),
+            };
+            emit_rows(out, ir, sched, k, scratch, shape);
         }
         KernelShape::Blocked => emit_thread_rows(out, ir, sched, k),
     }
@@ -307,11 +366,22 @@ fn emit_kernel(
             k.name,
             params.join(", ")
         );
-        let _ = writeln!(out, "  if ((({addr}) & 15ull) == 0ull) {{");
-        let _ = writeln!(out, "    {}_body<true>({});", k.name, args.join(", "));
-        let _ = writeln!(out, "  }} else {{");
-        let _ = writeln!(out, "    {}_body<false>({});", k.name, args.join(", "));
-        let _ = writeln!(out, "  }}");
+        let (name, args) = (&k.name, args.join(", "));
+        match instances {
+            Instances::Both => {
+                let _ = writeln!(out, "  if ((({addr}) & 15ull) == 0ull) {{");
+                let _ = writeln!(out, "    {name}_body<true>({args});");
+                let _ = writeln!(out, "  }} else {{");
+                let _ = writeln!(out, "    {name}_body<false>({args});");
+                let _ = writeln!(out, "  }}");
+            }
+            Instances::Aligned => {
+                let _ = writeln!(out, "  {name}_body<true>({args});");
+            }
+            Instances::Plain => {
+                let _ = writeln!(out, "  {name}_body<false>({args});");
+            }
+        }
         let _ = writeln!(out, "}}\n");
     }
     CudaKernelAbi {
@@ -319,6 +389,7 @@ fn emit_kernel(
         bufs: plan.bufs.clone(),
         grid,
         block,
+        aligned: vector > 1 && instances == Instances::Aligned,
     }
 }
 
@@ -448,21 +519,41 @@ fn emit_pointwise(
     let _ = writeln!(out, "  }}");
 }
 
-/// One block per row; stages over the row's inner space, reductions combined across the block.
+/// How a row kernel's blocks cover its rows.
+#[derive(Clone, Copy)]
+struct RowShape {
+    /// Threads per row.
+    block: u32,
+    /// Consecutive elements per chunk.
+    vector: u32,
+    /// Whether row elements read in several stages are loaded once.
+    cache: bool,
+    /// Blocks per row (a split reduction, see [`split`]); 1: one block per row.
+    parts: u32,
+    /// Rows per block, a warp each (`block` is then 32); 1: one row per block.
+    rows: u32,
+}
+
+/// One block per row (or `parts` per row, see [`split`]); stages over the row's inner space,
+/// reductions combined across the block.
 /// Each thread visits the same chunks of `vector` consecutive positions in every stage, so
 /// row-local values stay in its registers; with `cache`, row elements read in several stages
 /// are loaded once, at the row's start (see [`cache_row_loads`]).
-#[allow(clippy::too_many_arguments)]
 fn emit_rows(
     out: &mut String,
     ir: &IrGraph,
     sched: &Schedule,
     k: &Kernel,
     scratch: &[BufId],
-    block: u32,
-    vector: u32,
-    cache: bool,
+    shape: RowShape,
 ) {
+    let RowShape {
+        block,
+        vector,
+        cache,
+        parts,
+        rows,
+    } = shape;
     let (no, nr) = (k.outer.len(), k.inner.len());
     let outer_n: i64 = k.outer.iter().product();
     let inner_n: i64 = k.inner.iter().product();
@@ -476,11 +567,28 @@ fn emit_rows(
     let v = vector as i64;
     let chunks = ceil_div(inner_n, block as i64 * v).max(1);
     let slots = chunks * v;
-    let _ = writeln!(out, "  const int tid = threadIdx.x;");
-    let _ = writeln!(
-        out,
-        "  for (ti row = blockIdx.x; row < {outer_n}; row += gridDim.x) {{"
-    );
+    if rows > 1 {
+        // Warp `w` of the block runs rows `blockIdx.x * rows + w`, then a grid's worth on.
+        let _ = writeln!(out, "  const int tid = threadIdx.x & 31;");
+        let _ = writeln!(
+            out,
+            "  for (ti row = (ti)blockIdx.x * {rows} + (ti)(threadIdx.x >> 5); row < {outer_n}; row += (ti)gridDim.x * {rows}) {{"
+        );
+    } else if parts > 1 {
+        let _ = writeln!(out, "  const int tid = threadIdx.x;");
+        // The grid is exactly `outer_n * parts` blocks: one pass of the loop.
+        let _ = writeln!(out, "  const int part = blockIdx.x % {parts};");
+        let _ = writeln!(
+            out,
+            "  for (ti row = blockIdx.x / {parts}; row < {outer_n}; row += gridDim.x / {parts}) {{"
+        );
+    } else {
+        let _ = writeln!(out, "  const int tid = threadIdx.x;");
+        let _ = writeln!(
+            out,
+            "  for (ti row = blockIdx.x; row < {outer_n}; row += gridDim.x) {{"
+        );
+    }
     let mut indent = String::from("    ");
     unflatten(out, &indent, "row", &k.outer, 0);
     for &b in scratch {
@@ -497,14 +605,25 @@ fn emit_rows(
     // Register arrays (scratch, cached loads) need every slot index constant: the chunk loop
     // unrolls fully when they can exist; a long row's loop (a whole-tensor sum's millions of
     // chunks) unrolls a few chunks deep instead of into megabytes of code.
-    let unroll = if slots <= ROW_CACHE_REGS || !scratch.is_empty() {
+    let unroll = if (slots <= ROW_CACHE_REGS || !scratch.is_empty()) && parts == 1 {
         String::new()
     } else {
         " 4".to_string()
     };
+    // A split row's block visits its part's contiguous range of chunks.
+    let per_part = ceil_div(chunks, parts as i64);
+    let last = parts as i64 - 1;
+    let (c_lo, c_hi) = if parts > 1 {
+        (
+            format!("part * {per_part}"),
+            format!("(part < {last} ? part * {per_part} + {per_part} : {chunks})"),
+        )
+    } else {
+        ("0".to_string(), chunks.to_string())
+    };
     let open_inner = |out: &mut String, indent: &mut String| {
         let _ = writeln!(out, "{indent}#pragma unroll{unroll}");
-        let _ = writeln!(out, "{indent}for (int c = 0; c < {chunks}; c++) {{");
+        let _ = writeln!(out, "{indent}for (int c = {c_lo}; c < {c_hi}; c++) {{");
         let _ = writeln!(
             out,
             "{indent}  const ti pc = ((ti)tid + (ti)c * {block}) * {v};"
@@ -592,6 +711,12 @@ fn emit_rows(
                 }
                 close_inner(out, &mut indent);
                 block_reduce(out, &indent, *ob, *op, at, &acc, pos.as_deref(), block);
+                if parts > 1 {
+                    let kname = &k.name;
+                    split::emit_combine_parts(
+                        out, &indent, kname, *ob, *op, at, &acc, parts, block,
+                    );
+                }
                 let result = pos.clone().unwrap_or_else(|| acc.clone());
                 if sched.materialized[*ob] {
                     let _ = writeln!(
@@ -646,8 +771,14 @@ fn emit_rows(
         }
     }
     out.push_str(&body);
-    // The next row's reductions reuse the shared slots this row's threads may still read.
-    let _ = writeln!(out, "{indent}__syncthreads();");
+    if rows > 1 {
+        // A warp's reductions are shuffles only (no shared slots); the warps of a block run
+        // different numbers of rows, so no block barrier.
+        let _ = writeln!(out, "{indent}__syncwarp();");
+    } else {
+        // The next row's reductions reuse the shared slots this row's threads may still read.
+        let _ = writeln!(out, "{indent}__syncthreads();");
+    }
     let _ = writeln!(out, "  }}");
 }
 
@@ -727,87 +858,4 @@ fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel
         }
     }
     let _ = writeln!(out, "  }}");
-}
-
-/// Whether `v` at position `i` replaces the best `b` at `bi` in an argmax/argmin: strictly
-/// better, or the first NaN; with `ties`, an equal value (or NaN after NaN) at a smaller
-/// position too (merging partial scans of interleaved positions).
-fn arg_takes(op: ReduceOp, d: DType, v: &str, i: &str, b: &str, bi: &str, ties: bool) -> String {
-    let cmp = if op == ReduceOp::ArgMax { ">" } else { "<" };
-    let float = d.is_floating_point();
-    let mut c = format!("({v} {cmp} {b})");
-    if float {
-        c = format!("{c} | (({v} != {v}) & ({b} == {b}))");
-    }
-    if ties {
-        c = format!("{c} | (({v} == {b}) & ({i} < {bi}))");
-        if float {
-            c = format!("{c} | (({v} != {v}) & ({b} != {b}) & ({i} < {bi}))");
-        }
-    }
-    format!("({c})")
-}
-
-/// Combines the block's partial results of a reduction into every thread's `acc` (and, for
-/// arg reductions, `pos`): a butterfly of warp shuffles (every lane ends with its warp's value),
-/// then each thread folds the warps' values from shared memory in warp order.
-#[allow(clippy::too_many_arguments)]
-fn block_reduce(
-    out: &mut String,
-    indent: &str,
-    ob: BufId,
-    op: ReduceOp,
-    d: DType,
-    acc: &str,
-    pos: Option<&str>,
-    block: u32,
-) {
-    let t = c_type(d);
-    let warps = block.div_ceil(32);
-    let fold = |out: &mut String, ind: &str, v: &str, vi: &str| match pos {
-        Some(pi) => {
-            let tk = arg_takes(op, d, v, vi, acc, pi, true);
-            let _ = writeln!(out, "{ind}if ({tk}) {{ {acc} = {v}; {pi} = {vi}; }}");
-        }
-        None => {
-            let _ = writeln!(out, "{ind}{acc} = {};", combine_c(op, acc, v, d));
-        }
-    };
-    let _ = writeln!(out, "{indent}for (int o = 16; o > 0; o >>= 1) {{");
-    let inner = format!("{indent}  ");
-    let _ = writeln!(out, "{inner}const {t} ov = tf_shfl({acc}, o);");
-    if let Some(pi) = pos {
-        let _ = writeln!(out, "{inner}const int64_t oi = tf_shfl({pi}, o);");
-    }
-    fold(out, &inner, "ov", "oi");
-    let _ = writeln!(out, "{indent}}}");
-    if warps == 1 {
-        return;
-    }
-    let _ = writeln!(out, "{indent}__shared__ {t} sh{ob}[{warps}];");
-    if let Some(pi) = pos {
-        let _ = writeln!(out, "{indent}__shared__ int64_t shi{ob}[{warps}];");
-        let _ = writeln!(
-            out,
-            "{indent}if ((tid & 31) == 0) {{ sh{ob}[tid >> 5] = {acc}; shi{ob}[tid >> 5] = {pi}; }}"
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "{indent}if ((tid & 31) == 0) sh{ob}[tid >> 5] = {acc};"
-        );
-    }
-    let _ = writeln!(out, "{indent}__syncthreads();");
-    let _ = writeln!(out, "{indent}{acc} = sh{ob}[0];");
-    if let Some(pi) = pos {
-        let _ = writeln!(out, "{indent}{pi} = shi{ob}[0];");
-    }
-    let _ = writeln!(out, "{indent}for (int w = 1; w < {warps}; w++) {{");
-    let vi = if pos.is_some() {
-        format!("shi{ob}[w]")
-    } else {
-        String::new()
-    };
-    fold(out, &inner, &format!("sh{ob}[w]"), &vi);
-    let _ = writeln!(out, "{indent}}}");
 }
