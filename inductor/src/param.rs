@@ -21,11 +21,30 @@
 
 use std::fmt::Write;
 
-/// A token of generated C: text compared exactly, or a decimal integer literal.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A token of generated C: text compared exactly, a decimal integer literal, or a hexadecimal
+/// floating literal (the printer's form of every finite float constant, `0x1.8000000000000p-3`).
+#[derive(Clone, Debug, PartialEq)]
 enum Tok {
     Text(String),
     Int(i64),
+    /// The value and the literal as printed.
+    Float(f64, String),
+}
+
+/// The value of a hexadecimal floating literal `0x1.<13 hex digits>p<exp>` (`None`: another
+/// form).
+fn parse_hex_float(lit: &str) -> Option<f64> {
+    let rest = lit.strip_prefix("0x")?;
+    let (mant, exp) = rest.split_once('p')?;
+    let (int, frac) = mant.split_once('.')?;
+    let exp: i32 = exp.parse().ok()?;
+    let digits = format!("{int}{frac}");
+    if digits.len() > 15 {
+        return None;
+    }
+    let m = u64::from_str_radix(&digits, 16).ok()?;
+    // Exact: at most 53 significant bits, scaled by a power of two.
+    Some(m as f64 * 2f64.powi(exp - 4 * frac.len() as i32))
 }
 
 /// Splits C source into text runs and decimal integer literals (digits not part of an
@@ -59,14 +78,18 @@ fn tokenize(code: &str) -> Vec<Tok> {
                 }
             }
             let lit = &code[s..i];
-            match lit.parse::<i64>() {
-                Ok(v) if lit.bytes().all(|d| d.is_ascii_digit()) => {
+            let tok = match lit.parse::<i64>() {
+                Ok(v) if lit.bytes().all(|d| d.is_ascii_digit()) => Some(Tok::Int(v)),
+                _ => parse_hex_float(lit).map(|v| Tok::Float(v, lit.to_string())),
+            };
+            match tok {
+                Some(t) => {
                     if !text.is_empty() {
                         out.push(Tok::Text(std::mem::take(&mut text)));
                     }
-                    out.push(Tok::Int(v));
+                    out.push(t);
                 }
-                _ => text.push_str(lit),
+                None => text.push_str(lit),
             }
         } else {
             let s = i;
@@ -83,23 +106,40 @@ fn tokenize(code: &str) -> Vec<Tok> {
     out
 }
 
-/// An integer polynomial of the symbols: `(exponents, coefficient)` terms, no zero coefficient.
+/// `floor(q(s) / den)` for a polynomial `q` of the symbols with integer coefficients
+/// (`(exponents, coefficient)` terms, no zero coefficient): a polynomial with rational
+/// coefficients (`s1 * (s0 + 2) / 2` after a `view(B, -1, 2)`), or a floor division of one
+/// (`B // 2 + 1` as a slice bound), which C computes as `q / den` over the `int64_t` sizes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Poly {
     terms: Vec<(Vec<u32>, i64)>,
+    den: i64,
 }
 
 impl Poly {
-    /// The value at `s` (in `i128`, so a fitted value that overflows `i64` is never equal).
-    fn eval(&self, s: &[i64]) -> i128 {
-        self.terms
-            .iter()
-            .map(|(e, c)| {
-                e.iter()
-                    .zip(s)
-                    .fold(*c as i128, |acc, (&k, &v)| acc * (v as i128).pow(k))
-            })
-            .sum()
+    /// The value at `s` as C computes it (truncating division, `q >= 0` required); `None`
+    /// where C's `int64_t` arithmetic could overflow or `q` is negative and not a multiple.
+    fn eval(&self, s: &[i64]) -> Option<i128> {
+        let mut q: i128 = 0;
+        for (e, c) in &self.terms {
+            let mut t = *c as i128;
+            for (&k, &v) in e.iter().zip(s) {
+                for _ in 0..k {
+                    t = t.checked_mul(v as i128)?;
+                    if t.unsigned_abs() >= 1u128 << 62 {
+                        return None;
+                    }
+                }
+            }
+            q += t;
+            if q.unsigned_abs() >= 1u128 << 62 {
+                return None;
+            }
+        }
+        if q < 0 && q % self.den as i128 != 0 {
+            return None;
+        }
+        Some(q / self.den as i128)
     }
 
     /// C for the value, over `int64_t` variables named `names[k]`.
@@ -107,7 +147,7 @@ impl Poly {
         if self.terms.is_empty() {
             return "0".into();
         }
-        let mut s = String::from("(");
+        let mut s = String::from(if self.den != 1 { "((" } else { "(" });
         for (i, (e, c)) in self.terms.iter().enumerate() {
             if i > 0 {
                 s.push_str(" + ");
@@ -124,67 +164,125 @@ impl Poly {
             s.push_str(&factors.join("*"));
         }
         s.push(')');
+        if self.den != 1 {
+            s.push_str(&format!(" / INT64_C({}))", self.den));
+        }
         s
     }
 }
 
-/// Fits `values[g]` (the literal at grid point `g`, points in [`grid`] order around `base`) as
-/// an integer polynomial of degree at most 2 per symbol; `None` when no such polynomial gives
-/// every value exactly.
-fn fit(base: &[i64], values: &[i64]) -> Option<Poly> {
-    let n = base.len();
-    // Tensor-product interpolation: along each axis, values at v, v+1, v+2 become the
-    // coefficients of 1, x, x^2 (computed in f64, then rounded and checked exactly).
+/// Fits `values[g]` (the literal at `grid(nodes)[g]`) as an integer polynomial of degree at most
+/// 2 per symbol; `None` when no such polynomial gives every value exactly.
+fn fit(nodes: &[[i64; 3]], values: &[i64]) -> Option<Poly> {
+    let n = nodes.len();
+    // Tensor-product interpolation: along each axis, the values at the axis's three nodes
+    // become the coefficients of 1, x, x^2 (Newton's divided differences, in f64; the result
+    // is rounded and checked exactly).
     let mut a: Vec<f64> = values.iter().map(|&v| v as f64).collect();
-    for (axis, &v) in base.iter().enumerate() {
+    for (axis, xs) in nodes.iter().enumerate() {
         let stride = 3usize.pow(axis as u32);
-        let v = v as f64;
+        let [x0, x1, x2] = xs.map(|x| x as f64);
         for start in 0..a.len() {
             if (start / stride) % 3 != 0 {
                 continue;
             }
-            let (v0, v1, v2) = (a[start], a[start + stride], a[start + 2 * stride]);
-            let (d1, d2) = (v1 - v0, v2 - 2.0 * v1 + v0);
-            let c2 = d2 / 2.0;
-            let c1 = d1 - c2;
-            a[start] = v0 - c1 * v + c2 * v * v;
-            a[start + stride] = c1 - 2.0 * v * c2;
+            let (f0, f1, f2) = (a[start], a[start + stride], a[start + 2 * stride]);
+            let d01 = (f1 - f0) / (x1 - x0);
+            let d12 = (f2 - f1) / (x2 - x1);
+            let c2 = (d12 - d01) / (x2 - x0);
+            a[start] = f0 - d01 * x0 + c2 * x0 * x1;
+            a[start + stride] = d01 - c2 * (x0 + x1);
             a[start + 2 * stride] = c2;
+        }
+    }
+    // Rational coefficients with a small common denominator: the polynomial's values are
+    // integers on the grid, or it is a floor division of one.
+    let mut den = 1i64;
+    for c in &a {
+        let d = (1..=64)
+            .find(|d| {
+                let x = c * *d as f64;
+                (x - x.round()).abs() <= 1e-6 * x.abs().max(1.0)
+            })
+            .unwrap_or(0);
+        if d == 0 {
+            return None;
+        }
+        den = lcm(den, d);
+        if den > 64 {
+            return None;
         }
     }
     let mut terms = Vec::new();
     for (g, c) in a.iter().enumerate() {
-        let r = c.round();
-        if (c - r).abs() > 1e-6 * c.abs().max(1.0) || r.abs() > 9.0e15 {
+        let r = (c * den as f64).round();
+        if r.abs() > 9.0e15 {
             return None;
         }
         if r != 0.0 {
-            let e = (0..n)
-                .map(|k| ((g / 3usize.pow(k as u32)) % 3) as u32)
-                .collect();
+            let e = (0..n).map(|k| ((g / 3usize.pow(k as u32)) % 3) as u32).collect();
             terms.push((e, r as i64));
         }
     }
-    let p = Poly { terms };
-    grid(base)
+    let p = Poly { terms, den };
+    grid(nodes)
         .iter()
         .zip(values)
-        .all(|(s, &v)| p.eval(s) == v as i128)
+        .all(|(s, &v)| p.eval(s) == Some(v as i128))
         .then_some(p)
 }
 
-/// The assignments a template is fitted at: every symbol at `v`, `v + 1` or `v + 2`, the first
-/// symbol varying fastest; `base` itself comes first.
-pub fn grid(base: &[i64]) -> Vec<Vec<i64>> {
-    let n = base.len();
+fn lcm(a: i64, b: i64) -> i64 {
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    a / gcd(a, b) * b
+}
+
+/// Every combination of the symbols' nodes (symbol `k` at `nodes[k][0..3]`), the first symbol
+/// varying fastest.
+pub fn grid(nodes: &[[i64; 3]]) -> Vec<Vec<i64>> {
+    let n = nodes.len();
     (0..3usize.pow(n as u32))
         .map(|g| {
             (0..n)
-                .map(|k| base[k] + ((g / 3usize.pow(k as u32)) % 3) as i64)
+                .map(|k| nodes[k][(g / 3usize.pow(k as u32)) % 3])
                 .collect()
         })
         .collect()
 }
+
+/// Where a template for a graph first called at `hints` is fitted: each symbol at three
+/// multiples of its hint (so divisibility the trace relied on holds), at least
+/// [`GENERIC_SIZE`] (below it the lowering's choices for tiny sizes show: a reduction over 3
+/// rows is not blocked, an index over 2 values simplifies), and no two symbols at a common
+/// value (equal sizes fuse loops that differ in general).
+pub fn nodes_for(hints: &[i64]) -> Vec<[i64; 3]> {
+    let mut taken: Vec<i64> = hints.to_vec();
+    let mut out = Vec::with_capacity(hints.len());
+    for &h in hints {
+        let h = h.max(1);
+        let mut m = (GENERIC_SIZE + h - 1) / h;
+        let mut picked = Vec::with_capacity(3);
+        while picked.len() < 3 {
+            let v = h * m;
+            if !taken.contains(&v) {
+                picked.push(v);
+                taken.push(v);
+            }
+            m += 1;
+        }
+        out.push([picked[0], picked[1], picked[2]]);
+    }
+    out
+}
+
+/// The smallest size a template is fitted at (see [`nodes_for`]).
+pub const GENERIC_SIZE: i64 = 8;
 
 /// The most symbols a template is fitted for (the grid has `3^n` points, each a lowering).
 pub const MAX_SYMBOLS: usize = 3;
@@ -195,6 +293,91 @@ enum TTok {
     Text(String),
     Int(i64),
     Hole(Poly),
+    /// A float constant: as printed, or as a function of the sizes.
+    Float(String),
+    FloatHole(FloatHole),
+}
+
+/// A float constant computed from the sizes: `p` (`recip`: `1 / p`, a mean's divisor) in
+/// double, rounded to float when the literal is cast to `float` (as the printer rounds it).
+#[derive(Clone, Debug)]
+struct FloatHole {
+    p: Poly,
+    recip: bool,
+    f32: bool,
+}
+
+impl FloatHole {
+    fn value(&self, s: &[i64]) -> Option<f64> {
+        let p = self.p.eval(s)?;
+        if self.p.den != 1 || p.unsigned_abs() > (1u128 << 53) {
+            return None;
+        }
+        let v = if self.recip {
+            1.0 / p as f64
+        } else {
+            p as f64
+        };
+        Some(if self.f32 { v as f32 as f64 } else { v })
+    }
+
+    /// Fits the float values over the grid as `p` or `1 / p`.
+    fn fit(nodes: &[[i64; 3]], values: &[f64], f32: bool) -> Option<FloatHole> {
+        for recip in [true, false] {
+            let ints: Option<Vec<i64>> = values
+                .iter()
+                .map(|&v| {
+                    let x = if recip { 1.0 / v } else { v };
+                    let r = x.round();
+                    (x.is_finite() && r.abs() < 9.0e15).then_some(r as i64)
+                })
+                .collect();
+            let Some(ints) = ints else { continue };
+            if let Some(p) = fit(nodes, &ints) {
+                let h = FloatHole { p, recip, f32 };
+                let pts = grid(nodes);
+                if pts.iter().zip(values).all(|(s, &v)| h.value(s) == Some(v)) {
+                    return Some(h);
+                }
+            }
+        }
+        None
+    }
+
+    fn c(&self, names: &[String]) -> String {
+        let p = self.p.c(names);
+        if self.recip {
+            format!("(1.0 / (double){p})")
+        } else {
+            format!("((double){p})")
+        }
+    }
+}
+
+/// Where tokens of sources that should agree first differ, for the log.
+fn differs(a: &[Tok], b: &[Tok]) -> String {
+    let show = |t: &[Tok], i: usize| {
+        t[i.saturating_sub(3)..(i + 3).min(t.len())]
+            .iter()
+            .map(|t| match t {
+                Tok::Text(s) => s.clone(),
+                Tok::Int(v) => v.to_string(),
+                Tok::Float(_, s) => s.clone(),
+            })
+            .collect::<String>()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let i = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| std::mem::discriminant(x) != std::mem::discriminant(y) || matches!((x, y), (Tok::Text(p), Tok::Text(q)) if p != q))
+        .unwrap_or(a.len().min(b.len()));
+    if i >= a.len().min(b.len()) {
+        return "one has more kernels".into();
+    }
+    format!("`{}` / `{}`", show(a, i), show(b, i))
 }
 
 /// C source whose size-dependent integer literals are polynomials of the size symbols (see the
@@ -208,51 +391,76 @@ pub struct Template {
 
 impl Template {
     /// Fits a template to `codes[g]`, the generated C (before [`crate::cache::finish_source`])
-    /// at `grid(base)[g]`. `None` when the sources differ in more than integer literals or a
-    /// literal is no polynomial of the symbols; the reason is returned.
-    pub fn fit(base: &[i64], codes: &[String], names: Vec<String>) -> Result<Template, String> {
-        assert_eq!(codes.len(), 3usize.pow(base.len() as u32));
+    /// at `grid(nodes)[g]`. An error when the sources differ in more than constants or a
+    /// constant is no polynomial of the symbols (or, for a float, its reciprocal).
+    pub fn fit(nodes: &[[i64; 3]], codes: &[String], names: Vec<String>) -> Result<Template, String> {
+        assert_eq!(codes.len(), 3usize.pow(nodes.len() as u32));
+        let pts = grid(nodes);
         let toks: Vec<Vec<Tok>> = codes.iter().map(|c| tokenize(c)).collect();
         let first = &toks[0];
-        if toks.iter().any(|t| t.len() != first.len()) {
-            return Err("the kernels' structure depends on the sizes".into());
+        let structure = |g: usize| {
+            format!(
+                "the kernels' structure depends on the sizes ({} at {:?} / {:?})",
+                differs(first, &toks[g]),
+                pts[0],
+                pts[g]
+            )
+        };
+        if let Some(g) = toks.iter().position(|t| t.len() != first.len()) {
+            return Err(structure(g));
         }
         let mut out = Vec::with_capacity(first.len());
-        let mut holes = 0usize;
         for (i, t) in first.iter().enumerate() {
             match t {
                 Tok::Text(s) => {
-                    if toks.iter().any(|t| t[i] != toks[0][i]) {
-                        return Err("the kernels' structure depends on the sizes".into());
+                    if let Some(g) = toks.iter().position(|t| t[i] != first[i]) {
+                        return Err(structure(g));
                     }
                     out.push(TTok::Text(s.clone()));
                 }
                 Tok::Int(v) => {
                     let mut values = Vec::with_capacity(toks.len());
-                    for t in &toks {
+                    for (g, t) in toks.iter().enumerate() {
                         match t[i] {
                             Tok::Int(x) => values.push(x),
-                            Tok::Text(_) => {
-                                return Err("the kernels' structure depends on the sizes".into())
-                            }
+                            _ => return Err(structure(g)),
                         }
                     }
                     if values.iter().all(|x| x == v) {
                         out.push(TTok::Int(*v));
                     } else {
-                        let p = fit(base, &values).ok_or_else(|| {
+                        let p = fit(nodes, &values).ok_or_else(|| {
                             format!(
                                 "a size in the kernels is no polynomial of the symbols \
-                                 ({values:?} over the grid from {base:?})"
+                                 ({values:?} at {pts:?})"
                             )
                         })?;
-                        holes += 1;
                         out.push(TTok::Hole(p));
+                    }
+                }
+                Tok::Float(_, lit) => {
+                    let mut values = Vec::with_capacity(toks.len());
+                    for (g, t) in toks.iter().enumerate() {
+                        match &t[i] {
+                            Tok::Float(x, _) => values.push(*x),
+                            _ => return Err(structure(g)),
+                        }
+                    }
+                    if toks.iter().all(|t| t[i] == first[i]) {
+                        out.push(TTok::Float(lit.clone()));
+                    } else {
+                        let f32 = matches!(out.last(), Some(TTok::Text(s)) if s.ends_with("(float)"));
+                        let h = FloatHole::fit(nodes, &values, f32).ok_or_else(|| {
+                            format!(
+                                "a constant in the kernels is no function of the sizes \
+                                 ({values:?} at {pts:?})"
+                            )
+                        })?;
+                        out.push(TTok::FloatHole(h));
                     }
                 }
             }
         }
-        let _ = holes;
         Ok(Template { toks: out, names })
     }
 
@@ -260,17 +468,64 @@ impl Template {
     pub fn matches(&self, code: &str, s: &[i64]) -> bool {
         let toks = tokenize(code);
         toks.len() == self.toks.len()
-            && toks.iter().zip(&self.toks).all(|(t, u)| match (t, u) {
-                (Tok::Text(a), TTok::Text(b)) => a == b,
-                (Tok::Int(a), TTok::Int(b)) => a == b,
-                (Tok::Int(a), TTok::Hole(p)) => p.eval(s) == *a as i128,
-                _ => false,
-            })
+            && toks
+                .iter()
+                .zip(&self.toks)
+                .all(|(t, u)| Template::tok_matches(t, u, s))
+    }
+
+    /// Where `code` (generated at `s`) first differs from this template, for the log.
+    pub fn mismatch(&self, code: &str, s: &[i64]) -> Option<String> {
+        let toks = tokenize(code);
+        let as_tok = |t: &TTok| match t {
+            TTok::Text(x) => Tok::Text(x.clone()),
+            TTok::Int(v) => Tok::Int(*v),
+            TTok::Hole(p) => p.eval(s).map_or(Tok::Text("?".into()), |v| Tok::Int(v as i64)),
+            TTok::Float(x) => Tok::Float(0.0, x.clone()),
+            TTok::FloatHole(h) => Tok::Float(h.value(s).unwrap_or(f64::NAN), String::new()),
+        };
+        let mine: Vec<Tok> = self.toks.iter().map(as_tok).collect();
+        let i = toks
+            .iter()
+            .zip(&self.toks)
+            .position(|(t, u)| !Template::tok_matches(t, u, s))
+            .unwrap_or(toks.len().min(mine.len()));
+        if i >= toks.len().min(mine.len()) && toks.len() == mine.len() {
+            return None;
+        }
+        let show = |t: &[Tok]| {
+            t[i.saturating_sub(4)..(i + 3).min(t.len())]
+                .iter()
+                .map(|t| match t {
+                    Tok::Text(s) => s.clone(),
+                    Tok::Int(v) => v.to_string(),
+                    Tok::Float(v, s) if s.is_empty() => format!("{v:e}"),
+                    Tok::Float(_, s) => s.clone(),
+                })
+                .collect::<String>()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        Some(format!("`{}` where they have `{}`", show(&toks), show(&mine)))
+    }
+
+    fn tok_matches(t: &Tok, u: &TTok, s: &[i64]) -> bool {
+        match (t, u) {
+            (Tok::Text(a), TTok::Text(b)) => a == b,
+            (Tok::Int(a), TTok::Int(b)) => a == b,
+            (Tok::Int(a), TTok::Hole(p)) => p.eval(s) == Some(*a as i128),
+            (Tok::Float(_, a), TTok::Float(b)) => a == b,
+            (Tok::Float(a, _), TTok::FloatHole(h)) => h.value(s) == Some(*a),
+            _ => false,
+        }
     }
 
     /// Whether any literal depends on the symbols.
     pub fn is_parametric(&self) -> bool {
-        self.toks.iter().any(|t| matches!(t, TTok::Hole(_)))
+        self.toks
+            .iter()
+            .any(|t| matches!(t, TTok::Hole(_) | TTok::FloatHole(_)))
     }
 
     /// The template as C: each kernel `void NAME(void **restrict args) {` whose buffers are
@@ -284,6 +539,8 @@ impl Template {
                     let _ = write!(code, "{v}");
                 }
                 TTok::Hole(p) => code.push_str(&p.c(&self.names)),
+                TTok::Float(lit) => code.push_str(lit),
+                TTok::FloatHole(h) => code.push_str(&h.c(&self.names)),
             }
         }
         // Insert the symbols' reads at the top of every kernel.
@@ -327,20 +584,58 @@ mod tests {
             })
             .collect();
         assert_eq!(ints, vec![12, 7]);
+        assert!(t.contains(&Tok::Float(12.0, "0x1.8p+3".into())) || t.iter().all(|t| !matches!(t, Tok::Float(..))));
+        let h: Vec<f64> = tokenize("((float)0x1.5555560000000p-2)")
+            .iter()
+            .filter_map(|t| match t {
+                Tok::Float(v, _) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(h, vec![(1.0f64 / 3.0) as f32 as f64]);
+    }
+
+    #[test]
+    fn a_mean_divisor_is_a_float_hole() {
+        let nodes = [[8, 16, 24]];
+        let code = |n: i64| {
+            format!(
+                "const float a = ((float){});",
+                crate::codegen::c::hex_float((1.0 / n as f64) as f32 as f64)
+            )
+        };
+        let codes: Vec<String> = grid(&nodes).iter().map(|s| code(s[0])).collect();
+        let t = Template::fit(&nodes, &codes, vec!["s0".into()]).unwrap();
+        for n in [2, 3, 7, 100] {
+            assert!(t.matches(&code(n), &[n]), "{n}");
+        }
+        assert!(!t.matches(&code(5), &[6]));
+        let c = t.render(&|_| None).unwrap();
+        assert!(c.contains("((float)(1.0 / (double)s0))"), "{c}");
+    }
+
+    #[test]
+    fn nodes_avoid_tiny_and_shared_sizes() {
+        assert_eq!(nodes_for(&[4, 2]), vec![[8, 12, 16], [10, 14, 18]]);
+        assert_eq!(nodes_for(&[32]), vec![[32, 64, 96]]);
     }
 
     #[test]
     fn fits_products_and_constants() {
-        let base = [4, 7];
+        let base = [[4, 8, 12], [7, 14, 21]];
         let pts = grid(&base);
         let values: Vec<i64> = pts.iter().map(|s| 3 * s[0] * s[1] - s[0] + 5).collect();
         let p = fit(&base, &values).unwrap();
-        assert_eq!(p.eval(&[100, 33]), 3 * 100 * 33 - 100 + 5);
+        assert_eq!(p.eval(&[100, 33]), Some(3 * 100 * 33 - 100 + 5));
         let sq: Vec<i64> = pts.iter().map(|s| s[0] * s[0] * s[1]).collect();
-        assert_eq!(fit(&base, &sq).unwrap().eval(&[9, 2]), 162);
-        // A floor division is no polynomial.
-        let half: Vec<i64> = pts.iter().map(|s| s[0] / 2).collect();
-        assert!(fit(&base, &half).is_none());
+        assert_eq!(fit(&base, &sq).unwrap().eval(&[9, 2]), Some(162));
+        // A floor division fitted where it divides exactly is C's division elsewhere.
+        let half: Vec<i64> = pts.iter().map(|s| s[0] / 2 + 1).collect();
+        let p = fit(&base, &half).unwrap();
+        assert_eq!(p.eval(&[7, 3]), Some(4));
+        // A size that is no polynomial (a square root) does not fit.
+        let root: Vec<i64> = pts.iter().map(|s| (s[0] as f64).sqrt() as i64 * 5).collect();
+        assert!(fit(&base, &root).is_none());
     }
 
     #[test]
@@ -348,7 +643,7 @@ mod tests {
         let code = |n: i64| {
             format!("void kernel0(void **restrict args) {{\n  for (int64_t x0 = 0; x0 < {}; x0++) b[x0] = 2;\n}}\n", n * 8)
         };
-        let base = [5];
+        let base = [[5, 10, 15]];
         let codes: Vec<String> = grid(&base).iter().map(|s| code(s[0])).collect();
         let t = Template::fit(&base, &codes, vec!["s0".into()]).unwrap();
         assert!(t.matches(&code(40), &[40]));

@@ -41,6 +41,8 @@ use arg_reduction::*;
 use blocked::*;
 use syntax::*;
 pub use syntax::{c_type, storage_type};
+#[cfg(test)]
+pub(crate) use syntax::hex_float;
 
 pub(in crate::codegen) fn var(k: u32) -> String {
     format!("x{k}")

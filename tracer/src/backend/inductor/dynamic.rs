@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use fx::Graph;
-use inductor::param::{grid, Template, MAX_SYMBOLS};
+use inductor::param::{grid, nodes_for, Template, MAX_SYMBOLS};
 
 use super::InductorProgram;
 
@@ -50,7 +50,13 @@ struct SizeLibrary {
     template: Template,
     /// The rendered C (every assignment it matches runs this source's library).
     code: String,
+    /// Whether it was built (on the first assignment it matches; it counts against the
+    /// library budget from then on).
+    built: AtomicBool,
 }
+
+/// How many times a graph fits a template (each fit lowers the graph at `3^n` assignments).
+const MAX_FITS: usize = 2;
 
 /// The programs made for assignments so far.
 #[derive(Default)]
@@ -76,6 +82,8 @@ pub(super) struct Dynamic {
     libraries: Mutex<Vec<Arc<SizeLibrary>>>,
     /// Kernel libraries built so far (with sizes as arguments or per size), at most `limit`.
     built: AtomicUsize,
+    /// Templates fitted (or tried) so far, at most [`MAX_FITS`].
+    fits: AtomicUsize,
     variants: Mutex<Variants>,
     /// `max_size_variants` when the graph was compiled.
     limit: usize,
@@ -144,15 +152,12 @@ impl Dynamic {
             .is_ok()
     }
 
-    /// Fits a template on the grid around `key` (`code` is the C at `key` itself).
-    fn fit(
-        &self,
-        key: &[i64],
-        code: &str,
-        options: &inductor::Options,
-    ) -> Result<Template, String> {
+    /// Fits a template on a grid of assignments near `key` (see `inductor::param::nodes_for`;
+    /// `code` is the C at `key`, used where the grid holds it).
+    fn fit(&self, key: &[i64], code: &str, options: &inductor::Options) -> Result<Template, String> {
+        let nodes = nodes_for(key);
         let mut codes = Vec::new();
-        for point in grid(key) {
+        for point in grid(&nodes) {
             if point == key {
                 codes.push(code.to_string());
                 continue;
@@ -162,7 +167,44 @@ impl Dynamic {
             codes.push(p.code().to_string());
         }
         let names = self.reads.iter().map(|r| format!("s{}", r.2)).collect();
-        Template::fit(key, &codes, names)
+        Template::fit(&nodes, &codes, names)
+    }
+
+    /// Builds `prepared` on the first library with sizes as arguments whose template it matches
+    /// (`None`: none matches, or the one that does would be a library past the budget).
+    fn on_library(
+        &self,
+        prepared: inductor::Prepared,
+        key: &[i64],
+        options: &inductor::Options,
+    ) -> Result<Result<inductor::CompiledGraph, inductor::Prepared>, String> {
+        let libraries: Vec<Arc<SizeLibrary>> = self
+            .libraries
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default();
+        let Some(lib) = libraries
+            .iter()
+            .find(|l| l.template.matches(prepared.code(), key))
+        else {
+            return Ok(Err(prepared));
+        };
+        if !lib.built.load(Ordering::Relaxed) {
+            if !self.take_library() {
+                return Ok(Err(prepared));
+            }
+            lib.built.store(true, Ordering::Relaxed);
+            tracing::info!(
+                target: "torchferro::inductor",
+                "dynamic graph: kernels take the sizes as arguments (one library for every \
+                 size whose kernels it matches; first at {})",
+                self.describe(key)
+            );
+        }
+        prepared
+            .build(options, Some((&lib.code, key.to_vec())))
+            .map(Ok)
+            .map_err(|e| e.to_string())
     }
 
     /// The program at `key`: kernels from a library with sizes as arguments that matches (or a
@@ -182,58 +224,90 @@ impl Dynamic {
                 .map_err(|e| e.to_string())?;
             return InductorProgram::wrap(&g, &self.callables, placement, compiled).map(Some);
         }
-        let libraries: Vec<Arc<SizeLibrary>> =
-            self.libraries.lock().map(|l| l.clone()).unwrap_or_default();
-        let compiled =
-            Python::attach(|py| {
-                py.detach(|| -> Result<Option<inductor::CompiledGraph>, String> {
+        let compiled = Python::attach(|py| {
+            py.detach(|| -> Result<Option<inductor::CompiledGraph>, String> {
                 let prepared = inductor::prepare(&g, &options).map_err(|e| e.to_string())?;
                 if !prepared.has_kernels() {
                     return prepared.build(&options, None).map(Some).map_err(|e| e.to_string());
                 }
-                if let Some(lib) = libraries
-                    .iter()
-                    .find(|l| l.template.matches(prepared.code(), key))
-                {
-                    return prepared
-                        .build(&options, Some((&lib.code, key.to_vec())))
-                        .map(Some)
-                        .map_err(|e| e.to_string());
-                }
+                let prepared = match self.on_library(prepared, key, &options)? {
+                    Ok(c) => return Ok(Some(c)),
+                    Err(p) => p,
+                };
+                let fit_now = self
+                    .fits
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                        (n < MAX_FITS).then_some(n + 1)
+                    })
+                    .is_ok();
+                let prepared = if fit_now {
+                    let fitted = self.fit(key, prepared.code(), &options).and_then(|t| {
+                        let code = t.render(&|name| prepared.kernel_arity(name))?;
+                        Ok(SizeLibrary {
+                            template: t,
+                            code,
+                            built: AtomicBool::new(false),
+                        })
+                    });
+                    match fitted {
+                        Ok(lib) => {
+                            if let Ok(mut l) = self.libraries.lock() {
+                                l.push(Arc::new(lib));
+                            }
+                            match self.on_library(prepared, key, &options)? {
+                                Ok(c) => return Ok(Some(c)),
+                                Err(p) => {
+                                    let at = self
+                                        .libraries
+                                        .lock()
+                                        .ok()
+                                        .and_then(|l| {
+                                            l.last()?.template.mismatch(p.code(), key)
+                                        })
+                                        .unwrap_or_default();
+                                    tracing::info!(
+                                        target: "torchferro::inductor",
+                                        "dynamic graph: kernels for sizes {} are specialized \
+                                         to them: their kernels differ from the ones with \
+                                         sizes as arguments ({at})",
+                                        self.describe(key)
+                                    );
+                                    p
+                                }
+                            }
+                        }
+                        Err(why) => {
+                            tracing::info!(
+                                target: "torchferro::inductor",
+                                "dynamic graph: kernels for sizes {} are specialized to them: \
+                                 {why}",
+                                self.describe(key)
+                            );
+                            prepared
+                        }
+                    }
+                } else {
+                    let at = self
+                        .libraries
+                        .lock()
+                        .ok()
+                        .and_then(|l| l.first()?.template.mismatch(prepared.code(), key));
+                    if let Some(at) = at {
+                        tracing::info!(
+                            target: "torchferro::inductor",
+                            "dynamic graph: kernels for sizes {} are specialized to them: their \
+                             kernels differ from the ones with sizes as arguments ({at})",
+                            self.describe(key)
+                        );
+                    }
+                    prepared
+                };
                 if !self.take_library() {
                     return Ok(None);
                 }
-                let fitted = self.fit(key, prepared.code(), &options).and_then(|t| {
-                    let code = t.render(&|name| prepared.kernel_arity(name))?;
-                    Ok(SizeLibrary { template: t, code })
-                });
-                match fitted {
-                    Ok(lib) => {
-                        let compiled = prepared
-                            .build(&options, Some((&lib.code, key.to_vec())))
-                            .map_err(|e| e.to_string())?;
-                        tracing::info!(
-                            target: "torchferro::inductor",
-                            "dynamic graph: kernels take the sizes as arguments \
-                             (one library for every size whose kernels it matches; fitted at {})",
-                            self.describe(key)
-                        );
-                        if let Ok(mut l) = self.libraries.lock() {
-                            l.push(Arc::new(lib));
-                        }
-                        Ok(Some(compiled))
-                    }
-                    Err(why) => {
-                        tracing::info!(
-                            target: "torchferro::inductor",
-                            "dynamic graph: kernels for sizes {} are specialized to them: {why}",
-                            self.describe(key)
-                        );
-                        prepared.build(&options, None).map(Some).map_err(|e| e.to_string())
-                    }
-                }
+                prepared.build(&options, None).map(Some).map_err(|e| e.to_string())
             })
-            })?;
+        })?;
         match compiled {
             Some(c) => InductorProgram::wrap(&g, &self.callables, placement, c).map(Some),
             None => Ok(None),
@@ -266,6 +340,7 @@ impl InductorProgram {
             key: key.clone(),
             libraries: Default::default(),
             built: Default::default(),
+            fits: Default::default(),
             variants: Default::default(),
             limit: max_size_variants().max(1),
             past_limit_logged: Default::default(),
