@@ -173,15 +173,20 @@ impl Poly {
 
 /// Fits `values[g]` (the literal at `grid(nodes)[g]`) as an integer polynomial of degree at most
 /// 2 per symbol; `None` when no such polynomial gives every value exactly.
-fn fit(nodes: &[[i64; 3]], values: &[i64]) -> Option<Poly> {
+fn fit(nodes: &[Vec<i64>], values: &[i64]) -> Option<Poly> {
     let n = nodes.len();
+    let radix: Vec<usize> = nodes.iter().map(|x| x.len()).collect();
+    let place = |k: usize| radix[..k].iter().product::<usize>();
     // Tensor-product interpolation: along each axis, the values at the axis's three nodes
     // become the coefficients of 1, x, x^2 (Newton's divided differences, in f64; the result
     // is rounded and checked exactly).
     let mut a: Vec<f64> = values.iter().map(|&v| v as f64).collect();
     for (axis, xs) in nodes.iter().enumerate() {
-        let stride = 3usize.pow(axis as u32);
-        let [x0, x1, x2] = xs.map(|x| x as f64);
+        if xs.len() == 1 {
+            continue;
+        }
+        let stride = place(axis);
+        let (x0, x1, x2) = (xs[0] as f64, xs[1] as f64, xs[2] as f64);
         for start in 0..a.len() {
             if (start / stride) % 3 != 0 {
                 continue;
@@ -220,7 +225,7 @@ fn fit(nodes: &[[i64; 3]], values: &[i64]) -> Option<Poly> {
             return None;
         }
         if r != 0.0 {
-            let e = (0..n).map(|k| ((g / 3usize.pow(k as u32)) % 3) as u32).collect();
+            let e = (0..n).map(|k| ((g / place(k)) % radix[k]) as u32).collect();
             terms.push((e, r as i64));
         }
     }
@@ -243,14 +248,19 @@ fn lcm(a: i64, b: i64) -> i64 {
     a / gcd(a, b) * b
 }
 
-/// Every combination of the symbols' nodes (symbol `k` at `nodes[k][0..3]`), the first symbol
-/// varying fastest.
-pub fn grid(nodes: &[[i64; 3]]) -> Vec<Vec<i64>> {
-    let n = nodes.len();
-    (0..3usize.pow(n as u32))
-        .map(|g| {
-            (0..n)
-                .map(|k| nodes[k][(g / 3usize.pow(k as u32)) % 3])
+/// Every combination of the symbols' nodes (symbol `k` at each of `nodes[k]`, one or three
+/// values), the first symbol varying fastest.
+pub fn grid(nodes: &[Vec<i64>]) -> Vec<Vec<i64>> {
+    let total: usize = nodes.iter().map(|x| x.len()).product();
+    (0..total)
+        .map(|mut g| {
+            nodes
+                .iter()
+                .map(|xs| {
+                    let v = xs[g % xs.len()];
+                    g /= xs.len();
+                    v
+                })
                 .collect()
         })
         .collect()
@@ -259,24 +269,34 @@ pub fn grid(nodes: &[[i64; 3]]) -> Vec<Vec<i64>> {
 /// Where a template for a graph first called at `hints` is fitted: each symbol at three
 /// multiples of its hint (so divisibility the trace relied on holds), at least
 /// [`GENERIC_SIZE`] (below it the lowering's choices for tiny sizes show: a reduction over 3
-/// rows is not blocked, an index over 2 values simplifies), and no two symbols at a common
-/// value (equal sizes fuse loops that differ in general).
-pub fn nodes_for(hints: &[i64]) -> Vec<[i64; 3]> {
+/// rows is not blocked, an index over 2 values simplifies), no two symbols at a common value
+/// (equal sizes fuse loops that differ in general), and every point allowed by `ok` (the
+/// trace's relations and bounds). A symbol that cannot move so (`s2 == 32` guarded) stays at
+/// its hint: the template takes its value as a constant.
+pub fn nodes_for(hints: &[i64], ok: &dyn Fn(&[i64]) -> bool) -> Vec<Vec<i64>> {
     let mut taken: Vec<i64> = hints.to_vec();
     let mut out = Vec::with_capacity(hints.len());
-    for &h in hints {
+    for (k, &h) in hints.iter().enumerate() {
         let h = h.max(1);
-        let mut m = (GENERIC_SIZE + h - 1) / h;
+        let m0 = (GENERIC_SIZE + h - 1) / h;
         let mut picked = Vec::with_capacity(3);
-        while picked.len() < 3 {
+        for m in m0..m0 + 24 {
             let v = h * m;
-            if !taken.contains(&v) {
+            let mut point = hints.to_vec();
+            point[k] = v;
+            if !taken.contains(&v) && ok(&point) {
                 picked.push(v);
-                taken.push(v);
+                if picked.len() == 3 {
+                    break;
+                }
             }
-            m += 1;
         }
-        out.push([picked[0], picked[1], picked[2]]);
+        if picked.len() == 3 {
+            taken.extend(&picked);
+            out.push(picked);
+        } else {
+            out.push(vec![h]);
+        }
     }
     out
 }
@@ -322,7 +342,7 @@ impl FloatHole {
     }
 
     /// Fits the float values over the grid as `p` or `1 / p`.
-    fn fit(nodes: &[[i64; 3]], values: &[f64], f32: bool) -> Option<FloatHole> {
+    fn fit(nodes: &[Vec<i64>], values: &[f64], f32: bool) -> Option<FloatHole> {
         for recip in [true, false] {
             let ints: Option<Vec<i64>> = values
                 .iter()
@@ -393,9 +413,13 @@ impl Template {
     /// Fits a template to `codes[g]`, the generated C (before [`crate::cache::finish_source`])
     /// at `grid(nodes)[g]`. An error when the sources differ in more than constants or a
     /// constant is no polynomial of the symbols (or, for a float, its reciprocal).
-    pub fn fit(nodes: &[[i64; 3]], codes: &[String], names: Vec<String>) -> Result<Template, String> {
-        assert_eq!(codes.len(), 3usize.pow(nodes.len() as u32));
+    pub fn fit(
+        nodes: &[Vec<i64>],
+        codes: &[String],
+        names: Vec<String>,
+    ) -> Result<Template, String> {
         let pts = grid(nodes);
+        assert_eq!(codes.len(), pts.len());
         let toks: Vec<Vec<Tok>> = codes.iter().map(|c| tokenize(c)).collect();
         let first = &toks[0];
         let structure = |g: usize| {
@@ -538,7 +562,15 @@ impl Template {
                 TTok::Int(v) => {
                     let _ = write!(code, "{v}");
                 }
-                TTok::Hole(p) => code.push_str(&p.c(&self.names)),
+                TTok::Hole(p) => {
+                    // `INT64_C(16)` pastes a suffix onto its argument: an expression there
+                    // becomes a parenthesized one.
+                    if code.ends_with("INT64_C(") {
+                        code.truncate(code.len() - "INT64_C(".len());
+                        code.push('(');
+                    }
+                    code.push_str(&p.c(&self.names))
+                }
                 TTok::Float(lit) => code.push_str(lit),
                 TTok::FloatHole(h) => code.push_str(&h.c(&self.names)),
             }
@@ -596,8 +628,18 @@ mod tests {
     }
 
     #[test]
+    fn a_hole_in_int64_c_is_an_expression() {
+        let code = |n: i64| format!("const int64_t a = ((int64_t)INT64_C({n}));");
+        let nodes = [vec![8, 16, 24]];
+        let codes: Vec<String> = grid(&nodes).iter().map(|s| code(s[0])).collect();
+        let t = Template::fit(&nodes, &codes, vec!["s0".into()]).unwrap();
+        let c = t.render(&|_| None).unwrap();
+        assert_eq!(c, "const int64_t a = ((int64_t)((s0)));");
+    }
+
+    #[test]
     fn a_mean_divisor_is_a_float_hole() {
-        let nodes = [[8, 16, 24]];
+        let nodes = [vec![8, 16, 24]];
         let code = |n: i64| {
             format!(
                 "const float a = ((float){});",
@@ -616,13 +658,21 @@ mod tests {
 
     #[test]
     fn nodes_avoid_tiny_and_shared_sizes() {
-        assert_eq!(nodes_for(&[4, 2]), vec![[8, 12, 16], [10, 14, 18]]);
-        assert_eq!(nodes_for(&[32]), vec![[32, 64, 96]]);
+        let any = |_: &[i64]| true;
+        assert_eq!(nodes_for(&[4, 2], &any), vec![vec![8, 12, 16], vec![10, 14, 18]]);
+        assert_eq!(nodes_for(&[32], &any), vec![vec![32, 64, 96]]);
+        // A symbol guarded equal to its hint stays there.
+        let pinned = |s: &[i64]| s[1] == 32;
+        assert_eq!(
+            nodes_for(&[4, 32], &pinned),
+            vec![vec![8, 12, 16], vec![32]]
+        );
+        assert_eq!(grid(&[vec![1, 2, 3], vec![7]]), vec![vec![1, 7], vec![2, 7], vec![3, 7]]);
     }
 
     #[test]
     fn fits_products_and_constants() {
-        let base = [[4, 8, 12], [7, 14, 21]];
+        let base = [vec![4, 8, 12], vec![7, 14, 21]];
         let pts = grid(&base);
         let values: Vec<i64> = pts.iter().map(|s| 3 * s[0] * s[1] - s[0] + 5).collect();
         let p = fit(&base, &values).unwrap();
@@ -643,7 +693,7 @@ mod tests {
         let code = |n: i64| {
             format!("void kernel0(void **restrict args) {{\n  for (int64_t x0 = 0; x0 < {}; x0++) b[x0] = 2;\n}}\n", n * 8)
         };
-        let base = [[5, 10, 15]];
+        let base = [vec![5, 10, 15]];
         let codes: Vec<String> = grid(&base).iter().map(|s| code(s[0])).collect();
         let t = Template::fit(&base, &codes, vec!["s0".into()]).unwrap();
         assert!(t.matches(&code(40), &[40]));

@@ -78,6 +78,11 @@ pub(super) struct Dynamic {
     reads: Vec<(usize, usize, u32)>,
     /// The assignment the program holding this was made for (the hints).
     key: Vec<i64>,
+    /// What the trace relied on (relations between the symbols, their bounds): a template's
+    /// grid stays inside it.
+    relations: Vec<fx::Relation>,
+    /// `(min, max)` per symbol, in `reads` order.
+    bounds: Vec<(i64, Option<i64>)>,
     /// Libraries with sizes as arguments, in the order they were built.
     libraries: Mutex<Vec<Arc<SizeLibrary>>>,
     /// Kernel libraries built so far (with sizes as arguments or per size), at most `limit`.
@@ -155,7 +160,23 @@ impl Dynamic {
     /// Fits a template on a grid of assignments near `key` (see `inductor::param::nodes_for`;
     /// `code` is the C at `key`, used where the grid holds it).
     fn fit(&self, key: &[i64], code: &str, options: &inductor::Options) -> Result<Template, String> {
-        let nodes = nodes_for(key);
+        let ok = |point: &[i64]| {
+            let value = |k: u32| {
+                self.reads
+                    .iter()
+                    .position(|r| r.2 == k)
+                    .map_or(0, |i| point[i])
+            };
+            point
+                .iter()
+                .zip(&self.bounds)
+                .all(|(v, (lo, hi))| v >= lo && hi.is_none_or(|h| *v <= h))
+                && self
+                    .relations
+                    .iter()
+                    .all(|r| r.eval(&value).unwrap_or(false))
+        };
+        let nodes = nodes_for(key, &ok);
         let mut codes = Vec::new();
         for point in grid(&nodes) {
             if point == key {
@@ -316,17 +337,24 @@ impl Dynamic {
 }
 
 impl InductorProgram {
-    /// Compiles the dynamic `graph` (its symbols read from the inputs as `reads` says) at the
-    /// assignment `hints`; the program serves other assignments as calls bring them.
+    /// Compiles the dynamic `graph` at the assignment `hints` (per symbol id, as `bounds`); the
+    /// program serves other assignments as calls bring them. `relations` are what the trace
+    /// relied on (its shape guards).
     pub fn try_new_dynamic(
         graph: &Graph,
         callables: &[(fx::NodeId, Py<PyAny>)],
         grad_enabled: bool,
         hints: &[i64],
+        relations: Vec<fx::Relation>,
+        bounds: &[(i64, Option<i64>)],
     ) -> Result<Option<InductorProgram>, String> {
         let reads = fx::passes::specialize::symbol_reads(graph)
             .ok_or("a size symbol is not the size of an input dimension")?;
         let key: Vec<i64> = reads.iter().map(|r| hints[r.2 as usize]).collect();
+        let bounds = reads
+            .iter()
+            .map(|r| bounds.get(r.2 as usize).copied().unwrap_or((2, None)))
+            .collect();
         let d = Dynamic {
             graph: graph.clone(),
             callables: Python::attach(|py| {
@@ -338,6 +366,8 @@ impl InductorProgram {
             grad_enabled,
             reads,
             key: key.clone(),
+            relations,
+            bounds,
             libraries: Default::default(),
             built: Default::default(),
             fits: Default::default(),
