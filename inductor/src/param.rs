@@ -267,7 +267,7 @@ pub fn grid(nodes: &[Vec<i64>]) -> Vec<Vec<i64>> {
 }
 
 /// Where a template for a graph first called at `hints` is fitted: each symbol at three
-/// multiples of its hint (so divisibility the trace relied on holds), at least
+/// values of its hint's parity, at least
 /// [`GENERIC_SIZE`] (below it the lowering's choices for tiny sizes show: a reduction over 3
 /// rows is not blocked, an index over 2 values simplifies), no two symbols at a common value
 /// (equal sizes fuse loops that differ in general), and every point allowed by `ok` (the
@@ -277,19 +277,20 @@ pub fn nodes_for(hints: &[i64], ok: &dyn Fn(&[i64]) -> bool) -> Vec<Vec<i64>> {
     let mut taken: Vec<i64> = hints.to_vec();
     let mut out = Vec::with_capacity(hints.len());
     for (k, &h) in hints.iter().enumerate() {
-        let h = h.max(1);
-        let m0 = (GENERIC_SIZE + h - 1) / h;
         let mut picked = Vec::with_capacity(3);
-        for m in m0..m0 + 24 {
-            let v = h * m;
+        // Same parity as the hint, from GENERIC_SIZE up: a floor division by 2 inside a
+        // product (`(s0 // 2 + 1) * 8`) is a polynomial on one parity class.
+        let mut v = h + 2 * (((GENERIC_SIZE - h).max(0) + 1) / 2);
+        for _ in 0..48 {
             let mut point = hints.to_vec();
             point[k] = v;
-            if !taken.contains(&v) && ok(&point) {
+            if (v == h || !taken.contains(&v)) && ok(&point) {
                 picked.push(v);
                 if picked.len() == 3 {
                     break;
                 }
             }
+            v += 2;
         }
         if picked.len() == 3 {
             taken.extend(&picked);
@@ -333,11 +334,7 @@ impl FloatHole {
         if self.p.den != 1 || p.unsigned_abs() > (1u128 << 53) {
             return None;
         }
-        let v = if self.recip {
-            1.0 / p as f64
-        } else {
-            p as f64
-        };
+        let v = if self.recip { 1.0 / p as f64 } else { p as f64 };
         Some(if self.f32 { v as f32 as f64 } else { v })
     }
 
@@ -392,7 +389,10 @@ fn differs(a: &[Tok], b: &[Tok]) -> String {
     let i = a
         .iter()
         .zip(b)
-        .position(|(x, y)| std::mem::discriminant(x) != std::mem::discriminant(y) || matches!((x, y), (Tok::Text(p), Tok::Text(q)) if p != q))
+        .position(|(x, y)| {
+            std::mem::discriminant(x) != std::mem::discriminant(y)
+                || matches!((x, y), (Tok::Text(p), Tok::Text(q)) if p != q)
+        })
         .unwrap_or(a.len().min(b.len()));
     if i >= a.len().min(b.len()) {
         return "one has more kernels".into();
@@ -473,7 +473,8 @@ impl Template {
                     if toks.iter().all(|t| t[i] == first[i]) {
                         out.push(TTok::Float(lit.clone()));
                     } else {
-                        let f32 = matches!(out.last(), Some(TTok::Text(s)) if s.ends_with("(float)"));
+                        let f32 =
+                            matches!(out.last(), Some(TTok::Text(s)) if s.ends_with("(float)"));
                         let h = FloatHole::fit(nodes, &values, f32).ok_or_else(|| {
                             format!(
                                 "a constant in the kernels is no function of the sizes \
@@ -504,7 +505,9 @@ impl Template {
         let as_tok = |t: &TTok| match t {
             TTok::Text(x) => Tok::Text(x.clone()),
             TTok::Int(v) => Tok::Int(*v),
-            TTok::Hole(p) => p.eval(s).map_or(Tok::Text("?".into()), |v| Tok::Int(v as i64)),
+            TTok::Hole(p) => p
+                .eval(s)
+                .map_or(Tok::Text("?".into()), |v| Tok::Int(v as i64)),
             TTok::Float(x) => Tok::Float(0.0, x.clone()),
             TTok::FloatHole(h) => Tok::Float(h.value(s).unwrap_or(f64::NAN), String::new()),
         };
@@ -531,7 +534,11 @@ impl Template {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        Some(format!("`{}` where they have `{}`", show(&toks), show(&mine)))
+        Some(format!(
+            "`{}` where they have `{}`",
+            show(&toks),
+            show(&mine)
+        ))
     }
 
     fn tok_matches(t: &Tok, u: &TTok, s: &[i64]) -> bool {
@@ -616,7 +623,10 @@ mod tests {
             })
             .collect();
         assert_eq!(ints, vec![12, 7]);
-        assert!(t.contains(&Tok::Float(12.0, "0x1.8p+3".into())) || t.iter().all(|t| !matches!(t, Tok::Float(..))));
+        assert!(
+            t.contains(&Tok::Float(12.0, "0x1.8p+3".into()))
+                || t.iter().all(|t| !matches!(t, Tok::Float(..)))
+        );
         let h: Vec<f64> = tokenize("((float)0x1.5555560000000p-2)")
             .iter()
             .filter_map(|t| match t {
@@ -659,15 +669,25 @@ mod tests {
     #[test]
     fn nodes_avoid_tiny_and_shared_sizes() {
         let any = |_: &[i64]| true;
-        assert_eq!(nodes_for(&[4, 2], &any), vec![vec![8, 12, 16], vec![10, 14, 18]]);
-        assert_eq!(nodes_for(&[32], &any), vec![vec![32, 64, 96]]);
+        assert_eq!(
+            nodes_for(&[4, 3], &any),
+            vec![vec![8, 10, 12], vec![9, 11, 13]]
+        );
+        assert_eq!(
+            nodes_for(&[4, 2], &any),
+            vec![vec![8, 10, 12], vec![14, 16, 18]]
+        );
+        assert_eq!(nodes_for(&[32], &any), vec![vec![32, 34, 36]]);
         // A symbol guarded equal to its hint stays there.
         let pinned = |s: &[i64]| s[1] == 32;
         assert_eq!(
             nodes_for(&[4, 32], &pinned),
-            vec![vec![8, 12, 16], vec![32]]
+            vec![vec![8, 10, 12], vec![32]]
         );
-        assert_eq!(grid(&[vec![1, 2, 3], vec![7]]), vec![vec![1, 7], vec![2, 7], vec![3, 7]]);
+        assert_eq!(
+            grid(&[vec![1, 2, 3], vec![7]]),
+            vec![vec![1, 7], vec![2, 7], vec![3, 7]]
+        );
     }
 
     #[test]
@@ -684,7 +704,10 @@ mod tests {
         let p = fit(&base, &half).unwrap();
         assert_eq!(p.eval(&[7, 3]), Some(4));
         // A size that is no polynomial (a square root) does not fit.
-        let root: Vec<i64> = pts.iter().map(|s| (s[0] as f64).sqrt() as i64 * 5).collect();
+        let root: Vec<i64> = pts
+            .iter()
+            .map(|s| (s[0] as f64).sqrt() as i64 * 5)
+            .collect();
         assert!(fit(&base, &root).is_none());
     }
 

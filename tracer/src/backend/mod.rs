@@ -170,7 +170,12 @@ pub fn build(
                     callables,
                     crate::guards::grad_enabled(py),
                     &output.shapes.hints(),
-                    output.shapes.relations.iter().map(|r| r.0.clone()).collect(),
+                    output
+                        .shapes
+                        .relations
+                        .iter()
+                        .map(|r| r.0.clone())
+                        .collect(),
                     &output
                         .shapes
                         .symbols

@@ -39,10 +39,10 @@ pub(in crate::codegen) mod syntax;
 
 use arg_reduction::*;
 use blocked::*;
-use syntax::*;
-pub use syntax::{c_type, storage_type};
 #[cfg(test)]
 pub(crate) use syntax::hex_float;
+use syntax::*;
+pub use syntax::{c_type, storage_type};
 
 pub(in crate::codegen) fn var(k: u32) -> String {
     format!("x{k}")

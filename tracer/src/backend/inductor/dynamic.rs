@@ -159,7 +159,12 @@ impl Dynamic {
 
     /// Fits a template on a grid of assignments near `key` (see `inductor::param::nodes_for`;
     /// `code` is the C at `key`, used where the grid holds it).
-    fn fit(&self, key: &[i64], code: &str, options: &inductor::Options) -> Result<Template, String> {
+    fn fit(
+        &self,
+        key: &[i64],
+        code: &str,
+        options: &inductor::Options,
+    ) -> Result<Template, String> {
         let ok = |point: &[i64]| {
             let value = |k: u32| {
                 self.reads
@@ -199,11 +204,8 @@ impl Dynamic {
         key: &[i64],
         options: &inductor::Options,
     ) -> Result<Result<inductor::CompiledGraph, inductor::Prepared>, String> {
-        let libraries: Vec<Arc<SizeLibrary>> = self
-            .libraries
-            .lock()
-            .map(|l| l.clone())
-            .unwrap_or_default();
+        let libraries: Vec<Arc<SizeLibrary>> =
+            self.libraries.lock().map(|l| l.clone()).unwrap_or_default();
         let Some(lib) = libraries
             .iter()
             .find(|l| l.template.matches(prepared.code(), key))
@@ -232,7 +234,11 @@ impl Dynamic {
     /// new one fitted here), else a library of its own; `Ok(None)` past the library limit.
     fn program_at(&self, key: &[i64]) -> Result<Option<InductorProgram>, String> {
         let g = self.at(key)?;
-        let (placement, options) = InductorProgram::admit(&g, self.grad_enabled)?;
+        let (placement, mut options) = InductorProgram::admit(&g, self.grad_enabled)?;
+        if let inductor::Target::Cpu(p) = &mut options.target {
+            // The loop shape of a reduction may not depend on a size (see the policy).
+            p.blocked_min_rows = 0;
+        }
         let parametric = size_args_enabled()
             && matches!(placement, super::super::cuda::Placement::Cpu)
             && !self.reads.is_empty()
@@ -245,8 +251,9 @@ impl Dynamic {
                 .map_err(|e| e.to_string())?;
             return InductorProgram::wrap(&g, &self.callables, placement, compiled).map(Some);
         }
-        let compiled = Python::attach(|py| {
-            py.detach(|| -> Result<Option<inductor::CompiledGraph>, String> {
+        let compiled =
+            Python::attach(|py| {
+                py.detach(|| -> Result<Option<inductor::CompiledGraph>, String> {
                 let prepared = inductor::prepare(&g, &options).map_err(|e| e.to_string())?;
                 if !prepared.has_kernels() {
                     return prepared.build(&options, None).map(Some).map_err(|e| e.to_string());
@@ -328,7 +335,7 @@ impl Dynamic {
                 }
                 prepared.build(&options, None).map(Some).map_err(|e| e.to_string())
             })
-        })?;
+            })?;
         match compiled {
             Some(c) => InductorProgram::wrap(&g, &self.callables, placement, c).map(Some),
             None => Ok(None),
