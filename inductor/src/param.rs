@@ -413,10 +413,14 @@ impl Template {
     /// Fits a template to `codes[g]`, the generated C (before [`crate::cache::finish_source`])
     /// at `grid(nodes)[g]`. An error when the sources differ in more than constants or a
     /// constant is no polynomial of the symbols (or, for a float, its reciprocal).
+    ///
+    /// `check`: the C at one more assignment, off the grid, which the template must match (three
+    /// nodes fit any values with degree 2; a size that is no polynomial shows there).
     pub fn fit(
         nodes: &[Vec<i64>],
         codes: &[String],
         names: Vec<String>,
+        check: Option<(&[i64], &str)>,
     ) -> Result<Template, String> {
         let pts = grid(nodes);
         assert_eq!(codes.len(), pts.len());
@@ -486,7 +490,15 @@ impl Template {
                 }
             }
         }
-        Ok(Template { toks: out, names })
+        let t = Template { toks: out, names };
+        if let Some((s, code)) = check {
+            if let Some(m) = t.mismatch(code, s) {
+                return Err(format!(
+                    "the kernels at {s:?} are not the ones fitted at {pts:?}: {m}"
+                ));
+            }
+        }
+        Ok(t)
     }
 
     /// Whether `code` (generated at the assignment `s`) is this template at `s`.
@@ -638,11 +650,22 @@ mod tests {
     }
 
     #[test]
+    fn the_check_point_rejects_what_is_no_polynomial() {
+        let code = |n: i64| format!("x < {};", (n as f64).sqrt() as i64 * 5);
+        let nodes = [vec![4, 8, 12]];
+        let codes: Vec<String> = grid(&nodes).iter().map(|s| code(s[0])).collect();
+        let names = || vec!["s0".to_string()];
+        assert!(Template::fit(&nodes, &codes, names(), None).is_ok());
+        let err = Template::fit(&nodes, &codes, names(), Some((&[16], &code(16)))).unwrap_err();
+        assert!(err.contains("not the ones fitted"), "{err}");
+    }
+
+    #[test]
     fn a_hole_in_int64_c_is_an_expression() {
         let code = |n: i64| format!("const int64_t a = ((int64_t)INT64_C({n}));");
         let nodes = [vec![8, 16, 24]];
         let codes: Vec<String> = grid(&nodes).iter().map(|s| code(s[0])).collect();
-        let t = Template::fit(&nodes, &codes, vec!["s0".into()]).unwrap();
+        let t = Template::fit(&nodes, &codes, vec!["s0".into()], None).unwrap();
         let c = t.render(&|_| None).unwrap();
         assert_eq!(c, "const int64_t a = ((int64_t)((s0)));");
     }
@@ -657,13 +680,13 @@ mod tests {
             )
         };
         let codes: Vec<String> = grid(&nodes).iter().map(|s| code(s[0])).collect();
-        let t = Template::fit(&nodes, &codes, vec!["s0".into()]).unwrap();
+        let t = Template::fit(&nodes, &codes, vec!["s0".into()], None).unwrap();
         for n in [2, 3, 7, 100] {
             assert!(t.matches(&code(n), &[n]), "{n}");
         }
         assert!(!t.matches(&code(5), &[6]));
         let c = t.render(&|_| None).unwrap();
-        assert!(c.contains("((float)(1.0 / (double)s0))"), "{c}");
+        assert!(c.contains("((float)(1.0 / (double)(s0)))"), "{c}");
     }
 
     #[test]
@@ -718,7 +741,7 @@ mod tests {
         };
         let base = [vec![5, 10, 15]];
         let codes: Vec<String> = grid(&base).iter().map(|s| code(s[0])).collect();
-        let t = Template::fit(&base, &codes, vec!["s0".into()]).unwrap();
+        let t = Template::fit(&base, &codes, vec!["s0".into()], None).unwrap();
         assert!(t.matches(&code(40), &[40]));
         assert!(!t.matches(&code(40), &[41]));
         let c = t.render(&|_| Some(1)).unwrap();

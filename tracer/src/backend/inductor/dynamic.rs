@@ -192,8 +192,25 @@ impl Dynamic {
             let p = inductor::prepare(&g, options).map_err(|e| e.to_string())?;
             codes.push(p.code().to_string());
         }
+        // One more assignment off the grid, each moving symbol two past its last node.
+        let check: Vec<i64> = nodes
+            .iter()
+            .map(|xs| if xs.len() == 3 { xs[2] + 2 } else { xs[0] })
+            .collect();
+        let check_code = if check != key && ok(&check) {
+            let g = self.at(&check)?;
+            let p = inductor::prepare(&g, options).map_err(|e| e.to_string())?;
+            Some(p.code().to_string())
+        } else {
+            None
+        };
         let names = self.reads.iter().map(|r| format!("s{}", r.2)).collect();
-        Template::fit(&nodes, &codes, names)
+        Template::fit(
+            &nodes,
+            &codes,
+            names,
+            check_code.as_deref().map(|c| (&check[..], c)),
+        )
     }
 
     /// Builds `prepared` on the first library with sizes as arguments whose template it matches
