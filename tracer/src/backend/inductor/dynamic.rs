@@ -229,9 +229,27 @@ impl Dynamic {
         else {
             return Ok(Err(prepared));
         };
+        // Held until `build` below has loaded the library (a first build that fails drops the
+        // template: the assignment and later ones compile per size, as without it).
+        let mut _first = None;
         if !lib.built.load(Ordering::Relaxed) {
             if !self.take_library() {
                 return Ok(Err(prepared));
+            }
+            let source = inductor::cache::finish_source(&lib.code);
+            match inductor::cache::build(&source, &options.cache_dir) {
+                Ok(b) => _first = Some(b),
+                Err(e) => {
+                    tracing::info!(
+                        target: "torchferro::inductor",
+                        "dynamic graph: the kernels with sizes as arguments did not compile \
+                         (sizes are specialized): {e}"
+                    );
+                    if let Ok(mut l) = self.libraries.lock() {
+                        l.retain(|x| !Arc::ptr_eq(x, lib));
+                    }
+                    return Ok(Err(prepared));
+                }
             }
             lib.built.store(true, Ordering::Relaxed);
             tracing::info!(
