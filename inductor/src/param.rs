@@ -1,23 +1,26 @@
-//! Kernels with sizes as arguments (issue 18, phase 2b): one C library for every assignment of a
-//! dynamic graph's size symbols whose generated C differs only in integer literals that are
-//! polynomials of the symbols.
+//! Kernels with sizes as arguments (issue 18, session 12): one C library for every assignment of
+//! a dynamic graph's size symbols whose generated C differs only in constants that are functions
+//! of the symbols.
 //!
 //! The lowering, scheduler and C printer work on concrete sizes. A dynamic graph is specialized
 //! to an assignment and lowered as a static graph would be (cheap, no C compiler); the C at a
-//! few assignments near the first one (a grid, each symbol at `v`, `v+1`, `v+2`) is split into
-//! tokens, and every integer literal that differs between them is fitted as a polynomial of the
-//! symbols with integer coefficients (degree at most 2 per symbol). The result, a [`Template`],
-//! prints one C source whose kernels read the symbols' values from one more argument
-//! (`args[n]` after the `n` buffers) and compute those literals at run time.
+//! grid of assignments ([`nodes_for`]: three values per symbol, of its hint's parity, from
+//! [`GENERIC_SIZE`] up, inside the trace's relations) is split into tokens, and every integer
+//! literal that differs between them is fitted as `floor(q(s) / den)` with `q` an integer
+//! polynomial of degree at most 2 per symbol, every varying float constant as `p(s)` or
+//! `1 / p(s)`. The result, a [`Template`], prints one C source whose kernels read the symbols'
+//! values from one more argument (`args[n]` after the `n` buffers) and compute those constants
+//! at run time.
 //!
 //! Soundness does not rest on the fit: at every assignment a call brings, the graph is lowered
-//! at those sizes and its C must equal the template's token for token, each fitted literal
-//! equal to its polynomial's value there ([`Template::matches`]). Then the template's library
-//! computes what the static C at those sizes would (same statements, same integer values), and
-//! it runs with the assignment as its size arguments. Where a size-dependent decision of the
-//! lowering differs (a huge-page hint past a size, a row kept in scratch up to a size, an index
-//! that simplifies at a small size), the C differs and the assignment needs another template or
-//! its own compile; a wrong value is never the outcome.
+//! at those sizes and its C must equal the template's token for token, each fitted constant
+//! equal to its expression's value there as C computes it ([`Template::matches`]). Then the
+//! template's library computes what the static C at those sizes would (same statements, same
+//! values), and it runs with the assignment as its size arguments. Where a size-dependent
+//! decision of the lowering differs (a huge-page hint past a size, a row kept in scratch up to a
+//! size, an index that simplifies at a small size, loops fused because two sizes are equal), the
+//! C differs and the assignment needs another template or its own compile; a wrong value is
+//! never the outcome.
 
 use std::fmt::Write;
 
