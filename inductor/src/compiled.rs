@@ -90,6 +90,9 @@ pub struct CompiledGraph {
     /// [`crate::CpuPolicy::unlock_min_elems`]).
     unlocked: EntityVec<KernelId, bool>,
     times: PhaseTimes,
+    /// The size symbols' values, passed to every kernel after its buffers when the kernels
+    /// take sizes as arguments ([`crate::param`]); empty otherwise.
+    syms: Vec<i64>,
 }
 
 /// Lowers, schedules, generates C, and builds (or loads from the cache) the kernels.
@@ -106,81 +109,170 @@ pub fn compile(graph: &fx::Graph, options: &Options) -> Result<CompiledGraph, In
 
 /// [`compile`] from an already lowered graph (tests build IR directly).
 pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, InductorError> {
+    if options.target.cpu().is_none() {
+        let started = Instant::now();
+        let sched = schedule(&ir);
+        let times = PhaseTimes {
+            scheduling: started.elapsed(),
+            ..Default::default()
+        };
+        return compile_cuda(ir, sched, options, times);
+    }
+    prepare_ir(ir, options)?.build(options, None)
+}
+
+/// A CPU graph lowered, scheduled and printed as C, not built yet: what a dynamic graph is at
+/// one assignment of its size symbols before [`crate::param`] decides which library runs it.
+pub struct Prepared {
+    ir: IrGraph,
+    sched: Schedule,
+    src: codegen::CSource,
+    times: PhaseTimes,
+}
+
+/// Lowers, schedules and prints `graph` for the CPU target of `options` (no C compiler runs).
+pub fn prepare(graph: &fx::Graph, options: &Options) -> Result<Prepared, InductorError> {
+    if options.target.cpu().is_none() {
+        return Err(InductorError::Unsupported(
+            "kernels with sizes as arguments are CPU only".into(),
+        ));
+    }
+    let started = Instant::now();
+    let ir = crate::lower::lower_for(graph, &options.target)?;
+    let lowering = started.elapsed();
+    let mut p = prepare_ir(ir, options)?;
+    p.times.lowering = lowering;
+    Ok(p)
+}
+
+fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorError> {
     let mut times = PhaseTimes::default();
     let started = Instant::now();
     let sched = schedule(&ir);
     times.scheduling = started.elapsed();
     let started = Instant::now();
-    let Some(policy) = options.target.cpu() else {
-        return compile_cuda(ir, sched, options, times);
-    };
     let src = codegen::generate(&ir, &sched, &options.target);
-    let source = cache::finish_source(&src.code);
     times.codegen = started.elapsed();
-    tracing::debug!(target: "torchferro::output_code", "generated C:\n{source}");
-    let mut donors = EntityVec::filled(false, ir.buffers.len());
-    for d in sched.reuse.iter().flatten() {
-        donors[*d] = true;
+    Ok(Prepared {
+        ir,
+        sched,
+        src,
+        times,
+    })
+}
+
+impl Prepared {
+    /// The generated C, before the validation symbol is appended.
+    pub fn code(&self) -> &str {
+        &self.src.code
     }
-    let kept = kept_buffers(&ir, &sched);
-    let unlocked = sched
-        .kernels
-        .iter()
-        .map(|k| {
-            let n = k.outer.iter().chain(&k.inner).product::<i64>();
-            n >= policy.unlock_min_elems
-        })
-        .collect();
-    let huge = ir
-        .buffers
-        .iter()
-        .map(|d| {
-            let bytes = d.storage_numel() * d.dtype.itemsize() as i64;
-            policy.wants_hugepage(bytes).then_some(bytes)
-        })
-        .collect();
-    if src.kernels.is_empty() {
-        return Ok(CompiledGraph {
+
+    /// The number of buffers kernel `name` takes (its argument array's length).
+    pub fn kernel_arity(&self, name: &str) -> Option<usize> {
+        self.src
+            .kernels
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| k.bufs.len())
+    }
+
+    /// Whether the graph has kernels at all.
+    pub fn has_kernels(&self) -> bool {
+        !self.src.kernels.is_empty()
+    }
+
+    /// Builds (or loads from the cache) the kernels and makes the runnable graph. With
+    /// `param = Some((code, sizes))` the kernels come from `code` instead, a
+    /// [`crate::param::Template`] rendered for this graph (its kernels have this graph's
+    /// names and argument buffers, and read `sizes` from one more argument).
+    pub fn build(
+        self,
+        options: &Options,
+        param: Option<(&str, Vec<i64>)>,
+    ) -> Result<CompiledGraph, InductorError> {
+        let Prepared {
+            ir,
+            sched,
+            src,
+            mut times,
+        } = self;
+        let policy = options
+            .target
+            .cpu()
+            .expect("a prepared graph targets the CPU");
+        let started = Instant::now();
+        let (source, syms) = match param {
+            Some((code, syms)) => (cache::finish_source(code), syms),
+            None => (cache::finish_source(&src.code), Vec::new()),
+        };
+        times.codegen += started.elapsed();
+        tracing::debug!(target: "torchferro::output_code", "generated C:\n{source}");
+        let mut donors = EntityVec::filled(false, ir.buffers.len());
+        for d in sched.reuse.iter().flatten() {
+            donors[*d] = true;
+        }
+        let kept = kept_buffers(&ir, &sched);
+        let unlocked = sched
+            .kernels
+            .iter()
+            .map(|k| {
+                let n = k.outer.iter().chain(&k.inner).product::<i64>();
+                n >= policy.unlock_min_elems
+            })
+            .collect();
+        let huge = ir
+            .buffers
+            .iter()
+            .map(|d| {
+                let bytes = d.storage_numel() * d.dtype.itemsize() as i64;
+                policy.wants_hugepage(bytes).then_some(bytes)
+            })
+            .collect();
+        if src.kernels.is_empty() {
+            return Ok(CompiledGraph {
+                ir,
+                sched,
+                source,
+                module: None,
+                kernel_bufs: EntityVec::new(),
+                compiler_ran: false,
+                donors,
+                huge,
+                kept,
+                unlocked,
+                times,
+                syms,
+            });
+        }
+        let started = Instant::now();
+        let built = cache::build(&source, &options.cache_dir)?;
+        let gathers = ir.nodes.iter().any(|n| match n {
+            IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body.has_gather(),
+            _ => false,
+        });
+        let module = KernelModule::C(CLibrary::load(&built, &src.kernels, gathers)?);
+        let kernel_bufs = src.kernels.iter().map(|k| k.bufs.clone()).collect();
+        times.c_compile = built.compile_time;
+        times.cache_load = Some(
+            started
+                .elapsed()
+                .saturating_sub(built.compile_time.unwrap_or_default()),
+        );
+        Ok(CompiledGraph {
             ir,
             sched,
             source,
-            module: None,
-            kernel_bufs: EntityVec::new(),
-            compiler_ran: false,
+            module: Some(module),
+            kernel_bufs,
+            compiler_ran: built.compiled,
             donors,
             huge,
             kept,
             unlocked,
             times,
-        });
+            syms,
+        })
     }
-    let started = Instant::now();
-    let built = cache::build(&source, &options.cache_dir)?;
-    let gathers = ir.nodes.iter().any(|n| match n {
-        IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body.has_gather(),
-        _ => false,
-    });
-    let module = KernelModule::C(CLibrary::load(&built, &src.kernels, gathers)?);
-    let kernel_bufs = src.kernels.iter().map(|k| k.bufs.clone()).collect();
-    times.c_compile = built.compile_time;
-    times.cache_load = Some(
-        started
-            .elapsed()
-            .saturating_sub(built.compile_time.unwrap_or_default()),
-    );
-    Ok(CompiledGraph {
-        ir,
-        sched,
-        source,
-        module: Some(module),
-        kernel_bufs,
-        compiler_ran: built.compiled,
-        donors,
-        huge,
-        kept,
-        unlocked,
-        times,
-    })
 }
 
 /// The CUDA half of [`compile_ir`]: CUDA C through NVRTC (or the cubin cache), loaded on a
@@ -241,6 +333,7 @@ fn compile_cuda(
         kept,
         unlocked,
         times,
+        syms: Vec::new(),
     })
 }
 
@@ -385,6 +478,10 @@ impl CompiledGraph {
                     for &b in &self.kernel_bufs[*k] {
                         self.ensure(&mut rt, b)?;
                         ptrs.push(rt.ptr(b)? as *mut c_void);
+                    }
+                    if !self.syms.is_empty() {
+                        // Read as `const int64_t *` by the kernels; `self` outlives the call.
+                        ptrs.push(self.syms.as_ptr() as *mut c_void);
                     }
                     let module = self
                         .module

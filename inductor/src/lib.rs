@@ -12,6 +12,8 @@
 //! - [`cache`]: the C compiler and the content-addressed shared-object cache;
 //! - `cuda` (feature `cuda`): CUDA C (`codegen::cuda`) compiled by NVRTC to cached cubins;
 //! - [`compiled`]: [`compile`] and [`CompiledGraph::run`] against a [`Host`];
+//! - [`param`]: kernels with sizes as arguments for dynamic graphs (one library for many
+//!   assignments of the size symbols);
 //! - [`workspace`]: intermediates kept allocated from one call to the next;
 //! - [`entity`]: the typed ids (buffers, values, nodes, kernels, steps) and the vectors indexed
 //!   by them.
@@ -24,7 +26,7 @@ pub mod index;
 pub mod ir;
 pub mod lower;
 
-pub use compiled::{compile, compile_ir, CompiledGraph, Options, PhaseTimes};
+pub use compiled::{compile, compile_ir, prepare, CompiledGraph, Options, PhaseTimes, Prepared};
 pub use error::{InductorError, RunError};
 pub use host::{ExternCall, Host, HostArg, HostValue, SdpaMask, TensorDesc};
 pub use target::{CpuPolicy, CudaPolicy, Target};
@@ -35,6 +37,7 @@ pub mod compiled;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod interp;
+pub mod param;
 mod runtime;
 pub mod schedule;
 pub mod target;

@@ -65,6 +65,14 @@ impl Target {
         }
     }
 
+    /// See [`CpuPolicy::blocked_min_rows`] (CUDA: 4, its fixed rule).
+    pub fn blocked_min_rows(&self) -> i64 {
+        match self {
+            Target::Cpu(p) => p.blocked_min_rows,
+            Target::Cuda(_) => 4,
+        }
+    }
+
     /// Whether 4-d intermediates of `graph` are laid out channels-last.
     pub fn channels_last(&self, graph: &Graph) -> bool {
         match self {
@@ -100,6 +108,10 @@ pub struct CpuPolicy {
     /// and retaking it costs about a microsecond, which smaller kernels would feel.
     pub unlock_min_elems: i64,
     pub channels_last: ChannelsLast,
+    /// Reductions over leading dims process rows in blocks when there are at least this many
+    /// rows (fewer fit one vector poorly). Kernels with sizes as arguments use 0: their loop
+    /// shape may not depend on a size ([`crate::param`]).
+    pub blocked_min_rows: i64,
 }
 
 impl Default for CpuPolicy {
@@ -110,6 +122,7 @@ impl Default for CpuPolicy {
             scratch_max: 16384,
             unlock_min_elems: 1 << 14,
             channels_last: ChannelsLast::WhenOneDnn,
+            blocked_min_rows: 4,
         }
     }
 }

@@ -60,7 +60,10 @@ fn plan_kernel(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> K
         .nodes
         .iter()
         .any(|kn| matches!(&ir.nodes[kn.node], IrNode::Reduction { op, .. } if op.is_arg()));
-    let blocked = !pure_pointwise && !k.outer.is_empty() && !has_arg && prefers_blocked(ir, k);
+    let blocked = !pure_pointwise
+        && !k.outer.is_empty()
+        && !has_arg
+        && prefers_blocked(ir, k, target.blocked_min_rows());
     let shape = if pure_pointwise {
         KernelShape::Pointwise(pointwise_nest(ir, sched, k))
     } else if blocked {
@@ -252,9 +255,9 @@ pub fn coef(e: &Idx, v: u32) -> i64 {
 /// Whether a kernel with reductions reads memory contiguously along its last *row* var rather
 /// than along its last reduced var (a reduction over a leading dim, `x.sum(0)`): then scanning
 /// each row alone strides through memory, and rows are better processed in blocks.
-fn prefers_blocked(ir: &IrGraph, k: &Kernel) -> bool {
+fn prefers_blocked(ir: &IrGraph, k: &Kernel, min_rows: i64) -> bool {
     let (no, nr) = (k.outer.len(), k.inner.len());
-    if nr == 0 || k.outer[no - 1] < 4 {
+    if nr == 0 || k.outer[no - 1] < min_rows {
         return false;
     }
     let (row, red) = (no as u32 - 1, (no + nr) as u32 - 1);

@@ -472,202 +472,12 @@ pub struct InductorProgram {
     sites: crate::traceback::Sites,
     /// A graph with symbolic sizes: `compiled` holds its kernels at the symbols' hints, and the
     /// calls at other sizes run kernels compiled for theirs (see [`Dynamic`]).
-    dynamic: Option<Box<Dynamic>>,
+    dynamic: Option<Box<dynamic::Dynamic>>,
 }
 
-/// How many assignments of a dynamic graph's size symbols get kernels of their own (the hints'
-/// included), unless `TORCHFERRO_SIZE_VARIANTS` says otherwise. A call at sizes past them runs
-/// the graph on the eager runner: compiling a new kernel library for every size (a token at a
-/// time in `generate`) would cost more than it saves.
-const MAX_SIZE_VARIANTS: usize = 8;
-
-fn max_size_variants() -> usize {
-    std::env::var("TORCHFERRO_SIZE_VARIANTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(MAX_SIZE_VARIANTS)
-}
-
-/// A dynamic graph on the inductor (issue 18). The C kernels take static sizes, so the graph is
-/// specialized to the sizes of each call (`fx::passes::specialize`) and compiled once per
-/// assignment of its symbols; the trace and its guards are made once for all sizes.
-struct Dynamic {
-    /// The functional graph with its symbols.
-    graph: Graph,
-    callables: Vec<(fx::NodeId, Py<PyAny>)>,
-    grad_enabled: bool,
-    /// Where each symbol's value is read on a call: (input, dim, symbol).
-    reads: Vec<(usize, usize, u32)>,
-    /// The assignment `compiled` was made for (the hints).
-    key: Vec<i64>,
-    /// Kernels for other assignments, at most `limit - 1`; `None` where the graph did not
-    /// compile at that assignment (it runs on the eager runner there, without trying again).
-    variants: std::sync::Mutex<Vec<(Vec<i64>, Variant)>>,
-    /// How many assignments get kernels (`max_size_variants` when the graph was compiled).
-    limit: usize,
-    /// Whether a call past `limit` was logged (once per graph).
-    past_limit_logged: std::sync::atomic::AtomicBool,
-    /// The functional graph on the eager runner, for assignments past the variants (made when
-    /// first needed).
-    eager: std::sync::OnceLock<super::eager::EagerProgram>,
-}
-
-impl Dynamic {
-    /// `key` as the symbols' assignment, for the log: `s0=13, s1=7`.
-    fn describe(&self, key: &[i64]) -> String {
-        self.reads
-            .iter()
-            .zip(key)
-            .map(|(r, v)| format!("s{}={v}", r.2))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    /// The values of the symbols for `inputs`: each input's `shape` read once (a tuple), not a
-    /// `size(d)` call per symbol.
-    fn key(&self, py: Python<'_>, inputs: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
-        let mut key = Vec::with_capacity(self.reads.len());
-        let mut shape: Option<(usize, Bound<'_, PyTuple>)> = None;
-        for &(i, d, _) in &self.reads {
-            let t = match &shape {
-                Some((j, t)) if *j == i => t,
-                _ => {
-                    let s = inputs[i].getattr(intern!(py, "shape"))?;
-                    &shape.insert((i, s.cast_into::<PyTuple>()?)).1
-                }
-            };
-            key.push(t.get_item(d)?.extract()?);
-        }
-        Ok(key)
-    }
-}
-
-/// Kernels compiled for one assignment of a dynamic graph's symbols (`None`: it did not compile).
-type Variant = Option<std::sync::Arc<InductorProgram>>;
-
-/// What runs a dynamic graph at one assignment of its symbols.
-enum SizeVariant {
-    Kernels(std::sync::Arc<InductorProgram>),
-    Eager,
-}
+mod dynamic;
 
 impl InductorProgram {
-    /// Compiles the dynamic `graph` (its symbols read from the inputs as `reads` says) at the
-    /// assignment `hints`; the program compiles other assignments as calls bring them.
-    pub fn try_new_dynamic(
-        graph: &Graph,
-        callables: &[(fx::NodeId, Py<PyAny>)],
-        grad_enabled: bool,
-        hints: &[i64],
-    ) -> Result<Option<InductorProgram>, String> {
-        let reads = fx::passes::specialize::symbol_reads(graph)
-            .ok_or("a size symbol is not the size of an input dimension")?;
-        let key: Vec<i64> = reads.iter().map(|r| hints[r.2 as usize]).collect();
-        let mut p = match Self::try_new_at(graph, callables, grad_enabled, &reads, &key)? {
-            Some(p) => p,
-            None => return Ok(None),
-        };
-        p.dynamic = Some(Box::new(Dynamic {
-            graph: graph.clone(),
-            callables: Python::attach(|py| {
-                callables
-                    .iter()
-                    .map(|(n, c)| (*n, c.clone_ref(py)))
-                    .collect()
-            }),
-            grad_enabled,
-            reads,
-            key,
-            variants: Default::default(),
-            limit: max_size_variants(),
-            past_limit_logged: Default::default(),
-            eager: Default::default(),
-        }));
-        Ok(Some(p))
-    }
-
-    /// The program for `graph` specialized to `key` (the values of the symbols `reads` names).
-    fn try_new_at(
-        graph: &Graph,
-        callables: &[(fx::NodeId, Py<PyAny>)],
-        grad_enabled: bool,
-        reads: &[(usize, usize, u32)],
-        key: &[i64],
-    ) -> Result<Option<InductorProgram>, String> {
-        let value = |k: u32| reads.iter().position(|r| r.2 == k).map_or(0, |i| key[i]);
-        let g = fx::passes::specialize::specialize(graph, &value).map_err(|e| e.to_string())?;
-        Self::try_new(&g, callables, grad_enabled)
-    }
-
-    /// What runs the dynamic graph at `key`: kernels compiled for it (now, if new and there is
-    /// room), or the eager runner.
-    fn size_variant(&self, d: &Dynamic, key: Vec<i64>) -> SizeVariant {
-        let known = |vs: &[(Vec<i64>, Variant)]| {
-            vs.iter().find(|(k, _)| *k == key).map(|(_, p)| match p {
-                Some(p) => SizeVariant::Kernels(p.clone()),
-                None => SizeVariant::Eager,
-            })
-        };
-        {
-            let Ok(vs) = d.variants.lock() else {
-                return SizeVariant::Eager;
-            };
-            if let Some(v) = known(&vs) {
-                return v;
-            }
-            if vs.len() + 1 >= d.limit {
-                if !d
-                    .past_limit_logged
-                    .swap(true, std::sync::atomic::Ordering::Relaxed)
-                {
-                    tracing::info!(
-                        target: "torchferro::inductor",
-                        "dynamic graph: sizes {} and other new ones run on the eager \
-                         runner (kernels exist for {} assignments of the size symbols; \
-                         TORCHFERRO_SIZE_VARIANTS)",
-                        d.describe(&key),
-                        d.limit
-                    );
-                }
-                return SizeVariant::Eager;
-            }
-        }
-        // Compiled without the lock (the compile releases the GIL; a thread holding it could
-        // be waiting on the lock).
-        let compiled = Self::try_new_at(&d.graph, &d.callables, d.grad_enabled, &d.reads, &key);
-        let p = match compiled {
-            Ok(Some(mut p)) => {
-                p.sites = self.sites.clone();
-                // The symbolic graph on the eager runner raises eager's own error at any size.
-                p.eager_errors = self.eager_errors.clone();
-                tracing::info!(
-                    target: "torchferro::inductor",
-                    "dynamic graph: kernels compiled for sizes {} (first at {})",
-                    d.describe(&key),
-                    d.describe(&d.key)
-                );
-                Some(std::sync::Arc::new(p))
-            }
-            Ok(None) => None,
-            Err(why) => {
-                tracing::info!(
-                    target: "torchferro::inductor",
-                    "dynamic graph: sizes {} run on the eager runner: {why}",
-                    d.describe(&key)
-                );
-                None
-            }
-        };
-        let Ok(mut vs) = d.variants.lock() else {
-            return p.map_or(SizeVariant::Eager, SizeVariant::Kernels);
-        };
-        if let Some(v) = known(&vs) {
-            return v;
-        }
-        vs.push((key, p.clone()));
-        p.map_or(SizeVariant::Eager, SizeVariant::Kernels)
-    }
-
     /// Hands over the traced graph on the eager runner for errors (see `eager_errors`). Only for
     /// a graph that writes no input and draws no random numbers: the kernels stop at the first
     /// kernel that read a bad index, before any write back into an input, so running the graph
@@ -690,6 +500,20 @@ impl InductorProgram {
         callables: &[(fx::NodeId, Py<PyAny>)],
         grad_enabled: bool,
     ) -> Result<Option<InductorProgram>, String> {
+        let (placement, options) = Self::admit(graph, grad_enabled)?;
+        // Lowering, code generation and above all the C compiler run without the GIL: other
+        // threads progress meanwhile (the inductor touches no Python object; its log records
+        // take the GIL themselves when they reach Python).
+        let compiled = Python::attach(|py| py.detach(|| inductor::compile(graph, &options)))
+            .map_err(|e| e.to_string())?;
+        Self::wrap(graph, callables, placement, compiled).map(Some)
+    }
+
+    /// Whether the inductor can run `graph` (see [`Self::try_new`]), and its target.
+    fn admit(
+        graph: &Graph,
+        grad_enabled: bool,
+    ) -> Result<(super::cuda::Placement, inductor::Options), String> {
         for (id, n) in graph.nodes() {
             if let NodeKind::Call { target, .. } = &n.kind {
                 if target.name() == "torch._C._set_grad_enabled" {
@@ -727,11 +551,16 @@ impl InductorProgram {
             }
             super::cuda::Placement::Cuda(i) => Python::attach(|py| super::cuda::options(py, i))?,
         };
-        // Lowering, code generation and above all the C compiler run without the GIL: other
-        // threads progress meanwhile (the inductor touches no Python object; its log records
-        // take the GIL themselves when they reach Python).
-        let compiled = Python::attach(|py| py.detach(|| inductor::compile(graph, &options)))
-            .map_err(|e| e.to_string())?;
+        Ok((placement, options))
+    }
+
+    /// The program running `compiled`, the inductor's build of `graph`.
+    fn wrap(
+        graph: &Graph,
+        callables: &[(fx::NodeId, Py<PyAny>)],
+        placement: super::cuda::Placement,
+        compiled: inductor::CompiledGraph,
+    ) -> Result<InductorProgram, String> {
         crate::alloc_threshold::raise_mmap_threshold();
         let mut map = HashMap::new();
         // Dead-code elimination may have removed some of the traced calls.
@@ -767,7 +596,7 @@ impl InductorProgram {
             Ok(h)
         })
         .map_err(|e| e.to_string())?;
-        Ok(Some(InductorProgram {
+        Ok(InductorProgram {
             workspace: std::sync::Mutex::new(compiled.new_workspace()),
             compiled,
             callables: map,
@@ -775,7 +604,7 @@ impl InductorProgram {
             eager_errors: None,
             sites: Default::default(),
             dynamic: None,
-        }))
+        })
     }
 
     pub fn source(&self) -> &str {
@@ -805,14 +634,7 @@ impl InductorProgram {
             .map(|mut w| std::mem::replace(&mut *w, fresh));
         // Dropped outside the lock: freeing it releases Python objects.
         drop(old);
-        if let Some(d) = &self.dynamic {
-            let variants: Vec<_> = d
-                .variants
-                .lock()
-                .map(|vs| vs.iter().filter_map(|(_, p)| p.clone()).collect())
-                .unwrap_or_default();
-            variants.iter().for_each(|p| p.release_kept());
-        }
+        self.size_variants().iter().for_each(|p| p.release_kept());
     }
 
     pub fn fallback_reasons(&self) -> Vec<String> {
@@ -842,30 +664,11 @@ impl InductorProgram {
         inputs: Vec<Bound<'py, PyAny>>,
         guarded: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        if let Some(d) = &self.dynamic {
-            let key = d.key(py, &inputs)?;
-            if key != d.key {
-                return match self.size_variant(d, key) {
-                    SizeVariant::Kernels(p) => p.run(py, inputs, guarded),
-                    SizeVariant::Eager => {
-                        let eager = match d.eager.get() {
-                            Some(e) => e,
-                            None => {
-                                let e = super::eager::EagerProgram::new(
-                                    py,
-                                    &d.graph,
-                                    &d.callables,
-                                    &self.sites,
-                                )
-                                .map_err(to_pyerr)?;
-                                d.eager.get_or_init(|| e)
-                            }
-                        };
-                        eager.run(py, inputs)
-                    }
-                };
-            }
+        let mut inputs = Some(inputs);
+        if let Some(r) = self.run_dynamic(py, &mut inputs, guarded) {
+            return r;
         }
+        let inputs = inputs.unwrap_or_default();
         let mut host = TorchHost::new(py, &self.handles, &self.callables);
         let inputs: Vec<Py<PyAny>> = inputs.into_iter().map(|b| b.unbind()).collect();
         // Buffers kept between calls must not be inference tensors: a later call outside

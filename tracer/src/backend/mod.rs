@@ -160,6 +160,18 @@ pub fn build(
                     callables,
                     crate::guards::grad_enabled(py),
                     &output.shapes.hints(),
+                    output
+                        .shapes
+                        .relations
+                        .iter()
+                        .map(|r| r.0.clone())
+                        .collect(),
+                    &output
+                        .shapes
+                        .symbols
+                        .iter()
+                        .map(|s| (s.min, s.max))
+                        .collect::<Vec<_>>(),
                 )
                 .map_err(|why| format!("symbolic sizes: {why}"))
             } else {

@@ -39,6 +39,8 @@ pub(in crate::codegen) mod syntax;
 
 use arg_reduction::*;
 use blocked::*;
+#[cfg(test)]
+pub(crate) use syntax::hex_float;
 use syntax::*;
 pub use syntax::{c_type, storage_type};
 

@@ -252,7 +252,7 @@ pub(in crate::codegen) fn literal(s: Scalar, d: DType) -> String {
     }
 }
 
-pub(in crate::codegen) fn hex_float(v: f64) -> String {
+pub(crate) fn hex_float(v: f64) -> String {
     if v == 0.0 {
         return if v.is_sign_negative() {
             "-0.0".into()
