@@ -15,8 +15,9 @@
 //! several ops is cast once, and its gradients are summed in the low precision before the cast
 //! back); placeholders that require grad get one cast per region and dtype here too.
 //!
-//! A form the rewrite cannot prove refuses with a reason: an op whose dtype without autocast is
-//! unknown, a tuple result whose dtypes autocast changed, a graph that starts inside a region.
+//! A form the rewrite cannot prove refuses with a reason: an op whose arguments cast to its
+//! result's dtype do not give that dtype (or whose metadata `fx::infer` does not know), a tuple
+//! result whose dtypes autocast changed, a graph that starts or ends inside a region.
 
 use std::collections::HashMap;
 
@@ -70,12 +71,14 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
         if !on {
             continue;
         }
-        let plain = infer_in(&ctx, &g, target, args, kwargs)
-            .map_err(|e| format!("{} under autocast: {e}", target.name()))?;
+        // Without autocast the call may be invalid (`bf16 @ f32`): autocast made it valid by
+        // casting its arguments, which the check after the casts confirms.
+        let plain = infer_in(&ctx, &g, target, args, kwargs).ok();
         let want = match (&node.meta, &plain) {
-            (NodeMeta::Tensor(a), NodeMeta::Tensor(p)) if a.dtype != p.dtype => a.dtype,
-            (NodeMeta::Tensor(_), NodeMeta::Tensor(_)) => continue,
-            (a, p) if dtypes(a) == dtypes(p) => continue,
+            (NodeMeta::Tensor(a), Some(NodeMeta::Tensor(p))) if a.dtype != p.dtype => a.dtype,
+            (NodeMeta::Tensor(_), Some(NodeMeta::Tensor(_))) => continue,
+            (NodeMeta::Tensor(a), None) => a.dtype,
+            (a, Some(p)) if dtypes(a) == dtypes(p) => continue,
             _ => {
                 return Err(format!(
                     "{} under autocast changes the dtypes of a non-tensor result",
@@ -130,6 +133,9 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
             ));
         }
         g.set_call(id, target.clone(), new_args, new_kwargs);
+    }
+    if on {
+        return Err("the graph ends inside an autocast region".into());
     }
     for s in switches {
         if !g.users(s).is_empty() {

@@ -368,6 +368,23 @@ pub fn build_parts(
     sites: &crate::traceback::Sites,
     inductor: bool,
 ) -> Result<Option<AotProgram>, TraceError> {
+    // Autocast regions become explicit casts (`autodiff::autocast`): the graph then means the
+    // same without autocast, and its backward runs in the dtypes eager's does.
+    let cast;
+    let graph = if autodiff::autocast::has_autocast(graph) {
+        match autodiff::autocast::explicit_casts(graph) {
+            Ok(g) => {
+                cast = g;
+                &cast
+            }
+            Err(why) => {
+                fallback(py, info, &format!("autocast: {why}"))?;
+                return Ok(None);
+            }
+        }
+    } else {
+        graph
+    };
     for (_, n) in graph.nodes() {
         if let NodeKind::Call { target, .. } = &n.kind {
             // Grad-mode regions are part of the joint (`autodiff::modes`).

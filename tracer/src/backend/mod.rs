@@ -57,9 +57,23 @@ pub fn build(
     // autocast's casts; tensor subclasses: their `__torch_function__` must run. Such graphs
     // replay on the eager runner, through torch.
     let empty = output.graph.op_count() == 0;
+    // Training: a graph whose inputs require grad gets a compiled backward, or runs through
+    // torch's autograd on the eager runner (`aot::build` logs why).
+    // The inductor takes it unless `TORCHFERRO_AOT=0` (read at each compile: the switch for
+    // running training graphs through torch's autograd instead); `aot_eager` always takes it.
+    // A precompile capture records training graphs for the eager runner: an artifact holds
+    // eager and inductor graphs only (the compiled backward is derived again at run time).
+    let aot_backend = matches!(backend, Backend::AotEager)
+        || (matches!(backend, Backend::Inductor)
+            && !std::env::var("TORCHFERRO_AOT").is_ok_and(|v| v == "0")
+            && !crate::precompile::recording());
+    let training = aot_backend && !empty && aot::wants_grad(py, &output.graph);
     let eager_only = match backend {
         _ if empty => None,
-        Backend::Inductor if output.has_autocast() => Some("it has an autocast region"),
+        // A training graph writes its autocast regions out as casts (`aot::build_parts`).
+        Backend::Inductor if output.has_autocast() && !training => {
+            Some("it has an autocast region")
+        }
         // Which results are inference tensors is decided by the region as torch runs it.
         Backend::Inductor | Backend::AotEager if output.has_inference_mode() => {
             Some("it has an inference-mode region")
@@ -75,17 +89,7 @@ pub fn build(
             &[format!("the whole graph runs on the eager backend: {why}")],
         );
     }
-    // Training: a graph whose inputs require grad gets a compiled backward, or runs through
-    // torch's autograd on the eager runner (`aot::build` logs why).
-    // The inductor takes it unless `TORCHFERRO_AOT=0` (read at each compile: the switch for
-    // running training graphs through torch's autograd instead); `aot_eager` always takes it.
-    // A precompile capture records training graphs for the eager runner: an artifact holds
-    // eager and inductor graphs only (the compiled backward is derived again at run time).
-    let aot_backend = matches!(backend, Backend::AotEager)
-        || (matches!(backend, Backend::Inductor)
-            && !std::env::var("TORCHFERRO_AOT").is_ok_and(|v| v == "0")
-            && !crate::precompile::recording());
-    if aot_backend && !empty && eager_only.is_none() && aot::wants_grad(py, &output.graph) {
+    if training && eager_only.is_none() {
         let inductor = matches!(backend, Backend::Inductor);
         // Symbolic sizes: one joint and program per assignment of the size symbols.
         let training = if output.is_dynamic() {
