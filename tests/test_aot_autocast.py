@@ -7,10 +7,12 @@ cache). Differentiating that graph gives eager's backward dtypes: a bfloat16 mat
 runs in bfloat16 and the cast's gradient goes back to float32.
 
 ``backend="aot_eager"`` runs both halves on the eager runner: on a bfloat16 matmul its gradient
-equals eager autocast's bit for bit (a backward computed in float32 would not). The inductor
-computes fused bfloat16 pointwise work in float32 and rounds once at the store (as
-torch.compile's inductor does), so it is compared within bfloat16 tolerance. Every case runs
-the compiled path (0 fallbacks), output dtypes and ``.grad`` dtypes are eager's."""
+equals eager autocast's bit for bit (a backward computed in float32 would not). A composite
+rule in bfloat16 rounds after each of its ops where eager's fused backward kernel rounds once, so
+other values are compared within bfloat16 tolerance. With ``backend="inductor"`` an autocast
+training graph's halves run on the eager runner too (``tracer/src/backend/aot.rs``: the
+inductor's fused 16-bit work rounds once, eager's after every op). Every case runs the compiled
+path (0 fallbacks); output dtypes and ``.grad`` dtypes are eager's."""
 
 from __future__ import annotations
 

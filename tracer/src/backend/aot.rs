@@ -369,9 +369,14 @@ pub fn build_parts(
     inductor: bool,
 ) -> Result<Option<AotProgram>, TraceError> {
     // Autocast regions become explicit casts (`autodiff::autocast`): the graph then means the
-    // same without autocast, and its backward runs in the dtypes eager's does.
+    // same without autocast, and its backward runs in the dtypes eager's does. Both halves of
+    // such a graph run on the eager runner (as `aot_eager`): the inductor computes fused 16-bit
+    // pointwise work in float32 and rounds once, where eager rounds after every op, and an
+    // autocast graph keeps eager's values (as the inference path keeps it on the eager runner).
+    let had_autocast = autodiff::autocast::has_autocast(graph);
+    let inductor = inductor && !had_autocast;
     let cast;
-    let graph = if autodiff::autocast::has_autocast(graph) {
+    let graph = if had_autocast {
         match autodiff::autocast::explicit_casts(graph) {
             Ok(g) => {
                 cast = g;
