@@ -68,7 +68,9 @@ def _run(fn, backend):
     for compiled in (False, True):
         torchferro.compiler.reset()
         _aot.reset()
-        ins = [t.detach().clone().requires_grad_(t.requires_grad) for t in (x, w, b, w2)]
+        ins = [
+            t.detach().clone().requires_grad_(t.requires_grad) for t in (x, w, b, w2)
+        ]
         f = torchferro.compile(fn, backend=backend) if compiled else fn
         outs = f(*ins)
         outs[0].backward()

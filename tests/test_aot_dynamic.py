@@ -79,7 +79,9 @@ def _batch_mlp_ce(n, g):
 
 
 def _batch_pool(n, g):
-    return torch.randint(0, 30, (4, n), generator=g), torch.randint(0, 2, (4,), generator=g)
+    return torch.randint(0, 30, (4, n), generator=g), torch.randint(
+        0, 2, (4,), generator=g
+    )
 
 
 def _train(model, batch, sizes, dynamic, opt="adamw"):
@@ -107,7 +109,9 @@ def _train(model, batch, sizes, dynamic, opt="adamw"):
             loss.backward()
             o.step()
         for (n, pe), pc in zip(eager.named_parameters(), comp.parameters()):
-            torch.testing.assert_close(pc, pe, rtol=1e-5, atol=1e-6, msg=f"step {step}: {n}")
+            torch.testing.assert_close(
+                pc, pe, rtol=1e-5, atol=1e-6, msg=f"step {step}: {n}"
+            )
     count = Count()
     torch._dynamo.reset()
     oracle = torch.compile(copy.deepcopy(eager), backend=count, dynamic=dynamic)

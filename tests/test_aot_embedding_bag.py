@@ -40,7 +40,9 @@ def _grads(fn, weight, psw, *rest):
         p = None if psw is None else psw.detach().clone().requires_grad_(True)
         f = torchferro.compile(fn) if compiled else fn
         out = f(w, p, *rest)
-        cot = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(3))
+        cot = torch.randn(
+            out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(3)
+        )
         wrt = [w] if p is None else [w, p]
         gs = torch.autograd.grad(out, wrt, cot)
         results.append((out, *gs))
@@ -149,7 +151,11 @@ def test_generated_bags(num, dim, bag_lens, mode, use_psw, seed):
     n = sum(bag_lens)
     idx = torch.randint(0, num, (n,), generator=g)
     offsets = torch.tensor([0, *bag_lens[:-1]]).cumsum(0)
-    psw = torch.randn(n, dtype=torch.float64, generator=g) if use_psw and mode == "sum" else None
+    psw = (
+        torch.randn(n, dtype=torch.float64, generator=g)
+        if use_psw and mode == "sum"
+        else None
+    )
     _grads(_bag(mode=mode), w, psw, idx, offsets)
 
 
@@ -193,7 +199,9 @@ def test_training_equivalence_5_steps(opt):
             o.step()
         for (n, pe), pc in zip(eager.named_parameters(), comp.parameters()):
             torch.testing.assert_close(pc, pe, msg=f"step {step}: {n}")
-    oracle = torch_compile_graphs(BagModel(), torch.tensor([1, 2, 3]), torch.tensor([0, 1]))
+    oracle = torch_compile_graphs(
+        BagModel(), torch.tensor([1, 2, 3]), torch.tensor([0, 1])
+    )
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
     assert _aot.counters["compiled"] == oracle == 1
     assert _aot.counters["backward"] == 5

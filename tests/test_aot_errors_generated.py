@@ -101,7 +101,9 @@ def _outcome(fn, args):
 
 @settings(max_examples=30, deadline=None)
 @given(
-    kind=st.sampled_from(["advanced_index", "embedding", "gather", "index_select", "shape"]),
+    kind=st.sampled_from(
+        ["advanced_index", "embedding", "gather", "index_select", "shape"]
+    ),
     where=st.integers(0, 2),
     no_grad=st.booleans(),
     bad_target=st.booleans(),

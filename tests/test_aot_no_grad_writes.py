@@ -239,7 +239,10 @@ def test_training_equivalence_5_steps(opt):
     oe, oc = make(eager), make(comp)
     g = torch.Generator().manual_seed(1)
     # A deep copy starts its parameters at version 0: compare how far each step moved them.
-    v0 = [(pe._version, pc._version) for pe, pc in zip(eager.parameters(), comp.parameters())]
+    v0 = [
+        (pe._version, pc._version)
+        for pe, pc in zip(eager.parameters(), comp.parameters())
+    ]
     for step in range(5):
         x = torch.randn(10, 8, generator=g)
         t = torch.randint(0, 3, (10,), generator=g)
@@ -250,7 +253,9 @@ def test_training_equivalence_5_steps(opt):
             o.zero_grad()
             loss.backward()
             o.step()
-        for ((n, pe), pc), (ve, vc) in zip(zip(eager.named_parameters(), comp.parameters()), v0):
+        for ((n, pe), pc), (ve, vc) in zip(
+            zip(eager.named_parameters(), comp.parameters()), v0
+        ):
             torch.testing.assert_close(pc, pe, msg=f"step {step}: {n}")
             assert pc._version - vc == pe._version - ve, (step, n)
     oracle = torch_compile_graphs(copy.deepcopy(eager), torch.randn(2, 8))
@@ -272,9 +277,15 @@ def test_out_write_under_no_grad_falls_back_with_reason():
 
     counters = _compare(
         fn,
-        lambda: (_leaf(torch.randn(5, dtype=torch.float64)), _leaf(torch.randn(5, dtype=torch.float64))),
+        lambda: (
+            _leaf(torch.randn(5, dtype=torch.float64)),
+            _leaf(torch.randn(5, dtype=torch.float64)),
+        ),
         compiled_path=False,
     )
     assert counters["compiled"] == 0
     assert counters["fallback"] == 1
-    assert "under no_grad writes (out=) a tensor that requires grad" in _aot.fallback_reasons[0]
+    assert (
+        "under no_grad writes (out=) a tensor that requires grad"
+        in _aot.fallback_reasons[0]
+    )

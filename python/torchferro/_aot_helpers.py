@@ -32,7 +32,11 @@ def embedding_bag_backward(
     if indices.dim() == 2:
         # F.embedding_bag's mini-batch form: fixed-length bags over the flattened indices.
         offsets = torch.arange(
-            0, indices.numel(), indices.size(1), dtype=indices.dtype, device=indices.device
+            0,
+            indices.numel(),
+            indices.size(1),
+            dtype=indices.dtype,
+            device=indices.device,
         )
         include_last_offset = False
         indices = indices.reshape(-1)
