@@ -25,7 +25,7 @@ use crate::error::TraceError;
 /// symbols.
 pub enum Training {
     Static(AotProgram),
-    Dynamic(AotDynamic),
+    Dynamic(Box<AotDynamic>),
 }
 
 impl Training {
@@ -48,6 +48,10 @@ impl Training {
     }
 }
 
+/// The program of one assignment of the size symbols (`None`: it did not build; the eager
+/// runner runs it).
+type Variant = Option<Arc<AotProgram>>;
+
 /// A dynamic training graph: one compiled program per assignment of its size symbols.
 pub struct AotDynamic {
     /// The traced graph with its symbols.
@@ -58,8 +62,8 @@ pub struct AotDynamic {
     inductor: bool,
     /// Where each symbol's value is read on a call: (input, dim, symbol).
     reads: Vec<(usize, usize, u32)>,
-    /// Programs per assignment (`None`: it did not build; the eager runner runs it).
-    variants: Mutex<Vec<(Vec<i64>, Option<Arc<AotProgram>>)>>,
+    /// Programs per assignment.
+    variants: Mutex<Vec<(Vec<i64>, Variant)>>,
     limit: usize,
     /// The traced graph on the eager runner (any size), for assignments without a program.
     eager: EagerProgram,

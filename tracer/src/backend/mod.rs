@@ -93,7 +93,8 @@ pub fn build(
         let inductor = matches!(backend, Backend::Inductor);
         // Symbolic sizes: one joint and program per assignment of the size symbols.
         let training = if output.is_dynamic() {
-            aot_dynamic::build(py, info, output, inductor)?.map(aot_dynamic::Training::Dynamic)
+            aot_dynamic::build(py, info, output, inductor)?
+                .map(|d| aot_dynamic::Training::Dynamic(Box::new(d)))
         } else {
             aot::build(py, info, output, inductor)?.map(aot_dynamic::Training::Static)
         };
