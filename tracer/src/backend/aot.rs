@@ -13,8 +13,8 @@
 //!
 //! What this does not handle runs the traced graph on the eager runner (torch records autograd
 //! per op, correct by construction) and the `aot` log says why: an op without a derivative rule,
-//! an in-place write under `no_grad` to a tensor that requires grad, an output that is not a
-//! tensor.
+//! an `out=` write under `no_grad` to a tensor that requires grad, a backward that reads a value
+//! a `no_grad` write overwrote (eager raises), an output that is not a tensor.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -108,8 +108,8 @@ pub struct AotCore {
     backward: Mutex<Option<std::sync::Arc<Backward>>>,
     /// (user outputs, differentiable outputs, saved values as (0: input / 1: forward output,
     /// index), inputs that get a gradient, number of inputs, inputs written in place as (index,
-    /// writes in the traced graph)). The
-    /// last `len(layout[5])` user outputs are the written inputs' new values, in that order.
+    /// writes in the traced graph, written only under `no_grad`: copied in outside autograd)).
+    /// The last `len(layout[5])` user outputs are the written inputs' new values, in that order.
     #[pyo3(get)]
     layout: Py<PyTuple>,
     /// Forward node of each saved value, in the backward's input order after the tangents.
