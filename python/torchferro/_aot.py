@@ -48,7 +48,7 @@ class CompiledGraph(torch.autograd.Function):
         outs = core.forward(list(inputs))
         # An input the graph writes is written after this forward (`apply`): the backward
         # reads the value it had here, so it keeps a copy of that.
-        written = {i for i, _ in mutated}
+        written = {i for i, *_ in mutated}
         saved = [
             (inputs[i].clone() if i in written else inputs[i]) if kind == 0 else outs[i]
             for kind, i in saved_spec
@@ -92,14 +92,15 @@ def apply(core, *inputs):
     as far as eager's in-place writes moved it (one bump per write). A new value that carries a
     gradient is copied in with autograd recording it, so the input's history runs through the
     Function as eager's in-place ops rebased it (a leaf that requires grad raises eager's
-    error); any other is copied outside autograd."""
+    error); any other is copied outside autograd, as is one written only under ``no_grad``
+    (``keeps_history``: eager changed its value, not its history; a leaf stays a leaf)."""
     outs = list(CompiledGraph.apply(core, *inputs))
     mutated = core.layout[5]
     if mutated:
         n = len(outs) - len(mutated)
-        for (i, writes), v in zip(mutated, outs[n:]):
+        for (i, writes, keeps_history), v in zip(mutated, outs[n:]):
             t = inputs[i]
-            if v.requires_grad:
+            if v.requires_grad and not keeps_history:
                 t.copy_(v)
             else:
                 with torch.no_grad():

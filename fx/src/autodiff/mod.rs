@@ -11,10 +11,12 @@
 //! whole derivation fail with [`AutodiffError::NoRule`] naming it: the caller then runs the
 //! graph through torch's autograd, never a guessed gradient.
 
+pub mod autocast;
 pub mod modes;
 pub mod partition;
 pub mod random;
 pub mod rules;
+pub mod writes;
 
 use std::collections::{HashMap, HashSet};
 
@@ -94,6 +96,25 @@ pub fn joint(
     overrides: &HashMap<NodeId, TensorMeta>,
     tangents: &HashMap<usize, TensorMeta>,
 ) -> Result<Joint> {
+    joint_keeping(
+        graph,
+        requires_grad,
+        overrides,
+        tangents,
+        &writes::Kept::new(),
+    )
+}
+
+/// [`joint`] with in-place writes made under `no_grad` to tensors that carry a gradient
+/// ([`writes`]): `kept` maps such a functional node to the argument it wrote; its gradient goes
+/// there unchanged, as eager keeps the written tensor's history.
+pub fn joint_keeping(
+    graph: &Graph,
+    requires_grad: &[bool],
+    overrides: &HashMap<NodeId, TensorMeta>,
+    tangents: &HashMap<usize, TensorMeta>,
+    kept: &writes::Kept,
+) -> Result<Joint> {
     // Grad-mode switches leave the forward (it runs with grad mode off inside the Function);
     // what ran under `no_grad` stays out of the gradient path.
     let (no_grad, switches, grad_mode_at_end) = modes::grad_mode_regions(graph);
@@ -101,14 +122,14 @@ pub fn joint(
     for s in switches {
         rewritten_graph.remove(s);
     }
-    let needs0 = needs_grad(&rewritten_graph, requires_grad, &no_grad);
+    let needs0 = writes::needs_keeping(&rewritten_graph, requires_grad, &no_grad, kept);
     let mut rewritten =
         random::rewrite_sdpa_dropout(&mut rewritten_graph, &|n| needs0.contains(&n));
     rewritten.extend(random::rewrite_dropout(&mut rewritten_graph, &|n| {
         needs0.contains(&n)
     }));
     let graph = &rewritten_graph;
-    let needs = needs_grad(graph, requires_grad, &no_grad);
+    let needs = writes::needs_keeping(graph, requires_grad, &no_grad, kept);
     let first = derive(
         graph,
         &needs,
@@ -116,12 +137,15 @@ pub fn joint(
         tangents,
         &HashSet::new(),
         &rewritten,
+        kept,
     )?;
     let recompute = partition::min_cut(graph, &first.saved_nodes);
     let mut j = if recompute.is_empty() {
         first
     } else {
-        derive(graph, &needs, overrides, tangents, &recompute, &rewritten)?
+        derive(
+            graph, &needs, overrides, tangents, &recompute, &rewritten, kept,
+        )?
     };
     j.grad_mode_at_end = grad_mode_at_end;
     Ok(j)
@@ -136,6 +160,7 @@ fn derive(
     tangents: &HashMap<usize, TensorMeta>,
     recompute: &HashSet<NodeId>,
     rewritten: &[NodeId],
+    kept: &writes::Kept,
 ) -> Result<Joint> {
     let placeholders = graph.placeholders();
     let out_id = graph
@@ -203,6 +228,10 @@ fn derive(
             continue;
         }
         let Some(&g) = grads.get(&id) else { continue };
+        if let Some(w) = writes::written(graph, kept, needs, id) {
+            bw.accumulate(&mut grads, w, g)?;
+            continue;
+        }
         // `tuple[i]` of a multi-output op: its gradient waits for the op's rule.
         if let Some((tuple, i)) = rules::tuple_item(graph, target, args) {
             if needs.contains(&tuple) {
@@ -270,25 +299,7 @@ pub(crate) fn needs_grad(
     requires_grad: &[bool],
     no_grad: &HashSet<NodeId>,
 ) -> HashSet<NodeId> {
-    let mut needs: HashSet<NodeId> = HashSet::new();
-    for (id, node) in graph.nodes() {
-        let float = node
-            .meta
-            .tensor()
-            .is_some_and(|t| t.dtype.is_floating_point());
-        let tuple = matches!(node.meta, NodeMeta::Tuple(_));
-        let reached = match &node.kind {
-            NodeKind::Placeholder { index } => requires_grad.get(*index).copied().unwrap_or(false),
-            NodeKind::Call { .. } => {
-                !no_grad.contains(&id) && node.inputs().iter().any(|i| needs.contains(i))
-            }
-            NodeKind::Output { .. } => false,
-        };
-        if reached && (float || tuple) && !rules::is_nondifferentiable(node) {
-            needs.insert(id);
-        }
-    }
-    needs
+    writes::needs_keeping(graph, requires_grad, no_grad, &writes::Kept::new())
 }
 
 /// The backward graph being built.

@@ -4,12 +4,11 @@
 //! grad in eager: no derivative flows through them, and the backward reads them as constants.
 //! The forward runs them as they are (inside the `autograd.Function` grad mode is off anyway).
 //!
-//! One thing eager does that a functional graph cannot express: an in-place write under
-//! `no_grad` to a tensor that requires grad (`with torch.no_grad(): w.clamp_(-1, 1)`, or through
-//! a view of it) changes the value but not the autograd history, so later uses still
-//! differentiate into the written tensor. Functionalized, the write is a new value computed
-//! under `no_grad`, which would cut that path: [`no_grad_write`] finds such writes and the
-//! caller runs the graph through torch's autograd instead.
+//! An in-place write under `no_grad` to a tensor that requires grad (`with torch.no_grad():
+//! w.clamp_(-1, 1)`, or through a view of it) changes the value but not the autograd history:
+//! [`super::writes`] keeps that history in the joint graph. The one form it cannot follow is an
+//! `out=` write (the written tensor is no argument of the functional twin): [`no_grad_write`]
+//! finds it and the caller runs the graph through torch's autograd instead.
 
 use std::collections::{HashMap, HashSet};
 
@@ -43,7 +42,7 @@ pub fn grad_mode_regions(graph: &Graph) -> (HashSet<NodeId>, Vec<NodeId>, bool) 
     (off, switches, enabled)
 }
 
-/// The first in-place write made under `no_grad` to a tensor that carries a gradient (directly
+/// The first `out=` write made under `no_grad` to a tensor that carries a gradient (directly
 /// or through views of it), described for the fallback reason; `None` if there is none.
 /// `graph` is the traced graph (before functionalization), `requires_grad` per placeholder.
 pub fn no_grad_write(graph: &Graph, requires_grad: &[bool]) -> Option<String> {
@@ -69,7 +68,8 @@ pub fn no_grad_write(graph: &Graph, requires_grad: &[bool]) -> Option<String> {
             continue;
         }
         let written = match ops::mutated_arg(target, args, kwargs) {
-            Some(Mutated::Arg(i)) => args.get(i),
+            // Written arguments are kept (`writes`): the functional twin reads them.
+            Some(Mutated::Arg(_)) => None,
             Some(Mutated::Out) => kwargs.iter().find(|(k, _)| k == "out").map(|(_, v)| v),
             None => None,
         };
@@ -77,7 +77,7 @@ pub fn no_grad_write(graph: &Graph, requires_grad: &[bool]) -> Option<String> {
             let r = root.get(w).copied().unwrap_or(*w);
             if needs.contains(&r) || needs.contains(w) {
                 return Some(format!(
-                    "{} under no_grad writes a tensor that requires grad",
+                    "{} under no_grad writes (out=) a tensor that requires grad",
                     target.name()
                 ));
             }

@@ -12,6 +12,7 @@ use crate::graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
 use crate::meta::TensorMeta;
 use crate::ops::{self, Spelling};
 
+mod embedding_bag;
 mod index;
 mod nn;
 mod pointwise;
@@ -241,6 +242,7 @@ pub fn rule(
         nn::rule,
         train::rule,
         index::rule,
+        embedding_bag::rule,
     ] {
         if let Some(r) = family(b, &call)? {
             return Ok(r);

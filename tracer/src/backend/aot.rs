@@ -13,8 +13,8 @@
 //!
 //! What this does not handle runs the traced graph on the eager runner (torch records autograd
 //! per op, correct by construction) and the `aot` log says why: an op without a derivative rule,
-//! an in-place write under `no_grad` to a tensor that requires grad, an output that is not a
-//! tensor.
+//! an `out=` write under `no_grad` to a tensor that requires grad, a backward that reads a value
+//! a `no_grad` write overwrote (eager raises), an output that is not a tensor.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -101,13 +101,15 @@ pub struct AotCore {
     /// use, with the saved values' real layouts).
     graph: Graph,
     requires_grad: Vec<bool>,
+    /// In-place writes under `no_grad` to tensors that carry a gradient (`autodiff::writes`).
+    kept: autodiff::writes::Kept,
     inductor: bool,
     name: String,
     backward: Mutex<Option<std::sync::Arc<Backward>>>,
     /// (user outputs, differentiable outputs, saved values as (0: input / 1: forward output,
     /// index), inputs that get a gradient, number of inputs, inputs written in place as (index,
-    /// writes in the traced graph)). The
-    /// last `len(layout[5])` user outputs are the written inputs' new values, in that order.
+    /// writes in the traced graph, written only under `no_grad`: copied in outside autograd)).
+    /// The last `len(layout[5])` user outputs are the written inputs' new values, in that order.
     #[pyo3(get)]
     layout: Py<PyTuple>,
     /// Forward node of each saved value, in the backward's input order after the tangents.
@@ -203,10 +205,14 @@ impl AotCore {
                 tmetas.insert(k, m);
             }
         }
-        let joint = autodiff::joint(&self.graph, &self.requires_grad, &overrides, &tmetas)
-            .map_err(|e| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}"))
-            })?;
+        let joint = autodiff::joint_keeping(
+            &self.graph,
+            &self.requires_grad,
+            &overrides,
+            &tmetas,
+            &self.kept,
+        )
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}")))?;
         let mut callables = Vec::new();
         for (id, n) in joint.backward.nodes() {
             if let NodeKind::Call {
@@ -301,7 +307,7 @@ impl AotProgram {
 }
 
 /// Why a training graph runs through torch's autograd instead (logged and counted).
-fn fallback(py: Python<'_>, info: &CodeInfo, why: &str) -> PyResult<()> {
+fn fallback(py: Python<'_>, info: &Origin, why: &str) -> PyResult<()> {
     tracing::info!(target: "torchferro::aot", "aot: {} ({}:{}): the graph runs through torch's autograd on the eager runner: {why}", info.name, info.filename, info.firstlineno);
     py.import("torchferro._aot")?
         .call_method1("note_fallback", (why,))?;
@@ -317,6 +323,24 @@ pub fn wants_grad(py: Python<'_>, graph: &Graph) -> bool {
             .any(|&p| graph.node(p).meta.tensor().is_some_and(|t| t.requires_grad))
 }
 
+/// Where a training graph comes from, for the `aot` log.
+#[derive(Clone)]
+pub struct Origin {
+    pub name: String,
+    pub filename: String,
+    pub firstlineno: u32,
+}
+
+impl Origin {
+    pub fn of(info: &CodeInfo) -> Origin {
+        Origin {
+            name: info.name.clone(),
+            filename: info.filename.clone(),
+            firstlineno: info.firstlineno,
+        }
+    }
+}
+
 /// The training program of `output`'s graph, or `None` to run it on the eager runner.
 pub fn build(
     py: Python<'_>,
@@ -324,7 +348,48 @@ pub fn build(
     output: &crate::output::OutputGraph,
     inductor: bool,
 ) -> Result<Option<AotProgram>, TraceError> {
-    let graph = &output.graph;
+    build_parts(
+        py,
+        &Origin::of(info),
+        &output.graph,
+        &output.callables,
+        &output.sites,
+        inductor,
+    )
+}
+
+/// [`build`] of a traced graph, its callables and their user frames (a dynamic graph's
+/// specialization to one assignment of its sizes, `aot_dynamic`).
+pub fn build_parts(
+    py: Python<'_>,
+    info: &Origin,
+    graph: &Graph,
+    traced_callables: &[(NodeId, Py<PyAny>)],
+    sites: &crate::traceback::Sites,
+    inductor: bool,
+) -> Result<Option<AotProgram>, TraceError> {
+    // Autocast regions become explicit casts (`autodiff::autocast`): the graph then means the
+    // same without autocast, and its backward runs in the dtypes eager's does. Both halves of
+    // such a graph run on the eager runner (as `aot_eager`): the inductor computes fused 16-bit
+    // pointwise work in float32 and rounds once, where eager rounds after every op, and an
+    // autocast graph keeps eager's values (as the inference path keeps it on the eager runner).
+    let had_autocast = autodiff::autocast::has_autocast(graph);
+    let inductor = inductor && !had_autocast;
+    let cast;
+    let graph = if had_autocast {
+        match autodiff::autocast::explicit_casts(graph) {
+            Ok(g) => {
+                cast = g;
+                &cast
+            }
+            Err(why) => {
+                fallback(py, info, &format!("autocast: {why}"))?;
+                return Ok(None);
+            }
+        }
+    } else {
+        graph
+    };
     for (_, n) in graph.nodes() {
         if let NodeKind::Call { target, .. } = &n.kind {
             // Grad-mode regions are part of the joint (`autodiff::modes`).
@@ -361,8 +426,7 @@ pub fn build(
     // output are listed to be rebuilt as views). The write-backs are taken out of the graph:
     // their values become extra forward outputs, copied into the inputs after the
     // `autograd.Function` ran (`_aot.apply`), as AOTAutograd applies input mutations.
-    let Some(functional) =
-        super::functional::for_inductor(py, graph, &output.callables, &output.sites)?
+    let Some(functional) = super::functional::for_inductor(py, graph, traced_callables, sites)?
     else {
         fallback(
             py,
@@ -433,6 +497,20 @@ pub fn build(
     let canon = fx::passes::canonicalize::canonicalize(&fgraph);
     let retargeted = canon.retargeted.clone();
     let fgraph = canon.graph;
+    // Writes under `no_grad` to tensors that carry a gradient keep the tensor's history.
+    let off = autodiff::modes::grad_mode_regions(&fgraph).0;
+    let kept = autodiff::writes::candidates(&fgraph, &off, &functional.replaces);
+    let placeholders = fgraph.placeholders();
+    let keeps_history: Vec<bool> = mutated
+        .iter()
+        .zip(&values[fg_outputs..])
+        .map(|(&i, v)| match v {
+            fx::Arg::Node(n) => {
+                autodiff::writes::only_kept_writes(&fgraph, &kept, placeholders[i], *n)
+            }
+            _ => false,
+        })
+        .collect();
     let mut requires_grad = Vec::new();
     for p in fgraph.placeholders() {
         let n = fgraph.node(p);
@@ -457,14 +535,27 @@ pub fn build(
         })
         .collect();
     let t0 = Instant::now();
-    let joint: Joint =
-        match autodiff::joint(&fgraph, &requires_grad, &HashMap::new(), &HashMap::new()) {
-            Ok(j) => j,
-            Err(e) => {
-                fallback(py, info, &e.to_string())?;
-                return Ok(None);
-            }
-        };
+    let joint: Joint = match autodiff::joint_keeping(
+        &fgraph,
+        &requires_grad,
+        &HashMap::new(),
+        &HashMap::new(),
+        &kept,
+    ) {
+        Ok(j) => j,
+        Err(e) => {
+            fallback(py, info, &e.to_string())?;
+            return Ok(None);
+        }
+    };
+    if !kept.is_empty() {
+        let needs = autodiff::writes::needs_keeping(&fgraph, &requires_grad, &off, &kept);
+        let why = autodiff::writes::reads_overwritten(&fgraph, &kept, &needs, &joint);
+        if let Some(why) = why {
+            fallback(py, info, &why)?;
+            return Ok(None);
+        }
+    }
     let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
     // A written input whose new value carries a gradient (`x.add_(1)` on an input that requires
     // grad, `buf.copy_(x * w)`): the new value is a differentiable output of the Function and
@@ -539,7 +630,8 @@ pub fn build(
                 mutated
                     .iter()
                     .zip(&functional.input_writes)
-                    .map(|(&i, &w)| (i, w)),
+                    .zip(&keeps_history)
+                    .map(|((&i, &w), &k)| (i, w, k)),
             )?
             .into_any(),
         ],
@@ -562,6 +654,7 @@ pub fn build(
         forward,
         graph: fgraph,
         requires_grad,
+        kept,
         inductor,
         name: info.name.clone(),
         backward: Mutex::new(None),
@@ -570,12 +663,7 @@ pub fn build(
         differentiable: joint.differentiable.len(),
         forward_callables: callables,
         eager_errors: if mutated.is_empty() && !super::reruns_differ(graph) {
-            Some(EagerProgram::new(
-                py,
-                graph,
-                &output.callables,
-                &output.sites,
-            )?)
+            Some(EagerProgram::new(py, graph, traced_callables, sites)?)
         } else {
             None
         },

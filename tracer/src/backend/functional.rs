@@ -37,6 +37,10 @@ pub struct FunctionalGraph {
     pub mutated_inputs: Vec<usize>,
     /// Writes the traced graph makes to each of `mutated_inputs` (its version counter bumps).
     pub input_writes: Vec<u32>,
+    /// Nodes that stand for an in-place op of the traced graph → whether that op wrote its
+    /// argument 0 (not `out=`): the training path keeps such writes made under `no_grad`
+    /// (`fx::autodiff::writes`).
+    pub replaces: std::collections::HashMap<NodeId, bool>,
 }
 
 /// What a call of a functionalized graph does besides running it.
@@ -221,6 +225,23 @@ pub fn for_inductor(
             .then(|| EagerProgram::new(py, graph, traced_callables, sites).map(|p| (tensors, p)))
     }
     .transpose()?;
+    let wrote_arg0 = replaces
+        .iter()
+        .map(|(&new, &old)| {
+            let arg0 = match &canon.graph.node(old).kind {
+                NodeKind::Call {
+                    target,
+                    args,
+                    kwargs,
+                } => matches!(
+                    fx::ops::mutated_arg(target, args, kwargs),
+                    Some(fx::ops::Mutated::Arg(0))
+                ),
+                _ => false,
+            };
+            (new, arg0)
+        })
+        .collect();
     let outputs = match fgraph.output_node().map(|o| &fgraph.node(o).kind) {
         Some(NodeKind::Output { values }) => values.len(),
         _ => 0,
@@ -229,6 +250,7 @@ pub fn for_inductor(
         outputs,
         mutated_inputs,
         input_writes,
+        replaces: wrote_arg0,
         graph: fgraph,
         callables: fcallables,
         run: FunctionalRun {

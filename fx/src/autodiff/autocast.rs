@@ -1,0 +1,164 @@
+//! Autocast regions of a training graph written out as explicit casts.
+//!
+//! The tracer keeps `with torch.autocast(...)` as two `set_autocast` nodes, and the metadata of
+//! each op inside comes from a run under the same autocast state, so it holds the dtype eager
+//! computes in (`linear` → bfloat16 on CPU). What autocast does to an op is a cast of its
+//! floating-point tensor arguments: to the lower precision (matmuls, convolutions), to float32
+//! (the ops it keeps in full precision), or to the widest of them (ops it promotes). In every
+//! case the op's result then has the cast dtype. So an op whose autocast dtype differs from the
+//! dtype it computes without autocast (`fx::infer`) gets its floating-point tensor arguments cast
+//! to its result's dtype with `Tensor.to`, and the region's switches are taken out: the graph
+//! means the same without autocast, and differentiating it gives eager's backward dtypes (the
+//! backward of a bfloat16 matmul runs in bfloat16; the cast's gradient goes back to float32).
+//!
+//! Eager caches, within one region, the cast of a leaf that requires grad (a parameter used by
+//! several ops is cast once, and its gradients are summed in the low precision before the cast
+//! back); placeholders that require grad get one cast per region and dtype here too.
+//!
+//! A form the rewrite cannot prove refuses with a reason: an op whose arguments cast to its
+//! result's dtype do not give that dtype (or whose metadata `fx::infer` does not know), a tuple
+//! result whose dtypes autocast changed, a graph that starts or ends inside a region.
+
+use std::collections::HashMap;
+
+use crate::graph::{Arg, Graph, NodeId, NodeKind, Target};
+use crate::infer::{infer_in, InferCtx};
+use crate::meta::{DType, NodeMeta};
+
+/// The target of the tracer's autocast switch (`torchferro._amp.set_autocast(device, enabled,
+/// dtype)`).
+pub const SET_AUTOCAST: &str = "torchferro._amp.set_autocast";
+
+/// Whether `graph` has autocast switches.
+pub fn has_autocast(graph: &Graph) -> bool {
+    graph.nodes().any(
+        |(_, n)| matches!(&n.kind, NodeKind::Call { target, .. } if target.name() == SET_AUTOCAST),
+    )
+}
+
+/// `graph` with its autocast regions written out as casts (see the module doc), or why not.
+pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
+    let mut g = graph.clone();
+    let order: Vec<NodeId> = g.nodes().map(|(id, _)| id).collect();
+    let ctx = InferCtx::default();
+    let mut region = 0usize;
+    let mut on = false;
+    let mut first = true;
+    let mut switches = Vec::new();
+    // (placeholder, dtype, region) → its cast.
+    let mut cached: HashMap<(NodeId, DType, usize), NodeId> = HashMap::new();
+    for id in order {
+        let node = g.node(id).clone();
+        let NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = &node.kind
+        else {
+            continue;
+        };
+        if target.name() == SET_AUTOCAST {
+            let enabled = matches!(args.get(1), Some(Arg::Bool(true)));
+            if first && !enabled {
+                return Err("the graph starts inside an autocast region".into());
+            }
+            first = false;
+            on = enabled;
+            region += 1;
+            switches.push(id);
+            continue;
+        }
+        if !on {
+            continue;
+        }
+        // Without autocast the call may be invalid (`bf16 @ f32`): autocast made it valid by
+        // casting its arguments, which the check after the casts confirms.
+        let plain = infer_in(&ctx, &g, target, args, kwargs).ok();
+        let want = match (&node.meta, &plain) {
+            (NodeMeta::Tensor(a), Some(NodeMeta::Tensor(p))) if a.dtype != p.dtype => a.dtype,
+            (NodeMeta::Tensor(_), Some(NodeMeta::Tensor(_))) => continue,
+            (NodeMeta::Tensor(a), None) => a.dtype,
+            (a, Some(p)) if dtypes(a) == dtypes(p) => continue,
+            _ => {
+                return Err(format!(
+                    "{} under autocast changes the dtypes of a non-tensor result",
+                    target.name()
+                ))
+            }
+        };
+        let mut cast = |g: &mut Graph, a: &Arg| -> Arg {
+            let Arg::Node(n) = a else { return a.clone() };
+            let Some(t) = g.node(*n).meta.tensor().cloned() else {
+                return a.clone();
+            };
+            if !t.dtype.is_floating_point() || t.dtype == want {
+                return a.clone();
+            }
+            let leaf = t.requires_grad && matches!(g.node(*n).kind, NodeKind::Placeholder { .. });
+            if leaf {
+                if let Some(&c) = cached.get(&(*n, want, region)) {
+                    return Arg::Node(c);
+                }
+            }
+            // `Tensor.to` keeps a dense layout's strides.
+            let mut m = t.clone();
+            m.dtype = want;
+            let c = g.call_before(
+                id,
+                "autocast",
+                Target::Method("to".into()),
+                vec![Arg::Node(*n), Arg::DType(want)],
+                vec![],
+                NodeMeta::Tensor(m),
+            );
+            if leaf {
+                cached.insert((*n, want, region), c);
+            }
+            Arg::Node(c)
+        };
+        let new_args: Vec<Arg> = args
+            .iter()
+            .map(|a| map_tensors(&mut g, a, &mut cast))
+            .collect();
+        let new_kwargs: Vec<(String, Arg)> = kwargs
+            .iter()
+            .map(|(k, a)| (k.clone(), map_tensors(&mut g, a, &mut cast)))
+            .collect();
+        let again = infer_in(&ctx, &g, target, &new_args, &new_kwargs)
+            .map_err(|e| format!("{} under autocast: {e}", target.name()))?;
+        if again.tensor().map(|t| t.dtype) != Some(want) {
+            return Err(format!(
+                "{} under autocast: casting its arguments to {want:?} does not give its dtype",
+                target.name()
+            ));
+        }
+        g.set_call(id, target.clone(), new_args, new_kwargs);
+    }
+    if on {
+        return Err("the graph ends inside an autocast region".into());
+    }
+    for s in switches {
+        if !g.users(s).is_empty() {
+            return Err("an autocast switch whose result is used".into());
+        }
+        g.remove(s);
+    }
+    Ok(g)
+}
+
+fn dtypes(m: &NodeMeta) -> Vec<Option<DType>> {
+    match m {
+        NodeMeta::Tensor(t) => vec![Some(t.dtype)],
+        NodeMeta::Tuple(items) => items.iter().flat_map(dtypes).collect(),
+        _ => vec![None],
+    }
+}
+
+fn map_tensors(g: &mut Graph, a: &Arg, f: &mut dyn FnMut(&mut Graph, &Arg) -> Arg) -> Arg {
+    match a {
+        Arg::Node(_) => f(g, a),
+        Arg::List(v) => Arg::List(v.iter().map(|x| map_tensors(g, x, f)).collect()),
+        Arg::Tuple(v) => Arg::Tuple(v.iter().map(|x| map_tensors(g, x, f)).collect()),
+        other => other.clone(),
+    }
+}

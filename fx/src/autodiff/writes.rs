@@ -1,0 +1,157 @@
+//! In-place writes made under `no_grad` to tensors that carry a gradient (`with torch.no_grad():
+//! w.mul_(0.9)`, `p.copy_(...)`, `w.div_(w.norm())`, `w[:, 0] = 0`).
+//!
+//! Eager changes the tensor's value but not its autograd history: later uses read the new value
+//! and still differentiate into the tensor as if it had not been written (the write itself has no
+//! derivative). Functionalized, the write is a new value computed under `no_grad`, which would
+//! cut that path. Such a value is *kept*: it carries a gradient when the tensor it wrote does,
+//! and its gradient goes to that tensor unchanged (identity), none to the write's other
+//! arguments. Eager's version counter check (a value saved for backward and written afterwards
+//! raises at `.backward()`) is [`reads_overwritten`]: the caller runs such a graph through
+//! torch's autograd, which raises eager's error.
+
+use std::collections::{HashMap, HashSet};
+
+use super::rules;
+use crate::graph::{Arg, Graph, NodeId, NodeKind};
+use crate::meta::NodeMeta;
+use crate::passes::functionalize::{ON_CLONE, VIEW_SCATTER};
+
+/// Kept writes: functional node → the argument position of the tensor it wrote.
+pub type Kept = HashMap<NodeId, usize>;
+
+/// The candidate kept writes of a functional graph: nodes in a `no_grad` region (`off`) that
+/// stand for an in-place write to their argument 0 (`replaces`: node → whether the traced
+/// in-place op wrote its argument 0; an `out=` write is not one: the written tensor is no
+/// argument of the twin), or that scatter a written view back into its base
+/// ([`VIEW_SCATTER`]). [`needs_keeping`] decides which of them carry a gradient.
+pub fn candidates(graph: &Graph, off: &HashSet<NodeId>, replaces: &HashMap<NodeId, bool>) -> Kept {
+    let mut kept = Kept::new();
+    for (id, node) in graph.nodes() {
+        if !off.contains(&id) {
+            continue;
+        }
+        let NodeKind::Call { target, .. } = &node.kind else {
+            continue;
+        };
+        if target.name() == VIEW_SCATTER {
+            kept.insert(id, 0);
+        } else if replaces.get(&id) == Some(&true) {
+            // `on_clone(path, x, *args)`: the written tensor follows the callable's path.
+            kept.insert(id, usize::from(target.name() == ON_CLONE));
+        }
+    }
+    kept
+}
+
+/// Values that carry a gradient: float tensors reached from an input that requires grad by
+/// ops that ran in grad mode (`no_grad`: the calls of a `no_grad` region), and kept writes
+/// (`kept`) whose written tensor carries one.
+pub fn needs_keeping(
+    graph: &Graph,
+    requires_grad: &[bool],
+    no_grad: &HashSet<NodeId>,
+    kept: &Kept,
+) -> HashSet<NodeId> {
+    let mut needs: HashSet<NodeId> = HashSet::new();
+    for (id, node) in graph.nodes() {
+        let float = node
+            .meta
+            .tensor()
+            .is_some_and(|t| t.dtype.is_floating_point());
+        let tuple = matches!(node.meta, NodeMeta::Tuple(_));
+        let reached = match &node.kind {
+            NodeKind::Placeholder { index } => requires_grad.get(*index).copied().unwrap_or(false),
+            NodeKind::Call { args, .. } => match kept.get(&id) {
+                Some(&w) => matches!(args.get(w), Some(Arg::Node(n)) if needs.contains(n)),
+                None => !no_grad.contains(&id) && node.inputs().iter().any(|i| needs.contains(i)),
+            },
+            NodeKind::Output { .. } => false,
+        };
+        if reached && (float || tuple) && !rules::is_nondifferentiable(node) {
+            needs.insert(id);
+        }
+    }
+    needs
+}
+
+/// The tensor a kept write wrote (its gradient goes there), if `id` is a kept write that
+/// carries a gradient.
+pub fn written(graph: &Graph, kept: &Kept, needs: &HashSet<NodeId>, id: NodeId) -> Option<NodeId> {
+    let w = *kept.get(&id)?;
+    if !needs.contains(&id) {
+        return None;
+    }
+    match &graph.node(id).kind {
+        NodeKind::Call { args, .. } => match args.get(w) {
+            Some(Arg::Node(n)) => Some(*n),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Eager's version counter check: a forward value a derivative rule reads that a kept write
+/// overwrote afterwards. Eager raises at `.backward()` ("modified by an inplace operation");
+/// `Some` describes it for the fallback reason. What a rule reads is what the backward reads
+/// other than to recompute a value (`joint.recomputed_from`), plus the recomputed values
+/// themselves: a value recomputed from the old state of a written input is no error (eager
+/// saved the new value; the Function saves the input as it was before the write-back).
+pub fn reads_overwritten(
+    graph: &Graph,
+    kept: &Kept,
+    needs: &HashSet<NodeId>,
+    joint: &super::Joint,
+) -> Option<String> {
+    let overwritten: HashSet<NodeId> = kept
+        .keys()
+        .filter_map(|&k| written(graph, kept, needs, k))
+        .collect();
+    if overwritten.is_empty() {
+        return None;
+    }
+    let recomputing: HashSet<NodeId> = joint.recomputed_from.iter().map(|(b, _)| *b).collect();
+    let bw_inputs = joint.backward.placeholders();
+    let tangents = joint.differentiable.len();
+    let saved = joint
+        .saved_nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &f)| bw_inputs.get(tangents + k).map(|&b| (b, f)));
+    let read: Vec<NodeId> = saved
+        .chain(joint.recomputed_from.iter().copied())
+        .filter(|(b, _)| {
+            joint
+                .backward
+                .users(*b)
+                .iter()
+                .any(|u| !recomputing.contains(u))
+        })
+        .map(|(_, f)| f)
+        .collect();
+    read.iter().find(|n| overwritten.contains(n)).map(|n| {
+        format!(
+            "the backward reads {} saved before a no_grad write changed it (eager raises at backward)",
+            graph.node(*n).name
+        )
+    })
+}
+
+/// Whether the write-back value `v` of an input (placeholder `p`) comes only from kept writes
+/// of it: the input was written under `no_grad` alone, so it is copied in outside autograd and
+/// keeps its history (a leaf stays a leaf), as eager's writes left it.
+pub fn only_kept_writes(graph: &Graph, kept: &Kept, p: NodeId, v: NodeId) -> bool {
+    let mut n = v;
+    let mut any = false;
+    while let Some(&w) = kept.get(&n) {
+        any = true;
+        match &graph.node(n).kind {
+            NodeKind::Call { args, .. } => match args.get(w) {
+                Some(Arg::Node(a)) => n = *a,
+                _ => return false,
+            },
+            _ => return false,
+        }
+    }
+    any && n == p
+}
