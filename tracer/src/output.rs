@@ -124,6 +124,12 @@ impl OutputGraph {
         self.input_sources.get(i)
     }
 
+    /// The live value of the graph input `node` (a placeholder), if it is one.
+    pub fn example_input(&self, node: NodeId) -> Option<&Py<PyAny>> {
+        let i = self.graph.placeholders().iter().position(|&p| p == node)?;
+        self.example_inputs.get(i)
+    }
+
     /// The placeholder for the tensor at `source`, created once per source.
     pub fn input(
         &mut self,

@@ -719,6 +719,7 @@ impl Frame<'_, '_> {
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
             Var::Ndarray(a) => self.ndarray_attr(a.clone(), name),
+            Var::Storage(t) => self.storage_attr(t, name),
             Var::Object(o) => self.object_attr(o, name),
             Var::Library(l) => {
                 let l = l.clone();
