@@ -635,10 +635,10 @@ fn template_of_inner(
                 let dim = ctx.symbols.get(k as usize).map_or(0, |(_, d)| *d);
                 format!("t{k}.size({dim})")
             });
-            let f = py
-                .import("builtins")?
-                .getattr("eval")?
-                .call1((format!("lambda {}: {body}", params.join(", ")),))?;
+            let text = format!("lambda {}: {body}", params.join(", "));
+            let f = py.import("builtins")?.getattr("eval")?.call1((&text,))?;
+            // Its source, for an artifact to write in place of the (unnamed) function.
+            f.setattr("_torchferro_source", text)?;
             let args = syms
                 .iter()
                 .map(|k| {

@@ -473,6 +473,12 @@ class _Entry:
             return f"(k{t[1]} := {self.template(t[2])})"
         if kind == "again":
             return f"k{t[1]}"
+        if kind == "call" and isinstance(
+            getattr(t[1], "_torchferro_source", None), str
+        ):
+            # A symbolic int's expression over this call's sizes, as the tracer wrote it.
+            args = ", ".join(self.template(x) for x in t[2])
+            return f"({t[1]._torchferro_source})({args})"
         if kind == "call":
             f = mod.name(t[1], "the return value's constructor")
             return f"{f}(" + ", ".join(self.template(x) for x in t[2]) + ")"
