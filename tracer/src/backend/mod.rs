@@ -59,6 +59,9 @@ pub fn build(
     let eager_only = match backend {
         _ if empty => None,
         Backend::Inductor if output.has_autocast() => Some("it has an autocast region"),
+        Backend::Inductor | Backend::AotEager if output.has_default_dtype_switch() => {
+            Some("it switches the default dtype")
+        }
         // Which results are inference tensors is decided by the region as torch runs it.
         Backend::Inductor | Backend::AotEager if output.has_inference_mode() => {
             Some("it has an inference-mode region")

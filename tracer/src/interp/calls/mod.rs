@@ -244,6 +244,16 @@ impl Frame<'_, '_> {
         if let Some(r) = self.torch_check_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
+        // `torch.set_default_dtype(d)`: a switch in the graph, as torch.compile records it.
+        if name == "set_default_dtype" && module == "torch" && kwargs.is_empty() {
+            if let [Var::Py(d, _)] = args.as_slice() {
+                let d = d.bind(py);
+                if d.is_instance(&py.import("torch")?.getattr("dtype")?)? {
+                    self.tx.output.set_default_dtype(py, d)?;
+                    return Ok(Var::none(py));
+                }
+            }
+        }
         if let Some(r) = self.construct_torch_layer(f, &module, &args, &kwargs)? {
             return Ok(r);
         }
