@@ -500,6 +500,16 @@ fn template_of_inner(
         _ => {}
     }
     Ok(match v {
+        // The storage of a tensor: taken again from the rebuilt tensor (a storage object is
+        // made afresh by every `untyped_storage()` call, as here).
+        Var::Storage(t) => {
+            let f = py
+                .import("torch")?
+                .getattr("Tensor")?
+                .getattr("untyped_storage")?;
+            let t = template_of_inner(py, &Var::Tensor(t.clone()), outs, ctx)?;
+            OutputTemplate::Call(f.unbind(), vec![t])
+        }
         // An array computed in the graph: its tensor turned back into an array, and a numpy
         // scalar taken out of the 0-d array as `[()]` does.
         Var::Ndarray(a) => {
