@@ -145,9 +145,9 @@ impl Frame<'_, '_> {
                 out
             }
         };
-        Ok(Some(Var::Iter(std::rc::Rc::new(std::cell::RefCell::new((
-            items, 0,
-        ))))))
+        Ok(Some(Var::Iter(std::rc::Rc::new(std::cell::RefCell::new(
+            (items, 0),
+        )))))
     }
 
     /// `named_modules(prefix=, remove_duplicate=)`'s order: a module, then its children's
