@@ -6,7 +6,7 @@ plus builtins, exceptions, pattern matching, itertools, collections and functool
 use them. Each must give eager's values in no more graphs than torch.compile."""
 
 # The programs spell these idioms as users write them, on purpose:
-# ruff: noqa: C400, C401, C408, C416, C417, RUF005, SIM110
+# ruff: noqa: RUF058
 
 from __future__ import annotations
 
