@@ -597,3 +597,57 @@ def operator_itemgetter_attrgetter(x):
     shape = operator.attrgetter("shape")
     a, b = get(x)
     return a + b, shape(x)[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# User generator functions
+
+
+def _doubled(xs):
+    for t in xs:
+        yield t * 2
+
+
+def _pairs(xs):
+    prev = None
+    for t in xs:
+        if prev is not None:
+            yield prev, t
+        prev = t
+
+
+@case(xs3)
+def generator_function_summed(xs):
+    return sum(_doubled(xs))
+
+
+@case(xs3)
+def generator_function_listed_and_sorted(xs):
+    return list(_doubled(xs)), sorted(t.shape[0] for t in _doubled(xs))
+
+
+@case(xs3)
+def generator_function_next_twice(xs):
+    g = _doubled(xs)
+    return next(g) + next(g)
+
+
+_LAZY = (
+    "a generator function consumed by a loop, zip or enumerate runs natively (it would "
+    "interleave with its consumer; torch.compile traces it lazily)"
+)
+
+
+@case(xs3, breadth=_LAZY)
+def generator_function_in_a_comprehension(xs):
+    return [a - b for a, b in _pairs(xs)]
+
+
+@case(xs3, breadth=_LAZY)
+def generator_function_zipped(xs):
+    return [a + b for a, b in zip(_doubled(xs), xs)]
+
+
+@case(xs3, breadth=_LAZY)
+def generator_function_enumerated(xs):
+    return [t * i for i, t in enumerate(_doubled(xs))]
