@@ -623,7 +623,7 @@ def generator_function_summed(xs):
 
 @case(xs3)
 def generator_function_listed_and_sorted(xs):
-    return list(_doubled(xs)), sorted(t.shape[0] for t in _doubled(xs))
+    return list(_doubled(xs)), sorted(_doubled(xs), key=lambda t: t.shape[0])
 
 
 @case(xs3)
@@ -651,3 +651,8 @@ def generator_function_zipped(xs):
 @case(xs3, breadth=_LAZY)
 def generator_function_enumerated(xs):
     return [t * i for i, t in enumerate(_doubled(xs))]
+
+
+@case(xs3, breadth=_LAZY)
+def generator_function_under_a_generator_expression(xs):
+    return sorted(t.shape[0] for t in _doubled(xs)), xs[0] + 1
