@@ -31,10 +31,8 @@ REFUSED = {
     "argument_cell_across_a_break": "uses closure cells natively (COPY_FREE_VARS)",
     "closure_with_free_variables_breaks": "the captured function closes over offset, scale",
     # A function made inside a frame is guarded by its code object (as torch.compile guards
-    # it), which an artifact cannot name yet: a structural check of the code would lift these.
-    "breaking_closure_called_twice": "the guard ID L['bump'].__code__ refers to <code object",
-    "print_as_argument_of_a_pending_call": "L['___stack0'].__code__ refers to <code object",
-    "resume_function_recompiles_on_new_shape": "the return value's constructor refers to <func",
+    # it); the artifact checks that code's structure (CODE_MATCH, `_runtime.code_key`). This one
+    # returns the code object itself as a constant, which an artifact cannot rebuild.
     "print_inside_lambda": "the return value is the constant <code object <lambda>",
     "store_global_replayed_after_the_graph": "which an artifact cannot spell in source",
     "dataclass_output": "which has no importable name",
@@ -88,3 +86,37 @@ def test_program_loads_like_eager(prog, tmp_path):
         want = _quiet(prog.fn, *prog.make(seed)[0])
         got = _quiet(f, *prog.make(seed)[0])
         assert_same(want, got)
+
+
+def _make_scaler(k):
+    return lambda t: t * k
+
+
+def _make_shifter(k):
+    return lambda t: t + k
+
+
+def _apply_twice(x, g):
+    print("break")
+    return g(g(x))
+
+
+def test_function_made_in_a_frame_is_matched_by_its_code(tmp_path):
+    """A function made inside a frame (new on every call of its maker) is guarded by its code,
+    which the artifact checks by structure: another function from the same maker loads; one
+    with other code is refused naming CODE_MATCH."""
+    import torch
+
+    art, cache = tmp_path / "p.py", tmp_path / "p.cache"
+    torchferro.compiler.reset()
+    x = torch.randn(3)
+    with precompile.capture(
+        _apply_twice, artifact_path=art, cache_path=cache, backend="eager"
+    ) as cap:
+        _quiet(cap, x, _make_scaler(2.0))
+    f = precompile.load(art, cache)
+    # Same code, another function object (its cell's value is guarded as a constant).
+    g = _make_scaler(2.0)
+    assert_same(_quiet(_apply_twice, x, g), _quiet(f, x, g))
+    with pytest.raises(precompile.GuardError, match="CODE_MATCH"):
+        _quiet(f, x, _make_shifter(2.0))

@@ -155,8 +155,11 @@ class _NoGradUpdate(nn.Module):
         return loss.detach()
 
 
-# torch.compile: 2 graphs
-module_program("manual_update_under_no_grad", _NoGradUpdate, x8y, 2, 2, eager=1)
+# torch.compile: 2 graphs. Ours 8: `self.net.parameters()` is walked at trace time now, and the
+# loop body breaks at each `p.grad` read, `p.sub_` on a parameter and `p.grad = None` (a gap:
+# torch.compile reads `.grad` as a graph input and traces the update); before, the generator
+# call broke and the loop ran eagerly (2 graphs, 1 eager frame).
+module_program("manual_update_under_no_grad", _NoGradUpdate, x8y, 8, 12)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,8 +260,8 @@ def calls_a_dynamo_disabled_function(x):
     return z.cos()
 
 
-# torch.compile: 1 graphs
-@program(x34, 1, 2)
+# torch.compile: 1 graphs (the storage size folds, guarded: `interp/storage.rs`)
+@program(x34, 1, fullgraph=True)
 def branch_on_untyped_storage_size(x):
     # As torch.distributed.fsdp's flat-parameter helpers do.
     if x.untyped_storage().size() == x.numel() * x.element_size():
@@ -267,6 +270,6 @@ def branch_on_untyped_storage_size(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 1, 2)
+@program(x34, 1, fullgraph=True)
 def untyped_storage_size_value(x):
     return x * 2, x.untyped_storage().size()

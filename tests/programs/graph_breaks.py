@@ -405,13 +405,11 @@ def _plain_disabled(t):
 _disabled = torchferro.compiler.disable(_plain_disabled)
 
 
-# torch.compile: 1 graphs. 3 breaks: the second input set no longer recompiles the second
-# resume function (its stack-slot parameters are deleted by its prefix, so the per-call list
-# objects on the stack are no longer re-read and identity-guarded as locals at the next break),
-# and `list + [x]` of tensors is traced rather than a break.
-@program(x34, 0, 3)
+# torch.compile: 1 graphs. The generator function drained by `list` is run to its end in the
+# trace (`inline.rs`).
+@program(x34, 1, fullgraph=True)
 def generator_function_call(x):
-    return list(_gen(x)) + [x]  # BREAK
+    return list(_gen(x)) + [x]
 
 
 def _gen(t):

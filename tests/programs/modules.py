@@ -462,8 +462,9 @@ def _with_hooks():
     return m
 
 
-# torch.compile: 4 graphs (torchferro 5: the hooks' frames are traced on their own)
-module_program("forward_and_pre_hooks", _with_hooks, x8, 5, 1, state=("HOOK_LOG",))
+# torch.compile: 4 graphs (forward with fc1's pre-hook inlined, the forward hook's own frame; each
+# recompiles once on the second call).
+module_program("forward_and_pre_hooks", _with_hooks, x8, 4, 0, state=("HOOK_LOG",))
 
 
 @program(x8, 1, fullgraph=True)
@@ -569,24 +570,21 @@ class ModulesIter(nn.Module):
         return out, n
 
 
-# torch.compile: 1 graphs. Ours: the frame runs eagerly (its generator of modules breaks), and
-# the torch.nn layers it calls natively run as they are, as torch.compile would run them (they
-# were traced as top-level frames before: 2 graphs).
-module_program("children_and_parameters_iteration", ModulesIter, x8, 0, 1, eager=1)
+# torch.compile: 1 graphs. The module-tree generators (`children()`, `parameters()`) are walked
+# at trace time (`calls/module_tree.rs`).
+module_program("children_and_parameters_iteration", ModulesIter, x8, 1, fullgraph=True)
 
 
-# torch.compile: 1 graphs. Ours: `self.modules()` (a generator) breaks the layer's forward and its
-# resume function runs eagerly; its torch.nn sublayers, called natively, run as they are (they
-# were traced as top-level frames before: 7 graphs). A gap: the generator should be traced.
+# torch.compile: 1 graphs. The fast-path check's `self.modules()` generator is walked at trace
+# time (`calls/module_tree.rs`).
 module_program(
     "transformer_encoder_layer",
     lambda: nn.TransformerEncoderLayer(
         8, 2, dim_feedforward=16, dropout=0.0, batch_first=True
     ).eval(),
     lambda r: (r.randn(2, 5, 8),),
-    0,
     1,
-    eager=1,
+    fullgraph=True,
 )
 
 

@@ -26,7 +26,6 @@ BREAKING_LINE_IN = {
     "c_function_on_python_values": None,
     "print_in_inlined_function": graph_breaks._helper_prints,
     "print_two_levels_deep": graph_breaks._level2,
-    "generator_function_call": None,
     "nonzero_dynamic_shape": None,
 }
 

@@ -23,6 +23,9 @@ pub const AUTOCAST_TARGET: &str = "torchferro._amp.set_autocast";
 /// The graph nodes that enter and leave a `torch.inference_mode(mode)` region.
 pub const INFERENCE_ENTER_TARGET: &str = "torchferro._amp.enter_inference_mode";
 pub const INFERENCE_EXIT_TARGET: &str = "torchferro._amp.exit_inference_mode";
+/// The graph node that switches torch's default dtype (`torch.set_default_dtype` in the traced
+/// code, as torch.compile puts it in its graph).
+pub const DEFAULT_DTYPE_TARGET: &str = "torch.set_default_dtype";
 
 /// An inference-mode level the traced code entered and has not left yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +62,9 @@ pub struct OutputGraph {
     pub inference_levels: Vec<InferenceLevel>,
     /// Dynamic shapes: the size symbols of the inputs and the relations the trace relied on.
     pub shapes: crate::guards::ShapeEnv,
+    /// The default dtype the traced code set (a `torch.dtype`), once it set one: ops after it
+    /// read it instead of the entry state, and their metadata is inferred under it.
+    traced_default_dtype: Option<Py<PyAny>>,
 }
 
 impl OutputGraph {
@@ -92,6 +98,7 @@ impl OutputGraph {
             sites: Default::default(),
             metas: Default::default(),
             shapes: Default::default(),
+            traced_default_dtype: None,
         }
     }
 
@@ -122,6 +129,12 @@ impl OutputGraph {
     pub fn source_of_input(&self, node: NodeId) -> Option<&Source> {
         let i = self.graph.placeholders().iter().position(|&p| p == node)?;
         self.input_sources.get(i)
+    }
+
+    /// The live value of the graph input `node` (a placeholder), if it is one.
+    pub fn example_input(&self, node: NodeId) -> Option<&Py<PyAny>> {
+        let i = self.graph.placeholders().iter().position(|&p| p == node)?;
+        self.example_inputs.get(i)
     }
 
     /// The placeholder for the tensor at `source`, created once per source.
@@ -416,6 +429,7 @@ impl OutputGraph {
         if switch {
             let _ = set_grad.call1((self.infer_ctx.grad_enabled,));
         }
+        let dtype_before = self.enter_traced_default_dtype(py);
         let result = match target {
             _ if autocast => {
                 let (f, method) = match target {
@@ -456,6 +470,7 @@ impl OutputGraph {
         if switch {
             let _ = set_grad.call1((grad_now,));
         }
+        self.leave_traced_default_dtype(py, dtype_before);
         // Torch refusing these sizes is an answer at this point (an invalid call).
         let result = result.map_err(|e| fx::InferError::Invalid(e.to_string()))?;
         let result = to_meta(py, result).map_err(|_| fx::InferError::Unsupported)?;
@@ -506,6 +521,7 @@ impl OutputGraph {
         if switch {
             set_grad.call1((self.infer_ctx.grad_enabled,))?;
         }
+        let dtype_before = self.enter_traced_default_dtype(py);
         let result = if self.autocast.0 {
             let (f, method) = match &target {
                 Target::Function(_) => (
@@ -542,6 +558,7 @@ impl OutputGraph {
         if switch {
             set_grad.call1((grad_now,))?;
         }
+        self.leave_traced_default_dtype(py, dtype_before);
         let result = result.map_err(|e| {
             // Ops whose result depends on data (nonzero, unique, masked_select, item) cannot run
             // on metadata: that is a limit of tracing, not the user's error.
@@ -722,6 +739,67 @@ impl OutputGraph {
         Ok(())
     }
 
+    /// Switches torch's default dtype from here on: a `torch.set_default_dtype` call in the graph
+    /// (kept by dead-code elimination; eager leaves it set on an error too, so nothing restores
+    /// it) and the default later ops' metadata is inferred under.
+    pub fn set_default_dtype(
+        &mut self,
+        py: Python<'_>,
+        dtype: &Bound<'_, PyAny>,
+    ) -> Result<(), TraceError> {
+        let d = dtype_of(py, dtype)?;
+        if !(d.is_floating_point() || d.is_complex()) {
+            return Err(TraceError::unsupported(
+                "torch.set_default_dtype of a non-floating dtype (the call raises TypeError)",
+            ));
+        }
+        let f = py.import("torch")?.getattr("set_default_dtype")?;
+        let node = self.graph.call(
+            "set_default_dtype",
+            Target::Function(DEFAULT_DTYPE_TARGET.into()),
+            vec![Arg::DType(d)],
+            vec![],
+            NodeMeta::None,
+        );
+        self.callables.push((node, f.unbind()));
+        self.infer_ctx.default_dtype = d;
+        self.traced_default_dtype = Some(dtype.clone().unbind());
+        Ok(())
+    }
+
+    /// Whether the traced code set the default dtype before this point (ops after it read the
+    /// value it set, not the entry state's).
+    pub fn sets_default_dtype(&self) -> bool {
+        self.traced_default_dtype.is_some()
+    }
+
+    /// Torch's default dtype switched to the traced one for a native inference; the one to
+    /// restore after it (`None`: nothing switched).
+    fn enter_traced_default_dtype(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let want = self.traced_default_dtype.as_ref()?;
+        let torch = py.import("torch").ok()?;
+        let now = torch.getattr("get_default_dtype").ok()?.call0().ok()?;
+        if now.is(want.bind(py)) {
+            return None;
+        }
+        torch
+            .getattr("set_default_dtype")
+            .ok()?
+            .call1((want.bind(py),))
+            .ok()?;
+        Some(now.unbind())
+    }
+
+    fn leave_traced_default_dtype(&self, py: Python<'_>, before: Option<Py<PyAny>>) {
+        if let Some(d) = before {
+            if let Ok(torch) = py.import("torch") {
+                let _ = torch
+                    .getattr("set_default_dtype")
+                    .and_then(|f| f.call1((d.bind(py),)));
+            }
+        }
+    }
+
     /// CPU autocast state at this point of the traced code.
     pub fn autocast(&self) -> (bool, Py<PyAny>) {
         Python::attach(|py| (self.autocast.0, self.autocast.1.clone_ref(py)))
@@ -819,6 +897,14 @@ impl OutputGraph {
     pub fn has_inference_mode(&self) -> bool {
         self.graph.nodes().any(|(_, n)| {
             matches!(&n.kind, fx::NodeKind::Call { target, .. } if target.name() == INFERENCE_ENTER_TARGET)
+        })
+    }
+
+    /// Whether the graph switches the default dtype (such graphs run on the eager runner: the
+    /// inductor's kernels and the compiled backward know nothing of the switch).
+    pub fn has_default_dtype_switch(&self) -> bool {
+        self.graph.nodes().any(|(_, n)| {
+            matches!(&n.kind, fx::NodeKind::Call { target, .. } if target.name() == DEFAULT_DTYPE_TARGET)
         })
     }
 

@@ -8,6 +8,7 @@ pub fn dead_code_elimination(graph: &mut Graph) {
         fx::NodeKind::Call { target, .. } => {
             target.name() == "torch._C._set_grad_enabled"
                 || target.name() == crate::output::AUTOCAST_TARGET
+                || target.name() == crate::output::DEFAULT_DTYPE_TARGET
                 || target.name() == crate::output::INFERENCE_ENTER_TARGET
                 || target.name() == crate::output::INFERENCE_EXIT_TARGET
         }

@@ -500,6 +500,16 @@ fn template_of_inner(
         _ => {}
     }
     Ok(match v {
+        // The storage of a tensor: taken again from the rebuilt tensor (a storage object is
+        // made afresh by every `untyped_storage()` call, as here).
+        Var::Storage(t) => {
+            let f = py
+                .import("torch")?
+                .getattr("Tensor")?
+                .getattr("untyped_storage")?;
+            let t = template_of_inner(py, &Var::Tensor(t.clone()), outs, ctx)?;
+            OutputTemplate::Call(f.unbind(), vec![t])
+        }
         // An array computed in the graph: its tensor turned back into an array, and a numpy
         // scalar taken out of the 0-d array as `[()]` does.
         Var::Ndarray(a) => {
@@ -635,10 +645,10 @@ fn template_of_inner(
                 let dim = ctx.symbols.get(k as usize).map_or(0, |(_, d)| *d);
                 format!("t{k}.size({dim})")
             });
-            let f = py
-                .import("builtins")?
-                .getattr("eval")?
-                .call1((format!("lambda {}: {body}", params.join(", ")),))?;
+            let text = format!("lambda {}: {body}", params.join(", "));
+            let f = py.import("builtins")?.getattr("eval")?.call1((&text,))?;
+            // Its source, for an artifact to write in place of the (unnamed) function.
+            f.setattr("_torchferro_source", text)?;
             let args = syms
                 .iter()
                 .map(|k| {

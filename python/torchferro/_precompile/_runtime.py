@@ -178,3 +178,49 @@ def load_code(data: bytes, module, name: str, globals_: dict | None = None):
     if globals_ is None:
         globals_ = {"__builtins__": builtins}
     return types.FunctionType(code.replace(co_consts=tuple(consts)), globals_, name)
+
+
+def _const_text(c) -> str:
+    """A process-independent spelling of a code constant for ``code_key``: nested code by its
+    own key, frozensets in sorted order (their iteration order follows string hashes, which
+    change per process), everything else by type and repr."""
+    import types
+
+    if isinstance(c, types.CodeType):
+        return "code:" + code_key(c)
+    if isinstance(c, frozenset):
+        return "frozenset:" + ",".join(sorted(_const_text(x) for x in c))
+    if isinstance(c, tuple):
+        return "tuple:(" + ",".join(_const_text(x) for x in c) + ")"
+    return f"{type(c).__qualname__}:{c!r}"
+
+
+def code_key(code) -> str:
+    """A structural fingerprint of a code object: its bytecode, constants (nested code
+    included), names, variables, argument counts and flags, hashed. A function made inside a
+    frame (a closure, a lambda) is a new object on every call of its maker, and its code object
+    has no importable name; the guard on its code, which the compiled entry checks by identity,
+    is written into an artifact as this fingerprint. Line numbers and the file name are left
+    out: they change no behaviour the trace relied on."""
+    import hashlib
+
+    if not hasattr(code, "co_code"):
+        return ""
+    parts = [
+        code.co_name,
+        repr(code.co_code),
+        "|".join(_const_text(c) for c in code.co_consts),
+        repr(code.co_names),
+        repr(code.co_varnames),
+        repr(code.co_freevars),
+        repr(code.co_cellvars),
+        repr(
+            (
+                code.co_argcount,
+                code.co_posonlyargcount,
+                code.co_kwonlyargcount,
+                code.co_flags,
+            )
+        ),
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()

@@ -15,6 +15,7 @@ import marshal
 import os
 import re
 import shutil
+import types
 
 from .. import _C
 from . import _cache
@@ -30,7 +31,7 @@ from ._names import literal, name_of, need_name
 from ._render import Parts as _Parts
 from ._render import render as _render
 from ._render import unique as _unique
-from ._runtime import CaptureError
+from ._runtime import CaptureError, code_key
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -334,6 +335,19 @@ class _Entry:
                 self.lines.append(
                     f"        # {kind} {source}: a module's own object; its contents are guarded"
                 )
+            elif (
+                kind == "ID"
+                and isinstance(payload, types.CodeType)
+                and name_of(payload) is None
+            ):
+                # The code of a function made inside a frame (new on every call of its maker):
+                # compared by structure, as the artifact cannot name the code object itself.
+                key = code_key(payload)
+                self.check(
+                    f"CODE_MATCH {source} has the structure of {payload.co_qualname}",
+                    f"_rt.code_key({v}) == {key!r}",
+                    actual,
+                )
             elif kind == "ID":
                 o = mod.name(payload, what)
                 self.check(
@@ -361,6 +375,12 @@ class _Entry:
                 self.check(
                     f"LENGTH_CHECK len({source}) == {payload}",
                     f"len({v}) == {payload}",
+                    actual,
+                )
+            elif kind == "STORAGE_SIZE":
+                self.check(
+                    f"STORAGE_SIZE {source}.untyped_storage().nbytes() == {payload}",
+                    f"{v}.untyped_storage().nbytes() == {payload}",
                     actual,
                 )
             elif kind == "DICT_KEYS":
@@ -454,6 +474,12 @@ class _Entry:
             return f"(k{t[1]} := {self.template(t[2])})"
         if kind == "again":
             return f"k{t[1]}"
+        if kind == "call" and isinstance(
+            getattr(t[1], "_torchferro_source", None), str
+        ):
+            # A symbolic int's expression over this call's sizes, as the tracer wrote it.
+            args = ", ".join(self.template(x) for x in t[2])
+            return f"({t[1]._torchferro_source})({args})"
         if kind == "call":
             f = mod.name(t[1], "the return value's constructor")
             return f"{f}(" + ", ".join(self.template(x) for x in t[2]) + ")"

@@ -100,6 +100,9 @@ pub fn build(
         Backend::Inductor if output.has_autocast() && !training => {
             Some("it has an autocast region")
         }
+        Backend::Inductor | Backend::AotEager if output.has_default_dtype_switch() => {
+            Some("it switches the default dtype")
+        }
         // Which results are inference tensors is decided by the region as torch runs it.
         Backend::Inductor | Backend::AotEager if output.has_inference_mode() => {
             Some("it has an inference-mode region")

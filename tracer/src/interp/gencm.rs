@@ -137,8 +137,23 @@ impl<'a, 'py> Frame<'a, 'py> {
             (Ok(Resumed::Returned), None) => Ok(Var::py_const(py, false)),
             // The generator swallowed the exception: the `with` statement goes on.
             (Ok(Resumed::Returned), Some(_)) => Ok(Var::py_const(py, true)),
+            // Yielded again on a normal exit: contextlib raises RuntimeError (3.12 also closes
+            // the generator, a no-op where no `try` encloses the `yield`; 3.11 leaves it to the
+            // garbage collector). Raised here as a traced exception the frame may catch.
+            (Ok(Resumed::Yielded(_, saved)), None) if !handler_around_yield(&saved) => {
+                let exc = py
+                    .import("builtins")?
+                    .getattr("RuntimeError")?
+                    .call1(("generator didn't stop",))?;
+                let fallback = self.uncaught(&exc);
+                Err(TraceError::Raised {
+                    exc: exc.unbind(),
+                    fallback: Box::new(fallback),
+                })
+            }
             (Ok(Resumed::Yielded(..)), _) => Err(TraceError::unsupported(
-                "a @contextmanager generator that yields twice (its __exit__ raises RuntimeError)",
+                "a @contextmanager generator that yields twice inside a `try` or after a thrown \
+                 exception (its __exit__ raises RuntimeError)",
             )),
             // The same exception re-raised: `__exit__` returns False and the `with` statement
             // re-raises it.
@@ -295,4 +310,33 @@ pub(crate) fn unentered_parts(v: &Var) -> Option<UnenteredCm> {
         g.args.clone(),
         g.kwargs.clone(),
     ))
+}
+
+/// Whether a `try` (or `with`) of the generator encloses the `yield` its frame is suspended
+/// at, so closing the generator would run code (3.12's own wrapper, which turns a
+/// `StopIteration` into `RuntimeError`, runs nothing on close and does not count).
+fn handler_around_yield(saved: &SavedFrame) -> bool {
+    let code = &saved.code;
+    if code.exception_table.is_empty() {
+        return false;
+    }
+    let Some(at) = (0..saved.pc)
+        .rev()
+        .find(|&i| code.ins[i].op == crate::decode::Op::YieldValue)
+    else {
+        return true;
+    };
+    let offset = code.ins[at].offset;
+    let Ok(entries) = bytecode::exception_table::parse(&code.exception_table) else {
+        return true;
+    };
+    entries
+        .iter()
+        .filter(|e| (e.start as usize) <= offset && offset < e.end as usize)
+        .any(|e| {
+            code.ins
+                .iter()
+                .find(|i| i.offset == e.target as usize)
+                .is_none_or(|i| i.name != "CALL_INTRINSIC_1")
+        })
 }

@@ -146,9 +146,16 @@ impl<'a, 'py> Frame<'a, 'py> {
         let code = f.code.bind(py).clone();
         let flags: u32 = code.getattr("co_flags")?.extract()?;
         // A generator expression is run to its end when called: its consumer (`tuple`, `sum`,
-        // `any`, a `for` loop) gets the values it yields. Other generators could interleave side
-        // effects with their consumer, so they are left to run natively.
-        let generator = flags & 0x20 != 0 && f.name == "<genexpr>";
+        // `any`, a `for` loop) gets the values it yields. A user generator function is run the
+        // same way where its call is the first argument of a builtin that drains it (`list`,
+        // `sum`, `sorted`, ...) or stops at the deciding item (`any`, `all`, `next`): nothing
+        // runs between its items then, as in eager. Elsewhere (a `for` loop's body between its
+        // items) it could interleave side effects with its consumer, so it runs natively.
+        let generator = flags & 0x20 != 0
+            && flags & (0x80 | 0x100 | 0x200) == 0
+            && (f.name == "<genexpr>"
+                || self.short_circuit_consumer()?.is_some()
+                || self.draining_consumer()?);
         if flags & (0x80 | 0x100 | 0x200) != 0 || (flags & 0x20 != 0 && !generator) {
             return Err(TraceError::unsupported(format!(
                 "calling the generator or coroutine function {}",
@@ -237,6 +244,38 @@ impl Frame<'_, '_> {
         } else {
             None
         })
+    }
+
+    /// Whether the generator being called is the first argument of a builtin that takes every
+    /// item before anything else runs (`list(gen(...))`, `sum(gen(...))`): the stack then holds
+    /// `NULL, builtin` just below the call.
+    fn draining_consumer(&self) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let n = self.stack.len();
+        if n < 2 || !matches!(self.stack[n - 2], Var::Null) {
+            return Ok(false);
+        }
+        let Var::Py(f, _) = &self.stack[n - 1] else {
+            return Ok(false);
+        };
+        let builtins = py.import("builtins")?;
+        let f = f.bind(py);
+        for name in [
+            "list",
+            "tuple",
+            "set",
+            "frozenset",
+            "dict",
+            "sum",
+            "sorted",
+            "min",
+            "max",
+        ] {
+            if f.is(builtins.getattr(name)?) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Runs a generator expression one yield at a time until `consumer` has its answer; its

@@ -18,6 +18,7 @@ mod ops;
 mod patterns;
 pub(crate) mod pyobj;
 mod step;
+mod storage;
 mod symint;
 mod tracked_super;
 mod user_containers;

@@ -597,7 +597,7 @@ impl Frame<'_, '_> {
             .call(py, name_hint, target, callable, args, kwargs)?;
         let stack = self.user_stack();
         self.tx.output.sites.nodes.insert(node, stack);
-        if self.tx.output.reads_default_dtype(node) {
+        if self.tx.output.reads_default_dtype(node) && !self.tx.output.sets_default_dtype() {
             // The dtype came from `torch.get_default_dtype()`: a later call under another
             // default must not reuse this graph.
             let f = py.import("torch")?.getattr("get_default_dtype")?;
@@ -719,6 +719,7 @@ impl Frame<'_, '_> {
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
             Var::Ndarray(a) => self.ndarray_attr(a.clone(), name),
+            Var::Storage(t) => self.storage_attr(t, name),
             Var::Object(o) => self.object_attr(o, name),
             Var::Library(l) => {
                 let l = l.clone();

@@ -166,6 +166,9 @@ pub enum Var {
     /// `contextlib.contextmanager(f)` of a generator function made in the frame: calling it
     /// makes a [`Var::GenCm`].
     GenCmFunction(Rc<FunctionVar>),
+    /// `x.untyped_storage()` of a tensor (see `storage.rs`): its `size()` / `nbytes()` fold to
+    /// the graph input's storage size, guarded; anything else breaks the graph.
+    Storage(TensorValue),
 }
 
 /// The generator behind a `@contextlib.contextmanager` context manager.
@@ -377,6 +380,7 @@ impl Var {
             Var::GenCm(_) => "contextlib._GeneratorContextManager".into(),
             Var::GenCmExit(_) => "bound method _GeneratorContextManager.__exit__".into(),
             Var::GenCmFunction(f) => format!("function {}", f.name),
+            Var::Storage(_) => "torch.UntypedStorage".into(),
         }
     }
 

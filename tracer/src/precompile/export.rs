@@ -69,6 +69,7 @@ fn check<'py>(py: Python<'py>, source: &Source, c: &Check) -> PyResult<Bound<'py
             .into_any(),
         Check::IsNone => ("NONE", s, text, py.None()).into_pyobject(py)?.into_any(),
         Check::Len(n) => ("LEN", s, text, *n).into_pyobject(py)?.into_any(),
+        Check::StorageBytes(n) => ("STORAGE_SIZE", s, text, *n).into_pyobject(py)?.into_any(),
         Check::DictKeys(keys) => (
             "DICT_KEYS",
             s,

@@ -11,6 +11,7 @@ mod distributions;
 mod functools;
 mod iterators;
 mod library;
+mod module_tree;
 mod modules;
 mod sequences;
 mod torch;
@@ -62,6 +63,7 @@ impl Frame<'_, '_> {
                     None => self.tensor_method(t, &name, args, kwargs),
                 },
                 Var::Ndarray(a) => self.ndarray_method(a, &name, args, kwargs),
+                Var::Storage(t) => self.storage_method(&t, &name, &args, &kwargs),
                 Var::List(l) => self.list_method(l, &name, args, kwargs),
                 Var::Deque(q) => self.deque_method(q, &name, args, kwargs),
                 Var::GenCm(g) if name == "__enter__" && args.is_empty() && kwargs.is_empty() => {
@@ -242,6 +244,16 @@ impl Frame<'_, '_> {
         if let Some(r) = self.torch_check_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
+        // `torch.set_default_dtype(d)`: a switch in the graph, as torch.compile records it.
+        if name == "set_default_dtype" && module == "torch" && kwargs.is_empty() {
+            if let [Var::Py(d, _)] = args.as_slice() {
+                let d = d.bind(py);
+                if d.is_instance(&py.import("torch")?.getattr("dtype")?)? {
+                    self.tx.output.set_default_dtype(py, d)?;
+                    return Ok(Var::none(py));
+                }
+            }
+        }
         if let Some(r) = self.construct_torch_layer(f, &module, &args, &kwargs)? {
             return Ok(r);
         }
@@ -252,6 +264,9 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         if let Some(r) = self.frame_builtin(&module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.module_tree_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
         let builtins = py.import("builtins")?;

@@ -20,13 +20,8 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let ty = m.get_type();
-        let tyname = ty.name()?.to_string();
-        let tymod: String = ty.getattr("__module__")?.extract()?;
         if has_hooks(py, m)? {
-            return Err(TraceError::unsupported(format!(
-                "calling {tyname}, which has hooks"
-            )));
+            return self.call_module_with_hooks(m, src, args, kwargs);
         }
         // A module is guarded by its type, not its identity: another instance must have no
         // hooks either.
@@ -35,6 +30,106 @@ impl Frame<'_, '_> {
                 self.tx.guards.add(py, &s.attr(py, store), Check::Len(0));
             }
         }
+        self.call_module_body(m, src, args, kwargs)
+    }
+
+    /// `module(*args)` of a module with forward pre-hooks or forward hooks, as
+    /// `Module._call_impl` runs them (and torch.compile inlines them): each pre-hook called
+    /// with `(module, args)` (a result that is not `None` replaces the arguments, a non-tuple
+    /// as a 1-tuple), then the forward, then each forward hook with `(module, args, result)`
+    /// (a result that is not `None` replaces the output). The hook dicts are read through
+    /// their sources (their keys guarded); backward hooks, keyword hooks and global hooks
+    /// break the graph.
+    fn call_module_with_hooks(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let tyname = m.get_type().name()?.to_string();
+        let refuse = || {
+            Err(TraceError::unsupported(format!(
+                "calling {tyname}, which has hooks"
+            )))
+        };
+        let Some(src) = src else { return refuse() };
+        if has_global_hooks(py)? {
+            return refuse();
+        }
+        for store in [
+            "_backward_hooks",
+            "_backward_pre_hooks",
+            "_forward_pre_hooks_with_kwargs",
+            "_forward_hooks_with_kwargs",
+        ] {
+            match m.getattr(store) {
+                Ok(d) if d.len().unwrap_or(1) == 0 => {
+                    self.tx.guards.add(py, &src.attr(py, store), Check::Len(0));
+                }
+                _ => return refuse(),
+            }
+        }
+        let mvar = Var::Py(m.clone().unbind(), Some(src.clone()));
+        let hooks = |s: &mut Self, store: &str| -> Result<Vec<Var>, TraceError> {
+            let d = m.getattr(store)?;
+            let d = d.cast::<pyo3::types::PyDict>().map_err(PyErr::from)?;
+            let store_src = src.attr(py, store);
+            let keys = crate::guards::dict_keys_in_order(py, d)?;
+            s.tx.guards.add(
+                py,
+                &store_src,
+                Check::DictKeys(keys.iter().map(|k| k.clone().unbind()).collect()),
+            );
+            let mut out = Vec::new();
+            for k in keys {
+                let hook = d
+                    .get_item(&k)?
+                    .ok_or_else(|| TraceError::internal("a dict key without its item"))?;
+                out.push(s.tx.wrap(hook, Some(store_src.item(k)))?);
+            }
+            Ok(out)
+        };
+        let pre = hooks(self, "_forward_pre_hooks")?;
+        let post = hooks(self, "_forward_hooks")?;
+        let is_none = |v: &Var| matches!(v, Var::Py(o, _) if o.bind(py).is_none());
+        let mut args = args;
+        for hook in pre {
+            let r = self.call(hook, vec![mvar.clone(), Var::Tuple(args.clone())], vec![])?;
+            if !is_none(&r) {
+                args = match r {
+                    Var::Tuple(items) => items,
+                    other => vec![other],
+                };
+            }
+        }
+        let mut result = self.call_module_body(m, Some(src), args.clone(), kwargs)?;
+        for hook in post {
+            let r = self.call(
+                hook,
+                vec![mvar.clone(), Var::Tuple(args.clone()), result.clone()],
+                vec![],
+            )?;
+            if !is_none(&r) {
+                result = r;
+            }
+        }
+        Ok(result)
+    }
+
+    /// `module(*args)` past its hooks: a torch.nn layer's functional form, or its forward.
+    fn call_module_body(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let ty = m.get_type();
+        let tyname = ty.name()?.to_string();
+        let tymod: String = ty.getattr("__module__")?.extract()?;
         if !tymod.starts_with("torch.nn.modules") || src.is_none() {
             // A user module, or a torch layer built by the traced code itself (a constant with
             // no source: `torch_api.rs`), whose forward reads its settings as constants.
@@ -242,6 +337,11 @@ fn has_hooks(py: Python<'_>, m: &Bound<'_, PyAny>) -> PyResult<bool> {
             }
         }
     }
+    has_global_hooks(py)
+}
+
+/// Whether hooks registered for every module (`register_module_forward_hook`, ...) exist.
+fn has_global_hooks(py: Python<'_>) -> PyResult<bool> {
     let hooks = py.import("torch.nn.modules.module")?;
     for g in [
         "_global_forward_hooks",

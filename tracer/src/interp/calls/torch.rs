@@ -61,6 +61,9 @@ impl Frame<'_, '_> {
             Ok(r as usize)
         };
         match name {
+            "untyped_storage" if args.is_empty() && kwargs.is_empty() => {
+                return Ok(Var::Storage(t));
+            }
             "size" if meta.known_sizes().is_none() => {
                 return match int_arg(args.first().or(dim_kw))? {
                     Some(d) => {

@@ -1,0 +1,290 @@
+//! The generators `nn.Module` offers over its tree (`modules`, `named_modules`, `children`,
+//! `named_children`, `parameters`, `named_parameters`, `buffers`, `named_buffers`), walked at
+//! trace time as torch.compile walks them: the tree is read from the modules' own dicts
+//! (`_modules`, `_parameters`, `_buffers`) through sources, each dict's keys guarded, so the
+//! trace yields the same items in the same order as the generator would, and code such as
+//! `any(len(m._forward_hooks) for m in self.modules())` (nn.TransformerEncoderLayer's fast-path
+//! check) or `sum(p.numel() for p in self.parameters())` stays in the graph. The inherited
+//! generator itself is not inlined: a generator's body interleaves with its consumer, which the
+//! inliner only does for generator expressions.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+use crate::error::TraceError;
+use crate::guards::Check;
+use crate::source::Source;
+
+use crate::interp::pyobj::is_nn_module;
+use crate::interp::vars::Var;
+use crate::interp::Frame;
+
+/// The `nn.Module` methods walked here (they are generators in torch).
+const TREE_METHODS: [&str; 8] = [
+    "modules",
+    "named_modules",
+    "children",
+    "named_children",
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+];
+
+/// What one call asks for, from its bound arguments.
+struct TreeCall {
+    prefix: String,
+    recurse: bool,
+    remove_duplicate: bool,
+}
+
+/// One module of the walk: its dotted name, the object and where it is read from.
+struct Node<'py> {
+    name: String,
+    module: Bound<'py, PyAny>,
+    source: Source,
+}
+
+impl Frame<'_, '_> {
+    /// `Module.<name>(self, ...)` for one of `TREE_METHODS`, not overridden, called on a module
+    /// read from the frame: the items it would yield, as an iterator. `None` for anything else.
+    pub(super) fn module_tree_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        module: &str,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        if module != "torch.nn.modules.module" || !TREE_METHODS.contains(&name) {
+            return Ok(None);
+        }
+        let base = py.import("torch.nn")?.getattr("Module")?;
+        if !base.getattr(name)?.is(f) {
+            return Ok(None);
+        }
+        let Some(Var::Py(m, Some(src))) = args.first() else {
+            return Ok(None);
+        };
+        let m = m.bind(py).clone();
+        if !is_nn_module(py, &m)? {
+            return Ok(None);
+        }
+        let Some(call) = bind_tree_call(py, f, &m, &args[1..], kwargs)? else {
+            return Ok(None);
+        };
+        let items = match name {
+            "modules" | "named_modules" => {
+                let nodes = self.walk_modules(&m, src, &call)?;
+                let named = name == "named_modules";
+                let mut out = Vec::with_capacity(nodes.len());
+                for n in nodes {
+                    let v = self.tx.wrap(n.module, Some(n.source))?;
+                    out.push(if named {
+                        Var::Tuple(vec![Var::py_const(py, n.name), v])
+                    } else {
+                        v
+                    });
+                }
+                out
+            }
+            "children" | "named_children" => {
+                let named = name == "named_children";
+                let mut seen: Vec<Bound<'_, PyAny>> = Vec::new();
+                let mut out = Vec::new();
+                for (k, child, s) in self.dict_members(&m, src, "_modules")? {
+                    if seen.iter().any(|o| o.is(&child)) {
+                        continue;
+                    }
+                    seen.push(child.clone());
+                    let v = self.tx.wrap(child, Some(s))?;
+                    out.push(if named {
+                        Var::Tuple(vec![Var::py_const(py, k), v])
+                    } else {
+                        v
+                    });
+                }
+                out
+            }
+            _ => {
+                let store = if name.ends_with("parameters") {
+                    "_parameters"
+                } else {
+                    "_buffers"
+                };
+                let named = name.starts_with("named_");
+                let modules = if call.recurse {
+                    self.walk_modules(&m, src, &call)?
+                } else {
+                    vec![Node {
+                        name: call.prefix.clone(),
+                        module: m.clone(),
+                        source: src.clone(),
+                    }]
+                };
+                let mut seen: Vec<Bound<'_, PyAny>> = Vec::new();
+                let mut out = Vec::new();
+                for n in modules {
+                    for (k, v, s) in self.dict_members(&n.module, &n.source, store)? {
+                        if seen.iter().any(|o| o.is(&v)) {
+                            continue;
+                        }
+                        if call.remove_duplicate {
+                            seen.push(v.clone());
+                        }
+                        let full = dotted(&n.name, &k);
+                        let t = self.tx.wrap(v, Some(s))?;
+                        out.push(if named {
+                            Var::Tuple(vec![Var::py_const(py, full), t])
+                        } else {
+                            t
+                        });
+                    }
+                }
+                out
+            }
+        };
+        Ok(Some(Var::Iter(std::rc::Rc::new(std::cell::RefCell::new(
+            (items, 0),
+        )))))
+    }
+
+    /// `named_modules(prefix=, remove_duplicate=)`'s order: a module, then its children's
+    /// subtrees depth first; a module already met is skipped (with `remove_duplicate`).
+    fn walk_modules<'py>(
+        &mut self,
+        m: &Bound<'py, PyAny>,
+        src: &Source,
+        call: &TreeCall,
+    ) -> Result<Vec<Node<'py>>, TraceError> {
+        let mut out: Vec<Node<'py>> = Vec::new();
+        let mut stack = vec![(call.prefix.clone(), m.clone(), src.clone())];
+        while let Some((name, module, source)) = stack.pop() {
+            if call.remove_duplicate && out.iter().any(|n| n.module.is(&module)) {
+                continue;
+            }
+            let children = self.dict_members(&module, &source, "_modules")?;
+            // Pushed in reverse so the first child is walked first.
+            for (k, child, s) in children.into_iter().rev() {
+                stack.push((dotted(&name, &k), child, s));
+            }
+            out.push(Node {
+                name,
+                module,
+                source,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The non-`None` items of `module.<store>` (`_modules`, `_parameters`, `_buffers`) in
+    /// order, each with its source; the dict's keys are guarded, and each `None` item too (another
+    /// instance may hold a module or tensor there).
+    #[allow(clippy::type_complexity)]
+    fn dict_members<'py>(
+        &mut self,
+        module: &Bound<'py, PyAny>,
+        source: &Source,
+        store: &str,
+    ) -> Result<Vec<(String, Bound<'py, PyAny>, Source)>, TraceError> {
+        let py = module.py();
+        let d = module.getattr("__dict__")?.get_item(store)?;
+        let d = d.cast::<PyDict>().map_err(PyErr::from)?.clone();
+        let store_src = source.attr(py, store);
+        let keys = crate::guards::dict_keys_in_order(py, &d)?;
+        self.tx.guards.add(
+            py,
+            &store_src,
+            Check::DictKeys(keys.iter().map(|k| k.clone().unbind()).collect()),
+        );
+        let mut out = Vec::new();
+        for k in keys {
+            let Ok(key) = k.extract::<String>() else {
+                return Err(TraceError::unsupported(format!(
+                    "a module {store} key that is not a str"
+                )));
+            };
+            let v = d
+                .get_item(&k)?
+                .ok_or_else(|| TraceError::internal("a dict key without its item"))?;
+            let s = store_src.item(PyString::new(py, &key).into_any());
+            if v.is_none() {
+                self.tx.guards.add(py, &s, Check::IsNone);
+                continue;
+            }
+            out.push((key, v, s));
+        }
+        Ok(out)
+    }
+}
+
+/// `prefix.name`, or `name` at the root (as torch joins module names).
+fn dotted(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+/// Binds the call's arguments to the method's signature (Python's own `inspect` binding, with
+/// defaults applied); `None` where an argument is not a constant or `memo` is passed (a set the
+/// caller shares between walks).
+fn bind_tree_call(
+    py: Python<'_>,
+    f: &Bound<'_, PyAny>,
+    m: &Bound<'_, PyAny>,
+    args: &[Var],
+    kwargs: &[(String, Var)],
+) -> Result<Option<TreeCall>, TraceError> {
+    let mut pos = vec![m.clone()];
+    for a in args {
+        match a {
+            Var::Py(o, _) => pos.push(o.bind(py).clone()),
+            _ => return Ok(None),
+        }
+    }
+    let kw = PyDict::new(py);
+    for (k, v) in kwargs {
+        match v {
+            Var::Py(o, _) => kw.set_item(k, o.bind(py))?,
+            _ => return Ok(None),
+        }
+    }
+    let sig = py.import("inspect")?.getattr("signature")?.call1((f,))?;
+    let Ok(bound) = sig.call_method("bind", PyTuple::new(py, pos)?, Some(&kw)) else {
+        // A call Python rejects raises when it runs natively.
+        return Ok(None);
+    };
+    bound.call_method0("apply_defaults")?;
+    let a = bound.getattr("arguments")?;
+    let get = |k: &str| a.get_item(k).ok();
+    if let Some(memo) = get("memo") {
+        if !memo.is_none() {
+            return Ok(None);
+        }
+    }
+    let prefix = match get("prefix") {
+        Some(p) => match p.extract::<String>() {
+            Ok(p) => p,
+            Err(_) => return Ok(None),
+        },
+        None => String::new(),
+    };
+    let flag = |k: &str| -> Option<bool> {
+        match get(k) {
+            Some(v) => v.extract::<bool>().ok(),
+            None => Some(true),
+        }
+    };
+    let (Some(recurse), Some(remove_duplicate)) = (flag("recurse"), flag("remove_duplicate"))
+    else {
+        return Ok(None);
+    };
+    Ok(Some(TreeCall {
+        prefix,
+        recurse,
+        remove_duplicate,
+    }))
+}
