@@ -11,6 +11,7 @@
 //! whole derivation fail with [`AutodiffError::NoRule`] naming it: the caller then runs the
 //! graph through torch's autograd, never a guessed gradient.
 
+pub mod decompose;
 pub mod modes;
 pub mod partition;
 pub mod random;
@@ -94,6 +95,20 @@ pub fn joint(
     overrides: &HashMap<NodeId, TensorMeta>,
     tangents: &HashMap<usize, TensorMeta>,
 ) -> Result<Joint> {
+    joint_with(graph, requires_grad, overrides, tangents, false)
+}
+
+/// [`joint`], with training `batch_norm`s written out first when `decompose` ([`decompose`]):
+/// for a forward the inductor compiles, which fuses the parts and stores the running
+/// statistics without moving their version counters. On the eager runner one op is faster and
+/// its `copy_` write-back would move them.
+pub fn joint_with(
+    graph: &Graph,
+    requires_grad: &[bool],
+    overrides: &HashMap<NodeId, TensorMeta>,
+    tangents: &HashMap<usize, TensorMeta>,
+    decompose: bool,
+) -> Result<Joint> {
     // Grad-mode switches leave the forward (it runs with grad mode off inside the Function);
     // what ran under `no_grad` stays out of the gradient path.
     let (no_grad, switches, grad_mode_at_end) = modes::grad_mode_regions(graph);
@@ -107,21 +122,25 @@ pub fn joint(
     rewritten.extend(random::rewrite_dropout(&mut rewritten_graph, &|n| {
         needs0.contains(&n)
     }));
+    // Training batch norms written out so their normalization can be recomputed and fused.
+    let groups = if decompose {
+        decompose::batch_norms(&mut rewritten_graph)
+    } else {
+        HashMap::new()
+    };
     let graph = &rewritten_graph;
     let needs = needs_grad(graph, requires_grad, &no_grad);
-    let first = derive(
-        graph,
-        &needs,
-        overrides,
-        tangents,
-        &HashSet::new(),
-        &rewritten,
-    )?;
+    let d = |recompute: &HashSet<NodeId>| {
+        derive(
+            graph, &needs, overrides, tangents, recompute, &rewritten, &groups,
+        )
+    };
+    let first = d(&HashSet::new())?;
     let recompute = partition::min_cut(graph, &first.saved_nodes);
     let mut j = if recompute.is_empty() {
         first
     } else {
-        derive(graph, &needs, overrides, tangents, &recompute, &rewritten)?
+        d(&recompute)?
     };
     j.grad_mode_at_end = grad_mode_at_end;
     Ok(j)
@@ -136,6 +155,7 @@ fn derive(
     tangents: &HashMap<usize, TensorMeta>,
     recompute: &HashSet<NodeId>,
     rewritten: &[NodeId],
+    groups: &HashMap<NodeId, decompose::BatchNorm>,
 ) -> Result<Joint> {
     let placeholders = graph.placeholders();
     let out_id = graph
@@ -203,6 +223,12 @@ fn derive(
             continue;
         }
         let Some(&g) = grads.get(&id) else { continue };
+        if let Some(bn) = groups.get(&id) {
+            for (input, gi) in decompose::bn_backward(&mut bw, bn, g)? {
+                bw.accumulate(&mut grads, input, gi)?;
+            }
+            continue;
+        }
         // `tuple[i]` of a multi-output op: its gradient waits for the op's rule.
         if let Some((tuple, i)) = rules::tuple_item(graph, target, args) {
             if needs.contains(&tuple) {

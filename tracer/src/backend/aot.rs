@@ -203,10 +203,14 @@ impl AotCore {
                 tmetas.insert(k, m);
             }
         }
-        let joint = autodiff::joint(&self.graph, &self.requires_grad, &overrides, &tmetas)
-            .map_err(|e| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}"))
-            })?;
+        let joint = autodiff::joint_with(
+            &self.graph,
+            &self.requires_grad,
+            &overrides,
+            &tmetas,
+            self.inductor,
+        )
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}")))?;
         let mut callables = Vec::new();
         for (id, n) in joint.backward.nodes() {
             if let NodeKind::Call {
@@ -457,14 +461,19 @@ pub fn build(
         })
         .collect();
     let t0 = Instant::now();
-    let joint: Joint =
-        match autodiff::joint(&fgraph, &requires_grad, &HashMap::new(), &HashMap::new()) {
-            Ok(j) => j,
-            Err(e) => {
-                fallback(py, info, &e.to_string())?;
-                return Ok(None);
-            }
-        };
+    let joint: Joint = match autodiff::joint_with(
+        &fgraph,
+        &requires_grad,
+        &HashMap::new(),
+        &HashMap::new(),
+        inductor,
+    ) {
+        Ok(j) => j,
+        Err(e) => {
+            fallback(py, info, &e.to_string())?;
+            return Ok(None);
+        }
+    };
     let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
     // A written input whose new value carries a gradient (`x.add_(1)` on an input that requires
     // grad, `buf.copy_(x * w)`): the new value is a differentiable output of the Function and
