@@ -122,9 +122,12 @@ pub fn joint_with(
     rewritten.extend(random::rewrite_dropout(&mut rewritten_graph, &|n| {
         needs0.contains(&n)
     }));
-    // Training batch norms written out so their normalization can be recomputed and fused.
+    // Training batch norms and cross entropies written out so their parts can be recomputed
+    // and fused.
     let groups = if decompose {
-        decompose::batch_norms(&mut rewritten_graph)
+        let (groups, functions) = decompose::rewrite(&mut rewritten_graph);
+        rewritten.extend(functions);
+        groups
     } else {
         HashMap::new()
     };
@@ -155,7 +158,7 @@ fn derive(
     tangents: &HashMap<usize, TensorMeta>,
     recompute: &HashSet<NodeId>,
     rewritten: &[NodeId],
-    groups: &HashMap<NodeId, decompose::BatchNorm>,
+    groups: &HashMap<NodeId, decompose::Group>,
 ) -> Result<Joint> {
     let placeholders = graph.placeholders();
     let out_id = graph
@@ -223,8 +226,8 @@ fn derive(
             continue;
         }
         let Some(&g) = grads.get(&id) else { continue };
-        if let Some(bn) = groups.get(&id) {
-            for (input, gi) in decompose::bn_backward(&mut bw, bn, g)? {
+        if let Some(group) = groups.get(&id) {
+            for (input, gi) in decompose::backward(&mut bw, group, g)? {
                 bw.accumulate(&mut grads, input, gi)?;
             }
             continue;
