@@ -12,6 +12,7 @@
 //! graph through torch's autograd, never a guessed gradient.
 
 pub mod autocast;
+pub mod decompose;
 pub mod modes;
 pub mod partition;
 pub mod random;
@@ -96,23 +97,29 @@ pub fn joint(
     overrides: &HashMap<NodeId, TensorMeta>,
     tangents: &HashMap<usize, TensorMeta>,
 ) -> Result<Joint> {
-    joint_keeping(
+    joint_with(
         graph,
         requires_grad,
         overrides,
         tangents,
+        false,
         &writes::Kept::new(),
     )
 }
 
-/// [`joint`] with in-place writes made under `no_grad` to tensors that carry a gradient
-/// ([`writes`]): `kept` maps such a functional node to the argument it wrote; its gradient goes
-/// there unchanged, as eager keeps the written tensor's history.
-pub fn joint_keeping(
+/// [`joint`], with training `batch_norm`s and class-index `cross_entropy` written out first when
+/// `decompose` ([`decompose`]: for a forward the inductor compiles, which fuses the parts and
+/// stores the running statistics without moving their version counters; on the eager runner
+/// one op is faster and its `copy_` write-back would move them), and with in-place writes made
+/// under `no_grad` to tensors that carry a gradient ([`writes`]): `kept` maps such a functional
+/// node to the argument it wrote; its gradient goes there unchanged, as eager keeps the written
+/// tensor's history.
+pub fn joint_with(
     graph: &Graph,
     requires_grad: &[bool],
     overrides: &HashMap<NodeId, TensorMeta>,
     tangents: &HashMap<usize, TensorMeta>,
+    decompose: bool,
     kept: &writes::Kept,
 ) -> Result<Joint> {
     // Grad-mode switches leave the forward (it runs with grad mode off inside the Function);
@@ -128,24 +135,28 @@ pub fn joint_keeping(
     rewritten.extend(random::rewrite_dropout(&mut rewritten_graph, &|n| {
         needs0.contains(&n)
     }));
+    // Training batch norms and cross entropies written out so their parts can be recomputed
+    // and fused.
+    let groups = if decompose {
+        let (groups, functions) = decompose::rewrite(&mut rewritten_graph);
+        rewritten.extend(functions);
+        groups
+    } else {
+        HashMap::new()
+    };
     let graph = &rewritten_graph;
     let needs = writes::needs_keeping(graph, requires_grad, &no_grad, kept);
-    let first = derive(
-        graph,
-        &needs,
-        overrides,
-        tangents,
-        &HashSet::new(),
-        &rewritten,
-        kept,
-    )?;
+    let d = |recompute: &HashSet<NodeId>| {
+        derive(
+            graph, &needs, overrides, tangents, recompute, &rewritten, &groups, kept,
+        )
+    };
+    let first = d(&HashSet::new())?;
     let recompute = partition::min_cut(graph, &first.saved_nodes);
     let mut j = if recompute.is_empty() {
         first
     } else {
-        derive(
-            graph, &needs, overrides, tangents, &recompute, &rewritten, kept,
-        )?
+        d(&recompute)?
     };
     j.grad_mode_at_end = grad_mode_at_end;
     Ok(j)
@@ -160,6 +171,7 @@ fn derive(
     tangents: &HashMap<usize, TensorMeta>,
     recompute: &HashSet<NodeId>,
     rewritten: &[NodeId],
+    groups: &HashMap<NodeId, decompose::Group>,
     kept: &writes::Kept,
 ) -> Result<Joint> {
     let placeholders = graph.placeholders();
@@ -230,6 +242,12 @@ fn derive(
         let Some(&g) = grads.get(&id) else { continue };
         if let Some(w) = writes::written(graph, kept, needs, id) {
             bw.accumulate(&mut grads, w, g)?;
+            continue;
+        }
+        if let Some(group) = groups.get(&id) {
+            for (input, gi) in decompose::backward(&mut bw, group, g)? {
+                bw.accumulate(&mut grads, input, gi)?;
+            }
             continue;
         }
         // `tuple[i]` of a multi-output op: its gradient waits for the op's rule.

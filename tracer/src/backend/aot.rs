@@ -205,11 +205,12 @@ impl AotCore {
                 tmetas.insert(k, m);
             }
         }
-        let joint = autodiff::joint_keeping(
+        let joint = autodiff::joint_with(
             &self.graph,
             &self.requires_grad,
             &overrides,
             &tmetas,
+            self.inductor,
             &self.kept,
         )
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}")))?;
@@ -535,11 +536,12 @@ pub fn build_parts(
         })
         .collect();
     let t0 = Instant::now();
-    let joint: Joint = match autodiff::joint_keeping(
+    let joint: Joint = match autodiff::joint_with(
         &fgraph,
         &requires_grad,
         &HashMap::new(),
         &HashMap::new(),
+        inductor,
         &kept,
     ) {
         Ok(j) => j,

@@ -422,17 +422,23 @@ fn loss(
     let reduction = p.str("reduction").unwrap_or("mean");
     let tb = b.fwd(t);
     let keep = b.m("ne", tb, vec![Arg::Int(ignore)])?;
-    let drop = b.m("logical_not", keep, vec![])?;
-    let safe = b.m("masked_fill", tb, vec![Arg::Node(drop), Arg::Int(0)])?;
-    let safe = b.m("unsqueeze", safe, vec![Arg::Int(1)])?;
     let xb = b.fwd(x);
-    let z = zeros(b, xb, &xs)?;
-    let zm = b.bmeta(z)?;
-    let onehot = b.call_with_meta(
-        Target::Method("scatter".into()),
-        vec![Arg::Node(z), Arg::Int(1), Arg::Node(safe), Arg::Float(1.0)],
-        zm,
-    );
+    let xm = b.bmeta(xb)?;
+    // onehot(t_i) as a comparison of each column's class with the target: a pointwise value
+    // the kernel computing the gradient fuses (a scatter into zeros would fill, copy and read
+    // an (N, C) tensor more: 3 x 103 MB for GPT-2's logits). An ignored row's target matches
+    // no class only by chance, so those rows are zeroed below whatever they compare to.
+    let classes = b.call(
+        Target::Function("torch.arange".into()),
+        vec![Arg::Int(xs[1])],
+        vec![
+            ("dtype".into(), Arg::DType(tm.dtype)),
+            ("device".into(), Arg::Device(xm.device.clone())),
+        ],
+    )?;
+    let tcol = b.m("unsqueeze", tb, vec![Arg::Int(1)])?;
+    let hit = b.m("eq", tcol, vec![Arg::Node(classes)])?;
+    let onehot = b.m("to", hit, vec![Arg::DType(xm.dtype)])?;
     // d loss_i / d input_i = softmax(input_i) - onehot(t_i) (cross_entropy) or -onehot (nll).
     let d = if name == "cross_entropy" {
         let sm = b.m("softmax", xb, vec![Arg::Int(1)])?;
