@@ -146,11 +146,13 @@ pub fn joint_with(
     };
     let graph = &rewritten_graph;
     let needs = writes::needs_keeping(graph, requires_grad, &no_grad, kept);
-    let d = |recompute: &HashSet<NodeId>| {
-        derive(
-            graph, &needs, overrides, tangents, recompute, &rewritten, &groups, kept,
-        )
+    let rw = Rewrites {
+        nodes: &rewritten,
+        groups: &groups,
+        kept,
     };
+    let d =
+        |recompute: &HashSet<NodeId>| derive(graph, &needs, overrides, tangents, recompute, &rw);
     let first = d(&HashSet::new())?;
     let recompute = partition::min_cut(graph, &first.saved_nodes);
     let mut j = if recompute.is_empty() {
@@ -162,6 +164,14 @@ pub fn joint_with(
     Ok(j)
 }
 
+/// What rewrote the forward before the derivation: nodes whose target changed or was added,
+/// decomposed groups (one backward rule each), and kept `no_grad` writes.
+struct Rewrites<'a> {
+    nodes: &'a [NodeId],
+    groups: &'a HashMap<NodeId, decompose::Group>,
+    kept: &'a writes::Kept,
+}
+
 /// The joint of the (rewritten) forward `graph`, recomputing the forward values of `recompute`
 /// in the backward instead of saving them.
 fn derive(
@@ -170,10 +180,13 @@ fn derive(
     overrides: &HashMap<NodeId, TensorMeta>,
     tangents: &HashMap<usize, TensorMeta>,
     recompute: &HashSet<NodeId>,
-    rewritten: &[NodeId],
-    groups: &HashMap<NodeId, decompose::Group>,
-    kept: &writes::Kept,
+    rw: &Rewrites<'_>,
 ) -> Result<Joint> {
+    let Rewrites {
+        nodes: rewritten,
+        groups,
+        kept,
+    } = *rw;
     let placeholders = graph.placeholders();
     let out_id = graph
         .output_node()
