@@ -24,6 +24,8 @@
 
 use std::cell::RefCell;
 
+mod computed;
+
 use super::{run_handlers, InferCtx, InferError};
 use crate::graph::{Arg, Graph, Target};
 use crate::meta::{DType, Dim, NodeMeta, TensorMeta};
@@ -209,7 +211,9 @@ pub fn infer_symbolic(
     let explicit_rule = advanced
         || matches!(
             (family, name),
-            ("join", "cat" | "concat" | "concatenate" | "stack") | ("view", "view" | "reshape")
+            ("join", "cat" | "concat" | "concatenate" | "stack")
+                | ("view", "view" | "reshape")
+                | ("", "diff")
         );
     let use_external = first == Err(InferError::Unsupported)
         && external.is_some()
@@ -245,6 +249,7 @@ pub fn infer_symbolic(
         ("view", "view" | "reshape") => cx.reshape(args, &mut rels)?,
         ("view", "flatten") => Some(cx.flatten(args, kwargs)?),
         ("index", _) => Some(cx.getitem(args, &mut rels)?),
+        ("", "diff") => Some(cx.diff(args, kwargs, &mut rels)?),
         _ => None,
     };
     let fitted_family = matches!(

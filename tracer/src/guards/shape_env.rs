@@ -46,6 +46,9 @@ pub struct ShapeEnv {
     /// Input dimensions given an existing symbol because their size equalled its hint.
     pub duck: Vec<(Source, usize, u32)>,
     pub relations: Vec<(Relation, Option<Location>)>,
+    /// The user's line under way (the traced instruction's), for guards an op adds while its
+    /// shapes are inferred: a specialized size points at the line that caused it.
+    pub origin: Option<Location>,
 }
 
 fn size_name(source: &Source, dim: usize) -> String {
