@@ -305,7 +305,18 @@ pub fn infer_symbolic(
                 return Err(InferError::Unsupported);
             };
             let all: Vec<&NodeMeta> = std::iter::once(&at_hint).chain(&others).collect();
-            let strides = fit_strides(&sizes, &all, &[], &used, &candidates.strides)?;
+            let mut stride_cands = candidates.strides.clone();
+            if family == "index" {
+                // A slice with a step strides its dimension by step times the input's.
+                stride_cands.extend(cx.stepped_strides(args));
+            }
+            if family == "view" {
+                // A view that splits a strided dimension strides its parts by the input's
+                // stride times the sizes after them: `[2, 2, s]` of strides `[4*s, 2*s, 1]`
+                // viewed as `[4, s]` and back.
+                stride_cands.extend(cx.split_strides(args, &sizes));
+            }
+            let strides = fit_strides(&sizes, &all, &[], &used, &stride_cands)?;
             NodeMeta::Tensor(TensorMeta {
                 sizes,
                 strides,

@@ -72,4 +72,52 @@ impl Sym<'_> {
         sizes[dim] = Dim::from_expr(length);
         Ok(sizes)
     }
+
+    /// `x[..., a:b:k]`: each input stride times each constant slice step `k > 1`, the stride
+    /// candidates a stepped slice's result needs (the input's own strides are the others).
+    pub(super) fn stepped_strides(&self, args: &[Arg]) -> Vec<SymExpr> {
+        let Some(x) = args.first().and_then(|a| self.tensor(a)) else {
+            return Vec::new();
+        };
+        let index: Vec<&Arg> = match args.get(1) {
+            Some(Arg::Tuple(items)) => items.iter().collect(),
+            Some(a) => vec![a],
+            None => return Vec::new(),
+        };
+        let mut out = Vec::new();
+        for a in index {
+            if let Arg::Slice(_, _, step) = a {
+                if let Arg::Int(k) = **step {
+                    if k > 1 {
+                        out.extend(x.strides.iter().map(|s| s.expr().mul_const(k)));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// For a view of `args[0]` with result `sizes`: each input stride times each product of
+    /// consecutive trailing result sizes (the strides of the parts a view splits a dimension
+    /// into). Candidates only: each is checked at every probe point.
+    pub(super) fn split_strides(&self, args: &[Arg], sizes: &[Dim]) -> Vec<SymExpr> {
+        let Some(x) = args.first().and_then(|a| self.tensor(a)) else {
+            return Vec::new();
+        };
+        let mut products = Vec::new();
+        for i in 0..sizes.len() {
+            let mut acc = SymExpr::constant(1);
+            for d in &sizes[i..] {
+                acc = acc.mul(&d.expr());
+                products.push(acc.clone());
+            }
+        }
+        let mut out = Vec::new();
+        for s in &x.strides {
+            for p in &products {
+                out.push(s.expr().mul(p));
+            }
+        }
+        out
+    }
 }
