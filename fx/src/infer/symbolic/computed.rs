@@ -121,3 +121,98 @@ impl Sym<'_> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::{Arg, Graph, Target};
+    use crate::infer::symbolic::{contiguous, infer_symbolic, Symbols};
+    use crate::infer::{InferCtx, InferError};
+    use crate::meta::{DType, Device, Dim, NodeMeta, TensorMeta};
+    use crate::sym::SymExpr;
+
+    fn input(g: &mut Graph, sizes: Vec<Dim>, strides: Option<Vec<Dim>>) -> Arg {
+        let strides = strides.unwrap_or_else(|| contiguous(&sizes));
+        Arg::Node(g.placeholder(
+            "x",
+            NodeMeta::Tensor(TensorMeta {
+                dtype: DType::Float32,
+                device: Device::cpu(),
+                sizes,
+                strides,
+                requires_grad: false,
+            }),
+        ))
+    }
+
+    fn s(k: u32) -> Dim {
+        Dim::Sym(SymExpr::symbol(k))
+    }
+
+    fn text(d: &[Dim]) -> Vec<String> {
+        d.iter().map(|d| d.to_string()).collect()
+    }
+
+    /// Without an evaluator the rule has no concrete values to check against: the test's
+    /// evaluator is torch's arithmetic for `diff`, written out.
+    #[test]
+    fn diff_with_prepend_sums_its_lengths() {
+        let mut g = Graph::new();
+        let x = input(&mut g, vec![s(0), s(1)], None);
+        let p = input(&mut g, vec![s(0), Dim::Known(1)], None);
+        let target = Target::Function("torch.diff".into());
+        let args = [x];
+        let kwargs = [("prepend".to_string(), p), ("dim".to_string(), Arg::Int(1))];
+        let eval = |pt: &[i64]| -> Result<NodeMeta, InferError> {
+            let sizes = [pt[0], pt[1]];
+            Ok(NodeMeta::Tensor(TensorMeta::contiguous(
+                DType::Float32,
+                Device::cpu(),
+                &sizes,
+            )))
+        };
+        let (m, rels) = infer_symbolic(
+            &InferCtx::default(),
+            &g,
+            &target,
+            &args,
+            &kwargs,
+            Symbols {
+                hints: &[3, 9],
+                external: Some(&eval),
+                pinned: &[],
+            },
+        )
+        .unwrap();
+        let t = m.tensor().unwrap();
+        assert_eq!(text(&t.sizes), ["s0", "s1"]);
+        assert_eq!(text(&t.strides), ["s1", "1"]);
+        assert!(rels.iter().all(|r| r.to_string() != "s0 == 1"), "{rels:?}");
+    }
+
+    #[test]
+    fn a_view_splitting_a_strided_dimension_keeps_its_strides_symbolic() {
+        let mut g = Graph::new();
+        // `[4, s0]` of strides `[2*s0, 1]` (every other row of a wider tensor) viewed as
+        // `[2, 2, s0]`: the split dimension's parts stride by `4*s0` and `2*s0`.
+        let two_s = SymExpr::symbol(0).mul_const(2);
+        let x = input(
+            &mut g,
+            vec![Dim::Known(4), s(0)],
+            Some(vec![Dim::Sym(two_s), Dim::Known(1)]),
+        );
+        let target = Target::Method("view".into());
+        let args = [x, Arg::Int(2), Arg::Int(2), Arg::Int(-1)];
+        let (m, _) = infer_symbolic(
+            &InferCtx::default(),
+            &g,
+            &target,
+            &args,
+            &[],
+            Symbols::hints(&[5]),
+        )
+        .unwrap();
+        let t = m.tensor().unwrap();
+        assert_eq!(text(&t.sizes), ["2", "2", "s0"]);
+        assert_eq!(text(&t.strides), ["s0*4", "s0*2", "1"]);
+    }
+}
