@@ -129,6 +129,28 @@ def test_forward_over_lengths_and_batches_compiles_as_torch_compile(name, loop):
     assert c.n <= torch_compile_graphs(name, loop)
 
 
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_dynamic_true_compiles_as_torch_compile(name):
+    """`dynamic=True`: every input size symbolic from the first call (batch 1 then specializes
+    once more). Module buffers stay static, as torch's `force_parameter_static_shapes`: Llama's
+    rotary `inv_freq` given a symbol was pinned by its arithmetic, 4 graphs."""
+    model = build(name)
+    torchferro.compiler.reset()
+    torch._dynamo.reset()
+    ours, theirs = Count(), Count()
+    try:
+        run_loop(
+            model, torchferro.compile(model, backend=ours, dynamic=True), LOOP_WITH_ONE
+        )
+        run_loop(
+            model, torch.compile(model, backend=theirs, dynamic=True), LOOP_WITH_ONE
+        )
+    finally:
+        torchferro.compiler.reset()
+        torch._dynamo.reset()
+    assert ours.n == theirs.n == 2
+
+
 def test_gpt2_over_lengths_keeps_no_length_guard():
     """The mask path (arange, `torch.diff` of the position ids, cumsum, indexing) keeps the
     length symbolic: no `size(1) == N` guard, the length only bounded below."""
