@@ -315,7 +315,6 @@ pub static OPS: &[OpDef] = &[
     row("batch_norm", 0, T | F, "batch_norm.default", &["input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps", "cudnn_enabled"]),
     row("bmm", 0, T | M, "bmm.default", &["input", "mat2"]),
     row("cat", 0, T, "cat.default", &["tensors", "dim"]),
-    row("diff", 0, T | M, "diff.default", &["input", "n", "dim", "prepend", "append"]),
     row("conv1d", 0, T | F, "conv1d.default", &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]),
     row("conv2d", 0, T | F, "conv2d.default", &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]),
     row("conv3d", 0, T | F, "conv3d.default", &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]),

@@ -9,6 +9,11 @@ use crate::meta::Dim;
 use crate::sym::{RelOp, Relation, SymExpr};
 use crate::InferError;
 
+/// `torch.diff`'s parameters (aten `diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None,
+/// Tensor? append=None)`). Not an op-catalog row yet: a row needs its cases recorded from torch
+/// (`fx/tests/gen_ops_cases.py`, checked by `fx/tests/ops_torch.rs`).
+const DIFF: &[&str] = &["input", "n", "dim", "prepend", "append"];
+
 impl Sym<'_> {
     /// `torch.diff(input, n=1, dim=-1, prepend=None, append=None)`: `prepend` and `append` are
     /// concatenated along `dim` (their other sizes equal the input's), and each of the `n`
@@ -20,8 +25,7 @@ impl Sym<'_> {
         kwargs: &[(String, Arg)],
         rels: &mut Vec<Relation>,
     ) -> Result<Vec<Dim>, InferError> {
-        let sig = crate::ops::signature("diff").ok_or(InferError::Unsupported)?;
-        let slots = crate::ops::bind(sig, args, kwargs).map_err(|_| InferError::Unsupported)?;
+        let slots = crate::ops::bind(DIFF, args, kwargs).map_err(|_| InferError::Unsupported)?;
         let x = slots[0]
             .and_then(|a| self.tensor(a))
             .ok_or(InferError::Unsupported)?;
