@@ -291,13 +291,21 @@ impl OutputGraph {
         for &k in &pinned {
             if result.is_ok() {
                 let hint = hints[k as usize];
+                let origin = self.shapes.origin.clone();
+                tracing::debug!(
+                    target: "torchferro::dynamic",
+                    "specialized {} = {hint}: {} has no symbolic shape rule here{}",
+                    self.shapes.name(k),
+                    target.name(),
+                    origin.as_ref().map(|o| format!(" ({o})")).unwrap_or_default()
+                );
                 self.shapes.add_relation(
                     fx::Relation::new(
                         fx::SymExpr::symbol(k),
                         fx::RelOp::Eq,
                         fx::SymExpr::constant(hint),
                     ),
-                    None,
+                    origin,
                 );
             }
         }
@@ -332,7 +340,8 @@ impl OutputGraph {
             }
         };
         for r in relations {
-            self.shapes.add_relation(r, None);
+            let origin = self.shapes.origin.clone();
+            self.shapes.add_relation(r, origin);
         }
         // Autocast changes dtypes, never sizes: the symbolic sizes above stand, and torch
         // itself decides the dtypes, on meta tensors at the hints under the traced code's

@@ -24,6 +24,8 @@
 
 use std::cell::RefCell;
 
+mod computed;
+
 use super::{run_handlers, InferCtx, InferError};
 use crate::graph::{Arg, Graph, Target};
 use crate::meta::{DType, Dim, NodeMeta, TensorMeta};
@@ -209,7 +211,9 @@ pub fn infer_symbolic(
     let explicit_rule = advanced
         || matches!(
             (family, name),
-            ("join", "cat" | "concat" | "concatenate" | "stack") | ("view", "view" | "reshape")
+            ("join", "cat" | "concat" | "concatenate" | "stack")
+                | ("view", "view" | "reshape")
+                | ("", "diff")
         );
     let use_external = first == Err(InferError::Unsupported)
         && external.is_some()
@@ -245,6 +249,7 @@ pub fn infer_symbolic(
         ("view", "view" | "reshape") => cx.reshape(args, &mut rels)?,
         ("view", "flatten") => Some(cx.flatten(args, kwargs)?),
         ("index", _) => Some(cx.getitem(args, &mut rels)?),
+        ("", "diff") => Some(cx.diff(args, kwargs, &mut rels)?),
         _ => None,
     };
     let fitted_family = matches!(
@@ -300,7 +305,18 @@ pub fn infer_symbolic(
                 return Err(InferError::Unsupported);
             };
             let all: Vec<&NodeMeta> = std::iter::once(&at_hint).chain(&others).collect();
-            let strides = fit_strides(&sizes, &all, &[], &used, &candidates.strides)?;
+            let mut stride_cands = candidates.strides.clone();
+            if family == "index" {
+                // A slice with a step strides its dimension by step times the input's.
+                stride_cands.extend(cx.stepped_strides(args));
+            }
+            if family == "view" {
+                // A view that splits a strided dimension strides its parts by the input's
+                // stride times the sizes after them: `[2, 2, s]` of strides `[4*s, 2*s, 1]`
+                // viewed as `[4, s]` and back.
+                stride_cands.extend(cx.split_strides(args, &sizes));
+            }
+            let strides = fit_strides(&sizes, &all, &[], &used, &stride_cands)?;
             NodeMeta::Tensor(TensorMeta {
                 sizes,
                 strides,

@@ -46,6 +46,9 @@ pub struct ShapeEnv {
     /// Input dimensions given an existing symbol because their size equalled its hint.
     pub duck: Vec<(Source, usize, u32)>,
     pub relations: Vec<(Relation, Option<Location>)>,
+    /// The user's line under way (the traced instruction's), for guards an op adds while its
+    /// shapes are inferred: a specialized size points at the line that caused it.
+    pub origin: Option<Location>,
 }
 
 fn size_name(source: &Source, dim: usize) -> String {
@@ -337,6 +340,10 @@ pub fn dynamic_dims(
         .and_then(|t| t.getattr("nn")?.getattr("Parameter"))
         .and_then(|p| v.is_instance(&p))
         .unwrap_or(false);
+    // A buffer (or parameter) read from a module's `_buffers`/`_parameters` dict stays static
+    // as well (torch's `force_parameter_static_shapes` covers both): Llama's rotary `inv_freq`
+    // under `dynamic=True` would otherwise get a symbol that its arithmetic then pins.
+    let is_param = is_param || from_param_or_buffer_dict(py, source);
     let marked = index_set(py, v, "_dynamo_dynamic_indices");
     let weak = index_set(py, v, "_dynamo_weak_dynamic_indices");
     let fixed = index_set(py, v, "_dynamo_static_indices");
@@ -363,4 +370,15 @@ pub fn dynamic_dims(
             wanted.then_some((2, None))
         })
         .collect()
+}
+
+/// Whether `source` reads through a module's `_buffers` or `_parameters` dict
+/// (`m._buffers['inv_freq']`, anywhere along the path).
+fn from_param_or_buffer_dict(py: Python<'_>, source: &Source) -> bool {
+    source.steps().windows(2).any(|w| match w {
+        [crate::source::Step::Attr { name }, crate::source::Step::Item { .. }] => {
+            matches!(name.bind(py).to_str(), Ok("_buffers" | "_parameters"))
+        }
+        _ => false,
+    })
 }

@@ -494,6 +494,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             };
             let loc = self.location();
             self.tx.guards.origin = Some(loc.clone());
+            self.tx.output.shapes.origin = Some(loc.clone());
             let index = self.pc;
             self.tx.root_index = index;
             match self.step(&ins).and_then(|r| match r {
@@ -530,6 +531,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             };
             let loc = self.location();
             self.tx.guards.origin = Some(loc.clone());
+            self.tx.output.shapes.origin = Some(loc.clone());
             let index = self.pc;
             match self.step(&ins) {
                 Ok(Some(ret)) => return Ok(ret),
