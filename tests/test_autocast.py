@@ -3,6 +3,8 @@ on the eager runner (the inductor does not model autocast's casts), and says so 
 
 import logging
 
+import pytest
+
 import torch
 from torch import nn
 
@@ -114,3 +116,58 @@ def test_entering_autocast_around_a_compiled_call_recompiles(caplog):
 def _frame(fn):
     _, entries = torchferro._C.cache_entries(fn.__code__)
     return entries[-1]["compile_id"].split("/")[0]
+
+
+def _ambient_cuda_autocast(enabled):
+    torch.set_autocast_enabled("cuda", enabled)
+
+
+def test_a_frame_entered_inside_another_devices_autocast_runs_eagerly():
+    """Only CPU autocast is traced: under CUDA autocast the traced dtypes would be the CPU's
+    (a compiled GPT-2 called inside `torch.autocast("cuda")` raised a dtype mismatch), so the
+    frame runs eagerly there, and compiles again outside the region."""
+
+    def mm(x):
+        return torch.softmax(x @ W, -1)
+
+    x = torch.randn(3, 8)
+    f = torchferro.compile(mm)
+    _ambient_cuda_autocast(True)
+    try:
+        got = f(x)
+        assert torchferro._C.cache_entries(mm.__code__)[1] == []
+        with pytest.raises(torchferro.Unsupported) as e:
+            torchferro.compile(mm, fullgraph=True)(x)
+        assert (
+            "autocast is enabled around the frame for another device than the CPU "
+            "(cuda float16); only CPU autocast is traced" in str(e.value)
+        )
+    finally:
+        _ambient_cuda_autocast(False)
+    torch.testing.assert_close(got, mm(x), rtol=0, atol=0)
+    torch.testing.assert_close(f(x), mm(x))
+    assert len(torchferro._C.cache_entries(mm.__code__)[1]) == 1
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_compiled_module_called_inside_cuda_autocast_matches_eager():
+    torch.manual_seed(0)
+    lin = nn.Linear(64, 64).cuda()
+    lin2 = nn.Linear(64, 32).cuda()
+
+    def block(x):
+        # Linear in bfloat16, softmax in float32, the second linear in bfloat16 again.
+        return lin2(torch.softmax(lin(x), -1) * 2)
+
+    def outer(x):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return cblock(x)
+
+    cblock = torchferro.compile(block)
+    x = torch.randn(16, 64, device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        want = block(x)
+    for got in (outer(x), torchferro.compile(outer)(x)):
+        assert got.dtype == want.dtype == torch.bfloat16
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    torch.testing.assert_close(cblock(x), block(x))

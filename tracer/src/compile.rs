@@ -57,6 +57,25 @@ pub fn compile_frame(
         Err(e) => return give_up(py, slot, &e.to_string()),
     };
     crate::precompile::note_compile(&code);
+    // Autocast on another device around the frame (a compiled module called inside
+    // `torch.autocast("cuda")`): the traced dtypes would be the CPU's, so the frame runs
+    // eagerly under it, where torch applies the autocast. Not remembered: outside the region
+    // the frame compiles as usual (every entry is guarded on the autocast state).
+    if let Some(state) = crate::guards::foreign_autocast(py) {
+        let site = BreakSite {
+            reason: format!(
+                "autocast is enabled around the frame for another device than the CPU \
+                 ({state}); only CPU autocast is traced"
+            ),
+            location: Some(Location::new(info.filename.as_str(), info.firstlineno)),
+            frames: Vec::new(),
+        };
+        if cfg.fullgraph {
+            return Outcome::Raise(Unsupported::new_err(site.message()));
+        }
+        crate::log::run_eagerly(py, &info, &site);
+        return Outcome::RunEagerly;
+    }
     let (frame_id, compile_index, existing) = {
         let Ok(mut c) = slot.try_borrow_mut() else {
             return Outcome::RunEagerly;

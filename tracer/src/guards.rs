@@ -23,6 +23,6 @@ pub(crate) use check::dict_keys_in_order;
 pub use check::{take_build_time, tensor_check, Check, TensorCheck};
 pub use repr::{short_repr, type_name};
 pub use shape_env::{DynamicPolicy, ShapeEnv, ShapeGuards};
-pub use torch_state::{autocast_state, grad_enabled, inference_mode_enabled};
+pub use torch_state::{autocast_state, foreign_autocast, grad_enabled, inference_mode_enabled};
 pub use tree::GuardTree;
 pub use weak::{on_target_death, WeakTarget};

@@ -70,3 +70,13 @@ pub fn autocast_state(py: Python<'_>) -> Option<String> {
             .unwrap_or_else(|e| format!("unknown ({e})")),
     )
 }
+
+/// Autocast enabled on a device other than the CPU (`Some` with the state as [`autocast_state`]
+/// describes it). Only CPU autocast is traced: its dtypes come from a meta run under it, while
+/// another device's autocast would change the dtypes of ops the trace infers natively.
+pub fn foreign_autocast(py: Python<'_>) -> Option<String> {
+    let state = autocast_state(py)?;
+    // "off" with some autocast enabled: a device `describe` does not name.
+    let foreign = state == "off" || state.split(", ").any(|part| !part.starts_with("cpu "));
+    foreign.then_some(state)
+}
