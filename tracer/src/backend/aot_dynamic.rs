@@ -9,11 +9,10 @@
 //! where one does not build) the traced graph runs through torch's autograd on the eager
 //! runner, which takes any size.
 
+use super::inductor::dynamic::max_size_variants;
 use std::sync::{Arc, Mutex};
 
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
 use fx::{Graph, NodeId};
 
@@ -67,15 +66,6 @@ pub struct AotDynamic {
     limit: usize,
     /// The traced graph on the eager runner (any size), for assignments without a program.
     eager: EagerProgram,
-}
-
-/// How many assignments get compiled programs (`TORCHFERRO_SIZE_VARIANTS`, as the inference
-/// path's limit).
-fn max_size_variants() -> usize {
-    std::env::var("TORCHFERRO_SIZE_VARIANTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8)
 }
 
 /// The dynamic training program of `output`'s graph, compiled first at the symbols' hints;
@@ -152,21 +142,9 @@ impl AotDynamic {
         )
     }
 
-    /// The symbols' values for `inputs` (each input's `shape` read once).
+    /// The symbols' values for `inputs`.
     fn key(&self, py: Python<'_>, inputs: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
-        let mut key = Vec::with_capacity(self.reads.len());
-        let mut shape: Option<(usize, Bound<'_, PyTuple>)> = None;
-        for &(i, d, _) in &self.reads {
-            let t = match &shape {
-                Some((j, t)) if *j == i => t,
-                _ => {
-                    let s = inputs[i].getattr(intern!(py, "shape"))?;
-                    &shape.insert((i, s.cast_into::<PyTuple>()?)).1
-                }
-            };
-            key.push(t.get_item(d)?.extract()?);
-        }
-        Ok(key)
+        super::inductor::dynamic::symbol_values(py, &self.reads, inputs)
     }
 
     fn run<'py>(

@@ -475,7 +475,7 @@ pub struct InductorProgram {
     dynamic: Option<Box<dynamic::Dynamic>>,
 }
 
-mod dynamic;
+pub(crate) mod dynamic;
 
 impl InductorProgram {
     /// Hands over the traced graph on the eager runner for errors (see `eager_errors`). Only for

@@ -32,7 +32,7 @@ const MAX_SIZE_VARIANTS: usize = 8;
 /// again (a lowering and a match, no C compiler) if its sizes come back.
 const MAX_KEPT_ASSIGNMENTS: usize = 64;
 
-fn max_size_variants() -> usize {
+pub(crate) fn max_size_variants() -> usize {
     std::env::var("TORCHFERRO_SIZE_VARIANTS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -119,22 +119,9 @@ impl Dynamic {
             .join(", ")
     }
 
-    /// The values of the symbols for `inputs`: each input's `shape` read once (a tuple), not a
-    /// `size(d)` call per symbol.
+    /// The values of the symbols for `inputs`.
     fn key(&self, py: Python<'_>, inputs: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
-        let mut key = Vec::with_capacity(self.reads.len());
-        let mut shape: Option<(usize, Bound<'_, PyTuple>)> = None;
-        for &(i, d, _) in &self.reads {
-            let t = match &shape {
-                Some((j, t)) if *j == i => t,
-                _ => {
-                    let s = inputs[i].getattr(intern!(py, "shape"))?;
-                    &shape.insert((i, s.cast_into::<PyTuple>()?)).1
-                }
-            };
-            key.push(t.get_item(d)?.extract()?);
-        }
-        Ok(key)
+        symbol_values(py, &self.reads, inputs)
     }
 
     /// The graph specialized to `key`.
@@ -563,4 +550,26 @@ impl InductorProgram {
             })
             .unwrap_or_default()
     }
+}
+
+/// The values of size symbols read as `(input, dim, symbol)` from `inputs`: each input's `shape`
+/// read once (a tuple), not a `size(d)` call per symbol.
+pub(crate) fn symbol_values(
+    py: Python<'_>,
+    reads: &[(usize, usize, u32)],
+    inputs: &[Bound<'_, PyAny>],
+) -> PyResult<Vec<i64>> {
+    let mut key = Vec::with_capacity(reads.len());
+    let mut shape: Option<(usize, Bound<'_, PyTuple>)> = None;
+    for &(i, d, _) in reads {
+        let t = match &shape {
+            Some((j, t)) if *j == i => t,
+            _ => {
+                let s = inputs[i].getattr(intern!(py, "shape"))?;
+                &shape.insert((i, s.cast_into::<PyTuple>()?)).1
+            }
+        };
+        key.push(t.get_item(d)?.extract()?);
+    }
+    Ok(key)
 }
