@@ -372,7 +372,8 @@ CASES: dict[str, Case] = {
     "logical_and": Case(lambda x, y: x.logical_and(y), 2),
     "logical_or": Case(lambda x, y: x.logical_or(y), 2),
     "logical_xor": Case(lambda x, y: x.logical_xor(y), 2),
-    "where": Case(lambda x, y, m: torch.where(m, x, y), 3,
+    # Both spellings: the method's receiver is the schema's `input`, not its first parameter.
+    "where": Case(lambda x, y, m: (torch.where(m, x, y), x.where(m, y), x.where(m, other=y)), 3,
                   inputs=lambda d, lay: (make(d, lay, 1), make(d, lay, 2), make(torch.bool, lay, 3))),
     "masked_fill": Case(lambda x, m: (x.masked_fill(m, 0), x.masked_fill(m, -0.0) if x.dtype.is_floating_point else x),
                         2, NUM, inputs=_mask),

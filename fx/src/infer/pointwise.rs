@@ -564,12 +564,8 @@ fn check_alpha(alpha: Option<&Value>, common: DType) -> Result<(), InferError> {
 
 fn where_(c: &Call) -> InferResult {
     // `x.where(cond, y)` is `torch.where(cond, x, y)`.
-    let params: &[&'static str] = if c.spelling == Spelling::Method {
-        &["input", "condition", "other"]
-    } else {
-        &["condition", "input", "other"]
-    };
-    let b = c.bind(params)?;
+    let params = crate::ops::positional_order(&["condition", "input", "other"], c.spelling);
+    let b = c.bind(&params)?;
     let cond = b.tensor("condition")?;
     let (x, y) = match (b.get("input"), b.get("other")) {
         (Some(x), Some(y)) => (operand(x)?, operand(y)?),

@@ -333,6 +333,35 @@ pub fn is_effect(target: &Target) -> bool {
     }
 }
 
+/// The parameter order a call of `sig` binds its positional arguments to: the signature's
+/// own for every spelling but the method's, where the receiver is `input` wherever the schema
+/// puts it (`x.where(cond, y)` is `torch.where(cond, x, y)`).
+pub fn positional_order(sig: &[&'static str], spelling: Spelling) -> Vec<&'static str> {
+    match sig.iter().position(|p| *p == "input") {
+        Some(i) if i > 0 && spelling == Spelling::Method => std::iter::once("input")
+            .chain(sig.iter().copied().filter(|p| *p != "input"))
+            .collect(),
+        _ => sig.to_vec(),
+    }
+}
+
+/// A method call's positional arguments in the function's order ([`positional_order`]): the
+/// receiver moved to where the schema puts `input`.
+pub fn function_positionals<'a>(
+    sig: &[&'static str],
+    spelling: Spelling,
+    args: &'a [Arg],
+) -> std::borrow::Cow<'a, [Arg]> {
+    match sig.iter().position(|p| *p == "input") {
+        Some(i) if i > 0 && spelling == Spelling::Method && args.len() > i => {
+            let mut v = args[1..].to_vec();
+            v.insert(i, args[0].clone());
+            std::borrow::Cow::Owned(v)
+        }
+        _ => std::borrow::Cow::Borrowed(args),
+    }
+}
+
 /// Whether a torch function makes a tensor with no tensor argument (`torch.zeros`).
 pub fn is_factory(name: &str) -> bool {
     has(name, flag::FACTORY)

@@ -183,7 +183,9 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
             t(ew::logical(l, b.req("input")?, b.req("other")?, op))
         }
         "where" => {
-            let b = bind(&["condition", "input", "other"], a, kw)?;
+            const SIG: &[&str] = &["condition", "input", "other"];
+            let a = fx::ops::function_positionals(SIG, c.spelling, a);
+            let b = bind(SIG, &a, kw)?;
             t(ew::where_(
                 l,
                 b.req("condition")?,
