@@ -154,9 +154,9 @@ def test_large_host_allocations_come_from_the_heap_after_the_first_compile(tmp_p
     assert _heap_placement(tmp_path, {"MALLOC_MMAP_THRESHOLD_": "131072"}) == [0, 0, 0]
 
 
-def _anon_huge_kib(t: torch.Tensor) -> int:
-    """AnonHugePages of the mapping holding the middle of `t`'s data (/proc/self/smaps; the
-    hint splits the mapping at 2 MiB boundaries, so its ends lie in other mappings)."""
+def _mapping_field(t: torch.Tensor, field: str) -> str:
+    """A field of the /proc/self/smaps entry of the mapping holding the middle of `t`'s data
+    (the hint splits the mapping at 2 MiB boundaries, so its ends lie in other mappings)."""
     ptr = t.data_ptr() + t.numel() * t.element_size() // 2
     inside = False
     for line in open("/proc/self/smaps"):
@@ -164,9 +164,16 @@ def _anon_huge_kib(t: torch.Tensor) -> int:
         if "-" in head and not head.endswith(":"):
             lo, hi = (int(x, 16) for x in head.split("-"))
             inside = lo <= ptr < hi
-        elif inside and line.startswith("AnonHugePages:"):
-            return int(line.split()[1])
-    return 0
+        elif inside and line.startswith(field + ":"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def _huge_page_hinted(t: torch.Tensor) -> bool:
+    """Whether the mapping holding `t` carries MADV_HUGEPAGE (VmFlags `hg`). That is what the
+    runtime does; whether the kernel then finds a free 2 MiB page at fault time depends on the
+    machine's fragmentation at that instant (a fresh CI machine raced a control check and lost)."""
+    return "hg" in _mapping_field(t, "VmFlags").split()
 
 
 def test_a_large_gemm_output_is_backed_by_huge_pages():
@@ -181,30 +188,13 @@ def test_a_large_gemm_output_is_backed_by_huge_pages():
         pytest.skip("no transparent huge pages")
     if "[madvise]" not in mode:
         pytest.skip(f"transparent huge pages not left to madvise: {mode.strip()}")
-    if not _huge_pages_available():
-        pytest.skip("the system has no free huge page to give right now")
     torchferro.compiler.reset()
     a, w = torch.randn(512, 64), torch.randn(64, 20000)  # a 39 MiB result
     f = torchferro.compile(lambda a, w: a @ w)
     with torch.no_grad():
         out = f(a, w)
     torch.testing.assert_close(out, a @ w)
-    assert _anon_huge_kib(out) >= 2048
+    assert _huge_page_hinted(out)
     eager = a @ w
     # The same allocation made by eager torch gets no hint (the test can tell the two apart).
-    assert _anon_huge_kib(eager) == 0
-
-
-def _huge_pages_available() -> bool:
-    """Whether a block hinted by hand gets huge pages here (a control: a system short of free
-    2 MiB pages backs hinted memory with small ones)."""
-    import ctypes
-
-    libc = ctypes.CDLL(None)
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    t = torch.empty(10 * 1024 * 1024)  # 40 MiB: mapped fresh
-    p, n, huge = t.data_ptr(), t.numel() * 4, 2 << 20
-    start, end = -(-p // huge) * huge, (p + n) // huge * huge
-    libc.madvise(start, end - start, 14)  # MADV_HUGEPAGE
-    t.fill_(1.0)
-    return _anon_huge_kib(t) >= 2048
+    assert not _huge_page_hinted(eager)
