@@ -58,6 +58,8 @@ pub struct CodeCache {
     pub limit_warned: bool,
     /// Dimensions automatic dynamic made dynamic (dynamic shapes): source text, dimension.
     pub automatic_dynamic: Vec<(String, usize)>,
+    /// Int sources (text) automatic dynamic made symbolic ints.
+    pub automatic_dynamic_ints: Vec<String>,
     /// Argument slots of the code (positional, keyword-only, *args, **kwargs), read once.
     pub nargs: usize,
     /// Made as `CodeState::EntryOnly` (a torch.nn `forward`): kept across the state changes a
@@ -76,6 +78,7 @@ impl CodeCache {
             compiles: 0,
             limit_warned: false,
             automatic_dynamic: Vec::new(),
+            automatic_dynamic_ints: Vec::new(),
         }
     }
 }
@@ -211,6 +214,7 @@ pub fn reset_all(py: Python<'_>) {
             graveyard.append(&mut c.entries);
             c.limit_warned = false;
             c.automatic_dynamic.clear();
+            c.automatic_dynamic_ints.clear();
             c.compiles = 0;
             c.frame_id = None;
             if c.state != CodeState::Skip {

@@ -116,12 +116,14 @@ pub fn compile_frame(
             automatic_dynamic(py, slot, &info, &existing, scope);
         }
     }
+    let (automatic, ints) = slot
+        .try_borrow()
+        .map(|c| (c.automatic_dynamic.clone(), c.automatic_dynamic_ints.clone()))
+        .unwrap_or_default();
     crate::guards::shape_env::set_policy(crate::guards::shape_env::TracePolicy {
         policy: cfg.dynamic,
-        automatic: slot
-            .try_borrow()
-            .map(|c| c.automatic_dynamic.clone())
-            .unwrap_or_default(),
+        automatic,
+        ints,
     });
     let (Ok(globals_dict), Ok(builtins_dict)) =
         (globals.cast::<PyDict>(), builtins.cast::<PyDict>())
@@ -281,6 +283,21 @@ fn automatic_dynamic(
                 info.firstlineno
             );
             c.automatic_dynamic.push((source, dim));
+        }
+        // Ints (torch's `specialize_int=False`): one guarded equal to a value it no longer
+        // has becomes a symbolic int graph input.
+        for (source, old, new) in e.guards.int_changes(py, scope) {
+            if c.automatic_dynamic_ints.contains(&source) {
+                continue;
+            }
+            tracing::info!(
+                target: "torchferro::dynamic",
+                "automatic dynamic: {source} {old} -> {new} (function {} in {}:{})",
+                info.name,
+                info.filename,
+                info.firstlineno
+            );
+            c.automatic_dynamic_ints.push(source);
         }
     }
 }

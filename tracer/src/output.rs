@@ -1035,7 +1035,7 @@ fn to_meta<'py>(py: Python<'py>, v: Bound<'py, PyAny>) -> Result<Bound<'py, PyAn
     Ok(v)
 }
 
-fn placeholder_name(source: &Source) -> String {
+pub(crate) fn placeholder_name(source: &Source) -> String {
     let s = source.to_string();
     let cleaned: String = s
         .replace("L['", "l_")

@@ -301,7 +301,8 @@ pub(crate) struct TemplateCtx<'a> {
     free_cells: &'a [(usize, usize)],
     /// Dynamic shapes: the input tensor and dimension each size symbol is read from, so a
     /// symbolic int is rebuilt from the call's own sizes.
-    pub(crate) symbols: Vec<(crate::source::Source, usize)>,
+    /// (`None`: the symbol is the int at the source itself.)
+    pub(crate) symbols: Vec<(crate::source::Source, Option<usize>)>,
 }
 
 impl<'a> TemplateCtx<'a> {
@@ -641,9 +642,9 @@ fn template_of_inner(
         Var::SymInt(_, e) => {
             let syms = e.symbols();
             let params: Vec<String> = syms.iter().map(|k| format!("t{k}")).collect();
-            let body = e.render(&|k| {
-                let dim = ctx.symbols.get(k as usize).map_or(0, |(_, d)| *d);
-                format!("t{k}.size({dim})")
+            let body = e.render(&|k| match ctx.symbols.get(k as usize).and_then(|(_, d)| *d) {
+                Some(dim) => format!("t{k}.size({dim})"),
+                None => format!("t{k}"),
             });
             let text = format!("lambda {}: {body}", params.join(", "));
             let f = py.import("builtins")?.getattr("eval")?.call1((&text,))?;

@@ -417,9 +417,11 @@ class _Entry:
             return
         for k, (steps, source, dim, lo, hi) in enumerate(shape["symbols"]):
             v = self.expr(steps, f"the size guard on {source}")
-            name = f"{source}.size({dim})"
+            # `dim` None: the symbol is the int at the source (an int made dynamic).
+            name = source if dim is None else f"{source}.size({dim})"
             rng = f"{lo} <= {name}" + ("" if hi is None else f" <= {hi}")
-            self.lines.append(f"        _s{k} = {v}.shape[{dim}]")
+            read = v if dim is None else f"{v}.shape[{dim}]"
+            self.lines.append(f"        _s{k} = {read}")
             cond = f"{lo} <= _s{k}" + ("" if hi is None else f" <= {hi}")
             self.check(f"SHAPE_ENV {rng}", cond, f"str(_s{k})")
         for steps, source, dim, k in shape["duck"]:
@@ -431,7 +433,7 @@ class _Entry:
                 f"str({v}.shape[{dim}]) + ' vs ' + str(_s{k})",
             )
         sizes = " + ', ' + ".join(
-            f"{(src + f'.size({d}) = ')!r} + str(_s{k})"
+            f"{(src + ('' if d is None else f'.size({d})') + ' = ')!r} + str(_s{k})"
             for k, (_, src, d, _, _) in enumerate(shape["symbols"])
         )
         for cond, text in shape["relations"]:

@@ -31,9 +31,10 @@ pub enum DynamicPolicy {
 #[derive(Clone, Debug)]
 pub struct SymbolInfo {
     pub hint: i64,
-    /// The input tensor and dimension it was read from.
+    /// The input it is read from: dimension `dim` of the tensor at `source`, or, for `None`,
+    /// the int at `source` itself (an int argument that automatic dynamic made symbolic).
     pub source: Source,
-    pub dim: usize,
+    pub dim: Option<usize>,
     /// Inclusive bounds (`mark_dynamic(min=, max=)`); the lower one is at least 2.
     pub min: i64,
     pub max: Option<i64>,
@@ -53,6 +54,14 @@ pub struct ShapeEnv {
 
 fn size_name(source: &Source, dim: usize) -> String {
     format!("{source}.size({dim})")
+}
+
+/// A symbol's name in guards and logs: `L['x'].size(1)`, or `L['n']` for an int.
+pub fn symbol_name(source: &Source, dim: Option<usize>) -> String {
+    match dim {
+        Some(d) => size_name(source, d),
+        None => source.to_string(),
+    }
 }
 
 impl ShapeEnv {
@@ -78,7 +87,11 @@ impl ShapeEnv {
         min: i64,
         max: Option<i64>,
     ) -> SymExpr {
-        if let Some(k) = self.symbols.iter().position(|s| s.hint == hint) {
+        if let Some(k) = self
+            .symbols
+            .iter()
+            .position(|s| s.hint == hint && s.dim.is_some())
+        {
             let k = k as u32;
             self.duck.push((source.clone(), dim, k));
             return SymExpr::symbol(k);
@@ -86,9 +99,32 @@ impl ShapeEnv {
         self.symbols.push(SymbolInfo {
             hint,
             source: source.clone(),
-            dim,
+            dim: Some(dim),
             min: min.max(2),
             max,
+        });
+        SymExpr::symbol(self.symbols.len() as u32 - 1)
+    }
+
+    /// The symbol for the int at `source` (automatic dynamic made it symbolic), of value
+    /// `hint`. Never shared with a size or another int: torch gives such an int its own symbol
+    /// (`DimDynamic.DYNAMIC`, no duck sizing). Its range starts at 2, as a size's does, so the
+    /// shape rules' reasoning holds for it (torch lets it be any int; 0 and 1 recompile here:
+    /// the guard `2 <= L['n']` fails and the int specializes, as a size of 0 or 1 does).
+    pub fn int_symbol(&mut self, source: &Source, hint: i64) -> SymExpr {
+        if let Some(k) = self
+            .symbols
+            .iter()
+            .position(|s| s.dim.is_none() && s.source.same_as(source))
+        {
+            return SymExpr::symbol(k as u32);
+        }
+        self.symbols.push(SymbolInfo {
+            hint,
+            source: source.clone(),
+            dim: None,
+            min: 2,
+            max: None,
         });
         SymExpr::symbol(self.symbols.len() as u32 - 1)
     }
@@ -96,7 +132,7 @@ impl ShapeEnv {
     /// The name of symbol `k` in guards and logs.
     pub fn name(&self, k: u32) -> String {
         let s = &self.symbols[k as usize];
-        size_name(&s.source, s.dim)
+        symbol_name(&s.source, s.dim)
     }
 
     /// Records that the trace relies on `r` (which holds at the hints). Relations that hold
@@ -154,6 +190,21 @@ fn read_size(py: Python<'_>, scope: &Scope, source: &Source, dim: usize) -> Opti
     shape.get_item(dim).ok()?.extract::<i64>().ok()
 }
 
+/// A symbol's value on this call: the size, or the int itself (exactly an `int`: a bool or
+/// another int subclass is not read as one; its type guard fails first in the tree anyway).
+fn read_symbol(py: Python<'_>, scope: &Scope, source: &Source, dim: Option<usize>) -> Option<i64> {
+    match dim {
+        Some(d) => read_size(py, scope, source, d),
+        None => {
+            let v = resolve(py, scope, source)?;
+            if !v.get_type().is(py.get_type::<pyo3::types::PyInt>()) {
+                return None;
+            }
+            v.extract::<i64>().ok()
+        }
+    }
+}
+
 /// The parts of [`ShapeGuards`], for precompile's export.
 pub type ShapeGuardParts<'a> = (
     &'a [SymbolInfo],
@@ -175,13 +226,13 @@ impl ShapeGuards {
     fn values(&self, py: Python<'_>, scope: &Scope) -> Option<Vec<i64>> {
         self.symbols
             .iter()
-            .map(|s| read_size(py, scope, &s.source, s.dim))
+            .map(|s| read_symbol(py, scope, &s.source, s.dim))
             .collect()
     }
 
     fn name(&self, k: u32) -> String {
         let s = &self.symbols[k as usize];
-        size_name(&s.source, s.dim)
+        symbol_name(&s.source, s.dim)
     }
 
     /// The fast path: every size in its range, duck-sized dimensions equal, relations true.
@@ -262,6 +313,8 @@ impl ShapeGuards {
 pub struct TracePolicy {
     pub policy: DynamicPolicy,
     pub automatic: Vec<(String, usize)>,
+    /// Int sources (by text) automatic dynamic found changing: they become symbolic ints.
+    pub ints: Vec<String>,
 }
 
 thread_local! {
@@ -271,6 +324,26 @@ thread_local! {
 /// Sets the policy the traces of this thread follow (`compile.rs`, before tracing a frame).
 pub fn set_policy(p: TracePolicy) {
     POLICY.with(|c| *c.borrow_mut() = p);
+}
+
+/// Whether the int `value` read from `source` is a symbolic int in this trace: automatic
+/// dynamic saw it change at a recompile (`CodeCache::automatic_dynamic_ints`), it is exactly an
+/// `int`, and it is at least 2 (0 and 1 specialize, as sizes do). `dynamic=False` keeps ints
+/// static.
+pub fn int_is_dynamic(py: Python<'_>, source: &Source, value: &Bound<'_, PyAny>) -> bool {
+    if !value.get_type().is(py.get_type::<pyo3::types::PyInt>()) {
+        return false;
+    }
+    if !value.extract::<i64>().is_ok_and(|v| v >= 2) {
+        return false;
+    }
+    POLICY.with(|c| {
+        let p = c.borrow();
+        p.policy != DynamicPolicy::Never && {
+            let name = source.to_string();
+            p.ints.iter().any(|s| *s == name)
+        }
+    })
 }
 
 fn index_set(py: Python<'_>, v: &Bound<'_, PyAny>, attr: &str) -> Vec<i64> {

@@ -239,3 +239,31 @@ impl Frame<'_, '_> {
         Ok((args, kwargs))
     }
 }
+
+impl crate::output::OutputGraph {
+    /// The graph input for the int at `source` that automatic dynamic made symbolic: a
+    /// placeholder of kind `SymInt` (the runners are handed the int itself, read by its source
+    /// like any input), one per source, whose symbol is the int (`ShapeEnv::int_symbol`).
+    pub fn int_input(
+        &mut self,
+        py: Python<'_>,
+        source: &crate::source::Source,
+        value: &Bound<'_, PyAny>,
+    ) -> Result<Var, TraceError> {
+        let hint: i64 = value.extract()?;
+        let expr = self.shapes.int_symbol(source, hint);
+        for (i, s) in self.input_sources.iter().enumerate() {
+            if s.same_as(source) {
+                return Ok(Var::SymInt(self.graph.placeholders()[i], expr));
+            }
+        }
+        let name = crate::output::placeholder_name(source);
+        let node = self
+            .graph
+            .placeholder(&name, NodeMeta::SymInt(expr.clone()));
+        self.input_sources.push(source.clone());
+        self.example_inputs.push(value.clone().unbind());
+        let _ = py;
+        Ok(Var::SymInt(node, expr))
+    }
+}

@@ -944,6 +944,13 @@ impl Tracer<'_> {
                 .all(|s| matches!(s, crate::source::Step::Item { .. }));
         // Slices are values too: compared by their start, stop and step.
         let is_slice = value.get_type().is(py.get_type::<pyo3::types::PySlice>());
+        // An int that changed at a recompile (automatic dynamic): a symbolic int graph input,
+        // guarded by its type and the shape guards' range (`2 <= L['n']`), not its value.
+        if crate::guards::shape_env::int_is_dynamic(py, &source, &value) {
+            self.guards
+                .add(py, &source, Check::Type(value.get_type().unbind()));
+            return self.output.int_input(py, &source, &value);
+        }
         if value.is_none() || is_const_type(&value) || is_slice {
             let check = if value.is_none() {
                 Check::IsNone

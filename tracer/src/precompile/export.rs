@@ -116,7 +116,7 @@ fn shape<'py>(
     d.set_item("duck", ducks)?;
     let name = |k: u32| {
         let s = &symbols[k as usize];
-        format!("{}.size({})", s.source, s.dim)
+        crate::guards::shape_env::symbol_name(&s.source, s.dim)
     };
     let rels: Vec<(String, String)> = relations
         .iter()
