@@ -180,6 +180,48 @@ impl Frame<'_, '_> {
         .map(Some)
     }
 
+    /// `min(a, b, ...)` / `max(a, b, ...)` of ints, some symbolic: each comparison Python's
+    /// builtin makes (a later item replaces the current one only when strictly smaller /
+    /// greater) decided at the hints and guarded; the result is the chosen operand. `None`:
+    /// not that call (keywords, one iterable argument, a non-int operand).
+    pub(super) fn sym_min_max(
+        &mut self,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let rel = match name {
+            "min" => RelOp::Lt,
+            "max" => RelOp::Gt,
+            _ => return Ok(None),
+        };
+        if !kwargs.is_empty() || args.len() < 2 {
+            return Ok(None);
+        }
+        let Some(ops) = args
+            .iter()
+            .map(|a| operand(py, a))
+            .collect::<Option<Vec<SymExpr>>>()
+        else {
+            return Ok(None);
+        };
+        let mut best = 0;
+        for k in 1..ops.len() {
+            let origin = self.tx.guards.origin.clone();
+            let replace = self
+                .tx
+                .output
+                .shapes
+                .decide(&ops[k], rel, &ops[best], origin)
+                .ok_or_else(|| TraceError::unsupported("a comparison of symbolic sizes"))?;
+            if replace {
+                best = k;
+            }
+        }
+        Ok(Some(args[best].clone()))
+    }
+
     /// The truth of a symbolic int (`if T:`), decided at the hint and guarded.
     pub(super) fn sym_truth(&mut self, e: &SymExpr) -> Result<bool, TraceError> {
         let origin = self.tx.guards.origin.clone();

@@ -120,6 +120,12 @@ impl Frame<'_, '_> {
                     return self.call_builtin(f, name, vec![Var::py_const(py, 2i64), ty], kwargs);
                 }
             }
+            // `max(T - w + 1, 0)` over ints: the comparisons are decided and guarded, and the
+            // result is the chosen operand, still symbolic (specializing the value would guard
+            // it equal to its hint: a recompile per value).
+            if let Some(v) = self.sym_min_max(name, &args, &kwargs)? {
+                return Ok(v);
+            }
             let (args, kwargs) = self.specialize_args(args, kwargs)?;
             return self.call_builtin(f, name, args, kwargs);
         }
