@@ -880,17 +880,12 @@ class Generated:
 # torchferro's counts today (counting backend), with automatic dynamic shapes (the default):
 # the prefill, the first decoding step (its new lengths become dynamic) and the second (the
 # cache length too): 3 graphs, 2 recompiles, as torch.compile. Mistral's cache keeps an int
-# `cumulative_length` that changes every step and is not automatic-dynamic (torch's
-# `specialize_int=False`): one graph per call of the 16 (8 of the `forward` wrapper up to the
-# recompile limit, then 8 of the frame under it).
+# `cumulative_length` that changes every step: automatic dynamic makes it a symbolic int graph
+# input at the first recompile (torch's `specialize_int=False`), so Mistral makes 3 as well.
 GENERATE_OBSERVED = {
     name: Generated(equal=True, graphs=3, recompiles=2, limit_hits=0, breaks=0)
     for name in GENERATE
-} | {"mistral": Generated(equal=True, graphs=16, recompiles=14, limit_hits=1, breaks=0)}
-_INT_NOT_DYNAMIC = (
-    "issue 18: Mistral's cache int `cumulative_length` is not automatic-dynamic; each decoding "
-    "step compiles again (torch.compile: 3 graphs)"
-)
+}
 
 
 def _generate(model, ids):
@@ -966,20 +961,7 @@ def test_generate_current_behaviour(name):
     assert generated(name) == GENERATE_OBSERVED[name]
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=_INT_NOT_DYNAMIC
-            ),
-        )
-        if n == "mistral"
-        else n
-        for n in GENERATE
-    ],
-)
+@pytest.mark.parametrize("name", GENERATE)
 def test_generate_no_more_graphs_than_torch_compile(name):
     ours, theirs = generated(name).graphs, generated_by_torch_compile(name)
     assert ours <= theirs, f"torchferro {ours} graphs, torch.compile {theirs}"
