@@ -203,10 +203,11 @@ impl SymExpr {
         Some(total)
     }
 
-    /// A lower bound over every assignment where each symbol `k` is at least `min(k)` (itself
-    /// at least 0): the value at the minimums when every non-constant term is a product of
-    /// symbols with a positive coefficient (then the expression grows with each symbol);
-    /// `None` otherwise.
+    /// A lower bound over every assignment where each symbol `k` is at least `min(k)`: the
+    /// value at the minimums when every non-constant term is a product of symbols with a
+    /// positive coefficient (then the expression grows with each symbol, given every symbol
+    /// is at least 0); `None` otherwise, and when a symbol may be negative (`min(k) < 0`: a
+    /// symbolic int that is not a size).
     pub fn lower_bound(&self, min: &dyn Fn(u32) -> i64) -> Option<i64> {
         let mut total = 0i64;
         for (m, c) in &self.terms {
@@ -216,7 +217,8 @@ impl SymExpr {
             let mut t = *c;
             for a in m {
                 match a {
-                    Atom::Sym(k) => t = t.checked_mul(min(*k).max(0))?,
+                    Atom::Sym(k) if min(*k) >= 0 => t = t.checked_mul(min(*k))?,
+                    Atom::Sym(_) => return None,
                     _ => return None,
                 }
             }
@@ -387,6 +389,15 @@ pub struct Relation {
 impl Relation {
     pub fn new(lhs: SymExpr, op: RelOp, rhs: SymExpr) -> Relation {
         Relation { lhs, op, rhs }
+    }
+
+    /// Every symbol either side reads, sorted, without repeats.
+    pub fn symbols(&self) -> Vec<u32> {
+        let mut out = self.lhs.symbols();
+        out.extend(self.rhs.symbols());
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Whether the relation holds under an assignment (`None`: unevaluable, e.g. `// 0`).

@@ -118,7 +118,12 @@ pub fn compile_frame(
     }
     let (automatic, ints) = slot
         .try_borrow()
-        .map(|c| (c.automatic_dynamic.clone(), c.automatic_dynamic_ints.clone()))
+        .map(|c| {
+            (
+                c.automatic_dynamic.clone(),
+                c.automatic_dynamic_ints.clone(),
+            )
+        })
         .unwrap_or_default();
     crate::guards::shape_env::set_policy(crate::guards::shape_env::TracePolicy {
         policy: cfg.dynamic,

@@ -339,6 +339,10 @@ impl OutputGraph {
                 )));
             }
         };
+        // A symbolic int in the result's sizes or the relations is used as a size.
+        let mut read = fx::infer::meta_symbols(&meta);
+        relations.iter().for_each(|r| read.extend(r.symbols()));
+        self.shapes.size_like(&read, self.shapes.origin.clone());
         for r in relations {
             let origin = self.shapes.origin.clone();
             self.shapes.add_relation(r, origin);

@@ -642,10 +642,12 @@ fn template_of_inner(
         Var::SymInt(_, e) => {
             let syms = e.symbols();
             let params: Vec<String> = syms.iter().map(|k| format!("t{k}")).collect();
-            let body = e.render(&|k| match ctx.symbols.get(k as usize).and_then(|(_, d)| *d) {
-                Some(dim) => format!("t{k}.size({dim})"),
-                None => format!("t{k}"),
-            });
+            let body = e.render(
+                &|k| match ctx.symbols.get(k as usize).and_then(|(_, d)| *d) {
+                    Some(dim) => format!("t{k}.size({dim})"),
+                    None => format!("t{k}"),
+                },
+            );
             let text = format!("lambda {}: {body}", params.join(", "));
             let f = py.import("builtins")?.getattr("eval")?.call1((&text,))?;
             // Its source, for an artifact to write in place of the (unnamed) function.

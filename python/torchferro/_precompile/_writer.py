@@ -422,6 +422,8 @@ class _Entry:
             rng = f"{lo} <= {name}" + ("" if hi is None else f" <= {hi}")
             read = v if dim is None else f"{v}.shape[{dim}]"
             self.lines.append(f"        _s{k} = {read}")
+            if dim is None and lo < -(2**62):
+                continue  # an int with no range (its bound, if any, is a relation)
             cond = f"{lo} <= _s{k}" + ("" if hi is None else f" <= {hi}")
             self.check(f"SHAPE_ENV {rng}", cond, f"str(_s{k})")
         for steps, source, dim, k in shape["duck"]:

@@ -56,6 +56,9 @@ fn size_name(source: &Source, dim: usize) -> String {
     format!("{source}.size({dim})")
 }
 
+/// The lower bound of a symbolic int that is not (yet) size-like: none.
+pub const INT_MIN: i64 = i64::MIN;
+
 /// A symbol's name in guards and logs: `L['x'].size(1)`, or `L['n']` for an int.
 pub fn symbol_name(source: &Source, dim: Option<usize>) -> String {
     match dim {
@@ -108,9 +111,9 @@ impl ShapeEnv {
 
     /// The symbol for the int at `source` (automatic dynamic made it symbolic), of value
     /// `hint`. Never shared with a size or another int: torch gives such an int its own symbol
-    /// (`DimDynamic.DYNAMIC`, no duck sizing). Its range starts at 2, as a size's does, so the
-    /// shape rules' reasoning holds for it (torch lets it be any int; 0 and 1 recompile here:
-    /// the guard `2 <= L['n']` fails and the int specializes, as a size of 0 or 1 does).
+    /// (`DimDynamic.DYNAMIC`, no duck sizing). It may be any int ([`INT_MIN`]: no range
+    /// guard), as torch's; where it reaches a tensor's sizes the trace guards it at least 2
+    /// ([`ShapeEnv::size_like`]), the assumption the shape rules make of every symbol.
     pub fn int_symbol(&mut self, source: &Source, hint: i64) -> SymExpr {
         if let Some(k) = self
             .symbols
@@ -123,10 +126,27 @@ impl ShapeEnv {
             hint,
             source: source.clone(),
             dim: None,
-            min: 2,
+            min: INT_MIN,
             max: None,
         });
         SymExpr::symbol(self.symbols.len() as u32 - 1)
+    }
+
+    /// Guards the int symbols among `symbols` at least 2, as sizes are: an op whose sizes or
+    /// relations read a symbolic int (`torch.arange(n)`, `x[:n]`) was inferred by rules that
+    /// assume it (torch treats such an int as size-like). Pure arithmetic (`x * n`) adds
+    /// nothing, so `n` may then be 0, 1 or negative without a recompile, as in torch.
+    pub fn size_like(&mut self, symbols: &[u32], origin: Option<Location>) {
+        for &k in symbols {
+            let s = &mut self.symbols[k as usize];
+            if s.dim.is_none() && s.min < 2 {
+                s.min = 2;
+                self.relations.push((
+                    Relation::new(SymExpr::symbol(k), RelOp::Ge, SymExpr::constant(2)),
+                    origin.clone(),
+                ));
+            }
+        }
     }
 
     /// The name of symbol `k` in guards and logs.
@@ -245,6 +265,10 @@ impl ShapeGuards {
             return Some("an input size could not be read".into());
         };
         for (k, (s, v)) in self.symbols.iter().zip(&values).enumerate() {
+            if s.dim.is_none() {
+                // An int's bound, if any, is one of the relations (`size_like`).
+                continue;
+            }
             if *v < s.min || s.max.is_some_and(|m| *v > m) {
                 return Some(format!("{} (actual {v})", self.range_text(k as u32)));
             }
@@ -292,8 +316,10 @@ impl ShapeGuards {
             text: format!("SHAPE_ENV {text}"),
             origin,
         };
-        for k in 0..self.symbols.len() {
-            out.push(rec(self.range_text(k as u32), None));
+        for (k, s) in self.symbols.iter().enumerate() {
+            if s.dim.is_some() {
+                out.push(rec(self.range_text(k as u32), None));
+            }
         }
         for (source, dim, k) in &self.duck {
             out.push(rec(
@@ -328,7 +354,8 @@ pub fn set_policy(p: TracePolicy) {
 
 /// Whether the int `value` read from `source` is a symbolic int in this trace: automatic
 /// dynamic saw it change at a recompile (`CodeCache::automatic_dynamic_ints`), it is exactly an
-/// `int`, and it is at least 2 (0 and 1 specialize, as sizes do). `dynamic=False` keeps ints
+/// `int`, and it is at least 2 here (so that `ShapeEnv::size_like` holds at the hint; an int
+/// traced at 0 or 1 stays a constant, which torch does not do). `dynamic=False` keeps ints
 /// static.
 pub fn int_is_dynamic(py: Python<'_>, source: &Source, value: &Bound<'_, PyAny>) -> bool {
     if !value.get_type().is(py.get_type::<pyo3::types::PyInt>()) {

@@ -346,7 +346,10 @@ impl GuardTree {
                 let (Ok(old), Ok(new)) = (o.extract::<i64>(), v.extract::<i64>()) else {
                     continue;
                 };
-                if old == new || !v.get_type().is(&int) || !unspecialized_int_source(py, scope, &c.source) {
+                if old == new
+                    || !v.get_type().is(&int)
+                    || !unspecialized_int_source(py, scope, &c.source)
+                {
                     continue;
                 }
                 out.push((c.source.to_string(), old, new));
@@ -600,7 +603,10 @@ fn unspecialized_int_source(py: Python<'_>, scope: &Scope, source: &Source) -> b
     if root.is_null() {
         return false;
     }
-    let Ok(module) = py.import("torch").and_then(|t| t.getattr("nn")?.getattr("Module")) else {
+    let Ok(module) = py
+        .import("torch")
+        .and_then(|t| t.getattr("nn")?.getattr("Module"))
+    else {
         return false;
     };
     // SAFETY: `root` is a borrowed, live object of the frame; we take a new reference.

@@ -1,0 +1,174 @@
+"""Int arguments as automatic dynamic (issue 18): an int that changes at a recompile becomes a
+symbolic int graph input, as torch.compile's ``specialize_int=False`` makes it, so a frame
+compiles twice over many values instead of once per value.
+
+Graph counts are torch.compile's (a counting backend, checked live), values eager's, under a
+counting Python backend and the default inductor backend (whose graphs with an int input run on
+the eager runner, logged).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+import torch._dynamo
+
+import torchferro
+import torchferro.compiler
+from test_dynamic_shapes import Count, _automatic_dynamic, _same, check  # noqa: F401
+
+
+def arith(x, n):
+    return x * n + n, n * 2 + 1, n // 3, -n
+
+
+def test_an_int_that_changes_becomes_a_graph_input():
+    # 0, 1 and negative values reuse the dynamic graph: pure arithmetic needs no range.
+    fc = check(
+        arith, [(torch.randn(4), n) for n in [8, 9, 10, 11, 1, 0, -3, 13]], expected=2
+    )
+    code = fc.graphs[-1].code
+    assert "l_n" in code and "8" not in code, code
+
+
+def test_automatic_dynamic_logs_the_int(caplog):
+    torchferro.compiler.reset()
+    f = torchferro.compile(arith, backend=Count())
+    with caplog.at_level(logging.INFO, logger="torchferro.dynamic"):
+        for n in (8, 9):
+            f(torch.randn(3), n)
+    msgs = [r.getMessage() for r in caplog.records if r.name == "torchferro.dynamic"]
+    assert any(
+        m.startswith("automatic dynamic: L['n'] 8 -> 9 (function arith") for m in msgs
+    ), msgs
+
+
+def test_the_dynamic_entry_guards_the_int_by_type_only():
+    torchferro.compiler.reset()
+    f = torchferro.compile(arith, backend=Count())
+    for n in (8, 9):
+        f(torch.randn(3), n)
+    guards = torchferro.compiler.cache_entries(f)[0]["guards"]
+    assert not any("L['n'] ==" in g or "SHAPE_ENV" in g for g in guards), guards
+    assert any("L['n']" in g and "int" in g for g in guards), guards
+    # A bool is not an int here (torch's type guard too): it recompiles.
+    c = Count()
+    torchferro.compiler.reset()
+    g = torchferro.compile(arith, backend=c)
+    for n in (8, 9, True):
+        _same(g(torch.ones(2), n), arith(torch.ones(2), n))
+    assert c.n == 3
+
+
+def slicing(x, n):
+    return x[:n] * 2
+
+
+def test_an_int_used_as_a_size_is_guarded_size_like():
+    check(slicing, [(torch.randn(16), n) for n in [8, 9, 10, 11, 2, 3]], expected=2)
+
+
+def arange(x, n):
+    return torch.arange(n) + x.sum()
+
+
+def test_arange_of_an_int():
+    # 1 and 0 fail the size-like guard `L['n'] >= 2`: each specializes, as torch's count.
+    check(arange, [(torch.randn(4), n) for n in [8, 9, 10, 11, 2, 3, 1, 0]], expected=4)
+
+
+def branch(x, n):
+    if n > 10:
+        return x + 1
+    return x - 1
+
+
+def test_a_branch_on_an_int_is_guarded():
+    check(branch, [(torch.randn(4), n) for n in [8, 9, 10, 11, 12, 13]], expected=3)
+
+
+class State:
+    def __init__(self):
+        self.length = 0
+
+
+def grow(x, st):
+    st.length += x.shape[0]
+    return x * st.length
+
+
+def test_an_int_attribute_written_back_stays_symbolic():
+    """A cache's int length (Mistral's `cumulative_length`): read, increased by a size and
+    written back each call; the write-back is this call's value."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    counts = []
+    for compile_ in (torch.compile, torchferro.compile):
+        c = Count()
+        ours, theirs = State(), State()
+        g = compile_(grow, backend=c)
+        for t in [3, 5, 2, 7, 4]:
+            x = torch.randn(t)
+            _same(g(x, ours), grow(x, theirs))
+            assert ours.length == theirs.length
+        counts.append(c.n)
+    assert counts[1] == counts[0] == 2
+
+
+class Scale(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.k = 3
+
+    def forward(self, x):
+        return x * self.k
+
+
+def test_an_int_attribute_of_a_module_stays_static():
+    # torch keeps nn.Module int attributes static (`allow_unspec_int_on_nn_module` off).
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    counts = []
+    for compile_ in (torch.compile, torchferro.compile):
+        c, m = Count(), Scale()
+        g = compile_(m, backend=c)
+        for k in [3, 4, 5, 6]:
+            m.k = k
+            x = torch.randn(3)
+            assert torch.equal(g(x), x * k)
+        counts.append(c.n)
+    assert counts[1] == counts[0] == 4
+
+
+def test_dynamic_false_keeps_ints_static():
+    check(arith, [(torch.randn(4), n) for n in [8, 9, 10]], dynamic=False, expected=3)
+
+
+def clamp_offset(x, n):
+    return x * max(n - 10, 0) + min(n, 12)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="issue 18: min/max of symbolic ints decide and guard their comparisons (torch makes "
+    "sym_max/sym_min nodes): values crossing the threshold recompile (4 graphs against 2)",
+)
+def test_min_max_of_an_int_compile_as_torch_compile():
+    check(clamp_offset, [(torch.randn(4), n) for n in [8, 9, 10, 11, 12, 13, 14]])
+
+
+def view_by(x, n):
+    return x.view(n, -1) + 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="issue 18: `view(n, -1)` with a symbolic int n pins n (the rule cannot divide one "
+    "symbol by another; torch guards `s0 % s1 == 0`)",
+)
+def test_view_by_an_int_compiles_as_torch_compile():
+    check(view_by, [(torch.randn(n * 4), n) for n in [8, 9, 10, 2, 3]])
