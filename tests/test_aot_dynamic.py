@@ -134,12 +134,6 @@ def test_dynamic_true_batch_sizes(opt):
     assert _aot.counters["backward"] == len(sizes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the tracer specializes the batch size of F.cross_entropy's input under dynamic=True "
-    "(a guard size(0) == n per size: one graph per size; torch.compile makes one graph); "
-    "not the training path: the same happens without grad",
-)
 def test_dynamic_true_cross_entropy_one_graph():
     sizes = [3, 5, 8]
     compiled, graphs = _train(lambda: MLP("ce"), _batch_mlp_ce, sizes, True, "sgd")

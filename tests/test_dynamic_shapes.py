@@ -375,28 +375,43 @@ def test_attention_block_over_batch_and_length():
         check(block, [(R(b, 8 + 4 * b, 32),) for b in range(1, 9)], expected=2)
 
 
+def padded(x, m):
+    y = F.pad(x, (1, 1))
+    z = F.pad(m, (0, x.size(1) - m.size(1)), value=0.0)
+    return y * y.size(-1), x + z, F.pad(x, (1, 2, 0, 3), mode="constant", value=1.5)
+
+
+def test_pad_keeps_sizes_symbolic():
+    # Amounts may be symbolic ints (`x.size(1) - m.size(1)`); each padded size is the size
+    # plus both amounts.
+    check(padded, [(R(3, n), R(3, 2)) for n in [4, 5, 6, 9, 17]], expected=2)
+    check(
+        padded, [(R(3, n), R(3, 2)) for n in [4, 5, 6, 9, 17]], dynamic=True, expected=1
+    )
+
+
 # --- specialization and graph breaks -----------------------------------------------------------
 
 
-def padded(x):
-    y = F.pad(x, (1, 1))
+def kron(x):
+    y = torch.kron(x, x)
     return y * y.size(-1)
 
 
 def test_an_op_without_a_symbolic_rule_specializes_its_sizes():
-    # `F.pad` has no symbolic rule here: its sizes are guarded equal to the ones traced
-    # (never a wrong answer), so each size recompiles (torch.compile compiles it once).
+    # `torch.kron` has no symbolic rule here: its sizes are guarded equal to the ones traced
+    # (never a wrong answer), so each size recompiles.
     torchferro.compiler.reset()
     fc = Count()
-    f = torchferro.compile(padded, backend=fc, dynamic=True)
+    f = torchferro.compile(kron, backend=fc, dynamic=True)
     for n in [4, 4, 6]:
         x = R(3, n)
-        _same(f(x), padded(x))
+        _same(f(x), kron(x))
     assert fc.n == 2
     guards = torchferro.compiler.cache_entries(f)[-1]["guards"]
     # The guard points at the line whose op specialized the size.
     pinned = [g for g in guards if g.startswith("SHAPE_ENV L['x'].size(1) == 4  # ")]
-    line = padded.__code__.co_firstlineno + 1
+    line = kron.__code__.co_firstlineno + 1
     assert len(pinned) == 1 and pinned[0].endswith(f"test_dynamic_shapes.py:{line}"), (
         guards
     )

@@ -122,6 +122,17 @@ const EXTERNAL_FITTED: &[&str] = &[
     "topk",
     "sort",
     "argsort",
+    // Losses: a scalar, or the input's sizes with `reduction="none"`; the input and target
+    // sizes torch requires equal fail the probes when they are not one symbol.
+    "cross_entropy",
+    "nll_loss",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
 ];
 
 /// A concrete evaluator of one call at an assignment of the symbols.
@@ -213,7 +224,7 @@ pub fn infer_symbolic(
             (family, name),
             ("join", "cat" | "concat" | "concatenate" | "stack")
                 | ("view", "view" | "reshape")
-                | ("", "diff")
+                | ("", "diff" | "pad")
         );
     let use_external = first == Err(InferError::Unsupported)
         && external.is_some()
@@ -250,6 +261,7 @@ pub fn infer_symbolic(
         ("view", "flatten") => Some(cx.flatten(args, kwargs)?),
         ("index", _) => Some(cx.getitem(args, &mut rels)?),
         ("", "diff") => Some(cx.diff(args, kwargs, &mut rels)?),
+        ("", "pad") => Some(cx.pad(args, kwargs, &mut rels)?),
         _ => None,
     };
     let fitted_family = matches!(

@@ -14,7 +14,48 @@ use crate::InferError;
 /// (`fx/tests/gen_ops_cases.py`, checked by `fx/tests/ops_torch.rs`).
 const DIFF: &[&str] = &["input", "n", "dim", "prepend", "append"];
 
+/// `torch.nn.functional.pad`'s parameters (`pad(input, pad, mode="constant", value=None)`).
+const PAD: &[&str] = &["input", "pad", "mode", "value"];
+
 impl Sym<'_> {
+    /// `F.pad(input, pad, ...)`: `pad` lists (before, after) amounts from the last dimension
+    /// backwards, each possibly a symbolic int (`F.pad(mask, (0, T - n))`); each padded
+    /// dimension's size is its size plus both amounts (negative amounts crop), whatever the
+    /// mode. The result must not be negative (torch raises): guarded.
+    pub(super) fn pad(
+        &self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) -> Result<Vec<Dim>, InferError> {
+        let slots = crate::ops::bind(PAD, args, kwargs).map_err(|_| InferError::Unsupported)?;
+        let x = slots[0]
+            .and_then(|a| self.tensor(a))
+            .ok_or(InferError::Unsupported)?;
+        let amounts: Vec<SymExpr> = match slots[1] {
+            Some(Arg::Tuple(items) | Arg::List(items)) => items
+                .iter()
+                .map(|a| self.int(a))
+                .collect::<Option<_>>()
+                .ok_or(InferError::Unsupported)?,
+            _ => return Err(InferError::Unsupported),
+        };
+        if amounts.len() % 2 != 0 || amounts.len() / 2 > x.ndim() {
+            return Err(InferError::Unsupported);
+        }
+        let mut sizes = x.sizes.clone();
+        for (i, pair) in amounts.chunks(2).enumerate() {
+            let d = x.ndim() - 1 - i;
+            let size = x.sizes[d].expr().add(&pair[0]).add(&pair[1]);
+            if self.hint(&size).is_none_or(|h| h < 0) {
+                return Err(InferError::Unsupported);
+            }
+            rels.push(Relation::new(size.clone(), RelOp::Ge, SymExpr::constant(0)));
+            sizes[d] = Dim::from_expr(size);
+        }
+        Ok(sizes)
+    }
+
     /// `torch.diff(input, n=1, dim=-1, prepend=None, append=None)`: `prepend` and `append` are
     /// concatenated along `dim` (their other sizes equal the input's), and each of the `n`
     /// differences shortens that dimension by one. Transformers' packed-sequence check takes
