@@ -368,7 +368,7 @@ pub fn int_is_dynamic(py: Python<'_>, source: &Source, value: &Bound<'_, PyAny>)
         let p = c.borrow();
         p.policy != DynamicPolicy::Never && {
             let name = source.to_string();
-            p.ints.iter().any(|s| *s == name)
+            p.ints.contains(&name)
         }
     })
 }

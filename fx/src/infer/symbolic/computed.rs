@@ -40,7 +40,7 @@ impl Sym<'_> {
                 .ok_or(InferError::Unsupported)?,
             _ => return Err(InferError::Unsupported),
         };
-        if amounts.len() % 2 != 0 || amounts.len() / 2 > x.ndim() {
+        if !amounts.len().is_multiple_of(2) || amounts.len() / 2 > x.ndim() {
             return Err(InferError::Unsupported);
         }
         let mut sizes = x.sizes.clone();
