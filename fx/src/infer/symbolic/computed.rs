@@ -234,6 +234,66 @@ mod tests {
         assert!(rels.iter().all(|r| r.to_string() != "s0 == 1"), "{rels:?}");
     }
 
+    /// `F.pad(x, (1, 2, 0, 3))` over `[s0, s1]`: the last dimension grows by 3, the one
+    /// before by 3; the evaluator is torch's arithmetic for `pad`, written out.
+    #[test]
+    fn pad_adds_both_amounts_to_each_padded_size() {
+        let mut g = Graph::new();
+        let x = input(&mut g, vec![s(0), s(1)], None);
+        let target = Target::Function("torch.nn.functional.pad".into());
+        let amounts = Arg::Tuple(vec![Arg::Int(1), Arg::Int(2), Arg::Int(0), Arg::Int(3)]);
+        let args = [x, amounts];
+        let eval = |pt: &[i64]| -> Result<NodeMeta, InferError> {
+            Ok(NodeMeta::Tensor(TensorMeta::contiguous(
+                DType::Float32,
+                Device::cpu(),
+                &[pt[0] + 3, pt[1] + 3],
+            )))
+        };
+        let (m, rels) = infer_symbolic(
+            &InferCtx::default(),
+            &g,
+            &target,
+            &args,
+            &[],
+            Symbols {
+                hints: &[4, 7],
+                external: Some(&eval),
+                pinned: &[],
+            },
+        )
+        .unwrap();
+        let t = m.tensor().unwrap();
+        assert_eq!(text(&t.sizes), ["s0 + 3", "s1 + 3"]);
+        // Non-negative sizes hold for every symbol (at least 2): no guard is needed, and
+        // `ShapeEnv::add_relation` drops the ones returned as implied.
+        assert!(rels.iter().all(|r| r.implied(&|_| 2)), "{rels:?}");
+        // A negative amount (a crop) is the size minus it.
+        let x = Arg::Node(g.placeholders()[0]);
+        let crop = [x, Arg::Tuple(vec![Arg::Int(-1), Arg::Int(0)])];
+        let eval = |pt: &[i64]| -> Result<NodeMeta, InferError> {
+            Ok(NodeMeta::Tensor(TensorMeta::contiguous(
+                DType::Float32,
+                Device::cpu(),
+                &[pt[0], pt[1] - 1],
+            )))
+        };
+        let (m, _) = infer_symbolic(
+            &InferCtx::default(),
+            &g,
+            &target,
+            &crop,
+            &[],
+            Symbols {
+                hints: &[4, 7],
+                external: Some(&eval),
+                pinned: &[],
+            },
+        )
+        .unwrap();
+        assert_eq!(text(&m.tensor().unwrap().sizes), ["s0", "s1 - 1"]);
+    }
+
     #[test]
     fn a_view_splitting_a_strided_dimension_keeps_its_strides_symbolic() {
         let mut g = Graph::new();
