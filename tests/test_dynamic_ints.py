@@ -172,3 +172,38 @@ def view_by(x, n):
 )
 def test_view_by_an_int_compiles_as_torch_compile():
     check(view_by, [(torch.randn(n * 4), n) for n in [8, 9, 10, 2, 3]])
+
+
+INT_CAPTURE = """
+def f(x, n):
+    return x * n + n
+
+with torch.no_grad(), precompile.capture(
+    f, artifact_path="m.py", cache_path="m.cache"
+) as cap:
+    for n in (8, 9):
+        cap(torch.ones(3), n)
+print(json.dumps(precompile.counters()))
+"""
+
+INT_LOAD = """
+f = precompile.load("m.py", "m.cache")
+out = {}
+with torch.no_grad():
+    for n in (8, 9, 12, 0, -3):
+        out[str(n)] = f(torch.ones(3), n).tolist()
+out.update(precompile.counters())
+print(json.dumps(out))
+"""
+
+
+def test_a_precompiled_int_input_takes_any_value(tmp_path):
+    from test_precompile import _run
+
+    _run(tmp_path, INT_CAPTURE)
+    r = _run(tmp_path, INT_LOAD, loader=True)
+    assert r["traces"] == 0, r
+    for n in (8, 9, 12, 0, -3):
+        assert r[str(n)] == [float(n + n)] * 3, r
+    art = (tmp_path / "m.py").read_text()
+    assert "L['n'] == 9" not in art, art
