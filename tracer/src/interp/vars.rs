@@ -945,7 +945,7 @@ impl Tracer<'_> {
         // Slices are values too: compared by their start, stop and step.
         let is_slice = value.get_type().is(py.get_type::<pyo3::types::PySlice>());
         // An int that changed at a recompile (automatic dynamic): a symbolic int graph input,
-        // guarded by its type and the shape guards' range (`2 <= L['n']`), not its value.
+        // guarded by its type, not its value (`L['n'] >= 2` only if it reaches a size).
         if crate::guards::shape_env::int_is_dynamic(py, &source, &value) {
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
