@@ -1,5 +1,7 @@
-"""`torch.autocast` regions with the default (inductor) backend: the graph keeps the region, runs
-on the eager runner (the inductor does not model autocast's casts), and says so in the log."""
+"""`torch.autocast` regions with the default (inductor) backend. A CPU region stays in the graph,
+which runs on the eager runner (the inductor does not model autocast's casts) and says so in the
+log. A CUDA region (or CUDA autocast around the frame) is written out as explicit casts and
+compiled by the inductor (`tracer/src/backend/autocast.rs`)."""
 
 import logging
 
@@ -118,35 +120,127 @@ def _frame(fn):
     return entries[-1]["compile_id"].split("/")[0]
 
 
-def _ambient_cuda_autocast(enabled):
-    torch.set_autocast_enabled("cuda", enabled)
+def _ambient_autocast(device, enabled, dtype=None):
+    # Set directly: `torch.autocast("cuda")` switches itself off on a machine without a GPU.
+    torch.set_autocast_enabled(device, enabled)
+    if dtype is not None:
+        torch.set_autocast_dtype(device, dtype)
 
 
-def test_a_frame_entered_inside_another_devices_autocast_runs_eagerly():
-    """Only CPU autocast is traced: under CUDA autocast the traced dtypes would be the CPU's
-    (a compiled GPT-2 called inside `torch.autocast("cuda")` raised a dtype mismatch), so the
-    frame runs eagerly there, and compiles again outside the region."""
+def test_a_frame_entered_inside_cuda_autocast_compiles_guarded_on_it(caplog):
+    """CUDA autocast is traced: a frame entered under it compiles (as torch.compile does), with
+    the autocast state among its guards; CPU tensors are not affected by CUDA autocast, as in
+    eager. Leaving the region recompiles."""
 
     def mm(x):
         return torch.softmax(x @ W, -1)
 
     x = torch.randn(3, 8)
     f = torchferro.compile(mm)
-    _ambient_cuda_autocast(True)
+    code = mm.__code__
+    _ambient_autocast("cuda", True, torch.float16)
+    try:
+        got = f(x)
+        want = mm(x)
+        (entry,) = torchferro._C.cache_entries(code)[1]
+        assert "AUTOCAST cuda float16" in entry["guards"]
+        assert entry["runner"] == "inductor"
+        # The same call under the same state hits the entry (the inductor's softmax: within
+        # float32 rounding of torch's).
+        torch.testing.assert_close(f(x), want)
+        assert len(torchferro._C.cache_entries(code)[1]) == 1
+    finally:
+        _ambient_autocast("cuda", False)
+    assert got.dtype == want.dtype == torch.float32
+    torch.testing.assert_close(got, want)
+    with caplog.at_level(logging.INFO, logger="torchferro.recompiles"):
+        torch.testing.assert_close(f(x), mm(x))
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Recompiling function mm in {code.co_filename}:{code.co_firstlineno}\n"
+        "    triggered by the following guard failure(s):\n"
+        f"    - {_frame(mm).split('/')[0]}/0: autocast mismatch. expected cuda float16, actual off"
+    ]
+    assert len(torchferro._C.cache_entries(code)[1]) == 2
+
+
+def test_a_frame_entered_inside_another_devices_autocast_runs_eagerly():
+    """Only CPU and CUDA autocast are traced: under another device's autocast the traced dtypes
+    could be wrong, so the frame runs eagerly there, and compiles again outside the region."""
+
+    def mm(x):
+        return torch.softmax(x @ W, -1)
+
+    x = torch.randn(3, 8)
+    f = torchferro.compile(mm)
+    _ambient_autocast("xpu", True)
     try:
         got = f(x)
         assert torchferro._C.cache_entries(mm.__code__)[1] == []
         with pytest.raises(torchferro.Unsupported) as e:
             torchferro.compile(mm, fullgraph=True)(x)
         assert (
-            "autocast is enabled around the frame for another device than the CPU "
-            "(cuda float16); only CPU autocast is traced" in str(e.value)
+            "autocast is enabled around the frame for a device other than the CPU and CUDA "
+            "(off); only CPU and CUDA autocast are traced" in str(e.value)
         )
     finally:
-        _ambient_cuda_autocast(False)
+        _ambient_autocast("xpu", False)
     torch.testing.assert_close(got, mm(x), rtol=0, atol=0)
     torch.testing.assert_close(f(x), mm(x))
     assert len(torchferro._C.cache_entries(mm.__code__)[1]) == 1
+
+
+def test_a_cuda_autocast_region_is_traced_without_a_break():
+    """`with torch.autocast("cuda")` is part of the graph: one graph with fullgraph=True. On a
+    machine without a GPU torch's constructor switches the region off (with a warning), and the
+    trace follows what it decided."""
+
+    def g(x):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            y = torch.softmax(x @ W, -1)
+            z = torch.autocast("cuda", enabled=False)(torch.mm)(x, W)
+        return y, z, torch.is_autocast_enabled("cuda")
+
+    x = torch.randn(4, 8)
+    want = g(x)
+    got = torchferro.compile(g, fullgraph=True)(x)
+    assert got[2] is want[2]
+    for a, b in zip(got[:2], want[:2]):
+        assert a.dtype == b.dtype
+        # (The inductor's fused softmax, not torch's: within float32 rounding.)
+        torch.testing.assert_close(a, b)
+    assert len(torchferro._C.cache_entries(g.__code__)[1]) == 1
+
+
+def test_cuda_autocast_dtypes_come_from_torchs_cuda_lists_without_a_gpu():
+    """The trace's dtypes under CUDA autocast come from fake CUDA tensors, which need no GPU:
+    torch's CUDA lists, which differ from the CPU's (CUDA keeps `softmax`, `exp`, `sum`,
+    `layer_norm` in float32; `cat` promotes to the widest input)."""
+    from torchferro import _amp
+
+    def meta(*shape, dtype=torch.float32):
+        return torch.empty(*shape, dtype=dtype, device="meta")
+
+    f32, bf16, f16 = torch.float32, torch.bfloat16, torch.float16
+    states = (("cpu", False, bf16), ("cuda", True, f16))
+    x, w = meta(4, 8), meta(16, 8)
+    h = meta(4, 16, dtype=f16)
+    cases = [
+        (torch.nn.functional.linear, (x, w), f16),
+        (torch.matmul, (x, w.t()), f16),
+        (torch.softmax, (h, -1), f32),
+        (torch.exp, (h,), f32),
+        (torch.sum, (h,), f32),
+        (torch.nn.functional.layer_norm, (h, (16,)), f32),
+        (torch.nn.functional.gelu, (h,), f16),
+        (torch.cat, ([h, meta(4, 16)], 1), f32),
+    ]
+    for fn, args, dtype in cases:
+        out = _amp.infer(fn, None, args, {}, "cuda:0", states)
+        assert (fn.__name__, out.dtype, out.device.type) == (fn.__name__, dtype, "meta")
+    # The same ops on the CPU device follow no CUDA list.
+    out = _amp.infer(torch.nn.functional.linear, None, (x, w), {}, "cpu", states)
+    assert out.dtype == f32
+    assert not torch.is_autocast_enabled("cuda")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

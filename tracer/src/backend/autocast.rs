@@ -58,7 +58,7 @@ pub fn for_inductor(py: Python<'_>, output: &OutputGraph) -> ForInductor {
         return ForInductor::None;
     }
     if devices.iter().any(|d| d != "cuda") || output.entry_autocast(AmpDevice::Cpu) {
-        return ForInductor::Eager("it has a CPU autocast region".into());
+        return ForInductor::Eager("it has an autocast region".into());
     }
     let mut graph = output.graph.clone();
     if ambient_cuda {
