@@ -241,27 +241,3 @@ def test_cuda_autocast_dtypes_come_from_torchs_cuda_lists_without_a_gpu():
     out = _amp.infer(torch.nn.functional.linear, None, (x, w), {}, "cpu", states)
     assert out.dtype == f32
     assert not torch.is_autocast_enabled("cuda")
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_a_compiled_module_called_inside_cuda_autocast_matches_eager():
-    torch.manual_seed(0)
-    lin = nn.Linear(64, 64).cuda()
-    lin2 = nn.Linear(64, 32).cuda()
-
-    def block(x):
-        # Linear in bfloat16, softmax in float32, the second linear in bfloat16 again.
-        return lin2(torch.softmax(lin(x), -1) * 2)
-
-    def outer(x):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            return cblock(x)
-
-    cblock = torchferro.compile(block)
-    x = torch.randn(16, 64, device="cuda")
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        want = block(x)
-    for got in (outer(x), torchferro.compile(outer)(x)):
-        assert got.dtype == want.dtype == torch.bfloat16
-        torch.testing.assert_close(got, want, rtol=0, atol=0)
-    torch.testing.assert_close(cblock(x), block(x))
