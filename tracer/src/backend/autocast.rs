@@ -1,4 +1,4 @@
-//! CUDA autocast in inference graphs for the inductor.
+//! CUDA autocast in inference graphs for the inductor (and CPU autocast where asked).
 //!
 //! The tracer keeps a `with torch.autocast("cuda")` region as two `set_autocast` nodes, and the
 //! metadata of each op inside comes from a fake run on its device under the region's state,
@@ -11,10 +11,11 @@
 //! state, and the ops the inductor hands to torch see arguments already in the dtype autocast
 //! would cast them to, so the ambient autocast changes nothing there.
 //!
-//! CPU autocast regions still run on the eager runner (the inductor rounds fused 16-bit
-//! pointwise work once, where eager rounds after every op; on CUDA that is torch.compile's
-//! behaviour too, and the GPU workloads want the fused kernels). A graph mixing CPU and CUDA
-//! regions also runs eagerly: `explicit_casts` tracks one region state.
+//! CPU autocast regions still run on the eager runner unless `TORCHFERRO_AUTOCAST_INDUCTOR=1`
+//! (the inductor rounds fused 16-bit pointwise work once, where eager rounds after every op; on
+//! CUDA that is torch.compile's behaviour too, and the GPU workloads want the fused kernels).
+//! A graph with autocast on both devices also runs eagerly: `explicit_casts` tracks one region
+//! state.
 
 use fx::autodiff::autocast::{explicit_casts, SET_AUTOCAST};
 use fx::{Arg, DType, Graph, NodeId, NodeKind, NodeMeta, Target};
@@ -48,20 +49,42 @@ fn switch_devices(graph: &Graph) -> Vec<String> {
         .collect()
 }
 
+/// Whether CPU autocast is written out as casts for the inductor too
+/// (`TORCHFERRO_AUTOCAST_INDUCTOR=1`, read at each compile): off by default, where a CPU
+/// region keeps eager's per-op rounding on the eager runner. On, the CPU inductor compiles it
+/// as torch.compile does; it is also how the CUDA path's rewrite is tested on a machine
+/// without a GPU.
+fn cpu_too() -> bool {
+    std::env::var("TORCHFERRO_AUTOCAST_INDUCTOR").is_ok_and(|v| v == "1")
+}
+
 /// `output`'s graph with its CUDA autocast written out as casts (see the module doc).
 pub fn for_inductor(py: Python<'_>, output: &OutputGraph) -> ForInductor {
-    let devices = switch_devices(&output.graph);
-    let ambient_cuda = output.entry_autocast(AmpDevice::Cuda);
-    // (CPU autocast only around the frame: the graph as before, as the ops the inductor hands
-    // to torch run under it.)
-    if devices.is_empty() && !ambient_cuda {
+    let cpu_too = cpu_too();
+    let mut devices = switch_devices(&output.graph);
+    let ambient: Vec<AmpDevice> = [AmpDevice::Cpu, AmpDevice::Cuda]
+        .into_iter()
+        .filter(|d| output.entry_autocast(*d))
+        .collect();
+    if devices.is_empty() && (ambient.is_empty() || (ambient == [AmpDevice::Cpu] && !cpu_too)) {
+        // No autocast, or CPU autocast only around the frame: the graph as before (the ops the
+        // inductor hands to torch run under it).
         return ForInductor::None;
     }
-    if devices.iter().any(|d| d != "cuda") || output.entry_autocast(AmpDevice::Cpu) {
-        return ForInductor::Eager("it has an autocast region".into());
+    devices.extend(ambient.iter().map(|d| d.name().to_string()));
+    devices.sort();
+    devices.dedup();
+    match &devices[..] {
+        [one] if one == "cuda" || (one == "cpu" && cpu_too) => {}
+        [_] => return ForInductor::Eager("it has an autocast region".into()),
+        _ => {
+            return ForInductor::Eager(
+                "it has autocast on two devices (the rewrite follows one region state)".into(),
+            )
+        }
     }
     let mut graph = output.graph.clone();
-    if ambient_cuda {
+    if let Some(device) = ambient.first() {
         // The region is the whole graph: open it before the first op and close it before the
         // output, as if the frame's body were inside the `with`.
         let first = graph
@@ -75,7 +98,7 @@ pub fn for_inductor(py: Python<'_>, output: &OutputGraph) -> ForInductor {
             (
                 Target::Function(SET_AUTOCAST.into()),
                 vec![
-                    Arg::Str("cuda".into()),
+                    Arg::Str(device.name().into()),
                     Arg::Bool(enabled),
                     Arg::DType(DType::BFloat16),
                 ],
@@ -89,17 +112,25 @@ pub fn for_inductor(py: Python<'_>, output: &OutputGraph) -> ForInductor {
     match explicit_casts(&graph) {
         Ok(g) => {
             // The switches are gone from the rewritten graph, and their callables with them.
+            // Only the callables of live nodes are kept: a cast may take the id of a node the
+            // passes removed earlier, whose callable is still listed.
+            let kept: std::collections::HashSet<NodeId> = output
+                .graph
+                .nodes()
+                .filter(|(_, n)| {
+                    !matches!(&n.kind,
+                        NodeKind::Call { target, .. } if target.name() == SET_AUTOCAST)
+                })
+                .map(|(id, _)| id)
+                .collect();
             let callables = output
                 .callables
                 .iter()
-                .filter(|(id, _)| {
-                    !matches!(&output.graph.node(*id).kind,
-                        NodeKind::Call { target, .. } if target.name() == SET_AUTOCAST)
-                })
+                .filter(|(id, _)| kept.contains(id))
                 .map(|(id, c)| (*id, c.clone_ref(py)))
                 .collect();
             ForInductor::Cast(g, callables)
         }
-        Err(why) => ForInductor::Eager(format!("CUDA autocast: {why}")),
+        Err(why) => ForInductor::Eager(format!("autocast: {why}")),
     }
 }
