@@ -241,3 +241,94 @@ def test_cuda_autocast_dtypes_come_from_torchs_cuda_lists_without_a_gpu():
     out = _amp.infer(torch.nn.functional.linear, None, (x, w), {}, "cpu", states)
     assert out.dtype == f32
     assert not torch.is_autocast_enabled("cuda")
+
+
+# The rewrite the CUDA path uses (regions written out as casts, `tracer/src/backend/autocast.rs`),
+# checked on the CPU: `TORCHFERRO_AUTOCAST_INDUCTOR=1` applies it to CPU regions too.
+
+
+@pytest.fixture
+def casts_on_cpu(monkeypatch):
+    monkeypatch.setenv("TORCHFERRO_AUTOCAST_INDUCTOR", "1")
+
+
+def _runners(fn):
+    return [e["runner"] for e in torchferro.compiler.cache_entries(fn)]
+
+
+def test_a_region_written_out_as_casts_runs_on_the_inductor(casts_on_cpu, caplog):
+    x = torch.randn(5, 8)
+    want = attention_like(x)
+    f = torchferro.compile(attention_like, fullgraph=True)
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        got = f(x)
+    assert not any("eager backend" in r.getMessage() for r in caplog.records)
+    assert _runners(attention_like) == ["inductor"]
+    assert [t.dtype for t in got] == [t.dtype for t in want]
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+    assert not torch.is_autocast_enabled("cpu")
+
+
+def test_a_frame_entered_inside_autocast_gets_the_casts(casts_on_cpu):
+    """The frame's graph starts inside the region: the casts cover the whole graph."""
+
+    def mm(x):
+        return torch.softmax(x @ W, -1) + 1, (x @ W).relu()
+
+    x = torch.randn(3, 8)
+    f = torchferro.compile(mm)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        want = mm(x)
+        got = f(x)
+    assert _runners(mm) == ["inductor"]
+    assert [t.dtype for t in got] == [t.dtype for t in want] == [torch.bfloat16] * 2
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+
+
+def test_autocast_on_two_devices_runs_eagerly(casts_on_cpu, caplog):
+    def g(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return x @ W
+
+    x = torch.randn(3, 8)
+    f = torchferro.compile(g)
+    _ambient_autocast("cuda", True, torch.float16)
+    try:
+        with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+            got = f(x)
+        want = g(x)
+    finally:
+        _ambient_autocast("cuda", False)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert any(
+        "the whole graph runs on the eager backend: it has autocast on two devices "
+        "(the rewrite follows one region state)" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+def test_gpt2_in_an_autocast_region_is_one_inductor_graph(casts_on_cpu):
+    """gpt2_amp's shape (the model called inside the region in the compiled function), small:
+    the whole forward is one graph on the inductor, with eager's logits dtype and values
+    within bfloat16 rounding (torch.compile's error on this model is 0.0078)."""
+    transformers = pytest.importorskip("transformers")
+    from zoo import gpt2_config
+
+    torch.manual_seed(0)
+    cfg = gpt2_config(use_cache=False)
+    model = transformers.GPT2LMHeadModel(cfg).eval()
+
+    def forward(ids):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return model(ids).logits
+
+    f = torchferro.compile(forward, fullgraph=True)
+    ids = torch.randint(0, cfg.vocab_size, (2, 16))
+    with torch.no_grad():
+        want = forward(ids)
+        got = f(ids)
+    assert _runners(forward) == ["inductor"]
+    assert got.dtype == want.dtype == torch.bfloat16
+    torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
