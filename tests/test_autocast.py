@@ -332,3 +332,28 @@ def test_gpt2_in_an_autocast_region_is_one_inductor_graph(casts_on_cpu):
     assert _runners(forward) == ["inductor"]
     assert got.dtype == want.dtype == torch.bfloat16
     torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
+
+
+def test_an_error_inside_regions_restores_every_devices_state():
+    """An op raising inside a graph's regions leaves autocast as eager's `with` blocks do, on
+    both traced devices (a CUDA region turned off inside an ambient CUDA state, around a CPU
+    region: two devices, so the eager runner)."""
+
+    def g(x, idx):
+        with torch.autocast("cuda", enabled=False):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                y = torch.index_select(x @ x.t(), 0, idx)
+        return y + 1
+
+    x = torch.randn(4, 4)
+    f = torchferro.compile(g)
+    _ambient_autocast("cuda", True, torch.float16)
+    try:
+        torch.testing.assert_close(f(x, torch.tensor([1])), g(x, torch.tensor([1])))
+        for fn in (g, f):
+            with pytest.raises(IndexError):
+                fn(x, torch.tensor([9]))
+            assert torch.is_autocast_enabled("cuda")
+            assert not torch.is_autocast_enabled("cpu")
+    finally:
+        _ambient_autocast("cuda", False)

@@ -28,6 +28,21 @@ def state(device_type: str) -> tuple[bool, torch.dtype]:
     return torch.is_autocast_enabled(device_type), torch.get_autocast_dtype(device_type)
 
 
+# The devices whose autocast regions the tracer keeps in graphs (`output.rs`'s `AMP_DEVICES`).
+TRACED_DEVICES = ("cpu", "cuda")
+
+
+def save_states() -> tuple:
+    """The traced devices' autocast states, before a graph that switches them runs."""
+    return tuple((d, *state(d)) for d in TRACED_DEVICES)
+
+
+def restore_states(saved) -> None:
+    """Puts back ``save_states``'s states (an op raised inside a region of the graph)."""
+    for d, enabled, dtype in saved:
+        set_autocast(d, enabled, dtype)
+
+
 def _fake_mode():
     global _FAKE_MODE
     if _FAKE_MODE is None:
