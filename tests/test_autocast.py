@@ -357,3 +357,28 @@ def test_an_error_inside_regions_restores_every_devices_state():
             assert not torch.is_autocast_enabled("cpu")
     finally:
         _ambient_autocast("cuda", False)
+
+
+@pytest.mark.parametrize("casts", ["0", "1"])
+def test_a_training_graph_with_a_region(monkeypatch, casts):
+    """Training: the region's backward runs in eager's dtypes either way; with the rewrite on,
+    the cast graph is what the compiled forward and backward are derived from."""
+    monkeypatch.setenv("TORCHFERRO_AUTOCAST_INDUCTOR", casts)
+    torch.manual_seed(0)
+    m = Block()
+    f = torchferro.compile(m)
+    x = torch.randn(4, 8, requires_grad=True)
+    got = f(x)
+    got.sum().backward()
+    grads = [p.grad.clone() for p in m.parameters()] + [x.grad.clone()]
+    m.zero_grad()
+    x.grad = None
+    want = m(x)
+    want.sum().backward()
+    tol = dict(rtol=0, atol=0) if casts == "0" else dict(rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(got, want, **tol)
+    for g, p in zip(grads, [*m.parameters(), x]):
+        torch.testing.assert_close(
+            g, p.grad, **(dict(rtol=0, atol=1e-6) if casts == "0" else tol)
+        )
+    assert _runners(m.forward) == ["aot"]

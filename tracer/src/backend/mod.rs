@@ -98,10 +98,18 @@ pub fn build(
     // CUDA autocast (a region, or the state around the frame) written out as casts for the
     // inductor (`autocast`). A precompile capture records the traced graph, which the loader
     // would hand to the inductor without the casts: such graphs stay on the eager runner there.
-    let cast = if matches!(backend, Backend::Inductor) && !training && !empty {
+    // A training graph gets the rewrite for CUDA autocast only (`aot::build_parts` writes CPU
+    // regions out itself, for the eager runner); one entered under CUDA autocast that the
+    // rewrite refuses runs on the eager runner, under the state, as torch applies it.
+    let cast = if matches!(backend, Backend::Inductor) && !empty {
         match autocast::for_inductor(py, output) {
             autocast::ForInductor::Cast(..) if crate::precompile::recording() => {
                 autocast::ForInductor::Eager("it has CUDA autocast (precompile capture)".into())
+            }
+            autocast::ForInductor::Eager(_)
+                if training && !output.entry_autocast(crate::output::AmpDevice::Cuda) =>
+            {
+                autocast::ForInductor::None
             }
             c => c,
         }
@@ -140,7 +148,24 @@ pub fn build(
     if training && eager_only.is_none() {
         let inductor = matches!(backend, Backend::Inductor);
         // Symbolic sizes: one joint and program per assignment of the size symbols.
-        let training = if output.is_dynamic() {
+        let training = if let autocast::ForInductor::Cast(graph, callables) = &cast {
+            // CUDA autocast written out as casts: a graph without autocast, whose backward runs
+            // in eager's dtypes (`explicit_casts`).
+            if output.is_dynamic() {
+                log_whole_graph_eager(info, "CUDA autocast with symbolic sizes");
+                None
+            } else {
+                aot::build_parts(
+                    py,
+                    &aot::Origin::of(info),
+                    graph,
+                    callables,
+                    &output.sites,
+                    inductor,
+                )?
+                .map(aot_dynamic::Training::Static)
+            }
+        } else if output.is_dynamic() {
             aot_dynamic::build(py, info, output, inductor)?
                 .map(|d| aot_dynamic::Training::Dynamic(Box::new(d)))
         } else {
