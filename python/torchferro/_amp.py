@@ -1,9 +1,11 @@
 """Autocast regions in captured graphs.
 
-The tracer turns ``with torch.autocast("cpu", ...)`` into two graph nodes that switch the autocast
-state, like TorchDynamo keeps the region in its graph. Inside the region, result metadata comes
-from fake CPU tensors under the same autocast state: ``meta`` tensors ignore CPU autocast, so
-they would report float32 where eager computes bfloat16.
+The tracer turns ``with torch.autocast("cpu" | "cuda", ...)`` into two graph nodes that switch the
+autocast state, like TorchDynamo keeps the region in its graph. Inside the region, result metadata
+comes from fake tensors on the op's device under the same autocast state: ``meta`` tensors ignore
+autocast, so they would report float32 where eager computes bfloat16. Fake CUDA tensors need no
+GPU, so a CUDA region's dtypes (torch's CUDA op lists, which differ from the CPU's) are torch's
+own answer on any machine.
 """
 
 from __future__ import annotations
@@ -26,6 +28,21 @@ def state(device_type: str) -> tuple[bool, torch.dtype]:
     return torch.is_autocast_enabled(device_type), torch.get_autocast_dtype(device_type)
 
 
+# The devices whose autocast regions the tracer keeps in graphs (`output.rs`'s `AMP_DEVICES`).
+TRACED_DEVICES = ("cpu", "cuda")
+
+
+def save_states() -> tuple:
+    """The traced devices' autocast states, before a graph that switches them runs."""
+    return tuple((d, *state(d)) for d in TRACED_DEVICES)
+
+
+def restore_states(saved) -> None:
+    """Puts back ``save_states``'s states (an op raised inside a region of the graph)."""
+    for d, enabled, dtype in saved:
+        set_autocast(d, enabled, dtype)
+
+
 def _fake_mode():
     global _FAKE_MODE
     if _FAKE_MODE is None:
@@ -35,22 +52,48 @@ def _fake_mode():
     return _FAKE_MODE
 
 
-def infer(fn, method, args, kwargs, device_type, enabled, dtype):
-    """Runs ``fn(*args, **kwargs)`` (or the method ``method`` of ``args[0]``) on fake CPU tensors
-    standing for the ``meta`` tensors in ``args``, under the given autocast state, and returns
-    the result as ``meta`` tensors."""
+class _States:
+    """Sets each device's autocast state for the fake run and restores it after. The state is
+    set directly rather than through ``torch.autocast``, whose constructor turns CUDA autocast
+    off on a machine without a GPU: fake CUDA tensors follow the CUDA lists regardless."""
+
+    def __init__(self, states):
+        self.states = states
+
+    def __enter__(self):
+        self.saved = [(d, *state(d)) for d, _, _ in self.states]
+        for d, enabled, dtype in self.states:
+            torch.set_autocast_enabled(d, enabled)
+            torch.set_autocast_dtype(d, dtype)
+        torch.autocast_increment_nesting()
+
+    def __exit__(self, *exc):
+        # The casts cached in the run are of fake tensors: dropped as torch's outermost
+        # region drops its cache.
+        if torch.autocast_decrement_nesting() == 0:
+            torch.clear_autocast_cache()
+        for d, enabled, dtype in self.saved:
+            torch.set_autocast_enabled(d, enabled)
+            torch.set_autocast_dtype(d, dtype)
+
+
+def infer(fn, method, args, kwargs, device, states):
+    """Runs ``fn(*args, **kwargs)`` (or the method ``method`` of ``args[0]``) on fake tensors on
+    ``device`` (the op's device) standing for the ``meta`` tensors in ``args``, under the autocast
+    ``states`` (``(device_type, enabled, dtype)`` for each traced device), and returns the result
+    as ``meta`` tensors."""
     mode = _fake_mode()
 
     def to_fake(t):
         if isinstance(t, torch.Tensor) and t.device.type == "meta":
             with mode:
                 return torch.empty_strided(
-                    t.size(), t.stride(), dtype=t.dtype, device=device_type
+                    t.size(), t.stride(), dtype=t.dtype, device=device
                 ).requires_grad_(t.requires_grad)
         return t
 
     args, kwargs = pytree.tree_map(to_fake, (tuple(args), dict(kwargs)))
-    with mode, torch.autocast(device_type, dtype=dtype, enabled=enabled):
+    with mode, _States(states):
         if method is not None:
             out = getattr(args[0], method)(*args[1:], **kwargs)
         else:

@@ -57,15 +57,15 @@ pub fn compile_frame(
         Err(e) => return give_up(py, slot, &e.to_string()),
     };
     crate::precompile::note_compile(&code);
-    // Autocast on another device around the frame (a compiled module called inside
-    // `torch.autocast("cuda")`): the traced dtypes would be the CPU's, so the frame runs
-    // eagerly under it, where torch applies the autocast. Not remembered: outside the region
-    // the frame compiles as usual (every entry is guarded on the autocast state).
+    // Autocast on a device other than the CPU and CUDA around the frame: the traced dtypes
+    // would be wrong, so the frame runs eagerly under it, where torch applies the autocast. Not
+    // remembered: outside the region the frame compiles as usual (every entry is guarded on the
+    // autocast state).
     if let Some(state) = crate::guards::foreign_autocast(py) {
         let site = BreakSite {
             reason: format!(
-                "autocast is enabled around the frame for another device than the CPU \
-                 ({state}); only CPU autocast is traced"
+                "autocast is enabled around the frame for a device other than the CPU and \
+                 CUDA ({state}); only CPU and CUDA autocast are traced"
             ),
             location: Some(Location::new(info.filename.as_str(), info.firstlineno)),
             frames: Vec::new(),

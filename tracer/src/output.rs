@@ -18,7 +18,7 @@ pub struct TensorValue {
     pub meta: TensorMeta,
 }
 
-/// The graph node that switches CPU autocast.
+/// The graph node that switches autocast on one device (`set_autocast(device, enabled, dtype)`).
 pub const AUTOCAST_TARGET: &str = "torchferro._amp.set_autocast";
 /// The graph nodes that enter and leave a `torch.inference_mode(mode)` region.
 pub const INFERENCE_ENTER_TARGET: &str = "torchferro._amp.enter_inference_mode";
@@ -26,6 +26,31 @@ pub const INFERENCE_EXIT_TARGET: &str = "torchferro._amp.exit_inference_mode";
 /// The graph node that switches torch's default dtype (`torch.set_default_dtype` in the traced
 /// code, as torch.compile puts it in its graph).
 pub const DEFAULT_DTYPE_TARGET: &str = "torch.set_default_dtype";
+
+/// The devices whose autocast regions are traced, in [`AmpDevice`] order.
+pub const AMP_DEVICES: [&str; 2] = ["cpu", "cuda"];
+
+/// A device whose autocast regions are traced (an index into [`AMP_DEVICES`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AmpDevice {
+    Cpu = 0,
+    Cuda = 1,
+}
+
+impl AmpDevice {
+    /// The traced device of a `device_type` (`None`: autocast on it is not traced).
+    pub fn of(device_type: &str) -> Option<AmpDevice> {
+        match device_type {
+            "cpu" => Some(AmpDevice::Cpu),
+            "cuda" => Some(AmpDevice::Cuda),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        AMP_DEVICES[self as usize]
+    }
+}
 
 /// An inference-mode level the traced code entered and has not left yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,8 +79,12 @@ pub struct OutputGraph {
     infer_ctx: fx::InferCtx,
     /// In-place results, to the tensor they mutated (`x.add_(1)` is `x`).
     alias: std::collections::HashMap<NodeId, NodeId>,
-    /// CPU autocast at this point of the traced code: enabled, and the dtype (a `torch.dtype`).
-    autocast: (bool, Py<PyAny>),
+    /// Autocast at this point of the traced code on each of [`AMP_DEVICES`]: enabled, and the
+    /// dtype (a `torch.dtype`).
+    autocast: [(bool, Py<PyAny>); 2],
+    /// Which of [`AMP_DEVICES`] had autocast enabled around the frame (the graph starts inside
+    /// those regions; every entry is guarded on the autocast state).
+    entry_autocast: [bool; 2],
     /// Inference mode at this point of the traced code, where the trace changed it (`None`:
     /// the frame's entry state), and the levels the trace entered and has not left.
     inference: Option<bool>,
@@ -80,13 +109,16 @@ impl OutputGraph {
             default_device: Device::cpu(),
         });
         let autocast = Python::attach(|py| {
-            py.import("torchferro._amp")
-                .and_then(|m| m.getattr("state")?.call1(("cpu",)))
-                .and_then(|s| s.extract::<(bool, Py<PyAny>)>())
-                .unwrap_or_else(|_| (false, py.None()))
+            AMP_DEVICES.map(|d| {
+                py.import("torchferro._amp")
+                    .and_then(|m| m.getattr("state")?.call1((d,)))
+                    .and_then(|s| s.extract::<(bool, Py<PyAny>)>())
+                    .unwrap_or_else(|_| (false, py.None()))
+            })
         });
         OutputGraph {
             infer_ctx,
+            entry_autocast: [autocast[0].0, autocast[1].0],
             autocast,
             inference: None,
             inference_levels: Vec::new(),
@@ -204,7 +236,7 @@ impl OutputGraph {
             return self.call_symbolic(py, name_hint, target, callable, args, kwargs);
         }
         // Native inference knows nothing of autocast: under it, torch itself decides the dtypes.
-        if self.autocast.0 {
+        if self.any_autocast() {
             return self.call_on_meta(py, name_hint, target, callable, args, kwargs);
         }
         match fx::infer_in(&self.infer_ctx, &self.graph, &target, &args, &kwargs) {
@@ -359,7 +391,7 @@ impl OutputGraph {
                 .any(|&n| matches!(self.graph.node(n).meta, NodeMeta::Tensor(_)))
         };
         // (Autocast casts tensor inputs: an op without one, a factory, is unchanged by it.)
-        let meta = if self.autocast.0 && tensor_input {
+        let meta = if self.any_autocast() && tensor_input {
             let at_hints = self
                 .eval_on_meta(py, &target, callable, &args, &kwargs, &hints, true)
                 .map_err(|e| {
@@ -392,7 +424,7 @@ impl OutputGraph {
 
     /// The result metadata of `target(args)` with the symbols at `point`, from meta tensors
     /// (for ops the native rules do not know; `fx::infer_symbolic` fits the symbolic sizes).
-    /// `autocast`: under the traced code's CPU autocast state (for the result dtypes).
+    /// `autocast`: under the traced code's autocast state (for the result dtypes).
     #[allow(clippy::too_many_arguments)]
     fn eval_on_meta<'py>(
         &self,
@@ -452,15 +484,15 @@ impl OutputGraph {
                     },
                     Target::Method(name) => (py.None().into_bound(py), Some(name.as_str())),
                 };
+                let device = self.result_device(py, target, args, kwargs).to_string();
                 py.import("torchferro._amp").and_then(|m| {
                     m.getattr("infer")?.call1((
                         f,
                         method,
                         PyTuple::new(py, &py_args)?,
                         py_kwargs.clone(),
-                        "cpu",
-                        true,
-                        self.autocast.1.bind(py),
+                        device,
+                        self.autocast_states(py)?,
                     ))
                 })
             }
@@ -535,7 +567,8 @@ impl OutputGraph {
             set_grad.call1((self.infer_ctx.grad_enabled,))?;
         }
         let dtype_before = self.enter_traced_default_dtype(py);
-        let result = if self.autocast.0 {
+        let result = if self.any_autocast() {
+            let device = self.result_device(py, &target, &args, &kwargs).to_string();
             let (f, method) = match &target {
                 Target::Function(_) => (
                     callable
@@ -551,9 +584,8 @@ impl OutputGraph {
                     method,
                     meta_args,
                     meta_kwargs,
-                    "cpu",
-                    true,
-                    self.autocast.1.bind(py),
+                    device,
+                    self.autocast_states(py)?,
                 ))
             })
         } else {
@@ -813,25 +845,49 @@ impl OutputGraph {
         }
     }
 
-    /// CPU autocast state at this point of the traced code.
-    pub fn autocast(&self) -> (bool, Py<PyAny>) {
-        Python::attach(|py| (self.autocast.0, self.autocast.1.clone_ref(py)))
+    /// The autocast state of `device` (one of [`AMP_DEVICES`]) at this point of the traced code.
+    pub fn autocast(&self, device: AmpDevice) -> (bool, Py<PyAny>) {
+        let (on, dtype) = &self.autocast[device as usize];
+        Python::attach(|py| (*on, dtype.clone_ref(py)))
     }
 
-    /// Switches CPU autocast for the ops that follow: a graph node (kept by dead-code
+    /// Whether autocast is enabled on some device at this point of the traced code.
+    pub fn any_autocast(&self) -> bool {
+        self.autocast.iter().any(|(on, _)| *on)
+    }
+
+    /// Whether autocast was enabled on `device` around the frame.
+    pub fn entry_autocast(&self, device: AmpDevice) -> bool {
+        self.entry_autocast[device as usize]
+    }
+
+    /// `((device, enabled, dtype), ...)` for `torchferro._amp.infer`.
+    fn autocast_states<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            AMP_DEVICES
+                .iter()
+                .zip(&self.autocast)
+                .map(|(d, (on, dtype))| (*d, *on, dtype.clone_ref(py))),
+        )
+    }
+
+    /// Switches autocast on `device` for the ops that follow: a graph node (kept by dead-code
     /// elimination, like grad-mode switches) and the state inference runs under.
     pub fn set_autocast(
         &mut self,
         py: Python<'_>,
+        device: AmpDevice,
         enabled: bool,
         dtype: &Bound<'_, PyAny>,
     ) -> Result<(), TraceError> {
+        let slot = device as usize;
         // Off before and after (`autocast(enabled=False)` where it is off, as transformers'
         // rotary embeddings force float32): no op computes differently, so no switch node (it
         // would send the whole graph to the eager runner). The dtype only matters once enabled,
         // and enabling always records its dtype.
-        if !enabled && !self.autocast.0 {
-            self.autocast = (false, dtype.clone().unbind());
+        if !enabled && !self.autocast[slot].0 {
+            self.autocast[slot] = (false, dtype.clone().unbind());
             return Ok(());
         }
         let f = py.import("torchferro._amp")?.getattr("set_autocast")?;
@@ -839,7 +895,7 @@ impl OutputGraph {
             "set_autocast",
             Target::Function(AUTOCAST_TARGET.into()),
             vec![
-                Arg::Str("cpu".into()),
+                Arg::Str(AMP_DEVICES[slot].into()),
                 Arg::Bool(enabled),
                 Arg::DType(dtype_of(py, dtype)?),
             ],
@@ -847,7 +903,7 @@ impl OutputGraph {
             NodeMeta::None,
         );
         self.callables.push((node, f.unbind()));
-        self.autocast = (enabled, dtype.clone().unbind());
+        self.autocast[slot] = (enabled, dtype.clone().unbind());
         Ok(())
     }
 

@@ -39,7 +39,8 @@ pub struct ModeSwitches {
     pub inference: bool,
 }
 
-/// Grad mode and the CPU autocast state, read before a graph that switches them runs.
+/// Grad mode and the autocast state of the traced devices, read before a graph that switches
+/// them runs.
 struct Modes<'py> {
     grad: Option<bool>,
     autocast: Option<Bound<'py, PyAny>>,
@@ -54,10 +55,7 @@ impl<'py> Modes<'py> {
         Ok(Modes {
             grad: which.grad.then(|| crate::guards::grad_enabled(py)),
             autocast: if which.autocast {
-                Some(
-                    py.import("torchferro._amp")?
-                        .call_method1("state", ("cpu",))?,
-                )
+                Some(py.import("torchferro._amp")?.call_method0("save_states")?)
             } else {
                 None
             },
@@ -85,9 +83,8 @@ impl<'py> Modes<'py> {
                 .call_method1("_set_grad_enabled", (g,))?;
         }
         if let Some(a) = &self.autocast {
-            let (enabled, dtype): (Bound<'py, PyAny>, Bound<'py, PyAny>) = a.extract()?;
             py.import("torchferro._amp")?
-                .call_method1("set_autocast", ("cpu", enabled, dtype))?;
+                .call_method1("restore_states", (a,))?;
         }
         Ok(())
     }

@@ -124,6 +124,12 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
             .iter()
             .map(|(k, a)| (k.clone(), map_tensors(&mut g, a, &mut cast)))
             .collect();
+        // Every floating-point argument already has the dtype autocast casts to: autocast
+        // does nothing to this call, and its metadata (torch's answer) stands as traced,
+        // whether or not `fx::infer` knows the op (`embedding` of a float32 weight).
+        if new_args == *args && new_kwargs == *kwargs {
+            continue;
+        }
         let again = infer_in(&ctx, &g, target, &new_args, &new_kwargs)
             .map_err(|e| format!("{} under autocast: {e}", target.name()))?;
         if again.tensor().map(|t| t.dtype) != Some(want) {

@@ -5,6 +5,7 @@
 
 pub mod aot;
 pub mod aot_dynamic;
+pub mod autocast;
 pub mod cuda;
 pub mod eager;
 pub mod functional;
@@ -94,31 +95,77 @@ pub fn build(
             && !std::env::var("TORCHFERRO_AOT").is_ok_and(|v| v == "0")
             && !crate::precompile::recording());
     let training = aot_backend && !empty && aot::wants_grad(py, &output.graph);
-    let eager_only = match backend {
+    // CUDA autocast (a region, or the state around the frame) written out as casts for the
+    // inductor (`autocast`). A precompile capture records the traced graph, which the loader
+    // would hand to the inductor without the casts: such graphs stay on the eager runner there.
+    // A training graph gets the rewrite for CUDA autocast only (`aot::build_parts` writes CPU
+    // regions out itself, for the eager runner); one entered under CUDA autocast that the
+    // rewrite refuses runs on the eager runner, under the state, as torch applies it.
+    let cast = if matches!(backend, Backend::Inductor) && !empty {
+        match autocast::for_inductor(py, output) {
+            autocast::ForInductor::Cast(..) if crate::precompile::recording() => {
+                autocast::ForInductor::Eager("it has CUDA autocast (precompile capture)".into())
+            }
+            autocast::ForInductor::Eager(_)
+                if training && !output.entry_autocast(crate::output::AmpDevice::Cuda) =>
+            {
+                autocast::ForInductor::None
+            }
+            c => c,
+        }
+    } else {
+        autocast::ForInductor::None
+    };
+    let eager_only: Option<String> = match backend {
         _ if empty => None,
+        Backend::Inductor if matches!(cast, autocast::ForInductor::Eager(_)) => match &cast {
+            autocast::ForInductor::Eager(why) => Some(why.clone()),
+            _ => None,
+        },
         // A training graph writes its autocast regions out as casts (`aot::build_parts`).
-        Backend::Inductor if output.has_autocast() && !training => {
-            Some("it has an autocast region")
+        Backend::Inductor
+            if output.has_autocast()
+                && !training
+                && !matches!(cast, autocast::ForInductor::Cast(..)) =>
+        {
+            Some("it has an autocast region".into())
         }
         Backend::Inductor | Backend::AotEager if output.has_default_dtype_switch() => {
-            Some("it switches the default dtype")
+            Some("it switches the default dtype".into())
         }
         // Which results are inference tensors is decided by the region as torch runs it.
         Backend::Inductor | Backend::AotEager if output.has_inference_mode() => {
-            Some("it has an inference-mode region")
+            Some("it has an inference-mode region".into())
         }
         Backend::Inductor if output.has_tensor_subclass_input(py)? => {
-            Some("an input is a tensor subclass")
+            Some("an input is a tensor subclass".into())
         }
         _ => None,
     };
-    if let Some(why) = eager_only {
+    if let Some(why) = &eager_only {
         log_whole_graph_eager(info, why);
     }
     if training && eager_only.is_none() {
         let inductor = matches!(backend, Backend::Inductor);
         // Symbolic sizes: one joint and program per assignment of the size symbols.
-        let training = if output.is_dynamic() {
+        let training = if let autocast::ForInductor::Cast(graph, callables) = &cast {
+            // CUDA autocast written out as casts: a graph without autocast, whose backward runs
+            // in eager's dtypes (`explicit_casts`).
+            if output.is_dynamic() {
+                log_whole_graph_eager(info, "CUDA autocast with symbolic sizes");
+                None
+            } else {
+                aot::build_parts(
+                    py,
+                    &aot::Origin::of(info),
+                    graph,
+                    callables,
+                    &output.sites,
+                    inductor,
+                )?
+                .map(aot_dynamic::Training::Static)
+            }
+        } else if output.is_dynamic() {
             aot_dynamic::build(py, info, output, inductor)?
                 .map(|d| aot_dynamic::Training::Dynamic(Box::new(d)))
         } else {
@@ -136,27 +183,29 @@ pub fn build(
         Backend::Eager | Backend::AotEager => Runner::Eager(eager_program(py, output)?),
         Backend::Inductor => {
             // The inductor computes values: it gets the graph without in-place ops.
-            let fg =
-                match functional::for_inductor(py, &output.graph, &output.callables, &output.sites)
-                {
-                    Ok(fg) => fg,
-                    // A dynamic graph whose functional form would rebuild an aliasing output
-                    // with a view step taking a graph value: the step would bake a size.
-                    Err(TraceError::Unsupported { reason, .. }) if output.is_dynamic() => {
-                        return eager_with_reason(
-                            py,
-                            info,
-                            output,
-                            &format!("symbolic sizes: {reason}"),
-                        );
-                    }
-                    Err(e) => return Err(e),
-                };
+            let (traced, traced_callables) = match &cast {
+                autocast::ForInductor::Cast(g, c) => (g, &c[..]),
+                _ => (&output.graph, &output.callables[..]),
+            };
+            let fg = match functional::for_inductor(py, traced, traced_callables, &output.sites) {
+                Ok(fg) => fg,
+                // A dynamic graph whose functional form would rebuild an aliasing output
+                // with a view step taking a graph value: the step would bake a size.
+                Err(TraceError::Unsupported { reason, .. }) if output.is_dynamic() => {
+                    return eager_with_reason(
+                        py,
+                        info,
+                        output,
+                        &format!("symbolic sizes: {reason}"),
+                    );
+                }
+                Err(e) => return Err(e),
+            };
             // The inductor computes values: a graph that writes tensors in a way the
             // functional pass refused to model (a write after a metadata change such as `t_`,
             // through a view whose storage sharing is unknown) runs on the eager runner, which
             // writes as eager does.
-            if fg.is_none() && writes_tensors(&output.graph) {
+            if fg.is_none() && writes_tensors(traced) {
                 return eager_with_reason(
                     py,
                     info,
@@ -166,7 +215,7 @@ pub fn build(
             }
             let (graph, callables) = match &fg {
                 Some(f) => (&f.graph, &f.callables[..]),
-                None => (&output.graph, &output.callables[..]),
+                None => (traced, traced_callables),
             };
             // Dynamic shapes: kernels compiled per assignment of the size symbols, the first
             // at their hints (`InductorProgram::try_new_dynamic`).

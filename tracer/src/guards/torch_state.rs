@@ -71,12 +71,12 @@ pub fn autocast_state(py: Python<'_>) -> Option<String> {
     )
 }
 
-/// Autocast enabled on a device other than the CPU (`Some` with the state as [`autocast_state`]
-/// describes it). Only CPU autocast is traced: its dtypes come from a meta run under it, while
-/// another device's autocast would change the dtypes of ops the trace infers natively.
+/// Autocast enabled on a device whose autocast is not traced (`Some` with the state as
+/// [`autocast_state`] describes it). CPU and CUDA autocast are traced: their dtypes come from a
+/// fake run under the state on the op's device. Another device's autocast would change the
+/// dtypes of ops the trace infers natively. (`describe` names only the traced devices, so
+/// "off" with some autocast enabled is another device's.)
 pub fn foreign_autocast(py: Python<'_>) -> Option<String> {
     let state = autocast_state(py)?;
-    // "off" with some autocast enabled: a device `describe` does not name.
-    let foreign = state == "off" || state.split(", ").any(|part| !part.starts_with("cpu "));
-    foreign.then_some(state)
+    (state == "off").then_some(state)
 }

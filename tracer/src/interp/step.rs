@@ -655,10 +655,17 @@ impl Frame<'_, '_> {
     pub(super) fn enter_mode(&mut self, ctx: &Var) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         Ok(Some(match ctx {
-            Var::Autocast { enabled, dtype } => {
-                let (was, was_dtype) = self.tx.output.autocast();
-                self.tx.output.set_autocast(py, *enabled, dtype.bind(py))?;
+            Var::Autocast {
+                device,
+                enabled,
+                dtype,
+            } => {
+                let (was, was_dtype) = self.tx.output.autocast(*device);
+                self.tx
+                    .output
+                    .set_autocast(py, *device, *enabled, dtype.bind(py))?;
                 Var::AutocastExit {
+                    device: *device,
                     enabled: was,
                     dtype: was_dtype,
                 }

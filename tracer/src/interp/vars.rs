@@ -114,13 +114,16 @@ pub enum Var {
         ctx: Box<Var>,
         func: Box<Var>,
     },
-    /// `torch.autocast("cpu", ...)`: the CPU autocast state its `__enter__` switches to.
+    /// `torch.autocast("cpu" | "cuda", ...)`: the device's autocast state its `__enter__`
+    /// switches to.
     Autocast {
+        device: crate::output::AmpDevice,
         enabled: bool,
         dtype: Py<PyAny>,
     },
-    /// The `__exit__` of an autocast context: restores the state before it.
+    /// The `__exit__` of an autocast context: restores the device's state before it.
     AutocastExit {
+        device: crate::output::AmpDevice,
         enabled: bool,
         dtype: Py<PyAny>,
     },

@@ -141,8 +141,14 @@ impl Frame<'_, '_> {
                 self.tx.output.set_grad_mode(py, restore)?;
                 Ok(Var::none(py))
             }
-            Var::AutocastExit { enabled, dtype } => {
-                self.tx.output.set_autocast(py, enabled, dtype.bind(py))?;
+            Var::AutocastExit {
+                device,
+                enabled,
+                dtype,
+            } => {
+                self.tx
+                    .output
+                    .set_autocast(py, device, enabled, dtype.bind(py))?;
                 Ok(Var::none(py))
             }
             // A mode context called on a function made or read in the frame: torch returns a
@@ -510,37 +516,53 @@ impl Frame<'_, '_> {
                 Ok(r)
             }
             TraceTime::Autocast => {
+                use crate::output::{AmpDevice, AMP_DEVICES};
                 let device: Option<String> = match args.first() {
                     Some(a) => a.as_py(py).and_then(|d| d.extract().ok()),
                     None => None,
                 };
-                let cpu = path.contains("cpu") || device.as_deref() == Some("cpu");
-                let (enabled, dtype) = self.tx.output.autocast();
+                // The device asked about: named by the function (`*_cpu_*`) or its argument;
+                // torch's argument-less forms ask about CUDA.
+                let traced = if path.contains("cpu") {
+                    Some(AmpDevice::Cpu)
+                } else {
+                    match &device {
+                        Some(d) => AmpDevice::of(d),
+                        None => Some(AmpDevice::Cuda),
+                    }
+                };
                 if path.contains("_is_any_") {
-                    // Any device: the traced CPU region, or another device's (guarded) state.
+                    // Any device: a traced region, or another device's (guarded) state.
+                    if self.tx.output.any_autocast() {
+                        return Ok(Var::py_const(py, true));
+                    }
                     let other = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
                     let other = other
                         .as_py(py)
                         .is_some_and(|v| v.is_truthy().unwrap_or(true));
-                    let real_cpu = py
-                        .import("torch")?
-                        .getattr("is_autocast_enabled")?
-                        .call1(("cpu",))?
-                        .is_truthy()?;
-                    if other && real_cpu && !enabled {
-                        // Which device makes it true is not known without the CPU's share.
+                    let is_enabled = py.import("torch")?.getattr("is_autocast_enabled")?;
+                    let mut real_traced = false;
+                    for d in AMP_DEVICES {
+                        real_traced |= is_enabled.call1((d,))?.is_truthy()?;
+                    }
+                    if other && real_traced {
+                        // A traced device the region switched off is on outside it: whether
+                        // another device makes it true is not known.
                         return Err(refuse());
                     }
-                    return Ok(Var::py_const(py, enabled || other));
+                    return Ok(Var::py_const(py, other));
                 }
-                if cpu && path.contains("enabled") {
-                    return Ok(Var::py_const(py, enabled));
-                }
-                if cpu && enabled {
-                    return Ok(Var::Py(dtype, None));
+                if let Some(d) = traced {
+                    let (enabled, dtype) = self.tx.output.autocast(d);
+                    if path.contains("enabled") {
+                        return Ok(Var::py_const(py, enabled));
+                    }
+                    if enabled {
+                        return Ok(Var::Py(dtype, None));
+                    }
                 }
                 // Another device (its state is covered by the autocast guard of every entry),
-                // or the CPU dtype outside a region: a global setting, guarded.
+                // or a traced device's dtype outside a region: a global setting, guarded.
                 let r = self.fold(f, args, kwargs)?.ok_or_else(refuse)?;
                 if path.contains("dtype") {
                     let value = r.as_py(py).ok_or_else(refuse)?;
@@ -682,8 +704,8 @@ impl Frame<'_, '_> {
     }
 
     /// `torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)` (and
-    /// `torch.amp.autocast`, `torch.cpu.amp.autocast`) for the CPU: a context whose region becomes
-    /// part of the graph. Constructing one changes no state; entering it does.
+    /// `torch.amp.autocast`, `torch.cpu.amp.autocast`, `torch.cuda.amp.autocast`) for the CPU or CUDA: a context whose
+    /// region becomes part of the graph. Constructing one changes no state; entering it does.
     pub(super) fn autocast_call(
         &mut self,
         f: &Bound<'_, PyAny>,
@@ -694,7 +716,9 @@ impl Frame<'_, '_> {
         let torch = py.import("torch")?;
         let generic = torch.getattr("autocast")?;
         let cpu = torch.getattr("cpu")?.getattr("amp")?.getattr("autocast")?;
-        let is_cpu_class = f.is(&cpu);
+        let cuda = torch.getattr("cuda")?.getattr("amp")?.getattr("autocast")?;
+        // The per-device classes take no device argument.
+        let is_cpu_class = f.is(&cpu) || f.is(&cuda);
         if !f.is(&generic) && !is_cpu_class {
             return Ok(None);
         }
@@ -728,41 +752,15 @@ impl Frame<'_, '_> {
                 .ok_or_else(|| TraceError::unsupported("torch.autocast with a tensor argument"))?;
             vals.push((n, v));
         }
-        let get = |n: &str| vals.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone());
-        let device: String = match get("device_type") {
-            Some(d) => d.extract()?,
-            None if is_cpu_class => "cpu".into(),
-            None => {
-                return Err(TraceError::unsupported(
-                    "torch.autocast without a device_type",
-                ))
-            }
-        };
-        if device != "cpu" {
-            return Err(TraceError::unsupported(format!(
-                "torch.autocast for the device '{device}' (only 'cpu' is traced)"
-            )));
+        // Torch's constructor decides the state (the default dtype, CUDA autocast switched
+        // off with a warning where no GPU is usable, unsupported dtypes switched off): it
+        // changes no state, so it runs now and the region traces what it decided.
+        let kw = PyDict::new(py);
+        for (n, v) in &vals {
+            kw.set_item(*n, v)?;
         }
-        let enabled = match get("enabled") {
-            Some(e) => e.is_truthy()?,
-            None => true,
-        };
-        let dtype = match get("dtype") {
-            Some(d) if !d.is_none() => d,
-            _ => torch.getattr("get_autocast_dtype")?.call1(("cpu",))?,
-        };
-        let bf16 = torch.getattr("bfloat16")?;
-        let f16 = torch.getattr("float16")?;
-        if enabled && !dtype.is(&bf16) && !dtype.is(&f16) {
-            // Torch warns and disables autocast for other dtypes: leave that to eager.
-            return Err(TraceError::unsupported(
-                "torch.autocast on the CPU with a dtype other than bfloat16 or float16",
-            ));
-        }
-        Ok(Some(Var::Autocast {
-            enabled,
-            dtype: dtype.unbind(),
-        }))
+        let instance = f.call((), Some(&kw))?;
+        Ok(Some(autocast_var(py, &instance, "torch.autocast")?))
     }
 
     /// Inlines user functions, bound methods and `functools.partial` objects; `None` if `f` is
@@ -973,4 +971,32 @@ pub(super) fn contains_tensor(v: &Var) -> bool {
         Var::List(items) => items.borrow().iter().any(contains_tensor),
         _ => false,
     }
+}
+
+/// The traced context of a constructed `torch.autocast` object (`what` names it in a refusal):
+/// its device (CPU or CUDA), whether it enables autocast and its dtype.
+pub(super) fn autocast_var(
+    py: Python<'_>,
+    instance: &Bound<'_, PyAny>,
+    what: &str,
+) -> Result<Var, TraceError> {
+    let name: String = instance.getattr("device")?.extract()?;
+    let Some(device) = crate::output::AmpDevice::of(&name) else {
+        return Err(TraceError::unsupported(format!(
+            "{what} for the device '{name}' (only 'cpu' and 'cuda' are traced)"
+        )));
+    };
+    let enabled = instance.getattr("_enabled")?.is_truthy()?;
+    let dtype = instance.getattr("fast_dtype")?;
+    let torch = py.import("torch")?;
+    if enabled && !dtype.is(torch.getattr("bfloat16")?) && !dtype.is(torch.getattr("float16")?) {
+        return Err(TraceError::unsupported(format!(
+            "{what} with a dtype other than bfloat16 or float16"
+        )));
+    }
+    Ok(Var::Autocast {
+        device,
+        enabled,
+        dtype: dtype.unbind(),
+    })
 }

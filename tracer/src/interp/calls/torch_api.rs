@@ -167,7 +167,7 @@ impl Frame<'_, '_> {
 }
 
 impl Frame<'_, '_> {
-    /// A function decorated with an autocast object (`@torch.autocast("cpu", dtype=...)`, or
+    /// A function decorated with an autocast object (`@torch.autocast("cuda", dtype=...)`, or
     /// `torch.autocast(...)(fn)` made outside the frame): torch's wrapper
     /// (`autocast_decorator.<locals>.decorate_autocast`) runs `func` inside `with
     /// autocast_instance:`. Traced as that region: autocast switched on for the inlined body and
@@ -202,28 +202,23 @@ impl Frame<'_, '_> {
         let (Some(instance), Some(func)) = (cell("autocast_instance")?, cell("func")?) else {
             return Ok(None);
         };
-        let device: String = instance.getattr("device")?.extract()?;
-        if device != "cpu" {
-            return Err(TraceError::unsupported(format!(
-                "a function decorated with torch.autocast for the device '{device}' (only 'cpu' is traced)"
-            )));
-        }
-        let enabled = instance.getattr("_enabled")?.is_truthy()?;
-        let dtype = instance.getattr("fast_dtype")?;
-        let torch = py.import("torch")?;
-        if enabled && !dtype.is(torch.getattr("bfloat16")?) && !dtype.is(torch.getattr("float16")?)
-        {
-            return Err(TraceError::unsupported(
-                "torch.autocast on the CPU with a dtype other than bfloat16 or float16",
-            ));
-        }
-        let (prev_enabled, prev_dtype) = self.tx.output.autocast();
-        self.tx.output.set_autocast(py, enabled, &dtype)?;
+        let Var::Autocast {
+            device,
+            enabled,
+            dtype,
+        } = super::autocast_var(py, &instance, "a function decorated with torch.autocast")?
+        else {
+            return Ok(None);
+        };
+        let (prev_enabled, prev_dtype) = self.tx.output.autocast(device);
+        self.tx
+            .output
+            .set_autocast(py, device, enabled, dtype.bind(py))?;
         let func = self.tx.wrap(func, None)?;
         let r = self.call(func, args.to_vec(), kwargs.to_vec())?;
         self.tx
             .output
-            .set_autocast(py, prev_enabled, prev_dtype.bind(py))?;
+            .set_autocast(py, device, prev_enabled, prev_dtype.bind(py))?;
         Ok(Some(r))
     }
 }
