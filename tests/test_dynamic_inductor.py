@@ -206,6 +206,29 @@ def test_one_library_over_sizes_2_to_64(fresh_cache):
     assert _c_compiles_over(shapes) == 1
 
 
+def test_one_library_across_blocks_of_rows(fresh_cache):
+    """The column sum runs 64 columns per block: its block count is printed as C's ceiling
+    division of the column count (``CpuPolicy::sizes_unfolded``), not as the count, so
+    column counts on both sides of 64, 128 and 192 share the library (each side of a block
+    boundary was a library of its own)."""
+    assert _c_compiles_over([(5, 7), (9, 65), (4, 130), (6, 200), (3, 64)]) == 1
+
+
+def test_the_block_over_lengths_8_to_256_compiles_once(fresh_cache):
+    """The GPT-2 block over sequence lengths 8..256 (issue 18's range): one C compile for the
+    dynamic graph, values equal to eager's at every length."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    f = torchferro.compile(_BLOCK, dynamic=True)
+    before = _c_compiles()
+    with torch.no_grad():
+        for t in (8, 9, 16, 33, 64, 100, 128, 200, 256):
+            x = R(2, t, 32)
+            _same(f(x), _BLOCK(x))
+    assert len(torchferro.compiler.cache_entries(f)) == 1
+    assert _c_compiles() - before == 1
+
+
 def test_equal_sizes_of_two_symbols_get_a_library_of_their_own(fresh_cache):
     """At 5 rows of length 5 the lowering, working on concrete sizes, fuses the row and
     column reductions (their loops are equal there), so that size's kernels differ from the

@@ -265,6 +265,12 @@ impl Dynamic {
             && matches!(placement, super::super::cuda::Placement::Cpu)
             && !self.reads.is_empty()
             && self.reads.len() <= MAX_SYMBOLS;
+        if let (true, inductor::Target::Cpu(p)) = (parametric, &mut options.target) {
+            // No literal of a template's C may be a value derived from a size other than a
+            // polynomial of the sizes (a block count is not; see the policy). Per-size
+            // libraries keep the static graph's C.
+            p.sizes_unfolded = true;
+        }
         if !parametric {
             if !self.take_library() {
                 return Ok(None);
