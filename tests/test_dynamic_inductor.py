@@ -229,6 +229,50 @@ def test_the_block_over_lengths_8_to_256_compiles_once(fresh_cache):
     assert _c_compiles() - before == 1
 
 
+# (batch, length) pairs of issue 18's range; both become dynamic at the second call.
+MODEL_LOOP = [(2, 8), (4, 9), (3, 16), (8, 33), (5, 64), (2, 128), (7, 256), (6, 200)]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_transformers_forwards_over_batches_and_lengths_compile_twice(
+    name, fresh_cache
+):
+    """GPT-2 and Llama (small configs, ``tests/zoo.py``) over batches 2..8 and lengths
+    8..256 with automatic dynamic: two C compiles in all (the static first graph and one
+    library with sizes as arguments for the dynamic one; 5 before block counts were printed
+    unfolded), logits equal eager's at every size."""
+    import warnings
+
+    import transformers
+    import zoo
+
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "gpt2":
+            model = transformers.GPT2LMHeadModel(zoo.gpt2_config(n_positions=256))
+        else:
+            config = zoo.decoder_config(
+                transformers.LlamaConfig,
+                num_key_value_heads=2,
+                max_position_embeddings=256,
+            )
+            model = transformers.LlamaForCausalLM(config)
+    model.eval()
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    f = torchferro.compile(model)
+    before = _c_compiles()
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for b, t in MODEL_LOOP:
+            ids = torch.randint(0, 100, (b, t), generator=gen)
+            want = model(ids, use_cache=False).logits
+            got = f(ids, use_cache=False).logits
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert _c_compiles() - before == 2
+
+
 def test_equal_sizes_of_two_symbols_get_a_library_of_their_own(fresh_cache):
     """At 5 rows of length 5 the lowering, working on concrete sizes, fuses the row and
     column reductions (their loops are equal there), so that size's kernels differ from the
