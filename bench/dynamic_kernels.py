@@ -1,6 +1,8 @@
 """Dynamic vs static compiled kernels for a transformer block (issue 18).
 
-For a GPT-2-like block (the acceptance tests' ``Block``, width 256), measures (1) the first
+Measures (0) the first call (trace and compile, fresh kernel cache) of two small graphs,
+dynamic against static, and, for a GPT-2-like block (the acceptance tests' ``Block``, width
+256), (1) the first
 call's time (trace and compile) of the ``dynamic=True`` graph against the static one, each with
 a fresh kernel cache and a size of its own, (2) the first call of the dynamic graph at each
 later size (its kernels take the sizes as arguments: the graph is lowered at the new size and
