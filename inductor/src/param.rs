@@ -10,7 +10,9 @@
 //! polynomial of degree at most 2 per symbol, every varying float constant as `p(s)` or
 //! `1 / p(s)`. The result, a [`Template`], prints one C source whose kernels read the symbols'
 //! values from one more argument (`args[n]` after the `n` buffers) and compute those constants
-//! at run time.
+//! at run time. Templates fitted on each parity class of some symbols (a floor division of a
+//! size inside a product is a polynomial on each class only) merge into one whose differing
+//! literals choose by parity ([`Template::merge_classes`]; the caller decides which symbols).
 //!
 //! Soundness does not rest on the fit: at every assignment a call brings, the graph is lowered
 //! at those sizes and its C must equal the template's token for token, each fitted constant
