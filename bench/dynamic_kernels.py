@@ -1,6 +1,8 @@
 """Dynamic vs static compiled kernels for a transformer block (issue 18).
 
-For a GPT-2-like block (the acceptance tests' ``Block``, width 256), measures (1) the first
+Measures (0) the first call (trace and compile, fresh kernel cache) of two small graphs,
+dynamic against static, and, for a GPT-2-like block (the acceptance tests' ``Block``, width
+256), (1) the first
 call's time (trace and compile) of the ``dynamic=True`` graph against the static one, each with
 a fresh kernel cache and a size of its own, (2) the first call of the dynamic graph at each
 later size (its kernels take the sizes as arguments: the graph is lowered at the new size and
@@ -26,6 +28,7 @@ import time
 os.environ["TORCHFERRO_CACHE_DIR"] = tempfile.mkdtemp(prefix="tf-dynbench-")
 
 import torch
+import torch.nn.functional as F
 import torchferro
 import torchferro.compiler
 from torchferro import _C
@@ -49,10 +52,10 @@ def _entry_point(block, tag):
     return eval(compile("lambda x: block(x)", f"<{tag}>", "eval"), {"block": block})
 
 
-def _first_call(f, x):
+def _first_call(f, *x):
     _fresh_cache()
     t0 = time.perf_counter()
-    f(x)
+    f(*x)
     return time.perf_counter() - t0
 
 
@@ -102,12 +105,50 @@ def _small_per_call(sizes, reps):
     return out
 
 
+def _rows(x, w):
+    """Pointwise ops, a softmax, a layer norm and a column sum over a symbolic row count and
+    row length (the acceptance tests' rows program)."""
+    return torch.softmax(x, -1) + F.layer_norm(x, x.shape[-1:], w, w), x.sum(0)
+
+
+def _small_first_compile(reps):
+    """The first call (trace, lowering, C compile; a fresh kernel cache each) of the small
+    graphs, dynamic against static, alternated ``reps`` times; the median of each."""
+    out = []
+    programs = [
+        ("small", _small, lambda: (torch.randn(13, 27),)),
+        ("rows", _rows, lambda: (torch.randn(13, 27), torch.randn(27))),
+    ]
+    with torch.no_grad():
+        for name, fn, make in programs:
+            times = {True: [], False: []}
+            for r in range(reps):
+                for d in (True, False):
+                    f = torchferro.compile(
+                        eval(
+                            compile("lambda *a: fn(*a)", f"<{name}{d}{r}>", "eval"),
+                            {"fn": fn},
+                        ),
+                        dynamic=d,
+                    )
+                    times[d].append(_first_call(f, *make()))
+            td, ts = (sorted(times[d])[len(times[d]) // 2] for d in (True, False))
+            out.append((name, td, ts))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--small-reps", type=int, default=2000)
+    ap.add_argument("--compile-reps", type=int, default=5)
     args = ap.parse_args(argv)
+    for name, td, ts in _small_first_compile(args.compile_reps):
+        print(
+            f"first call of the {name} graph (median of {args.compile_reps}): static "
+            f"{ts * 1e3:.1f} ms, dynamic {td * 1e3:.1f} ms, {td / ts:.2f}x"
+        )
     for n, td, ts in _small_per_call([5, 16, 61], args.small_reps):
         print(
             f"small graph [{n}, {2 * n + 1}]: static {ts * 1e6:.2f} us, dynamic "

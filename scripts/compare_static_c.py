@@ -2,7 +2,7 @@
 dynamic-shape work must leave a static graph's kernels byte-identical).
 
 Compiles the dynamic-shape acceptance programs (``tests/test_dynamic_inductor.py``) and two
-more (rows of 3, a reduction over a leading dim) with ``dynamic=False`` at sizes 2, 3 and 13
+more (rows of 3, reductions over a leading dim, one of them over 4 blocks of columns) with ``dynamic=False`` at sizes 2, 3 and 13
 under each build, and compares the generated C:
 
     python scripts/compare_static_c.py /work/main/python python
@@ -25,6 +25,7 @@ import test_dynamic_inductor as T
 extra = {
     "rows3": (T.rows, lambda n: (T.R(3, n), T.R(n), T.R(n))),
     "reduce_leading": (lambda x: x.sum(0), lambda n: (T.R(n, 40),)),
+    "reduce_leading_blocks": (lambda x: x.sum(0), lambda n: (T.R(n, 200),)),
 }
 for name, (fn, make) in list(T.PROGRAMS.items()) + list(extra.items()):
     for n in (2, 3, 13):

@@ -10,7 +10,9 @@
 //! polynomial of degree at most 2 per symbol, every varying float constant as `p(s)` or
 //! `1 / p(s)`. The result, a [`Template`], prints one C source whose kernels read the symbols'
 //! values from one more argument (`args[n]` after the `n` buffers) and compute those constants
-//! at run time.
+//! at run time. Templates fitted on each parity class of some symbols (a floor division of a
+//! size inside a product is a polynomial on each class only) merge into one whose differing
+//! literals choose by parity ([`Template::merge_classes`]; the caller decides which symbols).
 //!
 //! Soundness does not rest on the fit: at every assignment a call brings, the graph is lowered
 //! at those sizes and its C must equal the template's token for token, each fitted constant
@@ -312,7 +314,7 @@ pub const GENERIC_SIZE: i64 = 8;
 pub const MAX_SYMBOLS: usize = 3;
 
 /// A token of a template.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 enum TTok {
     Text(String),
     Int(i64),
@@ -320,11 +322,32 @@ enum TTok {
     /// A float constant: as printed, or as a function of the sizes.
     Float(String),
     FloatHole(FloatHole),
+    /// A literal with one form per parity class of some symbols (`(s0 & 1) ? a : b`): the
+    /// symbols (indices into the assignment) and, per class, the parities (bit `i`: symbol
+    /// `i` of the list is odd) and the form there. A floor division of a size inside a
+    /// product (`(s0 / 2 + 1) * 8`) is a polynomial on each class.
+    Parity(Vec<usize>, Vec<(u32, TTok)>),
+}
+
+impl TTok {
+    /// This token's form at `s` (a parity class's; `None`: no class of `s`'s).
+    fn at(&self, s: &[i64]) -> Option<&TTok> {
+        match self {
+            TTok::Parity(syms, pieces) => {
+                let class = Template::class_of(syms, s);
+                pieces
+                    .iter()
+                    .find(|(c, _)| *c == class)
+                    .and_then(|(_, t)| t.at(s))
+            }
+            t => Some(t),
+        }
+    }
 }
 
 /// A float constant computed from the sizes: `p` (`recip`: `1 / p`, a mean's divisor) in
 /// double, rounded to float when the literal is cast to `float` (as the printer rounds it).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct FloatHole {
     p: Poly,
     recip: bool,
@@ -517,7 +540,7 @@ impl Template {
     /// Where `code` (generated at `s`) first differs from this template, for the log.
     pub fn mismatch(&self, code: &str, s: &[i64]) -> Option<String> {
         let toks = tokenize(code);
-        let as_tok = |t: &TTok| match t {
+        let as_tok = |t: &TTok| match t.at(s).unwrap_or(t) {
             TTok::Text(x) => Tok::Text(x.clone()),
             TTok::Int(v) => Tok::Int(*v),
             TTok::Hole(p) => p
@@ -525,6 +548,7 @@ impl Template {
                 .map_or(Tok::Text("?".into()), |v| Tok::Int(v as i64)),
             TTok::Float(x) => Tok::Float(0.0, x.clone()),
             TTok::FloatHole(h) => Tok::Float(h.value(s).unwrap_or(f64::NAN), String::new()),
+            TTok::Parity(..) => Tok::Text("?".into()),
         };
         let mine: Vec<Tok> = self.toks.iter().map(as_tok).collect();
         let i = toks
@@ -557,6 +581,9 @@ impl Template {
     }
 
     fn tok_matches(t: &Tok, u: &TTok, s: &[i64]) -> bool {
+        let Some(u) = u.at(s) else {
+            return false;
+        };
         match (t, u) {
             (Tok::Text(a), TTok::Text(b)) => a == b,
             (Tok::Int(a), TTok::Int(b)) => a == b,
@@ -571,7 +598,76 @@ impl Template {
     pub fn is_parametric(&self) -> bool {
         self.toks
             .iter()
-            .any(|t| matches!(t, TTok::Hole(_) | TTok::FloatHole(_)))
+            .any(|t| matches!(t, TTok::Hole(_) | TTok::FloatHole(_) | TTok::Parity(..)))
+    }
+
+    /// The parity class of `s` over the symbols `syms` (bit `i`: `s[syms[i]]` is odd).
+    fn class_of(syms: &[usize], s: &[i64]) -> u32 {
+        syms.iter()
+            .enumerate()
+            .map(|(i, &k)| ((s[k] & 1) as u32) << i)
+            .sum()
+    }
+
+    /// One template from templates fitted on each parity class of the symbols `syms`
+    /// (`classes[c]` for class `c`, as [`Template::class_of`] numbers them): the sources
+    /// must agree but for literals; a literal that differs between classes takes one form per
+    /// class. An error where the kernels' structure differs between classes.
+    pub fn merge_classes(syms: Vec<usize>, classes: Vec<Template>) -> Result<Template, String> {
+        let first = &classes[0];
+        if classes.iter().any(|t| t.toks.len() != first.toks.len()) {
+            return Err("the kernels' structure depends on the sizes' parity".into());
+        }
+        let mut toks = Vec::with_capacity(first.toks.len());
+        for (i, t) in first.toks.iter().enumerate() {
+            if classes.iter().all(|c| c.toks[i] == *t) {
+                toks.push(t.clone());
+                continue;
+            }
+            let literal = |t: &TTok| !matches!(t, TTok::Text(_) | TTok::Parity(..));
+            if !classes.iter().all(|c| literal(&c.toks[i])) {
+                return Err("the kernels' structure depends on the sizes' parity".into());
+            }
+            let pieces = classes
+                .iter()
+                .enumerate()
+                .map(|(c, t)| (c as u32, t.toks[i].clone()))
+                .collect();
+            toks.push(TTok::Parity(syms.clone(), pieces));
+        }
+        Ok(Template {
+            toks,
+            names: first.names.clone(),
+        })
+    }
+
+    /// C for a literal token (see [`Template::render`]).
+    fn literal_c(&self, t: &TTok) -> String {
+        match t {
+            TTok::Text(s) | TTok::Float(s) => s.clone(),
+            TTok::Int(v) => v.to_string(),
+            TTok::Hole(p) => p.c(&self.names),
+            TTok::FloatHole(h) => h.c(&self.names),
+            TTok::Parity(syms, pieces) => {
+                let mut out = String::from("(");
+                let last = pieces.len() - 1;
+                for (n, (class, t)) in pieces.iter().enumerate() {
+                    if n < last {
+                        let test: Vec<String> = syms
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &k)| {
+                                format!("({} & 1) == {}", self.names[k], (class >> i) & 1)
+                            })
+                            .collect();
+                        let _ = write!(out, "{} ? {} : ", test.join(" && "), self.literal_c(t));
+                    } else {
+                        let _ = write!(out, "{})", self.literal_c(t));
+                    }
+                }
+                out
+            }
+        }
     }
 
     /// The template as C: each kernel `void NAME(void **restrict args) {` whose buffers are
@@ -584,14 +680,14 @@ impl Template {
                 TTok::Int(v) => {
                     let _ = write!(code, "{v}");
                 }
-                TTok::Hole(p) => {
+                TTok::Hole(_) | TTok::Parity(..) => {
                     // `INT64_C(16)` pastes a suffix onto its argument: an expression there
                     // becomes a parenthesized one.
                     if code.ends_with("INT64_C(") {
                         code.truncate(code.len() - "INT64_C(".len());
                         code.push('(');
                     }
-                    code.push_str(&p.c(&self.names))
+                    code.push_str(&self.literal_c(t))
                 }
                 TTok::Float(lit) => code.push_str(lit),
                 TTok::FloatHole(h) => code.push_str(&h.c(&self.names)),
@@ -624,127 +720,4 @@ impl Template {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_leave_identifiers_and_floats_alone() {
-        let t = tokenize("b3[x0 + 12*x1] = ((float)0x1.8p+3) + 1e-05 * x12 - 7;");
-        let ints: Vec<i64> = t
-            .iter()
-            .filter_map(|t| match t {
-                Tok::Int(v) => Some(*v),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ints, vec![12, 7]);
-        assert!(
-            t.contains(&Tok::Float(12.0, "0x1.8p+3".into()))
-                || t.iter().all(|t| !matches!(t, Tok::Float(..)))
-        );
-        let h: Vec<f64> = tokenize("((float)0x1.5555560000000p-2)")
-            .iter()
-            .filter_map(|t| match t {
-                Tok::Float(v, _) => Some(*v),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(h, vec![(1.0f64 / 3.0) as f32 as f64]);
-    }
-
-    #[test]
-    fn the_check_point_rejects_what_is_no_polynomial() {
-        let code = |n: i64| format!("x < {};", (n as f64).sqrt() as i64 * 5);
-        let nodes = [vec![4, 8, 12]];
-        let codes: Vec<String> = grid(&nodes).iter().map(|s| code(s[0])).collect();
-        let names = || vec!["s0".to_string()];
-        assert!(Template::fit(&nodes, &codes, names(), None).is_ok());
-        let err = Template::fit(&nodes, &codes, names(), Some((&[16], &code(16)))).unwrap_err();
-        assert!(err.contains("not the ones fitted"), "{err}");
-    }
-
-    #[test]
-    fn a_hole_in_int64_c_is_an_expression() {
-        let code = |n: i64| format!("const int64_t a = ((int64_t)INT64_C({n}));");
-        let nodes = [vec![8, 16, 24]];
-        let codes: Vec<String> = grid(&nodes).iter().map(|s| code(s[0])).collect();
-        let t = Template::fit(&nodes, &codes, vec!["s0".into()], None).unwrap();
-        let c = t.render(&|_| None).unwrap();
-        assert_eq!(c, "const int64_t a = ((int64_t)((s0)));");
-    }
-
-    #[test]
-    fn a_mean_divisor_is_a_float_hole() {
-        let nodes = [vec![8, 16, 24]];
-        let code = |n: i64| {
-            format!(
-                "const float a = ((float){});",
-                crate::codegen::c::hex_float((1.0 / n as f64) as f32 as f64)
-            )
-        };
-        let codes: Vec<String> = grid(&nodes).iter().map(|s| code(s[0])).collect();
-        let t = Template::fit(&nodes, &codes, vec!["s0".into()], None).unwrap();
-        for n in [2, 3, 7, 100] {
-            assert!(t.matches(&code(n), &[n]), "{n}");
-        }
-        assert!(!t.matches(&code(5), &[6]));
-        let c = t.render(&|_| None).unwrap();
-        assert!(c.contains("((float)(1.0 / (double)(s0)))"), "{c}");
-    }
-
-    #[test]
-    fn nodes_avoid_tiny_and_shared_sizes() {
-        let any = |_: &[i64]| true;
-        assert_eq!(
-            nodes_for(&[4, 3], &any),
-            vec![vec![8, 10, 12], vec![9, 11, 13]]
-        );
-        assert_eq!(
-            nodes_for(&[4, 2], &any),
-            vec![vec![8, 10, 12], vec![14, 16, 18]]
-        );
-        assert_eq!(nodes_for(&[32], &any), vec![vec![32, 34, 36]]);
-        // A symbol guarded equal to its hint stays there.
-        let pinned = |s: &[i64]| s[1] == 32;
-        assert_eq!(
-            nodes_for(&[4, 32], &pinned),
-            vec![vec![8, 10, 12], vec![32]]
-        );
-        assert_eq!(
-            grid(&[vec![1, 2, 3], vec![7]]),
-            vec![vec![1, 7], vec![2, 7], vec![3, 7]]
-        );
-    }
-
-    #[test]
-    fn fits_products_and_constants() {
-        let base = [vec![4, 8, 12], vec![7, 14, 21]];
-        let pts = grid(&base);
-        let values: Vec<i64> = pts.iter().map(|s| 3 * s[0] * s[1] - s[0] + 5).collect();
-        let p = fit(&base, &values).unwrap();
-        assert_eq!(p.eval(&[100, 33]), Some(3 * 100 * 33 - 100 + 5));
-        let sq: Vec<i64> = pts.iter().map(|s| s[0] * s[0] * s[1]).collect();
-        assert_eq!(fit(&base, &sq).unwrap().eval(&[9, 2]), Some(162));
-        // A floor division fitted where it divides exactly is C's division elsewhere.
-        let half: Vec<i64> = pts.iter().map(|s| s[0] / 2 + 1).collect();
-        let p = fit(&base, &half).unwrap();
-        assert_eq!(p.eval(&[7, 3]), Some(4));
-        // Three nodes per symbol fit any values with degree 2: the check point and the match
-        // at every size reject what is no polynomial (see the check point's test).
-    }
-
-    #[test]
-    fn a_template_matches_only_its_own_sizes() {
-        let code = |n: i64| {
-            format!("void kernel0(void **restrict args) {{\n  for (int64_t x0 = 0; x0 < {}; x0++) b[x0] = 2;\n}}\n", n * 8)
-        };
-        let base = [vec![5, 10, 15]];
-        let codes: Vec<String> = grid(&base).iter().map(|s| code(s[0])).collect();
-        let t = Template::fit(&base, &codes, vec!["s0".into()], None).unwrap();
-        assert!(t.matches(&code(40), &[40]));
-        assert!(!t.matches(&code(40), &[41]));
-        let c = t.render(&|_| Some(1)).unwrap();
-        assert!(c.contains("x0 < (INT64_C(8)*s0)"), "{c}");
-        assert!(c.contains("const int64_t s0 = tf_sym[0];"), "{c}");
-    }
-}
+mod tests;

@@ -112,6 +112,13 @@ pub struct CpuPolicy {
     /// rows (fewer fit one vector poorly). Kernels with sizes as arguments use 0: their loop
     /// shape may not depend on a size ([`crate::param`]).
     pub blocked_min_rows: i64,
+    /// Values the C printer derives from sizes (a blocked reduction's block count) are printed
+    /// as C expressions over the sizes instead of their values. Kernels with sizes as
+    /// arguments set it: their literals are then sizes and products of sizes, which
+    /// [`crate::param`] fits as polynomials, where a block count `ceil(n / 64)` is constant
+    /// over the nodes a template is fitted at and differs past them (another library per
+    /// 64 rows). Static graphs print values (their C is unchanged).
+    pub sizes_unfolded: bool,
 }
 
 impl Default for CpuPolicy {
@@ -123,6 +130,7 @@ impl Default for CpuPolicy {
             unlock_min_elems: 1 << 14,
             channels_last: ChannelsLast::WhenOneDnn,
             blocked_min_rows: 4,
+            sizes_unfolded: false,
         }
     }
 }

@@ -86,6 +86,36 @@ fn huge_page_hints_follow_the_policy() {
 }
 
 #[test]
+fn a_block_count_is_printed_unfolded_for_kernels_with_sizes_as_arguments() {
+    // A column sum over [9, 200] runs 64 columns per block: 4 blocks.
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[9, 200]);
+    let s = call(&mut g, m("sum"), vec![n(x)], vec![("dim", Arg::Int(0))]);
+    g.output(vec![n(s)]);
+    let default = compile(&g, &options()).unwrap();
+    assert!(
+        default.source().contains("xb < 4; xb++"),
+        "{}",
+        default.source()
+    );
+    let unfolded = compile(
+        &g,
+        &with_policy(CpuPolicy {
+            sizes_unfolded: true,
+            ..CpuPolicy::default()
+        }),
+    )
+    .unwrap();
+    assert!(
+        unfolded.source().contains("xb < (200 + 63) / 64; xb++"),
+        "{}",
+        unfolded.source()
+    );
+    assert_matches_interpreter(&g, &default);
+    assert_matches_interpreter(&g, &unfolded);
+}
+
+#[test]
 fn dtypes_the_policy_supports_are_the_ones_lowered() {
     // A cast to float64 is lowered by the CPU policy.
     let mut g = Graph::new();

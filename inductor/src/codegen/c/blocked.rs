@@ -8,7 +8,9 @@ pub(super) const BLOCK: i64 = 64;
 
 /// A reduction kernel whose rows are processed [`BLOCK`] at a time along the last row var: each
 /// stage loops over the reduced dims outside and over the block inside (contiguous, vectorized),
-/// with per-row accumulators and row values kept in small arrays.
+/// with per-row accumulators and row values kept in small arrays. `unfolded`
+/// ([`CpuPolicy::sizes_unfolded`]): the block count is printed as C's ceiling division of the
+/// row count rather than its value.
 pub(super) fn emit_blocked(
     out: &mut String,
     ir: &IrGraph,
@@ -16,6 +18,7 @@ pub(super) fn emit_blocked(
     k: &Kernel,
     work: i64,
     par: i64,
+    unfolded: bool,
 ) {
     let (no, nr) = (k.outer.len(), k.inner.len());
     let last = k.outer[no - 1];
@@ -26,11 +29,12 @@ pub(super) fn emit_blocked(
         "  #pragma omp parallel for collapse({no}) if({work} >= {par})"
     );
     loops(out, &k.outer[..no - 1], 0, &mut indent);
-    let _ = writeln!(
-        out,
-        "{indent}for (int64_t xb = 0; xb < {}; xb++) {{",
-        (last + BLOCK - 1) / BLOCK
-    );
+    let blocks = if unfolded {
+        format!("({last} + {}) / {BLOCK}", BLOCK - 1)
+    } else {
+        ((last + BLOCK - 1) / BLOCK).to_string()
+    };
+    let _ = writeln!(out, "{indent}for (int64_t xb = 0; xb < {blocks}; xb++) {{");
     indent.push_str("  ");
     let _ = writeln!(out, "{indent}const int64_t xlo = xb * {BLOCK};");
     let _ = writeln!(

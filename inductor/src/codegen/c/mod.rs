@@ -350,6 +350,7 @@ fn emit_kernel(
                 k,
                 outer_n.saturating_mul(inner_n.max(1)),
                 par,
+                policy.sizes_unfolded,
             );
             let _ = writeln!(out, "}}\n");
             return abi();

@@ -19,6 +19,10 @@ use pyo3::types::PyTuple;
 use fx::Graph;
 use inductor::param::{grid, nodes_for, Template, MAX_SYMBOLS};
 
+/// The most symbols a template is split by parity for (`2^n` classes, each a grid of
+/// lowerings).
+const MAX_PARITY_SPLIT: usize = 2;
+
 use super::InductorProgram;
 
 /// How many kernel libraries a dynamic graph builds (libraries with sizes as arguments and
@@ -168,36 +172,69 @@ impl Dynamic {
                     .iter()
                     .all(|r| r.eval(&value).unwrap_or(false))
         };
-        let nodes = nodes_for(key, &ok);
-        let mut codes = Vec::new();
-        for point in grid(&nodes) {
+        let lower = |point: &[i64]| -> Result<String, String> {
             if point == key {
-                codes.push(code.to_string());
+                return Ok(code.to_string());
+            }
+            let g = self.at(point)?;
+            let p = inductor::prepare(&g, options).map_err(|e| e.to_string())?;
+            Ok(p.code().to_string())
+        };
+        let names: Vec<String> = self.reads.iter().map(|r| format!("s{}", r.2)).collect();
+        // A template fitted at nodes of `start`'s parities, and the nodes.
+        let fit_at = |start: &[i64]| -> Result<(Vec<Vec<i64>>, Template), String> {
+            let nodes = nodes_for(start, &ok);
+            let codes = grid(&nodes)
+                .iter()
+                .map(|p| lower(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            // One more assignment off the grid, each moving symbol two past its last node.
+            let check: Vec<i64> = nodes
+                .iter()
+                .map(|xs| if xs.len() == 3 { xs[2] + 2 } else { xs[0] })
+                .collect();
+            let check_code = if check != key && ok(&check) {
+                Some(lower(&check)?)
+            } else {
+                None
+            };
+            let c = check_code.as_deref().map(|c| (&check[..], c));
+            Template::fit(&nodes, &codes, names.clone(), c).map(|t| (nodes, t))
+        };
+        let (nodes, t) = fit_at(key)?;
+        // The grid's nodes share the hints' parities: a symbol whose other parity the template
+        // misses (a floor division of it inside a product) gets a template per parity class,
+        // merged into one whose literals choose by parity. Any failure keeps the one template
+        // (the other class then gets a library of its own, as before).
+        let split: Vec<usize> = (0..key.len())
+            .filter(|&k| nodes[k].len() == 3)
+            .filter(|&k| {
+                let mut p: Vec<i64> = nodes.iter().map(|xs| xs[0]).collect();
+                p[k] = nodes[k][2] + 1;
+                ok(&p) && lower(&p).is_ok_and(|c| !t.matches(&c, &p))
+            })
+            .collect();
+        if split.is_empty() || split.len() > MAX_PARITY_SPLIT {
+            return Ok(t);
+        }
+        let mut classes = Vec::new();
+        for class in 0..1u32 << split.len() {
+            let mut start = key.to_vec();
+            for (i, &k) in split.iter().enumerate() {
+                if (start[k] & 1) as u32 != (class >> i) & 1 {
+                    start[k] += 1;
+                }
+            }
+            if start == key {
+                classes.push(t.clone());
                 continue;
             }
-            let g = self.at(&point)?;
-            let p = inductor::prepare(&g, options).map_err(|e| e.to_string())?;
-            codes.push(p.code().to_string());
+            match fit_at(&start) {
+                Ok((_, c)) => classes.push(c),
+                Err(_) => return Ok(t),
+            }
         }
-        // One more assignment off the grid, each moving symbol two past its last node.
-        let check: Vec<i64> = nodes
-            .iter()
-            .map(|xs| if xs.len() == 3 { xs[2] + 2 } else { xs[0] })
-            .collect();
-        let check_code = if check != key && ok(&check) {
-            let g = self.at(&check)?;
-            let p = inductor::prepare(&g, options).map_err(|e| e.to_string())?;
-            Some(p.code().to_string())
-        } else {
-            None
-        };
-        let names = self.reads.iter().map(|r| format!("s{}", r.2)).collect();
-        Template::fit(
-            &nodes,
-            &codes,
-            names,
-            check_code.as_deref().map(|c| (&check[..], c)),
-        )
+        Ok(Template::merge_classes(split, classes).unwrap_or(t))
     }
 
     /// Builds `prepared` on the first library with sizes as arguments whose template it matches
@@ -265,6 +302,12 @@ impl Dynamic {
             && matches!(placement, super::super::cuda::Placement::Cpu)
             && !self.reads.is_empty()
             && self.reads.len() <= MAX_SYMBOLS;
+        if let (true, inductor::Target::Cpu(p)) = (parametric, &mut options.target) {
+            // No literal of a template's C may be a value derived from a size other than a
+            // polynomial of the sizes (a block count is not; see the policy). Per-size
+            // libraries keep the static graph's C.
+            p.sizes_unfolded = true;
+        }
         if !parametric {
             if !self.take_library() {
                 return Ok(None);
