@@ -406,8 +406,11 @@ pub fn build_parts(
                 return Ok(None);
             }
         }
+        // CPU and CUDA graphs are differentiated alike; each half then goes where its tensors
+        // are (`InductorProgram::try_new` picks the CPU or the CUDA inductor, or the eager
+        // runner where CUDA cannot run). Other devices keep torch's autograd.
         if let Some(t) = n.meta.tensor() {
-            if t.device.kind != "cpu" {
+            if t.device.kind != "cpu" && t.device.kind != "cuda" {
                 fallback(py, info, &format!("a tensor on {}", t.device))?;
                 return Ok(None);
             }
