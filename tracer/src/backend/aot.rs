@@ -235,8 +235,9 @@ impl AotCore {
                 tmetas.insert(k, m);
             }
         }
-        let err =
-            |e: autodiff::AutodiffError| pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}"));
+        let err = |e: autodiff::AutodiffError| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}"))
+        };
         let (joint, pick) = if absent.is_empty() {
             let joint = autodiff::joint_with(
                 &self.graph,
