@@ -283,7 +283,8 @@ def test_saved_bytes_keep_the_conv_outputs_only():
     for a, b in zip(ref.parameters(), net.parameters()):
         torch.testing.assert_close(b.grad, a.grad)
     act = 4 * 8 * 16 * 16 * 4
-    # conv1's output, conv2's output (read by the product's backward), and four per-channel
-    # values: the batch mean and variance, and the reshaped weight and bias that the
-    # recomputed normalization reads.
-    assert _aot.counters["saved_bytes"] == 2 * act + 4 * 8 * 4
+    # conv1's output, conv2's output (read by the product's backward), and two per-channel
+    # values: the batch mean and variance. The reshaped weight and bias that the recomputed
+    # normalization reads are views of inputs, taken again in the backward (session 13; they
+    # were saved before).
+    assert _aot.counters["saved_bytes"] == 2 * act + 2 * 8 * 4

@@ -306,6 +306,80 @@ def test_partition_min_cut_recomputes_chains_from_one_saved_value():
         torch.testing.assert_close(g, w.grad)
 
 
+def test_partition_saves_an_output_not_its_view():
+    """GPT-2's pattern: the logits (a bias-free ``linear``) are a user output, and cross entropy
+    reads them through ``.float()`` and ``.view(-1, V)``. The backward recomputes the views from
+    the saved output, so the forward hands out one tensor, not the output plus a view of it
+    (which the inductor separated with a copy of the whole logits on every call): the saved
+    value shares the user output's storage, and the gradients are eager's."""
+    B, T, D, V = 2, 4, 8, 16
+
+    def fn(h, w, t):
+        logits = F.linear(h, w)
+        loss = F.cross_entropy(logits.float().view(-1, V), t)
+        return loss, logits
+
+    torch.manual_seed(0)
+    h = torch.randn(B, T, D)
+    w = torch.randn(V, D, requires_grad=True)
+    t = torch.randint(0, V, (B * T,))
+    torchferro.compiler.reset()
+    _aot.reset()
+    loss, logits = torchferro.compile(fn)(h, w, t)
+    assert _aot.counters["compiled"] == 1 and _aot.counters["fallback"] == 0
+    saved = loss.grad_fn.saved_tensors
+    big = [s for s in saved if s.numel() == B * T * V]
+    assert len(big) == 1, [tuple(s.shape) for s in saved]
+    assert big[0].untyped_storage().data_ptr() == logits.untyped_storage().data_ptr()
+    loss.backward()
+    g = w.grad.clone()
+    w.grad = None
+    le, lge = fn(h, w, t)
+    le.backward()
+    torch.testing.assert_close(loss, le)
+    torch.testing.assert_close(logits, lge)
+    torch.testing.assert_close(g, w.grad)
+
+
+def test_unused_output_gets_no_materialized_tangent(caplog):
+    """An output nothing downstream uses (the logits beside the loss) gets no tangent: the
+    backward is derived without it (no zeros the output's size filled and read per step), a
+    second backward is compiled when a later call uses both outputs, and the gradients are
+    eager's in both."""
+    import logging
+
+    def fn(h, w, b):
+        logits = torch.tanh(h @ w + b)
+        return (logits * logits).mean(), logits
+
+    torch.manual_seed(0)
+    h = torch.randn(6, 5)
+    w = torch.randn(5, 7, requires_grad=True)
+    b = torch.randn(7, requires_grad=True)
+    torchferro.compiler.reset()
+    _aot.reset()
+    compiled = torchferro.compile(fn)
+
+    def grads(f, use_logits):
+        loss, logits = f(h, w, b)
+        (loss + logits.sum() if use_logits else loss).backward()
+        g = (w.grad.clone(), b.grad.clone())
+        w.grad = b.grad = None
+        return g
+
+    with caplog.at_level(logging.INFO, logger="torchferro.aot"):
+        for use_logits in (False, True, False):
+            got, want = grads(compiled, use_logits), grads(fn, use_logits)
+            for a, e in zip(got, want):
+                torch.testing.assert_close(a, e)
+    compiles = [
+        r.getMessage() for r in caplog.records if "backward compiled" in r.getMessage()
+    ]
+    assert len(compiles) == 2, compiles
+    assert "(1 absent tangents)" in compiles[0] and "(0 absent tangents)" in compiles[1]
+    assert _aot.counters["compiled"] == 1 and _aot.counters["backward"] == 3
+
+
 def test_conv_without_bias_backward_runs_on_the_inductor(caplog):
     """``convolution_backward`` of a convolution with no bias (resnet's) returns ``None`` for
     the bias gradient: the backward still compiles on the inductor (the call is a host

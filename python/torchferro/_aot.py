@@ -55,7 +55,11 @@ class CompiledGraph(torch.autograd.Function):
         ]
         ctx.save_for_backward(*saved)
         ctx.core = core
+        # An output nothing used gets `None`, not zeros the size of the output (GPT-2's logits
+        # beside its loss: a 103 MB fill and read per step); the backward is derived without it.
+        ctx.set_materialize_grads(False)
         user = outs[:n_user]
+        ctx.output_metas = [(o.shape, o.dtype, o.device) for o in user]
         diff = set(differentiable)
         nondiff = [o for k, o in enumerate(user) if k not in diff]
         if nondiff:
@@ -75,14 +79,34 @@ class CompiledGraph(torch.autograd.Function):
             )
         core = ctx.core
         _, differentiable, _, grad_inputs, n_inputs, _ = core.layout
-        tangents = [grads[k].contiguous() for k in differentiable]
+        absent = [k for k, i in enumerate(differentiable) if grads[i] is None]
+        if len(absent) == len(differentiable):
+            return (None,) * (n_inputs + 1)
+        tangents = [
+            grads[i].contiguous() for i in differentiable if grads[i] is not None
+        ]
+        saved = list(ctx.saved_tensors)
         with torch.no_grad():
-            computed = core.backward(list(ctx.saved_tensors), tangents)
+            computed = core.backward(saved, tangents, absent) if absent else None
+            if computed is None:
+                full = [
+                    grads[i].contiguous()
+                    if grads[i] is not None
+                    else _zeros_like_output(ctx, i)
+                    for i in differentiable
+                ]
+                computed = core.backward(saved, full)
         result = [None] * n_inputs
         for k, i in enumerate(grad_inputs):
             result[i] = computed[k]
         counters["backward"] += 1
         return (None, *result)
+
+
+def _zeros_like_output(ctx, i):
+    """The zero tangent of user output ``i`` (where the backward needs it materialized)."""
+    shape, dtype, device = ctx.output_metas[i]
+    return torch.zeros(shape, dtype=dtype, device=device)
 
 
 def apply(core, *inputs):

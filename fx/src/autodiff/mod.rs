@@ -68,6 +68,9 @@ pub struct Joint {
     pub saved_nodes: Vec<NodeId>,
     /// Forward values the backward computes again instead of reading them saved.
     pub recomputed: usize,
+    /// Those values' forward nodes (a backward derived again for absent tangents,
+    /// [`joint_without_tangents`], recomputes the same ones, so it reads a subset of `saved`).
+    pub recompute_set: HashSet<NodeId>,
     /// (backward node, forward node) of each recomputation: a function node takes the
     /// forward's callable.
     pub recomputed_from: Vec<(NodeId, NodeId)>,
@@ -122,6 +125,56 @@ pub fn joint_with(
     decompose: bool,
     kept: &writes::Kept,
 ) -> Result<Joint> {
+    joint_inner(
+        graph,
+        requires_grad,
+        overrides,
+        tangents,
+        decompose,
+        kept,
+        None,
+    )
+}
+
+/// [`joint_with`]'s backward for a call where the tangents of `absent` (differentiable-output
+/// positions) are `None`: outputs nothing downstream used (GPT-2's logits beside its loss).
+/// They contribute nothing, so they are no backward inputs at all, where materialized zeros
+/// cost a fill of the output's size and a read of it on every step. `recompute` is the
+/// forward's partition ([`Joint::recompute_set`]): with the same recomputations and fewer
+/// rules reached, the backward reads a subset of the values the forward saved.
+#[allow(clippy::too_many_arguments)]
+pub fn joint_without_tangents(
+    graph: &Graph,
+    requires_grad: &[bool],
+    overrides: &HashMap<NodeId, TensorMeta>,
+    tangents: &HashMap<usize, TensorMeta>,
+    decompose: bool,
+    kept: &writes::Kept,
+    absent: &HashSet<usize>,
+    recompute: &HashSet<NodeId>,
+) -> Result<Joint> {
+    joint_inner(
+        graph,
+        requires_grad,
+        overrides,
+        tangents,
+        decompose,
+        kept,
+        Some((absent, recompute)),
+    )
+}
+
+/// [`joint_with`], or with `fixed` = (absent tangents, recomputations) a backward derived for
+/// absent tangents without a partition of its own.
+fn joint_inner(
+    graph: &Graph,
+    requires_grad: &[bool],
+    overrides: &HashMap<NodeId, TensorMeta>,
+    tangents: &HashMap<usize, TensorMeta>,
+    decompose: bool,
+    kept: &writes::Kept,
+    fixed: Option<(&HashSet<usize>, &HashSet<NodeId>)>,
+) -> Result<Joint> {
     // Grad-mode switches leave the forward (it runs with grad mode off inside the Function);
     // what ran under `no_grad` stays out of the gradient path.
     let (no_grad, switches, grad_mode_at_end) = modes::grad_mode_regions(graph);
@@ -151,8 +204,16 @@ pub fn joint_with(
         groups: &groups,
         kept,
     };
-    let d =
-        |recompute: &HashSet<NodeId>| derive(graph, &needs, overrides, tangents, recompute, &rw);
+    let none = HashSet::new();
+    let d = |recompute: &HashSet<NodeId>, absent: &HashSet<usize>| {
+        derive(graph, &needs, overrides, tangents, absent, recompute, &rw)
+    };
+    if let Some((absent, recompute)) = fixed {
+        let mut j = d(recompute, absent)?;
+        j.grad_mode_at_end = grad_mode_at_end;
+        return Ok(j);
+    }
+    let d = |recompute: &HashSet<NodeId>| d(recompute, &none);
     let first = d(&HashSet::new())?;
     let recompute = partition::min_cut(graph, &first.saved_nodes);
     let mut j = if recompute.is_empty() {
@@ -179,6 +240,7 @@ fn derive(
     needs: &HashSet<NodeId>,
     overrides: &HashMap<NodeId, TensorMeta>,
     tangents: &HashMap<usize, TensorMeta>,
+    absent: &HashSet<usize>,
     recompute: &HashSet<NodeId>,
     rw: &Rewrites<'_>,
 ) -> Result<Joint> {
@@ -216,6 +278,9 @@ fn derive(
     let mut grads: HashMap<NodeId, NodeId> = HashMap::new();
     let mut tuple_grads: HashMap<NodeId, HashMap<usize, NodeId>> = HashMap::new();
     for (k, &i) in differentiable.iter().enumerate() {
+        if absent.contains(&k) {
+            continue;
+        }
         let Arg::Node(n) = values[i] else {
             unreachable!()
         };
@@ -317,6 +382,7 @@ fn derive(
         saved_bytes,
         saved_nodes: bw.saved.clone(),
         recomputed: recompute.len(),
+        recompute_set: recompute.clone(),
         recomputed_from: bw.recomputed_from.clone(),
         rewritten: rewritten.to_vec(),
         grad_mode_at_end: true,

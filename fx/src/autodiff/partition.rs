@@ -3,8 +3,8 @@
 //!
 //! The derivation first saves every forward value a rule reads. [`min_cut`] then chooses, as
 //! AOTAutograd's default partitioner does, the set of saved values of fewest bytes from which
-//! the backward can compute every value its rules read, recomputing cheap pointwise ops (chains
-//! of them too) in the backward, fused there into the kernels that read them: `gelu(h)` next to
+//! the backward can compute every value its rules read, recomputing cheap pointwise ops and
+//! views (chains of them too) in the backward, fused there into the kernels that read them: `gelu(h)` next to
 //! a saved `h` costs no bytes. Matmuls, convolutions, reductions and random ops are never
 //! recomputed: the first three cost more than their memory, and a random op would draw again
 //! (upstream #190717). A dropout's noise is a saved value, never a recompute. Forward inputs
@@ -21,7 +21,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use crate::graph::{Graph, NodeId, NodeKind};
 use crate::ops;
 
-/// Pointwise ops cheap enough to compute again in the backward (none draws random numbers).
+/// Pointwise ops and views cheap enough to compute again in the backward (none draws random
+/// numbers).
 const RECOMPUTABLE: &[&str] = &[
     "add",
     "sub",
@@ -42,6 +43,27 @@ const RECOMPUTABLE: &[&str] = &[
     "where",
     "masked_fill",
     "clamp",
+    // Views (and reshapes, a copy only where a view cannot be made): recomputed from their
+    // base they cost nothing, where saving one beside its base made the forward hand out two
+    // outputs sharing a storage, which the inductor separates with a copy of the whole value
+    // (GPT-2's logits: the 3-d user output and the 2-d view cross entropy reads, 103 MB
+    // copied per step into fresh pages).
+    "view",
+    "view_as",
+    "reshape",
+    "flatten",
+    "permute",
+    "transpose",
+    "t",
+    "unsqueeze",
+    "squeeze",
+    "expand",
+    "alias",
+    // Casts (`logits.float()` on float32 is the tensor itself), a pointwise pass otherwise.
+    "to",
+    "type_as",
+    "float",
+    "contiguous",
 ];
 
 /// Whether forward node `n` is a recomputable op (see [`RECOMPUTABLE`]).

@@ -102,6 +102,15 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
         }
         let xm = g.node(x).meta.tensor().cloned()?;
         let sizes = xm.known_sizes()?;
+        // CUDA's dropout kernel hands its random numbers out by element position and picks a
+        // vectorized or a strided form from the input's layout: the noise drawn on fresh ones
+        // is the input's noise only where the input is laid out as ones are (contiguous).
+        // Any other CUDA input keeps the op (no rule: the graph runs through torch's autograd).
+        if xm.device.kind != "cpu"
+            && xm.strides != TensorMeta::contiguous(xm.dtype, xm.device.clone(), &sizes).strides
+        {
+            return None;
+        }
         let mut ones_meta =
             crate::meta::TensorMeta::contiguous(xm.dtype, xm.device.clone(), &sizes);
         ones_meta.requires_grad = false;
@@ -181,6 +190,12 @@ pub fn rewrite_sdpa_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Ve
         let gqa = matches!(slots[7], Some(Arg::Bool(true)));
         let meta = |n: NodeId| g.node(n).meta.tensor().cloned();
         let (qm, km, vm) = (meta(q)?, meta(k)?, meta(v)?);
+        // Only CPU attention draws its dropout as this math form does; CUDA's fused attention
+        // kernels draw inside the kernel (Philox offsets of their own), which no written-out
+        // form reproduces. There the op keeps its no-rule fallback (torch's autograd).
+        if qm.device.kind != "cpu" {
+            return None;
+        }
         let mask_meta = match mask {
             Some(mk) => Some((mk, meta(mk)?)),
             None => None,

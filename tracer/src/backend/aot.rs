@@ -88,10 +88,16 @@ impl Half {
     }
 }
 
-/// The backward, compiled on first use.
+/// The backward, compiled on first use (one per set of absent tangents).
 struct Backward {
     half: Half,
+    /// The saved values it reads, as positions in the forward's saved list (all of them, in
+    /// order, when every tangent is present).
+    pick: Option<Vec<usize>>,
 }
+
+/// The compiled backwards of a graph by the positions of their absent tangents.
+type Backwards = HashMap<Vec<usize>, std::sync::Arc<Backward>>;
 
 /// A compiled training graph: what `_aot.Compiled.apply` calls.
 #[pyclass(frozen, module = "torchferro._C")]
@@ -105,7 +111,10 @@ pub struct AotCore {
     kept: autodiff::writes::Kept,
     inductor: bool,
     name: String,
-    backward: Mutex<Option<std::sync::Arc<Backward>>>,
+    backward: Mutex<Backwards>,
+    /// The forward's partition (`Joint::recompute_set`): a backward for absent tangents
+    /// recomputes the same values.
+    recompute: std::collections::HashSet<NodeId>,
     /// (user outputs, differentiable outputs, saved values as (0: input / 1: forward output,
     /// index), inputs that get a gradient, number of inputs, inputs written in place as (index,
     /// writes in the traced graph, written only under `no_grad`: copied in outside autograd)).
@@ -146,30 +155,45 @@ impl AotCore {
     }
 
     /// Runs the backward on the saved values and the output tangents: one gradient per input
-    /// of `layout[3]`. Compiled on the first call.
+    /// of `layout[3]`. `absent`: positions (among the differentiable outputs) whose tangent is
+    /// `None` (an output nothing used), left out of `tangents`. Compiled on the first call for
+    /// each set of absent tangents. `None` where the backward without them would read a value
+    /// the forward did not save (the caller then passes zeros).
+    #[pyo3(signature = (saved, tangents, absent = Vec::new()))]
     fn backward<'py>(
         &self,
         py: Python<'py>,
         saved: Vec<Bound<'py, PyAny>>,
         tangents: Vec<Bound<'py, PyAny>>,
-    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let existing = self.backward.lock().ok().and_then(|b| b.clone());
+        absent: Vec<usize>,
+    ) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+        let existing = self
+            .backward
+            .lock()
+            .ok()
+            .and_then(|b| b.get(&absent).cloned());
         let bw = match existing {
             Some(b) => b,
             None => {
                 let t0 = Instant::now();
-                let b = std::sync::Arc::new(self.compile_backward(py, &saved, &tangents)?);
+                let Some(b) = self.compile_backward(py, &saved, &tangents, &absent)? else {
+                    return Ok(None);
+                };
+                let b = std::sync::Arc::new(b);
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
-                tracing::info!(target: "torchferro::aot", "aot: {}: backward compiled in {ms:.1} ms", self.name);
+                tracing::info!(target: "torchferro::aot", "aot: {}: backward compiled in {ms:.1} ms ({} absent tangents)", self.name, absent.len());
                 if let Ok(mut slot) = self.backward.lock() {
-                    *slot = Some(b.clone());
+                    slot.insert(absent, b.clone());
                 }
                 b
             }
         };
         let mut inputs = tangents;
-        inputs.extend(saved);
-        bw.half.run(py, inputs)
+        match &bw.pick {
+            None => inputs.extend(saved),
+            Some(pick) => inputs.extend(pick.iter().map(|&i| saved[i].clone())),
+        }
+        bw.half.run(py, inputs).map(Some)
     }
 }
 
@@ -181,8 +205,12 @@ fn live_meta(t: &Bound<'_, PyAny>) -> PyResult<Option<TensorMeta>> {
 impl AotCore {
     fn release_kept(&self) {
         self.forward.release_kept();
-        let backward = self.backward.lock().ok().and_then(|b| b.clone());
-        if let Some(b) = backward {
+        let backwards: Vec<_> = self
+            .backward
+            .lock()
+            .map(|b| b.values().cloned().collect())
+            .unwrap_or_default();
+        for b in backwards {
             b.half.release_kept();
         }
     }
@@ -192,7 +220,8 @@ impl AotCore {
         py: Python<'_>,
         saved: &[Bound<'_, PyAny>],
         tangents: &[Bound<'_, PyAny>],
-    ) -> PyResult<Backward> {
+        absent: &[usize],
+    ) -> PyResult<Option<Backward>> {
         let mut overrides = HashMap::new();
         for (n, t) in self.saved_nodes.iter().zip(saved) {
             if let Some(m) = live_meta(t)? {
@@ -200,20 +229,49 @@ impl AotCore {
             }
         }
         let mut tmetas = HashMap::new();
-        for (k, t) in tangents.iter().enumerate().take(self.differentiable) {
+        let present = (0..self.differentiable).filter(|k| !absent.contains(k));
+        for (k, t) in present.zip(tangents) {
             if let Some(m) = live_meta(t)? {
                 tmetas.insert(k, m);
             }
         }
-        let joint = autodiff::joint_with(
-            &self.graph,
-            &self.requires_grad,
-            &overrides,
-            &tmetas,
-            self.inductor,
-            &self.kept,
-        )
-        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}")))?;
+        let err = |e: autodiff::AutodiffError| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!("torchferro aot: {e}"))
+        };
+        let (joint, pick) = if absent.is_empty() {
+            let joint = autodiff::joint_with(
+                &self.graph,
+                &self.requires_grad,
+                &overrides,
+                &tmetas,
+                self.inductor,
+                &self.kept,
+            )
+            .map_err(err)?;
+            (joint, None)
+        } else {
+            let joint = autodiff::joint_without_tangents(
+                &self.graph,
+                &self.requires_grad,
+                &overrides,
+                &tmetas,
+                self.inductor,
+                &self.kept,
+                &absent.iter().copied().collect(),
+                &self.recompute,
+            )
+            .map_err(err)?;
+            let pick: Option<Vec<usize>> = joint
+                .saved_nodes
+                .iter()
+                .map(|n| self.saved_nodes.iter().position(|m| m == n))
+                .collect();
+            let Some(pick) = pick else {
+                tracing::info!(target: "torchferro::aot", "aot: {}: the backward without {} tangent(s) reads a value the forward did not save; zeros are passed instead", self.name, absent.len());
+                return Ok(None);
+            };
+            (joint, Some(pick))
+        };
         let mut callables = Vec::new();
         for (id, n) in joint.backward.nodes() {
             if let NodeKind::Call {
@@ -246,7 +304,7 @@ impl AotCore {
             &self.name,
         )
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-        Ok(Backward { half })
+        Ok(Some(Backward { half, pick }))
     }
 }
 
@@ -313,6 +371,13 @@ fn fallback(py: Python<'_>, info: &Origin, why: &str) -> PyResult<()> {
     py.import("torchferro._aot")?
         .call_method1("note_fallback", (why,))?;
     Ok(())
+}
+
+/// Whether CUDA training graphs take the compiled path (`TORCHFERRO_AOT_CUDA=1`, read at each
+/// compile). Off by default: the path was written without a GPU to check it on
+/// (`tests/test_aot_cuda.py` sets it; docs/training.md, "CUDA").
+fn cuda_training_enabled() -> bool {
+    std::env::var("TORCHFERRO_AOT_CUDA").is_ok_and(|v| v == "1")
 }
 
 /// Whether a graph needs the training path: grad mode on and an input that requires grad.
@@ -406,8 +471,13 @@ pub fn build_parts(
                 return Ok(None);
             }
         }
+        // CPU and CUDA graphs are differentiated alike; each half then goes where its tensors
+        // are (`InductorProgram::try_new` picks the CPU or the CUDA inductor, or the eager
+        // runner where CUDA cannot run). CUDA only with `TORCHFERRO_AOT_CUDA=1` until
+        // `tests/test_aot_cuda.py` has passed on a GPU. Other devices keep torch's autograd.
         if let Some(t) = n.meta.tensor() {
-            if t.device.kind != "cpu" {
+            let cuda_on = t.device.kind == "cuda" && cuda_training_enabled();
+            if t.device.kind != "cpu" && !cuda_on {
                 fallback(py, info, &format!("a tensor on {}", t.device))?;
                 return Ok(None);
             }
@@ -659,7 +729,8 @@ pub fn build_parts(
         kept,
         inductor,
         name: info.name.clone(),
-        backward: Mutex::new(None),
+        backward: Mutex::new(HashMap::new()),
+        recompute: joint.recompute_set.clone(),
         layout: layout.unbind(),
         saved_nodes,
         differentiable: joint.differentiable.len(),

@@ -1,0 +1,140 @@
+"""GPT-2 124M training step on CUDA (issue 17's GPU goal): eager, torchferro and torch.compile in
+one process, each training its own copy of the model from the same weights.
+
+    python bench/train_cuda.py [--batch 8] [--seq 1024] [--steps 10] [--only eager,torchferro]
+
+Prints, per variant as it finishes: the first step's time (compile included for the compiled
+variants), the median and minimum step time over ``--steps`` timed steps after 3 warm-up steps
+(``torch.cuda.synchronize`` around each step), the peak memory of a step
+(``torch.cuda.max_memory_allocated`` after a reset, minus what was allocated before it), and
+the first step's loss against eager's. float32 (``--amp`` for bf16 autocast inside the
+compiled function: torchferro's CUDA autocast tracing is the CUDA helper's, issue 16), TF32
+off, AdamW, dropout off so the variants' first losses compare.
+
+The output goes to stdout line by line, so a run cut short by a time limit still reports the
+variants that finished."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+
+def build(batch: int, seq: int):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(
+        n_layer=12,
+        n_embd=768,
+        n_head=12,
+        n_positions=1024,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+    )
+    cfg.use_cache = False
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(cfg).cuda().train()
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, cfg.vocab_size, (batch, seq), generator=g).cuda()
+    return model, ids
+
+
+def make_step(model, compile_fn, amp: bool):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def loss_of(ids):
+        if amp:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                return model(input_ids=ids, labels=ids).loss
+        return model(input_ids=ids, labels=ids).loss
+
+    compiled = compile_fn(loss_of)
+
+    def step(ids):
+        loss = compiled(ids)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    return step
+
+
+def timed(fn, *args):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    r = fn(*args)
+    torch.cuda.synchronize()
+    return r, (time.perf_counter() - t0) * 1e3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--only", default="eager,torchferro,torch.compile")
+    ap.add_argument("--amp", action="store_true")
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    base, ids = build(a.batch, a.seq)
+    print(
+        f"GPT-2 124M training step, batch {a.batch} x {a.seq}, AdamW, "
+        f"{'bf16 autocast' if a.amp else 'float32'}, {torch.cuda.get_device_name()}",
+        flush=True,
+    )
+
+    def compile_with(name):
+        if name == "eager":
+            return lambda f: f
+        if name == "torchferro":
+            # The compiled CUDA training path is opt-in until tests/test_aot_cuda.py has
+            # passed on a GPU (docs/training.md, "CUDA").
+            os.environ.setdefault("TORCHFERRO_AOT_CUDA", "1")
+            import torchferro
+
+            return torchferro.compile
+        return torch.compile
+
+    first_loss = {}
+    for name in a.only.split(","):
+        model = copy.deepcopy(base)
+        step = make_step(model, compile_with(name), a.amp)
+        torch.cuda.synchronize()
+        loss, first_ms = timed(step, ids)
+        first_loss[name] = loss.item()
+        for _ in range(3):
+            step(ids)
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        times = [timed(step, ids)[1] for _ in range(a.steps)]
+        peak = torch.cuda.max_memory_allocated() - before
+        extra = ""
+        if name == "torchferro":
+            from torchferro import _aot
+
+            extra = f", aot counters {dict(_aot.counters)}, fallbacks {_aot.fallback_reasons}"
+        print(
+            f"{name}: first step {first_ms:.0f} ms, step median {statistics.median(times):.2f} ms, "
+            f"min {min(times):.2f} ms, peak memory of a step {peak / 2**30:.2f} GiB, "
+            f"first loss {first_loss[name]:.6f} (eager {first_loss.get('eager', float('nan')):.6f})"
+            f"{extra}",
+            flush=True,
+        )
+        del model, step
+        torch.cuda.empty_cache()
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""Issue 17: a compiled training step that calls ``opt.step()`` inside the compiled function.
+
+``loss.backward()`` ends the graph (its result depends on tensor data) and the optimizer's
+``step`` and ``zero_grad`` run natively (``torch.optim`` is an effect module of the tracer:
+`tracer/src/interp/calls/trace_time.rs`): the forward and loss are one compiled training graph
+with a compiled backward, the update is torch's own. Over 5 steps the losses, parameters and
+the whole optimizer state (step counters, moments, momentum buffers) must be eager's, for SGD
+(momentum, weight decay) and AdamW (weight decay; ``lr`` a float or a tensor), foreach and
+not, starting from an empty optimizer state (its lazy initialization runs inside the
+compiled function's first call).
+
+torch.compile makes 2 graphs of such a step: the loss graph and the optimizer update (it
+traces the foreach path and fuses the update into a few kernels). torchferro makes 1: the
+update is not traced yet; a strict xfail holds the gap (see docs/training.md, "Optimizer step
+inside the compiled function").
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchferro
+from aot_oracle import torch_compile_graphs
+from torchferro import _aot
+
+STEPS = 5
+
+CASES = [
+    ("sgd", True, False),
+    ("sgd", False, False),
+    ("adamw", True, False),
+    ("adamw", False, False),
+    # A tensor lr needs foreach=False (or capturable) on CPU.
+    ("adamw", False, True),
+]
+
+
+def _model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+
+
+def _optimizer(kind, params, foreach, lr_tensor):
+    lr = torch.tensor(1e-2) if lr_tensor else 1e-2
+    if kind == "sgd":
+        return torch.optim.SGD(
+            params, lr=lr, momentum=0.9, weight_decay=0.01, foreach=foreach
+        )
+    return torch.optim.AdamW(params, lr=lr, weight_decay=0.01, foreach=foreach)
+
+
+def step(m, o, x, y):
+    loss = F.mse_loss(m(x), y)
+    loss.backward()
+    o.step()
+    o.zero_grad(set_to_none=True)
+    return loss
+
+
+def _batch(i):
+    g = torch.Generator().manual_seed(100 + i)
+    return torch.randn(32, 8, generator=g), torch.randn(32, 4, generator=g)
+
+
+def _state(o):
+    return {
+        (k, name): v.clone() if torch.is_tensor(v) else v
+        for k, s in o.state_dict()["state"].items()
+        for name, v in s.items()
+    }
+
+
+@pytest.mark.parametrize("kind,foreach,lr_tensor", CASES)
+def test_step_with_optimizer_matches_eager(kind, foreach, lr_tensor):
+    base = _model()
+    me, mc = copy.deepcopy(base), copy.deepcopy(base)
+    oe = _optimizer(kind, me.parameters(), foreach, lr_tensor)
+    oc = _optimizer(kind, mc.parameters(), foreach, lr_tensor)
+    torchferro.compiler.reset()
+    _aot.reset()
+    compiled = torchferro.compile(step)
+    for i in range(STEPS):
+        x, y = _batch(i)
+        le = step(me, oe, x, y)
+        lc = compiled(mc, oc, x, y)
+        torch.testing.assert_close(lc, le, rtol=1e-5, atol=1e-6, msg=f"loss {i}")
+        for (n, pe), pc in zip(me.named_parameters(), mc.parameters()):
+            torch.testing.assert_close(pc, pe, msg=lambda m, n=n, i=i: f"{i} {n}: {m}")
+            assert pc.grad is None and pe.grad is None
+        se, sc = _state(oe), _state(oc)
+        assert se.keys() == sc.keys()
+        for key, ve in se.items():
+            vc = sc[key]
+            if torch.is_tensor(ve):
+                # The step counter is a float32 scalar tensor (AdamW) that must count calls.
+                assert vc.dtype == ve.dtype and vc.shape == ve.shape, key
+                torch.testing.assert_close(vc, ve, msg=lambda m, k=key: f"{k}: {m}")
+            else:
+                assert vc == ve, key
+        if kind == "adamw":
+            assert all(s["step"].item() == i + 1 for s in oc.state.values())
+    # The forward and loss: one compiled training graph, its backward run at every step.
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["compiled"] == 1
+    assert _aot.counters["backward"] == STEPS
+
+
+def _graphs(kind, foreach, lr_tensor):
+    """Graphs torchferro and torch.compile make of one step after a first eager step (the
+    optimizer's state exists)."""
+    counts = []
+    for count in (
+        lambda fn, *a: torchferro.explain(fn)(*a).graph_count,
+        torch_compile_graphs,
+    ):
+        m = _model()
+        o = _optimizer(kind, m.parameters(), foreach, lr_tensor)
+        step(m, o, *_batch(0))
+        counts.append(count(step, m, o, *_batch(1)))
+    return counts
+
+
+def test_optimizer_step_is_not_a_graph_yet():
+    """Today's count, pinned: the loss graph only (the update runs natively)."""
+    ours, theirs = _graphs("adamw", True, False)
+    assert (ours, theirs) == (1, 2)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the optimizer's step is not traced (torch.optim runs natively: p.grad reads, "
+    "_init_group and the foreach ops are not modelled); torch.compile traces the foreach "
+    "update into its own graph",
+)
+@pytest.mark.parametrize("kind", ["sgd", "adamw"])
+def test_optimizer_step_compiles_as_torch_compile_does(kind):
+    ours, theirs = _graphs(kind, True, False)
+    assert ours == theirs
