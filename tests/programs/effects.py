@@ -159,7 +159,7 @@ class _NoGradUpdate(nn.Module):
 # loop body breaks at each `p.grad` read, `p.sub_` on a parameter and `p.grad = None` (a gap:
 # torch.compile reads `.grad` as a graph input and traces the update); before, the generator
 # call broke and the loop ran eagerly (2 graphs, 1 eager frame).
-module_program("manual_update_under_no_grad", _NoGradUpdate, x8y, 8, 12)
+module_program("manual_update_under_no_grad", _NoGradUpdate, x8y, 2, 1)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -740,6 +740,44 @@ impl<'a, 'py> Frame<'a, 'py> {
             .map(|(_, v)| v.clone())
     }
 
+    /// `x.grad = v` on a graph input read from a source (a parameter): recorded and made after
+    /// the graph, as an attribute write (`x.grad` reads it back until then). The value is `None`
+    /// or a tensor of `x`'s sizes, dtype and device (eager's own check, made here so that the
+    /// write cannot fail after the graph ran).
+    fn store_tensor_grad(
+        &mut self,
+        t: &crate::output::TensorValue,
+        v: Var,
+    ) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let root = self.tx.output.alias_root(t.node);
+        let (Some(src), Some(obj)) = (
+            self.tx.output.source_of_input(root).cloned(),
+            self.tx.output.example_input(root).map(|o| o.clone_ref(py)),
+        ) else {
+            return Err(TraceError::unsupported(
+                "assigning tensor.grad of a tensor the graph computed",
+            ));
+        };
+        let fits = match &v {
+            Var::Tensor(g) => {
+                g.meta.dtype == t.meta.dtype
+                    && g.meta.device == t.meta.device
+                    && g.meta.known_sizes().is_some()
+                    && g.meta.known_sizes() == t.meta.known_sizes()
+            }
+            Var::Py(o, _) => o.bind(py).is_none(),
+            _ => false,
+        };
+        if !fits {
+            return Err(TraceError::unsupported(
+                "assigning tensor.grad a value other than None or a tensor like it",
+            ));
+        }
+        self.tx.effects.set_attr(py, obj, src, "grad", v);
+        Ok(())
+    }
+
     /// STORE_ATTR: on an object read from the frame's inputs, recorded and written after the
     /// graph. Objects whose attribute writes run code (`__setattr__` overrides, properties and
     /// other data descriptors) and registered module members still break the graph.
@@ -757,6 +795,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         }
         if let Var::ModelOutput(o) = &obj {
             return o.assign(py, name, v, false);
+        }
+        if let (Var::Tensor(t), "grad") = (&obj, name) {
+            return self.store_tensor_grad(t, v);
         }
         let Var::Py(o, Some(src)) = &obj else {
             return Err(TraceError::unsupported(format!(
