@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     cases_containers,
     cases_frames,
     cases_grad_decorators,
+    cases_grads,
     cases_idioms,
     cases_kernels,
     cases_language,
