@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     cases_comprehensions,
     cases_containers,
     cases_frames,
+    cases_generators,
     cases_grad_decorators,
     cases_grads,
     cases_idioms,

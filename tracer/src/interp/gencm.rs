@@ -175,7 +175,7 @@ impl<'a, 'py> Frame<'a, 'py> {
 
     /// Runs a generator frame from where it stopped (with `throw` raised at its `yield`) to its
     /// next `yield` or its end.
-    fn resume_generator(
+    pub(super) fn resume_generator(
         &mut self,
         saved: SavedFrame,
         throw: Option<Bound<'py, PyAny>>,
@@ -286,7 +286,7 @@ fn is_generator_function(py: Python<'_>, func: &FunctionVar) -> Result<bool, Tra
     Ok(flags & 0x20 != 0 && flags & (0x80 | 0x100 | 0x200) == 0)
 }
 
-enum Resumed {
+pub(super) enum Resumed {
     Yielded(Var, Box<SavedFrame>),
     Returned,
 }
@@ -315,7 +315,7 @@ pub(crate) fn unentered_parts(v: &Var) -> Option<UnenteredCm> {
 /// Whether a `try` (or `with`) of the generator encloses the `yield` its frame is suspended
 /// at, so closing the generator would run code (3.12's own wrapper, which turns a
 /// `StopIteration` into `RuntimeError`, runs nothing on close and does not count).
-fn handler_around_yield(saved: &SavedFrame) -> bool {
+pub(super) fn handler_around_yield(saved: &SavedFrame) -> bool {
     let code = &saved.code;
     if code.exception_table.is_empty() {
         return false;

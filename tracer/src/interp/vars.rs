@@ -166,6 +166,10 @@ pub enum Var {
     /// `contextlib.contextmanager(f)` of a generator function made in the frame: calling it
     /// makes a [`Var::GenCm`].
     GenCmFunction(Rc<FunctionVar>),
+    /// A generator made by the traced code and consumed lazily, one item per pull: a user
+    /// generator function's suspended frame, or `zip` / `enumerate` / `map` over one (see
+    /// `generators.rs`). It cannot escape the trace.
+    Generator(Rc<RefCell<super::generators::LazyIter>>),
     /// `x.untyped_storage()` of a tensor (see `storage.rs`): its `size()` / `nbytes()` fold to
     /// the graph input's storage size, guarded; anything else breaks the graph.
     Storage(TensorValue),
@@ -381,6 +385,7 @@ impl Var {
             Var::GenCmExit(_) => "bound method _GeneratorContextManager.__exit__".into(),
             Var::GenCmFunction(f) => format!("function {}", f.name),
             Var::Storage(_) => "torch.UntypedStorage".into(),
+            Var::Generator(g) => g.borrow().type_name().into(),
         }
     }
 
