@@ -10,7 +10,7 @@ import itertools
 import torch
 from torch import nn
 
-from .runner import case, register
+from .runner import TC_DIFFERS, case, register
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
@@ -203,7 +203,8 @@ def generator_with_finally_drained(xs):
     return [t * 2 for t in _guarded(xs)]
 
 
-@case(xs3)
+# torch.compile (2.11) never closes the generator: its `finally` does not print.
+@case(xs3, xfail_tc=TC_DIFFERS)
 def generator_with_finally_left_suspended(xs):
     for t in _guarded(xs):
         break
