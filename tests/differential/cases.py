@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     cases_idioms,
     cases_kernels,
     cases_language,
+    cases_model_code,
     cases_numpy,
     cases_rng,
     cases_specialization,

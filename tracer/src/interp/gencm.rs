@@ -102,7 +102,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                 g.borrow_mut().frame = Some(*frame);
                 Ok(v)
             }
-            Resumed::Returned => Err(TraceError::unsupported(
+            Resumed::Returned(_) => Err(TraceError::unsupported(
                 "a @contextmanager generator that does not yield (its __enter__ raises)",
             )),
         }
@@ -134,9 +134,9 @@ impl<'a, 'py> Frame<'a, 'py> {
             }
         };
         match (self.resume_generator(frame, exc.clone()), exc) {
-            (Ok(Resumed::Returned), None) => Ok(Var::py_const(py, false)),
+            (Ok(Resumed::Returned(_)), None) => Ok(Var::py_const(py, false)),
             // The generator swallowed the exception: the `with` statement goes on.
-            (Ok(Resumed::Returned), Some(_)) => Ok(Var::py_const(py, true)),
+            (Ok(Resumed::Returned(_)), Some(_)) => Ok(Var::py_const(py, true)),
             // Yielded again on a normal exit: contextlib raises RuntimeError (3.12 also closes
             // the generator, a no-op where no `try` encloses the `yield`; 3.11 leaves it to the
             // garbage collector). Raised here as a traced exception the frame may catch.
@@ -239,7 +239,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                             pc: child.pc,
                         }),
                     ),
-                    _ => Resumed::Returned,
+                    _ => Resumed::Returned(ret),
                 })
             })
         };
@@ -288,7 +288,8 @@ fn is_generator_function(py: Python<'_>, func: &FunctionVar) -> Result<bool, Tra
 
 pub(super) enum Resumed {
     Yielded(Var, Box<SavedFrame>),
-    Returned,
+    /// With the generator's return value (`StopIteration.value`, what `yield from` gives).
+    Returned(Var),
 }
 
 /// The generator function, positional and keyword arguments of an unentered manager.

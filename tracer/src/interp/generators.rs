@@ -31,6 +31,8 @@ pub enum LazyIter {
         running: bool,
         /// The root instruction that made it (see the module comment).
         made_at: usize,
+        /// Its return value once it returned (the value of `yield from` it).
+        result: Option<Var>,
     },
     /// `zip(*its)` with at least one lazy argument (each an iterator).
     Zip(Vec<Var>),
@@ -101,6 +103,7 @@ impl Frame<'_, '_> {
             }),
             running: false,
             made_at: self.tx.root_index,
+            result: None,
         }));
         self.tx.generators.push(g.clone());
         Var::Generator(g)
@@ -145,7 +148,13 @@ impl Frame<'_, '_> {
             Step::Resume(f) => {
                 let r = self.resume_generator(f, None);
                 let mut b = g.borrow_mut();
-                let LazyIter::Frame { frame, running, .. } = &mut *b else {
+                let LazyIter::Frame {
+                    frame,
+                    running,
+                    result,
+                    ..
+                } = &mut *b
+                else {
                     return Err(TraceError::internal("a generator changed kind"));
                 };
                 *running = false;
@@ -154,7 +163,10 @@ impl Frame<'_, '_> {
                         *frame = Some(*f);
                         Ok(Some(v))
                     }
-                    Resumed::Returned => Ok(None),
+                    Resumed::Returned(v) => {
+                        *result = Some(v);
+                        Ok(None)
+                    }
                 }
             }
             Step::Row(its, f) => {
@@ -181,6 +193,40 @@ impl Frame<'_, '_> {
                 Ok(item.map(|v| Var::Tuple(vec![Var::py_const(py, n), v])))
             }
         }
+    }
+
+    /// `SEND` of `yield from` (iteration sends only `None`): the sub-iterator's next item, or
+    /// at its end its return value, with the jump past the loop. 3.11 pops the sub-iterator
+    /// there; 3.12 leaves it to the `END_SEND` the jump lands on.
+    pub(super) fn yield_from_send(&mut self, target: Option<usize>) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let sent = self.pop()?;
+        if !matches!(&sent, Var::Py(o, _) if o.is_none(py)) {
+            return Err(TraceError::unsupported(
+                "generator.send() of a value through yield from",
+            ));
+        }
+        let it = self.peek(0)?.clone();
+        if let Some(v) = self.iter_next(&it)? {
+            self.stack.push(v);
+            return Ok(());
+        }
+        let value = match &it {
+            Var::Generator(g) => match &*g.borrow() {
+                LazyIter::Frame {
+                    result: Some(v), ..
+                } => v.clone(),
+                _ => Var::none(py),
+            },
+            _ => Var::none(py),
+        };
+        let to = target.ok_or_else(|| TraceError::internal("SEND without a target"))?;
+        if self.code.ins.get(to).map(|i| i.name.as_str()) != Some("END_SEND") {
+            self.pop()?;
+        }
+        self.stack.push(value);
+        self.pc = to;
+        Ok(())
     }
 
     /// The items of an iterable something takes whole (`Var::take_items`), a lazy generator

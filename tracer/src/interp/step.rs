@@ -585,6 +585,20 @@ impl Frame<'_, '_> {
                     return Ok(Some(Var::Null));
                 }
             }
+            // `yield from`: the sub-iterator (a generator is its own) pulled by `SEND`.
+            Op::Unsupported if ins.name == "GET_YIELD_FROM_ITER" => {
+                let v = self.pop()?;
+                let it = self.get_iter(v)?;
+                self.stack.push(it);
+            }
+            Op::Unsupported if ins.name == "SEND" && self.yields.is_some() => {
+                self.yield_from_send(ins.target)?;
+            }
+            Op::Unsupported if ins.name == "END_SEND" => {
+                let v = self.pop()?;
+                self.pop()?;
+                self.stack.push(v);
+            }
             Op::Unsupported if ins.name == "STORE_ATTR" => {
                 let obj = self.pop()?;
                 let v = self.pop()?;
