@@ -117,7 +117,7 @@ impl Frame<'_, '_> {
             }
             // In place on a list: the same list, extended (any iterable) or repeated.
             ("iadd", Var::List(l), _) => {
-                let Some(items) = self.take_items_of(&b)? else {
+                let Some(items) = self.take_items_of(b)? else {
                     return Ok(None);
                 };
                 self.tx.note_list_mutation(l);
