@@ -365,3 +365,121 @@ class STEQuantizer(nn.Module):
 
 
 register("autograd_function_in_a_module", STEQuantizer, x_seq, module=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Library idioms
+
+
+class NamedLayers(nn.Module):
+    """Layers reached by name (`getattr(self, f"layer{i}")`) and a ModuleDict walked by items."""
+
+    def __init__(self):
+        super().__init__()
+        for i in range(3):
+            setattr(self, f"layer{i}", nn.Linear(8, 8))
+        self.heads = nn.ModuleDict({"a": nn.Linear(8, 2), "b": nn.Linear(8, 3)})
+
+    def forward(self, x):
+        for i in range(3):
+            x = torch.tanh(getattr(self, f"layer{i}")(x))
+        return {k: h(x).sum(-1) for k, h in self.heads.items()}
+
+
+register("layers_by_name_and_module_dict_items", NamedLayers, x_seq, module=True)
+
+
+class ScriptingBranches(nn.Module):
+    """torchvision's checks: `torch.jit.is_scripting()` / `is_tracing()` branches."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        if not torch.jit.is_scripting() and not torch.jit.is_tracing():
+            x = x * 2
+        if torch.compiler.is_compiling():
+            x = x + 0
+        return self.fc(x)
+
+
+register("jit_is_scripting_branches", ScriptingBranches, x_seq, module=True)
+
+
+@case(x_seq)
+def numel_from_math_prod_and_reduce(x):
+    import functools
+    import operator
+
+    n = math.prod(x.shape[1:])
+    m = functools.reduce(operator.mul, x.shape, 1)
+    return x.reshape(x.shape[0], n) / m, x.new_zeros(n).shape, x.new_full((2,), 3.0)
+
+
+@case(lambda r: (r.randint(0, 5, 6), r.randn(6, 5)))
+def one_hot_and_bucketize(idx, logits):
+    oh = F.one_hot(idx, num_classes=5).float()
+    b = torch.bucketize(logits, torch.tensor([-1.0, 0.0, 1.0]))
+    return (oh * logits).sum(-1), b, torch.cdist(logits, logits).shape
+
+
+@case(x_seq)
+def rearrange_heads_by_hand(x):
+    b, t, d = x.shape
+    h = 2
+    y = x.view(b, t, h, d // h).permute(0, 2, 1, 3).contiguous()
+    return y.flatten(0, 1).transpose(-1, -2).reshape(b * h, -1).shape, y.sum((1, 3))
+
+
+class DepthwiseSeparable(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(4, 4, 3, padding=1, groups=4)
+        self.pw = nn.Conv2d(4, 8, 1)
+        self.bn = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return F.hardswish(self.bn(self.pw(F.relu6(self.dw(x)))))
+
+
+register("depthwise_separable_conv_train_mode", DepthwiseSeparable, x_img, module=True)
+
+
+class SqueezeExcite(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Conv2d(4, 2, 1)
+        self.fc2 = nn.Conv2d(2, 4, 1)
+
+    def forward(self, x):
+        s = F.adaptive_avg_pool2d(x, 1)
+        s = torch.sigmoid(self.fc2(F.silu(self.fc1(s))))
+        return x * s
+
+
+register("squeeze_excite_block", SqueezeExcite, x_img, module=True)
+
+
+@case(x_seq)
+def kv_cache_list_appended_in_a_loop(x):
+    cache = []
+    out = []
+    for t in range(x.shape[1]):
+        cache.append(x[:, t : t + 1])
+        keys = torch.cat(cache, dim=1)
+        out.append((keys * x[:, t : t + 1]).sum(1))
+    return torch.stack(out, 1), len(cache)
+
+
+@case(x_seq)
+def top_k_top_p_sampling_filter(x):
+    logits = x[:, -1]
+    v, _ = torch.topk(logits, 3)
+    logits = logits.masked_fill(logits < v[:, [-1]], float("-inf"))
+    sorted_logits, idx = torch.sort(logits, descending=True)
+    probs = sorted_logits.softmax(-1).cumsum(-1)
+    remove = probs > 0.9
+    remove[..., 1:] = remove[..., :-1].clone()
+    remove[..., 0] = False
+    return sorted_logits.masked_fill(remove, float("-inf")), idx
