@@ -17,30 +17,9 @@ use std::rc::Rc;
 use pyo3::prelude::*;
 
 use super::gencm::{handler_around_yield, Resumed};
-use super::vars::{FunctionVar, SavedFrame, Var};
+use super::vars::{FunctionVar, LazyIter, SavedFrame, Var};
 use super::Frame;
 use crate::error::TraceError;
-
-/// What a [`Var::Generator`] is.
-pub enum LazyIter {
-    /// A user generator function's frame: not started (`pc` 0), suspended after a `yield`, or
-    /// `None` once it returned or raised.
-    Frame {
-        frame: Option<SavedFrame>,
-        /// Being resumed now (a generator that pulls from itself raises `ValueError`).
-        running: bool,
-        /// The root instruction that made it (see the module comment).
-        made_at: usize,
-        /// Its return value once it returned (the value of `yield from` it).
-        result: Option<Var>,
-    },
-    /// `zip(*its)` with at least one lazy argument (each an iterator).
-    Zip(Vec<Var>),
-    /// `enumerate(it, start)`: the next count.
-    Enumerate(Var, i64),
-    /// `map(f, *its)`.
-    Map(Var, Vec<Var>),
-}
 
 impl LazyIter {
     pub fn type_name(&self) -> &'static str {

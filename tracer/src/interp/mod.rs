@@ -89,7 +89,7 @@ pub struct Tracer<'py> {
     /// The root frame's instruction now running.
     pub(crate) root_index: usize,
     /// User generators the trace made and consumes lazily (see `generators.rs`).
-    pub(crate) generators: Vec<Rc<RefCell<generators::LazyIter>>>,
+    pub(crate) generators: Vec<Rc<RefCell<vars::LazyIter>>>,
     /// How many exception handlers of the root frame are running: a graph break there could
     /// not restore the exception state, so the frame then runs eagerly.
     pub(crate) root_handlers: usize,
