@@ -632,27 +632,21 @@ def generator_function_next_twice(xs):
     return next(g) + next(g)
 
 
-_LAZY = (
-    "a generator function consumed by a loop, zip or enumerate runs natively (it would "
-    "interleave with its consumer; torch.compile traces it lazily)"
-)
-
-
-@case(xs3, breadth=_LAZY)
+@case(xs3)
 def generator_function_in_a_comprehension(xs):
     return [a - b for a, b in _pairs(xs)]
 
 
-@case(xs3, breadth=_LAZY)
+@case(xs3)
 def generator_function_zipped(xs):
     return [a + b for a, b in zip(_doubled(xs), xs)]
 
 
-@case(xs3, breadth=_LAZY)
+@case(xs3)
 def generator_function_enumerated(xs):
     return [t * i for i, t in enumerate(_doubled(xs))]
 
 
-@case(xs3, breadth=_LAZY)
+@case(xs3)
 def generator_function_under_a_generator_expression(xs):
     return sorted(t.shape[0] for t in _doubled(xs)), xs[0] + 1

@@ -169,8 +169,7 @@ def detach_and_inplace(x):
 
 
 # torch.compile: 1 graphs
-# Ours: 1 graph and a break at `x.grad` (a resumable attribute load; it ran eagerly before).
-@program(lambda r: (r.randn(3, 4, requires_grad=True),), 1, 1)
+@program(lambda r: (r.randn(3, 4, requires_grad=True),), 1, fullgraph=True)
 def requires_grad_outputs(x):
     y = x * 2
     return y, y.detach(), y.requires_grad, x.grad is None

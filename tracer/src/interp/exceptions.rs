@@ -343,6 +343,11 @@ impl<'py> Frame<'_, 'py> {
                 Var::List(items) => todo.extend(items.borrow().iter().cloned()),
                 Var::Dict(items) => todo.extend(items.borrow().iter().map(|(_, v)| v.clone())),
                 Var::Object(o) => todo.extend(o.attrs.borrow().iter().map(|(_, v)| v.clone())),
+                Var::Generator(_) => {
+                    let at = super::generators::made_at(&v).unwrap_or(self.tx.root_index);
+                    let e = TraceError::unsupported("a generator made by the traced code escapes");
+                    return Err(e.in_root_instruction(at));
+                }
                 _ => {}
             }
         }

@@ -102,7 +102,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                 g.borrow_mut().frame = Some(*frame);
                 Ok(v)
             }
-            Resumed::Returned => Err(TraceError::unsupported(
+            Resumed::Returned(_) => Err(TraceError::unsupported(
                 "a @contextmanager generator that does not yield (its __enter__ raises)",
             )),
         }
@@ -134,9 +134,9 @@ impl<'a, 'py> Frame<'a, 'py> {
             }
         };
         match (self.resume_generator(frame, exc.clone()), exc) {
-            (Ok(Resumed::Returned), None) => Ok(Var::py_const(py, false)),
+            (Ok(Resumed::Returned(_)), None) => Ok(Var::py_const(py, false)),
             // The generator swallowed the exception: the `with` statement goes on.
-            (Ok(Resumed::Returned), Some(_)) => Ok(Var::py_const(py, true)),
+            (Ok(Resumed::Returned(_)), Some(_)) => Ok(Var::py_const(py, true)),
             // Yielded again on a normal exit: contextlib raises RuntimeError (3.12 also closes
             // the generator, a no-op where no `try` encloses the `yield`; 3.11 leaves it to the
             // garbage collector). Raised here as a traced exception the frame may catch.
@@ -175,7 +175,7 @@ impl<'a, 'py> Frame<'a, 'py> {
 
     /// Runs a generator frame from where it stopped (with `throw` raised at its `yield`) to its
     /// next `yield` or its end.
-    fn resume_generator(
+    pub(super) fn resume_generator(
         &mut self,
         saved: SavedFrame,
         throw: Option<Bound<'py, PyAny>>,
@@ -239,7 +239,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                             pc: child.pc,
                         }),
                     ),
-                    _ => Resumed::Returned,
+                    _ => Resumed::Returned(ret),
                 })
             })
         };
@@ -286,9 +286,10 @@ fn is_generator_function(py: Python<'_>, func: &FunctionVar) -> Result<bool, Tra
     Ok(flags & 0x20 != 0 && flags & (0x80 | 0x100 | 0x200) == 0)
 }
 
-enum Resumed {
+pub(super) enum Resumed {
     Yielded(Var, Box<SavedFrame>),
-    Returned,
+    /// With the generator's return value (`StopIteration.value`, what `yield from` gives).
+    Returned(Var),
 }
 
 /// The generator function, positional and keyword arguments of an unentered manager.
@@ -315,7 +316,7 @@ pub(crate) fn unentered_parts(v: &Var) -> Option<UnenteredCm> {
 /// Whether a `try` (or `with`) of the generator encloses the `yield` its frame is suspended
 /// at, so closing the generator would run code (3.12's own wrapper, which turns a
 /// `StopIteration` into `RuntimeError`, runs nothing on close and does not count).
-fn handler_around_yield(saved: &SavedFrame) -> bool {
+pub(super) fn handler_around_yield(saved: &SavedFrame) -> bool {
     let code = &saved.code;
     if code.exception_table.is_empty() {
         return false;

@@ -149,16 +149,17 @@ impl<'a, 'py> Frame<'a, 'py> {
         // `any`, a `for` loop) gets the values it yields. A user generator function is run the
         // same way where its call is the first argument of a builtin that drains it (`list`,
         // `sum`, `sorted`, ...) or stops at the deciding item (`any`, `all`, `next`): nothing
-        // runs between its items then, as in eager. Elsewhere (a `for` loop's body between its
-        // items) it could interleave side effects with its consumer, so it runs natively.
-        let generator = flags & 0x20 != 0
-            && flags & (0x80 | 0x100 | 0x200) == 0
+        // runs between its items then, as in eager. Elsewhere (a `for` loop, `zip`,
+        // `enumerate`, whose consumer runs code between its items) it is made lazy: its frame
+        // runs to one `yield` per pull (`generators.rs`).
+        let plain_generator = flags & 0x20 != 0 && flags & (0x80 | 0x100 | 0x200) == 0;
+        let generator = plain_generator
             && (f.name == "<genexpr>"
                 || self.short_circuit_consumer()?.is_some()
                 || self.draining_consumer()?);
-        if flags & (0x80 | 0x100 | 0x200) != 0 || (flags & 0x20 != 0 && !generator) {
+        if flags & (0x80 | 0x100 | 0x200) != 0 {
             return Err(TraceError::unsupported(format!(
-                "calling the generator or coroutine function {}",
+                "calling the coroutine or async generator function {}",
                 f.name
             )));
         }
@@ -169,6 +170,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         let mut all_locals: Vec<Option<Var>> = vec![None; info.localsplus.len()];
         for (i, v) in locals.into_iter().enumerate() {
             all_locals[i] = v;
+        }
+        if plain_generator && !generator {
+            return Ok(self.lazy_generator(f, all_locals));
         }
         let short = if generator {
             self.short_circuit_consumer()?

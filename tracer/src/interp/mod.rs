@@ -7,6 +7,7 @@ mod calls;
 pub mod comprehension;
 mod exceptions;
 mod gencm;
+mod generators;
 pub(crate) use vars::dict_kind;
 mod handlers;
 mod inline;
@@ -87,6 +88,8 @@ pub struct Tracer<'py> {
     pub(crate) made_exceptions: Vec<(Py<PyAny>, usize)>,
     /// The root frame's instruction now running.
     pub(crate) root_index: usize,
+    /// User generators the trace made and consumes lazily (see `generators.rs`).
+    pub(crate) generators: Vec<Rc<RefCell<vars::LazyIter>>>,
     /// How many exception handlers of the root frame are running: a graph break there could
     /// not restore the exception state, so the frame then runs eagerly.
     pub(crate) root_handlers: usize,
@@ -363,6 +366,7 @@ pub fn trace<'py>(
         made_exceptions: Vec::new(),
         root_index: 0,
         root_handlers: 0,
+        generators: Vec::new(),
     };
     tx.output.sites.root = Some(std::sync::Arc::from([crate::event::FrameSite {
         function: crate::code::user_function_name(&code.name).to_string(),
@@ -458,17 +462,24 @@ impl<'a, 'py> Frame<'a, 'py> {
             if Some(self.pc) == break_at {
                 // A generator context manager cannot be rebuilt after the graph: break before
                 // the call that made it instead (the driver traces again).
-                if let Some(made_at) = gencm::break_before_generator_cms(&self.stack, &self.locals)
-                {
+                let made_at = [
+                    gencm::break_before_generator_cms(&self.stack, &self.locals),
+                    generators::break_before_generators(&self.stack, &self.locals),
+                ]
+                .into_iter()
+                .flatten()
+                .min();
+                if let Some(made_at) = made_at {
                     return Err(TraceError::Unsupported {
-                        reason: "a @contextlib.contextmanager context manager is live at the \
-                                 graph break"
+                        reason: "a @contextlib.contextmanager context manager or a generator is \
+                                 live at the graph break"
                             .into(),
                         location: Some(self.location()),
                         instruction: Some(made_at),
                         frames: Vec::new(),
                     });
                 }
+                self.check_suspended_generators()?;
                 // Arguments not read yet are live too: wrap them so the resume function gets them.
                 for i in 0..self.code.nargs.min(self.code.nlocals) {
                     if self.locals[i].is_none() && !self.tx.deleted_args.contains(&i) {
@@ -498,7 +509,10 @@ impl<'a, 'py> Frame<'a, 'py> {
             let index = self.pc;
             self.tx.root_index = index;
             match self.step(&ins).and_then(|r| match r {
-                Some(ret) => self.check_escape(&ret).map(|()| Some(ret)),
+                Some(ret) => self
+                    .check_escape(&ret)
+                    .and_then(|()| self.check_suspended_generators())
+                    .map(|()| Some(ret)),
                 None => Ok(None),
             }) {
                 Ok(Some(ret)) => return Ok(End::Return(ret)),
@@ -740,6 +754,44 @@ impl<'a, 'py> Frame<'a, 'py> {
             .map(|(_, v)| v.clone())
     }
 
+    /// `x.grad = v` on a graph input read from a source (a parameter): recorded and made after
+    /// the graph, as an attribute write (`x.grad` reads it back until then). The value is `None`
+    /// or a tensor of `x`'s sizes, dtype and device (eager's own check, made here so that the
+    /// write cannot fail after the graph ran).
+    fn store_tensor_grad(
+        &mut self,
+        t: &crate::output::TensorValue,
+        v: Var,
+    ) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let root = self.tx.output.alias_root(t.node);
+        let (Some(src), Some(obj)) = (
+            self.tx.output.source_of_input(root).cloned(),
+            self.tx.output.example_input(root).map(|o| o.clone_ref(py)),
+        ) else {
+            return Err(TraceError::unsupported(
+                "assigning tensor.grad of a tensor the graph computed",
+            ));
+        };
+        let fits = match &v {
+            Var::Tensor(g) => {
+                g.meta.dtype == t.meta.dtype
+                    && g.meta.device == t.meta.device
+                    && g.meta.known_sizes().is_some()
+                    && g.meta.known_sizes() == t.meta.known_sizes()
+            }
+            Var::Py(o, _) => o.bind(py).is_none(),
+            _ => false,
+        };
+        if !fits {
+            return Err(TraceError::unsupported(
+                "assigning tensor.grad a value other than None or a tensor like it",
+            ));
+        }
+        self.tx.effects.set_attr(py, obj, src, "grad", v);
+        Ok(())
+    }
+
     /// STORE_ATTR: on an object read from the frame's inputs, recorded and written after the
     /// graph. Objects whose attribute writes run code (`__setattr__` overrides, properties and
     /// other data descriptors) and registered module members still break the graph.
@@ -757,6 +809,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         }
         if let Var::ModelOutput(o) = &obj {
             return o.assign(py, name, v, false);
+        }
+        if let (Var::Tensor(t), "grad") = (&obj, name) {
+            return self.store_tensor_grad(t, v);
         }
         let Var::Py(o, Some(src)) = &obj else {
             return Err(TraceError::unsupported(format!(
@@ -956,6 +1011,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let Some(items) = v.items(self.tx.py) {
             return Ok(items);
         }
+        if let Var::Generator(_) = &v {
+            return self.iterate(v);
+        }
         if let Some(items) = self.object_items(&v)? {
             return Ok(items);
         }
@@ -1015,6 +1073,13 @@ impl<'a, 'py> Frame<'a, 'py> {
 
     fn iterate(&mut self, v: Var) -> Result<Vec<Var>, TraceError> {
         match &v {
+            Var::Generator(_) => {
+                let mut out = Vec::new();
+                while let Some(x) = self.iter_next(&v)? {
+                    out.push(x);
+                }
+                Ok(out)
+            }
             Var::Iter(it) => {
                 let it = it.borrow();
                 Ok(it.0[it.1..].to_vec())

@@ -978,6 +978,28 @@ impl Frame<'_, '_> {
         self.tx.wrap(v, src)
     }
 
+    /// `x.grad` of a graph input read from a source (a parameter reached through its module):
+    /// the gradient is an input of its own (`<source>.grad`), guarded like any tensor input, or
+    /// `None` under an `is None` guard; a value the traced code assigned earlier (`p.grad =
+    /// None`, replayed after the graph) is read back. Other tensors' gradients break the graph.
+    fn tensor_grad(&mut self, t: &TensorValue) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let root = self.tx.output.alias_root(t.node);
+        let (Some(src), Some(obj)) = (
+            self.tx.output.source_of_input(root).cloned(),
+            self.tx.output.example_input(root).map(|o| o.clone_ref(py)),
+        ) else {
+            return Err(TraceError::unsupported(
+                "reading tensor.grad of a tensor the graph computed",
+            ));
+        };
+        if let Some(v) = self.tx.effects.attr(py, &obj, "grad") {
+            return Ok(v);
+        }
+        let grad = obj.bind(py).getattr(intern!(py, "grad"))?;
+        self.tx.wrap(grad, Some(src.attr(py, "grad")))
+    }
+
     fn tensor_attr(&mut self, t: TensorValue, name: &str) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let meta = &t.meta;
@@ -1057,7 +1079,8 @@ impl Frame<'_, '_> {
                     vec![],
                 )?
             }
-            "data" | "grad" | "grad_fn" | "_version" => {
+            "grad" => return self.tensor_grad(&t),
+            "data" | "grad_fn" | "_version" => {
                 return Err(TraceError::unsupported(format!("reading tensor.{name}")));
             }
             _ => {

@@ -201,7 +201,7 @@ impl Frame<'_, '_> {
                 if let Ok(Var::Null) = self.peek(0).cloned() {
                     self.pop()?;
                 }
-                let args = args.take_items(py).ok_or_else(|| {
+                let args = self.take_items_of(&args)?.ok_or_else(|| {
                     TraceError::unsupported("f(*args) with args that are not a sequence")
                 })?;
                 let mut kw = Vec::new();
@@ -334,7 +334,7 @@ impl Frame<'_, '_> {
             }
             Op::ListExtend => {
                 let v = self.pop()?;
-                let items = v.take_items(py).ok_or_else(|| {
+                let items = self.take_items_of(&v)?.ok_or_else(|| {
                     TraceError::unsupported("extending a list with a non-sequence")
                 })?;
                 let Var::List(l) = self.peek(arg - 1)?.clone() else {
@@ -552,7 +552,7 @@ impl Frame<'_, '_> {
                 let items = if ins.op == Op::SetAdd {
                     vec![v]
                 } else {
-                    v.take_items(py).ok_or_else(|| {
+                    self.take_items_of(&v)?.ok_or_else(|| {
                         TraceError::unsupported("updating a set from a non-sequence")
                     })?
                 };
@@ -584,6 +584,20 @@ impl Frame<'_, '_> {
                 if self.stop_at_yield {
                     return Ok(Some(Var::Null));
                 }
+            }
+            // `yield from`: the sub-iterator (a generator is its own) pulled by `SEND`.
+            Op::Unsupported if ins.name == "GET_YIELD_FROM_ITER" => {
+                let v = self.pop()?;
+                let it = self.get_iter(v)?;
+                self.stack.push(it);
+            }
+            Op::Unsupported if ins.name == "SEND" && self.yields.is_some() => {
+                self.yield_from_send(ins.target)?;
+            }
+            Op::Unsupported if ins.name == "END_SEND" => {
+                let v = self.pop()?;
+                self.pop()?;
+                self.stack.push(v);
             }
             Op::Unsupported if ins.name == "STORE_ATTR" => {
                 let obj = self.pop()?;

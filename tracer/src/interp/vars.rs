@@ -169,6 +169,10 @@ pub enum Var {
     /// `contextlib.contextmanager(f)` of a generator function made in the frame: calling it
     /// makes a [`Var::GenCm`].
     GenCmFunction(Rc<FunctionVar>),
+    /// A generator made by the traced code and consumed lazily, one item per pull: a user
+    /// generator function's suspended frame, or `zip` / `enumerate` / `map` over one (see
+    /// `generators.rs`). It cannot escape the trace.
+    Generator(Rc<RefCell<LazyIter>>),
     /// `x.untyped_storage()` of a tensor (see `storage.rs`): its `size()` / `nbytes()` fold to
     /// the graph input's storage size, guarded; anything else breaks the graph.
     Storage(TensorValue),
@@ -186,6 +190,27 @@ pub struct GenCmVar {
     /// The root instruction that made it: where the graph breaks instead when the manager is
     /// live at a graph break (it cannot be rebuilt after the graph).
     pub(super) made_at: usize,
+}
+
+/// What a [`Var::Generator`] is (its behaviour lives in `generators.rs`).
+pub enum LazyIter {
+    /// A user generator function's frame: not started (`pc` 0), suspended after a `yield`, or
+    /// `None` once it returned or raised.
+    Frame {
+        frame: Option<SavedFrame>,
+        /// Being resumed now (a generator that pulls from itself raises `ValueError`).
+        running: bool,
+        /// The root instruction that made it (see the module comment).
+        made_at: usize,
+        /// Its return value once it returned (the value of `yield from` it).
+        result: Option<Var>,
+    },
+    /// `zip(*its)` with at least one lazy argument (each an iterator).
+    Zip(Vec<Var>),
+    /// `enumerate(it, start)`: the next count.
+    Enumerate(Var, i64),
+    /// `map(f, *its)`.
+    Map(Var, Vec<Var>),
 }
 
 /// A generator frame of the tracer between two resumptions.
@@ -384,6 +409,7 @@ impl Var {
             Var::GenCmExit(_) => "bound method _GeneratorContextManager.__exit__".into(),
             Var::GenCmFunction(f) => format!("function {}", f.name),
             Var::Storage(_) => "torch.UntypedStorage".into(),
+            Var::Generator(g) => g.borrow().type_name().into(),
         }
     }
 

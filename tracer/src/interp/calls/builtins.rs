@@ -175,7 +175,9 @@ impl Frame<'_, '_> {
             let mut out = Vec::new();
             for a in args {
                 match a {
-                    Var::Iter(_) | Var::Library(_) => out.push(Var::Tuple(self.drain(a)?)),
+                    Var::Iter(_) | Var::Library(_) | Var::Generator(_) => {
+                        out.push(Var::Tuple(self.drain(a)?))
+                    }
                     a => out.push(a),
                 }
             }

@@ -97,25 +97,80 @@ impl Frame<'_, '_> {
                 .and_then(|q| q.extract())
                 .unwrap_or_else(|_| name.to_string());
             let path = format!("{module}.{qualname}");
-            let gargs = args
-                .iter()
-                .map(|a| a.to_arg(py))
-                .collect::<Result<Vec<_>, _>>()?;
-            let gkw = kwargs
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
-                .collect::<Result<Vec<_>, TraceError>>()?;
             let hint = name.trim_start_matches('_');
             let hint = if hint.is_empty() { "allowed" } else { hint };
-            return Ok(Some(self.graph_call(
-                hint,
-                Target::Function(path),
-                Some(f),
-                gargs,
-                gkw,
-            )?));
+            return self.opaque_call(f, path, hint, args, kwargs).map(Some);
+        }
+        if let Some(r) = self.autograd_function_apply(f, args, kwargs)? {
+            return Ok(Some(r));
         }
         Ok(None)
+    }
+
+    /// One graph node calling `f` as it is (its metadata from running it on meta tensors).
+    fn opaque_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        path: String,
+        hint: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let gargs = args
+            .iter()
+            .map(|a| a.to_arg(py))
+            .collect::<Result<Vec<_>, _>>()?;
+        let gkw = kwargs
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
+            .collect::<Result<Vec<_>, TraceError>>()?;
+        self.graph_call(hint, Target::Function(path), Some(f), gargs, gkw)
+    }
+
+    /// `MyFunction.apply(*args)` of a `torch.autograd.Function` subclass: one graph node calling
+    /// `apply`, as torch.compile puts the function in its graph (its own higher-order op). The
+    /// node runs the user's `forward` and records the user's `backward` in autograd, so values
+    /// and gradients are eager's; the class is guarded where it was read.
+    fn autograd_function_apply(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let [Var::Py(cls, _), rest @ ..] = args else {
+            return Ok(None);
+        };
+        let function = py.import("torch.autograd")?.getattr("Function")?;
+        let apply = function.getattr("apply")?.getattr("__func__")?;
+        if !f.is(&apply) || !kwargs.is_empty() {
+            return Ok(None);
+        }
+        let cls = cls.bind(py);
+        let is_subclass = cls.is_instance_of::<pyo3::types::PyType>()
+            && cls
+                .cast::<pyo3::types::PyType>()
+                .map_err(PyErr::from)?
+                .is_subclass(&function)?
+            && !cls.is(&function);
+        if !is_subclass {
+            return Ok(None);
+        }
+        let module: String = cls.getattr("__module__")?.extract().unwrap_or_default();
+        let qualname: String = cls.getattr("__qualname__")?.extract().unwrap_or_default();
+        let node_fn = py
+            .import("torchferro._autograd")?
+            .getattr("apply_of")?
+            .call1((cls,))?;
+        self.opaque_call(
+            &node_fn,
+            format!("{module}.{qualname}.apply"),
+            "apply",
+            rest,
+            &[],
+        )
+        .map(Some)
     }
 
     /// `assume_constant_result`: the function runs now on the known arguments and its result

@@ -143,8 +143,8 @@ impl Frame<'_, '_> {
                 Ok(Var::none(py))
             }
             ("extend", [v]) => {
-                let items = v
-                    .take_items(py)
+                let items = self
+                    .take_items_of(v)?
                     .ok_or_else(|| TraceError::unsupported("list.extend with a non-sequence"))?;
                 l.borrow_mut().extend(items);
                 Ok(Var::none(py))

@@ -29,6 +29,8 @@ enum Pull {
     /// A fresh iteration of a sequence.
     Owned(std::vec::IntoIter<Var>),
     Endless(Rc<RefCell<LibObj>>),
+    /// A lazy generator (`generators.rs`): pulling resumes it.
+    Lazy(Var),
 }
 
 fn unsupported(reason: impl Into<String>) -> TraceError {
@@ -39,7 +41,7 @@ impl Frame<'_, '_> {
     /// `GET_ITER`: an iterator is its own iterator; anything else iterates its items.
     pub(in crate::interp) fn get_iter(&mut self, v: Var) -> Result<Var, TraceError> {
         match v {
-            Var::Iter(_) => Ok(v),
+            Var::Iter(_) | Var::Generator(_) => Ok(v),
             Var::Library(ref l) if l.borrow().is_iterator() => Ok(v),
             other => Ok(new_iter(self.iterate(other)?)),
         }
@@ -60,6 +62,10 @@ impl Frame<'_, '_> {
             Var::Library(l) if l.borrow().is_iterator() => {
                 let l = l.clone();
                 self.endless_next(&l).map(Some)
+            }
+            Var::Generator(g) => {
+                let g = g.clone();
+                self.generator_next(&g)
             }
             _ => Err(unsupported("iterating a Python iterator object")),
         }
@@ -91,6 +97,7 @@ impl Frame<'_, '_> {
         Ok(match v {
             Var::Iter(i) => Pull::Shared(i),
             Var::Library(l) if l.borrow().is_iterator() => Pull::Endless(l),
+            Var::Generator(_) => Pull::Lazy(v),
             other => Pull::Owned(self.iterate(other)?.into_iter()),
         })
     }
@@ -99,6 +106,10 @@ impl Frame<'_, '_> {
         match p {
             Pull::Shared(i) => self.iter_next(&Var::Iter(i.clone())),
             Pull::Owned(it) => Ok(it.next()),
+            Pull::Lazy(g) => {
+                let g = g.clone();
+                self.iter_next(&g)
+            }
             Pull::Endless(l) => {
                 let l = l.clone();
                 self.endless_next(&l).map(Some)
@@ -198,10 +209,15 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let no_kw = kwargs.is_empty();
+        if matches!(name, "zip" | "map") && no_kw {
+            if let Some(lazy) = self.lazy_combinator(name, args, 0)? {
+                return Ok(Some(lazy));
+            }
+        }
         let r = match (name, args) {
             ("iter", [v]) if no_kw => self.get_iter(v.clone())?,
             ("next", [it]) | ("next", [it, _]) if no_kw => {
-                if !matches!(it, Var::Iter(_) | Var::Library(_)) {
+                if !matches!(it, Var::Iter(_) | Var::Library(_) | Var::Generator(_)) {
                     return Err(unsupported(format!(
                         "next() of a {} (not an iterator of the traced code)",
                         it.type_name(py)
@@ -266,6 +282,9 @@ impl Frame<'_, '_> {
                     Some(s) => self.int_arg(&s, "enumerate(start=)")?.unwrap_or(0),
                     None => 0,
                 };
+                if let Some(lazy) = self.lazy_combinator(name, &args[..1], start)? {
+                    return Ok(Some(lazy));
+                }
                 let items = self.drain(it.clone())?;
                 new_iter(
                     items
@@ -276,7 +295,7 @@ impl Frame<'_, '_> {
                 )
             }
             ("reversed", [v]) if no_kw => {
-                if matches!(v, Var::Iter(_) | Var::Library(_)) {
+                if matches!(v, Var::Iter(_) | Var::Library(_) | Var::Generator(_)) {
                     return Err(unsupported(
                         "reversed() of an iterator (the frame raises TypeError)",
                     ));

@@ -250,6 +250,9 @@ impl Frame<'_, '_> {
         if let Some(r) = self.torch_check_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
+        if let Some(r) = self.checkpoint_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
         // `torch.set_default_dtype(d)`: a switch in the graph, as torch.compile records it.
         if name == "set_default_dtype" && module == "torch" && kwargs.is_empty() {
             if let [Var::Py(d, _)] = args.as_slice() {

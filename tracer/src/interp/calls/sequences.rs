@@ -117,7 +117,7 @@ impl Frame<'_, '_> {
             }
             // In place on a list: the same list, extended (any iterable) or repeated.
             ("iadd", Var::List(l), _) => {
-                let Some(items) = b.take_items(py) else {
+                let Some(items) = self.take_items_of(b)? else {
                     return Ok(None);
                 };
                 self.tx.note_list_mutation(l);
@@ -199,9 +199,8 @@ impl Frame<'_, '_> {
         slice: &Bound<'_, PySlice>,
         value: &Var,
     ) -> Result<(), TraceError> {
-        let py = self.tx.py;
-        let new = value
-            .take_items(py)
+        let new = self
+            .take_items_of(value)?
             .ok_or_else(|| TraceError::unsupported("assigning a non-sequence to a list slice"))?;
         let len = l.borrow().len();
         let (pos, start, step) = slice_positions(slice, len)?;

@@ -10,6 +10,11 @@
 //!   and draws nothing from the RNG; the instance is then a constant of the graph and its
 //!   `forward` is inlined. A layer with weights (`nn.Linear`) draws its initialisation from the
 //!   global RNG on every call, which a trace-time constant cannot repeat: that breaks the graph.
+//! - `torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)` with the default
+//!   `context_fn`: `fn(*args)`
+//!   traced in place, as torch.compile traces it into its graph. The values and gradients are
+//!   eager's; which activations are saved for the backward is then the backend's choice (the
+//!   memory saving of recomputation is not asked of it).
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -31,6 +36,51 @@ fn check_condition_index(name: &str) -> Option<usize> {
 }
 
 impl Frame<'_, '_> {
+    /// `torch.utils.checkpoint.checkpoint(fn, *args, **kwargs)`: `fn(*args, **kwargs)`, its own
+    /// options dropped; `None` for any other call, or a custom `context_fn`.
+    pub(super) fn checkpoint_call(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        module: &str,
+        name: &str,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        if module != "torch.utils.checkpoint" || name != "checkpoint" {
+            return Ok(None);
+        }
+        if !f.is(py.import("torch.utils.checkpoint")?.getattr("checkpoint")?) {
+            return Ok(None);
+        }
+        let Some((func, rest)) = args.split_first() else {
+            return Ok(None);
+        };
+        let options = [
+            "use_reentrant",
+            "preserve_rng_state",
+            "determinism_check",
+            "debug",
+        ];
+        // The reentrant variant gives an output that does not require grad when no argument
+        // does (parameters used inside do not count), and its default differs across torch
+        // versions: only the explicit non-reentrant call is traced.
+        let non_reentrant = kwargs.iter().any(|(k, v)| {
+            k == "use_reentrant"
+                && v.as_py(py)
+                    .is_some_and(|b| b.is(pyo3::types::PyBool::new(py, false).as_any()))
+        });
+        if !non_reentrant || kwargs.iter().any(|(k, _)| k == "context_fn") {
+            return Ok(None);
+        }
+        let kw: Vec<(String, Var)> = kwargs
+            .iter()
+            .filter(|(k, _)| !options.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        self.call(func.clone(), rest.to_vec(), kw).map(Some)
+    }
+
     /// `torch._check*(cond, ...)` with a condition known now; `None` when `f` is none of them or
     /// the check fails (the call then runs natively and raises).
     pub(super) fn torch_check_call(
