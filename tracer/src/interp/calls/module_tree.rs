@@ -91,13 +91,13 @@ impl Frame<'_, '_> {
             }
             "children" | "named_children" => {
                 let named = name == "named_children";
-                let mut seen: Vec<Bound<'_, PyAny>> = Vec::new();
+                let mut seen = Seen::default();
                 let mut out = Vec::new();
                 for (k, child, s) in self.dict_members(&m, src, "_modules")? {
-                    if seen.iter().any(|o| o.is(&child)) {
+                    if seen.repeated(self, &child, &s) {
                         continue;
                     }
-                    seen.push(child.clone());
+                    seen.push(&child, &s);
                     let v = self.tx.wrap(child, Some(s))?;
                     out.push(if named {
                         Var::Tuple(vec![Var::py_const(py, k), v])
@@ -105,6 +105,7 @@ impl Frame<'_, '_> {
                         v
                     });
                 }
+                seen.guard(self);
                 out
             }
             _ => {
@@ -123,15 +124,15 @@ impl Frame<'_, '_> {
                         source: src.clone(),
                     }]
                 };
-                let mut seen: Vec<Bound<'_, PyAny>> = Vec::new();
+                let mut seen = Seen::default();
                 let mut out = Vec::new();
                 for n in modules {
                     for (k, v, s) in self.dict_members(&n.module, &n.source, store)? {
-                        if seen.iter().any(|o| o.is(&v)) {
+                        if seen.repeated(self, &v, &s) {
                             continue;
                         }
                         if call.remove_duplicate {
-                            seen.push(v.clone());
+                            seen.push(&v, &s);
                         }
                         let full = dotted(&n.name, &k);
                         let t = self.tx.wrap(v, Some(s))?;
@@ -142,6 +143,7 @@ impl Frame<'_, '_> {
                         });
                     }
                 }
+                seen.guard(self);
                 out
             }
         };
@@ -159,10 +161,14 @@ impl Frame<'_, '_> {
         call: &TreeCall,
     ) -> Result<Vec<Node<'py>>, TraceError> {
         let mut out: Vec<Node<'py>> = Vec::new();
+        let mut seen = Seen::default();
         let mut stack = vec![(call.prefix.clone(), m.clone(), src.clone())];
         while let Some((name, module, source)) = stack.pop() {
-            if call.remove_duplicate && out.iter().any(|n| n.module.is(&module)) {
-                continue;
+            if call.remove_duplicate {
+                if seen.repeated(self, &module, &source) {
+                    continue;
+                }
+                seen.push(&module, &source);
             }
             let children = self.dict_members(&module, &source, "_modules")?;
             // Pushed in reverse so the first child is walked first.
@@ -175,6 +181,7 @@ impl Frame<'_, '_> {
                 source,
             });
         }
+        seen.guard(self);
         Ok(out)
     }
 
@@ -216,6 +223,38 @@ impl Frame<'_, '_> {
             out.push((key, v, s));
         }
         Ok(out)
+    }
+}
+
+/// The objects a walk yielded so far, for the generators' skipping of an object met before
+/// (a module reached twice, tied weights). Which objects are one decides what the walk yields,
+/// and the dicts' keys do not show it: an object skipped is guarded to be the one it repeats,
+/// and the objects yielded to be pairwise distinct ([`Seen::guard`]).
+#[derive(Default)]
+struct Seen<'py> {
+    items: Vec<(Bound<'py, PyAny>, Source)>,
+}
+
+impl<'py> Seen<'py> {
+    /// Whether `v` was yielded before (then guarded to stay that object).
+    fn repeated(&self, frame: &mut Frame<'_, '_>, v: &Bound<'py, PyAny>, s: &Source) -> bool {
+        match self.items.iter().find(|(o, _)| o.is(v)) {
+            Some((_, first)) => {
+                frame.tx.guards.add_identity(first, s, true);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn push(&mut self, v: &Bound<'py, PyAny>, s: &Source) {
+        self.items.push((v.clone(), s.clone()));
+    }
+
+    /// Guards the objects yielded to stay pairwise distinct.
+    fn guard(self, frame: &mut Frame<'_, '_>) {
+        let sources = self.items.into_iter().map(|(_, s)| s).collect();
+        frame.tx.guards.add_distinct(sources);
     }
 }
 
