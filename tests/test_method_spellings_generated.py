@@ -322,7 +322,7 @@ RECEIVER = {
 }
 SECOND = {
     "dot": lambda x: (x.flatten().flip(0),),
-    "bmm": lambda x: (x.t().unsqueeze(0),),
+    "bmm": lambda x: (x.transpose(-1, -2),),
 }
 
 
