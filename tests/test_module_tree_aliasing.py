@@ -2,7 +2,9 @@
 before: tied weights, a submodule registered under two names. Which objects are one decides what
 they yield, and the trace folds the walk, so a later call whose tree aliases differently (weights
 untied, a shared submodule replaced) must not reuse the graph. Each case is compared with eager
-(and the graph count with torch.compile's) across such a change."""
+(and the graph count with torch.compile's) across such a change. The walk is torch's only where
+no module on it overrides a tree method (`parameters()` calls `named_parameters`, which calls
+`named_modules`, which recurses through each child's own): an override is what runs."""
 
 from __future__ import annotations
 
@@ -172,3 +174,54 @@ def test_the_guard_listing_names_the_distinct_objects():
         f"OBJECT_ALIASING {a}._parameters['weight'], {a}._parameters['bias'] "
         "are distinct objects",
     ]
+
+
+class HidesItsChildren(nn.Module):
+    """`named_modules` overridden: the root's walk recurses through it and sees no `l`."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(2, 2)
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        yield prefix, self
+
+
+class HoldsAHidingChild(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.h = HidesItsChildren()
+
+    def forward(self, x):
+        return x * len(list(self.modules())) + len(list(self.parameters()))
+
+
+class NoParameters(nn.Module):
+    """`named_parameters` overridden: `parameters()` calls it."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(2, 2)
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from ()
+
+    def forward(self, x):
+        return x * (1 + len(list(self.parameters())))
+
+
+@pytest.mark.parametrize("make", [HoldsAHidingChild, NoParameters])
+def test_an_overridden_tree_method_is_what_runs(make):
+    m = make()
+    x = torch.ones(2)
+    torch.testing.assert_close(torchferro.compile(m, backend="eager")(x), m(x))
+
+
+def test_a_child_replaced_by_one_that_overrides_the_walk_is_seen():
+    m = HoldsAHidingChild()
+    m.h = nn.Linear(2, 2)
+    f = torchferro.compile(m, backend="eager")
+    x = torch.ones(2)
+    torch.testing.assert_close(f(x), m(x))
+    m.h = HidesItsChildren()
+    torch.testing.assert_close(f(x), m(x))

@@ -71,12 +71,20 @@ impl Frame<'_, '_> {
         if !is_nn_module(py, &m)? {
             return Ok(None);
         }
+        // The generator calls the other tree methods on the module (`parameters` ->
+        // `named_parameters` -> `_named_members` -> `named_modules`): an override of any of them
+        // is what runs, so the walk is torch's only where none is overridden.
+        if !self.plain_tree_methods(&m, src)? {
+            return Ok(None);
+        }
         let Some(call) = bind_tree_call(py, f, &m, &args[1..], kwargs)? else {
             return Ok(None);
         };
         let items = match name {
             "modules" | "named_modules" => {
-                let nodes = self.walk_modules(&m, src, &call)?;
+                let Some(nodes) = self.walk_modules(&m, src, &call)? else {
+                    return Ok(None);
+                };
                 let named = name == "named_modules";
                 let mut out = Vec::with_capacity(nodes.len());
                 for n in nodes {
@@ -116,7 +124,10 @@ impl Frame<'_, '_> {
                 };
                 let named = name.starts_with("named_");
                 let modules = if call.recurse {
-                    self.walk_modules(&m, src, &call)?
+                    match self.walk_modules(&m, src, &call)? {
+                        Some(nodes) => nodes,
+                        None => return Ok(None),
+                    }
                 } else {
                     vec![Node {
                         name: call.prefix.clone(),
@@ -159,7 +170,7 @@ impl Frame<'_, '_> {
         m: &Bound<'py, PyAny>,
         src: &Source,
         call: &TreeCall,
-    ) -> Result<Vec<Node<'py>>, TraceError> {
+    ) -> Result<Option<Vec<Node<'py>>>, TraceError> {
         let mut out: Vec<Node<'py>> = Vec::new();
         let mut seen = Seen::default();
         let mut stack = vec![(call.prefix.clone(), m.clone(), src.clone())];
@@ -169,6 +180,10 @@ impl Frame<'_, '_> {
                     continue;
                 }
                 seen.push(&module, &source);
+            }
+            // `named_modules` recurses through each child's own `named_modules`.
+            if !self.plain_tree_methods(&module, &source)? {
+                return Ok(None);
             }
             let children = self.dict_members(&module, &source, "_modules")?;
             // Pushed in reverse so the first child is walked first.
@@ -182,7 +197,30 @@ impl Frame<'_, '_> {
             });
         }
         seen.guard(self);
-        Ok(out)
+        Ok(Some(out))
+    }
+
+    /// Whether `module` runs `nn.Module`'s own tree methods (`TREE_METHODS` and the helpers
+    /// they call), none overridden by its class or set on the instance; its type is guarded
+    /// (another object there may override them).
+    fn plain_tree_methods(
+        &mut self,
+        module: &Bound<'_, PyAny>,
+        source: &Source,
+    ) -> Result<bool, TraceError> {
+        let py = module.py();
+        let base = py.import("torch.nn")?.getattr("Module")?;
+        let ty = module.get_type();
+        let own = module.getattr("__dict__")?;
+        for name in TREE_METHODS.iter().chain(&["_named_members"]) {
+            if !ty.getattr(*name)?.is(base.getattr(*name)?) || own.contains(*name)? {
+                return Ok(false);
+            }
+        }
+        self.tx
+            .guards
+            .add(py, source, Check::Type(ty.clone().unbind()));
+        Ok(true)
     }
 
     /// The non-`None` items of `module.<store>` (`_modules`, `_parameters`, `_buffers`) in
