@@ -991,8 +991,14 @@ mod tests {
     use super::*;
     use crate::meta::{DType, Device};
 
-    fn sym_input(g: &mut Graph, sizes: Vec<Dim>) -> crate::graph::NodeId {
-        let strides = contiguous(&sizes);
+    /// A float32 CPU placeholder of `sizes` (symbolic or known), contiguous unless `strides`
+    /// says otherwise; shared with `computed`'s tests.
+    pub(super) fn strided_input(
+        g: &mut Graph,
+        sizes: Vec<Dim>,
+        strides: Option<Vec<Dim>>,
+    ) -> crate::graph::NodeId {
+        let strides = strides.unwrap_or_else(|| contiguous(&sizes));
         g.placeholder(
             "x",
             NodeMeta::Tensor(TensorMeta {
@@ -1005,7 +1011,12 @@ mod tests {
         )
     }
 
-    fn s(k: u32) -> Dim {
+    fn sym_input(g: &mut Graph, sizes: Vec<Dim>) -> crate::graph::NodeId {
+        strided_input(g, sizes, None)
+    }
+
+    /// The size symbol `s{k}` as a dimension.
+    pub(super) fn s(k: u32) -> Dim {
         Dim::Sym(SymExpr::symbol(k))
     }
 

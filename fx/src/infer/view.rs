@@ -128,8 +128,24 @@ fn size_arg(v: Option<&Value>) -> Result<Vec<i64>, InferError> {
     v.and_then(Value::ints).ok_or(InferError::Unsupported)
 }
 
+/// Binds `params` whose second parameter is a size or dim list. Only the method spelling
+/// takes it spread over the positionals or as one int (`x.reshape(2, 3)`, `x.permute(1, 0)`,
+/// `x.reshape(-1)`); torch's functions take one sequence (`torch.reshape(x, -1)` and
+/// `torch.permute(x, 1, 0)` raise `TypeError` in eager), so those spellings are left to run
+/// natively, where torch raises its own error.
+fn bind_size_list(c: &Call, params: &[&'static str]) -> Result<super::args::Bound, InferError> {
+    if c.spelling == Spelling::Method {
+        return c.bind_varargs(params, 1);
+    }
+    let b = c.bind(params)?;
+    match b.get(params[1]) {
+        Some(Value::Seq(_)) => Ok(b),
+        _ => Err(InferError::Unsupported),
+    }
+}
+
 fn view(c: &Call, copy_if_needed: bool) -> InferResult {
-    let b = c.bind_varargs(&["input", "shape"], 1)?;
+    let b = bind_size_list(c, &["input", "shape"])?;
     let x = b.tensor("input")?;
     let shape = size_arg(b.get("shape"))?;
     reshape_to(x, &shape, copy_if_needed)
@@ -155,7 +171,7 @@ fn view_as(c: &Call) -> InferResult {
 }
 
 fn permute(c: &Call) -> InferResult {
-    let b = c.bind_varargs(&["input", "dims"], 1)?;
+    let b = bind_size_list(c, &["input", "dims"])?;
     let x = b.tensor("input")?;
     let dims = size_arg(b.get("dims"))?;
     if dims.len() != x.ndim() {
@@ -281,7 +297,7 @@ fn flatten(c: &Call) -> InferResult {
 }
 
 fn expand(c: &Call) -> InferResult {
-    let b = c.bind_varargs(&["input", "size", "*", "implicit"], 1)?;
+    let b = bind_size_list(c, &["input", "size", "*", "implicit"])?;
     let x = b.tensor("input")?;
     let sizes = size_arg(b.get("size"))?;
     expanded(x, &sizes).map(Tensor::meta)

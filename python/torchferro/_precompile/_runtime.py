@@ -196,8 +196,8 @@ def _const_text(c) -> str:
 
 
 def code_key(code) -> str:
-    """A structural fingerprint of a code object: its bytecode, constants (nested code
-    included), names, variables, argument counts and flags, hashed. A function made inside a
+    """A structural fingerprint of a code object: its bytecode, exception table, constants (nested
+    code included), names, variables, argument counts and flags, hashed. A function made inside a
     frame (a closure, a lambda) is a new object on every call of its maker, and its code object
     has no importable name; the guard on its code, which the compiled entry checks by identity,
     is written into an artifact as this fingerprint. Line numbers and the file name are left
@@ -214,6 +214,9 @@ def code_key(code) -> str:
         repr(code.co_varnames),
         repr(code.co_freevars),
         repr(code.co_cellvars),
+        # Which instructions a `try` or `with` covers and where its handler is: offsets only,
+        # no lines (3.11+). Two codes with one bytecode can differ here alone.
+        repr(getattr(code, "co_exceptiontable", b"")),
         repr(
             (
                 code.co_argcount,

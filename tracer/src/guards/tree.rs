@@ -49,6 +49,11 @@ pub struct GuardTree {
     /// an `is` between two tensor inputs, or gave one placeholder to a tensor passed twice
     /// (`f(x, x)`); checks on one source cannot see that relation.
     identities: Vec<(Source, Source, bool)>,
+    /// Groups of sources whose objects are pairwise distinct: a walk that skipped repeated
+    /// objects (`Module.parameters()` over tied weights) yielded each of these once, and another
+    /// call whose objects alias differently would yield other items. One set of ids per group
+    /// on a call, where pairwise `identities` would grow with the square of the group.
+    distinct: Vec<Vec<Source>>,
     /// Dynamic shapes: the ranges of size symbols, duck-sized dimensions and the relations
     /// between sizes the trace relied on. Checked after the tensors' own checks.
     shape: Option<super::ShapeGuards>,
@@ -67,6 +72,7 @@ impl GuardTree {
             deferred: Vec::new(),
             global: Default::default(),
             identities: Vec::new(),
+            distinct: Vec::new(),
             shape: None,
         }
     }
@@ -94,6 +100,26 @@ impl GuardTree {
             self.identities.push((a.clone(), b.clone(), same));
             self.count += 1;
         }
+    }
+
+    /// Guards that the objects at `sources` are pairwise distinct (one check for the group).
+    pub fn add_distinct(&mut self, sources: Vec<Source>) {
+        if sources.len() > 1 {
+            self.distinct.push(sources);
+            self.count += 1;
+        }
+    }
+
+    /// Whether the objects at `group` are pairwise distinct (`None`: one is unreadable).
+    fn distinct_holds(py: Python<'_>, scope: &Scope, group: &[Source]) -> Option<bool> {
+        let mut seen = std::collections::HashSet::with_capacity(group.len());
+        for s in group {
+            let v = resolve(py, scope, s)?;
+            if !seen.insert(v.as_ptr() as usize) {
+                return Some(false);
+            }
+        }
+        Some(true)
     }
 
     fn identities_hold(&self, py: Python<'_>, scope: &Scope) -> bool {
@@ -191,6 +217,10 @@ impl GuardTree {
             && self.global.check(py)
             && self.roots.iter().all(|n| n.check_root(py, scope))
             && (self.identities.is_empty() || self.identities_hold(py, scope))
+            && self
+                .distinct
+                .iter()
+                .all(|g| GuardTree::distinct_holds(py, scope, g) == Some(true))
             && self.shape.as_ref().is_none_or(|s| s.check(py, scope))
     }
 
@@ -261,6 +291,16 @@ impl GuardTree {
                         "{a} is {b} mismatch. expected {}, actual {shown}",
                         py_bool(*same)
                     ),
+                ));
+            }
+        }
+        for g in &self.distinct {
+            let holds = GuardTree::distinct_holds(py, scope, g);
+            if holds != Some(true) {
+                let shown = holds.map_or("unreadable", |_| "two are one object");
+                out.push(FailedCheck::global(
+                    "OBJECT_ALIASING",
+                    format!("{} are distinct objects mismatch: {shown}", list_sources(g)),
                 ));
             }
         }
@@ -381,9 +421,18 @@ impl GuardTree {
         (self.grad_enabled, self.autocast.as_deref())
     }
 
-    /// The aliasing checks `(a, b, same)` (read-only, for `crate::precompile`).
-    pub fn identities(&self) -> &[(Source, Source, bool)] {
-        &self.identities
+    /// The aliasing checks `(a, b, same)` (for `crate::precompile`), a distinct group as its
+    /// pairs.
+    pub fn identities(&self) -> Vec<(Source, Source, bool)> {
+        let mut out = self.identities.clone();
+        for g in &self.distinct {
+            for (i, a) in g.iter().enumerate() {
+                for b in &g[i + 1..] {
+                    out.push((a.clone(), b.clone(), false));
+                }
+            }
+        }
+        out
     }
 
     /// One line per guard, for logs and `cache_entries`.
@@ -420,11 +469,25 @@ impl GuardTree {
                 format!("OBJECT_ALIASING {a} {op} {b}"),
             ));
         }
+        for g in &self.distinct {
+            out.push(global(
+                "OBJECT_ALIASING",
+                format!("OBJECT_ALIASING {} are distinct objects", list_sources(g)),
+            ));
+        }
         if let Some(s) = &self.shape {
             s.describe(&mut out);
         }
         out
     }
+}
+
+/// `a, b, c` for a group of sources in a guard line.
+fn list_sources(g: &[Source]) -> String {
+    g.iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl GuardNode {

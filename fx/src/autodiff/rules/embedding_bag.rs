@@ -120,18 +120,6 @@ fn embedding_bag(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) 
         ],
         NodeMeta::Tuple(items.clone()),
     );
-    let mut out = Vec::new();
-    for (i, (input, need)) in [(Some(w), need_w), (psw, need_psw)].into_iter().enumerate() {
-        let (Some(input), true) = (input, need) else {
-            continue;
-        };
-        let item = b.raw(
-            "getitem",
-            Target::Function("operator.getitem".into()),
-            vec![Arg::Node(r), Arg::Int(i as i64)],
-            items[i].clone(),
-        );
-        out.push((input, item));
-    }
-    Ok(out)
+    let inputs = [(Some(w), need_w), (psw, need_psw)];
+    Ok(super::nn::tuple_grads(b, r, &items, inputs))
 }

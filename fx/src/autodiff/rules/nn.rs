@@ -554,9 +554,23 @@ fn conv(
     let crate::meta::NodeMeta::Tuple(items) = tuple else {
         unreachable!()
     };
+    let inputs = [Some(x), Some(w), bias].into_iter().zip(mask);
+    Ok(tuple_grads(b, r, &items, inputs))
+}
+
+/// The gradients a backward call returning a tuple gives (`r`, whose items' metas are
+/// `items`): item `i` is the gradient of `inputs[i]`'s node, taken where that input exists and
+/// its gradient is needed (`convolution_backward`'s output mask, `embedding_bag`'s weight and
+/// per-sample weights).
+pub(super) fn tuple_grads(
+    b: &mut Bw,
+    r: NodeId,
+    items: &[crate::meta::NodeMeta],
+    inputs: impl IntoIterator<Item = (Option<NodeId>, bool)>,
+) -> Grads {
     let mut out = Vec::new();
-    for (i, input) in [Some(x), Some(w), bias].into_iter().enumerate() {
-        let (Some(input), true) = (input, mask[i]) else {
+    for (i, (input, need)) in inputs.into_iter().enumerate() {
+        let (Some(input), true) = (input, need) else {
             continue;
         };
         let item = b.raw(
@@ -567,7 +581,7 @@ fn conv(
         );
         out.push((input, item));
     }
-    Ok(out)
+    out
 }
 
 /// `mse_loss(input, target, reduction)`: `d = 2 (input - target)`, scaled by the output's

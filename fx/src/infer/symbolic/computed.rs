@@ -170,27 +170,14 @@ impl Sym<'_> {
 #[cfg(test)]
 mod tests {
     use crate::graph::{Arg, Graph, Target};
-    use crate::infer::symbolic::{contiguous, infer_symbolic, Symbols};
+    use crate::infer::symbolic::tests::{s, strided_input};
+    use crate::infer::symbolic::{infer_symbolic, Symbols};
     use crate::infer::{InferCtx, InferError};
     use crate::meta::{DType, Device, Dim, NodeMeta, TensorMeta};
     use crate::sym::SymExpr;
 
     fn input(g: &mut Graph, sizes: Vec<Dim>, strides: Option<Vec<Dim>>) -> Arg {
-        let strides = strides.unwrap_or_else(|| contiguous(&sizes));
-        Arg::Node(g.placeholder(
-            "x",
-            NodeMeta::Tensor(TensorMeta {
-                dtype: DType::Float32,
-                device: Device::cpu(),
-                sizes,
-                strides,
-                requires_grad: false,
-            }),
-        ))
-    }
-
-    fn s(k: u32) -> Dim {
-        Dim::Sym(SymExpr::symbol(k))
+        Arg::Node(strided_input(g, sizes, strides))
     }
 
     fn text(d: &[Dim]) -> Vec<String> {

@@ -71,12 +71,20 @@ impl Frame<'_, '_> {
         if !is_nn_module(py, &m)? {
             return Ok(None);
         }
+        // The generator calls the other tree methods on the module (`parameters` ->
+        // `named_parameters` -> `_named_members` -> `named_modules`): an override of any of them
+        // is what runs, so the walk is torch's only where none is overridden.
+        if !self.plain_tree_methods(&m, src)? {
+            return Ok(None);
+        }
         let Some(call) = bind_tree_call(py, f, &m, &args[1..], kwargs)? else {
             return Ok(None);
         };
         let items = match name {
             "modules" | "named_modules" => {
-                let nodes = self.walk_modules(&m, src, &call)?;
+                let Some(nodes) = self.walk_modules(&m, src, &call)? else {
+                    return Ok(None);
+                };
                 let named = name == "named_modules";
                 let mut out = Vec::with_capacity(nodes.len());
                 for n in nodes {
@@ -91,13 +99,13 @@ impl Frame<'_, '_> {
             }
             "children" | "named_children" => {
                 let named = name == "named_children";
-                let mut seen: Vec<Bound<'_, PyAny>> = Vec::new();
+                let mut seen = Seen::default();
                 let mut out = Vec::new();
                 for (k, child, s) in self.dict_members(&m, src, "_modules")? {
-                    if seen.iter().any(|o| o.is(&child)) {
+                    if seen.repeated(self, &child, &s) {
                         continue;
                     }
-                    seen.push(child.clone());
+                    seen.push(&child, &s);
                     let v = self.tx.wrap(child, Some(s))?;
                     out.push(if named {
                         Var::Tuple(vec![Var::py_const(py, k), v])
@@ -105,6 +113,7 @@ impl Frame<'_, '_> {
                         v
                     });
                 }
+                seen.guard(self);
                 out
             }
             _ => {
@@ -115,7 +124,10 @@ impl Frame<'_, '_> {
                 };
                 let named = name.starts_with("named_");
                 let modules = if call.recurse {
-                    self.walk_modules(&m, src, &call)?
+                    match self.walk_modules(&m, src, &call)? {
+                        Some(nodes) => nodes,
+                        None => return Ok(None),
+                    }
                 } else {
                     vec![Node {
                         name: call.prefix.clone(),
@@ -123,15 +135,15 @@ impl Frame<'_, '_> {
                         source: src.clone(),
                     }]
                 };
-                let mut seen: Vec<Bound<'_, PyAny>> = Vec::new();
+                let mut seen = Seen::default();
                 let mut out = Vec::new();
                 for n in modules {
                     for (k, v, s) in self.dict_members(&n.module, &n.source, store)? {
-                        if seen.iter().any(|o| o.is(&v)) {
+                        if seen.repeated(self, &v, &s) {
                             continue;
                         }
                         if call.remove_duplicate {
-                            seen.push(v.clone());
+                            seen.push(&v, &s);
                         }
                         let full = dotted(&n.name, &k);
                         let t = self.tx.wrap(v, Some(s))?;
@@ -142,6 +154,7 @@ impl Frame<'_, '_> {
                         });
                     }
                 }
+                seen.guard(self);
                 out
             }
         };
@@ -157,12 +170,20 @@ impl Frame<'_, '_> {
         m: &Bound<'py, PyAny>,
         src: &Source,
         call: &TreeCall,
-    ) -> Result<Vec<Node<'py>>, TraceError> {
+    ) -> Result<Option<Vec<Node<'py>>>, TraceError> {
         let mut out: Vec<Node<'py>> = Vec::new();
+        let mut seen = Seen::default();
         let mut stack = vec![(call.prefix.clone(), m.clone(), src.clone())];
         while let Some((name, module, source)) = stack.pop() {
-            if call.remove_duplicate && out.iter().any(|n| n.module.is(&module)) {
-                continue;
+            if call.remove_duplicate {
+                if seen.repeated(self, &module, &source) {
+                    continue;
+                }
+                seen.push(&module, &source);
+            }
+            // `named_modules` recurses through each child's own `named_modules`.
+            if !self.plain_tree_methods(&module, &source)? {
+                return Ok(None);
             }
             let children = self.dict_members(&module, &source, "_modules")?;
             // Pushed in reverse so the first child is walked first.
@@ -175,7 +196,31 @@ impl Frame<'_, '_> {
                 source,
             });
         }
-        Ok(out)
+        seen.guard(self);
+        Ok(Some(out))
+    }
+
+    /// Whether `module` runs `nn.Module`'s own tree methods (`TREE_METHODS` and the helpers
+    /// they call), none overridden by its class or set on the instance; its type is guarded
+    /// (another object there may override them).
+    fn plain_tree_methods(
+        &mut self,
+        module: &Bound<'_, PyAny>,
+        source: &Source,
+    ) -> Result<bool, TraceError> {
+        let py = module.py();
+        let base = py.import("torch.nn")?.getattr("Module")?;
+        let ty = module.get_type();
+        let own = module.getattr("__dict__")?;
+        for name in TREE_METHODS.iter().chain(&["_named_members"]) {
+            if !ty.getattr(*name)?.is(base.getattr(*name)?) || own.contains(*name)? {
+                return Ok(false);
+            }
+        }
+        self.tx
+            .guards
+            .add(py, source, Check::Type(ty.clone().unbind()));
+        Ok(true)
     }
 
     /// The non-`None` items of `module.<store>` (`_modules`, `_parameters`, `_buffers`) in
@@ -216,6 +261,38 @@ impl Frame<'_, '_> {
             out.push((key, v, s));
         }
         Ok(out)
+    }
+}
+
+/// The objects a walk yielded so far, for the generators' skipping of an object met before
+/// (a module reached twice, tied weights). Which objects are one decides what the walk yields,
+/// and the dicts' keys do not show it: an object skipped is guarded to be the one it repeats,
+/// and the objects yielded to be pairwise distinct ([`Seen::guard`]).
+#[derive(Default)]
+struct Seen<'py> {
+    items: Vec<(Bound<'py, PyAny>, Source)>,
+}
+
+impl<'py> Seen<'py> {
+    /// Whether `v` was yielded before (then guarded to stay that object).
+    fn repeated(&self, frame: &mut Frame<'_, '_>, v: &Bound<'py, PyAny>, s: &Source) -> bool {
+        match self.items.iter().find(|(o, _)| o.is(v)) {
+            Some((_, first)) => {
+                frame.tx.guards.add_identity(first, s, true);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn push(&mut self, v: &Bound<'py, PyAny>, s: &Source) {
+        self.items.push((v.clone(), s.clone()));
+    }
+
+    /// Guards the objects yielded to stay pairwise distinct.
+    fn guard(self, frame: &mut Frame<'_, '_>) {
+        let sources = self.items.into_iter().map(|(_, s)| s).collect();
+        frame.tx.guards.add_distinct(sources);
     }
 }
 
