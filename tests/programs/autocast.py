@@ -92,9 +92,10 @@ def print_inside_an_autocast_block(x):
     return z
 
 
-# Only CPU autocast is traced; the frame runs eagerly (torch.compile: 1 graph).
-@program(x38, 0, 1, eager=1)
-def autocast_for_another_device_is_left_to_eager(x):
+# CUDA autocast is traced as CPU autocast is (a disabled region changes no dtype):
+# 1 graph, as torch.compile, on a machine without a GPU too.
+@program(x38, 1, fullgraph=True)
+def autocast_disabled_for_cuda_is_traced(x):
     with torch.autocast("cuda", enabled=False):
         y = x @ _W
     return y
