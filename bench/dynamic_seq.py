@@ -12,6 +12,12 @@ torchferro's inductor compiles a dynamic graph's kernels once per distinct size 
 "runner" column says which ran each length.
 
     PYTHONPATH=python python bench/dynamic_seq.py [--config tiny|small] [--reps 20]
+    PYTHONPATH=python python bench/dynamic_seq.py --dynamic false   # the static baseline
+
+``--dynamic false`` compiles every length statically (both compilers, recompile limits raised
+to 64): issue 18's goal is the dynamic variant's per-call time within 5% of that one's. The two
+runs are separate processes (a code object's cache would otherwise hold both kinds of entry);
+compare each run's ratio to its own eager column.
 
 ``--config small`` is GPT-2 small (124M: 12 layers, width 768); ``tiny`` (the default: 2
 layers, width 256) keeps the run within minutes on a loaded 2-core machine.
@@ -84,6 +90,12 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--variants", default="eager,torch.compile,torchferro", help="comma-separated"
     )
+    ap.add_argument(
+        "--dynamic",
+        choices=["auto", "false"],
+        default="auto",
+        help="auto: dynamic=None (automatic dynamic); false: every length static",
+    )
     args = ap.parse_args(argv)
     logging.getLogger("transformers").setLevel(logging.ERROR)
     variants = args.variants.split(",")
@@ -92,13 +104,17 @@ def main(argv=None) -> int:
     torch.set_grad_enabled(False)
     want = {t: _call(model, ids[t]) for t in LENGTHS}
 
+    dynamic = None if args.dynamic == "auto" else False
+    if dynamic is False:
+        torch._dynamo.config.recompile_limit = 64
+        torchferro.config.recompile_limit = 64
     fns = {"eager": model}
     if "torch.compile" in variants:
         torch._dynamo.reset()
-        fns["torch.compile"] = torch.compile(model)
+        fns["torch.compile"] = torch.compile(model, dynamic=dynamic)
     if "torchferro" in variants:
         torchferro.compiler.reset()
-        fns["torchferro"] = torchferro.compile(model)
+        fns["torchferro"] = torchferro.compile(model, dynamic=dynamic)
     fns = {k: v for k, v in fns.items() if k in variants}
 
     # Pass 1: the lengths in order, each call timed; compiles counted.
@@ -136,7 +152,7 @@ def main(argv=None) -> int:
 
     print(
         f"GPT-2 {args.config} {CONFIGS[args.config]}, batch {args.batch}, lengths {LENGTHS}, "
-        f"{torch.get_num_threads()} threads"
+        f"{torch.get_num_threads()} threads, dynamic={args.dynamic}"
     )
     print()
     print(

@@ -207,3 +207,16 @@ def test_a_precompiled_int_input_takes_any_value(tmp_path):
         assert r[str(n)] == [float(n + n)] * 3, r
     art = (tmp_path / "m.py").read_text()
     assert "L['n'] == 9" not in art, art
+
+
+def keyed_by_int(x, n):
+    table = {n: x * 2}
+    return table[n] + 1, n in {3: "three"}, n in table
+
+
+def test_an_int_hashed_as_a_dict_key_is_specialized():
+    # A dict key and a membership test need the int's value: the symbolic int is specialized
+    # (guarded to keep its value, torch's guard_int); it broke the graph before and the frame
+    # then ran eagerly. The frame's ints come from a graph break's resume function in
+    # `tests/differential` (`aliased_arguments_in_a_dict_keyed_by_identity`).
+    check(keyed_by_int, [(torch.randn(4), n) for n in [3, 4, 5, 3, 4]])

@@ -152,8 +152,17 @@ pub unsafe fn get_or_create(
     if let Some(s) = unsafe { get(code) } {
         return Some(s);
     }
-    let raw = Box::into_raw(Box::new(RefCell::new(CodeCache::new(state(), nargs(code)))))
-        as *mut std::ffi::c_void;
+    // `state` can run Python (the skip-file checks), and the interpreter may hand the GIL to
+    // another thread there, which can make this code's slot first. Setting ours after that
+    // would free theirs under them (`SetExtra` frees the value it replaces): a use after free
+    // seen as a crash when eight threads made their first call at once. So look again after
+    // the Python has run; from here to `SetExtra` no Python runs.
+    let cache = CodeCache::new(state(), nargs(code));
+    // SAFETY: forwarded caller contract.
+    if let Some(s) = unsafe { get(code) } {
+        return Some(s);
+    }
+    let raw = Box::into_raw(Box::new(RefCell::new(cache))) as *mut std::ffi::c_void;
     // SAFETY: code is live, the GIL is held, and ownership of `raw` passes to the code object.
     let rc = unsafe { ffi::PyUnstable_Code_SetExtra(code, extra_index(), raw) };
     if rc != 0 {

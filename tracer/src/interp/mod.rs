@@ -871,9 +871,7 @@ impl<'a, 'py> Frame<'a, 'py> {
         let py = self.tx.py;
         match &container {
             Var::Dict(d) => {
-                let k = key
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let k = self.hash_key(&key)?.into_bound(py);
                 let pos = d
                     .borrow()
                     .iter()
@@ -974,7 +972,10 @@ impl<'a, 'py> Frame<'a, 'py> {
         self.tx.wrap(value, Some(source))
     }
 
-    fn dict_key(&self, k: &Var) -> Result<Py<PyAny>, TraceError> {
+    fn dict_key(&mut self, k: &Var) -> Result<Py<PyAny>, TraceError> {
+        // A key is hashed by its value: a symbolic int (one automatic dynamic made symbolic, or
+        // a size holding one) is specialized, guarded to keep it, as torch does.
+        let k = &self.specialize(k.clone())?;
         match k {
             Var::Py(o, _) => Ok(o.clone_ref(self.tx.py)),
             // A known shape is a hashable `torch.Size` (a tuple of ints); a symbolic one has

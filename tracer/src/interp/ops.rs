@@ -336,6 +336,14 @@ impl Frame<'_, '_> {
         negate: bool,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        // Membership hashes or compares a symbolic int by its value (a dict key, a set
+        // element): it is specialized, guarded to keep that value (torch's `guard_int`), as
+        // an int that automatic dynamic made symbolic would otherwise break the graph here.
+        let (lhs, rhs) = if matches!(rhs, Var::Tensor(_)) {
+            (lhs, rhs)
+        } else {
+            (self.specialize(lhs)?, self.specialize(rhs)?)
+        };
         if let Var::Object(o) = &rhs {
             // `__contains__`, inlined (its result's truth, as `in` takes it).
             let o = o.clone();
@@ -439,9 +447,7 @@ impl Frame<'_, '_> {
                 ))
             }
             Var::Dict(d) => {
-                let key = idx
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let key = self.hash_key(&idx)?.into_bound(py);
                 let found = d
                     .borrow()
                     .iter()
@@ -559,9 +565,7 @@ impl Frame<'_, '_> {
             }
             Var::Dict(d) => {
                 self.tx.note_dict_mutation(d);
-                let k = key
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let k = self.hash_key(&key)?.into_bound(py);
                 let mut b = d.borrow_mut();
                 if let Some(slot) = b
                     .iter_mut()

@@ -264,6 +264,16 @@ impl Frame<'_, '_> {
         })
     }
 
+    /// The object a dict hashes for the key `v`: a symbolic int is specialized first (hashing
+    /// needs its value); a tensor or another value with no object is unsupported.
+    pub(super) fn hash_key(&mut self, v: &Var) -> Result<Py<PyAny>, TraceError> {
+        let py = self.tx.py;
+        self.specialize(v.clone())?
+            .as_py(py)
+            .map(Bound::unbind)
+            .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
+    }
+
     /// [`Frame::specialize`] over call arguments.
     pub(super) fn specialize_args(
         &mut self,

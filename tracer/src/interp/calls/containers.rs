@@ -297,9 +297,7 @@ impl Frame<'_, '_> {
             }
             ("__len__", []) => Ok(Var::py_const(py, keys.len() as i64)),
             ("__contains__", [k]) | ("get", [k]) | ("get", [k, _]) | ("__getitem__", [k]) => {
-                let k = k
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let k = self.hash_key(k)?.into_bound(py);
                 let found = keys.iter().find(|k2| k2.eq(&k).unwrap_or(false)).cloned();
                 match (name, found) {
                     ("__contains__", f) => Ok(Var::py_const(py, f.is_some())),
