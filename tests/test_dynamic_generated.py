@@ -191,3 +191,30 @@ def test_equal_sizes_at_the_recompile_stay_separate_symbols():
         torchferro.compiler.reset()
     assert tc.n == 2
     assert fc.n == tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="issue 18: `unsqueeze` of a slice of a `cat` (`torch.cat([x, x], 2)[:, :, :C + 1]`) "
+    "finds no fitted symbolic shape, so the symbols are specialized there and the third shape "
+    "recompiles (3 graphs, torch.compile 2); found by the generator above in CI, session 13",
+)
+def test_unsqueeze_of_a_sliced_cat_keeps_its_symbols():
+    program, src = make([15, 13], 0)
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc, fc = Count(), Count()
+    t = torch.compile(program, backend=tc)
+    f = torchferro.compile(program, backend=fc)
+    try:
+        for shape in [(2, 3, 4), (2, 4, 3), (2, 3, 5)]:
+            x = torch.randn(shape)
+            want = program(x)
+            _same(t(x), want)
+            _same(f(x), want)
+    finally:
+        torch._dynamo.reset()
+        torchferro.compiler.reset()
+    assert tc.n == 2
+    assert fc.n <= tc.n, f"{src}\ntorchferro {fc.n} graphs, torch.compile {tc.n}"
