@@ -144,17 +144,17 @@ def test_generated_size_programs_match_torch_compile(steps, ret, shapes):
     assert fc.n <= tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
 
 
-@pytest.mark.parametrize("step", range(len(STEPS)))
-def test_each_step_compiles_as_torch_compile(step):
-    """Every step alone over three shapes (a change in every dimension at the second call)."""
-    program, src = make([step], 1)
+def _graph_counts(steps: list[int], ret: int, shapes):
+    """A generated program run over ``shapes`` under torch.compile and torchferro (values
+    checked against eager at each): both counters and the program's source."""
+    program, src = make(steps, ret)
     torch._dynamo.reset()
     torchferro.compiler.reset()
     tc, fc = Count(), Count()
     t = torch.compile(program, backend=tc)
     f = torchferro.compile(program, backend=fc)
     try:
-        for shape in [(2, 5, 4), (3, 6, 5), (4, 9, 3)]:
+        for shape in shapes:
             x = torch.randn(shape)
             want = program(x)
             _same(t(x), want)
@@ -162,6 +162,13 @@ def test_each_step_compiles_as_torch_compile(step):
     finally:
         torch._dynamo.reset()
         torchferro.compiler.reset()
+    return tc, fc, src
+
+
+@pytest.mark.parametrize("step", range(len(STEPS)))
+def test_each_step_compiles_as_torch_compile(step):
+    """Every step alone over three shapes (a change in every dimension at the second call)."""
+    tc, fc, src = _graph_counts([step], 1, [(2, 5, 4), (3, 6, 5), (4, 9, 3)])
     assert fc.n == tc.n, f"{src}\ntorchferro {fc.n} graphs, torch.compile {tc.n}"
 
 
@@ -174,21 +181,7 @@ def test_each_step_compiles_as_torch_compile(step):
     "replacements (a guarded s0 == s1 substituting s0 for s1) for broadcasting",
 )
 def test_equal_sizes_at_the_recompile_stay_separate_symbols():
-    program, src = make([0], 0)
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    t = torch.compile(program, backend=tc)
-    f = torchferro.compile(program, backend=fc)
-    try:
-        for shape in [(3, 5, 7), (6, 6, 2), (2, 4, 4)]:
-            x = torch.randn(shape)
-            want = program(x)
-            _same(t(x), want)
-            _same(f(x), want)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
+    tc, fc, src = _graph_counts([0], 0, [(3, 5, 7), (6, 6, 2), (2, 4, 4)])
     assert tc.n == 2
     assert fc.n == tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
 
@@ -201,20 +194,6 @@ def test_equal_sizes_at_the_recompile_stay_separate_symbols():
     "recompiles (3 graphs, torch.compile 2); found by the generator above in CI, session 13",
 )
 def test_unsqueeze_of_a_sliced_cat_keeps_its_symbols():
-    program, src = make([15, 13], 0)
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    t = torch.compile(program, backend=tc)
-    f = torchferro.compile(program, backend=fc)
-    try:
-        for shape in [(2, 3, 4), (2, 4, 3), (2, 3, 5)]:
-            x = torch.randn(shape)
-            want = program(x)
-            _same(t(x), want)
-            _same(f(x), want)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
+    tc, fc, src = _graph_counts([15, 13], 0, [(2, 3, 4), (2, 4, 3), (2, 3, 5)])
     assert tc.n == 2
     assert fc.n <= tc.n, f"{src}\ntorchferro {fc.n} graphs, torch.compile {tc.n}"

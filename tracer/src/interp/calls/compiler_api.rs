@@ -108,7 +108,7 @@ impl Frame<'_, '_> {
     }
 
     /// One graph node calling `f` as it is (its metadata from running it on meta tensors).
-    fn opaque_call(
+    pub(super) fn opaque_call(
         &mut self,
         f: &Bound<'_, PyAny>,
         path: String,

@@ -22,8 +22,6 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use fx::Target;
-
 use crate::error::TraceError;
 
 use crate::interp::pyobj::{is_dict_read, is_nn_module};
@@ -403,15 +401,7 @@ impl Frame<'_, '_> {
                 return Err(TraceError::unsupported(format!("calling {module}.{name}")));
             }
             let path = callable_path(py, f, &module, &name);
-            let gargs = args
-                .iter()
-                .map(|a| a.to_arg(py))
-                .collect::<Result<Vec<_>, _>>()?;
-            let gkw = kwargs
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
-                .collect::<Result<Vec<_>, TraceError>>()?;
-            return self.graph_call(&name, Target::Function(path), Some(f), gargs, gkw);
+            return self.opaque_call(f, path, &name, &args, &kwargs);
         }
         if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
             return self.call_builtin(f, &name, args, kwargs);
