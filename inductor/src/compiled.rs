@@ -12,6 +12,7 @@ use crate::host::Host;
 use crate::ir::{BufId, IrGraph, IrNode};
 use crate::runtime::Runtime;
 use crate::schedule::{schedule, KernelId, Schedule, Step};
+use crate::size::const_vec;
 use crate::target::Target;
 use crate::workspace::{kept_buffers, Workspace};
 use crate::InductorError;
@@ -224,7 +225,8 @@ impl Prepared {
             .buffers
             .iter()
             .map(|d| {
-                let bytes = d.storage_numel() * d.dtype.itemsize() as i64;
+                let bytes =
+                    d.storage_numel().expect_const("a huge-page hint") * d.dtype.itemsize() as i64;
                 policy.wants_hugepage(bytes).then_some(bytes)
             })
             .collect();
@@ -540,7 +542,12 @@ impl CompiledGraph {
                 let decl = &self.ir.buffers[b];
                 let t = rt
                     .host
-                    .as_strided(&base, &decl.sizes, &decl.strides, 0)
+                    .as_strided(
+                        &base,
+                        &const_vec(&decl.sizes, "a reused buffer"),
+                        &const_vec(&decl.strides, "a reused buffer"),
+                        0,
+                    )
                     .map_err(RunError::Host)?;
                 rt.set(b, Some(t));
                 rt.remember(b);

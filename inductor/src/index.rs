@@ -10,51 +10,144 @@
 //! Every index the lowering produces is non-negative (no negative-step slices exist in torch), so
 //! floor division and C's truncating division agree.
 
+use std::cmp::Ordering;
+
+use crate::size::Size;
+
+/// The least value of every size symbol: sizes 0 and 1 specialize in the shape environment, and
+/// an int that reaches a size is guarded size-like (at least 2). Proofs below hold for every
+/// assignment at or above it, so they hold for every assignment the guards admit.
+pub const SYMBOL_MIN: i64 = 2;
+
+fn sym_min(_: u32) -> i64 {
+    SYMBOL_MIN
+}
+
+/// Whether `e >= 0` for every admitted assignment (exact for constants; a proof, never a
+/// sample, for symbolic sizes).
+fn proved_nonneg(e: Size) -> bool {
+    e.lower_bound(&sym_min).is_some_and(|lo| lo >= 0)
+}
+
+/// Whether `a <= b` for every admitted assignment (both bounds known).
+fn proved_le(a: Option<Size>, b: Option<Size>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => proved_nonneg(b - a),
+        _ => false,
+    }
+}
+
 /// A term of an index sum.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Atom {
     /// Loop variable `k` of the body it appears in.
     Var(u32),
     /// `floor(e / d)`, `d > 1`.
-    FloorDiv(Box<Idx>, i64),
+    FloorDiv(Box<Idx>, Size),
     /// `e mod d` (non-negative), `d > 1`.
-    Mod(Box<Idx>, i64),
+    Mod(Box<Idx>, Size),
     /// `min(max(e, lo), hi)`: keeps a load in bounds where its value is not used (`cat` reads
     /// every input at every point and selects one). `e` itself may be negative.
-    Clamp(Box<Idx>, i64, i64),
+    Clamp(Box<Idx>, Size, Size),
 }
 
-/// `sum(coef * atom) + constant`, terms sorted by atom, no zero coefficients.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// `sum(coef * atom) + constant`, terms sorted by atom, no zero coefficients. Coefficients and
+/// the constant are sizes: `x0 * s1 + x1` is the atom `x0` with coefficient `s1` (products of
+/// loop variables never occur in torch's indexing).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Idx {
-    pub terms: Vec<(Atom, i64)>,
-    pub constant: i64,
+    pub terms: Vec<(Atom, Size)>,
+    pub constant: Size,
+}
+
+impl Default for Idx {
+    fn default() -> Idx {
+        Idx::constant(0)
+    }
+}
+
+/// The normal form's order: atoms by kind, then their fields; sizes by
+/// [`Size::structural_cmp`] (integer order for constants, so a static graph's terms keep the
+/// order they had when coefficients were integers).
+impl Ord for Atom {
+    fn cmp(&self, o: &Atom) -> Ordering {
+        let rank = |a: &Atom| match a {
+            Atom::Var(_) => 0,
+            Atom::FloorDiv(..) => 1,
+            Atom::Mod(..) => 2,
+            Atom::Clamp(..) => 3,
+        };
+        match (self, o) {
+            (Atom::Var(a), Atom::Var(b)) => a.cmp(b),
+            (Atom::FloorDiv(e, d), Atom::FloorDiv(f, g)) | (Atom::Mod(e, d), Atom::Mod(f, g)) => {
+                e.cmp(f).then_with(|| d.structural_cmp(g))
+            }
+            (Atom::Clamp(e, a, b), Atom::Clamp(f, c, d)) => e
+                .cmp(f)
+                .then_with(|| a.structural_cmp(c))
+                .then_with(|| b.structural_cmp(d)),
+            _ => rank(self).cmp(&rank(o)),
+        }
+    }
+}
+
+impl PartialOrd for Atom {
+    fn partial_cmp(&self, o: &Atom) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// Lexicographic over the terms, then the constant (the order a derived `Ord` gave).
+impl Ord for Idx {
+    fn cmp(&self, o: &Idx) -> Ordering {
+        for ((a, c), (b, d)) in self.terms.iter().zip(&o.terms) {
+            let k = a.cmp(b).then_with(|| c.structural_cmp(d));
+            if k != Ordering::Equal {
+                return k;
+            }
+        }
+        self.terms
+            .len()
+            .cmp(&o.terms.len())
+            .then_with(|| self.constant.structural_cmp(&o.constant))
+    }
+}
+
+impl PartialOrd for Idx {
+    fn partial_cmp(&self, o: &Idx) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
 }
 
 impl Idx {
-    pub fn constant(c: i64) -> Idx {
+    pub fn constant(c: impl Into<Size>) -> Idx {
         Idx {
             terms: Vec::new(),
-            constant: c,
+            constant: c.into(),
         }
     }
 
     pub fn var(k: u32) -> Idx {
         Idx {
-            terms: vec![(Atom::Var(k), 1)],
-            constant: 0,
+            terms: vec![(Atom::Var(k), Size::Const(1))],
+            constant: Size::Const(0),
         }
     }
 
     fn atom(a: Atom) -> Idx {
         Idx {
-            terms: vec![(a, 1)],
-            constant: 0,
+            terms: vec![(a, Size::Const(1))],
+            constant: Size::Const(0),
         }
     }
 
+    /// The value, when the index is one integer (no loop variables, no symbols).
     pub fn as_constant(&self) -> Option<i64> {
-        self.terms.is_empty().then_some(self.constant)
+        if self.terms.is_empty() {
+            self.constant.as_const()
+        } else {
+            None
+        }
     }
 
     pub fn add(&self, other: &Idx) -> Idx {
@@ -63,57 +156,86 @@ impl Idx {
         normalize(terms, self.constant + other.constant)
     }
 
-    pub fn add_const(&self, c: i64) -> Idx {
+    pub fn add_const(&self, c: impl Into<Size>) -> Idx {
         Idx {
             terms: self.terms.clone(),
-            constant: self.constant + c,
+            constant: self.constant + c.into(),
         }
     }
 
-    pub fn scale(&self, c: i64) -> Idx {
+    pub fn scale(&self, c: impl Into<Size>) -> Idx {
+        let c = c.into();
         if c == 0 {
             return Idx::constant(0);
         }
         Idx {
-            terms: self.terms.iter().map(|(a, k)| (a.clone(), k * c)).collect(),
+            terms: self
+                .terms
+                .iter()
+                .map(|(a, k)| (a.clone(), *k * c))
+                .collect(),
             constant: self.constant * c,
         }
     }
 
-    /// Smallest and largest value over the variables' ranges (`ranges[k]` is the extent of var k).
-    pub fn bounds(&self, ranges: &[i64]) -> (i64, i64) {
-        let (mut lo, mut hi) = (self.constant, self.constant);
+    /// Smallest and largest value over the variables' ranges (`ranges[k]` is the extent of var
+    /// k), as sizes; `None` where a symbolic coefficient's sign is not proved.
+    pub fn bounds_sym(&self, ranges: &[Size]) -> (Option<Size>, Option<Size>) {
+        let (mut lo, mut hi) = (Some(self.constant), Some(self.constant));
         for (a, c) in &self.terms {
             let (alo, ahi) = a.bounds(ranges);
-            if *c >= 0 {
-                lo += c * alo;
-                hi += c * ahi;
+            let (tlo, thi) = if proved_nonneg(*c) {
+                (alo.map(|v| *c * v), ahi.map(|v| *c * v))
+            } else if proved_nonneg(-*c) {
+                (ahi.map(|v| *c * v), alo.map(|v| *c * v))
             } else {
-                lo += c * ahi;
-                hi += c * alo;
-            }
+                (None, None)
+            };
+            lo = lo.zip(tlo).map(|(x, y)| x + y);
+            hi = hi.zip(thi).map(|(x, y)| x + y);
         }
         (lo, hi)
     }
 
-    /// `floor(self / d)` for `d > 0`, simplified.
-    pub fn floordiv(&self, d: i64, ranges: &[i64]) -> Idx {
-        assert!(d > 0, "index division by {d}");
+    /// Smallest and largest value over constant ranges (an index without symbols).
+    #[track_caller]
+    pub fn bounds(&self, ranges: &[Size]) -> (i64, i64) {
+        match self.bounds_sym(ranges) {
+            (Some(lo), Some(hi)) => (
+                lo.expect_const("constant index bounds"),
+                hi.expect_const("constant index bounds"),
+            ),
+            _ => panic!("constant index bounds of a symbolic index"),
+        }
+    }
+
+    /// Whether `0 <= self < d` over the ranges, proved.
+    fn within(&self, d: Size, ranges: &[Size]) -> bool {
+        let (lo, hi) = self.bounds_sym(ranges);
+        lo.is_some_and(proved_nonneg) && proved_le(hi, Some(d - 1))
+    }
+
+    /// `floor(self / d)` for `d > 0`, simplified where the simplification is proved for every
+    /// admitted size.
+    pub fn floordiv(&self, d: impl Into<Size>, ranges: &[Size]) -> Idx {
+        let d = d.into();
+        if let Some(c) = d.as_const() {
+            assert!(c > 0, "index division by {c}");
+        }
         if d == 1 {
             return self.clone();
         }
         let (q, r) = self.split_multiple(d);
-        let (lo, hi) = r.bounds(ranges);
-        let rest = if lo >= 0 && hi < d {
+        let rest = if r.within(d, ranges) {
             Idx::constant(0)
-        } else if let Some(c) = r.as_constant() {
-            Idx::constant(c.div_euclid(d))
+        } else if let (Some(c), Some(dc)) = (r.as_constant(), d.as_const()) {
+            Idx::constant(c.div_euclid(dc))
         } else if let Some((g, q2, _)) = r.split_common_factor(d, ranges) {
-            q2.floordiv(d / g, ranges)
-        } else if let [(Atom::FloorDiv(inner, d0), 1)] = r.terms.as_slice() {
-            // floor(floor(e / a) / b) == floor(e / (a * b)) (r has no constant here by construction).
-            if r.constant == 0 {
-                inner.floordiv(d0 * d, ranges)
+            q2.floordiv(d.exact_div(g).expect("g divides d"), ranges)
+        } else if let [(Atom::FloorDiv(inner, d0), c)] = r.terms.as_slice() {
+            // floor(floor(e / a) / b) == floor(e / (a * b)) for positive a and b.
+            if *c == 1 && r.constant == 0 {
+                inner.floordiv(*d0 * d, ranges)
             } else {
                 Idx::atom(Atom::FloorDiv(Box::new(r.clone()), d))
             }
@@ -123,20 +245,24 @@ impl Idx {
         q.add(&rest)
     }
 
-    /// `self mod d` for `d > 0`, simplified.
-    pub fn modulo(&self, d: i64, ranges: &[i64]) -> Idx {
-        assert!(d > 0, "index modulo by {d}");
+    /// `self mod d` for `d > 0`, simplified where proved.
+    pub fn modulo(&self, d: impl Into<Size>, ranges: &[Size]) -> Idx {
+        let d = d.into();
+        if let Some(c) = d.as_const() {
+            assert!(c > 0, "index modulo by {c}");
+        }
         if d == 1 {
             return Idx::constant(0);
         }
         let (_, r) = self.split_multiple(d);
-        let (lo, hi) = r.bounds(ranges);
-        if lo >= 0 && hi < d {
+        if r.within(d, ranges) {
             r
-        } else if let Some(c) = r.as_constant() {
-            Idx::constant(c.rem_euclid(d))
+        } else if let (Some(c), Some(dc)) = (r.as_constant(), d.as_const()) {
+            Idx::constant(c.rem_euclid(dc))
         } else if let Some((g, q2, r2)) = r.split_common_factor(d, ranges) {
-            q2.modulo(d / g, ranges).scale(g).add(&r2)
+            q2.modulo(d.exact_div(g).expect("g divides d"), ranges)
+                .scale(g)
+                .add(&r2)
         } else {
             Idx::atom(Atom::Mod(Box::new(r), d))
         }
@@ -146,8 +272,9 @@ impl Idx {
     /// ranges: then `floor(self / d) == floor(q / (d / g))` and
     /// `self mod d == g * (q mod (d / g)) + r`. A flattened view of a view
     /// (`(256*i + j) // 65536` with `j < 256`) becomes `i // 256`, which stays out of the
-    /// vectorized inner loop over `j`.
-    fn split_common_factor(&self, d: i64, ranges: &[i64]) -> Option<(i64, Idx, Idx)> {
+    /// vectorized inner loop over `j`. The candidates are the constant common factors of `d`
+    /// and the coefficients, and the symbolic coefficients that divide `d` exactly.
+    fn split_common_factor(&self, d: Size, ranges: &[Size]) -> Option<(Size, Idx, Idx)> {
         fn gcd(a: i64, b: i64) -> i64 {
             if b == 0 {
                 a
@@ -155,58 +282,80 @@ impl Idx {
                 gcd(b, a % b)
             }
         }
-        let mut candidates: Vec<i64> = self
-            .terms
-            .iter()
-            .map(|(_, c)| gcd(c.abs(), d))
-            .filter(|g| *g > 1)
-            .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
-        candidates.into_iter().rev().find_map(|g| {
+        let mut consts: Vec<i64> = Vec::new();
+        let mut syms: Vec<Size> = Vec::new();
+        for (_, c) in &self.terms {
+            match (c.as_const(), d.as_const()) {
+                (Some(c), Some(d)) => consts.push(gcd(c.abs(), d)),
+                (Some(_), None) => {}
+                (None, _) => {
+                    if d.exact_div(*c).is_some() {
+                        syms.push(*c);
+                    }
+                }
+            }
+        }
+        consts.retain(|g| *g > 1);
+        consts.sort_unstable();
+        consts.dedup();
+        let try_g = |g: Size| {
             let (q, r) = self.split_multiple(g);
-            let (lo, hi) = r.bounds(ranges);
-            (lo >= 0 && hi < g && !q.terms.is_empty()).then_some((g, q, r))
-        })
+            (r.within(g, ranges) && !q.terms.is_empty()).then_some((g, q, r))
+        };
+        syms.into_iter()
+            .find_map(try_g)
+            .or_else(|| consts.into_iter().rev().find_map(|g| try_g(Size::Const(g))))
     }
 
     /// Splits into `(q, r)` with `self == d * q + r` where `q` collects the terms whose
-    /// coefficients `d` divides (so `floor(self / d) == q + floor(r / d)` exactly).
-    fn split_multiple(&self, d: i64) -> (Idx, Idx) {
+    /// coefficients `d` divides exactly (so `floor(self / d) == q + floor(r / d)` exactly).
+    fn split_multiple(&self, d: Size) -> (Idx, Idx) {
         let mut q = Vec::new();
         let mut r = Vec::new();
         for (a, c) in &self.terms {
-            if c % d == 0 {
-                q.push((a.clone(), c / d));
-            } else {
-                r.push((a.clone(), *c));
+            match c.exact_div(d) {
+                Some(k) => q.push((a.clone(), k)),
+                None => r.push((a.clone(), *c)),
             }
         }
-        (
-            normalize(q, self.constant.div_euclid(d)),
-            normalize(r, self.constant.rem_euclid(d)),
-        )
+        let (qc, rc) = match (self.constant.as_const(), d.as_const()) {
+            (Some(c), Some(dc)) => (Size::Const(c.div_euclid(dc)), Size::Const(c.rem_euclid(dc))),
+            _ => match self.constant.exact_div(d) {
+                Some(k) => (k, Size::Const(0)),
+                None => (Size::Const(0), self.constant),
+            },
+        };
+        (normalize(q, qc), normalize(r, rc))
     }
 
-    /// `min(max(self, lo), hi)`, simplified away when the bounds already hold.
-    pub fn clamp_to(&self, lo: i64, hi: i64, ranges: &[i64]) -> Idx {
-        let (elo, ehi) = self.bounds(ranges);
-        if elo >= lo && ehi <= hi {
+    /// `min(max(self, lo), hi)`, simplified away when the bounds are proved to hold.
+    pub fn clamp_to(&self, lo: impl Into<Size>, hi: impl Into<Size>, ranges: &[Size]) -> Idx {
+        let (lo, hi) = (lo.into(), hi.into());
+        let (elo, ehi) = self.bounds_sym(ranges);
+        if proved_le(Some(lo), elo) && proved_le(ehi, Some(hi)) {
             self.clone()
-        } else if ehi <= lo {
+        } else if proved_le(ehi, Some(lo)) {
             Idx::constant(lo)
-        } else if elo >= hi {
+        } else if proved_le(Some(hi), elo) {
             Idx::constant(hi)
         } else {
             Idx::atom(Atom::Clamp(Box::new(self.clone()), lo, hi))
         }
     }
 
-    /// Value at a point (`vars[k]` is var k).
+    /// Value at a point (`vars[k]` is var k) of an index without symbols.
     pub fn eval(&self, vars: &[i64]) -> i64 {
-        let mut v = self.constant;
+        self.eval_with(vars, &|k| {
+            panic!("symbol s{k} in an index evaluated without sizes")
+        })
+    }
+
+    /// Value at a point, with the symbols' values from `sym`.
+    pub fn eval_with(&self, vars: &[i64], sym: &dyn Fn(u32) -> i64) -> i64 {
+        let size = |s: Size| s.eval(sym).expect("an index's size overflows");
+        let mut v = size(self.constant);
         for (a, c) in &self.terms {
-            v += c * a.eval(vars);
+            v += size(*c) * a.eval_with(vars, sym);
         }
         v
     }
@@ -220,7 +369,7 @@ impl Idx {
     }
 
     /// Renames variables (`map[k]` is the new expression for var k).
-    pub fn substitute(&self, map: &[Idx], ranges: &[i64]) -> Idx {
+    pub fn substitute(&self, map: &[Idx], ranges: &[Size]) -> Idx {
         let mut out = Idx::constant(self.constant);
         for (a, c) in &self.terms {
             let e = match a {
@@ -236,38 +385,54 @@ impl Idx {
 }
 
 impl Atom {
-    fn bounds(&self, ranges: &[i64]) -> (i64, i64) {
+    fn bounds(&self, ranges: &[Size]) -> (Option<Size>, Option<Size>) {
         match self {
-            Atom::Var(k) => (0, (ranges[*k as usize] - 1).max(0)),
+            Atom::Var(k) => {
+                let r = ranges[*k as usize];
+                let hi = match r.as_const() {
+                    Some(r) => Size::Const((r - 1).max(0)),
+                    // A symbolic extent is at least 2.
+                    None => r - 1,
+                };
+                (Some(Size::Const(0)), Some(hi))
+            }
             Atom::FloorDiv(e, d) => {
-                let (lo, hi) = e.bounds(ranges);
-                (lo.div_euclid(*d), hi.div_euclid(*d))
+                let (lo, hi) = e.bounds_sym(ranges);
+                (lo.map(|v| v.floordiv(*d)), hi.map(|v| v.floordiv(*d)))
             }
-            Atom::Mod(_, d) => (0, d - 1),
-            Atom::Clamp(e, lo, hi) => {
-                let (a, b) = e.bounds(ranges);
-                (a.clamp(*lo, *hi), b.clamp(*lo, *hi))
-            }
+            Atom::Mod(_, d) => (Some(Size::Const(0)), Some(*d - 1)),
+            Atom::Clamp(e, lo, hi) => match (e.bounds_sym(ranges), lo.as_const(), hi.as_const()) {
+                ((Some(a), Some(b)), Some(l), Some(h)) if a.is_const() && b.is_const() => {
+                    let (a, b) = (a.expect_const("a clamp"), b.expect_const("a clamp"));
+                    (
+                        Some(Size::Const(a.clamp(l, h))),
+                        Some(Size::Const(b.clamp(l, h))),
+                    )
+                }
+                // The clamp's own bounds (`lo <= hi` by construction).
+                _ => (Some(*lo), Some(*hi)),
+            },
         }
     }
 
-    fn eval(&self, vars: &[i64]) -> i64 {
+    fn eval_with(&self, vars: &[i64], sym: &dyn Fn(u32) -> i64) -> i64 {
+        let size = |s: Size| s.eval(sym).expect("an index's size overflows");
         match self {
             Atom::Var(k) => vars[*k as usize],
-            Atom::FloorDiv(e, d) => e.eval(vars).div_euclid(*d),
-            Atom::Mod(e, d) => e.eval(vars).rem_euclid(*d),
-            Atom::Clamp(e, lo, hi) => e.eval(vars).clamp(*lo, *hi),
+            Atom::FloorDiv(e, d) => e.eval_with(vars, sym).div_euclid(size(*d)),
+            Atom::Mod(e, d) => e.eval_with(vars, sym).rem_euclid(size(*d)),
+            Atom::Clamp(e, lo, hi) => e.eval_with(vars, sym).clamp(size(*lo), size(*hi)),
         }
     }
 }
 
 /// Sorts, merges equal atoms, drops zeros, and folds `d*c*(e // d) + c*(e % d)` into `c*e`.
-fn normalize(mut terms: Vec<(Atom, i64)>, constant: i64) -> Idx {
+fn normalize(mut terms: Vec<(Atom, Size)>, constant: Size) -> Idx {
     terms.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut merged: Vec<(Atom, i64)> = Vec::with_capacity(terms.len());
+    let mut merged: Vec<(Atom, Size)> = Vec::with_capacity(terms.len());
     for (a, c) in terms {
         match merged.last_mut() {
-            Some((la, lc)) if *la == a => *lc += c,
+            Some((la, lc)) if *la == a => *lc = *lc + c,
             _ => merged.push((a, c)),
         }
     }
@@ -277,15 +442,13 @@ fn normalize(mut terms: Vec<(Atom, i64)>, constant: i64) -> Idx {
         let Atom::FloorDiv(e, d) = &merged[i].0 else {
             continue;
         };
-        let cdiv = merged[i].1;
-        if cdiv % d != 0 {
+        let Some(c) = merged[i].1.exact_div(*d) else {
             continue;
-        }
-        let c = cdiv / d;
+        };
         let modatom = Atom::Mod(e.clone(), *d);
         if let Some(j) = merged.iter().position(|(a, k)| *a == modatom && *k == c) {
             let e = (**e).clone();
-            let mut rest: Vec<(Atom, i64)> = merged
+            let mut rest: Vec<(Atom, Size)> = merged
                 .iter()
                 .enumerate()
                 .filter(|(t, _)| *t != i && *t != j)
@@ -305,10 +468,11 @@ fn normalize(mut terms: Vec<(Atom, i64)>, constant: i64) -> Idx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::size::consts;
 
     #[test]
     fn reshape_round_trip_simplifies() {
-        let r = [6];
+        let r = consts(&[6]);
         let i = Idx::var(0);
         let row = i.floordiv(3, &r);
         let col = i.modulo(3, &r);
@@ -317,7 +481,7 @@ mod tests {
 
     #[test]
     fn small_ranges_fold() {
-        let r = [2, 3];
+        let r = consts(&[2, 3]);
         let lin = Idx::var(0).scale(3).add(&Idx::var(1));
         assert_eq!(lin.floordiv(3, &r), Idx::var(0));
         assert_eq!(lin.modulo(3, &r), Idx::var(1));
@@ -327,7 +491,7 @@ mod tests {
     #[test]
     fn common_factor_leaves_the_inner_variable() {
         // [2, 256, 256] viewed as [512, 256]: row x0, column x1.
-        let r = [512, 256];
+        let r = consts(&[512, 256]);
         let flat = Idx::var(0).scale(256).add(&Idx::var(1));
         assert_eq!(flat.floordiv(65536, &r), Idx::var(0).floordiv(256, &r));
         assert_eq!(
@@ -348,17 +512,17 @@ mod tests {
             }
         }
         // A remainder that can reach the factor is left alone.
-        let r2 = [512, 257];
+        let r2 = consts(&[512, 257]);
         assert!(flat
             .floordiv(65536, &r2)
             .terms
             .iter()
-            .any(|(a, _)| matches!(a, Atom::FloorDiv(e, 65536) if e.uses_var(1))));
+            .any(|(a, _)| matches!(a, Atom::FloorDiv(e, d) if *d == 65536 && e.uses_var(1))));
     }
 
     #[test]
     fn eval_matches_python_semantics() {
-        let r = [10];
+        let r = consts(&[10]);
         let e = Idx::var(0).scale(5).add_const(3).floordiv(4, &r);
         for v in 0..10 {
             assert_eq!(e.eval(&[v]), (5 * v + 3) / 4);

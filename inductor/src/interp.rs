@@ -10,6 +10,7 @@ use crate::host::Host;
 use crate::index::Idx;
 use crate::ir::{BinOp, Body, BodyOps, BufId, Gather, IrGraph, IrNode, ReduceOp, Scalar, UnOp};
 use crate::runtime::Runtime;
+use crate::size::expect_consts;
 
 /// A value of a body, in its dtype.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -422,18 +423,22 @@ impl<'b> BodyOps<'b> for Eval<'_> {
 
     fn gather(&mut self, g: Gather<'b, '_, V>, _: DType) -> V {
         let mut p = g.pos.i64();
+        let (size, stride) = (
+            g.size.expect_const("the interpreter"),
+            g.stride.expect_const("the interpreter"),
+        );
         if g.wrap && p < 0 {
-            p += g.size;
+            p += size;
         }
-        if p < 0 || p >= g.size {
+        if p < 0 || p >= size {
             INDEX_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
-            p = p.clamp(0, g.size - 1);
+            p = p.clamp(0, size - 1);
         }
         // SAFETY: the position is clamped into the buffer's extent along that dim.
         unsafe {
             read(
                 self.ptrs[g.buf],
-                g.index.eval(self.point) + g.stride * p,
+                g.index.eval(self.point) + stride * p,
                 self.ir.buffers[g.buf].dtype,
             )
         }
@@ -531,9 +536,10 @@ pub fn run<H: Host>(
                 let ptrs = all_ptrs(&mut rt, node)?;
                 let ob = &ir.buffers[*out];
                 let optr = rt.ptr(*out)?;
-                for_each_point(sizes, |p| {
+                let ostrides = expect_consts(&ob.strides, "the interpreter");
+                for_each_point(&expect_consts(sizes, "the interpreter"), |p| {
                     let v = eval(body, p, &ptrs, ir, &mut vals);
-                    let i: i64 = p.iter().zip(&ob.strides).map(|(a, b)| a * b).sum();
+                    let i: i64 = p.iter().zip(&ostrides).map(|(a, b)| a * b).sum();
                     // SAFETY: the output buffer was allocated with these sizes and strides.
                     unsafe { write(optr, i, ob.dtype, v) };
                 });
@@ -548,12 +554,14 @@ pub fn run<H: Host>(
                 let ptrs = all_ptrs(&mut rt, node)?;
                 let ob = &ir.buffers[*out];
                 let optr = rt.ptr(*out)?;
-                for_each_point(sizes, |p| {
+                let ostrides = expect_consts(&ob.strides, "the interpreter");
+                let rsizes = expect_consts(rsizes, "the interpreter");
+                for_each_point(&expect_consts(sizes, "the interpreter"), |p| {
                     let mut acc = reduce_init(*op, ob.dtype);
                     let mut best: Option<V> = None;
                     let mut pos = 0i64;
                     let mut point = p.to_vec();
-                    for_each_point(rsizes, |r| {
+                    for_each_point(&rsizes, |r| {
                         point.truncate(p.len());
                         point.extend_from_slice(r);
                         let v = eval(body, &point, &ptrs, ir, &mut vals);
@@ -567,7 +575,7 @@ pub fn run<H: Host>(
                             acc = reduce_combine(*op, acc, v, ob.dtype);
                         }
                     });
-                    let i: i64 = p.iter().zip(&ob.strides).map(|(a, b)| a * b).sum();
+                    let i: i64 = p.iter().zip(&ostrides).map(|(a, b)| a * b).sum();
                     // SAFETY: as above.
                     unsafe { write(optr, i, ob.dtype, acc) };
                 });

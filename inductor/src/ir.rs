@@ -14,6 +14,7 @@ use fx::DType;
 
 use crate::entity::{entity_id, EntityVec};
 use crate::index::Idx;
+use crate::size::Size;
 
 /// The strides of a freshly allocated tensor: fx's rule, the one layout fact both crates use.
 pub use fx::infer::layout::contiguous_strides;
@@ -172,8 +173,8 @@ pub enum Val {
         buf: BufId,
         index: Idx,
         pos: ValId,
-        stride: i64,
-        size: i64,
+        stride: Size,
+        size: Size,
         wrap: bool,
     },
 }
@@ -188,7 +189,7 @@ pub struct Body {
     pub dtypes: EntityVec<ValId, DType>,
     pub root: ValId,
     /// Extents of the body's loop variables (what index simplification assumes).
-    pub ranges: Vec<i64>,
+    pub ranges: Vec<Size>,
 }
 
 /// The operands of a [`Val::Gather`], as handed to [`BodyOps::gather`].
@@ -198,8 +199,8 @@ pub struct Gather<'b, 'v, V> {
     pub index: &'b Idx,
     /// The handler's value of the integer position.
     pub pos: &'v V,
-    pub stride: i64,
-    pub size: i64,
+    pub stride: Size,
+    pub size: Size,
     pub wrap: bool,
 }
 
@@ -356,7 +357,7 @@ pub struct BodyBuilder {
 }
 
 impl BodyBuilder {
-    pub fn new(ranges: Vec<i64>) -> BodyBuilder {
+    pub fn new(ranges: Vec<Size>) -> BodyBuilder {
         BodyBuilder {
             body: Body {
                 ranges,
@@ -367,7 +368,7 @@ impl BodyBuilder {
         }
     }
 
-    pub fn ranges(&self) -> &[i64] {
+    pub fn ranges(&self) -> &[Size] {
         &self.body.ranges
     }
 
@@ -480,23 +481,25 @@ pub enum BufKind {
 pub struct BufferDecl {
     pub name: String,
     pub dtype: DType,
-    pub sizes: Vec<i64>,
-    pub strides: Vec<i64>,
+    pub sizes: Vec<Size>,
+    pub strides: Vec<Size>,
     pub kind: BufKind,
 }
 
 impl BufferDecl {
     /// Elements of storage the layout spans (0 for an empty tensor).
-    pub fn storage_numel(&self) -> i64 {
-        if self.sizes.contains(&0) {
-            return 0;
+    pub fn storage_numel(&self) -> Size {
+        if self.sizes.iter().any(|s| *s == 0) {
+            return Size::Const(0);
         }
-        1 + self
-            .sizes
-            .iter()
-            .zip(&self.strides)
-            .map(|(s, st)| (s - 1) * st)
-            .sum::<i64>()
+        // A symbolic size is at least 2 (sizes 0 and 1 specialize), so only a constant can be 0.
+        Size::Const(1)
+            + self
+                .sizes
+                .iter()
+                .zip(&self.strides)
+                .map(|(s, st)| (*s - 1) * *st)
+                .sum::<Size>()
     }
 }
 
@@ -591,9 +594,21 @@ pub enum SdpaMask {
 #[derive(Clone, Debug, PartialEq)]
 pub struct View {
     pub buf: BufId,
-    pub sizes: Vec<i64>,
-    pub strides: Vec<i64>,
-    pub offset: i64,
+    pub sizes: Vec<Size>,
+    pub strides: Vec<Size>,
+    pub offset: Size,
+}
+
+impl View {
+    /// The sizes and strides as constants, for the lowering's layout decisions (which take
+    /// constant sizes until the design's step 3).
+    #[track_caller]
+    pub fn const_layout(&self) -> (Vec<i64>, Vec<i64>) {
+        (
+            crate::size::expect_consts(&self.sizes, "a layout decision"),
+            crate::size::expect_consts(&self.strides, "a layout decision"),
+        )
+    }
 }
 
 /// A fallback argument: a constant, a tensor view, or a sequence of them.
@@ -610,14 +625,14 @@ pub enum IrNode {
     /// `out[index(vars)] = body(vars)` over `sizes`; `out` may be an input being written back.
     Pointwise {
         out: BufId,
-        sizes: Vec<i64>,
+        sizes: Vec<Size>,
         body: Body,
     },
     /// `out[outer] = reduce over inner of body(outer ++ inner)`.
     Reduction {
         out: BufId,
-        sizes: Vec<i64>,
-        rsizes: Vec<i64>,
+        sizes: Vec<Size>,
+        rsizes: Vec<Size>,
         op: ReduceOp,
         body: Body,
     },
@@ -717,8 +732,8 @@ impl IrGraph {
     pub fn add_buffer(
         &mut self,
         dtype: DType,
-        sizes: Vec<i64>,
-        strides: Vec<i64>,
+        sizes: Vec<Size>,
+        strides: Vec<Size>,
         kind: BufKind,
     ) -> BufId {
         let id = self.buffers.next_key();
@@ -743,10 +758,10 @@ impl IrGraph {
 }
 
 /// `sum(idx[k] * strides[k]) + offset`.
-pub fn linear_index(idx: &[Idx], strides: &[i64], offset: i64) -> Idx {
-    let mut e = Idx::constant(offset);
+pub fn linear_index(idx: &[Idx], strides: &[Size], offset: Size) -> Idx {
+    let mut e = Idx::constant(offset.expect_const("an index's offset"));
     for (i, s) in idx.iter().zip(strides) {
-        e = e.add(&i.scale(*s));
+        e = e.add(&i.scale(s.expect_const("an index's stride")));
     }
     e
 }

@@ -14,6 +14,7 @@
 //! - [`compiled`]: [`compile`] and [`CompiledGraph::run`] against a [`Host`];
 //! - [`param`]: kernels with sizes as arguments for dynamic graphs (one library for many
 //!   assignments of the size symbols);
+//! - [`size`]: the IR's size type (a constant or an interned `fx::SymExpr`);
 //! - [`workspace`]: intermediates kept allocated from one call to the next;
 //! - [`entity`]: the typed ids (buffers, values, nodes, kernels, steps) and the vectors indexed
 //!   by them.
@@ -40,6 +41,7 @@ pub mod interp;
 pub mod param;
 mod runtime;
 pub mod schedule;
+pub mod size;
 pub mod target;
 pub mod testing;
 pub mod workspace;

@@ -6,6 +6,7 @@ use crate::entity::EntityVec;
 use crate::error::RunError;
 use crate::host::{Host, HostArg, HostValue, TensorDesc};
 use crate::ir::{BufId, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, View};
+use crate::size::{const_vec, expect_consts};
 use crate::workspace::Workspace;
 
 pub(crate) struct Runtime<'a, H: Host> {
@@ -47,8 +48,8 @@ impl<'a, H: Host> Runtime<'a, H> {
                 let d = host.describe(&inputs[i]);
                 let want = TensorDesc {
                     dtype: b.dtype,
-                    sizes: b.sizes.clone(),
-                    strides: b.strides.clone(),
+                    sizes: expect_consts(&b.sizes, "an input check"),
+                    strides: expect_consts(&b.strides, "an input check"),
                 };
                 if !same_geometry(&d, &want) {
                     return Err(RunError::Input {
@@ -131,7 +132,11 @@ impl<'a, H: Host> Runtime<'a, H> {
             let b = &self.ir.buffers[buf];
             let t = self
                 .host
-                .empty_strided(b.dtype, &b.sizes, &b.strides)
+                .empty_strided(
+                    b.dtype,
+                    &const_vec(&b.sizes, "an allocation"),
+                    &const_vec(&b.strides, "an allocation"),
+                )
                 .map_err(RunError::Host)?;
             self.set(buf, Some(t));
             self.remember(buf);
@@ -161,7 +166,12 @@ impl<'a, H: Host> Runtime<'a, H> {
             return Ok(t);
         }
         self.host
-            .as_strided(&t, &v.sizes, &v.strides, v.offset)
+            .as_strided(
+                &t,
+                &const_vec(&v.sizes, "a view"),
+                &const_vec(&v.strides, "a view"),
+                v.offset.expect_const("a view"),
+            )
             .map_err(RunError::Host)
     }
 
@@ -252,7 +262,7 @@ impl<'a, H: Host> Runtime<'a, H> {
                         .sizes
                         .iter()
                         .zip(&b.strides)
-                        .all(|(n, s)| *n <= 1 || *s != 0);
+                        .all(|(n, s)| n.as_const().is_some_and(|n| n <= 1) || *s != 0);
                     if writable && arg_spans.iter().any(|s| overlaps(*s, span)) {
                         let dst = self.tensor(buf)?;
                         self.host.copy_into(&dst, &t).map_err(RunError::Host)?;
@@ -308,7 +318,8 @@ impl<'a, H: Host> Runtime<'a, H> {
             return Ok(());
         }
         let d = self.host.describe(&t);
-        if d.dtype != b.dtype || d.sizes != b.sizes {
+        let sizes = expect_consts(&b.sizes, "a fallback's result");
+        if d.dtype != b.dtype || d.sizes != sizes {
             return Err(RunError::FallbackResult {
                 target: what.to_string(),
                 msg: format!("{d:?}, expected {:?} {:?}", b.dtype, b.sizes),
@@ -318,10 +329,10 @@ impl<'a, H: Host> Runtime<'a, H> {
             &d,
             &TensorDesc {
                 dtype: b.dtype,
-                sizes: b.sizes.clone(),
-                strides: b.strides.clone(),
+                sizes: sizes.clone(),
+                strides: expect_consts(&b.strides, "a fallback's result"),
             },
-        ) || b.sizes.contains(&0)
+        ) || sizes.contains(&0)
         {
             self.set(buf, Some(t));
         } else {
@@ -343,13 +354,22 @@ impl<'a, H: Host> Runtime<'a, H> {
                 OutputSpec::View(v) => {
                     let t = self.tensor(v.buf)?;
                     self.host
-                        .as_strided(&t, &v.sizes, &v.strides, v.offset)
+                        .as_strided(
+                            &t,
+                            &const_vec(&v.sizes, "an output"),
+                            &const_vec(&v.strides, "an output"),
+                            v.offset.expect_const("an output"),
+                        )
                         .map_err(RunError::Host)
                 }
                 OutputSpec::Own(v) => {
                     let t = self.tensor(v.buf)?;
                     self.host
-                        .reshape_own(&t, &v.sizes, &v.strides)
+                        .reshape_own(
+                            &t,
+                            &const_vec(&v.sizes, "an output"),
+                            &const_vec(&v.strides, "an output"),
+                        )
                         .map_err(RunError::Host)
                 }
             })

@@ -15,6 +15,7 @@
 use crate::entity::{entity_id, EntityVec};
 use crate::index::Idx;
 use crate::ir::{linear_index, BufId, BufKind, IrGraph, IrNode, IrNodeId};
+use crate::size::{expect_consts, Size};
 
 entity_id!(
     /// A kernel: an index of [`Schedule::kernels`] (printed `kernel{id}` in C).
@@ -101,15 +102,23 @@ fn store_index(ir: &IrGraph, buf: BufId, level: Level, n_outer: usize) -> Idx {
         Level::Inner => b.sizes.len(),
     };
     let vars: Vec<Idx> = (0..n as u32).map(Idx::var).collect();
-    linear_index(&vars, &b.strides, 0)
+    linear_index(&vars, &b.strides, Size::Const(0))
+}
+
+/// The node sizes the scheduler compares: equal as polynomials, so two symbols equal at a call
+/// are different sizes (the design's step 4); constant on every path until the lowering makes
+/// symbolic nodes.
+fn node_sizes(xs: &[Size]) -> Vec<i64> {
+    expect_consts(xs, "the scheduler")
 }
 
 fn classify(node: &IrNode, outer: &[i64], inner: &[i64]) -> Option<Level> {
     match node {
         IrNode::Reduction { sizes, rsizes, .. } => {
-            (sizes == outer && rsizes == inner).then_some(Level::Row)
+            (node_sizes(sizes) == outer && node_sizes(rsizes) == inner).then_some(Level::Row)
         }
         IrNode::Pointwise { sizes, .. } => {
+            let sizes = &node_sizes(sizes);
             let full: Vec<i64> = outer.iter().chain(inner).copied().collect();
             if *sizes == full {
                 Some(Level::Inner)
@@ -155,10 +164,13 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                     if kern.inner.is_empty()
                         && !kern.has_reduction(ir)
                         && kern.nodes.iter().all(|kn| kn.level == Level::Inner)
-                        && sizes.iter().chain(rsizes).copied().collect::<Vec<_>>()
+                        && node_sizes(sizes)
+                            .into_iter()
+                            .chain(node_sizes(rsizes))
+                            .collect::<Vec<_>>()
                             == kern.outer =>
                 {
-                    (sizes.clone(), rsizes.clone())
+                    (node_sizes(sizes), node_sizes(rsizes))
                 }
                 _ => (kern.outer.clone(), kern.inner.clone()),
             };
@@ -214,8 +226,10 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             }
             None => {
                 let (outer, inner) = match node {
-                    IrNode::Reduction { sizes, rsizes, .. } => (sizes.clone(), rsizes.clone()),
-                    IrNode::Pointwise { sizes, .. } => (sizes.clone(), vec![]),
+                    IrNode::Reduction { sizes, rsizes, .. } => {
+                        (node_sizes(sizes), node_sizes(rsizes))
+                    }
+                    IrNode::Pointwise { sizes, .. } => (node_sizes(sizes), vec![]),
                     _ => unreachable!(),
                 };
                 let level = if matches!(node, IrNode::Reduction { .. }) {
@@ -384,7 +398,7 @@ fn in_place_safe(ir: &IrGraph, k: &Kernel, b: BufId, x: BufId) -> bool {
         .sizes
         .iter()
         .zip(&db.strides)
-        .any(|(&n, &st)| n > 1 && st == 0)
+        .any(|(&n, &st)| n.as_const() != Some(1) && n.as_const() != Some(0) && st == 0)
     {
         return false;
     }

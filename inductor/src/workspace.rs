@@ -134,7 +134,8 @@ pub fn kept_buffers(ir: &IrGraph, sched: &Schedule) -> EntityVec<BufId, bool> {
     for b in ir.buffers.keys().filter(|&b| kept[b]) {
         let r = find(&mut root, b);
         let d = &ir.buffers[b];
-        class_bytes[r] = class_bytes[r].max(d.storage_numel() * d.dtype.itemsize() as i64);
+        class_bytes[r] = class_bytes[r]
+            .max(d.storage_numel().expect_const("a kept buffer") * d.dtype.itemsize() as i64);
     }
     if class_bytes.iter().sum::<i64>() > MAX_KEPT_BYTES {
         return EntityVec::filled(false, n);

@@ -17,6 +17,7 @@ use fx::{Arg, DType, Device, Graph, NodeMeta, TensorMeta};
 use inductor::cuda::{compile_graph, launch, nvrtc, CudaKernels};
 use inductor::ir::{BufId, BufKind, OutputSpec};
 use inductor::schedule::Step;
+use inductor::size::expect_consts;
 use inductor::testing::{VecHost, VecTensor};
 use inductor::{CudaPolicy, Host};
 
@@ -86,7 +87,7 @@ fn check_on_gpu(g: &Graph, seed: u64) {
     let kernels = unsafe { CudaKernels::load(&c) }.unwrap_or_else(|e| panic!("{e}"));
     let bytes = |b: BufId| {
         let d = &c.ir.buffers[b];
-        (d.storage_numel() * d.dtype.itemsize() as i64) as usize
+        (d.storage_numel().expect_const("a test") * d.dtype.itemsize() as i64) as usize
     };
     // One device allocation per buffer (a buffer written in place over a donor uses the
     // donor's).
@@ -131,14 +132,24 @@ fn check_on_gpu(g: &Graph, seed: u64) {
             OutputSpec::View(v) | OutputSpec::Own(v) => (v.buf, Some(v)),
         };
         let d = &c.ir.buffers[buf];
-        let t: VecTensor = host.empty_strided(d.dtype, &d.sizes, &d.strides).unwrap();
+        let t: VecTensor = host
+            .empty_strided(
+                d.dtype,
+                &expect_consts(&d.sizes, "a test"),
+                &expect_consts(&d.strides, "a test"),
+            )
+            .unwrap();
         let dst = host.data_ptr(&t);
         // SAFETY: `t` was allocated with the buffer's layout, `bytes(buf)` bytes.
         let slice = unsafe { std::slice::from_raw_parts_mut(dst, bytes(buf)) };
         // SAFETY: the device buffer holds `bytes(buf)` bytes; the stream was synchronized.
         unsafe { result::memcpy_dtoh_sync(slice, alloc(buf, &mut dev)) }.expect("copy out");
         let t = match view {
-            Some(v) => host.as_strided(&t, &v.sizes, &v.strides, v.offset).unwrap(),
+            Some(v) => {
+                let (sizes, strides) = v.const_layout();
+                host.as_strided(&t, &sizes, &strides, v.offset.expect_const("a test"))
+                    .unwrap()
+            }
             None => t,
         };
         let (got, exp) = (t.to_f64(), want[i].to_f64());

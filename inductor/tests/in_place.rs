@@ -94,7 +94,8 @@ fn donor_read_after_the_store_is_never_in_place() {
         contiguous_strides, linear_index, BinOp, BodyBuilder, BufKind, ExternCall, IrGraph,
         OutputSpec, UnOp, View,
     };
-    let (sizes, strides) = (vec![4i64, 4], contiguous_strides(&[4, 4]));
+    use inductor::size::{consts, Size};
+    let (sizes, strides) = (consts(&[4i64, 4]), consts(&contiguous_strides(&[4, 4])));
     let mut ir = IrGraph {
         num_inputs: 1,
         ..IrGraph::default()
@@ -106,7 +107,7 @@ fn donor_read_after_the_store_is_never_in_place() {
         buf: b,
         sizes: sizes.clone(),
         strides: strides.clone(),
-        offset: 0,
+        offset: Size::Const(0),
     };
     let x = buf(&mut ir, BufKind::Input(0));
     let (a, p, q, y) = (
@@ -115,7 +116,7 @@ fn donor_read_after_the_store_is_never_in_place() {
         buf(&mut ir, BufKind::Computed),
         buf(&mut ir, BufKind::Computed),
     );
-    let at = |bb: &BodyBuilder| linear_index(&bb.vars(), &strides, 0);
+    let at = |bb: &BodyBuilder| linear_index(&bb.vars(), &strides, Size::Const(0));
     ir.nodes.push(IrNode::Extern {
         out: a,
         call: ExternCall::Mm,
@@ -151,7 +152,7 @@ fn donor_read_after_the_store_is_never_in_place() {
     assert!(in_place_pairs(&c).is_empty(), "{}", c.source());
     let mut host = inductor::testing::VecHost::new();
     let xs = values(16, 5);
-    let ins = vec![host.tensor_strided(DType::Float32, &sizes, &strides, &xs)];
+    let ins = vec![host.tensor_strided(DType::Float32, &[4, 4], &[4, 1], &xs)];
     let got = c.run(&mut host, &ins).unwrap();
     let want = inductor::interp::run(c.ir(), &mut host, &ins).unwrap();
     for (g, w) in got.iter().zip(&want) {

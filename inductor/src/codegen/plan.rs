@@ -14,6 +14,7 @@ use crate::entity::EntityVec;
 use crate::index::{Atom, Idx};
 use crate::ir::{contiguous_strides, BufId, BufKind, IrGraph, IrNode};
 use crate::schedule::{Kernel, KernelId, Level, Schedule};
+use crate::size::{consts, Size};
 use crate::target::Target;
 
 /// How a kernel's loops are shaped.
@@ -101,7 +102,8 @@ fn plan_kernel(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> K
     for kn in &k.nodes {
         for b in ir.nodes[kn.node].outputs() {
             let decl = &ir.buffers[b];
-            let bytes = decl.storage_numel() * decl.dtype.itemsize() as i64;
+            let bytes = decl.storage_numel().expect_const("a huge-page hint")
+                * decl.dtype.itemsize() as i64;
             if bufs.contains(&b) && alias_of(b).is_none() && target.wants_hugepage(bytes) {
                 hugepage.push((b, bytes));
             }
@@ -121,7 +123,7 @@ pub fn store_idx(ir: &IrGraph, buf: BufId, nvars: usize) -> Idx {
     let mut e = Idx::constant(0);
     for (k, st) in b.strides.iter().enumerate().take(nvars) {
         if b.sizes[k] != 1 {
-            e = e.add(&Idx::var(k as u32).scale(*st));
+            e = e.add(&Idx::var(k as u32).scale(st.expect_const("a store index")));
         }
     }
     e
@@ -151,7 +153,7 @@ impl LoopNest {
     pub fn apply(&self, e: &Idx) -> Idx {
         match &self.map {
             None => e.clone(),
-            Some(m) => e.substitute(m, &self.sizes),
+            Some(m) => e.substitute(m, &consts(&self.sizes)),
         }
     }
 
@@ -161,12 +163,13 @@ impl LoopNest {
             .iter()
             .map(|g| g.iter().map(|&d| sizes[d]).product())
             .collect();
+        let ranges = consts(&new_sizes);
         let mut map = vec![Idx::constant(0); sizes.len()];
         for (j, g) in groups.iter().enumerate() {
             let mut div = 1i64;
             for &d in g.iter().rev() {
-                let e = Idx::var(j as u32).floordiv(div.max(1), &new_sizes);
-                map[d] = e.modulo(sizes[d].max(1), &new_sizes);
+                let e = Idx::var(j as u32).floordiv(div.max(1), &ranges);
+                map[d] = e.modulo(sizes[d].max(1), &ranges);
                 div *= sizes[d];
             }
         }
@@ -205,7 +208,9 @@ pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
         exprs.extend(body.deps().indices.into_iter().cloned());
         if sched.materialized[*out] {
             exprs.push(store_idx(ir, *out, n));
-            reference.get_or_insert_with(|| ir.buffers[*out].strides.clone());
+            reference.get_or_insert_with(|| {
+                crate::size::expect_consts(&ir.buffers[*out].strides, "a loop order")
+            });
         }
     }
     let strides = reference.unwrap_or_else(|| contiguous_strides(sizes));
@@ -244,12 +249,11 @@ pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
 
 /// The coefficient of var `v` in `e` where it appears as a plain term (0 when absent or only
 /// inside a division, modulo or clamp).
-pub fn coef(e: &Idx, v: u32) -> i64 {
+pub fn coef(e: &Idx, v: u32) -> Size {
     e.terms
         .iter()
         .find(|(a, _)| *a == Atom::Var(v))
-        .map(|(_, c)| *c)
-        .unwrap_or(0)
+        .map_or(Size::Const(0), |(_, c)| *c)
 }
 
 /// Whether a kernel with reductions reads memory contiguously along its last *row* var rather
@@ -268,10 +272,12 @@ fn prefers_blocked(ir: &IrGraph, k: &Kernel, min_rows: i64) -> bool {
             _ => continue,
         };
         for (_, idx) in body.loads() {
-            let (co, ci) = (coef(idx, row).abs(), coef(idx, red).abs());
-            if co == 1 && ci != 1 {
+            // A unit stride (either sign); a symbolic coefficient is at least 2.
+            let unit = |c: Size| c == 1 || c == -1;
+            let (co, ci) = (unit(coef(idx, row)), unit(coef(idx, red)));
+            if co && !ci {
                 votes += 1;
-            } else if ci == 1 && co != 1 {
+            } else if ci && !co {
                 votes -= 1;
             }
         }

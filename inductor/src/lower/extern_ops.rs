@@ -10,6 +10,7 @@ use super::onednn::conv2d_uses_onednn;
 use super::value::TensorVal;
 use super::Lowerer;
 use crate::ir::{contiguous_strides, BinOp, BufKind, ExternCall, IrNode, Scalar};
+use crate::size::{consts, expect_consts};
 
 fn extern_call(
     l: &mut Lowerer,
@@ -32,7 +33,7 @@ pub(super) fn extern_call_with(
 ) -> TensorVal {
     let views = inputs.iter().map(|t| l.view_of(t)).collect();
     let out =
-        l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
+        l.ir.add_buffer(dtype, consts(&sizes), consts(&strides), BufKind::Computed);
     l.ir.nodes.push(IrNode::Extern {
         out,
         call,
@@ -253,7 +254,15 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
             contiguous_strides(&x.sizes)
         };
         match x.as_view() {
-            Some(v) if same_layout(&v.sizes, &v.strides, &want) => x,
+            Some(v)
+                if same_layout(
+                    &x.sizes,
+                    &expect_consts(&v.strides, "a layout check"),
+                    &want,
+                ) =>
+            {
+                x
+            }
             _ => l.realize_with(&x, want),
         }
     } else {

@@ -9,6 +9,7 @@ use super::args::{self, LResult};
 use super::value::TensorVal;
 use super::{channels_last_strides, dense_strides, known_tensor, table, LValue, Lowerer};
 use crate::ir::{contiguous_strides, BufKind, FallbackArg, IrNode, Scalar};
+use crate::size::{consts, expect_consts};
 use crate::InductorError;
 
 /// Fallback ops some of whose results (by position) torch's CPU kernel sizes differently from
@@ -62,11 +63,11 @@ impl Lowerer<'_> {
                     let want = known_tensor(&self.graph.node(*n).meta)
                         .and_then(|m| m.known_strides())
                         .filter(|w| {
-                            dense_strides(&v.sizes, w)
-                                && !v
+                            dense_strides(&t.sizes, w)
+                                && !t
                                     .sizes
                                     .iter()
-                                    .zip(v.strides.iter().zip(w))
+                                    .zip(v.const_layout().1.iter().zip(w))
                                     .all(|(s, (a, b))| *s <= 1 || a == b)
                         });
                     match want {
@@ -180,18 +181,20 @@ impl Lowerer<'_> {
                             return refuse("a tensor of unknown layout");
                         };
                         let want = meta.known_strides().unwrap();
-                        let numel: i64 = v.sizes.iter().product();
-                        let buf_numel: i64 = buf.sizes.iter().product();
-                        let same_strides = v
-                            .sizes
+                        let (vs, vst) = v.const_layout();
+                        let numel: i64 = vs.iter().product();
+                        let buf_numel: i64 = expect_consts(&buf.sizes, "a fallback's result")
                             .iter()
-                            .zip(v.strides.iter().zip(&want))
+                            .product();
+                        let same_strides = vs
+                            .iter()
+                            .zip(vst.iter().zip(&want))
                             .all(|(s, (a, b))| *s <= 1 || a == b);
                         return if matches!(buf.kind, BufKind::Computed)
                             && v.offset == 0
                             && numel == buf_numel
                             && same_strides
-                            && dense_strides(&v.sizes, &v.strides)
+                            && dense_strides(&vs, &vst)
                             && !c.is_some_and(|c| c.may_alias)
                         {
                             Ok(())
@@ -306,9 +309,12 @@ impl Lowerer<'_> {
                     )));
                 }
                 // A placeholder the run skips (never read, never allocated).
-                let buf =
-                    self.ir
-                        .add_buffer(fx::DType::Float32, vec![0], vec![1], BufKind::Discarded);
+                let buf = self.ir.add_buffer(
+                    fx::DType::Float32,
+                    consts(&[0]),
+                    consts(&[1]),
+                    BufKind::Discarded,
+                );
                 outs.push(buf);
                 vals.push(LValue::Scalar(Scalar::I(0)));
                 continue;
@@ -332,7 +338,7 @@ impl Lowerer<'_> {
             };
             let buf = self
                 .ir
-                .add_buffer(m.dtype, sizes.clone(), strides.clone(), kind);
+                .add_buffer(m.dtype, consts(&sizes), consts(&strides), kind);
             outs.push(buf);
             vals.push(LValue::Tensor(TensorVal::buffer(
                 buf, m.dtype, sizes, strides,

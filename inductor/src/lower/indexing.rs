@@ -13,6 +13,7 @@ use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::index::Idx;
 use crate::ir::{BinOp, Scalar, Val};
+use crate::size::Size;
 
 fn tensor_list(l: &Lowerer, a: &Arg) -> LResult<Vec<TensorVal>> {
     match a {
@@ -146,14 +147,14 @@ fn gather_along(
             let p = positions.load(b, &idx[dim..dim + np]);
             let p = b.cast(p, DType::Int64);
             // Every dim but `dim` addresses the table affinely.
-            let mut index = Idx::constant(view.offset);
+            let mut index = Idx::constant(view.offset.expect_const("a gather's offset"));
             for k in 0..view.sizes.len() {
                 let i = match k.cmp(&dim) {
                     std::cmp::Ordering::Less => &idx[k],
                     std::cmp::Ordering::Equal => continue,
                     std::cmp::Ordering::Greater => &idx[k - 1 + np],
                 };
-                index = index.add(&i.scale(view.strides[k]));
+                index = index.add(&i.scale(view.strides[k].expect_const("a gather's stride")));
             }
             b.push(
                 Val::Gather {
@@ -161,7 +162,7 @@ fn gather_along(
                     index,
                     pos: p,
                     stride: view.strides[dim],
-                    size,
+                    size: Size::Const(size),
                     wrap,
                 },
                 dtype,

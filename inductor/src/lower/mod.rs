@@ -25,6 +25,7 @@ use fx::{Arg, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
 use crate::ir::{
     contiguous_strides, BodyBuilder, BufId, BufKind, IrGraph, IrNode, OutputSpec, Scalar,
 };
+use crate::size::{consts, expect_consts, Size};
 use crate::target::Target;
 use crate::InductorError;
 use args::{LResult, Reject};
@@ -166,8 +167,8 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
                 let (sizes, strides) = (t.known_sizes().unwrap(), t.known_strides().unwrap());
                 let buf = l.ir.add_buffer(
                     t.dtype,
-                    sizes.clone(),
-                    strides.clone(),
+                    consts(&sizes),
+                    consts(&strides),
                     BufKind::Input(*index),
                 );
                 l.ir.num_inputs = l.ir.num_inputs.max(index + 1);
@@ -591,9 +592,12 @@ impl<'g> Lowerer<'g> {
         // A lazy view of a realized base copies from its buffer (no recomputation).
         let resolved = self.resolve(t);
         let src = resolved.as_ref().unwrap_or(t);
-        let buf = self
-            .ir
-            .add_buffer(t.dtype, t.sizes.clone(), strides.clone(), BufKind::Computed);
+        let buf = self.ir.add_buffer(
+            t.dtype,
+            consts(&t.sizes),
+            consts(&strides),
+            BufKind::Computed,
+        );
         self.store(buf, src);
         let realized = TensorVal::buffer(buf, t.dtype, t.sizes.clone(), strides);
         // Later users of the same node read the buffer instead of inlining the computation a
@@ -625,13 +629,13 @@ impl<'g> Lowerer<'g> {
 
     /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
     pub fn store(&mut self, buf: BufId, t: &TensorVal) {
-        let mut b = BodyBuilder::new(t.sizes.clone());
+        let mut b = BodyBuilder::new(consts(&t.sizes));
         let vars = b.vars();
         let v = t.load(&mut b, &vars);
         let v = b.cast(v, self.ir.buffers[buf].dtype);
         self.ir.nodes.push(IrNode::Pointwise {
             out: buf,
-            sizes: t.sizes.clone(),
+            sizes: consts(&t.sizes),
             body: b.finish(v),
         });
     }
@@ -672,7 +676,10 @@ impl<'g> Lowerer<'g> {
         }
         let lv = t.lazy_view()?;
         let base = self.already_realized(&lv.base)?.as_view()?;
-        let (strides, offset) = (lv.strided)(&base.strides, base.offset)?;
+        let (strides, offset) = (lv.strided)(
+            &base.const_layout().1,
+            base.offset.expect_const("a view's offset"),
+        )?;
         Some(TensorVal {
             dtype: t.dtype,
             sizes: t.sizes.clone(),
@@ -715,12 +722,12 @@ impl<'g> Lowerer<'g> {
                 Some(v)
                     if (self.channels_last
                         || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
-                        && !v.sizes.contains(&0)
-                        && dense_strides(&v.sizes, &want)
-                        && !v
+                        && !t.sizes.contains(&0)
+                        && dense_strides(&t.sizes, &want)
+                        && !t
                             .sizes
                             .iter()
-                            .zip(v.strides.iter().zip(&want))
+                            .zip(v.const_layout().1.iter().zip(&want))
                             .all(|(s, (a, b))| *s <= 1 || a == b) =>
                 {
                     let r = self.realize_with(&t, want);
@@ -775,7 +782,7 @@ impl<'g> Lowerer<'g> {
                             buf: b,
                             sizes: d.sizes.clone(),
                             strides: d.strides.clone(),
-                            offset: 0,
+                            offset: Size::Const(0),
                         });
                     }
                 }
@@ -797,10 +804,15 @@ impl<'g> Lowerer<'g> {
                     continue;
                 };
                 let decl = &self.ir.buffers[b];
+                let (vs, vst) = v.const_layout();
+                let (ds, dst) = (
+                    expect_consts(&decl.sizes, "an output's layout"),
+                    expect_consts(&decl.strides, "an output's layout"),
+                );
                 let whole = v.offset == 0
-                    && v.sizes.iter().product::<i64>() == decl.sizes.iter().product::<i64>()
-                    && same_order(&decl.sizes, &decl.strides, &contiguous_strides(&decl.sizes))
-                    && same_order(&v.sizes, &v.strides, &contiguous_strides(&v.sizes));
+                    && vs.iter().product::<i64>() == ds.iter().product::<i64>()
+                    && same_order(&ds, &dst, &contiguous_strides(&ds))
+                    && same_order(&vs, &vst, &contiguous_strides(&vs));
                 if whole {
                     self.ir.outputs[first + i] = OutputSpec::Own(v);
                     continue;
@@ -914,7 +926,7 @@ pub fn dense_strides(sizes: &[i64], strides: &[i64]) -> bool {
 /// `log` and `pow` cost as much in C), or more than [`REALIZE_READS`] buffers read.
 fn costly_to_repeat(t: &TensorVal) -> bool {
     use crate::ir::{BinOp, UnOp, Val};
-    let mut b = BodyBuilder::new(t.sizes.clone());
+    let mut b = BodyBuilder::new(consts(&t.sizes));
     let vars = b.vars();
     let v = t.load(&mut b, &vars);
     let body = b.finish(v);

@@ -9,6 +9,7 @@ use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::index::Idx;
 use crate::ir::{contiguous_strides, BinOp, BodyBuilder, BufKind, IrNode, ReduceOp, Scalar, UnOp};
+use crate::size::consts;
 
 /// Normalizes a `dim` argument: `None` and `[]` mean every dim.
 fn reduce_dims(dims: Option<Vec<i64>>, ndim: usize) -> LResult<Vec<usize>> {
@@ -45,8 +46,8 @@ pub fn reduce(
     let kept: Vec<usize> = (0..t.ndim()).filter(|d| !dims.contains(d)).collect();
     let sizes: Vec<i64> = kept.iter().map(|&d| t.sizes[d]).collect();
     let rsizes: Vec<i64> = dims.iter().map(|&d| t.sizes[d]).collect();
-    let mut ranges = sizes.clone();
-    ranges.extend(&rsizes);
+    let mut ranges = consts(&sizes);
+    ranges.extend(consts(&rsizes));
     let mut b = BodyBuilder::new(ranges);
     let vars = b.vars();
     let mut idx = vec![Idx::constant(0); t.ndim()];
@@ -61,11 +62,11 @@ pub fn reduce(
     let v = if op.is_arg() { v } else { b.cast(v, dtype) };
     let strides = contiguous_strides(&sizes);
     let out =
-        l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
+        l.ir.add_buffer(dtype, consts(&sizes), consts(&strides), BufKind::Computed);
     l.ir.nodes.push(IrNode::Reduction {
         out,
-        sizes: sizes.clone(),
-        rsizes,
+        sizes: consts(&sizes),
+        rsizes: consts(&rsizes),
         op,
         body: b.finish(v),
     });

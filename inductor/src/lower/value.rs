@@ -12,6 +12,7 @@ use fx::DType;
 
 use crate::index::Idx;
 use crate::ir::{contiguous_strides, linear_index, BodyBuilder, BufId, ValId, View};
+use crate::size::{consts, Size};
 
 /// A loader: computes the element at an index, adding values to the builder.
 pub type LoadFn = Rc<dyn Fn(&mut BodyBuilder, &[Idx]) -> ValId>;
@@ -104,7 +105,7 @@ impl TensorVal {
                 strides,
                 offset,
             } => {
-                let e = linear_index(idx, strides, *offset);
+                let e = linear_index(idx, &consts(strides), Size::Const(*offset));
                 b.load(*buf, e, self.dtype)
             }
             Kind::Lazy { id, f, .. } => {
@@ -128,9 +129,9 @@ impl TensorVal {
                 offset,
             } => Some(View {
                 buf: *buf,
-                sizes: self.sizes.clone(),
-                strides: strides.clone(),
-                offset: *offset,
+                sizes: consts(&self.sizes),
+                strides: consts(strides),
+                offset: Size::Const(*offset),
             }),
             Kind::Lazy { .. } => None,
         }
@@ -353,7 +354,7 @@ impl TensorVal {
             sizes.to_vec(),
             move |st, off| view_strides(&own, st, &new).map(|s| (s, off)),
             move |b, idx| {
-                let lin = linear_index(idx, &contiguous_strides(&new2), 0);
+                let lin = linear_index(idx, &consts(&contiguous_strides(&new2)), Size::Const(0));
                 unravel(b, &lin, &own2)
             },
         )

@@ -129,10 +129,12 @@ fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) ->
         .chain(&k.inner)
         .try_fold(1i64, |a, &s| a.checked_mul(s));
     space.is_some_and(|n| n <= limit)
-        && plan
-            .bufs
-            .iter()
-            .all(|&b| ir.buffers[b].storage_numel() <= limit)
+        && plan.bufs.iter().all(|&b| {
+            ir.buffers[b]
+                .storage_numel()
+                .as_const()
+                .is_some_and(|n| n <= limit)
+        })
 }
 
 /// Splits the flat position `flat` (a `ti`) into loop variables `x{first}..` over `sizes`,
