@@ -26,6 +26,19 @@ extra = {
     "rows3": (T.rows, lambda n: (T.R(3, n), T.R(n), T.R(n))),
     "reduce_leading": (lambda x: x.sum(0), lambda n: (T.R(n, 40),)),
     "reduce_leading_blocks": (lambda x: x.sum(0), lambda n: (T.R(n, 200),)),
+    # Session 14 (the symbolic size type): argmax lanes, loop merging and reordering of a
+    # transposed pointwise, cat's clamps, a gather, div/mod indices of a permuted reshape.
+    "argmax_lanes": (lambda x: x.argmax(-1), lambda n: (T.R(n, 8 * n + 3),)),
+    "transpose_add": (lambda x, y: x.t() + y, lambda n: (T.R(n, 5), T.R(5, n))),
+    "cat": (lambda x, y: torch.cat([x, y], 1) * 2, lambda n: (T.R(n, 3), T.R(n, n))),
+    "embedding": (
+        lambda i, w: torch.nn.functional.embedding(i, w) + 1,
+        lambda n: (torch.arange(n) % 7, T.R(7, n)),
+    ),
+    "permute_reshape": (
+        lambda x: x.permute(1, 0, 2).reshape(-1, 6).exp(),
+        lambda n: (T.R(n, 4, 3),),
+    ),
 }
 for name, (fn, make) in list(T.PROGRAMS.items()) + list(extra.items()):
     for n in (2, 3, 13):

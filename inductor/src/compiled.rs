@@ -12,7 +12,7 @@ use crate::host::Host;
 use crate::ir::{BufId, IrGraph, IrNode};
 use crate::runtime::Runtime;
 use crate::schedule::{schedule, KernelId, Schedule, Step};
-use crate::size::const_vec;
+use crate::size::{const_vec, Size};
 use crate::target::Target;
 use crate::workspace::{kept_buffers, Workspace};
 use crate::InductorError;
@@ -146,7 +146,9 @@ pub fn prepare(graph: &fx::Graph, options: &Options) -> Result<Prepared, Inducto
     Ok(p)
 }
 
-fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorError> {
+/// [`prepare`] from an already lowered graph; a graph with symbolic sizes gives kernels that
+/// read the symbols' values from one more argument (see [`Prepared::build_at`]).
+pub fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorError> {
     let mut times = PhaseTimes::default();
     let started = Instant::now();
     let sched = schedule(&ir);
@@ -175,6 +177,32 @@ impl Prepared {
             .iter()
             .find(|k| k.name == name)
             .map(|k| k.bufs.len())
+    }
+
+    /// The size symbols its kernels take, in the order of their values (`IrGraph::symbols`).
+    pub fn symbols(&self) -> Vec<u32> {
+        self.ir.symbols()
+    }
+
+    /// The runnable graph of a symbolic graph at one assignment (`values[i]` for the i-th of
+    /// [`Prepared::symbols`]): its sizes substituted (`IrGraph::at`: no lowering, no C), the
+    /// schedule and the kernels' C shared by every assignment, so the library is built once
+    /// (the source, and with it the cache key, is the same for all).
+    pub fn build_at(
+        &self,
+        options: &Options,
+        values: &[i64],
+    ) -> Result<CompiledGraph, InductorError> {
+        let syms = self.ir.symbols();
+        assert_eq!(syms.len(), values.len(), "one value per symbol");
+        let value = |k: u32| values[syms.iter().position(|s| *s == k).expect("a symbol")];
+        let at = Prepared {
+            ir: self.ir.at(&value),
+            sched: self.sched.clone(),
+            src: self.src.clone(),
+            times: PhaseTimes::default(),
+        };
+        at.build(options, Some((&self.src.code, values.to_vec())))
     }
 
     /// Whether the graph has kernels at all.
@@ -217,8 +245,9 @@ impl Prepared {
             .kernels
             .iter()
             .map(|k| {
-                let n = k.outer.iter().chain(&k.inner).product::<i64>();
-                n >= policy.unlock_min_elems
+                // A symbolic kernel runs unlocked: correct at every size.
+                let n = k.outer.iter().chain(&k.inner).product::<Size>();
+                n.as_const().is_none_or(|n| n >= policy.unlock_min_elems)
             })
             .collect();
         let huge = ir

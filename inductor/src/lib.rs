@@ -15,6 +15,7 @@
 //! - [`param`]: kernels with sizes as arguments for dynamic graphs (one library for many
 //!   assignments of the size symbols);
 //! - [`size`]: the IR's size type (a constant or an interned `fx::SymExpr`);
+//! - [`symbolic`]: a graph with symbolic sizes at one assignment (`IrGraph::at`);
 //! - [`workspace`]: intermediates kept allocated from one call to the next;
 //! - [`entity`]: the typed ids (buffers, values, nodes, kernels, steps) and the vectors indexed
 //!   by them.
@@ -42,6 +43,7 @@ pub mod param;
 mod runtime;
 pub mod schedule;
 pub mod size;
+pub mod symbolic;
 pub mod target;
 pub mod testing;
 pub mod workspace;

@@ -15,7 +15,7 @@
 use crate::entity::{entity_id, EntityVec};
 use crate::index::Idx;
 use crate::ir::{linear_index, BufId, BufKind, IrGraph, IrNode, IrNodeId};
-use crate::size::{expect_consts, Size};
+use crate::size::Size;
 
 entity_id!(
     /// A kernel: an index of [`Schedule::kernels`] (printed `kernel{id}` in C).
@@ -48,8 +48,10 @@ pub struct KernelNode {
 #[derive(Clone, Debug)]
 pub struct Kernel {
     pub name: String,
-    pub outer: Vec<i64>,
-    pub inner: Vec<i64>,
+    /// The row space and the per-row (reduced) space, as sizes: fusion compares them as
+    /// polynomials, so two symbols equal at a call are different extents here.
+    pub outer: Vec<Size>,
+    pub inner: Vec<Size>,
     /// The kernel's IR nodes in execution order.
     pub nodes: Vec<KernelNode>,
     /// Write-back kernels (into graph inputs) never take other nodes.
@@ -105,21 +107,15 @@ fn store_index(ir: &IrGraph, buf: BufId, level: Level, n_outer: usize) -> Idx {
     linear_index(&vars, &b.strides, Size::Const(0))
 }
 
-/// The node sizes the scheduler compares: equal as polynomials, so two symbols equal at a call
-/// are different sizes (the design's step 4); constant on every path until the lowering makes
-/// symbolic nodes.
-fn node_sizes(xs: &[Size]) -> Vec<i64> {
-    expect_consts(xs, "the scheduler")
-}
-
-fn classify(node: &IrNode, outer: &[i64], inner: &[i64]) -> Option<Level> {
+/// Sizes are compared as polynomials (the design's step 4): two symbols equal at a call are
+/// different extents, so the plan's kernels stay general.
+fn classify(node: &IrNode, outer: &[Size], inner: &[Size]) -> Option<Level> {
     match node {
         IrNode::Reduction { sizes, rsizes, .. } => {
-            (node_sizes(sizes) == outer && node_sizes(rsizes) == inner).then_some(Level::Row)
+            (sizes == outer && rsizes == inner).then_some(Level::Row)
         }
         IrNode::Pointwise { sizes, .. } => {
-            let sizes = &node_sizes(sizes);
-            let full: Vec<i64> = outer.iter().chain(inner).copied().collect();
+            let full: Vec<Size> = outer.iter().chain(inner).copied().collect();
             if *sizes == full {
                 Some(Level::Inner)
             } else if sizes == outer {
@@ -164,13 +160,10 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                     if kern.inner.is_empty()
                         && !kern.has_reduction(ir)
                         && kern.nodes.iter().all(|kn| kn.level == Level::Inner)
-                        && node_sizes(sizes)
-                            .into_iter()
-                            .chain(node_sizes(rsizes))
-                            .collect::<Vec<_>>()
+                        && sizes.iter().chain(rsizes).copied().collect::<Vec<_>>()
                             == kern.outer =>
                 {
-                    (node_sizes(sizes), node_sizes(rsizes))
+                    (sizes.clone(), rsizes.clone())
                 }
                 _ => (kern.outer.clone(), kern.inner.clone()),
             };
@@ -226,10 +219,8 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             }
             None => {
                 let (outer, inner) = match node {
-                    IrNode::Reduction { sizes, rsizes, .. } => {
-                        (node_sizes(sizes), node_sizes(rsizes))
-                    }
-                    IrNode::Pointwise { sizes, .. } => (node_sizes(sizes), vec![]),
+                    IrNode::Reduction { sizes, rsizes, .. } => (sizes.clone(), rsizes.clone()),
+                    IrNode::Pointwise { sizes, .. } => (sizes.clone(), vec![]),
                     _ => unreachable!(),
                 };
                 let level = if matches!(node, IrNode::Reduction { .. }) {

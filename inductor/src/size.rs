@@ -156,6 +156,24 @@ impl Size {
         }
     }
 
+    /// `max(self, 1)`: an element count used as a work estimate (a symbolic size is at least
+    /// 2 already).
+    pub fn at_least_one(self) -> Size {
+        match self {
+            Size::Const(c) => Size::Const(c.max(1)),
+            Size::Sym(_) => self,
+        }
+    }
+
+    /// The product, saturating for constants (a work estimate printed into an OpenMP test;
+    /// a symbolic product is evaluated by C at run time).
+    pub fn saturating_mul(self, o: Size) -> Size {
+        match (self, o) {
+            (Size::Const(a), Size::Const(b)) => Size::Const(a.saturating_mul(b)),
+            _ => self * o,
+        }
+    }
+
     /// Whether `self >= other` holds for every admitted assignment (proved, not sampled).
     pub fn proved_ge(self, other: Size, min: &dyn Fn(u32) -> i64) -> bool {
         (self - other).lower_bound(min).is_some_and(|lo| lo >= 0)

@@ -26,6 +26,7 @@ pub struct KernelAbi {
 }
 
 /// A generated translation unit and its kernels' entry points, in schedule order.
+#[derive(Clone)]
 pub struct CSource {
     pub code: String,
     pub kernels: EntityVec<KernelId, KernelAbi>,

@@ -43,7 +43,7 @@ pub struct KernelPlan {
     pub aliases: Vec<Option<BufId>>,
     /// Outputs written from scratch that get a huge-page hint first, with their sizes in bytes,
     /// in node order.
-    pub hugepage: Vec<(BufId, i64)>,
+    pub hugepage: Vec<(BufId, Size)>,
 }
 
 /// Plans every kernel of `sched` for `target`.
@@ -102,9 +102,14 @@ fn plan_kernel(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> K
     for kn in &k.nodes {
         for b in ir.nodes[kn.node].outputs() {
             let decl = &ir.buffers[b];
-            let bytes = decl.storage_numel().expect_const("a huge-page hint")
-                * decl.dtype.itemsize() as i64;
-            if bufs.contains(&b) && alias_of(b).is_none() && target.wants_hugepage(bytes) {
+            let bytes = decl.storage_numel() * decl.dtype.itemsize() as i64;
+            // A symbolic byte count is hinted when the target hints at all: the printer tests
+            // it against the threshold in C (the design's step 5).
+            let wanted = match bytes.as_const() {
+                Some(n) => target.wants_hugepage(n),
+                None => target.wants_hugepage(i64::MAX),
+            };
+            if bufs.contains(&b) && alias_of(b).is_none() && wanted {
                 hugepage.push((b, bytes));
             }
         }
@@ -123,7 +128,7 @@ pub fn store_idx(ir: &IrGraph, buf: BufId, nvars: usize) -> Idx {
     let mut e = Idx::constant(0);
     for (k, st) in b.strides.iter().enumerate().take(nvars) {
         if b.sizes[k] != 1 {
-            e = e.add(&Idx::var(k as u32).scale(st.expect_const("a store index")));
+            e = e.add(&Idx::var(k as u32).scale(*st));
         }
     }
     e
@@ -137,12 +142,12 @@ pub fn store_idx(ir: &IrGraph, buf: BufId, nvars: usize) -> Idx {
 #[derive(Clone, Debug)]
 pub struct LoopNest {
     /// Extent of each loop, outermost first.
-    pub sizes: Vec<i64>,
+    pub sizes: Vec<Size>,
     map: Option<Vec<Idx>>,
 }
 
 impl LoopNest {
-    pub fn identity(sizes: &[i64]) -> LoopNest {
+    pub fn identity(sizes: &[Size]) -> LoopNest {
         LoopNest {
             sizes: sizes.to_vec(),
             map: None,
@@ -153,7 +158,7 @@ impl LoopNest {
     pub fn apply(&self, e: &Idx) -> Idx {
         match &self.map {
             None => e.clone(),
-            Some(m) => e.substitute(m, &consts(&self.sizes)),
+            Some(m) => e.substitute(m, &self.sizes),
         }
     }
 
@@ -174,7 +179,7 @@ impl LoopNest {
             }
         }
         LoopNest {
-            sizes: new_sizes,
+            sizes: ranges,
             map: Some(map),
         }
     }
@@ -194,10 +199,14 @@ fn divmods(e: &Idx) -> usize {
 
 /// The loop nest of a pure pointwise kernel (see [`LoopNest`]).
 pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
-    let sizes = &k.outer;
-    let n = sizes.len();
+    let n = k.outer.len();
+    // Merging and reordering loops compares strides by value: a symbolic nest keeps its loops
+    // (correct at every size; merging them symbolically is later work).
+    let Some(sizes) = &crate::size::as_consts(&k.outer) else {
+        return LoopNest::identity(&k.outer);
+    };
     if n <= 1 || sizes.contains(&0) {
-        return LoopNest::identity(sizes);
+        return LoopNest::identity(&k.outer);
     }
     let mut exprs: Vec<Idx> = Vec::new();
     let mut reference: Option<Vec<i64>> = None;
@@ -242,7 +251,7 @@ pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
         i -= 1;
     }
     if groups.len() == n && order.iter().enumerate().all(|(i, &d)| i == d) {
-        return LoopNest::identity(sizes);
+        return LoopNest::identity(&k.outer);
     }
     LoopNest::grouped(sizes, &groups)
 }
@@ -261,7 +270,8 @@ pub fn coef(e: &Idx, v: u32) -> Size {
 /// each row alone strides through memory, and rows are better processed in blocks.
 fn prefers_blocked(ir: &IrGraph, k: &Kernel, min_rows: i64) -> bool {
     let (no, nr) = (k.outer.len(), k.inner.len());
-    if nr == 0 || k.outer[no - 1] < min_rows {
+    // Rows of a symbolic count are blocked whatever their number (the design's step 5).
+    if nr == 0 || k.outer[no - 1].as_const().is_some_and(|r| r < min_rows) {
         return false;
     }
     let (row, red) = (no as u32 - 1, (no + nr) as u32 - 1);
@@ -289,7 +299,10 @@ fn prefers_blocked(ir: &IrGraph, k: &Kernel, min_rows: i64) -> bool {
 /// inner (`O ++ R`) nodes and read only by its later stages (softmax's `exp(x - max)`, computed
 /// once and read by the sum and the normalization, as Inductor's `local_buffer`).
 fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, scratch_max: i64) -> Vec<BufId> {
-    let inner_n: i64 = k.inner.iter().product();
+    // A symbolic row is staged through memory: no bound on it is proved here.
+    let Some(inner_n) = k.inner.iter().product::<Size>().as_const() else {
+        return Vec::new();
+    };
     if k.inner.is_empty() || inner_n > scratch_max {
         return Vec::new();
     }

@@ -69,7 +69,13 @@ pub(super) fn emit_arg_reduction(
     };
     let _ = writeln!(out, "{indent}{t} {best} = {init};");
     let _ = writeln!(out, "{indent}int64_t {idx} = 0;");
-    let last = k.inner.last().copied().unwrap_or(1);
+    // Lanes need the innermost extent's value (a symbolic one takes the scalar scan, correct
+    // at every size).
+    let last = k
+        .inner
+        .last()
+        .map_or(Some(1), |s| s.as_const())
+        .unwrap_or(0);
     let lanes = nr > 0 && last >= ARG_LANES;
     if lanes {
         // ARG_LANES independent scans over the innermost dim (vectorized), merged at the end.

@@ -16,7 +16,7 @@ pub(super) fn emit_blocked(
     ir: &IrGraph,
     sched: &Schedule,
     k: &Kernel,
-    work: i64,
+    work: Size,
     par: i64,
     unfolded: bool,
 ) {
@@ -29,10 +29,10 @@ pub(super) fn emit_blocked(
         "  #pragma omp parallel for collapse({no}) if({work} >= {par})"
     );
     loops(out, &k.outer[..no - 1], 0, &mut indent);
-    let blocks = if unfolded {
-        format!("({last} + {}) / {BLOCK}", BLOCK - 1)
-    } else {
-        ((last + BLOCK - 1) / BLOCK).to_string()
+    // A symbolic row count is a C expression: its block count is computed by C.
+    let blocks = match last.as_const() {
+        Some(last) if !unfolded => ((last + BLOCK - 1) / BLOCK).to_string(),
+        _ => format!("({last} + {}) / {BLOCK}", BLOCK - 1),
     };
     let _ = writeln!(out, "{indent}for (int64_t xb = 0; xb < {blocks}; xb++) {{");
     indent.push_str("  ");

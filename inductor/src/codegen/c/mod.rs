@@ -31,6 +31,7 @@ use crate::entity::EntityVec;
 use crate::index::Idx;
 use crate::ir::{BinOp, Body, BodyOps, BufId, Gather, IrGraph, IrNode, ReduceOp, Scalar, UnOp};
 use crate::schedule::{Kernel, KernelId, KernelNode, Level, Schedule};
+use crate::size::Size;
 use crate::target::CpuPolicy;
 
 mod arg_reduction;
@@ -242,7 +243,7 @@ pub(in crate::codegen) fn store_c(
     idx_c(&nest.apply(&super::plan::store_idx(ir, buf, nvars)), &var)
 }
 
-fn loops(out: &mut String, sizes: &[i64], first_var: usize, indent: &mut String) {
+fn loops(out: &mut String, sizes: &[Size], first_var: usize, indent: &mut String) {
     for (i, s) in sizes.iter().enumerate() {
         let k = first_var + i;
         let _ = writeln!(out, "{indent}for (int64_t x{k} = 0; x{k} < {s}; x{k}++) {{");
@@ -267,7 +268,7 @@ fn emit_pointwise(
     nest: &LoopNest,
     par: i64,
 ) {
-    let outer_n: i64 = k.outer.iter().product();
+    let outer_n: Size = k.outer.iter().product();
     let mut indent = String::from("  ");
     let n = nest.sizes.len();
     if n > 0 {
@@ -325,16 +326,36 @@ fn emit_kernel(
             }
         }
     }
+    // A graph with symbolic sizes: its kernels read the symbols' values from one more argument
+    // (after the buffers), every symbol of the graph in order (`IrGraph::symbols`).
+    let syms = ir.symbols();
+    if !syms.is_empty() {
+        let n = plan.bufs.len();
+        let _ = writeln!(
+            out,
+            "  const int64_t *const tf_sym = (const int64_t *)args[{n}];"
+        );
+        for (i, k) in syms.iter().enumerate() {
+            let _ = writeln!(out, "  const int64_t s{k} = tf_sym[{i}]; (void)s{k};");
+        }
+    }
     for (b, bytes) in &plan.hugepage {
-        let _ = writeln!(out, "  tf_hugepage(b{b}, {bytes});");
+        match (bytes.as_const(), policy.hugepage_min_bytes) {
+            (None, Some(min)) => {
+                let _ = writeln!(out, "  if ({bytes} >= {min}) tf_hugepage(b{b}, {bytes});");
+            }
+            _ => {
+                let _ = writeln!(out, "  tf_hugepage(b{b}, {bytes});");
+            }
+        }
     }
     let abi = || KernelAbi {
         name: k.name.clone(),
         bufs: plan.bufs.clone(),
     };
     let no = k.outer.len();
-    let outer_n: i64 = k.outer.iter().product();
-    let inner_n: i64 = k.inner.iter().product();
+    let outer_n: Size = k.outer.iter().product();
+    let inner_n: Size = k.inner.iter().product();
     let mut indent = String::from("  ");
     let scratch = match &plan.shape {
         KernelShape::Pointwise(nest) => {
@@ -348,7 +369,7 @@ fn emit_kernel(
                 ir,
                 sched,
                 k,
-                outer_n.saturating_mul(inner_n.max(1)),
+                outer_n.saturating_mul(inner_n.at_least_one()),
                 par,
                 policy.sizes_unfolded,
             );
@@ -362,7 +383,7 @@ fn emit_kernel(
         let _ = writeln!(
             out,
             "  #pragma omp parallel for collapse({no}) if({} >= {par})",
-            outer_n.saturating_mul(inner_n.max(1))
+            outer_n.saturating_mul(inner_n.at_least_one())
         );
     }
     loops(out, &k.outer, 0, &mut indent);

@@ -42,6 +42,13 @@ use crate::ir::{BufId, IrGraph, IrNode, ReduceOp};
 use crate::schedule::{Kernel, KernelId, KernelNode, Level, Schedule};
 use crate::target::CudaPolicy;
 
+/// The CUDA printer takes constant sizes: a graph with symbolic sizes reaches it only after
+/// specialization (one library per assignment), until it prints `Size`s as the C printer does.
+#[track_caller]
+pub(super) fn cn(xs: &[crate::size::Size]) -> Vec<i64> {
+    crate::size::expect_consts(xs, "the CUDA printer")
+}
+
 mod passes;
 mod prelude;
 mod reduce;
@@ -123,10 +130,9 @@ fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) ->
         * (policy.pointwise_unroll.max(1) as i64)
         * (policy.vector.max(1) as i64);
     let limit = i32::MAX as i64 - room;
-    let space = k
-        .outer
+    let space = cn(&k.outer)
         .iter()
-        .chain(&k.inner)
+        .chain(&cn(&k.inner))
         .try_fold(1i64, |a, &s| a.checked_mul(s));
     space.is_some_and(|n| n <= limit)
         && plan.bufs.iter().all(|&b| {
@@ -174,7 +180,7 @@ fn row_threads(inner_n: i64, policy: &CudaPolicy) -> u32 {
 /// positions are consecutive in every buffer that is contiguous there), else 1.
 fn pointwise_vector(nest: &LoopNest, policy: &CudaPolicy) -> u32 {
     let v = policy.vector.max(1);
-    match nest.sizes.last() {
+    match cn(&nest.sizes).last() {
         Some(&l) if v > 1 && l % v as i64 == 0 => v,
         _ => 1,
     }
@@ -184,9 +190,9 @@ fn pointwise_vector(nest: &LoopNest, policy: &CudaPolicy) -> u32 {
 /// multiple of it and the register-held row (`scratch`) still fits the policy's registers.
 fn row_vector(k: &Kernel, has_scratch: bool, policy: &CudaPolicy) -> u32 {
     let v = policy.vector.max(1);
-    let inner_n: i64 = k.inner.iter().product();
+    let inner_n: i64 = cn(&k.inner).iter().product();
     let ok = v > 1
-        && k.inner.last().is_some_and(|&l| l % v as i64 == 0)
+        && cn(&k.inner).last().is_some_and(|&l| l % v as i64 == 0)
         && (!has_scratch || row_slots(inner_n, v, policy) <= policy.regs_per_thread as i64);
     if ok {
         v
@@ -226,8 +232,8 @@ fn emit_kernel(
     policy: &CudaPolicy,
     instances: Instances,
 ) -> CudaKernelAbi {
-    let outer_n: i64 = k.outer.iter().product();
-    let inner_n: i64 = k.inner.iter().product();
+    let outer_n: i64 = cn(&k.outer).iter().product();
+    let inner_n: i64 = cn(&k.inner).iter().product();
     let vector = match &plan.shape {
         KernelShape::Pointwise(nest) => pointwise_vector(nest, policy),
         KernelShape::Staged { scratch } => row_vector(k, !scratch.is_empty(), policy),
@@ -419,7 +425,7 @@ fn emit_pointwise(
     unroll: u32,
     vector: u32,
 ) {
-    let n: i64 = nest.sizes.iter().product();
+    let n: i64 = cn(&nest.sizes).iter().product();
     let v = vector;
     let _ = writeln!(
         out,
@@ -437,10 +443,10 @@ fn emit_pointwise(
         index_error: INDEX_ERROR,
     };
     let mut local = HashMap::new();
-    let no = k.outer.len();
+    let no = cn(&k.outer).len();
     if v > 1 {
-        let last = nest.sizes.len() - 1;
-        unflatten_chunk(out, indent, "ic", &nest.sizes, 0);
+        let last = cn(&nest.sizes).len() - 1;
+        unflatten_chunk(out, indent, "ic", &cn(&nest.sizes), 0);
         let mut body = String::new();
         emit_stage_nodes(
             &mut body,
@@ -455,7 +461,9 @@ fn emit_pointwise(
         // Loads first, then the arithmetic, then the stores, each over the chunk's lanes: a
         // math call's slow path (`sincosf`'s wide argument reduction) splits the body into
         // several blocks, and NVVM merges accesses only within one.
-        let vars: Vec<String> = (0..nest.sizes.len()).map(|i| format!("x{i}")).collect();
+        let vars: Vec<String> = (0..cn(&nest.sizes).len())
+            .map(|i| format!("x{i}"))
+            .collect();
         let dtype = |b: BufId| (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype);
         let loads = cache_row_loads(&body, &vars, 1, (CHUNK_REGS / v) as usize, dtype);
         let stores = chunk_stores(&body, &vars);
@@ -514,7 +522,7 @@ fn emit_pointwise(
         }
     } else {
         let _ = writeln!(out, "    const ti i = ic;");
-        unflatten(out, indent, "i", &nest.sizes, 0);
+        unflatten(out, indent, "i", &cn(&nest.sizes), 0);
         emit_stage_nodes(out, cx, 0, &mut local, indent, no, nest, &HashMap::new());
     }
     let _ = writeln!(out, "  }}");
@@ -556,9 +564,9 @@ fn emit_rows(
         parts,
         rows,
     } = shape;
-    let (no, nr) = (k.outer.len(), k.inner.len());
-    let outer_n: i64 = k.outer.iter().product();
-    let inner_n: i64 = k.inner.iter().product();
+    let (no, nr) = (cn(&k.outer).len(), cn(&k.inner).len());
+    let outer_n: i64 = cn(&k.outer).iter().product();
+    let inner_n: i64 = cn(&k.inner).iter().product();
     let cx = Cx {
         ir,
         sched,
@@ -592,7 +600,7 @@ fn emit_rows(
         );
     }
     let mut indent = String::from("    ");
-    unflatten(out, &indent, "row", &k.outer, 0);
+    unflatten(out, &indent, "row", &cn(&k.outer), 0);
     for &b in scratch {
         let _ = writeln!(
             out,
@@ -633,7 +641,7 @@ fn emit_rows(
         let _ = writeln!(out, "{indent}  if (pc < {inner_n}) {{");
         if v > 1 {
             let inner = format!("{indent}    ");
-            unflatten_chunk(out, &inner, "pc", &k.inner, no);
+            unflatten_chunk(out, &inner, "pc", &cn(&k.inner), no);
             let last = no + nr - 1;
             let _ = writeln!(out, "{indent}  #pragma unroll");
             let _ = writeln!(out, "{indent}  for (int j = 0; j < {v}; j++) {{");
@@ -644,7 +652,7 @@ fn emit_rows(
             let _ = writeln!(out, "{indent}  {{");
             let _ = writeln!(out, "{indent}    const int it = c;");
             let _ = writeln!(out, "{indent}    const ti p = pc; (void)p;");
-            unflatten(out, &format!("{indent}    "), "pc", &k.inner, no);
+            unflatten(out, &format!("{indent}    "), "pc", &cn(&k.inner), no);
         }
         indent.push_str("    ");
     };
@@ -788,9 +796,9 @@ fn emit_rows(
 /// the row's inner space in that thread. A float sum accumulates in double, as the C printer's
 /// blocked kernels do, since it adds a long column one element at a time.
 fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) {
-    let (no, nr) = (k.outer.len(), k.inner.len());
-    let outer_n: i64 = k.outer.iter().product();
-    let inner_n: i64 = k.inner.iter().product();
+    let (no, nr) = (cn(&k.outer).len(), cn(&k.inner).len());
+    let outer_n: i64 = cn(&k.outer).iter().product();
+    let inner_n: i64 = cn(&k.inner).iter().product();
     let cx = Cx {
         ir,
         sched,
@@ -803,11 +811,11 @@ fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel
         "  for (ti row = (ti)blockIdx.x * (ti)blockDim.x + (ti)threadIdx.x; row < {outer_n}; row += (ti)gridDim.x * (ti)blockDim.x) {{"
     );
     let mut indent = String::from("    ");
-    unflatten(out, &indent, "row", &k.outer, 0);
+    unflatten(out, &indent, "row", &cn(&k.outer), 0);
     let open_inner = |out: &mut String, indent: &mut String| {
         let _ = writeln!(out, "{indent}for (ti p = 0; p < {inner_n}; p++) {{");
         indent.push_str("  ");
-        unflatten(out, indent, "p", &k.inner, no);
+        unflatten(out, indent, "p", &cn(&k.inner), no);
     };
     let close_inner = |out: &mut String, indent: &mut String| {
         indent.truncate(indent.len() - 2);

@@ -21,6 +21,7 @@ use std::fmt::Write;
 use fx::DType;
 
 use super::super::c::syntax::{c_type, combine_c, init_c};
+use super::cn;
 use super::reduce::block_reduce;
 use crate::ir::{BufId, IrGraph, IrNode, ReduceOp};
 use crate::schedule::{Kernel, Level};
@@ -39,7 +40,7 @@ pub(super) fn split_parts(
     chunks: i64,
     policy: &CudaPolicy,
 ) -> u32 {
-    let outer_n: i64 = k.outer.iter().product();
+    let outer_n: i64 = cn(&k.outer).iter().product();
     if policy.split_blocks == 0 || has_scratch || outer_n <= 0 {
         return 1;
     }
@@ -73,7 +74,7 @@ fn names(kname: &str) -> (String, String) {
 /// The module globals a split kernel uses: `rows * parts` partials of the accumulator's type
 /// and one counter per row (zero at load; the last block of a row resets its counter).
 pub(super) fn emit_globals(out: &mut String, ir: &IrGraph, k: &Kernel, parts: u32) {
-    let outer_n: i64 = k.outer.iter().product();
+    let outer_n: i64 = cn(&k.outer).iter().product();
     let Some(d) = reduction_dtype(ir, k) else {
         return;
     };
