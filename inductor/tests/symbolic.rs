@@ -142,3 +142,165 @@ fn one_library_runs_every_assignment() {
         assignments.len()
     );
 }
+
+/// Softmax over a symbolic row (a staged kernel: max, `exp(x - max)`, sum, divide; the row is
+/// staged through memory, no bound on it being proved), an argmax over the row (the scalar
+/// scan), a transposed copy (symbolic strides), and a flattened transpose whose index divides
+/// and takes the remainder by a symbol (`g[i] = x[i % s0, i // s0]`).
+fn rows_graph() -> IrGraph {
+    let (s0, s1) = (Size::symbol(0), Size::symbol(1));
+    let (one, zero) = (Size::Const(1), Size::Const(0));
+    let mut ir = IrGraph {
+        num_inputs: 1,
+        ..IrGraph::default()
+    };
+    let f = DType::Float32;
+    let x = ir.add_buffer(f, vec![s0, s1], vec![s1, one], BufKind::Input(0));
+    let m = ir.add_buffer(f, vec![s0], vec![one], BufKind::Computed);
+    let e = ir.add_buffer(f, vec![s0, s1], vec![s1, one], BufKind::Computed);
+    let s = ir.add_buffer(f, vec![s0], vec![one], BufKind::Computed);
+    let y = ir.add_buffer(f, vec![s0, s1], vec![s1, one], BufKind::Computed);
+    let am = ir.add_buffer(DType::Int64, vec![s0], vec![one], BufKind::Computed);
+    let t = ir.add_buffer(f, vec![s1, s0], vec![s0, one], BufKind::Computed);
+    let g = ir.add_buffer(f, vec![s0 * s1], vec![one], BufKind::Computed);
+    let row = |v: &[Idx]| linear_index(v, &[s1, one], zero);
+
+    let mut b = BodyBuilder::new(vec![s0, s1]);
+    let v = b.vars();
+    let l = b.load(x, row(&v), f);
+    ir.nodes.push(IrNode::Reduction {
+        out: m,
+        sizes: vec![s0],
+        rsizes: vec![s1],
+        op: ReduceOp::Max,
+        body: b.finish(l),
+    });
+    let mut b = BodyBuilder::new(vec![s0, s1]);
+    let v = b.vars();
+    let l = b.load(x, row(&v), f);
+    let lm = b.load(m, v[0].clone(), f);
+    let d = b.binary(BinOp::Sub, l, lm);
+    let ex = b.unary(UnOp::Exp, d);
+    ir.nodes.push(IrNode::Pointwise {
+        out: e,
+        sizes: vec![s0, s1],
+        body: b.finish(ex),
+    });
+    let mut b = BodyBuilder::new(vec![s0, s1]);
+    let v = b.vars();
+    let l = b.load(e, row(&v), f);
+    ir.nodes.push(IrNode::Reduction {
+        out: s,
+        sizes: vec![s0],
+        rsizes: vec![s1],
+        op: ReduceOp::Sum,
+        body: b.finish(l),
+    });
+    let mut b = BodyBuilder::new(vec![s0, s1]);
+    let v = b.vars();
+    let l = b.load(e, row(&v), f);
+    let ls = b.load(s, v[0].clone(), f);
+    let q = b.binary(BinOp::Div, l, ls);
+    ir.nodes.push(IrNode::Pointwise {
+        out: y,
+        sizes: vec![s0, s1],
+        body: b.finish(q),
+    });
+    let mut b = BodyBuilder::new(vec![s0, s1]);
+    let v = b.vars();
+    let l = b.load(x, row(&v), f);
+    ir.nodes.push(IrNode::Reduction {
+        out: am,
+        sizes: vec![s0],
+        rsizes: vec![s1],
+        op: ReduceOp::ArgMax,
+        body: b.finish(l),
+    });
+    // t[i, j] = x[j, i] over [s1, s0].
+    let mut b = BodyBuilder::new(vec![s1, s0]);
+    let v = b.vars();
+    let l = b.load(x, row(&[v[1].clone(), v[0].clone()]), f);
+    ir.nodes.push(IrNode::Pointwise {
+        out: t,
+        sizes: vec![s1, s0],
+        body: b.finish(l),
+    });
+    // g[i] = x[i % s0, i // s0] over [s0 * s1].
+    let mut b = BodyBuilder::new(vec![s0 * s1]);
+    let v = b.vars();
+    let r = b.ranges().to_vec();
+    let (i0, i1) = (v[0].modulo(s0, &r), v[0].floordiv(s0, &r));
+    assert!(i1.as_constant().is_none() && !i0.terms.is_empty());
+    let l = b.load(x, row(&[i0, i1]), f);
+    ir.nodes.push(IrNode::Pointwise {
+        out: g,
+        sizes: vec![s0 * s1],
+        body: b.finish(l),
+    });
+    ir.outputs = vec![
+        OutputSpec::Buffer(y),
+        OutputSpec::Buffer(am),
+        OutputSpec::Buffer(t),
+        OutputSpec::Buffer(g),
+    ];
+    ir
+}
+
+#[test]
+fn rows_transposes_and_divisions_run_at_every_assignment() {
+    let opts = options();
+    let prepared = inductor::compiled::prepare_ir(rows_graph(), &opts).unwrap();
+    let code = prepared.code().to_string();
+    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {
+        eprintln!("{code}");
+    }
+    // The flattened transpose divides by the symbol in C.
+    assert!(code.contains("/ s0)") && code.contains("% s0)"), "{code}");
+    let mut compiles = 0;
+    let mut host = VecHost::new();
+    let assignments: Vec<(i64, i64)> = (2..=64)
+        .map(|a| (2 + (a * 5) % 63, a))
+        .chain([(2, 2), (64, 64), (37, 2), (2, 129)])
+        .collect();
+    for (seed, &(a, b)) in assignments.iter().enumerate() {
+        let c = prepared.build_at(&opts, &[a, b]).unwrap();
+        compiles += usize::from(c.compiler_ran());
+        let xs = values((a * b) as usize, seed as u64 + 7);
+        let ins = vec![host.tensor(DType::Float32, &[a, b], &xs)];
+        let got = c.run(&mut host, &ins).unwrap();
+        let want = inductor::interp::run(c.ir(), &mut host, &ins).unwrap();
+        assert_eq!(got.len(), 4);
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.sizes, w.sizes, "at s0={a}, s1={b}");
+            assert_close(&g.to_f64(), &w.to_f64(), &c);
+        }
+        // Plain arithmetic: the transposes and the argmax exactly, each softmax row sums to 1.
+        let at = |i: i64, j: i64| xs[(i * b + j) as usize] as f32 as f64;
+        let t: Vec<f64> = (0..b)
+            .flat_map(|j| (0..a).map(move |i| (i, j)))
+            .map(|(i, j)| at(i, j))
+            .collect();
+        assert_eq!(got[2].to_f64(), t, "t at s0={a}, s1={b}");
+        let g: Vec<f64> = (0..a * b).map(|k| at(k % a, k / a)).collect();
+        assert_eq!(got[3].to_f64(), g, "g at s0={a}, s1={b}");
+        let y = got[0].to_f64();
+        let am = got[1].to_f64();
+        for i in 0..a {
+            let r = &y[(i * b) as usize..((i + 1) * b) as usize];
+            assert!(
+                (r.iter().sum::<f64>() - 1.0).abs() < 1e-4,
+                "row {i} at s0={a}, s1={b}"
+            );
+            let best = (0..b).fold(0, |k, j| if at(i, j) > at(i, k) { j } else { k });
+            assert_eq!(
+                am[i as usize], best as f64,
+                "argmax row {i} at s0={a}, s1={b}"
+            );
+        }
+    }
+    assert!(
+        compiles <= 1,
+        "{compiles} C compiles over {} assignments",
+        assignments.len()
+    );
+}
