@@ -654,9 +654,10 @@ class Oracle:
     breaks: int  # torch._dynamo's counters["graph_break"], summed over reasons
     later: float  # seconds per later call
     # Frames torch.compile gave up on and ran eagerly (counters["unimplemented"]: the first
-    # line of each reason -> count). A break it cannot resume from (inside `try`/`finally`, or
-    # in a loop) skips the whole frame and is counted here, not in counters["graph_break"];
-    # torchferro resumes there and logs a break record.
+    # line of each reason -> count). A break it cannot resume from inside `try`/`finally` skips
+    # the whole frame and is counted here, not in counters["graph_break"] (T5: 2); torchferro
+    # resumes there and logs a break record. (Frames given up for a break in a loop are not
+    # all counted here: Faster R-CNN gives up 3 and this holds 3 reasons, one of them `__next__`.)
     gave_up: dict = field(default_factory=dict)
 
     def report(self) -> str:
