@@ -589,9 +589,9 @@ def build_llama(device: str, quick: bool) -> Built:
 def build_llama_generate(device: str, quick: bool) -> Built:
     """Greedy `generate` with `model.forward` compiled, as torch.compile users write it; every
     variant gets its own copy of the model (the compiled forward is an instance attribute).
-    Every decoding step has a new length: torch.compile marks it dynamic after one recompile;
-    torchferro (no dynamic shapes yet, issue 18) compiles each length up to the recompile
-    limit, then runs that frame eagerly."""
+    Every decoding step has a new length: both compilers mark the sequence and cache lengths
+    dynamic at their first recompiles (automatic dynamic) and make 3 graphs for the prefill and
+    the decoding steps (tests/test_models.py pins torchferro's count against torch.compile's)."""
     model, cfg, size = _llama(device, quick)
     new = 4 if quick else 16
     b, t = (8, 128) if _cuda(device) else (2, 8)

@@ -384,11 +384,18 @@ _T5_REASONS = frozenset(
 )
 
 # Faster R-CNN: the RPN's and the ROI heads' filtering (`torch.where(mask)`, `nms`) is data
-# dependent and breaks, as under torch.compile (23 graphs, 19 break records). torchferro makes more
-# graphs and records: every frame after a break sees tensors whose length is a count of boxes
-# (different per image, per level and per input set); automatic dynamic makes those sizes
-# symbolic at the first recompile (12 recompiles, 30 with it off), and the breaks are logged
-# again for the recompiled frames.
+# dependent and breaks, as under torch.compile (23 graphs, 19 break records). The breaks in
+# `filter_proposals`, `postprocess_detections` and `_multiscale_roi_align` are inside their
+# per-image / per-level `for` loops: torch.compile gives those three frames up ("graph break in
+# loop": it never resumes inside a loop) and compiles only the functions they call, each called
+# once per image, so their box counts change within the first call and automatic dynamic
+# settles them there. torchferro resumes inside the loops (as tests/programs/graph_breaks.py
+# pins); each trip through a loop resumes in a resume function of the previous one (a new code
+# object per trip: `..._at_280_at_285_at_289_at_280_...`), compiled once on the first call
+# and recompiled when the second input set brings new box counts (4 recompiles, 12 in all), and
+# the breaks are logged again for the recompiled frames. TorchDynamo builds a resume function of
+# a resume function from the original code, so trips that break at the same place share one;
+# doing the same here would let automatic dynamic settle within the first call.
 _FRCNN_REASONS = frozenset(
     {
         "break in forward: torch.where: its result depends on tensor data (at torchvision/ops/boxes.py:145)",
@@ -419,8 +426,9 @@ _FRCNN_REASONS = frozenset(
 T5_PINNED_FOR = "5.24.0"
 
 _FRCNN_GAP = (
-    "Faster R-CNN: frames after the data-dependent filters recompile once their box counts "
-    "change (automatic dynamic: 12 recompiles), 29 graphs to torch.compile's 23"
+    "Faster R-CNN: 29 graphs to torch.compile's 23: torchferro resumes inside the per-image "
+    "loops (torch.compile gives those frames up), one resume function per trip, each "
+    "recompiled for the second input set's box counts"
 )
 
 OBSERVED = {name: _ONE for name in WHOLE} | {
@@ -645,12 +653,20 @@ class Oracle:
     graphs: int
     breaks: int  # torch._dynamo's counters["graph_break"], summed over reasons
     later: float  # seconds per later call
+    # Frames torch.compile gave up on and ran eagerly (counters["unimplemented"]: the first
+    # line of each reason -> count). A break it cannot resume from inside `try`/`finally` skips
+    # the whole frame and is counted here, not in counters["graph_break"] (T5: 2); torchferro
+    # resumes there and logs a break record. (Frames given up for a break in a loop are not
+    # all counted here: Faster R-CNN gives up 3 and this holds 3 reasons, one of them `__next__`.)
+    gave_up: dict = field(default_factory=dict)
 
     def report(self) -> str:
+        gave_up = sum(self.gave_up.values())
         return (
             f"  torch.compile (backend eager): {self.graphs} graphs "
-            f"({self.graphs_first} after the first call), {self.breaks} graph breaks; "
-            f"later {self.later * 1e3:.2f} ms"
+            f"({self.graphs_first} after the first call), {self.breaks} graph breaks, "
+            f"{gave_up} frames given up; later {self.later * 1e3:.2f} ms"
+            + "".join(f"\n    gave up x{n}: {k}" for k, n in self.gave_up.items())
         )
 
 
@@ -676,7 +692,11 @@ def oracle(name: str) -> Oracle:
             compiled(*x1)
             later = min(_timed(compiled, *x1)[1] for _ in range(LATER_CALLS))
         breaks = sum(counters["graph_break"].values())
-        _ORACLES[name] = Oracle(first, len(counting.graphs), breaks, later)
+        gave_up: dict = {}
+        for reason, n in counters["unimplemented"].items():
+            key = str(reason).strip().splitlines()[0]
+            gave_up[key] = gave_up.get(key, 0) + n
+        _ORACLES[name] = Oracle(first, len(counting.graphs), breaks, later, gave_up)
         torch._dynamo.reset()
     return _ORACLES[name]
 
@@ -845,8 +865,18 @@ def test_no_more_graphs_than_torch_compile(name):
     assert r.graphs <= o.graphs, r.report() + "\n" + o.report()
 
 
-# T5: torchferro's break records outnumber torch.compile's (8 to 6, see OBSERVED).
-_T5_BREAKS = "T5: 8 break records to torch.compile's 6 (one more in wrapper, one in forward's resume)"
+# T5: torchferro's break records outnumber torch.compile's graph breaks (8 to 6, see OBSERVED).
+# All 8 are the same call (`copy.deepcopy` of the config). The two more are in the two
+# `wrapper`s (transformers/utils/generic.py:1112 and utils/output_capturing.py:326) that call
+# the model's forward inside `try`/`finally`: torch.compile cannot resume a frame inside a
+# `finally`-covered block, so it runs those frames eagerly ("Failed to handle graph break
+# gracefully"), counting them in counters["unimplemented"], not counters["graph_break"];
+# torchferro resumes there (the resume functions then trace to no op) and logs a record.
+# `test_t5_extra_breaks_are_frames_torch_compile_gave_up_on` pins that accounting.
+_T5_BREAKS = (
+    "T5: 8 break records to torch.compile's 6 graph breaks; the 2 more are frames torch.compile "
+    "runs eagerly (breaks inside try/finally), which torchferro resumes"
+)
 
 
 @pytest.mark.parametrize(
@@ -858,113 +888,16 @@ def test_target_no_more_breaks_than_torch_compile(name):
     assert len(r.breaks) <= o.breaks, r.report() + "\n" + o.report()
 
 
-# ---------------------------------------------------------------------------------------------
-# `model.generate(max_new_tokens=16)` (greedy) with `model.forward` compiled, as torch.compile
-# users write it. Every decoding step grows the sequence and the cache by one: torch.compile
-# and torchferro mark the sizes dynamic after a recompile (3 graphs). The tokens must equal
-# eager's.
-
-GENERATE = ("gpt2_lm_head",) + DECODERS
-MAX_NEW_TOKENS = 16
-
-
-@dataclass(frozen=True)
-class Generated:
-    equal: bool
-    graphs: int
-    recompiles: int
-    limit_hits: int
-    breaks: int
-
-
-# torchferro's counts today (counting backend), with automatic dynamic shapes (the default):
-# the prefill, the first decoding step (its new lengths become dynamic) and the second (the
-# cache length too): 3 graphs, 2 recompiles, as torch.compile. Mistral's cache keeps an int
-# `cumulative_length` that changes every step: automatic dynamic makes it a symbolic int graph
-# input at the first recompile (torch's `specialize_int=False`), so Mistral makes 3 as well.
-GENERATE_OBSERVED = {
-    name: Generated(equal=True, graphs=3, recompiles=2, limit_hits=0, breaks=0)
-    for name in GENERATE
-}
-
-
-def _generate(model, ids):
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return model.generate(ids, max_new_tokens=MAX_NEW_TOKENS, do_sample=False)
-
-
-def _generation_model(name):
-    model = build(name)
-    model.generation_config.pad_token_id = 0
-    return model
-
-
-_GENERATED: dict[str, Generated] = {}
-
-
-def generated(name: str) -> Generated:
-    """torchferro's greedy `generate` of `name` against eager's, made once per test session."""
-    if name not in _GENERATED:
-        model = _generation_model(name)
-        ids = inputs(name, 0)[0]
-        want = _generate(model, ids)
-        torchferro.compiler.reset()
-        counting = CountingBackend()
-        model.forward = torchferro.compile(model.forward, backend=counting)
-        handler = _Records()
-        logger = logging.getLogger("torchferro")
-        old_level, old_propagate = logger.level, logger.propagate
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
-        try:
-            got = _generate(model, ids)
-        finally:
-            logger.removeHandler(handler)
-            logger.setLevel(old_level)
-            logger.propagate = old_propagate
-            torchferro.compiler.reset()
-        msgs = [r.getMessage() for r in handler.records]
-        _GENERATED[name] = Generated(
-            equal=torch.equal(want, got),
-            graphs=len(counting.graphs),
-            recompiles=sum(m.startswith("Recompiling function") for m in msgs),
-            limit_hits=sum("hit the recompile limit" in m for m in msgs),
-            breaks=sum(bool(_BREAK.match(m)) for m in msgs),
-        )
-    return _GENERATED[name]
-
-
-def generated_by_torch_compile(name: str) -> int:
-    """The graphs torch.compile (counting backend) makes for the same `generate`."""
-    import torch._dynamo
-
-    model = _generation_model(name)
-    torch._dynamo.reset()
-    counting = CountingBackend()
-    model.forward = torch.compile(model.forward, backend=counting)
-    try:
-        _generate(model, inputs(name, 0)[0])
-    finally:
-        torch._dynamo.reset()
-    return len(counting.graphs)
-
-
-@pytest.mark.parametrize("name", GENERATE)
-def test_generate_with_compiled_forward_gives_eager_tokens(name):
-    assert generated(name).equal, generated(name)
-
-
-@pytest.mark.parametrize("name", GENERATE)
-def test_generate_current_behaviour(name):
-    assert generated(name) == GENERATE_OBSERVED[name]
-
-
-@pytest.mark.parametrize("name", GENERATE)
-def test_generate_no_more_graphs_than_torch_compile(name):
-    ours, theirs = generated(name).graphs, generated_by_torch_compile(name)
-    assert ours <= theirs, f"torchferro {ours} graphs, torch.compile {theirs}"
+def test_t5_extra_breaks_are_frames_torch_compile_gave_up_on():
+    """T5's break records are torch.compile's graph breaks plus the frames it gave up on at
+    the same call (`copy.deepcopy`), one record each."""
+    if transformers.__version__ != T5_PINNED_FOR:
+        pytest.skip(f"T5's break records are pinned for transformers {T5_PINNED_FOR}")
+    r, o = observed("t5"), oracle("t5")
+    deepcopy = sum(n for k, n in o.gave_up.items() if k.startswith("copy.deepcopy()"))
+    assert (len(r.breaks), o.breaks, deepcopy) == (8, 6, 2), (
+        r.report() + "\n" + o.report()
+    )
 
 
 if __name__ == "__main__":

@@ -339,14 +339,55 @@ def interpolate_bilinear_and_avg_pool(x):
     return F.adaptive_avg_pool2d(y, 1).flatten(1), F.avg_pool2d(x, 2).shape
 
 
-@case(
-    xg,
-    breadth="the user's backward, which autograd calls inside backward() from the resumed "
-    "frame, is compiled as a frame of its own (torch.compile leaves it uncompiled)",
-)
+# A Function applied in traced code is one graph node; autograd later calls its backward inside
+# `backward()` from the resumed frame. torch.compile traced that backward with the forward, so
+# the user's backward is no frame of its own: 2 graphs (torchferro's node runs it with the hook
+# off, python/torchferro/_autograd.py).
+@case(xg)
 def autograd_function_custom_backward_used(x):
     # The custom backward halves the gradient: x.grad is 0.5 * 2 everywhere, not 2.
     (_ScaleGrad.apply(x, 0.5) * 2).sum().backward()
+    g = x.grad.clone()
+    x.grad = None
+    return g
+
+
+def _halve(g):
+    return g * 0.5
+
+
+class _HalveGradVjp(torch.autograd.Function):
+    """The backward spelled ``vjp`` (autograd calls whichever the class defines), calling a
+    helper."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def vjp(ctx, g):
+        return _halve(g)
+
+
+@case(xg)
+def autograd_function_vjp_calling_a_helper_used(x):
+    # Neither the vjp nor the helper it calls is a frame of its own: 2 graphs, as torch.compile.
+    (_HalveGradVjp.apply(x) * 3).sum().backward()
+    g = x.grad.clone()
+    x.grad = None
+    return g
+
+
+@torch.compiler.disable
+def _scale_grad_eagerly(x):
+    return _ScaleGrad.apply(x, 0.5)
+
+
+@case(xg)
+def autograd_function_applied_eagerly_backward_used(x):
+    # Applied outside any graph, the Function keeps the user's class: autograd calls the user's
+    # backward as a frame both compilers compile (a graph of its own under torch.compile too).
+    (_scale_grad_eagerly(x) * 2).sum().backward()
     g = x.grad.clone()
     x.grad = None
     return g

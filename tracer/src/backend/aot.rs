@@ -94,6 +94,11 @@ struct Backward {
     /// The saved values it reads, as positions in the forward's saved list (all of them, in
     /// order, when every tangent is present).
     pick: Option<Vec<usize>>,
+    /// For each input of `layout[3]`, its gradient's position among this backward's outputs;
+    /// `None` in a backward for absent tangents where no gradient reaches that input (an input
+    /// the graph returns as itself gets its gradient only through that output, outside the
+    /// Function). `None` when every input of `layout[3]` gets one, in order.
+    spread: Option<Vec<Option<usize>>>,
 }
 
 /// The compiled backwards of a graph by the positions of their absent tangents.
@@ -193,7 +198,17 @@ impl AotCore {
             None => inputs.extend(saved),
             Some(pick) => inputs.extend(pick.iter().map(|&i| saved[i].clone())),
         }
-        bw.half.run(py, inputs).map(Some)
+        let computed = bw.half.run(py, inputs)?;
+        Ok(Some(match &bw.spread {
+            None => computed,
+            Some(spread) => spread
+                .iter()
+                .map(|k| match k {
+                    Some(k) => computed[*k].clone(),
+                    None => py.None().into_bound(py),
+                })
+                .collect(),
+        }))
     }
 }
 
@@ -272,6 +287,12 @@ impl AotCore {
             };
             (joint, Some(pick))
         };
+        let all: Vec<usize> = self.layout.bind(py).get_item(3)?.extract()?;
+        let spread = (joint.grad_inputs != all).then(|| {
+            all.iter()
+                .map(|i| joint.grad_inputs.iter().position(|j| j == i))
+                .collect()
+        });
         let mut callables = Vec::new();
         for (id, n) in joint.backward.nodes() {
             if let NodeKind::Call {
@@ -304,7 +325,7 @@ impl AotCore {
             &self.name,
         )
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-        Ok(Some(Backward { half, pick }))
+        Ok(Some(Backward { half, pick, spread }))
     }
 }
 
