@@ -1184,7 +1184,9 @@ impl Tracer<'_> {
     pub fn set_add(&mut self, set: &Py<PyAny>, items: &[Var]) -> Result<(), TraceError> {
         let py = self.py;
         for i in items {
-            let v = i
+            // An element is hashed by its value: a symbolic int is specialized.
+            let v = self
+                .specialize(i.clone())?
                 .as_py(py)
                 .ok_or_else(|| TraceError::unsupported("a set of tensors"))?;
             set.bind(py).call_method1("add", (v,))?;
