@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     cases_builtins,
     cases_comprehensions,
     cases_containers,
+    cases_dunders,
     cases_frames,
     cases_generators,
     cases_grad_decorators,
