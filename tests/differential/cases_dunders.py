@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 
-
 from .runner import case
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
