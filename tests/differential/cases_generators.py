@@ -219,3 +219,178 @@ def generator_with_a_graph_break_inside(xs):
             yield t + 1
 
     return [t * 2 for t in gen()]
+
+
+# itertools and filter over a lazy generator pull it one item at a time, as in eager: the
+# generator's body runs interleaved with its consumer (``seen`` shows how far it ran).
+def _logged(xs, seen):
+    for t in xs:
+        seen.append(len(seen))
+        yield t
+
+
+def xs3_seen(r):
+    return ([r.randn(4), r.randn(4), r.randn(4)], [])
+
+
+@case(xs3_seen)
+def generator_chained(xs, seen):
+    out = []
+    for t in itertools.chain(_logged(xs, seen), [xs[0]]):
+        out.append(t * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_chained_from_iterable(xs, seen):
+    out = []
+    for t in itertools.chain.from_iterable(_logged(p, seen) for p in (xs[:2], xs[2:])):
+        out.append(t * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_filtered(xs, seen):
+    out = []
+    for t in filter(lambda t: t.shape[0] == 4, _logged(xs, seen)):
+        out.append(t + len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_filtered_with_none(xs, seen):
+    out = []
+    for i in filter(None, _logged([0, 1, 2], seen)):
+        out.append(xs[i] * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_filterfalse(xs, seen):
+    out = []
+    for i in itertools.filterfalse(lambda i: i % 2, _logged(range(4), seen)):
+        out.append(xs[0] * i + len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_takewhile_of_endless(xs, seen):
+    out = []
+    for i in itertools.takewhile(lambda i: i < 3, _count_up(0)):
+        seen.append(i)
+        out.append(xs[i] * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_dropwhile(xs, seen):
+    out = []
+    for i in itertools.dropwhile(lambda i: i < 1, _logged(range(3), seen)):
+        out.append(xs[i] * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_accumulated(xs, seen):
+    out = []
+    for acc in itertools.accumulate(_logged(xs, seen)):
+        out.append(acc * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_pairwise(xs, seen):
+    out = []
+    for a, b in itertools.pairwise(_logged(xs, seen)):
+        out.append((a - b) * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_starmapped(xs, seen):
+    out = []
+    for y in itertools.starmap(torch.add, _logged(zip(xs, xs[1:]), seen)):
+        out.append(y * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_compressed(xs, seen):
+    out = []
+    for t in itertools.compress(_logged(xs, seen), [1, 0, 1]):
+        out.append(t * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_zip_longest(xs, seen):
+    out = []
+    for a, b in itertools.zip_longest(_logged(xs, seen), xs[:1], fillvalue=1.0):
+        out.append(a * b + len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_cycled_bounded(xs, seen):
+    out = []
+    for i, t in zip(range(5), itertools.cycle(_logged(xs, seen))):
+        out.append(t * i + len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_islice_interleaves(xs, seen):
+    out = []
+    for t in itertools.islice(_logged(xs, seen), 1, None):
+        out.append(t * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_chain_stops_early(xs, seen):
+    for t in itertools.chain(_logged(xs, seen), _logged(xs, seen)):
+        if len(seen) == 2:
+            return t * 2, list(seen)
+    return None
+
+
+@case(xs3_seen)
+def generator_grouped(xs, seen):
+    out = []
+    for k, g in itertools.groupby(_logged([0, 0, 1], seen)):
+        out.append(xs[k] * len(list(g)) + len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_teed(xs, seen):
+    a, b = itertools.tee(_logged(xs, seen))
+    first = next(a) * len(seen)
+    return first, [t * len(seen) for t in b], [t + 1 for t in a]
+
+
+@case(xs3_seen)
+def generator_in_a_list_across_a_break(xs, seen):
+    gens = [_logged(xs[:2], seen), _logged(xs[2:], seen)]
+    out = [next(gens[0])]
+    torch._dynamo.graph_break()
+    for g in gens:
+        for t in g:
+            out.append(t * len(seen))
+    return out
+
+
+@case(xs3_seen)
+def generator_mapped_with_side_effects(xs, seen):
+    out = []
+    for y in map(lambda t: seen.append(1) or t * 2, xs):
+        out.append(y + len(seen))
+    return out
+
+
+@case(xs3_seen)
+def filter_with_side_effects(xs, seen):
+    out = []
+    for t in filter(lambda t: seen.append(1) or True, xs):
+        out.append(t + len(seen))
+    return out

@@ -17,6 +17,7 @@ use std::rc::Rc;
 use pyo3::prelude::*;
 
 use super::gencm::{handler_around_yield, Resumed};
+use super::inline::bind_arguments;
 use super::vars::{FunctionVar, LazyIter, SavedFrame, Var};
 use super::Frame;
 use crate::error::TraceError;
@@ -57,6 +58,23 @@ pub(super) fn break_before_generators(stack: &[Var], locals: &[Option<Var>]) -> 
         .chain(locals.iter().flatten())
         .filter_map(made_at)
         .min()
+}
+
+/// The module of lazy stand-ins (`lazy_polyfills.py`), made once per process.
+fn polyfills(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    static M: pyo3::sync::PyOnceLock<Py<PyModule>> = pyo3::sync::PyOnceLock::new();
+    let m = M.get_or_try_init(py, || -> PyResult<Py<PyModule>> {
+        let code = std::ffi::CString::new(include_str!("lazy_polyfills.py"))
+            .expect("no NUL in the polyfill source");
+        Ok(PyModule::from_code(
+            py,
+            &code,
+            c"<torchferro lazy_polyfills>",
+            c"torchferro._lazy_polyfills",
+        )?
+        .unbind())
+    })?;
+    Ok(m.bind(py).clone())
 }
 
 impl Frame<'_, '_> {
@@ -217,6 +235,40 @@ impl Frame<'_, '_> {
         }
     }
 
+    /// `itertools.<name>` (or `filter`) made lazy: its stand-in in `lazy_polyfills.py` called
+    /// with `args` and `kwargs` as a lazy user generator, pulled one item at a time.
+    pub(super) fn lazy_polyfill(
+        &mut self,
+        name: &str,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let f = polyfills(py)?.getattr(name)?;
+        let fv = self.function_of(&f, None)?;
+        let code = fv.code.bind(py).clone();
+        let info = self.tx.code_info(&code)?;
+        let locals = bind_arguments(py, &fv, &code, &info.localsplus, args, kwargs)?;
+        let mut all_locals: Vec<Option<Var>> = vec![None; info.localsplus.len()];
+        for (i, v) in locals.into_iter().enumerate() {
+            all_locals[i] = v;
+        }
+        Ok(self.lazy_generator(&fv, all_locals))
+    }
+
+    /// A plain function of `lazy_polyfills.py` (one that makes lazy generators, `tee`) called
+    /// as traced code.
+    pub(super) fn polyfill_call(
+        &mut self,
+        name: &str,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let f = polyfills(self.tx.py)?.getattr(name)?;
+        let fv = self.function_of(&f, None)?;
+        self.inline_call(&fv, args, kwargs)
+    }
+
     /// `zip`, `enumerate` or `map` made lazy because an argument is a lazy generator; `None`
     /// when none is (their items are then computed when they are made, as before).
     pub(super) fn lazy_combinator(
@@ -235,7 +287,10 @@ impl Frame<'_, '_> {
                 LazyIter::Zip(its)
             }
             ("enumerate", [it]) if lazy(it) => LazyIter::Enumerate(it.clone(), start),
-            ("map", [f, its @ ..]) if its.iter().any(lazy) => {
+            // A traced function may have effects between the consumer's items: lazy too.
+            ("map", [f, its @ ..])
+                if its.iter().any(lazy) || (matches!(f, Var::Function(_)) && !its.is_empty()) =>
+            {
                 let its = its
                     .iter()
                     .map(|v| self.get_iter(v.clone()))

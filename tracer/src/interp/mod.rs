@@ -1018,6 +1018,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let Some(items) = self.object_items(&v)? {
             return Ok(items);
         }
+        if let Var::Object(_) = &v {
+            return self.iterate(v);
+        }
         v.items(self.tx.py).ok_or_else(|| {
             TraceError::unsupported(format!("unpacking a {}", v.type_name(self.tx.py)))
         })
@@ -1096,10 +1099,72 @@ impl<'a, 'py> Frame<'a, 'py> {
                     return Ok(items);
                 }
                 let o = o.clone();
+                let cls = o.cls.bind(self.tx.py).clone();
+                if !cls.hasattr("__iter__")? && cls.hasattr("__getitem__")? {
+                    return self.getitem_until_index_error(&o);
+                }
                 let it = self.object_operator(&o, "iter", vec![])?;
+                if matches!(&it, Var::Object(i) if Rc::ptr_eq(i, &o)) {
+                    // `__iter__` returning `self`: an iterator driven by its `__next__`.
+                    return self.next_until_stop(&o);
+                }
                 self.iterate(it)
             }
             _ => self.unpack(v),
+        }
+    }
+
+    /// The items of a user object with `__getitem__` and no `__iter__` (the old sequence
+    /// protocol): `o[0]`, `o[1]`, ... inlined until one raises `IndexError`.
+    fn getitem_until_index_error(
+        &mut self,
+        o: &Rc<vars::ObjectVar>,
+    ) -> Result<Vec<Var>, TraceError> {
+        let py = self.tx.py;
+        let index_error = py.get_type::<pyo3::exceptions::PyIndexError>();
+        self.drive_until(o, "getitem", &index_error, |i| vec![Var::py_const(py, i)])
+    }
+
+    /// The items of a user iterator object: its `__next__` inlined until it raises
+    /// `StopIteration` (caught here, as the loop that drives it catches it). Any other
+    /// exception leaves as it came.
+    fn next_until_stop(&mut self, o: &Rc<vars::ObjectVar>) -> Result<Vec<Var>, TraceError> {
+        let stop = self.tx.py.get_type::<pyo3::exceptions::PyStopIteration>();
+        self.drive_until(o, "next", &stop, |_| vec![])
+    }
+
+    /// Calls the dunder `op` of `o` (with `args(i)` on the `i`th call) until it raises `end`
+    /// (caught here, as the loop that drives it catches it); its results are the items. Any
+    /// other exception leaves as it came.
+    fn drive_until(
+        &mut self,
+        o: &Rc<vars::ObjectVar>,
+        op: &str,
+        end: &Bound<'py, pyo3::types::PyType>,
+        args: impl Fn(i64) -> Vec<Var>,
+    ) -> Result<Vec<Var>, TraceError> {
+        const MAX_ITEMS: usize = 100_000;
+        let py = self.tx.py;
+        let mut out = Vec::new();
+        loop {
+            if out.len() >= MAX_ITEMS {
+                return Err(TraceError::unsupported(format!(
+                    "a user iterator yielding more than {MAX_ITEMS} items"
+                )));
+            }
+            self.tx.caught_by_callers += 1;
+            let r = self.object_operator(o, op, args(out.len() as i64));
+            self.tx.caught_by_callers -= 1;
+            match r {
+                Ok(v) => out.push(v),
+                Err(TraceError::Raised { exc, fallback }) => {
+                    if exc.bind(py).is_instance(end)? {
+                        return Ok(out);
+                    }
+                    return Err(TraceError::Raised { exc, fallback });
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 }

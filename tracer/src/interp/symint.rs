@@ -233,45 +233,14 @@ impl Frame<'_, '_> {
     }
 
     /// A plain int for a symbolic one, guarded to keep its value (torch's `guard_int`); other
-    /// values unchanged, containers item by item.
+    /// values unchanged, containers item by item (`Tracer::specialize`).
     pub(super) fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
-        Ok(match v {
-            Var::SymInt(_, e) => {
-                let hint =
-                    self.tx.output.shapes.hint(&e).ok_or_else(|| {
-                        TraceError::unsupported("a symbolic size without a value")
-                    })?;
-                let origin = self.tx.guards.origin.clone();
-                self.tx.output.shapes.add_relation(
-                    fx::Relation::new(e, RelOp::Eq, SymExpr::constant(hint)),
-                    origin,
-                );
-                Var::py_const(self.tx.py, hint)
-            }
-            Var::Tuple(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Tuple(
-                items
-                    .into_iter()
-                    .map(|i| self.specialize(i))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Var::Size(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Size(
-                items
-                    .into_iter()
-                    .map(|i| self.specialize(i))
-                    .collect::<Result<_, _>>()?,
-            ),
-            other => other,
-        })
+        self.tx.specialize(v)
     }
 
-    /// The object a dict hashes for the key `v`: a symbolic int is specialized first (hashing
-    /// needs its value); a tensor or another value with no object is unsupported.
+    /// The object a dict or set hashes for `v` (`Tracer::hash_key`).
     pub(super) fn hash_key(&mut self, v: &Var) -> Result<Py<PyAny>, TraceError> {
-        let py = self.tx.py;
-        self.specialize(v.clone())?
-            .as_py(py)
-            .map(Bound::unbind)
-            .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
+        self.tx.hash_key(v)
     }
 
     /// [`Frame::specialize`] over call arguments.
@@ -289,6 +258,51 @@ impl Frame<'_, '_> {
             .map(|(k, a)| Ok((k, self.specialize(a)?)))
             .collect::<Result<_, TraceError>>()?;
         Ok((args, kwargs))
+    }
+}
+
+impl super::Tracer<'_> {
+    /// A plain int for a symbolic one, guarded to keep its value (torch's `guard_int`); other
+    /// values unchanged, containers item by item.
+    pub fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
+        Ok(match v {
+            Var::SymInt(_, e) => {
+                let hint =
+                    self.output.shapes.hint(&e).ok_or_else(|| {
+                        TraceError::unsupported("a symbolic size without a value")
+                    })?;
+                let origin = self.guards.origin.clone();
+                self.output.shapes.add_relation(
+                    fx::Relation::new(e, RelOp::Eq, SymExpr::constant(hint)),
+                    origin,
+                );
+                Var::py_const(self.py, hint)
+            }
+            Var::Tuple(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Tuple(
+                items
+                    .into_iter()
+                    .map(|i| self.specialize(i))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Var::Size(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Size(
+                items
+                    .into_iter()
+                    .map(|i| self.specialize(i))
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => other,
+        })
+    }
+
+    /// The object a dict or a set hashes for the key or element `v`: a symbolic int is
+    /// specialized first (hashing needs its value); a tensor or another value with no object
+    /// is unsupported.
+    pub fn hash_key(&mut self, v: &Var) -> Result<Py<PyAny>, TraceError> {
+        let py = self.py;
+        self.specialize(v.clone())?
+            .as_py(py)
+            .map(Bound::unbind)
+            .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
     }
 }
 

@@ -1162,6 +1162,25 @@ impl Tracer<'_> {
                     .add(py, &source, Check::Type(value.get_type().unbind()));
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
+            } else if let Some(owner) = bound_to_class(py, &value)? {
+                // A method bound to a class (`dict.fromkeys`, a classmethod) is a new object on
+                // every read: guarded by its type, the class it is bound to and its function
+                // (a builtin's name), which stay.
+                self.guards
+                    .add(py, &source, Check::Type(value.get_type().unbind()));
+                self.guards
+                    .add(py, &source.attr(py, "__self__"), Check::Id(owner.unbind()));
+                match value.getattr("__func__") {
+                    Ok(func) => {
+                        self.guards
+                            .add(py, &source.attr(py, "__func__"), Check::Id(func.unbind()))
+                    }
+                    Err(_) => self.guards.add(
+                        py,
+                        &source.attr(py, "__name__"),
+                        Check::Equals(value.getattr("__name__")?.unbind()),
+                    ),
+                }
             } else {
                 // Modules, functions, classes, dtypes and other objects: identity.
                 self.guards
@@ -1184,7 +1203,9 @@ impl Tracer<'_> {
     pub fn set_add(&mut self, set: &Py<PyAny>, items: &[Var]) -> Result<(), TraceError> {
         let py = self.py;
         for i in items {
-            let v = i
+            // An element is hashed by its value: a symbolic int is specialized.
+            let v = self
+                .specialize(i.clone())?
                 .as_py(py)
                 .ok_or_else(|| TraceError::unsupported("a set of tensors"))?;
             set.bind(py).call_method1("add", (v,))?;
@@ -1399,4 +1420,21 @@ pub(crate) fn user_container_class(py: Python<'_>, v: &Var) -> Option<(Py<PyAny>
         .ok()
         .flatten()?;
     Some((cls, base.unbind()))
+}
+
+/// The class `value` is bound to, where it is a method bound to a class (a classmethod read
+/// from its class, a builtin class method such as `dict.fromkeys`).
+fn bound_to_class<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let ty = value.get_type();
+    let types = py.import("types")?;
+    if !(ty.is(types.getattr("MethodType")?) || ty.is(types.getattr("BuiltinMethodType")?)) {
+        return Ok(None);
+    }
+    let owner = value.getattr("__self__")?;
+    Ok(owner
+        .is_instance_of::<pyo3::types::PyType>()
+        .then_some(owner))
 }

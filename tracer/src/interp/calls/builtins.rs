@@ -302,6 +302,13 @@ impl Frame<'_, '_> {
                 return self.tx.new_set(&items);
             }
             ("set", []) if kwargs.is_empty() => return self.tx.new_set(&[]),
+            // A frozenset of known values (a symbolic int specialized) is a constant.
+            ("frozenset", [v]) if kwargs.is_empty() && v.items(py).is_some() => {
+                if let Var::Set(s) = self.tx.new_set(&v.items(py).unwrap())? {
+                    let f = py.import("builtins")?.getattr("frozenset")?.call1((s,))?;
+                    return Ok(Var::Py(f.unbind(), None));
+                }
+            }
             ("type", [v]) if kwargs.is_empty() => {
                 if let Some(t) = self.type_of(v)? {
                     return Ok(Var::Py(t.into_any(), None));
@@ -586,9 +593,7 @@ impl Frame<'_, '_> {
                     let kv = pair.items(py).filter(|kv| kv.len() == 2).ok_or_else(|| {
                         TraceError::unsupported("dict() of items that are not pairs")
                     })?;
-                    let k = kv[0]
-                        .as_py(py)
-                        .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                    let k = self.hash_key(&kv[0])?.into_bound(py);
                     match out
                         .iter()
                         .position(|(k2, _)| k2.bind(py).eq(&k).unwrap_or(false))
@@ -641,9 +646,7 @@ impl Frame<'_, '_> {
                     let kv = pair.items(py).filter(|kv| kv.len() == 2).ok_or_else(|| {
                         TraceError::unsupported("dict() of items that are not pairs")
                     })?;
-                    let k = kv[0]
-                        .as_py(py)
-                        .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                    let k = self.hash_key(&kv[0])?.into_bound(py);
                     put(k, kv[1].clone(), &mut out);
                 }
             }

@@ -45,6 +45,11 @@ impl Frame<'_, '_> {
         args: &[Var],
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
+        if name == "fromkeys" {
+            if let Some(r) = self.dict_fromkeys(f, args, kwargs)? {
+                return Ok(Some(r));
+            }
+        }
         if module != "collections" {
             return Ok(None);
         }
@@ -55,7 +60,19 @@ impl Frame<'_, '_> {
         }
         if name == "Counter" && f.is(&coll.getattr("Counter")?) {
             // Counting known values: the Counter the call makes, tracked as a dict of its counts.
-            let Some(Var::Py(c, None)) = self.fold(f, args, kwargs)? else {
+            // The items of a sequence are hashed by value (a symbolic int is specialized).
+            let counted = match args {
+                [seq @ (Var::List(_) | Var::Tuple(_))] if kwargs.is_empty() => {
+                    let items = seq.items(py).unwrap_or_default();
+                    let items = items
+                        .into_iter()
+                        .map(|i| self.specialize(i))
+                        .collect::<Result<_, _>>()?;
+                    vec![Var::Tuple(items)]
+                }
+                _ => args.to_vec(),
+            };
+            let Some(Var::Py(c, None)) = self.fold(f, &counted, kwargs)? else {
                 return Err(TraceError::unsupported(
                     "Counter() of values that are tensors",
                 ));
@@ -85,6 +102,48 @@ impl Frame<'_, '_> {
             return Ok(None);
         }
         self.fold(f, args, kwargs)
+    }
+
+    /// `dict.fromkeys(iterable, value=None)` (and `OrderedDict.fromkeys`) as a new tracked
+    /// dict: the keys are hashed by value (a symbolic int is specialized), every key maps to
+    /// the one `value` object, as in eager. `None` for any other `fromkeys`.
+    fn dict_fromkeys(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let Ok(owner) = f.getattr("__self__") else {
+            return Ok(None);
+        };
+        let dict = py.import("builtins")?.getattr("dict")?;
+        let ordered = py.import("collections")?.getattr("OrderedDict")?;
+        if !(owner.is(&dict) || owner.is(&ordered)) || !kwargs.is_empty() || args.is_empty() {
+            return Ok(None);
+        }
+        let [keys, rest @ ..] = args else {
+            return Ok(None);
+        };
+        if rest.len() > 1 {
+            return Ok(None);
+        }
+        let value = rest.first().cloned().unwrap_or_else(|| Var::none(py));
+        let mut items: Vec<(Py<PyAny>, Var)> = Vec::new();
+        for k in self.drain(keys.clone())? {
+            let k = self.hash_key(&k)?;
+            if !items
+                .iter()
+                .any(|(k2, _)| k2.bind(py).eq(k.bind(py)).unwrap_or(false))
+            {
+                items.push((k, value.clone()));
+            }
+        }
+        let d = Rc::new(RefCell::new(items));
+        if owner.is(&ordered) {
+            set_dict_kind(&d, (owner.unbind(), None));
+        }
+        Ok(Some(Var::Dict(d)))
     }
 
     /// `deque(iterable=(), maxlen=None)`.
@@ -433,9 +492,7 @@ impl Frame<'_, '_> {
                 Ok(Some(Var::Dict(c)))
             }
             "move_to_end" if ordered && !args.is_empty() => {
-                let key = args[0]
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
+                let key = self.hash_key(&args[0])?.into_bound(py);
                 let last = flag(1, "last", true)?;
                 let mut b = d.borrow_mut();
                 let i = b

@@ -16,10 +16,6 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
-        let key_of = |v: &Var| -> Result<Bound<'_, PyAny>, TraceError> {
-            v.as_py(py)
-                .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
-        };
         let find = |d: &[(Py<PyAny>, Var)], k: &Bound<'_, PyAny>| {
             d.iter()
                 .position(|(k2, _)| k2.bind(py).eq(k).unwrap_or(false))
@@ -36,7 +32,7 @@ impl Frame<'_, '_> {
         }
         match (name, args.as_slice()) {
             ("get", [k]) | ("get", [k, _]) => {
-                let k = key_of(k)?;
+                let k = self.hash_key(k)?.into_bound(py);
                 let b = d.borrow();
                 Ok(match find(&b, &k) {
                     Some(i) => b[i].1.clone(),
@@ -44,7 +40,7 @@ impl Frame<'_, '_> {
                 })
             }
             ("pop", [k]) | ("pop", [k, _]) => {
-                let k = key_of(k)?;
+                let k = self.hash_key(k)?.into_bound(py);
                 let mut b = d.borrow_mut();
                 match find(&b, &k) {
                     Some(i) => Ok(b.remove(i).1),
@@ -56,7 +52,7 @@ impl Frame<'_, '_> {
                 }
             }
             ("setdefault", [k, v]) => {
-                let key = key_of(k)?;
+                let key = self.hash_key(k)?.into_bound(py);
                 let mut b = d.borrow_mut();
                 match find(&b, &key) {
                     Some(i) => Ok(b[i].1.clone()),
@@ -200,8 +196,10 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let mut vals = Vec::new();
-        for a in &args {
-            // Sets and other iterables of known values become Python values.
+        for a in args {
+            // Sets and other iterables of known values become Python values; an element is
+            // hashed by its value (a symbolic int is specialized).
+            let a = self.specialize(a)?;
             let v = match a.as_py(py) {
                 Some(v) => v,
                 None => match a.items(py) {

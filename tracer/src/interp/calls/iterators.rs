@@ -33,6 +33,21 @@ enum Pull {
     Lazy(Var),
 }
 
+/// Whether pulling from `v` (or from an iterable it holds, as `chain.from_iterable` does)
+/// resumes a lazy generator.
+fn holds_lazy(v: &Var) -> bool {
+    match v {
+        Var::Generator(_) => true,
+        Var::Iter(i) => i.borrow().0.iter().any(|x| matches!(x, Var::Generator(_))),
+        Var::Tuple(items) => items.iter().any(|x| matches!(x, Var::Generator(_))),
+        Var::List(items) => items
+            .borrow()
+            .iter()
+            .any(|x| matches!(x, Var::Generator(_))),
+        _ => false,
+    }
+}
+
 fn unsupported(reason: impl Into<String>) -> TraceError {
     TraceError::unsupported(reason)
 }
@@ -214,6 +229,17 @@ impl Frame<'_, '_> {
                 return Ok(Some(lazy));
             }
         }
+        // `filter` pulls one item per item it yields: over a lazy generator, or with a traced
+        // predicate (which may have effects between the consumer's items), it is lazy too.
+        if name == "filter" && no_kw {
+            if let [f, it] = args {
+                if holds_lazy(it) || matches!(f, Var::Function(_)) {
+                    return self
+                        .lazy_polyfill("filter", args.to_vec(), vec![])
+                        .map(Some);
+                }
+            }
+        }
         let r = match (name, args) {
             ("iter", [v]) if no_kw => self.get_iter(v.clone())?,
             ("next", [it]) | ("next", [it, _]) if no_kw => {
@@ -327,6 +353,32 @@ impl Frame<'_, '_> {
             module == "itertools" && itertools.getattr(name).map(|g| f.is(g)).unwrap_or(false);
         if !from_iterable && !listed {
             return Ok(None);
+        }
+        // Over a lazy generator, the functions that CPython runs one pull at a time run as
+        // lazy stand-ins (`lazy_polyfills.py`): the generator's body then interleaves with the
+        // consumer as in eager. `product`, `permutations` and the `combinations` take their
+        // arguments whole when made, as CPython does; `tee` shares one pull among its branches;
+        // `groupby` still drains them.
+        let lazy = args
+            .iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .any(holds_lazy);
+        if lazy {
+            let polyfill = match name {
+                "from_iterable" if from_iterable => Some("chain_from_iterable"),
+                "accumulate" if args.len() > 2 => None,
+                "chain" | "filterfalse" | "takewhile" | "dropwhile" | "accumulate" | "pairwise"
+                | "starmap" | "compress" | "zip_longest" | "cycle" => Some(name),
+                _ => None,
+            };
+            if name == "tee" && kwargs.is_empty() && args.len() <= 2 {
+                return self.polyfill_call("tee", args.to_vec(), vec![]).map(Some);
+            }
+            if let Some(p) = polyfill {
+                return self
+                    .lazy_polyfill(p, args.to_vec(), kwargs.to_vec())
+                    .map(Some);
+            }
         }
         let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let only_kw = |allowed: &[&str]| kwargs.iter().all(|(k, _)| allowed.contains(&k.as_str()));
@@ -466,6 +518,16 @@ impl Frame<'_, '_> {
                     return Err(unsupported(
                         "islice() with negative or zero bounds (the frame raises ValueError)",
                     ));
+                }
+                if lazy {
+                    let stop = stop.map_or_else(|| Var::none(py), |s| Var::py_const(py, s));
+                    let bounds = vec![
+                        args[0].clone(),
+                        Var::py_const(py, start),
+                        stop,
+                        Var::py_const(py, step),
+                    ];
+                    return self.lazy_polyfill("islice", bounds, vec![]).map(Some);
                 }
                 let mut p = self.puller(args[0].clone())?;
                 if stop.is_none() && matches!(p, Pull::Endless(_)) {

@@ -836,6 +836,18 @@ impl Frame<'_, '_> {
             let qualname: String = f.getattr("__qualname__")?.extract()?;
             return Ok(qualname.starts_with("suppress.") || qualname.starts_with("nullcontext."));
         }
+        // The comparisons `functools.total_ordering` adds to a class (`_gt_from_lt`, ...) call
+        // the class's own `__lt__`/`__le__`/... and `==`: inlined, so `sorted`, `min` and `<=`
+        // over such objects stay in the graph.
+        if filename.ends_with("/functools.py") {
+            let name: String = f.getattr("__code__")?.getattr("co_name")?.extract()?;
+            let ops = ["lt", "le", "gt", "ge"];
+            if let Some((a, b)) = name.strip_prefix('_').and_then(|n| n.split_once("_from_")) {
+                if ops.contains(&a) && ops.contains(&b) {
+                    return Ok(true);
+                }
+            }
+        }
         // A function decorated with a grad-mode object (`@torch.no_grad()`, `@torch.enable_grad()`,
         // `@torch.set_grad_enabled(b)`) is torch's wrapper `decorate_context`, which runs
         // `with ctx_factory(): return func(*args, **kwargs)`: inlined, so the region and the

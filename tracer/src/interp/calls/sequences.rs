@@ -468,10 +468,7 @@ impl Frame<'_, '_> {
             let kv = pair.items(py).filter(|kv| kv.len() == 2).ok_or_else(|| {
                 TraceError::unsupported("dict.update with an item that is not a pair")
             })?;
-            let k = kv[0]
-                .as_py(py)
-                .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))?;
-            out.push((k.unbind(), kv[1].clone()));
+            out.push((self.hash_key(&kv[0])?, kv[1].clone()));
         }
         Ok(out)
     }
