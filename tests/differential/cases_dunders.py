@@ -215,3 +215,102 @@ def user_arithmetic_dunders(x):
     a, b = _Vec(x), _Vec(x.cos())
     c = sum([a, b], 0)
     return (-c).t, a @ b, (1 + a).t
+
+
+# Iteration runs `__next__` once per pull, interleaved with the loop body, as CPython does:
+# effects of `__next__` that the body reads, and bodies that stop early, see eager's order.
+class _Reader:
+    """A data-loader-like iterator: each `__next__` records how many batches it gave."""
+
+    def __init__(self, batches, log):
+        self.batches = batches
+        self.log = log
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= len(self.batches):
+            raise StopIteration
+        self.i += 1
+        self.log.append(self.i)
+        return self.batches[self.i - 1]
+
+
+@case(lambda r: (r.randn(4), []))
+def user_iterator_effects_interleave_with_the_body(x, log):
+    out = x
+    for b in _Reader([x, x * 2, x * 3], log):
+        out = out + b * len(log)
+    return out, list(log)
+
+
+@case(lambda r: (r.randn(4), []))
+def user_iterator_left_early_pulls_no_further(x, log):
+    reader = _Reader([x, x + 1, x + 2, x + 3], log)
+    out = x
+    for b in reader:
+        out = out * b
+        if len(log) == 2:
+            break
+    return out, reader.i, list(log)
+
+
+class _Batches:
+    """`__iter__` returns a fresh iterator object (the container/iterator split)."""
+
+    def __init__(self, batches, log):
+        self.batches = batches
+        self.log = log
+
+    def __iter__(self):
+        self.log.append("iter")
+        return _Reader(self.batches, self.log)
+
+
+@case(lambda r: (r.randn(4), []))
+def user_iterable_returning_an_iterator_object(x, log):
+    out = x
+    for b in _Batches([x, x.cos()], log):
+        out = out + b * len(log)
+    it = iter(_Batches([x.sin()], log))
+    first = next(it)
+    return out, first, list(log)
+
+
+@case(lambda r: (r.randn(4), []))
+def user_iterator_zipped_with_a_list(x, log):
+    out = []
+    for w, b in zip([1.0, 2.0, 3.0], _Reader([x, x * 2], log)):
+        out.append(b * w * len(log))
+    return out, list(log)
+
+
+class _LoggedSeq:
+    """The old sequence protocol with an effect in `__getitem__`."""
+
+    def __init__(self, items, log):
+        self.items = items
+        self.log = log
+
+    def __getitem__(self, i):
+        self.log.append(i)
+        return self.items[i]
+
+
+@case(lambda r: (r.randn(4), []))
+def user_getitem_protocol_effects_interleave(x, log):
+    out = x
+    for t in _LoggedSeq([x, x * 2], log):
+        out = out + t * len(log)
+    return out, list(log)
+
+
+@case(lambda r: (r.randn(4), []))
+def user_iterator_enumerated_and_mapped(x, log):
+    out = x
+    for i, b in enumerate(_Reader([x, x * 2], log)):
+        out = out + b * (i + len(log))
+    scaled = [b * len(log) for b in map(lambda t: t + 1, _Reader([x, x.cos()], log))]
+    return out, scaled, list(log)

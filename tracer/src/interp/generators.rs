@@ -269,15 +269,16 @@ impl Frame<'_, '_> {
         self.inline_call(&fv, args, kwargs)
     }
 
-    /// `zip`, `enumerate` or `map` made lazy because an argument is a lazy generator; `None`
-    /// when none is (their items are then computed when they are made, as before).
+    /// `zip`, `enumerate` or `map` made lazy because an argument is a lazy generator or a
+    /// user object (whose `__next__` may have effects: `get_iter` pulls it one item at a time);
+    /// `None` when none is (their items are then computed when they are made, as before).
     pub(super) fn lazy_combinator(
         &mut self,
         name: &str,
         args: &[Var],
         start: i64,
     ) -> Result<Option<Var>, TraceError> {
-        let lazy = |v: &Var| matches!(v, Var::Generator(_));
+        let lazy = |v: &Var| matches!(v, Var::Generator(_) | Var::Object(_));
         let it = match (name, args) {
             ("zip", its) if its.iter().any(lazy) => {
                 let its = its
@@ -286,7 +287,9 @@ impl Frame<'_, '_> {
                     .collect::<Result<Vec<_>, _>>()?;
                 LazyIter::Zip(its)
             }
-            ("enumerate", [it]) if lazy(it) => LazyIter::Enumerate(it.clone(), start),
+            ("enumerate", [it]) if lazy(it) => {
+                LazyIter::Enumerate(self.get_iter(it.clone())?, start)
+            }
             // A traced function may have effects between the consumer's items: lazy too.
             ("map", [f, its @ ..])
                 if its.iter().any(lazy) || (matches!(f, Var::Function(_)) && !its.is_empty()) =>

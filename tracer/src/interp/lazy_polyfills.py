@@ -174,3 +174,27 @@ def _tee_branch(it, buffers, mine):
         value = mine[0]
         del mine[0]
         yield value
+
+
+# A user iterator object (its class's `__iter__` returned an object with `__next__`): one
+# `__next__` call per pull, as the loop that drives it in CPython does.
+def user_iterator(it):
+    while True:
+        try:
+            value = it.__next__()
+        except StopIteration:
+            return
+        yield value
+
+
+# The old sequence protocol (a class with `__getitem__` and no `__iter__`): `obj[0]`,
+# `obj[1]`, ... one per pull, until one raises `IndexError` (or `StopIteration`).
+def sequence_protocol(obj):
+    i = 0
+    while True:
+        try:
+            value = obj[i]
+        except (IndexError, StopIteration):
+            return
+        yield value
+        i += 1

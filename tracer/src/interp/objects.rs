@@ -92,7 +92,10 @@ fn is_frozen_dataclass(cls: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// The attribute `name` as found in the class's MRO dicts, unbound (`inspect.getattr_static`).
-fn static_lookup<'py>(cls: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+pub(super) fn static_lookup<'py>(
+    cls: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
     for c in cls.getattr("__mro__")?.try_iter()? {
         let d = c?.getattr("__dict__")?;
         if let Ok(v) = d.get_item(name) {

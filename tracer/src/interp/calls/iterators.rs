@@ -58,7 +58,51 @@ impl Frame<'_, '_> {
         match v {
             Var::Iter(_) | Var::Generator(_) => Ok(v),
             Var::Library(ref l) if l.borrow().is_iterator() => Ok(v),
+            Var::Object(ref o) => match self.lazy_object_iter(o)? {
+                Some(it) => Ok(it),
+                None => Ok(new_iter(self.iterate(v)?)),
+            },
             other => Ok(new_iter(self.iterate(other)?)),
+        }
+    }
+
+    /// A user object taken by a consumer that pulls item by item (a `for` loop, `next`,
+    /// `zip`): its iterator's `__next__` (or the old `__getitem__` protocol) is called once
+    /// per pull through a lazy stand-in, as CPython calls it. Computing every item at
+    /// `GET_ITER` would run all the `__next__` calls before the loop body's first pass, so
+    /// their effects and the body's would interleave differently from eager's (a wrong
+    /// value when the body reads what `__next__` writes). `None`: the object's items are
+    /// computed whole as before (`collections.abc` mixins, builtin `__iter__`s).
+    fn lazy_object_iter(
+        &mut self,
+        o: &Rc<crate::interp::vars::ObjectVar>,
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let cls = o.cls.bind(py).clone();
+        let Some(iter_fn) = crate::interp::objects::static_lookup(&cls, "__iter__")? else {
+            if cls.hasattr("__getitem__")? {
+                let obj = Var::Object(o.clone());
+                return self
+                    .lazy_polyfill("sequence_protocol", vec![obj], vec![])
+                    .map(Some);
+            }
+            return Ok(None);
+        };
+        let function_type = py.import("types")?.getattr("FunctionType")?;
+        let sequence_iter = py
+            .import("collections.abc")?
+            .getattr("Sequence")?
+            .getattr("__dict__")?
+            .get_item("__iter__")?;
+        if !iter_fn.is_instance(&function_type)? || iter_fn.is(&sequence_iter) {
+            return Ok(None);
+        }
+        let it = self.object_operator(o, "iter", vec![])?;
+        match &it {
+            Var::Object(i) if i.cls.bind(py).hasattr("__next__")? => self
+                .lazy_polyfill("user_iterator", vec![it.clone()], vec![])
+                .map(Some),
+            _ => self.get_iter(it).map(Some),
         }
     }
 
