@@ -381,12 +381,18 @@ fn cuda_training_enabled() -> bool {
 }
 
 /// Whether a graph needs the training path: grad mode on and an input that requires grad.
+/// Ops that only write such inputs under `no_grad` (an optimizer's update) need no gradient:
+/// the graph is an inference graph (`fx::autodiff::modes::differentiates`).
 pub fn wants_grad(py: Python<'_>, graph: &Graph) -> bool {
-    crate::guards::grad_enabled(py)
-        && graph
-            .placeholders()
-            .iter()
-            .any(|&p| graph.node(p).meta.tensor().is_some_and(|t| t.requires_grad))
+    if !crate::guards::grad_enabled(py) {
+        return false;
+    }
+    let requires_grad: Vec<bool> = graph
+        .placeholders()
+        .iter()
+        .map(|&p| graph.node(p).meta.tensor().is_some_and(|t| t.requires_grad))
+        .collect();
+    requires_grad.iter().any(|&r| r) && fx::autodiff::modes::differentiates(graph, &requires_grad)
 }
 
 /// Where a training graph comes from, for the `aot` log.
