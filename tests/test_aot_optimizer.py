@@ -146,10 +146,13 @@ def test_update_graph_holds_the_foreach_ops_written_out():
     code = e.graphs[-1]
     assert "_foreach" not in code, code
     n_params = len(list(m.parameters()))
-    # Each parameter's update, written out: the step counter, weight decay, both moments, the
+    # Each parameter's update, written out: the step counter, weight decay, both moments (lerp
+    # and addcmul in their kernels' formula, pointwise ops the inductor fuses), the
     # bias-corrected step.
-    for op in (".add_(1)", ".mul_(0.9999)", ".lerp_(", ".addcmul_(", ".sqrt()"):
+    for op in (".add_(1)", ".mul_(0.9999)", ".mul_(0.999)", ".sqrt()"):
         assert code.count(op) == n_params, (op, code)
+    for op in ("lerp", "addcmul", "addcdiv"):
+        assert op not in code, (op, code)
     inputs = code[code.index("(self, ") + 7 : code.index("):")].split(", ")
     # Read from where they live: the parameters and gradients through the optimizer's groups,
     # the state by parameter.

@@ -109,7 +109,10 @@ impl Frame<'_, '_> {
             }
             let first = a.remove(0);
             let r = match first {
-                Var::Tensor(t) => self.tensor_method(t, &method, a, kw)?,
+                Var::Tensor(t) => match self.pointwise_form(&t, op.name, inplace, &a, &kw)? {
+                    Some(r) => r,
+                    None => self.tensor_method(t, &method, a, kw)?,
+                },
                 // `_foreach_pow(scalar, xs)`: `torch.pow(scalar, x)`.
                 other if !inplace && op.name == "pow" => {
                     let f = py.import("torch")?.getattr("pow")?;
@@ -131,6 +134,67 @@ impl Frame<'_, '_> {
             return Ok(Some(args[0].clone()));
         }
         Ok(Some(Var::Tuple(results)))
+    }
+
+    /// An item of `lerp` / `addcmul` / `addcdiv` with a number weight or value, written with
+    /// the ops of torch's own kernel formula (`x + w * (end - x)` for `w < 0.5`; `x + v * t1 * t2`,
+    /// `x + v * t1 / t2`), which the inductor fuses with the rest of the update (it has no
+    /// lowering of the three ops); `None` to keep the op.
+    fn pointwise_form(
+        &mut self,
+        t: &TensorValue,
+        name: &str,
+        inplace: bool,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let number = |v: &Var| -> Option<f64> {
+            match v {
+                Var::Py(o, _) => {
+                    let o = o.bind(py);
+                    if o.is_instance_of::<pyo3::types::PyBool>() {
+                        return None;
+                    }
+                    o.extract::<f64>().ok()
+                }
+                _ => None,
+            }
+        };
+        let add = if inplace { "add_" } else { "add" };
+        match (name, args, kwargs) {
+            ("lerp", [Var::Tensor(end), w], []) => {
+                let Some(w) = number(w).filter(|w| *w < 0.5) else {
+                    return Ok(None);
+                };
+                let d =
+                    self.tensor_method(end.clone(), "sub", vec![Var::Tensor(t.clone())], vec![])?;
+                let Var::Tensor(d) = d else {
+                    return Ok(None);
+                };
+                let s = self.tensor_method(d, "mul", vec![Var::py_const(py, w)], vec![])?;
+                Ok(Some(self.tensor_method(t.clone(), add, vec![s], vec![])?))
+            }
+            ("addcmul" | "addcdiv", [Var::Tensor(t1), t2 @ Var::Tensor(_)], kw) => {
+                let v = match kw {
+                    [] => 1.0,
+                    [(k, v)] if k == "value" => match number(v) {
+                        Some(v) => v,
+                        None => return Ok(None),
+                    },
+                    _ => return Ok(None),
+                };
+                let s =
+                    self.tensor_method(t1.clone(), "mul", vec![Var::py_const(py, v)], vec![])?;
+                let Var::Tensor(s) = s else {
+                    return Ok(None);
+                };
+                let between = if name == "addcmul" { "mul" } else { "div" };
+                let q = self.tensor_method(s, between, vec![t2.clone()], vec![])?;
+                Ok(Some(self.tensor_method(t.clone(), add, vec![q], vec![])?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// `x.addcmul(t1, t2, value=v)` / `addcdiv` (and the in-place forms) with `v` a tensor:
