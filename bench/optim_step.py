@@ -95,10 +95,14 @@ def main() -> None:
         for pe, pc in zip(ref.param_groups[0]["params"], o.param_groups[0]["params"]):
             torch.testing.assert_close(pc, pe, rtol=1e-5, atol=1e-6)
             for key in ("exp_avg", "exp_avg_sq", "step"):
-                torch.testing.assert_close(o.state[pc][key], ref.state[pe][key], rtol=1e-5, atol=1e-7)
+                torch.testing.assert_close(
+                    o.state[pc][key], ref.state[pe][key], rtol=1e-5, atol=1e-7
+                )
     e_wall = statistics.median(wall["eager"])
     e_cpu = statistics.median(cpu["eager"])
-    print(f"{'variant':14} {'wall ms':>9} {'IQR%':>6} {'x eager':>8} {'cpu ms':>8} {'x eager':>8} {'first call s':>12}")
+    print(
+        f"{'variant':14} {'wall ms':>9} {'IQR%':>6} {'x eager':>8} {'cpu ms':>8} {'x eager':>8} {'first call s':>12}"
+    )
     for name in names:
         w = sorted(wall[name])
         med = statistics.median(w)

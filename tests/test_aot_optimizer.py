@@ -156,6 +156,11 @@ def test_update_graph_holds_the_foreach_ops_written_out():
     inputs = code[code.index("(self, ") + 7 : code.index("):")].split(", ")
     # Read from where they live: the parameters and gradients through the optimizer's groups,
     # the state by parameter.
-    assert sum(i.startswith("l_o_param_groups_0_params_") for i in inputs) == 2 * n_params
+    assert (
+        sum(i.startswith("l_o_param_groups_0_params_") for i in inputs) == 2 * n_params
+    )
     for name in ("_exp_avg", "_exp_avg_sq", "_step"):
-        assert sum(i.startswith("l_o_state_") and i.endswith(name) for i in inputs) == n_params
+        assert (
+            sum(i.startswith("l_o_state_") and i.endswith(name) for i in inputs)
+            == n_params
+        )
