@@ -1,18 +1,16 @@
 """Issue 17: a compiled training step that calls ``opt.step()`` inside the compiled function.
 
-``loss.backward()`` ends the graph (its result depends on tensor data) and the optimizer's
-``step`` and ``zero_grad`` run natively (``torch.optim`` is an effect module of the tracer:
-`tracer/src/interp/calls/trace_time.rs`): the forward and loss are one compiled training graph
-with a compiled backward, the update is torch's own. Over 5 steps the losses, parameters and
-the whole optimizer state (step counters, moments, momentum buffers) must be eager's, for SGD
-(momentum, weight decay) and AdamW (weight decay; ``lr`` a float or a tensor), foreach and
-not, starting from an empty optimizer state (its lazy initialization runs inside the
-compiled function's first call).
-
-torch.compile makes 2 graphs of such a step: the loss graph and the optimizer update (it
-traces the foreach path and fuses the update into a few kernels). torchferro makes 1: the
-update is not traced yet; a strict xfail holds the gap (see docs/training.md, "Optimizer step
-inside the compiled function").
+``loss.backward()`` ends the graph (its result depends on tensor data); the optimizer's
+``step`` is traced into a second graph, as torch.compile traces it: torch.optim's Python for
+SGD, Adam and AdamW is inlined (`tracer/src/interp/calls/optim.rs`), ``_init_group`` runs at
+trace time (making the state lazily, as torch.compile does), and the ``_foreach_*`` list ops
+are written out per tensor (`fx/src/ops/foreach.rs`), which the inductor fuses per parameter.
+``zero_grad`` runs natively (torch marks it ``_disable_dynamo``), as under torch.compile. Over
+5 steps the losses, parameters and the whole optimizer state (step counters, moments,
+momentum buffers) must be eager's, for SGD (momentum, weight decay) and AdamW (weight decay;
+``lr`` a float or a tensor), foreach and not, starting from an empty optimizer state (its lazy
+initialization runs inside the compiled function's first call); the graph count is
+torch.compile's.
 """
 
 from __future__ import annotations
@@ -103,9 +101,12 @@ def test_step_with_optimizer_matches_eager(kind, foreach, lr_tensor):
                 assert vc == ve, key
         if kind == "adamw":
             assert all(s["step"].item() == i + 1 for s in oc.state.values())
-    # The forward and loss: one compiled training graph, its backward run at every step.
+    # The forward and loss: one compiled training graph, its backward run at every step. The
+    # update is an inference graph (every op of it runs under no_grad: it writes the parameters
+    # in place, as eager's step, and is no autograd Function).
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
     assert _aot.counters["compiled"] == 1
+    assert _aot.counters["forward"] == STEPS
     assert _aot.counters["backward"] == STEPS
 
 
@@ -117,6 +118,7 @@ def _graphs(kind, foreach, lr_tensor):
         lambda fn, *a: torchferro.explain(fn)(*a).graph_count,
         torch_compile_graphs,
     ):
+        torchferro.compiler.reset()
         m = _model()
         o = _optimizer(kind, m.parameters(), foreach, lr_tensor)
         step(m, o, *_batch(0))
@@ -124,19 +126,41 @@ def _graphs(kind, foreach, lr_tensor):
     return counts
 
 
-def test_optimizer_step_is_not_a_graph_yet():
-    """Today's count, pinned: the loss graph only (the update runs natively)."""
-    ours, theirs = _graphs("adamw", True, False)
-    assert (ours, theirs) == (1, 2)
+@pytest.mark.parametrize("kind,foreach,lr_tensor", CASES)
+def test_optimizer_step_compiles_as_torch_compile_does(kind, foreach, lr_tensor):
+    """The loss graph and the update: 2 graphs, torch.compile's count."""
+    ours, theirs = _graphs(kind, foreach, lr_tensor)
+    assert ours == theirs == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the optimizer's step is not traced (torch.optim runs natively: p.grad reads, "
-    "_init_group and the foreach ops are not modelled); torch.compile traces the foreach "
-    "update into its own graph",
-)
-@pytest.mark.parametrize("kind", ["sgd", "adamw"])
-def test_optimizer_step_compiles_as_torch_compile_does(kind):
-    ours, theirs = _graphs(kind, True, False)
-    assert ours == theirs
+def test_update_graph_holds_the_foreach_ops_written_out():
+    """The AdamW foreach update is traced: its graph holds per-tensor pointwise ops (no list
+    op, no opaque call), reads every parameter, gradient and state tensor, and writes the
+    parameters and state in place (functionalized, then copied back)."""
+    m = _model()
+    o = _optimizer("adamw", m.parameters(), True, False)
+    step(m, o, *_batch(0))
+    torchferro.compiler.reset()
+    e = torchferro.explain(step)(m, o, *_batch(1))
+    assert e.graph_count == 2
+    code = e.graphs[-1]
+    assert "_foreach" not in code, code
+    n_params = len(list(m.parameters()))
+    # Each parameter's update, written out: the step counter, weight decay, both moments (lerp
+    # and addcmul in their kernels' formula, pointwise ops the inductor fuses), the
+    # bias-corrected step.
+    for op in (".add_(1)", ".mul_(0.9999)", ".mul_(0.999)", ".sqrt()"):
+        assert code.count(op) == n_params, (op, code)
+    for op in ("lerp", "addcmul", "addcdiv"):
+        assert op not in code, (op, code)
+    inputs = code[code.index("(self, ") + 7 : code.index("):")].split(", ")
+    # Read from where they live: the parameters and gradients through the optimizer's groups,
+    # the state by parameter.
+    assert (
+        sum(i.startswith("l_o_param_groups_0_params_") for i in inputs) == 2 * n_params
+    )
+    for name in ("_exp_avg", "_exp_avg_sq", "_step"):
+        assert (
+            sum(i.startswith("l_o_state_") and i.endswith(name) for i in inputs)
+            == n_params
+        )

@@ -142,9 +142,11 @@ def test_compiled_training_step_matches_eager_every_step(model_name, opt_name, b
     # and backward (issue 17), summing in its own order: float32 tolerance, as the issue asks
     # (the conv net's gradients are as far from a float64 run as eager's, ~2e-8). An optimizer
     # step run twice or not at all moves parameters by ~lr * grad, far outside either bound.
-    tol = (
-        {"rtol": 0, "atol": 0} if backend == "eager" else {"rtol": 1.3e-6, "atol": 1e-5}
-    )
+    # Adam's traced step takes torch's compile branch (step counters stay float32 tensors, so
+    # the bias corrections are float32 tensor math where eager's are Python floats):
+    # torch.compile(backend="eager") differs from eager by ~7e-8 after one step too.
+    exact = backend == "eager" and not opt_name.startswith("adam")
+    tol = {"rtol": 0, "atol": 0} if exact else {"rtol": 1.3e-6, "atol": 1e-5}
     g = torch.Generator().manual_seed(1)
     for step in range(5):
         x, y = make_x(g)
@@ -167,13 +169,13 @@ def test_training_step_breaks_around_the_optimizer_with_precise_reasons(caplog):
         for r in caplog.records
         if r.getMessage().startswith("Graph break in function")
     ]
+    # `opt.step()` is traced (torch.compile's 2 graphs); `zero_grad` is torch._disable_dynamo.
     assert reasons == [
         "call to torch.optim.optimizer.Optimizer.zero_grad",
         "Tensor.backward() (its result depends on tensor data)",
-        "call to torch.optim.sgd.SGD.step",
     ]
-    # The forward and loss: one graph, compiled once and reused.
-    assert backend.count == 1
+    # The forward and loss, and the update: two graphs, each compiled once and reused.
+    assert backend.count == 2
 
 
 def test_backward_compiled_and_step_eager():

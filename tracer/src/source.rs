@@ -179,6 +179,15 @@ impl Source {
         })
     }
 
+    /// `obj[key]` with a key named by `repr` (which must tell distinct keys apart): a dict keyed
+    /// by an object, such as an optimizer's state keyed by its parameters, named by their paths.
+    pub fn item_named(&self, key: Bound<'_, PyAny>, repr: String) -> Source {
+        self.with(Step::Item {
+            key: key.unbind(),
+            repr,
+        })
+    }
+
     pub fn steps(&self) -> &[Step] {
         &self.steps
     }

@@ -42,6 +42,23 @@ pub fn grad_mode_regions(graph: &Graph) -> (HashSet<NodeId>, Vec<NodeId>, bool) 
     (off, switches, enabled)
 }
 
+/// Whether an op that runs in grad mode computes a value carrying a gradient: the graph needs
+/// the training path. A graph whose every op on such values runs under `no_grad` (an
+/// optimizer's traced update, a manual SGD step) is an inference graph although its inputs
+/// require grad: its writes change values, not autograd history, as eager's do, and the
+/// inductor makes them in place (the training path would write new buffers and copy them back).
+/// `requires_grad` per placeholder.
+pub fn differentiates(graph: &Graph, requires_grad: &[bool]) -> bool {
+    let (off, switches, _) = grad_mode_regions(graph);
+    let needs = needs_grad(graph, requires_grad, &off);
+    graph.nodes().any(|(id, node)| {
+        matches!(node.kind, NodeKind::Call { .. })
+            && !off.contains(&id)
+            && !switches.contains(&id)
+            && needs.contains(&id)
+    })
+}
+
 /// The first `out=` write made under `no_grad` to a tensor that carries a gradient (directly
 /// or through views of it), described for the fallback reason; `None` if there is none.
 /// `graph` is the traced graph (before functionalization), `requires_grad` per placeholder.

@@ -402,12 +402,47 @@ fn cuda_training_enabled() -> bool {
 }
 
 /// Whether a graph needs the training path: grad mode on and an input that requires grad.
+/// Ops that only write such inputs under `no_grad` (an optimizer's update) need no gradient:
+/// the graph is an inference graph (`fx::autodiff::modes::differentiates`).
 pub fn wants_grad(py: Python<'_>, graph: &Graph) -> bool {
-    crate::guards::grad_enabled(py)
-        && graph
-            .placeholders()
-            .iter()
-            .any(|&p| graph.node(p).meta.tensor().is_some_and(|t| t.requires_grad))
+    if !crate::guards::grad_enabled(py) {
+        return false;
+    }
+    let requires_grad: Vec<bool> = graph
+        .placeholders()
+        .iter()
+        .map(|&p| graph.node(p).meta.tensor().is_some_and(|t| t.requires_grad))
+        .collect();
+    requires_grad.iter().any(|&r| r) && fx::autodiff::modes::differentiates(graph, &requires_grad)
+}
+
+/// An inference graph (not [`wants_grad`]) entered in grad mode whose inputs require grad and
+/// whose grad-mode switches only bracket its work under `no_grad` (an optimizer's traced
+/// update: `set_grad_enabled(False)` ... `set_grad_enabled(True)`): the graph without the
+/// switches, for the inductor. Nothing in it carries a gradient, and it ends in the mode it
+/// started in, so dropping the switches changes no value and no mode the caller sees.
+pub fn without_no_grad_switches(py: Python<'_>, graph: &Graph) -> Option<Graph> {
+    if !crate::guards::grad_enabled(py) {
+        return None;
+    }
+    let requires_grad: Vec<bool> = graph
+        .placeholders()
+        .iter()
+        .map(|&p| graph.node(p).meta.tensor().is_some_and(|t| t.requires_grad))
+        .collect();
+    let (_, switches, at_end) = fx::autodiff::modes::grad_mode_regions(graph);
+    if switches.is_empty()
+        || !at_end
+        || !requires_grad.iter().any(|&r| r)
+        || fx::autodiff::modes::differentiates(graph, &requires_grad)
+    {
+        return None;
+    }
+    let mut g = graph.clone();
+    for s in switches {
+        g.remove(s);
+    }
+    Some(g)
 }
 
 /// Where a training graph comes from, for the `aot` log.

@@ -187,6 +187,10 @@ pub fn build(
                 autocast::ForInductor::Cast(g, c) => (g, &c[..]),
                 _ => (&output.graph, &output.callables[..]),
             };
+            // An optimizer's update (every op under `no_grad`): compiled without its switches.
+            let stripped = aot::without_no_grad_switches(py, traced);
+            let grad_enabled = stripped.is_none() && crate::guards::grad_enabled(py);
+            let traced = stripped.as_ref().unwrap_or(traced);
             let fg = match functional::for_inductor(py, traced, traced_callables, &output.sites) {
                 Ok(fg) => fg,
                 // A dynamic graph whose functional form would rebuild an aliasing output
@@ -223,7 +227,7 @@ pub fn build(
                 inductor::InductorProgram::try_new_dynamic(
                     graph,
                     callables,
-                    crate::guards::grad_enabled(py),
+                    grad_enabled,
                     &output.shapes.hints(),
                     output
                         .shapes
@@ -240,11 +244,7 @@ pub fn build(
                 )
                 .map_err(|why| format!("symbolic sizes: {why}"))
             } else {
-                inductor::InductorProgram::try_new(
-                    graph,
-                    callables,
-                    crate::guards::grad_enabled(py),
-                )
+                inductor::InductorProgram::try_new(graph, callables, grad_enabled)
             };
             match program {
                 Ok(Some(mut p)) => {

@@ -984,6 +984,11 @@ impl<'a, 'py> Frame<'a, 'py> {
                 .as_py(self.tx.py)
                 .map(|o| o.unbind())
                 .ok_or_else(|| TraceError::unsupported("a dict key that is a symbolic torch.Size")),
+            // A tuple of constants (`{(None, None): ...}`) hashes as its Python value.
+            Var::Tuple(_) if k.as_py(self.tx.py).is_some() => Ok(k
+                .as_py(self.tx.py)
+                .map(|o| o.unbind())
+                .unwrap_or_else(|| self.tx.py.None())),
             other => Err(TraceError::unsupported(format!(
                 "a dict key of type {}",
                 other.type_name(self.tx.py)

@@ -468,6 +468,32 @@ impl Frame<'_, '_> {
                     }
                 }
             }
+            // A dict keyed by a tensor the graph takes as an input (an optimizer's state keyed
+            // by its parameters): read by that tensor object, hashed by identity.
+            Var::Py(o, Some(src))
+                if o.bind(py).is_instance_of::<pyo3::types::PyDict>()
+                    && matches!(&idx, Var::Tensor(t) if self.tx.output.example_input(t.node).is_some()) =>
+            {
+                let Var::Tensor(t) = &idx else { unreachable!() };
+                let key = self
+                    .tx
+                    .output
+                    .example_input(t.node)
+                    .map(|k| k.bind(py).clone())
+                    .ok_or_else(|| TraceError::internal("a graph input's object"))?;
+                let d = o
+                    .bind(py)
+                    .cast::<pyo3::types::PyDict>()
+                    .map_err(|_| TraceError::internal("a dict"))?;
+                let Some(v) = d.get_item(&key)? else {
+                    return Err(TraceError::unsupported(
+                        "a missing key of a dict keyed by tensors",
+                    ));
+                };
+                let repr = super::calls::object_key_repr(&key);
+                let src = src.item_named(key, repr);
+                self.tx.wrap(v, Some(src))
+            }
             Var::Py(o, src) => {
                 let key = idx.as_py(py).ok_or_else(|| {
                     TraceError::unsupported("indexing a Python object with a tensor")
@@ -478,7 +504,13 @@ impl Frame<'_, '_> {
                     message: e.to_string(),
                     error: e,
                 })?;
-                let src = src.as_ref().map(|s| s.item(key));
+                // A class subscripted (`list[Tensor]`, its `__class_getitem__`) makes a new alias
+                // object per call from guarded operands: a constant, never held by identity.
+                let src = if o.is_instance_of::<pyo3::types::PyType>() {
+                    None
+                } else {
+                    src.as_ref().map(|s| s.item(key))
+                };
                 self.tx.wrap(v, src)
             }
             other => Err(TraceError::unsupported(format!(

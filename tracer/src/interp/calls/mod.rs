@@ -8,11 +8,14 @@ mod collections;
 mod compiler_api;
 mod containers;
 mod distributions;
+mod foreach;
 mod functools;
 mod iterators;
 mod library;
 mod module_tree;
 mod modules;
+mod optim;
+pub(crate) use optim::object_key_repr;
 mod sequences;
 mod torch;
 mod torch_api;
@@ -298,6 +301,12 @@ impl Frame<'_, '_> {
         if let Some(r) = self.library_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
+        if let Some(r) = self.optim_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.foreach_call(&module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
         if name == "is_compiling"
             && (module == "torchferro.compiler"
                 || module == "torch._utils"
@@ -389,7 +398,8 @@ impl Frame<'_, '_> {
             (module == "torch" || module.starts_with("torch.") || module.starts_with("torch._C"))
                 && !module.starts_with("torch.nn.modules")
                 && !self::distributions::is_distributions_module(&module)
-                && module != "torch.utils._contextlib";
+                && module != "torch.utils._contextlib"
+                && !(module.starts_with("torch.optim") && optim::is_traced_function(f));
         if is_torch && has_state_effects(&module) {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
@@ -865,6 +875,7 @@ impl Frame<'_, '_> {
         Ok((!crate::skipfiles::is_skipped(py, &filename)
             || filename.contains("/torch/nn/modules/")
             || self::distributions::is_distributions_file(&filename)
+            || optim::traced_file(&filename)
             || filename.ends_with("/_collections_abc.py")
             || filename == "<frozen _collections_abc>")
             && (!filename.starts_with("<frozen") || filename == "<frozen _collections_abc>"))

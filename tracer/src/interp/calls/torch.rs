@@ -37,6 +37,9 @@ impl Frame<'_, '_> {
         args: Vec<Var>,
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
+        if let Some(r) = self.addc_with_tensor_value(&t, name, &args, &kwargs)? {
+            return Ok(r);
+        }
         let py = self.tx.py;
         let meta = &t.meta;
         let int_arg = |v: Option<&Var>| -> Result<Option<i64>, TraceError> {
