@@ -192,6 +192,14 @@ pub struct GenCmVar {
     pub(super) made_at: usize,
 }
 
+/// A `Var::Iter` made by `iter()` of a traced list: the list, the iterator and the tracer's
+/// list-mutation count when the iterator's items were copied from the list.
+pub struct ListIter {
+    pub list: std::rc::Weak<RefCell<Vec<Var>>>,
+    pub iter: std::rc::Weak<RefCell<(Vec<Var>, usize)>>,
+    pub synced: u64,
+}
+
 /// What a [`Var::Generator`] is (its behaviour lives in `generators.rs`).
 pub enum LazyIter {
     /// A user generator function's frame: not started (`pc` 0), suspended after a `yield`, or
@@ -548,7 +556,7 @@ impl Var {
             Var::Size(s) => Some(s.clone()),
             Var::Iter(it) => {
                 let it = it.borrow();
-                Some(it.0[it.1..].to_vec())
+                Some(it.0[it.1.min(it.0.len())..].to_vec())
             }
             Var::Set(o) => {
                 let mut out = Vec::new();

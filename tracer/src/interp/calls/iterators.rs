@@ -43,7 +43,40 @@ impl Frame<'_, '_> {
         match v {
             Var::Iter(_) | Var::Generator(_) => Ok(v),
             Var::Library(ref l) if l.borrow().is_iterator() => Ok(v),
+            // A list's iterator reads the list at its index on each pull (eager's
+            // `list_iterator`): a loop that appends to the list it walks sees the new items.
+            Var::List(l) => {
+                let it = Rc::new(RefCell::new((l.borrow().clone(), 0)));
+                self.tx.list_iters.retain(|e| e.iter.strong_count() > 0);
+                self.tx.list_iters.push(crate::interp::vars::ListIter {
+                    list: Rc::downgrade(&l),
+                    iter: Rc::downgrade(&it),
+                    synced: self.tx.list_mutations,
+                });
+                Ok(Var::Iter(it))
+            }
             other => Ok(new_iter(self.iterate(other)?)),
+        }
+    }
+
+    /// Copies a list iterator's list into its items again if some list changed since it last
+    /// did (the position stays: eager's iterator holds an index into the list).
+    pub(in crate::interp) fn sync_list_iter(&mut self, it: &Rc<RefCell<(Vec<Var>, usize)>>) {
+        let now = self.tx.list_mutations;
+        let Some(e) = self
+            .tx
+            .list_iters
+            .iter_mut()
+            .find(|e| std::ptr::eq(e.iter.as_ptr(), Rc::as_ptr(it)))
+        else {
+            return;
+        };
+        if e.synced == now {
+            return;
+        }
+        e.synced = now;
+        if let Some(list) = e.list.upgrade() {
+            it.borrow_mut().0 = list.borrow().clone();
         }
     }
 
@@ -51,6 +84,9 @@ impl Frame<'_, '_> {
     pub(in crate::interp) fn iter_next(&mut self, it: &Var) -> Result<Option<Var>, TraceError> {
         match it {
             Var::Iter(i) => {
+                if !self.tx.list_iters.is_empty() {
+                    self.sync_list_iter(i);
+                }
                 let mut i = i.borrow_mut();
                 let (items, pos) = &mut *i;
                 let n = items.get(*pos).cloned();
