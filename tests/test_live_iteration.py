@@ -193,3 +193,34 @@ def test_operator_iadd_on_an_input_list_is_replayed():
     torchferro.compile(f, backend="eager")(x, got)
     assert len(got) == len(want) == 1
     torch.testing.assert_close(got[0], want[0])
+
+
+def _dict_grows_while_walked(x):
+    d = {"a": x}
+    for k in d:
+        d["b"] = x + 1
+    return x * len(d)
+
+
+def _dict_growth_caught(x):
+    d = {"a": x}
+    try:
+        for k in d:
+            d[k + "!"] = x + 1
+    except RuntimeError as e:
+        return x * len(d) + len(str(e))
+    return x
+
+
+def test_a_dict_that_changes_size_while_walked_raises():
+    """Eager's dict iterator raises `RuntimeError` on the pull after the dict changed size;
+    the trace returned a value instead."""
+    x = torch.ones(2)
+    with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
+        _dict_grows_while_walked(x)
+    with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
+        torchferro.compile(_dict_grows_while_walked, backend="eager")(x)
+    torch.testing.assert_close(
+        torchferro.compile(_dict_growth_caught, backend="eager")(x),
+        _dict_growth_caught(x),
+    )

@@ -95,8 +95,10 @@ pub struct Tracer<'py> {
     /// its index on each pull, so items the loop appends, removes or replaces are seen (see
     /// `calls/iterators.rs`).
     pub(crate) list_iters: Vec<vars::ListIter>,
-    /// List mutations so far (`note_list_mutation`): a list iterator's items are read again
-    /// after one.
+    /// Iterators over a traced dict (`for k in d`), with its size when made.
+    pub(crate) dict_iters: Vec<vars::DictIter>,
+    /// Mutations so far of lists that an iterator walks (`note_list_mutation`): a list
+    /// iterator's items are read again after one.
     pub(crate) list_mutations: u64,
     /// How many exception handlers of the root frame are running: a graph break there could
     /// not restore the exception state, so the frame then runs eagerly.
@@ -205,7 +207,15 @@ impl SideEffects {
 impl Tracer<'_> {
     /// A mutation of a list: one from the inputs is written back after the graph.
     pub fn note_list_mutation(&mut self, l: &Rc<RefCell<Vec<Var>>>) {
-        self.list_mutations += 1;
+        // Only a list some iterator walks makes iterators read their lists again (a list a
+        // comprehension builds is mutated on every item).
+        if self
+            .list_iters
+            .iter()
+            .any(|e| std::ptr::eq(e.list.as_ptr(), Rc::as_ptr(l)))
+        {
+            self.list_mutations += 1;
+        }
         if self.is_external_list(l) {
             self.effects.note_list(l);
         }
@@ -377,6 +387,7 @@ pub fn trace<'py>(
         root_handlers: 0,
         generators: Vec::new(),
         list_iters: Vec::new(),
+        dict_iters: Vec::new(),
         list_mutations: 0,
     };
     tx.output.sites.root = Some(std::sync::Arc::from([crate::event::FrameSite {

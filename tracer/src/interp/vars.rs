@@ -22,8 +22,10 @@ use super::pyobj::{
 };
 use super::Tracer;
 
-/// A dict's items, in insertion order; shared so two names for one dict see each other's writes.
-pub type DictItems = Rc<RefCell<Vec<(Py<PyAny>, Var)>>>;
+/// A dict's items, in insertion order.
+pub type DictCell = RefCell<Vec<(Py<PyAny>, Var)>>;
+/// A dict's items, shared so two names for one dict see each other's writes.
+pub type DictItems = Rc<DictCell>;
 
 /// A function the tracer can inline (made and called in `inline.rs`).
 pub struct FunctionVar {
@@ -198,6 +200,14 @@ pub struct ListIter {
     pub list: std::rc::Weak<RefCell<Vec<Var>>>,
     pub iter: std::rc::Weak<RefCell<(Vec<Var>, usize)>>,
     pub synced: u64,
+}
+
+/// A `Var::Iter` made by `iter()` of a traced dict: the dict and its size then (eager's dict
+/// iterator raises `RuntimeError` on a pull after the dict changed size).
+pub struct DictIter {
+    pub dict: std::rc::Weak<DictCell>,
+    pub iter: std::rc::Weak<RefCell<(Vec<Var>, usize)>>,
+    pub len: usize,
 }
 
 /// What a [`Var::Generator`] is (its behaviour lives in `generators.rs`).

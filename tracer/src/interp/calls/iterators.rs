@@ -55,8 +55,28 @@ impl Frame<'_, '_> {
                 });
                 Ok(Var::Iter(it))
             }
+            // A dict's iterator raises on a pull after the dict changed size, as eager's does.
+            Var::Dict(d) => {
+                let len = d.borrow().len();
+                let it = Rc::new(RefCell::new((self.iterate(Var::Dict(d.clone()))?, 0)));
+                self.tx.dict_iters.retain(|e| e.iter.strong_count() > 0);
+                self.tx.dict_iters.push(crate::interp::vars::DictIter {
+                    dict: Rc::downgrade(&d),
+                    iter: Rc::downgrade(&it),
+                    len,
+                });
+                Ok(Var::Iter(it))
+            }
             other => Ok(new_iter(self.iterate(other)?)),
         }
+    }
+
+    /// Whether the dict iterator `it` (if it is one) walks a dict whose size changed since.
+    fn dict_changed_size(&self, it: &Rc<RefCell<(Vec<Var>, usize)>>) -> bool {
+        self.tx.dict_iters.iter().any(|e| {
+            std::ptr::eq(e.iter.as_ptr(), Rc::as_ptr(it))
+                && e.dict.upgrade().is_some_and(|d| d.borrow().len() != e.len)
+        })
     }
 
     /// Copies a list iterator's list into its items again if some list changed since it last
@@ -86,6 +106,10 @@ impl Frame<'_, '_> {
             Var::Iter(i) => {
                 if !self.tx.list_iters.is_empty() {
                     self.sync_list_iter(i);
+                }
+                if !self.tx.dict_iters.is_empty() && self.dict_changed_size(i) {
+                    let msg = "dictionary changed size during iteration";
+                    return Err(self.raise_new("RuntimeError", (msg,), unsupported(msg)));
                 }
                 let mut i = i.borrow_mut();
                 let (items, pos) = &mut *i;
