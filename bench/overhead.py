@@ -29,6 +29,16 @@ def per_call_us(fn, x, calls: int, repeats: int) -> list[float]:
     return samples
 
 
+def interleaved_medians(variants, x, calls: int, repeats: int) -> dict[str, float]:
+    """Median µs per call of each variant, repetitions interleaved so that drift affects
+    every variant alike."""
+    samples = {k: [] for k in variants}
+    for _ in range(repeats):
+        for name, fn in variants.items():
+            samples[name] += per_call_us(fn, x, calls, 1)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=2000)
@@ -48,12 +58,7 @@ def main():
         torch.testing.assert_close(fn(x), f(x))  # compile + check
         for _ in range(200):
             fn(x)
-    # Interleave repetitions so drift affects every variant alike.
-    samples = {k: [] for k in variants}
-    for _ in range(args.repeats):
-        for name, fn in variants.items():
-            samples[name] += per_call_us(fn, x, args.calls, 1)
-    med = {k: statistics.median(v) for k, v in samples.items()}
+    med = interleaved_medians(variants, x, args.calls, args.repeats)
     eager = med["eager"]
     print(
         f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}"

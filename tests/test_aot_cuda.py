@@ -14,7 +14,6 @@ Written in session 13 without a GPU to run it on (the device was not lent): the 
 from __future__ import annotations
 
 import copy
-import os
 
 import pytest
 import torch
@@ -25,38 +24,19 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 import torchferro  # noqa: E402
+from cuda_env import DEV, cuda_env, launches  # noqa: E402
 import zoo  # noqa: E402
 from torchferro import _aot  # noqa: E402
 
-DEV = torch.device("cuda", 0)
 STEPS = 5
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _cuda_on(tmp_path_factory):
-    names = ("TORCHFERRO_CUDA", "TORCHFERRO_AOT_CUDA", "TORCHFERRO_CACHE_DIR")
-    old = {k: os.environ.get(k) for k in names}
-    os.environ["TORCHFERRO_CUDA"] = "1"
-    # The compiled CUDA training path is off by default until this file passes on a GPU.
-    os.environ["TORCHFERRO_AOT_CUDA"] = "1"
-    os.environ["TORCHFERRO_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernels"))
+    # The compiled CUDA training path is off by default until this file passes on a GPU;
     # TF32 would make eager's GEMMs round differently from one call to the next.
-    matmul, cudnn = (
-        torch.backends.cuda.matmul.allow_tf32,
-        torch.backends.cudnn.allow_tf32,
-    )
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = (
-        matmul,
-        cudnn,
-    )
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with cuda_env(tmp_path_factory, full_float32=True, TORCHFERRO_AOT_CUDA="1"):
+        yield
 
 
 def _mlp(dropout):
@@ -109,7 +89,7 @@ def _optimizer(kind, params):
     return torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01)
 
 
-def _train(model, loss_fn, batch, opt_kind, compile_fn, launches):
+def _train(model, loss_fn, batch, opt_kind, compile_fn, counts):
     model.train()
     opt = _optimizer(opt_kind, model.parameters())
     step_fn = compile_fn(lambda *b: loss_fn(model, *b))
@@ -117,12 +97,12 @@ def _train(model, loss_fn, batch, opt_kind, compile_fn, launches):
     for step in range(STEPS):
         torch.manual_seed(step)  # dropout draws: the same generator calls in both runs
         b = batch(step)
-        before = torchferro._C._cuda_kernel_launches()
+        before = launches()
         loss = step_fn(*b)
-        mid = torchferro._C._cuda_kernel_launches()
+        mid = launches()
         loss.backward()
-        after = torchferro._C._cuda_kernel_launches()
-        launches.append((mid - before, after - mid))
+        after = launches()
+        counts.append((mid - before, after - mid))
         opt.step()
         opt.zero_grad(set_to_none=True)
         losses.append(loss.detach())
@@ -145,9 +125,9 @@ def test_cuda_training_matches_eager(name, opt_kind):
     losses_e, states_e = _train(
         eager_model, loss_fn, batch, opt_kind, lambda f: f, ignored
     )
-    launches: list = []
+    counts: list = []
     losses_c, states_c = _train(
-        comp_model, loss_fn, batch, opt_kind, torchferro.compile, launches
+        comp_model, loss_fn, batch, opt_kind, torchferro.compile, counts
     )
 
     for step in range(STEPS):
@@ -167,7 +147,7 @@ def test_cuda_training_matches_eager(name, opt_kind):
     assert _aot.counters["compiled"] == 1
     assert _aot.counters["backward"] == STEPS
     # Our CUDA kernels ran in both halves at every step.
-    assert all(f > 0 and b > 0 for f, b in launches), launches
+    assert all(f > 0 and b > 0 for f, b in counts), counts
 
 
 def test_cuda_sdpa_dropout_runs_through_torch_autograd():

@@ -270,19 +270,21 @@ def test_a_region_written_out_as_casts_runs_on_the_inductor(casts_on_cpu, caplog
     assert not torch.is_autocast_enabled("cpu")
 
 
-def test_a_frame_entered_inside_autocast_gets_the_casts(casts_on_cpu):
-    """The frame's graph starts inside the region: the casts cover the whole graph."""
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_frame_entered_inside_autocast_gets_the_casts(casts_on_cpu, dtype):
+    """The frame's graph starts inside the region (its switch carries the region's dtype): the
+    casts cover the whole graph."""
 
     def mm(x):
         return torch.softmax(x @ W, -1) + 1, (x @ W).relu()
 
     x = torch.randn(3, 8)
     f = torchferro.compile(mm)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.autocast("cpu", dtype=dtype):
         want = mm(x)
         got = f(x)
     assert _runners(mm) == ["inductor"]
-    assert [t.dtype for t in got] == [t.dtype for t in want] == [torch.bfloat16] * 2
+    assert [t.dtype for t in got] == [t.dtype for t in want] == [dtype] * 2
     for a, b in zip(got, want):
         torch.testing.assert_close(a, b)
 

@@ -24,25 +24,17 @@ if not torch.cuda.is_available():
 
 import test_inductor_differential as D  # noqa: E402
 import torchferro  # noqa: E402
+from cuda_env import DEV, cuda_env, launches  # noqa: E402
 from conftest import CountingBackend  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from torchferro import _events  # noqa: E402
 
-DEV = torch.device("cuda", 0)
-
 
 @pytest.fixture(scope="module", autouse=True)
 def _cuda_on(tmp_path_factory):
-    old = {k: os.environ.get(k) for k in ("TORCHFERRO_CUDA", "TORCHFERRO_CACHE_DIR")}
-    os.environ["TORCHFERRO_CUDA"] = "1"
-    os.environ["TORCHFERRO_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernels"))
-    yield
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with cuda_env(tmp_path_factory):
+        yield
 
 
 def to_dev(x, dev=DEV):
@@ -67,10 +59,6 @@ def clone_like(x):
     out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
     out.copy_(x)
     return out
-
-
-def launches() -> int:
-    return torchferro._C._cuda_kernel_launches()
 
 
 # ---------------------------------------------------------------------------------------------

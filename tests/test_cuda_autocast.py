@@ -7,8 +7,6 @@ without a CUDA device. The CPU-side checks of the mechanism are in `test_autocas
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import torch
 from torch import nn
@@ -17,29 +15,17 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 import torchferro  # noqa: E402
-
-DEV = torch.device("cuda", 0)
+from cuda_env import DEV, cuda_env, launches  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _cuda_on(tmp_path_factory):
-    old = {k: os.environ.get(k) for k in ("TORCHFERRO_CUDA", "TORCHFERRO_CACHE_DIR")}
-    os.environ["TORCHFERRO_CUDA"] = "1"
-    os.environ["TORCHFERRO_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernels"))
-    yield
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with cuda_env(tmp_path_factory):
+        yield
 
 
 def setup_function():
     torchferro.compiler.reset()
-
-
-def launches() -> int:
-    return torchferro._C._cuda_kernel_launches()
 
 
 def close(got, want):

@@ -13,8 +13,6 @@ test_models, taken over for the two models it names).
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import torch
 
@@ -24,8 +22,8 @@ if not torch.cuda.is_available():
 import test_models as M  # noqa: E402
 
 import torchferro  # noqa: E402
+from cuda_env import DEV, cuda_env, launches  # noqa: E402
 
-DEV = torch.device("cuda", 0)
 ATOL = 1e-3
 # Models whose graphs launch none of our kernels (values are still compared). mistral (a CPU
 # scalar tensor in its sliding-window cache) and vit (`torch._native_multi_head_attention`)
@@ -35,21 +33,9 @@ NO_KERNELS: set[str] = set()
 
 @pytest.fixture(scope="module", autouse=True)
 def _cuda_on(tmp_path_factory):
-    old = {k: os.environ.get(k) for k in ("TORCHFERRO_CUDA", "TORCHFERRO_CACHE_DIR")}
-    os.environ["TORCHFERRO_CUDA"] = "1"
-    os.environ["TORCHFERRO_CACHE_DIR"] = str(tmp_path_factory.mktemp("kernels"))
-    # TF32 convolutions and matmuls (cuDNN's default) round each layer's inputs to 10 bits:
-    # the same extern call on inputs that differ in the last float32 bit then differs by 1e-3,
-    # amplified layer after layer. Full float32 keeps the comparison about our kernels.
-    tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
-    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
-    yield
-    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    # Full float32 keeps the comparison about our kernels (see `cuda_env`).
+    with cuda_env(tmp_path_factory, full_float32=True):
+        yield
 
 
 def to_cuda(x):
@@ -76,7 +62,7 @@ def _assert_matches(expected, actual, path, atol):
 def test_model_on_cuda_matches_eager(name):
     model = M.build(name).to(DEV)
     compiled = torchferro.compile(model)
-    before = torchferro._C._cuda_kernel_launches()
+    before = launches()
     atol = max(ATOL, M.INDUCTOR_ATOL.get(name, 0.0))
     with torch.no_grad():
         for seed in (0, 1):
@@ -84,5 +70,5 @@ def test_model_on_cuda_matches_eager(name):
             want = model(*args)
             got = compiled(*args)
             _assert_matches(want, got, f"{name}, input set {seed}", atol)
-    ran = torchferro._C._cuda_kernel_launches() > before
+    ran = launches() > before
     assert ran != (name in NO_KERNELS), f"our kernels ran: {ran}"

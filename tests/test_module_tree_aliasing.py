@@ -225,3 +225,34 @@ def test_a_child_replaced_by_one_that_overrides_the_walk_is_seen():
     torch.testing.assert_close(f(x), m(x))
     m.h = HidesItsChildren()
     torch.testing.assert_close(f(x), m(x))
+
+
+class CountParameters(nn.Module):
+    """Counts what `parameters()` yields: only which objects are one decides the count (the
+    group's distinctness, checked over the objects the guard trie's one walk fetched)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(2, 2)
+        self.b = nn.Linear(2, 2, bias=False)
+
+    def forward(self, x):
+        return x * sum(1 for _ in self.parameters())
+
+
+def test_tying_weights_fails_the_distinct_group_with_its_reason():
+    m = CountParameters()
+    f = torchferro.compile(m, backend="eager")
+    x = torch.ones(2)
+    torch.testing.assert_close(f(x), m(x))
+    m.b.weight = m.a.weight
+    with torchferro.compiler.set_stance("fail_on_recompile"):
+        with pytest.raises(torchferro.RecompileError) as info:
+            f(x)
+    a, b = "L['self']._modules['a']", "L['self']._modules['b']"
+    assert (
+        f"- 0/0: {a}._parameters['weight'], {a}._parameters['bias'], "
+        f"{b}._parameters['weight'] are distinct objects mismatch: two are one object"
+    ) in str(info.value), str(info.value)
+    torch.testing.assert_close(f(x), m(x))
+    assert f(x)[0].item() == 2.0

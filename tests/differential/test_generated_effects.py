@@ -198,8 +198,10 @@ class EffectWriter(ProgramWriter):
                     [
                         "{}.clone()",
                         "{}.clone().clone()",
-                        "torch.add({}, 1, out=torch.empty(3, 4))",
-                        "{}.view(-1).view(3, 4)",
+                        # `out=` refuses a source that requires grad (a mode decorator's).
+                        "torch.add({}.detach(), 1, out=torch.empty(3, 4))",
+                        # `reshape`: a broadcast source has no flat view.
+                        "{}.reshape(-1).view(3, 4)",
                         "{}.detach()",
                         "{}.contiguous()",
                     ]
@@ -268,6 +270,34 @@ class EffectWriter(ProgramWriter):
             n = self.fresh("n")
             emit(f"{n} = len(locals()) + ('x' in locals())")
             self.ints.append(n)
+        elif kind == "iterator" and self.draw(st.booleans()):
+            # Iteration that sees what the consumer does (session 14 review): a loop over a
+            # list that it grows (eager's list iterator reads the list at its index), and a
+            # generator expression stored, then pulled after the variable it reads is rebound.
+            acc = self.fresh("acc")
+            if self.draw(st.booleans()):
+                lst, v = self.fresh("lst"), self.fresh("v")
+                emit(f"{lst} = [{self.t()}, {self.t()} * 2]")
+                emit(f"{acc} = x * 0")
+                emit(f"for {v} in {lst}:")
+                # No graph break in this body: the resumed loop would walk a copy of the items
+                # left (test_live_iteration's strict xfail).
+                emit(f"    {acc} = {acc} + {v}")
+                emit(f"    if len({lst}) < {self.draw(st.integers(2, 5))}:")
+                emit(f"        {lst}.append({v} * 2)")
+                emit(f"{t} = {acc} + len({lst})")
+            else:
+                g, k = self.fresh("g"), self.fresh("k")
+                emit(f"{k} = {self.t()}")
+                emit(f"{g} = (r * {k} for r in [{self.t()}, {self.t()} + 1])")
+                emit(f"{k} = {k} + {self.const()}")
+                emit(
+                    f"{acc} = next({g})"
+                    if self.draw(st.booleans())
+                    else f"{acc} = x * 0"
+                )
+                emit(f"{t} = {acc} + sum({g})")
+            self.tensors.append(t)
         elif kind == "iterator":
             # A partly consumed iterator taken whole by a statement: the rest is consumed.
             it, acc = self.fresh("it"), self.fresh("acc")

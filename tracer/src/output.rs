@@ -89,9 +89,10 @@ pub struct OutputGraph {
     /// Autocast at this point of the traced code on each of [`AMP_DEVICES`]: enabled, and the
     /// dtype (a `torch.dtype`).
     autocast: [(bool, Py<PyAny>); 2],
-    /// Which of [`AMP_DEVICES`] had autocast enabled around the frame (the graph starts inside
-    /// those regions; every entry is guarded on the autocast state).
-    entry_autocast: [bool; 2],
+    /// Autocast around the frame on each of [`AMP_DEVICES`]: its dtype where enabled (the graph
+    /// starts inside those regions; every entry is guarded on the autocast state). `Err` holds
+    /// the name of a dtype the graph has no `DType` for.
+    entry_autocast: [Option<Result<DType, String>>; 2],
     /// Inference mode at this point of the traced code, where the trace changed it (`None`:
     /// the frame's entry state), and the levels the trace entered and has not left.
     inference: Option<bool>,
@@ -125,7 +126,11 @@ impl OutputGraph {
         });
         OutputGraph {
             infer_ctx,
-            entry_autocast: [autocast[0].0, autocast[1].0],
+            entry_autocast: Python::attach(|py| {
+                autocast.each_ref().map(|(on, dtype)| {
+                    on.then(|| dtype_of(py, dtype.bind(py)).map_err(|e| e.to_string()))
+                })
+            }),
             autocast,
             inference: None,
             inference_levels: Vec::new(),

@@ -18,7 +18,7 @@
 //! state.
 
 use fx::autodiff::autocast::{explicit_casts, SET_AUTOCAST};
-use fx::{Arg, DType, Graph, NodeId, NodeKind, NodeMeta, Target};
+use fx::{Arg, Graph, NodeId, NodeKind, NodeMeta, Target};
 use pyo3::prelude::*;
 
 use crate::output::{AmpDevice, OutputGraph};
@@ -94,13 +94,20 @@ pub fn for_inductor(py: Python<'_>, output: &OutputGraph) -> ForInductor {
         let (Some(first), Some(out)) = (first, graph.output_node()) else {
             return ForInductor::None;
         };
+        // The switch carries the region's own dtype (float16 autocast is not bfloat16's), as
+        // a traced `with torch.autocast(..., dtype=...)` switch does.
+        let dtype = match output.entry_autocast_dtype(*device) {
+            Some(Ok(d)) => d,
+            Some(Err(why)) => return ForInductor::Eager(format!("autocast: {why}")),
+            None => return ForInductor::None,
+        };
         let switch = |enabled: bool| {
             (
                 Target::Function(SET_AUTOCAST.into()),
                 vec![
                     Arg::Str(device.name().into()),
                     Arg::Bool(enabled),
-                    Arg::DType(DType::BFloat16),
+                    Arg::DType(dtype),
                 ],
             )
         };

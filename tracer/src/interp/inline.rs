@@ -145,16 +145,18 @@ impl<'a, 'py> Frame<'a, 'py> {
         }
         let code = f.code.bind(py).clone();
         let flags: u32 = code.getattr("co_flags")?.extract()?;
-        // A generator expression is run to its end when called: its consumer (`tuple`, `sum`,
-        // `any`, a `for` loop) gets the values it yields. A user generator function is run the
-        // same way where its call is the first argument of a builtin that drains it (`list`,
-        // `sum`, `sorted`, ...) or stops at the deciding item (`any`, `all`, `next`): nothing
-        // runs between its items then, as in eager. Elsewhere (a `for` loop, `zip`,
-        // `enumerate`, whose consumer runs code between its items) it is made lazy: its frame
-        // runs to one `yield` per pull (`generators.rs`).
+        // A generator expression passed straight to a call is run to its end when made: its
+        // consumer (`tuple`, `sum`, `"".join`, a torch function) gets the values it yields. A
+        // user generator function is run the same way where its call is the first argument of
+        // a builtin that drains it (`list`, `sum`, `sorted`, ...) or stops at the deciding item
+        // (`any`, `all`, `next`): nothing runs between its items then, as in eager. Elsewhere
+        // (a `for` loop, `zip`, `enumerate`, a generator stored and pulled later, whose
+        // consumer runs code between its items) it is made lazy: its frame runs to one `yield`
+        // per pull (`generators.rs`), so each item sees the state the consumer left (a closure
+        // variable it rebound, a list it appended to).
         let plain_generator = flags & 0x20 != 0 && flags & (0x80 | 0x100 | 0x200) == 0;
         let generator = plain_generator
-            && (f.name == "<genexpr>"
+            && ((f.name == "<genexpr>" && !self.result_outlives_call())
                 || self.short_circuit_consumer()?.is_some()
                 || self.draining_consumer()?);
         if flags & (0x80 | 0x100 | 0x200) != 0 {
@@ -247,6 +249,18 @@ impl Frame<'_, '_> {
             Some(ShortCircuit::Next)
         } else {
             None
+        })
+    }
+
+    /// Whether the result of the call being made is kept or looped over rather than passed to
+    /// a call: the next instruction stores it (`g = (... for ...)`) or takes its iterator (a
+    /// `for` loop over it), so code runs between its items.
+    fn result_outlives_call(&self) -> bool {
+        self.code.ins.get(self.pc).is_some_and(|i| {
+            matches!(
+                i.name.as_str(),
+                "GET_ITER" | "STORE_FAST" | "STORE_DEREF" | "STORE_NAME"
+            )
         })
     }
 

@@ -90,6 +90,16 @@ pub struct Tracer<'py> {
     pub(crate) root_index: usize,
     /// User generators the trace made and consumes lazily (see `generators.rs`).
     pub(crate) generators: Vec<Rc<RefCell<vars::LazyIter>>>,
+    /// Iterators over a traced list (`for v in xs`), with the list and the count of list
+    /// mutations when their items were last read from it: a list iterator reads the list at
+    /// its index on each pull, so items the loop appends, removes or replaces are seen (see
+    /// `calls/iterators.rs`).
+    pub(crate) list_iters: Vec<vars::ListIter>,
+    /// Iterators over a traced dict (`for k in d`), with its size when made.
+    pub(crate) dict_iters: Vec<vars::DictIter>,
+    /// Mutations so far of lists that an iterator walks (`note_list_mutation`): a list
+    /// iterator's items are read again after one.
+    pub(crate) list_mutations: u64,
     /// How many exception handlers of the root frame are running: a graph break there could
     /// not restore the exception state, so the frame then runs eagerly.
     pub(crate) root_handlers: usize,
@@ -197,6 +207,15 @@ impl SideEffects {
 impl Tracer<'_> {
     /// A mutation of a list: one from the inputs is written back after the graph.
     pub fn note_list_mutation(&mut self, l: &Rc<RefCell<Vec<Var>>>) {
+        // Only a list some iterator walks makes iterators read their lists again (a list a
+        // comprehension builds is mutated on every item).
+        if self
+            .list_iters
+            .iter()
+            .any(|e| std::ptr::eq(e.list.as_ptr(), Rc::as_ptr(l)))
+        {
+            self.list_mutations += 1;
+        }
         if self.is_external_list(l) {
             self.effects.note_list(l);
         }
@@ -367,6 +386,9 @@ pub fn trace<'py>(
         root_index: 0,
         root_handlers: 0,
         generators: Vec::new(),
+        list_iters: Vec::new(),
+        dict_iters: Vec::new(),
+        list_mutations: 0,
     };
     tx.output.sites.root = Some(std::sync::Arc::from([crate::event::FrameSite {
         function: crate::code::user_function_name(&code.name).to_string(),
@@ -480,6 +502,17 @@ impl<'a, 'py> Frame<'a, 'py> {
                     });
                 }
                 self.check_suspended_generators()?;
+                // A loop over a list goes on after the break over the items left: read them
+                // from the list as the traced code left it.
+                let live: Vec<_> = self
+                    .tx
+                    .list_iters
+                    .iter()
+                    .filter_map(|e| e.iter.upgrade())
+                    .collect();
+                for it in &live {
+                    self.sync_list_iter(it);
+                }
                 // Arguments not read yet are live too: wrap them so the resume function gets them.
                 for i in 0..self.code.nargs.min(self.code.nlocals) {
                     if self.locals[i].is_none() && !self.tx.deleted_args.contains(&i) {
@@ -1090,8 +1123,9 @@ impl<'a, 'py> Frame<'a, 'py> {
                 Ok(out)
             }
             Var::Iter(it) => {
+                self.sync_list_iter(it);
                 let it = it.borrow();
-                Ok(it.0[it.1..].to_vec())
+                Ok(it.0[it.1.min(it.0.len())..].to_vec())
             }
             Var::Py(o, Some(src)) if pyobj::is_nn_module(self.tx.py, o.bind(self.tx.py))? => {
                 self.module_children(o.bind(self.tx.py).clone(), src.clone())

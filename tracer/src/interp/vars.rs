@@ -22,8 +22,10 @@ use super::pyobj::{
 };
 use super::Tracer;
 
-/// A dict's items, in insertion order; shared so two names for one dict see each other's writes.
-pub type DictItems = Rc<RefCell<Vec<(Py<PyAny>, Var)>>>;
+/// A dict's items, in insertion order.
+pub type DictCell = RefCell<Vec<(Py<PyAny>, Var)>>;
+/// A dict's items, shared so two names for one dict see each other's writes.
+pub type DictItems = Rc<DictCell>;
 
 /// A function the tracer can inline (made and called in `inline.rs`).
 pub struct FunctionVar {
@@ -190,6 +192,22 @@ pub struct GenCmVar {
     /// The root instruction that made it: where the graph breaks instead when the manager is
     /// live at a graph break (it cannot be rebuilt after the graph).
     pub(super) made_at: usize,
+}
+
+/// A `Var::Iter` made by `iter()` of a traced list: the list, the iterator and the tracer's
+/// list-mutation count when the iterator's items were copied from the list.
+pub struct ListIter {
+    pub list: std::rc::Weak<RefCell<Vec<Var>>>,
+    pub iter: std::rc::Weak<RefCell<(Vec<Var>, usize)>>,
+    pub synced: u64,
+}
+
+/// A `Var::Iter` made by `iter()` of a traced dict: the dict and its size then (eager's dict
+/// iterator raises `RuntimeError` on a pull after the dict changed size).
+pub struct DictIter {
+    pub dict: std::rc::Weak<DictCell>,
+    pub iter: std::rc::Weak<RefCell<(Vec<Var>, usize)>>,
+    pub len: usize,
 }
 
 /// What a [`Var::Generator`] is (its behaviour lives in `generators.rs`).
@@ -548,7 +566,7 @@ impl Var {
             Var::Size(s) => Some(s.clone()),
             Var::Iter(it) => {
                 let it = it.borrow();
-                Some(it.0[it.1..].to_vec())
+                Some(it.0[it.1.min(it.0.len())..].to_vec())
             }
             Var::Set(o) => {
                 let mut out = Vec::new();

@@ -104,7 +104,13 @@ impl OutputGraph {
 
     /// Whether autocast was enabled on `device` around the frame.
     pub fn entry_autocast(&self, device: AmpDevice) -> bool {
-        self.entry_autocast[device as usize]
+        self.entry_autocast[device as usize].is_some()
+    }
+
+    /// The dtype of the autocast enabled on `device` around the frame (`None`: off there; `Err`:
+    /// a dtype the graph cannot name).
+    pub fn entry_autocast_dtype(&self, device: AmpDevice) -> Option<Result<DType, String>> {
+        self.entry_autocast[device as usize].clone()
     }
 
     /// `((device, enabled, dtype), ...)` for `torchferro._amp.infer`.

@@ -338,6 +338,8 @@ impl Frame<'_, '_> {
             // `a += b` / `operator.iconcat` on a tracked list extends it in place.
             ("iadd" | "iconcat", [Var::List(l), other]) => {
                 let items = self.drain(other.clone())?;
+                // An input list's growth is replayed after the graph, as `xs += ys`'s is.
+                self.tx.note_list_mutation(l);
                 l.borrow_mut().extend(items);
                 Var::List(l.clone())
             }

@@ -62,6 +62,30 @@ impl Frame<'_, '_> {
                 Some(it) => Ok(it),
                 None => Ok(new_iter(self.iterate(v)?)),
             },
+            // A list's iterator reads the list at its index on each pull (eager's
+            // `list_iterator`): a loop that appends to the list it walks sees the new items.
+            Var::List(l) => {
+                let it = Rc::new(RefCell::new((l.borrow().clone(), 0)));
+                self.tx.list_iters.retain(|e| e.iter.strong_count() > 0);
+                self.tx.list_iters.push(crate::interp::vars::ListIter {
+                    list: Rc::downgrade(&l),
+                    iter: Rc::downgrade(&it),
+                    synced: self.tx.list_mutations,
+                });
+                Ok(Var::Iter(it))
+            }
+            // A dict's iterator raises on a pull after the dict changed size, as eager's does.
+            Var::Dict(d) => {
+                let len = d.borrow().len();
+                let it = Rc::new(RefCell::new((self.iterate(Var::Dict(d.clone()))?, 0)));
+                self.tx.dict_iters.retain(|e| e.iter.strong_count() > 0);
+                self.tx.dict_iters.push(crate::interp::vars::DictIter {
+                    dict: Rc::downgrade(&d),
+                    iter: Rc::downgrade(&it),
+                    len,
+                });
+                Ok(Var::Iter(it))
+            }
             other => Ok(new_iter(self.iterate(other)?)),
         }
     }
@@ -106,10 +130,46 @@ impl Frame<'_, '_> {
         }
     }
 
+    /// Whether the dict iterator `it` (if it is one) walks a dict whose size changed since.
+    fn dict_changed_size(&self, it: &Rc<RefCell<(Vec<Var>, usize)>>) -> bool {
+        self.tx.dict_iters.iter().any(|e| {
+            std::ptr::eq(e.iter.as_ptr(), Rc::as_ptr(it))
+                && e.dict.upgrade().is_some_and(|d| d.borrow().len() != e.len)
+        })
+    }
+
+    /// Copies a list iterator's list into its items again if some list changed since it last
+    /// did (the position stays: eager's iterator holds an index into the list).
+    pub(in crate::interp) fn sync_list_iter(&mut self, it: &Rc<RefCell<(Vec<Var>, usize)>>) {
+        let now = self.tx.list_mutations;
+        let Some(e) = self
+            .tx
+            .list_iters
+            .iter_mut()
+            .find(|e| std::ptr::eq(e.iter.as_ptr(), Rc::as_ptr(it)))
+        else {
+            return;
+        };
+        if e.synced == now {
+            return;
+        }
+        e.synced = now;
+        if let Some(list) = e.list.upgrade() {
+            it.borrow_mut().0 = list.borrow().clone();
+        }
+    }
+
     /// `FOR_ITER` and `next()`: the next item, `None` at the end.
     pub(in crate::interp) fn iter_next(&mut self, it: &Var) -> Result<Option<Var>, TraceError> {
         match it {
             Var::Iter(i) => {
+                if !self.tx.list_iters.is_empty() {
+                    self.sync_list_iter(i);
+                }
+                if !self.tx.dict_iters.is_empty() && self.dict_changed_size(i) {
+                    let msg = "dictionary changed size during iteration";
+                    return Err(self.raise_new("RuntimeError", (msg,), unsupported(msg)));
+                }
                 let mut i = i.borrow_mut();
                 let (items, pos) = &mut *i;
                 let n = items.get(*pos).cloned();
