@@ -243,7 +243,7 @@ def list_sort_in_place(x):
 
 
 # torch.compile: 1 graphs
-@program(x34, 0, eager=1)
+@program(x34, 1)
 def dict_with_tuple_keys(x):
     d = {(0, "a"): x, (1, "b"): x + 1}
     return d[(1, "b")] - d[0, "a"], list(d)
