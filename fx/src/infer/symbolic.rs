@@ -148,6 +148,9 @@ pub struct Symbols<'a> {
     pub external: Option<Evaluate<'a>>,
     /// Symbols the caller guards equal to their hints.
     pub pinned: &'a [u32],
+    /// `same[k]`: the symbol `k` is guarded equal to (torch's replacements: an op needed
+    /// `s1 == s0`); every probe point gives `k` that symbol's value. Empty: each its own.
+    pub same: &'a [u32],
 }
 
 impl<'a> Symbols<'a> {
@@ -156,6 +159,7 @@ impl<'a> Symbols<'a> {
             hints,
             external: None,
             pinned: &[],
+            same: &[],
         }
     }
 }
@@ -173,13 +177,15 @@ pub fn infer_symbolic(
         hints,
         external,
         pinned,
+        same,
     } = shapes;
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
     // depends on a threshold, such as a bound clamped to the size, shows there). A pinned
     // symbol (the caller guards it equal to its hint) keeps its hint everywhere.
+    // Symbols guarded equal (`same`) take one value at every point.
     let at = |f: &dyn Fn(usize, i64) -> i64| -> Vec<i64> {
-        hints
+        let p: Vec<i64> = hints
             .iter()
             .enumerate()
             .map(|(k, h)| {
@@ -189,6 +195,9 @@ pub fn infer_symbolic(
                     f(k, *h)
                 }
             })
+            .collect();
+        (0..p.len())
+            .map(|k| same.get(k).map_or(p[k], |&r| p[r as usize]))
             .collect()
     };
     let points: Vec<Vec<i64>> = vec![
@@ -310,7 +319,13 @@ pub fn infer_symbolic(
         )
         .collect();
     let others: Vec<NodeMeta> = others.into_iter().flatten().collect();
-    let candidates = cx.candidates(args, kwargs);
+    let mut candidates = cx.candidates(args, kwargs);
+    if (family, name) == ("view", "unsqueeze") {
+        // The new dimension strides by the size times the stride of the one it precedes
+        // (torch's rule): on a non-contiguous input (a slice of a `cat`) that product is no
+        // input stride and no contiguous one.
+        candidates.strides.extend(cx.size_stride_products(args));
+    }
     let symbolic = match explicit {
         Some(sizes) => {
             let NodeMeta::Tensor(t) = &at_hint else {
@@ -384,6 +399,38 @@ pub fn meta_symbols(meta: &NodeMeta) -> Vec<u32> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// `meta` with each symbol `k` replaced by `f(k)` where it gives an expression (the shape
+/// environment's replacements: a symbol guarded equal to another is written as that one).
+pub fn substitute_meta(meta: &NodeMeta, f: &dyn Fn(u32) -> Option<SymExpr>) -> NodeMeta {
+    let dim = |d: &Dim| -> Dim {
+        match d {
+            Dim::Known(v) => Dim::Known(*v),
+            Dim::Sym(e) => {
+                let e = e.substitute(f);
+                match e.as_const() {
+                    Some(c) => Dim::Known(c),
+                    None => Dim::Sym(e),
+                }
+            }
+        }
+    };
+    match meta {
+        NodeMeta::Tensor(t) => NodeMeta::Tensor(TensorMeta {
+            sizes: t.sizes.iter().map(dim).collect(),
+            strides: t.strides.iter().map(dim).collect(),
+            ..t.clone()
+        }),
+        NodeMeta::Tuple(items) => {
+            NodeMeta::Tuple(items.iter().map(|m| substitute_meta(m, f)).collect())
+        }
+        NodeMeta::SymInt(e) => match e.substitute(f) {
+            e if e.is_const() => NodeMeta::Int(e.as_const().unwrap_or_default()),
+            e => NodeMeta::SymInt(e),
+        },
+        other => other.clone(),
+    }
 }
 
 /// `meta` with every symbol replaced by `point`'s value.
@@ -598,6 +645,18 @@ impl Sym<'_> {
         // read as the symbol it came from only when it is one.
         c.sizes.sort_by_key(|e| e.is_const());
         c
+    }
+
+    /// Each dimension's size times its stride, of the first argument (a tensor).
+    fn size_stride_products(&self, args: &[Arg]) -> Vec<SymExpr> {
+        let Some(t) = args.first().and_then(|a| self.tensor(a)) else {
+            return Vec::new();
+        };
+        t.sizes
+            .iter()
+            .zip(&t.strides)
+            .map(|(s, st)| s.expr().mul(&st.expr()))
+            .collect()
     }
 
     /// Broadcasting requires aligned sizes other than 1 to be equal.

@@ -47,6 +47,9 @@ impl Frame<'_, '_> {
         args: Vec<Arg>,
         expr: SymExpr,
     ) -> Result<Var, TraceError> {
+        // Over the representatives: a symbol unified with another since `expr` was read (a
+        // size taken before an op guarded `s1 == s0`) is written as that one.
+        let expr = self.tx.output.shapes.canon(&expr);
         if let Some(c) = expr.as_const() {
             return Ok(Var::py_const(self.tx.py, c));
         }

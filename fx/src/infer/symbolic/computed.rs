@@ -212,6 +212,7 @@ mod tests {
                 hints: &[3, 9],
                 external: Some(&eval),
                 pinned: &[],
+                same: &[],
             },
         )
         .unwrap();
@@ -247,6 +248,7 @@ mod tests {
                 hints: &[4, 7],
                 external: Some(&eval),
                 pinned: &[],
+                same: &[],
             },
         )
         .unwrap();
@@ -275,6 +277,7 @@ mod tests {
                 hints: &[4, 7],
                 external: Some(&eval),
                 pinned: &[],
+                same: &[],
             },
         )
         .unwrap();
