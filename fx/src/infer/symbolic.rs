@@ -343,7 +343,7 @@ pub fn infer_symbolic(
                 // viewed as `[4, s]` and back.
                 stride_cands.extend(cx.split_strides(args, &sizes));
             }
-            let strides = fit_strides(&sizes, &all, &[], &used, &stride_cands)?;
+            let strides = fit_strides(&sizes, &all, &[], &used, &stride_cands, &candidates.orders)?;
             NodeMeta::Tensor(TensorMeta {
                 sizes,
                 strides,
@@ -462,6 +462,10 @@ pub fn evaluate(meta: &NodeMeta, point: &[i64]) -> Option<NodeMeta> {
 struct Candidates {
     sizes: Vec<SymExpr>,
     strides: Vec<SymExpr>,
+    /// Each tensor input's dimensions from outermost to innermost (by stride at the hints):
+    /// a result laid out densely in that order (a pointwise op on a transposed input) has
+    /// strides that are products of the *result's* sizes in that order.
+    orders: Vec<Vec<usize>>,
 }
 
 /// The value of one concrete size at each point.
@@ -523,7 +527,7 @@ fn fit(
                 let values = values_at(&all, path, d, false).ok_or(InferError::Unsupported)?;
                 sizes.push(pick(&values, points, &cands.sizes).ok_or(InferError::Unsupported)?);
             }
-            let strides = fit_strides(&sizes, &all, path, points, &cands.strides)?;
+            let strides = fit_strides(&sizes, &all, path, points, &cands.strides, &cands.orders)?;
             Ok(NodeMeta::Tensor(TensorMeta {
                 sizes,
                 strides,
@@ -570,10 +574,14 @@ fn fit_strides(
     path: &[usize],
     points: &[Vec<i64>],
     input_strides: &[SymExpr],
+    orders: &[Vec<usize>],
 ) -> Result<Vec<Dim>, InferError> {
     let contig = contiguous(sizes);
     let mut cands: Vec<SymExpr> = contig.iter().map(Dim::expr).collect();
     cands.extend(input_strides.iter().cloned());
+    for order in orders.iter().filter(|o| o.len() == sizes.len()) {
+        cands.extend(dense_in_order(sizes, order));
+    }
     let mut out = Vec::new();
     for d in 0..sizes.len() {
         let values = values_at(all, path, d, true).ok_or(InferError::Unsupported)?;
@@ -584,6 +592,21 @@ fn fit_strides(
         out.push(s);
     }
     Ok(out)
+}
+
+/// The strides of a dense tensor of `sizes` whose dimensions go from outermost to innermost
+/// in `order` (torch lays out a pointwise result so, following its input's strides).
+fn dense_in_order(sizes: &[Dim], order: &[usize]) -> Vec<SymExpr> {
+    let mut out = vec![SymExpr::constant(0); sizes.len()];
+    let mut acc = SymExpr::constant(1);
+    for &d in order.iter().rev() {
+        out[d] = acc.clone();
+        acc = match &sizes[d] {
+            Dim::Known(v) => acc.mul_const((*v).max(1)),
+            Dim::Sym(e) => acc.mul(e),
+        };
+    }
+    out
 }
 
 /// Reading symbolic arguments.
@@ -621,6 +644,7 @@ impl Sym<'_> {
         let mut c = Candidates {
             sizes: Vec::new(),
             strides: Vec::new(),
+            orders: Vec::new(),
         };
         fn walk(cx: &Sym<'_>, a: &Arg, c: &mut Candidates) {
             match a {
@@ -628,6 +652,18 @@ impl Sym<'_> {
                     NodeMeta::Tensor(t) => {
                         c.sizes.extend(t.sizes.iter().map(Dim::expr));
                         c.strides.extend(t.strides.iter().map(Dim::expr));
+                        let at_hints: Option<Vec<i64>> = t
+                            .strides
+                            .iter()
+                            .map(|d| d.expr().eval(&|k| cx.hints[k as usize]))
+                            .collect();
+                        if let Some(st) = at_hints {
+                            let mut order: Vec<usize> = (0..st.len()).collect();
+                            order.sort_by_key(|&d| std::cmp::Reverse(st[d]));
+                            if !c.orders.contains(&order) {
+                                c.orders.push(order);
+                            }
+                        }
                     }
                     NodeMeta::SymInt(e) => c.sizes.push(e.clone()),
                     _ => {}

@@ -318,19 +318,13 @@ fn read_size(py: Python<'_>, scope: &Scope, source: &Source, dim: usize) -> Opti
     shape.get_item(dim).ok()?.extract::<i64>().ok()
 }
 
-/// A symbol's value on this call: the size, or the int itself (exactly an `int`: a bool or
-/// another int subclass is not read as one; its type guard fails first in the tree anyway).
-fn read_symbol(py: Python<'_>, scope: &Scope, source: &Source, dim: Option<usize>) -> Option<i64> {
-    match dim {
-        Some(d) => read_size(py, scope, source, d),
-        None => {
-            let v = resolve(py, scope, source)?;
-            if !v.get_type().is(py.get_type::<pyo3::types::PyInt>()) {
-                return None;
-            }
-            v.extract::<i64>().ok()
-        }
+/// An int symbol's value on this call: the int itself (exactly an `int`: a bool or another int
+/// subclass is not read as one; its type guard fails first in the tree anyway).
+fn int_value(py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<i64> {
+    if !v.get_type().is(py.get_type::<pyo3::types::PyInt>()) {
+        return None;
     }
+    v.extract::<i64>().ok()
 }
 
 /// The parts of [`ShapeGuards`], for precompile's export.
@@ -351,11 +345,36 @@ impl ShapeGuards {
         self.symbols.is_empty()
     }
 
-    fn values(&self, py: Python<'_>, scope: &Scope) -> Option<Vec<i64>> {
-        self.symbols
-            .iter()
-            .map(|s| read_symbol(py, scope, &s.source, s.dim))
-            .collect()
+    /// Each symbol's value on this call and the object it was read from. A tensor's `shape`
+    /// is read once for all its symbols (the symbols of one input are made in a row).
+    fn values(&self, py: Python<'_>, scope: &Scope) -> Option<(Vec<i64>, Vec<usize>)> {
+        let mut values = Vec::with_capacity(self.symbols.len());
+        let mut objects = Vec::with_capacity(self.symbols.len());
+        let mut last: Option<(&Source, Bound<'_, PyAny>, Bound<'_, pyo3::types::PyTuple>)> = None;
+        for s in &self.symbols {
+            let Some(d) = s.dim else {
+                let v = resolve(py, scope, &s.source)?;
+                objects.push(v.as_ptr() as usize);
+                values.push(int_value(py, &v)?);
+                continue;
+            };
+            let fresh = !last
+                .as_ref()
+                .is_some_and(|(src, _, _)| std::ptr::eq(*src, &s.source) || src.same_as(&s.source));
+            if fresh {
+                let o = resolve(py, scope, &s.source)?;
+                let sh = o
+                    .getattr(pyo3::intern!(py, "shape"))
+                    .ok()?
+                    .cast_into::<pyo3::types::PyTuple>()
+                    .ok()?;
+                last = Some((&s.source, o, sh));
+            }
+            let (_, obj, shape) = last.as_ref()?;
+            objects.push(obj.as_ptr() as usize);
+            values.push(shape.get_item(d).ok()?.extract::<i64>().ok()?);
+        }
+        Some((values, objects))
     }
 
     fn name(&self, k: u32) -> String {
@@ -364,15 +383,34 @@ impl ShapeGuards {
     }
 
     /// The fast path: every size in its range, duck-sized dimensions equal, relations true.
+    /// On success the values read are kept for the runner of this entry
+    /// ([`take_checked_sizes`]).
     pub fn check(&self, py: Python<'_>, scope: &Scope) -> bool {
-        self.first_failure(py, scope).is_none()
+        let Some((values, objects)) = self.values(py, scope) else {
+            return false;
+        };
+        if self.failure_in(py, scope, &values).is_some() {
+            return false;
+        }
+        CHECKED.with(|c| {
+            *c.borrow_mut() = Some(Checked {
+                values,
+                objects,
+                dims: self.symbols.iter().map(|s| s.dim).collect(),
+            })
+        });
+        true
     }
 
     fn first_failure(&self, py: Python<'_>, scope: &Scope) -> Option<String> {
-        let Some(values) = self.values(py, scope) else {
+        let Some((values, _)) = self.values(py, scope) else {
             return Some("an input size could not be read".into());
         };
-        for (k, (s, v)) in self.symbols.iter().zip(&values).enumerate() {
+        self.failure_in(py, scope, &values)
+    }
+
+    fn failure_in(&self, py: Python<'_>, scope: &Scope, values: &[i64]) -> Option<String> {
+        for (k, (s, v)) in self.symbols.iter().zip(values).enumerate() {
             if s.dim.is_none() {
                 // An int's bound, if any, is one of the relations (`size_like`).
                 continue;
@@ -439,6 +477,49 @@ impl ShapeGuards {
             out.push(rec(r.render(&|k| self.name(k)), origin.clone()));
         }
     }
+}
+
+/// The symbol values the last successful shape check read on this thread, with the objects
+/// (by address) and dimensions they were read from: the runner of the entry it admitted takes
+/// them instead of reading the sizes again.
+struct Checked {
+    values: Vec<i64>,
+    objects: Vec<usize>,
+    dims: Vec<Option<usize>>,
+}
+
+thread_local! {
+    static CHECKED: std::cell::RefCell<Option<Checked>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Forgets the values of the last shape check (every guard tree check starts so, so the values
+/// a runner takes are those of the check that admitted its call).
+pub fn clear_checked_sizes() {
+    CHECKED.with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            *c = None;
+        }
+    });
+}
+
+/// The values of the symbols `reads` names (`(input, dim, symbol)`, as
+/// `fx::passes::specialize::symbol_reads`), taken from the shape check that admitted this call:
+/// `None` (the caller reads the sizes) unless each read's input is the very object the check
+/// read that symbol from, at that dimension. Taken once: a second runner call reads again.
+pub fn take_checked_sizes(
+    reads: &[(usize, usize, u32)],
+    inputs: &[Bound<'_, PyAny>],
+) -> Option<Vec<i64>> {
+    let checked = CHECKED.with(|c| c.try_borrow_mut().ok()?.take())?;
+    reads
+        .iter()
+        .map(|&(i, d, k)| {
+            let k = k as usize;
+            let same = checked.dims.get(k) == Some(&Some(d))
+                && inputs.get(i).map(|o| o.as_ptr() as usize) == checked.objects.get(k).copied();
+            same.then(|| checked.values[k])
+        })
+        .collect()
 }
 
 /// What the compile of one frame decides dynamic: the `dynamic=` policy and the dimensions
