@@ -262,7 +262,9 @@ def two(x, y):
 def test_equal_sizes_made_dynamic_at_a_recompile_stay_separate_symbols():
     # Automatic dynamic makes torch's `DimDynamic.DYNAMIC`: no duck sizing, so sizes equal at
     # the recompile (6, 6) that part later (2, 4) reuse the entry: 2 graphs, as torch.compile.
-    fc = check(two, [(R(3), R(7)), (R(6), R(6)), (R(2), R(4)), (R(9), R(5))], expected=2)
+    fc = check(
+        two, [(R(3), R(7)), (R(6), R(6)), (R(2), R(4)), (R(9), R(5))], expected=2
+    )
     assert fc.n == 2
 
 
@@ -291,13 +293,15 @@ def test_an_equality_an_op_needs_is_guarded_and_replaces_a_symbol():
     for n in (3, 6):
         f(R(n), R(n))
     guards = torchferro.compiler.cache_entries(f)[0]["guards"]
-    assert "SHAPE_ENV L['y'].size(0) == L['x'].size(0)" in [g.split("  #")[0] for g in guards], (
-        guards
-    )
+    assert "SHAPE_ENV L['y'].size(0) == L['x'].size(0)" in [
+        g.split("  #")[0] for g in guards
+    ], guards
     assert not any("== 6" in g for g in guards), guards
     # The graph names one symbol: both placeholders are `[s0]`.
     graph = torchferro.compiler.cache_entries(f)[0]["graph"]
-    assert "# l_x: f32[s0] stride=(1)" in graph and "# l_y: f32[s0] stride=(1)" in graph, graph
+    assert (
+        "# l_x: f32[s0] stride=(1)" in graph and "# l_y: f32[s0] stride=(1)" in graph
+    ), graph
     assert fc.n == 2
 
 

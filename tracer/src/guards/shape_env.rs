@@ -506,11 +506,17 @@ pub fn clear_checked_sizes() {
 /// `fx::passes::specialize::symbol_reads`), taken from the shape check that admitted this call:
 /// `None` (the caller reads the sizes) unless each read's input is the very object the check
 /// read that symbol from, at that dimension. Taken once: a second runner call reads again.
+/// `TORCHFERRO_SIZE_HANDOFF=0` turns the hand-off off (the runner reads the sizes again; for
+/// `bench/dynamic_overhead.py`'s before/after).
 pub fn take_checked_sizes(
     reads: &[(usize, usize, u32)],
     inputs: &[Bound<'_, PyAny>],
 ) -> Option<Vec<i64>> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let checked = CHECKED.with(|c| c.try_borrow_mut().ok()?.take())?;
+    if !*ON.get_or_init(|| std::env::var("TORCHFERRO_SIZE_HANDOFF").map_or(true, |v| v != "0")) {
+        return None;
+    }
     reads
         .iter()
         .map(|&(i, d, k)| {
