@@ -350,6 +350,18 @@ impl ShapeGuards {
     fn values(&self, py: Python<'_>, scope: &Scope) -> Option<(Vec<i64>, Vec<usize>)> {
         let mut values = Vec::with_capacity(self.symbols.len());
         let mut objects = Vec::with_capacity(self.symbols.len());
+        self.values_into(py, scope, &mut values, &mut objects)?;
+        Some((values, objects))
+    }
+
+    /// [`ShapeGuards::values`] into buffers the caller reuses.
+    fn values_into(
+        &self,
+        py: Python<'_>,
+        scope: &Scope,
+        values: &mut Vec<i64>,
+        objects: &mut Vec<usize>,
+    ) -> Option<()> {
         let mut last: Option<(&Source, Bound<'_, PyAny>, Bound<'_, pyo3::types::PyTuple>)> = None;
         for s in &self.symbols {
             let Some(d) = s.dim else {
@@ -374,7 +386,7 @@ impl ShapeGuards {
             objects.push(obj.as_ptr() as usize);
             values.push(shape.get_item(d).ok()?.extract::<i64>().ok()?);
         }
-        Some((values, objects))
+        Some(())
     }
 
     fn name(&self, k: u32) -> String {
@@ -386,20 +398,29 @@ impl ShapeGuards {
     /// On success the values read are kept for the runner of this entry
     /// ([`take_checked_sizes`]).
     pub fn check(&self, py: Python<'_>, scope: &Scope) -> bool {
-        let Some((values, objects)) = self.values(py, scope) else {
-            return false;
-        };
-        if self.failure_in(py, scope, &values).is_some() {
-            return false;
-        }
         CHECKED.with(|c| {
-            *c.borrow_mut() = Some(Checked {
-                values,
-                objects,
-                dims: self.symbols.iter().map(|s| s.dim).collect(),
-            })
-        });
-        true
+            // Busy (a check inside this one's Python reads): check without keeping the values.
+            let Ok(mut c) = c.try_borrow_mut() else {
+                return self
+                    .values(py, scope)
+                    .is_some_and(|(v, _)| self.failure_in(py, scope, &v).is_none());
+            };
+            let c = &mut *c;
+            c.valid = false;
+            c.values.clear();
+            c.objects.clear();
+            if self
+                .values_into(py, scope, &mut c.values, &mut c.objects)
+                .is_none()
+                || self.failure_in(py, scope, &c.values).is_some()
+            {
+                return false;
+            }
+            c.dims.clear();
+            c.dims.extend(self.symbols.iter().map(|s| s.dim));
+            c.valid = true;
+            true
+        })
     }
 
     fn first_failure(&self, py: Python<'_>, scope: &Scope) -> Option<String> {
@@ -482,14 +503,23 @@ impl ShapeGuards {
 /// The symbol values the last successful shape check read on this thread, with the objects
 /// (by address) and dimensions they were read from: the runner of the entry it admitted takes
 /// them instead of reading the sizes again.
+/// The buffers are kept from call to call (no allocation on the hot path).
 struct Checked {
+    valid: bool,
     values: Vec<i64>,
     objects: Vec<usize>,
     dims: Vec<Option<usize>>,
 }
 
 thread_local! {
-    static CHECKED: std::cell::RefCell<Option<Checked>> = const { std::cell::RefCell::new(None) };
+    static CHECKED: std::cell::RefCell<Checked> = const {
+        std::cell::RefCell::new(Checked {
+            valid: false,
+            values: Vec::new(),
+            objects: Vec::new(),
+            dims: Vec::new(),
+        })
+    };
 }
 
 /// Forgets the values of the last shape check (every guard tree check starts so, so the values
@@ -497,7 +527,7 @@ thread_local! {
 pub fn clear_checked_sizes() {
     CHECKED.with(|c| {
         if let Ok(mut c) = c.try_borrow_mut() {
-            *c = None;
+            c.valid = false;
         }
     });
 }
@@ -513,19 +543,26 @@ pub fn take_checked_sizes(
     inputs: &[Bound<'_, PyAny>],
 ) -> Option<Vec<i64>> {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let checked = CHECKED.with(|c| c.try_borrow_mut().ok()?.take())?;
-    if !*ON.get_or_init(|| std::env::var("TORCHFERRO_SIZE_HANDOFF").map_or(true, |v| v != "0")) {
-        return None;
-    }
-    reads
-        .iter()
-        .map(|&(i, d, k)| {
-            let k = k as usize;
-            let same = checked.dims.get(k) == Some(&Some(d))
-                && inputs.get(i).map(|o| o.as_ptr() as usize) == checked.objects.get(k).copied();
-            same.then(|| checked.values[k])
-        })
-        .collect()
+    CHECKED.with(|c| {
+        let mut checked = c.try_borrow_mut().ok()?;
+        if !std::mem::replace(&mut checked.valid, false) {
+            return None;
+        }
+        if !*ON.get_or_init(|| std::env::var("TORCHFERRO_SIZE_HANDOFF").map_or(true, |v| v != "0"))
+        {
+            return None;
+        }
+        reads
+            .iter()
+            .map(|&(i, d, k)| {
+                let k = k as usize;
+                let same = checked.dims.get(k) == Some(&Some(d))
+                    && inputs.get(i).map(|o| o.as_ptr() as usize)
+                        == checked.objects.get(k).copied();
+                same.then(|| checked.values[k])
+            })
+            .collect()
+    })
 }
 
 /// What the compile of one frame decides dynamic: the `dynamic=` policy and the dimensions
