@@ -214,7 +214,11 @@ impl SymExpr {
         }
         let (a, b) = if self <= o { (self, o) } else { (o, self) };
         let (a, b) = (Box::new(a.clone()), Box::new(b.clone()));
-        SymExpr::atom(if max { Atom::Max(a, b) } else { Atom::Min(a, b) })
+        SymExpr::atom(if max {
+            Atom::Max(a, b)
+        } else {
+            Atom::Min(a, b)
+        })
     }
 
     /// The value under an assignment of symbols; `None` on division by zero or overflow.

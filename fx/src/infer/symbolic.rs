@@ -301,17 +301,35 @@ pub fn infer_symbolic(
         || (family == "view" && cx.cuts_static_dim(name, args, kwargs).unwrap_or(false));
     // Above the hints every point must evaluate (or nothing is verified); below them an op
     // may refuse small sizes (it raises for them at run time too, as in eager).
+    // A point where the explicit rule's relations fail (`view(n, -1)` of `[s0]` needs
+    // `s0 % n == 0`, which the primes break) is outside what the call admits: the hints scaled
+    // alike (which keeps such divisibility and every homogeneous relation) verify instead.
+    let holds_at = |p: &[i64]| {
+        rels.iter()
+            .all(|r| r.eval(&|k| p[k as usize]) == Some(true))
+    };
     let mut others: Vec<Option<NodeMeta>> = Vec::new();
+    let mut probes: Vec<Vec<i64>> = Vec::new();
     for (i, p) in points[1..].iter().enumerate() {
         match run(p) {
             Ok(m) => others.push(Some(m)),
             Err(_) if i == 2 => others.push(None),
+            Err(_) if explicit.is_some() && !holds_at(p) => {
+                let q = at(&|_, h| h * (i as i64 + 2));
+                if !holds_at(&q) {
+                    return Err(InferError::Unsupported);
+                }
+                others.push(Some(run(&q)?));
+                probes.push(q);
+                continue;
+            }
             Err(_) => return Err(InferError::Unsupported),
         }
+        probes.push(p.clone());
     }
     let used: Vec<Vec<i64>> = std::iter::once(points[0].clone())
         .chain(
-            points[1..]
+            probes
                 .iter()
                 .zip(&others)
                 .filter(|(_, o)| o.is_some())

@@ -231,7 +231,8 @@ impl Frame<'_, '_> {
             } else {
                 let gargs = vec![acc.0.to_arg(py)?, v.to_arg(py)?];
                 let target = Target::Function(format!("torch.sym_{name}"));
-                let node = self.sym_node(&format!("sym_{name}"), target, Some(&f), gargs, r.clone())?;
+                let node =
+                    self.sym_node(&format!("sym_{name}"), target, Some(&f), gargs, r.clone())?;
                 (node, r)
             };
         }

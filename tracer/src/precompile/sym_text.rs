@@ -129,7 +129,9 @@ mod tests {
             s(0).modulo(&SymExpr::constant(4)).mul(&s(1)),
             s(0).mul(&s(1)).floordiv(&s(1).add_const(1)).add_const(-7),
             SymExpr::constant(5),
-            s(0).add_const(-10).max_with(&SymExpr::constant(0), &|_| 2).mul_const(3),
+            s(0).add_const(-10)
+                .max_with(&SymExpr::constant(0), &|_| 2)
+                .mul_const(3),
             s(0).min_with(&SymExpr::constant(12), &|_| 2).add(&s(1)),
         ];
         for e in cases {
