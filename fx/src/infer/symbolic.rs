@@ -151,6 +151,10 @@ pub struct Symbols<'a> {
     /// `same[k]`: the symbol `k` is guarded equal to (torch's replacements: an op needed
     /// `s1 == s0`); every probe point gives `k` that symbol's value. Empty: each its own.
     pub same: &'a [u32],
+    /// Whether a probe point is one the trace admits (the shape environment's relations so
+    /// far: after `view(n, -1)` guarded `s0 % n == 0`, a point breaking it is no size the
+    /// graph runs at, and an op's concrete rules there say nothing). `None`: every point.
+    pub admits: Option<&'a dyn Fn(&[i64]) -> bool>,
 }
 
 impl<'a> Symbols<'a> {
@@ -160,6 +164,7 @@ impl<'a> Symbols<'a> {
             external: None,
             pinned: &[],
             same: &[],
+            admits: None,
         }
     }
 }
@@ -178,6 +183,7 @@ pub fn infer_symbolic(
         external,
         pinned,
         same,
+        admits,
     } = shapes;
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
@@ -304,13 +310,30 @@ pub fn infer_symbolic(
     // A point where the explicit rule's relations fail (`view(n, -1)` of `[s0]` needs
     // `s0 % n == 0`, which the primes break) is outside what the call admits: the hints scaled
     // alike (which keeps such divisibility and every homogeneous relation) verify instead.
+    let admitted = |p: &[i64]| admits.is_none_or(|a| a(p));
     let holds_at = |p: &[i64]| {
         rels.iter()
             .all(|r| r.eval(&|k| p[k as usize]) == Some(true))
+            && admitted(p)
     };
     let mut others: Vec<Option<NodeMeta>> = Vec::new();
     let mut probes: Vec<Vec<i64>> = Vec::new();
     for (i, p) in points[1..].iter().enumerate() {
+        if !admitted(p) {
+            // Outside the admitted sizes: the point below is dropped, one above is replaced
+            // by the hints scaled alike when that is admitted (else kept, as before).
+            if i == 2 {
+                others.push(None);
+                probes.push(p.clone());
+                continue;
+            }
+            let q = at(&|_, h| h * (i as i64 + 2));
+            if admitted(&q) {
+                others.push(Some(run(&q)?));
+                probes.push(q);
+                continue;
+            }
+        }
         match run(p) {
             Ok(m) => others.push(Some(m)),
             Err(_) if i == 2 => others.push(None),

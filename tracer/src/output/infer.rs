@@ -21,6 +21,15 @@ impl OutputGraph {
         }
         let hints = self.shapes.hints();
         let same = self.shapes.reps();
+        // The sizes this trace admits so far (its relations): probe points outside them say
+        // nothing about the graph (`fx::infer::Symbols::admits`).
+        let admitted: Vec<fx::Relation> =
+            self.shapes.relations.iter().map(|r| r.0.clone()).collect();
+        let admits = |p: &[i64]| {
+            admitted
+                .iter()
+                .all(|r| r.eval(&|k| p.get(k as usize).copied().unwrap_or(0)) == Some(true))
+        };
         let external = |point: &[i64]| -> Result<NodeMeta, fx::InferError> {
             self.eval_on_meta(py, &target, callable, &args, &kwargs, point, false)
         };
@@ -36,6 +45,7 @@ impl OutputGraph {
                     external: Some(&external),
                     pinned,
                     same,
+                    admits: Some(&admits),
                 },
             )
         };

@@ -213,6 +213,7 @@ mod tests {
                 external: Some(&eval),
                 pinned: &[],
                 same: &[],
+                admits: None,
             },
         )
         .unwrap();
@@ -249,6 +250,7 @@ mod tests {
                 external: Some(&eval),
                 pinned: &[],
                 same: &[],
+                admits: None,
             },
         )
         .unwrap();
@@ -278,6 +280,7 @@ mod tests {
                 external: Some(&eval),
                 pinned: &[],
                 same: &[],
+                admits: None,
             },
         )
         .unwrap();
