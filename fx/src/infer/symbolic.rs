@@ -138,6 +138,9 @@ const EXTERNAL_FITTED: &[&str] = &[
 /// A concrete evaluator of one call at an assignment of the symbols.
 pub type Evaluate<'a> = &'a dyn Fn(&[i64]) -> Result<NodeMeta, InferError>;
 
+/// Whether an assignment of the symbols is one the trace admits.
+pub type Admits<'a> = &'a dyn Fn(&[i64]) -> bool;
+
 /// What [`infer_symbolic`] knows of the symbols.
 #[derive(Clone, Copy)]
 pub struct Symbols<'a> {
@@ -154,7 +157,7 @@ pub struct Symbols<'a> {
     /// Whether a probe point is one the trace admits (the shape environment's relations so
     /// far: after `view(n, -1)` guarded `s0 % n == 0`, a point breaking it is no size the
     /// graph runs at, and an op's concrete rules there say nothing). `None`: every point.
-    pub admits: Option<&'a dyn Fn(&[i64]) -> bool>,
+    pub admits: Option<Admits<'a>>,
 }
 
 impl<'a> Symbols<'a> {
