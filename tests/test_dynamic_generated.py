@@ -48,6 +48,10 @@ STEPS = [
     "x = x.unsqueeze(0).reshape(B, T, C).softmax(-1)",
     "x = x.view(B, T * C).view(-1, T, C) * (B * T % 5 + 1)",
     "x = torch.cat([x, x], dim=2)[:, :, : C + 1]",
+    # `unsqueeze` of a non-contiguous view: the new dimension's stride is a size times a
+    # stride of the input (`B * T * C` over a `[B, T, C - 1]` slice).
+    "x = x[:, :, : C - 1].unsqueeze(0).sum(0) if C > 2 else x",
+    "x = x.transpose(1, 2)[:, 1:].unsqueeze(1).squeeze(1).transpose(1, 2) + 1 if C > 2 else x",
 ]
 RETURNS = [
     "return x",
@@ -91,9 +95,9 @@ def _same(got, want):
             assert g == w
 
 
-# The three sizes of a call differ: equal sizes at the recompile share one symbol here (duck
-# sizing) where torch.compile's automatic dynamic gives each its own (a strict xfail below).
-shape = st.lists(st.integers(2, 7), min_size=3, max_size=3, unique=True).map(tuple)
+# Sizes of a call may be equal: automatic dynamic gives each dimension its own symbol (torch's
+# `DimDynamic.DYNAMIC`), and an op that needs two equal ones guards and replaces one.
+shape = st.lists(st.integers(2, 7), min_size=3, max_size=3).map(tuple)
 shapes = st.lists(shape, min_size=2, max_size=4)
 
 
@@ -172,28 +176,134 @@ def test_each_step_compiles_as_torch_compile(step):
     assert fc.n == tc.n, f"{src}\ntorchferro {fc.n} graphs, torch.compile {tc.n}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 18: dimensions made dynamic by automatic dynamic share a symbol when their "
-    "sizes are equal at the recompile (duck sizing); torch.compile gives each its own symbol "
-    "(DimDynamic.DYNAMIC) and guards equality only where an op needs it, which needs "
-    "replacements (a guarded s0 == s1 substituting s0 for s1) for broadcasting",
-)
 def test_equal_sizes_at_the_recompile_stay_separate_symbols():
+    """Sizes equal at the recompile (6, 6) that part later: no duck sizing under automatic
+    dynamic, so no third graph (torch.compile: 2). Was a strict xfail until session 14."""
     tc, fc, src = _graph_counts([0], 0, [(3, 5, 7), (6, 6, 2), (2, 4, 4)])
     assert tc.n == 2
     assert fc.n == tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 18: `unsqueeze` of a slice of a `cat` (`torch.cat([x, x], 2)[:, :, :C + 1]`) "
-    "finds no fitted symbolic shape, so the symbols are specialized there and the third shape "
-    "recompiles (3 graphs, torch.compile 2); found by the generator above in CI, session 13",
-)
 def test_unsqueeze_of_a_sliced_cat_keeps_its_symbols():
+    """The generator's find (CI, session 13): `unsqueeze` of a slice of a `cat` had no stride
+    candidate for its new dimension and specialized (3 graphs against 2)."""
     tc, fc, src = _graph_counts([15, 13], 0, [(2, 3, 4), (2, 4, 3), (2, 3, 5)])
     assert tc.n == 2
     assert fc.n <= tc.n, f"{src}\ntorchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
+# --- symbolic ints as dict keys and in membership tests ------------------------------------------
+
+# A size (or size arithmetic) used as a dict key or tested with `in` is hashed by its value: both
+# compilers specialize it (a guard on its value). Keys drawn from sizes and small constants collide
+# often (`{T: a, C: b}` with `T == C`), so displays with repeated keys, lookups, `in`, `get`,
+# stores, `del` and `len` are compared against eager.
+KEYS = ["B", "T", "C", "T + 1", "C - 1", "B * T", "2", "3", "4"]
+KEY_STEPS = [
+    "x = x + (1.0 if {k} in d else 2.0)",
+    "x = x * d[{k}] if {k} in d else x * 0.5",
+    "d[{k}] = 3.0",
+    "x = x + d[{k}] if {k} in d else x - 1",
+    "if {k} in d:\n        del d[{k}]",
+    "x = x + len(d)",
+    "x = x + (0.5 if {k} in (2, 3, C) else 0.25)",
+    "x = x * ({k} not in d)",
+    "x = x * d.get({k}, 0.5)",
+]
+KEY_RETURNS = ["return x + len(d)", "return x, len(d)", "return x, sorted(d)"]
+
+
+def make_keyed(keys: list[tuple[int, float]], steps: list[tuple[int, int]], ret: int):
+    lines = ["def program(x):", "    B, T, C = x.shape"]
+    lines.append("    d = {" + ", ".join(f"{KEYS[k]}: {v}" for k, v in keys) + "}")
+    for s, k in steps:
+        lines.append("    " + KEY_STEPS[s].format(k=KEYS[k]))
+    lines.append("    " + KEY_RETURNS[ret])
+    src = "\n".join(lines)
+    scope = {"torch": torch}
+    exec(compile(src, "<generated>", "exec"), scope)
+    return scope["program"], src
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    keys=st.lists(
+        st.tuples(st.integers(0, len(KEYS) - 1), st.sampled_from([0.5, 1.5, 2.0])),
+        min_size=1,
+        max_size=4,
+    ),
+    steps=st.lists(
+        st.tuples(st.integers(0, len(KEY_STEPS) - 1), st.integers(0, len(KEYS) - 1)),
+        min_size=1,
+        max_size=4,
+    ),
+    ret=st.integers(0, len(KEY_RETURNS) - 1),
+    shapes=st.lists(
+        st.lists(st.integers(2, 5), min_size=3, max_size=3).map(tuple),
+        min_size=2,
+        max_size=4,
+    ),
+)
+def test_generated_symbolic_dict_keys_match_torch_compile(keys, steps, ret, shapes):
+    program, src = make_keyed(keys, steps, ret)
+    note(src)
+    note(f"shapes {shapes}")
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc, fc = Count(), Count()
+    t = torch.compile(program, backend=tc)
+    f = torchferro.compile(program, backend=fc)
+    try:
+        for shape in shapes:
+            x = torch.randn(shape)
+            want = program(x)
+            _same(t(x), want)
+            _same(f(x), want)
+    finally:
+        torch._dynamo.reset()
+        torchferro.compiler.reset()
+    note(f"graphs: torch.compile {tc.n}, torchferro {fc.n}")
+    assert fc.n <= tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
+def test_dict_get_of_a_size_key_is_specialized():
+    program, src = make_keyed([(0, 0.5)], [(0, 0)], 0)
+    src = src.replace("return x + len(d)", "return x * d.get(B, 0.25)")
+    scope = {"torch": torch}
+    exec(compile(src, "<generated>", "exec"), scope)
+    tc, fc = _counts_over(scope["program"], [(2, 2, 2), (3, 2, 2), (4, 2, 2)])
+    assert fc.n <= tc.n, f"{src}\ntorchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
+def _counts_over(program, shapes):
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc, fc = Count(), Count()
+    t = torch.compile(program, backend=tc)
+    f = torchferro.compile(program, backend=fc)
+    try:
+        for shape in shapes:
+            x = torch.randn(shape)
+            want = program(x)
+            _same(t(x), want)
+            _same(f(x), want)
+    finally:
+        torch._dynamo.reset()
+        torchferro.compiler.reset()
+    return tc, fc
+
+
+def test_a_display_with_equal_size_keys_keeps_one_entry():
+    """`{B: a, T: b, C: c}` with `T == C` holds two entries, as in eager (the trace built one
+    entry per key before session 14: `len(d)` was 3 and a `del` left the other)."""
+    program, src = make_keyed([(0, 0.5), (1, 1.5), (2, 2.0)], [(4, 1)], 0)
+    torchferro.compiler.reset()
+    f = torchferro.compile(program, backend=Count())
+    for shape in [(2, 3, 4), (2, 6, 6), (2, 5, 5), (3, 3, 3)]:
+        x = torch.randn(shape)
+        _same(f(x), program(x))

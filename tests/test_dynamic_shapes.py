@@ -255,6 +255,70 @@ def test_equal_sizes_share_a_symbol_and_recompile_when_they_part():
     )
 
 
+def two(x, y):
+    return x * 2, y + 1
+
+
+def test_equal_sizes_made_dynamic_at_a_recompile_stay_separate_symbols():
+    # Automatic dynamic makes torch's `DimDynamic.DYNAMIC`: no duck sizing, so sizes equal at
+    # the recompile (6, 6) that part later (2, 4) reuse the entry: 2 graphs, as torch.compile.
+    fc = check(
+        two, [(R(3), R(7)), (R(6), R(6)), (R(2), R(4)), (R(9), R(5))], expected=2
+    )
+    assert fc.n == 2
+
+
+def test_mark_dynamic_dimensions_of_equal_size_stay_separate_symbols():
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc, fc = Count(), Count()
+    t = torch.compile(two, backend=tc)
+    f = torchferro.compile(two, backend=fc)
+    for n, m in [(5, 5), (4, 9), (7, 3)]:
+        x, y = R(n), R(m)
+        for v in (x, y):
+            torch._dynamo.mark_dynamic(v, 0)
+        _same(t(x, y), two(x, y))
+        _same(f(x, y), two(x, y))
+    assert (fc.n, tc.n) == (1, 1)
+
+
+def test_an_equality_an_op_needs_is_guarded_and_replaces_a_symbol():
+    # `x + y` with separate symbols of equal hints: broadcasting needs them equal, so the
+    # trace guards `L['y'].size(0) == L['x'].size(0)` (torch's replacement) instead of
+    # specializing both; sizes that part recompile with that reason.
+    torchferro.compiler.reset()
+    fc = check(duck, [(R(n), R(n)) for n in (3, 6, 9, 12)], expected=2)
+    f = torchferro.compile(duck, backend=Count())
+    for n in (3, 6):
+        f(R(n), R(n))
+    guards = torchferro.compiler.cache_entries(f)[0]["guards"]
+    assert "SHAPE_ENV L['y'].size(0) == L['x'].size(0)" in [
+        g.split("  #")[0] for g in guards
+    ], guards
+    assert not any("== 6" in g for g in guards), guards
+    # The graph names one symbol: both placeholders are `[s0]`.
+    graph = torchferro.compiler.cache_entries(f)[0]["graph"]
+    assert (
+        "# l_x: f32[s0] stride=(1)" in graph and "# l_y: f32[s0] stride=(1)" in graph
+    ), graph
+    assert fc.n == 2
+
+
+def branch_eq(x, y):
+    if x.size(0) == y.size(0):
+        return x * y
+    return x.sum() + y.sum()
+
+
+def test_a_branch_on_equal_sizes_replaces_a_symbol():
+    check(
+        branch_eq,
+        [(R(3), R(3)), (R(5), R(5)), (R(8), R(8)), (R(4), R(6)), (R(7), R(2))],
+        expected=3,
+    )
+
+
 # --- policies ------------------------------------------------------------------------------------
 
 

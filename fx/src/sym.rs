@@ -21,6 +21,10 @@ pub enum Atom {
     FloorDiv(Box<SymExpr>, Box<SymExpr>),
     /// Python's `%` that did not simplify.
     Mod(Box<SymExpr>, Box<SymExpr>),
+    /// `max(a, b)` / `min(a, b)` of ints whose order is not known for every size (torch's
+    /// `sym_max` / `sym_min`).
+    Max(Box<SymExpr>, Box<SymExpr>),
+    Min(Box<SymExpr>, Box<SymExpr>),
 }
 
 /// A sum of `coefficient * product(atoms)` terms, sorted by monomial, without zero coefficients.
@@ -185,6 +189,38 @@ impl SymExpr {
         SymExpr::atom(Atom::Mod(Box::new(self.clone()), Box::new(o.clone())))
     }
 
+    /// `max(self, o)`: the operand known to be the larger for every assignment where each
+    /// symbol `k` is at least `min(k)` (their difference a constant, or bounded below), else
+    /// the atom, its operands in a fixed order.
+    pub fn max_with(&self, o: &SymExpr, min: &dyn Fn(u32) -> i64) -> SymExpr {
+        self.extreme(o, min, true)
+    }
+
+    /// `min(self, o)`, as [`SymExpr::max_with`].
+    pub fn min_with(&self, o: &SymExpr, min: &dyn Fn(u32) -> i64) -> SymExpr {
+        self.extreme(o, min, false)
+    }
+
+    fn extreme(&self, o: &SymExpr, min: &dyn Fn(u32) -> i64, max: bool) -> SymExpr {
+        let d = self.sub(o);
+        let self_ge = d.lower_bound(min).is_some_and(|v| v >= 0);
+        let o_ge = d.neg().lower_bound(min).is_some_and(|v| v >= 0);
+        if self_ge || o_ge {
+            return if self_ge == max {
+                self.clone()
+            } else {
+                o.clone()
+            };
+        }
+        let (a, b) = if self <= o { (self, o) } else { (o, self) };
+        let (a, b) = (Box::new(a.clone()), Box::new(b.clone()));
+        SymExpr::atom(if max {
+            Atom::Max(a, b)
+        } else {
+            Atom::Min(a, b)
+        })
+    }
+
     /// The value under an assignment of symbols; `None` on division by zero or overflow.
     pub fn eval(&self, value: &dyn Fn(u32) -> i64) -> Option<i64> {
         let mut total = 0i64;
@@ -195,6 +231,8 @@ impl SymExpr {
                     Atom::Sym(k) => value(*k),
                     Atom::FloorDiv(x, y) => floor_div(x.eval(value)?, y.eval(value)?)?,
                     Atom::Mod(x, y) => py_mod(x.eval(value)?, y.eval(value)?)?,
+                    Atom::Max(x, y) => x.eval(value)?.max(y.eval(value)?),
+                    Atom::Min(x, y) => x.eval(value)?.min(y.eval(value)?),
                 };
                 t = t.checked_mul(v)?;
             }
@@ -234,7 +272,10 @@ impl SymExpr {
                 for a in m {
                     match a {
                         Atom::Sym(k) => out.push(*k),
-                        Atom::FloorDiv(x, y) | Atom::Mod(x, y) => {
+                        Atom::FloorDiv(x, y)
+                        | Atom::Mod(x, y)
+                        | Atom::Max(x, y)
+                        | Atom::Min(x, y) => {
                             walk(x, out);
                             walk(y, out);
                         }
@@ -259,6 +300,15 @@ impl SymExpr {
                     Atom::Sym(k) => f(*k).unwrap_or_else(|| SymExpr::symbol(*k)),
                     Atom::FloorDiv(x, y) => x.substitute(f).floordiv(&y.substitute(f)),
                     Atom::Mod(x, y) => x.substitute(f).modulo(&y.substitute(f)),
+                    // Kept as the atom: whether one side now dominates needs the bounds.
+                    Atom::Max(x, y) => SymExpr::atom(Atom::Max(
+                        Box::new(x.substitute(f)),
+                        Box::new(y.substitute(f)),
+                    )),
+                    Atom::Min(x, y) => SymExpr::atom(Atom::Min(
+                        Box::new(x.substitute(f)),
+                        Box::new(y.substitute(f)),
+                    )),
                 };
                 t = t.mul(&v);
             }
@@ -316,6 +366,8 @@ fn render_atom(a: &Atom, name: &dyn Fn(u32) -> String) -> String {
         Atom::Sym(k) => name(*k),
         Atom::FloorDiv(x, y) => format!("({} // {})", wrap(x), wrap(y)),
         Atom::Mod(x, y) => format!("({} % {})", wrap(x), wrap(y)),
+        Atom::Max(x, y) => format!("max({}, {})", x.render(name), y.render(name)),
+        Atom::Min(x, y) => format!("min({}, {})", x.render(name), y.render(name)),
     }
 }
 

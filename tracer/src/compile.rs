@@ -471,6 +471,10 @@ fn build_entry(
         keep_alive,
     } = traced;
     guards.set_shape_guards(output.shapes.guards());
+    // A branch's `s1 == s0` after the last op: the graph names one symbol (as ops see it).
+    if output.shapes.dirty {
+        output.apply_replacements();
+    }
     let mut outs: Vec<fx::NodeId> = Vec::new();
     let mut in_place_inputs: Vec<(fx::NodeId, crate::source::Source)> = output
         .input_aliases()

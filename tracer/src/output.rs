@@ -198,7 +198,7 @@ impl OutputGraph {
         py: Python<'_>,
         source: &Source,
         value: &Bound<'_, PyAny>,
-        dynamic: &[Option<(i64, Option<i64>)>],
+        dynamic: &[Option<crate::guards::shape_env::DynDim>],
     ) -> Result<TensorValue, TraceError> {
         for (i, s) in self.input_sources.iter().enumerate() {
             if s.same_as(source) {
@@ -216,8 +216,8 @@ impl OutputGraph {
         let mut meta = tensor_meta_of(py, value)?;
         if dynamic.iter().any(Option::is_some) {
             for (i, d) in dynamic.iter().enumerate() {
-                if let (Some((min, max)), Some(hint)) = (d, meta.sizes[i].known()) {
-                    let e = self.shapes.symbol_for(source, i, hint, *min, *max);
+                if let (Some(d), Some(hint)) = (d, meta.sizes[i].known()) {
+                    let e = self.shapes.symbol_for(source, i, hint, *d);
                     meta.sizes[i] = Dim::Sym(e);
                 }
             }

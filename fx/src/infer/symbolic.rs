@@ -138,6 +138,9 @@ const EXTERNAL_FITTED: &[&str] = &[
 /// A concrete evaluator of one call at an assignment of the symbols.
 pub type Evaluate<'a> = &'a dyn Fn(&[i64]) -> Result<NodeMeta, InferError>;
 
+/// Whether an assignment of the symbols is one the trace admits.
+pub type Admits<'a> = &'a dyn Fn(&[i64]) -> bool;
+
 /// What [`infer_symbolic`] knows of the symbols.
 #[derive(Clone, Copy)]
 pub struct Symbols<'a> {
@@ -148,6 +151,13 @@ pub struct Symbols<'a> {
     pub external: Option<Evaluate<'a>>,
     /// Symbols the caller guards equal to their hints.
     pub pinned: &'a [u32],
+    /// `same[k]`: the symbol `k` is guarded equal to (torch's replacements: an op needed
+    /// `s1 == s0`); every probe point gives `k` that symbol's value. Empty: each its own.
+    pub same: &'a [u32],
+    /// Whether a probe point is one the trace admits (the shape environment's relations so
+    /// far: after `view(n, -1)` guarded `s0 % n == 0`, a point breaking it is no size the
+    /// graph runs at, and an op's concrete rules there say nothing). `None`: every point.
+    pub admits: Option<Admits<'a>>,
 }
 
 impl<'a> Symbols<'a> {
@@ -156,6 +166,8 @@ impl<'a> Symbols<'a> {
             hints,
             external: None,
             pinned: &[],
+            same: &[],
+            admits: None,
         }
     }
 }
@@ -173,13 +185,16 @@ pub fn infer_symbolic(
         hints,
         external,
         pinned,
+        same,
+        admits,
     } = shapes;
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
     // depends on a threshold, such as a bound clamped to the size, shows there). A pinned
     // symbol (the caller guards it equal to its hint) keeps its hint everywhere.
+    // Symbols guarded equal (`same`) take one value at every point.
     let at = |f: &dyn Fn(usize, i64) -> i64| -> Vec<i64> {
-        hints
+        let p: Vec<i64> = hints
             .iter()
             .enumerate()
             .map(|(k, h)| {
@@ -189,6 +204,9 @@ pub fn infer_symbolic(
                     f(k, *h)
                 }
             })
+            .collect();
+        (0..p.len())
+            .map(|k| same.get(k).map_or(p[k], |&r| p[r as usize]))
             .collect()
     };
     let points: Vec<Vec<i64>> = vec![
@@ -292,17 +310,52 @@ pub fn infer_symbolic(
         || (family == "view" && cx.cuts_static_dim(name, args, kwargs).unwrap_or(false));
     // Above the hints every point must evaluate (or nothing is verified); below them an op
     // may refuse small sizes (it raises for them at run time too, as in eager).
+    // A point where the explicit rule's relations fail (`view(n, -1)` of `[s0]` needs
+    // `s0 % n == 0`, which the primes break) is outside what the call admits: the hints scaled
+    // alike (which keeps such divisibility and every homogeneous relation) verify instead.
+    let admitted = |p: &[i64]| admits.is_none_or(|a| a(p));
+    let holds_at = |p: &[i64]| {
+        rels.iter()
+            .all(|r| r.eval(&|k| p[k as usize]) == Some(true))
+            && admitted(p)
+    };
     let mut others: Vec<Option<NodeMeta>> = Vec::new();
+    let mut probes: Vec<Vec<i64>> = Vec::new();
     for (i, p) in points[1..].iter().enumerate() {
+        if !admitted(p) {
+            // Outside the admitted sizes: the point below is dropped, one above is replaced
+            // by the hints scaled alike when that is admitted (else kept, as before).
+            if i == 2 {
+                others.push(None);
+                probes.push(p.clone());
+                continue;
+            }
+            let q = at(&|_, h| h * (i as i64 + 2));
+            if admitted(&q) {
+                others.push(Some(run(&q)?));
+                probes.push(q);
+                continue;
+            }
+        }
         match run(p) {
             Ok(m) => others.push(Some(m)),
             Err(_) if i == 2 => others.push(None),
+            Err(_) if explicit.is_some() && !holds_at(p) => {
+                let q = at(&|_, h| h * (i as i64 + 2));
+                if !holds_at(&q) {
+                    return Err(InferError::Unsupported);
+                }
+                others.push(Some(run(&q)?));
+                probes.push(q);
+                continue;
+            }
             Err(_) => return Err(InferError::Unsupported),
         }
+        probes.push(p.clone());
     }
     let used: Vec<Vec<i64>> = std::iter::once(points[0].clone())
         .chain(
-            points[1..]
+            probes
                 .iter()
                 .zip(&others)
                 .filter(|(_, o)| o.is_some())
@@ -310,7 +363,13 @@ pub fn infer_symbolic(
         )
         .collect();
     let others: Vec<NodeMeta> = others.into_iter().flatten().collect();
-    let candidates = cx.candidates(args, kwargs);
+    let mut candidates = cx.candidates(args, kwargs);
+    if (family, name) == ("view", "unsqueeze") {
+        // The new dimension strides by the size times the stride of the one it precedes
+        // (torch's rule): on a non-contiguous input (a slice of a `cat`) that product is no
+        // input stride and no contiguous one.
+        candidates.strides.extend(cx.size_stride_products(args));
+    }
     let symbolic = match explicit {
         Some(sizes) => {
             let NodeMeta::Tensor(t) = &at_hint else {
@@ -328,7 +387,7 @@ pub fn infer_symbolic(
                 // viewed as `[4, s]` and back.
                 stride_cands.extend(cx.split_strides(args, &sizes));
             }
-            let strides = fit_strides(&sizes, &all, &[], &used, &stride_cands)?;
+            let strides = fit_strides(&sizes, &all, &[], &used, &stride_cands, &candidates.orders)?;
             NodeMeta::Tensor(TensorMeta {
                 sizes,
                 strides,
@@ -386,6 +445,38 @@ pub fn meta_symbols(meta: &NodeMeta) -> Vec<u32> {
     out
 }
 
+/// `meta` with each symbol `k` replaced by `f(k)` where it gives an expression (the shape
+/// environment's replacements: a symbol guarded equal to another is written as that one).
+pub fn substitute_meta(meta: &NodeMeta, f: &dyn Fn(u32) -> Option<SymExpr>) -> NodeMeta {
+    let dim = |d: &Dim| -> Dim {
+        match d {
+            Dim::Known(v) => Dim::Known(*v),
+            Dim::Sym(e) => {
+                let e = e.substitute(f);
+                match e.as_const() {
+                    Some(c) => Dim::Known(c),
+                    None => Dim::Sym(e),
+                }
+            }
+        }
+    };
+    match meta {
+        NodeMeta::Tensor(t) => NodeMeta::Tensor(TensorMeta {
+            sizes: t.sizes.iter().map(dim).collect(),
+            strides: t.strides.iter().map(dim).collect(),
+            ..t.clone()
+        }),
+        NodeMeta::Tuple(items) => {
+            NodeMeta::Tuple(items.iter().map(|m| substitute_meta(m, f)).collect())
+        }
+        NodeMeta::SymInt(e) => match e.substitute(f) {
+            e if e.is_const() => NodeMeta::Int(e.as_const().unwrap_or_default()),
+            e => NodeMeta::SymInt(e),
+        },
+        other => other.clone(),
+    }
+}
+
 /// `meta` with every symbol replaced by `point`'s value.
 pub fn evaluate(meta: &NodeMeta, point: &[i64]) -> Option<NodeMeta> {
     let dim = |d: &Dim| -> Option<Dim> {
@@ -415,6 +506,10 @@ pub fn evaluate(meta: &NodeMeta, point: &[i64]) -> Option<NodeMeta> {
 struct Candidates {
     sizes: Vec<SymExpr>,
     strides: Vec<SymExpr>,
+    /// Each tensor input's dimensions from outermost to innermost (by stride at the hints):
+    /// a result laid out densely in that order (a pointwise op on a transposed input) has
+    /// strides that are products of the *result's* sizes in that order.
+    orders: Vec<Vec<usize>>,
 }
 
 /// The value of one concrete size at each point.
@@ -476,7 +571,7 @@ fn fit(
                 let values = values_at(&all, path, d, false).ok_or(InferError::Unsupported)?;
                 sizes.push(pick(&values, points, &cands.sizes).ok_or(InferError::Unsupported)?);
             }
-            let strides = fit_strides(&sizes, &all, path, points, &cands.strides)?;
+            let strides = fit_strides(&sizes, &all, path, points, &cands.strides, &cands.orders)?;
             Ok(NodeMeta::Tensor(TensorMeta {
                 sizes,
                 strides,
@@ -523,10 +618,14 @@ fn fit_strides(
     path: &[usize],
     points: &[Vec<i64>],
     input_strides: &[SymExpr],
+    orders: &[Vec<usize>],
 ) -> Result<Vec<Dim>, InferError> {
     let contig = contiguous(sizes);
     let mut cands: Vec<SymExpr> = contig.iter().map(Dim::expr).collect();
     cands.extend(input_strides.iter().cloned());
+    for order in orders.iter().filter(|o| o.len() == sizes.len()) {
+        cands.extend(dense_in_order(sizes, order));
+    }
     let mut out = Vec::new();
     for d in 0..sizes.len() {
         let values = values_at(all, path, d, true).ok_or(InferError::Unsupported)?;
@@ -537,6 +636,21 @@ fn fit_strides(
         out.push(s);
     }
     Ok(out)
+}
+
+/// The strides of a dense tensor of `sizes` whose dimensions go from outermost to innermost
+/// in `order` (torch lays out a pointwise result so, following its input's strides).
+fn dense_in_order(sizes: &[Dim], order: &[usize]) -> Vec<SymExpr> {
+    let mut out = vec![SymExpr::constant(0); sizes.len()];
+    let mut acc = SymExpr::constant(1);
+    for &d in order.iter().rev() {
+        out[d] = acc.clone();
+        acc = match &sizes[d] {
+            Dim::Known(v) => acc.mul_const((*v).max(1)),
+            Dim::Sym(e) => acc.mul(e),
+        };
+    }
+    out
 }
 
 /// Reading symbolic arguments.
@@ -574,6 +688,7 @@ impl Sym<'_> {
         let mut c = Candidates {
             sizes: Vec::new(),
             strides: Vec::new(),
+            orders: Vec::new(),
         };
         fn walk(cx: &Sym<'_>, a: &Arg, c: &mut Candidates) {
             match a {
@@ -581,6 +696,18 @@ impl Sym<'_> {
                     NodeMeta::Tensor(t) => {
                         c.sizes.extend(t.sizes.iter().map(Dim::expr));
                         c.strides.extend(t.strides.iter().map(Dim::expr));
+                        let at_hints: Option<Vec<i64>> = t
+                            .strides
+                            .iter()
+                            .map(|d| d.expr().eval(&|k| cx.hints[k as usize]))
+                            .collect();
+                        if let Some(st) = at_hints {
+                            let mut order: Vec<usize> = (0..st.len()).collect();
+                            order.sort_by_key(|&d| std::cmp::Reverse(st[d]));
+                            if !c.orders.contains(&order) {
+                                c.orders.push(order);
+                            }
+                        }
                     }
                     NodeMeta::SymInt(e) => c.sizes.push(e.clone()),
                     _ => {}
@@ -598,6 +725,18 @@ impl Sym<'_> {
         // read as the symbol it came from only when it is one.
         c.sizes.sort_by_key(|e| e.is_const());
         c
+    }
+
+    /// Each dimension's size times its stride, of the first argument (a tensor).
+    fn size_stride_products(&self, args: &[Arg]) -> Vec<SymExpr> {
+        let Some(t) = args.first().and_then(|a| self.tensor(a)) else {
+            return Vec::new();
+        };
+        t.sizes
+            .iter()
+            .zip(&t.strides)
+            .map(|(s, st)| s.expr().mul(&st.expr()))
+            .collect()
     }
 
     /// Broadcasting requires aligned sizes other than 1 to be equal.

@@ -4,9 +4,13 @@
 //! call it reads one size per symbol and compares integers.
 //!
 //! As torch does: a dimension of size 0 or 1 is never symbolic (it specializes, and every symbol
-//! is known to be at least 2, which broadcasting and contiguity reasoning rely on); input
-//! dimensions with equal sizes share one symbol (duck sizing), guarded to stay equal; a branch
-//! on a size, or an op's requirement on sizes, becomes a relation guard.
+//! is known to be at least 2, which broadcasting and contiguity reasoning rely on); under
+//! `dynamic=True` input dimensions with equal sizes share one symbol (duck sizing, torch's
+//! `DimDynamic.DUCK`), guarded to stay equal, while dimensions made dynamic by automatic dynamic
+//! or a mark get a symbol each (`DimDynamic.DYNAMIC`); a branch on a size, or an op's
+//! requirement on sizes, becomes a relation guard. An equality between two symbols that an op
+//! or a branch needs is guarded and *replaces* one symbol by the other (torch's replacements):
+//! later metadata names only the representative ([`ShapeEnv::canon`]).
 
 use pyo3::prelude::*;
 
@@ -38,6 +42,20 @@ pub struct SymbolInfo {
     /// Inclusive bounds (`mark_dynamic(min=, max=)`); the lower one is at least 2.
     pub min: i64,
     pub max: Option<i64>,
+    /// Made for a duck-sized dimension (`dynamic=True`, unmarked): later dimensions of the
+    /// same size share it. A symbol of a dimension made dynamic otherwise is never shared.
+    pub duck: bool,
+}
+
+/// How an input dimension is dynamic in a trace (see [`dynamic_dims`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DynDim {
+    /// Inclusive bounds (`mark_dynamic(min=, max=)`, else 2 and none).
+    pub min: i64,
+    pub max: Option<i64>,
+    /// Whether the dimension shares the symbol of an earlier one of equal size (torch's
+    /// `DimDynamic.DUCK`: `dynamic=True` on a dimension nobody marked).
+    pub duck: bool,
 }
 
 /// Symbols and relations of the trace under way.
@@ -47,6 +65,14 @@ pub struct ShapeEnv {
     /// Input dimensions given an existing symbol because their size equalled its hint.
     pub duck: Vec<(Source, usize, u32)>,
     pub relations: Vec<(Relation, Option<Location>)>,
+    /// Symbols guarded equal to another, `(k, r)`: `k == r`, and `k` is written `r` from then
+    /// on (torch's replacements). Kept apart from `relations`, which are in the
+    /// representatives only (the inductor's templates move the representatives alone).
+    pub equal: Vec<(u32, u32, Option<Location>)>,
+    /// `same[k]`: the symbol standing for `k` (itself unless unified).
+    same: Vec<u32>,
+    /// A unification happened since the graph's metadata was last rewritten.
+    pub dirty: bool,
     /// The user's line under way (the traced instruction's), for guards an op adds while its
     /// shapes are inferred: a specialized size points at the line that caused it.
     pub origin: Option<Location>,
@@ -80,33 +106,99 @@ impl ShapeEnv {
         e.eval(&|k| self.symbols[k as usize].hint)
     }
 
-    /// The symbol for dimension `dim` of the input at `source`, of size `hint`: an existing
-    /// one of the same hint (duck sizing) or a new one.
-    pub fn symbol_for(
-        &mut self,
-        source: &Source,
-        dim: usize,
-        hint: i64,
-        min: i64,
-        max: Option<i64>,
-    ) -> SymExpr {
-        if let Some(k) = self
-            .symbols
-            .iter()
-            .position(|s| s.hint == hint && s.dim.is_some())
-        {
-            let k = k as u32;
-            self.duck.push((source.clone(), dim, k));
-            return SymExpr::symbol(k);
+    fn push(&mut self, info: SymbolInfo) -> SymExpr {
+        self.symbols.push(info);
+        self.same.push(self.symbols.len() as u32 - 1);
+        SymExpr::symbol(self.symbols.len() as u32 - 1)
+    }
+
+    /// The symbol for dimension `dim` of the input at `source`, of size `hint`. A duck-sized
+    /// dimension (`d.duck`) takes an existing duck symbol of the same hint; otherwise, and for
+    /// every other dimension, a new one (as torch's `create_symbol`: only `DimDynamic.DUCK`
+    /// consults the sizes seen, so automatic dynamic's `[6, 6]` is two symbols, and sizes
+    /// that part later do not recompile).
+    pub fn symbol_for(&mut self, source: &Source, dim: usize, hint: i64, d: DynDim) -> SymExpr {
+        if d.duck {
+            if let Some(k) = self
+                .symbols
+                .iter()
+                .position(|s| s.hint == hint && s.dim.is_some() && s.duck)
+            {
+                let k = k as u32;
+                self.duck.push((source.clone(), dim, k));
+                return SymExpr::symbol(k);
+            }
         }
-        self.symbols.push(SymbolInfo {
+        self.push(SymbolInfo {
             hint,
             source: source.clone(),
             dim: Some(dim),
-            min: min.max(2),
-            max,
-        });
-        SymExpr::symbol(self.symbols.len() as u32 - 1)
+            min: d.min.max(2),
+            max: d.max,
+            duck: d.duck,
+        })
+    }
+
+    /// The symbol standing for `k`: `k`, or the one it was unified with.
+    pub fn rep(&self, k: u32) -> u32 {
+        let mut k = k;
+        while let Some(&r) = self.same.get(k as usize) {
+            if r == k {
+                break;
+            }
+            k = r;
+        }
+        k
+    }
+
+    /// [`ShapeEnv::rep`] of every symbol (for `fx::infer::Symbols::same`).
+    pub fn reps(&self) -> Vec<u32> {
+        (0..self.symbols.len() as u32)
+            .map(|k| self.rep(k))
+            .collect()
+    }
+
+    /// `e` over representatives only.
+    pub fn canon(&self, e: &SymExpr) -> SymExpr {
+        if self.equal.is_empty() {
+            return e.clone();
+        }
+        e.substitute(&|k| {
+            let r = self.rep(k);
+            (r != k).then(|| SymExpr::symbol(r))
+        })
+    }
+
+    fn canon_relation(&self, r: &Relation) -> Relation {
+        Relation::new(self.canon(&r.lhs), r.op, self.canon(&r.rhs))
+    }
+
+    /// Guards `a == b` (equal at the hints) and writes the later of the two as the earlier
+    /// from now on (torch's replacement). Its bounds narrow to both symbols'. `false` when
+    /// they are one symbol already or their hints differ.
+    pub fn unify(&mut self, a: u32, b: u32, origin: Option<Location>) -> bool {
+        let (ra, rb) = (self.rep(a), self.rep(b));
+        if ra == rb || self.symbols[ra as usize].hint != self.symbols[rb as usize].hint {
+            return false;
+        }
+        let (lo, hi) = (ra.min(rb), ra.max(rb));
+        self.same[hi as usize] = lo;
+        let (min, max) = (self.symbols[hi as usize].min, self.symbols[hi as usize].max);
+        let r = &mut self.symbols[lo as usize];
+        r.min = r.min.max(min);
+        r.max = match (r.max, max) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        self.equal.push((hi, lo, origin));
+        // The relations so far, in representatives.
+        let old = std::mem::take(&mut self.relations);
+        for (r, o) in old {
+            let r = self.canon_relation(&r);
+            self.add_relation(r, o);
+        }
+        self.dirty = true;
+        true
     }
 
     /// The symbol for the int at `source` (automatic dynamic made it symbolic), of value
@@ -122,14 +214,14 @@ impl ShapeEnv {
         {
             return SymExpr::symbol(k as u32);
         }
-        self.symbols.push(SymbolInfo {
+        self.push(SymbolInfo {
             hint,
             source: source.clone(),
             dim: None,
             min: INT_MIN,
             max: None,
-        });
-        SymExpr::symbol(self.symbols.len() as u32 - 1)
+            duck: false,
+        })
     }
 
     /// Guards the int symbols among `symbols` at least 2, as sizes are: an op whose sizes or
@@ -158,6 +250,7 @@ impl ShapeEnv {
     /// Records that the trace relies on `r` (which holds at the hints). Relations that hold
     /// for every size, or are already recorded, are dropped.
     pub fn add_relation(&mut self, r: Relation, origin: Option<Location>) {
+        let r = self.canon_relation(&r);
         if r.decided() == Some(true) || self.relations.iter().any(|(x, _)| *x == r) {
             return;
         }
@@ -178,6 +271,15 @@ impl ShapeEnv {
     ) -> Option<bool> {
         let r = Relation::new(lhs.clone(), op, rhs.clone());
         let answer = r.eval(&|k| self.symbols[k as usize].hint)?;
+        // `a == b` of two symbols, true (or `a != b`, false): one symbol from now on (as
+        // torch's replacement).
+        if answer == (op == RelOp::Eq) && matches!(op, RelOp::Eq | RelOp::Ne) {
+            if let (Some(a), Some(b)) = (lhs.as_symbol(), rhs.as_symbol()) {
+                if self.unify(a, b, origin.clone()) {
+                    return Some(true);
+                }
+            }
+        }
         let guarded = if answer {
             r
         } else {
@@ -189,10 +291,16 @@ impl ShapeEnv {
 
     /// The guards of this environment, for a cache entry.
     pub fn guards(&self) -> ShapeGuards {
+        let equal = self.equal.iter().map(|(k, r, o)| {
+            (
+                Relation::new(SymExpr::symbol(*k), RelOp::Eq, SymExpr::symbol(*r)),
+                o.clone(),
+            )
+        });
         ShapeGuards {
             symbols: self.symbols.clone(),
             duck: self.duck.clone(),
-            relations: self.relations.clone(),
+            relations: equal.chain(self.relations.iter().cloned()).collect(),
         }
     }
 }
@@ -210,19 +318,13 @@ fn read_size(py: Python<'_>, scope: &Scope, source: &Source, dim: usize) -> Opti
     shape.get_item(dim).ok()?.extract::<i64>().ok()
 }
 
-/// A symbol's value on this call: the size, or the int itself (exactly an `int`: a bool or
-/// another int subclass is not read as one; its type guard fails first in the tree anyway).
-fn read_symbol(py: Python<'_>, scope: &Scope, source: &Source, dim: Option<usize>) -> Option<i64> {
-    match dim {
-        Some(d) => read_size(py, scope, source, d),
-        None => {
-            let v = resolve(py, scope, source)?;
-            if !v.get_type().is(py.get_type::<pyo3::types::PyInt>()) {
-                return None;
-            }
-            v.extract::<i64>().ok()
-        }
+/// An int symbol's value on this call: the int itself (exactly an `int`: a bool or another int
+/// subclass is not read as one; its type guard fails first in the tree anyway).
+fn int_value(py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<i64> {
+    if !v.get_type().is(py.get_type::<pyo3::types::PyInt>()) {
+        return None;
     }
+    v.extract::<i64>().ok()
 }
 
 /// The parts of [`ShapeGuards`], for precompile's export.
@@ -243,11 +345,48 @@ impl ShapeGuards {
         self.symbols.is_empty()
     }
 
-    fn values(&self, py: Python<'_>, scope: &Scope) -> Option<Vec<i64>> {
-        self.symbols
-            .iter()
-            .map(|s| read_symbol(py, scope, &s.source, s.dim))
-            .collect()
+    /// Each symbol's value on this call and the object it was read from. A tensor's `shape`
+    /// is read once for all its symbols (the symbols of one input are made in a row).
+    fn values(&self, py: Python<'_>, scope: &Scope) -> Option<(Vec<i64>, Vec<usize>)> {
+        let mut values = Vec::with_capacity(self.symbols.len());
+        let mut objects = Vec::with_capacity(self.symbols.len());
+        self.values_into(py, scope, &mut values, &mut objects)?;
+        Some((values, objects))
+    }
+
+    /// [`ShapeGuards::values`] into buffers the caller reuses.
+    fn values_into(
+        &self,
+        py: Python<'_>,
+        scope: &Scope,
+        values: &mut Vec<i64>,
+        objects: &mut Vec<usize>,
+    ) -> Option<()> {
+        let mut last: Option<(&Source, Bound<'_, PyAny>, Bound<'_, pyo3::types::PyTuple>)> = None;
+        for s in &self.symbols {
+            let Some(d) = s.dim else {
+                let v = resolve(py, scope, &s.source)?;
+                objects.push(v.as_ptr() as usize);
+                values.push(int_value(py, &v)?);
+                continue;
+            };
+            let fresh = !last
+                .as_ref()
+                .is_some_and(|(src, _, _)| std::ptr::eq(*src, &s.source) || src.same_as(&s.source));
+            if fresh {
+                let o = resolve(py, scope, &s.source)?;
+                let sh = o
+                    .getattr(pyo3::intern!(py, "shape"))
+                    .ok()?
+                    .cast_into::<pyo3::types::PyTuple>()
+                    .ok()?;
+                last = Some((&s.source, o, sh));
+            }
+            let (_, obj, shape) = last.as_ref()?;
+            objects.push(obj.as_ptr() as usize);
+            values.push(shape.get_item(d).ok()?.extract::<i64>().ok()?);
+        }
+        Some(())
     }
 
     fn name(&self, k: u32) -> String {
@@ -256,15 +395,43 @@ impl ShapeGuards {
     }
 
     /// The fast path: every size in its range, duck-sized dimensions equal, relations true.
+    /// On success the values read are kept for the runner of this entry
+    /// ([`take_checked_sizes`]).
     pub fn check(&self, py: Python<'_>, scope: &Scope) -> bool {
-        self.first_failure(py, scope).is_none()
+        CHECKED.with(|c| {
+            // Busy (a check inside this one's Python reads): check without keeping the values.
+            let Ok(mut c) = c.try_borrow_mut() else {
+                return self
+                    .values(py, scope)
+                    .is_some_and(|(v, _)| self.failure_in(py, scope, &v).is_none());
+            };
+            let c = &mut *c;
+            c.valid = false;
+            c.values.clear();
+            c.objects.clear();
+            if self
+                .values_into(py, scope, &mut c.values, &mut c.objects)
+                .is_none()
+                || self.failure_in(py, scope, &c.values).is_some()
+            {
+                return false;
+            }
+            c.dims.clear();
+            c.dims.extend(self.symbols.iter().map(|s| s.dim));
+            c.valid = true;
+            true
+        })
     }
 
     fn first_failure(&self, py: Python<'_>, scope: &Scope) -> Option<String> {
-        let Some(values) = self.values(py, scope) else {
+        let Some((values, _)) = self.values(py, scope) else {
             return Some("an input size could not be read".into());
         };
-        for (k, (s, v)) in self.symbols.iter().zip(&values).enumerate() {
+        self.failure_in(py, scope, &values)
+    }
+
+    fn failure_in(&self, py: Python<'_>, scope: &Scope, values: &[i64]) -> Option<String> {
+        for (k, (s, v)) in self.symbols.iter().zip(values).enumerate() {
             if s.dim.is_none() {
                 // An int's bound, if any, is one of the relations (`size_like`).
                 continue;
@@ -331,6 +498,71 @@ impl ShapeGuards {
             out.push(rec(r.render(&|k| self.name(k)), origin.clone()));
         }
     }
+}
+
+/// The symbol values the last successful shape check read on this thread, with the objects
+/// (by address) and dimensions they were read from: the runner of the entry it admitted takes
+/// them instead of reading the sizes again.
+/// The buffers are kept from call to call (no allocation on the hot path).
+struct Checked {
+    valid: bool,
+    values: Vec<i64>,
+    objects: Vec<usize>,
+    dims: Vec<Option<usize>>,
+}
+
+thread_local! {
+    static CHECKED: std::cell::RefCell<Checked> = const {
+        std::cell::RefCell::new(Checked {
+            valid: false,
+            values: Vec::new(),
+            objects: Vec::new(),
+            dims: Vec::new(),
+        })
+    };
+}
+
+/// Forgets the values of the last shape check (every guard tree check starts so, so the values
+/// a runner takes are those of the check that admitted its call).
+pub fn clear_checked_sizes() {
+    CHECKED.with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            c.valid = false;
+        }
+    });
+}
+
+/// The values of the symbols `reads` names (`(input, dim, symbol)`, as
+/// `fx::passes::specialize::symbol_reads`), taken from the shape check that admitted this call:
+/// `None` (the caller reads the sizes) unless each read's input is the very object the check
+/// read that symbol from, at that dimension. Taken once: a second runner call reads again.
+/// `TORCHFERRO_SIZE_HANDOFF=0` turns the hand-off off (the runner reads the sizes again; for
+/// `bench/dynamic_overhead.py`'s before/after).
+pub fn take_checked_sizes(
+    reads: &[(usize, usize, u32)],
+    inputs: &[Bound<'_, PyAny>],
+) -> Option<Vec<i64>> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    CHECKED.with(|c| {
+        let mut checked = c.try_borrow_mut().ok()?;
+        if !std::mem::replace(&mut checked.valid, false) {
+            return None;
+        }
+        if !*ON.get_or_init(|| std::env::var("TORCHFERRO_SIZE_HANDOFF").map_or(true, |v| v != "0"))
+        {
+            return None;
+        }
+        reads
+            .iter()
+            .map(|&(i, d, k)| {
+                let k = k as usize;
+                let same = checked.dims.get(k) == Some(&Some(d))
+                    && inputs.get(i).map(|o| o.as_ptr() as usize)
+                        == checked.objects.get(k).copied();
+                same.then(|| checked.values[k])
+            })
+            .collect()
+    })
 }
 
 /// What the compile of one frame decides dynamic: the `dynamic=` policy and the dimensions
@@ -412,11 +644,7 @@ fn marked_range(v: &Bound<'_, PyAny>, dim: usize) -> (i64, Option<i64>) {
 /// dynamic in this trace. Sizes 0 and 1 specialize; `mark_static` wins over every other
 /// reason; `mark_dynamic` holds even under `dynamic=False`; parameters stay static (torch's `force_parameter_static_shapes`); only contiguous
 /// tensors get symbolic sizes (their strides are then products of sizes).
-pub fn dynamic_dims(
-    py: Python<'_>,
-    source: &Source,
-    v: &Bound<'_, PyAny>,
-) -> Vec<Option<(i64, Option<i64>)>> {
+pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Vec<Option<DynDim>> {
     let policy = POLICY.with(|c| c.borrow().clone());
     let sizes: Vec<i64> = v
         .getattr("shape")
@@ -457,17 +685,27 @@ pub fn dynamic_dims(
                 return None;
             }
             if marked.contains(&d) {
-                return Some(marked_range(v, i));
+                let (min, max) = marked_range(v, i);
+                return Some(DynDim {
+                    min,
+                    max,
+                    duck: false,
+                });
             }
             // `dynamic=False` turns off everything but explicit marks, as torch.
             if policy.policy == DynamicPolicy::Never {
                 return None;
             }
-            let wanted = weak.contains(&d)
-                || (!is_param
-                    && (policy.policy == DynamicPolicy::Always
-                        || policy.automatic.iter().any(|(s, k)| *s == name && *k == i)));
-            wanted.then_some((2, None))
+            // Automatic dynamic and `maybe_mark_dynamic` make torch's `DimDynamic.DYNAMIC` (a
+            // symbol of its own); `dynamic=True` alone makes `DimDynamic.DUCK`.
+            let automatic = policy.automatic.iter().any(|(s, k)| *s == name && *k == i);
+            let weak = weak.contains(&d);
+            let always = !is_param && policy.policy == DynamicPolicy::Always;
+            (weak || (!is_param && automatic) || always).then_some(DynDim {
+                min: 2,
+                max: None,
+                duck: !weak && !automatic,
+            })
         })
         .collect()
 }

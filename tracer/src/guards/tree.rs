@@ -250,6 +250,8 @@ impl GuardTree {
 
     /// The fast path: true when every guard passes.
     pub fn check(&self, py: Python<'_>, scope: &Scope) -> bool {
+        // The symbol values a runner may take are only ever this check's.
+        super::shape_env::clear_checked_sizes();
         if let Some(g) = &self.globals {
             if g.as_ptr() != scope.globals {
                 return false;

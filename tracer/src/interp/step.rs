@@ -305,7 +305,8 @@ impl Frame<'_, '_> {
                 let kv = self.popn(arg * 2)?;
                 let mut items = Vec::new();
                 for pair in kv.chunks(2) {
-                    items.push((self.dict_key(&pair[0])?, pair[1].clone()));
+                    let k = self.dict_key(&pair[0])?;
+                    put_key(py, &mut items, k, pair[1].clone());
                 }
                 self.stack.push(Var::Dict(Rc::new(RefCell::new(items))));
             }
@@ -317,7 +318,8 @@ impl Frame<'_, '_> {
                     .ok_or_else(|| TraceError::internal("BUILD_CONST_KEY_MAP keys"))?;
                 let mut items = Vec::new();
                 for (k, v) in keys.iter().zip(values) {
-                    items.push((self.dict_key(k)?, v));
+                    let k = self.dict_key(k)?;
+                    put_key(py, &mut items, k, v);
                 }
                 self.stack.push(Var::Dict(Rc::new(RefCell::new(items))));
             }
@@ -719,5 +721,19 @@ impl Frame<'_, '_> {
             }
             _ => return Ok(None),
         }))
+    }
+}
+
+/// A display's `key: value` as Python stores it: a key equal to an earlier one (`{T: a, C: b}`
+/// with `T == C`, or a literal repeated) replaces that entry's value and keeps its key and
+/// place.
+fn put_key(py: Python<'_>, items: &mut Vec<(Py<PyAny>, Var)>, key: Py<PyAny>, value: Var) {
+    let k = key.bind(py);
+    match items
+        .iter_mut()
+        .find(|(e, _)| e.bind(py).is(k) || e.bind(py).eq(k).unwrap_or(false))
+    {
+        Some(entry) => entry.1 = value,
+        None => items.push((key, value)),
     }
 }

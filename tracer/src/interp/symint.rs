@@ -47,6 +47,9 @@ impl Frame<'_, '_> {
         args: Vec<Arg>,
         expr: SymExpr,
     ) -> Result<Var, TraceError> {
+        // Over the representatives: a symbol unified with another since `expr` was read (a
+        // size taken before an op guarded `s1 == s0`) is written as that one.
+        let expr = self.tx.output.shapes.canon(&expr);
         if let Some(c) = expr.as_const() {
             return Ok(Var::py_const(self.tx.py, c));
         }
@@ -180,10 +183,12 @@ impl Frame<'_, '_> {
         .map(Some)
     }
 
-    /// `min(a, b, ...)` / `max(a, b, ...)` of ints, some symbolic: each comparison Python's
-    /// builtin makes (a later item replaces the current one only when strictly smaller /
-    /// greater) decided at the hints and guarded; the result is the chosen operand. `None`:
-    /// not that call (keywords, one iterable argument, a non-int operand).
+    /// `min(a, b, ...)` / `max(a, b, ...)` of ints, some symbolic: as torch's `sym_min` /
+    /// `sym_max`, a graph value (`torch.sym_max(a, b)`, folded left to right) whose order is
+    /// never guarded, so values on either side of the threshold share the graph. An operand
+    /// known to win for every size the guards admit (`max(T, 1)` with `T >= 2`) is the
+    /// result itself. `None`: not that call (keywords, one iterable argument, a non-int
+    /// operand).
     pub(super) fn sym_min_max(
         &mut self,
         name: &str,
@@ -191,9 +196,9 @@ impl Frame<'_, '_> {
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let rel = match name {
-            "min" => RelOp::Lt,
-            "max" => RelOp::Gt,
+        let is_max = match name {
+            "min" => false,
+            "max" => true,
             _ => return Ok(None),
         };
         if !kwargs.is_empty() || args.len() < 2 {
@@ -206,20 +211,32 @@ impl Frame<'_, '_> {
         else {
             return Ok(None);
         };
-        let mut best = 0;
-        for k in 1..ops.len() {
-            let origin = self.tx.guards.origin.clone();
-            let replace = self
-                .tx
-                .output
-                .shapes
-                .decide(&ops[k], rel, &ops[best], origin)
-                .ok_or_else(|| TraceError::unsupported("a comparison of symbolic sizes"))?;
-            if replace {
-                best = k;
-            }
+        let f = py
+            .import("torch")?
+            .getattr(if is_max { "sym_max" } else { "sym_min" })?;
+        let mut acc = (args[0].clone(), ops[0].clone());
+        for (v, e) in args.iter().zip(&ops).skip(1) {
+            let shapes = &self.tx.output.shapes;
+            let min = |k: u32| shapes.symbols[shapes.rep(k) as usize].min;
+            let (a, b) = (shapes.canon(&acc.1), shapes.canon(e));
+            let r = if is_max {
+                a.max_with(&b, &min)
+            } else {
+                a.min_with(&b, &min)
+            };
+            acc = if r == a {
+                acc
+            } else if r == b {
+                (v.clone(), r)
+            } else {
+                let gargs = vec![acc.0.to_arg(py)?, v.to_arg(py)?];
+                let target = Target::Function(format!("torch.sym_{name}"));
+                let node =
+                    self.sym_node(&format!("sym_{name}"), target, Some(&f), gargs, r.clone())?;
+                (node, r)
+            };
         }
-        Ok(Some(args[best].clone()))
+        Ok(Some(acc.0))
     }
 
     /// The truth of a symbolic int (`if T:`), decided at the hint and guarded.

@@ -16,11 +16,24 @@ impl OutputGraph {
         args: Vec<Arg>,
         kwargs: Vec<(String, Arg)>,
     ) -> Result<(NodeId, NodeMeta), TraceError> {
+        if self.shapes.dirty {
+            self.apply_replacements();
+        }
         let hints = self.shapes.hints();
+        let same = self.shapes.reps();
+        // The sizes this trace admits so far (its relations): probe points outside them say
+        // nothing about the graph (`fx::infer::Symbols::admits`).
+        let admitted: Vec<fx::Relation> =
+            self.shapes.relations.iter().map(|r| r.0.clone()).collect();
+        let admits = |p: &[i64]| {
+            admitted
+                .iter()
+                .all(|r| r.eval(&|k| p.get(k as usize).copied().unwrap_or(0)) == Some(true))
+        };
         let external = |point: &[i64]| -> Result<NodeMeta, fx::InferError> {
             self.eval_on_meta(py, &target, callable, &args, &kwargs, point, false)
         };
-        let infer = |pinned: &[u32]| {
+        let infer_with = |pinned: &[u32], same: &[u32]| {
             fx::infer_symbolic(
                 &self.infer_ctx,
                 &self.graph,
@@ -31,22 +44,91 @@ impl OutputGraph {
                     hints: &hints,
                     external: Some(&external),
                     pinned,
+                    same,
+                    admits: Some(&admits),
                 },
             )
+        };
+        let infer = |pinned: &[u32]| infer_with(pinned, &same);
+        let mut input_symbols: Vec<u32> = Vec::new();
+        {
+            let mut nodes = Vec::new();
+            args.iter().for_each(|a| a.nodes(&mut nodes));
+            kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
+            for n in nodes {
+                input_symbols.extend(fx::infer::meta_symbols(&self.graph.node(n).meta));
+            }
+            input_symbols.sort_unstable();
+            input_symbols.dedup();
+        }
+        // Torch's replacements: an op that needs two symbols of equal hints to be equal
+        // (broadcasting `[s0] + [s1]`, `cat` of `[s0, 4]` and `[s1, 4]`) guards `s1 == s0` and
+        // goes on with one symbol. Every pair of the op's symbols with equal hints is tried
+        // together; then each pair is given back while the answer stays verified, so only
+        // what the op needs is guarded (greedy, as the pinning below).
+        let mut unified: Vec<(u32, u32)> = Vec::new();
+        let first = infer(&[]);
+        let first = match first {
+            Err(fx::InferError::Unsupported) => {
+                let mut pairs: Vec<(u32, u32)> = Vec::new();
+                for (i, &a) in input_symbols.iter().enumerate() {
+                    for &b in &input_symbols[i + 1..] {
+                        let (ra, rb) = (same[a as usize], same[b as usize]);
+                        if ra != rb
+                            && hints[a as usize] == hints[b as usize]
+                            && !pairs
+                                .iter()
+                                .any(|&(x, y)| same[x as usize] == ra && same[y as usize] == rb)
+                        {
+                            pairs.push((a, b));
+                        }
+                    }
+                }
+                // The representatives with `pairs` merged (each class to its first symbol).
+                let merged = |pairs: &[(u32, u32)]| -> Vec<u32> {
+                    let mut m = same.clone();
+                    let root = |m: &Vec<u32>, mut k: u32| {
+                        while m[k as usize] != k {
+                            k = m[k as usize];
+                        }
+                        k
+                    };
+                    for &(a, b) in pairs {
+                        let (ra, rb) = (root(&m, a), root(&m, b));
+                        if ra != rb {
+                            m[ra.max(rb) as usize] = ra.min(rb);
+                        }
+                    }
+                    (0..m.len() as u32).map(|k| root(&m, k)).collect()
+                };
+                let mut result = Err(fx::InferError::Unsupported);
+                if !pairs.is_empty() {
+                    result = infer_with(&[], &merged(&pairs));
+                    let mut k = 0;
+                    while result.is_ok() && k < pairs.len() {
+                        let fewer: Vec<(u32, u32)> = [&pairs[..k], &pairs[k + 1..]].concat();
+                        match infer_with(&[], &merged(&fewer)) {
+                            Ok(r) => {
+                                pairs = fewer;
+                                result = Ok(r);
+                            }
+                            Err(_) => k += 1,
+                        }
+                    }
+                    if result.is_ok() {
+                        unified = pairs;
+                    }
+                }
+                result
+            }
+            other => other,
         };
         // Without a symbolic answer, the op's sizes specialize (torch's `guard_int`): every
         // symbol it reads is guarded equal to its hint, and its result is the static one.
         let mut pinned: Vec<u32> = Vec::new();
-        let result = match infer(&[]) {
+        let result = match first {
             Err(fx::InferError::Unsupported) => {
-                let mut nodes = Vec::new();
-                args.iter().for_each(|a| a.nodes(&mut nodes));
-                kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
-                for n in nodes {
-                    pinned.extend(fx::infer::meta_symbols(&self.graph.node(n).meta));
-                }
-                pinned.sort_unstable();
-                pinned.dedup();
+                pinned = input_symbols.clone();
                 let mut result = infer(&pinned);
                 // Pin only what the op needs: `layer_norm` over `[s0, s1, s2]` with a static
                 // normalized shape needs `s2` alone, and pinning `s0`/`s1` too would recompile
@@ -67,6 +149,20 @@ impl OutputGraph {
             }
             other => other,
         };
+        if result.is_ok() {
+            for &(a, b) in &unified {
+                let origin = self.shapes.origin.clone();
+                tracing::debug!(
+                    target: "torchferro::dynamic",
+                    "{} == {}: {} needs them equal{}",
+                    self.shapes.name(b),
+                    self.shapes.name(a),
+                    target.name(),
+                    origin.as_ref().map(|o| format!(" ({o})")).unwrap_or_default()
+                );
+                self.shapes.unify(a, b, origin);
+            }
+        }
         for &k in &pinned {
             if result.is_ok() {
                 let hint = hints[k as usize];
@@ -89,7 +185,7 @@ impl OutputGraph {
             }
         }
         let (meta, relations) = match result {
-            Ok(r) => r,
+            Ok((meta, rels)) => (self.canon_meta(&meta), rels),
             Err(e) => {
                 // An op whose result sizes depend on data (`torch.where(mask)`, `nms`) says so,
                 // as with static sizes, whatever the symbolic rules made of it.
@@ -160,6 +256,9 @@ impl OutputGraph {
         } else {
             meta
         };
+        if self.shapes.dirty {
+            self.apply_replacements();
+        }
         let node = self
             .graph
             .call(name_hint, target, args, kwargs, meta.clone());
@@ -167,6 +266,30 @@ impl OutputGraph {
             self.callables.push((node, c.clone().unbind()));
         }
         Ok((node, meta))
+    }
+
+    /// `meta` over the shape environment's representatives.
+    pub(crate) fn canon_meta(&self, meta: &NodeMeta) -> NodeMeta {
+        if self.shapes.equal.is_empty() {
+            return meta.clone();
+        }
+        fx::infer::substitute_meta(meta, &|k| {
+            let r = self.shapes.rep(k);
+            (r != k).then(|| fx::SymExpr::symbol(r))
+        })
+    }
+
+    /// Rewrites every node's metadata over the representatives after a unification (an op
+    /// or a branch guarded `s1 == s0`): later rules and the backends see one symbol, and the
+    /// placeholders' sizes name it where it is read.
+    pub(crate) fn apply_replacements(&mut self) {
+        self.shapes.dirty = false;
+        let ids: Vec<NodeId> = self.graph.nodes().map(|(id, _)| id).collect();
+        for id in ids {
+            let meta = self.canon_meta(&self.graph.node(id).meta);
+            self.graph.node_mut(id).meta = meta;
+        }
+        // Meta tensors made at the old sizes stay right: the sizes are equal at the hints.
     }
 
     /// The result metadata of `target(args)` with the symbols at `point`, from meta tensors

@@ -76,6 +76,21 @@ impl Parser<'_> {
             };
             return self.eat(")").then_some(e);
         }
+        for (f, is_max) in [("max(", true), ("min(", false)] {
+            if self.eat(f) {
+                let a = self.expr()?;
+                if !self.eat(",") {
+                    return None;
+                }
+                let b = self.expr()?;
+                let e = if is_max {
+                    a.max_with(&b, &|_| i64::MIN)
+                } else {
+                    a.min_with(&b, &|_| i64::MIN)
+                };
+                return self.eat(")").then_some(e);
+            }
+        }
         if self.eat("s") {
             return Some(SymExpr::symbol(u32::try_from(self.number()?).ok()?));
         }
@@ -114,6 +129,10 @@ mod tests {
             s(0).modulo(&SymExpr::constant(4)).mul(&s(1)),
             s(0).mul(&s(1)).floordiv(&s(1).add_const(1)).add_const(-7),
             SymExpr::constant(5),
+            s(0).add_const(-10)
+                .max_with(&SymExpr::constant(0), &|_| 2)
+                .mul_const(3),
+            s(0).min_with(&SymExpr::constant(12), &|_| 2).add(&s(1)),
         ];
         for e in cases {
             let text = e.to_string();

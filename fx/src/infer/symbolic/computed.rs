@@ -212,6 +212,8 @@ mod tests {
                 hints: &[3, 9],
                 external: Some(&eval),
                 pinned: &[],
+                same: &[],
+                admits: None,
             },
         )
         .unwrap();
@@ -247,6 +249,8 @@ mod tests {
                 hints: &[4, 7],
                 external: Some(&eval),
                 pinned: &[],
+                same: &[],
+                admits: None,
             },
         )
         .unwrap();
@@ -275,6 +279,8 @@ mod tests {
                 hints: &[4, 7],
                 external: Some(&eval),
                 pinned: &[],
+                same: &[],
+                admits: None,
             },
         )
         .unwrap();

@@ -125,6 +125,11 @@ impl Dynamic {
 
     /// The values of the symbols for `inputs`.
     fn key(&self, py: Python<'_>, inputs: &[Bound<'_, PyAny>]) -> PyResult<Vec<i64>> {
+        // The values the guard tree read to admit this call, when it read them from these
+        // very inputs (dyn-env's seam, session 14); else read here.
+        if let Some(k) = crate::guards::shape_env::take_checked_sizes(&self.reads, inputs) {
+            return Ok(k);
+        }
         symbol_values(py, &self.reads, inputs)
     }
 
