@@ -152,20 +152,7 @@ def _graph_counts(steps: list[int], ret: int, shapes):
     """A generated program run over ``shapes`` under torch.compile and torchferro (values
     checked against eager at each): both counters and the program's source."""
     program, src = make(steps, ret)
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    t = torch.compile(program, backend=tc)
-    f = torchferro.compile(program, backend=fc)
-    try:
-        for shape in shapes:
-            x = torch.randn(shape)
-            want = program(x)
-            _same(t(x), want)
-            _same(f(x), want)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
+    tc, fc = _counts_over(program, shapes)
     return tc, fc, src
 
 
@@ -253,20 +240,7 @@ def test_generated_symbolic_dict_keys_match_torch_compile(keys, steps, ret, shap
     program, src = make_keyed(keys, steps, ret)
     note(src)
     note(f"shapes {shapes}")
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    t = torch.compile(program, backend=tc)
-    f = torchferro.compile(program, backend=fc)
-    try:
-        for shape in shapes:
-            x = torch.randn(shape)
-            want = program(x)
-            _same(t(x), want)
-            _same(f(x), want)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
+    tc, fc = _counts_over(program, shapes)
     note(f"graphs: torch.compile {tc.n}, torchferro {fc.n}")
     assert fc.n <= tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
 
