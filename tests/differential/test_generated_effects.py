@@ -115,6 +115,37 @@ class _Ranked:
         return self.rank < other.rank
 
 
+class _Pulled:
+    """A user iterator (`__iter__` returns self) whose every `__next__` logs how far it got."""
+
+    def __init__(self, items, log):
+        self.items = items
+        self.log = log
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= len(self.items):
+            raise StopIteration
+        self.i += 1
+        self.log.append(self.i)
+        return self.items[self.i - 1]
+
+
+class _Indexed:
+    """The old sequence protocol (`__getitem__` only), logging each index it is asked for."""
+
+    def __init__(self, items, log):
+        self.items = items
+        self.log = log
+
+    def __getitem__(self, i):
+        self.log.append(i)
+        return self.items[i]
+
+
 class EffectWriter(ProgramWriter):
     """``ProgramWriter`` with side-effect statements of the enabled classes."""
 
@@ -275,7 +306,30 @@ class EffectWriter(ProgramWriter):
             # list that it grows (eager's list iterator reads the list at its index), and a
             # generator expression stored, then pulled after the variable it reads is rebound.
             acc = self.fresh("acc")
-            if self.draw(st.booleans()):
+            shape = self.draw(st.sampled_from(["list", "genexpr", "user"]))
+            if shape == "user":
+                # A user iterator object pulled by a loop (directly or through zip /
+                # enumerate), its `__next__` logging into a list the body reads: eager runs one
+                # `__next__` per pass, interleaved with the body.
+                log, v = self.fresh("log"), self.fresh("v")
+                cls = self.draw(st.sampled_from(["_Pulled", "_Indexed"]))
+                emit(f"{log} = []")
+                items = f"[{self.t()}, {self.t()} * 2, {self.t()} + 1]"
+                src = f"{cls}({items}, {log})"
+                how = self.draw(st.sampled_from(["for", "zip", "enumerate"]))
+                if how == "zip":
+                    src = f"zip({src}, (1.0, 2.0))"
+                elif how == "enumerate":
+                    src = f"enumerate({src})"
+                emit(f"{acc} = x * 0")
+                emit(f"for {v} in {src}:")
+                item = v if how == "for" else f"{v}[{0 if how == 'zip' else 1}]"
+                emit(f"    {acc} = {acc} + {item} * len({log})")
+                if self.draw(st.booleans()):
+                    emit(f"    if len({log}) == {self.draw(st.integers(1, 3))}:")
+                    emit("        break")
+                emit(f"{t} = {acc} + len({log})")
+            elif shape == "list":
                 lst, v = self.fresh("lst"), self.fresh("v")
                 emit(f"{lst} = [{self.t()}, {self.t()} * 2]")
                 emit(f"{acc} = x * 0")
@@ -495,6 +549,8 @@ def run_generated(
         _Registry=_Registry,
         _Doubled=_Doubled,
         _Shifted=_Shifted,
+        _Pulled=_Pulled,
+        _Indexed=_Indexed,
     )
     exec(compile(src, f"<effects-{next(_ids)}>", "exec"), ns)  # noqa: S102
     fn = ns["generated"]

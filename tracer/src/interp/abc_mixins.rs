@@ -28,21 +28,12 @@ use pyo3::prelude::*;
 
 use crate::error::TraceError;
 
+use super::objects::static_lookup as class_lookup;
 use super::vars::Var;
 use super::Frame;
 
 /// CO_GENERATOR | CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR.
 const GENERATOR_FLAGS: u32 = 0x20 | 0x80 | 0x100 | 0x200;
-
-/// The attribute `name` as found in the class's MRO dicts, unbound.
-fn class_lookup<'py>(cls: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-    for c in cls.getattr("__mro__")?.try_iter()? {
-        if let Ok(v) = c?.getattr("__dict__")?.get_item(name) {
-            return Ok(Some(v));
-        }
-    }
-    Ok(None)
-}
 
 impl Frame<'_, '_> {
     /// The values `iter(v)` yields for a user object (tracked, or a real one read from the
