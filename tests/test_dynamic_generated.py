@@ -23,7 +23,7 @@ import pytest
 import torch
 import torch._dynamo
 import torch.nn.functional as F
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, example, given, note, settings
 
 import torchferro
 import torchferro.compiler
@@ -77,6 +77,9 @@ def make(steps: list[int], ret: int):
 class Count:
     def __init__(self):
         self.n = 0
+        # Set where torch.compile's value differed from eager's: its graph count then rests on
+        # a guard it should not have dropped and proves nothing.
+        self.wrong = False
 
     def __call__(self, gm, example_inputs):
         self.n += 1
@@ -236,13 +239,31 @@ def make_keyed(keys: list[tuple[int, float]], steps: list[tuple[int, int]], ret:
         max_size=4,
     ),
 )
+# CI's find (session 14): `B in (2, 3, C)` pinned C (3 graphs against 2); a sequence's membership
+# now compares item by item, guarding only the relations it decided.
+@example(keys=[(0, 0.5)], steps=[(6, 0)], ret=0, shapes=[(2, 2, 2), (2, 2, 3), (2, 2, 4)])
 def test_generated_symbolic_dict_keys_match_torch_compile(keys, steps, ret, shapes):
     program, src = make_keyed(keys, steps, ret)
     note(src)
     note(f"shapes {shapes}")
     tc, fc = _counts_over(program, shapes)
     note(f"graphs: torch.compile {tc.n}, torchferro {fc.n}")
-    assert fc.n <= tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+    note(f"torch.compile's values differ from eager's: {tc.wrong}")
+    if not tc.wrong:
+        assert fc.n <= tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
+def test_membership_in_a_tuple_holding_a_size_guards_what_it_decided():
+    """`B in (2, 3, C)` compares item by item: the first equal item decides and C stays symbolic
+    (2 graphs, as torch.compile). `4 in (2, 3, C)` decides `C == 4` at C = 4, a guard that
+    C = 5 fails: 3 graphs, right values at each size. torch.compile 2.11 makes 2 graphs there
+    and returns the `not in` branch at C = 4 (a wrong answer; found by the generator)."""
+    program, src = make_keyed([(0, 0.5)], [(6, 0)], 0)
+    tc, fc = _counts_over(program, [(2, 2, 2), (2, 2, 3), (2, 2, 4)])
+    assert (tc.n, fc.n, tc.wrong) == (2, 2, False), src
+    program, src = make_keyed([(0, 0.5)], [(6, 8)], 0)
+    tc, fc = _counts_over(program, [(2, 2, 2), (2, 2, 4), (2, 2, 5), (2, 2, 3)])
+    assert fc.n == 3, src
 
 
 def test_dict_get_of_a_size_key_is_specialized():
@@ -264,7 +285,10 @@ def _counts_over(program, shapes):
         for shape in shapes:
             x = torch.randn(shape)
             want = program(x)
-            _same(t(x), want)
+            try:
+                _same(t(x), want)
+            except AssertionError:
+                tc.wrong = True
             _same(f(x), want)
     finally:
         torch._dynamo.reset()

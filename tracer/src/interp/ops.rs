@@ -336,6 +336,9 @@ impl Frame<'_, '_> {
         negate: bool,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(found) = self.symbolic_sequence_contains(&lhs, &rhs)? {
+            return Ok(Var::py_const(py, found != negate));
+        }
         // Membership hashes or compares a symbolic int by its value (a dict key, a set
         // element): it is specialized, guarded to keep that value (torch's `guard_int`), as
         // an int that automatic dynamic made symbolic would otherwise break the graph here.
@@ -382,6 +385,42 @@ impl Frame<'_, '_> {
             }
             _ => Err(TraceError::unsupported("`in` involving tensors")),
         }
+    }
+
+    /// `x in (a, b, c)` over ints where a symbolic one takes part: a sequence compares item by
+    /// item (`==`) and stops at the first equal one, as CPython's `PySequence_Contains` does, so
+    /// each comparison becomes a guard on the relation it decided (`B != C`) instead of pinning
+    /// every symbolic item to its value. `None`: not such a membership (hashing containers and
+    /// the rest take the general path).
+    fn symbolic_sequence_contains(
+        &mut self,
+        lhs: &Var,
+        rhs: &Var,
+    ) -> Result<Option<bool>, TraceError> {
+        let py = self.tx.py;
+        let items = match rhs {
+            Var::Tuple(items) | Var::Size(items) => items.clone(),
+            Var::List(items) => items.borrow().clone(),
+            _ => return Ok(None),
+        };
+        let is_int = |v: &Var| match v {
+            Var::SymInt(..) => true,
+            _ => v
+                .as_py(py)
+                .is_some_and(|o| o.is_exact_instance_of::<pyo3::types::PyInt>()),
+        };
+        let symbolic =
+            matches!(lhs, Var::SymInt(..)) || items.iter().any(|i| matches!(i, Var::SymInt(..)));
+        if !symbolic || !is_int(lhs) || !items.iter().all(is_int) {
+            return Ok(None);
+        }
+        for item in items {
+            let eq = self.operator("eq", vec![lhs.clone(), item])?;
+            if self.truth(&eq)? {
+                return Ok(Some(true));
+            }
+        }
+        Ok(Some(false))
     }
 
     pub(super) fn subscript(&mut self, obj: Var, idx: Var) -> Result<Var, TraceError> {
