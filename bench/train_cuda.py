@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import os
 import statistics
 import sys
 import time
@@ -97,9 +96,6 @@ def main() -> None:
         if name == "eager":
             return lambda f: f
         if name == "torchferro":
-            # The compiled CUDA training path is opt-in until tests/test_aot_cuda.py has
-            # passed on a GPU (docs/training.md, "CUDA").
-            os.environ.setdefault("TORCHFERRO_AOT_CUDA", "1")
             import torchferro
 
             return torchferro.compile

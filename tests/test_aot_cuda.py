@@ -7,8 +7,8 @@ float32 tolerance at each step, ``torchferro._aot.counters`` show the compiled b
 no fallback, and ``torchferro._C._cuda_kernel_launches()`` shows our CUDA kernels ran in both
 halves (the forward's first call, then the first backward). Skips without a CUDA device.
 
-Written in session 13 without a GPU to run it on (the device was not lent): the path is behind
-``TORCHFERRO_AOT_CUDA=1`` (this file sets it) until these tests pass on the H200.
+Written in session 13 without a GPU; passed on the H200 in session 15, when the path became the
+default (``TORCHFERRO_AOT_CUDA=0`` opts out; this file sets it to 1 all the same).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ STEPS = 5
 
 @pytest.fixture(scope="module", autouse=True)
 def _cuda_on(tmp_path_factory):
-    # The compiled CUDA training path is off by default until this file passes on a GPU;
     # TF32 would make eager's GEMMs round differently from one call to the next.
     with cuda_env(tmp_path_factory, full_float32=True, TORCHFERRO_AOT_CUDA="1"):
         yield

@@ -384,3 +384,27 @@ def test_a_training_graph_with_a_region(monkeypatch, casts):
             g, p.grad, **(dict(rtol=0, atol=1e-6) if casts == "0" else tol)
         )
     assert _runners(m.forward) == ["aot"]
+
+
+def test_a_region_with_layer_norm_stays_dynamic_over_row_counts():
+    """Under autocast `layer_norm` takes a bfloat16 input and float32 parameters, which the
+    native rule leaves to torch: its symbolic sizes are fitted from meta runs under the state
+    (was `Unsupported: no symbolic shape rule` under fullgraph=True at the second row count,
+    found on the H200 by the float16 case of test_cuda_autocast.py)."""
+    torch.manual_seed(0)
+    lin, norm = nn.Linear(64, 96), nn.LayerNorm(96)
+
+    def f(x, y):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = nn.functional.gelu(lin(x))
+            return h, norm(h), torch.cat([h, y], -1)
+
+    compiled = torchferro.compile(f, fullgraph=True)
+    for rows in (32, 7, 9, 33):
+        x, y = torch.randn(rows, 64), torch.randn(rows, 5)
+        with torch.no_grad():
+            got, want = compiled(x, y), f(x, y)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert len(torchferro.compiler.cache_entries(f)) == 2

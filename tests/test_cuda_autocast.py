@@ -28,10 +28,12 @@ def setup_function():
     torchferro.compiler.reset()
 
 
-def close(got, want):
-    """Dtypes exact; values within the tolerance of the lower of the two dtypes' rounding."""
+def close(got, want, from_16bit=False):
+    """Dtypes exact; values within 16-bit rounding where the value is 16-bit or computed from
+    16-bit values (`from_16bit`: a float32 `softmax` of a bfloat16 `h` inherits any one-ulp
+    difference in `h`, as the CPU rewrite shows for gelu), else within float32's."""
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    if want.dtype in (torch.bfloat16, torch.float16):
+    if from_16bit or want.dtype in (torch.bfloat16, torch.float16):
         torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
     else:
         torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)
@@ -71,8 +73,9 @@ def test_a_cuda_autocast_region_runs_our_kernels_in_eagers_dtypes(dtype):
             got = f_c(x, y)
             assert launches() > before
         assert len(got) == len(want)
-        for g, w in zip(got, want):
-            close(g, w)
+        # Every output but `plain` (float32 throughout) is computed from the 16-bit `h`.
+        for i, (g, w) in enumerate(zip(got, want)):
+            close(g, w, from_16bit=i != 6)
     assert not torch.is_autocast_enabled("cuda")
     assert only_entry(f)["runner"] == "inductor"
 

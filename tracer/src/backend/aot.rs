@@ -394,11 +394,11 @@ fn fallback(py: Python<'_>, info: &Origin, why: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// Whether CUDA training graphs take the compiled path (`TORCHFERRO_AOT_CUDA=1`, read at each
-/// compile). Off by default: the path was written without a GPU to check it on
-/// (`tests/test_aot_cuda.py` sets it; docs/training.md, "CUDA").
+/// Whether CUDA training graphs take the compiled path (read at each compile). On by default
+/// since `tests/test_aot_cuda.py` passed on the H200 (session 15); `TORCHFERRO_AOT_CUDA=0`
+/// sends them through torch's autograd on the eager runner.
 fn cuda_training_enabled() -> bool {
-    std::env::var("TORCHFERRO_AOT_CUDA").is_ok_and(|v| v == "1")
+    std::env::var("TORCHFERRO_AOT_CUDA").map_or(true, |v| v != "0")
 }
 
 /// Whether a graph needs the training path: grad mode on and an input that requires grad.
@@ -529,8 +529,8 @@ pub fn build_parts(
         }
         // CPU and CUDA graphs are differentiated alike; each half then goes where its tensors
         // are (`InductorProgram::try_new` picks the CPU or the CUDA inductor, or the eager
-        // runner where CUDA cannot run). CUDA only with `TORCHFERRO_AOT_CUDA=1` until
-        // `tests/test_aot_cuda.py` has passed on a GPU. Other devices keep torch's autograd.
+        // runner where CUDA cannot run); CUDA unless `TORCHFERRO_AOT_CUDA=0`. Other devices
+        // keep torch's autograd.
         if let Some(t) = n.meta.tensor() {
             let cuda_on = t.device.kind == "cuda" && cuda_training_enabled();
             if t.device.kind != "cpu" && !cuda_on {

@@ -30,8 +30,11 @@ impl OutputGraph {
                 .iter()
                 .all(|r| r.eval(&|k| p.get(k as usize).copied().unwrap_or(0)) == Some(true))
         };
+        // Under autocast the op is valid as autocast runs it (`layer_norm` of a bfloat16 input
+        // with a float32 weight), so the meta runs that fit its sizes run under the state too.
+        let autocast = self.any_autocast();
         let external = |point: &[i64]| -> Result<NodeMeta, fx::InferError> {
-            self.eval_on_meta(py, &target, callable, &args, &kwargs, point, false)
+            self.eval_on_meta(py, &target, callable, &args, &kwargs, point, autocast)
         };
         let infer_with = |pinned: &[u32], same: &[u32]| {
             fx::infer_symbolic(
@@ -541,12 +544,19 @@ impl OutputGraph {
         let mut nodes = Vec::new();
         args.iter().for_each(|a| a.nodes(&mut nodes));
         kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
-        for n in nodes {
-            if let NodeMeta::Tensor(t) = &self.graph.node(n).meta {
-                return t.device.clone();
+        // A tuple's items count too: `split(...)[0]` under autocast is inferred by a meta run,
+        // and its device is the split's (CPU here made a CUDA graph mix devices).
+        fn first_device(meta: &NodeMeta) -> Option<&Device> {
+            match meta {
+                NodeMeta::Tensor(t) => Some(&t.device),
+                NodeMeta::Tuple(items) => items.iter().find_map(first_device),
+                _ => None,
             }
         }
-        Device::cpu()
+        nodes
+            .into_iter()
+            .find_map(|n| first_device(&self.graph.node(n).meta).cloned())
+            .unwrap_or_else(Device::cpu)
     }
 
     /// A Python value standing for `arg` in a meta-tensor run.
