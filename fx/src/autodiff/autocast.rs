@@ -79,6 +79,19 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
             (NodeMeta::Tensor(_), Some(NodeMeta::Tensor(_))) => continue,
             (NodeMeta::Tensor(a), None) => a.dtype,
             (a, Some(p)) if dtypes(a) == dtypes(p) => continue,
+            // No tensor in the result (`x.size()` over symbolic sizes, which `infer_in`
+            // leaves to the tracer): nothing for autocast to change.
+            (a, _) if dtypes(a).iter().all(Option::is_none) => continue,
+            // A tuple over symbolic sizes that the native rules leave to the tracer (`split`,
+            // `chunk`): pieces in the dtype of the tensor they come from are not autocast's.
+            (NodeMeta::Tuple(_), None)
+                if symbolic(&g, args, kwargs)
+                    && first_tensor_dtype(&g, args).is_some_and(|d| {
+                        dtypes(&node.meta).iter().all(|x| x.is_none_or(|x| x == d))
+                    }) =>
+            {
+                continue
+            }
             _ => {
                 return Err(format!(
                     "{} under autocast changes the dtypes of a non-tensor result",
@@ -130,9 +143,18 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
         if new_args == *args && new_kwargs == *kwargs {
             continue;
         }
-        let again = infer_in(&ctx, &g, target, &new_args, &new_kwargs)
-            .map_err(|e| format!("{} under autocast: {e}", target.name()))?;
-        if again.tensor().map(|t| t.dtype) != Some(want) {
+        let again = match infer_in(&ctx, &g, target, &new_args, &new_kwargs) {
+            Ok(m) => m.tensor().map(|t| t.dtype),
+            // Over symbolic sizes the native rules may not answer (`addmm` of `[s0*2, 64]`):
+            // the result's dtype is then the traced one, which torch's own run under the
+            // state gave at the hints, and a cast of every floating argument to it is what
+            // autocast does.
+            Err(crate::infer::InferError::Unsupported) if symbolic(&g, &new_args, &new_kwargs) => {
+                Some(want)
+            }
+            Err(e) => return Err(format!("{} under autocast: {e}", target.name())),
+        };
+        if again != Some(want) {
             return Err(format!(
                 "{} under autocast: casting its arguments to {want:?} does not give its dtype",
                 target.name()
@@ -150,6 +172,25 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
         g.remove(s);
     }
     Ok(g)
+}
+
+/// The dtype of a call's first tensor argument.
+fn first_tensor_dtype(g: &Graph, args: &[Arg]) -> Option<DType> {
+    let mut nodes = Vec::new();
+    args.iter().for_each(|a| a.nodes(&mut nodes));
+    nodes
+        .iter()
+        .find_map(|&n| g.node(n).meta.tensor().map(|t| t.dtype))
+}
+
+/// Whether a call's tensor arguments have symbolic sizes.
+fn symbolic(g: &Graph, args: &[Arg], kwargs: &[(String, Arg)]) -> bool {
+    let mut nodes = Vec::new();
+    args.iter().for_each(|a| a.nodes(&mut nodes));
+    kwargs.iter().for_each(|(_, a)| a.nodes(&mut nodes));
+    nodes
+        .iter()
+        .any(|&n| !crate::infer::meta_symbols(&g.node(n).meta).is_empty())
 }
 
 fn dtypes(m: &NodeMeta) -> Vec<Option<DType>> {

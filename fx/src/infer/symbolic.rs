@@ -158,6 +158,10 @@ pub struct Symbols<'a> {
     /// far: after `view(n, -1)` guarded `s0 % n == 0`, a point breaking it is no size the
     /// graph runs at, and an op's concrete rules there say nothing). `None`: every point.
     pub admits: Option<Admits<'a>>,
+    /// The call runs under autocast: the native rules see the dtypes before autocast's casts
+    /// (`addmm` of a bfloat16 activation and a float32 weight), so their dtype checks say
+    /// nothing, and where they refuse, the external evaluator (run under the state) answers.
+    pub autocast: bool,
 }
 
 impl<'a> Symbols<'a> {
@@ -168,6 +172,7 @@ impl<'a> Symbols<'a> {
             pinned: &[],
             same: &[],
             admits: None,
+            autocast: false,
         }
     }
 }
@@ -187,6 +192,7 @@ pub fn infer_symbolic(
         pinned,
         same,
         admits,
+        autocast,
     } = shapes;
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
@@ -227,7 +233,12 @@ pub fn infer_symbolic(
     });
     let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
     let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
-    let (mut family, first) = native(&points[0]);
+    let (mut family, mut first) = native(&points[0]);
+    let autocast_retry =
+        autocast && external.is_some() && matches!(first, Err(InferError::Invalid(_)));
+    if autocast_retry {
+        first = Err(InferError::Unsupported);
+    }
     // Ops with an explicit symbolic rule below (`cat`, `view`, ...) whose native rule leaves a
     // case to torch (`cat` of non-contiguous 4-d inputs, whose layout torch picks) take their
     // concrete values from the external evaluator too: the rule gives the sizes, the strides
@@ -250,7 +261,8 @@ pub fn infer_symbolic(
             || (family.is_empty() && (all_pinned || EXTERNAL_FITTED.contains(&name)))
             // An `nn` rule leaves some cases to torch (`layer_norm` of a bfloat16 input with
             // float32 parameters, as autocast runs it): fitted from torch's answers as well.
-            || family == "nn");
+            || family == "nn"
+            || autocast_retry);
     if use_external && !explicit_rule {
         family = "external";
     }

@@ -49,6 +49,7 @@ impl OutputGraph {
                     pinned,
                     same,
                     admits: Some(&admits),
+                    autocast,
                 },
             )
         };

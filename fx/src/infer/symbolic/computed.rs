@@ -214,6 +214,7 @@ mod tests {
                 pinned: &[],
                 same: &[],
                 admits: None,
+                autocast: false,
             },
         )
         .unwrap();
@@ -251,6 +252,7 @@ mod tests {
                 pinned: &[],
                 same: &[],
                 admits: None,
+                autocast: false,
             },
         )
         .unwrap();
@@ -281,6 +283,7 @@ mod tests {
                 pinned: &[],
                 same: &[],
                 admits: None,
+                autocast: false,
             },
         )
         .unwrap();
