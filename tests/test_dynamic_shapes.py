@@ -326,6 +326,20 @@ def test_dynamic_true_compiles_once():
     check(views, [(R(n, 8),) for n in range(2, 64, 7)], dynamic=True, expected=1)
 
 
+def scaled_window(x, n, k):
+    # `n` reaches a size (a slice bound) and arithmetic; `k` only arithmetic.
+    return x[:n] * k + n, x.sum() * (n - k)
+
+
+def test_dynamic_true_makes_int_arguments_symbolic_from_the_first_compile():
+    """Ints passed to the frame are symbolic from the first compile under `dynamic=True`, as
+    torch.compile makes them (1 graph over three calls; was 3: ints waited for a recompile).
+    A later `k = 1` runs the same graph (its guard is the int's type), as in torch.compile."""
+    calls = [(R(9, 3), 4, 3), (R(11, 3), 5, 7), (R(12, 3), 6, 2)]
+    check(scaled_window, calls, dynamic=True, expected=1)
+    check(scaled_window, calls + [(R(10, 3), 3, 1)], dynamic=True, expected=1)
+
+
 def test_automatic_dynamic_off_recompiles_per_size():
     torchferro.config.automatic_dynamic_shapes = False
     torchferro.compiler.reset()

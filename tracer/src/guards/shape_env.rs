@@ -585,7 +585,8 @@ pub fn set_policy(p: TracePolicy) {
 }
 
 /// Whether the int `value` read from `source` is a symbolic int in this trace: automatic
-/// dynamic saw it change at a recompile (`CodeCache::automatic_dynamic_ints`), it is exactly an
+/// dynamic saw it change at a recompile (`CodeCache::automatic_dynamic_ints`) or it is an
+/// argument of the frame under `dynamic=True`, it is exactly an
 /// `int`, and it is at least 2 here (so that `ShapeEnv::size_like` holds at the hint; an int
 /// traced at 0 or 1 stays a constant, which torch does not do). `dynamic=False` keeps ints
 /// static.
@@ -598,9 +599,15 @@ pub fn int_is_dynamic(py: Python<'_>, source: &Source, value: &Bound<'_, PyAny>)
     }
     POLICY.with(|c| {
         let p = c.borrow();
-        p.policy != DynamicPolicy::Never && {
-            let name = source.to_string();
-            p.ints.contains(&name)
+        match p.policy {
+            DynamicPolicy::Never => false,
+            // `dynamic=True` makes the frame's int arguments symbolic from the first compile,
+            // as torch does (`L['n']`; an int read from an attribute or a container stays
+            // static until it changes).
+            DynamicPolicy::Always if source.root_local().is_some() && source.steps().len() == 1 => {
+                true
+            }
+            _ => p.ints.contains(&source.to_string()),
         }
     })
 }
