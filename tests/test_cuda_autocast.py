@@ -44,6 +44,14 @@ def only_entry(fn):
     return entry
 
 
+def why_not_ours(fn):
+    """What the entries of ``fn`` ran on and why, for a failed launch check."""
+    return [
+        (e["runner"], e["fallback_reasons"])
+        for e in torchferro.compiler.cache_entries(fn)
+    ]
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_a_cuda_autocast_region_runs_our_kernels_in_eagers_dtypes(dtype):
     torch.manual_seed(0)
@@ -71,7 +79,7 @@ def test_a_cuda_autocast_region_runs_our_kernels_in_eagers_dtypes(dtype):
             want = f(x, y)
             before = launches()
             got = f_c(x, y)
-            assert launches() > before
+            assert launches() > before, why_not_ours(f)
         assert len(got) == len(want)
         # Every output but `plain` (float32 throughout) is computed from the 16-bit `h`.
         for i, (g, w) in enumerate(zip(got, want)):
@@ -133,6 +141,6 @@ def test_gpt2_under_cuda_autocast_is_one_inductor_graph():
             want = forward(ids)
             before = launches()
             got = f(ids)
-            assert launches() > before
+            assert launches() > before, why_not_ours(forward)
         close(got, want)
     assert torchferro.compiler.cache_entries(forward)[0]["runner"] == "inductor"

@@ -241,7 +241,9 @@ def make_keyed(keys: list[tuple[int, float]], steps: list[tuple[int, int]], ret:
 )
 # CI's find (session 14): `B in (2, 3, C)` pinned C (3 graphs against 2); a sequence's membership
 # now compares item by item, guarding only the relations it decided.
-@example(keys=[(0, 0.5)], steps=[(6, 0)], ret=0, shapes=[(2, 2, 2), (2, 2, 3), (2, 2, 4)])
+@example(
+    keys=[(0, 0.5)], steps=[(6, 0)], ret=0, shapes=[(2, 2, 2), (2, 2, 3), (2, 2, 4)]
+)
 def test_generated_symbolic_dict_keys_match_torch_compile(keys, steps, ret, shapes):
     program, src = make_keyed(keys, steps, ret)
     note(src)
