@@ -363,6 +363,27 @@ def generator_grouped(xs, seen):
 
 
 @case(xs3_seen)
+def generator_groups_left_unread(xs, seen):
+    # Moving on without reading a group pulls past the rest of it: `len(seen)` is 1, then 3.
+    out = []
+    for k, g in itertools.groupby(_logged([0, 0, 1, 1], seen)):
+        out.append(xs[k] * len(seen))
+    return out, list(seen)
+
+
+@case(xs3_seen)
+def generator_group_read_after_moving_on(xs, seen):
+    # A group read after the outer iterator moved past it is empty, as in CPython; one read in
+    # part leaves the rest for the outer iterator to skip.
+    groups = itertools.groupby(_logged([0, 0, 1, 2, 2], seen), key=lambda v: v % 2)
+    k0, g0 = next(groups)
+    first = next(g0)
+    k1, g1 = next(groups)
+    late = list(g0)
+    return xs[k0] * first + len(seen), xs[k1] * len(list(g1)), late, len(seen)
+
+
+@case(xs3_seen)
 def generator_teed(xs, seen):
     a, b = itertools.tee(_logged(xs, seen))
     first = next(a) * len(seen)

@@ -176,6 +176,43 @@ def _tee_branch(it, buffers, mine):
         yield value
 
 
+# `groupby`: one shared pull for the groups and the outer iterator. `state` holds the current
+# value, its key, whether the input is spent, and the number of the live group: a group whose
+# number is no longer live yields nothing more (the outer iterator moved past it), and moving
+# the outer iterator on skips what is left of the live group, pulling as CPython does.
+def groupby(iterable, key=None):
+    it = iter(iterable)
+    state = [None, None, False, 0]
+    if not _groupby_pull(it, key, state):
+        return
+    while not state[2]:
+        target = state[1]
+        state[3] += 1
+        yield target, _groupby_group(it, key, state, target, state[3])
+        while not state[2] and state[1] == target:
+            _groupby_pull(it, key, state)
+
+
+def _groupby_pull(it, key, state):
+    value = next(it, _MISSING)
+    if value is _MISSING:
+        state[2] = True
+        return False
+    state[0] = value
+    state[1] = value if key is None else key(value)
+    return True
+
+
+def _groupby_group(it, key, state, target, number):
+    if state[3] != number:
+        return
+    yield state[0]
+    while state[3] == number:
+        if not _groupby_pull(it, key, state) or state[1] != target:
+            return
+        yield state[0]
+
+
 # A user iterator object (its class's `__iter__` returned an object with `__next__`): one
 # `__next__` call per pull, as the loop that drives it in CPython does.
 def user_iterator(it):

@@ -461,8 +461,8 @@ impl Frame<'_, '_> {
         // Over a lazy generator, the functions that CPython runs one pull at a time run as
         // lazy stand-ins (`lazy_polyfills.py`): the generator's body then interleaves with the
         // consumer as in eager. `product`, `permutations` and the `combinations` take their
-        // arguments whole when made, as CPython does; `tee` shares one pull among its branches;
-        // `groupby` still drains them.
+        // arguments whole when made, as CPython does; `tee` shares one pull among its branches,
+        // `groupby` among its groups.
         let lazy = args
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
@@ -475,6 +475,15 @@ impl Frame<'_, '_> {
                 | "starmap" | "compress" | "zip_longest" | "cycle" => Some(name),
                 _ => None,
             };
+            if name == "groupby"
+                && !args.is_empty()
+                && args.len() <= 2
+                && kwargs.iter().all(|(k, _)| k == "key")
+            {
+                return self
+                    .lazy_polyfill("groupby", args.to_vec(), kwargs.to_vec())
+                    .map(Some);
+            }
             if name == "tee" && kwargs.is_empty() && args.len() <= 2 {
                 return self.polyfill_call("tee", args.to_vec(), vec![]).map(Some);
             }
