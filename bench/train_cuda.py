@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import sys
 import time
@@ -96,6 +97,8 @@ def main() -> None:
         if name == "eager":
             return lambda f: f
         if name == "torchferro":
+            # The compiled CUDA training path is opt-in until it beats eager (docs/cuda.md).
+            os.environ.setdefault("TORCHFERRO_AOT_CUDA", "1")
             import torchferro
 
             return torchferro.compile

@@ -7,8 +7,9 @@ float32 tolerance at each step, ``torchferro._aot.counters`` show the compiled b
 no fallback, and ``torchferro._C._cuda_kernel_launches()`` shows our CUDA kernels ran in both
 halves (the forward's first call, then the first backward). Skips without a CUDA device.
 
-Written in session 13 without a GPU; passed on the H200 in session 15, when the path became the
-default (``TORCHFERRO_AOT_CUDA=0`` opts out; this file sets it to 1 all the same).
+Written in session 13 without a GPU; passed on the H200 in session 15. The path stays behind
+``TORCHFERRO_AOT_CUDA=1`` (this file sets it) until its step is faster than eager's
+(docs/cuda.md, "Session 15").
 """
 
 from __future__ import annotations
