@@ -278,6 +278,28 @@ fn breakable(ins: &crate::decode::Ins) -> bool {
 
 pub use crate::code::{user_function_name, RESUME_PREFIX};
 
+/// Why a frame whose graph break lies inside a loop runs eagerly.
+pub const BREAK_IN_LOOP: &str = "a graph break inside a for/while loop: the frame runs \
+     eagerly, as torch.compile gives such frames up (the functions it calls are compiled as \
+     frames of their own)";
+
+/// Whether root instruction `index` lies inside a loop of the frame, as torch.compile decides
+/// it: a jump back to before `index` comes before the next return, in code order. Resuming
+/// there would trace the rest of the loop once per trip (its remaining items unrolled, a new
+/// graph for each), where giving the frame up compiles only what it calls; this keeps the
+/// graph count torch.compile's.
+fn in_loop(info: &CodeInfo, index: usize) -> bool {
+    for ins in &info.ins[index..] {
+        if matches!(ins.name.as_str(), "RETURN_VALUE" | "RETURN_CONST") {
+            return false;
+        }
+        if ins.target.is_some_and(|t| t < index) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Why a graph break cannot be placed at root instruction `index` (the whole frame then runs
 /// eagerly), or `None` when it can.
 pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
@@ -300,6 +322,9 @@ pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
     );
     if !(breakable(ins) && ins.op != Op::Unsupported || supported_unsupported) {
         return Some(format!("a graph break at {} cannot resume yet", ins.name));
+    }
+    if in_loop(info, index) {
+        return Some(BREAK_IN_LOOP.into());
     }
     match bytecode::exception_table::parse(&info.exception_table) {
         Ok(_) => None,
