@@ -99,11 +99,16 @@ def while_loop_break(x):
     return x
 
 
+def _halve(x):
+    # Contracting, so rounding differences between compilers shrink from trip to trip.
+    return x.tanh() * 0.5
+
+
 @case(x34)
 def data_dependent_while_loop(x):
     n = 0
-    while x.abs().sum() < 1000 and n < 20:
-        x = _step(x) * 2
+    while x.abs().sum() > 1 and n < 20:
+        x = _halve(x)
         n += 1
     return x, n
 
