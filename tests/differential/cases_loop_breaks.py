@@ -262,3 +262,37 @@ def side_effects_in_loop_with_break(x):
     for _ in range(3):
         x = _step(c.bump(x))
     return x, c.calls
+
+
+@case(x34)
+def while_loop_resuming_on_every_trip(x):
+    # The `return` ahead of the back edge keeps the frame (both compilers resume inside the
+    # loop). Every trip breaks at the same place and resumes in the same resume function (built
+    # from the original code, so one code object): the counter turns symbolic at its second
+    # value and the later trips reuse that graph. 4 graphs as torch.compile; 9 when each resume
+    # function was built from the previous one's code.
+    i = 2
+    while i < 10:
+        x = x * 2
+        print("trip", i)
+        if i > 100:
+            return x
+        i += 1
+    return x + 1
+
+
+@case(
+    x34,
+    breadth="the counter starts at 0: an int traced at 0 or 1 stays a constant under automatic "
+    "dynamic (issue 18), so the resume function compiles for 0, 1, then symbolically (5 graphs); "
+    "torch.compile makes it symbolic at 1 (4 graphs)",
+)
+def while_loop_resuming_on_every_trip_from_zero(x):
+    i = 0
+    while i < 8:
+        x = x * 2
+        print("trip", i)
+        if i > 100:
+            return x
+        i += 1
+    return x + 1
