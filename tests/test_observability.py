@@ -95,8 +95,7 @@ def outer(x):
 
 
 def in_loop(x):
-    # A function with keyword-only defaults made in the frame cannot be handed to a resume
-    # function yet: the break in the loop runs the frame eagerly.
+    # A break inside a loop runs the frame eagerly, as torch.compile gives such frames up.
     scale = lambda t, *, k=2: t * k
     for _ in range(2):
         x = scale(x)
@@ -654,8 +653,9 @@ def test_break_inside_a_loop_says_why_once(capsys):
     at = _at(in_loop, 'print("step")')
     msgs = observe(_eager(in_loop), [lambda: (torch.ones(3),)]).messages("graph_breaks")
     expected = (
-        "Graph break: running function in_loop eagerly: call to builtins.print; it cannot resume "
-        f"there: returning a function <lambda> (at {at})"
+        "Graph break: running function in_loop eagerly: call to builtins.print; a graph break "
+        "inside a for/while loop: the frame runs eagerly, as torch.compile gives such frames up "
+        f"(the functions it calls are compiled as frames of their own) (at {at})"
     )
     assert msgs == [expected]
 

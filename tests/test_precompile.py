@@ -91,12 +91,15 @@ def uses_global_weight(model, x):
 
 
 def loop_with_break(model, x):
-    """The resume function's stack-slot parameters repeat a name."""
+    """The resume function's stack-slot parameters repeat a name. (A `return` comes before the
+    loop's back edge, so the frame resumes inside the loop rather than being given up.)"""
     y = model(x)
     for w in [1.0, 2.0]:
         y = y * w
         print("step", w)
-    return y + x.sum()
+        if w == 2.0:
+            return y + x.sum()
+    return y
 
 
 def try_with_break(model, x):

@@ -40,6 +40,23 @@ REFUSED = {
     "abc_subclass_made_inside": "which has no importable name",
     "dataclass_replace_of_object_made_inside": "which has no importable name",
 }
+# A graph break inside a loop gives the frame up, as torch.compile does (`resume::in_loop`): it
+# runs eagerly, so a capture of it compiles nothing.
+REFUSED |= {
+    name: "the capture compiled nothing"
+    for name in (
+        "print_inside_for_loop_over_range",
+        "print_inside_for_loop_over_list",
+        "print_inside_for_loop_over_dict_items",
+        "break_inside_loop_over_tensor_list",
+        "data_dependent_break_inside_loop",
+        "print_inside_enumerate_loop",
+        "print_inside_zip_loop",
+        "print_inside_nested_loops",
+        "data_dependent_break_then_continue",
+        "loop_resumes_next_to_an_attribute_dict",
+    )
+}
 if sys.version_info < (3, 12):
     # 3.11 runs the comprehension as its own frame, which reads the cell natively; 3.12
     # inlines it (PEP 709).

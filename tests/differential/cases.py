@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     cases_idioms,
     cases_kernels,
     cases_language,
+    cases_loop_breaks,
     cases_model_code,
     cases_numpy,
     cases_rng,

@@ -1941,9 +1941,10 @@ def compiled_torch_nn_sequential():
 @case(
     x34,
     module=True,
-    breadth="a compiled torch.nn module whose forward breaks is traced around the break (its "
-    "layers before and after it make graphs); torch.compile runs the whole torch.nn forward "
-    "natively after a nested break, compiling only the user layer that breaks",
+    breadth="1 graph as torch.compile (the user layer that breaks), but torchferro gives up the "
+    "Sequential's forward, whose break lies inside its loop, and counts it as a frame run "
+    "eagerly; torch.compile's root frame is Module._call_impl, which breaks at the forward call "
+    "outside any loop and resumes after it (no frame given up)",
 )
 def compiled_torch_nn_sequential_that_breaks():
     return nn.Sequential(nn.Linear(4, 4), _Loud(), nn.Linear(4, 4))

@@ -259,7 +259,7 @@ def loop_over_list_argument_of_ints(x, ks):
 
 
 # torch.compile: 0 graphs
-@program(x34, 2, 1)
+@program(x34, 0, 0, eager=1)
 def while_loop_with_a_break_inside(x):
     i = 0
     out = x
@@ -272,7 +272,7 @@ def while_loop_with_a_break_inside(x):
 
 
 # torch.compile: 0 graphs
-@program(lambda r: (r.randn(3), {"a": 1.0, "b": 2.0}), 2, 2)
+@program(lambda r: (r.randn(3), {"a": 1.0, "b": 2.0}), 0, 0, eager=1)
 def loop_over_input_dict_items_with_break(x, d):
     out = []
     for k, v in d.items():

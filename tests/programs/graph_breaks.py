@@ -74,7 +74,7 @@ def data_dependent_if_bool_call(x):
 
 
 # torch.compile: 3 graphs
-@program(x34, 5, 5)
+@program(x34, 1, 1, eager=1)
 def data_dependent_while(x):
     # Each trip breaks at the loop condition; the number of trips differs between input sets.
     n = 0
@@ -210,7 +210,7 @@ class WithPrintingChild(nn.Module):
 module_program("break_in_submodule_forward", WithPrintingChild, x34, 4, 2)
 
 
-@program(x34, 3, 3)
+@program(x34, 0, 0, eager=1)
 def print_inside_for_loop_over_range(x):
     for i in range(3):
         x = x + i
@@ -218,7 +218,7 @@ def print_inside_for_loop_over_range(x):
     return x
 
 
-@program(lambda r: (r.randn(3), [1.0, 2.0, 3.0]), 3, 3)
+@program(lambda r: (r.randn(3), [1.0, 2.0, 3.0]), 0, 0, eager=1)
 def print_inside_for_loop_over_list(x, ws):
     out = x
     for w in ws:
@@ -227,7 +227,7 @@ def print_inside_for_loop_over_list(x, ws):
     return out
 
 
-@program(lambda r: (r.randn(3),), 2, 2)
+@program(lambda r: (r.randn(3),), 0, 0, eager=1)
 def print_inside_for_loop_over_dict_items(x):
     d = {"a": 1.0, "b": 2.0}
     for k, v in d.items():
@@ -236,7 +236,7 @@ def print_inside_for_loop_over_dict_items(x):
     return x
 
 
-@program(lambda r: ([r.randn(3), r.randn(3)],), 2, 2)
+@program(lambda r: ([r.randn(3), r.randn(3)],), 0, 0, eager=1)
 def break_inside_loop_over_tensor_list(xs):
     total = xs[0] * 0
     for t in xs:
@@ -245,7 +245,7 @@ def break_inside_loop_over_tensor_list(xs):
     return total
 
 
-@program(pos_neg, 7, 5)
+@program(pos_neg, 0, 0, eager=1)
 def data_dependent_break_inside_loop(x):
     out = x
     for i in range(3):
@@ -538,12 +538,61 @@ def breaking_closure_called_twice(x, bump):
 
 
 # ---------------------------------------------------------------------------------------------
-# Loops over Python iterables continue in the resume function: the loop's iterator is handed over
-# as the items it has not yielded yet.
+# A break inside a loop gives the frame up, as torch.compile does (`resume::in_loop`): it runs
+# eagerly. Where a `return` comes ahead of the loop's back edge the frame resumes inside the loop
+# (as torch.compile does too): the loop's iterator is handed over as the items it has not yielded
+# yet, and every trip resumes in the same resume function, built from the original code.
 
 
 # torch.compile: 0 graphs
 @program(lambda r: (r.randn(3), [r.randn(3), r.randn(3), r.randn(3)]), 4, 3)
+def enumerate_loop_resumes_with_a_return_ahead(x, xs):
+    out = x
+    for i, t in enumerate(xs):
+        out = out + t * i
+        print("step", i)
+        if i > 10:
+            return out
+        out = out * 0.5
+    return out
+
+
+# torch.compile: 1 graphs
+@program(lambda r: (r.randn(3), [1.0, 2.0], ["a", "b"]), 2, 2)
+def zip_loop_resumes_with_a_return_ahead(x, ws, names):
+    parts = {}
+    for w, n in zip(ws, names):
+        parts[n] = x * w
+        print(n)
+        if w > 10:
+            return parts
+    return parts
+
+
+@program(x34, 4, 3)
+def range_loop_resumes_with_a_return_ahead(x):
+    for i in range(3):
+        x = x + i
+        print("step", i)
+        if i > 10:
+            return x
+    return x * 2
+
+
+# torch.compile: 3 graphs
+@program(lambda r: (r.randn(3),), 2, 2)
+def dict_items_loop_resumes_with_a_return_ahead(x):
+    d = {"a": 1.0, "b": 2.0}
+    for k, v in d.items():
+        x = x + v
+        print(k)
+        if v > 10:
+            return x
+    return x
+
+
+# torch.compile: 0 graphs
+@program(lambda r: (r.randn(3), [r.randn(3), r.randn(3), r.randn(3)]), 0, 0, eager=1)
 def print_inside_enumerate_loop(x, xs):
     out = x
     for i, t in enumerate(xs):
@@ -554,7 +603,7 @@ def print_inside_enumerate_loop(x, xs):
 
 
 # torch.compile: 0 graphs
-@program(lambda r: (r.randn(3), [1.0, 2.0], ["a", "b"]), 2, 2)
+@program(lambda r: (r.randn(3), [1.0, 2.0], ["a", "b"]), 0, 0, eager=1)
 def print_inside_zip_loop(x, ws, names):
     parts = {}
     for w, n in zip(ws, names):
@@ -564,7 +613,7 @@ def print_inside_zip_loop(x, ws, names):
 
 
 # torch.compile: 0 graphs
-@program(x34, 2, 2)
+@program(x34, 0, 0, eager=1)
 def print_inside_nested_loops(x):
     acc = x
     for i in range(2):
@@ -576,7 +625,7 @@ def print_inside_nested_loops(x):
 
 
 # torch.compile: 0 graphs
-@program(pos_neg, 6, 5)
+@program(pos_neg, 0, 0, eager=1)
 def data_dependent_break_then_continue(x):
     total = x * 0
     for k in [1, 2, 3]:
@@ -693,7 +742,7 @@ def _record(r):
 # The loop's remaining items are a tracker made after tracing: it must not be mistaken for an
 # input container (here `rec.__dict__`) whose tracker was freed at the same address.
 # torch.compile: 1 graphs
-@program(_record, 1, 2)
+@program(_record, 0, 0, eager=1)
 def loop_resumes_next_to_an_attribute_dict(rec, fields, x):
     for field in fields:
         v = rec.__dict__.get(field.name)

@@ -278,6 +278,28 @@ fn breakable(ins: &crate::decode::Ins) -> bool {
 
 pub use crate::code::{user_function_name, RESUME_PREFIX};
 
+/// Why a frame whose graph break lies inside a loop runs eagerly.
+pub const BREAK_IN_LOOP: &str = "a graph break inside a for/while loop: the frame runs \
+     eagerly, as torch.compile gives such frames up (the functions it calls are compiled as \
+     frames of their own)";
+
+/// Whether root instruction `index` lies inside a loop of the frame, as torch.compile decides
+/// it: a jump back to before `index` comes before the next return, in code order. Resuming
+/// there would trace the rest of the loop once per trip (its remaining items unrolled, a new
+/// graph for each), where giving the frame up compiles only what it calls; this keeps the
+/// graph count torch.compile's.
+fn in_loop(info: &CodeInfo, index: usize) -> bool {
+    for ins in &info.ins[index..] {
+        if matches!(ins.name.as_str(), "RETURN_VALUE" | "RETURN_CONST") {
+            return false;
+        }
+        if ins.target.is_some_and(|t| t < index) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Why a graph break cannot be placed at root instruction `index` (the whole frame then runs
 /// eagerly), or `None` when it can.
 pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
@@ -300,6 +322,9 @@ pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {
     );
     if !(breakable(ins) && ins.op != Op::Unsupported || supported_unsupported) {
         return Some(format!("a graph break at {} cannot resume yet", ins.name));
+    }
+    if in_loop(info, index) {
+        return Some(BREAK_IN_LOOP.into());
     }
     match bytecode::exception_table::parse(&info.exception_table) {
         Ok(_) => None,
@@ -598,10 +623,11 @@ pub fn graph_break<'py>(
             after_lay.maybe.push(v);
         }
     }
+    let origin = origin_of(py, info, code, plan.index)?;
     let mut ctx = ResumeCtx {
         py,
         info,
-        code,
+        origin: &origin,
         globals,
         consts: &mut consts,
         lay: &after_lay,
@@ -647,7 +673,8 @@ pub fn graph_break<'py>(
                 s.extend([StackSlot::Value, StackSlot::Value]);
                 s
             })?;
-            let lasti = resume.prefix_units + (ins.offset / 2) as i64;
+            let at = origin.index(plan.index)?;
+            let lasti = resume.prefix_units + (origin.info().ins[at].offset / 2) as i64;
             let c = ctx.consts.int(py, lasti);
             asm.load_const(c).map_err(asm_err)?;
             asm.swap(2).map_err(asm_err)?;
@@ -729,26 +756,39 @@ impl Layout {
 
 struct ResumeCtx<'a, 'py> {
     py: Python<'py>,
+    /// The frame's code, which the transformed code's layout follows.
     info: &'a CodeInfo,
-    code: &'a Bound<'py, PyAny>,
+    /// The code resume functions are built from (see [`Origin`]).
+    origin: &'a Origin<'a, 'py>,
     globals: &'a Bound<'py, PyAny>,
     consts: &'a mut Consts<'py>,
     lay: &'a Layout,
 }
 
 impl<'py> ResumeCtx<'_, 'py> {
+    /// The resume function that continues at the frame's instruction `target`.
     fn resume_code(&mut self, target: usize, spec: &[StackSlot]) -> Result<Resume, TraceError> {
-        let unbound: Vec<usize> = (0..self.info.nlocals)
+        let origin = self.origin;
+        // A resume function's own stack locals come after the original's locals, and are
+        // unbound past its prefix: the original's locals are all a resume function takes.
+        let nlocals = origin.info().nlocals;
+        let unbound: Vec<usize> = (0..nlocals)
             .filter(|j| !self.lay.assigned.contains(j) && !self.lay.maybe.contains(j))
             .collect();
-        let mut maybe = self.lay.maybe.clone();
+        let mut maybe: Vec<usize> = self
+            .lay
+            .maybe
+            .iter()
+            .copied()
+            .filter(|j| *j < nlocals)
+            .collect();
         maybe.sort_unstable();
         resume_function(
             self.py,
-            self.info,
-            self.code,
+            origin.info(),
+            &origin.code,
             self.globals,
-            target,
+            origin.index(target)?,
             spec,
             Unbound {
                 unbound: &unbound,
@@ -814,7 +854,8 @@ impl<'py> ResumeCtx<'_, 'py> {
         } else {
             self.consts.add(unbound_marker(py)?)
         };
-        for j in 0..self.info.nlocals {
+        let nlocals = self.origin.info().nlocals;
+        for j in 0..nlocals {
             if lay.assigned.contains(&j) {
                 asm.load_fast(lay.local(j)).map_err(asm_err)?;
             } else if lay.maybe.contains(&j) {
@@ -849,7 +890,7 @@ impl<'py> ResumeCtx<'_, 'py> {
             above_top += 1;
         }
         let from_graph = spec.len() - on_stack;
-        let mut nargs = self.info.nlocals;
+        let mut nargs = nlocals;
         for (i, slot) in spec.iter().enumerate() {
             if *slot == StackSlot::Null {
                 if i >= from_graph {
@@ -929,6 +970,9 @@ struct Resume {
     function: Py<PyAny>,
     /// Code units before the appended original code starts.
     prefix_units: i64,
+    /// Decoded instructions before the appended original code starts: instruction
+    /// `prefix_ins + k` of the resume code is instruction `k` of the original.
+    prefix_ins: usize,
 }
 
 impl Resume {
@@ -937,8 +981,82 @@ impl Resume {
             code: self.code.clone_ref(py),
             function: self.function.clone_ref(py),
             prefix_units: self.prefix_units,
+            prefix_ins: self.prefix_ins,
         }
     }
+}
+
+/// The code a frame's resume functions are built from, and where its instructions are.
+///
+/// A frame that is itself a resume function continues the ORIGINAL code: a break in it gets
+/// a resume function built from the original code object at the matching instruction, not
+/// from the resume code (which would nest one prefix per break). So the trips of a loop that
+/// breaks at the same place share one resume code object and its compiled entries, instead
+/// of making a new code object, and recompiling, on every trip.
+struct Origin<'a, 'py> {
+    /// The original code's facts where the frame is a resume function's, else none.
+    owned: Option<CodeInfo>,
+    frame: &'a CodeInfo,
+    code: Bound<'py, PyAny>,
+    /// The frame's instruction `i` is the origin's instruction `i - shift`.
+    shift: usize,
+}
+
+impl Origin<'_, '_> {
+    fn info(&self) -> &CodeInfo {
+        self.owned.as_ref().unwrap_or(self.frame)
+    }
+
+    /// The origin's instruction for the frame's instruction `i`.
+    fn index(&self, i: usize) -> Result<usize, TraceError> {
+        i.checked_sub(self.shift)
+            .filter(|k| *k <= self.info().ins.len())
+            .ok_or_else(|| TraceError::internal("a resume point inside a resume prefix"))
+    }
+}
+
+/// The origin of the frame running `code` (see [`Origin`]): the original code a resume
+/// function continues, or `code` itself.
+fn origin_of<'a, 'py>(
+    py: Python<'py>,
+    info: &'a CodeInfo,
+    code: &Bound<'py, PyAny>,
+    index: usize,
+) -> Result<Origin<'a, 'py>, TraceError> {
+    let found = RESUMES.lock().ok().and_then(|cache| {
+        cache
+            .iter()
+            .find(|(_, _, r)| r.code.as_ptr() == code.as_ptr())
+            .map(|(_, orig, r)| (orig.clone_ref(py), r.prefix_ins))
+    });
+    if let Some((orig, shift)) = found {
+        // Only where the break lies in the appended original code, instruction for
+        // instruction the same (the prefix never breaks; checked, not assumed).
+        if index >= shift {
+            let orig = orig.into_bound(py);
+            let oinfo = CodeInfo::from_code(py, &orig)?;
+            let same = oinfo.ins.len() + shift == info.ins.len()
+                && oinfo
+                    .ins
+                    .iter()
+                    .zip(&info.ins[shift..])
+                    .all(|(a, b)| a.name == b.name);
+            if same {
+                return Ok(Origin {
+                    owned: Some(oinfo),
+                    frame: info,
+                    code: orig,
+                    shift,
+                });
+            }
+        }
+    }
+    Ok(Origin {
+        owned: None,
+        frame: info,
+        code: code.clone(),
+        shift: 0,
+    })
 }
 
 /// A function that continues the original code at instruction `target`, taking every local
@@ -1083,6 +1201,7 @@ fn make_resume_function(
     asm.bind_to(start, labels[target]).map_err(asm_err)?;
     let out = asm.assemble(info.firstlineno as i32).map_err(asm_err)?;
     let prefix_units = out.offsets.get(base).copied().unwrap_or(0) as i64 / 2;
+    let prefix_ins = base;
     let mut varnames = info.varnames.clone();
     for i in 0..nstack {
         varnames.push(format!("___stack{i}"));
@@ -1123,6 +1242,7 @@ fn make_resume_function(
         code: new_code.unbind(),
         function,
         prefix_units,
+        prefix_ins,
     })
 }
 
