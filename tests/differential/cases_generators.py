@@ -354,6 +354,20 @@ def generator_chain_stops_early(xs, seen):
     return None
 
 
+def _delegating(xs, seen):
+    yield from _logged(xs, seen)
+
+
+# Left suspended inside a `yield from`: closing it passes the close on to the inner generator
+# and runs nothing (on 3.12 the delegation's `CLEANUP_THROW` handler broke the frame).
+@case(xs3_seen)
+def generator_delegating_left_suspended(xs, seen):
+    for t in _delegating(xs, seen):
+        if len(seen) == 2:
+            return t * 2, list(seen)
+    return None
+
+
 @case(xs3_seen)
 def generator_grouped(xs, seen):
     out = []

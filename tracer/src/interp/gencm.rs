@@ -315,7 +315,9 @@ pub(crate) fn unentered_parts(v: &Var) -> Option<UnenteredCm> {
 
 /// Whether a `try` (or `with`) of the generator encloses the `yield` its frame is suspended
 /// at, so closing the generator would run code (3.12's own wrapper, which turns a
-/// `StopIteration` into `RuntimeError`, runs nothing on close and does not count).
+/// `StopIteration` into `RuntimeError`, runs nothing on close and does not count; nor does a
+/// `yield from`'s `CLEANUP_THROW`, which passes the close on to the inner iterator, itself
+/// checked when it is a generator: 3.12's `chain` stand-in left suspended broke the frame).
 pub(super) fn handler_around_yield(saved: &SavedFrame) -> bool {
     let code = &saved.code;
     if code.exception_table.is_empty() {
@@ -338,6 +340,6 @@ pub(super) fn handler_around_yield(saved: &SavedFrame) -> bool {
             code.ins
                 .iter()
                 .find(|i| i.offset == e.target as usize)
-                .is_none_or(|i| i.name != "CALL_INTRINSIC_1")
+                .is_none_or(|i| i.name != "CALL_INTRINSIC_1" && i.name != "CLEANUP_THROW")
         })
 }
