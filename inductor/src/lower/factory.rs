@@ -89,13 +89,8 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
             return fallback("arange with step 0 (torch raises)");
         }
         // ceil((e - s) / st) in integers, for either sign of the step.
-        let span = e - s;
-        let n = if st > 0 {
-            (span + st - 1).div_euclid(st)
-        } else {
-            (span + st + 1).div_euclid(st)
-        };
-        n.max(0)
+        let (span, st) = if st > 0 { (e - s, st) } else { (s - e, -st) };
+        (span + st - 1).div_euclid(st).max(0)
     } else {
         if !out.is_floating_point() {
             // torch casts start and step to the integer dtype first; not modelled.
