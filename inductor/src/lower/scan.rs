@@ -86,7 +86,7 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
 
 /// `torch.diff(input, n=1, dim=-1, prepend=None, append=None)`: `prepend`, `input`, `append`
 /// concatenated along `dim`, then `n` times the difference of neighbours (`!=` on bool, as
-/// torch's logical xor), each round in the concatenation's dtype.
+/// torch's logical xor), each round in the concatenation's dtype; `n = 0` is the input alone.
 pub fn diff(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
     let b = bind(&["input", "n", "dim", "prepend", "append"], a, kw)?;
     let x = l.tensor(b.req("input")?)?;
@@ -98,6 +98,10 @@ pub fn diff(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorV
         return fallback("diff with negative n (torch raises)");
     }
     let d = wrap_dim(b.int_or("dim", -1)?, x.ndim())?;
+    if rounds == 0 {
+        // torch returns the input itself, `prepend` and `append` unused.
+        return Ok(x);
+    }
     let mut parts = Vec::new();
     for (name, main) in [("prepend", false), ("input", true), ("append", false)] {
         if main {
