@@ -38,7 +38,9 @@ ARGS: list = []
     start=st.integers(-5, 5),
     length=st.integers(0, 9),
     step=st.sampled_from([1, 2, 3, -1, -2]),
-    dtype=st.sampled_from([None, torch.int64, torch.int32, torch.float32, torch.float64]),
+    dtype=st.sampled_from(
+        [None, torch.int64, torch.int32, torch.float32, torch.float64]
+    ),
 )
 def test_arange_ints(start, length, step, dtype):
     ARGS[:] = [start, start + length * step, step, dtype]
@@ -59,7 +61,10 @@ def test_arange_floats(start, end, step, dtype):
     if (end - start) / step < 0:
         end = start + (start - end)
     ARGS[:] = [start, end, step, dtype]
-    check(lambda x: torch.arange(ARGS[0], ARGS[1], ARGS[2], dtype=ARGS[3]) * x, torch.ones(1))
+    check(
+        lambda x: torch.arange(ARGS[0], ARGS[1], ARGS[2], dtype=ARGS[3]) * x,
+        torch.ones(1),
+    )
 
 
 def test_arange_in_a_kernel_is_not_a_buffer():
@@ -75,7 +80,9 @@ def test_arange_in_a_kernel_is_not_a_buffer():
 
 
 @SETTINGS
-@given(shape=shapes, dtype=st.sampled_from(ALL), lay=layouts, seed=seeds, data=st.data())
+@given(
+    shape=shapes, dtype=st.sampled_from(ALL), lay=layouts, seed=seeds, data=st.data()
+)
 def test_fills(shape, dtype, lay, seed, data):
     x = make(shape, dtype, lay, seed)
     value = data.draw(st.sampled_from([0, 1, -3, 2.5, True]))
@@ -169,7 +176,9 @@ def test_diff(shape, dtype, lay, seed, n, ends, data):
     trailing=st.sampled_from(["", "slice", "ellipsis"]),
     data=st.data(),
 )
-def test_index_by_several_tensors(shape, k, dtype, lay, seed, index_dtype, trailing, data):
+def test_index_by_several_tensors(
+    shape, k, dtype, lay, seed, index_dtype, trailing, data
+):
     k = min(k, len(shape))
     x = make(shape, dtype, lay, seed)
     # Index shapes that broadcast together; positions in [-size, size) (negatives wrap). 0-d
@@ -179,7 +188,9 @@ def test_index_by_several_tensors(shape, k, dtype, lay, seed, index_dtype, trail
     for j in range(k):
         s = [d if data.draw(st.booleans()) else 1 for d in out]
         s = s[data.draw(st.integers(0, len(s) - 1)) :]
-        idx.append(make(tuple(s), index_dtype, seed=seed + j, low=-shape[j], high=shape[j]))
+        idx.append(
+            make(tuple(s), index_dtype, seed=seed + j, low=-shape[j], high=shape[j])
+        )
     if trailing == "slice" and k < len(shape):
         check(lambda x, *i: x[(*i, slice(None))] * 1, x, *idx)
     elif trailing == "ellipsis":
