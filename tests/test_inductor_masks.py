@@ -165,6 +165,18 @@ def test_diff(shape, dtype, lay, seed, n, ends, data):
         check(lambda x, p, a: torch.diff(x, ARGS[0], ARGS[1], p, a), x, p, a)
 
 
+def test_diff_zero_times_is_a_copy():
+    """``diff(x, n=0)`` is a new tensor in eager (prepend ignored): writing to it in place
+    leaves the input alone."""
+
+    def f(x, p):
+        y = torch.diff(x, n=0, prepend=p)
+        y.add_(1)
+        return x * 1, y
+
+    check(f, make((3, 4), torch.float32), make((3, 1), torch.float32))
+
+
 @SETTINGS
 @given(
     shape=st.lists(st.sampled_from([1, 2, 3, 5]), min_size=2, max_size=4).map(tuple),

@@ -86,7 +86,8 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
 
 /// `torch.diff(input, n=1, dim=-1, prepend=None, append=None)`: `prepend`, `input`, `append`
 /// concatenated along `dim`, then `n` times the difference of neighbours (`!=` on bool, as
-/// torch's logical xor), each round in the concatenation's dtype; `n = 0` is the input alone.
+/// torch's logical xor), each round in the concatenation's dtype; `n = 0` is a copy of the
+/// input alone.
 pub fn diff(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
     let b = bind(&["input", "n", "dim", "prepend", "append"], a, kw)?;
     let x = l.tensor(b.req("input")?)?;
@@ -99,8 +100,9 @@ pub fn diff(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorV
     }
     let d = wrap_dim(b.int_or("dim", -1)?, x.ndim())?;
     if rounds == 0 {
-        // torch returns the input itself, `prepend` and `append` unused.
-        return Ok(x);
+        // torch returns a copy of the input, `prepend` and `append` unused.
+        let dt = x.dtype;
+        return pointwise(&[Operand::T(x)], dt, dt, |_, v| v[0]);
     }
     let mut parts = Vec::new();
     for (name, main) in [("prepend", false), ("input", true), ("append", false)] {
