@@ -427,6 +427,21 @@ CASES: dict[str, Case] = {
                          inputs=lambda d, lay: (make(d, lay, 3), torch.tensor([0, 5, 1, 0]))),
     "embedding": Case(lambda x, i: F.embedding(i, x), 2, FL,
                       inputs=lambda d, lay: (make(d, lay, 3), torch.tensor([[0, 5], [1, 0]]))),
+    # Mask and position-id construction (issue 14): factories, a running sum, differences.
+    "arange": Case(lambda x: (torch.arange(C), torch.arange(1, 2 * C, 3), torch.arange(5, -4, -2, dtype=x.dtype),
+                              torch.arange(-1.5, 2.0, 0.25) * 1, x * 1 if x.dtype != torch.bool else x), dtypes=NUM),
+    "zeros": Case(lambda x: (torch.zeros(R, C, dtype=x.dtype), torch.zeros(())) ),
+    "ones": Case(lambda x: torch.ones((2, C), dtype=x.dtype)),
+    "full": Case(lambda x: (torch.full((R,), 3, dtype=x.dtype), torch.full((2, 2), True), torch.full((1,), -0.0))),
+    "new_zeros": Case(lambda x: x.new_zeros((3, 2))),
+    "new_ones": Case(lambda x: (x.new_ones(()), x.new_ones(2, 3, dtype=torch.bool))),
+    "new_full": Case(lambda x: x.new_full((2,), 1)),
+    "zeros_like": Case(lambda x: torch.zeros_like(x)),
+    "ones_like": Case(lambda x: torch.ones_like(x)),
+    "full_like": Case(lambda x: (torch.full_like(x, 2), torch.full_like(x, 0, dtype=torch.float64))),
+    # A sum over a triangle: summation order differs from eager's running sum.
+    "cumsum": Case(lambda x: (x.cumsum(0), torch.cumsum(x, 1), x.cumsum(-1, dtype=torch.float64)), mode=REDUCE),
+    "diff": Case(lambda x, y: (torch.diff(x), x.diff(2, 0), torch.diff(x, dim=0, prepend=y[:1], append=y)), 2),
     # Activations.
     "relu6": Case(lambda x: F.relu6(x), dtypes=NUM),
     "hardtanh": Case(lambda x: (F.hardtanh(x), F.hardtanh(x, -0.0, 0.0)), dtypes=FL),
@@ -486,6 +501,9 @@ CASES: dict[str, Case] = {
     "chunk": Case(lambda x: x.chunk(2, 1)),
     "unbind": Case(lambda x: x.unbind(1)),
     "getitem": Case(lambda x: (x[1:, ::2], x[..., None, 3], x[-1])),
+    # Several index tensors (aranges, broadcast against each other; negatives wrap).
+    "getitem_tensors": Case(lambda x: (x[torch.arange(2)[:, None], torch.arange(-3, 3)[None, :]],
+                                       x[torch.arange(R - 1, -1, -2), torch.arange(3)])),
     # Negative, zero and positive padding run on torch through the fallback path.
     "constant_pad_nd": Case(lambda x: (F.pad(x, (-1, 2, 1, -2)), F.pad(x, (-2, -3)), F.pad(x * 2, (0, 0, -1, -1)),
                                        torch.constant_pad_nd(x, (1, 1), 0.5)), dtypes=NUM),

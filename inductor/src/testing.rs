@@ -201,20 +201,26 @@ impl Host for VecHost {
     ) -> Result<HostValue<VecTensor>, VecHostError> {
         self.fallback_calls.push(target.name().to_string());
         match (target.name(), args) {
-            // cumsum over the last dim, enough to exercise fallbacks.
-            ("torch.cumsum", [HostArg::Tensor(x), HostArg::Const(Arg::Int(-1))]) => {
+            // cumsum / cumprod over the last dim, enough to exercise fallbacks (the inductor
+            // lowers short cumsums, so tests of the fallback path call cumprod).
+            (
+                name @ ("torch.cumsum" | "torch.cumprod"),
+                [HostArg::Tensor(x), HostArg::Const(Arg::Int(-1))],
+            ) => {
+                let prod = name == "torch.cumprod";
                 let out = self.empty_strided(x.dtype, &x.sizes, &contiguous_strides(&x.sizes))?;
                 let n = *x.sizes.last().unwrap_or(&1);
                 let rows: Vec<i64> = x.sizes[..x.sizes.len().saturating_sub(1)].to_vec();
                 crate::interp::for_each_point(&rows, |r| {
-                    let mut acc = 0.0;
+                    let mut acc = if prod { 1.0 } else { 0.0 };
                     for j in 0..n {
                         let mut p = r.to_vec();
                         p.push(j);
-                        acc += match cast(x.get(&p), DType::Float64) {
+                        let v = match cast(x.get(&p), DType::Float64) {
                             V::F64(v) => v,
                             _ => 0.0,
                         };
+                        acc = if prod { acc * v } else { acc + v };
                         out.set(&p, V::F64(acc));
                     }
                 });

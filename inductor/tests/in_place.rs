@@ -162,13 +162,13 @@ fn donor_read_after_the_store_is_never_in_place() {
 
 #[test]
 fn fallback_results_and_graph_inputs_are_never_overwritten() {
-    // cumsum runs in the host, whose result may alias the host's own tensors; the graph input
+    // cumprod runs in the host, whose result may alias the host's own tensors; the graph input
     // belongs to the caller.
     let mut g = Graph::new();
     let x = input(&mut g, "x", DType::Float32, &[3, 5]);
     let w = input(&mut g, "w", DType::Float32, &[5, 5]);
     let e = call(&mut g, f("torch.exp"), vec![n(x)], vec![]);
-    let cs = call_like(&mut g, f("torch.cumsum"), vec![n(e), Arg::Int(-1)], e);
+    let cs = call_like(&mut g, f("torch.cumprod"), vec![n(e), Arg::Int(-1)], e);
     let r = call(&mut g, f("torch.relu"), vec![n(cs)], vec![]);
     let y = mm(&mut g, r, w);
     g.output(vec![n(y)]);

@@ -45,7 +45,7 @@ pub fn stack(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue
     concat(&ts, d as i64).map(LValue::Tensor)
 }
 
-fn concat(ts: &[TensorVal], dim: i64) -> LResult<TensorVal> {
+pub(crate) fn concat(ts: &[TensorVal], dim: i64) -> LResult<TensorVal> {
     // torch skips 1-d empty tensors (a legacy rule) when others have more dims.
     let rank = ts.iter().map(|t| t.ndim()).max().unwrap_or(0);
     let ts: Vec<TensorVal> = ts
@@ -225,6 +225,106 @@ pub fn index_tensor(l: &mut Lowerer, x: &TensorVal, index: &Arg) -> LResult<Tens
         return Err(Reject::Fallback("indexing a 0-d tensor".into()));
     }
     gather_along(l, x, 0, index, true)
+}
+
+/// `x[i0, i1, ...]` with integer index tensors for the leading dims (broadcast together; the
+/// dims after them kept, as by `x[i0, i1, :, ...]`): one data-dependent read per point. The
+/// positions, each wrapped once if negative and checked against its dim, make one offset into
+/// the realized table; a position out of range turns the offset into -1, which the gather's
+/// range check reports (torch raises an IndexError there). One index tensor is
+/// [`gather_along`] dim 0.
+pub fn index_tensors(
+    l: &mut Lowerer,
+    x: &TensorVal,
+    indices: Vec<TensorVal>,
+) -> LResult<TensorVal> {
+    let k = indices.len();
+    if k == 0 || k > x.ndim() {
+        return fallback("too many index tensors");
+    }
+    if indices
+        .iter()
+        .any(|p| p.dtype.is_floating_point() || p.dtype == DType::Bool)
+    {
+        return fallback("index tensor of a non-integer dtype (or a mask)");
+    }
+    if k == 1 {
+        return gather_along(l, x, 0, indices.into_iter().next().unwrap(), true);
+    }
+    if x.sizes[..k].contains(&0) {
+        return fallback("indexing into an empty dim (torch raises unless nothing is read)");
+    }
+    let shapes: Vec<&[i64]> = indices.iter().map(|p| p.sizes.as_slice()).collect();
+    let bsizes = super::elementwise::broadcast(&shapes)?;
+    let indices: Vec<TensorVal> = indices.iter().map(|p| p.expand(&bsizes)).collect();
+    let view = l.view_of(x);
+    let (Some(strides), Some(offset)) = (
+        view.strides
+            .iter()
+            .map(|s| s.as_const())
+            .collect::<Option<Vec<i64>>>(),
+        view.offset.as_const(),
+    ) else {
+        return fallback("gather from a view of symbolic layout");
+    };
+    if strides.iter().any(|&s| s < 0) {
+        return fallback("gather from a view with a negative stride");
+    }
+    let dims = x.sizes.clone();
+    // Every offset the indexed dims can give lies in 0..span.
+    let span = 1 + (0..k).map(|j| (dims[j] - 1) * strides[j]).sum::<i64>();
+    let nb = bsizes.len();
+    let mut sizes = bsizes;
+    sizes.extend(&x.sizes[k..]);
+    let dtype = x.dtype;
+    let cost = indices.iter().map(|p| p.ops() + 6).sum();
+    Ok(TensorVal::lazy(
+        dtype,
+        sizes,
+        cost,
+        Rc::new(move |b, idx| {
+            let i64c =
+                |b: &mut crate::ir::BodyBuilder, v: i64| b.constant(Scalar::I(v), DType::Int64);
+            let mut off = i64c(b, 0);
+            let mut ok = None;
+            for (j, p) in indices.iter().enumerate() {
+                let v = p.load(b, &idx[..nb]);
+                let v = b.cast(v, DType::Int64);
+                let zero = i64c(b, 0);
+                let size = i64c(b, dims[j]);
+                let neg = b.binary(BinOp::Lt, v, zero);
+                let up = b.binary(BinOp::Add, v, size);
+                let w = b.where_(neg, up, v);
+                let ge = b.binary(BinOp::Ge, w, zero);
+                let lt = b.binary(BinOp::Lt, w, size);
+                let inside = b.binary(BinOp::And, ge, lt);
+                ok = Some(match ok {
+                    None => inside,
+                    Some(prev) => b.binary(BinOp::And, prev, inside),
+                });
+                let st = i64c(b, strides[j]);
+                let t = b.binary(BinOp::Mul, w, st);
+                off = b.binary(BinOp::Add, off, t);
+            }
+            let bad = i64c(b, -1);
+            let pos = b.where_(ok.expect("two or more index tensors"), off, bad);
+            let mut index = Idx::constant(offset);
+            for (q, &st) in strides.iter().enumerate().skip(k) {
+                index = index.add(&idx[nb + q - k].scale(st));
+            }
+            b.push(
+                Val::Gather {
+                    buf: view.buf,
+                    index,
+                    pos,
+                    stride: Size::Const(1),
+                    size: Size::Const(span),
+                    wrap: false,
+                },
+                dtype,
+            )
+        }),
+    ))
 }
 
 /// `F.max_pool2d(input, kernel_size, stride, padding, dilation)` without `ceil_mode` or

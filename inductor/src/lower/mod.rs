@@ -10,10 +10,12 @@ pub mod args;
 mod attention;
 mod elementwise;
 mod extern_ops;
+mod factory;
 mod fallback;
 mod indexing;
 pub(crate) mod onednn;
 mod reduce;
+mod scan;
 mod table;
 pub mod value;
 mod views;
@@ -88,6 +90,9 @@ pub(crate) struct Lowerer<'g> {
     /// is on a CUDA device, else `cpu` (also for a CPU graph printed for the CUDA target by the
     /// check hook). Ops touching tensors elsewhere run through torch ([`Lowerer::off_device`]).
     home: &'static str,
+    /// The dtype of the node being lowered, from its metadata: a factory's result dtype
+    /// (torch's defaults are not written again in the lowerings).
+    pub node_dtype: Option<fx::DType>,
 }
 
 /// See [`Lowerer::home`].
@@ -140,6 +145,7 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         realized: HashMap::new(),
         rebound: Vec::new(),
         home: home_device(graph),
+        node_dtype: None,
     };
     let attn = attention::plan(graph);
     let mut outputs = None;
@@ -247,6 +253,7 @@ impl<'g> Lowerer<'g> {
         }
         let mark = (self.ir.nodes.next_key(), self.ir.buffers.next_key());
         self.rebound.clear();
+        self.node_dtype = node.meta.tensor().map(|t| t.dtype);
         let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
             (_, Some(why)) => Err(Reject::Fallback(why)),
             (None, _) => Err(Reject::Fallback(format!(

@@ -7,7 +7,8 @@ use fx::Arg;
 
 use super::args::{self, bind, LResult};
 use super::{
-    elementwise as ew, extern_ops as ext, indexing, reduce as red, views, LValue, Lowerer,
+    elementwise as ew, extern_ops as ext, factory, indexing, reduce as red, scan, views, LValue,
+    Lowerer,
 };
 use crate::ir::{BinOp, UnOp};
 
@@ -259,6 +260,11 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
         "cat" | "concat" | "concatenate" => indexing::cat(l, a, kw),
         "stack" => indexing::stack(l, a, kw),
         "index_select" => t(indexing::index_select(l, a, kw)),
+        "arange" => t(factory::arange(l, a, kw)),
+        "zeros" | "ones" | "full" | "new_zeros" | "new_ones" | "new_full" | "zeros_like"
+        | "ones_like" | "full_like" => t(factory::fill(l, n, a, kw)),
+        "cumsum" => t(scan::cumsum(l, a, kw)),
+        "diff" => t(scan::diff(l, a, kw)),
         _ => views::lower_view(l, c, a, kw),
     }
 }

@@ -292,6 +292,9 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
         Arg::Tuple(xs) => xs.iter().collect(),
         other => vec![other],
     };
+    if items.iter().any(|i| matches!(i, Arg::Node(_))) {
+        return advanced(l, &x, &items).map(LValue::Tensor);
+    }
     let consuming = items
         .iter()
         .filter(|i| matches!(i, Arg::Int(_) | Arg::Slice(..)))
@@ -356,4 +359,29 @@ fn remaining_consuming(index: &Arg, _dim: usize, _t: &TensorVal) -> usize {
         .iter()
         .filter(|i| matches!(i, Arg::Int(_) | Arg::Slice(..)))
         .count()
+}
+
+/// `x[i0, i1, ..., :, ...]`: integer index tensors for the leading dims, then only full slices
+/// or an ellipsis (the kept dims follow the broadcast index dims). Other mixes (a tensor after
+/// a slice, `None`, an int beside tensors, a boolean mask) run through torch.
+fn advanced(l: &mut Lowerer, x: &TensorVal, items: &[&Arg]) -> LResult<TensorVal> {
+    let lead = items
+        .iter()
+        .take_while(|i| matches!(i, Arg::Node(_)))
+        .count();
+    let full = |i: &&Arg| match i {
+        Arg::Ellipsis => true,
+        Arg::Slice(s, e, st) => {
+            matches!(**s, Arg::None) && matches!(**e, Arg::None) && matches!(**st, Arg::None)
+        }
+        _ => false,
+    };
+    if !items[lead..].iter().all(full) {
+        return fallback("advanced indexing other than leading index tensors");
+    }
+    let indices = items[..lead]
+        .iter()
+        .map(|i| l.tensor(i))
+        .collect::<LResult<Vec<_>>>()?;
+    super::indexing::index_tensors(l, x, indices)
 }

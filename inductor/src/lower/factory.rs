@@ -1,0 +1,213 @@
+//! Factory ops with no tensor input to read: `arange`, and the constant fills `zeros` / `ones` /
+//! `full` with their `new_*` and `*_like` forms. Each is a lazy tensor whose value is a function
+//! of the index alone, so it fuses into its readers (a causal mask's `arange(T)[:, None] <=
+//! arange(T)[None, :]` becomes one comparison of two loop indices) instead of a torch call and a
+//! buffer per call.
+//!
+//! The result dtype is the node's metadata dtype (what the tracer's meta run gave): torch's
+//! defaults (the default float dtype, an integer `arange`, `full`'s inference from the fill
+//! value, `new_*` from `self`) are not written again here.
+
+use std::rc::Rc;
+
+use fx::{Arg, DType};
+
+use super::args::{fallback, int_list, LResult, Reject};
+use super::value::TensorVal;
+use super::{LValue, Lowerer};
+use crate::ir::{BinOp, Scalar};
+
+/// A Python number argument (a start, end, step or fill value).
+fn number(l: &Lowerer, a: &Arg) -> LResult<Scalar> {
+    match l.value(a)? {
+        LValue::Scalar(s) => Ok(s),
+        _ => fallback("a factory argument is not a number"),
+    }
+}
+
+/// The node's dtype, which every factory result takes.
+fn result_dtype(l: &Lowerer) -> LResult<DType> {
+    let d = l
+        .node_dtype
+        .ok_or_else(|| Reject::Fallback("factory result of unknown dtype".into()))?;
+    if !l.target.supports_dtype(d) {
+        return fallback(format!("factory of dtype {d:?}"));
+    }
+    Ok(d)
+}
+
+/// Keywords a factory may carry besides its values: placement on the graph's device (a node
+/// on another device is already a fallback, see `Lowerer::off_device`) and the default layout.
+fn check_keywords(kw: &[(String, Arg)], values: &[&str]) -> LResult<()> {
+    for (k, v) in kw {
+        match k.as_str() {
+            "dtype" | "device" => {}
+            "layout"
+                if matches!(v, Arg::None)
+                    || matches!(v, Arg::TorchAttr(s) if s == "torch.strided") => {}
+            "pin_memory" | "requires_grad" if matches!(v, Arg::None | Arg::Bool(false)) => {}
+            k if values.contains(&k) => {}
+            _ => return fallback(format!("factory keyword {k}")),
+        }
+    }
+    Ok(())
+}
+
+/// `torch.arange(end)`, `(start, end)`, `(start, end, step)`: element `i` is `start + i*step`,
+/// computed in int64 for an integer result and in double for a floating one (torch's CPU
+/// kernel accumulates in double), then stored in the result dtype.
+pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
+    check_keywords(kw, &["start", "end", "step"])?;
+    let kwarg = |k: &str| kw.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+    let (start, end, step) = match (a, kwarg("start"), kwarg("end"), kwarg("step")) {
+        ([e], None, None, s) => (None, e, s),
+        ([s, e], None, None, st) => (Some(s), e, st),
+        ([s, e, st], None, None, None) => (Some(s), e, Some(st)),
+        ([], s, Some(e), st) => (s, e, st),
+        _ => return fallback("arange arguments"),
+    };
+    let start = start
+        .map(|v| number(l, v))
+        .transpose()?
+        .unwrap_or(Scalar::I(0));
+    let end = number(l, end)?;
+    let step = step
+        .map(|v| number(l, v))
+        .transpose()?
+        .unwrap_or(Scalar::I(1));
+    let out = result_dtype(l)?;
+    let all_int = [start, end, step]
+        .iter()
+        .all(|s| matches!(s, Scalar::I(_) | Scalar::B(_)));
+    let len = if all_int {
+        let (s, e, st) = (
+            start.as_f64() as i64,
+            end.as_f64() as i64,
+            step.as_f64() as i64,
+        );
+        if st == 0 {
+            return fallback("arange with step 0 (torch raises)");
+        }
+        // ceil((e - s) / st) in integers, for either sign of the step.
+        let (span, st) = if st > 0 { (e - s, st) } else { (s - e, -st) };
+        (span + st - 1).div_euclid(st).max(0)
+    } else {
+        if !out.is_floating_point() {
+            // torch casts start and step to the integer dtype first; not modelled.
+            return fallback("integer arange from float arguments");
+        }
+        let (s, e, st) = (start.as_f64(), end.as_f64(), step.as_f64());
+        if st == 0.0 || !s.is_finite() || !e.is_finite() {
+            return fallback("arange with step 0 or an infinite bound (torch raises)");
+        }
+        ((e - s) / st).ceil().max(0.0) as i64
+    };
+    let compute = if all_int && !out.is_floating_point() {
+        DType::Int64
+    } else {
+        DType::Float64
+    };
+    if !l.target.supports_dtype(compute) {
+        return fallback(format!("arange computed in {compute:?}"));
+    }
+    Ok(TensorVal::lazy(
+        out,
+        vec![len],
+        3,
+        Rc::new(move |b, idx| {
+            let i = b.index_value(idx[0].clone());
+            let i = b.cast(i, compute);
+            let st = b.constant(step, compute);
+            let s = b.constant(start, compute);
+            let v = b.binary(BinOp::Mul, i, st);
+            let v = b.binary(BinOp::Add, s, v);
+            b.cast(v, out)
+        }),
+    ))
+}
+
+/// A tensor of `sizes` holding `value` everywhere.
+fn constant(dtype: DType, sizes: Vec<i64>, value: Scalar) -> TensorVal {
+    TensorVal::lazy(
+        dtype,
+        sizes,
+        1,
+        Rc::new(move |b, _| b.constant(value, dtype)),
+    )
+}
+
+/// The sizes argument of a factory: varargs or one sequence, from `a[skip..]` or `size=`.
+fn sizes(a: &[Arg], kw: &[(String, Arg)], skip: usize) -> LResult<Vec<i64>> {
+    let s = match (
+        kw.iter().find(|(k, _)| k == "size"),
+        &a[skip.min(a.len())..],
+    ) {
+        (Some((_, v)), []) => int_list(v),
+        (None, [v @ (Arg::Tuple(_) | Arg::List(_))]) => int_list(v),
+        (None, rest) if !rest.is_empty() => rest.iter().map(super::args::as_int).collect(),
+        _ => None,
+    };
+    let s = s.ok_or_else(|| Reject::Fallback("factory sizes are not ints".into()))?;
+    if s.iter().any(|&d| d < 0) {
+        return fallback("negative factory size (torch raises)");
+    }
+    Ok(s)
+}
+
+/// `zeros` / `ones` / `full` (`torch.*`), `new_zeros` / `new_ones` / `new_full` (methods of a
+/// tensor whose dtype they default to) and `zeros_like` / `ones_like` / `full_like`.
+pub fn fill(l: &mut Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
+    let dtype = result_dtype(l)?;
+    let kw_value = kw.iter().find(|(k, _)| k == "fill_value").map(|(_, v)| v);
+    let rest: Vec<(String, Arg)> = kw
+        .iter()
+        .filter(|(k, _)| k != "fill_value" && k != "size" && k != "memory_format")
+        .cloned()
+        .collect();
+    check_keywords(&rest, &[])?;
+    let with_value = name.ends_with("full") || name.ends_with("full_like");
+    // Positional layout: `[self,] size..., [fill_value]` or `input, [fill_value]`.
+    let (sizes, value) = if name.ends_with("_like") {
+        let x = l.tensor(
+            a.first()
+                .ok_or_else(|| Reject::Fallback("no input".into()))?,
+        )?;
+        if let Some((_, f)) = kw.iter().find(|(k, _)| k == "memory_format") {
+            if !matches!(f, Arg::TorchAttr(s) if s == "torch.preserve_format" || s == "torch.contiguous_format")
+            {
+                return fallback("a *_like factory's memory_format");
+            }
+        }
+        let v = if with_value {
+            kw_value.or(a.get(1))
+        } else {
+            None
+        };
+        (x.sizes, v)
+    } else {
+        let skip = usize::from(name.starts_with("new_"));
+        if with_value {
+            // The value is the last positional unless given by keyword; sizes are one sequence.
+            let (sz, v) = match (kw_value, &a[skip.min(a.len())..]) {
+                (Some(v), rest) => (rest.to_vec(), v),
+                (None, [sz @ .., v]) => (sz.to_vec(), v),
+                _ => return fallback("full without a fill value"),
+            };
+            let mut sa = vec![Arg::None; skip];
+            sa.extend(sz);
+            (sizes(&sa, kw, skip)?, Some(v))
+        } else {
+            (sizes(a, kw, skip)?, None)
+        }
+    };
+    let value = match (name.trim_start_matches("new_"), value) {
+        (n, _) if n.starts_with("zeros") => Scalar::I(0),
+        (n, _) if n.starts_with("ones") => Scalar::I(1),
+        (_, Some(v)) => number(l, v)?,
+        _ => return fallback("full without a fill value"),
+    };
+    if matches!(value, Scalar::F(f) if !dtype.is_floating_point() && f.fract() != 0.0) {
+        return fallback("a fractional fill of an integer tensor");
+    }
+    Ok(constant(dtype, sizes, value))
+}
