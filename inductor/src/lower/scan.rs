@@ -20,6 +20,9 @@ use crate::ir::{BinOp, ReduceOp, Scalar};
 /// for (sequence positions, masks) is less than a torch call. Longer dims run through torch.
 pub const CUMSUM_MAX_LEN: i64 = 512;
 
+/// Most adds the triangle form may take (`numel * n`).
+pub const CUMSUM_MAX_WORK: i64 = 1 << 24;
+
 /// `torch.cumsum(input, dim, *, dtype=None)`: result in the node's dtype (int64 for bool and
 /// integer inputs, as torch promotes), accumulated in int64 or double (torch's CPU kernel
 /// accumulates floats in double).
@@ -41,6 +44,15 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     if n > CUMSUM_MAX_LEN {
         return fallback(format!(
             "cumsum along a dim of {n} (> {CUMSUM_MAX_LEN}: the triangle form is quadratic)"
+        ));
+    }
+    // The triangle costs `numel * n` adds against the torch kernel's `numel`: beyond a few
+    // million, a large tensor's scan is cheaper as one torch call than fused.
+    if x.numel().saturating_mul(n) > CUMSUM_MAX_WORK {
+        return fallback(format!(
+            "cumsum of {} elements along {n} (the triangle form's {} adds > {CUMSUM_MAX_WORK})",
+            x.numel(),
+            x.numel().saturating_mul(n)
         ));
     }
     if n == 0 || x.numel() == 0 {
