@@ -449,8 +449,8 @@ fn may_store_input(ir: &IrGraph, k: &Kernel, b: BufId) -> bool {
             _ => return !node.reads().contains(&b),
         };
         let deps = body.deps();
-        let reads_b = deps.gathers.iter().any(|(g, _)| *g == b)
-            || deps.loads.iter().any(|(lb, _)| *lb == b);
+        let reads_b =
+            deps.gathers.iter().any(|(g, _)| *g == b) || deps.loads.iter().any(|(lb, _)| *lb == b);
         !reads_b
             || (kn.level == Level::Inner
                 && matches!(node, IrNode::Pointwise { .. })

@@ -75,7 +75,6 @@ impl<'g> Lowerer<'g> {
         Ok(true)
     }
 
-
     /// Inputs mutated in place get their final value stored, after everything else ran.
     ///
     /// A value is stored straight into its input once no other pending value reads that input
@@ -166,7 +165,10 @@ impl<'g> Lowerer<'g> {
         let store = store_index(&self.ir, target, Level::Inner, 0);
         let own_at_store = stores_distinct(&self.ir, target)
             && deps.gathers.iter().all(|(b, _)| *b != target)
-            && deps.loads.iter().all(|(b, idx)| *b != target || **idx == store);
+            && deps
+                .loads
+                .iter()
+                .all(|(b, idx)| *b != target || **idx == store);
         Reads {
             inputs,
             own_at_store,

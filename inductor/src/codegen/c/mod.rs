@@ -329,7 +329,11 @@ fn emit_pointwise(
     let mut indent = String::from("  ");
     let n = nest.sizes.len();
     // The loops' body first: values the same at every point go to `pre`, printed before them.
-    let stored: HashSet<BufId> = k.nodes.iter().map(|kn| ir.nodes[kn.node].outputs()).flatten().collect();
+    let stored: HashSet<BufId> = k
+        .nodes
+        .iter()
+        .flat_map(|kn| ir.nodes[kn.node].outputs())
+        .collect();
     let mut body = String::new();
     let mut pre = String::new();
     let mut local = HashMap::new();
