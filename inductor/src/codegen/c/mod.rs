@@ -338,6 +338,10 @@ fn emit_pointwise(
     let mut pre = String::new();
     let mut local = HashMap::new();
     let body_indent = "  ".repeat(n + 1);
+    // Values are hoisted out of loops that run at least once (a constant extent), or under a
+    // check that they do (symbolic extents).
+    let total: Size = nest.sizes.iter().product();
+    let hoist = n > 0 && total.as_const().is_none_or(|t| t > 0);
     emit_stage_nodes_hoisted(
         &mut body,
         Cx::cpu(ir, sched, k),
@@ -347,8 +351,14 @@ fn emit_pointwise(
         k.outer.len(),
         nest,
         &HashMap::new(),
-        (n > 0).then_some((&mut pre, "  ", &stored)),
+        hoist.then_some((&mut pre, "  ", &stored)),
     );
+    // Hoisted loads run even where the loops would not: an empty kernel (a size-0 tensor, whose
+    // broadcast input may have no element at all) skips them.
+    let guard = !pre.is_empty() && total.as_const().is_none();
+    if guard {
+        let _ = writeln!(out, "  if ({total} > 0) {{");
+    }
     out.push_str(&pre);
     if n > 0 {
         let work = outer_n;
@@ -371,6 +381,9 @@ fn emit_pointwise(
     }
     out.push_str(&body);
     close(out, n, &mut indent);
+    if guard {
+        let _ = writeln!(out, "  }}");
+    }
 }
 
 /// Prints one kernel as planned.
