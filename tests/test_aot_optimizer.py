@@ -164,3 +164,43 @@ def test_update_graph_holds_the_foreach_ops_written_out():
             sum(i.startswith("l_o_state_") and i.endswith(name) for i in inputs)
             == n_params
         )
+
+
+def test_adamw_update_stores_each_parameter_and_its_moments_in_one_pass():
+    """The compiled AdamW foreach update writes every parameter, ``exp_avg`` and ``exp_avg_sq``
+    in place from one kernel per parameter size (no temporary and copy-back per written input,
+    the moments computed once per element), the step counters in one more, and computes the bias
+    corrections (``powf`` of a step counter) once per tensor, not per element
+    (`inductor/src/lower/write_back.rs`, `codegen/c/mod.rs`). Values stay eager's."""
+
+    def update(o):
+        o.step()
+
+    def make():
+        g = torch.Generator().manual_seed(0)
+        ps = [
+            nn.Parameter(torch.randn(s, generator=g)) for s in [(64, 32), (32,), (32,)]
+        ]
+        for p in ps:
+            p.grad = torch.randn(p.shape, generator=g)
+        return ps, torch.optim.AdamW(ps, lr=1e-2, weight_decay=0.01, foreach=True)
+
+    (pe, oe), (pc, oc) = make(), make()
+    torchferro.compiler.reset()
+    compiled = torchferro.compile(update)
+    for _ in range(3):
+        update(oe)
+        compiled(oc)
+    for a, b in zip(pe, pc):
+        torch.testing.assert_close(b, a)
+    assert _state(oc).keys() == _state(oe).keys()
+    for k, v in _state(oe).items():
+        torch.testing.assert_close(_state(oc)[k], v)
+    [entry] = torchferro.compiler.cache_entries(update)
+    code = entry["output_code"]
+    # The step sizes, the (64, 32) parameter, both (32,) parameters, the step counters.
+    assert entry["kernels"] == 4, code
+    # Three stores per parameter, one per step size: nothing is staged and copied back.
+    assert code.count("[x0] = ") == 3 * 3 + 1, code
+    pow_lines = [line for line in code.splitlines() if "powf(" in line]
+    assert pow_lines and all(line.startswith("  const") for line in pow_lines), code

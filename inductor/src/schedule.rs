@@ -54,8 +54,6 @@ pub struct Kernel {
     pub inner: Vec<Size>,
     /// The kernel's IR nodes in execution order.
     pub nodes: Vec<KernelNode>,
-    /// Write-back kernels (into graph inputs) never take other nodes.
-    pub closed: bool,
 }
 
 impl Kernel {
@@ -97,7 +95,7 @@ pub struct Schedule {
 }
 
 /// The store index of `buf` written by a node of `level` in a kernel with `n_outer` outer vars.
-fn store_index(ir: &IrGraph, buf: BufId, level: Level, n_outer: usize) -> Idx {
+pub(crate) fn store_index(ir: &IrGraph, buf: BufId, level: Level, n_outer: usize) -> Idx {
     let b = &ir.buffers[buf];
     let n = match level {
         Level::Row => n_outer,
@@ -149,11 +147,8 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             }
         };
         let write_back = matches!(ir.buffers[out].kind, BufKind::Input(_));
-        let joined = current.filter(|_| !write_back).and_then(|k| {
+        let joined = current.and_then(|k| {
             let kern = &kernels[k];
-            if kern.closed {
-                return None;
-            }
             // A flexible (pure pointwise, R = []) kernel can adopt a reduction's split.
             let (outer, inner) = match node {
                 IrNode::Reduction { sizes, rsizes, .. }
@@ -168,6 +163,9 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 _ => (kern.outer.clone(), kern.inner.clone()),
             };
             let level = classify(node, &outer, &inner)?;
+            if write_back && !(level == Level::Inner && may_store_input(ir, kern, out)) {
+                return None;
+            }
             // A data-dependent read may reach any element: its producer must be done.
             let deps = body.deps();
             if deps
@@ -237,7 +235,6 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                         level,
                         stage: 0,
                     }],
-                    closed: write_back,
                 });
                 produced_at[out] = Some((level, 0));
                 steps.push(Step::Kernel(k));
@@ -384,13 +381,7 @@ fn in_place_safe(ir: &IrGraph, k: &Kernel, b: BufId, x: BufId) -> bool {
     if db.dtype != dx.dtype || db.sizes != dx.sizes || db.strides != dx.strides {
         return false;
     }
-    // Distinct points must store to distinct elements.
-    if db
-        .sizes
-        .iter()
-        .zip(&db.strides)
-        .any(|(&n, &st)| n.as_const() != Some(1) && n.as_const() != Some(0) && st == 0)
-    {
+    if !stores_distinct(ir, b) {
         return false;
     }
     let Some(pos_b) = k.nodes.iter().position(|kn| {
@@ -429,6 +420,45 @@ fn in_place_safe(ir: &IrGraph, k: &Kernel, b: BufId, x: BufId) -> bool {
                 .loads
                 .iter()
                 .all(|(lb, idx)| *lb != x || **idx == store)
+    })
+}
+
+/// Whether distinct points of a store into `b` write distinct elements (no broadcast dim).
+pub(crate) fn stores_distinct(ir: &IrGraph, b: BufId) -> bool {
+    let d = &ir.buffers[b];
+    !d.sizes
+        .iter()
+        .zip(&d.strides)
+        .any(|(&n, &st)| n.as_const() != Some(1) && n.as_const() != Some(0) && st == 0)
+}
+
+/// Whether kernel `k` may take a store into graph input `b` (a mutated input's write-back,
+/// `lower/write_back.rs`): every node of `k` that reads `b` reads, at inner level, only the
+/// element the store writes at the same point, so each point reads `b`'s old value before its
+/// own store and no point reads an element another point overwrote. Later nodes of the kernel
+/// that read `b` read the new value through the usual same-element rule.
+fn may_store_input(ir: &IrGraph, k: &Kernel, b: BufId) -> bool {
+    if !stores_distinct(ir, b) {
+        return false;
+    }
+    let store = store_index(ir, b, Level::Inner, k.outer.len());
+    k.nodes.iter().all(|kn| {
+        let node = &ir.nodes[kn.node];
+        let body = match node {
+            IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body,
+            _ => return !node.reads().contains(&b),
+        };
+        let deps = body.deps();
+        let reads_b =
+            deps.gathers.iter().any(|(g, _)| *g == b) || deps.loads.iter().any(|(lb, _)| *lb == b);
+        !reads_b
+            || (kn.level == Level::Inner
+                && matches!(node, IrNode::Pointwise { .. })
+                && deps.gathers.iter().all(|(g, _)| *g != b)
+                && deps
+                    .loads
+                    .iter()
+                    .all(|(lb, idx)| *lb != b || **idx == store))
     })
 }
 

@@ -19,6 +19,7 @@ mod scan;
 mod table;
 pub mod value;
 mod views;
+mod write_back;
 
 use std::collections::{HashMap, HashSet};
 
@@ -349,52 +350,6 @@ impl<'g> Lowerer<'g> {
         Some(format!(
             "a tensor on {other} in a graph compiled for {kind} (runs through torch)"
         ))
-    }
-
-    /// A functionalized graph's write-back (`fx::passes::functionalize`): `input.copy_(value)`
-    /// with the input's own dtype and sizes, used by nothing. The input's name is rebound to the
-    /// value, and [`Self::write_back_inputs`] stores it after everything else ran.
-    fn write_back(
-        &mut self,
-        id: NodeId,
-        target: &fx::Target,
-        args: &[Arg],
-        kwargs: &[(String, Arg)],
-    ) -> Result<bool, InductorError> {
-        let (fx::Target::Method(m), [Arg::Node(dst), Arg::Node(src)]) = (target, args) else {
-            return Ok(false);
-        };
-        if m != "copy_" || !kwargs.is_empty() || !self.graph.users(id).is_empty() {
-            return Ok(false);
-        }
-        if !matches!(self.graph.node(*dst).kind, NodeKind::Placeholder { .. }) {
-            return Ok(false);
-        }
-        let (Some(d), Some(s)) = (
-            self.graph.node(*dst).meta.tensor(),
-            self.graph.node(*src).meta.tensor(),
-        ) else {
-            return Ok(false);
-        };
-        if d.dtype != s.dtype
-            || d.sizes != s.sizes
-            || d.device != s.device
-            || self.alias_root.contains_key(dst)
-            || self
-                .off_device(&self.graph.node(*dst).meta, &[], &[])
-                .is_some()
-        {
-            return Ok(false);
-        }
-        let value = self
-            .env
-            .get(src)
-            .cloned()
-            .ok_or_else(|| InductorError::Malformed("write-back of an unknown value".into()))?;
-        self.env.insert(*dst, value.clone());
-        self.env.insert(id, value);
-        self.alias_root.insert(id, *dst);
-        Ok(true)
     }
 
     /// In-place ops are lowered functionally and the mutated name rebound. That is only sound when
@@ -835,36 +790,6 @@ impl<'g> Lowerer<'g> {
             let r = self.realize_with(&t, want);
             self.env.insert(n, LValue::Tensor(r.clone()));
             self.ir.outputs[first + i] = OutputSpec::Buffer(r.as_view().unwrap().buf);
-        }
-    }
-
-    /// Inputs mutated in place get their final value written back, after everything else ran.
-    fn write_back_inputs(&mut self) {
-        let mut done = HashSet::new();
-        let placeholders = self.graph.placeholders();
-        let mut roots: Vec<NodeId> = self.alias_root.values().copied().collect();
-        roots.sort();
-        for root in roots {
-            if !done.insert(root) || !placeholders.contains(&root) {
-                continue;
-            }
-            let Some(LValue::Tensor(t)) = self.env.get(&root).cloned() else {
-                continue;
-            };
-            let NodeKind::Placeholder { index } = self.graph.node(root).kind else {
-                continue;
-            };
-            let input = self
-                .ir
-                .buffers
-                .iter_enumerated()
-                .find(|(_, b)| b.kind == BufKind::Input(index))
-                .map(|(id, _)| id)
-                .unwrap();
-            // Stage through a temporary so the write cannot race reads of the old value.
-            let tmp = self.realize(&t);
-            self.store(input, &tmp);
-            self.ir.mutated_inputs.push(index);
         }
     }
 }

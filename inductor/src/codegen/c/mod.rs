@@ -20,7 +20,7 @@
 //! float16/bfloat16 are stored as `uint16_t` and computed in `float`: converted on load, rounded
 //! on store and on explicit casts only (torch.compile's rule; eager rounds after every op).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use fx::DType;
@@ -54,6 +54,9 @@ pub(in crate::codegen) fn var(k: u32) -> String {
 pub(in crate::codegen) struct CVar {
     name: String,
     dtype: DType,
+    /// Computed from constants and loads of elements no loop variable selects: the same at
+    /// every point (printed before the loops when the printer hoists).
+    invariant: bool,
 }
 
 /// The statement a kernel runs when a gather's position is out of range (it sets the flag the
@@ -73,6 +76,19 @@ struct CPrinter<'a> {
     next: usize,
     /// See [`CPU_INDEX_ERROR`].
     index_error: &'a str,
+    /// Where values the same at every point go (before the loops), and the buffers the kernel
+    /// stores (never hoisted loads: a store may change them). `None`: every value in place.
+    hoist: Option<Hoist<'a>>,
+}
+
+/// Loop-invariant values printed once before a kernel's loops: a per-tensor scalar (an
+/// optimizer's bias correction `1 - beta2 ** step`, a `pow` of a loaded step count) would
+/// otherwise be computed at every element, since the compiler cannot move a load out of a loop
+/// that stores through other pointers of the OpenMP body.
+pub(in crate::codegen) struct Hoist<'a> {
+    pub pre: &'a mut String,
+    pub indent: &'a str,
+    pub stored: &'a HashSet<BufId>,
 }
 
 impl CPrinter<'_> {
@@ -87,15 +103,31 @@ impl CPrinter<'_> {
 
     /// Declares the current value as `expr`.
     fn def(&mut self, expr: String, dtype: DType) -> CVar {
+        self.def_at(expr, dtype, false)
+    }
+
+    /// Declares the current value; an invariant one goes before the loops when hoisting.
+    fn def_at(&mut self, expr: String, dtype: DType, invariant: bool) -> CVar {
         let name = self.name(self.next);
         self.next += 1;
-        let _ = writeln!(
-            self.out,
-            "{}const {} {name} = {expr};",
-            self.indent,
-            c_type(dtype)
-        );
-        CVar { name, dtype }
+        let (out, indent, invariant) = match &mut self.hoist {
+            Some(h) if invariant => (&mut *h.pre, h.indent, true),
+            _ => (&mut *self.out, self.indent, false),
+        };
+        let _ = writeln!(out, "{indent}const {} {name} = {expr};", c_type(dtype));
+        CVar {
+            name,
+            dtype,
+            invariant,
+        }
+    }
+
+    /// Whether a load of `buf` at `index` reads one element at every point.
+    fn invariant_load(&self, buf: BufId, index: &Idx) -> bool {
+        self.hoist
+            .as_ref()
+            .is_some_and(|h| !h.stored.contains(&buf) && !self.local.contains_key(&buf))
+            && invariant_index(self.nest, index)
     }
 }
 
@@ -107,11 +139,12 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
             Some(n) => n.clone(),
             None => load_conv(dtype, format!("b{buf}[{}]", self.at(index))),
         };
-        self.def(expr, dtype)
+        let inv = self.invariant_load(buf, index);
+        self.def_at(expr, dtype, inv)
     }
 
     fn constant(&mut self, value: Scalar, dtype: DType) -> CVar {
-        self.def(literal(value, dtype), dtype)
+        self.def_at(literal(value, dtype), dtype, true)
     }
 
     fn index(&mut self, index: &'b Idx) -> CVar {
@@ -120,15 +153,17 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
     }
 
     fn unary(&mut self, op: UnOp, a: &CVar, dtype: DType) -> CVar {
-        self.def(unary_c(op, &a.name, a.dtype), dtype)
+        self.def_at(unary_c(op, &a.name, a.dtype), dtype, a.invariant)
     }
 
     fn binary(&mut self, op: BinOp, a: &CVar, b: &CVar, dtype: DType) -> CVar {
-        self.def(binary_c(op, &a.name, &b.name, a.dtype), dtype)
+        let inv = a.invariant && b.invariant;
+        self.def_at(binary_c(op, &a.name, &b.name, a.dtype), dtype, inv)
     }
 
     fn select(&mut self, cond: &CVar, a: &CVar, b: &CVar, dtype: DType) -> CVar {
-        self.def(select_c(&cond.name, &a.name, &b.name, dtype), dtype)
+        let inv = cond.invariant && a.invariant && b.invariant;
+        self.def_at(select_c(&cond.name, &a.name, &b.name, dtype), dtype, inv)
     }
 
     fn cast(&mut self, a: &CVar, dtype: DType) -> CVar {
@@ -142,7 +177,7 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
             }
             _ => format!("(({}){})", c_type(dtype), a.name),
         };
-        self.def(expr, dtype)
+        self.def_at(expr, dtype, a.invariant)
     }
 
     fn gather(&mut self, g: Gather<'b, '_, CVar>, dtype: DType) -> CVar {
@@ -191,6 +226,21 @@ pub(in crate::codegen) fn emit_body_with(
     nest: &LoopNest,
     index_error: &str,
 ) -> String {
+    emit_body_hoisted(out, body, prefix, local, indent, nest, index_error, None)
+}
+
+/// [`emit_body_with`], printing the values that are the same at every point into `hoist`.
+#[allow(clippy::too_many_arguments)]
+fn emit_body_hoisted(
+    out: &mut String,
+    body: &Body,
+    prefix: &str,
+    local: &HashMap<BufId, String>,
+    indent: &str,
+    nest: &LoopNest,
+    index_error: &str,
+    hoist: Option<Hoist<'_>>,
+) -> String {
     let mut printer = CPrinter {
         out,
         prefix,
@@ -199,8 +249,15 @@ pub(in crate::codegen) fn emit_body_with(
         nest,
         next: 0,
         index_error,
+        hoist,
     };
     body.visit(&mut printer).name
+}
+
+/// Whether `index` selects the same element at every point of `nest`.
+fn invariant_index(nest: &LoopNest, index: &Idx) -> bool {
+    let e = nest.apply(index);
+    (0..nest.sizes.len() as u32).all(|k| !e.uses_var(k))
 }
 
 /// The kernel being printed, as the functions that print its parts read it.
@@ -271,6 +328,38 @@ fn emit_pointwise(
     let outer_n: Size = k.outer.iter().product();
     let mut indent = String::from("  ");
     let n = nest.sizes.len();
+    // The loops' body first: values the same at every point go to `pre`, printed before them.
+    let stored: HashSet<BufId> = k
+        .nodes
+        .iter()
+        .flat_map(|kn| ir.nodes[kn.node].outputs())
+        .collect();
+    let mut body = String::new();
+    let mut pre = String::new();
+    let mut local = HashMap::new();
+    let body_indent = "  ".repeat(n + 1);
+    // Values are hoisted out of loops that run at least once (a constant extent), or under a
+    // check that they do (symbolic extents).
+    let total: Size = nest.sizes.iter().product();
+    let hoist = n > 0 && total.as_const().is_none_or(|t| t > 0);
+    emit_stage_nodes_hoisted(
+        &mut body,
+        Cx::cpu(ir, sched, k),
+        0,
+        &mut local,
+        &body_indent,
+        k.outer.len(),
+        nest,
+        &HashMap::new(),
+        hoist.then_some((&mut pre, "  ", &stored)),
+    );
+    // Hoisted loads run even where the loops would not: an empty kernel (a size-0 tensor, whose
+    // broadcast input may have no element at all) skips them.
+    let guard = !pre.is_empty() && total.as_const().is_none();
+    if guard {
+        let _ = writeln!(out, "  if ({total} > 0) {{");
+    }
+    out.push_str(&pre);
     if n > 0 {
         let work = outer_n;
         if n == 1 {
@@ -290,18 +379,11 @@ fn emit_pointwise(
         let _ = writeln!(out, "{indent}for (int64_t x{i} = 0; x{i} < {s}; x{i}++) {{");
         indent.push_str("  ");
     }
-    let mut local = HashMap::new();
-    emit_stage_nodes(
-        out,
-        Cx::cpu(ir, sched, k),
-        0,
-        &mut local,
-        &indent,
-        k.outer.len(),
-        nest,
-        &HashMap::new(),
-    );
+    out.push_str(&body);
     close(out, n, &mut indent);
+    if guard {
+        let _ = writeln!(out, "  }}");
+    }
 }
 
 /// Prints one kernel as planned.
@@ -524,6 +606,43 @@ pub(in crate::codegen) fn emit_stage_nodes(
     nest: &LoopNest,
     scratch: &HashMap<BufId, String>,
 ) {
+    emit_stage_nodes_hoisted(
+        out,
+        Cx {
+            ir,
+            sched,
+            k,
+            index_error,
+        },
+        stage,
+        local,
+        indent,
+        nvars,
+        nest,
+        scratch,
+        None,
+    )
+}
+
+/// [`emit_stage_nodes`]; with `hoist` (the text before the loops, its indent, the buffers the
+/// kernel stores), values the same at every point are printed there instead.
+#[allow(clippy::too_many_arguments)]
+fn emit_stage_nodes_hoisted(
+    out: &mut String,
+    Cx {
+        ir,
+        sched,
+        k,
+        index_error,
+    }: Cx,
+    stage: usize,
+    local: &mut HashMap<BufId, String>,
+    indent: &str,
+    nvars: usize,
+    nest: &LoopNest,
+    scratch: &HashMap<BufId, String>,
+    mut hoist: Option<(&mut String, &str, &HashSet<BufId>)>,
+) {
     for kn in &k.nodes {
         if kn.stage != stage {
             continue;
@@ -532,7 +651,12 @@ pub(in crate::codegen) fn emit_stage_nodes(
             continue;
         };
         let prefix = format!("p{ob}");
-        let v = emit_body_with(out, body, &prefix, local, indent, nest, index_error);
+        let h = hoist.as_mut().map(|(pre, hi, stored)| Hoist {
+            pre,
+            indent: hi,
+            stored,
+        });
+        let v = emit_body_hoisted(out, body, &prefix, local, indent, nest, index_error, h);
         if let Some(at) = scratch.get(ob) {
             let d = ir.buffers[*ob].dtype;
             let _ = writeln!(out, "{indent}{at} = {};", local_value(d, &v));
