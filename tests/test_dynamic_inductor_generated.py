@@ -26,7 +26,7 @@ import pytest
 import torch
 import torch._dynamo
 import torch.nn.functional as F
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, example, given, note, settings
 
 import torchferro
 import torchferro.compiler
@@ -154,6 +154,9 @@ def _run(steps, ret, shapes, caplog, say=lambda _: None):
     ret=st.integers(0, len(RETURNS) - 1),
     shapes=shapes,
 )
+# CI's find (session 15): a whole-tensor float sum of 1127 values accumulated one by one in
+# float was 1.5e-5 off eager's (torch sums in cascade); such sums now accumulate in double.
+@example(steps=[10, 10, 10], ret=0, shapes=[(1, 1), (23, 49)])
 def test_generated_programs_match_eager_and_torch_compile_counts(
     steps, ret, shapes, caplog, fresh_cache
 ):

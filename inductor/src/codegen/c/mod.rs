@@ -508,10 +508,16 @@ fn emit_kernel(
             ) => {
                 let d = ir.buffers[*ob].dtype;
                 let acc = format!("acc{ob}");
-                let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(d), init_c(*op, d));
                 let nr = k.inner.len();
+                // A float sum that no `omp simd` spreads over vector lanes adds one element at
+                // a time into one accumulator (per thread): in double, as the blocked kernels
+                // do, it keeps torch's cascade-summed accuracy (a whole-tensor sum of 1127
+                // values was 1.5e-5 off in float); scalar double adds cost what float ones do.
+                let wide = *op == ReduceOp::Sum && is_f32_like(d) && !(par_outer && nr == 1);
+                let ad = if wide { DType::Float64 } else { d };
+                let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
                 if nr > 0 {
-                    let clause = omp_reduction(*op, d);
+                    let clause = omp_reduction(*op, ad);
                     if !par_outer {
                         let _ = writeln!(
                             out,
@@ -523,8 +529,10 @@ fn emit_kernel(
                 }
                 loops(out, &k.inner, no, &mut indent);
                 let v = emit_body(out, body, &format!("r{ob}"), &local, &indent, &nest);
-                let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, d));
+                let v = if wide { format!("(double){v}") } else { v };
+                let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
                 close(out, nr, &mut indent);
+                let acc = if wide { format!("((float){acc})") } else { acc };
                 if sched.materialized[*ob] {
                     let _ = writeln!(
                         out,
