@@ -601,12 +601,7 @@ fn emit_kernel(
 #[allow(clippy::too_many_arguments)]
 pub(in crate::codegen) fn emit_stage_nodes(
     out: &mut String,
-    Cx {
-        ir,
-        sched,
-        k,
-        index_error,
-    }: Cx,
+    cx: Cx,
     stage: usize,
     local: &mut HashMap<BufId, String>,
     indent: &str,
@@ -614,22 +609,7 @@ pub(in crate::codegen) fn emit_stage_nodes(
     nest: &LoopNest,
     scratch: &HashMap<BufId, String>,
 ) {
-    emit_stage_nodes_hoisted(
-        out,
-        Cx {
-            ir,
-            sched,
-            k,
-            index_error,
-        },
-        stage,
-        local,
-        indent,
-        nvars,
-        nest,
-        scratch,
-        None,
-    )
+    emit_stage_nodes_hoisted(out, cx, stage, local, indent, nvars, nest, scratch, None)
 }
 
 /// [`emit_stage_nodes`]; with `hoist` (the text before the loops, its indent, the buffers the
