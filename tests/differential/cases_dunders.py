@@ -8,6 +8,7 @@ written as model and data code uses them."""
 from __future__ import annotations
 
 import functools
+import itertools
 
 from .runner import case
 
@@ -314,3 +315,18 @@ def user_iterator_enumerated_and_mapped(x, log):
         out = out + b * (i + len(log))
     scaled = [b * len(log) for b in map(lambda t: t + 1, _Reader([x, x.cos()], log))]
     return out, scaled, list(log)
+
+
+# Through itertools: a user iterator object or old-protocol sequence as an iterable argument is
+# pulled one `__next__` (or `__getitem__`) per item, as CPython's chain/islice/groupby pull it
+# (the hypothesis generator's find, session 15: `chain` took its items whole when made).
+@case(lambda r: (r.randn(4), []))
+def user_iterator_through_itertools_interleaves(x, log):
+    out = x
+    for b in itertools.chain(_Reader([x, x * 2], log), [x]):
+        out = out + b * len(log)
+    for t in itertools.islice(_LoggedSeq([x, x + 1, x + 2], log), 1, None):
+        out = out + t * len(log)
+    for k, g in itertools.groupby(_Reader([x, x, x * 3], log), key=len):
+        out = out + sum(g) * len(log)
+    return out, list(log)

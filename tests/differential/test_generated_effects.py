@@ -316,14 +316,30 @@ class EffectWriter(ProgramWriter):
                 emit(f"{log} = []")
                 items = f"[{self.t()}, {self.t()} * 2, {self.t()} + 1]"
                 src = f"{cls}({items}, {log})"
-                how = self.draw(st.sampled_from(["for", "zip", "enumerate"]))
+                # Also through the lazy itertools stand-ins (session 15: `groupby` drained
+                # its input when made): each pulls as far as CPython's does.
+                how = self.draw(
+                    st.sampled_from(
+                        ["for", "zip", "enumerate", "chain", "islice", "groupby"]
+                    )
+                )
+                item = v
                 if how == "zip":
                     src = f"zip({src}, (1.0, 2.0))"
+                    item = f"{v}[0]"
                 elif how == "enumerate":
                     src = f"enumerate({src})"
+                    item = f"{v}[1]"
+                elif how == "chain":
+                    src = f"itertools.chain({src}, [x])"
+                elif how == "islice":
+                    src = f"itertools.islice({src}, 1, None)"
+                elif how == "groupby":
+                    # Groups of equal row counts: the first two items share one.
+                    src = f"itertools.groupby({src}, key=len)"
+                    item = f"len({log}) * sum({v}[1])"
                 emit(f"{acc} = x * 0")
                 emit(f"for {v} in {src}:")
-                item = v if how == "for" else f"{v}[{0 if how == 'zip' else 1}]"
                 emit(f"    {acc} = {acc} + {item} * len({log})")
                 if self.draw(st.booleans()):
                     emit(f"    if len({log}) == {self.draw(st.integers(1, 3))}:")
@@ -551,6 +567,7 @@ def run_generated(
         _Shifted=_Shifted,
         _Pulled=_Pulled,
         _Indexed=_Indexed,
+        itertools=itertools,
     )
     exec(compile(src, f"<effects-{next(_ids)}>", "exec"), ns)  # noqa: S102
     fn = ns["generated"]

@@ -463,6 +463,25 @@ impl Frame<'_, '_> {
         // consumer as in eager. `product`, `permutations` and the `combinations` take their
         // arguments whole when made, as CPython does; `tee` shares one pull among its branches,
         // `groupby` among its groups.
+        // A user iterator object (or old-protocol sequence) in an iterable position pulls one
+        // `__next__` per item, as a `for` loop over it does (`lazy_object_iter`).
+        let iterable_at: &[usize] = match name {
+            "chain" | "zip_longest" => &[0, 1, 2, 3, 4, 5, 6, 7],
+            "islice" | "groupby" | "pairwise" | "accumulate" | "cycle" | "tee" => &[0],
+            "filterfalse" | "takewhile" | "dropwhile" | "starmap" => &[1],
+            "compress" => &[0, 1],
+            _ => &[],
+        };
+        let mut args = args.to_vec();
+        for &i in iterable_at {
+            if let Some(Var::Object(o)) = args.get(i) {
+                let o = o.clone();
+                if let Some(g) = self.lazy_object_iter(&o)? {
+                    args[i] = g;
+                }
+            }
+        }
+        let args = &args[..];
         let lazy = args
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
