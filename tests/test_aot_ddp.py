@@ -8,14 +8,13 @@ inside; DDP's hooks on the parameters fire when the compiled backward's gradient
 and ``torchferro.compile(DDP(model))`` (DDP's own forward traced; its reducer calls are torch
 internals the tracer leaves to Python, and the wrapped module's forward is compiled).
 
-Each rank is a fresh subprocess (a free port on localhost); the ranks see different data so
+Each rank is a fresh subprocess (meeting through a rendezvous file); the ranks see different data so
 the all-reduce matters."""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
@@ -34,7 +33,9 @@ import torchferro
 from torchferro import _aot
 
 rank = int(os.environ["RANK"])
-dist.init_process_group("gloo", rank=rank, world_size=2)
+dist.init_process_group(
+    "gloo", init_method="file://" + os.environ["RENDEZVOUS"], rank=rank, world_size=2
+)
 torch.set_num_threads(1)
 # Small buckets: several all-reduces per step, launched as the compiled backward's
 # gradients arrive.
@@ -116,19 +117,16 @@ dist.destroy_process_group()
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def ranks():
+def ranks(tmp_path_factory):
     env = dict(os.environ)
     env.pop("TORCHFERRO_AOT", None)
     pkg = os.path.dirname(os.path.dirname(torchferro.__file__))
     env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), WORLD_SIZE="2")
+    # A file rendezvous: a port picked free here can be taken by another test process before
+    # rank 0 binds it (two errors in one CI run of fd6cafd).
+    rendezvous = tmp_path_factory.mktemp("ddp") / "rendezvous"
+    env.update(RENDEZVOUS=str(rendezvous), WORLD_SIZE="2")
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _CHILD],
@@ -147,7 +145,7 @@ def ranks():
             for q in procs:
                 q.kill()
             raise
-        assert p.returncode == 0, err[-3000:]
+        assert p.returncode == 0, (p.returncode, err[-3000:])
         results.append(json.loads(out.strip().splitlines()[-1]))
     return results
 
