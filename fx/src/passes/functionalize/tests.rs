@@ -1,5 +1,5 @@
 use super::*;
-use crate::meta::{Device, Dim, TensorMeta};
+use crate::meta::{DType, Device, Dim, NodeMeta, TensorMeta};
 use crate::passes::check_topological_order;
 
 fn meta(sizes: &[i64]) -> NodeMeta {
