@@ -136,6 +136,22 @@ pub fn compile_frame(
     else {
         return Outcome::RunEagerly;
     };
+    // A resume function is filtered as torch.compile filters every frame before tracing it
+    // (`has_tensor_in_frame`): with no tensor or module among the values its caller hands it
+    // and no torch global, it runs natively (the EMA update that resumes after `state_dict()`
+    // broke, with only a user object and an `OrderedDict` left). Not remembered: the values
+    // differ per call (torch checks every call too). Other frames are filtered only once they
+    // cannot be traced whole (`torch_free` below), keeping a clean trace's entry.
+    if !cfg.fullgraph
+        && info.name.starts_with(crate::resume::RESUME_PREFIX)
+        && matches!(
+            crate::torch_free::resume_may_use_torch(py, &info, globals_dict, scope),
+            Ok(false)
+        )
+    {
+        crate::log::skipped_torch_free(&info);
+        return Outcome::RunEagerly;
+    }
     let info = std::rc::Rc::new(info);
     let mut break_at = None;
     let mut break_site: Option<BreakSite> = None;

@@ -302,6 +302,12 @@ impl Frame<'_, '_> {
                 return self.tx.new_set(&items);
             }
             ("set", []) if kwargs.is_empty() => return self.tx.new_set(&[]),
+            // Empty containers made by calling the type (a dataclass's `default_factory=list`,
+            // `collections.defaultdict(list)`'s factory, `fac()` of a stored type) are the
+            // traced code's own, as `[]` and `{}` are: folding them would make a constant the
+            // code cannot put a tensor in.
+            ("list", []) if kwargs.is_empty() => return Ok(Var::list(vec![])),
+            ("dict", []) if kwargs.is_empty() => return self.dict_builtin(None, &[]),
             // A frozenset of known values (a symbolic int specialized) is a constant.
             ("frozenset", [v]) if kwargs.is_empty() && v.items(py).is_some() => {
                 if let Var::Set(s) = self.tx.new_set(&v.items(py).unwrap())? {
