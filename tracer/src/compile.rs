@@ -137,21 +137,18 @@ pub fn compile_frame(
         return Outcome::RunEagerly;
     };
     // A resume function is filtered as torch.compile filters every frame before tracing it
-    // (`has_tensor_in_frame`): with no tensor or module among the values its caller hands it
-    // and no torch global, it runs natively (the EMA update that resumes after `state_dict()`
-    // broke, with only a user object and an `OrderedDict` left). Not remembered: the values
-    // differ per call (torch checks every call too). Other frames are filtered only once they
-    // cannot be traced whole (`torch_free` below), keeping a clean trace's entry.
-    if !cfg.fullgraph
+    // (`has_tensor_in_frame`): with no tensor or module among the values its code may read and
+    // no torch global (the EMA update that resumes after `state_dict()` broke, with only a user
+    // object and an `OrderedDict` left), what it would put in a graph runs natively instead
+    // (below, once traced). Not remembered: the values differ per call (torch checks every
+    // call too). Other frames are filtered only once they cannot be traced whole (`torch_free`
+    // below), keeping a clean trace's entry.
+    let torch_free_resume = !cfg.fullgraph
         && info.name.starts_with(crate::resume::RESUME_PREFIX)
         && matches!(
             crate::torch_free::resume_may_use_torch(py, &info, globals_dict, scope),
             Ok(false)
-        )
-    {
-        crate::log::skipped_torch_free(&info);
-        return Outcome::RunEagerly;
-    }
+        );
     let info = std::rc::Rc::new(info);
     let mut break_at = None;
     let mut break_site: Option<BreakSite> = None;
@@ -220,6 +217,13 @@ pub fn compile_frame(
             Err(e) => return on_trace_error(py, slot, cfg, &info, e),
         }
     };
+    // Only a graph is given up so: a trace without ops keeps its entry (a resume function that
+    // re-raises at its first instruction raises from the transformed code, named as the
+    // user's function).
+    if torch_free_resume && traced.output.graph.op_count() > 0 {
+        crate::log::skipped_torch_free(&info);
+        return Outcome::RunEagerly;
+    }
     // Guards are built while tracing: report them apart, as `guard_build`.
     let guard_time = crate::guards::take_build_time();
     // A frame that traced to its end without a single op or side effect has nothing to compile:
