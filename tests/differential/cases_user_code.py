@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .runner import case
+from .runner import TC_DIFFERS, case
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
@@ -580,3 +580,198 @@ class Regularized(nn.Module):
 @case(x34, module=True)
 def l2_penalty_over_named_parameters_filtered_by_name():
     return Regularized()
+
+
+# ---------------------------------------------------------------------------------------------
+# More configs and helpers
+
+
+@dataclasses.dataclass
+class AttnConfig:
+    hidden: int = 8
+    heads: int = 2
+    dropout: float = dataclasses.field(default=0.0, metadata={"tunable": True})
+
+    def __post_init__(self):
+        self.head_dim = self.hidden // self.heads
+
+
+@case(x_seq)
+def dataclass_post_init_and_field_metadata(x):
+    cfg = AttnConfig(heads=4)
+    tunable = [f.name for f in dataclasses.fields(cfg) if f.metadata.get("tunable")]
+    b, t, _ = x.shape
+    h = x.view(b, t, cfg.heads, cfg.head_dim).transpose(1, 2)
+    return h.softmax(-1), tunable, cfg.head_dim
+
+
+@case(lambda r: ([r.randn(3) for _ in range(4)], ["a", "b", "a", "c"]))
+def defaultdict_of_lists_grouping_tensors(xs, keys):
+    groups = collections.defaultdict(list)
+    for k, x in zip(keys, xs):
+        groups[k].append(x)
+    return {k: torch.stack(v).mean(0) for k, v in sorted(groups.items())}
+
+
+class Task(enum.Enum):
+    CLS = "cls"
+    REG = "reg"
+
+
+class MultiHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(8, 8)
+        self.heads = nn.ModuleDict(
+            {Task.CLS.value: nn.Linear(8, 3), Task.REG.value: nn.Linear(8, 1)}
+        )
+
+    def forward(self, x, task=Task.CLS):
+        return self.heads[task.value](self.trunk(x).relu())
+
+
+@case(x_seq, module=True)
+def module_dict_indexed_by_an_enum_value():
+    return MultiHead()
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self._scale = 1.0
+
+    @property
+    def scale(self):
+        return self._scale
+
+    @scale.setter
+    def scale(self, v):
+        self._scale = float(v)
+
+    @staticmethod
+    def _act(x):
+        return x * torch.sigmoid(x)
+
+    def forward(self, x):
+        return self._act(self.fc(x)) * self.scale
+
+
+def _scaled_block():
+    b = Block()
+    b.scale = 2
+    return b
+
+
+@case(x_seq, module=True)
+def property_setter_and_staticmethod_through_self():
+    return _scaled_block()
+
+
+@case(x_img)
+def shape_joined_into_a_string_key(x):
+    key = "x".join(map(str, x.shape[1:]))
+    sizes = {"4x6x6": (2, 3), "4x8x8": (4, 4)}
+    h, w = sizes[key]
+    return F.adaptive_avg_pool2d(x, (h, w)), key
+
+
+@case(x_seq)
+def new_zeros_and_new_full_from_computed_shapes(x):
+    b, t, d = x.shape
+    pad = x.new_zeros((b, 2, d))
+    cls = x.new_full((b, 1, d), 0.5)
+    return torch.cat([cls, x, pad], dim=1), math.isclose(0.5, 1 / 2)
+
+
+class Scorer(nn.Module):
+    """An abstract base with a template method, as libraries write their heads."""
+
+    def score(self, h):
+        raise NotImplementedError
+
+    def forward(self, x):
+        h = x.mean(1)
+        return self.score(h).log_softmax(-1)
+
+
+class DotScorer(Scorer):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 3))
+
+    def score(self, h):
+        return h @ self.w
+
+
+@case(x_seq, module=True)
+def template_method_overridden_in_a_subclass():
+    return DotScorer()
+
+
+@contextlib.contextmanager
+def _maybe_profile(enabled):
+    if enabled:
+        print("start")
+    try:
+        yield
+    finally:
+        if enabled:
+            print("stop")
+
+
+@case(x34)
+def user_contextmanager_off_by_a_flag(x):
+    with _maybe_profile(DEBUG):
+        y = x.relu() * 2
+    return y
+
+
+@case(lambda r: (r.randn(3, 4),))
+def chain_from_iterable_over_parameter_lists(x):
+    groups = [[x, x * 2], [x + 1]]
+    flat = list(itertools.chain.from_iterable(groups))
+    return sum(t.sum() for t in flat), len(flat)
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_once(msg):
+    warnings.warn(msg)
+
+
+@case(x34)
+def warning_once_helper_behind_a_flag(x):
+    if VERBOSE > 0:
+        _warn_once("slow path")
+    return x.cumsum(0)
+
+
+class Norm(enum.Enum):
+    LAYER = "layer"
+    RMS = "rms"
+
+    def apply(self, x):
+        if self is Norm.LAYER:
+            return F.layer_norm(x, x.shape[-1:])
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+@case(x_seq)
+def enum_member_by_value_with_a_method(x):
+    kind = "rms" if x.shape[-1] % 2 == 0 else "layer"
+    return Norm(kind).apply(x), Norm(kind).name
+
+
+@dataclasses.dataclass
+class Nested:
+    cfg: BlockConfig = dataclasses.field(default_factory=BlockConfig)
+    sizes: list = dataclasses.field(default_factory=lambda: [2, 4])
+
+
+# torch.compile (2.11) raises an AssertionError inside its polyfill that constructs the nested
+# default (`instantiate_user_defined_class_object`).
+@case(x34, xfail_tc=TC_DIFFERS)
+def dataclass_astuple_of_a_nested_config(x):
+    t = dataclasses.astuple(Nested())
+    (hidden, scale, act, bias), sizes = t
+    return x * scale + hidden + sum(sizes), act, bias

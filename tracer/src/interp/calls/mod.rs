@@ -431,6 +431,9 @@ impl Frame<'_, '_> {
         if is_torch && !has_tensor {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
+        if let Some(r) = self.enum_member_by_value(f, &args, &kwargs)? {
+            return Ok(r);
+        }
         if let Some(r) = self.construct_exception(f, &args, &kwargs)? {
             return Ok(r);
         }
@@ -834,6 +837,41 @@ impl Frame<'_, '_> {
             }
         }
         Ok(None)
+    }
+
+    /// `Color("red")`: an `enum.Enum` class called with a known value looks its member up (the
+    /// members are fixed when the class is made, and the class is guarded where it was read).
+    /// The lookup runs now; a value with no member raises from the real call (the frame then
+    /// runs eagerly and raises the same `ValueError`). `None` for any other call.
+    fn enum_member_by_value(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let [value] = args else {
+            return Ok(None);
+        };
+        if !kwargs.is_empty() || !f.is_instance_of::<pyo3::types::PyType>() {
+            return Ok(None);
+        }
+        let meta = py.import("enum")?.getattr("EnumMeta")?;
+        if !f.is_instance(&meta)? {
+            return Ok(None);
+        }
+        let Some(v) = value.as_py(py) else {
+            return Ok(None);
+        };
+        if !crate::interp::pyobj::is_immutable_const(&v) {
+            return Ok(None);
+        }
+        let member = f.call1((v,)).map_err(|e| TraceError::UserError {
+            call: "an enum lookup by value".into(),
+            message: e.to_string(),
+            error: e,
+        })?;
+        Ok(Some(Var::Py(member.unbind(), None)))
     }
 
     /// User code is inlined; torch's and the standard library's Python functions are not.

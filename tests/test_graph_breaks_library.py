@@ -1,0 +1,118 @@
+"""Library idioms of model code that broke the graph where torch.compile makes one graph
+(issue 14, session 16): an ``enum.Enum`` looked up by value (``Act("relu")``),
+``dataclasses.asdict`` / ``astuple`` of a config, ``list()`` / ``dict()`` as a
+``default_factory``. Under ``fullgraph=True`` each must trace whole; values equal eager's."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torchferro
+import torchferro.compiler
+
+
+class Act(enum.Enum):
+    GELU = "gelu"
+    RELU = "relu"
+
+    def fn(self):
+        return {Act.GELU: F.gelu, Act.RELU: F.relu}[self]
+
+
+def by_value(x, name):
+    return Act(name).fn()(x), Act(name)
+
+
+@dataclasses.dataclass
+class Inner:
+    k: int = 3
+    tags: tuple = ("a", "b")
+
+
+@dataclasses.dataclass
+class Outer:
+    scale: float = 0.5
+    sizes: list = dataclasses.field(default_factory=lambda: [1, 2])
+    inner: Inner = dataclasses.field(default_factory=Inner)
+
+
+def as_dict(x):
+    d = dataclasses.asdict(Outer())
+    t = dataclasses.astuple(Outer(scale=2.0))
+    return x * d["scale"] + d["inner"]["k"] + t[0], d, t
+
+
+def _run(fn, *args):
+    torchferro.compiler.reset()
+    calls = []
+
+    def backend(gm, example_inputs):
+        calls.append(gm)
+        return gm.forward
+
+    got = torchferro.compile(fn, backend=backend, fullgraph=True)(*args)
+    return got, len(calls)
+
+
+def test_an_enum_looked_up_by_value_traces_whole():
+    x = torch.randn(4)
+    got, graphs = _run(by_value, x, "relu")
+    want = by_value(x, "relu")
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1] is Act.RELU
+    assert graphs == 1
+
+
+def test_an_enum_value_with_no_member_raises_as_eager():
+    with pytest.raises(ValueError, match="'tanh' is not a valid Act"):
+        by_value(torch.randn(2), "tanh")
+    torchferro.compiler.reset()
+    f = torchferro.compile(by_value, backend="eager")
+    with pytest.raises(ValueError, match="'tanh' is not a valid Act"):
+        f(torch.randn(2), "tanh")
+
+
+def test_asdict_and_astuple_of_nested_configs_trace_whole():
+    x = torch.randn(3)
+    got, graphs = _run(as_dict, x)
+    want = as_dict(x)
+    torch.testing.assert_close(got[0], want[0])
+    assert (
+        got[1]
+        == want[1]
+        == {
+            "scale": 0.5,
+            "sizes": [1, 2],
+            "inner": {"k": 3, "tags": ("a", "b")},
+        }
+    )
+    assert got[2] == want[2]
+    assert graphs == 1
+
+
+@dataclasses.dataclass
+class WithTensor:
+    w: torch.Tensor
+
+
+def tensor_field(x):
+    return dataclasses.asdict(WithTensor(x * 2))["w"] + 1
+
+
+def test_asdict_of_a_tensor_field_breaks_with_the_reason():
+    # The library deep-copies the tensor; eager's value is kept by running it natively.
+    x = torch.randn(3)
+    torchferro.compiler.reset()
+    with pytest.raises(
+        torchferro.Unsupported, match="asdict of a field holding a tensor"
+    ):
+        torchferro.compile(tensor_field, backend="eager", fullgraph=True)(x)
+    torchferro.compiler.reset()
+    torch.testing.assert_close(
+        torchferro.compile(tensor_field, backend="eager")(x), tensor_field(x)
+    )
