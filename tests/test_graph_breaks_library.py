@@ -116,3 +116,19 @@ def test_asdict_of_a_tensor_field_breaks_with_the_reason():
     torch.testing.assert_close(
         torchferro.compile(tensor_field, backend="eager")(x), tensor_field(x)
     )
+
+
+def origin_dispatch(x):
+    import typing
+
+    hint = typing.List[int]
+    if typing.get_origin(hint) is list and typing.get_args(hint) == (int,):
+        return x + 1
+    return x - 1
+
+
+def test_typing_get_origin_and_get_args_fold():
+    x = torch.randn(3)
+    got, graphs = _run(origin_dispatch, x)
+    torch.testing.assert_close(got, x + 1)
+    assert graphs == 1

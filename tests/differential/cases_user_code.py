@@ -775,3 +775,16 @@ def dataclass_astuple_of_a_nested_config(x):
     t = dataclasses.astuple(Nested())
     (hidden, scale, act, bias), sizes = t
     return x * scale + hidden + sum(sizes), act, bias
+
+
+def _field_kind(hint):
+    origin = typing.get_origin(hint)
+    if origin is typing.Union and type(None) in typing.get_args(hint):
+        return "optional"
+    return "plain"
+
+
+@case(x34)
+def typing_hints_inspected_to_pick_a_path(x):
+    kinds = [_field_kind(h) for h in (Optional[int], int, typing.List[int])]
+    return x * kinds.count("plain"), kinds

@@ -235,6 +235,19 @@ impl Frame<'_, '_> {
                 })?;
                 Ok(Some(self.tx.wrap(r, None)?))
             }
+            // `typing.get_origin(List[int])`, `get_args(...)`: pure functions of a type
+            // object (a constant: annotations read in `forward` to pick a code path).
+            ("typing", "get_origin" | "get_args", [t]) if kwargs.is_empty() => {
+                let Some(t) = t.as_py(py) else {
+                    return Ok(None);
+                };
+                let r = f.call1((t,)).map_err(|e| TraceError::UserError {
+                    call: format!("typing.{name}"),
+                    message: e.to_string(),
+                    error: e,
+                })?;
+                Ok(Some(Var::Py(r.unbind(), None)))
+            }
             ("inspect", "signature", [func]) => {
                 // A signature depends on the function object (guarded by identity where it was
                 // read) and its `__signature__`/`__wrapped__`, fixed once defined.
