@@ -839,41 +839,6 @@ impl Frame<'_, '_> {
         Ok(None)
     }
 
-    /// `Color("red")`: an `enum.Enum` class called with a known value looks its member up (the
-    /// members are fixed when the class is made, and the class is guarded where it was read).
-    /// The lookup runs now; a value with no member raises from the real call (the frame then
-    /// runs eagerly and raises the same `ValueError`). `None` for any other call.
-    fn enum_member_by_value(
-        &mut self,
-        f: &Bound<'_, PyAny>,
-        args: &[Var],
-        kwargs: &[(String, Var)],
-    ) -> Result<Option<Var>, TraceError> {
-        let py = self.tx.py;
-        let [value] = args else {
-            return Ok(None);
-        };
-        if !kwargs.is_empty() || !f.is_instance_of::<pyo3::types::PyType>() {
-            return Ok(None);
-        }
-        let meta = py.import("enum")?.getattr("EnumMeta")?;
-        if !f.is_instance(&meta)? {
-            return Ok(None);
-        }
-        let Some(v) = value.as_py(py) else {
-            return Ok(None);
-        };
-        if !crate::interp::pyobj::is_immutable_const(&v) {
-            return Ok(None);
-        }
-        let member = f.call1((v,)).map_err(|e| TraceError::UserError {
-            call: "an enum lookup by value".into(),
-            message: e.to_string(),
-            error: e,
-        })?;
-        Ok(Some(Var::Py(member.unbind(), None)))
-    }
-
     /// User code is inlined; torch's and the standard library's Python functions are not.
     pub(super) fn inlinable(&self, f: &Bound<'_, PyAny>) -> Result<bool, TraceError> {
         let py = self.tx.py;
