@@ -132,3 +132,37 @@ def test_typing_get_origin_and_get_args_fold():
     got, graphs = _run(origin_dispatch, x)
     torch.testing.assert_close(got, x + 1)
     assert graphs == 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Key:
+    d: int = 4
+    name: str = "q"
+
+
+def keyed(x, key):
+    table = {hash(Key()): 2.0}
+    return x * table.get(hash(key), -1.0), hash(key) == hash(Key(4, "q"))
+
+
+def test_hash_of_a_frozen_dataclass_reads_its_fields_not_its_identity():
+    torchferro.compiler.reset()
+    calls = []
+
+    def backend(gm, example_inputs):
+        calls.append(gm)
+        return gm.forward
+
+    f = torchferro.compile(keyed, backend=backend, fullgraph=True)
+    x = torch.randn(3)
+    # A new (equal) key object per call: one graph (torch.compile 2.11 makes 2).
+    for key in (Key(), Key(), Key(4, "q")):
+        got, want = f(x, key), keyed(x, key)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1] is want[1] is True
+    assert len(calls) == 1
+    # Another field value takes the other entry of the table: guarded by the field.
+    got = f(x, Key(5))
+    torch.testing.assert_close(got[0], keyed(x, Key(5))[0])
+    assert got[1] is False
+    assert len(calls) == 2
