@@ -788,3 +788,56 @@ def _field_kind(hint):
 def typing_hints_inspected_to_pick_a_path(x):
     kinds = [_field_kind(h) for h in (Optional[int], int, typing.List[int])]
     return x * kinds.count("plain"), kinds
+
+
+# ---------------------------------------------------------------------------------------------
+# Known gaps (strict xfails with the reason)
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapeKey:
+    rows: int = 3
+    cols: int = 4
+
+
+@case(
+    x34,
+    breadth="a dict keyed by frozen dataclass objects made in the frame: a tracked object has no "
+    "Python object to hash as a key before the graph runs (`Frame::dict_key`), so the frame runs "
+    "eagerly; torch.compile hashes it through its fields (1 graph)",
+)
+def dict_keyed_by_frozen_configs_made_in_the_frame(x):
+    scales = {ShapeKey(): 2.0, ShapeKey(4, 4): 3.0}
+    return x * scales[ShapeKey(*x.shape)]
+
+
+@case(
+    x34,
+    breadth="contextlib.ExitStack is not traced (the standard library's contextlib is not "
+    "inlined but for suppress and nullcontext; inlining ExitStack breaks at its callback "
+    "wrapper's `__wrapped__` write), so the `with` runs eagerly; torch.compile 1 graph",
+)
+def exit_stack_with_a_callback(x):
+    with contextlib.ExitStack() as stack:
+        stack.callback(lambda: None)
+        y = x + 1
+    return y
+
+
+class _Registered(nn.Module):
+    registry = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _Registered.registry[cls.__name__.lower()] = cls
+
+
+class Swish(_Registered):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+@case(x34)
+def module_class_from_a_registry_built_in_forward(x):
+    # torchferro breaks at the construction of the user module (1 graph each).
+    return _Registered.registry["swish"]()(x) + 1
