@@ -166,3 +166,18 @@ def test_hash_of_a_frozen_dataclass_reads_its_fields_not_its_identity():
     torch.testing.assert_close(got[0], keyed(x, Key(5))[0])
     assert got[1] is False
     assert len(calls) == 2
+
+
+def frozen_keys(x):
+    scales = {Key(): 2.0, Key(5): 3.0}
+    members = {Key(), Key(6, "k")}
+    return x * scales[Key(4, "q")], Key(6, "k") in members, Key(7) in scales
+
+
+def test_frozen_dataclasses_made_in_the_frame_key_dicts_and_sets():
+    x = torch.randn(3)
+    got, graphs = _run(frozen_keys, x)
+    want = frozen_keys(x)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == want[1:] == (True, False)
+    assert graphs == 1

@@ -791,7 +791,7 @@ def typing_hints_inspected_to_pick_a_path(x):
 
 
 # ---------------------------------------------------------------------------------------------
-# Known gaps (strict xfails with the reason)
+# Frozen configs as keys, and known gaps (strict xfails with the reason)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -800,12 +800,9 @@ class ShapeKey:
     cols: int = 4
 
 
-@case(
-    x34,
-    breadth="a dict keyed by frozen dataclass objects made in the frame: a tracked object has no "
-    "Python object to hash as a key before the graph runs (`Frame::dict_key`), so the frame runs "
-    "eagerly; torch.compile hashes it through its fields (1 graph)",
-)
+# A frozen dataclass made in the frame keys the dict by a real instance built from its constant
+# fields (hashed and compared as the object is).
+@case(x34)
 def dict_keyed_by_frozen_configs_made_in_the_frame(x):
     scales = {ShapeKey(): 2.0, ShapeKey(4, 4): 3.0}
     return x * scales[ShapeKey(*x.shape)]
@@ -841,3 +838,18 @@ class Swish(_Registered):
 def module_class_from_a_registry_built_in_forward(x):
     # torchferro breaks at the construction of the user module (1 graph each).
     return _Registered.registry["swish"]()(x) + 1
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolKey:
+    size: int = 2
+
+
+@case(
+    lambda r: (r.randn(3, 4), PoolKey()),
+    breadth="`key in {...}` of a frozen dataclass argument guards the argument's identity "
+    "(`Frame::contains_op` realizes it), so a new equal key per call recompiles (2 graphs); "
+    "torch.compile hashes it by its fields (1 graph)",
+)
+def frozen_argument_in_a_set_of_configs(x, key):
+    return x * (2.0 if key in {PoolKey(), PoolKey(3)} else 1.0)
