@@ -234,3 +234,30 @@ def test_an_int_hashed_as_a_dict_key_is_specialized():
     # then ran eagerly. The frame's ints come from a graph break's resume function in
     # `tests/differential` (`aliased_arguments_in_a_dict_keyed_by_identity`).
     check(keyed_by_int, [(torch.randn(4), n) for n in [3, 4, 5, 3, 4]])
+
+
+def affine(x, n):
+    return x * n + 1, n - 1
+
+
+def test_an_int_seen_at_0_then_1_turns_symbolic_at_1():
+    # torch does not specialize an unspecialized int at 0 or 1: the recompile at 1 makes it
+    # symbolic, and 2 and 3 reuse that graph (2 graphs; 3 when 0 and 1 both stayed constants).
+    fc = check(affine, [(torch.randn(4), n) for n in [0, 1, 2, 3]], expected=2)
+    code = fc.graphs[-1].code
+    assert "l_n" in code, code
+
+
+def arange_from_zero(x, n):
+    return torch.arange(n) + x.sum()
+
+
+def test_an_int_at_1_that_reaches_a_size_is_traced_again_static():
+    # At 1 the symbolic int reaches `arange`'s size, where every symbol is taken to be at least
+    # 2: the frame is traced again with n a guarded constant (torch keeps it symbolic there,
+    # with the same count). 5 and 6 then share a symbolic graph guarded `L['n'] >= 2`.
+    fc = check(
+        arange_from_zero, [(torch.randn(3), n) for n in [0, 1, 5, 6]], expected=3
+    )
+    assert "arange(1" in fc.graphs[1].code.replace(" ", ""), fc.graphs[1].code
+    assert "l_n" in fc.graphs[2].code, fc.graphs[2].code

@@ -22,4 +22,5 @@ from . import (  # noqa: F401
     cases_state,
     cases_torch_api,
     cases_training,
+    cases_user_code,
 )

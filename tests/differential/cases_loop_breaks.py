@@ -281,12 +281,10 @@ def while_loop_resuming_on_every_trip(x):
     return x + 1
 
 
-@case(
-    x34,
-    breadth="the counter starts at 0: an int traced at 0 or 1 stays a constant under automatic "
-    "dynamic (issue 18), so the resume function compiles for 0, 1, then symbolically (5 graphs); "
-    "torch.compile makes it symbolic at 1 (4 graphs)",
-)
+# The counter starts at 0: the resume function compiles for 0, then at 1 the counter turns
+# symbolic (automatic dynamic does not specialize an int at 0 or 1, as torch's unspecialized
+# ints): 4 graphs, as torch.compile.
+@case(x34)
 def while_loop_resuming_on_every_trip_from_zero(x):
     i = 0
     while i < 8:

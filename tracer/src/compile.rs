@@ -129,26 +129,47 @@ pub fn compile_frame(
         policy: cfg.dynamic,
         automatic,
         ints,
+        static_ints: Vec::new(),
     });
     let (Ok(globals_dict), Ok(builtins_dict)) =
         (globals.cast::<PyDict>(), builtins.cast::<PyDict>())
     else {
         return Outcome::RunEagerly;
     };
+    // A resume function is filtered as torch.compile filters every frame before tracing it
+    // (`has_tensor_in_frame`): with no tensor or module among the values its code may read and
+    // no torch global (the EMA update that resumes after `state_dict()` broke, with only a user
+    // object and an `OrderedDict` left), what it would put in a graph runs natively instead
+    // (below, once traced). Not remembered: the values differ per call (torch checks every
+    // call too). Other frames are filtered only once they cannot be traced whole (`torch_free`
+    // below), keeping a clean trace's entry.
+    let torch_free_resume = !cfg.fullgraph
+        && info.name.starts_with(crate::resume::RESUME_PREFIX)
+        && matches!(
+            crate::torch_free::resume_may_use_torch(py, &info, globals_dict, scope),
+            Ok(false)
+        );
     let info = std::rc::Rc::new(info);
     let mut break_at = None;
     let mut break_site: Option<BreakSite> = None;
     let started = std::time::Instant::now();
     crate::guards::take_build_time();
     let traced = loop {
-        match interp::trace(
+        let result = interp::trace(
             py,
             info.clone(),
             *scope,
             globals_dict.clone(),
             builtins_dict.clone(),
             break_at,
-        ) {
+        );
+        // A symbolic int traced at 0 or 1 reached a size: trace again with it static, whatever
+        // the trace made of the error that stopped it (each request names one more int, so the
+        // retries end).
+        if crate::guards::shape_env::take_retrace() {
+            continue;
+        }
+        match result {
             Ok(t) => break t,
             // Graph break: trace again from the start, stopping just before the instruction
             // that could not be traced; it then runs natively and a resume function continues.
@@ -196,6 +217,13 @@ pub fn compile_frame(
             Err(e) => return on_trace_error(py, slot, cfg, &info, e),
         }
     };
+    // Only a graph is given up so: a trace without ops keeps its entry (a resume function that
+    // re-raises at its first instruction raises from the transformed code, named as the
+    // user's function).
+    if torch_free_resume && traced.output.graph.op_count() > 0 {
+        crate::log::skipped_torch_free(&info);
+        return Outcome::RunEagerly;
+    }
     // Guards are built while tracing: report them apart, as `guard_build`.
     let guard_time = crate::guards::take_build_time();
     // A frame that traced to its end without a single op or side effect has nothing to compile:
@@ -250,13 +278,34 @@ pub fn compile_frame(
         Err(TraceError::Unsupported { reason: why, .. }) if break_site.is_some() => {
             let site = break_site.unwrap_or_default();
             let site = site.with_reason(format!("{}; it cannot resume there: {why}", site.reason));
-            crate::log::run_eagerly(py, &info, &site);
+            log_given_up(py, slot, &info, &site);
             if let Ok(mut c) = slot.try_borrow_mut() {
                 c.state = CodeState::Eager(site.message());
             }
             Outcome::RunEagerly
         }
         Err(e) => on_trace_error(py, slot, cfg, &info, e),
+    }
+}
+
+/// Records a frame given up (it runs eagerly): a frame run eagerly, except for torch.nn's own
+/// `forward` of the compiled module (`CodeState::EntryOnly`). torch.compile's root frame for a
+/// compiled module is `Module._call_impl`, which traces that `forward` only inlined: a graph
+/// break inside it becomes a break at the call of `forward`, which then runs natively, the
+/// frame itself converted (with an empty graph). Giving our root `forward` up runs the same
+/// code natively, so it is recorded as that graph break, not as a frame torch.compile would
+/// have run eagerly.
+fn log_given_up(py: Python<'_>, slot: &Slot, info: &CodeInfo, site: &BreakSite) {
+    let entry_only = slot.try_borrow().is_ok_and(|c| c.entry_only);
+    if entry_only {
+        let site = site.with_reason(format!(
+            "{}; the compiled module's torch.nn forward runs natively (as torch.compile's root \
+             Module._call_impl breaks at its call of forward)",
+            site.reason
+        ));
+        crate::log::graph_break(py, info, &site);
+    } else {
+        crate::log::run_eagerly(py, info, site);
     }
 }
 
@@ -399,7 +448,7 @@ fn on_trace_error(
             if cfg.fullgraph {
                 return Outcome::Raise(Unsupported::new_err(site.message()));
             }
-            crate::log::run_eagerly(py, info, &site);
+            log_given_up(py, slot, info, &site);
             if let Ok(mut c) = slot.try_borrow_mut() {
                 c.state = CodeState::Eager(site.message());
             }

@@ -46,6 +46,10 @@ pub enum Step {
     /// `torch.from_numpy(obj)`: a numpy array input seen by the graph as the tensor sharing its
     /// memory (`interp/numpy.rs`); a fresh tensor object on every fetch.
     FromNumpy,
+    /// `tensor.untyped_storage().nbytes()`: the size in bytes of the storage behind a tensor
+    /// input, an int the trace may read as a symbol (`interp/storage.rs`). Only a tensor has
+    /// one: any other object fails the step.
+    StorageBytes,
 }
 
 impl Step {
@@ -61,7 +65,7 @@ impl Step {
                     || Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
             }
             (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
-            (Step::FromNumpy, Step::FromNumpy) => true,
+            (Step::FromNumpy, Step::FromNumpy) | (Step::StorageBytes, Step::StorageBytes) => true,
             (
                 Step::ModuleGlobal {
                     globals: g1,
@@ -143,6 +147,11 @@ impl Source {
     /// `torch.from_numpy(<this>)`: a numpy array input as a tensor.
     pub fn from_numpy(&self) -> Source {
         self.with(Step::FromNumpy)
+    }
+
+    /// `<this>.untyped_storage().nbytes()`: the storage size of a tensor input.
+    pub fn storage_bytes(&self) -> Source {
+        self.with(Step::StorageBytes)
     }
 
     /// The array a `from_numpy` source views, if this is one.
@@ -250,6 +259,7 @@ impl Step {
                 repr: repr.clone(),
             },
             Step::FromNumpy => Step::FromNumpy,
+            Step::StorageBytes => Step::StorageBytes,
         }
     }
 }
@@ -264,6 +274,7 @@ impl fmt::Display for Source {
                 Step::Attr { name } => write!(f, ".{name}")?,
                 Step::Item { repr, .. } => write!(f, "[{repr}]")?,
                 Step::FromNumpy => write!(f, ".from_numpy()")?,
+                Step::StorageBytes => write!(f, ".untyped_storage().nbytes()")?,
             }
         }
         Ok(())
@@ -360,7 +371,9 @@ impl Scope {
                     }
                     v
                 }
-                Step::Attr { .. } | Step::Item { .. } | Step::FromNumpy => std::ptr::null_mut(),
+                Step::Attr { .. } | Step::Item { .. } | Step::FromNumpy | Step::StorageBytes => {
+                    std::ptr::null_mut()
+                }
             }
         }
     }
@@ -378,6 +391,16 @@ pub fn apply_step<'py>(base: &Bound<'py, PyAny>, step: &Step) -> Option<Bound<'p
         }
         let f = py.import("torch").ok()?.getattr("from_numpy").ok()?;
         return f.call1((base,)).ok();
+    }
+    if let Step::StorageBytes = step {
+        let tensor = py.import("torch").ok()?.getattr("Tensor").ok()?;
+        if !base.is_instance(&tensor).ok()? {
+            return None;
+        }
+        let r = base
+            .call_method0("untyped_storage")
+            .and_then(|s| s.call_method0("nbytes"));
+        return r.ok();
     }
     // SAFETY: `base` is a live object (we hold a Bound); the C API calls return new references
     // or NULL with an error set, which is cleared.

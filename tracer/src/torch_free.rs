@@ -22,6 +22,91 @@ pub fn frame_may_use_torch(
     globals: &Bound<'_, PyDict>,
     scope: &Scope,
 ) -> PyResult<bool> {
+    may_use_torch(py, info, globals, scope, None)
+}
+
+/// [`frame_may_use_torch`] for a resume function: only the arguments its code may read count.
+/// Ours take every local of the frame they continue (torch's take the live ones), so a module
+/// the frame read before the break (`model.state_dict()`) would otherwise count.
+pub fn resume_may_use_torch(
+    py: Python<'_>,
+    info: &CodeInfo,
+    globals: &Bound<'_, PyDict>,
+    scope: &Scope,
+) -> PyResult<bool> {
+    let read = slots_read(info);
+    may_use_torch(py, info, globals, scope, read.as_deref())
+}
+
+/// The localsplus slots an instruction reachable from the code's entry reads (`LOAD_FAST` and
+/// its forms, `LOAD_CLOSURE`, `LOAD_DEREF`), following jumps, fall-throughs and every exception
+/// handler. An over-approximation of the slots live at entry (a store before the read is not
+/// taken into account). `None` (every slot) where the code may read its locals by name
+/// (`locals()`, `vars()`, `eval`, `exec`).
+fn slots_read(info: &CodeInfo) -> Option<Vec<bool>> {
+    if info
+        .names
+        .iter()
+        .any(|n| matches!(n.as_str(), "locals" | "vars" | "eval" | "exec"))
+    {
+        return None;
+    }
+    let index_of = |offset: usize| info.ins.iter().position(|i| i.offset == offset);
+    let mut todo: Vec<usize> = vec![0];
+    if let Ok(entries) = bytecode::exception_table::parse(&info.exception_table) {
+        todo.extend(entries.iter().filter_map(|e| index_of(e.target as usize)));
+    }
+    let mut seen = vec![false; info.ins.len()];
+    let mut read = vec![false; info.localsplus.len()];
+    while let Some(i) = todo.pop() {
+        let Some(ins) = info.ins.get(i) else { continue };
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        let name = ins.name.as_str();
+        if matches!(
+            name,
+            "LOAD_FAST"
+                | "LOAD_FAST_CHECK"
+                | "LOAD_FAST_AND_CLEAR"
+                | "LOAD_CLOSURE"
+                | "LOAD_DEREF"
+                | "LOAD_CLASSDEREF"
+                | "LOAD_FROM_DICT_OR_DEREF"
+        ) {
+            if let Some(r) = read.get_mut(ins.arg as usize) {
+                *r = true;
+            }
+        }
+        todo.extend(ins.target);
+        todo.extend(ins.loop_exit);
+        let stops = matches!(
+            name,
+            "JUMP_FORWARD"
+                | "JUMP_BACKWARD"
+                | "JUMP_BACKWARD_NO_INTERRUPT"
+                | "JUMP"
+                | "JUMP_NO_INTERRUPT"
+                | "RETURN_VALUE"
+                | "RETURN_CONST"
+                | "RAISE_VARARGS"
+                | "RERAISE"
+        );
+        if !stops {
+            todo.push(i + 1);
+        }
+    }
+    Some(read)
+}
+
+fn may_use_torch(
+    py: Python<'_>,
+    info: &CodeInfo,
+    globals: &Bound<'_, PyDict>,
+    scope: &Scope,
+    read: Option<&[bool]>,
+) -> PyResult<bool> {
+    let reads = |slot: usize| read.is_none_or(|r| r.get(slot).copied().unwrap_or(true));
     for name in &info.names {
         if let Some(v) = globals.get_item(name)? {
             if let Ok(m) = v.cast::<PyModule>() {
@@ -43,6 +128,9 @@ pub fn frame_may_use_torch(
     };
     let mut seen = HashSet::new();
     for (i, name) in info.localsplus.iter().enumerate().take(scope.nlocals) {
+        if !reads(i) {
+            continue;
+        }
         if let Some(v) = resolve(py, scope, &Source::local(i, name)) {
             if kinds.holds_tensor(&v, &mut seen)? {
                 return Ok(true);
@@ -55,6 +143,9 @@ pub fn frame_may_use_torch(
             .localsplus
             .get(first_free + j)
             .map_or("", String::as_str);
+        if !reads(first_free + j) {
+            continue;
+        }
         if let Some(v) = resolve(py, scope, &Source::cell(j, name)) {
             if kinds.holds_tensor(&v, &mut seen)? {
                 return Ok(true);

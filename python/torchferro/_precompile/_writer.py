@@ -188,6 +188,8 @@ class _Entry:
                     f"precompile: {what}: subscript {step[1]!r} has no literal"
                 )
             text = f"{parent}[{key_lit}]"
+        elif step[0] == "storage_nbytes":
+            text = f"{parent}.untyped_storage().nbytes()"
         elif step[0] == "from_numpy":
             raise CaptureError(
                 f"precompile: {what}: numpy array inputs are not supported yet"
@@ -375,12 +377,6 @@ class _Entry:
                 self.check(
                     f"LENGTH_CHECK len({source}) == {payload}",
                     f"len({v}) == {payload}",
-                    actual,
-                )
-            elif kind == "STORAGE_SIZE":
-                self.check(
-                    f"STORAGE_SIZE {source}.untyped_storage().nbytes() == {payload}",
-                    f"{v}.untyped_storage().nbytes() == {payload}",
                     actual,
                 )
             elif kind == "DICT_KEYS":

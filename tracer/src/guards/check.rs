@@ -53,8 +53,6 @@ pub enum Check {
     DictKeys(Vec<Py<PyAny>>),
     /// `hasattr(v, name) == present`: a `getattr` default or a `hasattr` answer was used.
     HasAttr(String, bool),
-    /// `v.untyped_storage().nbytes() == n` for a tensor: the trace folded its storage size.
-    StorageBytes(usize),
 }
 
 pub struct TensorCheck {
@@ -84,7 +82,6 @@ impl Check {
             Check::Len(_) => 5,
             Check::DictKeys(_) => 6,
             Check::HasAttr(..) => 7,
-            Check::StorageBytes(_) => 8,
         }
     }
 
@@ -99,7 +96,6 @@ impl Check {
             Check::Len(_) => "LENGTH_CHECK",
             Check::DictKeys(_) => "DICT_KEYS",
             Check::HasAttr(..) => "HASATTR",
-            Check::StorageBytes(_) => "STORAGE_SIZE",
         }
     }
 
@@ -224,23 +220,6 @@ impl Check {
                         "hasattr({source}, {name:?}) mismatch. expected {}, actual {}",
                         py_bool(*present),
                         py_bool(has)
-                    ))
-                } else {
-                    Err(String::new())
-                }
-            }
-            Check::StorageBytes(n) => {
-                let actual: Option<usize> = v
-                    .call_method0("untyped_storage")
-                    .and_then(|s| s.call_method0("nbytes"))
-                    .and_then(|b| b.extract())
-                    .ok();
-                if actual == Some(*n) {
-                    Ok(())
-                } else if verbose {
-                    Err(format!(
-                        "{source}.untyped_storage().nbytes() mismatch. expected {n}, actual {}",
-                        actual.map_or_else(|| "none".to_string(), |a| a.to_string())
                     ))
                 } else {
                     Err(String::new())

@@ -228,10 +228,20 @@ impl ShapeEnv {
     /// relations read a symbolic int (`torch.arange(n)`, `x[:n]`) was inferred by rules that
     /// assume it (torch treats such an int as size-like). Pure arithmetic (`x * n`) adds
     /// nothing, so `n` may then be 0, 1 or negative without a recompile, as in torch.
-    pub fn size_like(&mut self, symbols: &[u32], origin: Option<Location>) {
+    ///
+    /// An int symbol whose hint is 0 or 1 cannot be guarded so: the rules' result is wrong at
+    /// its hint. Its source is then asked to stay static and the frame traced again
+    /// ([`request_static_int`]; `true` is returned, and the caller stops the trace).
+    pub fn size_like(&mut self, symbols: &[u32], origin: Option<Location>) -> bool {
+        let mut retrace = false;
         for &k in symbols {
             let s = &mut self.symbols[k as usize];
             if s.dim.is_none() && s.min < 2 {
+                if s.hint < 2 {
+                    request_static_int(&s.source);
+                    retrace = true;
+                    continue;
+                }
                 s.min = 2;
                 self.relations.push((
                     Relation::new(SymExpr::symbol(k), RelOp::Ge, SymExpr::constant(2)),
@@ -239,6 +249,7 @@ impl ShapeEnv {
                 ));
             }
         }
+        retrace
     }
 
     /// The name of symbol `k` in guards and logs.
@@ -573,32 +584,60 @@ pub struct TracePolicy {
     pub automatic: Vec<(String, usize)>,
     /// Int sources (by text) automatic dynamic found changing: they become symbolic ints.
     pub ints: Vec<String>,
+    /// Int sources (by text) that stay static in this compile although they would be symbolic:
+    /// traced at 0 or 1, they reached a size ([`ShapeEnv::size_like`]).
+    pub static_ints: Vec<String>,
 }
 
 thread_local! {
     static POLICY: std::cell::RefCell<TracePolicy> = std::cell::RefCell::new(TracePolicy::default());
+    /// A trace under way met an int it must keep static ([`request_static_int`]).
+    static RETRACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Sets the policy the traces of this thread follow (`compile.rs`, before tracing a frame).
 pub fn set_policy(p: TracePolicy) {
     POLICY.with(|c| *c.borrow_mut() = p);
+    RETRACE.with(|r| r.set(false));
+}
+
+/// The int at `source`, symbolic in the trace under way, stays static from the next trace of
+/// this compile on: it was traced at 0 or 1 and reached a size, where the shape rules assume
+/// every symbol is at least 2. (torch keeps such an int symbolic and reasons about sizes 0 and
+/// 1 size-obliviously; here the frame is traced again with it a guarded constant.)
+pub fn request_static_int(source: &Source) {
+    POLICY.with(|c| c.borrow_mut().static_ints.push(source.to_string()));
+    RETRACE.with(|r| r.set(true));
+}
+
+/// Whether the trace that just ended must be done again ([`request_static_int`]); clears it.
+pub fn take_retrace() -> bool {
+    RETRACE.with(|r| r.replace(false))
+}
+
+/// Whether the int at `source` was asked to stay static in this compile.
+pub fn int_kept_static(source: &Source) -> bool {
+    let text = source.to_string();
+    POLICY.with(|c| c.borrow().static_ints.contains(&text))
 }
 
 /// Whether the int `value` read from `source` is a symbolic int in this trace: automatic
 /// dynamic saw it change at a recompile (`CodeCache::automatic_dynamic_ints`) or it is an
-/// argument of the frame under `dynamic=True`, it is exactly an
-/// `int`, and it is at least 2 here (so that `ShapeEnv::size_like` holds at the hint; an int
-/// traced at 0 or 1 stays a constant, which torch does not do). `dynamic=False` keeps ints
+/// argument of the frame under `dynamic=True`, and it is exactly an `int`. Any value: as
+/// torch's unspecialized ints (`create_unspecified_symbol`, which does not specialize 0 and 1),
+/// a counter seen at 0 and then 1 is symbolic from the recompile at 1 on. One at 0 or 1 that
+/// reaches a size is traced again static ([`request_static_int`]). `dynamic=False` keeps ints
 /// static.
 pub fn int_is_dynamic(py: Python<'_>, source: &Source, value: &Bound<'_, PyAny>) -> bool {
-    if !value.get_type().is(py.get_type::<pyo3::types::PyInt>()) {
-        return false;
-    }
-    if !value.extract::<i64>().is_ok_and(|v| v >= 2) {
+    if !value.get_type().is(py.get_type::<pyo3::types::PyInt>()) || value.extract::<i64>().is_err()
+    {
         return false;
     }
     POLICY.with(|c| {
         let p = c.borrow();
+        if p.static_ints.contains(&source.to_string()) {
+            return false;
+        }
         match p.policy {
             DynamicPolicy::Never => false,
             // `dynamic=True` makes the frame's int arguments symbolic from the first compile,

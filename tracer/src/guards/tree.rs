@@ -690,10 +690,6 @@ impl GuardNode {
                     }
                     Check::IsNone => format!("NONE_MATCH {} is None", c.source),
                     Check::Len(n) => format!("LENGTH_CHECK len({}) == {n}", c.source),
-                    Check::StorageBytes(n) => format!(
-                        "STORAGE_SIZE {}.untyped_storage().nbytes() == {n}",
-                        c.source
-                    ),
                     Check::HasAttr(name, present) => format!(
                         "HASATTR {}: hasattr(.., {name:?}) is {}",
                         c.source,

@@ -368,9 +368,12 @@ impl Frame<'_, '_> {
             let found = o.has_key(&key);
             return Ok(Var::py_const(py, found != negate));
         }
+        // A frozen dataclass the trace made is looked up by its fields' values.
+        let frozen = super::objects::frozen_value_key(py, &lhs)?.map(|k| k.into_bound(py));
         if let Var::Dict(d) = &rhs {
-            let key = lhs
-                .as_py(py)
+            let key = frozen
+                .clone()
+                .or_else(|| lhs.as_py(py))
                 .ok_or_else(|| TraceError::unsupported("`in` with a tensor key"))?;
             let found = d
                 .borrow()
@@ -378,7 +381,7 @@ impl Frame<'_, '_> {
                 .any(|(k, _)| k.bind(py).eq(&key).unwrap_or(false));
             return Ok(Var::py_const(py, found != negate));
         }
-        match (lhs.as_py(py), rhs.as_py(py)) {
+        match (frozen.or_else(|| lhs.as_py(py)), rhs.as_py(py)) {
             (Some(a), Some(b)) => {
                 let r = b.contains(a)?;
                 Ok(Var::py_const(py, r != negate))

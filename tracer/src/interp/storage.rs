@@ -1,14 +1,16 @@
-//! `x.untyped_storage()`: torch.compile folds its `size()` to the size of the input's storage
-//! (code such as FSDP's flat-parameter helpers branches on `storage.size() > 0`). Here it folds
-//! for a graph input, with a guard on that input's storage size (the tensor guard says nothing
-//! about the storage behind a view, so a later call with another storage recompiles instead of
-//! reusing the branch). A storage of a tensor computed in the graph, or any other use of it,
-//! breaks the graph.
+//! `x.untyped_storage()`: code such as FSDP's flat-parameter helpers branches on
+//! `storage.size() > 0`. torch.compile folds `size()` to the traced input's storage size with no
+//! guard at all (a later call whose view sits on another storage reuses the branch, right or
+//! wrong). Here the size of a graph input's storage is a symbolic int read from the input on
+//! every call (source `x.untyped_storage().nbytes()`): a branch on it guards only the relation
+//! it decided (`> 0`), so storages of other sizes reuse the graph where the branch agrees, and
+//! one where it does not recompiles; arithmetic on it is computed per call. (The tensor guard
+//! says nothing about the storage behind a view.) A storage of a tensor computed in the graph,
+//! or any other use of it, breaks the graph.
 
 use pyo3::prelude::*;
 
 use crate::error::TraceError;
-use crate::guards::Check;
 use crate::output::TensorValue;
 
 use super::vars::Var;
@@ -28,7 +30,8 @@ impl Frame<'_, '_> {
         }
     }
 
-    /// `storage.size()` / `storage.nbytes()`: the input's storage size in bytes, guarded.
+    /// `storage.size()` / `storage.nbytes()`: the input's storage size in bytes, a symbolic int
+    /// (a graph input of its own, read by its source on every call).
     pub(super) fn storage_method(
         &mut self,
         t: &TensorValue,
@@ -53,12 +56,20 @@ impl Frame<'_, '_> {
             .output
             .example_input(node)
             .ok_or_else(|| TraceError::internal("a graph input without its value"))?;
-        let n: usize = live
+        let n = live
             .bind(py)
             .call_method0("untyped_storage")?
-            .call_method0("nbytes")?
-            .extract()?;
-        self.tx.guards.add(py, &source, Check::StorageBytes(n));
-        Ok(Var::py_const(py, n))
+            .call_method0("nbytes")?;
+        let source = source.storage_bytes();
+        // At 0 or 1 bytes and used as a size: a constant, guarded equal.
+        if crate::guards::shape_env::int_kept_static(&source) {
+            self.tx.guards.add(
+                py,
+                &source,
+                crate::guards::Check::Equals(n.clone().unbind()),
+            );
+            return Ok(Var::Py(n.unbind(), None));
+        }
+        self.tx.output.int_input(py, &source, &n)
     }
 }

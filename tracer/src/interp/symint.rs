@@ -316,6 +316,9 @@ impl super::Tracer<'_> {
     /// is unsupported.
     pub fn hash_key(&mut self, v: &Var) -> Result<Py<PyAny>, TraceError> {
         let py = self.py;
+        if let Some(k) = super::objects::frozen_value_key(py, v)? {
+            return Ok(k);
+        }
         self.specialize(v.clone())?
             .as_py(py)
             .map(Bound::unbind)

@@ -1222,10 +1222,13 @@ impl Tracer<'_> {
         let py = self.py;
         for i in items {
             // An element is hashed by its value: a symbolic int is specialized.
-            let v = self
-                .specialize(i.clone())?
-                .as_py(py)
-                .ok_or_else(|| TraceError::unsupported("a set of tensors"))?;
+            let v = match super::objects::frozen_value_key(py, i)? {
+                Some(k) => k.into_bound(py),
+                None => self
+                    .specialize(i.clone())?
+                    .as_py(py)
+                    .ok_or_else(|| TraceError::unsupported("a set of tensors"))?,
+            };
             set.bind(py).call_method1("add", (v,))?;
         }
         // `SET_ADD`/`SET_UPDATE` change a set from the frame (one a resume function was handed

@@ -221,7 +221,12 @@ impl OutputGraph {
         // A symbolic int in the result's sizes or the relations is used as a size.
         let mut read = fx::infer::meta_symbols(&meta);
         relations.iter().for_each(|r| read.extend(r.symbols()));
-        self.shapes.size_like(&read, self.shapes.origin.clone());
+        if self.shapes.size_like(&read, self.shapes.origin.clone()) {
+            // Traced again with that int static (`compile.rs` sees the request first).
+            return Err(TraceError::unsupported(
+                "an int traced at 0 or 1 reached a size: traced again with it static",
+            ));
+        }
         for r in relations {
             let origin = self.shapes.origin.clone();
             self.shapes.add_relation(r, origin);

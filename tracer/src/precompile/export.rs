@@ -31,6 +31,7 @@ fn steps<'py>(py: Python<'py>, s: &Source) -> PyResult<Bound<'py, PyList>> {
                 Step::Attr { name } => ("attr", name.bind(py)).into_pyobject(py)?.into_any(),
                 Step::Item { key, .. } => ("item", key.bind(py)).into_pyobject(py)?.into_any(),
                 Step::FromNumpy => ("from_numpy",).into_pyobject(py)?.into_any(),
+                Step::StorageBytes => ("storage_nbytes",).into_pyobject(py)?.into_any(),
             })
         })
         .collect::<PyResult<_>>()?;
@@ -69,7 +70,6 @@ fn check<'py>(py: Python<'py>, source: &Source, c: &Check) -> PyResult<Bound<'py
             .into_any(),
         Check::IsNone => ("NONE", s, text, py.None()).into_pyobject(py)?.into_any(),
         Check::Len(n) => ("LEN", s, text, *n).into_pyobject(py)?.into_any(),
-        Check::StorageBytes(n) => ("STORAGE_SIZE", s, text, *n).into_pyobject(py)?.into_any(),
         Check::DictKeys(keys) => (
             "DICT_KEYS",
             s,

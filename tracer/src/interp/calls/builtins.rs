@@ -189,6 +189,29 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         match (name, args.as_slice()) {
+            // `hash(cfg)` of an object whose class defines `__hash__` in Python (a frozen
+            // dataclass's, hashing its fields): that method, traced, so the hash depends on the
+            // fields read (guarded by value), not on the object's identity (a new config per
+            // call would recompile).
+            ("hash", [v @ (Var::Py(_, Some(_)) | Var::Object(_))]) if kwargs.is_empty() => {
+                let cls = match v {
+                    Var::Object(o) => o.cls.bind(py).clone(),
+                    Var::Py(o, src) => {
+                        let o = o.bind(py);
+                        if let Some(s) = src {
+                            self.tx
+                                .guards
+                                .add(py, s, Check::Type(o.get_type().unbind()));
+                        }
+                        o.get_type().into_any()
+                    }
+                    _ => unreachable!(),
+                };
+                let h = cls.getattr("__hash__")?;
+                if h.is_instance(&py.import("types")?.getattr("FunctionType")?)? {
+                    return self.call(Var::Py(h.unbind(), None), vec![v.clone()], vec![]);
+                }
+            }
             // Values that exist only in the tracker: functions and methods made or bound by
             // the traced code are callable, containers and tensors are not, and a user object
             // is callable when its class defines `__call__` (as `callable` itself decides).
@@ -302,6 +325,12 @@ impl Frame<'_, '_> {
                 return self.tx.new_set(&items);
             }
             ("set", []) if kwargs.is_empty() => return self.tx.new_set(&[]),
+            // Empty containers made by calling the type (a dataclass's `default_factory=list`,
+            // `collections.defaultdict(list)`'s factory, `fac()` of a stored type) are the
+            // traced code's own, as `[]` and `{}` are: folding them would make a constant the
+            // code cannot put a tensor in.
+            ("list", []) if kwargs.is_empty() => return Ok(Var::list(vec![])),
+            ("dict", []) if kwargs.is_empty() => return self.dict_builtin(None, &[]),
             // A frozenset of known values (a symbolic int specialized) is a constant.
             ("frozenset", [v]) if kwargs.is_empty() && v.items(py).is_some() => {
                 if let Var::Set(s) = self.tx.new_set(&v.items(py).unwrap())? {

@@ -235,6 +235,19 @@ impl Frame<'_, '_> {
                 })?;
                 Ok(Some(self.tx.wrap(r, None)?))
             }
+            // `typing.get_origin(List[int])`, `get_args(...)`: pure functions of a type
+            // object (a constant: annotations read in `forward` to pick a code path).
+            ("typing", "get_origin" | "get_args", [t]) if kwargs.is_empty() => {
+                let Some(t) = t.as_py(py) else {
+                    return Ok(None);
+                };
+                let r = f.call1((t,)).map_err(|e| TraceError::UserError {
+                    call: format!("typing.{name}"),
+                    message: e.to_string(),
+                    error: e,
+                })?;
+                Ok(Some(Var::Py(r.unbind(), None)))
+            }
             ("inspect", "signature", [func]) => {
                 // A signature depends on the function object (guarded by identity where it was
                 // read) and its `__signature__`/`__wrapped__`, fixed once defined.
@@ -249,6 +262,9 @@ impl Frame<'_, '_> {
                 Ok(Some(Var::Py(r.unbind(), None)))
             }
             ("dataclasses", "replace", [obj]) => self.dataclass_replace(obj, kwargs),
+            ("dataclasses", "asdict" | "astuple", [obj]) if kwargs.is_empty() => {
+                self.dataclass_items(obj, name == "astuple")
+            }
             ("functools" | "_functools", "reduce", [func, seq, ..]) if kwargs.is_empty() => {
                 let Some(items) = seq.items(py) else {
                     return Ok(None);
@@ -268,6 +284,131 @@ impl Frame<'_, '_> {
                 Ok(Some(acc))
             }
             _ => Ok(None),
+        }
+    }
+
+    /// `Color("red")`: an `enum.Enum` class called with a known value looks its member up (the
+    /// members are fixed when the class is made, and the class is guarded where it was read).
+    /// The lookup runs now; a value with no member raises from the real call (the frame then
+    /// runs eagerly and raises the same `ValueError`). `None` for any other call.
+    pub(super) fn enum_member_by_value(
+        &mut self,
+        f: &Bound<'_, PyAny>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let [value] = args else {
+            return Ok(None);
+        };
+        if !kwargs.is_empty() || !f.is_instance_of::<pyo3::types::PyType>() {
+            return Ok(None);
+        }
+        let meta = py.import("enum")?.getattr("EnumMeta")?;
+        if !f.is_instance(&meta)? {
+            return Ok(None);
+        }
+        let Some(v) = value.as_py(py) else {
+            return Ok(None);
+        };
+        if !crate::interp::pyobj::is_immutable_const(&v) {
+            return Ok(None);
+        }
+        let member = f.call1((v,)).map_err(|e| TraceError::UserError {
+            call: "an enum lookup by value".into(),
+            message: e.to_string(),
+            error: e,
+        })?;
+        Ok(Some(Var::Py(member.unbind(), None)))
+    }
+
+    /// `dataclasses.asdict(obj)` / `astuple(obj)` of a dataclass instance, as the library builds
+    /// them: each field read (guarded as any attribute read), a nested dataclass, list, tuple or
+    /// dict converted in turn, an immutable value kept (the library's `copy.deepcopy` of it is
+    /// itself). A tensor or another mutable value (deep-copied by the library) breaks. `None`
+    /// where `obj` is no dataclass instance.
+    fn dataclass_items(&mut self, obj: &Var, as_tuple: bool) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let cls = match obj {
+            Var::Object(o) => o.cls.bind(py).clone(),
+            Var::Py(o, src) => {
+                let o = o.bind(py);
+                if o.is_instance_of::<PyType>() {
+                    return Ok(None);
+                }
+                if let Some(s) = src {
+                    self.tx
+                        .guards
+                        .add(py, s, Check::Type(o.get_type().unbind()));
+                }
+                o.get_type().into_any()
+            }
+            _ => return Ok(None),
+        };
+        if !cls.hasattr("__dataclass_fields__")? {
+            return Ok(None);
+        }
+        let fields = py
+            .import("dataclasses")?
+            .getattr("fields")?
+            .call1((&cls,))?;
+        let mut items: Vec<(String, Var)> = Vec::new();
+        for f in fields.try_iter()? {
+            let name: String = f?.getattr("name")?.extract()?;
+            let v = self.getattr(obj.clone(), &name)?;
+            let v = self.dataclass_value(v, as_tuple)?;
+            items.push((name, v));
+        }
+        if as_tuple {
+            return Ok(Some(Var::Tuple(
+                items.into_iter().map(|(_, v)| v).collect(),
+            )));
+        }
+        let mut out = Vec::new();
+        for (k, v) in items {
+            out.push(Var::Tuple(vec![Var::py_const(py, k), v]));
+        }
+        self.call_builtin(
+            &py.import("builtins")?.getattr("dict")?,
+            "dict",
+            vec![Var::list(out)],
+            vec![],
+        )
+        .map(Some)
+    }
+
+    /// One field's value as `asdict`/`astuple` copies it (see [`Frame::dataclass_items`]).
+    fn dataclass_value(&mut self, v: Var, as_tuple: bool) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        if let Some(r) = self.dataclass_items(&v, as_tuple)? {
+            return Ok(r);
+        }
+        let deep = |what: &str| {
+            TraceError::unsupported(format!(
+                "dataclasses.{} of a field holding {what} (the library deep-copies it)",
+                if as_tuple { "astuple" } else { "asdict" }
+            ))
+        };
+        match v {
+            Var::SymInt(..) => Ok(v),
+            Var::Py(ref o, _) if crate::interp::pyobj::is_immutable_const(o.bind(py)) => Ok(v),
+            Var::Tuple(items) => Ok(Var::Tuple(
+                items
+                    .into_iter()
+                    .map(|i| self.dataclass_value(i, as_tuple))
+                    .collect::<Result<_, _>>()?,
+            )),
+            Var::List(ref l) if crate::interp::vars::list_kind(l).is_none() => {
+                let items = v.items(py).unwrap_or_default();
+                Ok(Var::list(
+                    items
+                        .into_iter()
+                        .map(|i| self.dataclass_value(i, as_tuple))
+                        .collect::<Result<_, _>>()?,
+                ))
+            }
+            Var::Tensor(_) => Err(deep("a tensor")),
+            other => Err(deep(&format!("a {}", other.type_name(py)))),
         }
     }
 

@@ -431,6 +431,9 @@ impl Frame<'_, '_> {
         if is_torch && !has_tensor {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
+        if let Some(r) = self.enum_member_by_value(f, &args, &kwargs)? {
+            return Ok(r);
+        }
         if let Some(r) = self.construct_exception(f, &args, &kwargs)? {
             return Ok(r);
         }
