@@ -16,6 +16,7 @@ use super::args::{fallback, int_list, LResult, Reject};
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::ir::{BinOp, Scalar};
+use crate::size::{consts, Size};
 
 /// A Python number argument (a start, end, step or fill value).
 fn number(l: &Lowerer, a: &Arg) -> LResult<Scalar> {
@@ -112,7 +113,7 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     }
     Ok(TensorVal::lazy(
         out,
-        vec![len],
+        vec![Size::Const(len)],
         3,
         Rc::new(move |b, idx| {
             let i = b.index_value(idx[0].clone());
@@ -127,7 +128,7 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
 }
 
 /// A tensor of `sizes` holding `value` everywhere.
-fn constant(dtype: DType, sizes: Vec<i64>, value: Scalar) -> TensorVal {
+fn constant(dtype: DType, sizes: Vec<Size>, value: Scalar) -> TensorVal {
     TensorVal::lazy(
         dtype,
         sizes,
@@ -195,9 +196,9 @@ pub fn fill(l: &mut Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRe
             };
             let mut sa = vec![Arg::None; skip];
             sa.extend(sz);
-            (sizes(&sa, kw, skip)?, Some(v))
+            (consts(&sizes(&sa, kw, skip)?), Some(v))
         } else {
-            (sizes(a, kw, skip)?, None)
+            (consts(&sizes(a, kw, skip)?), None)
         }
     };
     let value = match (name.trim_start_matches("new_"), value) {

@@ -26,13 +26,13 @@ use std::collections::{HashMap, HashSet};
 use fx::{Arg, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
 
 use crate::ir::{
-    contiguous_strides, BodyBuilder, BufId, BufKind, IrGraph, IrNode, OutputSpec, Scalar,
+    BodyBuilder, BufId, BufKind, IrGraph, IrNode, OutputSpec, Scalar,
 };
-use crate::size::{consts, expect_consts, Size};
+use crate::size::{as_consts, consts, Size};
 use crate::target::Target;
 use crate::InductorError;
 use args::{LResult, Reject};
-use value::{Kind, TensorVal};
+use value::{contiguous_strides_sym, same_layout, Kind, TensorVal};
 
 /// A lowered node value.
 #[derive(Clone)]
@@ -94,6 +94,40 @@ pub(crate) struct Lowerer<'g> {
     /// The dtype of the node being lowered, from its metadata: a factory's result dtype
     /// (torch's defaults are not written again in the lowerings).
     pub node_dtype: Option<fx::DType>,
+    /// The graph has symbolic sizes (issue 18, the design's step 3): a node that cannot be
+    /// lowered declines the whole graph (`Unsupported`, the caller's fallback) instead of
+    /// becoming a fallback node, and the attention fusion (constant sizes only) is off.
+    pub symbolic: bool,
+}
+
+/// Sizes of a meta, symbolic ones as [`Size`] expressions: the one accessor through which
+/// the lowering reads `fx::Dim`.
+pub fn meta_sizes(t: &TensorMeta) -> Vec<Size> {
+    t.sizes.iter().map(dim_size).collect()
+}
+
+/// Strides of a meta (see [`meta_sizes`]).
+pub fn meta_strides(t: &TensorMeta) -> Vec<Size> {
+    t.strides.iter().map(dim_size).collect()
+}
+
+fn dim_size(d: &fx::Dim) -> Size {
+    match d {
+        fx::Dim::Known(v) => Size::Const(*v),
+        fx::Dim::Sym(e) => Size::expr(e.clone()),
+    }
+}
+
+/// Whether any tensor meta of the graph has a symbolic size or stride.
+fn graph_is_symbolic(graph: &Graph) -> bool {
+    fn sym(m: &NodeMeta) -> bool {
+        match m {
+            NodeMeta::Tensor(t) => t.sizes.iter().chain(&t.strides).any(|d| d.known().is_none()),
+            NodeMeta::Tuple(xs) => xs.iter().any(sym),
+            _ => false,
+        }
+    }
+    graph.nodes().any(|(_, n)| sym(&n.meta))
 }
 
 /// See [`Lowerer::home`].
@@ -147,8 +181,13 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         rebound: Vec::new(),
         home: home_device(graph),
         node_dtype: None,
+        symbolic: graph_is_symbolic(graph),
     };
-    let attn = attention::plan(graph);
+    let attn = if l.symbolic {
+        attention::AttnPlan::default()
+    } else {
+        attention::plan(graph)
+    };
     let mut outputs = None;
     for (id, node) in graph.nodes() {
         if attn.skip.contains(&id) {
@@ -171,11 +210,11 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
                         node.name
                     ))
                 })?;
-                let (sizes, strides) = (t.known_sizes().unwrap(), t.known_strides().unwrap());
+                let (sizes, strides) = (meta_sizes(t), meta_strides(t));
                 let buf = l.ir.add_buffer(
                     t.dtype,
-                    consts(&sizes),
-                    consts(&strides),
+                    sizes.clone(),
+                    strides.clone(),
                     BufKind::Input(*index),
                 );
                 l.ir.num_inputs = l.ir.num_inputs.max(index + 1);
@@ -199,9 +238,9 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
     Ok(l.ir)
 }
 
+/// A tensor meta (its sizes read through [`meta_sizes`], symbolic or not).
 fn known_tensor(m: &NodeMeta) -> Option<&TensorMeta> {
-    let t = m.tensor()?;
-    (t.known_sizes().is_some() && t.known_strides().is_some()).then_some(t)
+    m.tensor()
 }
 
 impl<'g> Lowerer<'g> {
@@ -241,6 +280,11 @@ impl<'g> Lowerer<'g> {
         kwargs: &[(String, Arg)],
     ) -> Result<(), InductorError> {
         let node = self.graph.node(id);
+        if matches!(node.meta, NodeMeta::SymInt(_)) {
+            // A size computation (`x.size(0)`, `T // 2`): its readers take its expression
+            // from the metadata ([`Self::size_arg`]); nothing runs.
+            return Ok(());
+        }
         if self.write_back(id, target, args, kwargs)? {
             return Ok(());
         }
@@ -266,7 +310,10 @@ impl<'g> Lowerer<'g> {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     table::lower(self, c, args, kwargs)
                 }))
-                .unwrap_or_else(|_| Err(Reject::Fallback("internal error in the lowering".into())))
+                .unwrap_or_else(|e| match e.downcast::<value::Decline>() {
+                    Ok(d) => Err(Reject::Fallback(d.0)),
+                    Err(_) => Err(Reject::Fallback("internal error in the lowering".into())),
+                })
             }),
         };
         let result = result.and_then(|v| self.check_meta(v, &node.meta, target));
@@ -285,6 +332,15 @@ impl<'g> Lowerer<'g> {
                     )));
                 }
                 let reason = format!("{} ({}): {reason}", target.name(), node.name);
+                if self.symbolic {
+                    // A fallback node's sizes are the host's values: a graph with symbolic
+                    // sizes is lowered whole or not at all.
+                    return Err(InductorError::Unsupported(if reason.contains("symbolic sizes") {
+                        reason
+                    } else {
+                        format!("symbolic sizes: {reason}")
+                    }));
+                }
                 tracing::debug!(target: "torchferro::inductor", "fallback: {reason}");
                 if op
                     .as_ref()
@@ -414,7 +470,7 @@ impl<'g> Lowerer<'g> {
         metas.push(meta);
         fn ok(target: &Target, m: &NodeMeta) -> bool {
             match m {
-                NodeMeta::Tensor(t) => target.supports_dtype(t.dtype) && t.known_sizes().is_some(),
+                NodeMeta::Tensor(t) => target.supports_dtype(t.dtype),
                 NodeMeta::Tuple(xs) => xs.iter().all(|x| ok(target, x)),
                 _ => true,
             }
@@ -422,7 +478,7 @@ impl<'g> Lowerer<'g> {
         if metas.iter().all(|m| ok(self.target, m)) {
             Ok(())
         } else {
-            args::fallback("dtype or symbolic size not supported by the CPU codegen")
+            args::fallback("dtype not supported by the CPU codegen")
         }
     }
 
@@ -431,7 +487,7 @@ impl<'g> Lowerer<'g> {
         fn same(v: &LValue, m: &NodeMeta) -> bool {
             match (v, m) {
                 (LValue::Tensor(t), NodeMeta::Tensor(tm)) => {
-                    tm.dtype == t.dtype && tm.known_sizes().as_deref() == Some(t.sizes.as_slice())
+                    tm.dtype == t.dtype && meta_sizes(tm) == t.sizes
                 }
                 (LValue::Tuple(vs), NodeMeta::Tuple(ms)) => {
                     vs.len() == ms.len() && vs.iter().zip(ms).all(|(v, m)| same(v, m))
@@ -485,11 +541,11 @@ impl<'g> Lowerer<'g> {
 
     /// The strides a lazy graph output is written in: eager's when dense (what
     /// [`Self::lower_outputs`] would choose), else contiguous.
-    fn output_strides(&self, id: NodeId, t: &TensorVal) -> Vec<i64> {
+    fn output_strides(&self, id: NodeId, t: &TensorVal) -> Vec<Size> {
         known_tensor(&self.graph.node(id).meta)
-            .and_then(|m| m.known_strides())
+            .map(meta_strides)
             .filter(|s| dense_strides(&t.sizes, s))
-            .unwrap_or_else(|| contiguous_strides(&t.sizes))
+            .unwrap_or_else(|| contiguous_strides_sym(&t.sizes))
     }
 
     /// Whether a user of `id`, looking through views, is a [`MEMORY_READERS`] op.
@@ -511,7 +567,63 @@ impl<'g> Lowerer<'g> {
         false
     }
 
+    /// An int argument as a size: a literal, or a node computing a symbolic int from sizes
+    /// (`x.size(0) // 2 + 1`), whose expression its metadata holds.
+    pub fn size_arg(&self, a: &Arg) -> Option<Size> {
+        match a {
+            Arg::Int(i) => Some(Size::Const(*i)),
+            Arg::Node(n) => match &self.graph.node(*n).meta {
+                NodeMeta::SymInt(e) => Some(Size::expr(e.clone())),
+                NodeMeta::Int(i) => Some(Size::Const(*i)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// A list of sizes (see [`Self::size_arg`]); one int is a list of one.
+    pub fn size_list(&self, a: &Arg) -> Option<Vec<Size>> {
+        match a {
+            Arg::Tuple(xs) | Arg::List(xs) => xs.iter().map(|x| self.size_arg(x)).collect(),
+            a => Some(vec![self.size_arg(a)?]),
+        }
+    }
+
+    /// [`args::sizes_arg`] with symbolic ints: varargs, one sequence, or by keyword.
+    pub fn sizes_arg(
+        &self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        kw: &[&str],
+    ) -> LResult<Vec<Size>> {
+        let bad = || Reject::Fallback("sizes are not ints".into());
+        if let Some((_, a)) = kwargs.iter().find(|(k, _)| kw.contains(&k.as_str())) {
+            if args.len() > 1 || kwargs.len() > 1 {
+                return args::fallback("sizes given twice");
+            }
+            return self.size_list(a).ok_or_else(bad);
+        }
+        if !kwargs.is_empty() {
+            return args::fallback(format!("unexpected keyword argument {}", kwargs[0].0));
+        }
+        match &args[1..] {
+            [a @ (Arg::Tuple(_) | Arg::List(_))] => self.size_list(a).ok_or_else(bad),
+            rest => rest
+                .iter()
+                .map(|a| self.size_arg(a))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(bad),
+        }
+    }
+
     pub fn value(&self, a: &Arg) -> LResult<LValue> {
+        if let Arg::Node(n) = a {
+            if let NodeMeta::SymInt(e) = &self.graph.node(*n).meta {
+                return args::fallback(format!(
+                    "symbolic sizes: the symbolic int {e} as an operand"
+                ));
+            }
+        }
         Ok(match a {
             Arg::Node(n) => self.env.get(n).cloned().ok_or_else(|| {
                 Reject::Fatal(InductorError::Malformed("use before definition".into()))
@@ -535,15 +647,14 @@ impl<'g> Lowerer<'g> {
         if let Some(r) = self.already_realized(t) {
             return r;
         }
-        let strides = if self.channels_last && t.sizes.len() == 4 {
-            channels_last_strides(&t.sizes)
-        } else {
-            contiguous_strides(&t.sizes)
+        let strides = match as_consts(&t.sizes) {
+            Some(c) if self.channels_last && c.len() == 4 => consts(&channels_last_strides(&c)),
+            _ => contiguous_strides_sym(&t.sizes),
         };
         self.realize_with(t, strides)
     }
 
-    pub fn realize_with(&mut self, t: &TensorVal, strides: Vec<i64>) -> TensorVal {
+    pub fn realize_with(&mut self, t: &TensorVal, strides: Vec<Size>) -> TensorVal {
         if let Some(r) = self.already_realized(t) {
             if r.as_view()
                 .is_some_and(|v| v.offset == 0 && v.strides == strides)
@@ -554,12 +665,9 @@ impl<'g> Lowerer<'g> {
         // A lazy view of a realized base copies from its buffer (no recomputation).
         let resolved = self.resolve(t);
         let src = resolved.as_ref().unwrap_or(t);
-        let buf = self.ir.add_buffer(
-            t.dtype,
-            consts(&t.sizes),
-            consts(&strides),
-            BufKind::Computed,
-        );
+        let buf = self
+            .ir
+            .add_buffer(t.dtype, t.sizes.clone(), strides.clone(), BufKind::Computed);
         self.store(buf, src);
         let realized = TensorVal::buffer(buf, t.dtype, t.sizes.clone(), strides);
         // Later users of the same node read the buffer instead of inlining the computation a
@@ -591,13 +699,13 @@ impl<'g> Lowerer<'g> {
 
     /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
     pub fn store(&mut self, buf: BufId, t: &TensorVal) {
-        let mut b = BodyBuilder::new(consts(&t.sizes));
+        let mut b = BodyBuilder::new(t.sizes.clone());
         let vars = b.vars();
         let v = t.load(&mut b, &vars);
         let v = b.cast(v, self.ir.buffers[buf].dtype);
         self.ir.nodes.push(IrNode::Pointwise {
             out: buf,
-            sizes: consts(&t.sizes),
+            sizes: t.sizes.clone(),
             body: b.finish(v),
         });
     }
@@ -614,7 +722,7 @@ impl<'g> Lowerer<'g> {
             return r.as_view().unwrap();
         }
         if let Some(lv) = t.lazy_view() {
-            if t.numel() >= lv.base.numel() {
+            if covers(t.numel(), lv.base.numel()) {
                 let base = lv.base.clone();
                 self.realize(&base);
                 if let Some(r) = self.resolve(t) {
@@ -638,10 +746,7 @@ impl<'g> Lowerer<'g> {
         }
         let lv = t.lazy_view()?;
         let base = self.already_realized(&lv.base)?.as_view()?;
-        let (strides, offset) = (lv.strided)(
-            &base.const_layout().1,
-            base.offset.expect_const("a view's offset"),
-        )?;
+        let (strides, offset) = (lv.strided)(&base.strides, base.offset)?;
         Some(TensorVal {
             dtype: t.dtype,
             sizes: t.sizes.clone(),
@@ -676,7 +781,7 @@ impl<'g> Lowerer<'g> {
             let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
                 return Err(InductorError::Unsupported("non-tensor graph output".into()));
             };
-            let want = meta.known_strides().unwrap();
+            let want = meta_strides(&meta);
             let spec = match t.as_view() {
                 // Outputs have eager's strides: a channels-last intermediate, or a view of an
                 // input whose layout eager would have copied (`x.t().contiguous()` lowers to
@@ -684,13 +789,9 @@ impl<'g> Lowerer<'g> {
                 Some(v)
                     if (self.channels_last
                         || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
-                        && !t.sizes.contains(&0)
+                        && !t.sizes.contains(&Size::Const(0))
                         && dense_strides(&t.sizes, &want)
-                        && !t
-                            .sizes
-                            .iter()
-                            .zip(v.const_layout().1.iter().zip(&want))
-                            .all(|(s, (a, b))| *s <= 1 || a == b) =>
+                        && !same_layout(&t.sizes, &v.strides, &want) =>
                 {
                     let r = self.realize_with(&t, want);
                     self.env.insert(n, LValue::Tensor(r.clone()));
@@ -705,12 +806,12 @@ impl<'g> Lowerer<'g> {
                     }
                 }
                 None => {
-                    let sizes = meta.known_sizes().unwrap();
-                    let strides = meta.known_strides().unwrap();
+                    let sizes = meta_sizes(&meta);
+                    let strides = meta_strides(&meta);
                     let strides = if dense_strides(&sizes, &strides) {
                         strides
                     } else {
-                        contiguous_strides(&sizes)
+                        contiguous_strides_sym(&sizes)
                     };
                     let r = self.realize_with(&t, strides);
                     // Later outputs of the same node share the buffer.
@@ -766,15 +867,12 @@ impl<'g> Lowerer<'g> {
                     continue;
                 };
                 let decl = &self.ir.buffers[b];
-                let (vs, vst) = v.const_layout();
-                let (ds, dst) = (
-                    expect_consts(&decl.sizes, "an output's layout"),
-                    expect_consts(&decl.strides, "an output's layout"),
-                );
+                let (vs, vst) = (&v.sizes, &v.strides);
+                let (ds, dst) = (&decl.sizes, &decl.strides);
                 let whole = v.offset == 0
-                    && vs.iter().product::<i64>() == ds.iter().product::<i64>()
-                    && same_order(&ds, &dst, &contiguous_strides(&ds))
-                    && same_order(&vs, &vst, &contiguous_strides(&vs));
+                    && vs.iter().product::<Size>() == ds.iter().product::<Size>()
+                    && same_layout(ds, dst, &contiguous_strides_sym(ds))
+                    && same_layout(vs, vst, &contiguous_strides_sym(vs));
                 if whole {
                     self.ir.outputs[first + i] = OutputSpec::Own(v);
                     continue;
@@ -784,9 +882,9 @@ impl<'g> Lowerer<'g> {
                 continue;
             };
             let want = known_tensor(&self.graph.node(n).meta)
-                .and_then(|m| m.known_strides())
+                .map(meta_strides)
                 .filter(|s| dense_strides(&t.sizes, s))
-                .unwrap_or_else(|| contiguous_strides(&t.sizes));
+                .unwrap_or_else(|| contiguous_strides_sym(&t.sizes));
             let r = self.realize_with(&t, want);
             self.env.insert(n, LValue::Tensor(r.clone()));
             self.ir.outputs[first + i] = OutputSpec::Buffer(r.as_view().unwrap().buf);
@@ -811,28 +909,51 @@ fn linear_returns_view(graph: &Graph, n: NodeId) -> bool {
         Some(Arg::Node(i)) => known_tensor(&graph.node(*i).meta),
         _ => None,
     };
-    match (
-        bias,
-        input.and_then(|t| Some((t.known_sizes()?, t.known_strides()?))),
-    ) {
+    match (bias, input.map(|t| (meta_sizes(t), meta_strides(t)))) {
         (Some(Arg::Node(_)), Some((sizes, strides))) => {
-            sizes.len() != 2 && same_order(&sizes, &strides, &contiguous_strides(&sizes))
+            sizes.len() != 2 && same_layout(&sizes, &strides, &contiguous_strides_sym(&sizes))
         }
         _ => false,
     }
 }
 
-/// Whether two layouts of `sizes` address every element alike (strides of size-1 dims never
-/// matter).
-fn same_order(sizes: &[i64], a: &[i64], b: &[i64]) -> bool {
-    sizes
-        .iter()
-        .zip(a.iter().zip(b))
-        .all(|(s, (x, y))| *s <= 1 || x == y)
+/// Whether a view of `n` elements covers a base of `base` elements (`n >= base`); for
+/// symbolic counts only where they are equal as polynomials.
+fn covers(n: Size, base: Size) -> bool {
+    match (n.as_const(), base.as_const()) {
+        (Some(a), Some(b)) => a >= b,
+        _ => n == base,
+    }
 }
 
-/// Whether a layout covers its elements exactly once without gaps (safe to allocate and write).
-pub fn dense_strides(sizes: &[i64], strides: &[i64]) -> bool {
+/// Whether a layout covers its elements exactly once without gaps (safe to allocate and
+/// write). Constant layouts take [`dense_strides_const`]; a symbolic one is dense when it is
+/// contiguous in some order of its dims that we can prove: here, row-major or the same as a
+/// permutation's row-major order (the layouts eager gives outputs of symbolic graphs).
+pub fn dense_strides(sizes: &[Size], strides: &[Size]) -> bool {
+    if let (Some(s), Some(st)) = (as_consts(sizes), as_consts(strides)) {
+        return dense_strides_const(&s, &st);
+    }
+    // Peel dims in stride order: each next stride must be the product of the dims before.
+    let mut dims: Vec<(Size, Size)> = sizes
+        .iter()
+        .zip(strides)
+        .filter(|(s, _)| **s != 1)
+        .map(|(s, st)| (*st, *s))
+        .collect();
+    let mut expect = Size::Const(1);
+    while !dims.is_empty() {
+        let Some(k) = dims.iter().position(|(st, _)| *st == expect) else {
+            return false;
+        };
+        let (_, s) = dims.remove(k);
+        expect = expect * s;
+    }
+    true
+}
+
+/// [`dense_strides`] over constants.
+pub fn dense_strides_const(sizes: &[i64], strides: &[i64]) -> bool {
     let mut dims: Vec<(i64, i64)> = sizes
         .iter()
         .zip(strides)
@@ -858,7 +979,7 @@ pub fn dense_strides(sizes: &[i64], strides: &[i64]) -> bool {
 /// `log` and `pow` cost as much in C), or more than [`REALIZE_READS`] buffers read.
 fn costly_to_repeat(t: &TensorVal) -> bool {
     use crate::ir::{BinOp, UnOp, Val};
-    let mut b = BodyBuilder::new(consts(&t.sizes));
+    let mut b = BodyBuilder::new(t.sizes.clone());
     let vars = b.vars();
     let v = t.load(&mut b, &vars);
     let body = b.finish(v);

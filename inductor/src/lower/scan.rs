@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use fx::{Arg, DType};
 
+use crate::size::Size;
 use super::args::{bind, fallback, wrap_dim, LResult, Reject};
 use super::elementwise::{pointwise, Operand};
 use super::indexing::concat;
@@ -40,7 +41,7 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
         return fallback("cumsum of a 0-d tensor");
     }
     let d = wrap_dim(dim_arg, x.ndim())?;
-    let n = x.sizes[d];
+    let n = x.csizes()[d];
     if n > CUMSUM_MAX_LEN {
         return fallback(format!(
             "cumsum along a dim of {n} (> {CUMSUM_MAX_LEN}: the triangle form is quadratic)"
@@ -48,11 +49,11 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     }
     // The triangle costs `numel * n` adds against the torch kernel's `numel`: beyond a few
     // million, a large tensor's scan is cheaper as one torch call than fused.
-    if x.numel().saturating_mul(n) > CUMSUM_MAX_WORK {
+    if x.numel().expect_const("cumsum").saturating_mul(n) > CUMSUM_MAX_WORK {
         return fallback(format!(
             "cumsum of {} elements along {n} (the triangle form's {} adds > {CUMSUM_MAX_WORK})",
-            x.numel(),
-            x.numel().saturating_mul(n)
+            x.numel().expect_const("cumsum"),
+            x.numel().expect_const("cumsum").saturating_mul(n)
         ));
     }
     if n == 0 || x.numel() == 0 {
@@ -71,7 +72,7 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     // tri[..., j, ..., k] = x[..., k, ...] where k <= j, else 0; summed over the last dim k.
     let nd = x.ndim();
     let mut sizes = x.sizes.clone();
-    sizes.push(n);
+    sizes.push(Size::Const(n));
     let src = x.clone();
     let tri = TensorVal::lazy(
         acc,
@@ -134,8 +135,8 @@ pub fn diff(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorV
         if len == 0 {
             break;
         }
-        let hi = y.slice(d, 1, len - 1, 1);
-        let lo = y.slice(d, 0, len - 1, 1);
+        let hi = y.slice(d, Size::Const(1), len - 1, 1);
+        let lo = y.slice(d, Size::Const(0), len - 1, 1);
         let dt = y.dtype;
         y = if dt == DType::Bool {
             pointwise(&[Operand::T(hi), Operand::T(lo)], dt, dt, |bb, v| {
