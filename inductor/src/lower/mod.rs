@@ -94,6 +94,9 @@ pub(crate) struct Lowerer<'g> {
     /// The dtype of the node being lowered, from its metadata: a factory's result dtype
     /// (torch's defaults are not written again in the lowerings).
     pub node_dtype: Option<fx::DType>,
+    /// The sizes of the node being lowered, from its metadata (fx inferred them under the
+    /// trace's guards: a view's `-1` over symbolic sizes is `s1 // 2`, guarded divisible).
+    pub node_sizes: Option<Vec<Size>>,
     /// The graph has symbolic sizes (issue 18, the design's step 3): a node that cannot be
     /// lowered declines the whole graph (`Unsupported`, the caller's fallback) instead of
     /// becoming a fallback node, and the attention fusion (constant sizes only) is off.
@@ -181,6 +184,7 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         rebound: Vec::new(),
         home: home_device(graph),
         node_dtype: None,
+        node_sizes: None,
         symbolic: graph_is_symbolic(graph),
     };
     let attn = if l.symbolic {
@@ -299,6 +303,7 @@ impl<'g> Lowerer<'g> {
         let mark = (self.ir.nodes.next_key(), self.ir.buffers.next_key());
         self.rebound.clear();
         self.node_dtype = node.meta.tensor().map(|t| t.dtype);
+        self.node_sizes = node.meta.tensor().map(meta_sizes);
         let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
             (_, Some(why)) => Err(Reject::Fallback(why)),
             (None, _) => Err(Reject::Fallback(format!(

@@ -530,7 +530,7 @@ pub fn softmax(
     to_dtype(r, out_dtype)
 }
 
-fn trailing_dims(x: &TensorVal, shape: &[i64]) -> LResult<Vec<usize>> {
+fn trailing_dims(x: &TensorVal, shape: &[Size]) -> LResult<Vec<usize>> {
     let k = shape.len();
     if k == 0 || k > x.ndim() || x.sizes[x.ndim() - k..] != *shape {
         return fallback("normalized_shape does not match the input");
@@ -572,7 +572,7 @@ fn affine(
 pub fn layer_norm(
     l: &mut Lowerer,
     x: &Arg,
-    shape: &[i64],
+    shape: &[Size],
     weight: Option<&Arg>,
     bias: Option<&Arg>,
     eps: f64,
@@ -601,7 +601,7 @@ pub fn layer_norm(
 pub fn rms_norm(
     l: &mut Lowerer,
     x: &Arg,
-    shape: &[i64],
+    shape: &[Size],
     weight: Option<&Arg>,
     eps: Option<f64>,
 ) -> LResult<TensorVal> {

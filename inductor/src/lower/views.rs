@@ -33,7 +33,11 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                 l.size_list(b.req("shape")?)
                     .ok_or_else(|| Reject::Fallback("shape".into()))?
             };
-            t(x.reshape(&infer_size(&sizes, x.numel())?))
+            let sizes = match infer_size(&sizes, x.numel()) {
+                Ok(s) => s,
+                Err(e) => meta_view_sizes(l, &sizes).ok_or(e)?,
+            };
+            t(x.reshape(&sizes))
         }
         "view_as" | "reshape_as" | "expand_as" => {
             let b = bind(&["input", "other"], a, kw)?;
@@ -266,6 +270,18 @@ fn infer_size(sizes: &[Size], numel: Size) -> LResult<Vec<Size>> {
     Ok(out)
 }
 
+/// A view's sizes from the node's metadata where [`infer_size`] cannot prove them (a `-1`
+/// over symbolic sizes that is a floor division: `view(B, -1, 2)` of `[s0, s1]` is
+/// `[s0, s1 // 2, 2]`, which fx inferred and guarded `s1 % 2 == 0`). The given sizes must
+/// agree with the metadata wherever they are not `-1`.
+fn meta_view_sizes(l: &Lowerer, sizes: &[Size]) -> Option<Vec<Size>> {
+    let m = l.node_sizes.as_ref()?;
+    (m.len() == sizes.len()
+        && m.iter().any(|s| !s.is_const())
+        && sizes.iter().zip(m).all(|(s, m)| *s == -1 || s == m))
+    .then(|| m.clone())
+}
+
 /// `expand`: new leading dims, size-1 dims stretched, `-1` keeps a size.
 fn expand(x: &TensorVal, sizes: &[Size]) -> LResult<TensorVal> {
     if sizes.len() < x.ndim() {
@@ -366,7 +382,7 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
                         };
                         (Size::Const(start), Size::Const(len))
                     }
-                    None => sym_slice(l, size, s, e, step)?,
+                    None => sym_slice(l, size, s, e, step, dim)?,
                 };
                 t = t.slice(dim, start, len, step);
                 dim += 1;
@@ -377,12 +393,23 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
     Ok(LValue::Tensor(t))
 }
 
-/// `start` and length of `[s:e:step]` over a symbolic `size`. Python clamps the bounds into
-/// `0..=size`; a symbolic bound is taken only where the clamp is proved a no-op for every
-/// size the guards admit (each symbol at least 2), so the view is the same at every size.
-fn sym_slice(l: &Lowerer, size: Size, s: &Arg, e: &Arg, step: i64) -> LResult<(Size, Size)> {
+/// `start` and length of `[s:e:step]` over a symbolic `size` (output dim `dim`). Python
+/// clamps the bounds into `0..=size`; the unclamped bounds are taken only where the clamps are
+/// no-ops for every size the guards admit: proved (each symbol at least 2), or where fx's
+/// metadata for the result has the unclamped length (fx inferred it under the trace's guards,
+/// `B // 2 + 1 <= B`, so at every admitted size the clamps hold). Otherwise the lowering
+/// declines.
+fn sym_slice(
+    l: &Lowerer,
+    size: Size,
+    s: &Arg,
+    e: &Arg,
+    step: i64,
+    dim: usize,
+) -> LResult<(Size, Size)> {
     let min = |_| crate::index::SYMBOL_MIN;
-    let bound = |v: &Arg, default: Size| -> LResult<Size> {
+    let mut proved = true;
+    let mut bound = |v: &Arg, default: Size| -> LResult<Size> {
         let b = match v {
             Arg::None => return Ok(default),
             Arg::Int(v) if *v < 0 => size + *v,
@@ -390,24 +417,27 @@ fn sym_slice(l: &Lowerer, size: Size, s: &Arg, e: &Arg, step: i64) -> LResult<(S
                 .size_arg(v)
                 .ok_or_else(|| Reject::Fallback("slice bound is not an int".into()))?,
         };
-        if b.proved_ge(Size::Const(0), &min) && size.proved_ge(b, &min) {
-            Ok(b)
-        } else {
-            fallback(format!(
-                "symbolic sizes: a slice bound {b:?} not proved within 0..={size:?}"
-            ))
-        }
+        proved &= b.proved_ge(Size::Const(0), &min) && size.proved_ge(b, &min);
+        Ok(b)
     };
     let start = bound(s, Size::Const(0))?;
     let stop = bound(e, size)?;
-    if !stop.proved_ge(start, &min) {
-        return fallback("symbolic sizes: a slice whose stop is not proved past its start");
-    }
+    proved &= stop.proved_ge(start, &min);
     let len = if step == 1 {
         stop - start
     } else {
         (stop - start + (step - 1)).floordiv(Size::Const(step))
     };
+    let in_meta = l
+        .node_sizes
+        .as_ref()
+        .and_then(|m| m.get(dim))
+        .is_some_and(|m| *m == len);
+    if !proved && !in_meta {
+        return fallback(format!(
+            "symbolic sizes: slice bounds {start:?}..{stop:?} not proved within 0..={size:?}"
+        ));
+    }
     Ok((start, len))
 }
 
