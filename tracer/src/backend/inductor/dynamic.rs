@@ -56,9 +56,10 @@ fn size_args_enabled() -> bool {
 }
 
 /// Whether a dynamic graph is first lowered symbolically (`TORCHFERRO_SYMBOLIC=0`: straight
-/// to the fitted templates, the session-14 behaviour, kept for comparison).
+/// to the fitted templates, the session-14 behaviour, kept for comparison). Its kernels take
+/// the sizes as arguments, so `TORCHFERRO_SIZE_ARGS=0` turns it off too.
 fn symbolic_enabled() -> bool {
-    std::env::var("TORCHFERRO_SYMBOLIC").map_or(true, |v| v != "0")
+    size_args_enabled() && std::env::var("TORCHFERRO_SYMBOLIC").map_or(true, |v| v != "0")
 }
 
 /// The graph lowered once from its symbolic metas (see the module doc).
@@ -334,7 +335,8 @@ impl Dynamic {
             Err(e) => return declined(&e.to_string()),
         };
         if !prepared.has_kernels() {
-            return declined("the graph has no kernels");
+            // Views only: each assignment builds nothing (the path below, unlogged).
+            return None;
         }
         let syms = prepared.symbols();
         if let Some(k) = syms.iter().find(|k| !self.reads.iter().any(|r| r.2 == **k)) {
