@@ -119,9 +119,10 @@ def main(argv=None) -> int:
 
     # Pass 1: the lengths in order, each call timed; compiles counted.
     first: dict[str, dict[int, float]] = {}
-    compiles: dict[str, int] = {}
+    compiles: dict[str, int | str] = {}
     for name, f in fns.items():
         first[name] = {}
+        cc_before = torchferro._C.precompile_counters()[1]
         t_start = time.perf_counter()
         for t in LENGTHS:
             t0 = time.perf_counter()
@@ -132,9 +133,10 @@ def main(argv=None) -> int:
         if name == "torch.compile":
             compiles[name] = torch._dynamo.utils.counters["stats"]["unique_graphs"]
         elif name == "torchferro":
-            compiles[name] = len(
-                torchferro.compiler.cache_entries(_wrapper_code(model))
-            )
+            # Graphs (cache entries) / runs of the C compiler.
+            graphs = len(torchferro.compiler.cache_entries(_wrapper_code(model)))
+            cc = torchferro._C.precompile_counters()[1] - cc_before
+            compiles[name] = f"{graphs} / {cc} C"
 
     # Pass 2: per-call time at each length, best of reps, variants interleaved.
     best = {name: {t: float("inf") for t in LENGTHS} for name in fns}

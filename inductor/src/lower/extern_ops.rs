@@ -7,10 +7,10 @@ use fx::{Arg, DType};
 use super::args::{self, fallback, Bound, LResult, Reject};
 use super::elementwise::{pointwise, Operand};
 use super::onednn::conv2d_uses_onednn;
+use super::value::contiguous_strides_sym;
 use super::value::TensorVal;
 use super::Lowerer;
 use crate::ir::{contiguous_strides, BinOp, BufKind, ExternCall, IrNode, Scalar};
-use super::value::contiguous_strides_sym;
 use crate::size::{consts, expect_consts, Size};
 
 fn extern_call(
@@ -33,9 +33,8 @@ pub(super) fn extern_call_with(
     dtype: DType,
 ) -> TensorVal {
     let views = inputs.iter().map(|t| l.view_of(t)).collect();
-    let out = l
-        .ir
-        .add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
+    let out =
+        l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
     l.ir.nodes.push(IrNode::Extern {
         out,
         call,
@@ -249,8 +248,7 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     }
     // In a channels-last graph, convolutions torch runs on oneDNN get channels-last inputs and
     // the others contiguous ones (what the native kernel works on without copying).
-    let channels_last =
-        n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &xs, &ws, groups);
+    let channels_last = n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &xs, &ws, groups);
     let x = if n == 2 && l.channels_last {
         let want = if channels_last {
             super::channels_last_strides(&xs)
@@ -258,11 +256,7 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
             contiguous_strides(&xs)
         };
         match x.as_view() {
-            Some(v)
-                if same_layout(&xs, &expect_consts(&v.strides, "a layout check"), &want) =>
-            {
-                x
-            }
+            Some(v) if same_layout(&xs, &expect_consts(&v.strides, "a layout check"), &want) => x,
             _ => l.realize_with(&x, consts(&want)),
         }
     } else {

@@ -78,8 +78,7 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     let out = result_dtype(l)?;
     // `arange(T)` of a symbolic int `T` (positions over a sequence): integer steps of 1, the
     // length `T - start` as fx's metadata has it.
-    if let (Some(e @ Size::Sym(_)), Scalar::I(s0), Scalar::I(1)) = (l.size_arg(end), start, step)
-    {
+    if let (Some(e @ Size::Sym(_)), Scalar::I(s0), Scalar::I(1)) = (l.size_arg(end), start, step) {
         let len = e - s0;
         if l.node_sizes.as_deref() != Some(&[len][..]) {
             return fallback("symbolic sizes: an arange whose length fx did not infer");

@@ -8,8 +8,7 @@ use fx::{Arg, NodeId, NodeKind, NodeMeta, TensorMeta};
 use super::args::{self, LResult};
 use super::value::TensorVal;
 use super::{
-    channels_last_strides, dense_strides, dense_strides_const, known_tensor, table, LValue,
-    Lowerer,
+    channels_last_strides, dense_strides, dense_strides_const, known_tensor, table, LValue, Lowerer,
 };
 use crate::ir::{contiguous_strides, BufKind, FallbackArg, IrNode, Scalar};
 use crate::size::{consts, expect_consts};

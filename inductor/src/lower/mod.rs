@@ -25,9 +25,7 @@ use std::collections::{HashMap, HashSet};
 
 use fx::{Arg, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
 
-use crate::ir::{
-    BodyBuilder, BufId, BufKind, IrGraph, IrNode, OutputSpec, Scalar,
-};
+use crate::ir::{BodyBuilder, BufId, BufKind, IrGraph, IrNode, OutputSpec, Scalar};
 use crate::size::{as_consts, consts, Size};
 use crate::target::Target;
 use crate::InductorError;
@@ -125,7 +123,11 @@ fn dim_size(d: &fx::Dim) -> Size {
 fn graph_is_symbolic(graph: &Graph) -> bool {
     fn sym(m: &NodeMeta) -> bool {
         match m {
-            NodeMeta::Tensor(t) => t.sizes.iter().chain(&t.strides).any(|d| d.known().is_none()),
+            NodeMeta::Tensor(t) => t
+                .sizes
+                .iter()
+                .chain(&t.strides)
+                .any(|d| d.known().is_none()),
             NodeMeta::Tuple(xs) => xs.iter().any(sym),
             _ => false,
         }
@@ -340,11 +342,13 @@ impl<'g> Lowerer<'g> {
                 if self.symbolic {
                     // A fallback node's sizes are the host's values: a graph with symbolic
                     // sizes is lowered whole or not at all.
-                    return Err(InductorError::Unsupported(if reason.contains("symbolic sizes") {
-                        reason
-                    } else {
-                        format!("symbolic sizes: {reason}")
-                    }));
+                    return Err(InductorError::Unsupported(
+                        if reason.contains("symbolic sizes") {
+                            reason
+                        } else {
+                            format!("symbolic sizes: {reason}")
+                        },
+                    ));
                 }
                 tracing::debug!(target: "torchferro::inductor", "fallback: {reason}");
                 if op

@@ -5,10 +5,10 @@
 use fx::{Arg, DType};
 
 use super::args::{bind, fallback, wrap_dim, LResult, Reject};
+use super::value::contiguous_strides_sym;
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::index::Idx;
-use super::value::contiguous_strides_sym;
 use crate::ir::{BinOp, BodyBuilder, BufKind, IrNode, ReduceOp, Scalar, UnOp, ValId};
 use crate::size::Size;
 
@@ -62,9 +62,8 @@ pub fn reduce(
     // Arg reductions compare the values themselves; the others accumulate in `dtype`.
     let v = if op.is_arg() { v } else { b.cast(v, dtype) };
     let strides = contiguous_strides_sym(&sizes);
-    let out = l
-        .ir
-        .add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
+    let out =
+        l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
     l.ir.nodes.push(IrNode::Reduction {
         out,
         sizes: sizes.clone(),
@@ -237,7 +236,9 @@ fn variance(
     let ss = reduce(l, &dev, dims, true, ReduceOp::Sum, d);
     // A symbolic count is at least 2: `n - correction` is positive for corrections up to 1.
     if !n.is_const() && !(0.0..=1.0).contains(&correction) {
-        return fallback("symbolic sizes: variance with a correction past 1 needs a concrete count");
+        return fallback(
+            "symbolic sizes: variance with a correction past 1 needs a concrete count",
+        );
     }
     let var =
         super::elementwise::pointwise(&[super::elementwise::Operand::T(ss)], d, d, move |b, v| {

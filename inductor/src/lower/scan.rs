@@ -6,7 +6,6 @@ use std::rc::Rc;
 
 use fx::{Arg, DType};
 
-use crate::size::Size;
 use super::args::{bind, fallback, wrap_dim, LResult, Reject};
 use super::elementwise::{pointwise, Operand};
 use super::indexing::concat;
@@ -14,6 +13,7 @@ use super::value::TensorVal;
 use super::Lowerer;
 use crate::index::Idx;
 use crate::ir::{BinOp, ReduceOp, Scalar};
+use crate::size::Size;
 
 /// Longest dim `cumsum` is lowered along. The running sum is written as a reduction over a
 /// triangle (`out[j] = sum over k <= j of x[k]`): the loop IR has no carried loop value, and

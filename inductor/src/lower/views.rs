@@ -5,10 +5,10 @@
 use fx::Arg;
 
 use super::args::{self, as_int, bind, fallback, sizes_arg, wrap_dim, LResult, Reject};
-use crate::size::Size;
 use super::table::{Canon, Spelling};
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
+use crate::size::Size;
 
 pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> {
     let n = c.name.as_str();

@@ -328,19 +328,20 @@ impl Dynamic {
             );
             None
         };
-        let prepared = match Python::attach(|py| {
-            py.detach(|| inductor::prepare(&self.graph, options))
-        }) {
-            Ok(p) => p,
-            Err(e) => return declined(&e.to_string()),
-        };
+        let prepared =
+            match Python::attach(|py| py.detach(|| inductor::prepare(&self.graph, options))) {
+                Ok(p) => p,
+                Err(e) => return declined(&e.to_string()),
+            };
         if !prepared.has_kernels() {
             // Views only: each assignment builds nothing (the path below, unlogged).
             return None;
         }
         let syms = prepared.symbols();
         if let Some(k) = syms.iter().find(|k| !self.reads.iter().any(|r| r.2 == **k)) {
-            return declined(&format!("symbol s{k} is not the size of an input dimension"));
+            return declined(&format!(
+                "symbol s{k} is not the size of an input dimension"
+            ));
         }
         Some(SymbolicKernels {
             prepared,
@@ -362,7 +363,11 @@ impl Dynamic {
             .syms
             .iter()
             .map(|k| {
-                let i = self.reads.iter().position(|r| r.2 == *k).expect("a read symbol");
+                let i = self
+                    .reads
+                    .iter()
+                    .position(|r| r.2 == *k)
+                    .expect("a read symbol");
                 key[i]
             })
             .collect();
