@@ -263,25 +263,21 @@ pub fn index_tensors(
     if x.sizes[..k].contains(&Size::Const(0)) {
         return fallback("indexing into an empty dim (torch raises unless nothing is read)");
     }
-    let dims = x.csizes();
+    let dims = x.sizes.clone();
     let shapes: Vec<&[Size]> = indices.iter().map(|p| p.sizes.as_slice()).collect();
     let bsizes = super::elementwise::broadcast(&shapes)?;
     let indices: Vec<TensorVal> = indices.iter().map(|p| p.expand(&bsizes)).collect();
     let view = l.view_of(x);
-    let (Some(strides), Some(offset)) = (
-        view.strides
-            .iter()
-            .map(|s| s.as_const())
-            .collect::<Option<Vec<i64>>>(),
-        view.offset.as_const(),
-    ) else {
-        return fallback("gather from a view of symbolic layout");
-    };
-    if strides.iter().any(|&s| s < 0) {
+    let (strides, offset) = (view.strides.clone(), view.offset);
+    // A symbolic stride (a realized buffer's, a product of sizes) must be proved non-negative.
+    if strides
+        .iter()
+        .any(|s| !s.proved_ge(Size::Const(0), &|_| crate::index::SYMBOL_MIN))
+    {
         return fallback("gather from a view with a negative stride");
     }
     // Every offset the indexed dims can give lies in 0..span.
-    let span = 1 + (0..k).map(|j| (dims[j] - 1) * strides[j]).sum::<i64>();
+    let span = (0..k).map(|j| (dims[j] - 1) * strides[j]).sum::<Size>() + 1;
     let nb = bsizes.len();
     let mut sizes = bsizes;
     sizes.extend(&x.sizes[k..]);
@@ -294,13 +290,18 @@ pub fn index_tensors(
         Rc::new(move |b, idx| {
             let i64c =
                 |b: &mut crate::ir::BodyBuilder, v: i64| b.constant(Scalar::I(v), DType::Int64);
+            // A size as a value: a constant's literal, a symbolic size computed in C.
+            let sizec = |b: &mut crate::ir::BodyBuilder, v: Size| match v.as_const() {
+                Some(c) => i64c(b, c),
+                None => b.index_value(Idx::constant(v)),
+            };
             let mut off = i64c(b, 0);
             let mut ok = None;
             for (j, p) in indices.iter().enumerate() {
                 let v = p.load(b, &idx[..nb]);
                 let v = b.cast(v, DType::Int64);
                 let zero = i64c(b, 0);
-                let size = i64c(b, dims[j]);
+                let size = sizec(b, dims[j]);
                 let neg = b.binary(BinOp::Lt, v, zero);
                 let up = b.binary(BinOp::Add, v, size);
                 let w = b.where_(neg, up, v);
@@ -311,7 +312,7 @@ pub fn index_tensors(
                     None => inside,
                     Some(prev) => b.binary(BinOp::And, prev, inside),
                 });
-                let st = i64c(b, strides[j]);
+                let st = sizec(b, strides[j]);
                 let t = b.binary(BinOp::Mul, w, st);
                 off = b.binary(BinOp::Add, off, t);
             }
@@ -327,7 +328,7 @@ pub fn index_tensors(
                     index,
                     pos,
                     stride: Size::Const(1),
-                    size: Size::Const(span),
+                    size: span,
                     wrap: false,
                 },
                 dtype,

@@ -41,20 +41,27 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
         return fallback("cumsum of a 0-d tensor");
     }
     let d = wrap_dim(dim_arg, x.ndim())?;
-    let n = x.csizes()[d];
-    if n > CUMSUM_MAX_LEN {
-        return fallback(format!(
-            "cumsum along a dim of {n} (> {CUMSUM_MAX_LEN}: the triangle form is quadratic)"
-        ));
+    let n = x.sizes[d];
+    if let Some(n) = n.as_const() {
+        if n > CUMSUM_MAX_LEN {
+            return fallback(format!(
+                "cumsum along a dim of {n} (> {CUMSUM_MAX_LEN}: the triangle form is quadratic)"
+            ));
+        }
     }
     // The triangle costs `numel * n` adds against the torch kernel's `numel`: beyond a few
-    // million, a large tensor's scan is cheaper as one torch call than fused.
-    if x.numel().expect_const("cumsum").saturating_mul(n) > CUMSUM_MAX_WORK {
-        return fallback(format!(
-            "cumsum of {} elements along {n} (the triangle form's {} adds > {CUMSUM_MAX_WORK})",
-            x.numel().expect_const("cumsum"),
-            x.numel().expect_const("cumsum").saturating_mul(n)
-        ));
+    // million, a large tensor's scan is cheaper as one torch call than fused. With symbolic
+    // sizes neither bound can be checked when lowering (no upper bound is known): the
+    // triangle form is taken at every size (a sequence's positions and masks, what it is
+    // written for; quadratic past the bounds, never wrong).
+    if let (Some(n), Some(numel)) = (n.as_const(), x.numel().as_const()) {
+        if numel.saturating_mul(n) > CUMSUM_MAX_WORK {
+            return fallback(format!(
+                "cumsum of {numel} elements along {n} (the triangle form's {} adds > \
+                 {CUMSUM_MAX_WORK})",
+                numel.saturating_mul(n)
+            ));
+        }
     }
     if n == 0 || x.numel() == 0 {
         return fallback("cumsum of an empty tensor");
@@ -72,7 +79,7 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     // tri[..., j, ..., k] = x[..., k, ...] where k <= j, else 0; summed over the last dim k.
     let nd = x.ndim();
     let mut sizes = x.sizes.clone();
-    sizes.push(Size::Const(n));
+    sizes.push(n);
     let src = x.clone();
     let tri = TensorVal::lazy(
         acc,

@@ -98,6 +98,12 @@ impl TensorVal {
         const_or_decline(&self.sizes, "sizes")
     }
 
+    /// The size of dim `d` as a constant, or a decline (the other dims may be symbolic).
+    #[track_caller]
+    pub fn csize(&self, d: usize) -> i64 {
+        const_or_decline(&self.sizes[d..=d], "sizes")[0]
+    }
+
     /// Whether every size is a constant.
     pub fn is_static(&self) -> bool {
         self.sizes.iter().all(|s| s.is_const())

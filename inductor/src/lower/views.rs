@@ -143,7 +143,7 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
             let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
             let mut start = b.int_or("start", 0)?;
             let len = b.int_or("length", 0)?;
-            let size = x.csizes()[d];
+            let size = x.csize(d);
             if start < 0 {
                 start += size;
             }
@@ -156,7 +156,7 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
             let b = bind(&["input", "dim"], a, kw)?;
             let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
             Ok(LValue::Tuple(
-                (0..x.csizes()[d])
+                (0..x.csize(d))
                     .map(|i| LValue::Tensor(x.select(d, i)))
                     .collect(),
             ))
@@ -169,7 +169,7 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                 if chunks <= 0 {
                     return fallback("chunks must be positive");
                 }
-                let size = x.csizes()[d];
+                let size = x.csize(d);
                 let each = (size + chunks - 1) / chunks;
                 (d, split_sizes(size, each.max(1)))
             } else {
@@ -178,11 +178,11 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                 let arg = b.get("split_size_or_sections").or(b.get("split_size"));
                 let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
                 match arg {
-                    Some(Arg::Int(s)) if *s > 0 => (d, split_sizes(x.csizes()[d], *s)),
+                    Some(Arg::Int(s)) if *s > 0 => (d, split_sizes(x.csize(d), *s)),
                     Some(a @ (Arg::List(_) | Arg::Tuple(_))) => {
                         let v = args::int_list(a)
                             .ok_or_else(|| Reject::Fallback("split sizes".into()))?;
-                        if v.iter().sum::<i64>() != x.csizes()[d] || v.iter().any(|&s| s < 0) {
+                        if v.iter().sum::<i64>() != x.csize(d) || v.iter().any(|&s| s < 0) {
                             return fallback("split sizes do not add up");
                         }
                         (d, v)
