@@ -101,6 +101,11 @@ def matmuls(x, w, b):
     )
 
 
+def running_sums(x):
+    """A cumsum along a symbolic dim (GPT-2's positions from its mask): the triangle form."""
+    return x.cumsum(1) * 2 + 1, (x > 0).cumsum(-1)
+
+
 def masks(x):
     T = x.size(-1)
     pos = torch.arange(T)
@@ -124,6 +129,7 @@ PROGRAMS = {
     "slices": (slices, lambda n: (R(n, 8), R(3, 8))),
     "matmuls": (matmuls, lambda n: (R(n, 16), R(16, 16), R(16))),
     "masks": (masks, lambda n: (R(3, n),)),
+    "running_sums": (running_sums, lambda n: (R(3, n),)),
 }
 
 
@@ -179,24 +185,42 @@ def test_two_symbols_of_one_value_share_the_library(fresh_cache):
     assert (graphs, compiles) == (1, 1)
 
 
-def cumsum_rows(x):
-    return x.cumsum(1) * 2 + 1
+def lower_triangle(x):
+    return x.tril() * 2 + 1
+
+
+def pooled(x):
+    return F.max_pool2d(x, 2) * 2 + 1
 
 
 def test_a_declined_graph_keeps_eager_values(fresh_cache, caplog):
-    """A cumsum along a symbolic dim needs its length (the lowering picks its form by it): the
-    symbolic lowering declines, the reason is logged, and the fitted templates run the graph
-    with eager's values."""
+    """``tril`` has no lowering: a static graph would run it through torch, but a fallback
+    node's sizes are the host's values, so the symbolic lowering declines the whole graph; the
+    reason is logged once, and the fitted templates run the graph with eager's values."""
     with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
-        f, graphs, _ = _run(cumsum_rows, lambda n: (R(3, n),), sizes=[2, 3, 5, 8, 13, 31])
+        f, graphs, _ = _run(lower_triangle, lambda n: (R(n, 7),), sizes=[3, 4, 5, 8, 13, 31])
     log = inductor_log(caplog.records)
     declined = [m for m in log if "symbolic lowering declined" in m]
     assert declined == [
         "dynamic graph: symbolic lowering declined (graph not supported by the inductor: "
-        "cumsum (cumsum): symbolic sizes: the lowering needs concrete sizes); "
+        "symbolic sizes: tril (tril): no lowering for tril); "
         "fitting kernels over sizes"
     ], log
     assert graphs == 1 and len(torchferro.compiler.cache_entries(f)) == 1
+
+
+def test_a_lowering_that_reads_constant_sizes_declines(caplog):
+    """``max_pool2d`` reads its input's sizes as constants (``TensorVal::csizes``): over a
+    symbolic height it declines (a ``Decline``, caught where the node is lowered, printed by
+    no panic hook), and the graph keeps eager's values."""
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        _run(pooled, lambda n: (R(1, 2, n, 6),), sizes=[4, 5, 8])
+    log = inductor_log(caplog.records)
+    assert (
+        "dynamic graph: symbolic lowering declined (graph not supported by the inductor: "
+        "torch.nn.functional.max_pool2d (max_pool2d): symbolic sizes: the lowering needs "
+        "concrete sizes); fitting kernels over sizes"
+    ) in log, log
 
 
 def test_symbolic_path_off_fits_templates(fresh_cache, monkeypatch, caplog):
