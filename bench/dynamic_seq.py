@@ -7,9 +7,10 @@ reports its compile count. Then every variant's per-call time at each length is 
 best of ``--reps`` calls, the variants interleaved so that load on the machine falls on all alike.
 Values are checked against eager at every length.
 
-torchferro's inductor compiles a dynamic graph's kernels once per distinct size (up to
-``TORCHFERRO_SIZE_VARIANTS``, 8 by default; later sizes run the graph on the eager runner): the
-"runner" column says which ran each length.
+torchferro's inductor lowers a dynamic graph once with symbolic sizes and builds one kernel
+library for every length (where that lowering declines: templates fitted over sizes, then
+libraries per size up to ``TORCHFERRO_SIZE_VARIANTS``); the "compiles" column gives graphs and
+runs of the C compiler, and the entries line which runner ran each graph.
 
     PYTHONPATH=python python bench/dynamic_seq.py [--config tiny|small] [--reps 20]
     PYTHONPATH=python python bench/dynamic_seq.py --dynamic false   # the static baseline

@@ -4,8 +4,9 @@ Each program is compiled once with ``dynamic=True`` and called over sizes 2..64 
 ones included). Asserted: values equal eager's, exactly one compile (one cache entry, as many
 graphs as torch.compile makes with a counting backend), and that the inductor runs the graph
 with kernels that take the sizes as arguments: one C compile (runs of the C compiler, counted
-with a fresh kernel cache) for every size, each size checked against the library by lowering
-the graph at it (``inductor::param``). Where a size's kernels differ (a tiny size whose index
+with a fresh kernel cache) for every size. The graph is lowered once with symbolic sizes
+(``tests/test_dynamic_symbolic_lowering.py``); where that declines, each size is checked
+against a fitted library by lowering the graph at it (``inductor::param``). Where a size's kernels differ (a tiny size whose index
 simplifies), it gets a library of its own, up to ``TORCHFERRO_SIZE_VARIANTS`` libraries, past
 which new sizes run on the eager runner. ``TORCHFERRO_SIZE_ARGS=0`` turns the libraries with
 sizes as arguments off (one library per size, phase 2a).

@@ -168,7 +168,9 @@ def test_one_c_compile_over_sizes_2_to_64(name, fresh_cache, caplog):
     assert len(torchferro.compiler.cache_entries(f)) == torch_graphs == 1
     [entry] = torchferro.compiler.cache_entries(f)
     assert entry["runner"] == "inductor"
-    assert "const int64_t *const tf_sym = (const int64_t *)args[" in entry["output_code"]
+    assert (
+        "const int64_t *const tf_sym = (const int64_t *)args[" in entry["output_code"]
+    )
     assert compiles == 1
 
 
@@ -198,7 +200,9 @@ def test_a_declined_graph_keeps_eager_values(fresh_cache, caplog):
     node's sizes are the host's values, so the symbolic lowering declines the whole graph; the
     reason is logged once, and the fitted templates run the graph with eager's values."""
     with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
-        f, graphs, _ = _run(lower_triangle, lambda n: (R(n, 7),), sizes=[3, 4, 5, 8, 13, 31])
+        f, graphs, _ = _run(
+            lower_triangle, lambda n: (R(n, 7),), sizes=[3, 4, 5, 8, 13, 31]
+        )
     log = inductor_log(caplog.records)
     declined = [m for m in log if "symbolic lowering declined" in m]
     assert declined == [
