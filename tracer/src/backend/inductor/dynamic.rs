@@ -69,6 +69,8 @@ struct SymbolicKernels {
     syms: Vec<u32>,
     /// Whether its library was built (it counts against the library budget from then on).
     built: AtomicBool,
+    /// Its first build failed (the C did not compile): the graph takes the path below.
+    failed: AtomicBool,
 }
 
 /// A library whose kernels take the sizes as arguments.
@@ -347,6 +349,7 @@ impl Dynamic {
             prepared,
             syms,
             built: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
         })
     }
 
@@ -401,7 +404,21 @@ impl Dynamic {
             && !self.reads.is_empty()
         {
             if let Some(s) = self.symbolic.get_or_init(|| self.lower_symbolic(&options)) {
-                return self.symbolic_at(s, &g, key, placement, &options);
+                if !s.failed.load(Ordering::Relaxed) {
+                    match self.symbolic_at(s, &g, key, placement, &options) {
+                        Err(e) if !s.built.load(Ordering::Relaxed) => {
+                            // The library never built: a defect of the symbolic C, not of
+                            // the graph, which the fitted templates still compile.
+                            s.failed.store(true, Ordering::Relaxed);
+                            tracing::info!(
+                                target: "torchferro::inductor",
+                                "dynamic graph: symbolic kernels did not build ({e}); fitting \
+                                 kernels over sizes"
+                            );
+                        }
+                        r => return r,
+                    }
+                }
             }
         }
         let parametric = size_args_enabled()
