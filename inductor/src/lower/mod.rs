@@ -14,8 +14,10 @@ mod factory;
 mod fallback;
 mod indexing;
 pub(crate) mod onednn;
+mod outputs;
 mod reduce;
 mod scan;
+mod sizes;
 mod table;
 pub mod value;
 mod views;
@@ -25,12 +27,15 @@ use std::collections::{HashMap, HashSet};
 
 use fx::{Arg, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
 
-use crate::ir::{BodyBuilder, BufId, BufKind, IrGraph, IrNode, OutputSpec, Scalar};
+use crate::ir::{BodyBuilder, BufId, BufKind, IrGraph, IrNode, Scalar};
 use crate::size::{as_consts, consts, Size};
 use crate::target::Target;
 use crate::InductorError;
 use args::{LResult, Reject};
-use value::{contiguous_strides_sym, same_layout, Kind, TensorVal};
+pub use outputs::{dense_strides, dense_strides_const};
+use sizes::graph_is_symbolic;
+pub use sizes::{meta_sizes, meta_strides};
+use value::{contiguous_strides_sym, Kind, TensorVal};
 
 /// A lowered node value.
 #[derive(Clone)]
@@ -99,40 +104,6 @@ pub(crate) struct Lowerer<'g> {
     /// lowered declines the whole graph (`Unsupported`, the caller's fallback) instead of
     /// becoming a fallback node, and the attention fusion (constant sizes only) is off.
     pub symbolic: bool,
-}
-
-/// Sizes of a meta, symbolic ones as [`Size`] expressions: the one accessor through which
-/// the lowering reads `fx::Dim`.
-pub fn meta_sizes(t: &TensorMeta) -> Vec<Size> {
-    t.sizes.iter().map(dim_size).collect()
-}
-
-/// Strides of a meta (see [`meta_sizes`]).
-pub fn meta_strides(t: &TensorMeta) -> Vec<Size> {
-    t.strides.iter().map(dim_size).collect()
-}
-
-fn dim_size(d: &fx::Dim) -> Size {
-    match d {
-        fx::Dim::Known(v) => Size::Const(*v),
-        fx::Dim::Sym(e) => Size::expr(e.clone()),
-    }
-}
-
-/// Whether any tensor meta of the graph has a symbolic size or stride.
-fn graph_is_symbolic(graph: &Graph) -> bool {
-    fn sym(m: &NodeMeta) -> bool {
-        match m {
-            NodeMeta::Tensor(t) => t
-                .sizes
-                .iter()
-                .chain(&t.strides)
-                .any(|d| d.known().is_none()),
-            NodeMeta::Tuple(xs) => xs.iter().any(sym),
-            _ => false,
-        }
-    }
-    graph.nodes().any(|(_, n)| sym(&n.meta))
 }
 
 /// See [`Lowerer::home`].
@@ -576,55 +547,6 @@ impl<'g> Lowerer<'g> {
         false
     }
 
-    /// An int argument as a size: a literal, or a node computing a symbolic int from sizes
-    /// (`x.size(0) // 2 + 1`), whose expression its metadata holds.
-    pub fn size_arg(&self, a: &Arg) -> Option<Size> {
-        match a {
-            Arg::Int(i) => Some(Size::Const(*i)),
-            Arg::Node(n) => match &self.graph.node(*n).meta {
-                NodeMeta::SymInt(e) => Some(Size::expr(e.clone())),
-                NodeMeta::Int(i) => Some(Size::Const(*i)),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    /// A list of sizes (see [`Self::size_arg`]); one int is a list of one.
-    pub fn size_list(&self, a: &Arg) -> Option<Vec<Size>> {
-        match a {
-            Arg::Tuple(xs) | Arg::List(xs) => xs.iter().map(|x| self.size_arg(x)).collect(),
-            a => Some(vec![self.size_arg(a)?]),
-        }
-    }
-
-    /// [`args::sizes_arg`] with symbolic ints: varargs, one sequence, or by keyword.
-    pub fn sizes_arg(
-        &self,
-        args: &[Arg],
-        kwargs: &[(String, Arg)],
-        kw: &[&str],
-    ) -> LResult<Vec<Size>> {
-        let bad = || Reject::Fallback("sizes are not ints".into());
-        if let Some((_, a)) = kwargs.iter().find(|(k, _)| kw.contains(&k.as_str())) {
-            if args.len() > 1 || kwargs.len() > 1 {
-                return args::fallback("sizes given twice");
-            }
-            return self.size_list(a).ok_or_else(bad);
-        }
-        if !kwargs.is_empty() {
-            return args::fallback(format!("unexpected keyword argument {}", kwargs[0].0));
-        }
-        match &args[1..] {
-            [a @ (Arg::Tuple(_) | Arg::List(_))] => self.size_list(a).ok_or_else(bad),
-            rest => rest
-                .iter()
-                .map(|a| self.size_arg(a))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(bad),
-        }
-    }
-
     pub fn value(&self, a: &Arg) -> LResult<LValue> {
         if let Arg::Node(n) = a {
             if let NodeMeta::SymInt(e) = &self.graph.node(*n).meta {
@@ -731,7 +653,7 @@ impl<'g> Lowerer<'g> {
             return r.as_view().unwrap();
         }
         if let Some(lv) = t.lazy_view() {
-            if covers(t.numel(), lv.base.numel()) {
+            if sizes::covers(t.numel(), lv.base.numel()) {
                 let base = lv.base.clone();
                 self.realize(&base);
                 if let Some(r) = self.resolve(t) {
@@ -766,221 +688,6 @@ impl<'g> Lowerer<'g> {
             },
         })
     }
-
-    fn lower_outputs(&mut self, values: &[Arg]) -> Result<(), InductorError> {
-        let mut leaves = Vec::new();
-        fn flatten(a: &Arg, out: &mut Vec<NodeId>) -> Result<(), InductorError> {
-            match a {
-                Arg::Node(n) => out.push(*n),
-                Arg::Tuple(xs) | Arg::List(xs) => xs.iter().try_for_each(|x| flatten(x, out))?,
-                other => {
-                    return Err(InductorError::Unsupported(format!(
-                        "non-tensor graph output {other:?}"
-                    )))
-                }
-            }
-            Ok(())
-        }
-        values.iter().try_for_each(|v| flatten(v, &mut leaves))?;
-        let first = self.ir.outputs.len();
-        for &n in &leaves {
-            let meta = known_tensor(&self.graph.node(n).meta)
-                .ok_or_else(|| InductorError::Unsupported("non-tensor graph output".into()))?
-                .clone();
-            let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
-                return Err(InductorError::Unsupported("non-tensor graph output".into()));
-            };
-            let want = meta_strides(&meta);
-            let spec = match t.as_view() {
-                // Outputs have eager's strides: a channels-last intermediate, or a view of an
-                // input whose layout eager would have copied (`x.t().contiguous()` lowers to
-                // the view `x.t()`), is written out in eager's layout.
-                Some(v)
-                    if (self.channels_last
-                        || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
-                        && !t.sizes.contains(&Size::Const(0))
-                        && dense_strides(&t.sizes, &want)
-                        && !same_layout(&t.sizes, &v.strides, &want) =>
-                {
-                    let r = self.realize_with(&t, want);
-                    self.env.insert(n, LValue::Tensor(r.clone()));
-                    OutputSpec::Buffer(r.as_view().unwrap().buf)
-                }
-                Some(v) => {
-                    let b = &self.ir.buffers[v.buf];
-                    if v.offset == 0 && v.sizes == b.sizes && v.strides == b.strides {
-                        OutputSpec::Buffer(v.buf)
-                    } else {
-                        OutputSpec::View(v)
-                    }
-                }
-                None => {
-                    let sizes = meta_sizes(&meta);
-                    let strides = meta_strides(&meta);
-                    let strides = if dense_strides(&sizes, &strides) {
-                        strides
-                    } else {
-                        contiguous_strides_sym(&sizes)
-                    };
-                    let r = self.realize_with(&t, strides);
-                    // Later outputs of the same node share the buffer.
-                    self.env.insert(n, LValue::Tensor(r.clone()));
-                    OutputSpec::Buffer(r.as_view().unwrap().buf)
-                }
-            };
-            self.ir.outputs.push(spec);
-        }
-        self.separate_fresh_outputs(&leaves, first);
-        Ok(())
-    }
-
-    /// Eager gives a tensor of its own for an op that never aliases (`clone`), but lowering
-    /// turns `x.clone()` into `x` itself: such an output that landed in an input's buffer, or in
-    /// the buffer of another output node, is written to a buffer of its own. Otherwise a write
-    /// through one would show through the other (`return x.clone()` handed back `x`; `y,
-    /// y.clone()` shared one buffer). One that lowering left as a view of a buffer of its own
-    /// (`sum(keepdim=True)` reshapes its reduced buffer, a 3-d `linear` its matrix product) is
-    /// no view in eager either: a whole contiguous buffer is handed out reshaped as a tensor of
-    /// its own ([`OutputSpec::Own`]), anything else is copied.
-    fn separate_fresh_outputs(&mut self, leaves: &[NodeId], first: usize) {
-        let fresh =
-            |graph: &Graph, n: NodeId| canonical_call(graph, n).is_some_and(|c| !c.may_alias);
-        for (i, &n) in leaves.iter().enumerate() {
-            if linear_returns_view(self.graph, n) {
-                if let OutputSpec::Buffer(b) = self.ir.outputs[first + i] {
-                    let d = &self.ir.buffers[b];
-                    if d.kind == BufKind::Computed {
-                        self.ir.outputs[first + i] = OutputSpec::View(crate::ir::View {
-                            buf: b,
-                            sizes: d.sizes.clone(),
-                            strides: d.strides.clone(),
-                            offset: Size::Const(0),
-                        });
-                    }
-                }
-                continue;
-            }
-            if !fresh(self.graph, n) {
-                continue;
-            }
-            let spec = self.ir.outputs[first + i].clone();
-            let b = spec.buf();
-            let shared = matches!(self.ir.buffers[b].kind, BufKind::Input(_))
-                || leaves.iter().enumerate().any(|(j, &m)| {
-                    m != n
-                        && self.ir.outputs[first + j].buf() == b
-                        && (j < i || !fresh(self.graph, m))
-                });
-            if !shared {
-                let OutputSpec::View(v) = spec else {
-                    continue;
-                };
-                let decl = &self.ir.buffers[b];
-                let (vs, vst) = (&v.sizes, &v.strides);
-                let (ds, dst) = (&decl.sizes, &decl.strides);
-                let whole = v.offset == 0
-                    && vs.iter().product::<Size>() == ds.iter().product::<Size>()
-                    && same_layout(ds, dst, &contiguous_strides_sym(ds))
-                    && same_layout(vs, vst, &contiguous_strides_sym(vs));
-                if whole {
-                    self.ir.outputs[first + i] = OutputSpec::Own(v);
-                    continue;
-                }
-            }
-            let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
-                continue;
-            };
-            let want = known_tensor(&self.graph.node(n).meta)
-                .map(meta_strides)
-                .filter(|s| dense_strides(&t.sizes, s))
-                .unwrap_or_else(|| contiguous_strides_sym(&t.sizes));
-            let r = self.realize_with(&t, want);
-            self.env.insert(n, LValue::Tensor(r.clone()));
-            self.ir.outputs[first + i] = OutputSpec::Buffer(r.as_view().unwrap().buf);
-        }
-    }
-}
-
-/// Eager's `linear` with a bias on a contiguous input of other than two dims computes on the
-/// input flattened to a matrix and returns its result `view`ed back to the input's dims: a view
-/// of a tensor of its own (`._base` is set), where every other `linear` returns no view.
-fn linear_returns_view(graph: &Graph, n: NodeId) -> bool {
-    if canonical_call(graph, n).is_none_or(|c| c.name != "linear") {
-        return false;
-    }
-    let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind else {
-        return false;
-    };
-    let bias = args
-        .get(2)
-        .or_else(|| kwargs.iter().find(|(k, _)| k == "bias").map(|(_, v)| v));
-    let input = match args.first() {
-        Some(Arg::Node(i)) => known_tensor(&graph.node(*i).meta),
-        _ => None,
-    };
-    match (bias, input.map(|t| (meta_sizes(t), meta_strides(t)))) {
-        (Some(Arg::Node(_)), Some((sizes, strides))) => {
-            sizes.len() != 2 && same_layout(&sizes, &strides, &contiguous_strides_sym(&sizes))
-        }
-        _ => false,
-    }
-}
-
-/// Whether a view of `n` elements covers a base of `base` elements (`n >= base`); for
-/// symbolic counts only where they are equal as polynomials.
-fn covers(n: Size, base: Size) -> bool {
-    match (n.as_const(), base.as_const()) {
-        (Some(a), Some(b)) => a >= b,
-        _ => n == base,
-    }
-}
-
-/// Whether a layout covers its elements exactly once without gaps (safe to allocate and
-/// write). Constant layouts take [`dense_strides_const`]; a symbolic one is dense when it is
-/// contiguous in some order of its dims that we can prove: here, row-major or the same as a
-/// permutation's row-major order (the layouts eager gives outputs of symbolic graphs).
-pub fn dense_strides(sizes: &[Size], strides: &[Size]) -> bool {
-    if let (Some(s), Some(st)) = (as_consts(sizes), as_consts(strides)) {
-        return dense_strides_const(&s, &st);
-    }
-    // Peel dims in stride order: each next stride must be the product of the dims before.
-    let mut dims: Vec<(Size, Size)> = sizes
-        .iter()
-        .zip(strides)
-        .filter(|(s, _)| **s != 1)
-        .map(|(s, st)| (*st, *s))
-        .collect();
-    let mut expect = Size::Const(1);
-    while !dims.is_empty() {
-        let Some(k) = dims.iter().position(|(st, _)| *st == expect) else {
-            return false;
-        };
-        let (_, s) = dims.remove(k);
-        expect = expect * s;
-    }
-    true
-}
-
-/// [`dense_strides`] over constants.
-pub fn dense_strides_const(sizes: &[i64], strides: &[i64]) -> bool {
-    let mut dims: Vec<(i64, i64)> = sizes
-        .iter()
-        .zip(strides)
-        .filter(|(s, _)| **s != 1)
-        .map(|(s, st)| (*st, *s))
-        .collect();
-    if sizes.contains(&0) {
-        return true;
-    }
-    dims.sort();
-    let mut expect = 1;
-    for (st, s) in dims {
-        if st != expect {
-            return false;
-        }
-        expect *= s;
-    }
-    true
 }
 
 /// Whether inlining `t`'s body into each of several readers costs more than reading it from
