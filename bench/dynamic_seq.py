@@ -7,9 +7,10 @@ reports its compile count. Then every variant's per-call time at each length is 
 best of ``--reps`` calls, the variants interleaved so that load on the machine falls on all alike.
 Values are checked against eager at every length.
 
-torchferro's inductor compiles a dynamic graph's kernels once per distinct size (up to
-``TORCHFERRO_SIZE_VARIANTS``, 8 by default; later sizes run the graph on the eager runner): the
-"runner" column says which ran each length.
+torchferro's inductor lowers a dynamic graph once with symbolic sizes and builds one kernel
+library for every length (where that lowering declines: templates fitted over sizes, then
+libraries per size up to ``TORCHFERRO_SIZE_VARIANTS``); the "compiles" column gives graphs and
+runs of the C compiler, and the entries line which runner ran each graph.
 
     PYTHONPATH=python python bench/dynamic_seq.py [--config tiny|small] [--reps 20]
     PYTHONPATH=python python bench/dynamic_seq.py --dynamic false   # the static baseline
@@ -119,9 +120,10 @@ def main(argv=None) -> int:
 
     # Pass 1: the lengths in order, each call timed; compiles counted.
     first: dict[str, dict[int, float]] = {}
-    compiles: dict[str, int] = {}
+    compiles: dict[str, int | str] = {}
     for name, f in fns.items():
         first[name] = {}
+        cc_before = torchferro._C.precompile_counters()[1]
         t_start = time.perf_counter()
         for t in LENGTHS:
             t0 = time.perf_counter()
@@ -132,9 +134,10 @@ def main(argv=None) -> int:
         if name == "torch.compile":
             compiles[name] = torch._dynamo.utils.counters["stats"]["unique_graphs"]
         elif name == "torchferro":
-            compiles[name] = len(
-                torchferro.compiler.cache_entries(_wrapper_code(model))
-            )
+            # Graphs (cache entries) / runs of the C compiler.
+            graphs = len(torchferro.compiler.cache_entries(_wrapper_code(model)))
+            cc = torchferro._C.precompile_counters()[1] - cc_before
+            compiles[name] = f"{graphs} / {cc} C"
 
     # Pass 2: per-call time at each length, best of reps, variants interleaved.
     best = {name: {t: float("inf") for t in LENGTHS} for name in fns}

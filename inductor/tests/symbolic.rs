@@ -1,7 +1,8 @@
 //! A loop-level graph with symbolic sizes (issue 18, the design's steps 4 to 6): scheduled and
 //! printed once, its kernels take the symbols as arguments, and one C library runs it at every
-//! assignment, with values equal to the reference interpreter's at that assignment. The graph
-//! is built by hand here: the lowering from fx's symbolic metas (step 3) is not built yet.
+//! assignment, with values equal to the reference interpreter's at that assignment. The first
+//! graphs are built by hand; the last comes from fx's symbolic metas through the lowering
+//! (step 3) and is compared with the static graph lowered at each size.
 
 mod common;
 
@@ -303,4 +304,87 @@ fn rows_transposes_and_divisions_run_at_every_assignment() {
         "{compiles} C compiles over {} assignments",
         assignments.len()
     );
+}
+
+/// A graph input `[s0, 7]` with symbolic metadata (fx's `Dim::Sym`, contiguous).
+fn sym_input(g: &mut fx::Graph, name: &str, sizes: Vec<fx::Dim>) -> fx::NodeId {
+    let mut strides = vec![fx::Dim::Known(1); sizes.len()];
+    let mut acc = fx::SymExpr::constant(1);
+    for i in (0..sizes.len()).rev() {
+        strides[i] = match acc.as_const() {
+            Some(c) => fx::Dim::Known(c),
+            None => fx::Dim::Sym(acc.clone()),
+        };
+        acc = acc.mul(&sizes[i].expr());
+    }
+    let meta = fx::TensorMeta {
+        dtype: DType::Float32,
+        device: fx::Device::cpu(),
+        sizes,
+        strides,
+        requires_grad: false,
+    };
+    g.placeholder(name, fx::NodeMeta::Tensor(meta))
+}
+
+/// A call with metadata from fx's symbolic inference (hint: `s0 = 5`).
+fn scall(g: &mut fx::Graph, target: fx::Target, args: Vec<fx::Arg>) -> fx::NodeId {
+    let (meta, _) = fx::infer::infer_symbolic(
+        &fx::infer::InferCtx::default(),
+        g,
+        &target,
+        &args,
+        &[],
+        fx::infer::Symbols::hints(&[5]),
+    )
+    .unwrap_or_else(|e| panic!("infer {target:?} {args:?}: {e:?}"));
+    let hint = target.name().rsplit('.').next().unwrap().to_string();
+    g.call(&hint, target, args, vec![], meta)
+}
+
+/// The lowering from fx's symbolic metas (the design's step 3): a graph over `x [s0, 7]` and
+/// `w [7]` (pointwise with broadcasting, softmax over the rows, a mean over the symbolic dim,
+/// a column view and a transposed reshape) is lowered once; its one library, built at each
+/// assignment, gives the values the static graph lowered at that size gives.
+#[test]
+fn the_lowering_from_symbolic_metas_matches_the_static_graph_at_every_size() {
+    use fx::{Arg, Dim, SymExpr};
+    let mut g = fx::Graph::new();
+    let x = sym_input(
+        &mut g,
+        "x",
+        vec![Dim::Sym(SymExpr::symbol(0)), Dim::Known(7)],
+    );
+    let w = sym_input(&mut g, "w", vec![Dim::Known(7)]);
+    let p = scall(&mut g, f("operator.mul"), vec![n(x), n(w)]);
+    let e = scall(&mut g, m("exp"), vec![n(p)]);
+    let sm = scall(&mut g, f("torch.softmax"), vec![n(e), Arg::Int(-1)]);
+    let mean = scall(&mut g, m("mean"), vec![n(x), Arg::Int(0)]);
+    let d = scall(&mut g, f("operator.sub"), vec![n(sm), n(mean)]);
+    let t = scall(&mut g, m("t"), vec![n(d)]);
+    let r = scall(&mut g, m("reshape"), vec![n(t), Arg::Int(-1)]);
+    let out = scall(&mut g, f("operator.mul"), vec![n(r), Arg::Float(2.0)]);
+    g.output(vec![n(out), n(mean)]);
+
+    let opts = options();
+    let prepared = inductor::prepare(&g, &opts).unwrap_or_else(|e| panic!("prepare: {e}"));
+    assert_eq!(prepared.symbols(), vec![0]);
+    let code = prepared.code().to_string();
+    assert!(code.contains("const int64_t s0 = tf_sym[0];"), "{code}");
+    let mut compiles = 0;
+    for a in [2i64, 3, 4, 5, 7, 8, 13, 16, 31, 64] {
+        let c = prepared.build_at(&opts, &[a]).unwrap();
+        compiles += usize::from(c.compiler_ran());
+        let at = fx::passes::specialize::specialize(&g, &|_| a).unwrap();
+        let (_, want) = check(&at, a as u64);
+        let mut host = VecHost::new();
+        let ins = inputs_for(&mut host, &at, a as u64);
+        let got = c.run(&mut host, &ins).unwrap();
+        assert_eq!(got.len(), want.len());
+        for (x, y) in got.iter().zip(&want) {
+            assert_close(&x.to_f64(), y, &c);
+        }
+        assert_eq!(got[0].sizes, vec![7 * a]);
+    }
+    assert!(compiles <= 1, "{compiles} C compiles over s0 = 2..64");
 }

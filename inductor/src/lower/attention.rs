@@ -19,7 +19,8 @@ use super::extern_ops::extern_call_with;
 use super::table::canonical;
 use super::value::TensorVal;
 use super::Lowerer;
-use crate::ir::{contiguous_strides, ExternCall, SdpaMask};
+use crate::ir::{ExternCall, SdpaMask};
+use crate::size::Size;
 
 /// One recognised attention chain, keyed by its final matmul.
 #[derive(Clone, Debug)]
@@ -217,12 +218,12 @@ fn match_at(g: &Graph, fin: NodeId) -> Option<(AttnMatch, Vec<NodeId>)> {
 
 /// Output strides torch's fused CPU kernel gives a 4-d result (`[B, L, H, Ev]` memory, the
 /// layout a following `transpose(1, 2).reshape(B, L, H * Ev)` reads without a copy).
-fn out_strides(sizes: &[i64]) -> Vec<i64> {
+fn out_strides(sizes: &[Size]) -> Vec<Size> {
     if sizes.len() == 4 {
         let (h, l, e) = (sizes[1], sizes[2], sizes[3]);
-        vec![l * h * e, e, h * e, 1]
+        vec![l * h * e, e, h * e, Size::Const(1)]
     } else {
-        contiguous_strides(sizes)
+        super::value::contiguous_strides_sym(sizes)
     }
 }
 
@@ -321,8 +322,8 @@ pub fn sdpa_call(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Te
         || qt.sizes[..n - 2] != vt.sizes[..n - 2]
         || qt.sizes[n - 1] != kt.sizes[n - 1]
         || kt.sizes[n - 2] != vt.sizes[n - 2]
-        || qt.sizes.contains(&0)
-        || kt.sizes.contains(&0)
+        || qt.sizes.contains(&Size::Const(0))
+        || kt.sizes.contains(&Size::Const(0))
     {
         return args::fallback("attention operand shapes");
     }

@@ -11,6 +11,7 @@ use super::args::{self, fallback, LResult, Reject};
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::ir::{BinOp, BodyBuilder, Scalar, UnOp, ValId};
+use crate::size::Size;
 
 #[derive(Clone)]
 pub enum Operand {
@@ -19,7 +20,7 @@ pub enum Operand {
 }
 
 impl Operand {
-    fn sizes(&self) -> &[i64] {
+    fn sizes(&self) -> &[Size] {
         match self {
             Operand::T(t) => &t.sizes,
             Operand::S(_) => &[],
@@ -52,9 +53,12 @@ pub fn promote(ops: &[&Operand]) -> LResult<DType> {
     }
 }
 
-pub fn broadcast(shapes: &[&[i64]]) -> LResult<Vec<i64>> {
+/// torch's broadcast of shapes. A symbolic size is never 1 (sizes 0 and 1 specialize in the
+/// shape environment), so the rule is structural: two symbolic sizes broadcast only when they
+/// are the same polynomial (the trace guarded their equality and gave them one symbol).
+pub fn broadcast(shapes: &[&[Size]]) -> LResult<Vec<Size>> {
     let n = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
-    let mut out = vec![1i64; n];
+    let mut out = vec![Size::Const(1); n];
     for s in shapes {
         let lead = n - s.len();
         for (k, &d) in s.iter().enumerate() {
@@ -80,7 +84,7 @@ pub fn pointwise(
     if !ops.iter().any(|o| matches!(o, Operand::T(_))) {
         return fallback("no tensor operand");
     }
-    let shapes: Vec<&[i64]> = ops.iter().map(|o| o.sizes()).collect();
+    let shapes: Vec<&[Size]> = ops.iter().map(|o| o.sizes()).collect();
     let sizes = broadcast(&shapes)?;
     let ops: Vec<Operand> = ops
         .iter()

@@ -7,19 +7,20 @@ use fx::{Arg, DType};
 use super::args::{self, fallback, Bound, LResult, Reject};
 use super::elementwise::{pointwise, Operand};
 use super::onednn::conv2d_uses_onednn;
+use super::value::contiguous_strides_sym;
 use super::value::TensorVal;
 use super::Lowerer;
 use crate::ir::{contiguous_strides, BinOp, BufKind, ExternCall, IrNode, Scalar};
-use crate::size::{consts, expect_consts};
+use crate::size::{consts, expect_consts, Size};
 
 fn extern_call(
     l: &mut Lowerer,
     call: ExternCall,
     inputs: &[TensorVal],
-    sizes: Vec<i64>,
+    sizes: Vec<Size>,
     dtype: DType,
 ) -> TensorVal {
-    let strides = contiguous_strides(&sizes);
+    let strides = contiguous_strides_sym(&sizes);
     extern_call_with(l, call, inputs, sizes, strides, dtype)
 }
 
@@ -27,13 +28,13 @@ pub(super) fn extern_call_with(
     l: &mut Lowerer,
     call: ExternCall,
     inputs: &[TensorVal],
-    sizes: Vec<i64>,
-    strides: Vec<i64>,
+    sizes: Vec<Size>,
+    strides: Vec<Size>,
     dtype: DType,
 ) -> TensorVal {
     let views = inputs.iter().map(|t| l.view_of(t)).collect();
     let out =
-        l.ir.add_buffer(dtype, consts(&sizes), consts(&strides), BufKind::Computed);
+        l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
     l.ir.nodes.push(IrNode::Extern {
         out,
         call,
@@ -79,7 +80,7 @@ pub fn matmul(l: &mut Lowerer, a: &Arg, b: &Arg) -> LResult<TensorVal> {
         (2, 1) => Ok(mm(l, &a, &b.unsqueeze(1))?.squeeze_dims(&[1])),
         (n, 2) if n >= 3 => {
             let k = a.sizes[n - 1];
-            let rows: i64 = a.sizes[..n - 1].iter().product();
+            let rows: Size = a.sizes[..n - 1].iter().product();
             let r = mm(l, &a.reshape(&[rows, k]), &b)?;
             let mut sizes = a.sizes[..n - 1].to_vec();
             sizes.push(b.sizes[1]);
@@ -108,11 +109,12 @@ pub fn matmul(l: &mut Lowerer, a: &Arg, b: &Arg) -> LResult<TensorVal> {
     }
 }
 
-fn matmul_sizes(a: &[i64], b: &[i64]) -> LResult<Vec<i64>> {
+fn matmul_sizes(a: &[Size], b: &[Size]) -> LResult<Vec<Size>> {
     let (na, nb) = (a.len(), b.len());
+    let one = Size::Const(1);
     let (a2, b2) = (
-        if na == 1 { vec![1, a[0]] } else { a.to_vec() },
-        if nb == 1 { vec![b[0], 1] } else { b.to_vec() },
+        if na == 1 { vec![one, a[0]] } else { a.to_vec() },
+        if nb == 1 { vec![b[0], one] } else { b.to_vec() },
     );
     let (m, ka) = (a2[a2.len() - 2], a2[a2.len() - 1]);
     let (kb, n) = (b2[b2.len() - 2], b2[b2.len() - 1]);
@@ -176,7 +178,7 @@ pub fn linear(l: &mut Lowerer, x: &Arg, w: &Arg, bias: Option<&Arg>) -> LResult<
     let k = w.sizes[1];
     let n = w.sizes[0];
     let lead = &x.sizes[..x.ndim() - 1];
-    let rows: i64 = lead.iter().product();
+    let rows: Size = lead.iter().product();
     let r = mm(l, &x.reshape(&[rows, k]), &w.permute(&[1, 0]))?;
     let mut sizes = lead.to_vec();
     sizes.push(n);
@@ -227,6 +229,7 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     let x = l.tensor(b.req("input")?)?;
     let w = l.tensor(b.req("weight")?)?;
     check_dtypes(&x, &w)?;
+    let (xs, ws) = (x.csizes(), w.csizes());
     if x.ndim() != n + 2 || w.ndim() != n + 2 {
         return fallback("unbatched convolution");
     }
@@ -234,10 +237,10 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     let padding = int_tuple(b, "padding", n, 0)?;
     let dilation = int_tuple(b, "dilation", n, 1)?;
     let groups = b.int_or("groups", 1)?;
-    let mut sizes = vec![x.sizes[0], w.sizes[0]];
+    let mut sizes = vec![xs[0], ws[0]];
     for i in 0..n {
-        let eff = dilation[i] * (w.sizes[i + 2] - 1) + 1;
-        let o = (x.sizes[i + 2] + 2 * padding[i] - eff) / stride[i] + 1;
+        let eff = dilation[i] * (ws[i + 2] - 1) + 1;
+        let o = (xs[i + 2] + 2 * padding[i] - eff) / stride[i] + 1;
         if o <= 0 {
             return fallback("empty convolution output");
         }
@@ -245,25 +248,16 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     }
     // In a channels-last graph, convolutions torch runs on oneDNN get channels-last inputs and
     // the others contiguous ones (what the native kernel works on without copying).
-    let channels_last =
-        n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &x.sizes, &w.sizes, groups);
+    let channels_last = n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &xs, &ws, groups);
     let x = if n == 2 && l.channels_last {
         let want = if channels_last {
-            super::channels_last_strides(&x.sizes)
+            super::channels_last_strides(&xs)
         } else {
-            contiguous_strides(&x.sizes)
+            contiguous_strides(&xs)
         };
         match x.as_view() {
-            Some(v)
-                if same_layout(
-                    &x.sizes,
-                    &expect_consts(&v.strides, "a layout check"),
-                    &want,
-                ) =>
-            {
-                x
-            }
-            _ => l.realize_with(&x, want),
+            Some(v) if same_layout(&xs, &expect_consts(&v.strides, "a layout check"), &want) => x,
+            _ => l.realize_with(&x, consts(&want)),
         }
     } else {
         x
@@ -284,9 +278,16 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     if channels_last {
         // torch's convolution of a channels-last input returns a channels-last result.
         let strides = super::channels_last_strides(&sizes);
-        return Ok(extern_call_with(l, call, &inputs, sizes, strides, x.dtype));
+        return Ok(extern_call_with(
+            l,
+            call,
+            &inputs,
+            consts(&sizes),
+            consts(&strides),
+            x.dtype,
+        ));
     }
-    Ok(extern_call(l, call, &inputs, sizes, x.dtype))
+    Ok(extern_call(l, call, &inputs, consts(&sizes), x.dtype))
 }
 
 /// Strides equal where they matter (dims of size 1 never affect addressing).

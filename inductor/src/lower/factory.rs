@@ -12,10 +12,11 @@ use std::rc::Rc;
 
 use fx::{Arg, DType};
 
-use super::args::{fallback, int_list, LResult, Reject};
+use super::args::{fallback, LResult, Reject};
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::ir::{BinOp, Scalar};
+use crate::size::Size;
 
 /// A Python number argument (a start, end, step or fill value).
 fn number(l: &Lowerer, a: &Arg) -> LResult<Scalar> {
@@ -70,12 +71,21 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
         .map(|v| number(l, v))
         .transpose()?
         .unwrap_or(Scalar::I(0));
-    let end = number(l, end)?;
     let step = step
         .map(|v| number(l, v))
         .transpose()?
         .unwrap_or(Scalar::I(1));
     let out = result_dtype(l)?;
+    // `arange(T)` of a symbolic int `T` (positions over a sequence): integer steps of 1, the
+    // length `T - start` as fx's metadata has it.
+    if let (Some(e @ Size::Sym(_)), Scalar::I(s0), Scalar::I(1)) = (l.size_arg(end), start, step) {
+        let len = e - s0;
+        if l.node_sizes.as_deref() != Some(&[len][..]) {
+            return fallback("symbolic sizes: an arange whose length fx did not infer");
+        }
+        return Ok(arange_values(out, len, start, step, DType::Int64));
+    }
+    let end = number(l, end)?;
     let all_int = [start, end, step]
         .iter()
         .all(|s| matches!(s, Scalar::I(_) | Scalar::B(_)));
@@ -110,7 +120,12 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     if !l.target.supports_dtype(compute) {
         return fallback(format!("arange computed in {compute:?}"));
     }
-    Ok(TensorVal::lazy(
+    Ok(arange_values(out, Size::Const(len), start, step, compute))
+}
+
+/// `start + i * step` for `i` in `0..len`, computed in `compute`, stored as `out`.
+fn arange_values(out: DType, len: Size, start: Scalar, step: Scalar, compute: DType) -> TensorVal {
+    TensorVal::lazy(
         out,
         vec![len],
         3,
@@ -123,11 +138,11 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
             let v = b.binary(BinOp::Add, s, v);
             b.cast(v, out)
         }),
-    ))
+    )
 }
 
 /// A tensor of `sizes` holding `value` everywhere.
-fn constant(dtype: DType, sizes: Vec<i64>, value: Scalar) -> TensorVal {
+fn constant(dtype: DType, sizes: Vec<Size>, value: Scalar) -> TensorVal {
     TensorVal::lazy(
         dtype,
         sizes,
@@ -136,19 +151,20 @@ fn constant(dtype: DType, sizes: Vec<i64>, value: Scalar) -> TensorVal {
     )
 }
 
-/// The sizes argument of a factory: varargs or one sequence, from `a[skip..]` or `size=`.
-fn sizes(a: &[Arg], kw: &[(String, Arg)], skip: usize) -> LResult<Vec<i64>> {
+/// The sizes argument of a factory: varargs or one sequence, from `a[skip..]` or `size=`
+/// (symbolic ints among them: `torch.ones(T, T)`).
+fn sizes(l: &Lowerer, a: &[Arg], kw: &[(String, Arg)], skip: usize) -> LResult<Vec<Size>> {
     let s = match (
         kw.iter().find(|(k, _)| k == "size"),
         &a[skip.min(a.len())..],
     ) {
-        (Some((_, v)), []) => int_list(v),
-        (None, [v @ (Arg::Tuple(_) | Arg::List(_))]) => int_list(v),
-        (None, rest) if !rest.is_empty() => rest.iter().map(super::args::as_int).collect(),
+        (Some((_, v)), []) => l.size_list(v),
+        (None, [v @ (Arg::Tuple(_) | Arg::List(_))]) => l.size_list(v),
+        (None, rest) if !rest.is_empty() => rest.iter().map(|x| l.size_arg(x)).collect(),
         _ => None,
     };
     let s = s.ok_or_else(|| Reject::Fallback("factory sizes are not ints".into()))?;
-    if s.iter().any(|&d| d < 0) {
+    if s.iter().any(|d| d.as_const().is_some_and(|d| d < 0)) {
         return fallback("negative factory size (torch raises)");
     }
     Ok(s)
@@ -195,9 +211,9 @@ pub fn fill(l: &mut Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRe
             };
             let mut sa = vec![Arg::None; skip];
             sa.extend(sz);
-            (sizes(&sa, kw, skip)?, Some(v))
+            (sizes(l, &sa, kw, skip)?, Some(v))
         } else {
-            (sizes(a, kw, skip)?, None)
+            (sizes(l, a, kw, skip)?, None)
         }
     };
     let value = match (name.trim_start_matches("new_"), value) {

@@ -7,7 +7,9 @@ use fx::{Arg, NodeId, NodeKind, NodeMeta, TensorMeta};
 
 use super::args::{self, LResult};
 use super::value::TensorVal;
-use super::{channels_last_strides, dense_strides, known_tensor, table, LValue, Lowerer};
+use super::{
+    channels_last_strides, dense_strides, dense_strides_const, known_tensor, table, LValue, Lowerer,
+};
 use crate::ir::{contiguous_strides, BufKind, FallbackArg, IrNode, Scalar};
 use crate::size::{consts, expect_consts};
 use crate::InductorError;
@@ -63,16 +65,16 @@ impl Lowerer<'_> {
                     let want = known_tensor(&self.graph.node(*n).meta)
                         .and_then(|m| m.known_strides())
                         .filter(|w| {
-                            dense_strides(&t.sizes, w)
+                            dense_strides(&t.sizes, &consts(w))
                                 && !t
-                                    .sizes
+                                    .csizes()
                                     .iter()
                                     .zip(v.const_layout().1.iter().zip(w))
                                     .all(|(s, (a, b))| *s <= 1 || a == b)
                         });
                     match want {
                         Some(w) => {
-                            let r = self.realize_with(&t, w);
+                            let r = self.realize_with(&t, consts(&w));
                             FallbackArg::Tensor(r.as_view().unwrap())
                         }
                         None => FallbackArg::Tensor(v),
@@ -136,7 +138,7 @@ impl Lowerer<'_> {
                 _ => false,
             };
             let want = known_tensor(&self.graph.node(*n).meta)
-                .map(|m| m.known_strides().unwrap())
+                .map(|m| consts(&m.known_strides().unwrap()))
                 .filter(|w| fresh && dense_strides(&t.sizes, w));
             let Some(want) = want else {
                 return refuse("a value the lowering computes lazily");
@@ -194,7 +196,7 @@ impl Lowerer<'_> {
                             && v.offset == 0
                             && numel == buf_numel
                             && same_strides
-                            && dense_strides(&vs, &vst)
+                            && dense_strides_const(&vs, &vst)
                             && !c.is_some_and(|c| c.may_alias)
                         {
                             Ok(())
@@ -341,7 +343,10 @@ impl Lowerer<'_> {
                 .add_buffer(m.dtype, consts(&sizes), consts(&strides), kind);
             outs.push(buf);
             vals.push(LValue::Tensor(TensorVal::buffer(
-                buf, m.dtype, sizes, strides,
+                buf,
+                m.dtype,
+                consts(&sizes),
+                consts(&strides),
             )));
         }
         self.ir.nodes.push(IrNode::Fallback {

@@ -13,7 +13,7 @@ use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::index::Idx;
 use crate::ir::{BinOp, Scalar, Val};
-use crate::size::Size;
+use crate::size::{consts, Size};
 
 fn tensor_list(l: &Lowerer, a: &Arg) -> LResult<Vec<TensorVal>> {
     match a {
@@ -73,13 +73,13 @@ pub(crate) fn concat(ts: &[TensorVal], dim: i64) -> LResult<TensorVal> {
     sizes[d] = ts.iter().map(|t| t.sizes[d]).sum();
     // (input, offset along d), empty inputs dropped: they own no output position.
     let mut parts = Vec::new();
-    let mut off = 0;
+    let mut off = Size::Const(0);
     for t in ts {
         let n = t.sizes[d];
-        if n > 0 {
+        if n != 0 {
             parts.push((t, off));
         }
-        off += n;
+        off = off + n;
     }
     if parts.len() == 1 {
         let t = parts.pop().unwrap().0;
@@ -95,7 +95,7 @@ pub(crate) fn concat(ts: &[TensorVal], dim: i64) -> LResult<TensorVal> {
                 return b.constant(Scalar::I(0), out);
             };
             let i = idx[d].clone();
-            let read = |b: &mut crate::ir::BodyBuilder, t: &TensorVal, o: i64| {
+            let read = |b: &mut crate::ir::BodyBuilder, t: &TensorVal, o: Size| {
                 let mut j = idx.to_vec();
                 j[d] = i.add_const(-o).clamp_to(0, t.sizes[d] - 1, b.ranges());
                 let v = t.load(b, &j);
@@ -107,7 +107,11 @@ pub(crate) fn concat(ts: &[TensorVal], dim: i64) -> LResult<TensorVal> {
                 let (t, o) = &parts[k];
                 let v = read(b, t, *o);
                 let pos = b.index_value(i.clone());
-                let end = b.constant(Scalar::I(parts[k + 1].1), DType::Int64);
+                // A symbolic offset is computed in C from the sizes.
+                let end = match parts[k + 1].1.as_const() {
+                    Some(c) => b.constant(Scalar::I(c), DType::Int64),
+                    None => b.index_value(Idx::constant(parts[k + 1].1)),
+                };
                 let inside = b.binary(BinOp::Lt, pos, end);
                 r = b.where_(inside, v, r);
             }
@@ -133,8 +137,13 @@ fn gather_along(
     if size == 0 {
         return fallback("indexing into an empty dim (torch raises unless nothing is read)");
     }
+    // The loader below runs when a consumer is lowered: what it reads as constants is
+    // checked here, while a decline can still be taken.
+    if !view.offset.is_const() || !view.strides.iter().all(|s| s.is_const()) {
+        return fallback("symbolic sizes: a gather needs a table of concrete layout");
+    }
     let np = positions.ndim();
-    let mut sizes: Vec<i64> = table.sizes[..dim].to_vec();
+    let mut sizes: Vec<Size> = table.sizes[..dim].to_vec();
     sizes.extend(&positions.sizes);
     sizes.extend(&table.sizes[dim + 1..]);
     let dtype = table.dtype;
@@ -162,7 +171,7 @@ fn gather_along(
                     index,
                     pos: p,
                     stride: view.strides[dim],
-                    size: Size::Const(size),
+                    size,
                     wrap,
                 },
                 dtype,
@@ -251,28 +260,24 @@ pub fn index_tensors(
     if k == 1 {
         return gather_along(l, x, 0, indices.into_iter().next().unwrap(), true);
     }
-    if x.sizes[..k].contains(&0) {
+    if x.sizes[..k].contains(&Size::Const(0)) {
         return fallback("indexing into an empty dim (torch raises unless nothing is read)");
     }
-    let shapes: Vec<&[i64]> = indices.iter().map(|p| p.sizes.as_slice()).collect();
+    let dims = x.sizes.clone();
+    let shapes: Vec<&[Size]> = indices.iter().map(|p| p.sizes.as_slice()).collect();
     let bsizes = super::elementwise::broadcast(&shapes)?;
     let indices: Vec<TensorVal> = indices.iter().map(|p| p.expand(&bsizes)).collect();
     let view = l.view_of(x);
-    let (Some(strides), Some(offset)) = (
-        view.strides
-            .iter()
-            .map(|s| s.as_const())
-            .collect::<Option<Vec<i64>>>(),
-        view.offset.as_const(),
-    ) else {
-        return fallback("gather from a view of symbolic layout");
-    };
-    if strides.iter().any(|&s| s < 0) {
+    let (strides, offset) = (view.strides.clone(), view.offset);
+    // A symbolic stride (a realized buffer's, a product of sizes) must be proved non-negative.
+    if strides
+        .iter()
+        .any(|s| !s.proved_ge(Size::Const(0), &|_| crate::index::SYMBOL_MIN))
+    {
         return fallback("gather from a view with a negative stride");
     }
-    let dims = x.sizes.clone();
     // Every offset the indexed dims can give lies in 0..span.
-    let span = 1 + (0..k).map(|j| (dims[j] - 1) * strides[j]).sum::<i64>();
+    let span = (0..k).map(|j| (dims[j] - 1) * strides[j]).sum::<Size>() + 1;
     let nb = bsizes.len();
     let mut sizes = bsizes;
     sizes.extend(&x.sizes[k..]);
@@ -285,13 +290,18 @@ pub fn index_tensors(
         Rc::new(move |b, idx| {
             let i64c =
                 |b: &mut crate::ir::BodyBuilder, v: i64| b.constant(Scalar::I(v), DType::Int64);
+            // A size as a value: a constant's literal, a symbolic size computed in C.
+            let sizec = |b: &mut crate::ir::BodyBuilder, v: Size| match v.as_const() {
+                Some(c) => i64c(b, c),
+                None => b.index_value(Idx::constant(v)),
+            };
             let mut off = i64c(b, 0);
             let mut ok = None;
             for (j, p) in indices.iter().enumerate() {
                 let v = p.load(b, &idx[..nb]);
                 let v = b.cast(v, DType::Int64);
                 let zero = i64c(b, 0);
-                let size = i64c(b, dims[j]);
+                let size = sizec(b, dims[j]);
                 let neg = b.binary(BinOp::Lt, v, zero);
                 let up = b.binary(BinOp::Add, v, size);
                 let w = b.where_(neg, up, v);
@@ -302,7 +312,7 @@ pub fn index_tensors(
                     None => inside,
                     Some(prev) => b.binary(BinOp::And, prev, inside),
                 });
-                let st = i64c(b, strides[j]);
+                let st = sizec(b, strides[j]);
                 let t = b.binary(BinOp::Mul, w, st);
                 off = b.binary(BinOp::Add, off, t);
             }
@@ -318,7 +328,7 @@ pub fn index_tensors(
                     index,
                     pos,
                     stride: Size::Const(1),
-                    size: Size::Const(span),
+                    size: span,
                     wrap: false,
                 },
                 dtype,
@@ -360,8 +370,8 @@ pub fn max_pool2d(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<T
     let p = pair("padding", Some([0, 0]))?;
     let d = pair("dilation", Some([1, 1]))?;
     let n = x.ndim();
-    let (h, w) = (x.sizes[n - 2], x.sizes[n - 1]);
-    let mut sizes = x.sizes.clone();
+    let mut sizes = x.csizes();
+    let (h, w) = (sizes[n - 2], sizes[n - 1]);
     for (i, len) in [h, w].into_iter().enumerate() {
         // torch's own argument checks raise; the fallback lets eager say so.
         if k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0 || p[i] > k[i] / 2 || len == 0 {
@@ -380,7 +390,7 @@ pub fn max_pool2d(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<T
     let cost = x.ops() * (k[0] * k[1]) as usize + 2 * (k[0] * k[1]) as usize;
     Ok(TensorVal::lazy(
         dt,
-        sizes,
+        consts(&sizes),
         cost,
         Rc::new(move |bb, idx| {
             let mut r = bb.constant(Scalar::F(f64::NEG_INFINITY), dt);

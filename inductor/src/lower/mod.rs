@@ -14,8 +14,10 @@ mod factory;
 mod fallback;
 mod indexing;
 pub(crate) mod onednn;
+mod outputs;
 mod reduce;
 mod scan;
+mod sizes;
 mod table;
 pub mod value;
 mod views;
@@ -25,14 +27,15 @@ use std::collections::{HashMap, HashSet};
 
 use fx::{Arg, Graph, NodeId, NodeKind, NodeMeta, TensorMeta};
 
-use crate::ir::{
-    contiguous_strides, BodyBuilder, BufId, BufKind, IrGraph, IrNode, OutputSpec, Scalar,
-};
-use crate::size::{consts, expect_consts, Size};
+use crate::ir::{BodyBuilder, BufId, BufKind, IrGraph, IrNode, Scalar};
+use crate::size::{as_consts, consts, Size};
 use crate::target::Target;
 use crate::InductorError;
 use args::{LResult, Reject};
-use value::{Kind, TensorVal};
+pub use outputs::{dense_strides, dense_strides_const};
+use sizes::graph_is_symbolic;
+pub use sizes::{meta_sizes, meta_strides};
+use value::{contiguous_strides_sym, Kind, TensorVal};
 
 /// A lowered node value.
 #[derive(Clone)]
@@ -94,6 +97,13 @@ pub(crate) struct Lowerer<'g> {
     /// The dtype of the node being lowered, from its metadata: a factory's result dtype
     /// (torch's defaults are not written again in the lowerings).
     pub node_dtype: Option<fx::DType>,
+    /// The sizes of the node being lowered, from its metadata (fx inferred them under the
+    /// trace's guards: a view's `-1` over symbolic sizes is `s1 // 2`, guarded divisible).
+    pub node_sizes: Option<Vec<Size>>,
+    /// The graph has symbolic sizes (issue 18, the design's step 3): a node that cannot be
+    /// lowered declines the whole graph (`Unsupported`, the caller's fallback) instead of
+    /// becoming a fallback node, and the attention fusion (constant sizes only) is off.
+    pub symbolic: bool,
 }
 
 /// See [`Lowerer::home`].
@@ -147,8 +157,14 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         rebound: Vec::new(),
         home: home_device(graph),
         node_dtype: None,
+        node_sizes: None,
+        symbolic: graph_is_symbolic(graph),
     };
-    let attn = attention::plan(graph);
+    let attn = if l.symbolic {
+        attention::AttnPlan::default()
+    } else {
+        attention::plan(graph)
+    };
     let mut outputs = None;
     for (id, node) in graph.nodes() {
         if attn.skip.contains(&id) {
@@ -171,11 +187,11 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
                         node.name
                     ))
                 })?;
-                let (sizes, strides) = (t.known_sizes().unwrap(), t.known_strides().unwrap());
+                let (sizes, strides) = (meta_sizes(t), meta_strides(t));
                 let buf = l.ir.add_buffer(
                     t.dtype,
-                    consts(&sizes),
-                    consts(&strides),
+                    sizes.clone(),
+                    strides.clone(),
                     BufKind::Input(*index),
                 );
                 l.ir.num_inputs = l.ir.num_inputs.max(index + 1);
@@ -199,9 +215,9 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
     Ok(l.ir)
 }
 
+/// A tensor meta (its sizes read through [`meta_sizes`], symbolic or not).
 fn known_tensor(m: &NodeMeta) -> Option<&TensorMeta> {
-    let t = m.tensor()?;
-    (t.known_sizes().is_some() && t.known_strides().is_some()).then_some(t)
+    m.tensor()
 }
 
 impl<'g> Lowerer<'g> {
@@ -241,6 +257,11 @@ impl<'g> Lowerer<'g> {
         kwargs: &[(String, Arg)],
     ) -> Result<(), InductorError> {
         let node = self.graph.node(id);
+        if matches!(node.meta, NodeMeta::SymInt(_)) {
+            // A size computation (`x.size(0)`, `T // 2`): its readers take its expression
+            // from the metadata ([`Self::size_arg`]); nothing runs.
+            return Ok(());
+        }
         if self.write_back(id, target, args, kwargs)? {
             return Ok(());
         }
@@ -255,6 +276,7 @@ impl<'g> Lowerer<'g> {
         let mark = (self.ir.nodes.next_key(), self.ir.buffers.next_key());
         self.rebound.clear();
         self.node_dtype = node.meta.tensor().map(|t| t.dtype);
+        self.node_sizes = node.meta.tensor().map(meta_sizes);
         let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
             (_, Some(why)) => Err(Reject::Fallback(why)),
             (None, _) => Err(Reject::Fallback(format!(
@@ -266,7 +288,10 @@ impl<'g> Lowerer<'g> {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     table::lower(self, c, args, kwargs)
                 }))
-                .unwrap_or_else(|_| Err(Reject::Fallback("internal error in the lowering".into())))
+                .unwrap_or_else(|e| match e.downcast::<value::Decline>() {
+                    Ok(d) => Err(Reject::Fallback(d.0)),
+                    Err(_) => Err(Reject::Fallback("internal error in the lowering".into())),
+                })
             }),
         };
         let result = result.and_then(|v| self.check_meta(v, &node.meta, target));
@@ -285,6 +310,17 @@ impl<'g> Lowerer<'g> {
                     )));
                 }
                 let reason = format!("{} ({}): {reason}", target.name(), node.name);
+                if self.symbolic {
+                    // A fallback node's sizes are the host's values: a graph with symbolic
+                    // sizes is lowered whole or not at all.
+                    return Err(InductorError::Unsupported(
+                        if reason.contains("symbolic sizes") {
+                            reason
+                        } else {
+                            format!("symbolic sizes: {reason}")
+                        },
+                    ));
+                }
                 tracing::debug!(target: "torchferro::inductor", "fallback: {reason}");
                 if op
                     .as_ref()
@@ -414,7 +450,7 @@ impl<'g> Lowerer<'g> {
         metas.push(meta);
         fn ok(target: &Target, m: &NodeMeta) -> bool {
             match m {
-                NodeMeta::Tensor(t) => target.supports_dtype(t.dtype) && t.known_sizes().is_some(),
+                NodeMeta::Tensor(t) => target.supports_dtype(t.dtype),
                 NodeMeta::Tuple(xs) => xs.iter().all(|x| ok(target, x)),
                 _ => true,
             }
@@ -422,7 +458,7 @@ impl<'g> Lowerer<'g> {
         if metas.iter().all(|m| ok(self.target, m)) {
             Ok(())
         } else {
-            args::fallback("dtype or symbolic size not supported by the CPU codegen")
+            args::fallback("dtype not supported by the CPU codegen")
         }
     }
 
@@ -431,7 +467,7 @@ impl<'g> Lowerer<'g> {
         fn same(v: &LValue, m: &NodeMeta) -> bool {
             match (v, m) {
                 (LValue::Tensor(t), NodeMeta::Tensor(tm)) => {
-                    tm.dtype == t.dtype && tm.known_sizes().as_deref() == Some(t.sizes.as_slice())
+                    tm.dtype == t.dtype && meta_sizes(tm) == t.sizes
                 }
                 (LValue::Tuple(vs), NodeMeta::Tuple(ms)) => {
                     vs.len() == ms.len() && vs.iter().zip(ms).all(|(v, m)| same(v, m))
@@ -485,11 +521,11 @@ impl<'g> Lowerer<'g> {
 
     /// The strides a lazy graph output is written in: eager's when dense (what
     /// [`Self::lower_outputs`] would choose), else contiguous.
-    fn output_strides(&self, id: NodeId, t: &TensorVal) -> Vec<i64> {
+    fn output_strides(&self, id: NodeId, t: &TensorVal) -> Vec<Size> {
         known_tensor(&self.graph.node(id).meta)
-            .and_then(|m| m.known_strides())
+            .map(meta_strides)
             .filter(|s| dense_strides(&t.sizes, s))
-            .unwrap_or_else(|| contiguous_strides(&t.sizes))
+            .unwrap_or_else(|| contiguous_strides_sym(&t.sizes))
     }
 
     /// Whether a user of `id`, looking through views, is a [`MEMORY_READERS`] op.
@@ -512,6 +548,13 @@ impl<'g> Lowerer<'g> {
     }
 
     pub fn value(&self, a: &Arg) -> LResult<LValue> {
+        if let Arg::Node(n) = a {
+            if let NodeMeta::SymInt(e) = &self.graph.node(*n).meta {
+                return args::fallback(format!(
+                    "symbolic sizes: the symbolic int {e} as an operand"
+                ));
+            }
+        }
         Ok(match a {
             Arg::Node(n) => self.env.get(n).cloned().ok_or_else(|| {
                 Reject::Fatal(InductorError::Malformed("use before definition".into()))
@@ -535,15 +578,14 @@ impl<'g> Lowerer<'g> {
         if let Some(r) = self.already_realized(t) {
             return r;
         }
-        let strides = if self.channels_last && t.sizes.len() == 4 {
-            channels_last_strides(&t.sizes)
-        } else {
-            contiguous_strides(&t.sizes)
+        let strides = match as_consts(&t.sizes) {
+            Some(c) if self.channels_last && c.len() == 4 => consts(&channels_last_strides(&c)),
+            _ => contiguous_strides_sym(&t.sizes),
         };
         self.realize_with(t, strides)
     }
 
-    pub fn realize_with(&mut self, t: &TensorVal, strides: Vec<i64>) -> TensorVal {
+    pub fn realize_with(&mut self, t: &TensorVal, strides: Vec<Size>) -> TensorVal {
         if let Some(r) = self.already_realized(t) {
             if r.as_view()
                 .is_some_and(|v| v.offset == 0 && v.strides == strides)
@@ -554,12 +596,9 @@ impl<'g> Lowerer<'g> {
         // A lazy view of a realized base copies from its buffer (no recomputation).
         let resolved = self.resolve(t);
         let src = resolved.as_ref().unwrap_or(t);
-        let buf = self.ir.add_buffer(
-            t.dtype,
-            consts(&t.sizes),
-            consts(&strides),
-            BufKind::Computed,
-        );
+        let buf = self
+            .ir
+            .add_buffer(t.dtype, t.sizes.clone(), strides.clone(), BufKind::Computed);
         self.store(buf, src);
         let realized = TensorVal::buffer(buf, t.dtype, t.sizes.clone(), strides);
         // Later users of the same node read the buffer instead of inlining the computation a
@@ -591,13 +630,13 @@ impl<'g> Lowerer<'g> {
 
     /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
     pub fn store(&mut self, buf: BufId, t: &TensorVal) {
-        let mut b = BodyBuilder::new(consts(&t.sizes));
+        let mut b = BodyBuilder::new(t.sizes.clone());
         let vars = b.vars();
         let v = t.load(&mut b, &vars);
         let v = b.cast(v, self.ir.buffers[buf].dtype);
         self.ir.nodes.push(IrNode::Pointwise {
             out: buf,
-            sizes: consts(&t.sizes),
+            sizes: t.sizes.clone(),
             body: b.finish(v),
         });
     }
@@ -614,7 +653,7 @@ impl<'g> Lowerer<'g> {
             return r.as_view().unwrap();
         }
         if let Some(lv) = t.lazy_view() {
-            if t.numel() >= lv.base.numel() {
+            if sizes::covers(t.numel(), lv.base.numel()) {
                 let base = lv.base.clone();
                 self.realize(&base);
                 if let Some(r) = self.resolve(t) {
@@ -638,10 +677,7 @@ impl<'g> Lowerer<'g> {
         }
         let lv = t.lazy_view()?;
         let base = self.already_realized(&lv.base)?.as_view()?;
-        let (strides, offset) = (lv.strided)(
-            &base.const_layout().1,
-            base.offset.expect_const("a view's offset"),
-        )?;
+        let (strides, offset) = (lv.strided)(&base.strides, base.offset)?;
         Some(TensorVal {
             dtype: t.dtype,
             sizes: t.sizes.clone(),
@@ -652,205 +688,6 @@ impl<'g> Lowerer<'g> {
             },
         })
     }
-
-    fn lower_outputs(&mut self, values: &[Arg]) -> Result<(), InductorError> {
-        let mut leaves = Vec::new();
-        fn flatten(a: &Arg, out: &mut Vec<NodeId>) -> Result<(), InductorError> {
-            match a {
-                Arg::Node(n) => out.push(*n),
-                Arg::Tuple(xs) | Arg::List(xs) => xs.iter().try_for_each(|x| flatten(x, out))?,
-                other => {
-                    return Err(InductorError::Unsupported(format!(
-                        "non-tensor graph output {other:?}"
-                    )))
-                }
-            }
-            Ok(())
-        }
-        values.iter().try_for_each(|v| flatten(v, &mut leaves))?;
-        let first = self.ir.outputs.len();
-        for &n in &leaves {
-            let meta = known_tensor(&self.graph.node(n).meta)
-                .ok_or_else(|| InductorError::Unsupported("non-tensor graph output".into()))?
-                .clone();
-            let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
-                return Err(InductorError::Unsupported("non-tensor graph output".into()));
-            };
-            let want = meta.known_strides().unwrap();
-            let spec = match t.as_view() {
-                // Outputs have eager's strides: a channels-last intermediate, or a view of an
-                // input whose layout eager would have copied (`x.t().contiguous()` lowers to
-                // the view `x.t()`), is written out in eager's layout.
-                Some(v)
-                    if (self.channels_last
-                        || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
-                        && !t.sizes.contains(&0)
-                        && dense_strides(&t.sizes, &want)
-                        && !t
-                            .sizes
-                            .iter()
-                            .zip(v.const_layout().1.iter().zip(&want))
-                            .all(|(s, (a, b))| *s <= 1 || a == b) =>
-                {
-                    let r = self.realize_with(&t, want);
-                    self.env.insert(n, LValue::Tensor(r.clone()));
-                    OutputSpec::Buffer(r.as_view().unwrap().buf)
-                }
-                Some(v) => {
-                    let b = &self.ir.buffers[v.buf];
-                    if v.offset == 0 && v.sizes == b.sizes && v.strides == b.strides {
-                        OutputSpec::Buffer(v.buf)
-                    } else {
-                        OutputSpec::View(v)
-                    }
-                }
-                None => {
-                    let sizes = meta.known_sizes().unwrap();
-                    let strides = meta.known_strides().unwrap();
-                    let strides = if dense_strides(&sizes, &strides) {
-                        strides
-                    } else {
-                        contiguous_strides(&sizes)
-                    };
-                    let r = self.realize_with(&t, strides);
-                    // Later outputs of the same node share the buffer.
-                    self.env.insert(n, LValue::Tensor(r.clone()));
-                    OutputSpec::Buffer(r.as_view().unwrap().buf)
-                }
-            };
-            self.ir.outputs.push(spec);
-        }
-        self.separate_fresh_outputs(&leaves, first);
-        Ok(())
-    }
-
-    /// Eager gives a tensor of its own for an op that never aliases (`clone`), but lowering
-    /// turns `x.clone()` into `x` itself: such an output that landed in an input's buffer, or in
-    /// the buffer of another output node, is written to a buffer of its own. Otherwise a write
-    /// through one would show through the other (`return x.clone()` handed back `x`; `y,
-    /// y.clone()` shared one buffer). One that lowering left as a view of a buffer of its own
-    /// (`sum(keepdim=True)` reshapes its reduced buffer, a 3-d `linear` its matrix product) is
-    /// no view in eager either: a whole contiguous buffer is handed out reshaped as a tensor of
-    /// its own ([`OutputSpec::Own`]), anything else is copied.
-    fn separate_fresh_outputs(&mut self, leaves: &[NodeId], first: usize) {
-        let fresh =
-            |graph: &Graph, n: NodeId| canonical_call(graph, n).is_some_and(|c| !c.may_alias);
-        for (i, &n) in leaves.iter().enumerate() {
-            if linear_returns_view(self.graph, n) {
-                if let OutputSpec::Buffer(b) = self.ir.outputs[first + i] {
-                    let d = &self.ir.buffers[b];
-                    if d.kind == BufKind::Computed {
-                        self.ir.outputs[first + i] = OutputSpec::View(crate::ir::View {
-                            buf: b,
-                            sizes: d.sizes.clone(),
-                            strides: d.strides.clone(),
-                            offset: Size::Const(0),
-                        });
-                    }
-                }
-                continue;
-            }
-            if !fresh(self.graph, n) {
-                continue;
-            }
-            let spec = self.ir.outputs[first + i].clone();
-            let b = spec.buf();
-            let shared = matches!(self.ir.buffers[b].kind, BufKind::Input(_))
-                || leaves.iter().enumerate().any(|(j, &m)| {
-                    m != n
-                        && self.ir.outputs[first + j].buf() == b
-                        && (j < i || !fresh(self.graph, m))
-                });
-            if !shared {
-                let OutputSpec::View(v) = spec else {
-                    continue;
-                };
-                let decl = &self.ir.buffers[b];
-                let (vs, vst) = v.const_layout();
-                let (ds, dst) = (
-                    expect_consts(&decl.sizes, "an output's layout"),
-                    expect_consts(&decl.strides, "an output's layout"),
-                );
-                let whole = v.offset == 0
-                    && vs.iter().product::<i64>() == ds.iter().product::<i64>()
-                    && same_order(&ds, &dst, &contiguous_strides(&ds))
-                    && same_order(&vs, &vst, &contiguous_strides(&vs));
-                if whole {
-                    self.ir.outputs[first + i] = OutputSpec::Own(v);
-                    continue;
-                }
-            }
-            let Some(LValue::Tensor(t)) = self.env.get(&n).cloned() else {
-                continue;
-            };
-            let want = known_tensor(&self.graph.node(n).meta)
-                .and_then(|m| m.known_strides())
-                .filter(|s| dense_strides(&t.sizes, s))
-                .unwrap_or_else(|| contiguous_strides(&t.sizes));
-            let r = self.realize_with(&t, want);
-            self.env.insert(n, LValue::Tensor(r.clone()));
-            self.ir.outputs[first + i] = OutputSpec::Buffer(r.as_view().unwrap().buf);
-        }
-    }
-}
-
-/// Eager's `linear` with a bias on a contiguous input of other than two dims computes on the
-/// input flattened to a matrix and returns its result `view`ed back to the input's dims: a view
-/// of a tensor of its own (`._base` is set), where every other `linear` returns no view.
-fn linear_returns_view(graph: &Graph, n: NodeId) -> bool {
-    if canonical_call(graph, n).is_none_or(|c| c.name != "linear") {
-        return false;
-    }
-    let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind else {
-        return false;
-    };
-    let bias = args
-        .get(2)
-        .or_else(|| kwargs.iter().find(|(k, _)| k == "bias").map(|(_, v)| v));
-    let input = match args.first() {
-        Some(Arg::Node(i)) => known_tensor(&graph.node(*i).meta),
-        _ => None,
-    };
-    match (
-        bias,
-        input.and_then(|t| Some((t.known_sizes()?, t.known_strides()?))),
-    ) {
-        (Some(Arg::Node(_)), Some((sizes, strides))) => {
-            sizes.len() != 2 && same_order(&sizes, &strides, &contiguous_strides(&sizes))
-        }
-        _ => false,
-    }
-}
-
-/// Whether two layouts of `sizes` address every element alike (strides of size-1 dims never
-/// matter).
-fn same_order(sizes: &[i64], a: &[i64], b: &[i64]) -> bool {
-    sizes
-        .iter()
-        .zip(a.iter().zip(b))
-        .all(|(s, (x, y))| *s <= 1 || x == y)
-}
-
-/// Whether a layout covers its elements exactly once without gaps (safe to allocate and write).
-pub fn dense_strides(sizes: &[i64], strides: &[i64]) -> bool {
-    let mut dims: Vec<(i64, i64)> = sizes
-        .iter()
-        .zip(strides)
-        .filter(|(s, _)| **s != 1)
-        .map(|(s, st)| (*st, *s))
-        .collect();
-    if sizes.contains(&0) {
-        return true;
-    }
-    dims.sort();
-    let mut expect = 1;
-    for (st, s) in dims {
-        if st != expect {
-            return false;
-        }
-        expect *= s;
-    }
-    true
 }
 
 /// Whether inlining `t`'s body into each of several readers costs more than reading it from
@@ -858,7 +695,7 @@ pub fn dense_strides(sizes: &[i64], strides: &[i64]) -> bool {
 /// `log` and `pow` cost as much in C), or more than [`REALIZE_READS`] buffers read.
 fn costly_to_repeat(t: &TensorVal) -> bool {
     use crate::ir::{BinOp, UnOp, Val};
-    let mut b = BodyBuilder::new(consts(&t.sizes));
+    let mut b = BodyBuilder::new(t.sizes.clone());
     let vars = b.vars();
     let v = t.load(&mut b, &vars);
     let body = b.finish(v);

@@ -5,11 +5,12 @@
 use fx::{Arg, DType};
 
 use super::args::{bind, fallback, wrap_dim, LResult, Reject};
+use super::value::contiguous_strides_sym;
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::index::Idx;
-use crate::ir::{contiguous_strides, BinOp, BodyBuilder, BufKind, IrNode, ReduceOp, Scalar, UnOp};
-use crate::size::consts;
+use crate::ir::{BinOp, BodyBuilder, BufKind, IrNode, ReduceOp, Scalar, UnOp, ValId};
+use crate::size::Size;
 
 /// Normalizes a `dim` argument: `None` and `[]` mean every dim.
 fn reduce_dims(dims: Option<Vec<i64>>, ndim: usize) -> LResult<Vec<usize>> {
@@ -44,10 +45,10 @@ pub fn reduce(
     dtype: DType,
 ) -> TensorVal {
     let kept: Vec<usize> = (0..t.ndim()).filter(|d| !dims.contains(d)).collect();
-    let sizes: Vec<i64> = kept.iter().map(|&d| t.sizes[d]).collect();
-    let rsizes: Vec<i64> = dims.iter().map(|&d| t.sizes[d]).collect();
-    let mut ranges = consts(&sizes);
-    ranges.extend(consts(&rsizes));
+    let sizes: Vec<Size> = kept.iter().map(|&d| t.sizes[d]).collect();
+    let rsizes: Vec<Size> = dims.iter().map(|&d| t.sizes[d]).collect();
+    let mut ranges = sizes.clone();
+    ranges.extend(rsizes.iter().copied());
     let mut b = BodyBuilder::new(ranges);
     let vars = b.vars();
     let mut idx = vec![Idx::constant(0); t.ndim()];
@@ -60,13 +61,13 @@ pub fn reduce(
     let v = t.load(&mut b, &idx);
     // Arg reductions compare the values themselves; the others accumulate in `dtype`.
     let v = if op.is_arg() { v } else { b.cast(v, dtype) };
-    let strides = contiguous_strides(&sizes);
+    let strides = contiguous_strides_sym(&sizes);
     let out =
-        l.ir.add_buffer(dtype, consts(&sizes), consts(&strides), BufKind::Computed);
+        l.ir.add_buffer(dtype, sizes.clone(), strides.clone(), BufKind::Computed);
     l.ir.nodes.push(IrNode::Reduction {
         out,
-        sizes: consts(&sizes),
-        rsizes: consts(&rsizes),
+        sizes: sizes.clone(),
+        rsizes,
         op,
         body: b.finish(v),
     });
@@ -104,8 +105,37 @@ fn to_dtype(t: TensorVal, d: DType) -> LResult<TensorVal> {
     super::elementwise::pointwise(&[super::elementwise::Operand::T(t)], d, d, |_, v| v[0])
 }
 
-fn numel_of(t: &TensorVal, dims: &[usize]) -> i64 {
+fn numel_of(t: &TensorVal, dims: &[usize]) -> Size {
     dims.iter().map(|&d| t.sizes[d]).product()
+}
+
+/// The element count `n` as a float value in a kernel: a constant's literal (a static graph's
+/// C is unchanged), a symbolic count computed in C from the size.
+fn size_value(b: &mut BodyBuilder, n: Size, d: DType) -> ValId {
+    match n.as_const() {
+        Some(c) => b.constant(Scalar::F(c as f64), d),
+        None => {
+            let i = b.index_value(Idx::constant(n));
+            b.cast(i, d)
+        }
+    }
+}
+
+/// `t / n` for an element count `n`: a multiplication by the literal `1 / n` when `n` is a
+/// constant (as before), a division by the count computed in C when it is symbolic.
+fn div_by_count(l: &Lowerer, t: &TensorVal, n: Size) -> LResult<TensorVal> {
+    if let Some(c) = n.as_const() {
+        return scale(l, t, 1.0 / c as f64);
+    }
+    super::elementwise::pointwise(
+        &[super::elementwise::Operand::T(t.clone())],
+        t.dtype,
+        t.dtype,
+        move |b, v| {
+            let c = size_value(b, n, b.dtype(v[0]));
+            b.binary(BinOp::Div, v[0], c)
+        },
+    )
 }
 
 fn scale(l: &Lowerer, t: &TensorVal, k: f64) -> LResult<TensorVal> {
@@ -144,7 +174,7 @@ pub fn mean(
         ReduceOp::Sum,
         acc,
     );
-    to_dtype(scale(l, &s, 1.0 / n as f64)?, dtype)
+    to_dtype(div_by_count(l, &s, n)?, dtype)
 }
 
 /// Variance with `correction`, two-pass. Returns (var, mean) with reduced dims kept, in `acc`
@@ -172,7 +202,7 @@ fn variance(
     // accurate when the values sit far from 0.
     let mut pivot = t.clone();
     for &k in dims {
-        pivot = pivot.slice(k, 0, 1, 1);
+        pivot = pivot.slice(k, Size::Const(0), Size::Const(1), 1);
     }
     let shifted = pointwise(
         &[Operand::T(t.clone()), Operand::T(pivot.clone())],
@@ -181,10 +211,17 @@ fn variance(
         |b, v| b.binary(BinOp::Sub, v[0], v[1]),
     )?;
     let s = reduce(l, &shifted, dims, true, ReduceOp::Sum, d);
-    let inv = 1.0 / n as f64;
     let mean = pointwise(&[Operand::T(pivot), Operand::T(s)], d, d, move |b, v| {
-        let c = b.constant(Scalar::F(inv), d);
-        let m = b.binary(BinOp::Mul, v[1], c);
+        let m = match n.as_const() {
+            Some(n) => {
+                let c = b.constant(Scalar::F(1.0 / n as f64), d);
+                b.binary(BinOp::Mul, v[1], c)
+            }
+            None => {
+                let c = size_value(b, n, d);
+                b.binary(BinOp::Div, v[1], c)
+            }
+        };
         b.binary(BinOp::Add, v[0], m)
     })?;
     let dev = pointwise(
@@ -197,10 +234,22 @@ fn variance(
         },
     )?;
     let ss = reduce(l, &dev, dims, true, ReduceOp::Sum, d);
-    let denom = (n as f64 - correction).max(0.0);
+    // A symbolic count is at least 2: `n - correction` is positive for corrections up to 1.
+    if !n.is_const() && !(0.0..=1.0).contains(&correction) {
+        return fallback(
+            "symbolic sizes: variance with a correction past 1 needs a concrete count",
+        );
+    }
     let var =
         super::elementwise::pointwise(&[super::elementwise::Operand::T(ss)], d, d, move |b, v| {
-            let c = b.constant(Scalar::F(denom), d);
+            let c = match n.as_const() {
+                Some(n) => b.constant(Scalar::F((n as f64 - correction).max(0.0)), d),
+                None => {
+                    let n = size_value(b, n, d);
+                    let k = b.constant(Scalar::F(correction), d);
+                    b.binary(BinOp::Sub, n, k)
+                }
+            };
             b.binary(BinOp::Div, v[0], c)
         })?;
     Ok((var, mean))
@@ -451,8 +500,12 @@ pub fn softmax(
     // Over the last dim, `exp(x - max)` is written once to a row-local array that the sum and
     // the normalization both read (instead of two exps per element); the kernel's rows keep
     // it out of memory.
-    let row = dims.first().map(|&d| x.sizes[d]).unwrap_or(1);
-    if !log && dims == [x.ndim().saturating_sub(1)] && row <= l.target.scratch_max() && row > 1 {
+    // A symbolic row has no proved upper bound: it is not kept in a row-local array.
+    let row = dims.first().map_or(Some(1), |&d| x.sizes[d].as_const());
+    if !log
+        && dims == [x.ndim().saturating_sub(1)]
+        && row.is_some_and(|row| row <= l.target.scratch_max() && row > 1)
+    {
         e = l.realize(&e);
     }
     let s = reduce(l, &e, &dims, true, ReduceOp::Sum, x.dtype);
@@ -478,7 +531,7 @@ pub fn softmax(
     to_dtype(r, out_dtype)
 }
 
-fn trailing_dims(x: &TensorVal, shape: &[i64]) -> LResult<Vec<usize>> {
+fn trailing_dims(x: &TensorVal, shape: &[Size]) -> LResult<Vec<usize>> {
     let k = shape.len();
     if k == 0 || k > x.ndim() || x.sizes[x.ndim() - k..] != *shape {
         return fallback("normalized_shape does not match the input");
@@ -520,7 +573,7 @@ fn affine(
 pub fn layer_norm(
     l: &mut Lowerer,
     x: &Arg,
-    shape: &[i64],
+    shape: &[Size],
     weight: Option<&Arg>,
     bias: Option<&Arg>,
     eps: f64,
@@ -549,7 +602,7 @@ pub fn layer_norm(
 pub fn rms_norm(
     l: &mut Lowerer,
     x: &Arg,
-    shape: &[i64],
+    shape: &[Size],
     weight: Option<&Arg>,
     eps: Option<f64>,
 ) -> LResult<TensorVal> {
@@ -647,7 +700,7 @@ pub fn batch_norm(
     let beta = l.realize(&beta);
     // [C] → [C, 1, ..., 1], so that it broadcasts along dim 1 of x.
     let mut shape = vec![c];
-    shape.resize(x.ndim() - 1, 1);
+    shape.resize(x.ndim() - 1, Size::Const(1));
     let out = x.dtype;
     pointwise(
         &[

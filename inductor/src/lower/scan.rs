@@ -13,6 +13,7 @@ use super::value::TensorVal;
 use super::Lowerer;
 use crate::index::Idx;
 use crate::ir::{BinOp, ReduceOp, Scalar};
+use crate::size::Size;
 
 /// Longest dim `cumsum` is lowered along. The running sum is written as a reduction over a
 /// triangle (`out[j] = sum over k <= j of x[k]`): the loop IR has no carried loop value, and
@@ -41,19 +42,26 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     }
     let d = wrap_dim(dim_arg, x.ndim())?;
     let n = x.sizes[d];
-    if n > CUMSUM_MAX_LEN {
-        return fallback(format!(
-            "cumsum along a dim of {n} (> {CUMSUM_MAX_LEN}: the triangle form is quadratic)"
-        ));
+    if let Some(n) = n.as_const() {
+        if n > CUMSUM_MAX_LEN {
+            return fallback(format!(
+                "cumsum along a dim of {n} (> {CUMSUM_MAX_LEN}: the triangle form is quadratic)"
+            ));
+        }
     }
     // The triangle costs `numel * n` adds against the torch kernel's `numel`: beyond a few
-    // million, a large tensor's scan is cheaper as one torch call than fused.
-    if x.numel().saturating_mul(n) > CUMSUM_MAX_WORK {
-        return fallback(format!(
-            "cumsum of {} elements along {n} (the triangle form's {} adds > {CUMSUM_MAX_WORK})",
-            x.numel(),
-            x.numel().saturating_mul(n)
-        ));
+    // million, a large tensor's scan is cheaper as one torch call than fused. With symbolic
+    // sizes neither bound can be checked when lowering (no upper bound is known): the
+    // triangle form is taken at every size (a sequence's positions and masks, what it is
+    // written for; quadratic past the bounds, never wrong).
+    if let (Some(n), Some(numel)) = (n.as_const(), x.numel().as_const()) {
+        if numel.saturating_mul(n) > CUMSUM_MAX_WORK {
+            return fallback(format!(
+                "cumsum of {numel} elements along {n} (the triangle form's {} adds > \
+                 {CUMSUM_MAX_WORK})",
+                numel.saturating_mul(n)
+            ));
+        }
     }
     if n == 0 || x.numel() == 0 {
         return fallback("cumsum of an empty tensor");
@@ -134,8 +142,8 @@ pub fn diff(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorV
         if len == 0 {
             break;
         }
-        let hi = y.slice(d, 1, len - 1, 1);
-        let lo = y.slice(d, 0, len - 1, 1);
+        let hi = y.slice(d, Size::Const(1), len - 1, 1);
+        let lo = y.slice(d, Size::Const(0), len - 1, 1);
         let dt = y.dtype;
         y = if dt == DType::Bool {
             pointwise(&[Operand::T(hi), Operand::T(lo)], dt, dt, |bb, v| {

@@ -367,7 +367,8 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
                 a,
                 kw,
             )?;
-            let shape = args::int_list(b.req("normalized_shape")?)
+            let shape = l
+                .size_list(b.req("normalized_shape")?)
                 .ok_or_else(|| args::Reject::Fallback("normalized_shape".into()))?;
             t(red::layer_norm(
                 l,
@@ -380,7 +381,8 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
         }
         "rms_norm" => {
             let b = bind(&["input", "normalized_shape", "weight", "eps"], a, kw)?;
-            let shape = args::int_list(b.req("normalized_shape")?)
+            let shape = l
+                .size_list(b.req("normalized_shape")?)
                 .ok_or_else(|| args::Reject::Fallback("normalized_shape".into()))?;
             let eps = match b.get("eps") {
                 None => None,

@@ -12,7 +12,7 @@ use fx::DType;
 
 use crate::index::Idx;
 use crate::ir::{contiguous_strides, linear_index, BodyBuilder, BufId, ValId, View};
-use crate::size::{consts, Size};
+use crate::size::{as_consts, consts, Size};
 
 /// A loader: computes the element at an index, adding values to the builder.
 pub type LoadFn = Rc<dyn Fn(&mut BodyBuilder, &[Idx]) -> ValId>;
@@ -21,8 +21,8 @@ pub type LoadFn = Rc<dyn Fn(&mut BodyBuilder, &[Idx]) -> ValId>;
 pub enum Kind {
     Strided {
         buf: BufId,
-        strides: Vec<i64>,
-        offset: i64,
+        strides: Vec<Size>,
+        offset: Size,
     },
     /// `id` keys the builder's memo table; `ops` is an upper bound on the inlined op count;
     /// `view` is set when this is a view (permute, reshape, expand, ...) of another lazy tensor.
@@ -35,7 +35,7 @@ pub enum Kind {
 }
 
 /// Maps a base's (strides, offset) to a view's, or `None` when the view is not strided there.
-pub type StrideMap = Rc<dyn Fn(&[i64], i64) -> Option<(Vec<i64>, i64)>>;
+pub type StrideMap = Rc<dyn Fn(&[Size], Size) -> Option<(Vec<Size>, Size)>>;
 
 /// How a lazy tensor views a lazy base: a consumer that needs memory (an extern call's operand)
 /// realizes the base once and takes a strided view of its buffer, instead of realizing the view
@@ -49,26 +49,28 @@ pub struct LazyView {
 #[derive(Clone)]
 pub struct TensorVal {
     pub dtype: DType,
-    pub sizes: Vec<i64>,
+    /// Sizes, symbolic in a graph lowered from symbolic metas (a symbolic size is never 0 or
+    /// 1: those specialize in the shape environment, so size-1 tests stay structural).
+    pub sizes: Vec<Size>,
     pub kind: Kind,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl TensorVal {
-    pub fn buffer(buf: BufId, dtype: DType, sizes: Vec<i64>, strides: Vec<i64>) -> TensorVal {
+    pub fn buffer(buf: BufId, dtype: DType, sizes: Vec<Size>, strides: Vec<Size>) -> TensorVal {
         TensorVal {
             dtype,
             sizes,
             kind: Kind::Strided {
                 buf,
                 strides,
-                offset: 0,
+                offset: Size::Const(0),
             },
         }
     }
 
-    pub fn lazy(dtype: DType, sizes: Vec<i64>, ops: usize, f: LoadFn) -> TensorVal {
+    pub fn lazy(dtype: DType, sizes: Vec<Size>, ops: usize, f: LoadFn) -> TensorVal {
         TensorVal {
             dtype,
             sizes,
@@ -85,8 +87,26 @@ impl TensorVal {
         self.sizes.len()
     }
 
-    pub fn numel(&self) -> i64 {
+    pub fn numel(&self) -> Size {
         self.sizes.iter().product()
+    }
+
+    /// The sizes as constants, for a lowering that takes values only. With a symbolic size it
+    /// declines (see [`decline`]): the graph then takes the fallback of its caller.
+    #[track_caller]
+    pub fn csizes(&self) -> Vec<i64> {
+        const_or_decline(&self.sizes, "sizes")
+    }
+
+    /// The size of dim `d` as a constant, or a decline (the other dims may be symbolic).
+    #[track_caller]
+    pub fn csize(&self, d: usize) -> i64 {
+        const_or_decline(&self.sizes[d..=d], "sizes")[0]
+    }
+
+    /// Whether every size is a constant.
+    pub fn is_static(&self) -> bool {
+        self.sizes.iter().all(|s| s.is_const())
     }
 
     pub fn ops(&self) -> usize {
@@ -105,7 +125,7 @@ impl TensorVal {
                 strides,
                 offset,
             } => {
-                let e = linear_index(idx, &consts(strides), Size::Const(*offset));
+                let e = linear_index(idx, strides, *offset);
                 b.load(*buf, e, self.dtype)
             }
             Kind::Lazy { id, f, .. } => {
@@ -129,9 +149,9 @@ impl TensorVal {
                 offset,
             } => Some(View {
                 buf: *buf,
-                sizes: consts(&self.sizes),
-                strides: consts(strides),
-                offset: Size::Const(*offset),
+                sizes: self.sizes.clone(),
+                strides: strides.clone(),
+                offset: *offset,
             }),
             Kind::Lazy { .. } => None,
         }
@@ -141,8 +161,8 @@ impl TensorVal {
     /// output index to this tensor's index otherwise.
     fn view_with(
         &self,
-        sizes: Vec<i64>,
-        strided: impl Fn(&[i64], i64) -> Option<(Vec<i64>, i64)> + 'static,
+        sizes: Vec<Size>,
+        strided: impl Fn(&[Size], Size) -> Option<(Vec<Size>, Size)> + 'static,
         map: impl Fn(&mut BodyBuilder, &[Idx]) -> Vec<Idx> + 'static,
     ) -> TensorVal {
         if let Kind::Strided {
@@ -230,7 +250,7 @@ impl TensorVal {
     }
 
     /// Broadcast to `sizes` (which has at least this rank; size-1 dims stretch).
-    pub fn expand(&self, sizes: &[i64]) -> TensorVal {
+    pub fn expand(&self, sizes: &[Size]) -> TensorVal {
         if sizes == self.sizes.as_slice() {
             return self.clone();
         }
@@ -242,10 +262,10 @@ impl TensorVal {
         self.view_with(
             sizes.to_vec(),
             move |st, off| {
-                let mut s = vec![0; lead];
+                let mut s = vec![Size::Const(0); lead];
                 for (k, &stride) in st.iter().enumerate() {
                     s.push(if own[k] == 1 && out[lead + k] != 1 {
-                        0
+                        Size::Const(0)
                     } else {
                         stride
                     });
@@ -268,12 +288,12 @@ impl TensorVal {
 
     pub fn unsqueeze(&self, dim: usize) -> TensorVal {
         let mut sizes = self.sizes.clone();
-        sizes.insert(dim, 1);
+        sizes.insert(dim, Size::Const(1));
         self.view_with(
             sizes,
             move |st, off| {
                 let mut s = st.to_vec();
-                s.insert(dim, 0);
+                s.insert(dim, Size::Const(0));
                 Some((s, off))
             },
             move |_, idx| {
@@ -304,14 +324,14 @@ impl TensorVal {
     }
 
     /// `x[..., start:start+len*step:step, ...]` along `dim` (already clamped by the caller).
-    pub fn slice(&self, dim: usize, start: i64, len: i64, step: i64) -> TensorVal {
+    pub fn slice(&self, dim: usize, start: Size, len: Size, step: i64) -> TensorVal {
         let mut sizes = self.sizes.clone();
         sizes[dim] = len;
         self.view_with(
             sizes,
             move |st, off| {
                 let mut s = st.to_vec();
-                s[dim] *= step;
+                s[dim] = s[dim] * step;
                 Some((s, off + start * st[dim]))
             },
             move |_, idx| {
@@ -331,7 +351,7 @@ impl TensorVal {
             move |st, off| {
                 let mut s = st.to_vec();
                 s.remove(dim);
-                Some((s, off + index * st[dim]))
+                Some((s, off + st[dim] * index))
             },
             move |_, idx| {
                 let mut i = idx.to_vec();
@@ -342,7 +362,7 @@ impl TensorVal {
     }
 
     /// Same elements in row-major order with new sizes (the numel must match).
-    pub fn reshape(&self, sizes: &[i64]) -> TensorVal {
+    pub fn reshape(&self, sizes: &[Size]) -> TensorVal {
         if sizes == self.sizes.as_slice() {
             return self.clone();
         }
@@ -352,9 +372,9 @@ impl TensorVal {
         let new2 = new.clone();
         self.view_with(
             sizes.to_vec(),
-            move |st, off| view_strides(&own, st, &new).map(|s| (s, off)),
+            move |st, off| view_strides_sym(&own, st, &new).map(|s| (s, off)),
             move |b, idx| {
-                let lin = linear_index(idx, &consts(&contiguous_strides(&new2)), Size::Const(0));
+                let lin = linear_index(idx, &contiguous_strides_sym(&new2), Size::Const(0));
                 unravel(b, &lin, &own2)
             },
         )
@@ -362,9 +382,9 @@ impl TensorVal {
 }
 
 /// Row-major coordinates of a linear index in `sizes`.
-pub fn unravel(b: &BodyBuilder, lin: &Idx, sizes: &[i64]) -> Vec<Idx> {
-    let strides = contiguous_strides(sizes);
-    let total: i64 = sizes.iter().product();
+pub fn unravel(b: &BodyBuilder, lin: &Idx, sizes: &[Size]) -> Vec<Idx> {
+    let strides = contiguous_strides_sym(sizes);
+    let total: Size = sizes.iter().product();
     sizes
         .iter()
         .zip(&strides)
@@ -375,7 +395,12 @@ pub fn unravel(b: &BodyBuilder, lin: &Idx, sizes: &[i64]) -> Vec<Idx> {
             }
             let q = lin.floordiv(st, b.ranges());
             // The outermost dimension needs no modulo: the linear index is below the numel.
-            if k == 0 || st * s >= total {
+            // (Symbolic: only where the product is the numel as a polynomial.)
+            let covers = match ((st * s).as_const(), total.as_const()) {
+                (Some(a), Some(t)) => a >= t,
+                _ => st * s == total,
+            };
+            if k == 0 || covers {
                 q
             } else {
                 q.modulo(s, b.ranges())
@@ -387,3 +412,73 @@ pub fn unravel(b: &BodyBuilder, lin: &Idx, sizes: &[i64]) -> Vec<Idx> {
 /// Strides for viewing a strided tensor with new sizes without copying, or `None` when the view
 /// needs a copy: the rule `fx::infer` applies to metadata, applied to values.
 pub use fx::infer::view_strides;
+
+/// [`view_strides`] over sizes that may be symbolic. Constant layouts take fx's rule exactly
+/// (a static graph's decisions are unchanged); a symbolic one is a view without a copy when
+/// the base is contiguous as a polynomial (the new layout is then contiguous too), and
+/// otherwise `None`: the view reads through index arithmetic, correct at every size.
+pub fn view_strides_sym(own: &[Size], strides: &[Size], new: &[Size]) -> Option<Vec<Size>> {
+    if let (Some(o), Some(s), Some(n)) = (as_consts(own), as_consts(strides), as_consts(new)) {
+        return view_strides(&o, &s, &n).map(|v| consts(&v));
+    }
+    same_layout(own, strides, &contiguous_strides_sym(own)).then(|| contiguous_strides_sym(new))
+}
+
+/// Row-major strides of sizes that may be symbolic (fx's rule for constants: a size-0 or -1
+/// dimension counts as 1).
+pub fn contiguous_strides_sym(sizes: &[Size]) -> Vec<Size> {
+    if let Some(c) = as_consts(sizes) {
+        return consts(&contiguous_strides(&c));
+    }
+    let mut strides = vec![Size::Const(0); sizes.len()];
+    let mut acc = Size::Const(1);
+    for i in (0..sizes.len()).rev() {
+        strides[i] = acc;
+        acc = acc * sizes[i].at_least_one();
+    }
+    strides
+}
+
+/// Whether two layouts of `sizes` address every element alike (strides of size-1 dims never
+/// matter; a symbolic size is never 1).
+pub fn same_layout(sizes: &[Size], a: &[Size], b: &[Size]) -> bool {
+    sizes
+        .iter()
+        .zip(a.iter().zip(b))
+        .all(|(s, (x, y))| s.as_const().is_some_and(|c| c <= 1) || x == y)
+}
+
+/// The payload of a panic by which a lowering that takes constant sizes declines a symbolic
+/// one: `lower_node` catches it and the whole graph takes its fallback, with the reason.
+pub struct Decline(pub String);
+
+/// Declines the node being lowered (see [`Decline`]). The panic hook skips this payload, so no
+/// message is printed for it.
+#[track_caller]
+pub fn decline(what: &str) -> ! {
+    install_quiet_hook();
+    std::panic::panic_any(Decline(format!(
+        "symbolic sizes: the lowering needs concrete {what}"
+    )))
+}
+
+/// The constants of `xs`, or a decline naming `what`.
+#[track_caller]
+pub fn const_or_decline(xs: &[Size], what: &str) -> Vec<i64> {
+    match as_consts(xs) {
+        Some(c) => c,
+        None => decline(what),
+    }
+}
+
+fn install_quiet_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<Decline>() {
+                prev(info)
+            }
+        }));
+    });
+}

@@ -8,6 +8,7 @@ use super::args::{self, as_int, bind, fallback, sizes_arg, wrap_dim, LResult, Re
 use super::table::{Canon, Spelling};
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
+use crate::size::Size;
 
 pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> {
     let n = c.name.as_str();
@@ -26,12 +27,17 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                 return fallback("view as another dtype");
             }
             let sizes = if method {
-                sizes_arg(a, kw, &["size", "shape"])?
+                l.sizes_arg(a, kw, &["size", "shape"])?
             } else {
                 let b = bind(&["input", "shape"], a, kw)?;
-                args::int_list(b.req("shape")?).ok_or_else(|| Reject::Fallback("shape".into()))?
+                l.size_list(b.req("shape")?)
+                    .ok_or_else(|| Reject::Fallback("shape".into()))?
             };
-            t(x.reshape(&infer_size(&sizes, x.numel())?))
+            let sizes = match infer_size(&sizes, x.numel()) {
+                Ok(s) => s,
+                Err(e) => meta_view_sizes(l, &sizes).ok_or(e)?,
+            };
+            t(x.reshape(&sizes))
         }
         "view_as" | "reshape_as" | "expand_as" => {
             let b = bind(&["input", "other"], a, kw)?;
@@ -49,10 +55,11 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                     .filter(|(k, _)| k != "implicit")
                     .cloned()
                     .collect();
-                sizes_arg(a, &kw2, &["size"])?
+                l.sizes_arg(a, &kw2, &["size"])?
             } else {
                 let b = bind(&["input", "size"], a, kw)?;
-                args::int_list(b.req("size")?).ok_or_else(|| Reject::Fallback("size".into()))?
+                l.size_list(b.req("size")?)
+                    .ok_or_else(|| Reject::Fallback("size".into()))?
             };
             expand(&x, &sizes).map(LValue::Tensor)
         }
@@ -92,14 +99,14 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
         "flatten" => {
             let b = bind(&["input", "start_dim", "end_dim"], a, kw)?;
             if x.ndim() == 0 {
-                return t(x.reshape(&[1]));
+                return t(x.reshape(&[Size::Const(1)]));
             }
             let s = wrap_dim(b.int_or("start_dim", 0)?, x.ndim())?;
             let e = wrap_dim(b.int_or("end_dim", -1)?, x.ndim())?;
             if s > e {
                 return fallback("flatten start_dim after end_dim");
             }
-            let mut sizes: Vec<i64> = x.sizes[..s].to_vec();
+            let mut sizes: Vec<Size> = x.sizes[..s].to_vec();
             sizes.push(x.sizes[s..=e].iter().product());
             sizes.extend(&x.sizes[e + 1..]);
             t(x.reshape(&sizes))
@@ -136,19 +143,20 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
             let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
             let mut start = b.int_or("start", 0)?;
             let len = b.int_or("length", 0)?;
+            let size = x.csize(d);
             if start < 0 {
-                start += x.sizes[d];
+                start += size;
             }
-            if start < 0 || len < 0 || start + len > x.sizes[d] {
+            if start < 0 || len < 0 || start + len > size {
                 return fallback("narrow out of range");
             }
-            t(x.slice(d, start, len, 1))
+            t(x.slice(d, Size::Const(start), Size::Const(len), 1))
         }
         "unbind" => {
             let b = bind(&["input", "dim"], a, kw)?;
             let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
             Ok(LValue::Tuple(
-                (0..x.sizes[d])
+                (0..x.csize(d))
                     .map(|i| LValue::Tensor(x.select(d, i)))
                     .collect(),
             ))
@@ -161,7 +169,7 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                 if chunks <= 0 {
                     return fallback("chunks must be positive");
                 }
-                let size = x.sizes[d];
+                let size = x.csize(d);
                 let each = (size + chunks - 1) / chunks;
                 (d, split_sizes(size, each.max(1)))
             } else {
@@ -170,11 +178,11 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                 let arg = b.get("split_size_or_sections").or(b.get("split_size"));
                 let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
                 match arg {
-                    Some(Arg::Int(s)) if *s > 0 => (d, split_sizes(x.sizes[d], *s)),
+                    Some(Arg::Int(s)) if *s > 0 => (d, split_sizes(x.csize(d), *s)),
                     Some(a @ (Arg::List(_) | Arg::Tuple(_))) => {
                         let v = args::int_list(a)
                             .ok_or_else(|| Reject::Fallback("split sizes".into()))?;
-                        if v.iter().sum::<i64>() != x.sizes[d] || v.iter().any(|&s| s < 0) {
+                        if v.iter().sum::<i64>() != x.csize(d) || v.iter().any(|&s| s < 0) {
                             return fallback("split sizes do not add up");
                         }
                         (d, v)
@@ -185,7 +193,12 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
             let mut start = 0;
             let mut out = Vec::new();
             for p in pieces {
-                out.push(LValue::Tensor(x.slice(d, start, p, 1)));
+                out.push(LValue::Tensor(x.slice(
+                    d,
+                    Size::Const(start),
+                    Size::Const(p),
+                    1,
+                )));
                 start += p;
             }
             Ok(LValue::Tuple(out))
@@ -218,33 +231,59 @@ fn transpose(x: &TensorVal, d0: usize, d1: usize) -> TensorVal {
 
 fn select(x: &TensorVal, d: usize, index: i64) -> LResult<TensorVal> {
     let size = x.sizes[d];
-    let i = if index < 0 { index + size } else { index };
-    if i < 0 || i >= size {
-        return fallback("index out of range");
-    }
+    let i = match size.as_const() {
+        Some(size) => {
+            let i = if index < 0 { index + size } else { index };
+            if i < 0 || i >= size {
+                return fallback("index out of range");
+            }
+            i
+        }
+        // A symbolic size is at least 2: indices 0 and 1 are in range at every size.
+        None if (0..2).contains(&index) => index,
+        None => return fallback("symbolic sizes: select needs a concrete index bound"),
+    };
     Ok(x.select(d, i))
 }
 
-/// One `-1` in a view's sizes stands for what is left of the numel.
-fn infer_size(sizes: &[i64], numel: i64) -> LResult<Vec<i64>> {
+/// One `-1` in a view's sizes stands for what is left of the numel (an exact polynomial
+/// division when sizes are symbolic).
+fn infer_size(sizes: &[Size], numel: Size) -> LResult<Vec<Size>> {
     let mut out = sizes.to_vec();
-    let known: i64 = sizes.iter().filter(|&&s| s != -1).product();
+    let known: Size = sizes.iter().filter(|&&s| s != -1).product();
     match sizes.iter().filter(|&&s| s == -1).count() {
         0 => {}
-        1 if known != 0 && numel % known == 0 => {
+        1 if known != 0 => {
+            let Some(q) = numel.exact_div(known) else {
+                return fallback("cannot infer view size");
+            };
             let i = sizes.iter().position(|&s| s == -1).unwrap();
-            out[i] = numel / known;
+            out[i] = q;
         }
         _ => return fallback("cannot infer view size"),
     }
-    if out.iter().product::<i64>() != numel || out.iter().any(|&s| s < 0) {
+    if out.iter().product::<Size>() != numel
+        || out.iter().any(|s| s.as_const().is_some_and(|c| c < 0))
+    {
         return fallback("view size does not match numel");
     }
     Ok(out)
 }
 
+/// A view's sizes from the node's metadata where [`infer_size`] cannot prove them (a `-1`
+/// over symbolic sizes that is a floor division: `view(B, -1, 2)` of `[s0, s1]` is
+/// `[s0, s1 // 2, 2]`, which fx inferred and guarded `s1 % 2 == 0`). The given sizes must
+/// agree with the metadata wherever they are not `-1`.
+fn meta_view_sizes(l: &Lowerer, sizes: &[Size]) -> Option<Vec<Size>> {
+    let m = l.node_sizes.as_ref()?;
+    (m.len() == sizes.len()
+        && m.iter().any(|s| !s.is_const())
+        && sizes.iter().zip(m).all(|(s, m)| *s == -1 || s == m))
+    .then(|| m.clone())
+}
+
 /// `expand`: new leading dims, size-1 dims stretched, `-1` keeps a size.
-fn expand(x: &TensorVal, sizes: &[i64]) -> LResult<TensorVal> {
+fn expand(x: &TensorVal, sizes: &[Size]) -> LResult<TensorVal> {
     if sizes.len() < x.ndim() {
         return fallback("expand to fewer dims");
     }
@@ -258,7 +297,10 @@ fn expand(x: &TensorVal, sizes: &[i64]) -> LResult<TensorVal> {
             return fallback("expand of a non-singleton dim");
         }
     }
-    if target[..lead].iter().any(|&s| s < 0) {
+    if target[..lead]
+        .iter()
+        .any(|s| s.as_const().is_some_and(|c| c < 0))
+    {
         return fallback("expand with -1 in a new dim");
     }
     Ok(x.expand(&target))
@@ -319,22 +361,28 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
                     Arg::Int(v) if *v > 0 => *v,
                     _ => return fallback("slice step must be a positive int"),
                 };
-                let bound = |v: &Arg, default: i64| -> LResult<i64> {
-                    Ok(match v {
-                        Arg::None => default,
-                        Arg::Int(v) => {
-                            let v = if *v < 0 { v + size } else { *v };
-                            v.clamp(0, size)
-                        }
-                        _ => return fallback("slice bound is not an int"),
-                    })
-                };
-                let start = bound(s, 0)?;
-                let stop = bound(e, size)?;
-                let len = if stop > start {
-                    (stop - start + step - 1) / step
-                } else {
-                    0
+                let (start, len) = match size.as_const() {
+                    Some(size) => {
+                        let bound = |v: &Arg, default: i64| -> LResult<i64> {
+                            Ok(match v {
+                                Arg::None => default,
+                                Arg::Int(v) => {
+                                    let v = if *v < 0 { v + size } else { *v };
+                                    v.clamp(0, size)
+                                }
+                                _ => return fallback("slice bound is not an int"),
+                            })
+                        };
+                        let start = bound(s, 0)?;
+                        let stop = bound(e, size)?;
+                        let len = if stop > start {
+                            (stop - start + step - 1) / step
+                        } else {
+                            0
+                        };
+                        (Size::Const(start), Size::Const(len))
+                    }
+                    None => sym_slice(l, size, s, e, step, dim)?,
                 };
                 t = t.slice(dim, start, len, step);
                 dim += 1;
@@ -343,6 +391,54 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
         }
     }
     Ok(LValue::Tensor(t))
+}
+
+/// `start` and length of `[s:e:step]` over a symbolic `size` (output dim `dim`). Python
+/// clamps the bounds into `0..=size`; the unclamped bounds are taken only where the clamps are
+/// no-ops for every size the guards admit: proved (each symbol at least 2), or where fx's
+/// metadata for the result has the unclamped length (fx inferred it under the trace's guards,
+/// `B // 2 + 1 <= B`, so at every admitted size the clamps hold). Otherwise the lowering
+/// declines.
+fn sym_slice(
+    l: &Lowerer,
+    size: Size,
+    s: &Arg,
+    e: &Arg,
+    step: i64,
+    dim: usize,
+) -> LResult<(Size, Size)> {
+    let min = |_| crate::index::SYMBOL_MIN;
+    let mut proved = true;
+    let mut bound = |v: &Arg, default: Size| -> LResult<Size> {
+        let b = match v {
+            Arg::None => return Ok(default),
+            Arg::Int(v) if *v < 0 => size + *v,
+            _ => l
+                .size_arg(v)
+                .ok_or_else(|| Reject::Fallback("slice bound is not an int".into()))?,
+        };
+        proved &= b.proved_ge(Size::Const(0), &min) && size.proved_ge(b, &min);
+        Ok(b)
+    };
+    let start = bound(s, Size::Const(0))?;
+    let stop = bound(e, size)?;
+    proved &= stop.proved_ge(start, &min);
+    let len = if step == 1 {
+        stop - start
+    } else {
+        (stop - start + (step - 1)).floordiv(Size::Const(step))
+    };
+    let in_meta = l
+        .node_sizes
+        .as_ref()
+        .and_then(|m| m.get(dim))
+        .is_some_and(|m| *m == len);
+    if !proved && !in_meta {
+        return fallback(format!(
+            "symbolic sizes: slice bounds {start:?}..{stop:?} not proved within 0..={size:?}"
+        ));
+    }
+    Ok((start, len))
 }
 
 /// Dims still to be consumed after an ellipsis (so it can skip the rest).

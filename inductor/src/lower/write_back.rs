@@ -14,9 +14,8 @@ use fx::{Arg, NodeId, NodeKind};
 
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
-use crate::ir::{contiguous_strides, BodyBuilder, BufId, BufKind};
+use crate::ir::{BodyBuilder, BufId, BufKind};
 use crate::schedule::{store_index, stores_distinct, Level};
-use crate::size::consts;
 use crate::InductorError;
 
 /// What a pending write-back's value reads of the graph's inputs.
@@ -132,13 +131,10 @@ impl<'g> Lowerer<'g> {
             }
             let i = (0..pending.len()).find(|&i| free(i)).unwrap_or(0);
             let t = pending[i].1.clone();
-            let strides = contiguous_strides(&t.sizes);
-            let tmp = self.ir.add_buffer(
-                t.dtype,
-                consts(&t.sizes),
-                consts(&strides),
-                BufKind::Computed,
-            );
+            let strides = super::value::contiguous_strides_sym(&t.sizes);
+            let tmp =
+                self.ir
+                    .add_buffer(t.dtype, t.sizes.clone(), strides.clone(), BufKind::Computed);
             self.store(tmp, &t);
             pending[i].1 = TensorVal::buffer(tmp, t.dtype, t.sizes.clone(), strides);
         }
@@ -147,7 +143,7 @@ impl<'g> Lowerer<'g> {
     /// The inputs `t` reads, and whether it reads `target` only at the element a store of `t`
     /// into `target` writes.
     fn reads_of(&self, target: BufId, t: &TensorVal) -> Reads {
-        let mut b = BodyBuilder::new(consts(&t.sizes));
+        let mut b = BodyBuilder::new(t.sizes.clone());
         let vars = b.vars();
         let v = t.load(&mut b, &vars);
         let body = b.finish(v);

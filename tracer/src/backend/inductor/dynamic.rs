@@ -1,5 +1,11 @@
 //! A graph with symbolic sizes on the inductor (issue 18).
 //!
+//! First the graph is lowered once from its symbolic metas (the design's step 7,
+//! docs/dynamic-shapes.md): one schedule, one C source whose kernels take the symbols as
+//! arguments, one library; each assignment is a substitution of its values into the sizes
+//! (`Prepared::build_at`: no lowering, no C compiler). Where the symbolic lowering declines (an
+//! op that needs a concrete size), the reason is logged and the graph takes the path below.
+//!
 //! The graph is specialized to the sizes of a call (`fx::passes::specialize`) and lowered as a
 //! static graph; its kernels come from a library whose C takes the sizes as arguments
 //! (`inductor::param`): fitted once on a grid of assignments near the first, built once, and
@@ -49,6 +55,24 @@ fn size_args_enabled() -> bool {
     std::env::var("TORCHFERRO_SIZE_ARGS").map_or(true, |v| v != "0")
 }
 
+/// Whether a dynamic graph is first lowered symbolically (`TORCHFERRO_SYMBOLIC=0`: straight
+/// to the fitted templates, the session-14 behaviour, kept for comparison). Its kernels take
+/// the sizes as arguments, so `TORCHFERRO_SIZE_ARGS=0` turns it off too.
+fn symbolic_enabled() -> bool {
+    size_args_enabled() && std::env::var("TORCHFERRO_SYMBOLIC").map_or(true, |v| v != "0")
+}
+
+/// The graph lowered once from its symbolic metas (see the module doc).
+struct SymbolicKernels {
+    prepared: inductor::Prepared,
+    /// The symbols its kernels take, in the order of their values.
+    syms: Vec<u32>,
+    /// Whether its library was built (it counts against the library budget from then on).
+    built: AtomicBool,
+    /// Its first build failed (the C did not compile): the graph takes the path below.
+    failed: AtomicBool,
+}
+
 /// A library whose kernels take the sizes as arguments.
 struct SizeLibrary {
     template: Template,
@@ -87,6 +111,8 @@ pub(super) struct Dynamic {
     relations: Vec<fx::Relation>,
     /// `(min, max)` per symbol, in `reads` order.
     bounds: Vec<(i64, Option<i64>)>,
+    /// The symbolic lowering, tried at the first assignment (`None`: it declined).
+    symbolic: OnceLock<Option<SymbolicKernels>>,
     /// Libraries with sizes as arguments, in the order they were built.
     libraries: Mutex<Vec<Arc<SizeLibrary>>>,
     /// Kernel libraries built so far (with sizes as arguments or per size), at most `limit`.
@@ -294,6 +320,76 @@ impl Dynamic {
             .map_err(|e| e.to_string())
     }
 
+    /// Lowers the symbolic graph once (`None` when the lowering declines, logged with its
+    /// reason).
+    fn lower_symbolic(&self, options: &inductor::Options) -> Option<SymbolicKernels> {
+        let declined = |why: &str| {
+            tracing::info!(
+                target: "torchferro::inductor",
+                "dynamic graph: symbolic lowering declined ({why}); fitting kernels over sizes"
+            );
+            None
+        };
+        let prepared =
+            match Python::attach(|py| py.detach(|| inductor::prepare(&self.graph, options))) {
+                Ok(p) => p,
+                Err(e) => return declined(&e.to_string()),
+            };
+        if !prepared.has_kernels() {
+            // Views only: each assignment builds nothing (the path below, unlogged).
+            return None;
+        }
+        let syms = prepared.symbols();
+        if let Some(k) = syms.iter().find(|k| !self.reads.iter().any(|r| r.2 == **k)) {
+            return declined(&format!(
+                "symbol s{k} is not the size of an input dimension"
+            ));
+        }
+        Some(SymbolicKernels {
+            prepared,
+            syms,
+            built: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    /// The program at `key` from the symbolic lowering (`Ok(None)`: past the library limit).
+    fn symbolic_at(
+        &self,
+        s: &SymbolicKernels,
+        g: &Graph,
+        key: &[i64],
+        placement: super::super::cuda::Placement,
+        options: &inductor::Options,
+    ) -> Result<Option<InductorProgram>, String> {
+        let values: Vec<i64> = s
+            .syms
+            .iter()
+            .map(|k| {
+                let i = self
+                    .reads
+                    .iter()
+                    .position(|r| r.2 == *k)
+                    .expect("a read symbol");
+                key[i]
+            })
+            .collect();
+        let first = !s.built.load(Ordering::Relaxed);
+        if first && !self.take_library() {
+            return Ok(None);
+        }
+        let compiled = Python::attach(|py| py.detach(|| s.prepared.build_at(options, &values)))
+            .map_err(|e| e.to_string())?;
+        if first && !s.built.swap(true, Ordering::Relaxed) {
+            tracing::info!(
+                target: "torchferro::inductor",
+                "dynamic graph: lowered symbolically: one library for every size (first at {})",
+                self.describe(key)
+            );
+        }
+        InductorProgram::wrap(g, &self.callables, placement, compiled).map(Some)
+    }
+
     /// The program at `key`: kernels from a library with sizes as arguments that matches (or a
     /// new one fitted here), else a library of its own; `Ok(None)` past the library limit.
     fn program_at(&self, key: &[i64]) -> Result<Option<InductorProgram>, String> {
@@ -302,6 +398,28 @@ impl Dynamic {
         if let inductor::Target::Cpu(p) = &mut options.target {
             // The loop shape of a reduction may not depend on a size (see the policy).
             p.blocked_min_rows = 0;
+        }
+        if symbolic_enabled()
+            && matches!(placement, super::super::cuda::Placement::Cpu)
+            && !self.reads.is_empty()
+        {
+            if let Some(s) = self.symbolic.get_or_init(|| self.lower_symbolic(&options)) {
+                if !s.failed.load(Ordering::Relaxed) {
+                    match self.symbolic_at(s, &g, key, placement, &options) {
+                        Err(e) if !s.built.load(Ordering::Relaxed) => {
+                            // The library never built: a defect of the symbolic C, not of
+                            // the graph, which the fitted templates still compile.
+                            s.failed.store(true, Ordering::Relaxed);
+                            tracing::info!(
+                                target: "torchferro::inductor",
+                                "dynamic graph: symbolic kernels did not build ({e}); fitting \
+                                 kernels over sizes"
+                            );
+                        }
+                        r => return r,
+                    }
+                }
+            }
         }
         let parametric = size_args_enabled()
             && matches!(placement, super::super::cuda::Placement::Cpu)
@@ -445,6 +563,7 @@ impl InductorProgram {
             key: key.clone(),
             relations,
             bounds,
+            symbolic: Default::default(),
             libraries: Default::default(),
             built: Default::default(),
             fits: Default::default(),

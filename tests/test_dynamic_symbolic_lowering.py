@@ -1,0 +1,239 @@
+"""The symbolic lowering (issue 18, the design's steps 3 and 7; docs/dynamic-shapes.md).
+
+A dynamic graph is lowered once from fx's symbolic metas into the loop IR with symbolic
+sizes, scheduled and printed once, and its one C library is built for every assignment of
+the symbols (``Prepared::build_at``: no lowering and no C compiler at a new size). Each
+program here is compiled with ``dynamic=True`` and called at every size 2..64 of its dynamic
+dimension (the other dimensions move too, so no two symbols stay equal); asserted: values
+equal to eager's, the graph count torch.compile makes, the inductor's log saying the graph
+was lowered symbolically, and exactly one run of the C compiler (fresh kernel cache). A graph
+whose lowering declines (an op that needs a concrete size) logs the reason and still gives
+eager's values through the fitted templates (``inductor::param``).
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+
+import pytest
+import torch
+import torch._dynamo
+import torch.nn.functional as F
+import torchferro
+import torchferro.compiler
+from programs.dynamic import inductor_log
+from torchferro import _C
+
+R = torch.randn
+SIZES = list(range(2, 65))
+
+
+class Count:
+    """A backend that counts graphs and runs the GraphModule it is given."""
+
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, gm, example_inputs):
+        self.n += 1
+        return gm.forward
+
+
+def _flat(v):
+    return v if isinstance(v, (tuple, list)) else (v,)
+
+
+def _same(a, b):
+    for x, y in zip(_flat(a), _flat(b), strict=True):
+        assert x.shape == y.shape and x.dtype == y.dtype, (x.shape, y.shape)
+        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-5)
+
+
+def _c_compiles():
+    return _C.precompile_counters()[1]
+
+
+@pytest.fixture
+def fresh_cache(monkeypatch):
+    """An empty kernel cache, so that every library the graph needs runs the C compiler."""
+    monkeypatch.setenv("TORCHFERRO_CACHE_DIR", tempfile.mkdtemp(prefix="tf-symlower-"))
+
+
+# --- programs: (fn, inputs at size n) -------------------------------------------------------
+
+
+def pointwise_broadcast(x, w, b):
+    return (x * w + b).sigmoid() - torch.tanh(x) / (w.abs() + 1)
+
+
+def reductions(x):
+    return x.sum(1), x.mean(0), x.amax(-1, keepdim=True), x.var(0), x.std(1), x.sum()
+
+
+def rows(x, w, b):
+    return (
+        torch.softmax(x, -1),
+        F.layer_norm(x, x.shape[-1:], w, b),
+        F.log_softmax(x, 0),
+    )
+
+
+def views(x):
+    B = x.size(0)
+    v = x.view(B, -1, 2).transpose(1, 2).reshape(B, -1) * 2
+    f = x.unsqueeze(0).flatten(0, 1).t().contiguous() + 1
+    p = x.unsqueeze(-1).expand(-1, -1, 3).permute(2, 0, 1).squeeze(0) * 3
+    return v, f, p
+
+
+def slices(x, y):
+    B = x.size(0)
+    c = torch.cat([x, y], dim=0)
+    return c[1:] + 1, c[: B // 2 + 1].sum(0), x[:, ::2] * 2, x[-1:] - x[:1], c[B:]
+
+
+def matmuls(x, w, b):
+    return (
+        F.linear(x, w, b).relu() @ w,
+        torch.bmm(x.unsqueeze(0), x.t().unsqueeze(0)),
+        torch.addmm(b, x, w),
+    )
+
+
+def running_sums(x):
+    """A cumsum along a symbolic dim (GPT-2's positions from its mask): the triangle form."""
+    return x.cumsum(1) * 2 + 1, (x > 0).cumsum(-1)
+
+
+def masks(x):
+    T = x.size(-1)
+    pos = torch.arange(T)
+    causal = pos[None, :] <= pos[:, None]
+    s = x.unsqueeze(-1) * torch.ones(T, T) + pos
+    return s.masked_fill(~causal, float("-inf")).softmax(-1)
+
+
+def _square(n):
+    return R(n, 2 * (n % 5) + 4)
+
+
+PROGRAMS = {
+    "pointwise_broadcast": (
+        pointwise_broadcast,
+        lambda n: (R(n, 7), R(7), R(n, 1)),
+    ),
+    "reductions": (reductions, lambda n: (R(n, 9),)),
+    "rows": (rows, lambda n: (R(5, n), R(n), R(n))),
+    "views": (views, lambda n: (R(n, 8),)),
+    "slices": (slices, lambda n: (R(n, 8), R(3, 8))),
+    "matmuls": (matmuls, lambda n: (R(n, 16), R(16, 16), R(16))),
+    "masks": (masks, lambda n: (R(3, n),)),
+    "running_sums": (running_sums, lambda n: (R(3, n),)),
+}
+
+
+def _run(fn, make, sizes=SIZES):
+    """``fn`` over ``sizes`` eagerly, through torch.compile (counting backend) and through
+    torchferro, all with ``dynamic=True``; returns the compiled function, torch.compile's
+    graph count and the C compiles torchferro made."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc = Count()
+    t = torch.compile(fn, backend=tc, dynamic=True)
+    f = torchferro.compile(fn, dynamic=True)
+    before = _c_compiles()
+    with torch.no_grad():
+        for n in sizes:
+            args = make(n)
+            want = fn(*args)
+            _same(t(*args), want)
+            _same(f(*args), want)
+    return f, tc.n, _c_compiles() - before
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_one_c_compile_over_sizes_2_to_64(name, fresh_cache, caplog):
+    fn, make = PROGRAMS[name]
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        f, torch_graphs, compiles = _run(fn, make)
+    log = inductor_log(caplog.records)
+    text = "\n".join(log)
+    symbolic = [m for m in log if "lowered symbolically" in m]
+    assert len(symbolic) == 1, text
+    assert symbolic[0].startswith(
+        "dynamic graph: lowered symbolically: one library for every size (first at s"
+    ), text
+    assert "declined" not in text and "eager" not in text, text
+    assert len(torchferro.compiler.cache_entries(f)) == torch_graphs == 1
+    [entry] = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor"
+    assert (
+        "const int64_t *const tf_sym = (const int64_t *)args[" in entry["output_code"]
+    )
+    assert compiles == 1
+
+
+def test_two_symbols_of_one_value_share_the_library(fresh_cache):
+    """Rows and columns moving together and apart (5 by 5, then 5 by 7): the plan compared
+    sizes as polynomials, never values, so equal sizes of two symbols take the one library."""
+
+    def fn(x):
+        return x.softmax(-1) + x.sum(0) + x.amax(1, keepdim=True)
+
+    shapes = [(2, 3), (5, 5), (5, 7), (9, 9), (6, 11), (64, 64)]
+    shape_iter = iter(shapes)
+    f, graphs, compiles = _run(fn, lambda _: (R(*next(shape_iter)),), sizes=shapes)
+    assert (graphs, compiles) == (1, 1)
+
+
+def lower_triangle(x):
+    return x.tril() * 2 + 1
+
+
+def pooled(x):
+    return F.max_pool2d(x, 2) * 2 + 1
+
+
+def test_a_declined_graph_keeps_eager_values(fresh_cache, caplog):
+    """``tril`` has no lowering: a static graph would run it through torch, but a fallback
+    node's sizes are the host's values, so the symbolic lowering declines the whole graph; the
+    reason is logged once, and the fitted templates run the graph with eager's values."""
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        f, graphs, _ = _run(
+            lower_triangle, lambda n: (R(n, 7),), sizes=[3, 4, 5, 8, 13, 31]
+        )
+    log = inductor_log(caplog.records)
+    declined = [m for m in log if "symbolic lowering declined" in m]
+    assert declined == [
+        "dynamic graph: symbolic lowering declined (graph not supported by the inductor: "
+        "symbolic sizes: tril (tril): no lowering for tril); "
+        "fitting kernels over sizes"
+    ], log
+    assert graphs == 1 and len(torchferro.compiler.cache_entries(f)) == 1
+
+
+def test_a_lowering_that_reads_constant_sizes_declines(caplog):
+    """``max_pool2d`` reads its input's sizes as constants (``TensorVal::csizes``): over a
+    symbolic height it declines (a ``Decline``, caught where the node is lowered, printed by
+    no panic hook), and the graph keeps eager's values."""
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        _run(pooled, lambda n: (R(1, 2, n, 6),), sizes=[4, 5, 8])
+    log = inductor_log(caplog.records)
+    assert (
+        "dynamic graph: symbolic lowering declined (graph not supported by the inductor: "
+        "torch.nn.functional.max_pool2d (max_pool2d): symbolic sizes: the lowering needs "
+        "concrete sizes); fitting kernels over sizes"
+    ) in log, log
+
+
+def test_symbolic_path_off_fits_templates(fresh_cache, monkeypatch, caplog):
+    """``TORCHFERRO_SYMBOLIC=0``: the graph goes straight to the fitted templates (the path
+    before the symbolic lowering), with the same values."""
+    monkeypatch.setenv("TORCHFERRO_SYMBOLIC", "0")
+    fn, make = PROGRAMS["rows"]
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        _run(fn, make, sizes=[2, 3, 5, 8, 13])
+    text = "\n".join(inductor_log(caplog.records))
+    assert "lowered symbolically" not in text, text
+    assert "kernels take the sizes as arguments" in text, text
