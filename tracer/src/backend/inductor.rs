@@ -25,6 +25,17 @@ struct TorchHandles {
     sdpa: Py<PyAny>,
     /// `torch.ops.aten._unsafe_view`: a reshape that is no view (`Host::reshape_own`).
     unsafe_view: Py<PyAny>,
+    /// `torch.mm`, `torch.bmm` and `torch.matmul`, called with `out=` (`("out",)`: the keyword
+    /// names of that vectorcall).
+    mm: Py<PyAny>,
+    bmm: Py<PyAny>,
+    matmul: Py<PyAny>,
+    out_kwnames: Py<PyTuple>,
+    /// `torch._C._dynamo.guards._reinterpret_tensor(base, sizes, strides, offset_increment)`:
+    /// a tensor over `base`'s storage made in C++ without the dispatcher or autograd's view
+    /// bookkeeping (what Inductor's wrappers make their operands with), for [`Host::alias`];
+    /// `None` where this torch lacks it (then `as_strided`).
+    reinterpret: Option<Py<PyAny>>,
     /// For a graph on a CUDA device: where buffers go and which stream kernels run on.
     cuda: Option<super::cuda::CudaHandles>,
 }
@@ -46,6 +57,15 @@ impl TorchHandles {
                 .getattr("aten")?
                 .getattr("_unsafe_view")?
                 .unbind(),
+            mm: torch.getattr("mm")?.unbind(),
+            bmm: torch.getattr("bmm")?.unbind(),
+            matmul: torch.getattr("matmul")?.unbind(),
+            out_kwnames: PyTuple::new(py, ["out"])?.unbind(),
+            reinterpret: py
+                .import("torch._C._dynamo.guards")
+                .and_then(|m| m.getattr("_reinterpret_tensor"))
+                .ok()
+                .map(Bound::unbind),
             torch: torch.unbind(),
             cuda: None,
         })
@@ -304,6 +324,31 @@ impl<'py> Host for TorchHost<'_, 'py> {
         .unbind())
     }
 
+    fn alias(
+        &mut self,
+        base: &Py<PyAny>,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+    ) -> PyResult<Py<PyAny>> {
+        let Some(f) = &self.handles.reinterpret else {
+            return self.as_strided(base, sizes, strides, offset);
+        };
+        let py = self.py;
+        Ok(f.bind(py)
+            .call1((
+                base.bind(py),
+                PyTuple::new(py, sizes)?,
+                PyTuple::new(py, strides)?,
+                offset,
+            ))?
+            .unbind())
+    }
+
+    fn identity(&self, t: &Py<PyAny>) -> Option<usize> {
+        Some(t.as_ptr() as usize)
+    }
+
     fn reshape_own(
         &mut self,
         base: &Py<PyAny>,
@@ -360,19 +405,35 @@ impl<'py> Host for TorchHost<'_, 'py> {
         out: &Py<PyAny>,
     ) -> PyResult<()> {
         let py = self.py;
-        let args: Vec<Bound<'py, PyAny>> = inputs.iter().map(|t| t.bind(py).clone()).collect();
-        let kw = PyDict::new(py);
-        kw.set_item(intern!(py, "out"), out.bind(py))?;
         match call {
             ExternCall::Mm | ExternCall::Bmm | ExternCall::Matmul => {
-                let name = match call {
-                    ExternCall::Mm => "mm",
-                    ExternCall::Bmm => "bmm",
-                    _ => "matmul",
+                let f = match call {
+                    ExternCall::Mm => &self.handles.mm,
+                    ExternCall::Bmm => &self.handles.bmm,
+                    _ => &self.handles.matmul,
                 };
-                self.torch
-                    .getattr(name)?
-                    .call((&args[0], &args[1]), Some(&kw))?;
+                if inputs.len() != 2 {
+                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        "torchferro: a matmul without two operands",
+                    ));
+                }
+                let argv = [inputs[0].as_ptr(), inputs[1].as_ptr(), out.as_ptr()];
+                // SAFETY: the three objects are owned by `inputs` and `out`, alive for the
+                // whole call; vectorcall borrows them (two positional, then `out=` named by
+                // `out_kwnames`) and returns a new reference or NULL with an error set.
+                let r = unsafe {
+                    pyo3::ffi::PyObject_Vectorcall(
+                        f.as_ptr(),
+                        argv.as_ptr(),
+                        2,
+                        self.handles.out_kwnames.as_ptr(),
+                    )
+                };
+                if r.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                // SAFETY: a new reference from vectorcall, dropped here.
+                drop(unsafe { Bound::from_owned_ptr(py, r) });
             }
             ExternCall::Convolution { .. } => {
                 let r = self.convolution(call, inputs)?;
