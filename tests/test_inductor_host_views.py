@@ -75,8 +75,9 @@ def test_llama_outputs_of_call_one_keep_their_values_after_call_two(use_cache):
         assert len(ptrs | {c.untyped_storage().data_ptr()}) == 3
     (entry,) = _entries(type(model).forward)
     assert entry["runner"] == "inductor"
-    if not use_cache:
-        assert entry["fallbacks"] == 0, entry["fallback_reasons"]
+    # The prefill with a cache: `torch.tensor([])` (DynamicCache's empty start) and
+    # grouped-query SDPA (`enable_gqa`) are lowered too.
+    assert entry["fallbacks"] == 0, entry["fallback_reasons"]
 
 
 class TwoLinear(nn.Module):

@@ -141,6 +141,7 @@ impl<'py> TorchHost<'_, 'py> {
             scale,
             is_causal,
             mask,
+            enable_gqa,
         } = call
         else {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
@@ -170,6 +171,9 @@ impl<'py> TorchHost<'_, 'py> {
         }
         if *is_causal {
             kw.set_item(intern!(py, "is_causal"), true)?;
+        }
+        if *enable_gqa {
+            kw.set_item(intern!(py, "enable_gqa"), true)?;
         }
         let out = self.handles.sdpa.bind(py).call(
             (inputs[0].bind(py), inputs[1].bind(py), inputs[2].bind(py)),
