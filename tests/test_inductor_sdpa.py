@@ -113,3 +113,41 @@ def test_tensor_data_with_values_still_runs_through_torch():
         lowered=False,
     )
     assert "tensor data with values" in str(entry["fallback_reasons"])
+
+
+def _two_attentions(q, k, v, m):
+    a = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+    return F.scaled_dot_product_attention(a, k, v, attn_mask=m), a
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_boolean_mask_read_by_two_attention_calls_is_converted_once_as_torch_does(
+    dtype,
+):
+    """The host makes the additive form of a boolean mask once per call and both attention
+    calls read it: bitwise eager's results, fully masked rows included (torch's kernel makes
+    the same additive mask itself)."""
+    q, k, v = (make((2, 4, 9, 16), dtype, seed=i) for i in range(3))
+    m = make((2, 1, 9, 9), torch.bool, seed=4)
+    m[0, 0, 3, :] = False
+    check(_two_attentions, q, k, v, m, kernels=0, externs=2)
+    compiled = torchferro.compile(_two_attentions)
+    got = compiled(q, k, v, m)
+    want = _two_attentions(q, k, v, m)
+    for g, w in zip(got, want):
+        assert torch.equal(g.nan_to_num(7.0), w.nan_to_num(7.0))
+        assert torch.equal(g.isnan(), w.isnan())
+    with _Count() as counted:
+        compiled(q, k, v, m)
+    assert counted.names.count("where") == 1, counted.names
+
+
+def test_boolean_mask_with_another_default_dtype():
+    q, k, v = (make((2, 4, 9, 16), torch.float32, seed=i) for i in range(3))
+    m = make((2, 1, 9, 9), torch.bool, seed=4)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        check(_two_attentions, q, k, v, m, kernels=0, externs=2)
+    finally:
+        torch.set_default_dtype(old)

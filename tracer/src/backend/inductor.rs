@@ -81,6 +81,9 @@ pub struct TorchHost<'a, 'py> {
     callables: &'a HashMap<String, Py<PyAny>>,
     /// The CUDA device and its current stream, read once per call (the first kernel asks).
     stream: Option<(u32, u64)>,
+    /// Boolean attention masks of this call and their additive form (see
+    /// [`TorchHost::additive_mask`]); the mask is held, so its address is not reused meanwhile.
+    masks: Vec<(Py<PyAny>, Py<PyAny>)>,
 }
 
 impl<'a, 'py> TorchHost<'a, 'py> {
@@ -95,6 +98,7 @@ impl<'a, 'py> TorchHost<'a, 'py> {
             handles,
             callables,
             stream: None,
+            masks: Vec::new(),
         }
     }
 
@@ -134,8 +138,38 @@ impl<'a, 'py> TorchHost<'a, 'py> {
 }
 
 impl<'py> TorchHost<'_, 'py> {
+    /// `m` as the attention call reads it: a boolean mask becomes the additive mask torch's
+    /// attention makes of it itself (0 where True, -inf where False, in q's dtype; the results
+    /// are bitwise the same), once per call of the graph, shared by every attention call of
+    /// the call that reads the same mask (each layer of a decoder), where torch would convert
+    /// it again in each. Other masks pass as they are.
+    fn additive_mask(&mut self, m: &Py<PyAny>, q: &Py<PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let mb = m.bind(py);
+        let bool_dtype = self.dtype(DType::Bool)?;
+        if !mb.getattr(intern!(py, "dtype"))?.is(&bool_dtype) {
+            return Ok(mb.clone());
+        }
+        if let Some((_, f)) = self.masks.iter().find(|(k, _)| k.is(m)) {
+            return Ok(f.bind(py).clone());
+        }
+        // Two Python floats take `where`'s scalar path (a third of the time of torch's own
+        // conversion, whose -inf is a 0-d tensor); the result has the default float dtype,
+        // converted to q's where that differs (0 and -inf are exact in every float dtype).
+        let mut f =
+            self.torch
+                .getattr(intern!(py, "where"))?
+                .call1((mb, 0.0, f64::NEG_INFINITY))?;
+        let q_dtype = q.bind(py).getattr(intern!(py, "dtype"))?;
+        if !f.getattr(intern!(py, "dtype"))?.is(&q_dtype) {
+            f = f.call_method1(intern!(py, "to"), (q_dtype,))?;
+        }
+        self.masks.push((m.clone_ref(py), f.clone().unbind()));
+        Ok(f)
+    }
+
     /// The fused attention kernel; see [`ExternCall::Sdpa`] for the masks.
-    fn sdpa(&self, call: &ExternCall, inputs: &[Py<PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+    fn sdpa(&mut self, call: &ExternCall, inputs: &[Py<PyAny>]) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let ExternCall::Sdpa {
             scale,
@@ -152,7 +186,8 @@ impl<'py> TorchHost<'_, 'py> {
         let fill_mask = match (mask, inputs.get(3)) {
             (SdpaMask::None, _) => None,
             (SdpaMask::AsIs, Some(m)) => {
-                kw.set_item(intern!(py, "attn_mask"), m.bind(py))?;
+                let m = self.additive_mask(m, &inputs[0])?;
+                kw.set_item(intern!(py, "attn_mask"), m)?;
                 None
             }
             (SdpaMask::FillNegInf, Some(m)) => {
