@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch.nn as nn
 import torchferro
+from torch import nn
 
 transformers = pytest.importorskip("transformers")
 
-from zoo import decoder_config  # noqa: E402
+from zoo import decoder_config
 
 
 def _llama(use_cache: bool):

@@ -10,13 +10,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torchferro
-from torch.overrides import TorchFunctionMode
-
 from inductor_checks import (  # noqa: F401 (the module fixture)
     _kernel_cache,
     check,
     make,
 )
+from torch.overrides import TorchFunctionMode
 
 
 @pytest.mark.parametrize("mask", ["none", "bool", "float", "causal"])
