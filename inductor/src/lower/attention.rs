@@ -335,12 +335,13 @@ pub fn sdpa_call(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Te
     {
         return args::fallback("attention operand dtypes");
     }
-    // With `enable_gqa` the heads (dim -3) may differ: q's a multiple of k's, k's equal to v's.
+    // With `enable_gqa` the heads (dim -3) may differ: q's a multiple of k's, k's equal to v's
+    // (read from the nodes' metadata: known head counts).
     let batch = if enable_gqa { n - 3 } else { n - 2 };
+    let heads = |a: &Arg| meta(l.graph, a).map(|(_, s)| s[s.len() - 3]);
     if enable_gqa
-        && (kt.sizes[n - 3] != vt.sizes[n - 3]
-            || kt.sizes[n - 3] == 0
-            || qt.sizes[n - 3] % kt.sizes[n - 3] != 0)
+        && !matches!((heads(q), heads(k), heads(v)),
+            (Some(hq), Some(hk), Some(hv)) if hk == hv && hk > 0 && hq % hk == 0)
     {
         return args::fallback("grouped-query attention head counts");
     }

@@ -248,5 +248,8 @@ pub fn tensor(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
         Some(s)
     }
     let sizes = shape(data).ok_or_else(|| Reject::Fallback("tensor data with values".into()))?;
+    // Written for sizes of either type the lowering has (`i64`, and `Size` once symbolic).
+    #[allow(clippy::useless_conversion)]
+    let sizes = sizes.into_iter().map(Into::into).collect();
     Ok(constant(dtype, sizes, Scalar::I(0)))
 }
