@@ -542,7 +542,7 @@ impl CompiledGraph {
                             }
                         }
                     }
-                    rt.run_host_node(&self.ir.nodes[*n])?;
+                    rt.run_host_node_at(*n)?;
                 }
             }
             for &b in &self.sched.free_after[s] {
@@ -571,7 +571,7 @@ impl CompiledGraph {
                 let decl = &self.ir.buffers[b];
                 let t = rt
                     .host
-                    .as_strided(
+                    .alias(
                         &base,
                         &const_vec(&decl.sizes, "a reused buffer"),
                         &const_vec(&decl.strides, "a reused buffer"),

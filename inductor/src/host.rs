@@ -72,6 +72,30 @@ pub trait Host {
         self.as_strided(base, sizes, strides, 0)
     }
 
+    /// Another tensor over `base`'s memory for the graph's own use (an extern call's operand,
+    /// a buffer placed in a dead buffer's storage): never returned to the caller and never
+    /// handed to a fallback op, so it need not be a view in the host's sense (torch: no
+    /// `._base`, no shared version counter), which a host may make more cheaply. `offset` as
+    /// for [`Host::as_strided`].
+    fn alias(
+        &mut self,
+        base: &Self::Tensor,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+    ) -> Result<Self::Tensor, Self::Error> {
+        self.as_strided(base, sizes, strides, offset)
+    }
+
+    /// A number that stays the same for one tensor handle while the caller holds it and
+    /// differs between handles held at once (torch: the Python object's address), for reusing
+    /// what was built from a tensor on an earlier call; `None`: the host cannot tell, and
+    /// nothing is reused.
+    fn identity(&self, t: &Self::Tensor) -> Option<usize> {
+        let _ = t;
+        None
+    }
+
     fn describe(&self, t: &Self::Tensor) -> TensorDesc;
 
     /// Address of the tensor's first element (`tensor.data_ptr()`).

@@ -557,13 +557,15 @@ pub enum ExternCall {
         /// call.
         channels_last: bool,
     },
-    /// `F.scaled_dot_product_attention(q, k, v, attn_mask, scale=scale, is_causal=is_causal)`
-    /// whole: torch's fused CPU kernel never materializes the `[L, S]` score matrix. Inputs are
-    /// q, k, v and, unless `mask` is `None`, the mask.
+    /// `F.scaled_dot_product_attention(q, k, v, attn_mask, scale=scale, is_causal=is_causal,
+    /// enable_gqa=enable_gqa)` whole: torch's fused CPU kernel never materializes the `[L, S]`
+    /// score matrix. Inputs are q, k, v and, unless `mask` is `None`, the mask.
     Sdpa {
         scale: Option<f64>,
         is_causal: bool,
         mask: SdpaMask,
+        /// q has more heads than k and v (a multiple): grouped-query attention.
+        enable_gqa: bool,
     },
 }
 

@@ -5,9 +5,9 @@
 use crate::entity::EntityVec;
 use crate::error::RunError;
 use crate::host::{Host, HostArg, HostValue, TensorDesc};
-use crate::ir::{BufId, BufKind, FallbackArg, IrGraph, IrNode, OutputSpec, View};
+use crate::ir::{BufId, BufKind, FallbackArg, IrGraph, IrNode, IrNodeId, OutputSpec, View};
 use crate::size::{const_vec, expect_consts};
-use crate::workspace::Workspace;
+use crate::workspace::{CachedView, Workspace};
 
 pub(crate) struct Runtime<'a, H: Host> {
     pub host: &'a mut H,
@@ -175,6 +175,46 @@ impl<'a, H: Host> Runtime<'a, H> {
             .map_err(RunError::Host)
     }
 
+    /// Operand `i` of extern node `site.0`: the buffer itself when the view covers it as laid
+    /// out, else an alias of it ([`Host::alias`]), reused from the workspace when the buffer is
+    /// kept there (see [`CachedView`]).
+    fn operand(
+        &mut self,
+        site: Option<(IrNodeId, usize)>,
+        v: &View,
+    ) -> Result<H::Tensor, RunError<H::Error>> {
+        let t = self.tensor(v.buf)?;
+        let b = &self.ir.buffers[v.buf];
+        if v.offset == 0 && v.sizes == b.sizes && v.strides == b.strides {
+            return Ok(t);
+        }
+        let site = site.filter(|_| self.is_kept(v.buf));
+        let id = site.and_then(|_| self.host.identity(&t));
+        let (Some(site), Some(id)) = (site, id) else {
+            return alias(&mut *self.host, &t, v);
+        };
+        let ptr = self.ptr(v.buf)? as usize;
+        let ws = self
+            .ws
+            .as_deref_mut()
+            .expect("a kept buffer has a workspace");
+        if let Some(c) = ws.view(site) {
+            if c.ptr == ptr && self.host.identity(&c.base) == Some(id) {
+                return Ok(c.view.clone());
+            }
+        }
+        let view = alias(&mut *self.host, &t, v)?;
+        ws.keep_view(
+            site,
+            CachedView {
+                base: t,
+                ptr,
+                view: view.clone(),
+            },
+        );
+        Ok(view)
+    }
+
     fn arg(&mut self, a: &FallbackArg) -> Result<HostArg<H::Tensor>, RunError<H::Error>> {
         Ok(match a {
             FallbackArg::Const(c) => HostArg::Const(c.clone()),
@@ -190,11 +230,23 @@ impl<'a, H: Host> Runtime<'a, H> {
 
     /// Runs an extern or fallback node (kernels are the caller's business).
     pub fn run_host_node(&mut self, node: &IrNode) -> Result<(), RunError<H::Error>> {
+        self.run_host(None, node)
+    }
+
+    /// [`Self::run_host_node`] for node `id` of the graph: its extern operands' views are
+    /// reused from call to call where the workspace allows.
+    pub fn run_host_node_at(&mut self, id: IrNodeId) -> Result<(), RunError<H::Error>> {
+        let ir = self.ir;
+        self.run_host(Some(id), &ir.nodes[id])
+    }
+
+    fn run_host(&mut self, id: Option<IrNodeId>, node: &IrNode) -> Result<(), RunError<H::Error>> {
         match node {
             IrNode::Extern { out, call, inputs } => {
                 let ins = inputs
                     .iter()
-                    .map(|v| self.view(v))
+                    .enumerate()
+                    .map(|(i, v)| self.operand(id.map(|n| (n, i)), v))
                     .collect::<Result<Vec<_>, _>>()?;
                 if self.tensors[*out].is_none() {
                     if let Some(t) = self
@@ -375,6 +427,17 @@ impl<'a, H: Host> Runtime<'a, H> {
             })
             .collect()
     }
+}
+
+/// [`Host::alias`] of `t` as `v` lays it out.
+fn alias<H: Host>(host: &mut H, t: &H::Tensor, v: &View) -> Result<H::Tensor, RunError<H::Error>> {
+    host.alias(
+        t,
+        &const_vec(&v.sizes, "a view"),
+        &const_vec(&v.strides, "a view"),
+        v.offset.expect_const("a view"),
+    )
+    .map_err(RunError::Host)
 }
 
 /// Geometry equality, ignoring strides of size-1 dims (they never affect addressing).

@@ -25,10 +25,12 @@ pub struct VecTensor {
 #[error("test host: {0}")]
 pub struct VecHostError(pub String);
 
-/// The test host. `allocations` counts `empty_strided` calls.
+/// The test host. `allocations` counts `empty_strided` calls, `views` the views and aliases
+/// made (`as_strided`, `alias`).
 #[derive(Default)]
 pub struct VecHost {
     pub allocations: usize,
+    pub views: usize,
     pub fallback_calls: Vec<String>,
 }
 
@@ -147,6 +149,7 @@ impl Host for VecHost {
         strides: &[i64],
         offset: i64,
     ) -> Result<VecTensor, VecHostError> {
+        self.views += 1;
         Ok(VecTensor {
             storage: base.storage.clone(),
             offset: base.offset + offset,
@@ -154,6 +157,12 @@ impl Host for VecHost {
             sizes: sizes.to_vec(),
             strides: strides.to_vec(),
         })
+    }
+
+    /// The storage and where in it the tensor starts (handles are values here: two handles of
+    /// one storage at one offset are one tensor as far as reuse is concerned).
+    fn identity(&self, t: &VecTensor) -> Option<usize> {
+        Some((Rc::as_ptr(&t.storage) as usize).wrapping_add(t.offset as usize))
     }
 
     fn describe(&self, t: &VecTensor) -> TensorDesc {

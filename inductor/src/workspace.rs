@@ -13,7 +13,9 @@
 //! Storage the schedule shares between buffers is kept or dropped as one.
 
 use crate::entity::EntityVec;
-use crate::ir::{BufId, BufKind, IrGraph, IrNode};
+use std::collections::HashMap;
+
+use crate::ir::{BufId, BufKind, IrGraph, IrNode, IrNodeId};
 use crate::schedule::Schedule;
 
 /// Above this many bytes of intermediates a graph keeps none of them between calls: memory held
@@ -26,6 +28,8 @@ pub struct Workspace<T> {
     tensors: EntityVec<BufId, Option<T>>,
     /// Data pointers as addresses (a workspace may move between threads with its owner).
     ptrs: EntityVec<BufId, usize>,
+    /// Extern operands' views made by earlier calls, by (node, operand): see [`CachedView`].
+    views: HashMap<(IrNodeId, usize), CachedView<T>>,
     /// A call has run to the end with this workspace, so every kept buffer is allocated and no
     /// later call allocates one (see [`Workspace::is_complete`]).
     complete: bool,
@@ -36,8 +40,17 @@ impl<T: Clone> Workspace<T> {
         Workspace {
             tensors: EntityVec::filled(None, num_buffers),
             ptrs: EntityVec::filled(0, num_buffers),
+            views: HashMap::new(),
             complete: false,
         }
+    }
+
+    pub(crate) fn view(&self, site: (IrNodeId, usize)) -> Option<&CachedView<T>> {
+        self.views.get(&site)
+    }
+
+    pub(crate) fn keep_view(&mut self, site: (IrNodeId, usize), v: CachedView<T>) {
+        self.views.insert(site, v);
     }
 
     /// Whether a call has run to the end with this workspace: every buffer it keeps is then
@@ -77,6 +90,21 @@ impl<T: Clone> Workspace<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// An extern operand's view of a kept buffer made by an earlier call (an `mm` operand
+/// `x.view(B*T, C)`: without it, one host call per operand per call, the most frequent host
+/// call of a transformer's forward). A kept buffer's tensor is the workspace's own for the
+/// workspace's whole life, so its views are too; `base` and `ptr` are checked on every use all
+/// the same (a pointer comparison each), so a path that ever gave the buffer another tensor
+/// would make the view again rather than read stale memory. The view is only read by the
+/// extern call (never an output, never a fallback's argument), so nothing outside the graph
+/// sees it. Views of inputs are not kept: the workspace would keep a caller's tensor (a
+/// model's weights) alive after the caller dropped it.
+pub(crate) struct CachedView<T> {
+    pub base: T,
+    pub ptr: usize,
+    pub view: T,
 }
 
 /// Which buffers a [`Workspace`] may keep between calls.

@@ -227,6 +227,7 @@ fn out_strides(sizes: &[Size]) -> Vec<Size> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn emit(
     l: &mut Lowerer,
     q: &Arg,
@@ -235,8 +236,24 @@ fn emit(
     mask: Option<(&Arg, SdpaMask)>,
     scale: Option<f64>,
     is_causal: bool,
+    enable_gqa: bool,
 ) -> LResult<TensorVal> {
     let (q, k, v) = (l.tensor(q)?, l.tensor(k)?, l.tensor(v)?);
+    // torch's fused kernel writes its result in q's memory order (`empty_like(q)`). A q
+    // computed here (Llama's rotary embedding) is stored `[B, L, H, E]`, the order its
+    // projection's GEMM wrote, so that the result comes in the layout `out_strides` declares
+    // and a following `transpose(1, 2).reshape(B, L, H * E)` reads as it is: no copy of the
+    // result by the host, where a contiguous q made the host copy it into that layout.
+    let q = if q.ndim() == 4
+        && q.as_view().is_none()
+        && q.lazy_view().is_none()
+        && l.resolve(&q).is_none()
+    {
+        let strides = out_strides(&q.sizes);
+        l.realize_with(&q, strides)
+    } else {
+        q
+    };
     let mut inputs = vec![q.clone(), k, v.clone()];
     let mask_kind = match mask {
         Some((m, kind)) => {
@@ -254,6 +271,7 @@ fn emit(
             scale,
             is_causal,
             mask: mask_kind,
+            enable_gqa,
         },
         &inputs,
         sizes,
@@ -272,11 +290,13 @@ pub fn lower_match(l: &mut Lowerer, m: &AttnMatch) -> LResult<TensorVal> {
         m.mask.as_ref().map(|a| (a, SdpaMask::FillNegInf)),
         Some(m.scale),
         false,
+        false,
     )
 }
 
 /// `F.scaled_dot_product_attention` called by the user: one extern call when torch's kernel
-/// would run it as given (no dropout, no grouped-query broadcast, matching batch sizes).
+/// would run it as given (no dropout, matching batch sizes; with `enable_gqa`, q's heads a
+/// multiple of k's and v's, each group of q heads reading one k/v head, as torch does).
 pub fn sdpa_call(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
     let b = bind(
         &[
@@ -295,9 +315,7 @@ pub fn sdpa_call(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Te
     if b.float_or("dropout_p", 0.0)? != 0.0 {
         return args::fallback("attention with dropout");
     }
-    if b.bool_or("enable_gqa", false)? {
-        return args::fallback("grouped-query attention");
-    }
+    let enable_gqa = b.bool_or("enable_gqa", false)?;
     let scale = match b.get("scale") {
         None => None,
         Some(s) => Some(
@@ -318,8 +336,18 @@ pub fn sdpa_call(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Te
     {
         return args::fallback("attention operand dtypes");
     }
-    if qt.sizes[..n - 2] != kt.sizes[..n - 2]
-        || qt.sizes[..n - 2] != vt.sizes[..n - 2]
+    // With `enable_gqa` the heads (dim -3) may differ: q's a multiple of k's, k's equal to v's
+    // (read from the nodes' metadata: known head counts).
+    let batch = if enable_gqa { n - 3 } else { n - 2 };
+    let heads = |a: &Arg| meta(l.graph, a).map(|(_, s)| s[s.len() - 3]);
+    if enable_gqa
+        && !matches!((heads(q), heads(k), heads(v)),
+            (Some(hq), Some(hk), Some(hv)) if hk == hv && hk > 0 && hq % hk == 0)
+    {
+        return args::fallback("grouped-query attention head counts");
+    }
+    if qt.sizes[..batch] != kt.sizes[..batch]
+        || qt.sizes[..batch] != vt.sizes[..batch]
         || qt.sizes[n - 1] != kt.sizes[n - 1]
         || kt.sizes[n - 2] != vt.sizes[n - 2]
         || qt.sizes.contains(&Size::Const(0))
@@ -337,5 +365,5 @@ pub fn sdpa_call(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Te
             Some((m, SdpaMask::AsIs))
         }
     };
-    emit(l, q, k, v, mask, scale, is_causal)
+    emit(l, q, k, v, mask, scale, is_causal, enable_gqa)
 }

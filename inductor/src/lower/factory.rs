@@ -1,8 +1,8 @@
-//! Factory ops with no tensor input to read: `arange`, and the constant fills `zeros` / `ones` /
-//! `full` with their `new_*` and `*_like` forms. Each is a lazy tensor whose value is a function
-//! of the index alone, so it fuses into its readers (a causal mask's `arange(T)[:, None] <=
-//! arange(T)[None, :]` becomes one comparison of two loop indices) instead of a torch call and a
-//! buffer per call.
+//! Factory ops with no tensor input to read: `arange`, the constant fills `zeros` / `ones` /
+//! `full` with their `new_*` and `*_like` forms, and `torch.tensor` of empty data. Each is a
+//! lazy tensor whose value is a function of the index alone, so it fuses into its readers (a
+//! causal mask's `arange(T)[:, None] <= arange(T)[None, :]` becomes one comparison of two loop
+//! indices) instead of a torch call and a buffer per call.
 //!
 //! The result dtype is the node's metadata dtype (what the tracer's meta run gave): torch's
 //! defaults (the default float dtype, an integer `arange`, `full`'s inference from the fill
@@ -226,4 +226,46 @@ pub fn fill(l: &mut Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRe
         return fallback("a fractional fill of an integer tensor");
     }
     Ok(constant(dtype, sizes, value))
+}
+
+/// `torch.tensor(data)` whose data holds no number (`torch.tensor([])`, `[[], []]`): an empty
+/// tensor of the nesting's shape, as transformers' `DynamicCache` starts each layer's keys and
+/// values. Data with numbers stays a torch call.
+pub fn tensor(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
+    let dtype = result_dtype(l)?;
+    let rest: Vec<(String, Arg)> = kw.iter().filter(|(k, _)| k != "data").cloned().collect();
+    check_keywords(&rest, &[])?;
+    let data = kw
+        .iter()
+        .find(|(k, _)| k == "data")
+        .map(|(_, v)| v)
+        .or(a.first())
+        .ok_or_else(|| Reject::Fallback("tensor without data".into()))?;
+    if a.len() > 1 {
+        return fallback("tensor with extra positional arguments");
+    }
+    /// The shape of nested empty sequences (every level as long as its siblings).
+    fn shape(a: &Arg) -> Option<Vec<i64>> {
+        let items = match a {
+            Arg::List(xs) | Arg::Tuple(xs) => xs,
+            _ => return None,
+        };
+        let Some(first) = items.first() else {
+            return Some(vec![0]);
+        };
+        let inner = shape(first)?;
+        for x in &items[1..] {
+            if shape(x)? != inner {
+                return None;
+            }
+        }
+        let mut s = vec![items.len() as i64];
+        s.extend(inner);
+        Some(s)
+    }
+    let sizes = shape(data).ok_or_else(|| Reject::Fallback("tensor data with values".into()))?;
+    // Written for sizes of either type the lowering has (`i64`, and `Size` once symbolic).
+    #[allow(clippy::useless_conversion)]
+    let sizes = sizes.into_iter().map(Into::into).collect();
+    Ok(constant(dtype, sizes, Scalar::I(0)))
 }

@@ -25,6 +25,17 @@ struct TorchHandles {
     sdpa: Py<PyAny>,
     /// `torch.ops.aten._unsafe_view`: a reshape that is no view (`Host::reshape_own`).
     unsafe_view: Py<PyAny>,
+    /// `torch.mm`, `torch.bmm` and `torch.matmul`, called with `out=` (`("out",)`: the keyword
+    /// names of that vectorcall).
+    mm: Py<PyAny>,
+    bmm: Py<PyAny>,
+    matmul: Py<PyAny>,
+    out_kwnames: Py<PyTuple>,
+    /// `torch._C._dynamo.guards._reinterpret_tensor(base, sizes, strides, offset_increment)`:
+    /// a tensor over `base`'s storage made in C++ without the dispatcher or autograd's view
+    /// bookkeeping (what Inductor's wrappers make their operands with), for [`Host::alias`];
+    /// `None` where this torch lacks it (then `as_strided`).
+    reinterpret: Option<Py<PyAny>>,
     /// For a graph on a CUDA device: where buffers go and which stream kernels run on.
     cuda: Option<super::cuda::CudaHandles>,
 }
@@ -46,6 +57,15 @@ impl TorchHandles {
                 .getattr("aten")?
                 .getattr("_unsafe_view")?
                 .unbind(),
+            mm: torch.getattr("mm")?.unbind(),
+            bmm: torch.getattr("bmm")?.unbind(),
+            matmul: torch.getattr("matmul")?.unbind(),
+            out_kwnames: PyTuple::new(py, ["out"])?.unbind(),
+            reinterpret: py
+                .import("torch._C._dynamo.guards")
+                .and_then(|m| m.getattr("_reinterpret_tensor"))
+                .ok()
+                .map(Bound::unbind),
             torch: torch.unbind(),
             cuda: None,
         })
@@ -61,6 +81,9 @@ pub struct TorchHost<'a, 'py> {
     callables: &'a HashMap<String, Py<PyAny>>,
     /// The CUDA device and its current stream, read once per call (the first kernel asks).
     stream: Option<(u32, u64)>,
+    /// Boolean attention masks of this call and their additive form (see
+    /// [`TorchHost::additive_mask`]); the mask is held, so its address is not reused meanwhile.
+    masks: Vec<(Py<PyAny>, Py<PyAny>)>,
 }
 
 impl<'a, 'py> TorchHost<'a, 'py> {
@@ -75,6 +98,7 @@ impl<'a, 'py> TorchHost<'a, 'py> {
             handles,
             callables,
             stream: None,
+            masks: Vec::new(),
         }
     }
 
@@ -114,13 +138,44 @@ impl<'a, 'py> TorchHost<'a, 'py> {
 }
 
 impl<'py> TorchHost<'_, 'py> {
+    /// `m` as the attention call reads it: a boolean mask becomes the additive mask torch's
+    /// attention makes of it itself (0 where True, -inf where False, in q's dtype; the results
+    /// are bitwise the same), once per call of the graph, shared by every attention call of
+    /// the call that reads the same mask (each layer of a decoder), where torch would convert
+    /// it again in each. Other masks pass as they are.
+    fn additive_mask(&mut self, m: &Py<PyAny>, q: &Py<PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let mb = m.bind(py);
+        let bool_dtype = self.dtype(DType::Bool)?;
+        if !mb.getattr(intern!(py, "dtype"))?.is(&bool_dtype) {
+            return Ok(mb.clone());
+        }
+        if let Some((_, f)) = self.masks.iter().find(|(k, _)| k.is(m)) {
+            return Ok(f.bind(py).clone());
+        }
+        // Two Python floats take `where`'s scalar path (a third of the time of torch's own
+        // conversion, whose -inf is a 0-d tensor); the result has the default float dtype,
+        // converted to q's where that differs (0 and -inf are exact in every float dtype).
+        let mut f =
+            self.torch
+                .getattr(intern!(py, "where"))?
+                .call1((mb, 0.0, f64::NEG_INFINITY))?;
+        let q_dtype = q.bind(py).getattr(intern!(py, "dtype"))?;
+        if !f.getattr(intern!(py, "dtype"))?.is(&q_dtype) {
+            f = f.call_method1(intern!(py, "to"), (q_dtype,))?;
+        }
+        self.masks.push((m.clone_ref(py), f.clone().unbind()));
+        Ok(f)
+    }
+
     /// The fused attention kernel; see [`ExternCall::Sdpa`] for the masks.
-    fn sdpa(&self, call: &ExternCall, inputs: &[Py<PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+    fn sdpa(&mut self, call: &ExternCall, inputs: &[Py<PyAny>]) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let ExternCall::Sdpa {
             scale,
             is_causal,
             mask,
+            enable_gqa,
         } = call
         else {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
@@ -131,7 +186,8 @@ impl<'py> TorchHost<'_, 'py> {
         let fill_mask = match (mask, inputs.get(3)) {
             (SdpaMask::None, _) => None,
             (SdpaMask::AsIs, Some(m)) => {
-                kw.set_item(intern!(py, "attn_mask"), m.bind(py))?;
+                let m = self.additive_mask(m, &inputs[0])?;
+                kw.set_item(intern!(py, "attn_mask"), m)?;
                 None
             }
             (SdpaMask::FillNegInf, Some(m)) => {
@@ -150,6 +206,9 @@ impl<'py> TorchHost<'_, 'py> {
         }
         if *is_causal {
             kw.set_item(intern!(py, "is_causal"), true)?;
+        }
+        if *enable_gqa {
+            kw.set_item(intern!(py, "enable_gqa"), true)?;
         }
         let out = self.handles.sdpa.bind(py).call(
             (inputs[0].bind(py), inputs[1].bind(py), inputs[2].bind(py)),
@@ -304,6 +363,31 @@ impl<'py> Host for TorchHost<'_, 'py> {
         .unbind())
     }
 
+    fn alias(
+        &mut self,
+        base: &Py<PyAny>,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+    ) -> PyResult<Py<PyAny>> {
+        let Some(f) = &self.handles.reinterpret else {
+            return self.as_strided(base, sizes, strides, offset);
+        };
+        let py = self.py;
+        Ok(f.bind(py)
+            .call1((
+                base.bind(py),
+                PyTuple::new(py, sizes)?,
+                PyTuple::new(py, strides)?,
+                offset,
+            ))?
+            .unbind())
+    }
+
+    fn identity(&self, t: &Py<PyAny>) -> Option<usize> {
+        Some(t.as_ptr() as usize)
+    }
+
     fn reshape_own(
         &mut self,
         base: &Py<PyAny>,
@@ -360,19 +444,35 @@ impl<'py> Host for TorchHost<'_, 'py> {
         out: &Py<PyAny>,
     ) -> PyResult<()> {
         let py = self.py;
-        let args: Vec<Bound<'py, PyAny>> = inputs.iter().map(|t| t.bind(py).clone()).collect();
-        let kw = PyDict::new(py);
-        kw.set_item(intern!(py, "out"), out.bind(py))?;
         match call {
             ExternCall::Mm | ExternCall::Bmm | ExternCall::Matmul => {
-                let name = match call {
-                    ExternCall::Mm => "mm",
-                    ExternCall::Bmm => "bmm",
-                    _ => "matmul",
+                let f = match call {
+                    ExternCall::Mm => &self.handles.mm,
+                    ExternCall::Bmm => &self.handles.bmm,
+                    _ => &self.handles.matmul,
                 };
-                self.torch
-                    .getattr(name)?
-                    .call((&args[0], &args[1]), Some(&kw))?;
+                if inputs.len() != 2 {
+                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        "torchferro: a matmul without two operands",
+                    ));
+                }
+                let argv = [inputs[0].as_ptr(), inputs[1].as_ptr(), out.as_ptr()];
+                // SAFETY: the three objects are owned by `inputs` and `out`, alive for the
+                // whole call; vectorcall borrows them (two positional, then `out=` named by
+                // `out_kwnames`) and returns a new reference or NULL with an error set.
+                let r = unsafe {
+                    pyo3::ffi::PyObject_Vectorcall(
+                        f.as_ptr(),
+                        argv.as_ptr(),
+                        2,
+                        self.handles.out_kwnames.as_ptr(),
+                    )
+                };
+                if r.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                // SAFETY: a new reference from vectorcall, dropped here.
+                drop(unsafe { Bound::from_owned_ptr(py, r) });
             }
             ExternCall::Convolution { .. } => {
                 let r = self.convolution(call, inputs)?;

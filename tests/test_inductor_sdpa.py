@@ -1,0 +1,152 @@
+"""`F.scaled_dot_product_attention` as the inductor's extern call: grouped-query attention
+(`enable_gqa=True`, what transformers' Llama/Mistral/Qwen2 pass with a KV cache) runs as one
+extern call with no torch fallback, a q computed in the graph is stored so that torch's kernel
+returns its result in the layout the graph reads (no copy by the host), and `torch.tensor([])`
+(DynamicCache's empty start) is a lowered empty tensor."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+import torchferro
+from inductor_checks import (  # noqa: F401 (the module fixture)
+    _kernel_cache,
+    check,
+    make,
+)
+from torch.overrides import TorchFunctionMode
+
+
+@pytest.mark.parametrize("mask", ["none", "bool", "float", "causal"])
+@pytest.mark.parametrize("lq", [1, 9])
+@pytest.mark.parametrize("heads", [(4, 2), (4, 1), (3, 3)])
+def test_grouped_query_attention_is_one_extern(mask, lq, heads):
+    hq, hk = heads
+    q = make((2, hq, lq, 16), torch.float32, seed=1)
+    k, v = (make((2, hk, 9, 16), torch.float32, seed=i) for i in (2, 3))
+    masks = {
+        "none": (),
+        "causal": (),
+        "bool": (make((2, 1, lq, 9), torch.bool, seed=4),),
+        "float": (make((1, hq, lq, 9), torch.float32, seed=5),),
+    }[mask]
+
+    def f(q, k, v, *m):
+        if m:
+            return F.scaled_dot_product_attention(
+                q, k, v, attn_mask=m[0], enable_gqa=True
+            )
+        return F.scaled_dot_product_attention(
+            q, k, v, is_causal=mask == "causal", enable_gqa=True
+        )
+
+    check(f, q, k, v, *masks, kernels=0, externs=1)
+
+
+def test_grouped_query_attention_with_heads_not_a_multiple_raises_as_eager():
+    q = make((1, 3, 4, 8), torch.float32, seed=1)
+    k, v = (make((1, 2, 4, 8), torch.float32, seed=i) for i in (2, 3))
+    entry = check(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        q,
+        k,
+        v,
+    )
+    assert entry is None  # eager raised, and the compiled call raised the same type
+
+
+class _Count(TorchFunctionMode):
+    """Counts the torch calls made while it is active (the host's included)."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.append(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+
+def test_attention_result_comes_in_the_layout_the_graph_reads():
+    """q is computed in the graph (a rotary-like pointwise of a projection): stored [B, L, H,
+    E], torch's kernel returns its result in that order, which `transpose(1, 2).reshape` then
+    reads as it is: the host does not copy it (it copied it into that layout when q was stored
+    contiguous)."""
+    b, t, h, e = 2, 8, 4, 16
+    w = make((h * e, h * e), torch.float32, seed=9)
+
+    def f(x, k, v, cos):
+        q = (x @ w).view(b, t, h, e).transpose(1, 2)
+        rotated = torch.cat((-q[..., e // 2 :], q[..., : e // 2]), dim=-1)
+        q = q * cos + rotated * (1 - cos)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(b, t, h * e) @ w
+
+    x = make((b, t, h * e), torch.float32, seed=1)
+    k, v = (make((b, h, t, e), torch.float32, seed=i) for i in (2, 3))
+    cos = make((t, e), torch.float32, seed=4)
+    check(f, x, k, v, cos, externs=3)
+    compiled = torchferro.compile(f)
+    compiled(x, k, v, cos)
+    with _Count() as counted:
+        got = compiled(x, k, v, cos)
+    torch.testing.assert_close(got, f(x, k, v, cos))
+    assert "scaled_dot_product_attention" in counted.names, counted.names
+    assert "copy_" not in counted.names, counted.names
+
+
+def test_empty_tensor_data_is_lowered():
+    def f(x):
+        keys = torch.tensor([], dtype=x.dtype)
+        grid = torch.tensor([[], []])
+        return torch.cat([keys, x], dim=-2), grid, torch.tensor(()).sum() + x.sum()
+
+    check(f, make((2, 3, 4, 5), torch.float32), kernels=None)
+
+
+def test_tensor_data_with_values_still_runs_through_torch():
+    entry = check(
+        lambda x: x + torch.tensor([1.0, 2.0, 3.0]),
+        make((2, 3), torch.float32),
+        lowered=False,
+    )
+    assert "tensor data with values" in str(entry["fallback_reasons"])
+
+
+def _two_attentions(q, k, v, m):
+    a = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+    return F.scaled_dot_product_attention(a, k, v, attn_mask=m), a
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_boolean_mask_read_by_two_attention_calls_is_converted_once_as_torch_does(
+    dtype,
+):
+    """The host makes the additive form of a boolean mask once per call and both attention
+    calls read it: bitwise eager's results, fully masked rows included (torch's kernel makes
+    the same additive mask itself)."""
+    q, k, v = (make((2, 4, 9, 16), dtype, seed=i) for i in range(3))
+    m = make((2, 1, 9, 9), torch.bool, seed=4)
+    m[0, 0, 3, :] = False
+    check(_two_attentions, q, k, v, m, kernels=0, externs=2)
+    compiled = torchferro.compile(_two_attentions)
+    got = compiled(q, k, v, m)
+    want = _two_attentions(q, k, v, m)
+    for g, w in zip(got, want):
+        assert torch.equal(g.nan_to_num(7.0), w.nan_to_num(7.0))
+        assert torch.equal(g.isnan(), w.isnan())
+    with _Count() as counted:
+        compiled(q, k, v, m)
+    assert counted.names.count("where") == 1, counted.names
+
+
+def test_boolean_mask_with_another_default_dtype():
+    q, k, v = (make((2, 4, 9, 16), torch.float32, seed=i) for i in range(3))
+    m = make((2, 1, 9, 9), torch.bool, seed=4)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        check(_two_attentions, q, k, v, m, kernels=0, externs=2)
+    finally:
+        torch.set_default_dtype(old)
