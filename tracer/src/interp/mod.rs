@@ -1022,8 +1022,8 @@ impl<'a, 'py> Frame<'a, 'py> {
                 .as_py(self.tx.py)
                 .map(|o| o.unbind())
                 .unwrap_or_else(|| self.tx.py.None())),
-            Var::Object(_) if objects::frozen_value_key(self.tx.py, k)?.is_some() => {
-                Ok(objects::frozen_value_key(self.tx.py, k)?.unwrap())
+            Var::Object(_) if vars::frozen_value_key(self.tx.py, k)?.is_some() => {
+                Ok(vars::frozen_value_key(self.tx.py, k)?.unwrap())
             }
             other => Err(TraceError::unsupported(format!(
                 "a dict key of type {}",

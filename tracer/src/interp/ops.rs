@@ -369,7 +369,7 @@ impl Frame<'_, '_> {
             return Ok(Var::py_const(py, found != negate));
         }
         // A frozen dataclass the trace made is looked up by its fields' values.
-        let frozen = super::objects::frozen_value_key(py, &lhs)?.map(|k| k.into_bound(py));
+        let frozen = super::vars::frozen_value_key(py, &lhs)?.map(|k| k.into_bound(py));
         if let Var::Dict(d) = &rhs {
             let key = frozen
                 .clone()

@@ -316,7 +316,7 @@ impl super::Tracer<'_> {
     /// is unsupported.
     pub fn hash_key(&mut self, v: &Var) -> Result<Py<PyAny>, TraceError> {
         let py = self.py;
-        if let Some(k) = super::objects::frozen_value_key(py, v)? {
+        if let Some(k) = super::vars::frozen_value_key(py, v)? {
             return Ok(k);
         }
         self.specialize(v.clone())?

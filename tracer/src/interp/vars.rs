@@ -1222,7 +1222,7 @@ impl Tracer<'_> {
         let py = self.py;
         for i in items {
             // An element is hashed by its value: a symbolic int is specialized.
-            let v = match super::objects::frozen_value_key(py, i)? {
+            let v = match frozen_value_key(py, i)? {
                 Some(k) => k.into_bound(py),
                 None => self
                     .specialize(i.clone())?
@@ -1458,4 +1458,35 @@ fn bound_to_class<'py>(
     Ok(owner
         .is_instance_of::<pyo3::types::PyType>()
         .then_some(owner))
+}
+
+/// A real instance standing for a frozen dataclass object the trace made (`frozen=True`,
+/// `eq=True`) whose fields are all immutable constants: hashed and compared by those fields as
+/// the object is (its generated `__hash__`/`__eq__`), so it can key a dict or sit in a set
+/// before the graph runs. A dict that escapes then holds this instance as the key (equal to the
+/// object, not the object itself). `None` for any other value.
+pub(crate) fn frozen_value_key(py: Python<'_>, v: &Var) -> PyResult<Option<Py<PyAny>>> {
+    let Var::Object(o) = v else {
+        return Ok(None);
+    };
+    let cls = o.cls.bind(py);
+    let Ok(params) = cls.getattr("__dataclass_params__") else {
+        return Ok(None);
+    };
+    if !params.getattr("frozen")?.is_truthy()? || !params.getattr("eq")?.is_truthy()? {
+        return Ok(None);
+    }
+    let object = py.import("builtins")?.getattr("object")?;
+    let inst = object.call_method1("__new__", (cls,))?;
+    let setattr = object.getattr("__setattr__")?;
+    for (name, value) in o.attrs.borrow().iter() {
+        let Some(value) = value.as_py(py) else {
+            return Ok(None);
+        };
+        if !super::pyobj::is_immutable_const(&value) {
+            return Ok(None);
+        }
+        setattr.call1((&inst, name.as_str(), value))?;
+    }
+    Ok(Some(inst.unbind()))
 }
