@@ -20,6 +20,7 @@ from torch import nn
 import torchferro
 import torchferro.compiler
 from torchferro import _aot
+from programs.counting import Count
 
 
 @pytest.fixture(autouse=True)
@@ -28,17 +29,6 @@ def _aot_default(monkeypatch):
     torch._dynamo.reset()
     torchferro.compiler.reset()
     _aot.reset()
-
-
-class Count:
-    """A torch.compile backend that counts graphs and runs the GraphModule."""
-
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self, gm, example_inputs):
-        self.n += 1
-        return gm.forward
 
 
 class MLP(nn.Module):

@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, Phase, example, given, note, settings
 
 import torchferro
 import torchferro.compiler
+from programs import counting
 
 EXAMPLES = int(os.environ.get("TORCHFERRO_DYN_GEN_EXAMPLES", "12"))
 
@@ -74,16 +75,12 @@ def make(steps: list[int], ret: int):
     return scope["program"], src
 
 
-class Count:
+class Count(counting.Count):
     def __init__(self):
-        self.n = 0
+        super().__init__()
         # Set where torch.compile's value differed from eager's: its graph count then rests on
         # a guard it should not have dropped and proves nothing.
         self.wrong = False
-
-    def __call__(self, gm, example_inputs):
-        self.n += 1
-        return gm.forward
 
 
 def _same(got, want):

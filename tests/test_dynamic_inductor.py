@@ -25,20 +25,10 @@ import torchferro
 import torchferro.compiler
 from programs.dynamic import Block, inductor_log
 from torchferro import _C
+from programs.counting import Count
 
 SIZES = [2, 3, 5, 8, 13, 17, 31, 32, 47, 64]
 R = torch.randn
-
-
-class Count:
-    """A backend that counts graphs and runs the GraphModule it is given."""
-
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self, gm, example_inputs):
-        self.n += 1
-        return gm.forward
 
 
 def _flat(v):

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, Phase, example, given, note, settings
 import torchferro
 import torchferro.compiler
 from programs.dynamic import inductor_log
+from programs.counting import Count
 
 EXAMPLES = int(os.environ.get("TORCHFERRO_DYN_IND_EXAMPLES", "8"))
 
@@ -64,17 +65,6 @@ def make(steps: list[int], ret: int):
     scope = {"torch": torch, "F": F}
     exec(compile(src, "<generated>", "exec"), scope)
     return scope["program"], src
-
-
-class Count:
-    """A backend that counts graphs and runs the GraphModule it is given."""
-
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self, gm, example_inputs):
-        self.n += 1
-        return gm.forward
 
 
 def _flat(v):

@@ -19,6 +19,7 @@ import torch._dynamo
 
 import torchferro
 import torchferro.compiler
+from programs.counting import Count
 
 transformers = pytest.importorskip("transformers")
 
@@ -29,15 +30,6 @@ def _automatic_dynamic():
     torchferro.config.automatic_dynamic_shapes = True
     yield
     torchferro.config.automatic_dynamic_shapes = old
-
-
-class Count:
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self, gm, example_inputs):
-        self.n += 1
-        return gm.forward
 
 
 def _gpt2():

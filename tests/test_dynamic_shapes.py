@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 import torchferro
 import torchferro.compiler
+from programs.counting import Count
 
 
 @pytest.fixture(autouse=True)
@@ -31,19 +32,6 @@ def _automatic_dynamic():
     torchferro.config.automatic_dynamic_shapes = True
     yield
     torchferro.config.automatic_dynamic_shapes = old
-
-
-class Count:
-    """A backend that counts graphs and runs the GraphModule it is given."""
-
-    def __init__(self):
-        self.n = 0
-        self.graphs = []
-
-    def __call__(self, gm, example_inputs):
-        self.n += 1
-        self.graphs.append(gm)
-        return gm.forward
 
 
 def _flat(v):

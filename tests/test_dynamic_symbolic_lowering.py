@@ -24,20 +24,10 @@ import torchferro
 import torchferro.compiler
 from programs.dynamic import inductor_log
 from torchferro import _C
+from programs.counting import Count
 
 R = torch.randn
 SIZES = list(range(2, 65))
-
-
-class Count:
-    """A backend that counts graphs and runs the GraphModule it is given."""
-
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self, gm, example_inputs):
-        self.n += 1
-        return gm.forward
 
 
 def _flat(v):

@@ -21,15 +21,7 @@ from torch import nn
 import torchferro
 import torchferro.compiler
 from torchferro import _events
-
-
-class Count:
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self, gm, example_inputs):
-        self.n += 1
-        return gm.forward
+from programs.counting import Count
 
 
 class Events:
