@@ -121,3 +121,37 @@ def test_generate_current_behaviour(name):
 def test_generate_no_more_graphs_than_torch_compile(name):
     ours, theirs = generated(name).graphs, generated_by_torch_compile(name)
     assert ours <= theirs, f"torchferro {ours} graphs, torch.compile {theirs}"
+
+
+@pytest.mark.parametrize("name", ["llama", "qwen2"])
+def test_generate_under_dynamic_true_compiles_twice(name):
+    """Issue 18's `generate(max_new_tokens=32)` in at most 2 compiles: with `dynamic=True` the
+    prompt and cache lengths are symbolic from the prefill, so only the first decoding step
+    (its input length 1 specializes, as torch's 0/1 rule) compiles again, for all 32 tokens.
+    torch.compile makes the same 2; tokens equal eager's. (The zoo's GPT-2 has 32 positions:
+    8 + 32 tokens overrun them in eager too.)"""
+    import torch._dynamo
+
+    counts = {}
+    for who in ("torchferro", "torch.compile"):
+        model = _generation_model(name)
+        ids = inputs(name, 0)[0]
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = model.generate(ids, max_new_tokens=32, do_sample=False)
+        counting = CountingBackend()
+        reset = (
+            torchferro.compiler.reset if who == "torchferro" else torch._dynamo.reset
+        )
+        compile_ = torchferro.compile if who == "torchferro" else torch.compile
+        reset()
+        model.forward = compile_(model.forward, backend=counting, dynamic=True)
+        try:
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = model.generate(ids, max_new_tokens=32, do_sample=False)
+        finally:
+            reset()
+        assert torch.equal(got, want), who
+        counts[who] = len(counting.graphs)
+    assert counts == {"torchferro": 2, "torch.compile": 2}, counts
