@@ -181,3 +181,34 @@ def test_frozen_dataclasses_made_in_the_frame_key_dicts_and_sets():
     torch.testing.assert_close(got[0], want[0])
     assert got[1:] == want[1:] == (True, False)
     assert graphs == 1
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolKey:
+    size: int = 2
+    mode: str = "max"
+
+
+def pooled(x, key):
+    return x * (2.0 if key in {PoolKey(), PoolKey(3, "avg")} else 1.0)
+
+
+def test_membership_of_a_frozen_dataclass_argument_guards_its_fields_not_its_identity():
+    """`key in {...}` with a frozen dataclass argument: its type and fields are guarded, not
+    its identity (torch.compile hashes it by its fields: 1 graph for equal keys)."""
+    torchferro.compiler.reset()
+    calls = []
+
+    def backend(gm, example_inputs):
+        calls.append(gm)
+        return gm.forward
+
+    f = torchferro.compile(pooled, backend=backend, fullgraph=True)
+    x = torch.randn(3)
+    for key in (PoolKey(), PoolKey(), PoolKey(2, "max")):
+        torch.testing.assert_close(f(x, key), pooled(x, key))
+    assert len(calls) == 1
+    # A field that differs fails its guard: traced again, and the other branch's value.
+    for key in (PoolKey(3, "avg"), PoolKey(5), PoolKey(3, "max")):
+        torch.testing.assert_close(f(x, key), pooled(x, key))
+    assert len(calls) == 4

@@ -354,7 +354,9 @@ impl Frame<'_, '_> {
             let found = self.truth(&r)?;
             return Ok(Var::py_const(py, found != negate));
         }
-        self.tx.realize_identity(&lhs);
+        if !self.frozen_argument_by_fields(&lhs)? {
+            self.tx.realize_identity(&lhs);
+        }
         // Membership in a dict depends on its keys alone (guarded with the dict), not on the
         // identity of its values.
         if !matches!(rhs, Var::Dict(_)) {
@@ -388,6 +390,47 @@ impl Frame<'_, '_> {
             }
             _ => Err(TraceError::unsupported("`in` involving tensors")),
         }
+    }
+
+    /// A frozen dataclass argument (`frozen=True`, `eq=True`) whose fields are immutable
+    /// constants hashes and compares by those fields (its generated `__hash__`/`__eq__`): its
+    /// type and each field are guarded equal instead of its identity, so an equal key made anew
+    /// per call reuses the graph, as torch.compile's does. `false`: not such an argument (the
+    /// caller guards identity).
+    fn frozen_argument_by_fields(&mut self, v: &Var) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let Var::Py(obj, Some(source)) = v else {
+            return Ok(false);
+        };
+        let obj = obj.bind(py);
+        let Ok(params) = obj.get_type().getattr("__dataclass_params__") else {
+            return Ok(false);
+        };
+        if !params.getattr("frozen")?.is_truthy()? || !params.getattr("eq")?.is_truthy()? {
+            return Ok(false);
+        }
+        let mut fields = Vec::new();
+        for f in py
+            .import("dataclasses")?
+            .call_method1("fields", (obj,))?
+            .try_iter()?
+        {
+            let name: String = f?.getattr("name")?.extract()?;
+            let value = obj.getattr(name.as_str())?;
+            if !super::pyobj::is_immutable_const(&value) {
+                return Ok(false);
+            }
+            fields.push((name, value.unbind()));
+        }
+        self.tx.realize(v);
+        for (name, value) in fields {
+            self.tx.guards.add(
+                py,
+                &source.attr(py, &name),
+                crate::guards::Check::Equals(value),
+            );
+        }
+        Ok(true)
     }
 
     /// `x in (a, b, c)` over ints where a symbolic one takes part: a sequence compares item by
