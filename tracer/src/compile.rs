@@ -263,7 +263,11 @@ pub fn compile_frame(
         trace_time,
     ) {
         Ok(entry) => {
-            if let Some(site) = &break_site {
+            // A torch-free resume function is one torch.compile would not trace at all: its
+            // entry is kept (it made no op), but its break is no graph break of the program (a
+            // resume made at a `raise` re-raises at its first instruction: the record would
+            // repeat its parent's).
+            if let Some(site) = break_site.as_ref().filter(|_| !torch_free_resume) {
                 crate::log::graph_break(py, &info, site);
             }
             let entry = Arc::new(entry);
