@@ -120,6 +120,54 @@ fn embedding_plus_positions_fuses_and_checks_bounds() {
     assert!(c.run(&mut host, &[host_ids(&idv), w_t]).is_ok());
 }
 
+/// An embedding read by a row reduction and by a pointwise op (Llama's embedding, read by the
+/// RMSNorm and the residual add) is looked up once into a buffer: the gather, its range check
+/// and its error report are not repeated in each reader's kernel.
+#[test]
+fn embedding_with_two_readers_is_gathered_once() {
+    let mut g = Graph::new();
+    let ids = input(&mut g, "ids", DType::Int64, &[2, 5]);
+    let w = input(&mut g, "w", DType::Float32, &[7, 4]);
+    let e = g.call(
+        "embedding",
+        f("torch.nn.functional.embedding"),
+        vec![n(ids), n(w)],
+        vec![],
+        meta(DType::Float32, &[2, 5, 4]),
+    );
+    let s = call(&mut g, m("sum"), vec![n(e), Arg::Int(-1)], vec![]);
+    let y = call(
+        &mut g,
+        f("operator.add"),
+        vec![n(e), Arg::Float(1.0)],
+        vec![],
+    );
+    g.output(vec![n(s), n(y)]);
+    let c = compile(&g, &options()).unwrap();
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    let src = c.source();
+    assert_eq!(src.matches("tf_index_error, 1").count(), 1, "{src}");
+    let mut host = VecHost::new();
+    let idv = [0.0, 6.0, 3.0, 3.0, 1.0, 2.0, 5.0, 0.0, 4.0, 6.0];
+    let wv = values(28, 9);
+    let ids_t = host.tensor(DType::Int64, &[2, 5], &idv);
+    let w_t = host.tensor(DType::Float32, &[7, 4], &wv);
+    let out = c.run(&mut host, &[ids_t, w_t.clone()]).unwrap();
+    let (sums, plus) = (out[0].to_f64(), out[1].to_f64());
+    for (p, id) in idv.iter().enumerate() {
+        let row: Vec<f32> = (0..4).map(|d| wv[*id as usize * 4 + d] as f32).collect();
+        assert!((sums[p] - row.iter().sum::<f32>() as f64).abs() < 1e-5);
+        for d in 0..4 {
+            assert_eq!(plus[p * 4 + d], (row[d] + 1.0) as f64);
+        }
+    }
+    // Still checked: an id past the table is an error.
+    let mut bad = idv;
+    bad[3] = 7.0;
+    let r = c.run(&mut host, &[host_ids(&bad), w_t]);
+    assert!(matches!(r, Err(RunError::IndexOutOfRange)), "{:?}", r.err());
+}
+
 fn host_ids(v: &[f64]) -> inductor::testing::VecTensor {
     VecHost::new().tensor(DType::Int64, &[2, 5], v)
 }

@@ -495,7 +495,8 @@ impl<'g> Lowerer<'g> {
     /// Whether node `id`'s lazy value is written to a buffer where it is made rather than
     /// inlined into each reader. Inductor's rules: many readers or a large body; and, for a
     /// value with several readers, one of them reading memory (an extern GEMM or convolution,
-    /// through views), or a body costly to repeat (transcendental ops, many buffer reads). The
+    /// through views), or a body costly to repeat (transcendental ops, an indirect load, many
+    /// buffer reads). The
     /// last two keep a backward's `grad * gelu'(x)` from being computed once per GEMM and once
     /// more in the bias gradient's column sum.
     fn should_realize(&self, id: NodeId, t: &TensorVal) -> bool {
@@ -692,7 +693,8 @@ impl<'g> Lowerer<'g> {
 
 /// Whether inlining `t`'s body into each of several readers costs more than reading it from
 /// memory: a transcendental op (Inductor's CPU rule names `exp` and `sigmoid`; `erf`, `tanh`,
-/// `log` and `pow` cost as much in C), or more than [`REALIZE_READS`] buffers read.
+/// `log` and `pow` cost as much in C), an indirect (gather) load, or more than
+/// [`REALIZE_READS`] buffers read.
 fn costly_to_repeat(t: &TensorVal) -> bool {
     use crate::ir::{BinOp, UnOp, Val};
     let mut b = BodyBuilder::new(t.sizes.clone());
@@ -721,6 +723,10 @@ fn costly_to_repeat(t: &TensorVal) -> bool {
                 | UnOp::Erf
         ),
         Val::Binary(op, ..) => matches!(op, BinOp::Pow | BinOp::Atan2),
+        // A data-dependent load repeats its position load, range check and error report in
+        // every reader (Llama's embedding, read by each RMSNorm and the residual add): Inductor
+        // stores an indirectly indexed value once rather than recomputing it.
+        Val::Gather { .. } => true,
         _ => false,
     });
     if heavy {
