@@ -854,3 +854,32 @@ fn from_param_or_buffer_dict(py: Python<'_>, source: &Source) -> bool {
         _ => false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(k: u32) -> SymExpr {
+        SymExpr::symbol(k)
+    }
+
+    fn c(v: i64) -> SymExpr {
+        SymExpr::constant(v)
+    }
+
+    #[test]
+    fn an_equality_of_one_symbol_and_a_constant_pins_it() {
+        let eq = |l: SymExpr, r: SymExpr| pinned_value(&Relation::new(l, RelOp::Eq, r));
+        assert_eq!(eq(s(0), c(32)), Some((0, 32)));
+        assert_eq!(eq(c(32), s(1)), Some((1, 32)));
+        // 2 * s0 + 1 == 9
+        assert_eq!(eq(s(0).mul_const(2).add_const(1), c(9)), Some((0, 4)));
+        // Not one value of one symbol: two symbols, a product, a quotient, no integer root.
+        assert_eq!(eq(s(0), s(1)), None);
+        assert_eq!(eq(s(0).mul(&s(1)), c(6)), None);
+        assert_eq!(eq(s(0).mul(&s(0)), c(16)), None);
+        assert_eq!(eq(s(0).floordiv(&c(2)), c(3)), None);
+        assert_eq!(eq(s(0).mul_const(2), c(9)), None);
+        assert_eq!(pinned_value(&Relation::new(s(0), RelOp::Ne, c(32))), None);
+    }
+}
