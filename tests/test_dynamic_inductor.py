@@ -118,16 +118,14 @@ def fresh_cache(monkeypatch):
     monkeypatch.setenv("TORCHFERRO_CACHE_DIR", tempfile.mkdtemp(prefix="tf-dyn-"))
 
 
-# C compiles over SIZES: one each. The graphs the symbolic lowering takes (all but the GPT-2
-# block, whose layer norm's constant `normalized_shape` meets a symbolic width under
-# `dynamic=True`) are lowered once and built at every size (`Prepared::build_at`); the block
-# takes the fitted templates (`inductor::param`). `views` slices `c[: B // 2 + 1]`: its
-# bound is symbolic, so no size (2 included) simplifies differently.
+# C compiles over SIZES: one each. Every graph here is lowered symbolically once and built at
+# every size (`Prepared::build_at`); the GPT-2 block too, since its width's symbol, which its
+# layer norm's constant `normalized_shape` needs equal to 32, is replaced by 32 (a replacement
+# by a constant). `views` slices `c[: B // 2 + 1]`: its bound is symbolic, so no size (2
+# included) simplifies differently.
 C_COMPILES = {name: 1 for name in PROGRAMS}
-# Graphs the symbolic lowering declines, with the reason it logs.
-DECLINED = {
-    "gpt2_block": "layer_norm (layer_norm): normalized_shape does not match the input",
-}
+# Graphs the symbolic lowering declines, with the reason it logs (none now).
+DECLINED: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))

@@ -203,18 +203,24 @@ def test_a_declined_graph_keeps_eager_values(fresh_cache, caplog):
     assert graphs == 1 and len(torchferro.compiler.cache_entries(f)) == 1
 
 
-def test_a_lowering_that_reads_constant_sizes_declines(caplog):
-    """``max_pool2d`` reads its input's sizes as constants (``TensorVal::csizes``): over a
-    symbolic height it declines (a ``Decline``, caught where the node is lowered, printed by
-    no panic hook), and the graph keeps eager's values."""
+def test_a_size_an_op_specializes_is_a_constant_in_the_graph(caplog):
+    """``max_pool2d`` has no symbolic shape rule: the trace specializes the sizes it reads
+    (guarded equal to their hints) and, as torch's replacement by a constant, writes them as
+    those constants, so each graph is static (``[1, 2, n, 6]``) and reaches the inductor's
+    static path, not a symbolic lowering that would decline at the pooling's constant sizes
+    (``TensorVal::csizes``; it did before the replacements). Values are eager's."""
     with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
-        _run(pooled, lambda n: (R(1, 2, n, 6),), sizes=[4, 5, 8])
+        f, _, _ = _run(pooled, lambda n: (R(1, 2, n, 6),), sizes=[4, 5, 8])
     log = inductor_log(caplog.records)
-    assert (
-        "dynamic graph: symbolic lowering declined (graph not supported by the inductor: "
-        "torch.nn.functional.max_pool2d (max_pool2d): symbolic sizes: the lowering needs "
-        "concrete sizes); fitting kernels over sizes"
-    ) in log, log
+    assert not any("symbolic lowering" in m for m in log), log
+    graphs = sorted(e["graph"] for e in torchferro.compiler.cache_entries(f))
+    assert [
+        n for n in (4, 5, 8) if any(f"# l_x: f32[1, 2, {n}, 6]" in g for g in graphs)
+    ] == [
+        4,
+        5,
+        8,
+    ], graphs
 
 
 def test_symbolic_path_off_fits_templates(fresh_cache, monkeypatch, caplog):

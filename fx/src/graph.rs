@@ -134,7 +134,7 @@ impl Arg {
 
 impl Arg {
     /// Replaces every use of `old` with the argument `new`; returns how many were replaced.
-    fn replace_node_with(&mut self, old: NodeId, new: &Arg) -> usize {
+    pub fn replace_node_with(&mut self, old: NodeId, new: &Arg) -> usize {
         match self {
             Arg::Node(n) if *n == old => {
                 *self = new.clone();

@@ -99,6 +99,10 @@ pub struct OutputGraph {
     pub inference_levels: Vec<InferenceLevel>,
     /// Dynamic shapes: the size symbols of the inputs and the relations the trace relied on.
     pub shapes: crate::guards::ShapeEnv,
+    /// Symbolic int nodes (`x.size(2)` read as `s2`) whose value a replacement by a constant
+    /// made known (`s2 == 32`): their uses take the constant before the graph is handed on
+    /// ([`OutputGraph::fold_replaced_sizes`]).
+    pub(crate) folded: Vec<(NodeId, i64)>,
     /// The default dtype the traced code set (a `torch.dtype`), once it set one: ops after it
     /// read it instead of the entry state, and their metadata is inferred under it.
     traced_default_dtype: Option<Py<PyAny>>,
@@ -142,6 +146,7 @@ impl OutputGraph {
             sites: Default::default(),
             metas: Default::default(),
             shapes: Default::default(),
+            folded: Vec::new(),
             traced_default_dtype: None,
         }
     }
@@ -241,9 +246,19 @@ impl OutputGraph {
         name_hint: &str,
         target: Target,
         callable: Option<&Bound<'_, PyAny>>,
-        args: Vec<Arg>,
-        kwargs: Vec<(String, Arg)>,
+        mut args: Vec<Arg>,
+        mut kwargs: Vec<(String, Arg)>,
     ) -> Result<(NodeId, NodeMeta), TraceError> {
+        // A symbolic int the frame read before its symbol was replaced by a constant is that
+        // constant (`split(C)` after `s2 == 32`): the call sees a plain int.
+        for (id, c) in &self.folded {
+            let c = Arg::Int(*c);
+            args.iter_mut()
+                .chain(kwargs.iter_mut().map(|(_, a)| a))
+                .for_each(|a| {
+                    a.replace_node_with(*id, &c);
+                });
+        }
         if fx::infer::has_symbolic_arg(&self.graph, &args, &kwargs) {
             return self.call_symbolic(py, name_hint, target, callable, args, kwargs);
         }

@@ -10,7 +10,10 @@
 //! or a mark get a symbol each (`DimDynamic.DYNAMIC`); a branch on a size, or an op's
 //! requirement on sizes, becomes a relation guard. An equality between two symbols that an op
 //! or a branch needs is guarded and *replaces* one symbol by the other (torch's replacements):
-//! later metadata names only the representative ([`ShapeEnv::canon`]).
+//! later metadata names only the representative ([`ShapeEnv::canon`]). An equality between a
+//! symbol and a constant (a branch `x.size(2) == 32`, an op that needs the size, a specialized
+//! size) is guarded and replaces the symbol by the constant the same way, so later metadata
+//! carries the constant (torch's replacements by constants).
 
 use pyo3::prelude::*;
 
@@ -69,6 +72,12 @@ pub struct ShapeEnv {
     /// on (torch's replacements). Kept apart from `relations`, which are in the
     /// representatives only (the inductor's templates move the representatives alone).
     pub equal: Vec<(u32, u32, Option<Location>)>,
+    /// Symbols guarded equal to a constant, `(k, c)`: `k == c`, and `k` is written `c` from
+    /// then on (torch's replacements by constants). Guards apart from `relations`, which the
+    /// replacement decides (`s2 == 32` in representatives is `32 == 32`).
+    pub fixed: Vec<(u32, i64, Option<Location>)>,
+    /// `value[k]`: the constant representative `k` stands for, if it was replaced by one.
+    value: Vec<Option<i64>>,
     /// `same[k]`: the symbol standing for `k` (itself unless unified).
     same: Vec<u32>,
     /// A unification happened since the graph's metadata was last rewritten.
@@ -109,6 +118,7 @@ impl ShapeEnv {
     fn push(&mut self, info: SymbolInfo) -> SymExpr {
         self.symbols.push(info);
         self.same.push(self.symbols.len() as u32 - 1);
+        self.value.push(None);
         SymExpr::symbol(self.symbols.len() as u32 - 1)
     }
 
@@ -158,15 +168,31 @@ impl ShapeEnv {
             .collect()
     }
 
-    /// `e` over representatives only.
+    /// The constant symbol `k` was replaced by, if any (through its representative).
+    pub fn value_of(&self, k: u32) -> Option<i64> {
+        self.value.get(self.rep(k) as usize).copied().flatten()
+    }
+
+    /// What symbol `k` is written as: its constant, or its representative (`None`: itself).
+    pub fn replacement(&self, k: u32) -> Option<SymExpr> {
+        if let Some(c) = self.value_of(k) {
+            return Some(SymExpr::constant(c));
+        }
+        let r = self.rep(k);
+        (r != k).then(|| SymExpr::symbol(r))
+    }
+
+    /// Whether any symbol is written otherwise (a replacement by a symbol or a constant).
+    pub fn has_replacements(&self) -> bool {
+        !self.equal.is_empty() || !self.fixed.is_empty()
+    }
+
+    /// `e` over representatives only, with symbols replaced by constants folded in.
     pub fn canon(&self, e: &SymExpr) -> SymExpr {
-        if self.equal.is_empty() {
+        if !self.has_replacements() {
             return e.clone();
         }
-        e.substitute(&|k| {
-            let r = self.rep(k);
-            (r != k).then(|| SymExpr::symbol(r))
-        })
+        e.substitute(&|k| self.replacement(k))
     }
 
     fn canon_relation(&self, r: &Relation) -> Relation {
@@ -183,6 +209,10 @@ impl ShapeEnv {
         }
         let (lo, hi) = (ra.min(rb), ra.max(rb));
         self.same[hi as usize] = lo;
+        // A constant either stood for is the class's (equal hints: the same constant).
+        if self.value[lo as usize].is_none() {
+            self.value[lo as usize] = self.value[hi as usize];
+        }
         let (min, max) = (self.symbols[hi as usize].min, self.symbols[hi as usize].max);
         let r = &mut self.symbols[lo as usize];
         r.min = r.min.max(min);
@@ -191,13 +221,35 @@ impl ShapeEnv {
             (x, y) => x.or(y),
         };
         self.equal.push((hi, lo, origin));
-        // The relations so far, in representatives.
+        self.recanon();
+        true
+    }
+
+    /// The relations so far, rewritten after a replacement (those it decides are dropped;
+    /// one that now pins a symbol to a constant becomes a replacement in turn).
+    fn recanon(&mut self) {
         let old = std::mem::take(&mut self.relations);
         for (r, o) in old {
             let r = self.canon_relation(&r);
             self.add_relation(r, o);
         }
         self.dirty = true;
+    }
+
+    /// Guards `k == c` (`c` is `k`'s hint) and writes `k` as `c` from now on (torch's
+    /// replacement by a constant: later shape inference and the graph's metadata see the
+    /// constant, so a constant `normalized_shape` or weight meets a constant width). `false`
+    /// when `k` stands for a constant already or its hint is not `c`.
+    pub fn fix(&mut self, k: u32, c: i64, origin: Option<Location>) -> bool {
+        let r = self.rep(k);
+        let s = &self.symbols[r as usize];
+        if self.value[r as usize].is_some() || s.hint != c {
+            return false;
+        }
+        // (Its bounds stay: they are guards of their own, and the failing one is the reason.)
+        self.value[r as usize] = Some(c);
+        self.fixed.push((r, c, origin));
+        self.recanon();
         true
     }
 
@@ -260,10 +312,18 @@ impl ShapeEnv {
 
     /// Records that the trace relies on `r` (which holds at the hints). Relations that hold
     /// for every size, or are already recorded, are dropped.
+    ///
+    /// An equality that pins one symbol to a constant (`s2 == 32`, `2 * s0 + 1 == 9`) is not
+    /// kept as a relation: the symbol is replaced by the constant ([`ShapeEnv::fix`]).
     pub fn add_relation(&mut self, r: Relation, origin: Option<Location>) {
         let r = self.canon_relation(&r);
         if r.decided() == Some(true) || self.relations.iter().any(|(x, _)| *x == r) {
             return;
+        }
+        if let Some((k, c)) = pinned_value(&r) {
+            if self.fix(k, c, origin.clone()) {
+                return;
+            }
         }
         // Implied by the symbols' own lower bounds (every symbol is at least 2).
         if r.implied(&|k| self.symbols[k as usize].min) {
@@ -287,7 +347,7 @@ impl ShapeEnv {
         if answer == (op == RelOp::Eq) && matches!(op, RelOp::Eq | RelOp::Ne) {
             if let (Some(a), Some(b)) = (lhs.as_symbol(), rhs.as_symbol()) {
                 if self.unify(a, b, origin.clone()) {
-                    return Some(true);
+                    return Some(answer);
                 }
             }
         }
@@ -308,12 +368,40 @@ impl ShapeEnv {
                 o.clone(),
             )
         });
+        let fixed = self.fixed.iter().map(|(k, c, o)| {
+            (
+                Relation::new(SymExpr::symbol(*k), RelOp::Eq, SymExpr::constant(*c)),
+                o.clone(),
+            )
+        });
         ShapeGuards {
             symbols: self.symbols.clone(),
             duck: self.duck.clone(),
-            relations: equal.chain(self.relations.iter().cloned()).collect(),
+            relations: equal
+                .chain(fixed)
+                .chain(self.relations.iter().cloned())
+                .collect(),
         }
     }
+}
+
+/// `(k, c)` when the equality `r` holds for one value `c` of its one symbol `k` alone: `r` is
+/// `a * k + b == 0` after moving every term to one side, with `a` dividing `-b`.
+fn pinned_value(r: &Relation) -> Option<(u32, i64)> {
+    if r.op != RelOp::Eq {
+        return None;
+    }
+    let [k] = r.symbols()[..] else {
+        return None;
+    };
+    let d = r.lhs.sub(&r.rhs);
+    let at = |v: i64| d.eval(&|_| v);
+    let b = at(0)?;
+    let a = at(1)? - b;
+    if a == 0 || b % a != 0 || d != SymExpr::symbol(k).mul_const(a).add_const(b) {
+        return None;
+    }
+    Some((k, -b / a))
 }
 
 /// The shape guards of a cache entry.
@@ -765,4 +853,33 @@ fn from_param_or_buffer_dict(py: Python<'_>, source: &Source) -> bool {
         }
         _ => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(k: u32) -> SymExpr {
+        SymExpr::symbol(k)
+    }
+
+    fn c(v: i64) -> SymExpr {
+        SymExpr::constant(v)
+    }
+
+    #[test]
+    fn an_equality_of_one_symbol_and_a_constant_pins_it() {
+        let eq = |l: SymExpr, r: SymExpr| pinned_value(&Relation::new(l, RelOp::Eq, r));
+        assert_eq!(eq(s(0), c(32)), Some((0, 32)));
+        assert_eq!(eq(c(32), s(1)), Some((1, 32)));
+        // 2 * s0 + 1 == 9
+        assert_eq!(eq(s(0).mul_const(2).add_const(1), c(9)), Some((0, 4)));
+        // Not one value of one symbol: two symbols, a product, a quotient, no integer root.
+        assert_eq!(eq(s(0), s(1)), None);
+        assert_eq!(eq(s(0).mul(&s(1)), c(6)), None);
+        assert_eq!(eq(s(0).mul(&s(0)), c(16)), None);
+        assert_eq!(eq(s(0).floordiv(&c(2)), c(3)), None);
+        assert_eq!(eq(s(0).mul_const(2), c(9)), None);
+        assert_eq!(pinned_value(&Relation::new(s(0), RelOp::Ne, c(32))), None);
+    }
 }

@@ -243,7 +243,7 @@ impl OutputGraph {
                 .any(|&n| matches!(self.graph.node(n).meta, NodeMeta::Tensor(_)))
         };
         // (Autocast casts tensor inputs: an op without one, a factory, is unchanged by it.)
-        let meta = if self.any_autocast() && tensor_input {
+        let mut meta = if self.any_autocast() && tensor_input {
             let at_hints = self
                 .eval_on_meta(py, &target, callable, &args, &kwargs, &hints, true)
                 .map_err(|e| {
@@ -266,6 +266,8 @@ impl OutputGraph {
             meta
         };
         if self.shapes.dirty {
+            // The op's own relations may have replaced a symbol (`s2 == 32`): its result too.
+            meta = self.canon_meta(&meta);
             self.apply_replacements();
         }
         let node = self
@@ -277,28 +279,47 @@ impl OutputGraph {
         Ok((node, meta))
     }
 
-    /// `meta` over the shape environment's representatives.
+    /// `meta` over the shape environment's representatives, with symbols replaced by
+    /// constants written as those constants (a `Dim::Known`, a plain `Int`).
     pub(crate) fn canon_meta(&self, meta: &NodeMeta) -> NodeMeta {
-        if self.shapes.equal.is_empty() {
+        if !self.shapes.has_replacements() {
             return meta.clone();
         }
-        fx::infer::substitute_meta(meta, &|k| {
-            let r = self.shapes.rep(k);
-            (r != k).then(|| fx::SymExpr::symbol(r))
-        })
+        fx::infer::substitute_meta(meta, &|k| self.shapes.replacement(k))
     }
 
     /// Rewrites every node's metadata over the representatives after a unification (an op
-    /// or a branch guarded `s1 == s0`): later rules and the backends see one symbol, and the
-    /// placeholders' sizes name it where it is read.
+    /// or a branch guarded `s1 == s0`) or a replacement by a constant (`s2 == 32`): later
+    /// rules and the backends see one symbol, or the constant, and the placeholders' sizes
+    /// name what is read (a placeholder `[s0, s1, 32]`: that dimension is static, checked by
+    /// the shape guard `L['x'].size(2) == 32`).
     pub(crate) fn apply_replacements(&mut self) {
         self.shapes.dirty = false;
         let ids: Vec<NodeId> = self.graph.nodes().map(|(id, _)| id).collect();
         for id in ids {
-            let meta = self.canon_meta(&self.graph.node(id).meta);
+            let old = &self.graph.node(id).meta;
+            let meta = self.canon_meta(old);
+            if let (NodeMeta::SymInt(_), NodeMeta::Int(c)) = (old, &meta) {
+                self.folded.push((id, *c));
+            }
             self.graph.node_mut(id).meta = meta;
         }
         // Meta tensors made at the old sizes stay right: the sizes are equal at the hints.
+    }
+
+    /// Gives every use of a symbolic int that a replacement by a constant made known (`C`
+    /// of `B, T, C = x.shape`, read before a layer norm guarded `s2 == 32`) the constant, so
+    /// the node that read it is dead (the backends see `split(h, 32)`, as torch's graph does
+    /// once its replacement is known). One the graph returns stays a node.
+    pub(crate) fn fold_replaced_sizes(&mut self) {
+        let output = self.graph.output_node();
+        for (id, c) in std::mem::take(&mut self.folded) {
+            if !self.graph.contains(id) || output.is_some_and(|o| self.graph.users(id).contains(&o))
+            {
+                continue;
+            }
+            self.graph.replace_all_uses_with_arg(id, &Arg::Int(c));
+        }
     }
 
     /// The result metadata of `target(args)` with the symbols at `point`, from meta tensors
