@@ -20,24 +20,13 @@ import pytest
 import torch
 import torch._dynamo
 import torch.nn as nn
-import torch.nn.functional as F
 
 import torchferro
 import torchferro.compiler
 from programs.counting import Count
-from programs.dynamic import Block, inductor_log
+from programs.dynamic import same_values as _same, Block, inductor_log
 
 R = torch.randn
-
-
-def _flat(v):
-    return v if isinstance(v, (tuple, list)) else (v,)
-
-
-def _same(a, b):
-    for x, y in zip(_flat(a), _flat(b), strict=True):
-        assert x.shape == y.shape and x.dtype == y.dtype, (x.shape, y.shape)
-        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-5)
 
 
 def _run(fn, inputs, **kw):

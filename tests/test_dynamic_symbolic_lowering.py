@@ -22,22 +22,12 @@ import torch._dynamo
 import torch.nn.functional as F
 import torchferro
 import torchferro.compiler
-from programs.dynamic import inductor_log
+from programs.dynamic import same_values as _same, inductor_log
 from torchferro import _C
 from programs.counting import Count
 
 R = torch.randn
 SIZES = list(range(2, 65))
-
-
-def _flat(v):
-    return v if isinstance(v, (tuple, list)) else (v,)
-
-
-def _same(a, b):
-    for x, y in zip(_flat(a), _flat(b), strict=True):
-        assert x.shape == y.shape and x.dtype == y.dtype, (x.shape, y.shape)
-        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-5)
 
 
 def _c_compiles():

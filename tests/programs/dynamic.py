@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import nn
 
@@ -34,3 +35,12 @@ class Block(nn.Module):
 def inductor_log(records) -> list[str]:
     """The messages of ``torchferro.inductor`` log records (what ``caplog`` captured)."""
     return [r.getMessage() for r in records if r.name == "torchferro.inductor"]
+
+
+def same_values(a, b):
+    """A compiled result (a tensor or a sequence of them) against eager's: shapes and dtypes
+    exact, values within float32 rounding."""
+    flat = lambda v: v if isinstance(v, (tuple, list)) else (v,)  # noqa: E731
+    for x, y in zip(flat(a), flat(b), strict=True):
+        assert x.shape == y.shape and x.dtype == y.dtype, (x.shape, y.shape)
+        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-5)

@@ -403,10 +403,7 @@ impl Frame<'_, '_> {
             return Ok(false);
         };
         let obj = obj.bind(py);
-        let Ok(params) = obj.get_type().getattr("__dataclass_params__") else {
-            return Ok(false);
-        };
-        if !params.getattr("frozen")?.is_truthy()? || !params.getattr("eq")?.is_truthy()? {
+        if !super::vars::hashes_by_fields(obj.get_type().as_any())? {
             return Ok(false);
         }
         let mut fields = Vec::new();

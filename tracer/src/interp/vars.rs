@@ -1470,10 +1470,7 @@ pub(crate) fn frozen_value_key(py: Python<'_>, v: &Var) -> PyResult<Option<Py<Py
         return Ok(None);
     };
     let cls = o.cls.bind(py);
-    let Ok(params) = cls.getattr("__dataclass_params__") else {
-        return Ok(None);
-    };
-    if !params.getattr("frozen")?.is_truthy()? || !params.getattr("eq")?.is_truthy()? {
+    if !hashes_by_fields(cls)? {
         return Ok(None);
     }
     let object = py.import("builtins")?.getattr("object")?;
@@ -1489,4 +1486,13 @@ pub(crate) fn frozen_value_key(py: Python<'_>, v: &Var) -> PyResult<Option<Py<Py
         setattr.call1((&inst, name.as_str(), value))?;
     }
     Ok(Some(inst.unbind()))
+}
+
+/// Whether instances of `cls` hash and compare by their fields: a dataclass with `frozen=True`
+/// and `eq=True` (its generated `__hash__`/`__eq__`).
+pub(crate) fn hashes_by_fields(cls: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(params) = cls.getattr("__dataclass_params__") else {
+        return Ok(false);
+    };
+    Ok(params.getattr("frozen")?.is_truthy()? && params.getattr("eq")?.is_truthy()?)
 }

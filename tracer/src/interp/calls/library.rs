@@ -10,6 +10,7 @@ use crate::error::TraceError;
 use crate::guards::Check;
 use crate::interp::vars::Var;
 use crate::interp::Frame;
+use crate::source::Source;
 
 /// Read-only methods of builtin bases (`dict`, `object`) that `super().name(...)` may run for
 /// real on a known object.
@@ -322,6 +323,28 @@ impl Frame<'_, '_> {
         Ok(Some(Var::Py(member.unbind(), None)))
     }
 
+    /// The class of an instance (a tracked object, or a Python value whose type is guarded),
+    /// with the tracked object's class source; `None` for a class or any other value.
+    fn instance_class(&mut self, obj: &Var) -> Option<(Py<PyAny>, Option<Source>)> {
+        let py = self.tx.py;
+        match obj {
+            Var::Object(o) => Some((o.cls.clone_ref(py).into_any(), o.cls_src.clone())),
+            Var::Py(o, src) => {
+                let o = o.bind(py);
+                if o.is_instance_of::<PyType>() {
+                    return None;
+                }
+                if let Some(s) = src {
+                    self.tx
+                        .guards
+                        .add(py, s, Check::Type(o.get_type().unbind()));
+                }
+                Some((o.get_type().into_any().unbind(), None))
+            }
+            _ => None,
+        }
+    }
+
     /// `dataclasses.asdict(obj)` / `astuple(obj)` of a dataclass instance, as the library builds
     /// them: each field read (guarded as any attribute read), a nested dataclass, list, tuple or
     /// dict converted in turn, an immutable value kept (the library's `copy.deepcopy` of it is
@@ -329,22 +352,10 @@ impl Frame<'_, '_> {
     /// where `obj` is no dataclass instance.
     fn dataclass_items(&mut self, obj: &Var, as_tuple: bool) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let cls = match obj {
-            Var::Object(o) => o.cls.bind(py).clone(),
-            Var::Py(o, src) => {
-                let o = o.bind(py);
-                if o.is_instance_of::<PyType>() {
-                    return Ok(None);
-                }
-                if let Some(s) = src {
-                    self.tx
-                        .guards
-                        .add(py, s, Check::Type(o.get_type().unbind()));
-                }
-                o.get_type().into_any()
-            }
-            _ => return Ok(None),
+        let Some((cls, _)) = self.instance_class(obj) else {
+            return Ok(None);
         };
+        let cls = cls.bind(py);
         if !cls.hasattr("__dataclass_fields__")? {
             return Ok(None);
         }
@@ -421,22 +432,10 @@ impl Frame<'_, '_> {
         changes: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let (cls, cls_src) = match obj {
-            Var::Object(o) => (o.cls.bind(py).clone(), o.cls_src.clone()),
-            Var::Py(o, src) => {
-                let o = o.bind(py);
-                if o.is_instance_of::<PyType>() {
-                    return Ok(None);
-                }
-                if let Some(s) = src {
-                    self.tx
-                        .guards
-                        .add(py, s, Check::Type(o.get_type().unbind()));
-                }
-                (o.get_type().into_any(), None)
-            }
-            _ => return Ok(None),
+        let Some((cls, cls_src)) = self.instance_class(obj) else {
+            return Ok(None);
         };
+        let cls = cls.bind(py);
         let Ok(fields) = cls.getattr("__dataclass_fields__") else {
             return Ok(None);
         };
@@ -467,7 +466,7 @@ impl Frame<'_, '_> {
                 kwargs.push((name, v));
             }
         }
-        let cls_var = Var::Py(cls.unbind(), cls_src);
+        let cls_var = Var::Py(cls.clone().unbind(), cls_src);
         Ok(Some(self.call(cls_var, vec![], kwargs)?))
     }
 
