@@ -71,12 +71,24 @@ def _flat(v):
     return v if isinstance(v, tuple) else (v,)
 
 
-def _same(got, want):
-    got, want = _flat(got), _flat(want)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
+def _same(got, want, ref64):
+    """Within 1e-5 of eager, or, where eager itself is that far off, no further from the
+    float64 result than eager is (torch's accuracy rule, ``same(..., fp64_ref=)``: twice
+    eager's error plus a tenth of the tolerance). A chain such as ``x + x.sum()`` then
+    ``layer_norm`` cancels the sum's last bit into 1e-5 of the output: eager is 2.1e-5 off
+    float64 there, and a correct kernel can sit 1.7e-5 from eager."""
+    got, want, ref64 = _flat(got), _flat(want), _flat(ref64)
+    assert len(got) == len(want) == len(ref64)
+    for g, w, r in zip(got, want, ref64):
         assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape)
-        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, equal_nan=True)
+        try:
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, equal_nan=True)
+        except AssertionError:
+            assert torch.equal(g.isfinite(), w.isfinite())
+            finite = r.isfinite() & w.isfinite()
+            ours = (g.double() - r)[finite].abs().max().item()
+            eager = (w.double() - r)[finite].abs().max().item()
+            assert ours <= 2 * eager + 1e-6, (ours, eager)
 
 
 shape = st.tuples(st.integers(1, 64), st.integers(1, 64))
@@ -109,8 +121,9 @@ def _run(steps, ret, shapes, caplog, say=lambda _: None):
                 x = torch.randn(n, m, generator=gen)
                 w = torch.randn(m, generator=gen)
                 want = program(x, w)
-                _same(t(x, w), want)
-                _same(f(x, w), want)
+                ref64 = program(x.double(), w.double())
+                _same(t(x, w), want, ref64)
+                _same(f(x, w), want, ref64)
         entries = torchferro.compiler.cache_entries(f)
     finally:
         torch._dynamo.reset()
@@ -147,6 +160,9 @@ def _run(steps, ret, shapes, caplog, say=lambda _: None):
 # CI's find (session 15): a whole-tensor float sum of 1127 values accumulated one by one in
 # float was 1.5e-5 off eager's (torch sums in cascade); such sums now accumulate in double.
 @example(steps=[10, 10, 10], ret=0, shapes=[(1, 1), (23, 49)])
+# CI's find (session 16): the sum shifts every element by ~35, layer_norm cancels it; ours is
+# 1.0e-5 from the float64 result, eager 2.1e-5, the two 1.7e-5 apart (see `_same`).
+@example(steps=[10, 6], ret=0, shapes=[(1, 1), (15, 34)])
 def test_generated_programs_match_eager_and_torch_compile_counts(
     steps, ret, shapes, caplog, fresh_cache
 ):
