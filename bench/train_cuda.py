@@ -75,6 +75,40 @@ def timed(fn, *args):
     return r, (time.perf_counter() - t0) * 1e3
 
 
+def profile(step, ids, name: str, out: str) -> None:
+    """Where a step's time goes: kernels by GPU time, ops by host time, and the launch count."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    os.makedirs(out, exist_ok=True)
+    torch.cuda.synchronize()
+    with torch_profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    ) as prof:
+        for _ in range(2):
+            step(ids)
+        torch.cuda.synchronize()
+    events = prof.key_averages()
+    launches = sum(
+        e.count
+        for e in events
+        if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx")
+    )
+    with open(os.path.join(out, f"profile-{name}.txt"), "w") as f:
+        f.write(f"{name}: 2 steps, kernel launches {launches}\n\n")
+        f.write(
+            events.table(
+                sort_by="self_cuda_time_total", row_limit=45, max_name_column_width=90
+            )
+        )
+        f.write("\n\n")
+        f.write(
+            events.table(
+                sort_by="self_cpu_time_total", row_limit=30, max_name_column_width=90
+            )
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=8)
@@ -82,6 +116,12 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--only", default="eager,torchferro,torch.compile")
     ap.add_argument("--amp", action="store_true")
+    ap.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="after timing, profile 2 steps of each variant with torch.profiler and write "
+        "DIR/profile-NAME.txt (ops and kernels by self CUDA time, then by self CPU time)",
+    )
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -118,6 +158,8 @@ def main() -> None:
         torch.cuda.reset_peak_memory_stats()
         times = [timed(step, ids)[1] for _ in range(a.steps)]
         peak = torch.cuda.max_memory_allocated() - before
+        if a.profile:
+            profile(step, ids, name, a.profile)
         extra = ""
         if name == "torchferro":
             from torchferro import _aot
