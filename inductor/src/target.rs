@@ -201,6 +201,9 @@ pub struct CudaPolicy {
     /// elements), a warp each: one-warp blocks would cap an SM at a quarter of its threads (32
     /// blocks at most). 0 or 1: one row per block.
     pub warp_rows: u32,
+    /// Threads per row of a column kernel (a reduction over leading dims, tiles of 32 rows;
+    /// see `codegen::cuda::columns`); below 2, one thread per row.
+    pub column_threads: u32,
 }
 
 impl Default for CudaPolicy {
@@ -230,6 +233,8 @@ impl CudaPolicy {
             // 132 SMs, four 512-thread blocks each: two waves.
             split_blocks: 1024,
             warp_rows: 8,
+            // 256-thread blocks: 32 rows by 8 threads each.
+            column_threads: 8,
         }
     }
 

@@ -206,6 +206,51 @@ fn few_long_rows_split_and_compile() {
     assert!(!c.source.contains("tf_cnt_"), "{}", c.source);
 }
 
+/// Reductions over leading dims (a bias gradient's `sum(0)`) run on tiles of 32 columns with 8
+/// threads each, split along the reduced space when the tiles are few; a later stage over the
+/// reduced space keeps the tile whole, and a short reduced space keeps a thread per column.
+#[test]
+fn column_reductions_tile_and_split() {
+    use inductor::schedule::KernelId;
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[8192, 768]);
+    let h = input(&mut g, "h", DType::BFloat16, &[4096, 3072]);
+    let s = call(&mut g, m("sum"), vec![n(x), Arg::Int(0)], vec![]);
+    let mh = call(&mut g, m("mean"), vec![n(h), Arg::Int(0)], vec![]);
+    g.output(vec![n(s), n(mh)]);
+    let Some(c) = cuda(&g) else { return };
+    assert_eq!(
+        c.source.matches("atomicAdd(&tf_ccnt_").count(),
+        2,
+        "{}",
+        c.source
+    );
+    let shapes: Vec<(u32, u32)> = c.kernels.iter().map(|k| (k.grid, k.block)).collect();
+    // 768 columns: 24 tiles, 1024 / 24 = 42 parts (8192 / 64 = 128 would allow more);
+    // 3072 columns: 96 tiles, 10 parts.
+    assert!(shapes.contains(&(24 * 42, 256)), "{shapes:?}\n{}", c.source);
+    assert!(shapes.contains(&(96 * 10, 256)), "{shapes:?}");
+
+    // x.var(0): the squared deviations are a second pass over the column, so no split.
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[1000, 300]);
+    let y = call(&mut g, m("var"), vec![n(x), Arg::Int(0)], vec![]);
+    g.output(vec![n(y)]);
+    let Some(c) = cuda(&g) else { return };
+    assert!(c.source.contains("tf_col"), "{}", c.source);
+    assert!(!c.source.contains("tf_ccnt_"), "{}", c.source);
+    let k = &c.kernels[KernelId::new(0)];
+    assert_eq!((k.grid, k.block), (10, 256), "{}", c.source);
+
+    // Three rows reduced: a thread per column walks them.
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[3, 100_000]);
+    let s = call(&mut g, m("sum"), vec![n(x), Arg::Int(0)], vec![]);
+    g.output(vec![n(s)]);
+    let Some(c) = cuda(&g) else { return };
+    assert!(!c.source.contains("tf_col"), "{}", c.source);
+}
+
 #[test]
 fn pointwise_layouts_and_dtypes_compile() {
     let mut g = Graph::new();

@@ -8,8 +8,10 @@
 //!   [`CudaPolicy::vector`] consecutive elements of its (planned, merged) loop nest, flattened,
 //!   in a grid-stride loop; a chunk's loads, arithmetic and stores are three lane loops;
 //! - a reduction over leading dims ([`KernelShape::Blocked`]: memory is contiguous along the
-//!   rows, not along the reduced dims) is one thread per row, each walking its row's reduced
-//!   space in order, so a warp reads 32 neighbouring elements at each step (coalesced);
+//!   rows, not along the reduced dims) runs on tiles of 32 rows with several threads per row
+//!   ([`columns`]: a warp reads 32 neighbouring elements at each step, coalesced), split over
+//!   blocks along the reduced space when the tiles are few; a short reduced space keeps one
+//!   thread per row, walking it in order;
 //! - any other kernel with reductions ([`KernelShape::Staged`]) is one block per row
 //!   (grid-stride over rows); each stage walks the row's inner space with
 //!   the block's threads, a reduction combines its threads' partial results with a butterfly of
@@ -49,6 +51,7 @@ pub(super) fn cn(xs: &[crate::size::Size]) -> Vec<i64> {
     crate::size::expect_consts(xs, "the CUDA printer")
 }
 
+mod columns;
 mod passes;
 mod prelude;
 mod reduce;
@@ -239,6 +242,10 @@ fn emit_kernel(
         KernelShape::Staged { scratch } => row_vector(k, !scratch.is_empty(), policy),
         KernelShape::Blocked => 1,
     };
+    let columns = match &plan.shape {
+        KernelShape::Blocked => columns::fits(ir, k, plan, policy),
+        _ => None,
+    };
     let (block, grid) = match &plan.shape {
         KernelShape::Pointwise(_) => {
             let b = policy.pointwise_block;
@@ -252,10 +259,13 @@ fn emit_kernel(
                 ceil_div(outer_n, rows as i64),
             )
         }
-        KernelShape::Blocked => {
-            let b = policy.pointwise_block;
-            (b, ceil_div(outer_n, b as i64))
-        }
+        KernelShape::Blocked => match columns {
+            Some(c) => (c.block(), c.grid as i64),
+            None => {
+                let b = policy.pointwise_block;
+                (b, ceil_div(outer_n, b as i64))
+            }
+        },
     };
     let parts = match &plan.shape {
         KernelShape::Staged { scratch } => {
@@ -268,6 +278,9 @@ fn emit_kernel(
     let grid = (grid * parts as i64).clamp(0, policy.max_blocks as i64) as u32;
     if parts > 1 {
         split::emit_globals(out, ir, k, parts);
+    }
+    if let Some(c) = columns {
+        columns::emit_globals(out, ir, k, c);
     }
     let params: Vec<String> = plan
         .bufs
@@ -346,7 +359,10 @@ fn emit_kernel(
             };
             emit_rows(out, ir, sched, k, scratch, shape);
         }
-        KernelShape::Blocked => emit_thread_rows(out, ir, sched, k),
+        KernelShape::Blocked => match columns {
+            Some(c) => columns::emit(out, ir, sched, k, c),
+            None => emit_thread_rows(out, ir, sched, k),
+        },
     }
     let _ = writeln!(out, "}}\n");
     if vector > 1 {
