@@ -431,7 +431,7 @@ CASES: dict[str, Case] = {
     "arange": Case(lambda x: (torch.arange(C), torch.arange(1, 2 * C, 3), torch.arange(5, -4, -2, dtype=x.dtype),
                               torch.arange(-1.5, 2.0, 0.25) * 1, x * 1 if x.dtype != torch.bool else x), dtypes=NUM),
     "tensor": Case(lambda x: (torch.tensor([], dtype=x.dtype), torch.tensor([[], []]),
-                              torch.cat([torch.tensor([], dtype=x.dtype), x.flatten()]))),
+                              torch.cat([torch.tensor([], dtype=x.dtype, device=x.device), x.flatten()]))),
     "zeros": Case(lambda x: (torch.zeros(R, C, dtype=x.dtype), torch.zeros(())) ),
     "ones": Case(lambda x: torch.ones((2, C), dtype=x.dtype)),
     "full": Case(lambda x: (torch.full((R,), 3, dtype=x.dtype), torch.full((2, 2), True), torch.full((1,), -0.0))),
