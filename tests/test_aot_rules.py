@@ -122,6 +122,7 @@ CASES = {
     "amax": (lambda x: x.amax(1), [X(3, 4)]),
     "matmul_2d": (lambda a, b: a @ b, [X(3, 4), X(4, 5)]),
     "matmul_batched_broadcast": (lambda a, b: a @ b, [X(2, 3, 4), X(4, 5)]),
+    "matmul_two_batch_dims": (lambda a, b: a @ b, [X(2, 3, 2, 4), X(4, 5)]),
     "matmul_vec": (lambda a, b: a @ b, [X(3, 4), X(4)]),
     "matmul_vec_left": (lambda a, b: a @ b, [X(4), X(4, 5)]),
     "mm": (lambda a, b: torch.mm(a, b), [X(3, 4), X(4, 2)]),

@@ -285,7 +285,17 @@ fn matmul_grads(b: &mut Bw, x: NodeId, y: NodeId, g: NodeId) -> Result<Grads> {
         };
         r.push((x, b.reduce_to(gx, &xs)?));
     }
-    if b.needs(y) {
+    if b.needs(y) && ys.len() == 2 && xs.len() >= 3 {
+        // A matrix applied over batch dims (`[B, T, K] @ [K, N]`): its gradient sums the batch,
+        // so fold the batch into the rows as eager's autograd does, one `[K, B*T] @ [B*T, N]`
+        // GEMM, not a batched product of `B` copies of the result then summed.
+        let (k, n) = (ys[0], ys[1]);
+        let xb = b.fwd(x);
+        let x2 = b.m("reshape", xb, vec![ints(&[-1, k])])?;
+        let g2 = b.m("reshape", g, vec![ints(&[-1, n])])?;
+        let xt = b.m("t", x2, vec![])?;
+        r.push((y, b.m("mm", xt, vec![Arg::Node(g2)])?));
+    } else if b.needs(y) {
         let xb = b.fwd(x);
         let xm = if xs.len() == 1 {
             b.m("unsqueeze", xb, vec![Arg::Int(-1)])? // (k, 1)
