@@ -131,3 +131,37 @@ fn batch_norm_training_backward_reads_no_running_stats() {
         j.saved
     );
 }
+
+/// A matrix applied over batch dims (`[2, 3, 4] @ [4, 5]`): the weight's gradient is one `mm`
+/// over the folded rows, as eager's autograd computes it; a batched product of 2 copies summed
+/// afterwards (what the general rule gives) ran as `bmm` plus a reduction on the GPU.
+#[test]
+fn weight_gradient_of_a_batched_matmul_folds_the_batch_into_one_mm() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", t(&[2, 3, 4], false));
+    let w = g.placeholder("w", t(&[4, 5], true));
+    let m = g.call(
+        "matmul",
+        Target::Method("matmul".into()),
+        vec![Arg::Node(x), Arg::Node(w)],
+        vec![],
+        t(&[2, 3, 5], true),
+    );
+    g.output(vec![Arg::Node(m)]);
+    let j = joint(&g, &[false, true], &HashMap::new(), &HashMap::new()).unwrap();
+    let calls: Vec<String> = j
+        .backward
+        .nodes()
+        .filter_map(|(_, n)| match &n.kind {
+            NodeKind::Call { target, .. } => Some(target.name().to_string()),
+            _ => None,
+        })
+        .collect();
+    assert!(calls.iter().any(|c| c == "mm"), "{calls:?}");
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.contains("matmul") || c.contains("bmm") || c == "sum"),
+        "{calls:?}"
+    );
+}
