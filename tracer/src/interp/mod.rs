@@ -1009,6 +1009,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         // A key is hashed by its value: a symbolic int (one automatic dynamic made symbolic, or
         // a size holding one) is specialized, guarded to keep it, as torch does.
         let k = &self.specialize(k.clone())?;
+        if !matches!(k, Var::Object(_)) {
+            self.tx.guard_hashed(k)?;
+        }
         match k {
             Var::Py(o, _) => Ok(o.clone_ref(self.tx.py)),
             // A known shape is a hashable `torch.Size` (a tuple of ints); a symbolic one has
@@ -1022,9 +1025,13 @@ impl<'a, 'py> Frame<'a, 'py> {
                 .as_py(self.tx.py)
                 .map(|o| o.unbind())
                 .unwrap_or_else(|| self.tx.py.None())),
-            Var::Object(_) if vars::frozen_value_key(self.tx.py, k)?.is_some() => {
-                Ok(vars::frozen_value_key(self.tx.py, k)?.unwrap())
-            }
+            Var::Object(_) => match self.tx.frozen_key(k)? {
+                Some(key) => Ok(key),
+                None => Err(TraceError::unsupported(format!(
+                    "a dict key of type {}",
+                    k.type_name(self.tx.py)
+                ))),
+            },
             other => Err(TraceError::unsupported(format!(
                 "a dict key of type {}",
                 other.type_name(self.tx.py)

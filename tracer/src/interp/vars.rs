@@ -1222,12 +1222,14 @@ impl Tracer<'_> {
         let py = self.py;
         for i in items {
             // An element is hashed by its value: a symbolic int is specialized.
-            let v = match frozen_value_key(py, i)? {
+            let v = match self.frozen_key(i)? {
                 Some(k) => k.into_bound(py),
-                None => self
-                    .specialize(i.clone())?
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a set of tensors"))?,
+                None => {
+                    self.guard_hashed(i)?;
+                    self.specialize(i.clone())?
+                        .as_py(py)
+                        .ok_or_else(|| TraceError::unsupported("a set of tensors"))?
+                }
             };
             set.bind(py).call_method1("add", (v,))?;
         }
