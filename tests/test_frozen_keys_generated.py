@@ -22,7 +22,6 @@ import dataclasses
 import os
 
 import hypothesis.strategies as st
-import pytest
 import torch
 import torch._dynamo
 from hypothesis import HealthCheck, Phase, example, given, note, settings
@@ -101,7 +100,7 @@ def make(dkeys, skeys, steps, ret):
     lines.append("    " + RETURNS[ret])
     src = "\n".join(lines)
     scope = {"torch": torch, "K": K, "J": J, "TABLE": TABLE}
-    exec(compile(src, "<generated>", "exec"), scope)
+    exec(compile(src, "<generated>", "exec"), scope)  # noqa: S102
     return scope["program"], src
 
 

@@ -214,7 +214,7 @@ def test_generated_breaks_and_resumes_match_torch_compile(src, calls):
     path = os.path.join(tempfile.mkdtemp(prefix="tf-breakgen-"), "program.py")
     with open(path, "w") as fh:
         fh.write(src)
-    exec(compile(src, path, "exec"), scope)
+    exec(compile(src, path, "exec"), scope)  # noqa: S102
     program = scope["program"]
     BUF.seek(0)
     BUF.truncate()
