@@ -722,7 +722,9 @@ fn template_of_inner(
             )
         }
         // A function made by the traced code: made again from its code, defaults and cells.
-        Var::Function(f) if f.kwdefaults.is_empty() => {
+        // (One whose `__dict__` the trace wrote is not rebuilt: the rebuilt function would
+        // miss those attributes.)
+        Var::Function(f) if f.kwdefaults.is_empty() && f.attrs.borrow().is_empty() => {
             let defaults = if f.defaults.is_empty() {
                 OutputTemplate::Const(py.None())
             } else {

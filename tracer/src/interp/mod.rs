@@ -846,6 +846,36 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let (Var::Tensor(t), "grad") = (&obj, name) {
             return self.store_tensor_grad(t, v);
         }
+        // A function the trace made: an entry of its `__dict__`, but for the attributes its
+        // `FunctionVar` models or that change what it runs (those are not tracked).
+        if let Var::Function(f) = &obj {
+            const MODELED: &[&str] = &[
+                "__code__",
+                "__defaults__",
+                "__kwdefaults__",
+                "__name__",
+                "__qualname__",
+                "__dict__",
+                "__module__",
+                "__annotations__",
+                "__globals__",
+                "__closure__",
+                "__call__",
+                "__get__",
+                "__class__",
+            ];
+            if MODELED.contains(&name) {
+                return Err(TraceError::unsupported(format!(
+                    "assigning attribute '{name}' of a function made in the frame"
+                )));
+            }
+            let mut attrs = f.attrs.borrow_mut();
+            match attrs.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = v,
+                None => attrs.push((name.to_string(), v)),
+            }
+            return Ok(());
+        }
         let Var::Py(o, Some(src)) = &obj else {
             return Err(TraceError::unsupported(format!(
                 "assigning attribute '{name}' of a {}",

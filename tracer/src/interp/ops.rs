@@ -843,6 +843,11 @@ impl Frame<'_, '_> {
         if let Some(v) = self.user_container_attr(&obj, name)? {
             return Ok(v);
         }
+        if let Var::Function(f) = &obj {
+            if let Some((_, v)) = f.attrs.borrow().iter().find(|(n, _)| n == name) {
+                return Ok(v.clone());
+            }
+        }
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
             Var::Ndarray(a) => self.ndarray_attr(a.clone(), name),
@@ -944,11 +949,34 @@ impl Frame<'_, '_> {
                 if is_nn_module(py, &o)? {
                     return self.module_attr(&o, src.clone(), name);
                 }
-                let v = o.getattr(name).map_err(|e| TraceError::UserError {
-                    call: format!("getattr(.., '{name}')"),
-                    message: e.to_string(),
-                    error: e,
-                })?;
+                let v = match o.getattr(name) {
+                    Ok(v) => v,
+                    // An attribute the object lacks raises `AttributeError` in the traced code,
+                    // where an `except AttributeError` may catch it (`ExitStack.push` probes
+                    // `type(cb).__exit__` so), its absence guarded.
+                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => {
+                        if let Some(s) = src {
+                            self.tx.guards.add(
+                                py,
+                                s,
+                                crate::guards::Check::HasAttr(name.to_string(), false),
+                            );
+                        }
+                        let fallback = TraceError::UserError {
+                            call: format!("getattr(.., '{name}')"),
+                            message: e.to_string(),
+                            error: e.clone_ref(py),
+                        };
+                        return Err(self.python_raised(e, fallback));
+                    }
+                    Err(e) => {
+                        return Err(TraceError::UserError {
+                            call: format!("getattr(.., '{name}')"),
+                            message: e.to_string(),
+                            error: e,
+                        })
+                    }
+                };
                 let src = if is_constant_module(&o) {
                     // No guard per read: the module's dict version covers them all, so a
                     // function replaced later (`torch.sigmoid = f`) is seen.

@@ -37,6 +37,9 @@ pub struct FunctionVar {
     /// One entry per free variable: a `Var::Cell` made in this trace, or the current content of
     /// a real cell (read-only to the tracer).
     pub closure: Vec<Var>,
+    /// Attributes the traced code set on a function it made (its `__dict__`: `ExitStack`'s
+    /// callback wrapper gets `__wrapped__`), read back before the code object's.
+    pub attrs: RefCell<Vec<(String, Var)>>,
 }
 
 /// A `ModelOutput` instance: its class, every field's value (`None` where not given) and the
