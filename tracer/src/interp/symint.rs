@@ -385,7 +385,10 @@ impl super::Tracer<'_> {
         let py = self.py;
         if let Var::Object(o) = v {
             if super::vars::hashes_by_fields(o.cls.bind(py))?
-                && o.attrs.borrow().iter().any(|(_, a)| matches!(a, Var::SymInt(..)))
+                && o.attrs
+                    .borrow()
+                    .iter()
+                    .any(|(_, a)| matches!(a, Var::SymInt(..)))
             {
                 let fields: Vec<(String, Var)> = o.attrs.borrow().clone();
                 let mut fixed = Vec::with_capacity(fields.len());

@@ -439,10 +439,7 @@ impl Frame<'_, '_> {
         // handled exceptions; `ExitStack.__exit__` reads it).
         let sys = py.import("sys")?;
         let exc_info = f.is(sys.getattr("exc_info")?);
-        let exception = sys
-            .getattr("exception")
-            .map(|e| f.is(&e))
-            .unwrap_or(false);
+        let exception = sys.getattr("exception").map(|e| f.is(&e)).unwrap_or(false);
         if (exc_info || exception) && args.is_empty() && kwargs.is_empty() {
             let exc = match &self.tx.handling {
                 None => None,
@@ -885,9 +882,11 @@ impl Frame<'_, '_> {
         // `with` over one stays in the graph (and `suppress` catches traced exceptions).
         if filename.ends_with("/contextlib.py") {
             let qualname: String = f.getattr("__qualname__")?.extract()?;
-            return Ok(["suppress.", "nullcontext.", "ExitStack.", "_BaseExitStack."]
-                .iter()
-                .any(|p| qualname.starts_with(p)));
+            return Ok(
+                ["suppress.", "nullcontext.", "ExitStack.", "_BaseExitStack."]
+                    .iter()
+                    .any(|p| qualname.starts_with(p)),
+            );
         }
         // The comparisons `functools.total_ordering` adds to a class (`_gt_from_lt`, ...) call
         // the class's own `__lt__`/`__le__`/... and `==`: inlined, so `sorted`, `min` and `<=`
