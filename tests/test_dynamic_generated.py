@@ -417,6 +417,15 @@ def _branch_counts(src: str, calls, dynamic):
     calls=st.lists(size_pair, min_size=2, max_size=5),
     dynamic=st.sampled_from([True, None]),
 )
+# The generator's first find (session 17): under `dynamic=True` a recompile duck-sized the
+# dimensions whose sizes had changed (y's two, equal to x's at the second call), so the third
+# call recompiled again; torch.compile gives a changed dimension a symbol of its own.
+@example(
+    src="def program(x, y):\n    if x.size(0) == x.size(0):\n        x = x * 2 + y.size(0)\n"
+    "    else:\n        x = x * 2 + x.size(0)\n    return x",
+    calls=[((2, 2), (2, 3)), ((2, 2), (3, 2)), ((2, 2), (3, 3))],
+    dynamic=True,
+)
 def test_generated_size_branches_match_torch_compile(src, calls, dynamic):
     note(src)
     note(f"calls {calls}, dynamic={dynamic}")
