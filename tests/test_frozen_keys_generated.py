@@ -13,7 +13,7 @@ is on the type and the fields, not the identity), a changed field and the other 
 take the other path). Values against eager's; where torch.compile traces the program in one
 graph (``fullgraph=True``) torchferro must too, with at most its graph count.
 
-Examples per run: ``TORCHFERRO_FROZEN_GEN_EXAMPLES`` (default 25).
+Examples per run: ``TORCHFERRO_FROZEN_GEN_EXAMPLES`` (default 60).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import torchferro
 import torchferro.compiler
 from programs.counting import Count
 
-EXAMPLES = int(os.environ.get("TORCHFERRO_FROZEN_GEN_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("TORCHFERRO_FROZEN_GEN_EXAMPLES", "60"))
 
 
 @dataclasses.dataclass(frozen=True)

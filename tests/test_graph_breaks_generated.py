@@ -11,7 +11,7 @@ and under torchferro (counting backends, ``backend`` drawn as a call sequence of
 results, the objects after each call (attributes, list and dict contents), the printed text
 and the graph count must be torch.compile's (values eager's).
 
-Examples per run: ``TORCHFERRO_BREAK_GEN_EXAMPLES`` (default 25).
+Examples per run: ``TORCHFERRO_BREAK_GEN_EXAMPLES`` (default 60).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import torchferro
 import torchferro.compiler
 from programs.counting import Count
 
-EXAMPLES = int(os.environ.get("TORCHFERRO_BREAK_GEN_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("TORCHFERRO_BREAK_GEN_EXAMPLES", "60"))
 
 BUF = io.StringIO()
 
