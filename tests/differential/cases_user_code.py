@@ -808,17 +808,102 @@ def dict_keyed_by_frozen_configs_made_in_the_frame(x):
     return x * scales[ShapeKey(*x.shape)]
 
 
-@case(
-    x34,
-    breadth="contextlib.ExitStack is not traced (the standard library's contextlib is not "
-    "inlined but for suppress and nullcontext; inlining ExitStack breaks at its callback "
-    "wrapper's `__wrapped__` write), so the `with` runs eagerly; torch.compile 1 graph",
-)
+# contextlib.ExitStack is inlined (session 17): one graph each, as torch.compile.
+@case(x34)
 def exit_stack_with_a_callback(x):
     with contextlib.ExitStack() as stack:
         stack.callback(lambda: None)
         y = x + 1
     return y
+
+
+class _Logged:
+    """A context manager that logs its enter and exit (and whether an exception reached it);
+    ``swallow`` makes its exit suppress the exception."""
+
+    def __init__(self, log, k, swallow=False):
+        self.log, self.k, self.swallow = log, k, swallow
+
+    def __enter__(self):
+        self.log.append(("enter", self.k))
+        return self.k
+
+    def __exit__(self, et, e, tb):
+        self.log.append(("exit", self.k, None if et is None else et.__name__))
+        return self.swallow
+
+
+@case(x34)
+def exit_stack_unwinds_callbacks_contexts_and_pushed_exits_last_in_first_out(x):
+    log = []
+    with contextlib.ExitStack() as stack:
+        stack.callback(log.append, "first callback")
+        a = stack.enter_context(_Logged(log, 2))
+        stack.push(lambda et, e, tb: log.append(("pushed", et is None)))
+        stack.push(_Logged(log, 3))
+        stack.callback(log.append, "last callback")
+        y = x * a
+    return y + 1, log
+
+
+# torch.compile 2.11 returns `x - 2` here (eager: `str(KeyError('missing'))` is 9 long).
+@case(x34, xfail_tc=TC_DIFFERS)
+def exit_stack_propagates_an_exception_through_its_exits(x):
+    log = []
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_Logged(log, 1))
+            stack.callback(log.append, "callback")
+            raise KeyError("missing")
+    except KeyError as e:
+        return x - len(str(e)), log
+    return x, log
+
+
+@case(x34)
+def exit_stack_exit_that_suppresses_the_exception(x):
+    log = []
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_Logged(log, 1, swallow=True))
+        stack.enter_context(_Logged(log, 2))
+        raise ValueError("swallowed")
+    return x * 7, log
+
+
+@case(x34)
+def exit_stack_callback_that_raises_replaces_the_exit(x):
+    log = []
+
+    def failing():
+        raise RuntimeError("in a callback")
+
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.callback(failing)
+            stack.callback(log.append, "runs first")
+            y = x + 1
+    except RuntimeError as e:
+        return x - 1, str(e), log
+    return y, "", log
+
+
+@case(x34)
+def exit_stack_pop_all_and_close_by_hand(x):
+    log = []
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_Logged(log, 8))
+        later = stack.pop_all()
+    log.append("between")
+    later.close()
+    stack = contextlib.ExitStack()
+
+    @stack.callback
+    def done():
+        log.append("decorated callback")
+
+    y = x * 3
+    stack.close()
+    return y, log
 
 
 class _Registered(nn.Module):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import itertools
 import os
 
@@ -57,6 +58,7 @@ WORKING = (
     "inference_mode",
     "mode_decorator",
     "user_container",
+    "frozen_keys",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -144,6 +146,14 @@ class _Indexed:
     def __getitem__(self, i):
         self.log.append(i)
         return self.items[i]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cfg:
+    """A frozen config: hashed and compared by its fields."""
+
+    n: int = 1
+    tag: str = "p"
 
 
 class EffectWriter(ProgramWriter):
@@ -514,6 +524,36 @@ class EffectWriter(ProgramWriter):
                 # Escapes: rebuilt after the graph as its own class.
                 emit(f"dct['{c}'] = {c}")
             self.tensors.append(t)
+        elif kind == "frozen_keys":
+            # Frozen dataclass instances made in the frame as dict keys and set elements,
+            # looked up by equal new instances; the dict may escape through `dct`.
+            d = self.fresh("d")
+            a, b = self.draw(st.integers(1, 3)), self.draw(st.integers(1, 3))
+            emit(f"{d} = {{_Cfg({a}): {self.t()}, _Cfg({b}, 'q'): {self.t()}}}")
+            probe = self.draw(
+                st.sampled_from(
+                    [
+                        f"_Cfg({self.draw(st.integers(1, 3))})",
+                        "_Cfg(2, 'q')",
+                        f"_Cfg({self.i()} % 3)",
+                    ]
+                )
+            )
+            how = self.draw(st.sampled_from(["get", "in", "set", "hash", "store"]))
+            if how == "get":
+                emit(f"{t} = {d}.get({probe}, {self.t()}) + len({d})")
+            elif how == "in":
+                emit(f"{t} = {self.t()} * (2.0 if {probe} in {d} else 0.5)")
+            elif how == "set":
+                emit(f"{t} = {self.t()} + len({{_Cfg({a}), _Cfg({b}), {probe}}})")
+            elif how == "hash":
+                emit(f"{t} = {self.t()} + (hash({probe}) == hash(_Cfg({a})))")
+            else:
+                emit(f"{d}[{probe}] = {self.t()}")
+                emit(f"{t} = sum({d}.values()) + len({d})")
+            if self.draw(st.booleans()):
+                emit(f"dct['{d}'] = {d}")
+            self.tensors.append(t)
         elif kind == "op_error_caught":
             emit("try:")
             emit(
@@ -567,6 +607,7 @@ def run_generated(
         _Shifted=_Shifted,
         _Pulled=_Pulled,
         _Indexed=_Indexed,
+        _Cfg=_Cfg,
         itertools=itertools,
     )
     exec(compile(src, f"<effects-{next(_ids)}>", "exec"), ns)  # noqa: S102

@@ -722,6 +722,7 @@ fn template_of_inner(
             )
         }
         // A function made by the traced code: made again from its code, defaults and cells.
+        // Attributes the trace set on it (`__wrapped__`) are set on the rebuilt function.
         Var::Function(f) if f.kwdefaults.is_empty() => {
             let defaults = if f.defaults.is_empty() {
                 OutputTemplate::Const(py.None())
@@ -749,7 +750,7 @@ fn template_of_inner(
                 )
             };
             let ft = py.import("types")?.getattr("FunctionType")?.unbind();
-            OutputTemplate::Call(
+            let made = OutputTemplate::Call(
                 ft,
                 vec![
                     OutputTemplate::Const(f.code.clone_ref(py)),
@@ -760,7 +761,25 @@ fn template_of_inner(
                     defaults,
                     closure,
                 ],
-            )
+            );
+            let attrs = f.attrs.borrow().clone();
+            if attrs.is_empty() {
+                made
+            } else {
+                let attrs = attrs
+                    .iter()
+                    .map(|(k, a)| {
+                        Ok((
+                            pyo3::types::PyString::new(py, k).into_any().unbind(),
+                            template_of(py, a, outs, ctx)?,
+                        ))
+                    })
+                    .collect::<Result<_, TraceError>>()?;
+                OutputTemplate::Call(
+                    interp::libobj::with_attrs(py)?,
+                    vec![made, OutputTemplate::Dict(attrs)],
+                )
+            }
         }
         // The `__exit__` of a grad-mode block: a `set_grad_enabled` object whose exit restores
         // the mode the block found.

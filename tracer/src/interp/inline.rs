@@ -61,6 +61,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             defaults,
             kwdefaults,
             closure,
+            attrs: RefCell::new(Vec::new()),
         })))
     }
 
@@ -126,6 +127,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             defaults,
             kwdefaults,
             closure,
+            attrs: RefCell::new(Vec::new()),
         }))
     }
 

@@ -81,6 +81,21 @@ pub fn rebuild(py: Python<'_>, o: &LibObj) -> PyResult<Rebuild> {
     })
 }
 
+/// `with_attrs(f, attrs)`: `f` with `attrs` set in its `__dict__`, returned (a function the
+/// trace made and gave attributes, rebuilt after the graph).
+pub fn with_attrs(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let ns = PyDict::new(py);
+    py.run(
+        c"def with_attrs(f, attrs):\n    f.__dict__.update(attrs)\n    return f\n",
+        Some(&ns),
+        None,
+    )?;
+    Ok(ns
+        .get_item("with_attrs")?
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("with_attrs"))?
+        .unbind())
+}
+
 /// `call(f, args, kwargs)` = `f(*args, **kwargs)`, for output templates that rebuild objects
 /// taking keywords.
 pub fn call_with_keywords(py: Python<'_>) -> PyResult<Py<PyAny>> {

@@ -846,6 +846,36 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let (Var::Tensor(t), "grad") = (&obj, name) {
             return self.store_tensor_grad(t, v);
         }
+        // A function the trace made: an entry of its `__dict__`, but for the attributes its
+        // `FunctionVar` models or that change what it runs (those are not tracked).
+        if let Var::Function(f) = &obj {
+            const MODELED: &[&str] = &[
+                "__code__",
+                "__defaults__",
+                "__kwdefaults__",
+                "__name__",
+                "__qualname__",
+                "__dict__",
+                "__module__",
+                "__annotations__",
+                "__globals__",
+                "__closure__",
+                "__call__",
+                "__get__",
+                "__class__",
+            ];
+            if MODELED.contains(&name) {
+                return Err(TraceError::unsupported(format!(
+                    "assigning attribute '{name}' of a function made in the frame"
+                )));
+            }
+            let mut attrs = f.attrs.borrow_mut();
+            match attrs.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = v,
+                None => attrs.push((name.to_string(), v)),
+            }
+            return Ok(());
+        }
         let Var::Py(o, Some(src)) = &obj else {
             return Err(TraceError::unsupported(format!(
                 "assigning attribute '{name}' of a {}",
@@ -1009,6 +1039,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         // A key is hashed by its value: a symbolic int (one automatic dynamic made symbolic, or
         // a size holding one) is specialized, guarded to keep it, as torch does.
         let k = &self.specialize(k.clone())?;
+        if !matches!(k, Var::Object(_)) {
+            self.tx.guard_hashed(k)?;
+        }
         match k {
             Var::Py(o, _) => Ok(o.clone_ref(self.tx.py)),
             // A known shape is a hashable `torch.Size` (a tuple of ints); a symbolic one has
@@ -1022,9 +1055,13 @@ impl<'a, 'py> Frame<'a, 'py> {
                 .as_py(self.tx.py)
                 .map(|o| o.unbind())
                 .unwrap_or_else(|| self.tx.py.None())),
-            Var::Object(_) if vars::frozen_value_key(self.tx.py, k)?.is_some() => {
-                Ok(vars::frozen_value_key(self.tx.py, k)?.unwrap())
-            }
+            Var::Object(_) => match self.tx.frozen_key(k)? {
+                Some(key) => Ok(key),
+                None => Err(TraceError::unsupported(format!(
+                    "a dict key of type {}",
+                    k.type_name(self.tx.py)
+                ))),
+            },
             other => Err(TraceError::unsupported(format!(
                 "a dict key of type {}",
                 other.type_name(self.tx.py)

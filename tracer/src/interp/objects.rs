@@ -357,16 +357,37 @@ impl Frame<'_, '_> {
             candidates.push(format!("__{plain}__"));
         }
         let types = py.import("types")?;
+        let function = types.getattr("FunctionType")?;
+        // `!=` with `object`'s `__ne__` and a Python `__eq__` (a dataclass's): the inverted
+        // truth of `__eq__`, as `object.__ne__` answers.
+        if base == "ne" {
+            let own_ne = static_lookup(o.cls.bind(py), "__ne__")?
+                .is_some_and(|raw| raw.is_instance(&function).unwrap_or(false));
+            let eq = static_lookup(o.cls.bind(py), "__eq__")?
+                .filter(|raw| raw.is_instance(&function).unwrap_or(false));
+            if !own_ne && eq.is_some() {
+                let m = self.object_attr(o, "__eq__")?;
+                let r = self.call(m, rest.clone(), vec![])?;
+                let r = self.equality_fallback(o, "eq", rest, r)?;
+                let t = self.truth(&r)?;
+                return Ok(Var::py_const(py, !t));
+            }
+        }
         for dunder in candidates {
             let Some(raw) = static_lookup(o.cls.bind(py), &dunder)? else {
                 continue;
             };
             // Slots of `object` (`__eq__`, `__ne__`, ...) and other builtins: left to Python.
-            if !raw.is_instance(&types.getattr("FunctionType")?)? {
+            if !raw.is_instance(&function)? {
                 break;
             }
             let m = self.object_attr(o, &dunder)?;
-            let r = self.call(m, rest, vec![])?;
+            let r = self.call(m, rest.clone(), vec![])?;
+            let r = if matches!(base, "eq" | "ne") {
+                self.equality_fallback(o, base, rest, r)?
+            } else {
+                r
+            };
             if matches!(&r, Var::Py(v, _) if v.bind(py).is(py.NotImplemented().bind(py))) {
                 return Err(TraceError::unsupported(format!(
                     "{dunder} of a {} returned NotImplemented",
@@ -379,6 +400,42 @@ impl Frame<'_, '_> {
             "operator.{name} on a {}",
             Var::Object(o.clone()).type_name(py)
         )))
+    }
+
+    /// `a == b` / `a != b` (`name`) of tracked objects whose own method answered `r`: where
+    /// that is `NotImplemented`, the other object's reflected method (`b.__eq__(a)`), and where
+    /// that declines too, identity, as CPython's rich comparison falls back (a frozen
+    /// dataclass compared with an instance of another class). Other answers pass through.
+    fn equality_fallback(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+        rest: Vec<Var>,
+        r: Var,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let declined =
+            |r: &Var| matches!(r, Var::Py(v, _) if v.bind(py).is(py.NotImplemented().bind(py)));
+        if !declined(&r) {
+            return Ok(r);
+        }
+        let [Var::Object(other)] = rest.as_slice() else {
+            return Ok(r);
+        };
+        let other = other.clone();
+        let dunder = format!("__{name}__");
+        let function = py.import("types")?.getattr("FunctionType")?;
+        if static_lookup(other.cls.bind(py), &dunder)?
+            .is_some_and(|raw| raw.is_instance(&function).unwrap_or(false))
+        {
+            let m = self.object_attr(&other, &dunder)?;
+            let r = self.call(m, vec![Var::Object(o.clone())], vec![])?;
+            if !declined(&r) {
+                return Ok(r);
+            }
+        }
+        let same = Rc::ptr_eq(o, &other);
+        Ok(Var::py_const(py, same == (name == "eq")))
     }
 
     /// `obj.name` through a descriptor of the class whose getter is Python (a property's

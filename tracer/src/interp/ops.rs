@@ -110,6 +110,9 @@ impl Frame<'_, '_> {
     /// time on the known Python values.
     pub(super) fn operator(&mut self, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(r) = self.frozen_compare(name, &args)? {
+            return Ok(r);
+        }
         // A comparison between tracked objects whose left one has no Python dunder for it:
         // Python tries the right one's reflection (`a > b` is `b.__lt__(a)`).
         if let [Var::Object(a), Var::Object(b)] = args.as_slice() {
@@ -371,7 +374,7 @@ impl Frame<'_, '_> {
             return Ok(Var::py_const(py, found != negate));
         }
         // A frozen dataclass the trace made is looked up by its fields' values.
-        let frozen = super::vars::frozen_value_key(py, &lhs)?.map(|k| k.into_bound(py));
+        let frozen = self.tx.frozen_key(&lhs)?.map(|k| k.into_bound(py));
         if let Var::Dict(d) = &rhs {
             let key = frozen
                 .clone()
@@ -392,42 +395,48 @@ impl Frame<'_, '_> {
         }
     }
 
-    /// A frozen dataclass argument (`frozen=True`, `eq=True`) whose fields are immutable
-    /// constants hashes and compares by those fields (its generated `__hash__`/`__eq__`): its
-    /// type and each field are guarded equal instead of its identity, so an equal key made anew
-    /// per call reuses the graph, as torch.compile's does. `false`: not such an argument (the
-    /// caller guards identity).
     fn frozen_argument_by_fields(&mut self, v: &Var) -> Result<bool, TraceError> {
+        self.tx.frozen_argument_by_fields(v)
+    }
+
+    /// `==` / `!=` of frozen dataclass values, one at least an argument: compared by their
+    /// types and fields (the generated `__eq__`), each argument's type and fields guarded
+    /// rather than its identity, so an equal instance made anew per call reuses the graph (as
+    /// torch.compile's inlined `__eq__`). `None`: not such a comparison.
+    fn frozen_compare(&mut self, name: &str, args: &[Var]) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let Var::Py(obj, Some(source)) = v else {
-            return Ok(false);
+        if !matches!(name, "eq" | "ne") || args.len() != 2 {
+            return Ok(None);
+        }
+        if !args.iter().any(|a| matches!(a, Var::Py(_, Some(_)))) {
+            return Ok(None);
+        }
+        let frozen = |a: &Var| -> PyResult<bool> {
+            Ok(match a {
+                Var::Py(o, Some(_)) => {
+                    super::vars::hashes_by_fields(o.bind(py).get_type().as_any())?
+                }
+                Var::Object(o) => super::vars::hashes_by_fields(o.cls.bind(py))?,
+                _ => false,
+            })
         };
-        let obj = obj.bind(py);
-        if !super::vars::hashes_by_fields(obj.get_type().as_any())? {
-            return Ok(false);
+        if !(frozen(&args[0])? && frozen(&args[1])?) {
+            return Ok(None);
         }
-        let mut fields = Vec::new();
-        for f in py
-            .import("dataclasses")?
-            .call_method1("fields", (obj,))?
-            .try_iter()?
-        {
-            let name: String = f?.getattr("name")?.extract()?;
-            let value = obj.getattr(name.as_str())?;
-            if !super::pyobj::is_immutable_const(&value) {
-                return Ok(false);
-            }
-            fields.push((name, value.unbind()));
+        let mut vals = Vec::with_capacity(2);
+        for a in args {
+            let v = match a {
+                Var::Py(o, _) if self.frozen_argument_by_fields(a)? => o.clone_ref(py),
+                Var::Object(_) => match self.tx.frozen_key(a)? {
+                    Some(k) => k,
+                    None => return Ok(None),
+                },
+                _ => return Ok(None),
+            };
+            vals.push(v.into_bound(py));
         }
-        self.tx.realize(v);
-        for (name, value) in fields {
-            self.tx.guards.add(
-                py,
-                &source.attr(py, &name),
-                crate::guards::Check::Equals(value),
-            );
-        }
-        Ok(true)
+        let r = vals[0].eq(&vals[1])?;
+        Ok(Some(Var::py_const(py, r == (name == "eq"))))
     }
 
     /// `x in (a, b, c)` over ints where a symbolic one takes part: a sequence compares item by
@@ -834,6 +843,11 @@ impl Frame<'_, '_> {
         if let Some(v) = self.user_container_attr(&obj, name)? {
             return Ok(v);
         }
+        if let Var::Function(f) = &obj {
+            if let Some((_, v)) = f.attrs.borrow().iter().find(|(n, _)| n == name) {
+                return Ok(v.clone());
+            }
+        }
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
             Var::Ndarray(a) => self.ndarray_attr(a.clone(), name),
@@ -935,11 +949,34 @@ impl Frame<'_, '_> {
                 if is_nn_module(py, &o)? {
                     return self.module_attr(&o, src.clone(), name);
                 }
-                let v = o.getattr(name).map_err(|e| TraceError::UserError {
-                    call: format!("getattr(.., '{name}')"),
-                    message: e.to_string(),
-                    error: e,
-                })?;
+                let v = match o.getattr(name) {
+                    Ok(v) => v,
+                    // An attribute the object lacks raises `AttributeError` in the traced code,
+                    // where an `except AttributeError` may catch it (`ExitStack.push` probes
+                    // `type(cb).__exit__` so), its absence guarded.
+                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(py) => {
+                        if let Some(s) = src {
+                            self.tx.guards.add(
+                                py,
+                                s,
+                                crate::guards::Check::HasAttr(name.to_string(), false),
+                            );
+                        }
+                        let fallback = TraceError::UserError {
+                            call: format!("getattr(.., '{name}')"),
+                            message: e.to_string(),
+                            error: e.clone_ref(py),
+                        };
+                        return Err(self.python_raised(e, fallback));
+                    }
+                    Err(e) => {
+                        return Err(TraceError::UserError {
+                            call: format!("getattr(.., '{name}')"),
+                            message: e.to_string(),
+                            error: e,
+                        })
+                    }
+                };
                 let src = if is_constant_module(&o) {
                     // No guard per read: the module's dict version covers them all, so a
                     // function replaced later (`torch.sigmoid = f`) is seen.

@@ -316,13 +316,89 @@ impl super::Tracer<'_> {
     /// is unsupported.
     pub fn hash_key(&mut self, v: &Var) -> Result<Py<PyAny>, TraceError> {
         let py = self.py;
-        if let Some(k) = super::vars::frozen_value_key(py, v)? {
+        if let Some(k) = self.frozen_key(v)? {
             return Ok(k);
         }
+        self.guard_hashed(v)?;
         self.specialize(v.clone())?
             .as_py(py)
             .map(Bound::unbind)
             .ok_or_else(|| TraceError::unsupported("a dict key that is a tensor"))
+    }
+}
+
+impl super::Tracer<'_> {
+    /// A frozen dataclass argument (`frozen=True`, `eq=True`) whose fields are immutable
+    /// constants hashes and compares by those fields (its generated `__hash__`/`__eq__`): its
+    /// type and each field are guarded equal instead of its identity, so an equal key made anew
+    /// per call reuses the graph, as torch.compile's does. `false`: not such an argument (the
+    /// caller guards identity).
+    pub fn frozen_argument_by_fields(&mut self, v: &Var) -> Result<bool, TraceError> {
+        let py = self.py;
+        let Var::Py(obj, Some(source)) = v else {
+            return Ok(false);
+        };
+        let obj = obj.bind(py);
+        if !super::vars::hashes_by_fields(obj.get_type().as_any())? {
+            return Ok(false);
+        }
+        let mut fields = Vec::new();
+        for f in py
+            .import("dataclasses")?
+            .call_method1("fields", (obj,))?
+            .try_iter()?
+        {
+            let name: String = f?.getattr("name")?.extract()?;
+            let value = obj.getattr(name.as_str())?;
+            if !super::pyobj::is_immutable_const(&value) {
+                return Ok(false);
+            }
+            fields.push((name, value.unbind()));
+        }
+        self.realize(v);
+        for (name, value) in fields {
+            self.guards.add(
+                py,
+                &source.attr(py, &name),
+                crate::guards::Check::Equals(value),
+            );
+        }
+        Ok(true)
+    }
+
+    /// An argument hashed into a dict or a set (a key, an element): a frozen dataclass is
+    /// guarded by its type and fields ([`Self::frozen_argument_by_fields`]), any other object
+    /// by its identity (the table's later lookups compare it), as `in` guards its left side.
+    pub fn guard_hashed(&mut self, v: &Var) -> Result<(), TraceError> {
+        if matches!(v, Var::Py(_, Some(_))) && !self.frozen_argument_by_fields(v)? {
+            self.realize_identity(v);
+        }
+        Ok(())
+    }
+
+    /// The real instance a frozen dataclass object the trace made hashes and compares as
+    /// ([`super::vars::frozen_value_key`]), its symbolic int fields specialized first: hashing
+    /// needs their values (`K(k.a)` once automatic dynamic made `k.a` symbolic), so each is
+    /// guarded to keep its value and is that constant in the object from then on, as torch
+    /// specializes a `SymInt` a hash reads. `None` for any other value.
+    pub fn frozen_key(&mut self, v: &Var) -> Result<Option<Py<PyAny>>, TraceError> {
+        let py = self.py;
+        if let Var::Object(o) = v {
+            if super::vars::hashes_by_fields(o.cls.bind(py))?
+                && o.attrs
+                    .borrow()
+                    .iter()
+                    .any(|(_, a)| matches!(a, Var::SymInt(..)))
+            {
+                let fields: Vec<(String, Var)> = o.attrs.borrow().clone();
+                let mut fixed = Vec::with_capacity(fields.len());
+                for (name, a) in fields {
+                    fixed.push((name, self.specialize(a)?));
+                }
+                *o.attrs.borrow_mut() = fixed;
+            }
+        }
+        Ok(super::vars::frozen_value_key(py, v)?)
     }
 }
 

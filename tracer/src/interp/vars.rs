@@ -37,6 +37,9 @@ pub struct FunctionVar {
     /// One entry per free variable: a `Var::Cell` made in this trace, or the current content of
     /// a real cell (read-only to the tracer).
     pub closure: Vec<Var>,
+    /// Attributes the traced code set on a function it made (its `__dict__`: `ExitStack`'s
+    /// callback wrapper gets `__wrapped__`), read back before the code object's.
+    pub attrs: RefCell<Vec<(String, Var)>>,
 }
 
 /// A `ModelOutput` instance: its class, every field's value (`None` where not given) and the
@@ -1222,12 +1225,14 @@ impl Tracer<'_> {
         let py = self.py;
         for i in items {
             // An element is hashed by its value: a symbolic int is specialized.
-            let v = match frozen_value_key(py, i)? {
+            let v = match self.frozen_key(i)? {
                 Some(k) => k.into_bound(py),
-                None => self
-                    .specialize(i.clone())?
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("a set of tensors"))?,
+                None => {
+                    self.guard_hashed(i)?;
+                    self.specialize(i.clone())?
+                        .as_py(py)
+                        .ok_or_else(|| TraceError::unsupported("a set of tensors"))?
+                }
             };
             set.bind(py).call_method1("add", (v,))?;
         }

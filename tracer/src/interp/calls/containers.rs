@@ -197,6 +197,12 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         let mut vals = Vec::new();
         for a in args {
+            // An element (`add`, `discard`, `remove`) is hashed as a set display's is: a
+            // frozen dataclass by its fields, an argument guarded, a symbolic int specialized.
+            if matches!(name, "add" | "discard" | "remove") {
+                vals.push(self.hash_key(&a)?.into_bound(py));
+                continue;
+            }
             // Sets and other iterables of known values become Python values; an element is
             // hashed by its value (a symbolic int is specialized).
             let a = self.specialize(a)?;

@@ -434,6 +434,41 @@ impl Frame<'_, '_> {
         if let Some(r) = self.enum_member_by_value(f, &args, &kwargs)? {
             return Ok(r);
         }
+        // `sys.exc_info()` / `sys.exception()` in traced code: the exception a traced `except`
+        // or `finally` is handling, else none (as torch.compile answers from its own stack of
+        // handled exceptions; `ExitStack.__exit__` reads it).
+        let sys = py.import("sys")?;
+        let exc_info = f.is(sys.getattr("exc_info")?);
+        let exception = sys.getattr("exception").map(|e| f.is(&e)).unwrap_or(false);
+        if (exc_info || exception) && args.is_empty() && kwargs.is_empty() {
+            let exc = match &self.tx.handling {
+                None => None,
+                Some(h) if h.as_py(py).is_some_and(|o| o.is_none()) => None,
+                Some(h) => Some(h.as_py(py).ok_or_else(|| {
+                    TraceError::unsupported("sys.exc_info() of an exception with no value")
+                })?),
+            };
+            return Ok(match (exc, exception) {
+                (None, true) => Var::none(py),
+                (None, false) => Var::Tuple(vec![Var::none(py), Var::none(py), Var::none(py)]),
+                (Some(e), true) => Var::Py(e.unbind(), None),
+                (Some(e), false) => Var::Tuple(vec![
+                    Var::Py(e.get_type().into_any().unbind(), None),
+                    Var::Py(e.clone().unbind(), None),
+                    Var::Py(e.getattr("__traceback__")?.unbind(), None),
+                ]),
+            });
+        }
+        // `types.MethodType(func, obj)`: `func` bound to `obj`, called with it first
+        // (`ExitStack` binds a context manager's `__exit__` so).
+        if f.is(py.import("types")?.getattr("MethodType")?) && kwargs.is_empty() {
+            if let [func, obj] = args.as_slice() {
+                return Ok(Var::BoundMethod {
+                    func: Box::new(func.clone()),
+                    self_: Box::new(obj.clone()),
+                });
+            }
+        }
         if let Some(r) = self.construct_exception(f, &args, &kwargs)? {
             return Ok(r);
         }
@@ -847,7 +882,11 @@ impl Frame<'_, '_> {
         // `with` over one stays in the graph (and `suppress` catches traced exceptions).
         if filename.ends_with("/contextlib.py") {
             let qualname: String = f.getattr("__qualname__")?.extract()?;
-            return Ok(qualname.starts_with("suppress.") || qualname.starts_with("nullcontext."));
+            return Ok(
+                ["suppress.", "nullcontext.", "ExitStack.", "_BaseExitStack."]
+                    .iter()
+                    .any(|p| qualname.starts_with(p)),
+            );
         }
         // The comparisons `functools.total_ordering` adds to a class (`_gt_from_lt`, ...) call
         // the class's own `__lt__`/`__le__`/... and `==`: inlined, so `sorted`, `min` and `<=`
