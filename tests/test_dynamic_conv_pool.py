@@ -139,7 +139,9 @@ INDUCTOR = {
 
 @pytest.mark.parametrize("name", list(INDUCTOR))
 def test_the_inductor_lowers_each_graph_once(name, fresh_cache, caplog):
-    """Each graph is lowered symbolically and its C compiled once for all of its sizes."""
+    """Each graph is lowered symbolically, and one C compile serves every size: a pool's two
+    parity graphs print the same C (their guards differ, not their kernels), so the second
+    takes the first's library from the kernel cache."""
     fn, graphs = INDUCTOR[name]
     torch._dynamo.reset()
     torchferro.compiler.reset()
@@ -156,7 +158,7 @@ def test_the_inductor_lowers_each_graph_once(name, fresh_cache, caplog):
     entries = torchferro.compiler.cache_entries(f)
     assert len(entries) == graphs
     assert all(e["runner"] == "inductor" for e in entries)
-    assert _c_compiles() - before == graphs
+    assert _c_compiles() - before == 1
 
 
 class SmallCNN(nn.Module):

@@ -216,17 +216,17 @@ def two_convolutions(x, y, w):
 
 
 def test_a_lowering_that_needs_concrete_sizes_declines_the_graph(fresh_cache, caplog):
-    """The ``value::Decline`` path: a graph whose static convolution (of ``y``, marked static)
-    runs on oneDNN lays its 4-d values out channels-last, and the lowering decides each
-    convolution's layout from concrete sizes (``conv2d_uses_onednn``), so the convolution of
-    the symbolic ``x`` declines (``TensorVal::csizes``). The whole graph declines with the
-    node named, logged once, and runs on the fitted templates with eager's values; one graph,
-    as torch.compile."""
+    """The ``value::Decline`` path: a graph whose static convolution (of ``y`` by ``w``, both
+    marked static) runs on oneDNN lays its 4-d values out channels-last, and the lowering
+    decides each convolution's layout from concrete sizes (``conv2d_uses_onednn``), so the
+    convolution of the symbolic ``x`` declines (``TensorVal::csizes``). The whole graph
+    declines with the node named, logged once, and runs on the fitted templates with eager's
+    values; one graph, as torch.compile."""
     torch.manual_seed(0)
     w = R(4, 3, 3, 3)
     y = R(2, 3, 8, 8)
-    torchferro.mark_static(y)
-    torch._dynamo.mark_static(y)
+    for t in (w, y):
+        torchferro.mark_static(t)
     with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
         f, graphs, _ = _run(
             two_convolutions, lambda n: (R(2, 3, n, n + 3), y, w), sizes=[5, 6, 9, 12]
@@ -235,7 +235,7 @@ def test_a_lowering_that_needs_concrete_sizes_declines_the_graph(fresh_cache, ca
     declined = [m for m in log if "symbolic lowering declined" in m]
     assert declined == [
         "dynamic graph: symbolic lowering declined (graph not supported by the inductor: "
-        "symbolic sizes: conv2d (conv2d_1): the lowering needs concrete sizes); "
+        "torch.conv2d (conv2d_1): symbolic sizes: the lowering needs concrete sizes); "
         "fitting kernels over sizes"
     ], log
     assert graphs == len(torchferro.compiler.cache_entries(f)) == 1

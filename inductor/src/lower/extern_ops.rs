@@ -232,17 +232,18 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     if x.ndim() != n + 2 || w.ndim() != n + 2 {
         return fallback("unbatched convolution");
     }
-    // The input's sizes may be symbolic (the output's are then floor divisions of them, as
-    // fx's convolution rule writes them); the weight's are the filter's, constant.
-    let ws = w.csizes();
+    // The input's and the filter's sizes may be symbolic (`dynamic=True` makes a global
+    // weight's dims dynamic); the output's are then floor divisions of them, as fx's
+    // convolution rule writes them. The extern call reads the filter from its buffer.
+    let ws = w.sizes.clone();
     let stride = int_tuple(b, "stride", n, 1)?;
     let padding = int_tuple(b, "padding", n, 0)?;
     let dilation = int_tuple(b, "dilation", n, 1)?;
     let groups = b.int_or("groups", 1)?;
-    let mut sizes = vec![x.sizes[0], Size::Const(ws[0])];
+    let mut sizes = vec![x.sizes[0], ws[0]];
     for i in 0..n {
-        let eff = dilation[i] * (ws[i + 2] - 1) + 1;
-        let o = (x.sizes[i + 2] + (2 * padding[i] - eff)).floordiv(Size::Const(stride[i])) + 1;
+        let span = (ws[i + 2] - 1) * dilation[i];
+        let o = (x.sizes[i + 2] - span + (2 * padding[i] - 1)).floordiv(Size::Const(stride[i])) + 1;
         if o.as_const().is_some_and(|o| o <= 0) {
             return fallback("empty convolution output");
         }
@@ -256,7 +257,8 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     } else {
         Vec::new()
     };
-    let channels_last = n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &xs, &ws, groups);
+    let channels_last =
+        n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &xs, &w.csizes(), groups);
     let x = if n == 2 && l.channels_last {
         let want = if channels_last {
             super::channels_last_strides(&xs)
