@@ -22,15 +22,16 @@ import tempfile
 import time
 
 # A fresh kernel cache, so that first calls include the C compiles.
-os.environ.setdefault("TORCHFERRO_CACHE_DIR", tempfile.mkdtemp(prefix="tf-dynamic-cnn-"))
+os.environ.setdefault(
+    "TORCHFERRO_CACHE_DIR", tempfile.mkdtemp(prefix="tf-dynamic-cnn-")
+)
 
 import torch
 import torch._dynamo
 import torch.nn.functional as F
-from torch import nn
-
 import torchferro
 import torchferro.compiler
+from torch import nn
 
 
 class SmallCNN(nn.Module):

@@ -95,21 +95,21 @@ def test_split_guards_its_piece_count_as_torch():
     """``split(3)`` over lengths 9, 8 (three pieces: one graph), 7 (three pieces, the last of
     length 1: torch specializes it, a second graph), 12 (four pieces: a third), 11 (four, the
     last 2: the third graph again)."""
-    fn = lambda x: [t + 1 for t in x.split(3, dim=2)]  # noqa: E731
+    fn = lambda x: [t + 1 for t in x.split(3, dim=2)]
     assert _compile_both(fn, [9, 8, 7, 12, 11]) == (3, 3)
 
 
 def test_chunk_with_a_piece_of_one_specializes_as_torch():
     """``chunk(3)`` over 6..13: every length makes three pieces, the last of length 1 only at
     7 (pieces 3, 3, 1), which torch specializes: two graphs."""
-    fn = lambda x: [t * 2 for t in x.chunk(3, dim=2)]  # noqa: E731
+    fn = lambda x: [t * 2 for t in x.chunk(3, dim=2)]
     assert _compile_both(fn, [6, 7, 8, 9, 10, 12, 13]) == (2, 2)
 
 
 def test_max_pool1d_specializes_as_torch():
     """torch.compile makes a graph per length of ``max_pool1d`` (it has no symbolic rule
     there either); ours does the same."""
-    fn = lambda x: F.max_pool1d(x[:, :, :, 0], 3, 2)  # noqa: E731
+    fn = lambda x: F.max_pool1d(x[:, :, :, 0], 3, 2)
     assert _compile_both(fn, [7, 8, 9, 10]) == (4, 4)
 
 

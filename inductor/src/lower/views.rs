@@ -255,7 +255,10 @@ fn symbolic_cut(
         return None;
     }
     let pieces = l.node_pieces.as_ref()?;
-    let lengths = pieces.iter().map(|p| p.get(d).copied()).collect::<Option<_>>()?;
+    let lengths = pieces
+        .iter()
+        .map(|p| p.get(d).copied())
+        .collect::<Option<_>>()?;
     Some((d, lengths))
 }
 

@@ -144,10 +144,7 @@ impl Sym<'_> {
                 }
                 let mut sizes = x.sizes.clone();
                 sizes[d] = Dim::from_expr(l);
-                Ok(NodeMeta::Tensor(TensorMeta {
-                    sizes,
-                    ..x.clone()
-                }))
+                Ok(NodeMeta::Tensor(TensorMeta { sizes, ..x.clone() }))
             })
             .collect::<Result<_, InferError>>()?;
         Ok(Some(if name == "narrow" {
@@ -220,7 +217,10 @@ mod tests {
         let mut g = Graph::new();
         let x = input(&mut g);
         let (m, rels) = method(&g, "split", &[x, Arg::Int(3), Arg::Int(1)], &[9, 5]);
-        assert!(rels.contains(&"((s0 + 2) // 3) == 3".to_string()), "{rels:?}");
+        assert!(
+            rels.contains(&"((s0 + 2) // 3) == 3".to_string()),
+            "{rels:?}"
+        );
         assert!(rels.contains(&"s0 - 6 != 1".to_string()), "{rels:?}");
         assert_eq!(
             piece_sizes(&m, &[8, 5]),

@@ -58,9 +58,16 @@ const ADAPTIVE: &[&str] = &["input", "output_size", "return_indices"];
 /// The window ops with a rule here, and their spatial rank.
 pub(super) fn window_rank(name: &str) -> Option<usize> {
     Some(match name {
-        "conv1d" | "conv_transpose1d" | "avg_pool1d" | "adaptive_avg_pool1d"
+        "conv1d"
+        | "conv_transpose1d"
+        | "avg_pool1d"
+        | "adaptive_avg_pool1d"
         | "adaptive_max_pool1d" => 1,
-        "conv2d" | "conv_transpose2d" | "max_pool2d" | "avg_pool2d" | "adaptive_avg_pool2d"
+        "conv2d"
+        | "conv_transpose2d"
+        | "max_pool2d"
+        | "avg_pool2d"
+        | "adaptive_avg_pool2d"
         | "adaptive_max_pool2d" => 2,
         "conv3d" | "conv_transpose3d" => 3,
         _ => return None,
@@ -250,9 +257,17 @@ impl Sym<'_> {
                     Self::flag(slots[5]).ok_or(InferError::Unsupported)?,
                 )
             } else {
-                (vec![1; n], Self::flag(slots[4]).ok_or(InferError::Unsupported)?)
+                (
+                    vec![1; n],
+                    Self::flag(slots[4]).ok_or(InferError::Unsupported)?,
+                )
             };
-            if kernel.iter().chain(&stride).chain(&dilation).any(|&v| v < 1) {
+            if kernel
+                .iter()
+                .chain(&stride)
+                .chain(&dilation)
+                .any(|&v| v < 1)
+            {
                 return Err(InferError::Unsupported);
             }
             (0..n)
@@ -343,7 +358,12 @@ mod tests {
     }
 
     fn sizes_at(m: &NodeMeta, point: &[i64]) -> Vec<i64> {
-        evaluate(m, point).unwrap().tensor().unwrap().known_sizes().unwrap()
+        evaluate(m, point)
+            .unwrap()
+            .tensor()
+            .unwrap()
+            .known_sizes()
+            .unwrap()
     }
 
     fn texts(rels: &[Relation]) -> Vec<String> {
@@ -368,15 +388,28 @@ mod tests {
             &[7, 8],
         );
         for (h, w) in [(7, 8), (9, 10), (20, 33), (2, 2)] {
-            assert_eq!(sizes_at(&m, &[h, w]), [2, 3, (h - 2) / 2 + 1, (w - 2) / 2 + 1]);
+            assert_eq!(
+                sizes_at(&m, &[h, w]),
+                [2, 3, (h - 2) / 2 + 1, (w - 2) / 2 + 1]
+            );
         }
         let rels = texts(&rels);
-        assert!(rels.contains(&"((s0 - 2) % 2) != 0".to_string()), "{rels:?}");
-        assert!(rels.contains(&"((s1 - 2) % 2) == 0".to_string()), "{rels:?}");
+        assert!(
+            rels.contains(&"((s0 - 2) % 2) != 0".to_string()),
+            "{rels:?}"
+        );
+        assert!(
+            rels.contains(&"((s1 - 2) % 2) == 0".to_string()),
+            "{rels:?}"
+        );
         // Contiguous output strides over the symbolic sizes.
         let t = m.tensor().unwrap();
         assert_eq!(
-            evaluate(&m, &[9, 10]).unwrap().tensor().unwrap().known_strides(),
+            evaluate(&m, &[9, 10])
+                .unwrap()
+                .tensor()
+                .unwrap()
+                .known_strides(),
             Some(vec![60, 20, 5, 1]),
             "{:?}",
             t.strides
@@ -431,7 +464,10 @@ mod tests {
         ];
         let (m, rels) = call(&g, "torch.conv2d", &[x, w], &kwargs, &[7, 8]);
         for (h, w) in [(7, 8), (9, 12), (16, 17)] {
-            assert_eq!(sizes_at(&m, &[h, w]), [2, 4, (h - 1) / 2 + 1, (w - 1) / 2 + 1]);
+            assert_eq!(
+                sizes_at(&m, &[h, w]),
+                [2, 4, (h - 1) / 2 + 1, (w - 1) / 2 + 1]
+            );
         }
         assert!(
             rels.iter().all(|r| !r.to_string().contains('%')),
