@@ -92,18 +92,26 @@ def test_graph_count_is_torch_compiles(name):
 
 
 def test_split_guards_its_piece_count_as_torch():
-    """``split(3)`` over lengths 9, 8 (three pieces: one graph), 7 (three pieces, the last of
-    length 1: torch specializes it, a second graph), 12 (four pieces: a third), 11 (four, the
+    """``split(3)`` then ``+ 1`` over lengths 9, 8 (three pieces: one graph), 7 (three pieces,
+    the last of length 1: the add's broadcast asks whether it is 1, as torch's ``infer_size``,
+    and the length specializes: a second graph), 12 (four pieces: a third), 11 (four, the
     last 2: the third graph again)."""
     fn = lambda x: [t + 1 for t in x.split(3, dim=2)]
     assert _compile_both(fn, [9, 8, 7, 12, 11]) == (3, 3)
 
 
 def test_chunk_with_a_piece_of_one_specializes_as_torch():
-    """``chunk(3)`` over 6..13: every length makes three pieces, the last of length 1 only at
-    7 (pieces 3, 3, 1), which torch specializes: two graphs."""
+    """``chunk(3)`` then ``* 2`` over 6..13: every length makes three pieces, the last of
+    length 1 only at 7 (pieces 3, 3, 1), which the broadcast specializes: two graphs."""
     fn = lambda x: [t * 2 for t in x.chunk(3, dim=2)]
     assert _compile_both(fn, [6, 7, 8, 9, 10, 12, 13]) == (2, 2)
+
+
+def test_a_slice_reaching_length_1_recompiles_under_broadcast_as_torch():
+    """``x[:, :, 6:] + 1`` over 9, 8 (one graph: ``s - 6 != 1`` guarded) and 7 (the sliced
+    length is 1: a second graph), as torch.compile."""
+    fn = lambda x: x[:, :, 6:] + 1
+    assert _compile_both(fn, [9, 8, 7]) == (2, 2)
 
 
 def test_max_pool1d_specializes_as_torch():

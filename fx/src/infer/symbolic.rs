@@ -803,6 +803,34 @@ impl Sym<'_> {
             .filter_map(|a| self.tensor(a))
             .collect();
         let rank = tensors.iter().map(|t| t.ndim()).max().unwrap_or(0);
+        // A binary op (two tensors, or a tensor and a number) asks of each size whether it is
+        // 1 (torch's `infer_size`, on the hint, guarded): a size that is an expression the
+        // symbols' lower bounds do not keep from 1 (`s0 - 6`, a `chunk` piece `(s0 + 1) // 2`)
+        // is guarded `!= 1`, or `== 1` (a replacement by a constant) when it is 1 at the
+        // hints. So `x[:, 6:] + 1` and `x.split(3, 1)[-1] + 1` recompile when the piece
+        // reaches 1, as torch.compile.
+        let operand = |a: &Arg| {
+            self.tensor(a).is_some()
+                || matches!(a, Arg::Int(_) | Arg::Float(_) | Arg::Bool(_))
+                || matches!(a, Arg::Node(n) if matches!(self.graph.node(*n).meta, NodeMeta::SymInt(_) | NodeMeta::Int(_) | NodeMeta::Float(_)))
+        };
+        if args.len() >= 2 && args[..2].iter().all(operand) {
+            let one = SymExpr::constant(1);
+            for t in &tensors {
+                for d in &t.sizes {
+                    let e = d.expr();
+                    let ne = Relation::new(e.clone(), RelOp::Ne, one.clone());
+                    if e.is_const() || ne.implied(&|_| 2) {
+                        continue;
+                    }
+                    match self.hint(&e) {
+                        Some(1) => rels.push(Relation::new(e, RelOp::Eq, one.clone())),
+                        Some(_) => rels.push(ne),
+                        None => {}
+                    }
+                }
+            }
+        }
         for i in 0..rank {
             let dims: Vec<SymExpr> = tensors
                 .iter()
