@@ -174,7 +174,7 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                     .collect(),
             ))
         }
-        "split" | "chunk" | "split_with_sizes" if symbolic_cut(l, &x, a, kw, n).is_some() => {
+        "split" | "chunk" if symbolic_cut(l, &x, a, kw, n).is_some() => {
             // Along a symbolic dimension the pieces' lengths are the node's metadata (fx's
             // rule wrote them, the piece count guarded): consecutive slices.
             let (d, pieces) = symbolic_cut(l, &x, a, kw, n).unwrap_or_default();
@@ -251,7 +251,7 @@ fn symbolic_cut(
         Some(a) => as_int(a)?,
     };
     let d = wrap_dim(dim, x.ndim()).ok()?;
-    if x.sizes[d].is_const() || !matches!(n, "split" | "chunk" | "split_with_sizes") {
+    if x.sizes[d].is_const() || !matches!(n, "split" | "chunk") {
         return None;
     }
     let pieces = l.node_pieces.as_ref()?;
