@@ -11,7 +11,8 @@ parity guard (torch's ``div_rtn``) true for every size: one graph; ``--sizes all
 16..64 and makes torch.compile's parity graphs.
 
     PYTHONPATH=python python bench/dynamic_cnn.py [--reps 20] [--sizes even|all]
-    TORCHFERRO_SYMBOLIC=0 PYTHONPATH=python python bench/dynamic_cnn.py   # fitted templates
+    TORCHFERRO_SYMBOLIC=0 PYTHONPATH=python python bench/dynamic_cnn.py --no-torch-inductor
+        # the fitted templates instead of the symbolic lowering
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--sizes", choices=["even", "all"], default="even")
+    ap.add_argument(
+        "--no-torch-inductor",
+        action="store_true",
+        help="leave torch.compile's inductor out (its first pass takes a minute)",
+    )
     a = ap.parse_args(argv)
     torch.manual_seed(0)
     sizes = list(range(16, 65, 4)) if a.sizes == "even" else list(range(16, 65))
@@ -73,7 +79,10 @@ def main(argv=None) -> int:
         "torch.compile (inductor)": None,
         "torchferro": torchferro.compile(m, dynamic=True),
     }
-    variants["torch.compile (inductor)"] = torch.compile(m, dynamic=True)
+    if a.no_torch_inductor:
+        del variants["torch.compile (inductor)"]
+    else:
+        variants["torch.compile (inductor)"] = torch.compile(m, dynamic=True)
     first: dict[str, float] = {}
     cc_before = torchferro._C.precompile_counters()[1]
     with torch.no_grad():
