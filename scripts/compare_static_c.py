@@ -39,6 +39,18 @@ extra = {
         lambda x: x.permute(1, 0, 2).reshape(-1, 6).exp(),
         lambda n: (T.R(n, 4, 3),),
     ),
+    # Session 17 (symbolic convolution and pooling sizes): a strided convolution into a pool,
+    # and cuts (`chunk`, `narrow`) of a static dimension.
+    "conv_pool": (
+        lambda x, w: torch.nn.functional.max_pool2d(
+            torch.nn.functional.conv2d(x, w, padding=1, stride=2).relu(), 2
+        ),
+        lambda n: (T.R(2, 3, n + 6, n + 7), T.R(4, 3, 3, 3)),
+    ),
+    "chunk_narrow": (
+        lambda x: torch.cat(x.chunk(2, 1)[::-1], 1) + x.narrow(1, 1, 1),
+        lambda n: (T.R(n, 8),),
+    ),
 }
 for name, (fn, make) in list(T.PROGRAMS.items()) + list(extra.items()):
     for n in (2, 3, 13):

@@ -49,6 +49,10 @@ STEPS = [
     "x = torch.where(x > 0, x, w * 0.5)",
     "x = x.exp().clamp(max=3.0) + x.sum()",
     "x = (x - w.unsqueeze(0)).abs().sqrt() * x.amin(-1, keepdim=True)",
+    # Cuts along a symbolic dimension (session 17): halves swapped back together, a row and a
+    # column narrowed out (the last row's start is a symbolic int).
+    "x = torch.cat(x.chunk(2, 1)[::-1], 1)",
+    "x = x + x.narrow(1, 0, 1) * x.narrow(0, x.size(0) - 1, 1)",
 ]
 RETURNS = [
     "return x",

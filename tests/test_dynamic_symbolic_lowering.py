@@ -172,7 +172,7 @@ def lower_triangle(x):
 
 
 def pooled(x):
-    return F.max_pool2d(x, 2) * 2 + 1
+    return F.max_pool1d(x, 2) * 2 + 1
 
 
 def test_a_declined_graph_keeps_eager_values(fresh_cache, caplog):
@@ -194,23 +194,51 @@ def test_a_declined_graph_keeps_eager_values(fresh_cache, caplog):
 
 
 def test_a_size_an_op_specializes_is_a_constant_in_the_graph(caplog):
-    """``max_pool2d`` has no symbolic shape rule: the trace specializes the sizes it reads
-    (guarded equal to their hints) and, as torch's replacement by a constant, writes them as
-    those constants, so each graph is static (``[1, 2, n, 6]``) and reaches the inductor's
-    static path, not a symbolic lowering that would decline at the pooling's constant sizes
-    (``TensorVal::csizes``; it did before the replacements). Values are eager's."""
+    """``max_pool1d`` has no symbolic shape rule (torch.compile specializes it too: a graph
+    per length): the trace specializes the sizes it reads (guarded equal to their hints) and,
+    as torch's replacement by a constant, writes them as those constants, so each graph is
+    static (``[3, 2, n]``) and reaches the inductor's static path, not a symbolic lowering.
+    (``max_pool2d`` was the example until session 17 gave pooling a symbolic rule:
+    ``tests/test_dynamic_conv_pool.py``.) Values are eager's."""
     with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
-        f, _, _ = _run(pooled, lambda n: (R(1, 2, n, 6),), sizes=[4, 5, 8])
+        f, graphs, _ = _run(pooled, lambda n: (R(3, 2, n),), sizes=[4, 5, 8])
     log = inductor_log(caplog.records)
     assert not any("symbolic lowering" in m for m in log), log
-    graphs = sorted(e["graph"] for e in torchferro.compiler.cache_entries(f))
+    entries = [e["graph"] for e in torchferro.compiler.cache_entries(f)]
+    assert graphs == len(entries) == 3
     assert [
-        n for n in (4, 5, 8) if any(f"# l_x: f32[1, 2, {n}, 6]" in g for g in graphs)
-    ] == [
-        4,
-        5,
-        8,
-    ], graphs
+        n for n in (4, 5, 8) if any(f"# l_x: f32[3, 2, {n}]" in g for g in entries)
+    ] == [4, 5, 8], entries
+
+
+def two_convolutions(x, y, w):
+    return F.conv2d(y, w).sum() + F.conv2d(x, w, padding=1).relu()
+
+
+def test_a_lowering_that_needs_concrete_sizes_declines_the_graph(fresh_cache, caplog):
+    """The ``value::Decline`` path: a graph whose static convolution (of ``y`` by ``w``, both
+    marked static) runs on oneDNN lays its 4-d values out channels-last, and the lowering
+    decides each convolution's layout from concrete sizes (``conv2d_uses_onednn``), so the
+    convolution of the symbolic ``x`` declines (``TensorVal::csizes``). The whole graph
+    declines with the node named, logged once, and runs on the fitted templates with eager's
+    values; one graph, as torch.compile."""
+    torch.manual_seed(0)
+    w = R(4, 3, 3, 3)
+    y = R(2, 3, 8, 8)
+    for t in (w, y):
+        torchferro.mark_static(t)
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        f, graphs, _ = _run(
+            two_convolutions, lambda n: (R(2, 3, n, n + 3), y, w), sizes=[5, 6, 9, 12]
+        )
+    log = inductor_log(caplog.records)
+    declined = [m for m in log if "symbolic lowering declined" in m]
+    assert declined == [
+        "dynamic graph: symbolic lowering declined (graph not supported by the inductor: "
+        "torch.conv2d (conv2d_1): symbolic sizes: the lowering needs concrete sizes); "
+        "fitting kernels over sizes"
+    ], log
+    assert graphs == len(torchferro.compiler.cache_entries(f)) == 1
 
 
 def test_symbolic_path_off_fits_templates(fresh_cache, monkeypatch, caplog):

@@ -210,7 +210,7 @@ impl Idx {
     }
 
     /// Whether `0 <= self < d` over the ranges, proved.
-    fn within(&self, d: Size, ranges: &[Size]) -> bool {
+    pub fn within(&self, d: Size, ranges: &[Size]) -> bool {
         let (lo, hi) = self.bounds_sym(ranges);
         lo.is_some_and(proved_nonneg) && proved_le(hi, Some(d - 1))
     }

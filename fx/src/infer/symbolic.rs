@@ -19,12 +19,15 @@
 //! `Unsupported`, never a guess. Decisions that depend on the sizes' values (a slice bound
 //! clamped to the size, `cat`'s and broadcasting's equal sizes, a `view`'s divisibility) are
 //! returned as [`Relation`]s that held at the hints: the tracer installs them as guards.
-//! Piecewise ops not modelled here (`split`, `chunk`, `narrow`, convolutions) answer
-//! `Unsupported`.
+//! Convolutions and pooling (`symbolic/windows.rs`) and `narrow`/`split`/`chunk` along a
+//! symbolic dimension (`symbolic/cuts.rs`) have explicit rules too; `unbind` of a symbolic
+//! dimension (a piece per element) answers `Unsupported`.
 
 use std::cell::RefCell;
 
 mod computed;
+mod cuts;
+mod windows;
 
 use super::{run_handlers, InferCtx, InferError};
 use crate::graph::{Arg, Graph, Target};
@@ -243,12 +246,23 @@ pub fn infer_symbolic(
     // case to torch (`cat` of non-contiguous 4-d inputs, whose layout torch picks) take their
     // concrete values from the external evaluator too: the rule gives the sizes, the strides
     // are fitted to what torch computed.
-    let cx = Sym { graph, hints };
+    let cx = Sym {
+        graph,
+        hints,
+        pinned,
+    };
     // Advanced indexing (`x[i, j]` with index tensors): the result sizes are the index
     // tensors' broadcast sizes and the sizes not indexed, all selections: fitted, from meta
     // tensors where the native rule has no answer.
     let advanced = family == "index" && cx.has_tensor_index(args);
+    // A cut along a symbolic dimension none of whose symbols is pinned (else it is a
+    // selection, fitted).
+    let cuts_symbolic = cuts::is_cut(name)
+        && matches!(family, "view" | "")
+        && cx.cuts_static_dim(name, args, kwargs) == Some(false);
     let explicit_rule = advanced
+        || cuts_symbolic
+        || (matches!(family, "conv" | "") && windows::window_rank(name).is_some())
         || matches!(
             (family, name),
             ("join", "cat" | "concat" | "concatenate" | "stack")
@@ -295,7 +309,26 @@ pub fn infer_symbolic(
         ("index", _) => Some(cx.getitem(args, &mut rels)?),
         ("", "diff") => Some(cx.diff(args, kwargs, &mut rels)?),
         ("", "pad") => Some(cx.pad(args, kwargs, &mut rels)?),
+        // A window op the rule does not model (`return_indices`, a symbolic kernel size)
+        // is a selection when every symbol it reads is pinned (fitted below).
+        ("conv" | "", _) if windows::window_rank(name).is_some() => {
+            let mut own = Vec::new();
+            match cx.window(name, args, kwargs, &mut own) {
+                Ok(sizes) => {
+                    rels.extend(own);
+                    Some(sizes)
+                }
+                Err(_) if all_pinned => None,
+                Err(e) => return Err(e),
+            }
+        }
         _ => None,
+    };
+    // Cuts give their whole result (each piece keeps the input's strides): nothing to fit.
+    let whole = if cuts_symbolic {
+        cx.cut(name, args, kwargs, pinned, &mut rels)?
+    } else {
+        None
     };
     let fitted_family = matches!(
         family,
@@ -355,7 +388,7 @@ pub fn infer_symbolic(
         match run(p) {
             Ok(m) => others.push(Some(m)),
             Err(_) if i == 2 => others.push(None),
-            Err(_) if explicit.is_some() && !holds_at(p) => {
+            Err(_) if (explicit.is_some() || whole.is_some()) && !holds_at(p) => {
                 let q = at(&|_, h| h * (i as i64 + 2));
                 if !holds_at(&q) {
                     return Err(InferError::Unsupported);
@@ -385,8 +418,9 @@ pub fn infer_symbolic(
         // input stride and no contiguous one.
         candidates.strides.extend(cx.size_stride_products(args));
     }
-    let symbolic = match explicit {
-        Some(sizes) => {
+    let symbolic = match (whole, explicit) {
+        (Some(m), _) => m,
+        (None, Some(sizes)) => {
             let NodeMeta::Tensor(t) = &at_hint else {
                 return Err(InferError::Unsupported);
             };
@@ -409,7 +443,7 @@ pub fn infer_symbolic(
                 ..t.clone()
             })
         }
-        None if fitted_family => {
+        (None, None) if fitted_family => {
             if family == "pointwise" {
                 cx.broadcast_relations(args, kwargs, &mut rels);
             }
@@ -418,7 +452,7 @@ pub fn infer_symbolic(
             }
             fit(&at_hint, &others, &[], &used, &candidates)?
         }
-        None => return Err(InferError::Unsupported),
+        (None, None) => return Err(InferError::Unsupported),
     };
     // The answer must agree with the concrete rules at every point, the relations it relies on
     // included where they hold.
@@ -672,6 +706,8 @@ fn dense_in_order(sizes: &[Dim], order: &[usize]) -> Vec<SymExpr> {
 struct Sym<'a> {
     graph: &'a Graph,
     hints: &'a [i64],
+    /// Symbols the caller guards equal to their hints (constant at every probe point).
+    pinned: &'a [u32],
 }
 
 impl Sym<'_> {
@@ -767,6 +803,34 @@ impl Sym<'_> {
             .filter_map(|a| self.tensor(a))
             .collect();
         let rank = tensors.iter().map(|t| t.ndim()).max().unwrap_or(0);
+        // A binary op (two tensors, or a tensor and a number) asks of each size whether it is
+        // 1 (torch's `infer_size`, on the hint, guarded): a size that is an expression the
+        // symbols' lower bounds do not keep from 1 (`s0 - 6`, a `chunk` piece `(s0 + 1) // 2`)
+        // is guarded `!= 1`, or `== 1` (a replacement by a constant) when it is 1 at the
+        // hints. So `x[:, 6:] + 1` and `x.split(3, 1)[-1] + 1` recompile when the piece
+        // reaches 1, as torch.compile.
+        let operand = |a: &Arg| {
+            self.tensor(a).is_some()
+                || matches!(a, Arg::Int(_) | Arg::Float(_) | Arg::Bool(_))
+                || matches!(a, Arg::Node(n) if matches!(self.graph.node(*n).meta, NodeMeta::SymInt(_) | NodeMeta::Int(_) | NodeMeta::Float(_)))
+        };
+        if args.len() >= 2 && args[..2].iter().all(operand) {
+            let one = SymExpr::constant(1);
+            for t in &tensors {
+                for d in &t.sizes {
+                    let e = d.expr();
+                    let ne = Relation::new(e.clone(), RelOp::Ne, one.clone());
+                    if e.is_const() || ne.implied(&|_| 2) {
+                        continue;
+                    }
+                    match self.hint(&e) {
+                        Some(1) => rels.push(Relation::new(e, RelOp::Eq, one.clone())),
+                        Some(_) => rels.push(ne),
+                        None => {}
+                    }
+                }
+            }
+        }
         for i in 0..rank {
             let dims: Vec<SymExpr> = tensors
                 .iter()
@@ -798,17 +862,19 @@ impl Sym<'_> {
         }
     }
 
-    /// Whether the dimension `split`/`chunk`/`narrow`/`unbind` cuts has a static size.
+    /// Whether the dimension `split`/`chunk`/`narrow`/`unbind` cuts has a static size (known,
+    /// or every symbol of it pinned).
     fn cuts_static_dim(&self, name: &str, args: &[Arg], kwargs: &[(String, Arg)]) -> Option<bool> {
         let pos = match name {
-            "split" | "chunk" | "tensor_split" => 2,
+            "split" | "split_with_sizes" | "chunk" | "tensor_split" => 2,
             "narrow" | "unbind" => 1,
             _ => return Some(false),
         };
         let x = self.tensor(args.first()?)?;
         let dim = self.dim_arg(args, kwargs, pos, &["dim"])?;
         let dim = super::wrap_dim(dim, x.ndim()).ok()?;
-        Some(x.sizes[dim].known().is_some())
+        let d = &x.sizes[dim];
+        Some(d.known().is_some() || d.expr().symbols().iter().all(|k| self.pinned.contains(k)))
     }
 
     fn dim_arg(

@@ -229,26 +229,36 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     let x = l.tensor(b.req("input")?)?;
     let w = l.tensor(b.req("weight")?)?;
     check_dtypes(&x, &w)?;
-    let (xs, ws) = (x.csizes(), w.csizes());
     if x.ndim() != n + 2 || w.ndim() != n + 2 {
         return fallback("unbatched convolution");
     }
+    // The input's and the filter's sizes may be symbolic (`dynamic=True` makes a global
+    // weight's dims dynamic); the output's are then floor divisions of them, as fx's
+    // convolution rule writes them. The extern call reads the filter from its buffer.
+    let ws = w.sizes.clone();
     let stride = int_tuple(b, "stride", n, 1)?;
     let padding = int_tuple(b, "padding", n, 0)?;
     let dilation = int_tuple(b, "dilation", n, 1)?;
     let groups = b.int_or("groups", 1)?;
-    let mut sizes = vec![xs[0], ws[0]];
+    let mut sizes = vec![x.sizes[0], ws[0]];
     for i in 0..n {
-        let eff = dilation[i] * (ws[i + 2] - 1) + 1;
-        let o = (xs[i + 2] + 2 * padding[i] - eff) / stride[i] + 1;
-        if o <= 0 {
+        let span = (ws[i + 2] - 1) * dilation[i];
+        let o = (x.sizes[i + 2] - span + (2 * padding[i] - 1)).floordiv(Size::Const(stride[i])) + 1;
+        if o.as_const().is_some_and(|o| o <= 0) {
             return fallback("empty convolution output");
         }
         sizes.push(o);
     }
     // In a channels-last graph, convolutions torch runs on oneDNN get channels-last inputs and
     // the others contiguous ones (what the native kernel works on without copying).
-    let channels_last = n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &xs, &ws, groups);
+    // A channels-last graph decides per convolution from concrete sizes.
+    let xs = if n == 2 && l.channels_last {
+        x.csizes()
+    } else {
+        Vec::new()
+    };
+    let channels_last =
+        n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &xs, &w.csizes(), groups);
     let x = if n == 2 && l.channels_last {
         let want = if channels_last {
             super::channels_last_strides(&xs)
@@ -277,6 +287,7 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
     };
     if channels_last {
         // torch's convolution of a channels-last input returns a channels-last result.
+        let sizes = expect_consts(&sizes, "a channels-last convolution");
         let strides = super::channels_last_strides(&sizes);
         return Ok(extern_call_with(
             l,
@@ -287,7 +298,7 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
             x.dtype,
         ));
     }
-    Ok(extern_call(l, call, &inputs, consts(&sizes), x.dtype))
+    Ok(extern_call(l, call, &inputs, sizes, x.dtype))
 }
 
 /// Strides equal where they matter (dims of size 1 never affect addressing).

@@ -13,7 +13,7 @@ use super::value::TensorVal;
 use super::{LValue, Lowerer};
 use crate::index::Idx;
 use crate::ir::{BinOp, Scalar, Val};
-use crate::size::{consts, Size};
+use crate::size::Size;
 
 fn tensor_list(l: &Lowerer, a: &Arg) -> LResult<Vec<TensorVal>> {
     match a {
@@ -370,27 +370,29 @@ pub fn max_pool2d(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<T
     let p = pair("padding", Some([0, 0]))?;
     let d = pair("dilation", Some([1, 1]))?;
     let n = x.ndim();
-    let mut sizes = x.csizes();
+    // Symbolic input sizes give symbolic output sizes, `(len + 2p - d(k-1) - 1) // s + 1`
+    // (fx's pooling rule guarded the numerator non-negative, so the floor is the quotient).
+    let mut sizes = x.sizes.clone();
     let (h, w) = (sizes[n - 2], sizes[n - 1]);
     for (i, len) in [h, w].into_iter().enumerate() {
         // torch's own argument checks raise; the fallback lets eager say so.
         if k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0 || p[i] > k[i] / 2 || len == 0 {
             return fallback("max_pool2d arguments torch rejects");
         }
-        let o = (len + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
-        if o <= 0 {
+        let o = (len + (2 * p[i] - d[i] * (k[i] - 1) - 1)).floordiv(Size::Const(s[i])) + 1;
+        if o.as_const().is_some_and(|o| o <= 0) {
             return fallback("empty max_pool2d output");
         }
         sizes[n - 2 + i] = o;
     }
-    if sizes.contains(&0) {
+    if sizes.contains(&Size::Const(0)) {
         return fallback("max_pool2d of an empty tensor");
     }
     let dt = x.dtype;
     let cost = x.ops() * (k[0] * k[1]) as usize + 2 * (k[0] * k[1]) as usize;
     Ok(TensorVal::lazy(
         dt,
-        consts(&sizes),
+        sizes,
         cost,
         Rc::new(move |bb, idx| {
             let mut r = bb.constant(Scalar::F(f64::NEG_INFINITY), dt);
@@ -401,11 +403,15 @@ pub fn max_pool2d(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<T
                     for (i, kk) in [kh, kw_].into_iter().enumerate() {
                         let len = if i == 0 { h } else { w };
                         let pos = idx[n - 2 + i].scale(s[i]).add_const(kk * d[i] - p[i]);
-                        let (lo, hi) = pos.bounds(bb.ranges());
-                        if lo < 0 || hi > len - 1 {
+                        // A window position proved inside the input needs no mask (with
+                        // symbolic sizes, only where proved for every admitted size).
+                        if !pos.within(len, bb.ranges()) {
                             let v = bb.index_value(pos.clone());
                             let zero = bb.constant(Scalar::I(0), DType::Int64);
-                            let end = bb.constant(Scalar::I(len), DType::Int64);
+                            let end = match len.as_const() {
+                                Some(c) => bb.constant(Scalar::I(c), DType::Int64),
+                                None => bb.index_value(Idx::constant(len)),
+                            };
                             let ge = bb.binary(BinOp::Ge, v, zero);
                             let lt = bb.binary(BinOp::Lt, v, end);
                             let ok = bb.binary(BinOp::And, ge, lt);

@@ -100,6 +100,9 @@ pub(crate) struct Lowerer<'g> {
     /// The sizes of the node being lowered, from its metadata (fx inferred them under the
     /// trace's guards: a view's `-1` over symbolic sizes is `s1 // 2`, guarded divisible).
     pub node_sizes: Option<Vec<Size>>,
+    /// The sizes of each item of the node's tuple metadata (`split`/`chunk` pieces along a
+    /// symbolic dimension: fx's rule wrote their lengths, the count guarded).
+    pub node_pieces: Option<Vec<Vec<Size>>>,
     /// The graph has symbolic sizes (issue 18, the design's step 3): a node that cannot be
     /// lowered declines the whole graph (`Unsupported`, the caller's fallback) instead of
     /// becoming a fallback node, and the attention fusion (constant sizes only) is off.
@@ -158,6 +161,7 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         home: home_device(graph),
         node_dtype: None,
         node_sizes: None,
+        node_pieces: None,
         symbolic: graph_is_symbolic(graph),
     };
     let attn = if l.symbolic {
@@ -277,6 +281,13 @@ impl<'g> Lowerer<'g> {
         self.rebound.clear();
         self.node_dtype = node.meta.tensor().map(|t| t.dtype);
         self.node_sizes = node.meta.tensor().map(meta_sizes);
+        self.node_pieces = match &node.meta {
+            NodeMeta::Tuple(items) => items
+                .iter()
+                .map(|m| m.tensor().map(meta_sizes))
+                .collect::<Option<Vec<_>>>(),
+            _ => None,
+        };
         let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
             (_, Some(why)) => Err(Reject::Fallback(why)),
             (None, _) => Err(Reject::Fallback(format!(

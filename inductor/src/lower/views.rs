@@ -141,6 +141,19 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
         "narrow" => {
             let b = bind(&["input", "dim", "start", "length"], a, kw)?;
             let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
+            if !x.sizes[d].is_const() {
+                // Along a symbolic dimension: fx's rule guarded the bounds; a negative start
+                // counts from the end.
+                let arg = |name: &str| b.get(name).and_then(|a| l.size_arg(a));
+                let (Some(start), Some(len)) = (arg("start"), arg("length")) else {
+                    return fallback("narrow bounds");
+                };
+                let start = match start.as_const() {
+                    Some(s) if s < 0 => x.sizes[d] + s,
+                    _ => start,
+                };
+                return t(x.slice(d, start, len, 1));
+            }
             let mut start = b.int_or("start", 0)?;
             let len = b.int_or("length", 0)?;
             let size = x.csize(d);
@@ -160,6 +173,18 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                     .map(|i| LValue::Tensor(x.select(d, i)))
                     .collect(),
             ))
+        }
+        "split" | "chunk" if symbolic_cut(l, &x, a, kw, n).is_some() => {
+            // Along a symbolic dimension the pieces' lengths are the node's metadata (fx's
+            // rule wrote them, the piece count guarded): consecutive slices.
+            let (d, pieces) = symbolic_cut(l, &x, a, kw, n).unwrap_or_default();
+            let mut start = Size::Const(0);
+            let mut out = Vec::new();
+            for p in pieces {
+                out.push(LValue::Tensor(x.slice(d, start, p, 1)));
+                start = start + p;
+            }
+            Ok(LValue::Tuple(out))
         }
         "split" | "chunk" => {
             let (d, pieces) = if n == "chunk" {
@@ -205,6 +230,36 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
         }
         _ => fallback(format!("no lowering for {n}")),
     }
+}
+
+/// The cut dimension and the pieces' lengths of a `split`/`chunk` along a symbolic dimension,
+/// from the node's tuple metadata; `None` for a static dimension.
+fn symbolic_cut(
+    l: &Lowerer,
+    x: &TensorVal,
+    a: &[Arg],
+    kw: &[(String, Arg)],
+    n: &str,
+) -> Option<(usize, Vec<Size>)> {
+    let dim = kw
+        .iter()
+        .find(|(k, _)| k == "dim")
+        .map(|(_, a)| a)
+        .or(a.get(2));
+    let dim = match dim {
+        None => 0,
+        Some(a) => as_int(a)?,
+    };
+    let d = wrap_dim(dim, x.ndim()).ok()?;
+    if x.sizes[d].is_const() || !matches!(n, "split" | "chunk") {
+        return None;
+    }
+    let pieces = l.node_pieces.as_ref()?;
+    let lengths = pieces
+        .iter()
+        .map(|p| p.get(d).copied())
+        .collect::<Option<_>>()?;
+    Some((d, lengths))
 }
 
 fn split_sizes(total: i64, each: i64) -> Vec<i64> {
