@@ -354,6 +354,9 @@ pub struct BodyBuilder {
     body: Body,
     dedup: HashMap<(Val, DType), ValId>,
     pub(crate) memo: HashMap<(u64, Vec<Idx>), ValId>,
+    /// Lazy values (by lazy id) already stored in a buffer, with its strides and offset: a
+    /// load of one reads the buffer instead of inlining its computation again.
+    pub(crate) stored: HashMap<u64, (BufId, Vec<Size>, Size)>,
 }
 
 impl BodyBuilder {
@@ -365,6 +368,7 @@ impl BodyBuilder {
             },
             dedup: HashMap::new(),
             memo: HashMap::new(),
+            stored: HashMap::new(),
         }
     }
 

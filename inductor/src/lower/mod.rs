@@ -705,6 +705,17 @@ impl<'g> Lowerer<'g> {
     /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
     pub fn store(&mut self, buf: BufId, t: &TensorVal) {
         let mut b = BodyBuilder::new(t.sizes.clone());
+        // What was stored already is read back, also through a lazy view's loader: a view
+        // that is not strided on its realized base (an `expand` then `reshape`, Llama's
+        // `repeat_kv`) copies from the base's buffer instead of computing the base again.
+        b.stored = self
+            .realized
+            .iter()
+            .filter_map(|(id, r)| {
+                let v = r.as_view()?;
+                Some((*id, (v.buf, v.strides, v.offset)))
+            })
+            .collect();
         let vars = b.vars();
         let v = t.load(&mut b, &vars);
         let v = b.cast(v, self.ir.buffers[buf].dtype);
