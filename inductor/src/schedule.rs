@@ -10,7 +10,9 @@
 //! A node joins the current kernel when its iteration space fits and every read of a buffer the
 //! kernel produces is of the element the same row/point just produced (index expressions compare
 //! structurally: Inductor's `MemoryDep` matching). Values read only inside their kernel stay in
-//! registers (same stage) or row locals (reductions) and are never allocated.
+//! registers (same stage) or row locals (reductions) and are never allocated. A node that does
+//! not fit the current kernel may join the kernel, further back, that made the last of its
+//! operands: the steps in between are independent of it, so it runs before them.
 
 use crate::entity::{entity_id, EntityVec};
 use crate::index::Idx;
