@@ -209,6 +209,11 @@ impl Idx {
         }
     }
 
+    /// Whether `self >= 0` at every point of the ranges, proved.
+    pub fn proved_nonneg(&self, ranges: &[Size]) -> bool {
+        self.bounds_sym(ranges).0.is_some_and(proved_nonneg)
+    }
+
     /// Whether `0 <= self < d` over the ranges, proved.
     pub fn within(&self, d: Size, ranges: &[Size]) -> bool {
         let (lo, hi) = self.bounds_sym(ranges);

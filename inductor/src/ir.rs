@@ -354,6 +354,9 @@ pub struct BodyBuilder {
     body: Body,
     dedup: HashMap<(Val, DType), ValId>,
     pub(crate) memo: HashMap<(u64, Vec<Idx>), ValId>,
+    /// Lazy values (by lazy id) already stored in a buffer, with its strides and offset: a
+    /// load of one reads the buffer instead of inlining its computation again.
+    pub(crate) stored: HashMap<u64, (BufId, Vec<Size>, Size)>,
 }
 
 impl BodyBuilder {
@@ -365,6 +368,7 @@ impl BodyBuilder {
             },
             dedup: HashMap::new(),
             memo: HashMap::new(),
+            stored: HashMap::new(),
         }
     }
 
@@ -382,6 +386,9 @@ impl BodyBuilder {
     }
 
     pub fn push(&mut self, val: Val, dtype: DType) -> ValId {
+        if let Some(v) = self.fold(&val, dtype) {
+            return v;
+        }
         if let Some(&id) = self.dedup.get(&(val.clone(), dtype)) {
             return id;
         }
@@ -393,6 +400,108 @@ impl BodyBuilder {
 
     pub fn load(&mut self, buf: BufId, index: Idx, dtype: DType) -> ValId {
         self.push(Val::Load { buf, index }, dtype)
+    }
+
+    /// `v` as an index expression over the loop variables, when it is one: an int64 index
+    /// value or an int64 constant.
+    fn as_index(&self, v: ValId) -> Option<Idx> {
+        if self.body.dtypes[v] != DType::Int64 {
+            return None;
+        }
+        match &self.body.vals[v] {
+            Val::Index(e) => Some(e.clone()),
+            Val::Const(Scalar::I(c)) => Some(Idx::constant(*c)),
+            _ => None,
+        }
+    }
+
+    fn as_bool(&self, v: ValId) -> Option<bool> {
+        match self.body.vals[v] {
+            Val::Const(Scalar::B(b)) if self.body.dtypes[v] == DType::Bool => Some(b),
+            _ => None,
+        }
+    }
+
+    /// An index expression as a value: a constant when it is one.
+    fn index_or_const(&mut self, e: Idx) -> ValId {
+        match e.as_constant() {
+            Some(c) => self.constant(Scalar::I(c), DType::Int64),
+            None => self.push(Val::Index(e), DType::Int64),
+        }
+    }
+
+    /// Index propagation (Inductor's `IndexPropagation`): integer arithmetic on index values
+    /// stays an index expression, a comparison the variables' ranges decide becomes a constant,
+    /// a select on a constant takes its branch, and a gather whose position is an index
+    /// expression proved in range becomes an affine load. Position tensors built from `arange`
+    /// (a causal mask's `cumsum[b, q] == cumsum[b, k]`, `x[..., :8]` through `cat`) then cost
+    /// what a strided read costs: no range check, and a loop the C compiler vectorizes.
+    fn fold(&mut self, val: &Val, dtype: DType) -> Option<ValId> {
+        match *val {
+            Val::Binary(op, a, b) if dtype == DType::Int64 => {
+                let (x, y) = (self.as_index(a)?, self.as_index(b)?);
+                let e = match op {
+                    BinOp::Add => x.add(&y),
+                    BinOp::Sub => x.add(&y.scale(-1)),
+                    BinOp::Mul => match (x.as_constant(), y.as_constant()) {
+                        (Some(c), _) => y.scale(c),
+                        (_, Some(c)) => x.scale(c),
+                        _ => return None,
+                    },
+                    _ => return None,
+                };
+                Some(self.index_or_const(e))
+            }
+            Val::Binary(op, a, b) if op.is_comparison() => {
+                let (x, y) = (self.as_index(a)?, self.as_index(b)?);
+                let r = &self.body.ranges;
+                // `p >= 0` and `p > 0` proved over the ranges.
+                let ge0 = |p: &Idx| p.proved_nonneg(r);
+                let gt0 = |p: &Idx| p.add_const(-1).proved_nonneg(r);
+                let (d, e) = (x.add(&y.scale(-1)), y.add(&x.scale(-1)));
+                let known = match op {
+                    BinOp::Lt => (gt0(&e), ge0(&d)),
+                    BinOp::Le => (ge0(&e), gt0(&d)),
+                    BinOp::Gt => (gt0(&d), ge0(&e)),
+                    BinOp::Ge => (ge0(&d), gt0(&e)),
+                    BinOp::Eq => (ge0(&d) && ge0(&e), gt0(&d) || gt0(&e)),
+                    BinOp::Ne => (gt0(&d) || gt0(&e), ge0(&d) && ge0(&e)),
+                    _ => return None,
+                };
+                match known {
+                    (true, _) => Some(self.constant(Scalar::B(true), DType::Bool)),
+                    (_, true) => Some(self.constant(Scalar::B(false), DType::Bool)),
+                    _ => None,
+                }
+            }
+            Val::Binary(op @ (BinOp::And | BinOp::Or), a, b) if dtype == DType::Bool => {
+                let absorbing = op == BinOp::Or;
+                match (self.as_bool(a), self.as_bool(b)) {
+                    (Some(k), _) if k == absorbing => Some(a),
+                    (_, Some(k)) if k == absorbing => Some(b),
+                    (Some(_), _) => Some(b),
+                    (_, Some(_)) => Some(a),
+                    _ => None,
+                }
+            }
+            Val::Where(c, a, b) => self.as_bool(c).map(|k| if k { a } else { b }),
+            Val::Gather {
+                buf,
+                ref index,
+                pos,
+                stride,
+                size,
+                wrap: _,
+            } => {
+                // Proved in range, so neither wrapped nor reported.
+                let p = self.as_index(pos)?;
+                if !p.within(size, &self.body.ranges) {
+                    return None;
+                }
+                Some(self.load(buf, index.add(&p.scale(stride)), dtype))
+            }
+            _ => None,
+        }
     }
 
     pub fn constant(&mut self, s: Scalar, dtype: DType) -> ValId {

@@ -10,7 +10,9 @@
 //! A node joins the current kernel when its iteration space fits and every read of a buffer the
 //! kernel produces is of the element the same row/point just produced (index expressions compare
 //! structurally: Inductor's `MemoryDep` matching). Values read only inside their kernel stay in
-//! registers (same stage) or row locals (reductions) and are never allocated.
+//! registers (same stage) or row locals (reductions) and are never allocated. A node that does
+//! not fit the current kernel may join the kernel, further back, that made the last of its
+//! operands: the steps in between are independent of it, so it runs before them.
 
 use crate::entity::{entity_id, EntityVec};
 use crate::index::Idx;
@@ -134,6 +136,9 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
     // For buffers produced by a kernel: (level, stage).
     let mut produced_at: EntityVec<BufId, Option<(Level, usize)>> = EntityVec::filled(None, nb);
     let mut current: Option<KernelId> = None;
+    // The step that last wrote each buffer (a kernel, an extern call, a fallback).
+    let mut producer_step: EntityVec<BufId, Option<StepId>> = EntityVec::filled(None, nb);
+    let mut kernel_step: EntityVec<KernelId, StepId> = EntityVec::new();
 
     for (ni, node) in ir.nodes.iter_enumerated() {
         let (out, body) = match node {
@@ -142,12 +147,16 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             }
             _ => {
                 current = None;
-                steps.push(Step::Host(ni));
+                let s = steps.push(Step::Host(ni));
+                for b in node.outputs() {
+                    producer_step[b] = Some(s);
+                }
                 continue;
             }
         };
         let write_back = matches!(ir.buffers[out].kind, BufKind::Input(_));
-        let joined = current.and_then(|k| {
+        let deps = body.deps();
+        let try_join = |k: KernelId| {
             let kern = &kernels[k];
             // A flexible (pure pointwise, R = []) kernel can adopt a reduction's split.
             let (outer, inner) = match node {
@@ -167,7 +176,6 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 return None;
             }
             // A data-dependent read may reach any element: its producer must be done.
-            let deps = body.deps();
             if deps
                 .gathers
                 .iter()
@@ -190,6 +198,28 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                 }
             }
             Some((k, outer, inner, level))
+        };
+        let joined = current.and_then(try_join).or_else(|| {
+            // Not the current kernel: the kernel that made the last of the node's operands,
+            // when that is a kernel further back. Steps in between (another kernel, a host
+            // call) neither make what the node reads nor read what it makes (they precede it),
+            // so the node may run before them, fused with its producer: the embedding gather
+            // and the first RMSNorm that reads it, with the causal-mask kernels in between.
+            // A store into a graph input keeps its place (a step in between may read the old
+            // values).
+            if write_back {
+                return None;
+            }
+            let last = deps
+                .loads
+                .iter()
+                .chain(&deps.gathers)
+                .filter_map(|&(b, _)| producer_step[b])
+                .max()?;
+            match steps[last] {
+                Step::Kernel(k) if Some(k) != current => try_join(k),
+                _ => None,
+            }
         });
         let k = match joined {
             Some((k, outer, inner, level)) => {
@@ -237,12 +267,13 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
                     }],
                 });
                 produced_at[out] = Some((level, 0));
-                steps.push(Step::Kernel(k));
+                kernel_step.push(steps.push(Step::Kernel(k)));
                 current = Some(k);
                 k
             }
         };
         producer_kernel[out] = Some(k);
+        producer_step[out] = Some(kernel_step[k]);
     }
 
     // Materialization: outputs, inputs, host-produced buffers, and anything read across

@@ -482,3 +482,208 @@ fn trusted_runs_skip_the_input_check_and_agree() {
         Err(RunError::Input { .. })
     ));
 }
+
+/// Kernels (by position in the schedule) whose nodes read buffer `b`.
+fn kernels_reading(c: &inductor::CompiledGraph, b: inductor::ir::BufId) -> usize {
+    let ir = c.ir();
+    c.schedule()
+        .kernels
+        .iter()
+        .filter(|k| {
+            k.nodes
+                .iter()
+                .any(|kn| ir.nodes[kn.node].reads().contains(&b))
+        })
+        .count()
+}
+
+/// The input buffer of placeholder `index`.
+fn input_buf(c: &inductor::CompiledGraph, index: usize) -> inductor::ir::BufId {
+    c.ir()
+        .buffers
+        .iter_enumerated()
+        .find(|(_, d)| d.kind == inductor::ir::BufKind::Input(index))
+        .map(|(b, _)| b)
+        .unwrap()
+}
+
+/// A residual stream `h1 = x + y; h2 = h1 + h1 @ w; h3 = h2 + rms(h2) @ w` (a decoder's
+/// residual adds around its GEMMs, each sum normalized before the next GEMM): every sum is
+/// read by kernels on both sides of a GEMM, so it is stored once where it is made, and the
+/// residual inputs are read by one kernel only, not again by every later reader of the chain.
+#[test]
+fn residual_read_across_gemms_is_stored_once() {
+    let (t, d) = (6i64, 8i64);
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[t, d]);
+    let y = input(&mut g, "y", DType::Float32, &[t, d]);
+    let w = input(&mut g, "w", DType::Float32, &[d, d]);
+    let mut h = call(&mut g, f("operator.add"), vec![n(x), n(y)], vec![]);
+    let mut outs = Vec::new();
+    for _ in 0..3 {
+        let sq = call(&mut g, f("operator.mul"), vec![n(h), n(h)], vec![]);
+        let ms = call(
+            &mut g,
+            m("mean"),
+            vec![n(sq), Arg::Int(-1)],
+            vec![("keepdim", Arg::Bool(true))],
+        );
+        let eps = call(
+            &mut g,
+            f("operator.add"),
+            vec![n(ms), Arg::Float(1e-6)],
+            vec![],
+        );
+        let r = call(&mut g, f("torch.rsqrt"), vec![n(eps)], vec![]);
+        let normed = call(&mut g, f("operator.mul"), vec![n(h), n(r)], vec![]);
+        let a = call(&mut g, f("torch.mm"), vec![n(normed), n(w)], vec![]);
+        outs.push(a);
+        h = call(&mut g, f("operator.add"), vec![n(h), n(a)], vec![]);
+    }
+    g.output(vec![n(h)]);
+    let (c, _) = check(&g, 31);
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    assert_eq!(c.num_extern_calls(), 3);
+    for input in 0..2 {
+        assert_eq!(
+            kernels_reading(&c, input_buf(&c, input)),
+            1,
+            "input {input}\n{}",
+            c.source()
+        );
+    }
+}
+
+/// An embedding and the row reduction reading it fuse into one kernel although an independent
+/// kernel (of another shape) lies between them in graph order: no step in between makes what
+/// the reduction reads, so it runs with its producer (Llama's embedding and first RMSNorm,
+/// with the causal-mask kernels in between).
+#[test]
+fn reader_fuses_with_its_producer_across_an_independent_kernel() {
+    let mut g = Graph::new();
+    let ids = input(&mut g, "ids", DType::Int64, &[2, 5]);
+    let w = input(&mut g, "w", DType::Float32, &[7, 4]);
+    let u = input(&mut g, "u", DType::Float32, &[3, 3]);
+    let e = g.call(
+        "embedding",
+        f("torch.nn.functional.embedding"),
+        vec![n(ids), n(w)],
+        vec![],
+        meta(DType::Float32, &[2, 5, 4]),
+    );
+    let z = call(&mut g, m("sin"), vec![n(u)], vec![]);
+    let s = call(&mut g, m("sum"), vec![n(e), Arg::Int(-1)], vec![]);
+    let y = call(
+        &mut g,
+        f("operator.add"),
+        vec![n(e), Arg::Float(1.0)],
+        vec![],
+    );
+    g.output(vec![n(s), n(y), n(z)]);
+    let c = compile(&g, &options()).unwrap();
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    assert_eq!(c.num_kernels(), 2, "{}", c.source());
+    let mut host = VecHost::new();
+    let idv = [0.0, 6.0, 3.0, 3.0, 1.0, 2.0, 5.0, 0.0, 4.0, 6.0];
+    let (wv, uv) = (values(28, 9), values(9, 10));
+    let ids_t = host.tensor(DType::Int64, &[2, 5], &idv);
+    let w_t = host.tensor(DType::Float32, &[7, 4], &wv);
+    let u_t = host.tensor(DType::Float32, &[3, 3], &uv);
+    let out = c.run(&mut host, &[ids_t, w_t, u_t]).unwrap();
+    let (sums, plus, sines) = (out[0].to_f64(), out[1].to_f64(), out[2].to_f64());
+    for (p, id) in idv.iter().enumerate() {
+        let row: Vec<f32> = (0..4).map(|k| wv[*id as usize * 4 + k] as f32).collect();
+        assert!((sums[p] - row.iter().sum::<f32>() as f64).abs() < 1e-5);
+        for k in 0..4 {
+            assert_eq!(plus[p * 4 + k], (row[k] + 1.0) as f64);
+        }
+    }
+    for (s, v) in sines.iter().zip(&uv) {
+        assert!((s - (*v as f32).sin() as f64).abs() < 1e-6);
+    }
+}
+
+/// A causal-mask-like `cs[b, q] == cs[b, k]` with `b`, `q`, `k` views of `arange`s, and a
+/// comparison `arange + 1 < 1`: positions that are index arithmetic become affine loads (no
+/// range check, no error report), the comparison the ranges decide is a constant, and the
+/// `arange`s, read four times, are not stored.
+#[test]
+fn index_arithmetic_positions_become_affine_loads() {
+    let mut g = Graph::new();
+    let cs = input(&mut g, "cs", DType::Int64, &[2, 5]);
+    let ab = g.call(
+        "arange",
+        f("torch.arange"),
+        vec![Arg::Int(2)],
+        vec![],
+        meta(DType::Int64, &[2]),
+    );
+    let a5 = g.call(
+        "arange",
+        f("torch.arange"),
+        vec![Arg::Int(5)],
+        vec![],
+        meta(DType::Int64, &[5]),
+    );
+    let b = call(
+        &mut g,
+        m("reshape"),
+        vec![n(ab), Arg::Int(2), Arg::Int(1), Arg::Int(1)],
+        vec![],
+    );
+    let q = call(
+        &mut g,
+        m("reshape"),
+        vec![n(a5), Arg::Int(1), Arg::Int(5), Arg::Int(1)],
+        vec![],
+    );
+    let k = call(
+        &mut g,
+        m("reshape"),
+        vec![n(a5), Arg::Int(1), Arg::Int(1), Arg::Int(5)],
+        vec![],
+    );
+    let gq = g.call(
+        "getitem",
+        f("operator.getitem"),
+        vec![n(cs), Arg::Tuple(vec![n(b), n(q)])],
+        vec![],
+        meta(DType::Int64, &[2, 5, 1]),
+    );
+    let gk = g.call(
+        "getitem",
+        f("operator.getitem"),
+        vec![n(cs), Arg::Tuple(vec![n(b), n(k)])],
+        vec![],
+        meta(DType::Int64, &[2, 1, 5]),
+    );
+    let eq = call(&mut g, f("operator.eq"), vec![n(gq), n(gk)], vec![]);
+    let a1 = call(&mut g, f("operator.add"), vec![n(a5), Arg::Int(1)], vec![]);
+    let never = call(&mut g, f("operator.lt"), vec![n(a1), Arg::Int(1)], vec![]);
+    // A fourth reader of `a5` (unused): a value read this often with a body that loads memory
+    // is stored; an `arange` is not.
+    call(&mut g, f("operator.sub"), vec![n(a5), Arg::Int(1)], vec![]);
+    g.output(vec![n(eq), n(never)]);
+    let c = compile(&g, &options()).unwrap();
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    let src = c.source();
+    let kernels = &src[src.find("void kernel").unwrap()..];
+    assert!(!kernels.contains("tf_index_error"), "{src}");
+    assert!(!kernels.contains("tf_clampi"), "{src}");
+    // Two kernels, one per output: nothing stores an `arange`.
+    assert_eq!(c.num_kernels(), 2, "{src}");
+    let mut host = VecHost::new();
+    let csv = [0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 3.0, 3.0, 3.0, 4.0];
+    let cs_t = host.tensor(DType::Int64, &[2, 5], &csv);
+    let out = c.run(&mut host, &[cs_t]).unwrap();
+    let (eqv, neverv) = (out[0].to_f64(), out[1].to_f64());
+    for bi in 0..2 {
+        for qi in 0..5 {
+            for ki in 0..5 {
+                let want = csv[bi * 5 + qi] == csv[bi * 5 + ki];
+                assert_eq!(eqv[bi * 25 + qi * 5 + ki], want as i64 as f64);
+            }
+        }
+    }
+    assert_eq!(neverv, vec![0.0; 5]);
+}

@@ -151,3 +151,41 @@ fn output_read_by_another_op_is_computed_once() {
         assert_eq!(outs[1][i], (v * 3.0).abs());
     }
 }
+
+/// A GEMM operand that is an `expand` then `reshape` of a lazy value (Llama's `repeat_kv` of
+/// the rotated keys): the value is stored once, and the copy the reshape needs reads that
+/// buffer instead of computing the value a second time (which left the first store unread).
+#[test]
+fn reshaped_expand_copies_from_the_stored_base() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float64, &[2, 3]);
+    let w = input(&mut g, "w", DType::Float64, &[3, 5]);
+    let s = call(&mut g, m("sin"), vec![n(x)], vec![]);
+    let u = call(&mut g, m("unsqueeze"), vec![n(s), Arg::Int(1)], vec![]);
+    let e = call(
+        &mut g,
+        m("expand"),
+        vec![n(u), Arg::Int(2), Arg::Int(2), Arg::Int(3)],
+        vec![],
+    );
+    let r = call(
+        &mut g,
+        m("reshape"),
+        vec![n(e), Arg::Int(4), Arg::Int(3)],
+        vec![],
+    );
+    let y = call(&mut g, f("torch.mm"), vec![n(r), n(w)], vec![]);
+    g.output(vec![n(y)]);
+    let (c, outs) = check(&g, 41);
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    assert_eq!(c.num_extern_calls(), 1);
+    assert_eq!(count(&c, "sin("), 1, "{}", c.source());
+    let (xv, wv) = (values(6, 41), values(15, 42));
+    for row in 0..4 {
+        let src = row / 2;
+        for k in 0..5 {
+            let want: f64 = (0..3).map(|j| xv[src * 3 + j].sin() * wv[j * 5 + k]).sum();
+            assert!((outs[0][row * 5 + k] - want).abs() < 1e-9);
+        }
+    }
+}

@@ -53,6 +53,16 @@ const REALIZE_OPS: usize = 48;
 /// A pointwise value read more than once is realized when inlining it would read more than this
 /// many buffers in each reader (Inductor's `realize_reads_threshold`).
 const REALIZE_READS: usize = 4;
+/// A pointwise value read on both sides of a host step (an extern GEMM, attention, a fallback)
+/// is inlined into two kernels at least; it is stored once where it is made when its body loads
+/// at least this many elements per point (a residual stream `h + attn`, read by the RMSNorm
+/// before the next GEMMs and by the residual add after them). Below that, reading it back costs
+/// as much as computing it again.
+const REALIZE_SPLIT_LOADS: usize = 2;
+
+/// Ops that always run on the host (extern calls), besides [`MEMORY_READERS`]: no kernel spans
+/// them.
+const HOST_OPS: &[&str] = &["scaled_dot_product_attention"];
 
 /// Ops whose host call reads its tensor operands from memory (Inductor's
 /// `needs_realized_inputs`): a pointwise value one of them reads is realized once when it has
@@ -103,6 +113,10 @@ pub(crate) struct Lowerer<'g> {
     /// The sizes of each item of the node's tuple metadata (`split`/`chunk` pieces along a
     /// symbolic dimension: fx's rule wrote their lengths, the count guarded).
     pub node_pieces: Option<Vec<Vec<Size>>>,
+    /// Per graph node, how many host steps (extern calls, attention, ops without a lowering)
+    /// precede it in graph order: nodes with different numbers never share a kernel, since the
+    /// scheduler fuses only within a run of kernels between two host steps.
+    segment: HashMap<NodeId, usize>,
     /// The graph has symbolic sizes (issue 18, the design's step 3): a node that cannot be
     /// lowered declines the whole graph (`Unsupported`, the caller's fallback) instead of
     /// becoming a fallback node, and the attention fusion (constant sizes only) is off.
@@ -148,6 +162,11 @@ pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
 
 /// Lowers a graph for `target`, whose policy decides supported dtypes and layouts.
 pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorError> {
+    let attn_plan = if graph_is_symbolic(graph) {
+        attention::AttnPlan::default()
+    } else {
+        attention::plan(graph)
+    };
     let mut l = Lowerer {
         graph,
         ir: IrGraph::default(),
@@ -162,13 +181,10 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         node_dtype: None,
         node_sizes: None,
         node_pieces: None,
+        segment: host_segments(graph, &attn_plan),
         symbolic: graph_is_symbolic(graph),
     };
-    let attn = if l.symbolic {
-        attention::AttnPlan::default()
-    } else {
-        attention::plan(graph)
-    };
+    let attn = attn_plan;
     let mut outputs = None;
     for (id, node) in graph.nodes() {
         if attn.skip.contains(&id) {
@@ -217,6 +233,32 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
     l.lower_outputs(&values)?;
     l.write_back_inputs();
     Ok(l.ir)
+}
+
+/// [`Lowerer::segment`]: a node that will run on the host (a [`MEMORY_READERS`] or
+/// [`HOST_OPS`] call, a recognised attention chain, a call the op table has no lowering for)
+/// starts a new segment after itself. A prediction made before lowering: an op whose lowering
+/// fails falls back without being counted, which only makes two readers look closer.
+fn host_segments(graph: &Graph, attn: &attention::AttnPlan) -> HashMap<NodeId, usize> {
+    let mut seg = 0;
+    let mut out = HashMap::new();
+    for (id, node) in graph.nodes() {
+        out.insert(id, seg);
+        if !matches!(node.kind, NodeKind::Call { .. }) || attn.skip.contains(&id) {
+            continue;
+        }
+        let host = attn.finals.contains_key(&id)
+            || match canonical_call(graph, id) {
+                Some(c) => {
+                    MEMORY_READERS.contains(&c.name.as_str()) || HOST_OPS.contains(&c.name.as_str())
+                }
+                None => !matches!(node.meta, NodeMeta::SymInt(_)),
+            };
+        if host {
+            seg += 1;
+        }
+    }
+    out
 }
 
 /// A tensor meta (its sizes read through [`meta_sizes`], symbolic or not).
@@ -515,10 +557,41 @@ impl<'g> Lowerer<'g> {
             return false;
         }
         let users = self.graph.users(id).len();
-        if users >= REALIZE_USERS || t.ops() > REALIZE_OPS {
+        // A body that reads no memory (an `arange`, a position computed from the indices) is
+        // index arithmetic each reader folds into its own indexing; stored, it would turn
+        // every reader's affine access into a load (and a range-checked gather where it
+        // indexes).
+        if (users >= REALIZE_USERS && loads_per_point(t) > 0) || t.ops() > REALIZE_OPS {
             return true;
         }
-        users > 1 && (self.feeds_memory_reader(id) || costly_to_repeat(t))
+        users > 1
+            && (self.feeds_memory_reader(id)
+                || costly_to_repeat(t)
+                || (self.read_across_host_steps(id) && loads_per_point(t) >= REALIZE_SPLIT_LOADS))
+    }
+
+    /// Whether node `id`'s readers (looking through views) lie in different segments
+    /// ([`Self::segment`]): its body would be inlined into kernels on both sides of a host
+    /// step. Inductor's scheduler stores such a value once (it is a buffer read by two fused
+    /// nodes); ours inlines lazily, so the choice is made here.
+    fn read_across_host_steps(&self, id: NodeId) -> bool {
+        let mut stack = vec![id];
+        let mut seen = HashSet::new();
+        let mut segs = HashSet::new();
+        while let Some(n) = stack.pop() {
+            for u in self.graph.users(n) {
+                if !seen.insert(u) {
+                    continue;
+                }
+                match canonical_call(self.graph, u) {
+                    Some(c) if c.may_alias && !c.inplace => stack.push(u),
+                    _ => {
+                        segs.insert(self.segment.get(&u).copied().unwrap_or(usize::MAX));
+                    }
+                }
+            }
+        }
+        segs.len() > 1
     }
 
     /// A lazy value that is a graph output and has other users too.
@@ -643,6 +716,17 @@ impl<'g> Lowerer<'g> {
     /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
     pub fn store(&mut self, buf: BufId, t: &TensorVal) {
         let mut b = BodyBuilder::new(t.sizes.clone());
+        // What was stored already is read back, also through a lazy view's loader: a view
+        // that is not strided on its realized base (an `expand` then `reshape`, Llama's
+        // `repeat_kv`) copies from the base's buffer instead of computing the base again.
+        b.stored = self
+            .realized
+            .iter()
+            .filter_map(|(id, r)| {
+                let v = r.as_view()?;
+                Some((*id, (v.buf, v.strides, v.offset)))
+            })
+            .collect();
         let vars = b.vars();
         let v = t.load(&mut b, &vars);
         let v = b.cast(v, self.ir.buffers[buf].dtype);
@@ -700,6 +784,19 @@ impl<'g> Lowerer<'g> {
             },
         })
     }
+}
+
+/// Elements `t`'s body loads per point (distinct buffer and index pairs, gathers included).
+fn loads_per_point(t: &TensorVal) -> usize {
+    let mut b = BodyBuilder::new(t.sizes.clone());
+    let vars = b.vars();
+    let v = t.load(&mut b, &vars);
+    let body = b.finish(v);
+    let deps = body.deps();
+    let mut loads: Vec<(BufId, &crate::index::Idx)> = deps.loads.clone();
+    loads.sort();
+    loads.dedup();
+    loads.len() + deps.gathers.len()
 }
 
 /// Whether inlining `t`'s body into each of several readers costs more than reading it from

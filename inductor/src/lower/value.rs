@@ -129,6 +129,10 @@ impl TensorVal {
                 b.load(*buf, e, self.dtype)
             }
             Kind::Lazy { id, f, .. } => {
+                if let Some((buf, strides, offset)) = b.stored.get(id) {
+                    let e = linear_index(idx, strides, *offset);
+                    return b.load(*buf, e, self.dtype);
+                }
                 let key = (*id, idx.to_vec());
                 if let Some(&v) = b.memo.get(&key) {
                     return v;
