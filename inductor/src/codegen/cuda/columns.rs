@@ -92,14 +92,7 @@ fn split_parts(
     ty: i64,
     policy: &CudaPolicy,
 ) -> u32 {
-    let first: Vec<_> = k.nodes.iter().filter(|kn| kn.stage == 0).collect();
-    let reduction_first = first.len() == 1
-        && matches!(&ir.nodes[first[0].node], IrNode::Reduction { op, .. } if !op.is_arg());
-    let rest_row_level =
-        k.nodes.iter().filter(|kn| kn.stage > 0).all(|kn| {
-            kn.level == Level::Row && matches!(&ir.nodes[kn.node], IrNode::Pointwise { .. })
-        });
-    if policy.split_blocks == 0 || !reduction_first || !rest_row_level {
+    if policy.split_blocks == 0 || !super::split::reduction_then_row_stages(ir, k) {
         return 1;
     }
     let by_blocks = policy.split_blocks as i64 / tiles;

@@ -44,15 +44,7 @@ pub(super) fn split_parts(
     if policy.split_blocks == 0 || has_scratch || outer_n <= 0 {
         return 1;
     }
-    let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
-    let first: Vec<_> = k.nodes.iter().filter(|kn| kn.stage == 0).collect();
-    let reduction_first = first.len() == 1
-        && matches!(&ir.nodes[first[0].node], IrNode::Reduction { op, .. } if !op.is_arg());
-    let rest_row_level =
-        k.nodes.iter().filter(|kn| kn.stage > 0).all(|kn| {
-            kn.level == Level::Row && matches!(&ir.nodes[kn.node], IrNode::Pointwise { .. })
-        });
-    if nstages == 0 || !reduction_first || !rest_row_level {
+    if !reduction_then_row_stages(ir, k) {
         return 1;
     }
     let by_blocks = policy.split_blocks as i64 / outer_n;
@@ -64,6 +56,19 @@ pub(super) fn split_parts(
     } else {
         parts as u32
     }
+}
+
+/// Whether kernel `k`'s stage 0 is its one (non-arg) reduction and every later stage is
+/// row-level pointwise: only then can blocks fold parts of a row and the last one alone run
+/// the rest (a later stage over the row's elements would need the reduced value in every block).
+pub(super) fn reduction_then_row_stages(ir: &IrGraph, k: &Kernel) -> bool {
+    let first: Vec<_> = k.nodes.iter().filter(|kn| kn.stage == 0).collect();
+    let reduction_first = first.len() == 1
+        && matches!(&ir.nodes[first[0].node], IrNode::Reduction { op, .. } if !op.is_arg());
+    reduction_first
+        && k.nodes.iter().filter(|kn| kn.stage > 0).all(|kn| {
+            kn.level == Level::Row && matches!(&ir.nodes[kn.node], IrNode::Pointwise { .. })
+        })
 }
 
 /// The names of kernel `kname`'s workspace (partials) and ticket counters.
