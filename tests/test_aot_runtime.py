@@ -98,8 +98,10 @@ def test_training_memory_goes_with_the_compiled_module():
         20,
         0,
     ), mib
-    # Parameters and gradients (8 MiB each) and the graphs' workspaces (~64 MiB) while alive.
-    assert mib["alive"] > 60, mib
+    # Parameters and gradients (8 MiB each) and the graphs' workspaces while alive: at least
+    # 30 MiB more than once the compiled module is gone (56 MiB in all since session 17's
+    # realize rules store fewer intermediates; 64 before).
+    assert mib["alive"] > mib["compiled_deleted"] + 30, mib
     # What stays once the compiled module is gone: the model with its .grad (~16 MiB).
     assert mib["compiled_deleted"] < 30, mib
     assert mib["model_collected"], mib
