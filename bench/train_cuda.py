@@ -83,7 +83,7 @@ def profile(step, ids, name: str, out: str) -> None:
     os.makedirs(out, exist_ok=True)
     torch.cuda.synchronize()
     with torch_profile(
-        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True
     ) as prof:
         for _ in range(2):
             step(ids)
@@ -107,6 +107,18 @@ def profile(step, ids, name: str, out: str) -> None:
                 sort_by="self_cpu_time_total", row_limit=30, max_name_column_width=90
             )
         )
+        # Which matrix products are slow: shapes and strides decide cuBLAS's kernel (an odd
+        # row stride takes the align1 kernels).
+        f.write("\n\nmatrix products by input shape\n")
+        for e in sorted(
+            prof.key_averages(group_by_input_shape=True),
+            key=lambda e: -e.device_time_total,
+        ):
+            if e.key in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"):
+                f.write(
+                    f"{e.key:14} n={e.count:4} cuda={e.device_time_total / 1e3:9.2f} ms "
+                    f"{e.input_shapes}\n"
+                )
 
 
 def main() -> None:

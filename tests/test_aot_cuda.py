@@ -60,18 +60,20 @@ def _mlp(dropout):
     return make, loss, batch
 
 
-def _gpt2():
+def _gpt2(vocab=100):
     transformers = pytest.importorskip("transformers")
 
     def make():
-        return transformers.GPT2LMHeadModel(zoo.gpt2_config(attn_pdrop=0.0))
+        return transformers.GPT2LMHeadModel(
+            zoo.gpt2_config(attn_pdrop=0.0, vocab_size=vocab)
+        )
 
     def loss(model, ids):
         return model(input_ids=ids, labels=ids).loss
 
     def batch(step):
         g = torch.Generator().manual_seed(100 + step)
-        return (torch.randint(0, 100, (2, 8), generator=g).to(DEV),)
+        return (torch.randint(0, vocab, (2, 8), generator=g).to(DEV),)
 
     return make, loss, batch
 
@@ -80,6 +82,9 @@ MODELS = {
     "mlp": lambda: _mlp(False),
     "mlp_dropout": lambda: _mlp(True),
     "gpt2": _gpt2,
+    # 2051 logits a row (past 1024, not a multiple of 32): the logits and their gradient get
+    # padded row strides inside the forward and the backward (cuBLAS's aligned kernels).
+    "gpt2_odd_vocab": lambda: _gpt2(vocab=2051),
 }
 
 

@@ -357,6 +357,30 @@ def test_index_out_of_range_raises_like_eager():
         cf(w, torch.tensor([0, 4, 1], device=DEV))
 
 
+def test_index_out_of_range_raises_before_an_input_is_written():
+    """The out-of-range flag is read once per run on CUDA (reading it waits for the stream),
+    but before a step writes an argument: a bad index raises and the argument is unchanged."""
+
+    def f(w, i, acc):
+        e = torch.nn.functional.embedding(i, w)
+        acc.add_(e.sum(0))
+        return e * 2
+
+    torchferro.compiler.reset()
+    cf = torchferro.compile(f)
+    w = torch.randn(4, 3, device=DEV)
+    acc, acc_e = torch.zeros(3, device=DEV), torch.zeros(3, device=DEV)
+    ok = torch.tensor([0, 3, 1], device=DEV)
+    torch.testing.assert_close(cf(w, ok, acc), f(w, ok, acc_e))
+    torch.testing.assert_close(acc, acc_e)
+    before = acc.clone()
+    with pytest.raises((IndexError, RuntimeError)):
+        cf(w, torch.tensor([0, 4, 1], device=DEV), acc)
+    torch.testing.assert_close(acc, before, rtol=0, atol=0)
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry
+
+
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one CUDA device")
 def test_second_device_runs_there():
     torchferro.compiler.reset()
@@ -546,6 +570,44 @@ def test_misaligned_view_runs_the_plain_instances():
             torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
     entries = torchferro.compiler.cache_entries(f)
     assert entries and all(e["runner"] == "inductor" for e in entries), entries
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_padded_rows_of_large_intermediates_match_eager(dtype):
+    """Intermediates whose rows are past 1024 elements and not a multiple of 128 bytes get
+    padded row strides on CUDA (cuBLAS takes its aligned GEMM kernels only then): a GEMM's
+    result read by row, column and pointwise kernels, as a GEMM operand again and through
+    reshapes and slices, all match eager, and every output has eager's strides."""
+
+    def f(h, w, t):
+        logits = h @ w.t()
+        lp = logits.float().log_softmax(-1)
+        loss = torch.nn.functional.nll_loss(lp, t)
+        back = logits.relu() @ w
+        three = logits.view(2, 17, -1)
+        return loss, logits.sum(0), back.view(2, 17, -1), three[:, 1:].sum(-1), lp
+
+    g = torch.Generator().manual_seed(5)
+    h = to_dev(torch.randn(34, 64, generator=g).to(dtype))
+    w = to_dev((torch.randn(2051, 64, generator=g) / 8).to(dtype))
+    t = to_dev(torch.randint(0, 2051, (34,), generator=g))
+    torchferro.compiler.reset()
+    want = f(h, w, t)
+    seen = _compile_events()
+    try:
+        got = torchferro.compile(f)(h, w, t)
+    finally:
+        _events.unsubscribe(seen.append)
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry
+    # The logits' rows are 2051 elements: padded to 2080 (float32) or 2112 (bf16) elements.
+    padded = 2080 if dtype == torch.float32 else 2112
+    code = "".join(e.get("output_code") or "" for e in seen)
+    assert str(padded) in code, code[:2000]
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else {}
+    for a, b in zip(got, want):
+        assert a.stride() == b.stride(), (a.shape, a.stride(), b.stride())
+        torch.testing.assert_close(a, b, **tol)
 
 
 @pytest.mark.parametrize("rows", [16, 17, 4099])

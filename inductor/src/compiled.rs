@@ -9,7 +9,7 @@ use crate::codegen;
 use crate::entity::EntityVec;
 use crate::error::RunError;
 use crate::host::Host;
-use crate::ir::{BufId, IrGraph, IrNode};
+use crate::ir::{BufId, BufKind, IrGraph, IrNode, IrNodeId};
 use crate::runtime::Runtime;
 use crate::schedule::{schedule, KernelId, Schedule, Step};
 use crate::size::{const_vec, Size};
@@ -502,7 +502,18 @@ impl CompiledGraph {
             rt = rt.with_workspace(ws, &self.kept);
         }
         let mut ptrs: Vec<*mut c_void> = Vec::new();
+        // CUDA kernels run asynchronously: reading their out-of-range flag waits for the
+        // stream, so it is read once at the end (and before a step writes an input), not after
+        // every kernel, which would keep the host from queueing work ahead of the device. A
+        // bad index still raises before the outputs are handed back or an input is written;
+        // the kernels clamp the position they read, so nothing reads out of bounds meanwhile.
+        let defer = self.module.as_ref().is_some_and(|m| m.defers_index_check());
+        let mut pending = false;
         for (s, step) in self.sched.steps.iter_enumerated() {
+            if pending && self.step_writes_input(*step) {
+                pending = false;
+                self.check_index_flag(&mut rt)?;
+            }
             match step {
                 Step::Kernel(k) => {
                     ptrs.clear();
@@ -523,7 +534,9 @@ impl CompiledGraph {
                     // the module's kernels address (host memory for C, device memory on the
                     // host's device for CUDA: the host allocated every buffer there).
                     unsafe { module.launch(*k, &mut ptrs, &mut *rt.host, self.unlocked[*k]) }?;
-                    if module.take_index_error(&mut *rt.host)? {
+                    if defer {
+                        pending = true;
+                    } else if module.take_index_error(&mut *rt.host)? {
                         return Err(RunError::IndexOutOfRange);
                     }
                 }
@@ -551,7 +564,32 @@ impl CompiledGraph {
                 }
             }
         }
+        if pending {
+            self.check_index_flag(&mut rt)?;
+        }
         rt.outputs()
+    }
+
+    /// Whether `step` writes a graph input's buffer (an in-place update of an argument).
+    fn step_writes_input(&self, step: Step) -> bool {
+        let writes = |n: IrNodeId| {
+            self.ir.nodes[n]
+                .outputs()
+                .iter()
+                .any(|&b| matches!(self.ir.buffers[b].kind, BufKind::Input(_)))
+        };
+        match step {
+            Step::Kernel(k) => self.sched.kernels[k].nodes.iter().any(|kn| writes(kn.node)),
+            Step::Host(n) => writes(n),
+        }
+    }
+
+    /// Raises [`RunError::IndexOutOfRange`] when a kernel read a position out of range.
+    fn check_index_flag<H: Host>(&self, rt: &mut Runtime<H>) -> Result<(), RunError<H::Error>> {
+        match &self.module {
+            Some(m) if m.take_index_error(&mut *rt.host)? => Err(RunError::IndexOutOfRange),
+            _ => Ok(()),
+        }
     }
 
     /// Allocates `b`, in a dead buffer's storage when the schedule planned so.

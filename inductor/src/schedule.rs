@@ -128,6 +128,14 @@ fn classify(node: &IrNode, outer: &[Size], inner: &[Size]) -> Option<Level> {
     }
 }
 
+/// Whether IR node `n` reads at data-dependent positions.
+fn node_gathers(ir: &IrGraph, n: IrNodeId) -> bool {
+    match &ir.nodes[n] {
+        IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body.has_gather(),
+        _ => false,
+    }
+}
+
 pub fn schedule(ir: &IrGraph) -> Schedule {
     let nb = ir.buffers.len();
     let mut kernels: EntityVec<KernelId, Kernel> = EntityVec::new();
@@ -173,6 +181,12 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
             };
             let level = classify(node, &outer, &inner)?;
             if write_back && !(level == Level::Inner && may_store_input(ir, kern, out)) {
+                return None;
+            }
+            // A kernel that reads at data-dependent positions sets the out-of-range flag the
+            // runtime reads after it: a store into an input must wait for that check (eager
+            // raises before it writes the argument).
+            if write_back && kern.nodes.iter().any(|kn| node_gathers(ir, kn.node)) {
                 return None;
             }
             // A data-dependent read may reach any element: its producer must be done.

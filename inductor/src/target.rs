@@ -73,6 +73,15 @@ impl Target {
         }
     }
 
+    /// Padded strides for a fresh intermediate of `sizes` (CUDA only; see
+    /// [`CudaPolicy::padded_strides`]); `None` keeps it dense.
+    pub fn padded_strides(&self, sizes: &[i64], dtype: DType) -> Option<Vec<i64>> {
+        match self {
+            Target::Cpu(_) => None,
+            Target::Cuda(p) => p.padded_strides(sizes, dtype),
+        }
+    }
+
     /// Whether 4-d intermediates of `graph` are laid out channels-last.
     pub fn channels_last(&self, graph: &Graph) -> bool {
         match self {
@@ -204,6 +213,14 @@ pub struct CudaPolicy {
     /// Threads per row of a column kernel (a reduction over leading dims, tiles of 32 rows;
     /// see `codegen::cuda::columns`); below 2, one thread per row.
     pub column_threads: u32,
+    /// Row strides of large intermediates are padded to a multiple of this many bytes (0: no
+    /// padding). cuBLAS picks its aligned GEMM kernels only when every leading dimension is a
+    /// multiple of 16 bytes: GPT-2's logits `[8192, 50257]` in bf16, left dense, send the LM
+    /// head's three products to `align1` kernels several times slower. Inductor pads to 128.
+    pub pad_bytes: u32,
+    /// Strides of at most this many elements stay dense: padding small rows wastes more memory
+    /// than the aligned kernels save (Inductor's threshold).
+    pub pad_min_stride: i64,
 }
 
 impl Default for CudaPolicy {
@@ -235,7 +252,32 @@ impl CudaPolicy {
             warp_rows: 8,
             // 256-thread blocks: 32 rows by 8 threads each.
             column_threads: 8,
+            pad_bytes: 128,
+            pad_min_stride: 1024,
         }
+    }
+
+    /// The strides a fresh intermediate of `sizes` gets instead of dense ones: each stride past
+    /// [`Self::pad_min_stride`] elements that is not a multiple of [`Self::pad_bytes`] rounds
+    /// up, innermost first, the next stride built on the padded one (Inductor's rule). `None`
+    /// where nothing pads: padding off, symbolic sizes, fewer than 2 dims.
+    pub fn padded_strides(&self, sizes: &[i64], dtype: DType) -> Option<Vec<i64>> {
+        let align = self.pad_bytes as i64 / dtype.itemsize() as i64;
+        if align <= 1 || sizes.len() < 2 || sizes.iter().any(|&s| s <= 0) {
+            return None;
+        }
+        let mut strides = vec![1i64; sizes.len()];
+        let mut padded = false;
+        for d in (0..sizes.len() - 1).rev() {
+            let dense = strides[d + 1] * sizes[d + 1];
+            strides[d] = if dense > self.pad_min_stride && dense % align != 0 && sizes[d] > 1 {
+                padded = true;
+                (dense + align - 1) / align * align
+            } else {
+                dense
+            };
+        }
+        padded.then_some(strides)
     }
 
     /// The NVRTC architecture flag value, `sm_XY`.

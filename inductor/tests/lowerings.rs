@@ -120,6 +120,54 @@ fn embedding_plus_positions_fuses_and_checks_bounds() {
     assert!(c.run(&mut host, &[host_ids(&idv), w_t]).is_ok());
 }
 
+/// `acc.add_(embedding(ids, w))`: the gather and the store into the argument are separate
+/// kernels, so an id past the table raises before `acc` is written (eager raises before it
+/// writes anything; one fused kernel had already added the clamped row).
+#[test]
+fn out_of_range_gather_raises_before_an_input_is_written() {
+    let mut g = Graph::new();
+    let ids = input(&mut g, "ids", DType::Int64, &[2, 5]);
+    let w = input(&mut g, "w", DType::Float32, &[7, 4]);
+    let acc = input(&mut g, "acc", DType::Float32, &[2, 5, 4]);
+    let e = g.call(
+        "embedding",
+        f("torch.nn.functional.embedding"),
+        vec![n(ids), n(w)],
+        vec![],
+        meta(DType::Float32, &[2, 5, 4]),
+    );
+    call(&mut g, m("add_"), vec![n(acc), n(e)], vec![]);
+    let s = call(&mut g, m("sum"), vec![n(acc)], vec![]);
+    g.output(vec![n(s)]);
+    let c = compile(&g, &options()).unwrap();
+    assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+    let mut host = VecHost::new();
+    let idv = [0.0, 6.0, 3.0, 3.0, 1.0, 2.0, 5.0, 0.0, 4.0, 6.0];
+    let wv = values(28, 9);
+    let w_t = host.tensor(DType::Float32, &[7, 4], &wv);
+    let acc_t = host.tensor(DType::Float32, &[2, 5, 4], &[0.0; 40]);
+    c.run(&mut host, &[host_ids(&idv), w_t.clone(), acc_t.clone()])
+        .unwrap();
+    let after_good = acc_t.to_f64();
+    assert_eq!(
+        after_good[4..8],
+        wv[24..28]
+            .iter()
+            .map(|&v| v as f32 as f64)
+            .collect::<Vec<_>>()[..]
+    );
+    let mut bad = idv;
+    bad[3] = 7.0;
+    let r = c.run(&mut host, &[host_ids(&bad), w_t, acc_t.clone()]);
+    assert!(matches!(r, Err(RunError::IndexOutOfRange)), "{:?}", r.err());
+    assert_eq!(
+        acc_t.to_f64(),
+        after_good,
+        "the argument was written before the check\n{}",
+        c.source()
+    );
+}
+
 /// An embedding read by a row reduction and by a pointwise op (Llama's embedding, read by the
 /// RMSNorm and the residual add) is looked up once into a buffer: the gather, its range check
 /// and its error report are not repeated in each reader's kernel.

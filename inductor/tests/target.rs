@@ -8,7 +8,7 @@ use common::*;
 use fx::{Arg, DType, Graph};
 use inductor::target::ChannelsLast;
 use inductor::testing::VecHost;
-use inductor::{compile, CompiledGraph, CpuPolicy, Options, Target};
+use inductor::{compile, CompiledGraph, CpuPolicy, CudaPolicy, Options, Target};
 
 fn with_policy(policy: CpuPolicy) -> Options {
     Options {
@@ -206,4 +206,90 @@ fn cuda_target_policy_and_compile() {
         Err(inductor::InductorError::NoNvrtc(_)) => {}
         Err(e) => panic!("{e}"),
     }
+}
+
+/// `relu(exp(x) @ w) + 1` and `exp(x) @ w` over `[4, 1030]` float32 rows: 1030 elements is
+/// past the padding threshold and not a multiple of 32 (128 bytes).
+fn padded_rows_graph() -> Graph {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[4, 1030]);
+    let w = input(&mut g, "w", DType::Float32, &[1030, 1030]);
+    let e = call(&mut g, f("torch.exp"), vec![n(x)], vec![]);
+    let c = call(&mut g, f("torch.mm"), vec![n(e), n(w)], vec![]);
+    let r = call(&mut g, f("torch.relu"), vec![n(c)], vec![]);
+    let y = call(&mut g, f("operator.add"), vec![n(r), Arg::Int(1)], vec![]);
+    let out = call(&mut g, f("torch.mm"), vec![n(e), n(w)], vec![]);
+    g.output(vec![n(y), n(out)]);
+    g
+}
+
+/// On CUDA, intermediates with long unaligned rows get row strides padded to 128 bytes (cuBLAS
+/// takes its aligned GEMM kernels only then): the realized GEMM operand and the internal GEMM
+/// result are `[4, 1030]` with stride 1056; the outputs, including a GEMM's, keep eager's dense
+/// strides. The CPU target pads nothing. Either way the values are the reference's.
+#[test]
+fn cuda_pads_the_rows_of_large_intermediates_not_outputs() {
+    let g = padded_rows_graph();
+    let strides_of = |ir: &inductor::ir::IrGraph| -> Vec<Vec<i64>> {
+        ir.buffers
+            .iter()
+            .filter(|b| b.kind == inductor::ir::BufKind::Computed)
+            .map(|b| inductor::size::expect_consts(&b.strides, "test"))
+            .collect()
+    };
+    let cuda = inductor::lower::lower_for(&g, &Target::cuda(9, 0)).unwrap();
+    let padded = strides_of(&cuda)
+        .iter()
+        .filter(|s| s.as_slice() == [1056, 1])
+        .count();
+    assert_eq!(padded, 2, "buffers: {:?}", strides_of(&cuda));
+    for o in &cuda.outputs {
+        let b = &cuda.buffers[o.buf()];
+        assert_eq!(
+            inductor::size::expect_consts(&b.strides, "test"),
+            vec![1030, 1],
+            "an output with padded strides"
+        );
+    }
+    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
+    assert!(strides_of(&cpu)
+        .iter()
+        .all(|s| s[0] == 1030 || s.len() != 2));
+    let mut host = VecHost::new();
+    let ins = inputs_for(&mut host, &g, 3);
+    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
+    let got = inductor::interp::run(&cuda, &mut host, &ins).unwrap();
+    for (a, b) in got.iter().zip(&want) {
+        assert_eq!(a.sizes, b.sizes);
+        assert_eq!(a.strides, vec![1030, 1]);
+        let (a, b) = (a.to_f64(), b.to_f64());
+        assert!(a
+            .iter()
+            .zip(&b)
+            .all(|(x, y)| (x - y).abs() <= 1e-6 * y.abs().max(1.0)));
+    }
+}
+
+/// The padding rule: strides past the threshold round up to 128 bytes, innermost first, outer
+/// strides built on the padded ones; dims of one and small rows are left alone.
+#[test]
+fn padded_strides_rule() {
+    let p = CudaPolicy::default();
+    assert_eq!(
+        p.padded_strides(&[8192, 50257], DType::BFloat16),
+        Some(vec![50304, 1])
+    );
+    assert_eq!(
+        p.padded_strides(&[8, 1024, 50257], DType::Float32),
+        Some(vec![1024 * 50272, 50272, 1])
+    );
+    assert_eq!(p.padded_strides(&[8192, 768], DType::BFloat16), None);
+    assert_eq!(p.padded_strides(&[64, 1000], DType::Float32), None);
+    assert_eq!(p.padded_strides(&[1, 50257], DType::Float32), None);
+    assert_eq!(p.padded_strides(&[50257], DType::Float32), None);
+    let off = CudaPolicy {
+        pad_bytes: 0,
+        ..CudaPolicy::default()
+    };
+    assert_eq!(off.padded_strides(&[8192, 50257], DType::BFloat16), None);
 }

@@ -70,6 +70,16 @@ impl KernelModule {
 
     /// Whether a kernel read a data-dependent position out of range since the last call
     /// (the flag is cleared).
+    /// Whether the out-of-range flag is read once per run rather than after each kernel
+    /// (reading a CUDA module's waits for its stream).
+    pub(crate) fn defers_index_check(&self) -> bool {
+        match self {
+            KernelModule::C(_) => false,
+            #[cfg(feature = "cuda")]
+            KernelModule::Cuda(_) => true,
+        }
+    }
+
     pub(crate) fn take_index_error<H: Host>(
         &self,
         host: &mut H,

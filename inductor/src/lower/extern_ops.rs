@@ -20,8 +20,18 @@ fn extern_call(
     sizes: Vec<Size>,
     dtype: DType,
 ) -> TensorVal {
-    let strides = contiguous_strides_sym(&sizes);
-    extern_call_with(l, call, inputs, sizes, strides, dtype)
+    // `torch.matmul(out=)` may copy through a dense temporary: its outputs stay dense.
+    let strides = if matches!(call, ExternCall::Matmul) {
+        contiguous_strides_sym(&sizes)
+    } else {
+        l.fresh_strides(&sizes, dtype, None)
+    };
+    let padded = l.is_padded(&sizes, &strides);
+    let r = extern_call_with(l, call, inputs, sizes, strides, dtype);
+    if padded {
+        l.padded.extend(r.as_view().map(|v| v.buf));
+    }
+    r
 }
 
 pub(super) fn extern_call_with(

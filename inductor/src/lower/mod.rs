@@ -121,6 +121,15 @@ pub(crate) struct Lowerer<'g> {
     /// lowered declines the whole graph (`Unsupported`, the caller's fallback) instead of
     /// becoming a fallback node, and the attention fusion (constant sizes only) is off.
     pub symbolic: bool,
+    /// Nodes whose value is, or shares storage with, a graph output: their buffers keep the
+    /// strides eager gives them (see [`Lowerer::fresh_strides`]).
+    escaping: HashSet<NodeId>,
+    /// The node a lazy value was bound to (by lazy id), for [`Lowerer::fresh_strides`].
+    lazy_node: HashMap<u64, NodeId>,
+    /// The node being lowered.
+    current: Option<NodeId>,
+    /// Buffers given padded strides: an output landing in one is copied to eager's layout.
+    pub(super) padded: HashSet<BufId>,
 }
 
 /// See [`Lowerer::home`].
@@ -183,6 +192,10 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         node_pieces: None,
         segment: host_segments(graph, &attn_plan),
         symbolic: graph_is_symbolic(graph),
+        escaping: escaping_nodes(graph),
+        lazy_node: HashMap::new(),
+        current: None,
+        padded: HashSet::new(),
     };
     let attn = attn_plan;
     let mut outputs = None;
@@ -261,6 +274,37 @@ fn host_segments(graph: &Graph, attn: &attention::AttnPlan) -> HashMap<NodeId, u
     out
 }
 
+/// [`Lowerer::escaping`]: the output leaves, and through views and in-place ops (any call the
+/// catalog says may alias, and calls it does not know) the nodes whose storage they may share.
+fn escaping_nodes(graph: &Graph) -> HashSet<NodeId> {
+    fn push_nodes(a: &Arg, stack: &mut Vec<NodeId>) {
+        match a {
+            Arg::Node(n) => stack.push(*n),
+            Arg::Tuple(xs) | Arg::List(xs) => xs.iter().for_each(|x| push_nodes(x, stack)),
+            _ => {}
+        }
+    }
+    let mut stack = Vec::new();
+    for (_, node) in graph.nodes() {
+        if let NodeKind::Output { values } = &node.kind {
+            values.iter().for_each(|v| push_nodes(v, &mut stack));
+        }
+    }
+    let mut out = HashSet::new();
+    while let Some(n) = stack.pop() {
+        if !out.insert(n) {
+            continue;
+        }
+        if let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind {
+            if canonical_call(graph, n).is_none_or(|c| c.may_alias) {
+                args.iter().for_each(|a| push_nodes(a, &mut stack));
+                kwargs.iter().for_each(|(_, a)| push_nodes(a, &mut stack));
+            }
+        }
+    }
+    out
+}
+
 /// A tensor meta (its sizes read through [`meta_sizes`], symbolic or not).
 fn known_tensor(m: &NodeMeta) -> Option<&TensorMeta> {
     m.tensor()
@@ -320,6 +364,7 @@ impl<'g> Lowerer<'g> {
             self.may_alias.insert(id);
         }
         let mark = (self.ir.nodes.next_key(), self.ir.buffers.next_key());
+        self.current = Some(id);
         self.rebound.clear();
         self.node_dtype = node.meta.tensor().map(|t| t.dtype);
         self.node_sizes = node.meta.tensor().map(meta_sizes);
@@ -395,6 +440,13 @@ impl<'g> Lowerer<'g> {
             LValue::Tensor(t) if self.should_realize(id, &t) => LValue::Tensor(self.realize(&t)),
             v => v,
         };
+        if let LValue::Tensor(TensorVal {
+            kind: Kind::Lazy { id: lazy, .. },
+            ..
+        }) = &value
+        {
+            self.lazy_node.entry(*lazy).or_insert(id);
+        }
         if let Some(root) = inplace_root {
             // Every name of the mutated storage now reads the new value.
             for n in self.alias_family(root) {
@@ -663,11 +715,43 @@ impl<'g> Lowerer<'g> {
         if let Some(r) = self.already_realized(t) {
             return r;
         }
-        let strides = match as_consts(&t.sizes) {
-            Some(c) if self.channels_last && c.len() == 4 => consts(&channels_last_strides(&c)),
-            _ => contiguous_strides_sym(&t.sizes),
+        let lazy = match t.kind {
+            Kind::Lazy { id, .. } => Some(id),
+            Kind::Strided { .. } => None,
         };
-        self.realize_with(t, strides)
+        let strides = self.fresh_strides(&t.sizes, t.dtype, lazy);
+        let padded = self.is_padded(&t.sizes, &strides);
+        let r = self.realize_with(t, strides);
+        if padded {
+            self.padded.extend(r.as_view().map(|v| v.buf));
+        }
+        r
+    }
+
+    /// Whether `strides` are [`Self::fresh_strides`]' padded ones for `sizes`.
+    pub fn is_padded(&self, sizes: &[Size], strides: &[Size]) -> bool {
+        !(self.channels_last && sizes.len() == 4) && strides != contiguous_strides_sym(sizes)
+    }
+
+    /// The strides of a fresh intermediate buffer: channels-last for 4-d tensors of a graph
+    /// that convolves on the CPU, padded rows on CUDA ([`Target::padded_strides`]) unless the
+    /// value may be handed out (the current node's or `lazy`'s node reaches an output: outputs
+    /// have eager's strides), else dense.
+    pub fn fresh_strides(&self, sizes: &[Size], dtype: fx::DType, lazy: Option<u64>) -> Vec<Size> {
+        let Some(c) = as_consts(sizes) else {
+            return contiguous_strides_sym(sizes);
+        };
+        if self.channels_last && c.len() == 4 {
+            return consts(&channels_last_strides(&c));
+        }
+        let escapes = self.current.is_some_and(|n| self.escaping.contains(&n))
+            || lazy
+                .and_then(|l| self.lazy_node.get(&l))
+                .is_some_and(|n| self.escaping.contains(n));
+        match self.target.padded_strides(&c, dtype) {
+            Some(p) if !escapes => consts(&p),
+            _ => contiguous_strides_sym(sizes),
+        }
     }
 
     pub fn realize_with(&mut self, t: &TensorVal, strides: Vec<Size>) -> TensorVal {

@@ -36,9 +36,11 @@ impl Lowerer<'_> {
             let spec = match t.as_view() {
                 // Outputs have eager's strides: a channels-last intermediate, or a view of an
                 // input whose layout eager would have copied (`x.t().contiguous()` lowers to
-                // the view `x.t()`), is written out in eager's layout.
+                // the view `x.t()`), or one in a buffer with padded rows, is written out in
+                // eager's layout.
                 Some(v)
                     if (self.channels_last
+                        || self.padded.contains(&v.buf)
                         || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
                         && !t.sizes.contains(&Size::Const(0))
                         && dense_strides(&t.sizes, &want)

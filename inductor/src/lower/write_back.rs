@@ -25,6 +25,10 @@ struct Reads {
     /// Whether it reads its own input only at the element it stores (so the store can go in
     /// place: no point reads an element another point already overwrote).
     own_at_store: bool,
+    /// Whether it reads at data-dependent positions: such a value is stored to a buffer of its
+    /// own first, so the out-of-range check runs before the input is written (the scheduler
+    /// never puts a store into an input in a kernel that gathers).
+    gathers: bool,
 }
 
 impl<'g> Lowerer<'g> {
@@ -125,7 +129,20 @@ impl<'g> Lowerer<'g> {
                 .or_else(|| (0..pending.len()).find(|&i| ready(i)));
             if let Some(i) = pick {
                 let (input, t) = pending.remove(i);
-                self.store(input, &t);
+                if reads[i].gathers {
+                    let strides = super::value::contiguous_strides_sym(&t.sizes);
+                    let tmp = self.ir.add_buffer(
+                        t.dtype,
+                        t.sizes.clone(),
+                        strides.clone(),
+                        BufKind::Computed,
+                    );
+                    self.store(tmp, &t);
+                    let t = TensorVal::buffer(tmp, t.dtype, t.sizes.clone(), strides);
+                    self.store(input, &t);
+                } else {
+                    self.store(input, &t);
+                }
                 last_sizes = Some(t.sizes);
                 continue;
             }
@@ -168,6 +185,7 @@ impl<'g> Lowerer<'g> {
         Reads {
             inputs,
             own_at_store,
+            gathers: !deps.gathers.is_empty(),
         }
     }
 }
