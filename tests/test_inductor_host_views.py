@@ -43,7 +43,8 @@ def _entries(fn) -> list[dict]:
 def _tensors(out) -> list[torch.Tensor]:
     """The logits, then every key and value tensor of the cache when there is one."""
     ts = [out["logits"]]
-    cache = out.get("cache")
+    # transformers 5.24 (here) names it `cache`, 5.17 (the GPU machine) `past_key_values`.
+    cache = out.get("cache", out.get("past_key_values"))
     if cache is not None:
         for layer in cache.layers:
             ts += [layer.keys, layer.values]
