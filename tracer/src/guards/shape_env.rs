@@ -314,11 +314,21 @@ impl ShapeEnv {
     /// for every size, or are already recorded, are dropped.
     ///
     /// An equality that pins one symbol to a constant (`s2 == 32`, `2 * s0 + 1 == 9`) is not
-    /// kept as a relation: the symbol is replaced by the constant ([`ShapeEnv::fix`]).
+    /// kept as a relation: the symbol is replaced by the constant ([`ShapeEnv::fix`]). Nor is
+    /// one of two symbols (`s0 == s1`, two batch sizes meeting in a broadcast): the later is
+    /// written as the earlier from then on ([`ShapeEnv::unify`], torch's replacement), so
+    /// later ops see one symbol and need no probe of the two apart.
     pub fn add_relation(&mut self, r: Relation, origin: Option<Location>) {
         let r = self.canon_relation(&r);
         if r.decided() == Some(true) || self.relations.iter().any(|(x, _)| *x == r) {
             return;
+        }
+        if r.op == RelOp::Eq {
+            if let (Some(a), Some(b)) = (r.lhs.as_symbol(), r.rhs.as_symbol()) {
+                if self.unify(a, b, origin.clone()) {
+                    return;
+                }
+            }
         }
         if let Some((k, c)) = pinned_value(&r) {
             if self.fix(k, c, origin.clone()) {
