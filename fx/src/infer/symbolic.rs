@@ -212,7 +212,12 @@ pub fn infer_symbolic(
     // one it needs equal to a constant keeps its hint. The relations are returned with the
     // answer; the shape environment guards them and writes the two symbols as one from then
     // on. (Probing them apart would break the op at the probes, so the op would specialize.)
-    let (same, pinned) = required_classes(&cx.required(family, name, args, kwargs), hints, same, pinned);
+    let (same, pinned) = required_classes(
+        &cx.required(family, name, args, kwargs),
+        hints,
+        same,
+        pinned,
+    );
     let (same, pinned) = (&same[..], &pinned[..]);
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
@@ -520,7 +525,10 @@ fn required_classes(
         }
     }
     let reps: Vec<u32> = (0..reps.len() as u32).map(|k| root(&reps, k)).collect();
-    let pinned_reps: Vec<u32> = pinned.iter().filter_map(|&k| reps.get(k as usize).copied()).collect();
+    let pinned_reps: Vec<u32> = pinned
+        .iter()
+        .filter_map(|&k| reps.get(k as usize).copied())
+        .collect();
     let pinned = (0..reps.len() as u32)
         .filter(|&k| pinned.contains(&k) || pinned_reps.contains(&reps[k as usize]))
         .collect();
@@ -1433,7 +1441,12 @@ mod tests {
         let mut g = Graph::new();
         let y = sym_input(&mut g, vec![s(0), Dim::Known(3)]);
         let t = sym_input(&mut g, vec![s(1), s(2)]);
-        let (m, rels) = run(&g, "torch.sub", vec![Arg::Node(y), Arg::Node(t)], &[5, 5, 3]);
+        let (m, rels) = run(
+            &g,
+            "torch.sub",
+            vec![Arg::Node(y), Arg::Node(t)],
+            &[5, 5, 3],
+        );
         // (`s2` stands for 3 under the relations: the tracer's replacement writes it so.)
         assert_eq!(sizes(&m), ["s0", "s2"]);
         let mut rels: Vec<String> = rels.iter().map(|r| r.to_string()).collect();
