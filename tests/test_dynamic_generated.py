@@ -16,18 +16,18 @@ Examples per run: ``TORCHFERRO_DYN_GEN_EXAMPLES`` (default 12).
 from __future__ import annotations
 
 import os
-import re
 
 import hypothesis.strategies as st
 import pytest
 import torch
 import torch._dynamo
 import torch.nn.functional as F
-from hypothesis import HealthCheck, Phase, example, given, note, settings
+from hypothesis import example, given, note
 
 import torchferro
 import torchferro.compiler
-from programs import counting
+from programs.compare import Count, counts_over, generated
+from programs.compare import same as _same
 
 EXAMPLES = int(os.environ.get("TORCHFERRO_DYN_GEN_EXAMPLES", "12"))
 
@@ -75,40 +75,13 @@ def make(steps: list[int], ret: int):
     return scope["program"], src
 
 
-class Count(counting.Count):
-    def __init__(self):
-        super().__init__()
-        # Set where torch.compile's value differed from eager's: its graph count then rests on
-        # a guard it should not have dropped and proves nothing.
-        self.wrong = False
-
-
-def _same(got, want):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert type(g) is type(w), (g, w)
-        if isinstance(w, torch.Tensor):
-            torch.testing.assert_close(g, w)
-        else:
-            assert g == w
-
-
 # Sizes of a call may be equal: automatic dynamic gives each dimension its own symbol (torch's
 # `DimDynamic.DYNAMIC`), and an op that needs two equal ones guards and replaces one.
 shape = st.lists(st.integers(2, 7), min_size=3, max_size=3).map(tuple)
 shapes = st.lists(shape, min_size=2, max_size=4)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    # Hypothesis's explain phase traces lines with `sys.settrace`, under which torchferro runs
-    # frames eagerly (0 graphs): shrinking would then report that instead of the failure.
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@generated(EXAMPLES)
 @given(
     steps=st.lists(st.integers(0, len(STEPS) - 1), min_size=1, max_size=4),
     ret=st.integers(0, len(RETURNS) - 1),
@@ -118,30 +91,12 @@ def test_generated_size_programs_match_torch_compile(steps, ret, shapes):
     program, src = make(steps, ret)
     note(src)
     note(f"shapes {shapes}")
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    t = torch.compile(program, backend=tc)
-    f = torchferro.compile(program, backend=fc)
     gen = torch.Generator().manual_seed(0)
-    try:
-        for shape in shapes:
-            x = torch.randn(shape, generator=gen)
-            try:
-                want = program(x)
-            except RuntimeError as e:
-                # A `view` eager refuses: torchferro raises eager's error, torch.compile its
-                # own wrapping of it (the counts stop being comparable here).
-                with pytest.raises(RuntimeError):
-                    t(x)
-                with pytest.raises(RuntimeError, match=re.escape(str(e)[:40])):
-                    f(x)
-                return
-            _same(t(x), want)
-            _same(f(x), want)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
+    calls = [(torch.randn(shape, generator=gen),) for shape in shapes]
+    # A `view` eager refuses: torchferro raises eager's error, torch.compile its own wrapping
+    # of it (the counts are compared over the calls before it).
+    tc, fc = counts_over(program, calls, eager_errors=True)
+    assert not tc.wrong, "torch.compile's values differ from eager's"
     note(f"graphs: torch.compile {tc.n}, torchferro {fc.n}")
     # Fewer is allowed: where torch.compile guards a size it need not (a slice bound it
     # specializes), torchferro may keep it symbolic.
@@ -212,12 +167,7 @@ def make_keyed(keys: list[tuple[int, float]], steps: list[tuple[int, int]], ret:
     return scope["program"], src
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@generated(EXAMPLES)
 @given(
     keys=st.lists(
         st.tuples(st.integers(0, len(KEYS) - 1), st.sampled_from([0.5, 1.5, 2.0])),
@@ -275,24 +225,7 @@ def test_dict_get_of_a_size_key_is_specialized():
 
 
 def _counts_over(program, shapes):
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    t = torch.compile(program, backend=tc)
-    f = torchferro.compile(program, backend=fc)
-    try:
-        for shape in shapes:
-            x = torch.randn(shape)
-            want = program(x)
-            try:
-                _same(t(x), want)
-            except AssertionError:
-                tc.wrong = True
-            _same(f(x), want)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
-    return tc, fc
+    return counts_over(program, [(torch.randn(shape),) for shape in shapes])
 
 
 def test_a_display_with_equal_size_keys_keeps_one_entry():
@@ -381,37 +314,22 @@ size_pair = st.tuples(
 )
 
 
-def _branch_counts(src: str, calls, dynamic):
+def _branch_counts(src: str, calls, dynamic, eager_errors=False):
+    """``program(x, y)`` of ``src`` over ``calls`` (pairs of shapes), values equal to eager's at
+    each call (``eager_errors``: errors where eager raises, the sequence ending there)."""
     scope = {"torch": torch}
     exec(compile(src, "<generated>", "exec"), scope)
-    program = scope["program"]
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    t = torch.compile(program, backend=tc, dynamic=dynamic)
-    f = torchferro.compile(program, backend=fc, dynamic=dynamic)
     gen = torch.Generator().manual_seed(0)
-    try:
-        for xs, ys in calls:
-            x, y = torch.randn(xs, generator=gen), torch.randn(ys, generator=gen)
-            want = program(x, y)
-            try:
-                _same(t(x, y), want)
-            except AssertionError:
-                tc.wrong = True
-            _same(f(x, y), want)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
-    return tc, fc
+    args = [
+        (torch.randn(xs, generator=gen), torch.randn(ys, generator=gen))
+        for xs, ys in calls
+    ]
+    return counts_over(
+        scope["program"], args, dynamic=dynamic, eager_errors=eager_errors
+    )
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@generated(EXAMPLES)
 @given(
     src=size_branch_programs(),
     calls=st.lists(size_pair, min_size=2, max_size=5),
@@ -497,51 +415,10 @@ def broadcast_calls(draw):
 
 
 def _broadcast_counts(body: str, calls, dynamic):
-    """``program(x, y)`` of ``body`` over ``calls`` eagerly, under torch.compile and under
-    torchferro: values equal to eager's at each call, errors where eager raises."""
-    src = "def program(x, y):\n    " + body
-    scope = {"torch": torch}
-    exec(compile(src, "<generated>", "exec"), scope)
-    program = scope["program"]
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    t = torch.compile(program, backend=tc, dynamic=dynamic)
-    f = torchferro.compile(program, backend=fc, dynamic=dynamic)
-    gen = torch.Generator().manual_seed(0)
-    try:
-        for xs, ys in calls:
-            x, y = torch.randn(xs, generator=gen), torch.randn(ys, generator=gen)
-            try:
-                want = program(x, y)
-            except RuntimeError as e:
-                # Both raise as eager; the counts are those before this call (torch.compile
-                # raises from its trace, torchferro breaks the graph at the op and compiles
-                # what precedes it: a graph torch.compile does not count).
-                before = tc.n, fc.n
-                with pytest.raises(RuntimeError):
-                    t(x, y)
-                with pytest.raises(RuntimeError, match=re.escape(str(e)[:30])):
-                    f(x, y)
-                tc.n, fc.n = before
-                break
-            try:
-                _same(t(x, y), want)
-            except AssertionError:
-                tc.wrong = True
-            _same(f(x, y), want)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
-    return tc, fc
+    return _branch_counts("def program(x, y):\n    " + body, calls, dynamic, True)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@generated(EXAMPLES)
 @given(
     body=st.sampled_from(BROADCAST_BODIES),
     calls=broadcast_calls(),
