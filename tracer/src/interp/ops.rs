@@ -477,7 +477,10 @@ impl Frame<'_, '_> {
             self.tx.realize(v);
         }
         for name in names {
-            let (fa, fb) = (self.getattr(a.clone(), &name)?, self.getattr(b.clone(), &name)?);
+            let (fa, fb) = (
+                self.getattr(a.clone(), &name)?,
+                self.getattr(b.clone(), &name)?,
+            );
             let plain = |v: &Var| {
                 matches!(v, Var::SymInt(..))
                     || v.as_py(py)
