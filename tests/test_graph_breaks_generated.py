@@ -24,10 +24,11 @@ import hypothesis.strategies as st
 import pytest
 import torch
 import torch._dynamo
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import given, note
 
 import torchferro
 import torchferro.compiler
+from programs.compare import generated
 from programs.counting import Count
 
 EXAMPLES = int(os.environ.get("TORCHFERRO_BREAK_GEN_EXAMPLES", "60"))
@@ -191,14 +192,7 @@ def _run(program, fn, calls):
     return out
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    # Hypothesis's explain phase runs under `sys.settrace`, where torchferro runs frames
-    # eagerly.
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@generated(EXAMPLES)
 @given(
     src=programs(),
     calls=st.lists(

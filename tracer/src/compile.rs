@@ -113,7 +113,11 @@ pub fn compile_frame(
         if cfg.dynamic == crate::guards::DynamicPolicy::Automatic
             && crate::config::automatic_dynamic()
         {
-            automatic_dynamic(py, slot, &info, &existing, scope);
+            automatic_dynamic(py, slot, &info, &existing, scope, false);
+        } else if cfg.dynamic == crate::guards::DynamicPolicy::Always {
+            // `dynamic=True`: sizes that changed between compiles get symbols of their own
+            // instead of duck sizing (torch's frame state marks them `DimDynamic.DYNAMIC`).
+            automatic_dynamic(py, slot, &info, &existing, scope, true);
         }
     }
     let (automatic, ints) = slot
@@ -314,19 +318,22 @@ fn log_given_up(py: Python<'_>, slot: &Slot, info: &CodeInfo, site: &BreakSite) 
 }
 
 /// Automatic dynamic (`dynamic=None`): a static dimension whose size changed since an entry was
-/// compiled is dynamic from this compile on, as torch's `automatic_dynamic_shapes`.
+/// compiled is dynamic from this compile on, as torch's `automatic_dynamic_shapes`. With
+/// `dynamic=True` (`sizes_only`) the same record of changed sizes takes symbolic dimensions
+/// too, and only sizes: a changed dimension then gets a symbol of its own, not a duck one.
 fn automatic_dynamic(
     py: Python<'_>,
     slot: &Slot,
     info: &CodeInfo,
     entries: &[Arc<CacheEntry>],
     scope: &Scope,
+    sizes_only: bool,
 ) {
     let Ok(mut c) = slot.try_borrow_mut() else {
         return;
     };
     for e in entries {
-        for (source, dim, old, new) in e.guards.size_changes(py, scope) {
+        for (source, dim, old, new) in e.guards.size_changes(py, scope, sizes_only) {
             if c.automatic_dynamic
                 .iter()
                 .any(|(s, d)| *s == source && *d == dim)
@@ -341,6 +348,9 @@ fn automatic_dynamic(
                 info.firstlineno
             );
             c.automatic_dynamic.push((source, dim));
+        }
+        if sizes_only {
+            continue;
         }
         // Ints (torch's `specialize_int=False`): one guarded equal to a value it no longer
         // has becomes a symbolic int graph input.

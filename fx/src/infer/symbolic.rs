@@ -197,6 +197,28 @@ pub fn infer_symbolic(
         admits,
         autocast,
     } = shapes;
+    let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
+    let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
+    let (mut family, mut first) = native(hints);
+    let cx = Sym {
+        graph,
+        hints,
+        pinned,
+    };
+    // What the op requires of its input sizes whatever they are (broadcasting's aligned sizes,
+    // a matrix product's contracted ones) shapes the probe points, as torch's rule decides it
+    // (`_broadcast_shapes`: two sizes that are not 1 are checked equal, and the check becomes a
+    // guard and a replacement): two symbols it needs equal take one value at every point, and
+    // one it needs equal to a constant keeps its hint. The relations are returned with the
+    // answer; the shape environment guards them and writes the two symbols as one from then
+    // on. (Probing them apart would break the op at the probes, so the op would specialize.)
+    let (same, pinned) = required_classes(
+        &cx.required(family, name, args, kwargs),
+        hints,
+        same,
+        pinned,
+    );
+    let (same, pinned) = (&same[..], &pinned[..]);
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
     // depends on a threshold, such as a bound clamped to the size, shows there). A pinned
@@ -234,9 +256,6 @@ pub fn infer_symbolic(
             .iter()
             .all(|k| pinned.contains(k))
     });
-    let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
-    let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
-    let (mut family, mut first) = native(&points[0]);
     let autocast_retry =
         autocast && external.is_some() && matches!(first, Err(InferError::Invalid(_)));
     if autocast_retry {
@@ -246,11 +265,6 @@ pub fn infer_symbolic(
     // case to torch (`cat` of non-contiguous 4-d inputs, whose layout torch picks) take their
     // concrete values from the external evaluator too: the rule gives the sizes, the strides
     // are fitted to what torch computed.
-    let cx = Sym {
-        graph,
-        hints,
-        pinned,
-    };
     // Advanced indexing (`x[i, j]` with index tensors): the result sizes are the index
     // tensors' broadcast sizes and the sizes not indexed, all selections: fitted, from meta
     // tensors where the native rule has no answer.
@@ -472,6 +486,53 @@ pub fn infer_symbolic(
         return Err(InferError::Unsupported);
     }
     Ok((symbolic, rels))
+}
+
+/// The probe classes under an op's required relations ([`Sym::required`]): `same` (each
+/// symbol's representative) with the symbols an equality `a == b` joins merged (equal hints
+/// only: otherwise the op is invalid at the hints, and eager raises), and `pinned` with every
+/// symbol an equality `a == c` fixes at its hint, and every symbol in a class with a pinned one.
+fn required_classes(
+    required: &[Relation],
+    hints: &[i64],
+    same: &[u32],
+    pinned: &[u32],
+) -> (Vec<u32>, Vec<u32>) {
+    let mut reps: Vec<u32> = (0..hints.len() as u32)
+        .map(|k| same.get(k as usize).copied().unwrap_or(k))
+        .collect();
+    let root = |reps: &[u32], mut k: u32| {
+        while reps[k as usize] != k {
+            k = reps[k as usize];
+        }
+        k
+    };
+    let mut pinned = pinned.to_vec();
+    let hint = |k: u32| hints.get(k as usize).copied();
+    for r in required.iter().filter(|r| r.op == RelOp::Eq) {
+        match (r.lhs.as_symbol(), r.rhs.as_symbol()) {
+            (Some(a), Some(b)) if hint(a).is_some() && hint(a) == hint(b) => {
+                let (ra, rb) = (root(&reps, a), root(&reps, b));
+                reps[ra.max(rb) as usize] = ra.min(rb);
+            }
+            (Some(k), None) | (None, Some(k)) => {
+                let c = r.lhs.as_const().or(r.rhs.as_const());
+                if c.is_some() && hint(k) == c {
+                    pinned.push(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    let reps: Vec<u32> = (0..reps.len() as u32).map(|k| root(&reps, k)).collect();
+    let pinned_reps: Vec<u32> = pinned
+        .iter()
+        .filter_map(|&k| reps.get(k as usize).copied())
+        .collect();
+    let pinned = (0..reps.len() as u32)
+        .filter(|&k| pinned.contains(&k) || pinned_reps.contains(&reps[k as usize]))
+        .collect();
+    (reps, pinned)
 }
 
 /// The symbols a node's metadata reads.
@@ -788,6 +849,24 @@ impl Sym<'_> {
             .zip(&t.strides)
             .map(|(s, st)| s.expr().mul(&st.expr()))
             .collect()
+    }
+
+    /// The relations an op of `family` requires of its input sizes, known before its sizes
+    /// are probed: broadcasting's (pointwise ops) and a matrix product's.
+    fn required(
+        &self,
+        family: &str,
+        name: &str,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Vec<Relation> {
+        let mut rels = Vec::new();
+        match family {
+            "pointwise" => self.broadcast_relations(args, kwargs, &mut rels),
+            "matmul" => self.matmul_relations(name, args, &mut rels),
+            _ => {}
+        }
+        rels
     }
 
     /// Broadcasting requires aligned sizes other than 1 to be equal.
@@ -1330,13 +1409,20 @@ mod tests {
         assert!(rels.iter().any(|r| r.to_string() == "3 <= s0"), "{rels:?}");
     }
 
-    /// Two symbols equal only at the hint cannot be verified at the probes: refused (the
-    /// tracer gives equal input sizes one symbol, as torch's duck sizing does).
+    /// Two symbols meeting in a broadcast (torch's `_broadcast_shapes`): equal at the hints,
+    /// the op requires them equal, so the answer relies on `s0 == s1` (a guard, and one symbol
+    /// from then on in the tracer's shape environment); one that must equal a constant is
+    /// required equal to it (the tracer replaces it by the constant). Unequal at the hints,
+    /// the op is invalid, as in eager.
     #[test]
-    fn broadcast_of_symbols_equal_only_at_the_hint_is_refused() {
+    fn broadcast_of_two_symbols_requires_them_equal() {
         let mut g = Graph::new();
         let x = sym_input(&mut g, vec![s(0)]);
         let y = sym_input(&mut g, vec![s(1)]);
+        let (m, rels) = run(&g, "torch.add", vec![Arg::Node(x), Arg::Node(y)], &[4, 4]);
+        assert_eq!(sizes(&m), ["s0"]);
+        let rels: Vec<String> = rels.iter().map(|r| r.to_string()).collect();
+        assert_eq!(rels, ["s0 == s1"]);
         let target = Target::Function("torch.add".into());
         let r = infer_symbolic(
             &InferCtx::default(),
@@ -1344,12 +1430,28 @@ mod tests {
             &target,
             &[Arg::Node(x), Arg::Node(y)],
             &[],
-            Symbols::hints(&[4, 4]),
+            Symbols::hints(&[4, 5]),
         );
-        assert_eq!(r, Err(InferError::Unsupported));
+        assert!(matches!(r, Err(InferError::Invalid(_))), "{r:?}");
+        // One symbol twice: nothing to require.
         let (m, rels) = run(&g, "torch.add", vec![Arg::Node(x), Arg::Node(x)], &[4, 5]);
         assert_eq!(sizes(&m), ["s0"]);
         assert!(rels.is_empty());
+        // `[s0, 3] - [s1, s2]` (an MLP's output less its target): `s0 == s1`, `s2 == 3`.
+        let mut g = Graph::new();
+        let y = sym_input(&mut g, vec![s(0), Dim::Known(3)]);
+        let t = sym_input(&mut g, vec![s(1), s(2)]);
+        let (m, rels) = run(
+            &g,
+            "torch.sub",
+            vec![Arg::Node(y), Arg::Node(t)],
+            &[5, 5, 3],
+        );
+        // (`s2` stands for 3 under the relations: the tracer's replacement writes it so.)
+        assert_eq!(sizes(&m), ["s0", "s2"]);
+        let mut rels: Vec<String> = rels.iter().map(|r| r.to_string()).collect();
+        rels.sort();
+        assert_eq!(rels, ["3 == s2", "s0 == s1"]);
     }
 }
 

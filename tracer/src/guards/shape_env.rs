@@ -314,11 +314,21 @@ impl ShapeEnv {
     /// for every size, or are already recorded, are dropped.
     ///
     /// An equality that pins one symbol to a constant (`s2 == 32`, `2 * s0 + 1 == 9`) is not
-    /// kept as a relation: the symbol is replaced by the constant ([`ShapeEnv::fix`]).
+    /// kept as a relation: the symbol is replaced by the constant ([`ShapeEnv::fix`]). Nor is
+    /// one of two symbols (`s0 == s1`, two batch sizes meeting in a broadcast): the later is
+    /// written as the earlier from then on ([`ShapeEnv::unify`], torch's replacement), so
+    /// later ops see one symbol and need no probe of the two apart.
     pub fn add_relation(&mut self, r: Relation, origin: Option<Location>) {
         let r = self.canon_relation(&r);
         if r.decided() == Some(true) || self.relations.iter().any(|(x, _)| *x == r) {
             return;
+        }
+        if r.op == RelOp::Eq {
+            if let (Some(a), Some(b)) = (r.lhs.as_symbol(), r.rhs.as_symbol()) {
+                if self.unify(a, b, origin.clone()) {
+                    return;
+                }
+            }
         }
         if let Some((k, c)) = pinned_value(&r) {
             if self.fix(k, c, origin.clone()) {
@@ -865,6 +875,37 @@ mod tests {
 
     fn c(v: i64) -> SymExpr {
         SymExpr::constant(v)
+    }
+
+    /// An op's requirement `s0 == s1` (two batch sizes meeting in a broadcast) is a guard and a
+    /// replacement: `s1` is written `s0` from then on, relations over it included, and the
+    /// guards say `s1 == s0`. Symbols of unequal hints stay apart (the op was invalid there).
+    #[test]
+    fn an_equality_of_two_symbols_unifies_them() {
+        let dyn_dim = DynDim {
+            min: 2,
+            max: None,
+            duck: false,
+        };
+        let mut env = ShapeEnv::default();
+        let x = Source::local(0, "x");
+        let t = Source::local(1, "t");
+        env.symbol_for(&x, 0, 5, dyn_dim);
+        env.symbol_for(&t, 0, 5, dyn_dim);
+        env.symbol_for(&t, 1, 7, dyn_dim);
+        env.add_relation(Relation::new(s(1), RelOp::Gt, c(4)), None);
+        env.add_relation(Relation::new(s(0), RelOp::Eq, s(1)), None);
+        assert_eq!(env.rep(1), 0);
+        assert_eq!(env.canon(&s(1).add(&s(2))), s(0).add(&s(2)));
+        let rels: Vec<String> = env.relations.iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(rels, ["s0 > 4"]);
+        assert_eq!(
+            env.equal.iter().map(|e| (e.0, e.1)).collect::<Vec<_>>(),
+            [(1, 0)]
+        );
+        // 5 vs 7: no replacement (an op never returns it: false at the hints, it refuses).
+        env.add_relation(Relation::new(s(0), RelOp::Eq, s(2)), None);
+        assert_eq!(env.rep(2), 2);
     }
 
     #[test]

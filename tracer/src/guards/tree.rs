@@ -371,12 +371,22 @@ impl GuardTree {
     /// text, dimension, the size compiled for and the new size. Tensors of another rank,
     /// dtype or type say nothing about sizes and are left out, and so are parameters: they
     /// stay static (torch's `force_parameter_static_shapes`), so a change is no news (a
-    /// `Linear.forward` frame reached from two layers sees two weights).
-    pub fn size_changes(&self, py: Python<'_>, scope: &Scope) -> Vec<(String, usize, i64, i64)> {
+    /// `Linear.forward` frame reached from two layers sees two weights). With `symbolic_too`
+    /// (`dynamic=True`) dimensions compiled as symbols count as well, against the size they had
+    /// at that compile: torch's frame state records every compile's sizes whatever the policy,
+    /// and a dimension whose size changed is `DimDynamic.DYNAMIC` (a symbol of its own) rather
+    /// than duck-sized at the recompile.
+    pub fn size_changes(
+        &self,
+        py: Python<'_>,
+        scope: &Scope,
+        symbolic_too: bool,
+    ) -> Vec<(String, usize, i64, i64)> {
         fn walk(
             n: &GuardNode,
             py: Python<'_>,
             scope: &Scope,
+            symbolic_too: bool,
             out: &mut Vec<(String, usize, i64, i64)>,
         ) {
             for c in &n.checks {
@@ -401,18 +411,19 @@ impl GuardTree {
                     continue;
                 }
                 for (i, (e, a)) in t.sizes.iter().zip(&sizes).enumerate() {
-                    if e != a && !t.dynamic.get(i).copied().unwrap_or(false) {
+                    let symbolic = t.dynamic.get(i).copied().unwrap_or(false);
+                    if e != a && (symbolic_too || !symbolic) {
                         out.push((c.source.to_string(), i, *e, *a));
                     }
                 }
             }
             for child in &n.children {
-                walk(child, py, scope, out);
+                walk(child, py, scope, symbolic_too, out);
             }
         }
         let mut out = Vec::new();
         for n in &self.roots {
-            walk(n, py, scope, &mut out);
+            walk(n, py, scope, symbolic_too, &mut out);
         }
         out
     }

@@ -423,6 +423,9 @@ impl Frame<'_, '_> {
         if !(frozen(&args[0])? && frozen(&args[1])?) {
             return Ok(None);
         }
+        if let Some(r) = self.frozen_compare_fields(&args[0], &args[1])? {
+            return Ok(Some(Var::py_const(py, r == (name == "eq"))));
+        }
         let mut vals = Vec::with_capacity(2);
         for a in args {
             let v = match a {
@@ -437,6 +440,61 @@ impl Frame<'_, '_> {
         }
         let r = vals[0].eq(&vals[1])?;
         Ok(Some(Var::py_const(py, r == (name == "eq"))))
+    }
+
+    /// `a == b` of two frozen dataclass values of one type, as the generated `__eq__` runs it:
+    /// field by field (those with `compare=True`), each field read as the trace reads any
+    /// attribute, so an int field automatic dynamic made symbolic compares symbolically (`k ==
+    /// k` is true for every `k.a`, with no guard on its value; a field of another value
+    /// guards the relation it decided), as torch.compile's inlined `__eq__`. The type is
+    /// guarded as for any argument. `None`: values of two types (the general path: both
+    /// `__eq__` decline) or a field that is not an immutable constant or an int.
+    fn frozen_compare_fields(&mut self, a: &Var, b: &Var) -> Result<Option<bool>, TraceError> {
+        let py = self.tx.py;
+        let cls = |v: &Var| match v {
+            Var::Py(o, _) => Some(o.bind(py).get_type().into_any().unbind()),
+            Var::Object(o) => Some(o.cls.clone_ref(py)),
+            _ => None,
+        };
+        let (Some(ca), Some(cb)) = (cls(a), cls(b)) else {
+            return Ok(None);
+        };
+        if !ca.bind(py).is(cb.bind(py)) {
+            return Ok(None);
+        }
+        let mut names = Vec::new();
+        for f in py
+            .import("dataclasses")?
+            .call_method1("fields", (ca.bind(py),))?
+            .try_iter()?
+        {
+            let f = f?;
+            if f.getattr("compare")?.is_truthy()? {
+                names.push(f.getattr("name")?.extract::<String>()?);
+            }
+        }
+        for v in [a, b] {
+            self.tx.realize(v);
+        }
+        for name in names {
+            let (fa, fb) = (
+                self.getattr(a.clone(), &name)?,
+                self.getattr(b.clone(), &name)?,
+            );
+            let plain = |v: &Var| {
+                matches!(v, Var::SymInt(..))
+                    || v.as_py(py)
+                        .is_some_and(|o| super::pyobj::is_immutable_const(&o))
+            };
+            if !(plain(&fa) && plain(&fb)) {
+                return Ok(None);
+            }
+            let eq = self.operator("eq", vec![fa, fb])?;
+            if !self.truth(&eq)? {
+                return Ok(Some(false));
+            }
+        }
+        Ok(Some(true))
     }
 
     /// `x in (a, b, c)` over ints where a symbolic one takes part: a sequence compares item by

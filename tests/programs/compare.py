@@ -1,0 +1,93 @@
+"""The runner the generated-program tests share: a program over a sequence of calls eagerly, under
+torch.compile and under torchferro, each compiler with a counting backend, values against
+eager's at every call (tests/test_dynamic_generated.py, tests/test_frozen_keys_generated.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+import torch._dynamo
+from hypothesis import HealthCheck, Phase, settings
+import torchferro
+import torchferro.compiler
+
+from programs import counting
+
+
+class Count(counting.Count):
+    def __init__(self):
+        super().__init__()
+        # Set where torch.compile's value differed from eager's: its graph count then rests on
+        # a guard it should not have dropped and proves nothing.
+        self.wrong = False
+
+
+def same(got, want):
+    """``got`` is eager's ``want``: tensors close, other items (sizes, ints) equal, item by item
+    of a tuple."""
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert type(g) is type(w), (g, w)
+        if isinstance(w, torch.Tensor):
+            torch.testing.assert_close(g, w)
+        else:
+            assert g == w
+
+
+def counts_over(program, calls, *, oracle=True, eager_errors=False, **options):
+    """``program(*args)`` for each ``args`` of ``calls`` eagerly, under torch.compile (unless
+    ``oracle`` is false: its count is not compared then) and under torchferro, both compiled
+    with ``options`` (``dynamic=``, ``fullgraph=``). torchferro's values must be eager's; where
+    torch.compile's are not, ``wrong`` is set on its counter. Returns the two counters.
+
+    ``eager_errors``: a call eager raises for (a ``RuntimeError``) must raise under both, under
+    torchferro with eager's message; the sequence ends there, and the counts are those before
+    that call (torch.compile raises from its trace, torchferro may break the graph at the op
+    and compile what precedes it: a graph torch.compile does not count)."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc, fc = Count(), Count()
+    t = torch.compile(program, backend=tc, **options)
+    f = torchferro.compile(program, backend=fc, **options)
+    try:
+        for args in calls:
+            try:
+                want = program(*args)
+            except RuntimeError as e:
+                if not eager_errors:
+                    raise
+                before = tc.n, fc.n
+                if oracle:
+                    with pytest.raises(RuntimeError):
+                        t(*args)
+                with pytest.raises(RuntimeError, match=re.escape(str(e)[:40])):
+                    f(*args)
+                tc.n, fc.n = before
+                break
+            if oracle:
+                try:
+                    same(t(*args), want)
+                except AssertionError:
+                    tc.wrong = True
+            same(f(*args), want)
+    finally:
+        torch._dynamo.reset()
+        torchferro.compiler.reset()
+    return tc, fc
+
+
+def generated(examples: int):
+    """The hypothesis settings of the generated-program tests: ``examples`` per run, no deadline
+    (a compile takes seconds), and no explain phase: it traces lines with ``sys.settrace``,
+    under which torchferro runs frames eagerly (0 graphs), so shrinking would report that
+    instead of the failure."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
