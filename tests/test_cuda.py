@@ -610,6 +610,32 @@ def test_padded_rows_of_large_intermediates_match_eager(dtype):
         torch.testing.assert_close(a, b, **tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_unaligned_gemm_lengths_are_padded_with_zeros_and_match_eager(dtype):
+    """A GEMM whose reduced or output length is past 1024 and not a multiple of 16 bytes gets
+    its operands padded with zeros to aligned lengths (cuBLAS's aligned kernels): the products
+    (padded output columns, a padded reduced length whose operand is computed in the graph, one
+    whose operand is a graph input) match eager, and outputs have eager's strides."""
+
+    def f(a, w):
+        h = (a.relu() * 2) @ w  # n = 1030: output padded; k = 1030: operand padded
+        y = h.tanh() @ w.t()  # k = 1030 from a lazy operand
+        return h, y, a @ w.t()
+
+    g = torch.Generator().manual_seed(7)
+    a = to_dev((torch.randn(600, 1030, generator=g) / 8).to(dtype))
+    w = to_dev((torch.randn(1030, 1030, generator=g) / 32).to(dtype))
+    torchferro.compiler.reset()
+    want = f(a, w)
+    got = torchferro.compile(f)(a, w)
+    (entry,) = torchferro.compiler.cache_entries(f)
+    assert entry["runner"] == "inductor", entry
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else {}
+    for x, e in zip(got, want):
+        assert x.stride() == e.stride(), (x.shape, x.stride(), e.stride())
+        torch.testing.assert_close(x, e, **tol)
+
+
 @pytest.mark.parametrize("rows", [16, 17, 4099])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_short_rows_run_a_warp_each_several_to_a_block(rows, dtype):

@@ -82,6 +82,14 @@ impl Target {
         }
     }
 
+    /// A GEMM length to pad with zeros (CUDA only; see [`CudaPolicy::padded_gemm_len`]).
+    pub fn padded_gemm_len(&self, len: i64, dtype: DType, min_dim: i64) -> Option<i64> {
+        match self {
+            Target::Cpu(_) => None,
+            Target::Cuda(p) => p.padded_gemm_len(len, dtype, min_dim),
+        }
+    }
+
     /// Whether 4-d intermediates of `graph` are laid out channels-last.
     pub fn channels_last(&self, graph: &Graph) -> bool {
         match self {
@@ -221,6 +229,9 @@ pub struct CudaPolicy {
     /// Strides of at most this many elements stay dense: padding small rows wastes more memory
     /// than the aligned kernels save (Inductor's threshold).
     pub pad_min_stride: i64,
+    /// A GEMM with a length under this is not padded ([`Self::padded_gemm_len`]): copying an
+    /// operand would cost about what the aligned kernel saves.
+    pub pad_gemm_min_dim: i64,
 }
 
 impl Default for CudaPolicy {
@@ -254,7 +265,23 @@ impl CudaPolicy {
             column_threads: 8,
             pad_bytes: 128,
             pad_min_stride: 1024,
+            pad_gemm_min_dim: 512,
         }
+    }
+
+    /// The length a GEMM's reduced or output length is padded to with zeros: past
+    /// [`Self::pad_min_stride`] and not a multiple of 16 bytes (cuBLAS's `align1` kernels
+    /// otherwise: the whole problem's lengths decide the alignment, not only the strides), it
+    /// rounds up to [`Self::pad_bytes`]. Inductor's `pad_mm` does the same. `min_dim` is the
+    /// GEMM's shortest length: below [`Self::pad_gemm_min_dim`] nothing pads.
+    pub fn padded_gemm_len(&self, len: i64, dtype: DType, min_dim: i64) -> Option<i64> {
+        let size = dtype.itemsize() as i64;
+        let align = self.pad_bytes as i64 / size;
+        (align > 1
+            && min_dim >= self.pad_gemm_min_dim
+            && len > self.pad_min_stride
+            && (len * size) % 16 != 0)
+            .then(|| (len + align - 1) / align * align)
     }
 
     /// The strides a fresh intermediate of `sizes` gets instead of dense ones: each stride past

@@ -293,3 +293,53 @@ fn padded_strides_rule() {
     };
     assert_eq!(off.padded_strides(&[8192, 50257], DType::BFloat16), None);
 }
+
+/// CUDA: a GEMM whose reduced or output length is past 1024 and not a multiple of 16 bytes has
+/// its operands padded with zeros to 128-byte lengths (`[4, 1030] @ [1030, 1030]`: both), the
+/// result is the product's first 1030 columns, and the values are the reference's. Products
+/// with a length under `pad_gemm_min_dim` are left alone.
+#[test]
+fn cuda_pads_unaligned_gemm_lengths_with_zeros() {
+    let g = padded_rows_graph();
+    let small = CudaPolicy {
+        pad_gemm_min_dim: 4,
+        ..CudaPolicy::default()
+    };
+    let mm_inputs = |ir: &inductor::ir::IrGraph| -> Vec<Vec<Vec<i64>>> {
+        ir.nodes
+            .iter()
+            .filter_map(|n| match n {
+                inductor::ir::IrNode::Extern { inputs, .. } => Some(
+                    inputs
+                        .iter()
+                        .map(|v| inductor::size::expect_consts(&v.sizes, "test"))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect()
+    };
+    let padded = inductor::lower::lower_for(&g, &Target::Cuda(small)).unwrap();
+    let shapes = mm_inputs(&padded);
+    assert_eq!(shapes.len(), 2);
+    for s in &shapes {
+        assert_eq!(s, &vec![vec![4, 1056], vec![1056, 1056]], "{shapes:?}");
+    }
+    let plain = inductor::lower::lower_for(&g, &Target::cuda(9, 0)).unwrap();
+    assert!(mm_inputs(&plain)
+        .iter()
+        .all(|s| s == &vec![vec![4, 1030], vec![1030, 1030]]));
+    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
+    let mut host = VecHost::new();
+    let ins = inputs_for(&mut host, &g, 5);
+    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
+    let got = inductor::interp::run(&padded, &mut host, &ins).unwrap();
+    for (a, b) in got.iter().zip(&want) {
+        assert_eq!((&a.sizes, &a.strides), (&b.sizes, &vec![1030, 1]));
+        let (a, b) = (a.to_f64(), b.to_f64());
+        assert!(a
+            .iter()
+            .zip(&b)
+            .all(|(x, y)| (x - y).abs() <= 1e-6 * y.abs().max(1.0)));
+    }
+}
