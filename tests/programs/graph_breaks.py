@@ -542,6 +542,8 @@ def breaking_closure_called_twice(x, bump):
 # eagerly. Where a `return` comes ahead of the loop's back edge the frame resumes inside the loop
 # (as torch.compile does too): the loop's iterator is handed over as the items it has not yielded
 # yet, and every trip resumes in the same resume function, built from the original code.
+# CPython 3.12 lays the zip, range and dict-items loops' `return` out after the back edge: both
+# compilers run those frames eagerly there (`py312`; torch.compile 2.11 on 3.12.3, session 18).
 
 
 # torch.compile: 0 graphs
@@ -558,7 +560,7 @@ def enumerate_loop_resumes_with_a_return_ahead(x, xs):
 
 
 # torch.compile: 1 graphs
-@program(lambda r: (r.randn(3), [1.0, 2.0], ["a", "b"]), 2, 2)
+@program(lambda r: (r.randn(3), [1.0, 2.0], ["a", "b"]), 2, 2, py312=(0, 0, 1))
 def zip_loop_resumes_with_a_return_ahead(x, ws, names):
     parts = {}
     for w, n in zip(ws, names):
@@ -569,7 +571,7 @@ def zip_loop_resumes_with_a_return_ahead(x, ws, names):
     return parts
 
 
-@program(x34, 4, 3)
+@program(x34, 4, 3, py312=(0, 0, 1))
 def range_loop_resumes_with_a_return_ahead(x):
     for i in range(3):
         x = x + i
@@ -580,7 +582,7 @@ def range_loop_resumes_with_a_return_ahead(x):
 
 
 # torch.compile: 3 graphs
-@program(lambda r: (r.randn(3),), 2, 2)
+@program(lambda r: (r.randn(3),), 2, 2, py312=(0, 0, 1))
 def dict_items_loop_resumes_with_a_return_ahead(x):
     d = {"a": 1.0, "b": 2.0}
     for k, v in d.items():

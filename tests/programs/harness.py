@@ -37,6 +37,7 @@ import functools
 import io
 import logging
 import math
+import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,6 +108,15 @@ class Program:
     topic: str = ""
     # Whether eager raises on some input set (otherwise an eager error is a bug of the program).
     raises: bool = False
+    # (graphs, breaks, eager) under CPython 3.12 where its bytecode makes them differ (torch.compile
+    # counts differently there too: a `return` inside a loop is laid out after the back edge).
+    py312: tuple | None = None
+
+    def counts(self) -> tuple:
+        """The pinned (graphs, breaks, eager frames) for this interpreter."""
+        if self.py312 is not None and sys.version_info >= (3, 12):
+            return self.py312
+        return (self.graphs, self.breaks, self.eager)
 
     def make(self, seed: int):
         r = self.inputs(Inputs(seed))
@@ -426,9 +436,9 @@ def check(p: Program) -> None:
         assert_compiled(p)
     graphs = [backend.describe(i) for i in range(backend.count)]
     observed = (backend.count, len(breaks.breaks), len(breaks.eager))
-    assert observed == (p.graphs, p.breaks, p.eager), (
+    assert observed == p.counts(), (
         f"(graphs, breaks, eager frames) = {observed}, expected "
-        f"{(p.graphs, p.breaks, p.eager)}\nbreaks: {breaks.breaks}\neager: {breaks.eager}\n"
+        f"{p.counts()}\nbreaks: {breaks.breaks}\neager: {breaks.eager}\n"
         + "\n".join(graphs)
     )
 
