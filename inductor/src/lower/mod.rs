@@ -15,6 +15,7 @@ mod fallback;
 mod indexing;
 pub(crate) mod onednn;
 mod outputs;
+mod pool;
 mod reduce;
 mod scan;
 mod sizes;
