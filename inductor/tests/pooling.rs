@@ -148,6 +148,14 @@ fn reference(x: &[f64], sizes: &[i64], n: usize, pool: &Pool) -> (Vec<i64>, Vec<
     (osizes, res)
 }
 
+fn meta32(sizes: &[i64]) -> fx::NodeMeta {
+    fx::NodeMeta::Tensor(fx::TensorMeta::contiguous(
+        DType::Float32,
+        fx::Device::cpu(),
+        sizes,
+    ))
+}
+
 fn ints(v: &[i64]) -> Arg {
     Arg::Tuple(v.iter().map(|&i| Arg::Int(i)).collect())
 }
@@ -193,23 +201,21 @@ fn run_static(sizes: &[i64], nsp: usize, pool: &Pool) {
     let mut g = Graph::new();
     let x = input(&mut g, "x", DType::Float32, sizes);
     let (t, a, kw) = pool_call(nsp, pool, x);
-    let y = call(&mut g, t, a, kw);
-    let r = call(&mut g, m("relu"), vec![n(y)], vec![]);
-    let z = call(&mut g, f("operator.mul"), vec![n(r), Arg::Float(2.0)], vec![]);
-    g.output(vec![n(z)]);
-    let (c, outs) = check(&g, 7);
-    assert_eq!(c.num_fallbacks(), 0, "{pool:?}: {:?}", c.fallback_reasons());
+    // fx's native rules leave pooling's metadata to torch's meta tensors (the tracer's): the
+    // reference's sizes stand in for them.
     let numel: i64 = sizes.iter().product();
     let xv: Vec<f64> = values(numel as usize, 7)
         .into_iter()
         .map(|v| v as f32 as f64)
         .collect();
     let (osizes, want) = reference(&xv, sizes, nsp, pool);
-    assert_eq!(
-        g.node(y).meta.tensor().unwrap().known_sizes().unwrap(),
-        osizes,
-        "{pool:?}"
-    );
+    let kw: Vec<(String, Arg)> = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let y = g.call("pool", t, a, kw, meta32(&osizes));
+    let r = call(&mut g, m("relu"), vec![n(y)], vec![]);
+    let z = call(&mut g, f("operator.mul"), vec![n(r), Arg::Float(2.0)], vec![]);
+    g.output(vec![n(z)]);
+    let (c, outs) = check(&g, 7);
+    assert_eq!(c.num_fallbacks(), 0, "{pool:?}: {:?}", c.fallback_reasons());
     let want: Vec<f64> = want.iter().map(|v| v.max(0.0) * 2.0).collect();
     assert_close(&outs[0], &want, &c);
 }
@@ -284,11 +290,22 @@ fn adaptive_pools_to_any_size() {
 fn split_with_sizes_is_views() {
     let mut g = Graph::new();
     let x = input(&mut g, "x", DType::Float32, &[3, 6]);
-    let parts = call(
-        &mut g,
-        m("split_with_sizes"),
+    // Its metadata (torch's meta tensors in a trace): views of x's strides.
+    let piece = |w: i64| {
+        fx::NodeMeta::Tensor(fx::TensorMeta {
+            dtype: DType::Float32,
+            device: fx::Device::cpu(),
+            sizes: vec![Dim::Known(3), Dim::Known(w)],
+            strides: vec![Dim::Known(6), Dim::Known(1)],
+            requires_grad: false,
+        })
+    };
+    let parts = g.call(
+        "split_with_sizes",
+        f("torch.split_with_sizes"),
         vec![n(x), ints(&[2, 1, 3]), Arg::Int(1)],
         vec![],
+        fx::NodeMeta::Tuple(vec![piece(2), piece(1), piece(3)]),
     );
     let outs: Vec<fx::NodeId> = (0..3)
         .map(|i| {
@@ -336,21 +353,26 @@ fn sym_input(g: &mut Graph, sizes: Vec<Dim>) -> fx::NodeId {
     g.placeholder("x", fx::NodeMeta::Tensor(meta))
 }
 
+/// A call with metadata from fx's symbolic rules (hints `hints`); where a rule needs torch's
+/// concrete answer (the tracer's meta tensors), `external` gives it at a point.
 fn scall(
     g: &mut Graph,
     target: fx::Target,
     args: Vec<Arg>,
     kw: Vec<(&str, Arg)>,
     hints: &[i64],
+    external: Option<&dyn Fn(&[i64]) -> Result<fx::NodeMeta, fx::infer::InferError>>,
 ) -> fx::NodeId {
     let kw: Vec<(String, Arg)> = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let mut symbols = fx::infer::Symbols::hints(hints);
+    symbols.external = external;
     let (meta, _) = fx::infer::infer_symbolic(
         &fx::infer::InferCtx::default(),
         g,
         &target,
         &args,
         &kw,
-        fx::infer::Symbols::hints(hints),
+        symbols,
     )
     .unwrap_or_else(|e| panic!("infer {target:?} {args:?}: {e:?}"));
     let hint = target.name().rsplit('.').next().unwrap().to_string();
@@ -371,13 +393,19 @@ fn run_symbolic(pool: &Pool, hints: [i64; 2], sizes: &[(i64, i64)]) {
         ],
     );
     let (t, a, kw) = pool_call(2, pool, x);
-    let y = scall(&mut g, t, a, kw, &hints);
+    let torch_meta = |p: &[i64]| {
+        let shape = [2, 3, p[0], p[1]];
+        let zeros = vec![0.0; (6 * p[0] * p[1]) as usize];
+        Ok(meta32(&reference(&zeros, &shape, 2, pool).0))
+    };
+    let y = scall(&mut g, t, a, kw, &hints, Some(&torch_meta));
     let z = scall(
         &mut g,
         f("operator.add"),
         vec![n(y), Arg::Float(1.0)],
         vec![],
         &hints,
+        None,
     );
     g.output(vec![n(z)]);
     let opts = options();
