@@ -268,6 +268,10 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
         Some(_) => return fallback("divisor_override is not an int"),
     };
     let x = pool_input(l, b.req("input")?, n, "avg_pool")?;
+    if n == 3 && l.home == "cpu" && matches!(x.dtype, DType::Float16 | DType::BFloat16) {
+        // Eager's CPU kernel has none (it raises NotImplementedError): the host says so.
+        return fallback("avg_pool3d of half precision on the CPU (torch has no kernel)");
+    }
     let k = per_dim(&b, "kernel_size", n, None)?;
     let s = per_dim(&b, "stride", n, Some(k.clone()))?;
     let p = per_dim(&b, "padding", n, Some(vec![0; n]))?;
@@ -441,6 +445,11 @@ pub fn adaptive(
         return fallback("adaptive_max_pool with indices");
     }
     let x = pool_input(l, b.req("input")?, n, "adaptive pool")?;
+    if n == 3 && !max && l.home == "cpu" && matches!(x.dtype, DType::Float16 | DType::BFloat16) {
+        // Eager's CPU kernel sums in the half type itself (a sum past its range is inf where
+        // a float sum is not): the host runs it, for eager's values.
+        return fallback("adaptive_avg_pool3d of half precision on the CPU (eager sums in half)");
+    }
     let nd = x.ndim();
     let lead = nd - n;
     // `None` keeps the input's size.
