@@ -136,7 +136,9 @@ fn reference(x: &[f64], sizes: &[i64], n: usize, pool: &Pool) -> (Vec<i64>, Vec<
             .collect();
         let max = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let sum: f64 = vals.iter().sum();
-        let count: i64 = (0..n).map(|i| windows[i][pt[lead + i] as usize].2).product();
+        let count: i64 = (0..n)
+            .map(|i| windows[i][pt[lead + i] as usize].2)
+            .product();
         res.push(match pool {
             Pool::Max { .. } | Pool::Adaptive { max: true, .. } => max,
             Pool::Avg {
@@ -161,7 +163,11 @@ fn ints(v: &[i64]) -> Arg {
 }
 
 /// The call of `pool` over `x` with `n` spatial dims.
-fn pool_call(n_: usize, pool: &Pool, x: fx::NodeId) -> (fx::Target, Vec<Arg>, Vec<(&'static str, Arg)>) {
+fn pool_call(
+    n_: usize,
+    pool: &Pool,
+    x: fx::NodeId,
+) -> (fx::Target, Vec<Arg>, Vec<(&'static str, Arg)>) {
     match pool {
         Pool::Max { k, s, p, d, ceil } => (
             f(&format!("torch.nn.functional.max_pool{n_}d")),
@@ -212,7 +218,12 @@ fn run_static(sizes: &[i64], nsp: usize, pool: &Pool) {
     let kw: Vec<(String, Arg)> = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     let y = g.call("pool", t, a, kw, meta32(&osizes));
     let r = call(&mut g, m("relu"), vec![n(y)], vec![]);
-    let z = call(&mut g, f("operator.mul"), vec![n(r), Arg::Float(2.0)], vec![]);
+    let z = call(
+        &mut g,
+        f("operator.mul"),
+        vec![n(r), Arg::Float(2.0)],
+        vec![],
+    );
     g.output(vec![n(z)]);
     let (c, outs) = check(&g, 7);
     assert_eq!(c.num_fallbacks(), 0, "{pool:?}: {:?}", c.fallback_reasons());
@@ -246,12 +257,28 @@ fn max_pool_with_ceil_mode_dilation_and_every_rank() {
     // ceil_mode: 7 with k3 s2 gives 3 windows floor, 4 ceil (the last starts inside and runs
     // past the edge); 8 with k2 s2 p1 ceil: the window that would start in the right padding
     // is dropped.
-    run_static(&[2, 3, 7, 8], 2, &max(&[3, 2], &[2, 2], &[1, 1], &[1, 1], true));
-    run_static(&[1, 2, 9, 6], 2, &max(&[3, 3], &[2, 2], &[0, 1], &[1, 1], true));
-    run_static(&[2, 3, 11, 10], 2, &max(&[3, 2], &[2, 3], &[1, 1], &[2, 1], false));
+    run_static(
+        &[2, 3, 7, 8],
+        2,
+        &max(&[3, 2], &[2, 2], &[1, 1], &[1, 1], true),
+    );
+    run_static(
+        &[1, 2, 9, 6],
+        2,
+        &max(&[3, 3], &[2, 2], &[0, 1], &[1, 1], true),
+    );
+    run_static(
+        &[2, 3, 11, 10],
+        2,
+        &max(&[3, 2], &[2, 3], &[1, 1], &[2, 1], false),
+    );
     run_static(&[3, 10], 1, &max(&[3], &[2], &[1], &[1], true));
     run_static(&[2, 2, 13], 1, &max(&[4], &[3], &[2], &[1], false));
-    run_static(&[1, 2, 5, 6, 7], 3, &max(&[2, 3, 2], &[2, 2, 2], &[1, 1, 0], &[1, 1, 1], true));
+    run_static(
+        &[1, 2, 5, 6, 7],
+        3,
+        &max(&[2, 3, 2], &[2, 2, 2], &[1, 1, 0], &[1, 1, 1], true),
+    );
 }
 
 #[test]
@@ -266,8 +293,16 @@ fn avg_pool_counts_as_torch_does() {
             }
         }
     }
-    run_static(&[2, 2, 6, 6], 2, &avg(&[2, 2], &[2, 2], &[0, 0], false, true, None));
-    run_static(&[2, 5, 6, 7], 3, &avg(&[2, 3, 3], &[2, 2, 1], &[1, 1, 0], true, false, None));
+    run_static(
+        &[2, 2, 6, 6],
+        2,
+        &avg(&[2, 2], &[2, 2], &[0, 0], false, true, None),
+    );
+    run_static(
+        &[2, 5, 6, 7],
+        3,
+        &avg(&[2, 3, 3], &[2, 2, 1], &[1, 1, 0], true, false, None),
+    );
 }
 
 #[test]
@@ -315,7 +350,12 @@ fn split_with_sizes_is_views() {
                 vec![n(parts), Arg::Int(i)],
                 vec![],
             );
-            call(&mut g, f("operator.mul"), vec![n(p), Arg::Float(3.0)], vec![])
+            call(
+                &mut g,
+                f("operator.mul"),
+                vec![n(p), Arg::Float(3.0)],
+                vec![],
+            )
         })
         .collect();
     g.output(outs.iter().map(|&o| n(o)).collect());
@@ -422,12 +462,7 @@ fn run_symbolic(pool: &Pool, hints: [i64; 2], sizes: &[(i64, i64)]) {
             .into_iter()
             .map(|v| v as f32 as f64)
             .collect();
-        let ins = vec![host.tensor_strided(
-            DType::Float32,
-            &shape,
-            &[3 * h * w, h * w, w, 1],
-            &xv,
-        )];
+        let ins = vec![host.tensor_strided(DType::Float32, &shape, &[3 * h * w, h * w, w, 1], &xv)];
         let got = c.run(&mut host, &ins).unwrap();
         let (osizes, want) = reference(&xv, &shape, 2, pool);
         assert_eq!(got[0].sizes, osizes, "{pool:?} at {h}x{w}");
@@ -441,19 +476,57 @@ fn run_symbolic(pool: &Pool, hints: [i64; 2], sizes: &[(i64, i64)]) {
 fn pools_over_symbolic_sizes() {
     // Floor mode: one formula for every size (the parity guard selects graphs, not values).
     let all = [(5, 6), (7, 8), (9, 13), (16, 17), (30, 21)];
-    run_symbolic(&avg(&[3, 3], &[2, 2], &[1, 1], false, true, None), [7, 8], &all);
-    run_symbolic(&avg(&[3, 2], &[2, 2], &[1, 0], false, false, None), [7, 8], &all);
-    run_symbolic(&avg(&[2, 2], &[2, 2], &[0, 0], false, true, Some(3)), [7, 8], &all);
-    run_symbolic(&max(&[3, 3], &[2, 1], &[1, 1], &[1, 2], false), [7, 8], &all);
+    run_symbolic(
+        &avg(&[3, 3], &[2, 2], &[1, 1], false, true, None),
+        [7, 8],
+        &all,
+    );
+    run_symbolic(
+        &avg(&[3, 2], &[2, 2], &[1, 0], false, false, None),
+        [7, 8],
+        &all,
+    );
+    run_symbolic(
+        &avg(&[2, 2], &[2, 2], &[0, 0], false, true, Some(3)),
+        [7, 8],
+        &all,
+    );
+    run_symbolic(
+        &max(&[3, 3], &[2, 1], &[1, 1], &[1, 2], false),
+        [7, 8],
+        &all,
+    );
     // ceil_mode: the hints decide whether the last window is kept (guarded); the sizes that
     // decide the same way as (7, 8) share the graph. k3 s2 p1: `(o - 1) * 2 >= L + 1` never
     // holds, so every size keeps it; odd and even lengths are separate graphs (parity).
     let odd_even = [(7, 8), (9, 10), (5, 12), (13, 6)];
-    run_symbolic(&avg(&[3, 3], &[2, 2], &[1, 1], true, false, None), [7, 8], &odd_even);
-    run_symbolic(&max(&[3, 3], &[2, 2], &[1, 1], &[1, 1], true), [7, 8], &odd_even);
+    run_symbolic(
+        &avg(&[3, 3], &[2, 2], &[1, 1], true, false, None),
+        [7, 8],
+        &odd_even,
+    );
+    run_symbolic(
+        &max(&[3, 3], &[2, 2], &[1, 1], &[1, 1], true),
+        [7, 8],
+        &odd_even,
+    );
     // Adaptive: windows of symbolic size, reduced with masks.
     for max in [false, true] {
-        run_symbolic(&Pool::Adaptive { out: vec![2, 2], max }, [7, 8], &all);
-        run_symbolic(&Pool::Adaptive { out: vec![3, 1], max }, [7, 8], &all);
+        run_symbolic(
+            &Pool::Adaptive {
+                out: vec![2, 2],
+                max,
+            },
+            [7, 8],
+            &all,
+        );
+        run_symbolic(
+            &Pool::Adaptive {
+                out: vec![3, 1],
+                max,
+            },
+            [7, 8],
+            &all,
+        );
     }
 }

@@ -32,12 +32,13 @@ const UNROLL_MAX: i64 = 25;
 /// torch's parameter for `n` spatial dims: one int repeated, or `n` ints; absent or `[]` is
 /// `default`.
 fn per_dim(b: &Bound, name: &str, n: usize, default: Option<Vec<i64>>) -> LResult<Vec<i64>> {
-    let v = match b.get(name) {
-        None => None,
-        Some(a) => Some(int_list(a).ok_or_else(|| {
-            super::args::Reject::Fallback(format!("pooling {name} is not ints"))
-        })?),
-    };
+    let v =
+        match b.get(name) {
+            None => None,
+            Some(a) => Some(int_list(a).ok_or_else(|| {
+                super::args::Reject::Fallback(format!("pooling {name} is not ints"))
+            })?),
+        };
     match (v, default) {
         (Some(v), _) if v.len() == 1 => Ok(vec![v[0]; n]),
         (Some(v), _) if v.len() == n => Ok(v),
@@ -598,9 +599,8 @@ fn window_reduction(
         None => v,
     };
     let strides = contiguous_strides_sym(sizes);
-    let out = l
-        .ir
-        .add_buffer(acc, sizes.to_vec(), strides.clone(), BufKind::Computed);
+    let out =
+        l.ir.add_buffer(acc, sizes.to_vec(), strides.clone(), BufKind::Computed);
     l.ir.nodes.push(IrNode::Reduction {
         out,
         sizes: sizes.to_vec(),
