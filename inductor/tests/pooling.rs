@@ -62,16 +62,23 @@ fn points(sizes: &[i64]) -> Vec<Vec<i64>> {
     out
 }
 
+/// A window along one dim: its start, then the step and count of a max pool's reads or the
+/// length and divisor count of an average's.
+type Window = (i64, i64, i64);
+
+/// torch's concrete answer for a call at a point (the tracer's meta tensors).
+type Evaluate<'a> = &'a dyn Fn(&[i64]) -> Result<fx::NodeMeta, fx::infer::InferError>;
+
 /// The pooled result of `x` (sizes `sizes`, `n` trailing spatial dims) and its sizes.
 fn reference(x: &[f64], sizes: &[i64], n: usize, pool: &Pool) -> (Vec<i64>, Vec<f64>) {
     let lead = sizes.len() - n;
     let lens = &sizes[lead..];
     // Per spatial dim and output index: the window [lo, hi) inside the input, and the count
     // an average divides by.
-    let (outs, windows): (Vec<i64>, Vec<Vec<(i64, i64, i64)>>) = (0..n)
+    let (outs, windows): (Vec<i64>, Vec<Vec<Window>>) = (0..n)
         .map(|i| {
             let l = lens[i];
-            let ws: Vec<(i64, i64, i64)> = match pool {
+            let ws: Vec<Window> = match pool {
                 Pool::Max { k, s, p, d, ceil } => (0..out_len(l, k[i], s[i], p[i], d[i], *ceil))
                     .map(|o| (o * s[i] - p[i], d[i], k[i]))
                     .collect(),
@@ -401,7 +408,7 @@ fn scall(
     args: Vec<Arg>,
     kw: Vec<(&str, Arg)>,
     hints: &[i64],
-    external: Option<&dyn Fn(&[i64]) -> Result<fx::NodeMeta, fx::infer::InferError>>,
+    external: Option<Evaluate>,
 ) -> fx::NodeId {
     let kw: Vec<(String, Arg)> = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     let mut symbols = fx::infer::Symbols::hints(hints);

@@ -294,7 +294,7 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
     // The divisor when it is the same for every output point.
     let fixed = match divisor {
         Some(v) => Some(v),
-        None if (include_pad && !ceil) || p.iter().all(|&p| p == 0) && !ceil => Some(kn),
+        None if !ceil && (include_pad || p.iter().all(|&p| p == 0)) => Some(kn),
         None => None,
     };
     let cost = x.ops() * kn as usize + 3 * kn as usize;
