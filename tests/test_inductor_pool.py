@@ -14,7 +14,6 @@ import torch
 import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from inductor_checks import _kernel_cache, check, make  # noqa: F401 - the fixture
 
 SETTINGS = settings(
@@ -40,20 +39,20 @@ def pools(draw, n):
         for kk, pp, dd in zip(k, p, d)
     ]
     out = [draw(st.integers(1, 5)) for _ in range(n)]
-    return dict(
-        shape=lead + tuple(lens),
-        k=k,
-        s=s,
-        p=p,
-        d=d,
-        out=out,
-        ceil=draw(st.booleans()),
-        include_pad=draw(st.booleans()),
-        divisor=draw(st.sampled_from([None, None, 3])),
-        layout=draw(st.sampled_from(["contiguous", "transposed", "sliced"])),
-        dtype=draw(st.sampled_from([torch.float32, torch.float64, torch.bfloat16])),
-        seed=draw(st.integers(0, 2**16)),
-    )
+    return {
+        "shape": lead + tuple(lens),
+        "k": k,
+        "s": s,
+        "p": p,
+        "d": d,
+        "out": out,
+        "ceil": draw(st.booleans()),
+        "include_pad": draw(st.booleans()),
+        "divisor": draw(st.sampled_from([None, None, 3])),
+        "layout": draw(st.sampled_from(["contiguous", "transposed", "sliced"])),
+        "dtype": draw(st.sampled_from([torch.float32, torch.float64, torch.bfloat16])),
+        "seed": draw(st.integers(0, 2**16)),
+    }
 
 
 MAX = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
