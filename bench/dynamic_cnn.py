@@ -10,7 +10,7 @@ the variants interleaved. ``--sizes even`` (the default: 16, 20, ..., 64) keeps 
 parity guard (torch's ``div_rtn``) true for every size: one graph; ``--sizes all`` takes
 16..64 and makes torch.compile's parity graphs.
 
-    PYTHONPATH=python python bench/dynamic_cnn.py [--reps 20] [--sizes even|all]
+    PYTHONPATH=python python bench/dynamic_cnn.py [--reps 20] [--sizes even|all] [--pool max|avg]
     TORCHFERRO_SYMBOLIC=0 PYTHONPATH=python python bench/dynamic_cnn.py --no-torch-inductor
         # the fitted templates instead of the symbolic lowering
 """
@@ -48,6 +48,22 @@ class SmallCNN(nn.Module):
         return self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1))
 
 
+class AvgPoolCNN(nn.Module):
+    """``--pool avg``: padded 3x3 average pools of stride 2 and an adaptive average pool to
+    2x2 (session 18's lowerings; before them each graph ran on the eager runner)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.c2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.fc = nn.Linear(32 * 4, 10)
+
+    def forward(self, x):
+        x = F.avg_pool2d(F.relu(self.c1(x)), 3, 2, 1)
+        x = F.avg_pool2d(F.relu(self.c2(x)), 3, 2, 1)
+        return self.fc(F.adaptive_avg_pool2d(x, 2).flatten(1))
+
+
 class Count:
     def __init__(self):
         self.n = 0
@@ -62,6 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--sizes", choices=["even", "all"], default="even")
+    ap.add_argument("--pool", choices=["max", "avg"], default="max")
     ap.add_argument(
         "--no-torch-inductor",
         action="store_true",
@@ -70,7 +87,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     torch.manual_seed(0)
     sizes = list(range(16, 65, 4)) if a.sizes == "even" else list(range(16, 65))
-    m = SmallCNN().eval()
+    m = (SmallCNN if a.pool == "max" else AvgPoolCNN)().eval()
     inputs = {n: torch.randn(a.batch, 3, n, n) for n in sizes}
     count = Count()
     variants = {

@@ -60,6 +60,12 @@ PROGRAMS = {
     "avg_pool2d_ceil": (lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True), 2),
     "avg_pool1d": (lambda x: F.avg_pool1d(x[:, :, 0], 3, 2), 2),
     "adaptive_avg_pool2d": (lambda x: F.adaptive_avg_pool2d(x, (2, 3)) + 1, 1),
+    "adaptive_avg_pool2d_2x2": (lambda x: F.adaptive_avg_pool2d(x.relu(), 2) * 2, 1),
+    "adaptive_max_pool2d_2x2": (lambda x: F.adaptive_max_pool2d(x, 2) - 1, 1),
+    "avg_pool2d_exclude_pad": (
+        lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+        2,
+    ),
     # Cuts: a constant piece, halves, sections summing to the size.
     "narrow": (lambda x: x.narrow(2, 1, 2) + 1, 1),
     "narrow_to_the_end": (lambda x: x.narrow(2, 2, x.size(2) - 2) * 3, 1),
@@ -139,6 +145,16 @@ INDUCTOR = {
     "max_pool2d": PROGRAMS["max_pool2d"],
     "max_pool2d_stride1": PROGRAMS["max_pool2d_stride1"],
     "adaptive_avg_pool2d_1": (lambda x: F.adaptive_avg_pool2d(x, 1) * 2, 1),
+    # Lowered since session 18 (they ran on the eager runner before: a fallback op in a graph
+    # of symbolic sizes declines the whole graph).
+    "max_pool2d_ceil": PROGRAMS["max_pool2d_ceil"],
+    "avg_pool2d_padded": PROGRAMS["avg_pool2d_padded"],
+    "avg_pool2d_ceil": PROGRAMS["avg_pool2d_ceil"],
+    "avg_pool2d_exclude_pad": PROGRAMS["avg_pool2d_exclude_pad"],
+    "avg_pool1d": PROGRAMS["avg_pool1d"],
+    "adaptive_avg_pool2d": PROGRAMS["adaptive_avg_pool2d"],
+    "adaptive_avg_pool2d_2x2": PROGRAMS["adaptive_avg_pool2d_2x2"],
+    "adaptive_max_pool2d_2x2": PROGRAMS["adaptive_max_pool2d_2x2"],
     "narrow_to_the_end": PROGRAMS["narrow_to_the_end"],
     "chunk2": PROGRAMS["chunk2"],
     "split_sections": PROGRAMS["split_sections"],

@@ -15,6 +15,7 @@ mod fallback;
 mod indexing;
 pub(crate) mod onednn;
 mod outputs;
+mod pool;
 mod reduce;
 mod scan;
 mod sizes;
@@ -103,7 +104,7 @@ pub(crate) struct Lowerer<'g> {
     /// The kind of device the kernels' buffers live on: `cuda` when any tensor of the graph
     /// is on a CUDA device, else `cpu` (also for a CPU graph printed for the CUDA target by the
     /// check hook). Ops touching tensors elsewhere run through torch ([`Lowerer::off_device`]).
-    home: &'static str,
+    pub(super) home: &'static str,
     /// The dtype of the node being lowered, from its metadata: a factory's result dtype
     /// (torch's defaults are not written again in the lowerings).
     pub node_dtype: Option<fx::DType>,

@@ -7,8 +7,8 @@ use fx::Arg;
 
 use super::args::{self, bind, LResult};
 use super::{
-    elementwise as ew, extern_ops as ext, factory, indexing, reduce as red, scan, views, LValue,
-    Lowerer,
+    elementwise as ew, extern_ops as ext, factory, indexing, pool, reduce as red, scan, views,
+    LValue, Lowerer,
 };
 use crate::ir::{BinOp, UnOp};
 
@@ -67,6 +67,15 @@ fn binary_op(name: &str) -> Option<BinOp> {
     })
 }
 
+/// The spatial rank of a pooling op's name (`max_pool3d` → 3).
+fn spatial(name: &str) -> usize {
+    match name.as_bytes()[name.len() - 2] {
+        b'1' => 1,
+        b'3' => 3,
+        _ => 2,
+    }
+}
+
 /// Lowers a canonical call.
 pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> {
     use Spelling::*;
@@ -80,7 +89,8 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
     let n = c.name.as_str();
     let t = |v: LResult<crate::lower::value::TensorVal>| v.map(LValue::Tensor);
     // `torch.nn.functional.linear` is `torch._C._nn.linear`, which the tracer records as
-    // `torch.linear` (`scaled_dot_product_attention` likewise); `torch.conv2d` has the functional signature.
+    // `torch.linear` (`scaled_dot_product_attention` and `avg_pool2d` likewise); `torch.conv2d`
+    // and the `torch.*_pool*d` ops have the functional signature (less `return_indices`).
     if c.spelling == Functional
         || (c.spelling == Torch
             && matches!(
@@ -92,6 +102,13 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
                     | "conv2d"
                     | "conv3d"
                     | "scaled_dot_product_attention"
+                    | "max_pool1d"
+                    | "max_pool2d"
+                    | "max_pool3d"
+                    | "avg_pool1d"
+                    | "avg_pool2d"
+                    | "avg_pool3d"
+                    | "adaptive_avg_pool1d"
             ))
     {
         return functional(l, n, a, kw);
@@ -419,20 +436,27 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
                 b.get("bias"),
             ))
         }
-        "max_pool2d" => t(indexing::max_pool2d(l, a, kw)),
-        "adaptive_avg_pool2d" => {
-            // Global average pooling (output 1x1, as in classifier heads) is a mean over H and W.
+        "max_pool1d" | "max_pool2d" | "max_pool3d" => t(pool::max_pool(l, spatial(n), a, kw)),
+        "avg_pool1d" | "avg_pool2d" | "avg_pool3d" => t(pool::avg_pool(l, spatial(n), a, kw)),
+        "adaptive_avg_pool1d" | "adaptive_avg_pool2d" | "adaptive_avg_pool3d" => {
+            // Global average pooling (output all 1s, as in classifier heads) is a mean over the
+            // spatial dims.
             let b = bind(&["input", "output_size"], a, kw)?;
+            let k = spatial(n);
             let global = match b.req("output_size")? {
                 Arg::Int(1) => true,
-                other => args::int_list(other).is_some_and(|v| v == [1, 1]),
+                other => args::int_list(other).is_some_and(|v| v == vec![1; k]),
             };
             let x = l.tensor(b.req("input")?)?;
-            if !global || !matches!(x.ndim(), 3 | 4) || !x.dtype.is_floating_point() {
-                return args::fallback("adaptive_avg_pool2d to other than 1x1");
+            if global && (x.ndim() == k + 1 || x.ndim() == k + 2) && x.dtype.is_floating_point() {
+                let nd = x.ndim();
+                let dims: Vec<usize> = (nd - k..nd).collect();
+                return t(red::mean(l, &x, &dims, true, x.dtype));
             }
-            let n = x.ndim();
-            t(red::mean(l, &x, &[n - 2, n - 1], true, x.dtype))
+            pool::adaptive(l, k, false, a, kw)
+        }
+        "adaptive_max_pool1d" | "adaptive_max_pool2d" | "adaptive_max_pool3d" => {
+            pool::adaptive(l, spatial(n), true, a, kw)
         }
         "embedding" => t(indexing::embedding(l, a, kw)),
         "conv1d" | "conv2d" | "conv3d" => {

@@ -174,6 +174,33 @@ pub fn lower_view(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -
                     .collect(),
             ))
         }
+        "split_with_sizes" => {
+            // `x.split_with_sizes([a, b], dim)` (what `split` with a list is in aten): the
+            // pieces' lengths are its own ints, or over a symbolic dimension the node's
+            // metadata (fx's rule wrote them from the size expressions and guarded the sum).
+            let b = bind(&["input", "split_sizes", "dim"], a, kw)?;
+            let d = wrap_dim(b.int_or("dim", 0)?, x.ndim())?;
+            let lengths: Vec<Size> = match b.get("split_sizes").and_then(args::int_list) {
+                Some(v) if x.sizes[d].is_const() => {
+                    if v.iter().sum::<i64>() != x.csize(d) || v.iter().any(|&s| s < 0) {
+                        return fallback("split sizes do not add up");
+                    }
+                    v.into_iter().map(Size::Const).collect()
+                }
+                _ => l
+                    .node_pieces
+                    .as_ref()
+                    .and_then(|ps| ps.iter().map(|p| p.get(d).copied()).collect())
+                    .ok_or_else(|| Reject::Fallback("split_with_sizes lengths".into()))?,
+            };
+            let mut start = Size::Const(0);
+            let mut out = Vec::new();
+            for p in lengths {
+                out.push(LValue::Tensor(x.slice(d, start, p, 1)));
+                start = start + p;
+            }
+            Ok(LValue::Tuple(out))
+        }
         "split" | "chunk" if symbolic_cut(l, &x, a, kw, n).is_some() => {
             // Along a symbolic dimension the pieces' lengths are the node's metadata (fx's
             // rule wrote them, the piece count guarded): consecutive slices.
