@@ -581,6 +581,7 @@ fn build_entry(
         py,
         CompiledGraph {
             inputs: output.input_sources.clone(),
+            input_tree: crate::runtime::InputTree::new(py, &output.input_sources),
             nargs: info.nargs,
             globals: globals.clone().unbind(),
             builtins: builtins.clone().unbind(),

@@ -7,12 +7,17 @@ use pyo3::types::PyTuple;
 
 use crate::backend::Runner;
 use crate::reconstruct::OutputTemplate;
-use crate::source::{resolve, Scope, Source};
+use crate::source::{Scope, Source};
+
+mod inputs;
+pub use inputs::InputTree;
 
 /// A compiled graph bound to the frame layout it was traced from.
 #[pyclass(frozen, module = "torchferro._C")]
 pub struct CompiledGraph {
     pub inputs: Vec<Source>,
+    /// `inputs` merged into a trie: what a call walks to fetch them (see [`InputTree`]).
+    pub input_tree: InputTree,
     pub nargs: usize,
     pub globals: Py<PyAny>,
     pub builtins: Py<PyAny>,
@@ -126,15 +131,12 @@ impl CompiledGraph {
             self.globals.as_ptr(),
             self.builtins.as_ptr(),
         );
-        let mut inputs = Vec::with_capacity(self.inputs.len());
-        for s in &self.inputs {
-            let v = resolve(py, &scope, s).ok_or_else(|| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "torchferro: graph input {s} could not be read"
-                ))
-            })?;
-            inputs.push(v);
-        }
+        let inputs = self.input_tree.fetch(py, &scope).map_err(|i| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "torchferro: graph input {} could not be read",
+                self.inputs[i]
+            ))
+        })?;
         let kept: Vec<(usize, Bound<'py, PyAny>)> = self
             .passthrough
             .iter()
