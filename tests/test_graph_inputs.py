@@ -1,5 +1,8 @@
-"""How a compiled entry fetches its graph inputs on each call (`tracer/src/runtime/inputs.rs`):
-one walk over the inputs' sources merged into a trie, each shared prefix read once.
+"""How a compiled entry fetches its graph inputs on each call: a cache hit that calls the graph
+straight from the hook hands it the inputs the guard check's walk fetched
+(`GuardTree::check_fetching`); the transformed code's call of the graph reads them in one walk over
+their sources merged into a trie (`tracer/src/runtime/inputs.rs`). Either way each shared prefix
+is read once.
 
 Llama's forward iterates `self.layers[: config.num_hidden_layers]`: a `ModuleList` slice, which
 builds a new `ModuleList` (a Python `Module.__init__`) on every read. Its layers' parameters are
@@ -44,8 +47,17 @@ def _reset():
     torchferro.compiler.reset()
 
 
+@pytest.fixture
+def direct_call():
+    before = torchferro.config.direct_call
+    yield
+    torchferro.config.direct_call = before
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "transformed_code"])
 @pytest.mark.parametrize("backend", ["inductor", "eager"])
-def test_shared_prefix_read_once_per_call(backend):
+def test_shared_prefix_read_once_per_call(backend, direct, direct_call):
+    torchferro.config.direct_call = direct
     torch.manual_seed(0)
     m = Tower().eval()
     x = torch.randn(4, 8)
@@ -60,10 +72,11 @@ def test_shared_prefix_read_once_per_call(backend):
         out = compiled(x)
     torch.testing.assert_close(out, expected)
     assert eager_made == 1
-    # The 8 parameters of the two sliced layers are graph inputs under `layers[:2]`: the guard
-    # check reads the slice once and the inputs' walk once (8 + 1 times when each input's path
-    # was read from its root).
-    assert CountingList.made == 2
+    # The 8 parameters of the two sliced layers are graph inputs under `layers[:2]`. A direct
+    # call runs the graph on what the guard check's walk fetched: one slice per call, as eager.
+    # Through the transformed code, the graph reads its inputs in a walk of its own: one more.
+    # (Each input's path read from its root made 8 + 1.)
+    assert CountingList.made == (1 if direct else 2)
 
 
 def test_inputs_follow_their_objects():

@@ -577,6 +577,7 @@ fn build_entry(
     let graph_code = crate::passes::python_code(&output.graph);
     let backend_started = std::time::Instant::now();
     let built = crate::backend::build(py, info, &output, &cfg.backend)?;
+    guards.mark_inputs(py, &output.input_sources);
     let graph = Py::new(
         py,
         CompiledGraph {
