@@ -108,6 +108,11 @@ impl GuardTree {
     /// (`L['self']._modules['model']._modules['layers']…`); a step that builds an object
     /// (a `ModuleList` slice) builds it once per call.
     pub fn mark_inputs(&mut self, py: Python<'_>, sources: &[Source]) {
+        // A source without steps names no value to fetch: the graph reads its inputs itself
+        // (a walk that left an input unfetched would never pass).
+        if sources.iter().any(|s| s.steps().is_empty()) {
+            return;
+        }
         for (i, source) in sources.iter().enumerate() {
             let Some((last, path)) = source.steps().split_last() else {
                 continue;
