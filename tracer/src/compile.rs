@@ -587,10 +587,12 @@ fn build_entry(
     let graph_code = crate::passes::python_code(&output.graph);
     let backend_started = std::time::Instant::now();
     let built = crate::backend::build(py, info, &output, &cfg.backend)?;
+    guards.mark_inputs(py, &output.input_sources);
     let graph = Py::new(
         py,
         CompiledGraph {
             inputs: output.input_sources.clone(),
+            input_tree: crate::runtime::InputTree::new(py, &output.input_sources),
             nargs: info.nargs,
             globals: globals.clone().unbind(),
             builtins: builtins.clone().unbind(),

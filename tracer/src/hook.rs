@@ -232,7 +232,7 @@ pub unsafe extern "C" fn eval_frame(
             // argv borrows the frame's argument slots and closure cells, which stay alive
             // while the frame exists (until after we return).
             let go = || match &run {
-                Run::Graph(g) => g.get().run_raw(py, &argv),
+                Run::Graph(g, inputs) => g.get().run_raw(py, &argv, inputs.as_deref()),
                 Run::Function(f) => call_function(py, f, &argv),
             };
             let r =
@@ -438,8 +438,9 @@ fn interrupt_points(py: Python<'_>) -> &'static [bool; 256] {
 
 /// What a cache hit runs.
 enum Run {
-    /// The compiled graph, called straight from the hook.
-    Graph(Py<CompiledGraph>),
+    /// The compiled graph, called straight from the hook, with the graph inputs the guard
+    /// check fetched (`None` right after a compile: the graph reads them itself).
+    Graph(Py<CompiledGraph>, Option<Vec<Py<PyAny>>>),
     /// The transformed code, as a function of (arguments..., cells...).
     Function(Py<PyAny>),
 }
@@ -492,7 +493,7 @@ fn run_frame(
         if backend_key.is_some_and(|k| k != entry.backend_key) {
             continue;
         }
-        if entry.guards.check(py, &scope) {
+        if let Some(inputs) = entry.guards.check_fetching(py, &scope) {
             if i > 0 {
                 if let Ok(mut c) = slot.try_borrow_mut() {
                     if i < c.entries.len() {
@@ -501,7 +502,8 @@ fn run_frame(
                     }
                 }
             }
-            return hit(entry, argv);
+            let inputs = inputs.into_iter().map(Bound::unbind).collect();
+            return hit(entry, argv, Some(inputs));
         }
     }
     let Mode::Compile(cfg) = mode else {
@@ -512,15 +514,19 @@ fn run_frame(
     }
     // Signals that arrive while compiling are handled after it, in the user's code.
     match crate::signals::held_back(py, || compile::compile_frame(py, fv, &scope, slot, cfg)) {
-        compile::Outcome::Compiled(entry) => hit(entry, argv),
+        compile::Outcome::Compiled(entry) => hit(entry, argv, None),
         compile::Outcome::RunEagerly => Action::Default,
         compile::Outcome::Raise(e) => Action::Raise(e),
     }
 }
 
-fn hit(entry: Arc<code_cache::CacheEntry>, argv: Vec<*mut ffi::PyObject>) -> Action {
+fn hit(
+    entry: Arc<code_cache::CacheEntry>,
+    argv: Vec<*mut ffi::PyObject>,
+    inputs: Option<Vec<Py<PyAny>>>,
+) -> Action {
     let run = if entry.direct && crate::config::direct_call() {
-        Run::Graph(entry.graph.clone())
+        Run::Graph(entry.graph.clone(), inputs)
     } else {
         Run::Function(entry.function.clone())
     };

@@ -7,12 +7,17 @@ use pyo3::types::PyTuple;
 
 use crate::backend::Runner;
 use crate::reconstruct::OutputTemplate;
-use crate::source::{resolve, Scope, Source};
+use crate::source::{Scope, Source};
+
+mod inputs;
+pub use inputs::InputTree;
 
 /// A compiled graph bound to the frame layout it was traced from.
 #[pyclass(frozen, module = "torchferro._C")]
 pub struct CompiledGraph {
     pub inputs: Vec<Source>,
+    /// `inputs` merged into a trie: what a call walks to fetch them (see [`InputTree`]).
+    pub input_tree: InputTree,
     pub nargs: usize,
     pub globals: Py<PyAny>,
     pub builtins: Py<PyAny>,
@@ -104,12 +109,15 @@ impl CompiledGraph {
     /// Runs on `argv` = the frame's argument slots followed by its closure cells, which the
     /// entry's guards have just accepted (the hook's direct call after a guard hit): compiled
     /// kernels skip re-checking the input layouts the tensor guards already compared.
+    /// `fetched`: the graph inputs, as the guard check that accepted `argv` fetched them on
+    /// its walk (`GuardTree::check_fetching`); `None`: read them here.
     pub fn run_raw<'py>(
         &self,
         py: Python<'py>,
         argv: &[*mut ffi::PyObject],
+        fetched: Option<&[Py<PyAny>]>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::mode::with_hook_off(|| self.run_inner(py, argv, true))
+        crate::mode::with_hook_off(|| self.run_inner(py, argv, fetched, true))
     }
 
     /// `guarded`: see [`Self::run_raw`]; false for calls from Python, which anyone holding the
@@ -118,6 +126,7 @@ impl CompiledGraph {
         &self,
         py: Python<'py>,
         argv: &[*mut ffi::PyObject],
+        fetched: Option<&[Py<PyAny>]>,
         guarded: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let scope = Scope::from_argv(
@@ -126,15 +135,17 @@ impl CompiledGraph {
             self.globals.as_ptr(),
             self.builtins.as_ptr(),
         );
-        let mut inputs = Vec::with_capacity(self.inputs.len());
-        for s in &self.inputs {
-            let v = resolve(py, &scope, s).ok_or_else(|| {
+        let inputs = match fetched {
+            Some(f) if f.len() == self.inputs.len() => {
+                f.iter().map(|v| v.bind(py).clone()).collect::<Vec<_>>()
+            }
+            _ => self.input_tree.fetch(py, &scope).map_err(|i| {
                 pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "torchferro: graph input {s} could not be read"
+                    "torchferro: graph input {} could not be read",
+                    self.inputs[i]
                 ))
-            })?;
-            inputs.push(v);
-        }
+            })?,
+        };
         let kept: Vec<(usize, Bound<'py, PyAny>)> = self
             .passthrough
             .iter()
@@ -200,6 +211,6 @@ impl CompiledGraph {
     ) -> PyResult<Bound<'py, PyAny>> {
         let ptrs: Vec<*mut ffi::PyObject> = args.iter().map(|a| a.as_ptr()).collect();
         // The tuple keeps every argument alive while the raw pointers are used.
-        crate::mode::with_hook_off(|| self.run_inner(py, &ptrs, false))
+        crate::mode::with_hook_off(|| self.run_inner(py, &ptrs, None, false))
     }
 }

@@ -25,6 +25,16 @@ struct GuardNode {
     /// The `distinct` groups (indices) this node's value belongs to: the walk that fetches
     /// the value for its checks also collects it for the groups' distinctness check.
     distinct: Vec<u32>,
+    /// The graph inputs that are this node's value ([`GuardTree::mark_inputs`]): the walk
+    /// that checks a call also fetches them.
+    inputs: Vec<u32>,
+}
+
+/// What one walk of the trie collects besides its verdict: the objects of the `distinct`
+/// groups and the graph inputs (by input index).
+struct Walk<'py> {
+    distinct: Fetched<'py>,
+    inputs: Vec<Option<Bound<'py, PyAny>>>,
 }
 
 /// The objects fetched for `distinct` groups on one check: group, object (held, so no address
@@ -67,6 +77,8 @@ pub struct GuardTree {
     /// Dynamic shapes: the ranges of size symbols, duck-sized dimensions and the relations
     /// between sizes the trace relied on. Checked after the tensors' own checks.
     shape: Option<super::ShapeGuards>,
+    /// How many graph inputs [`Self::mark_inputs`] hung on the trie.
+    inputs: usize,
 }
 
 impl GuardTree {
@@ -85,7 +97,35 @@ impl GuardTree {
             distinct: Vec::new(),
             distinct_members: 0,
             shape: None,
+            inputs: 0,
         }
+    }
+
+    /// Hangs the graph's inputs on the trie (a node without checks where a source has none):
+    /// a hit's walk fetches them with the values it checks, so the graph runs on them
+    /// ([`Self::check_fetching`]) instead of reading every input's path again, from its root,
+    /// after the check. Model parameters share their paths' prefixes with the guarded modules
+    /// (`L['self']._modules['model']._modules['layers']…`); a step that builds an object
+    /// (a `ModuleList` slice) builds it once per call.
+    pub fn mark_inputs(&mut self, py: Python<'_>, sources: &[Source]) {
+        // A source without steps names no value to fetch: the graph reads its inputs itself
+        // (a walk that left an input unfetched would never pass).
+        if sources.iter().any(|s| s.steps().is_empty()) {
+            return;
+        }
+        for (i, source) in sources.iter().enumerate() {
+            let Some((last, path)) = source.steps().split_last() else {
+                continue;
+            };
+            let mut level = &mut self.roots;
+            for step in path {
+                let idx = GuardNode::child_index(level, py, step);
+                level = &mut level[idx].children;
+            }
+            let idx = GuardNode::child_index(level, py, last);
+            level[idx].inputs.push(i as u32);
+        }
+        self.inputs = sources.len();
     }
 
     /// The shape environment's guards (dynamic shapes), if the entry has symbolic sizes.
@@ -250,29 +290,52 @@ impl GuardTree {
 
     /// The fast path: true when every guard passes.
     pub fn check(&self, py: Python<'_>, scope: &Scope) -> bool {
+        self.check_fetching(py, scope).is_some()
+    }
+
+    /// [`Self::check`], answering on a pass the graph inputs [`Self::mark_inputs`] hung on
+    /// the trie, in input order (empty when none were marked).
+    pub fn check_fetching<'py>(
+        &self,
+        py: Python<'py>,
+        scope: &Scope,
+    ) -> Option<Vec<Bound<'py, PyAny>>> {
         // The symbol values a runner may take are only ever this check's.
         super::shape_env::clear_checked_sizes();
         if let Some(g) = &self.globals {
             if g.as_ptr() != scope.globals {
-                return false;
+                return None;
             }
         }
-        grad_enabled(py) == self.grad_enabled
-            && autocast_state(py) == self.autocast
-            && self.global.check(py)
-            && self.check_roots(py, scope)
-            && (self.identities.is_empty() || self.identities_hold(py, scope))
-            && self.shape.as_ref().is_none_or(|s| s.check(py, scope))
+        if grad_enabled(py) != self.grad_enabled
+            || autocast_state(py) != self.autocast
+            || !self.global.check(py)
+        {
+            return None;
+        }
+        let inputs = self.check_roots(py, scope)?;
+        ((self.identities.is_empty() || self.identities_hold(py, scope))
+            && self.shape.as_ref().is_none_or(|s| s.check(py, scope)))
+        .then_some(inputs)
     }
 
     /// The trie's checks, each value fetched once, and the `distinct` groups over the objects
-    /// that walk fetched.
-    fn check_roots(&self, py: Python<'_>, scope: &Scope) -> bool {
-        let mut fetched: Fetched<'_> = Vec::with_capacity(self.distinct_members);
-        self.roots
+    /// that walk fetched; on a pass, the graph inputs the walk fetched.
+    fn check_roots<'py>(&self, py: Python<'py>, scope: &Scope) -> Option<Vec<Bound<'py, PyAny>>> {
+        let mut walk = Walk {
+            distinct: Vec::with_capacity(self.distinct_members),
+            inputs: vec![None; self.inputs],
+        };
+        let pass = self
+            .roots
             .iter()
-            .all(|n| n.check_root(py, scope, &mut fetched))
-            && (fetched.is_empty() || GuardTree::fetched_distinct(fetched))
+            .all(|n| n.check_root(py, scope, &mut walk))
+            && (walk.distinct.is_empty() || GuardTree::fetched_distinct(walk.distinct));
+        if !pass {
+            return None;
+        }
+        // Every marked input has a node on the walk, which reached every node on a pass.
+        walk.inputs.into_iter().collect()
     }
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
@@ -565,6 +628,7 @@ impl GuardNode {
             checks: Vec::new(),
             children: Vec::new(),
             distinct: Vec::new(),
+            inputs: Vec::new(),
         });
         level.len() - 1
     }
@@ -602,21 +666,21 @@ impl GuardNode {
         }
     }
 
-    fn check_root<'py>(&self, py: Python<'py>, scope: &Scope, fetched: &mut Fetched<'py>) -> bool {
+    fn check_root<'py>(&self, py: Python<'py>, scope: &Scope, walk: &mut Walk<'py>) -> bool {
         let root = scope.root(&self.step);
         if root.is_null() {
             return false;
         }
         // SAFETY: root is a borrowed live object; take our own reference.
         let v = unsafe { Bound::from_borrowed_ptr(py, root) };
-        self.check_value(py, &v, fetched)
+        self.check_value(py, &v, walk)
     }
 
     fn check_value<'py>(
         &self,
         py: Python<'py>,
         v: &Bound<'py, PyAny>,
-        fetched: &mut Fetched<'py>,
+        walk: &mut Walk<'py>,
     ) -> bool {
         for c in &self.checks {
             if c.check.eval(py, v, &c.source, false).is_err() {
@@ -624,13 +688,18 @@ impl GuardNode {
             }
         }
         for &g in &self.distinct {
-            fetched.push((g, v.clone()));
+            walk.distinct.push((g, v.clone()));
+        }
+        for &i in &self.inputs {
+            if let Some(slot) = walk.inputs.get_mut(i as usize) {
+                *slot = Some(v.clone());
+            }
         }
         for child in &self.children {
             let Some(nv) = apply_step(v, &child.step) else {
                 return false;
             };
-            if !child.check_value(py, &nv, fetched) {
+            if !child.check_value(py, &nv, walk) {
                 return false;
             }
         }
