@@ -344,13 +344,13 @@ fn compile_cuda(
             policy: policy.clone(),
             cache_dir: options.cache_dir.clone(),
         });
-        KernelModule::Cuda(cuda_module::CudaModule::new(
+        KernelModule::Cuda(Box::new(cuda_module::CudaModule::new(
             g.source.clone(),
             g.cubin,
             g.kernels,
             gathers,
             plain,
-        ))
+        )))
     });
     Ok(CompiledGraph {
         ir: g.ir,

@@ -20,8 +20,10 @@ pub(crate) enum KernelModule {
     /// Kernels of a C shared library, run on the calling thread (OpenMP inside).
     C(CLibrary),
     /// Kernels of a CUDA cubin, launched on the host's current stream of its device.
+    /// (Boxed: the module, its policy and its plain-source fallback are larger than a
+    /// library handle.)
     #[cfg(feature = "cuda")]
-    Cuda(super::cuda_module::CudaModule),
+    Cuda(Box<super::cuda_module::CudaModule>),
 }
 
 impl KernelModule {
