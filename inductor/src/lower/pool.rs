@@ -29,6 +29,28 @@ use crate::size::Size;
 /// bound for unrolled pooling windows too).
 const UNROLL_MAX: i64 = 25;
 
+/// The windows of a pool over `n` spatial dims from its `kernel_size`, `stride` (default: the
+/// kernel), `padding` and, where the op has one, `dilation`; with the kernel and padding sizes.
+fn windows(b: &Bound, n: usize, dilation: bool) -> LResult<(Vec<i64>, Vec<i64>, Vec<Win>)> {
+    let k = per_dim(b, "kernel_size", n, None)?;
+    let s = per_dim(b, "stride", n, Some(k.clone()))?;
+    let p = per_dim(b, "padding", n, Some(vec![0; n]))?;
+    let d = if dilation {
+        per_dim(b, "dilation", n, Some(vec![1; n]))?
+    } else {
+        vec![1; n]
+    };
+    let wins = (0..n)
+        .map(|i| Win {
+            k: k[i],
+            s: s[i],
+            p: p[i],
+            d: d[i],
+        })
+        .collect();
+    Ok((k, p, wins))
+}
+
 /// torch's parameter for `n` spatial dims: one int repeated, or `n` ints; absent or `[]` is
 /// `default`.
 fn per_dim(b: &Bound, name: &str, n: usize, default: Option<Vec<i64>>) -> LResult<Vec<i64>> {
@@ -197,18 +219,7 @@ pub fn max_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
     }
     let ceil = b.bool_or("ceil_mode", false)?;
     let x = pool_input(l, b.req("input")?, n, "max_pool")?;
-    let k = per_dim(&b, "kernel_size", n, None)?;
-    let s = per_dim(&b, "stride", n, Some(k.clone()))?;
-    let p = per_dim(&b, "padding", n, Some(vec![0; n]))?;
-    let d = per_dim(&b, "dilation", n, Some(vec![1; n]))?;
-    let wins: Vec<Win> = (0..n)
-        .map(|i| Win {
-            k: k[i],
-            s: s[i],
-            p: p[i],
-            d: d[i],
-        })
-        .collect();
+    let (k, _, wins) = windows(&b, n, true)?;
     let sizes = window_sizes(l, &x, &wins, ceil)?;
     let nd = x.ndim();
     let lead = nd - n;
@@ -273,17 +284,7 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
         // Eager's CPU kernel has none (it raises NotImplementedError): the host says so.
         return fallback("avg_pool3d of half precision on the CPU (torch has no kernel)");
     }
-    let k = per_dim(&b, "kernel_size", n, None)?;
-    let s = per_dim(&b, "stride", n, Some(k.clone()))?;
-    let p = per_dim(&b, "padding", n, Some(vec![0; n]))?;
-    let wins: Vec<Win> = (0..n)
-        .map(|i| Win {
-            k: k[i],
-            s: s[i],
-            p: p[i],
-            d: 1,
-        })
-        .collect();
+    let (k, p, wins) = windows(&b, n, false)?;
     let sizes = window_sizes(l, &x, &wins, ceil)?;
     let nd = x.ndim();
     let lead = nd - n;
