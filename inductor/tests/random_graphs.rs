@@ -299,6 +299,53 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200)
+    ))]
+
+    /// The CUDA target's padded layouts (row strides of intermediates, zero-padded GEMM
+    /// lengths), with thresholds small enough that these shapes pad, give the CPU lowering's
+    /// values through the reference interpreter, and outputs keep eager's strides.
+    #[test]
+    fn padded_cuda_layouts_match_the_cpu_lowering(
+        shape in dims(),
+        second in prop::collection::vec(any::<bool>(), 0..4),
+        f64_input in any::<bool>(),
+        ops in prop::collection::vec(op(), 1..10),
+        seed in 0u64..1000,
+    ) {
+        let g = build(&shape, &second, f64_input, &ops);
+        let policy = inductor::CudaPolicy {
+            pad_bytes: 16,
+            pad_min_stride: 2,
+            pad_gemm_min_dim: 1,
+            ..inductor::CudaPolicy::default()
+        };
+        let cuda = inductor::lower::lower_for(&g, &inductor::Target::Cuda(policy)).unwrap();
+        prop_assume!(!cuda.nodes.iter().any(|n| matches!(n, inductor::ir::IrNode::Fallback { .. })));
+        let cpu = inductor::lower::lower_for(&g, &inductor::Target::default()).unwrap();
+        let mut host = inductor::testing::VecHost::new();
+        let ins = inputs_for(&mut host, &g, seed);
+        let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
+        let got = inductor::interp::run(&cuda, &mut host, &ins).unwrap();
+        prop_assert_eq!(got.len(), want.len());
+        for (a, b) in got.iter().zip(&want) {
+            prop_assert_eq!(&a.sizes, &b.sizes);
+            // (A stride of a size-1 dim is never read: only the others must agree.)
+            let strides = |t: &inductor::testing::VecTensor| -> Vec<i64> {
+                t.strides.iter().zip(&t.sizes).filter(|(_, &n)| n > 1).map(|(&s, _)| s).collect()
+            };
+            prop_assert_eq!(strides(a), strides(b));
+            let (a, b) = (a.to_f64(), b.to_f64());
+            for (x, y) in a.iter().zip(&b) {
+                let same = (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-6 * y.abs().max(1.0);
+                prop_assert!(same, "{} against {}", x, y);
+            }
+        }
+    }
+}
+
 /// A chain of GEMMs with pointwise work (and row softmaxes) between them: every epilogue kernel
 /// reads a GEMM output for the last time, so the schedule writes it in place.
 fn build_gemm_chain(rows: i64, cols: i64, steps: &[(usize, i8)]) -> Graph {

@@ -85,7 +85,13 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
         b.sizes[1].as_const()?,
     );
     let kp = l.target.padded_gemm_len(k, a.dtype, m.min(k).min(n));
-    let np = l.target.padded_gemm_len(n, b.dtype, m.min(k).min(n));
+    // A product a graph output views keeps eager's width: its view would have other strides
+    // than eager's and no longer view the output copied out of the padded buffer.
+    let viewed = l.current.is_some_and(|c| l.viewed_out.contains(&c));
+    let np = match viewed {
+        true => None,
+        false => l.target.padded_gemm_len(n, b.dtype, m.min(k).min(n)),
+    };
     if kp.is_none() && np.is_none() {
         return None;
     }

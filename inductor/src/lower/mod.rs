@@ -125,10 +125,15 @@ pub(crate) struct Lowerer<'g> {
     /// Nodes whose value is, or shares storage with, a graph output: their buffers keep the
     /// strides eager gives them (see [`Lowerer::fresh_strides`]).
     escaping: HashSet<NodeId>,
+    /// Nodes a graph output views (not the outputs themselves): a result padded wider than
+    /// eager's would hand out a view with other strides than eager's, no longer a view of the
+    /// output copied to eager's layout. Only [`Self::escaping`] nodes outside this set may be
+    /// computed padded and copied out.
+    pub(super) viewed_out: HashSet<NodeId>,
     /// The node a lazy value was bound to (by lazy id), for [`Lowerer::fresh_strides`].
     lazy_node: HashMap<u64, NodeId>,
     /// The node being lowered.
-    current: Option<NodeId>,
+    pub(super) current: Option<NodeId>,
     /// Buffers given padded strides: an output landing in one is copied to eager's layout.
     pub(super) padded: HashSet<BufId>,
 }
@@ -194,6 +199,7 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         segment: host_segments(graph, &attn_plan),
         symbolic: graph_is_symbolic(graph),
         escaping: escaping_nodes(graph),
+        viewed_out: viewed_out_nodes(graph),
         lazy_node: HashMap::new(),
         current: None,
         padded: HashSet::new(),
@@ -278,19 +284,46 @@ fn host_segments(graph: &Graph, attn: &attention::AttnPlan) -> HashMap<NodeId, u
 /// [`Lowerer::escaping`]: the output leaves, and through views and in-place ops (any call the
 /// catalog says may alias, and calls it does not know) the nodes whose storage they may share.
 fn escaping_nodes(graph: &Graph) -> HashSet<NodeId> {
-    fn push_nodes(a: &Arg, stack: &mut Vec<NodeId>) {
-        match a {
-            Arg::Node(n) => stack.push(*n),
-            Arg::Tuple(xs) | Arg::List(xs) => xs.iter().for_each(|x| push_nodes(x, stack)),
-            _ => {}
-        }
-    }
     let mut stack = Vec::new();
     for (_, node) in graph.nodes() {
         if let NodeKind::Output { values } = &node.kind {
             values.iter().for_each(|v| push_nodes(v, &mut stack));
         }
     }
+    escaping_from(graph, stack)
+}
+
+/// [`Lowerer::viewed_out`]: the nodes a graph output may view (through one or more views or
+/// in-place ops), not counting the outputs themselves.
+fn viewed_out_nodes(graph: &Graph) -> HashSet<NodeId> {
+    let mut stack = Vec::new();
+    for (_, node) in graph.nodes() {
+        if let NodeKind::Output { values } = &node.kind {
+            let mut leaves = Vec::new();
+            values.iter().for_each(|v| push_nodes(v, &mut leaves));
+            for n in leaves {
+                if let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind {
+                    if canonical_call(graph, n).is_none_or(|c| c.may_alias) {
+                        args.iter().for_each(|a| push_nodes(a, &mut stack));
+                        kwargs.iter().for_each(|(_, a)| push_nodes(a, &mut stack));
+                    }
+                }
+            }
+        }
+    }
+    escaping_from(graph, stack)
+}
+
+fn push_nodes(a: &Arg, stack: &mut Vec<NodeId>) {
+    match a {
+        Arg::Node(n) => stack.push(*n),
+        Arg::Tuple(xs) | Arg::List(xs) => xs.iter().for_each(|x| push_nodes(x, stack)),
+        _ => {}
+    }
+}
+
+/// The nodes in `stack` and, through calls that may alias their arguments, what they view.
+fn escaping_from(graph: &Graph, mut stack: Vec<NodeId>) -> HashSet<NodeId> {
     let mut out = HashSet::new();
     while let Some(n) = stack.pop() {
         if !out.insert(n) {
