@@ -339,7 +339,9 @@ proptest! {
             prop_assert_eq!(strides(a), strides(b));
             let (a, b) = (a.to_f64(), b.to_f64());
             for (x, y) in a.iter().zip(&b) {
-                let same = (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-6 * y.abs().max(1.0);
+                let same = x == y
+                    || (x.is_nan() && y.is_nan())
+                    || (x - y).abs() <= 1e-6 * y.abs().max(1.0);
                 prop_assert!(same, "{} against {}", x, y);
             }
         }

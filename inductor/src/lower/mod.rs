@@ -303,6 +303,9 @@ fn viewed_out_nodes(graph: &Graph) -> HashSet<NodeId> {
             values.iter().for_each(|v| push_nodes(v, &mut leaves));
             for n in leaves {
                 if let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind {
+                    if converts_dtype(graph, n) {
+                        continue;
+                    }
                     if canonical_call(graph, n).is_none_or(|c| c.may_alias) {
                         args.iter().for_each(|a| push_nodes(a, &mut stack));
                         kwargs.iter().for_each(|(_, a)| push_nodes(a, &mut stack));
@@ -322,6 +325,27 @@ fn push_nodes(a: &Arg, stack: &mut Vec<NodeId>) {
     }
 }
 
+/// Whether node `n` converts its input to another dtype (`x.float()` of a bfloat16 `x`): torch
+/// returns a new tensor then, never a view, although the op may alias when the dtype is the same.
+fn converts_dtype(graph: &Graph, n: NodeId) -> bool {
+    const CONVERSIONS: &[&str] = &[
+        "to", "type", "float", "double", "half", "bfloat16", "long", "int", "bool", "short",
+        "char", "byte",
+    ];
+    let Some(c) = canonical_call(graph, n) else {
+        return false;
+    };
+    let NodeKind::Call { args, .. } = &graph.node(n).kind else {
+        return false;
+    };
+    let input = match args.first() {
+        Some(Arg::Node(i)) => graph.node(*i).meta.tensor().map(|t| t.dtype),
+        _ => None,
+    };
+    let out = graph.node(n).meta.tensor().map(|t| t.dtype);
+    CONVERSIONS.contains(&c.name.as_str()) && input.is_some() && out.is_some() && input != out
+}
+
 /// The nodes in `stack` and, through calls that may alias their arguments, what they view.
 fn escaping_from(graph: &Graph, mut stack: Vec<NodeId>) -> HashSet<NodeId> {
     let mut out = HashSet::new();
@@ -330,6 +354,9 @@ fn escaping_from(graph: &Graph, mut stack: Vec<NodeId>) -> HashSet<NodeId> {
             continue;
         }
         if let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind {
+            if converts_dtype(graph, n) {
+                continue;
+            }
             if canonical_call(graph, n).is_none_or(|c| c.may_alias) {
                 args.iter().for_each(|a| push_nodes(a, &mut stack));
                 kwargs.iter().for_each(|(_, a)| push_nodes(a, &mut stack));
