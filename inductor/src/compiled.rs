@@ -11,7 +11,7 @@ use crate::error::RunError;
 use crate::host::Host;
 use crate::ir::{BufId, BufKind, IrGraph, IrNode, IrNodeId};
 use crate::runtime::Runtime;
-use crate::schedule::{schedule, KernelId, Schedule, Step};
+use crate::schedule::{schedule, KernelId, Schedule, Step, StepId};
 use crate::size::{const_vec, Size};
 use crate::target::Target;
 use crate::workspace::{kept_buffers, Workspace};
@@ -94,6 +94,9 @@ pub struct CompiledGraph {
     /// The size symbols' values, passed to every kernel after its buffers when the kernels
     /// take sizes as arguments ([`crate::param`]); empty otherwise.
     syms: Vec<i64>,
+    /// Per step: it writes a graph input's buffer (an in-place update of an argument), so a
+    /// deferred out-of-range flag is read before it runs. Worked out once here, not per run.
+    writes_input: EntityVec<StepId, bool>,
 }
 
 /// Lowers, schedules, generates C, and builds (or loads from the cache) the kernels.
@@ -261,6 +264,7 @@ impl Prepared {
             .collect();
         if src.kernels.is_empty() {
             return Ok(CompiledGraph {
+                writes_input: steps_writing_inputs(&ir, &sched),
                 ir,
                 sched,
                 source,
@@ -290,6 +294,7 @@ impl Prepared {
                 .saturating_sub(built.compile_time.unwrap_or_default()),
         );
         Ok(CompiledGraph {
+            writes_input: steps_writing_inputs(&ir, &sched),
             ir,
             sched,
             source,
@@ -353,6 +358,7 @@ fn compile_cuda(
         )))
     });
     Ok(CompiledGraph {
+        writes_input: steps_writing_inputs(&g.ir, &g.sched),
         ir: g.ir,
         sched: g.sched,
         source: g.source,
@@ -510,7 +516,7 @@ impl CompiledGraph {
         let defer = self.module.as_ref().is_some_and(|m| m.defers_index_check());
         let mut pending = false;
         for (s, step) in self.sched.steps.iter_enumerated() {
-            if pending && self.step_writes_input(*step) {
+            if pending && self.writes_input[s] {
                 pending = false;
                 self.check_index_flag(&mut rt)?;
             }
@@ -570,20 +576,6 @@ impl CompiledGraph {
         rt.outputs()
     }
 
-    /// Whether `step` writes a graph input's buffer (an in-place update of an argument).
-    fn step_writes_input(&self, step: Step) -> bool {
-        let writes = |n: IrNodeId| {
-            self.ir.nodes[n]
-                .outputs()
-                .iter()
-                .any(|&b| matches!(self.ir.buffers[b].kind, BufKind::Input(_)))
-        };
-        match step {
-            Step::Kernel(k) => self.sched.kernels[k].nodes.iter().any(|kn| writes(kn.node)),
-            Step::Host(n) => writes(n),
-        }
-    }
-
     /// Raises [`RunError::IndexOutOfRange`] when a kernel read a position out of range.
     fn check_index_flag<H: Host>(&self, rt: &mut Runtime<H>) -> Result<(), RunError<H::Error>> {
         match &self.module {
@@ -623,4 +615,22 @@ impl CompiledGraph {
         }
         rt.tensor(b).map(|_| ())
     }
+}
+
+/// [`CompiledGraph::writes_input`]: per step, whether it writes a graph input's buffer.
+fn steps_writing_inputs(ir: &IrGraph, sched: &Schedule) -> EntityVec<StepId, bool> {
+    let writes = |n: IrNodeId| {
+        ir.nodes[n]
+            .outputs()
+            .iter()
+            .any(|&b| matches!(ir.buffers[b].kind, BufKind::Input(_)))
+    };
+    sched
+        .steps
+        .iter()
+        .map(|step| match step {
+            Step::Kernel(k) => sched.kernels[*k].nodes.iter().any(|kn| writes(kn.node)),
+            Step::Host(n) => writes(*n),
+        })
+        .collect()
 }

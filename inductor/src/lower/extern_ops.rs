@@ -21,17 +21,14 @@ fn extern_call(
     dtype: DType,
 ) -> TensorVal {
     // `torch.matmul(out=)` may copy through a dense temporary: its outputs stay dense.
-    let strides = if matches!(call, ExternCall::Matmul) {
-        contiguous_strides_sym(&sizes)
-    } else {
-        l.fresh_strides(&sizes, dtype, None)
-    };
-    let padded = l.is_padded(&sizes, &strides);
-    let r = extern_call_with(l, call, inputs, sizes, strides, dtype);
-    if padded {
-        l.padded.extend(r.as_view().map(|v| v.buf));
+    if matches!(call, ExternCall::Matmul) {
+        let strides = contiguous_strides_sym(&sizes);
+        return extern_call_with(l, call, inputs, sizes, strides, dtype);
     }
-    r
+    let shape = sizes.clone();
+    l.in_fresh_buffer(&shape, dtype, None, |l, strides| {
+        extern_call_with(l, call, inputs, sizes, strides, dtype)
+    })
 }
 
 pub(super) fn extern_call_with(

@@ -122,13 +122,14 @@ pub(crate) struct Lowerer<'g> {
     /// lowered declines the whole graph (`Unsupported`, the caller's fallback) instead of
     /// becoming a fallback node, and the attention fusion (constant sizes only) is off.
     pub symbolic: bool,
-    /// Nodes whose value is, or shares storage with, a graph output: their buffers keep the
-    /// strides eager gives them (see [`Lowerer::fresh_strides`]).
-    escaping: HashSet<NodeId>,
+    /// The graph's output nodes. With [`Self::viewed_out`] they are the nodes whose value is,
+    /// or shares storage with, a graph output: their buffers keep the strides eager gives them
+    /// (see [`Lowerer::escapes`]).
+    output_leaves: HashSet<NodeId>,
     /// Nodes a graph output views (not the outputs themselves): a result padded wider than
     /// eager's would hand out a view with other strides than eager's, no longer a view of the
-    /// output copied to eager's layout. Only [`Self::escaping`] nodes outside this set may be
-    /// computed padded and copied out.
+    /// output copied to eager's layout. Only output leaves outside this set may be computed
+    /// padded and copied out.
     pub(super) viewed_out: HashSet<NodeId>,
     /// The node a lazy value was bound to (by lazy id), for [`Lowerer::fresh_strides`].
     lazy_node: HashMap<u64, NodeId>,
@@ -198,7 +199,7 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         node_pieces: None,
         segment: host_segments(graph, &attn_plan),
         symbolic: graph_is_symbolic(graph),
-        escaping: escaping_nodes(graph),
+        output_leaves: output_leaves(graph).into_iter().collect(),
         viewed_out: viewed_out_nodes(graph),
         lazy_node: HashMap::new(),
         current: None,
@@ -281,40 +282,46 @@ fn host_segments(graph: &Graph, attn: &attention::AttnPlan) -> HashMap<NodeId, u
     out
 }
 
-/// [`Lowerer::escaping`]: the output leaves, and through views and in-place ops (any call the
-/// catalog says may alias, and calls it does not know) the nodes whose storage they may share.
-fn escaping_nodes(graph: &Graph) -> HashSet<NodeId> {
-    let mut stack = Vec::new();
+/// The nodes a graph's outputs are.
+fn output_leaves(graph: &Graph) -> Vec<NodeId> {
+    let mut leaves = Vec::new();
     for (_, node) in graph.nodes() {
         if let NodeKind::Output { values } = &node.kind {
-            values.iter().for_each(|v| push_nodes(v, &mut stack));
+            values.iter().for_each(|v| push_nodes(v, &mut leaves));
         }
     }
-    escaping_from(graph, stack)
+    leaves
 }
 
 /// [`Lowerer::viewed_out`]: the nodes a graph output may view (through one or more views or
-/// in-place ops), not counting the outputs themselves.
+/// in-place ops: any call the catalog says may alias, and calls it does not know), not
+/// counting the outputs themselves.
 fn viewed_out_nodes(graph: &Graph) -> HashSet<NodeId> {
     let mut stack = Vec::new();
-    for (_, node) in graph.nodes() {
-        if let NodeKind::Output { values } = &node.kind {
-            let mut leaves = Vec::new();
-            values.iter().for_each(|v| push_nodes(v, &mut leaves));
-            for n in leaves {
-                if let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind {
-                    if converts_dtype(graph, n) {
-                        continue;
-                    }
-                    if canonical_call(graph, n).is_none_or(|c| c.may_alias) {
-                        args.iter().for_each(|a| push_nodes(a, &mut stack));
-                        kwargs.iter().for_each(|(_, a)| push_nodes(a, &mut stack));
-                    }
-                }
-            }
+    for n in output_leaves(graph) {
+        push_viewed(graph, n, &mut stack);
+    }
+    let mut out = HashSet::new();
+    while let Some(n) = stack.pop() {
+        if out.insert(n) {
+            push_viewed(graph, n, &mut stack);
         }
     }
-    escaping_from(graph, stack)
+    out
+}
+
+/// Pushes the nodes whose storage node `n`'s value may share (its arguments, when it is a
+/// call that may alias them).
+fn push_viewed(graph: &Graph, n: NodeId, stack: &mut Vec<NodeId>) {
+    if let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind {
+        if converts_dtype(graph, n) {
+            return;
+        }
+        if canonical_call(graph, n).is_none_or(|c| c.may_alias) {
+            args.iter().for_each(|a| push_nodes(a, stack));
+            kwargs.iter().for_each(|(_, a)| push_nodes(a, stack));
+        }
+    }
 }
 
 fn push_nodes(a: &Arg, stack: &mut Vec<NodeId>) {
@@ -344,26 +351,6 @@ fn converts_dtype(graph: &Graph, n: NodeId) -> bool {
     };
     let out = graph.node(n).meta.tensor().map(|t| t.dtype);
     CONVERSIONS.contains(&c.name.as_str()) && input.is_some() && out.is_some() && input != out
-}
-
-/// The nodes in `stack` and, through calls that may alias their arguments, what they view.
-fn escaping_from(graph: &Graph, mut stack: Vec<NodeId>) -> HashSet<NodeId> {
-    let mut out = HashSet::new();
-    while let Some(n) = stack.pop() {
-        if !out.insert(n) {
-            continue;
-        }
-        if let NodeKind::Call { args, kwargs, .. } = &graph.node(n).kind {
-            if converts_dtype(graph, n) {
-                continue;
-            }
-            if canonical_call(graph, n).is_none_or(|c| c.may_alias) {
-                args.iter().for_each(|a| push_nodes(a, &mut stack));
-                kwargs.iter().for_each(|(_, a)| push_nodes(a, &mut stack));
-            }
-        }
-    }
-    out
 }
 
 /// A tensor meta (its sizes read through [`meta_sizes`], symbolic or not).
@@ -780,13 +767,32 @@ impl<'g> Lowerer<'g> {
             Kind::Lazy { id, .. } => Some(id),
             Kind::Strided { .. } => None,
         };
-        let strides = self.fresh_strides(&t.sizes, t.dtype, lazy);
-        let padded = self.is_padded(&t.sizes, &strides);
-        let r = self.realize_with(t, strides);
+        self.in_fresh_buffer(&t.sizes, t.dtype, lazy, |l, strides| {
+            l.realize_with(t, strides)
+        })
+    }
+
+    /// `write`'s result, written with [`Self::fresh_strides`] into a buffer that is marked
+    /// [`Self::padded`] when those strides are padded ones.
+    pub(super) fn in_fresh_buffer(
+        &mut self,
+        sizes: &[Size],
+        dtype: fx::DType,
+        lazy: Option<u64>,
+        write: impl FnOnce(&mut Self, Vec<Size>) -> TensorVal,
+    ) -> TensorVal {
+        let strides = self.fresh_strides(sizes, dtype, lazy);
+        let padded = self.is_padded(sizes, &strides);
+        let r = write(self, strides);
         if padded {
             self.padded.extend(r.as_view().map(|v| v.buf));
         }
         r
+    }
+
+    /// Whether node `n`'s value is, or shares storage with, a graph output.
+    fn escapes(&self, n: NodeId) -> bool {
+        self.output_leaves.contains(&n) || self.viewed_out.contains(&n)
     }
 
     /// Whether `strides` are [`Self::fresh_strides`]' padded ones for `sizes`.
@@ -805,10 +811,10 @@ impl<'g> Lowerer<'g> {
         if self.channels_last && c.len() == 4 {
             return consts(&channels_last_strides(&c));
         }
-        let escapes = self.current.is_some_and(|n| self.escaping.contains(&n))
+        let escapes = self.current.is_some_and(|n| self.escapes(n))
             || lazy
                 .and_then(|l| self.lazy_node.get(&l))
-                .is_some_and(|n| self.escaping.contains(n));
+                .is_some_and(|&n| self.escapes(n));
         match self.target.padded_strides(&c, dtype) {
             Some(p) if !escapes => consts(&p),
             _ => contiguous_strides_sym(sizes),
