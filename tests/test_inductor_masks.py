@@ -129,6 +129,39 @@ def test_cumsum(shape, dtype, lay, seed, acc, data):
     )
 
 
+# Magnitudes whose sums cancel: a double sum of them depends on the order of its adds.
+_CANCELLING = [2.0**53, -(2.0**53), 1e16, -1e16, 1.0, -1.0, 0.5, 3e-5, 1e8, -7.25]
+
+
+@SETTINGS
+@given(
+    rows=st.integers(1, 4),
+    n=st.integers(2, 64),
+    dtype=st.sampled_from([torch.float32, torch.float64, torch.int64]),
+    transposed=st.booleans(),
+    data=st.data(),
+)
+def test_cumsum_adds_in_eagers_order(rows, n, dtype, transposed, data):
+    """A float cumsum gives eager's bits, not values within a tolerance: torch's CPU kernel adds
+    each row sequentially in double, so a compiled sum that reassociates (vector lanes, threads)
+    rounds differently where large terms cancel. Session 18 saw this as `cumsum-int64` failing
+    under the GPU machine's gcc 13, whose vectorized reduction split the adds another way."""
+    vals = data.draw(
+        st.lists(st.sampled_from(_CANCELLING), min_size=rows * n, max_size=rows * n)
+    )
+    x = torch.tensor(vals, dtype=torch.float64).reshape(rows, n)
+    x = x.to(dtype) if dtype.is_floating_point else (x / 2**20).round().to(dtype)
+    if transposed:
+        x = x.t().contiguous().t()
+    torchferro.compiler.reset()
+    fn = lambda x: (x.cumsum(-1), x.cumsum(-1, dtype=torch.float64), x.cumsum(0))  # noqa: E731
+    expected = fn(x)
+    actual = torchferro.compile(fn)(x)
+    for e, a in zip(expected, actual):
+        assert e.dtype == a.dtype
+        assert torch.equal(e, a), (x, e, a)
+
+
 def test_cumsum_longer_than_the_triangle_limit_runs_on_torch():
     """Past 512 positions the quadratic form is refused; torch's cumsum runs (same values)."""
     x = make((2, 600), torch.float32)

@@ -481,7 +481,7 @@ pub fn for_each_point(sizes: &[i64], mut f: impl FnMut(&[i64])) {
 
 pub fn reduce_init(op: ReduceOp, d: DType) -> V {
     let f = match op {
-        ReduceOp::Sum => 0.0,
+        ReduceOp::Sum | ReduceOp::OrderedSum => 0.0,
         ReduceOp::Prod => 1.0,
         ReduceOp::Max => f64::NEG_INFINITY,
         ReduceOp::Min => f64::INFINITY,

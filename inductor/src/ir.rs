@@ -615,6 +615,11 @@ impl BufferDecl {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
     Sum,
+    /// A sum whose adds run in index order, one at a time: `cumsum`'s running sum. torch's CPU
+    /// kernel adds each row sequentially, so a float sum split over vector lanes or threads
+    /// rounds differently where large terms cancel; the C target keeps this one sequential.
+    /// (CUDA reassociates it as any sum: eager's CUDA scan is parallel too.)
+    OrderedSum,
     Prod,
     Max,
     Min,
@@ -630,11 +635,16 @@ impl ReduceOp {
         matches!(self, ReduceOp::ArgMax | ReduceOp::ArgMin)
     }
 
+    /// Whether the adds must run in index order (no vector lanes, no threads).
+    pub fn is_ordered(self) -> bool {
+        self == ReduceOp::OrderedSum
+    }
+
     /// The binary op that folds a value into the accumulator (`None` for arg reductions, which
     /// track positions instead).
     pub fn combiner(self) -> Option<BinOp> {
         match self {
-            ReduceOp::Sum => Some(BinOp::Add),
+            ReduceOp::Sum | ReduceOp::OrderedSum => Some(BinOp::Add),
             ReduceOp::Prod => Some(BinOp::Mul),
             ReduceOp::Max => Some(BinOp::Max),
             ReduceOp::Min => Some(BinOp::Min),

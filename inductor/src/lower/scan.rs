@@ -97,7 +97,13 @@ pub fn cumsum(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
             bb.where_(inside, v, zero)
         }),
     );
-    let sum = super::reduce::reduce(l, &tri, &[nd], false, ReduceOp::Sum, acc);
+    // torch adds a row's values one after another: a float sum keeps that order (an int sum
+    // wraps the same in any order, so it may use vector lanes).
+    let op = match acc.is_floating_point() {
+        true => ReduceOp::OrderedSum,
+        false => ReduceOp::Sum,
+    };
+    let sum = super::reduce::reduce(l, &tri, &[nd], false, op, acc);
     if acc == out {
         return Ok(sum);
     }

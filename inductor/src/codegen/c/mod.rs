@@ -516,7 +516,8 @@ fn emit_kernel(
                 let wide = *op == ReduceOp::Sum && is_f32_like(d) && !(par_outer && nr == 1);
                 let ad = if wide { DType::Float64 } else { d };
                 let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
-                if nr > 0 {
+                // An ordered sum runs its adds one at a time (no lanes, no threads).
+                if nr > 0 && !op.is_ordered() {
                     let clause = omp_reduction(*op, ad);
                     if !par_outer {
                         let _ = writeln!(

@@ -407,6 +407,7 @@ pub(in crate::codegen) fn binary_c(op: BinOp, a: &str, b: &str, d: DType) -> Str
 
 pub(in crate::codegen) fn omp_reduction(op: ReduceOp, d: DType) -> &'static str {
     match (op, d) {
+        (ReduceOp::OrderedSum, _) => unreachable!("an ordered sum is sequential"),
         (ReduceOp::Sum, DType::Bool) | (ReduceOp::Max, DType::Bool) => "||",
         (ReduceOp::Prod, DType::Bool) | (ReduceOp::Min, DType::Bool) => "&&",
         // Combining partial sums must wrap as the loop body does (see `wrapping_unsigned`).
@@ -427,7 +428,7 @@ pub(in crate::codegen) fn combine_c(op: ReduceOp, acc: &str, v: &str, d: DType) 
 
 pub(in crate::codegen) fn init_c(op: ReduceOp, d: DType) -> String {
     let s = match op {
-        ReduceOp::Sum => Scalar::I(0),
+        ReduceOp::Sum | ReduceOp::OrderedSum => Scalar::I(0),
         ReduceOp::Prod => Scalar::I(1),
         ReduceOp::Max if d.is_floating_point() => Scalar::F(f64::NEG_INFINITY),
         ReduceOp::Min if d.is_floating_point() => Scalar::F(f64::INFINITY),
