@@ -381,6 +381,21 @@ def test_a_returned_comparison_of_sizes_is_not_guarded():
     assert fc.n == tc.n
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="an op's requirement between two symbols with an offset (`s0 - 6 == s1`, a slice of "
+    "one input broadcast against another) pins both sizes: torchferro's replacements are "
+    "symbol-for-symbol or constant only, where torch replaces s1 by s0 - 6 (2 graphs)",
+)
+def test_a_broadcast_of_a_shifted_size_is_a_replacement():
+    src = "def program(x, y):\n    return x[6:] + y"
+    calls = [((n + 6, 3), (n, 3)) for n in (3, 4, 5, 7, 9)]
+    tc, fc = _branch_counts(src, calls, None)
+    assert not tc.wrong
+    assert tc.n == 2
+    assert fc.n == tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
 # --- broadcasts of two independently changing dimensions ---------------------------------------
 
 # `x` is `[bx, c]` and `y` is `[by, cy]`, each batch size drawn per call, so they are equal at
