@@ -1143,7 +1143,12 @@ impl<'a, 'py> Frame<'a, 'py> {
         {
             return Err(TraceError::unsupported(format!("iterating a {tyname}")));
         }
-        if let Some(sl) = self.tx.module_list_slices.iter().find(|s| s.list.bind(py).is(&m)) {
+        if let Some(sl) = self
+            .tx
+            .module_list_slices
+            .iter()
+            .find(|s| s.list.bind(py).is(&m))
+        {
             // A slice's children, through the list it was cut from: its length and keys
             // follow from the parent's guarded keys.
             let (parent, keys) = (sl.parent.clone(), sl.keys.clone());

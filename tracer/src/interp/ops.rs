@@ -725,7 +725,9 @@ impl Frame<'_, '_> {
                 self.tx.guards.add(
                     py,
                     &src.attr(py, "_modules"),
-                    crate::guards::Check::DictKeys(keys.iter().map(|k| k.clone().unbind()).collect()),
+                    crate::guards::Check::DictKeys(
+                        keys.iter().map(|k| k.clone().unbind()).collect(),
+                    ),
                 );
                 let keys = keys
                     .iter()
