@@ -106,7 +106,7 @@ impl GuardTree {
     /// ([`Self::check_fetching`]) instead of reading every input's path again, from its root,
     /// after the check. Model parameters share their paths' prefixes with the guarded modules
     /// (`L['self']._modules['model']._modules['layers']…`); a step that builds an object
-    /// (a `ModuleList` slice) builds it once per call.
+    /// (a `ModuleList` subclass's slice) builds it once per call.
     pub fn mark_inputs(&mut self, py: Python<'_>, sources: &[Source]) {
         // A source without steps names no value to fetch: the graph reads its inputs itself
         // (a walk that left an input unfetched would never pass).

@@ -47,6 +47,17 @@ pub use vars::Var;
 /// A container read from the frame's inputs: its tracker, where it came from, and the object.
 pub(crate) type External<T> = (T, Source, Py<PyAny>);
 
+/// A `ModuleList` made by slicing one the frame reached (`ModuleList.__getitem__` with a
+/// slice): the new list object, the source of the list it was cut from, and the keys of that
+/// list's `_modules` it holds, in order. The parent's keys are guarded (`DICT_KEYS`), so the
+/// same slice selects the same children on a later call; each child is guarded by its own
+/// source `parent._modules[key]`.
+pub(crate) struct ModuleListSlice {
+    pub(crate) list: Py<PyAny>,
+    pub(crate) parent: Source,
+    pub(crate) keys: Vec<String>,
+}
+
 /// Shared state of one compile: the graph, the guards and the frame being traced.
 pub struct Tracer<'py> {
     pub py: Python<'py>,
@@ -62,6 +73,11 @@ pub struct Tracer<'py> {
     /// Sets of constants read from the frame: each is a private copy (`Var::Set`), written
     /// back into the real set after the graph if the traced code changed it.
     pub(crate) external_sets: Vec<External<Py<PyAny>>>,
+    /// `ModuleList` slices made while tracing (`self.layers[:n]`), each with the parent list's
+    /// source and the parent's `_modules` keys it selected. A slice is a new list on every call
+    /// (`Module.__init__` runs): its children are read and guarded through the parent's
+    /// `_modules` instead, so the guard walk never builds it (`ops.rs`, `module_children`).
+    pub(crate) module_list_slices: Vec<ModuleListSlice>,
     /// Python state changed by the traced region, replayed after the graph runs.
     pub effects: SideEffects,
     /// Cells the tracer made for closures over the root frame's free variables, with the index
@@ -373,6 +389,7 @@ pub fn trace<'py>(
         external_dicts: Vec::new(),
         external_deques: Vec::new(),
         external_sets: Vec::new(),
+        module_list_slices: Vec::new(),
         effects: SideEffects::default(),
         free_cells: Vec::new(),
         codes: Default::default(),
@@ -1125,6 +1142,26 @@ impl<'a, 'py> Frame<'a, 'py> {
             || m.is_instance(&nn.getattr("ModuleList")?)?)
         {
             return Err(TraceError::unsupported(format!("iterating a {tyname}")));
+        }
+        if let Some(sl) = self
+            .tx
+            .module_list_slices
+            .iter()
+            .find(|s| s.list.bind(py).is(&m))
+        {
+            // A slice's children, through the list it was cut from: its length and keys
+            // follow from the parent's guarded keys.
+            let (parent, keys) = (sl.parent.clone(), sl.keys.clone());
+            let modules = m.getattr("_modules")?;
+            let mut out = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                let child = modules.get_item(i.to_string())?;
+                let s = parent
+                    .attr(py, "_modules")
+                    .item(pyo3::types::PyString::new(py, k).into_any());
+                out.push(self.tx.wrap(child, Some(s))?);
+            }
+            return Ok(out);
         }
         let modules = m.getattr("_modules")?;
         let keys: Vec<String> = modules

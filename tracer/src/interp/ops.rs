@@ -643,6 +643,10 @@ impl Frame<'_, '_> {
                 let src = src.item_named(key, repr);
                 self.tx.wrap(v, Some(src))
             }
+            Var::Py(o, Some(src)) if self.is_plain_module_list(o.bind(py))? => {
+                let (o, src) = (o.clone_ref(py), src.clone());
+                self.module_list_item(o.bind(py), &src, &idx)
+            }
             Var::Py(o, src) => {
                 let key = idx.as_py(py).ok_or_else(|| {
                     TraceError::unsupported("indexing a Python object with a tensor")
@@ -667,6 +671,92 @@ impl Frame<'_, '_> {
                 other.type_name(py)
             ))),
         }
+    }
+
+    /// Whether `o` is a `torch.nn.ModuleList` itself (not a subclass, whose `__getitem__` or
+    /// `__init__` may differ): its slice is `ModuleList(list(self._modules.values())[idx])`.
+    fn is_plain_module_list(&self, o: &Bound<'_, PyAny>) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        Ok(o.get_type()
+            .is(py.import("torch.nn")?.getattr("ModuleList")?))
+    }
+
+    /// `lst[idx]` of a `ModuleList` the frame reached (`src`), or of a slice of one made in the
+    /// trace. A slice is a new list on every call; building it in the guard walk runs
+    /// `Module.__init__` (Llama's `self.layers[: n]`), so the trace keeps it out of every source:
+    /// the keys of the source list's `_modules` are guarded, the slice is recorded with the keys
+    /// it selected (`ModuleListSlice`), and its children (iterated or indexed) are read through
+    /// `parent._modules[key]`. An int index of a slice is that child; other reads of a slice
+    /// (its attributes) still go through its own source, which builds it.
+    fn module_list_item(
+        &mut self,
+        o: &Bound<'_, PyAny>,
+        src: &crate::source::Source,
+        idx: &Var,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let key = idx
+            .as_py(py)
+            .ok_or_else(|| TraceError::unsupported("indexing a Python object with a tensor"))?;
+        let v = o.get_item(&key).map_err(|e| TraceError::UserError {
+            call: "getitem".into(),
+            message: e.to_string(),
+            error: e,
+        })?;
+        let recorded = self
+            .tx
+            .module_list_slices
+            .iter()
+            .find(|s| s.list.bind(py).is(o))
+            .map(|s| (s.parent.clone(), s.keys.clone()));
+        let is_slice = key.is_instance_of::<pyo3::types::PySlice>();
+        if recorded.is_none() && !is_slice {
+            // An item of a list the frame holds: its own source, as before.
+            return self.tx.wrap(v, Some(src.item(key)));
+        }
+        let (parent, keys) = match recorded {
+            Some(r) => r,
+            None => {
+                let modules = o.getattr("_modules")?;
+                let keys: Vec<Bound<'_, PyAny>> = modules
+                    .call_method0("keys")?
+                    .try_iter()?
+                    .collect::<PyResult<_>>()?;
+                self.tx.guards.add(
+                    py,
+                    &src.attr(py, "_modules"),
+                    crate::guards::Check::DictKeys(
+                        keys.iter().map(|k| k.clone().unbind()).collect(),
+                    ),
+                );
+                let keys = keys
+                    .iter()
+                    .map(|k| k.extract::<String>())
+                    .collect::<PyResult<Vec<_>>>()?;
+                (src.clone(), keys)
+            }
+        };
+        let selected = pyo3::types::PyList::new(py, &keys)?.as_any().get_item(&key);
+        let selected = selected.map_err(|e| TraceError::UserError {
+            call: "getitem".into(),
+            message: e.to_string(),
+            error: e,
+        })?;
+        if is_slice {
+            let keys: Vec<String> = selected.extract()?;
+            self.tx.module_list_slices.push(super::ModuleListSlice {
+                list: v.clone().unbind(),
+                parent,
+                keys,
+            });
+            // No guard of its own: its type and length follow from the parent's.
+            return Ok(Var::Py(v.unbind(), Some(src.item(key))));
+        }
+        let k: String = selected.extract()?;
+        let s = parent
+            .attr(py, "_modules")
+            .item(pyo3::types::PyString::new(py, &k).into_any());
+        self.tx.wrap(v, Some(s))
     }
 
     /// `obj[key] = value`: an in-place graph op on tensors, a mutation of tracked containers.

@@ -6,7 +6,9 @@
 //! from its root repeated those reads once per input, and a step that builds an object makes
 //! it once per input too: `self.layers[:n]` (a `ModuleList` slice) constructs a new
 //! `ModuleList` on every read, so Llama's decode step built it again for each of its ~20
-//! layer parameters, a Python `Module.__init__` each time.
+//! layer parameters, a Python `Module.__init__` each time. (A slice of a plain `ModuleList`
+//! no longer appears in any source: its children are read through the parent's `_modules`,
+//! `interp::ModuleListSlice`; a subclass's slice still does.)
 
 use pyo3::prelude::*;
 
