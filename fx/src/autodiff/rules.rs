@@ -263,6 +263,9 @@ pub fn tuple_rule(
     kwargs: &[(String, Arg)],
     parts: &HashMap<usize, NodeId>,
 ) -> Result<Grads> {
+    if target.name() == super::fused_attention::FLASH_CPU {
+        return train::sdpa_fused_backward(b, id, args, kwargs, parts);
+    }
     let name = target.name().rsplit('.').next().unwrap_or("");
     match name {
         "split" | "chunk" | "unbind" => {
