@@ -596,6 +596,28 @@ def test_sdpa_fused_saves_logsumexp_not_probabilities():
     assert _aot.counters["saved_bytes"] == b * h * l * e * 4 + b * h * l * 4
 
 
+def test_cuda_attention_host_calls_recompute_branch():
+    """The CUDA attention host calls (``torchferro._aot_helpers.sdpa_forward``/``_backward``;
+    their fused branches run on the GPU only, ``tests/test_aot_cuda.py``): a head size the
+    fused pair does not take (6, not a multiple of 8) gives eager's output, a zero
+    logsumexp padded to 32 rows, and autograd's gradients through the attention again."""
+    from torchferro import _aot_helpers as helpers
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (
+        torch.randn(2, 3, 5, 6, dtype=torch.float64, generator=gen) for _ in "qkv"
+    )
+    out, lse = helpers.sdpa_forward(q, k, v, True, 0.5)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    expect = F.scaled_dot_product_attention(*leaves, is_causal=True, scale=0.5)
+    assert torch.equal(out, expect.detach())
+    assert lse.shape == (2, 3, 32) and lse.dtype == torch.float32
+    g = torch.randn(expect.shape, dtype=torch.float64, generator=gen)
+    got = helpers.sdpa_backward(g, q, k, v, out, lse, True, 0.5)
+    for a, b in zip(got, torch.autograd.grad(expect, leaves, g)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_running_stats(training):
     """batch_norm with running stats: gradients as eager's, and the running stats written

@@ -15,8 +15,15 @@
 //! against `torch._fused_sdp_choice` on torch 2.11). A boolean mask is handed to the kernel as
 //! eager's SDPA converts it: `0` where True, `-inf` where False, in q's dtype.
 //!
-//! CUDA's flash/efficient/cudnn kernels are chosen by device capability and run-time
-//! conditions the fx graph does not see; those graphs keep the math rule (see `docs/training.md`).
+//! On CUDA torch picks among flash, memory-efficient and cuDNN kernels by device capability,
+//! dtype, head size and alignment, which the fx graph does not see: there the forward is the
+//! host call `torchferro._aot_helpers.sdpa_forward`, which asks `torch._fused_sdp_choice` on
+//! the device (as eager's dispatch does) and runs that backend's forward, returning the output
+//! and its logsumexp (`[B, H, L]` padded to a multiple of 32 rows, float32, the efficient
+//! kernel's form), and the backward `sdpa_backward` runs the same backend's fused backward
+//! (a backend with no fused pair here takes torch's autograd through the attention again).
+//! Only masks-free attention with equal heads and no dropout takes it on CUDA (a mask would
+//! need the efficient kernel's bias preprocessing; dropout is drawn inside CUDA's kernels).
 
 use super::random::{rewrite_calls, CallSite};
 use crate::graph::{Arg, Graph, NodeId, Target};
@@ -28,6 +35,12 @@ pub const FLASH_CPU: &str = "torch.ops.aten._scaled_dot_product_flash_attention_
 /// Its backward: `(grad_query, grad_key, grad_value)`.
 pub const FLASH_CPU_BACKWARD: &str =
     "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default";
+/// The CUDA forward host call: `sdpa_forward(q, k, v, is_causal, scale) -> (output,
+/// logsumexp)`.
+pub const CUDA_FORWARD: &str = "torchferro._aot_helpers.sdpa_forward";
+/// Its backward: `sdpa_backward(grad, q, k, v, output, logsumexp, is_causal, scale) ->
+/// (grad_query, grad_key, grad_value)`.
+pub const CUDA_BACKWARD: &str = "torchferro._aot_helpers.sdpa_backward";
 
 /// Rewrites every attention torch runs on its fused CPU kernel whose q, k or v is in `needs`
 /// into `fused = _scaled_dot_product_flash_attention_for_cpu(..)`, the attention node itself
@@ -86,6 +99,9 @@ fn rewrite_one(
     let meta = |n: NodeId| g.node(n).meta.tensor().cloned();
     let (qm, km, vm) = (meta(q)?, meta(k)?, meta(v)?);
     let out_meta = meta(id)?;
+    if qm.device.kind == "cuda" {
+        return rewrite_cuda(g, id, [q, k, v], is_causal, scale, slot(3).is_some() || gqa);
+    }
     if !fused_cpu_inputs(&qm, &km, &vm, gqa) {
         return None;
     }
@@ -183,6 +199,76 @@ fn rewrite_one(
     );
     new.extend([fused, lse_node, id]);
     Some(new)
+}
+
+/// The CUDA form (see the module doc): `fused = sdpa_forward(q, k, v, is_causal, scale)`,
+/// the attention node becoming `fused[0]` and `fused[1]` the logsumexp the backward saves.
+fn rewrite_cuda(
+    g: &mut Graph,
+    id: NodeId,
+    [q, k, v]: [NodeId; 3],
+    is_causal: bool,
+    scale: Option<f64>,
+    masked_or_grouped: bool,
+) -> Option<Vec<NodeId>> {
+    let meta = |n: NodeId| g.node(n).meta.tensor().cloned();
+    let (qm, km, vm) = (meta(q)?, meta(k)?, meta(v)?);
+    let out_meta = meta(id)?;
+    let on_one_device = [&km, &vm].iter().all(|m| m.device == qm.device);
+    let dtypes = qm.dtype == km.dtype
+        && qm.dtype == vm.dtype
+        && matches!(qm.dtype, DType::Float32 | DType::BFloat16 | DType::Float16);
+    let (qs, ks, vs) = (qm.known_sizes()?, km.known_sizes()?, vm.known_sizes()?);
+    let shapes = qs.len() == 4
+        && ks.len() == 4
+        && vs.len() == 4
+        && ![&qs, &ks, &vs].iter().any(|s| s.contains(&0))
+        && qs[..2] == ks[..2]
+        && ks[..2] == vs[..2]
+        && qs[3] == ks[3]
+        && ks[3] == vs[3]
+        && ks[2] == vs[2];
+    if masked_or_grouped || !on_one_device || !dtypes || !shapes {
+        return None;
+    }
+    let (b, h, l) = (qs[0], qs[1], qs[2]);
+    let lse = TensorMeta::contiguous(
+        DType::Float32,
+        qm.device.clone(),
+        &[b, h, (l + 31) / 32 * 32],
+    );
+    let fused = g.call_before(
+        id,
+        "sdpa_fused",
+        Target::Function(CUDA_FORWARD.into()),
+        vec![
+            Arg::Node(q),
+            Arg::Node(k),
+            Arg::Node(v),
+            Arg::Bool(is_causal),
+            scale.map_or(Arg::None, Arg::Float),
+        ],
+        vec![],
+        NodeMeta::Tuple(vec![
+            NodeMeta::Tensor(out_meta),
+            NodeMeta::Tensor(lse.clone()),
+        ]),
+    );
+    let lse_node = g.call_before(
+        id,
+        "sdpa_logsumexp",
+        Target::Function("operator.getitem".into()),
+        vec![Arg::Node(fused), Arg::Int(1)],
+        vec![],
+        NodeMeta::Tensor(lse),
+    );
+    g.set_call(
+        id,
+        Target::Function("operator.getitem".into()),
+        vec![Arg::Node(fused), Arg::Int(0)],
+        vec![],
+    );
+    Some(vec![fused, lse_node, id])
 }
 
 /// Whether torch's CPU dispatch runs attention of these operands on its fused kernel (see the

@@ -391,7 +391,11 @@ pub(super) fn sdpa_fused_backward(
     kwargs: &[(String, Arg)],
     parts: &std::collections::HashMap<usize, NodeId>,
 ) -> Result<Grads> {
-    use crate::autodiff::fused_attention::{grad_meta, FLASH_CPU_BACKWARD};
+    use crate::autodiff::fused_attention::{grad_meta, CUDA_BACKWARD, FLASH_CPU_BACKWARD};
+    let NodeKind::Call { target, .. } = &b.f.node(id).kind else {
+        return no_rule("fused attention");
+    };
+    let cpu = target.name() != crate::autodiff::fused_attention::CUDA_FORWARD;
     let Some(&g) = parts.get(&0) else {
         // Only the logsumexp was read: it carries no gradient.
         return Ok(vec![]);
@@ -418,17 +422,35 @@ pub(super) fn sdpa_fused_backward(
     let (Some(out), Some(lse)) = (item(0), item(1)) else {
         return no_rule("fused attention without its output and logsumexp items");
     };
+    // The CPU kernel's gradient layout is known; the CUDA host call's result is copied into
+    // the contiguous layout declared here where its backend gives others.
     let metas = [q, k, v]
         .iter()
-        .map(|&n| b.fmeta(n).ok().and_then(grad_meta))
+        .map(|&n| {
+            let m = b.fmeta(n).ok()?;
+            if cpu {
+                grad_meta(m)
+            } else {
+                let mut c = TensorMeta::contiguous(m.dtype, m.device.clone(), &m.known_sizes()?);
+                c.requires_grad = false;
+                Some(c)
+            }
+        })
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| AutodiffError::Unsupported("fused attention of symbolic sizes".into()))?;
     let mut a = vec![Arg::Node(g)];
     for n in [q, k, v, out, lse] {
         a.push(Arg::Node(b.fwd(n)));
     }
-    a.push(args.get(3).cloned().unwrap_or(Arg::Float(0.0)));
-    a.push(args.get(4).cloned().unwrap_or(Arg::Bool(false)));
+    if cpu {
+        // (dropout_p, is_causal) of the forward call.
+        a.push(args.get(3).cloned().unwrap_or(Arg::Float(0.0)));
+        a.push(args.get(4).cloned().unwrap_or(Arg::Bool(false)));
+    } else {
+        // (is_causal, scale) of the forward host call.
+        a.push(args.get(3).cloned().unwrap_or(Arg::Bool(false)));
+        a.push(args.get(4).cloned().unwrap_or(Arg::None));
+    }
     let mut kw = Vec::new();
     for (key, val) in kwargs {
         let val = match val {
@@ -439,7 +461,14 @@ pub(super) fn sdpa_fused_backward(
     }
     let t = b.g.call(
         "sdpa_backward",
-        Target::Function(FLASH_CPU_BACKWARD.into()),
+        Target::Function(
+            if cpu {
+                FLASH_CPU_BACKWARD
+            } else {
+                CUDA_BACKWARD
+            }
+            .into(),
+        ),
         a,
         kw,
         NodeMeta::Tuple(metas.iter().cloned().map(NodeMeta::Tensor).collect()),
