@@ -184,10 +184,11 @@ def test_cuda_sdpa_dropout_runs_through_torch_autograd():
 
 
 # torch's fused CUDA attention backwards (the backend ``torch._fused_sdp_choice`` picks:
-# flash for half types, memory-efficient for float32 on the H100/H200).
+# flash or cuDNN for half types, memory-efficient for float32 on the H100/H200).
 FUSED_CUDA_BACKWARDS = (
     "aten::_scaled_dot_product_flash_attention_backward",
     "aten::_scaled_dot_product_efficient_attention_backward",
+    "aten::_scaled_dot_product_cudnn_attention_backward",
 )
 
 

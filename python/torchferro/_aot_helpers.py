@@ -10,7 +10,7 @@ then runs torch's own backward kernels for the weight and the per-sample weights
 (``fx/src/autodiff/fused_attention.rs``): torch picks the fused kernel at run time from the
 device's capability, so the host asks ``torch._fused_sdp_choice`` as eager's dispatch does and
 runs that backend's forward (output and logsumexp) and, in the backward, its fused backward on
-the saved output and logsumexp, as torch.compile's graphs do.
+the saved output and logsumexp (flash, memory-efficient or cuDNN), as torch.compile's graphs do.
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ def embedding_bag_backward(
 # ``torch.nn.attention.SDPBackend`` values ``torch._fused_sdp_choice`` returns.
 _FLASH = 1
 _EFFICIENT = 2
+_CUDNN = 3
 
 
 def _sdpa_backend(q, k, v, is_causal, scale):
@@ -125,6 +126,13 @@ def sdpa_forward(q, k, v, is_causal, scale):
         if lse.shape[2] != _lse_rows(q):
             lse = torch.nn.functional.pad(lse, (0, _lse_rows(q) - lse.shape[2]))
         return out, lse.contiguous()
+    if backend == _CUDNN:
+        r = torch.ops.aten._scaled_dot_product_cudnn_attention(
+            q, k, v, None, True, 0.0, is_causal, False, scale=scale
+        )
+        # Its logsumexp is [B, H, L, 1].
+        lse = torch.nn.functional.pad(r[1].reshape(b, h, l), (0, _lse_rows(q) - l))
+        return r[0], lse.contiguous()
     out = torch.nn.functional.scaled_dot_product_attention(
         q, k, v, is_causal=is_causal, scale=scale
     )
@@ -176,6 +184,26 @@ def sdpa_backward(grad, q, k, v, out, lse, is_causal, scale):
             scale=scale,
         )
         return r[0], r[1], r[2]
+    if backend == _CUDNN:
+        seed = torch.zeros((), dtype=torch.int64, device=q.device)
+        return torch.ops.aten._scaled_dot_product_cudnn_attention_backward(
+            grad,
+            q,
+            k,
+            v,
+            out,
+            lse[:, :, :l].unsqueeze(-1).contiguous(),
+            seed,
+            seed,
+            None,
+            None,
+            None,
+            l,
+            s,
+            0.0,
+            is_causal,
+            scale=scale,
+        )
     with torch.enable_grad():
         qg, kg, vg = (t.detach().requires_grad_(True) for t in (q, k, v))
         o = torch.nn.functional.scaled_dot_product_attention(

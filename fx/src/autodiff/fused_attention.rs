@@ -21,7 +21,8 @@
 //! the device (as eager's dispatch does) and runs that backend's forward, returning the output
 //! and its logsumexp (`[B, H, L]` padded to a multiple of 32 rows, float32, the efficient
 //! kernel's form), and the backward `sdpa_backward` runs the same backend's fused backward
-//! (a backend with no fused pair here takes torch's autograd through the attention again).
+//! (flash, memory-efficient or cuDNN; another backend, or a head size eager pads, takes
+//! torch's autograd through the attention again).
 //! Only masks-free attention with equal heads and no dropout takes it on CUDA (a mask would
 //! need the efficient kernel's bias preprocessing; dropout is drawn inside CUDA's kernels).
 
