@@ -122,43 +122,31 @@ fn rewrite_one(
         Some(_) => return None,
     };
     let mut new = Vec::new();
-    // A boolean mask as eager's SDPA hands it to the kernel: 0 where True, -inf where False.
+    // A boolean mask as eager's SDPA hands it to the kernel: 0 where True, -inf where False,
+    // written `where(mask, 0-d zero, -inf)` so that the partitioner recomputes it from the
+    // boolean mask in the backward (a `where` is cheap to recompute) instead of saving a float
+    // copy per attention where one boolean mask serves every layer.
     let mask_arg = match mask {
         None => Arg::None,
         Some((m, mm)) if mm.dtype == DType::Bool => {
             let sizes = mm.known_sizes()?;
-            let mut bm = TensorMeta::contiguous(DType::Bool, mm.device.clone(), &sizes);
-            bm.requires_grad = false;
-            let drop = g.call_before(
+            let zero = g.call_before(
                 id,
-                "mask_drop",
-                Target::Method("logical_not".into()),
-                vec![Arg::Node(m)],
-                vec![],
-                NodeMeta::Tensor(bm),
-            );
-            let fm = TensorMeta::contiguous(qm.dtype, qm.device.clone(), &sizes);
-            let zeros = g.call_before(
-                id,
-                "mask_zeros",
+                "mask_zero",
                 Target::Method("new_zeros".into()),
-                vec![Arg::Node(q), super::ints(&sizes)],
+                vec![Arg::Node(q), super::ints(&[])],
                 vec![],
-                NodeMeta::Tensor(fm.clone()),
+                NodeMeta::Tensor(TensorMeta::contiguous(qm.dtype, qm.device.clone(), &[])),
             );
             let fill = g.call_before(
                 id,
                 "mask_bias",
-                Target::Method("masked_fill".into()),
-                vec![
-                    Arg::Node(zeros),
-                    Arg::Node(drop),
-                    Arg::Float(f64::NEG_INFINITY),
-                ],
+                Target::Function("torch.where".into()),
+                vec![Arg::Node(m), Arg::Node(zero), Arg::Float(f64::NEG_INFINITY)],
                 vec![],
-                NodeMeta::Tensor(fm),
+                NodeMeta::Tensor(TensorMeta::contiguous(qm.dtype, qm.device.clone(), &sizes)),
             );
-            new.extend([drop, zeros, fill]);
+            new.extend([zero, fill]);
             Arg::Node(fill)
         }
         Some((m, _)) => Arg::Node(m),
