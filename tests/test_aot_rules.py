@@ -607,13 +607,13 @@ def test_cuda_attention_host_calls_recompute_branch():
     q, k, v = (
         torch.randn(2, 3, 5, 6, dtype=torch.float64, generator=gen) for _ in "qkv"
     )
-    out, lse = helpers.sdpa_forward(q, k, v, True, 0.5)
+    out, lse = helpers.sdpa_forward(q, k, v, None, True, 0.5)
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
     expect = F.scaled_dot_product_attention(*leaves, is_causal=True, scale=0.5)
     assert torch.equal(out, expect.detach())
     assert lse.shape == (2, 3, 32) and lse.dtype == torch.float32
     g = torch.randn(expect.shape, dtype=torch.float64, generator=gen)
-    got = helpers.sdpa_backward(g, q, k, v, out, lse, True, 0.5)
+    got = helpers.sdpa_backward(g, q, k, v, out, lse, None, True, 0.5)
     for a, b in zip(got, torch.autograd.grad(expect, leaves, g)):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 

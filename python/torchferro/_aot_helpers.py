@@ -89,7 +89,7 @@ _EFFICIENT = 2
 _CUDNN = 3
 
 
-def _sdpa_backend(q, k, v, is_causal, scale):
+def _sdpa_backend(q, k, v, mask, is_causal, scale):
     """The backend eager's attention takes for these operands in training (they require grad
     there, which some of torch's constraints read)."""
     if q.shape[-1] % 8:
@@ -97,7 +97,27 @@ def _sdpa_backend(q, k, v, is_causal, scale):
         # takes unpadded heads only.
         return 0
     qg, kg, vg = (t.detach().requires_grad_(True) for t in (q, k, v))
-    return torch._fused_sdp_choice(qg, kg, vg, None, 0.0, is_causal, scale=scale)
+    backend = torch._fused_sdp_choice(qg, kg, vg, mask, 0.0, is_causal, scale=scale)
+    # A mask goes to the memory-efficient kernel only (as eager's dispatch does); another
+    # backend with a mask recomputes.
+    return backend if mask is None or backend == _EFFICIENT else 0
+
+
+def _sdpa_bias(mask, q, k):
+    """The attention bias eager's dispatch hands the memory-efficient kernel: a boolean mask
+    as 0 where True and -inf where False in q's dtype, expanded to [B, H, L, S], its rows
+    padded to a multiple of 16 elements and sliced back (the kernel's alignment)."""
+    if mask is None:
+        return None
+    if mask.dtype == torch.bool:
+        mask = torch.zeros_like(mask, dtype=q.dtype).masked_fill_(
+            mask.logical_not(), float("-inf")
+        )
+    s = k.shape[2]
+    bias = mask.expand(q.shape[0], q.shape[1], q.shape[2], s)
+    if s % 16:
+        bias = torch.nn.functional.pad(bias, (0, 16 - s % 16))[..., :s]
+    return bias
 
 
 def _lse_rows(q):
@@ -106,12 +126,13 @@ def _lse_rows(q):
     return (q.shape[2] + 31) // 32 * 32
 
 
-def sdpa_forward(q, k, v, is_causal, scale):
-    """(output, logsumexp) of ``F.scaled_dot_product_attention(q, k, v, is_causal=, scale=)``
+def sdpa_forward(q, k, v, mask, is_causal, scale):
+    """(output, logsumexp) of ``F.scaled_dot_product_attention(q, k, v, mask, is_causal=,
+    scale=)``
     on the fused kernel eager's attention runs (``[B, H, L]`` logsumexp in float32, padded to
     :func:`_lse_rows`; zeros where the backend has no fused backward here)."""
     b, h, l, _ = q.shape
-    backend = _sdpa_backend(q, k, v, is_causal, scale)
+    backend = _sdpa_backend(q, k, v, mask, is_causal, scale)
     if backend == _FLASH:
         r = torch.ops.aten._scaled_dot_product_flash_attention(
             q, k, v, 0.0, is_causal, False, scale=scale
@@ -121,7 +142,7 @@ def sdpa_forward(q, k, v, is_causal, scale):
         return out, lse.contiguous()
     if backend == _EFFICIENT:
         out, lse, _, _ = torch.ops.aten._scaled_dot_product_efficient_attention(
-            q, k, v, None, True, 0.0, is_causal, scale=scale
+            q, k, v, _sdpa_bias(mask, q, k), True, 0.0, is_causal, scale=scale
         )
         if lse.shape[2] != _lse_rows(q):
             lse = torch.nn.functional.pad(lse, (0, _lse_rows(q) - lse.shape[2]))
@@ -134,16 +155,16 @@ def sdpa_forward(q, k, v, is_causal, scale):
         lse = torch.nn.functional.pad(r[1].reshape(b, h, l), (0, _lse_rows(q) - l))
         return r[0], lse.contiguous()
     out = torch.nn.functional.scaled_dot_product_attention(
-        q, k, v, is_causal=is_causal, scale=scale
+        q, k, v, attn_mask=mask, is_causal=is_causal, scale=scale
     )
     return out, q.new_zeros((b, h, _lse_rows(q)), dtype=torch.float32)
 
 
-def sdpa_backward(grad, q, k, v, out, lse, is_causal, scale):
+def sdpa_backward(grad, q, k, v, out, lse, mask, is_causal, scale):
     """(grad_query, grad_key, grad_value) of :func:`sdpa_forward`'s attention: the same
     backend's fused backward on the saved output and logsumexp; for a backend without one
     here, torch's autograd through the attention again."""
-    backend = _sdpa_backend(q, k, v, is_causal, scale)
+    backend = _sdpa_backend(q, k, v, mask, is_causal, scale)
     l, s = q.shape[2], k.shape[2]
     if backend == _FLASH:
         # Dropout is off: the Philox state the kernel reads only with dropout is a placeholder.
@@ -173,7 +194,7 @@ def sdpa_backward(grad, q, k, v, out, lse, is_causal, scale):
             q,
             k,
             v,
-            None,
+            _sdpa_bias(mask, q, k),
             out,
             lse,
             seed,
@@ -207,6 +228,6 @@ def sdpa_backward(grad, q, k, v, out, lse, is_causal, scale):
     with torch.enable_grad():
         qg, kg, vg = (t.detach().requires_grad_(True) for t in (q, k, v))
         o = torch.nn.functional.scaled_dot_product_attention(
-            qg, kg, vg, is_causal=is_causal, scale=scale
+            qg, kg, vg, attn_mask=mask, is_causal=is_causal, scale=scale
         )
         return torch.autograd.grad(o, (qg, kg, vg), grad)

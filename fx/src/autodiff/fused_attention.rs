@@ -23,8 +23,10 @@
 //! kernel's form), and the backward `sdpa_backward` runs the same backend's fused backward
 //! (flash, memory-efficient or cuDNN; another backend, or a head size eager pads, takes
 //! torch's autograd through the attention again).
-//! Only masks-free attention with equal heads and no dropout takes it on CUDA (a mask would
-//! need the efficient kernel's bias preprocessing; dropout is drawn inside CUDA's kernels).
+//! On CUDA it takes attention with equal heads and no dropout (dropout is drawn inside CUDA's
+//! kernels), with no mask or one that takes no gradient (handed to the memory-efficient
+//! kernel as eager's dispatch prepares it: boolean converted to `0/-inf`, expanded, its rows
+//! aligned to 16 elements).
 
 use super::random::{rewrite_calls, CallSite};
 use crate::graph::{Arg, Graph, NodeId, Target};
@@ -36,11 +38,11 @@ pub const FLASH_CPU: &str = "torch.ops.aten._scaled_dot_product_flash_attention_
 /// Its backward: `(grad_query, grad_key, grad_value)`.
 pub const FLASH_CPU_BACKWARD: &str =
     "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default";
-/// The CUDA forward host call: `sdpa_forward(q, k, v, is_causal, scale) -> (output,
-/// logsumexp)`.
+/// The CUDA forward host call: `sdpa_forward(q, k, v, attn_mask, is_causal, scale) ->
+/// (output, logsumexp)`.
 pub const CUDA_FORWARD: &str = "torchferro._aot_helpers.sdpa_forward";
-/// Its backward: `sdpa_backward(grad, q, k, v, output, logsumexp, is_causal, scale) ->
-/// (grad_query, grad_key, grad_value)`.
+/// Its backward: `sdpa_backward(grad, q, k, v, output, logsumexp, attn_mask, is_causal,
+/// scale) -> (grad_query, grad_key, grad_value)`.
 pub const CUDA_BACKWARD: &str = "torchferro._aot_helpers.sdpa_backward";
 
 /// Rewrites every attention torch runs on its fused CPU kernel whose q, k or v is in `needs`
@@ -101,7 +103,25 @@ fn rewrite_one(
     let (qm, km, vm) = (meta(q)?, meta(k)?, meta(v)?);
     let out_meta = meta(id)?;
     if qm.device.kind == "cuda" {
-        return rewrite_cuda(g, id, [q, k, v], is_causal, scale, slot(3).is_some() || gqa);
+        let mask = match slot(3) {
+            None => None,
+            Some(Arg::Node(m)) => {
+                let mm = meta(*m)?;
+                let ok = matches!(mm.ndim(), 2 | 4)
+                    && (mm.dtype == DType::Bool || mm.dtype == qm.dtype)
+                    && mm.device == qm.device
+                    && !needs(*m);
+                if !ok {
+                    return None;
+                }
+                Some(*m)
+            }
+            Some(_) => return None,
+        };
+        if gqa {
+            return None;
+        }
+        return rewrite_cuda(g, id, [q, k, v], mask, is_causal, scale);
     }
     if !fused_cpu_inputs(&qm, &km, &vm, gqa) {
         return None;
@@ -190,15 +210,15 @@ fn rewrite_one(
     Some(new)
 }
 
-/// The CUDA form (see the module doc): `fused = sdpa_forward(q, k, v, is_causal, scale)`,
+/// The CUDA form (see the module doc): `fused = sdpa_forward(q, k, v, mask, is_causal, scale)`,
 /// the attention node becoming `fused[0]` and `fused[1]` the logsumexp the backward saves.
 fn rewrite_cuda(
     g: &mut Graph,
     id: NodeId,
     [q, k, v]: [NodeId; 3],
+    mask: Option<NodeId>,
     is_causal: bool,
     scale: Option<f64>,
-    masked_or_grouped: bool,
 ) -> Option<Vec<NodeId>> {
     let meta = |n: NodeId| g.node(n).meta.tensor().cloned();
     let (qm, km, vm) = (meta(q)?, meta(k)?, meta(v)?);
@@ -217,7 +237,7 @@ fn rewrite_cuda(
         && qs[3] == ks[3]
         && ks[3] == vs[3]
         && ks[2] == vs[2];
-    if masked_or_grouped || !on_one_device || !dtypes || !shapes {
+    if !on_one_device || !dtypes || !shapes {
         return None;
     }
     let (b, h, l) = (qs[0], qs[1], qs[2]);
@@ -234,6 +254,7 @@ fn rewrite_cuda(
             Arg::Node(q),
             Arg::Node(k),
             Arg::Node(v),
+            mask.map_or(Arg::None, Arg::Node),
             Arg::Bool(is_causal),
             scale.map_or(Arg::None, Arg::Float),
         ],

@@ -447,9 +447,13 @@ pub(super) fn sdpa_fused_backward(
         a.push(args.get(3).cloned().unwrap_or(Arg::Float(0.0)));
         a.push(args.get(4).cloned().unwrap_or(Arg::Bool(false)));
     } else {
-        // (is_causal, scale) of the forward host call.
-        a.push(args.get(3).cloned().unwrap_or(Arg::Bool(false)));
-        a.push(args.get(4).cloned().unwrap_or(Arg::None));
+        // (attn_mask, is_causal, scale) of the forward host call.
+        a.push(match args.get(3) {
+            Some(Arg::Node(m)) => Arg::Node(b.fwd(*m)),
+            _ => Arg::None,
+        });
+        a.push(args.get(4).cloned().unwrap_or(Arg::Bool(false)));
+        a.push(args.get(5).cloned().unwrap_or(Arg::None));
     }
     let mut kw = Vec::new();
     for (key, val) in kwargs {
