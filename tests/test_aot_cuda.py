@@ -183,8 +183,8 @@ def test_cuda_sdpa_dropout_runs_through_torch_autograd():
     )
 
 
-# torch's fused CUDA attention backwards (the backend ``torch._fused_sdp_choice`` picks:
-# flash or cuDNN for half types, memory-efficient for float32 on the H100/H200).
+# torch's fused CUDA attention backwards (the backend ``torch._fused_sdp_choice`` picks; GPT-2
+# traced passes its boolean causal mask, which only the memory-efficient kernel takes).
 FUSED_CUDA_BACKWARDS = (
     "aten::_scaled_dot_product_flash_attention_backward",
     "aten::_scaled_dot_product_efficient_attention_backward",
@@ -194,7 +194,7 @@ FUSED_CUDA_BACKWARDS = (
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_cuda_gpt2_attention_backward_is_fused(dtype):
-    """GPT-2 (the zoo's small config, causal attention, head size 16) trained one step in
+    """GPT-2 (the zoo's small config, causal mask, head size 16) trained one step in
     ``dtype``: every parameter's gradient as eager's, and the compiled backward runs torch's
     fused attention backward (``fx/src/autodiff/fused_attention.rs``, the host calls
     ``torchferro._aot_helpers.sdpa_forward``/``sdpa_backward``), as torch.compile's graph
