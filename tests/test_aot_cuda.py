@@ -181,3 +181,54 @@ def test_cuda_sdpa_dropout_runs_through_torch_autograd():
     assert any("dropout_p > 0" in r for r in _aot.fallback_reasons), (
         _aot.fallback_reasons
     )
+
+
+# torch's fused CUDA attention backwards (the backend ``torch._fused_sdp_choice`` picks; GPT-2
+# traced passes its boolean causal mask, which only the memory-efficient kernel takes).
+FUSED_CUDA_BACKWARDS = (
+    "aten::_scaled_dot_product_flash_attention_backward",
+    "aten::_scaled_dot_product_efficient_attention_backward",
+    "aten::_scaled_dot_product_cudnn_attention_backward",
+)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_cuda_gpt2_attention_backward_is_fused(dtype):
+    """GPT-2 (the zoo's small config, causal mask, head size 16) trained one step in
+    ``dtype``: every parameter's gradient as eager's, and the compiled backward runs torch's
+    fused attention backward (``fx/src/autodiff/fused_attention.rs``, the host calls
+    ``torchferro._aot_helpers.sdpa_forward``/``sdpa_backward``), as torch.compile's graph
+    does, not the math form's batched products."""
+    from torch.profiler import ProfilerActivity, profile
+
+    make, loss_fn, batch = _gpt2()
+    torch.manual_seed(0)
+    base = make().to(DEV, dtype)
+    eager_model = copy.deepcopy(base).train()
+    comp_model = copy.deepcopy(base).train()
+    torchferro.compiler.reset()
+    _aot.reset()
+    (ids,) = batch(0)
+    loss_fn(eager_model, ids).backward()
+    step = torchferro.compile(lambda ids: loss_fn(comp_model, ids))
+    step(ids).backward()  # compiles both halves
+    for p in comp_model.parameters():
+        p.grad = None
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        loss = step(ids)
+        loss.backward()
+        torch.cuda.synchronize()
+    ops = {e.key for e in prof.key_averages()}
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["compiled"] == 1 and _aot.counters["backward"] == 2
+    assert any(op in ops for op in FUSED_CUDA_BACKWARDS), sorted(ops)
+    assert "aten::_softmax_backward_data" not in ops, sorted(ops)
+    named = dict(comp_model.named_parameters())
+    for name, pe in eager_model.named_parameters():
+        gc, ge = named[name].grad.float(), pe.grad.float()
+        if dtype == torch.float32:
+            torch.testing.assert_close(gc, ge, rtol=1e-3, atol=1e-4, msg=name)
+        else:
+            # bfloat16: our kernels compute in float and round once; eager rounds each op.
+            err = (gc - ge).norm() / ge.norm().clamp_min(1e-6)
+            assert err < 3e-2, (name, err.item())

@@ -473,6 +473,151 @@ def test_float32_end_to_end():
     check(fn, [t.float() for t in inputs], rtol=1e-5, atol=1e-6)
 
 
+FUSED_SDPA_BACKWARD = "aten::_scaled_dot_product_flash_attention_for_cpu_backward"
+
+
+def _step_ops(fn, inputs, backend="inductor"):
+    """The aten ops (profiler names and counts) of one more compiled forward and backward of
+    ``fn`` after :func:`check` compiled it: the backward is compiled by then, so the profile
+    holds what the step runs, not what compiling it ran."""
+    from torch.profiler import ProfilerActivity, profile
+
+    leaves = [
+        t.detach().clone().requires_grad_(t.is_floating_point())
+        if isinstance(t, torch.Tensor)
+        else t
+        for t in inputs
+    ]
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        out = torchferro.compile(fn, backend=backend)(*leaves)
+        out.backward(torch.ones_like(out))
+    return {e.key: e.count for e in prof.key_averages()}
+
+
+# Attention cases of CASES whose operands torch's CPU dispatch runs on its fused kernel (4-d,
+# one head size, a mask that takes no gradient) against those it runs in math form: ``check``
+# makes a float mask require grad, and torch then takes the math backend (as for 3-d q).
+SDPA_FUSED = {
+    "sdpa": False,  # v's head size differs from q's
+    "sdpa_causal": True,
+    "sdpa_scale": False,  # 3-d
+    "sdpa_float_mask": False,  # the mask requires grad
+    "sdpa_bool_mask": True,
+    "sdpa_gqa": False,  # v's head size differs
+    "sdpa_gqa_causal_mask": False,  # the mask requires grad
+}
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("name", sorted(SDPA_FUSED))
+def test_sdpa_backward_fused_or_math(name, backend):
+    """Attention's gradients equal autograd's on either path, and the backward is torch's
+    fused CPU backward exactly where eager's attention runs the fused kernel (torch.compile
+    saves its logsumexp and calls that op); elsewhere it is the math form."""
+    fn, inputs = CASES[name]
+    check(fn, inputs, backend=backend)
+    ops = _step_ops(fn, inputs, backend)
+    assert _aot.counters["compiled"] == 1
+    assert (FUSED_SDPA_BACKWARD in ops) == SDPA_FUSED[name], sorted(ops)
+    if SDPA_FUSED[name]:
+        assert "aten::bmm" not in ops and "aten::matmul" not in ops, sorted(ops)
+
+
+def _sdpa_case(gen, dtype, b, hq, hk, lq, lk, e, mask, causal, scale, gqa):
+    q = torch.randn(b, hq, lq, e, dtype=dtype, generator=gen)
+    k = torch.randn(b, hk, lk, e, dtype=dtype, generator=gen)
+    v = torch.randn(b, hk, lk, e, dtype=dtype, generator=gen)
+    kw = {"is_causal": causal, "enable_gqa": gqa}
+    if scale is not None:
+        kw["scale"] = scale
+    if mask == "bool":
+        m = torch.rand(lq, lk, generator=gen) > 0.4
+        m[:, 0] = True  # no row masked out entirely
+        kw["attn_mask"] = m
+    elif mask == "float":
+        kw["attn_mask"] = torch.randn(1, hq, lq, lk, dtype=dtype, generator=gen)
+    elif mask == "float_batch":
+        kw["attn_mask"] = torch.randn(b, 1, lq, lk, dtype=dtype, generator=gen)
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, **kw) * 2
+
+    return fn, [q, k, v]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    b=st.integers(1, 2),
+    hk=st.integers(1, 3),
+    group=st.integers(1, 2),
+    lq=st.integers(1, 9),
+    lk=st.integers(1, 9),
+    e=st.integers(1, 6),
+    mask=st.sampled_from(["none", "bool", "float", "float_batch"]),
+    causal=st.booleans(),
+    scale=st.sampled_from([None, 0.25]),
+    dtype=st.sampled_from([torch.float64, torch.float32]),
+    seed=st.integers(0, 2**16),
+)
+def test_sdpa_fused_backward_shapes(
+    b, hk, group, lq, lk, e, mask, causal, scale, dtype, seed
+):
+    """The fused path over shapes, masks (boolean, float per head or per batch), causal,
+    scale and grouped heads: values and gradients as eager's, which runs the same kernels
+    (float32 bit for bit), and the fused backward is what ran."""
+    if causal and mask != "none":
+        mask = "none"  # torch refuses a mask with is_causal
+    gen = torch.Generator().manual_seed(seed)
+    fn, inputs = _sdpa_case(
+        gen, dtype, b, hk * group, hk, lq, lk, e, mask, causal, scale, group > 1
+    )
+    tol = {"rtol": 0, "atol": 0} if dtype == torch.float32 else {}
+    check(fn, inputs, **tol)
+    ops = _step_ops(fn, inputs)
+    assert FUSED_SDPA_BACKWARD in ops, sorted(ops)
+    assert "aten::bmm" not in ops, sorted(ops)
+
+
+def test_sdpa_fused_saves_logsumexp_not_probabilities():
+    """What the fused forward saves beyond its inputs q, k, v (which ``saved_bytes`` does not
+    count): the output and the rows' logsumexp (float32 of [B, H, L]); no [B, H, L, S] score or
+    probability matrix."""
+    b, h, l, s, e = 2, 3, 16, 24, 4
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(b, h, l, e, generator=gen)
+    k = torch.randn(b, h, s, e, generator=gen)
+    v = torch.randn(b, h, s, e, generator=gen)
+    check(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        [q, k, v],
+        rtol=0,
+        atol=0,
+    )
+    assert _aot.counters["saved_bytes"] == b * h * l * e * 4 + b * h * l * 4
+
+
+def test_cuda_attention_host_calls_recompute_branch():
+    """The CUDA attention host calls (``torchferro._aot_helpers.sdpa_forward``/``_backward``;
+    their fused branches run on the GPU only, ``tests/test_aot_cuda.py``): a head size the
+    fused pair does not take (6, not a multiple of 8) gives eager's output, a zero
+    logsumexp padded to 32 rows, and autograd's gradients through the attention again."""
+    from torchferro import _aot_helpers as helpers
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (
+        torch.randn(2, 3, 5, 6, dtype=torch.float64, generator=gen) for _ in "qkv"
+    )
+    out, lse = helpers.sdpa_forward(q, k, v, None, True, 0.5)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    expect = F.scaled_dot_product_attention(*leaves, is_causal=True, scale=0.5)
+    assert torch.equal(out, expect.detach())
+    assert lse.shape == (2, 3, 32) and lse.dtype == torch.float32
+    g = torch.randn(expect.shape, dtype=torch.float64, generator=gen)
+    got = helpers.sdpa_backward(g, q, k, v, out, lse, None, True, 0.5)
+    for a, b in zip(got, torch.autograd.grad(expect, leaves, g)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_running_stats(training):
     """batch_norm with running stats: gradients as eager's, and the running stats written

@@ -165,3 +165,96 @@ fn weight_gradient_of_a_batched_matmul_folds_the_batch_into_one_mm() {
         "{calls:?}"
     );
 }
+
+fn attention_graph(device: Device, dtype: DType, causal: bool) -> Graph {
+    let meta = |sizes: &[i64]| {
+        let mut m = TensorMeta::contiguous(dtype, device.clone(), sizes);
+        m.requires_grad = true;
+        NodeMeta::Tensor(m)
+    };
+    let mut g = Graph::new();
+    let q = g.placeholder("q", meta(&[2, 4, 8, 16]));
+    let k = g.placeholder("k", meta(&[2, 4, 8, 16]));
+    let v = g.placeholder("v", meta(&[2, 4, 8, 16]));
+    let o = g.call(
+        "attn",
+        Target::Function("torch.nn.functional.scaled_dot_product_attention".into()),
+        vec![Arg::Node(q), Arg::Node(k), Arg::Node(v)],
+        vec![("is_causal".into(), Arg::Bool(causal))],
+        meta(&[2, 4, 8, 16]),
+    );
+    g.output(vec![Arg::Node(o)]);
+    g
+}
+
+fn targets(g: &Graph) -> Vec<String> {
+    g.nodes()
+        .filter_map(|(_, n)| match &n.kind {
+            NodeKind::Call { target, .. } => Some(target.name().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Attention in training, as torch.compile does it: the forward is the fused op returning
+/// the output and its logsumexp, both saved; the backward is one fused backward call (no
+/// batched products, no softmax over the `[L, S]` scores). On CUDA the pair are the host calls
+/// that ask torch for the device's backend.
+#[test]
+fn attention_backward_is_one_fused_call() {
+    use fx::autodiff::fused_attention::{
+        CUDA_BACKWARD, CUDA_FORWARD, FLASH_CPU, FLASH_CPU_BACKWARD,
+    };
+    let cuda = Device {
+        kind: "cuda".into(),
+        index: Some(0),
+    };
+    // (device, dtype, forward, backward, logsumexp rows: the CUDA form pads them to 32)
+    for (device, dtype, fwd, bwd, rows) in [
+        (
+            Device::cpu(),
+            DType::Float32,
+            FLASH_CPU,
+            FLASH_CPU_BACKWARD,
+            8,
+        ),
+        (cuda, DType::BFloat16, CUDA_FORWARD, CUDA_BACKWARD, 32),
+    ] {
+        let g = attention_graph(device, dtype, true);
+        let j = joint(&g, &[true, true, true], &HashMap::new(), &HashMap::new()).unwrap();
+        let (ft, bt) = (targets(&j.forward), targets(&j.backward));
+        assert!(ft.iter().any(|t| t == fwd), "{ft:?}");
+        assert_eq!(bt.iter().filter(|t| *t == bwd).count(), 1, "{bt:?}");
+        assert!(
+            !bt.iter()
+                .any(|t| t.contains("matmul") || t.contains("softmax")),
+            "{bt:?}"
+        );
+        assert_eq!(j.grad_inputs, vec![0, 1, 2]);
+        // q, k, v (inputs) and the two outputs of the fused forward.
+        assert_eq!(j.saved.len(), 5);
+        let out = 2 * 4 * 8 * 16 * dtype.itemsize() as u64;
+        assert_eq!(j.saved_bytes, out + 2 * 4 * rows * 4);
+    }
+}
+
+/// Where torch's CPU dispatch takes the math backend (3-d operands here), the math rule stays.
+#[test]
+fn attention_on_the_math_backend_keeps_the_math_rule() {
+    let mut g = Graph::new();
+    let q = g.placeholder("q", t(&[4, 8, 16], true));
+    let k = g.placeholder("k", t(&[4, 8, 16], true));
+    let v = g.placeholder("v", t(&[4, 8, 16], true));
+    let o = g.call(
+        "attn",
+        Target::Function("torch.nn.functional.scaled_dot_product_attention".into()),
+        vec![Arg::Node(q), Arg::Node(k), Arg::Node(v)],
+        vec![],
+        t(&[4, 8, 16], true),
+    );
+    g.output(vec![Arg::Node(o)]);
+    let j = joint(&g, &[true, true, true], &HashMap::new(), &HashMap::new()).unwrap();
+    let bt = targets(&j.backward);
+    assert!(!bt.iter().any(|t| t.contains("_backward")), "{bt:?}");
+    assert!(bt.iter().any(|t| t.contains("matmul")), "{bt:?}");
+}

@@ -5,6 +5,12 @@
 (``offset2bag``, ``bag_size``, the max positions) has data-dependent sizes, so the forward keeps
 only the bags and this call takes the bookkeeping again from the saved indices and offsets,
 then runs torch's own backward kernels for the weight and the per-sample weights.
+
+``sdpa_forward`` / ``sdpa_backward`` are CUDA attention in training
+(``fx/src/autodiff/fused_attention.rs``): torch picks the fused kernel at run time from the
+device's capability, so the host asks ``torch._fused_sdp_choice`` as eager's dispatch does and
+runs that backend's forward (output and logsumexp) and, in the backward, its fused backward on
+the saved output and logsumexp (flash, memory-efficient or cuDNN), as torch.compile's graphs do.
 """
 
 from __future__ import annotations
@@ -75,3 +81,153 @@ def embedding_bag_backward(
             grad, weight, indices, offsets, offset2bag, mode, padding_idx
         ).reshape(psw_shape)
     return gw, gp
+
+
+# ``torch.nn.attention.SDPBackend`` values ``torch._fused_sdp_choice`` returns.
+_FLASH = 1
+_EFFICIENT = 2
+_CUDNN = 3
+
+
+def _sdpa_backend(q, k, v, mask, is_causal, scale):
+    """The backend eager's attention takes for these operands in training (they require grad
+    there, which some of torch's constraints read)."""
+    if q.shape[-1] % 8:
+        # Eager pads such heads for the flash kernel and slices its result: the fused pair here
+        # takes unpadded heads only.
+        return 0
+    qg, kg, vg = (t.detach().requires_grad_(True) for t in (q, k, v))
+    backend = torch._fused_sdp_choice(qg, kg, vg, mask, 0.0, is_causal, scale=scale)
+    # A mask goes to the memory-efficient kernel only (as eager's dispatch does); another
+    # backend with a mask recomputes.
+    return backend if mask is None or backend == _EFFICIENT else 0
+
+
+def _sdpa_bias(mask, q, k):
+    """The attention bias eager's dispatch hands the memory-efficient kernel: a boolean mask
+    as 0 where True and -inf where False in q's dtype, expanded to [B, H, L, S], its rows
+    padded to a multiple of 16 elements and sliced back (the kernel's alignment)."""
+    if mask is None:
+        return None
+    if mask.dtype == torch.bool:
+        mask = torch.zeros_like(mask, dtype=q.dtype).masked_fill_(
+            mask.logical_not(), float("-inf")
+        )
+    s = k.shape[2]
+    bias = mask.expand(q.shape[0], q.shape[1], q.shape[2], s)
+    if s % 16:
+        bias = torch.nn.functional.pad(bias, (0, 16 - s % 16))[..., :s]
+    return bias
+
+
+def _lse_rows(q):
+    """Rows of the saved logsumexp: the query length padded to a multiple of 32 (the
+    memory-efficient kernel's form; the flash kernel's is padded to it with zeros)."""
+    return (q.shape[2] + 31) // 32 * 32
+
+
+def sdpa_forward(q, k, v, mask, is_causal, scale):
+    """(output, logsumexp) of ``F.scaled_dot_product_attention(q, k, v, mask, is_causal=,
+    scale=)``
+    on the fused kernel eager's attention runs (``[B, H, L]`` logsumexp in float32, padded to
+    :func:`_lse_rows`; zeros where the backend has no fused backward here)."""
+    b, h, l, _ = q.shape
+    backend = _sdpa_backend(q, k, v, mask, is_causal, scale)
+    if backend == _FLASH:
+        r = torch.ops.aten._scaled_dot_product_flash_attention(
+            q, k, v, 0.0, is_causal, False, scale=scale
+        )
+        out, lse = r[0], r[1]
+        lse = torch.nn.functional.pad(lse.float(), (0, _lse_rows(q) - l))
+        return out, lse.contiguous()
+    if backend == _EFFICIENT:
+        out, lse, _, _ = torch.ops.aten._scaled_dot_product_efficient_attention(
+            q, k, v, _sdpa_bias(mask, q, k), True, 0.0, is_causal, scale=scale
+        )
+        if lse.shape[2] != _lse_rows(q):
+            lse = torch.nn.functional.pad(lse, (0, _lse_rows(q) - lse.shape[2]))
+        return out, lse.contiguous()
+    if backend == _CUDNN:
+        r = torch.ops.aten._scaled_dot_product_cudnn_attention(
+            q, k, v, None, True, 0.0, is_causal, False, scale=scale
+        )
+        # Its logsumexp is [B, H, L, 1].
+        lse = torch.nn.functional.pad(r[1].reshape(b, h, l), (0, _lse_rows(q) - l))
+        return r[0], lse.contiguous()
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask, is_causal=is_causal, scale=scale
+    )
+    return out, q.new_zeros((b, h, _lse_rows(q)), dtype=torch.float32)
+
+
+def sdpa_backward(grad, q, k, v, out, lse, mask, is_causal, scale):
+    """(grad_query, grad_key, grad_value) of :func:`sdpa_forward`'s attention: the same
+    backend's fused backward on the saved output and logsumexp; for a backend without one
+    here, torch's autograd through the attention again."""
+    backend = _sdpa_backend(q, k, v, mask, is_causal, scale)
+    l, s = q.shape[2], k.shape[2]
+    if backend == _FLASH:
+        # Dropout is off: the Philox state the kernel reads only with dropout is a placeholder.
+        rng = torch.zeros(2, dtype=torch.uint64, device=q.device)
+        unused = torch.zeros((), dtype=torch.uint64, device=q.device)
+        return torch.ops.aten._scaled_dot_product_flash_attention_backward(
+            grad,
+            q,
+            k,
+            v,
+            out,
+            lse[:, :, :l].contiguous(),
+            None,
+            None,
+            l,
+            s,
+            0.0,
+            is_causal,
+            rng,
+            unused,
+            scale=scale,
+        )
+    if backend == _EFFICIENT:
+        seed = torch.zeros((), dtype=torch.int64, device=q.device)
+        r = torch.ops.aten._scaled_dot_product_efficient_attention_backward(
+            grad,
+            q,
+            k,
+            v,
+            _sdpa_bias(mask, q, k),
+            out,
+            lse,
+            seed,
+            seed,
+            0.0,
+            [True, True, True, False],
+            is_causal,
+            scale=scale,
+        )
+        return r[0], r[1], r[2]
+    if backend == _CUDNN:
+        seed = torch.zeros((), dtype=torch.int64, device=q.device)
+        return torch.ops.aten._scaled_dot_product_cudnn_attention_backward(
+            grad,
+            q,
+            k,
+            v,
+            out,
+            lse[:, :, :l].unsqueeze(-1).contiguous(),
+            seed,
+            seed,
+            None,
+            None,
+            None,
+            l,
+            s,
+            0.0,
+            is_causal,
+            scale=scale,
+        )
+    with torch.enable_grad():
+        qg, kg, vg = (t.detach().requires_grad_(True) for t in (q, k, v))
+        o = torch.nn.functional.scaled_dot_product_attention(
+            qg, kg, vg, attn_mask=mask, is_causal=is_causal, scale=scale
+        )
+        return torch.autograd.grad(o, (qg, kg, vg), grad)

@@ -13,6 +13,7 @@
 
 pub mod autocast;
 pub mod decompose;
+pub mod fused_attention;
 pub mod modes;
 pub mod partition;
 pub mod random;
@@ -188,6 +189,11 @@ fn joint_inner(
     rewritten.extend(random::rewrite_dropout(&mut rewritten_graph, &|n| {
         needs0.contains(&n)
     }));
+    // Attention without dropout on torch's fused kernels: the fused forward and backward ops.
+    rewritten.extend(fused_attention::rewrite_sdpa_fused(
+        &mut rewritten_graph,
+        &|n| needs0.contains(&n),
+    ));
     // Training batch norms and cross entropies written out so their parts can be recomputed
     // and fused.
     let groups = if decompose {

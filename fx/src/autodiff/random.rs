@@ -14,18 +14,18 @@ use crate::meta::{NodeMeta, TensorMeta};
 use crate::ops::{self, Canon, Spelling};
 
 /// One call the walk hands to a rewrite: the node and its parts as they were.
-struct CallSite {
-    id: NodeId,
-    target: Target,
-    args: Vec<Arg>,
-    kwargs: Vec<(String, Arg)>,
-    canon: Canon,
+pub(super) struct CallSite {
+    pub(super) id: NodeId,
+    pub(super) target: Target,
+    pub(super) args: Vec<Arg>,
+    pub(super) kwargs: Vec<(String, Arg)>,
+    pub(super) canon: Canon,
 }
 
 /// The walk both rewrites share: every call whose canonical op is `name` goes to `rewrite`,
 /// which returns the nodes whose target is new, or `None` (having added nothing) where the call
 /// is not one it rewrites. Returns all the rewrites' new-target nodes, in graph order.
-fn rewrite_calls(
+pub(super) fn rewrite_calls(
     g: &mut Graph,
     name: &str,
     mut rewrite: impl FnMut(&mut Graph, CallSite) -> Option<Vec<NodeId>>,

@@ -263,6 +263,12 @@ pub fn tuple_rule(
     kwargs: &[(String, Arg)],
     parts: &HashMap<usize, NodeId>,
 ) -> Result<Grads> {
+    if matches!(
+        target.name(),
+        super::fused_attention::FLASH_CPU | super::fused_attention::CUDA_FORWARD
+    ) {
+        return train::sdpa_fused_backward(b, id, args, kwargs, parts);
+    }
     let name = target.name().rsplit('.').next().unwrap_or("");
     match name {
         "split" | "chunk" | "unbind" => {

@@ -378,3 +378,116 @@ fn repeat_heads(b: &mut Bw, x: NodeId, xs: &[i64], r: i64) -> Result<NodeId> {
         m,
     ))
 }
+
+/// The fused CPU attention (`fused_attention::rewrite_sdpa_fused`): torch's fused backward
+/// `_scaled_dot_product_flash_attention_for_cpu_backward(grad, q, k, v, out, logsumexp,
+/// dropout_p, is_causal, attn_mask=, scale=)` on the saved output and `logsumexp`, one call
+/// for the three gradients (derivatives.yaml's rule of the fused op; grouped heads come back
+/// per key/value head from the kernel).
+pub(super) fn sdpa_fused_backward(
+    b: &mut Bw,
+    id: NodeId,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    parts: &std::collections::HashMap<usize, NodeId>,
+) -> Result<Grads> {
+    use crate::autodiff::fused_attention::{grad_meta, CUDA_BACKWARD, FLASH_CPU_BACKWARD};
+    let NodeKind::Call { target, .. } = &b.f.node(id).kind else {
+        return no_rule("fused attention");
+    };
+    let cpu = target.name() != crate::autodiff::fused_attention::CUDA_FORWARD;
+    let Some(&g) = parts.get(&0) else {
+        // Only the logsumexp was read: it carries no gradient.
+        return Ok(vec![]);
+    };
+    let node = |a: Option<&Arg>| match a {
+        Some(Arg::Node(n)) => Some(*n),
+        _ => None,
+    };
+    let (Some(q), Some(k), Some(v)) = (node(args.first()), node(args.get(1)), node(args.get(2)))
+    else {
+        return no_rule("fused attention without tensor operands");
+    };
+    // The forward's items: `fused[0]` (the attention's result), `fused[1]` (logsumexp).
+    let item = |i: usize| {
+        b.f.users(id)
+            .into_iter()
+            .find(|&u| match &b.f.node(u).kind {
+                crate::graph::NodeKind::Call { target, args, .. } => {
+                    super::tuple_item(b.f, target, args) == Some((id, i))
+                }
+                _ => false,
+            })
+    };
+    let (Some(out), Some(lse)) = (item(0), item(1)) else {
+        return no_rule("fused attention without its output and logsumexp items");
+    };
+    // The CPU kernel's gradient layout is known; the CUDA host call's result is copied into
+    // the contiguous layout declared here where its backend gives others.
+    let metas = [q, k, v]
+        .iter()
+        .map(|&n| {
+            let m = b.fmeta(n).ok()?;
+            if cpu {
+                grad_meta(m)
+            } else {
+                let mut c = TensorMeta::contiguous(m.dtype, m.device.clone(), &m.known_sizes()?);
+                c.requires_grad = false;
+                Some(c)
+            }
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| AutodiffError::Unsupported("fused attention of symbolic sizes".into()))?;
+    let mut a = vec![Arg::Node(g)];
+    for n in [q, k, v, out, lse] {
+        a.push(Arg::Node(b.fwd(n)));
+    }
+    if cpu {
+        // (dropout_p, is_causal) of the forward call.
+        a.push(args.get(3).cloned().unwrap_or(Arg::Float(0.0)));
+        a.push(args.get(4).cloned().unwrap_or(Arg::Bool(false)));
+    } else {
+        // (attn_mask, is_causal, scale) of the forward host call.
+        a.push(match args.get(3) {
+            Some(Arg::Node(m)) => Arg::Node(b.fwd(*m)),
+            _ => Arg::None,
+        });
+        a.push(args.get(4).cloned().unwrap_or(Arg::Bool(false)));
+        a.push(args.get(5).cloned().unwrap_or(Arg::None));
+    }
+    let mut kw = Vec::new();
+    for (key, val) in kwargs {
+        let val = match val {
+            Arg::Node(n) => Arg::Node(b.fwd(*n)),
+            other => other.clone(),
+        };
+        kw.push((key.clone(), val));
+    }
+    let t = b.g.call(
+        "sdpa_backward",
+        Target::Function(
+            if cpu {
+                FLASH_CPU_BACKWARD
+            } else {
+                CUDA_BACKWARD
+            }
+            .into(),
+        ),
+        a,
+        kw,
+        NodeMeta::Tuple(metas.iter().cloned().map(NodeMeta::Tensor).collect()),
+    );
+    let mut r = Vec::new();
+    for (i, (x, m)) in [q, k, v].into_iter().zip(metas).enumerate() {
+        if b.needs(x) {
+            let gi = b.raw(
+                "getitem",
+                Target::Function("operator.getitem".into()),
+                vec![Arg::Node(t), Arg::Int(i as i64)],
+                NodeMeta::Tensor(m),
+            );
+            r.push((x, gi));
+        }
+    }
+    Ok(r)
+}
