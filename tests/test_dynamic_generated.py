@@ -381,19 +381,57 @@ def test_a_returned_comparison_of_sizes_is_not_guarded():
     assert fc.n == tc.n
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an op's requirement between two symbols with an offset (`s0 - 6 == s1`, a slice of "
-    "one input broadcast against another) pins both sizes: torchferro's replacements are "
-    "symbol-for-symbol or constant only, where torch replaces s1 by s0 - 6 (2 graphs)",
-)
 def test_a_broadcast_of_a_shifted_size_is_a_replacement():
+    """An op's requirement between two symbols apart by a constant (`x[6:] + y` needs
+    `s0 - 6 == s1`) is a guard and a replacement, `s1` written `s0 - 6`, as torch's: one
+    dynamic graph (torch.compile: 2 graphs). A strict xfail until session 19, when both sizes
+    were pinned and every new size recompiled."""
     src = "def program(x, y):\n    return x[6:] + y"
     calls = [((n + 6, 3), (n, 3)) for n in (3, 4, 5, 7, 9)]
     tc, fc = _branch_counts(src, calls, None)
     assert not tc.wrong
     assert tc.n == 2
     assert fc.n == tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
+# A slice of one input meeting another: `x[k:]`'s length `s0 - k` against y's `s1` (torch's
+# replacement `s1 = s0 - k`), as a broadcast, a concatenation's other dim or a product's inner
+# size; y's length is usually x's minus k, sometimes 1 (a broadcast, 0/1 specialized) or off
+# by one (eager raises: the sequence ends there).
+SHIFTED_BODIES = [
+    "return x[{k}:] + y",
+    "return (x[:-{k}] * y).sum(0), y.size(0)",
+    "return torch.cat([x[{k}:], y], 1)",
+    "return x[{k}:].t() @ y",
+    "return torch.where(x[{k}:] > 0, x[{k}:], y) - x.size(0)",
+]
+
+
+@generated(EXAMPLES)
+@given(
+    body=st.sampled_from(SHIFTED_BODIES),
+    k=st.integers(1, 3),
+    lengths=st.lists(
+        st.tuples(
+            st.integers(1, 6), st.sampled_from(["fit", "fit", "fit", "one", "off"])
+        ),
+        min_size=2,
+        max_size=5,
+    ),
+    dynamic=st.sampled_from([True, None]),
+)
+def test_generated_shifted_sizes_match_torch_compile(body, k, lengths, dynamic):
+    src = "def program(x, y):\n    " + body.format(k=k)
+    calls = []
+    for n, kind in lengths:
+        ny = {"fit": n, "one": 1, "off": n + 1}[kind]
+        calls.append(((n + k, 3), (ny, 3)))
+    note(src)
+    note(f"calls {calls}, dynamic={dynamic}")
+    tc, fc = _branch_counts(src, calls, dynamic, True)
+    note(f"graphs: torch.compile {tc.n}, torchferro {fc.n}")
+    if not tc.wrong:
+        assert fc.n <= tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
 
 
 # --- broadcasts of two independently changing dimensions ---------------------------------------

@@ -452,6 +452,27 @@ impl Relation {
         out
     }
 
+    /// `(b, a, c)` when the relation is an equality of two symbols apart by a constant,
+    /// `s_b == s_a + c` with `a < b` (`s0 - 6 == s1`: `(1, 0, -6)`; `c` may be 0).
+    pub fn shifted_equality(&self) -> Option<(u32, u32, i64)> {
+        if self.op != RelOp::Eq {
+            return None;
+        }
+        let [a, b] = self.symbols()[..] else {
+            return None;
+        };
+        let d = self.lhs.sub(&self.rhs);
+        let unit = SymExpr::symbol(b).sub(&SymExpr::symbol(a));
+        for sign in [1, -1] {
+            let e = d.mul_const(sign);
+            let k = e.eval(&|_| 0)?;
+            if e == unit.add_const(k) {
+                return Some((b, a, -k));
+            }
+        }
+        None
+    }
+
     /// Whether the relation holds under an assignment (`None`: unevaluable, e.g. `// 0`).
     pub fn eval(&self, value: &dyn Fn(u32) -> i64) -> Option<bool> {
         Some(self.op.holds(self.lhs.eval(value)?, self.rhs.eval(value)?))

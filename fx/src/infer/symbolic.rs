@@ -160,6 +160,10 @@ pub struct Symbols<'a> {
     /// `same[k]`: the symbol `k` is guarded equal to (torch's replacements: an op needed
     /// `s1 == s0`); every probe point gives `k` that symbol's value. Empty: each its own.
     pub same: &'a [u32],
+    /// `shift[k]`: symbol `k` is guarded equal to `same[k]` plus this constant (torch's
+    /// replacement `s1 = s0 - 6`, from a slice broadcast against another input); every probe
+    /// point gives `k` that value. Empty: no shifts.
+    pub shift: &'a [i64],
     /// Whether a probe point is one the trace admits (the shape environment's relations so
     /// far: after `view(n, -1)` guarded `s0 % n == 0`, a point breaking it is no size the
     /// graph runs at, and an op's concrete rules there say nothing). `None`: every point.
@@ -177,6 +181,7 @@ impl<'a> Symbols<'a> {
             external: None,
             pinned: &[],
             same: &[],
+            shift: &[],
             admits: None,
             autocast: false,
         }
@@ -197,6 +202,7 @@ pub fn infer_symbolic(
         external,
         pinned,
         same,
+        shift,
         admits,
         autocast,
     } = shapes;
@@ -215,20 +221,22 @@ pub fn infer_symbolic(
     // one it needs equal to a constant keeps its hint. The relations are returned with the
     // answer; the shape environment guards them and writes the two symbols as one from then
     // on. (Probing them apart would break the op at the probes, so the op would specialize.)
-    let (same, pinned) = required_classes(
+    let (same, shift, pinned) = required_classes(
         &cx.required(family, name, args, kwargs),
         hints,
         same,
+        shift,
         pinned,
     );
-    let (same, pinned) = (&same[..], &pinned[..]);
+    let (same, shift, pinned) = (&same[..], &shift[..], &pinned[..]);
     // The hints, two assignments above them (each symbol times its own prime, which keeps
     // divisibility by constants) and one below them (small distinct sizes: a result size that
     // depends on a threshold, such as a bound clamped to the size, shows there). A pinned
     // symbol (the caller guards it equal to its hint) keeps its hint everywhere.
-    // Symbols guarded equal (`same`) take one value at every point.
+    // Symbols guarded equal (`same`) take one value at every point, a shifted one that value
+    // plus its shift (a representative is raised where a member would fall below 2).
     let at = |f: &dyn Fn(usize, i64) -> i64| -> Vec<i64> {
-        let p: Vec<i64> = hints
+        let mut p: Vec<i64> = hints
             .iter()
             .enumerate()
             .map(|(k, h)| {
@@ -239,8 +247,15 @@ pub fn infer_symbolic(
                 }
             })
             .collect();
+        let shift_of = |k: usize| shift.get(k).copied().unwrap_or(0);
+        for (k, &r) in same.iter().enumerate() {
+            let r = r as usize;
+            if r < p.len() && p[r] + shift_of(k) < 2 && !pinned.contains(&(r as u32)) {
+                p[r] = 2 - shift_of(k);
+            }
+        }
         (0..p.len())
-            .map(|k| same.get(k).map_or(p[k], |&r| p[r as usize]))
+            .map(|k| same.get(k).map_or(p[k], |&r| p[r as usize] + shift_of(k)))
             .collect()
     };
     let points: Vec<Vec<i64>> = vec![
@@ -492,50 +507,71 @@ pub fn infer_symbolic(
 }
 
 /// The probe classes under an op's required relations ([`Sym::required`]): `same` (each
-/// symbol's representative) with the symbols an equality `a == b` joins merged (equal hints
-/// only: otherwise the op is invalid at the hints, and eager raises), and `pinned` with every
-/// symbol an equality `a == c` fixes at its hint, and every symbol in a class with a pinned one.
+/// symbol's representative) and `shift` (its offset from it) with the symbols an equality
+/// `b == a + c` joins merged (hints that agree only: otherwise the op is invalid at the hints,
+/// and eager raises), and `pinned` with every symbol an equality of it alone fixes at its
+/// hint (`a == c`, `a - 1 == 1`), and every symbol in a class with a pinned one.
 fn required_classes(
     required: &[Relation],
     hints: &[i64],
     same: &[u32],
+    shift: &[i64],
     pinned: &[u32],
-) -> (Vec<u32>, Vec<u32>) {
-    let mut reps: Vec<u32> = (0..hints.len() as u32)
-        .map(|k| same.get(k as usize).copied().unwrap_or(k))
+) -> (Vec<u32>, Vec<i64>, Vec<u32>) {
+    // `up[k] = (parent, offset)`: `s_k == s_parent + offset`.
+    let mut up: Vec<(u32, i64)> = (0..hints.len() as u32)
+        .map(|k| {
+            let r = same.get(k as usize).copied().unwrap_or(k);
+            (r, shift.get(k as usize).copied().unwrap_or(0))
+        })
         .collect();
-    let root = |reps: &[u32], mut k: u32| {
-        while reps[k as usize] != k {
-            k = reps[k as usize];
+    let root = |up: &[(u32, i64)], mut k: u32| {
+        let mut off = 0;
+        while up[k as usize].0 != k {
+            off += up[k as usize].1;
+            k = up[k as usize].0;
         }
-        k
+        (k, off)
     };
     let mut pinned = pinned.to_vec();
     let hint = |k: u32| hints.get(k as usize).copied();
     for r in required.iter().filter(|r| r.op == RelOp::Eq) {
-        match (r.lhs.as_symbol(), r.rhs.as_symbol()) {
-            (Some(a), Some(b)) if hint(a).is_some() && hint(a) == hint(b) => {
-                let (ra, rb) = (root(&reps, a), root(&reps, b));
-                reps[ra.max(rb) as usize] = ra.min(rb);
-            }
-            (Some(k), None) | (None, Some(k)) => {
-                let c = r.lhs.as_const().or(r.rhs.as_const());
-                if c.is_some() && hint(k) == c {
-                    pinned.push(k);
+        if let Some((b, a, c)) = r.shifted_equality() {
+            if hint(a).is_some() && hint(b) == hint(a).map(|h| h + c) {
+                // s_b = s_a + c; s_a = ra + oa, s_b = rb + ob: rb = ra + oa + c - ob.
+                let ((ra, oa), (rb, ob)) = (root(&up, a), root(&up, b));
+                if ra != rb {
+                    let d = oa + c - ob;
+                    if ra < rb {
+                        up[rb as usize] = (ra, d);
+                    } else {
+                        up[ra as usize] = (rb, -d);
+                    }
                 }
             }
-            _ => {}
+            continue;
+        }
+        // An equality of one symbol that holds at the hints (`s0 == 3`, or `s0 - 1 == 1` for
+        // a slice broadcast as a 1) holds there alone: the symbol keeps its hint.
+        if let [k] = r.symbols()[..] {
+            if r.decided().is_none() && r.eval(&|j| hint(j).unwrap_or(0)) == Some(true) {
+                pinned.push(k);
+            }
         }
     }
-    let reps: Vec<u32> = (0..reps.len() as u32).map(|k| root(&reps, k)).collect();
+    let roots: Vec<(u32, i64)> = (0..up.len() as u32).map(|k| root(&up, k)).collect();
     let pinned_reps: Vec<u32> = pinned
         .iter()
-        .filter_map(|&k| reps.get(k as usize).copied())
+        .filter_map(|&k| roots.get(k as usize).map(|r| r.0))
         .collect();
-    let pinned = (0..reps.len() as u32)
-        .filter(|&k| pinned.contains(&k) || pinned_reps.contains(&reps[k as usize]))
+    let pinned = (0..roots.len() as u32)
+        .filter(|&k| pinned.contains(&k) || pinned_reps.contains(&roots[k as usize].0))
         .collect();
-    (reps, pinned)
+    (
+        roots.iter().map(|r| r.0).collect(),
+        roots.iter().map(|r| r.1).collect(),
+        pinned,
+    )
 }
 
 /// The symbols a node's metadata reads.

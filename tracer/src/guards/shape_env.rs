@@ -68,18 +68,21 @@ pub struct ShapeEnv {
     /// Input dimensions given an existing symbol because their size equalled its hint.
     pub duck: Vec<(Source, usize, u32)>,
     pub relations: Vec<(Relation, Option<Location>)>,
-    /// Symbols guarded equal to another, `(k, r)`: `k == r`, and `k` is written `r` from then
-    /// on (torch's replacements). Kept apart from `relations`, which are in the
+    /// Symbols guarded equal to another plus a constant, `(k, r, c)`: `k == r + c`, and `k` is
+    /// written `r + c` from then on (torch's replacements; `c` is 0 for two batch sizes meeting
+    /// in a broadcast, -6 for `x[6:] + y`). Kept apart from `relations`, which are in the
     /// representatives only (the inductor's templates move the representatives alone).
-    pub equal: Vec<(u32, u32, Option<Location>)>,
+    pub equal: Vec<(u32, u32, i64, Option<Location>)>,
     /// Symbols guarded equal to a constant, `(k, c)`: `k == c`, and `k` is written `c` from
     /// then on (torch's replacements by constants). Guards apart from `relations`, which the
     /// replacement decides (`s2 == 32` in representatives is `32 == 32`).
     pub fixed: Vec<(u32, i64, Option<Location>)>,
     /// `value[k]`: the constant representative `k` stands for, if it was replaced by one.
     value: Vec<Option<i64>>,
-    /// `same[k]`: the symbol standing for `k` (itself unless unified).
+    /// `same[k]`: the symbol standing for `k` (itself unless unified), and `shift[k]`: `k`'s
+    /// offset from it (`s_k == s_same[k] + shift[k]`).
     same: Vec<u32>,
+    shift: Vec<i64>,
     /// A unification happened since the graph's metadata was last rewritten.
     pub dirty: bool,
     /// The user's line under way (the traced instruction's), for guards an op adds while its
@@ -118,6 +121,7 @@ impl ShapeEnv {
     fn push(&mut self, info: SymbolInfo) -> SymExpr {
         self.symbols.push(info);
         self.same.push(self.symbols.len() as u32 - 1);
+        self.shift.push(0);
         self.value.push(None);
         SymExpr::symbol(self.symbols.len() as u32 - 1)
     }
@@ -151,14 +155,20 @@ impl ShapeEnv {
 
     /// The symbol standing for `k`: `k`, or the one it was unified with.
     pub fn rep(&self, k: u32) -> u32 {
-        let mut k = k;
+        self.rep_shift(k).0
+    }
+
+    /// `(r, c)`: `k` is written `r + c` (`(k, 0)` unless unified).
+    pub fn rep_shift(&self, k: u32) -> (u32, i64) {
+        let (mut k, mut c) = (k, 0);
         while let Some(&r) = self.same.get(k as usize) {
             if r == k {
                 break;
             }
+            c += self.shift[k as usize];
             k = r;
         }
-        k
+        (k, c)
     }
 
     /// [`ShapeEnv::rep`] of every symbol (for `fx::infer::Symbols::same`).
@@ -168,18 +178,27 @@ impl ShapeEnv {
             .collect()
     }
 
-    /// The constant symbol `k` was replaced by, if any (through its representative).
-    pub fn value_of(&self, k: u32) -> Option<i64> {
-        self.value.get(self.rep(k) as usize).copied().flatten()
+    /// Each symbol's offset from its representative (for `fx::infer::Symbols::shift`).
+    pub fn shifts(&self) -> Vec<i64> {
+        (0..self.symbols.len() as u32)
+            .map(|k| self.rep_shift(k).1)
+            .collect()
     }
 
-    /// What symbol `k` is written as: its constant, or its representative (`None`: itself).
+    /// The constant symbol `k` was replaced by, if any (through its representative).
+    pub fn value_of(&self, k: u32) -> Option<i64> {
+        let (r, c) = self.rep_shift(k);
+        self.value.get(r as usize).copied().flatten().map(|v| v + c)
+    }
+
+    /// What symbol `k` is written as: its constant, or its representative plus its shift
+    /// (`None`: itself).
     pub fn replacement(&self, k: u32) -> Option<SymExpr> {
         if let Some(c) = self.value_of(k) {
             return Some(SymExpr::constant(c));
         }
-        let r = self.rep(k);
-        (r != k).then(|| SymExpr::symbol(r))
+        let (r, c) = self.rep_shift(k);
+        (r != k).then(|| SymExpr::symbol(r).add_const(c))
     }
 
     /// Whether any symbol is written otherwise (a replacement by a symbol or a constant).
@@ -203,24 +222,37 @@ impl ShapeEnv {
     /// from now on (torch's replacement). Its bounds narrow to both symbols'. `false` when
     /// they are one symbol already or their hints differ.
     pub fn unify(&mut self, a: u32, b: u32, origin: Option<Location>) -> bool {
-        let (ra, rb) = (self.rep(a), self.rep(b));
-        if ra == rb || self.symbols[ra as usize].hint != self.symbols[rb as usize].hint {
+        self.unify_shifted(b, a, 0, origin)
+    }
+
+    /// Guards `b == a + c` (true at the hints) and writes the later representative as the
+    /// earlier one plus the offset from then on (torch's replacement: `x[6:] + y` needs
+    /// `s1 == s0 - 6`, and `s1` is written `s0 - 6`). The earlier one's bounds narrow to what
+    /// both admit. `false` when they are one symbol already or the hints disagree.
+    pub fn unify_shifted(&mut self, b: u32, a: u32, c: i64, origin: Option<Location>) -> bool {
+        let ((ra, oa), (rb, ob)) = (self.rep_shift(a), self.rep_shift(b));
+        let hint = |k: u32| self.symbols[k as usize].hint;
+        // rb + ob == ra + oa + c, so rb == ra + d.
+        let d = oa + c - ob;
+        if ra == rb || hint(rb) != hint(ra) + d {
             return false;
         }
-        let (lo, hi) = (ra.min(rb), ra.max(rb));
+        // `hi == lo + d` from now on.
+        let (lo, hi, d) = if ra < rb { (ra, rb, d) } else { (rb, ra, -d) };
         self.same[hi as usize] = lo;
-        // A constant either stood for is the class's (equal hints: the same constant).
+        self.shift[hi as usize] = d;
+        // A constant either stood for is the class's (the hints agree: the same constant).
         if self.value[lo as usize].is_none() {
-            self.value[lo as usize] = self.value[hi as usize];
+            self.value[lo as usize] = self.value[hi as usize].map(|v| v - d);
         }
         let (min, max) = (self.symbols[hi as usize].min, self.symbols[hi as usize].max);
         let r = &mut self.symbols[lo as usize];
-        r.min = r.min.max(min);
-        r.max = match (r.max, max) {
+        r.min = r.min.max(min.saturating_sub(d));
+        r.max = match (r.max, max.map(|m| m - d)) {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
         };
-        self.equal.push((hi, lo, origin));
+        self.equal.push((hi, lo, d, origin));
         self.recanon();
         true
     }
@@ -323,11 +355,9 @@ impl ShapeEnv {
         if r.decided() == Some(true) || self.relations.iter().any(|(x, _)| *x == r) {
             return;
         }
-        if r.op == RelOp::Eq {
-            if let (Some(a), Some(b)) = (r.lhs.as_symbol(), r.rhs.as_symbol()) {
-                if self.unify(a, b, origin.clone()) {
-                    return;
-                }
+        if let Some((b, a, c)) = r.shifted_equality() {
+            if self.unify_shifted(b, a, c, origin.clone()) {
+                return;
             }
         }
         if let Some((k, c)) = pinned_value(&r) {
@@ -372,9 +402,13 @@ impl ShapeEnv {
 
     /// The guards of this environment, for a cache entry.
     pub fn guards(&self) -> ShapeGuards {
-        let equal = self.equal.iter().map(|(k, r, o)| {
+        let equal = self.equal.iter().map(|(k, r, c, o)| {
             (
-                Relation::new(SymExpr::symbol(*k), RelOp::Eq, SymExpr::symbol(*r)),
+                Relation::new(
+                    SymExpr::symbol(*k),
+                    RelOp::Eq,
+                    SymExpr::symbol(*r).add_const(*c),
+                ),
                 o.clone(),
             )
         });

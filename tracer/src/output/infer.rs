@@ -21,6 +21,9 @@ impl OutputGraph {
         }
         let hints = self.shapes.hints();
         let same = self.shapes.reps();
+        // (Metadata is over representatives: a merge below moves representatives, whose
+        // shifts are 0, so the members' shifts stay right for every symbol a meta reads.)
+        let shift = self.shapes.shifts();
         // The sizes this trace admits so far (its relations): probe points outside them say
         // nothing about the graph (`fx::infer::Symbols::admits`).
         let admitted: Vec<fx::Relation> =
@@ -48,6 +51,7 @@ impl OutputGraph {
                     external: Some(&external),
                     pinned,
                     same,
+                    shift: &shift,
                     admits: Some(&admits),
                     autocast,
                 },

@@ -97,9 +97,52 @@ impl Sym<'_> {
         match family {
             "pointwise" => self.broadcast_relations(args, kwargs, &mut rels),
             "matmul" => self.matmul_relations(name, args, &mut rels),
+            "join" => self.join_relations(name, args, kwargs, &mut rels),
             _ => {}
         }
         rels
+    }
+
+    /// `cat` requires the sizes off its dim to be equal across its tensors (`cat([x[1:], y],
+    /// 1)`: `s0 - 1 == s2`), `stack` every size.
+    pub(super) fn join_relations(
+        &self,
+        name: &str,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let Some(Arg::List(items) | Arg::Tuple(items)) = args.first() else {
+            return;
+        };
+        let tensors: Vec<&TensorMeta> = items.iter().filter_map(|a| self.tensor(a)).collect();
+        // (A 1-d empty tensor is skipped by `cat`: no requirement then.)
+        let Some(first) = tensors.first() else {
+            return;
+        };
+        if tensors.iter().any(|t| t.ndim() != first.ndim()) {
+            return;
+        }
+        let along = match name {
+            "cat" | "concat" | "concatenate" => {
+                let Some(d) = self.dim_arg(args, kwargs, 1, &["dim", "axis"]) else {
+                    return;
+                };
+                match super::super::wrap_dim(d, first.ndim()) {
+                    Ok(d) => Some(d),
+                    Err(_) => return,
+                }
+            }
+            "stack" => None,
+            _ => return,
+        };
+        for t in &tensors[1..] {
+            for (d, (a, b)) in first.sizes.iter().zip(&t.sizes).enumerate() {
+                if Some(d) != along {
+                    rels.push(Relation::new(a.expr(), RelOp::Eq, b.expr()));
+                }
+            }
+        }
     }
 
     /// Broadcasting requires aligned sizes other than 1 to be equal.
@@ -147,7 +190,9 @@ impl Sym<'_> {
             let dims: Vec<SymExpr> = tensors
                 .iter()
                 .filter_map(|t| t.ndim().checked_sub(rank - i).map(|j| t.sizes[j].expr()))
-                .filter(|e| e.as_const() != Some(1))
+                // A size that is 1 (or 1 at the hints: `x[:-1]` of a 2-row `x`, guarded `== 1`
+                // above) broadcasts: no equality with the others.
+                .filter(|e| e.as_const() != Some(1) && self.hint(e) != Some(1))
                 .collect();
             for d in dims.iter().skip(1) {
                 rels.push(Relation::new(dims[0].clone(), RelOp::Eq, d.clone()));
