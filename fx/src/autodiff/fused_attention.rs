@@ -192,21 +192,7 @@ fn rewrite_one(
             NodeMeta::Tensor(lse.clone()),
         ]),
     );
-    let lse_node = g.call_before(
-        id,
-        "sdpa_logsumexp",
-        Target::Function("operator.getitem".into()),
-        vec![Arg::Node(fused), Arg::Int(1)],
-        vec![],
-        NodeMeta::Tensor(lse),
-    );
-    g.set_call(
-        id,
-        Target::Function("operator.getitem".into()),
-        vec![Arg::Node(fused), Arg::Int(0)],
-        vec![],
-    );
-    new.extend([fused, lse_node, id]);
+    new.extend(split_fused(g, id, fused, lse));
     Some(new)
 }
 
@@ -264,6 +250,12 @@ fn rewrite_cuda(
             NodeMeta::Tensor(lse.clone()),
         ]),
     );
+    Some(split_fused(g, id, fused, lse).to_vec())
+}
+
+/// The attention node `id` becomes `fused[0]`, and a new `fused[1]` (the logsumexp, of meta
+/// `lse`) is added for the backward to save. Returns `[fused, logsumexp, id]`.
+fn split_fused(g: &mut Graph, id: NodeId, fused: NodeId, lse: TensorMeta) -> [NodeId; 3] {
     let lse_node = g.call_before(
         id,
         "sdpa_logsumexp",
@@ -278,7 +270,7 @@ fn rewrite_cuda(
         vec![Arg::Node(fused), Arg::Int(0)],
         vec![],
     );
-    Some(vec![fused, lse_node, id])
+    [fused, lse_node, id]
 }
 
 /// Whether torch's CPU dispatch runs attention of these operands on its fused kernel (see the
