@@ -140,14 +140,6 @@ impl Frame<'_, '_> {
                 "calling a {tyname} with no source"
             )));
         };
-        // The training flag changes what several layers compute: guard it.
-        let training = m.getattr("training")?;
-        self.tx.guards.add(
-            py,
-            &src.attr(py, "training"),
-            Check::Equals(training.clone().unbind()),
-        );
-        let training: bool = training.extract()?;
         let mvar = Var::Py(m.clone().unbind(), Some(src));
         let attr = |s: &mut Self, n: &str| s.getattr(mvar.clone(), n);
         let f = py.import("torch.nn.functional")?;
@@ -215,6 +207,17 @@ impl Frame<'_, '_> {
             }
             "Identity" => Ok(x),
             "Dropout" => {
+                // Of the layers lowered here only dropout reads the training flag: guard it
+                // here, not for every layer, so a fresh (training) Linear swapped into an
+                // eval model is no reason to recompile. Inlined forwards read `self.training`
+                // through their own guarded attribute reads.
+                let training = m.getattr("training")?;
+                self.tx.guards.add(
+                    py,
+                    &msrc.attr(py, "training"),
+                    Check::Equals(training.clone().unbind()),
+                );
+                let training: bool = training.extract()?;
                 let p = c(self, "p")?;
                 fcall(
                     self,

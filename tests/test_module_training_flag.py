@@ -1,0 +1,116 @@
+"""The `training` flag of a torch.nn layer is guarded only where the traced code reads it.
+
+A layer lowered by the tracer (`interp/calls/modules.rs::call_module_body`) reads it only for
+dropout; an inlined forward (BatchNorm, a user module) reads `self.training` itself, and that
+read is guarded. Until session 20 every lowered layer guarded its flag, so a freshly made
+(training) `Linear` swapped into an eval model recompiled where torch.compile does not.
+Graph counts are torch.compile's (`backend` counting graphs), values eager's."""
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+import torchferro
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    torchferro.compiler.reset()
+    torch._dynamo.reset()
+    yield
+    torchferro.compiler.reset()
+    torch._dynamo.reset()
+
+
+def _counting(compile_fn, m):
+    graphs = [0]
+
+    def backend(gm, example_inputs):
+        graphs[0] += 1
+        return gm.forward
+
+    return compile_fn(m, backend=backend), graphs
+
+
+class Stack(nn.Module):
+    def __init__(self, extra=()):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            [nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 6), *extra]
+        )
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def _swap_fresh_linear(m):
+    m.layers[0] = nn.Linear(6, 6)  # made in training mode
+
+
+def _train(m):
+    m.train()
+
+
+def _eval(m):
+    m.eval()
+
+
+def _flip_last_layer(m):
+    m.layers[3].train()
+
+
+# (name, extra layers, the change between the two calls)
+CASES = [
+    ("fresh_linear_in_eval_model", (), _swap_fresh_linear),
+    ("fresh_linear_beside_dropout", (nn.Dropout(0.5),), _swap_fresh_linear),
+    ("whole_model_to_train_with_dropout", (nn.Dropout(0.5),), _train),
+    ("whole_model_to_train_no_reader", (), _train),
+    ("dropout_alone_to_train", (nn.Dropout(0.5),), _flip_last_layer),
+    ("batchnorm_alone_to_train", (nn.BatchNorm1d(6),), _flip_last_layer),
+    ("whole_model_to_train_with_batchnorm", (nn.BatchNorm1d(6),), _train),
+]
+
+
+def _run(compile_fn, extra, change):
+    torch.manual_seed(0)
+    m = Stack(tuple(copy.deepcopy(extra))).eval()
+    compiled, graphs = _counting(compile_fn, m)
+    x = torch.randn(4, 6)
+    outs = []
+    torch.manual_seed(1)
+    outs.append(compiled(x))
+    torch.manual_seed(2)
+    change(m)
+    torch.manual_seed(3)
+    outs.append(compiled(x))
+    return outs, graphs[0], m
+
+
+@pytest.mark.parametrize("name,extra,change", CASES, ids=[c[0] for c in CASES])
+def test_training_flag_recompiles_as_torch_compile(name, extra, change):
+    theirs, tc_graphs, _ = _run(
+        lambda m, backend: torch.compile(m, backend=backend), extra, change
+    )
+    ours, tf_graphs, m = _run(torchferro.compile, extra, change)
+    eager, _, m_eager = _run(lambda m, backend: m, extra, change)
+    for a, b in zip(ours, eager):
+        torch.testing.assert_close(a, b)
+    for a, b in zip(theirs, eager):
+        torch.testing.assert_close(a, b)
+    # BatchNorm's running statistics after the training call are eager's.
+    for (ka, a), (kb, b) in zip(m.state_dict().items(), m_eager.state_dict().items()):
+        assert ka == kb
+        torch.testing.assert_close(a, b, msg=ka)
+    assert tf_graphs == tc_graphs, (
+        f"torchferro {tf_graphs} graphs, torch.compile {tc_graphs}"
+    )
+
+
+def test_fresh_linear_in_eval_model_is_one_graph():
+    """The case that recompiled before session 20, with its count written out."""
+    _, graphs, _ = _run(torchferro.compile, (), _swap_fresh_linear)
+    assert graphs == 1
