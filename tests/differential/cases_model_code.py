@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import functools
 import math
 from typing import NamedTuple, Optional
 
@@ -524,3 +525,57 @@ def top_k_top_p_sampling_filter(x):
     remove[..., 1:] = remove[..., :-1].clone()
     remove[..., 0] = False
     return sorted_logits.masked_fill(remove, float("-inf")), idx
+
+
+# ---------------------------------------------------------------------------------------------
+# The training flag between calls: a layer swapped in fresh (training) into an eval model, the
+# model or one layer flipped. Only the layers that read the flag (dropout, batch norm) may make
+# a call recompile; a fresh Linear in an eval model recompiled until session 20.
+
+
+class Head(nn.Module):
+    def __init__(self, last):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(6, 6), nn.GELU(), nn.Linear(6, 6), last])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def head_in(r):
+    return (r.randn(4, 6),)
+
+
+def _fresh_linear(m, seed):
+    if seed == 1:
+        torch.manual_seed(7)
+        m.layers[0] = nn.Linear(6, 6)
+
+
+def _model_train(m, seed):
+    m.train(seed == 1)
+
+
+def _last_train(m, seed):
+    m.layers[3].train(seed == 1)
+
+
+for _last_name, _last in {
+    "identity": nn.Identity,
+    "dropout": lambda: nn.Dropout(0.5),
+    "batchnorm": lambda: nn.BatchNorm1d(6),
+}.items():
+    for _name, _prep in {
+        "fresh_linear": _fresh_linear,
+        "model_train": _model_train,
+        "last_layer_train": _last_train,
+    }.items():
+        register(
+            f"training_flag_{_name}_{_last_name}",
+            functools.partial(lambda last: Head(last()).eval(), _last),
+            head_in,
+            module=True,
+            prepare=_prep,
+        )
