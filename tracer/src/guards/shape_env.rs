@@ -699,7 +699,9 @@ pub fn take_checked_sizes(
             .iter()
             .map(|&(i, d, k)| {
                 let k = k as usize;
-                let same = checked.dims.get(k) == Some(&Some(d))
+                // An int input's symbol is read from the int itself (`dim` None in the check).
+                let dim = (d != fx::passes::specialize::INT_INPUT).then_some(d);
+                let same = checked.dims.get(k) == Some(&dim)
                     && inputs.get(i).map(|o| o.as_ptr() as usize)
                         == checked.objects.get(k).copied();
                 same.then(|| checked.values[k])
