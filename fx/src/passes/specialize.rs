@@ -246,4 +246,27 @@ mod tests {
         g.output(vec![Arg::Node(x)]);
         assert_eq!(symbol_reads(&g), None);
     }
+
+    /// An int input made symbolic (`n` of `f(x, n)`) is read from the int itself, and a
+    /// graph specialized to its value has a number there.
+    #[test]
+    fn an_int_input_is_read_from_the_int() {
+        let s0 = SymExpr::symbol(0);
+        let s1 = SymExpr::symbol(1);
+        let mut g = Graph::new();
+        let x = g.placeholder("x", sym_tensor(vec![Dim::Sym(s0.clone())]));
+        let n = g.placeholder("n", NodeMeta::SymInt(s1.clone()));
+        let m = g.call(
+            "mul",
+            Target::Function("_operator.mul".into()),
+            vec![Arg::Node(x), Arg::Node(n)],
+            vec![],
+            sym_tensor(vec![Dim::Sym(s0)]),
+        );
+        g.output(vec![Arg::Node(m)]);
+        assert_eq!(symbol_reads(&g), Some(vec![(0, 0, 0), (1, INT_INPUT, 1)]));
+        let s = specialize(&g, &|k| if k == 0 { 4 } else { -3 }).unwrap();
+        assert!(matches!(s.node(n).meta, NodeMeta::Int(-3)));
+        assert!(s1.is_polynomial() && !s1.floordiv(&SymExpr::constant(2)).is_polynomial());
+    }
 }
