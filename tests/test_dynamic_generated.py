@@ -381,8 +381,8 @@ def test_a_returned_comparison_of_sizes_is_not_guarded():
 
 
 # (body, calls, dynamic): returned comparisons (`<`, `!=`, in a tuple with tensors, live across
-# a graph break) stay undecided; one read by `bool()`, an `if` or arithmetic is decided and
-# guarded, so its other side recompiles. Counts are torch.compile's, checked live.
+# a graph break, through `bool()`) stay undecided; one read by an `if` or arithmetic is decided
+# and guarded, so its other side recompiles. Counts are torch.compile's, checked live.
 RETURNED_COMPARISONS = [
     ("return x.size(0) < y.size(0), x + 1", [((2, 2), (3, 2)), ((4, 2), (3, 2))], True),
     (
@@ -410,13 +410,39 @@ RETURNED_COMPARISONS = [
         [((2, 2), (3, 2)), ((4, 2), (3, 2)), ((3, 3), (6, 3))],
         True,
     ),
+    # `bool()` of a SymBool (or of a symbolic int) is still one in torch: not guarded.
+    (
+        "return bool(x.size(0) == y.size(0)), x * 2",
+        [((2, 3), (3, 3)), ((4, 3), (3, 3)), ((3, 3), (3, 3))],
+        True,
+    ),
+    (
+        "return bool(x.size(0) - y.size(0)), x * 2",
+        [((2, 3), (3, 3)), ((3, 3), (3, 3)), ((5, 3), (3, 3))],
+        True,
+    ),
+    (
+        "if bool(x.size(0) < y.size(0)):\n        return x * 2\n    return x - 1",
+        [((2, 3), (3, 3)), ((4, 3), (3, 3)), ((5, 3), (3, 3))],
+        True,
+    ),
 ]
 
 
 @pytest.mark.parametrize(
     "body, calls, dynamic",
     RETURNED_COMPARISONS,
-    ids=["lt", "ne_le", "graph_break", "eq_automatic", "if", "arithmetic"],
+    ids=[
+        "lt",
+        "ne_le",
+        "graph_break",
+        "eq_automatic",
+        "if",
+        "arithmetic",
+        "bool",
+        "bool_of_int",
+        "if_bool",
+    ],
 )
 def test_returned_comparisons_match_torch_compile(body, calls, dynamic, capsys):
     tc, fc = _branch_counts(f"def program(x, y):\n    {body}", calls, dynamic)

@@ -258,6 +258,37 @@ impl Frame<'_, '_> {
         self.tx.decide_sym_bool(r)
     }
 
+    /// `bool(c)` of a comparison of sizes, or `bool(n)` of a symbolic int (`n != 0`): still
+    /// undecided (torch's `bool()` of a SymBool is a SymBool; only a branch guards it). `None`:
+    /// not that call.
+    pub(super) fn sym_bool_call(
+        &mut self,
+        f: &Var,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let (Var::Py(f, _), [arg], []) = (f, args, kwargs) else {
+            return Ok(None);
+        };
+        if !f.bind(py).is(py.get_type::<pyo3::types::PyBool>()) {
+            return Ok(None);
+        }
+        let r = match arg {
+            Var::SymBool(r) => r.clone(),
+            Var::SymInt(_, e) => fx::Relation::new(e.clone(), RelOp::Ne, SymExpr::constant(0)),
+            _ => return Ok(None),
+        };
+        let shapes = &self.tx.output.shapes;
+        if shapes.hint(&r.lhs).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(match shapes.known(&r) {
+            Some(answer) => Var::py_const(py, answer),
+            None => Var::SymBool(shapes.canon_relation(&r)),
+        }))
+    }
+
     /// `v` with each undecided comparison of sizes ([`Var::SymBool`]) decided and guarded, at
     /// its top level and in a tuple or list it is: a call or an operator reads the value (only
     /// a return, a store or a container keeps it undecided). Symbolic ints stay symbolic.

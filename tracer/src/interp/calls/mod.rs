@@ -46,6 +46,9 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(b) = self.sym_bool_call(&f, &args, &kwargs)? {
+            return Ok(b);
+        }
         let args = args
             .into_iter()
             .map(|a| self.decide_bools(a))
