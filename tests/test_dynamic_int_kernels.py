@@ -181,3 +181,13 @@ def test_a_training_graph_with_an_int_input_is_compiled():
         torch.testing.assert_close(got, want)
         torch.testing.assert_close(x.grad, y.grad)
     assert _runners(f) == ["aot", "aot"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_an_int_input_on_cuda():
+    """On CUDA a dynamic graph compiles per assignment (the symbolic lowering is the CPU's):
+    the int is a number in the graph specialized to its value."""
+    x = torch.randn(64, device="cuda")
+    f, torch_graphs, log = _run(scaled, [(x, n) for n in (3, 4, 5, -2, 7)])
+    assert len(torchferro.compiler.cache_entries(f)) == torch_graphs == 2
+    assert _runners(f) == ["inductor", "inductor"], log
