@@ -295,9 +295,10 @@ def size_branch_programs(draw):
         st.sampled_from(
             [
                 "return x",
-                # A comparison of sizes returned (not branched on) is torch's SymBool graph
-                # output, unguarded; torchferro decides it (the strict xfail below).
                 "return x, x.size(0) + y.size(0), x.size(1) - 3",
+                # A comparison of sizes returned (not branched on) is torch's SymBool graph
+                # output, unguarded (session 20).
+                "return x, x.size(0) == y.size(0), x.size(1) < y.size(0)",
                 "return x + x.size(1), 2 * y.size(1) + 1",
             ]
         )
@@ -369,16 +370,115 @@ def test_dynamic_true_changed_sizes_get_symbols_of_their_own():
     assert fc.n == tc.n == 2, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a comparison of two sizes returned as a value is decided and guarded (torchferro "
-    "has no symbolic bool): torch.compile returns it as a SymBool graph output, one graph",
-)
 def test_a_returned_comparison_of_sizes_is_not_guarded():
+    """A comparison of sizes that is only returned is torch's SymBool graph output: computed
+    on each call's sizes, nothing guarded, 1 graph over both calls. A strict xfail until
+    session 20 (decided and guarded: 2 graphs)."""
     src = "def program(x, y):\n    return x * 2, x.size(0) == y.size(0)"
     tc, fc = _branch_counts(src, [((2, 2), (3, 2)), ((2, 2), (2, 2))], True)
     assert tc.n == 1
     assert fc.n == tc.n
+
+
+# (body, calls, dynamic): returned comparisons (`<`, `!=`, in a tuple with tensors, live across
+# a graph break, through `bool()`) stay undecided; one read by an `if` or arithmetic is decided
+# and guarded, so its other side recompiles. Counts are torch.compile's, checked live.
+RETURNED_COMPARISONS = [
+    ("return x.size(0) < y.size(0), x + 1", [((2, 2), (3, 2)), ((4, 2), (3, 2))], True),
+    (
+        "return x.size(1) != y.size(1), x * 2, x.size(0) <= y.size(1)",
+        [((2, 3), (3, 3)), ((2, 3), (3, 4)), ((5, 2), (3, 4))],
+        True,
+    ),
+    (
+        "t = (x.size(0) <= y.size(0), x * 2)\n    print('break')\n    return t",
+        [((2, 2), (3, 2)), ((4, 2), (3, 2)), ((3, 3), (6, 3))],
+        True,
+    ),
+    (
+        "return x * 2, x.size(0) == y.size(0)",
+        [((2, 2), (3, 2)), ((2, 2), (2, 2)), ((4, 3), (4, 5)), ((5, 3), (4, 3))],
+        None,
+    ),
+    (
+        "b = x.size(0) == y.size(0)\n    if b:\n        return x * 2\n    return x * 3",
+        [((2, 2), (3, 2)), ((2, 2), (2, 2)), ((4, 3), (4, 5)), ((5, 3), (4, 3))],
+        True,
+    ),
+    (
+        "return x * (x.size(0) > y.size(0)), x.size(0) > y.size(0)",
+        [((2, 2), (3, 2)), ((4, 2), (3, 2)), ((3, 3), (6, 3))],
+        True,
+    ),
+    # `bool()` of a SymBool (or of a symbolic int) is still one in torch: not guarded.
+    (
+        "return bool(x.size(0) == y.size(0)), x * 2",
+        [((2, 3), (3, 3)), ((4, 3), (3, 3)), ((3, 3), (3, 3))],
+        True,
+    ),
+    (
+        "return bool(x.size(0) - y.size(0)), x * 2",
+        [((2, 3), (3, 3)), ((3, 3), (3, 3)), ((5, 3), (3, 3))],
+        True,
+    ),
+    (
+        "if bool(x.size(0) < y.size(0)):\n        return x * 2\n    return x - 1",
+        [((2, 3), (3, 3)), ((4, 3), (3, 3)), ((5, 3), (3, 3))],
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "body, calls, dynamic",
+    RETURNED_COMPARISONS,
+    ids=[
+        "lt",
+        "ne_le",
+        "graph_break",
+        "eq_automatic",
+        "if",
+        "arithmetic",
+        "bool",
+        "bool_of_int",
+        "if_bool",
+    ],
+)
+def test_returned_comparisons_match_torch_compile(body, calls, dynamic, capsys):
+    tc, fc = _branch_counts(f"def program(x, y):\n    {body}", calls, dynamic)
+    assert not tc.wrong
+    assert fc.n == tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
+def test_a_comparison_read_by_an_if_is_guarded():
+    """The branch decides it: the guard is the comparison, and its other side recompiles."""
+    torchferro.compiler.reset()
+    f = torchferro.compile(
+        lambda x, y: x * 2 if x.size(0) == y.size(0) else x * 3, dynamic=True
+    )
+    f(torch.randn(2, 2), torch.randn(3, 2))
+    [entry] = torchferro.compiler.cache_entries(f)
+    assert any("L['x'].size(0) != L['y'].size(0)" in g for g in entry["guards"]), entry[
+        "guards"
+    ]
+    x, y = torch.randn(3, 2), torch.randn(3, 2)
+    assert torch.equal(f(x, y), x * 2)
+    assert len(torchferro.compiler.cache_entries(f)) == 2
+
+
+def test_a_returned_comparison_is_computed_per_call():
+    torchferro.compiler.reset()
+    f = torchferro.compile(lambda x, y: (x + 1, x.size(0) < y.size(0)), dynamic=True)
+    for xs, ys in [(5, 3), (2, 7), (4, 4), (9, 2)]:
+        x, y = torch.randn(xs, 2), torch.randn(ys, 2)
+        r = f(x, y)
+        assert r[1] is (xs < ys) and torch.equal(r[0], x + 1)
+    [entry] = torchferro.compiler.cache_entries(f)
+    # Nothing relates the two lengths (the widths are duck-sized: equal).
+    rel = [
+        g for g in entry["guards"] if "L['x'].size(0)" in g and "L['y'].size(0)" in g
+    ]
+    assert not rel, entry["guards"]
 
 
 def test_a_broadcast_of_a_shifted_size_is_a_replacement():

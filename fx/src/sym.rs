@@ -87,6 +87,14 @@ impl SymExpr {
         self.as_const().is_some()
     }
 
+    /// Whether the expression is a polynomial of its symbols (no floor division, modulo, max or
+    /// min atom): its value is then the same integer arithmetic for symbols of any sign.
+    pub fn is_polynomial(&self) -> bool {
+        self.terms
+            .iter()
+            .all(|(m, _)| m.iter().all(|a| matches!(a, Atom::Sym(_))))
+    }
+
     /// `Some(k)` when the expression is exactly the symbol `s<k>`.
     pub fn as_symbol(&self) -> Option<u32> {
         match self.terms.as_slice() {

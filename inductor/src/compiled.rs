@@ -203,7 +203,9 @@ impl Prepared {
             ir: self.ir.at(&value),
             sched: self.sched.clone(),
             src: self.src.clone(),
-            times: PhaseTimes::default(),
+            // The lowering, schedule and C made once for every assignment (the first build's
+            // `perf` record reports them).
+            times: self.times.clone(),
         };
         at.build(options, Some((&self.src.code, values.to_vec())))
     }

@@ -102,11 +102,50 @@ impl IrGraph {
             add(&b.sizes);
             add(&b.strides);
         }
+        // A body's index expressions and values: a symbol may appear only there (a symbolic
+        // int input used as a number, `x * n`, is a `Val::Index` of its symbol).
+        fn idx_sizes(e: &Idx, out: &mut Vec<Size>) {
+            out.push(e.constant);
+            for (a, c) in &e.terms {
+                out.push(*c);
+                match a {
+                    Atom::Var(_) => {}
+                    Atom::FloorDiv(x, d) | Atom::Mod(x, d) => {
+                        out.push(*d);
+                        idx_sizes(x, out);
+                    }
+                    Atom::Clamp(x, lo, hi) => {
+                        out.extend([*lo, *hi]);
+                        idx_sizes(x, out);
+                    }
+                }
+            }
+        }
+        let body_sizes = |b: &Body| {
+            let mut xs = Vec::new();
+            for val in b.vals.iter() {
+                match val {
+                    Val::Load { index, .. } | Val::Index(index) => idx_sizes(index, &mut xs),
+                    Val::Gather {
+                        index,
+                        stride,
+                        size,
+                        ..
+                    } => {
+                        idx_sizes(index, &mut xs);
+                        xs.extend([*stride, *size]);
+                    }
+                    _ => {}
+                }
+            }
+            xs
+        };
         for n in self.nodes.iter() {
             match n {
                 IrNode::Pointwise { sizes, body, .. } => {
                     add(sizes);
                     add(&body.ranges);
+                    add(&body_sizes(body));
                 }
                 IrNode::Reduction {
                     sizes,
@@ -117,6 +156,7 @@ impl IrGraph {
                     add(sizes);
                     add(rsizes);
                     add(&body.ranges);
+                    add(&body_sizes(body));
                 }
                 IrNode::Extern { .. } | IrNode::Fallback { .. } => {}
             }

@@ -41,6 +41,10 @@ def note_compiled(saved_bytes: int) -> None:
     counters["saved_bytes"] = saved_bytes
 
 
+#: Where ``ctx.saved_values`` holds a tensor (kept by ``save_for_backward``).
+_TENSOR = object()
+
+
 class CompiledGraph(torch.autograd.Function):
     @staticmethod
     def forward(ctx, core, *inputs):
@@ -53,7 +57,12 @@ class CompiledGraph(torch.autograd.Function):
             (inputs[i].clone() if i in written else inputs[i]) if kind == 0 else outs[i]
             for kind, i in saved_spec
         ]
-        ctx.save_for_backward(*saved)
+        # A symbolic int input (automatic dynamic made an int argument a graph input) may be
+        # saved too: autograd saves tensors only, so other values are kept on `ctx` in place.
+        ctx.save_for_backward(*(s for s in saved if isinstance(s, torch.Tensor)))
+        ctx.saved_values = [
+            _TENSOR if isinstance(s, torch.Tensor) else s for s in saved
+        ]
         ctx.core = core
         # An output nothing used gets `None`, not zeros the size of the output (GPT-2's logits
         # beside its loss: a 103 MB fill and read per step); the backward is derived without it.
@@ -85,7 +94,8 @@ class CompiledGraph(torch.autograd.Function):
         tangents = [
             grads[i].contiguous() for i in differentiable if grads[i] is not None
         ]
-        saved = list(ctx.saved_tensors)
+        tensors = iter(ctx.saved_tensors)
+        saved = [next(tensors) if v is _TENSOR else v for v in ctx.saved_values]
         with torch.no_grad():
             computed = core.backward(saved, tangents, absent) if absent else None
             if computed is None:

@@ -639,15 +639,21 @@ fn template_of_inner(
         ),
         // A symbolic int: its expression evaluated on this call's input sizes (Python's `//`
         // and `%` are the expression's).
-        Var::SymInt(_, e) => {
-            let syms = e.symbols();
-            let params: Vec<String> = syms.iter().map(|k| format!("t{k}")).collect();
-            let body = e.render(
-                &|k| match ctx.symbols.get(k as usize).and_then(|(_, d)| *d) {
+        Var::SymInt(..) | Var::SymBool(_) => {
+            let (syms, body) = {
+                let name = |k: u32| match ctx.symbols.get(k as usize).and_then(|(_, d)| *d) {
                     Some(dim) => format!("t{k}.size({dim})"),
                     None => format!("t{k}"),
-                },
-            );
+                };
+                match v {
+                    Var::SymInt(_, e) => (e.symbols(), e.render(&name)),
+                    // A comparison not decided in the trace: computed on this call's sizes
+                    // (torch returns a SymBool graph output), so nothing about it is guarded.
+                    Var::SymBool(r) => (r.symbols(), r.render(&name)),
+                    _ => unreachable!("matched above"),
+                }
+            };
+            let params: Vec<String> = syms.iter().map(|k| format!("t{k}")).collect();
             let text = format!("lambda {}: {body}", params.join(", "));
             let f = py.import("builtins")?.getattr("eval")?.call1((&text,))?;
             // Its source, for an artifact to write in place of the (unnamed) function.

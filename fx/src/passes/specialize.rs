@@ -19,10 +19,16 @@ pub enum SpecializeError {
     NoValue { node: String, expr: String },
 }
 
+/// The `dim` of a [`symbol_reads`] entry whose input is the symbolic int itself (an int graph
+/// input made symbolic by automatic dynamic: its placeholder's metadata is `SymInt(s_k)`), not
+/// a dimension of a tensor: the value is the int passed on the call.
+pub const INT_INPUT: usize = usize::MAX;
+
 /// Where each symbol's value is read on a call: `(input, dim, symbol)` for every input
-/// dimension that is exactly one symbol (inputs are placeholders by their `index`). Every symbol
-/// of a dynamic graph is made for an input dimension, so this names them all; `None` when one
-/// appears only inside an expression (then no call can give it a value).
+/// dimension that is exactly one symbol (inputs are placeholders by their `index`), and
+/// `(input, INT_INPUT, symbol)` for an int input that is exactly one symbol. Every symbol of a
+/// dynamic graph is made for an input dimension or an int input, so this names them all; `None`
+/// when one appears only inside an expression (then no call can give it a value).
 pub fn symbol_reads(graph: &Graph) -> Option<Vec<(usize, usize, u32)>> {
     let mut reads: Vec<(usize, usize, u32)> = Vec::new();
     let mut all: Vec<u32> = Vec::new();
@@ -36,15 +42,27 @@ pub fn symbol_reads(graph: &Graph) -> Option<Vec<(usize, usize, u32)>> {
         } else if let NodeMeta::SymInt(e) = &n.meta {
             all.extend(e.symbols());
         }
-        let (NodeKind::Placeholder { index }, NodeMeta::Tensor(t)) = (&n.kind, &n.meta) else {
+        let NodeKind::Placeholder { index } = &n.kind else {
             continue;
         };
-        for (d, size) in t.sizes.iter().enumerate() {
-            if let Some(k) = size.expr().as_symbol() {
-                if !reads.iter().any(|r| r.2 == k) {
-                    reads.push((*index, d, k));
+        match &n.meta {
+            NodeMeta::Tensor(t) => {
+                for (d, size) in t.sizes.iter().enumerate() {
+                    if let Some(k) = size.expr().as_symbol() {
+                        if !reads.iter().any(|r| r.2 == k) {
+                            reads.push((*index, d, k));
+                        }
+                    }
                 }
             }
+            NodeMeta::SymInt(e) => {
+                if let Some(k) = e.as_symbol() {
+                    if !reads.iter().any(|r| r.2 == k) {
+                        reads.push((*index, INT_INPUT, k));
+                    }
+                }
+            }
+            _ => {}
         }
     }
     all.sort_unstable();
@@ -227,5 +245,28 @@ mod tests {
         );
         g.output(vec![Arg::Node(x)]);
         assert_eq!(symbol_reads(&g), None);
+    }
+
+    /// An int input made symbolic (`n` of `f(x, n)`) is read from the int itself, and a
+    /// graph specialized to its value has a number there.
+    #[test]
+    fn an_int_input_is_read_from_the_int() {
+        let s0 = SymExpr::symbol(0);
+        let s1 = SymExpr::symbol(1);
+        let mut g = Graph::new();
+        let x = g.placeholder("x", sym_tensor(vec![Dim::Sym(s0.clone())]));
+        let n = g.placeholder("n", NodeMeta::SymInt(s1.clone()));
+        let m = g.call(
+            "mul",
+            Target::Function("_operator.mul".into()),
+            vec![Arg::Node(x), Arg::Node(n)],
+            vec![],
+            sym_tensor(vec![Dim::Sym(s0)]),
+        );
+        g.output(vec![Arg::Node(m)]);
+        assert_eq!(symbol_reads(&g), Some(vec![(0, 0, 0), (1, INT_INPUT, 1)]));
+        let s = specialize(&g, &|k| if k == 0 { 4 } else { -3 }).unwrap();
+        assert!(matches!(s.node(n).meta, NodeMeta::Int(-3)));
+        assert!(s1.is_polynomial() && !s1.floordiv(&SymExpr::constant(2)).is_polynomial());
     }
 }

@@ -10,6 +10,7 @@ use fx::{Arg, DType};
 use super::args::{self, fallback, LResult, Reject};
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
+use crate::index::Idx;
 use crate::ir::{BinOp, BodyBuilder, Scalar, UnOp, ValId};
 use crate::size::Size;
 
@@ -17,23 +18,45 @@ use crate::size::Size;
 pub enum Operand {
     T(TensorVal),
     S(Scalar),
+    /// A Python int known only at run time: a symbolic int graph value (an int input made
+    /// symbolic by automatic dynamic, a size, arithmetic on them), computed in the kernel from
+    /// the symbols it reads. Promotes as a Python int.
+    Sym(Size),
 }
 
 impl Operand {
     fn sizes(&self) -> &[Size] {
         match self {
             Operand::T(t) => &t.sizes,
-            Operand::S(_) => &[],
+            Operand::S(_) | Operand::Sym(_) => &[],
         }
     }
 }
 
 pub fn operand(l: &Lowerer, a: &Arg) -> LResult<Operand> {
+    if let Some(n) = sym_operand(l, a) {
+        return Ok(Operand::Sym(n));
+    }
     Ok(match l.value(a)? {
         LValue::Tensor(t) => Operand::T(t),
         LValue::Scalar(s) => Operand::S(s),
         LValue::Tuple(_) => return fallback("tuple operand"),
     })
+}
+
+/// A symbolic int operand's value as a size expression, where the kernel can compute it
+/// exactly: a polynomial of the symbols (C's `+ - *` on `int64_t` agree with Python's for any
+/// sign). An int input's symbol may be negative or zero, where the floor divisions and modulos
+/// of the size arithmetic (C's `/` and `%`, right for sizes) would not agree, so an operand
+/// with one is not taken (the op falls back, and a symbolic graph declines).
+fn sym_operand(l: &Lowerer, a: &Arg) -> Option<Size> {
+    let Arg::Node(n) = a else {
+        return None;
+    };
+    let fx::NodeMeta::SymInt(e) = &l.graph.node(*n).meta else {
+        return None;
+    };
+    e.is_polynomial().then(|| Size::expr(e.clone()))
 }
 
 /// torch's result dtype for these operands (tensors by rank tier, Python numbers by category).
@@ -43,7 +66,7 @@ pub fn promote(ops: &[&Operand]) -> LResult<DType> {
         match o {
             Operand::T(t) => p.tensor(t.dtype, t.ndim()),
             Operand::S(Scalar::B(_)) => p.scalar(ScalarKind::Bool),
-            Operand::S(Scalar::I(_)) => p.scalar(ScalarKind::Int),
+            Operand::S(Scalar::I(_)) | Operand::Sym(_) => p.scalar(ScalarKind::Int),
             Operand::S(Scalar::F(_)) => p.scalar(ScalarKind::Float),
         }
     }
@@ -113,6 +136,10 @@ pub fn pointwise(
                         b.cast(v, compute)
                     }
                     Operand::S(s) => b.constant(*s, compute),
+                    Operand::Sym(n) => {
+                        let i = b.index_value(Idx::constant(*n));
+                        b.cast(i, compute)
+                    }
                 })
                 .collect();
             let r = f(b, &vals);
@@ -197,6 +224,7 @@ pub fn add(l: &Lowerer, x: &Arg, y: &Arg, alpha: Option<&Arg>, sub: bool) -> LRe
     let is_bool = |o: &Operand| match o {
         Operand::T(t) => t.dtype == DType::Bool,
         Operand::S(s) => matches!(s, Scalar::B(_)),
+        Operand::Sym(_) => false,
     };
     // torch refuses subtraction with any bool operand; the host raises its error.
     if sub && (is_bool(&x) || is_bool(&y)) {
@@ -619,6 +647,8 @@ pub fn masked_fill(l: &Lowerer, x: &Arg, m: &Arg, v: &Arg, inplace: bool) -> LRe
                 _ => false,
             },
             Operand::S(Scalar::F(_)) => false,
+            // Any int converts to int64 (the value is not known when lowering).
+            Operand::Sym(_) => d == DType::Int64,
             Operand::T(t) => t.dtype == d,
         },
     };
@@ -645,7 +675,7 @@ pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResul
     let scalar_bound = lo
         .iter()
         .chain(hi.iter())
-        .any(|o| matches!(o, Operand::S(_)));
+        .any(|o| matches!(o, Operand::S(_) | Operand::Sym(_)));
     if d == DType::Bool && scalar_bound {
         return fallback("clamp of bool by a number (torch raises)");
     }

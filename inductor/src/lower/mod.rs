@@ -222,6 +222,21 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         }
         match &node.kind {
             NodeKind::Placeholder { index } => {
+                l.ir.num_inputs = l.ir.num_inputs.max(index + 1);
+                match &node.meta {
+                    // A symbolic int input (automatic dynamic made a Python int argument
+                    // symbolic): its readers take its expression from the metadata, as for a
+                    // size computation ([`Lowerer::size_arg`], [`elementwise::operand`]); its
+                    // value reaches the kernels as a symbol's (read from the int on a call).
+                    NodeMeta::SymInt(_) => continue,
+                    // The same graph specialized to one value (`fx::passes::specialize`): a
+                    // number, as if traced with the int as a constant.
+                    NodeMeta::Int(v) => {
+                        l.env.insert(id, LValue::Scalar(Scalar::I(*v)));
+                        continue;
+                    }
+                    _ => {}
+                }
                 let t = known_tensor(&node.meta).ok_or_else(|| {
                     InductorError::Unsupported(format!(
                         "input {} is not a tensor of known sizes",

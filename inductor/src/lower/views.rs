@@ -443,7 +443,11 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
                     Arg::Int(v) if *v > 0 => *v,
                     _ => return fallback("slice step must be a positive int"),
                 };
-                let (start, len) = match size.as_const() {
+                // A symbolic bound (a symbolic int input, `x[:n]`) of a constant size takes the
+                // symbolic rule as a symbolic size does.
+                let plain = |b: &Arg| matches!(b, Arg::None | Arg::Int(_));
+                let constant = size.as_const().filter(|_| plain(s) && plain(e));
+                let (start, len) = match constant {
                     Some(size) => {
                         let bound = |v: &Arg, default: i64| -> LResult<i64> {
                             Ok(match v {

@@ -214,8 +214,28 @@ impl ShapeEnv {
         e.substitute(&|k| self.replacement(k))
     }
 
-    fn canon_relation(&self, r: &Relation) -> Relation {
+    /// `r` over the representatives (see [`ShapeEnv::canon`]).
+    pub fn canon_relation(&self, r: &Relation) -> Relation {
         Relation::new(self.canon(&r.lhs), r.op, self.canon(&r.rhs))
+    }
+
+    /// The answer of `r` where it is the same for every size the environment admits without a
+    /// new guard: decided by its constants, implied by the symbols' lower bounds, or a
+    /// relation (or its negation) guarded already. `None`: it depends on the sizes.
+    pub fn known(&self, r: &Relation) -> Option<bool> {
+        let r = self.canon_relation(r);
+        if let Some(answer) = r.decided() {
+            return Some(answer);
+        }
+        let not = Relation::new(r.lhs.clone(), r.op.negate(), r.rhs.clone());
+        let min = |k: u32| self.symbols[k as usize].min;
+        if r.implied(&min) || self.relations.iter().any(|(x, _)| *x == r) {
+            return Some(true);
+        }
+        if not.implied(&min) || self.relations.iter().any(|(x, _)| *x == not) {
+            return Some(false);
+        }
+        None
     }
 
     /// Guards `a == b` (equal at the hints) and writes the later of the two as the earlier
@@ -699,7 +719,9 @@ pub fn take_checked_sizes(
             .iter()
             .map(|&(i, d, k)| {
                 let k = k as usize;
-                let same = checked.dims.get(k) == Some(&Some(d))
+                // An int input's symbol is read from the int itself (`dim` None in the check).
+                let dim = (d != fx::passes::specialize::INT_INPUT).then_some(d);
+                let same = checked.dims.get(k) == Some(&dim)
                     && inputs.get(i).map(|o| o.as_ptr() as usize)
                         == checked.objects.get(k).copied();
                 same.then(|| checked.values[k])

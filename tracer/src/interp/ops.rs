@@ -110,6 +110,10 @@ impl Frame<'_, '_> {
     /// time on the known Python values.
     pub(super) fn operator(&mut self, name: &str, args: Vec<Var>) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        let args = args
+            .into_iter()
+            .map(|a| self.decide_bools(a))
+            .collect::<Result<Vec<_>, _>>()?;
         if let Some(r) = self.frozen_compare(name, &args)? {
             return Ok(r);
         }
@@ -243,6 +247,9 @@ impl Frame<'_, '_> {
         }
         if let Var::SymInt(_, e) = v {
             return self.sym_truth(&e.clone());
+        }
+        if let Var::SymBool(r) = v {
+            return self.sym_bool_truth(&r.clone());
         }
         if let Var::Py(o, Some(src)) = v {
             let o = o.bind(py);

@@ -237,14 +237,19 @@ impl Frame<'_, '_> {
                 self.stack.push(r);
             }
             Op::IsOp => {
+                // An undecided comparison of sizes is a bool here (`(a == b) is True`).
                 let rhs = self.pop()?;
+                let rhs = self.decide_bools(rhs)?;
                 let lhs = self.pop()?;
+                let lhs = self.decide_bools(lhs)?;
                 let r = self.is_op(lhs, rhs, arg == 1)?;
                 self.stack.push(r);
             }
             Op::ContainsOp => {
                 let rhs = self.pop()?;
+                let rhs = self.decide_bools(rhs)?;
                 let lhs = self.pop()?;
+                let lhs = self.decide_bools(lhs)?;
                 let r = self.contains_op(lhs, rhs, arg == 1)?;
                 self.stack.push(r);
             }
@@ -477,6 +482,7 @@ impl Frame<'_, '_> {
                     None
                 };
                 let v = self.pop()?;
+                let v = self.decide_bools(v)?;
                 // The text comes from the object's state: its identity is guarded too.
                 self.tx.realize_identity(&v);
                 let v = v

@@ -139,14 +139,17 @@ impl Frame<'_, '_> {
             _ => None,
         };
         if let (Some(rel), [a, b]) = (rel, ops.as_slice()) {
-            let origin = self.tx.guards.origin.clone();
-            let answer = self
-                .tx
-                .output
-                .shapes
-                .decide(a, rel, b, origin)
-                .ok_or_else(|| TraceError::unsupported("a comparison of symbolic sizes"))?;
-            return Ok(Some(Var::py_const(py, answer)));
+            // Known for every admitted size: a plain bool, nothing guarded. Otherwise a
+            // SymBool, decided (and guarded) where its value is needed.
+            let r = fx::Relation::new(a.clone(), rel, b.clone());
+            let shapes = &self.tx.output.shapes;
+            if shapes.hint(a).is_none() || shapes.hint(b).is_none() {
+                return Err(TraceError::unsupported("a comparison of symbolic sizes"));
+            }
+            return Ok(Some(match shapes.known(&r) {
+                Some(answer) => Var::py_const(py, answer),
+                None => Var::SymBool(shapes.canon_relation(&r)),
+            }));
         }
         let expr = match (op, ops.as_slice()) {
             ("add", [a, b]) => a.add(b),
@@ -249,6 +252,71 @@ impl Frame<'_, '_> {
             .ok_or_else(|| TraceError::unsupported("the truth of a symbolic size"))
     }
 
+    /// The truth of a comparison of symbolic ints (`if x.size(0) == y.size(0):`), decided at
+    /// the hints and guarded.
+    pub(super) fn sym_bool_truth(&mut self, r: &fx::Relation) -> Result<bool, TraceError> {
+        self.tx.decide_sym_bool(r)
+    }
+
+    /// `bool(c)` of a comparison of sizes, or `bool(n)` of a symbolic int (`n != 0`): still
+    /// undecided (torch's `bool()` of a SymBool is a SymBool; only a branch guards it). `None`:
+    /// not that call.
+    pub(super) fn sym_bool_call(
+        &mut self,
+        f: &Var,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let (Var::Py(f, _), [arg], []) = (f, args, kwargs) else {
+            return Ok(None);
+        };
+        if !f.bind(py).is(py.get_type::<pyo3::types::PyBool>()) {
+            return Ok(None);
+        }
+        let r = match arg {
+            Var::SymBool(r) => r.clone(),
+            Var::SymInt(_, e) => fx::Relation::new(e.clone(), RelOp::Ne, SymExpr::constant(0)),
+            _ => return Ok(None),
+        };
+        let shapes = &self.tx.output.shapes;
+        if shapes.hint(&r.lhs).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(match shapes.known(&r) {
+            Some(answer) => Var::py_const(py, answer),
+            None => Var::SymBool(shapes.canon_relation(&r)),
+        }))
+    }
+
+    /// `v` with each undecided comparison of sizes ([`Var::SymBool`]) decided and guarded, at
+    /// its top level and in a tuple or list it is: a call or an operator reads the value (only
+    /// a return, a store or a container keeps it undecided). Symbolic ints stay symbolic.
+    pub(super) fn decide_bools(&mut self, v: Var) -> Result<Var, TraceError> {
+        Ok(match v {
+            Var::SymBool(r) => {
+                let answer = self.sym_bool_truth(&r)?;
+                Var::py_const(self.tx.py, answer)
+            }
+            Var::Tuple(items) if items.iter().any(|i| matches!(i, Var::SymBool(_))) => Var::Tuple(
+                items
+                    .into_iter()
+                    .map(|i| self.decide_bools(i))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Var::List(items) if items.borrow().iter().any(|i| matches!(i, Var::SymBool(_))) => {
+                let decided = items
+                    .borrow()
+                    .iter()
+                    .map(|i| self.decide_bools(i.clone()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                *items.borrow_mut() = decided;
+                Var::List(items)
+            }
+            other => other,
+        })
+    }
+
     /// A plain int for a symbolic one, guarded to keep its value (torch's `guard_int`); other
     /// values unchanged, containers item by item (`Tracer::specialize`).
     pub(super) fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
@@ -281,8 +349,22 @@ impl Frame<'_, '_> {
 impl super::Tracer<'_> {
     /// A plain int for a symbolic one, guarded to keep its value (torch's `guard_int`); other
     /// values unchanged, containers item by item.
+    /// A comparison of symbolic ints decided at the hints, the answer guarded.
+    pub fn decide_sym_bool(&mut self, r: &fx::Relation) -> Result<bool, TraceError> {
+        let origin = self.guards.origin.clone();
+        self.output
+            .shapes
+            .decide(&r.lhs, r.op, &r.rhs, origin)
+            .ok_or_else(|| TraceError::unsupported("a comparison of symbolic sizes"))
+    }
+
     pub fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
+        let sym = |i: &Var| matches!(i, Var::SymInt(..) | Var::SymBool(_));
         Ok(match v {
+            Var::SymBool(r) => {
+                let answer = self.decide_sym_bool(&r)?;
+                Var::py_const(self.py, answer)
+            }
             Var::SymInt(_, e) => {
                 let hint =
                     self.output.shapes.hint(&e).ok_or_else(|| {
@@ -295,13 +377,13 @@ impl super::Tracer<'_> {
                 );
                 Var::py_const(self.py, hint)
             }
-            Var::Tuple(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Tuple(
+            Var::Tuple(items) if items.iter().any(sym) => Var::Tuple(
                 items
                     .into_iter()
                     .map(|i| self.specialize(i))
                     .collect::<Result<_, _>>()?,
             ),
-            Var::Size(items) if items.iter().any(|i| matches!(i, Var::SymInt(..))) => Var::Size(
+            Var::Size(items) if items.iter().any(sym) => Var::Size(
                 items
                     .into_iter()
                     .map(|i| self.specialize(i))

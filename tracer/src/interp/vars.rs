@@ -72,6 +72,12 @@ pub enum Var {
     /// It has no Python value at trace time: code that needs one specializes it
     /// (`Frame::specialize`, a guard that the size keeps its value) or breaks.
     SymInt(fx::NodeId, fx::SymExpr),
+    /// A comparison of symbolic ints not decided yet (`x.size(0) == y.size(0)`): as torch's
+    /// SymBool, it is decided at the hints and guarded only where its value is needed (a
+    /// branch, `bool()`, a builtin, a torch op: `Tracer::specialize`), and a comparison that
+    /// is only returned or live at a graph break is rebuilt from the call's own sizes, so a
+    /// later call on the other side of it reuses the graph.
+    SymBool(fx::Relation),
     Slice(Box<[Var; 3]>),
     /// An iterator over known items, for `for` loops over Python sequences.
     Iter(Rc<RefCell<(Vec<Var>, usize)>>),
@@ -398,6 +404,7 @@ impl Var {
             Var::Dict(_) => "dict".into(),
             Var::Size(_) => "torch.Size".into(),
             Var::SymInt(..) => "int".into(),
+            Var::SymBool(_) => "bool".into(),
             Var::Slice(_) => "slice".into(),
             Var::Iter(_) => "iterator".into(),
             Var::Method { name, .. } => format!("method {name}"),
@@ -667,6 +674,9 @@ impl Var {
             Var::Size(s) => Ok(!s.is_empty()),
             // `Frame::truth` guards the answer; here it is not known.
             Var::SymInt(..) => Err(TraceError::unsupported("the truth of a symbolic size")),
+            Var::SymBool(_) => Err(TraceError::unsupported(
+                "the truth of a comparison of symbolic sizes",
+            )),
             Var::Set(o) => Ok(o.bind(py).is_truthy()?),
             // Only a class without `__bool__`/`__len__` is known true here (`Frame::truth`
             // inlines those).

@@ -720,7 +720,7 @@ impl InductorProgram {
 }
 
 /// The values of size symbols read as `(input, dim, symbol)` from `inputs`: each input's `shape`
-/// read once (a tuple), not a `size(d)` call per symbol.
+/// read once (a tuple), not a `size(d)` call per symbol; an int input's symbol is the int.
 pub(crate) fn symbol_values(
     py: Python<'_>,
     reads: &[(usize, usize, u32)],
@@ -729,6 +729,10 @@ pub(crate) fn symbol_values(
     let mut key = Vec::with_capacity(reads.len());
     let mut shape: Option<(usize, Bound<'_, PyTuple>)> = None;
     for &(i, d, _) in reads {
+        if d == fx::passes::specialize::INT_INPUT {
+            key.push(inputs[i].extract()?);
+            continue;
+        }
         let t = match &shape {
             Some((j, t)) if *j == i => t,
             _ => {

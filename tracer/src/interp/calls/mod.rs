@@ -46,6 +46,18 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(b) = self.sym_bool_call(&f, &args, &kwargs)? {
+            return Ok(b);
+        }
+        let args = args
+            .into_iter()
+            .map(|a| self.decide_bools(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let kwargs = kwargs
+            .into_iter()
+            .map(|(k, a)| Ok((k, self.decide_bools(a)?)))
+            .collect::<Result<Vec<_>, TraceError>>()?;
+        let f = self.decide_bools(f)?;
         match f {
             Var::Method { recv, name }
                 if name.starts_with(crate::interp::user_containers::BUILTIN_PREFIX) =>
