@@ -347,8 +347,6 @@ impl Frame<'_, '_> {
 }
 
 impl super::Tracer<'_> {
-    /// A plain int for a symbolic one, guarded to keep its value (torch's `guard_int`); other
-    /// values unchanged, containers item by item.
     /// A comparison of symbolic ints decided at the hints, the answer guarded.
     pub fn decide_sym_bool(&mut self, r: &fx::Relation) -> Result<bool, TraceError> {
         let origin = self.guards.origin.clone();
@@ -358,6 +356,8 @@ impl super::Tracer<'_> {
             .ok_or_else(|| TraceError::unsupported("a comparison of symbolic sizes"))
     }
 
+    /// A plain int for a symbolic one, guarded to keep its value (torch's `guard_int`); other
+    /// values unchanged, containers item by item.
     pub fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
         let sym = |i: &Var| matches!(i, Var::SymInt(..) | Var::SymBool(_));
         Ok(match v {
