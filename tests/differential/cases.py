@@ -22,5 +22,8 @@ from . import (  # noqa: F401
     cases_state,
     cases_torch_api,
     cases_training,
+    cases_trust_hooks_rng,
+    cases_trust_mutation,
+    cases_trust_training,
     cases_user_code,
 )

@@ -901,7 +901,22 @@ impl Frame<'_, '_> {
                     let written = match fx::ops::mutated_arg(target, args, kwargs) {
                         Some(fx::ops::Mutated::Arg(i)) => args.get(i),
                         Some(fx::ops::Mutated::Out) => {
-                            kwargs.iter().find(|(k, _)| k == "out").map(|(_, v)| v)
+                            let out = kwargs.iter().find(|(k, _)| k == "out").map(|(_, v)| v);
+                            // An `out=` tensor of other sizes is resized by the op: every
+                            // tracker of it would have to learn its new sizes, so (as the
+                            // shape-changing in-place methods) it runs natively.
+                            if let Some(Arg::Node(m)) = out {
+                                if let NodeMeta::Tensor(old) = &self.tx.output.graph.node(*m).meta
+                                {
+                                    if old.sizes != t.sizes || old.strides != t.strides {
+                                        return Err(TraceError::unsupported(
+                                            "an out= tensor the op resizes (it changes the \
+                                             tensor's shape in place)",
+                                        ));
+                                    }
+                                }
+                            }
+                            out
                         }
                         None => None,
                     };

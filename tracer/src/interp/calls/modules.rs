@@ -30,6 +30,25 @@ impl Frame<'_, '_> {
                 self.tx.guards.add(py, &s.attr(py, store), Check::Len(0));
             }
         }
+        self.module_body(m, src, args, kwargs)
+    }
+
+    /// The module's body, past its hooks. The lowered layers read their settings (`training`,
+    /// `p`, `eps`) from the module object itself; an attribute the traced code wrote to it
+    /// (`self.eval()` sets `training` on every child) is a pending side effect that only
+    /// `getattr` sees, so such a module has its forward inlined, where every read goes through
+    /// `getattr`.
+    fn module_body(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        if self.tx.effects.has_attrs(py, &m.clone().unbind()) {
+            return self.inline_forward(m, src, args, kwargs);
+        }
         self.call_module_body(m, src, args, kwargs)
     }
 
@@ -104,7 +123,7 @@ impl Frame<'_, '_> {
                 };
             }
         }
-        let mut result = self.call_module_body(m, Some(src), args.clone(), kwargs)?;
+        let mut result = self.module_body(m, Some(src), args.clone(), kwargs)?;
         for hook in post {
             let r = self.call(
                 hook,
