@@ -436,7 +436,11 @@ class DataAssignInForward(_Mlp):
         return out, self.net(x)
 
 
-_train("data_assigned_in_forward", DataAssignInForward)
+_train(
+    "data_assigned_in_forward",
+    DataAssignInForward,
+    breadth="reading and assigning tensor.data break the graph (torch.compile traces both)",
+)
 
 
 class HalfwayEval(_Mlp):
@@ -470,3 +474,63 @@ class ManualNoGradUpdate(_Mlp):
 
 
 _train("manual_isub_grads_accumulate", ManualNoGradUpdate)
+
+
+class ParamIsub(nn.Module):
+    """``self.w -= lr * self.w.grad`` on a parameter attribute under ``no_grad``: the in-place
+    op stores the same Parameter back (``Module.__setattr__``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 1))
+        self.register_buffer("count", torch.zeros(()))
+
+    def forward(self, x, y):
+        loss = F.mse_loss(x @ self.w, y)
+        loss.backward()
+        with torch.no_grad():
+            self.w -= 0.1 * self.w.grad
+            self.w.grad = None
+        self.count += 1
+        return loss.detach(), self.count
+
+
+_train("parameter_attribute_isub_no_grad", ParamIsub)
+
+
+class BufferRebound(nn.Module):
+    """A buffer rebound to a new tensor (not the same object): ``Module.__setattr__`` stores it
+    in ``_buffers``."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("acc", torch.zeros(8))
+
+    def forward(self, x, y):
+        self.acc = self.acc + x.sum(0)
+        return self.acc * 2
+
+
+_train("buffer_rebound_to_new_tensor", BufferRebound)
+
+
+class RunningVarRebound(nn.Module):
+    """Running statistics kept by rebinding buffers under ``no_grad`` in training, read in
+    eval: the second call (eval) must read the first call's statistics."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(8))
+        self.register_buffer("var", torch.ones(8))
+        self.fc = nn.Linear(8, 1)
+
+    def forward(self, x, y):
+        if self.training:
+            with torch.no_grad():
+                self.mean = 0.9 * self.mean + 0.1 * x.mean(0)
+                self.var = 0.9 * self.var + 0.1 * x.var(0)
+        return self.fc((x - self.mean) / (self.var + 1e-5).sqrt()) - y
+
+
+_train("running_stats_rebound_then_eval", RunningVarRebound, prepare=_eval_second)
+_train("running_stats_rebound_train", RunningVarRebound)

@@ -906,6 +906,23 @@ impl<'a, 'py> Frame<'a, 'py> {
         let nn = py.import("torch.nn")?;
         let is_module = ob.is_instance(&nn.getattr("Module")?)?;
         let setattr = ty.getattr("__setattr__")?;
+        if is_module
+            && setattr.is(&nn.getattr("Module")?.getattr("__setattr__")?)
+            && self.stores_member_back(&obj, name, &v)?
+        {
+            return Ok(());
+        }
+        if is_module
+            && setattr.is(&nn.getattr("Module")?.getattr("__setattr__")?)
+            && self.rebinds_buffer(ob, name, &v)?
+        {
+            // Replayed after the graph through `setattr`, so `Module.__setattr__` stores it in
+            // `_buffers` as eager does; reads in the trace see the pending write.
+            self.tx
+                .effects
+                .set_attr(py, o.clone_ref(py), src.clone(), name, v);
+            return Ok(());
+        }
         let plain = if is_module {
             setattr.is(&nn.getattr("Module")?.getattr("__setattr__")?)
                 && ["_parameters", "_buffers", "_modules"].iter().all(|d| {
@@ -934,6 +951,60 @@ impl<'a, 'py> Frame<'a, 'py> {
             .effects
             .set_attr(py, o.clone_ref(py), src.clone(), name, v);
         Ok(())
+    }
+
+    /// Whether `module.name = v` stores a parameter or buffer back as the very tensor it holds
+    /// (`self.steps += 1`, `self.w -= lr * g` under `no_grad`: the in-place op returns the
+    /// tensor it mutated). `Module.__setattr__` then puts the same object back in its dict, a
+    /// no-op. A tensor is the same object as another when both trace to one node through
+    /// in-place results (the tracer makes one node per tensor object).
+    fn stores_member_back(&mut self, obj: &Var, name: &str, v: &Var) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let (Var::Py(o, _), Var::Tensor(new)) = (obj, v) else {
+            return Ok(false);
+        };
+        let ob = o.bind(py);
+        let member = ["_parameters", "_buffers"].iter().any(|d| {
+            ob.getattr(*d)
+                .and_then(|d| d.contains(name))
+                .unwrap_or(false)
+        });
+        if !member {
+            return Ok(false);
+        }
+        let Var::Tensor(cur) = self.getattr(obj.clone(), name)? else {
+            return Ok(false);
+        };
+        let out = &self.tx.output;
+        Ok(out.alias_root(cur.node) == out.alias_root(new.node))
+    }
+
+    /// Whether `module.name = v` rebinds a registered buffer to a tensor the graph computes
+    /// (`self.acc = self.acc + x`) or to `None`: `Module.__setattr__` then only stores `v` in
+    /// `_buffers`. A tensor computed by the graph (its in-place chain starts at a graph op) is
+    /// a plain tensor, never a `Parameter`, which `Module.__setattr__` would register instead.
+    fn rebinds_buffer(
+        &mut self,
+        ob: &Bound<'_, PyAny>,
+        name: &str,
+        v: &Var,
+    ) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let in_dict = |d: &str| ob.getattr(d).and_then(|d| d.contains(name)).unwrap_or(true);
+        if !in_dict("_buffers") || in_dict("_parameters") || in_dict("_modules") {
+            return Ok(false);
+        }
+        Ok(match v {
+            Var::Tensor(t) => {
+                let out = &self.tx.output;
+                matches!(
+                    out.graph.node(out.alias_root(t.node)).kind,
+                    fx::NodeKind::Call { .. }
+                )
+            }
+            Var::Py(o, _) => o.bind(py).is_none(),
+            _ => false,
+        })
     }
 
     /// DELETE_SUBSCR on a list (by index) or a dict: tracked, and written back to an input

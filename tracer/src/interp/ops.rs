@@ -906,8 +906,7 @@ impl Frame<'_, '_> {
                             // tracker of it would have to learn its new sizes, so (as the
                             // shape-changing in-place methods) it runs natively.
                             if let Some(Arg::Node(m)) = out {
-                                if let NodeMeta::Tensor(old) = &self.tx.output.graph.node(*m).meta
-                                {
+                                if let NodeMeta::Tensor(old) = &self.tx.output.graph.node(*m).meta {
                                     if old.sizes != t.sizes || old.strides != t.strides {
                                         return Err(TraceError::unsupported(
                                             "an out= tensor the op resizes (it changes the \
