@@ -266,6 +266,43 @@ impl Tracer<'_> {
             self.effects.note_dict(d);
         }
     }
+
+    /// The tracker of a real dict the traced code reached (an instance's `__dict__`, the
+    /// globals from `globals()`), if it did.
+    pub fn dict_tracker_of(&self, d: &Bound<'_, PyAny>) -> Option<vars::DictItems> {
+        self.external_dicts
+            .iter()
+            .find(|(_, _, o)| o.bind(self.py).is(d))
+            .map(|(t, _, _)| t.clone())
+    }
+
+    /// `d[name]` as the traced code sees it when it tracks the real dict `d`: writes through
+    /// the dict (`self.__dict__[k] = v`, `globals()[k] = v`) must be seen by attribute and
+    /// global reads, which otherwise read the real, stale object. `None` where `d` is not
+    /// tracked or the name is not in it; a name the traced code deleted breaks the graph.
+    pub fn tracked_dict_item(
+        &self,
+        d: &Bound<'_, PyAny>,
+        name: &str,
+    ) -> Result<Option<Var>, TraceError> {
+        let Some(tracker) = self.dict_tracker_of(d) else {
+            return Ok(None);
+        };
+        let py = self.py;
+        let key = pyo3::types::PyString::new(py, name);
+        let found = tracker
+            .borrow()
+            .iter()
+            .find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
+            .map(|(_, v)| v.clone());
+        match found {
+            Some(v) => Ok(Some(v)),
+            None if d.contains(name)? => Err(TraceError::unsupported(format!(
+                "reading '{name}' after the traced code deleted it from its dict"
+            ))),
+            None => Ok(None),
+        }
+    }
 }
 
 /// `Some((prev_grad, prev_inference))` for the bound `__exit__` of a
@@ -947,6 +984,17 @@ impl<'a, 'py> Frame<'a, 'py> {
                 obj.type_name(py)
             )));
         }
+        if !is_module {
+            if let Ok(d) = ob.getattr("__dict__") {
+                if let Some(tracker) = self.tx.dict_tracker_of(&d) {
+                    // The traced code holds the instance dict: the write goes there, where
+                    // attribute reads look first, and is written back with the dict.
+                    self.tx.note_dict_mutation(&tracker);
+                    vars::dict_set(py, &tracker, name, v);
+                    return Ok(());
+                }
+            }
+        }
         self.tx
             .effects
             .set_attr(py, o.clone_ref(py), src.clone(), name, v);
@@ -1071,6 +1119,17 @@ impl<'a, 'py> Frame<'a, 'py> {
     fn store_global(&mut self, name: &str, v: Var) -> Result<(), TraceError> {
         let py = self.tx.py;
         let g = self.ctx.globals.clone().into_any();
+        if let Some(tracker) = self.tx.dict_tracker_of(&g) {
+            // The traced code holds the globals dict itself (`globals()` passed to a resume
+            // function): one record of the name, the dict's, written back with it.
+            self.tx
+                .effects
+                .globals
+                .retain(|(d, n, _)| !(d.bind(py).is(&g) && n == name));
+            self.tx.note_dict_mutation(&tracker);
+            vars::dict_set(py, &tracker, name, v);
+            return Ok(());
+        }
         match self
             .tx
             .effects
@@ -1091,6 +1150,11 @@ impl<'a, 'py> Frame<'a, 'py> {
     fn load_global(&mut self, name: &str) -> Result<Var, TraceError> {
         let py = self.tx.py;
         if let Some(v) = self.tx.effects.global(py, self.ctx.globals.as_any(), name) {
+            return Ok(v);
+        }
+        // `globals()[name] = v` written in the traced code: the dict's tracker holds it.
+        let g = self.ctx.globals.clone().into_any();
+        if let Some(v) = self.tx.tracked_dict_item(&g, name)? {
             return Ok(v);
         }
         let value = match self.ctx.globals.get_item(name)? {

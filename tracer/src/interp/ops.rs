@@ -1092,6 +1092,40 @@ impl Frame<'_, '_> {
                 if let Some(v) = self.tx.effects.attr(py, o, name) {
                     return Ok(v);
                 }
+                let ob = o.bind(py);
+                // A user class reached with no source (`type(self)`): its attributes are state
+                // (`type(self).count += 1` between calls), so they are read through the class's
+                // module global and guarded like any other.
+                let class_src;
+                let src = match src {
+                    None => {
+                        class_src = class_source(py, ob)?;
+                        &class_src
+                    }
+                    Some(_) => src,
+                };
+                if name == "__dict__" && self.tx.effects.has_attrs(py, o) {
+                    // Its tracker would be built from the real dict, without those writes.
+                    return Err(TraceError::unsupported(
+                        "reading __dict__ of an object the traced code wrote attributes to",
+                    ));
+                }
+                // Written through its `__dict__` (`self.__dict__[k] = v`, `vars(self)[k] = v`):
+                // the dict's tracker holds the value, unless a data descriptor of the class
+                // takes the name first.
+                if !self.tx.external_dicts.is_empty() {
+                    if let Ok(d) = ob.getattr("__dict__") {
+                        let descriptor = match ob.get_type().getattr(name) {
+                            Ok(a) => a.get_type().hasattr("__set__")?,
+                            Err(_) => false,
+                        };
+                        if !descriptor {
+                            if let Some(v) = self.tx.tracked_dict_item(&d, name)? {
+                                return Ok(v);
+                            }
+                        }
+                    }
+                }
                 // An object the traced code wrote to: a property must see those writes, so its
                 // getter is traced rather than run on the stale object.
                 if self.tx.effects.has_attrs(py, o) {
@@ -1458,4 +1492,40 @@ fn is_tracked_container(v: &Var) -> bool {
             | Var::Size(_)
             | Var::Slice(_)
     )
+}
+
+/// `sys.modules[cls.__module__].<cls.__qualname__>` as a source for a user class defined at
+/// module level (the global must be the class itself); `None` for other objects, nested or
+/// local classes, and the classes of builtins and torch, whose attributes are not user state.
+fn class_source(py: Python<'_>, ob: &Bound<'_, PyAny>) -> PyResult<Option<crate::source::Source>> {
+    if !ob.is_instance_of::<pyo3::types::PyType>() {
+        return Ok(None);
+    }
+    let (Ok(module), Ok(qualname)) = (
+        ob.getattr("__module__").and_then(|m| m.extract::<String>()),
+        ob.getattr("__qualname__")
+            .and_then(|q| q.extract::<String>()),
+    ) else {
+        return Ok(None);
+    };
+    if module == "builtins"
+        || module == "torch"
+        || module.starts_with("torch.")
+        || qualname.contains('.')
+        || qualname.contains('<')
+    {
+        return Ok(None);
+    }
+    let Ok(m) = py.import("sys")?.getattr("modules")?.get_item(&module) else {
+        return Ok(None);
+    };
+    match m.getattr(qualname.as_str()) {
+        Ok(g) if g.is(ob) => {
+            let globals = m.getattr("__dict__")?;
+            Ok(Some(crate::source::Source::module_global(
+                py, &globals, &qualname,
+            )))
+        }
+        _ => Ok(None),
+    }
 }
