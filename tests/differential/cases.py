@@ -26,6 +26,7 @@ from . import (  # noqa: F401
     cases_trust_channels,
     cases_trust_hooks_rng,
     cases_trust_mutation,
+    cases_trust_pending,
     cases_trust_steps,
     cases_trust_training,
     cases_user_code,

@@ -315,3 +315,63 @@ register(
     module=True,
     prepare=_prefill_grad,
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 14: ModuleList subclasses and Sequential slices
+
+
+class Gated(nn.ModuleList):
+    """A ``ModuleList`` subclass with a ``forward`` of its own and a method using ``len``."""
+
+    def forward(self, x):
+        for i, m in enumerate(self):
+            x = x + m(x) / (i + 1)
+        return x
+
+    def last(self):
+        return self[len(self) - 1]
+
+
+class SliceUser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = Gated([nn.Linear(4, 4) for _ in range(4)])
+        self.seq = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4), nn.Tanh())
+        self.heads = nn.ModuleList([nn.Linear(4, 1) for _ in range(4)])
+
+    def forward(self, x, n):
+        a = self.blocks(x)
+        b = self.seq[1:][1](x) + self.seq[-1](x)
+        c = sum(h(blk(x)) for blk, h in zip(self.blocks[:n], self.heads[:n]))
+        d = self.blocks.last()(x)
+        return a, b, c, d, len(self.seq[:n])
+
+
+register(
+    "trust_modulelist_subclass_and_slices",
+    SliceUser,
+    lambda r: (r.randn(3, 4), r.pick(2, 3)),
+    module=True,
+)
+
+
+class SeqSub(nn.Sequential):
+    """An ``nn.Sequential`` subclass whose forward skips its last layer."""
+
+    def forward(self, x):
+        for m in self[:-1]:
+            x = m(x)
+        return x
+
+
+class UsesSeqSub(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = SeqSub(nn.Linear(4, 4), nn.GELU(), nn.Linear(4, 2), nn.Sigmoid())
+
+    def forward(self, x):
+        return self.body(x), self.body[2:](self.body[0](x))
+
+
+register("trust_sequential_subclass_forward", UsesSeqSub, x34, module=True)

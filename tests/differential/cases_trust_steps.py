@@ -180,7 +180,11 @@ def trust_global_itertools_count(x):
     return x * n, n
 
 
-@case(lambda r: (r.randn(3, 4, requires_grad=True),))
+@case(
+    lambda r: (r.randn(3, 4, requires_grad=True),),
+    breadth="detach_()/requires_grad_() that change the flag run natively (a graph break): the "
+    "tracer's copies of the tensor would keep the old flag (trust_pending_requires_grad_*)",
+)
 def trust_detach_and_requires_grad_inside(x):
     y = (x * 2).detach_()
     z = y.clone().requires_grad_()

@@ -237,7 +237,9 @@ class EffectWriter(ProgramWriter):
             self.tensors.append(t)
         elif kind == "out_resize":
             # `out=` a tensor of other sizes: the op resizes it in place.
-            emit(f"{t} = torch.empty({self.draw(st.sampled_from(['0', '2', '3, 4', '12']))})")
+            emit(
+                f"{t} = torch.empty({self.draw(st.sampled_from(['0', '2', '3, 4', '12']))})"
+            )
             emit(f"torch.add({self.t()}.detach(), 1, out={t})")
             emit(f"{t} = {t} * len({t}.shape)")
             self.tensors.append(t)
