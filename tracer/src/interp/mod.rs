@@ -3,6 +3,7 @@
 //! runs torch ops on `meta` tensors to learn result metadata.
 
 mod abc_mixins;
+mod attr_writes;
 mod calls;
 pub mod comprehension;
 mod exceptions;
@@ -264,43 +265,6 @@ impl Tracer<'_> {
     pub fn note_dict_mutation(&mut self, d: &vars::DictItems) {
         if self.is_external_dict(d) {
             self.effects.note_dict(d);
-        }
-    }
-
-    /// The tracker of a real dict the traced code reached (an instance's `__dict__`, the
-    /// globals from `globals()`), if it did.
-    pub fn dict_tracker_of(&self, d: &Bound<'_, PyAny>) -> Option<vars::DictItems> {
-        self.external_dicts
-            .iter()
-            .find(|(_, _, o)| o.bind(self.py).is(d))
-            .map(|(t, _, _)| t.clone())
-    }
-
-    /// `d[name]` as the traced code sees it when it tracks the real dict `d`: writes through
-    /// the dict (`self.__dict__[k] = v`, `globals()[k] = v`) must be seen by attribute and
-    /// global reads, which otherwise read the real, stale object. `None` where `d` is not
-    /// tracked or the name is not in it; a name the traced code deleted breaks the graph.
-    pub fn tracked_dict_item(
-        &self,
-        d: &Bound<'_, PyAny>,
-        name: &str,
-    ) -> Result<Option<Var>, TraceError> {
-        let Some(tracker) = self.dict_tracker_of(d) else {
-            return Ok(None);
-        };
-        let py = self.py;
-        let key = pyo3::types::PyString::new(py, name);
-        let found = tracker
-            .borrow()
-            .iter()
-            .find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
-            .map(|(_, v)| v.clone());
-        match found {
-            Some(v) => Ok(Some(v)),
-            None if d.contains(name)? => Err(TraceError::unsupported(format!(
-                "reading '{name}' after the traced code deleted it from its dict"
-            ))),
-            None => Ok(None),
         }
     }
 }
@@ -999,60 +963,6 @@ impl<'a, 'py> Frame<'a, 'py> {
             .effects
             .set_attr(py, o.clone_ref(py), src.clone(), name, v);
         Ok(())
-    }
-
-    /// Whether `module.name = v` stores a parameter or buffer back as the very tensor it holds
-    /// (`self.steps += 1`, `self.w -= lr * g` under `no_grad`: the in-place op returns the
-    /// tensor it mutated). `Module.__setattr__` then puts the same object back in its dict, a
-    /// no-op. A tensor is the same object as another when both trace to one node through
-    /// in-place results (the tracer makes one node per tensor object).
-    fn stores_member_back(&mut self, obj: &Var, name: &str, v: &Var) -> Result<bool, TraceError> {
-        let py = self.tx.py;
-        let (Var::Py(o, _), Var::Tensor(new)) = (obj, v) else {
-            return Ok(false);
-        };
-        let ob = o.bind(py);
-        let member = ["_parameters", "_buffers"].iter().any(|d| {
-            ob.getattr(*d)
-                .and_then(|d| d.contains(name))
-                .unwrap_or(false)
-        });
-        if !member {
-            return Ok(false);
-        }
-        let Var::Tensor(cur) = self.getattr(obj.clone(), name)? else {
-            return Ok(false);
-        };
-        let out = &self.tx.output;
-        Ok(out.alias_root(cur.node) == out.alias_root(new.node))
-    }
-
-    /// Whether `module.name = v` rebinds a registered buffer to a tensor the graph computes
-    /// (`self.acc = self.acc + x`) or to `None`: `Module.__setattr__` then only stores `v` in
-    /// `_buffers`. A tensor computed by the graph (its in-place chain starts at a graph op) is
-    /// a plain tensor, never a `Parameter`, which `Module.__setattr__` would register instead.
-    fn rebinds_buffer(
-        &mut self,
-        ob: &Bound<'_, PyAny>,
-        name: &str,
-        v: &Var,
-    ) -> Result<bool, TraceError> {
-        let py = self.tx.py;
-        let in_dict = |d: &str| ob.getattr(d).and_then(|d| d.contains(name)).unwrap_or(true);
-        if !in_dict("_buffers") || in_dict("_parameters") || in_dict("_modules") {
-            return Ok(false);
-        }
-        Ok(match v {
-            Var::Tensor(t) => {
-                let out = &self.tx.output;
-                matches!(
-                    out.graph.node(out.alias_root(t.node)).kind,
-                    fx::NodeKind::Call { .. }
-                )
-            }
-            Var::Py(o, _) => o.bind(py).is_none(),
-            _ => false,
-        })
     }
 
     /// DELETE_SUBSCR on a list (by index) or a dict: tracked, and written back to an input

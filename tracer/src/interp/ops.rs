@@ -1099,7 +1099,7 @@ impl Frame<'_, '_> {
                 let class_src;
                 let src = match src {
                     None => {
-                        class_src = class_source(py, ob)?;
+                        class_src = super::attr_writes::class_source(py, ob)?;
                         &class_src
                     }
                     Some(_) => src,
@@ -1492,40 +1492,4 @@ fn is_tracked_container(v: &Var) -> bool {
             | Var::Size(_)
             | Var::Slice(_)
     )
-}
-
-/// `sys.modules[cls.__module__].<cls.__qualname__>` as a source for a user class defined at
-/// module level (the global must be the class itself); `None` for other objects, nested or
-/// local classes, and the classes of builtins and torch, whose attributes are not user state.
-fn class_source(py: Python<'_>, ob: &Bound<'_, PyAny>) -> PyResult<Option<crate::source::Source>> {
-    if !ob.is_instance_of::<pyo3::types::PyType>() {
-        return Ok(None);
-    }
-    let (Ok(module), Ok(qualname)) = (
-        ob.getattr("__module__").and_then(|m| m.extract::<String>()),
-        ob.getattr("__qualname__")
-            .and_then(|q| q.extract::<String>()),
-    ) else {
-        return Ok(None);
-    };
-    if module == "builtins"
-        || module == "torch"
-        || module.starts_with("torch.")
-        || qualname.contains('.')
-        || qualname.contains('<')
-    {
-        return Ok(None);
-    }
-    let Ok(m) = py.import("sys")?.getattr("modules")?.get_item(&module) else {
-        return Ok(None);
-    };
-    match m.getattr(qualname.as_str()) {
-        Ok(g) if g.is(ob) => {
-            let globals = m.getattr("__dict__")?;
-            Ok(Some(crate::source::Source::module_global(
-                py, &globals, &qualname,
-            )))
-        }
-        _ => Ok(None),
-    }
 }
