@@ -22,5 +22,12 @@ from . import (  # noqa: F401
     cases_state,
     cases_torch_api,
     cases_training,
+    cases_trust_between_calls,
+    cases_trust_channels,
+    cases_trust_hooks_rng,
+    cases_trust_mutation,
+    cases_trust_pending,
+    cases_trust_steps,
+    cases_trust_training,
     cases_user_code,
 )

@@ -59,6 +59,8 @@ WORKING = (
     "mode_decorator",
     "user_container",
     "frozen_keys",
+    "attr_channel",
+    "out_resize",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -216,6 +218,31 @@ class EffectWriter(ProgramWriter):
                 emit("else:")
                 emit(f"    {t} = {self.t()}")
                 self.tensors.append(t)
+        elif kind == "attr_channel":
+            # An attribute written through a side door (the instance dict, vars(), setattr)
+            # and read back as an attribute in the same call.
+            write = self.draw(
+                st.sampled_from(
+                    [
+                        "obj.__dict__['count'] = obj.count + {c}",
+                        "vars(obj)['count'] = obj.count * {c}",
+                        "setattr(obj, 'count', obj.count - {c})",
+                        "obj.__dict__['t'] = obj.t + {c}",
+                        "vars(obj)['t'] = obj.t * {c}",
+                    ]
+                )
+            )
+            emit(write.format(c=self.const()))
+            emit(f"{t} = obj.t * obj.count + {self.t()}")
+            self.tensors.append(t)
+        elif kind == "out_resize":
+            # `out=` a tensor of other sizes: the op resizes it in place.
+            emit(
+                f"{t} = torch.empty({self.draw(st.sampled_from(['0', '2', '3, 4', '12']))})"
+            )
+            emit(f"torch.add({self.t()}.detach(), 1, out={t})")
+            emit(f"{t} = {t} * len({t}.shape)")
+            self.tensors.append(t)
         elif kind == "attr":
             emit("obj.count += 1")
             emit(f"obj.t = obj.t + {self.t()}")

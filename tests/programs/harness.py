@@ -405,6 +405,11 @@ def module_state(m: nn.Module) -> dict:
             k: v.detach().clone() for k, v in m.state_dict(keep_vars=True).items()
         },
         "plain": plain,
+        # Gradients are state a user reads after a step (``p.grad``), and not in state_dict.
+        "grads": {
+            k: None if p.grad is None else p.grad.detach().clone()
+            for k, p in m.named_parameters(recurse=False)
+        },
         "children": {k: module_state(c) for k, c in m.named_children()},
     }
 

@@ -3,6 +3,7 @@
 //! runs torch ops on `meta` tensors to learn result metadata.
 
 mod abc_mixins;
+mod attr_writes;
 mod calls;
 pub mod comprehension;
 mod exceptions;
@@ -906,6 +907,23 @@ impl<'a, 'py> Frame<'a, 'py> {
         let nn = py.import("torch.nn")?;
         let is_module = ob.is_instance(&nn.getattr("Module")?)?;
         let setattr = ty.getattr("__setattr__")?;
+        if is_module
+            && setattr.is(&nn.getattr("Module")?.getattr("__setattr__")?)
+            && self.stores_member_back(&obj, name, &v)?
+        {
+            return Ok(());
+        }
+        if is_module
+            && setattr.is(&nn.getattr("Module")?.getattr("__setattr__")?)
+            && self.rebinds_buffer(ob, name, &v)?
+        {
+            // Replayed after the graph through `setattr`, so `Module.__setattr__` stores it in
+            // `_buffers` as eager does; reads in the trace see the pending write.
+            self.tx
+                .effects
+                .set_attr(py, o.clone_ref(py), src.clone(), name, v);
+            return Ok(());
+        }
         let plain = if is_module {
             setattr.is(&nn.getattr("Module")?.getattr("__setattr__")?)
                 && ["_parameters", "_buffers", "_modules"].iter().all(|d| {
@@ -929,6 +947,17 @@ impl<'a, 'py> Frame<'a, 'py> {
                 "assigning attribute '{name}' of a {} (its attribute writes run code)",
                 obj.type_name(py)
             )));
+        }
+        if !is_module {
+            if let Ok(d) = ob.getattr("__dict__") {
+                if let Some(tracker) = self.tx.dict_tracker_of(&d) {
+                    // The traced code holds the instance dict: the write goes there, where
+                    // attribute reads look first, and is written back with the dict.
+                    self.tx.note_dict_mutation(&tracker);
+                    vars::dict_set(py, &tracker, name, v);
+                    return Ok(());
+                }
+            }
         }
         self.tx
             .effects
@@ -1000,6 +1029,17 @@ impl<'a, 'py> Frame<'a, 'py> {
     fn store_global(&mut self, name: &str, v: Var) -> Result<(), TraceError> {
         let py = self.tx.py;
         let g = self.ctx.globals.clone().into_any();
+        if let Some(tracker) = self.tx.dict_tracker_of(&g) {
+            // The traced code holds the globals dict itself (`globals()` passed to a resume
+            // function): one record of the name, the dict's, written back with it.
+            self.tx
+                .effects
+                .globals
+                .retain(|(d, n, _)| !(d.bind(py).is(&g) && n == name));
+            self.tx.note_dict_mutation(&tracker);
+            vars::dict_set(py, &tracker, name, v);
+            return Ok(());
+        }
         match self
             .tx
             .effects
@@ -1020,6 +1060,11 @@ impl<'a, 'py> Frame<'a, 'py> {
     fn load_global(&mut self, name: &str) -> Result<Var, TraceError> {
         let py = self.tx.py;
         if let Some(v) = self.tx.effects.global(py, self.ctx.globals.as_any(), name) {
+            return Ok(v);
+        }
+        // `globals()[name] = v` written in the traced code: the dict's tracker holds it.
+        let g = self.ctx.globals.clone().into_any();
+        if let Some(v) = self.tx.tracked_dict_item(&g, name)? {
             return Ok(v);
         }
         let value = match self.ctx.globals.get_item(name)? {

@@ -908,7 +908,21 @@ impl Frame<'_, '_> {
                     let written = match fx::ops::mutated_arg(target, args, kwargs) {
                         Some(fx::ops::Mutated::Arg(i)) => args.get(i),
                         Some(fx::ops::Mutated::Out) => {
-                            kwargs.iter().find(|(k, _)| k == "out").map(|(_, v)| v)
+                            let out = kwargs.iter().find(|(k, _)| k == "out").map(|(_, v)| v);
+                            // An `out=` tensor of other sizes is resized by the op: every
+                            // tracker of it would have to learn its new sizes, so (as the
+                            // shape-changing in-place methods) it runs natively.
+                            if let Some(Arg::Node(m)) = out {
+                                if let NodeMeta::Tensor(old) = &self.tx.output.graph.node(*m).meta {
+                                    if old.sizes != t.sizes || old.strides != t.strides {
+                                        return Err(TraceError::unsupported(
+                                            "an out= tensor the op resizes (it changes the \
+                                             tensor's shape in place)",
+                                        ));
+                                    }
+                                }
+                            }
+                            out
                         }
                         None => None,
                     };
@@ -1084,6 +1098,40 @@ impl Frame<'_, '_> {
             Var::Py(o, src) => {
                 if let Some(v) = self.tx.effects.attr(py, o, name) {
                     return Ok(v);
+                }
+                let ob = o.bind(py);
+                // A user class reached with no source (`type(self)`): its attributes are state
+                // (`type(self).count += 1` between calls), so they are read through the class's
+                // module global and guarded like any other.
+                let class_src;
+                let src = match src {
+                    None => {
+                        class_src = super::attr_writes::class_source(py, ob)?;
+                        &class_src
+                    }
+                    Some(_) => src,
+                };
+                if name == "__dict__" && self.tx.effects.has_attrs(py, o) {
+                    // Its tracker would be built from the real dict, without those writes.
+                    return Err(TraceError::unsupported(
+                        "reading __dict__ of an object the traced code wrote attributes to",
+                    ));
+                }
+                // Written through its `__dict__` (`self.__dict__[k] = v`, `vars(self)[k] = v`):
+                // the dict's tracker holds the value, unless a data descriptor of the class
+                // takes the name first.
+                if !self.tx.external_dicts.is_empty() {
+                    if let Ok(d) = ob.getattr("__dict__") {
+                        let descriptor = match ob.get_type().getattr(name) {
+                            Ok(a) => a.get_type().hasattr("__set__")?,
+                            Err(_) => false,
+                        };
+                        if !descriptor {
+                            if let Some(v) = self.tx.tracked_dict_item(&d, name)? {
+                                return Ok(v);
+                            }
+                        }
+                    }
                 }
                 // An object the traced code wrote to: a property must see those writes, so its
                 // getter is traced rather than run on the stale object.

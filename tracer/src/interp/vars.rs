@@ -1511,3 +1511,16 @@ pub(crate) fn hashes_by_fields(cls: &Bound<'_, PyAny>) -> PyResult<bool> {
     };
     Ok(params.getattr("frozen")?.is_truthy()? && params.getattr("eq")?.is_truthy()?)
 }
+
+/// `d[name] = v` on a dict tracker with a string key: the item replaced in place, or appended.
+pub(crate) fn dict_set(py: Python<'_>, d: &DictItems, name: &str, v: Var) {
+    let key = pyo3::types::PyString::new(py, name);
+    let mut items = d.borrow_mut();
+    match items
+        .iter_mut()
+        .find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
+    {
+        Some(slot) => slot.1 = v,
+        None => items.push((key.into_any().unbind(), v)),
+    }
+}

@@ -30,6 +30,25 @@ impl Frame<'_, '_> {
                 self.tx.guards.add(py, &s.attr(py, store), Check::Len(0));
             }
         }
+        self.module_body(m, src, args, kwargs)
+    }
+
+    /// The module's body, past its hooks. The lowered layers read their settings (`training`,
+    /// `p`, `eps`) from the module object itself; an attribute the traced code wrote to it
+    /// (`self.eval()` sets `training` on every child) is a pending side effect that only
+    /// `getattr` sees, so such a module has its forward inlined, where every read goes through
+    /// `getattr`.
+    fn module_body(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: Vec<Var>,
+        kwargs: Vec<(String, Var)>,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        if self.tx.effects.has_attrs(py, &m.clone().unbind()) {
+            return self.inline_forward(m, src, args, kwargs);
+        }
         self.call_module_body(m, src, args, kwargs)
     }
 
@@ -37,9 +56,10 @@ impl Frame<'_, '_> {
     /// `Module._call_impl` runs them (and torch.compile inlines them): each pre-hook called
     /// with `(module, args)` (a result that is not `None` replaces the arguments, a non-tuple
     /// as a 1-tuple), then the forward, then each forward hook with `(module, args, result)`
-    /// (a result that is not `None` replaces the output). The hook dicts are read through
-    /// their sources (their keys guarded); backward hooks, keyword hooks and global hooks
-    /// break the graph.
+    /// (a result that is not `None` replaces the output); a hook registered `with_kwargs=True`
+    /// also gets (and a pre-hook may replace) the keyword arguments. The hook dicts are read
+    /// through their sources (their keys guarded); backward hooks and global hooks break the
+    /// graph.
     fn call_module_with_hooks(
         &mut self,
         m: &Bound<'_, PyAny>,
@@ -58,12 +78,7 @@ impl Frame<'_, '_> {
         if has_global_hooks(py)? {
             return refuse();
         }
-        for store in [
-            "_backward_hooks",
-            "_backward_pre_hooks",
-            "_forward_pre_hooks_with_kwargs",
-            "_forward_hooks_with_kwargs",
-        ] {
+        for store in ["_backward_hooks", "_backward_pre_hooks"] {
             match m.getattr(store) {
                 Ok(d) if d.len().unwrap_or(1) == 0 => {
                     self.tx.guards.add(py, &src.attr(py, store), Check::Len(0));
@@ -72,45 +87,95 @@ impl Frame<'_, '_> {
             }
         }
         let mvar = Var::Py(m.clone().unbind(), Some(src.clone()));
-        let hooks = |s: &mut Self, store: &str| -> Result<Vec<Var>, TraceError> {
+        // The ids of a dict's hooks, in order, guarded.
+        let keys_of = |s: &mut Self, store: &str| -> Result<Vec<Py<PyAny>>, TraceError> {
             let d = m.getattr(store)?;
             let d = d.cast::<pyo3::types::PyDict>().map_err(PyErr::from)?;
-            let store_src = src.attr(py, store);
             let keys = crate::guards::dict_keys_in_order(py, d)?;
             s.tx.guards.add(
                 py,
-                &store_src,
+                &src.attr(py, store),
                 Check::DictKeys(keys.iter().map(|k| k.clone().unbind()).collect()),
             );
+            Ok(keys.into_iter().map(Bound::unbind).collect())
+        };
+        // Each hook with whether it takes the call's keyword arguments (its id is in the
+        // `*_with_kwargs` dict of the same kind).
+        let hooks = |s: &mut Self,
+                     store: &str,
+                     with_kwargs: &str|
+         -> Result<Vec<(Var, bool)>, TraceError> {
+            let kw_ids = keys_of(s, with_kwargs)?;
+            let d = m.getattr(store)?;
+            let d = d.cast::<pyo3::types::PyDict>().map_err(PyErr::from)?;
+            let store_src = src.attr(py, store);
             let mut out = Vec::new();
-            for k in keys {
+            for k in keys_of(s, store)? {
+                let k = k.into_bound(py);
                 let hook = d
                     .get_item(&k)?
                     .ok_or_else(|| TraceError::internal("a dict key without its item"))?;
-                out.push(s.tx.wrap(hook, Some(store_src.item(k)))?);
+                let takes_kwargs = kw_ids.iter().any(|i| i.bind(py).eq(&k).unwrap_or(false));
+                out.push((s.tx.wrap(hook, Some(store_src.item(k)))?, takes_kwargs));
             }
             Ok(out)
         };
-        let pre = hooks(self, "_forward_pre_hooks")?;
-        let post = hooks(self, "_forward_hooks")?;
+        let pre = hooks(self, "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs")?;
+        let post = hooks(self, "_forward_hooks", "_forward_hooks_with_kwargs")?;
         let is_none = |v: &Var| matches!(v, Var::Py(o, _) if o.bind(py).is_none());
+        let kwargs_dict = |kwargs: &[(String, Var)]| {
+            let items = kwargs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        pyo3::types::PyString::new(py, k).into_any().unbind(),
+                        v.clone(),
+                    )
+                })
+                .collect();
+            Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(items)))
+        };
         let mut args = args;
-        for hook in pre {
-            let r = self.call(hook, vec![mvar.clone(), Var::Tuple(args.clone())], vec![])?;
-            if !is_none(&r) {
-                args = match r {
-                    Var::Tuple(items) => items,
-                    other => vec![other],
+        let mut kwargs = kwargs;
+        for (hook, takes_kwargs) in pre {
+            if takes_kwargs {
+                let call_args = vec![mvar.clone(), Var::Tuple(args.clone()), kwargs_dict(&kwargs)];
+                let r = self.call(hook, call_args, vec![])?;
+                if is_none(&r) {
+                    continue;
+                }
+                // `(args, kwargs)`, as `Module._call_impl` requires of such a hook.
+                let (new_args, new_kwargs) = match r {
+                    Var::Tuple(items) if items.len() == 2 => match (&items[0], &items[1]) {
+                        (Var::Tuple(a), Var::Dict(d)) => (a.clone(), d.clone()),
+                        _ => return refuse(),
+                    },
+                    _ => return refuse(),
                 };
+                args = new_args;
+                kwargs = new_kwargs
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| Ok((k.bind(py).extract::<String>()?, v.clone())))
+                    .collect::<PyResult<_>>()?;
+            } else {
+                let r = self.call(hook, vec![mvar.clone(), Var::Tuple(args.clone())], vec![])?;
+                if !is_none(&r) {
+                    args = match r {
+                        Var::Tuple(items) => items,
+                        other => vec![other],
+                    };
+                }
             }
         }
-        let mut result = self.call_module_body(m, Some(src), args.clone(), kwargs)?;
-        for hook in post {
-            let r = self.call(
-                hook,
-                vec![mvar.clone(), Var::Tuple(args.clone()), result.clone()],
-                vec![],
-            )?;
+        let mut result = self.module_body(m, Some(src.clone()), args.clone(), kwargs.clone())?;
+        for (hook, takes_kwargs) in post {
+            let mut hook_args = vec![mvar.clone(), Var::Tuple(args.clone())];
+            if takes_kwargs {
+                hook_args.push(kwargs_dict(&kwargs));
+            }
+            hook_args.push(result.clone());
+            let r = self.call(hook, hook_args, vec![])?;
             if !is_none(&r) {
                 result = r;
             }

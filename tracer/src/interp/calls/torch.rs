@@ -140,6 +140,27 @@ impl Frame<'_, '_> {
                 "Tensor.{name}() (its result depends on tensor data)"
             )));
         }
+        // `requires_grad_(flag)` / `detach_()` that change the flag: every tracker of the
+        // tensor (a name bound before, a re-read through its source) and every result computed
+        // from it would have to learn it, so, as the shape-changing methods, they run natively.
+        let new_flag = match name {
+            "requires_grad_" => match args.first().or_else(|| {
+                kwargs
+                    .iter()
+                    .find(|(k, _)| k == "requires_grad")
+                    .map(|(_, v)| v)
+            }) {
+                None => Some(true),
+                Some(v) => v.as_py(py).and_then(|o| o.is_truthy().ok()),
+            },
+            "detach_" => Some(false),
+            _ => None,
+        };
+        if matches!(name, "requires_grad_" | "detach_") && new_flag != Some(meta.requires_grad) {
+            return Err(TraceError::unsupported(format!(
+                "Tensor.{name}() (it changes the tensor's requires_grad in place)"
+            )));
+        }
         let mut gargs = vec![Arg::Node(t.node)];
         for a in &args {
             gargs.push(a.to_arg(py)?);

@@ -1,0 +1,378 @@
+"""Session 20 hunt: module and tensor hooks (added or removed between calls, recording into
+Python state, backward hooks), RNG as users touch it (``manual_seed`` inside, ``Generator``
+objects, ``fork_rng``, ``get_rng_state``/``set_rng_state``, Python ``random`` interleaved) and
+grad-mode / autocast context managers with flags and exceptions."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .runner import TC_DIFFERS, case, register
+
+# Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
+STRICT_BREADTH = True
+
+
+def x34(r):
+    return (r.randn(3, 4),)
+
+
+def xg(r):
+    return (r.randn(3, 4, requires_grad=True),)
+
+
+class _Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 2)
+        self.log = []
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+def _hook_added_second(m, seed):
+    if seed == 1:
+        m.a.register_forward_hook(lambda mod, inp, out: out * -1)
+
+
+# torch.compile (2.11) keeps running the graph traced before the hook was added (no guard on
+# a submodule's hook dicts): a stale result. torchferro guards the dict keys and recompiles.
+register(
+    "trust_hook_forward_added_between_calls",
+    _Two,
+    x34,
+    module=True,
+    xfail_tc=TC_DIFFERS,
+    prepare=_hook_added_second,
+)
+
+
+def _pre_hook_added_second(m, seed):
+    if seed == 1:
+        m.b.register_forward_pre_hook(lambda mod, args: (args[0] + 10,))
+
+
+# torch.compile (2.11) keeps running the graph traced before the hook was added (no guard on
+# a submodule's hook dicts): a stale result. torchferro guards the dict keys and recompiles.
+register(
+    "trust_hook_pre_added_between_calls",
+    _Two,
+    x34,
+    module=True,
+    xfail_tc=TC_DIFFERS,
+    prepare=_pre_hook_added_second,
+)
+
+
+class _Hooked(_Two):
+    def __init__(self):
+        super().__init__()
+        self._handle = self.a.register_forward_hook(lambda mod, inp, out: out + 100)
+
+
+def _hook_removed_second(m, seed):
+    if seed == 1:
+        m._handle.remove()
+
+
+register(
+    "trust_hook_removed_between_calls",
+    _Hooked,
+    x34,
+    module=True,
+    prepare=_hook_removed_second,
+)
+
+
+class _Recording(_Two):
+    """A forward hook that appends to a list on the module (Python side effect)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a.register_forward_hook(self._record)
+
+    def _record(self, mod, inp, out):
+        self.log.append(out.shape[0])
+
+
+register("trust_hook_records_into_list", _Recording, x34, module=True)
+
+
+class _KwargsHook(_Two):
+    def __init__(self):
+        super().__init__()
+        self.b.register_forward_pre_hook(self._pre, with_kwargs=True)
+
+    def _pre(self, mod, args, kwargs):
+        return (args[0] * 2,), kwargs
+
+
+register("trust_hook_pre_with_kwargs", _KwargsHook, x34, module=True)
+
+
+class _BackwardHook(_Two):
+    """``register_full_backward_hook`` recording the grad_output norm; backward in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.grads = []
+        self.b.register_full_backward_hook(self._bw)
+
+    def _bw(self, mod, grad_in, grad_out):
+        self.grads.append(grad_out[0].detach().clone())
+
+    def forward(self, x):
+        out = super().forward(x)
+        out.sum().backward()
+        return out.detach(), self.a.weight.grad.clone()
+
+
+register("trust_hook_full_backward_in_forward", _BackwardHook, xg, module=True)
+
+
+class _TensorHook(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        h.register_hook(lambda g: g * 3)
+        h.sum().backward()
+        return self.fc.weight.grad.clone(), x.grad
+
+
+register(
+    "trust_tensor_register_hook_backward_inside",
+    _TensorHook,
+    xg,
+    module=True,
+    breadth="Tensor.register_hook on an intermediate tensor breaks the graph (torch.compile "
+    "traces it into the graph and breaks only at backward())",
+)
+
+
+@case(xg)
+def trust_tensor_hook_on_input_backward_outside(x):
+    x.register_hook(lambda g: g + 1)
+    return (x * 2).sum()
+
+
+class _ParamHook(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.fc.weight.register_hook(lambda g: g.clamp(-0.1, 0.1))
+
+    def forward(self, x):
+        self.fc.zero_grad()
+        self.fc(x).pow(2).sum().backward()
+        return self.fc.weight.grad.clone()
+
+
+register("trust_parameter_grad_hook", _ParamHook, x34, module=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# RNG
+
+
+@case(x34)
+def trust_manual_seed_inside(x):
+    torch.manual_seed(3)
+    a = torch.rand(3, 4)
+    b = torch.randn(3, 4)
+    return x + a, b
+
+
+@case(x34)
+def trust_manual_seed_then_dropout(x):
+    torch.manual_seed(11)
+    return F.dropout(x, 0.5, training=True)
+
+
+@case(lambda r: (r.randn(3, 4), torch.Generator().manual_seed(r.pick(1, 2))))
+def trust_generator_argument(x, g):
+    return x + torch.rand(3, 4, generator=g), torch.randn(2, generator=g)
+
+
+@case(x34)
+def trust_generator_made_inside(x):
+    g = torch.Generator()
+    g.manual_seed(5)
+    return x * torch.rand(3, 4, generator=g) + torch.rand(3, 4)
+
+
+@case(x34)
+def trust_rng_state_replayed(x):
+    s = torch.get_rng_state()
+    a = torch.rand(3, 4)
+    torch.set_rng_state(s)
+    b = torch.rand(3, 4)
+    return x + a - b
+
+
+@case(x34)
+def trust_fork_rng(x):
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        a = torch.rand(3, 4)
+    return x + a, torch.rand(2)
+
+
+def _seed_python_random(_, seed):
+    random.seed(seed)
+
+
+@case(x34, prepare=_seed_python_random)
+def trust_python_random_interleaved(x):
+    a = torch.rand(3, 4)
+    p = random.random()
+    b = torch.rand(3, 4)
+    return x + a * p + b
+
+
+@case(x34)
+def trust_random_inplace_on_input(x):
+    x.uniform_(-1, 1)
+    x[0].normal_()
+    return x.bernoulli(0.5), torch.randperm(5)
+
+
+@case(x34)
+def trust_multinomial_and_randint(x):
+    p = x.softmax(-1)
+    return torch.multinomial(p, 2), torch.randint(0, 10, (3,))
+
+
+# ---------------------------------------------------------------------------------------------
+# Context managers
+
+
+@case(lambda r: (r.randn(3, 4, requires_grad=True), r.pick(True, False)))
+def trust_set_grad_enabled_flag(x, flag):
+    with torch.set_grad_enabled(flag):
+        y = x * 2
+    return y, y.requires_grad
+
+
+@case(xg)
+def trust_exception_inside_no_grad_caught(x):
+    try:
+        with torch.no_grad():
+            y = x * 2
+            raise ValueError("boom")
+    except ValueError:
+        y = x * 3
+    return y, torch.is_grad_enabled()
+
+
+@case(
+    lambda r: (r.randn(3, 4, requires_grad=True), r.pick(0, 1)),
+    raises=True,
+    breadth="an exception that escapes the frame: torchferro compiles the code before the raise "
+    "(a graph) and runs the rest eagerly, torch.compile runs the whole frame eagerly",
+)
+def trust_exception_escapes_no_grad(x, n):
+    with torch.no_grad():
+        y = x * 2
+        if n == 1:
+            raise RuntimeError("escapes")
+    return y
+
+
+@contextlib.contextmanager
+def _no_grad(seed):
+    with torch.no_grad():
+        yield
+
+
+@case(xg, around=_no_grad)
+def trust_enable_grad_inside_no_grad(x):
+    with torch.enable_grad():
+        y = x * 2
+    z = x * 2
+    return y, z, y.requires_grad
+
+
+@case(xg)
+def trust_inference_mode_inside(x):
+    with torch.inference_mode():
+        y = x * 2
+    return y.is_inference(), y, x + 1
+
+
+@case(x34)
+def trust_autocast_cpu_matmul(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = x @ x.t()
+        with torch.autocast("cpu", enabled=False):
+            z = x @ x.t()
+    return y.dtype, y.float(), z
+
+
+@case(lambda r: (r.randn(3, 4), r.pick(torch.bfloat16, torch.float16)))
+def trust_autocast_dtype_argument(x, dt):
+    with torch.autocast("cpu", dtype=dt):
+        return (x @ x.t()).dtype, F.linear(x, x).float()
+
+
+@case(xg)
+def trust_no_grad_decorated_inner(x):
+    @torch.no_grad()
+    def inner(t):
+        return t * 2
+
+    y = inner(x)
+    return y, y.requires_grad, (x * y).sum()
+
+
+@case(xg)
+def trust_grad_mode_restored_after_return_inside(x):
+    def inner(t):
+        with torch.no_grad():
+            return t + 1
+
+    y = inner(x)
+    return y, x * 2, torch.is_grad_enabled()
+
+
+class _ScaledBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, scale=1.0):
+        return self.fc(x) * scale
+
+
+class _KwargsHooks(nn.Module):
+    """A pre-hook that rewrites a keyword argument and a forward hook that reads it
+    (``with_kwargs=True``), the block called with a keyword."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = _ScaledBlock()
+        self.block.register_forward_pre_hook(self._pre, with_kwargs=True)
+        self.block.register_forward_hook(self._post, with_kwargs=True)
+        self.seen = []
+
+    def _pre(self, mod, args, kwargs):
+        return args, {"scale": kwargs["scale"] * 10}
+
+    def _post(self, mod, args, kwargs, out):
+        self.seen.append(kwargs["scale"])
+        return out + kwargs["scale"]
+
+    def forward(self, x):
+        return self.block(x, scale=0.5)
+
+
+register("trust_hook_kwargs_rewrite_and_read", _KwargsHooks, x34, module=True)
