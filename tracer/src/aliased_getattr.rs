@@ -219,11 +219,13 @@ unsafe fn link(py: Python<'_>, f: *mut ffi::PyObject, cls: *mut ffi::PyObject) -
     recognise(py, (*func).func_code)
 }
 
+/// A code object compared with the known links, and which one it is.
+type Seen = (Py<PyAny>, Option<Link>);
+
 /// Code objects already compared: `(code, link)`. Strong references, so an address cannot be
 /// reused by another code object. Few entries: one per distinct Python `__getattribute__`
 /// whose instances appear in guards.
-static SEEN: pyo3::sync::PyOnceLock<std::sync::Mutex<Vec<(Py<PyAny>, Option<Link>)>>> =
-    pyo3::sync::PyOnceLock::new();
+static SEEN: pyo3::sync::PyOnceLock<std::sync::Mutex<Vec<Seen>>> = pyo3::sync::PyOnceLock::new();
 
 /// Past this many distinct codes, new ones are not compared (and not remembered): they read
 /// through Python.
