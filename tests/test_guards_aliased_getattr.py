@@ -6,10 +6,10 @@ place), or answered by a `__getattr__` added later. Each case recompiles as ofte
 torch.compile does, with eager's values."""
 
 import sys
+from typing import ClassVar
 
 import pytest
 import torch
-
 import torchferro
 
 transformers = pytest.importorskip("transformers")
@@ -39,7 +39,7 @@ def _config_class():
     config class that does not define its own)."""
 
     class Cfg(transformers.LlamaConfig):
-        attribute_map = {}
+        attribute_map: ClassVar[dict] = {}
 
     return Cfg
 
