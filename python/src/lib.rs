@@ -191,6 +191,24 @@ fn get_automatic_dynamic() -> bool {
     tracer::config::automatic_dynamic()
 }
 
+/// The guards' native read of `getattr(obj, name)` through an aliasing `__getattribute__`
+/// (tracer `aliased_getattr`): `None` where it does not apply (Python reads it), else
+/// `(found, value)` (`found` false only with `suppress`, the `hasattr` probe). For tests.
+#[pyfunction]
+fn _aliased_getattr<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &Bound<'py, pyo3::types::PyString>,
+    suppress: bool,
+) -> PyResult<Option<(bool, Option<Bound<'py, PyAny>>)>> {
+    match tracer::aliased_getattr::read(obj, name, suppress) {
+        None => Ok(None),
+        Some(r) => {
+            let v = r?;
+            Ok(Some((v.is_some(), v)))
+        }
+    }
+}
+
 /// The state and entries of a code object's cache: `(state, [(compile_id, guards, graph_code)])`.
 #[pyfunction]
 fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, Vec<Py<PyAny>>)> {
@@ -245,6 +263,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.py().get_type::<tracer::compile::RecompileError>(),
     )?;
     m.add_function(wrap_pyfunction!(cache_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(_aliased_getattr, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_kernel_launches, m)?)?;
     m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;
     tracer::precompile::register(m)?;

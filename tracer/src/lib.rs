@@ -7,6 +7,7 @@
 //! objects), `alloc_threshold`, `guards` and `global_state` (a dict's version tag); everything
 //! else is safe.
 
+pub mod aliased_getattr;
 pub mod alloc_threshold;
 pub mod backend;
 pub mod code;

@@ -406,7 +406,13 @@ pub fn apply_step<'py>(base: &Bound<'py, PyAny>, step: &Step) -> Option<Bound<'p
     // or NULL with an error set, which is cleared.
     unsafe {
         let r = match step {
-            Step::Attr { name } => ffi::PyObject_GetAttr(base.as_ptr(), name.as_ptr()),
+            // A transformers config's attributes are read without running its Python
+            // `__getattribute__` (same result, see `aliased_getattr`).
+            Step::Attr { name } => match crate::aliased_getattr::read(base, name.bind(py), false) {
+                Some(Ok(Some(v))) => return Some(v),
+                Some(_) => return None,
+                None => ffi::PyObject_GetAttr(base.as_ptr(), name.as_ptr()),
+            },
             // A dict (a user subclass too) is read as the tracer read it when it wrapped the
             // items: raw, never through a `__getitem__` override (which would answer another
             // value than the one the graph was traced with).

@@ -4,7 +4,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 use crate::event::{Mismatch, Value};
 use crate::source::Source;
@@ -69,6 +69,13 @@ pub struct TensorCheck {
     /// `torch.strided` for every traced tensor: a sparse or mkldnn tensor of the same sizes
     /// (whose reported strides can equal an expanded dense tensor's) must miss.
     pub layout: Py<PyAny>,
+    /// torch's own C++ tensor check (`torch._C._dynamo.guards.TensorGuards(...).check`) made
+    /// from the first tensor this check accepted, when no dimension is dynamic: one call that
+    /// compares dtype, device, requires_grad, dispatch keys, sizes and strides without the six
+    /// Python attribute reads of [`TensorCheck::first_mismatch`]. It only answers "same": its
+    /// dispatch-key comparison is stricter than ours, so a tensor it rejects goes through
+    /// `first_mismatch`, which decides (and explains).
+    pub fast: std::sync::OnceLock<Option<Py<PyAny>>>,
 }
 
 impl Check {
@@ -212,7 +219,7 @@ impl Check {
                 }
             }
             Check::HasAttr(name, present) => {
-                let has = or_keep(py, v.hasattr(name.as_str()), false);
+                let has = or_keep(py, has_attr(py, v, name), false);
                 if has == *present {
                     Ok(())
                 } else if verbose {
@@ -281,8 +288,17 @@ impl TensorCheck {
         source: &Source,
         verbose: bool,
     ) -> Result<(), String> {
+        if !verbose && self.fast_accepts(py, v) {
+            return Ok(());
+        }
         match self.first_mismatch(py, v) {
-            None => Ok(()),
+            None => {
+                // Made outside the lock: building it calls into torch.
+                if !verbose && self.fast.get().is_none() {
+                    let _ = self.fast.set(self.make_fast(py, v));
+                }
+                Ok(())
+            }
             Some(m) if verbose => Err(format!(
                 "tensor '{}' {}",
                 source.short_name(),
@@ -359,6 +375,47 @@ impl TensorCheck {
             }
         }
         None
+    }
+
+    /// Whether torch's C++ check (see [`TensorCheck::fast`]) accepts `v`; false when there is
+    /// none yet or it says no. `v`'s exact type is compared first (torch's check does not).
+    fn fast_accepts(&self, py: Python<'_>, v: &Bound<'_, PyAny>) -> bool {
+        let Some(Some(check)) = self.fast.get() else {
+            return false;
+        };
+        v.get_type().is(self.tensor_type.bind(py))
+            && or_keep(
+                py,
+                check.bind(py).call1((v,)).and_then(|r| r.is_truthy()),
+                false,
+            )
+    }
+
+    /// torch's C++ check built from `v`, a tensor this check accepted; `None` for a check with
+    /// dynamic dimensions (ours compares contiguity there, which torch's does not) or where
+    /// torch has no such check.
+    fn make_fast(&self, py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<Py<PyAny>> {
+        if self.dynamic.contains(&true) {
+            return None;
+        }
+        let build = || -> PyResult<Py<PyAny>> {
+            let class = py
+                .import("torch._C._dynamo.guards")?
+                .getattr("TensorGuards")?;
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("dynamic_dims_sizes", vec![self.sizes.clone()])?;
+            kwargs.set_item("dynamic_dims_strides", vec![self.strides.clone()])?;
+            let guards = class.call((v,), Some(&kwargs))?;
+            // It must accept the tensor it was made from, or it is of no use.
+            let check = guards.getattr("check")?;
+            if !check.call1((v,))?.is_truthy()? {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "rejects its own tensor",
+                ));
+            }
+            Ok(check.unbind())
+        };
+        build().ok()
     }
 
     fn is_dynamic(&self, i: usize) -> bool {
@@ -482,6 +539,17 @@ impl TensorCheck {
     }
 }
 
+/// `hasattr(v, name)`, natively where `v`'s `__getattribute__` is the aliasing one of a
+/// transformers config (see `aliased_getattr`: the same answer without raising and discarding
+/// an `AttributeError` through a Python frame).
+fn has_attr(py: Python<'_>, v: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
+    let n = PyString::new(py, name);
+    match crate::aliased_getattr::read(v, &n, true) {
+        Some(r) => r.map(|found| found.is_some()),
+        None => v.hasattr(n),
+    }
+}
+
 fn int_tuple(obj: Option<Bound<'_, PyAny>>) -> Option<Vec<i64>> {
     let obj = obj?;
     let t = obj.cast::<PyTuple>().ok()?;
@@ -504,6 +572,7 @@ fn tensor_check_untimed(v: &Bound<'_, PyAny>) -> PyResult<TensorCheck> {
         requires_grad: v.getattr(intern!(py, "requires_grad"))?.is_truthy()?,
         dynamic: Vec::new(),
         layout: v.getattr(intern!(py, "layout"))?.unbind(),
+        fast: std::sync::OnceLock::new(),
     })
 }
 
