@@ -322,14 +322,15 @@ def test_module_attribute_changed_recompile_message():
 
 
 def test_training_flag_flipped_recompile_message():
-    # m.eval() flips every module's flag; the first guard that checks one is the submodule's,
-    # made where `self.lin(x)` is called.
-    reason = "L['self']._modules['lin'].training == True failed. actual False"
+    # m.eval() flips every module's flag; the only guard on one is where the traced code
+    # reads it (`if self.training`): the Linear's forward does not, so its flag is not
+    # guarded (as torch.compile).
+    reason = "L['self'].training == True failed. actual False"
     assert _module_run(lambda m: m.eval(), None).messages("recompiles") == [
         recompile_msg(Scaler, ("0/0", reason))
     ]
     assert _module_run(lambda m: m.eval(), "recompiles").messages("recompiles") == [
-        rich_recompile_msg(Scaler, ("0/0", reason, "y = self.lin(x) * self.scale"))
+        rich_recompile_msg(Scaler, ("0/0", reason, "if self.training:"))
     ]
 
 
@@ -524,7 +525,6 @@ def test_guards_of_a_module():
     assert guards[3:] == [
         f"TYPE_MATCH L['self']._modules['lin']: Linear  # {lin}",
         *hooks,
-        f"EQUALS_MATCH L['self']._modules['lin'].training == True  # {lin}",
         f"TENSOR_MATCH L['self']._modules['lin']._parameters['weight']: {w}  # {lin}",
         f"TENSOR_MATCH L['self']._modules['lin']._parameters['bias']: torch.float32, cpu, size=[3], stride=[1], requires_grad=True  # {lin}",
         f"EQUALS_MATCH L['self'].scale == 2  # {lin}",

@@ -316,9 +316,12 @@ def test_guard_failures_name_the_guard_and_input(tmp_path):
                     out[name] = None
                 except precompile.GuardError as e:
                     out[name] = str(e)
+        # Captured in training mode; none of MLP's layers reads the flag, so eval() is no
+        # guard failure (as torch.compile, which guards `training` only where it is read).
+        model, x = MLP().eval(), torch.randn(3, 4)
         try:
             with torch.no_grad():
-                f(MLP().eval(), torch.randn(3, 4))  # captured in training mode
+                out["training"] = torch.equal(f(model, x), model(x))
         except precompile.GuardError as e:
             out["training"] = str(e)
         try:
@@ -345,10 +348,7 @@ def test_guard_failures_name_the_guard_and_input(tmp_path):
     assert "L['model']" in r["structure"] and "MLP3" in r["structure"], r["structure"]
     assert "L['model']._modules['fc2']._parameters['weight']" in r["width"], r["width"]
     assert "size=(2, 16)" in r["width"], r["width"]
-    assert (
-        "EQUALS_MATCH L['model']" in r["training"]
-        and ".training == True" in r["training"]
-    )
+    assert r["training"] is True, r["training"]
     assert "AUTOCAST off" in r["autocast"] and "autocast is on" in r["autocast"], r
     assert "GRAD_MODE" in r["grad"] and "grad mode is True" in r["grad"], r["grad"]
 
