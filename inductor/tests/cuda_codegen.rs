@@ -68,10 +68,34 @@ fn cuda(g: &Graph) -> Option<inductor::cuda::CudaGraph> {
     match compile_graph(g, &CudaPolicy::default(), &dir, &site) {
         Ok(c) => {
             assert!(!c.cubin.is_empty() || c.kernels.is_empty());
+            dump(&c.source);
             Some(c)
         }
         Err(e) => panic!("{e}"),
     }
+}
+
+/// `TORCHFERRO_CUDA_DUMP=<dir>`: writes each source this test file compiles to
+/// `<dir>/<test>-<n>.cu` (`n` counts the test's graphs), so the static sources of two builds can
+/// be compared byte for byte (`diff -r`): the CUDA printer's symbolic paths must leave them
+/// unchanged.
+fn dump(source: &str) {
+    use std::cell::Cell;
+    thread_local!(static SEEN: Cell<usize> = const { Cell::new(0) });
+    let Some(dir) = std::env::var_os("TORCHFERRO_CUDA_DUMP") else {
+        return;
+    };
+    let n = SEEN.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    });
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .replace("::", "-");
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{test}-{n}.cu")), source).unwrap();
 }
 
 fn softmax_like(name: &str, dt: DType, sizes: &[i64]) -> Graph {
