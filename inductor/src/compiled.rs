@@ -144,6 +144,12 @@ pub struct Prepared {
 /// runs). Fitted templates ([`crate::param`]) take CPU graphs only; a CUDA graph is prepared
 /// for [`Prepared::build_at`] (symbolic sizes).
 pub fn prepare(graph: &fx::Graph, options: &Options) -> Result<Prepared, InductorError> {
+    // `TORCHFERRO_CUDA_CHECK`: a CPU graph with symbolic sizes is printed and compiled for
+    // CUDA too, as `compile` does for static graphs (its symbolic CUDA source checked by NVRTC).
+    #[cfg(feature = "cuda")]
+    if options.target.cpu().is_some() && crate::lower::is_symbolic(graph) {
+        crate::cuda::check_hook(graph, &options.cache_dir);
+    }
     let started = Instant::now();
     let ir = crate::lower::lower_for(graph, &options.target)?;
     let lowering = started.elapsed();

@@ -63,6 +63,8 @@ mod passes;
 mod prelude;
 mod reduce;
 mod split;
+#[cfg(test)]
+mod tests;
 
 use passes::{
     cache_row_loads, chunk_stores, merge_sincos, replace_load, CHUNK_REGS, ROW_CACHE_REGS,
