@@ -709,7 +709,9 @@ impl CompiledGraph {
                     // was generated for (inputs were checked by `Runtime::new`), in the memory
                     // the module's kernels address (host memory for C, device memory on the
                     // host's device for CUDA: the host allocated every buffer there).
-                    unsafe { module.launch(*k, &mut ptrs, &mut *rt.host, self.unlocked[*k], sizes) }?;
+                    unsafe {
+                        module.launch(*k, &mut ptrs, &mut *rt.host, self.unlocked[*k], sizes)
+                    }?;
                     if defer {
                         pending = true;
                     } else if module.take_index_error(&mut *rt.host)? {

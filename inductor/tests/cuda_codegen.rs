@@ -400,7 +400,10 @@ fn cuda_sym(g: &Graph, syms: &[u32]) -> Option<inductor::cuda::CudaGraph> {
     let c = cuda(g)?;
     assert!(!c.kernels.is_empty(), "{}", c.source);
     assert_eq!(c.ir.symbols(), syms, "{}", c.source);
-    let params: String = syms.iter().map(|k| format!(", const int64_t s{k})")).collect();
+    let params: String = syms
+        .iter()
+        .map(|k| format!(", const int64_t s{k})"))
+        .collect();
     let last = params.rsplit(", ").next().unwrap().to_string();
     for abi in c.kernels.iter() {
         let head = c
@@ -484,7 +487,11 @@ fn symbolic_rows_are_looped_block_reductions() {
     let mu = scall(&mut g, m("mean"), vec![n(x), Arg::Int(-1), Arg::Bool(true)]);
     let d = scall(&mut g, f("operator.sub"), vec![n(x), n(mu)]);
     let sq = scall(&mut g, f("operator.mul"), vec![n(d), n(d)]);
-    let var = scall(&mut g, m("mean"), vec![n(sq), Arg::Int(-1), Arg::Bool(true)]);
+    let var = scall(
+        &mut g,
+        m("mean"),
+        vec![n(sq), Arg::Int(-1), Arg::Bool(true)],
+    );
     let ve = scall(&mut g, f("operator.add"), vec![n(var), Arg::Float(1e-5)]);
     let r = scall(&mut g, f("torch.rsqrt"), vec![n(ve)]);
     let ln = scall(&mut g, f("operator.mul"), vec![n(d), n(r)]);
@@ -587,5 +594,9 @@ fn symbolic_views_slices_and_cat() {
         return;
     };
     // The slice's extent `s1 - 1` and cat's offset `s0` are expressions in the kernels.
-    assert!(c.source.contains("(s1 - 1)") || c.source.contains("(-1 + s1)"), "{}", c.source);
+    assert!(
+        c.source.contains("(s1 - 1)") || c.source.contains("(-1 + s1)"),
+        "{}",
+        c.source
+    );
 }

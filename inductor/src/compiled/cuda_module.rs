@@ -229,7 +229,8 @@ impl CudaPrepared {
         }
         let p = &self.printed;
         // NVRTC was found when the graph's target was made (`crate::cuda::device::init`).
-        let (cubin, time) = crate::cuda::build(&p.source, &self.policy, &cache_dir.join("cuda"), &[])?;
+        let (cubin, time) =
+            crate::cuda::build(&p.source, &self.policy, &cache_dir.join("cuda"), &[])?;
         let plain = p.plain_source.clone().map(|source| PlainSource {
             source,
             policy: self.policy.clone(),

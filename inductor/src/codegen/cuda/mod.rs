@@ -159,7 +159,9 @@ pub fn generate(
         .iter_enumerated()
         .map(|(id, k)| {
             let mut text = String::new();
-            let abi = emit_kernel(&mut text, ir, sched, k, &plans[id], policy, instances, &syms);
+            let abi = emit_kernel(
+                &mut text, ir, sched, k, &plans[id], policy, instances, &syms,
+            );
             code.push_str(&merge_sincos(&text));
             abi
         })
@@ -255,9 +257,8 @@ fn row_vector(k: &Kernel, has_scratch: bool, policy: &CudaPolicy) -> u32 {
         Some(inner_n) => row_slots(inner_n, v, policy) <= policy.regs_per_thread as i64,
         None => false,
     };
-    let ok = v > 1
-        && k.inner.last().is_some_and(|&l| divisible(l, v))
-        && (!has_scratch || slots_fit());
+    let ok =
+        v > 1 && k.inner.last().is_some_and(|&l| divisible(l, v)) && (!has_scratch || slots_fit());
     if ok {
         v
     } else {
@@ -294,6 +295,7 @@ fn row_slots(inner_n: i64, v: u32, policy: &CudaPolicy) -> i64 {
     ceil_div(inner_n, block * v as i64).max(1) * v as i64
 }
 
+#[allow(clippy::too_many_arguments)]
 fn emit_kernel(
     out: &mut String,
     ir: &IrGraph,
@@ -559,9 +561,7 @@ fn emit_pointwise(
         // Loads first, then the arithmetic, then the stores, each over the chunk's lanes: a
         // math call's slow path (`sincosf`'s wide argument reduction) splits the body into
         // several blocks, and NVVM merges accesses only within one.
-        let vars: Vec<String> = (0..nest.sizes.len())
-            .map(|i| format!("x{i}"))
-            .collect();
+        let vars: Vec<String> = (0..nest.sizes.len()).map(|i| format!("x{i}")).collect();
         let dtype = |b: BufId| (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype);
         let loads = cache_row_loads(&body, &vars, 1, (CHUNK_REGS / v) as usize, dtype);
         let stores = chunk_stores(&body, &vars);

@@ -18,8 +18,18 @@ fn graph() -> IrGraph {
         num_inputs: 1,
         ..IrGraph::default()
     };
-    let x = ir.add_buffer(DType::Float32, vec![s0, s1], vec![s1, one], BufKind::Input(0));
-    let y = ir.add_buffer(DType::Float32, vec![s0, s1], vec![s1, one], BufKind::Computed);
+    let x = ir.add_buffer(
+        DType::Float32,
+        vec![s0, s1],
+        vec![s1, one],
+        BufKind::Input(0),
+    );
+    let y = ir.add_buffer(
+        DType::Float32,
+        vec![s0, s1],
+        vec![s1, one],
+        BufKind::Computed,
+    );
     let r = ir.add_buffer(DType::Float32, vec![s0], vec![one], BufKind::Computed);
     let mut b = BodyBuilder::new(vec![s0, s1]);
     let v = b.vars();
@@ -66,7 +76,10 @@ fn a_flat_position_splits_over_symbolic_extents() {
     // Constant extents print as the static printer always did.
     let mut out = String::new();
     unflatten(&mut out, "", "i", &[Size::Const(4), Size::Const(5)], 0);
-    assert_eq!(out, "ti rem0 = i;\nconst ti x1 = rem0 % 5; rem0 /= 5;\nconst ti x0 = rem0;\n");
+    assert_eq!(
+        out,
+        "ti rem0 = i;\nconst ti x1 = rem0 % 5; rem0 /= 5;\nconst ti x0 = rem0;\n"
+    );
 }
 
 #[test]
@@ -98,7 +111,10 @@ fn kernels_over_symbolic_sizes_take_the_symbols_and_a_grid_rule() {
         .expect("a row kernel");
     assert_eq!(rows.block, CudaPolicy::default().row_block);
     let at = |a: i64, b: i64| move |k: u32| if k == 0 { a } else { b };
-    assert_eq!(rows.grid_rule.as_ref().unwrap().blocks(&at(37, 2)), Some(37));
+    assert_eq!(
+        rows.grid_rule.as_ref().unwrap().blocks(&at(37, 2)),
+        Some(37)
+    );
     assert_eq!(
         rows.grid_rule.as_ref().unwrap().blocks(&at(1 << 40, 2)),
         Some(1 << 16)
