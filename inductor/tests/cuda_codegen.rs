@@ -600,3 +600,26 @@ fn symbolic_views_slices_and_cat() {
         c.source
     );
 }
+
+#[test]
+fn a_gemm_of_symbolic_rows_pads_its_long_unaligned_length() {
+    // An LM head over `s0` rows: 50257 columns is no multiple of 16 bytes; the padding decision
+    // takes the symbolic row count as long enough, so it is the same at every size.
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), k(768)]);
+    let w = sym_input(&mut g, "w", DType::Float32, vec![k(768), k(50257)]);
+    let y = scall(&mut g, f("torch.mm"), vec![n(x), n(w)]);
+    let o = scall(&mut g, f("operator.mul"), vec![n(y), Arg::Float(2.0)]);
+    g.output(vec![n(o)]);
+    let Some(c) = cuda_sym(&g, &[0]) else {
+        return;
+    };
+    let padded = c.ir.buffers.iter().any(|b| {
+        b.sizes.len() == 2 && !b.sizes[0].is_const() && b.sizes[1] == 50272 // up to 128 bytes
+    });
+    assert!(
+        padded,
+        "{:?}",
+        c.ir.buffers.iter().map(|b| &b.sizes).collect::<Vec<_>>()
+    );
+}
