@@ -20,6 +20,14 @@ to 64): issue 18's goal is the dynamic variant's per-call time within 5% of that
 runs are separate processes (a code object's cache would otherwise hold both kinds of entry);
 compare each run's ratio to its own eager column.
 
+``--device cuda`` runs the model and its inputs on the GPU (float32; each timed call ends
+with a stream synchronization): torchferro's CUDA inductor lowers the dynamic graph once too,
+and the compiles column adds NVRTC's runs (``N nvrtc``: one for every length of a dynamic graph,
+plus one per static graph).
+
+    PYTHONPATH=python python bench/dynamic_seq.py --device cuda --config small --batch 8
+    PYTHONPATH=python python bench/dynamic_seq.py --device cuda --config small --batch 8 --dynamic false
+
 ``--config small`` is GPT-2 small (124M: 12 layers, width 768); ``tiny`` (the default: 2
 layers, width 256) keeps the run within minutes on a loaded 2-core machine.
 """
@@ -66,14 +74,18 @@ def build(config: str):
         return transformers.GPT2LMHeadModel(cfg).eval()
 
 
-def _ids(t: int, batch: int) -> torch.Tensor:
+def _ids(t: int, batch: int, device: str) -> torch.Tensor:
     return torch.randint(
         0, 50257, (batch, t), generator=torch.Generator().manual_seed(t)
-    )
+    ).to(device)
 
 
 def _call(f, ids):
-    return f(input_ids=ids, use_cache=False).logits
+    out = f(input_ids=ids, use_cache=False).logits
+    if ids.is_cuda:
+        # The call's time is the GPU's too, not only its launches.
+        torch.cuda.synchronize(ids.device)
+    return out
 
 
 def _wrapper_code(model):
@@ -88,6 +100,7 @@ def main(argv=None) -> int:
     ap.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument(
         "--variants", default="eager,torch.compile,torchferro", help="comma-separated"
     )
@@ -100,8 +113,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     logging.getLogger("transformers").setLevel(logging.ERROR)
     variants = args.variants.split(",")
-    model = build(args.config)
-    ids = {t: _ids(t, args.batch) for t in LENGTHS}
+    model = build(args.config).to(args.device)
+    ids = {t: _ids(t, args.batch, args.device) for t in LENGTHS}
     torch.set_grad_enabled(False)
     want = {t: _call(model, ids[t]) for t in LENGTHS}
 
@@ -124,6 +137,7 @@ def main(argv=None) -> int:
     for name, f in fns.items():
         first[name] = {}
         cc_before = torchferro._C.precompile_counters()[1]
+        nv_before = torchferro._C._nvrtc_compiles()
         t_start = time.perf_counter()
         for t in LENGTHS:
             t0 = time.perf_counter()
@@ -138,6 +152,9 @@ def main(argv=None) -> int:
             graphs = len(torchferro.compiler.cache_entries(_wrapper_code(model)))
             cc = torchferro._C.precompile_counters()[1] - cc_before
             compiles[name] = f"{graphs} / {cc} C"
+            if args.device == "cuda":
+                nv = torchferro._C._nvrtc_compiles() - nv_before
+                compiles[name] += f" / {nv} nvrtc"
 
     # Pass 2: per-call time at each length, best of reps, variants interleaved.
     best = {name: {t: float("inf") for t in LENGTHS} for name in fns}
@@ -155,7 +172,8 @@ def main(argv=None) -> int:
 
     print(
         f"GPT-2 {args.config} {CONFIGS[args.config]}, batch {args.batch}, lengths {LENGTHS}, "
-        f"{torch.get_num_threads()} threads, dynamic={args.dynamic}"
+        f"{torch.get_num_threads()} threads, dynamic={args.dynamic}, device {args.device}"
+        + (f" ({torch.cuda.get_device_name()})" if args.device == "cuda" else "")
     )
     print()
     print(

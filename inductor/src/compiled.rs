@@ -20,7 +20,7 @@ use crate::InductorError;
 #[cfg(feature = "cuda")]
 mod cuda_module;
 mod kernel_module;
-use kernel_module::{CLibrary, KernelModule};
+use kernel_module::{CLibrary, KernelModule, SizeArgs};
 
 /// Compilation settings.
 #[derive(Clone, Debug)]
@@ -97,6 +97,9 @@ pub struct CompiledGraph {
     /// Per step: it writes a graph input's buffer (an in-place update of an argument), so a
     /// deferred out-of-range flag is read before it runs. Worked out once here, not per run.
     writes_input: EntityVec<StepId, bool>,
+    /// Per kernel of a CUDA graph with symbolic sizes, the blocks its grid rule gives at
+    /// `syms` (computed once per assignment); empty otherwise (each kernel's own grid).
+    grids: Vec<u32>,
 }
 
 /// Lowers, schedules, generates C, and builds (or loads from the cache) the kernels.
@@ -125,21 +128,30 @@ pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, Induc
     prepare_ir(ir, options)?.build(options, None)
 }
 
-/// A CPU graph lowered, scheduled and printed as C, not built yet: what a dynamic graph is at
-/// one assignment of its size symbols before [`crate::param`] decides which library runs it.
+/// A graph lowered, scheduled and printed (as C, or as CUDA C for a CUDA target), not built
+/// yet: what a dynamic graph is at one assignment of its size symbols before
+/// [`crate::param`] decides which library runs it, or a graph with symbolic sizes whose one
+/// source serves every assignment ([`Prepared::build_at`]).
 pub struct Prepared {
     ir: IrGraph,
     sched: Schedule,
+    /// For a CUDA target, the CUDA source and its kernels' names and buffers.
     src: codegen::CSource,
     times: PhaseTimes,
+    /// A CUDA target's printed source and, once built, its module.
+    #[cfg(feature = "cuda")]
+    cuda: Option<Box<cuda_module::CudaPrepared>>,
 }
 
-/// Lowers, schedules and prints `graph` for the CPU target of `options` (no C compiler runs).
+/// Lowers, schedules and prints `graph` for the target of `options` (no C compiler or NVRTC
+/// runs). Fitted templates ([`crate::param`]) take CPU graphs only; a CUDA graph is prepared
+/// for [`Prepared::build_at`] (symbolic sizes).
 pub fn prepare(graph: &fx::Graph, options: &Options) -> Result<Prepared, InductorError> {
-    if options.target.cpu().is_none() {
-        return Err(InductorError::Unsupported(
-            "kernels with sizes as arguments are CPU only".into(),
-        ));
+    // `TORCHFERRO_CUDA_CHECK`: a CPU graph with symbolic sizes is printed and compiled for
+    // CUDA too, as `compile` does for static graphs (its symbolic CUDA source checked by NVRTC).
+    #[cfg(feature = "cuda")]
+    if options.target.cpu().is_some() && crate::lower::is_symbolic(graph) {
+        crate::cuda::check_hook(graph, &options.cache_dir);
     }
     let started = Instant::now();
     let ir = crate::lower::lower_for(graph, &options.target)?;
@@ -157,6 +169,9 @@ pub fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorEr
     let sched = schedule(&ir);
     times.scheduling = started.elapsed();
     let started = Instant::now();
+    if let Target::Cuda(policy) = &options.target {
+        return prepare_cuda(ir, sched, policy, times, started);
+    }
     let src = codegen::generate(&ir, &sched, &options.target);
     times.codegen = started.elapsed();
     Ok(Prepared {
@@ -164,6 +179,62 @@ pub fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorEr
         sched,
         src,
         times,
+        #[cfg(feature = "cuda")]
+        cuda: None,
+    })
+}
+
+/// The CUDA half of [`prepare_ir`]: the graph printed once as CUDA C.
+#[cfg(feature = "cuda")]
+fn prepare_cuda(
+    ir: IrGraph,
+    sched: Schedule,
+    policy: &crate::CudaPolicy,
+    mut times: PhaseTimes,
+    started: Instant,
+) -> Result<Prepared, InductorError> {
+    let printed = crate::cuda::print(&ir, &sched, policy);
+    times.codegen = started.elapsed();
+    let src = codegen::CSource {
+        code: printed.source.clone(),
+        kernels: printed
+            .kernels
+            .iter()
+            .map(|k| codegen::KernelAbi {
+                name: k.name.clone(),
+                bufs: k.bufs.clone(),
+            })
+            .collect(),
+    };
+    let gathers = has_gathers(&ir);
+    let cuda = cuda_module::CudaPrepared::new(printed, policy.clone(), gathers);
+    Ok(Prepared {
+        ir,
+        sched,
+        src,
+        times,
+        cuda: Some(Box::new(cuda)),
+    })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn prepare_cuda(
+    _: IrGraph,
+    _: Schedule,
+    _: &crate::CudaPolicy,
+    _: PhaseTimes,
+    _: Instant,
+) -> Result<Prepared, InductorError> {
+    Err(InductorError::Unsupported(
+        "built without CUDA support (the inductor's `cuda` feature)".into(),
+    ))
+}
+
+/// Whether a kernel of `ir` reads data-dependent positions (it then has an out-of-range flag).
+fn has_gathers(ir: &IrGraph) -> bool {
+    ir.nodes.iter().any(|n| match n {
+        IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body.has_gather(),
+        _ => false,
     })
 }
 
@@ -199,6 +270,10 @@ impl Prepared {
         let syms = self.ir.symbols();
         assert_eq!(syms.len(), values.len(), "one value per symbol");
         let value = |k: u32| values[syms.iter().position(|s| *s == k).expect("a symbol")];
+        #[cfg(feature = "cuda")]
+        if let Some(cuda) = &self.cuda {
+            return self.build_cuda_at(cuda, options, values, &value);
+        }
         let at = Prepared {
             ir: self.ir.at(&value),
             sched: self.sched.clone(),
@@ -206,8 +281,61 @@ impl Prepared {
             // The lowering, schedule and C made once for every assignment (the first build's
             // `perf` record reports them).
             times: self.times.clone(),
+            #[cfg(feature = "cuda")]
+            cuda: None,
         };
         at.build(options, Some((&self.src.code, values.to_vec())))
+    }
+
+    /// [`Prepared::build_at`] for a CUDA graph: the one module (NVRTC at the first assignment,
+    /// or the cubin cache), the sizes substituted, and each kernel's blocks from its grid rule.
+    #[cfg(feature = "cuda")]
+    fn build_cuda_at(
+        &self,
+        cuda: &cuda_module::CudaPrepared,
+        options: &Options,
+        values: &[i64],
+        value: crate::symbolic::Values,
+    ) -> Result<CompiledGraph, InductorError> {
+        let ir = self.ir.at(value);
+        let kernels = &cuda.printed.kernels;
+        let grids = kernels
+            .iter()
+            .map(|k| match &k.grid_rule {
+                None => Ok(k.grid),
+                Some(rule) => rule.blocks(value).ok_or_else(|| {
+                    InductorError::Unsupported(format!(
+                        "{}: its work overflows at sizes {values:?}",
+                        k.name
+                    ))
+                }),
+            })
+            .collect::<Result<Vec<u32>, _>>()?;
+        let (module, nvrtc) = if kernels.is_empty() {
+            (None, None)
+        } else {
+            let (m, t) = cuda.module(&options.cache_dir)?;
+            (Some(KernelModule::Cuda(m)), t)
+        };
+        // The lowering, schedule and source were made once for every assignment.
+        let times = PhaseTimes {
+            c_compile: nvrtc,
+            ..self.times.clone()
+        };
+        let kernel_bufs = kernels.iter().map(|k| k.bufs.clone()).collect();
+        Ok(cuda_compiled(
+            CudaParts {
+                ir,
+                sched: self.sched.clone(),
+                source: cuda.printed.source.clone(),
+                module,
+                kernel_bufs,
+                compiler_ran: nvrtc.is_some(),
+            },
+            times,
+            values.to_vec(),
+            grids,
+        ))
     }
 
     /// Whether the graph has kernels at all.
@@ -229,6 +357,7 @@ impl Prepared {
             sched,
             src,
             mut times,
+            ..
         } = self;
         let policy = options
             .target
@@ -279,6 +408,7 @@ impl Prepared {
                 unlocked,
                 times,
                 syms,
+                grids: Vec::new(),
             });
         }
         let started = Instant::now();
@@ -309,6 +439,7 @@ impl Prepared {
             unlocked,
             times,
             syms,
+            grids: Vec::new(),
         })
     }
 }
@@ -327,17 +458,7 @@ fn compile_cuda(
         unreachable!("called for CUDA targets only")
     };
     let started = Instant::now();
-    let gathers = ir.nodes.iter().any(|n| match n {
-        IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body.has_gather(),
-        _ => false,
-    });
-    let mut donors = EntityVec::filled(false, ir.buffers.len());
-    for d in sched.reuse.iter().flatten() {
-        donors[*d] = true;
-    }
-    let kept = kept_buffers(&ir, &sched);
-    let unlocked = sched.kernels.iter().map(|_| false).collect();
-    let huge = ir.buffers.iter().map(|_| None).collect();
+    let gathers = has_gathers(&ir);
     // The NVRTC library was found by the caller (`crate::cuda::device::init`, with the Python's
     // `sys.path`); this lookup returns that answer.
     let g = crate::cuda::compile_scheduled(ir, sched, policy, &options.cache_dir, &[], started)?;
@@ -351,7 +472,7 @@ fn compile_cuda(
             policy: policy.clone(),
             cache_dir: options.cache_dir.clone(),
         });
-        KernelModule::Cuda(Box::new(cuda_module::CudaModule::new(
+        KernelModule::Cuda(std::sync::Arc::new(cuda_module::CudaModule::new(
             g.source.clone(),
             g.cubin,
             g.kernels,
@@ -359,21 +480,69 @@ fn compile_cuda(
             plain,
         )))
     });
-    Ok(CompiledGraph {
-        writes_input: steps_writing_inputs(&g.ir, &g.sched),
+    let parts = CudaParts {
         ir: g.ir,
         sched: g.sched,
         source: g.source,
         module,
         kernel_bufs,
         compiler_ran: g.nvrtc_time.is_some(),
+    };
+    Ok(cuda_compiled(parts, times, Vec::new(), Vec::new()))
+}
+
+/// What a CUDA graph's [`CompiledGraph`] is made of besides its times and sizes.
+#[cfg(feature = "cuda")]
+struct CudaParts {
+    ir: IrGraph,
+    sched: Schedule,
+    source: String,
+    module: Option<KernelModule>,
+    kernel_bufs: EntityVec<KernelId, Vec<BufId>>,
+    compiler_ran: bool,
+}
+
+/// A CUDA graph, runnable: no huge-page hints and no lock release (the kernels run
+/// asynchronously on the host's stream). `syms`/`grids`: a symbolic graph's values at this
+/// assignment and its kernels' blocks there (both empty for a static graph).
+#[cfg(feature = "cuda")]
+fn cuda_compiled(
+    parts: CudaParts,
+    times: PhaseTimes,
+    syms: Vec<i64>,
+    grids: Vec<u32>,
+) -> CompiledGraph {
+    let CudaParts {
+        ir,
+        sched,
+        source,
+        module,
+        kernel_bufs,
+        compiler_ran,
+    } = parts;
+    let mut donors = EntityVec::filled(false, ir.buffers.len());
+    for d in sched.reuse.iter().flatten() {
+        donors[*d] = true;
+    }
+    let kept = kept_buffers(&ir, &sched);
+    let unlocked = sched.kernels.iter().map(|_| false).collect();
+    let huge = ir.buffers.iter().map(|_| None).collect();
+    CompiledGraph {
+        writes_input: steps_writing_inputs(&ir, &sched),
+        ir,
+        sched,
+        source,
+        module,
+        kernel_bufs,
+        compiler_ran,
         donors,
         huge,
         kept,
         unlocked,
         times,
-        syms: Vec::new(),
-    })
+        syms,
+        grids,
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -529,19 +698,29 @@ impl CompiledGraph {
                         self.ensure(&mut rt, b)?;
                         ptrs.push(rt.ptr(b)? as *mut c_void);
                     }
-                    if !self.syms.is_empty() {
-                        // Read as `const int64_t *` by the kernels; `self` outlives the call.
-                        ptrs.push(self.syms.as_ptr() as *mut c_void);
-                    }
                     let module = self
                         .module
                         .as_ref()
                         .expect("a graph with kernels loads them");
+                    let mut sizes = SizeArgs {
+                        syms: &[],
+                        grid: self.grids.get(k.index()).copied(),
+                    };
+                    if !self.syms.is_empty() {
+                        if module.sizes_by_pointer() {
+                            // Read as `const int64_t *` by the kernels; `self` outlives the call.
+                            ptrs.push(self.syms.as_ptr() as *mut c_void);
+                        } else {
+                            sizes.syms = &self.syms;
+                        }
+                    }
                     // SAFETY: each pointer addresses a live buffer with the layout the kernel
                     // was generated for (inputs were checked by `Runtime::new`), in the memory
                     // the module's kernels address (host memory for C, device memory on the
                     // host's device for CUDA: the host allocated every buffer there).
-                    unsafe { module.launch(*k, &mut ptrs, &mut *rt.host, self.unlocked[*k]) }?;
+                    unsafe {
+                        module.launch(*k, &mut ptrs, &mut *rt.host, self.unlocked[*k], sizes)
+                    }?;
                     if defer {
                         pending = true;
                     } else if module.take_index_error(&mut *rt.host)? {

@@ -68,10 +68,34 @@ fn cuda(g: &Graph) -> Option<inductor::cuda::CudaGraph> {
     match compile_graph(g, &CudaPolicy::default(), &dir, &site) {
         Ok(c) => {
             assert!(!c.cubin.is_empty() || c.kernels.is_empty());
+            dump(&c.source);
             Some(c)
         }
         Err(e) => panic!("{e}"),
     }
+}
+
+/// `TORCHFERRO_CUDA_DUMP=<dir>`: writes each source this test file compiles to
+/// `<dir>/<test>-<n>.cu` (`n` counts the test's graphs), so the static sources of two builds can
+/// be compared byte for byte (`diff -r`): the CUDA printer's symbolic paths must leave them
+/// unchanged.
+fn dump(source: &str) {
+    use std::cell::Cell;
+    thread_local!(static SEEN: Cell<usize> = const { Cell::new(0) });
+    let Some(dir) = std::env::var_os("TORCHFERRO_CUDA_DUMP") else {
+        return;
+    };
+    let n = SEEN.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    });
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("main")
+        .replace("::", "-");
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{test}-{n}.cu")), source).unwrap();
 }
 
 fn softmax_like(name: &str, dt: DType, sizes: &[i64]) -> Graph {
@@ -322,4 +346,280 @@ fn a_second_compile_is_a_cache_hit_and_a_corrupt_entry_is_rebuilt() {
     let third = cuda(&g).unwrap();
     assert!(third.nvrtc_time.is_some(), "a corrupt cubin was returned");
     assert_eq!(third.cubin, first.cubin);
+}
+
+// ---- Symbolic sizes (issue 18): one source for every size, compiled once. ----
+
+/// A contiguous graph input with symbolic metadata (`fx::Dim::Sym` sizes and strides).
+fn sym_input(g: &mut Graph, name: &str, dt: DType, sizes: Vec<fx::Dim>) -> fx::NodeId {
+    let mut strides = vec![fx::Dim::Known(1); sizes.len()];
+    let mut acc = fx::SymExpr::constant(1);
+    for i in (0..sizes.len()).rev() {
+        strides[i] = match acc.as_const() {
+            Some(c) => fx::Dim::Known(c),
+            None => fx::Dim::Sym(acc.clone()),
+        };
+        acc = acc.mul(&sizes[i].expr());
+    }
+    let meta = TensorMeta {
+        dtype: dt,
+        device: Device::cpu(),
+        sizes,
+        strides,
+        requires_grad: false,
+    };
+    g.placeholder(name, NodeMeta::Tensor(meta))
+}
+
+fn s(k: u32) -> fx::Dim {
+    fx::Dim::Sym(fx::SymExpr::symbol(k))
+}
+
+fn k(c: i64) -> fx::Dim {
+    fx::Dim::Known(c)
+}
+
+/// A call with metadata from fx's symbolic inference (hints `s0 = 5`, `s1 = 7`).
+fn scall(g: &mut Graph, target: fx::Target, args: Vec<Arg>) -> fx::NodeId {
+    let (meta, _) = fx::infer::infer_symbolic(
+        &fx::infer::InferCtx::default(),
+        g,
+        &target,
+        &args,
+        &[],
+        fx::infer::Symbols::hints(&[5, 7]),
+    )
+    .unwrap_or_else(|e| panic!("infer {target:?} {args:?}: {e:?}"));
+    let hint = target.name().rsplit('.').next().unwrap().to_string();
+    g.call(&hint, target, args, vec![], meta)
+}
+
+/// Compiles a symbolic graph's one source (`None` without NVRTC), checking that every kernel
+/// takes the graph's symbols by value and that the source names no hint as a size.
+fn cuda_sym(g: &Graph, syms: &[u32]) -> Option<inductor::cuda::CudaGraph> {
+    let c = cuda(g)?;
+    assert!(!c.kernels.is_empty(), "{}", c.source);
+    assert_eq!(c.ir.symbols(), syms, "{}", c.source);
+    let params: String = syms
+        .iter()
+        .map(|k| format!(", const int64_t s{k})"))
+        .collect();
+    let last = params.rsplit(", ").next().unwrap().to_string();
+    for abi in c.kernels.iter() {
+        let head = c
+            .source
+            .lines()
+            .find(|l| l.contains(&format!(" {}(", abi.name)) && l.contains("__global__"))
+            .unwrap_or_else(|| panic!("no kernel {}:\n{}", abi.name, c.source));
+        assert!(head.ends_with(&format!("{last} {{")), "{head}");
+    }
+    Some(c)
+}
+
+fn kid(i: usize) -> inductor::schedule::KernelId {
+    inductor::schedule::KernelId::new(i)
+}
+
+/// The symbols' values `s0 = a, s1 = b`.
+fn at(a: i64, b: i64) -> impl Fn(u32) -> i64 {
+    move |k| if k == 0 { a } else { b }
+}
+
+#[test]
+fn symbolic_pointwise_and_broadcast_take_sizes_as_parameters() {
+    // exp(x * w) + 1 over x [s0, s1], w [s1] broadcast over rows; a transposed add.
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1)]);
+    let w = sym_input(&mut g, "w", DType::Float32, vec![s(1)]);
+    let y = sym_input(&mut g, "y", DType::BFloat16, vec![s(1), s(0)]);
+    let p = scall(&mut g, f("operator.mul"), vec![n(x), n(w)]);
+    let e = scall(&mut g, m("exp"), vec![n(p)]);
+    let o = scall(&mut g, f("operator.add"), vec![n(e), Arg::Float(1.0)]);
+    let t = scall(&mut g, m("t"), vec![n(y)]);
+    let o2 = scall(&mut g, f("operator.add"), vec![n(x), n(t)]);
+    g.output(vec![n(o), n(o2)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    // Loop bounds and the flat split are expressions of the symbols; 64-bit indices.
+    assert!(c.source.contains("i0 < (s0*s1)"), "{}", c.source);
+    assert!(c.source.contains("% s1; rem0 /= s1;"), "{}", c.source);
+    assert!(c.source.contains("typedef int64_t ti;"), "{}", c.source);
+    assert!(!c.source.contains("typedef int ti;"), "{}", c.source);
+    // The grid is computed per assignment: one block per 256 elements (no chunks: `s1` is not
+    // a multiple of 4 at every size), at most the policy's 65536.
+    for abi in c.kernels.iter() {
+        let rule = abi.grid_rule.as_ref().expect("a symbolic grid");
+        assert_eq!(rule.blocks(&at(5, 7)), Some(1));
+        assert_eq!(rule.blocks(&at(1000, 1001)), Some(1000 * 1001 / 256 + 1));
+        assert_eq!(rule.blocks(&at(1 << 20, 1 << 12)), Some(1 << 16));
+        assert!(!abi.aligned);
+    }
+}
+
+#[test]
+fn symbolic_extent_that_is_a_multiple_of_four_keeps_chunks() {
+    // x [s0, 4*s1] viewed from [s0, s1, 4]: the innermost extent is a multiple of 4 at every
+    // size, so the kernel keeps 128-bit chunks and its aligned instance.
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1), k(4)]);
+    let a = scall(&mut g, m("flatten"), vec![n(x), Arg::Int(1)]);
+    let o = scall(&mut g, f("operator.mul"), vec![n(a), Arg::Float(2.0)]);
+    g.output(vec![n(o)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    let abi = &c.kernels[kid(0)];
+    assert!(abi.aligned, "{}", c.source);
+    let rule = abi.grid_rule.as_ref().unwrap();
+    // 4 elements per thread: 1024 per block.
+    assert_eq!(rule.per_block, 1024);
+    assert_eq!(rule.blocks(&at(64, 64)), Some(16));
+}
+
+#[test]
+fn symbolic_rows_are_looped_block_reductions() {
+    let mut g = Graph::new();
+    // Rows of symbolic length: softmax, log_softmax and a normalization by mean and variance.
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1)]);
+    let sm = scall(&mut g, f("torch.softmax"), vec![n(x), Arg::Int(-1)]);
+    let ls = scall(&mut g, f("torch.log_softmax"), vec![n(x), Arg::Int(-1)]);
+    let mu = scall(&mut g, m("mean"), vec![n(x), Arg::Int(-1), Arg::Bool(true)]);
+    let d = scall(&mut g, f("operator.sub"), vec![n(x), n(mu)]);
+    let sq = scall(&mut g, f("operator.mul"), vec![n(d), n(d)]);
+    let var = scall(
+        &mut g,
+        m("mean"),
+        vec![n(sq), Arg::Int(-1), Arg::Bool(true)],
+    );
+    let ve = scall(&mut g, f("operator.add"), vec![n(var), Arg::Float(1e-5)]);
+    let r = scall(&mut g, f("torch.rsqrt"), vec![n(ve)]);
+    let ln = scall(&mut g, f("operator.mul"), vec![n(d), n(r)]);
+    // A symbolic row count over constant rows: layer_norm over 64 and softmax over 64.
+    let h = sym_input(&mut g, "h", DType::BFloat16, vec![s(0), k(64)]);
+    let hn = scall(
+        &mut g,
+        f("torch.nn.functional.layer_norm"),
+        vec![n(h), Arg::List(vec![Arg::Int(64)])],
+    );
+    let hs = scall(&mut g, f("torch.softmax"), vec![n(h), Arg::Int(-1)]);
+    g.output(vec![n(sm), n(ls), n(ln), n(hn), n(hs)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    // The symbolic rows: one block of the policy's 512 threads per row, the chunk loop's trip
+    // count computed by the kernel, block reductions through shuffles.
+    assert!(c.source.contains("((s1 + 511) / 512)"), "{}", c.source);
+    assert!(c.source.contains("row < s0;"), "{}", c.source);
+    assert!(c.source.contains("tf_shfl"), "{}", c.source);
+    let rows: Vec<_> = c
+        .kernels
+        .iter()
+        .filter(|a| a.grid_rule.as_ref().is_some_and(|r| r.per_block == 1))
+        .collect();
+    assert!(!rows.is_empty(), "{}", c.source);
+    for a in &rows {
+        assert_eq!(a.block, 512);
+        assert_eq!(a.grid_rule.as_ref().unwrap().blocks(&at(37, 3)), Some(37));
+    }
+    // The constant rows of 64 keep a warp each, 8 rows to a block.
+    let warps: Vec<_> = c
+        .kernels
+        .iter()
+        .filter(|a| a.grid_rule.as_ref().is_some_and(|r| r.per_block == 8))
+        .collect();
+    assert!(!warps.is_empty(), "{}", c.source);
+    for a in &warps {
+        assert_eq!(a.block, 256);
+        assert_eq!(a.grid_rule.as_ref().unwrap().blocks(&at(37, 3)), Some(5));
+    }
+}
+
+#[test]
+fn symbolic_reductions_over_a_symbolic_dim() {
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), k(7)]);
+    let y = sym_input(&mut g, "y", DType::Float32, vec![k(3), s(1)]);
+    let z = sym_input(&mut g, "z", DType::Float16, vec![s(0), s(1)]);
+    let c0 = scall(&mut g, m("sum"), vec![n(x), Arg::Int(0)]);
+    let r1 = scall(&mut g, m("amax"), vec![n(y), Arg::Int(1)]);
+    let all = scall(&mut g, m("sum"), vec![n(z)]);
+    let am = scall(&mut g, m("argmax"), vec![n(z), Arg::Int(1)]);
+    g.output(vec![n(c0), n(r1), n(all), n(am)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    // No split reductions or column tiles (their globals are sized by the row count).
+    assert!(!c.source.contains("tf_ws_"), "{}", c.source);
+    assert!(!c.source.contains("tf_cws_"), "{}", c.source);
+    // The column sum over `s0` rows: one thread per column, walking the symbolic length.
+    assert!(c.source.contains("p < s0;"), "{}", c.source);
+}
+
+#[test]
+fn symbolic_views_slices_and_cat() {
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1)]);
+    let sl = scall(
+        &mut g,
+        f("operator.getitem"),
+        vec![
+            n(x),
+            Arg::Tuple(vec![
+                Arg::Slice(
+                    Box::new(Arg::None),
+                    Box::new(Arg::None),
+                    Box::new(Arg::None),
+                ),
+                Arg::Slice(
+                    Box::new(Arg::Int(1)),
+                    Box::new(Arg::None),
+                    Box::new(Arg::None),
+                ),
+            ]),
+        ],
+    );
+    let a = scall(&mut g, f("operator.mul"), vec![n(sl), Arg::Float(3.0)]);
+    let t = scall(&mut g, m("t"), vec![n(x)]);
+    let r = scall(&mut g, m("reshape"), vec![n(t), Arg::Int(-1)]);
+    let b = scall(&mut g, f("operator.add"), vec![n(r), Arg::Float(1.0)]);
+    let x2 = scall(&mut g, f("operator.mul"), vec![n(x), Arg::Float(2.0)]);
+    let cat = scall(
+        &mut g,
+        f("torch.cat"),
+        vec![Arg::List(vec![n(x), n(x2)]), Arg::Int(0)],
+    );
+    g.output(vec![n(a), n(b), n(cat)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    // The slice's extent `s1 - 1` and cat's offset `s0` are expressions in the kernels.
+    assert!(
+        c.source.contains("(s1 - 1)") || c.source.contains("(-1 + s1)"),
+        "{}",
+        c.source
+    );
+}
+
+#[test]
+fn a_gemm_of_symbolic_rows_pads_its_long_unaligned_length() {
+    // An LM head over `s0` rows: 50257 columns is no multiple of 16 bytes; the padding decision
+    // takes the symbolic row count as long enough, so it is the same at every size.
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), k(768)]);
+    let w = sym_input(&mut g, "w", DType::Float32, vec![k(768), k(50257)]);
+    let y = scall(&mut g, f("torch.mm"), vec![n(x), n(w)]);
+    let o = scall(&mut g, f("operator.mul"), vec![n(y), Arg::Float(2.0)]);
+    g.output(vec![n(o)]);
+    let Some(c) = cuda_sym(&g, &[0]) else {
+        return;
+    };
+    let padded = c.ir.buffers.iter().any(|b| {
+        b.sizes.len() == 2 && !b.sizes[0].is_const() && b.sizes[1] == 50272 // up to 128 bytes
+    });
+    assert!(
+        padded,
+        "{:?}",
+        c.ir.buffers.iter().map(|b| &b.sizes).collect::<Vec<_>>()
+    );
 }

@@ -242,6 +242,13 @@ fn _cuda_kernel_launches() -> u64 {
     tracer::backend::cuda::launches()
 }
 
+/// How many CUDA sources NVRTC has compiled in this process (cubin cache hits not counted):
+/// a graph with symbolic sizes compiles once for every size.
+#[pyfunction]
+fn _nvrtc_compiles() -> u64 {
+    tracer::backend::cuda::nvrtc_compiles()
+}
+
 #[pymodule]
 #[allow(non_snake_case)]
 fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -265,6 +272,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache_entries, m)?)?;
     m.add_function(wrap_pyfunction!(_aliased_getattr, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_kernel_launches, m)?)?;
+    m.add_function(wrap_pyfunction!(_nvrtc_compiles, m)?)?;
     m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;
     tracer::precompile::register(m)?;
     Ok(())

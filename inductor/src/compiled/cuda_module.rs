@@ -8,6 +8,7 @@ use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
+use super::kernel_module::SizeArgs;
 use crate::codegen::cuda::CudaKernelAbi;
 use crate::cuda::device::{self, PrimaryContext};
 use crate::cuda::CudaKernels;
@@ -134,19 +135,22 @@ impl CudaModule {
         &self,
         k: KernelId,
         args: &[*mut c_void],
+        sizes: SizeArgs<'_>,
         host: &mut H,
     ) -> Result<(), RunError<H::Error>> {
         let ptrs: Vec<u64> = args.iter().map(|p| *p as u64).collect();
         if self.abis[k].aligned && ptrs.iter().any(|p| p & 15 != 0) {
             let plain = self.plain().map_err(device_err)?;
             // SAFETY: the caller's contract, for the same kernel printed for any pointers.
-            return unsafe { plain.launch(k, args, host) };
+            return unsafe { plain.launch(k, args, sizes, host) };
         }
+        let grid = sizes.grid.unwrap_or(self.abis[k].grid);
         let (dev, stream) = host.cuda_stream().map_err(RunError::Host)?;
         self.on_device(dev, |kernels| {
+            let stream = stream as cudarc::driver::sys::CUstream;
             // SAFETY: the caller's contract; the stream is the host's current stream of `dev`,
             // whose primary context is current here.
-            unsafe { kernels.launch(k, &ptrs, stream as cudarc::driver::sys::CUstream) }
+            unsafe { kernels.launch_sized(k, &ptrs, sizes.syms, grid, stream) }
         })
         .map_err(device_err)
     }
@@ -189,5 +193,57 @@ impl Drop for CudaModule {
                 Ok(())
             });
         }
+    }
+}
+
+/// A CUDA graph with symbolic sizes, printed once (issue 18): one source for every assignment
+/// of its symbols, compiled by NVRTC (or read from the cubin cache) the first time an
+/// assignment is built, and one loaded module that the graph of every assignment launches.
+pub(crate) struct CudaPrepared {
+    pub(crate) printed: crate::cuda::Printed,
+    policy: CudaPolicy,
+    /// Whether a kernel reads data-dependent positions.
+    gathers: bool,
+    module: Mutex<Option<std::sync::Arc<CudaModule>>>,
+}
+
+impl CudaPrepared {
+    pub(crate) fn new(printed: crate::cuda::Printed, policy: CudaPolicy, gathers: bool) -> Self {
+        CudaPrepared {
+            printed,
+            policy,
+            gathers,
+            module: Mutex::new(None),
+        }
+    }
+
+    /// The module, built on first use (`Some(time)`: NVRTC ran in this call; `None`: the
+    /// module existed, or its cubin came from the cache).
+    pub(crate) fn module(
+        &self,
+        cache_dir: &std::path::Path,
+    ) -> Result<(std::sync::Arc<CudaModule>, Option<std::time::Duration>), InductorError> {
+        let mut m = self.module.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = m.as_ref() {
+            return Ok((m.clone(), None));
+        }
+        let p = &self.printed;
+        // NVRTC was found when the graph's target was made (`crate::cuda::device::init`).
+        let (cubin, time) =
+            crate::cuda::build(&p.source, &self.policy, &cache_dir.join("cuda"), &[])?;
+        let plain = p.plain_source.clone().map(|source| PlainSource {
+            source,
+            policy: self.policy.clone(),
+            cache_dir: cache_dir.to_path_buf(),
+        });
+        let module = std::sync::Arc::new(CudaModule::new(
+            p.source.clone(),
+            cubin,
+            p.kernels.clone(),
+            self.gathers,
+            plain,
+        ));
+        *m = Some(module.clone());
+        Ok((module, time))
     }
 }

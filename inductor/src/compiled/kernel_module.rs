@@ -23,7 +23,8 @@ pub(crate) enum KernelModule {
     /// (Boxed: the module, its policy and its plain-source fallback are larger than a
     /// library handle.)
     #[cfg(feature = "cuda")]
-    Cuda(Box<super::cuda_module::CudaModule>),
+    /// (Shared: the graph of every assignment of a symbolic graph's sizes launches one module.)
+    Cuda(Arc<super::cuda_module::CudaModule>),
 }
 
 impl KernelModule {
@@ -48,9 +49,12 @@ impl KernelModule {
         args: &mut [*mut c_void],
         host: &mut H,
         unlocked: bool,
+        sizes: SizeArgs<'_>,
     ) -> Result<(), RunError<H::Error>> {
         match self {
             KernelModule::C(lib) => {
+                // The C kernels read the sizes through the last pointer of `args`.
+                let _ = sizes;
                 let call = KernelCall(lib.kernels[k], args.as_mut_ptr());
                 if unlocked {
                     host.run_unlocked(&mut move || {
@@ -64,10 +68,18 @@ impl KernelModule {
                 }
                 Ok(())
             }
-            // SAFETY: the caller's contract (device pointers, for a CUDA graph).
             #[cfg(feature = "cuda")]
-            KernelModule::Cuda(m) => unsafe { m.launch(k, args, host) },
+            KernelModule::Cuda(m) => {
+                // SAFETY: the caller's contract (device pointers, for a CUDA graph).
+                unsafe { m.launch(k, args, sizes, host) }
+            }
         }
+    }
+
+    /// Whether the kernels take the symbols' values through a pointer at the end of their
+    /// argument array (C), rather than as launch parameters (CUDA).
+    pub(crate) fn sizes_by_pointer(&self) -> bool {
+        matches!(self, KernelModule::C(_))
     }
 
     /// Whether a kernel read a data-dependent position out of range since the last call
@@ -97,6 +109,15 @@ impl KernelModule {
             KernelModule::Cuda(m) => m.take_index_error(host),
         }
     }
+}
+
+/// The sizes a launch of a kernel over symbolic sizes takes besides its buffers (see
+/// [`KernelModule::launch`]): the symbols' values, and for a CUDA kernel the blocks its grid
+/// rule gives for them (`None`: its constant grid).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct SizeArgs<'a> {
+    pub syms: &'a [i64],
+    pub grid: Option<u32>,
 }
 
 type KernelFn = unsafe extern "C" fn(*mut *mut c_void);

@@ -135,22 +135,42 @@ impl CudaKernels {
         ptrs: &[u64],
         stream: sys::CUstream,
     ) -> Result<(), InductorError> {
+        let grid = self.abis[k].grid;
+        // SAFETY: the caller's contract; a static kernel takes no sizes.
+        unsafe { self.launch_sized(k, ptrs, &[], grid, stream) }
+    }
+
+    /// [`CudaKernels::launch`] for a kernel of a graph with symbolic sizes: `syms` are the
+    /// symbols' values (its by-value `int64_t` parameters after the buffers, empty for a static
+    /// graph) and `grid` the blocks its [`CudaKernelAbi::grid_rule`] gives for them.
+    ///
+    /// # Safety
+    /// As for [`CudaKernels::launch`]; `syms` are the values the buffers' layouts were made for.
+    pub unsafe fn launch_sized(
+        &self,
+        k: KernelId,
+        ptrs: &[u64],
+        syms: &[i64],
+        grid: u32,
+        stream: sys::CUstream,
+    ) -> Result<(), InductorError> {
         let abi = &self.abis[k];
         assert_eq!(ptrs.len(), abi.bufs.len(), "{}: argument count", abi.name);
-        if abi.grid == 0 {
+        if grid == 0 {
             return Ok(());
         }
         // cuLaunchKernel reads each parameter through a pointer to its value.
         let mut params: Vec<*mut c_void> = ptrs
             .iter()
             .map(|p| p as *const u64 as *mut c_void)
+            .chain(syms.iter().map(|s| s as *const i64 as *mut c_void))
             .collect();
-        // SAFETY: the caller's contract; `params` points at `ptrs`, which outlives the call
+        // SAFETY: the caller's contract; `params` points at `ptrs` and `syms`, which outlive the call
         // (the driver copies parameter values when the launch is enqueued).
         unsafe {
             result::launch_kernel(
                 self.funcs[k],
-                (abi.grid, 1, 1),
+                (grid, 1, 1),
                 (abi.block, 1, 1),
                 0,
                 stream,

@@ -115,22 +115,18 @@ pub fn compile_scheduled(
     site_dirs: &[PathBuf],
     started: Instant,
 ) -> Result<CudaGraph, InductorError> {
-    let target = Target::Cuda(policy.clone());
-    let plans = plan::plan(&ir, &sched, &target);
-    let src = printer::generate(&ir, &sched, &plans, policy, printer::Instances::Aligned);
-    let source = finish_source(&src.code);
-    // The plain instances, for misaligned pointers: printed now (cheap), compiled when needed.
-    let plain_source = src.kernels.iter().any(|k| k.aligned).then(|| {
-        let plain = printer::generate(&ir, &sched, &plans, policy, printer::Instances::Plain);
-        finish_source(&plain.code)
-    });
+    let Printed {
+        source,
+        plain_source,
+        kernels,
+    } = print(&ir, &sched, policy);
     let codegen_time = started.elapsed();
     let fallbacks = ir.fallback_reasons();
-    if src.kernels.is_empty() {
+    if kernels.is_empty() {
         return Ok(CudaGraph {
             source,
             plain_source,
-            kernels: src.kernels,
+            kernels,
             cubin: Vec::new(),
             nvrtc_time: None,
             codegen_time,
@@ -143,7 +139,7 @@ pub fn compile_scheduled(
     Ok(CudaGraph {
         source,
         plain_source,
-        kernels: src.kernels,
+        kernels,
         cubin,
         nvrtc_time,
         codegen_time,
@@ -151,6 +147,40 @@ pub fn compile_scheduled(
         ir,
         sched,
     })
+}
+
+/// A scheduled graph printed as CUDA C (nothing compiled yet).
+pub struct Printed {
+    /// The source as compiled (chunked kernels assume aligned pointers), validation global
+    /// appended.
+    pub source: String,
+    /// The source whose chunked kernels take any pointers (`None`: no kernel has chunks).
+    pub plain_source: Option<String>,
+    pub kernels: EntityVec<KernelId, CudaKernelAbi>,
+}
+
+/// Plans and prints `ir` for `policy`'s device. A graph with symbolic sizes gives one source
+/// for every assignment of its symbols (its kernels take their values as parameters, and its
+/// grids are [`printer::GridRule`]s), so its cubin's cache key is the same at every size.
+pub fn print(
+    ir: &crate::ir::IrGraph,
+    sched: &crate::schedule::Schedule,
+    policy: &CudaPolicy,
+) -> Printed {
+    let target = Target::Cuda(policy.clone());
+    let plans = plan::plan(ir, sched, &target);
+    let src = printer::generate(ir, sched, &plans, policy, printer::Instances::Aligned);
+    let source = finish_source(&src.code);
+    // The plain instances, for misaligned pointers: printed now (cheap), compiled when needed.
+    let plain_source = src.kernels.iter().any(|k| k.aligned).then(|| {
+        let plain = printer::generate(ir, sched, &plans, policy, printer::Instances::Plain);
+        finish_source(&plain.code)
+    });
+    Printed {
+        source,
+        plain_source,
+        kernels: src.kernels,
+    }
 }
 
 /// The cubin of `source`, from the cache or compiled (and then cached).

@@ -112,7 +112,17 @@ pub struct Compiled {
 }
 
 /// Compiles `source` with `options` (NVRTC must be [`load`]ed) and returns the cubin.
+/// NVRTC compiles started in this process ([`compile`] calls; cache hits are not counted).
+static COMPILES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many sources this process has handed to NVRTC (tests count one compile for every size
+/// of a graph with symbolic sizes).
+pub fn compiles() -> u64 {
+    COMPILES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn compile(source: &str, options: &[String]) -> Result<Compiled, InductorError> {
+    COMPILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let started = Instant::now();
     let src = CString::new(source).map_err(|_| InductorError::Nvrtc {
         status: "source has a NUL byte".into(),

@@ -75,19 +75,21 @@ fn mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> LResult<TensorVal> {
 /// padded product: a strided view, copied to eager's layout only where it is a graph output.
 /// The padded operands are lazy, so padding an operand computed in the graph fuses into the
 /// kernel that writes it.
+///
+/// A symbolic row count `m` (a dynamic graph's `B * T` rows of an LM head) is taken as long
+/// enough: the decision then depends on `k` and `n` alone, the same at every size (zeros add
+/// nothing, so padding a short product costs a copy of the padded operand, never a value).
 fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal> {
-    let (m, k, n) = (
-        a.sizes[0].as_const()?,
-        a.sizes[1].as_const()?,
-        b.sizes[1].as_const()?,
-    );
-    let kp = l.target.padded_gemm_len(k, a.dtype, m.min(k).min(n));
+    let m = a.sizes[0];
+    let (k, n) = (a.sizes[1].as_const()?, b.sizes[1].as_const()?);
+    let min_dim = m.as_const().map_or(k.min(n), |m| m.min(k).min(n));
+    let kp = l.target.padded_gemm_len(k, a.dtype, min_dim);
     // A product a graph output views keeps eager's width: its view would have other strides
     // than eager's and no longer view the output copied out of the padded buffer.
     let viewed = l.current.is_some_and(|c| l.viewed_out.contains(&c));
     let np = match viewed {
         true => None,
-        false => l.target.padded_gemm_len(n, b.dtype, m.min(k).min(n)),
+        false => l.target.padded_gemm_len(n, b.dtype, min_dim),
     };
     if kp.is_none() && np.is_none() {
         return None;
@@ -103,10 +105,10 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
     }
     let cols = np.unwrap_or(n);
     let views = [l.view_of(&a2), l.view_of(&b2)];
-    let strides = contiguous_strides_sym(&[Size::Const(m), Size::Const(cols)]);
+    let strides = contiguous_strides_sym(&[m, Size::Const(cols)]);
     let out = l.ir.add_buffer(
         a.dtype,
-        vec![Size::Const(m), Size::Const(cols)],
+        vec![m, Size::Const(cols)],
         strides.clone(),
         BufKind::Computed,
     );
@@ -115,12 +117,7 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
         call: ExternCall::Mm,
         inputs: views.to_vec(),
     });
-    let full = TensorVal::buffer(
-        out,
-        a.dtype,
-        vec![Size::Const(m), Size::Const(cols)],
-        strides,
-    );
+    let full = TensorVal::buffer(out, a.dtype, vec![m, Size::Const(cols)], strides);
     if np.is_none() {
         return Some(full);
     }

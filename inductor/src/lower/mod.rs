@@ -35,6 +35,12 @@ use crate::InductorError;
 use args::{LResult, Reject};
 pub use outputs::{dense_strides, dense_strides_const};
 use sizes::graph_is_symbolic;
+
+/// Whether any tensor meta of `graph` has a symbolic size or stride (it is then lowered once
+/// for every assignment of its symbols).
+pub fn is_symbolic(graph: &Graph) -> bool {
+    graph_is_symbolic(graph)
+}
 pub use sizes::{meta_sizes, meta_strides};
 use value::{contiguous_strides_sym, Kind, TensorVal};
 

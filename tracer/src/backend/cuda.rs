@@ -160,6 +160,12 @@ pub fn launches() -> u64 {
     inductor::cuda::launch::launches()
 }
 
+/// Sources compiled by NVRTC in this process (`torchferro._C._nvrtc_compiles`; cubin cache hits
+/// are not counted).
+pub fn nvrtc_compiles() -> u64 {
+    inductor::cuda::nvrtc::compiles()
+}
+
 /// Torch objects a CUDA host needs, looked up once per compiled graph.
 pub struct CudaHandles {
     pub index: u32,

@@ -188,7 +188,7 @@ pub(super) fn emit(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel,
         "{indent}const ti row = tile * {LANES} + tx < {outer_n} ? tile * {LANES} + tx : {};",
         outer_n - 1
     );
-    unflatten(out, &indent, "row", &cn(&k.outer), 0);
+    unflatten(out, &indent, "row", &k.outer, 0);
     // A split block folds a contiguous range of the reduced space.
     let per_part = ceil_div(inner_n, parts);
     let (lo, hi) = if parts > 1 {
@@ -209,7 +209,7 @@ pub(super) fn emit(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel,
             "{indent}for (ti p = {lo} + ty; p < {hi}; p += {ty}) {{"
         );
         indent.push_str("  ");
-        unflatten(out, indent, "p", &cn(&k.inner), no);
+        unflatten(out, indent, "p", &k.inner, no);
     };
     let close_inner = |out: &mut String, indent: &mut String| {
         indent.truncate(indent.len() - 2);

@@ -42,13 +42,20 @@ use super::plan::{KernelPlan, KernelShape, LoopNest};
 use crate::entity::EntityVec;
 use crate::ir::{BufId, IrGraph, IrNode, ReduceOp};
 use crate::schedule::{Kernel, KernelId, KernelNode, Level, Schedule};
+use crate::size::{as_consts, Size};
 use crate::target::CudaPolicy;
 
-/// The CUDA printer takes constant sizes: a graph with symbolic sizes reaches it only after
-/// specialization (one library per assignment), until it prints `Size`s as the C printer does.
+/// Constant sizes, on the paths that only a static kernel (or a kernel whose sizes there are
+/// constant) takes: every caller asks [`const_n`] or [`as_consts`] first.
 #[track_caller]
-pub(super) fn cn(xs: &[crate::size::Size]) -> Vec<i64> {
+pub(super) fn cn(xs: &[Size]) -> Vec<i64> {
     crate::size::expect_consts(xs, "the CUDA printer")
+}
+
+/// The product of `xs` when every one is a constant (`None`: a symbolic extent, whose kernel
+/// takes the size-independent shape; see the module doc).
+pub(super) fn const_n(xs: &[Size]) -> Option<i64> {
+    as_consts(xs).map(|v| v.iter().product())
 }
 
 mod columns;
@@ -56,6 +63,8 @@ mod passes;
 mod prelude;
 mod reduce;
 mod split;
+#[cfg(test)]
+mod tests;
 
 use passes::{
     cache_row_loads, chunk_stores, merge_sincos, replace_load, CHUNK_REGS, ROW_CACHE_REGS,
@@ -75,12 +84,39 @@ pub struct CudaKernelAbi {
     pub name: String,
     /// The buffers its pointer parameters address, in order.
     pub bufs: Vec<BufId>,
-    /// Blocks (1-d) and threads per block.
+    /// Blocks (1-d) and threads per block. A kernel over symbolic sizes launches the blocks
+    /// its [`CudaKernelAbi::grid_rule`] gives for the call's sizes instead of `grid` (the
+    /// count at a constant stand-in, not used).
     pub grid: u32,
     pub block: u32,
+    /// How a kernel over symbolic sizes computes its blocks from the symbols' values, on the
+    /// host, once per assignment (`None`: `grid` holds at every call).
+    pub grid_rule: Option<GridRule>,
     /// Whether the kernel assumes every pointer 16-byte aligned (an [`Instances::Aligned`]
     /// source's chunked kernel): the launcher runs the plain source's kernel otherwise.
     pub aligned: bool,
+}
+
+/// The blocks of a kernel whose work is symbolic: `ceil(work / per_block) * parts`, at most
+/// `max_blocks` (its loops are grid-stride: any count covers the work, this one spreads it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GridRule {
+    /// Rows (row kernels) or elements (pointwise kernels) to cover.
+    pub work: Size,
+    /// Of `work` per block.
+    pub per_block: i64,
+    /// Blocks per unit of `per_block` work (a split row's parts; 1 otherwise).
+    pub parts: i64,
+    pub max_blocks: u32,
+}
+
+impl GridRule {
+    /// The blocks at one assignment of the symbols (`None`: the work overflows `i64` there).
+    pub fn blocks(&self, value: &dyn Fn(u32) -> i64) -> Option<u32> {
+        let n = self.work.eval(value)?;
+        let g = ceil_div(n, self.per_block).checked_mul(self.parts)?;
+        Some(g.clamp(0, self.max_blocks as i64) as u32)
+    }
 }
 
 /// Which instances of a chunked kernel's body a source holds. NVRTC's time grows with the
@@ -112,12 +148,20 @@ pub fn generate(
     instances: Instances,
 ) -> CudaSource {
     let mut code = String::from(prelude::PRELUDE);
+    // A graph with symbolic sizes: every kernel takes every symbol's value as a by-value
+    // `int64_t` parameter after its buffers (`IrGraph::symbols` order). By value, because the
+    // launch copies parameters into the kernel's constant bank anyway: no device array to
+    // allocate, fill and order against the stream per call, and each symbol is one
+    // constant-bank read in the kernel.
+    let syms = ir.symbols();
     let kernels = sched
         .kernels
         .iter_enumerated()
         .map(|(id, k)| {
             let mut text = String::new();
-            let abi = emit_kernel(&mut text, ir, sched, k, &plans[id], policy, instances);
+            let abi = emit_kernel(
+                &mut text, ir, sched, k, &plans[id], policy, instances, &syms,
+            );
             code.push_str(&merge_sincos(&text));
             abi
         })
@@ -133,9 +177,14 @@ fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) ->
         * (policy.pointwise_unroll.max(1) as i64)
         * (policy.vector.max(1) as i64);
     let limit = i32::MAX as i64 - room;
-    let space = cn(&k.outer)
+    // A symbolic space indexes with 64 bits: no upper bound on a symbol is known here.
+    let Some(space) = as_consts(&k.outer).zip(as_consts(&k.inner)) else {
+        return false;
+    };
+    let space = space
+        .0
         .iter()
-        .chain(&cn(&k.inner))
+        .chain(&space.1)
         .try_fold(1i64, |a, &s| a.checked_mul(s));
     space.is_some_and(|n| n <= limit)
         && plan.bufs.iter().all(|&b| {
@@ -148,7 +197,7 @@ fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) ->
 
 /// Splits the flat position `flat` (a `ti`) into loop variables `x{first}..` over `sizes`,
 /// row-major.
-fn unflatten(out: &mut String, indent: &str, flat: &str, sizes: &[i64], first: usize) {
+fn unflatten(out: &mut String, indent: &str, flat: &str, sizes: &[Size], first: usize) {
     let n = sizes.len();
     if n == 0 {
         return;
@@ -180,12 +229,22 @@ fn row_threads(inner_n: i64, policy: &CudaPolicy) -> u32 {
 
 /// Elements per chunk of a pointwise kernel over `nest`: the policy's vector width when the
 /// innermost loop is a multiple of it (a chunk then never crosses a row of the nest, so its
-/// positions are consecutive in every buffer that is contiguous there), else 1.
+/// positions are consecutive in every buffer that is contiguous there), else 1. A symbolic
+/// innermost extent is a multiple only when it is one as a polynomial (`4*s0`): the decision
+/// holds at every size.
 fn pointwise_vector(nest: &LoopNest, policy: &CudaPolicy) -> u32 {
     let v = policy.vector.max(1);
-    match cn(&nest.sizes).last() {
-        Some(&l) if v > 1 && l % v as i64 == 0 => v,
+    match nest.sizes.last() {
+        Some(&l) if v > 1 && divisible(l, v) => v,
         _ => 1,
+    }
+}
+
+/// Whether `l` is a multiple of `v` at every assignment.
+fn divisible(l: Size, v: u32) -> bool {
+    match l.as_const() {
+        Some(c) => c % v as i64 == 0,
+        None => l.exact_div(Size::Const(v as i64)).is_some(),
     }
 }
 
@@ -193,10 +252,13 @@ fn pointwise_vector(nest: &LoopNest, policy: &CudaPolicy) -> u32 {
 /// multiple of it and the register-held row (`scratch`) still fits the policy's registers.
 fn row_vector(k: &Kernel, has_scratch: bool, policy: &CudaPolicy) -> u32 {
     let v = policy.vector.max(1);
-    let inner_n: i64 = cn(&k.inner).iter().product();
-    let ok = v > 1
-        && cn(&k.inner).last().is_some_and(|&l| l % v as i64 == 0)
-        && (!has_scratch || row_slots(inner_n, v, policy) <= policy.regs_per_thread as i64);
+    // A symbolic row has no scratch (the plan stages it through memory).
+    let slots_fit = || match const_n(&k.inner) {
+        Some(inner_n) => row_slots(inner_n, v, policy) <= policy.regs_per_thread as i64,
+        None => false,
+    };
+    let ok =
+        v > 1 && k.inner.last().is_some_and(|&l| divisible(l, v)) && (!has_scratch || slots_fit());
     if ok {
         v
     } else {
@@ -204,16 +266,23 @@ fn row_vector(k: &Kernel, has_scratch: bool, policy: &CudaPolicy) -> u32 {
     }
 }
 
-/// Threads of a row kernel with chunks of `v` elements.
-fn row_block_for(inner_n: i64, v: u32, policy: &CudaPolicy) -> u32 {
-    row_threads(ceil_div(inner_n, v as i64), policy)
+/// Threads of a row kernel with chunks of `v` elements; a row of symbolic length takes the
+/// policy's row block whatever its length (a looped block reduction, valid for any length).
+fn row_block_for(inner_n: Option<i64>, v: u32, policy: &CudaPolicy) -> u32 {
+    match inner_n {
+        Some(n) => row_threads(ceil_div(n, v as i64), policy),
+        None => policy.row_block,
+    }
 }
 
 /// Rows each block of a row kernel runs, one warp each (see [`CudaPolicy::warp_rows`]): more
-/// than one when a row needs only a warp and there are rows enough to fill several blocks.
-fn warp_rows(inner_n: i64, outer_n: i64, v: u32, policy: &CudaPolicy) -> u32 {
+/// than one when a row needs only a warp and there are rows enough to fill several blocks. A
+/// symbolic row count (at least 2) takes them as if there were enough: the rows' loop is
+/// grid-stride, correct for any count.
+fn warp_rows(inner_n: Option<i64>, outer_n: Option<i64>, v: u32, policy: &CudaPolicy) -> u32 {
     let r = policy.warp_rows;
-    if r > 1 && row_block_for(inner_n, v, policy) == 32 && outer_n >= 2 * r as i64 {
+    let enough = outer_n.is_none_or(|n| n >= 2 * r as i64);
+    if r > 1 && row_block_for(inner_n, v, policy) == 32 && enough {
         r
     } else {
         1
@@ -222,10 +291,11 @@ fn warp_rows(inner_n: i64, outer_n: i64, v: u32, policy: &CudaPolicy) -> u32 {
 
 /// Row positions each thread of a row kernel visits (its register slots).
 fn row_slots(inner_n: i64, v: u32, policy: &CudaPolicy) -> i64 {
-    let block = row_block_for(inner_n, v, policy) as i64;
+    let block = row_block_for(Some(inner_n), v, policy) as i64;
     ceil_div(inner_n, block * v as i64).max(1) * v as i64
 }
 
+#[allow(clippy::too_many_arguments)]
 fn emit_kernel(
     out: &mut String,
     ir: &IrGraph,
@@ -234,48 +304,57 @@ fn emit_kernel(
     plan: &KernelPlan,
     policy: &CudaPolicy,
     instances: Instances,
+    syms: &[u32],
 ) -> CudaKernelAbi {
-    let outer_n: i64 = cn(&k.outer).iter().product();
-    let inner_n: i64 = cn(&k.inner).iter().product();
+    // `None`: a symbolic extent. Every decision below is then made from what holds at every
+    // size (see the module doc), and the grid is a rule over the symbols.
+    let outer_c = const_n(&k.outer);
+    let inner_c = const_n(&k.inner);
+    let outer_s: Size = k.outer.iter().product();
     let vector = match &plan.shape {
         KernelShape::Pointwise(nest) => pointwise_vector(nest, policy),
         KernelShape::Staged { scratch } => row_vector(k, !scratch.is_empty(), policy),
         KernelShape::Blocked => 1,
     };
-    let columns = match &plan.shape {
-        KernelShape::Blocked => columns::fits(ir, k, plan, policy),
+    // Column tiles and split rows size their module globals by the row count: constant
+    // extents only (a symbolic blocked kernel keeps one thread per row, any length).
+    let columns = match (&plan.shape, outer_c.is_some() && inner_c.is_some()) {
+        (KernelShape::Blocked, true) => columns::fits(ir, k, plan, policy),
         _ => None,
     };
-    let (block, grid) = match &plan.shape {
+    // Threads per block and the work each block covers (the grid is `ceil(work / per)`).
+    let (block, per) = match &plan.shape {
         KernelShape::Pointwise(_) => {
             let b = policy.pointwise_block;
             let u = policy.pointwise_unroll.max(1) as i64;
-            (b, ceil_div(outer_n, b as i64 * u * vector as i64))
+            (b, b as i64 * u * vector as i64)
         }
         KernelShape::Staged { .. } => {
-            let rows = warp_rows(inner_n, outer_n, vector, policy);
-            (
-                row_block_for(inner_n, vector, policy) * rows,
-                ceil_div(outer_n, rows as i64),
-            )
+            let rows = warp_rows(inner_c, outer_c, vector, policy);
+            (row_block_for(inner_c, vector, policy) * rows, rows as i64)
         }
-        KernelShape::Blocked => match columns {
-            Some(c) => (c.block(), c.grid as i64),
-            None => {
-                let b = policy.pointwise_block;
-                (b, ceil_div(outer_n, b as i64))
-            }
-        },
+        KernelShape::Blocked => (policy.pointwise_block, policy.pointwise_block as i64),
     };
-    let parts = match &plan.shape {
-        KernelShape::Staged { scratch } => {
-            let threads = row_block_for(inner_n, vector, policy) as i64;
+    let parts = match (&plan.shape, inner_c, outer_c) {
+        (KernelShape::Staged { scratch }, Some(inner_n), Some(_)) => {
+            let threads = row_block_for(inner_c, vector, policy) as i64;
             let chunks = ceil_div(inner_n, threads * vector as i64).max(1);
             split::split_parts(ir, k, !scratch.is_empty(), chunks, policy)
         }
+        // A symbolic row (or row count) is one block per row: the looped block reduction.
         _ => 1,
     };
-    let grid = (grid * parts as i64).clamp(0, policy.max_blocks as i64) as u32;
+    let rule = GridRule {
+        work: outer_s,
+        per_block: per,
+        parts: parts as i64,
+        max_blocks: policy.max_blocks,
+    };
+    let (block, grid, grid_rule) = match (columns, outer_c) {
+        (Some(c), _) => (c.block(), c.grid.min(policy.max_blocks), None),
+        (None, Some(_)) => (block, rule.blocks(&|_| 0).unwrap_or(0), None),
+        (None, None) => (block, 0, Some(rule)),
+    };
     if parts > 1 {
         split::emit_globals(out, ir, k, parts);
     }
@@ -294,6 +373,7 @@ fn emit_kernel(
                 None => format!("{t} *__restrict__ b{b}"),
             }
         })
+        .chain(syms.iter().map(|k| format!("const int64_t s{k}")))
         .collect();
     let own: Vec<BufId> = plan
         .bufs
@@ -349,13 +429,15 @@ fn emit_kernel(
             vector,
         ),
         KernelShape::Staged { scratch } => {
-            let cache = policy.row_cache && plan.aliases.iter().all(|a| a.is_none());
+            // Cached row loads live in register arrays of a constant length.
+            let cache =
+                policy.row_cache && plan.aliases.iter().all(|a| a.is_none()) && inner_c.is_some();
             let shape = RowShape {
-                block: row_block_for(inner_n, vector, policy),
+                block: row_block_for(inner_c, vector, policy),
                 vector,
                 cache,
                 parts,
-                rows: warp_rows(inner_n, outer_n, vector, policy),
+                rows: warp_rows(inner_c, outer_c, vector, policy),
             };
             emit_rows(out, ir, sched, k, scratch, shape);
         }
@@ -374,6 +456,7 @@ fn emit_kernel(
                 Some(_) => format!("a{b}"),
                 None => format!("b{b}"),
             })
+            .chain(syms.iter().map(|k| format!("s{k}")))
             .collect();
         let addr: Vec<String> = own
             .iter()
@@ -413,13 +496,14 @@ fn emit_kernel(
         bufs: plan.bufs.clone(),
         grid,
         block,
+        grid_rule,
         aligned: vector > 1 && instances == Instances::Aligned,
     }
 }
 
 /// Splits the flat chunk start `flat` over `sizes` like [`unflatten`], the innermost variable
 /// then advanced by the chunk's lane `j` (`sizes.last()` is a multiple of the chunk).
-fn unflatten_chunk(out: &mut String, indent: &str, flat: &str, sizes: &[i64], first: usize) {
+fn unflatten_chunk(out: &mut String, indent: &str, flat: &str, sizes: &[Size], first: usize) {
     let n = sizes.len();
     let last = first + n - 1;
     let mut rest = String::new();
@@ -441,7 +525,7 @@ fn emit_pointwise(
     unroll: u32,
     vector: u32,
 ) {
-    let n: i64 = cn(&nest.sizes).iter().product();
+    let n: Size = nest.sizes.iter().product();
     let v = vector;
     let _ = writeln!(
         out,
@@ -459,10 +543,10 @@ fn emit_pointwise(
         index_error: INDEX_ERROR,
     };
     let mut local = HashMap::new();
-    let no = cn(&k.outer).len();
+    let no = k.outer.len();
     if v > 1 {
-        let last = cn(&nest.sizes).len() - 1;
-        unflatten_chunk(out, indent, "ic", &cn(&nest.sizes), 0);
+        let last = nest.sizes.len() - 1;
+        unflatten_chunk(out, indent, "ic", &nest.sizes, 0);
         let mut body = String::new();
         emit_stage_nodes(
             &mut body,
@@ -477,9 +561,7 @@ fn emit_pointwise(
         // Loads first, then the arithmetic, then the stores, each over the chunk's lanes: a
         // math call's slow path (`sincosf`'s wide argument reduction) splits the body into
         // several blocks, and NVVM merges accesses only within one.
-        let vars: Vec<String> = (0..cn(&nest.sizes).len())
-            .map(|i| format!("x{i}"))
-            .collect();
+        let vars: Vec<String> = (0..nest.sizes.len()).map(|i| format!("x{i}")).collect();
         let dtype = |b: BufId| (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype);
         let loads = cache_row_loads(&body, &vars, 1, (CHUNK_REGS / v) as usize, dtype);
         let stores = chunk_stores(&body, &vars);
@@ -538,7 +620,7 @@ fn emit_pointwise(
         }
     } else {
         let _ = writeln!(out, "    const ti i = ic;");
-        unflatten(out, indent, "i", &cn(&nest.sizes), 0);
+        unflatten(out, indent, "i", &nest.sizes, 0);
         emit_stage_nodes(out, cx, 0, &mut local, indent, no, nest, &HashMap::new());
     }
     let _ = writeln!(out, "  }}");
@@ -580,9 +662,9 @@ fn emit_rows(
         parts,
         rows,
     } = shape;
-    let (no, nr) = (cn(&k.outer).len(), cn(&k.inner).len());
-    let outer_n: i64 = cn(&k.outer).iter().product();
-    let inner_n: i64 = cn(&k.inner).iter().product();
+    let (no, nr) = (k.outer.len(), k.inner.len());
+    let outer_n: Size = k.outer.iter().product();
+    let inner_s: Size = k.inner.iter().product();
     let cx = Cx {
         ir,
         sched,
@@ -591,8 +673,20 @@ fn emit_rows(
     };
     let nest = LoopNest::identity(&[]);
     let v = vector as i64;
-    let chunks = ceil_div(inner_n, block as i64 * v).max(1);
-    let slots = chunks * v;
+    // A symbolic row's chunk count is computed by the kernel; such a row has no scratch and no
+    // cached loads (register arrays need a constant length), so `slots` is not used for it.
+    let (chunks, chunks_c) = match inner_s.as_const() {
+        Some(inner_n) => {
+            let c = ceil_div(inner_n, block as i64 * v).max(1);
+            (c.to_string(), c)
+        }
+        None => {
+            let per = block as i64 * v;
+            (format!("(({inner_s} + {}) / {per})", per - 1), i64::MAX)
+        }
+    };
+    let slots = chunks_c.saturating_mul(v);
+    let inner_n = inner_s;
     if rows > 1 {
         // Warp `w` of the block runs rows `blockIdx.x * rows + w`, then a grid's worth on.
         let _ = writeln!(out, "  const int tid = threadIdx.x & 31;");
@@ -616,7 +710,7 @@ fn emit_rows(
         );
     }
     let mut indent = String::from("    ");
-    unflatten(out, &indent, "row", &cn(&k.outer), 0);
+    unflatten(out, &indent, "row", &k.outer, 0);
     for &b in scratch {
         let _ = writeln!(
             out,
@@ -636,8 +730,8 @@ fn emit_rows(
     } else {
         " 4".to_string()
     };
-    // A split row's block visits its part's contiguous range of chunks.
-    let per_part = ceil_div(chunks, parts as i64);
+    // A split row's block visits its part's contiguous range of chunks (constant rows only).
+    let per_part = ceil_div(chunks_c, parts as i64);
     let last = parts as i64 - 1;
     let (c_lo, c_hi) = if parts > 1 {
         (
@@ -645,7 +739,7 @@ fn emit_rows(
             format!("(part < {last} ? part * {per_part} + {per_part} : {chunks})"),
         )
     } else {
-        ("0".to_string(), chunks.to_string())
+        ("0".to_string(), chunks.clone())
     };
     let open_inner = |out: &mut String, indent: &mut String| {
         let _ = writeln!(out, "{indent}#pragma unroll{unroll}");
@@ -657,7 +751,7 @@ fn emit_rows(
         let _ = writeln!(out, "{indent}  if (pc < {inner_n}) {{");
         if v > 1 {
             let inner = format!("{indent}    ");
-            unflatten_chunk(out, &inner, "pc", &cn(&k.inner), no);
+            unflatten_chunk(out, &inner, "pc", &k.inner, no);
             let last = no + nr - 1;
             let _ = writeln!(out, "{indent}  #pragma unroll");
             let _ = writeln!(out, "{indent}  for (int j = 0; j < {v}; j++) {{");
@@ -668,7 +762,7 @@ fn emit_rows(
             let _ = writeln!(out, "{indent}  {{");
             let _ = writeln!(out, "{indent}    const int it = c;");
             let _ = writeln!(out, "{indent}    const ti p = pc; (void)p;");
-            unflatten(out, &format!("{indent}    "), "pc", &cn(&k.inner), no);
+            unflatten(out, &format!("{indent}    "), "pc", &k.inner, no);
         }
         indent.push_str("    ");
     };
@@ -812,9 +906,9 @@ fn emit_rows(
 /// the row's inner space in that thread. A float sum accumulates in double, as the C printer's
 /// blocked kernels do, since it adds a long column one element at a time.
 fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel) {
-    let (no, nr) = (cn(&k.outer).len(), cn(&k.inner).len());
-    let outer_n: i64 = cn(&k.outer).iter().product();
-    let inner_n: i64 = cn(&k.inner).iter().product();
+    let (no, nr) = (k.outer.len(), k.inner.len());
+    let outer_n: Size = k.outer.iter().product();
+    let inner_n: Size = k.inner.iter().product();
     let cx = Cx {
         ir,
         sched,
@@ -827,11 +921,11 @@ fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel
         "  for (ti row = (ti)blockIdx.x * (ti)blockDim.x + (ti)threadIdx.x; row < {outer_n}; row += (ti)gridDim.x * (ti)blockDim.x) {{"
     );
     let mut indent = String::from("    ");
-    unflatten(out, &indent, "row", &cn(&k.outer), 0);
+    unflatten(out, &indent, "row", &k.outer, 0);
     let open_inner = |out: &mut String, indent: &mut String| {
         let _ = writeln!(out, "{indent}for (ti p = 0; p < {inner_n}; p++) {{");
         indent.push_str("  ");
-        unflatten(out, indent, "p", &cn(&k.inner), no);
+        unflatten(out, indent, "p", &k.inner, no);
     };
     let close_inner = |out: &mut String, indent: &mut String| {
         indent.truncate(indent.len() - 2);

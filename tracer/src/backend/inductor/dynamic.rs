@@ -3,7 +3,9 @@
 //! First the graph is lowered once from its symbolic metas (the design's step 7,
 //! docs/dynamic-shapes.md): one schedule, one C source whose kernels take the symbols as
 //! arguments, one library; each assignment is a substitution of its values into the sizes
-//! (`Prepared::build_at`: no lowering, no C compiler). Where the symbolic lowering declines (an
+//! (`Prepared::build_at`: no lowering, no C compiler). A CUDA graph takes the same path: one
+//! CUDA source, one NVRTC compile (its cubin's cache key is the same at every size), one
+//! loaded module; each assignment computes its kernels' grids from the symbols' values. Where the symbolic lowering declines (an
 //! op that needs a concrete size), the reason is logged and the graph takes the path below.
 //!
 //! The graph is specialized to the sizes of a call (`fx::passes::specialize`) and lowered as a
@@ -399,10 +401,9 @@ impl Dynamic {
             // The loop shape of a reduction may not depend on a size (see the policy).
             p.blocked_min_rows = 0;
         }
-        if symbolic_enabled()
-            && matches!(placement, super::super::cuda::Placement::Cpu)
-            && !self.reads.is_empty()
-        {
+        // CPU and CUDA alike: a CUDA graph's one source is compiled by NVRTC once, its kernels
+        // take the symbols as parameters and its grids are computed per assignment.
+        if symbolic_enabled() && !self.reads.is_empty() {
             if let Some(s) = self.symbolic.get_or_init(|| self.lower_symbolic(&options)) {
                 if !s.failed.load(Ordering::Relaxed) {
                     match self.symbolic_at(s, &g, key, placement, &options) {
