@@ -62,6 +62,17 @@ def cat_case(draw):
     return parts, dim
 
 
+def kernels_code(entry):
+    """The generated kernels, without the prelude (which defines the select helpers)."""
+    return entry["output_code"].split("void kernel0", 1)[1]
+
+
+def selects(entry):
+    """Whether a kernel selects per element (`where`) or clamps an index (a cat's form)."""
+    code = kernels_code(entry)
+    return "tf_self(" in code or "tf_clampi(" in code
+
+
 def expected_kernels(parts, dim, out):
     if out.numel() == 0:
         return None
@@ -81,6 +92,7 @@ def test_returned_cat_is_one_loop_per_part(case):
     k = expected_kernels(parts, dim, want)
     if k is not None:
         assert entry["kernels"] == k, entry["output_code"]
+        assert not selects(entry), entry["output_code"]
 
 
 @SETTINGS
@@ -121,18 +133,37 @@ def test_rotary_consumer_is_split_at_the_cat_and_bit_equal(shape, layout, seed):
     assert_bit_equal(got, want)
     # One loop per half, each reading its half of q directly: no select left.
     assert entry["kernels"] == 2, entry["output_code"]
-    assert " ? " not in entry["output_code"].split("void kernel0")[1], entry[
-        "output_code"
+    assert not selects(entry), entry["output_code"]
+
+
+def test_rotary_over_a_symbolic_sequence_length_is_split_at_the_constant_head_dim():
+    # The second length recompiles with the sequence length symbolic (automatic dynamic); the
+    # head dim, and so the cat's cut, stays constant: the symbolic kernels split too.
+    torchferro.compiler.reset()
+    f = torchferro.compile(rotary)
+    for n in (5, 9, 33):
+        q = torch.randn(2, 4, n, 16)
+        cos, sin = torch.randn(n, 16), torch.randn(n, 16)
+        assert_bit_equal(f(q, cos, sin), rotary(q, cos, sin))
+    entries = torchferro.compiler.cache_entries(rotary)
+    assert len(entries) == 2
+    assert [e["kernels"] for e in entries] == [2, 2], [
+        e["output_code"] for e in entries
     ]
+    assert not selects(entries[1]), entries[1]["output_code"]
 
 
-def test_rotary_with_a_symbolic_sequence_length_matches_eager():
+def test_rotary_with_every_dim_symbolic_keeps_one_loop_and_matches_eager():
+    # dynamic=True makes the head dim symbolic too: the cut is no constant, the select stays.
     torchferro.compiler.reset()
     f = torchferro.compile(rotary, dynamic=True)
     for n in (5, 9):
         q = torch.randn(2, 4, n, 16)
         cos, sin = torch.randn(n, 16), torch.randn(n, 16)
         assert_bit_equal(f(q, cos, sin), rotary(q, cos, sin))
+    [entry] = torchferro.compiler.cache_entries(rotary)
+    assert entry["kernels"] == 1, entry["output_code"]
+    assert selects(entry), entry["output_code"]
 
 
 @pytest.mark.parametrize("dim", [0, 1])

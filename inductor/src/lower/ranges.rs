@@ -26,7 +26,7 @@ impl Lowerer<'_> {
     /// The ranges to split a store of `t` (body `full`, built over all of `t`) into `buf` by:
     /// the dim and its cut points, when `full` selects between two computed values by
     /// `x_d < c` (a `cat` along `d`). CPU only (the CUDA printer keeps one store per buffer),
-    /// constant sizes only, and into a buffer the graph computes (a write-back into an input
+    /// `d` of constant size, and into a buffer the graph computes (a write-back into an input
     /// keeps its one store).
     pub(super) fn store_ranges(
         &self,
@@ -37,7 +37,9 @@ impl Lowerer<'_> {
         if self.target.cpu().is_none() || self.ir.buffers[buf].kind != BufKind::Computed {
             return None;
         }
-        let sizes = crate::size::as_consts(&t.sizes)?;
+        // The split dim's size must be a constant (the cut points are); the other dims may
+        // be symbolic (rotary over a symbolic sequence length: the head dim is constant).
+        let sizes: Vec<Option<i64>> = t.sizes.iter().map(|s| s.as_const()).collect();
         // The stored value itself selects (a `cat`, seen through a cast to the buffer's
         // dtype), or a consumer of a selected value does.
         let mut root = full.root;
@@ -65,7 +67,7 @@ impl Lowerer<'_> {
             else {
                 continue;
             };
-            if 0 < *end && *end < sizes[d] {
+            if sizes[d].is_some_and(|n| 0 < *end && *end < n) {
                 cuts.push((d, *end));
             }
         }
