@@ -82,10 +82,18 @@ fn a_cat_along_dim_0_read_twice_is_stored_by_parts_and_read_back() {
     assert_eq!(ranges_and_selects(c.ir()).0, 2, "{}", c.source());
     let (av, bv) = (values(10, 2), values(15, 3));
     let f32s = |v: &f64| *v as f32 as f64;
-    let want: Vec<f64> = av.iter().map(|v| -f32s(v)).chain(bv.iter().map(f32s)).collect();
+    let want: Vec<f64> = av
+        .iter()
+        .map(|v| -f32s(v))
+        .chain(bv.iter().map(f32s))
+        .collect();
     assert_eq!(outs[0], want);
     let total: f64 = want.iter().sum();
-    assert!((outs[1][0] - total).abs() < 1e-4, "{} vs {total}", outs[1][0]);
+    assert!(
+        (outs[1][0] - total).abs() < 1e-4,
+        "{} vs {total}",
+        outs[1][0]
+    );
 }
 
 /// Rotary's `q * cos + rotate_half(q) * sin`: the consumer of the cat is split at the cat's

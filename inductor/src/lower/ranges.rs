@@ -17,8 +17,8 @@ pub(super) type Stored = std::collections::HashMap<u64, (BufId, Vec<Size>, Size)
 
 /// Whether a store of a value that consumes a `cat` pointwise (`q * cos + cat(..) * sin`) is
 /// split too, not only the store of a `cat` itself. Decided by measurement
-/// (`bench/rotary_cat.py`, rotary on a `[2, 8, 128, 64]` float32 q, 1 thread): split, 37 µs;
-/// today's one loop selecting per element, 234 µs (eager 166 µs, torch.compile 82 µs); see
+/// (`bench/rotary_cat.py`, rotary on a `[2, 8, 128, 64]` float32 q, 1 thread): split, 32 µs;
+/// the one loop selecting per element, 200 µs (eager 141-173 µs, torch.compile 63-82 µs); see
 /// docs/inductor.md.
 const SPLIT_CONSUMERS: bool = true;
 
