@@ -532,14 +532,20 @@ pub fn run<H: Host>(
     let mut vals = Vec::new();
     for node in &ir.nodes {
         match node {
-            IrNode::Pointwise { out, sizes, body } => {
+            IrNode::Pointwise {
+                out,
+                sizes,
+                body,
+                offset,
+            } => {
+                let offset = offset.expect_const("the interpreter");
                 let ptrs = all_ptrs(&mut rt, node)?;
                 let ob = &ir.buffers[*out];
                 let optr = rt.ptr(*out)?;
                 let ostrides = expect_consts(&ob.strides, "the interpreter");
                 for_each_point(&expect_consts(sizes, "the interpreter"), |p| {
                     let v = eval(body, p, &ptrs, ir, &mut vals);
-                    let i: i64 = p.iter().zip(&ostrides).map(|(a, b)| a * b).sum();
+                    let i: i64 = offset + p.iter().zip(&ostrides).map(|(a, b)| a * b).sum::<i64>();
                     // SAFETY: the output buffer was allocated with these sizes and strides.
                     unsafe { write(optr, i, ob.dtype, v) };
                 });

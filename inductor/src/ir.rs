@@ -743,11 +743,16 @@ pub enum FallbackArg {
 
 #[derive(Clone, Debug)]
 pub enum IrNode {
-    /// `out[index(vars)] = body(vars)` over `sizes`; `out` may be an input being written back.
+    /// `out[offset + index(vars)] = body(vars)` over `sizes`; `out` may be an input being
+    /// written back. A node writing one range of `out` (a part of a `cat`, Inductor's
+    /// `ConcatKernel`: each part stored into its slice by a plain loop of its own) has the
+    /// range's sizes and the element offset where it starts; every other node covers all of
+    /// `out` (`sizes` are its sizes, `offset` is 0). See [`IrGraph::writes_range`].
     Pointwise {
         out: BufId,
         sizes: Vec<Size>,
         body: Body,
+        offset: Size,
     },
     /// `out[outer] = reduce over inner of body(outer ++ inner)`.
     Reduction {
@@ -865,6 +870,25 @@ impl IrGraph {
             strides,
             kind,
         })
+    }
+
+    /// Whether node `n` writes only a range of its output buffer (see [`IrNode::Pointwise`]).
+    /// The scheduler gives such a node a kernel of its own and never fuses a reader of its
+    /// buffer into it: the buffer is complete only once every range's node ran.
+    pub fn writes_range(&self, n: IrNodeId) -> bool {
+        match &self.nodes[n] {
+            IrNode::Pointwise {
+                out, sizes, offset, ..
+            } => *offset != 0 || *sizes != self.buffers[*out].sizes,
+            _ => false,
+        }
+    }
+
+    /// Whether buffer `b` is written range by range by several nodes.
+    pub fn written_by_ranges(&self, b: BufId) -> bool {
+        self.nodes
+            .keys()
+            .any(|n| self.writes_range(n) && self.nodes[n].outputs() == [b])
     }
 
     pub fn fallback_reasons(&self) -> Vec<String> {

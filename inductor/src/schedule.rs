@@ -166,6 +166,12 @@ pub fn schedule(ir: &IrGraph) -> Schedule {
         let deps = body.deps();
         let try_join = |k: KernelId| {
             let kern = &kernels[k];
+            // A node writing one range of its buffer runs alone (see `IrGraph::writes_range`):
+            // a reader of the buffer must not fuse with one range's writer, and two ranges'
+            // writers of one buffer never share a kernel.
+            if ir.writes_range(ni) || kern.nodes.iter().any(|kn| ir.writes_range(kn.node)) {
+                return None;
+            }
             // A flexible (pure pointwise, R = []) kernel can adopt a reduction's split.
             let (outer, inner) = match node {
                 IrNode::Reduction { sizes, rsizes, .. }
@@ -426,7 +432,7 @@ fn in_place_safe(ir: &IrGraph, k: &Kernel, b: BufId, x: BufId) -> bool {
     if db.dtype != dx.dtype || db.sizes != dx.sizes || db.strides != dx.strides {
         return false;
     }
-    if !stores_distinct(ir, b) {
+    if !stores_distinct(ir, b) || ir.written_by_ranges(b) {
         return false;
     }
     let Some(pos_b) = k.nodes.iter().position(|kn| {

@@ -142,8 +142,14 @@ impl IrGraph {
         };
         for n in self.nodes.iter() {
             match n {
-                IrNode::Pointwise { sizes, body, .. } => {
+                IrNode::Pointwise {
+                    sizes,
+                    body,
+                    offset,
+                    ..
+                } => {
                     add(sizes);
+                    add(&[*offset]);
                     add(&body.ranges);
                     add(&body_sizes(body));
                 }
@@ -176,8 +182,14 @@ impl IrGraph {
         }
         for n in g.nodes.iter_mut() {
             match n {
-                IrNode::Pointwise { sizes, body, .. } => {
+                IrNode::Pointwise {
+                    sizes,
+                    body,
+                    offset,
+                    ..
+                } => {
                     *sizes = sizes_at(sizes, v);
+                    *offset = size_at(*offset, v);
                     *body = body_at(body, v);
                 }
                 IrNode::Reduction {

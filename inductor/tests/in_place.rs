@@ -130,6 +130,7 @@ fn donor_read_after_the_store_is_never_in_place() {
         out: p,
         sizes: sizes.clone(),
         body: body_p,
+        offset: inductor::size::Size::Const(0),
     });
     let mut bb = BodyBuilder::new(sizes.clone());
     let lp = bb.load(p, at(&bb), DType::Float32);
@@ -140,6 +141,7 @@ fn donor_read_after_the_store_is_never_in_place() {
         out: q,
         sizes: sizes.clone(),
         body: body_q,
+        offset: inductor::size::Size::Const(0),
     });
     ir.nodes.push(IrNode::Extern {
         out: y,

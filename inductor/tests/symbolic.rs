@@ -51,6 +51,7 @@ fn graph() -> IrGraph {
         out: y,
         sizes: vec![s0, s1],
         body: b.finish(e),
+        offset: inductor::size::Size::Const(0),
     });
 
     let mut b = BodyBuilder::new(vec![s0, s1]);
@@ -186,6 +187,7 @@ fn rows_graph() -> IrGraph {
         out: e,
         sizes: vec![s0, s1],
         body: b.finish(ex),
+        offset: inductor::size::Size::Const(0),
     });
     let mut b = BodyBuilder::new(vec![s0, s1]);
     let v = b.vars();
@@ -206,6 +208,7 @@ fn rows_graph() -> IrGraph {
         out: y,
         sizes: vec![s0, s1],
         body: b.finish(q),
+        offset: inductor::size::Size::Const(0),
     });
     let mut b = BodyBuilder::new(vec![s0, s1]);
     let v = b.vars();
@@ -225,6 +228,7 @@ fn rows_graph() -> IrGraph {
         out: t,
         sizes: vec![s1, s0],
         body: b.finish(l),
+        offset: inductor::size::Size::Const(0),
     });
     // g[i] = x[i % s0, i // s0] over [s0 * s1].
     let mut b = BodyBuilder::new(vec![s0 * s1]);
@@ -237,6 +241,7 @@ fn rows_graph() -> IrGraph {
         out: g,
         sizes: vec![s0 * s1],
         body: b.finish(l),
+        offset: inductor::size::Size::Const(0),
     });
     ir.outputs = vec![
         OutputSpec::Buffer(y),

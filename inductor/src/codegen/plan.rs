@@ -211,12 +211,15 @@ pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
     let mut exprs: Vec<Idx> = Vec::new();
     let mut reference: Option<Vec<i64>> = None;
     for kn in &k.nodes {
-        let IrNode::Pointwise { out, body, .. } = &ir.nodes[kn.node] else {
+        let IrNode::Pointwise {
+            out, body, offset, ..
+        } = &ir.nodes[kn.node]
+        else {
             continue;
         };
         exprs.extend(body.deps().indices.into_iter().cloned());
         if sched.materialized[*out] {
-            exprs.push(store_idx(ir, *out, n));
+            exprs.push(store_idx(ir, *out, n).add_const(*offset));
             reference.get_or_insert_with(|| {
                 crate::size::expect_consts(&ir.buffers[*out].strides, "a loop order")
             });

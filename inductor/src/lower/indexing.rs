@@ -91,19 +91,31 @@ pub(crate) fn concat(ts: &[TensorVal], dim: i64) -> LResult<TensorVal> {
         sizes,
         cost,
         Rc::new(move |b, idx| {
-            let Some((last, _)) = parts.last() else {
+            let i = idx[d].clone();
+            // Only the parts the index can fall into over the body's ranges: a store split
+            // into one loop per part (`Lowerer::store`) reads its part directly, with no
+            // select and no clamped read of the others.
+            let reach: Vec<usize> = (0..parts.len())
+                .filter(|&k| {
+                    let below = Idx::constant(parts[k].1 - 1).add(&i.scale(-1));
+                    let above = parts
+                        .get(k + 1)
+                        .is_some_and(|(_, end)| i.add_const(-*end).proved_nonneg(b.ranges()));
+                    !below.proved_nonneg(b.ranges()) && !above
+                })
+                .collect();
+            let Some(&last) = reach.last() else {
                 return b.constant(Scalar::I(0), out);
             };
-            let i = idx[d].clone();
             let read = |b: &mut crate::ir::BodyBuilder, t: &TensorVal, o: Size| {
                 let mut j = idx.to_vec();
                 j[d] = i.add_const(-o).clamp_to(0, t.sizes[d] - 1, b.ranges());
                 let v = t.load(b, &j);
                 b.cast(v, out)
             };
-            let lo = parts[parts.len() - 1].1;
-            let mut r = read(b, last, lo);
-            for k in (0..parts.len() - 1).rev() {
+            let mut r = read(b, &parts[last].0, parts[last].1);
+            for w in (0..reach.len() - 1).rev() {
+                let k = reach[w];
                 let (t, o) = &parts[k];
                 let v = read(b, t, *o);
                 let pos = b.index_value(i.clone());

@@ -16,6 +16,7 @@ mod indexing;
 pub(crate) mod onednn;
 mod outputs;
 mod pool;
+mod ranges;
 mod reduce;
 mod scan;
 mod sizes;
@@ -885,13 +886,14 @@ impl<'g> Lowerer<'g> {
             .retain(|_, r| r.as_view().is_some_and(|v| v.buf < mark));
     }
 
-    /// A pointwise node writing `t` into `buf` (whose layout the node's index follows).
+    /// Pointwise nodes writing `t` into `buf` (whose layout the nodes' indices follow): one
+    /// over all of `t`, or one per range where `t` is a `cat` or reads one
+    /// ([`ranges`]).
     pub fn store(&mut self, buf: BufId, t: &TensorVal) {
-        let mut b = BodyBuilder::new(t.sizes.clone());
         // What was stored already is read back, also through a lazy view's loader: a view
         // that is not strided on its realized base (an `expand` then `reshape`, Llama's
         // `repeat_kv`) copies from the base's buffer instead of computing the base again.
-        b.stored = self
+        let stored: ranges::Stored = self
             .realized
             .iter()
             .filter_map(|(id, r)| {
@@ -899,13 +901,20 @@ impl<'g> Lowerer<'g> {
                 Some((*id, (v.buf, v.strides, v.offset)))
             })
             .collect();
+        let mut b = BodyBuilder::new(t.sizes.clone());
+        b.stored = stored.clone();
         let vars = b.vars();
         let v = t.load(&mut b, &vars);
         let v = b.cast(v, self.ir.buffers[buf].dtype);
+        let body = b.finish(v);
+        if let Some((d, cuts)) = self.store_ranges(buf, t, &body) {
+            return self.store_split(buf, t, d, &cuts, &stored);
+        }
         self.ir.nodes.push(IrNode::Pointwise {
             out: buf,
             sizes: t.sizes.clone(),
-            body: b.finish(v),
+            body,
+            offset: Size::Const(0),
         });
     }
 

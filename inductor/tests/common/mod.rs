@@ -89,7 +89,12 @@ pub fn inputs_for(host: &mut VecHost, g: &Graph, seed: u64) -> Vec<VecTensor> {
 /// Compiles, runs compiled and interpreted, asserts closeness; returns the compiled graph and
 /// the compiled outputs.
 pub fn check(g: &Graph, seed: u64) -> (CompiledGraph, Vec<Vec<f64>>) {
-    let c = compile(g, &options()).unwrap_or_else(|e| panic!("compile: {e}"));
+    check_with(g, seed, &options())
+}
+
+/// [`check`] under given options (a policy of its own).
+pub fn check_with(g: &Graph, seed: u64, opts: &Options) -> (CompiledGraph, Vec<Vec<f64>>) {
+    let c = compile(g, opts).unwrap_or_else(|e| panic!("compile: {e}"));
     let mut host = VecHost::new();
     let ins = inputs_for(&mut host, g, seed);
     let got = c

@@ -300,6 +300,19 @@ pub(in crate::codegen) fn store_c(
     idx_c(&nest.apply(&super::plan::store_idx(ir, buf, nvars)), &var)
 }
 
+/// The store index of a pointwise node writing `buf` from element `offset` on (a range of a
+/// split store, `IrNode::Pointwise`; 0 for a node covering the buffer).
+pub(in crate::codegen) fn store_range_c(
+    ir: &IrGraph,
+    buf: BufId,
+    offset: Size,
+    nvars: usize,
+    nest: &LoopNest,
+) -> String {
+    let e = super::plan::store_idx(ir, buf, nvars).add_const(offset);
+    idx_c(&nest.apply(&e), &var)
+}
+
 fn loops(out: &mut String, sizes: &[Size], first_var: usize, indent: &mut String) {
     for (i, s) in sizes.iter().enumerate() {
         let k = first_var + i;
@@ -636,7 +649,13 @@ fn emit_stage_nodes_hoisted(
         if kn.stage != stage {
             continue;
         }
-        let IrNode::Pointwise { out: ob, body, .. } = &ir.nodes[kn.node] else {
+        let IrNode::Pointwise {
+            out: ob,
+            body,
+            offset,
+            ..
+        } = &ir.nodes[kn.node]
+        else {
             continue;
         };
         let prefix = format!("p{ob}");
@@ -653,7 +672,7 @@ fn emit_stage_nodes_hoisted(
             let _ = writeln!(
                 out,
                 "{indent}b{ob}[{}] = {};",
-                store_c(ir, *ob, nvars, nest),
+                store_range_c(ir, *ob, *offset, nvars, nest),
                 store_conv(ir.buffers[*ob].dtype, &v)
             );
         }

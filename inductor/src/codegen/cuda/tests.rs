@@ -39,6 +39,7 @@ fn graph() -> IrGraph {
         out: y,
         sizes: vec![s0, s1],
         body: b.finish(e),
+        offset: zero,
     });
     let mut b = BodyBuilder::new(vec![s0, s1]);
     let v = b.vars();

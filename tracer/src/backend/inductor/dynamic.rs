@@ -398,8 +398,10 @@ impl Dynamic {
         let g = self.at(key)?;
         let (placement, mut options) = InductorProgram::admit(&g, self.grad_enabled)?;
         if let inductor::Target::Cpu(p) = &mut options.target {
-            // The loop shape of a reduction may not depend on a size (see the policy).
+            // The loop shape of a reduction, and a store's split, may not depend on a size
+            // (see the policy).
             p.blocked_min_rows = 0;
+            p.split_store_min_elems = 0;
         }
         // CPU and CUDA alike: a CUDA graph's one source is compiled by NVRTC once, its kernels
         // take the symbols as parameters and its grids are computed per assignment.
