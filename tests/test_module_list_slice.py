@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 import torchferro
+from programs.counting import compiled_counting
 
 
 @pytest.fixture(autouse=True)
@@ -56,16 +57,6 @@ class Stack(nn.Module):
         return x
 
 
-def _counting(compile_fn, m):
-    graphs = [0]
-
-    def backend(gm, example_inputs):
-        graphs[0] += 1
-        return gm.forward
-
-    return compile_fn(m, backend=backend), graphs
-
-
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "transformed_code"])
 @pytest.mark.parametrize("backend", ["inductor", "eager"])
 def test_slice_is_not_built_per_call(backend, direct, direct_call, count_lists):
@@ -108,12 +99,12 @@ def _graph_counts(compile_fn):
     # differs is a change of its own.
     m = Stack()
     x = torch.randn(4, 8)
-    compiled, graphs = _counting(compile_fn, m)
+    compiled, graphs = compiled_counting(compile_fn, m)
     counts = []
     for change in _changes(m):
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), m(x), msg=change)
-        counts.append((change, graphs[0]))
+        counts.append((change, graphs.n))
     return counts
 
 
@@ -145,7 +136,7 @@ def test_nested_slice_and_index(count_lists):
     torch.manual_seed(0)
     m = Indexed()  # training mode, as the layers put in below
     x = torch.randn(4, 8)
-    compiled, graphs = _counting(torchferro.compile, m)
+    compiled, graphs = compiled_counting(torchferro.compile, m)
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), m(x))
         count_lists[0] = 0
@@ -153,10 +144,10 @@ def test_nested_slice_and_index(count_lists):
         m.layers[3] = nn.Linear(8, 8)  # inner[-1]: same type, new weights
         torch.testing.assert_close(compiled(x), m(x))
         assert count_lists[0] == 2  # eager's two slices; the compiled call builds none
-        assert graphs[0] == 1
+        assert graphs.n == 1
         m.layers[4] = nn.Tanh()  # not in inner
         torch.testing.assert_close(compiled(x), m(x))
-        assert graphs[0] == 1
+        assert graphs.n == 1
         m.layers[1] = nn.Sequential(nn.Linear(8, 8))  # inner[0]: another type
         torch.testing.assert_close(compiled(x), m(x))
-        assert graphs[0] == 2
+        assert graphs.n == 2

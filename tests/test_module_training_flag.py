@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 import torchferro
+from programs.counting import compiled_counting
 
 
 @pytest.fixture(autouse=True)
@@ -22,16 +23,6 @@ def _reset():
     yield
     torchferro.compiler.reset()
     torch._dynamo.reset()
-
-
-def _counting(compile_fn, m):
-    graphs = [0]
-
-    def backend(gm, example_inputs):
-        graphs[0] += 1
-        return gm.forward
-
-    return compile_fn(m, backend=backend), graphs
 
 
 class Stack(nn.Module):
@@ -78,7 +69,7 @@ CASES = [
 def _run(compile_fn, extra, change):
     torch.manual_seed(0)
     m = Stack(tuple(copy.deepcopy(extra))).eval()
-    compiled, graphs = _counting(compile_fn, m)
+    compiled, graphs = compiled_counting(compile_fn, m)
     x = torch.randn(4, 6)
     outs = []
     torch.manual_seed(1)
@@ -87,7 +78,7 @@ def _run(compile_fn, extra, change):
     change(m)
     torch.manual_seed(3)
     outs.append(compiled(x))
-    return outs, graphs[0], m
+    return outs, graphs.n, m
 
 
 @pytest.mark.parametrize("name,extra,change", CASES, ids=[c[0] for c in CASES])

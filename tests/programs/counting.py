@@ -15,3 +15,10 @@ class Count:
         self.n += 1
         self.graphs.append(gm)
         return gm.forward
+
+
+def compiled_counting(compile_fn, fn):
+    """``compile_fn(fn)`` (``torch.compile`` or ``torchferro.compile``) with a fresh
+    ``Count`` as its backend, and the count."""
+    count = Count()
+    return compile_fn(fn, backend=count), count

@@ -30,25 +30,6 @@ impl Frame<'_, '_> {
                 self.tx.guards.add(py, &s.attr(py, store), Check::Len(0));
             }
         }
-        self.module_body(m, src, args, kwargs)
-    }
-
-    /// The module's body, past its hooks. The lowered layers read their settings (`training`,
-    /// `p`, `eps`) from the module object itself; an attribute the traced code wrote to it
-    /// (`self.eval()` sets `training` on every child) is a pending side effect that only
-    /// `getattr` sees, so such a module has its forward inlined, where every read goes through
-    /// `getattr`.
-    fn module_body(
-        &mut self,
-        m: &Bound<'_, PyAny>,
-        src: Option<crate::source::Source>,
-        args: Vec<Var>,
-        kwargs: Vec<(String, Var)>,
-    ) -> Result<Var, TraceError> {
-        let py = self.tx.py;
-        if self.tx.effects.has_attrs(py, &m.clone().unbind()) {
-            return self.inline_forward(m, src, args, kwargs);
-        }
         self.call_module_body(m, src, args, kwargs)
     }
 
@@ -168,7 +149,8 @@ impl Frame<'_, '_> {
                 }
             }
         }
-        let mut result = self.module_body(m, Some(src.clone()), args.clone(), kwargs.clone())?;
+        let mut result =
+            self.call_module_body(m, Some(src.clone()), args.clone(), kwargs.clone())?;
         for (hook, takes_kwargs) in post {
             let mut hook_args = vec![mvar.clone(), Var::Tuple(args.clone())];
             if takes_kwargs {
@@ -184,6 +166,10 @@ impl Frame<'_, '_> {
     }
 
     /// `module(*args)` past its hooks: a torch.nn layer's functional form, or its forward.
+    /// The lowered layers read their settings (`training`, `p`, `eps`) from the module object
+    /// itself; an attribute the traced code wrote to it (`self.eval()` sets `training` on every
+    /// child) is a pending side effect that only `getattr` sees, so such a module has its
+    /// forward inlined, where every read goes through `getattr`.
     fn call_module_body(
         &mut self,
         m: &Bound<'_, PyAny>,
@@ -192,6 +178,9 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if self.tx.effects.has_attrs(py, &m.clone().unbind()) {
+            return self.inline_forward(m, src, args, kwargs);
+        }
         let ty = m.get_type();
         let tyname = ty.name()?.to_string();
         let tymod: String = ty.getattr("__module__")?.extract()?;
