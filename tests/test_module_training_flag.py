@@ -7,8 +7,11 @@ read is guarded. Until session 20 every lowered layer guarded its flag, so a fre
 Graph counts are torch.compile's (`backend` counting graphs), values eager's."""
 
 import copy
+import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 from torch import nn
 
@@ -105,3 +108,95 @@ def test_fresh_linear_in_eval_model_is_one_graph():
     """The case that recompiled before session 20, with its count written out."""
     _, graphs, _ = _run(torchferro.compile, (), _swap_fresh_linear)
     assert graphs == 1
+
+
+class ReadsFlag(nn.Module):
+    """A user layer whose forward branches on its own flag (an inlined, guarded read)."""
+
+    def forward(self, x):
+        return x * 2 if self.training else x - 1
+
+
+# Layers the generator stacks: flag readers (dropout, batch norm, a user layer) and layers
+# whose lowering does not read the flag.
+LAYERS = {
+    "linear": lambda: nn.Linear(6, 6),
+    "relu": nn.ReLU,
+    "gelu": nn.GELU,
+    "layernorm": lambda: nn.LayerNorm(6),
+    "dropout": lambda: nn.Dropout(0.5),
+    "batchnorm": lambda: nn.BatchNorm1d(6),
+    "reads_flag": ReadsFlag,
+}
+
+
+def _apply(m, change):
+    kind, i = change
+    i %= len(m.layers)
+    if kind == "train":
+        m.train()
+    elif kind == "eval":
+        m.eval()
+    elif kind == "flip":
+        m.layers[i].train(not m.layers[i].training)
+    elif kind == "fresh":
+        # A new layer of the same kind, made in training mode, keeping the old weights.
+        old = m.layers[i]
+        new = copy.deepcopy(old)
+        new.train()
+        m.layers[i] = new
+
+
+def _run_generated(compile_fn, names, start_eval, changes):
+    torch.manual_seed(0)
+    m = Stack()
+    m.layers = nn.ModuleList([LAYERS[n]() for n in names])
+    if start_eval:
+        m.eval()
+    compiled, graphs = compiled_counting(compile_fn, m)
+    x = torch.randn(4, 6)
+    outs = []
+    for k, change in enumerate([None, *changes]):
+        if change is not None:
+            _apply(m, change)
+        torch.manual_seed(10 + k)
+        outs.append(compiled(x))
+    return outs, graphs.n, m
+
+
+@settings(
+    max_examples=int(os.environ.get("TF_EXAMPLES", "25")),
+    deadline=None,
+    derandomize=os.environ.get("TF_EXAMPLES") is None,
+)
+@given(
+    names=st.lists(st.sampled_from(sorted(LAYERS)), min_size=1, max_size=5),
+    start_eval=st.booleans(),
+    changes=st.lists(
+        st.tuples(
+            st.sampled_from(["train", "eval", "flip", "fresh"]), st.integers(0, 4)
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_generated_training_flag_changes_match_torch_compile(
+    names, start_eval, changes
+):
+    """Random stacks, flags flipped and layers replaced between calls: values, BatchNorm
+    statistics and the graph count equal torch.compile's (eager backend)."""
+    torchferro.compiler.reset()
+    torch._dynamo.reset()
+    theirs, tc_graphs, _ = _run_generated(
+        lambda m, backend: torch.compile(m, backend=backend), names, start_eval, changes
+    )
+    ours, tf_graphs, m = _run_generated(torchferro.compile, names, start_eval, changes)
+    eager, _, m_eager = _run_generated(lambda m, backend: m, names, start_eval, changes)
+    for a, b in zip(ours, eager):
+        torch.testing.assert_close(a, b)
+    for (ka, a), (kb, b) in zip(m.state_dict().items(), m_eager.state_dict().items()):
+        assert ka == kb
+        torch.testing.assert_close(a, b, msg=ka)
+    assert tf_graphs == tc_graphs, (
+        f"torchferro {tf_graphs} graphs, torch.compile {tc_graphs}"
+    )
