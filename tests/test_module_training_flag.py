@@ -164,6 +164,7 @@ def _run_generated(compile_fn, names, start_eval, changes):
     return outs, graphs.n, m
 
 
+# CI runs 25 fixed examples; TF_EXAMPLES=N explores N random ones.
 @settings(
     max_examples=int(os.environ.get("TF_EXAMPLES", "25")),
     deadline=None,
