@@ -209,11 +209,15 @@ def test_cuda_gpt2_attention_backward_is_fused(dtype):
     torchferro.compiler.reset()
     _aot.reset()
     (ids,) = batch(0)
+    # The config's embedding and residual dropouts draw: both compared calls start from the
+    # same seed, so their masks are eager's.
+    torch.manual_seed(1)
     loss_fn(eager_model, ids).backward()
     step = torchferro.compile(lambda ids: loss_fn(comp_model, ids))
     step(ids).backward()  # compiles both halves
     for p in comp_model.parameters():
         p.grad = None
+    torch.manual_seed(1)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         loss = step(ids)
         loss.backward()

@@ -166,6 +166,17 @@ def _native(obj, name, suppress):
     return torchferro._C._aliased_getattr(obj, name, suppress)
 
 
+# The native read recognises transformers 5.24's second `__getattribute__` by a fingerprint of
+# its CPython 3.11 code (`tracer/src/aliased_getattr.rs`); elsewhere (the GPU machine: CPython
+# 3.12, transformers 5.17) config reads go through Python, correctly, and these probes of the
+# native path do not apply. The tests above check the guards' answers everywhere.
+native_env = pytest.mark.skipif(
+    sys.version_info[:2] != (3, 11) or transformers.__version__ != "5.24.0",
+    reason="the native config read is fingerprinted on CPython 3.11 with transformers 5.24",
+)
+
+
+@native_env
 def test_native_read_applies_to_a_config_and_answers_as_python():
     """The guards' native read (the point: no Python frame of the config's `__getattribute__`,
     no `AttributeError` made for a negative `hasattr`) applies to a config and gives Python's
@@ -187,6 +198,7 @@ def test_native_read_applies_to_a_config_and_answers_as_python():
     assert _native(torch.nn.Linear(2, 2), "weight", False) is None
 
 
+@native_env
 def test_native_read_declines_what_it_does_not_model():
     cls = _config_class()
     cfg = _config(cls)
