@@ -26,7 +26,7 @@ import test_inductor_differential as D  # noqa: E402
 import torchferro  # noqa: E402
 from cuda_env import DEV, cuda_env, launches  # noqa: E402
 from conftest import CountingBackend  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from torchferro import _events  # noqa: E402
 
@@ -534,6 +534,10 @@ def _long_reductions(x):
     lx=st.sampled_from(["contiguous", "sliced", "transposed"]),
     seed=st.integers(0, 1000),
 )
+# Found on the H100 (session 21): the column split's parts of 98 over 100003 ran past the row
+# end (1024 * 98 > 100003), so the last rows summed the next row's elements or past the end.
+@example(r=5, c=100003, dtype=torch.bfloat16, lx="contiguous", seed=735)
+@example(r=5, c=32771, dtype=torch.float32, lx="contiguous", seed=1)
 def test_split_reductions_of_few_long_rows(r, c, dtype, lx, seed):
     """Few long rows are split over many blocks (partials folded by each row's last block):
     the result matches eager and is bitwise the same on a second call (the ticket counters
