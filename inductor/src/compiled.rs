@@ -20,6 +20,7 @@ use crate::InductorError;
 #[cfg(feature = "cuda")]
 mod cuda_module;
 mod kernel_module;
+mod size_args;
 use kernel_module::{CLibrary, KernelModule, SizeArgs};
 
 /// Compilation settings.

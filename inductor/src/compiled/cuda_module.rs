@@ -8,7 +8,7 @@ use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-use super::kernel_module::SizeArgs;
+use super::size_args::SizeArgs;
 use crate::codegen::cuda::CudaKernelAbi;
 use crate::cuda::device::{self, PrimaryContext};
 use crate::cuda::CudaKernels;

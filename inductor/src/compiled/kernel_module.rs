@@ -15,6 +15,8 @@ use crate::host::Host;
 use crate::schedule::KernelId;
 use crate::InductorError;
 
+pub(crate) use super::size_args::SizeArgs;
+
 /// Loaded kernels, one entry point per scheduled kernel, in schedule order.
 pub(crate) enum KernelModule {
     /// Kernels of a C shared library, run on the calling thread (OpenMP inside).
@@ -109,15 +111,6 @@ impl KernelModule {
             KernelModule::Cuda(m) => m.take_index_error(host),
         }
     }
-}
-
-/// The sizes a launch of a kernel over symbolic sizes takes besides its buffers (see
-/// [`KernelModule::launch`]): the symbols' values, and for a CUDA kernel the blocks its grid
-/// rule gives for them (`None`: its constant grid).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct SizeArgs<'a> {
-    pub syms: &'a [i64],
-    pub grid: Option<u32>,
 }
 
 type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
