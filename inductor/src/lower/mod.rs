@@ -19,6 +19,7 @@ mod pool;
 mod reduce;
 mod scan;
 mod sizes;
+mod symnum;
 mod table;
 pub mod value;
 mod views;

@@ -68,6 +68,16 @@ TF_D T tf_rem##SFX(T a, T b) { \
 }
 TF_FLOORDIV(float, f)
 TF_FLOORDIV(double, )
+/* Python's floor division and remainder of integers (sign of the divisor): a symbolic int
+   used as a number (`lower::symnum`). */
+TF_D int64_t tf_floordivi(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return q - ((a % b != 0) & ((a < 0) != (b < 0)));
+}
+TF_D int64_t tf_remi(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return r + ((r != 0) & ((r < 0) != (b < 0))) * b;
+}
 
 /* A lane's partner value in a butterfly (xor) warp reduction, for every value type. */
 TF_D float tf_shfl(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
