@@ -151,8 +151,8 @@ KEY_STEPS = [
     "x = x + (0.5 if {k} in (2, 3, C) else 0.25)",
     "x = x * ({k} not in d)",
     "x = x * d.get({k}, 0.5)",
-    # Session 21: a list's `not in` (one disjunction, negated) and a size's `in` (item by
-    # item). (`count` is in `MEMBERSHIPS` only: torch.compile 2.11 raises on a count whose
+    # Session 21: a list's `not in` (one disjunction, negated) and a size's `in` (the
+    # disjunction too). (`count` is in `MEMBERSHIPS` only: torch.compile 2.11 raises on a count whose
     # item is the value itself, summing sympy's `True`.)
     "x = x + (0.5 if {k} not in [B, 4, C] else 0.25)",
     "x = x + (1.0 if {k} in x.shape else 2.0)",
@@ -196,6 +196,11 @@ def make_keyed(keys: list[tuple[int, float]], steps: list[tuple[int, int]], ret:
 # (`2 == 2`) deciding it with no guard.
 @example(
     keys=[(0, 0.5)], steps=[(6, 0)], ret=0, shapes=[(2, 2, 2), (2, 2, 3), (2, 2, 4)]
+)
+# Its find (session 21): `C in x.shape` compared item by item guarded `C == B` at (3, 2, 3),
+# a replacement, and (3, 2, 2) recompiled (torch.compile: the disjunction holds by `C == C`).
+@example(
+    keys=[(0, 0.5)], steps=[(10, 2)], ret=0, shapes=[(2, 2, 2), (3, 2, 3), (3, 2, 2)]
 )
 def test_generated_symbolic_dict_keys_match_torch_compile(keys, steps, ret, shapes):
     program, src = make_keyed(keys, steps, ret)
@@ -281,8 +286,9 @@ def test_membership_in_a_tuple_is_one_guard():
 # Memberships and their neighbours, each against torch.compile over several shape sequences
 # (guards from `TORCH_LOGS=guards`, torch 2.11): a tuple's or a list's `in`/`not in` is one
 # disjunction (`Or(Eq(T, 2), Eq(T, 3), Eq(T, C))`) or its negation; `or` between comparisons
-# short-circuits, so each comparison is its own guard in both; a `torch.Size`'s `in`,
-# `index` and `count` and a tuple's `index`/`count` compare item by item.
+# short-circuits, so each comparison is its own guard in both; a `torch.Size`'s `in` is the
+# disjunction too (`C in x.shape` holds by its own item: nothing guarded); a size's and a tuple's
+# `index`/`count` compare item by item.
 MEMBERSHIPS = {
     "tuple_in": "x + (0.5 if T in (2, 3, C) else 0.25)",
     "tuple_not_in": "x + (0.5 if T not in (2, 3, C) else 0.25)",
@@ -293,6 +299,8 @@ MEMBERSHIPS = {
     "size_index": "x + x.shape.index(C)",
     "size_count": "x + x.shape.count(C)",
     "size_in": "x + (1.0 if C in x.shape[:2] else 2.0)",
+    "size_in_whole": "x + (1.0 if C in x.shape else 2.0)",
+    "size_in_reversed": "x + (1.0 if T in x.shape[::-1] else 2.0)",
     "returned": "x + 1, T in (2, 3, C)",
     "returned_not_in": "x + 1, T not in [2, C]",
 }
@@ -312,6 +320,8 @@ MEMBERSHIP_COUNTS = {
     "size_index": [3, 4, 3],
     "size_count": [3, 4, 3],
     "size_in": [3, 4, 3],
+    "size_in_whole": [2, 3, 2],
+    "size_in_reversed": [2, 3, 2],
     "returned": [2, 3, 2],
     # torch.compile decides the returned `not in` at the first sequence's third call (3
     # graphs); torchferro returns it undecided, as it does `in` (2).

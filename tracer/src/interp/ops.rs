@@ -508,25 +508,22 @@ impl Frame<'_, '_> {
         Ok(Some(true))
     }
 
-    /// `x in (a, b, c)` over ints where a symbolic one takes part, as torch.compile decides it.
-    /// In a tuple or a list: one condition, the disjunction of the items' equalities
-    /// (`T == 2 or T == 3 or T == C`), left undecided (a symbolic bool, as torch's `Or`) and
-    /// guarded whole where it is read, so a size that meets the membership through different
-    /// items keeps one graph; an item equal for every size decides it with no guard, one never
-    /// equal drops out. In a `torch.Size`: item by item (`==`), stopping at the first equal one,
-    /// as torch's size membership does, each comparison a guard on the relation it decided
-    /// (`B != C`). `None`: not such a membership (hashing containers and the rest take the
-    /// general path).
+    /// `x in (a, b, c)` over ints where a symbolic one takes part, as torch.compile decides it:
+    /// in a tuple, a list or a `torch.Size`, one condition, the disjunction of the items'
+    /// equalities (`T == 2 or T == 3 or T == C`), left undecided (a symbolic bool, as torch's
+    /// `Or`) and guarded whole where it is read, so a size that meets the membership through
+    /// different items keeps one graph; an item equal for every size decides it with no guard
+    /// (`C in x.shape` is true, nothing guarded), one never equal drops out. `None`: not such a
+    /// membership (hashing containers and the rest take the general path).
     fn symbolic_sequence_contains(
         &mut self,
         lhs: &Var,
         rhs: &Var,
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let (items, whole) = match rhs {
-            Var::Tuple(items) => (items.clone(), true),
-            Var::List(items) => (items.borrow().clone(), true),
-            Var::Size(items) => (items.clone(), false),
+        let items = match rhs {
+            Var::Tuple(items) | Var::Size(items) => items.clone(),
+            Var::List(items) => items.borrow().clone(),
             _ => return Ok(None),
         };
         let is_int = |v: &Var| match v {
@@ -544,7 +541,7 @@ impl Frame<'_, '_> {
         for item in items {
             let eq = self.operator("eq", vec![lhs.clone(), item])?;
             match eq {
-                Var::SymBool(c) if whole => open.extend(c.relations().iter().cloned()),
+                Var::SymBool(c) => open.extend(c.relations().iter().cloned()),
                 eq => {
                     if self.truth(&eq)? {
                         return Ok(Some(Var::py_const(py, true)));
