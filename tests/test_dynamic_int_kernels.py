@@ -61,6 +61,17 @@ def mixed(x, n):
     )
 
 
+def divided(x, n):
+    """The int through `//`, `%`, `max` and `min` as numbers (session 21): Python's floor
+    division and a modulo with the divisor's sign, for any sign of `n`."""
+    return (
+        x * (n // 2) + n % 3,
+        x - n // -3 * (n % -5),
+        x * max(n, 4) + min(n, -3),
+        (x + 1) * (n * 7 // 4) - max(n // 2, n % 7),
+    )
+
+
 def zeros_of(x, n):
     return x.new_zeros(n) + x.sum() * n
 
@@ -121,6 +132,52 @@ def test_an_int_scalar_operand_runs_in_the_kernels(ints):
         "dynamic graph: lowered symbolically: one library for every size (first at s0=4)"
     ], log
     assert not any("eager" in m for m in log), log
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-(2**40), 2**40),
+            st.integers(-9, 9),
+            st.sampled_from([0, 1, -1]),
+        ),
+        min_size=3,
+        max_size=8,
+    )
+)
+def test_floor_division_modulo_max_and_min_of_an_int_run_in_the_kernels(ints):
+    """`x * (n // 2)`, `n % 3`, `max(n, 4)`, ... (session 20's "Left": such an operand made the
+    symbolic lowering decline, and the graph took fitted per-value kernels): Python's
+    semantics in the kernel for negative values and 0, values equal eager's, 2 graphs as
+    torch.compile, the dynamic one lowered symbolically once."""
+    ints = [3, 4] + ints
+    x = torch.randn(8)
+    f, torch_graphs, log = _run(divided, [(x, n) for n in ints])
+    assert len(torchferro.compiler.cache_entries(f)) == torch_graphs == 2
+    assert _runners(f) == ["inductor", "inductor"]
+    assert [m for m in log if "lowered symbolically" in m] == [
+        "dynamic graph: lowered symbolically: one library for every size (first at s0=4)"
+    ], log
+    assert not any("declined" in m or "eager" in m for m in log), log
+
+
+def test_floor_division_by_a_possibly_zero_int_falls_back():
+    """`x * (12 // n)`: eager raises at n == 0, which a kernel cannot, so the symbolic
+    lowering declines (the reason logged) and values stay eager's."""
+    f, torch_graphs, log = _run(
+        lambda x, n: x * (12 // n), [(torch.randn(4), n) for n in (3, 4, -5, 7)]
+    )
+    assert len(torchferro.compiler.cache_entries(f)) == torch_graphs == 2
+    assert any("declined" in m for m in log), log
+
+
+def test_one_c_compile_over_floor_divisions_and_modulos():
+    """`divided` over -20..39: one symbolic library (2 C compiles with the static first)."""
+    before = _c_compiles()
+    f, torch_graphs, _ = _run(divided, [(torch.randn(9), n) for n in range(-20, 40)])
+    assert len(torchferro.compiler.cache_entries(f)) == torch_graphs == 2
+    assert _c_compiles() - before == 2
 
 
 def test_one_c_compile_for_every_value():

@@ -20,6 +20,7 @@
 //! - [`mod@print`]: the graph as readable Python (`Graph::python_code`) and as DOT (`Graph::to_dot`).
 
 pub mod autodiff;
+pub mod cond;
 pub mod graph;
 pub mod infer;
 pub mod meta;
@@ -28,6 +29,7 @@ pub mod passes;
 pub mod print;
 pub mod sym;
 
+pub use cond::Cond;
 pub use graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
 pub use infer::{infer, infer_in, infer_symbolic, InferCtx, InferError};
 pub use meta::{DType, Device, Dim, NodeMeta, TensorMeta};

@@ -83,6 +83,17 @@ impl SymExpr {
         }
     }
 
+    /// The terms, `coefficient * product(atoms)`, in canonical order (the constant term has no
+    /// atoms): for a backend computing the value its own way.
+    pub fn terms(&self) -> &[(Vec<Atom>, i64)] {
+        &self.terms
+    }
+
+    /// The expression `c * product(atoms)`.
+    pub fn monomial(atoms: Vec<Atom>, c: i64) -> SymExpr {
+        SymExpr::from_terms(vec![(atoms, c)])
+    }
+
     pub fn is_const(&self) -> bool {
         self.as_const().is_some()
     }

@@ -286,6 +286,11 @@ fn binary(op: BinOp, a: V, b: V, d: DType) -> V {
                 Add => x.wrapping_add(y),
                 Sub => x.wrapping_sub(y),
                 Mul => x.wrapping_mul(y),
+                // Python's, as `tf_floordivi` / `tf_remi` (a symbolic int operand).
+                FloorDiv if y != 0 => x.div_euclid(y) - i64::from(y < 0 && x.rem_euclid(y) != 0),
+                Rem if y != 0 => {
+                    x.rem_euclid(y) + if y < 0 && x.rem_euclid(y) != 0 { y } else { 0 }
+                }
                 Max => x.max(y),
                 Min => x.min(y),
                 And => x & y,
@@ -604,4 +609,32 @@ fn all_ptrs<H: Host>(
         ptrs[b] = rt.ptr(b)?;
     }
     Ok(ptrs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Integer `//` and `%` (a symbolic int operand, `lower::symnum`) are Python's: the floor
+    /// of the quotient, and a remainder with the divisor's sign.
+    #[test]
+    fn integer_floor_division_and_remainder_are_pythons() {
+        let cases = [
+            (7, 2, 3, 1),
+            (-7, 2, -4, 1),
+            (7, -2, -4, -1),
+            (-7, -2, 3, -1),
+            (6, -3, -2, 0),
+            (-6, 3, -2, 0),
+            (0, -5, 0, 0),
+            (-(1 << 40), 3, -366503875926, 2),
+        ];
+        for (a, b, q, r) in cases {
+            let at = |op| match binary(op, V::I(a), V::I(b), DType::Int64) {
+                V::I(v) => v,
+                _ => unreachable!("an int op gives an int"),
+            };
+            assert_eq!((at(BinOp::FloorDiv), at(BinOp::Rem)), (q, r), "{a} // {b}");
+        }
+    }
 }

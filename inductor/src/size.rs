@@ -300,14 +300,22 @@ impl fmt::Debug for Size {
 /// C notation, as the kernels print sizes: a constant as its literal (what the `i64` printed,
 /// so a static graph's C is unchanged), a symbol as `s{k}` (an `int64_t` the kernel reads from
 /// its size argument), an expression parenthesized, with C's `/` and `%` for floor division
-/// and modulo (sizes are non-negative, where the two agree). `Debug` prints Python notation.
+/// and modulo (sizes are non-negative, where the two agree) and `TF_MAXI`/`TF_MINI` for `max`
+/// and `min`. `Debug` prints Python notation.
 impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Size::Const(c) => write!(f, "{c}"),
             Size::Sym(_) => {
                 let e = self.to_expr();
-                let s = e.render(&|k| format!("s{k}")).replace(" // ", " / ");
+                // `max`/`min` atoms (torch's `sym_max`/`sym_min`, `x[: max(T, S) - 1]`) as the
+                // preludes' integer macros: C has no `max` function (the kernel library failed to
+                // load, "undefined symbol: max").
+                let s = e
+                    .render(&|k| format!("s{k}"))
+                    .replace(" // ", " / ")
+                    .replace("max(", "TF_MAXI(")
+                    .replace("min(", "TF_MINI(");
                 if e.as_symbol().is_some() {
                     f.write_str(&s)
                 } else {

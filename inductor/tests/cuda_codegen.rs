@@ -623,3 +623,47 @@ fn a_gemm_of_symbolic_rows_pads_its_long_unaligned_length() {
         c.ir.buffers.iter().map(|b| &b.sizes).collect::<Vec<_>>()
     );
 }
+
+/// An int input used as a number through `//`, `%` and `max` (`x * (n // 2) + n % 3 *
+/// max(n, 4)`, session 21): Python's floor division and remainder as `tf_floordivi` /
+/// `tf_remi` on `int64` values (an int symbol may be negative, where C's `/` and `%` differ),
+/// the max as the integer select, all in the one source NVRTC compiles.
+#[test]
+fn an_int_operand_through_floor_division_modulo_and_max() {
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0)]);
+    let nn = fx::SymExpr::symbol(1);
+    let ni = g.placeholder("n", NodeMeta::SymInt(nn.clone()));
+    let int = |e: fx::SymExpr| NodeMeta::SymInt(e);
+    let q = g.call(
+        "floordiv",
+        f("operator.floordiv"),
+        vec![n(ni), Arg::Int(2)],
+        vec![],
+        int(nn.floordiv(&2.into())),
+    );
+    let r = g.call(
+        "mod",
+        f("operator.mod"),
+        vec![n(ni), Arg::Int(3)],
+        vec![],
+        int(nn.modulo(&3.into())),
+    );
+    let mx = g.call(
+        "sym_max",
+        f("torch.sym_max"),
+        vec![n(ni), Arg::Int(4)],
+        vec![],
+        int(nn.max_with(&4.into(), &|_| i64::MIN)),
+    );
+    let a = scall(&mut g, f("operator.mul"), vec![n(x), n(q)]);
+    let b = scall(&mut g, f("operator.mul"), vec![n(a), n(r)]);
+    let o = scall(&mut g, f("operator.add"), vec![n(b), n(mx)]);
+    g.output(vec![n(o)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    for want in ["tf_floordivi(", "tf_remi(", "TF_SELI(int64_t"] {
+        assert!(c.source.contains(want), "{want}:\n{}", c.source);
+    }
+}

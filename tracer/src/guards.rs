@@ -14,6 +14,7 @@ pub use crate::event::GuardFailure;
 
 mod check;
 mod repr;
+pub mod shape_cond;
 pub mod shape_env;
 mod torch_state;
 mod tree;

@@ -8,9 +8,9 @@ use fx::infer::promote::{Promotion, ScalarKind};
 use fx::{Arg, DType};
 
 use super::args::{self, fallback, LResult, Reject};
+use super::symnum::SymNum;
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
-use crate::index::Idx;
 use crate::ir::{BinOp, BodyBuilder, Scalar, UnOp, ValId};
 use crate::size::Size;
 
@@ -21,7 +21,7 @@ pub enum Operand {
     /// A Python int known only at run time: a symbolic int graph value (an int input made
     /// symbolic by automatic dynamic, a size, arithmetic on them), computed in the kernel from
     /// the symbols it reads. Promotes as a Python int.
-    Sym(Size),
+    Sym(SymNum),
 }
 
 impl Operand {
@@ -44,19 +44,17 @@ pub fn operand(l: &Lowerer, a: &Arg) -> LResult<Operand> {
     })
 }
 
-/// A symbolic int operand's value as a size expression, where the kernel can compute it
-/// exactly: a polynomial of the symbols (C's `+ - *` on `int64_t` agree with Python's for any
-/// sign). An int input's symbol may be negative or zero, where the floor divisions and modulos
-/// of the size arithmetic (C's `/` and `%`, right for sizes) would not agree, so an operand
-/// with one is not taken (the op falls back, and a symbolic graph declines).
-fn sym_operand(l: &Lowerer, a: &Arg) -> Option<Size> {
+/// A symbolic int operand, computed in the kernel with Python's semantics for any sign of an
+/// int input's symbol ([`SymNum`]: `//`, `%`, `max` and `min` included). `None` where a
+/// divisor is not proved non-zero (the op falls back, and a symbolic graph declines).
+fn sym_operand(l: &Lowerer, a: &Arg) -> Option<SymNum> {
     let Arg::Node(n) = a else {
         return None;
     };
     let fx::NodeMeta::SymInt(e) = &l.graph.node(*n).meta else {
         return None;
     };
-    e.is_polynomial().then(|| Size::expr(e.clone()))
+    SymNum::new(l.graph, e)
 }
 
 /// torch's result dtype for these operands (tensors by rank tier, Python numbers by category).
@@ -137,7 +135,7 @@ pub fn pointwise(
                     }
                     Operand::S(s) => b.constant(*s, compute),
                     Operand::Sym(n) => {
-                        let i = b.index_value(Idx::constant(*n));
+                        let i = n.value(b);
                         b.cast(i, compute)
                     }
                 })

@@ -20,6 +20,7 @@ mod ranges;
 mod reduce;
 mod scan;
 mod sizes;
+mod symnum;
 mod table;
 pub mod value;
 mod views;

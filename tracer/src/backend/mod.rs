@@ -229,12 +229,7 @@ pub fn build(
                     callables,
                     grad_enabled,
                     &output.shapes.hints(),
-                    output
-                        .shapes
-                        .relations
-                        .iter()
-                        .map(|r| r.0.clone())
-                        .collect(),
+                    output.shapes.conditions(),
                     &output
                         .shapes
                         .symbols

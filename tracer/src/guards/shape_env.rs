@@ -17,7 +17,7 @@
 
 use pyo3::prelude::*;
 
-use fx::{RelOp, Relation, SymExpr};
+use fx::{Cond, RelOp, Relation, SymExpr};
 
 use crate::event::{FailedCheck, GuardRecord, Location};
 use crate::source::{resolve, Scope, Source};
@@ -68,6 +68,9 @@ pub struct ShapeEnv {
     /// Input dimensions given an existing symbol because their size equalled its hint.
     pub duck: Vec<(Source, usize, u32)>,
     pub relations: Vec<(Relation, Option<Location>)>,
+    /// Disjunctions the trace relies on, each guarded whole (`T in (2, 3, C)` decided true:
+    /// one of the relations holds; see `shape_cond.rs`). Over the representatives.
+    pub any: Vec<(Vec<Relation>, Option<Location>)>,
     /// Symbols guarded equal to another plus a constant, `(k, r, c)`: `k == r + c`, and `k` is
     /// written `r + c` from then on (torch's replacements; `c` is 0 for two batch sizes meeting
     /// in a broadcast, -6 for `x[6:] + y`). Kept apart from `relations`, which are in the
@@ -285,6 +288,9 @@ impl ShapeEnv {
             let r = self.canon_relation(&r);
             self.add_relation(r, o);
         }
+        for (rs, o) in std::mem::take(&mut self.any) {
+            self.add_any(rs, o);
+        }
         self.dirty = true;
     }
 
@@ -424,27 +430,36 @@ impl ShapeEnv {
     pub fn guards(&self) -> ShapeGuards {
         let equal = self.equal.iter().map(|(k, r, c, o)| {
             (
-                Relation::new(
+                Cond::Rel(Relation::new(
                     SymExpr::symbol(*k),
                     RelOp::Eq,
                     SymExpr::symbol(*r).add_const(*c),
-                ),
+                )),
                 o.clone(),
             )
         });
         let fixed = self.fixed.iter().map(|(k, c, o)| {
             (
-                Relation::new(SymExpr::symbol(*k), RelOp::Eq, SymExpr::constant(*c)),
+                Cond::Rel(Relation::new(
+                    SymExpr::symbol(*k),
+                    RelOp::Eq,
+                    SymExpr::constant(*c),
+                )),
                 o.clone(),
             )
         });
+        let relations = self
+            .relations
+            .iter()
+            .map(|(r, o)| (Cond::Rel(r.clone()), o.clone()));
+        let any = self
+            .any
+            .iter()
+            .map(|(rs, o)| (Cond::Any(rs.clone()), o.clone()));
         ShapeGuards {
             symbols: self.symbols.clone(),
             duck: self.duck.clone(),
-            relations: equal
-                .chain(fixed)
-                .chain(self.relations.iter().cloned())
-                .collect(),
+            relations: equal.chain(fixed).chain(relations).chain(any).collect(),
         }
     }
 }
@@ -472,7 +487,8 @@ fn pinned_value(r: &Relation) -> Option<(u32, i64)> {
 pub struct ShapeGuards {
     symbols: Vec<SymbolInfo>,
     duck: Vec<(Source, usize, u32)>,
-    relations: Vec<(Relation, Option<Location>)>,
+    /// Relations and disjunctions, each one guard.
+    relations: Vec<(Cond, Option<Location>)>,
 }
 
 fn read_size(py: Python<'_>, scope: &Scope, source: &Source, dim: usize) -> Option<i64> {
@@ -494,7 +510,7 @@ fn int_value(py: Python<'_>, v: &Bound<'_, PyAny>) -> Option<i64> {
 pub type ShapeGuardParts<'a> = (
     &'a [SymbolInfo],
     &'a [(Source, usize, u32)],
-    &'a [(Relation, Option<Location>)],
+    &'a [(Cond, Option<Location>)],
 );
 
 impl ShapeGuards {

@@ -347,7 +347,11 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         if let Some(found) = self.symbolic_sequence_contains(&lhs, &rhs)? {
-            return Ok(Var::py_const(py, found != negate));
+            return Ok(match found {
+                Var::SymBool(c) if negate => Var::SymBool(c.negate()),
+                Var::SymBool(c) => Var::SymBool(c),
+                plain => Var::py_const(py, self.truth(&plain)? != negate),
+            });
         }
         // Membership hashes or compares a symbolic int by its value (a dict key, a set
         // element): it is specialized, guarded to keep that value (torch's `guard_int`), as
@@ -504,16 +508,18 @@ impl Frame<'_, '_> {
         Ok(Some(true))
     }
 
-    /// `x in (a, b, c)` over ints where a symbolic one takes part: a sequence compares item by
-    /// item (`==`) and stops at the first equal one, as CPython's `PySequence_Contains` does, so
-    /// each comparison becomes a guard on the relation it decided (`B != C`) instead of pinning
-    /// every symbolic item to its value. `None`: not such a membership (hashing containers and
-    /// the rest take the general path).
+    /// `x in (a, b, c)` over ints where a symbolic one takes part, as torch.compile decides it:
+    /// in a tuple, a list or a `torch.Size`, one condition, the disjunction of the items'
+    /// equalities (`T == 2 or T == 3 or T == C`), left undecided (a symbolic bool, as torch's
+    /// `Or`) and guarded whole where it is read, so a size that meets the membership through
+    /// different items keeps one graph; an item equal for every size decides it with no guard
+    /// (`C in x.shape` is true, nothing guarded), one never equal drops out. `None`: not such a
+    /// membership (hashing containers and the rest take the general path).
     fn symbolic_sequence_contains(
         &mut self,
         lhs: &Var,
         rhs: &Var,
-    ) -> Result<Option<bool>, TraceError> {
+    ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         let items = match rhs {
             Var::Tuple(items) | Var::Size(items) => items.clone(),
@@ -531,13 +537,25 @@ impl Frame<'_, '_> {
         if !symbolic || !is_int(lhs) || !items.iter().all(is_int) {
             return Ok(None);
         }
+        let mut open = Vec::new();
         for item in items {
             let eq = self.operator("eq", vec![lhs.clone(), item])?;
-            if self.truth(&eq)? {
-                return Ok(Some(true));
+            match eq {
+                Var::SymBool(c) => open.extend(c.relations().iter().cloned()),
+                eq => {
+                    if self.truth(&eq)? {
+                        return Ok(Some(Var::py_const(py, true)));
+                    }
+                }
             }
         }
-        Ok(Some(false))
+        let Some(c) = fx::Cond::join(open, true) else {
+            return Ok(Some(Var::py_const(py, false)));
+        };
+        Ok(Some(match self.tx.output.shapes.reduce(&c) {
+            crate::guards::shape_cond::Reduced::Known(answer) => Var::py_const(py, answer),
+            crate::guards::shape_cond::Reduced::Open(c) => Var::SymBool(c),
+        }))
     }
 
     pub(super) fn subscript(&mut self, obj: Var, idx: Var) -> Result<Var, TraceError> {

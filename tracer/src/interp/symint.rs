@@ -148,7 +148,7 @@ impl Frame<'_, '_> {
             }
             return Ok(Some(match shapes.known(&r) {
                 Some(answer) => Var::py_const(py, answer),
-                None => Var::SymBool(shapes.canon_relation(&r)),
+                None => Var::SymBool(fx::Cond::Rel(shapes.canon_relation(&r))),
             }));
         }
         let expr = match (op, ops.as_slice()) {
@@ -252,10 +252,10 @@ impl Frame<'_, '_> {
             .ok_or_else(|| TraceError::unsupported("the truth of a symbolic size"))
     }
 
-    /// The truth of a comparison of symbolic ints (`if x.size(0) == y.size(0):`), decided at
-    /// the hints and guarded.
-    pub(super) fn sym_bool_truth(&mut self, r: &fx::Relation) -> Result<bool, TraceError> {
-        self.tx.decide_sym_bool(r)
+    /// The truth of a comparison of symbolic ints (`if x.size(0) == y.size(0):`) or of a
+    /// membership (`if T in (2, 3, C):`), decided at the hints and guarded.
+    pub(super) fn sym_bool_truth(&mut self, c: &fx::Cond) -> Result<bool, TraceError> {
+        self.tx.decide_sym_bool(c)
     }
 
     /// `bool(c)` of a comparison of sizes, or `bool(n)` of a symbolic int (`n != 0`): still
@@ -274,18 +274,22 @@ impl Frame<'_, '_> {
         if !f.bind(py).is(py.get_type::<pyo3::types::PyBool>()) {
             return Ok(None);
         }
-        let r = match arg {
-            Var::SymBool(r) => r.clone(),
-            Var::SymInt(_, e) => fx::Relation::new(e.clone(), RelOp::Ne, SymExpr::constant(0)),
+        let c = match arg {
+            Var::SymBool(c) => c.clone(),
+            Var::SymInt(_, e) => fx::Cond::Rel(fx::Relation::new(
+                e.clone(),
+                RelOp::Ne,
+                SymExpr::constant(0),
+            )),
             _ => return Ok(None),
         };
         let shapes = &self.tx.output.shapes;
-        if shapes.hint(&r.lhs).is_none() {
+        if c.relations().iter().any(|r| shapes.hint(&r.lhs).is_none()) {
             return Ok(None);
         }
-        Ok(Some(match shapes.known(&r) {
-            Some(answer) => Var::py_const(py, answer),
-            None => Var::SymBool(shapes.canon_relation(&r)),
+        Ok(Some(match shapes.reduce(&c) {
+            crate::guards::shape_cond::Reduced::Known(answer) => Var::py_const(py, answer),
+            crate::guards::shape_cond::Reduced::Open(c) => Var::SymBool(c),
         }))
     }
 
@@ -347,12 +351,13 @@ impl Frame<'_, '_> {
 }
 
 impl super::Tracer<'_> {
-    /// A comparison of symbolic ints decided at the hints, the answer guarded.
-    pub fn decide_sym_bool(&mut self, r: &fx::Relation) -> Result<bool, TraceError> {
+    /// A condition on symbolic ints decided at the hints, the answer guarded (a disjunction
+    /// as one guard: `ShapeEnv::decide_cond`).
+    pub fn decide_sym_bool(&mut self, c: &fx::Cond) -> Result<bool, TraceError> {
         let origin = self.guards.origin.clone();
         self.output
             .shapes
-            .decide(&r.lhs, r.op, &r.rhs, origin)
+            .decide_cond(c, origin)
             .ok_or_else(|| TraceError::unsupported("a comparison of symbolic sizes"))
     }
 

@@ -76,8 +76,10 @@ pub enum Var {
     /// SymBool, it is decided at the hints and guarded only where its value is needed (a
     /// branch, `bool()`, a builtin, a torch op: `Tracer::specialize`), and a comparison that
     /// is only returned or live at a graph break is rebuilt from the call's own sizes, so a
-    /// later call on the other side of it reuses the graph.
-    SymBool(fx::Relation),
+    /// later call on the other side of it reuses the graph. A membership in a tuple or list
+    /// is one condition, a disjunction of equalities (`T in (2, 3, C)`), decided and guarded
+    /// whole as torch's `Or` (`fx::Cond`).
+    SymBool(fx::Cond),
     Slice(Box<[Var; 3]>),
     /// An iterator over known items, for `for` loops over Python sequences.
     Iter(Rc<RefCell<(Vec<Var>, usize)>>),

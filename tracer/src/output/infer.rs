@@ -26,8 +26,7 @@ impl OutputGraph {
         let shift = self.shapes.shifts();
         // The sizes this trace admits so far (its relations): probe points outside them say
         // nothing about the graph (`fx::infer::Symbols::admits`).
-        let admitted: Vec<fx::Relation> =
-            self.shapes.relations.iter().map(|r| r.0.clone()).collect();
+        let admitted: Vec<fx::Cond> = self.shapes.conditions();
         let admits = |p: &[i64]| {
             admitted
                 .iter()

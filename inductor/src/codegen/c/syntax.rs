@@ -218,6 +218,16 @@ static inline T tf_rem##SFX(T a, T b) { \
 }
 TF_FLOORDIV(float, f)
 TF_FLOORDIV(double, )
+/* Python's floor division and remainder of integers (the remainder has the divisor's sign),
+   for a symbolic int used as a number; the lowering never divides by a possible zero. */
+static inline int64_t tf_floordivi(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return q - ((a % b != 0) & ((a < 0) != (b < 0)));
+}
+static inline int64_t tf_remi(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return r + ((r != 0) & ((r < 0) != (b < 0))) * b;
+}
 
 "#;
 
@@ -378,6 +388,10 @@ pub(in crate::codegen) fn binary_c(op: BinOp, a: &str, b: &str, d: DType) -> Str
         Sub => format!("({a} - {b})"),
         Mul => format!("({a} * {b})"),
         Div => format!("({a} / {b})"),
+        // Integers: a symbolic int operand's `//` and `%` (`lower::symnum`); the lowering of
+        // integer tensors' division falls back.
+        FloorDiv if !float => format!("tf_floordivi({a}, {b})"),
+        Rem if !float => format!("tf_remi({a}, {b})"),
         FloorDiv => format!("tf_floordiv{f}({a}, {b})"),
         Rem => format!("tf_rem{f}({a}, {b})"),
         Pow => format!("pow{f}({a}, {b})"),

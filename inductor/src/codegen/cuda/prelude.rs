@@ -39,6 +39,8 @@ TF_D float tf_self(int c, float a, float b) { return c ? a : b; }
 TF_D double tf_seld(int c, double a, double b) { return c ? a : b; }
 #define TF_SELI(T, c, a, b) ((c) ? (T)(a) : (T)(b))
 TF_D int64_t tf_clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+#define TF_MAXI(a, b) ((a) > (b) ? (a) : (b))
+#define TF_MINI(a, b) ((a) < (b) ? (a) : (b))
 
 TF_D float tf_h2f(uint16_t h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 TF_D uint16_t tf_f2h(float f) { uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
@@ -68,6 +70,16 @@ TF_D T tf_rem##SFX(T a, T b) { \
 }
 TF_FLOORDIV(float, f)
 TF_FLOORDIV(double, )
+/* Python's floor division and remainder of integers (sign of the divisor): a symbolic int
+   used as a number (`lower::symnum`). */
+TF_D int64_t tf_floordivi(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return q - ((a % b != 0) & ((a < 0) != (b < 0)));
+}
+TF_D int64_t tf_remi(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return r + ((r != 0) & ((r < 0) != (b < 0))) * b;
+}
 
 /* A lane's partner value in a butterfly (xor) warp reduction, for every value type. */
 TF_D float tf_shfl(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }

@@ -110,7 +110,7 @@ pub(super) struct Dynamic {
     key: Vec<i64>,
     /// What the trace relied on (relations between the symbols, their bounds): a template's
     /// grid stays inside it.
-    relations: Vec<fx::Relation>,
+    relations: Vec<fx::Cond>,
     /// `(min, max)` per symbol, in `reads` order.
     bounds: Vec<(i64, Option<i64>)>,
     /// The symbolic lowering, tried at the first assignment (`None`: it declined).
@@ -543,7 +543,7 @@ impl InductorProgram {
         callables: &[(fx::NodeId, Py<PyAny>)],
         grad_enabled: bool,
         hints: &[i64],
-        relations: Vec<fx::Relation>,
+        relations: Vec<fx::Cond>,
         bounds: &[(i64, Option<i64>)],
     ) -> Result<Option<InductorProgram>, String> {
         let reads = fx::passes::specialize::symbol_reads(graph)

@@ -256,6 +256,12 @@ impl Frame<'_, '_> {
         if same == Some(true) {
             return Ok(true);
         }
+        // A symbolic int against an int: `==` decided at the hints and guarded (`C != 2`,
+        // `C == T`), item by item as torch.compile's `index`/`count`, not specialized.
+        if matches!(item, Var::SymInt(..)) || matches!(value, Var::SymInt(..)) {
+            let eq = self.operator("eq", vec![item.clone(), value.clone()])?;
+            return self.truth(&eq);
+        }
         if matches!(item, Var::Tensor(_)) || matches!(value, Var::Tensor(_)) {
             return Err(TraceError::unsupported(
                 "comparing a tensor with `==` to find it in a sequence (data-dependent)",
@@ -292,7 +298,15 @@ impl Frame<'_, '_> {
                 }
                 return Ok(Some(acc));
             }
-            // `index`/`count` compare values: the symbolic dims are specialized.
+            // `index`/`count` of symbolic dims compare item by item (the tuple path below);
+            // of known dims, fold on the size.
+            if matches!(name, "index" | "count")
+                && (items.iter().any(|i| matches!(i, Var::SymInt(..)))
+                    || args.iter().any(|a| matches!(a, Var::SymInt(..))))
+            {
+                let tuple = Var::Tuple(items.clone());
+                return self.sequence_method(&tuple, name, args, kwargs);
+            }
             let seq = self.specialize(seq.clone())?;
             let (args, kwargs) = self.specialize_args(args.to_vec(), kwargs.to_vec())?;
             let m = seq

@@ -1,0 +1,155 @@
+//! A symbolic int used as a number in a kernel (`x * (n // 2)`, `x + n % 3`, `x * max(n, 4)`):
+//! its expression over the size symbols computed per element with Python's semantics.
+//!
+//! Size arithmetic prints `//` and `%` as C's `/` and `%` (a [`Size`]'s C form), which truncate
+//! toward zero: right for sizes, which are never negative, wrong for an int input's symbol,
+//! which may be any int (`-7 // 2` is `-4` in Python, `-3` in C; `-7 % 3` is `2`, not `-1`). So
+//! a division or modulo whose operands are not proved non-negative is computed by body ops on
+//! `int64` values (`tf_floordivi` / `tf_remi`: floor division and a remainder with the
+//! divisor's sign), and `max`/`min` by the integer select; what is proved non-negative keeps
+//! the index arithmetic's C form, a polynomial of any sign too (`+ - *` agree).
+
+use fx::sym::Atom;
+use fx::{Graph, NodeMeta, SymExpr};
+
+use crate::index::{Idx, SYMBOL_MIN};
+use crate::ir::{BinOp, BodyBuilder, ValId};
+use crate::size::Size;
+
+/// The value of a symbolic int graph value, computable in a kernel.
+#[derive(Clone)]
+pub struct SymNum {
+    expr: SymExpr,
+    /// The symbols that may be zero or negative: the int inputs' (a size's symbol is at least
+    /// [`SYMBOL_MIN`]).
+    ints: Vec<u32>,
+}
+
+impl SymNum {
+    /// `None` where a division or modulo's divisor is not proved non-zero (`x * (m // n)` with
+    /// `n` an int: eager raises at `n == 0`, which a kernel cannot), so the op falls back.
+    pub fn new(graph: &Graph, expr: &SymExpr) -> Option<SymNum> {
+        let ints = int_symbols(graph);
+        let n = SymNum {
+            expr: expr.clone(),
+            ints,
+        };
+        n.divisors_nonzero(expr).then_some(n)
+    }
+
+    /// The least value of symbol `k` over the sizes the guards admit: none known (-1, which
+    /// [`SymExpr::lower_bound`] reads as "no bound") for an int input's symbol.
+    fn min(&self, k: u32) -> i64 {
+        if self.ints.contains(&k) {
+            -1
+        } else {
+            SYMBOL_MIN
+        }
+    }
+
+    fn lower_bound(&self, e: &SymExpr) -> Option<i64> {
+        e.lower_bound(&|k| self.min(k))
+    }
+
+    fn divisors_nonzero(&self, e: &SymExpr) -> bool {
+        e.terms().iter().all(|(m, _)| {
+            m.iter().all(|a| match a {
+                Atom::Sym(_) => true,
+                Atom::FloorDiv(x, y) | Atom::Mod(x, y) => {
+                    let nonzero = match y.as_const() {
+                        Some(c) => c != 0,
+                        None => self.lower_bound(y).is_some_and(|v| v >= 1),
+                    };
+                    nonzero && self.divisors_nonzero(x) && self.divisors_nonzero(y)
+                }
+                Atom::Max(x, y) | Atom::Min(x, y) => {
+                    self.divisors_nonzero(x) && self.divisors_nonzero(y)
+                }
+            })
+        })
+    }
+
+    /// Whether C's index arithmetic computes `e` as Python does: no `max`/`min` (index
+    /// arithmetic has none), and each division and modulo of a non-negative dividend by a
+    /// positive divisor (where truncation is the floor).
+    fn c_exact(&self, e: &SymExpr) -> bool {
+        e.terms().iter().all(|(m, _)| {
+            m.iter().all(|a| match a {
+                Atom::Sym(_) => true,
+                Atom::FloorDiv(x, y) | Atom::Mod(x, y) => {
+                    self.lower_bound(x).is_some_and(|v| v >= 0)
+                        && self.lower_bound(y).is_some_and(|v| v >= 1)
+                        && self.c_exact(x)
+                        && self.c_exact(y)
+                }
+                Atom::Max(..) | Atom::Min(..) => false,
+            })
+        })
+    }
+
+    /// The value as an `int64` body value.
+    pub fn value(&self, b: &mut BodyBuilder) -> ValId {
+        self.expr_value(b, &self.expr)
+    }
+
+    fn expr_value(&self, b: &mut BodyBuilder, e: &SymExpr) -> ValId {
+        if self.c_exact(e) {
+            return b.index_value(Idx::constant(Size::expr(e.clone())));
+        }
+        let mut acc: Option<ValId> = None;
+        for (m, c) in e.terms() {
+            // The symbols and the coefficient as index arithmetic, the other atoms as values.
+            let (syms, others): (Vec<&Atom>, Vec<&Atom>) =
+                m.iter().partition(|a| matches!(a, Atom::Sym(_)));
+            let poly = SymExpr::monomial(syms.into_iter().cloned().collect(), *c);
+            let mut t = None;
+            if poly != SymExpr::constant(1) || others.is_empty() {
+                t = Some(b.index_value(Idx::constant(Size::expr(poly))));
+            }
+            for a in others {
+                let v = self.atom_value(b, a);
+                t = Some(match t {
+                    None => v,
+                    Some(t) => b.binary(BinOp::Mul, t, v),
+                });
+            }
+            let t = t.expect("a term has a factor");
+            acc = Some(match acc {
+                None => t,
+                Some(x) => b.binary(BinOp::Add, x, t),
+            });
+        }
+        acc.unwrap_or_else(|| b.index_value(Idx::constant(Size::Const(0))))
+    }
+
+    fn atom_value(&self, b: &mut BodyBuilder, a: &Atom) -> ValId {
+        let (op, x, y) = match a {
+            Atom::FloorDiv(x, y) => (BinOp::FloorDiv, x, y),
+            Atom::Mod(x, y) => (BinOp::Rem, x, y),
+            Atom::Max(x, y) => (BinOp::Max, x, y),
+            Atom::Min(x, y) => (BinOp::Min, x, y),
+            Atom::Sym(_) => {
+                let e = SymExpr::monomial(vec![a.clone()], 1);
+                return b.index_value(Idx::constant(Size::expr(e)));
+            }
+        };
+        let whole = SymExpr::monomial(vec![a.clone()], 1);
+        if self.c_exact(&whole) {
+            return b.index_value(Idx::constant(Size::expr(whole)));
+        }
+        let (vx, vy) = (self.expr_value(b, x), self.expr_value(b, y));
+        b.binary(op, vx, vy)
+    }
+}
+
+/// The symbols of the graph's int inputs (a placeholder of kind `SymInt` that is one symbol).
+fn int_symbols(graph: &Graph) -> Vec<u32> {
+    graph
+        .placeholders()
+        .iter()
+        .filter_map(|&p| match &graph.node(p).meta {
+            NodeMeta::SymInt(e) => e.as_symbol(),
+            _ => None,
+        })
+        .collect()
+}
