@@ -572,7 +572,9 @@ impl<'a, 'py> Frame<'a, 'py> {
                     let e = e.at(&loc).through_frame(&self.code.name, &loc);
                     let e = match self.unwind(e, index) {
                         Ok(()) => continue,
-                        Err(TraceError::Raised { fallback, .. }) => *fallback,
+                        Err(TraceError::Raised { fallback, .. }) => {
+                            return Err(exceptions::escaped(*fallback))
+                        }
                         Err(e) => e,
                     };
                     return Err(self.root_break(e, index));
