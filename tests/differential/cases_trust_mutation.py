@@ -150,6 +150,13 @@ def trust_transpose_inplace_in_helper(x):
     return y.shape, y @ torch.ones(3, 1), y.stride()
 
 
+# The caller's tensor is transposed in place: the compiled call leaves it as eager does.
+@case(x34)
+def trust_transpose_inplace_input(x):
+    x.t_()
+    return x + 1, x @ torch.ones(3, 1)
+
+
 # Shape-dependent Python after the change, then changed back (torch.compile 2.11 reads the
 # old number of dims).
 @case(x34, xfail_tc=TC_DIFFERS)
