@@ -371,3 +371,17 @@ def trust_generator_consumed(x):
     first = next(it)
     rest = list(it)
     return first, rest
+
+
+@case(lambda r: (r.randn(3, 4, requires_grad=True),))
+def trust_data_read_of_input(x):
+    d = x.data
+    return d * 2, d.requires_grad, (x * d).sum()
+
+
+# `.data` of a local assigned another shape: the tensor's later reads in the frame see it.
+@case(x34)
+def trust_data_assigned_other_shape(x):
+    t = x.clone()
+    t.data = torch.zeros(2, 6)
+    return t.shape, t + x.reshape(2, 6)

@@ -118,8 +118,9 @@ register(
     VectorRoundTrip,
     xy,
     module=True,
-    breadth="vector_to_parameters assigns param.data, which breaks the graph (torch.compile "
-    "traces it)",
+    breadth="torch.nn.utils.parameters_to_vector/vector_to_parameters are library code "
+    "torchferro calls natively (a graph break at each; the 2nd also passes an iterator to a "
+    "torch op), where torch.compile inlines both; the param.data assignment inside is traced",
 )
 
 

@@ -13,6 +13,9 @@
 //! node: at run time that node is the same tensor object, changed in place, so the graph still
 //! returns or stores the right one.
 //!
+//! `t.data = v` is one more (`Frame::store_tensor_data`): a graph node runs eager's assignment
+//! per call (`torchferro._data.set_data_`), and `t` takes `v`'s sizes, strides and dtype.
+//!
 //! What stays native: `resize_`/`resize_as_`/`set_`/`as_strided_` (they change the storage
 //! too), and `requires_grad_` that changes the flag (torch.compile breaks the graph there as
 //! well).
@@ -24,6 +27,10 @@ use fx::NodeId;
 use crate::output::TensorValue;
 
 use super::vars::Var;
+use super::Frame;
+use crate::error::TraceError;
+use fx::{Arg, Target};
+use pyo3::prelude::*;
 
 /// The metadata-changing in-place methods traced: views of the tensor's own storage.
 pub(super) fn traced(name: &str) -> bool {
@@ -99,5 +106,31 @@ impl super::Tracer<'_> {
             Some(now) if now.meta != t.meta => now.clone(),
             _ => t,
         }
+    }
+}
+
+impl Frame<'_, '_> {
+    /// `t.data = v`: a graph node that assigns per call, as eager does (no autograd record, no
+    /// version bump); `t`'s trackers learn `v`'s metadata, `t`'s `requires_grad` kept.
+    pub(super) fn store_tensor_data(&mut self, t: &TensorValue, v: Var) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let Var::Tensor(v) = v else {
+            return Err(TraceError::unsupported(format!(
+                "assigning tensor.data a {}",
+                v.type_name(py)
+            )));
+        };
+        let f = py.import("torchferro._data")?.getattr("set_data_")?;
+        let r = self.graph_call(
+            "set_data_",
+            Target::Function("torchferro._data.set_data_".into()),
+            Some(&f),
+            vec![Arg::Node(t.node), Arg::Node(v.node)],
+            vec![],
+        )?;
+        if let Var::Tensor(now) = &r {
+            self.tx.record_meta_change(now);
+        }
+        Ok(())
     }
 }

@@ -871,6 +871,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         if let (Var::Tensor(t), "grad") = (&obj, name) {
             return self.store_tensor_grad(t, v);
         }
+        if let (Var::Tensor(t), "data") = (&obj, name) {
+            return self.store_tensor_data(t, v);
+        }
         // A function the trace made: an entry of its `__dict__`, but for the attributes its
         // `FunctionVar` models or that change what it runs (those are not tracked).
         if let Var::Function(f) = &obj {
