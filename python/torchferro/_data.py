@@ -4,8 +4,7 @@ be assigned, the new storage shared as in eager)."""
 
 
 def data(t):
-    """``t.data``: a tensor sharing ``t``'s storage, outside autograd (named ``data`` so that
-    functionalization knows its storage sharing is not modelled)."""
+    """``t.data``: a tensor sharing ``t``'s storage, outside autograd."""
     return t.data
 
 

@@ -77,9 +77,6 @@ pub static OPS: &[OpDef] = &[
     row("narrow", VIEW, T | M, "narrow.Tensor", &["input", "dim", "start", "length"]),
     row("select", VIEW, T | M, "select.int", &["input", "dim", "index"]),
     bare("getitem", VIEW, 0),
-    // `t.data = v` in a graph (`torchferro._data.set_data_`): it swaps the tensor's storage and
-    // metadata, which functionalization refuses, as it refuses the other metadata changes.
-    bare("set_data", META_INPLACE, 0),
     row("diagonal", VIEW, T | M, "diagonal.default", &["input", "offset", "dim1", "dim2"]),
     row("movedim", VIEW, T | M, "movedim.int", &["input", "source", "destination"]),
     row("moveaxis", VIEW, T | M, "moveaxis.int", &["input", "source", "destination"]),

@@ -14,7 +14,8 @@
 //! returns or stores the right one.
 //!
 //! `t.data = v` is one more (`Frame::store_tensor_data`): a graph node runs eager's assignment
-//! per call (`torchferro._data.set_data_`), and `t` takes `v`'s sizes, strides and dtype.
+//! per call (`torchferro._data.set_data_`), and `t` takes `v`'s sizes, strides and dtype. Graphs
+//! that read or assign `.data` run on the eager runner (`OutputGraph::has_data_attr`).
 //!
 //! What stays native: `resize_`/`resize_as_`/`set_`/`as_strided_` (they change the storage
 //! too), and `requires_grad_` that changes the flag (torch.compile breaks the graph there as
@@ -123,7 +124,7 @@ impl Frame<'_, '_> {
         let f = py.import("torchferro._data")?.getattr("set_data_")?;
         let r = self.graph_call(
             "set_data_",
-            Target::Function("torchferro._data.set_data_".into()),
+            Target::Function(crate::output::DATA_WRITE_TARGET.into()),
             Some(&f),
             vec![Arg::Node(t.node), Arg::Node(v.node)],
             vec![],

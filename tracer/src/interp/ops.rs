@@ -1443,7 +1443,7 @@ impl Frame<'_, '_> {
                 let f = py.import("torchferro._data")?.getattr("data")?;
                 self.graph_call(
                     "data",
-                    Target::Function("torchferro._data.data".into()),
+                    Target::Function(crate::output::DATA_READ_TARGET.into()),
                     Some(&f),
                     vec![Arg::Node(t.node)],
                     vec![],
