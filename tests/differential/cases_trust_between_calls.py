@@ -185,7 +185,11 @@ _mod(
     "requires_grad_false",
     _freeze,
     breadth="parameters' requires_grad is guarded: model.requires_grad_(False) between calls "
-    "recompiles (torch.compile reuses its graph)",
+    "recompiles. torch.compile (2.11) reuses its graph because it skips the tensor guards of a "
+    "module's parameters while the `_parameters` dict's tag is unchanged "
+    "(skip_tensor_guards_with_matching_dict_tags); that reuse is sound only for a backend that "
+    "runs torch's ops (the outputs' requires_grad recomputed per call), not for our inductor's "
+    "forward/backward split, so the guard would have to depend on the backend",
 )
 _mod("layer_swapped_for_identity", _swap_norm)
 

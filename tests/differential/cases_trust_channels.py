@@ -123,8 +123,11 @@ register(
     HookRemovedInForward,
     x34,
     module=True,
-    breadth="RemovableHandle.remove() inside forward breaks the graph (torch.compile traces it "
-    "and runs the frame's rest eagerly)",
+    breadth="RemovableHandle.remove() inside forward breaks the graph and torchferro compiles "
+    "the rest (3 graphs over 2 calls); torch.compile cannot represent the handle either: it "
+    "compiles up to the previous resumable point, runs the frame's rest eagerly and, when the "
+    "hook is gone on the 2nd call, gives the frame up (1 graph, 1 frame eager). Tracing "
+    "remove() would still make 2 graphs (the 2nd call's hooks differ)",
 )
 
 

@@ -274,18 +274,59 @@ def trust_exception_inside_no_grad_caught(x):
     return y, torch.is_grad_enabled()
 
 
-@case(
-    lambda r: (r.randn(3, 4, requires_grad=True), r.pick(0, 1)),
-    raises=True,
-    breadth="an exception that escapes the frame: torchferro compiles the code before the raise "
-    "(a graph) and runs the rest eagerly, torch.compile runs the whole frame eagerly",
-)
+# An exception that reaches the top of the frame: torch.compile (2.11) makes no graph for that
+# trace (none for the code before the `raise`) and runs the frame eagerly from then on.
+@case(lambda r: (r.randn(3, 4, requires_grad=True), r.pick(0, 1)), raises=True)
 def trust_exception_escapes_no_grad(x, n):
     with torch.no_grad():
         y = x * 2
         if n == 1:
             raise RuntimeError("escapes")
     return y
+
+
+def _raise_if(n):
+    if n:
+        raise ValueError("helper")
+
+
+@case(lambda r: (r.randn(3, 4), r.pick(False, True)), raises=True)
+def trust_exception_escapes_from_helper(x, n):
+    y = x.sin() * 2
+    _raise_if(n)
+    return y + 1
+
+
+# The first call raises: the frame is given up, so the second (which returns) runs eagerly too.
+@case(lambda r: (r.randn(3, 4), r.pick(1, 0)), raises=True)
+def trust_exception_escapes_first_call(x, n):
+    y = x.cos()
+    if n == 1:
+        raise KeyError("first")
+    return y * 3
+
+
+# A graph break before the raise: the graph up to the break stays; the frame's rest (where the
+# exception escapes) runs eagerly.
+@case(lambda r: (r.randn(3, 4), r.pick(0, 1)), raises=True)
+def trust_exception_escapes_after_break(x, n):
+    y = x * 2
+    print("before")
+    z = y.exp()
+    if n == 1:
+        raise RuntimeError(f"after the break {z.shape}")
+    return z
+
+
+# Caught in the frame: traced, a graph per flag, as torch.compile.
+@case(lambda r: (r.randn(3, 4), r.pick(False, True)))
+def trust_exception_caught_around_helper(x, n):
+    y = x * 2
+    try:
+        _raise_if(n)
+    except ValueError as e:
+        return y - 1, str(e)
+    return y + 1, ""
 
 
 @contextlib.contextmanager

@@ -50,14 +50,9 @@ from conftest import CountingBackend, assert_same
 from torch import nn
 
 # ---------------------------------------------------------------------------------------------
-# Known torchferro bugs. A program that gets a wrong answer (or crashes) is marked
-# ``xfail(strict=True)`` with one of these reasons; the test starts failing when the bug is fixed,
-# so the mark can go.
-
-BUG_METADATA_MUTATION = (
-    "in-place shape changes (`y.unsqueeze_(0)`) are not traced: the tracer refuses them (a graph "
-    "break, or torchferro.Unsupported under fullgraph=True) rather than track the new metadata"
-)
+# Known torchferro bugs: a program that gets a wrong answer (or crashes) is marked
+# ``xfail(strict=True)`` with a reason naming the bug; the test starts failing when the bug is
+# fixed, so the mark can go. (None is open in this corpus now.)
 
 
 class Inputs:

@@ -213,8 +213,11 @@ pub fn compile_frame(
                     }
                 }
             }
+            // A torch-free resume function that cannot be traced (an exception leaving it) is
+            // one torch.compile would not trace at all: skipped without a record, as a
+            // torch-free frame.
             Err(TraceError::Unsupported { .. })
-                if torch_free(py, cfg, &info, globals_dict, scope) =>
+                if torch_free_resume || torch_free(py, cfg, &info, globals_dict, scope) =>
             {
                 return skip_torch_free(slot, &info);
             }

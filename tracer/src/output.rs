@@ -34,6 +34,10 @@ pub const INFERENCE_EXIT_TARGET: &str = "torchferro._amp.exit_inference_mode";
 /// code, as torch.compile puts it in its graph).
 pub const DEFAULT_DTYPE_TARGET: &str = "torch.set_default_dtype";
 
+/// The graph nodes that read `t.data` and assign `t.data = v` (eager's attribute, run per call).
+pub const DATA_READ_TARGET: &str = "torchferro._data.data";
+pub const DATA_WRITE_TARGET: &str = "torchferro._data.set_data_";
+
 /// The devices whose autocast regions are traced, in [`AmpDevice`] order.
 pub const AMP_DEVICES: [&str; 2] = ["cpu", "cuda"];
 

@@ -133,6 +133,9 @@ pub fn build(
         Backend::Inductor | Backend::AotEager if output.has_default_dtype_switch() => {
             Some("it switches the default dtype".into())
         }
+        Backend::Inductor | Backend::AotEager if output.has_data_attr() => {
+            Some("it reads or assigns tensor.data".into())
+        }
         // Which results are inference tensors is decided by the region as torch runs it.
         Backend::Inductor | Backend::AotEager if output.has_inference_mode() => {
             Some("it has an inference-mode region".into())

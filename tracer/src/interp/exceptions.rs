@@ -14,9 +14,12 @@
 //! Pattern matching's instructions are in `patterns.rs`.
 //!
 //! Not caught by any traced frame, the exception must reach the user from the program itself:
-//! the error becomes its `fallback`, a graph break *before the root instruction that made the
-//! exception object* (so the object is made by the program, on every call, never shared with a
-//! compiled entry), or for a folded operation that raised, the frame run eagerly as before.
+//! the root frame runs eagerly ([`escaped`]), as torch.compile gives up on a frame whose
+//! exception reaches its top (no graph for the code before the `raise`, and the code is not
+//! compiled again). Inside the trace the error keeps its `fallback` (a graph break before the
+//! root instruction that made the exception object, so the object is made by the program), for
+//! the places that give an exception up before it reaches the top (`gencm.rs`: a
+//! `@contextmanager` that chains another exception).
 //! Exception objects made by the trace are private to it until they escape; attribute writes
 //! of an inlined `__init__` go straight to them.
 
@@ -28,6 +31,30 @@ use crate::error::TraceError;
 
 use super::vars::Var;
 use super::Frame;
+
+/// An exception the traced code raised reached the top of the root frame with nothing to catch
+/// it: the frame runs eagerly, `fallback`'s reason kept. torch.compile (2.11) does the same: an
+/// exception observed at the top-level frame ends the trace with no graph (none for the code
+/// before the `raise` either) and the frame runs natively from then on, so a graph break before
+/// the `raise` would compile a graph torch.compile does not make.
+pub(super) fn escaped(fallback: TraceError) -> TraceError {
+    match fallback {
+        TraceError::Unsupported {
+            reason,
+            location,
+            frames,
+            ..
+        } => TraceError::Unsupported {
+            reason: format!(
+                "{reason} (it leaves the frame, which runs eagerly as torch.compile runs it)"
+            ),
+            location,
+            instruction: None,
+            frames,
+        },
+        other => other,
+    }
+}
 
 /// A root instruction index no graph break can stop before.
 const NO_BREAK: usize = usize::MAX;

@@ -13,6 +13,7 @@ pub(crate) use vars::dict_kind;
 mod handlers;
 mod inline;
 pub mod libobj;
+mod meta_inplace;
 pub mod model_output;
 pub(crate) mod numpy;
 mod objects;
@@ -95,6 +96,9 @@ pub struct Tracer<'py> {
     /// How many frames of the inline chain above the current one are stopped at an instruction
     /// that an active `try` handler covers (see `handlers.rs`).
     pub(crate) caught_by_callers: usize,
+    /// Per alias root, the form of a tensor whose metadata a traced in-place op changed
+    /// (`meta_inplace.rs`): trackers holding an older form are brought up to date when used.
+    pub(crate) meta_changed: std::collections::HashMap<fx::NodeId, crate::output::TensorValue>,
     /// The frames of the inline chain above the current one, outermost first, each at the
     /// line of its call: with the current frame's line, a node's user stack (`traceback`).
     pub(crate) callers: Vec<crate::event::FrameSite>,
@@ -398,6 +402,7 @@ pub fn trace<'py>(
         depth: 0,
         deleted_args: Vec::new(),
         caught_by_callers: 0,
+        meta_changed: Default::default(),
         callers: Vec::new(),
         handling: None,
         made_exceptions: Vec::new(),
@@ -572,7 +577,9 @@ impl<'a, 'py> Frame<'a, 'py> {
                     let e = e.at(&loc).through_frame(&self.code.name, &loc);
                     let e = match self.unwind(e, index) {
                         Ok(()) => continue,
-                        Err(TraceError::Raised { fallback, .. }) => *fallback,
+                        Err(TraceError::Raised { fallback, .. }) => {
+                            return Err(exceptions::escaped(*fallback))
+                        }
                         Err(e) => e,
                     };
                     return Err(self.root_break(e, index));
@@ -610,7 +617,7 @@ impl<'a, 'py> Frame<'a, 'py> {
     fn pop(&mut self) -> Result<Var, TraceError> {
         let v = self.pop_unused()?;
         self.tx.realize(&v);
-        Ok(v)
+        Ok(self.tx.current_form(v))
     }
 
     /// Pops a value that is only moved (stored, returned or dropped): no guard is needed for it.
@@ -636,7 +643,7 @@ impl<'a, 'py> Frame<'a, 'py> {
         for v in &vs {
             self.tx.realize(v);
         }
-        Ok(vs)
+        Ok(vs.into_iter().map(|v| self.tx.current_form(v)).collect())
     }
 
     fn peek(&self, depth: usize) -> Result<&Var, TraceError> {
@@ -863,6 +870,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         }
         if let (Var::Tensor(t), "grad") = (&obj, name) {
             return self.store_tensor_grad(t, v);
+        }
+        if let (Var::Tensor(t), "data") = (&obj, name) {
+            return self.store_tensor_data(t, v);
         }
         // A function the trace made: an entry of its `__dict__`, but for the attributes its
         // `FunctionVar` models or that change what it runs (those are not tracked).

@@ -1456,7 +1456,18 @@ impl Frame<'_, '_> {
                 )?
             }
             "grad" => return self.tensor_grad(&t),
-            "data" | "grad_fn" | "_version" => {
+            // `t.data` is eager's own attribute, read per call by a graph node.
+            "data" => {
+                let f = py.import("torchferro._data")?.getattr("data")?;
+                self.graph_call(
+                    "data",
+                    Target::Function(crate::output::DATA_READ_TARGET.into()),
+                    Some(&f),
+                    vec![Arg::Node(t.node)],
+                    vec![],
+                )?
+            }
+            "grad_fn" | "_version" => {
                 return Err(TraceError::unsupported(format!("reading tensor.{name}")));
             }
             _ => {

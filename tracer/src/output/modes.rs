@@ -229,6 +229,17 @@ impl OutputGraph {
         })
     }
 
+    /// Whether the graph reads or assigns `tensor.data` (such graphs run on the eager runner:
+    /// a `.data` tensor shares storage outside autograd, and an assignment swaps a tensor's
+    /// storage and metadata, neither of which the functional graph or the compiled backward
+    /// can say).
+    pub fn has_data_attr(&self) -> bool {
+        self.graph.nodes().any(|(_, n)| {
+            matches!(&n.kind, fx::NodeKind::Call { target, .. }
+                if matches!(target.name(), DATA_READ_TARGET | DATA_WRITE_TARGET))
+        })
+    }
+
     /// Whether the graph switches autocast anywhere (such graphs run on the eager runner).
     pub fn has_autocast(&self) -> bool {
         self.graph.nodes().any(|(_, n)| {

@@ -251,6 +251,16 @@ impl Frame<'_, '_> {
                     })?;
                 return match self.getattr(obj.clone(), &n) {
                     Ok(v) => Ok(v),
+                    // A traced `__getattr__` (or property) raised AttributeError: `getattr`
+                    // catches it and answers the default, as eager does.
+                    Err(TraceError::Raised { exc, .. })
+                        if args.len() == 3
+                            && exc
+                                .bind(py)
+                                .is_instance_of::<pyo3::exceptions::PyAttributeError>() =>
+                    {
+                        Ok(args[2].clone())
+                    }
                     Err(_) if args.len() == 3 && has_no_attr(py, obj, &n) => {
                         // The default is used: guard that the attribute is still missing.
                         self.guard_hasattr(obj, &n, false);

@@ -128,9 +128,9 @@ impl Frame<'_, '_> {
             "numpy" => return self.tensor_numpy(t, &args, &kwargs),
             _ => {}
         }
-        // Every tracker of the tensor would have to learn its new sizes or strides, so these
-        // run natively (the catalog's SHAPE_INPLACE rows).
-        if fx::ops::changes_shape_in_place(name) {
+        // Those that also change the storage (`resize_`, `set_`, `as_strided_`) run natively;
+        // the views of the tensor's own storage are traced (`meta_inplace.rs`).
+        if fx::ops::changes_shape_in_place(name) && !super::super::meta_inplace::traced(name) {
             return Err(TraceError::unsupported(format!(
                 "Tensor.{name}() (it changes the tensor's shape in place)"
             )));
@@ -140,9 +140,8 @@ impl Frame<'_, '_> {
                 "Tensor.{name}() (its result depends on tensor data)"
             )));
         }
-        // `requires_grad_(flag)` / `detach_()` that change the flag: every tracker of the
-        // tensor (a name bound before, a re-read through its source) and every result computed
-        // from it would have to learn it, so, as the shape-changing methods, they run natively.
+        // `requires_grad_(flag)` that changes the flag runs natively, where torch.compile breaks
+        // the graph too; `detach_()` is traced (`meta_inplace.rs`).
         let new_flag = match name {
             "requires_grad_" => match args.first().or_else(|| {
                 kwargs
@@ -153,10 +152,9 @@ impl Frame<'_, '_> {
                 None => Some(true),
                 Some(v) => v.as_py(py).and_then(|o| o.is_truthy().ok()),
             },
-            "detach_" => Some(false),
             _ => None,
         };
-        if matches!(name, "requires_grad_" | "detach_") && new_flag != Some(meta.requires_grad) {
+        if name == "requires_grad_" && new_flag != Some(meta.requires_grad) {
             return Err(TraceError::unsupported(format!(
                 "Tensor.{name}() (it changes the tensor's requires_grad in place)"
             )));
@@ -169,7 +167,13 @@ impl Frame<'_, '_> {
             .iter()
             .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
             .collect::<Result<Vec<_>, TraceError>>()?;
-        self.graph_call(name, Target::Method(name.to_string()), None, gargs, gkw)
+        let r = self.graph_call(name, Target::Method(name.to_string()), None, gargs, gkw)?;
+        if super::super::meta_inplace::traced(name) {
+            if let Var::Tensor(now) = &r {
+                self.tx.record_meta_change(now);
+            }
+        }
+        Ok(r)
     }
 }
 
