@@ -273,6 +273,56 @@ impl SymExpr {
         Some(total)
     }
 
+    /// A lower bound as [`SymExpr::lower_bound`], also through floor divisions by positive
+    /// constants (a size's loop bound `(e + c) // k` beside a multiple of it, as the inductor's
+    /// range splits make): each `c * (e // k)` is replaced by the polynomial it bounds from
+    /// the right side (`e // k <= e / k` for a negative `c`, `e // k >= (e - k + 1) / k` for a
+    /// positive one), after scaling the whole expression by the divisors' least common multiple
+    /// so the replacements stay integral. Sound for `e` of any sign (integer floor division).
+    /// Kept apart from `lower_bound`, which the shape environment's decisions use.
+    pub fn lower_bound_floor(&self, min: &dyn Fn(u32) -> i64) -> Option<i64> {
+        if let Some(lb) = self.lower_bound(min) {
+            return Some(lb);
+        }
+        fn gcd(a: i64, b: i64) -> i64 {
+            if b == 0 {
+                a.abs()
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        let mut l = 1i64;
+        for (m, _) in &self.terms {
+            if let [Atom::FloorDiv(_, d)] = m.as_slice() {
+                let k = d.as_const().filter(|&k| k > 0)?;
+                l = l.checked_mul(k / gcd(l, k))?;
+            }
+        }
+        if l == 1 {
+            return None;
+        }
+        let mut out = SymExpr::constant(0);
+        for (m, c) in &self.terms {
+            let c = c.checked_mul(l)?;
+            let t = match m.as_slice() {
+                [Atom::FloorDiv(e, d)] => {
+                    let k = d.as_const()?;
+                    let e = if c < 0 {
+                        (**e).clone()
+                    } else {
+                        e.add_const(1 - k)
+                    };
+                    e.mul_const(c / k)
+                }
+                _ => SymExpr::from_terms(vec![(m.clone(), c)]),
+            };
+            out = out.add(&t);
+        }
+        let lb = out.lower_bound(min)?;
+        // ceil(lb / l)
+        Some(-floor_div(-lb, l)?)
+    }
+
     /// Every symbol the expression reads, sorted, without repeats.
     pub fn symbols(&self) -> Vec<u32> {
         fn walk(e: &SymExpr, out: &mut Vec<u32>) {

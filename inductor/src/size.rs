@@ -156,6 +156,14 @@ impl Size {
         }
     }
 
+    /// A lower bound also through floor divisions by constants ([`SymExpr::lower_bound_floor`]).
+    pub fn lower_bound_floor(self, min: &dyn Fn(u32) -> i64) -> Option<i64> {
+        match self {
+            Size::Const(c) => Some(c),
+            Size::Sym(_) => self.to_expr().lower_bound_floor(min),
+        }
+    }
+
     /// `max(self, 1)`: an element count used as a work estimate (a symbolic size is at least
     /// 2 already).
     pub fn at_least_one(self) -> Size {
