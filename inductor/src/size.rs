@@ -315,7 +315,13 @@ impl fmt::Display for Size {
             Size::Const(c) => write!(f, "{c}"),
             Size::Sym(_) => {
                 let e = self.to_expr();
-                let s = e.render(&|k| format!("s{k}")).replace(" // ", " / ");
+                // C: `/` for the floor division of non-negative sizes, the prelude's integer
+                // macros for `min`/`max` (a range split's clipped cut, `lower::interior`).
+                let s = e
+                    .render(&|k| format!("s{k}"))
+                    .replace(" // ", " / ")
+                    .replace("min(", "TF_MINI(")
+                    .replace("max(", "TF_MAXI(");
                 if e.as_symbol().is_some() {
                     f.write_str(&s)
                 } else {

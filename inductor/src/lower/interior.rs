@@ -10,9 +10,13 @@
 //! `[hi, n)`, `lo` the first point whose reads start at or after 0 (a constant) and `hi` the
 //! end of the points whose reads end before `len` (`(len - 1 - b + s) // s`, symbolic with the
 //! input's length). The borders span the full extent of the later dims; the middle range splits
-//! along the next dim, so an `n`-d pool is `2n + 1` loops. A range may be empty at some sizes
-//! (its loop runs zero times); a symbolic split is taken only where every range is proved
-//! non-negative for every admitted size, and a constant one clips its cuts into `[0, n]`.
+//! along the next dim, so an `n`-d pool is `2n + 1` loops. A range may be empty at some sizes:
+//! a constant split clips its cuts into `[0, n]`; a symbolic one clips the left border's end
+//! (`min(lo, n)`, printed with the prelude's `TF_MINI`), proves the right border's start
+//! `hi <= n` (starting it at `max(hi, 0)`), and leaves the interior's extent `hi - lo` as it is, negative where no window
+//! is inside (its loop then runs zero times, and the right border, starting at `hi`, overlaps
+//! the left one: both write the value the one loop would). The interior's extent carries no
+//! `max`, so the window proofs there see through it.
 //! CPU only, as the `cat` ranges ([`super::ranges`]), which take precedence.
 
 use super::ranges::Stored;
@@ -21,13 +25,19 @@ use super::Lowerer;
 use crate::index::{Atom, Idx, SYMBOL_MIN};
 use crate::ir::{BinOp, Body, BodyBuilder, BufId, BufKind, IrNode, Scalar, Val};
 use crate::size::Size;
+use fx::SymExpr;
 
-/// One dim's cut: the interior `[lo, hi)` of `[0, n)`.
+/// One dim's cut of `[0, n)`: the left border `[0, top)`, the interior `[lo, hi)`, the right
+/// border `[bot, n)`. `top` is `min(lo, n)`, `bot` is `max(hi, 0)`; over symbolic sizes `hi`
+/// may be below `lo` (an empty interior, its extent negative: the loop runs zero times), where
+/// the borders overlap.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Cut {
     d: usize,
+    top: Size,
     lo: Size,
     hi: Size,
+    bot: Size,
 }
 
 /// A read position `a*x_d + b` (one loop var, constant coefficients) checked against 0
@@ -119,30 +129,62 @@ impl Lowerer<'_> {
                 Some(u) => {
                     let bmax = upper.iter().map(|r| r.b).max()?;
                     let num = u.len? + Size::Const(a - 1 - bmax);
-                    if num.as_const().is_none() && !nonneg(num) {
-                        // C's `/` would round a negative numerator toward zero.
-                        continue;
-                    }
-                    num.floordiv(Size::Const(a))
+                    // C's `/` rounds a negative numerator toward zero: one that may be
+                    // negative is raised by a multiple of `a` first (`(num + a*t) // a - t`).
+                    let t = match num.lower_bound(&|_| SYMBOL_MIN) {
+                        Some(lb) if lb < 0 && a > 1 => (-lb + a - 1) / a,
+                        Some(_) => 0,
+                        None if a == 1 => 0,
+                        None => continue,
+                    };
+                    (num + Size::Const(a * t)).floordiv(Size::Const(a)) - Size::Const(t)
                 }
             };
-            let (lo, hi) = match (n.as_const(), hi.as_const()) {
+            let (top, lo, hi, bot) = match (n.as_const(), hi.as_const()) {
                 (Some(n), Some(h)) => {
                     let lo = lo.min(n);
-                    (Size::Const(lo), Size::Const(h.clamp(lo, n)))
+                    let c = |v| Size::Const(v);
+                    (c(lo), c(lo), c(h.clamp(lo, n)), c(h.clamp(lo, n)))
                 }
                 _ => {
+                    // The end of the right border: proved, else clipped by `n` at run time.
                     let lo = Size::Const(lo);
-                    if !(nonneg(n - lo) && nonneg(hi - lo) && nonneg(n - hi)) {
+                    let top = if nonneg(n - lo) {
+                        lo
+                    } else {
+                        Size::expr(lo.to_expr().min_with(&n.to_expr(), &|_| SYMBOL_MIN))
+                    };
+                    // `hi >= 0` (its numerator is); the right border must fit in `n`. Where
+                    // `hi < lo` the interior's loop runs zero times and the right border
+                    // overlaps the left one, writing the same values again.
+                    if !nonneg(n - hi) {
                         continue;
                     }
-                    (lo, hi)
+                    // An end proved at `n` (equal expressions that do not simplify alike).
+                    let hi = if nonneg(hi - n) { n } else { hi };
+                    // The right border starts at `max(hi, 0)` (`hi` is negative where the
+                    // last window's end is before the first one's start).
+                    let bot = if nonneg(hi) {
+                        hi
+                    } else {
+                        Size::expr(
+                            hi.to_expr()
+                                .max_with(&SymExpr::constant(0), &|_| SYMBOL_MIN),
+                        )
+                    };
+                    (top, lo, hi, bot)
                 }
             };
             if lo == Size::Const(0) && hi == n {
                 continue;
             }
-            cuts.push(Cut { d, lo, hi });
+            cuts.push(Cut {
+                d,
+                top,
+                lo,
+                hi,
+                bot,
+            });
         }
         (!cuts.is_empty()).then_some(cuts)
     }
@@ -166,7 +208,7 @@ impl Lowerer<'_> {
         let strides = self.ir.buffers[buf].strides.clone();
         let dtype = self.ir.buffers[buf].dtype;
         for (sizes, start) in pieces {
-            if sizes.contains(&Size::Const(0)) {
+            if sizes.iter().any(|s| s.as_const().is_some_and(|c| c <= 0)) {
                 continue;
             }
             let mut b = BodyBuilder::new(sizes.clone());
@@ -212,8 +254,8 @@ fn pieces_of(
         st[c.d] = from;
         (sz, st)
     };
-    out.push(range(Size::Const(0), c.lo));
-    out.push(range(c.hi, n));
+    out.push(range(Size::Const(0), c.top));
+    out.push(range(c.bot, n));
     let (sz, st) = range(c.lo, c.hi);
     pieces_of(rest, sz, st, out);
 }
