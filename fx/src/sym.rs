@@ -646,4 +646,36 @@ mod tests {
         let r = e.substitute(&|k| (k == 2).then(|| s(1)));
         assert_eq!(r, s(0));
     }
+
+    /// Bounds through floor divisions by constants: proved where true at every size from 2,
+    /// `None` where a value below it exists (checked by brute force over small sizes).
+    #[test]
+    fn lower_bound_floor_sees_through_floor_division() {
+        let two = |_| 2;
+        let c = SymExpr::constant;
+        let fd = |e: &SymExpr, k| e.floordiv(&c(k));
+        // len - 1 - (2 * (len // 2) - 1) = len % 2 >= 0 (a pool interior's last read).
+        let e = s(0).sub(&fd(&s(0), 2).mul_const(2));
+        assert_eq!(e.lower_bound(&two), None);
+        assert_eq!(e.lower_bound_floor(&two), Some(0));
+        // (len - 1) // 2 + 1 - len // 2 >= 0 (the right border of avg_pool(3, 2, 1)).
+        let e = fd(&s(0).add_const(-1), 2).add_const(1).sub(&fd(&s(0), 2));
+        assert_eq!(e.lower_bound_floor(&two), Some(0));
+        // len // 2 - 1 >= 0 from len >= 2; len // 3 - 1 is not (len = 2).
+        assert_eq!(fd(&s(0), 2).add_const(-1).lower_bound_floor(&two), Some(0));
+        assert_eq!(fd(&s(0), 3).add_const(-1).lower_bound_floor(&two), Some(-1));
+        // Divisors 2 and 3 together: len // 2 - len // 3 >= 0 (true: 0 at len 2).
+        let e = fd(&s(0), 2).sub(&fd(&s(0), 3));
+        let lb = e.lower_bound_floor(&two).unwrap();
+        assert!(lb <= 0);
+        for v in 2..200 {
+            let val = e.eval(&|_| v).unwrap();
+            assert!(val >= lb, "{v}: {val} < {lb}");
+        }
+        // A symbolic divisor is not taken.
+        assert_eq!(
+            s(0).sub(&s(0).floordiv(&s(1))).lower_bound_floor(&two),
+            None
+        );
+    }
 }
