@@ -54,8 +54,13 @@ fn nonneg(e: Size) -> bool {
 }
 
 /// The bound checks `p >= 0` and `p < len` of `full` over positions affine in one loop var
-/// (a read's mask checks both, or the one side not proved already).
-fn bounded_reads(full: &Body) -> Vec<Bounded> {
+/// (a read's mask checks both, or the one side not proved already), and the dims where some
+/// position is checked `>= 0` (a padded window's first read): only those are split. A dim
+/// compared only by `<` is a select (`c[1:]` of a `cat`: `x + 1 < len`), which the `cat`
+/// ranges decide on ([`super::ranges`]), not a window read; a window without padding whose
+/// last read is not proved inside (`ceil_mode`) is left whole too.
+fn bounded_reads(full: &Body) -> (Vec<Bounded>, Vec<usize>) {
+    let mut lower_checked = Vec::new();
     let affine = |v| match &full.vals[v] {
         Val::Index(p) => match (p.terms.as_slice(), p.constant.as_const()) {
             ([(Atom::Var(d), a)], Some(b)) => {
@@ -79,9 +84,12 @@ fn bounded_reads(full: &Body) -> Vec<Bounded> {
             Val::Index(l) if !lower && l.terms.is_empty() => Some(l.constant),
             _ => continue,
         };
+        if lower {
+            lower_checked.push(d);
+        }
         out.push(Bounded { d, a, b, len });
     }
-    out
+    (out, lower_checked)
 }
 
 impl Lowerer<'_> {
@@ -104,9 +112,9 @@ impl Lowerer<'_> {
         if numel.is_some_and(|n| n < policy.split_store_min_elems) {
             return None;
         }
-        let reads = bounded_reads(full);
+        let (reads, split_dims) = bounded_reads(full);
         let mut cuts = Vec::new();
-        for d in 0..t.ndim() {
+        for d in sorted_dims(split_dims) {
             let on: Vec<&Bounded> = reads.iter().filter(|r| r.d == d).collect();
             let upper: Vec<&&Bounded> = on.iter().filter(|r| r.len.is_some()).collect();
             let Some(first) = on.first() else { continue };
@@ -233,6 +241,12 @@ impl Lowerer<'_> {
             });
         }
     }
+}
+
+fn sorted_dims(mut dims: Vec<usize>) -> Vec<usize> {
+    dims.sort_unstable();
+    dims.dedup();
+    dims
 }
 
 /// The ranges (sizes and starts) of the borders along `cuts[0]`, then of the middle range split
