@@ -155,16 +155,17 @@ impl Lowerer<'_> {
                     (c(lo), c(lo), c(h.clamp(lo, n)), c(h.clamp(lo, n)))
                 }
                 _ => {
-                    // The end of the right border: proved, else clipped by `n` at run time.
+                    // The end of the left border: `lo`, proved inside, else clipped by `n` at
+                    // run time.
                     let lo = Size::Const(lo);
                     let top = if nonneg(n - lo) {
                         lo
                     } else {
                         Size::expr(lo.to_expr().min_with(&n.to_expr(), &|_| SYMBOL_MIN))
                     };
-                    // `hi >= 0` (its numerator is); the right border must fit in `n`. Where
-                    // `hi < lo` the interior's loop runs zero times and the right border
-                    // overlaps the left one, writing the same values again.
+                    // The right border must fit in `n`. Where `hi < lo` the interior's loop runs
+                    // zero times and the right border overlaps the left one, writing the same
+                    // values again.
                     if !nonneg(n - hi) {
                         continue;
                     }
