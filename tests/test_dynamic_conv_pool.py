@@ -22,6 +22,8 @@ import torch._dynamo
 import torch.nn.functional as F
 import torchferro
 import torchferro.compiler
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from programs.counting import Count
 from programs.dynamic import inductor_log, same_values
 from torch import nn
@@ -223,3 +225,41 @@ def test_a_small_cnn_over_image_sizes(fresh_cache, caplog):
     assert "declined" not in text, text
     assert len(torchferro.compiler.cache_entries(f)) == tc.n == 1
     assert _c_compiles() - before == 1
+
+
+# --- interior and borders (session 21) ------------------------------------------------------
+
+# Pools whose output store is split into the windows proved inside and the borders around
+# them; every one accepts any length >= 1 (padding 1).
+SPLIT_POOLS = {
+    "avg_3_2_1": lambda x: F.avg_pool2d(F.relu(x), 3, 2, 1),
+    "avg_3_2_1_ceil_exclude": lambda x: F.avg_pool2d(
+        x, 3, 2, 1, ceil_mode=True, count_include_pad=False
+    ),
+    "avg_3x2_1_1": lambda x: F.avg_pool2d(x, (3, 2), 1, 1, count_include_pad=False) * 2,
+    "max_3_2_1": lambda x: F.max_pool2d(F.relu(x), 3, 2, 1),
+    "max_3_1_1_ceil": lambda x: F.max_pool2d(x, 3, 1, 1, ceil_mode=True) - 1,
+    "avg1d_3_2_1": lambda x: F.avg_pool1d(x[:, :, 0], 3, 2, 1),
+}
+_split_compiled = {}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    name=st.sampled_from(sorted(SPLIT_POOLS)),
+    sizes=st.lists(
+        st.tuples(st.integers(1, 19), st.integers(1, 19)), min_size=1, max_size=4
+    ),
+)
+def test_split_pools_match_eager_at_any_size(name, sizes):
+    """One ``dynamic=True`` function per pool over drawn sizes (1, 2, 3: an empty interior;
+    odd and even: a right border or none): eager's values, every graph on the inductor."""
+    fn = SPLIT_POOLS[name]
+    if name not in _split_compiled:
+        _split_compiled[name] = torchferro.compile(fn, dynamic=True)
+    f = _split_compiled[name]
+    with torch.no_grad():
+        for h, w in sizes:
+            x = R(2, 3, h, w)
+            same_values(f(x), fn(x))
+    assert all(e["runner"] == "inductor" for e in torchferro.compiler.cache_entries(f))

@@ -284,6 +284,56 @@ impl SymExpr {
         Some(total)
     }
 
+    /// A lower bound as [`SymExpr::lower_bound`], also through floor divisions by positive
+    /// constants (a size's loop bound `(e + c) // k` beside a multiple of it, as the inductor's
+    /// range splits make): each `c * (e // k)` is replaced by the polynomial it bounds from
+    /// the right side (`e // k <= e / k` for a negative `c`, `e // k >= (e - k + 1) / k` for a
+    /// positive one), after scaling the whole expression by the divisors' least common multiple
+    /// so the replacements stay integral. Sound for `e` of any sign (integer floor division).
+    /// Kept apart from `lower_bound`, which the shape environment's decisions use.
+    pub fn lower_bound_floor(&self, min: &dyn Fn(u32) -> i64) -> Option<i64> {
+        if let Some(lb) = self.lower_bound(min) {
+            return Some(lb);
+        }
+        fn gcd(a: i64, b: i64) -> i64 {
+            if b == 0 {
+                a.abs()
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        let mut l = 1i64;
+        for (m, _) in &self.terms {
+            if let [Atom::FloorDiv(_, d)] = m.as_slice() {
+                let k = d.as_const().filter(|&k| k > 0)?;
+                l = l.checked_mul(k / gcd(l, k))?;
+            }
+        }
+        if l == 1 {
+            return None;
+        }
+        let mut out = SymExpr::constant(0);
+        for (m, c) in &self.terms {
+            let c = c.checked_mul(l)?;
+            let t = match m.as_slice() {
+                [Atom::FloorDiv(e, d)] => {
+                    let k = d.as_const()?;
+                    let e = if c < 0 {
+                        (**e).clone()
+                    } else {
+                        e.add_const(1 - k)
+                    };
+                    e.mul_const(c / k)
+                }
+                _ => SymExpr::from_terms(vec![(m.clone(), c)]),
+            };
+            out = out.add(&t);
+        }
+        let lb = out.lower_bound(min)?;
+        // ceil(lb / l)
+        Some(-floor_div(-lb, l)?)
+    }
+
     /// Every symbol the expression reads, sorted, without repeats.
     pub fn symbols(&self) -> Vec<u32> {
         fn walk(e: &SymExpr, out: &mut Vec<u32>) {
@@ -606,5 +656,37 @@ mod tests {
         let e = s(0).mul(&s(1)).floordiv(&s(2));
         let r = e.substitute(&|k| (k == 2).then(|| s(1)));
         assert_eq!(r, s(0));
+    }
+
+    /// Bounds through floor divisions by constants: proved where true at every size from 2,
+    /// `None` where a value below it exists (checked by brute force over small sizes).
+    #[test]
+    fn lower_bound_floor_sees_through_floor_division() {
+        let two = |_| 2;
+        let c = SymExpr::constant;
+        let fd = |e: &SymExpr, k| e.floordiv(&c(k));
+        // len - 1 - (2 * (len // 2) - 1) = len % 2 >= 0 (a pool interior's last read).
+        let e = s(0).sub(&fd(&s(0), 2).mul_const(2));
+        assert_eq!(e.lower_bound(&two), None);
+        assert_eq!(e.lower_bound_floor(&two), Some(0));
+        // (len - 1) // 2 + 1 - len // 2 >= 0 (the right border of avg_pool(3, 2, 1)).
+        let e = fd(&s(0).add_const(-1), 2).add_const(1).sub(&fd(&s(0), 2));
+        assert_eq!(e.lower_bound_floor(&two), Some(0));
+        // len // 2 - 1 >= 0 from len >= 2; len // 3 - 1 is not (len = 2).
+        assert_eq!(fd(&s(0), 2).add_const(-1).lower_bound_floor(&two), Some(0));
+        assert_eq!(fd(&s(0), 3).add_const(-1).lower_bound_floor(&two), Some(-1));
+        // Divisors 2 and 3 together: len // 2 - len // 3 >= 0 (true: 0 at len 2).
+        let e = fd(&s(0), 2).sub(&fd(&s(0), 3));
+        let lb = e.lower_bound_floor(&two).unwrap();
+        assert!(lb <= 0);
+        for v in 2..200 {
+            let val = e.eval(&|_| v).unwrap();
+            assert!(val >= lb, "{v}: {val} < {lb}");
+        }
+        // A symbolic divisor is not taken.
+        assert_eq!(
+            s(0).sub(&s(0).floordiv(&s(1))).lower_bound_floor(&two),
+            None
+        );
     }
 }

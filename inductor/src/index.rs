@@ -220,6 +220,18 @@ impl Idx {
         lo.is_some_and(proved_nonneg) && proved_le(hi, Some(d - 1))
     }
 
+    /// [`Idx::within`], also proving through floor divisions in the sizes
+    /// ([`Size::lower_bound_floor`]): a loop over `[lo, (len + c) // k)` reads inside `len`.
+    /// Only where every read of a window is decided at once (`lower::pool`): proving some reads
+    /// of a window and masking the others made the symbolic pool kernel slower (session 20).
+    pub fn within_floor(&self, d: Size, ranges: &[Size]) -> bool {
+        let nonneg = |e: Size| e.lower_bound_floor(&sym_min).is_some_and(|v| v >= 0);
+        match self.bounds_sym(ranges) {
+            (Some(lo), Some(hi)) => nonneg(lo) && nonneg(d - 1 - hi),
+            _ => false,
+        }
+    }
+
     /// `floor(self / d)` for `d > 0`, simplified where the simplification is proved for every
     /// admitted size.
     pub fn floordiv(&self, d: impl Into<Size>, ranges: &[Size]) -> Idx {

@@ -156,6 +156,14 @@ impl Size {
         }
     }
 
+    /// A lower bound also through floor divisions by constants ([`SymExpr::lower_bound_floor`]).
+    pub fn lower_bound_floor(self, min: &dyn Fn(u32) -> i64) -> Option<i64> {
+        match self {
+            Size::Const(c) => Some(c),
+            Size::Sym(_) => self.to_expr().lower_bound_floor(min),
+        }
+    }
+
     /// `max(self, 1)`: an element count used as a work estimate (a symbolic size is at least
     /// 2 already).
     pub fn at_least_one(self) -> Size {
@@ -310,7 +318,7 @@ impl fmt::Display for Size {
                 let e = self.to_expr();
                 // `max`/`min` atoms (torch's `sym_max`/`sym_min`, `x[: max(T, S) - 1]`) as the
                 // preludes' integer macros: C has no `max` function (the kernel library failed to
-                // load, "undefined symbol: max").
+                // load, "undefined symbol: max"; a range split's clipped cut, `lower::interior`).
                 let s = e
                     .render(&|k| format!("s{k}"))
                     .replace(" // ", " / ")

@@ -429,6 +429,33 @@ fn scall(
 /// `pool(x) + 1` over `x [2, 3, s0, s1]` lowered once from fx's symbolic metas (hints `hints`):
 /// its one library, built at each assignment in `sizes`, gives the reference's values.
 fn run_symbolic(pool: &Pool, hints: [i64; 2], sizes: &[(i64, i64)]) {
+    let g = symbolic_graph(pool, hints);
+    let opts = options();
+    let prepared = inductor::prepare(&g, &opts).unwrap_or_else(|e| panic!("prepare: {e}"));
+    assert_eq!(prepared.symbols(), vec![0, 1]);
+    let mut compiles = 0;
+    for &(h, w) in sizes {
+        let c = prepared.build_at(&opts, &[h, w]).unwrap();
+        assert_eq!(c.num_fallbacks(), 0, "{pool:?}: {:?}", c.fallback_reasons());
+        compiles += usize::from(c.compiler_ran());
+        let mut host = VecHost::new();
+        let shape = [2, 3, h, w];
+        let xv: Vec<f64> = values((6 * h * w) as usize, 3)
+            .into_iter()
+            .map(|v| v as f32 as f64)
+            .collect();
+        let ins = vec![host.tensor_strided(DType::Float32, &shape, &[3 * h * w, h * w, w, 1], &xv)];
+        let got = c.run(&mut host, &ins).unwrap();
+        let (osizes, want) = reference(&xv, &shape, 2, pool);
+        assert_eq!(got[0].sizes, osizes, "{pool:?} at {h}x{w}");
+        let want: Vec<f64> = want.iter().map(|v| v + 1.0).collect();
+        assert_close(&got[0].to_f64(), &want, &c);
+    }
+    assert!(compiles <= 1, "{compiles} C compiles for {pool:?}");
+}
+
+/// The graph of [`run_symbolic`].
+fn symbolic_graph(pool: &Pool, hints: [i64; 2]) -> Graph {
     let mut g = Graph::new();
     let x = sym_input(
         &mut g,
@@ -455,28 +482,7 @@ fn run_symbolic(pool: &Pool, hints: [i64; 2], sizes: &[(i64, i64)]) {
         None,
     );
     g.output(vec![n(z)]);
-    let opts = options();
-    let prepared = inductor::prepare(&g, &opts).unwrap_or_else(|e| panic!("prepare: {e}"));
-    assert_eq!(prepared.symbols(), vec![0, 1]);
-    let mut compiles = 0;
-    for &(h, w) in sizes {
-        let c = prepared.build_at(&opts, &[h, w]).unwrap();
-        assert_eq!(c.num_fallbacks(), 0, "{pool:?}: {:?}", c.fallback_reasons());
-        compiles += usize::from(c.compiler_ran());
-        let mut host = VecHost::new();
-        let shape = [2, 3, h, w];
-        let xv: Vec<f64> = values((6 * h * w) as usize, 3)
-            .into_iter()
-            .map(|v| v as f32 as f64)
-            .collect();
-        let ins = vec![host.tensor_strided(DType::Float32, &shape, &[3 * h * w, h * w, w, 1], &xv)];
-        let got = c.run(&mut host, &ins).unwrap();
-        let (osizes, want) = reference(&xv, &shape, 2, pool);
-        assert_eq!(got[0].sizes, osizes, "{pool:?} at {h}x{w}");
-        let want: Vec<f64> = want.iter().map(|v| v + 1.0).collect();
-        assert_close(&got[0].to_f64(), &want, &c);
-    }
-    assert!(compiles <= 1, "{compiles} C compiles for {pool:?}");
+    g
 }
 
 #[test]
@@ -536,4 +542,136 @@ fn pools_over_symbolic_sizes() {
             &all,
         );
     }
+}
+
+// --- interior and borders (session 21) ----------------------------------------------------
+
+/// The pointwise nodes writing a range of their buffer, and whether the last (the interior)
+/// reads without masks, selects or clamps.
+fn pieces(ir: &inductor::ir::IrGraph) -> (usize, bool) {
+    use inductor::index::Atom;
+    use inductor::ir::{IrNode, Val};
+    let ranges: Vec<_> = ir.nodes.keys().filter(|&n| ir.writes_range(n)).collect();
+    // Without ranges: the one pointwise node.
+    let Some(&last) = ranges.last().or(ir.nodes.keys().last().as_ref()) else {
+        return (0, false);
+    };
+    let IrNode::Pointwise { body, .. } = &ir.nodes[last] else {
+        unreachable!("a range writer is pointwise")
+    };
+    let clean = body.vals.iter().all(|v| match v {
+        Val::Where(..) | Val::Index(_) => false,
+        Val::Load { index, .. } => !index
+            .terms
+            .iter()
+            .any(|(a, _)| matches!(a, Atom::Clamp(..))),
+        _ => true,
+    });
+    (ranges.len(), clean)
+}
+
+/// A pool over symbolic sizes is stored by `2n + 1` loops, the last over the windows proved
+/// inside the input: no clamps, masks or per-point counts there. CUDA keeps one store.
+#[test]
+fn a_symbolic_pool_is_stored_by_interior_and_borders() {
+    let cases = [
+        avg(&[3, 3], &[2, 2], &[1, 1], false, true, None),
+        avg(&[3, 3], &[2, 2], &[1, 1], true, false, None),
+        max(&[3, 3], &[2, 1], &[1, 1], &[1, 2], false),
+    ];
+    for pool in &cases {
+        let g = symbolic_graph(pool, [7, 8]);
+        let cpu = inductor::lower::lower_for(&g, &options().target).unwrap();
+        assert_eq!(pieces(&cpu), (5, true), "{pool:?}");
+        let cuda = inductor::lower::lower_for(&g, &inductor::Target::cuda(9, 0)).unwrap();
+        assert_eq!(pieces(&cuda).0, 0, "{pool:?}");
+    }
+    // Without padding every window is inside (the last ends at `2 * (len // 2) - 1 <=
+    // len - 1`, proved through the floor division): one loop, no checks.
+    let g = symbolic_graph(&avg(&[2, 2], &[2, 2], &[0, 0], false, true, None), [7, 8]);
+    let cpu = inductor::lower::lower_for(&g, &options().target).unwrap();
+    assert_eq!(pieces(&cpu), (0, true));
+}
+
+/// Static pools split too (above the policy's store threshold), with the same interior.
+#[test]
+fn a_static_pool_is_stored_by_interior_and_borders() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[2, 16, 64, 64]);
+    let pool = avg(&[3, 3], &[2, 2], &[1, 1], false, true, None);
+    let (t, a, kw) = pool_call(2, &pool, x);
+    let kw: Vec<(String, Arg)> = kw.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let y = g.call("pool", t, a, kw, meta32(&[2, 16, 32, 32]));
+    g.output(vec![n(y)]);
+    let cpu = inductor::lower::lower_for(&g, &options().target).unwrap();
+    // 64 = 2*31 + 2: the last window ends inside, so H and W have no right border.
+    assert_eq!(pieces(&cpu), (3, true));
+    // Below the threshold (16 x 16 in, 6 * 8 * 8 out) one loop stays.
+    run_static(&[2, 3, 16, 16], 2, &pool);
+    run_static(&[2, 16, 64, 64], 2, &pool);
+    run_static(
+        &[1, 8, 45, 37],
+        2,
+        &max(&[3, 3], &[2, 2], &[1, 1], &[1, 1], true),
+    );
+}
+
+/// Sizes where a piece is empty (the interior at 2 and 3 for a 3-window of stride 2, both
+/// borders' ends at even lengths): one library, the reference's values.
+#[test]
+fn pools_over_symbolic_sizes_with_empty_pieces() {
+    let tiny = [
+        (2, 2),
+        (2, 3),
+        (3, 2),
+        (3, 3),
+        (4, 5),
+        (2, 9),
+        (11, 2),
+        (6, 7),
+    ];
+    run_symbolic(
+        &avg(&[3, 3], &[2, 2], &[1, 1], false, true, None),
+        [7, 8],
+        &tiny,
+    );
+    run_symbolic(
+        &avg(&[3, 3], &[2, 2], &[1, 1], false, false, None),
+        [7, 8],
+        &tiny,
+    );
+    run_symbolic(
+        &avg(&[2, 2], &[2, 2], &[0, 0], false, true, None),
+        [7, 8],
+        &tiny,
+    );
+    run_symbolic(
+        &avg(&[3, 2], &[1, 2], &[1, 1], false, false, None),
+        [7, 8],
+        &tiny,
+    );
+    run_symbolic(
+        &max(&[3, 3], &[2, 2], &[1, 1], &[1, 1], false),
+        [7, 8],
+        &tiny,
+    );
+    // Dilation 2 along W: a window spans 5 (len >= 3 with padding 1).
+    let wide = [(2, 3), (3, 4), (2, 5), (5, 6), (9, 3)];
+    run_symbolic(
+        &max(&[3, 3], &[2, 1], &[1, 1], &[1, 2], false),
+        [7, 8],
+        &wide,
+    );
+    // ceil_mode: the sizes of the hints' parities (odd H, even W).
+    let odd_even = [(3, 2), (3, 4), (5, 2), (7, 6), (9, 4)];
+    run_symbolic(
+        &avg(&[3, 3], &[2, 2], &[1, 1], true, false, None),
+        [7, 8],
+        &odd_even,
+    );
+    run_symbolic(
+        &max(&[3, 3], &[2, 2], &[1, 1], &[1, 1], true),
+        [7, 8],
+        &odd_even,
+    );
 }

@@ -13,6 +13,7 @@ mod extern_ops;
 mod factory;
 mod fallback;
 mod indexing;
+mod interior;
 pub(crate) mod onednn;
 mod outputs;
 mod pool;
@@ -888,8 +889,8 @@ impl<'g> Lowerer<'g> {
     }
 
     /// Pointwise nodes writing `t` into `buf` (whose layout the nodes' indices follow): one
-    /// over all of `t`, or one per range where `t` is a `cat` or reads one
-    /// ([`ranges`]).
+    /// over all of `t`, or one per range where `t` is a `cat` or reads one ([`ranges`]), or
+    /// where its reads are masked by their bounds (a pool's windows: [`interior`]).
     pub fn store(&mut self, buf: BufId, t: &TensorVal) {
         // What was stored already is read back, also through a lazy view's loader: a view
         // that is not strided on its realized base (an `expand` then `reshape`, Llama's
@@ -910,6 +911,9 @@ impl<'g> Lowerer<'g> {
         let body = b.finish(v);
         if let Some((d, cuts)) = self.store_ranges(buf, t, &body) {
             return self.store_split(buf, t, d, &cuts, &stored);
+        }
+        if let Some(cuts) = self.store_interior(buf, t, &body) {
+            return self.store_by_interior(buf, t, &cuts, &stored);
         }
         self.ir.nodes.push(IrNode::Pointwise {
             out: buf,

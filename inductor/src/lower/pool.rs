@@ -183,6 +183,21 @@ fn read_at(bb: &mut BodyBuilder, pos: Idx, len: Size) -> (Idx, Option<ValId>) {
     (pos.clamp_to(0, len - 1, bb.ranges()), mask)
 }
 
+/// Whether every read of the window at output `idx` is inside the input for every point of
+/// the builder's ranges, proved also through floor divisions: then the window is read without
+/// clamps or masks. This is what a store split into an interior and borders
+/// (`lower::ranges::store_interior`) narrows the ranges for; over the whole output it fails
+/// and each read is decided alone ([`read_at`]), as before: a window with some reads proved
+/// and others masked was slower than one masked throughout (session 20).
+fn window_inside(bb: &BodyBuilder, idx: &[Idx], wins: &[Win], lens: &[Size]) -> bool {
+    let lead = idx.len() - wins.len();
+    wins.iter().enumerate().all(|(i, w)| {
+        let first = w.start(&idx[lead + i]);
+        let last = first.add_const((w.k - 1) * w.d);
+        first.within_floor(lens[i], bb.ranges()) && last.within_floor(lens[i], bb.ranges())
+    })
+}
+
 fn and(bb: &mut BodyBuilder, a: Option<ValId>, b: Option<ValId>) -> Option<ValId> {
     match (a, b) {
         (Some(a), Some(b)) => Some(bb.binary(BinOp::And, a, b)),
@@ -233,12 +248,17 @@ pub fn max_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
         cost,
         Rc::new(move |bb, idx| {
             let mut r = bb.constant(Scalar::F(f64::NEG_INFINITY), dt);
+            let interior = window_inside(bb, idx, &wins, &lens);
             for off in offsets(&k) {
                 let mut j = idx.to_vec();
                 let mut inside = None;
                 for i in 0..n {
                     let w = wins[i];
                     let pos = idx[lead + i].scale(w.s).add_const(off[i] * w.d - w.p);
+                    if interior {
+                        j[lead + i] = pos;
+                        continue;
+                    }
                     let (at, m) = read_at(bb, pos, lens[i]);
                     inside = and(bb, inside, m);
                     j[lead + i] = at;
@@ -305,11 +325,16 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
         cost,
         Rc::new(move |bb, idx| {
             let mut r = bb.constant(Scalar::F(0.0), acc);
+            let interior = window_inside(bb, idx, &wins, &lens);
             for off in offsets(&k) {
                 let mut j = idx.to_vec();
                 let mut inside = None;
                 for i in 0..n {
                     let pos = wins[i].start(&idx[lead + i]).add_const(off[i]);
+                    if interior {
+                        j[lead + i] = pos;
+                        continue;
+                    }
                     let (at, m) = read_at(bb, pos, lens[i]);
                     inside = and(bb, inside, m);
                     j[lead + i] = at;
@@ -324,6 +349,8 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
             }
             let count = match fixed {
                 Some(c) => bb.constant(Scalar::F(c as f64), acc),
+                // A window inside the input counts the kernel's size in every mode.
+                None if interior => bb.constant(Scalar::F(kn as f64), acc),
                 None => {
                     // Per dim: the window [start, min(start + k, len + p)), clipped to the
                     // input unless the padding counts.
