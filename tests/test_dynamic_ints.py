@@ -261,3 +261,28 @@ def test_an_int_at_1_that_reaches_a_size_is_traced_again_static():
     )
     assert "arange(1" in fc.graphs[1].code.replace(" ", ""), fc.graphs[1].code
     assert "l_n" in fc.graphs[2].code, fc.graphs[2].code
+
+
+def test_formatting_a_symbolic_int_breaks_with_its_own_reason():
+    """An f-string of a symbolic size would pin its value: under ``fullgraph=True`` the error
+    names what was formatted (it said "a tensor" for a symbolic int before)."""
+
+    def size_text(x):
+        return f"{x.size(0)}", x + 1
+
+    def tensor_text(x):
+        return f"{x}"
+
+    torchferro.compiler.reset()
+    with pytest.raises(
+        torchferro.Unsupported, match="formatting a symbolic int into a string"
+    ):
+        torchferro.compile(size_text, fullgraph=True, dynamic=True)(torch.randn(4))
+    with pytest.raises(
+        torchferro.Unsupported, match="formatting a Tensor into a string"
+    ):
+        torchferro.compile(tensor_text, fullgraph=True)(torch.randn(2))
+    # Without fullgraph: a graph break, values eager's.
+    text, y = torchferro.compile(size_text, dynamic=True)(x := torch.randn(5))
+    assert text == "5"
+    torch.testing.assert_close(y, x + 1)

@@ -485,9 +485,16 @@ impl Frame<'_, '_> {
                 let v = self.decide_bools(v)?;
                 // The text comes from the object's state: its identity is guarded too.
                 self.tx.realize_identity(&v);
-                let v = v
-                    .as_py(py)
-                    .ok_or_else(|| TraceError::unsupported("formatting a tensor into a string"))?;
+                let Some(v) = v.as_py(py) else {
+                    // A tensor, or a symbolic int whose text would pin its value.
+                    let what = match &v {
+                        Var::SymInt(..) => "symbolic int".to_string(),
+                        other => other.type_name(py),
+                    };
+                    return Err(TraceError::unsupported(format!(
+                        "formatting a {what} into a string"
+                    )));
+                };
                 let v = match arg & 0x03 {
                     1 => v.str()?.into_any(),
                     2 => v.repr()?.into_any(),
