@@ -1,0 +1,16 @@
+# GPU (session 21): the split-reduction probe after the fix (expect 0 BAD), and the inductor log
+# of dynamic_seq on CUDA (why NVRTC ran per length).
+set -u
+# Run: run(command="bash scripts/gpu_split_and_dynamic_why.sh", carry=["build/cp312"]) after
+# `make ext312`; the summary comes back in $OUT/summary.txt.
+ROOT=$PWD
+O=/tmp/o; mkdir -p $O
+STAGE=$(mktemp -d); cp -r python/torchferro $STAGE/; find $STAGE -name '*.so' -delete
+cp build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so $STAGE/torchferro/
+export PYTHONPATH=$STAGE:$ROOT/scripts:$ROOT/tests PYTHONDONTWRITEBYTECODE=1
+( TORCHFERRO_CACHE_DIR=$(mktemp -d) timeout 110 python3 scripts/gpu_probe_split_reductions.py > $O/splitred.log 2>&1 ) &
+b=$!
+( TORCHFERRO_LOGS=inductor,recompiles timeout 110 python3 bench/dynamic_seq.py --device cuda --config tiny --batch 8 --reps 1 --variants torchferro > $O/dynlog.txt 2>&1 ) &
+c=$!
+wait $b $c
+{ grep -c "BAD" $O/splitred.log; grep -c "^r=" $O/splitred.log; grep "BAD" $O/splitred.log | head; grep -n -i "declin\|fitting\|did not build\|symbolically" $O/dynlog.txt | head -30 | cut -c1-800; tail -5 $O/dynlog.txt; } > $OUT/summary.txt 2>&1
