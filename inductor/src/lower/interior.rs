@@ -23,7 +23,7 @@ use super::ranges::Stored;
 use super::value::TensorVal;
 use super::Lowerer;
 use crate::index::{Atom, Idx, SYMBOL_MIN};
-use crate::ir::{BinOp, Body, BodyBuilder, BufId, BufKind, IrNode, Scalar, Val};
+use crate::ir::{BinOp, Body, BodyBuilder, BufId, IrNode, Scalar, Val};
 use crate::size::Size;
 use fx::SymExpr;
 
@@ -101,15 +101,7 @@ impl Lowerer<'_> {
         t: &TensorVal,
         full: &Body,
     ) -> Option<Vec<Cut>> {
-        let policy = self.target.cpu()?;
-        if self.ir.buffers[buf].kind != BufKind::Computed {
-            return None;
-        }
-        let numel = t
-            .sizes
-            .iter()
-            .try_fold(1i64, |n, s| Some(n * s.as_const()?));
-        if numel.is_some_and(|n| n < policy.split_store_min_elems) {
+        if !self.may_split_store(buf, t) {
             return None;
         }
         let (reads, split_dims) = bounded_reads(full);

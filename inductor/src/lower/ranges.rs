@@ -23,6 +23,22 @@ pub(super) type Stored = std::collections::HashMap<u64, (BufId, Vec<Size>, Size)
 const SPLIT_CONSUMERS: bool = true;
 
 impl Lowerer<'_> {
+    /// Whether a store of `t` into `buf` may be split into several range-writing nodes: on
+    /// the CPU (the CUDA printer keeps one store per buffer), into a buffer the graph computes
+    /// (a write-back into an input keeps its one store), and from the policy's size on (a
+    /// small store keeps its one loop; a symbolic size splits).
+    pub(super) fn may_split_store(&self, buf: BufId, t: &TensorVal) -> bool {
+        let Some(policy) = self.target.cpu() else {
+            return false;
+        };
+        let numel = t
+            .sizes
+            .iter()
+            .try_fold(1i64, |n, s| Some(n * s.as_const()?));
+        self.ir.buffers[buf].kind == BufKind::Computed
+            && numel.is_none_or(|n| n >= policy.split_store_min_elems)
+    }
+
     /// The ranges to split a store of `t` (body `full`, built over all of `t`) into `buf` by:
     /// the dim and its cut points, when `full` selects between two computed values by
     /// `x_d < c` (a `cat` along `d`). CPU only (the CUDA printer keeps one store per buffer),
@@ -34,16 +50,7 @@ impl Lowerer<'_> {
         t: &TensorVal,
         full: &Body,
     ) -> Option<(usize, Vec<i64>)> {
-        let policy = self.target.cpu()?;
-        if self.ir.buffers[buf].kind != BufKind::Computed {
-            return None;
-        }
-        // A small store keeps its one loop (the policy's threshold); a symbolic size splits.
-        let numel = t
-            .sizes
-            .iter()
-            .try_fold(1i64, |n, s| Some(n * s.as_const()?));
-        if numel.is_some_and(|n| n < policy.split_store_min_elems) {
+        if !self.may_split_store(buf, t) {
             return None;
         }
         // The split dim's size must be a constant (the cut points are); the other dims may
