@@ -306,9 +306,17 @@ def trust_exception_escapes_first_call(x, n):
     return y * 3
 
 
-# A graph break before the raise: the graph up to the break stays; the frame's rest (where the
-# exception escapes) runs eagerly.
-@case(lambda r: (r.randn(3, 4), r.pick(0, 1)), raises=True)
+# A graph break before the raise: the graph up to the break stays; torch.compile runs the
+# frame's rest (where the exception escapes) eagerly. Ours breaks again before the raise (one
+# graph more): run eagerly, the resume function's own code would name itself in the traceback,
+# where its transformed code shows the user's function (tests/test_tracebacks.py).
+@case(
+    lambda r: (r.randn(3, 4), r.pick(0, 1)),
+    raises=True,
+    breadth="an exception escaping a resume function breaks before the raise (torch.compile "
+    "runs that resumed rest eagerly: one graph fewer); running it eagerly would put the "
+    "resume function's name in the traceback",
+)
 def trust_exception_escapes_after_break(x, n):
     y = x * 2
     print("before")
