@@ -192,15 +192,7 @@ pub(super) fn emit(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel,
     // A split block folds a contiguous range of the reduced space.
     let per_part = ceil_div(inner_n, parts);
     let (lo, hi) = if parts > 1 {
-        (
-            format!("(ti)part * {per_part}"),
-            // `parts * per_part` may pass the end by up to a part (`per_part` rounds up): a
-            // part's range stops at the end, or the last parts read the next row's elements
-            // (found on the H100: 5 rows of 100003, 1024 parts of 98).
-            format!(
-                "((ti)part * {per_part} + {per_part} < {inner_n} ? (ti)part * {per_part} + {per_part} : {inner_n})"
-            ),
-        )
+        super::split::part_range("(ti)part", per_part, &inner_n.to_string())
     } else {
         ("0".to_string(), inner_n.to_string())
     };

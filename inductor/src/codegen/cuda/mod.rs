@@ -733,13 +733,7 @@ fn emit_rows(
     // A split row's block visits its part's contiguous range of chunks (constant rows only).
     let per_part = ceil_div(chunks_c, parts as i64);
     let (c_lo, c_hi) = if parts > 1 {
-        (
-            format!("part * {per_part}"),
-            // Stops at the last chunk: `parts * per_part` may pass it (as in `columns.rs`).
-            format!(
-                "(part * {per_part} + {per_part} < {chunks} ? part * {per_part} + {per_part} : {chunks})"
-            ),
-        )
+        split::part_range("part", per_part, &chunks)
     } else {
         ("0".to_string(), chunks.clone())
     };

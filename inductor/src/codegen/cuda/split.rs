@@ -31,6 +31,18 @@ use crate::target::CudaPolicy;
 /// last block's fold cost more than the split saves.
 const MIN_CHUNKS_PER_PART: i64 = 8;
 
+/// The range `[lo, hi)` of the items part `part` folds (both C expressions), when `end` items
+/// are cut into parts of `per_part` (rounded up, so `parts * per_part` may pass `end` by up to a
+/// part): a part stops at the end, and a part past it is empty (`lo >= hi`), or the last parts
+/// read the next row's elements (found on the H100: 5 rows of 100003, 1024 parts of 98).
+pub(super) fn part_range(part: &str, per_part: i64, end: &str) -> (String, String) {
+    let next = format!("{part} * {per_part} + {per_part}");
+    (
+        format!("{part} * {per_part}"),
+        format!("({next} < {end} ? {next} : {end})"),
+    )
+}
+
 /// How many parts each row of row kernel `k` is split into (1: not split). `chunks`: the
 /// chunks each thread would visit unsplit (`ceil(inner_n / (block * vector))`).
 pub(super) fn split_parts(

@@ -152,3 +152,187 @@ fn grid_rules_cover_the_work_and_clamp() {
     };
     assert_eq!(split.blocks(&at(5, 1)), Some(15));
 }
+
+/// `r = x.sum(dim)` over a constant `x [rows, cols]`.
+fn sum_graph(rows: i64, cols: i64, dim: usize) -> IrGraph {
+    let (r0, c0) = (Size::Const(rows), Size::Const(cols));
+    let (one, zero) = (Size::Const(1), Size::Const(0));
+    let mut ir = IrGraph {
+        num_inputs: 1,
+        ..IrGraph::default()
+    };
+    let x = ir.add_buffer(
+        DType::Float32,
+        vec![r0, c0],
+        vec![c0, one],
+        BufKind::Input(0),
+    );
+    let (kept, reduced) = if dim == 1 { (r0, c0) } else { (c0, r0) };
+    let r = ir.add_buffer(DType::Float32, vec![kept], vec![one], BufKind::Computed);
+    let mut b = BodyBuilder::new(vec![kept, reduced]);
+    let v = b.vars();
+    let (i, j) = if dim == 1 {
+        (v[0].clone(), v[1].clone())
+    } else {
+        (v[1].clone(), v[0].clone())
+    };
+    let lx = b.load(x, linear_index(&[i, j], &[c0, one], zero), DType::Float32);
+    ir.nodes.push(IrNode::Reduction {
+        out: r,
+        sizes: vec![kept],
+        rsizes: vec![reduced],
+        op: ReduceOp::Sum,
+        body: b.finish(lx),
+    });
+    ir.outputs = vec![OutputSpec::Buffer(r)];
+    ir
+}
+
+/// Evaluates the C integer expressions the printer writes for a part's range: numbers, `part`,
+/// `(ti)` casts, `+`, `*`, and `a < b ? c : d`.
+fn eval_c(expr: &str, part: i64) -> i64 {
+    fn skip(s: &mut &str) {
+        *s = s.trim_start();
+    }
+    fn atom(s: &mut &str, part: i64) -> i64 {
+        skip(s);
+        if let Some(rest) = s.strip_prefix("(ti)") {
+            *s = rest;
+            return atom(s, part);
+        }
+        if let Some(rest) = s.strip_prefix('(') {
+            *s = rest;
+            let v = cond(s, part);
+            skip(s);
+            *s = s.strip_prefix(')').expect("a closing parenthesis");
+            return v;
+        }
+        if let Some(rest) = s.strip_prefix("part") {
+            *s = rest;
+            return part;
+        }
+        let n = s.chars().take_while(|c| c.is_ascii_digit()).count();
+        assert!(n > 0, "an operand at {s:?}");
+        let v = s[..n].parse().unwrap();
+        *s = &s[n..];
+        v
+    }
+    fn product(s: &mut &str, part: i64) -> i64 {
+        let mut v = atom(s, part);
+        loop {
+            skip(s);
+            match s.strip_prefix('*') {
+                Some(rest) => {
+                    *s = rest;
+                    v *= atom(s, part);
+                }
+                None => return v,
+            }
+        }
+    }
+    fn sum(s: &mut &str, part: i64) -> i64 {
+        let mut v = product(s, part);
+        loop {
+            skip(s);
+            match s.strip_prefix('+') {
+                Some(rest) => {
+                    *s = rest;
+                    v += product(s, part);
+                }
+                None => return v,
+            }
+        }
+    }
+    fn cond(s: &mut &str, part: i64) -> i64 {
+        let a = sum(s, part);
+        skip(s);
+        let Some(rest) = s.strip_prefix('<') else {
+            return a;
+        };
+        *s = rest;
+        let b = sum(s, part);
+        skip(s);
+        *s = s.strip_prefix('?').expect("a conditional");
+        let t = cond(s, part);
+        skip(s);
+        *s = s.strip_prefix(':').expect("a conditional's else");
+        let f = cond(s, part);
+        if a < b {
+            t
+        } else {
+            f
+        }
+    }
+    let mut s = expr;
+    let v = cond(&mut s, part);
+    assert!(s.trim().is_empty(), "left over: {s:?} in {expr:?}");
+    v
+}
+
+/// The parts of every split loop of `code`: the part count and each part's evaluated
+/// `[lo, hi)` (the columns form's `p = lo + ty; p < hi` and the row form's `c = lo; c < hi`).
+fn split_ranges(code: &str) -> Vec<(i64, Vec<(i64, i64)>)> {
+    let mut parts = None;
+    let mut found = Vec::new();
+    for line in code.lines().map(str::trim) {
+        if let Some(p) = line.strip_prefix("const int part = blockIdx.x % ") {
+            parts = Some(p.trim_end_matches(';').parse::<i64>().unwrap());
+            continue;
+        }
+        let Some(n) = parts else { continue };
+        let bounds = if let Some(rest) = line.strip_prefix("for (ti p = ") {
+            let (lo, rest) = rest.split_once(" + ty; p < ").expect("the columns loop");
+            Some((lo, rest.split_once("; p += ").unwrap().0))
+        } else if let Some(rest) = line.strip_prefix("for (int c = ") {
+            let (lo, rest) = rest.split_once("; c < ").expect("the row loop");
+            Some((lo, rest.split_once("; c++)").unwrap().0))
+        } else {
+            None
+        };
+        if let Some((lo, hi)) = bounds {
+            let ranges = (0..n).map(|p| (eval_c(lo, p), eval_c(hi, p))).collect();
+            found.push((n, ranges));
+        }
+    }
+    found
+}
+
+/// Split reductions over few long rows: the parts' printed ranges tile the reduced range
+/// exactly, none past its end (the H100 found 5 rows of 100003 in 1024 parts of 98, whose last
+/// parts summed the next row).
+#[test]
+fn split_parts_tile_the_reduced_range() {
+    let mut columns = 0;
+    let mut rows_form = 0;
+    for n in [4099, 32771, 100003, (1 << 20) + 7, 3 << 20] {
+        for few in [1, 2, 3, 5, 7] {
+            for dim in [0, 1] {
+                let (r, c) = if dim == 1 { (few, n) } else { (n, few) };
+                let src = print(&sum_graph(r, c, dim));
+                for (parts, ranges) in split_ranges(&src.code) {
+                    let columns_form = src.code.contains("for (ti p = ");
+                    if columns_form {
+                        columns += 1;
+                    } else {
+                        rows_form += 1;
+                    }
+                    // The row form's end is its chunk count; the columns form's the row.
+                    let end = ranges.iter().map(|r| r.1).max().unwrap();
+                    if columns_form {
+                        assert_eq!(end, n, "{r}x{c} over {dim}: {ranges:?}");
+                    }
+                    let mut at = 0;
+                    for (p, &(lo, hi)) in ranges.iter().enumerate() {
+                        assert!(hi <= end, "part {p} of {parts} ends at {hi} past {end}");
+                        if lo < hi {
+                            assert_eq!(lo, at, "part {p} of {parts}: {ranges:?}");
+                            at = hi;
+                        }
+                    }
+                    assert_eq!(at, end, "{r}x{c} over {dim}: the parts leave a gap");
+                }
+            }
+        }
+    }
+    assert!(columns > 0 && rows_form > 0, "{columns} {rows_form}");
+}
