@@ -192,7 +192,8 @@ def main(argv=None) -> int:
         row = " | ".join(f"{best[name][t] * 1e3:.2f}" for t in LENGTHS)
         print(f"| {name} per call (ms) | | | {row} |")
     for name in fns:
-        if name == "eager":
+        # Without the eager variant (``--variants torchferro``) there is no ratio to print.
+        if name == "eager" or "eager" not in best:
             continue
         row = " | ".join(f"{best['eager'][t] / best[name][t]:.2f}x" for t in LENGTHS)
         print(f"| {name} speedup vs eager | | | {row} |")

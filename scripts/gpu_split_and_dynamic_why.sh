@@ -10,7 +10,7 @@ cp build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so $STAGE/torchferro/
 export PYTHONPATH=$STAGE:$ROOT/scripts:$ROOT/tests PYTHONDONTWRITEBYTECODE=1
 ( TORCHFERRO_CACHE_DIR=$(mktemp -d) timeout 110 python3 scripts/gpu_probe_split_reductions.py > $O/splitred.log 2>&1 ) &
 b=$!
-( TORCHFERRO_LOGS=inductor,recompiles timeout 110 python3 bench/dynamic_seq.py --device cuda --config tiny --batch 8 --reps 1 --variants torchferro > $O/dynlog.txt 2>&1 ) &
+( TORCHFERRO_LOGS=torchferro,dynamic,recompiles timeout 110 python3 bench/dynamic_seq.py --device cuda --config tiny --batch 8 --reps 1 --variants torchferro > $O/dynlog.txt 2>&1 ) &
 c=$!
 wait $b $c
-{ grep -c "BAD" $O/splitred.log; grep -c "^r=" $O/splitred.log; grep "BAD" $O/splitred.log | head; grep -n -i "declin\|fitting\|did not build\|symbolically" $O/dynlog.txt | head -30 | cut -c1-800; tail -5 $O/dynlog.txt; } > $OUT/summary.txt 2>&1
+{ grep -c "BAD" $O/splitred.log; grep -c "^r=" $O/splitred.log; grep "BAD" $O/splitred.log | head; grep -n -i "dynamic graph\|declin\|fitting\|did not build\|symbolically\|automatic dynamic" $O/dynlog.txt | head -30 | cut -c1-800; tail -5 $O/dynlog.txt; } > $OUT/summary.txt 2>&1
