@@ -96,6 +96,13 @@ def matmul_epilogue(x, w, b):
     return F.gelu(F.linear(x, w, b), approximate="tanh") * 2 + x
 
 
+def moves(x, m):
+    # `.to(device)` onto the device the tensors are on moves nothing: lowered as the identity
+    # (a model's `mask.to(x.device)`), not run through torch, which a symbolic graph cannot do.
+    y = x.to(x.device) * 2 + m.to(device=x.device, dtype=x.dtype, non_blocking=True)
+    return y.to(DEV).relu(), x.to(DEV, torch.float64).sum(-1)
+
+
 PROGRAMS = {
     "pointwise_broadcast": (
         pointwise_broadcast,
@@ -106,6 +113,7 @@ PROGRAMS = {
     "views_and_slices": (views_and_slices, lambda n, m: (R(n, m), R(3, m))),
     "masks": (masks, lambda n, m: (R(n, m),)),
     "matmul_epilogue": (matmul_epilogue, lambda n, m: (R(n, 16), R(16, 16), R(16))),
+    "moves": (moves, lambda n, m: (R(n, m), R(n, m) > 0)),
 }
 
 # Each dimension 1..64: size 1 specializes (a graph of its own, static, as torch.compile's).
@@ -195,3 +203,33 @@ def test_automatic_dynamic_compiles_twice_over_many_lengths():
     shapes = [(4, n) for n in range(2, 65)]
     graphs, torch_graphs, compiles = run(fn, make, shapes, dynamic=None)
     assert (graphs, torch_graphs, compiles) == (2, 2, 2)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_decoder_over_lengths_compiles_nvrtc_twice(name):
+    """A transformers decoder on CUDA over sequence lengths 8..40 under automatic dynamic:
+    torch.compile's graph count, eager's values, and two NVRTC compiles in all (the static
+    first graph and the symbolic one). Session 21 measured one per length on GPT-2: its graph
+    moved a mask with ``.to(device)``, which the symbolic lowering declined."""
+    import test_models as M
+
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    os.environ["TORCHFERRO_CACHE_DIR"] = tempfile.mkdtemp(prefix="tf-cudadyn-")
+    torch.manual_seed(0)
+    model = M.build(name).to(DEV).eval()
+    tc = CountingBackend()
+    t = torch.compile(model, backend=tc)
+    f = torchferro.compile(model)
+    before = _C._nvrtc_compiles()
+    with torch.no_grad():
+        for T in (8, 9, 16, 17, 33, 40):
+            ids = torch.randint(0, 100, (2, T), device=DEV)
+            want = model(input_ids=ids)[0]
+            t(input_ids=ids)
+            got = f(input_ids=ids)[0]
+            torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)
+    entries = torchferro.compiler.cache_entries(f)
+    assert all(e["runner"] == "inductor" for e in entries), entries
+    assert len(entries) == tc.count
+    assert _C._nvrtc_compiles() - before == len(entries), entries

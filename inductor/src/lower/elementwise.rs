@@ -832,7 +832,8 @@ pub fn gelu(l: &Lowerer, x: &Arg, approximate: &str) -> LResult<TensorVal> {
     })
 }
 
-/// `x.to(dtype)`, `x.float()`, `x.type(dtype)`: casts; device moves only to the CPU.
+/// `x.to(dtype)`, `x.float()`, `x.type(dtype)`: casts, and `to(device)` onto the kernels' own
+/// device.
 pub fn convert(l: &Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
     let x = l.tensor(
         a.first()
@@ -849,12 +850,31 @@ pub fn convert(l: &Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
         "bool" => Some(DType::Bool),
         _ => None,
     };
-    for arg in a[1..].iter().chain(kw.iter().map(|(_, v)| v)) {
+    // A device here is the kernels' own: a `to` whose input or output sits on another device
+    // runs through torch before it gets here (`Lowerer::off_device`), and a graph's tensors use
+    // one device of a kind (`backend::cuda::placement`), so `x.to(device)` moves nothing.
+    let home = |kind: &str| kind == l.home;
+    // Every overload of `to` takes `non_blocking` then `copy` as its trailing bools (by
+    // position or keyword). Nothing is asynchronous on one device, so `non_blocking` may be
+    // anything; `copy=True` (a fresh tensor even when nothing changes) goes through torch.
+    let mut bools = 0;
+    let positional = a[1..].iter().map(|v| (None, v));
+    let keyword = kw.iter().map(|(k, v)| (Some(k.as_str()), v));
+    for (key, arg) in positional.chain(keyword) {
+        let non_blocking = match key {
+            Some(k) => k == "non_blocking",
+            None if matches!(arg, Arg::Bool(_)) => {
+                bools += 1;
+                bools == 1
+            }
+            None => false,
+        };
         match arg {
             Arg::DType(d) => target = Some(*d),
-            Arg::Device(dev) if dev.kind == "cpu" => {}
-            Arg::Str(s) if s == "cpu" => {}
+            Arg::Device(dev) if home(&dev.kind) => {}
+            Arg::Str(s) if home(s.split(':').next().unwrap_or_default()) => {}
             Arg::Bool(false) | Arg::None => {}
+            Arg::Bool(true) if non_blocking => {}
             Arg::Node(n) => match l.value(&Arg::Node(*n))? {
                 LValue::Tensor(other) => target = Some(other.dtype),
                 _ => return fallback("to() with a non-tensor node"),

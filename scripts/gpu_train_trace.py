@@ -1,0 +1,49 @@
+"""One GPT-2 124M bf16 training step of torchferro under torch.profiler, written as a chrome
+trace, with the CUDA sources of its graphs (session 22: which of our kernels cost the step).
+
+    python scripts/gpu_train_trace.py OUT_DIR
+
+Writes OUT_DIR/trace.json (one step after 4 warm-up steps) and copies the kernel cache's
+``*.cu`` sources to OUT_DIR/cu/. Read it with ``scripts/trace_kernels.py``."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+os.environ.setdefault("TORCHFERRO_AOT_CUDA", "1")
+cache = tempfile.mkdtemp(prefix="tf-trace-")
+os.environ["TORCHFERRO_CACHE_DIR"] = cache
+
+import torchferro  # noqa: E402
+from train_cuda import build, make_step  # noqa: E402
+
+
+def main() -> None:
+    out = sys.argv[1]
+    os.makedirs(os.path.join(out, "cu"), exist_ok=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    model, ids = build(8, 1024)
+    step = make_step(model, torchferro.compile, amp=True)
+    for _ in range(4):
+        step(ids)
+    torch.cuda.synchronize()
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step(ids)
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(os.path.join(out, "trace.json"))
+    for f in glob.glob(os.path.join(cache, "**", "*.cu"), recursive=True):
+        shutil.copy(f, os.path.join(out, "cu"))
+    print("sources", len(os.listdir(os.path.join(out, "cu"))))
+
+
+if __name__ == "__main__":
+    main()
