@@ -397,6 +397,33 @@ def trust_exception_caught_around_helper(x, n):
     return y + 1, ""
 
 
+def _escapes_after_break(x, n):
+    y = x * 2
+    torch._dynamo.graph_break()
+    if n:
+        raise RuntimeError(f"escaped {n}")
+    return y.sin()
+
+
+# Caught by the compiled caller after the callee broke: torch.compile gives the caller up (a
+# break inside its `try` block) and compiles the callee's part before the break (1 graph).
+# Ours breaks at the caller's call, compiles the callee's part and resumes the caller in its
+# handler, whose resume function guards the caught exception (its `___stack0` argument) by
+# identity: every new exception object recompiles it (found by test_generated_escapes.py with
+# a compiled caller).
+@case(
+    lambda r: (r.randn(3, 4), r.pick(1, 2)),
+    breadth="the handler's resume function guards the caught exception object by identity "
+    "(ID_MATCH on ___stack0), so each raise recompiles it: 3 graphs where torch.compile, "
+    "which gives the caller up at the break inside its try block, makes 1",
+)
+def trust_exception_caught_by_caller_after_break(x, n):
+    try:
+        return _escapes_after_break(x, n) * 2
+    except RuntimeError as e:
+        return x - 1, str(e)
+
+
 @contextlib.contextmanager
 def _no_grad(seed):
     with torch.no_grad():
