@@ -401,21 +401,19 @@ def _escapes_after_break(x, n):
     y = x * 2
     torch._dynamo.graph_break()
     if n:
-        raise RuntimeError(f"escaped {n}")
+        raise RuntimeError("escaped")
     return y.sin()
 
 
 # Caught by the compiled caller after the callee broke: torch.compile gives the caller up (a
 # break inside its `try` block) and compiles the callee's part before the break (1 graph).
 # Ours breaks at the caller's call, compiles the callee's part and resumes the caller in its
-# handler, whose resume function guards the caught exception (its `___stack0` argument) by
-# identity: every new exception object recompiles it (found by test_generated_escapes.py with
-# a compiled caller).
+# handler, which it compiles too (2 graphs): a frame torch.compile runs eagerly. The caught
+# exception is guarded by type and `args` (tests/test_exception_guards.py), not identity.
 @case(
     lambda r: (r.randn(3, 4), r.pick(1, 2)),
-    breadth="the handler's resume function guards the caught exception object by identity "
-    "(ID_MATCH on ___stack0), so each raise recompiles it: 3 graphs where torch.compile, "
-    "which gives the caller up at the break inside its try block, makes 1",
+    breadth="a break inside a `try` block resumes in the handler, which torchferro compiles (1 "
+    "graph more); torch.compile cannot resume inside a try block and runs the caller eagerly",
 )
 def trust_exception_caught_by_caller_after_break(x, n):
     try:

@@ -3,7 +3,8 @@
 global, bumps a global counter and an input object's attribute before a `raise` that only some
 calls reach (raised directly, by an inlined helper, or inside a `no_grad` block). The compiled
 function is called by the test (the exception reaches it) or by an uncompiled caller that
-catches it. Each program runs eagerly, under ``torch.compile(backend=counting)`` and under
+catches it, or a compiled caller catches it (values only: it makes more graphs than
+torch.compile, which gives such a caller up). Each program runs eagerly, under ``torch.compile(backend=counting)`` and under
 ``torchferro.compile(backend=counting)`` on the same three calls with fresh state, and the runs
 are compared call by call: the value or the exception (type and message), the input after the
 call, the global list and counter, the input object's attributes, and the user frames of the
@@ -111,8 +112,18 @@ def catching(compiled):
             return x - 1
 
     return caller
+
+
+def compiled_caller(x, n, box):
+    try:
+        return f(x, n, box) * 2
+    except {err} as e:
+        LOG.append(("caught", str(e), f"{{e!r}}"))
+        return x - 1
 """
-    target = draw(st.sampled_from(["f", "caller"]), label="called by")
+    target = draw(
+        st.sampled_from(["f", "caller", "compiled_caller"]), label="called by"
+    )
     # Orders that raise on the first, a middle or the last call, or never or always.
     calls = draw(
         st.sampled_from(
@@ -132,7 +143,7 @@ def _run(src: str, target: str, calls: list[int], mode: str):
     ns = {"torch": torch, "LOG": [], "STATE": {"k": 0}}
     filename = f"<escapes-{next(_ids)}>"
     exec(compile(src, filename, "exec"), ns)  # noqa: S102
-    fn = ns["f"]
+    fn = ns["compiled_caller" if target == "compiled_caller" else "f"]
     backend = CountingBackend()
     torch._dynamo.reset()
     torchferro.compiler.reset()
@@ -207,7 +218,12 @@ def test_generated_escapes(program):
     event(f"breaks {breaks}, {escaped} calls raise, called by {target}")
     for i, (e, a) in enumerate(zip(eager, ferro)):
         assert _same(e, a), f"call {i}: torchferro {a} != eager {e}"
-    if _same(_tc_names_dropped(eager), _tc_names_dropped(tc)):
+    # A compiled caller resumes in its handler where torch.compile gives the caller up (a
+    # break inside a `try` block): more graphs there, counted only
+    # (trust_exception_caught_by_caller_after_break names the gap).
+    if target != "compiled_caller" and _same(
+        _tc_names_dropped(eager), _tc_names_dropped(tc)
+    ):
         event("torch.compile equals eager")
         note(f"graphs: torchferro {ferro_graphs}, torch.compile {tc_graphs}")
         assert ferro_graphs <= tc_graphs, (

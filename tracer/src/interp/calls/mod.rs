@@ -989,8 +989,18 @@ impl Frame<'_, '_> {
         }) {
             return Ok(None);
         }
+        // `str`/`repr` read an object's text only: what it depends on is guarded.
+        let text = ["str", "repr"].iter().any(|n| {
+            py.import("builtins")
+                .and_then(|b| b.getattr(*n))
+                .is_ok_and(|b| b.is(f))
+        });
         for a in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
-            self.tx.realize_identity(a);
+            if text {
+                self.tx.realize_text(a);
+            } else {
+                self.tx.realize_identity(a);
+            }
         }
         let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
         let Some(vals) = vals else { return Ok(None) };
