@@ -176,9 +176,10 @@ def test_locals_after_a_graph_break_with_a_cell_argument():
         want = f(*args())
         seen = []
         def prof(frame, event, arg):
-            # The resume function's frame (the frame that breaks still holds the cell objects
-            # under internal names: issue 13's notes).
-            if frame.f_code.co_name.startswith("torchferro_resume") and event == "return":
+            # The resume function's frame, which runs eagerly (`locals()` gives it up) under
+            # the user's name, as `f`: the one that has bound `names` (the frame that breaks
+            # still holds the cell objects under internal names: issue 13's notes).
+            if frame.f_code.co_name == "f" and event == "return" and "names" in frame.f_locals:
                 seen.append(list(frame.f_locals))
         cf = torchferro.compile(f)
         for _ in range(2):

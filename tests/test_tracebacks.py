@@ -6,6 +6,7 @@ the same exception type and message. torch.compile shows less (the compiled func
 
 from __future__ import annotations
 
+import sys
 import traceback
 
 import pytest
@@ -89,6 +90,27 @@ def breaking_instruction_raises(x, idx):
     return q + d[int(idx[0])]
 
 
+def raises_after_break(x, idx):
+    y = x + 1
+    print("", end="")
+    z = y * 2
+    if idx.shape[0] == 2:
+        raise IndexError(f"no row {idx.shape[0]} in {tuple(z.shape)}")
+    return z
+
+
+def _refuse(z):
+    raise ValueError(f"refused {tuple(z.shape)}")
+
+
+def helper_raises_after_two_breaks(x, idx):
+    y = x + 1
+    print("", end="")
+    z = y.sin()
+    print("", end="")
+    return _refuse(z * 2)
+
+
 class Model(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -110,6 +132,8 @@ PROGRAMS = [
     value_checked_runtime_error,
     random_op_error,
     breaking_instruction_raises,
+    raises_after_break,
+    helper_raises_after_two_breaks,
 ]
 
 BACKENDS = ["counting", "inductor", "eager"]
@@ -144,6 +168,34 @@ def test_traceback_in_module_method(backend):
     compiled = torchferro.compile(model, backend=_backend(backend))
     assert user_entries(compiled, x, idx) == expected
     assert user_entries(compiled, x, idx) == expected
+
+
+class Named:
+    def rest_names(self, x):
+        y = x + 1
+        print("", end="")
+        # Introspection gives the resumed rest up: it runs eagerly, under the user's names.
+        code = sys._getframe().f_code
+        return y * 2, code.co_name, code.co_qualname
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rest_run_eagerly_shows_user_names(backend):
+    """A resumed rest that runs eagerly (given up) sees eager's function name and qualified
+    name, not the generated resume function's."""
+    x = torch.randn(4, 4)
+    obj = Named()
+    expected = obj.rest_names(x)
+    assert expected[1:] == ("rest_names", "Named.rest_names")
+    counter = CountingBackend() if backend == "counting" else None
+    compiled = torchferro.compile(obj.rest_names, backend=counter or backend)
+    for _ in range(2):
+        got = compiled(x)
+        assert torch.equal(got[0], expected[0])
+        assert got[1:] == expected[1:]
+    if counter is not None:
+        # The graph before the break; the rest runs eagerly both times.
+        assert counter.count == 1
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -124,10 +124,14 @@ register(
     x34,
     module=True,
     breadth="RemovableHandle.remove() inside forward breaks the graph and torchferro compiles "
-    "the rest (3 graphs over 2 calls); torch.compile cannot represent the handle either: it "
-    "compiles up to the previous resumable point, runs the frame's rest eagerly and, when the "
-    "hook is gone on the 2nd call, gives the frame up (1 graph, 1 frame eager). Tracing "
-    "remove() would still make 2 graphs (the 2nd call's hooks differ)",
+    "the rest (3 graphs over 2 calls). torch.compile (2.11) cannot represent a handle made in "
+    "another frame, and fails at the LOAD_ATTR of `self._h`, an instruction it cannot resume "
+    "at: it falls back to its last checkpoint (an instruction start with an empty stack once "
+    "the graph holds more than one call), compiles the graph to there and runs the rest of "
+    "the frame inline, eagerly (call 1: linear + the hook's add, 1 graph); on call 2 the hook "
+    "is gone (guard on len(_forward_hooks)), the graph before the failure holds one call, so "
+    "there is no checkpoint and the frame is skipped (1 frame eager). Matching means copying "
+    "that checkpoint heuristic; tracing remove() as an effect would still make 2 graphs",
 )
 
 

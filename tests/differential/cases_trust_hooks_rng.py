@@ -306,17 +306,10 @@ def trust_exception_escapes_first_call(x, n):
     return y * 3
 
 
-# A graph break before the raise: the graph up to the break stays; torch.compile runs the
-# frame's rest (where the exception escapes) eagerly. Ours breaks again before the raise (one
-# graph more): run eagerly, the resume function's own code would name itself in the traceback,
-# where its transformed code shows the user's function (tests/test_tracebacks.py).
-@case(
-    lambda r: (r.randn(3, 4), r.pick(0, 1)),
-    raises=True,
-    breadth="an exception escaping a resume function breaks before the raise (torch.compile "
-    "runs that resumed rest eagerly: one graph fewer); running it eagerly would put the "
-    "resume function's name in the traceback",
-)
+# A graph break before the raise: the graph up to the break stays; the frame's rest (a resume
+# function, where the exception escapes) is given up and runs eagerly from then on, as
+# torch.compile runs it (under the user's function name: tests/test_tracebacks.py).
+@case(lambda r: (r.randn(3, 4), r.pick(0, 1)), raises=True)
 def trust_exception_escapes_after_break(x, n):
     y = x * 2
     print("before")
@@ -324,6 +317,73 @@ def trust_exception_escapes_after_break(x, n):
     if n == 1:
         raise RuntimeError(f"after the break {z.shape}")
     return z
+
+
+# The first call raises after the break: the resumed rest is given up at once, so the second
+# call (which returns) runs the graph before the break and the rest eagerly.
+@case(lambda r: (r.randn(3, 4), r.pick(1, 0)), raises=True)
+def trust_exception_escapes_after_break_first_call(x, n):
+    y = x.sin()
+    print("before")
+    z = y * 3
+    if n == 1:
+        raise ValueError("first call")
+    return z + 1
+
+
+# Two breaks before the raise: two graphs stay, the second resumed rest is given up.
+@case(lambda r: (r.randn(3, 4), r.pick(0, 1)), raises=True)
+def trust_exception_escapes_after_two_breaks(x, n):
+    y = x + 1
+    print("one")
+    z = y.cos()
+    print("two")
+    w = z * y
+    if n:
+        raise RuntimeError(f"after two breaks {w.dim()}")
+    return w
+
+
+# The resumed rest writes the input in place and appends to a global before the raise: both
+# writes must be there after the exception, as in eager.
+ESCAPE_LOG = []
+
+
+@case(lambda r: (r.randn(3, 4), r.pick(0, 1)), raises=True, state=("ESCAPE_LOG",))
+def trust_exception_escapes_after_break_effects(x, n):
+    y = x * 2
+    print("before")
+    x.add_(1)
+    ESCAPE_LOG.append(("resumed", n))
+    if n:
+        raise KeyError("after the writes")
+    return y + x
+
+
+def _check_positive(t, n):
+    if n:
+        raise ValueError(f"not positive: {t.shape}")
+    return t
+
+
+# Raised by a helper called in the resumed rest, in a module's forward (a method: its
+# qualified name is the class's).
+class _EscapingBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.calls = 0
+
+    def forward(self, x, n):
+        h = self.fc(x)
+        print("block")
+        self.calls += 1
+        return _check_positive(h.relu(), n) * 2
+
+
+@case(lambda r: (r.randn(3, 4), r.pick(0, 1)), module=True, raises=True)
+def trust_exception_escapes_after_break_in_method():
+    return _EscapingBlock()
 
 
 # Caught in the frame: traced, a graph per flag, as torch.compile.
@@ -335,6 +395,31 @@ def trust_exception_caught_around_helper(x, n):
     except ValueError as e:
         return y - 1, str(e)
     return y + 1, ""
+
+
+def _escapes_after_break(x, n):
+    y = x * 2
+    torch._dynamo.graph_break()
+    if n:
+        raise RuntimeError("escaped")
+    return y.sin()
+
+
+# Caught by the compiled caller after the callee broke: torch.compile gives the caller up (a
+# break inside its `try` block) and compiles the callee's part before the break (1 graph).
+# Ours breaks at the caller's call, compiles the callee's part and resumes the caller in its
+# handler, which it compiles too (2 graphs): a frame torch.compile runs eagerly. The caught
+# exception is guarded by type and `args` (tests/test_exception_guards.py), not identity.
+@case(
+    lambda r: (r.randn(3, 4), r.pick(1, 2)),
+    breadth="a break inside a `try` block resumes in the handler, which torchferro compiles (1 "
+    "graph more); torch.compile cannot resume inside a try block and runs the caller eagerly",
+)
+def trust_exception_caught_by_caller_after_break(x, n):
+    try:
+        return _escapes_after_break(x, n) * 2
+    except RuntimeError as e:
+        return x - 1, str(e)
 
 
 @contextlib.contextmanager

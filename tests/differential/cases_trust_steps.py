@@ -113,15 +113,78 @@ class VectorRoundTrip(nn.Module):
         return self.fc(x)
 
 
-register(
-    "trust_vector_to_parameters",
-    VectorRoundTrip,
-    xy,
-    module=True,
-    breadth="torch.nn.utils.parameters_to_vector/vector_to_parameters are library code "
-    "torchferro calls natively (a graph break at each; the 2nd also passes an iterator to a "
-    "torch op), where torch.compile inlines both; the param.data assignment inside is traced",
-)
+register("trust_vector_to_parameters", VectorRoundTrip, xy, module=True)
+
+
+class VectorReadBack(nn.Module):
+    """The written parameters are read later in the same frame (their new values) and by the
+    next call (which writes them again)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, y):
+        with torch.no_grad():
+            v = nn.utils.parameters_to_vector(self.parameters())
+            nn.utils.vector_to_parameters(v.flip(0) + 1, self.parameters())
+        w = self.fc.weight
+        return self.fc(x), w.sum(), v.shape, self.fc.bias.clone()
+
+
+register("trust_vector_to_parameters_read_back", VectorReadBack, xy, module=True)
+
+
+class VectorUnderGrad(nn.Module):
+    """Outside `no_grad`: `parameters_to_vector` is differentiable (a norm penalty whose
+    gradient reaches the parameters) and `vector_to_parameters` writes `.data`."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        v = nn.utils.parameters_to_vector(self.parameters())
+        loss = self.fc(x).sum() + v.pow(2).sum() * 0.1
+        loss.backward()
+        with torch.no_grad():
+            nn.utils.vector_to_parameters(v - 0.1 * v.sign(), self.parameters())
+        grads = [p.grad.clone() for p in self.parameters()]
+        self.fc.zero_grad()
+        return loss.detach(), grads
+
+
+register("trust_vector_to_parameters_under_grad", VectorUnderGrad, xy, module=True)
+
+
+class VectorOfSome(nn.Module):
+    """Over a generator of some parameters (the weights only)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        with torch.no_grad():
+            v = nn.utils.parameters_to_vector(
+                p for p in self.parameters() if p.dim() > 1
+            )
+            nn.utils.vector_to_parameters(
+                v.clamp(-0.2, 0.2), [self.a.weight, self.b.weight]
+            )
+        return self.b(self.a(x).relu()), v.numel()
+
+
+register("trust_vector_to_parameters_some", VectorOfSome, xy, module=True)
+
+
+# Plain tensors passed in: their `.data` is replaced, as eager's callers see after the call.
+@case(lambda r: (r.randn(2, 3), r.randn(4), r.randn(10)))
+def trust_vector_to_parameters_plain_tensors(w, b, vec):
+    before = nn.utils.parameters_to_vector([w, b])
+    nn.utils.vector_to_parameters(vec * 2, [w, b])
+    return before, w + 1, b.sum()
 
 
 class KeptGenerator(nn.Module):

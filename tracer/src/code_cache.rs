@@ -65,12 +65,19 @@ pub struct CodeCache {
     /// Made as `CodeState::EntryOnly` (a torch.nn `forward`): kept across the state changes a
     /// failed compile or `reset_all` makes, so its frames stay skipped off the entry module.
     pub entry_only: bool,
+    /// A generated resume function (its name starts with `RESUME_PREFIX`), read once.
+    pub resume: bool,
+    /// For a resume function: its code under the user's function name, which runs whenever
+    /// the frame runs eagerly (`hook::eager_twin`), made on first need.
+    pub eager_twin: Option<Py<PyAny>>,
 }
 
 impl CodeCache {
-    fn new(state: CodeState, nargs: usize) -> CodeCache {
+    fn new(state: CodeState, nargs: usize, resume: bool) -> CodeCache {
         CodeCache {
             nargs,
+            resume,
+            eager_twin: None,
             entry_only: state == CodeState::EntryOnly,
             state,
             entries: Vec::new(),
@@ -157,7 +164,7 @@ pub unsafe fn get_or_create(
     // would free theirs under them (`SetExtra` frees the value it replaces): a use after free
     // seen as a crash when eight threads made their first call at once. So look again after
     // the Python has run; from here to `SetExtra` no Python runs.
-    let cache = CodeCache::new(state(), nargs(code));
+    let cache = CodeCache::new(state(), nargs(code), is_resume(code));
     // SAFETY: forwarded caller contract.
     if let Some(s) = unsafe { get(code) } {
         return Some(s);
@@ -187,6 +194,17 @@ fn nargs(code: *mut ffi::PyObject) -> usize {
     // SAFETY: as above; we take our own reference for the duration of the call.
     let code = unsafe { Bound::from_borrowed_ptr(py, code) };
     crate::code::arg_slot_count(&code).unwrap_or(0)
+}
+
+/// Whether `code` is a generated resume function (read once per code, with [`nargs`]).
+fn is_resume(code: *mut ffi::PyObject) -> bool {
+    // SAFETY: callers hold the GIL and `code` is a live code object.
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: as above; we take our own reference for the duration of the call.
+    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+    code.getattr(pyo3::intern!(py, "co_name"))
+        .and_then(|n| n.extract::<String>())
+        .is_ok_and(|n| n.starts_with(crate::code::RESUME_PREFIX))
 }
 
 /// Marks code we generated so the hook never traces it.

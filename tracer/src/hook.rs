@@ -234,6 +234,7 @@ pub unsafe extern "C" fn eval_frame(
             let go = || match &run {
                 Run::Graph(g, inputs) => g.get().run_raw(py, &argv, inputs.as_deref()),
                 Run::Function(f) => call_function(py, f, &argv),
+                Run::Eager(code) => call_twin(py, code, fv, &argv),
             };
             let r =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(go)).unwrap_or_else(|_| {
@@ -340,6 +341,94 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
     let Some(slot) = (unsafe { code_cache::get_or_create(code, || code_state(py, code)) }) else {
         return Action::Default;
     };
+    match decide_cached(py, fv, slot, mode) {
+        Action::Default => match eager_twin(py, slot, code) {
+            Some(twin) => {
+                let nargs = slot.try_borrow().map(|c| c.nargs).unwrap_or(0);
+                Action::Run(Run::Eager(twin), (0..nargs).map(|i| fv.local(i)).collect())
+            }
+            None => Action::Default,
+        },
+        a => a,
+    }
+}
+
+/// The code a resume function runs when its frame runs eagerly (given up, skipped, past the
+/// recompile limit): its own code under the user's function name, kept in its cache and never
+/// traced. Run as it is, the resume code would show its generated name
+/// (`torchferro_resume_in_f_at_12`) in tracebacks and to `sys._getframe()`, where eager shows
+/// the user's function; its transformed code carries the user's name for the same reason
+/// (`resume::transformed_code`). `None` for every other code, and if the copy cannot be made
+/// (the frame then runs as it is).
+fn eager_twin(
+    py: Python<'_>,
+    slot: &code_cache::Slot,
+    code: *mut ffi::PyObject,
+) -> Option<Py<PyAny>> {
+    match slot.try_borrow() {
+        Ok(c) if !c.resume => return None,
+        Ok(c) => {
+            if let Some(t) = &c.eager_twin {
+                return Some(t.clone_ref(py));
+            }
+        }
+        Err(_) => return None,
+    }
+    // SAFETY: code is the live code object of the frame being evaluated; GIL held.
+    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+    let name: String = code.getattr("co_name").ok()?.extract().ok()?;
+    let kw = pyo3::types::PyDict::new(py);
+    kw.set_item("co_name", crate::code::user_function_name(&name))
+        .ok()?;
+    let twin = code.call_method("replace", (), Some(&kw)).ok()?;
+    code_cache::mark_skip(&twin);
+    let twin = twin.unbind();
+    if let Ok(mut c) = slot.try_borrow_mut() {
+        c.eager_twin = Some(twin.clone_ref(py));
+    }
+    Some(twin)
+}
+
+/// Runs `code` (a resume function's [`eager_twin`]) as a function of the frame's globals and
+/// closure on its arguments.
+fn call_twin<'py>(
+    py: Python<'py>,
+    code: &Py<PyAny>,
+    fv: FrameView,
+    argv: &[*mut ffi::PyObject],
+) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: GIL held; code and the frame's globals are live; the new function (or NULL with
+    // an exception set) is owned here.
+    let f = unsafe {
+        let f = ffi::PyFunction_NewWithQualName(code.as_ptr(), fv.globals(), std::ptr::null_mut());
+        if f.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        Bound::from_owned_ptr(py, f)
+    };
+    let closure = fv.closure();
+    // SAFETY: f is a new function object and closure a live tuple of cells (the frame's own).
+    if !closure.is_null() && unsafe { ffi::PyFunction_SetClosure(f.as_ptr(), closure) } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: argv holds borrowed, live object pointers; vectorcall borrows them and returns a
+    // new reference or NULL with an exception set.
+    let r = unsafe {
+        ffi::PyObject_Vectorcall(f.as_ptr(), argv.as_ptr(), argv.len(), std::ptr::null_mut())
+    };
+    if r.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: a new reference from vectorcall.
+    Ok(unsafe { Bound::from_owned_ptr(py, r) })
+}
+
+fn decide_cached(
+    py: Python<'_>,
+    fv: FrameView,
+    slot: &'static code_cache::Slot,
+    mode: Mode,
+) -> Action {
     let (mut state, nargs, entry_only) = match slot.try_borrow() {
         Ok(c) => (c.state.clone(), c.nargs, c.entry_only),
         Err(_) => (CodeState::Skip, 0, false),
@@ -443,6 +532,8 @@ enum Run {
     Graph(Py<CompiledGraph>, Option<Vec<Py<PyAny>>>),
     /// The transformed code, as a function of (arguments..., cells...).
     Function(Py<PyAny>),
+    /// A resume function's code under the user's name, run eagerly on the arguments.
+    Eager(Py<PyAny>),
 }
 
 enum Action {

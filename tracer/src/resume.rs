@@ -1220,7 +1220,10 @@ fn make_resume_function(
         info.flags & !(CO_VARARGS | CO_VARKEYWORDS),
     )?;
     kw.set_item("co_name", name.as_str())?;
-    kw.set_item("co_qualname", name.as_str())?;
+    // The user's qualified name: the generated name is the code's `co_name` (what logs and the
+    // tracer go by), while eager's name shows wherever the frame is seen (the transformed code
+    // and the eager twin, `hook::eager_twin`, rename only `co_name`).
+    kw.set_item("co_qualname", code.getattr("co_qualname")?)?;
     kw.set_item("co_cellvars", PyTuple::empty(py))?;
     kw.set_item("co_freevars", PyTuple::new(py, &freevars)?)?;
     if !maybe.is_empty() {

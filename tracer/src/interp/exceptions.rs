@@ -120,6 +120,7 @@ impl<'py> Frame<'_, 'py> {
                 if arg != 0 {
                     self.pop_unused()?;
                 }
+                self.tx.realize_identity(&exc);
                 let obj = exc
                     .as_py(py)
                     .ok_or_else(|| TraceError::internal("RERAISE of a tracked value"))?;
@@ -202,6 +203,8 @@ impl<'py> Frame<'_, 'py> {
                     "a bare `raise` with no exception being handled in the traced code",
                 ));
             };
+            // The very object travels on (caught again, it is read as a constant).
+            self.tx.realize_identity(&exc);
             let obj = exc
                 .as_py(py)
                 .ok_or_else(|| TraceError::internal("re-raising a tracked value"))?;
@@ -248,6 +251,8 @@ impl<'py> Frame<'_, 'py> {
     fn exception_instance(&mut self, exc: Var) -> Result<Py<PyAny>, TraceError> {
         let py = self.tx.py;
         let base = py.get_type::<pyo3::exceptions::PyBaseException>();
+        // The object raised is the program's (a handler catching it reads it as a constant).
+        self.tx.realize_identity(&exc);
         let Some(obj) = exc.as_py(py) else {
             return Err(TraceError::unsupported(format!(
                 "raising a {}",
@@ -682,4 +687,50 @@ impl<'py> Frame<'_, 'py> {
         self.stack.push(r);
         Ok(true)
     }
+}
+
+impl super::Tracer<'_> {
+    /// Guards what the text of `v` (`str`, `repr`, an f-string) depends on before the trace
+    /// reads it. An exception object from the frame whose class keeps `BaseException`'s text
+    /// methods reads as its type (guarded when wrapped) and its `args` (guarded by value here,
+    /// when they are constants): a handler that logs `str(e)` then serves every exception with
+    /// the same message instead of recompiling per exception object. Anything else: its
+    /// identity.
+    pub(crate) fn realize_text(&mut self, v: &Var) {
+        if let Var::Py(o, Some(source)) = v {
+            let py = self.py;
+            let o = o.bind(py);
+            if exception_text_is_args(o).unwrap_or(false) {
+                if let Ok(args) = o.getattr(pyo3::intern!(py, "args")) {
+                    if args
+                        .cast::<PyTuple>()
+                        .is_ok_and(|t| t.iter().all(|a| super::pyobj::is_immutable_const(&a)))
+                    {
+                        self.guards.add(
+                            py,
+                            &source.attr(py, "args"),
+                            crate::guards::Check::Equals(args.unbind()),
+                        );
+                        return;
+                    }
+                }
+            }
+        }
+        self.realize_identity(v);
+    }
+}
+
+/// Whether `o` is an exception whose `str`/`repr`/`format` are `BaseException`'s (and
+/// `object.__format__`): its text is a function of its type and `args` alone.
+fn exception_text_is_args(o: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = o.py();
+    let base = py.get_type::<pyo3::exceptions::PyBaseException>();
+    if !o.is_instance(&base)? {
+        return Ok(false);
+    }
+    let ty = o.get_type();
+    let object = py.get_type::<pyo3::types::PyAny>();
+    Ok(ty.getattr("__str__")?.is(base.getattr("__str__")?)
+        && ty.getattr("__repr__")?.is(base.getattr("__repr__")?)
+        && ty.getattr("__format__")?.is(object.getattr("__format__")?))
 }

@@ -577,14 +577,6 @@ impl<'a, 'py> Frame<'a, 'py> {
                     let e = e.at(&loc).through_frame(&self.code.name, &loc);
                     let e = match self.unwind(e, index) {
                         Ok(()) => continue,
-                        // A resume function keeps the graph break before the raise: run
-                        // eagerly, its own code (named for the tracer, not the user) would show
-                        // in the traceback, where the transformed code shows the user's name.
-                        Err(TraceError::Raised { fallback, .. })
-                            if self.code.name.starts_with(crate::code::RESUME_PREFIX) =>
-                        {
-                            *fallback
-                        }
                         Err(TraceError::Raised { fallback, .. }) => {
                             return Err(exceptions::escaped(*fallback))
                         }

@@ -483,8 +483,8 @@ impl Frame<'_, '_> {
                 };
                 let v = self.pop()?;
                 let v = self.decide_bools(v)?;
-                // The text comes from the object's state: its identity is guarded too.
-                self.tx.realize_identity(&v);
+                // The text comes from the object's state: guarded (`realize_text`).
+                self.tx.realize_text(&v);
                 let Some(v) = v.as_py(py) else {
                     // A tensor, or a symbolic int whose text would pin its value.
                     let what = match &v {

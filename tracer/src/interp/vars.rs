@@ -1184,6 +1184,20 @@ impl Tracer<'_> {
                 );
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
+            } else if lazy
+                && value.is_instance(&py.get_type::<pyo3::exceptions::PyBaseException>())?
+            {
+                // An exception object a resume function gets on its stack (the exception its
+                // handler catches, new on every raise): `except` clauses match its type, what
+                // the handler reads from it (`e.args`) goes through its own sources, so its
+                // type is what the trace depends on; identity only where the code compares,
+                // formats (`str(e)`), folds a call on it or raises it again
+                // (`realize_identity`). An identity guard would recompile the handler for every
+                // exception.
+                self.guards
+                    .add(py, &source, Check::Type(value.get_type().unbind()));
+                self.guards
+                    .defer(&source, Check::Id(value.clone().unbind()), true);
             } else if is_nn_module(py, &value)? {
                 // An nn.Module instance is guarded by its type, as torch.compile guards it:
                 // what the trace reads from it (submodules, parameters, buffers, flags, hooks)

@@ -411,6 +411,7 @@ impl Frame<'_, '_> {
                 && !module.starts_with("torch.nn.modules")
                 && !self::distributions::is_distributions_module(&module)
                 && module != "torch.utils._contextlib"
+                && module != NN_UTILS_TRACED
                 && !(module.starts_with("torch.optim") && optim::is_traced_function(f));
         if is_torch && has_state_effects(&module) {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
@@ -928,6 +929,7 @@ impl Frame<'_, '_> {
         // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
         Ok((!crate::skipfiles::is_skipped(py, &filename)
             || filename.contains("/torch/nn/modules/")
+            || nn_utils_traced(&filename)
             || self::distributions::is_distributions_file(&filename)
             || optim::traced_file(&filename)
             || filename.ends_with("/_collections_abc.py")
@@ -987,8 +989,18 @@ impl Frame<'_, '_> {
         }) {
             return Ok(None);
         }
+        // `str`/`repr` read an object's text only: what it depends on is guarded.
+        let text = ["str", "repr"].iter().any(|n| {
+            py.import("builtins")
+                .and_then(|b| b.getattr(*n))
+                .is_ok_and(|b| b.is(f))
+        });
         for a in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
-            self.tx.realize_identity(a);
+            if text {
+                self.tx.realize_text(a);
+            } else {
+                self.tx.realize_identity(a);
+            }
         }
         let vals: Option<Vec<_>> = args.iter().map(|a| a.as_py(py)).collect();
         let Some(vals) = vals else { return Ok(None) };
@@ -1070,3 +1082,14 @@ pub(super) fn autocast_var(
         dtype: dtype.unbind(),
     })
 }
+
+/// `torch.nn.utils` helpers written over tensor methods and `param.data` that torch.compile
+/// inlines, so they stay in the graph instead of breaking it: `parameters_to_vector` /
+/// `vector_to_parameters` (a `for` over the parameters, `view`/`cat`, and `param.data = ...`,
+/// traced as a metadata change since session 21) and their device check.
+fn nn_utils_traced(filename: &str) -> bool {
+    filename.ends_with("/torch/nn/utils/convert_parameters.py")
+}
+
+/// The module of [`nn_utils_traced`]'s file: its functions are no torch callables.
+const NN_UTILS_TRACED: &str = "torch.nn.utils.convert_parameters";
