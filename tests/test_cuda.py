@@ -518,6 +518,34 @@ def test_norms_shapes_and_dtypes(r, c, dtype, seed):
     _check(norms, (x, w, b), D.REDUCE)
 
 
+def _column_sums(x, w):
+    # A layer norm's weight and bias gradients: independent sums over the rows in one column
+    # kernel, split over parts (session 22); the variance reads its mean, so its kernel is not.
+    return (x * w).sum(0), x.sum(0), (x.float() * x.float()).sum(0).sqrt(), x.var(0)
+
+
+@H
+@given(
+    r=st.sampled_from([64, 1000, 8192, 8193, 33000]),
+    c=st.sampled_from([1, 7, 32, 33, 768, 3072]),
+    dtype=st.sampled_from([torch.float32, torch.float16, torch.bfloat16]),
+    lx=st.sampled_from(["contiguous", "sliced"]),
+    seed=st.integers(0, 1000),
+)
+@example(r=8192, c=768, dtype=torch.bfloat16, lx="contiguous", seed=0)
+def test_column_sums_over_many_rows(r, c, dtype, lx, seed):
+    """Several sums over the rows of a tall tensor: eager's values, and bitwise the same on
+    later calls (each tile's ticket counter resets; parts fold in part order)."""
+    x = _tensor((r, c), dtype, lx, seed)
+    w = _tensor((1, c), dtype, "contiguous", seed + 1)
+    _check(_column_sums, (x, w), D.REDUCE)
+    f = torchferro.compile(_column_sums)
+    first = [t.clone() for t in f(x, w)]
+    for _ in range(3):
+        for a, b in zip(first, f(x, w)):
+            torch.testing.assert_close(b, a, rtol=0, atol=0, equal_nan=True)
+
+
 def _long_reductions(x):
     if x.dtype == torch.bool:
         return x.any(-1), x.all(-1), x.sum(-1), x.sum()

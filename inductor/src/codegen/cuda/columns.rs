@@ -92,7 +92,7 @@ fn split_parts(
     ty: i64,
     policy: &CudaPolicy,
 ) -> u32 {
-    if policy.split_blocks == 0 || !super::split::reduction_then_row_stages(ir, k) {
+    if policy.split_blocks == 0 || !splittable(ir, k) {
         return 1;
     }
     let by_blocks = policy.split_blocks as i64 / tiles;
@@ -106,37 +106,81 @@ fn split_parts(
     }
 }
 
-/// The names of kernel `kname`'s partials and tile tickets.
-fn names(kname: &str) -> (String, String) {
-    (format!("tf_cws_{kname}"), format!("tf_ccnt_{kname}"))
+/// Whether the blocks of a tile may each fold a part of the reduced space: every reduction
+/// (none an arg-reduction) reads nothing the kernel computes at the row level, so a part's
+/// partial is a fold of its positions alone (a layer norm's weight and bias gradients, two
+/// sums over the rows, are; a variance reading its mean is not); stages over the elements come
+/// before the last reduction and read no reduced value either (each part runs its own
+/// positions); after the last reduction only row-level pointwise stages, which the tile's last
+/// block runs on the folded values.
+fn splittable(ir: &IrGraph, k: &Kernel) -> bool {
+    let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
+    let members = |stage: usize| k.nodes.iter().filter(move |kn| kn.stage == stage);
+    let is_reduction = |stage: usize| {
+        members(stage).any(|kn| matches!(&ir.nodes[kn.node], IrNode::Reduction { .. }))
+    };
+    let Some(last) = (0..nstages).rev().find(|&st| is_reduction(st)) else {
+        return false;
+    };
+    // Everything a stage computes at the row level: reductions and row-level pointwise.
+    let row_values: Vec<BufId> = k
+        .nodes
+        .iter()
+        .filter(|kn| {
+            matches!(&ir.nodes[kn.node], IrNode::Reduction { .. }) || kn.level == Level::Row
+        })
+        .flat_map(|kn| ir.nodes[kn.node].outputs())
+        .collect();
+    let reads_row_value = |kn: &KernelNode| match &ir.nodes[kn.node] {
+        IrNode::Reduction { body, .. } | IrNode::Pointwise { body, .. } => {
+            body.loads().any(|(b, _)| row_values.contains(&b))
+        }
+        _ => true,
+    };
+    (0..nstages).all(|stage| {
+        members(stage).all(|kn| match (&ir.nodes[kn.node], kn.level) {
+            (IrNode::Reduction { op, .. }, _) => !op.is_arg() && !reads_row_value(kn),
+            (IrNode::Pointwise { .. }, Level::Row) => stage > last,
+            (IrNode::Pointwise { .. }, _) => stage < last && !reads_row_value(kn),
+            _ => false,
+        })
+    })
 }
 
-/// The module globals a split column kernel uses: `parts * rows` partials and one ticket
-/// counter per tile (zero at load; the tile's last block resets it).
+/// The name of kernel `kname`'s partials of its reduction `ob`.
+fn partials(kname: &str, ob: BufId) -> String {
+    format!("tf_cws_{kname}_{ob}")
+}
+
+/// The name of kernel `kname`'s tile tickets.
+fn tickets(kname: &str) -> String {
+    format!("tf_ccnt_{kname}")
+}
+
+/// The module globals a split column kernel uses: `parts * rows` partials per reduction and
+/// one ticket counter per tile (zero at load; the tile's last block resets it).
 pub(super) fn emit_globals(out: &mut String, ir: &IrGraph, k: &Kernel, shape: ColumnShape) {
     if shape.parts < 2 {
         return;
     }
     let outer_n: i64 = cn(&k.outer).iter().product();
-    let Some(IrNode::Reduction { out: ob, op, .. }) = k
-        .nodes
-        .iter()
-        .find(|kn| kn.stage == 0)
-        .map(|kn| &ir.nodes[kn.node])
-    else {
-        return;
-    };
-    let ad = acc_dtype(*op, ir.buffers[*ob].dtype);
-    let (ws, cnt) = names(&k.name);
+    for kn in &k.nodes {
+        let IrNode::Reduction { out: ob, op, .. } = &ir.nodes[kn.node] else {
+            continue;
+        };
+        let ad = acc_dtype(*op, ir.buffers[*ob].dtype);
+        let ws = partials(&k.name, *ob);
+        let _ = writeln!(
+            out,
+            "__device__ {} {ws}[{}];",
+            c_type(ad),
+            outer_n * shape.parts as i64
+        );
+    }
     let _ = writeln!(
         out,
-        "__device__ {} {ws}[{}];",
-        c_type(ad),
-        outer_n * shape.parts as i64
-    );
-    let _ = writeln!(
-        out,
-        "__device__ unsigned int {cnt}[{}];",
+        "__device__ unsigned int {}[{}];",
+        tickets(&k.name),
         ceil_div(outer_n, LANES)
     );
 }
@@ -211,6 +255,35 @@ pub(super) fn emit(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel,
     };
     let mut local: HashMap<BufId, String> = HashMap::new();
     let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
+    let last_reduction = k
+        .nodes
+        .iter()
+        .filter(|kn| matches!(&ir.nodes[kn.node], IrNode::Reduction { .. }))
+        .map(|kn| kn.stage)
+        .max();
+    let last_reduction = last_reduction.unwrap_or(0);
+    // A reduction's row value is stored and becomes a local once it is whole (in a split
+    // kernel, after the tile's last block folded the parts).
+    let finish =
+        |out: &mut String, indent: &str, r: &Reduced, local: &mut HashMap<BufId, String>| {
+            let d = ir.buffers[r.ob].dtype;
+            let cell = if r.acc_dtype != d {
+                format!("((float){})", r.acc)
+            } else {
+                r.acc.clone()
+            };
+            if sched.materialized[r.ob] {
+                let _ = writeln!(
+                    out,
+                    "{indent}b{}[{}] = {};",
+                    r.ob,
+                    store_c(ir, r.ob, no, &nest),
+                    store_conv(d, &cell)
+                );
+            }
+            local.insert(r.ob, local_value(d, &cell));
+        };
+    let mut pending: Vec<Reduced> = Vec::new();
     for stage in 0..nstages {
         let members: Vec<&KernelNode> = k.nodes.iter().filter(|kn| kn.stage == stage).collect();
         match (&ir.nodes[members[0].node], members[0].level) {
@@ -244,19 +317,27 @@ pub(super) fn emit(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel,
                 );
                 // The slots are written again by the next stage or tile.
                 let _ = writeln!(out, "{indent}__syncthreads();");
+                let reduced = Reduced {
+                    ob: *ob,
+                    op: *op,
+                    acc_dtype: ad,
+                    acc,
+                };
                 if parts > 1 {
-                    combine_parts(out, &indent, &k.name, *ob, *op, ad, &acc, s, tiles, outer_n);
+                    // Each reduction publishes its part; after the last one, one ticket lets
+                    // the tile's last block alone fold them all and run the row stages.
+                    publish(out, &indent, &k.name, &reduced, outer_n);
+                    pending.push(reduced);
+                    if stage == last_reduction {
+                        last_block_only(out, &indent, &k.name, s);
+                        for r in pending.drain(..) {
+                            fold_parts(out, &indent, &k.name, &r, s, outer_n);
+                            finish(out, &indent, &r, &mut local);
+                        }
+                    }
+                } else {
+                    finish(out, &indent, &reduced, &mut local);
                 }
-                let cell = if wide { format!("((float){acc})") } else { acc };
-                if sched.materialized[*ob] {
-                    let _ = writeln!(
-                        out,
-                        "{indent}b{ob}[{}] = {};",
-                        store_c(ir, *ob, no, &nest),
-                        store_conv(d, &cell)
-                    );
-                }
-                local.insert(*ob, local_value(d, &cell));
             }
             (IrNode::Pointwise { .. }, Level::Row) => {
                 let no_scratch = HashMap::new();
@@ -274,54 +355,67 @@ pub(super) fn emit(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel,
     let _ = writeln!(out, "  }}");
 }
 
-/// After the block combine of part `part` of a tile (every thread holds its row's part value
-/// in `acc`): publish the partials, and let only the tile's last block go on, with `acc` the
-/// row's value folded from the partials in part order.
-#[allow(clippy::too_many_arguments)]
-fn combine_parts(
-    out: &mut String,
-    indent: &str,
-    kname: &str,
+/// A reduction of a column kernel after its block combine: every thread holds its row's value
+/// (of its part, in a split kernel) in `acc`, of type `acc_dtype`.
+struct Reduced {
     ob: BufId,
     op: ReduceOp,
-    d: DType,
-    acc: &str,
-    s: ColumnShape,
-    tiles: i64,
-    outer_n: i64,
-) {
-    let (ws, cnt) = names(kname);
-    let t = c_type(d);
-    let parts = s.parts;
-    let _ = tiles;
+    acc_dtype: DType,
+    acc: String,
+}
+
+/// Publishes part `part`'s value of reduction `r` for every real row of the tile.
+fn publish(out: &mut String, indent: &str, kname: &str, r: &Reduced, outer_n: i64) {
+    let (ws, acc) = (partials(kname, r.ob), &r.acc);
     // Lanes past the end hold the last row again: only real rows publish.
     let _ = writeln!(
         out,
         "{indent}if (ty == 0 && tile * {LANES} + tx < {outer_n}) {ws}[(ti)part * {outer_n} + row] = {acc};"
     );
+}
+
+/// After every reduction published its part: only the tile's last block to take a ticket goes
+/// on (the others return), and it resets the tile's counter for the next launch.
+fn last_block_only(out: &mut String, indent: &str, kname: &str, s: ColumnShape) {
+    let cnt = tickets(kname);
     // Every partial is visible device-wide before the ticket that announces them.
     let _ = writeln!(out, "{indent}__threadfence();");
     let _ = writeln!(out, "{indent}__syncthreads();");
-    let _ = writeln!(out, "{indent}__shared__ bool tf_clast{ob};");
+    let _ = writeln!(out, "{indent}__shared__ bool tf_clast;");
     let _ = writeln!(
         out,
-        "{indent}if (threadIdx.x == 0) tf_clast{ob} = atomicAdd(&{cnt}[tile], 1u) == {}u;",
-        parts - 1
+        "{indent}if (threadIdx.x == 0) tf_clast = atomicAdd(&{cnt}[tile], 1u) == {}u;",
+        s.parts - 1
     );
     let _ = writeln!(out, "{indent}__syncthreads();");
-    let _ = writeln!(out, "{indent}if (!tf_clast{ob}) return;");
+    let _ = writeln!(out, "{indent}if (!tf_clast) return;");
     let _ = writeln!(out, "{indent}__threadfence();");
+    let _ = writeln!(out, "{indent}if (threadIdx.x == 0) {cnt}[tile] = 0u;");
+}
+
+/// In the tile's last block: `acc` of reduction `r` becomes the row's value, its parts folded in
+/// part order (the same order at every launch, whichever block came last).
+fn fold_parts(
+    out: &mut String,
+    indent: &str,
+    kname: &str,
+    r: &Reduced,
+    s: ColumnShape,
+    outer_n: i64,
+) {
+    let (ws, acc, d) = (partials(kname, r.ob), &r.acc, r.acc_dtype);
+    let t = c_type(d);
     // Volatile: the other blocks' partials are read from L2, never a stale L1 line.
     let fold = combine_c(
-        op,
+        r.op,
         acc,
         &format!("((volatile {t} *){ws})[(ti)q * {outer_n} + row]"),
         d,
     );
-    let _ = writeln!(out, "{indent}{acc} = {};", init_c(op, d));
+    let _ = writeln!(out, "{indent}{acc} = {};", init_c(r.op, d));
     let _ = writeln!(
         out,
-        "{indent}for (int q = 0; q < {parts}; q++) {acc} = {fold};"
+        "{indent}for (int q = 0; q < {}; q++) {acc} = {fold};",
+        s.parts
     );
-    let _ = writeln!(out, "{indent}if (threadIdx.x == 0) {cnt}[tile] = 0u;");
 }

@@ -336,3 +336,88 @@ fn split_parts_tile_the_reduced_range() {
     }
     assert!(columns > 0 && rows_form > 0, "{columns} {rows_form}");
 }
+
+/// Column sums over the rows of `x [rows, cols]`: `a = x.sum(0)` and `b = (x * x).sum(0)`, or
+/// with `centered`, `b = ((x - a / rows) ** 2).sum(0)` (reads `a`, a row-level value).
+fn two_column_sums(rows: i64, cols: i64, centered: bool) -> IrGraph {
+    let (r0, c0) = (Size::Const(rows), Size::Const(cols));
+    let (one, zero) = (Size::Const(1), Size::Const(0));
+    let mut ir = IrGraph {
+        num_inputs: 1,
+        ..IrGraph::default()
+    };
+    let x = ir.add_buffer(
+        DType::Float32,
+        vec![r0, c0],
+        vec![c0, one],
+        BufKind::Input(0),
+    );
+    let a = ir.add_buffer(DType::Float32, vec![c0], vec![one], BufKind::Computed);
+    let b = ir.add_buffer(DType::Float32, vec![c0], vec![one], BufKind::Computed);
+    let load_x = |bb: &mut BodyBuilder| {
+        let v = bb.vars();
+        let idx = linear_index(&[v[1].clone(), v[0].clone()], &[c0, one], zero);
+        bb.load(x, idx, DType::Float32)
+    };
+    let mut bb = BodyBuilder::new(vec![c0, r0]);
+    let lx = load_x(&mut bb);
+    ir.nodes.push(IrNode::Reduction {
+        out: a,
+        sizes: vec![c0],
+        rsizes: vec![r0],
+        op: ReduceOp::Sum,
+        body: bb.finish(lx),
+    });
+    let mut bb = BodyBuilder::new(vec![c0, r0]);
+    let lx = load_x(&mut bb);
+    let v = if centered {
+        let col = bb.vars()[0].clone();
+        let la = bb.load(a, linear_index(&[col], &[one], zero), DType::Float32);
+        let n = bb.constant(crate::ir::Scalar::F(rows as f64), DType::Float32);
+        let mean = bb.binary(crate::ir::BinOp::Div, la, n);
+        let d = bb.binary(crate::ir::BinOp::Sub, lx, mean);
+        bb.binary(crate::ir::BinOp::Mul, d, d)
+    } else {
+        bb.binary(crate::ir::BinOp::Mul, lx, lx)
+    };
+    ir.nodes.push(IrNode::Reduction {
+        out: b,
+        sizes: vec![c0],
+        rsizes: vec![r0],
+        op: ReduceOp::Sum,
+        body: bb.finish(v),
+    });
+    ir.outputs = vec![OutputSpec::Buffer(a), OutputSpec::Buffer(b)];
+    ir
+}
+
+/// A layer norm's weight and bias gradients are two sums over 8192 rows of 768 columns in one
+/// column kernel: 24 tiles, which unsplit ran 24 blocks on a 132-SM device (session 22's
+/// H100 profile: ~290 us a call). Independent sums split over parts, each publishing its own
+/// partials, one ticket after the last; a sum that reads another's value (a variance reading
+/// its mean) must not split.
+#[test]
+fn independent_column_sums_split_and_dependent_ones_do_not() {
+    let src = print(&two_column_sums(8192, 768, false));
+    let code = &src.code;
+    assert!(code.contains("const int part = blockIdx.x % "), "{code}");
+    for b in [1, 2] {
+        assert!(code.contains(&format!("tf_cws_kernel0_{b}[")), "{code}");
+    }
+    assert_eq!(code.matches("atomicAdd(").count(), 1, "{code}");
+    assert_eq!(code.matches("if (!tf_clast) return;").count(), 1, "{code}");
+    // Both values are stored after the fold, never a part's value.
+    let ticket = code.find("if (!tf_clast) return;").unwrap();
+    for b in [1, 2] {
+        let store = code.find(&format!("b{b}[x0] = ")).expect("a store");
+        assert!(
+            store > ticket,
+            "b{b} stored before the parts are folded:\n{code}"
+        );
+    }
+    let (parts, ranges) = split_ranges(code).into_iter().next().expect("a split loop");
+    assert!(parts > 1);
+    assert_eq!(ranges.iter().map(|r| r.1).max(), Some(8192));
+    let src = print(&two_column_sums(8192, 768, true));
+    assert!(!src.code.contains("const int part"), "{}", src.code);
+}
