@@ -242,8 +242,10 @@ fn sorted_dims(mut dims: Vec<usize>) -> Vec<usize> {
     dims
 }
 
-/// The ranges (sizes and starts) of the borders along `cuts[0]`, then of the middle range split
-/// by the rest; the interior last.
+/// The ranges (sizes and starts) of every piece: per cut dim one of its left border, right
+/// border and interior ranges, the other dims whole; the interior of all last. A border piece
+/// spans the interior range of the other cut dims (the corners are pieces of their own), so
+/// along those its windows are proved inside and only the dims it borders are checked.
 fn pieces_of(
     cuts: &[Cut],
     sizes: Vec<Size>,
@@ -255,14 +257,10 @@ fn pieces_of(
         return;
     };
     let n = sizes[c.d];
-    let range = |from: Size, to: Size| {
+    for (from, to) in [(Size::Const(0), c.top), (c.bot, n), (c.lo, c.hi)] {
         let (mut sz, mut st) = (sizes.clone(), start.clone());
         sz[c.d] = to - from;
         st[c.d] = from;
-        (sz, st)
-    };
-    out.push(range(Size::Const(0), c.top));
-    out.push(range(c.bot, n));
-    let (sz, st) = range(c.lo, c.hi);
-    pieces_of(rest, sz, st, out);
+        pieces_of(rest, sz, st, out);
+    }
 }

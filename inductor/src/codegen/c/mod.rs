@@ -149,7 +149,10 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
 
     fn index(&mut self, index: &'b Idx) -> CVar {
         let expr = format!("((int64_t)({}))", self.at(index));
-        self.def(expr, DType::Int64)
+        // A position the same at every point (a border column's, its loop left out by
+        // `LoopNest::without_unit_loops`) goes before the loops with the masks computed from it.
+        let inv = self.hoist.is_some() && invariant_index(self.nest, index);
+        self.def_at(expr, DType::Int64, inv)
     }
 
     fn unary(&mut self, op: UnOp, a: &CVar, dtype: DType) -> CVar {
@@ -368,9 +371,13 @@ fn emit_pointwise(
     );
     // Hoisted loads run even where the loops would not: an empty kernel (a size-0 tensor, whose
     // broadcast input may have no element at all) skips them.
-    let guard = !pre.is_empty() && total.as_const().is_none();
+    let mut conds: Vec<String> = nest.guards.iter().map(|g| format!("{g} > 0")).collect();
+    if !pre.is_empty() && total.as_const().is_none() {
+        conds.push(format!("{total} > 0"));
+    }
+    let guard = !conds.is_empty();
     if guard {
-        let _ = writeln!(out, "  if ({total} > 0) {{");
+        let _ = writeln!(out, "  if ({}) {{", conds.join(" && "));
     }
     out.push_str(&pre);
     if n > 0 {
