@@ -9,6 +9,7 @@ mod common;
 
 use common::*;
 use fx::{Arg, DType, Dim, Graph, SymExpr};
+use inductor::size::Size;
 use inductor::testing::VecHost;
 
 /// torch's pooling definitions over `[lead..., spatial...]` row-major data, in f64.
@@ -655,6 +656,42 @@ fn a_border_piece_checks_only_the_dims_it_borders() {
         // Top, bottom, left and right edges, between the 4 corners and the interior.
         assert_eq!((ranges.len(), edges), (9, 4), "{pool:?}");
     }
+}
+
+/// A read proved past the end over a piece is left out, not masked: over the right border
+/// column of `avg_pool2d(x, 3, 2, 1)` (one column, at odd widths only) the window's last
+/// column `2 * (w // 2) + 1` is `>= w`, so the piece loads 3 rows x 2 columns.
+#[test]
+fn a_read_proved_outside_its_piece_is_left_out() {
+    use inductor::ir::{IrNode, Val};
+    let g = symbolic_graph(&avg(&[3, 3], &[2, 2], &[1, 1], false, true, None), [7, 8]);
+    let ir = inductor::lower::lower_for(&g, &options().target).unwrap();
+    let pieces: Vec<(Vec<Size>, usize)> = ir
+        .nodes
+        .keys()
+        .filter(|&n| ir.writes_range(n))
+        .map(|n| match &ir.nodes[n] {
+            IrNode::Pointwise { sizes, body, .. } => {
+                let loads = body
+                    .vals
+                    .iter()
+                    .filter(|v| matches!(v, Val::Load { .. }))
+                    .count();
+                (sizes.clone(), loads)
+            }
+            _ => unreachable!("a range writer is pointwise"),
+        })
+        .collect();
+    let interior = pieces.last().unwrap().0.clone();
+    // The edges along W: the interior's rows, one column each; the left one reads columns
+    // -1 (left out), 0 and 1, the right one its two columns inside.
+    let columns: Vec<usize> = pieces
+        .iter()
+        .filter(|(sz, _)| sz[2] == interior[2] && sz[3] != interior[3])
+        .map(|p| p.1)
+        .collect();
+    assert_eq!(columns, vec![6, 6]);
+    assert_eq!(pieces.last().unwrap().1, 9);
 }
 
 /// Static pools split too (above the policy's store threshold), with the same interior.

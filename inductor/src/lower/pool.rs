@@ -203,6 +203,19 @@ fn dims_inside(bb: &BodyBuilder, idx: &[Idx], wins: &[Win], lens: &[Size]) -> Ve
         .collect()
 }
 
+/// Whether the read at `pos_of(i)` along each spatial dim `i` is outside the input at every
+/// point of the builder's ranges along some dim not proved inside: the read adds nothing and is
+/// left out (the static kernel's constant mask folds it the same way). Over a symbolic pool's
+/// right border piece the last read of an odd length's window is proved past the end.
+fn outside(
+    bb: &BodyBuilder,
+    proved: &[bool],
+    pos_of: &dyn Fn(usize) -> Idx,
+    lens: &[Size],
+) -> bool {
+    (0..proved.len()).any(|i| !proved[i] && pos_of(i).outside_floor(lens[i], bb.ranges()))
+}
+
 fn and(bb: &mut BodyBuilder, a: Option<ValId>, b: Option<ValId>) -> Option<ValId> {
     match (a, b) {
         (Some(a), Some(b)) => Some(bb.binary(BinOp::And, a, b)),
@@ -255,11 +268,17 @@ pub fn max_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
             let mut r = bb.constant(Scalar::F(f64::NEG_INFINITY), dt);
             let proved = dims_inside(bb, idx, &wins, &lens);
             for off in offsets(&k) {
+                let pos_of = |i: usize| {
+                    let w = wins[i];
+                    idx[lead + i].scale(w.s).add_const(off[i] * w.d - w.p)
+                };
+                if outside(bb, &proved, &pos_of, &lens) {
+                    continue;
+                }
                 let mut j = idx.to_vec();
                 let mut inside = None;
                 for i in 0..n {
-                    let w = wins[i];
-                    let pos = idx[lead + i].scale(w.s).add_const(off[i] * w.d - w.p);
+                    let pos = pos_of(i);
                     if proved[i] {
                         j[lead + i] = pos;
                         continue;
@@ -333,10 +352,14 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
             let proved = dims_inside(bb, idx, &wins, &lens);
             let interior = proved.iter().all(|&p| p);
             for off in offsets(&k) {
+                let pos_of = |i: usize| wins[i].start(&idx[lead + i]).add_const(off[i]);
+                if outside(bb, &proved, &pos_of, &lens) {
+                    continue;
+                }
                 let mut j = idx.to_vec();
                 let mut inside = None;
                 for i in 0..n {
-                    let pos = wins[i].start(&idx[lead + i]).add_const(off[i]);
+                    let pos = pos_of(i);
                     if proved[i] {
                         j[lead + i] = pos;
                         continue;
