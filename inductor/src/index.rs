@@ -232,6 +232,15 @@ impl Idx {
         }
     }
 
+    /// Whether the index is outside `[0, d)` at every point of `ranges`, proved also through
+    /// floor divisions: a pool's read past the end in its right border piece (`2 * (s // 2) + 1
+    /// >= s`), which `lower::pool` leaves out instead of masking at run time.
+    pub fn outside_floor(&self, d: Size, ranges: &[Size]) -> bool {
+        let nonneg = |e: Size| e.lower_bound_floor(&sym_min).is_some_and(|v| v >= 0);
+        let (lo, hi) = self.bounds_sym(ranges);
+        hi.is_some_and(|hi| nonneg(Size::Const(-1) - hi)) || lo.is_some_and(|lo| nonneg(lo - d))
+    }
+
     /// `floor(self / d)` for `d > 0`, simplified where the simplification is proved for every
     /// admitted size.
     pub fn floordiv(&self, d: impl Into<Size>, ranges: &[Size]) -> Idx {

@@ -9,6 +9,7 @@ mod common;
 
 use common::*;
 use fx::{Arg, DType, Dim, Graph, SymExpr};
+use inductor::size::Size;
 use inductor::testing::VecHost;
 
 /// torch's pooling definitions over `[lead..., spatial...]` row-major data, in f64.
@@ -570,8 +571,9 @@ fn pieces(ir: &inductor::ir::IrGraph) -> (usize, bool) {
     (ranges.len(), clean)
 }
 
-/// A pool over symbolic sizes is stored by `2n + 1` loops, the last over the windows proved
-/// inside the input: no clamps, masks or per-point counts there. CUDA keeps one store.
+/// A pool over symbolic sizes is stored by `3^n` loops (per dim its left border, right border
+/// and interior; session 22), the last over the windows proved inside the input: no clamps,
+/// masks or per-point counts there. CUDA keeps one store.
 #[test]
 fn a_symbolic_pool_is_stored_by_interior_and_borders() {
     let cases = [
@@ -582,7 +584,7 @@ fn a_symbolic_pool_is_stored_by_interior_and_borders() {
     for pool in &cases {
         let g = symbolic_graph(pool, [7, 8]);
         let cpu = inductor::lower::lower_for(&g, &options().target).unwrap();
-        assert_eq!(pieces(&cpu), (5, true), "{pool:?}");
+        assert_eq!(pieces(&cpu), (9, true), "{pool:?}");
         let cuda = inductor::lower::lower_for(&g, &inductor::Target::cuda(9, 0)).unwrap();
         assert_eq!(pieces(&cuda).0, 0, "{pool:?}");
     }
@@ -591,6 +593,105 @@ fn a_symbolic_pool_is_stored_by_interior_and_borders() {
     let g = symbolic_graph(&avg(&[2, 2], &[2, 2], &[0, 0], false, true, None), [7, 8]);
     let cpu = inductor::lower::lower_for(&g, &options().target).unwrap();
     assert_eq!(pieces(&cpu), (0, true));
+}
+
+/// The loop vars a piece's body checks: those inside a clamp of a load or in an index value (a
+/// mask's position).
+fn checked_vars(body: &inductor::ir::Body, ndim: u32) -> Vec<u32> {
+    use inductor::index::{Atom, Idx};
+    use inductor::ir::Val;
+    let mut checked: Vec<Idx> = Vec::new();
+    for v in &body.vals {
+        match v {
+            Val::Index(p) => checked.push(p.clone()),
+            Val::Load { index, .. } => {
+                for (a, _) in &index.terms {
+                    if let Atom::Clamp(e, _, _) = a {
+                        checked.push((**e).clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (0..ndim)
+        .filter(|&k| checked.iter().any(|e| e.uses_var(k)))
+        .collect()
+}
+
+/// Each border piece spans the interior's range along the dims it does not border (the corners
+/// are pieces of their own), so its windows are proved inside along those and only the dims
+/// it borders are checked (session 22: a top row spanning the whole width checked every W
+/// read too).
+#[test]
+fn a_border_piece_checks_only_the_dims_it_borders() {
+    use inductor::ir::IrNode;
+    let cases = [
+        avg(&[3, 3], &[2, 2], &[1, 1], false, true, None),
+        avg(&[3, 3], &[2, 2], &[1, 1], true, false, None),
+        max(&[3, 3], &[2, 1], &[1, 1], &[1, 2], false),
+    ];
+    for pool in &cases {
+        let g = symbolic_graph(pool, [7, 8]);
+        let ir = inductor::lower::lower_for(&g, &options().target).unwrap();
+        let ranges: Vec<_> = ir.nodes.keys().filter(|&n| ir.writes_range(n)).collect();
+        let sizes_of = |n| match &ir.nodes[n] {
+            IrNode::Pointwise { sizes, body, .. } => (sizes.clone(), body),
+            _ => unreachable!("a range writer is pointwise"),
+        };
+        let (interior, _) = sizes_of(*ranges.last().unwrap());
+        let mut edges = 0;
+        for &n in &ranges {
+            let (sizes, body) = sizes_of(n);
+            let bordered: Vec<u32> = (0..4u32)
+                .filter(|&d| sizes[d as usize] != interior[d as usize])
+                .collect();
+            let checked = checked_vars(body, 4);
+            assert!(
+                checked.iter().all(|d| bordered.contains(d)),
+                "{pool:?}: a piece of sizes {sizes:?} checks dims {checked:?}, borders {bordered:?}"
+            );
+            edges += usize::from(bordered.len() == 1);
+        }
+        // Top, bottom, left and right edges, between the 4 corners and the interior.
+        assert_eq!((ranges.len(), edges), (9, 4), "{pool:?}");
+    }
+}
+
+/// A read proved past the end over a piece is left out, not masked: over the right border
+/// column of `avg_pool2d(x, 3, 2, 1)` (one column, at odd widths only) the window's last
+/// column `2 * (w // 2) + 1` is `>= w`, so the piece loads 3 rows x 2 columns.
+#[test]
+fn a_read_proved_outside_its_piece_is_left_out() {
+    use inductor::ir::{IrNode, Val};
+    let g = symbolic_graph(&avg(&[3, 3], &[2, 2], &[1, 1], false, true, None), [7, 8]);
+    let ir = inductor::lower::lower_for(&g, &options().target).unwrap();
+    let pieces: Vec<(Vec<Size>, usize)> = ir
+        .nodes
+        .keys()
+        .filter(|&n| ir.writes_range(n))
+        .map(|n| match &ir.nodes[n] {
+            IrNode::Pointwise { sizes, body, .. } => {
+                let loads = body
+                    .vals
+                    .iter()
+                    .filter(|v| matches!(v, Val::Load { .. }))
+                    .count();
+                (sizes.clone(), loads)
+            }
+            _ => unreachable!("a range writer is pointwise"),
+        })
+        .collect();
+    let interior = pieces.last().unwrap().0.clone();
+    // The edges along W: the interior's rows, one column each; the left one reads columns
+    // -1 (left out), 0 and 1, the right one its two columns inside.
+    let columns: Vec<usize> = pieces
+        .iter()
+        .filter(|(sz, _)| sz[2] == interior[2] && sz[3] != interior[3])
+        .map(|p| p.1)
+        .collect();
+    assert_eq!(columns, vec![6, 6]);
+    assert_eq!(pieces.last().unwrap().1, 9);
 }
 
 /// Static pools split too (above the policy's store threshold), with the same interior.
@@ -604,8 +705,9 @@ fn a_static_pool_is_stored_by_interior_and_borders() {
     let y = g.call("pool", t, a, kw, meta32(&[2, 16, 32, 32]));
     g.output(vec![n(y)]);
     let cpu = inductor::lower::lower_for(&g, &options().target).unwrap();
-    // 64 = 2*31 + 2: the last window ends inside, so H and W have no right border.
-    assert_eq!(pieces(&cpu), (3, true));
+    // 64 = 2*31 + 2: the last window ends inside, so H and W have no right border: the
+    // top-left corner, the top row, the left column and the interior.
+    assert_eq!(pieces(&cpu), (4, true));
     // Below the threshold (16 x 16 in, 6 * 8 * 8 out) one loop stays.
     run_static(&[2, 3, 16, 16], 2, &pool);
     run_static(&[2, 16, 64, 64], 2, &pool);

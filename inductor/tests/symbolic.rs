@@ -393,3 +393,30 @@ fn the_lowering_from_symbolic_metas_matches_the_static_graph_at_every_size() {
     }
     assert!(compiles <= 1, "{compiles} C compiles over s0 = 2..64");
 }
+
+/// A symbolic CPU nest leaves out loops of extent at most 1 (session 22): a constant 1, and a
+/// symbolic extent proved `<= 1` (a pool's right border, 0 or 1 with the parity), which the
+/// kernel runs under `extent > 0`; the var of a loop left out is 0. Its other loops keep
+/// their order.
+#[test]
+fn a_symbolic_nest_leaves_out_loops_of_extent_at_most_one() {
+    use inductor::codegen::plan::LoopNest;
+    let s = Size::symbol;
+    let two = Size::Const(2);
+    // (s1 - 1) // 2 - s1 // 2 + 1: 1 at odd s1, 0 at even.
+    let parity = (s(1) - Size::Const(1)).floordiv(two) - s(1).floordiv(two) + Size::Const(1);
+    let sizes = [s(0), Size::Const(1), s(0).floordiv(two), parity];
+    let nest = LoopNest::without_unit_loops(&sizes);
+    assert_eq!(nest.sizes, vec![s(0), s(0).floordiv(two)]);
+    assert_eq!(nest.guards, vec![parity]);
+    // x0 + 10*x1 + 100*x2 + 1000*x3 over the two loops left: y0 + 100*y1.
+    let e = (0..4u32).fold(Idx::constant(0), |e, k| {
+        e.add(&Idx::var(k).scale(Size::Const(10i64.pow(k))))
+    });
+    let want = Idx::var(0).add(&Idx::var(1).scale(Size::Const(100)));
+    assert_eq!(nest.apply(&e), want);
+    // An extent that may be 2 stays a loop (s0 // 2 is 1 at s0 = 2, more above).
+    let nest = LoopNest::without_unit_loops(&[s(0), s(1).floordiv(two)]);
+    assert_eq!(nest.sizes, vec![s(0), s(1).floordiv(two)]);
+    assert!(nest.guards.is_empty());
+}

@@ -66,7 +66,7 @@ fn plan_kernel(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> K
         && !has_arg
         && prefers_blocked(ir, k, target.blocked_min_rows());
     let shape = if pure_pointwise {
-        KernelShape::Pointwise(pointwise_nest(ir, sched, k))
+        KernelShape::Pointwise(pointwise_nest(ir, sched, k, target.cpu().is_some()))
     } else if blocked {
         KernelShape::Blocked
     } else {
@@ -144,6 +144,8 @@ pub struct LoopNest {
     /// Extent of each loop, outermost first.
     pub sizes: Vec<Size>,
     map: Option<Vec<Idx>>,
+    /// Extents of the loops left out that may be 0: the kernel runs only where each is `> 0`.
+    pub guards: Vec<Size>,
 }
 
 impl LoopNest {
@@ -151,6 +153,47 @@ impl LoopNest {
         LoopNest {
             sizes: sizes.to_vec(),
             map: None,
+            guards: Vec::new(),
+        }
+    }
+
+    /// The nodes' own loops, less those of extent at most 1 (their var is 0): a constant 1, or
+    /// a symbolic extent proved `<= 1` (0 or 1 with the size: the right border of a pool split
+    /// by [`crate::lower`]'s interior, `(s - 1) / 2 - s / 2 + 1`), which the kernel runs under
+    /// `extent > 0` ([`LoopNest::guards`]). A border column `[n, c, h, 1]` otherwise runs its
+    /// vectorized innermost loop once per row, and its positions along the column stay loop
+    /// variables the printer cannot hoist; without it the loop over the rows is innermost.
+    pub fn without_unit_loops(sizes: &[Size]) -> LoopNest {
+        let at_most_one = |s: &Size| {
+            s.as_const().is_none()
+                && (Size::Const(1) - *s)
+                    .lower_bound_floor(&|_| crate::index::SYMBOL_MIN)
+                    .is_some_and(|v| v >= 0)
+        };
+        let unit = |s: &Size| *s == Size::Const(1) || at_most_one(s);
+        // One loop stays (a kernel of one point is the static nest's business).
+        if sizes.len() <= 1 || !sizes.iter().any(unit) || sizes.iter().all(unit) {
+            return LoopNest::identity(sizes);
+        }
+        let (mut kept, mut guards) = (Vec::new(), Vec::new());
+        let map = sizes
+            .iter()
+            .map(|s| {
+                if unit(s) {
+                    if at_most_one(s) {
+                        guards.push(*s);
+                    }
+                    Idx::constant(0)
+                } else {
+                    kept.push(*s);
+                    Idx::var(kept.len() as u32 - 1)
+                }
+            })
+            .collect();
+        LoopNest {
+            sizes: kept,
+            map: Some(map),
+            guards,
         }
     }
 
@@ -181,6 +224,7 @@ impl LoopNest {
         LoopNest {
             sizes: ranges,
             map: Some(map),
+            guards: Vec::new(),
         }
     }
 }
@@ -198,12 +242,17 @@ fn divmods(e: &Idx) -> usize {
 }
 
 /// The loop nest of a pure pointwise kernel (see [`LoopNest`]).
-pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
+pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel, cpu: bool) -> LoopNest {
     let n = k.outer.len();
     // Merging and reordering loops compares strides by value: a symbolic nest keeps its loops
-    // (correct at every size; merging them symbolically is later work).
+    // (correct at every size; merging them symbolically is later work), but a CPU nest drops
+    // those of extent 1 (CUDA's thread mapping keeps its own).
+    let symbolic = || match cpu {
+        true => LoopNest::without_unit_loops(&k.outer),
+        false => LoopNest::identity(&k.outer),
+    };
     let Some(sizes) = &crate::size::as_consts(&k.outer) else {
-        return LoopNest::identity(&k.outer);
+        return symbolic();
     };
     if n <= 1 || sizes.contains(&0) {
         return LoopNest::identity(&k.outer);
@@ -220,9 +269,14 @@ pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> LoopNest {
         exprs.extend(body.deps().indices.into_iter().cloned());
         if sched.materialized[*out] {
             exprs.push(store_idx(ir, *out, n).add_const(*offset));
-            reference.get_or_insert_with(|| {
-                crate::size::expect_consts(&ir.buffers[*out].strides, "a loop order")
-            });
+            if reference.is_none() {
+                // Constant loops storing into a buffer of symbolic strides (a corner piece of a
+                // symbolic pool, `lower::interior`, over constant leading dims).
+                let Some(st) = crate::size::as_consts(&ir.buffers[*out].strides) else {
+                    return symbolic();
+                };
+                reference = Some(st);
+            }
         }
     }
     let strides = reference.unwrap_or_else(|| contiguous_strides(sizes));

@@ -9,8 +9,13 @@
 //! Along each masked dim `d` (outermost first) the ranges are `[0, lo)`, `[lo, hi)` and
 //! `[hi, n)`, `lo` the first point whose reads start at or after 0 (a constant) and `hi` the
 //! end of the points whose reads end before `len` (`(len - 1 - b + s) // s`, symbolic with the
-//! input's length). The borders span the full extent of the later dims; the middle range splits
-//! along the next dim, so an `n`-d pool is `2n + 1` loops. A range may be empty at some sizes:
+//! input's length). The pieces are every combination of one range per cut dim, so an `n`-d
+//! pool is up to `3^n` loops (`avg_pool2d`: 4 corners, 4 edges, the interior): a border piece
+//! spans the interior's range along the dims it does not border, where its windows are proved
+//! inside (`lower::pool` decides per dim), and checks only the dims it borders. (Session 21's
+//! `2n + 1` loops had the borders span the later dims whole: a top row checked every W read
+//! too, and the dynamic pool at 17x23 ran 1.9x the static one; docs/dynamic-shapes.md
+//! "Session 22 (pool)".) A range may be empty at some sizes:
 //! a constant split clips its cuts into `[0, n]`; a symbolic one clips the left border's end
 //! (`min(lo, n)`, printed with the prelude's `TF_MINI`), proves the right border's start
 //! `hi <= n` (starting it at `max(hi, 0)`), and leaves the interior's extent `hi - lo` as it is, negative where no window
@@ -242,8 +247,10 @@ fn sorted_dims(mut dims: Vec<usize>) -> Vec<usize> {
     dims
 }
 
-/// The ranges (sizes and starts) of the borders along `cuts[0]`, then of the middle range split
-/// by the rest; the interior last.
+/// The ranges (sizes and starts) of every piece: per cut dim one of its left border, right
+/// border and interior ranges, the other dims whole; the interior of all last. A border piece
+/// spans the interior range of the other cut dims (the corners are pieces of their own), so
+/// along those its windows are proved inside and only the dims it borders are checked.
 fn pieces_of(
     cuts: &[Cut],
     sizes: Vec<Size>,
@@ -255,14 +262,10 @@ fn pieces_of(
         return;
     };
     let n = sizes[c.d];
-    let range = |from: Size, to: Size| {
+    for (from, to) in [(Size::Const(0), c.top), (c.bot, n), (c.lo, c.hi)] {
         let (mut sz, mut st) = (sizes.clone(), start.clone());
         sz[c.d] = to - from;
         st[c.d] = from;
-        (sz, st)
-    };
-    out.push(range(Size::Const(0), c.top));
-    out.push(range(c.bot, n));
-    let (sz, st) = range(c.lo, c.hi);
-    pieces_of(rest, sz, st, out);
+        pieces_of(rest, sz, st, out);
+    }
 }

@@ -183,19 +183,37 @@ fn read_at(bb: &mut BodyBuilder, pos: Idx, len: Size) -> (Idx, Option<ValId>) {
     (pos.clamp_to(0, len - 1, bb.ranges()), mask)
 }
 
-/// Whether every read of the window at output `idx` is inside the input for every point of
-/// the builder's ranges, proved also through floor divisions: then the window is read without
-/// clamps or masks. This is what a store split into an interior and borders
-/// (`lower::ranges::store_interior`) narrows the ranges for; over the whole output it fails
-/// and each read is decided alone ([`read_at`]), as before: a window with some reads proved
-/// and others masked was slower than one masked throughout (session 20).
-fn window_inside(bb: &BodyBuilder, idx: &[Idx], wins: &[Win], lens: &[Size]) -> bool {
+/// Per spatial dim, whether every read of the window at output `idx` along it is inside the
+/// input for every point of the builder's ranges, proved also through floor divisions: a dim
+/// proved is read without clamps or masks. A store split into an interior and borders
+/// (`lower::interior`) narrows the ranges for this: over its interior every dim is proved,
+/// over a border piece every dim but the ones it borders (a left column's rows are the
+/// interior's, so only its W reads stay checked). Over the whole output a padded dim fails
+/// and each of its reads is decided alone ([`read_at`]), as before: a window with some reads
+/// along one dim proved and others masked was slower than one masked throughout (session 20).
+fn dims_inside(bb: &BodyBuilder, idx: &[Idx], wins: &[Win], lens: &[Size]) -> Vec<bool> {
     let lead = idx.len() - wins.len();
-    wins.iter().enumerate().all(|(i, w)| {
-        let first = w.start(&idx[lead + i]);
-        let last = first.add_const((w.k - 1) * w.d);
-        first.within_floor(lens[i], bb.ranges()) && last.within_floor(lens[i], bb.ranges())
-    })
+    wins.iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let first = w.start(&idx[lead + i]);
+            let last = first.add_const((w.k - 1) * w.d);
+            first.within_floor(lens[i], bb.ranges()) && last.within_floor(lens[i], bb.ranges())
+        })
+        .collect()
+}
+
+/// Whether the read at `pos_of(i)` along each spatial dim `i` is outside the input at every
+/// point of the builder's ranges along some dim not proved inside: the read adds nothing and is
+/// left out (the static kernel's constant mask folds it the same way). Over a symbolic pool's
+/// right border piece the last read of an odd length's window is proved past the end.
+fn outside(
+    bb: &BodyBuilder,
+    proved: &[bool],
+    pos_of: &dyn Fn(usize) -> Idx,
+    lens: &[Size],
+) -> bool {
+    (0..proved.len()).any(|i| !proved[i] && pos_of(i).outside_floor(lens[i], bb.ranges()))
 }
 
 fn and(bb: &mut BodyBuilder, a: Option<ValId>, b: Option<ValId>) -> Option<ValId> {
@@ -248,14 +266,20 @@ pub fn max_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
         cost,
         Rc::new(move |bb, idx| {
             let mut r = bb.constant(Scalar::F(f64::NEG_INFINITY), dt);
-            let interior = window_inside(bb, idx, &wins, &lens);
+            let proved = dims_inside(bb, idx, &wins, &lens);
             for off in offsets(&k) {
+                let pos_of = |i: usize| {
+                    let w = wins[i];
+                    idx[lead + i].scale(w.s).add_const(off[i] * w.d - w.p)
+                };
+                if outside(bb, &proved, &pos_of, &lens) {
+                    continue;
+                }
                 let mut j = idx.to_vec();
                 let mut inside = None;
                 for i in 0..n {
-                    let w = wins[i];
-                    let pos = idx[lead + i].scale(w.s).add_const(off[i] * w.d - w.p);
-                    if interior {
+                    let pos = pos_of(i);
+                    if proved[i] {
                         j[lead + i] = pos;
                         continue;
                     }
@@ -325,13 +349,18 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
         cost,
         Rc::new(move |bb, idx| {
             let mut r = bb.constant(Scalar::F(0.0), acc);
-            let interior = window_inside(bb, idx, &wins, &lens);
+            let proved = dims_inside(bb, idx, &wins, &lens);
+            let interior = proved.iter().all(|&p| p);
             for off in offsets(&k) {
+                let pos_of = |i: usize| wins[i].start(&idx[lead + i]).add_const(off[i]);
+                if outside(bb, &proved, &pos_of, &lens) {
+                    continue;
+                }
                 let mut j = idx.to_vec();
                 let mut inside = None;
                 for i in 0..n {
-                    let pos = wins[i].start(&idx[lead + i]).add_const(off[i]);
-                    if interior {
+                    let pos = pos_of(i);
+                    if proved[i] {
                         j[lead + i] = pos;
                         continue;
                     }
@@ -357,6 +386,15 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
                     let mut c: Option<ValId> = None;
                     for i in 0..n {
                         let w = wins[i];
+                        // A dim whose window is inside counts the kernel's length along it.
+                        if proved[i] {
+                            let kc = bb.constant(Scalar::I(w.k), DType::Int64);
+                            c = Some(match c {
+                                None => kc,
+                                Some(prev) => bb.binary(BinOp::Mul, prev, kc),
+                            });
+                            continue;
+                        }
                         let st = w.start(&idx[lead + i]);
                         let sv = bb.index_value(st.clone());
                         let kc = bb.constant(Scalar::I(w.k), DType::Int64);
