@@ -54,7 +54,9 @@ def test_a_remembered_failure_does_not_admit_a_call_another_root_rejects():
     a4, a5, b3, b6 = (torch.randn(n) for n in (4, 5, 3, 6))
     _call(f, rec, (a4, b3), 0, two_args)
     _call(f, rec, (a5, b3), 1, two_args)  # entry 0 fails on `a`
-    _call(f, rec, (a4, b6), 2, two_args)  # entry 1 fails on `a`; entry 0 passes `a`, fails `b`
+    _call(
+        f, rec, (a4, b6), 2, two_args
+    )  # entry 1 fails on `a`; entry 0 passes `a`, fails `b`
     # Entry 0 now tries `b` first: (a5, b3) passes `b` there and must still fail on `a`.
     for _ in range(3):
         _call(f, rec, (a5, b3), 1, two_args)
@@ -73,7 +75,9 @@ def test_nested_values_keep_their_verdicts_in_any_order():
     x2, x7, y3, y8 = (torch.randn(n) for n in (2, 7, 3, 8))
     _call(f, rec, ({"x": x2, "y": y3},), 0, nested)
     _call(f, rec, ({"x": x2, "y": y8},), 1, nested)  # entry 0 fails on d['y']
-    _call(f, rec, ({"x": x7, "y": y3},), 2, nested)  # entry 0 tries d['y'] first, fails d['x']
+    _call(
+        f, rec, ({"x": x7, "y": y3},), 2, nested
+    )  # entry 0 tries d['y'] first, fails d['x']
     for _ in range(3):
         _call(f, rec, ({"x": x2, "y": y8},), 1, nested)
         _call(f, rec, ({"x": x7, "y": y3},), 2, nested)
