@@ -28,6 +28,46 @@ struct GuardNode {
     /// The graph inputs that are this node's value ([`GuardTree::mark_inputs`]): the walk
     /// that checks a call also fetches them.
     inputs: Vec<u32>,
+    /// The child whose subtree failed last (see [`FailFirst`]).
+    fail_first: FailFirst,
+}
+
+/// Which of a level's subtrees to walk first: the one that failed on the last miss.
+///
+/// A code object with several cache entries is looked up most recent first, so a call that
+/// hits one entry first misses the others: `generate`'s prefill walks the decode graphs'
+/// guards before reaching its own. The checks that tell those entries apart (the input
+/// tensors' sizes, the cache's `is_initialized`) sit at the end of the trie, behind hundreds
+/// of module-attribute checks (a Llama's guards are ~450 checks, ~280 of them under
+/// `L['args']`), so in trie order a miss cost more than half a walk (`bench/guard_miss.py`,
+/// a 72-module tree: 67-78 us per miss before, under 3 us after). Trying the subtree that failed
+/// last first makes a repeated miss fail on its first few checks (torch.compile's guard managers reorder their accessors by failure count to
+/// the same end). A pass still walks every subtree; the order changes nothing it fetches:
+/// inputs are kept by index, `distinct` objects are sorted before they are compared, and the
+/// shape guards run after the walk.
+#[derive(Default)]
+struct FailFirst(std::sync::atomic::AtomicU32);
+
+impl FailFirst {
+    /// Whether `pass` holds for every item, the one that failed last tried first; remembers
+    /// the index of the item that fails.
+    fn all<T>(&self, items: &[T], mut pass: impl FnMut(&T) -> bool) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        // 0: none yet; otherwise index + 1.
+        let first = (self.0.load(Relaxed) as usize).wrapping_sub(1);
+        if let Some(item) = items.get(first) {
+            if !pass(item) {
+                return false;
+            }
+        }
+        for (i, item) in items.iter().enumerate() {
+            if i != first && !pass(item) {
+                self.0.store(i as u32 + 1, Relaxed);
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// What one walk of the trie collects besides its verdict: the objects of the `distinct`
@@ -79,6 +119,8 @@ pub struct GuardTree {
     shape: Option<super::ShapeGuards>,
     /// How many graph inputs [`Self::mark_inputs`] hung on the trie.
     inputs: usize,
+    /// The root whose subtree failed last, walked first on the next check.
+    fail_first: FailFirst,
 }
 
 impl GuardTree {
@@ -98,6 +140,7 @@ impl GuardTree {
             distinct_members: 0,
             shape: None,
             inputs: 0,
+            fail_first: FailFirst::default(),
         }
     }
 
@@ -327,9 +370,8 @@ impl GuardTree {
             inputs: vec![None; self.inputs],
         };
         let pass = self
-            .roots
-            .iter()
-            .all(|n| n.check_root(py, scope, &mut walk))
+            .fail_first
+            .all(&self.roots, |n| n.check_root(py, scope, &mut walk))
             && (walk.distinct.is_empty() || GuardTree::fetched_distinct(walk.distinct));
         if !pass {
             return None;
@@ -629,6 +671,7 @@ impl GuardNode {
             children: Vec::new(),
             distinct: Vec::new(),
             inputs: Vec::new(),
+            fail_first: FailFirst::default(),
         });
         level.len() - 1
     }
@@ -695,15 +738,9 @@ impl GuardNode {
                 *slot = Some(v.clone());
             }
         }
-        for child in &self.children {
-            let Some(nv) = apply_step(v, &child.step) else {
-                return false;
-            };
-            if !child.check_value(py, &nv, walk) {
-                return false;
-            }
-        }
-        true
+        self.fail_first.all(&self.children, |child| {
+            apply_step(v, &child.step).is_some_and(|nv| child.check_value(py, &nv, walk))
+        })
     }
 
     fn collect_failures(&self, py: Python<'_>, v: &Bound<'_, PyAny>, out: &mut Vec<FailedCheck>) {
