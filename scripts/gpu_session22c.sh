@@ -30,3 +30,5 @@ tar -czf $OUT/trace/cu.tgz -C $OUT/trace cu 2>/dev/null && rm -rf $OUT/trace/cu
     --device cuda --config tiny --batch 8 --reps 3 --variants eager,torchferro > $OUT/dynseq.txt 2>&1 )
 grep -h "torchferro:" $OUT/train_amp.txt >> $OUT/summary.txt
 grep -E "dynamic graph|\| torchferro|\| eager" $OUT/dynseq.txt >> $OUT/summary.txt
+# One archive: the device call brings back at most 8 files.
+tar -czf /tmp/all22c.tgz -C $OUT . && find $OUT -mindepth 1 -delete && mv /tmp/all22c.tgz $OUT/all.tgz

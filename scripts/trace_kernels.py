@@ -35,7 +35,8 @@ def main() -> None:
     launches = {
         e["args"]["correlation"]: e
         for e in events
-        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})
+        if e.get("cat") in ("cuda_runtime", "cuda_driver")
+        and "correlation" in e.get("args", {})
     }
     ranges = collections.defaultdict(list)
     for e in events:
@@ -65,7 +66,16 @@ def main() -> None:
         o = owner(launch) if launch else "(no launch)"
         per_owner[o] += k["dur"]
         order[o] += 1
-        rows.append((k["dur"], o, order[o], k["name"][:60], k["args"].get("grid"), k["args"].get("block")))
+        rows.append(
+            (
+                k["dur"],
+                o,
+                order[o],
+                k["name"][:60],
+                k["args"].get("grid"),
+                k["args"].get("block"),
+            )
+        )
     total = sum(per_owner.values())
     print(f"GPU kernel time {total / 1e3:.2f} ms")
     for o, t in per_owner.most_common():
@@ -77,7 +87,10 @@ def main() -> None:
     for dur, o, n, name, grid, block in rows:
         if name.startswith("kernel"):
             ours[o] += dur
-    print("\nour kernels' time per graph: " + ", ".join(f"{o} {t / 1e3:.2f} ms" for o, t in ours.items()))
+    print(
+        "\nour kernels' time per graph: "
+        + ", ".join(f"{o} {t / 1e3:.2f} ms" for o, t in ours.items())
+    )
 
 
 if __name__ == "__main__":

@@ -207,7 +207,8 @@ def test_automatic_dynamic_compiles_twice_over_many_lengths():
 
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 def test_decoder_over_lengths_compiles_nvrtc_twice(name):
-    """A transformers decoder on CUDA over sequence lengths 8..40 under automatic dynamic:
+    """A transformers decoder on CUDA over sequence lengths 8..31 under automatic dynamic
+    (the zoo's GPT-2 has 32 positions):
     torch.compile's graph count, eager's values, and two NVRTC compiles in all (the static
     first graph and the symbolic one). Session 21 measured one per length on GPT-2: its graph
     moved a mask with ``.to(device)``, which the symbolic lowering declined."""
@@ -223,7 +224,7 @@ def test_decoder_over_lengths_compiles_nvrtc_twice(name):
     f = torchferro.compile(model)
     before = _C._nvrtc_compiles()
     with torch.no_grad():
-        for T in (8, 9, 16, 17, 33, 40):
+        for T in (8, 9, 16, 17, 24, 31):
             ids = torch.randint(0, 100, (2, T), device=DEV)
             want = model(input_ids=ids)[0]
             t(input_ids=ids)
