@@ -4,11 +4,8 @@
 set -u
 # Run: run(command="bash scripts/gpu_cuda_set.sh", carry=["build/cp312"]) after `make ext312`
 # and `strip --strip-debug build/cp312/torchferro/*.so` (about 250 s on an H100).
-ROOT=$PWD
+. scripts/gpu_env.sh
 O=/tmp/o; mkdir -p $O
-STAGE=$(mktemp -d); cp -r python/torchferro $STAGE/; find $STAGE -name '*.so' -delete
-cp build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so $STAGE/torchferro/
-export PYTHONPATH=$STAGE:$ROOT/scripts:$ROOT/tests PYTHONDONTWRITEBYTECODE=1
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; gcc --version | head -1;
   python3 -c 'import torch, transformers, torchferro; print(torch.__version__, transformers.__version__, torchferro._C.__file__)'; } > $O/env.txt 2>&1
 ( OUT=$O timeout 280 bash scripts/gpu_probe_cumsum_cflags.sh > $O/probe.log 2>&1 ) &

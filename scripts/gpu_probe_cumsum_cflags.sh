@@ -2,10 +2,7 @@
 # (session 18 found it wrong there, right under gcc 12 here with the same C; docs/cuda.md).
 # Run: run(command="OUT=$OUT bash scripts/gpu_probe_cumsum_cflags.sh", carry=["build/cp312"]).
 set -u
-ROOT=$PWD
-STAGE=$(mktemp -d); cp -r python/torchferro $STAGE/; find $STAGE -name '*.so' -delete
-cp build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so $STAGE/torchferro/
-export PYTHONPATH=$STAGE:$ROOT/scripts:$ROOT/tests PYTHONDONTWRITEBYTECODE=1
+. scripts/gpu_env.sh
 T="tests/test_inductor_differential.py::test_lowering_matches_eager[cumsum-int64]"
 gcc --version | head -1 > $OUT/flags.txt
 for extra in "" "-fno-tree-vectorize" "-mno-avx512f" "-fno-openmp-simd" "-O2" "-fno-tree-loop-vectorize" "-fno-tree-slp-vectorize"; do

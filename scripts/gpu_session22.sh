@@ -14,8 +14,7 @@ bash scripts/gpu_cuda_set.sh
 left=$((585 - ($(date +%s) - T0)))
 echo "profile budget ${left}s" > $OUT/prof/budget.txt
 if [ $left -gt 60 ]; then
-  STAGE=$(mktemp -d); cp -r python/torchferro $STAGE/; find $STAGE -name '*.so' -delete
-  cp build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so $STAGE/torchferro/
-  PYTHONPATH=$STAGE PYTHONDONTWRITEBYTECODE=1 timeout $left python3 bench/train_cuda.py --amp \
+  . scripts/gpu_env.sh
+  timeout $left python3 bench/train_cuda.py --amp \
     --steps 5 --profile $OUT/prof --only torchferro,torch.compile > $OUT/prof/train.txt 2>&1
 fi

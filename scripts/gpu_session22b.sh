@@ -3,10 +3,7 @@
 # one GPT-2 bf16 training step with our kernels' sources (scripts/gpu_train_trace.py).
 # Run: run(command="bash scripts/gpu_session22b.sh", carry=["build/cp312"]).
 set -u
-ROOT=$PWD
-STAGE=$(mktemp -d); cp -r python/torchferro $STAGE/; find $STAGE -name '*.so' -delete
-cp build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so $STAGE/torchferro/
-export PYTHONPATH=$STAGE:$ROOT/scripts:$ROOT/tests PYTHONDONTWRITEBYTECODE=1
+. scripts/gpu_env.sh
 pids=()
 for i in 0 1 2 3; do
   ( TORCHFERRO_SHARD=$i TORCHFERRO_NSHARDS=4 OMP_NUM_THREADS=2 timeout 170 python3 -m pytest -q \

@@ -4,10 +4,7 @@
 # step (eager, torchferro) and a chrome trace of one step with our sources; dynamic_seq last.
 # Run: run(command="bash scripts/gpu_session22c.sh", carry=["build/cp312"]).
 set -u
-ROOT=$PWD
-STAGE=$(mktemp -d); cp -r python/torchferro $STAGE/; find $STAGE -name '*.so' -delete
-cp build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so $STAGE/torchferro/
-export PYTHONPATH=$STAGE:$ROOT/scripts:$ROOT/tests PYTHONDONTWRITEBYTECODE=1
+. scripts/gpu_env.sh
 J=12
 pids=()
 for ((i = 0; i < J; i++)); do

@@ -3,11 +3,8 @@
 set -u
 # Run: run(command="bash scripts/gpu_split_and_dynamic_why.sh", carry=["build/cp312"]) after
 # `make ext312`; the summary comes back in $OUT/summary.txt.
-ROOT=$PWD
+. scripts/gpu_env.sh
 O=/tmp/o; mkdir -p $O
-STAGE=$(mktemp -d); cp -r python/torchferro $STAGE/; find $STAGE -name '*.so' -delete
-cp build/cp312/torchferro/_C.cpython-312-x86_64-linux-gnu.so $STAGE/torchferro/
-export PYTHONPATH=$STAGE:$ROOT/scripts:$ROOT/tests PYTHONDONTWRITEBYTECODE=1
 ( TORCHFERRO_CACHE_DIR=$(mktemp -d) timeout 110 python3 scripts/gpu_probe_split_reductions.py > $O/splitred.log 2>&1 ) &
 b=$!
 ( TORCHFERRO_LOGS=torchferro,dynamic,recompiles timeout 110 python3 bench/dynamic_seq.py --device cuda --config tiny --batch 8 --reps 1 --variants torchferro > $O/dynlog.txt 2>&1 ) &
