@@ -153,20 +153,27 @@ fn grid_rules_cover_the_work_and_clamp() {
     assert_eq!(split.blocks(&at(5, 1)), Some(15));
 }
 
-/// `r = x.sum(dim)` over a constant `x [rows, cols]`.
-fn sum_graph(rows: i64, cols: i64, dim: usize) -> IrGraph {
-    let (r0, c0) = (Size::Const(rows), Size::Const(cols));
-    let (one, zero) = (Size::Const(1), Size::Const(0));
+/// A graph whose one input is a contiguous float32 `x [rows, cols]`.
+fn matrix_input(rows: i64, cols: i64) -> (IrGraph, crate::ir::BufId) {
     let mut ir = IrGraph {
         num_inputs: 1,
         ..IrGraph::default()
     };
+    let (r0, c0) = (Size::Const(rows), Size::Const(cols));
     let x = ir.add_buffer(
         DType::Float32,
         vec![r0, c0],
-        vec![c0, one],
+        vec![c0, Size::Const(1)],
         BufKind::Input(0),
     );
+    (ir, x)
+}
+
+/// `r = x.sum(dim)` over a constant `x [rows, cols]`.
+fn sum_graph(rows: i64, cols: i64, dim: usize) -> IrGraph {
+    let (r0, c0) = (Size::Const(rows), Size::Const(cols));
+    let (one, zero) = (Size::Const(1), Size::Const(0));
+    let (mut ir, x) = matrix_input(rows, cols);
     let (kept, reduced) = if dim == 1 { (r0, c0) } else { (c0, r0) };
     let r = ir.add_buffer(DType::Float32, vec![kept], vec![one], BufKind::Computed);
     let mut b = BodyBuilder::new(vec![kept, reduced]);
@@ -342,16 +349,7 @@ fn split_parts_tile_the_reduced_range() {
 fn two_column_sums(rows: i64, cols: i64, centered: bool) -> IrGraph {
     let (r0, c0) = (Size::Const(rows), Size::Const(cols));
     let (one, zero) = (Size::Const(1), Size::Const(0));
-    let mut ir = IrGraph {
-        num_inputs: 1,
-        ..IrGraph::default()
-    };
-    let x = ir.add_buffer(
-        DType::Float32,
-        vec![r0, c0],
-        vec![c0, one],
-        BufKind::Input(0),
-    );
+    let (mut ir, x) = matrix_input(rows, cols);
     let a = ir.add_buffer(DType::Float32, vec![c0], vec![one], BufKind::Computed);
     let b = ir.add_buffer(DType::Float32, vec![c0], vec![one], BufKind::Computed);
     let load_x = |bb: &mut BodyBuilder| {
