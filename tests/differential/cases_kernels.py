@@ -200,3 +200,24 @@ def relu_max_maximum_zeros_nan_ties(a, b):
         torch.max(torch.stack([a, b]) * 1, dim=0),
         (b * 1).clamp(min=0),
     )
+
+
+@case(lambda r: (r.randn(4, 6), r.randn(4, 6) > 0))
+def to_own_device_is_the_tensor(x, m):
+    # `.to(device)` onto the device the tensor is on returns the tensor itself (session 22
+    # lowers it as the identity, `non_blocking` included); writing through it writes the input.
+    y = x.to(x.device) * 2 + m.to(device=x.device, dtype=x.dtype, non_blocking=True)
+    a = x.to("cpu", non_blocking=True)
+    a.mul_(3)
+    return y.to(y.device).relu(), x.to(x.device, torch.float64).sum(-1)
+
+
+@case(
+    lambda r: (r.randn(4, 6),),
+    xfail="`x.to(x.device) is x` is True in eager and under torch.compile; torchferro hands "
+    "back another tensor object for the graph output (values and the write through it are "
+    "right): found in session 22, not yet fixed",
+)
+def to_own_device_keeps_identity(x):
+    a = x.to(x.device)
+    return a * 2, a is x
