@@ -236,3 +236,83 @@ def test_cuda_gpt2_attention_backward_is_fused(dtype):
             # bfloat16: our kernels compute in float and round once; eager rounds each op.
             err = (gc - ge).norm() / ge.norm().clamp_min(1e-6)
             assert err < 3e-2, (name, err.item())
+
+
+def _attention_masks(b, h, l, s, dtype):
+    """The masks attention in training meets: causal and padding booleans (one batch row with
+    every key masked for its first queries), an additive bias in q's dtype, and a float32
+    bias whatever q's dtype (as ``nn.Transformer.generate_square_subsequent_mask`` makes)."""
+    g = torch.Generator(device=DEV).manual_seed(3)
+    causal = torch.ones(l, s, dtype=torch.bool, device=DEV).tril()
+    pad = torch.ones(b, 1, 1, s, dtype=torch.bool, device=DEV)
+    pad[0, ..., s // 2 :] = False
+    empty_rows = causal.expand(b, 1, l, s).clone()
+    empty_rows[1, :, :3] = False
+    return {
+        "causal": causal,
+        "padding": pad,
+        "empty_rows": empty_rows,
+        "additive": torch.randn(b, h, l, s, device=DEV, generator=g).to(dtype),
+        "additive_f32": torch.randn(1, 1, l, s, device=DEV, generator=g),
+    }
+
+
+@pytest.mark.parametrize(
+    "mask_kind", ["causal", "padding", "empty_rows", "additive", "additive_f32"]
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_cuda_sdpa_mask_on_the_fused_backend(dtype, mask_kind):
+    """Attention with a mask in training, at GPT-2 124M's head size: the compiled forward and
+    backward run the fused kernel eager's dispatch picks (cuDNN on an H100/H200 in half
+    precision, the mask converted as eager converts it), and output and gradients are eager's.
+    A float32 mask beside half-precision queries is handed to cuDNN in q's dtype (eager's
+    dispatch hands it over as it is and torch 2.11's cuDNN kernel reads it as q's dtype,
+    upstream #191612): that case is compared with the math backend."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.profiler import ProfilerActivity, profile
+
+    b, h, l, d = 2, 12, 128, 64
+    mask = _attention_masks(b, h, l, l, dtype)[mask_kind]
+    g = torch.Generator(device=DEV).manual_seed(0)
+    q, k, v = (
+        torch.randn(b, h, l, d, device=DEV, generator=g).to(dtype) for _ in "qkv"
+    )
+    w = torch.randn(b, h, l, d, device=DEV, generator=g).to(dtype)
+
+    def f(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    def run(fn, ctx=None):
+        qs = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        with ctx if ctx is not None else torch.enable_grad():
+            out = fn(*qs, mask)
+            grads = torch.autograd.grad((out * w).sum(), qs)
+        return out.detach(), grads
+
+    torchferro.compiler.reset()
+    _aot.reset()
+    compiled = torchferro.compile(f)
+    run(compiled)  # compiles both halves
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        got = run(compiled)
+        torch.cuda.synchronize()
+    ops = {e.key for e in prof.key_averages()}
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    backend = torch._fused_sdp_choice(
+        *(t.requires_grad_(True) for t in (q.clone(), k.clone(), v.clone())), mask
+    )
+    fused = {
+        2: "aten::_scaled_dot_product_efficient_attention_backward",
+        3: "aten::_scaled_dot_product_cudnn_attention_backward",
+    }
+    if backend in fused:
+        assert fused[backend] in ops, sorted(ops)
+        assert "aten::_softmax_backward_data" not in ops, sorted(ops)
+    if mask.dtype in (torch.bool, dtype):
+        want = run(f)
+    else:
+        with sdpa_kernel(SDPBackend.MATH):
+            want = run(f)
+    tol = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]
+    for a, e in zip((got[0], *got[1]), (want[0], *want[1])):
+        torch.testing.assert_close(a.float(), e.float(), rtol=tol, atol=tol)

@@ -596,6 +596,41 @@ def test_sdpa_fused_saves_logsumexp_not_probabilities():
     assert _aot.counters["saved_bytes"] == b * h * l * e * 4 + b * h * l * 4
 
 
+@pytest.mark.parametrize("mask_grad", [False, True])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float64])
+def test_sdpa_float32_mask_beside_other_dtype(dtype, mask_grad):
+    """A float32 additive mask beside queries of another dtype (as
+    ``nn.Transformer.generate_square_subsequent_mask`` makes whatever the model's dtype):
+    eager's math form adds it into the scores in place, in the scores' dtype, so the compiled
+    backward does too (it refused before: a float32 product met a bfloat16 one) and the
+    mask's gradient is float32."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 8, 16, generator=gen).to(dtype) for _ in "qkv")
+    mask = torch.randn(1, 1, 8, 8, generator=gen)
+
+    def fn(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    def run(f):
+        ins = [t.clone().requires_grad_() for t in (q, k, v)]
+        ins.append(mask.clone().requires_grad_(mask_grad))
+        out = f(*ins)
+        leaves = [t for t in ins if t.requires_grad]
+        return out, torch.autograd.grad((out.double() ** 2).sum(), leaves)
+
+    torchferro.compiler.reset()
+    _aot.reset()
+    want = run(fn)
+    got = run(torchferro.compile(fn))
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["compiled"] == 1 and _aot.counters["backward"] == 1
+    tol = {torch.bfloat16: 4e-2, torch.float16: 4e-3, torch.float64: 1e-10}[dtype]
+    torch.testing.assert_close(got[0], want[0], rtol=tol, atol=tol)
+    assert [g.dtype for g in got[1]] == [g.dtype for g in want[1]]
+    for a, e in zip(got[1], want[1]):
+        torch.testing.assert_close(a, e, rtol=tol, atol=tol * 10)
+
+
 def test_cuda_attention_host_calls_recompute_branch():
     """The CUDA attention host calls (``torchferro._aot_helpers.sdpa_forward``/``_backward``;
     their fused branches run on the GPU only, ``tests/test_aot_cuda.py``): a head size the
@@ -616,6 +651,32 @@ def test_cuda_attention_host_calls_recompute_branch():
     got = helpers.sdpa_backward(g, q, k, v, out, lse, None, True, 0.5)
     for a, b in zip(got, torch.autograd.grad(expect, leaves, g)):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_cudnn_attention_bias_of_a_boolean_mask():
+    """The bias the cuDNN attention call gets for a boolean mask (eager's conversion: 0 where
+    True, -65504 where False, in q's dtype), converted once per mask for a model's layers and
+    again when the mask is written in place, handed another dtype, or is another tensor; an
+    additive mask in q's dtype."""
+    from torchferro import _aot_helpers as helpers
+
+    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    q = torch.zeros(1, dtype=torch.bfloat16)
+    want = torch.zeros(4, 4, dtype=torch.bfloat16).masked_fill(~mask, -65504.0)
+    first = helpers._cudnn_bias(mask, q)
+    assert first.dtype == torch.bfloat16 and torch.equal(first, want)
+    assert helpers._cudnn_bias(mask, q) is first
+    mask[0, 1] = True
+    second = helpers._cudnn_bias(mask, q)
+    assert second is not first and second[0, 1] == 0 and second[0, 2] == want[0, 2]
+    half = helpers._cudnn_bias(mask, q.half())
+    assert half.dtype == torch.float16 and half[0, 2] == -65504.0
+    other = mask.clone()
+    assert helpers._cudnn_bias(other, q.half()) is not half
+    additive = torch.randn(4, 4, dtype=torch.bfloat16)
+    assert helpers._cudnn_bias(additive, q) is additive
+    wide = additive.float()
+    assert torch.equal(helpers._cudnn_bias(wide, q), additive)
 
 
 @pytest.mark.parametrize("training", [True, False])

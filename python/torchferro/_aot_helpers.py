@@ -98,9 +98,9 @@ def _sdpa_backend(q, k, v, mask, is_causal, scale):
         return 0
     qg, kg, vg = (t.detach().requires_grad_(True) for t in (q, k, v))
     backend = torch._fused_sdp_choice(qg, kg, vg, mask, 0.0, is_causal, scale=scale)
-    # A mask goes to the memory-efficient kernel only (as eager's dispatch does); another
+    # A mask goes to the memory-efficient and cuDNN kernels (as eager's dispatch does); another
     # backend with a mask recomputes.
-    return backend if mask is None or backend == _EFFICIENT else 0
+    return backend if mask is None or backend in (_EFFICIENT, _CUDNN) else 0
 
 
 def _sdpa_bias(mask, q, k):
@@ -113,10 +113,55 @@ def _sdpa_bias(mask, q, k):
         mask = torch.zeros_like(mask, dtype=q.dtype).masked_fill_(
             mask.logical_not(), float("-inf")
         )
+    elif mask.dtype != q.dtype:
+        mask = _as_q_dtype(mask, q)
     s = k.shape[2]
     bias = mask.expand(q.shape[0], q.shape[1], q.shape[2], s)
     if s % 16:
         bias = torch.nn.functional.pad(bias, (0, 16 - s % 16))[..., :s]
+    return bias
+
+
+# What eager's dispatch writes for False in a boolean mask it hands cuDNN: a finite fill rather
+# than -inf (torch's `convert_boolean_attn_mask_cudnn`), so a row with every key masked attends
+# uniformly there as it does here.
+_CUDNN_MASKED = -65504.0
+
+
+# The last boolean mask converted for cuDNN: (mask, its version, q's dtype, the bias). A
+# model's layers pass one mask tensor to each attention, forward and backward; the entry holds
+# the mask itself, so the identity test cannot meet another tensor at a reused address, and
+# an in-place write to the mask changes its version.
+_cudnn_bias_memo = None
+
+
+def _as_q_dtype(mask, q):
+    """An additive mask of another float dtype than q's, in q's: eager's math form adds the
+    mask into the scores in place, in their dtype. (Eager's dispatch hands such a mask to
+    torch 2.11's cuDNN kernel as it is, which reads it as q's dtype and answers wrongly,
+    upstream #191612; its memory-efficient kernel refuses it.)"""
+    return mask.to(q.dtype)
+
+
+def _cudnn_bias(mask, q):
+    """The attention bias eager's dispatch hands the cuDNN kernel: a boolean mask as 0 where
+    True and :data:`_CUDNN_MASKED` where False in q's dtype; an additive mask in q's dtype."""
+    global _cudnn_bias_memo
+    if mask is None:
+        return None
+    if mask.dtype != torch.bool:
+        return mask if mask.dtype == q.dtype else _as_q_dtype(mask, q)
+    memo = _cudnn_bias_memo
+    if (
+        memo is not None
+        and memo[0] is mask
+        and memo[1] == mask._version
+        and memo[2] == q.dtype
+    ):
+        return memo[3]
+    zero = torch.zeros((), dtype=q.dtype, device=mask.device)
+    bias = torch.where(mask.logical_not(), _CUDNN_MASKED, zero)
+    _cudnn_bias_memo = (mask, mask._version, q.dtype, bias)
     return bias
 
 
@@ -149,10 +194,12 @@ def sdpa_forward(q, k, v, mask, is_causal, scale):
         return out, lse.contiguous()
     if backend == _CUDNN:
         r = torch.ops.aten._scaled_dot_product_cudnn_attention(
-            q, k, v, None, True, 0.0, is_causal, False, scale=scale
+            q, k, v, _cudnn_bias(mask, q), True, 0.0, is_causal, False, scale=scale
         )
         # Its logsumexp is [B, H, L, 1].
-        lse = torch.nn.functional.pad(r[1].reshape(b, h, l), (0, _lse_rows(q) - l))
+        lse = r[1].reshape(b, h, l)
+        if _lse_rows(q) != l:
+            lse = torch.nn.functional.pad(lse, (0, _lse_rows(q) - l))
         return r[0], lse.contiguous()
     out = torch.nn.functional.scaled_dot_product_attention(
         q, k, v, attn_mask=mask, is_causal=is_causal, scale=scale
@@ -216,7 +263,7 @@ def sdpa_backward(grad, q, k, v, out, lse, mask, is_causal, scale):
             lse[:, :, :l].unsqueeze(-1).contiguous(),
             seed,
             seed,
-            None,
+            _cudnn_bias(mask, q),
             None,
             None,
             l,

@@ -301,6 +301,14 @@ fn sdpa(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
                 )?;
                 None
             } else {
+                // Eager's math form adds the mask into the scores in place: the sum keeps the
+                // scores' dtype (a float32 mask beside bfloat16 queries is rounded to it).
+                let sd = b.bmeta(sc)?.dtype;
+                let mb = if b.fmeta(m)?.dtype == sd {
+                    mb
+                } else {
+                    b.m("to", mb, vec![Arg::DType(sd)])?
+                };
                 sc = b.m("add", sc, vec![Arg::Node(mb)])?;
                 Some(m)
             }
