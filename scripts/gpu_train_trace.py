@@ -1,10 +1,12 @@
 """One GPT-2 124M bf16 training step of torchferro under torch.profiler, written as a chrome
 trace, with the CUDA sources of its graphs (session 22: which of our kernels cost the step).
 
-    python scripts/gpu_train_trace.py OUT_DIR
+    python scripts/gpu_train_trace.py OUT_DIR [--torch-compile]
 
 Writes OUT_DIR/trace.json (one step after 4 warm-up steps) and copies the kernel cache's
-``*.cu`` sources to OUT_DIR/cu/. Read it with ``scripts/trace_kernels.py``."""
+``*.cu`` sources to OUT_DIR/cu/. Read it with ``scripts/trace_kernels.py``. With
+``--torch-compile`` the step is torch.compile's (the same model and step) and the trace is
+OUT_DIR/trace_tc.json, for comparing kernel time by kind."""
 
 from __future__ import annotations
 
@@ -27,10 +29,11 @@ from train_cuda import build, make_step  # noqa: E402
 
 def main() -> None:
     out = sys.argv[1]
+    tc = "--torch-compile" in sys.argv[2:]
     os.makedirs(os.path.join(out, "cu"), exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     model, ids = build(8, 1024)
-    step = make_step(model, torchferro.compile, amp=True)
+    step = make_step(model, torch.compile if tc else torchferro.compile, amp=True)
     for _ in range(4):
         step(ids)
     torch.cuda.synchronize()
@@ -39,7 +42,7 @@ def main() -> None:
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         step(ids)
         torch.cuda.synchronize()
-    prof.export_chrome_trace(os.path.join(out, "trace.json"))
+    prof.export_chrome_trace(os.path.join(out, "trace_tc.json" if tc else "trace.json"))
     for f in glob.glob(os.path.join(cache, "**", "*.cu"), recursive=True):
         shutil.copy(f, os.path.join(out, "cu"))
     print("sources", len(os.listdir(os.path.join(out, "cu"))))

@@ -103,19 +103,9 @@ impl Frame<'_, '_> {
             "is_floating_point" => return Ok(Var::py_const(py, meta.dtype.is_floating_point())),
             "is_complex" => return Ok(Var::py_const(py, meta.dtype.is_complex())),
             "is_contiguous" if args.is_empty() && kwargs.is_empty() => {
-                let (Some(sizes), Some(strides)) = (meta.known_sizes(), meta.known_strides())
-                else {
-                    return Err(TraceError::unsupported("symbolic shapes"));
-                };
-                let mut expected = 1i64;
-                let mut ok = true;
-                for i in (0..sizes.len()).rev() {
-                    if sizes[i] != 1 && strides[i] != expected {
-                        ok = false;
-                    }
-                    expected *= sizes[i];
-                }
-                return Ok(Var::py_const(py, ok || sizes.contains(&0)));
+                let ok = known_contiguous(meta)
+                    .ok_or_else(|| TraceError::unsupported("symbolic shapes"))?;
+                return Ok(Var::py_const(py, ok));
             }
             "get_device" => return Ok(Var::py_const(py, meta.device.index.unwrap_or(-1))),
             // Whether a tensor is an inference tensor is not in its metadata (a `meta` tensor
@@ -168,6 +158,13 @@ impl Frame<'_, '_> {
             .map(|(k, v)| Ok((k.clone(), v.to_arg(py)?)))
             .collect::<Result<Vec<_>, TraceError>>()?;
         let r = self.graph_call(name, Target::Method(name.to_string()), None, gargs, gkw)?;
+        if let Var::Tensor(now) = &r {
+            if returns_receiver(py, name, meta, &now.meta, &args, &kwargs)? {
+                // Eager hands back the tensor itself (`x.to(x.device) is x`); the node made
+                // for it is dead and dropped with the graph's dead code.
+                return Ok(Var::Tensor(t));
+            }
+        }
         if super::super::meta_inplace::traced(name) {
             if let Var::Tensor(now) = &r {
                 self.tx.record_meta_change(now);
@@ -175,6 +172,112 @@ impl Frame<'_, '_> {
         }
         Ok(r)
     }
+}
+
+/// Whether a tensor with `meta` is contiguous (size-1 dims' strides do not count, as in
+/// torch); `None` for symbolic sizes or strides.
+fn known_contiguous(meta: &fx::TensorMeta) -> Option<bool> {
+    let (sizes, strides) = (meta.known_sizes()?, meta.known_strides()?);
+    let mut expected = 1i64;
+    let mut ok = true;
+    for i in (0..sizes.len()).rev() {
+        if sizes[i] != 1 && strides[i] != expected {
+            ok = false;
+        }
+        expected *= sizes[i];
+    }
+    Some(ok || sizes.contains(&0))
+}
+
+/// The memory format torch suggests for a tensor's strides (`Tensor.suggest_memory_format`):
+/// channels-last where the strides order the dims as one (at 4 or 5 dims, size-1 dims and an
+/// ambiguous batch stride resolved to channels-first as torch resolves them), else contiguous.
+/// `None` for symbolic sizes or strides.
+fn suggested_format(meta: &fx::TensorMeta) -> Option<&'static str> {
+    let (sizes, strides) = (meta.known_sizes()?, meta.known_strides()?);
+    let (order, name): (&[usize], _) = match sizes.len() {
+        4 => (&[1, 3, 2, 0], "channels_last"),
+        5 => (&[1, 4, 3, 2, 0], "channels_last_3d"),
+        _ => return Some("contiguous_format"),
+    };
+    let channels_last = strides[1] != 0 && {
+        let mut min = 0i64;
+        order.iter().all(|&d| {
+            let ok = sizes[d] != 0 && strides[d] >= min && !(d == 0 && min == strides[1]);
+            min = if sizes[d] > 1 {
+                strides[d] * sizes[d]
+            } else {
+                strides[d]
+            };
+            ok
+        })
+    };
+    Some(if channels_last {
+        name
+    } else {
+        "contiguous_format"
+    })
+}
+
+/// Whether eager's `tensor.name(*args, **kwargs)` returns the tensor itself: a conversion
+/// (`to`, `type`, `float`, `cpu`, ...) to the dtype and device it has, without `copy=True` or
+/// a memory format other than `preserve_format` or the one torch suggests for the tensor,
+/// and `contiguous()` of a contiguous tensor.
+/// A positional `True` may be `copy` (`to(dtype, non_blocking, copy)`): such a call keeps its
+/// own result, as does anything this does not recognise.
+fn returns_receiver(
+    py: Python<'_>,
+    name: &str,
+    before: &fx::TensorMeta,
+    after: &fx::TensorMeta,
+    args: &[Var],
+    kwargs: &[(String, Var)],
+) -> Result<bool, TraceError> {
+    const CONVERSIONS: &[&str] = &[
+        "to", "type", "float", "double", "half", "bfloat16", "int", "long", "short", "bool",
+        "byte", "char", "cpu", "cuda",
+    ];
+    let truthy = |v: &Var| -> bool {
+        v.as_py(py).is_some_and(|o| {
+            o.is_instance_of::<pyo3::types::PyBool>() && o.is_truthy().unwrap_or(true)
+        })
+    };
+    if name == "contiguous" {
+        let default_format = kwargs.iter().all(|(k, v)| {
+            k == "memory_format"
+                && v.as_py(py).is_some_and(|o| {
+                    py.import("torch")
+                        .and_then(|t| t.getattr("contiguous_format"))
+                        .is_ok_and(|f| f.is(&o))
+                })
+        });
+        return Ok(args.is_empty() && default_format && known_contiguous(before) == Some(true));
+    }
+    if !CONVERSIONS.contains(&name) || args.iter().any(truthy) {
+        return Ok(false);
+    }
+    for (k, v) in kwargs {
+        match k.as_str() {
+            "non_blocking" | "dtype" | "device" => {}
+            "copy" if !truthy(v) => {}
+            "memory_format" => {
+                // Eager aliases when the format asked for is the one torch suggests for the
+                // tensor's strides.
+                let torch = py.import("torch")?;
+                let Some(o) = v.as_py(py) else {
+                    return Ok(false);
+                };
+                let kept = o.is(&torch.getattr("preserve_format")?)
+                    || suggested_format(before)
+                        .is_some_and(|f| torch.getattr(f).is_ok_and(|f| o.is(&f)));
+                if !kept {
+                    return Ok(false);
+                }
+            }
+            _ => return Ok(false),
+        }
+    }
+    Ok(before.dtype == after.dtype && before.device == after.device)
 }
 
 /// A Python path that names `f` (`torch.relu`, `torch.nn.functional.linear`), for printing.
