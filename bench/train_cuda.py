@@ -2,6 +2,10 @@
 one process, each training its own copy of the model from the same weights.
 
     python bench/train_cuda.py [--batch 8] [--seq 1024] [--steps 10] [--only eager,torchferro]
+    python bench/train_cuda.py --model resnet50 --batch 64 --amp
+
+``--model resnet50``: torchvision's resnet50 (random weights, 224x224 images, cross entropy
+over 1000 classes, batch norm in training mode), issue 17's second GPU workload.
 
 Prints, per variant as it finishes: the first step's time (compile included for the compiled
 variants), the median and minimum step time over ``--steps`` timed steps after 3 warm-up steps
@@ -46,19 +50,38 @@ def build(batch: int, seq: int):
     return model, ids
 
 
+def build_resnet50(batch: int):
+    import torchvision
+
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().cuda().train()
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(batch, 3, 224, 224, generator=g).cuda()
+    y = torch.randint(0, 1000, (batch,), generator=g).cuda()
+    return model, (x, y)
+
+
 def make_step(model, compile_fn, amp: bool):
+    """``step(*batch)``: GPT-2 takes ``(ids,)`` (its labels are its inputs), an image model
+    ``(images, classes)``."""
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
-    def loss_of(ids):
+    def forward(*batch):
+        if len(batch) == 2:
+            x, y = batch
+            return torch.nn.functional.cross_entropy(model(x), y)
+        return model(input_ids=batch[0], labels=batch[0]).loss
+
+    def loss_of(*batch):
         if amp:
             with torch.autocast("cuda", dtype=torch.bfloat16):
-                return model(input_ids=ids, labels=ids).loss
-        return model(input_ids=ids, labels=ids).loss
+                return forward(*batch)
+        return forward(*batch)
 
     compiled = compile_fn(loss_of)
 
-    def step(ids):
-        loss = compiled(ids)
+    def step(*batch):
+        loss = compiled(*batch)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -75,7 +98,7 @@ def timed(fn, *args):
     return r, (time.perf_counter() - t0) * 1e3
 
 
-def profile(step, ids, name: str, out: str) -> None:
+def profile(step, batch, name: str, out: str) -> None:
     """Where a step's time goes: kernels by GPU time, ops by host time, and the launch count."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
@@ -86,7 +109,7 @@ def profile(step, ids, name: str, out: str) -> None:
         activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True
     ) as prof:
         for _ in range(2):
-            step(ids)
+            step(*batch)
         torch.cuda.synchronize()
     events = prof.key_averages()
     launches = sum(
@@ -128,6 +151,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--only", default="eager,torchferro,torch.compile")
     ap.add_argument("--amp", action="store_true")
+    ap.add_argument("--model", default="gpt2", choices=["gpt2", "resnet50"])
     ap.add_argument(
         "--profile",
         metavar="DIR",
@@ -138,10 +162,16 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
 
-    base, ids = build(a.batch, a.seq)
+    if a.model == "resnet50":
+        base, batch = build_resnet50(a.batch)
+        shape = f"resnet50 training step, batch {a.batch} x 3 x 224 x 224"
+    else:
+        base, ids = build(a.batch, a.seq)
+        batch = (ids,)
+        shape = f"GPT-2 124M training step, batch {a.batch} x {a.seq}"
     print(
-        f"GPT-2 124M training step, batch {a.batch} x {a.seq}, AdamW, "
-        f"{'bf16 autocast' if a.amp else 'float32'}, {torch.cuda.get_device_name()}",
+        f"{shape}, AdamW, {'bf16 autocast' if a.amp else 'float32'}, "
+        f"{torch.cuda.get_device_name()}",
         flush=True,
     )
 
@@ -161,17 +191,17 @@ def main() -> None:
         model = copy.deepcopy(base)
         step = make_step(model, compile_with(name), a.amp)
         torch.cuda.synchronize()
-        loss, first_ms = timed(step, ids)
+        loss, first_ms = timed(step, *batch)
         first_loss[name] = loss.item()
         for _ in range(3):
-            step(ids)
+            step(*batch)
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
-        times = [timed(step, ids)[1] for _ in range(a.steps)]
+        times = [timed(step, *batch)[1] for _ in range(a.steps)]
         peak = torch.cuda.max_memory_allocated() - before
         if a.profile:
-            profile(step, ids, name, a.profile)
+            profile(step, batch, name, a.profile)
         extra = ""
         if name == "torchferro":
             from torchferro import _aot
