@@ -58,6 +58,20 @@ def _nested_disabled(x, w, b, w2):
     return y.sum(), h
 
 
+def _residual_loss(x, w, b, w2):
+    # A residual block's `out += identity` on an op's result (a bfloat16 value, a float32
+    # other) and a loss autocast runs in float32: the trace once ran the frame eagerly on
+    # every call here (its stand-in for `h` was a leaf; eager records the in-place add), and
+    # cross_entropy's autocast cast needs its shape rule (resnet50's step under CUDA autocast).
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = F.linear(x, w, b)
+        h += x @ w.t()
+        h += b
+        logits = h @ w2.t()
+        loss = F.cross_entropy(logits, torch.arange(5) % 4)
+    return loss, h
+
+
 def _run(fn, backend):
     torch.manual_seed(0)
     x = torch.randn(5, 6)
@@ -81,7 +95,7 @@ def _run(fn, backend):
     return res
 
 
-@pytest.mark.parametrize("fn", [_mlp_region, _nested_disabled])
+@pytest.mark.parametrize("fn", [_mlp_region, _nested_disabled, _residual_loss])
 def test_aot_eager_dtypes_and_values(fn):
     """Both halves on the eager runner: eager's dtypes; values within bfloat16 tolerance. A
     composite rule in bfloat16 (GELU's backward as several ops) rounds after each op where
@@ -97,7 +111,7 @@ def test_aot_eager_dtypes_and_values(fn):
         torch.testing.assert_close(c / scale, a / scale, **BF16)
 
 
-@pytest.mark.parametrize("fn", [_mlp_region, _nested_disabled])
+@pytest.mark.parametrize("fn", [_mlp_region, _nested_disabled, _residual_loss])
 def test_inductor_within_bfloat16_tolerance(fn):
     (oe, ge), (oc, gc) = _run(fn, "inductor")
     for a, c in zip(oe, oc):

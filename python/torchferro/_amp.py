@@ -87,9 +87,7 @@ def infer(fn, method, args, kwargs, device, states):
     def to_fake(t):
         if isinstance(t, torch.Tensor) and t.device.type == "meta":
             with mode:
-                return torch.empty_strided(
-                    t.size(), t.stride(), dtype=t.dtype, device=device
-                ).requires_grad_(t.requires_grad)
+                return _blank(t, device)
         return t
 
     args, kwargs = pytree.tree_map(to_fake, (tuple(args), dict(kwargs)))
@@ -101,12 +99,30 @@ def infer(fn, method, args, kwargs, device, states):
 
     def to_meta(t):
         if isinstance(t, torch.Tensor):
-            return torch.empty_strided(
-                t.size(), t.stride(), dtype=t.dtype, device="meta"
-            ).requires_grad_(t.requires_grad)
+            return _blank(t, "meta")
         return t
 
     return pytree.tree_map(to_meta, out)
+
+
+def _blank(t, device):
+    """An empty tensor on ``device`` with ``t``'s sizes, strides, dtype and ``requires_grad``,
+    a non-leaf where ``t`` is one: an in-place op on an op's result (a residual block's
+    ``out += identity`` under autocast) is recorded in eager, where on a leaf it raises. The
+    non-leaf is a strided view of a clone over the storage the strides reach."""
+    if not (t.requires_grad and not t.is_leaf):
+        return torch.empty_strided(
+            t.size(), t.stride(), dtype=t.dtype, device=device
+        ).requires_grad_(t.requires_grad)
+    reach = 1 + sum((n - 1) * s for n, s in zip(t.size(), t.stride()))
+    with torch.enable_grad():
+        base = torch.empty(
+            0 if 0 in t.size() else reach,
+            dtype=t.dtype,
+            device=device,
+            requires_grad=True,
+        ).clone()
+        return base.as_strided(t.size(), t.stride())
 
 
 def describe() -> str:

@@ -16,6 +16,7 @@ pub(super) fn infer(c: &Call) -> Option<InferResult> {
             batch_norm(c)
         }
         "dropout" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => dropout(c),
+        "cross_entropy" | "nll_loss" if c.spelling == Spelling::Functional => class_loss(c),
         _ => return None,
     };
     Some(r)
@@ -50,6 +51,69 @@ fn softmax(c: &Call) -> InferResult {
     }
     let grad = c.grad(dtype, &[x]);
     Ok(x.fresh(dtype, x.sizes.clone(), grad).meta())
+}
+
+/// `F.cross_entropy` / `F.nll_loss` over class indices (`input` `[N, C, d...]` or `[C]`,
+/// `target` `[N, d...]` or `[]`) or, for `cross_entropy`, class probabilities (`target` the
+/// input's sizes): the input's dtype, the target's sizes with `reduction="none"` (the input's
+/// without the class dim for probabilities), else a scalar. Needed natively for training
+/// under autocast, which casts the input to float32 (`fx::autodiff::autocast` checks the
+/// cast's dtype here). Shapes torch rejects, the legacy `size_average`/`reduce` and other
+/// forms are left to torch's own run.
+fn class_loss(c: &Call) -> InferResult {
+    let mut params = vec![
+        "input",
+        "target",
+        "weight",
+        "size_average",
+        "ignore_index",
+        "reduce",
+        "reduction",
+    ];
+    if c.name == "cross_entropy" {
+        params.push("label_smoothing");
+    }
+    let b = c.bind(&params)?;
+    let x = b.tensor("input")?;
+    let t = b.tensor("target")?;
+    let weight = b.opt_tensor("weight")?;
+    for legacy in ["size_average", "reduce"] {
+        if !matches!(b.get(legacy), None | Some(super::args::Value::None)) {
+            return Err(InferError::Unsupported);
+        }
+    }
+    b.int_or("ignore_index", -100)?;
+    b.number_or("label_smoothing", 0.0)?;
+    if !x.dtype.is_floating_point() || x.ndim() == 0 {
+        return Err(InferError::Unsupported);
+    }
+    let batched = x.ndim() >= 2;
+    let per_item: Vec<i64> = if t.dtype.is_floating_point() {
+        // Probabilities: cross_entropy only, the target as large as the input.
+        if c.name != "cross_entropy" || t.sizes != x.sizes || t.dtype != x.dtype {
+            return Err(InferError::Unsupported);
+        }
+        let class = usize::from(batched);
+        let mut s = x.sizes.clone();
+        s.remove(class);
+        s
+    } else {
+        let mut want = x.sizes.clone();
+        want.remove(usize::from(batched));
+        if t.dtype != crate::meta::DType::Int64 || t.sizes != want {
+            return Err(InferError::Unsupported);
+        }
+        want
+    };
+    let sizes = match b.str("reduction")?.unwrap_or("mean") {
+        "none" => per_item,
+        "mean" | "sum" => vec![],
+        _ => return Err(InferError::Unsupported),
+    };
+    let mut inputs = vec![x];
+    inputs.extend(weight);
+    let grad = c.grad(x.dtype, &inputs);
+    Ok(x.fresh(x.dtype, sizes, grad).meta())
 }
 
 fn layer_norm(c: &Call) -> InferResult {

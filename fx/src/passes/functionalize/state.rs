@@ -341,6 +341,55 @@ impl<'g> State<'g> {
         ok
     }
 
+    /// The dtype torch computes an in-place op's out-of-place twin in when the written tensor
+    /// and every tensor argument are floating point (`None` otherwise): the widest of the
+    /// tensors with dimensions, or of the 0-dim ones when there are none (a 0-dim tensor of the
+    /// same category does not widen), bfloat16 with float16 making float32. Number arguments
+    /// of a floating op widen nothing.
+    pub(super) fn floating_result_dtype(
+        &self,
+        m: NodeId,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Option<DType> {
+        let mt = tensor(&self.old.node(m).meta)?;
+        if !mt.dtype.is_floating_point() || mt.dtype.is_complex() {
+            return None;
+        }
+        let (mut dims, mut scalars) = (Vec::new(), Vec::new());
+        for a in args.iter().chain(kwargs.iter().map(|(_, a)| a)) {
+            match a {
+                Arg::Node(n) => {
+                    let t = tensor(&self.old.node(*n).meta)?;
+                    if !t.dtype.is_floating_point() || t.dtype.is_complex() {
+                        return None;
+                    }
+                    if t.sizes.is_empty() {
+                        scalars.push(t.dtype);
+                    } else {
+                        dims.push(t.dtype);
+                    }
+                }
+                Arg::Float(_) | Arg::Int(_) | Arg::Bool(_) | Arg::None | Arg::Str(_) => {}
+                _ if !has_nodes(a) => {}
+                _ => return None,
+            }
+        }
+        let pool = if dims.is_empty() { scalars } else { dims };
+        let widest = |ds: &[DType]| -> Option<DType> {
+            if ds.contains(&DType::Float64) {
+                Some(DType::Float64)
+            } else if ds.contains(&DType::Float32)
+                || (ds.contains(&DType::Float16) && ds.contains(&DType::BFloat16))
+            {
+                Some(DType::Float32)
+            } else {
+                ds.first().copied()
+            }
+        };
+        widest(&pool)
+    }
+
     pub(super) fn steps(&self, chain: &[NodeId]) -> Result<Vec<ViewStep>, NotFunctional> {
         chain
             .iter()
@@ -469,6 +518,15 @@ impl<'g> State<'g> {
             .collect();
         let random = ops::is_random(target);
         let keeps = self.keeps_dtype(m, args, kwargs);
+        // An in-place op whose out-of-place twin computes in a wider floating dtype (`h += b`,
+        // `h` bfloat16 and `b` float32 under autocast): torch computes in that dtype and
+        // stores into `h`'s, so the twin followed by a cast back is the same write.
+        let widened = if keeps || random {
+            None
+        } else {
+            self.floating_result_dtype(m, args, kwargs)
+        };
+        let keeps = keeps || widened.is_some();
         let twin = |n: &str| ops::op(n).is_some_and(|o| o.flags & flag::FUNCTIONAL_TWIN != 0);
         let on_clone_path = match target {
             Target::Method(meth) => format!("torch.Tensor.{meth}"),
@@ -538,7 +596,26 @@ impl<'g> State<'g> {
                 return refuse(format!("{name} writes its argument {i}"));
             }
         };
-        let value = self.new.call(&name, t, a, k, meta.clone());
+        let is_twin =
+            !matches!(&t, Target::Function(p) if p == ON_CLONE) && matches!(which, Mutated::Arg(0));
+        let value = match widened {
+            Some(d) if is_twin && Some(d) != tensor(&meta).map(|t| t.dtype) => {
+                let mut wide = meta.clone();
+                if let NodeMeta::Tensor(w) = &mut wide {
+                    w.dtype = d;
+                }
+                let v = self.new.call(&name, t, a, k, wide);
+                let dtype = tensor(&meta).map(|t| t.dtype).unwrap_or(d);
+                self.new.call(
+                    &format!("{name}_cast"),
+                    Target::Method("to".into()),
+                    vec![Arg::Node(v), Arg::DType(dtype)],
+                    vec![],
+                    meta.clone(),
+                )
+            }
+            _ => self.new.call(&name, t, a, k, meta.clone()),
+        };
         self.replaces.insert(value, id);
         let root = fam.root;
         let updated = if fam.chain.is_empty() {
