@@ -35,6 +35,11 @@ pyo3::create_exception!(
 pub enum Outcome {
     Compiled(Arc<CacheEntry>),
     RunEagerly,
+    /// Tracing raised what it took for the program's own error: the frame runs eagerly so the
+    /// user sees it. Should the frame then return normally, the trace was wrong (a torchferro
+    /// bug), and the code is given up rather than traced again on every call (the message is
+    /// the traced error).
+    RunEagerlyExpectingError(String),
     Raise(PyErr),
 }
 
@@ -480,7 +485,10 @@ fn on_trace_error(
         // genuine exception, raised from their own frame.
         TraceError::UserError { call, message, .. } => {
             crate::log::user_error_runs_eagerly(info, &call, &message);
-            Outcome::RunEagerly
+            Outcome::RunEagerlyExpectingError(format!(
+                "tracing {} ({}:{}) raised {message} at {call}",
+                info.name, info.filename, info.firstlineno
+            ))
         }
         TraceError::Internal(m) => {
             crate::log::warn(

@@ -260,6 +260,21 @@ pub unsafe extern "C" fn eval_frame(
         }
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         Action::Default => unsafe { prev(tstate, frame, throwflag) },
+        Action::DefaultExpectingError(slot, traced) => {
+            // SAFETY: as for `Action::Default`.
+            let r = unsafe { prev(tstate, frame, throwflag) };
+            if !r.is_null() {
+                let why = format!(
+                    "{traced}, but the function ran without it: a torchferro bug; it runs \
+                     eagerly from now on"
+                );
+                crate::log::warn(py, &why);
+                if let Ok(mut c) = slot.try_borrow_mut() {
+                    c.state = CodeState::Eager(why);
+                }
+            }
+            r
+        }
         Action::Raise(e) => {
             e.restore(py);
             // SAFETY: the frame was answerable (checked above) and nothing borrows its slots.
@@ -342,13 +357,15 @@ fn decide(py: Python<'_>, fv: FrameView, mode: Mode) -> Action {
         return Action::Default;
     };
     match decide_cached(py, fv, slot, mode) {
-        Action::Default => match eager_twin(py, slot, code) {
-            Some(twin) => {
-                let nargs = slot.try_borrow().map(|c| c.nargs).unwrap_or(0);
-                Action::Run(Run::Eager(twin), (0..nargs).map(|i| fv.local(i)).collect())
+        a @ (Action::Default | Action::DefaultExpectingError(..)) => {
+            match eager_twin(py, slot, code) {
+                Some(twin) => {
+                    let nargs = slot.try_borrow().map(|c| c.nargs).unwrap_or(0);
+                    Action::Run(Run::Eager(twin), (0..nargs).map(|i| fv.local(i)).collect())
+                }
+                None => a,
             }
-            None => Action::Default,
-        },
+        }
         a => a,
     }
 }
@@ -540,6 +557,9 @@ enum Action {
     /// The entry to run and the frame's arguments.
     Run(Run, Vec<*mut ffi::PyObject>),
     Default,
+    /// Run natively; if the frame returns normally, give its code up (the traced error it was
+    /// run for did not happen: see `compile::Outcome::RunEagerlyExpectingError`).
+    DefaultExpectingError(&'static code_cache::Slot, String),
     Raise(PyErr),
 }
 
@@ -607,6 +627,7 @@ fn run_frame(
     match crate::signals::held_back(py, || compile::compile_frame(py, fv, &scope, slot, cfg)) {
         compile::Outcome::Compiled(entry) => hit(entry, argv, None),
         compile::Outcome::RunEagerly => Action::Default,
+        compile::Outcome::RunEagerlyExpectingError(m) => Action::DefaultExpectingError(slot, m),
         compile::Outcome::Raise(e) => Action::Raise(e),
     }
 }
