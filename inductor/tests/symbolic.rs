@@ -468,10 +468,7 @@ fn a_symbolic_nest_merges_contiguous_loops() {
     let exprs = [flat.clone(), bcast.clone()];
     let nest = LoopNest::without_unit_loops(&sizes).merged(&exprs);
     assert_eq!(nest.sizes, vec![s(0) * s(1), s(2)]);
-    assert_eq!(
-        nest.apply(&flat),
-        Idx::var(0).scale(s(2)).add(&Idx::var(1))
-    );
+    assert_eq!(nest.apply(&flat), Idx::var(0).scale(s(2)).add(&Idx::var(1)));
     assert_eq!(nest.apply(&bcast), Idx::var(1));
 
     // A transposed read (`x[x1, x0, x2]` of a `[s1, s0, s2]` buffer) keeps the outer loops
@@ -517,7 +514,12 @@ fn a_symbolic_nest_merges_contiguous_loops() {
 }
 
 /// A call with metadata from fx's symbolic inference at the given hints.
-fn scall_at(g: &mut fx::Graph, hints: &[i64], target: fx::Target, args: Vec<fx::Arg>) -> fx::NodeId {
+fn scall_at(
+    g: &mut fx::Graph,
+    hints: &[i64],
+    target: fx::Target,
+    args: Vec<fx::Arg>,
+) -> fx::NodeId {
     let (meta, _) = fx::infer::infer_symbolic(
         &fx::infer::InferCtx::default(),
         g,
@@ -551,11 +553,20 @@ fn merged_symbolic_loops_keep_values_at_every_size() {
             ],
         );
         let out = if broadcast {
-            let w = sym_input(&mut g, "w", vec![Dim::Sym(SymExpr::symbol(1)), Dim::Known(7)]);
+            let w = sym_input(
+                &mut g,
+                "w",
+                vec![Dim::Sym(SymExpr::symbol(1)), Dim::Known(7)],
+            );
             scall_at(&mut g, &hints, f("operator.add"), vec![n(x), n(w)])
         } else {
             let r = scall_at(&mut g, &hints, f("torch.relu"), vec![n(x)]);
-            scall_at(&mut g, &hints, f("operator.mul"), vec![n(r), Arg::Float(2.0)])
+            scall_at(
+                &mut g,
+                &hints,
+                f("operator.mul"),
+                vec![n(r), Arg::Float(2.0)],
+            )
         };
         g.output(vec![n(out)]);
 
@@ -571,7 +582,15 @@ fn merged_symbolic_loops_keep_values_at_every_size() {
             );
         }
         let mut compiles = 0;
-        for (a, b) in [(2i64, 2i64), (2, 3), (3, 2), (5, 6), (7, 7), (13, 4), (4, 31)] {
+        for (a, b) in [
+            (2i64, 2i64),
+            (2, 3),
+            (3, 2),
+            (5, 6),
+            (7, 7),
+            (13, 4),
+            (4, 31),
+        ] {
             let c = prepared.build_at(&opts, &[a, b]).unwrap();
             compiles += usize::from(c.compiler_ran());
             let at = fx::passes::specialize::specialize(&g, &|k| [a, b][k as usize]).unwrap();

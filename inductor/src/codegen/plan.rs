@@ -283,7 +283,10 @@ impl LoopNest {
             }
         }
         let identity = map.len() == nest.sizes.len()
-            && map.iter().enumerate().all(|(i, m)| *m == Idx::var(i as u32));
+            && map
+                .iter()
+                .enumerate()
+                .all(|(i, m)| *m == Idx::var(i as u32));
         nest.map = (!identity).then_some(map);
         nest
     }
