@@ -260,3 +260,31 @@ def test_symbolic_path_off_fits_templates(fresh_cache, monkeypatch, caplog):
     text = "\n".join(inductor_log(caplog.records))
     assert "lowered symbolically" not in text, text
     assert "kernels take the sizes as arguments" in text, text
+
+
+def test_contiguous_dims_run_one_merged_loop(fresh_cache):
+    """Session 23: a pointwise kernel over contiguous symbolic dims runs one flat loop of
+    their product (``LoopNest::merged``), vectorized under ``if(parallel: ...)``, and keeps
+    eager's values at sizes 0, 1 (static graphs: they specialize) and odd and even sizes
+    past them; the sizes 2 and up share one graph and one library."""
+
+    def fn(x):
+        return torch.relu(x) * 2 - 1
+
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    f = torchferro.compile(fn, dynamic=True)
+    for shape in [(3, 5, 7), (4, 6, 9), (2, 3, 2), (13, 7, 5), (0, 3, 7), (1, 1, 7)]:
+        x = R(*shape)
+        _same(f(x), fn(x))
+    entries = torchferro.compiler.cache_entries(f)
+    # One graph takes every size from 2 up (s0, s1, s2); the others are the sizes 0 and 1
+    # specialized (a `[1, 1, s0]` one still symbolic in its last dim). Each is one kernel of
+    # one loop.
+    [main] = [e for e in entries if "f32[s0, s1, s2]" in e["graph"]]
+    assert "tf_sym" in main["output_code"]
+    assert "x0 < (s0*s1*s2);" in main["output_code"], main["output_code"]
+    for e in entries:
+        code = e["output_code"]
+        assert code.count("for (int64_t x") == 1, code
+        assert "#pragma omp parallel for simd if(parallel: " in code, code

@@ -420,3 +420,191 @@ fn a_symbolic_nest_leaves_out_loops_of_extent_at_most_one() {
     assert_eq!(nest.sizes, vec![s(0), s(1).floordiv(two)]);
     assert!(nest.guards.is_empty());
 }
+
+/// `c * x_k` summed over `k` with the coefficients of a contiguous layout of `sizes`.
+fn row_major(sizes: &[Size]) -> Idx {
+    let mut e = Idx::constant(0);
+    let mut stride = Size::Const(1);
+    for k in (0..sizes.len()).rev() {
+        e = e.add(&Idx::var(k as u32).scale(stride));
+        stride = stride * sizes[k];
+    }
+    e
+}
+
+/// Every point of `sizes` (outermost first) at an assignment, in row-major order.
+fn points(sizes: &[i64]) -> Vec<Vec<i64>> {
+    let total: i64 = sizes.iter().product();
+    (0..total.max(0))
+        .map(|mut i| {
+            let mut p = vec![0; sizes.len()];
+            for k in (0..sizes.len()).rev() {
+                p[k] = i % sizes[k];
+                i /= sizes[k];
+            }
+            p
+        })
+        .collect()
+}
+
+/// Session 23: a symbolic CPU nest merges adjacent loops where every index stays affine, as
+/// a static one does, without comparing stride values: a contiguous `[s0, s1, s2]` (a read
+/// and the store) is one loop of `s0*s1*s2` whose index is its var; a read broadcast along
+/// the last dim (`w[x2]`) keeps that dim's loop, the leading two merging; an extent that may
+/// be negative (`s0 - 3`, a pool interior at small sizes) merges with nothing. At each
+/// assignment (odd and even sizes, 2 to 7) every index over the merged nest equals the
+/// index over the nodes' own loops at the same point.
+#[test]
+fn a_symbolic_nest_merges_contiguous_loops() {
+    use inductor::codegen::plan::LoopNest;
+    let s = Size::symbol;
+    let sizes = [s(0), s(1), s(2)];
+    let flat = row_major(&sizes);
+    let nest = LoopNest::without_unit_loops(&sizes).merged(std::slice::from_ref(&flat));
+    assert_eq!(nest.sizes, vec![s(0) * s(1) * s(2)]);
+    assert_eq!(nest.apply(&flat), Idx::var(0));
+
+    let bcast = Idx::var(2);
+    let exprs = [flat.clone(), bcast.clone()];
+    let nest = LoopNest::without_unit_loops(&sizes).merged(&exprs);
+    assert_eq!(nest.sizes, vec![s(0) * s(1), s(2)]);
+    assert_eq!(nest.apply(&flat), Idx::var(0).scale(s(2)).add(&Idx::var(1)));
+    assert_eq!(nest.apply(&bcast), Idx::var(1));
+
+    // A transposed read (`x[x1, x0, x2]` of a `[s1, s0, s2]` buffer) keeps the outer loops
+    // apart; the contiguous last dim still merges with nothing that would divide.
+    let transposed = Idx::var(1)
+        .scale(s(0) * s(2))
+        .add(&Idx::var(0).scale(s(2)))
+        .add(&Idx::var(2));
+    let exprs = [flat.clone(), transposed.clone()];
+    let nest = LoopNest::without_unit_loops(&sizes).merged(&exprs);
+    assert_eq!(nest.sizes, sizes.to_vec());
+
+    let maybe_negative = [s(0) - Size::Const(3), s(1)];
+    let e = row_major(&maybe_negative);
+    let nest = LoopNest::without_unit_loops(&maybe_negative).merged(std::slice::from_ref(&e));
+    assert_eq!(nest.sizes, maybe_negative.to_vec());
+
+    // Values: each index at each point of the merged nest equals the index at the matching
+    // point of the nodes' loops.
+    for (cut, exprs) in [
+        (&sizes[..], vec![flat.clone()]),
+        (&sizes[..], vec![flat.clone(), bcast.clone()]),
+        (&sizes[..], vec![flat.clone(), transposed.clone()]),
+    ] {
+        let nest = LoopNest::without_unit_loops(cut).merged(&exprs);
+        for a in [[2i64, 3, 5], [3, 2, 7], [4, 4, 2], [7, 5, 3]] {
+            let sym = |k: u32| a[k as usize];
+            let own: Vec<i64> = cut.iter().map(|c| c.eval(&sym).unwrap()).collect();
+            let merged: Vec<i64> = nest.sizes.iter().map(|c| c.eval(&sym).unwrap()).collect();
+            let (p_own, p_merged) = (points(&own), points(&merged));
+            assert_eq!(p_own.len(), p_merged.len(), "{a:?}");
+            for (po, pm) in p_own.iter().zip(&p_merged) {
+                for e in &exprs {
+                    assert_eq!(
+                        nest.apply(e).eval_with(pm, &sym),
+                        e.eval_with(po, &sym),
+                        "{e:?} at {po:?} / {pm:?}, sizes {a:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A call with metadata from fx's symbolic inference at the given hints.
+fn scall_at(
+    g: &mut fx::Graph,
+    hints: &[i64],
+    target: fx::Target,
+    args: Vec<fx::Arg>,
+) -> fx::NodeId {
+    let (meta, _) = fx::infer::infer_symbolic(
+        &fx::infer::InferCtx::default(),
+        g,
+        &target,
+        &args,
+        &[],
+        fx::infer::Symbols::hints(hints),
+    )
+    .unwrap_or_else(|e| panic!("infer {target:?} {args:?}: {e:?}"));
+    let hint = target.name().rsplit('.').next().unwrap().to_string();
+    g.call(&hint, target, args, vec![], meta)
+}
+
+/// Session 23, through the lowering: `relu(x) * 2` over a contiguous `x [s0, s1, 7]` runs one
+/// flat loop of `s0*s1*7`, and `x + w` with `w [s1, 7]` broadcast over `s0` two loops
+/// (`s0` by `s1*7`); one library each, values equal to the reference interpreter's at each
+/// assignment (odd, even and equal sizes).
+#[test]
+fn merged_symbolic_loops_keep_values_at_every_size() {
+    use fx::{Arg, Dim, SymExpr};
+    let hints = [5, 6];
+    for broadcast in [false, true] {
+        let mut g = fx::Graph::new();
+        let x = sym_input(
+            &mut g,
+            "x",
+            vec![
+                Dim::Sym(SymExpr::symbol(0)),
+                Dim::Sym(SymExpr::symbol(1)),
+                Dim::Known(7),
+            ],
+        );
+        let out = if broadcast {
+            let w = sym_input(
+                &mut g,
+                "w",
+                vec![Dim::Sym(SymExpr::symbol(1)), Dim::Known(7)],
+            );
+            scall_at(&mut g, &hints, f("operator.add"), vec![n(x), n(w)])
+        } else {
+            let r = scall_at(&mut g, &hints, f("torch.relu"), vec![n(x)]);
+            scall_at(
+                &mut g,
+                &hints,
+                f("operator.mul"),
+                vec![n(r), Arg::Float(2.0)],
+            )
+        };
+        g.output(vec![n(out)]);
+
+        let opts = options();
+        let prepared = inductor::prepare(&g, &opts).unwrap_or_else(|e| panic!("prepare: {e}"));
+        let code = prepared.code().to_string();
+        let loops = code.matches("for (int64_t x").count();
+        assert_eq!(loops, if broadcast { 2 } else { 1 }, "{code}");
+        if !broadcast {
+            assert!(
+                code.contains("#pragma omp parallel for simd if(parallel: "),
+                "{code}"
+            );
+        }
+        let mut compiles = 0;
+        for (a, b) in [
+            (2i64, 2i64),
+            (2, 3),
+            (3, 2),
+            (5, 6),
+            (7, 7),
+            (13, 4),
+            (4, 31),
+        ] {
+            let c = prepared.build_at(&opts, &[a, b]).unwrap();
+            compiles += usize::from(c.compiler_ran());
+            let at = fx::passes::specialize::specialize(&g, &|k| [a, b][k as usize]).unwrap();
+            let mut host = VecHost::new();
+            let ins = inputs_for(&mut host, &at, (a * 100 + b) as u64);
+            let got = c.run(&mut host, &ins).unwrap();
+            let want = inductor::interp::run(c.ir(), &mut host, &ins).unwrap();
+            assert_eq!(got.len(), want.len());
+            for (x, y) in got.iter().zip(&want) {
+                assert_eq!(x.sizes, y.sizes);
+                assert_close(&x.to_f64(), &y.to_f64(), &c);
+            }
+            assert_eq!(got[0].sizes, vec![a, b, 7]);
+        }
+        assert!(compiles <= 1, "{compiles} C compiles");
+    }
+}

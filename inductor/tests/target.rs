@@ -43,7 +43,7 @@ fn the_openmp_threshold_comes_from_the_policy() {
     let g = pointwise_graph();
     let default = compile(&g, &options()).unwrap();
     assert!(
-        default.source().contains("if(4096 >= 32768)"),
+        default.source().contains("if(parallel: 4096 >= 32768)"),
         "{}",
         default.source()
     );
@@ -56,7 +56,7 @@ fn the_openmp_threshold_comes_from_the_policy() {
     )
     .unwrap();
     assert!(
-        low.source().contains("if(4096 >= 1024)"),
+        low.source().contains("if(parallel: 4096 >= 1024)"),
         "{}",
         low.source()
     );

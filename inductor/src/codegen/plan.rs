@@ -227,6 +227,88 @@ impl LoopNest {
             guards: Vec::new(),
         }
     }
+
+    /// Merges adjacent loops, innermost pair first, wherever every index in `exprs` (over the
+    /// nodes' vars) gains no floor division or modulo: loops `j - 1` and `j` become one loop
+    /// `y` of extent `e_{j-1} * e_j` with `x_{j-1} = y / e_j` and `x_j = y % e_j`, and a
+    /// contiguous `[s0, s1, s2]` tensor's `s1*s2*x0 + s2*x1 + x2` folds to `y` (the index's
+    /// normal form folds `d * (e / d) + e % d` into `e`, symbolic `d` too). So a symbolic nest
+    /// of contiguous dims runs one flat loop, vectorized, as a static one does, without
+    /// comparing a stride's value: the fold is polynomial equality, valid at every size.
+    /// Merged one pair at a time over the nest so far (not grouped at once, as
+    /// [`LoopNest::grouped`] does), so that three or more dims fold too.
+    ///
+    /// Two loops merge only where both extents are proved `>= 0` (each symbol at least 2):
+    /// a pool's interior piece may have a negative extent at small sizes (it runs zero
+    /// times), and the product of two negative extents would run.
+    pub fn merged(self, exprs: &[Idx]) -> LoopNest {
+        let nonneg = |s: &Size| {
+            s.lower_bound_floor(&|_| crate::index::SYMBOL_MIN)
+                .is_some_and(|v| v >= 0)
+        };
+        let base: Vec<usize> = exprs.iter().map(divmods).collect();
+        let orig = self.map.as_ref().map_or(self.sizes.len(), Vec::len);
+        let mut nest = self;
+        let mut map = nest
+            .map
+            .take()
+            .unwrap_or_else(|| (0..orig as u32).map(Idx::var).collect());
+        let mut j = nest.sizes.len();
+        while j > 1 {
+            j -= 1;
+            let (outer, inner) = (nest.sizes[j - 1], nest.sizes[j]);
+            if !nonneg(&outer) || !nonneg(&inner) || inner == Size::Const(0) {
+                continue;
+            }
+            let mut sizes = nest.sizes.clone();
+            sizes[j - 1] = outer * inner;
+            sizes.remove(j);
+            let y = Idx::var(j as u32 - 1);
+            let step: Vec<Idx> = (0..nest.sizes.len())
+                .map(|v| match v {
+                    v if v + 1 < j => Idx::var(v as u32),
+                    v if v + 1 == j => y.floordiv(inner, &sizes),
+                    v if v == j => y.modulo(inner, &sizes),
+                    v => Idx::var(v as u32 - 1),
+                })
+                .collect();
+            let candidate: Vec<Idx> = map.iter().map(|m| m.substitute(&step, &sizes)).collect();
+            let fits = exprs
+                .iter()
+                .zip(&base)
+                .all(|(e, b)| divmods(&e.substitute(&candidate, &sizes)) <= *b);
+            if fits {
+                nest.sizes = sizes;
+                map = candidate;
+            }
+        }
+        let identity = map.len() == nest.sizes.len()
+            && map
+                .iter()
+                .enumerate()
+                .all(|(i, m)| *m == Idx::var(i as u32));
+        nest.map = (!identity).then_some(map);
+        nest
+    }
+}
+
+/// Every index a pure pointwise kernel reads or stores at, over its nodes' vars.
+fn kernel_indices(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> Vec<Idx> {
+    let n = k.outer.len();
+    let mut exprs: Vec<Idx> = Vec::new();
+    for kn in &k.nodes {
+        let IrNode::Pointwise {
+            out, body, offset, ..
+        } = &ir.nodes[kn.node]
+        else {
+            continue;
+        };
+        exprs.extend(body.deps().indices.into_iter().cloned());
+        if sched.materialized[*out] {
+            exprs.push(store_idx(ir, *out, n).add_const(*offset));
+        }
+    }
+    exprs
 }
 
 /// Floor divisions and modulos in an index (what merging loops must not add).
@@ -244,39 +326,33 @@ fn divmods(e: &Idx) -> usize {
 /// The loop nest of a pure pointwise kernel (see [`LoopNest`]).
 pub fn pointwise_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel, cpu: bool) -> LoopNest {
     let n = k.outer.len();
-    // Merging and reordering loops compares strides by value: a symbolic nest keeps its loops
-    // (correct at every size; merging them symbolically is later work), but a CPU nest drops
-    // those of extent 1 (CUDA's thread mapping keeps its own).
-    let symbolic = || match cpu {
-        true => LoopNest::without_unit_loops(&k.outer),
+    // Reordering loops compares strides by value: a symbolic nest keeps the nodes' order, but
+    // a CPU nest drops loops of extent 1 and merges adjacent loops whose indices stay affine
+    // ([`LoopNest::merged`]); CUDA's thread mapping keeps its own.
+    let symbolic = |exprs: &[Idx]| match cpu {
+        true => LoopNest::without_unit_loops(&k.outer).merged(exprs),
         false => LoopNest::identity(&k.outer),
     };
+    let exprs = kernel_indices(ir, sched, k);
     let Some(sizes) = &crate::size::as_consts(&k.outer) else {
-        return symbolic();
+        return symbolic(&exprs);
     };
     if n <= 1 || sizes.contains(&0) {
         return LoopNest::identity(&k.outer);
     }
-    let mut exprs: Vec<Idx> = Vec::new();
     let mut reference: Option<Vec<i64>> = None;
     for kn in &k.nodes {
-        let IrNode::Pointwise {
-            out, body, offset, ..
-        } = &ir.nodes[kn.node]
-        else {
+        let IrNode::Pointwise { out, .. } = &ir.nodes[kn.node] else {
             continue;
         };
-        exprs.extend(body.deps().indices.into_iter().cloned());
         if sched.materialized[*out] {
-            exprs.push(store_idx(ir, *out, n).add_const(*offset));
-            if reference.is_none() {
-                // Constant loops storing into a buffer of symbolic strides (a corner piece of a
-                // symbolic pool, `lower::interior`, over constant leading dims).
-                let Some(st) = crate::size::as_consts(&ir.buffers[*out].strides) else {
-                    return symbolic();
-                };
-                reference = Some(st);
-            }
+            // Constant loops storing into a buffer of symbolic strides (a corner piece of a
+            // symbolic pool, `lower::interior`, over constant leading dims).
+            let Some(st) = crate::size::as_consts(&ir.buffers[*out].strides) else {
+                return symbolic(&exprs);
+            };
+            reference = Some(st);
+            break;
         }
     }
     let strides = reference.unwrap_or_else(|| contiguous_strides(sizes));

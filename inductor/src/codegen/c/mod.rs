@@ -380,10 +380,22 @@ fn emit_pointwise(
         let _ = writeln!(out, "  if ({}) {{", conds.join(" && "));
     }
     out.push_str(&pre);
+    let strided = strided_store(ir, sched, k, nest);
     if n > 0 {
         let work = outer_n;
         if n == 1 {
-            let _ = writeln!(out, "  #pragma omp parallel for simd if({work} >= {par})");
+            // The `if` names `parallel`: on a combined `parallel for simd` an unmodified `if`
+            // applies to the `simd` part too (OpenMP 5.0), and gcc then runs the loop scalar
+            // wherever the work is below the threshold: a 12 512-element `relu` took 6.5 us
+            // instead of 1.3 (session 23). A loop storing with a stride other than 1 (a corner
+            // piece of a split pool, one point per channel) stays scalar, as that `if` left
+            // every such static loop below the threshold: its gathers and scatters save
+            // nothing there, and their code made the dynamic pool's library slower to compile.
+            let no_simd = if strided { " if(simd: 0)" } else { "" };
+            let _ = writeln!(
+                out,
+                "  #pragma omp parallel for simd if(parallel: {work} >= {par}){no_simd}"
+            );
         } else {
             let _ = writeln!(
                 out,
@@ -392,7 +404,8 @@ fn emit_pointwise(
             );
         }
     }
-    let simd = n > 1 && !strided_symbolic_store(ir, sched, k, nest);
+    let symbolic_nest = k.outer.iter().any(|s| s.as_const().is_none());
+    let simd = n > 1 && !(strided && symbolic_nest);
     for (i, s) in nest.sizes.iter().enumerate() {
         if simd && i == n - 1 {
             let _ = writeln!(out, "{indent}#pragma omp simd");
@@ -407,15 +420,15 @@ fn emit_pointwise(
     }
 }
 
-/// Whether a symbolic nest's innermost loop stores with a stride other than 1 (a symbolic
-/// nest keeps its loops in the nodes' order: a pool's border column walks its rows): forcing
-/// `omp simd` there makes gcc gather and scatter, which the column pieces of the dynamic
-/// `avg_pool2d` ran slower with (1.6 -> 1.1 us at 17x23, session 22); gcc still vectorizes
-/// where it finds it pays. A constant nest puts its smallest stride innermost and keeps the
-/// pragma.
-fn strided_symbolic_store(ir: &IrGraph, sched: &Schedule, k: &Kernel, nest: &LoopNest) -> bool {
+/// Whether a nest's innermost loop stores with a stride other than 1. A symbolic nest keeps
+/// its loops in the nodes' order (a pool's border column walks its rows), and forcing
+/// `omp simd` on such a loop makes gcc gather and scatter, which the column pieces of the
+/// dynamic `avg_pool2d` ran slower with (1.6 -> 1.1 us at 17x23, session 22); gcc still
+/// vectorizes where it finds it pays. A constant nest of several loops puts its smallest
+/// stride innermost and keeps the pragma.
+fn strided_store(ir: &IrGraph, sched: &Schedule, k: &Kernel, nest: &LoopNest) -> bool {
     let n = nest.sizes.len();
-    if n == 0 || k.outer.iter().all(|s| s.as_const().is_some()) {
+    if n == 0 {
         return false;
     }
     k.nodes.iter().any(|kn| match &ir.nodes[kn.node] {
