@@ -346,7 +346,10 @@ fn cross_entropy_over_a_stored_product_reads_one_logit_per_row() {
         saved.contains(&(DType::BFloat16, vec![n_rows, classes])),
         "{saved:?}"
     );
-    assert!(saved.contains(&(DType::Float32, vec![n_rows, 1])), "{saved:?}");
+    assert!(
+        saved.contains(&(DType::Float32, vec![n_rows, 1])),
+        "{saved:?}"
+    );
     assert!(
         !saved.contains(&(DType::Float32, vec![n_rows, classes])),
         "{saved:?}"

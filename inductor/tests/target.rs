@@ -389,7 +389,10 @@ fn cuda_padded_rows_are_zero_filled_and_read_by_padded_gemms() {
     // `e.t() @ y` and `e @ w` read the same buffer: `e`, written once, 1056 wide.
     assert_eq!(first.1[0], second.1[0], "{externs:?}");
     let e = &ir.buffers[inductor::ir::BufId::new(first.1[0])];
-    assert_eq!(inductor::size::expect_consts(&e.sizes, "test"), vec![4, 1056]);
+    assert_eq!(
+        inductor::size::expect_consts(&e.sizes, "test"),
+        vec![4, 1056]
+    );
     // `(e @ w) @ w` reads the padded product's buffer itself.
     assert_eq!(third.1[0], second.0, "{externs:?}");
     // One pointwise kernel writes `e`; nothing else copies a `[4, 1056]` operand.
