@@ -3,9 +3,14 @@
 logit picked by a masked row sum, and one backward pass ``(exp(x - lse) - onehot) * scale``.
 Values and float64 gradients against eager/autograd for every reduction, ignored rows (some,
 all, an ``ignore_index`` that is a real class), ``-inf`` logits, and the forms left to the op's
-own rule (class weights, label smoothing)."""
+own rule (class weights, label smoothing). Session 23: where the logits are stored (a product,
+an input, through views and a widening cast) the target's logit is read once per row by a
+range-checked gather (an out-of-range class raises eager's error), and GPT-2's bf16 autocast LM
+head on the CPU inductor (the CUDA path's rewrite) against eager."""
 
 from __future__ import annotations
+
+import logging
 
 import pytest
 import torch
@@ -115,3 +120,96 @@ def test_forms_left_to_the_op(kw):
     torch.testing.assert_close(xc.grad, xe.grad)
     assert _aot.counters["fallback"] == 1
     assert "cross_entropy" in _aot.fallback_reasons[0]
+
+
+@pytest.fixture
+def _cpu_autocast_inductor(monkeypatch):
+    # The CUDA path's rewrite on the CPU: autocast written out as casts, both halves on the
+    # inductor (without it a CPU autocast graph runs on the eager runner).
+    monkeypatch.setenv("TORCHFERRO_AUTOCAST_INDUCTOR", "1")
+
+
+def _lm_head(reduction, ignore_index=-100, smoothing=0.0, vocab=517):
+    """GPT-2's loss under bf16 autocast as transformers writes it: a bf16 product, the logits
+    cast to float32, labels shifted with ``ignore_index`` padding, rows flattened."""
+    g = torch.Generator().manual_seed(8)
+    h = torch.randn(3, 11, 32, generator=g)
+    w = torch.randn(vocab, 32, generator=g) * 0.2
+    ids = torch.randint(0, vocab, (3, 11), generator=g)
+    ids[1, 4] = ignore_index
+
+    def fn(w, h, ids):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits = F.linear(h, w).float()
+            labels = F.pad(ids, (0, 1), value=ignore_index)[..., 1:].contiguous()
+            return F.cross_entropy(
+                logits.view(-1, vocab),
+                labels.view(-1),
+                ignore_index=ignore_index,
+                reduction=reduction,
+                label_smoothing=smoothing,
+            )
+
+    return fn, w, h, ids
+
+
+def _grads_vs_eager(fn, w, h, ids):
+    we, he = w.clone().requires_grad_(), h.clone().requires_grad_()
+    wc, hc = w.clone().requires_grad_(), h.clone().requires_grad_()
+    ye = fn(we, he, ids)
+    yc = torchferro.compile(fn)(wc, hc, ids)
+    # Same bf16 product, same float32 loss arithmetic up to summation order.
+    torch.testing.assert_close(yc, ye, rtol=1e-5, atol=1e-5)
+    cot = torch.rand(ye.shape, generator=torch.Generator().manual_seed(3)) + 0.5
+    ge = torch.autograd.grad(ye, (we, he), cot)
+    gc = torch.autograd.grad(yc, (wc, hc), cot)
+    # The logits' gradient is rounded to bf16 before the products, in both.
+    for a, b in zip(gc, ge):
+        torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 3])
+def test_bf16_autocast_language_model_head(
+    _cpu_autocast_inductor, caplog, reduction, ignore_index
+):
+    """The LM head of a bf16 training step (issue 17's CUDA goal, on the CPU inductor): the
+    loss written out (no ``cross_entropy`` call left for torch in the forward), the backward
+    one pass from the saved per-row logsumexp (no softmax computed again), the loss and both
+    gradients as eager's, both halves compiled."""
+    fn, w, h, ids = _lm_head(reduction, ignore_index)
+    with caplog.at_level(logging.DEBUG, logger="torchferro.aot"):
+        _grads_vs_eager(fn, w, h, ids)
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["backward"] == 1
+    through_torch = [m for m in caplog.messages if "run through torch" in m]
+    assert not any("cross_entropy" in m for m in through_torch), through_torch
+    (bw,) = [m for m in caplog.messages if "backward graph" in m]
+    assert "saved_logsumexp" in bw and "softmax" not in bw, bw
+
+
+def test_bf16_autocast_label_smoothing_runs_through_torch(_cpu_autocast_inductor):
+    """Label smoothing is not written out (no rule either): torch's autograd, eager's values."""
+    fn, w, h, ids = _lm_head("mean", smoothing=0.1)
+    _grads_vs_eager(fn, w, h, ids)
+    assert _aot.counters["fallback"] == 1
+    assert "cross_entropy" in _aot.fallback_reasons[0]
+
+
+@pytest.mark.parametrize("source", ["input", "matmul"])
+def test_target_out_of_range_raises_as_eager(source):
+    """A class index past the classes: the written-out forward reads the target's logit with a
+    range-checked gather, and the error is eager's (the traced graph reruns eagerly for it)."""
+    x, t = _data(5, 4, seed=9)
+    w = torch.randn(4, 4, dtype=torch.float64)
+    t[2] = 7
+
+    def fn(x, t):
+        logits = x if source == "input" else x @ w
+        return F.cross_entropy(logits, t)
+
+    with pytest.raises(IndexError) as want:
+        fn(x.clone().requires_grad_(), t)
+    with pytest.raises(IndexError) as got:
+        torchferro.compile(fn)(x.clone().requires_grad_(), t)
+    assert str(got.value) == str(want.value)

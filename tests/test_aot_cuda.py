@@ -316,3 +316,55 @@ def test_cuda_sdpa_mask_on_the_fused_backend(dtype, mask_kind):
     tol = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]
     for a, e in zip((got[0], *got[1]), (want[0], *want[1])):
         torch.testing.assert_close(a.float(), e.float(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cuda_bf16_lm_head_cross_entropy(reduction):
+    """The LM head and cross entropy of a bf16 autocast training step (session 23), at shapes
+    where CUDA pads: 512 rows of 2051 logits (past 1024, not a multiple of 8 bf16) from a
+    512-wide hidden state, so the product's output and reduced lengths pad to 2112. The
+    forward saves the padded product as it is (a view of its first 2051 columns) and reads
+    the target's logit once per row; the backward writes the logits' gradient 2112 wide with
+    zeros in the pad, which the input gradient's product reads as its padded operand. Loss,
+    and the gradients of the weight and the hidden state, as eager's under the same
+    autocast, with ``ignore_index`` rows; our kernels run in both halves."""
+    vocab, width = 2051, 512
+    g = torch.Generator().manual_seed(4)
+    h = torch.randn(2, 256, width, generator=g).to(DEV)
+    w = (torch.randn(vocab, width, generator=g) * 0.05).to(DEV)
+    ids = torch.randint(0, vocab, (2, 256), generator=g).to(DEV)
+    ids[0, :7] = -100
+
+    def fn(w, h, ids):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = F.linear(h, w).float()
+            labels = F.pad(ids, (0, 1), value=-100)[..., 1:].contiguous()
+            return F.cross_entropy(
+                logits.view(-1, vocab),
+                labels.view(-1),
+                ignore_index=-100,
+                reduction=reduction,
+            )
+
+    torchferro.compiler.reset()
+    _aot.reset()
+    we, he = w.clone().requires_grad_(), h.clone().requires_grad_()
+    wc, hc = w.clone().requires_grad_(), h.clone().requires_grad_()
+    ye = fn(we, he, ids)
+    step = torchferro.compile(fn)
+    before = launches()
+    yc = step(wc, hc, ids)
+    mid = launches()
+    cot = torch.rand(ye.shape, generator=torch.Generator().manual_seed(3)).to(DEV) + 0.5
+    ge = torch.autograd.grad(ye, (we, he), cot)
+    gc = torch.autograd.grad(yc, (wc, hc), cot)
+    after = launches()
+    torch.testing.assert_close(yc, ye, rtol=1e-4, atol=1e-4)
+    for a, b, name in zip(gc, ge, ("w", "h")):
+        # The logits' gradient is rounded to bf16 before the products in both; ours computes
+        # `softmax - onehot` from the saved logsumexp in float, eager's from its log-softmax.
+        err = (a.float() - b.float()).norm() / b.float().norm().clamp_min(1e-6)
+        assert err < 1e-2, (name, err.item())
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["compiled"] == 1 and _aot.counters["backward"] == 1
+    assert mid > before and after > mid, (before, mid, after)

@@ -258,3 +258,100 @@ fn attention_on_the_math_backend_keeps_the_math_rule() {
     assert!(!bt.iter().any(|t| t.contains("_backward")), "{bt:?}");
     assert!(bt.iter().any(|t| t.contains("matmul")), "{bt:?}");
 }
+
+/// `cross_entropy(linear(h, w).float(), t)` written out (the inductor's form) over bf16
+/// logits, GPT-2's LM head under autocast: the target's logit is one read per row of the
+/// stored bf16 product (`getitem` of `reshape(linear)`, then the cast), not a masked sum
+/// over the float32 logits; the forward's only row reduction is the `logsumexp`, which is
+/// saved (N values) with the bf16 product, and the backward is one pointwise pass: no
+/// softmax, no row reduction over the classes.
+#[test]
+fn cross_entropy_over_a_stored_product_reads_one_logit_per_row() {
+    let (n_rows, classes) = (6i64, 50i64);
+    let meta = |dtype: DType, sizes: &[i64], grad: bool| {
+        let mut m = TensorMeta::contiguous(dtype, Device::cpu(), sizes);
+        m.requires_grad = grad;
+        NodeMeta::Tensor(m)
+    };
+    let mut g = Graph::new();
+    let h = g.placeholder("h", meta(DType::BFloat16, &[n_rows, 8], true));
+    let w = g.placeholder("w", meta(DType::BFloat16, &[classes, 8], true));
+    let t = g.placeholder("t", meta(DType::Int64, &[n_rows], false));
+    let logits = g.call(
+        "linear",
+        Target::Function("torch.nn.functional.linear".into()),
+        vec![Arg::Node(h), Arg::Node(w)],
+        vec![],
+        meta(DType::BFloat16, &[n_rows, classes], true),
+    );
+    let x = g.call(
+        "float",
+        Target::Method("float".into()),
+        vec![Arg::Node(logits)],
+        vec![],
+        meta(DType::Float32, &[n_rows, classes], true),
+    );
+    let loss = g.call(
+        "cross_entropy",
+        Target::Function("torch.nn.functional.cross_entropy".into()),
+        vec![Arg::Node(x), Arg::Node(t)],
+        vec![("ignore_index".into(), Arg::Int(-100))],
+        meta(DType::Float32, &[], true),
+    );
+    g.output(vec![Arg::Node(loss)]);
+    let j = fx::autodiff::joint_with(
+        &g,
+        &[true, true, false],
+        &HashMap::new(),
+        &HashMap::new(),
+        true,
+        &fx::autodiff::writes::Kept::new(),
+    )
+    .unwrap();
+    let (ft, bt) = (targets(&j.forward), targets(&j.backward));
+    assert!(ft.iter().any(|t| t == "operator.getitem"), "{ft:?}");
+    assert!(!ft.iter().any(|t| t.contains("cross_entropy")), "{ft:?}");
+    // The one reduction over the classes is the logsumexp; the sums left are over rows.
+    let full_rows = |g: &Graph, name: &str| {
+        g.nodes()
+            .filter(|(_, n)| match &n.kind {
+                NodeKind::Call { target, args, .. } => {
+                    target.name().ends_with(name)
+                        && matches!(args.first(), Some(Arg::Node(a))
+                            if g.node(*a).meta.tensor().is_some_and(|m| m.sizes.len() == 2
+                                && m.known_sizes() == Some(vec![n_rows, classes])))
+                }
+                _ => false,
+            })
+            .count()
+    };
+    assert_eq!(full_rows(&j.forward, "logsumexp"), 1, "{ft:?}");
+    assert_eq!(full_rows(&j.forward, "sum"), 0, "{ft:?}");
+    assert!(
+        !bt.iter()
+            .any(|t| t.contains("softmax") || t.contains("logsumexp")),
+        "{bt:?}"
+    );
+    assert_eq!(full_rows(&j.backward, "sum"), 0, "{bt:?}");
+    // Saved: the bf16 product, the per-row logsumexp, the targets (and the linear's inputs).
+    let saved: Vec<(DType, Vec<i64>)> = j
+        .saved_nodes
+        .iter()
+        .filter_map(|&s| {
+            let m = j.forward.node(s).meta.tensor()?;
+            Some((m.dtype, m.known_sizes()?))
+        })
+        .collect();
+    assert!(
+        saved.contains(&(DType::BFloat16, vec![n_rows, classes])),
+        "{saved:?}"
+    );
+    assert!(
+        saved.contains(&(DType::Float32, vec![n_rows, 1])),
+        "{saved:?}"
+    );
+    assert!(
+        !saved.contains(&(DType::Float32, vec![n_rows, classes])),
+        "{saved:?}"
+    );
+}

@@ -30,6 +30,11 @@ pub struct Options {
     pub cache_dir: PathBuf,
     /// The device compiled for, with its policy; defaults to the CPU.
     pub target: Target,
+    /// Graph output positions that may be handed out in the layout the lowering gave them
+    /// rather than eager's (a training forward's saved values: only its backward reads them,
+    /// derived from the layouts they come in). On CUDA a saved value in a buffer with padded
+    /// rows (GPT-2's `[8192, 50257]` logits) then stays there instead of being copied out.
+    pub free_outputs: Vec<usize>,
 }
 
 impl Default for Options {
@@ -37,6 +42,7 @@ impl Default for Options {
         Options {
             cache_dir: cache::default_cache_dir(),
             target: Target::default(),
+            free_outputs: Vec::new(),
         }
     }
 }
@@ -106,9 +112,9 @@ pub struct CompiledGraph {
 /// Lowers, schedules, generates C, and builds (or loads from the cache) the kernels.
 pub fn compile(graph: &fx::Graph, options: &Options) -> Result<CompiledGraph, InductorError> {
     #[cfg(feature = "cuda")]
-    crate::cuda::check_hook(graph, &options.cache_dir);
+    crate::cuda::check_hook(graph, &options.cache_dir, &options.free_outputs);
     let started = Instant::now();
-    let ir = crate::lower::lower_for(graph, &options.target)?;
+    let ir = crate::lower::lower_with(graph, &options.target, &options.free_outputs)?;
     let lowering = started.elapsed();
     let mut compiled = compile_ir(ir, options)?;
     compiled.times.lowering = lowering;
@@ -152,10 +158,10 @@ pub fn prepare(graph: &fx::Graph, options: &Options) -> Result<Prepared, Inducto
     // CUDA too, as `compile` does for static graphs (its symbolic CUDA source checked by NVRTC).
     #[cfg(feature = "cuda")]
     if options.target.cpu().is_some() && crate::lower::is_symbolic(graph) {
-        crate::cuda::check_hook(graph, &options.cache_dir);
+        crate::cuda::check_hook(graph, &options.cache_dir, &options.free_outputs);
     }
     let started = Instant::now();
-    let ir = crate::lower::lower_for(graph, &options.target)?;
+    let ir = crate::lower::lower_with(graph, &options.target, &options.free_outputs)?;
     let lowering = started.elapsed();
     let mut p = prepare_ir(ir, options)?;
     p.times.lowering = lowering;

@@ -343,3 +343,122 @@ fn cuda_pads_unaligned_gemm_lengths_with_zeros() {
             .all(|(x, y)| (x - y).abs() <= 1e-6 * y.abs().max(1.0)));
     }
 }
+
+/// `e = exp(x)` over `[4, 1030]` read by two products, `e.t() @ y` (nothing padded) and
+/// `e @ w` (reduced length 1030 padded to 1056), then `(e @ w) @ w` (the padded product's
+/// result as the next one's left operand): the graph of an LM head's backward, where the
+/// logits' gradient feeds the weight's and the input's gradient.
+fn shared_padded_operand_graph() -> Graph {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[4, 1030]);
+    let y = input(&mut g, "y", DType::Float32, &[4, 8]);
+    let w = input(&mut g, "w", DType::Float32, &[1030, 1030]);
+    let e = call(&mut g, f("torch.exp"), vec![n(x)], vec![]);
+    let et = call(&mut g, f("torch.t"), vec![n(e)], vec![]);
+    let a = call(&mut g, f("torch.mm"), vec![n(et), n(y)], vec![]);
+    let b = call(&mut g, f("torch.mm"), vec![n(e), n(w)], vec![]);
+    let c = call(&mut g, f("torch.mm"), vec![n(b), n(w)], vec![]);
+    g.output(vec![n(a), n(c)]);
+    g
+}
+
+/// CUDA: a value realized with padded rows is written out to the padded width with zeros in
+/// the pad, so a GEMM that pads the same length with zeros reads that buffer as it is (no
+/// copy into a padded operand), and so does one reading a padded GEMM's own result (its pad
+/// columns are zeros too). Values are the CPU lowering's.
+#[test]
+fn cuda_padded_rows_are_zero_filled_and_read_by_padded_gemms() {
+    let g = shared_padded_operand_graph();
+    let small = CudaPolicy {
+        pad_gemm_min_dim: 4,
+        ..CudaPolicy::default()
+    };
+    let ir = inductor::lower::lower_for(&g, &Target::Cuda(small)).unwrap();
+    let externs: Vec<(usize, Vec<usize>)> = ir
+        .nodes
+        .iter()
+        .filter_map(|node| match node {
+            inductor::ir::IrNode::Extern { out, inputs, .. } => {
+                Some((out.index(), inputs.iter().map(|v| v.buf.index()).collect()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(externs.len(), 3, "{externs:?}");
+    let (first, second, third) = (&externs[0], &externs[1], &externs[2]);
+    // `e.t() @ y` and `e @ w` read the same buffer: `e`, written once, 1056 wide.
+    assert_eq!(first.1[0], second.1[0], "{externs:?}");
+    let e = &ir.buffers[inductor::ir::BufId::new(first.1[0])];
+    assert_eq!(
+        inductor::size::expect_consts(&e.sizes, "test"),
+        vec![4, 1056]
+    );
+    // `(e @ w) @ w` reads the padded product's buffer itself.
+    assert_eq!(third.1[0], second.0, "{externs:?}");
+    // One pointwise kernel writes `e`; nothing else copies a `[4, 1056]` operand.
+    let wide_stores = ir
+        .nodes
+        .iter()
+        .filter(|node| match node {
+            inductor::ir::IrNode::Pointwise { out, .. } => {
+                inductor::size::expect_consts(&ir.buffers[*out].sizes, "test") == vec![4, 1056]
+            }
+            _ => false,
+        })
+        .count();
+    assert_eq!(wide_stores, 1);
+    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
+    let mut host = VecHost::new();
+    let ins = inputs_for(&mut host, &g, 9);
+    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
+    let got = inductor::interp::run(&ir, &mut host, &ins).unwrap();
+    for (a, b) in got.iter().zip(&want) {
+        assert_eq!((&a.sizes, &a.strides), (&b.sizes, &b.strides));
+        let (a, b) = (a.to_f64(), b.to_f64());
+        assert!(a
+            .iter()
+            .zip(&b)
+            .all(|(x, y)| (x - y).abs() <= 1e-5 * y.abs().max(1.0)));
+    }
+}
+
+/// `exp(x) @ w` padded on CUDA, output twice: at a position in `free_outputs` (a training
+/// forward's saved value) it is handed out as a view of the padded product (row stride
+/// 1056), elsewhere in eager's dense layout; the values are the same.
+#[test]
+fn free_outputs_keep_the_padded_layout() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[4, 1030]);
+    let w = input(&mut g, "w", DType::Float32, &[1030, 1030]);
+    let e = call(&mut g, f("torch.exp"), vec![n(x)], vec![]);
+    let p = call(&mut g, f("torch.mm"), vec![n(e), n(w)], vec![]);
+    let q = call(&mut g, f("torch.mm"), vec![n(e), n(w)], vec![]);
+    g.output(vec![n(p), n(q)]);
+    let small = CudaPolicy {
+        pad_gemm_min_dim: 4,
+        ..CudaPolicy::default()
+    };
+    let ir = inductor::lower::lower_with(&g, &Target::Cuda(small), &[1]).unwrap();
+    let strides: Vec<Vec<i64>> = ir
+        .outputs
+        .iter()
+        .map(|o| match o {
+            inductor::ir::OutputSpec::View(v) => inductor::size::expect_consts(&v.strides, "t"),
+            o => inductor::size::expect_consts(&ir.buffers[o.buf()].strides, "t"),
+        })
+        .collect();
+    assert_eq!(strides, vec![vec![1030, 1], vec![1056, 1]]);
+    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
+    let mut host = VecHost::new();
+    let ins = inputs_for(&mut host, &g, 11);
+    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
+    let got = inductor::interp::run(&ir, &mut host, &ins).unwrap();
+    for (a, b) in got.iter().zip(&want) {
+        assert_eq!(a.sizes, b.sizes);
+        let (a, b) = (a.to_f64(), b.to_f64());
+        assert!(a
+            .iter()
+            .zip(&b)
+            .all(|(x, y)| (x - y).abs() <= 1e-5 * y.abs().max(1.0)));
+    }
+}

@@ -23,8 +23,9 @@
 //! `gb = sum(g)`.
 //!
 //! `cross_entropy` over (N, C) logits with class indices is written out the same way: one
-//! per-row `logsumexp` (saved, N values), the target's logit picked by a masked row sum (a
-//! comparison with the class index, fused), `loss_i = lse_i - x[i, t_i]` with ignored rows
+//! per-row `logsumexp` (saved, N values), the target's logit read from memory where the logits
+//! are stored (one read per row) or else picked by a masked row sum (a comparison with the
+//! class index, fused), `loss_i = lse_i - x[i, t_i]` with ignored rows
 //! zeroed and eager's reduction. Eager's op writes the whole `log_softmax` (103 MB for GPT-2's
 //! logits) to read one value per row; the backward rule ([`ce_backward`]) is one pass over the
 //! logits, `(exp(x - lse) - onehot(t)) * scale`, instead of a softmax computed again.
@@ -34,7 +35,7 @@ use std::collections::HashMap;
 use super::{ints, Bw, Result};
 use crate::graph::{Arg, Graph, NodeId, NodeKind, Target};
 use crate::infer::{infer_in, InferCtx};
-use crate::meta::DType;
+use crate::meta::{DType, NodeMeta, TensorMeta};
 use crate::ops::{self, Spelling};
 
 /// One written-out training `batch_norm`: what its backward rule reads.
@@ -332,11 +333,17 @@ fn classes_before(
     Some(g.call_before(before, "classes", target, args, kwargs, meta))
 }
 
-/// `torch.where(cond, x, 0.0)` placed before `before` (the function spelling: the method's
+/// `torch.where(cond, x, zero)` placed before `before` (the function spelling: the method's
 /// receiver is the value, not the condition).
-fn where_before(g: &mut Graph, before: NodeId, cond: NodeId, x: NodeId) -> Option<NodeId> {
+fn where_before(
+    g: &mut Graph,
+    before: NodeId,
+    cond: NodeId,
+    x: NodeId,
+    zero: Arg,
+) -> Option<NodeId> {
     let target = Target::Function("torch.where".into());
-    let args = vec![Arg::Node(cond), Arg::Node(x), Arg::Float(0.0)];
+    let args = vec![Arg::Node(cond), Arg::Node(x), zero];
     let meta = infer_in(&InferCtx::default(), g, &target, &args, &[]).ok()?;
     Some(g.call_before(before, "where", target, args, vec![], meta))
 }
@@ -405,16 +412,49 @@ fn cross_entropy(g: &mut Graph, id: NodeId) -> Option<(CrossEntropy, Vec<NodeId>
         return None;
     }
     let lse = method_before(g, id, "logsumexp", x, vec![Arg::Int(1), Arg::Bool(true)])?;
-    let classes = classes_before(g, id, xs[1], DType::Int64, x)?;
-    let tcol = method_before(g, id, "unsqueeze", t, vec![Arg::Int(1)])?;
-    let hit = method_before(g, id, "eq", tcol, vec![Arg::Node(classes)])?;
-    // A selection, not a product with the onehot: a -inf logit of another class stays out.
-    let at = where_before(g, id, hit, x)?;
-    let picked = method_before(g, id, "sum", at, vec![Arg::Int(1), Arg::Bool(true)])?;
+    let keep = method_before(g, id, "ne", t, vec![Arg::Int(ignore_index)])?;
+    let mut calls = Vec::new();
+    let picked = match stored_source(g, x, xs[0] * xs[1]) {
+        // The logits are in memory (a matmul's product, through views and a widening cast):
+        // the target's logit is one read per row, `src.reshape(N, C)[arange(N), t]` (an
+        // ignored row reads class 0; its loss is zeroed below), cast as `x` is. The masked
+        // row sum below reads every logit once more: for GPT-2's `[8192, 50257]` bf16 logits
+        // a full pass (823 MB) of the forward.
+        Some(src) => {
+            let safe = where_before(g, id, keep, t, Arg::Int(0))?;
+            let rows = classes_before(g, id, xs[0], DType::Int64, x)?;
+            let flat = method_before(
+                g,
+                id,
+                "reshape",
+                src,
+                vec![Arg::Int(xs[0]), Arg::Int(xs[1])],
+            )?;
+            let got = getitem_before(g, id, flat, rows, safe, xs[0])?;
+            calls.extend([safe, rows, got]);
+            let got = if g.node(got).meta.tensor()?.dtype == xm.dtype {
+                got
+            } else {
+                method_before(g, id, "to", got, vec![Arg::DType(xm.dtype)])?
+            };
+            method_before(g, id, "unsqueeze", got, vec![Arg::Int(1)])?
+        }
+        // A value computed pointwise: a gather would make it realized in memory; the masked
+        // row sum fuses with the computation instead. A selection, not a product with the
+        // onehot: a -inf logit of another class stays out.
+        None => {
+            let classes = classes_before(g, id, xs[1], DType::Int64, x)?;
+            let tcol = method_before(g, id, "unsqueeze", t, vec![Arg::Int(1)])?;
+            let hit = method_before(g, id, "eq", tcol, vec![Arg::Node(classes)])?;
+            let at = where_before(g, id, hit, x, Arg::Float(0.0))?;
+            calls.extend([classes, at]);
+            method_before(g, id, "sum", at, vec![Arg::Int(1), Arg::Bool(true)])?
+        }
+    };
     let per = method_before(g, id, "sub", lse, vec![Arg::Node(picked)])?;
     let per = method_before(g, id, "squeeze", per, vec![Arg::Int(1)])?;
-    let keep = method_before(g, id, "ne", t, vec![Arg::Int(ignore_index)])?;
-    let per = where_before(g, id, keep, per)?;
+    let per = where_before(g, id, keep, per, Arg::Float(0.0))?;
+    calls.push(per);
     match reduction.as_str() {
         "none" => g.set_call(
             id,
@@ -448,7 +488,78 @@ fn cross_entropy(g: &mut Graph, id: NodeId) -> Option<(CrossEntropy, Vec<NodeId>
             ignore_index,
             reduction,
         },
-        vec![classes, at, per],
+        calls,
+    ))
+}
+
+/// Where the elements of `x` (of `numel` elements) are stored: `x` through views (`view`,
+/// `reshape`, `contiguous`, which keep the row-major order of the elements) and casts between
+/// floating-point dtypes (exact per element) back to a graph input or a product that writes
+/// memory (`mm`, `matmul`, `bmm`, `addmm`, `linear` without a bias). `None` for a value
+/// computed pointwise (the inductor would realize it for a gather) or anything else.
+fn stored_source(g: &Graph, x: NodeId, numel: i64) -> Option<NodeId> {
+    let mut cur = x;
+    loop {
+        let m = g.node(cur).meta.tensor()?;
+        if !m.dtype.is_floating_point() || m.known_sizes()?.iter().product::<i64>() != numel {
+            return None;
+        }
+        let NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = &g.node(cur).kind
+        else {
+            return matches!(g.node(cur).kind, NodeKind::Placeholder { .. }).then_some(cur);
+        };
+        let c = ops::canonical(target, args, kwargs)?;
+        match c.name.as_str() {
+            "view" | "reshape" | "contiguous" | "float" | "double" | "half" | "bfloat16" => {}
+            "to" if kwargs.is_empty()
+                && args.len() == 2
+                && matches!(args[1], Arg::DType(d) if d.is_floating_point()) => {}
+            "mm" | "matmul" | "bmm" | "addmm" => return Some(cur),
+            "linear"
+                if kwargs.iter().all(|(k, _)| k != "bias")
+                    && matches!(args.get(2), None | Some(Arg::None)) =>
+            {
+                return Some(cur)
+            }
+            _ => return None,
+        }
+        let Some(Arg::Node(a)) = args.first() else {
+            return None;
+        };
+        cur = *a;
+    }
+}
+
+/// `x[rows, cols]` (`operator.getitem` with a tuple of two index tensors of `n` elements)
+/// placed before `before`: `n` elements of `x`'s dtype. (`fx::infer` leaves advanced indexing
+/// to the tracer's fake tensors; its result here is a fresh contiguous vector.)
+fn getitem_before(
+    g: &mut Graph,
+    before: NodeId,
+    x: NodeId,
+    rows: NodeId,
+    cols: NodeId,
+    n: i64,
+) -> Option<NodeId> {
+    let xm = g.node(x).meta.tensor()?;
+    let mut meta = TensorMeta::contiguous(xm.dtype, xm.device.clone(), &[n]);
+    meta.requires_grad = xm.requires_grad;
+    let target = Target::Function("operator.getitem".into());
+    let args = vec![
+        Arg::Node(x),
+        Arg::Tuple(vec![Arg::Node(rows), Arg::Node(cols)]),
+    ];
+    Some(g.call_before(
+        before,
+        "picked",
+        target,
+        args,
+        vec![],
+        NodeMeta::Tensor(meta),
     ))
 }
 

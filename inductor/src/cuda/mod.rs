@@ -98,9 +98,21 @@ pub fn compile_graph(
     cache_dir: &Path,
     site_dirs: &[PathBuf],
 ) -> Result<CudaGraph, InductorError> {
+    compile_graph_with(graph, policy, cache_dir, site_dirs, &[])
+}
+
+/// [`compile_graph`] with the output positions whose layout the lowering chooses
+/// ([`crate::Options::free_outputs`]).
+pub fn compile_graph_with(
+    graph: &fx::Graph,
+    policy: &CudaPolicy,
+    cache_dir: &Path,
+    site_dirs: &[PathBuf],
+    free_outputs: &[usize],
+) -> Result<CudaGraph, InductorError> {
     let started = Instant::now();
     let target = Target::Cuda(policy.clone());
-    let ir = crate::lower::lower_for(graph, &target)?;
+    let ir = crate::lower::lower_with(graph, &target, free_outputs)?;
     let sched = schedule(&ir);
     compile_scheduled(ir, sched, policy, cache_dir, site_dirs, started)
 }
@@ -264,14 +276,20 @@ fn write_entry(dir: &Path, key: &str, source: &str, cubin: &[u8]) -> Result<(), 
 /// caller (the CPU compile goes on); this is how CI checks the CUDA printer over every graph
 /// the CPU tests compile. `TORCHFERRO_SITE_DIRS` (a path list, the Python's `sys.path`) says
 /// where to look for NVRTC.
-pub fn check_hook(graph: &fx::Graph, cache_dir: &Path) {
+pub fn check_hook(graph: &fx::Graph, cache_dir: &Path, free_outputs: &[usize]) {
     let Some(file) = std::env::var_os("TORCHFERRO_CUDA_CHECK").filter(|f| !f.is_empty()) else {
         return;
     };
     let site: Vec<PathBuf> = std::env::var_os("TORCHFERRO_SITE_DIRS")
         .map(|v| std::env::split_paths(&v).collect())
         .unwrap_or_default();
-    let r = compile_graph(graph, &CudaPolicy::default(), cache_dir, &site);
+    let r = compile_graph_with(
+        graph,
+        &CudaPolicy::default(),
+        cache_dir,
+        &site,
+        free_outputs,
+    );
     let json_str = |s: &str| {
         let mut o = String::from("\"");
         for c in s.chars() {

@@ -8,7 +8,7 @@ use super::args::{self, fallback, Bound, LResult, Reject};
 use super::elementwise::{pointwise, Operand};
 use super::onednn::conv2d_uses_onednn;
 use super::value::contiguous_strides_sym;
-use super::value::TensorVal;
+use super::value::{Kind, TensorVal};
 use super::Lowerer;
 use crate::ir::{contiguous_strides, BinOp, BufKind, ExternCall, IrNode, Scalar};
 use crate::size::{consts, expect_consts, Size};
@@ -94,14 +94,17 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
     if kp.is_none() && np.is_none() {
         return None;
     }
+    let pad = |l: &Lowerer, t: &TensorVal, d: usize, len: i64| {
+        zero_padded_view(l, t, d, len).unwrap_or_else(|| zero_pad(t, d, len))
+    };
     let mut a2 = a.clone();
     let mut b2 = b.clone();
     if let Some(kp) = kp {
-        a2 = zero_pad(&a2, 1, kp);
-        b2 = zero_pad(&b2, 0, kp);
+        a2 = pad(l, &a2, 1, kp);
+        b2 = pad(l, &b2, 0, kp);
     }
     if let Some(np) = np {
-        b2 = zero_pad(&b2, 1, np);
+        b2 = pad(l, &b2, 1, np);
     }
     let cols = np.unwrap_or(n);
     let views = [l.view_of(&a2), l.view_of(&b2)];
@@ -122,11 +125,49 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
         return Some(full);
     }
     l.padded.insert(out);
+    // `b`'s padded columns are zeros, so are the product's.
+    l.zero_padded.insert(out, (n, np?));
     Some(full.slice(1, Size::Const(0), Size::Const(n), 1))
 }
 
+/// 2-d `t` lengthened along `d` to `len` with zeros, as a view of the buffer it already is:
+/// a [`Lowerer::zero_padded`] buffer of padded width `len`, whose rows `t`'s lines along `d`
+/// are (unit stride along `d`, `t`'s length the buffer's logical one, the other stride and
+/// the offset whole rows of the buffer). `None` otherwise.
+fn zero_padded_view(l: &Lowerer, t: &TensorVal, d: usize, len: i64) -> Option<TensorVal> {
+    if t.ndim() != 2 {
+        return None;
+    }
+    let v = match t.as_view() {
+        Some(v) => v,
+        None => l.resolve(t)?.as_view()?,
+    };
+    let &(n, w) = l.zero_padded.get(&v.buf)?;
+    let o = 1 - d;
+    let whole_rows = |s: &Size| s.as_const().is_some_and(|s| s % w == 0);
+    if w != len
+        || t.sizes[d].as_const() != Some(n)
+        || v.strides[d].as_const() != Some(1)
+        || !whole_rows(&v.strides[o])
+        || !whole_rows(&v.offset)
+    {
+        return None;
+    }
+    let mut sizes = t.sizes.clone();
+    sizes[d] = Size::Const(w);
+    Some(TensorVal {
+        dtype: t.dtype,
+        sizes,
+        kind: Kind::Strided {
+            buf: v.buf,
+            strides: v.strides,
+            offset: v.offset,
+        },
+    })
+}
+
 /// `t` with dim `d` lengthened to `len`, the new positions zero.
-fn zero_pad(t: &TensorVal, d: usize, len: i64) -> TensorVal {
+pub(super) fn zero_pad(t: &TensorVal, d: usize, len: i64) -> TensorVal {
     let src = t.clone();
     let old = t.sizes[d];
     let mut sizes = t.sizes.clone();

@@ -146,6 +146,18 @@ pub(crate) struct Lowerer<'g> {
     pub(super) current: Option<NodeId>,
     /// Buffers given padded strides: an output landing in one is copied to eager's layout.
     pub(super) padded: HashSet<BufId>,
+    /// Padded buffers whose pad elements hold zeros, as (logical, padded) length of their
+    /// last dim: a fresh value realized padded writes its rows out to the padded width
+    /// ([`Lowerer::realize`]), as does a GEMM whose output length was padded. A GEMM that pads
+    /// its reduced length with zeros then reads such a buffer as it is
+    /// (`extern_ops::zero_padded_view`), where it would copy it into a padded operand: GPT-2's
+    /// logits gradient, `[8192, 50257]` bf16, went through one more full pass that way.
+    pub(super) zero_padded: HashMap<BufId, (i64, i64)>,
+    /// Graph output positions whose layout the lowering may choose (the values a training
+    /// forward saves for its backward, which reads them in whatever layout they come:
+    /// [`crate::Options::free_outputs`]). One landing in a padded buffer is handed out as a view
+    /// of it instead of copied to eager's dense layout.
+    pub(super) free_outputs: HashSet<usize>,
 }
 
 /// See [`Lowerer::home`].
@@ -187,6 +199,16 @@ pub fn lower(graph: &Graph) -> Result<IrGraph, InductorError> {
 
 /// Lowers a graph for `target`, whose policy decides supported dtypes and layouts.
 pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorError> {
+    lower_with(graph, target, &[])
+}
+
+/// [`lower_for`], with the graph output positions in `free_outputs` handed out in the layout
+/// the lowering gives them ([`crate::Options::free_outputs`]).
+pub fn lower_with(
+    graph: &Graph,
+    target: &Target,
+    free_outputs: &[usize],
+) -> Result<IrGraph, InductorError> {
     let attn_plan = if graph_is_symbolic(graph) {
         attention::AttnPlan::default()
     } else {
@@ -213,6 +235,8 @@ pub fn lower_for(graph: &Graph, target: &Target) -> Result<IrGraph, InductorErro
         lazy_node: HashMap::new(),
         current: None,
         padded: HashSet::new(),
+        zero_padded: HashMap::new(),
+        free_outputs: free_outputs.iter().copied().collect(),
     };
     let attn = attn_plan;
     let mut outputs = None;
@@ -782,7 +806,8 @@ impl<'g> Lowerer<'g> {
         }
     }
 
-    /// Writes a lazy tensor to a fresh contiguous buffer.
+    /// Writes a lazy tensor to a fresh buffer ([`Self::fresh_strides`]); one with padded rows
+    /// is written out to the padded width, zeros past the value's last column.
     pub fn realize(&mut self, t: &TensorVal) -> TensorVal {
         if let Some(r) = self.already_realized(t) {
             return r;
@@ -791,9 +816,48 @@ impl<'g> Lowerer<'g> {
             Kind::Lazy { id, .. } => Some(id),
             Kind::Strided { .. } => None,
         };
+        let strides = self.fresh_strides(&t.sizes, t.dtype, lazy);
+        if let Some(r) = self.realize_zero_padded(t, &strides) {
+            return r;
+        }
         self.in_fresh_buffer(&t.sizes, t.dtype, lazy, |l, strides| {
             l.realize_with(t, strides)
         })
+    }
+
+    /// `t` realized into a buffer of `strides` whose last dim is padded (the last-but-one
+    /// stride `w` past the last size `n`, every stride dense over the widened sizes): the
+    /// buffer is `[.., w]` and its kernel writes `w` elements a row, zeros past `n` (the pad
+    /// costs `w / n - 1` more stores, 0.09% for GPT-2's 50257 logits, and makes the rows full
+    /// ones: the buffer is then the zero-padded operand a GEMM over that length takes,
+    /// [`Self::zero_padded`]). The value is the buffer's first `n` columns. `None` where the
+    /// strides are not such a padding.
+    fn realize_zero_padded(&mut self, t: &TensorVal, strides: &[Size]) -> Option<TensorVal> {
+        if !self.is_padded(&t.sizes, strides) || t.ndim() < 2 {
+            return None;
+        }
+        let sizes = as_consts(&t.sizes)?;
+        let st = as_consts(strides)?;
+        let d = sizes.len() - 1;
+        let (n, w) = (sizes[d], st[d - 1]);
+        let mut wide = sizes.clone();
+        wide[d] = w;
+        if st[d] != 1 || w <= n || contiguous_strides_sym(&consts(&wide)) != strides {
+            return None;
+        }
+        let resolved = self.resolve(t);
+        let src = resolved.as_ref().unwrap_or(t);
+        let padded = extern_ops::zero_pad(src, d, w);
+        let buf = self
+            .ir
+            .add_buffer(t.dtype, consts(&wide), strides.to_vec(), BufKind::Computed);
+        self.store(buf, &padded);
+        let full = TensorVal::buffer(buf, t.dtype, consts(&wide), strides.to_vec());
+        let realized = full.slice(d, Size::Const(0), Size::Const(n), 1);
+        self.padded.insert(buf);
+        self.zero_padded.insert(buf, (n, w));
+        self.remember_realized(t, &realized);
+        Some(realized)
     }
 
     /// `write`'s result, written with [`Self::fresh_strides`] into a buffer that is marked
@@ -861,6 +925,12 @@ impl<'g> Lowerer<'g> {
             .add_buffer(t.dtype, t.sizes.clone(), strides.clone(), BufKind::Computed);
         self.store(buf, src);
         let realized = TensorVal::buffer(buf, t.dtype, t.sizes.clone(), strides);
+        self.remember_realized(t, &realized);
+        realized
+    }
+
+    /// Binds lazy `t` to `realized`, its buffer.
+    fn remember_realized(&mut self, t: &TensorVal, realized: &TensorVal) {
         // Later users of the same node read the buffer instead of inlining the computation a
         // second time (a max-pool read by a convolution, which realizes it, and by the residual
         // add after that convolution would otherwise be recomputed in the add's kernel).
@@ -874,7 +944,6 @@ impl<'g> Lowerer<'g> {
                 }
             }
         }
-        realized
     }
 
     /// Undoes what a failed lowering did to the lowerer's state once its IR was dropped from
@@ -886,6 +955,7 @@ impl<'g> Lowerer<'g> {
         }
         self.realized
             .retain(|_, r| r.as_view().is_some_and(|v| v.buf < mark));
+        self.zero_padded.retain(|b, _| *b < mark);
     }
 
     /// Pointwise nodes writing `t` into `buf` (whose layout the nodes' indices follow): one

@@ -25,7 +25,7 @@ impl Lowerer<'_> {
         }
         values.iter().try_for_each(|v| flatten(v, &mut leaves))?;
         let first = self.ir.outputs.len();
-        for &n in &leaves {
+        for (pos, &n) in leaves.iter().enumerate() {
             let meta = known_tensor(&self.graph.node(n).meta)
                 .ok_or_else(|| InductorError::Unsupported("non-tensor graph output".into()))?
                 .clone();
@@ -40,7 +40,7 @@ impl Lowerer<'_> {
                 // eager's layout.
                 Some(v)
                     if (self.channels_last
-                        || self.padded.contains(&v.buf)
+                        || (self.padded.contains(&v.buf) && !self.free_outputs.contains(&pos))
                         || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
                         && !t.sizes.contains(&Size::Const(0))
                         && dense_strides(&t.sizes, &want)
@@ -115,6 +115,12 @@ impl Lowerer<'_> {
                         && self.ir.outputs[first + j].buf() == b
                         && (j < i || !fresh(self.graph, m))
                 });
+            // A value only the backward reads needs no tensor of its own: a view of the
+            // buffer it was computed in (the LM head's logits, `[8192, 50257]` bf16, as the
+            // first 50257 columns of the padded product) saves a copy of it.
+            if !shared && self.free_outputs.contains(&i) {
+                continue;
+            }
             if !shared {
                 let OutputSpec::View(v) = spec else {
                     continue;

@@ -38,6 +38,8 @@ enum Half {
 }
 
 impl Half {
+    /// `free_outputs`: output positions only the backward reads (see
+    /// `inductor::Options::free_outputs`).
     fn build(
         py: Python<'_>,
         graph: &Graph,
@@ -45,9 +47,10 @@ impl Half {
         inductor: bool,
         what: &str,
         name: &str,
+        free_outputs: Vec<usize>,
     ) -> Result<Half, TraceError> {
         if inductor {
-            match InductorProgram::try_new(graph, callables, false) {
+            match InductorProgram::try_new_with(graph, callables, false, free_outputs) {
                 Ok(Some(p)) => {
                     let reasons = p.fallback_reasons();
                     if !reasons.is_empty() {
@@ -323,6 +326,7 @@ impl AotCore {
             self.inductor,
             "backward",
             &self.name,
+            Vec::new(),
         )
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
         Ok(Some(Backward { half, pick, spread }))
@@ -709,6 +713,17 @@ pub fn build_parts(
             callables.push((id, c));
         }
     }
+    // Values only the backward reads keep the layout the forward's kernels give them (a
+    // padded-row buffer on CUDA is not copied out to eager's dense strides): the backward is
+    // derived from the layouts the saved tensors come in.
+    let saved_only: Vec<usize> = joint
+        .saved
+        .iter()
+        .filter_map(|s| match s {
+            Saved::Output(j) if *j >= joint.user_outputs => Some(*j),
+            _ => None,
+        })
+        .collect();
     let forward = Half::build(
         py,
         &joint.forward,
@@ -716,6 +731,7 @@ pub fn build_parts(
         inductor,
         "forward",
         &info.name,
+        saved_only,
     )?;
     let saved_nodes: Vec<NodeId> = {
         // The backward's saved inputs in order: forward nodes.

@@ -600,7 +600,19 @@ impl InductorProgram {
         callables: &[(fx::NodeId, Py<PyAny>)],
         grad_enabled: bool,
     ) -> Result<Option<InductorProgram>, String> {
-        let (placement, options) = Self::admit(graph, grad_enabled)?;
+        Self::try_new_with(graph, callables, grad_enabled, Vec::new())
+    }
+
+    /// [`Self::try_new`], with the output positions whose layout the inductor may choose
+    /// (`inductor::Options::free_outputs`: a training forward's saved values).
+    pub fn try_new_with(
+        graph: &Graph,
+        callables: &[(fx::NodeId, Py<PyAny>)],
+        grad_enabled: bool,
+        free_outputs: Vec<usize>,
+    ) -> Result<Option<InductorProgram>, String> {
+        let (placement, mut options) = Self::admit(graph, grad_enabled)?;
+        options.free_outputs = free_outputs;
         // Lowering, code generation and above all the C compiler run without the GIL: other
         // threads progress meanwhile (the inductor touches no Python object; its log records
         // take the GIL themselves when they reach Python).
