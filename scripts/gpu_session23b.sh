@@ -1,6 +1,6 @@
 # GPU (session 23, second batch, on the merged head): the CUDA set in 12 shards; the GPT-2 124M
 # bf16 step and resnet50 batch 64 bf16 step with eager, torchferro and torch.compile; one-step
-# traces of GPT-2 for torchferro and torch.compile. One archive plus summary.txt.
+# trace of GPT-2 for torchferro (session 23r has torch.compile's). One archive plus summary.txt.
 # Run: run(command="bash scripts/gpu_session23b.sh", carry=["build/cp312"]).
 set -u
 . scripts/gpu_env.sh
@@ -20,8 +20,7 @@ grep -h "step median" $O/train_gpt2.txt >> $O/summary.txt
 ( timeout 150 python3 bench/train_cuda.py --model resnet50 --batch 64 --amp --steps 5 ) > $O/train_resnet50.txt 2>&1
 grep -h "step median\|Error\|error" $O/train_resnet50.txt | head -5 >> $O/summary.txt
 mkdir -p $O/trace
-( timeout 60 python3 scripts/gpu_train_trace.py $O/trace ) > $O/trace/log.txt 2>&1
-( timeout 70 python3 scripts/gpu_train_trace.py $O/trace --torch-compile ) > $O/trace/log_tc.txt 2>&1
+( timeout 60 python3 scripts/gpu_train_trace.py $O/trace && python3 scripts/trace_kernels.py $O/trace/trace.json > $O/trace/kernels.txt ) > $O/trace/log.txt 2>&1
 gzip $O/trace/*.json 2>/dev/null
 tar -czf $O/trace/cu.tgz -C $O/trace cu 2>/dev/null && rm -rf $O/trace/cu
 cp $O/summary.txt $OUT/
