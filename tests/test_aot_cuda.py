@@ -265,9 +265,9 @@ def test_cuda_sdpa_mask_on_the_fused_backend(dtype, mask_kind):
     """Attention with a mask in training, at GPT-2 124M's head size: the compiled forward and
     backward run the fused kernel eager's dispatch picks (cuDNN on an H100/H200 in half
     precision, the mask converted as eager converts it), and output and gradients are eager's.
-    A float32 mask beside half-precision queries is handed to cuDNN in q's dtype (eager's
-    dispatch hands it over as it is and torch 2.11's cuDNN kernel reads it as q's dtype,
-    upstream #191612): that case is compared with the math backend."""
+    A float32 mask beside half-precision queries takes the math form (eager's dispatch hands
+    it to cuDNN as it is, and torch 2.11's cuDNN kernel reads it as q's dtype, upstream
+    #191612): that case is compared with the math backend."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.profiler import ProfilerActivity, profile
 
@@ -305,12 +305,14 @@ def test_cuda_sdpa_mask_on_the_fused_backend(dtype, mask_kind):
         2: "aten::_scaled_dot_product_efficient_attention_backward",
         3: "aten::_scaled_dot_product_cudnn_attention_backward",
     }
-    if backend in fused:
-        assert fused[backend] in ops, sorted(ops)
-        assert "aten::_softmax_backward_data" not in ops, sorted(ops)
     if mask.dtype in (torch.bool, dtype):
+        if backend in fused:
+            assert fused[backend] in ops, sorted(ops)
+            assert "aten::_softmax_backward_data" not in ops, sorted(ops)
         want = run(f)
     else:
+        # The compiled graph takes the math form for it (as it does on the CPU, where torch's
+        # fused kernel refuses such a mask).
         with sdpa_kernel(SDPBackend.MATH):
             want = run(f)
     tol = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]

@@ -36,6 +36,28 @@ pub fn has_autocast(graph: &Graph) -> bool {
     )
 }
 
+/// Ops autocast runs in its lower-precision dtype on every device (torch's autocast lists:
+/// convolutions and matrix products).
+fn runs_in_lower_precision(target: &Target) -> bool {
+    const OPS: &[&str] = &[
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "convolution",
+        "linear",
+        "matmul",
+        "mm",
+        "bmm",
+        "addmm",
+        "addbmm",
+        "baddbmm",
+    ];
+    crate::infer::split_target(target).is_some_and(|(_, name)| OPS.contains(&name))
+}
+
 /// `graph` with its autocast regions written out as casts (see the module doc), or why not.
 pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
     let mut g = graph.clone();
@@ -43,6 +65,8 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
     let ctx = InferCtx::default();
     let mut region = 0usize;
     let mut on = false;
+    // The lower-precision dtype of the region in force (`set_autocast`'s third argument).
+    let mut low: Option<DType> = None;
     let mut first = true;
     let mut switches = Vec::new();
     // (placeholder, dtype, region) → its cast.
@@ -64,6 +88,10 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
             }
             first = false;
             on = enabled;
+            low = match args.get(2) {
+                Some(Arg::DType(d)) if enabled => Some(*d),
+                _ => None,
+            };
             region += 1;
             switches.push(id);
             continue;
@@ -150,6 +178,15 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
             // state gave at the hints, and a cast of every floating argument to it is what
             // autocast does.
             Err(crate::infer::InferError::Unsupported) if symbolic(&g, &new_args, &new_kwargs) => {
+                Some(want)
+            }
+            // An op autocast runs in its lower precision (a convolution or matrix product,
+            // whose CUDA layouts the native rules leave to torch): autocast casts every
+            // floating argument to that dtype and the op computes in it, so with the casts
+            // written out the result has it.
+            Err(crate::infer::InferError::Unsupported)
+                if Some(want) == low && runs_in_lower_precision(target) =>
+            {
                 Some(want)
             }
             Err(e) => return Err(format!("{} under autocast: {e}", target.name())),

@@ -83,7 +83,9 @@ fn class_loss(c: &Call) -> InferResult {
         }
     }
     b.int_or("ignore_index", -100)?;
-    b.number_or("label_smoothing", 0.0)?;
+    if c.name == "cross_entropy" {
+        b.number_or("label_smoothing", 0.0)?;
+    }
     if !x.dtype.is_floating_point() || x.ndim() == 0 {
         return Err(InferError::Unsupported);
     }
