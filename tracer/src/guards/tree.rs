@@ -8,6 +8,7 @@ use crate::event::{FailedCheck, GuardRecord, Location};
 use crate::source::{apply_step, resolve, Scope, Source, Step};
 
 use super::check::{timed, Check};
+use super::fast::{Collected, DictSeen, TensorBatch};
 use super::repr::{py_bool, short_repr, type_name};
 use super::torch_state::{autocast_state, grad_enabled};
 
@@ -16,6 +17,11 @@ struct LeafCheck {
     source: Source,
     /// The user line whose use of the value made this guard.
     origin: Option<Location>,
+    /// The check's place in its tree's [`TensorBatch`] (a tensor check without dynamic
+    /// dimensions).
+    slot: Option<u32>,
+    /// A `DICT_KEYS` check's last accepted dict state.
+    seen: DictSeen,
 }
 
 struct GuardNode {
@@ -51,7 +57,7 @@ struct FailFirst(std::sync::atomic::AtomicU32);
 impl FailFirst {
     /// Whether `pass` holds for every item, the one that failed last tried first; remembers
     /// the index of the item that fails.
-    fn all<T>(&self, items: &[T], mut pass: impl FnMut(&T) -> bool) -> bool {
+    fn all<'a, T>(&self, items: &'a [T], mut pass: impl FnMut(&'a T) -> bool) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
         // 0: none yet; otherwise index + 1.
         let first = (self.0.load(Relaxed) as usize).wrapping_sub(1);
@@ -71,10 +77,12 @@ impl FailFirst {
 }
 
 /// What one walk of the trie collects besides its verdict: the objects of the `distinct`
-/// groups and the graph inputs (by input index).
-struct Walk<'py> {
+/// groups, the graph inputs (by input index) and, on a batched walk, the tensors of the
+/// [`TensorBatch`] (compared after the walk).
+struct Walk<'t, 'py> {
     distinct: Fetched<'py>,
     inputs: Vec<Option<Bound<'py, PyAny>>>,
+    tensors: Option<Collected<'t, 'py>>,
 }
 
 /// The objects fetched for `distinct` groups on one check: group, object (held, so no address
@@ -121,6 +129,8 @@ pub struct GuardTree {
     inputs: usize,
     /// The root whose subtree failed last, walked first on the next check.
     fail_first: FailFirst,
+    /// The tensor checks compared in one call on a hit.
+    tensors: TensorBatch,
 }
 
 impl GuardTree {
@@ -141,6 +151,7 @@ impl GuardTree {
             shape: None,
             inputs: 0,
             fail_first: FailFirst::default(),
+            tensors: TensorBatch::default(),
         }
     }
 
@@ -318,10 +329,13 @@ impl GuardTree {
         if node.checks.iter().any(|c| c.check.same_as(&check)) {
             return;
         }
+        let slot = self.tensors.slot(&check);
         node.checks.push(LeafCheck {
             check,
             source: source.clone(),
             origin: self.origin.clone(),
+            slot,
+            seen: DictSeen::default(),
         });
         self.count += 1;
     }
@@ -368,11 +382,14 @@ impl GuardTree {
         let mut walk = Walk {
             distinct: Vec::with_capacity(self.distinct_members),
             inputs: vec![None; self.inputs],
+            tensors: self.tensors.start(),
         };
         let pass = self
             .fail_first
             .all(&self.roots, |n| n.check_root(py, scope, &mut walk))
-            && (walk.distinct.is_empty() || GuardTree::fetched_distinct(walk.distinct));
+            && (walk.distinct.is_empty() || GuardTree::fetched_distinct(walk.distinct))
+            && walk.tensors.is_none_or(|t| self.tensors.passes(py, t));
+        self.tensors.finish(pass);
         if !pass {
             return None;
         }
@@ -709,7 +726,12 @@ impl GuardNode {
         }
     }
 
-    fn check_root<'py>(&self, py: Python<'py>, scope: &Scope, walk: &mut Walk<'py>) -> bool {
+    fn check_root<'t, 'py>(
+        &'t self,
+        py: Python<'py>,
+        scope: &Scope,
+        walk: &mut Walk<'t, 'py>,
+    ) -> bool {
         let root = scope.root(&self.step);
         if root.is_null() {
             return false;
@@ -719,15 +741,31 @@ impl GuardNode {
         self.check_value(py, &v, walk)
     }
 
-    fn check_value<'py>(
-        &self,
+    fn check_value<'t, 'py>(
+        &'t self,
         py: Python<'py>,
         v: &Bound<'py, PyAny>,
-        walk: &mut Walk<'py>,
+        walk: &mut Walk<'t, 'py>,
     ) -> bool {
         for c in &self.checks {
-            if c.check.eval(py, v, &c.source, false).is_err() {
-                return false;
+            match (&c.check, c.slot, walk.tensors.as_mut()) {
+                // Batched: compared after the walk; the exact type here (torch's check does
+                // not compare it).
+                (Check::Tensor(t), Some(slot), Some(tensors)) => {
+                    if !v.get_type().is(t.tensor_type.bind(py)) {
+                        return false;
+                    }
+                    tensors[slot as usize] = Some((t, v.clone()));
+                }
+                (Check::DictKeys(_), ..) if c.seen.same(v) => {}
+                (check, ..) => {
+                    if check.eval(py, v, &c.source, false).is_err() {
+                        return false;
+                    }
+                    if matches!(check, Check::DictKeys(_)) {
+                        c.seen.remember(v);
+                    }
+                }
             }
         }
         for &g in &self.distinct {
