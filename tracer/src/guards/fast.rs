@@ -7,7 +7,7 @@
 //! argument tuple, argument parsing and the thread's dispatch state each), ~11 µs the
 //! `DICT_KEYS` checks (a key list built and compared per dict).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -24,11 +24,11 @@ use super::check::{Check, TensorCheck};
 /// still fails. It only answers "same"; a `False` falls back to the checks one by one, which
 /// decide (torch's dispatch-key comparison is stricter than ours).
 ///
-/// A tensor failure found after the walk cannot tell [`super::tree`]'s fail-first order which
-/// subtree failed. So a tree whose last check failed walks with its tensor checks inline (and
-/// a repeated miss fails on its first subtree, as before); one whose last check passed batches.
-/// On a lookup of several entries, each keeps its own mode: the entries that miss go on
-/// missing early, the one that hits batches.
+/// A miss must stay cheap ([`super::tree`]'s fail-first order): the tensor checks on the path
+/// of the last miss (each level's remembered subtree) are also checked inline, so a repeated
+/// miss on an input's size fails before the rest of the walk; a tensor that fails in the batch
+/// has its path remembered as if the walk had failed there (`GuardTree::remember_failed_slot`),
+/// so only the first such miss walks the whole tree.
 #[derive(Default)]
 pub(super) struct TensorBatch {
     /// How many checks have a slot.
@@ -36,8 +36,6 @@ pub(super) struct TensorBatch {
     /// torch's check over all slots, made on the first walk that passed them one by one
     /// (`None`: torch could not make one for these tensors).
     check: std::sync::OnceLock<Option<Py<PyAny>>>,
-    /// Whether the tree's last check failed: the next walk keeps its tensor checks inline.
-    last_failed: AtomicBool,
 }
 
 /// The tensors a batched walk collected, by slot, with the check each one answers to.
@@ -56,23 +54,20 @@ impl TensorBatch {
         }
     }
 
-    /// The collection for a walk, or `None` when this walk checks tensors inline.
+    /// The collection for a walk, or `None` when the tree has no such check.
     pub(super) fn start<'t, 'py>(&self) -> Option<Collected<'t, 'py>> {
-        (self.slots > 0 && !self.last_failed.load(Relaxed)).then(|| vec![None; self.slots])
-    }
-
-    /// Records the verdict of a check of the tree (it picks the next walk's mode).
-    pub(super) fn finish(&self, passed: bool) {
-        if self.last_failed.load(Relaxed) == passed {
-            self.last_failed.store(!passed, Relaxed);
-        }
+        (self.slots > 0).then(|| vec![None; self.slots])
     }
 
     /// Whether every collected tensor passes its check (a walk that passed reached every
-    /// slot; an empty one fails).
-    pub(super) fn passes(&self, py: Python<'_>, collected: Collected<'_, '_>) -> bool {
+    /// slot); `Err` with the slot of the first one that fails.
+    pub(super) fn passes(
+        &self,
+        py: Python<'_>,
+        collected: Collected<'_, '_>,
+    ) -> Result<(), Option<u32>> {
         let Some(all) = collected.into_iter().collect::<Option<Vec<_>>>() else {
-            return false;
+            return Err(None);
         };
         if let Some(Some(check)) = self.check.get() {
             let args = PyTuple::new(py, all.iter().map(|(_, v)| v));
@@ -80,20 +75,20 @@ impl TensorBatch {
                 .and_then(|a| check.bind(py).call1(a))
                 .and_then(|r| r.is_truthy());
             match same {
-                Ok(true) => return true,
+                Ok(true) => return Ok(()),
                 Ok(false) => {}
                 Err(e) => drop(crate::mode::keep_interrupt(py, e)),
             }
         }
-        for (t, v) in &all {
+        for (slot, (t, v)) in all.iter().enumerate() {
             if t.accepts(py, v).is_err() {
-                return false;
+                return Err(Some(slot as u32));
             }
         }
         if self.check.get().is_none() {
             let _ = self.check.set(make_batch(py, &all));
         }
-        true
+        Ok(())
     }
 }
 

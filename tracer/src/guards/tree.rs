@@ -56,23 +56,29 @@ struct FailFirst(std::sync::atomic::AtomicU32);
 
 impl FailFirst {
     /// Whether `pass` holds for every item, the one that failed last tried first; remembers
-    /// the index of the item that fails.
-    fn all<'a, T>(&self, items: &'a [T], mut pass: impl FnMut(&'a T) -> bool) -> bool {
+    /// the index of the item that fails. `pass` is told whether its item is that one.
+    fn all<'a, T>(&self, items: &'a [T], mut pass: impl FnMut(&'a T, bool) -> bool) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
         // 0: none yet; otherwise index + 1.
         let first = (self.0.load(Relaxed) as usize).wrapping_sub(1);
         if let Some(item) = items.get(first) {
-            if !pass(item) {
+            if !pass(item, true) {
                 return false;
             }
         }
         for (i, item) in items.iter().enumerate() {
-            if i != first && !pass(item) {
-                self.0.store(i as u32 + 1, Relaxed);
+            if i != first && !pass(item, false) {
+                self.remember(i);
                 return false;
             }
         }
         true
+    }
+
+    /// Makes item `i` the one tried first.
+    fn remember(&self, i: usize) {
+        self.0
+            .store(i as u32 + 1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -384,17 +390,36 @@ impl GuardTree {
             inputs: vec![None; self.inputs],
             tensors: self.tensors.start(),
         };
-        let pass = self
-            .fail_first
-            .all(&self.roots, |n| n.check_root(py, scope, &mut walk))
-            && (walk.distinct.is_empty() || GuardTree::fetched_distinct(walk.distinct))
-            && walk.tensors.is_none_or(|t| self.tensors.passes(py, t));
-        self.tensors.finish(pass);
+        let pass = self.fail_first.all(&self.roots, |n, failed_last| {
+            n.check_root(py, scope, &mut walk, failed_last)
+        }) && (walk.distinct.is_empty() || GuardTree::fetched_distinct(walk.distinct))
+            && walk
+                .tensors
+                .is_none_or(|t| match self.tensors.passes(py, t) {
+                    Ok(()) => true,
+                    Err(slot) => {
+                        if let Some(slot) = slot {
+                            self.remember_failed_slot(slot);
+                        }
+                        false
+                    }
+                });
         if !pass {
             return None;
         }
         // Every marked input has a node on the walk, which reached every node on a pass.
         walk.inputs.into_iter().collect()
+    }
+
+    /// Makes the path to the batched tensor check `slot`, which failed after the walk, the
+    /// one a walk tries first (as if the walk had failed there).
+    fn remember_failed_slot(&self, slot: u32) {
+        for (i, n) in self.roots.iter().enumerate() {
+            if n.remember_failed_slot(slot) {
+                self.fail_first.remember(i);
+                return;
+            }
+        }
     }
 
     /// Every failing guard, as recompile-log reasons. Stops at the first failure per value.
@@ -726,11 +751,26 @@ impl GuardNode {
         }
     }
 
+    /// [`GuardTree::remember_failed_slot`] below this node: whether the check is here.
+    fn remember_failed_slot(&self, slot: u32) -> bool {
+        if self.checks.iter().any(|c| c.slot == Some(slot)) {
+            return true;
+        }
+        for (i, child) in self.children.iter().enumerate() {
+            if child.remember_failed_slot(slot) {
+                self.fail_first.remember(i);
+                return true;
+            }
+        }
+        false
+    }
+
     fn check_root<'t, 'py>(
         &'t self,
         py: Python<'py>,
         scope: &Scope,
         walk: &mut Walk<'t, 'py>,
+        failed_last: bool,
     ) -> bool {
         let root = scope.root(&self.step);
         if root.is_null() {
@@ -738,7 +778,7 @@ impl GuardNode {
         }
         // SAFETY: root is a borrowed live object; take our own reference.
         let v = unsafe { Bound::from_borrowed_ptr(py, root) };
-        self.check_value(py, &v, walk)
+        self.check_value(py, &v, walk, failed_last)
     }
 
     fn check_value<'t, 'py>(
@@ -746,13 +786,22 @@ impl GuardNode {
         py: Python<'py>,
         v: &Bound<'py, PyAny>,
         walk: &mut Walk<'t, 'py>,
+        failed_last: bool,
     ) -> bool {
         for c in &self.checks {
             match (&c.check, c.slot, walk.tensors.as_mut()) {
                 // Batched: compared after the walk; the exact type here (torch's check does
-                // not compare it).
+                // not compare it). On the path of the last miss (`failed_last`: each level's
+                // remembered subtree, from the root) also checked here, so a repeated miss
+                // there (the input whose size tells two entries apart) still fails before the
+                // rest of the walk; the batch gets every slot either way.
                 (Check::Tensor(t), Some(slot), Some(tensors)) => {
-                    if !v.get_type().is(t.tensor_type.bind(py)) {
+                    let passed = if failed_last {
+                        c.check.eval(py, v, &c.source, false).is_ok()
+                    } else {
+                        v.get_type().is(t.tensor_type.bind(py))
+                    };
+                    if !passed {
                         return false;
                     }
                     tensors[slot as usize] = Some((t, v.clone()));
@@ -776,8 +825,9 @@ impl GuardNode {
                 *slot = Some(v.clone());
             }
         }
-        self.fail_first.all(&self.children, |child| {
-            apply_step(v, &child.step).is_some_and(|nv| child.check_value(py, &nv, walk))
+        self.fail_first.all(&self.children, |child, first| {
+            apply_step(v, &child.step)
+                .is_some_and(|nv| child.check_value(py, &nv, walk, failed_last && first))
         })
     }
 
