@@ -251,3 +251,19 @@ def test_entries_that_alternate_keep_hitting(caplog):
             torch.testing.assert_close(f(x), model(x))
     assert counter.n == 2
     assert len(_reasons(caplog)) == 1
+
+
+def test_weights_tied_after_warm_hits_recompile(caplog):
+    """The `distinct` group passes a walk whose addresses are the last passing walk's; tying
+    two weights changes the addresses (one object twice), so the group is compared again."""
+
+    def tie(m):
+        m.inner[1].weight = m.inner[0].weight
+
+    reasons, tf_n, tc_n = _run(FirstParam, tie, caplog)
+    assert len(reasons) == 1
+    assert reasons[0].endswith("are distinct objects mismatch: two are one object")
+    # torch.compile (2.11) keeps its graph: it has no distinctness guard, and this forward's
+    # graph does not change; ours is the `distinct` group of `tests/test_module_tree_aliasing.py`
+    # (a walk over tied weights yields fewer parameters).
+    assert (tf_n, tc_n) == (2, 1)
