@@ -7,6 +7,10 @@ guards in trie order pays nearly a full walk per miss. torchferro and torch.comp
 `backend="eager"`), interleaved; medians in microseconds per call.
 
     OMP_NUM_THREADS=1 PYTHONPATH=python .venv/bin/python bench/guard_miss.py --reps 200
+
+`--clock cpu` times with the thread's CPU clock (`time.thread_time`) instead of the wall clock:
+on a machine shared with builds (load above the core count) the wall clock also counts the
+time the process waited for a core, which moved medians by 2x between runs of one build.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--calls", type=int, default=100, help="calls per sample")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = ap.parse_args()
     torch.set_num_threads(1)
     a, b = torch.randn(4, 4), torch.randn(5, 4)
@@ -36,6 +41,7 @@ def main():
     plans = {"hit": [a] * args.calls, "alternate": [a, b] * (args.calls // 2)}
     samples = {(v, p): [] for v in fns for p in plans}
     keys = list(samples)
+    clock = time.perf_counter if args.clock == "wall" else time.thread_time
     with torch.no_grad():
         for f in fns.values():
             for x in (a, b, a, b):
@@ -44,10 +50,10 @@ def main():
             k = rep % len(keys)
             for v, p in keys[k:] + keys[:k]:
                 f, xs = fns[v], plans[p]
-                t = time.perf_counter()
+                t = clock()
                 for x in xs:
                     f(x)
-                samples[(v, p)].append((time.perf_counter() - t) / len(xs) * 1e6)
+                samples[(v, p)].append((clock() - t) / len(xs) * 1e6)
     for v in fns:
         hit = statistics.median(samples[(v, "hit")])
         alt = statistics.median(samples[(v, "alternate")])

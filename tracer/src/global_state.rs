@@ -52,7 +52,7 @@ pub struct GlobalGuards {
 }
 
 /// The version tag of a dict: CPython gives a dict a new one on every change (PEP 509).
-fn dict_version(d: &Bound<'_, PyDict>) -> u64 {
+pub(crate) fn dict_version(d: &Bound<'_, PyDict>) -> u64 {
     // SAFETY: `d` is a live, exact or subclassed `dict` (the cast to `PyDict` checked it), whose
     // C layout starts with `PyDictObject`; the tag is a plain integer field read under the GIL.
     #[allow(deprecated)]

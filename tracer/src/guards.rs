@@ -13,6 +13,7 @@
 pub use crate::event::GuardFailure;
 
 mod check;
+mod fast;
 mod repr;
 pub mod shape_cond;
 pub mod shape_env;

@@ -290,24 +290,32 @@ impl TensorCheck {
         source: &Source,
         verbose: bool,
     ) -> Result<(), String> {
-        if !verbose && self.fast_accepts(py, v) {
-            return Ok(());
+        if !verbose {
+            return self.accepts(py, v).map_err(|_| String::new());
         }
         match self.first_mismatch(py, v) {
-            None => {
-                // Made outside the lock: building it calls into torch.
-                if !verbose && self.fast.get().is_none() {
-                    let _ = self.fast.set(self.make_fast(py, v));
-                }
-                Ok(())
-            }
-            Some(m) if verbose => Err(format!(
+            None => Ok(()),
+            Some(m) => Err(format!(
                 "tensor '{}' {}",
                 source.short_name(),
                 self.explain(py, &m)
             )),
-            Some(_) => Err(String::new()),
         }
+    }
+
+    /// The fast path's verdict on `v`: torch's C++ check first, ours where it says no.
+    pub(super) fn accepts(&self, py: Python<'_>, v: &Bound<'_, PyAny>) -> Result<(), ()> {
+        if self.fast_accepts(py, v) {
+            return Ok(());
+        }
+        if self.first_mismatch(py, v).is_some() {
+            return Err(());
+        }
+        // Made outside the lock: building it calls into torch.
+        if self.fast.get().is_none() {
+            let _ = self.fast.set(self.make_fast(py, v));
+        }
+        Ok(())
     }
 
     pub(super) fn first_mismatch<'py>(
