@@ -223,4 +223,13 @@ def to_own_device_keeps_identity(x):
     e = x.to(torch.float64)
     f = x.to(torch.float32, copy=True)
     b.mul_(2)
-    return a * 2, a is x, b is x, c is x, d is x, e is x, f is x, x.type(torch.float32) is x
+    return (
+        a * 2,
+        a is x,
+        b is x,
+        c is x,
+        d is x,
+        e is x,
+        f is x,
+        x.type(torch.float32) is x,
+    )
