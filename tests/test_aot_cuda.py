@@ -257,32 +257,21 @@ def _attention_masks(b, h, l, s, dtype):
     }
 
 
-F32_MASK_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="a float32 mask beside half-precision queries: eager's dispatch hands it to torch "
-    "2.11's cuDNN kernel as it is, which reads it as q's dtype (NaN rows; upstream #191612), "
-    "and our graph calls torch's attention for half precision the same way, so ours is eager's "
-    "wrong answer (found on the H100 in session 23; fix: cast such a mask to q's dtype in the "
-    "graph, as eager's math form adds it)",
-)
-
-
 @pytest.mark.parametrize(
     "mask_kind", ["causal", "padding", "empty_rows", "additive", "additive_f32"]
 )
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-def test_cuda_sdpa_mask_on_the_fused_backend(dtype, mask_kind, request):
+def test_cuda_sdpa_mask_on_the_fused_backend(dtype, mask_kind):
     """Attention with a mask in training, at GPT-2 124M's head size: the compiled forward and
     backward run the fused kernel eager's dispatch picks (cuDNN on an H100/H200 in half
     precision, the mask converted as eager converts it), and output and gradients are eager's.
-    A float32 mask beside half-precision queries takes the math form (eager's dispatch hands
-    it to cuDNN as it is, and torch 2.11's cuDNN kernel reads it as q's dtype, upstream
-    #191612): that case is compared with the math backend."""
+    A float32 mask beside half-precision queries is cast to q's dtype in the graph
+    (`tracer/src/passes.rs::cast_attention_masks`): eager's dispatch hands it to cuDNN as it
+    is and torch 2.11's cuDNN kernel reads it as q's dtype (NaN rows, upstream #191612); that
+    case is compared with the math backend."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.profiler import ProfilerActivity, profile
 
-    if mask_kind == "additive_f32" and dtype != torch.float32:
-        request.applymarker(F32_MASK_BUG)
     b, h, l, d = 2, 12, 128, 64
     mask = _attention_masks(b, h, l, l, dtype)[mask_kind]
     g = torch.Generator(device=DEV).manual_seed(0)
@@ -323,8 +312,7 @@ def test_cuda_sdpa_mask_on_the_fused_backend(dtype, mask_kind, request):
             assert "aten::_softmax_backward_data" not in ops, sorted(ops)
         want = run(f)
     else:
-        # The compiled graph takes the math form for it (as it does on the CPU, where torch's
-        # fused kernel refuses such a mask).
+        # Eager's answer is NaN rows here (upstream #191612): the math backend is the oracle.
         with sdpa_kernel(SDPBackend.MATH):
             want = run(f)
     tol = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]

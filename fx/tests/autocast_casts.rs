@@ -82,3 +82,37 @@ fn an_unknown_op_in_a_region_still_refuses() {
     let e = explicit_casts(&region("conv_tbc_unknown", DType::BFloat16)).unwrap_err();
     assert!(e.contains("torch.conv_tbc_unknown under autocast"), "{e}");
 }
+
+/// `batch_norm` of a bfloat16 CUDA activation with float32 statistics and affine parameters,
+/// in a region: autocast leaves it alone (it is in none of its lists), so no cast is written
+/// for it, though the native rules do not know it on CUDA.
+#[test]
+fn a_cuda_batch_norm_in_a_region_is_left_as_traced() {
+    let mut g = Graph::new();
+    let x = g.placeholder("x", t(DType::BFloat16, &[2, 4, 6, 6], true));
+    let stats: Vec<_> = ["mean", "var", "weight", "bias"]
+        .iter()
+        .map(|n| g.placeholder(n, t(DType::Float32, &[4], *n == "weight" || *n == "bias")))
+        .collect();
+    switch(&mut g, true);
+    let mut args = vec![Arg::Node(x)];
+    args.extend(stats.iter().map(|&s| Arg::Node(s)));
+    args.extend([Arg::Bool(true), Arg::Float(0.1), Arg::Float(1e-5)]);
+    let bn = g.call(
+        "batch_norm",
+        Target::Function("torch.nn.functional.batch_norm".into()),
+        args.clone(),
+        vec![],
+        t(DType::BFloat16, &[2, 4, 6, 6], true),
+    );
+    switch(&mut g, false);
+    g.output(vec![Arg::Node(bn)]);
+    let out = explicit_casts(&g).expect("written out");
+    let NodeKind::Call { args: now, .. } = &out.node(bn).kind else {
+        unreachable!()
+    };
+    assert_eq!(now, &args);
+    assert!(!out
+        .nodes()
+        .any(|(_, n)| matches!(&n.kind, NodeKind::Call { target, .. } if target.name() == "to")));
+}

@@ -594,6 +594,7 @@ fn build_entry(
         .graph
         .output(outs.iter().map(|n| Arg::Node(*n)).collect());
     output.fold_replaced_sizes();
+    crate::passes::cast_attention_masks(&mut output.graph);
     crate::passes::dead_code_elimination(&mut output.graph);
     let graph_code = crate::passes::python_code(&output.graph);
     let backend_started = std::time::Instant::now();

@@ -58,6 +58,23 @@ fn runs_in_lower_precision(target: &Target) -> bool {
     crate::infer::split_target(target).is_some_and(|(_, name)| OPS.contains(&name))
 }
 
+/// Ops in none of autocast's lists (torch's `autocast_mode.cpp`: lower precision, float32,
+/// promote), so autocast runs them as they are on every device. Only ops whose native rules
+/// may not answer on some device are named.
+fn untouched_by_autocast(target: &Target) -> bool {
+    const OPS: &[&str] = &[
+        "batch_norm",
+        "max_pool2d",
+        "avg_pool2d",
+        "adaptive_avg_pool2d",
+        "adaptive_max_pool2d",
+        "relu",
+        "dropout",
+        "flatten",
+    ];
+    crate::infer::split_target(target).is_some_and(|(_, name)| OPS.contains(&name))
+}
+
 /// `graph` with its autocast regions written out as casts (see the module doc), or why not.
 pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
     let mut g = graph.clone();
@@ -102,6 +119,12 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
         // Without autocast the call may be invalid (`bf16 @ f32`): autocast made it valid by
         // casting its arguments, which the check after the casts confirms.
         let plain = infer_in(&ctx, &g, target, args, kwargs).ok();
+        // An op autocast leaves alone computes as traced, whether or not the native rules
+        // know it on this device (a CUDA `batch_norm` of a bfloat16 input and float32
+        // statistics).
+        if plain.is_none() && untouched_by_autocast(target) {
+            continue;
+        }
         let want = match (&node.meta, &plain) {
             (NodeMeta::Tensor(a), Some(NodeMeta::Tensor(p))) if a.dtype != p.dtype => a.dtype,
             (NodeMeta::Tensor(_), Some(NodeMeta::Tensor(_))) => continue,
