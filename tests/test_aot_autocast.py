@@ -217,3 +217,54 @@ def test_training_inductor_5_steps_within_bfloat16_tolerance():
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
     assert _aot.counters["compiled"] == 1
     assert _aot.counters["backward"] == 5
+
+
+@pytest.mark.parametrize("momentum", [0.1, 0.5])
+@pytest.mark.parametrize("norm", ["BatchNorm1d", "BatchNorm2d"])
+def test_batch_norm_statistics_under_autocast(norm, momentum):
+    """Batch norm in a bfloat16 region of a training graph: autocast leaves it alone (its
+    input bfloat16, its statistics float32), and the running statistics it writes in place
+    are the module's, as in eager. Found in session 23: the region rewrite cast the statistics
+    to bfloat16 copies, the update went to the copies, and the module's running mean stayed
+    at its initial value (a compiled training step that left batch norm's statistics stale)."""
+    torch.manual_seed(0)
+    if norm == "BatchNorm2d":
+        # No bias before batch norm (as resnet's): its gradient is zero up to rounding.
+        m0 = nn.Sequential(
+            nn.Conv2d(3, 4, 3, bias=False), nn.BatchNorm2d(4, momentum=momentum)
+        )
+        x = torch.randn(2, 3, 8, 8)
+    else:
+        m0 = nn.Sequential(
+            nn.Linear(6, 4, bias=False), nn.BatchNorm1d(4, momentum=momentum)
+        )
+        x = torch.randn(5, 6)
+
+    # A loss batch norm's normalization does not make constant (a sum of squares would).
+    r = torch.randn(x.shape[0], 4, *((6, 6) if norm == "BatchNorm2d" else ()))
+
+    def make(m):
+        def step(x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return (m(x).float() * r).sum()
+
+        return step
+
+    me, mc = copy.deepcopy(m0), copy.deepcopy(m0)
+    eager, compiled = make(me), torchferro.compile(make(mc))
+    for _ in range(3):
+        le, lc = eager(x), compiled(x)
+        le.backward()
+        lc.backward()
+        torch.testing.assert_close(lc, le, **BF16)
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["compiled"] == 1
+    be, bc = me[1], mc[1]
+    assert torch.equal(bc.num_batches_tracked, be.num_batches_tracked)
+    # The statistics are float32 reductions of bfloat16 activations on both sides.
+    torch.testing.assert_close(bc.running_mean, be.running_mean, rtol=1e-2, atol=1e-3)
+    torch.testing.assert_close(bc.running_var, be.running_var, rtol=1e-2, atol=1e-3)
+    assert bc.running_mean.abs().sum() > 0
+    for pc, pe in zip(mc.parameters(), me.parameters()):
+        scale = pe.grad.abs().max().clamp(min=1.0)
+        torch.testing.assert_close(pc.grad / scale, pe.grad / scale, **BF16)
