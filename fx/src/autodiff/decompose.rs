@@ -364,16 +364,7 @@ fn cross_entropy(g: &mut Graph, id: NodeId) -> Option<(CrossEntropy, Vec<NodeId>
     if c.name != "cross_entropy" || c.spelling != Spelling::Functional {
         return None;
     }
-    let sig: &[&str] = &[
-        "input",
-        "target",
-        "weight",
-        "size_average",
-        "ignore_index",
-        "reduce",
-        "reduction",
-        "label_smoothing",
-    ];
+    let sig = ops::CROSS_ENTROPY_PARAMS;
     let slots = ops::bind(sig, &args, &kwargs).ok()?;
     let get = |name: &str| {
         let i = sig.iter().position(|n| *n == name)?;

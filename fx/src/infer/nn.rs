@@ -61,19 +61,14 @@ fn softmax(c: &Call) -> InferResult {
 /// cast's dtype here). Shapes torch rejects, the legacy `size_average`/`reduce` and other
 /// forms are left to torch's own run.
 fn class_loss(c: &Call) -> InferResult {
-    let mut params = vec![
-        "input",
-        "target",
-        "weight",
-        "size_average",
-        "ignore_index",
-        "reduce",
-        "reduction",
-    ];
-    if c.name == "cross_entropy" {
-        params.push("label_smoothing");
-    }
-    let b = c.bind(&params)?;
+    let params = crate::ops::CROSS_ENTROPY_PARAMS;
+    // `nll_loss` takes the same parameters but `label_smoothing`.
+    let params = if c.name == "cross_entropy" {
+        params
+    } else {
+        &params[..params.len() - 1]
+    };
+    let b = c.bind(params)?;
     let x = b.tensor("input")?;
     let t = b.tensor("target")?;
     let weight = b.opt_tensor("weight")?;

@@ -141,6 +141,19 @@ pub enum Spelling {
     Operator,
 }
 
+/// `F.cross_entropy`'s parameters in order (`F.nll_loss` takes them but the last): the shape
+/// rule, the derivative rule and the decomposition bind calls with them.
+pub const CROSS_ENTROPY_PARAMS: &[&str] = &[
+    "input",
+    "target",
+    "weight",
+    "size_average",
+    "ignore_index",
+    "reduce",
+    "reduction",
+    "label_smoothing",
+];
+
 /// The namespace and the bare name of a target (`torch.nn.functional.relu` → Functional,
 /// `relu`); `None` for a path outside the known namespaces or nested below them.
 pub fn split_target(target: &Target) -> Option<(Spelling, &str)> {

@@ -394,21 +394,7 @@ fn loss(
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Result<Grads> {
-    let p = B::new(
-        &[
-            "input",
-            "target",
-            "weight",
-            "size_average",
-            "ignore_index",
-            "reduce",
-            "reduction",
-            "label_smoothing",
-        ],
-        args,
-        kwargs,
-        name,
-    )?;
+    let p = B::new(crate::ops::CROSS_ENTROPY_PARAMS, args, kwargs, name)?;
     if p.get("weight").is_some()
         || p.get("size_average").is_some()
         || p.get("reduce").is_some()
