@@ -966,3 +966,36 @@ class _GradCam(nn.Module):
 @case(lambda r: (r.randn(3, 4),), module=True)
 def tensor_hook_bound_method_gradcam():
     return _GradCam()
+
+
+@case(xw)
+def tensor_hook_closure_over_a_local_scale(x, w):
+    scale = 0.5 * x.shape[0]
+    h = x * w
+    h.register_hook(lambda g: g * scale)
+    h.cos().sum().backward()
+    return w.grad.clone()
+
+
+# A hook closing over a tensor of the call is not baked into the graph: the registration runs
+# natively (a break: 3 graphs over 2 calls). torch.compile (2.11) fails on it with an internal
+# error ("Tried to erase Node l_x_ but it still had 1 users").
+@case(xw, xfail_tc=TC_DIFFERS)
+def tensor_hook_closure_over_a_tensor(x, w):
+    mask = (x > 0).float()
+    h = x * w
+    h.register_hook(lambda g: g * mask)
+    h.sum().backward()
+    return w.grad.clone()
+
+
+def _register_clip(t, bound):
+    t.register_hook(lambda g: g.clamp(-bound, bound))
+    return t
+
+
+@case(xw)
+def tensor_hook_in_an_inlined_helper_on_a_view(x, w):
+    h = _register_clip((x * w)[:, 1:], 0.1)
+    (h * 5).sum().backward()
+    return w.grad.clone(), x.grad.clone()
