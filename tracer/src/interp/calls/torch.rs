@@ -196,7 +196,7 @@ impl Frame<'_, '_> {
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let hook = match (args, kwargs) {
+        let hook_var = match (args, kwargs) {
             ([h], []) => h,
             ([], [(k, h)]) if k == "hook" => h,
             _ => return Ok(None),
@@ -215,9 +215,17 @@ impl Frame<'_, '_> {
         if !discarded {
             return Ok(None);
         }
-        let Some(hook) = self.stable_hook(hook)? else {
+        let Some(hook) = self.stable_hook(hook_var)? else {
             return Ok(None);
         };
+        // The graph holds the very objects read: their identity (and a closure's values) is
+        // what later calls must have.
+        self.tx.realize_identity(hook_var);
+        if let Var::Function(f) = hook_var {
+            for c in &f.closure {
+                self.tx.realize_identity(c);
+            }
+        }
         let registrar = py
             .import("torchferro._autograd")?
             .getattr("hook_registrar")?
@@ -238,6 +246,15 @@ impl Frame<'_, '_> {
         let py = self.tx.py;
         match hook {
             Var::Py(o, Some(_)) if o.bind(py).is_callable() => Ok(Some(o.clone_ref(py))),
+            Var::BoundMethod { func, self_ } => match (func.as_ref(), self_.as_ref()) {
+                (Var::Py(f, Some(_)), Var::Py(o, Some(_))) => Ok(Some(
+                    py.import("types")?
+                        .getattr("MethodType")?
+                        .call1((f.bind(py), o.bind(py)))?
+                        .unbind(),
+                )),
+                _ => Ok(None),
+            },
             Var::Method { recv, name } => match recv.as_ref() {
                 Var::Py(o, Some(_)) => {
                     Ok(o.bind(py).getattr(name.as_str()).ok().map(|m| m.unbind()))
