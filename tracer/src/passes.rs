@@ -3,17 +3,24 @@
 use fx::{Arg, DType, Graph, NodeKind, NodeMeta, Target};
 
 pub fn dead_code_elimination(graph: &mut Graph) {
-    // Grad-mode, autocast and inference-mode switches have no users but change what later ops compute.
-    fx::passes::eliminate_dead_code(graph, |_, n| match &n.kind {
-        fx::NodeKind::Call { target, .. } => {
+    fx::passes::eliminate_dead_code(graph, |_, n| keeps_unused(&n.kind));
+}
+
+/// Calls the tracer puts in the graph for what they do, not for a value: grad-mode, autocast,
+/// inference-mode and default-dtype switches change what later ops compute; a gradient hook's
+/// registration changes what backward computes. They have no users and must stay.
+pub fn keeps_unused(kind: &NodeKind) -> bool {
+    match kind {
+        NodeKind::Call { target, .. } => {
             target.name() == "torch._C._set_grad_enabled"
                 || target.name() == crate::output::AUTOCAST_TARGET
                 || target.name() == crate::output::DEFAULT_DTYPE_TARGET
                 || target.name() == crate::output::INFERENCE_ENTER_TARGET
                 || target.name() == crate::output::INFERENCE_EXIT_TARGET
+                || target.name() == crate::output::TENSOR_HOOK_TARGET
         }
         _ => false,
-    });
+    }
 }
 
 /// A float attention mask of another dtype than the queries', on CUDA, cast to the queries'
