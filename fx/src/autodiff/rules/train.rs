@@ -121,8 +121,8 @@ fn batch_norm(
     let (rm, rv) = (p.node("running_mean"), p.node("running_var"));
     let batch_stats = p.boolean("training", false) || rm.is_none() || rv.is_none();
     let xb = b.fwd(x);
-    let xb = float32(b, xb)?;
-    let g32 = float32(b, g)?;
+    let xb = b.float32(xb)?;
+    let g32 = b.float32(g)?;
     let (xhat, rstd) = if batch_stats {
         let mean = b.m("mean", xb, vec![ints(&dims), Arg::Bool(true)])?;
         let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
@@ -170,7 +170,7 @@ fn batch_norm(
         let scale = match w {
             Some(wn) => {
                 let wb = b.fwd(wn);
-                let wb = float32(b, wb)?;
+                let wb = b.float32(wb)?;
                 let wb = b.m("reshape", wb, vec![ints(&bshape)])?;
                 b.m("mul", rstd, vec![Arg::Node(wb)])?
             }
@@ -191,15 +191,6 @@ fn batch_norm(
         r.push((x, gx));
     }
     Ok(r)
-}
-
-/// `t` in float32 when it is a half-precision float (batch norm's backward computes as torch's
-/// kernels accumulate); any other tensor as it is.
-fn float32(b: &mut Bw, t: NodeId) -> Result<NodeId> {
-    match b.bmeta(t)?.dtype {
-        DType::Float16 | DType::BFloat16 => b.m("to", t, vec![Arg::DType(DType::Float32)]),
-        _ => Ok(t),
-    }
 }
 
 /// `max_pool2d`: the forward keeps no indices, so the backward takes the argmax again
