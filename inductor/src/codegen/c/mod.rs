@@ -515,21 +515,29 @@ fn emit_kernel(
         }
         KernelShape::Staged { scratch } => scratch,
     };
-    let par_outer = no > 0;
+    // The loops printed: a symbolic kernel's merged (`plan::staged_nest`: `rows` row loops,
+    // then the reduced ones), else the nodes' own. The nodes' var counts (`no`, `no + nr`)
+    // still address their indices, which `nest` maps to the loops.
+    let (nest, rows) = super::plan::staged_nest(ir, sched, k)
+        .unwrap_or_else(|| (LoopNest::identity(&[]), no));
+    let (row_loops, red_loops): (&[Size], &[Size]) = match nest.sizes.is_empty() {
+        true => (&k.outer, &k.inner),
+        false => nest.sizes.split_at(rows),
+    };
+    let par_outer = rows > 0;
     if par_outer {
         let _ = writeln!(
             out,
-            "  #pragma omp parallel for collapse({no}) if({} >= {par})",
+            "  #pragma omp parallel for collapse({rows}) if({} >= {par})",
             outer_n.saturating_mul(inner_n.at_least_one())
         );
     }
-    loops(out, &k.outer, 0, &mut indent);
-    let nest = LoopNest::identity(&[]);
+    loops(out, row_loops, 0, &mut indent);
     let mut local: HashMap<BufId, String> = HashMap::new();
     // Row-local buffers: declared per row (so per thread), addressed by the inner position.
     let mut inner_pos = String::from("0");
-    for (i, s) in k.inner.iter().enumerate() {
-        inner_pos = format!("({inner_pos}) * {s} + x{}", no + i);
+    for (i, s) in red_loops.iter().enumerate() {
+        inner_pos = format!("({inner_pos}) * {s} + x{}", rows + i);
     }
     let scratch_at: HashMap<BufId, String> = scratch
         .iter()
@@ -563,7 +571,7 @@ fn emit_kernel(
             ) => {
                 let d = ir.buffers[*ob].dtype;
                 let acc = format!("acc{ob}");
-                let nr = k.inner.len();
+                let nr = red_loops.len();
                 // A float sum that no `omp simd` spreads over vector lanes adds one element at
                 // a time into one accumulator (per thread): in double, as the blocked kernels
                 // do, it keeps torch's cascade-summed accuracy (a whole-tensor sum of 1127
@@ -583,7 +591,7 @@ fn emit_kernel(
                         let _ = writeln!(out, "{indent}#pragma omp simd reduction({clause}:{acc})");
                     }
                 }
-                loops(out, &k.inner, no, &mut indent);
+                loops(out, red_loops, rows, &mut indent);
                 let v = emit_body(out, body, &format!("r{ob}"), &local, &indent, &nest);
                 let v = if wide { format!("(double){v}") } else { v };
                 let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
@@ -612,7 +620,7 @@ fn emit_kernel(
                 );
             }
             _ => {
-                let nr = k.inner.len();
+                let nr = red_loops.len();
                 if !par_outer && nr > 0 {
                     let _ = writeln!(
                         out,
@@ -621,7 +629,7 @@ fn emit_kernel(
                 } else if nr == 1 {
                     let _ = writeln!(out, "{indent}#pragma omp simd");
                 }
-                loops(out, &k.inner, no, &mut indent);
+                loops(out, red_loops, rows, &mut indent);
                 let mut stage_local = local.clone();
                 emit_stage_nodes(
                     out,
@@ -629,7 +637,7 @@ fn emit_kernel(
                     stage,
                     &mut stage_local,
                     &indent,
-                    no + nr,
+                    no + k.inner.len(),
                     &nest,
                     &scratch_at,
                 );
@@ -647,7 +655,7 @@ fn emit_kernel(
             }
         }
     }
-    close(out, no, &mut indent);
+    close(out, rows, &mut indent);
     let _ = writeln!(out, "}}\n");
     abi()
 }
