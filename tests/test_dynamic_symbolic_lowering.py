@@ -294,7 +294,8 @@ def test_reduction_rows_run_one_merged_loop(fresh_cache):
     """Session 24: a kernel with reductions over contiguous symbolic dims merges its row
     loops (``plan::staged_nest``): the sums, amax, softmax and layer norm over the last dim of
     ``[s0, s1, s2]`` run ``s0*s1`` rows in one parallel loop (no ``collapse(2)``), and the
-    mean over the last two dims runs one loop of ``s1*s2`` per row. Eager's values at every
+    mean over the last two dims runs one loop of ``s1*s2`` per row; the softmax keeps
+    ``exp(x - max)`` in a row array sized at run time. Eager's values at every
     shape, torch.compile's graph count (``dynamic=True``: sizes 0 and 1 specialize), and the
     sizes from 2 up share one graph and one library."""
 
@@ -321,6 +322,8 @@ def test_reduction_rows_run_one_merged_loop(fresh_cache):
     assert "x0 < (s0*s1); x0++" in code, code
     assert "x1 < (s1*s2); x1++" in code, code
     assert "collapse(2)" not in code, code
+    # The softmax's exp(x - max) is kept per row (a per-thread heap array), not computed twice.
+    assert "*)tf_row_scratch(0, (s2) * (int64_t)sizeof(float));" in code, code
     # Every graph but the main one is at a size 0 or 1: the main one compiled once for its
     # five shapes.
     assert _c_compiles() - before == len(entries)

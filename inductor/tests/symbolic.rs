@@ -614,7 +614,9 @@ fn merged_symbolic_loops_keep_values_at_every_size() {
 /// vectorized loop of `s1*s2`, a sum of `x * w` (`w [s2]` broadcast) merges its rows too, and
 /// a sum over the middle dim (blocked) keeps its loops; over `x [s0, s1, 7]` the layer norm and softmax
 /// (their rows kept in per-row arrays, addressed by the merged position) run `s0*s1` rows.
-/// One library each, values equal to the reference interpreter's at sizes 2 to 31, odd and even.
+/// The softmax over a symbolic row keeps `exp(x - max)` in a per-thread heap array (computed
+/// once, read by the sum and the normalization). One library each, values equal to the
+/// reference interpreter's at sizes 2 to 31, odd and even.
 #[test]
 fn merged_symbolic_reduction_rows_keep_values_at_every_size() {
     use fx::{Arg, Dim, SymExpr};
@@ -660,6 +662,11 @@ fn merged_symbolic_reduction_rows_keep_values_at_every_size() {
         assert!(code.contains("x0 < (s0*s1); x0++"), "{code}");
         if !last_known {
             assert!(code.contains("x1 < (s1*s2); x1++"), "{code}");
+            // The softmax's `exp(x - max)` is kept per row in this thread's heap array.
+            assert!(
+                code.contains("*)tf_row_scratch(0, (s2) * (int64_t)sizeof(float));"),
+                "{code}"
+            );
         }
         let mut compiles = 0;
         for a in [[2i64, 2, 2], [2, 3, 5], [3, 2, 4], [5, 6, 9], [7, 7, 7], [13, 4, 2], [4, 31, 3]] {

@@ -71,7 +71,7 @@ fn plan_kernel(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> K
         KernelShape::Blocked
     } else {
         KernelShape::Staged {
-            scratch: scratch_buffers(ir, sched, k, target.scratch_max()),
+            scratch: scratch_buffers(ir, sched, k, target),
         }
     };
     let scratch: &[BufId] = match &shape {
@@ -496,14 +496,21 @@ fn prefers_blocked(ir: &IrGraph, sched: &Schedule, k: &Kernel, min_rows: i64) ->
 /// Buffers a staged kernel can keep in per-row arrays instead of memory: produced by one of its
 /// inner (`O ++ R`) nodes and read only by its later stages (softmax's `exp(x - max)`, computed
 /// once and read by the sum and the normalization, as Inductor's `local_buffer`).
-fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, scratch_max: i64) -> Vec<BufId> {
-    // A symbolic row is staged through memory: no bound on it is proved here.
-    let Some(inner_n) = k.inner.iter().product::<Size>().as_const() else {
-        return Vec::new();
-    };
-    if k.inner.is_empty() || inner_n > scratch_max {
+///
+/// A row of symbolic length has scratch on the CPU only, in per-thread heap arrays the C
+/// printer sizes at run time (`tf_row_scratch`, at most [`ROW_SCRATCH_SLOTS`] a kernel): no
+/// bound on the row is proved, so no stack array. Without it a dynamic softmax computed
+/// `exp(x - max)` twice per element and ran 1.7x the static kernel's time.
+fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> Vec<BufId> {
+    if k.inner.is_empty() {
         return Vec::new();
     }
+    let slots = match k.inner.iter().product::<Size>().as_const() {
+        Some(n) if n > target.scratch_max() => return Vec::new(),
+        Some(_) => usize::MAX,
+        None if target.cpu().is_some() => ROW_SCRATCH_SLOTS,
+        None => return Vec::new(),
+    };
 
     let escapes = |b: BufId| {
         !matches!(ir.buffers[b].kind, BufKind::Computed) || ir.outputs.iter().any(|o| o.buf() == b)
@@ -520,5 +527,10 @@ fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, scratch_max: i64)
                 .iter_enumerated()
                 .all(|(i, node)| k.contains(i) || !node.reads().contains(&b))
         })
+        .take(slots)
         .collect()
 }
+
+/// The most row-local arrays of symbolic length one CPU kernel keeps (the slots of the C
+/// prelude's `tf_row_scratch`); later candidates are staged through memory.
+pub const ROW_SCRATCH_SLOTS: usize = 8;

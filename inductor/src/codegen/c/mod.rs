@@ -543,12 +543,16 @@ fn emit_kernel(
         .iter()
         .map(|&b| (b, format!("sb{b}[{inner_pos}]")))
         .collect();
-    for &b in scratch {
-        let _ = writeln!(
-            out,
-            "{indent}{} sb{b}[{inner_n}];",
-            c_type(ir.buffers[b].dtype)
-        );
+    for (slot, &b) in scratch.iter().enumerate() {
+        let t = c_type(ir.buffers[b].dtype);
+        let _ = match inner_n.as_const() {
+            Some(_) => writeln!(out, "{indent}{t} sb{b}[{inner_n}];"),
+            // A row of symbolic length: this thread's heap array (`ROW_SCRATCH`).
+            None => writeln!(
+                out,
+                "{indent}{t} *restrict sb{b} = ({t} *)tf_row_scratch({slot}, ({inner_n}) * (int64_t)sizeof({t}));"
+            ),
+        };
     }
     let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
     for stage in 0..nstages {
@@ -738,6 +742,15 @@ pub fn generate(
     policy: &CpuPolicy,
 ) -> CSource {
     let mut code = String::from(PRELUDE);
+    // Only sources that use it carry the row scratch (static C stays as it was).
+    let row_scratch = sched.kernels.iter_enumerated().any(|(id, k)| {
+        matches!(&plans[id].shape, KernelShape::Staged { scratch } if !scratch.is_empty())
+            && k.inner.iter().product::<Size>().as_const().is_none()
+    });
+    if row_scratch {
+        let slots = super::plan::ROW_SCRATCH_SLOTS;
+        let _ = write!(code, "\n#define TF_ROW_SCRATCH_SLOTS {slots}{ROW_SCRATCH}");
+    }
     let kernels = sched
         .kernels
         .iter_enumerated()
