@@ -71,7 +71,9 @@ def main():
     ap.add_argument("--ops", default=",".join(OPS))
     args = ap.parse_args()
     torch.manual_seed(0)
-    print(f"best of {args.reps} calls, us; gcc = C compiler CPU seconds at the first call")
+    print(
+        f"best of {args.reps} calls, us; gcc = C compiler CPU seconds at the first call"
+    )
     print(
         "| op | shape | eager | static | dynamic | dyn/static | gcc static | gcc dynamic |"
     )
@@ -89,9 +91,17 @@ def main():
                 want = fn(x)
                 for f in (static, dynamic):
                     torch.testing.assert_close(f(x), want, rtol=1e-4, atol=1e-4)
-                t = {"eager": float("inf"), "static": float("inf"), "dynamic": float("inf")}
+                t = {
+                    "eager": float("inf"),
+                    "static": float("inf"),
+                    "dynamic": float("inf"),
+                }
                 for _ in range(5):
-                    for name, f in (("eager", fn), ("static", static), ("dynamic", dynamic)):
+                    for name, f in (
+                        ("eager", fn),
+                        ("static", static),
+                        ("dynamic", dynamic),
+                    ):
                         t[name] = min(t[name], best(f, x, args.reps // 5))
                 print(
                     f"| {op} | {list(shape)} | {t['eager']:.1f} | {t['static']:.1f} | "

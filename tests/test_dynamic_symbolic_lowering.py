@@ -303,7 +303,15 @@ def test_reduction_rows_run_one_merged_loop(fresh_cache):
         ln = F.layer_norm(x, x.shape[-1:])
         return x.sum(-1), x.amax(-1), x.mean((-2, -1)), torch.softmax(x, -1) + ln
 
-    shapes = [(3, 5, 7), (4, 6, 9), (2, 3, 2), (13, 7, 5), (0, 3, 7), (1, 1, 7), (5, 2, 31)]
+    shapes = [
+        (3, 5, 7),
+        (4, 6, 9),
+        (2, 3, 2),
+        (13, 7, 5),
+        (0, 3, 7),
+        (1, 1, 7),
+        (5, 2, 31),
+    ]
     torch._dynamo.reset()
     torchferro.compiler.reset()
     tc = Count()

@@ -95,8 +95,7 @@ fn one_library_runs_every_assignment() {
     let prepared = inductor::compiled::prepare_ir(graph(), &opts).unwrap();
     assert_eq!(prepared.symbols(), vec![0, 1]);
     let code = prepared.code().to_string();
-    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {
-    }
+    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {}
     // The loops run to the symbols, read once per kernel from the size argument.
     assert!(code.contains("const int64_t s0 = tf_sym[0];"), "{code}");
     assert!(code.contains("x1 < s1;"), "{code}");
@@ -256,8 +255,7 @@ fn rows_transposes_and_divisions_run_at_every_assignment() {
     let opts = options();
     let prepared = inductor::compiled::prepare_ir(rows_graph(), &opts).unwrap();
     let code = prepared.code().to_string();
-    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {
-    }
+    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {}
     // The flattened transpose divides by the symbol in C.
     assert!(code.contains("/ s0)") && code.contains("% s0)"), "{code}");
     let mut compiles = 0;
@@ -669,7 +667,15 @@ fn merged_symbolic_reduction_rows_keep_values_at_every_size() {
             );
         }
         let mut compiles = 0;
-        for a in [[2i64, 2, 2], [2, 3, 5], [3, 2, 4], [5, 6, 9], [7, 7, 7], [13, 4, 2], [4, 31, 3]] {
+        for a in [
+            [2i64, 2, 2],
+            [2, 3, 5],
+            [3, 2, 4],
+            [5, 6, 9],
+            [7, 7, 7],
+            [13, 4, 2],
+            [4, 31, 3],
+        ] {
             let c = prepared.build_at(&opts, &a[..hints.len()]).unwrap();
             compiles += usize::from(c.compiler_ran());
             let at = fx::passes::specialize::specialize(&g, &|k| a[k as usize]).unwrap();

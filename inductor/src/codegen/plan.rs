@@ -316,7 +316,11 @@ impl LoopNest {
 /// (printed by their own loops).
 pub fn staged_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> Option<(LoopNest, usize)> {
     let (no, nr) = (k.outer.len(), k.inner.len());
-    let symbolic = k.outer.iter().chain(&k.inner).any(|s| s.as_const().is_none());
+    let symbolic = k
+        .outer
+        .iter()
+        .chain(&k.inner)
+        .any(|s| s.as_const().is_none());
     if !symbolic {
         return None;
     }

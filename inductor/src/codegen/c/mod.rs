@@ -518,8 +518,8 @@ fn emit_kernel(
     // The loops printed: a symbolic kernel's merged (`plan::staged_nest`: `rows` row loops,
     // then the reduced ones), else the nodes' own. The nodes' var counts (`no`, `no + nr`)
     // still address their indices, which `nest` maps to the loops.
-    let (nest, rows) = super::plan::staged_nest(ir, sched, k)
-        .unwrap_or_else(|| (LoopNest::identity(&[]), no));
+    let (nest, rows) =
+        super::plan::staged_nest(ir, sched, k).unwrap_or_else(|| (LoopNest::identity(&[]), no));
     let (row_loops, red_loops): (&[Size], &[Size]) = match nest.sizes.is_empty() {
         true => (&k.outer, &k.inner),
         false => nest.sizes.split_at(rows),
