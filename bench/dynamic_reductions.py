@@ -31,7 +31,7 @@ OPS = {
     "sum(-1)": lambda x: x.sum(-1),
     "mean(-1)": lambda x: x.mean(-1),
     "amax(-1)": lambda x: x.amax(-1),
-    "sum((-2,-1))": lambda x: x.sum((-2, -1)),
+    "sum(-2|-1)": lambda x: x.sum((-2, -1)),
     "softmax(-1)": lambda x: torch.softmax(x, -1),
     "layer_norm": lambda x: F.layer_norm(x, x.shape[-1:]),
 }

@@ -335,3 +335,38 @@ def test_reduction_rows_run_one_merged_loop(fresh_cache):
     # Every graph but the main one is at a size 0 or 1: the main one compiled once for its
     # five shapes.
     assert _c_compiles() - before == len(entries)
+
+
+def test_max_and_min_over_symbolic_rows_propagate_nan(fresh_cache):
+    """Session 24: a float max or min over a symbolic row runs OpenMP's own ``max``/``min``
+    reduction with a NaN flag (not the NaN-propagating ``tfmax``, slow at a run-time trip
+    count): a NaN anywhere in a row makes its result NaN, as in eager, whatever lane it falls
+    in; rows of -inf, of +inf and of mixed signed zeros keep eager's values. Shapes move
+    through odd and even row lengths on one graph."""
+
+    def fn(x):
+        return x.amax(-1), x.amin(-1), torch.softmax(x, -1), x.double().amax(-1)
+
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc = Count()
+    g = torch.compile(fn, backend=tc, dynamic=True)
+    f = torchferro.compile(fn, dynamic=True)
+    for shape in [(3, 4, 9), (2, 5, 16), (4, 3, 33), (2, 2, 2)]:
+        x = R(*shape)
+        x[0, 0, -1] = float("nan")
+        x[1, 1, 0] = float("nan")
+        x[0, 1, :] = float("-inf")
+        x[1, 0, :] = float("inf")
+        x[-1, -1, :] = 0.0
+        x[-1, -1, ::2] = -0.0
+        want = fn(x)
+        for got in (f(x), g(x)):
+            for a, b in zip(got, want):
+                torch.testing.assert_close(a, b, equal_nan=True)
+    entries = torchferro.compiler.cache_entries(f)
+    assert len(entries) == tc.n
+    [main] = [e for e in entries if "f32[s0, s1, s2]" in e["graph"]]
+    code = main["output_code"]
+    assert "reduction(max:acc" in code and "reduction(min:acc" in code, code
+    assert "tfmax:" not in code and "tfmin:" not in code, code
