@@ -332,6 +332,10 @@ def test_reduction_rows_run_one_merged_loop(fresh_cache):
     assert "collapse(2)" not in code, code
     # The softmax's exp(x - max) is kept per row (a per-thread heap array), not computed twice.
     assert "*)tf_row_scratch(0, (s2) * (int64_t)sizeof(float));" in code, code
+    # The layer norm's row length as a float is computed once per row, before the reduced
+    # loops (converted inside them, it kept gcc from vectorizing the variance loop).
+    sizes = [ln for ln in code.splitlines() if "= ((int64_t)(s2));" in ln]
+    assert sizes and all(ln.startswith("    const int64_t ") for ln in sizes), code
     # Every graph but the main one is at a size 0 or 1: the main one compiled once for its
     # five shapes.
     assert _c_compiles() - before == len(entries)
