@@ -95,7 +95,9 @@ fn one_library_runs_every_assignment() {
     let prepared = inductor::compiled::prepare_ir(graph(), &opts).unwrap();
     assert_eq!(prepared.symbols(), vec![0, 1]);
     let code = prepared.code().to_string();
-    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {}
+    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {
+        eprintln!("{code}");
+    }
     // The loops run to the symbols, read once per kernel from the size argument.
     assert!(code.contains("const int64_t s0 = tf_sym[0];"), "{code}");
     assert!(code.contains("x1 < s1;"), "{code}");
@@ -255,7 +257,9 @@ fn rows_transposes_and_divisions_run_at_every_assignment() {
     let opts = options();
     let prepared = inductor::compiled::prepare_ir(rows_graph(), &opts).unwrap();
     let code = prepared.code().to_string();
-    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {}
+    if std::env::var_os("TORCHFERRO_SHOW_C").is_some() {
+        eprintln!("{code}");
+    }
     // The flattened transpose divides by the symbol in C.
     assert!(code.contains("/ s0)") && code.contains("% s0)"), "{code}");
     let mut compiles = 0;
