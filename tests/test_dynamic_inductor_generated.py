@@ -53,6 +53,10 @@ STEPS = [
     # column narrowed out (the last row's start is a symbolic int).
     "x = torch.cat(x.chunk(2, 1)[::-1], 1)",
     "x = x + x.narrow(1, 0, 1) * x.narrow(0, x.size(0) - 1, 1)",
+    # Reductions over the last dim of 3-d tensors (session 24: their row loops merge, the
+    # softmax keeps exp(x - max) per row in an array sized at run time).
+    "x = x * torch.softmax(torch.stack([x, x * 2], 0), -1).sum(0)",
+    "x = F.layer_norm(torch.stack([x, -x], 1), x.shape[-1:]).sum(1) + x",
 ]
 RETURNS = [
     "return x",

@@ -288,3 +288,89 @@ def test_contiguous_dims_run_one_merged_loop(fresh_cache):
         code = e["output_code"]
         assert code.count("for (int64_t x") == 1, code
         assert "#pragma omp parallel for simd if(parallel: " in code, code
+
+
+def test_reduction_rows_run_one_merged_loop(fresh_cache):
+    """Session 24: a kernel with reductions over contiguous symbolic dims merges its row
+    loops (``plan::staged_nest``): the sums, amax, softmax and layer norm over the last dim of
+    ``[s0, s1, s2]`` run ``s0*s1`` rows in one parallel loop (no ``collapse(2)``), and the
+    mean over the last two dims runs one loop of ``s1*s2`` per row; the softmax keeps
+    ``exp(x - max)`` in a row array sized at run time. Eager's values at every
+    shape, torch.compile's graph count (``dynamic=True``: sizes 0 and 1 specialize), and the
+    sizes from 2 up share one graph and one library."""
+
+    def fn(x):
+        ln = F.layer_norm(x, x.shape[-1:])
+        return x.sum(-1), x.amax(-1), x.mean((-2, -1)), torch.softmax(x, -1) + ln
+
+    shapes = [
+        (3, 5, 7),
+        (4, 6, 9),
+        (2, 3, 2),
+        (13, 7, 5),
+        (0, 3, 7),
+        (1, 1, 7),
+        (5, 2, 31),
+    ]
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc = Count()
+    g = torch.compile(fn, backend=tc, dynamic=True)
+    f = torchferro.compile(fn, dynamic=True)
+    before = _c_compiles()
+    for shape in shapes:
+        x = R(*shape)
+        want = fn(x)
+        _same(f(x), want)
+        _same(g(x), want)
+    entries = torchferro.compiler.cache_entries(f)
+    assert len(entries) == tc.n
+    [main] = [e for e in entries if "f32[s0, s1, s2]" in e["graph"]]
+    code = main["output_code"]
+    assert "x0 < (s0*s1); x0++" in code, code
+    assert "x1 < (s1*s2); x1++" in code, code
+    assert "collapse(2)" not in code, code
+    # The softmax's exp(x - max) is kept per row (a per-thread heap array), not computed twice.
+    assert "*)tf_row_scratch(0, (s2) * (int64_t)sizeof(float));" in code, code
+    # The layer norm's row length as a float is computed once per row, before the reduced
+    # loops (converted inside them, it kept gcc from vectorizing the variance loop).
+    sizes = [ln for ln in code.splitlines() if "= ((int64_t)(s2));" in ln]
+    assert sizes and all(ln.startswith("    const int64_t ") for ln in sizes), code
+    # Every graph but the main one is at a size 0 or 1: the main one compiled once for its
+    # five shapes.
+    assert _c_compiles() - before == len(entries)
+
+
+def test_max_and_min_over_symbolic_rows_propagate_nan(fresh_cache):
+    """Session 24: a float max or min over a symbolic row runs OpenMP's own ``max``/``min``
+    reduction with a NaN flag (not the NaN-propagating ``tfmax``, slow at a run-time trip
+    count): a NaN anywhere in a row makes its result NaN, as in eager, whatever lane it falls
+    in; rows of -inf, of +inf and of mixed signed zeros keep eager's values. Shapes move
+    through odd and even row lengths on one graph."""
+
+    def fn(x):
+        return x.amax(-1), x.amin(-1), torch.softmax(x, -1), x.double().amax(-1)
+
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc = Count()
+    g = torch.compile(fn, backend=tc, dynamic=True)
+    f = torchferro.compile(fn, dynamic=True)
+    for shape in [(3, 4, 9), (2, 5, 16), (4, 3, 33), (2, 2, 2)]:
+        x = R(*shape)
+        x[0, 0, -1] = float("nan")
+        x[1, 1, 0] = float("nan")
+        x[0, 1, :] = float("-inf")
+        x[1, 0, :] = float("inf")
+        x[-1, -1, :] = 0.0
+        x[-1, -1, ::2] = -0.0
+        want = fn(x)
+        for got in (f(x), g(x)):
+            for a, b in zip(got, want):
+                torch.testing.assert_close(a, b, equal_nan=True)
+    entries = torchferro.compiler.cache_entries(f)
+    assert len(entries) == tc.n
+    [main] = [e for e in entries if "f32[s0, s1, s2]" in e["graph"]]
+    code = main["output_code"]
+    assert "reduction(max:acc" in code and "reduction(min:acc" in code, code
+    assert "tfmax:" not in code and "tfmin:" not in code, code

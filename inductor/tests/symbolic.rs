@@ -608,3 +608,91 @@ fn merged_symbolic_loops_keep_values_at_every_size() {
         assert!(compiles <= 1, "{compiles} C compiles");
     }
 }
+
+/// Session 24: a kernel with reductions over symbolic sizes merges its row loops among
+/// themselves and its reduced loops among themselves (`plan::staged_nest`), never a row loop
+/// with a reduced one. Over `x [s0, s1, s2]`: the sum, amax and softmax over the last dim run
+/// `s0*s1` rows of `s2` (no `collapse(2)`), the sum over the last two dims `s0` rows of one
+/// vectorized loop of `s1*s2`, a sum of `x * w` (`w [s2]` broadcast) merges its rows too, and
+/// a sum over the middle dim (blocked) keeps its loops; over `x [s0, s1, 7]` the layer norm and softmax
+/// (their rows kept in per-row arrays, addressed by the merged position) run `s0*s1` rows.
+/// The softmax over a symbolic row keeps `exp(x - max)` in a per-thread heap array (computed
+/// once, read by the sum and the normalization). One library each, values equal to the
+/// reference interpreter's at sizes 2 to 31, odd and even.
+#[test]
+fn merged_symbolic_reduction_rows_keep_values_at_every_size() {
+    use fx::{Arg, Dim, SymExpr};
+    let sym = |k| Dim::Sym(SymExpr::symbol(k));
+    for last_known in [false, true] {
+        let hints: &[i64] = if last_known { &[5, 6] } else { &[5, 6, 9] };
+        let last = if last_known { Dim::Known(7) } else { sym(2) };
+        let mut g = fx::Graph::new();
+        let x = sym_input(&mut g, "x", vec![sym(0), sym(1), last.clone()]);
+        let outs = if last_known {
+            let w = sym_input(&mut g, "w", vec![Dim::Known(7)]);
+            let b = sym_input(&mut g, "b", vec![Dim::Known(7)]);
+            let ln = scall_at(
+                &mut g,
+                hints,
+                f("torch.nn.functional.layer_norm"),
+                vec![n(x), Arg::Tuple(vec![Arg::Int(7)]), n(w), n(b)],
+            );
+            let sm = scall_at(&mut g, hints, f("torch.softmax"), vec![n(x), Arg::Int(-1)]);
+            vec![ln, sm]
+        } else {
+            let w = sym_input(&mut g, "w", vec![sym(2)]);
+            let s = scall_at(&mut g, hints, m("sum"), vec![n(x), Arg::Int(-1)]);
+            let mx = scall_at(&mut g, hints, m("amax"), vec![n(x), Arg::Int(-1)]);
+            let both = Arg::Tuple(vec![Arg::Int(-2), Arg::Int(-1)]);
+            let s12 = scall_at(&mut g, hints, m("mean"), vec![n(x), both]);
+            let sm = scall_at(&mut g, hints, f("torch.softmax"), vec![n(x), Arg::Int(-1)]);
+            let xw = scall_at(&mut g, hints, f("operator.mul"), vec![n(x), n(w)]);
+            let e = scall_at(&mut g, hints, m("exp"), vec![n(xw)]);
+            let sw = scall_at(&mut g, hints, m("sum"), vec![n(e), Arg::Int(-1)]);
+            let s1 = scall_at(&mut g, hints, m("sum"), vec![n(x), Arg::Int(1)]);
+            vec![s, mx, s12, sm, sw, s1]
+        };
+        g.output(outs.iter().map(|&o| n(o)).collect());
+
+        let opts = options();
+        let prepared = inductor::prepare(&g, &opts).unwrap_or_else(|e| panic!("prepare: {e}"));
+        let code = prepared.code().to_string();
+        // The one `collapse(2)` left is the sum over the middle dim's, blocked (rows by
+        // blocks of 64 columns), not staged.
+        let collapsed = code.matches("collapse(2)").count();
+        assert_eq!(collapsed, usize::from(!last_known), "{code}");
+        assert!(code.contains("x0 < (s0*s1); x0++"), "{code}");
+        if !last_known {
+            assert!(code.contains("x1 < (s1*s2); x1++"), "{code}");
+            // The softmax's `exp(x - max)` is kept per row in this thread's heap array.
+            assert!(
+                code.contains("*)tf_row_scratch(0, (s2) * (int64_t)sizeof(float));"),
+                "{code}"
+            );
+        }
+        let mut compiles = 0;
+        for a in [
+            [2i64, 2, 2],
+            [2, 3, 5],
+            [3, 2, 4],
+            [5, 6, 9],
+            [7, 7, 7],
+            [13, 4, 2],
+            [4, 31, 3],
+        ] {
+            let c = prepared.build_at(&opts, &a[..hints.len()]).unwrap();
+            compiles += usize::from(c.compiler_ran());
+            let at = fx::passes::specialize::specialize(&g, &|k| a[k as usize]).unwrap();
+            let mut host = VecHost::new();
+            let ins = inputs_for(&mut host, &at, (a[0] * 100 + a[1] * 10 + a[2]) as u64);
+            let got = c.run(&mut host, &ins).unwrap();
+            let want = inductor::interp::run(c.ir(), &mut host, &ins).unwrap();
+            assert_eq!(got.len(), want.len());
+            for (x, y) in got.iter().zip(&want) {
+                assert_eq!(x.sizes, y.sizes, "at {a:?}");
+                assert_close(&x.to_f64(), &y.to_f64(), &c);
+            }
+        }
+        assert!(compiles <= 1, "{compiles} C compiles");
+    }
+}

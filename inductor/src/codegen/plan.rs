@@ -64,14 +64,14 @@ fn plan_kernel(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> K
     let blocked = !pure_pointwise
         && !k.outer.is_empty()
         && !has_arg
-        && prefers_blocked(ir, k, target.blocked_min_rows());
+        && prefers_blocked(ir, sched, k, target.blocked_min_rows());
     let shape = if pure_pointwise {
         KernelShape::Pointwise(pointwise_nest(ir, sched, k, target.cpu().is_some()))
     } else if blocked {
         KernelShape::Blocked
     } else {
         KernelShape::Staged {
-            scratch: scratch_buffers(ir, sched, k, target.scratch_max()),
+            scratch: scratch_buffers(ir, sched, k, target),
         }
     };
     let scratch: &[BufId] = match &shape {
@@ -242,6 +242,15 @@ impl LoopNest {
     /// a pool's interior piece may have a negative extent at small sizes (it runs zero
     /// times), and the product of two negative extents would run.
     pub fn merged(self, exprs: &[Idx]) -> LoopNest {
+        let parts = vec![0; self.sizes.len()];
+        self.merged_within(exprs, parts).0
+    }
+
+    /// [`LoopNest::merged`], merging two loops only where they are of one part (`parts[j]`
+    /// per loop, outermost first): a kernel with reductions merges its row loops among
+    /// themselves and its reduced loops among themselves, never a row loop with a reduced one.
+    /// Returns the parts of the loops left.
+    pub fn merged_within(self, exprs: &[Idx], mut parts: Vec<usize>) -> (LoopNest, Vec<usize>) {
         let nonneg = |s: &Size| {
             s.lower_bound_floor(&|_| crate::index::SYMBOL_MIN)
                 .is_some_and(|v| v >= 0)
@@ -257,7 +266,11 @@ impl LoopNest {
         while j > 1 {
             j -= 1;
             let (outer, inner) = (nest.sizes[j - 1], nest.sizes[j]);
-            if !nonneg(&outer) || !nonneg(&inner) || inner == Size::Const(0) {
+            if parts[j - 1] != parts[j]
+                || !nonneg(&outer)
+                || !nonneg(&inner)
+                || inner == Size::Const(0)
+            {
                 continue;
             }
             let mut sizes = nest.sizes.clone();
@@ -280,6 +293,7 @@ impl LoopNest {
             if fits {
                 nest.sizes = sizes;
                 map = candidate;
+                parts.remove(j);
             }
         }
         let identity = map.len() == nest.sizes.len()
@@ -288,8 +302,55 @@ impl LoopNest {
                 .enumerate()
                 .all(|(i, m)| *m == Idx::var(i as u32));
         nest.map = (!identity).then_some(map);
-        nest
+        (nest, parts)
     }
+}
+
+/// The loops of a kernel with reductions over symbolic sizes, staged
+/// ([`KernelShape::Staged`]) on the CPU: its row loops merged among themselves and its reduced
+/// loops among themselves wherever no index gains a division ([`LoopNest::merged_within`]),
+/// and the number of row loops left. A softmax over the last dim of `[s0, s1, s2]` runs
+/// `s0*s1` rows of `s2` (one parallel loop, no `collapse`); a sum over the last two dims one
+/// row loop of `s1*s2`, vectorized as a one-dim reduction is. `None` where the printer keeps
+/// the nodes' own loops: constant sizes (the static C is left as it was) and arg reductions
+/// (printed by their own loops).
+pub fn staged_nest(ir: &IrGraph, sched: &Schedule, k: &Kernel) -> Option<(LoopNest, usize)> {
+    let (no, nr) = (k.outer.len(), k.inner.len());
+    let symbolic = k
+        .outer
+        .iter()
+        .chain(&k.inner)
+        .any(|s| s.as_const().is_none());
+    if !symbolic {
+        return None;
+    }
+    let mut exprs: Vec<Idx> = Vec::new();
+    for kn in &k.nodes {
+        match &ir.nodes[kn.node] {
+            IrNode::Reduction { op, .. } if op.is_arg() => return None,
+            IrNode::Reduction { out, body, .. } => {
+                exprs.extend(body.deps().indices.into_iter().cloned());
+                if sched.materialized[*out] {
+                    exprs.push(store_idx(ir, *out, no));
+                }
+            }
+            IrNode::Pointwise {
+                out, body, offset, ..
+            } => {
+                exprs.extend(body.deps().indices.into_iter().cloned());
+                if sched.materialized[*out] {
+                    let nvars = if kn.level == Level::Row { no } else { no + nr };
+                    exprs.push(store_idx(ir, *out, nvars).add_const(*offset));
+                }
+            }
+            _ => {}
+        }
+    }
+    let sizes: Vec<Size> = k.outer.iter().chain(&k.inner).copied().collect();
+    let parts = (0..no + nr).map(|d| usize::from(d >= no)).collect();
+    let (nest, parts) = LoopNest::identity(&sizes).merged_within(&exprs, parts);
+    let rows = parts.iter().filter(|&&p| p == 0).count();
+    Some((nest, rows))
 }
 
 /// Every index a pure pointwise kernel reads or stores at, over its nodes' vars.
@@ -401,7 +462,7 @@ pub fn coef(e: &Idx, v: u32) -> Size {
 /// Whether a kernel with reductions reads memory contiguously along its last *row* var rather
 /// than along its last reduced var (a reduction over a leading dim, `x.sum(0)`): then scanning
 /// each row alone strides through memory, and rows are better processed in blocks.
-fn prefers_blocked(ir: &IrGraph, k: &Kernel, min_rows: i64) -> bool {
+fn prefers_blocked(ir: &IrGraph, sched: &Schedule, k: &Kernel, min_rows: i64) -> bool {
     let (no, nr) = (k.outer.len(), k.inner.len());
     // Rows of a symbolic count are blocked whatever their number (the design's step 5).
     if nr == 0 || k.outer[no - 1].as_const().is_some_and(|r| r < min_rows) {
@@ -414,7 +475,15 @@ fn prefers_blocked(ir: &IrGraph, k: &Kernel, min_rows: i64) -> bool {
             IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body,
             _ => continue,
         };
-        for (_, idx) in body.loads() {
+        for (b, idx) in body.loads() {
+            // A value this kernel computes is read from a register or a row-local array, not
+            // from memory: its layout says nothing about how the kernel walks memory. (Counted,
+            // a fused layer norm's four row statistics outvoted its input's reads and ran a
+            // row-contiguous softmax + layer norm over `[s0, s1, s2]` blocked, each vector lane
+            // a row `s2` elements from the next.)
+            if sched.producer_kernel[b].is_some_and(|p| std::ptr::eq(&sched.kernels[p], k)) {
+                continue;
+            }
             // A load that does not move along the reduced space (a per-row value: batch norm's
             // mean or weight beside the column it normalizes) is read once per row in either
             // shape; letting it vote for rows-contiguous turned batch norm's NCHW backward into
@@ -439,14 +508,21 @@ fn prefers_blocked(ir: &IrGraph, k: &Kernel, min_rows: i64) -> bool {
 /// Buffers a staged kernel can keep in per-row arrays instead of memory: produced by one of its
 /// inner (`O ++ R`) nodes and read only by its later stages (softmax's `exp(x - max)`, computed
 /// once and read by the sum and the normalization, as Inductor's `local_buffer`).
-fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, scratch_max: i64) -> Vec<BufId> {
-    // A symbolic row is staged through memory: no bound on it is proved here.
-    let Some(inner_n) = k.inner.iter().product::<Size>().as_const() else {
-        return Vec::new();
-    };
-    if k.inner.is_empty() || inner_n > scratch_max {
+///
+/// A row of symbolic length has scratch on the CPU only, in per-thread heap arrays the C
+/// printer sizes at run time (`tf_row_scratch`, at most [`ROW_SCRATCH_SLOTS`] a kernel): no
+/// bound on the row is proved, so no stack array. Without it a dynamic softmax computed
+/// `exp(x - max)` twice per element and ran 1.7x the static kernel's time.
+fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, target: &Target) -> Vec<BufId> {
+    if k.inner.is_empty() {
         return Vec::new();
     }
+    let slots = match k.inner.iter().product::<Size>().as_const() {
+        Some(n) if n > target.scratch_max() => return Vec::new(),
+        Some(_) => usize::MAX,
+        None if target.cpu().is_some() => ROW_SCRATCH_SLOTS,
+        None => return Vec::new(),
+    };
 
     let escapes = |b: BufId| {
         !matches!(ir.buffers[b].kind, BufKind::Computed) || ir.outputs.iter().any(|o| o.buf() == b)
@@ -463,5 +539,10 @@ fn scratch_buffers(ir: &IrGraph, sched: &Schedule, k: &Kernel, scratch_max: i64)
                 .iter_enumerated()
                 .all(|(i, node)| k.contains(i) || !node.reads().contains(&b))
         })
+        .take(slots)
         .collect()
 }
+
+/// The most row-local arrays of symbolic length one CPU kernel keeps (the slots of the C
+/// prelude's `tf_row_scratch`); later candidates are staged through memory.
+pub const ROW_SCRATCH_SLOTS: usize = 8;

@@ -500,12 +500,14 @@ pub fn softmax(
     // Over the last dim, `exp(x - max)` is written once to a row-local array that the sum and
     // the normalization both read (instead of two exps per element); the kernel's rows keep
     // it out of memory.
-    // A symbolic row has no proved upper bound: it is not kept in a row-local array.
+    // A symbolic row has no proved upper bound: on the CPU it is kept in a per-thread heap
+    // array sized at run time (`codegen::plan::scratch_buffers`); CUDA keeps no such row.
     let row = dims.first().map_or(Some(1), |&d| x.sizes[d].as_const());
-    if !log
-        && dims == [x.ndim().saturating_sub(1)]
-        && row.is_some_and(|row| row <= l.target.scratch_max() && row > 1)
-    {
+    let kept = match row {
+        Some(row) => row <= l.target.scratch_max() && row > 1,
+        None => l.target.cpu().is_some(),
+    };
+    if !log && dims == [x.ndim().saturating_sub(1)] && kept {
         e = l.realize(&e);
     }
     let s = reduce(l, &e, &dims, true, ReduceOp::Sum, x.dtype);

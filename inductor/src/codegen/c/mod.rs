@@ -85,10 +85,20 @@ struct CPrinter<'a> {
 /// optimizer's bias correction `1 - beta2 ** step`, a `pow` of a loaded step count) would
 /// otherwise be computed at every element, since the compiler cannot move a load out of a loop
 /// that stores through other pointers of the OpenMP body.
+///
+/// In a staged kernel over symbolic sizes the values go before each reduced loop, so only the
+/// loops from `from_var` on count (the row's vars are fixed there), and no load moves (the
+/// loop it leaves might run zero times): a layer norm's `(float)s2`, converted in the loop,
+/// kept gcc from vectorizing its variance loop (201 us against the static kernel's 107 in a
+/// C harness at `[8, 64, 256]`; hoisted, 112).
 pub(in crate::codegen) struct Hoist<'a> {
     pub pre: &'a mut String,
     pub indent: &'a str,
     pub stored: &'a HashSet<BufId>,
+    /// The first loop var the values must not depend on.
+    pub from_var: u32,
+    /// Whether loads move too.
+    pub loads: bool,
 }
 
 impl CPrinter<'_> {
@@ -124,10 +134,12 @@ impl CPrinter<'_> {
 
     /// Whether a load of `buf` at `index` reads one element at every point.
     fn invariant_load(&self, buf: BufId, index: &Idx) -> bool {
-        self.hoist
-            .as_ref()
-            .is_some_and(|h| !h.stored.contains(&buf) && !self.local.contains_key(&buf))
-            && invariant_index(self.nest, index)
+        self.hoist.as_ref().is_some_and(|h| {
+            h.loads
+                && !h.stored.contains(&buf)
+                && !self.local.contains_key(&buf)
+                && invariant_index(self.nest, index, h.from_var)
+        })
     }
 }
 
@@ -151,7 +163,10 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
         let expr = format!("((int64_t)({}))", self.at(index));
         // A position the same at every point (a border column's, its loop left out by
         // `LoopNest::without_unit_loops`) goes before the loops with the masks computed from it.
-        let inv = self.hoist.is_some() && invariant_index(self.nest, index);
+        let inv = self
+            .hoist
+            .as_ref()
+            .is_some_and(|h| invariant_index(self.nest, index, h.from_var));
         self.def_at(expr, DType::Int64, inv)
     }
 
@@ -258,9 +273,9 @@ fn emit_body_hoisted(
 }
 
 /// Whether `index` selects the same element at every point of `nest`.
-fn invariant_index(nest: &LoopNest, index: &Idx) -> bool {
+fn invariant_index(nest: &LoopNest, index: &Idx, from_var: u32) -> bool {
     let e = nest.apply(index);
-    (0..nest.sizes.len() as u32).all(|k| !e.uses_var(k))
+    (from_var..nest.sizes.len() as u32).all(|k| !e.uses_var(k))
 }
 
 /// The kernel being printed, as the functions that print its parts read it.
@@ -367,7 +382,7 @@ fn emit_pointwise(
         k.outer.len(),
         nest,
         &HashMap::new(),
-        hoist.then_some((&mut pre, "  ", &stored)),
+        hoist.then_some((&mut pre, "  ", &stored, 0, true)),
     );
     // Hoisted loads run even where the loops would not: an empty kernel (a size-0 tensor, whose
     // broadcast input may have no element at all) skips them.
@@ -515,32 +530,47 @@ fn emit_kernel(
         }
         KernelShape::Staged { scratch } => scratch,
     };
-    let par_outer = no > 0;
+    // The loops printed: a symbolic kernel's merged (`plan::staged_nest`: `rows` row loops,
+    // then the reduced ones), else the nodes' own. The nodes' var counts (`no`, `no + nr`)
+    // still address their indices, which `nest` maps to the loops.
+    let (nest, rows) =
+        super::plan::staged_nest(ir, sched, k).unwrap_or_else(|| (LoopNest::identity(&[]), no));
+    let (row_loops, red_loops): (&[Size], &[Size]) = match nest.sizes.is_empty() {
+        true => (&k.outer, &k.inner),
+        false => nest.sizes.split_at(rows),
+    };
+    let par_outer = rows > 0;
+    // Values the same along a stage's reduced loops move before them where the sizes are
+    // symbolic (`Hoist`; static kernels are printed as they were).
+    let hoisting = !nest.sizes.is_empty();
     if par_outer {
         let _ = writeln!(
             out,
-            "  #pragma omp parallel for collapse({no}) if({} >= {par})",
+            "  #pragma omp parallel for collapse({rows}) if({} >= {par})",
             outer_n.saturating_mul(inner_n.at_least_one())
         );
     }
-    loops(out, &k.outer, 0, &mut indent);
-    let nest = LoopNest::identity(&[]);
+    loops(out, row_loops, 0, &mut indent);
     let mut local: HashMap<BufId, String> = HashMap::new();
     // Row-local buffers: declared per row (so per thread), addressed by the inner position.
     let mut inner_pos = String::from("0");
-    for (i, s) in k.inner.iter().enumerate() {
-        inner_pos = format!("({inner_pos}) * {s} + x{}", no + i);
+    for (i, s) in red_loops.iter().enumerate() {
+        inner_pos = format!("({inner_pos}) * {s} + x{}", rows + i);
     }
     let scratch_at: HashMap<BufId, String> = scratch
         .iter()
         .map(|&b| (b, format!("sb{b}[{inner_pos}]")))
         .collect();
-    for &b in scratch {
-        let _ = writeln!(
-            out,
-            "{indent}{} sb{b}[{inner_n}];",
-            c_type(ir.buffers[b].dtype)
-        );
+    for (slot, &b) in scratch.iter().enumerate() {
+        let t = c_type(ir.buffers[b].dtype);
+        let _ = match inner_n.as_const() {
+            Some(_) => writeln!(out, "{indent}{t} sb{b}[{inner_n}];"),
+            // A row of symbolic length: this thread's heap array (`ROW_SCRATCH`).
+            None => writeln!(
+                out,
+                "{indent}{t} *restrict sb{b} = ({t} *)tf_row_scratch({slot}, ({inner_n}) * (int64_t)sizeof({t}));"
+            ),
+        };
     }
     let nstages = k.nodes.iter().map(|kn| kn.stage + 1).max().unwrap_or(0);
     for stage in 0..nstages {
@@ -563,7 +593,7 @@ fn emit_kernel(
             ) => {
                 let d = ir.buffers[*ob].dtype;
                 let acc = format!("acc{ob}");
-                let nr = k.inner.len();
+                let nr = red_loops.len();
                 // A float sum that no `omp simd` spreads over vector lanes adds one element at
                 // a time into one accumulator (per thread): in double, as the blocked kernels
                 // do, it keeps torch's cascade-summed accuracy (a whole-tensor sum of 1127
@@ -571,10 +601,55 @@ fn emit_kernel(
                 let wide = *op == ReduceOp::Sum && is_f32_like(d) && !(par_outer && nr == 1);
                 let ad = if wide { DType::Float64 } else { d };
                 let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
+                // A float max or min over a symbolic row, vectorized: OpenMP's own `max`/`min`
+                // and a NaN flag instead of the NaN-propagating `tfmax`/`tfmin`, whose per-lane
+                // accumulator gcc kept in memory at a run-time trip count (a store and a load
+                // per vector step: amax over rows of 256 took 132 us in a C harness, 2.3x the
+                // static kernel's 58; this form 22). Same values: a NaN anywhere makes the
+                // result NaN, and ties of -0.0 and 0.0 were already up to the lanes' order.
+                let split = (*op == ReduceOp::Max || *op == ReduceOp::Min)
+                    && matches!(ad, DType::Float32 | DType::Float64)
+                    && !nest.sizes.is_empty()
+                    && par_outer
+                    && nr == 1;
+                let nan = format!("nan{ob}");
+                if split {
+                    let _ = writeln!(out, "{indent}int {nan} = 0;");
+                }
+                // The body first: over symbolic sizes its values the same along the reduced
+                // loops go before them (`Hoist`).
+                let body_indent = format!("{indent}{}", "  ".repeat(nr));
+                let mut body_c = String::new();
+                let mut pre = String::new();
+                let no_stores = HashSet::new();
+                let hoist = (hoisting && nr > 0).then(|| Hoist {
+                    pre: &mut pre,
+                    indent: &indent,
+                    stored: &no_stores,
+                    from_var: rows as u32,
+                    loads: false,
+                });
+                let v = emit_body_hoisted(
+                    &mut body_c,
+                    body,
+                    &format!("r{ob}"),
+                    &local,
+                    &body_indent,
+                    &nest,
+                    CPU_INDEX_ERROR,
+                    hoist,
+                );
+                out.push_str(&pre);
                 // An ordered sum runs its adds one at a time (no lanes, no threads).
                 if nr > 0 && !op.is_ordered() {
                     let clause = omp_reduction(*op, ad);
-                    if !par_outer {
+                    if split {
+                        let m = if *op == ReduceOp::Max { "max" } else { "min" };
+                        let _ = writeln!(
+                            out,
+                            "{indent}#pragma omp simd reduction({m}:{acc}) reduction(|:{nan})"
+                        );
+                    } else if !par_outer {
                         let _ = writeln!(
                             out,
                             "{indent}#pragma omp parallel for collapse({nr}) reduction({clause}:{acc}) if({inner_n} >= {par})"
@@ -583,11 +658,20 @@ fn emit_kernel(
                         let _ = writeln!(out, "{indent}#pragma omp simd reduction({clause}:{acc})");
                     }
                 }
-                loops(out, &k.inner, no, &mut indent);
-                let v = emit_body(out, body, &format!("r{ob}"), &local, &indent, &nest);
+                loops(out, red_loops, rows, &mut indent);
+                out.push_str(&body_c);
                 let v = if wide { format!("(double){v}") } else { v };
-                let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
+                if split {
+                    let cmp = if *op == ReduceOp::Max { ">" } else { "<" };
+                    let _ = writeln!(out, "{indent}{nan} |= ({v} != {v});");
+                    let _ = writeln!(out, "{indent}{acc} = {acc} {cmp} {v} ? {acc} : {v};");
+                } else {
+                    let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
+                }
                 close(out, nr, &mut indent);
+                if split {
+                    let _ = writeln!(out, "{indent}if ({nan}) {acc} = NAN;");
+                }
                 let acc = if wide { format!("((float){acc})") } else { acc };
                 if sched.materialized[*ob] {
                     let _ = writeln!(
@@ -612,7 +696,30 @@ fn emit_kernel(
                 );
             }
             _ => {
-                let nr = k.inner.len();
+                let nr = red_loops.len();
+                let body_indent = format!("{indent}{}", "  ".repeat(nr));
+                let mut body_c = String::new();
+                let mut pre = String::new();
+                let no_stores = HashSet::new();
+                let mut stage_local = local.clone();
+                emit_stage_nodes_hoisted(
+                    &mut body_c,
+                    Cx::cpu(ir, sched, k),
+                    stage,
+                    &mut stage_local,
+                    &body_indent,
+                    no + k.inner.len(),
+                    &nest,
+                    &scratch_at,
+                    (hoisting && nr > 0).then_some((
+                        &mut pre,
+                        indent.as_str(),
+                        &no_stores,
+                        rows as u32,
+                        false,
+                    )),
+                );
+                out.push_str(&pre);
                 if !par_outer && nr > 0 {
                     let _ = writeln!(
                         out,
@@ -621,18 +728,8 @@ fn emit_kernel(
                 } else if nr == 1 {
                     let _ = writeln!(out, "{indent}#pragma omp simd");
                 }
-                loops(out, &k.inner, no, &mut indent);
-                let mut stage_local = local.clone();
-                emit_stage_nodes(
-                    out,
-                    Cx::cpu(ir, sched, k),
-                    stage,
-                    &mut stage_local,
-                    &indent,
-                    no + nr,
-                    &nest,
-                    &scratch_at,
-                );
+                loops(out, red_loops, rows, &mut indent);
+                out.push_str(&body_c);
                 close(out, nr, &mut indent);
                 // Later stages read this stage's row-local results back from their arrays.
                 for kn in &k.nodes {
@@ -647,7 +744,7 @@ fn emit_kernel(
             }
         }
     }
-    close(out, no, &mut indent);
+    close(out, rows, &mut indent);
     let _ = writeln!(out, "}}\n");
     abi()
 }
@@ -685,7 +782,7 @@ fn emit_stage_nodes_hoisted(
     nvars: usize,
     nest: &LoopNest,
     scratch: &HashMap<BufId, String>,
-    mut hoist: Option<(&mut String, &str, &HashSet<BufId>)>,
+    mut hoist: Option<(&mut String, &str, &HashSet<BufId>, u32, bool)>,
 ) {
     for kn in &k.nodes {
         if kn.stage != stage {
@@ -701,11 +798,15 @@ fn emit_stage_nodes_hoisted(
             continue;
         };
         let prefix = format!("p{ob}");
-        let h = hoist.as_mut().map(|(pre, hi, stored)| Hoist {
-            pre,
-            indent: hi,
-            stored,
-        });
+        let h = hoist
+            .as_mut()
+            .map(|(pre, hi, stored, from_var, loads)| Hoist {
+                pre,
+                indent: hi,
+                stored,
+                from_var: *from_var,
+                loads: *loads,
+            });
         let v = emit_body_hoisted(out, body, &prefix, local, indent, nest, index_error, h);
         if let Some(at) = scratch.get(ob) {
             let d = ir.buffers[*ob].dtype;
@@ -730,6 +831,15 @@ pub fn generate(
     policy: &CpuPolicy,
 ) -> CSource {
     let mut code = String::from(PRELUDE);
+    // Only sources that use it carry the row scratch (static C stays as it was).
+    let row_scratch = sched.kernels.iter_enumerated().any(|(id, k)| {
+        matches!(&plans[id].shape, KernelShape::Staged { scratch } if !scratch.is_empty())
+            && k.inner.iter().product::<Size>().as_const().is_none()
+    });
+    if row_scratch {
+        let slots = super::plan::ROW_SCRATCH_SLOTS;
+        let _ = write!(code, "\n#define TF_ROW_SCRATCH_SLOTS {slots}{ROW_SCRATCH}");
+    }
     let kernels = sched
         .kernels
         .iter_enumerated()

@@ -80,6 +80,30 @@ pub(in crate::codegen) fn store_conv(d: DType, v: &str) -> String {
     }
 }
 
+/// Row-local arrays of a symbolic length (`plan::scratch_buffers`): per thread and slot, one
+/// heap array kept across rows and calls and grown when a longer row comes (OpenMP's threads
+/// persist, so each allocates once per size it meets). A kernel's rows run on its thread, so
+/// no two rows share an array at once. Printed after the prelude where a kernel uses it, with
+/// `TF_ROW_SCRATCH_SLOTS` defined as [`crate::codegen::plan::ROW_SCRATCH_SLOTS`].
+pub(super) const ROW_SCRATCH: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static void *tf_row_scratch(int slot, int64_t bytes) {
+  static __thread void *buf[TF_ROW_SCRATCH_SLOTS];
+  static __thread int64_t cap[TF_ROW_SCRATCH_SLOTS];
+  if (bytes > cap[slot]) {
+    free(buf[slot]);
+    buf[slot] = malloc((size_t)bytes);
+    if (!buf[slot]) {
+      fprintf(stderr, "torchferro: out of memory for a row of %lld bytes\n", (long long)bytes);
+      abort();
+    }
+    cap[slot] = bytes;
+  }
+  return buf[slot];
+}
+"#;
+
 pub(super) const PRELUDE: &str = r#"#include <math.h>
 #include <stdint.h>
 #include <string.h>
