@@ -82,6 +82,8 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
 /// momentum, eps)`. With batch statistics (training, or no running stats) the mean and 1/std
 /// are computed again from the saved input, as the forward did; the running-stat update is
 /// the forward's (an input write), never repeated here.
+/// A 16-bit input (bfloat16 under autocast, which leaves batch norm alone) is differentiated
+/// in float32 ([`Upcast`]).
 fn batch_norm(
     b: &mut Bw,
     sp: Spelling,
@@ -112,6 +114,7 @@ fn batch_norm(
     let (rm, rv) = (p.node("running_mean"), p.node("running_var"));
     let batch_stats = p.boolean("training", false) || rm.is_none() || rv.is_none();
     let xb = b.fwd(x);
+    let (up, xb, g) = Upcast::new(b, x, xb, g)?;
     let (xhat, rstd) = if batch_stats {
         let mean = b.m("mean", xb, vec![ints(&dims), Arg::Bool(true)])?;
         let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
@@ -135,10 +138,12 @@ fn batch_norm(
     let w = p.node("weight");
     if let Some(wn) = w.filter(|w| b.needs(*w)) {
         let t = b.m("mul", g, vec![Arg::Node(xhat)])?;
-        r.push((wn, b.m("sum", t, vec![ints(&dims), Arg::Bool(false)])?));
+        let gw = b.m("sum", t, vec![ints(&dims), Arg::Bool(false)])?;
+        r.push((wn, up.back(b, gw, wn)?));
     }
     if let Some(bn) = p.node("bias").filter(|n| b.needs(*n)) {
-        r.push((bn, b.m("sum", g, vec![ints(&dims), Arg::Bool(false)])?));
+        let gb = b.m("sum", g, vec![ints(&dims), Arg::Bool(false)])?;
+        r.push((bn, up.back(b, gb, bn)?));
     }
     if b.needs(x) {
         let gh = match w {
@@ -160,7 +165,7 @@ fn batch_norm(
         } else {
             b.m("mul", gh, vec![Arg::Node(rstd)])?
         };
-        r.push((x, gx));
+        r.push((x, up.back(b, gx, x)?));
     }
     Ok(r)
 }
