@@ -60,3 +60,27 @@ def apply_of(cls):
         fn.__name__ = fn.__qualname__ = f"apply_{cls.__name__}"
         _APPLIES[cls] = fn
     return fn
+
+
+def hook_registrar(hook):
+    """The graph node's callable for ``t.register_hook(hook)`` on a tensor the graph computes
+    (``tracer/src/interp/calls/torch.rs``, ``traced_tensor_hook``).
+
+    The node registers ``hook`` on the real tensor when the graph runs, so the hook sees the
+    whole gradient of that tensor (uses traced before the registration included), as eager's
+    does; torch.compile instead traces the hook into the graph. The hook runs with the frame
+    hook off, as this module runs a Function's backward: torch.compile never sees it as a frame
+    of its own either (it is part of that graph's backward). Registering on the meta tensor of
+    the tracer's shape inference is skipped (it does not require grad)."""
+    import functools
+
+    from . import _C
+
+    run = functools.partial(_C.call_disabled, hook)
+
+    def register_hook(t):
+        if t.requires_grad and t.device.type != "meta":
+            t.register_hook(run)
+
+    register_hook.__name__ = register_hook.__qualname__ = "register_hook"
+    return register_hook

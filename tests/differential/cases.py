@@ -15,6 +15,8 @@ from . import (  # noqa: F401
     cases_kernels,
     cases_language,
     cases_loop_breaks,
+    cases_mixed_classes,
+    cases_mixed_idioms,
     cases_model_code,
     cases_numpy,
     cases_rng,

@@ -38,6 +38,10 @@ pub const DEFAULT_DTYPE_TARGET: &str = "torch.set_default_dtype";
 pub const DATA_READ_TARGET: &str = "torchferro._data.data";
 pub const DATA_WRITE_TARGET: &str = "torchferro._data.set_data_";
 
+/// The graph node that registers a gradient hook on a tensor the graph computes
+/// (`t.register_hook(hook)`, run on the real tensor: `torchferro._autograd.hook_registrar`).
+pub const TENSOR_HOOK_TARGET: &str = "torchferro._autograd.register_hook";
+
 /// The devices whose autocast regions are traced, in [`AmpDevice`] order.
 pub const AMP_DEVICES: [&str; 2] = ["cpu", "cuda"];
 

@@ -1,19 +1,26 @@
 //! Graph passes the tracer runs before handing a graph to a backend.
 
-use fx::{Arg, Graph, NodeKind, NodeMeta, Target};
+use fx::{Arg, DType, Graph, NodeKind, NodeMeta, Target};
 
 pub fn dead_code_elimination(graph: &mut Graph) {
-    // Grad-mode, autocast and inference-mode switches have no users but change what later ops compute.
-    fx::passes::eliminate_dead_code(graph, |_, n| match &n.kind {
-        fx::NodeKind::Call { target, .. } => {
+    fx::passes::eliminate_dead_code(graph, |_, n| keeps_unused(&n.kind));
+}
+
+/// Calls the tracer puts in the graph for what they do, not for a value: grad-mode, autocast,
+/// inference-mode and default-dtype switches change what later ops compute; a gradient hook's
+/// registration changes what backward computes. They have no users and must stay.
+pub fn keeps_unused(kind: &NodeKind) -> bool {
+    match kind {
+        NodeKind::Call { target, .. } => {
             target.name() == "torch._C._set_grad_enabled"
                 || target.name() == crate::output::AUTOCAST_TARGET
                 || target.name() == crate::output::DEFAULT_DTYPE_TARGET
                 || target.name() == crate::output::INFERENCE_ENTER_TARGET
                 || target.name() == crate::output::INFERENCE_EXIT_TARGET
+                || target.name() == crate::output::TENSOR_HOOK_TARGET
         }
         _ => false,
-    });
+    }
 }
 
 /// A float attention mask of another dtype than the queries', on CUDA, cast to the queries'
@@ -22,6 +29,12 @@ pub fn dead_code_elimination(graph: &mut Graph) {
 /// cuDNN kernel as it is, which reads it as the queries' dtype and answers NaN rows (upstream
 /// #191612), and a graph calling torch's attention would inherit that. Cast, every backend
 /// computes what the math form means.
+///
+/// On the CPU, float64 queries beside a float32 mask (torch accepts a float32 mask whatever
+/// the queries' dtype) are cast too: torch 2.11's CPU kernel answers values up to 2.5 away from
+/// the math form on an AVX2 machine (session 24, `scripts/sdpa_cpu_mask_dtypes.py`), and its
+/// backward then disagrees with the forward's own finite differences. Widening to float64 is
+/// exact, so the cast changes nothing where the kernel is right.
 pub fn cast_attention_masks(graph: &mut Graph) {
     let calls: Vec<_> = graph
         .nodes()
@@ -41,7 +54,8 @@ pub fn cast_attention_masks(graph: &mut Graph) {
             Some(Arg::Node(q)) => graph.node(*q).meta.tensor().cloned(),
             _ => None,
         };
-        let Some(query) = query.filter(|q| q.device.kind == "cuda") else {
+        let Some(query) = query.filter(|q| q.device.kind == "cuda" || q.dtype == DType::Float64)
+        else {
             continue;
         };
         let slot = match kwargs.iter().position(|(k, _)| k == "attn_mask") {
@@ -80,7 +94,7 @@ pub fn python_code(graph: &Graph) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fx::{DType, Device, TensorMeta};
+    use fx::{Device, TensorMeta};
 
     fn t(dtype: DType, kind: &str, sizes: &[i64]) -> NodeMeta {
         let device = Device {
@@ -91,9 +105,9 @@ mod tests {
     }
 
     /// `sdpa(q, k, v, attn_mask=m)` with the mask given by keyword or position.
-    fn attention(device: &str, mask: DType, keyword: bool) -> Graph {
+    fn attention(device: &str, query: DType, mask: DType, keyword: bool) -> Graph {
         let mut g = Graph::new();
-        let q = g.placeholder("q", t(DType::BFloat16, device, &[1, 2, 4, 8]));
+        let q = g.placeholder("q", t(query, device, &[1, 2, 4, 8]));
         let m = g.placeholder("m", t(mask, device, &[1, 1, 4, 4]));
         let mut args = vec![Arg::Node(q), Arg::Node(q), Arg::Node(q)];
         let mut kwargs = vec![];
@@ -107,7 +121,7 @@ mod tests {
             Target::Function("torch.nn.functional.scaled_dot_product_attention".into()),
             args,
             kwargs,
-            t(DType::BFloat16, device, &[1, 2, 4, 8]),
+            t(query, device, &[1, 2, 4, 8]),
         );
         g.output(vec![Arg::Node(a)]);
         g
@@ -137,20 +151,31 @@ mod tests {
     #[test]
     fn a_float32_mask_beside_bfloat16_queries_on_cuda_is_cast() {
         for keyword in [true, false] {
-            let mut g = attention("cuda", DType::Float32, keyword);
+            let mut g = attention("cuda", DType::BFloat16, DType::Float32, keyword);
             cast_attention_masks(&mut g);
             assert_eq!(mask_dtype(&g), DType::BFloat16);
         }
     }
 
     #[test]
+    fn a_float32_mask_beside_float64_queries_on_the_cpu_is_widened() {
+        for keyword in [true, false] {
+            let mut g = attention("cpu", DType::Float64, DType::Float32, keyword);
+            cast_attention_masks(&mut g);
+            assert_eq!(mask_dtype(&g), DType::Float64);
+        }
+    }
+
+    #[test]
     fn other_masks_and_devices_are_left_alone() {
-        for (device, mask) in [
-            ("cpu", DType::Float32),
-            ("cuda", DType::Bool),
-            ("cuda", DType::BFloat16),
+        for (device, query, mask) in [
+            ("cpu", DType::BFloat16, DType::Float32),
+            ("cpu", DType::Float16, DType::Float32),
+            ("cpu", DType::Float64, DType::Bool),
+            ("cuda", DType::BFloat16, DType::Bool),
+            ("cuda", DType::BFloat16, DType::BFloat16),
         ] {
-            let mut g = attention(device, mask, true);
+            let mut g = attention(device, query, mask, true);
             cast_attention_masks(&mut g);
             assert_eq!(mask_dtype(&g), mask, "{device} {mask:?}");
         }

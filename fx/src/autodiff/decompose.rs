@@ -128,8 +128,9 @@ fn per_channel(g: &Graph, a: Option<&Arg>, c: i64, dtype: DType) -> Option<Optio
     }
 }
 
-/// A training-mode `batch_norm` written out where it can be (float32/float64, known sizes,
-/// constant momentum and eps, running statistics read by no other op).
+/// A training-mode `batch_norm` written out where it can be (float32/float64 input and
+/// parameters, or a float16/bfloat16 input beside float32 ones; known sizes, constant momentum
+/// and eps, running statistics read by no other op).
 fn batch_norm(g: &mut Graph, id: NodeId) -> Option<BatchNorm> {
     let NodeKind::Call {
         target,
@@ -174,9 +175,14 @@ fn batch_norm(g: &mut Graph, id: NodeId) -> Option<BatchNorm> {
     };
     let x = *x;
     let xm = g.node(x).meta.tensor()?.clone();
-    if !matches!(xm.dtype, DType::Float32 | DType::Float64) {
+    // Half-precision activations (a convolution's output under autocast) beside float32
+    // parameters and statistics, as eager's mixed kernels take them: the statistics and the
+    // normalization in float32, the output rounded to the input's dtype.
+    let half = matches!(xm.dtype, DType::Float16 | DType::BFloat16);
+    if !half && !matches!(xm.dtype, DType::Float32 | DType::Float64) {
         return None;
     }
+    let cdt = if half { DType::Float32 } else { xm.dtype };
     let sizes = xm.known_sizes()?;
     if sizes.len() < 2 {
         return None;
@@ -187,10 +193,10 @@ fn batch_norm(g: &mut Graph, id: NodeId) -> Option<BatchNorm> {
     if count <= 1 {
         return None;
     }
-    let weight = per_channel(g, get("weight"), ch, xm.dtype)?;
-    let bias = per_channel(g, get("bias"), ch, xm.dtype)?;
-    let rm = per_channel(g, get("running_mean"), ch, xm.dtype)?;
-    let rv = per_channel(g, get("running_var"), ch, xm.dtype)?;
+    let weight = per_channel(g, get("weight"), ch, cdt)?;
+    let bias = per_channel(g, get("bias"), ch, cdt)?;
+    let rm = per_channel(g, get("running_mean"), ch, cdt)?;
+    let rv = per_channel(g, get("running_var"), ch, cdt)?;
     let stats = match (rm, rv) {
         (None, None) => None,
         (Some(m), Some(v)) => {
@@ -212,8 +218,13 @@ fn batch_norm(g: &mut Graph, id: NodeId) -> Option<BatchNorm> {
     let mut bshape = vec![1i64; n];
     bshape[1] = ch;
     let d = || ints(&dims);
-    let mean = method_before(g, id, "mean", x, vec![d(), Arg::Bool(true)])?;
-    let xc = method_before(g, id, "sub", x, vec![Arg::Node(mean)])?;
+    let xs = if half {
+        method_before(g, id, "to", x, vec![Arg::DType(cdt)])?
+    } else {
+        x
+    };
+    let mean = method_before(g, id, "mean", xs, vec![d(), Arg::Bool(true)])?;
+    let xc = method_before(g, id, "sub", xs, vec![Arg::Node(mean)])?;
     let sq = method_before(g, id, "mul", xc, vec![Arg::Node(xc)])?;
     let var = method_before(g, id, "mean", sq, vec![d(), Arg::Bool(true)])?;
     let ve = method_before(g, id, "add", var, vec![Arg::Float(eps)])?;
@@ -243,6 +254,10 @@ fn batch_norm(g: &mut Graph, id: NodeId) -> Option<BatchNorm> {
         let b4 = method_before(g, id, "reshape", b, vec![ints(&bshape)])?;
         last = (y, "add", Arg::Node(b4));
     }
+    if half {
+        let y = method_before(g, id, last.1, last.0, vec![last.2])?;
+        last = (y, "to", Arg::DType(xm.dtype));
+    }
     g.set_call(
         id,
         Target::Method(last.1.into()),
@@ -269,7 +284,11 @@ fn bn_backward(b: &mut Bw, bn: &BatchNorm, g: NodeId) -> Result<Vec<(NodeId, Nod
     let need_w = bn.weight.is_some_and(|w| b.needs(w));
     let need_b = bn.bias.is_some_and(|n| b.needs(n));
     let ch = bn.bshape[1];
+    // A half-precision input and gradient are read in float32 (the statistics are float32);
+    // the input's gradient is cast back where it is accumulated.
     let xb = b.fwd(bn.x);
+    let xb = b.float32(xb)?;
+    let g = b.float32(g)?;
     let mean = b.fwd(bn.mean);
     let rstd = b.fwd(bn.rstd);
     let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;

@@ -565,6 +565,15 @@ impl<'a> Bw<'a> {
         self.g.call(hint, target, args, vec![], meta)
     }
 
+    /// `t` in float32 when it is a half-precision float, any other tensor as it is: batch
+    /// norm's backward computes as torch's kernels accumulate, whatever the activations' dtype.
+    pub fn float32(&mut self, t: NodeId) -> Result<NodeId> {
+        match self.bmeta(t)?.dtype {
+            DType::Float16 | DType::BFloat16 => self.m("to", t, vec![Arg::DType(DType::Float32)]),
+            _ => Ok(t),
+        }
+    }
+
     /// `recv.method(*args)`.
     pub fn m(&mut self, method: &str, recv: NodeId, args: Vec<Arg>) -> Result<NodeId> {
         let mut a = vec![Arg::Node(recv)];

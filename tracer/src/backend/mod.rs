@@ -140,6 +140,11 @@ pub fn build(
         Backend::Inductor | Backend::AotEager if output.has_inference_mode() => {
             Some("it has an inference-mode region".into())
         }
+        // The hook is registered on the real intermediate tensor, which only torch's autograd
+        // over the graph's own ops makes (the inductor's backward would never call it).
+        Backend::Inductor | Backend::AotEager if output.has_tensor_hook() => {
+            Some("it registers a gradient hook on a tensor it computes".into())
+        }
         Backend::Inductor if output.has_tensor_subclass_input(py)? => {
             Some("an input is a tensor subclass".into())
         }

@@ -1003,8 +1003,10 @@ impl Frame<'_, '_> {
             other => {
                 // A Python value computed from metadata only (e.g. numel): fold it, and drop the
                 // node unless it is used.
+                let kind = &self.tx.output.graph.node(node).kind;
                 if self.tx.output.graph.users(node).is_empty()
-                    && !is_mutating(&self.tx.output.graph.node(node).kind)
+                    && !is_mutating(kind)
+                    && !crate::passes::keeps_unused(kind)
                 {
                     self.tx.output.remove_node(node);
                 }

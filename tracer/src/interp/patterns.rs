@@ -149,12 +149,19 @@ impl Frame<'_, '_> {
                     self.tx.realize(other);
                     o.is_instance(ty)?
                 }
-                None => {
-                    return Err(TraceError::unsupported(format!(
-                        "a class pattern over a {}",
-                        other.type_name(py)
-                    )))
-                }
+                // A tracked value (a namedtuple, a list or dict subclass made in the frame)
+                // whose class is known: MATCH_CLASS checks `isinstance`, which for a class
+                // without `__instancecheck__` overrides is the subclass test of its type
+                // (`PyObject_IsSubclass` honours an ABC's `__subclasscheck__`).
+                None => match self.type_of(other)? {
+                    Some(t) => t.bind(py).is_subclass(ty)?,
+                    None => {
+                        return Err(TraceError::unsupported(format!(
+                            "a class pattern over a {}",
+                            other.type_name(py)
+                        )))
+                    }
+                },
             },
         };
         if !is_instance {

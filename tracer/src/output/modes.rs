@@ -245,6 +245,15 @@ impl OutputGraph {
         })
     }
 
+    /// Whether the graph registers a gradient hook on a tensor it computes: the hook must
+    /// see that tensor as torch's autograd makes it, so such graphs run on the eager runner.
+    pub fn has_tensor_hook(&self) -> bool {
+        self.graph.nodes().any(|(_, n)| {
+            matches!(&n.kind, fx::NodeKind::Call { target, .. }
+                if target.name() == TENSOR_HOOK_TARGET)
+        })
+    }
+
     /// Whether the graph switches autocast anywhere (such graphs run on the eager runner).
     pub fn has_autocast(&self) -> bool {
         self.graph.nodes().any(|(_, n)| {

@@ -82,8 +82,13 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
 /// momentum, eps)`. With batch statistics (training, or no running stats) the mean and 1/std
 /// are computed again from the saved input, as the forward did; the running-stat update is
 /// the forward's (an input write), never repeated here.
-/// A 16-bit input (bfloat16 under autocast, which leaves batch norm alone) is differentiated
-/// in float32 ([`Upcast`]).
+///
+/// `native_batch_norm_backward`'s form: per channel the two sums `Σg` and `Σg·x̂` (the bias and
+/// weight gradients) and the input's gradient `(g - Σg/n - x̂·Σg·x̂/n)·w/σ` from them, so the
+/// backward reads the activation and its gradient in one reduction pass and one pointwise
+/// pass (the means of `g·w` and `g·w·x̂` it took before were the same sums again, two more
+/// passes). A half-precision input is computed in float32, as torch's kernels accumulate; the
+/// gradients are cast back to each input's dtype where they are accumulated.
 fn batch_norm(
     b: &mut Bw,
     sp: Spelling,
@@ -107,6 +112,8 @@ fn batch_norm(
     }
     let n = xs.len();
     let c = xs[1];
+    // Elements per channel (a zero-size batch has no statistics; torch raises in the forward).
+    let per_channel = (xs.iter().product::<i64>() / c.max(1)).max(1);
     // Per-channel values broadcast as (1, C, 1, ...).
     let mut bshape = vec![1i64; n];
     bshape[1] = c;
@@ -114,7 +121,8 @@ fn batch_norm(
     let (rm, rv) = (p.node("running_mean"), p.node("running_var"));
     let batch_stats = p.boolean("training", false) || rm.is_none() || rv.is_none();
     let xb = b.fwd(x);
-    let (up, xb, g) = Upcast::new(b, x, xb, g)?;
+    let xb = b.float32(xb)?;
+    let g32 = b.float32(g)?;
     let (xhat, rstd) = if batch_stats {
         let mean = b.m("mean", xb, vec![ints(&dims), Arg::Bool(true)])?;
         let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
@@ -134,38 +142,53 @@ fn batch_norm(
         let xc = b.m("sub", xb, vec![Arg::Node(rmb)])?;
         (b.m("mul", xc, vec![Arg::Node(rstd)])?, rstd)
     };
-    let mut r = Vec::new();
     let w = p.node("weight");
-    if let Some(wn) = w.filter(|w| b.needs(*w)) {
-        let t = b.m("mul", g, vec![Arg::Node(xhat)])?;
-        let gw = b.m("sum", t, vec![ints(&dims), Arg::Bool(false)])?;
-        r.push((wn, up.back(b, gw, wn)?));
+    let want_w = w.filter(|w| b.needs(*w));
+    let want_b = p.node("bias").filter(|n| b.needs(*n));
+    let want_x = b.needs(x);
+    let sum = |b: &mut Bw, t: NodeId| b.m("sum", t, vec![ints(&dims), Arg::Bool(true)]);
+    let sg = if want_b.is_some() || (want_x && batch_stats) {
+        Some(sum(b, g32)?)
+    } else {
+        None
+    };
+    let sgx = if want_w.is_some() || (want_x && batch_stats) {
+        let t = b.m("mul", g32, vec![Arg::Node(xhat)])?;
+        Some(sum(b, t)?)
+    } else {
+        None
+    };
+    let mut r = Vec::new();
+    if let (Some(wn), Some(sgx)) = (want_w, sgx) {
+        r.push((wn, b.m("reshape", sgx, vec![ints(&[c])])?));
     }
-    if let Some(bn) = p.node("bias").filter(|n| b.needs(*n)) {
-        let gb = b.m("sum", g, vec![ints(&dims), Arg::Bool(false)])?;
-        r.push((bn, up.back(b, gb, bn)?));
+    if let (Some(bn), Some(sg)) = (want_b, sg) {
+        r.push((bn, b.m("reshape", sg, vec![ints(&[c])])?));
     }
-    if b.needs(x) {
-        let gh = match w {
+    if want_x {
+        // The per-channel factor `w/σ`, then the per-element terms.
+        let scale = match w {
             Some(wn) => {
                 let wb = b.fwd(wn);
+                let wb = b.float32(wb)?;
                 let wb = b.m("reshape", wb, vec![ints(&bshape)])?;
-                b.m("mul", g, vec![Arg::Node(wb)])?
+                b.m("mul", rstd, vec![Arg::Node(wb)])?
             }
-            None => g,
+            None => rstd,
         };
-        let gx = if batch_stats {
-            let m1 = b.m("mean", gh, vec![ints(&dims), Arg::Bool(true)])?;
-            let t = b.m("mul", gh, vec![Arg::Node(xhat)])?;
-            let m2 = b.m("mean", t, vec![ints(&dims), Arg::Bool(true)])?;
-            let t = b.m("mul", xhat, vec![Arg::Node(m2)])?;
-            let d = b.m("sub", gh, vec![Arg::Node(m1)])?;
-            let d = b.m("sub", d, vec![Arg::Node(t)])?;
-            b.m("mul", d, vec![Arg::Node(rstd)])?
-        } else {
-            b.m("mul", gh, vec![Arg::Node(rstd)])?
+        let gx = match (batch_stats, sg, sgx) {
+            (true, Some(sg), Some(sgx)) => {
+                let inv_n = 1.0 / per_channel as f64;
+                let mg = b.m("mul", sg, vec![Arg::Float(inv_n)])?;
+                let mgx = b.m("mul", sgx, vec![Arg::Float(inv_n)])?;
+                let d = b.m("sub", g32, vec![Arg::Node(mg)])?;
+                let t = b.m("mul", xhat, vec![Arg::Node(mgx)])?;
+                let d = b.m("sub", d, vec![Arg::Node(t)])?;
+                b.m("mul", d, vec![Arg::Node(scale)])?
+            }
+            _ => b.m("mul", g32, vec![Arg::Node(scale)])?,
         };
-        r.push((x, up.back(b, gx, x)?));
+        r.push((x, gx));
     }
     Ok(r)
 }

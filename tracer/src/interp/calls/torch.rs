@@ -116,6 +116,11 @@ impl Frame<'_, '_> {
                 ))
             }
             "numpy" => return self.tensor_numpy(t, &args, &kwargs),
+            "register_hook" => {
+                if let Some(r) = self.traced_tensor_hook(&t, &args, &kwargs)? {
+                    return Ok(r);
+                }
+            }
             _ => {}
         }
         // Those that also change the storage (`resize_`, `set_`, `as_strided_`) run natively;
@@ -171,6 +176,151 @@ impl Frame<'_, '_> {
             }
         }
         Ok(r)
+    }
+}
+
+impl Frame<'_, '_> {
+    /// `t.register_hook(hook)` on a tensor the graph computes, its handle discarded: a graph
+    /// node that registers `hook` on the real tensor when the graph runs (`TENSOR_HOOK_TARGET`),
+    /// as torch.compile keeps such a hook in its graph instead of breaking there. Registered on
+    /// the tensor itself, the hook sees its whole gradient, uses traced before the registration
+    /// included. The hook must be one Python object for every call: a function or bound method
+    /// read from a guarded source, or a function made in the frame whose defaults and free
+    /// variables are known Python values (rebuilt once here; each call of eager makes an equal
+    /// one). `None`: not such a call (an input's hook, a closure over a tensor, a kept handle),
+    /// which runs natively.
+    fn traced_tensor_hook(
+        &mut self,
+        t: &TensorValue,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let hook_var = match (args, kwargs) {
+            ([h], []) => h,
+            ([], [(k, h)]) if k == "hook" => h,
+            _ => return Ok(None),
+        };
+        // Eager raises for a tensor that does not require grad; a graph input's hook stays on
+        // the input past the call (a side effect the graph does not replay).
+        if !t.meta.requires_grad || self.tx.output.graph.placeholders().contains(&t.node) {
+            return Ok(None);
+        }
+        // The handle is dropped at once (`POP_TOP`): the node has no handle to give back.
+        let discarded = self
+            .code
+            .ins
+            .get(self.pc)
+            .is_some_and(|i| i.op == crate::decode::Op::PopTop);
+        if !discarded {
+            return Ok(None);
+        }
+        let Some(hook) = self.stable_hook(hook_var)? else {
+            return Ok(None);
+        };
+        // The graph holds the very objects read: their identity (and a closure's values) is
+        // what later calls must have.
+        self.tx.realize_identity(hook_var);
+        if let Var::Function(f) = hook_var {
+            for c in &f.closure {
+                self.tx.realize_identity(c);
+            }
+        }
+        let registrar = py
+            .import("torchferro._autograd")?
+            .getattr("hook_registrar")?
+            .call1((hook.bind(py),))?;
+        self.opaque_call(
+            &registrar,
+            crate::output::TENSOR_HOOK_TARGET.to_string(),
+            "register_hook",
+            &[Var::Tensor(t.clone())],
+            &[],
+        )?;
+        Ok(Some(Var::none(py)))
+    }
+
+    /// The Python callable `hook` is on every call of this graph, if it is one object (see
+    /// `traced_tensor_hook`).
+    fn stable_hook(&self, hook: &Var) -> Result<Option<Py<PyAny>>, TraceError> {
+        let py = self.tx.py;
+        match hook {
+            Var::Py(o, Some(_)) if o.bind(py).is_callable() => Ok(Some(o.clone_ref(py))),
+            Var::BoundMethod { func, self_ } => match (func.as_ref(), self_.as_ref()) {
+                (Var::Py(f, Some(_)), Var::Py(o, Some(_))) => Ok(Some(
+                    py.import("types")?
+                        .getattr("MethodType")?
+                        .call1((f.bind(py), o.bind(py)))?
+                        .unbind(),
+                )),
+                _ => Ok(None),
+            },
+            Var::Method { recv, name } => match recv.as_ref() {
+                Var::Py(o, Some(_)) => {
+                    Ok(o.bind(py).getattr(name.as_str()).ok().map(|m| m.unbind()))
+                }
+                _ => Ok(None),
+            },
+            Var::Function(f) => {
+                if !f.attrs.borrow().is_empty() {
+                    return Ok(None);
+                }
+                // Free variables holding known Python values (a float, a module, a list read
+                // from a guarded source) become real cells holding them: what the graph's
+                // guards fix. A tensor or a tracked container is the call's own: not baked.
+                // As torch.compile traces the hook where it is registered, a later rebinding
+                // of the variable in the frame is not seen by the hook.
+                let cell_type = py.import("types")?.getattr("CellType")?;
+                let mut cells = Vec::new();
+                for c in &f.closure {
+                    let content = match c {
+                        Var::Cell(cell) => cell.borrow().clone(),
+                        other => Some(other.clone()),
+                    };
+                    let Some(Var::Py(o, _)) = content else {
+                        return Ok(None);
+                    };
+                    cells.push(cell_type.call1((o.bind(py),))?);
+                }
+                let closure = if cells.is_empty() {
+                    py.None().into_bound(py)
+                } else {
+                    pyo3::types::PyTuple::new(py, cells)?.into_any()
+                };
+                let Some(defaults) = f
+                    .defaults
+                    .iter()
+                    .map(|d| d.as_py(py))
+                    .collect::<Option<Vec<_>>>()
+                else {
+                    return Ok(None);
+                };
+                let kwdefaults = pyo3::types::PyDict::new(py);
+                for (k, v) in &f.kwdefaults {
+                    let Some(v) = v.as_py(py) else {
+                        return Ok(None);
+                    };
+                    kwdefaults.set_item(k, v)?;
+                }
+                let defaults = if defaults.is_empty() {
+                    py.None().into_bound(py)
+                } else {
+                    pyo3::types::PyTuple::new(py, defaults)?.into_any()
+                };
+                let function = py.import("types")?.getattr("FunctionType")?.call1((
+                    f.code.bind(py),
+                    f.globals.bind(py),
+                    f.name.as_str(),
+                    defaults,
+                    closure,
+                ))?;
+                if !f.kwdefaults.is_empty() {
+                    function.setattr("__kwdefaults__", kwdefaults)?;
+                }
+                Ok(Some(function.unbind()))
+            }
+            _ => Ok(None),
+        }
     }
 }
 
