@@ -290,7 +290,7 @@ fn batch_norm_backward_like(dt: DType, sizes: [i64; 4]) -> Graph {
     let w = input(&mut g, "w", DType::Float32, &[c]);
     let dims = || Arg::List(vec![Arg::Int(0), Arg::Int(2), Arg::Int(3)]);
     let keep = || vec![("keepdim", Arg::Bool(true))];
-    let mut op = |g: &mut Graph, name: &str, a: Vec<Arg>| call(g, f(name), a, vec![]);
+    let op = |g: &mut Graph, name: &str, a: Vec<Arg>| call(g, f(name), a, vec![]);
     let mean = call(&mut g, m("mean"), vec![n(x), dims()], keep());
     let xc = op(&mut g, "operator.sub", vec![n(x), n(mean)]);
     let sq = op(&mut g, "operator.mul", vec![n(xc), n(xc)]);
