@@ -128,12 +128,14 @@ def programs(draw):
     }
 
 
-def _optimizer(kind, params):
+def _optimizer(kind, params, eps=1e-8):
+    """``eps``: AdamW's; a larger one keeps a gradient that is rounding noise (a bias before
+    batch norm) from being normalized into a full-size step."""
     if kind == "sgd":
         return torch.optim.SGD(params, lr=0.05)
     if kind == "momentum":
         return torch.optim.SGD(params, lr=0.05, momentum=0.9)
-    return torch.optim.AdamW(params, lr=1e-2)
+    return torch.optim.AdamW(params, lr=1e-2, eps=eps)
 
 
 def _batch(p, step):
@@ -158,13 +160,18 @@ def _loss(p):
     return loss
 
 
-def _train(p, model, step_fn):
+def _train(p, model, step_fn, batch=_batch, steps=STEPS, eps=1e-8, before=None):
+    """``steps`` training steps of ``step_fn`` on ``batch(p, step)``: per step the loss, the
+    gradients and the state dict after the optimizer's step. ``before(step)``, if given, runs
+    before each step."""
     model.train()
-    opt = _optimizer(p["opt"], model.parameters())
+    opt = _optimizer(p["opt"], model.parameters(), eps)
     trace = []
-    for step in range(STEPS):
+    for step in range(steps):
+        if before is not None:
+            before(step)
         torch.manual_seed(p["seed"] * 7 + step)  # dropout: the same draws in both runs
-        loss = step_fn(*_batch(p, step))
+        loss = step_fn(*batch(p, step))
         loss.backward()
         grads = {
             k: v.grad.clone() for k, v in model.named_parameters() if v.grad is not None

@@ -263,6 +263,12 @@ CASES = {
     "hardswish": (lambda x: F.hardswish(x), [X(40) * 3]),
     "hardsigmoid": (lambda x: F.hardsigmoid(x), [X(40) * 3]),
     "relu6": (lambda x: F.relu6(x), [X(40) * 4 + 2]),
+    "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), [X(40)]),
+    "leaky_relu_default_slope": (lambda x: F.leaky_relu(x), [X(3, 5)]),
+    "leaky_relu_inplace": (
+        lambda x: F.leaky_relu(x * 2, 0.2, inplace=True) * x,
+        [X(4, 6)],
+    ),
     "cumsum": (lambda x: torch.cumsum(x, 1) * 2, [X(3, 5)]),
     "cumsum_neg_dim": (lambda x: x.cumsum(-1), [X(2, 3, 4)]),
     "gather": (

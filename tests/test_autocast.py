@@ -412,3 +412,45 @@ def test_a_region_with_layer_norm_stays_dynamic_over_row_counts():
             assert a.dtype == b.dtype
             torch.testing.assert_close(a, b, rtol=0, atol=0)
     assert len(torchferro.compiler.cache_entries(f)) == 2
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "grad_eager_runner"])
+def test_parameter_casts_are_not_kept_across_calls(monkeypatch, mode):
+    """Eager autocast caches the casts of leaf tensors that require grad (the parameters)
+    until its outermost region is left. A region run on the eager runner did not leave it as
+    torch's ``__exit__`` does: the cache outlived the call, so after an in-place update of the
+    weight (an optimizer step) the next compiled call computed with last call's cast, and so
+    did the user's next eager region (found by the autocast training generator: every step
+    after the first trained on the initial weights). torch.compile's values double here."""
+    if mode == "grad_eager_runner":
+        # Training graphs on the eager runner (autograd records through the region's ops).
+        monkeypatch.setenv("TORCHFERRO_AOT", "0")
+    w = torch.randn(4, 4, requires_grad=True)
+
+    def fn(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = x @ w
+            with torch.autocast("cpu", enabled=False):
+                h = h.float() * 0.5
+            return (h @ w).float().sum()
+
+    x = torch.randn(2, 4)
+    f = torchferro.compile(fn)
+    grad = mode != "no_grad"
+    got, want = [], []
+    for _ in range(3):
+        with torch.set_grad_enabled(grad):
+            got.append(f(x))
+            # Eager after a compiled call: it must not see the compiled call's casts either.
+            with torch.no_grad():
+                w.mul_(2)
+            want.append(fn(x))
+            got.append(f(x))
+        assert torch.autocast_increment_nesting() == 1
+        torch.autocast_decrement_nesting()
+    for i, (a, b) in enumerate(zip(got[1::2], want)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=f"call {i}")
+    # Scaling the weight by 2 scales the bfloat16 product by 4 exactly.
+    for a, b in zip(got[0::2][1:], got[1::2]):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    torch.testing.assert_close(got[2], got[0] * 4, rtol=0, atol=0)

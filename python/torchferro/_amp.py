@@ -18,10 +18,23 @@ from torch.utils import _pytree as pytree
 _FAKE_MODE = None
 
 
-def set_autocast(device_type: str, enabled: bool, dtype: torch.dtype) -> None:
-    """The graph node at the start and end of an autocast region."""
+def set_autocast(
+    device_type: str, enabled: bool, dtype: torch.dtype, nesting: int = 0
+) -> None:
+    """The graph node at the start and end of an autocast region.
+
+    ``nesting``: 1 where a ``with torch.autocast`` block is entered, -1 where it is left (0: a
+    switch no ``with`` stands for). Eager autocast keeps the casts of leaf tensors that require
+    grad (the parameters) in a cache until its outermost region is left; a region run here
+    must drop that cache as eager's ``__exit__`` does, or the next call (after the optimizer
+    updated the parameters in place) reads last call's casts: the stale values a compiled step
+    on the eager runner once computed, and leaked into the user's next eager region."""
     torch.set_autocast_enabled(device_type, enabled)
     torch.set_autocast_dtype(device_type, dtype)
+    if nesting > 0:
+        torch.autocast_increment_nesting()
+    elif nesting < 0 and torch.autocast_decrement_nesting() == 0:
+        torch.clear_autocast_cache()
 
 
 def state(device_type: str) -> tuple[bool, torch.dtype]:
@@ -32,14 +45,28 @@ def state(device_type: str) -> tuple[bool, torch.dtype]:
 TRACED_DEVICES = ("cpu", "cuda")
 
 
+def _nesting() -> int:
+    """How many autocast regions are open (torch has no getter; the counter comes back as it
+    was)."""
+    depth = torch.autocast_increment_nesting() - 1
+    torch.autocast_decrement_nesting()
+    return depth
+
+
 def save_states() -> tuple:
-    """The traced devices' autocast states, before a graph that switches them runs."""
-    return tuple((d, *state(d)) for d in TRACED_DEVICES)
+    """The traced devices' autocast states and the region depth, before a graph that switches
+    them runs."""
+    return tuple((d, *state(d)) for d in TRACED_DEVICES), _nesting()
 
 
 def restore_states(saved) -> None:
-    """Puts back ``save_states``'s states (an op raised inside a region of the graph)."""
-    for d, enabled, dtype in saved:
+    """Puts back ``save_states``'s states (an op raised inside a region of the graph): the
+    regions the graph entered are left as eager's ``with`` blocks would leave them on the
+    error, the cache dropped if they were the outermost."""
+    states, depth = saved
+    for _ in range(_nesting() - depth):
+        set_autocast("cpu", *state("cpu"), nesting=-1)
+    for d, enabled, dtype in states:
         set_autocast(d, enabled, dtype)
 
 

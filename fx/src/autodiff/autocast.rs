@@ -58,6 +58,30 @@ fn runs_in_lower_precision(target: &Target) -> bool {
     crate::infer::split_target(target).is_some_and(|(_, name)| OPS.contains(&name))
 }
 
+/// Losses autocast runs in float32 on every device (torch's float32 lists): every floating
+/// argument is cast to float32 (a float64 one stays), and a loss computes in the dtype of its
+/// arguments.
+fn runs_in_float32(target: &Target) -> bool {
+    const OPS: &[&str] = &[
+        "mse_loss",
+        "l1_loss",
+        "smooth_l1_loss",
+        "huber_loss",
+        "nll_loss",
+        "kl_div",
+        "binary_cross_entropy_with_logits",
+        "soft_margin_loss",
+        "margin_ranking_loss",
+        "hinge_embedding_loss",
+        "poisson_nll_loss",
+        "cosine_embedding_loss",
+        "triplet_margin_loss",
+        "multilabel_margin_loss",
+        "multi_margin_loss",
+    ];
+    crate::infer::split_target(target).is_some_and(|(_, name)| OPS.contains(&name))
+}
+
 /// Ops in none of autocast's lists (torch's `autocast_mode.cpp`: lower precision, float32,
 /// promote), so autocast runs them as they are on every device. Only ops whose native rules
 /// may not answer on some device are named.
@@ -209,6 +233,14 @@ pub fn explicit_casts(graph: &Graph) -> Result<Graph, String> {
             // written out the result has it.
             Err(crate::infer::InferError::Unsupported)
                 if Some(want) == low && runs_in_lower_precision(target) =>
+            {
+                Some(want)
+            }
+            // A loss autocast runs in float32, which the native rules do not know (`mse_loss`):
+            // its arguments now have the dtype it computes in (found by the autocast training
+            // generator: a loss taken inside the region sent the step to eager).
+            Err(crate::infer::InferError::Unsupported)
+                if matches!(want, DType::Float32 | DType::Float64) && runs_in_float32(target) =>
             {
                 Some(want)
             }

@@ -692,7 +692,7 @@ impl Frame<'_, '_> {
                 let (was, was_dtype) = self.tx.output.autocast(*device);
                 self.tx
                     .output
-                    .set_autocast(py, *device, *enabled, dtype.bind(py))?;
+                    .set_autocast(py, *device, *enabled, dtype.bind(py), 1)?;
                 Var::AutocastExit {
                     device: *device,
                     enabled: was,

@@ -125,13 +125,17 @@ impl OutputGraph {
     }
 
     /// Switches autocast on `device` for the ops that follow: a graph node (kept by dead-code
-    /// elimination, like grad-mode switches) and the state inference runs under.
+    /// elimination, like grad-mode switches) and the state inference runs under. `nesting`: 1
+    /// where a `with torch.autocast` block is entered, -1 where it is left: the node keeps
+    /// torch's region depth, whose outermost exit drops eager's cache of parameter casts
+    /// (`torchferro._amp.set_autocast`).
     pub fn set_autocast(
         &mut self,
         py: Python<'_>,
         device: AmpDevice,
         enabled: bool,
         dtype: &Bound<'_, PyAny>,
+        nesting: i64,
     ) -> Result<(), TraceError> {
         let slot = device as usize;
         // Off before and after (`autocast(enabled=False)` where it is off, as transformers'
@@ -150,6 +154,7 @@ impl OutputGraph {
                 Arg::Str(AMP_DEVICES[slot].into()),
                 Arg::Bool(enabled),
                 Arg::DType(dtype_of(py, dtype)?),
+                Arg::Int(nesting),
             ],
             vec![],
             NodeMeta::None,

@@ -339,8 +339,10 @@ fn layer_norm(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
     let n = xs.len();
     let dims: Vec<i64> = ((n - k) as i64..n as i64).collect();
     let batch: Vec<i64> = (0..(n - k) as i64).collect();
-    // Mean and 1/std recomputed from the saved input (the forward keeps neither).
+    // Mean and 1/std recomputed from the saved input (the forward keeps neither); a 16-bit
+    // input in float32 ([`Upcast`]).
     let xb = b.fwd(x);
+    let (up, xb, g) = Upcast::new(b, x, xb, g)?;
     let mean = b.m("mean", xb, vec![ints(&dims), Arg::Bool(true)])?;
     let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
     let sq = b.m("mul", xc, vec![Arg::Node(xc)])?;
@@ -357,7 +359,7 @@ fn layer_norm(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
         } else {
             b.m("sum", t, vec![ints(&batch), Arg::Bool(false)])?
         };
-        r.push((wn, t));
+        r.push((wn, up.back(b, t, wn)?));
     }
     if let Some(bn) = p.node("bias").filter(|n| b.needs(*n)) {
         let t = if batch.is_empty() {
@@ -365,7 +367,7 @@ fn layer_norm(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
         } else {
             b.m("sum", g, vec![ints(&batch), Arg::Bool(false)])?
         };
-        r.push((bn, t));
+        r.push((bn, up.back(b, t, bn)?));
     }
     if b.needs(x) {
         let gh = match w {
@@ -381,7 +383,8 @@ fn layer_norm(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
         let t = b.m("mul", xhat, vec![Arg::Node(m2)])?;
         let d = b.m("sub", gh, vec![Arg::Node(m1)])?;
         let d = b.m("sub", d, vec![Arg::Node(t)])?;
-        r.push((x, b.m("mul", d, vec![Arg::Node(rstd)])?));
+        let gx = b.m("mul", d, vec![Arg::Node(rstd)])?;
+        r.push((x, up.back(b, gx, x)?));
     }
     Ok(r)
 }

@@ -123,6 +123,22 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
                 b.m("masked_fill", g, vec![Arg::Node(m), Arg::Int(0)])?,
             )])
         }
+        "leaky_relu" => {
+            // leaky_relu_backward(grad, self, negative_slope): grad where self > 0, else
+            // grad * negative_slope (the in-place form reads the input before the write).
+            let p = B::new(&["input", "negative_slope", "inplace"], args, kwargs, &name)?;
+            let x = p
+                .node("input")
+                .ok_or_else(|| AutodiffError::NoRule("leaky_relu".into()))?;
+            let slope = p.float("negative_slope").unwrap_or(0.01);
+            let xb = b.fwd(x);
+            let neg = b.m("le", xb, vec![Arg::Int(0)])?;
+            let pos = b.m("gt", xb, vec![Arg::Int(0)])?;
+            let kept = b.m("masked_fill", g, vec![Arg::Node(neg), Arg::Int(0)])?;
+            let scaled = b.m("mul", g, vec![Arg::Float(slope)])?;
+            let scaled = b.m("masked_fill", scaled, vec![Arg::Node(pos), Arg::Int(0)])?;
+            Ok(vec![(x, b.m("add", kept, vec![Arg::Node(scaled)])?)])
+        }
         "silu" => {
             let x = self_of(args)?;
             let xb = b.fwd(x);

@@ -161,7 +161,7 @@ impl Frame<'_, '_> {
             } => {
                 self.tx
                     .output
-                    .set_autocast(py, device, enabled, dtype.bind(py))?;
+                    .set_autocast(py, device, enabled, dtype.bind(py), -1)?;
                 Ok(Var::none(py))
             }
             // A mode context called on a function made or read in the frame: torch returns a

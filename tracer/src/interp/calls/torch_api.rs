@@ -263,12 +263,12 @@ impl Frame<'_, '_> {
         let (prev_enabled, prev_dtype) = self.tx.output.autocast(device);
         self.tx
             .output
-            .set_autocast(py, device, enabled, dtype.bind(py))?;
+            .set_autocast(py, device, enabled, dtype.bind(py), 1)?;
         let func = self.tx.wrap(func, None)?;
         let r = self.call(func, args.to_vec(), kwargs.to_vec())?;
         self.tx
             .output
-            .set_autocast(py, device, prev_enabled, prev_dtype.bind(py))?;
+            .set_autocast(py, device, prev_enabled, prev_dtype.bind(py), -1)?;
         Ok(Some(r))
     }
 }
