@@ -326,6 +326,29 @@ impl Frame<'_, '_> {
             (Var::ModelOutput(a), Var::ModelOutput(b)) => std::rc::Rc::ptr_eq(a, b),
             (Var::ModelOutput(_), _) | (_, Var::ModelOutput(_)) => false,
             (Var::Set(a), Var::Set(b)) => a.is(b),
+            // A tuple (or dict) held under two names, in a container slot or an attribute is
+            // one `Rc`: the same object, as in eager (`u = t; t is u`). Two different `Rc`s may
+            // still be one object (an input tuple read twice is unpacked twice), so only
+            // sameness is decided here.
+            (
+                Var::Tuple(a) | Var::Size(a) | Var::NamedTuple { items: a, .. },
+                Var::Tuple(b) | Var::Size(b) | Var::NamedTuple { items: b, .. },
+            ) if std::rc::Rc::ptr_eq(a, b) => true,
+            (Var::Dict(a), Var::Dict(b)) if std::rc::Rc::ptr_eq(a, b) => true,
+            // Two tuples read from the frame are two objects (one object read twice is one
+            // tracker): guarded to stay two.
+            (Var::Tuple(a), Var::Tuple(b))
+                if self.tx.external_tuple_source(a).is_some()
+                    && self.tx.external_tuple_source(b).is_some() =>
+            {
+                if let (Some(sa), Some(sb)) = (
+                    self.tx.external_tuple_source(a),
+                    self.tx.external_tuple_source(b),
+                ) {
+                    self.tx.guards.add_identity(&sa, &sb, false);
+                }
+                false
+            }
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
             // A tracked container is a container: an object of no container type (a sentinel
             // such as a dataclass's `_HAS_DEFAULT_FACTORY`) is not it.
@@ -522,7 +545,7 @@ impl Frame<'_, '_> {
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         let items = match rhs {
-            Var::Tuple(items) | Var::Size(items) => items.clone(),
+            Var::Tuple(items) | Var::Size(items) => items.to_vec(),
             Var::List(items) => items.borrow().clone(),
             _ => return Ok(None),
         };
@@ -612,8 +635,8 @@ impl Frame<'_, '_> {
                     }
                     return Ok(match obj {
                         Var::List(_) => Var::list(out),
-                        Var::Size(_) => Var::Size(out),
-                        _ => Var::Tuple(out),
+                        Var::Size(_) => Var::Size(out.into()),
+                        _ => Var::Tuple(out.into()),
                     });
                 }
                 Err(TraceError::unsupported(
@@ -993,11 +1016,11 @@ impl Frame<'_, '_> {
                     {
                         Ok(Var::NamedTuple {
                             ty: ty.into_any().unbind(),
-                            items: out,
+                            items: out.into(),
                         })
                     }
                     Some(ty) if ty.is(py.get_type::<pyo3::types::PyList>()) => Ok(Var::list(out)),
-                    _ => Ok(Var::Tuple(out)),
+                    _ => Ok(Var::Tuple(out.into())),
                 }
             }
             other => {
