@@ -67,9 +67,11 @@ impl super::Tracer<'_> {
             },
             Var::Tuple(items) => Var::Tuple(
                 items
-                    .iter().cloned()
+                    .iter()
+                    .cloned()
                     .map(|i| self.refresh(i, changed))
-                    .collect::<Vec<_>>().into(),
+                    .collect::<Vec<_>>()
+                    .into(),
             ),
             Var::List(items) => {
                 let stale = items.borrow().iter().any(|i| self.is_stale(i, changed));

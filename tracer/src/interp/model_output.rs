@@ -313,7 +313,9 @@ impl Frame<'_, '_> {
             _ if !kwargs.is_empty() => Err(TraceError::unsupported(format!(
                 "ModelOutput.{name} with keyword arguments"
             ))),
-            ("to_tuple", []) => Ok(Var::Tuple(items.into_iter().map(|(_, v)| v).collect::<Vec<_>>().into())),
+            ("to_tuple", []) => Ok(Var::Tuple(
+                items.into_iter().map(|(_, v)| v).collect::<Vec<_>>().into(),
+            )),
             ("keys", []) => Ok(Var::list(
                 items
                     .into_iter()

@@ -326,7 +326,7 @@ impl Frame<'_, '_> {
             (Var::ModelOutput(a), Var::ModelOutput(b)) => std::rc::Rc::ptr_eq(a, b),
             (Var::ModelOutput(_), _) | (_, Var::ModelOutput(_)) => false,
             (Var::Set(a), Var::Set(b)) => a.is(b),
-            // A tuple (or dict) held under two names, in a container slot or an attribute is
+            // A tuple held under two names, in a container slot or an attribute is
             // one `Rc`: the same object, as in eager (`u = t; t is u`). Two different `Rc`s may
             // still be one object (an input tuple read twice is unpacked twice), so only
             // sameness is decided here.
@@ -334,19 +334,15 @@ impl Frame<'_, '_> {
                 Var::Tuple(a) | Var::Size(a) | Var::NamedTuple { items: a, .. },
                 Var::Tuple(b) | Var::Size(b) | Var::NamedTuple { items: b, .. },
             ) if std::rc::Rc::ptr_eq(a, b) => true,
-            (Var::Dict(a), Var::Dict(b)) if std::rc::Rc::ptr_eq(a, b) => true,
+            // A dict, as a list, has one tracker per object (`Tracer::wrap` finds a frame's
+            // dict again by identity): two trackers are two dicts.
+            (Var::Dict(a), Var::Dict(b)) => std::rc::Rc::ptr_eq(a, b),
             // Two tuples read from the frame are two objects (one object read twice is one
-            // tracker): guarded to stay two.
-            (Var::Tuple(a), Var::Tuple(b))
-                if self.tx.external_tuple_source(a).is_some()
-                    && self.tx.external_tuple_source(b).is_some() =>
+            // tracker): guarded to stay two, below.
+            (Var::Tuple(_), Var::Tuple(_))
+                if self.tx.external_container_source(&lhs).is_some()
+                    && self.tx.external_container_source(&rhs).is_some() =>
             {
-                if let (Some(sa), Some(sb)) = (
-                    self.tx.external_tuple_source(a),
-                    self.tx.external_tuple_source(b),
-                ) {
-                    self.tx.guards.add_identity(&sa, &sb, false);
-                }
                 false
             }
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
@@ -359,6 +355,16 @@ impl Frame<'_, '_> {
             }
             _ => return Err(TraceError::unsupported("`is` between these values")),
         };
+        // Two containers read from the frame through two sources: the answer holds while the
+        // sources hold one object (or two) again (`f(l, l)` then `f(l, l2)`).
+        if let (Some(sa), Some(sb)) = (
+            self.tx.external_container_source(&lhs),
+            self.tx.external_container_source(&rhs),
+        ) {
+            if !sa.same_as(&sb) {
+                self.tx.guards.add_identity(&sa, &sb, same);
+            }
+        }
         Ok(Var::py_const(py, same != negate))
     }
 

@@ -304,7 +304,8 @@ impl Frame<'_, '_> {
             }
             Var::Tuple(items) if items.iter().any(|i| matches!(i, Var::SymBool(_))) => Var::Tuple(
                 items
-                    .iter().cloned()
+                    .iter()
+                    .cloned()
                     .map(|i| self.decide_bools(i))
                     .collect::<Result<Vec<_>, _>>()?
                     .into(),
@@ -385,14 +386,16 @@ impl super::Tracer<'_> {
             }
             Var::Tuple(items) if items.iter().any(sym) => Var::Tuple(
                 items
-                    .iter().cloned()
+                    .iter()
+                    .cloned()
                     .map(|i| self.specialize(i))
                     .collect::<Result<Vec<_>, _>>()?
                     .into(),
             ),
             Var::Size(items) if items.iter().any(sym) => Var::Size(
                 items
-                    .iter().cloned()
+                    .iter()
+                    .cloned()
                     .map(|i| self.specialize(i))
                     .collect::<Result<Vec<_>, _>>()?
                     .into(),

@@ -372,7 +372,13 @@ impl Var {
 
     /// A `torch.Size` of known sizes.
     pub fn size_const(py: Python<'_>, sizes: &[i64]) -> Var {
-        Var::Size(sizes.iter().map(|&d| Var::py_const(py, d)).collect::<Vec<_>>().into())
+        Var::Size(
+            sizes
+                .iter()
+                .map(|&d| Var::py_const(py, d))
+                .collect::<Vec<_>>()
+                .into(),
+        )
     }
 
     /// Whether this is a symbolic int or a container that holds one (at its top level).
@@ -968,8 +974,12 @@ impl Tracer<'_> {
         };
         // One tracker per container object, whatever path it was reached by, so `a is b` and
         // mutations through either name agree.
-        if let Some((l, _, _)) = self.external_lists.iter().find(|(_, _, o)| o.is(&value)) {
-            let l = l.clone();
+        if let Some((l, first, _)) = self.external_lists.iter().find(|(_, _, o)| o.is(&value)) {
+            let (l, first) = (l.clone(), first.clone());
+            // Reached through another source: the two sources must hold one object again.
+            if !first.same_as(&source) {
+                self.guards.add_identity(&first, &source, true);
+            }
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(value.len()?));
@@ -985,15 +995,23 @@ impl Tracer<'_> {
                 .add(py, &source, Check::Equals(snapshot.unbind()));
             return Ok(Var::Set(s));
         }
-        if let Some((q, _, _)) = self.external_deques.iter().find(|(_, _, o)| o.is(&value)) {
-            let q = q.clone();
+        if let Some((q, first, _)) = self.external_deques.iter().find(|(_, _, o)| o.is(&value)) {
+            let (q, first) = (q.clone(), first.clone());
+            // Reached through another source: the two sources must hold one object again.
+            if !first.same_as(&source) {
+                self.guards.add_identity(&first, &source, true);
+            }
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(value.len()?));
             return Ok(Var::Deque(q));
         }
-        if let Some((d, _, _)) = self.external_dicts.iter().find(|(_, _, o)| o.is(&value)) {
-            let d = d.clone();
+        if let Some((d, first, _)) = self.external_dicts.iter().find(|(_, _, o)| o.is(&value)) {
+            let (d, first) = (d.clone(), first.clone());
+            // Reached through another source: the two sources must hold one object again.
+            if !first.same_as(&source) {
+                self.guards.add_identity(&first, &source, true);
+            }
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(value.len()?));
@@ -1372,12 +1390,21 @@ impl Tracer<'_> {
     }
 
     /// Where each container read from outside came from, by the address of its tracked items.
-    /// The source of a tuple read from the frame (`None`: one the traced code made).
-    pub(crate) fn external_tuple_source(&self, t: &Items) -> Option<Source> {
-        self.external_tuples
-            .iter()
-            .find(|(x, _, _)| Rc::ptr_eq(x, t))
-            .map(|(_, s, _)| s.clone())
+    /// The source a container read from the frame (a list, dict, deque or tuple tracker) was
+    /// first read from; `None` for one the traced code made.
+    pub(crate) fn external_container_source(&self, v: &Var) -> Option<Source> {
+        fn find<T>(list: &[super::External<Rc<T>>], x: &Rc<T>) -> Option<Source> {
+            list.iter()
+                .find(|(y, _, _)| Rc::ptr_eq(x, y))
+                .map(|(_, s, _)| s.clone())
+        }
+        match v {
+            Var::List(l) => find(&self.external_lists, l),
+            Var::Dict(d) => find(&self.external_dicts, d),
+            Var::Deque(q) => find(&self.external_deques, q),
+            Var::Tuple(t) => find(&self.external_tuples, t),
+            _ => None,
+        }
     }
 
     pub fn external_sources(&self) -> Vec<(usize, Source)> {

@@ -420,7 +420,9 @@ impl Frame<'_, '_> {
                     items
                         .into_iter()
                         .enumerate()
-                        .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, start + i as i64), x].into()))
+                        .map(|(i, x)| {
+                            Var::Tuple(vec![Var::py_const(py, start + i as i64), x].into())
+                        })
                         .collect(),
                 )
             }
@@ -577,14 +579,22 @@ impl Frame<'_, '_> {
                 for t in idx.try_iter()? {
                     let t: Vec<usize> = t?.extract()?;
                     out.push(Var::Tuple(
-                        t.into_iter().map(|j| items[j].clone()).collect::<Vec<_>>().into(),
+                        t.into_iter()
+                            .map(|j| items[j].clone())
+                            .collect::<Vec<_>>()
+                            .into(),
                     ));
                 }
                 new_iter(out)
             }
             "pairwise" if args.len() == 1 && kwargs.is_empty() => {
                 let items = self.drain(args[0].clone())?;
-                new_iter(items.windows(2).map(|w| Var::Tuple(w.to_vec().into())).collect())
+                new_iter(
+                    items
+                        .windows(2)
+                        .map(|w| Var::Tuple(w.to_vec().into()))
+                        .collect(),
+                )
             }
             "filterfalse" if args.len() == 2 && kwargs.is_empty() => {
                 let items = self.drain(args[1].clone())?;
@@ -724,7 +734,8 @@ impl Frame<'_, '_> {
                             Var::Tuple(
                                 cols.iter()
                                     .map(|c| c.get(i).cloned().unwrap_or_else(|| fill.clone()))
-                                    .collect::<Vec<_>>().into(),
+                                    .collect::<Vec<_>>()
+                                    .into(),
                             )
                         })
                         .collect(),
@@ -774,7 +785,12 @@ impl Frame<'_, '_> {
                     None => 2,
                 };
                 let items = self.drain(args[0].clone())?;
-                Var::Tuple((0..n).map(|_| new_iter(items.clone())).collect::<Vec<_>>().into())
+                Var::Tuple(
+                    (0..n)
+                        .map(|_| new_iter(items.clone()))
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
             }
             "takewhile" | "dropwhile" if args.len() == 2 && kwargs.is_empty() => {
                 let mut p = self.puller(args[1].clone())?;

@@ -405,7 +405,8 @@ impl Frame<'_, '_> {
             Var::Py(ref o, _) if crate::interp::pyobj::is_immutable_const(o.bind(py)) => Ok(v),
             Var::Tuple(items) => Ok(Var::Tuple(
                 items
-                    .iter().cloned()
+                    .iter()
+                    .cloned()
                     .map(|i| self.dataclass_value(i, as_tuple))
                     .collect::<Result<Vec<_>, _>>()?
                     .into(),
@@ -572,7 +573,10 @@ impl Frame<'_, '_> {
                     })?;
                     items[i] = v;
                 }
-                Ok(Var::NamedTuple { ty, items: items.into() })
+                Ok(Var::NamedTuple {
+                    ty,
+                    items: items.into(),
+                })
             }
             ("_asdict", []) if kwargs.is_empty() => {
                 let mut out = Vec::new();
@@ -582,7 +586,12 @@ impl Frame<'_, '_> {
                 Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(out))))
             }
             _ => {
-                let obj = Var::NamedTuple { ty, items: items.into() }.as_py(py).ok_or_else(|| {
+                let obj = Var::NamedTuple {
+                    ty,
+                    items: items.into(),
+                }
+                .as_py(py)
+                .ok_or_else(|| {
                     TraceError::unsupported(format!("{name}() of a namedtuple of tensors"))
                 })?;
                 let m = obj.getattr(name)?;

@@ -463,13 +463,18 @@ impl Frame<'_, '_> {
             };
             return Ok(match (exc, exception) {
                 (None, true) => Var::none(py),
-                (None, false) => Var::Tuple(vec![Var::none(py), Var::none(py), Var::none(py)].into()),
+                (None, false) => {
+                    Var::Tuple(vec![Var::none(py), Var::none(py), Var::none(py)].into())
+                }
                 (Some(e), true) => Var::Py(e.unbind(), None),
-                (Some(e), false) => Var::Tuple(vec![
-                    Var::Py(e.get_type().into_any().unbind(), None),
-                    Var::Py(e.clone().unbind(), None),
-                    Var::Py(e.getattr("__traceback__")?.unbind(), None),
-                ].into()),
+                (Some(e), false) => Var::Tuple(
+                    vec![
+                        Var::Py(e.get_type().into_any().unbind(), None),
+                        Var::Py(e.clone().unbind(), None),
+                        Var::Py(e.getattr("__traceback__")?.unbind(), None),
+                    ]
+                    .into(),
+                ),
             });
         }
         // `types.MethodType(func, obj)`: `func` bound to `obj`, called with it first

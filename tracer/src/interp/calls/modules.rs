@@ -120,7 +120,11 @@ impl Frame<'_, '_> {
         let mut kwargs = kwargs;
         for (hook, takes_kwargs) in pre {
             if takes_kwargs {
-                let call_args = vec![mvar.clone(), Var::Tuple(args.clone().into()), kwargs_dict(&kwargs)];
+                let call_args = vec![
+                    mvar.clone(),
+                    Var::Tuple(args.clone().into()),
+                    kwargs_dict(&kwargs),
+                ];
                 let r = self.call(hook, call_args, vec![])?;
                 if is_none(&r) {
                     continue;
@@ -140,7 +144,11 @@ impl Frame<'_, '_> {
                     .map(|(k, v)| Ok((k.bind(py).extract::<String>()?, v.clone())))
                     .collect::<PyResult<_>>()?;
             } else {
-                let r = self.call(hook, vec![mvar.clone(), Var::Tuple(args.clone().into())], vec![])?;
+                let r = self.call(
+                    hook,
+                    vec![mvar.clone(), Var::Tuple(args.clone().into())],
+                    vec![],
+                )?;
                 if !is_none(&r) {
                     args = match r {
                         Var::Tuple(items) => std::rc::Rc::unwrap_or_clone(items),

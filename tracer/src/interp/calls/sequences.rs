@@ -45,7 +45,9 @@ fn int_like(py: Python<'_>, v: &Var) -> bool {
 
 fn seq_items(v: &Var) -> Option<Vec<Var>> {
     match v {
-        Var::Tuple(items) | Var::NamedTuple { items, .. } | Var::Size(items) => Some(items.to_vec()),
+        Var::Tuple(items) | Var::NamedTuple { items, .. } | Var::Size(items) => {
+            Some(items.to_vec())
+        }
         Var::List(l) => Some(l.borrow().clone()),
         _ => None,
     }

@@ -27,7 +27,11 @@ impl Frame<'_, '_> {
         };
         match name {
             "shape" => Ok(Var::Tuple(
-                sizes()?.into_iter().map(|d| Var::py_const(py, d)).collect::<Vec<_>>().into(),
+                sizes()?
+                    .into_iter()
+                    .map(|d| Var::py_const(py, d))
+                    .collect::<Vec<_>>()
+                    .into(),
             )),
             "ndim" => Ok(Var::py_const(py, a.ndim() as i64)),
             "size" => Ok(Var::py_const(py, sizes()?.iter().product::<i64>())),
