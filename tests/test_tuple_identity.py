@@ -112,7 +112,7 @@ def _compare(got, want, who):
 )
 @given(programs())
 def test_identity_of_aliased_containers_matches_eager(program):
-    name, src, kind, alias, brk = program
+    name, src, _kind, alias, brk = program
     note(src)
     ns = {"torch": torch, "Pair": Pair, "Holder": Holder}
     exec(compile(src, f"<{name}>", "exec"), ns)
