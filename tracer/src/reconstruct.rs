@@ -417,7 +417,7 @@ pub(crate) fn template_of(
         // and shared, so `is` after the graph says what it says in eager.
         // (One held nowhere else is reached once: rebuilt as it is, with no table entry.)
         Var::Tuple(t) | Var::Size(t) | Var::NamedTuple { items: t, .. } => {
-            (std::rc::Rc::strong_count(t) > 1).then(|| std::rc::Rc::as_ptr(t) as usize)
+            (std::rc::Rc::strong_count(t) > 1).then_some(std::rc::Rc::as_ptr(t) as usize)
         }
         Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
         Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),

@@ -295,7 +295,7 @@ impl Frame<'_, '_> {
             // `numel` of symbolic dims is their product (a graph value, as `x.numel()`).
             if name == "numel" && args.is_empty() && kwargs.is_empty() {
                 let mut acc = Var::py_const(py, 1i64);
-                for i in items.to_vec() {
+                for i in items.iter().cloned() {
                     acc = self.operator("mul", vec![acc, i])?;
                 }
                 return Ok(Some(acc));
