@@ -24,7 +24,7 @@ import typing
 import torch
 import torch.nn.functional as F
 
-from .runner import BUG_ALIASING, TC_DIFFERS, case
+from .runner import TC_DIFFERS, case
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
@@ -391,14 +391,10 @@ def cached_property_read_twice(x):
     return (x - m1[0]) / m2[1], m2[0] is m1[0], "moments" in vars(s)
 
 
-# A tuple has identity in eager (`t is u` after `u = t`); the tracer's tuple value has none:
-# `is` between two tuples breaks the graph, and the break rebuilds each name's tuple as an object
-# of its own, so the test runs natively on two distinct tuples and says False (torch.compile
-# tracks its TupleVariable's identity and says True). Same cause: a cached_property's tuple read
-# twice.
-@case(
-    x34, xfail=BUG_ALIASING + ": tuple identity (`u = t; t is u`) is lost at the break"
-)
+# A tuple has identity in eager (`t is u` after `u = t`): the tracer's tuple value is one shared
+# `Rc` under every name, slot and attribute, so `is` is decided in the graph (torch.compile's
+# TupleVariable identity says True too). Same for a cached_property's tuple read twice.
+@case(x34)
 def tuple_identity_across_names(x):
     s = _Stats(x)
     t = (x, x + 1)

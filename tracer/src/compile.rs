@@ -584,7 +584,7 @@ fn build_entry(
             let (plan, values) =
                 crate::resume::BreakPlan::from_end(py, info, *index, stack, locals, &mut output)?;
             (
-                template_of(py, &Var::Tuple(values), &mut outs, &mut tctx)?,
+                template_of(py, &Var::Tuple(values.into()), &mut outs, &mut tctx)?,
                 Some(plan),
             )
         }

@@ -413,6 +413,12 @@ pub(crate) fn template_of(
         Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
         Var::Deque(q) => Some(std::rc::Rc::as_ptr(q) as usize),
         Var::Dict(d) => Some(std::rc::Rc::as_ptr(d) as usize),
+        // A tuple held in two places (two names, a slot and a name, `(t, t)`) is rebuilt once
+        // and shared, so `is` after the graph says what it says in eager.
+        // (One held nowhere else is reached once: rebuilt as it is, with no table entry.)
+        Var::Tuple(t) | Var::Size(t) | Var::NamedTuple { items: t, .. } => {
+            (std::rc::Rc::strong_count(t) > 1).then_some(std::rc::Rc::as_ptr(t) as usize)
+        }
         Var::Cell(c) => Some(std::rc::Rc::as_ptr(c) as usize),
         Var::Function(f) => Some(std::rc::Rc::as_ptr(f) as usize),
         Var::ModelOutput(o) => Some(std::rc::Rc::as_ptr(o) as usize),

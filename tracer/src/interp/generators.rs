@@ -176,7 +176,7 @@ impl Frame<'_, '_> {
                 }
                 match f {
                     Some(f) => self.call(f, row, vec![]).map(Some),
-                    None => Ok(Some(Var::Tuple(row))),
+                    None => Ok(Some(Var::Tuple(row.into()))),
                 }
             }
             Step::Count(it, n) => {
@@ -187,7 +187,7 @@ impl Frame<'_, '_> {
                         *next -= 1;
                     }
                 }
-                Ok(item.map(|v| Var::Tuple(vec![Var::py_const(py, n), v])))
+                Ok(item.map(|v| Var::Tuple(vec![Var::py_const(py, n), v].into())))
             }
         }
     }

@@ -365,7 +365,7 @@ pub(super) fn bind_arguments(
         )));
     }
     if has_varargs {
-        slots[argcount + kwonly] = Some(Var::Tuple(extra));
+        slots[argcount + kwonly] = Some(Var::Tuple(extra.into()));
     }
     let mut varkw = Vec::new();
     for (k, v) in kwargs {

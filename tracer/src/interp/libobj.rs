@@ -60,7 +60,7 @@ pub fn rebuild(py: Python<'_>, o: &LibObj) -> PyResult<Rebuild> {
         LibObj::Cycle { items, pos } => {
             let k = pos % items.len();
             let rotated: Vec<Var> = items[k..].iter().chain(&items[..k]).cloned().collect();
-            (vec![Var::Tuple(rotated)], Vec::new())
+            (vec![Var::Tuple(rotated.into())], Vec::new())
         }
         LibObj::Repeat(v) => (vec![v.clone()], Vec::new()),
         LibObj::Partial { func, args, kwargs } => {

@@ -67,9 +67,11 @@ impl super::Tracer<'_> {
             },
             Var::Tuple(items) => Var::Tuple(
                 items
-                    .into_iter()
+                    .iter()
+                    .cloned()
                     .map(|i| self.refresh(i, changed))
-                    .collect(),
+                    .collect::<Vec<_>>()
+                    .into(),
             ),
             Var::List(items) => {
                 let stale = items.borrow().iter().any(|i| self.is_stale(i, changed));

@@ -75,6 +75,10 @@ pub struct Tracer<'py> {
     /// Sets of constants read from the frame: each is a private copy (`Var::Set`), written
     /// back into the real set after the graph if the traced code changed it.
     pub(crate) external_sets: Vec<External<Py<PyAny>>>,
+    /// Plain tuples read from the frame, one tracker per object: a second read of one tuple
+    /// (another name, slot or attribute: `L['a'] is L['b']`, guarded) is the same `Rc`, so `is`
+    /// says True, and the tuple is handed back as the caller's very object after the graph.
+    pub(crate) external_tuples: Vec<External<vars::Items>>,
     /// `ModuleList` slices made while tracing (`self.layers[:n]`), each with the parent list's
     /// source and the parent's `_modules` keys it selected. A slice is a new list on every call
     /// (`Module.__init__` runs): its children are read and guarded through the parent's
@@ -394,6 +398,7 @@ pub fn trace<'py>(
         external_dicts: Vec::new(),
         external_deques: Vec::new(),
         external_sets: Vec::new(),
+        external_tuples: Vec::new(),
         module_list_slices: Vec::new(),
         effects: SideEffects::default(),
         free_cells: Vec::new(),
@@ -454,6 +459,9 @@ pub fn trace<'py>(
     }
     for (c, _) in &tx.free_cells {
         keep_alive.push(c.clone());
+    }
+    for (t, _, _) in &tx.external_tuples {
+        keep_alive.push(t.clone());
     }
     Ok(Traced {
         keep_alive,

@@ -313,7 +313,9 @@ impl Frame<'_, '_> {
             _ if !kwargs.is_empty() => Err(TraceError::unsupported(format!(
                 "ModelOutput.{name} with keyword arguments"
             ))),
-            ("to_tuple", []) => Ok(Var::Tuple(items.into_iter().map(|(_, v)| v).collect())),
+            ("to_tuple", []) => Ok(Var::Tuple(
+                items.into_iter().map(|(_, v)| v).collect::<Vec<_>>().into(),
+            )),
             ("keys", []) => Ok(Var::list(
                 items
                     .into_iter()
@@ -324,7 +326,7 @@ impl Frame<'_, '_> {
             ("items", []) => Ok(Var::list(
                 items
                     .into_iter()
-                    .map(|(k, v)| Var::Tuple(vec![Var::py_const(py, k), v]))
+                    .map(|(k, v)| Var::Tuple(vec![Var::py_const(py, k), v].into()))
                     .collect(),
             )),
             ("get", [k]) | ("get", [k, _]) => {
@@ -362,7 +364,7 @@ impl Frame<'_, '_> {
                 ))),
             };
         }
-        let values = Var::Tuple(items.into_iter().map(|(_, v)| v).collect());
+        let values = Var::Tuple(items.into_iter().map(|(_, v)| v).collect::<Vec<_>>().into());
         self.subscript(values, idx.clone())
     }
 }

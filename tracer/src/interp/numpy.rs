@@ -305,7 +305,7 @@ fn probe<'py>(py: Python<'py>, v: &Var) -> Result<Option<Bound<'py, PyAny>>, Tra
         }
         Var::Tuple(items) => {
             let mut out = Vec::new();
-            for i in items {
+            for i in items.iter() {
                 let Some(p) = probe(py, i)? else {
                     return Ok(None);
                 };

@@ -326,6 +326,25 @@ impl Frame<'_, '_> {
             (Var::ModelOutput(a), Var::ModelOutput(b)) => std::rc::Rc::ptr_eq(a, b),
             (Var::ModelOutput(_), _) | (_, Var::ModelOutput(_)) => false,
             (Var::Set(a), Var::Set(b)) => a.is(b),
+            // A tuple held under two names, in a container slot or an attribute is
+            // one `Rc`: the same object, as in eager (`u = t; t is u`). Two different `Rc`s may
+            // still be one object (an input tuple read twice is unpacked twice), so only
+            // sameness is decided here.
+            (
+                Var::Tuple(a) | Var::Size(a) | Var::NamedTuple { items: a, .. },
+                Var::Tuple(b) | Var::Size(b) | Var::NamedTuple { items: b, .. },
+            ) if std::rc::Rc::ptr_eq(a, b) => true,
+            // A dict, as a list, has one tracker per object (`Tracer::wrap` finds a frame's
+            // dict again by identity): two trackers are two dicts.
+            (Var::Dict(a), Var::Dict(b)) => std::rc::Rc::ptr_eq(a, b),
+            // Two tuples read from the frame are two objects (one object read twice is one
+            // tracker): guarded to stay two, below.
+            (Var::Tuple(_), Var::Tuple(_))
+                if self.tx.external_container_source(&lhs).is_some()
+                    && self.tx.external_container_source(&rhs).is_some() =>
+            {
+                false
+            }
             (Var::Py(o, _), _) | (_, Var::Py(o, _)) if o.is_none(py) => false,
             // A tracked container is a container: an object of no container type (a sentinel
             // such as a dataclass's `_HAS_DEFAULT_FACTORY`) is not it.
@@ -336,6 +355,16 @@ impl Frame<'_, '_> {
             }
             _ => return Err(TraceError::unsupported("`is` between these values")),
         };
+        // Two containers read from the frame through two sources: the answer holds while the
+        // sources hold one object (or two) again (`f(l, l)` then `f(l, l2)`).
+        if let (Some(sa), Some(sb)) = (
+            self.tx.external_container_source(&lhs),
+            self.tx.external_container_source(&rhs),
+        ) {
+            if !sa.same_as(&sb) {
+                self.tx.guards.add_identity(&sa, &sb, same);
+            }
+        }
         Ok(Var::py_const(py, same != negate))
     }
 
@@ -522,7 +551,7 @@ impl Frame<'_, '_> {
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         let items = match rhs {
-            Var::Tuple(items) | Var::Size(items) => items.clone(),
+            Var::Tuple(items) | Var::Size(items) => items.to_vec(),
             Var::List(items) => items.borrow().clone(),
             _ => return Ok(None),
         };
@@ -612,8 +641,8 @@ impl Frame<'_, '_> {
                     }
                     return Ok(match obj {
                         Var::List(_) => Var::list(out),
-                        Var::Size(_) => Var::Size(out),
-                        _ => Var::Tuple(out),
+                        Var::Size(_) => Var::Size(out.into()),
+                        _ => Var::Tuple(out.into()),
                     });
                 }
                 Err(TraceError::unsupported(
@@ -993,11 +1022,11 @@ impl Frame<'_, '_> {
                     {
                         Ok(Var::NamedTuple {
                             ty: ty.into_any().unbind(),
-                            items: out,
+                            items: out.into(),
                         })
                     }
                     Some(ty) if ty.is(py.get_type::<pyo3::types::PyList>()) => Ok(Var::list(out)),
-                    _ => Ok(Var::Tuple(out)),
+                    _ => Ok(Var::Tuple(out.into())),
                 }
             }
             other => {

@@ -90,7 +90,7 @@ impl Frame<'_, '_> {
                 None => return Ok(Var::none(py)),
             }
         }
-        Ok(Var::Tuple(out))
+        Ok(Var::Tuple(out.into()))
     }
 
     /// COPY_DICT_WITHOUT_KEYS: `**rest` of a mapping pattern.
@@ -212,6 +212,6 @@ impl Frame<'_, '_> {
                 Err(e) => return Err(e),
             }
         }
-        Ok(Var::Tuple(out))
+        Ok(Var::Tuple(out.into()))
     }
 }

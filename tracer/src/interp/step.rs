@@ -300,7 +300,7 @@ impl Frame<'_, '_> {
             // container, which realizes its items (`realize_in`).
             Op::BuildTuple => {
                 let items = self.popn_unused(arg)?;
-                self.stack.push(Var::Tuple(items));
+                self.stack.push(Var::Tuple(items.into()));
             }
             Op::BuildList => {
                 let items = self.popn_unused(arg)?;
@@ -355,7 +355,7 @@ impl Frame<'_, '_> {
                 let items = v
                     .items(py)
                     .ok_or_else(|| TraceError::internal("LIST_TO_TUPLE"))?;
-                self.stack.push(Var::Tuple(items));
+                self.stack.push(Var::Tuple(items.into()));
             }
             Op::DictUpdate | Op::DictMerge => {
                 let v = self.pop()?;

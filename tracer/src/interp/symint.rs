@@ -91,7 +91,7 @@ impl Frame<'_, '_> {
         let items = (0..t.meta.ndim())
             .map(|d| self.size_of(t, d))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Var::Size(items))
+        Ok(Var::Size(items.into()))
     }
 
     /// `t.numel()`.
@@ -304,9 +304,11 @@ impl Frame<'_, '_> {
             }
             Var::Tuple(items) if items.iter().any(|i| matches!(i, Var::SymBool(_))) => Var::Tuple(
                 items
-                    .into_iter()
+                    .iter()
+                    .cloned()
                     .map(|i| self.decide_bools(i))
-                    .collect::<Result<_, _>>()?,
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
             ),
             Var::List(items) if items.borrow().iter().any(|i| matches!(i, Var::SymBool(_))) => {
                 let decided = items
@@ -384,15 +386,19 @@ impl super::Tracer<'_> {
             }
             Var::Tuple(items) if items.iter().any(sym) => Var::Tuple(
                 items
-                    .into_iter()
+                    .iter()
+                    .cloned()
                     .map(|i| self.specialize(i))
-                    .collect::<Result<_, _>>()?,
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
             ),
             Var::Size(items) if items.iter().any(sym) => Var::Size(
                 items
-                    .into_iter()
+                    .iter()
+                    .cloned()
                     .map(|i| self.specialize(i))
-                    .collect::<Result<_, _>>()?,
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
             ),
             other => other,
         })

@@ -26,6 +26,10 @@ use super::Tracer;
 pub type DictCell = RefCell<Vec<(Py<PyAny>, Var)>>;
 /// A dict's items, shared so two names for one dict see each other's writes.
 pub type DictItems = Rc<DictCell>;
+/// The items of a tuple (plain, named, or a `torch.Size`), shared: a tuple has identity in
+/// Python (`u = t; t is u`), so every name, slot and attribute that holds one tuple holds one
+/// `Rc`, and `is` and the rebuild at a graph break go by its address (one object, rebuilt once).
+pub type Items = Rc<Vec<Var>>;
 
 /// A function the tracer can inline (made and called in `inline.rs`).
 pub struct FunctionVar {
@@ -58,7 +62,7 @@ pub enum Var {
     /// A Python object known at trace time: constants, modules, functions, classes, dtypes,
     /// `nn.Module`s. `source` says where it was read from (guards were installed then).
     Py(Py<PyAny>, Option<Source>),
-    Tuple(Vec<Var>),
+    Tuple(Items),
     /// Lists have identity: two names for one list see each other's appends.
     List(Rc<RefCell<Vec<Var>>>),
     Dict(DictItems),
@@ -66,7 +70,7 @@ pub enum Var {
     /// ints and, for a tensor with symbolic sizes, [`Var::SymInt`]s: it stays a `torch.Size`
     /// (type, printing, `numel`, slicing, `+`) without specializing them, and is rebuilt at a
     /// return or a graph break as a real `torch.Size` of the call's own sizes.
-    Size(Vec<Var>),
+    Size(Items),
     /// A Python int computed from symbolic sizes (dynamic shapes: `x.size(0)`, `T * 2`): the
     /// graph node that computes it on every call and its expression over the size symbols.
     /// It has no Python value at trace time: code that needs one specializes it
@@ -93,7 +97,7 @@ pub enum Var {
     /// A tuple subclass with named fields (`torch.return_types.max`, a namedtuple).
     NamedTuple {
         ty: Py<PyAny>,
-        items: Vec<Var>,
+        items: Items,
     },
     /// A cell made in the traced code (a closure variable); `None` until assigned.
     Cell(Rc<RefCell<Option<Var>>>),
@@ -368,7 +372,13 @@ impl Var {
 
     /// A `torch.Size` of known sizes.
     pub fn size_const(py: Python<'_>, sizes: &[i64]) -> Var {
-        Var::Size(sizes.iter().map(|&d| Var::py_const(py, d)).collect())
+        Var::Size(
+            sizes
+                .iter()
+                .map(|&d| Var::py_const(py, d))
+                .collect::<Vec<_>>()
+                .into(),
+        )
     }
 
     /// Whether this is a symbolic int or a container that holds one (at its top level).
@@ -572,10 +582,10 @@ impl Var {
 
     pub fn items(&self, py: Python<'_>) -> Option<Vec<Var>> {
         match self {
-            Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.clone()),
+            Var::Tuple(items) | Var::NamedTuple { items, .. } => Some(items.to_vec()),
             Var::List(items) => Some(items.borrow().clone()),
             Var::Deque(q) => Some(q.items.borrow().clone()),
-            Var::Size(s) => Some(s.clone()),
+            Var::Size(s) => Some(s.to_vec()),
             Var::Iter(it) => {
                 let it = it.borrow();
                 Some(it.0[it.1.min(it.0.len())..].to_vec())
@@ -603,7 +613,7 @@ impl Var {
                         match kind {
                             ViewKind::Keys => k,
                             ViewKind::Values => v.clone(),
-                            ViewKind::Items => Var::Tuple(vec![k, v.clone()]),
+                            ViewKind::Items => Var::Tuple(vec![k, v.clone()].into()),
                         }
                     })
                     .collect(),
@@ -947,10 +957,10 @@ impl Tracer<'_> {
                 if !ty.is(py.get_type::<PyTuple>()) {
                     return Ok(Var::NamedTuple {
                         ty: ty.into_any().unbind(),
-                        items,
+                        items: items.into(),
                     });
                 }
-                return Ok(Var::Tuple(items));
+                return Ok(Var::Tuple(items.into()));
             }
             if value.get_type().is(py.get_type::<pyo3::types::PySet>()) {
                 return Ok(Var::Set(value.unbind()));
@@ -964,8 +974,12 @@ impl Tracer<'_> {
         };
         // One tracker per container object, whatever path it was reached by, so `a is b` and
         // mutations through either name agree.
-        if let Some((l, _, _)) = self.external_lists.iter().find(|(_, _, o)| o.is(&value)) {
-            let l = l.clone();
+        if let Some((l, first, _)) = self.external_lists.iter().find(|(_, _, o)| o.is(&value)) {
+            let (l, first) = (l.clone(), first.clone());
+            // Reached through another source: the two sources must hold one object again.
+            if !first.same_as(&source) {
+                self.guards.add_identity(&first, &source, true);
+            }
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(value.len()?));
@@ -981,15 +995,23 @@ impl Tracer<'_> {
                 .add(py, &source, Check::Equals(snapshot.unbind()));
             return Ok(Var::Set(s));
         }
-        if let Some((q, _, _)) = self.external_deques.iter().find(|(_, _, o)| o.is(&value)) {
-            let q = q.clone();
+        if let Some((q, first, _)) = self.external_deques.iter().find(|(_, _, o)| o.is(&value)) {
+            let (q, first) = (q.clone(), first.clone());
+            // Reached through another source: the two sources must hold one object again.
+            if !first.same_as(&source) {
+                self.guards.add_identity(&first, &source, true);
+            }
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(value.len()?));
             return Ok(Var::Deque(q));
         }
-        if let Some((d, _, _)) = self.external_dicts.iter().find(|(_, _, o)| o.is(&value)) {
-            let d = d.clone();
+        if let Some((d, first, _)) = self.external_dicts.iter().find(|(_, _, o)| o.is(&value)) {
+            let (d, first) = (d.clone(), first.clone());
+            // Reached through another source: the two sources must hold one object again.
+            if !first.same_as(&source) {
+                self.guards.add_identity(&first, &source, true);
+            }
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(value.len()?));
@@ -1029,11 +1051,28 @@ impl Tracer<'_> {
             self.guards
                 .add(py, &source, Check::Type(value.get_type().unbind()));
             self.guards.add(py, &source, Check::Len(t.len()));
+            let plain = value.get_type().is(py.get_type::<PyTuple>());
+            // One tuple reached again through another source: its tracker, while the two
+            // sources hold one object (guarded).
+            if let Some((items, first, _)) = self
+                .external_tuples
+                .iter()
+                .find(|(_, _, o)| o.bind(py).is(&value))
+            {
+                if plain && !first.same_as(&source) {
+                    let (items, first) = (items.clone(), first.clone());
+                    self.guards.add_identity(&first, &source, true);
+                    return Ok(Var::Tuple(items));
+                }
+            }
             let mut items = Vec::new();
             for (i, x) in t.iter().enumerate() {
                 items.push(self.wrap(x, Some(source.item(i.into_pyobject(py)?.into_any())))?);
             }
-            if value.get_type().is(py.get_type::<PyTuple>()) {
+            if plain {
+                let items: Items = items.into();
+                self.external_tuples
+                    .push((items.clone(), source, value.unbind()));
                 return Ok(Var::Tuple(items));
             }
             // A namedtuple or other tuple subclass: keep the object, items are guarded.
@@ -1293,7 +1332,7 @@ impl Tracer<'_> {
         match v {
             Var::Py(_, Some(s)) => self.guards.realize(py, s, identity),
             Var::Tuple(items) | Var::NamedTuple { items, .. } => {
-                for i in items {
+                for i in items.iter() {
                     self.realize_in(i, identity, depth + 1);
                 }
             }
@@ -1351,6 +1390,23 @@ impl Tracer<'_> {
     }
 
     /// Where each container read from outside came from, by the address of its tracked items.
+    /// The source a container read from the frame (a list, dict, deque or tuple tracker) was
+    /// first read from; `None` for one the traced code made.
+    pub(crate) fn external_container_source(&self, v: &Var) -> Option<Source> {
+        fn find<T>(list: &[super::External<Rc<T>>], x: &Rc<T>) -> Option<Source> {
+            list.iter()
+                .find(|(y, _, _)| Rc::ptr_eq(x, y))
+                .map(|(_, s, _)| s.clone())
+        }
+        match v {
+            Var::List(l) => find(&self.external_lists, l),
+            Var::Dict(d) => find(&self.external_dicts, d),
+            Var::Deque(q) => find(&self.external_deques, q),
+            Var::Tuple(t) => find(&self.external_tuples, t),
+            _ => None,
+        }
+    }
+
     pub fn external_sources(&self) -> Vec<(usize, Source)> {
         let lists = self
             .external_lists
@@ -1368,7 +1424,16 @@ impl Tracer<'_> {
             .external_sets
             .iter()
             .map(|(o, s, _)| (o.as_ptr() as usize, s.clone()));
-        lists.chain(dicts).chain(deques).chain(sets).collect()
+        let tuples = self
+            .external_tuples
+            .iter()
+            .map(|(t, s, _)| (Rc::as_ptr(t) as usize, s.clone()));
+        lists
+            .chain(dicts)
+            .chain(deques)
+            .chain(sets)
+            .chain(tuples)
+            .collect()
     }
 }
 

@@ -176,7 +176,7 @@ impl Frame<'_, '_> {
             for a in args {
                 match a {
                     Var::Iter(_) | Var::Library(_) | Var::Generator(_) => {
-                        out.push(Var::Tuple(self.drain(a)?))
+                        out.push(Var::Tuple(self.drain(a)?.into()))
                     }
                     a => out.push(a),
                 }
@@ -413,7 +413,7 @@ impl Frame<'_, '_> {
             ("tuple", [v]) | ("list", [v]) if v.items(py).is_some() => {
                 let items = v.items(py).unwrap();
                 return Ok(if name == "tuple" {
-                    Var::Tuple(items)
+                    Var::Tuple(items.into())
                 } else {
                     Var::list(items)
                 });
@@ -457,7 +457,7 @@ impl Frame<'_, '_> {
             ("divmod", [a, b]) if matches!(a, Var::Tensor(_)) || matches!(b, Var::Tensor(_)) => {
                 let q = self.operator("floordiv", vec![a.clone(), b.clone()])?;
                 let r = self.operator("mod", vec![a.clone(), b.clone()])?;
-                Var::Tuple(vec![q, r])
+                Var::Tuple(vec![q, r].into())
             }
             ("pow", [a, b]) if matches!(a, Var::Tensor(_)) || matches!(b, Var::Tensor(_)) => {
                 self.operator("pow", vec![a.clone(), b.clone()])?
@@ -493,7 +493,7 @@ impl Frame<'_, '_> {
                 .chain(kwargs.iter().map(|(_, v)| v))
                 .any(|a| a.as_py(py).is_none())
         {
-            let items = Var::Tuple(args.to_vec());
+            let items = Var::Tuple(args.to_vec().into());
             return self.reduce_builtin(name, &[items], kwargs);
         }
         if name == "dict" && args.len() <= 1 && !kwargs.is_empty() {

@@ -67,8 +67,8 @@ impl Frame<'_, '_> {
                     let items = items
                         .into_iter()
                         .map(|i| self.specialize(i))
-                        .collect::<Result<_, _>>()?;
-                    vec![Var::Tuple(items)]
+                        .collect::<Result<Vec<_>, _>>()?;
+                    vec![Var::Tuple(items.into())]
                 }
                 _ => args.to_vec(),
             };
@@ -520,7 +520,7 @@ impl Frame<'_, '_> {
                     ));
                 }
                 let (k, v) = if last { b.pop().unwrap() } else { b.remove(0) };
-                Ok(Some(Var::Tuple(vec![Var::Py(k, None), v])))
+                Ok(Some(Var::Tuple(vec![Var::Py(k, None), v].into())))
             }
             _ => Ok(None),
         }

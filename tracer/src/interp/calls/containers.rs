@@ -73,7 +73,7 @@ impl Frame<'_, '_> {
             ("popitem", []) => d
                 .borrow_mut()
                 .pop()
-                .map(|(k, v)| Var::Tuple(vec![Var::Py(k, None), v]))
+                .map(|(k, v)| Var::Tuple(vec![Var::Py(k, None), v].into()))
                 .ok_or_else(|| {
                     TraceError::unsupported("popitem of an empty dict (the frame raises KeyError)")
                 }),
@@ -295,7 +295,7 @@ impl Frame<'_, '_> {
             ("items", []) => {
                 let mut out = Vec::new();
                 for k in &keys {
-                    out.push(Var::Tuple(vec![key_var(k), value(self, k)?]));
+                    out.push(Var::Tuple(vec![key_var(k), value(self, k)?].into()));
                 }
                 Ok(Var::list(out))
             }

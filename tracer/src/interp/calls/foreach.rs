@@ -133,7 +133,7 @@ impl Frame<'_, '_> {
             // torch returns the written list itself.
             return Ok(Some(args[0].clone()));
         }
-        Ok(Some(Var::Tuple(results)))
+        Ok(Some(Var::Tuple(results.into())))
     }
 
     /// An item of `lerp` / `addcmul` / `addcdiv` with a number weight or value, written with

@@ -196,7 +196,7 @@ impl Frame<'_, '_> {
         let o = l.borrow();
         match (&*o, name) {
             (LibObj::Partial { func, .. }, "func") => Ok(func.clone()),
-            (LibObj::Partial { args, .. }, "args") => Ok(Var::Tuple(args.clone())),
+            (LibObj::Partial { args, .. }, "args") => Ok(Var::Tuple(args.clone().into())),
             (LibObj::Partial { kwargs, .. }, "keywords") => {
                 let items = kwargs
                     .iter()
@@ -250,7 +250,7 @@ impl Frame<'_, '_> {
                 Ok(if out.len() == 1 {
                     out.pop().unwrap()
                 } else {
-                    Var::Tuple(out)
+                    Var::Tuple(out.into())
                 })
             }
             "attrgetter" => {
@@ -266,7 +266,7 @@ impl Frame<'_, '_> {
                 Ok(if out.len() == 1 {
                     out.pop().unwrap()
                 } else {
-                    Var::Tuple(out)
+                    Var::Tuple(out.into())
                 })
             }
             _ => {
@@ -349,7 +349,7 @@ impl Frame<'_, '_> {
                 Var::list(items)
             }
             ("add" | "concat", [Var::Tuple(a), Var::Tuple(b)]) => {
-                Var::Tuple(a.iter().chain(b.iter()).cloned().collect())
+                Var::Tuple(a.iter().chain(b.iter()).cloned().collect::<Vec<_>>().into())
             }
             _ => return Ok(None),
         };

@@ -405,7 +405,7 @@ impl Frame<'_, '_> {
                     strict = self.truth(v)?;
                 }
                 let rows = self.zip_rows(its.to_vec(), strict)?;
-                new_iter(rows.into_iter().map(Var::Tuple).collect())
+                new_iter(rows.into_iter().map(|r| Var::Tuple(r.into())).collect())
             }
             ("enumerate", [it]) | ("enumerate", [it, _]) => {
                 let start = match args.get(1).cloned().or_else(|| kw("start")) {
@@ -420,7 +420,9 @@ impl Frame<'_, '_> {
                     items
                         .into_iter()
                         .enumerate()
-                        .map(|(i, x)| Var::Tuple(vec![Var::py_const(py, start + i as i64), x]))
+                        .map(|(i, x)| {
+                            Var::Tuple(vec![Var::py_const(py, start + i as i64), x].into())
+                        })
                         .collect(),
                 )
             }
@@ -554,7 +556,7 @@ impl Frame<'_, '_> {
                     }
                     rows = next;
                 }
-                new_iter(rows.into_iter().map(Var::Tuple).collect())
+                new_iter(rows.into_iter().map(|r| Var::Tuple(r.into())).collect())
             }
             "permutations" | "combinations" | "combinations_with_replacement"
                 if !args.is_empty() && only_kw(&["r"]) =>
@@ -577,14 +579,22 @@ impl Frame<'_, '_> {
                 for t in idx.try_iter()? {
                     let t: Vec<usize> = t?.extract()?;
                     out.push(Var::Tuple(
-                        t.into_iter().map(|j| items[j].clone()).collect(),
+                        t.into_iter()
+                            .map(|j| items[j].clone())
+                            .collect::<Vec<_>>()
+                            .into(),
                     ));
                 }
                 new_iter(out)
             }
             "pairwise" if args.len() == 1 && kwargs.is_empty() => {
                 let items = self.drain(args[0].clone())?;
-                new_iter(items.windows(2).map(|w| Var::Tuple(w.to_vec())).collect())
+                new_iter(
+                    items
+                        .windows(2)
+                        .map(|w| Var::Tuple(w.to_vec().into()))
+                        .collect(),
+                )
             }
             "filterfalse" if args.len() == 2 && kwargs.is_empty() => {
                 let items = self.drain(args[1].clone())?;
@@ -724,7 +734,8 @@ impl Frame<'_, '_> {
                             Var::Tuple(
                                 cols.iter()
                                     .map(|c| c.get(i).cloned().unwrap_or_else(|| fill.clone()))
-                                    .collect(),
+                                    .collect::<Vec<_>>()
+                                    .into(),
                             )
                         })
                         .collect(),
@@ -755,7 +766,7 @@ impl Frame<'_, '_> {
                 new_iter(
                     groups
                         .into_iter()
-                        .map(|(k, _, g)| Var::Tuple(vec![k, new_iter(g)]))
+                        .map(|(k, _, g)| Var::Tuple(vec![k, new_iter(g)].into()))
                         .collect(),
                 )
             }
@@ -774,7 +785,12 @@ impl Frame<'_, '_> {
                     None => 2,
                 };
                 let items = self.drain(args[0].clone())?;
-                Var::Tuple((0..n).map(|_| new_iter(items.clone())).collect())
+                Var::Tuple(
+                    (0..n)
+                        .map(|_| new_iter(items.clone()))
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
             }
             "takewhile" | "dropwhile" if args.len() == 2 && kwargs.is_empty() => {
                 let mut p = self.puller(args[1].clone())?;

@@ -372,12 +372,12 @@ impl Frame<'_, '_> {
         }
         if as_tuple {
             return Ok(Some(Var::Tuple(
-                items.into_iter().map(|(_, v)| v).collect(),
+                items.into_iter().map(|(_, v)| v).collect::<Vec<_>>().into(),
             )));
         }
         let mut out = Vec::new();
         for (k, v) in items {
-            out.push(Var::Tuple(vec![Var::py_const(py, k), v]));
+            out.push(Var::Tuple(vec![Var::py_const(py, k), v].into()));
         }
         self.call_builtin(
             &py.import("builtins")?.getattr("dict")?,
@@ -405,9 +405,11 @@ impl Frame<'_, '_> {
             Var::Py(ref o, _) if crate::interp::pyobj::is_immutable_const(o.bind(py)) => Ok(v),
             Var::Tuple(items) => Ok(Var::Tuple(
                 items
-                    .into_iter()
+                    .iter()
+                    .cloned()
                     .map(|i| self.dataclass_value(i, as_tuple))
-                    .collect::<Result<_, _>>()?,
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
             )),
             Var::List(ref l) if crate::interp::vars::list_kind(l).is_none() => {
                 let items = v.items(py).unwrap_or_default();
@@ -545,7 +547,7 @@ impl Frame<'_, '_> {
         }
         Ok(Some(Var::NamedTuple {
             ty: ty.clone().into_any().unbind(),
-            items: out,
+            items: out.into(),
         }))
     }
 
@@ -571,7 +573,10 @@ impl Frame<'_, '_> {
                     })?;
                     items[i] = v;
                 }
-                Ok(Var::NamedTuple { ty, items })
+                Ok(Var::NamedTuple {
+                    ty,
+                    items: items.into(),
+                })
             }
             ("_asdict", []) if kwargs.is_empty() => {
                 let mut out = Vec::new();
@@ -581,7 +586,12 @@ impl Frame<'_, '_> {
                 Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(out))))
             }
             _ => {
-                let obj = Var::NamedTuple { ty, items }.as_py(py).ok_or_else(|| {
+                let obj = Var::NamedTuple {
+                    ty,
+                    items: items.into(),
+                }
+                .as_py(py)
+                .ok_or_else(|| {
                     TraceError::unsupported(format!("{name}() of a namedtuple of tensors"))
                 })?;
                 let m = obj.getattr(name)?;

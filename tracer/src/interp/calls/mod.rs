@@ -88,7 +88,7 @@ impl Frame<'_, '_> {
                 Var::Dict(d) => self.dict_method(d, &name, args, kwargs),
                 Var::Set(set) => self.set_method(set, &name, args, kwargs),
                 Var::NamedTuple { ty, items } => {
-                    self.named_tuple_method(ty, items, &name, args, kwargs)
+                    self.named_tuple_method(ty, items.to_vec(), &name, args, kwargs)
                 }
                 Var::ModelOutput(o) => self.model_output_method(o, &name, args, kwargs),
                 Var::Py(o, Some(src))
@@ -463,13 +463,18 @@ impl Frame<'_, '_> {
             };
             return Ok(match (exc, exception) {
                 (None, true) => Var::none(py),
-                (None, false) => Var::Tuple(vec![Var::none(py), Var::none(py), Var::none(py)]),
+                (None, false) => {
+                    Var::Tuple(vec![Var::none(py), Var::none(py), Var::none(py)].into())
+                }
                 (Some(e), true) => Var::Py(e.unbind(), None),
-                (Some(e), false) => Var::Tuple(vec![
-                    Var::Py(e.get_type().into_any().unbind(), None),
-                    Var::Py(e.clone().unbind(), None),
-                    Var::Py(e.getattr("__traceback__")?.unbind(), None),
-                ]),
+                (Some(e), false) => Var::Tuple(
+                    vec![
+                        Var::Py(e.get_type().into_any().unbind(), None),
+                        Var::Py(e.clone().unbind(), None),
+                        Var::Py(e.getattr("__traceback__")?.unbind(), None),
+                    ]
+                    .into(),
+                ),
             });
         }
         // `types.MethodType(func, obj)`: `func` bound to `obj`, called with it first

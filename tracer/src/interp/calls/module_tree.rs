@@ -90,7 +90,7 @@ impl Frame<'_, '_> {
                 for n in nodes {
                     let v = self.tx.wrap(n.module, Some(n.source))?;
                     out.push(if named {
-                        Var::Tuple(vec![Var::py_const(py, n.name), v])
+                        Var::Tuple(vec![Var::py_const(py, n.name), v].into())
                     } else {
                         v
                     });
@@ -108,7 +108,7 @@ impl Frame<'_, '_> {
                     seen.push(&child, &s);
                     let v = self.tx.wrap(child, Some(s))?;
                     out.push(if named {
-                        Var::Tuple(vec![Var::py_const(py, k), v])
+                        Var::Tuple(vec![Var::py_const(py, k), v].into())
                     } else {
                         v
                     });
@@ -148,7 +148,7 @@ impl Frame<'_, '_> {
                         let full = dotted(&n.name, &k);
                         let t = self.tx.wrap(v, Some(s))?;
                         out.push(if named {
-                            Var::Tuple(vec![Var::py_const(py, full), t])
+                            Var::Tuple(vec![Var::py_const(py, full), t].into())
                         } else {
                             t
                         });

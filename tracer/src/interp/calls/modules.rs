@@ -120,7 +120,11 @@ impl Frame<'_, '_> {
         let mut kwargs = kwargs;
         for (hook, takes_kwargs) in pre {
             if takes_kwargs {
-                let call_args = vec![mvar.clone(), Var::Tuple(args.clone()), kwargs_dict(&kwargs)];
+                let call_args = vec![
+                    mvar.clone(),
+                    Var::Tuple(args.clone().into()),
+                    kwargs_dict(&kwargs),
+                ];
                 let r = self.call(hook, call_args, vec![])?;
                 if is_none(&r) {
                     continue;
@@ -128,7 +132,7 @@ impl Frame<'_, '_> {
                 // `(args, kwargs)`, as `Module._call_impl` requires of such a hook.
                 let (new_args, new_kwargs) = match r {
                     Var::Tuple(items) if items.len() == 2 => match (&items[0], &items[1]) {
-                        (Var::Tuple(a), Var::Dict(d)) => (a.clone(), d.clone()),
+                        (Var::Tuple(a), Var::Dict(d)) => (a.to_vec(), d.clone()),
                         _ => return refuse(),
                     },
                     _ => return refuse(),
@@ -140,10 +144,14 @@ impl Frame<'_, '_> {
                     .map(|(k, v)| Ok((k.bind(py).extract::<String>()?, v.clone())))
                     .collect::<PyResult<_>>()?;
             } else {
-                let r = self.call(hook, vec![mvar.clone(), Var::Tuple(args.clone())], vec![])?;
+                let r = self.call(
+                    hook,
+                    vec![mvar.clone(), Var::Tuple(args.clone().into())],
+                    vec![],
+                )?;
                 if !is_none(&r) {
                     args = match r {
-                        Var::Tuple(items) => items,
+                        Var::Tuple(items) => std::rc::Rc::unwrap_or_clone(items),
                         other => vec![other],
                     };
                 }
@@ -152,7 +160,7 @@ impl Frame<'_, '_> {
         let mut result =
             self.call_module_body(m, Some(src.clone()), args.clone(), kwargs.clone())?;
         for (hook, takes_kwargs) in post {
-            let mut hook_args = vec![mvar.clone(), Var::Tuple(args.clone())];
+            let mut hook_args = vec![mvar.clone(), Var::Tuple(args.clone().into())];
             if takes_kwargs {
                 hook_args.push(kwargs_dict(&kwargs));
             }

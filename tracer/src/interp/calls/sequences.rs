@@ -45,7 +45,9 @@ fn int_like(py: Python<'_>, v: &Var) -> bool {
 
 fn seq_items(v: &Var) -> Option<Vec<Var>> {
     match v {
-        Var::Tuple(items) | Var::NamedTuple { items, .. } | Var::Size(items) => Some(items.clone()),
+        Var::Tuple(items) | Var::NamedTuple { items, .. } | Var::Size(items) => {
+            Some(items.to_vec())
+        }
         Var::List(l) => Some(l.borrow().clone()),
         _ => None,
     }
@@ -141,14 +143,14 @@ impl Frame<'_, '_> {
             ("add" | "iadd", Var::Tuple(_) | Var::NamedTuple { .. }, Var::Tuple(_))
             | ("add" | "iadd", Var::Tuple(_), Var::NamedTuple { .. }) => {
                 let (x, y) = (seq_items(a).unwrap(), seq_items(b).unwrap());
-                Ok(Some(Var::Tuple([x, y].concat())))
+                Ok(Some(Var::Tuple([x, y].concat().into())))
             }
             // `torch.Size` concatenated with a tuple, on either side, is a `torch.Size` (its
             // `__radd__` wins over `tuple.__add__`).
             ("add" | "iadd", Var::Size(_), Var::Size(_) | Var::Tuple(_))
             | ("add" | "iadd", Var::Tuple(_), Var::Size(_)) => {
                 let (x, y) = (seq_items(a).unwrap(), seq_items(b).unwrap());
-                Ok(Some(Var::Size([x, y].concat())))
+                Ok(Some(Var::Size([x, y].concat().into())))
             }
             (
                 "mul" | "imul",
@@ -163,8 +165,8 @@ impl Frame<'_, '_> {
                 let out = repeat(&items, n);
                 Ok(Some(match seq {
                     Var::List(_) => Var::list(out),
-                    Var::Size(_) => Var::Size(out),
-                    _ => Var::Tuple(out),
+                    Var::Size(_) => Var::Size(out.into()),
+                    _ => Var::Tuple(out.into()),
                 }))
             }
             // `==`/`!=` of tuples (or sizes) holding symbolic ints: item by item, each
@@ -175,9 +177,9 @@ impl Frame<'_, '_> {
                 Ok(Some(Var::py_const(py, name == "ne")))
             }
             ("eq" | "ne", Var::Tuple(x) | Var::Size(x), Var::Tuple(y) | Var::Size(y))
-                if x.iter().chain(y).all(|i| int_like(py, i)) =>
+                if x.iter().chain(y.iter()).all(|i| int_like(py, i)) =>
             {
-                let (x, y) = (x.clone(), y.clone());
+                let (x, y) = (x.to_vec(), y.to_vec());
                 let mut equal = true;
                 for (i, j) in x.into_iter().zip(y) {
                     let r = self.operator("eq", vec![i, j])?;
@@ -293,7 +295,7 @@ impl Frame<'_, '_> {
             // `numel` of symbolic dims is their product (a graph value, as `x.numel()`).
             if name == "numel" && args.is_empty() && kwargs.is_empty() {
                 let mut acc = Var::py_const(py, 1i64);
-                for i in items.clone() {
+                for i in items.iter().cloned() {
                     acc = self.operator("mul", vec![acc, i])?;
                 }
                 return Ok(Some(acc));

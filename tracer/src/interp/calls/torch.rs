@@ -88,7 +88,10 @@ impl Frame<'_, '_> {
                     Some(d) => Ok(Var::py_const(py, vals[norm(d, vals.len())?])),
                     None if name == "size" => Ok(Var::size_const(py, &vals)),
                     None => Ok(Var::Tuple(
-                        vals.into_iter().map(|v| Var::py_const(py, v)).collect(),
+                        vals.into_iter()
+                            .map(|v| Var::py_const(py, v))
+                            .collect::<Vec<_>>()
+                            .into(),
                     )),
                 };
             }

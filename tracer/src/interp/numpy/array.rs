@@ -27,7 +27,11 @@ impl Frame<'_, '_> {
         };
         match name {
             "shape" => Ok(Var::Tuple(
-                sizes()?.into_iter().map(|d| Var::py_const(py, d)).collect(),
+                sizes()?
+                    .into_iter()
+                    .map(|d| Var::py_const(py, d))
+                    .collect::<Vec<_>>()
+                    .into(),
             )),
             "ndim" => Ok(Var::py_const(py, a.ndim() as i64)),
             "size" => Ok(Var::py_const(py, sizes()?.iter().product::<i64>())),
@@ -446,7 +450,7 @@ impl Frame<'_, '_> {
             Var::Tuple(items) => {
                 let mut out = Vec::new();
                 let mut plain = true;
-                for it in items {
+                for it in items.iter() {
                     if matches!(it, Var::Ndarray(_)) {
                         return Err(TraceError::unsupported(
                             "a numpy array inside a tuple index",

@@ -386,7 +386,7 @@ impl Frame<'_, '_> {
         let items = args
             .first()
             .and_then(|s| match s {
-                Var::Tuple(i) => Some(i.clone()),
+                Var::Tuple(i) => Some(i.to_vec()),
                 Var::List(l) => Some(l.borrow().clone()),
                 _ => None,
             })
