@@ -279,11 +279,6 @@ fn batch_norm(g: &mut Graph, id: NodeId) -> Option<BatchNorm> {
 /// The gradients of a written-out `batch_norm` (see the module doc) given `g`, the gradient of
 /// its output: the normalized input is computed again from the saved input and statistics.
 fn bn_backward(b: &mut Bw, bn: &BatchNorm, g: NodeId) -> Result<Vec<(NodeId, NodeId)>> {
-    let d = || ints(&bn.dims);
-    let need_x = b.needs(bn.x);
-    let need_w = bn.weight.is_some_and(|w| b.needs(w));
-    let need_b = bn.bias.is_some_and(|n| b.needs(n));
-    let ch = bn.bshape[1];
     // A half-precision input and gradient are read in float32 (the statistics are float32);
     // the input's gradient is cast back where it is accumulated.
     let xb = b.fwd(bn.x);
@@ -293,42 +288,93 @@ fn bn_backward(b: &mut Bw, bn: &BatchNorm, g: NodeId) -> Result<Vec<(NodeId, Nod
     let rstd = b.fwd(bn.rstd);
     let xc = b.m("sub", xb, vec![Arg::Node(mean)])?;
     let xhat = b.m("mul", xc, vec![Arg::Node(rstd)])?;
-    let mut r = Vec::new();
-    let sgx = if need_x || need_w {
+    let norm = Normalized {
+        x: bn.x,
+        weight: bn.weight,
+        bias: bn.bias,
+        dims: &bn.dims,
+        bshape: &bn.bshape,
+        count: bn.count,
+        batch_stats: true,
+    };
+    normalized_grads(b, &norm, g, xhat, rstd)
+}
+
+/// What the gradients of a batch normalization read besides `g`, `x̂` and `1/σ`: the one
+/// formula for the written-out group ([`bn_backward`]) and the generic rule
+/// (`rules/train.rs::batch_norm`, running statistics or an unwritten op).
+pub(crate) struct Normalized<'a> {
+    pub x: NodeId,
+    pub weight: Option<NodeId>,
+    pub bias: Option<NodeId>,
+    /// The reduced dims and the per-channel broadcast shape `(1, C, 1, ...)`.
+    pub dims: &'a [i64],
+    pub bshape: &'a [i64],
+    /// Elements per channel.
+    pub count: i64,
+    /// Batch statistics (their gradient flows into `x`) or fixed running ones.
+    pub batch_stats: bool,
+}
+
+/// `native_batch_norm_backward`'s form: per channel `Σg` and `Σg·x̂` (the bias and weight
+/// gradients), and `gx = (g - Σg/n - x̂·Σg·x̂/n)·w/σ` with batch statistics (`g·w/σ` without),
+/// so the backward reads the activation and its gradient in one reduction pass and one
+/// pointwise pass. `g` and `x̂` are float32 (or float64); gradients are cast back to each
+/// input's dtype where they are accumulated.
+pub(crate) fn normalized_grads(
+    b: &mut Bw,
+    n: &Normalized,
+    g: NodeId,
+    xhat: NodeId,
+    rstd: NodeId,
+) -> Result<Vec<(NodeId, NodeId)>> {
+    let want_w = n.weight.filter(|w| b.needs(*w));
+    let want_b = n.bias.filter(|x| b.needs(*x));
+    let want_x = b.needs(n.x);
+    let ch = n.bshape[1];
+    let sum = |b: &mut Bw, t: NodeId| b.m("sum", t, vec![ints(n.dims), Arg::Bool(true)]);
+    let sg = if want_b.is_some() || (want_x && n.batch_stats) {
+        Some(sum(b, g)?)
+    } else {
+        None
+    };
+    let sgx = if want_w.is_some() || (want_x && n.batch_stats) {
         let t = b.m("mul", g, vec![Arg::Node(xhat)])?;
-        Some(b.m("sum", t, vec![d(), Arg::Bool(true)])?)
+        Some(sum(b, t)?)
     } else {
         None
     };
-    let sg = if need_x || need_b {
-        Some(b.m("sum", g, vec![d(), Arg::Bool(true)])?)
-    } else {
-        None
-    };
-    if need_w {
-        let gw = b.m("reshape", sgx.unwrap(), vec![ints(&[ch])])?;
-        r.push((bn.weight.unwrap(), gw));
+    let mut r = Vec::new();
+    if let (Some(wn), Some(sgx)) = (want_w, sgx) {
+        r.push((wn, b.m("reshape", sgx, vec![ints(&[ch])])?));
     }
-    if need_b {
-        let gb = b.m("reshape", sg.unwrap(), vec![ints(&[ch])])?;
-        r.push((bn.bias.unwrap(), gb));
+    if let (Some(bn), Some(sg)) = (want_b, sg) {
+        r.push((bn, b.m("reshape", sg, vec![ints(&[ch])])?));
     }
-    if need_x {
-        let inv_n = 1.0 / bn.count as f64;
-        let a = b.m("mul", sg.unwrap(), vec![Arg::Float(inv_n)])?;
-        let c = b.m("mul", sgx.unwrap(), vec![Arg::Float(inv_n)])?;
-        let t = b.m("mul", xhat, vec![Arg::Node(c)])?;
-        let dd = b.m("sub", g, vec![Arg::Node(a)])?;
-        let dd = b.m("sub", dd, vec![Arg::Node(t)])?;
-        let scale = match bn.weight {
-            Some(w) => {
-                let wb = b.fwd(w);
-                let w4 = b.m("reshape", wb, vec![ints(&bn.bshape)])?;
-                b.m("mul", rstd, vec![Arg::Node(w4)])?
+    if want_x {
+        // The per-channel factor `w/σ`, then the per-element terms.
+        let scale = match n.weight {
+            Some(wn) => {
+                let wb = b.fwd(wn);
+                let wb = b.float32(wb)?;
+                let wb = b.m("reshape", wb, vec![ints(n.bshape)])?;
+                b.m("mul", rstd, vec![Arg::Node(wb)])?
             }
             None => rstd,
         };
-        r.push((bn.x, b.m("mul", dd, vec![Arg::Node(scale)])?));
+        let gx = match (n.batch_stats, sg, sgx) {
+            (true, Some(sg), Some(sgx)) => {
+                let inv_n = 1.0 / n.count.max(1) as f64;
+                let mg = b.m("mul", sg, vec![Arg::Float(inv_n)])?;
+                let mgx = b.m("mul", sgx, vec![Arg::Float(inv_n)])?;
+                let d = b.m("sub", g, vec![Arg::Node(mg)])?;
+                let t = b.m("mul", xhat, vec![Arg::Node(mgx)])?;
+                let d = b.m("sub", d, vec![Arg::Node(t)])?;
+                b.m("mul", d, vec![Arg::Node(scale)])?
+            }
+            _ => b.m("mul", g, vec![Arg::Node(scale)])?,
+        };
+        r.push((n.x, gx));
     }
     Ok(r)
 }

@@ -156,55 +156,16 @@ fn batch_norm(
         let xc = b.m("sub", xb, vec![Arg::Node(rmb)])?;
         (b.m("mul", xc, vec![Arg::Node(rstd)])?, rstd)
     };
-    let w = p.node("weight");
-    let want_w = w.filter(|w| b.needs(*w));
-    let want_b = p.node("bias").filter(|n| b.needs(*n));
-    let want_x = b.needs(x);
-    let sum = |b: &mut Bw, t: NodeId| b.m("sum", t, vec![ints(&dims), Arg::Bool(true)]);
-    let sg = if want_b.is_some() || (want_x && batch_stats) {
-        Some(sum(b, g32)?)
-    } else {
-        None
+    let norm = crate::autodiff::decompose::Normalized {
+        x,
+        weight: p.node("weight"),
+        bias: p.node("bias"),
+        dims: &dims,
+        bshape: &bshape,
+        count: per_channel,
+        batch_stats,
     };
-    let sgx = if want_w.is_some() || (want_x && batch_stats) {
-        let t = b.m("mul", g32, vec![Arg::Node(xhat)])?;
-        Some(sum(b, t)?)
-    } else {
-        None
-    };
-    let mut r = Vec::new();
-    if let (Some(wn), Some(sgx)) = (want_w, sgx) {
-        r.push((wn, b.m("reshape", sgx, vec![ints(&[c])])?));
-    }
-    if let (Some(bn), Some(sg)) = (want_b, sg) {
-        r.push((bn, b.m("reshape", sg, vec![ints(&[c])])?));
-    }
-    if want_x {
-        // The per-channel factor `w/σ`, then the per-element terms.
-        let scale = match w {
-            Some(wn) => {
-                let wb = b.fwd(wn);
-                let wb = b.float32(wb)?;
-                let wb = b.m("reshape", wb, vec![ints(&bshape)])?;
-                b.m("mul", rstd, vec![Arg::Node(wb)])?
-            }
-            None => rstd,
-        };
-        let gx = match (batch_stats, sg, sgx) {
-            (true, Some(sg), Some(sgx)) => {
-                let inv_n = 1.0 / per_channel as f64;
-                let mg = b.m("mul", sg, vec![Arg::Float(inv_n)])?;
-                let mgx = b.m("mul", sgx, vec![Arg::Float(inv_n)])?;
-                let d = b.m("sub", g32, vec![Arg::Node(mg)])?;
-                let t = b.m("mul", xhat, vec![Arg::Node(mgx)])?;
-                let d = b.m("sub", d, vec![Arg::Node(t)])?;
-                b.m("mul", d, vec![Arg::Node(scale)])?
-            }
-            _ => b.m("mul", g32, vec![Arg::Node(scale)])?,
-        };
-        r.push((x, gx));
-    }
-    Ok(r)
+    crate::autodiff::decompose::normalized_grads(b, &norm, g32, xhat, rstd)
 }
 
 /// `max_pool2d`: the forward keeps no indices, so the backward takes the argmax again
