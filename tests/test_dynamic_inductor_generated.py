@@ -48,7 +48,10 @@ STEPS = [
     "x = x.sigmoid() * x.sum(0, keepdim=True)",
     "x = torch.where(x > 0, x, w * 0.5)",
     "x = x.exp().clamp(max=3.0) + x.sum()",
-    "x = (x - w.unsqueeze(0)).abs().sqrt() * x.amin(-1, keepdim=True)",
+    # `+ 1` keeps sqrt's slope below 1/2: `sqrt(|a - b|)` of nearly cancelling values turns a
+    # last-bit difference upstream (a layer norm's) into any error at all, so neither eager's
+    # error nor a fixed tolerance bounds a correct kernel there (CI's find, session 24).
+    "x = ((x - w.unsqueeze(0)).abs() + 1).sqrt() * x.amin(-1, keepdim=True)",
     # Cuts along a symbolic dimension (session 17): halves swapped back together, a row and a
     # column narrowed out (the last row's start is a symbolic int).
     "x = torch.cat(x.chunk(2, 1)[::-1], 1)",
@@ -171,6 +174,8 @@ def _run(steps, ret, shapes, caplog, say=lambda _: None):
 # CI's find (session 16): the sum shifts every element by ~35, layer_norm cancels it; ours is
 # 1.0e-5 from the float64 result, eager 2.1e-5, the two 1.7e-5 apart (see `_same`).
 @example(steps=[10, 6], ret=0, shapes=[(1, 1), (15, 34)])
+# CI's find (session 24), with the unconditioned sqrt: 4.9e-5 from float64 against eager's 1.4e-5.
+@example(steps=[0, 6, 11], ret=0, shapes=[(1, 1), (33, 1), (34, 30), (44, 46)])
 def test_generated_programs_match_eager_and_torch_compile_counts(
     steps, ret, shapes, caplog, fresh_cache
 ):
