@@ -6,6 +6,9 @@ one process, each training its own copy of the model from the same weights.
 
 ``--model resnet50``: torchvision's resnet50 (random weights, 224x224 images, cross entropy
 over 1000 classes, batch norm in training mode), issue 17's second GPU workload.
+``--channels-last`` (resnet50): the model's parameters and the images in
+``torch.channels_last``, as users speed up convolutions by hand (cuDNN's NHWC kernels without
+layout conversions).
 
 Prints, per variant as it finishes: the first step's time (compile included for the compiled
 variants), the median and minimum step time over ``--steps`` timed steps after 3 warm-up steps
@@ -152,6 +155,7 @@ def main() -> None:
     ap.add_argument("--only", default="eager,torchferro,torch.compile")
     ap.add_argument("--amp", action="store_true")
     ap.add_argument("--model", default="gpt2", choices=["gpt2", "resnet50"])
+    ap.add_argument("--channels-last", action="store_true")
     ap.add_argument(
         "--profile",
         metavar="DIR",
@@ -165,6 +169,10 @@ def main() -> None:
     if a.model == "resnet50":
         base, batch = build_resnet50(a.batch)
         shape = f"resnet50 training step, batch {a.batch} x 3 x 224 x 224"
+        if a.channels_last:
+            base = base.to(memory_format=torch.channels_last)
+            batch = (batch[0].contiguous(memory_format=torch.channels_last), batch[1])
+            shape += ", channels-last"
     else:
         base, ids = build(a.batch, a.seq)
         batch = (ids,)

@@ -228,6 +228,10 @@ pub struct CudaPolicy {
     /// Threads per row of a column kernel (a reduction over leading dims, tiles of 32 rows;
     /// see `codegen::cuda::columns`); below 2, one thread per row.
     pub column_threads: u32,
+    /// Whether a kernel whose text repeats an earlier one's up to its local names launches the
+    /// earlier one instead of being compiled again (`codegen::cuda::share`): a model's repeated
+    /// layers then cost NVRTC one kernel each.
+    pub share_kernels: bool,
     /// Row strides of large intermediates are padded to a multiple of this many bytes (0: no
     /// padding). cuBLAS picks its aligned GEMM kernels only when every leading dimension is a
     /// multiple of 16 bytes: GPT-2's logits `[8192, 50257]` in bf16, left dense, send the LM
@@ -270,6 +274,7 @@ impl CudaPolicy {
             warp_rows: 8,
             // 256-thread blocks: 32 rows by 8 threads each.
             column_threads: 8,
+            share_kernels: true,
             pad_bytes: 128,
             pad_min_stride: 1024,
             pad_gemm_min_dim: 512,

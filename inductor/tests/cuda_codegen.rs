@@ -732,3 +732,72 @@ fn an_int_operand_through_floor_division_modulo_and_max() {
         assert!(c.source.contains(want), "{want}:\n{}", c.source);
     }
 }
+
+/// A stack of layers: each layer norm's kernel prints the same text up to its buffers' ids, so
+/// the source holds one of them and every layer launches that symbol with its own buffers; a
+/// layer of another width, and two whole-tensor sums (split kernels with a workspace each),
+/// are shared only where the text matches. With sharing off, every kernel is in the source.
+#[test]
+fn repeated_layers_share_one_compiled_kernel() {
+    let layers = |share: bool| {
+        let mut g = Graph::new();
+        let mut h = input(&mut g, "x", DType::Float32, &[1024, 256]);
+        let mut outs = vec![];
+        for (i, width) in [256, 256, 256, 128].into_iter().enumerate() {
+            let w = input(&mut g, &format!("w{i}"), DType::Float32, &[256]);
+            let b = input(&mut g, &format!("b{i}"), DType::Float32, &[256]);
+            let p = input(&mut g, &format!("p{i}"), DType::Float32, &[256, width]);
+            let t = call(
+                &mut g,
+                f("torch.nn.functional.layer_norm"),
+                vec![n(h), Arg::Tuple(vec![Arg::Int(256)]), n(w), n(b)],
+                vec![("eps", Arg::Float(1e-5))],
+            );
+            let y = call(&mut g, f("torch.mm"), vec![n(t), n(p)], vec![]);
+            outs.push(n(call(&mut g, m("sum"), vec![n(y)], vec![])));
+            if width == 256 {
+                h = y;
+            }
+        }
+        g.output(outs);
+        let site = site_dirs();
+        if let Err(e) = nvrtc::load(&site) {
+            eprintln!("SKIPPED: no NVRTC, the CUDA source is not compiled: {e}");
+            return None;
+        }
+        let policy = CudaPolicy {
+            share_kernels: share,
+            ..CudaPolicy::default()
+        };
+        Some(compile_graph(&g, &policy, &options().cache_dir, &site).unwrap())
+    };
+    let Some(shared) = layers(true) else { return };
+    let all = layers(false).unwrap();
+    assert_eq!(shared.kernels.len(), all.kernels.len());
+    let globals = |s: &str| s.matches("__global__").count();
+    assert_eq!(globals(&all.source), all.kernels.len(), "{}", all.source);
+    let mut names: Vec<&str> = shared.kernels.iter().map(|k| k.name.as_str()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(globals(&shared.source), names.len(), "{}", shared.source);
+    // Three layer norms of width 256 and one whole-tensor sum of each width: 4 or fewer bodies
+    // (a layer norm and its product's sum are separate kernels: the product is extern).
+    assert!(
+        names.len() + 4 <= all.kernels.len(),
+        "{names:?} of {} kernels\n{}",
+        all.kernels.len(),
+        shared.source
+    );
+    // Every kernel keeps its own buffers and launch shape; only the symbol is another's.
+    for (a, b) in shared.kernels.iter().zip(all.kernels.iter()) {
+        assert_eq!((&a.bufs, a.grid, a.block), (&b.bufs, b.grid, b.block));
+    }
+    // A split sum declares its workspace once in the shared source.
+    let ws = shared.source.matches("__device__ float tf_ws_").count();
+    let ws_all = all.source.matches("__device__ float tf_ws_").count();
+    assert!(
+        ws >= 1 && ws < ws_all,
+        "{ws} of {ws_all}\n{}",
+        shared.source
+    );
+}

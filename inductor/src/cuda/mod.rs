@@ -186,6 +186,13 @@ pub fn print(
     // The plain instances, for misaligned pointers: printed now (cheap), compiled when needed.
     let plain_source = src.kernels.iter().any(|k| k.aligned).then(|| {
         let plain = printer::generate(ir, sched, &plans, policy, printer::Instances::Plain);
+        // The launcher looks a kernel's symbol up in either module: both sources share the
+        // same kernels (the instances differ in the same way in every kernel).
+        debug_assert!(plain
+            .kernels
+            .iter()
+            .zip(src.kernels.iter())
+            .all(|(p, a)| p.name == a.name));
         finish_source(&plain.code)
     });
     Printed {

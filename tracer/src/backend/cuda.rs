@@ -120,7 +120,8 @@ pub fn options(py: Python<'_>, index: u32) -> Result<inductor::Options, String> 
 /// `TORCHFERRO_CUDA_PW_BLOCK` and `TORCHFERRO_CUDA_UNROLL` (pointwise threads and elements per
 /// thread), `TORCHFERRO_CUDA_VEC` (consecutive elements per chunk, 1/2/4/8) and
 /// `TORCHFERRO_CUDA_ROW_CACHE` (0/1), `TORCHFERRO_CUDA_SPLIT` (a split reduction's target
-/// blocks, 0: off), `TORCHFERRO_CUDA_WARP_ROWS` (one-warp rows per block): sweeping them needs no rebuild. Unparsable or out-of-range values are ignored.
+/// blocks, 0: off), `TORCHFERRO_CUDA_WARP_ROWS` (one-warp rows per block), `TORCHFERRO_CUDA_SHARE` (0: every
+/// kernel compiled even where its text repeats another's): sweeping them needs no rebuild. Unparsable or out-of-range values are ignored.
 fn tuned_policy(major: u32, minor: u32) -> inductor::CudaPolicy {
     let mut p = inductor::CudaPolicy::for_capability(major, minor);
     let knob = |name: &str, lo: u32, hi: u32| {
@@ -151,6 +152,9 @@ fn tuned_policy(major: u32, minor: u32) -> inductor::CudaPolicy {
     }
     if let Some(r) = knob("TORCHFERRO_CUDA_WARP_ROWS", 0, 32) {
         p.warp_rows = r;
+    }
+    if let Some(s) = knob("TORCHFERRO_CUDA_SHARE", 0, 1) {
+        p.share_kernels = s == 1;
     }
     p
 }

@@ -62,6 +62,7 @@ mod columns;
 mod passes;
 mod prelude;
 mod reduce;
+mod share;
 mod split;
 #[cfg(test)]
 mod tests;
@@ -154,15 +155,24 @@ pub fn generate(
     // allocate, fill and order against the stream per call, and each symbol is one
     // constant-bank read in the kernel.
     let syms = ir.symbols();
+    let mut shared = share::Shared::default();
     let kernels = sched
         .kernels
         .iter_enumerated()
         .map(|(id, k)| {
             let mut text = String::new();
-            let abi = emit_kernel(
+            let mut abi = emit_kernel(
                 &mut text, ir, sched, k, &plans[id], policy, instances, &syms,
             );
-            code.push_str(&merge_sincos(&text));
+            let text = merge_sincos(&text);
+            match policy
+                .share_kernels
+                .then(|| shared.earlier(&text, &abi.name))
+                .flatten()
+            {
+                Some(earlier) => abi.name = earlier,
+                None => code.push_str(&text),
+            }
             abi
         })
         .collect();
