@@ -182,19 +182,30 @@ pub fn print(
     let target = Target::Cuda(policy.clone());
     let plans = plan::plan(ir, sched, &target);
     let src = printer::generate(ir, sched, &plans, policy, printer::Instances::Aligned);
-    let source = finish_source(&src.code);
     // The plain instances, for misaligned pointers: printed now (cheap), compiled when needed.
-    let plain_source = src.kernels.iter().any(|k| k.aligned).then(|| {
-        let plain = printer::generate(ir, sched, &plans, policy, printer::Instances::Plain);
-        // The launcher looks a kernel's symbol up in either module: both sources share the
-        // same kernels (the instances differ in the same way in every kernel).
-        debug_assert!(plain
-            .kernels
+    let plain = src
+        .kernels
+        .iter()
+        .any(|k| k.aligned)
+        .then(|| printer::generate(ir, sched, &plans, policy, printer::Instances::Plain));
+    // The launcher looks a kernel's symbol up in either module, so both sources must share
+    // kernels alike. They do (the instances differ alike in every kernel); were they ever not
+    // to, the graph is printed again with every kernel its own.
+    let same_symbols = plain.as_ref().is_none_or(|p| {
+        p.kernels
             .iter()
             .zip(src.kernels.iter())
-            .all(|(p, a)| p.name == a.name));
-        finish_source(&plain.code)
+            .all(|(p, a)| p.name == a.name)
     });
+    if !same_symbols && policy.share_kernels {
+        let own = CudaPolicy {
+            share_kernels: false,
+            ..policy.clone()
+        };
+        return print(ir, sched, &own);
+    }
+    let source = finish_source(&src.code);
+    let plain_source = plain.map(|p| finish_source(&p.code));
     Printed {
         source,
         plain_source,
