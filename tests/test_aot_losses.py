@@ -211,6 +211,10 @@ CASES = {
         [X(7, 4), _classes(7, 4, seed=5)],
         None,
     ),
+    # Not a loss: F.pad's rule came with the survey (swin_t's window padding).
+    "pad": (lambda x: F.pad(x, (1, 2, 0, 3)) * 2, [X(2, 3, 4)], None),
+    "pad_value_last_dim": (lambda x: F.pad(x, (2, 0), value=1.5).exp(), [X(3, 4)], None),
+    "pad_crop": (lambda x: F.pad(x, (-1, 2, 1, -2)) * 3, [X(2, 5, 6)], None),
 }
 
 
@@ -232,6 +236,7 @@ def test_loss_rule_matches_autograd(name):
         "triplet_margin_loss",
         "cross_entropy_weight_smoothing_ignore",
         "cross_entropy_probs_weight_smoothing",
+        "pad_crop",
     ],
 )
 def test_loss_rule_aot_eager(name):

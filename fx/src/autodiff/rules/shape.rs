@@ -237,11 +237,13 @@ fn pad(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<
     }
     if widths.iter().any(|&w| w < 0) {
         let neg: Vec<Arg> = widths.iter().map(|&w| Arg::Int(-w)).collect();
-        let gx = b.call(
+        // `fx::infer` has no rule for `pad`: the result has the input's sizes.
+        let gm = b.bmeta(g)?;
+        let gx = b.call_with_meta(
             Target::Function("torch.nn.functional.pad".into()),
             vec![Arg::Node(g), Arg::List(neg)],
-            vec![],
-        )?;
+            TensorMeta::contiguous(gm.dtype, gm.device, &xs),
+        );
         return Ok(vec![(x, gx)]);
     }
     let mut gx = g;
