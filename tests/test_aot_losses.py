@@ -211,10 +211,12 @@ CASES = {
         [X(7, 4), _classes(7, 4, seed=5)],
         None,
     ),
-    # Not a loss: F.pad's rule came with the survey (swin_t's window padding).
+    # Not losses: F.pad's and roll's rules came with the survey (swin_t's windows).
     "pad": (lambda x: F.pad(x, (1, 2, 0, 3)) * 2, [X(2, 3, 4)], None),
     "pad_value_last_dim": (lambda x: F.pad(x, (2, 0), value=1.5).exp(), [X(3, 4)], None),
     "pad_crop": (lambda x: F.pad(x, (-1, 2, 1, -2)) * 3, [X(2, 5, 6)], None),
+    "roll": (lambda x: torch.roll(x, (2, -1), (1, 2)).exp(), [X(2, 5, 6)], None),
+    "roll_flat": (lambda x: x.roll(3) * x, [X(3, 4)], None),
 }
 
 
@@ -237,6 +239,7 @@ def test_loss_rule_matches_autograd(name):
         "cross_entropy_weight_smoothing_ignore",
         "cross_entropy_probs_weight_smoothing",
         "pad_crop",
+        "roll",
     ],
 )
 def test_loss_rule_aot_eager(name):

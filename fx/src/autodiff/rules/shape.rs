@@ -97,6 +97,7 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
         }
         "getitem" => getitem(b, args, g),
         "pad" if sp == Spelling::Functional => pad(b, args, kwargs, g),
+        "roll" => roll(b, args, kwargs, g),
         "cat" => {
             let p = B::new(&["tensors", "dim"], args, kwargs, &name)?;
             let d = p.int("dim").unwrap_or(0);
@@ -257,5 +258,31 @@ fn pad(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<
             )?;
         }
     }
+    Ok(vec![(x, gx)])
+}
+
+/// `roll` (derivatives.yaml: `grad.roll(fmap(reverse_list(shifts), negate), reverse_list(dims))`,
+/// which is the gradient rolled back by the negated shifts over the same dims).
+fn roll(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+    let p = B::new(&["input", "shifts", "dims"], args, kwargs, "roll")?;
+    let x = p
+        .node("input")
+        .ok_or_else(|| AutodiffError::NoRule("roll".into()))?;
+    let Some(shifts) = p.int_list("shifts") else {
+        return no_rule("roll with symbolic shifts");
+    };
+    let neg: Vec<i64> = shifts.iter().map(|s| -s).collect();
+    let mut a = vec![Arg::Node(g), ints(&neg)];
+    if let Some(dims) = p.int_list("dims") {
+        a.push(ints(&dims));
+    }
+    // `fx::infer` has no rule for `roll`: the result has the input's sizes.
+    let gm = b.bmeta(g)?;
+    let xs = b.fsizes(x)?;
+    let gx = b.call_with_meta(
+        Target::Function("torch.roll".into()),
+        a,
+        TensorMeta::contiguous(gm.dtype, gm.device, &xs),
+    );
     Ok(vec![(x, gx)])
 }
