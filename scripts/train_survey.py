@@ -14,9 +14,9 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 import torchferro
+from torch import nn
 from torchferro import _aot
 
 STEPS = 2

@@ -14,13 +14,12 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from torch import nn
-
 import torchferro
 from aot_oracle import torch_compile_graphs
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_aot_rules import X, _rand, check
+from torch import nn
 from torchferro import _aot
 
 
@@ -34,7 +33,9 @@ def _classes(n, c, seed=0):
 
 
 def _probs(*s):
-    return torch.rand(*s, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    return torch.rand(
+        *s, dtype=torch.float64, generator=torch.Generator().manual_seed(3)
+    )
 
 
 def _signs(n):
@@ -52,7 +53,11 @@ CASES = {
         [X(4, 3), X(3)],
         None,
     ),
-    "l1_loss_none": (lambda x, t: F.l1_loss(x, t, reduction="none"), [X(5), X(5)], None),
+    "l1_loss_none": (
+        lambda x, t: F.l1_loss(x, t, reduction="none"),
+        [X(5), X(5)],
+        None,
+    ),
     "smooth_l1_loss": (lambda x, t: F.smooth_l1_loss(x, t), [X(6, 2), X(6, 2)], None),
     "smooth_l1_loss_beta": (
         lambda x, t: F.smooth_l1_loss(x, t, beta=0.5, reduction="sum"),
@@ -107,7 +112,11 @@ CASES = {
         [X(5, 4), _probs(5, 4)],
         [True, False],
     ),
-    "kl_div_mean": (lambda x, t: F.kl_div(x, t), [X(5, 4), _probs(5, 4)], [True, False]),
+    "kl_div_mean": (
+        lambda x, t: F.kl_div(x, t),
+        [X(5, 4), _probs(5, 4)],
+        [True, False],
+    ),
     "kl_div_sum_broadcast": (
         lambda x, t: F.kl_div(x, t.expand(5, 4), reduction="sum"),
         [X(5, 4), _probs(4)],
@@ -213,7 +222,11 @@ CASES = {
     ),
     # Not losses: F.pad's and roll's rules came with the survey (swin_t's windows).
     "pad": (lambda x: F.pad(x, (1, 2, 0, 3)) * 2, [X(2, 3, 4)], None),
-    "pad_value_last_dim": (lambda x: F.pad(x, (2, 0), value=1.5).exp(), [X(3, 4)], None),
+    "pad_value_last_dim": (
+        lambda x: F.pad(x, (2, 0), value=1.5).exp(),
+        [X(3, 4)],
+        None,
+    ),
     "pad_crop": (lambda x: F.pad(x, (-1, 2, 1, -2)) * 3, [X(2, 5, 6)], None),
     "roll": (lambda x: torch.roll(x, (2, -1), (1, 2)).exp(), [X(2, 5, 6)], None),
     "roll_flat": (lambda x: x.roll(3) * x, [X(3, 4)], None),
@@ -319,7 +332,9 @@ def test_elementwise_loss_shapes(name, shape, mask, drop, reduction, dtype):
     probs=st.booleans(),
     dtype=st.sampled_from([torch.float64, torch.float32]),
 )
-def test_cross_entropy_forms(n, c, weighted, smoothing, ignore, reduction, probs, dtype):
+def test_cross_entropy_forms(
+    n, c, weighted, smoothing, ignore, reduction, probs, dtype
+):
     """cross_entropy over drawn (N, C), class weights, label smoothing, an ignored class and
     class-probability targets."""
     g = torch.Generator().manual_seed(n * 10 + c)
@@ -338,7 +353,9 @@ def test_cross_entropy_forms(n, c, weighted, smoothing, ignore, reduction, probs
         if ignore is not None:
             kw["ignore_index"] = ignore
             if reduction == "mean":
-                t[0] = (ignore + 1) % c  # at least one row counted (else NaN both sides)
+                t[0] = (
+                    ignore + 1
+                ) % c  # at least one row counted (else NaN both sides)
         inputs, mask = [x, t], [True, False]
 
         def fn(x, t):
@@ -407,7 +424,9 @@ TRAINING = {
         False,
     ),
     "kl_div": (
-        lambda o, t: F.kl_div(F.log_softmax(o, -1), t.softmax(-1), reduction="batchmean"),
+        lambda o, t: F.kl_div(
+            F.log_softmax(o, -1), t.softmax(-1), reduction="batchmean"
+        ),
         _real,
         False,
     ),
@@ -485,7 +504,9 @@ def test_loss_training_matches_eager(name, opt_kind):
     g = torch.Generator().manual_seed(100)
     oracle_model = copy.deepcopy(base)
     oracle = torch_compile_graphs(
-        lambda x, t: loss(oracle_model(x), t), torch.randn(8, 6, generator=g), make_target(g)
+        lambda x, t: loss(oracle_model(x), t),
+        torch.randn(8, 6, generator=g),
+        make_target(g),
     )
     assert 1 <= _aot.counters["compiled"] <= oracle
     assert _aot.counters["backward"] == 3 * _aot.counters["compiled"]

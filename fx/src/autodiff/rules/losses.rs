@@ -440,7 +440,9 @@ fn cosine_embedding(
     };
     let (s1, s2) = (b.fsizes(x1)?, b.fsizes(x2)?);
     if s1.len() != 2 || s1 != s2 || b.fsizes(y)? != [s1[0]] {
-        return no_rule(format!("{NAME} on other than (N, D) inputs and (N,) targets"));
+        return no_rule(format!(
+            "{NAME} on other than (N, D) inputs and (N,) targets"
+        ));
     }
     target_without_rule(b, y, NAME)?;
     let margin = p.float("margin").unwrap_or(0.0);
