@@ -2,8 +2,9 @@
 
 Each example draws a small module (a stack of linear or conv layers, layer/batch norms,
 activations, residual blocks, dropout, in-place activations on intermediates, an EMA buffer and
-a step counter written in place), a loss (cross entropy or MSE) and an optimizer (SGD, SGD with
-momentum, AdamW), then runs ``STEPS`` training steps eagerly and through torchferro from the
+a step counter written in place), a loss (``LOSSES``: cross entropy with weights, smoothing or
+probabilities, MSE, L1, smooth L1, Huber, BCE with logits, KL divergence) and an optimizer
+(SGD, SGD with momentum, AdamW), then runs ``STEPS`` training steps eagerly and through torchferro from the
 same initial state and the same dropout seeds: the losses, every gradient, parameter and buffer
 must agree (float64, so the tolerance is tight), ``_aot.counters`` must show every graph
 compiled forward and backward (no fallback), and the graph count must be
@@ -122,7 +123,7 @@ def programs(draw):
         "conv": conv,
         "spec": spec,
         "ema": draw(st.booleans()),
-        "loss": draw(st.sampled_from(["cross_entropy", "mse"])),
+        "loss": draw(st.sampled_from(sorted(LOSSES))),
         "opt": draw(st.sampled_from(["sgd", "momentum", "adamw"])),
         "seed": draw(st.integers(0, 2**16)),
     }
@@ -143,19 +144,40 @@ def _batch(p, step):
     shape = (4, 2, 4, 4) if p["conv"] else (5, 3)
     x = torch.randn(*shape, dtype=torch.float64, generator=g)
     classes = 3
-    if p["loss"] == "cross_entropy":
+    if p["loss"] in CLASS_TARGETS:
         y = torch.randint(0, classes, (shape[0],), generator=g)
     else:
         y = torch.randn(shape[0], classes, dtype=torch.float64, generator=g)
     return x, y
 
 
+_W3 = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64)
+
+#: The losses drawn (session 25 added all but the first two): of the head's (N, 3) output and
+#: the batch's target (class indices for those in ``CLASS_TARGETS``, reals otherwise).
+LOSSES = {
+    "cross_entropy": F.cross_entropy,
+    "mse": F.mse_loss,
+    "ce_weight_smoothing": lambda o, y: F.cross_entropy(
+        o, y, weight=_W3, label_smoothing=0.1
+    ),
+    "ce_probabilities": lambda o, y: F.cross_entropy(o, y.softmax(-1)),
+    "l1": F.l1_loss,
+    "smooth_l1": lambda o, y: F.smooth_l1_loss(o, y, beta=0.5),
+    "huber": lambda o, y: F.huber_loss(o, y, delta=0.5),
+    "bce_logits_pos_weight": lambda o, y: F.binary_cross_entropy_with_logits(
+        o, y.sigmoid(), pos_weight=_W3
+    ),
+    "kl_div": lambda o, y: F.kl_div(
+        F.log_softmax(o, -1), y.softmax(-1), reduction="batchmean"
+    ),
+}
+CLASS_TARGETS = ("cross_entropy", "ce_weight_smoothing")
+
+
 def _loss(p):
     def loss(model, x, y):
-        out = model(x)
-        if p["loss"] == "cross_entropy":
-            return F.cross_entropy(out, y)
-        return F.mse_loss(out, y)
+        return LOSSES[p["loss"]](model(x), y)
 
     return loss
 

@@ -1,6 +1,6 @@
 """Issue 17: real training steps through the compiled backward.
 
-resnet18, mobilenet_v3_small (torchvision), GPT-2, BERT, Llama (transformers, the zoo's small
+resnet18, mobilenet_v3_small, a small Swin Transformer (torchvision), GPT-2, BERT, Llama (transformers, the zoo's small
 configs): the model and its loss compiled with torchferro (inductor, training path on by
 default) against eager, 5 optimizer steps with SGD (momentum) and AdamW. At each step the
 loss, every parameter and every buffer (BatchNorm running stats, batch counts) must equal
@@ -92,8 +92,25 @@ def _llama():
     )
 
 
+def _swin_small(weights=None, num_classes=10):
+    """torchvision's Swin Transformer from a small config (swin_t's blocks: shifted windows by
+    ``roll``, window padding by ``F.pad``; session 25 gave both derivative rules)."""
+    from torchvision.models.swin_transformer import SwinTransformer
+
+    del weights
+    return SwinTransformer(
+        patch_size=[4, 4],
+        embed_dim=32,
+        depths=[2, 2],
+        num_heads=[2, 4],
+        window_size=[3, 3],
+        num_classes=num_classes,
+    )
+
+
 MODELS = {
     "resnet18": lambda: _vision(torchvision.models.resnet18),
+    "swin_small": lambda: _vision(_swin_small),
     "mobilenet_v3_small": lambda: _vision(torchvision.models.mobilenet_v3_small),
     "gpt2": _gpt2,
     "bert": _bert,

@@ -14,6 +14,7 @@ use crate::ops::{self, Spelling};
 
 mod embedding_bag;
 mod index;
+mod losses;
 mod nn;
 mod pointwise;
 mod shape;
@@ -267,6 +268,7 @@ pub fn rule(
         pointwise::rule,
         shape::rule,
         nn::rule,
+        losses::rule,
         train::rule,
         index::rule,
         embedding_bag::rule,

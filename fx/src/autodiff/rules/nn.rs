@@ -1,6 +1,6 @@
 //! Reductions, products and the `torch.nn.functional` ops: `sum`/`mean`/`amax`, `matmul`/
-//! `linear`/`addmm`, `softmax`/`log_softmax`, `layer_norm`, `embedding`, `dropout`, the losses,
-//! convolution.
+//! `linear`/`addmm`, `softmax`/`log_softmax`, `layer_norm`, `embedding`, `dropout`,
+//! convolution (the losses: `losses.rs`).
 
 use super::*;
 
@@ -210,8 +210,6 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             )?;
             Ok(vec![(w, gw)])
         }
-        "cross_entropy" | "nll_loss" => loss(b, &name, args, kwargs, g),
-        "mse_loss" => mse_loss(b, args, kwargs, g),
         "conv1d" | "conv2d" => conv(b, &name, args, kwargs, g),
         _ => return Ok(None),
     };
@@ -389,81 +387,6 @@ fn layer_norm(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> 
     Ok(r)
 }
 
-/// `cross_entropy`/`nll_loss` with class-index targets, no class weights, no label smoothing.
-fn loss(
-    b: &mut Bw,
-    name: &str,
-    args: &[Arg],
-    kwargs: &[(String, Arg)],
-    g: NodeId,
-) -> Result<Grads> {
-    let p = B::new(crate::ops::CROSS_ENTROPY_PARAMS, args, kwargs, name)?;
-    if p.get("weight").is_some()
-        || p.get("size_average").is_some()
-        || p.get("reduce").is_some()
-        || p.float("label_smoothing").is_some_and(|l| l != 0.0)
-    {
-        return no_rule(format!(
-            "{name} with weight, label smoothing or legacy reduction"
-        ));
-    }
-    let (Some(x), Some(t)) = (p.node("input"), p.node("target")) else {
-        return no_rule(name);
-    };
-    let xs = b.fsizes(x)?;
-    let tm = b.fmeta(t)?;
-    if xs.len() != 2 || tm.dtype.is_floating_point() {
-        return no_rule(format!(
-            "{name} on other than (N, C) logits and class indices"
-        ));
-    }
-    let ignore = p.int("ignore_index").unwrap_or(-100);
-    let reduction = p.str("reduction").unwrap_or("mean");
-    let tb = b.fwd(t);
-    let keep = b.m("ne", tb, vec![Arg::Int(ignore)])?;
-    let xb = b.fwd(x);
-    let xm = b.bmeta(xb)?;
-    // onehot(t_i) as a comparison of each column's class with the target: a pointwise value
-    // the kernel computing the gradient fuses (a scatter into zeros would fill, copy and read
-    // an (N, C) tensor more: 3 x 103 MB for GPT-2's logits). An ignored row's target matches
-    // no class only by chance, so those rows are zeroed below whatever they compare to.
-    let classes = b.call(
-        Target::Function("torch.arange".into()),
-        vec![Arg::Int(xs[1])],
-        vec![
-            ("dtype".into(), Arg::DType(tm.dtype)),
-            ("device".into(), Arg::Device(xm.device.clone())),
-        ],
-    )?;
-    let tcol = b.m("unsqueeze", tb, vec![Arg::Int(1)])?;
-    let hit = b.m("eq", tcol, vec![Arg::Node(classes)])?;
-    let onehot = b.m("to", hit, vec![Arg::DType(xm.dtype)])?;
-    // d loss_i / d input_i = softmax(input_i) - onehot(t_i) (cross_entropy) or -onehot (nll).
-    let d = if name == "cross_entropy" {
-        let sm = b.m("softmax", xb, vec![Arg::Int(1)])?;
-        b.m("sub", sm, vec![Arg::Node(onehot)])?
-    } else {
-        b.m("neg", onehot, vec![])?
-    };
-    let k = b.m("unsqueeze", keep, vec![Arg::Int(1)])?;
-    let nk = b.m("logical_not", k, vec![])?;
-    let d = b.m("masked_fill", d, vec![Arg::Node(nk), Arg::Int(0)])?;
-    let gx = match reduction {
-        "none" => {
-            let gu = b.m("unsqueeze", g, vec![Arg::Int(1)])?;
-            b.m("mul", d, vec![Arg::Node(gu)])?
-        }
-        "sum" => b.m("mul", d, vec![Arg::Node(g)])?,
-        "mean" => {
-            let cnt = b.m("sum", keep, vec![])?;
-            let t = b.m("div", g, vec![Arg::Node(cnt)])?;
-            b.m("mul", d, vec![Arg::Node(t)])?
-        }
-        other => return no_rule(format!("{name}(reduction={other:?})")),
-    };
-    Ok(vec![(x, gx)])
-}
-
 /// `conv1d`/`conv2d`: derivatives.yaml's `convolution` entry is `convolution_backward(grad,
 /// input, weight, bias sizes, stride, padding, dilation, transposed, output_padding, groups,
 /// output_mask)`, one extern call whose outputs are taken apart by index.
@@ -581,51 +504,4 @@ pub(super) fn tuple_grads(
         out.push((input, item));
     }
     out
-}
-
-/// `mse_loss(input, target, reduction)`: `d = 2 (input - target)`, scaled by the output's
-/// gradient (divided by the element count for `mean`); the target gets `-d` (both summed back
-/// over broadcasting).
-fn mse_loss(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
-    let p = B::new(
-        &[
-            "input",
-            "target",
-            "size_average",
-            "reduce",
-            "reduction",
-            "*",
-            "weight",
-        ],
-        args,
-        kwargs,
-        "mse_loss",
-    )?;
-    if p.get("size_average").is_some() || p.get("reduce").is_some() || p.get("weight").is_some() {
-        return no_rule("mse_loss with legacy reduction or weight");
-    }
-    let (Some(x), Some(t)) = (p.node("input"), p.node("target")) else {
-        return no_rule("mse_loss");
-    };
-    let xs = b.fsizes(x)?;
-    let ts = b.fsizes(t)?;
-    let xb = b.fwd(x);
-    let tb = b.fwd(t);
-    let diff = b.m("sub", xb, vec![Arg::Node(tb)])?;
-    let n: i64 = b.bsizes(diff)?.iter().product();
-    let d = match p.str("reduction").unwrap_or("mean") {
-        "mean" => b.scale(diff, 2.0 / n.max(1) as f64)?,
-        "sum" | "none" => b.scale(diff, 2.0)?,
-        other => return no_rule(format!("mse_loss(reduction={other:?})")),
-    };
-    let gd = b.m("mul", d, vec![Arg::Node(g)])?;
-    let mut r = Vec::new();
-    if b.needs(x) {
-        r.push((x, b.reduce_to(gd, &xs)?));
-    }
-    if b.needs(t) {
-        let neg = b.m("neg", gd, vec![])?;
-        r.push((t, b.reduce_to(neg, &ts)?));
-    }
-    Ok(r)
 }

@@ -96,6 +96,8 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             Ok(vec![(x, r)])
         }
         "getitem" => getitem(b, args, g),
+        "pad" if sp == Spelling::Functional => pad(b, args, kwargs, g),
+        "roll" => roll(b, args, kwargs, g),
         "cat" => {
             let p = B::new(&["tensors", "dim"], args, kwargs, &name)?;
             let d = p.int("dim").unwrap_or(0);
@@ -213,4 +215,74 @@ fn getitem(b: &mut Bw, args: &[Arg], g: NodeId) -> Result<Grads> {
         meta,
     );
     Ok(vec![(x, r)])
+}
+
+/// `F.pad` in `constant` mode (`constant_pad_nd`: derivatives.yaml's `constant_pad_nd_backward`
+/// is the gradient padded by the negated widths): with widths `>= 0` that is a narrow of each
+/// padded dim (views the kernels read in place, as swin's window padding needs); a negative
+/// width (a crop) pads the gradient back with zeros through `F.pad` itself.
+fn pad(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+    let p = B::new(&["input", "pad", "mode", "value"], args, kwargs, "pad")?;
+    let x = p
+        .node("input")
+        .ok_or_else(|| AutodiffError::NoRule("pad".into()))?;
+    if p.str("mode").is_some_and(|m| m != "constant") {
+        return no_rule(format!("pad(mode={:?})", p.str("mode").unwrap_or("")));
+    }
+    let Some(widths) = p.int_list("pad") else {
+        return no_rule("pad with symbolic widths");
+    };
+    let xs = b.fsizes(x)?;
+    if widths.len() % 2 != 0 || widths.len() / 2 > xs.len() {
+        return no_rule("pad widths");
+    }
+    if widths.iter().any(|&w| w < 0) {
+        let neg: Vec<Arg> = widths.iter().map(|&w| Arg::Int(-w)).collect();
+        // `fx::infer` has no rule for `pad`: the result has the input's sizes.
+        let gm = b.bmeta(g)?;
+        let gx = b.call_with_meta(
+            Target::Function("torch.nn.functional.pad".into()),
+            vec![Arg::Node(g), Arg::List(neg)],
+            TensorMeta::contiguous(gm.dtype, gm.device, &xs),
+        );
+        return Ok(vec![(x, gx)]);
+    }
+    let mut gx = g;
+    for (i, pair) in widths.chunks(2).enumerate() {
+        let d = xs.len() - 1 - i;
+        if pair[0] != 0 || pair[1] != 0 {
+            gx = b.m(
+                "narrow",
+                gx,
+                vec![Arg::Int(d as i64), Arg::Int(pair[0]), Arg::Int(xs[d])],
+            )?;
+        }
+    }
+    Ok(vec![(x, gx)])
+}
+
+/// `roll` (derivatives.yaml: `grad.roll(fmap(reverse_list(shifts), negate), reverse_list(dims))`,
+/// which is the gradient rolled back by the negated shifts over the same dims).
+fn roll(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+    let p = B::new(&["input", "shifts", "dims"], args, kwargs, "roll")?;
+    let x = p
+        .node("input")
+        .ok_or_else(|| AutodiffError::NoRule("roll".into()))?;
+    let Some(shifts) = p.int_list("shifts") else {
+        return no_rule("roll with symbolic shifts");
+    };
+    let neg: Vec<i64> = shifts.iter().map(|s| -s).collect();
+    let mut a = vec![Arg::Node(g), ints(&neg)];
+    if let Some(dims) = p.int_list("dims") {
+        a.push(ints(&dims));
+    }
+    // `fx::infer` has no rule for `roll`: the result has the input's sizes.
+    let gm = b.bmeta(g)?;
+    let xs = b.fsizes(x)?;
+    let gx = b.call_with_meta(
+        Target::Function("torch.roll".into()),
+        a,
+        TensorMeta::contiguous(gm.dtype, gm.device, &xs),
+    );
+    Ok(vec![(x, gx)])
 }
