@@ -11,10 +11,9 @@ import types
 
 import pytest
 import torch
-from torch import nn
-
 import torchferro
 from programs.counting import compiled_counting
+from torch import nn
 
 
 @pytest.fixture(autouse=True)
