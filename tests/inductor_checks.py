@@ -106,9 +106,13 @@ def broadcast_pair(draw):
 
 def _clone(x):
     if isinstance(x, torch.Tensor):
-        # Keeps strides (and stride-0 broadcasts) so both runs see the same layout.
+        # Keeps strides (and stride-0 broadcasts) so both runs see the same layout; a broadcast
+        # gets a copy of its storage (each run writes its own, as `fill_` may).
         if x.numel() and any(s == 0 for s, n in zip(x.stride(), x.shape) if n > 1):
-            return x
+            out = torch.empty(0, dtype=x.dtype)
+            return out.set_(
+                x.untyped_storage().clone(), x.storage_offset(), x.shape, x.stride()
+            )
         out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype)
         out.copy_(x)
         return out

@@ -4,10 +4,15 @@ A layer lowered by the tracer (`interp/calls/modules.rs::call_module_body`) read
 dropout; an inlined forward (BatchNorm, a user module) reads `self.training` itself, and that
 read is guarded. Until session 20 every lowered layer guarded its flag, so a freshly made
 (training) `Linear` swapped into an eval model recompiled where torch.compile does not.
-Graph counts are torch.compile's (`backend` counting graphs), values eager's."""
+Graph counts are torch.compile's (`backend` counting graphs), values eager's.
+
+Session 25 (hunt25): the generator also patches a layer's `forward` on the instance between
+calls (and removes the patch again) and stacks a layer whose class overrides `__call__`: both
+were ignored by the tracer (a wrong answer; `tests/test_module_call_dispatch.py`)."""
 
 import copy
 import os
+import types
 
 import pytest
 from hypothesis import given, settings
@@ -117,6 +122,25 @@ class ReadsFlag(nn.Module):
         return x * 2 if self.training else x - 1
 
 
+class CallOverride(nn.Module):
+    """A layer whose class wraps `Module.__call__` (its output halved, plus one)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def __call__(self, x):
+        return super().__call__(x) * 0.5 + 1
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def _patched_forward(self, x):
+    """Set on an instance as its `forward` (what `Module.__call__` then runs)."""
+    return type(self).forward(self, x) * -2 + 0.25
+
+
 # Layers the generator stacks: flag readers (dropout, batch norm, a user layer) and layers
 # whose lowering does not read the flag.
 LAYERS = {
@@ -127,6 +151,7 @@ LAYERS = {
     "dropout": lambda: nn.Dropout(0.5),
     "batchnorm": lambda: nn.BatchNorm1d(6),
     "reads_flag": ReadsFlag,
+    "call_override": CallOverride,
 }
 
 
@@ -145,6 +170,13 @@ def _apply(m, change):
         new = copy.deepcopy(old)
         new.train()
         m.layers[i] = new
+    elif kind == "patch":
+        # A forward set on the instance shadows the class's; patching again removes it.
+        layer = m.layers[i]
+        if "forward" in vars(layer):
+            del layer.forward
+        else:
+            layer.forward = types.MethodType(_patched_forward, layer)
 
 
 def _run_generated(compile_fn, names, start_eval, changes):
@@ -175,7 +207,8 @@ def _run_generated(compile_fn, names, start_eval, changes):
     start_eval=st.booleans(),
     changes=st.lists(
         st.tuples(
-            st.sampled_from(["train", "eval", "flip", "fresh"]), st.integers(0, 4)
+            st.sampled_from(["train", "eval", "flip", "fresh", "patch"]),
+            st.integers(0, 4),
         ),
         min_size=1,
         max_size=3,

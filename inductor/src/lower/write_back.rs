@@ -57,7 +57,14 @@ impl<'g> Lowerer<'g> {
         ) else {
             return Ok(false);
         };
-        if d.dtype != s.dtype
+        // An input whose elements share memory (an expanded tensor: a dimension of stride 0)
+        // has no distinct element per store, so its value can never be stored in place, and
+        // eager's in-place ops refuse most writes to it: the copy is left to the generic path.
+        let overlapping = d.sizes.iter().zip(&d.strides).any(|(n, st)| {
+            !matches!(n, fx::meta::Dim::Known(0 | 1)) && *st == fx::meta::Dim::Known(0)
+        });
+        if overlapping
+            || d.dtype != s.dtype
             || d.sizes != s.sizes
             || d.device != s.device
             || self.alias_root.contains_key(dst)

@@ -393,6 +393,12 @@ class _Entry:
                     f"hasattr({v}, {name!r}) is {present!r}",
                     actual,
                 )
+            elif kind == "NOT_IN_DICT":
+                self.check(
+                    f"NOT_PRESENT_IN_GENERIC_DICT {source}: {payload!r} not in __dict__",
+                    f"{payload!r} not in getattr({v}, '__dict__', {{}})",
+                    actual,
+                )
             else:
                 raise CaptureError(f"precompile: unknown guard kind {kind}")
         self.shape_guards()

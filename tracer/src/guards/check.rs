@@ -53,6 +53,9 @@ pub enum Check {
     DictKeys(Vec<Py<PyAny>>),
     /// `hasattr(v, name) == present`: a `getattr` default or a `hasattr` answer was used.
     HasAttr(String, bool),
+    /// `name not in v.__dict__`: a class attribute the trace used (a module's `forward`) is
+    /// not shadowed by one set on the instance, which `Module.__call__` would run instead.
+    NotInDict(String),
 }
 
 pub struct TensorCheck {
@@ -91,6 +94,7 @@ impl Check {
             Check::Len(_) => 5,
             Check::DictKeys(_) => 6,
             Check::HasAttr(..) => 7,
+            Check::NotInDict(_) => 8,
         }
     }
 
@@ -105,6 +109,7 @@ impl Check {
             Check::Len(_) => "LENGTH_CHECK",
             Check::DictKeys(_) => "DICT_KEYS",
             Check::HasAttr(..) => "HASATTR",
+            Check::NotInDict(_) => "NOT_PRESENT_IN_GENERIC_DICT",
         }
     }
 
@@ -112,6 +117,7 @@ impl Check {
     pub(super) fn same_as(&self, other: &Check) -> bool {
         match (self, other) {
             (Check::HasAttr(a, _), Check::HasAttr(b, _)) => a == b,
+            (Check::NotInDict(a), Check::NotInDict(b)) => a == b,
             _ => self.kind_key() == other.kind_key(),
         }
     }
@@ -229,6 +235,18 @@ impl Check {
                         "hasattr({source}, {name:?}) mismatch. expected {}, actual {}",
                         py_bool(*present),
                         py_bool(has)
+                    ))
+                } else {
+                    Err(String::new())
+                }
+            }
+            Check::NotInDict(name) => {
+                let present = or_keep(py, in_instance_dict(py, v, name), true);
+                if !present {
+                    Ok(())
+                } else if verbose {
+                    Err(format!(
+                        "{name:?} in {source}.__dict__ (an attribute set on the instance)"
                     ))
                 } else {
                     Err(String::new())
@@ -575,6 +593,17 @@ fn has_attr(py: Python<'_>, v: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> 
     match crate::aliased_getattr::read(v, &n, true) {
         Some(r) => r.map(|found| found.is_some()),
         None => v.hasattr(n),
+    }
+}
+
+/// Whether `name` is a key of `v.__dict__` (false for an object without one).
+fn in_instance_dict(py: Python<'_>, v: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
+    match v.getattr(intern!(py, "__dict__")) {
+        Ok(d) => match d.cast::<PyDict>() {
+            Ok(d) => d.contains(name),
+            Err(_) => Ok(false),
+        },
+        Err(_) => Ok(false),
     }
 }
 

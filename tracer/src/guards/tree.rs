@@ -822,6 +822,10 @@ impl GuardNode {
                         c.source,
                         py_bool(*present)
                     ),
+                    Check::NotInDict(name) => format!(
+                        "NOT_PRESENT_IN_GENERIC_DICT {}: {name:?} not in __dict__",
+                        c.source
+                    ),
                     Check::DictKeys(k) => format!(
                         "DICT_KEYS {} == [{}]",
                         c.source,

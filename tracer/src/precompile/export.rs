@@ -81,6 +81,9 @@ fn check<'py>(py: Python<'py>, source: &Source, c: &Check) -> PyResult<Bound<'py
         Check::HasAttr(name, present) => ("HASATTR", s, text, (name.as_str(), *present))
             .into_pyobject(py)?
             .into_any(),
+        Check::NotInDict(name) => ("NOT_IN_DICT", s, text, name.as_str())
+            .into_pyobject(py)?
+            .into_any(),
     })
 }
 

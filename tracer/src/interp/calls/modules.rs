@@ -20,6 +20,9 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(r) = self.call_module_override(m, src.clone(), &args, &kwargs)? {
+            return Ok(r);
+        }
         if has_hooks(py, m)? {
             return self.call_module_with_hooks(m, src, args, kwargs);
         }
@@ -186,6 +189,9 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        if let Some(forward) = self.instance_forward(m, src.as_ref())? {
+            return self.call(forward, args, kwargs);
+        }
         if self.tx.effects.has_attrs(py, &m.clone().unbind()) {
             return self.inline_forward(m, src, args, kwargs);
         }
@@ -333,6 +339,76 @@ impl Frame<'_, '_> {
             }
             _ => self.inline_forward(m, Some(mvar_source(&mvar)), args, kwargs),
         }
+    }
+
+    /// `Module._call_impl` runs `self.forward`, so a function stored on the instance (a wrapper
+    /// patched in with `module.forward = ...`, as accelerate's hooks and PEFT do) runs instead
+    /// of the class's `forward`: read through the module's source (guarded as any attribute
+    /// read), it is what is called. Without one, the instance dict is guarded to stay without
+    /// one, so patching the module after the first call recompiles.
+    fn instance_forward(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<&crate::source::Source>,
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let name = pyo3::intern!(py, "forward");
+        let shadowed = match m.getattr(pyo3::intern!(py, "__dict__")) {
+            Ok(d) => d
+                .cast::<pyo3::types::PyDict>()
+                .map_or(Ok(false), |d| d.contains(name))?,
+            Err(_) => false,
+        };
+        if !shadowed {
+            if let Some(s) = src {
+                self.tx
+                    .guards
+                    .add(py, s, Check::NotInDict("forward".to_string()));
+            }
+            return Ok(None);
+        }
+        let this = match src {
+            Some(s) => self
+                .tx
+                .wrap(m.clone().unbind().into_bound(py), Some(s.clone()))?,
+            None => Var::Py(m.clone().unbind(), None),
+        };
+        Ok(Some(self.getattr(this, "forward")?))
+    }
+
+    /// `module(*args)` of a module whose class overrides `nn.Module.__call__`: the override
+    /// runs (inlined with the module as `self`), as in eager; the module's type is guarded
+    /// where it was read, which pins the class and so its `__call__`.
+    pub(super) fn call_module_override(
+        &mut self,
+        m: &Bound<'_, PyAny>,
+        src: Option<crate::source::Source>,
+        args: &[Var],
+        kwargs: &[(String, Var)],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let call = m.get_type().getattr(pyo3::intern!(py, "__call__"))?;
+        let module_call = py
+            .import("torch.nn")?
+            .getattr("Module")?
+            .getattr(pyo3::intern!(py, "__call__"))?;
+        if call.is(&module_call) {
+            return Ok(None);
+        }
+        if !call.is_instance(&py.import("types")?.getattr("FunctionType")?)? {
+            return Err(TraceError::unsupported(format!(
+                "calling a {} whose __call__ is not a Python function",
+                m.get_type().name()?
+            )));
+        }
+        let this = match src {
+            Some(s) => self.tx.wrap(m.clone().unbind().into_bound(py), Some(s))?,
+            None => Var::Py(m.clone().unbind(), None),
+        };
+        let fv = self.function_of(&call.unbind().into_bound(py), None)?;
+        let mut all = vec![this];
+        all.extend(args.iter().cloned());
+        Ok(Some(self.inline_call(&fv, all, kwargs.to_vec())?))
     }
 
     /// `module.name` (a function of `torch` or `torch.nn.functional`) as a layer's forward reads
