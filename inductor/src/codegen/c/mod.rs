@@ -610,15 +610,16 @@ fn emit_kernel(
                 let wide = *op == ReduceOp::Sum && is_f32_like(d) && !(par_outer && nr == 1);
                 let ad = if wide { DType::Float64 } else { d };
                 let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
-                // A float max or min over a symbolic row, vectorized: OpenMP's own `max`/`min` and a NaN
+                // A float max or min over a row, vectorized: OpenMP's own `max`/`min` and a NaN
                 // flag instead of the NaN-propagating `tfmax`/`tfmin`, whose per-lane
                 // accumulator gcc kept in memory at a run-time trip count (a store and a load
                 // per vector step: amax over rows of 256 took 132 us in a C harness, 2.3x the
                 // static kernel's 58; this form 22). Same values: a NaN anywhere makes the
                 // result NaN, and ties of -0.0 and 0.0 were already up to the lanes' order.
+                // Static rows too (session 25): at a constant trip count `tfmax`'s select of
+                // a compare and a NaN test per lane ran 59-70 us, this form 25.
                 let split = (*op == ReduceOp::Max || *op == ReduceOp::Min)
                     && matches!(ad, DType::Float32 | DType::Float64)
-                    && !nest.sizes.is_empty()
                     && par_outer
                     && nr == 1;
                 let nan = format!("nan{ob}");
