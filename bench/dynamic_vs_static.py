@@ -12,6 +12,12 @@ rotating per round; on a loaded machine a preempted call shows as a spike of 10 
 
     PYTHONPATH=python python bench/dynamic_vs_static.py --model gpt2 --reps 10
     PYTHONPATH=python python bench/dynamic_vs_static.py --model llama --reps 10
+
+``--batches 1,2,8`` sweeps batch sizes too (issue 18: lengths 8..256 and batch sizes 1..8, at
+most 2 compiles in total): the shapes run batch-major, each length at each batch, and the static
+variant compiles a copy per shape. ``--lengths`` picks lengths. ``--torch`` adds
+torch.compile (default inductor, automatic dynamic) over the same shapes in the same order:
+its graph count and per-call times in the same run.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ os.environ.setdefault(
 )
 
 import torch
+import torch._dynamo
+import torch._dynamo.utils
 
 import torchferro
 import torchferro.compiler
@@ -82,36 +90,53 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", choices=["gpt2", "llama"], default="gpt2")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--batches", default="1", help="comma-separated batch sizes")
+    ap.add_argument(
+        "--lengths", default=",".join(map(str, LENGTHS)), help="comma-separated"
+    )
+    ap.add_argument("--torch", action="store_true", help="add torch.compile")
     args = ap.parse_args(argv)
     logging.getLogger("transformers").setLevel(logging.ERROR)
     torch.set_grad_enabled(False)
     model = build(args.model)
+    batches = [int(b) for b in args.batches.split(",")]
+    lengths = [int(t) for t in args.lengths.split(",")]
+    shapes = [(b, t) for b in batches for t in lengths]
     ids = {
-        t: torch.randint(0, VOCAB, (1, t), generator=torch.Generator().manual_seed(t))
-        for t in LENGTHS
+        (b, t): torch.randint(
+            0, VOCAB, (b, t), generator=torch.Generator().manual_seed(1000 * b + t)
+        )
+        for b, t in shapes
     }
-    want = {t: model(input_ids=ids[t], use_cache=False).logits for t in LENGTHS}
+    want = {s: model(input_ids=ids[s], use_cache=False).logits for s in shapes}
     torchferro.compiler.reset()
     torchferro.config.recompile_limit = 64
-    # One static compile per length, each of its own code object: a single cache holding a
-    # graph per length would make the static variant walk the other lengths' failing guards
+    # One static compile per shape, each of its own code object: a single cache holding a
+    # graph per shape would make the static variant walk the other shapes' failing guards
     # first (up to 8 entries, a tenth of a millisecond at small lengths), a cost that is the
     # cache's, not the kernels'.
-    statics = {t: with_own_code(model) for t in LENGTHS}
-    compiled = {t: torchferro.compile(m, dynamic=False) for t, m in statics.items()}
+    statics = {s: with_own_code(model) for s in shapes}
+    compiled = {s: torchferro.compile(m, dynamic=False) for s, m in statics.items()}
     fns = {
         "eager": model,
         "dynamic": torchferro.compile(model),
-        "static": lambda input_ids, **kw: compiled[input_ids.shape[1]](
+        "static": lambda input_ids, **kw: compiled[tuple(input_ids.shape)](
             input_ids=input_ids, **kw
         ),
     }
-    for name in ("dynamic", "static"):
-        for t in LENGTHS:
-            got = fns[name](input_ids=ids[t], use_cache=False).logits
-            torch.testing.assert_close(got, want[t], rtol=1e-4, atol=1e-4)
-    best = {name: {t: float("inf") for t in LENGTHS} for name in fns}
-    for t in LENGTHS:
+    if args.torch:
+        torch._dynamo.reset()
+        fns["torch.compile"] = torch.compile(with_own_code(model))
+    graphs_before = torch_graphs()
+    first = {}
+    for name in [n for n in fns if n != "eager"]:
+        t0 = time.perf_counter()
+        for s in shapes:
+            got = fns[name](input_ids=ids[s], use_cache=False).logits
+            torch.testing.assert_close(got, want[s], rtol=1e-4, atol=1e-4)
+        first[name] = time.perf_counter() - t0
+    best = {name: {s: float("inf") for s in shapes} for name in fns}
+    for s in shapes:
         for r in range(args.reps):
             # The order rotates per round: no variant always follows the same one.
             names = list(fns)
@@ -119,18 +144,24 @@ def main(argv=None) -> int:
             for name in names:
                 f = fns[name]
                 t0 = time.perf_counter()
-                f(input_ids=ids[t], use_cache=False)
-                best[name][t] = min(best[name][t], time.perf_counter() - t0)
+                f(input_ids=ids[s], use_cache=False)
+                best[name][s] = min(best[name][s], time.perf_counter() - t0)
     print(
-        f"{args.model}, batch 1, {torch.get_num_threads()} threads, best of {args.reps}"
+        f"{args.model}, batches {batches}, {torch.get_num_threads()} threads, "
+        f"best of {args.reps}; first pass (every shape once, compiles included): "
+        + ", ".join(f"{n} {v:.1f} s" for n, v in first.items())
     )
-    print("| | " + " | ".join(f"T={t}" for t in LENGTHS) + " |")
-    print("| --- | " + " | ".join("--:" for _ in LENGTHS) + " |")
+    label = (
+        (lambda s: f"T={s[1]}") if len(batches) == 1 else (lambda s: f"{s[0]}x{s[1]}")
+    )
+    print("| | " + " | ".join(label(s) for s in shapes) + " |")
+    print("| --- | " + " | ".join("--:" for _ in shapes) + " |")
     for name in fns:
-        row = " | ".join(f"{best[name][t] * 1e3:.2f}" for t in LENGTHS)
+        row = " | ".join(f"{best[name][s] * 1e3:.2f}" for s in shapes)
         print(f"| {name} (ms) | {row} |")
-    row = " | ".join(f"{best['dynamic'][t] / best['static'][t]:.3f}" for t in LENGTHS)
-    print(f"| dynamic / static | {row} |")
+    for name in [n for n in ("dynamic", "torch.compile") if n in fns]:
+        row = " | ".join(f"{best[name][s] / best['static'][s]:.3f}" for s in shapes)
+        print(f"| {name} / static | {row} |")
     for name, ms in (("dynamic", [model]), ("static", list(statics.values()))):
         entries = [
             e
@@ -141,7 +172,14 @@ def main(argv=None) -> int:
         ]
         runners = ", ".join(e["runner"] for e in entries)
         print(f"{name}: {len(entries)} entries ({runners})")
+    if args.torch:
+        print(f"torch.compile: {torch_graphs() - graphs_before} graphs")
     return 0
+
+
+def torch_graphs() -> int:
+    """torch.compile's graphs compiled so far in this process."""
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
 
 
 if __name__ == "__main__":

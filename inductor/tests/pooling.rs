@@ -694,6 +694,55 @@ fn a_read_proved_outside_its_piece_is_left_out() {
     assert_eq!(pieces.last().unwrap().1, 9);
 }
 
+/// Over a right or bottom border piece (symbolic extent `(s - 1) // 2 - s // 2 + 1`: one
+/// row or column at odd lengths, none at even ones) the window's reads that are not proved
+/// past the end are proved inside through the floor divisions, so the piece checks nothing:
+/// no clamp, no mask, no index value (session 22 left the last read out but clamped and masked
+/// the other two at run time; the right corners and edges were 40% of the dynamic
+/// `avg_pool2d`'s border time at 17x23, docs/dynamic-shapes.md "Session 25 (dyn25)").
+#[test]
+fn a_right_border_piece_reads_unchecked() {
+    use inductor::ir::{IrNode, Val};
+    let cases = [
+        avg(&[3, 3], &[2, 2], &[1, 1], false, true, None),
+        avg(&[3, 3], &[2, 2], &[1, 1], false, false, None),
+        max(&[3, 3], &[2, 2], &[1, 1], &[1, 1], false),
+    ];
+    for pool in &cases {
+        let g = symbolic_graph(pool, [7, 8]);
+        let ir = inductor::lower::lower_for(&g, &options().target).unwrap();
+        let ranges: Vec<_> = ir.nodes.keys().filter(|&n| ir.writes_range(n)).collect();
+        let sizes_of = |n| match &ir.nodes[n] {
+            IrNode::Pointwise { sizes, body, .. } => (sizes.clone(), body),
+            _ => unreachable!("a range writer is pointwise"),
+        };
+        let (interior, _) = sizes_of(*ranges.last().unwrap());
+        let mut right = 0;
+        for &n in &ranges {
+            let (sizes, body) = sizes_of(n);
+            let bordered: Vec<usize> = (2..4).filter(|&d| sizes[d] != interior[d]).collect();
+            // The left borders are one constant row or column; the right ones symbolic.
+            if bordered.is_empty() || bordered.iter().any(|&d| sizes[d].as_const().is_some()) {
+                continue;
+            }
+            right += 1;
+            assert_eq!(
+                checked_vars(body, 4),
+                Vec::<u32>::new(),
+                "{pool:?} {sizes:?}"
+            );
+            let indexes = body.vals.iter().filter(|v| matches!(v, Val::Index(_)));
+            assert_eq!(
+                indexes.count(),
+                0,
+                "{pool:?}: piece {sizes:?} computes an index"
+            );
+        }
+        // The bottom row, the right column and the bottom-right corner.
+        assert_eq!(right, 3, "{pool:?}");
+    }
+}
+
 /// Static pools split too (above the policy's store threshold), with the same interior.
 #[test]
 fn a_static_pool_is_stored_by_interior_and_borders() {

@@ -183,37 +183,74 @@ fn read_at(bb: &mut BodyBuilder, pos: Idx, len: Size) -> (Idx, Option<ValId>) {
     (pos.clamp_to(0, len - 1, bb.ranges()), mask)
 }
 
-/// Per spatial dim, whether every read of the window at output `idx` along it is inside the
-/// input for every point of the builder's ranges, proved also through floor divisions: a dim
-/// proved is read without clamps or masks. A store split into an interior and borders
-/// (`lower::interior`) narrows the ranges for this: over its interior every dim is proved,
-/// over a border piece every dim but the ones it borders (a left column's rows are the
-/// interior's, so only its W reads stay checked). Over the whole output a padded dim fails
-/// and each of its reads is decided alone ([`read_at`]), as before: a window with some reads
-/// along one dim proved and others masked was slower than one masked throughout (session 20).
-fn dims_inside(bb: &BodyBuilder, idx: &[Idx], wins: &[Win], lens: &[Size]) -> Vec<bool> {
+/// Per spatial dim of the window at output `idx`, what the builder's ranges prove about its
+/// reads along it, also through floor divisions (`Idx::within_floor`, `outside_floor`).
+#[derive(Clone, Copy, Debug)]
+struct DimReads {
+    /// Every read along the dim is inside the input: no clamp, no mask, and an average counts
+    /// the kernel's length along it.
+    whole: bool,
+    /// Every read along the dim that is not proved outside is proved inside: those are read
+    /// without clamps or masks, the others left out ([`outside`]). A symbolic pool's right
+    /// border piece of an odd length reads `2 * (s // 2) - 1` and `2 * (s // 2)`, inside
+    /// wherever the piece runs (its extent `(s - 1) // 2 - s // 2 + 1` is 0 at an even `s`),
+    /// and `2 * (s // 2) + 1`, past the end: session 22 proved the last one outside but, the
+    /// window not being inside whole, still clamped and masked the first two at run time.
+    read: bool,
+    /// How many reads along the dim are not proved outside: where `read` holds, the count of
+    /// the window's positions inside the input along it (`count_include_pad=False`).
+    kept: i64,
+}
+
+/// Per spatial dim, what is proved about the reads of the window at output `idx` along it for
+/// every point of the builder's ranges ([`DimReads`]). A store split into an interior and
+/// borders (`lower::interior`) narrows the ranges for this: over its interior every dim is
+/// proved, over a border piece every dim but the ones it borders (a left column's rows are the
+/// interior's, so only its W reads stay checked). Over the whole output a padded dim fails and
+/// each of its reads is decided alone ([`read_at`]), as before: a window with some reads along
+/// one dim proved and others masked was slower than one masked throughout (session 20). Reads
+/// proved outside are not masked but left out, so a dim whose other reads are all proved
+/// inside has no mask at all.
+fn dims_inside(bb: &BodyBuilder, idx: &[Idx], wins: &[Win], lens: &[Size]) -> Vec<DimReads> {
     let lead = idx.len() - wins.len();
     wins.iter()
         .enumerate()
         .map(|(i, w)| {
-            let first = w.start(&idx[lead + i]);
-            let last = first.add_const((w.k - 1) * w.d);
-            first.within_floor(lens[i], bb.ranges()) && last.within_floor(lens[i], bb.ranges())
+            let inside = |p: &Idx| p.within_floor(lens[i], bb.ranges());
+            let reads: Vec<Idx> = (0..w.k)
+                .map(|kk| w.start(&idx[lead + i]).add_const(kk * w.d))
+                .collect();
+            let whole = inside(&reads[0]) && inside(&reads[reads.len() - 1]);
+            // The reads are increasing: the first and last kept bound the others.
+            let kept: Vec<&Idx> = reads
+                .iter()
+                .filter(|p| !p.outside_floor(lens[i], bb.ranges()))
+                .collect();
+            let read = whole
+                || kept
+                    .first()
+                    .zip(kept.last())
+                    .is_some_and(|(a, b)| inside(a) && inside(b));
+            DimReads {
+                whole,
+                read,
+                kept: kept.len() as i64,
+            }
         })
         .collect()
 }
 
 /// Whether the read at `pos_of(i)` along each spatial dim `i` is outside the input at every
-/// point of the builder's ranges along some dim not proved inside: the read adds nothing and is
-/// left out (the static kernel's constant mask folds it the same way). Over a symbolic pool's
-/// right border piece the last read of an odd length's window is proved past the end.
+/// point of the builder's ranges along some dim not proved inside whole: the read adds nothing
+/// and is left out (the static kernel's constant mask folds it the same way). Over a symbolic
+/// pool's right border piece the last read of an odd length's window is proved past the end.
 fn outside(
     bb: &BodyBuilder,
-    proved: &[bool],
+    dims: &[DimReads],
     pos_of: &dyn Fn(usize) -> Idx,
     lens: &[Size],
 ) -> bool {
-    (0..proved.len()).any(|i| !proved[i] && pos_of(i).outside_floor(lens[i], bb.ranges()))
+    (0..dims.len()).any(|i| !dims[i].whole && pos_of(i).outside_floor(lens[i], bb.ranges()))
 }
 
 fn and(bb: &mut BodyBuilder, a: Option<ValId>, b: Option<ValId>) -> Option<ValId> {
@@ -266,20 +303,20 @@ pub fn max_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
         cost,
         Rc::new(move |bb, idx| {
             let mut r = bb.constant(Scalar::F(f64::NEG_INFINITY), dt);
-            let proved = dims_inside(bb, idx, &wins, &lens);
+            let dims = dims_inside(bb, idx, &wins, &lens);
             for off in offsets(&k) {
                 let pos_of = |i: usize| {
                     let w = wins[i];
                     idx[lead + i].scale(w.s).add_const(off[i] * w.d - w.p)
                 };
-                if outside(bb, &proved, &pos_of, &lens) {
+                if outside(bb, &dims, &pos_of, &lens) {
                     continue;
                 }
                 let mut j = idx.to_vec();
                 let mut inside = None;
                 for i in 0..n {
                     let pos = pos_of(i);
-                    if proved[i] {
+                    if dims[i].read {
                         j[lead + i] = pos;
                         continue;
                     }
@@ -349,18 +386,18 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
         cost,
         Rc::new(move |bb, idx| {
             let mut r = bb.constant(Scalar::F(0.0), acc);
-            let proved = dims_inside(bb, idx, &wins, &lens);
-            let interior = proved.iter().all(|&p| p);
+            let dims = dims_inside(bb, idx, &wins, &lens);
+            let interior = dims.iter().all(|d| d.whole);
             for off in offsets(&k) {
                 let pos_of = |i: usize| wins[i].start(&idx[lead + i]).add_const(off[i]);
-                if outside(bb, &proved, &pos_of, &lens) {
+                if outside(bb, &dims, &pos_of, &lens) {
                     continue;
                 }
                 let mut j = idx.to_vec();
                 let mut inside = None;
                 for i in 0..n {
                     let pos = pos_of(i);
-                    if proved[i] {
+                    if dims[i].read {
                         j[lead + i] = pos;
                         continue;
                     }
@@ -386,9 +423,18 @@ pub fn avg_pool(l: &mut Lowerer, n: usize, a: &[Arg], kw: &[(String, Arg)]) -> L
                     let mut c: Option<ValId> = None;
                     for i in 0..n {
                         let w = wins[i];
-                        // A dim whose window is inside counts the kernel's length along it.
-                        if proved[i] {
-                            let kc = bb.constant(Scalar::I(w.k), DType::Int64);
+                        // A dim whose window is inside counts the kernel's length along it;
+                        // one whose reads are each proved inside or outside, unless the
+                        // padding counts, the reads inside.
+                        let known = match dims[i] {
+                            DimReads { whole: true, .. } => Some(w.k),
+                            DimReads {
+                                read: true, kept, ..
+                            } if !include_pad => Some(kept),
+                            _ => None,
+                        };
+                        if let Some(len) = known {
+                            let kc = bb.constant(Scalar::I(len), DType::Int64);
                             c = Some(match c {
                                 None => kc,
                                 Some(prev) => bb.binary(BinOp::Mul, prev, kc),

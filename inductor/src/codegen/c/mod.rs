@@ -424,6 +424,15 @@ fn emit_pointwise(
     for (i, s) in nest.sizes.iter().enumerate() {
         if simd && i == n - 1 {
             let _ = writeln!(out, "{indent}#pragma omp simd");
+        } else if n > 1 && i == n - 1 {
+            // The strided innermost loop of a symbolic nest (not forced `simd`, see
+            // `strided_store`): gcc vectorizes it where its cost model says so, but inside the
+            // function OpenMP outlines the `restrict` of the buffers is lost, and it kept a
+            // second, scalar copy of the loop behind a run-time overlap test. `ivdep` states
+            // what `omp simd` states on every other innermost loop (no dependence between
+            // iterations; each point is stored once): the copy goes, a tenth of the dynamic
+            // `avg_pool2d`'s compile (docs/dynamic-shapes.md "Session 25 (dyn25)").
+            let _ = writeln!(out, "{indent}#pragma GCC ivdep");
         }
         let _ = writeln!(out, "{indent}for (int64_t x{i} = 0; x{i} < {s}; x{i}++) {{");
         indent.push_str("  ");
@@ -601,15 +610,16 @@ fn emit_kernel(
                 let wide = *op == ReduceOp::Sum && is_f32_like(d) && !(par_outer && nr == 1);
                 let ad = if wide { DType::Float64 } else { d };
                 let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
-                // A float max or min over a symbolic row, vectorized: OpenMP's own `max`/`min`
-                // and a NaN flag instead of the NaN-propagating `tfmax`/`tfmin`, whose per-lane
+                // A float max or min over a row, vectorized: OpenMP's own `max`/`min` and a NaN
+                // flag instead of the NaN-propagating `tfmax`/`tfmin`, whose per-lane
                 // accumulator gcc kept in memory at a run-time trip count (a store and a load
                 // per vector step: amax over rows of 256 took 132 us in a C harness, 2.3x the
                 // static kernel's 58; this form 22). Same values: a NaN anywhere makes the
                 // result NaN, and ties of -0.0 and 0.0 were already up to the lanes' order.
+                // Static rows too (session 25): at a constant trip count `tfmax`'s select of
+                // a compare and a NaN test per lane ran 59-70 us, this form 25.
                 let split = (*op == ReduceOp::Max || *op == ReduceOp::Min)
                     && matches!(ad, DType::Float32 | DType::Float64)
-                    && !nest.sizes.is_empty()
                     && par_outer
                     && nr == 1;
                 let nan = format!("nan{ob}");
