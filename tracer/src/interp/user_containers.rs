@@ -10,11 +10,17 @@
 //!   method) reached past the user classes is the builtin operation on the tracker, never the
 //!   override again.
 //!
-//! A class that overrides another dunder (`__iter__`, `__len__`, `__eq__`, `__contains__`, ...),
+//! - instance attributes (`self.writes = 0`, a dataclass field) live beside the items, in the
+//!   container's `__dict__` (`vars::container_attrs`: a tracked dict per tracker; an input's is
+//!   its real `__dict__`, written back after the graph); reads look there first, but for data
+//!   descriptors of the class (a property's setter runs in the trace);
+//! - `==`/`!=` go through a Python `__eq__`/`__ne__` of the class (a dataclass's generated one).
+//!
+//! A class that overrides another dunder (`__iter__`, `__len__`, `__contains__`, ...),
 //! `__new__`, has a metaclass or slots, or derives from another builtin, is refused at the
 //! call that makes the instance: the builtins that read such a container would not see the
 //! override. One that escapes is rebuilt after the graph without running user code: the
-//! builtin base's `__new__`, then its own item setter.
+//! builtin base's `__new__`, then its own item setter, then its `__dict__` filled.
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;

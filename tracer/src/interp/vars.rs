@@ -1681,10 +1681,10 @@ pub(crate) fn container_attrs_or_new(v: &Var) -> Option<DictItems> {
     Some(d)
 }
 
-/// Whether an input is an instance of a user subclass of `dict` or `list` (`base`) that
-/// `user_containers.rs` traces, with no instance attributes: tracked as the container, written
-/// back after the graph by the builtin's own methods. (`OrderedDict` subclasses are not: their
-/// write-back would have to keep the linked order.)
+/// Whether an input is an instance of a user subclass of `dict` (or `OrderedDict`) or `list`
+/// (`base`) that `user_containers.rs` traces: tracked as the container, written back after the
+/// graph by the builtin's own methods; its instance attributes are its real `__dict__`, tracked
+/// as an external dict (`Tracer::wrap_container_attrs`) and written back with it.
 fn input_container_kind(py: Python<'_>, value: &Bound<'_, PyAny>, base: &str) -> bool {
     let ty = value.get_type();
     let Ok(Some(b)) = super::pyobj::container_base(py, ty.as_any()) else {
