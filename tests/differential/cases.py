@@ -4,6 +4,7 @@ from . import (  # noqa: F401
     cases_aliasing,
     cases_builtins,
     cases_comprehensions,
+    cases_container_attrs,
     cases_containers,
     cases_dunders,
     cases_frames,

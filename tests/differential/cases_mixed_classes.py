@@ -443,13 +443,7 @@ class _Out(collections.OrderedDict):
         return tuple(self[k] for k in self.keys())
 
 
-@case(
-    x34,
-    breadth="only transformers' own ModelOutput classes are modelled (`model_output.rs`): a "
-    "user dataclass over OrderedDict whose `__setattr__` writes the mapping through "
-    "`super().__setitem__` is constructed natively (torch.compile traces the construction and "
-    "the overrides: 1 graph)",
-)
+@case(x34)
 def model_output_like_mapping(x):
     out = _Out(logits=x.relu())
     out.hidden = x * 2

@@ -544,6 +544,11 @@ def assert_equiv(expected, actual, path: str = "out") -> None:
         )
         for k in expected:
             assert_equiv(expected[k], actual[k], f"{path}[{k!r}]")
+    if isinstance(expected, (tuple, list, dict)):
+        # A user subclass of a container keeps instance attributes beside its items.
+        if hasattr(expected, "__dict__") and type(expected).__module__ not in _OPAQUE:
+            assert_equiv(vars(expected), vars(actual), f"{path}.__dict__")
+        return
     elif isinstance(expected, nn.Module):
         assert_equiv(module_state(expected), module_state(actual), f"{path}<module>")
     elif isinstance(expected, types.FunctionType):

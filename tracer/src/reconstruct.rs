@@ -582,7 +582,7 @@ fn template_of_inner(
                     .map(|i| template_of(py, i, outs, ctx))
                     .collect::<Result<_, _>>()?,
             );
-            user_container(py, v, plain)?
+            user_container(py, v, plain, outs, ctx)?
         }
         Var::Deque(q) => OutputTemplate::Call(
             py.import("collections")?.getattr("deque")?.unbind(),
@@ -608,7 +608,7 @@ fn template_of_inner(
             // An `OrderedDict`/`defaultdict` made by the traced code: its class called on the
             // items (and the default factory); a user subclass rebuilt without its code.
             if crate::interp::user_container_class(py, v).is_some() {
-                return user_container(py, v, plain);
+                return user_container(py, v, plain, outs, ctx);
             }
             match crate::interp::dict_kind(items) {
                 None => plain,
@@ -864,20 +864,44 @@ fn template_of_inner(
 
 /// A list or dict the traced code made as an instance of a user subclass: rebuilt by the
 /// builtin base (`interp::user_containers`), so the class's overrides do not run again.
+/// Instance attributes the trace set on it (`self.writes = 0`) fill its `__dict__` afterwards,
+/// as those of a user object do.
 fn user_container(
     py: Python<'_>,
     v: &Var,
     plain: OutputTemplate,
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
 ) -> Result<OutputTemplate, TraceError> {
-    Ok(match crate::interp::user_container_class(py, v) {
-        Some((cls, base)) => OutputTemplate::Call(
-            crate::interp::user_container_rebuild(py)?.unbind(),
-            vec![
-                OutputTemplate::Const(cls),
-                OutputTemplate::Const(base),
-                plain,
-            ],
-        ),
-        None => plain,
-    })
+    let Some((cls, base)) = crate::interp::user_container_class(py, v) else {
+        return Ok(plain);
+    };
+    let rebuilt = OutputTemplate::Call(
+        crate::interp::user_container_rebuild(py)?.unbind(),
+        vec![
+            OutputTemplate::Const(cls),
+            OutputTemplate::Const(base),
+            plain,
+        ],
+    );
+    let Some(attrs) = crate::interp::container_attrs(v) else {
+        return Ok(rebuilt);
+    };
+    let attrs = attrs.borrow().clone();
+    if attrs.is_empty() {
+        return Ok(rebuilt);
+    }
+    let names = pyo3::types::PyTuple::new(py, attrs.iter().map(|(n, _)| n.bind(py)))?;
+    let values = attrs
+        .iter()
+        .map(|(_, a)| template_of(py, a, outs, ctx))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(OutputTemplate::Call(
+        interp::fill_function(py)?,
+        vec![
+            rebuilt,
+            OutputTemplate::Const(names.into_any().unbind()),
+            OutputTemplate::Tuple(values),
+        ],
+    ))
 }

@@ -635,6 +635,9 @@ impl<'py> Frame<'_, 'py> {
     /// `del obj.name`.
     fn delete_attr(&mut self, obj: Var, name: &str) -> Result<(), TraceError> {
         let py = self.tx.py;
+        if self.user_container_delattr(&obj, name) {
+            return Ok(());
+        }
         if let Var::Object(o) = &obj {
             let object = py.import("builtins")?.getattr("object")?;
             if !o

@@ -44,6 +44,7 @@ pub(crate) use gencm::unentered_parts as unentered_generator_cm;
 pub(crate) use objects::{fill_function, object_attr_misses_to_getattr, object_has_attr};
 pub(crate) use pyobj::rebuild_fn as user_container_rebuild;
 pub(crate) use user_containers::rebuild_class as user_container_class;
+pub(crate) use vars::container_attrs;
 pub use vars::Var;
 
 /// A container read from the frame's inputs: its tracker, where it came from, and the object.
@@ -79,6 +80,10 @@ pub struct Tracer<'py> {
     /// (another name, slot or attribute: `L['a'] is L['b']`, guarded) is the same `Rc`, so `is`
     /// says True, and the tuple is handed back as the caller's very object after the graph.
     pub(crate) external_tuples: Vec<External<vars::Items>>,
+    /// Tuple constants of the traced code objects (`LOAD_CONST`), one tracker per object: the
+    /// compiler makes equal constants of a code object one object (and `()` is a singleton),
+    /// so `a = (1, 2); b = (1, 2); a is b` says True, as in eager.
+    pub(crate) const_tuples: Vec<(Py<PyAny>, vars::Items)>,
     /// `ModuleList` slices made while tracing (`self.layers[:n]`), each with the parent list's
     /// source and the parent's `_modules` keys it selected. A slice is a new list on every call
     /// (`Module.__init__` runs): its children are read and guarded through the parent's
@@ -399,6 +404,7 @@ pub fn trace<'py>(
         external_deques: Vec::new(),
         external_sets: Vec::new(),
         external_tuples: Vec::new(),
+        const_tuples: Vec::new(),
         module_list_slices: Vec::new(),
         effects: SideEffects::default(),
         free_cells: Vec::new(),
@@ -865,6 +871,9 @@ impl<'a, 'py> Frame<'a, 'py> {
         let py = self.tx.py;
         if let Some(m) = self.user_container_override(&obj, "__setattr__")? {
             self.call(m, vec![Var::py_const(py, name), v], vec![])?;
+            return Ok(());
+        }
+        if self.user_container_setattr(&obj, name, v.clone())? {
             return Ok(());
         }
         if let Var::Object(o) = &obj {

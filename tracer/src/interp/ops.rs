@@ -13,7 +13,7 @@ use crate::output::TensorValue;
 use super::pyobj::{
     is_constant_module, is_container_object, is_immutable_const, is_nn_module, named_tuple_fields,
 };
-use super::vars::Var;
+use super::vars::{is_fresh_tuple, Var};
 use super::Frame;
 
 /// `BINARY_OP` argument → the `operator` function it performs (3.11 and 3.12 agree).
@@ -115,6 +115,9 @@ impl Frame<'_, '_> {
             .map(|a| self.decide_bools(a))
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(r) = self.frozen_compare(name, &args)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.user_container_equality(name, &args)? {
             return Ok(r);
         }
         // A comparison between tracked objects whose left one has no Python dunder for it:
@@ -334,6 +337,31 @@ impl Frame<'_, '_> {
                 Var::Tuple(a) | Var::Size(a) | Var::NamedTuple { items: a, .. },
                 Var::Tuple(b) | Var::Size(b) | Var::NamedTuple { items: b, .. },
             ) if std::rc::Rc::ptr_eq(a, b) => true,
+            // A tuple the frame built as a new object is no other tuple it built, and no
+            // object read from the frame (which existed before it).
+            (Var::Tuple(a), Var::Tuple(b))
+                if (is_fresh_tuple(a)
+                    && (is_fresh_tuple(b)
+                        || self.tx.external_container_source(&rhs).is_some()))
+                    || (is_fresh_tuple(b) && self.tx.external_container_source(&lhs).is_some()) =>
+            {
+                false
+            }
+            (Var::Tuple(a), Var::Py(_, Some(_))) | (Var::Py(_, Some(_)), Var::Tuple(a))
+                if is_fresh_tuple(a) =>
+            {
+                false
+            }
+            // A plain tuple is not an object of another type.
+            (Var::Tuple(_), Var::Py(o, _)) | (Var::Py(o, _), Var::Tuple(_))
+                if !o.bind(py).is_instance_of::<pyo3::types::PyTuple>() =>
+            {
+                false
+            }
+            (Var::Tuple(_), Var::List(_) | Var::Dict(_) | Var::Tensor(_) | Var::Function(_))
+            | (Var::List(_) | Var::Dict(_) | Var::Tensor(_) | Var::Function(_), Var::Tuple(_)) => {
+                false
+            }
             // A dict, as a list, has one tracker per object (`Tracer::wrap` finds a frame's
             // dict again by identity): two trackers are two dicts.
             (Var::Dict(a), Var::Dict(b)) => std::rc::Rc::ptr_eq(a, b),
@@ -638,6 +666,14 @@ impl Frame<'_, '_> {
                     while (ind.step > 0 && k < ind.stop) || (ind.step < 0 && k > ind.stop) {
                         out.push(items[k as usize].clone());
                         k += ind.step;
+                    }
+                    // A whole plain tuple sliced forward (`t[:]`) is `t` itself in CPython.
+                    if matches!(obj, Var::Tuple(_))
+                        && ind.start == 0
+                        && ind.step == 1
+                        && out.len() == items.len()
+                    {
+                        return Ok(obj.clone());
                     }
                     return Ok(match obj {
                         Var::List(_) => Var::list(out),

@@ -223,6 +223,11 @@ const DISPATCHED: &[&str] = &[
     "__setattr__",
     "__repr__",
     "__str__",
+    // `==` and `!=` (a dataclass's generated `__eq__`): `interp::ops::operator` calls them.
+    "__eq__",
+    "__ne__",
+    // Called by name only, by the dataclass `__init__` that the trace inlines.
+    "__post_init__",
 ];
 
 /// Dunders a class body defines that are not behaviour.
@@ -239,6 +244,9 @@ const CLASS_DATA: &[&str] = &[
     "__parameters__",
     "__class_getitem__",
     "__init_subclass__",
+    "__dataclass_fields__",
+    "__dataclass_params__",
+    "__match_args__",
 ];
 
 /// The builtin container a user class derives from: `dict`, `OrderedDict` or `list`, when the
@@ -278,10 +286,14 @@ pub(crate) fn container_base<'py>(
         let d = c.getattr("__dict__")?;
         for k in d.call_method0("keys")?.try_iter()? {
             let k: String = k?.extract()?;
+            // `__hash__ = None` (what `@dataclass` or an `__eq__` sets) keeps the instances
+            // unhashable, as the builtin base's already are.
+            let unhashable = k == "__hash__" && d.get_item(&k)?.is_none();
             if k.starts_with("__")
                 && k.ends_with("__")
                 && !DISPATCHED.contains(&k.as_str())
                 && !CLASS_DATA.contains(&k.as_str())
+                && !unhashable
             {
                 return Ok(None);
             }

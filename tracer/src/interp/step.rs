@@ -82,12 +82,12 @@ impl Frame<'_, '_> {
             }
             Op::LoadConst => {
                 let c = self.code.consts[arg].bind(py).clone();
-                let v = self.tx.wrap(c, None)?;
+                let v = self.tx.wrap_const(c)?;
                 self.stack.push(v);
             }
             Op::ReturnConst => {
                 let c = self.code.consts[arg].bind(py).clone();
-                return Ok(Some(self.tx.wrap(c, None)?));
+                return Ok(Some(self.tx.wrap_const(c)?));
             }
             Op::LoadGlobal => {
                 let name = self.code.names[name_index(ins)?].clone();
@@ -300,7 +300,7 @@ impl Frame<'_, '_> {
             // container, which realizes its items (`realize_in`).
             Op::BuildTuple => {
                 let items = self.popn_unused(arg)?;
-                self.stack.push(Var::Tuple(items.into()));
+                self.stack.push(super::vars::fresh_tuple(items));
             }
             Op::BuildList => {
                 let items = self.popn_unused(arg)?;
@@ -355,7 +355,7 @@ impl Frame<'_, '_> {
                 let items = v
                     .items(py)
                     .ok_or_else(|| TraceError::internal("LIST_TO_TUPLE"))?;
-                self.stack.push(Var::Tuple(items.into()));
+                self.stack.push(super::vars::fresh_tuple(items));
             }
             Op::DictUpdate | Op::DictMerge => {
                 let v = self.pop()?;

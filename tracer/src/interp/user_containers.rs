@@ -10,11 +10,17 @@
 //!   method) reached past the user classes is the builtin operation on the tracker, never the
 //!   override again.
 //!
-//! A class that overrides another dunder (`__iter__`, `__len__`, `__eq__`, `__contains__`, ...),
+//! - instance attributes (`self.writes = 0`, a dataclass field) live beside the items, in the
+//!   container's `__dict__` (`vars::container_attrs`: a tracked dict per tracker; an input's is
+//!   its real `__dict__`, written back after the graph); reads look there first, but for data
+//!   descriptors of the class (a property's setter runs in the trace);
+//! - `==`/`!=` go through a Python `__eq__`/`__ne__` of the class (a dataclass's generated one).
+//!
+//! A class that overrides another dunder (`__iter__`, `__len__`, `__contains__`, ...),
 //! `__new__`, has a metaclass or slots, or derives from another builtin, is refused at the
 //! call that makes the instance: the builtins that read such a container would not see the
 //! override. One that escapes is rebuilt after the graph without running user code: the
-//! builtin base's `__new__`, then its own item setter.
+//! builtin base's `__new__`, then its own item setter, then its `__dict__` filled.
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
@@ -22,7 +28,10 @@ use pyo3::types::PyType;
 use crate::error::TraceError;
 
 use super::pyobj::{container_base, is_user_class};
-use super::vars::{dict_kind, list_kind, set_dict_kind, set_list_kind, Var};
+use super::vars::{
+    container_attrs, container_attrs_or_new, dict_kind, dict_set, list_kind, set_dict_kind,
+    set_list_kind, DictItems, Var,
+};
 use super::Frame;
 
 /// The user class of a tracked container, when it was made as one.
@@ -177,7 +186,28 @@ impl Frame<'_, '_> {
             return Ok(None);
         };
         let cls = cls.bind(py).clone();
-        match lookup(py, &cls, name)? {
+        let found = lookup(py, &cls, name)?;
+        if name == "__class__" {
+            // The class itself (guarded where the instance was made or read).
+            return Ok(Some(Var::Py(cls.unbind(), None)));
+        }
+        if name == "__dict__" {
+            return Err(TraceError::unsupported(
+                "the instance `__dict__` of a user container made in the frame",
+            ));
+        }
+        // The instance's own attributes come before the class's, but for data descriptors
+        // (properties, slots), as `object.__getattribute__` orders them.
+        let data_descriptor = match &found {
+            Some((v, _)) => is_data_descriptor(v)?,
+            None => false,
+        };
+        if !data_descriptor {
+            if let Some(v) = container_attrs(obj).and_then(|a| dict_get_str(py, &a, name)) {
+                return Ok(Some(v));
+            }
+        }
+        match found {
             Some((v, true)) => {
                 let builtins = py.import("builtins")?;
                 if is_function(&v)? {
@@ -207,6 +237,115 @@ impl Frame<'_, '_> {
                 ))),
             },
         }
+    }
+
+    /// `obj.name = v` on a tracked user container by `object.__setattr__` (no override, or the
+    /// override's `super().__setattr__`): a property's setter runs, another data descriptor
+    /// breaks, anything else is an entry of the instance's `__dict__` (`container_attrs`).
+    /// `false`: the value is no user container.
+    pub(super) fn user_container_setattr(
+        &mut self,
+        obj: &Var,
+        name: &str,
+        v: Var,
+    ) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let Some(cls) = user_class(py, obj) else {
+            return Ok(false);
+        };
+        if let Some((d, _)) = lookup(py, cls.bind(py), name)? {
+            if d.is_instance(&py.import("builtins")?.getattr("property")?)? {
+                let fset = d.getattr("fset")?;
+                if fset.is_none() {
+                    return Err(TraceError::unsupported(format!(
+                        "assigning the read-only property '{name}' of a user container"
+                    )));
+                }
+                self.call(Var::Py(fset.unbind(), None), vec![obj.clone(), v], vec![])?;
+                return Ok(true);
+            }
+            if is_data_descriptor(&d)? {
+                return Err(TraceError::unsupported(format!(
+                    "assigning attribute '{name}' (a descriptor) of a user container"
+                )));
+            }
+        }
+        if name == "__dict__" || name == "__class__" {
+            return Err(TraceError::unsupported(format!(
+                "assigning '{name}' of a user container"
+            )));
+        }
+        let attrs = container_attrs_or_new(obj)
+            .ok_or_else(|| TraceError::internal("user_container_setattr"))?;
+        // An input's `__dict__` is the real one, written back after the graph.
+        self.tx.note_dict_mutation(&attrs);
+        dict_set(py, &attrs, name, v);
+        Ok(true)
+    }
+
+    /// `del obj.name` of an instance attribute of a tracked user container; `false` where
+    /// it is none (the caller breaks).
+    pub(super) fn user_container_delattr(&mut self, obj: &Var, name: &str) -> bool {
+        let py = self.tx.py;
+        let Some(attrs) = container_attrs(obj) else {
+            return false;
+        };
+        self.tx.note_dict_mutation(&attrs);
+        let mut a = attrs.borrow_mut();
+        let before = a.len();
+        a.retain(|(k, _)| k.bind(py).extract::<String>().map_or(true, |k| k != name));
+        a.len() != before
+    }
+
+    /// `a == b` / `a != b` where `a` is a tracked user container whose class overrides
+    /// `__eq__` or `__ne__` (a dataclass's generated `__eq__`): the override inlined, `!=`
+    /// answered by `__eq__` negated where only `__eq__` is the user's, as `object.__ne__`
+    /// does. A user `__eq__` on the right only, or a `NotImplemented` result (Python would go
+    /// on to the reflection and the base's equality), breaks. `None`: no such override.
+    pub(super) fn user_container_equality(
+        &mut self,
+        name: &str,
+        args: &[Var],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let ([lhs, rhs], "eq" | "ne") = (args, name) else {
+            return Ok(None);
+        };
+        let own = |this: &mut Self, v: &Var| -> Result<bool, TraceError> {
+            Ok(this.user_container_override(v, "__eq__")?.is_some()
+                || this.user_container_override(v, "__ne__")?.is_some())
+        };
+        let (left, right) = (own(self, lhs)?, own(self, rhs)?);
+        if !left && !right {
+            return Ok(None);
+        }
+        let same_class = match (user_class(py, lhs), user_class(py, rhs)) {
+            (Some(a), Some(b)) => a.bind(py).is(b.bind(py)),
+            _ => false,
+        };
+        if !left || (right && !same_class) {
+            return Err(TraceError::unsupported(
+                "== with a user container whose class overrides __eq__ on the right",
+            ));
+        }
+        let (method, negate) = match (name, self.user_container_override(lhs, "__ne__")?) {
+            ("ne", Some(m)) => (m, false),
+            _ => match self.user_container_override(lhs, "__eq__")? {
+                Some(m) => (m, name == "ne"),
+                None => return Ok(None),
+            },
+        };
+        let r = self.call(method, vec![rhs.clone()], vec![])?;
+        if matches!(&r, Var::Py(v, _) if v.bind(py).is(py.NotImplemented().bind(py))) {
+            return Err(TraceError::unsupported(
+                "__eq__ of a user container returned NotImplemented",
+            ));
+        }
+        if !negate {
+            return Ok(Some(r));
+        }
+        let t = self.truth(&r)?;
+        Ok(Some(Var::py_const(py, !t)))
     }
 
     /// `super(cls, obj).name` for a tracked user container: past `cls` in the MRO, a user
@@ -307,6 +446,28 @@ impl Frame<'_, '_> {
                 Ok(Var::none(py))
             }
             ("__getitem__", [k]) => self.subscript_raw(obj.clone(), k.clone()),
+            // `object`'s attribute slots, reached by `super()` from an override.
+            ("__setattr__", [k, v]) => {
+                let k = attr_name(py, k)?;
+                self.user_container_setattr(obj, &k, v.clone())?;
+                Ok(Var::none(py))
+            }
+            ("__delattr__", [k]) => {
+                let k = attr_name(py, k)?;
+                if !self.user_container_delattr(obj, &k) {
+                    return Err(TraceError::unsupported(format!(
+                        "super().__delattr__('{k}') of a user container"
+                    )));
+                }
+                Ok(Var::none(py))
+            }
+            ("__getattribute__", [k]) => {
+                let k = attr_name(py, k)?;
+                match self.user_container_attr(obj, &k)? {
+                    Some(v) => Ok(v),
+                    None => self.getattr(obj.clone(), &k),
+                }
+            }
             ("__delitem__", [k]) => {
                 self.delete_subscript_raw(obj.clone(), k.clone())?;
                 Ok(Var::none(py))
@@ -322,6 +483,35 @@ impl Frame<'_, '_> {
                 self.call(m, args, kwargs)
             }
         }
+    }
+}
+
+/// A data descriptor (its type defines `__set__` or `__delete__`): found on the class, it comes
+/// before the instance's `__dict__`.
+fn is_data_descriptor(v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let ty = v.get_type();
+    Ok(ty.hasattr("__set__")? || ty.hasattr("__delete__")?)
+}
+
+/// The value of the string key `name` in a tracked dict.
+fn dict_get_str(py: Python<'_>, d: &DictItems, name: &str) -> Option<Var> {
+    let key = pyo3::types::PyString::new(py, name);
+    d.borrow()
+        .iter()
+        .find(|(k, _)| k.bind(py).eq(&key).unwrap_or(false))
+        .map(|(_, v)| v.clone())
+}
+
+/// An attribute name passed to `__setattr__`/`__getattribute__`/`__delattr__`: a known str.
+fn attr_name(py: Python<'_>, k: &Var) -> Result<String, TraceError> {
+    match k {
+        Var::Py(o, _) => o
+            .bind(py)
+            .extract::<String>()
+            .map_err(|_| TraceError::unsupported("an attribute name that is not a str")),
+        _ => Err(TraceError::unsupported(
+            "an attribute name not known when tracing",
+        )),
     }
 }
 

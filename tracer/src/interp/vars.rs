@@ -458,6 +458,24 @@ impl Var {
         self.as_py_at(py, 0)
     }
 
+    /// A rebuilt user container given the instance attributes the trace set on it (its
+    /// `__dict__` updated directly: the class's `__setattr__` already ran in the trace).
+    fn fill_attrs<'py>(
+        &self,
+        py: Python<'py>,
+        obj: Bound<'py, PyAny>,
+        depth: usize,
+    ) -> Option<Bound<'py, PyAny>> {
+        let Some(attrs) = container_attrs(self) else {
+            return Some(obj);
+        };
+        let d = obj.getattr("__dict__").ok()?;
+        for (k, v) in attrs.borrow().iter() {
+            d.set_item(k.bind(py), v.as_py_at(py, depth)?).ok()?;
+        }
+        Some(obj)
+    }
+
     /// `as_py` at nesting `depth`: a tracked list that holds itself (`a.append(a)`) has no
     /// finite value to build, so past [`MAX_WRAP_DEPTH`] levels there is none.
     fn as_py_at<'py>(&self, py: Python<'py>, depth: usize) -> Option<Bound<'py, PyAny>> {
@@ -475,10 +493,13 @@ impl Var {
                 let v: Option<Vec<_>> = items.borrow().iter().map(|i| i.as_py_at(py, d)).collect();
                 let out = PyList::new(py, v?).ok()?.into_any();
                 match user_container_class(py, self) {
-                    Some((cls, base)) => super::pyobj::rebuild_fn(py)
-                        .ok()?
-                        .call1((cls, base, out))
-                        .ok(),
+                    Some((cls, base)) => {
+                        let obj = super::pyobj::rebuild_fn(py)
+                            .ok()?
+                            .call1((cls, base, out))
+                            .ok()?;
+                        self.fill_attrs(py, obj, d)
+                    }
                     None => Some(out),
                 }
             }
@@ -489,10 +510,11 @@ impl Var {
                 }
                 // A user subclass: rebuilt without running its code.
                 if let Some((cls, base)) = user_container_class(py, self) {
-                    return super::pyobj::rebuild_fn(py)
+                    let obj = super::pyobj::rebuild_fn(py)
                         .ok()?
                         .call1((cls, base, out))
-                        .ok();
+                        .ok()?;
+                    return self.fill_attrs(py, obj, d);
                 }
                 // An `OrderedDict`/`defaultdict` made by the traced code keeps its class (its
                 // equality is order-sensitive, its missing keys are filled).
@@ -1092,13 +1114,18 @@ impl Tracer<'_> {
             // A list from outside is read-only to the tracer: mutating it breaks the graph, so
             // the real object is still the one the rest of the frame must see (its source).
             let rc = Rc::new(RefCell::new(items));
-            if !value.get_type().is(py.get_type::<PyList>()) {
+            let user = !value.get_type().is(py.get_type::<PyList>());
+            if user {
                 // A user subclass: its overrides dispatch as for one the frame made.
                 set_list_kind(&rc, value.get_type().into_any().unbind());
             }
             self.external_lists
-                .push((rc.clone(), source, value.unbind()));
-            return Ok(Var::List(rc));
+                .push((rc.clone(), source.clone(), value.clone().unbind()));
+            let v = Var::List(rc);
+            if user {
+                self.wrap_container_attrs(&v, &value, &source)?;
+            }
+            return Ok(v);
         } else if value.get_type().is(py.get_type::<pyo3::types::PySet>())
             && value
                 .try_iter()?
@@ -1162,12 +1189,17 @@ impl Tracer<'_> {
                 items.push((k.unbind(), item));
             }
             let rc = Rc::new(RefCell::new(items));
-            if !value.get_type().is(py.get_type::<PyDict>()) {
+            let user = !value.get_type().is(py.get_type::<PyDict>());
+            if user {
                 set_dict_kind(&rc, (value.get_type().into_any().unbind(), None));
             }
             self.external_dicts
-                .push((rc.clone(), source, value.unbind()));
-            return Ok(Var::Dict(rc));
+                .push((rc.clone(), source.clone(), value.clone().unbind()));
+            let v = Var::Dict(rc);
+            if user {
+                self.wrap_container_attrs(&v, &value, &source)?;
+            }
+            return Ok(v);
         } else {
             let torch = py.import("torch")?;
             if value.is_instance(&torch.getattr("device")?)? {
@@ -1318,6 +1350,41 @@ impl Tracer<'_> {
 
     /// Like `realize`, and also the identity of the objects in `v` (for `is`, or a call that
     /// runs on the real object).
+    /// A constant of a code object (`LOAD_CONST`): a tuple constant is one tracker per object
+    /// (`Tracer::const_tuples`), so two loads of it are one object, as in eager.
+    pub(crate) fn wrap_const(&mut self, c: Bound<'_, PyAny>) -> Result<Var, TraceError> {
+        let py = self.py;
+        if !c.get_type().is(py.get_type::<PyTuple>()) {
+            return self.wrap(c, None);
+        }
+        if let Some((_, items)) = self.const_tuples.iter().find(|(o, _)| o.bind(py).is(&c)) {
+            return Ok(Var::Tuple(items.clone()));
+        }
+        let v = self.wrap(c.clone(), None)?;
+        if let Var::Tuple(items) = &v {
+            self.const_tuples.push((c.unbind(), items.clone()));
+        }
+        Ok(v)
+    }
+
+    /// The instance `__dict__` of a user container read from the frame, tracked as the real
+    /// dict it is (its writes are written back after the graph), as the container's attributes.
+    fn wrap_container_attrs(
+        &mut self,
+        v: &Var,
+        value: &Bound<'_, PyAny>,
+        source: &Source,
+    ) -> Result<(), TraceError> {
+        let py = self.py;
+        let Ok(d) = value.getattr("__dict__") else {
+            return Ok(());
+        };
+        if let Var::Dict(attrs) = self.wrap(d, Some(source.attr(py, "__dict__")))? {
+            set_container_attrs(v, attrs);
+        }
+        Ok(())
+    }
+
     pub fn realize_identity(&mut self, v: &Var) {
         if self.guards.has_deferred() {
             self.realize_in(v, true, 0);
@@ -1502,10 +1569,122 @@ pub(crate) fn list_kind(l: &Rc<RefCell<Vec<Var>>>) -> Option<Py<PyAny>> {
     })
 }
 
-/// Whether an input is an instance of a user subclass of `dict` or `list` (`base`) that
-/// `user_containers.rs` traces, with no instance attributes: tracked as the container, written
-/// back after the graph by the builtin's own methods. (`OrderedDict` subclasses are not: their
-/// write-back would have to keep the linked order.)
+thread_local! {
+    /// Tuples the traced code built as new objects (`BUILD_TUPLE`, `LIST_TO_TUPLE` with at
+    /// least one item), by their tracker: such a tuple is no object that existed before it, and
+    /// no other tuple built so. Other trackers may still be an existing object (CPython's
+    /// `tuple(t)`, `t[:]` and `t + ()` return `t`; equal constants are one object; `()` is a
+    /// singleton), so `is` decides them only by sameness. A weak reference keeps its
+    /// allocation, so an address is never reused while listed.
+    static FRESH_TUPLES: RefCell<Vec<std::rc::Weak<Vec<Var>>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A tuple the traced code builds as a new object (see `FRESH_TUPLES`).
+pub(crate) fn fresh_tuple(items: Vec<Var>) -> Var {
+    let empty = items.is_empty();
+    let items: Items = Rc::new(items);
+    if !empty {
+        FRESH_TUPLES.with(|f| {
+            let mut f = f.borrow_mut();
+            f.retain(|w| w.strong_count() > 0);
+            f.push(Rc::downgrade(&items));
+        });
+    }
+    Var::Tuple(items)
+}
+
+/// Whether a tuple tracker was built as a new object by the traced code.
+pub(crate) fn is_fresh_tuple(items: &Items) -> bool {
+    FRESH_TUPLES.with(|f| {
+        f.borrow()
+            .iter()
+            .any(|w| std::ptr::eq(w.as_ptr(), Rc::as_ptr(items)))
+    })
+}
+
+/// A weak reference to the tracker of a user container: a dict or a list.
+enum WeakContainer {
+    Dict(WeakDict),
+    List(WeakList),
+}
+
+impl WeakContainer {
+    fn of(v: &Var) -> Option<Self> {
+        match v {
+            Var::Dict(d) => Some(WeakContainer::Dict(Rc::downgrade(d))),
+            Var::List(l) => Some(WeakContainer::List(Rc::downgrade(l))),
+            _ => None,
+        }
+    }
+
+    fn alive(&self) -> bool {
+        match self {
+            WeakContainer::Dict(w) => w.strong_count() > 0,
+            WeakContainer::List(w) => w.strong_count() > 0,
+        }
+    }
+
+    fn is(&self, v: &Var) -> bool {
+        match (self, v) {
+            (WeakContainer::Dict(w), Var::Dict(d)) => std::ptr::eq(w.as_ptr(), Rc::as_ptr(d)),
+            (WeakContainer::List(w), Var::List(l)) => std::ptr::eq(w.as_ptr(), Rc::as_ptr(l)),
+            _ => false,
+        }
+    }
+}
+
+thread_local! {
+    /// The instance attributes (`__dict__`) of user containers the traced code made
+    /// (`self.writes = 0` in a `dict` subclass's `__init__`, a dataclass field of a
+    /// `ModelOutput`-like `OrderedDict`), by their tracker. Python keeps them beside the
+    /// items, so the tracker (the items alone) cannot hold them; an entry is made by the first
+    /// write and ends with its container.
+    static CONTAINER_ATTRS: RefCell<Vec<(WeakContainer, DictItems)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// The instance `__dict__` of a user container the traced code made, if it has one yet.
+pub(crate) fn container_attrs(v: &Var) -> Option<DictItems> {
+    CONTAINER_ATTRS.with(|a| {
+        a.borrow()
+            .iter()
+            .find(|(w, _)| w.is(v))
+            .map(|(_, d)| d.clone())
+    })
+}
+
+/// The instance `__dict__` of a user container read from the frame: the tracker of its real
+/// `__dict__` (an external dict, written back after the graph).
+fn set_container_attrs(v: &Var, attrs: DictItems) {
+    if let Some(w) = WeakContainer::of(v) {
+        CONTAINER_ATTRS.with(|a| {
+            let mut a = a.borrow_mut();
+            a.retain(|(w, _)| w.alive());
+            a.push((w, attrs));
+        });
+    }
+}
+
+/// The instance `__dict__` of a user container, made empty on first use; `None` for a value
+/// that is no tracked dict or list.
+pub(crate) fn container_attrs_or_new(v: &Var) -> Option<DictItems> {
+    if let Some(d) = container_attrs(v) {
+        return Some(d);
+    }
+    let w = WeakContainer::of(v)?;
+    let d: DictItems = Rc::new(RefCell::new(Vec::new()));
+    CONTAINER_ATTRS.with(|a| {
+        let mut a = a.borrow_mut();
+        a.retain(|(w, _)| w.alive());
+        a.push((w, d.clone()));
+    });
+    Some(d)
+}
+
+/// Whether an input is an instance of a user subclass of `dict` (or `OrderedDict`) or `list`
+/// (`base`) that `user_containers.rs` traces: tracked as the container, written back after the
+/// graph by the builtin's own methods; its instance attributes are its real `__dict__`, tracked
+/// as an external dict (`Tracer::wrap_container_attrs`) and written back with it.
 fn input_container_kind(py: Python<'_>, value: &Bound<'_, PyAny>, base: &str) -> bool {
     let ty = value.get_type();
     let Ok(Some(b)) = super::pyobj::container_base(py, ty.as_any()) else {
@@ -1518,11 +1697,7 @@ fn input_container_kind(py: Python<'_>, value: &Bound<'_, PyAny>, base: &str) ->
             .import("collections")
             .and_then(|m| m.getattr("OrderedDict"))
             .is_ok_and(|od| b.is(&od));
-    let no_attrs = value
-        .getattr("__dict__")
-        .map(|d| d.len().is_ok_and(|n| n == 0))
-        .unwrap_or(true);
-    (builtin.is_ok_and(|x| b.is(&x)) || ordered) && no_attrs
+    builtin.is_ok_and(|x| b.is(&x)) || ordered
 }
 
 /// `(cls, base)` of a list or dict the traced code made (or read) as an instance of a user

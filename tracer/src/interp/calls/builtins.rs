@@ -410,6 +410,8 @@ impl Frame<'_, '_> {
             ("len", [v]) if !matches!(v, Var::Iter(_)) && v.items(py).is_some() => {
                 return Ok(Var::py_const(py, v.items(py).unwrap().len() as i64))
             }
+            // `tuple(t)` of a plain tuple is `t` itself in CPython.
+            ("tuple", [Var::Tuple(t)]) => return Ok(Var::Tuple(t.clone())),
             ("tuple", [v]) | ("list", [v]) if v.items(py).is_some() => {
                 let items = v.items(py).unwrap();
                 return Ok(if name == "tuple" {

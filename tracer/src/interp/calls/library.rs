@@ -219,6 +219,12 @@ impl Frame<'_, '_> {
                         o
                     }
                     Var::Object(o) => o.cls.bind(py).clone(),
+                    // A user container made in the frame (a dataclass over `OrderedDict`).
+                    other if crate::interp::user_container_class(py, other).is_some() => {
+                        crate::interp::user_container_class(py, other)
+                            .map(|(cls, _)| cls.bind(py).clone())
+                            .ok_or_else(|| TraceError::internal("user container class"))?
+                    }
                     other => match other.as_py(py) {
                         Some(o) => o,
                         None => return Ok(None),

@@ -135,6 +135,14 @@ impl Frame<'_, '_> {
                 *l.borrow_mut() = items;
                 Ok(Some(a.clone()))
             }
+            // A plain tuple concatenated with an empty one, or repeated once, is the tuple
+            // itself in CPython (`t + () is t`).
+            ("add" | "iadd", Var::Tuple(_), Var::Tuple(y)) if y.is_empty() => Ok(Some(a.clone())),
+            ("add" | "iadd", Var::Tuple(x), Var::Tuple(_)) if x.is_empty() => Ok(Some(b.clone())),
+            ("mul" | "imul", Var::Tuple(_), n) if repeat_count(py, n) == Some(1) => {
+                Ok(Some(a.clone()))
+            }
+            ("mul", n, Var::Tuple(_)) if repeat_count(py, n) == Some(1) => Ok(Some(b.clone())),
             _ if known(a) && known(b) => Ok(None),
             ("add", Var::List(_), Var::List(_)) => {
                 let (x, y) = (seq_items(a).unwrap(), seq_items(b).unwrap());
@@ -175,6 +183,36 @@ impl Frame<'_, '_> {
                 if x.len() != y.len() =>
             {
                 Ok(Some(Var::py_const(py, name == "ne")))
+            }
+            // Tuples holding tensors (a dataclass `__eq__` compares its fields as tuples): item
+            // by item as CPython does, one object compared with itself equal without calling
+            // its `__eq__` (`PyObject_RichCompareBool`'s identity rule); the first pair that
+            // is not equal decides.
+            ("eq" | "ne", Var::Tuple(x), Var::Tuple(y))
+                if x.len() == y.len()
+                    && x.iter()
+                        .chain(y.iter())
+                        .any(|i| matches!(i, Var::Tensor(_))) =>
+            {
+                let (x, y) = (x.to_vec(), y.to_vec());
+                for (i, j) in x.into_iter().zip(y) {
+                    let same = match (&i, &j) {
+                        (Var::Tensor(a), Var::Tensor(b)) => {
+                            let out = &self.tx.output;
+                            out.alias_root(a.node) == out.alias_root(b.node)
+                        }
+                        (Var::Py(a, _), Var::Py(b, _)) => a.is(b),
+                        _ => false,
+                    };
+                    if same {
+                        continue;
+                    }
+                    let r = self.operator("eq", vec![i, j])?;
+                    if !self.truth(&r)? {
+                        return Ok(Some(Var::py_const(py, name == "ne")));
+                    }
+                }
+                Ok(Some(Var::py_const(py, name == "eq")))
             }
             ("eq" | "ne", Var::Tuple(x) | Var::Size(x), Var::Tuple(y) | Var::Size(y))
                 if x.iter().chain(y.iter()).all(|i| int_like(py, i)) =>
