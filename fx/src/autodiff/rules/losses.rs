@@ -63,6 +63,29 @@ fn times_grad(b: &mut Bw, d: NodeId, g: NodeId, reduction: &str, name: &str) -> 
     b.m("mul", d, vec![Arg::Node(gs)])
 }
 
+/// The input's gradient of a binary cross entropy from its pointwise derivative `d`: times the
+/// elementwise `weight` (if any) and the reduced grad `g`, summed back over broadcasting.
+fn weighted_input_grad(
+    b: &mut Bw,
+    x: NodeId,
+    mut d: NodeId,
+    weight: Option<NodeId>,
+    g: NodeId,
+    reduction: &str,
+    name: &str,
+) -> Result<Grads> {
+    if let Some(w) = weight {
+        let wb = b.fwd(w);
+        d = b.m("mul", d, vec![Arg::Node(wb)])?;
+    }
+    let gd = times_grad(b, d, g, reduction, name)?;
+    if !b.needs(x) {
+        return Ok(vec![]);
+    }
+    let xs = b.fsizes(x)?;
+    Ok(vec![(x, b.reduce_to(gd, &xs)?)])
+}
+
 /// The gradients of a loss of `x - t`: `gd` for `x` and `-gd` for `t`, each summed back over
 /// broadcasting (the regression losses are odd in `x - t`: derivatives.yaml gives the target
 /// the same backward with `self` and `target` swapped).
@@ -223,17 +246,16 @@ fn bce(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<
     let one_minus_x = one_minus(b, xb)?;
     let den = b.m("mul", one_minus_x, vec![Arg::Node(xb)])?;
     let den = b.m("clamp_min", den, vec![Arg::Float(1e-12)])?;
-    let mut d = b.m("div", num, vec![Arg::Node(den)])?;
-    if let Some(w) = weight {
-        let wb = b.fwd(w);
-        d = b.m("mul", d, vec![Arg::Node(wb)])?;
-    }
-    let gd = times_grad(b, d, g, p.str("reduction").unwrap_or("mean"), NAME)?;
-    if !b.needs(x) {
-        return Ok(vec![]);
-    }
-    let xs = b.fsizes(x)?;
-    Ok(vec![(x, b.reduce_to(gd, &xs)?)])
+    let d = b.m("div", num, vec![Arg::Node(den)])?;
+    weighted_input_grad(
+        b,
+        x,
+        d,
+        weight,
+        g,
+        p.str("reduction").unwrap_or("mean"),
+        NAME,
+    )
 }
 
 /// `binary_cross_entropy_with_logits_backward`: `(sigmoid(x) (pw t + 1 - t) - pw t) * weight`
@@ -267,7 +289,7 @@ fn bce_with_logits(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId
     let xb = b.fwd(x);
     let tb = b.fwd(t);
     let s = b.m("sigmoid", xb, vec![])?;
-    let mut d = match pos {
+    let d = match pos {
         None => b.m("sub", s, vec![Arg::Node(tb)])?,
         Some(pw) => {
             let pwb = b.fwd(pw);
@@ -278,16 +300,15 @@ fn bce_with_logits(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId
             b.m("sub", sf, vec![Arg::Node(pt)])?
         }
     };
-    if let Some(w) = weight {
-        let wb = b.fwd(w);
-        d = b.m("mul", d, vec![Arg::Node(wb)])?;
-    }
-    let gd = times_grad(b, d, g, p.str("reduction").unwrap_or("mean"), NAME)?;
-    if !b.needs(x) {
-        return Ok(vec![]);
-    }
-    let xs = b.fsizes(x)?;
-    Ok(vec![(x, b.reduce_to(gd, &xs)?)])
+    weighted_input_grad(
+        b,
+        x,
+        d,
+        weight,
+        g,
+        p.str("reduction").unwrap_or("mean"),
+        NAME,
+    )
 }
 
 /// `kl_div` (torch's composite: `target * (log(target) - input)`, or `exp(target) * (target -
