@@ -201,9 +201,9 @@ def test_empty_containers_from_a_default_factory_take_tensors():
 
 
 class _Record(dict):
-    """A dict subclass with an instance attribute (so the tracer holds it as a Python value,
-    not a tracked dict) whose ``__getitem__`` answers an int by position, as transformers'
-    ``ModelOutput`` does: ``r[0]`` is no key of the underlying dict."""
+    """A dict subclass like transformers' ``ModelOutput``: an instance attribute, a
+    ``__reduce__``, and a ``__getitem__`` that answers an int by position (``r[0]`` is no key
+    of the underlying dict)."""
 
     def __init__(self, **fields):
         super().__init__(**fields)
@@ -213,6 +213,11 @@ class _Record(dict):
         if isinstance(k, str):
             return super().__getitem__(k)
         return tuple(self.values())[k]
+
+    def __reduce__(self):
+        # As ModelOutput's: a dunder the user-container tracer does not dispatch, so the
+        # tracer holds the object as a Python value and reads `r[0]` by subscription.
+        return (type(self), (), None, None, iter(self.items()))
 
 
 def _make_record(x):
