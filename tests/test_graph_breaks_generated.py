@@ -4,8 +4,8 @@ filter does: tracer/src/interp/torch_free.rs).
 
 Each example draws a program over ``(x, obj, lst, dct)``: statements before the break (tensor
 ops, attribute writes of a user object, list appends, dict stores, some storing tensors), a break
-(``torch._dynamo.graph_break()``, a ``print``, or a helper that prints between two object
-updates), and statements after it that touch only Python objects (the resume is torch-free
+(``torch._dynamo.graph_break()``, a ``print``, a helper that prints between two object
+updates, or one returning a ``ModelOutput``-like dict indexed by position after it), and statements after it that touch only Python objects (the resume is torch-free
 when no tensor stays live) or tensors too, then a return. It runs eagerly, under torch.compile
 and under torchferro (counting backends, ``backend`` drawn as a call sequence of fresh inputs):
 results, the objects after each call (attributes, list and dict contents), the printed text
@@ -65,6 +65,34 @@ def _tnoisy(t, obj):
     return u + obj.count
 
 
+class Tagged(dict):
+    """A dict subclass like transformers' `ModelOutput`: an instance attribute, a
+    `__reduce__`, and a `__getitem__` that answers an int by position (`r[0]` is no key of the
+    underlying dict)."""
+
+    def __init__(self, **fields):
+        super().__init__(**fields)
+        self.tag = "r"
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            return super().__getitem__(k)
+        return tuple(self.values())[k]
+
+    def __reduce__(self):
+        # As ModelOutput's: a dunder the user-container tracer does not dispatch, so the
+        # tracer holds the object as a Python value and reads `r[0]` by subscription.
+        return (type(self), (), None, None, iter(self.items()))
+
+
+def _tagged(t, obj):
+    """A helper that breaks and returns a `Tagged` the caller indexes by position after the
+    break: the resume function gets it on its stack (session 25: its item's source read the
+    dict raw, a crash)."""
+    print("tagged", obj.count, file=BUF)
+    return Tagged(h=t * 2, c=obj.count)
+
+
 # Statements before the break: `t` is a tensor in scope, `v` an int.
 PRE = [
     "t = t * 2 + 1",
@@ -89,6 +117,8 @@ BREAKS = [
     "if obj.count > 1:\n        torch._dynamo.graph_break()\n        v = v + 1",
     "with torch.no_grad():\n        t = t * 2\n        print('no_grad', file=BUF)\n        t = t + 1",
     "t = _tnoisy(t, obj)",
+    # (Stored in `dct`: a dead sum would be a graph torch.compile makes and torchferro drops.)
+    "dct['r'] = _tagged(t, obj)[0] + _tagged(t, obj)[1]",
     "try:\n        print('try', file=BUF)\n    finally:\n        obj.count += 1",
 ]
 # Statements after the break that touch Python objects only.
@@ -202,7 +232,13 @@ def _run(program, fn, calls):
 def test_generated_breaks_and_resumes_match_torch_compile(src, calls):
     note(src)
     note(f"calls (seed, obj.count): {calls}")
-    scope = {"torch": torch, "BUF": BUF, "_noisy": _noisy, "_tnoisy": _tnoisy}
+    scope = {
+        "torch": torch,
+        "BUF": BUF,
+        "_noisy": _noisy,
+        "_tnoisy": _tnoisy,
+        "_tagged": _tagged,
+    }
     # A real file name: torch.compile wraps a function whose code comes from a `<...>` file in
     # an extra frame (`wrap_inline`), whose breaks and recompiles its counts would then show.
     path = os.path.join(tempfile.mkdtemp(prefix="tf-breakgen-"), "program.py")

@@ -198,3 +198,53 @@ def test_empty_containers_from_a_default_factory_take_tensors():
     torch.testing.assert_close(got[0], x * 2 + x + 1)
     assert got[1] == 1
     assert c.n == 1
+
+
+class _Record(dict):
+    """A dict subclass like transformers' ``ModelOutput``: an instance attribute, a
+    ``__reduce__``, and a ``__getitem__`` that answers an int by position (``r[0]`` is no key
+    of the underlying dict)."""
+
+    def __init__(self, **fields):
+        super().__init__(**fields)
+        self.names = tuple(fields)
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            return super().__getitem__(k)
+        return tuple(self.values())[k]
+
+    def __reduce__(self):
+        # As ModelOutput's: a dunder the user-container tracer does not dispatch, so the
+        # tracer holds the object as a Python value and reads `r[0]` by subscription.
+        return (type(self), (), None, None, iter(self.items()))
+
+
+def _make_record(x):
+    print(end="")
+    return _Record(h=x + 1, c=x * 2)
+
+
+def _record_across_a_break(x):
+    y = x.sin()
+    r = _make_record(y)
+    return r[0] * 2 + r[1] + x
+
+
+def test_a_resumed_stack_value_indexed_through_its_getitem_override():
+    # Session 25 (t5fix25): the resume function gets `r` on its stack; the graph input `r[0]`
+    # was named by a source that read the dict raw (key 0: missing), a crash on the first call.
+    x = torch.randn(3)
+    want = _record_across_a_break(x)
+    torch._dynamo.reset()
+    tc = Count()
+    torch.testing.assert_close(
+        torch.compile(_record_across_a_break, backend=tc)(x), want
+    )
+    torchferro.compiler.reset()
+    c = Count()
+    f = torchferro.compile(_record_across_a_break, backend=c)
+    torch.testing.assert_close(f(x), want)
+    x2 = torch.randn(3)
+    torch.testing.assert_close(f(x2), _record_across_a_break(x2))
+    assert c.n == tc.n == 3

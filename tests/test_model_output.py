@@ -205,3 +205,40 @@ def written_none(x):
 
 def test_writing_none_is_refused_under_fullgraph_and_matches_eager_otherwise():
     _refused_then_eager(written_none, torch.randn(2), "to None")
+
+
+def _decoder(x):
+    print(end="")
+    return BaseModelOutputWithPast(last_hidden_state=x + 1, **{CACHE: (x * 2,)})
+
+
+def _read_across_a_break(x):
+    out = _decoder(x.sin())
+    return out[0] * 2 + out[1][0] + x
+
+
+@pytest.mark.parametrize("grad", [True, False])
+def test_a_model_output_from_a_break_read_by_position(grad):
+    """Session 25 (t5fix25): T5's forward resumes after its decoder's graph break with the
+    decoder's ModelOutput on its stack and reads ``decoder_outputs[0]``: the graph input's
+    source read the dict raw (key 0, missing) and the first call crashed. Graph counts as
+    torch.compile's; training (grad) and inference."""
+    import torch._dynamo
+    from programs.counting import Count
+
+    x = torch.randn(3, requires_grad=grad)
+    with torch.set_grad_enabled(grad):
+        want = _read_across_a_break(x)
+        torch._dynamo.reset()
+        tc = Count()
+        torch.testing.assert_close(
+            torch.compile(_read_across_a_break, backend=tc)(x), want
+        )
+        torch._dynamo.reset()
+        torchferro.compiler.reset()
+        c = Count()
+        f = torchferro.compile(_read_across_a_break, backend=c)
+        torch.testing.assert_close(f(x), want)
+        x2 = torch.randn(3, requires_grad=grad)
+        torch.testing.assert_close(f(x2), _read_across_a_break(x2))
+    assert c.n == tc.n

@@ -42,6 +42,13 @@ pub enum Step {
     Item {
         key: Py<PyAny>,
         repr: String,
+        /// How a dict (a subclass too) is read: `false`, raw, as the tracer reads the items of
+        /// a dict it wraps; `true`, by subscription (`PyObject_GetItem`, a subclass's
+        /// `__getitem__` override included), as the trace read an object it holds only as a
+        /// Python value (a transformers `ModelOutput` returned across a graph break, whose
+        /// `out[0]` is its first non-`None` field, not a key). Other objects are always read
+        /// by subscription.
+        subscript: bool,
     },
     /// `torch.from_numpy(obj)`: a numpy array input seen by the graph as the tensor sharing its
     /// memory (`interp/numpy.rs`); a fresh tensor object on every fetch.
@@ -64,7 +71,18 @@ impl Step {
                 a.as_ptr() == b.as_ptr()
                     || Python::attach(|py| a.bind(py).to_str().ok() == b.bind(py).to_str().ok())
             }
-            (Step::Item { repr: a, .. }, Step::Item { repr: b, .. }) => a == b,
+            (
+                Step::Item {
+                    repr: a,
+                    subscript: x,
+                    ..
+                },
+                Step::Item {
+                    repr: b,
+                    subscript: y,
+                    ..
+                },
+            ) => a == b && x == y,
             (Step::FromNumpy, Step::FromNumpy) | (Step::StorageBytes, Step::StorageBytes) => true,
             (
                 Step::ModuleGlobal {
@@ -185,6 +203,21 @@ impl Source {
         self.with(Step::Item {
             key: key.unbind(),
             repr,
+            subscript: false,
+        })
+    }
+
+    /// `obj[key]` read by subscription even where `obj` is a dict: the value the object's own
+    /// `__getitem__` answers (see `Step::Item`), for a read the trace made the same way.
+    pub fn subscript(&self, key: Bound<'_, PyAny>) -> Source {
+        let repr = key
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "?".into());
+        self.with(Step::Item {
+            key: key.unbind(),
+            repr,
+            subscript: true,
         })
     }
 
@@ -194,6 +227,7 @@ impl Source {
         self.with(Step::Item {
             key: key.unbind(),
             repr,
+            subscript: false,
         })
     }
 
@@ -254,9 +288,14 @@ impl Step {
             Step::Attr { name } => Step::Attr {
                 name: name.clone_ref(py),
             },
-            Step::Item { key, repr } => Step::Item {
+            Step::Item {
+                key,
+                repr,
+                subscript,
+            } => Step::Item {
                 key: key.clone_ref(py),
                 repr: repr.clone(),
+                subscript: *subscript,
             },
             Step::FromNumpy => Step::FromNumpy,
             Step::StorageBytes => Step::StorageBytes,
@@ -416,7 +455,11 @@ pub fn apply_step<'py>(base: &Bound<'py, PyAny>, step: &Step) -> Option<Bound<'p
             // A dict (a user subclass too) is read as the tracer read it when it wrapped the
             // items: raw, never through a `__getitem__` override (which would answer another
             // value than the one the graph was traced with).
-            Step::Item { key, .. } if ffi::PyDict_Check(base.as_ptr()) != 0 => {
+            Step::Item {
+                key,
+                subscript: false,
+                ..
+            } if ffi::PyDict_Check(base.as_ptr()) != 0 => {
                 let r = ffi::PyDict_GetItemWithError(base.as_ptr(), key.as_ptr());
                 if !r.is_null() {
                     ffi::Py_INCREF(r);

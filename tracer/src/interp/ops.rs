@@ -749,10 +749,14 @@ impl Frame<'_, '_> {
                 })?;
                 // A class subscripted (`list[Tensor]`, its `__class_getitem__`) makes a new alias
                 // object per call from guarded operands: a constant, never held by identity.
+                // Otherwise the item's source reads it as this read did, by subscription: a
+                // dict subclass held as a Python value (a `ModelOutput` a resume function gets
+                // on its stack) answers `out[0]` through its `__getitem__` override, which a raw
+                // dict read of key 0 would not find.
                 let src = if o.is_instance_of::<pyo3::types::PyType>() {
                     None
                 } else {
-                    src.as_ref().map(|s| s.item(key))
+                    src.as_ref().map(|s| s.subscript(key))
                 };
                 self.tx.wrap(v, src)
             }
