@@ -524,6 +524,8 @@ def test_guards_of_a_module():
     assert guards[2] == f"TYPE_MATCH L['self']: Scaler  # {lin}"
     assert guards[3:] == [
         f"TYPE_MATCH L['self']._modules['lin']: Linear  # {lin}",
+        # No `forward` set on the instance (accelerate/PEFT patch it there), as torch.compile.
+        f"NOT_PRESENT_IN_GENERIC_DICT L['self']._modules['lin']: \"forward\" not in __dict__  # {lin}",
         *hooks,
         f"TENSOR_MATCH L['self']._modules['lin']._parameters['weight']: {w}  # {lin}",
         f"TENSOR_MATCH L['self']._modules['lin']._parameters['bias']: torch.float32, cpu, size=[3], stride=[1], requires_grad=True  # {lin}",
