@@ -119,7 +119,9 @@ def _two_attentions(q, k, v, m):
     return F.scaled_dot_product_attention(a, k, v, attn_mask=m), a
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16]
+)
 def test_a_boolean_mask_read_by_two_attention_calls_is_converted_once_as_torch_does(
     dtype,
 ):

@@ -330,9 +330,16 @@ pub fn sdpa_call(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Te
     if !(3..=4).contains(&n) || kt.ndim() != n || vt.ndim() != n {
         return args::fallback("attention operands of other ranks");
     }
+    // Half precision too: the extern call is the op eager runs, with the same arguments (a
+    // bool mask converted once per run as torch converts it, `additive_mask`), where running
+    // it as a fallback converted the mask again in every layer (GPT-2 bf16 on CUDA: 24
+    // `where`/`fill_` pairs a call).
     if qt.dtype != kt.dtype
         || qt.dtype != vt.dtype
-        || !matches!(qt.dtype, DType::Float32 | DType::Float64)
+        || !matches!(
+            qt.dtype,
+            DType::Float32 | DType::Float64 | DType::Float16 | DType::BFloat16
+        )
     {
         return args::fallback("attention operand dtypes");
     }
