@@ -640,6 +640,46 @@ def test_misaligned_view_runs_the_plain_instances():
     assert entries and all(e["runner"] == "inductor" for e in entries), entries
 
 
+def test_a_misaligned_input_compiles_the_plain_instances_of_its_own_kernels_only(
+    monkeypatch, tmp_path
+):
+    """A misaligned input compiles the plain instance of each kernel that reads it, alone
+    (one NVRTC compile of a one-kernel source per such kernel, on first need), not the plain
+    instances of the graph's other kernels: GPT-2's training backward compiled its whole plain
+    source (2.2 s) on its first step for one misaligned input. Later calls compile nothing."""
+    from torchferro import _C
+
+    monkeypatch.setenv("TORCHFERRO_CACHE_DIR", str(tmp_path))
+
+    def f(x, y, w):
+        # x's kernel, and two that do not read x (a row kernel; a pointwise one over another
+        # space, so that no kernel fuses with x's).
+        return (x * 2 + 1).sin(), (y.view(64, -1) * w).softmax(-1), (w * 3).cos()
+
+    torchferro.compiler.reset()
+    cf = torchferro.compile(f)
+    base = torch.randn(64 * 4096 + 3, device=DEV)
+    y = torch.randn(64 * 4096, device=DEV)
+    w = torch.randn(4096, device=DEV)
+    n0 = _C._nvrtc_compiles()
+    cf(base[: 64 * 4096], y, w)  # aligned: the graph's one source
+    n1 = _C._nvrtc_compiles()
+    assert n1 - n0 == 1
+    for off in (1, 3, 1):
+        x = base[off : off + 64 * 4096]
+        got = cf(x, y, w)
+        for g, e in zip(got, f(x, y, w)):
+            torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+    assert _C._nvrtc_compiles() - n1 == 1  # x's kernel alone, once
+    plain = [
+        p.read_text()
+        for p in (tmp_path / "cuda").glob("*.cu")
+        if p.read_text().count("__global__") == 1
+    ]
+    assert len(plain) == 1 and "_body<false>" in plain[0], [p[-300:] for p in plain]
+    assert len(torchferro.compiler.cache_entries(f)) == 1
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_padded_rows_of_large_intermediates_match_eager(dtype):
     """Intermediates whose rows are past 1024 elements and not a multiple of 128 bytes get
@@ -687,8 +727,8 @@ def test_unaligned_gemm_lengths_are_padded_with_zeros_and_match_eager(dtype):
 
     def f(a, w):
         h = (a.relu() * 2) @ w  # n = 1030: output padded; k = 1030: operand padded
-        y = h.tanh() @ w.t()  # k = 1030 from a lazy operand
-        return h, y, a @ w.t()
+        y = h.tanh() @ w.t()  # k = 1030 from a lazy operand; n kept (y is an output)
+        return h + 1, y, a @ w.t()
 
     g = torch.Generator().manual_seed(7)
     a = to_dev((torch.randn(600, 1030, generator=g) / 8).to(dtype))

@@ -4,9 +4,10 @@
 //! host names for each kernel ([`Host::cuda_stream`]: torch's current stream), with the
 //! buffers' device pointers as parameters. No Python runs per launch.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use super::size_args::SizeArgs;
 use crate::codegen::cuda::CudaKernelAbi;
@@ -34,20 +35,23 @@ pub(crate) struct CudaModule {
     gathers: bool,
     loaded: Mutex<Vec<Loaded>>,
     /// The plain instances of the kernels that assume aligned pointers
-    /// ([`CudaKernelAbi::aligned`]), compiled the first time a launch needs one.
+    /// ([`CudaKernelAbi::aligned`]), each compiled alone the first time a launch needs it.
     plain: Option<Plain>,
 }
 
-/// What compiling the plain source takes, and the module once compiled.
+/// What compiling a plain instance takes: the plain source's kernels by symbol.
 pub(crate) struct PlainSource {
-    pub source: String,
+    pub parts: Arc<HashMap<String, String>>,
     pub policy: CudaPolicy,
     pub cache_dir: PathBuf,
 }
 
 struct Plain {
     src: PlainSource,
-    module: OnceLock<Result<Box<CudaModule>, String>>,
+    /// A module of kernel `k`'s plain instance alone (its one kernel is `KernelId` 0, with
+    /// `k`'s buffers and grid), by `k`. Kernels sharing a symbol share the cubin through the
+    /// cache (same source), not the module.
+    modules: Mutex<HashMap<KernelId, Arc<Result<CudaModule, String>>>>,
 }
 
 fn device_err<E: std::error::Error>(e: InductorError) -> RunError<E> {
@@ -70,34 +74,43 @@ impl CudaModule {
             loaded: Mutex::new(Vec::new()),
             plain: plain.map(|src| Plain {
                 src,
-                module: OnceLock::new(),
+                modules: Mutex::new(HashMap::new()),
             }),
         }
     }
 
-    /// The module of plain instances, compiled (or read from the cache) on first use.
-    fn plain(&self) -> Result<&CudaModule, InductorError> {
+    /// The module of kernel `k`'s plain instance alone, compiled (or read from the cache) on
+    /// first use.
+    fn plain(&self, k: KernelId) -> Result<Arc<Result<CudaModule, String>>, InductorError> {
         let p = self.plain.as_ref().ok_or_else(|| {
             InductorError::Cuda("an aligned-only kernel has no plain source".into())
         })?;
-        let m = p.module.get_or_init(|| {
-            let dir = p.src.cache_dir.join("cuda");
-            // NVRTC was loaded when the graph compiled: no site dirs needed to find it.
-            let (cubin, _) = crate::cuda::build(&p.src.source, &p.src.policy, &dir, &[])
-                .map_err(|e| e.to_string())?;
-            let abis = self.abis.iter().map(|a| CudaKernelAbi {
-                aligned: false,
-                ..a.clone()
-            });
-            Ok(Box::new(CudaModule::new(
-                p.src.source.clone(),
-                cubin,
-                abis.collect(),
-                self.gathers,
-                None,
-            )))
-        });
-        m.as_deref().map_err(|e| InductorError::Cuda(e.clone()))
+        let mut modules = p.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = modules.get(&k) {
+            return Ok(m.clone());
+        }
+        let abi = CudaKernelAbi {
+            aligned: false,
+            ..self.abis[k].clone()
+        };
+        let built = match p.src.parts.get(&abi.name) {
+            None => Err(format!("no plain instance of {}", abi.name)),
+            Some(part) => {
+                let source = crate::cuda::finish_source(&crate::codegen::cuda::kernel_source(part));
+                let dir = p.src.cache_dir.join("cuda");
+                // NVRTC was loaded when the graph compiled: no site dirs needed to find it.
+                crate::cuda::build(&source, &p.src.policy, &dir, &[])
+                    .map(|(cubin, _)| {
+                        let mut abis = EntityVec::new();
+                        abis.push(abi);
+                        CudaModule::new(source, cubin, abis, self.gathers, None)
+                    })
+                    .map_err(|e| e.to_string())
+            }
+        };
+        let m = Arc::new(built);
+        modules.insert(k, m.clone());
+        Ok(m)
     }
 
     /// Runs `f` on the module loaded on `dev` (loading it first if needed), with `dev`'s
@@ -140,9 +153,14 @@ impl CudaModule {
     ) -> Result<(), RunError<H::Error>> {
         let ptrs: Vec<u64> = args.iter().map(|p| *p as u64).collect();
         if self.abis[k].aligned && ptrs.iter().any(|p| p & 15 != 0) {
-            let plain = self.plain().map_err(device_err)?;
-            // SAFETY: the caller's contract, for the same kernel printed for any pointers.
-            return unsafe { plain.launch(k, args, sizes, host) };
+            let plain = self.plain(k).map_err(device_err)?;
+            let plain = plain
+                .as_ref()
+                .as_ref()
+                .map_err(|e| RunError::Device(e.clone()))?;
+            // SAFETY: the caller's contract, for the same kernel printed for any pointers
+            // (kernel 0 of the plain module is `k`'s plain instance, with `k`'s ABI).
+            return unsafe { plain.launch(KernelId::new(0), args, sizes, host) };
         }
         let grid = sizes.grid.unwrap_or(self.abis[k].grid);
         let (dev, stream) = host.cuda_stream().map_err(RunError::Host)?;
@@ -164,11 +182,24 @@ impl CudaModule {
         if !self.gathers {
             return Ok(false);
         }
-        // A kernel that ran from the plain module set that module's flag.
-        let plain = match self.plain.as_ref().and_then(|p| p.module.get()) {
-            Some(Ok(m)) => m.take_index_error(host)?,
-            _ => false,
+        // A kernel that ran from a plain module set that module's flag.
+        let plain: Vec<_> = match self.plain.as_ref() {
+            Some(p) => p
+                .modules
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .cloned()
+                .collect(),
+            None => Vec::new(),
         };
+        let mut plain_error = false;
+        for m in plain.iter() {
+            if let Ok(m) = m.as_ref() {
+                plain_error |= m.take_index_error(host)?;
+            }
+        }
+        let plain = plain_error;
         let (dev, stream) = host.cuda_stream().map_err(RunError::Host)?;
         let main = self
             .on_device(dev, |kernels| {
@@ -231,8 +262,8 @@ impl CudaPrepared {
         // NVRTC was found when the graph's target was made (`crate::cuda::device::init`).
         let (cubin, time) =
             crate::cuda::build(&p.source, &self.policy, &cache_dir.join("cuda"), &[])?;
-        let plain = p.plain_source.clone().map(|source| PlainSource {
-            source,
+        let plain = p.plain_source.is_some().then(|| PlainSource {
+            parts: Arc::new(p.plain_parts.clone()),
             policy: self.policy.clone(),
             cache_dir: cache_dir.to_path_buf(),
         });

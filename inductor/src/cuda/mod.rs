@@ -41,6 +41,9 @@ pub struct CudaGraph {
     /// The source whose chunked kernels take any pointers (`None`: no kernel has chunks), for
     /// [`build`] when a launch first sees a misaligned pointer.
     pub plain_source: Option<String>,
+    /// The plain source's kernels by symbol, each compiled alone when first needed
+    /// ([`crate::codegen::cuda::kernel_source`]).
+    pub plain_parts: std::collections::HashMap<String, String>,
     pub kernels: EntityVec<KernelId, CudaKernelAbi>,
     /// The cubin (empty when the graph has no kernels).
     pub cubin: Vec<u8>,
@@ -81,7 +84,7 @@ pub const SPLIT_COMPILE_MIN: usize = 4;
 
 /// The source with its validation global appended (the hash of the code before it; a loader
 /// can read it back from the module).
-fn finish_source(code: &str) -> String {
+pub(crate) fn finish_source(code: &str) -> String {
     let h = sha256_hex(code.as_bytes());
     format!(
         "{code}\n__device__ const char {}[] = \"{h}\";\n",
@@ -130,6 +133,7 @@ pub fn compile_scheduled(
     let Printed {
         source,
         plain_source,
+        plain_parts,
         kernels,
     } = print(&ir, &sched, policy);
     let codegen_time = started.elapsed();
@@ -138,6 +142,7 @@ pub fn compile_scheduled(
         return Ok(CudaGraph {
             source,
             plain_source,
+            plain_parts,
             kernels,
             cubin: Vec::new(),
             nvrtc_time: None,
@@ -151,6 +156,7 @@ pub fn compile_scheduled(
     Ok(CudaGraph {
         source,
         plain_source,
+        plain_parts,
         kernels,
         cubin,
         nvrtc_time,
@@ -168,6 +174,8 @@ pub struct Printed {
     pub source: String,
     /// The source whose chunked kernels take any pointers (`None`: no kernel has chunks).
     pub plain_source: Option<String>,
+    /// The plain source's kernels by symbol (see [`CudaGraph::plain_parts`]).
+    pub plain_parts: std::collections::HashMap<String, String>,
     pub kernels: EntityVec<KernelId, CudaKernelAbi>,
 }
 
@@ -205,10 +213,14 @@ pub fn print(
         return print(ir, sched, &own);
     }
     let source = finish_source(&src.code);
-    let plain_source = plain.map(|p| finish_source(&p.code));
+    let (plain_source, plain_parts) = match plain {
+        Some(p) => (Some(finish_source(&p.code)), p.parts),
+        None => (None, Default::default()),
+    };
     Printed {
         source,
         plain_source,
+        plain_parts,
         kernels: src.kernels,
     }
 }

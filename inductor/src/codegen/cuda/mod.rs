@@ -61,6 +61,7 @@ pub(super) fn const_n(xs: &[Size]) -> Option<i64> {
 mod columns;
 mod passes;
 mod prelude;
+use prelude::PRELUDE;
 mod reduce;
 mod share;
 mod split;
@@ -138,6 +139,17 @@ pub enum Instances {
 pub struct CudaSource {
     pub code: String,
     pub kernels: EntityVec<KernelId, CudaKernelAbi>,
+    /// Each printed kernel's own text by symbol (the source is [`PRELUDE`] then these, in
+    /// order): [`kernel_source`] makes a source of one of them.
+    pub parts: HashMap<String, String>,
+}
+
+/// The source of the one kernel `part` (a [`CudaSource::parts`] text): the prelude and it.
+/// A plain instance the launcher needs for a misaligned pointer compiles alone, not with
+/// every other kernel of its graph (GPT-2's training backward: 2.2 s of NVRTC on its first
+/// step for one misaligned input).
+pub fn kernel_source(part: &str) -> String {
+    format!("{PRELUDE}{part}")
 }
 
 /// The whole source: the prelude, then every kernel as `plans` planned it.
@@ -156,6 +168,7 @@ pub fn generate(
     // constant-bank read in the kernel.
     let syms = ir.symbols();
     let mut shared = share::Shared::default();
+    let mut parts = HashMap::new();
     let kernels = sched
         .kernels
         .iter_enumerated()
@@ -171,12 +184,19 @@ pub fn generate(
                 .flatten()
             {
                 Some(earlier) => abi.name = earlier,
-                None => code.push_str(&text),
+                None => {
+                    code.push_str(&text);
+                    parts.insert(abi.name.clone(), text);
+                }
             }
             abi
         })
         .collect();
-    CudaSource { code, kernels }
+    CudaSource {
+        code,
+        kernels,
+        parts,
+    }
 }
 
 /// Whether every index of kernel `k` fits 32-bit arithmetic: the buffers it touches and its
