@@ -198,12 +198,12 @@ def test_generate_on_the_inductor_matches_eager_per_step():
     counting backend's count above and torch.compile's."""
     model = _generation_model("llama")
     ids = inputs("llama", 0)[0]
-    kw = dict(
-        max_new_tokens=32,
-        do_sample=False,
-        output_logits=True,
-        return_dict_in_generate=True,
-    )
+    kw = {
+        "max_new_tokens": 32,
+        "do_sample": False,
+        "output_logits": True,
+        "return_dict_in_generate": True,
+    }
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = model.generate(ids, **kw)
