@@ -3,7 +3,9 @@ every call of the forward timed inside it: eager, torchferro and torch.compile (
 arguments), interleaved in one process, the order rotated every round. Per variant, medians over
 rounds: the whole `generate`, the time inside the forward calls, the time outside them (generate's
 own Python and the torch ops between calls), the prefill, the first and second decoding steps and
-the median of the steady steps (3rd on), and the garbage collections per `generate`.
+the median of the steady steps (3rd on), and the garbage collections per `generate`. Then the
+graphs each compiler made over the whole run (torchferro: the compiled forward's cache entries;
+torch.compile: dynamo's unique graphs), which `--new 32` shows unchanged by a longer generation.
 
     OMP_NUM_THREADS=1 PYTHONPATH=python .venv/bin/python bench/generate_steps.py --rounds 20
 """
@@ -17,6 +19,7 @@ import statistics
 import time
 
 import torch
+import torch._dynamo.utils
 import torchferro
 import workloads
 
@@ -48,6 +51,8 @@ def main():
 
         m.forward = timed
         variants[name] = (m, times)
+        if name == "torchferro":
+            compiled_tf = f
     collections = [0]
     gc.callbacks.append(
         lambda phase, info: collections.__setitem__(
@@ -87,6 +92,11 @@ def main():
             f"steady {statistics.median(per[3:]):4.0f} us  "
             f"gc {statistics.mean(r['gc']):.2f}"
         )
+    print(
+        f"graphs: torchferro {len(torchferro.compiler.cache_entries(compiled_tf))}, "
+        f"torch.compile {torch._dynamo.utils.counters['stats']['unique_graphs']} "
+        f"({args.new} new tokens)"
+    )
 
 
 if __name__ == "__main__":

@@ -155,3 +155,70 @@ def test_generate_under_dynamic_true_compiles_twice(name):
         assert torch.equal(got, want), who
         counts[who] = len(counting.graphs)
     assert counts == {"torchferro": 2, "torch.compile": 2}, counts
+
+
+@pytest.mark.parametrize("name", ["llama", "qwen2"])
+def test_generate_32_tokens_compile_counts(name):
+    """Issue 18's `generate(max_new_tokens=32)` under the default `dynamic=None`: the prefill,
+    the first decoding step (lengths become dynamic) and the second (the cache length too),
+    then 30 steps on the third graph: 3 graphs for torchferro, exactly as torch.compile on the
+    same `generate` (counted live), with eager's tokens."""
+    import torch._dynamo
+
+    counts = {}
+    for who in ("torchferro", "torch.compile"):
+        model = _generation_model(name)
+        ids = inputs(name, 0)[0]
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = model.generate(ids, max_new_tokens=32, do_sample=False)
+        counting = CountingBackend()
+        reset = (
+            torchferro.compiler.reset if who == "torchferro" else torch._dynamo.reset
+        )
+        compile_ = torchferro.compile if who == "torchferro" else torch.compile
+        reset()
+        model.forward = compile_(model.forward, backend=counting)
+        try:
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = model.generate(ids, max_new_tokens=32, do_sample=False)
+        finally:
+            reset()
+        assert torch.equal(got, want), who
+        counts[who] = len(counting.graphs)
+    assert counts == {"torchferro": 3, "torch.compile": 3}, counts
+
+
+def test_generate_on_the_inductor_matches_eager_per_step():
+    """The bench's `llama_generate` on torchferro's default backend (the Rust inductor's
+    kernels, symbolic lengths from the second decoding step): every step's logits equal
+    eager's within float32 tolerance, the tokens are eager's, and 32 new tokens take 3 cache
+    entries of the compiled forward (prefill, first step, the dynamic decode step), the
+    counting backend's count above and torch.compile's."""
+    model = _generation_model("llama")
+    ids = inputs("llama", 0)[0]
+    kw = {
+        "max_new_tokens": 32,
+        "do_sample": False,
+        "output_logits": True,
+        "return_dict_in_generate": True,
+    }
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = model.generate(ids, **kw)
+        torchferro.compiler.reset()
+        model.forward = torchferro.compile(model.forward)
+        try:
+            got = model.generate(ids, **kw)
+            # A second `generate` hits the same three entries: no compile, same tokens.
+            again = model.generate(ids, **kw)
+            entries = torchferro.compiler.cache_entries(model.forward)
+        finally:
+            torchferro.compiler.reset()
+    assert torch.equal(got.sequences, want.sequences)
+    assert torch.equal(again.sequences, want.sequences)
+    assert len(got.logits) == len(want.logits) == 32
+    for step, (g, w) in enumerate(zip(got.logits, want.logits)):
+        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5, msg=f"step {step}")
+    assert len(entries) == 3, [e["compile_id"] for e in entries]
