@@ -94,6 +94,7 @@ impl Frame<'_, '_> {
                 foreign_globals: !globals.is(&self.tx.globals),
                 globals: globals.unbind(),
                 closure: f.closure.clone(),
+                cells: f.cells.clone(),
                 stack: Vec::new(),
                 locals,
                 pc: 0,
