@@ -230,6 +230,25 @@ def recursion_over_a_python_int(x):
     return _power(x, 4)
 
 
+ACC = []
+
+
+def _with_default(x, acc=ACC):
+    acc.append(len(acc))
+    return x * len(acc)
+
+
+@case(
+    x4,
+    state=("ACC",),
+    xfail_tc=TC_DIFFERS
+    + ": a default list appended to reads as empty (x * 1 twice), and the "
+    "appends are lost",
+)
+def mutable_default_mutated(x):
+    return _with_default(x) + _with_default(x)
+
+
 class Tally:
     calls = 0
     seen = []
@@ -253,7 +272,8 @@ def _reset_tally(target, seed):
     x4,
     state=("TALLY",),
     prepare=_reset_tally,
-    xfail_tc=TC_DIFFERS + ": `type(self).calls += 1` then read as Tally.calls gives 1, eager 2",
+    xfail_tc=TC_DIFFERS
+    + ": `type(self).calls += 1` then read as Tally.calls gives 1, eager 2",
 )
 def class_attribute_through_instance(x):
     y = TALLY.hit(x)
