@@ -15,7 +15,7 @@ import contextlib
 import torch
 import torch.nn.functional as F
 
-from .runner import BUG_RAISES, TC_DIFFERS, case
+from .runner import BUG_ALIASING, BUG_RAISES, TC_DIFFERS, case
 
 STRICT_BREADTH = True
 
@@ -449,3 +449,204 @@ def contextmanager_generator_swallows(x):
         y = y * 2
         raise Boom("s")
     return y
+
+
+# --- second batch ---------------------------------------------------------------------------
+
+
+def _acc_gen(x):
+    total = x * 0
+    while True:
+        v = yield total
+        if v is None:
+            return total
+        total = total + v
+
+
+def _ending(x):
+    total = 0
+    while True:
+        v = yield total
+        if v is None:
+            return total * 10
+        total = total + v
+
+
+@case(x4)
+def generator_send_to_its_end(x):
+    g = _ending(x)
+    g.send(None)
+    g.send(3)
+    try:
+        g.send(None)
+    except StopIteration as e:
+        return x + e.value
+    return x
+
+
+@case(x4)
+def generator_send(x):
+    g = _acc_gen(x)
+    next(g)
+    g.send(x)
+    out = g.send(x * 2)
+    return out
+
+
+def _sub():
+    yield 1
+    yield 2
+    return 10
+
+
+def _deleg(x):
+    r = yield from _sub()
+    yield x * r
+
+
+@case(x4, xfail_tc=TC_DIFFERS + ": AssertionError constructing a ConstantVariable")
+def yield_from_return_value(x):
+    return list(_deleg(x))
+
+
+@case(x4, state=("LOG",))
+def try_else_finally_order(x):
+    try:
+        y = x + 1
+    except ValueError:
+        LOG.append("except")
+        y = x
+    else:
+        LOG.append("else")
+        y = y * 2
+    finally:
+        LOG.append("finally")
+    return y
+
+
+@case(x4, raises=True)
+def raise_from_inside(x):
+    try:
+        raise KeyError("inner")
+    except KeyError as e:
+        raise ValueError("outer") from e
+    return x
+
+
+@case(x4, state=("LOG",))
+def swallowing_cm_in_a_loop(x):
+    y = x
+    for i in range(3):
+        with Swallow(LOG):
+            y = y + i
+            if i == 1:
+                raise KeyError(i)
+            y = y * 2
+    return y
+
+
+@case(x4)
+def nested_def_closing_over_loop_var(x):
+    out = []
+    for i in range(3):
+
+        def f(t):
+            return t * i
+
+        out.append(f)
+    return [f(x) for f in out]
+
+
+@case(
+    xg,
+    xfail_inductor=BUG_ALIASING
+    + ": a gradient eager returns as a view of an autograd-internal "
+    "base comes from the compiled backward as a plain tensor (torch.compile's inductor too)",
+)
+def requires_grad_on_a_fresh_leaf_and_input_grad_mode(x):
+    w = torch.ones(3, requires_grad=False)
+    w.requires_grad_()
+    y = (x * w).sum()
+    gx, gw = torch.autograd.grad(y, (x, w))
+    return gx, gw, w.requires_grad
+
+
+@case(xg)
+def leaf_hook_registered_in_the_frame(x):
+    x.register_hook(lambda g: g * 3)
+    loss = (x * x).sum()
+    loss.backward()
+    return x.grad
+
+
+class ScaleGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.k = k
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k, None
+
+
+@case(xg)
+def custom_function_with_a_python_argument(x):
+    y = ScaleGrad.apply(x, 5.0)
+    (y * x).sum().backward()
+    return y.detach(), x.grad
+
+
+@case(x4)
+def randint_and_normal_in_place(x):
+    a = torch.randint(0, 10, (4,))
+    b = torch.empty(4, 4).normal_(0, 2)
+    c = torch.empty(4).uniform_()
+    return a, b + x, c
+
+
+@case(x4)
+def generator_state_read_inside(x):
+    g = torch.Generator().manual_seed(3)
+    s = g.get_state()
+    a = torch.rand(4, generator=g)
+    g.set_state(s)
+    b = torch.rand(4, generator=g)
+    return a, b, x + 1
+
+
+@case(x4)
+def rng_in_a_branch_on_a_random_value(x):
+    r = torch.rand(1)
+    if r.item() > 0.5:
+        return x + torch.randn(4, 4)
+    return x - torch.randn(4, 4)
+
+
+@case(xg)
+def dropout_functional_twice_training(x):
+    a = F.dropout(x, 0.3)
+    b = F.dropout(x, 0.3)
+    loss = (a * b).sum()
+    loss.backward()
+    return loss.detach(), x.grad
+
+
+@case(xg)
+def no_grad_decorated_inner(x):
+    @torch.no_grad()
+    def stat(t):
+        return t.mean() * 2
+
+    s = stat(x)
+    y = x * s
+    return y, s.requires_grad, y.requires_grad
+
+
+@case(xg)
+def set_grad_enabled_false_region_value(x):
+    torch.set_grad_enabled(False)
+    y = x * 2
+    torch.set_grad_enabled(True)
+    z = x * 3
+    return y.requires_grad, z.requires_grad, y + z

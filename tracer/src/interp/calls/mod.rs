@@ -79,6 +79,9 @@ impl Frame<'_, '_> {
                 Var::Storage(t) => self.storage_method(&t, &name, &args, &kwargs),
                 Var::List(l) => self.list_method(l, &name, args, kwargs),
                 Var::Deque(q) => self.deque_method(q, &name, args, kwargs),
+                Var::Generator(g) if name == "send" && args.len() == 1 && kwargs.is_empty() => {
+                    self.generator_send(&g, args[0].clone())
+                }
                 Var::GenCm(g) if name == "__enter__" && args.is_empty() && kwargs.is_empty() => {
                     self.generator_cm_enter(&g)
                 }
