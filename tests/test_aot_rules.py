@@ -24,6 +24,14 @@ def _aot_on(monkeypatch):
     monkeypatch.setenv("TORCHFERRO_AOT", "1")
 
 
+# The cases' inputs are drawn when the module is imported, which in a full run comes after every
+# earlier test module's import: drawn from the global RNG they depended on what those modules
+# drew (test_float32_end_to_end passed alone and failed in the full suite on another draw, where
+# eager float32 happened to be closer to float64 than ours). A generator of the module's own
+# makes the draw the same in any order.
+_INPUTS = torch.Generator().manual_seed(20260)
+
+
 def _rand(*shape, positive=False, gen=None):
     t = torch.randn(*shape, dtype=torch.float64, generator=gen)
     if positive:
@@ -83,8 +91,8 @@ def _setitem(h, i, v):
     h[i] = v
 
 
-X = lambda *s: _rand(*s)  # noqa: E731
-P = lambda *s: _rand(*s, positive=True)  # noqa: E731
+X = lambda *s: _rand(*s, gen=_INPUTS)  # noqa: E731
+P = lambda *s: _rand(*s, positive=True, gen=_INPUTS)  # noqa: E731
 
 CASES = {
     "add_broadcast": (lambda x, y: x + y * 2, [X(3, 4), X(4)]),

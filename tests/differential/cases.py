@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     cases_container_attrs,
     cases_containers,
     cases_dunders,
+    cases_frame_semantics,
     cases_frames,
     cases_generators,
     cases_grad_decorators,

@@ -61,6 +61,7 @@ WORKING = (
     "frozen_keys",
     "attr_channel",
     "out_resize",
+    "nonlocal",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -148,6 +149,23 @@ class _Indexed:
     def __getitem__(self, i):
         self.log.append(i)
         return self.items[i]
+
+
+def _make_counter():
+    """A counter closed over by functions made outside the frame: ``bump`` writes the cell
+    (``nonlocal``), ``peek`` reads it (session 26: the write broke the graph; now it is a cell
+    write after the graph that later reads in the trace see)."""
+    count = 0
+
+    def bump(k):
+        nonlocal count
+        count += k
+        return count
+
+    def peek():
+        return count
+
+    return bump, peek
 
 
 @dataclasses.dataclass(frozen=True)
@@ -581,6 +599,11 @@ class EffectWriter(ProgramWriter):
             if self.draw(st.booleans()):
                 emit(f"dct['{d}'] = {d}")
             self.tensors.append(t)
+        elif kind == "nonlocal":
+            emit(f"{t} = {self.t()} * _bump({self.draw(st.integers(1, 3))})")
+            if self.draw(st.booleans()):
+                emit("G.append(_peek())")
+            self.tensors.append(t)
         elif kind == "op_error_caught":
             emit("try:")
             emit(
@@ -637,6 +660,7 @@ def run_generated(
         _Cfg=_Cfg,
         itertools=itertools,
     )
+    ns["_bump"], ns["_peek"] = _make_counter()
     exec(compile(src, f"<effects-{next(_ids)}>", "exec"), ns)  # noqa: S102
     fn = ns["generated"]
     p = Program("generated", fn, _inputs(n, flag, alias), graphs=-1, state=("G",))
@@ -646,6 +670,7 @@ def run_generated(
     torchferro.compiler.reset()
     eager = [_call(p, fn, fn, s) for s in (0, 1)]
     ns["G"].clear()
+    ns["_bump"].__closure__[0].cell_contents = 0  # the compiled runs count from 0 too
     compiled = torchferro.compile(fn, backend=backend or CountingBackend())
     try:
         actual = [_call(p, fn, compiled, s) for s in (0, 1)]

@@ -309,7 +309,7 @@ pub fn lower_with(
     let values =
         outputs.ok_or_else(|| InductorError::Malformed("graph has no output node".into()))?;
     l.lower_outputs(&values)?;
-    l.write_back_inputs();
+    l.write_back_inputs()?;
     Ok(l.ir)
 }
 

@@ -91,7 +91,16 @@ impl<'g> Lowerer<'g> {
     /// (and it reads its own input only at the element it stores); a cycle (two values each
     /// reading the other's old input) or a shifted self-read stages one value through a
     /// temporary first, as every write-back did before.
-    pub(super) fn write_back_inputs(&mut self) {
+    ///
+    /// The loop ends by construction: every round either stores (and drops) one pending value
+    /// or stages one that still reads a graph input (a staged value reads only its temporary),
+    /// so each round shrinks `pending.len() + (values reading an input)`. Once no value reads an
+    /// input every target is free, and a value that still cannot go in place (its input repeats
+    /// elements: a stride-0 dimension, where a store would write one element several times) is
+    /// refused rather than staged again: the graph falls back. Before, such a value was staged
+    /// again on every round, forever (hunt25's hang; three values reading each other's inputs
+    /// and a first one read by both looped the same way, re-staging the first).
+    pub(super) fn write_back_inputs(&mut self) -> Result<(), InductorError> {
         let mut done = std::collections::HashSet::new();
         let placeholders = self.graph.placeholders();
         let mut roots: Vec<NodeId> = self.alias_root.values().copied().collect();
@@ -153,7 +162,17 @@ impl<'g> Lowerer<'g> {
                 last_sizes = Some(t.sizes);
                 continue;
             }
-            let i = (0..pending.len()).find(|&i| free(i)).unwrap_or(0);
+            // Only a value that still reads an input is worth staging (staging frees the inputs
+            // it read); a free one first, as its own store may then go next round.
+            let reads_input = |i: usize| !reads[i].inputs.is_empty();
+            let Some(i) = (0..pending.len())
+                .find(|&i| reads_input(i) && free(i))
+                .or_else(|| (0..pending.len()).find(|&i| reads_input(i)))
+            else {
+                return Err(InductorError::Unsupported(
+                    "an in-place write to an input whose elements share memory".into(),
+                ));
+            };
             let t = pending[i].1.clone();
             let strides = super::value::contiguous_strides_sym(&t.sizes);
             let tmp =
@@ -162,6 +181,7 @@ impl<'g> Lowerer<'g> {
             self.store(tmp, &t);
             pending[i].1 = TensorVal::buffer(tmp, t.dtype, t.sizes.clone(), strides);
         }
+        Ok(())
     }
 
     /// The inputs `t` reads, and whether it reads `target` only at the element a store of `t`

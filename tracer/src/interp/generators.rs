@@ -94,6 +94,7 @@ impl Frame<'_, '_> {
                 foreign_globals: !globals.is(&self.tx.globals),
                 globals: globals.unbind(),
                 closure: f.closure.clone(),
+                cells: f.cells.clone(),
                 stack: Vec::new(),
                 locals,
                 pc: 0,
@@ -188,6 +189,65 @@ impl Frame<'_, '_> {
                     }
                 }
                 Ok(item.map(|v| Var::Tuple(vec![Var::py_const(py, n), v].into())))
+            }
+        }
+    }
+
+    /// `g.send(v)` of a lazy generator: `v` becomes the value of the `yield` the frame stopped
+    /// at (the `None` that `YIELD_VALUE` left on its stack for `next`), then the frame runs to
+    /// its next `yield`, whose value is the result; at its end `StopIteration` carrying the
+    /// return value is raised in the traced code. Sending a value to a generator that has not
+    /// started raises `TypeError` in eager: left to the frame (a break). Before, `send` broke
+    /// the graph and the whole function ran eagerly (session 26).
+    pub(super) fn generator_send(
+        &mut self,
+        g: &Rc<RefCell<LazyIter>>,
+        v: Var,
+    ) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        if !matches!(&v, Var::Py(o, _) if o.is_none(py)) {
+            let mut b = g.borrow_mut();
+            let LazyIter::Frame {
+                frame: Some(f),
+                running: false,
+                ..
+            } = &mut *b
+            else {
+                return Err(TraceError::unsupported(
+                    "generator.send() of a value to a generator not suspended at a yield",
+                ));
+            };
+            match f.stack.last_mut() {
+                Some(top) if f.pc > 0 => *top = v,
+                _ => {
+                    return Err(TraceError::unsupported(
+                        "generator.send() of a value to a generator that has not started \
+                         (the frame raises TypeError)",
+                    ))
+                }
+            }
+        }
+        match self.generator_next(g)? {
+            Some(item) => Ok(item),
+            None => {
+                let value = match &*g.borrow() {
+                    LazyIter::Frame {
+                        result: Some(r), ..
+                    } => r.clone(),
+                    _ => Var::none(py),
+                };
+                let fallback = TraceError::unsupported(
+                    "generator.send() at the generator's end (the frame raises StopIteration)",
+                );
+                // The exception is a real object: a return value the graph computes (a tensor)
+                // cannot be its `value` at trace time.
+                let Some(value) = value.as_py(py) else {
+                    return Err(TraceError::unsupported(
+                        "generator.send() at the generator's end, returning a value the graph \
+                         computes (StopIteration.value)",
+                    ));
+                };
+                Err(self.raise_new("StopIteration", (value,), fallback))
             }
         }
     }

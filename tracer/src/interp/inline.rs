@@ -61,6 +61,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             defaults,
             kwdefaults,
             closure,
+            cells: Rc::from([]),
             attrs: RefCell::new(Vec::new()),
         })))
     }
@@ -100,20 +101,31 @@ impl<'a, 'py> Frame<'a, 'py> {
             }
         }
         let mut closure = Vec::new();
+        let mut cells = Vec::new();
         let c = f.getattr("__closure__")?;
         if !c.is_none() {
             for (i, cell) in c.cast::<PyTuple>().map_err(PyErr::from)?.iter().enumerate() {
+                let cell_src = source.map(|s| {
+                    s.attr(py, "__closure__")
+                        .item(i.into_pyobject(py).unwrap().into_any())
+                });
+                cells.push(cell_src.clone().map(|s| (cell.clone().unbind(), s)));
                 if let Some(v) = self.written_root_cell(&cell) {
+                    closure.push(v);
+                    continue;
+                }
+                // Written earlier in this trace through another function over the same cell.
+                if let Some(v) = self
+                    .tx
+                    .effects
+                    .attr(py, &cell.clone().unbind(), "cell_contents")
+                {
                     closure.push(v);
                     continue;
                 }
                 match cell.getattr("cell_contents") {
                     Ok(v) => {
-                        let s = source.map(|s| {
-                            s.attr(py, "__closure__")
-                                .item(i.into_pyobject(py).unwrap().into_any())
-                                .attr(py, "cell_contents")
-                        });
+                        let s = cell_src.map(|s| s.attr(py, "cell_contents"));
                         closure.push(self.tx.wrap(v, s)?);
                     }
                     Err(_) => closure.push(Var::Cell(Rc::new(RefCell::new(None)))),
@@ -127,6 +139,7 @@ impl<'a, 'py> Frame<'a, 'py> {
             defaults,
             kwdefaults,
             closure,
+            cells: cells.into(),
             attrs: RefCell::new(Vec::new()),
         }))
     }
@@ -197,6 +210,7 @@ impl<'a, 'py> Frame<'a, 'py> {
                     globals,
                     foreign_globals,
                     closure: f.closure.clone(),
+                    cells: f.cells.clone(),
                 },
                 stack: Vec::new(),
                 locals: all_locals,

@@ -376,6 +376,8 @@ pub struct FrameCtx<'py> {
     foreign_globals: bool,
     /// Free variables of an inlined function, in `co_freevars` order.
     closure: Vec<Var>,
+    /// The real cells behind `closure`, where the function was read from the frame.
+    cells: vars::RealCells,
 }
 
 /// Frames inlined into one another before tracing gives up (bounded recursion).
@@ -438,6 +440,7 @@ pub fn trace<'py>(
                 globals,
                 foreign_globals: false,
                 closure: Vec::new(),
+                cells: Rc::from([]),
             },
             stack: Vec::new(),
             locals: vec![None; n],
@@ -740,10 +743,18 @@ impl<'a, 'py> Frame<'a, 'py> {
                 v => Ok(v),
             };
         }
+        let j = i - first_free;
+        // A real cell written in this trace (by this frame or another inlined call over the
+        // same cell) holds that value now, whatever this frame read before: a lazy generator
+        // or a caller reads it again after the write.
+        if let Some(Some((cell, _))) = self.ctx.cells.get(j) {
+            if let Some(v) = self.tx.effects.attr(self.tx.py, cell, "cell_contents") {
+                return Ok(v);
+            }
+        }
         if let Some(v) = &self.locals[i] {
             return Ok(v.clone());
         }
-        let j = i - first_free;
         let name = self.code.localsplus[i].clone();
         let v = if self.ctx.root {
             let ptr = self.tx.scope.root(&crate::source::Step::Cell {
@@ -811,7 +822,24 @@ impl<'a, 'py> Frame<'a, 'py> {
                 self.locals[i] = Some(v);
                 Ok(())
             }
-            _ => Err(nonlocal()),
+            // A free variable of an inlined function read from the frame (a counter closed
+            // over by a function made outside, `nonlocal count; count += 1`): the write is an
+            // attribute write of the real cell (`cell.cell_contents = v`, through the cell's
+            // source) made after the graph, as torch.compile replays it; this frame reads the
+            // new value from now on, and so does a function over the same cell inlined later
+            // (`function_of`, `load_cell`). It broke the graph before (session 26).
+            _ => {
+                let j = i - (self.code.localsplus.len() - self.code.nfree);
+                let Some(Some((cell, src))) = self.ctx.cells.get(j) else {
+                    return Err(nonlocal());
+                };
+                let (cell, src) = (cell.clone_ref(self.tx.py), src.clone());
+                self.tx
+                    .effects
+                    .set_attr(self.tx.py, cell, src, "cell_contents", v.clone());
+                self.locals[i] = Some(v);
+                Ok(())
+            }
         }
     }
 

@@ -1108,6 +1108,11 @@ impl Frame<'_, '_> {
         }
         match &obj {
             Var::Tensor(t) => self.tensor_attr(t.clone(), name),
+            // `g.send`: a lazy generator's method (`generators.rs::generator_send`).
+            Var::Generator(_) if name == "send" => Ok(Var::Method {
+                recv: Box::new(obj.clone()),
+                name: name.to_string(),
+            }),
             Var::Ndarray(a) => self.ndarray_attr(a.clone(), name),
             Var::Storage(t) => self.storage_attr(t, name),
             Var::Object(o) => self.object_attr(o, name),

@@ -41,6 +41,11 @@ pub struct FunctionVar {
     /// One entry per free variable: a `Var::Cell` made in this trace, or the current content of
     /// a real cell (read-only to the tracer).
     pub closure: Vec<Var>,
+    /// For a function read from the frame (`function_of` with a source): per free variable,
+    /// the real cell and its source, so a `nonlocal` write in the inlined body is recorded as
+    /// a write of that cell after the graph (`Frame::store_deref`). Empty for a function the
+    /// trace made (its cells are `Var::Cell` trackers).
+    pub cells: RealCells,
     /// Attributes the traced code set on a function it made (its `__dict__`: `ExitStack`'s
     /// callback wrapper gets `__wrapped__`), read back before the code object's.
     pub attrs: RefCell<Vec<(String, Var)>>,
@@ -246,12 +251,17 @@ pub enum LazyIter {
     Map(Var, Vec<Var>),
 }
 
+/// The real closure cells of a function read from the frame, with their sources (see
+/// `FunctionVar::cells`).
+pub type RealCells = Rc<[Option<(Py<PyAny>, Source)>]>;
+
 /// A generator frame of the tracer between two resumptions.
 pub struct SavedFrame {
     pub(super) code: Rc<crate::code::CodeInfo>,
     pub(super) globals: Py<PyDict>,
     pub(super) foreign_globals: bool,
     pub(super) closure: Vec<Var>,
+    pub(super) cells: RealCells,
     pub(super) stack: Vec<Var>,
     pub(super) locals: Vec<Option<Var>>,
     pub(super) pc: usize,

@@ -79,6 +79,9 @@ impl Frame<'_, '_> {
                 Var::Storage(t) => self.storage_method(&t, &name, &args, &kwargs),
                 Var::List(l) => self.list_method(l, &name, args, kwargs),
                 Var::Deque(q) => self.deque_method(q, &name, args, kwargs),
+                Var::Generator(g) if name == "send" && args.len() == 1 && kwargs.is_empty() => {
+                    self.generator_send(&g, args[0].clone())
+                }
                 Var::GenCm(g) if name == "__enter__" && args.is_empty() && kwargs.is_empty() => {
                     self.generator_cm_enter(&g)
                 }
@@ -413,6 +416,11 @@ impl Frame<'_, '_> {
                 && module != "torch.utils._contextlib"
                 && module != NN_UTILS_TRACED
                 && !(module.starts_with("torch.optim") && optim::is_traced_function(f));
+        if is_torch {
+            if let Some(why) = autograd_engine_call(&module, &name) {
+                return Err(TraceError::unsupported(why));
+            }
+        }
         if is_torch && has_state_effects(&module) {
             return self.torch_at_trace_time(f, &module, &name, &args, &kwargs);
         }
@@ -1098,3 +1106,22 @@ fn nn_utils_traced(filename: &str) -> bool {
 
 /// The module of [`nn_utils_traced`]'s file: its functions are no torch callables.
 const NN_UTILS_TRACED: &str = "torch.nn.utils.convert_parameters";
+
+/// Calls into the autograd engine (`torch.autograd.grad`, `torch.autograd.backward` and the
+/// `torch.autograd.functional` helpers): they walk the autograd graph of real tensors, which a
+/// `meta` tensor made at trace time does not have, so they cannot be graph nodes. The frame
+/// breaks before them and they run natively on the graph's outputs (whose autograd history the
+/// backend records), as torch.compile breaks with `trace_autograd_ops` off (its default).
+/// Before this, `torch.autograd.grad` was traced as a node whose meta run failed ("one of the
+/// differentiated Tensors appears to not have been used"), taken for the user's error.
+fn autograd_engine_call(module: &str, name: &str) -> Option<String> {
+    let engine = (module == "torch.autograd" || module == "torch.autograd.__init__")
+        && matches!(name, "grad" | "backward");
+    let functional = module == "torch.autograd.functional";
+    (engine || functional).then(|| {
+        format!(
+            "call to {module}.{name} (the autograd engine runs on real tensors, outside the \
+             graph, as torch.compile breaks here)"
+        )
+    })
+}
