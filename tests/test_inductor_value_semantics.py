@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torchferro
+from hypothesis import given
+from hypothesis import strategies as st
 
-from inductor_checks import _kernel_cache  # noqa: F401 - the module's kernel cache
+from inductor_checks import SETTINGS, seeds, _kernel_cache  # noqa: F401 - the module's kernel cache
 from test_inductor_differential import EXACT, clone_like, differs
 
 INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
@@ -161,3 +163,36 @@ def test_half_scaled_by_a_float_reduction():
     x = _values(torch.float16, 256).nan_to_num(0.0, 0.0, 0.0)
     _exact(lambda x: x * (1.0 / x.float().abs().sum()), x)
     _exact(lambda x: x / x.float().norm(), x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Generators of both classes, compared exactly (test_inductor's generators compare within the
+# dtype's tolerance, which a last-bit difference passes).
+
+numbers = st.one_of(
+    st.integers(-1000, 1000),
+    st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False),
+    st.booleans(),
+)
+
+
+@SETTINGS
+@given(
+    dtype=st.sampled_from(INTS + FLOATS[:2] + [torch.bool]), number=numbers, seed=seeds
+)
+def test_generated_number_over_tensor(dtype, number, seed):
+    _exact(lambda x: number / x, _values(dtype, 32, seed))
+
+
+@SETTINGS
+@given(
+    dtype=st.sampled_from([torch.float16, torch.bfloat16]),
+    sdtype=st.sampled_from([torch.float32, torch.float64, torch.int32, torch.int64]),
+    value=st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False),
+    div=st.booleans(),
+    seed=seeds,
+)
+def test_generated_half_by_zero_dim_tensor(dtype, sdtype, value, div, seed):
+    s = torch.tensor(value, dtype=torch.float64).to(sdtype)
+    x = _values(dtype, 64, seed)
+    _exact((lambda x, s: x / s) if div else (lambda x, s: x * s), x, s)
