@@ -20,6 +20,8 @@ so the file starts cold and never touches the user's cache.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -176,7 +178,24 @@ def test_binary(op, pair, la, lb, da, db, seed):
     check(BINARY[op], a, b, lowered=_binary_lowered(op, da, db))
 
 
-SCALARS = [2, -3, 1.5, -0.25, True]
+# Past the edge of the narrow dtypes too: `where`, `clamp` and `pow` convert the number to the
+# result's dtype with torch's overflow check (eager raises for `torch.where(c, int8_x, 300)`).
+SCALARS = [2, -3, 1.5, -0.25, True, 300, -129, 1e5, 1e39]
+
+
+def _number_converts(s, d):
+    """c10's `checked_convert` of a Python number to dtype `d` (`inductor/src/lower/checked.rs`):
+    the ops that convert so run through torch where it fails, raising as eager does."""
+    if d in (torch.bool, torch.float64):
+        return True
+    if d.is_floating_point:
+        return not math.isfinite(s) or abs(s) <= torch.finfo(d).max
+    ii = torch.iinfo(d)
+    if isinstance(s, bool):
+        return True
+    if isinstance(s, int):
+        return (-255 if d == torch.uint8 else ii.min) <= s <= ii.max
+    return math.isfinite(s) and (0 if d == torch.uint8 else ii.min) <= s <= ii.max
 
 
 @pytest.mark.parametrize(
@@ -217,6 +236,8 @@ def test_binary_with_python_number(op, shape, layout, dtype, scalar, reflected, 
         torch.result_type(x, scalar) if dtype != torch.bool or op != "where" else dtype
     )
     lowered = not (op == "pow" and not res_dtype.is_floating_point)
+    if op in ("pow", "maximum", "where", "clamp"):
+        lowered = lowered and _number_converts(scalar, res_dtype)
     check(fn, x, lowered=lowered)
 
 

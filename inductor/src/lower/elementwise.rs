@@ -8,6 +8,7 @@ use fx::infer::promote::{Promotion, ScalarKind};
 use fx::{Arg, DType};
 
 use super::args::{self, fallback, LResult, Reject};
+use super::checked::{converts_to, number_converts};
 use super::symnum::SymNum;
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
@@ -212,7 +213,29 @@ pub fn binary(l: &Lowerer, x: &Arg, y: &Arg, op: BinOp) -> LResult<TensorVal> {
         _ => d,
     };
     let out = if op.is_comparison() { DType::Bool } else { c };
+    let c = if op == BinOp::Mul {
+        scalar_tensor_opmath(l, &x, &y, c)
+    } else {
+        c
+    };
     pointwise(&[x, y], c, out, move |b, v| b.binary(op, v[0], v[1]))
+}
+
+/// The dtype eager's CPU `mul` and true division compute `x op y` in, for a float16/bfloat16
+/// result `d`. With `y` a 0-dim tensor of another dtype (`half_x * torch.tensor(0.1)`, a float32
+/// `x.float().sum()` scaling a half tensor) the kernel reads `y`'s own value in float
+/// (`original_scalar_value<opmath_t>`), where the generic path rounds it to `d` first: the
+/// product then differs in the last bit in about a third of the elements. Only `y`'s position
+/// is read so (a 0-dim `x` is rounded), and only on the CPU.
+fn scalar_tensor_opmath(l: &Lowerer, x: &Operand, y: &Operand, d: DType) -> DType {
+    let reduced = matches!(d, DType::Float16 | DType::BFloat16);
+    let x_full = matches!(x, Operand::T(t) if t.ndim() != 0);
+    let y_scalar = matches!(y, Operand::T(t) if t.ndim() == 0 && t.dtype != d);
+    if reduced && x_full && y_scalar && l.target.cpu().is_some() {
+        DType::Float32
+    } else {
+        d
+    }
 }
 
 /// `x + alpha * y` (or `x - alpha * y`).
@@ -237,6 +260,9 @@ pub fn add(l: &Lowerer, x: &Arg, y: &Arg, alpha: Option<&Arg>, sub: bool) -> LRe
         Some(Arg::Float(f)) => Some(Scalar::F(*f)),
         Some(_) => return fallback("alpha is not a number"),
     };
+    if matches!(alpha, Some(a) if !number_converts(a, d)) {
+        return fallback(format!("alpha torch does not convert to {d:?}"));
+    }
     let op = if sub { BinOp::Sub } else { BinOp::Add };
     pointwise(&[x, y], d, d, move |b, v| {
         let yv = match alpha {
@@ -260,7 +286,8 @@ pub fn div(l: &Lowerer, x: &Arg, y: &Arg, mode: &str) -> LResult<TensorVal> {
     match mode {
         "none" => {
             let c = float_of(d);
-            pointwise(&[x, y], c, c, |b, v| b.binary(BinOp::Div, v[0], v[1]))
+            let compute = scalar_tensor_opmath(l, &x, &y, c);
+            pointwise(&[x, y], compute, c, |b, v| b.binary(BinOp::Div, v[0], v[1]))
         }
         _ if !d.is_floating_point() => fallback("integer division with rounding"),
         // Eager's half-precision kernel truncates the quotient rounded to the storage dtype
@@ -276,6 +303,28 @@ pub fn div(l: &Lowerer, x: &Arg, y: &Arg, mode: &str) -> LResult<TensorVal> {
         "floor" => pointwise(&[x, y], d, d, |b, v| b.binary(BinOp::FloorDiv, v[0], v[1])),
         m => fallback(format!("rounding_mode {m}")),
     }
+}
+
+/// `x / y` written with Python's operator. A number divided by a tensor goes through torch's
+/// `Tensor.__rtruediv__`, which is `y.reciprocal() * x`: two roundings (the reciprocal stored in
+/// `y`'s float dtype, then the product), where `torch.div(x, y)` rounds the quotient once. Eager
+/// and torch.compile (which traces `__rtruediv__`) agree on the two roundings; one correctly
+/// rounded division differs from them in the last bit (`-3 / int_tensor` at -7: 0.42857143 where
+/// eager gives 0.42857146).
+pub fn operator_div(l: &Lowerer, x: &Arg, y: &Arg) -> LResult<TensorVal> {
+    let (num, den) = (operand(l, x)?, operand(l, y)?);
+    let Operand::T(t) = &den else {
+        return div(l, x, y, "none");
+    };
+    if matches!(num, Operand::T(_)) {
+        return div(l, x, y, "none");
+    }
+    let c = float_of(t.dtype);
+    pointwise(&[den, num], c, c, |b, v| {
+        let r = b.unary(UnOp::Reciprocal, v[0]);
+        let r = b.round_to_storage(r);
+        b.binary(BinOp::Mul, r, v[1])
+    })
 }
 
 /// Python floor division of half-precision values as eager's CPU kernel computes it: torch's
@@ -319,6 +368,9 @@ fn half_floor_div(b: &mut BodyBuilder, x: ValId, y: ValId) -> ValId {
 pub fn pow(l: &Lowerer, x: &Arg, y: &Arg) -> LResult<TensorVal> {
     let (x, y) = (operand(l, x)?, operand(l, y)?);
     let d = promote(&[&x, &y])?;
+    if !converts_to(&x, d) || !converts_to(&y, d) {
+        return fallback(format!("pow of a number torch does not convert to {d:?}"));
+    }
     if !d.is_floating_point() {
         // Small constant exponents are exact repeated products (as torch computes them).
         if let Operand::S(Scalar::I(e @ 0..=4)) = y {
@@ -603,6 +655,11 @@ pub fn where_(l: &Lowerer, c: &Arg, x: &Arg, y: &Arg) -> LResult<TensorVal> {
         return fallback("where with a non-bool condition");
     }
     let d = promote(&[&x, &y])?;
+    if !converts_to(&x, d) || !converts_to(&y, d) {
+        return fallback(format!(
+            "where with a number torch does not convert to {d:?}"
+        ));
+    }
     pointwise(&[c, x, y], d, d, move |b, v| {
         let cb = b.cast(v[0], DType::Bool);
         b.where_(cb, v[1], v[2])
@@ -626,29 +683,11 @@ pub fn masked_fill(l: &Lowerer, x: &Arg, m: &Arg, v: &Arg, inplace: bool) -> LRe
         return fallback("in-place masked_fill whose mask is larger than the input");
     }
     let d = xt.dtype;
-    // torch refuses values that do not convert to the input's dtype without overflow; only the
-    // conversions that never fail are lowered.
-    let max = match d {
-        DType::Float16 => 65504.0,
-        DType::BFloat16 => 3.389_531_389_251_535_5e38,
-        DType::Float32 => f32::MAX as f64,
-        _ => f64::MAX,
-    };
+    // torch refuses values that do not convert to the input's dtype without overflow
+    // (`checked`); a 0-d tensor value is lowered only of the input's dtype.
     let converts = match &v {
-        Operand::S(Scalar::F(f)) if d.is_floating_point() => !f.is_finite() || f.abs() <= max,
-        _ if d.is_floating_point() => true,
-        _ => match &v {
-            Operand::S(Scalar::B(_)) => true,
-            Operand::S(Scalar::I(i)) => match d {
-                DType::Int64 => true,
-                DType::Int32 => i32::try_from(*i).is_ok(),
-                _ => false,
-            },
-            Operand::S(Scalar::F(_)) => false,
-            // Any int converts to int64 (the value is not known when lowering).
-            Operand::Sym(_) => d == DType::Int64,
-            Operand::T(t) => t.dtype == d,
-        },
+        Operand::T(t) => d.is_floating_point() || t.dtype == d,
+        o => converts_to(o, d),
     };
     if !converts {
         return fallback("masked_fill value that may not convert to the input's dtype");
@@ -676,6 +715,9 @@ pub fn clamp(l: &Lowerer, x: &Arg, lo: Option<&Arg>, hi: Option<&Arg>) -> LResul
         .any(|o| matches!(o, Operand::S(_) | Operand::Sym(_)));
     if d == DType::Bool && scalar_bound {
         return fallback("clamp of bool by a number (torch raises)");
+    }
+    if !lo.iter().chain(hi.iter()).all(|o| converts_to(o, d)) {
+        return fallback(format!("clamp by a number torch does not convert to {d:?}"));
     }
     let (has_lo, has_hi) = (lo.is_some(), hi.is_some());
     // torch picks the overload from the bounds: numbers clamp with number semantics, tensors

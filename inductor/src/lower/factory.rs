@@ -225,6 +225,9 @@ pub fn fill(l: &mut Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRe
     if matches!(value, Scalar::F(f) if !dtype.is_floating_point() && f.fract() != 0.0) {
         return fallback("a fractional fill of an integer tensor");
     }
+    if !super::checked::number_converts(value, dtype) {
+        return fallback(format!("a fill torch does not convert to {dtype:?}"));
+    }
     Ok(constant(dtype, sizes, value))
 }
 

@@ -8,6 +8,7 @@
 
 pub mod args;
 mod attention;
+mod checked;
 mod elementwise;
 mod extern_ops;
 mod factory;

@@ -141,7 +141,11 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
         "div" | "divide" | "true_divide" => {
             let b = bind(&["input", "other", "*", "rounding_mode"], a, kw)?;
             let mode = b.str_or("rounding_mode", "none")?;
-            t(ew::div(l, b.req("input")?, b.req("other")?, &mode))
+            let (x, y) = (b.req("input")?, b.req("other")?);
+            if c.spelling == Operator {
+                return t(ew::operator_div(l, x, y));
+            }
+            t(ew::div(l, x, y, &mode))
         }
         "pow" => {
             let b = bind(&["input", "exponent"], a, kw)?;
