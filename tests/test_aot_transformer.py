@@ -114,7 +114,10 @@ def _encoder(batch_first, norm_first=False):
             norm_first=norm_first,
         )
         return nn.ModuleList(
-            [nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), nn.Linear(E, 3)]
+            [
+                nn.TransformerEncoder(layer, 2, enable_nested_tensor=False),
+                nn.Linear(E, 3),
+            ]
         )
 
     def loss(model, x, kpm):
@@ -269,3 +272,87 @@ def test_training_matches_eager(name, opt_kind):
     graphs = _aot.counters["compiled"]
     assert 1 <= graphs <= oracle
     assert _aot.counters["backward"] == graphs * STEPS
+
+
+# Eval-mode forwards: `nn.MultiheadAttention`'s and `nn.TransformerEncoderLayer`'s inference
+# fast paths (`torch._native_multi_head_attention`, `torch._transformer_encoder_layer_fwd`) are
+# taken under `no_grad` (batch_first, self-attention, even heads); with grad enabled the layers
+# run the inlined Python. torch.compile's Dynamo keeps `multi_head_attention_forward` whole
+# (its fast-path check fails under Dynamo) and records `_transformer_encoder_layer_fwd`; both
+# make one graph of each call here.
+
+
+def _eval_cases():
+    torch.manual_seed(0)
+    x = torch.randn(B, L, E)
+    g = _gen(0)
+    kpm = _bool_mask(g, B, L)
+    mem = torch.randn(B, S, E, generator=g)
+    mha = nn.MultiheadAttention(E, H, batch_first=True)
+    mha_sf = nn.MultiheadAttention(E, H)
+    enc_layer = nn.TransformerEncoderLayer(E, H, 32, batch_first=True)
+    enc = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(E, H, 32, batch_first=True), 2
+    )
+    enc_sf = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(E, H, 32), 2, enable_nested_tensor=False
+    )
+    dec = nn.TransformerDecoderLayer(E, H, 32, batch_first=True)
+    causal = nn.Transformer.generate_square_subsequent_mask(L)
+    cases = {
+        "mha_weights": (mha, lambda x: mha(x, x, x), (x,)),
+        "mha_kpm": (
+            mha,
+            lambda x, k: mha(x, x, x, need_weights=False, key_padding_mask=k)[0],
+            (x, kpm),
+        ),
+        "mha_seq_first": (
+            mha_sf,
+            lambda x, k: mha_sf(x, x, x, key_padding_mask=k)[0],
+            (x.transpose(0, 1), kpm),
+        ),
+        "encoder_layer": (enc_layer, lambda x: enc_layer(x), (x,)),
+        "encoder_layer_kpm": (
+            enc_layer,
+            lambda x, k: enc_layer(x, src_key_padding_mask=k),
+            (x, kpm),
+        ),
+        "encoder_kpm": (enc, lambda x, k: enc(x, src_key_padding_mask=k), (x, kpm)),
+        "encoder_seq_first": (
+            enc_sf,
+            lambda x, k: enc_sf(x, src_key_padding_mask=k),
+            (x.transpose(0, 1), kpm),
+        ),
+        "decoder_layer": (
+            dec,
+            lambda t, m: dec(t, m, tgt_mask=causal, tgt_is_causal=True),
+            (x, mem),
+        ),
+    }
+    make, _, batch = _vit()
+    vit = make()
+    nn.init.normal_(vit.heads.head.weight)
+    cases["vit"] = (vit, lambda im: vit(im), (batch(0)[0],))
+    return cases
+
+
+EVAL_CASES = [(n, m) for n in _eval_cases() for m in ("no_grad", "grad")]
+
+
+@pytest.mark.parametrize("name,mode", EVAL_CASES)
+def test_eval_forward_matches_eager(name, mode):
+    module, fn, args = _eval_cases()[name]
+    module.eval()
+    ctx = torch.no_grad if mode == "no_grad" else torch.enable_grad
+    with ctx():
+        expected = fn(*args)
+        oracle = torch_compile_graphs(fn, *args)
+        torchferro.compiler.reset()
+        explained = torchferro.explain(fn)(*args)
+        torchferro.compiler.reset()
+        compiled = torchferro.compile(fn)
+        for _ in range(2):
+            got = compiled(*args)
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+    assert explained.graph_break_count == 0, explained.break_reasons
+    assert explained.graph_count == 1 <= oracle
