@@ -60,6 +60,39 @@ def _swin():
     )
 
 
+def _transformer(kind):
+    """torch.nn's transformer layers (session 26): a 2-layer ``TransformerEncoder`` with a key
+    padding mask, or a ``TransformerDecoderLayer`` with a causal mask, then a linear head."""
+
+    def make():
+        if kind == "encoder":
+            layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+            body = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        else:
+            body = nn.TransformerDecoderLayer(16, 2, 32, batch_first=True)
+        return nn.ModuleList([body, nn.Linear(16, 4)])
+
+    def loss(model, x, mem, pad):
+        if kind == "encoder":
+            h = model[0](x, src_key_padding_mask=pad)
+        else:
+            causal = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+            h = model[0](x, mem, tgt_mask=causal, memory_key_padding_mask=pad)
+        return model[1](h).square().mean()
+
+    def batch(step):
+        g = torch.Generator().manual_seed(100 + step)
+        pad = torch.rand(2, 6, generator=g) < 0.3
+        pad[:, 0] = False
+        return (
+            torch.randn(2, 6, 16, generator=g),
+            torch.randn(2, 6, 16, generator=g),
+            pad,
+        )
+
+    return make, loss, batch
+
+
 def _image(step, size=32):
     g = torch.Generator().manual_seed(100 + step)
     return torch.randn(2, 3, size, size, generator=g), torch.randint(
@@ -259,6 +292,8 @@ CASES = {
     "convnext_tiny": lambda: vision_case(_vision("convnext_tiny")),
     "swin_t(small cfg)": lambda: vision_case(_swin),
     "vit(small cfg)": lambda: vision_case(_vit),
+    "nn.TransformerEncoder": lambda: _transformer("encoder"),
+    "nn.TransformerDecoderLayer": lambda: _transformer("decoder"),
     "gpt2": lambda: lm_case(_tf("gpt2")),
     "bert": lambda: lm_case(_tf("bert")),
     "llama": lambda: lm_case(_tf("llama")),

@@ -1,7 +1,7 @@
 """Issue 17: hypothesis-generated training steps through the compiled backward.
 
 Each example draws a small module (a stack of linear or conv layers, layer/batch norms,
-activations, residual blocks, dropout, in-place activations on intermediates, an EMA buffer and
+activations, residual blocks, dropout (of transposed views too), in-place activations on intermediates, an EMA buffer and
 a step counter written in place), a loss (``LOSSES``: cross entropy with weights, smoothing or
 probabilities, MSE, L1, smooth L1, Huber, BCE with logits, KL divergence) and an optimizer
 (SGD, SGD with momentum, AdamW), then runs ``STEPS`` training steps eagerly and through torchferro from the
@@ -48,10 +48,20 @@ DENSE_LAYERS = [
     "act",
     "residual",
     "dropout",
+    "dropout_t",
     "batch_norm",
     "relu_",
 ]
-CONV_LAYERS = ["conv", "batch_norm", "act", "residual", "dropout", "avg_pool", "relu_"]
+CONV_LAYERS = [
+    "conv",
+    "batch_norm",
+    "act",
+    "residual",
+    "dropout",
+    "dropout_t",
+    "avg_pool",
+    "relu_",
+]
 
 
 class Generated(nn.Module):
@@ -75,7 +85,7 @@ class Generated(nn.Module):
                 self.layers.append(
                     nn.BatchNorm2d(WIDTH) if conv else nn.BatchNorm1d(WIDTH)
                 )
-            elif kind == "dropout":
+            elif kind in ("dropout", "dropout_t"):
                 self.layers.append(nn.Dropout(0.3))
             else:
                 self.layers.append(nn.Identity())
@@ -94,6 +104,10 @@ class Generated(nn.Module):
                 h.relu_()
             elif kind == "residual":
                 h = h + torch.tanh(layer(h))
+            elif kind == "dropout_t":
+                # Dropout of a transposed view: eager draws its noise in the input's memory
+                # order (session 26: the rewrite drew it contiguous, other noise).
+                h = layer(h.transpose(0, -1)).transpose(0, -1)
             elif kind == "avg_pool":
                 h = F.avg_pool2d(h, 2, 1, 1 if arg == "pad" else 0)
                 h = F.adaptive_avg_pool2d(h, 4)

@@ -1,6 +1,6 @@
 """Issue 17: real training steps through the compiled backward.
 
-resnet18, mobilenet_v3_small, a small Swin Transformer (torchvision), GPT-2, BERT, Llama, T5 (transformers, the zoo's small
+resnet18, mobilenet_v3_small, a small Swin Transformer and a small ViT (torchvision), GPT-2, BERT, Llama, T5 (transformers, the zoo's small
 configs): the model and its loss compiled with torchferro (inductor, training path on by
 default) against eager, 5 optimizer steps with SGD (momentum) and AdamW. At each step the
 loss, every parameter and every buffer (BatchNorm running stats, batch counts) must equal
@@ -129,8 +129,25 @@ def _swin_small(weights=None, num_classes=10):
     )
 
 
+def _vit_small(weights=None, num_classes=10):
+    """torchvision's ViT from a small config: its ``nn.MultiheadAttention`` blocks call
+    ``F.multi_head_attention_forward``, inlined since session 26 (it was one call with no
+    derivative rule, so the whole graph ran on torch's autograd)."""
+    del weights
+    return torchvision.models.VisionTransformer(
+        image_size=32,
+        patch_size=8,
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=64,
+        mlp_dim=128,
+        num_classes=num_classes,
+    )
+
+
 MODELS = {
     "resnet18": lambda: _vision(torchvision.models.resnet18),
+    "vit": lambda: _vision(_vit_small),
     "swin_small": lambda: _vision(_swin_small),
     "mobilenet_v3_small": lambda: _vision(torchvision.models.mobilenet_v3_small),
     "gpt2": _gpt2,

@@ -141,6 +141,17 @@ CASES = {
         lambda b, m1, m2: torch.addmm(b, m1, m2, beta=0.5, alpha=2.0),
         [X(5), X(3, 4), X(4, 5)],
     ),
+    # Session 26: nn.MultiheadAttention adds its (broadcast) mask by `baddbmm` where it
+    # returns the attention weights.
+    "baddbmm": (
+        lambda b, m1, m2: torch.baddbmm(b, m1, m2, beta=0.5, alpha=2.0),
+        [X(1, 3, 5), X(2, 3, 4), X(2, 4, 5)],
+    ),
+    "baddbmm_plain": (
+        lambda b, m1, m2: torch.baddbmm(b, m1, m2),
+        [X(2, 3, 5), X(2, 3, 4), X(2, 4, 5)],
+    ),
+    "square": (lambda x: x.square() + torch.square(x * 2), [X(3, 4)]),
     "view": (lambda x: x.view(6, 2) * 2, [X(3, 4)]),
     "reshape": (lambda x: x.reshape(-1) * 2, [X(3, 4)]),
     "permute": (lambda x: x.permute(2, 0, 1) * 2, [X(2, 3, 4)]),
@@ -360,14 +371,26 @@ def test_rule_aot_eager(name):
     check(fn, inputs, backend="aot_eager")
 
 
-def test_dropout_training_matches_eager_rng():
+_DROPOUT_LAYOUTS = {
+    "flat": ((64,), lambda x: x),
+    # Eager's CPU dropout draws into `empty_like(input)` in memory order: a transposed input
+    # (nn.MultiheadAttention's batch_first output) and a non-dense one get their noise laid out
+    # as they are, not as fresh contiguous ones (session 26: the rewrite drew on `new_ones`).
+    "transposed": ((8, 6), lambda x: x.t()),
+    "non_dense": ((4, 6, 8), lambda x: x.permute(2, 0, 1)[1:5]),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_DROPOUT_LAYOUTS))
+def test_dropout_training_matches_eager_rng(layout):
     """Dropout in training: the forward draws exactly eager's noise (same generator calls),
     the backward reuses it (saved, never drawn again)."""
+    shape, view = _DROPOUT_LAYOUTS[layout]
 
     def fn(x):
-        return F.dropout(x, 0.4, training=True) * 3
+        return F.dropout(view(x), 0.4, training=True) * 3
 
-    x = _rand(64)
+    x = _rand(*shape)
     xe = x.clone().requires_grad_()
     xc = x.clone().requires_grad_()
     torchferro.compiler.reset()

@@ -111,17 +111,18 @@ pub fn rewrite_dropout(g: &mut Graph, needs: &dyn Fn(NodeId) -> bool) -> Vec<Nod
         {
             return None;
         }
-        let mut ones_meta =
-            crate::meta::TensorMeta::contiguous(xm.dtype, xm.device.clone(), &sizes);
-        ones_meta.requires_grad = false;
+        // Eager's CPU dropout draws into `empty_like(input)` (the input's own strides where it
+        // is dense, else dense strides in its dimension order) in memory order, so a
+        // transposed input (`nn.MultiheadAttention`'s `batch_first` output) gets its noise
+        // laid out as it is: the ones are made `ones_like` the input, in that layout.
+        let mut ones_meta = TensorMeta::contiguous(xm.dtype, xm.device.clone(), &sizes);
+        let strides = crate::infer::layout::preserved_strides(&sizes, &xm.known_strides()?);
+        ones_meta.strides = strides.into_iter().map(crate::meta::Dim::Known).collect();
         let ones = g.call_before(
             id,
             "ones",
-            Target::Method("new_ones".into()),
-            vec![
-                Arg::Node(x),
-                Arg::List(sizes.iter().map(|&s| Arg::Int(s)).collect()),
-            ],
+            Target::Function("torch.ones_like".into()),
+            vec![Arg::Node(x)],
             vec![],
             NodeMeta::Tensor(ones_meta.clone()),
         );

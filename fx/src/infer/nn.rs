@@ -17,9 +17,52 @@ pub(super) fn infer(c: &Call) -> Option<InferResult> {
         }
         "dropout" if matches!(c.spelling, Spelling::Torch | Spelling::Functional) => dropout(c),
         "cross_entropy" | "nll_loss" if c.spelling == Spelling::Functional => class_loss(c),
+        "_transformer_encoder_layer_fwd" if c.spelling == Spelling::Torch => encoder_layer(c),
         _ => return None,
     };
     Some(r)
+}
+
+/// `torch._transformer_encoder_layer_fwd`, `nn.TransformerEncoderLayer`'s inference fast path
+/// (eval, no gradient, `batch_first`): torch registers no meta kernel for it, so without this
+/// rule every such layer broke the graph. Its result is a fresh tensor of `src`'s sizes and
+/// dtype (a padded `src` with a key-padding mask too; a nested `src` is never traced).
+fn encoder_layer(c: &Call) -> InferResult {
+    let b = c.bind(&[
+        "src",
+        "embed_dim",
+        "num_heads",
+        "qkv_weight",
+        "qkv_bias",
+        "proj_weight",
+        "proj_bias",
+        "use_gelu",
+        "norm_first",
+        "eps",
+        "norm_weight_1",
+        "norm_bias_1",
+        "norm_weight_2",
+        "norm_bias_2",
+        "ffn_weight_1",
+        "ffn_bias_1",
+        "ffn_weight_2",
+        "ffn_bias_2",
+        "mask",
+        "mask_type",
+    ])?;
+    let x = b.tensor("src")?;
+    if x.ndim() != 3 || !x.dtype.is_floating_point() {
+        return Err(InferError::Unsupported);
+    }
+    let mut operands = vec![x];
+    for name in ["qkv_weight", "proj_weight", "ffn_weight_1", "ffn_weight_2"] {
+        operands.push(b.tensor(name)?);
+    }
+    super::args::common_device(&operands)?;
+    Ok(
+        x.fresh(x.dtype, x.sizes.clone(), c.grad(x.dtype, &operands))
+            .meta(),
+    )
 }
 
 fn softmax(c: &Call) -> InferResult {

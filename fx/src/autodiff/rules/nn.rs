@@ -103,6 +103,31 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             }
             Ok(r)
         }
+        "baddbmm" => {
+            // derivatives.yaml: self: grad * beta (summed to `self`'s broadcast shape),
+            // batch1: grad.bmm(batch2ᵀ) * alpha, batch2: batch1ᵀ.bmm(grad) * alpha.
+            // `nn.MultiheadAttention` with a mask and `need_weights` adds the mask so.
+            let p = B::new(
+                &["input", "batch1", "batch2", "*", "beta", "alpha"],
+                args,
+                kwargs,
+                &name,
+            )?;
+            let (Some(m1), Some(m2)) = (p.node("batch1"), p.node("batch2")) else {
+                return no_rule("baddbmm");
+            };
+            let beta = p.float("beta").unwrap_or(1.0);
+            let alpha = p.float("alpha").unwrap_or(1.0);
+            let mut r = Vec::new();
+            if let Some(input) = p.node("input").filter(|n| b.needs(*n)) {
+                let gi = b.scale(g, beta)?;
+                let s = b.fsizes(input)?;
+                r.push((input, b.reduce_to(gi, &s)?));
+            }
+            let ga = b.scale(g, alpha)?;
+            r.extend(matmul_grads(b, m1, m2, ga)?);
+            Ok(r)
+        }
         "softmax" | "log_softmax" => {
             let p = B::new(&["input", "dim", "dtype"], args, kwargs, &name)?;
             let x = p

@@ -81,6 +81,14 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             Ok(r)
         }
         "neg" => Ok(vec![(self_of(args)?, b.m("neg", g, vec![])?)]),
+        "square" => {
+            // derivatives.yaml has no entry of its own: `square` is `pow(self, 2)`, whose
+            // `pow_backward` is `grad * 2 * self`.
+            let x = self_of(args)?;
+            let xb = b.fwd(x);
+            let t = b.m("mul", xb, vec![Arg::Float(2.0)])?;
+            Ok(vec![(x, b.m("mul", g, vec![Arg::Node(t)])?)])
+        }
         "exp" => {
             let o = b.fwd(out);
             Ok(vec![(self_of(args)?, b.m("mul", g, vec![Arg::Node(o)])?)])

@@ -14,6 +14,7 @@ mod iterators;
 mod library;
 mod module_tree;
 mod modules;
+mod nn_functional;
 mod optim;
 pub(crate) use optim::object_key_repr;
 mod sequences;
@@ -415,7 +416,8 @@ impl Frame<'_, '_> {
                 && !self::distributions::is_distributions_module(&module)
                 && module != "torch.utils._contextlib"
                 && module != NN_UTILS_TRACED
-                && !(module.starts_with("torch.optim") && optim::is_traced_function(f));
+                && !(module.starts_with("torch.optim") && optim::is_traced_function(f))
+                && !(module == "torch.nn.functional" && nn_functional::is_inlined_function(f));
         if is_torch {
             if let Some(why) = autograd_engine_call(&module, &name) {
                 return Err(TraceError::unsupported(why));
@@ -937,6 +939,10 @@ impl Frame<'_, '_> {
             let qualname: String = f.getattr("__code__")?.getattr("co_qualname")?.extract()?;
             return Ok(qualname == "context_decorator.<locals>.decorate_context"
                 || qualname == "_DecoratorContextManager.clone");
+        }
+        if filename.ends_with("/torch/nn/functional.py") {
+            let name: String = f.getattr("__code__")?.getattr("co_name")?.extract()?;
+            return Ok(nn_functional::inlined_code(&filename, &name));
         }
         // torch.nn's own module code is inlined like user code (its helpers call torch ops), and
         // so are the mapping mixins of `collections.abc` (`Mapping.get` on a user mapping).
