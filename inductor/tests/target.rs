@@ -296,10 +296,8 @@ fn padded_strides_rule() {
 
 /// CUDA: a GEMM whose reduced or output length is past 1024 and not a multiple of 16 bytes has
 /// its operands padded with zeros to 128-byte lengths (`[4, 1030] @ [1030, 1030]`: both), the
-/// result is the product's first 1030 columns, and the values are the reference's. A product
-/// that is itself a graph output in eager's layout pads only its reduced length (a padded
-/// output would be copied out whole). Products with a length under `pad_gemm_min_dim` are left
-/// alone.
+/// result is the product's first 1030 columns, and the values are the reference's. Products
+/// with a length under `pad_gemm_min_dim` are left alone.
 #[test]
 fn cuda_pads_unaligned_gemm_lengths_with_zeros() {
     let g = padded_rows_graph();
@@ -323,13 +321,10 @@ fn cuda_pads_unaligned_gemm_lengths_with_zeros() {
     };
     let padded = inductor::lower::lower_for(&g, &Target::Cuda(small)).unwrap();
     let shapes = mm_inputs(&padded);
-    assert_eq!(
-        shapes,
-        vec![
-            vec![vec![4, 1056], vec![1056, 1056]],
-            vec![vec![4, 1056], vec![1056, 1030]],
-        ]
-    );
+    assert_eq!(shapes.len(), 2);
+    for s in &shapes {
+        assert_eq!(s, &vec![vec![4, 1056], vec![1056, 1056]], "{shapes:?}");
+    }
     let plain = inductor::lower::lower_for(&g, &Target::cuda(9, 0)).unwrap();
     assert!(mm_inputs(&plain)
         .iter()

@@ -86,13 +86,10 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
     let kp = l.target.padded_gemm_len(k, a.dtype, min_dim);
     // A product a graph output views keeps eager's width: its view would have other strides
     // than eager's and no longer view the output copied out of the padded buffer. A product
-    // that is itself an output in eager's layout keeps it too: its copy out of the padded
-    // buffer is one more pass over the whole product, more than the aligned kernel saves
-    // (GPT-2's bf16 logits, `[8192, 50257]`, H100: the unpadded GEMM 0.91 ms, the padded one
-    // 0.92 ms plus a 0.92 ms copy out and a 0.34 ms transposing write of the padded weight).
-    let viewed = l
-        .current
-        .is_some_and(|c| l.viewed_out.contains(&c) || l.fixed_out.contains(&c));
+    // that is itself an output is padded and copied out: GPT-2's bf16 logits (`[8192, 50257]`,
+    // H100, session 26) took 5.8 ms unpadded (an align-1 kernel) against 0.92 ms padded plus a
+    // 0.92 ms copy out.
+    let viewed = l.current.is_some_and(|c| l.viewed_out.contains(&c));
     let np = match viewed {
         true => None,
         false => l.target.padded_gemm_len(n, b.dtype, min_dim),

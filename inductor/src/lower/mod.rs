@@ -141,9 +141,6 @@ pub(crate) struct Lowerer<'g> {
     /// output copied to eager's layout. Only output leaves outside this set may be computed
     /// padded and copied out.
     pub(super) viewed_out: HashSet<NodeId>,
-    /// Output leaves at positions whose layout is eager's (not in [`Self::free_outputs`]):
-    /// a value computed wider than eager's would be copied out whole, one more pass over it.
-    pub(super) fixed_out: HashSet<NodeId>,
     /// The node a lazy value was bound to (by lazy id), for [`Lowerer::fresh_strides`].
     lazy_node: HashMap<u64, NodeId>,
     /// The node being lowered.
@@ -236,12 +233,6 @@ pub fn lower_with(
         symbolic: graph_is_symbolic(graph),
         output_leaves: output_leaves(graph).into_iter().collect(),
         viewed_out: viewed_out_nodes(graph),
-        fixed_out: output_leaves(graph)
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| !free_outputs.contains(i))
-            .map(|(_, n)| n)
-            .collect(),
         lazy_node: HashMap::new(),
         current: None,
         padded: HashSet::new(),
