@@ -10,14 +10,11 @@ torch.compile graph count."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 import torch
 import torch.nn.functional as F
-import torchferro
 import zoo
-from aot_oracle import torch_compile_graphs
+from aot_oracle import assert_trains_as_eager
 from torchferro import _aot
 
 torchvision = pytest.importorskip("torchvision")
@@ -169,23 +166,6 @@ def _optimizer(kind, params):
     return torch.optim.AdamW(params, lr=1e-3)
 
 
-def _train(model, loss_fn, batch, opt_kind, compile_fn):
-    """Losses and a state snapshot after each of STEPS optimizer steps."""
-    model.train()
-    opt = _optimizer(opt_kind, model.parameters())
-    step_fn = compile_fn(lambda *b: loss_fn(model, *b))
-    losses, states = [], []
-    for step in range(STEPS):
-        torch.manual_seed(step)  # dropout draws: the same generator calls in both runs
-        loss = step_fn(*batch(step))
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        losses.append(loss.detach())
-        states.append({k: v.detach().clone() for k, v in model.state_dict().items()})
-    return losses, states
-
-
 # mobilenet_v3_small used to split per module (its in-place activations on intermediates that
 # require grad failed the trace) and hit the recompile limit; it is one compiled graph now.
 
@@ -200,36 +180,9 @@ CASES.remove(("t5", "sgd"))
 def test_training_matches_eager(name, opt_kind):
     make, loss_fn, batch = MODELS[name]()
     torch.manual_seed(0)
-    base = make()
-    eager_model = copy.deepcopy(base)
-    comp_model = copy.deepcopy(base)
-
-    torchferro.compiler.reset()
-    _aot.reset()
-    losses_e, states_e = _train(eager_model, loss_fn, batch, opt_kind, lambda f: f)
-    losses_c, states_c = _train(
-        comp_model, loss_fn, batch, opt_kind, torchferro.compile
+    oracle = assert_trains_as_eager(
+        make(), loss_fn, batch, lambda p: _optimizer(opt_kind, p), STEPS
     )
-
-    for step in range(STEPS):
-        torch.testing.assert_close(
-            losses_c[step], losses_e[step], rtol=1e-4, atol=1e-5, msg=f"loss {step}"
-        )
-        for k, ve in states_e[step].items():
-            torch.testing.assert_close(
-                states_c[step][k],
-                ve,
-                rtol=1e-3,
-                atol=1e-4,
-                msg=lambda m, k=k, s=step: f"step {s} {k}: {m}",
-            )
-
-    # The oracle's graph count: torch.compile on a fresh copy, one forward.
-    oracle_model = copy.deepcopy(base)
-    oracle_model.train()
-    oracle = torch_compile_graphs(lambda *b: loss_fn(oracle_model, *b), *batch(0))
-
-    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
     graphs = GRAPH_COUNT_GAPS.get(name, oracle)
     assert _aot.counters["compiled"] == graphs
     assert _aot.counters["backward"] == graphs * STEPS
