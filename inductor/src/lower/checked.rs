@@ -11,21 +11,7 @@
 
 use fx::DType;
 
-use super::elementwise::Operand;
 use crate::ir::Scalar;
-
-/// Whether torch converts this operand to `d` without its overflow error. Tensors are cast, never
-/// checked. A symbolic int is unknown when lowering: it converts only where every int64 does.
-pub fn converts_to(o: &Operand, d: DType) -> bool {
-    match o {
-        Operand::T(_) => true,
-        Operand::S(s) => number_converts(*s, d),
-        Operand::Sym(_) => matches!(
-            d,
-            DType::Int64 | DType::Float32 | DType::Float64 | DType::BFloat16
-        ),
-    }
-}
 
 /// c10's `overflows<To, From>`: an integer target takes its range (an unsigned one also the
 /// negated range, which wraps), a float target any value within its largest finite magnitude

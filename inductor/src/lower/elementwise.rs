@@ -8,7 +8,7 @@ use fx::infer::promote::{Promotion, ScalarKind};
 use fx::{Arg, DType};
 
 use super::args::{self, fallback, LResult, Reject};
-use super::checked::{converts_to, number_converts};
+use super::checked::number_converts;
 use super::symnum::SymNum;
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
@@ -23,6 +23,19 @@ pub enum Operand {
     /// symbolic by automatic dynamic, a size, arithmetic on them), computed in the kernel from
     /// the symbols it reads. Promotes as a Python int.
     Sym(SymNum),
+}
+
+/// Whether torch converts this operand to `d` without its overflow error. Tensors are cast, never
+/// checked. A symbolic int is unknown when lowering: it converts only where every int64 does.
+pub(super) fn converts_to(o: &Operand, d: DType) -> bool {
+    match o {
+        Operand::T(_) => true,
+        Operand::S(s) => number_converts(*s, d),
+        Operand::Sym(_) => matches!(
+            d,
+            DType::Int64 | DType::Float32 | DType::Float64 | DType::BFloat16
+        ),
+    }
 }
 
 impl Operand {
