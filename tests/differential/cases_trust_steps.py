@@ -81,7 +81,15 @@ class AutogradGrad(nn.Module):
         return out, g.pow(2).sum()
 
 
-register("trust_autograd_grad_penalty", AutogradGrad, xy, module=True)
+register(
+    "trust_autograd_grad_penalty",
+    AutogradGrad,
+    xy,
+    module=True,
+    breadth="torch.autograd.grad with create_graph=True: the frame runs eagerly (a compiled "
+    "backward is not differentiable twice; torch.compile's 2 graphs raise at the double "
+    "backward under its inductor)",
+)
 
 
 class TwoBackward(nn.Module):

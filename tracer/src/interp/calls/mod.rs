@@ -420,6 +420,20 @@ impl Frame<'_, '_> {
                 && !(module == "torch.nn.functional" && nn_functional::is_inlined_function(f));
         if is_torch {
             if let Some(why) = autograd_engine_call(&module, &name) {
+                // `create_graph=True` differentiates the results again (a gradient penalty):
+                // a graph before the break would hand back outputs of a compiled backward,
+                // which is not differentiable twice, where eager's is. The whole frame runs
+                // eagerly instead (torch.compile breaks and then raises at the double backward).
+                let create_graph = kwargs.iter().any(|(k, v)| {
+                    k == "create_graph"
+                        && matches!(v, Var::Py(o, _) if o.bind(py).is_truthy().unwrap_or(true))
+                });
+                if create_graph {
+                    return Err(TraceError::Introspects(format!(
+                        "{why}, with create_graph=True: its results are differentiated again, \
+                         which a compiled backward cannot be, so the frame runs eagerly"
+                    )));
+                }
                 return Err(TraceError::unsupported(why));
             }
         }
