@@ -19,7 +19,6 @@ import logging
 
 import pytest
 import torch
-
 import torchferro
 from programs.counting import Count
 
