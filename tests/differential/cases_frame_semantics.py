@@ -422,9 +422,9 @@ def custom_autograd_function(x):
 
 @case(
     xg,
-    xfail_inductor=BUG_RAISES
-    + ": double backward through a compiled training graph (torch.compile's inductor, "
-    "aot_autograd, raises too)",
+    breadth="torch.autograd.grad with create_graph=True: the frame runs eagerly (a compiled "
+    "backward is not differentiable twice; torch.compile's inductor raises at the double "
+    "backward)",
 )
 def grad_with_create_graph_then_penalty(x):
     y = (x**3).sum()
