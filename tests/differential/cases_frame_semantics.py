@@ -15,7 +15,7 @@ import contextlib
 import torch
 import torch.nn.functional as F
 
-from .runner import BUG_ALIASING, BUG_RAISES, TC_DIFFERS, case
+from .runner import BUG_ALIASING, TC_DIFFERS, case
 
 STRICT_BREADTH = True
 
@@ -189,11 +189,10 @@ def no_grad_with_an_exception_escaping(x):
 
 @case(xg, raises=True)
 def enable_grad_inside_no_grad_with_an_exception(x):
-    with torch.no_grad():
-        with torch.enable_grad():
-            y = x * 2
-            if y.requires_grad:
-                raise Boom("inner")
+    with torch.no_grad(), torch.enable_grad():
+        y = x * 2
+        if y.requires_grad:
+            raise Boom("inner")
     return y
 
 
