@@ -182,24 +182,17 @@ impl CudaModule {
         if !self.gathers {
             return Ok(false);
         }
-        // A kernel that ran from a plain module set that module's flag.
-        let plain: Vec<_> = match self.plain.as_ref() {
-            Some(p) => p
-                .modules
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .values()
-                .cloned()
-                .collect(),
-            None => Vec::new(),
-        };
-        let mut plain_error = false;
-        for m in plain.iter() {
-            if let Ok(m) = m.as_ref() {
-                plain_error |= m.take_index_error(host)?;
+        // A kernel that ran from a plain module set that module's flag. Read under the lock
+        // (no allocation per run; nothing here takes it again).
+        let mut plain = false;
+        if let Some(p) = self.plain.as_ref() {
+            let modules = p.modules.lock().unwrap_or_else(|e| e.into_inner());
+            for m in modules.values() {
+                if let Ok(m) = m.as_ref() {
+                    plain |= m.take_index_error(host)?;
+                }
             }
         }
-        let plain = plain_error;
         let (dev, stream) = host.cuda_stream().map_err(RunError::Host)?;
         let main = self
             .on_device(dev, |kernels| {
