@@ -1,13 +1,14 @@
 """One GPT-2 124M bf16 training step of torchferro under torch.profiler, written as a chrome
 trace, with the CUDA sources of its graphs (session 22: which of our kernels cost the step).
 
-    python scripts/gpu_train_trace.py OUT_DIR [--torch-compile] [--resnet50]
+    python scripts/gpu_train_trace.py OUT_DIR [--torch-compile] [--resnet50 [--channels-last]]
 
 Writes OUT_DIR/trace.json (one step after 4 warm-up steps) and copies the kernel cache's
 ``*.cu`` sources to OUT_DIR/cu/. Read it with ``scripts/trace_kernels.py``. With
 ``--torch-compile`` the step is torch.compile's (the same model and step) and the trace is
 OUT_DIR/trace_tc.json, for comparing kernel time by kind. With ``--resnet50`` the step is
-torchvision's resnet50 (batch 64, bf16 autocast) and the names gain ``_r50``."""
+torchvision's resnet50 (batch 64, bf16 autocast) and the names gain ``_r50``; with
+``--channels-last`` too, its parameters and images are channels-last (``_r50cl``)."""
 
 from __future__ import annotations
 
@@ -32,10 +33,14 @@ def main() -> None:
     out = sys.argv[1]
     tc = "--torch-compile" in sys.argv[2:]
     r50 = "--resnet50" in sys.argv[2:]
+    cl = r50 and "--channels-last" in sys.argv[2:]
     os.makedirs(os.path.join(out, "cu"), exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     if r50:
         model, batch = build_resnet50(64)
+        if cl:
+            model = model.to(memory_format=torch.channels_last)
+            batch = (batch[0].contiguous(memory_format=torch.channels_last), batch[1])
     else:
         model, ids = build(8, 1024)
         batch = (ids,)
@@ -48,7 +53,7 @@ def main() -> None:
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         step(*batch)
         torch.cuda.synchronize()
-    name = ("trace_tc" if tc else "trace") + ("_r50" if r50 else "")
+    name = ("trace_tc" if tc else "trace") + ("_r50" if r50 else "") + ("cl" if cl else "")
     prof.export_chrome_trace(os.path.join(out, name + ".json"))
     for f in glob.glob(os.path.join(cache, "**", "*.cu"), recursive=True):
         shutil.copy(f, os.path.join(out, "cu"))

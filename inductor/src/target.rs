@@ -90,12 +90,30 @@ impl Target {
         }
     }
 
+    /// Whether a 2-d convolution in a channels-last graph takes its input channels-last (and
+    /// returns a channels-last result): on the CPU only those torch runs on oneDNN (the native
+    /// kernel would copy both into its own layout on every call); cuDNN convolves either.
+    pub fn conv2d_channels_last(
+        &self,
+        dtype: DType,
+        input: &[i64],
+        weight: &[i64],
+        groups: i64,
+    ) -> bool {
+        match self {
+            Target::Cpu(_) => {
+                crate::lower::onednn::conv2d_uses_onednn(dtype, input, weight, groups)
+            }
+            Target::Cuda(_) => true,
+        }
+    }
+
     /// Whether 4-d intermediates of `graph` are laid out channels-last.
     pub fn channels_last(&self, graph: &Graph) -> bool {
         match self {
             Target::Cpu(p) => p.channels_last(graph),
-            // cuDNN takes either layout; intermediates keep eager's.
-            Target::Cuda(_) => false,
+            // As eager's: channels-last where the convolutions are (see `lower::cudnn`).
+            Target::Cuda(_) => crate::lower::cudnn::convolutions_mostly_channels_last(graph),
         }
     }
 }

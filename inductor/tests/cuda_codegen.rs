@@ -801,3 +801,101 @@ fn repeated_layers_share_one_compiled_kernel() {
         shared.source
     );
 }
+
+/// A placeholder with eager's channels-last strides (a model moved to `torch.channels_last`).
+fn channels_last_input(g: &mut Graph, name: &str, dt: DType, sizes: &[i64]) -> fx::NodeId {
+    let mut t = TensorMeta::contiguous(dt, Device::cpu(), sizes);
+    t.strides = fx::infer::layout::channels_last_strides(sizes)
+        .into_iter()
+        .map(fx::Dim::Known)
+        .collect();
+    g.placeholder(name, NodeMeta::Tensor(t))
+}
+
+/// The 4-d buffers the graph computes (intermediates and outputs), by their strides.
+fn computed_4d_strides(c: &inductor::cuda::CudaGraph) -> Vec<Vec<i64>> {
+    c.ir.buffers
+        .iter()
+        .filter(|b| b.sizes.len() == 4 && b.kind == inductor::ir::BufKind::Computed)
+        .map(|b| inductor::size::expect_consts(&b.strides, "a test"))
+        .collect()
+}
+
+#[test]
+fn a_channels_last_model_keeps_its_intermediates_channels_last() {
+    // conv -> per-channel scale -> relu -> conv, with channels-last images and filters: eager
+    // runs it all channels-last on CUDA, and so do the graph's kernels (session 27: contiguous
+    // intermediates wrote every value the next convolution reads transposed).
+    let sizes = [8, 32, 14, 14];
+    let mut g = Graph::new();
+    let x = channels_last_input(&mut g, "x", DType::BFloat16, &[8, 16, 14, 14]);
+    let w = channels_last_input(&mut g, "w", DType::BFloat16, &[32, 16, 3, 3]);
+    let w2 = channels_last_input(&mut g, "w2", DType::BFloat16, &[32, 32, 3, 3]);
+    let s = input(&mut g, "s", DType::BFloat16, &[1, 32, 1, 1]);
+    let pad = || vec![("padding", Arg::Int(1))];
+    let a = call(&mut g, f("torch.conv2d"), vec![n(x), n(w)], pad());
+    let a = call(&mut g, f("operator.mul"), vec![n(a), n(s)], vec![]);
+    let r = call(&mut g, f("torch.relu"), vec![n(a)], vec![]);
+    let y = call(&mut g, f("torch.conv2d"), vec![n(r), n(w2)], pad());
+    g.output(vec![n(y), n(r)]);
+    assert!(inductor::Target::Cuda(CudaPolicy::default()).channels_last(&g));
+    let Some(c) = cuda(&g) else { return };
+    let cl = fx::infer::layout::channels_last_strides(&sizes);
+    let strides = computed_4d_strides(&c);
+    assert!(
+        !strides.is_empty() && strides.iter().all(|s| *s == cl),
+        "{strides:?}"
+    );
+
+    // The same model with contiguous filters and images stays contiguous.
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::BFloat16, &[8, 16, 14, 14]);
+    let w = input(&mut g, "w", DType::BFloat16, &[32, 16, 3, 3]);
+    let a = call(&mut g, f("torch.conv2d"), vec![n(x), n(w)], pad());
+    let r = call(&mut g, f("torch.relu"), vec![n(a)], vec![]);
+    g.output(vec![n(r)]);
+    assert!(!inductor::Target::Cuda(CudaPolicy::default()).channels_last(&g));
+    let Some(c) = cuda(&g) else { return };
+    let contiguous = fx::infer::layout::contiguous_strides(&sizes);
+    assert!(computed_4d_strides(&c).iter().all(|s| *s == contiguous));
+}
+
+#[test]
+fn a_transposed_gemm_operand_is_padded_in_its_own_layout() {
+    // GPT-2's tied LM head under autocast: `h @ w.to(bf16).t()` with `w` `[50257, 768]`. The
+    // padded operand is written `[50304, 768]` row-major (read in the order the cast reads
+    // `w`) and handed to cuBLAS transposed, not written transposed as `[768, 50304]`.
+    let mut g = Graph::new();
+    let h = input(&mut g, "h", DType::BFloat16, &[1024, 768]);
+    let w = input(&mut g, "w", DType::Float32, &[50257, 768]);
+    let wb = call(&mut g, m("bfloat16"), vec![n(w)], vec![]);
+    let wt = call(&mut g, m("t"), vec![n(wb)], vec![]);
+    let y = call(&mut g, f("torch.mm"), vec![n(h), n(wt)], vec![]);
+    let o = call(
+        &mut g,
+        f("operator.mul"),
+        vec![n(y), Arg::Float(2.0)],
+        vec![],
+    );
+    g.output(vec![n(o)]);
+    let Some(c) = cuda(&g) else { return };
+    let two_d: Vec<(Vec<i64>, Vec<i64>)> =
+        c.ir.buffers
+            .iter()
+            .filter(|b| b.sizes.len() == 2)
+            .map(|b| {
+                (
+                    inductor::size::expect_consts(&b.sizes, "a test"),
+                    inductor::size::expect_consts(&b.strides, "a test"),
+                )
+            })
+            .collect();
+    assert!(
+        two_d.contains(&(vec![50304, 768], vec![768, 1])),
+        "{two_d:?}"
+    );
+    assert!(
+        !two_d.iter().any(|(s, _)| *s == vec![768, 50304]),
+        "{two_d:?}"
+    );
+}

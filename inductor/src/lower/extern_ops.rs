@@ -6,7 +6,6 @@ use fx::{Arg, DType};
 
 use super::args::{self, fallback, Bound, LResult, Reject};
 use super::elementwise::{pointwise, Operand};
-use super::onednn::conv2d_uses_onednn;
 use super::value::contiguous_strides_sym;
 use super::value::{Kind, TensorVal};
 use super::Lowerer;
@@ -98,7 +97,7 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
         return None;
     }
     let pad = |l: &Lowerer, t: &TensorVal, d: usize, len: i64| {
-        zero_padded_view(l, t, d, len).unwrap_or_else(|| zero_pad(t, d, len))
+        zero_padded_view(l, t, d, len).unwrap_or_else(|| zero_pad_in_layout(t, d, len))
     };
     let mut a2 = a.clone();
     let mut b2 = b.clone();
@@ -166,6 +165,34 @@ fn zero_padded_view(l: &Lowerer, t: &TensorVal, d: usize, len: i64) -> Option<Te
             strides: v.strides,
             offset: v.offset,
         },
+    })
+}
+
+/// [`zero_pad`] of a GEMM operand, written in the operand's own layout: a 2-d operand laid out
+/// column-major (a transposed weight, `x @ w.t()`, or a lazy cast of one) is padded as its
+/// transpose and viewed back, so the padded buffer is written row by row in the order its
+/// source is read, and cuBLAS gets a transposed operand whose leading dimension is the other,
+/// unpadded length. Padded row-major, GPT-2's tied LM-head weight (`[50257, 768]` bf16) was
+/// written transposed, one store 100 kB from the next per thread: 288 us on an H200 against
+/// torch.compile's 35 us for the same padded operand (session 27).
+fn zero_pad_in_layout(t: &TensorVal, d: usize, len: i64) -> TensorVal {
+    if t.ndim() == 2 && column_major(t) {
+        return zero_pad(&t.permute(&[1, 0]), 1 - d, len).permute(&[1, 0]);
+    }
+    zero_pad(t, d, len)
+}
+
+/// Whether 2-d `t` steps by one element down its columns: a strided view with unit row stride,
+/// or a lazy view whose strides over its contiguous base are so (a transpose of a computed
+/// value).
+fn column_major(t: &TensorVal) -> bool {
+    let unit_rows = |st: &[Size]| st[0] == Size::Const(1) && st[1] != Size::Const(1);
+    if let Some(v) = t.as_view() {
+        return unit_rows(&v.strides);
+    }
+    t.lazy_view().is_some_and(|lv| {
+        let base = contiguous_strides_sym(&lv.base.sizes);
+        (lv.strided)(&base, Size::Const(0)).is_some_and(|(st, _)| st.len() == 2 && unit_rows(&st))
     })
 }
 
@@ -385,16 +412,19 @@ pub fn conv(l: &mut Lowerer, b: &Bound, name: &str) -> LResult<TensorVal> {
         }
         sizes.push(o);
     }
-    // In a channels-last graph, convolutions torch runs on oneDNN get channels-last inputs and
-    // the others contiguous ones (what the native kernel works on without copying).
+    // In a channels-last graph, convolutions that take channels-last inputs on the target get
+    // them (on the CPU those torch runs on oneDNN; the others contiguous ones, what the native
+    // kernel works on without copying).
     // A channels-last graph decides per convolution from concrete sizes.
     let xs = if n == 2 && l.channels_last {
         x.csizes()
     } else {
         Vec::new()
     };
-    let channels_last =
-        n == 2 && l.channels_last && conv2d_uses_onednn(x.dtype, &xs, &w.csizes(), groups);
+    let channels_last = n == 2
+        && l.channels_last
+        && l.target
+            .conv2d_channels_last(x.dtype, &xs, &w.csizes(), groups);
     let x = if n == 2 && l.channels_last {
         let want = if channels_last {
             super::channels_last_strides(&xs)

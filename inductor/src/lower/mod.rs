@@ -9,6 +9,7 @@
 pub mod args;
 mod attention;
 mod checked;
+pub(crate) mod cudnn;
 mod elementwise;
 mod extern_ops;
 mod factory;
