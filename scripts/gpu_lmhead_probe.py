@@ -58,11 +58,14 @@ def main() -> None:
     wtp[:, :N] = wt
     wp = torch.zeros(Np, K, device=dev, dtype=torch.bfloat16)
     wp[:N] = wb
+    padded = torch.randn(M, Np, device=dev).bfloat16()
+    logits = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
     cases = {
         "A @ w[N,K].t()  (tc's operands, out ld N)": lambda: hb @ wb.t(),
         "A @ wT[K,N] contiguous (out ld N)": lambda: hb @ wt,
         "A @ wTpad[K,Np] (out ld Np)": lambda: hb @ wtp,
         "A @ wpad[Np,K].t() (out ld Np)": lambda: hb @ wp.t(),
+        "copy padded logits out (eager, the graph-output copy)": lambda: logits.copy_(padded[:, :N]),
         "cast w -> bf16 [N,K]": lambda: w.to(torch.bfloat16),
         "cast+transpose w -> [K,N] contiguous": lambda: w.t().to(torch.bfloat16).contiguous(),
     }

@@ -228,6 +228,10 @@ pub struct CudaPolicy {
     /// Elements each thread of a pointwise kernel handles per grid-stride step, `block` apart
     /// (still coalesced): independent loads in flight per thread hide HBM latency.
     pub pointwise_unroll: u32,
+    /// [`Self::pointwise_unroll`] for pointwise kernels without chunks (an innermost extent
+    /// that is no multiple of [`Self::vector`]: GPT-2's 50257 logits a row): with one element
+    /// per thread and step, a copy of bf16 rows keeps a single 2-byte load in flight per thread.
+    pub scalar_unroll: u32,
     /// Consecutive elements each thread handles as one chunk (pointwise and row kernels): with
     /// every data pointer 16-byte aligned (checked at launch, in the kernel) NVVM merges a
     /// chunk's loads and stores into 128-bit ones; 1 turns the chunks off.
@@ -284,6 +288,7 @@ impl CudaPolicy {
             max_blocks: 1 << 16,
             // 4 and 8 measured no faster on the H200 (the clone slower: 638 us against 534).
             pointwise_unroll: 1,
+            scalar_unroll: 4,
             // Session 11: 4 elements (16 bytes of float32) per chunk.
             vector: 4,
             row_cache: true,

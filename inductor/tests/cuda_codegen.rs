@@ -511,12 +511,17 @@ fn symbolic_pointwise_and_broadcast_take_sizes_as_parameters() {
     assert!(c.source.contains("% s1; rem0 /= s1;"), "{}", c.source);
     assert!(c.source.contains("typedef int64_t ti;"), "{}", c.source);
     assert!(!c.source.contains("typedef int ti;"), "{}", c.source);
-    // The grid is computed per assignment: one block per 256 elements (no chunks: `s1` is not
-    // a multiple of 4 at every size), at most the policy's 65536.
+    // The grid is computed per assignment: one block per 256 threads of `scalar_unroll`
+    // elements each (no chunks: `s1` is not a multiple of 4 at every size), at most the
+    // policy's 65536.
+    let per = 256 * CudaPolicy::default().scalar_unroll as i64;
     for abi in c.kernels.iter() {
         let rule = abi.grid_rule.as_ref().expect("a symbolic grid");
         assert_eq!(rule.blocks(&at(5, 7)), Some(1));
-        assert_eq!(rule.blocks(&at(1000, 1001)), Some(1000 * 1001 / 256 + 1));
+        assert_eq!(
+            rule.blocks(&at(1000, 1001)),
+            Some(((1000 * 1001 + per - 1) / per) as u32)
+        );
         assert_eq!(rule.blocks(&at(1 << 20, 1 << 12)), Some(1 << 16));
         assert!(!abi.aligned);
     }

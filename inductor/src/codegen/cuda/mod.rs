@@ -204,7 +204,7 @@ pub fn generate(
 fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) -> bool {
     let room = (policy.max_blocks as i64)
         * (policy.row_block.max(policy.pointwise_block) as i64)
-        * (policy.pointwise_unroll.max(1) as i64)
+        * (policy.pointwise_unroll.max(policy.scalar_unroll).max(1) as i64)
         * (policy.vector.max(1) as i64);
     let limit = i32::MAX as i64 - room;
     // A symbolic space indexes with 64 bits: no upper bound on a symbol is known here.
@@ -267,6 +267,14 @@ fn pointwise_vector(nest: &LoopNest, policy: &CudaPolicy) -> u32 {
     match nest.sizes.last() {
         Some(&l) if v > 1 && divisible(l, v) => v,
         _ => 1,
+    }
+}
+
+/// Chunks per thread and grid-stride step of a pointwise kernel with chunks of `vector`.
+fn pointwise_unroll(vector: u32, policy: &CudaPolicy) -> u32 {
+    match vector {
+        1 => policy.scalar_unroll.max(1),
+        _ => policy.pointwise_unroll.max(1),
     }
 }
 
@@ -356,8 +364,10 @@ fn emit_kernel(
     let (block, per) = match &plan.shape {
         KernelShape::Pointwise(_) => {
             let b = policy.pointwise_block;
-            let u = policy.pointwise_unroll.max(1) as i64;
-            (b, b as i64 * u * vector as i64)
+            (
+                b,
+                b as i64 * pointwise_unroll(vector, policy) as i64 * vector as i64,
+            )
         }
         KernelShape::Staged { .. } => {
             let rows = warp_rows(inner_c, outer_c, vector, policy);
@@ -455,7 +465,7 @@ fn emit_kernel(
             sched,
             k,
             nest,
-            policy.pointwise_unroll.max(1),
+            pointwise_unroll(vector, policy),
             vector,
         ),
         KernelShape::Staged { scratch } => {
