@@ -23,7 +23,10 @@ def timed(fn, reps=20):
         fn()
     ts = []
     for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a, b = (
+            torch.cuda.Event(enable_timing=True),
+            torch.cuda.Event(enable_timing=True),
+        )
         a.record()
         fn()
         b.record()
@@ -33,14 +36,23 @@ def timed(fn, reps=20):
 
 
 def kernels(fn, shapes=False):
-    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU], record_shapes=shapes) as p:
+    with profile(
+        activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU], record_shapes=shapes
+    ) as p:
         fn()
         torch.cuda.synchronize()
     rows = []
     for e in p.key_averages(group_by_input_shape=shapes):
         if e.device_type.name == "CUDA" or "Cuda" in str(e.device_type):
-            rows.append(f"    gpu {e.self_device_time_total / e.count:8.1f} us  {e.key[:110]}")
-        elif shapes and e.key in ("aten::mm", "aten::addmm", "aten::linear", "aten::matmul"):
+            rows.append(
+                f"    gpu {e.self_device_time_total / e.count:8.1f} us  {e.key[:110]}"
+            )
+        elif shapes and e.key in (
+            "aten::mm",
+            "aten::addmm",
+            "aten::linear",
+            "aten::matmul",
+        ):
             rows.append(f"    cpu {e.key} {e.input_shapes}")
     return "\n".join(rows)
 
@@ -65,9 +77,13 @@ def main() -> None:
         "A @ wT[K,N] contiguous (out ld N)": lambda: hb @ wt,
         "A @ wTpad[K,Np] (out ld Np)": lambda: hb @ wtp,
         "A @ wpad[Np,K].t() (out ld Np)": lambda: hb @ wp.t(),
-        "copy padded logits out (eager, the graph-output copy)": lambda: logits.copy_(padded[:, :N]),
+        "copy padded logits out (eager, the graph-output copy)": lambda: logits.copy_(
+            padded[:, :N]
+        ),
         "cast w -> bf16 [N,K]": lambda: w.to(torch.bfloat16),
-        "cast+transpose w -> [K,N] contiguous": lambda: w.t().to(torch.bfloat16).contiguous(),
+        "cast+transpose w -> [K,N] contiguous": lambda: (
+            w.t().to(torch.bfloat16).contiguous()
+        ),
     }
     for name, fn in cases.items():
         print(f"{name}: {timed(fn):.3f} ms")
@@ -79,11 +95,16 @@ def main() -> None:
 
     import torchferro
 
-    for label, comp in (("torch.compile", torch.compile(f)), ("torchferro", torchferro.compile(f))):
+    for label, comp in (
+        ("torch.compile", torch.compile(f)),
+        ("torchferro", torchferro.compile(f)),
+    ):
         r = comp(h, w)
         torch.cuda.synchronize()
         err = (r.float() - f(h, w).float()).abs().max().item()
-        print(f"{label}: {timed(lambda: comp(h, w)):.3f} ms, max err {err:.3g}, out {tuple(r.stride())}")
+        print(
+            f"{label}: {timed(lambda: comp(h, w)):.3f} ms, max err {err:.3g}, out {tuple(r.stride())}"
+        )
         print(kernels(lambda: comp(h, w), shapes=True))
 
 

@@ -626,16 +626,22 @@ def test_misaligned_view_runs_the_plain_instances():
 
     torchferro.compiler.reset()
     cf = torchferro.compile(f)
-    base = torch.randn(64 * 4096 + 3, device=DEV)
-    w = torch.randn(4096, device=DEV)
+    gen = torch.Generator().manual_seed(0)
+    base = torch.randn(64 * 4096 + 3, generator=gen).to(DEV)
+    w = torch.randn(4096, generator=gen).to(DEV)
     for off in (0, 1, 3, 0):
         x = base[off : off + 64 * 4096]
         assert (x.data_ptr() % 16 == 0) == (off == 0)
         before = launches()
         got = cf(x, w)
         assert launches() > before
-        for g, e in zip(got, f(x, w)):
+        for g, e in zip(got[:2], f(x, w)[:2]):
             torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+        # The sum of 262144 values: ours and eager's each round differently (an H100 run
+        # differed by 3e-4 on 18.6); a misread element would move it by about 1.
+        exact = x.double().sum()
+        bound = 4 * torch.finfo(torch.float32).eps * x.abs().double().sum()
+        assert (got[2].double() - exact).abs() <= bound, (got[2], exact, bound)
     entries = torchferro.compiler.cache_entries(f)
     assert entries and all(e["runner"] == "inductor" for e in entries), entries
 

@@ -112,8 +112,10 @@ impl Target {
     pub fn channels_last(&self, graph: &Graph) -> bool {
         match self {
             Target::Cpu(p) => p.channels_last(graph),
-            // As eager's: channels-last where the convolutions are (see `lower::cudnn`).
-            Target::Cuda(_) => crate::lower::cudnn::convolutions_mostly_channels_last(graph),
+            // As eager's, where the policy allows: channels-last where the convolutions are.
+            Target::Cuda(p) => {
+                p.channels_last && crate::lower::cudnn::convolutions_mostly_channels_last(graph)
+            }
         }
     }
 }
@@ -243,6 +245,14 @@ pub struct CudaPolicy {
     /// only reduction comes first splits each row over `split_blocks / rows` blocks, which
     /// write partials that the row's last block folds in a fixed order. 0 turns splitting off.
     pub split_blocks: u32,
+    /// Whether a graph whose convolutions are channels-last in eager keeps its 4-d
+    /// intermediates channels-last too ([`crate::lower::cudnn`]). Off by default: on resnet50's
+    /// channels-last training step (H100, session 27) it removed the copies after every
+    /// convolution and the transposed stores (backward 31.3 -> 27.2 ms of kernels besides
+    /// three), but batch norm's backward then fuses its per-channel sums with the element-wise
+    /// gradient into column kernels of 64 channels, two blocks each, that cannot split: 40 ms
+    /// each. Turn it on when such kernels split their reductions from the element stage.
+    pub channels_last: bool,
     /// Rows a block runs at once when a row needs only one warp (rows of at most 128 float32
     /// elements), a warp each: one-warp blocks would cap an SM at a quarter of its threads (32
     /// blocks at most). 0 or 1: one row per block.
@@ -294,6 +304,7 @@ impl CudaPolicy {
             row_cache: true,
             // 132 SMs, four 512-thread blocks each: two waves.
             split_blocks: 1024,
+            channels_last: false,
             warp_rows: 8,
             // 256-thread blocks: 32 rows by 8 threads each.
             column_threads: 8,

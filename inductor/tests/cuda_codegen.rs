@@ -59,13 +59,18 @@ fn site_dirs() -> Vec<PathBuf> {
 
 /// Compiles `g` for sm_90; `None` (after saying why) when NVRTC is missing.
 fn cuda(g: &Graph) -> Option<inductor::cuda::CudaGraph> {
+    cuda_with(g, &CudaPolicy::default())
+}
+
+/// [`cuda`] under `policy`.
+fn cuda_with(g: &Graph, policy: &CudaPolicy) -> Option<inductor::cuda::CudaGraph> {
     let site = site_dirs();
     if let Err(e) = nvrtc::load(&site) {
         eprintln!("SKIPPED: no NVRTC, the CUDA source is not compiled: {e}");
         return None;
     }
     let dir = options().cache_dir;
-    match compile_graph(g, &CudaPolicy::default(), &dir, &site) {
+    match compile_graph(g, policy, &dir, &site) {
         Ok(c) => {
             assert!(!c.cubin.is_empty() || c.kernels.is_empty());
             dump(&c.source);
@@ -843,8 +848,14 @@ fn a_channels_last_model_keeps_its_intermediates_channels_last() {
     let r = call(&mut g, f("torch.relu"), vec![n(a)], vec![]);
     let y = call(&mut g, f("torch.conv2d"), vec![n(r), n(w2)], pad());
     g.output(vec![n(y), n(r)]);
-    assert!(inductor::Target::Cuda(CudaPolicy::default()).channels_last(&g));
-    let Some(c) = cuda(&g) else { return };
+    let on = CudaPolicy {
+        channels_last: true,
+        ..CudaPolicy::default()
+    };
+    assert!(inductor::Target::Cuda(on.clone()).channels_last(&g));
+    // Off by default (see `CudaPolicy::channels_last`).
+    assert!(!inductor::Target::Cuda(CudaPolicy::default()).channels_last(&g));
+    let Some(c) = cuda_with(&g, &on) else { return };
     let cl = fx::infer::layout::channels_last_strides(&sizes);
     let strides = computed_4d_strides(&c);
     assert!(
@@ -859,8 +870,8 @@ fn a_channels_last_model_keeps_its_intermediates_channels_last() {
     let a = call(&mut g, f("torch.conv2d"), vec![n(x), n(w)], pad());
     let r = call(&mut g, f("torch.relu"), vec![n(a)], vec![]);
     g.output(vec![n(r)]);
-    assert!(!inductor::Target::Cuda(CudaPolicy::default()).channels_last(&g));
-    let Some(c) = cuda(&g) else { return };
+    assert!(!inductor::Target::Cuda(on.clone()).channels_last(&g));
+    let Some(c) = cuda_with(&g, &on) else { return };
     let contiguous = fx::infer::layout::contiguous_strides(&sizes);
     assert!(computed_4d_strides(&c).iter().all(|s| *s == contiguous));
 }
