@@ -474,7 +474,7 @@ fn compile_cuda(
     tracing::debug!(target: "torchferro::output_code", "generated CUDA C:\n{}", g.source);
     let kernel_bufs = g.kernels.iter().map(|k| k.bufs.clone()).collect();
     let module = (!g.kernels.is_empty()).then(|| {
-        let plain = g.plain_source.is_some().then(|| cuda_module::PlainSource {
+        let plain = (!g.plain_parts.is_empty()).then(|| cuda_module::PlainSource {
             parts: std::sync::Arc::new(g.plain_parts),
             policy: policy.clone(),
             cache_dir: options.cache_dir.clone(),

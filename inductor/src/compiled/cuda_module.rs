@@ -255,7 +255,7 @@ impl CudaPrepared {
         // NVRTC was found when the graph's target was made (`crate::cuda::device::init`).
         let (cubin, time) =
             crate::cuda::build(&p.source, &self.policy, &cache_dir.join("cuda"), &[])?;
-        let plain = p.plain_source.is_some().then(|| PlainSource {
+        let plain = (!p.plain_parts.is_empty()).then(|| PlainSource {
             parts: Arc::new(p.plain_parts.clone()),
             policy: self.policy.clone(),
             cache_dir: cache_dir.to_path_buf(),

@@ -38,11 +38,9 @@ pub use nvrtc::Nvrtc;
 pub struct CudaGraph {
     /// The generated source, as compiled (chunked kernels assume aligned pointers).
     pub source: String,
-    /// The source whose chunked kernels take any pointers (`None`: no kernel has chunks), for
-    /// [`build`] when a launch first sees a misaligned pointer.
-    pub plain_source: Option<String>,
-    /// The plain source's kernels by symbol, each compiled alone when first needed
-    /// ([`crate::codegen::cuda::kernel_source`]).
+    /// The plain instances of the chunked kernels (which take any pointers) by symbol, each
+    /// compiled alone when a launch first sees a misaligned pointer
+    /// ([`crate::codegen::cuda::kernel_source`]); empty when no kernel has chunks.
     pub plain_parts: std::collections::HashMap<String, String>,
     pub kernels: EntityVec<KernelId, CudaKernelAbi>,
     /// The cubin (empty when the graph has no kernels).
@@ -132,7 +130,6 @@ pub fn compile_scheduled(
 ) -> Result<CudaGraph, InductorError> {
     let Printed {
         source,
-        plain_source,
         plain_parts,
         kernels,
     } = print(&ir, &sched, policy);
@@ -141,7 +138,6 @@ pub fn compile_scheduled(
     if kernels.is_empty() {
         return Ok(CudaGraph {
             source,
-            plain_source,
             plain_parts,
             kernels,
             cubin: Vec::new(),
@@ -155,7 +151,6 @@ pub fn compile_scheduled(
     let (cubin, nvrtc_time) = build(&source, policy, &cache_dir.join("cuda"), site_dirs)?;
     Ok(CudaGraph {
         source,
-        plain_source,
         plain_parts,
         kernels,
         cubin,
@@ -172,9 +167,7 @@ pub struct Printed {
     /// The source as compiled (chunked kernels assume aligned pointers), validation global
     /// appended.
     pub source: String,
-    /// The source whose chunked kernels take any pointers (`None`: no kernel has chunks).
-    pub plain_source: Option<String>,
-    /// The plain source's kernels by symbol (see [`CudaGraph::plain_parts`]).
+    /// The plain instances by symbol (see [`CudaGraph::plain_parts`]).
     pub plain_parts: std::collections::HashMap<String, String>,
     pub kernels: EntityVec<KernelId, CudaKernelAbi>,
 }
@@ -213,14 +206,9 @@ pub fn print(
         return print(ir, sched, &own);
     }
     let source = finish_source(&src.code);
-    let (plain_source, plain_parts) = match plain {
-        Some(p) => (Some(finish_source(&p.code)), p.parts),
-        None => (None, Default::default()),
-    };
     Printed {
         source,
-        plain_source,
-        plain_parts,
+        plain_parts: plain.map(|p| p.parts).unwrap_or_default(),
         kernels: src.kernels,
     }
 }
