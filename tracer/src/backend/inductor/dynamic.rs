@@ -402,6 +402,7 @@ impl Dynamic {
             // (see the policy).
             p.blocked_min_rows = 0;
             p.split_store_min_elems = 0;
+            p.cascade_min_len = 0;
         }
         // CPU and CUDA alike: a CUDA graph's one source is compiled by NVRTC once, its kernels
         // take the symbols as parameters and its grids are computed per assignment.
