@@ -21,6 +21,12 @@ import argparse
 import torch
 import torch.nn.functional as F
 
+
+def _last(x, d):
+    """`x` with its reduced dim last (a view: the kernel still reads it strided)."""
+    return x.transpose(d if d is not None else 0, -1)
+
+
 KINDS = {
     "sum": lambda x, d: x.sum(d) if d is not None else x.sum(),
     "mean": lambda x, d: x.mean(d) if d is not None else x.mean(),
@@ -32,6 +38,9 @@ KINDS = {
     "softmax": lambda x, d: torch.softmax(x, d if d is not None else 0),
     "log_softmax": lambda x, d: torch.log_softmax(x, d if d is not None else 0),
     "mse_loss": lambda x, d: F.mse_loss(x, x.flip(0) * 0.5),
+    "sq_mean": lambda x, d: (x * x).mean(d) if d is not None else (x * x).mean(),
+    "layer_norm": lambda x, d: F.layer_norm(_last(x, d), (_last(x, d).shape[-1],)),
+    "rms_norm": lambda x, d: F.rms_norm(_last(x, d), (_last(x, d).shape[-1],)),
 }
 
 # name -> (shape for length n, reduced dim or None for all)
@@ -42,7 +51,11 @@ DIMS = {
     "outer16": (lambda n: (n, 16), 0),
 }
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+DTYPES = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
 
 
 def data(kind: str, shape, dtype, gen) -> torch.Tensor:
@@ -80,7 +93,11 @@ def main() -> None:
         torchferro.config.recompile_limit = 100000
     torch._dynamo.config.recompile_limit = 100000
     gen = torch.Generator().manual_seed(0)
-    cols = ["dtype", "kind", "dims", "n"] + impls + (["x worse"] if "ours" in impls else [])
+    cols = (
+        ["dtype", "kind", "dims", "n"]
+        + impls
+        + (["x worse"] if "ours" in impls else [])
+    )
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for dname in a.dtypes.split(","):
@@ -98,7 +115,10 @@ def main() -> None:
                     x = data(kind, shape, dtype, gen)
                     ref = f(x.double(), d)
                     if not torch.isfinite(ref.to(dtype)).all():
-                        print(f"| {dname} | {kind} | {dims} | {n:.0e} |" + " - |" * (len(cols) - 4))
+                        print(
+                            f"| {dname} | {kind} | {dims} | {n:.0e} |"
+                            + " - |" * (len(cols) - 4)
+                        )
                         continue
                     errs = {}
                     for impl in impls:
@@ -112,7 +132,12 @@ def main() -> None:
                     row = [f"{errs[i]:.1e}" for i in impls]
                     if "ours" in impls and "eager" in impls:
                         row.append(f"{errs['ours'] / max(errs['eager'], 1e-300):.1f}")
-                    print(f"| {dname} | {kind} | {dims} | {n:.0e} | " + " | ".join(row) + " |", flush=True)
+                    print(
+                        f"| {dname} | {kind} | {dims} | {n:.0e} | "
+                        + " | ".join(row)
+                        + " |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":
