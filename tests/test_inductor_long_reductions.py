@@ -139,3 +139,18 @@ def test_long_rows_generated(n, rows, layout, kind, seed):
     f = KINDS[kind]
     ours, eager = compare(lambda x: f(x, d), x)
     assert ours <= K * eager + TINY[torch.float32], (ours, eager)
+
+
+@pytest.mark.parametrize("kind", ["sum", "softmax"])
+def test_dynamic_long_rows(kind):
+    # Rows of symbolic length are always summed in blocks; lengths with a partial last block.
+    torchferro.compiler.reset()
+    f = KINDS[kind]
+    compiled = torchferro.compile(lambda x: f(x, 1), dynamic=True)
+    for n in (3001, 50_003, 400_000):
+        x = _input((2, n), torch.float32, n)
+        ref = f(x.double(), 1)
+        ours, eager = rel_err(compiled(x), ref), rel_err(f(x, 1), ref)
+        assert ours <= K * eager + TINY[torch.float32], (n, ours, eager)
+    [entry] = torchferro.compiler.cache_entries(compiled)
+    assert entry["runner"] == "inductor", entry.get("fallback_reasons")

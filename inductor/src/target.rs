@@ -146,9 +146,10 @@ pub struct CpuPolicy {
     /// [`SUM_BLOCK`] (a fresh accumulator per block, its vector lanes folded, then added into
     /// a double): one accumulator per lane for the whole row made the rounding error grow
     /// with the row's length (a `[4e6, 2]` column sum was 47 off the exact answer, eager's
-    /// cascade 0.31). Shorter rows keep the one-loop form (their C is unchanged). Kernels
-    /// with sizes as arguments use 0: their loop shape may not depend on a size
-    /// ([`crate::param`]).
+    /// cascade 0.31). Shorter rows keep the one-loop form (their C is unchanged); a row of
+    /// symbolic length is always blocked. Kernels with sizes as arguments fitted over
+    /// concrete sizes use 0: their loop shape may not depend on a size ([`crate::param`]);
+    /// per-size libraries keep the static graph's C.
     pub cascade_min_len: i64,
 }
 

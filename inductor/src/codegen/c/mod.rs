@@ -617,9 +617,8 @@ fn emit_kernel(
                     && red_loops[0]
                         .as_const()
                         .is_none_or(|n| n > policy.cascade_min_len);
-                let wide = *op == ReduceOp::Sum
-                    && is_f32_like(d)
-                    && (!(par_outer && nr == 1) || cascade);
+                let wide =
+                    *op == ReduceOp::Sum && is_f32_like(d) && (!(par_outer && nr == 1) || cascade);
                 let ad = if wide { DType::Float64 } else { d };
                 let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
                 // A float max or min over a row, vectorized: OpenMP's own `max`/`min` and a NaN
@@ -674,11 +673,23 @@ fn emit_kernel(
                         "{indent}for (int64_t xc{ob} = 0; xc{ob} < {n}; xc{ob} += {b}) {{"
                     );
                     indent.push_str("  ");
+                    // A constant length that is a whole number of blocks: every block is
+                    // full, and gcc's vector loop then needs no remainder.
+                    let _ = match n.as_const() {
+                        Some(c) if c % b == 0 && !policy.sizes_unfolded => {
+                            writeln!(out, "{indent}const int64_t xe{ob} = xc{ob} + {b};")
+                        }
+                        _ => writeln!(
+                            out,
+                            "{indent}const int64_t xe{ob} = {n} - xc{ob} < {b} ? {n} : xc{ob} + {b};"
+                        ),
+                    };
                     let _ = writeln!(
                         out,
-                        "{indent}const int64_t xe{ob} = {n} - xc{ob} < {b} ? {n} : xc{ob} + {b};"
+                        "{indent}{} {lane_acc} = {};",
+                        c_type(d),
+                        init_c(*op, d)
                     );
-                    let _ = writeln!(out, "{indent}{} {lane_acc} = {};", c_type(d), init_c(*op, d));
                     let _ = writeln!(out, "{indent}#pragma omp simd reduction(+:{lane_acc})");
                     let _ = writeln!(
                         out,
@@ -697,7 +708,11 @@ fn emit_kernel(
                     } else {
                         lane_acc.clone()
                     };
-                    let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &folded, ad));
+                    let _ = writeln!(
+                        out,
+                        "{indent}{acc} = {};",
+                        combine_c(*op, &acc, &folded, ad)
+                    );
                     close(out, 1, &mut indent);
                 }
                 if !cascade {

@@ -402,7 +402,6 @@ impl Dynamic {
             // (see the policy).
             p.blocked_min_rows = 0;
             p.split_store_min_elems = 0;
-            p.cascade_min_len = 0;
         }
         // CPU and CUDA alike: a CUDA graph's one source is compiled by NVRTC once, its kernels
         // take the symbols as parameters and its grids are computed per assignment.
@@ -434,6 +433,7 @@ impl Dynamic {
             // polynomial of the sizes (a block count is not; see the policy). Per-size
             // libraries keep the static graph's C.
             p.sizes_unfolded = true;
+            p.cascade_min_len = 0;
         }
         if !parametric {
             if !self.take_library() {
