@@ -1,11 +1,13 @@
 """Run time of long-row float reductions: two torchferro builds interleaved, eager beside them.
 
-    python scripts/reduction_speed.py --old DIR --new DIR [--rounds 5]
+    python scripts/reduction_speed.py --old DIR --new DIR [--rounds 5] [--cpu-time]
 
 ``DIR`` holds a built ``torchferro`` package (a checkout's ``python/`` with its extension). Each
 round runs one fresh process per build, alternating their order; each process compiles every
 case and times back-to-back calls after warm-up (median of the call times). Printed: the
 median over rounds per build, the ratio new/old (below 1 is faster) and eager's time.
+``--cpu-time``: one thread (``OMP_NUM_THREADS=1``) timed by the process's CPU time, not the
+wall clock: on a shared, overloaded machine the wall clock mostly measures the scheduler.
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ CASES = {
 
 
 def timed(f, x, reps: int) -> float:
+    clock = time.process_time if os.environ.get("SPEED_CPU") else time.perf_counter
     for _ in range(3):
         f(x)
     ts = []
     for _ in range(reps):
-        t = time.perf_counter()
+        t = clock()
         f(x)
-        ts.append(time.perf_counter() - t)
+        ts.append(clock() - t)
     return statistics.median(ts)
 
 
@@ -58,8 +61,10 @@ def child(eager: bool) -> None:
     print(MARK + json.dumps(out), flush=True)
 
 
-def run(pkg: str, eager: bool) -> dict:
+def run(pkg: str, eager: bool, cpu: bool) -> dict:
     env = dict(os.environ, PYTHONPATH=pkg)
+    if cpu:
+        env.update(SPEED_CPU="1", OMP_NUM_THREADS="1")
     args = [sys.executable, __file__, "--child"] + (["--eager"] if eager else [])
     p = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
     line = next(ln for ln in p.stdout.splitlines() if ln.startswith(MARK))
@@ -73,6 +78,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--eager", action="store_true")
+    ap.add_argument("--cpu-time", action="store_true")
     a = ap.parse_args()
     if a.child:
         child(a.eager)
@@ -81,7 +87,7 @@ def main() -> None:
     for r in range(a.rounds):
         order = ["old", "new"] if r % 2 == 0 else ["new", "old"]
         for side in order:
-            res[side].append(run(getattr(a, side), eager=side == "new"))
+            res[side].append(run(getattr(a, side), eager=side == "new", cpu=a.cpu_time))
         print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
     print(f"{'case':26} {'old us':>9} {'new us':>9} {'new/old':>8} {'eager us':>9}")
     for name in CASES:
