@@ -162,7 +162,21 @@ pub struct CpuPolicy {
     /// 0.9 ns an element, measured at 263k). Kernels with sizes as arguments use 0: their loop
     /// structure may not depend on a size ([`crate::param`]).
     pub split_store_min_elems: i64,
+    /// A float sum over one row longer than this many elements accumulates in blocks of
+    /// [`SUM_BLOCK`] (a fresh accumulator per block, its vector lanes folded, then added into
+    /// a double): one accumulator per lane for the whole row made the rounding error grow
+    /// with the row's length (a `[4e6, 2]` column sum was 47 off the exact answer, eager's
+    /// cascade 0.31). Shorter rows keep the one-loop form (their C is unchanged); a row of
+    /// symbolic length is always blocked. Kernels with sizes as arguments fitted over
+    /// concrete sizes use 0: their loop shape may not depend on a size ([`crate::param`]);
+    /// per-size libraries keep the static graph's C.
+    pub cascade_min_len: i64,
 }
+
+/// Elements a blocked float sum adds into one fresh accumulator ([`CpuPolicy::cascade_min_len`]):
+/// 128 per lane of an 8-wide vector, so a block's own rounding stays near eager's cascade
+/// while the fold of the lanes and the double add happen once per 1024 elements.
+pub const SUM_BLOCK: i64 = 1024;
 
 impl Default for CpuPolicy {
     fn default() -> CpuPolicy {
@@ -175,6 +189,7 @@ impl Default for CpuPolicy {
             blocked_min_rows: 4,
             sizes_unfolded: false,
             split_store_min_elems: 1024,
+            cascade_min_len: SUM_BLOCK,
         }
     }
 }

@@ -607,7 +607,18 @@ fn emit_kernel(
                 // a time into one accumulator (per thread): in double, as the blocked kernels
                 // do, it keeps torch's cascade-summed accuracy (a whole-tensor sum of 1127
                 // values was 1.5e-5 off in float); scalar double adds cost what float ones do.
-                let wide = *op == ReduceOp::Sum && is_f32_like(d) && !(par_outer && nr == 1);
+                // A float sum over one long vectorized row accumulates in blocks (`cascade`):
+                // per block a fresh accumulator the `omp simd` lanes share, added into the
+                // row's accumulator (double for float-computed dtypes) once per block.
+                let cascade = *op == ReduceOp::Sum
+                    && d.is_floating_point()
+                    && par_outer
+                    && nr == 1
+                    && red_loops[0]
+                        .as_const()
+                        .is_none_or(|n| n > policy.cascade_min_len);
+                let wide =
+                    *op == ReduceOp::Sum && is_f32_like(d) && (!(par_outer && nr == 1) || cascade);
                 let ad = if wide { DType::Float64 } else { d };
                 let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
                 // A float max or min over a row, vectorized: OpenMP's own `max`/`min` and a NaN
@@ -628,7 +639,8 @@ fn emit_kernel(
                 }
                 // The body first: over symbolic sizes its values the same along the reduced
                 // loops go before them (`Hoist`).
-                let body_indent = format!("{indent}{}", "  ".repeat(nr));
+                let depth = nr + usize::from(cascade);
+                let body_indent = format!("{indent}{}", "  ".repeat(depth));
                 let mut body_c = String::new();
                 let mut pre = String::new();
                 let no_stores = HashSet::new();
@@ -650,35 +662,91 @@ fn emit_kernel(
                     hoist,
                 );
                 out.push_str(&pre);
-                // An ordered sum runs its adds one at a time (no lanes, no threads).
-                if nr > 0 && !op.is_ordered() {
-                    let clause = omp_reduction(*op, ad);
-                    if split {
-                        let m = if *op == ReduceOp::Max { "max" } else { "min" };
-                        let _ = writeln!(
+                // The lanes' accumulator of one block (`cascade`), in the row's compute type.
+                let lane_acc = format!("accb{ob}");
+                if cascade {
+                    let xr = format!("x{rows}");
+                    let n = &red_loops[0];
+                    let b = crate::target::SUM_BLOCK;
+                    let _ = writeln!(
+                        out,
+                        "{indent}for (int64_t xc{ob} = 0; xc{ob} < {n}; xc{ob} += {b}) {{"
+                    );
+                    indent.push_str("  ");
+                    // A constant length that is a whole number of blocks: every block is
+                    // full, and gcc's vector loop then needs no remainder.
+                    let _ = match n.as_const() {
+                        Some(c) if c % b == 0 && !policy.sizes_unfolded => {
+                            writeln!(out, "{indent}const int64_t xe{ob} = xc{ob} + {b};")
+                        }
+                        _ => writeln!(
                             out,
-                            "{indent}#pragma omp simd reduction({m}:{acc}) reduction(|:{nan})"
-                        );
-                    } else if !par_outer {
-                        let _ = writeln!(
-                            out,
-                            "{indent}#pragma omp parallel for collapse({nr}) reduction({clause}:{acc}) if({inner_n} >= {par})"
-                        );
-                    } else if nr == 1 {
-                        let _ = writeln!(out, "{indent}#pragma omp simd reduction({clause}:{acc})");
+                            "{indent}const int64_t xe{ob} = {n} - xc{ob} < {b} ? {n} : xc{ob} + {b};"
+                        ),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{indent}{} {lane_acc} = {};",
+                        c_type(d),
+                        init_c(*op, d)
+                    );
+                    let _ = writeln!(out, "{indent}#pragma omp simd reduction(+:{lane_acc})");
+                    let _ = writeln!(
+                        out,
+                        "{indent}for (int64_t {xr} = xc{ob}; {xr} < xe{ob}; {xr}++) {{"
+                    );
+                    indent.push_str("  ");
+                    out.push_str(&body_c);
+                    let _ = writeln!(
+                        out,
+                        "{indent}{lane_acc} = {};",
+                        combine_c(*op, &lane_acc, &v, d)
+                    );
+                    close(out, 1, &mut indent);
+                    let folded = if wide {
+                        format!("(double){lane_acc}")
+                    } else {
+                        lane_acc.clone()
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{indent}{acc} = {};",
+                        combine_c(*op, &acc, &folded, ad)
+                    );
+                    close(out, 1, &mut indent);
+                }
+                if !cascade {
+                    // An ordered sum runs its adds one at a time (no lanes, no threads).
+                    if nr > 0 && !op.is_ordered() {
+                        let clause = omp_reduction(*op, ad);
+                        if split {
+                            let m = if *op == ReduceOp::Max { "max" } else { "min" };
+                            let _ = writeln!(
+                                out,
+                                "{indent}#pragma omp simd reduction({m}:{acc}) reduction(|:{nan})"
+                            );
+                        } else if !par_outer {
+                            let _ = writeln!(
+                                out,
+                                "{indent}#pragma omp parallel for collapse({nr}) reduction({clause}:{acc}) if({inner_n} >= {par})"
+                            );
+                        } else if nr == 1 {
+                            let _ =
+                                writeln!(out, "{indent}#pragma omp simd reduction({clause}:{acc})");
+                        }
                     }
+                    loops(out, red_loops, rows, &mut indent);
+                    out.push_str(&body_c);
+                    let v = if wide { format!("(double){v}") } else { v };
+                    if split {
+                        let cmp = if *op == ReduceOp::Max { ">" } else { "<" };
+                        let _ = writeln!(out, "{indent}{nan} |= ({v} != {v});");
+                        let _ = writeln!(out, "{indent}{acc} = {acc} {cmp} {v} ? {acc} : {v};");
+                    } else {
+                        let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
+                    }
+                    close(out, nr, &mut indent);
                 }
-                loops(out, red_loops, rows, &mut indent);
-                out.push_str(&body_c);
-                let v = if wide { format!("(double){v}") } else { v };
-                if split {
-                    let cmp = if *op == ReduceOp::Max { ">" } else { "<" };
-                    let _ = writeln!(out, "{indent}{nan} |= ({v} != {v});");
-                    let _ = writeln!(out, "{indent}{acc} = {acc} {cmp} {v} ? {acc} : {v};");
-                } else {
-                    let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
-                }
-                close(out, nr, &mut indent);
                 if split {
                     let _ = writeln!(out, "{indent}if ({nan}) {acc} = NAN;");
                 }

@@ -433,6 +433,7 @@ impl Dynamic {
             // polynomial of the sizes (a block count is not; see the policy). Per-size
             // libraries keep the static graph's C.
             p.sizes_unfolded = true;
+            p.cascade_min_len = 0;
         }
         if !parametric {
             if !self.take_library() {
