@@ -221,3 +221,56 @@ def test_generated_writes_through_symbolic_views(
     program, src = _write_program(dim, lo, hi, op, on_clone, index_only)
     note(src)
     _compare(program, sizes, dynamic)
+
+
+def _write_first_n(x, n):
+    x[:n].add_(1)
+    return x.sum(0)
+
+
+def _write_row_n_of_clone(x, n):
+    y = x.clone()
+    y[n].mul_(-1)
+    return y
+
+
+# Graphs beyond torch.compile's over n = 2, 3, 4, 1, 5, 0, 3: an int argument at 1 or 0 that
+# reaches a size is traced again as a guarded constant (docs/dynamic-shapes.md, "Ints at 0 and
+# 1"), where torch keeps it symbolic (`y[n]` under `dynamic=True` keeps one graph, as torch).
+INT_GRAPHS_MORE = {
+    ("_write_first_n", None): 2,
+    ("_write_first_n", True): 2,
+    ("_write_row_n_of_clone", None): 2,
+    ("_write_row_n_of_clone", True): 0,
+}
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+@pytest.mark.parametrize(
+    "program", [_write_first_n, _write_row_n_of_clone], ids=lambda p: p.__name__
+)
+def test_write_through_a_view_cut_by_an_int_argument(program, dynamic):
+    """The frame's int argument made symbolic (automatic dynamic, or `dynamic=True`) is a
+    graph value too: `x[:n].add_(1)` and `y[n].mul_(-1)` wrote nowhere on the old build."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc = Count()
+    t = torch.compile(program, backend=tc, dynamic=dynamic)
+    f = torchferro.compile(program, dynamic=dynamic)
+    gen = torch.Generator().manual_seed(0)
+    try:
+        for n in [2, 3, 4, 1, 5, 0, 3]:
+            x = torch.randn(6, 2, generator=gen)
+            xe, xf = x.clone(), x.clone()
+            want = program(xe, n)
+            t(x.clone(), n)
+            same(f(xf, n), want)
+            assert torch.equal(xf, xe), n
+        graphs = len(torchferro.compiler.cache_entries(program))
+        assert graphs == tc.n + INT_GRAPHS_MORE[(program.__name__, dynamic)], (
+            graphs,
+            tc.n,
+        )
+    finally:
+        torch._dynamo.reset()
+        torchferro.compiler.reset()
