@@ -4,7 +4,8 @@
 functionalization (`fx/src/passes/functionalize`) took a `getitem` with any graph-valued index
 for advanced indexing, a copy, so the write went to a "copy" nobody read: the input kept its
 values and everything read after the write saw the old ones (a silent wrong answer from the
-first dynamic call on, with `dynamic=True` and after automatic dynamic alike). An index that is
+first dynamic call on, with `dynamic=True` and after automatic dynamic alike); a view so cut,
+read after its base was written, gave the base's old values. An index that is
 a symbolic int selects a view exactly as the int does. The view step it needs reads a graph
 value, which the functional form cannot replay as a constant, so such a graph runs on the eager
 runner (its writes go through as in eager).
@@ -76,7 +77,22 @@ def _transposed(x):
     return x.sum(0)
 
 
+def _view_read_after_base_written(x):
+    v = x[: x.size(0) // 2]
+    x.mul_(2)
+    return v + 0
+
+
+def _row_read_after_clone_written(x):
+    y = x.clone()
+    v = y[y.size(0) - 1]
+    y.add_(1)
+    return v * 1, y
+
+
 PROGRAMS = [
+    _view_read_after_base_written,
+    _row_read_after_clone_written,
     _start_half,
     _stop_minus_one,
     _last_row,
