@@ -186,12 +186,12 @@ def test_cache_buffer_written_through_symbolic_slices(dynamic):
 
 
 # The class, drawn: a view of the input (or of a clone of it) cut by bounds computed from its
-# sizes, an in-place op on the view, and a read of the base afterwards.
+# sizes, an in-place op on the view and a read of the base afterwards, or the other way round.
 _BOUNDS = ["{n} // 2", "{n} - 1", "1", "-({n} // 3)", "None"]
 _OPS = ["add_(1)", "mul_(-2)", "zero_()", "clamp_(min=0)", "copy_({v} * 3)", "fill_(7)"]
 
 
-def _write_program(dim, lo, hi, op, on_clone, index_only):
+def _write_program(dim, lo, hi, op, on_clone, index_only, write_base):
     n = f"x.size({dim})"
     base = "y" if on_clone else "x"
     cut = (
@@ -210,8 +210,13 @@ def _write_program(dim, lo, hi, op, on_clone, index_only):
     if on_clone:
         lines.append("    y = x.clone()")
     lines.append(f"    v = {cut}")
-    lines.append(f"    v.{_OPS[op].format(v='v')}")
-    lines.append(f"    return {base}.sum({dim}), {base} * 1")
+    if write_base:
+        # The other direction: the base written, the view read afterwards.
+        lines.append(f"    {base}.{_OPS[op].format(v=base)}")
+        lines.append(f"    return v * 1, {base}.sum({dim})")
+    else:
+        lines.append(f"    v.{_OPS[op].format(v='v')}")
+        lines.append(f"    return {base}.sum({dim}), {base} * 1")
     src = "\n".join(lines)
     scope = {"torch": torch}
     exec(compile(src, "<generated>", "exec"), scope)
@@ -226,15 +231,16 @@ def _write_program(dim, lo, hi, op, on_clone, index_only):
     op=st.integers(0, len(_OPS) - 1),
     on_clone=st.booleans(),
     index_only=st.booleans(),
+    write_base=st.booleans(),
     dynamic=st.sampled_from([None, True]),
     sizes=st.lists(
         st.tuples(st.integers(2, 13), st.integers(2, 13)), min_size=2, max_size=4
     ),
 )
 def test_generated_writes_through_symbolic_views(
-    dim, lo, hi, op, on_clone, index_only, dynamic, sizes
+    dim, lo, hi, op, on_clone, index_only, write_base, dynamic, sizes
 ):
-    program, src = _write_program(dim, lo, hi, op, on_clone, index_only)
+    program, src = _write_program(dim, lo, hi, op, on_clone, index_only, write_base)
     note(src)
     _compare(program, sizes, dynamic)
 
