@@ -385,3 +385,29 @@ def trust_data_assigned_other_shape(x):
     t = x.clone()
     t.data = torch.zeros(2, 6)
     return t.shape, t + x.reshape(2, 6)
+
+
+# Session 27 (hunt27): writes through views cut by a size. The second input set has another
+# length, so the second call compiles with that dimension symbolic: the bound is a graph value
+# and the view was taken for a copy there, its write dropped (the input kept its values).
+def rows_8_then_6(r):
+    return (r.randn(r.pick(8, 6), 3),)
+
+
+@case(rows_8_then_6)
+def trust_write_through_slice_from_half_the_rows(x):
+    x[x.size(0) // 2 :].add_(1)
+    return x.sum(0)
+
+
+@case(rows_8_then_6)
+def trust_write_through_last_row_by_size(x):
+    x[x.size(0) - 1].zero_()
+    return x * 2
+
+
+@case(rows_8_then_6)
+def trust_write_through_sliced_clone(x):
+    y = x.clone()
+    y[: y.size(0) - 2].mul_(-1)
+    return y, x.sum()

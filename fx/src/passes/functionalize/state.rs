@@ -51,14 +51,25 @@ pub(super) fn bare_name(target: &Target) -> &str {
 }
 
 /// Whether a `getitem` index selects a view (ints, slices, `None`, `...` only).
-pub(super) fn basic_index(idx: &Arg) -> bool {
+///
+/// An int may be a graph value: a symbolic size (`x[: x.size(0) // 2]`, `x[n - 1]` under
+/// dynamic shapes) indexes exactly as the int it stands for, so the result is a view of `x`
+/// and a write through it reaches `x`. Counted as advanced indexing (a copy), such a write was
+/// dropped: the graph's input kept its old values (a wrong answer). Only a tensor index is
+/// advanced.
+pub(super) fn basic_index(graph: &Graph, idx: &Arg) -> bool {
+    let int = |a: &Arg| match a {
+        Arg::Int(_) => true,
+        Arg::Node(n) => matches!(graph.node(*n).meta, NodeMeta::SymInt(_) | NodeMeta::Int(_)),
+        _ => false,
+    };
     match idx {
-        Arg::Int(_) | Arg::None | Arg::Ellipsis => true,
+        Arg::None | Arg::Ellipsis => true,
         Arg::Slice(a, b, c) => [a, b, c]
             .iter()
-            .all(|x| matches!(***x, Arg::Int(_) | Arg::None)),
-        Arg::Tuple(items) => items.iter().all(basic_index),
-        _ => false,
+            .all(|x| int(x) || matches!(***x, Arg::None)),
+        Arg::Tuple(items) => items.iter().all(|i| basic_index(graph, i)),
+        i => int(i),
     }
 }
 
@@ -261,7 +272,7 @@ impl<'g> State<'g> {
         };
         if c.name == "getitem" {
             return match args.get(1) {
-                Some(idx) if basic_index(idx) => Aliasing::View,
+                Some(idx) if basic_index(self.old, idx) => Aliasing::View,
                 _ => Aliasing::Fresh,
             };
         }
@@ -411,7 +422,7 @@ impl<'g> State<'g> {
                 NodeKind::Call { target, args, .. } => {
                     self.shape_of_other(target, args).ok_or_else(|| {
                         NotFunctional(format!(
-                            "view {} has tensor-valued arguments",
+                            "view {} has graph-valued arguments",
                             self.old.node(s).name
                         ))
                     })

@@ -288,3 +288,38 @@ fn refuses_what_it_cannot_prove() {
     g.output(vec![n(x)]);
     assert!(functionalize(&g, &any).is_err());
 }
+
+/// `x[s0 // 2:].add_(1)` under dynamic shapes: a slice bounded by a symbolic size is a view, so
+/// the write reaches `x` (it was taken for advanced indexing, a copy, and the write vanished).
+/// A view step that reads a graph value cannot be replayed as constants: the pass refuses, and
+/// the graph runs where writes go through as in eager.
+#[test]
+fn write_through_a_slice_with_symbolic_bounds_is_not_dropped() {
+    let sym = |v: i64| NodeMeta::SymInt(crate::sym::SymExpr::constant(v));
+    for index in ["slice", "int"] {
+        let mut g = Graph::new();
+        let x = g.placeholder("x", meta(&[6, 2]));
+        let k = g.call(
+            "half",
+            Target::Function("operator.floordiv".into()),
+            vec![],
+            vec![],
+            sym(3),
+        );
+        let (idx, sizes): (Arg, &[i64]) = match index {
+            "slice" => (
+                Arg::Slice(Box::new(n(k)), Box::new(Arg::None), Box::new(Arg::None)),
+                &[3, 2],
+            ),
+            _ => (n(k), &[2]),
+        };
+        let v = call(&mut g, "operator.getitem", vec![n(x), idx], sizes);
+        call(&mut g, ".add_", vec![n(v), Arg::Int(1)], sizes);
+        let s = call(&mut g, ".sum", vec![n(x), Arg::Int(0)], &[2]);
+        g.output(vec![n(s)]);
+        match functionalize(&g, &any) {
+            Ok(f) => assert_eq!(f.mutated_inputs, [0], "{index}: {:?}", targets(&f.graph)),
+            Err(e) => assert!(e.0.contains("graph-valued"), "{index}: {e}"),
+        }
+    }
+}
