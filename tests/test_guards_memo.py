@@ -28,7 +28,9 @@ class Counter:
 
 
 class Leaf(nn.Module):
-    bias_on = True  # a class attribute the forward reads (`del` of the instance's falls back)
+    bias_on = (
+        True  # a class attribute the forward reads (`del` of the instance's falls back)
+    )
 
     def __init__(self):
         super().__init__()
@@ -273,7 +275,8 @@ EXPECTED = {
 PATCHED_CLASS = pytest.param(
     "patch_forward_class",
     marks=pytest.mark.xfail(
-        strict=True, reason="a forward patched on the class is not guarded (pre-existing)"
+        strict=True,
+        reason="a forward patched on the class is not guarded (pre-existing)",
     ),
 )
 

@@ -115,20 +115,13 @@ fn dict_state(d: *mut ffi::PyObject, exact: bool) -> Option<[u64; 2]> {
 }
 
 /// The state that decides every attribute read from `obj` that its instance dict answers:
-/// its type (address and valid version tag) and its instance dict (an exact dict: address and
-/// tag). `None` where there is no such state (no instance dict, a type without a valid tag).
+/// its type ([`type_state`]) and its instance dict (an exact dict: address and tag). `None`
+/// where there is no such state (no instance dict, a type without a valid tag).
 fn object_state(obj: &Bound<'_, PyAny>) -> Option<[u64; 4]> {
     // SAFETY: `obj` is live; the type pointer and its fields are read under the GIL;
     // `_PyObject_GetDictPtr` returns the slot's address or NULL (clearing its own error).
     unsafe {
-        let tp = ffi::Py_TYPE(obj.as_ptr());
-        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_VALID_VERSION_TAG == 0 {
-            return None;
-        }
-        let tag = (*tp).tp_version_tag;
-        if tag == 0 {
-            return None;
-        }
+        let [tp, tag] = type_state(ffi::Py_TYPE(obj.as_ptr()))?;
         let slot = _PyObject_GetDictPtr(obj.as_ptr());
         if slot.is_null() {
             if !ffi::PyErr_Occurred().is_null() {
@@ -141,13 +134,13 @@ fn object_state(obj: &Bound<'_, PyAny>) -> Option<[u64; 4]> {
             return None;
         }
         let [addr, dtag] = dict_state(d, true)?;
-        Some([tp as usize as u64, tag as u64, addr, dtag])
+        Some([tp, tag, addr, dtag])
     }
 }
 
 /// The state that decides what `step` reads from `base`, if the memo covers the step: a raw
 /// item read of a dict (its state), or an attribute that the instance dict answers (the
-/// object's state; whether the dict answers it is verified when remembered, [`attr_covered`]).
+/// object's state; whether the dict answers it is verified when remembered, [`type_covers`]).
 fn step_state(base: &Bound<'_, PyAny>, step: &Step) -> Option<[u64; 4]> {
     match step {
         Step::Item { subscript, .. } => {
@@ -159,24 +152,31 @@ fn step_state(base: &Bound<'_, PyAny>, step: &Step) -> Option<[u64; 4]> {
     }
 }
 
-/// Whether `getattr(base, name)` is `value` because `base`'s instance dict holds it, by a
-/// lookup that runs no Python and that the object's state decides: the type's
-/// `__getattribute__` is `object`'s (reached directly or through a class `__getattr__` hook,
-/// which only runs when the lookup fails), no class in the MRO defines `name` (a data
-/// descriptor would win over the dict; a new one changes the type's tag), and the dict's entry
-/// is `value`.
-fn attr_covered(
-    base: &Bound<'_, PyAny>,
-    name: &Bound<'_, PyAny>,
-    value: &Bound<'_, PyAny>,
-) -> bool {
-    let py = base.py();
-    // SAFETY: live objects; `_PyType_Lookup` returns a borrowed pointer or NULL without an
-    // exception; the dict slot is read as in `object_state`.
+/// A type's address and version tag, where the tag is valid (`None`: no valid tag, which any
+/// change to the type or a class in its MRO clears until the next lookup assigns a new one).
+fn type_state(tp: *mut ffi::PyTypeObject) -> Option<[u64; 2]> {
+    // SAFETY: `tp` is a live type (an object's type); its flags and tag are plain fields.
     unsafe {
-        let tp = ffi::Py_TYPE(base.as_ptr());
+        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_VALID_VERSION_TAG == 0 {
+            return None;
+        }
+        let tag = (*tp).tp_version_tag;
+        (tag != 0).then_some([tp as usize as u64, tag as u64])
+    }
+}
+
+/// Whether an instance of `tp` answers `getattr(obj, name)` from its instance dict when the
+/// dict has the name, by a lookup that runs no Python and that the type's state decides: the
+/// type's `__getattribute__` is `object`'s (reached directly or through a class `__getattr__`
+/// hook, which only runs when the lookup fails), and no class in the MRO defines `name` (a data
+/// descriptor would win over the dict; a new one changes the type's tag).
+fn type_covers(tp: *mut ffi::PyTypeObject, name: &Bound<'_, PyAny>) -> bool {
+    let py = name.py();
+    // SAFETY: `tp` is live; `_PyType_Lookup` returns a borrowed pointer or NULL without an
+    // exception.
+    unsafe {
         let generic = (*tp).tp_getattro.map(|f| f as usize)
-            == Some(ffi::PyObject_GenericGetAttr as usize)
+            == Some(ffi::PyObject_GenericGetAttr as *const () as usize)
             || ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HEAPTYPE != 0;
         if !generic {
             return false;
@@ -184,12 +184,14 @@ fn attr_covered(
         let ga = pyo3::intern!(py, "__getattribute__").as_ptr();
         let own = _PyType_Lookup(tp, ga);
         let object = _PyType_Lookup(std::ptr::addr_of_mut!(ffi::PyBaseObject_Type), ga);
-        if own.is_null() || own != object {
-            return false;
-        }
-        if !_PyType_Lookup(tp, name.as_ptr()).is_null() {
-            return false;
-        }
+        !own.is_null() && own == object && _PyType_Lookup(tp, name.as_ptr()).is_null()
+    }
+}
+
+/// Whether `base`'s instance dict holds `value` under `name` (read without running Python).
+fn dict_holds(base: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: live objects; the dict slot is read as in `object_state`.
+    unsafe {
         let slot = _PyObject_GetDictPtr(base.as_ptr());
         if slot.is_null() || (*slot).is_null() {
             if !ffi::PyErr_Occurred().is_null() {
@@ -215,6 +217,9 @@ pub(super) struct FetchMemo {
     state: [AtomicU64; 4],
     value: AtomicUsize,
     passed: AtomicBool,
+    /// The type state ([`type_state`]) under which [`type_covers`] said no for this node's
+    /// attribute: its instances' reads are not remembered, and not tried again while it lasts.
+    uncovered: [AtomicU64; 2],
 }
 
 /// A fetched value, and whether it is the remembered one that passed the pure checks.
@@ -239,6 +244,20 @@ impl FetchMemo {
         if !enabled() {
             counts.fetched += 1;
             return crate::source::apply_step(base, step).map(|value| Fetch { value, same: false });
+        }
+        if let Step::Attr { .. } = step {
+            // SAFETY: `base` is live; its type pointer is read under the GIL.
+            let tp = unsafe { ffi::Py_TYPE(base.as_ptr()) };
+            if type_state(tp).is_some_and(|t| {
+                self.uncovered
+                    .iter()
+                    .zip(t)
+                    .all(|(a, b)| a.load(Relaxed) == b)
+            }) {
+                counts.fetched += 1;
+                return crate::source::apply_step(base, step)
+                    .map(|value| Fetch { value, same: false });
+            }
         }
         let state = step_state(base, step);
         if let Some(s) = state {
@@ -267,7 +286,22 @@ impl FetchMemo {
     fn remember(&self, base: &Bound<'_, PyAny>, step: &Step, value: &Bound<'_, PyAny>) {
         let covered = match step {
             Step::Item { .. } => true,
-            Step::Attr { name } => attr_covered(base, name.bind(base.py()).as_any(), value),
+            Step::Attr { name } => {
+                let name = name.bind(base.py()).as_any();
+                // SAFETY: `base` is live; its type pointer is read under the GIL.
+                let tp = unsafe { ffi::Py_TYPE(base.as_ptr()) };
+                if type_covers(tp, name) {
+                    dict_holds(base, name, value)
+                } else {
+                    // Read after the lookups, which assign a tag where there was none.
+                    if let Some(t) = type_state(tp) {
+                        for (a, b) in self.uncovered.iter().zip(t) {
+                            a.store(b, Relaxed);
+                        }
+                    }
+                    false
+                }
+            }
             _ => false,
         };
         let state = if covered {
