@@ -268,23 +268,10 @@ EXPECTED = {
 }
 
 
-# `forward` replaced on the class: the entry keeps running the class's old forward, with the
-# memo and without it, as torch.compile (2.11) does (1 graph, its value not eager's either): the
-# class's dict is not guarded where a module's forward is inlined (`interp/calls/modules.rs`
-# `inline_forward`, outside this change). Strict: fixing it makes this fail, to be updated.
-PATCHED_CLASS = pytest.param(
-    "patch_forward_class",
-    marks=pytest.mark.xfail(
-        strict=True,
-        reason="a forward patched on the class is not guarded (pre-existing)",
-    ),
-)
-
-
-@pytest.mark.parametrize(
-    "change",
-    [c if c != "patch_forward_class" else PATCHED_CLASS for c in sorted(CHANGES)],
-)
+# `forward` replaced on the class: the class dicts of the MRO up to the one defining `forward`
+# are guarded where a module's forward is inlined (`interp/calls/modules.rs`); before, the entry
+# kept running the old forward, with the memo and without it, as torch.compile (2.11) does.
+@pytest.mark.parametrize("change", sorted(CHANGES))
 def test_change_between_calls_recompiles_as_without_the_memo(change):
     before = _counts([change], memo=False)
     after = _counts([change], memo=True)
@@ -339,7 +326,7 @@ def test_reassigned_attribute_value_is_read_again():
 )
 @given(
     changes=st.lists(
-        st.sampled_from(sorted(set(CHANGES) - {"patch_forward_class"})),
+        st.sampled_from(sorted(CHANGES)),
         min_size=1,
         max_size=5,
     ),
