@@ -8,6 +8,9 @@ minimum per call. Short enough per call to profile: `perf record -D <ms past set
 --no-inline` (without `--no-inline` the dwarf report resolves inlined frames for minutes).
 
     OMP_NUM_THREADS=1 PYTHONPATH=python .venv/bin/python bench/decode_step.py --calls 500
+
+`--variants eager,torchferro,torchferro-nomemo,torch.compile` adds torchferro with the guard
+memo off (session 27) and prints each torchferro variant's guard checks and fetches per call.
 """
 
 from __future__ import annotations
@@ -25,7 +28,26 @@ COMPILERS = {
     "eager": lambda f: f,
     "torchferro": torchferro.compile,
     "torch.compile": torch.compile,
+    # torchferro with its guard walks' memo off (`tracer/src/guards/memo.rs`): the walk as
+    # before session 27, in the same process (the switch is flipped around each timed call).
+    "torchferro-nomemo": torchferro.compile,
 }
+
+
+def memo_switched(name, call):
+    """`call` with the guard memo set for variant `name` (flipped outside the timed part)."""
+    if not name.startswith("torchferro"):
+        return call
+    on = name == "torchferro"
+
+    def switched():
+        torchferro._C._guard_memo(on)
+        return call()
+
+    return switched
+
+
+CLOCK = time.perf_counter
 
 
 def step_call(model, ids, compile_fn, at: int = 10):
@@ -55,9 +77,9 @@ def step_call(model, ids, compile_fn, at: int = 10):
     def call() -> float:
         for layer, (k, v) in zip(cache.layers, kept):
             layer.keys, layer.values = k, v
-        t = time.perf_counter()
+        t = CLOCK()
         f(*a, **kw)
-        return time.perf_counter() - t
+        return CLOCK() - t
 
     return call
 
@@ -66,17 +88,41 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--variants", default=",".join(COMPILERS))
+    ap.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="cpu: the thread's CPU time (steadier on a loaded machine)",
+    )
     args = ap.parse_args()
+    if args.clock == "cpu":
+        global CLOCK
+        CLOCK = time.thread_time
     torch.set_num_threads(1)
     model, cfg, _ = workloads._llama("cpu", False)
     ids = workloads._ids(cfg, (2, 8), "cpu", workloads._gen("cpu"))
     names = args.variants.split(",")
-    calls = {n: step_call(model, ids, COMPILERS[n]) for n in names}
+    calls = {n: memo_switched(n, step_call(model, ids, COMPILERS[n])) for n in names}
     times: dict[str, list[float]] = {n: [] for n in names}
     with torch.no_grad():
-        for _ in range(args.calls):
-            for n in names:
+        for i in range(args.calls):
+            # The order rotates every round: the variant run right after another one's call
+            # pays for what that call evicted (measured: ~20% on the one after torch.compile).
+            k = i % len(names)
+            for n in names[k:] + names[:k]:
                 times[n].append(calls[n]())
+    with torch.no_grad():
+        for n in names:
+            if n.startswith("torchferro"):
+                calls[n]()
+                torchferro._C._guard_counts()
+                calls[n]()
+                ev, sk, fe, re_ = torchferro._C._guard_counts()
+                print(
+                    f"{n}: guard checks per call {ev} run, {sk} skipped; values {fe} "
+                    f"fetched, {re_} reused"
+                )
+    torchferro._C._guard_memo(True)
     for n in names:
         s = sorted(times[n])
         print(

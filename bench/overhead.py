@@ -44,7 +44,13 @@ def main():
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=31)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--no-memo",
+        action="store_true",
+        help="guard walks without their memo (session 27's `guards/memo.rs`): the walk as before",
+    )
     args = ap.parse_args()
+    torchferro._C._guard_memo(not args.no_memo)
     torch.set_num_threads(1)
     x = torch.randn(10)
 

@@ -41,7 +41,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--repeats", type=int, default=21)
+    ap.add_argument(
+        "--no-memo",
+        action="store_true",
+        help="guard walks without their memo (session 27's `guards/memo.rs`): the walk as before",
+    )
     args = ap.parse_args()
+    torchferro._C._guard_memo(not args.no_memo)
     torch.set_num_threads(1)
     model = Tower().eval()
     assert len(list(model.modules())) == 72
@@ -57,6 +63,14 @@ def main():
             for _ in range(50):
                 fn(x)
         med = interleaved_medians(variants, x, args.calls, args.repeats)
+        variants["torchferro"](x)
+        torchferro._C._guard_counts()
+        variants["torchferro"](x)
+        ev, sk, fe, re_ = torchferro._C._guard_counts()
+    print(
+        f"torchferro guard checks per call: {ev} run, {sk} skipped; values {fe} fetched, "
+        f"{re_} reused (memo {'off' if args.no_memo else 'on'})"
+    )
     print(f"{'variant':16s} {'median us/call':>15s} {'vs eager':>9s}")
     for k, v in med.items():
         print(f"{k:16s} {v:15.2f} {v / med['eager']:8.2f}x")

@@ -235,6 +235,25 @@ fn cache_entries(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<(String, V
     Ok((state, out))
 }
 
+/// Turns on or off (`None`: leaves as it is) the guard walks' skipping of fetches and identity
+/// checks that the dicts' version tags show unchanged (tracer `guards/memo.rs`); answers whether
+/// it is on. For measurements and tests: the same process with and without.
+#[pyfunction]
+#[pyo3(signature = (on=None))]
+fn _guard_memo(on: Option<bool>) -> bool {
+    match on {
+        Some(on) => tracer::guards::set_guard_memo(on),
+        None => tracer::guards::set_guard_memo(tracer::guards::guard_memo_enabled()),
+    }
+}
+
+/// `(evaluated, skipped, fetched, reused)`: the checks and value fetches of the guard walks
+/// that passed since the last call (process-wide), reset.
+#[pyfunction]
+fn _guard_counts() -> (u64, u64, u64, u64) {
+    tracer::guards::take_guard_counts()
+}
+
 /// How many CUDA kernels compiled graphs have launched in this process (tests tell from it
 /// that a graph ran our kernels rather than the eager runner).
 #[pyfunction]
@@ -271,6 +290,8 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(cache_entries, m)?)?;
     m.add_function(wrap_pyfunction!(_aliased_getattr, m)?)?;
+    m.add_function(wrap_pyfunction!(_guard_memo, m)?)?;
+    m.add_function(wrap_pyfunction!(_guard_counts, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_kernel_launches, m)?)?;
     m.add_function(wrap_pyfunction!(_nvrtc_compiles, m)?)?;
     m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;

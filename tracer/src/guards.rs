@@ -8,12 +8,14 @@
 //! One concept per file: `check.rs` the leaf checks on one value, `tree.rs` the trie of one
 //! entry, `torch_state.rs` the grad/autocast state every entry is guarded on, `repr.rs` the
 //! short texts of values in messages, `weak.rs` identity guards that do not keep their object
-//! alive, `shape_env.rs` the size symbols and relations of dynamic shapes.
+//! alive, `memo.rs` the fetches and identity checks a walk skips while the dicts they read keep
+//! their version tags, `shape_env.rs` the size symbols and relations of dynamic shapes.
 
 pub use crate::event::GuardFailure;
 
 mod check;
 mod fast;
+mod memo;
 mod repr;
 pub mod shape_cond;
 pub mod shape_env;
@@ -23,6 +25,9 @@ mod weak;
 
 pub(crate) use check::dict_keys_in_order;
 pub use check::{take_build_time, tensor_check, Check, TensorCheck};
+pub use memo::{
+    enabled as guard_memo_enabled, set_enabled as set_guard_memo, take_counts as take_guard_counts,
+};
 pub use repr::{short_repr, type_name};
 pub use shape_env::{DynamicPolicy, ShapeEnv, ShapeGuards};
 pub use torch_state::{autocast_state, foreign_autocast, grad_enabled, inference_mode_enabled};

@@ -9,6 +9,7 @@ use crate::source::{apply_step, resolve, Scope, Source, Step};
 
 use super::check::{timed, Check};
 use super::fast::{Collected, DictSeen, TensorBatch};
+use super::memo::{identity_pure, Counts, DictAbsence, FetchMemo};
 use super::repr::{py_bool, short_repr, type_name};
 use super::torch_state::{autocast_state, grad_enabled};
 
@@ -24,6 +25,8 @@ struct LeafCheck {
     slot: Option<u32>,
     /// A `DICT_KEYS` check's last accepted dict state.
     seen: DictSeen,
+    /// A `NOT_PRESENT_IN_GENERIC_DICT` check's last passing state.
+    absent: DictAbsence,
 }
 
 struct GuardNode {
@@ -38,6 +41,8 @@ struct GuardNode {
     inputs: Vec<u32>,
     /// The child whose subtree failed last (see [`FailFirst`]).
     fail_first: FailFirst,
+    /// This node's last fetch from its parent's value (`memo.rs`; unused on roots).
+    memo: FetchMemo,
 }
 
 /// Which of a level's subtrees to walk first: the one that failed on the last miss.
@@ -91,6 +96,8 @@ struct Walk<'t, 'py> {
     distinct: Fetched<'py>,
     inputs: Vec<Option<Bound<'py, PyAny>>>,
     tensors: Option<Collected<'t, 'py>>,
+    /// Checks run and skipped, values fetched and reused (`memo.rs`).
+    counts: Counts,
 }
 
 /// The objects fetched for `distinct` groups on one check: group, object (held, so no address
@@ -366,6 +373,7 @@ impl GuardTree {
             origin: self.origin.clone(),
             slot,
             seen: DictSeen::default(),
+            absent: DictAbsence::default(),
         });
         self.count += 1;
     }
@@ -413,6 +421,7 @@ impl GuardTree {
             distinct: Vec::with_capacity(self.distinct_members),
             inputs: vec![None; self.inputs],
             tensors: self.tensors.start(),
+            counts: Counts::default(),
         };
         let pass = self.fail_first.all(&self.roots, |n, failed_last| {
             n.check_root(py, scope, &mut walk, failed_last)
@@ -431,6 +440,7 @@ impl GuardTree {
         if !pass {
             return None;
         }
+        walk.counts.publish();
         // Every marked input has a node on the walk, which reached every node on a pass.
         walk.inputs.into_iter().collect()
     }
@@ -636,6 +646,7 @@ impl GuardNode {
             distinct: Vec::new(),
             inputs: Vec::new(),
             fail_first: FailFirst::default(),
+            memo: FetchMemo::default(),
         });
         level.len() - 1
     }
@@ -700,15 +711,18 @@ impl GuardNode {
         }
         // SAFETY: root is a borrowed live object; take our own reference.
         let v = unsafe { Bound::from_borrowed_ptr(py, root) };
-        self.check_value(py, &v, walk, failed_last)
+        self.check_value(py, &v, walk, failed_last, false)
     }
 
+    /// `same`: `v` is the object this node's memo remembers, which passed these checks last
+    /// time, so the identity-pure ones are skipped (`memo.rs`).
     fn check_value<'t, 'py>(
         &'t self,
         py: Python<'py>,
         v: &Bound<'py, PyAny>,
         walk: &mut Walk<'t, 'py>,
         failed_last: bool,
+        same: bool,
     ) -> bool {
         for c in &self.checks {
             match (&c.check, c.slot, walk.tensors.as_mut()) {
@@ -718,6 +732,7 @@ impl GuardNode {
                 // there (the input whose size tells two entries apart) still fails before the
                 // rest of the walk; the batch gets every slot either way.
                 (Check::Tensor(t), Some(slot), Some(tensors)) => {
+                    walk.counts.evaluated += 1;
                     let passed = if failed_last {
                         c.check.eval(py, v, &c.source, false).is_ok()
                     } else {
@@ -728,17 +743,23 @@ impl GuardNode {
                     }
                     tensors[slot as usize] = Some((t, v.clone()));
                 }
-                (Check::DictKeys(_), ..) if c.seen.same(v) => {}
+                (Check::DictKeys(_), ..) if c.seen.same(v) => walk.counts.skipped += 1,
+                (Check::NotInDict(_), ..) if c.absent.same(v) => walk.counts.skipped += 1,
+                (check, ..) if same && identity_pure(check, v) => walk.counts.skipped += 1,
                 (check, ..) => {
+                    walk.counts.evaluated += 1;
                     if check.eval(py, v, &c.source, false).is_err() {
                         return false;
                     }
-                    if matches!(check, Check::DictKeys(_)) {
-                        c.seen.remember(v);
+                    match check {
+                        Check::DictKeys(_) => c.seen.remember(v),
+                        Check::NotInDict(_) => c.absent.remember(v),
+                        _ => {}
                     }
                 }
             }
         }
+        self.memo.mark_passed(v);
         for &g in &self.distinct {
             walk.distinct.push((g, v.clone()));
         }
@@ -748,8 +769,12 @@ impl GuardNode {
             }
         }
         self.fail_first.all(&self.children, |child, first| {
-            apply_step(v, &child.step)
-                .is_some_and(|nv| child.check_value(py, &nv, walk, failed_last && first))
+            child
+                .memo
+                .fetch(v, &child.step, &mut walk.counts)
+                .is_some_and(|f| {
+                    child.check_value(py, &f.value, walk, failed_last && first, f.same)
+                })
         })
     }
 

@@ -435,6 +435,7 @@ impl Frame<'_, '_> {
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
         let forward = m.get_type().getattr("forward")?;
+        self.guard_class_forward(m)?;
         let types = py.import("types")?;
         if !forward.is_instance(&types.getattr("FunctionType")?)? {
             return Err(TraceError::unsupported(format!(
@@ -452,6 +453,31 @@ impl Frame<'_, '_> {
         let mut all = vec![this];
         all.extend(args);
         self.inline_call(&fv, all, kwargs)
+    }
+}
+
+impl Frame<'_, '_> {
+    /// Guards the lookup of `forward` through the classes of `m`'s MRO, up to the one that
+    /// defines it (their dicts' version tags: one compare each per call). The module's type
+    /// guard pins the class, not what its dict holds: without this, `forward` replaced on the
+    /// class (or set on a class before it in the MRO) between calls kept running the old one.
+    fn guard_class_forward(&mut self, m: &Bound<'_, PyAny>) -> Result<(), TraceError> {
+        let origin = self.tx.guards.origin.clone();
+        for cls in m.get_type().mro().iter() {
+            let cls = cls
+                .cast_into::<pyo3::types::PyType>()
+                .map_err(PyErr::from)?;
+            let found = cls.getattr("__dict__")?.get_item("forward").ok();
+            let watched =
+                self.tx
+                    .guards
+                    .global
+                    .class_attr(&cls, "forward", found.as_ref(), origin.clone());
+            if !watched || found.is_some() {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
