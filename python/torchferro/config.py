@@ -43,6 +43,18 @@ class _Config(types.ModuleType):
     def automatic_dynamic_shapes(self, v: bool) -> None:
         _C.set_automatic_dynamic(bool(v))
 
+    @property
+    def automatic_dynamic_whole_tensor(self) -> bool:
+        """With automatic dynamic: at a recompile, a tensor with a changed dimension becomes
+        dynamic in all its dimensions of size at least 2, not only the changed ones (on by
+        default; not torch's rule, which it restores when off). A batch size and a length that
+        start changing at different calls then cost one recompile instead of two."""
+        return _C.get_automatic_dynamic_whole_tensor()
+
+    @automatic_dynamic_whole_tensor.setter
+    def automatic_dynamic_whole_tensor(self, v: bool) -> None:
+        _C.set_automatic_dynamic_whole_tensor(bool(v))
+
 
 sys.modules[__name__].__class__ = _Config
 sys.modules[__name__]._direct_call = True

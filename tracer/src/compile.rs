@@ -340,21 +340,37 @@ fn automatic_dynamic(
     let Ok(mut c) = slot.try_borrow_mut() else {
         return;
     };
+    // The whole-tensor rule (not torch's; `dynamic=None` only): every static dimension of a
+    // tensor whose size changed comes along, so dimensions that start changing at different
+    // calls (a length, then a batch size) cost one recompile, not one each.
+    let whole = !sizes_only && crate::config::automatic_dynamic_whole_tensor();
     for e in entries {
-        for (source, dim, old, new) in e.guards.size_changes(py, scope, sizes_only) {
+        for (source, dim, old, new) in e.guards.size_changes(py, scope, sizes_only, whole) {
             if c.automatic_dynamic
                 .iter()
                 .any(|(s, d)| *s == source && *d == dim)
             {
                 continue;
             }
-            tracing::info!(
-                target: "torchferro::dynamic",
-                "automatic dynamic: {source} size({dim}) {old} -> {new} (function {} in {}:{})",
-                info.name,
-                info.filename,
-                info.firstlineno
-            );
+            if old == new {
+                tracing::info!(
+                    target: "torchferro::dynamic",
+                    "automatic dynamic: {source} size({dim}) {old} (whole tensor: another of its \
+                     sizes changed; torch.compile would keep it static) (function {} in {}:{})",
+                    info.name,
+                    info.filename,
+                    info.firstlineno
+                );
+            } else {
+                tracing::info!(
+                    target: "torchferro::dynamic",
+                    "automatic dynamic: {source} size({dim}) {old} -> {new} (function {} in \
+                     {}:{})",
+                    info.name,
+                    info.filename,
+                    info.firstlineno
+                );
+            }
             c.automatic_dynamic.push((source, dim));
         }
         if sizes_only {

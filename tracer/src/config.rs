@@ -86,6 +86,22 @@ pub fn set_automatic_dynamic(v: bool) {
     AUTOMATIC_DYNAMIC.store(v, Ordering::Relaxed)
 }
 
+/// The whole-tensor rule of automatic dynamic (`dynamic=None`, on by default; torch has no
+/// such rule): at a recompile, a tensor with a changed dimension becomes dynamic in every
+/// dimension of size at least 2, not only the changed ones. A batch size and a sequence length
+/// that start changing at different calls then cost one recompile instead of two (issue 18's
+/// "at most 2 compiles"); a dimension the trace ties to a constant (a weight's width) is still
+/// a guarded constant there. Off: torch's rule, only the changed dimensions.
+static AUTOMATIC_DYNAMIC_WHOLE_TENSOR: AtomicBool = AtomicBool::new(true);
+
+pub fn automatic_dynamic_whole_tensor() -> bool {
+    AUTOMATIC_DYNAMIC_WHOLE_TENSOR.load(Ordering::Relaxed)
+}
+
+pub fn set_automatic_dynamic_whole_tensor(v: bool) {
+    AUTOMATIC_DYNAMIC_WHOLE_TENSOR.store(v, Ordering::Relaxed)
+}
+
 /// Which compiler a compiled region uses.
 pub enum Backend {
     Eager,
