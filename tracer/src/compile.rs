@@ -345,7 +345,10 @@ fn automatic_dynamic(
     // calls (a length, then a batch size) cost one recompile, not one each.
     let whole = !sizes_only && crate::config::automatic_dynamic_whole_tensor();
     for e in entries {
-        for (source, dim, old, new) in e.guards.size_changes(py, scope, sizes_only, whole) {
+        let mut changes = e.guards.size_changes(py, scope, sizes_only, whole);
+        // The changed sizes first, then the ones that come along.
+        changes.sort_by_key(|(_, _, old, new)| old == new);
+        for (source, dim, old, new) in changes {
             if c.automatic_dynamic
                 .iter()
                 .any(|(s, d)| *s == source && *d == dim)

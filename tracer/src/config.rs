@@ -102,6 +102,21 @@ pub fn set_automatic_dynamic_whole_tensor(v: bool) {
     AUTOMATIC_DYNAMIC_WHOLE_TENSOR.store(v, Ordering::Relaxed)
 }
 
+/// Size-oblivious symbols for automatic dynamic (`dynamic=None`, on by default; torch's
+/// `backed_size_oblivious`, which torch leaves off): a dimension automatic dynamic makes
+/// dynamic may be 1 in the same graph (lower bound 1 instead of 0/1 specialization), unless
+/// an op's answer at 1 differs (then the symbol is guarded at least 2, or pinned to 1 where it
+/// was traced at 1). Off: sizes 0 and 1 specialize, as torch's default.
+static AUTOMATIC_DYNAMIC_SIZE_OBLIVIOUS: AtomicBool = AtomicBool::new(true);
+
+pub fn automatic_dynamic_size_oblivious() -> bool {
+    AUTOMATIC_DYNAMIC_SIZE_OBLIVIOUS.load(Ordering::Relaxed)
+}
+
+pub fn set_automatic_dynamic_size_oblivious(v: bool) {
+    AUTOMATIC_DYNAMIC_SIZE_OBLIVIOUS.store(v, Ordering::Relaxed)
+}
+
 /// Which compiler a compiled region uses.
 pub enum Backend {
     Eager,

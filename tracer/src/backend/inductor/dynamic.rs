@@ -403,6 +403,18 @@ impl Dynamic {
             p.blocked_min_rows = 0;
             p.split_store_min_elems = 0;
         }
+        // A size-oblivious symbol at 1 (automatic dynamic's, `shape_env::dynamic_dims`): the
+        // symbolic and fitted kernels assume every symbol at least 2, so this assignment gets
+        // the static graph's kernels at its sizes (the graph specialized, verified at 1 by
+        // `fx`'s probes), a library of its own.
+        if key.iter().any(|&v| v < 2) {
+            if !self.take_library() {
+                return Ok(None);
+            }
+            let compiled = Python::attach(|py| py.detach(|| inductor::compile(&g, &options)))
+                .map_err(|e| e.to_string())?;
+            return InductorProgram::wrap(&g, &self.callables, placement, compiled).map(Some);
+        }
         // CPU and CUDA alike: a CUDA graph's one source is compiled by NVRTC once, its kernels
         // take the symbols as parameters and its grids are computed per assignment.
         if symbolic_enabled() && !self.reads.is_empty() {
@@ -551,7 +563,12 @@ impl InductorProgram {
         let key: Vec<i64> = reads.iter().map(|r| hints[r.2 as usize]).collect();
         let bounds = reads
             .iter()
-            .map(|r| bounds.get(r.2 as usize).copied().unwrap_or((2, None)))
+            // A size-oblivious symbol's 1 runs on kernels of its own (`program_at`): the
+            // templates are fitted over sizes from 2.
+            .map(|r| {
+                let (lo, hi) = bounds.get(r.2 as usize).copied().unwrap_or((2, None));
+                (lo.max(2), hi)
+            })
             .collect();
         let d = Dynamic {
             graph: graph.clone(),

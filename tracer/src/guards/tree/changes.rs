@@ -70,8 +70,9 @@ impl GuardTree {
                 for (i, (e, a)) in t.sizes.iter().zip(&sizes).enumerate() {
                     let symbolic = t.dynamic.get(i).copied().unwrap_or(false);
                     // The whole-tensor rule: a static dimension of a tensor that changed
-                    // elsewhere, at the same size (at least 2) now, comes along (`old == new`).
-                    let along = whole && any && !symbolic && e == a && *a >= 2;
+                    // elsewhere, at the same size (at least 1: a size-oblivious symbol may be 1) now, comes
+                    // along (`old == new`).
+                    let along = whole && any && !symbolic && e == a && *a >= 1;
                     if changed(i, e, a) || along {
                         out.push((c.source.to_string(), i, *e, *a));
                     }
