@@ -403,11 +403,17 @@ impl Dynamic {
             p.blocked_min_rows = 0;
             p.split_store_min_elems = 0;
         }
-        // A size-oblivious symbol at 1 (automatic dynamic's, `shape_env::dynamic_dims`): the
-        // symbolic and fitted kernels assume every symbol at least 2, so this assignment gets
+        // A size-oblivious symbol at 1 (automatic dynamic's, `shape_env::dynamic_dims`; an int
+        // input's symbol is not one, it may be any int): the symbolic and fitted kernels
+        // assume every size symbol at least 2, so this assignment gets
         // the static graph's kernels at its sizes (the graph specialized, verified at 1 by
         // `fx`'s probes), a library of its own.
-        if key.iter().any(|&v| v < 2) {
+        let size_at_one = self
+            .reads
+            .iter()
+            .zip(key)
+            .any(|(r, &v)| r.1 != fx::passes::specialize::INT_INPUT && v < 2);
+        if size_at_one {
             if !self.take_library() {
                 return Ok(None);
             }
@@ -567,7 +573,11 @@ impl InductorProgram {
             // templates are fitted over sizes from 2.
             .map(|r| {
                 let (lo, hi) = bounds.get(r.2 as usize).copied().unwrap_or((2, None));
-                (lo.max(2), hi)
+                if r.1 == fx::passes::specialize::INT_INPUT {
+                    (lo, hi)
+                } else {
+                    (lo.max(2), hi)
+                }
             })
             .collect();
         let d = Dynamic {
