@@ -44,8 +44,16 @@ print(json.dumps({{"children": (c1.children_user + c1.children_system) - (c0.chi
 def one(model: str, dynamic: bool, b: int, t: int) -> dict:
     env = dict(os.environ)
     env["TORCHFERRO_CACHE_DIR"] = tempfile.mkdtemp(prefix="tf-dyn-cost-")
-    src = CHILD.format(bench=os.path.dirname(os.path.abspath(__file__)), model=model, dynamic=dynamic, b=b, t=t)
-    out = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, check=True)
+    src = CHILD.format(
+        bench=os.path.dirname(os.path.abspath(__file__)),
+        model=model,
+        dynamic=dynamic,
+        b=b,
+        t=t,
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", src], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -58,12 +66,19 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     runs = {"static": [], "dynamic": []}
     for _ in range(args.reps):
-        for name in runs:  # alternated, so load falls on both alike
-            runs[name].append(one(args.model, name == "dynamic", args.batch, args.length))
-    med = {n: {k: statistics.median(r[k] for r in rs) for k in ("children", "wall")} for n, rs in runs.items()}
-    print(f"{args.model} at {args.batch}x{args.length}, medians of {args.reps} (load {os.getloadavg()[0]:.1f}):")
+        for name, got in runs.items():  # alternated, so load falls on both alike
+            got.append(one(args.model, name == "dynamic", args.batch, args.length))
+    med = {
+        n: {k: statistics.median(r[k] for r in rs) for k in ("children", "wall")}
+        for n, rs in runs.items()
+    }
+    print(
+        f"{args.model} at {args.batch}x{args.length}, medians of {args.reps} (load {os.getloadavg()[0]:.1f}):"
+    )
     for n in runs:
-        print(f"  {n}: children CPU {med[n]['children']:.2f} s, wall {med[n]['wall']:.2f} s")
+        print(
+            f"  {n}: children CPU {med[n]['children']:.2f} s, wall {med[n]['wall']:.2f} s"
+        )
     print(
         f"  dynamic / static: children CPU {med['dynamic']['children'] / med['static']['children']:.2f}x, "
         f"wall {med['dynamic']['wall'] / med['static']['wall']:.2f}x"

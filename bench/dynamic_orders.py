@@ -22,12 +22,11 @@ os.environ.setdefault("TORCHFERRO_CACHE_DIR", tempfile.mkdtemp(prefix="tf-dyn-or
 
 import torch
 import torch._dynamo
-
 import torchferro
 import torchferro.compiler
 
 sys.path.insert(0, os.path.dirname(__file__))
-from dynamic_vs_static import VOCAB, build, with_own_code  # noqa: E402
+from dynamic_vs_static import VOCAB, build, with_own_code
 
 
 class Count:
@@ -73,11 +72,15 @@ def main(argv=None) -> int:
     lengths = [int(t) for t in args.lengths.split(",")]
     cfg = torchferro.config
     print(f"{args.model}: batches {batches}, lengths {lengths}")
-    print("| order | torchferro (default) | first pass | torchferro (torch's rule) | first pass | torch.compile |")
+    print(
+        "| order | torchferro (default) | first pass | torchferro (torch's rule) | first pass | torch.compile |"
+    )
     print("| --- | --: | --: | --: | --: | --: |")
     for name, shapes in orders(batches, lengths).items():
         ids = {
-            s: torch.randint(0, VOCAB, s, generator=torch.Generator().manual_seed(1000 * s[0] + s[1]))
+            s: torch.randint(
+                0, VOCAB, s, generator=torch.Generator().manual_seed(1000 * s[0] + s[1])
+            )
             for s in shapes
         }
         want = {s: model(input_ids=ids[s], use_cache=False).logits for s in shapes}

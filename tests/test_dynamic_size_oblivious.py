@@ -18,10 +18,9 @@ import hypothesis.strategies as st
 import pytest
 import torch
 import torch._dynamo
-from hypothesis import given, note
-
 import torchferro
 import torchferro.compiler
+from hypothesis import given, note
 from programs.compare import counts_over, generated
 
 BATCHES = [1, 2, 8]
@@ -160,7 +159,9 @@ MUST_DIFFER = [
 ]
 
 
-@pytest.mark.parametrize("prog,shapes,graphs", MUST_DIFFER, ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize(
+    "prog,shapes,graphs", MUST_DIFFER, ids=lambda v: getattr(v, "__name__", "")
+)
 def test_a_trace_that_depends_on_one_keeps_it_apart(prog, shapes, graphs):
     tc, fc = counts_over(prog, _calls(shapes), eager_errors=True)
     assert fc.n == graphs, f"torchferro {fc.n}, torch.compile {tc.n}"
@@ -170,9 +171,17 @@ def test_a_trace_that_depends_on_one_keeps_it_apart(prog, shapes, graphs):
 def test_a_size_one_broadcast_against_another_input_recompiles():
     """``x`` of batch 1 broadcast against ``y`` of batch 4: not one graph with ``x``'s batch
     equal to ``y``'s; values are eager's at every call."""
-    pairs = [((1, 8), (4, 8)), ((1, 9), (4, 9)), ((4, 9), (4, 9)), ((3, 10), (1, 10)), ((1, 7), (1, 7))]
+    pairs = [
+        ((1, 8), (4, 8)),
+        ((1, 9), (4, 9)),
+        ((4, 9), (4, 9)),
+        ((3, 10), (1, 10)),
+        ((1, 7), (1, 7)),
+    ]
     gen = torch.Generator().manual_seed(0)
-    calls = [(torch.randn(a, generator=gen), torch.randn(b, generator=gen)) for a, b in pairs]
+    calls = [
+        (torch.randn(a, generator=gen), torch.randn(b, generator=gen)) for a, b in pairs
+    ]
     tc, fc = counts_over(broadcast_pair, calls)
     assert fc.n <= tc.n, f"torchferro {fc.n}, torch.compile {tc.n}"
     torchferro.compiler.reset()
@@ -200,17 +209,23 @@ STEPS = [
 
 
 def _make(steps):
-    lines = ["def program(x):"] + ["    " + STEPS[s] for s in steps] + ["    return x, x.shape"]
+    lines = (
+        ["def program(x):"]
+        + ["    " + STEPS[s] for s in steps]
+        + ["    return x, x.shape"]
+    )
     src = "\n".join(lines)
     scope = {"torch": torch}
-    exec(compile(src, "<generated>", "exec"), scope)
+    exec(compile(src, "<generated>", "exec"), scope)  # noqa: S102 (generated test programs)
     return scope["program"], src
 
 
 @generated(10)
 @given(
     steps=st.lists(st.integers(0, len(STEPS) - 1), min_size=1, max_size=3),
-    shapes=st.lists(st.tuples(st.integers(1, 8), st.integers(1, 6)), min_size=2, max_size=5),
+    shapes=st.lists(
+        st.tuples(st.integers(1, 8), st.integers(1, 6)), min_size=2, max_size=5
+    ),
 )
 def test_generated_shape_sequences_match_eager(steps, shapes):
     """Values (and errors) are eager's at every call; graph count at most torch.compile's."""

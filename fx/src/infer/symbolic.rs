@@ -436,7 +436,13 @@ pub fn infer_symbolic(
             let q = if admitted(p) {
                 p.clone()
             } else {
-                at(&|k, h| if oblivious.contains(&(k as u32)) { 1 } else { h })
+                at(&|k, h| {
+                    if oblivious.contains(&(k as u32)) {
+                        1
+                    } else {
+                        h
+                    }
+                })
             };
             if !admitted(&q) {
                 others.push(None);
