@@ -150,3 +150,20 @@ def pytest_configure(config):
         (pathlib.Path(__file__).parent / "differential").glob("cases_*.py")
     ):
         config.addinivalue_line("markers", f"{p.stem}: cases of differential/{p.name}")
+
+
+@pytest.fixture
+def torch_rule():
+    """Automatic dynamic as torch.compile's own rule for the test: only the changed sizes turn
+    dynamic, and sizes 0 and 1 specialize (``automatic_dynamic_whole_tensor`` and
+    ``automatic_dynamic_size_oblivious`` off; both on by default since session 27, where they
+    compile less than torch.compile: ``tests/test_dynamic_size_oblivious.py``). Tests that pin
+    torchferro's counts equal to torch.compile's, and its log lines and range guards, use it."""
+    cfg = torchferro.config
+    old = (cfg.automatic_dynamic_whole_tensor, cfg.automatic_dynamic_size_oblivious)
+    cfg.automatic_dynamic_whole_tensor = False
+    cfg.automatic_dynamic_size_oblivious = False
+    try:
+        yield
+    finally:
+        cfg.automatic_dynamic_whole_tensor, cfg.automatic_dynamic_size_oblivious = old

@@ -329,6 +329,7 @@ MEMBERSHIP_COUNTS = {
 }
 
 
+@pytest.mark.usefixtures("torch_rule")
 @pytest.mark.parametrize("name", sorted(MEMBERSHIPS))
 def test_memberships_compile_as_torch_compile(name):
     src = f"def program(x):\n    B, T, C = x.shape\n    return {MEMBERSHIPS[name]}\n"
@@ -450,6 +451,7 @@ def _branch_counts(src: str, calls, dynamic, eager_errors=False):
     )
 
 
+@pytest.mark.usefixtures("torch_rule")
 @generated(EXAMPLES)
 @given(
     src=size_branch_programs(),

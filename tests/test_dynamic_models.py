@@ -67,7 +67,9 @@ def build(name):
 # (batch, length): both change at the second call, so both become dynamic at the first
 # recompile; every later call fits that graph.
 LOOP = [(2, 8), (4, 9), (3, 16), (8, 33), (5, 64), (2, 128), (7, 256), (6, 200)]
-# Batch 1 specializes (sizes 0 and 1 are never symbolic, as torch): one more graph for it.
+# Batch 1 takes one more graph: transformers branches on `batch_size != position_ids.shape[0]`
+# (position ids of batch 1), so the size-oblivious batch is guarded `!= 1` (torch.compile: 0/1
+# specialization, the same count).
 LOOP_WITH_ONE = LOOP + [(1, 17), (1, 100)]
 
 # torchferro's counts (torch.compile's, checked live below).
@@ -145,7 +147,10 @@ def test_dynamic_true_compiles_as_torch_compile(name):
 
 def test_gpt2_over_lengths_keeps_no_length_guard():
     """The mask path (arange, `torch.diff` of the position ids, cumsum, indexing) keeps the
-    length symbolic: no `size(1) == N` guard, the length only bounded below."""
+    length symbolic: no `size(1) == N` guard, the length only bounded below (size-oblivious,
+    session 27: by 1, with the attention's `is_causal = q_length > 1` guarding it above 1).
+    The batch is symbolic too (the whole-tensor rule), guarded `!= 1` by transformers'
+    `batch_size != position_ids.shape[0]` (batch 1 takes a graph of its own)."""
     model = build("gpt2")
     torchferro.compiler.reset()
     f = torchferro.compile(model, backend=Count())
@@ -157,8 +162,10 @@ def test_gpt2_over_lengths_keeps_no_length_guard():
         guards = "\n".join(line for e in entries for line in e["guards"])
     finally:
         torchferro.compiler.reset()
-    assert "SHAPE_ENV 2 <= L['args'][0].size(1)" in guards, guards
-    assert "SHAPE_ENV 2 <= L['args'][0].size(0)" in guards, guards
+    assert "SHAPE_ENV 1 <= L['args'][0].size(1)" in guards, guards
+    assert "SHAPE_ENV L['args'][0].size(1) > 1" in guards, guards
+    assert "SHAPE_ENV 1 <= L['args'][0].size(0)" in guards, guards
+    assert "SHAPE_ENV L['args'][0].size(0) != 1" in guards, guards
     assert "size(1) ==" not in guards, guards
 
 

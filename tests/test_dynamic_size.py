@@ -19,6 +19,10 @@ import torchferro
 import torchferro.compiler
 from test_dynamic_shapes import check
 
+# torch.compile's own automatic dynamic rule: these tests pin its counts, logs and guards
+# (the session-27 default, which compiles less: tests/test_dynamic_size_oblivious.py).
+pytestmark = pytest.mark.usefixtures("torch_rule")
+
 
 @pytest.fixture(autouse=True)
 def _automatic_dynamic():

@@ -191,6 +191,26 @@ fn get_automatic_dynamic() -> bool {
     tracer::config::automatic_dynamic()
 }
 
+#[pyfunction]
+fn set_automatic_dynamic_whole_tensor(v: bool) {
+    tracer::config::set_automatic_dynamic_whole_tensor(v);
+}
+
+#[pyfunction]
+fn get_automatic_dynamic_whole_tensor() -> bool {
+    tracer::config::automatic_dynamic_whole_tensor()
+}
+
+#[pyfunction]
+fn set_automatic_dynamic_size_oblivious(v: bool) {
+    tracer::config::set_automatic_dynamic_size_oblivious(v);
+}
+
+#[pyfunction]
+fn get_automatic_dynamic_size_oblivious() -> bool {
+    tracer::config::automatic_dynamic_size_oblivious()
+}
+
 /// The guards' native read of `getattr(obj, name)` through an aliasing `__getattribute__`
 /// (tracer `aliased_getattr`): `None` where it does not apply (Python reads it), else
 /// `(found, value)` (`found` false only with `suppress`, the `hasattr` probe). For tests.
@@ -282,6 +302,10 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_direct_call, m)?)?;
     m.add_function(wrap_pyfunction!(set_automatic_dynamic, m)?)?;
     m.add_function(wrap_pyfunction!(get_automatic_dynamic, m)?)?;
+    m.add_function(wrap_pyfunction!(set_automatic_dynamic_whole_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(get_automatic_dynamic_whole_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(set_automatic_dynamic_size_oblivious, m)?)?;
+    m.add_function(wrap_pyfunction!(get_automatic_dynamic_size_oblivious, m)?)?;
     m.add_function(wrap_pyfunction!(set_stance, m)?)?;
     m.add_function(wrap_pyfunction!(get_stance, m)?)?;
     m.add(

@@ -43,6 +43,31 @@ class _Config(types.ModuleType):
     def automatic_dynamic_shapes(self, v: bool) -> None:
         _C.set_automatic_dynamic(bool(v))
 
+    @property
+    def automatic_dynamic_whole_tensor(self) -> bool:
+        """With automatic dynamic: at a recompile, a tensor with a changed dimension becomes
+        dynamic in all its dimensions of size at least 2, not only the changed ones (on by
+        default; not torch's rule, which it restores when off). A batch size and a length that
+        start changing at different calls then cost one recompile instead of two."""
+        return _C.get_automatic_dynamic_whole_tensor()
+
+    @automatic_dynamic_whole_tensor.setter
+    def automatic_dynamic_whole_tensor(self, v: bool) -> None:
+        _C.set_automatic_dynamic_whole_tensor(bool(v))
+
+    @property
+    def automatic_dynamic_size_oblivious(self) -> bool:
+        """With automatic dynamic: a dimension made dynamic may be 1 in the same graph (its
+        symbol's lower bound is 1), unless an op's answer at 1 differs (``squeeze``, a
+        broadcast against another size: then it is guarded at least 2, or pinned to 1 where it
+        was traced at 1). On by default (torch's ``backed_size_oblivious``, which torch leaves
+        off); off, sizes 0 and 1 specialize as torch's default."""
+        return _C.get_automatic_dynamic_size_oblivious()
+
+    @automatic_dynamic_size_oblivious.setter
+    def automatic_dynamic_size_oblivious(self, v: bool) -> None:
+        _C.set_automatic_dynamic_size_oblivious(bool(v))
+
 
 sys.modules[__name__].__class__ = _Config
 sys.modules[__name__]._direct_call = True

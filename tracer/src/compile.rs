@@ -340,21 +340,40 @@ fn automatic_dynamic(
     let Ok(mut c) = slot.try_borrow_mut() else {
         return;
     };
+    // The whole-tensor rule (not torch's; `dynamic=None` only): every static dimension of a
+    // tensor whose size changed comes along, so dimensions that start changing at different
+    // calls (a length, then a batch size) cost one recompile, not one each.
+    let whole = !sizes_only && crate::config::automatic_dynamic_whole_tensor();
     for e in entries {
-        for (source, dim, old, new) in e.guards.size_changes(py, scope, sizes_only) {
+        let mut changes = e.guards.size_changes(py, scope, sizes_only, whole);
+        // The changed sizes first, then the ones that come along.
+        changes.sort_by_key(|(_, _, old, new)| old == new);
+        for (source, dim, old, new) in changes {
             if c.automatic_dynamic
                 .iter()
                 .any(|(s, d)| *s == source && *d == dim)
             {
                 continue;
             }
-            tracing::info!(
-                target: "torchferro::dynamic",
-                "automatic dynamic: {source} size({dim}) {old} -> {new} (function {} in {}:{})",
-                info.name,
-                info.filename,
-                info.firstlineno
-            );
+            if old == new {
+                tracing::info!(
+                    target: "torchferro::dynamic",
+                    "automatic dynamic: {source} size({dim}) {old} (whole tensor: another of its \
+                     sizes changed; torch.compile would keep it static) (function {} in {}:{})",
+                    info.name,
+                    info.filename,
+                    info.firstlineno
+                );
+            } else {
+                tracing::info!(
+                    target: "torchferro::dynamic",
+                    "automatic dynamic: {source} size({dim}) {old} -> {new} (function {} in \
+                     {}:{})",
+                    info.name,
+                    info.filename,
+                    info.firstlineno
+                );
+            }
             c.automatic_dynamic.push((source, dim));
         }
         if sizes_only {

@@ -86,6 +86,37 @@ pub fn set_automatic_dynamic(v: bool) {
     AUTOMATIC_DYNAMIC.store(v, Ordering::Relaxed)
 }
 
+/// The whole-tensor rule of automatic dynamic (`dynamic=None`, on by default; torch has no
+/// such rule): at a recompile, a tensor with a changed dimension becomes dynamic in every
+/// dimension of size at least 2, not only the changed ones. A batch size and a sequence length
+/// that start changing at different calls then cost one recompile instead of two (issue 18's
+/// "at most 2 compiles"); a dimension the trace ties to a constant (a weight's width) is still
+/// a guarded constant there. Off: torch's rule, only the changed dimensions.
+static AUTOMATIC_DYNAMIC_WHOLE_TENSOR: AtomicBool = AtomicBool::new(true);
+
+pub fn automatic_dynamic_whole_tensor() -> bool {
+    AUTOMATIC_DYNAMIC_WHOLE_TENSOR.load(Ordering::Relaxed)
+}
+
+pub fn set_automatic_dynamic_whole_tensor(v: bool) {
+    AUTOMATIC_DYNAMIC_WHOLE_TENSOR.store(v, Ordering::Relaxed)
+}
+
+/// Size-oblivious symbols for automatic dynamic (`dynamic=None`, on by default; torch's
+/// `backed_size_oblivious`, which torch leaves off): a dimension automatic dynamic makes
+/// dynamic may be 1 in the same graph (lower bound 1 instead of 0/1 specialization), unless
+/// an op's answer at 1 differs (then the symbol is guarded at least 2, or pinned to 1 where it
+/// was traced at 1). Off: sizes 0 and 1 specialize, as torch's default.
+static AUTOMATIC_DYNAMIC_SIZE_OBLIVIOUS: AtomicBool = AtomicBool::new(true);
+
+pub fn automatic_dynamic_size_oblivious() -> bool {
+    AUTOMATIC_DYNAMIC_SIZE_OBLIVIOUS.load(Ordering::Relaxed)
+}
+
+pub fn set_automatic_dynamic_size_oblivious(v: bool) {
+    AUTOMATIC_DYNAMIC_SIZE_OBLIVIOUS.store(v, Ordering::Relaxed)
+}
+
 /// Which compiler a compiled region uses.
 pub enum Backend {
     Eager,

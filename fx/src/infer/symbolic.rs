@@ -172,6 +172,11 @@ pub struct Symbols<'a> {
     /// (`addmm` of a bfloat16 activation and a float32 weight), so their dtype checks say
     /// nothing, and where they refuse, the external evaluator (run under the state) answers.
     pub autocast: bool,
+    /// Size-oblivious symbols (automatic dynamic's, lower bound 1): they may be 1 at run time
+    /// in the same graph, so the point below the hints gives them 1 and must verify the answer
+    /// there (`squeeze`, or a broadcast of such a size against another, answers differently at
+    /// 1: `Unsupported`, and the caller keeps the symbol at least 2 or pins it).
+    pub oblivious: &'a [u32],
 }
 
 impl<'a> Symbols<'a> {
@@ -184,6 +189,7 @@ impl<'a> Symbols<'a> {
             shift: &[],
             admits: None,
             autocast: false,
+            oblivious: &[],
         }
     }
 }
@@ -205,6 +211,7 @@ pub fn infer_symbolic(
         shift,
         admits,
         autocast,
+        oblivious,
     } = shapes;
     let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
     let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
@@ -248,9 +255,17 @@ pub fn infer_symbolic(
             })
             .collect();
         let shift_of = |k: usize| shift.get(k).copied().unwrap_or(0);
+        // A size-oblivious member may be 1 (the representative is then 1 too, unshifted).
+        let low = |k: usize| {
+            if oblivious.contains(&(k as u32)) && shift_of(k) == 0 {
+                1
+            } else {
+                2
+            }
+        };
         for (k, &r) in same.iter().enumerate() {
             let r = r as usize;
-            if r < p.len() && p[r] + shift_of(k) < 2 && !pinned.contains(&(r as u32)) {
+            if r < p.len() && p[r] + shift_of(k) < low(k) && !pinned.contains(&(r as u32)) {
                 p[r] = 2 - shift_of(k);
             }
         }
@@ -262,7 +277,13 @@ pub fn infer_symbolic(
         hints.to_vec(),
         at(&|k, h| h * PRIMES[k % 5]),
         at(&|k, h| h * PRIMES[(k + 2) % 5]),
-        at(&|k, _| 2 + k as i64),
+        at(&|k, _| {
+            if oblivious.contains(&(k as u32)) {
+                1
+            } else {
+                2 + k as i64
+            }
+        }),
     ];
     let mut arg_nodes = Vec::new();
     args.iter().for_each(|a| a.nodes(&mut arg_nodes));
@@ -399,9 +420,39 @@ pub fn infer_symbolic(
             .all(|r| r.eval(&|k| p[k as usize]) == Some(true))
             && admitted(p)
     };
+    // The op reads a size-oblivious symbol: the point below must verify it at 1 (or, where
+    // the relations so far exclude that point, the hints with those symbols at 1 must, unless
+    // the relations exclude 1 there as well).
+    let reads_oblivious = !oblivious.is_empty()
+        && arg_nodes.iter().any(|&n| {
+            meta_symbols(&graph.node(n).meta)
+                .iter()
+                .any(|k| oblivious.contains(k) && !pinned.contains(k))
+        });
     let mut others: Vec<Option<NodeMeta>> = Vec::new();
     let mut probes: Vec<Vec<i64>> = Vec::new();
     for (i, p) in points[1..].iter().enumerate() {
+        if i == 2 && reads_oblivious {
+            let q = if admitted(p) {
+                p.clone()
+            } else {
+                at(&|k, h| {
+                    if oblivious.contains(&(k as u32)) {
+                        1
+                    } else {
+                        h
+                    }
+                })
+            };
+            if !admitted(&q) {
+                others.push(None);
+                probes.push(q);
+                continue;
+            }
+            others.push(Some(run(&q).map_err(|_| InferError::Unsupported)?));
+            probes.push(q);
+            continue;
+        }
         if !admitted(p) {
             // Outside the admitted sizes: the point below is dropped, one above is replaced
             // by the hints scaled alike when that is admitted (else kept, as before).

@@ -42,7 +42,8 @@ pub struct SymbolInfo {
     /// the int at `source` itself (an int argument that automatic dynamic made symbolic).
     pub source: Source,
     pub dim: Option<usize>,
-    /// Inclusive bounds (`mark_dynamic(min=, max=)`); the lower one is at least 2.
+    /// Inclusive bounds (`mark_dynamic(min=, max=)`); the lower one is at least 2, except for
+    /// a size-oblivious symbol (automatic dynamic, see [`dynamic_dims`]): 1.
     pub min: i64,
     pub max: Option<i64>,
     /// Made for a duck-sized dimension (`dynamic=True`, unmarked): later dimensions of the
@@ -53,7 +54,8 @@ pub struct SymbolInfo {
 /// How an input dimension is dynamic in a trace (see [`dynamic_dims`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DynDim {
-    /// Inclusive bounds (`mark_dynamic(min=, max=)`, else 2 and none).
+    /// Inclusive bounds (`mark_dynamic(min=, max=)`, else 2 and none). A lower bound of 1
+    /// makes the symbol size-oblivious: it may be 1 at run time (see [`dynamic_dims`]).
     pub min: i64,
     pub max: Option<i64>,
     /// Whether the dimension shares the symbol of an earlier one of equal size (torch's
@@ -150,10 +152,34 @@ impl ShapeEnv {
             hint,
             source: source.clone(),
             dim: Some(dim),
-            min: d.min.max(2),
+            min: d.min.max(1),
             max: d.max,
             duck: d.duck,
         })
+    }
+
+    /// The size-oblivious symbols (lower bound 1, see [`dynamic_dims`]), as representatives
+    /// standing for no constant: `fx`'s shape rules verify every answer over them at 1 too.
+    pub fn oblivious(&self) -> Vec<u32> {
+        (0..self.symbols.len() as u32)
+            .filter(|&k| {
+                let s = &self.symbols[k as usize];
+                s.dim.is_some() && s.min < 2 && self.rep(k) == k && self.value[k as usize].is_none()
+            })
+            .collect()
+    }
+
+    /// An op needs the size-oblivious symbol `k` to be at least 2 (its answer at 1 differs:
+    /// `squeeze`, a broadcast against another size): from now on it is, and the range guard
+    /// says so (`2 <= L['x'].size(0)`), as torch's 0/1 specialization. `false` where the hint
+    /// itself is 1 (the caller pins it instead).
+    pub fn not_oblivious(&mut self, k: u32) -> bool {
+        let r = self.rep(k) as usize;
+        if self.symbols[r].hint < 2 {
+            return false;
+        }
+        self.symbols[r].min = self.symbols[r].min.max(2);
+        true
     }
 
     /// The symbol standing for `k`: `k`, or the one it was unified with.
@@ -897,13 +923,31 @@ pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Ve
         .enumerate()
         .map(|(i, &size)| {
             let d = i as i64;
-            if size < 2 || fixed.contains(&d) {
+            let automatic = policy.automatic.iter().any(|(s, k)| *s == name && *k == i);
+            // Size-oblivious (issue 18; torch's `backed_size_oblivious`, here for automatic
+            // dynamic only): a dimension automatic dynamic made dynamic may be 1, at trace time
+            // or later, in the same graph, unless an op's answer at 1 differs (then it is at
+            // least 2, or, traced at 1, pinned to 1: `infer.rs`).
+            let oblivious = automatic
+                && !is_param
+                && policy.policy == DynamicPolicy::Automatic
+                && !marked.contains(&d)
+                && !weak.contains(&d)
+                && crate::config::automatic_dynamic_size_oblivious();
+            if fixed.contains(&d) || size < 1 || (size < 2 && !oblivious) {
                 return None;
+            }
+            if oblivious {
+                return Some(DynDim {
+                    min: 1,
+                    max: None,
+                    duck: false,
+                });
             }
             if marked.contains(&d) {
                 let (min, max) = marked_range(v, i);
                 return Some(DynDim {
-                    min,
+                    min: min.max(2),
                     max,
                     duck: false,
                 });
@@ -914,7 +958,6 @@ pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Ve
             }
             // Automatic dynamic and `maybe_mark_dynamic` make torch's `DimDynamic.DYNAMIC` (a
             // symbol of its own); `dynamic=True` alone makes `DimDynamic.DUCK`.
-            let automatic = policy.automatic.iter().any(|(s, k)| *s == name && *k == i);
             let weak = weak.contains(&d);
             let always = !is_param && policy.policy == DynamicPolicy::Always;
             (weak || (!is_param && automatic) || always).then_some(DynDim {

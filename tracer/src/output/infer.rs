@@ -38,7 +38,17 @@ impl OutputGraph {
         let external = |point: &[i64]| -> Result<NodeMeta, fx::InferError> {
             self.eval_on_meta(py, &target, callable, &args, &kwargs, point, autocast)
         };
+        // Size-oblivious symbols (automatic dynamic's, lower bound 1): each answer is verified
+        // at 1 too. One the op needs at least 2 (traced above 1) leaves the set below.
+        let oblivious = std::cell::RefCell::new(self.shapes.oblivious());
+        // Size-oblivious symbols traced at 1 that the op needs at 1 (`y.expand(x.shape)` of a
+        // `[1, n]` `y`): pinned to 1 in every attempt below.
+        let ones: std::cell::RefCell<Vec<u32>> = Default::default();
         let infer_with = |pinned: &[u32], same: &[u32]| {
+            let oblivious = oblivious.borrow();
+            let ones = ones.borrow();
+            let pinned: Vec<u32> = pinned.iter().chain(ones.iter()).copied().collect();
+            let pinned = &pinned[..];
             fx::infer_symbolic(
                 &self.infer_ctx,
                 &self.graph,
@@ -53,6 +63,7 @@ impl OutputGraph {
                     shift: &shift,
                     admits: Some(&admits),
                     autocast,
+                    oblivious: &oblivious,
                 },
             )
         };
@@ -74,7 +85,36 @@ impl OutputGraph {
         // together; then each pair is given back while the answer stays verified, so only
         // what the op needs is guarded (greedy, as the pinning below).
         let mut unified: Vec<(u32, u32)> = Vec::new();
-        let first = infer(&[]);
+        let mut first = infer(&[]);
+        // No answer valid at 1 as well: the op's size-oblivious symbols traced above 1 are
+        // taken at least 2 from here (torch's 0/1 specialization: `squeeze(0)` of `[s0, 4]`,
+        // a broadcast of `s0` against another size); ones traced at 1 stay, and are pinned.
+        let mut at_least_2: Vec<u32> = Vec::new();
+        if matches!(first, Err(fx::InferError::Unsupported)) {
+            at_least_2 = oblivious
+                .borrow()
+                .iter()
+                .copied()
+                .filter(|k| input_symbols.contains(k) && hints[*k as usize] >= 2)
+                .collect();
+            if !at_least_2.is_empty() {
+                oblivious.borrow_mut().retain(|k| !at_least_2.contains(k));
+                first = infer(&[]);
+            }
+        }
+        if matches!(first, Err(fx::InferError::Unsupported)) {
+            let at_one: Vec<u32> = oblivious
+                .borrow()
+                .iter()
+                .copied()
+                .filter(|k| input_symbols.contains(k) && hints[*k as usize] < 2)
+                .collect();
+            if !at_one.is_empty() {
+                oblivious.borrow_mut().retain(|k| !at_one.contains(k));
+                *ones.borrow_mut() = at_one;
+                first = infer(&[]);
+            }
+        }
         let first = match first {
             Err(fx::InferError::Unsupported) => {
                 let mut pairs: Vec<(u32, u32)> = Vec::new();
@@ -157,6 +197,16 @@ impl OutputGraph {
             other => other,
         };
         if result.is_ok() {
+            for &k in &at_least_2 {
+                if self.shapes.not_oblivious(k) {
+                    tracing::debug!(
+                        target: "torchferro::dynamic",
+                        "{} >= 2: {} answers differently at size 1",
+                        self.shapes.name(k),
+                        target.name()
+                    );
+                }
+            }
             for &(a, b) in &unified {
                 let origin = self.shapes.origin.clone();
                 tracing::debug!(
@@ -170,6 +220,9 @@ impl OutputGraph {
                 self.shapes.unify(a, b, origin);
             }
         }
+        let mut pinned: Vec<u32> = pinned.into_iter().chain(ones.take()).collect();
+        pinned.sort_unstable();
+        pinned.dedup();
         for &k in &pinned {
             if result.is_ok() {
                 let hint = hints[k as usize];

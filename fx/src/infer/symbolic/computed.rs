@@ -216,6 +216,7 @@ mod tests {
                 shift: &[],
                 admits: None,
                 autocast: false,
+                oblivious: &[],
             },
         )
         .unwrap();
@@ -255,6 +256,7 @@ mod tests {
                 shift: &[],
                 admits: None,
                 autocast: false,
+                oblivious: &[],
             },
         )
         .unwrap();
@@ -287,6 +289,7 @@ mod tests {
                 shift: &[],
                 admits: None,
                 autocast: false,
+                oblivious: &[],
             },
         )
         .unwrap();

@@ -403,6 +403,24 @@ impl Dynamic {
             p.blocked_min_rows = 0;
             p.split_store_min_elems = 0;
         }
+        // A size-oblivious symbol at 1 (automatic dynamic's, `shape_env::dynamic_dims`; an int
+        // input's symbol is not one, it may be any int): the symbolic and fitted kernels
+        // assume every size symbol at least 2, so this assignment gets
+        // the static graph's kernels at its sizes (the graph specialized, verified at 1 by
+        // `fx`'s probes), a library of its own.
+        let size_at_one = self
+            .reads
+            .iter()
+            .zip(key)
+            .any(|(r, &v)| r.1 != fx::passes::specialize::INT_INPUT && v < 2);
+        if size_at_one {
+            if !self.take_library() {
+                return Ok(None);
+            }
+            let compiled = Python::attach(|py| py.detach(|| inductor::compile(&g, &options)))
+                .map_err(|e| e.to_string())?;
+            return InductorProgram::wrap(&g, &self.callables, placement, compiled).map(Some);
+        }
         // CPU and CUDA alike: a CUDA graph's one source is compiled by NVRTC once, its kernels
         // take the symbols as parameters and its grids are computed per assignment.
         if symbolic_enabled() && !self.reads.is_empty() {
@@ -552,7 +570,16 @@ impl InductorProgram {
         let key: Vec<i64> = reads.iter().map(|r| hints[r.2 as usize]).collect();
         let bounds = reads
             .iter()
-            .map(|r| bounds.get(r.2 as usize).copied().unwrap_or((2, None)))
+            // A size-oblivious symbol's 1 runs on kernels of its own (`program_at`): the
+            // templates are fitted over sizes from 2.
+            .map(|r| {
+                let (lo, hi) = bounds.get(r.2 as usize).copied().unwrap_or((2, None));
+                if r.1 == fx::passes::specialize::INT_INPUT {
+                    (lo, hi)
+                } else {
+                    (lo.max(2), hi)
+                }
+            })
             .collect();
         let d = Dynamic {
             graph: graph.clone(),

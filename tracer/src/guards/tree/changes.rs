@@ -18,17 +18,22 @@ impl GuardTree {
     /// at that compile: torch's frame state records every compile's sizes whatever the policy,
     /// and a dimension whose size changed is `DimDynamic.DYNAMIC` (a symbol of its own) rather
     /// than duck-sized at the recompile.
+    ///
+    /// With `whole`, a tensor with a changed dimension also reports its other static
+    /// dimensions of size at least 2, with the old size equal to the new one: automatic dynamic
+    /// then makes the whole tensor dynamic (see `config::automatic_dynamic_whole_tensor`).
     pub fn size_changes(
         &self,
         py: Python<'_>,
         scope: &Scope,
         symbolic_too: bool,
+        whole: bool,
     ) -> Vec<(String, usize, i64, i64)> {
         fn walk(
             n: &GuardNode,
             py: Python<'_>,
             scope: &Scope,
-            symbolic_too: bool,
+            (symbolic_too, whole): (bool, bool),
             out: &mut Vec<(String, usize, i64, i64)>,
         ) {
             for c in &n.checks {
@@ -52,20 +57,34 @@ impl GuardTree {
                 if sizes.len() != t.sizes.len() {
                     continue;
                 }
+                let changed = |i: usize, e: &i64, a: &i64| {
+                    let symbolic = t.dynamic.get(i).copied().unwrap_or(false);
+                    e != a && (symbolic_too || !symbolic)
+                };
+                let any = t
+                    .sizes
+                    .iter()
+                    .zip(&sizes)
+                    .enumerate()
+                    .any(|(i, (e, a))| changed(i, e, a));
                 for (i, (e, a)) in t.sizes.iter().zip(&sizes).enumerate() {
                     let symbolic = t.dynamic.get(i).copied().unwrap_or(false);
-                    if e != a && (symbolic_too || !symbolic) {
+                    // The whole-tensor rule: a static dimension of a tensor that changed
+                    // elsewhere, at the same size (at least 1: a size-oblivious symbol may be 1) now, comes
+                    // along (`old == new`).
+                    let along = whole && any && !symbolic && e == a && *a >= 1;
+                    if changed(i, e, a) || along {
                         out.push((c.source.to_string(), i, *e, *a));
                     }
                 }
             }
             for child in &n.children {
-                walk(child, py, scope, symbolic_too, out);
+                walk(child, py, scope, (symbolic_too, whole), out);
             }
         }
         let mut out = Vec::new();
         for n in &self.roots {
-            walk(n, py, scope, symbolic_too, &mut out);
+            walk(n, py, scope, (symbolic_too, whole), &mut out);
         }
         out
     }
