@@ -139,6 +139,7 @@ pub fn compile_frame(
         automatic,
         ints,
         static_ints: Vec::new(),
+        size_oblivious: crate::config::automatic_dynamic_size_oblivious(),
     });
     let (Ok(globals_dict), Ok(builtins_dict)) =
         (globals.cast::<PyDict>(), builtins.cast::<PyDict>())

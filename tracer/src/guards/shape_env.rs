@@ -783,6 +783,9 @@ pub struct TracePolicy {
     /// Int sources (by text) that stay static in this compile although they would be symbolic:
     /// traced at 0 or 1, they reached a size ([`ShapeEnv::size_like`]).
     pub static_ints: Vec<String>,
+    /// Dimensions automatic dynamic makes dynamic may be 1 in the same graph
+    /// (`config::automatic_dynamic_size_oblivious`, read by the compile that sets the policy).
+    pub size_oblivious: bool,
 }
 
 thread_local! {
@@ -933,7 +936,7 @@ pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Ve
                 && policy.policy == DynamicPolicy::Automatic
                 && !marked.contains(&d)
                 && !weak.contains(&d)
-                && crate::config::automatic_dynamic_size_oblivious();
+                && policy.size_oblivious;
             if fixed.contains(&d) || size < 1 || (size < 2 && !oblivious) {
                 return None;
             }
