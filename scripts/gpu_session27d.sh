@@ -12,8 +12,8 @@ for ((i = 0; i < J; i++)); do
   ( TORCHFERRO_SHARD=$i TORCHFERRO_NSHARDS=$J OMP_NUM_THREADS=1 exec timeout 170 python3 -X faulthandler -m pytest -q -p no:cacheprovider -p pytest_shard -rfEx $FILES > $O/pytest-$i.log 2>&1 ) &
   pids+=("$!")
 done
-( sleep 5; timeout 60 python3 scripts/gpu_lmhead_probe.py ) 2>&1 | grep -v -i warn > $O/lmhead.txt
 for p in "${pids[@]}"; do wait $p; done
+( timeout 60 python3 scripts/gpu_lmhead_probe.py ) 2>&1 | grep -v -i warn > $O/lmhead.txt
 for f in $O/pytest-*.log; do tail -n 1 $f; done > $O/tests.txt
 grep -h -E "^(FAILED|ERROR|XPASS)|Fatal Python" $O/pytest-*.log >> $O/tests.txt
 ( timeout 130 python3 bench/train_cuda.py --amp --steps 5 ) > $O/train_gpt2.txt 2>&1
