@@ -147,9 +147,13 @@ def test_rotary_consumer_is_split_at_the_cat_and_bit_equal(shape, layout, seed):
     assert not selects(entry), entry["output_code"]
 
 
-def test_rotary_over_a_symbolic_sequence_length_is_split_at_the_constant_head_dim():
-    # The second length recompiles with the sequence length symbolic (automatic dynamic); the
-    # head dim, and so the cat's cut, stays constant: the symbolic kernels split too.
+def test_rotary_over_a_symbolic_sequence_length_is_split_at_the_constant_head_dim(
+    torch_rule,
+):
+    # The second length recompiles with the sequence length symbolic (automatic dynamic under
+    # torch's rule: only the changed dim; the default whole-tensor rule makes q's head dim
+    # symbolic too, as `dynamic=True` below); the head dim, and so the cat's cut, stays
+    # constant: the symbolic kernels split too.
     torchferro.compiler.reset()
     f = torchferro.compile(rotary)
     # (The static first compile is above the size threshold; the symbolic one has no size.)

@@ -173,7 +173,9 @@ def test_training_over_varying_batches_matches_eager(name, whole_step, kind, cli
                         their_model(x)
         if not whole_step:
             graphs = len(torchferro.compiler.cache_entries(compiled_model))
-            assert graphs == count.n, (graphs, count.n)
+            # No more graphs than torch.compile (the default automatic dynamic, whole-tensor and
+            # size-oblivious since session 27, makes fewer where batch and length both vary).
+            assert graphs <= count.n, (graphs, count.n)
     finally:
         torch._dynamo.reset()
         torchferro.compiler.reset()

@@ -598,6 +598,16 @@ def _owner_of(d) -> str | None:
             return name_of(cls)
     qual = d.get("__qualname__") if isinstance(d, dict) else None
     modname = d.get("__module__") if isinstance(d, dict) else None
+    if qual is None and isinstance(modname, str):
+        # A class's own dict holds its `__module__` but not its `__qualname__` (the type keeps
+        # that): the class is the type that refers to this very dict (a module's class whose
+        # `forward` is guarded through the MRO).
+        import gc
+
+        for r in gc.get_referrers(d):
+            if isinstance(r, type) and any(x is d for x in gc.get_referents(r)):
+                qual = r.__qualname__
+                break
     if isinstance(qual, str) and isinstance(modname, str):
         path = f"{modname}.{qual}"
         try:
