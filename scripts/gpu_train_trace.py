@@ -53,7 +53,9 @@ def main() -> None:
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         step(*batch)
         torch.cuda.synchronize()
-    name = ("trace_tc" if tc else "trace") + ("_r50" if r50 else "") + ("cl" if cl else "")
+    name = (
+        ("trace_tc" if tc else "trace") + ("_r50" if r50 else "") + ("cl" if cl else "")
+    )
     prof.export_chrome_trace(os.path.join(out, name + ".json"))
     for f in glob.glob(os.path.join(cache, "**", "*.cu"), recursive=True):
         shutil.copy(f, os.path.join(out, "cu"))
