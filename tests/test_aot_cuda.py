@@ -28,6 +28,7 @@ import torchferro  # noqa: E402
 from cuda_env import DEV, cuda_env, launches  # noqa: E402
 import zoo  # noqa: E402
 from torchferro import _aot  # noqa: E402
+from aot_oracle import assert_same_trajectory  # noqa: E402
 
 STEPS = 5
 
@@ -135,19 +136,8 @@ def test_cuda_training_matches_eager(name, opt_kind):
         comp_model, loss_fn, batch, opt_kind, torchferro.compile, counts
     )
 
-    for step in range(STEPS):
-        torch.testing.assert_close(
-            losses_c[step], losses_e[step], rtol=1e-4, atol=1e-5, msg=f"loss {step}"
-        )
-        for k, ve in states_e[step].items():
-            torch.testing.assert_close(
-                states_c[step][k],
-                ve,
-                rtol=1e-3,
-                atol=1e-4,
-                msg=lambda m, k=k, s=step: f"step {s} {k}: {m}",
-            )
-
+    assert len(losses_c) == STEPS
+    assert_same_trajectory(losses_c, states_c, losses_e, states_e)
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
     assert _aot.counters["compiled"] == 1
     assert _aot.counters["backward"] == STEPS

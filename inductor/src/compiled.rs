@@ -123,9 +123,9 @@ pub fn compile(graph: &fx::Graph, options: &Options) -> Result<CompiledGraph, In
 
 /// [`compile`] from an already lowered graph (tests build IR directly).
 pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, InductorError> {
-    if options.target.cpu().is_none() {
+    if let Target::Cuda(policy) = &options.target {
         let started = Instant::now();
-        let sched = schedule(&ir);
+        let sched = crate::codegen::cuda::schedule(&ir, policy);
         let times = PhaseTimes {
             scheduling: started.elapsed(),
             ..Default::default()
@@ -173,7 +173,10 @@ pub fn prepare(graph: &fx::Graph, options: &Options) -> Result<Prepared, Inducto
 pub fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorError> {
     let mut times = PhaseTimes::default();
     let started = Instant::now();
-    let sched = schedule(&ir);
+    let sched = match &options.target {
+        Target::Cuda(policy) => crate::codegen::cuda::schedule(&ir, policy),
+        Target::Cpu(_) => schedule(&ir),
+    };
     times.scheduling = started.elapsed();
     let started = Instant::now();
     if let Target::Cuda(policy) = &options.target {

@@ -330,6 +330,57 @@ impl CudaPolicy {
         }
     }
 
+    /// This policy with the measurement knobs of the environment: `TORCHFERRO_CUDA_ROW_BLOCK`
+    /// (threads of a row kernel; the register-held row stays `scratch_max` long),
+    /// `TORCHFERRO_CUDA_PW_BLOCK` and `TORCHFERRO_CUDA_UNROLL` (pointwise threads and elements
+    /// per thread), `TORCHFERRO_CUDA_VEC` (consecutive elements per chunk, 1/2/4/8),
+    /// `TORCHFERRO_CUDA_ROW_CACHE` (0/1), `TORCHFERRO_CUDA_SPLIT` (a split reduction's target
+    /// blocks, 0: off), `TORCHFERRO_CUDA_WARP_ROWS` (one-warp rows per block),
+    /// `TORCHFERRO_CUDA_SHARE` (0: every kernel compiled even where its text repeats another's),
+    /// `TORCHFERRO_CUDA_CHANNELS_LAST` (0/1, [`Self::channels_last`]). Sweeping them needs no
+    /// rebuild, and the CI's CUDA check (`cuda::check_hook`) reads them too, so a policy can be
+    /// tried on a captured graph without a GPU. Unparsable or out-of-range values are ignored.
+    pub fn with_knobs(mut self) -> CudaPolicy {
+        let knob = |name: &str, lo: u32, hi: u32| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .filter(|v| (lo..=hi).contains(v))
+        };
+        let p = &mut self;
+        if let Some(b) = knob("TORCHFERRO_CUDA_ROW_BLOCK", 32, 1024).filter(|b| b.is_power_of_two())
+        {
+            let keep = p.scratch_max();
+            p.row_block = b;
+            p.regs_per_thread = (keep / b as i64) as u32;
+        }
+        if let Some(b) = knob("TORCHFERRO_CUDA_PW_BLOCK", 32, 1024).filter(|b| b % 32 == 0) {
+            p.pointwise_block = b;
+        }
+        if let Some(u) = knob("TORCHFERRO_CUDA_UNROLL", 1, 16) {
+            p.pointwise_unroll = u;
+        }
+        if let Some(v) = knob("TORCHFERRO_CUDA_VEC", 1, 8).filter(|v| v.is_power_of_two()) {
+            p.vector = v;
+        }
+        if let Some(c) = knob("TORCHFERRO_CUDA_ROW_CACHE", 0, 1) {
+            p.row_cache = c == 1;
+        }
+        if let Some(s) = knob("TORCHFERRO_CUDA_SPLIT", 0, 1 << 16) {
+            p.split_blocks = s;
+        }
+        if let Some(r) = knob("TORCHFERRO_CUDA_WARP_ROWS", 0, 32) {
+            p.warp_rows = r;
+        }
+        if let Some(s) = knob("TORCHFERRO_CUDA_SHARE", 0, 1) {
+            p.share_kernels = s == 1;
+        }
+        if let Some(c) = knob("TORCHFERRO_CUDA_CHANNELS_LAST", 0, 1) {
+            p.channels_last = c == 1;
+        }
+        self
+    }
+
     /// The length a GEMM's reduced or output length is padded to with zeros: past
     /// [`Self::pad_min_stride`] and not a multiple of 16 bytes (cuBLAS's `align1` kernels
     /// otherwise: the whole problem's lengths decide the alignment, not only the strides), it

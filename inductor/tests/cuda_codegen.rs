@@ -917,3 +917,47 @@ fn a_transposed_gemm_operand_is_padded_in_its_own_layout() {
         "{two_d:?}"
     );
 }
+
+#[test]
+fn column_sums_before_an_element_stage_split_when_their_tiles_are_few() {
+    // Batch norm's backward over channels-last activations (`[N, H, W, C]` memory viewed as
+    // NCHW): the per-channel sums are column reductions of 64 channels (two tiles) over 8x28x28
+    // positions, and the input gradient an element stage after them. Fused, nothing could split
+    // the sums over blocks (two blocks walked 200704 positions each: 40 ms on the H100, session
+    // 27); apart, the sums split and the gradient is a pointwise kernel.
+    let mut g = Graph::new();
+    let dt = DType::Float32;
+    let nhwc = |g: &mut Graph, name: &str| {
+        let t = input(g, name, dt, &[8, 28, 28, 64]);
+        let perm = Arg::List(vec![Arg::Int(0), Arg::Int(3), Arg::Int(1), Arg::Int(2)]);
+        call(g, m("permute"), vec![n(t), perm], vec![])
+    };
+    let x = nhwc(&mut g, "x");
+    let gy = nhwc(&mut g, "g");
+    let mean = input(&mut g, "mean", DType::Float32, &[1, 64, 1, 1]);
+    let rstd = input(&mut g, "rstd", DType::Float32, &[1, 64, 1, 1]);
+    let dims = || Arg::List(vec![Arg::Int(0), Arg::Int(2), Arg::Int(3)]);
+    let keep = || vec![("keepdim", Arg::Bool(true))];
+    let op = |g: &mut Graph, name: &str, a: Vec<Arg>| call(g, f(name), a, vec![]);
+    let xc = op(&mut g, "operator.sub", vec![n(x), n(mean)]);
+    let xhat = op(&mut g, "operator.mul", vec![n(xc), n(rstd)]);
+    let t = op(&mut g, "operator.mul", vec![n(gy), n(xhat)]);
+    let m1 = call(&mut g, m("mean"), vec![n(gy), dims()], keep());
+    let m2 = call(&mut g, m("mean"), vec![n(t), dims()], keep());
+    let t = op(&mut g, "operator.mul", vec![n(xhat), n(m2)]);
+    let d = op(&mut g, "operator.sub", vec![n(gy), n(m1)]);
+    let d = op(&mut g, "operator.sub", vec![n(d), n(t)]);
+    let gx = op(&mut g, "operator.mul", vec![n(d), n(rstd)]);
+    g.output(vec![n(gx), n(m1), n(m2)]);
+    let Some(c) = cuda(&g) else { return };
+    // The sums' kernel splits (partials of its column tiles), and a kernel of its own computes
+    // the gradient over every element.
+    assert!(c.source.contains("tf_cws_"), "{}", c.source);
+    assert!(c.kernels.len() >= 2, "{}", c.source);
+    assert!(
+        c.kernels.iter().map(|k| k.grid).max() > Some(64),
+        "{:?}\n{}",
+        c.kernels.iter().map(|k| k.grid).collect::<Vec<_>>(),
+        c.source
+    );
+}

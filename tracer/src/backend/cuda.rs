@@ -110,53 +110,11 @@ pub fn options(py: Python<'_>, index: u32) -> Result<inductor::Options, String> 
     }
     let (major, minor) = inductor::cuda::device::capability(index).map_err(|e| e.to_string())?;
     Ok(inductor::Options {
-        target: inductor::Target::Cuda(tuned_policy(major, minor)),
+        target: inductor::Target::Cuda(
+            inductor::CudaPolicy::for_capability(major, minor).with_knobs(),
+        ),
         ..Default::default()
     })
-}
-
-/// The capability's default policy, with the measurement knobs `TORCHFERRO_CUDA_ROW_BLOCK`
-/// (threads of a row kernel; the register-held row stays `scratch_max` long),
-/// `TORCHFERRO_CUDA_PW_BLOCK` and `TORCHFERRO_CUDA_UNROLL` (pointwise threads and elements per
-/// thread), `TORCHFERRO_CUDA_VEC` (consecutive elements per chunk, 1/2/4/8) and
-/// `TORCHFERRO_CUDA_ROW_CACHE` (0/1), `TORCHFERRO_CUDA_SPLIT` (a split reduction's target
-/// blocks, 0: off), `TORCHFERRO_CUDA_WARP_ROWS` (one-warp rows per block), `TORCHFERRO_CUDA_SHARE` (0: every
-/// kernel compiled even where its text repeats another's): sweeping them needs no rebuild. Unparsable or out-of-range values are ignored.
-fn tuned_policy(major: u32, minor: u32) -> inductor::CudaPolicy {
-    let mut p = inductor::CudaPolicy::for_capability(major, minor);
-    let knob = |name: &str, lo: u32, hi: u32| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|v| (lo..=hi).contains(v))
-    };
-    if let Some(b) = knob("TORCHFERRO_CUDA_ROW_BLOCK", 32, 1024).filter(|b| b.is_power_of_two()) {
-        let keep = p.scratch_max();
-        p.row_block = b;
-        p.regs_per_thread = (keep / b as i64) as u32;
-    }
-    if let Some(b) = knob("TORCHFERRO_CUDA_PW_BLOCK", 32, 1024).filter(|b| b % 32 == 0) {
-        p.pointwise_block = b;
-    }
-    if let Some(u) = knob("TORCHFERRO_CUDA_UNROLL", 1, 16) {
-        p.pointwise_unroll = u;
-    }
-    if let Some(v) = knob("TORCHFERRO_CUDA_VEC", 1, 8).filter(|v| v.is_power_of_two()) {
-        p.vector = v;
-    }
-    if let Some(c) = knob("TORCHFERRO_CUDA_ROW_CACHE", 0, 1) {
-        p.row_cache = c == 1;
-    }
-    if let Some(s) = knob("TORCHFERRO_CUDA_SPLIT", 0, 1 << 16) {
-        p.split_blocks = s;
-    }
-    if let Some(r) = knob("TORCHFERRO_CUDA_WARP_ROWS", 0, 32) {
-        p.warp_rows = r;
-    }
-    if let Some(s) = knob("TORCHFERRO_CUDA_SHARE", 0, 1) {
-        p.share_kernels = s == 1;
-    }
-    p
 }
 
 /// Kernels launched by CUDA graphs in this process (`torchferro._C._cuda_kernel_launches`).
