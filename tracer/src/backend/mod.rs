@@ -253,7 +253,7 @@ pub fn build(
                 Ok(Some(mut p)) => {
                     functional = fg
                         .map(|f| (f.outputs, f.run))
-                        .filter(|(n, r)| !r.is_trivial(*n))
+                        .filter(|(n, r)| !r.is_trivial(*n) || r.writes_inputs())
                         .map(|(_, r)| r);
                     if functional.is_none() && !reruns_differ(&output.graph) {
                         p.set_eager_errors(eager_program(py, output)?);
