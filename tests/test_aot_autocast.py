@@ -367,3 +367,64 @@ def test_a_float32_loss_inside_the_region_compiles():
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
     assert _aot.counters["compiled"] == 1
     assert _aot.counters["backward"] == 1
+
+
+class _Plain(nn.Module):
+    """A model with no autocast of its own: the region is the caller's."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(12, 16)
+        self.ln = nn.LayerNorm(16)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.head(F.gelu(self.ln(self.l1(x))))
+
+
+@pytest.mark.parametrize(
+    "loss_inside", [True, False], ids=["loss_inside", "model_only"]
+)
+def test_a_frame_entered_under_cpu_autocast_compiles_its_backward(loss_inside):
+    """Session 28 (hunt28): ``with torch.autocast("cpu"): loss = compiled(x)``, the usual bf16
+    training idiom. The region is the whole graph; without its switches the backward's rules met
+    autocast's dtypes in the metadata and every such graph ran through torch's autograd
+    (fallback "expected m1 and m2 to have the same dtype"). Now it is written out as casts like
+    a region inside the frame: 3 SGD steps, then a call outside autocast (a second graph),
+    values, gradients and dtypes as eager's, 0 fallbacks, graph counts as torch.compile's."""
+    torch.manual_seed(0)
+    eager = _Plain()
+    comp = copy.deepcopy(eager)
+
+    def fn_of(m):
+        if loss_inside:
+            return lambda x, t: F.cross_entropy(m(x), t)
+        return lambda x, t: m(x)
+
+    fe, fc = fn_of(eager), torchferro.compile(fn_of(comp))
+    oe = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    oc = torch.optim.SGD(comp.parameters(), lr=0.1, momentum=0.9)
+    g = torch.Generator().manual_seed(1)
+    for step in range(4):
+        x = torch.randn(8, 12, generator=g)
+        t = torch.randint(0, 4, (8,), generator=g)
+        outs = []
+        for f, o in ((fe, oe), (fc, oc)):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=step < 3):
+                out = f(x, t)
+            loss = out if loss_inside else F.cross_entropy(out.float(), t)
+            o.zero_grad()
+            loss.backward()
+            outs.append((out, [p.grad for p in o.param_groups[0]["params"]]))
+            o.step()
+        (oute, ge), (outc, gc) = outs
+        assert outc.dtype == oute.dtype
+        torch.testing.assert_close(outc, oute, **BF16)
+        for a, b in zip(gc, ge):
+            assert a.dtype == b.dtype
+            torch.testing.assert_close(a, b, **BF16)
+    for pe, pc in zip(eager.parameters(), comp.parameters()):
+        torch.testing.assert_close(pc, pe, **BF16)
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["compiled"] == 2
+    assert _aot.counters["backward"] == 4

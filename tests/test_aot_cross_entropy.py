@@ -88,6 +88,26 @@ def test_minus_inf_logits_of_other_classes():
     _compare(fn, x, t)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("where", ["stored", "pointwise"])
+def test_non_finite_logits_give_eagers_nan(reduction, where):
+    """Session 28 (hunt28): a row holding ``+inf`` (an overflowed activation, the step a
+    hand-written loss scaler skips) is NaN in eager's ``log_softmax`` (its maximum subtracted:
+    ``inf - inf``), so its loss and its whole gradient row are NaN. The written-out form gave
+    ``logsumexp - x[t] = inf`` and a gradient row of zeros and one NaN. Rows: ``+inf`` at
+    another class, ``+inf`` at the target, ``+inf`` and ``-inf``, all ``-inf``, a NaN, finite;
+    the logits read from memory (an input) and computed pointwise (fused masked sum)."""
+    x, t = _data(6, 4, seed=6)
+    inf, nan = float("inf"), float("nan")
+    x[0, 2], x[1, 1] = inf, inf
+    x[2, 0], x[2, 3] = inf, -inf
+    x[3] = -inf
+    x[4, 1] = nan
+    t[:5] = torch.tensor([1, 1, 2, 0, 3])
+    pre = (lambda v: v) if where == "stored" else (lambda v: v * 1.5)
+    _compare(lambda x, t: F.cross_entropy(pre(x), t, reduction=reduction), x, t)
+
+
 def test_float32_language_model_head():
     """GPT-2's shape of loss: logits from a matmul, rows flattened, the last position
     ignored."""

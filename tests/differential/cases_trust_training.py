@@ -181,6 +181,31 @@ def _step_outside(m, seed):
 _train("optimizer_step_between_calls", Forward, prepare=_step_outside)
 
 
+class PriorAdjustedLogits(nn.Module):
+    """Session 28: logit adjustment by class priors (``logits - log(prior)``); on the second call
+    one class has prior 0, so its logit is ``+inf`` in every row: eager's cross-entropy is NaN
+    there, the loss and every gradient (the written-out form gave ``inf`` and gradient rows of
+    zeros and one NaN)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 4)
+        self.fc2 = nn.Linear(4, 3)
+
+    def forward(self, x, t, prior):
+        loss = F.cross_entropy(self.fc2(torch.relu(self.fc1(x))) - torch.log(prior), t)
+        loss.backward()
+        return loss.detach(), self.fc2.weight.grad.clone(), self.fc1.bias.grad.clone()
+
+
+def _prior_inputs(r):
+    prior = r.pick(torch.tensor([0.5, 0.3, 0.2]), torch.tensor([0.6, 0.0, 0.4]))
+    return r.randn(6, 8), r.randint(0, 3, 6), prior
+
+
+_train("cross_entropy_of_an_infinite_logit", PriorAdjustedLogits, inputs=_prior_inputs)
+
+
 def _step_outside_keep(m, seed):
     if seed == 1:
         m._opt.step()

@@ -191,6 +191,7 @@ impl CompiledGraph {
                     None => {
                         let mut outs = p.run(py, inputs.clone(), guarded)?;
                         f.rebuild(py, &inputs, &mut outs)?;
+                        f.bump_versions(py, &inputs)?;
                         outs
                     }
                 },

@@ -468,6 +468,14 @@ fn cross_entropy(g: &mut Graph, id: NodeId) -> Option<(CrossEntropy, Vec<NodeId>
         return None;
     }
     let lse = method_before(g, id, "logsumexp", x, vec![Arg::Int(1), Arg::Bool(true)])?;
+    // Eager's `log_softmax` subtracts the row's maximum first, so a row holding `+inf` is
+    // `inf - inf = nan` at that class and NaN throughout once summed: its loss and its
+    // gradient row are NaN. `logsumexp` answers `+inf` there instead (and `lse - x[t]` would be
+    // `inf`, a finite-looking class's gradient `exp(x - inf) = 0`): `lse + (lse - lse)` is NaN
+    // exactly where `lse` is not finite (an all `-inf` row is already NaN in both), the loss
+    // and the backward rule, which reads this `lse`, then see eager's NaN.
+    let spread = method_before(g, id, "sub", lse, vec![Arg::Node(lse)])?;
+    let lse = method_before(g, id, "add", lse, vec![Arg::Node(spread)])?;
     let keep = method_before(g, id, "ne", t, vec![Arg::Int(ignore_index)])?;
     let mut calls = Vec::new();
     let picked = match stored_source(g, x, xs[0] * xs[1]) {

@@ -428,7 +428,14 @@ pub fn wants_grad(py: Python<'_>, graph: &Graph) -> bool {
 /// switches, for the inductor. Nothing in it carries a gradient, and it ends in the mode it
 /// started in, so dropping the switches changes no value and no mode the caller sees.
 pub fn without_no_grad_switches(py: Python<'_>, graph: &Graph) -> Option<Graph> {
-    if !crate::guards::grad_enabled(py) {
+    no_grad_switches_dropped(graph, crate::guards::grad_enabled(py))
+}
+
+/// [`without_no_grad_switches`] for a graph entered with grad mode `grad_enabled`: a
+/// precompiled graph is rebuilt in the mode it was captured in, not the loader's, so that it
+/// lowers to the very kernels the capture compiled.
+pub fn no_grad_switches_dropped(graph: &Graph, grad_enabled: bool) -> Option<Graph> {
+    if !grad_enabled {
         return None;
     }
     let requires_grad: Vec<bool> = graph

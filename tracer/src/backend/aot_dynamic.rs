@@ -23,7 +23,7 @@ use crate::error::TraceError;
 /// How a training graph runs: compiled at its one set of sizes, or per assignment of its size
 /// symbols.
 pub enum Training {
-    Static(AotProgram),
+    Static(Box<AotProgram>),
     Dynamic(Box<AotDynamic>),
 }
 

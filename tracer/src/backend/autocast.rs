@@ -83,39 +83,14 @@ pub fn for_inductor(py: Python<'_>, output: &OutputGraph) -> ForInductor {
             )
         }
     }
-    let mut graph = output.graph.clone();
-    if let Some(device) = ambient.first() {
-        // The region is the whole graph: open it before the first op and close it before the
-        // output, as if the frame's body were inside the `with`.
-        let first = graph
-            .nodes()
-            .find(|(_, n)| !matches!(n.kind, NodeKind::Placeholder { .. }))
-            .map(|(id, _)| id);
-        let (Some(first), Some(out)) = (first, graph.output_node()) else {
-            return ForInductor::None;
-        };
-        // The switch carries the region's own dtype (float16 autocast is not bfloat16's), as
-        // a traced `with torch.autocast(..., dtype=...)` switch does.
-        let dtype = match output.entry_autocast_dtype(*device) {
-            Some(Ok(d)) => d,
-            Some(Err(why)) => return ForInductor::Eager(format!("autocast: {why}")),
-            None => return ForInductor::None,
-        };
-        let switch = |enabled: bool| {
-            (
-                Target::Function(SET_AUTOCAST.into()),
-                vec![
-                    Arg::Str(device.name().into()),
-                    Arg::Bool(enabled),
-                    Arg::DType(dtype),
-                ],
-            )
-        };
-        let (t, a) = switch(true);
-        graph.call_before(first, "set_autocast", t, a, vec![], NodeMeta::None);
-        let (t, a) = switch(false);
-        graph.call_before(out, "set_autocast", t, a, vec![], NodeMeta::None);
-    }
+    let graph = match ambient.first() {
+        Some(device) => match with_entry_region(output, *device) {
+            Ok(Some(g)) => g,
+            Ok(None) => return ForInductor::None,
+            Err(why) => return ForInductor::Eager(why),
+        },
+        None => output.graph.clone(),
+    };
     match explicit_casts(&graph) {
         Ok(g) => {
             // The switches are gone from the rewritten graph, and their callables with them.
@@ -140,4 +115,40 @@ pub fn for_inductor(py: Python<'_>, output: &OutputGraph) -> ForInductor {
         }
         Err(why) => ForInductor::Eager(format!("autocast: {why}")),
     }
+}
+
+/// `output`'s graph inside the autocast region the frame was entered under on `device`: the
+/// region is the whole graph, so it is opened before the first op and closed before the output,
+/// as if the frame's body were inside the `with`, with the region's own dtype (float16 autocast
+/// is not bfloat16's). `None` for an empty graph or no autocast there; `Err` for a dtype the
+/// graph cannot name.
+pub fn with_entry_region(output: &OutputGraph, device: AmpDevice) -> Result<Option<Graph>, String> {
+    let mut graph = output.graph.clone();
+    let first = graph
+        .nodes()
+        .find(|(_, n)| !matches!(n.kind, NodeKind::Placeholder { .. }))
+        .map(|(id, _)| id);
+    let (Some(first), Some(out)) = (first, graph.output_node()) else {
+        return Ok(None);
+    };
+    let dtype = match output.entry_autocast_dtype(device) {
+        Some(Ok(d)) => d,
+        Some(Err(why)) => return Err(format!("autocast: {why}")),
+        None => return Ok(None),
+    };
+    let switch = |enabled: bool| {
+        (
+            Target::Function(SET_AUTOCAST.into()),
+            vec![
+                Arg::Str(device.name().into()),
+                Arg::Bool(enabled),
+                Arg::DType(dtype),
+            ],
+        )
+    };
+    let (t, a) = switch(true);
+    graph.call_before(first, "set_autocast", t, a, vec![], NodeMeta::None);
+    let (t, a) = switch(false);
+    graph.call_before(out, "set_autocast", t, a, vec![], NodeMeta::None);
+    Ok(Some(graph))
 }

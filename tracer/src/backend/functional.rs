@@ -53,6 +53,14 @@ pub struct FunctionalRun {
     overlap: Option<(Vec<Span>, EagerProgram)>,
     /// How many outputs the traced graph has (the functional one may add bases after them).
     user_outputs: usize,
+    /// (input, writes): the inputs the kernels write and how many in-place writes the traced
+    /// graph made to each. Eager's ops move a tensor's version counter once per write; the
+    /// kernels store through the data pointer, which moves nothing, so a backward that saved
+    /// the tensor before the write would read the new value instead of raising eager's
+    /// "modified by an inplace operation" (a silent wrong gradient). [`Self::bump_versions`]
+    /// moves the counters as eager's writes did.
+    bumps: Vec<(usize, u32)>,
+    increment_version: Py<PyAny>,
 }
 
 /// A tensor input as the per-call overlap check sees it.
@@ -242,6 +250,12 @@ pub fn for_inductor(
             (new, arg0)
         })
         .collect();
+    let bumps = mutated_inputs
+        .iter()
+        .zip(&input_writes)
+        .filter(|(_, &w)| w > 0)
+        .map(|(&i, &w)| (i, w))
+        .collect();
     let outputs = match fgraph.output_node().map(|o| &fgraph.node(o).kind) {
         Some(NodeKind::Output { values }) => values.len(),
         _ => 0,
@@ -258,6 +272,12 @@ pub fn for_inductor(
             replay: functional.getattr("replay")?.unbind(),
             overlap,
             user_outputs,
+            bumps,
+            increment_version: py
+                .import("torch")?
+                .getattr("_C")?
+                .getattr("_increment_version")?
+                .unbind(),
         },
     }))
 }
@@ -267,6 +287,30 @@ impl FunctionalRun {
     /// storage, no extra output (the hot path then skips this wrapper altogether).
     pub fn is_trivial(&self, outputs: usize) -> bool {
         self.views.is_empty() && self.overlap.is_none() && outputs == self.user_outputs
+    }
+
+    /// Whether the kernels write an input, whose version counter [`Self::bump_versions`] then
+    /// moves after each call (the training path moves it in `_aot.apply` instead).
+    pub fn writes_inputs(&self) -> bool {
+        !self.bumps.is_empty()
+    }
+
+    /// Moves the version counter of each input the kernels wrote as far as eager's in-place
+    /// ops moved it (an inference tensor has none: torch skips it). Run after the kernels, not
+    /// after the eager runner (whose ops moved them already).
+    pub fn bump_versions<'py>(
+        &self,
+        py: Python<'py>,
+        inputs: &[Bound<'py, PyAny>],
+    ) -> PyResult<()> {
+        for &(i, writes) in &self.bumps {
+            let Some(t) = inputs.get(i) else { continue };
+            let one = PyTuple::new(py, [t])?;
+            for _ in 0..writes {
+                self.increment_version.bind(py).call1((&one,))?;
+            }
+        }
+        Ok(())
     }
 
     /// The traced graph on the eager runner when an input the graph writes shares memory with

@@ -171,13 +171,34 @@ pub fn build(
                     &output.sites,
                     inductor,
                 )?
-                .map(aot_dynamic::Training::Static)
+                .map(|p| aot_dynamic::Training::Static(Box::new(p)))
             }
         } else if output.is_dynamic() {
             aot_dynamic::build(py, info, output, inductor)?
                 .map(|d| aot_dynamic::Training::Dynamic(Box::new(d)))
+        } else if output.entry_autocast(crate::output::AmpDevice::Cpu)
+            && !output.entry_autocast(crate::output::AmpDevice::Cuda)
+        {
+            // Entered under CPU autocast (`with torch.autocast("cpu"): loss = compiled(x)`):
+            // the region is the whole graph. Its ops' metadata holds autocast's dtypes, which
+            // the backward's rules cannot follow without the region's switches (every such
+            // graph ran through torch's autograd: "expected m1 and m2 to have the same
+            // dtype"); with them, `build_parts` writes the region out as casts.
+            match autocast::with_entry_region(output, crate::output::AmpDevice::Cpu) {
+                Ok(Some(g)) => aot::build_parts(
+                    py,
+                    &aot::Origin::of(info),
+                    &g,
+                    &output.callables,
+                    &output.sites,
+                    inductor,
+                )?,
+                _ => aot::build(py, info, output, inductor)?,
+            }
+            .map(|p| aot_dynamic::Training::Static(Box::new(p)))
         } else {
-            aot::build(py, info, output, inductor)?.map(aot_dynamic::Training::Static)
+            aot::build(py, info, output, inductor)?
+                .map(|p| aot_dynamic::Training::Static(Box::new(p)))
         };
         let runner = match training {
             Some(p) => Runner::Aot(Box::new(p)),
@@ -253,7 +274,7 @@ pub fn build(
                 Ok(Some(mut p)) => {
                     functional = fg
                         .map(|f| (f.outputs, f.run))
-                        .filter(|(n, r)| !r.is_trivial(*n))
+                        .filter(|(n, r)| !r.is_trivial(*n) || r.writes_inputs())
                         .map(|(_, r)| r);
                     if functional.is_none() && !reruns_differ(&output.graph) {
                         p.set_eager_errors(eager_program(py, output)?);

@@ -9,6 +9,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
+use crate::backend::aot::no_grad_switches_dropped;
 use crate::backend::eager::EagerProgram;
 use crate::backend::functional::{for_inductor, FunctionalRun};
 use crate::backend::inductor::InductorProgram;
@@ -95,11 +96,18 @@ impl PrecompiledGraph {
                 let libs = inductor::cache::Prebuilt::new(
                     libs.into_iter().map(|(n, b)| (n, b.as_bytes().to_vec())),
                 );
+                // As the live build (`backend::build`): an update made under `no_grad` of
+                // inputs that require grad (an EMA, an optimizer step) was compiled without its
+                // grad-mode switches; rebuilt with them it would not lower (an input that
+                // requires grad in grad mode), and the load failed.
+                let stripped = no_grad_switches_dropped(&graph, grad_enabled);
+                let grad_enabled = stripped.is_none() && grad_enabled;
+                let traced = stripped.as_ref().unwrap_or(&graph);
                 let fg =
-                    for_inductor(py, &graph, &callables, &sites).map_err(|e| err(e.to_string()))?;
+                    for_inductor(py, traced, &callables, &sites).map_err(|e| err(e.to_string()))?;
                 let (g, c) = match &fg {
                     Some(f) => (&f.graph, &f.callables[..]),
-                    None => (&graph, &callables[..]),
+                    None => (traced, &callables[..]),
                 };
                 let built = inductor::cache::with_prebuilt(libs, || {
                     InductorProgram::try_new(g, c, grad_enabled)
@@ -115,9 +123,12 @@ impl PrecompiledGraph {
                 };
                 let f = fg
                     .map(|f| (f.outputs, f.run))
-                    .filter(|(n, r)| !r.is_trivial(*n))
-                    .map(|(_, r)| r);
-                if f.is_some() != functional {
+                    .filter(|(n, r)| !r.is_trivial(*n) || r.writes_inputs());
+                // A cache written before written inputs' version counters were moved kept no
+                // run for a graph whose only work around the kernels is that move.
+                let structural = f.as_ref().is_some_and(|(n, r)| !r.is_trivial(*n));
+                let f = f.map(|(_, r)| r);
+                if (functional && f.is_none()) || (!functional && structural) {
                     return Err(err(
                         "the functionalized graph differs from the captured one",
                     ));
@@ -173,6 +184,7 @@ impl PrecompiledGraph {
                         None => {
                             let mut outs = p.run(py, inputs.clone(), false)?;
                             f.rebuild(py, &inputs, &mut outs)?;
+                            f.bump_versions(py, &inputs)?;
                             outs
                         }
                     },
