@@ -292,7 +292,8 @@ fn write_entry(dir: &Path, key: &str, source: &str, cubin: &[u8]) -> Result<(), 
 /// null (cache hit), "codegen_s": s}`, or `{"status": "lowering" | "nvrtc" | "no_nvrtc" |
 /// "error", "error": text}` (with the source when NVRTC rejected it). Errors never reach the
 /// caller (the CPU compile goes on); this is how CI checks the CUDA printer over every graph
-/// the CPU tests compile. `TORCHFERRO_SITE_DIRS` (a path list, the Python's `sys.path`) says
+/// the CPU tests compile. The policy takes the environment's knobs
+/// ([`CudaPolicy::with_knobs`]). `TORCHFERRO_SITE_DIRS` (a path list, the Python's `sys.path`) says
 /// where to look for NVRTC.
 pub fn check_hook(graph: &fx::Graph, cache_dir: &Path, free_outputs: &[usize]) {
     let Some(file) = std::env::var_os("TORCHFERRO_CUDA_CHECK").filter(|f| !f.is_empty()) else {
@@ -301,13 +302,8 @@ pub fn check_hook(graph: &fx::Graph, cache_dir: &Path, free_outputs: &[usize]) {
     let site: Vec<PathBuf> = std::env::var_os("TORCHFERRO_SITE_DIRS")
         .map(|v| std::env::split_paths(&v).collect())
         .unwrap_or_default();
-    let r = compile_graph_with(
-        graph,
-        &CudaPolicy::default(),
-        cache_dir,
-        &site,
-        free_outputs,
-    );
+    let policy = CudaPolicy::default().with_knobs();
+    let r = compile_graph_with(graph, &policy, cache_dir, &site, free_outputs);
     let json_str = |s: &str| {
         let mut o = String::from("\"");
         for c in s.chars() {
@@ -342,12 +338,12 @@ pub fn check_hook(graph: &fx::Graph, cache_dir: &Path, free_outputs: &[usize]) {
         Err(e) => {
             let source = match e {
                 InductorError::Nvrtc { .. } => {
-                    let target = Target::Cuda(CudaPolicy::default());
+                    let target = Target::Cuda(policy.clone());
                     crate::lower::lower_for(graph, &target).ok().map(|ir| {
-                        let sched = printer::schedule(&ir, &CudaPolicy::default());
+                        let sched = printer::schedule(&ir, &policy);
                         let plans = plan::plan(&ir, &sched, &target);
                         let inst = printer::Instances::Aligned;
-                        printer::generate(&ir, &sched, &plans, &CudaPolicy::default(), inst).code
+                        printer::generate(&ir, &sched, &plans, &policy, inst).code
                     })
                 }
                 _ => None,

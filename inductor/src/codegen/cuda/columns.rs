@@ -156,7 +156,11 @@ fn splittable(ir: &IrGraph, k: &Kernel) -> bool {
 /// reductions split and the element stage is a pointwise kernel over the whole space, at the
 /// cost of storing and reloading the row values.
 pub(crate) fn keeps_apart(ir: &IrGraph, k: &Kernel, level: Level, policy: &CudaPolicy) -> bool {
-    if level != Level::Inner || policy.split_blocks == 0 || !k.has_reduction(ir) {
+    if std::env::var_os("TF_NO_VETO").is_some()
+        || level != Level::Inner
+        || policy.split_blocks == 0
+        || !k.has_reduction(ir)
+    {
         return false;
     }
     let (Some(outer), Some(inner)) = (
@@ -170,7 +174,11 @@ pub(crate) fn keeps_apart(ir: &IrGraph, k: &Kernel, level: Level, policy: &CudaP
     let ty = policy.column_threads as i64;
     let few_tiles = tiles * 4 < policy.split_blocks as i64;
     let long = inner_n >= 2 * ty * MIN_PER_THREAD * LANES;
-    let internal = |b: BufId| k.nodes.iter().any(|kn| ir.nodes[kn.node].outputs().contains(&b));
+    let internal = |b: BufId| {
+        k.nodes
+            .iter()
+            .any(|kn| ir.nodes[kn.node].outputs().contains(&b))
+    };
     few_tiles && long && super::super::plan::reads_blocked(ir, k, 4, &internal)
 }
 
