@@ -156,11 +156,7 @@ fn splittable(ir: &IrGraph, k: &Kernel) -> bool {
 /// reductions split and the element stage is a pointwise kernel over the whole space, at the
 /// cost of storing and reloading the row values.
 pub(crate) fn keeps_apart(ir: &IrGraph, k: &Kernel, level: Level, policy: &CudaPolicy) -> bool {
-    if std::env::var_os("TF_NO_VETO").is_some()
-        || level != Level::Inner
-        || policy.split_blocks == 0
-        || !k.has_reduction(ir)
-    {
+    if level != Level::Inner || policy.split_blocks == 0 || !k.has_reduction(ir) {
         return false;
     }
     let (Some(outer), Some(inner)) = (
