@@ -5,7 +5,7 @@
 //! new size traced a new graph (session 27's hunt: 7 graphs over 8 sizes where torch.compile
 //! makes 1 or 2). As for the other explicit rules, `infer_symbolic` checks each answer against
 //! the concrete evaluation (torch's meta tensors or the native rule) at every probe point, and
-//! the relations returned (an unfold's window fits, a diagonal's shorter side) become guards.
+//! the relations returned (an unfold's window fits, a range is not empty) become guards.
 
 use super::Sym;
 use crate::graph::{Arg, Target};
@@ -226,8 +226,7 @@ impl Sym<'_> {
                 Ok(sizes)
             }
             // `diagonal(x, offset, dim1, dim2)`: both dims go, a last one of the diagonal's
-            // length comes: the shorter side after the offset (a `min`, decided at the hints
-            // and guarded), never below zero.
+            // length comes: the shorter side after the offset, never below zero (guarded).
             Shaped::Diagonal => {
                 let slots = bind(DIAGONAL, args, kwargs)?;
                 let x = tensor(slots[0])?;
@@ -247,15 +246,9 @@ impl Sym<'_> {
                     self.hint(&a).ok_or_else(unsupported)?,
                     self.hint(&b).ok_or_else(unsupported)?,
                 );
-                let length = if a == b {
-                    a
-                } else if ha <= hb {
-                    rels.push(Relation::new(a.clone(), RelOp::Le, b));
-                    a
-                } else {
-                    rels.push(Relation::new(b.clone(), RelOp::Lt, a));
-                    b
-                };
+                // `min` where the order is not the same for every size (torch's `sym_min`:
+                // wide and tall matrices share the graph); every symbol is at least 1.
+                let length = a.min_with(&b, &|_| 1);
                 // A length clamped at 0 is a size no formula here gives: left to specialize.
                 if ha.min(hb) < 1 {
                     return Err(unsupported());
@@ -417,5 +410,126 @@ impl Sym<'_> {
             Shaped::Unflatten => self.split_strides(args, sizes),
             _ => Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::{Arg, Graph, Target};
+    use crate::infer::symbolic::tests::{s, strided_input};
+    use crate::infer::symbolic::{evaluate, infer_symbolic, Symbols};
+    use crate::infer::{InferCtx, InferError};
+    use crate::meta::{DType, Device, NodeMeta, TensorMeta};
+    use crate::sym::Relation;
+
+    /// `target(args)` over one `[s0, s1]` input with hints `[5, 9]`, checked by `eval` (torch's
+    /// arithmetic for the op, written out: sizes and strides at a point).
+    fn infer(
+        target: Target,
+        extra: Vec<Arg>,
+        eval: &dyn Fn(&[i64]) -> (Vec<i64>, Vec<i64>),
+    ) -> Result<(NodeMeta, Vec<Relation>), InferError> {
+        let mut g = Graph::new();
+        let x = strided_input(&mut g, vec![s(0), s(1)], None);
+        let mut args = vec![Arg::Node(x)];
+        args.extend(extra);
+        let external = |pt: &[i64]| -> Result<NodeMeta, InferError> {
+            let (sizes, strides) = eval(pt);
+            if sizes.iter().any(|&v| v < 0) {
+                return Err(InferError::Invalid("negative".into()));
+            }
+            let mut t = TensorMeta::contiguous(DType::Float32, Device::cpu(), &sizes);
+            t.strides = strides.into_iter().map(crate::meta::Dim::Known).collect();
+            Ok(NodeMeta::Tensor(t))
+        };
+        infer_symbolic(
+            &InferCtx::default(),
+            &g,
+            &target,
+            &args,
+            &[],
+            Symbols {
+                hints: &[5, 9],
+                external: Some(&external),
+                pinned: &[],
+                same: &[],
+                shift: &[],
+                admits: None,
+                autocast: false,
+                oblivious: &[],
+            },
+        )
+    }
+
+    fn at(m: &NodeMeta, p: &[i64]) -> (Vec<i64>, Vec<i64>) {
+        let t = evaluate(m, p).unwrap();
+        let t = t.tensor().unwrap();
+        (t.known_sizes().unwrap(), t.known_strides().unwrap())
+    }
+
+    /// `x.unfold(1, 3, 2)`: `(s1 - 3) // 2 + 1` windows strided by twice the row's step, the
+    /// window fitting guarded.
+    #[test]
+    fn unfold_windows_are_a_floor_division() {
+        let eval = |p: &[i64]| {
+            (
+                vec![p[0], (p[1] - 3).div_euclid(2) + 1, 3],
+                vec![p[1], 2, 1],
+            )
+        };
+        let target = Target::Method("unfold".into());
+        let args = vec![Arg::Int(1), Arg::Int(3), Arg::Int(2)];
+        let (m, rels) = infer(target, args, &eval).unwrap();
+        for p in [[5, 9], [2, 3], [7, 4], [3, 20]] {
+            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
+        }
+        assert_eq!(rels.len(), 1, "{rels:?}");
+        assert_eq!(rels[0].eval(&|k| [5, 2][k as usize]), Some(false));
+    }
+
+    /// `torch.diagonal(x)` of a wide or tall matrix: the shorter side, a `min` valid for both
+    /// (no guard on which side is shorter).
+    #[test]
+    fn diagonal_length_is_a_min_of_the_sides() {
+        let eval = |p: &[i64]| (vec![p[0].min(p[1])], vec![p[1] + 1]);
+        let target = Target::Function("torch.diagonal".into());
+        let (m, rels) = infer(target, vec![], &eval).unwrap();
+        for p in [[5, 9], [9, 5], [2, 2], [30, 7]] {
+            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
+        }
+        assert!(
+            rels.iter().all(|r| r.eval(&|k| [9, 5][k as usize]) == Some(true)),
+            "{rels:?}"
+        );
+    }
+
+    /// `x.repeat(3, 2, 1)`: a new leading dim of 3, then each size times its repeat.
+    #[test]
+    fn repeat_multiplies_sizes() {
+        let eval = |p: &[i64]| {
+            (
+                vec![3, p[0] * 2, p[1]],
+                vec![p[0] * 2 * p[1], p[1], 1],
+            )
+        };
+        let target = Target::Method("repeat".into());
+        let args = vec![Arg::Int(3), Arg::Int(2), Arg::Int(1)];
+        let (m, _) = infer(target, args, &eval).unwrap();
+        for p in [[5, 9], [2, 3], [11, 4]] {
+            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
+        }
+    }
+
+    /// A wrong rule is caught: the concrete evaluation disagrees at a probe point, and the
+    /// answer is `Unsupported` (the op specializes), never a guess.
+    #[test]
+    fn an_answer_torch_disagrees_with_is_refused() {
+        let eval = |p: &[i64]| (vec![p[0], p[1] - 1, 2], vec![p[1], 1, 1]);
+        let target = Target::Method("unfold".into());
+        let args = vec![Arg::Int(1), Arg::Int(3), Arg::Int(1)];
+        assert!(matches!(
+            infer(target, args, &eval),
+            Err(InferError::Unsupported)
+        ));
     }
 }
