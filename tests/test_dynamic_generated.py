@@ -60,7 +60,7 @@ STEPS = [
     "x = x.repeat(1, 2, 1)[:, 1:] * 2",
     "x = x.flatten().cumsum(0).unflatten(0, (B, T, C)) / (B * T * C)",
     "x = x.unfold(1, 2, 1).sum(-1)",
-    "x = x.unfold(2, 2, 2).mean(-1) if C > 3 else x",
+    "x = x.unfold(2, 2, 2).mean(-1)",
     "x = x.index_select(1, torch.arange(T - 1, -1, -1))",
     "x = x.gather(1, torch.arange(T - 1, -1, -1).view(1, T, 1).expand(B, T, C))",
     "x = torch.diagonal(x @ x.transpose(1, 2), dim1=1, dim2=2).unsqueeze(-1) + x",
@@ -125,10 +125,19 @@ def _graph_counts(steps: list[int], ret: int, shapes):
     return tc, fc, src
 
 
+# Steps where torchferro makes fewer graphs than torch.compile over the shapes below, and how
+# many: torch.compile traces `unfold(2, 2, 2)` again at `C = 3`, where one window is left
+# (torchferro's `(s2 - 2) // 2 + 1` holds there too; values checked at every call).
+FEWER_GRAPHS = {"x = x.unfold(2, 2, 2).mean(-1)": 2}
+
+
 @pytest.mark.parametrize("step", range(len(STEPS)))
 def test_each_step_compiles_as_torch_compile(step):
     """Every step alone over three shapes (a change in every dimension at the second call)."""
     tc, fc, src = _graph_counts([step], 1, [(2, 5, 4), (3, 6, 5), (4, 9, 3)])
+    if STEPS[step] in FEWER_GRAPHS:
+        assert fc.n == FEWER_GRAPHS[STEPS[step]] < tc.n, f"{src}\n{fc.n} vs {tc.n}"
+        return
     assert fc.n == tc.n, f"{src}\ntorchferro {fc.n} graphs, torch.compile {tc.n}"
 
 

@@ -302,10 +302,14 @@ impl Sym<'_> {
             }
             // `torch.eye(n, m=n)`.
             Shaped::Eye => {
-                let n = args.first().and_then(|a| self.int(a)).ok_or_else(unsupported)?;
-                let m = match args.get(1).or_else(|| {
-                    kwargs.iter().find(|(k, _)| k == "m").map(|(_, a)| a)
-                }) {
+                let n = args
+                    .first()
+                    .and_then(|a| self.int(a))
+                    .ok_or_else(unsupported)?;
+                let m = match args
+                    .get(1)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "m").map(|(_, a)| a))
+                {
                     None | Some(Arg::None) => n.clone(),
                     Some(a) => self.int(a).ok_or_else(unsupported)?,
                 };
@@ -498,7 +502,8 @@ mod tests {
             assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
         }
         assert!(
-            rels.iter().all(|r| r.eval(&|k| [9, 5][k as usize]) == Some(true)),
+            rels.iter()
+                .all(|r| r.eval(&|k| [9, 5][k as usize]) == Some(true)),
             "{rels:?}"
         );
     }
@@ -506,12 +511,7 @@ mod tests {
     /// `x.repeat(3, 2, 1)`: a new leading dim of 3, then each size times its repeat.
     #[test]
     fn repeat_multiplies_sizes() {
-        let eval = |p: &[i64]| {
-            (
-                vec![3, p[0] * 2, p[1]],
-                vec![p[0] * 2 * p[1], p[1], 1],
-            )
-        };
+        let eval = |p: &[i64]| (vec![3, p[0] * 2, p[1]], vec![p[0] * 2 * p[1], p[1], 1]);
         let target = Target::Method("repeat".into());
         let args = vec![Arg::Int(3), Arg::Int(2), Arg::Int(1)];
         let (m, _) = infer(target, args, &eval).unwrap();
