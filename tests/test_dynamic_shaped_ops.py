@@ -137,7 +137,9 @@ def test_values_and_entries_on_the_backends(name, dynamic, backend):
                 same(f(x), program(x))
         entries = torchferro.compiler.cache_entries(f)
         assert len(entries) == _torch_graphs(name, dynamic)
-        assert all(e["runner"] == backend for e in entries), [e["runner"] for e in entries]
+        assert all(e["runner"] == backend for e in entries), [
+            e["runner"] for e in entries
+        ]
     finally:
         torchferro.compiler.reset()
 
