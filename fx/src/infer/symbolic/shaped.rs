@@ -426,12 +426,15 @@ mod tests {
     use crate::meta::{DType, Device, NodeMeta, TensorMeta};
     use crate::sym::Relation;
 
+    /// Sizes and strides at a point.
+    type Layout = (Vec<i64>, Vec<i64>);
+
     /// `target(args)` over one `[s0, s1]` input with hints `[5, 9]`, checked by `eval` (torch's
     /// arithmetic for the op, written out: sizes and strides at a point).
     fn infer(
         target: Target,
         extra: Vec<Arg>,
-        eval: &dyn Fn(&[i64]) -> (Vec<i64>, Vec<i64>),
+        eval: &dyn Fn(&[i64]) -> Layout,
     ) -> Result<(NodeMeta, Vec<Relation>), InferError> {
         let mut g = Graph::new();
         let x = strided_input(&mut g, vec![s(0), s(1)], None);
@@ -465,7 +468,7 @@ mod tests {
         )
     }
 
-    fn at(m: &NodeMeta, p: &[i64]) -> (Vec<i64>, Vec<i64>) {
+    fn at(m: &NodeMeta, p: &[i64]) -> Layout {
         let t = evaluate(m, p).unwrap();
         let t = t.tensor().unwrap();
         (t.known_sizes().unwrap(), t.known_strides().unwrap())
