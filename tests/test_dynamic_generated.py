@@ -4,8 +4,10 @@ Each example draws a program (a few steps on a 3-d tensor, written as Python sou
 compilers trace real bytecode): ``B, T, C = x.shape`` before every step, then shape arithmetic
 (``T // 2 + 1``, ``B * T``, ``C - 1``), views and reshapes from sizes (``reshape(B * T, C)``,
 ``view(x.shape)``, ``view(B, -1, C)``), slicing with size-derived bounds, factories and
-``new_ones`` from sizes, ``cat`` and ``diff`` along a symbolic dimension, branches on sizes, and
-returns of sizes and size arithmetic. It runs over a drawn sequence of input shapes (every size
+``new_ones`` from sizes, ``cat`` and ``diff`` along a symbolic dimension, branches on sizes, ops
+whose sizes are products, quotients or minima (``repeat``, ``unflatten``, ``unfold``,
+``diagonal``, ``arange(T - 1, -1, -1)``, ``eye``, ``interpolate``), and returns of sizes and size
+arithmetic. It runs over a drawn sequence of input shapes (every size
 at least 2) eagerly, under ``torch.compile`` and under torchferro, each compiler with a counting
 backend and ``dynamic=None``: values (tensors, ``torch.Size`` results, ints) and errors must be
 eager's, and torchferro's graph count at most torch.compile's (equal in the one-step tests).
@@ -53,6 +55,18 @@ STEPS = [
     # stride of the input (`B * T * C` over a `[B, T, C - 1]` slice).
     "x = x[:, :, : C - 1].unsqueeze(0).sum(0) if C > 2 else x",
     "x = x.transpose(1, 2)[:, 1:].unsqueeze(1).squeeze(1).transpose(1, 2) + 1 if C > 2 else x",
+    # Sizes that are products, quotients or minima (session 28: each specialized before,
+    # `fx/src/infer/symbolic/shaped.rs`).
+    "x = x.repeat(1, 2, 1)[:, 1:] * 2",
+    "x = x.flatten().cumsum(0).unflatten(0, (B, T, C)) / (B * T * C)",
+    "x = x.unfold(1, 2, 1).sum(-1)",
+    "x = x.unfold(2, 2, 2).mean(-1)",
+    "x = x.index_select(1, torch.arange(T - 1, -1, -1))",
+    "x = x.gather(1, torch.arange(T - 1, -1, -1).view(1, T, 1).expand(B, T, C))",
+    "x = torch.diagonal(x @ x.transpose(1, 2), dim1=1, dim2=2).unsqueeze(-1) + x",
+    "x = torch.diagonal(x, dim1=1, dim2=2).sum(-1, keepdim=True).unsqueeze(-1) * x",
+    "x = torch.eye(T) @ x",
+    "x = F.interpolate(x, scale_factor=2)",
 ]
 RETURNS = [
     "return x",
@@ -111,10 +125,19 @@ def _graph_counts(steps: list[int], ret: int, shapes):
     return tc, fc, src
 
 
+# Steps where torchferro makes fewer graphs than torch.compile over the shapes below, and how
+# many: torch.compile traces `unfold(2, 2, 2)` again at `C = 3`, where one window is left
+# (torchferro's `(s2 - 2) // 2 + 1` holds there too; values checked at every call).
+FEWER_GRAPHS = {"x = x.unfold(2, 2, 2).mean(-1)": 2}
+
+
 @pytest.mark.parametrize("step", range(len(STEPS)))
 def test_each_step_compiles_as_torch_compile(step):
     """Every step alone over three shapes (a change in every dimension at the second call)."""
     tc, fc, src = _graph_counts([step], 1, [(2, 5, 4), (3, 6, 5), (4, 9, 3)])
+    if STEPS[step] in FEWER_GRAPHS:
+        assert fc.n == FEWER_GRAPHS[STEPS[step]] < tc.n, f"{src}\n{fc.n} vs {tc.n}"
+        return
     assert fc.n == tc.n, f"{src}\ntorchferro {fc.n} graphs, torch.compile {tc.n}"
 
 

@@ -28,6 +28,7 @@ use std::cell::RefCell;
 mod computed;
 mod cuts;
 mod rules;
+mod shaped;
 #[cfg(test)]
 mod tests;
 mod windows;
@@ -124,6 +125,9 @@ const EXTERNAL_FITTED: &[&str] = &[
     "rand_like",
     "randn_like",
     "argmax",
+    // The index's sizes, and the input's off the indexed dim.
+    "index_select",
+    "gather",
     "argmin",
     "topk",
     "sort",
@@ -313,7 +317,10 @@ pub fn infer_symbolic(
     let cuts_symbolic = cuts::is_cut(name)
         && matches!(family, "view" | "")
         && cx.cuts_static_dim(name, args, kwargs) == Some(false);
+    // Ops whose sizes are products, quotients or minima (`repeat`, `unfold`, `diagonal`, ...).
+    let shaped = shaped::Shaped::of(target);
     let explicit_rule = advanced
+        || shaped.is_some()
         || cuts_symbolic
         || (matches!(family, "conv" | "") && windows::window_rank(name).is_some())
         || matches!(
@@ -330,7 +337,8 @@ pub fn infer_symbolic(
             // float32 parameters, as autocast runs it): fitted from torch's answers as well.
             || family == "nn"
             || autocast_retry);
-    if use_external && !explicit_rule {
+    // (A shaped op's rule may decline a case: its result is then fitted, as before the rule.)
+    if use_external && (!explicit_rule || shaped.is_some()) {
         family = "external";
     }
     let run = |p: &[i64]| -> Result<NodeMeta, InferError> {
@@ -375,7 +383,21 @@ pub fn infer_symbolic(
                 Err(e) => return Err(e),
             }
         }
-        _ => None,
+        // A case the rule does not model (a float bound, a scale factor that rounds) keeps
+        // the answer fitting or pinning gave before the rule existed.
+        _ => match shaped {
+            Some(op) => {
+                let mut own = Vec::new();
+                match cx.shaped(op, args, kwargs, &mut own) {
+                    Ok(sizes) => {
+                        rels.extend(own);
+                        Some(sizes)
+                    }
+                    Err(_) => None,
+                }
+            }
+            None => None,
+        },
     };
     // Cuts give their whole result (each piece keeps the input's strides): nothing to fit.
     let whole = if cuts_symbolic {
@@ -512,6 +534,9 @@ pub fn infer_symbolic(
             if family == "index" {
                 // A slice with a step strides its dimension by step times the input's.
                 stride_cands.extend(cx.stepped_strides(args));
+            }
+            if let Some(op) = shaped {
+                stride_cands.extend(cx.shaped_strides(op, args, kwargs, &sizes));
             }
             if family == "view" {
                 // A view that splits a strided dimension strides its parts by the input's

@@ -15,6 +15,7 @@ use fx::{Arg, DType};
 use super::args::{fallback, LResult, Reject};
 use super::value::TensorVal;
 use super::{LValue, Lowerer};
+use crate::index::Idx;
 use crate::ir::{BinOp, Scalar};
 use crate::size::Size;
 
@@ -67,6 +68,32 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
         ([], s, Some(e), st) => (s, e, st),
         _ => return fallback("arange arguments"),
     };
+    // A bound that is a symbolic int (`arange(T)`, `arange(n - 1, -1, -1)` walking a sequence
+    // backwards) with a constant integer step: the length is fx's metadata (its shape rule
+    // guards the span positive), element `i` the index expression `start + i*step`.
+    let size_or = |v: Option<&Arg>, d: i64| match v {
+        None => Some(Size::Const(d)),
+        Some(v) => l.size_arg(v),
+    };
+    if let (Some(s), Some(e), Some(Size::Const(st))) =
+        (size_or(start, 0), l.size_arg(end), size_or(step, 1))
+    {
+        if st != 0 && (matches!(s, Size::Sym(_)) || matches!(e, Size::Sym(_))) {
+            let out = result_dtype(l)?;
+            let Some(&[len]) = l.node_sizes.as_deref() else {
+                return fallback("symbolic sizes: an arange whose length fx did not infer");
+            };
+            return Ok(TensorVal::lazy(
+                out,
+                vec![len],
+                3,
+                Rc::new(move |b, idx| {
+                    let v = b.index_value(Idx::constant(s).add(&idx[0].scale(st)));
+                    b.cast(v, out)
+                }),
+            ));
+        }
+    }
     let start = start
         .map(|v| number(l, v))
         .transpose()?
@@ -76,15 +103,6 @@ pub fn arange(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
         .transpose()?
         .unwrap_or(Scalar::I(1));
     let out = result_dtype(l)?;
-    // `arange(T)` of a symbolic int `T` (positions over a sequence): integer steps of 1, the
-    // length `T - start` as fx's metadata has it.
-    if let (Some(e @ Size::Sym(_)), Scalar::I(s0), Scalar::I(1)) = (l.size_arg(end), start, step) {
-        let len = e - s0;
-        if l.node_sizes.as_deref() != Some(&[len][..]) {
-            return fallback("symbolic sizes: an arange whose length fx did not infer");
-        }
-        return Ok(arange_values(out, len, start, step, DType::Int64));
-    }
     let end = number(l, end)?;
     let all_int = [start, end, step]
         .iter()
@@ -271,4 +289,31 @@ pub fn tensor(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<Tenso
     #[allow(clippy::useless_conversion)]
     let sizes = sizes.into_iter().map(Into::into).collect();
     Ok(constant(dtype, sizes, Scalar::I(0)))
+}
+
+/// `torch.eye(n, m=n)`: one where the row index equals the column index, zero elsewhere; `n`
+/// and `m` may be symbolic ints (`torch.eye(x.size(0)) @ x`).
+pub fn eye(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
+    check_keywords(kw, &["m"])?;
+    let m = kw.iter().find(|(k, _)| k == "m").map(|(_, v)| v);
+    let (n, m) = match (a, m) {
+        ([n], None) => (n, n),
+        ([n], Some(m)) | ([n, m], None) => (n, m),
+        _ => return fallback("eye arguments"),
+    };
+    let (Some(n), Some(m)) = (l.size_arg(n), l.size_arg(m)) else {
+        return fallback("eye sizes are not ints");
+    };
+    let out = result_dtype(l)?;
+    Ok(TensorVal::lazy(
+        out,
+        vec![n, m],
+        3,
+        Rc::new(move |b, idx| {
+            let i = b.index_value(idx[0].clone());
+            let j = b.index_value(idx[1].clone());
+            let on = b.binary(BinOp::Eq, i, j);
+            b.cast(on, out)
+        }),
+    ))
 }

@@ -149,11 +149,8 @@ fn gather_along(
     if size == 0 {
         return fallback("indexing into an empty dim (torch raises unless nothing is read)");
     }
-    // The loader below runs when a consumer is lowered: what it reads as constants is
-    // checked here, while a decline can still be taken.
-    if !view.offset.is_const() || !view.strides.iter().all(|s| s.is_const()) {
-        return fallback("symbolic sizes: a gather needs a table of concrete layout");
-    }
+    // The table's layout may be symbolic (`x.index_select(0, i)` of an `[s0, s1]` input
+    // strides its rows by `s1`): the offset, strides and bound are sizes the kernel reads.
     let np = positions.ndim();
     let mut sizes: Vec<Size> = table.sizes[..dim].to_vec();
     sizes.extend(&positions.sizes);
@@ -168,14 +165,14 @@ fn gather_along(
             let p = positions.load(b, &idx[dim..dim + np]);
             let p = b.cast(p, DType::Int64);
             // Every dim but `dim` addresses the table affinely.
-            let mut index = Idx::constant(view.offset.expect_const("a gather's offset"));
+            let mut index = Idx::constant(view.offset);
             for k in 0..view.sizes.len() {
                 let i = match k.cmp(&dim) {
                     std::cmp::Ordering::Less => &idx[k],
                     std::cmp::Ordering::Equal => continue,
                     std::cmp::Ordering::Greater => &idx[k - 1 + np],
                 };
-                index = index.add(&i.scale(view.strides[k].expect_const("a gather's stride")));
+                index = index.add(&i.scale(view.strides[k]));
             }
             b.push(
                 Val::Gather {

@@ -282,6 +282,7 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
         "stack" => indexing::stack(l, a, kw),
         "index_select" => t(indexing::index_select(l, a, kw)),
         "arange" => t(factory::arange(l, a, kw)),
+        "eye" => t(factory::eye(l, a, kw)),
         "tensor" => t(factory::tensor(l, a, kw)),
         "zeros" | "ones" | "full" | "new_zeros" | "new_ones" | "new_full" | "zeros_like"
         | "ones_like" | "full_like" => t(factory::fill(l, n, a, kw)),

@@ -1,0 +1,538 @@
+//! Symbolic rules of ops whose result sizes are products, quotients or minima of their inputs'
+//! sizes and int arguments (`repeat`, `unflatten`, `Tensor.unfold`, `diagonal`, `arange`,
+//! `eye`, `F.interpolate` by a scale factor). Fitting cannot find such sizes (`s0 * 2` is no
+//! input size or argument), so without these rules each op specialized its symbols and every
+//! new size traced a new graph (session 27's hunt: 7 graphs over 8 sizes where torch.compile
+//! makes 1 or 2). As for the other explicit rules, `infer_symbolic` checks each answer against
+//! the concrete evaluation (torch's meta tensors or the native rule) at every probe point, and
+//! the relations returned (an unfold's window fits, a range is not empty) become guards.
+
+use super::Sym;
+use crate::graph::{Arg, Target};
+use crate::meta::Dim;
+use crate::ops::Spelling;
+use crate::sym::{RelOp, Relation, SymExpr};
+use crate::InferError;
+
+/// The ops ruled here, by how their target is spelled (`Tensor.unfold` is a sliding window;
+/// `F.unfold` is im2col, not ruled).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Shaped {
+    Repeat,
+    Unflatten,
+    Unfold,
+    Diagonal,
+    Arange,
+    Eye,
+    Interpolate,
+}
+
+impl Shaped {
+    pub(super) fn of(target: &Target) -> Option<Shaped> {
+        let (spelling, name) = crate::ops::split_target(target)?;
+        Some(match (spelling, name) {
+            (Spelling::Method, "repeat") => Shaped::Repeat,
+            (Spelling::Method | Spelling::Torch, "unflatten") => Shaped::Unflatten,
+            (Spelling::Method, "unfold") => Shaped::Unfold,
+            (Spelling::Method | Spelling::Torch, "diagonal") => Shaped::Diagonal,
+            (Spelling::Torch, "arange") => Shaped::Arange,
+            (Spelling::Torch, "eye") => Shaped::Eye,
+            (Spelling::Functional, "interpolate" | "upsample") => Shaped::Interpolate,
+            _ => return None,
+        })
+    }
+}
+
+const REPEAT: &[&str] = &["input", "repeats"];
+const UNFLATTEN: &[&str] = &["input", "dim", "sizes"];
+const UNFOLD: &[&str] = &["input", "dimension", "size", "step"];
+const DIAGONAL: &[&str] = &["input", "offset", "dim1", "dim2"];
+const EYE: &[&str] = &["n", "m"];
+const INTERPOLATE: &[&str] = &[
+    "input",
+    "size",
+    "scale_factor",
+    "mode",
+    "align_corners",
+    "recompute_scale_factor",
+    "antialias",
+];
+
+fn bind<'a>(
+    sig: &[&'static str],
+    args: &'a [Arg],
+    kwargs: &'a [(String, Arg)],
+) -> Result<Vec<Option<&'a Arg>>, InferError> {
+    crate::ops::bind(sig, args, kwargs).map_err(|_| InferError::Unsupported)
+}
+
+fn const_int(a: Option<&Arg>, default: i64) -> Result<i64, InferError> {
+    match a {
+        None | Some(Arg::None) => Ok(default),
+        Some(Arg::Int(v)) => Ok(*v),
+        Some(_) => Err(InferError::Unsupported),
+    }
+}
+
+/// `e >= c` as a relation, unless it is decided (constants, or a symbol's own lower bound).
+fn at_least(e: &SymExpr, c: i64, rels: &mut Vec<Relation>) {
+    let r = Relation::new(e.clone(), RelOp::Ge, SymExpr::constant(c));
+    if r.decided().is_none() {
+        rels.push(r);
+    }
+}
+
+/// A float scale factor as `p / 2^k`: exact in a double, so `floor(s * f)` (torch's output
+/// size) is `(s * p) // 2^k` at every `s` a size can be. Other factors (`1/3`) round, and are
+/// left to specialize.
+fn dyadic(f: f64) -> Option<(i64, i64)> {
+    if !(f.is_finite() && f > 0.0) {
+        return None;
+    }
+    (0..=10).find_map(|k| {
+        let d = 1i64 << k;
+        let p = f * d as f64;
+        (p.fract() == 0.0 && p < (1u64 << 40) as f64).then_some((p as i64, d))
+    })
+}
+
+impl Sym<'_> {
+    /// An int argument given as a list of ints, as varargs, or as one int.
+    fn int_list(&self, a: &Arg) -> Option<Vec<SymExpr>> {
+        match a {
+            Arg::Tuple(items) | Arg::List(items) => items.iter().map(|i| self.int(i)).collect(),
+            other => Some(vec![self.int(other)?]),
+        }
+    }
+
+    /// The result sizes of a [`Shaped`] op, with the relations they rely on.
+    pub(super) fn shaped(
+        &self,
+        op: Shaped,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) -> Result<Vec<Dim>, InferError> {
+        let unsupported = || InferError::Unsupported;
+        let tensor = |a: Option<&Arg>| a.and_then(|a| self.tensor(a)).ok_or_else(unsupported);
+        match op {
+            // `x.repeat(r0, r1, ...)`: the repeats may outnumber the dims (leading ones are
+            // new); each size is the (padded) input size times its repeat.
+            Shaped::Repeat => {
+                let x = tensor(args.first())?;
+                let repeats: Vec<SymExpr> = match (&args[1..], kwargs) {
+                    ([one], []) => self.int_list(one).ok_or_else(unsupported)?,
+                    (items, []) if !items.is_empty() => items
+                        .iter()
+                        .map(|a| self.int(a))
+                        .collect::<Option<_>>()
+                        .ok_or_else(unsupported)?,
+                    ([], _) => {
+                        let slots = bind(REPEAT, args, kwargs)?;
+                        self.int_list(slots[1].ok_or_else(unsupported)?)
+                            .ok_or_else(unsupported)?
+                    }
+                    _ => return Err(unsupported()),
+                };
+                if repeats.len() < x.ndim() {
+                    return Err(unsupported());
+                }
+                let lead = repeats.len() - x.ndim();
+                let mut sizes = Vec::new();
+                for (i, r) in repeats.iter().enumerate() {
+                    at_least(r, 0, rels);
+                    let size = if i < lead {
+                        r.clone()
+                    } else {
+                        x.sizes[i - lead].expr().mul(r)
+                    };
+                    sizes.push(Dim::from_expr(size));
+                }
+                Ok(sizes)
+            }
+            // `x.unflatten(dim, sizes)`: `dim` becomes `sizes` (one of them may be -1, the
+            // size over the others' product, which must divide it).
+            Shaped::Unflatten => {
+                let slots = bind(UNFLATTEN, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let d = crate::infer::wrap_dim(const_int(slots[1], i64::MIN)?, x.ndim())?;
+                let parts = self
+                    .int_list(slots[2].ok_or_else(unsupported)?)
+                    .ok_or_else(unsupported)?;
+                let n = x.sizes[d].expr();
+                let hole = parts.iter().position(|p| p.as_const() == Some(-1));
+                let mut product = SymExpr::constant(1);
+                for (i, p) in parts.iter().enumerate() {
+                    if Some(i) != hole {
+                        if p.as_const().is_some_and(|c| c < 0) {
+                            return Err(unsupported());
+                        }
+                        product = product.mul(p);
+                    }
+                }
+                let mut new: Vec<SymExpr> = parts.clone();
+                match hole {
+                    Some(i) => {
+                        if self.hint(&product).is_none_or(|h| h <= 0) {
+                            return Err(unsupported());
+                        }
+                        let rest = n.modulo(&product);
+                        if rest.as_const() != Some(0) {
+                            rels.push(Relation::new(rest, RelOp::Eq, SymExpr::constant(0)));
+                        }
+                        new[i] = n.floordiv(&product);
+                    }
+                    None => {
+                        let r = Relation::new(product, RelOp::Eq, n);
+                        if r.decided() != Some(true) {
+                            rels.push(r);
+                        }
+                    }
+                }
+                let mut sizes: Vec<Dim> = x.sizes[..d].to_vec();
+                sizes.extend(new.into_iter().map(Dim::from_expr));
+                sizes.extend(x.sizes[d + 1..].iter().cloned());
+                Ok(sizes)
+            }
+            // `x.unfold(dim, size, step)`: `(n - size) // step + 1` windows along `dim` and a
+            // new last dim of `size`; torch raises unless the window fits (guarded).
+            Shaped::Unfold => {
+                let slots = bind(UNFOLD, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                if x.ndim() == 0 {
+                    return Err(unsupported());
+                }
+                let d = crate::infer::wrap_dim(const_int(slots[1], i64::MIN)?, x.ndim())?;
+                let size = slots[2].and_then(|a| self.int(a)).ok_or_else(unsupported)?;
+                let step = const_int(slots[3], i64::MIN)?;
+                if step <= 0 {
+                    return Err(unsupported());
+                }
+                let n = x.sizes[d].expr();
+                let room = n.sub(&size);
+                if self.hint(&room).is_none_or(|h| h < 0) {
+                    return Err(unsupported());
+                }
+                at_least(&room, 0, rels);
+                at_least(&size, 0, rels);
+                let windows = if step == 1 {
+                    room.add_const(1)
+                } else {
+                    room.floordiv(&SymExpr::constant(step)).add_const(1)
+                };
+                let mut sizes = x.sizes.clone();
+                sizes[d] = Dim::from_expr(windows);
+                sizes.push(Dim::from_expr(size));
+                Ok(sizes)
+            }
+            // `diagonal(x, offset, dim1, dim2)`: both dims go, a last one of the diagonal's
+            // length comes: the shorter side after the offset, never below zero (guarded).
+            Shaped::Diagonal => {
+                let slots = bind(DIAGONAL, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let offset = const_int(slots[1], 0)?;
+                let d1 = crate::infer::wrap_dim(const_int(slots[2], 0)?, x.ndim())?;
+                let d2 = crate::infer::wrap_dim(const_int(slots[3], 1)?, x.ndim())?;
+                if d1 == d2 {
+                    return Err(unsupported());
+                }
+                let (a, b) = (x.sizes[d1].expr(), x.sizes[d2].expr());
+                let (a, b) = if offset >= 0 {
+                    (a, b.add_const(-offset))
+                } else {
+                    (a.add_const(offset), b)
+                };
+                let (ha, hb) = (
+                    self.hint(&a).ok_or_else(unsupported)?,
+                    self.hint(&b).ok_or_else(unsupported)?,
+                );
+                // `min` where the order is not the same for every size (torch's `sym_min`:
+                // wide and tall matrices share the graph); every symbol is at least 1.
+                let length = a.min_with(&b, &|_| 1);
+                // A length clamped at 0 is a size no formula here gives: left to specialize.
+                if ha.min(hb) < 1 {
+                    return Err(unsupported());
+                }
+                at_least(&length, 0, rels);
+                let mut sizes: Vec<Dim> = (0..x.ndim())
+                    .filter(|&i| i != d1 && i != d2)
+                    .map(|i| x.sizes[i].clone())
+                    .collect();
+                sizes.push(Dim::from_expr(length));
+                Ok(sizes)
+            }
+            // `torch.arange(start, end, step)`: `ceil((end - start) / step)` values, a
+            // positive count guarded (torch raises for bounds against the step's sign).
+            Shaped::Arange => {
+                let ints: Vec<&Arg> = args.iter().collect();
+                let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, a)| a);
+                let (start, end, step) = match ints.as_slice() {
+                    [] => (kw("start"), kw("end"), kw("step")),
+                    [e] => (kw("start"), Some(*e), kw("step")),
+                    [s, e] => (Some(*s), Some(*e), kw("step")),
+                    [s, e, st] => (Some(*s), Some(*e), Some(*st)),
+                    _ => return Err(unsupported()),
+                };
+                let expr = |a: Option<&Arg>, default: i64| match a {
+                    None => Some(SymExpr::constant(default)),
+                    Some(a) => self.int(a),
+                };
+                let start = expr(start, 0).ok_or_else(unsupported)?;
+                let end = end.and_then(|a| self.int(a)).ok_or_else(unsupported)?;
+                let step = const_int(step, 1)?;
+                if step == 0 {
+                    return Err(unsupported());
+                }
+                let span = if step > 0 {
+                    end.sub(&start)
+                } else {
+                    start.sub(&end)
+                };
+                if self.hint(&span).is_none_or(|h| h < 1) {
+                    return Err(unsupported());
+                }
+                at_least(&span, 1, rels);
+                let k = step.abs();
+                let count = if k == 1 {
+                    span
+                } else {
+                    span.add_const(k - 1).floordiv(&SymExpr::constant(k))
+                };
+                Ok(vec![Dim::from_expr(count)])
+            }
+            // `torch.eye(n, m=n)`.
+            Shaped::Eye => {
+                let n = args
+                    .first()
+                    .and_then(|a| self.int(a))
+                    .ok_or_else(unsupported)?;
+                let m = match args
+                    .get(1)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "m").map(|(_, a)| a))
+                {
+                    None | Some(Arg::None) => n.clone(),
+                    Some(a) => self.int(a).ok_or_else(unsupported)?,
+                };
+                if args.len() > 2 || bind(EYE, &args[..args.len().min(2)], &[]).is_err() {
+                    return Err(unsupported());
+                }
+                at_least(&n, 0, rels);
+                at_least(&m, 0, rels);
+                Ok(vec![Dim::from_expr(n), Dim::from_expr(m)])
+            }
+            // `F.interpolate(x, size=...)` gives the spatial sizes; `scale_factor=f` gives
+            // `floor(s * f)` each (torch's rule without `recompute_scale_factor`), exact for a
+            // factor that is a fraction over a power of two.
+            Shaped::Interpolate => {
+                let slots = bind(INTERPOLATE, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                if x.ndim() < 3 {
+                    return Err(unsupported());
+                }
+                let spatial = x.ndim() - 2;
+                let mut sizes: Vec<Dim> = x.sizes[..2].to_vec();
+                match (slots[1], slots[2]) {
+                    (Some(size), None | Some(Arg::None)) if !matches!(size, Arg::None) => {
+                        let out = self.int_list(size).ok_or_else(unsupported)?;
+                        let out = match out.len() {
+                            1 => vec![out[0].clone(); spatial],
+                            k if k == spatial => out,
+                            _ => return Err(unsupported()),
+                        };
+                        for o in out {
+                            at_least(&o, 1, rels);
+                            sizes.push(Dim::from_expr(o));
+                        }
+                    }
+                    (None | Some(Arg::None), Some(scale)) => {
+                        if !matches!(slots[5], None | Some(Arg::None) | Some(Arg::Bool(false))) {
+                            return Err(unsupported());
+                        }
+                        let factor = |a: &Arg| match a {
+                            Arg::Int(v) => dyadic(*v as f64),
+                            Arg::Float(f) => dyadic(*f),
+                            _ => None,
+                        };
+                        let factors: Vec<(i64, i64)> = match scale {
+                            Arg::Tuple(items) | Arg::List(items) => {
+                                items.iter().map(factor).collect::<Option<_>>()
+                            }
+                            one => factor(one).map(|f| vec![f; spatial]),
+                        }
+                        .ok_or_else(unsupported)?;
+                        if factors.len() != spatial {
+                            return Err(unsupported());
+                        }
+                        for (d, (p, q)) in factors.into_iter().enumerate() {
+                            let s = x.sizes[2 + d].expr().mul_const(p);
+                            let o = if q == 1 {
+                                s
+                            } else {
+                                s.floordiv(&SymExpr::constant(q))
+                            };
+                            at_least(&o, 1, rels);
+                            sizes.push(Dim::from_expr(o));
+                        }
+                    }
+                    _ => return Err(unsupported()),
+                }
+                Ok(sizes)
+            }
+        }
+    }
+
+    /// Stride candidates of a [`Shaped`] op's result beyond the input's and the contiguous
+    /// ones: an unfold's window step (`stride * step`), a diagonal's (`stride1 + stride2`),
+    /// the parts an unflatten splits a dim into. Each is checked at every probe point.
+    pub(super) fn shaped_strides(
+        &self,
+        op: Shaped,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        sizes: &[Dim],
+    ) -> Vec<SymExpr> {
+        let Some(x) = args.first().and_then(|a| self.tensor(a)) else {
+            return Vec::new();
+        };
+        match op {
+            Shaped::Unfold => {
+                let step = bind(UNFOLD, args, kwargs)
+                    .ok()
+                    .and_then(|s| const_int(s[3], 1).ok())
+                    .unwrap_or(1);
+                x.strides.iter().map(|s| s.expr().mul_const(step)).collect()
+            }
+            Shaped::Diagonal => {
+                let mut out = Vec::new();
+                for (i, a) in x.strides.iter().enumerate() {
+                    for b in &x.strides[i + 1..] {
+                        out.push(a.expr().add(&b.expr()));
+                    }
+                }
+                out
+            }
+            Shaped::Unflatten => self.split_strides(args, sizes),
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::{Arg, Graph, Target};
+    use crate::infer::symbolic::tests::{s, strided_input};
+    use crate::infer::symbolic::{evaluate, infer_symbolic, Symbols};
+    use crate::infer::{InferCtx, InferError};
+    use crate::meta::{DType, Device, NodeMeta, TensorMeta};
+    use crate::sym::Relation;
+
+    /// Sizes and strides at a point.
+    type Layout = (Vec<i64>, Vec<i64>);
+
+    /// `target(args)` over one `[s0, s1]` input with hints `[5, 9]`, checked by `eval` (torch's
+    /// arithmetic for the op, written out: sizes and strides at a point).
+    fn infer(
+        target: Target,
+        extra: Vec<Arg>,
+        eval: &dyn Fn(&[i64]) -> Layout,
+    ) -> Result<(NodeMeta, Vec<Relation>), InferError> {
+        let mut g = Graph::new();
+        let x = strided_input(&mut g, vec![s(0), s(1)], None);
+        let mut args = vec![Arg::Node(x)];
+        args.extend(extra);
+        let external = |pt: &[i64]| -> Result<NodeMeta, InferError> {
+            let (sizes, strides) = eval(pt);
+            if sizes.iter().any(|&v| v < 0) {
+                return Err(InferError::Invalid("negative".into()));
+            }
+            let mut t = TensorMeta::contiguous(DType::Float32, Device::cpu(), &sizes);
+            t.strides = strides.into_iter().map(crate::meta::Dim::Known).collect();
+            Ok(NodeMeta::Tensor(t))
+        };
+        infer_symbolic(
+            &InferCtx::default(),
+            &g,
+            &target,
+            &args,
+            &[],
+            Symbols {
+                hints: &[5, 9],
+                external: Some(&external),
+                pinned: &[],
+                same: &[],
+                shift: &[],
+                admits: None,
+                autocast: false,
+                oblivious: &[],
+            },
+        )
+    }
+
+    fn at(m: &NodeMeta, p: &[i64]) -> Layout {
+        let t = evaluate(m, p).unwrap();
+        let t = t.tensor().unwrap();
+        (t.known_sizes().unwrap(), t.known_strides().unwrap())
+    }
+
+    /// `x.unfold(1, 3, 2)`: `(s1 - 3) // 2 + 1` windows strided by twice the row's step, the
+    /// window fitting guarded.
+    #[test]
+    fn unfold_windows_are_a_floor_division() {
+        let eval = |p: &[i64]| {
+            (
+                vec![p[0], (p[1] - 3).div_euclid(2) + 1, 3],
+                vec![p[1], 2, 1],
+            )
+        };
+        let target = Target::Method("unfold".into());
+        let args = vec![Arg::Int(1), Arg::Int(3), Arg::Int(2)];
+        let (m, rels) = infer(target, args, &eval).unwrap();
+        for p in [[5, 9], [2, 3], [7, 4], [3, 20]] {
+            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
+        }
+        assert_eq!(rels.len(), 1, "{rels:?}");
+        assert_eq!(rels[0].eval(&|k| [5, 2][k as usize]), Some(false));
+    }
+
+    /// `torch.diagonal(x)` of a wide or tall matrix: the shorter side, a `min` valid for both
+    /// (no guard on which side is shorter).
+    #[test]
+    fn diagonal_length_is_a_min_of_the_sides() {
+        let eval = |p: &[i64]| (vec![p[0].min(p[1])], vec![p[1] + 1]);
+        let target = Target::Function("torch.diagonal".into());
+        let (m, rels) = infer(target, vec![], &eval).unwrap();
+        for p in [[5, 9], [9, 5], [2, 2], [30, 7]] {
+            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
+        }
+        assert!(
+            rels.iter()
+                .all(|r| r.eval(&|k| [9, 5][k as usize]) == Some(true)),
+            "{rels:?}"
+        );
+    }
+
+    /// `x.repeat(3, 2, 1)`: a new leading dim of 3, then each size times its repeat.
+    #[test]
+    fn repeat_multiplies_sizes() {
+        let eval = |p: &[i64]| (vec![3, p[0] * 2, p[1]], vec![p[0] * 2 * p[1], p[1], 1]);
+        let target = Target::Method("repeat".into());
+        let args = vec![Arg::Int(3), Arg::Int(2), Arg::Int(1)];
+        let (m, _) = infer(target, args, &eval).unwrap();
+        for p in [[5, 9], [2, 3], [11, 4]] {
+            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
+        }
+    }
+
+    /// A wrong rule is caught: the concrete evaluation disagrees at a probe point, and the
+    /// answer is `Unsupported` (the op specializes), never a guess.
+    #[test]
+    fn an_answer_torch_disagrees_with_is_refused() {
+        let eval = |p: &[i64]| (vec![p[0], p[1] - 1, 2], vec![p[1], 1, 1]);
+        let target = Target::Method("unfold".into());
+        let args = vec![Arg::Int(1), Arg::Int(3), Arg::Int(1)];
+        assert!(matches!(
+            infer(target, args, &eval),
+            Err(InferError::Unsupported)
+        ));
+    }
+}
