@@ -398,3 +398,100 @@ def causal_mask_with_cache_position_like_llama(input_ids, pad):
         position_ids,
         torch.ones_like(input_ids[0, :], dtype=torch.int64).cumsum(0) - 1,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# transformers' own classes (the library is in the venv; left out where it is not)
+
+try:
+    from transformers import masking_utils as mu
+    from transformers.activations import ACT2FN
+    from transformers.generation import logits_process as lp
+    from transformers.generation import stopping_criteria as sc
+    from transformers.pytorch_utils import apply_chunking_to_forward
+
+    @case(logits_and_ids)
+    def hf_logits_processor_list_sampling_warpers(scores, input_ids):
+        processors = lp.LogitsProcessorList(
+            [
+                lp.RepetitionPenaltyLogitsProcessor(1.2),
+                lp.TemperatureLogitsWarper(0.7),
+                lp.TopKLogitsWarper(top_k=5),
+                lp.TopPLogitsWarper(top_p=0.9),
+            ]
+        )
+        return processors(input_ids, scores)
+
+    @case(logits_and_ids)
+    def hf_min_p_typical_epsilon_warpers(scores, input_ids):
+        out = lp.MinPLogitsWarper(min_p=0.1)(input_ids, scores)
+        out = lp.EpsilonLogitsWarper(epsilon=3e-2)(input_ids, out)
+        return out, lp.TypicalLogitsWarper(mass=0.8)(input_ids, scores)
+
+    @case(
+        logits_and_ids,
+        breadth="a user object read from the frame is guarded by identity (ID_MATCH): "
+        "ForcedEOSTokenLogitsProcessor.__init__ breaks on `(eos_token_id < 0).any()`, and its "
+        "frame (guarding L['self']) and the caller's resume function (guarding the new "
+        "instance on its stack) recompile for the fresh instance of every call; torch.compile "
+        "guards such objects by type",
+    )
+    def hf_min_length_and_suppress_tokens(scores, input_ids):
+        out = lp.MinLengthLogitsProcessor(min_length=8, eos_token_id=2)(
+            input_ids, scores
+        )
+        out = lp.SuppressTokensLogitsProcessor([0, 4])(input_ids, out)
+        return lp.ForcedEOSTokenLogitsProcessor(max_length=6, eos_token_id=[3])(
+            input_ids, out
+        )
+
+    @case(logits_and_ids)
+    def hf_stopping_criteria_list(scores, input_ids):
+        criteria = sc.StoppingCriteriaList(
+            [
+                sc.MaxLengthCriteria(max_length=6),
+                sc.EosTokenCriteria(eos_token_id=[3, 7]),
+            ]
+        )
+        return criteria(input_ids, scores), criteria.max_length
+
+    @case(x_tokens)
+    def hf_act2fn_lookup_in_forward(x):
+        return [ACT2FN[name](x) for name in ("gelu_new", "silu", "quick_gelu", "relu")]
+
+    @case(x_tokens)
+    def hf_eager_mask_sliding_and_padding(x):
+        pad = x[..., 0] > -1.0
+        pad[:, -1] = True
+        fn = mu.and_masks(
+            mu.sliding_window_causal_mask_function(3), mu.padding_mask_function(pad)
+        )
+        n = x.shape[1]
+        return mu.eager_mask(
+            x.shape[0], n, n, mask_function=fn, dtype=torch.float32
+        ), mu.sdpa_mask(
+            x.shape[0], n, n, attention_mask=pad, allow_is_causal_skip=False
+        )
+
+    class ChunkedFF(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ff = nn.Linear(8, 8)
+            self.chunk_size_feed_forward = 2
+            self.seq_len_dim = 1
+
+        def feed_forward_chunk(self, h):
+            return self.ff(h).relu()
+
+        def forward(self, x):
+            return apply_chunking_to_forward(
+                self.feed_forward_chunk,
+                self.chunk_size_feed_forward,
+                self.seq_len_dim,
+                x,
+            )
+
+    register("hf_apply_chunking_to_forward", ChunkedFF, x_tokens, module=True)
+
+except ImportError:
+    pass

@@ -1,11 +1,11 @@
 """Issue 14, session 28 (breadth28): library idioms as the libraries write them, by hand (no
-import of the library itself unless it is in the venv; transformers' generation utilities are in
-``cases_generation_idioms``): timm's blocks (``DropPath``, ``LayerScale``, ``nn.Identity`` swaps, ``to_2tuple``, ``make_divisible``,
-activation and norm factories built with ``functools.partial``, a ``str`` enum format), torchvision's
-transforms v2 functionals on plain tensors, einops-style reshapes written by hand (a pattern
-parser over ``str`` methods, ``pack``/``unpack``), dataclass configs (``replace``, ``asdict``,
-``__post_init__``, ``field(default_factory=...)``), and diffusers/BLOOM position helpers. Each must
-give eager's values in no more graphs than torch.compile (``STRICT_BREADTH``)."""
+import of the library itself unless it is in the venv): timm's blocks (``DropPath``,
+``LayerScale``, ``nn.Identity`` swaps, ``to_2tuple``, ``make_divisible``, activation and norm
+factories built with ``functools.partial``, a ``str`` enum format), torchvision's transforms v2
+functionals on plain tensors, forward-only module classes built in the frame. transformers'
+generation utilities are in ``cases_generation_idioms``, hand-written helpers (einops-style
+reshapes, dataclass configs, position helpers) in ``cases_library_helpers``. Each must give
+eager's values in no more graphs than torch.compile (``STRICT_BREADTH``)."""
 
 # The programs spell these idioms as the library writes them, on purpose:
 # ruff: noqa: C408
@@ -13,11 +13,9 @@ give eager's values in no more graphs than torch.compile (``STRICT_BREADTH``).""
 from __future__ import annotations
 
 import collections.abc
-import dataclasses
 import enum
 import functools
 import itertools
-import math
 
 import torch
 import torch.nn.functional as F
@@ -442,9 +440,10 @@ try:
 
     @case(
         x_uint8_img,
-        breadth="transforms built in the frame: an nn.Module subclass's __init__ "
-        "(torch.nn.Module.__init__'s super().__setattr__) is not traced; torch.compile builds "
-        "them in its graph",
+        breadth="transforms built in the frame: inside torchvision's Transform.__init__, "
+        "torch.nn.Module.__init__'s super().__setattr__ breaks the graph (a user module class "
+        "with its own __init__ is built in the graph: module_class_with_own_init_built_in_frame); "
+        "torch.compile builds them in its graph",
     )
     def tv2_compose_of_deterministic_transforms(img):
         pipeline = T.Compose(
@@ -466,203 +465,33 @@ except ImportError:  # torchvision is optional: the cases are left out
 
 
 # ---------------------------------------------------------------------------------------------
-# einops-style helpers written by hand
+# module classes built in the frame (transformers' `ACT2FN[name]` builds the class on each read)
 
 
-def _parse_side(side):
-    """'b n (h d)' -> [['b'], ['n'], ['h', 'd']]"""
-    groups, current, depth = [], None, 0
-    for tok in side.replace("(", " ( ").replace(")", " ) ").split():
-        if tok == "(":
-            depth += 1
-            current = []
-        elif tok == ")":
-            depth -= 1
-            groups.append(current)
-            current = None
-        elif current is not None:
-            current.append(tok)
-        else:
-            groups.append([tok])
-    assert depth == 0, f"unbalanced pattern {side!r}"
-    return groups
+class Swish(nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
 
 
-def rearrange(x, pattern: str, **sizes):
-    left, right = (s.strip() for s in pattern.split("->"))
-    lhs, rhs = _parse_side(left), _parse_side(right)
-    known = dict(sizes)
-    for group, dim in zip(lhs, x.shape):
-        unknown = [a for a in group if a not in known]
-        if len(unknown) == 1:
-            known[unknown[0]] = dim // math.prod(known[a] for a in group if a in known)
-    flat = [a for g in lhs for a in g]
-    x = x.reshape([known[a] for a in flat])
-    x = x.permute([flat.index(a) for g in rhs for a in g])
-    return x.reshape([math.prod(known[a] for a in g) for g in rhs])
+class DoubledSoftmax(nn.Softmax):
+    def forward(self, x):
+        return super().forward(x * 2)
 
 
 @case(x_tokens)
-def einops_rearrange_heads_by_hand(x):
-    heads = rearrange(x, "b n (h d) -> b h n d", h=2)
-    back = rearrange(heads, "b h n d -> b n (h d)")
-    return heads, torch.equal(back, x)
+def forward_only_module_classes_built_in_frame(x):
+    return Swish()(x), DoubledSoftmax(dim=-1)(x), type(Swish()).__name__
 
 
-@case(x_img)
-def einops_rearrange_patches_by_hand(x):
-    return rearrange(x, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=4, p2=4)
+class Scale(nn.Module):
+    def __init__(self, s):
+        super().__init__()
+        self.s = s
 
-
-def pack(tensors, pattern="b *"):
-    assert pattern == "b *"
-    shapes = [t.shape[1:] for t in tensors]
-    return torch.cat([t.reshape(t.shape[0], -1) for t in tensors], dim=1), shapes
-
-
-def unpack(packed, shapes):
-    sizes = [math.prod(s) for s in shapes]
-    return [
-        p.reshape(packed.shape[0], *s)
-        for p, s in zip(packed.split(sizes, dim=1), shapes)
-    ]
-
-
-@case(x_img, xfail_inductor=VIEW_OF_INTERMEDIATE)
-def einops_pack_unpack_by_hand(x):
-    cls = x[:, :, 0, 0]
-    packed, shapes = pack([cls, x, x.mean(1)])
-    a, b, c = unpack(packed * 2, shapes)
-    return a, b, c, [tuple(s) for s in shapes]
+    def forward(self, x):
+        return x * self.s
 
 
 @case(x_tokens)
-def einops_repeat_and_reduce_by_hand(x):
-    r = 3
-    rep = x.unsqueeze(1).expand(-1, r, -1, -1)
-    reduced = functools.reduce(torch.maximum, rep.unbind(1))
-    return rep.reshape(-1, *x.shape[1:]), reduced
-
-
-# ---------------------------------------------------------------------------------------------
-# dataclass configs
-
-
-@dataclasses.dataclass(frozen=True)
-class BlockConfig:
-    dim: int = 8
-    heads: int = 2
-    mlp_ratio: float = 2.0
-    act: str = "gelu_tanh"
-    layer_types: tuple = ("full", "sliding")
-    head_dim: int = dataclasses.field(init=False)
-
-    def __post_init__(self):
-        if self.dim % self.heads:
-            raise ValueError("dim must divide by heads")
-        object.__setattr__(self, "head_dim", self.dim // self.heads)
-
-
-CFG = BlockConfig()
-
-
-@case(x_tokens)
-def frozen_dataclass_config_post_init(x):
-    cfg = CFG
-    b, n, _ = x.shape
-    q = x.view(b, n, cfg.heads, cfg.head_dim).transpose(1, 2)
-    hidden = int(cfg.dim * cfg.mlp_ratio)
-    act = get_act_layer(cfg.act)()
-    return act(q).sum(-1), hidden, cfg.layer_types.count("full")
-
-
-@case(x_tokens)
-def dataclass_replace_and_asdict_in_frame(x):
-    cfg = dataclasses.replace(CFG, heads=4)
-    d = dataclasses.asdict(cfg)
-    q = x.view(x.shape[0], x.shape[1], cfg.heads, -1)
-    return q.shape, sorted(d), d["head_dim"], cfg == CFG, cfg.head_dim
-
-
-@case(x_tokens)
-def dataclass_config_built_in_frame_with_defaults(x):
-    cfg = BlockConfig(dim=x.shape[-1], heads=4, layer_types=("full",) * 3)
-    try:
-        BlockConfig(dim=6, heads=4)
-    except ValueError as e:
-        err = e.args[0]
-    return (
-        x.reshape(*x.shape[:2], cfg.heads, cfg.head_dim).mean(-1),
-        err,
-        len(cfg.layer_types),
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# position helpers of diffusers and BLOOM
-
-
-def get_timestep_embedding(
-    timesteps,
-    embedding_dim,
-    flip_sin_to_cos=False,
-    downscale_freq_shift=1,
-    scale=1,
-    max_period=10000,
-):
-    assert len(timesteps.shape) == 1, "Timesteps should be a 1d-array"
-    half_dim = embedding_dim // 2
-    exponent = -math.log(max_period) * torch.arange(
-        0, half_dim, dtype=torch.float32, device=timesteps.device
-    )
-    exponent = exponent / (half_dim - downscale_freq_shift)
-    emb = torch.exp(exponent)
-    emb = timesteps[:, None].float() * emb[None, :]
-    emb = scale * emb
-    emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=-1)
-    if flip_sin_to_cos:
-        emb = torch.cat([emb[:, half_dim:], emb[:, :half_dim]], dim=-1)
-    if embedding_dim % 2 == 1:
-        emb = torch.nn.functional.pad(emb, (0, 1, 0, 0))
-    return emb
-
-
-@case(lambda r: (r.randint(0, 1000, 4),))
-def diffusers_timestep_embedding(t):
-    return get_timestep_embedding(t, 9, flip_sin_to_cos=True), get_timestep_embedding(
-        t, 8, downscale_freq_shift=0
-    )
-
-
-def get_alibi_slopes(n):
-    def get_slopes_power_of_2(n):
-        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
-        ratio = start
-        return [start * ratio**i for i in range(n)]
-
-    if math.log2(n).is_integer():
-        return get_slopes_power_of_2(n)
-    closest_power_of_2 = 2 ** math.floor(math.log2(n))
-    return (
-        get_slopes_power_of_2(closest_power_of_2)
-        + get_alibi_slopes(2 * closest_power_of_2)[0::2][: n - closest_power_of_2]
-    )
-
-
-@case(x_tokens)
-def bloom_alibi_slopes_recursive(x):
-    t = x.shape[1]
-    slopes = torch.tensor(get_alibi_slopes(6))
-    pos = torch.arange(t)
-    return slopes[:, None, None] * (pos[None, :] - pos[:, None]).float()[None] + x.sum()
-
-
-@case(x_tokens)
-def meta_llama_rope_view_as_complex(x):
-    _, t, d = x.shape
-    freqs = 1.0 / (10000 ** (torch.arange(0, d, 2)[: (d // 2)].float() / d))
-    freqs = torch.outer(torch.arange(t, dtype=torch.float32), freqs)
-    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)
-    xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
-    out = torch.view_as_real(xc * freqs_cis[None]).flatten(2)
-    return out.type_as(x)
+def module_class_with_own_init_built_in_frame(x):
+    return Scale(0.5)(x)
