@@ -478,7 +478,15 @@ class DoubledSoftmax(nn.Softmax):
         return super().forward(x * 2)
 
 
-@case(x_tokens)
+FORWARD_ONLY_GAP = (
+    "a module class with no __init__ of its own built in the frame breaks at the call "
+    "(a trace-time instance, as torch.nn layers get, would be shared by every call: a "
+    "forward that writes self.x would see the previous call's value); torch.compile builds "
+    "it in its graph"
+)
+
+
+@case(x_tokens, breadth=FORWARD_ONLY_GAP)
 def forward_only_module_classes_built_in_frame(x):
     return Swish()(x), DoubledSoftmax(dim=-1)(x), type(Swish()).__name__
 
@@ -495,3 +503,18 @@ class Scale(nn.Module):
 @case(x_tokens)
 def module_class_with_own_init_built_in_frame(x):
     return Scale(0.5)(x)
+
+
+class CountingForward(nn.Module):
+    """A forward that keeps state on its instance: each instance built in the frame starts at 0."""
+
+    def forward(self, x):
+        self.calls = getattr(self, "calls", 0) + 1
+        return x * self.calls
+
+
+@case(x_tokens, breadth=FORWARD_ONLY_GAP)
+def forward_only_module_class_writing_self_built_in_frame(x):
+    m = CountingForward()
+    y = m(x)
+    return y, m(x), m.calls

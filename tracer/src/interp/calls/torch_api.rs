@@ -10,8 +10,6 @@
 //!   and draws nothing from the RNG; the instance is then a constant of the graph and its
 //!   `forward` is inlined. A layer with weights (`nn.Linear`) draws its initialisation from the
 //!   global RNG on every call, which a trace-time constant cannot repeat: that breaks the graph.
-//!   A user subclass whose construction runs only torch.nn's code (no `__init__` or `__new__`
-//!   of its own: transformers' activation classes) is built the same way.
 //! - `torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)` with the default
 //!   `context_fn`: `fn(*args)`
 //!   traced in place, as torch.compile traces it into its graph. The values and gradients are
@@ -35,30 +33,6 @@ fn check_condition_index(name: &str) -> Option<usize> {
         "_check_with" => Some(1),
         _ => None,
     }
-}
-
-/// Whether making an instance of the nn.Module subclass `cls` runs only torch.nn's code: no
-/// class of the user's in its MRO defines `__init__` or `__new__`, and the metaclass is `type`.
-/// Such a class (transformers' `NewGELUActivation`, `QuickGELUActivation`: a `forward` and
-/// nothing else) is built exactly as a torch.nn layer is, so it is built the same way: at trace
-/// time, under the same conditions (known arguments, no weights, no RNG draw).
-fn constructs_as_torch_nn(cls: &Bound<'_, PyType>) -> PyResult<bool> {
-    let py = cls.py();
-    if !cls.get_type().is(py.import("builtins")?.getattr("type")?) {
-        return Ok(false);
-    }
-    for c in cls.getattr("__mro__")?.try_iter()? {
-        let c = c?;
-        let module: String = c.getattr("__module__")?.extract().unwrap_or_default();
-        if module == "builtins" || module.starts_with("torch.nn.modules") {
-            continue;
-        }
-        let d = c.getattr("__dict__")?;
-        if d.contains("__init__")? || d.contains("__new__")? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 impl Frame<'_, '_> {
@@ -176,23 +150,19 @@ impl Frame<'_, '_> {
         kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        if !f.is_instance_of::<PyType>() {
+        if !module.starts_with("torch.nn.modules") || !f.is_instance_of::<PyType>() {
             return Ok(None);
         }
         let base = py.import("torch.nn")?.getattr("Module")?;
         let cls = f.cast::<PyType>().map_err(PyErr::from)?;
-        if !cls.is_subclass(&base)?
-            || !(module.starts_with("torch.nn.modules") || constructs_as_torch_nn(cls)?)
-        {
+        if !cls.is_subclass(&base)? {
             return Ok(None);
         }
-        let name = if module.starts_with("torch.nn.modules") {
-            format!("torch.nn.{}", cls.name()?)
-        } else {
-            format!("{module}.{}", cls.qualname()?)
-        };
+        let name = cls.name()?.to_string();
         let refuse = |why: &str| {
-            TraceError::unsupported(format!("constructing {name} inside the frame ({why})"))
+            TraceError::unsupported(format!(
+                "constructing torch.nn.{name} inside the frame ({why})"
+            ))
         };
         let Some(vals) = args.iter().map(|a| a.as_py(py)).collect::<Option<Vec<_>>>() else {
             return Err(refuse("an argument is not a constant"));
@@ -225,7 +195,7 @@ impl Frame<'_, '_> {
             Ok(m) => m,
             Err(e) => {
                 let fallback = TraceError::UserError {
-                    call: name.clone(),
+                    call: format!("torch.nn.{name}"),
                     message: e.to_string(),
                     error: e.clone_ref(py),
                 };
