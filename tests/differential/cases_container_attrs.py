@@ -309,3 +309,55 @@ def tuple_identity_copies(x):
         tuple(v for v in t) is t,
         t[::-1][::-1] is t,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Session 28 (breadth28): user containers called as functions (``__call__`` on the class)
+
+
+class Pipeline(dict):
+    """A named chain of callables that calls its items in insertion order, counting calls."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.calls = 0
+
+    def __call__(self, x, *, scale=1.0):
+        self.calls += 1
+        for name, fn in self.items():
+            x = fn(x) * scale if name.startswith("scaled") else fn(x)
+        return x
+
+
+class Chain(list):
+    def __call__(self, x):
+        for fn in self:
+            x = fn(x)
+        return x
+
+
+CHAIN = Chain([torch.tanh, lambda t: t * 2, torch.relu])
+
+
+@case(x34)
+def dict_subclass_called_in_frame(x):
+    p = Pipeline(first=torch.sigmoid)
+    p["scaled_double"] = lambda t: t * 2
+    y = p(x, scale=0.5)
+    return p(y), p.calls, list(p)
+
+
+@case(x34)
+def list_subclass_global_called(x):
+    return CHAIN(x), CHAIN(x + 1).sum(), len(CHAIN)
+
+
+def chain_input(r):
+    return (Chain([torch.sin, torch.cos]), r.randn(3, 4))
+
+
+@case(chain_input)
+def list_subclass_input_called_and_extended(chain, x):
+    out = chain(x)
+    chain.append(torch.exp)
+    return out, chain(x), len(chain)

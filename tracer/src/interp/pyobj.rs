@@ -228,6 +228,9 @@ const DISPATCHED: &[&str] = &[
     "__ne__",
     // Called by name only, by the dataclass `__init__` that the trace inlines.
     "__post_init__",
+    // Calling the instance (transformers' `LogitsProcessorList(list)`): no builtin reads it,
+    // `interp::calls` binds it to the tracker and inlines it.
+    "__call__",
 ];
 
 /// Dunders a class body defines that are not behaviour.

@@ -14,7 +14,9 @@
 //!   container's `__dict__` (`vars::container_attrs`: a tracked dict per tracker; an input's is
 //!   its real `__dict__`, written back after the graph); reads look there first, but for data
 //!   descriptors of the class (a property's setter runs in the trace);
-//! - `==`/`!=` go through a Python `__eq__`/`__ne__` of the class (a dataclass's generated one).
+//! - `==`/`!=` go through a Python `__eq__`/`__ne__` of the class (a dataclass's generated one);
+//! - calling the instance runs the class's `__call__` on the tracker (transformers'
+//!   `LogitsProcessorList` and `StoppingCriteriaList`, `list` subclasses that call their items).
 //!
 //! A class that overrides another dunder (`__iter__`, `__len__`, `__contains__`, ...),
 //! `__new__`, has a metaclass or slots, or derives from another builtin, is refused at the

@@ -258,8 +258,24 @@ impl Frame<'_, '_> {
             ("inspect", "signature", [func]) => {
                 // A signature depends on the function object (guarded by identity where it was
                 // read) and its `__signature__`/`__wrapped__`, fixed once defined.
-                let Some(func) = func.as_py(py) else {
-                    return Ok(None);
+                let func = match func {
+                    // A method bound to a tracked object (`inspect.signature(proc.__call__)` in
+                    // transformers' `LogitsProcessorList`): the signature never depends on the
+                    // receiver, so CPython's answer for the function bound to a stand-in object
+                    // is the answer (its first parameter dropped).
+                    Var::BoundMethod { func, .. } => {
+                        let Some(f) = func.as_py(py) else {
+                            return Ok(None);
+                        };
+                        let stand_in = py.import("builtins")?.getattr("object")?.call0()?;
+                        py.import("types")?
+                            .getattr("MethodType")?
+                            .call1((f, stand_in))?
+                    }
+                    _ => match func.as_py(py) {
+                        Some(f) => f,
+                        None => return Ok(None),
+                    },
                 };
                 let r = f.call1((func,)).map_err(|e| TraceError::UserError {
                     call: "inspect.signature".into(),

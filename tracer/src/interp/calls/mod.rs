@@ -220,6 +220,17 @@ impl Frame<'_, '_> {
                 self.call(*func, all, kwargs)
             }
             Var::Library(l) => self.call_library(&l, args, kwargs),
+            // A tracked instance of a user `list`/`dict` subclass called: its class's
+            // `__call__`, bound to the tracker (`user_containers`).
+            obj @ (Var::List(_) | Var::Dict(_)) => {
+                match self.user_container_override(&obj, "__call__")? {
+                    Some(m) => self.call(m, args, kwargs),
+                    None => Err(TraceError::unsupported(format!(
+                        "calling a {}",
+                        obj.type_name(py)
+                    ))),
+                }
+            }
             other => Err(TraceError::unsupported(format!(
                 "calling a {}",
                 other.type_name(py)
