@@ -123,9 +123,9 @@ pub fn compile(graph: &fx::Graph, options: &Options) -> Result<CompiledGraph, In
 
 /// [`compile`] from an already lowered graph (tests build IR directly).
 pub fn compile_ir(ir: IrGraph, options: &Options) -> Result<CompiledGraph, InductorError> {
-    if let Target::Cuda(policy) = &options.target {
+    if options.target.cpu().is_none() {
         let started = Instant::now();
-        let sched = crate::codegen::cuda::schedule(&ir, policy);
+        let sched = schedule(&ir);
         let times = PhaseTimes {
             scheduling: started.elapsed(),
             ..Default::default()
@@ -173,10 +173,7 @@ pub fn prepare(graph: &fx::Graph, options: &Options) -> Result<Prepared, Inducto
 pub fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorError> {
     let mut times = PhaseTimes::default();
     let started = Instant::now();
-    let sched = match &options.target {
-        Target::Cuda(policy) => crate::codegen::cuda::schedule(&ir, policy),
-        Target::Cpu(_) => schedule(&ir),
-    };
+    let sched = schedule(&ir);
     times.scheduling = started.elapsed();
     let started = Instant::now();
     if let Target::Cuda(policy) = &options.target {

@@ -137,17 +137,6 @@ fn node_gathers(ir: &IrGraph, n: IrNodeId) -> bool {
 }
 
 pub fn schedule(ir: &IrGraph) -> Schedule {
-    schedule_with(ir, &|_, _, _| false)
-}
-
-/// A target's veto on a fusion: whether the node at `Level` may not join kernel `Kernel` as it
-/// stands (it then starts a kernel of its own, or joins no other). The C target fuses all it can;
-/// the CUDA target keeps an element-wise stage apart from column reductions it would keep from
-/// splitting over blocks (`codegen::cuda::columns::keeps_apart`).
-pub type FusionVeto<'a> = dyn Fn(&IrGraph, &Kernel, Level) -> bool + 'a;
-
-/// [`schedule`] with a target's [`FusionVeto`].
-pub fn schedule_with(ir: &IrGraph, veto: &FusionVeto) -> Schedule {
     let nb = ir.buffers.len();
     let mut kernels: EntityVec<KernelId, Kernel> = EntityVec::new();
     let mut steps: EntityVec<StepId, Step> = EntityVec::new();
@@ -197,9 +186,6 @@ pub fn schedule_with(ir: &IrGraph, veto: &FusionVeto) -> Schedule {
                 _ => (kern.outer.clone(), kern.inner.clone()),
             };
             let level = classify(node, &outer, &inner)?;
-            if veto(ir, kern, level) {
-                return None;
-            }
             if write_back && !(level == Level::Inner && may_store_input(ir, kern, out)) {
                 return None;
             }

@@ -463,19 +463,6 @@ pub fn coef(e: &Idx, v: u32) -> Size {
 /// than along its last reduced var (a reduction over a leading dim, `x.sum(0)`): then scanning
 /// each row alone strides through memory, and rows are better processed in blocks.
 fn prefers_blocked(ir: &IrGraph, sched: &Schedule, k: &Kernel, min_rows: i64) -> bool {
-    let internal =
-        |b: BufId| sched.producer_kernel[b].is_some_and(|p| std::ptr::eq(&sched.kernels[p], k));
-    reads_blocked(ir, k, min_rows, &internal)
-}
-
-/// [`prefers_blocked`] for a kernel still being formed: `internal` says which buffers its own
-/// nodes compute (the scheduler asks before it has a [`Schedule`]).
-pub(crate) fn reads_blocked(
-    ir: &IrGraph,
-    k: &Kernel,
-    min_rows: i64,
-    internal: &dyn Fn(BufId) -> bool,
-) -> bool {
     let (no, nr) = (k.outer.len(), k.inner.len());
     // Rows of a symbolic count are blocked whatever their number (the design's step 5).
     if nr == 0 || k.outer[no - 1].as_const().is_some_and(|r| r < min_rows) {
@@ -494,7 +481,7 @@ pub(crate) fn reads_blocked(
             // a fused layer norm's four row statistics outvoted its input's reads and ran a
             // row-contiguous softmax + layer norm over `[s0, s1, s2]` blocked, each vector lane
             // a row `s2` elements from the next.)
-            if internal(b) {
+            if sched.producer_kernel[b].is_some_and(|p| std::ptr::eq(&sched.kernels[p], k)) {
                 continue;
             }
             // A load that does not move along the reduced space (a per-row value: batch norm's

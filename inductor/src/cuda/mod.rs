@@ -23,7 +23,7 @@ use crate::cache::sha256_hex;
 use crate::codegen::cuda::{self as printer, CudaKernelAbi};
 use crate::codegen::plan;
 use crate::entity::EntityVec;
-use crate::schedule::KernelId;
+use crate::schedule::{schedule, KernelId};
 use crate::target::{CudaPolicy, Target};
 use crate::InductorError;
 
@@ -114,7 +114,7 @@ pub fn compile_graph_with(
     let started = Instant::now();
     let target = Target::Cuda(policy.clone());
     let ir = crate::lower::lower_with(graph, &target, free_outputs)?;
-    let sched = printer::schedule(&ir, policy);
+    let sched = schedule(&ir);
     compile_scheduled(ir, sched, policy, cache_dir, site_dirs, started)
 }
 
@@ -340,7 +340,7 @@ pub fn check_hook(graph: &fx::Graph, cache_dir: &Path, free_outputs: &[usize]) {
                 InductorError::Nvrtc { .. } => {
                     let target = Target::Cuda(policy.clone());
                     crate::lower::lower_for(graph, &target).ok().map(|ir| {
-                        let sched = printer::schedule(&ir, &policy);
+                        let sched = schedule(&ir);
                         let plans = plan::plan(&ir, &sched, &target);
                         let inst = printer::Instances::Aligned;
                         printer::generate(&ir, &sched, &plans, &policy, inst).code

@@ -147,37 +147,6 @@ fn splittable(ir: &IrGraph, k: &Kernel) -> bool {
     })
 }
 
-/// The CUDA scheduler's [`crate::schedule::FusionVeto`]: an element-wise node (`level` inner)
-/// does not join a kernel whose reductions run as column tiles when the tiles are too few to
-/// fill the device. Fused, such a kernel cannot split its reduced space over blocks (the element
-/// stage needs every row's folded value in every block, [`splittable`]), so a few blocks walk
-/// the whole reduced space: batch norm's backward over channels-last activations (64 channels,
-/// two tiles, 200704 positions each) took 40 ms a kernel on the H100 (session 27). Apart, the
-/// reductions split and the element stage is a pointwise kernel over the whole space, at the
-/// cost of storing and reloading the row values.
-pub(crate) fn keeps_apart(ir: &IrGraph, k: &Kernel, level: Level, policy: &CudaPolicy) -> bool {
-    if level != Level::Inner || policy.split_blocks == 0 || !k.has_reduction(ir) {
-        return false;
-    }
-    let (Some(outer), Some(inner)) = (
-        crate::size::as_consts(&k.outer),
-        crate::size::as_consts(&k.inner),
-    ) else {
-        return false;
-    };
-    let (outer_n, inner_n) = (outer.iter().product::<i64>(), inner.iter().product::<i64>());
-    let tiles = ceil_div(outer_n, LANES);
-    let ty = policy.column_threads as i64;
-    let few_tiles = tiles * 4 < policy.split_blocks as i64;
-    let long = inner_n >= 2 * ty * MIN_PER_THREAD * LANES;
-    let internal = |b: BufId| {
-        k.nodes
-            .iter()
-            .any(|kn| ir.nodes[kn.node].outputs().contains(&b))
-    };
-    few_tiles && long && super::super::plan::reads_blocked(ir, k, 4, &internal)
-}
-
 /// The name of kernel `kname`'s partials of its reduction `ob`.
 fn partials(kname: &str, ob: BufId) -> String {
     format!("tf_cws_{kname}_{ob}")

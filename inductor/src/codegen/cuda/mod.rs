@@ -152,14 +152,6 @@ pub fn kernel_source(part: &str) -> String {
     format!("{PRELUDE}{part}")
 }
 
-/// The CUDA target's schedule: the scheduler's fusions less those [`columns::keeps_apart`]
-/// vetoes.
-pub fn schedule(ir: &IrGraph, policy: &CudaPolicy) -> Schedule {
-    crate::schedule::schedule_with(ir, &|ir, k, level| {
-        columns::keeps_apart(ir, k, level, policy)
-    })
-}
-
 /// The whole source: the prelude, then every kernel as `plans` planned it.
 pub fn generate(
     ir: &IrGraph,
