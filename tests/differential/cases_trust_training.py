@@ -206,6 +206,26 @@ def _prior_inputs(r):
 _train("cross_entropy_of_an_infinite_logit", PriorAdjustedLogits, inputs=_prior_inputs)
 
 
+class SliceScaledThenSummed(nn.Module):
+    """Session 28: a write into a slice of an intermediate whose gradient arrives as a
+    broadcast (the backward of ``sum``): the compiled backward's scatter took the expand's
+    strides and its copy raised on the inductor (eager, aot_eager and torch.compile train it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x, y):
+        h = self.fc(x)
+        h[: h.size(0) // 2].mul_(2)
+        loss = h.sum() + y.sum()
+        loss.backward()
+        return loss.detach(), self.fc.weight.grad.clone(), self.fc.bias.grad.clone()
+
+
+_train("slice_scaled_in_place_then_summed", SliceScaledThenSummed)
+
+
 def _step_outside_keep(m, seed):
     if seed == 1:
         m._opt.step()

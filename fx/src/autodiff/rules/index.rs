@@ -220,6 +220,11 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
             }
             Ok(r)
         }
+        // Overwritten with a constant: nothing flows back to `x` (as `copy_`'s `self`).
+        "torch.Tensor.zero_" => Ok(Vec::new()),
+        "torch.Tensor.fill_" if matches!(rest.first(), Some(Arg::Float(_) | Arg::Int(_))) => {
+            Ok(Vec::new())
+        }
         "operator.setitem" | "torch.Tensor.__setitem__" => {
             let (Some(idx), Some(v)) = (rest.first(), rest.get(1)) else {
                 return no_rule("setitem");
@@ -294,7 +299,18 @@ fn view_scatter(b: &mut Bw, args: &[Arg], g: NodeId) -> Result<Grads> {
     let mut r = Vec::new();
     if b.needs(*base) {
         let zero = b.mk("new_zeros", g, vec![ints(&[])], vec![])?;
-        let m = b.bmeta(g)?;
+        // The scatter clones its base: an incoming gradient that is an expand (the backward
+        // of a `sum`, stride 0) gives a dense clone, not the expand's strides. With those the
+        // runtime would allocate an overlapping output and the scatter's `copy_` into it fails
+        // (torch: "more than one element of the written-to tensor refers to a single memory
+        // location").
+        let mut m = b.bmeta(g)?;
+        if let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) {
+            m.strides = crate::infer::layout::preserved_strides(&sizes, &strides)
+                .into_iter()
+                .map(crate::meta::Dim::Known)
+                .collect();
+        }
         let mut a = vec![Arg::Node(g), Arg::Node(zero)];
         a.extend(steps.iter().cloned());
         let gb = b.call_with_meta(Target::Function(VIEW_SCATTER.into()), a, m);
