@@ -1,12 +1,15 @@
 """Compiled training through a write into a view of an intermediate, whose gradient reaches the
 write as a broadcast (the backward of ``sum``/``mean``: an expand, stride 0).
 
-Session 28: ``y = x @ w; y[:3].mul_(2); return y.sum()`` raised in backward on the inductor
+Session 28: ``y = x @ w; y[:3].mul_(2); return y.sum()`` (and ``index_put_``) raised in backward on the inductor
 ("more than one element of the written-to tensor refers to a single memory location", static and
 dynamic alike; eager, aot_eager and torch.compile train it). The backward rule of the
 functional scatter took its output's strides from the incoming gradient, an expand; the runtime
 allocated that overlapping layout and the scatter's copy wrote into it. The scatter clones its
-base, so its output is dense (``fx/src/autodiff/rules/index.rs::view_scatter``)."""
+base, so its output is dense (``fx/src/autodiff/rules/index.rs::written_meta``); and a host op's
+buffer never takes a layout whose elements share memory (``inductor/src/lower/fallback.rs``).
+``zero_``, ``fill_`` and ``masked_fill_`` with a number on such a view ran through torch's
+autograd (no derivative rule); they compile now."""
 
 from __future__ import annotations
 
@@ -17,6 +20,11 @@ from hypothesis import HealthCheck, given, settings
 
 import torchferro
 from torchferro import _aot
+
+
+def _setitem(v):
+    v[0] = 5.0
+
 
 VIEWS = {
     "head": lambda y: y[: y.size(0) // 2],
@@ -31,6 +39,11 @@ WRITES = {
     "zero_": lambda v: v.zero_(),
     "neg_": lambda v: v.neg_(),
     "fill_": lambda v: v.fill_(0.25),
+    "masked_fill_": lambda v: v.masked_fill_(v > 0, 0.0),
+    "index_put_": lambda v: v.index_put_(
+        (torch.tensor([0]),), torch.tensor(1.0, dtype=v.dtype)
+    ),
+    "setitem": _setitem,
 }
 REDUCE = {
     "sum": lambda y: y.sum(),
@@ -80,6 +93,11 @@ def test_a_slice_scaled_in_place_then_summed_trains_as_eager(backend, dynamic):
 @pytest.mark.parametrize("view", sorted(VIEWS))
 def test_views_written_in_place_train_as_eager_on_the_inductor(view, reduce):
     check(program(view, "mul_", reduce), "inductor", False, rows=(6,))
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_every_write_into_a_summed_intermediate_trains_as_eager(write):
+    check(program("head", write, "sum"), "inductor", False, rows=(6,))
 
 
 @settings(

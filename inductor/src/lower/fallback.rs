@@ -324,6 +324,17 @@ impl Lowerer<'_> {
             let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) else {
                 return Err(unsupported("symbolic sizes".into()));
             };
+            // A layout whose elements share memory (an expand's stride 0) is not one a fresh
+            // result can be copied into: where the host's result differs from it, the copy
+            // raises (torch: "more than one element of the written-to tensor refers to a
+            // single memory location"). Such a buffer is dense; an op that does return the
+            // expand is copied into it (session 28: the compiled backward's scatter of a
+            // `sum`'s gradient).
+            let strides = if fx::infer::layout::has_internal_overlap(&sizes, &strides) {
+                fx::infer::layout::preserved_strides(&sizes, &strides)
+            } else {
+                strides
+            };
             // Pooling and friends keep a channels-last input's layout.
             let strides = if self.channels_last
                 && sizes.len() == 4

@@ -225,6 +225,23 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
         "torch.Tensor.fill_" if matches!(rest.first(), Some(Arg::Float(_) | Arg::Int(_))) => {
             Ok(Vec::new())
         }
+        // Filled with a number where `mask` holds: those positions take nothing back.
+        "torch.Tensor.masked_fill_"
+            if matches!(
+                rest.get(1),
+                Some(Arg::Float(_) | Arg::Int(_) | Arg::Bool(_))
+            ) =>
+        {
+            let Some(mask) = rest.first() else {
+                return no_rule("masked_fill_");
+            };
+            let mask = b.map_arg(mask);
+            let mut r = Vec::new();
+            if b.needs(x) {
+                r.push((x, b.m("masked_fill", g, vec![mask, Arg::Float(0.0)])?));
+            }
+            Ok(r)
+        }
         "operator.setitem" | "torch.Tensor.__setitem__" => {
             let (Some(idx), Some(v)) = (rest.first(), rest.get(1)) else {
                 return no_rule("setitem");
@@ -250,6 +267,22 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
     }
 }
 
+/// The layout of `g` written at some positions (`view_scatter`, `written_backward`): a clone
+/// of `g`, dense even where `g` is an expand (the backward of a `sum`, stride 0). With the
+/// expand's strides the runtime allocated an overlapping output and the write into it raised
+/// (torch: "more than one element of the written-to tensor refers to a single memory
+/// location"; session 28).
+fn written_meta(b: &Bw, g: NodeId) -> Result<TensorMeta> {
+    let mut m = b.bmeta(g)?;
+    if let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) {
+        m.strides = crate::infer::layout::preserved_strides(&sizes, &strides)
+            .into_iter()
+            .map(crate::meta::Dim::Known)
+            .collect();
+    }
+    Ok(m)
+}
+
 /// `x[index] = values` (or `index_put` with `accumulate`): `x` gets `g` zeroed at `index`
 /// (all of `g` when accumulating), `values` gets `g[index]` summed to its shape.
 fn written(
@@ -265,7 +298,7 @@ fn written(
         let gx = if accumulate {
             g
         } else {
-            let m = b.bmeta(g)?;
+            let m = written_meta(b, g)?;
             b.call_with_meta(
                 Target::Function("torchferro._aot.written_backward".into()),
                 vec![Arg::Node(g), index.clone()],
@@ -299,18 +332,7 @@ fn view_scatter(b: &mut Bw, args: &[Arg], g: NodeId) -> Result<Grads> {
     let mut r = Vec::new();
     if b.needs(*base) {
         let zero = b.mk("new_zeros", g, vec![ints(&[])], vec![])?;
-        // The scatter clones its base: an incoming gradient that is an expand (the backward
-        // of a `sum`, stride 0) gives a dense clone, not the expand's strides. With those the
-        // runtime would allocate an overlapping output and the scatter's `copy_` into it fails
-        // (torch: "more than one element of the written-to tensor refers to a single memory
-        // location").
-        let mut m = b.bmeta(g)?;
-        if let (Some(sizes), Some(strides)) = (m.known_sizes(), m.known_strides()) {
-            m.strides = crate::infer::layout::preserved_strides(&sizes, &strides)
-                .into_iter()
-                .map(crate::meta::Dim::Known)
-                .collect();
-        }
+        let m = written_meta(b, g)?;
         let mut a = vec![Arg::Node(g), Arg::Node(zero)];
         a.extend(steps.iter().cloned());
         let gb = b.call_with_meta(Target::Function(VIEW_SCATTER.into()), a, m);
