@@ -249,14 +249,8 @@ mod tests {
             &args,
             &[],
             Symbols {
-                hints: &[4, 7],
                 external: Some(&eval),
-                pinned: &[],
-                same: &[],
-                shift: &[],
-                admits: None,
-                autocast: false,
-                oblivious: &[],
+                ..Symbols::hints(&[4, 7])
             },
         )
         .unwrap();
@@ -282,14 +276,8 @@ mod tests {
             &crop,
             &[],
             Symbols {
-                hints: &[4, 7],
                 external: Some(&eval),
-                pinned: &[],
-                same: &[],
-                shift: &[],
-                admits: None,
-                autocast: false,
-                oblivious: &[],
+                ..Symbols::hints(&[4, 7])
             },
         )
         .unwrap();

@@ -456,14 +456,8 @@ mod tests {
             &args,
             &[],
             Symbols {
-                hints: &[5, 9],
                 external: Some(&external),
-                pinned: &[],
-                same: &[],
-                shift: &[],
-                admits: None,
-                autocast: false,
-                oblivious: &[],
+                ..Symbols::hints(&[5, 9])
             },
         )
     }
