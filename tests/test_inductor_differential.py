@@ -435,6 +435,7 @@ CASES: dict[str, Case] = {
     "zeros": Case(lambda x: (torch.zeros(R, C, dtype=x.dtype), torch.zeros(())) ),
     "ones": Case(lambda x: torch.ones((2, C), dtype=x.dtype)),
     "full": Case(lambda x: (torch.full((R,), 3, dtype=x.dtype), torch.full((2, 2), True), torch.full((1,), -0.0))),
+    "eye": Case(lambda x: (torch.eye(C, dtype=x.dtype), torch.eye(2, R) * 1, torch.eye(R) @ (x * 1)), dtypes=FL),
     "new_zeros": Case(lambda x: x.new_zeros((3, 2))),
     "new_ones": Case(lambda x: (x.new_ones(()), x.new_ones(2, 3, dtype=torch.bool))),
     "new_full": Case(lambda x: x.new_full((2,), 1)),
