@@ -724,6 +724,33 @@ def test_padded_rows_of_large_intermediates_match_eager(dtype):
         torch.testing.assert_close(a, b, **tol)
 
 
+def test_padded_gemm_outputs_keep_torch_compiles_layout_with_the_knob(monkeypatch):
+    """``TORCHFERRO_CUDA_PADDED_OUTPUTS=1``: an LM head's bf16 logits (a GEMM product padded
+    along its 2051 columns) come out as a view of the padded product, row stride 2112 (as
+    torch.compile's ``pad_mm`` returns them), without the copy to eager's layout; a value
+    computed from them keeps eager's strides; values are eager's. Without the knob, eager's
+    strides everywhere."""
+
+    def f(h, w):
+        logits = torch.nn.functional.linear(h, w)
+        return logits, logits.float().log_softmax(-1)
+
+    g = torch.Generator().manual_seed(3)
+    h = to_dev(torch.randn(2, 300, 512, generator=g).to(torch.bfloat16))
+    w = to_dev((torch.randn(2051, 512, generator=g) / 16).to(torch.bfloat16))
+    want = f(h, w)
+    for knob, row in (("1", 2112), ("0", 2051)):
+        monkeypatch.setenv("TORCHFERRO_CUDA_PADDED_OUTPUTS", knob)
+        torchferro.compiler.reset()
+        got = torchferro.compile(f)(h, w)
+        (entry,) = torchferro.compiler.cache_entries(f)
+        assert entry["runner"] == "inductor", entry
+        assert got[0].stride() == (300 * row, row, 1), (knob, got[0].stride())
+        assert got[1].stride() == want[1].stride()
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_unaligned_gemm_lengths_are_padded_with_zeros_and_match_eager(dtype):
     """A GEMM whose reduced or output length is past 1024 and not a multiple of 16 bytes gets

@@ -90,6 +90,12 @@ impl Target {
         }
     }
 
+    /// Whether a graph output in a padded GEMM product keeps the padded layout (CUDA only; see
+    /// [`CudaPolicy::padded_gemm_outputs`]).
+    pub fn padded_gemm_outputs(&self) -> bool {
+        matches!(self, Target::Cuda(p) if p.padded_gemm_outputs)
+    }
+
     /// Whether a 2-d convolution in a channels-last graph takes its input channels-last (and
     /// returns a channels-last result): on the CPU only those torch runs on oneDNN (the native
     /// kernel would copy both into its own layout on every call); cuDNN convolves either.
@@ -290,6 +296,12 @@ pub struct CudaPolicy {
     /// A GEMM with a length under this is not padded ([`Self::padded_gemm_len`]): copying an
     /// operand would cost about what the aligned kernel saves.
     pub pad_gemm_min_dim: i64,
+    /// Whether a graph output that is a GEMM product padded along its output length is handed
+    /// out as a view of the padded product (row stride the padded length), as torch.compile's
+    /// `pad_mm` returns GPT-2's bf16 logits (`stride() == (50264, 1)`), instead of copied to
+    /// eager's dense strides: the copy is a full pass over the largest tensor of an LM forward
+    /// (0.92 ms of 9.1 on the H100, session 26). Off: every output keeps eager's strides.
+    pub padded_gemm_outputs: bool,
 }
 
 impl Default for CudaPolicy {
@@ -327,6 +339,7 @@ impl CudaPolicy {
             pad_bytes: 128,
             pad_min_stride: 1024,
             pad_gemm_min_dim: 512,
+            padded_gemm_outputs: false,
         }
     }
 
@@ -337,7 +350,8 @@ impl CudaPolicy {
     /// `TORCHFERRO_CUDA_ROW_CACHE` (0/1), `TORCHFERRO_CUDA_SPLIT` (a split reduction's target
     /// blocks, 0: off), `TORCHFERRO_CUDA_WARP_ROWS` (one-warp rows per block),
     /// `TORCHFERRO_CUDA_SHARE` (0: every kernel compiled even where its text repeats another's),
-    /// `TORCHFERRO_CUDA_CHANNELS_LAST` (0/1, [`Self::channels_last`]). Sweeping them needs no
+    /// `TORCHFERRO_CUDA_CHANNELS_LAST` (0/1, [`Self::channels_last`]),
+    /// `TORCHFERRO_CUDA_PADDED_OUTPUTS` (0/1, [`Self::padded_gemm_outputs`]). Sweeping them needs no
     /// rebuild, and the CI's CUDA check (`cuda::check_hook`) reads them too, so a policy can be
     /// tried on a captured graph without a GPU. Unparsable or out-of-range values are ignored.
     pub fn with_knobs(mut self) -> CudaPolicy {
@@ -377,6 +391,9 @@ impl CudaPolicy {
         }
         if let Some(c) = knob("TORCHFERRO_CUDA_CHANNELS_LAST", 0, 1) {
             p.channels_last = c == 1;
+        }
+        if let Some(c) = knob("TORCHFERRO_CUDA_PADDED_OUTPUTS", 0, 1) {
+            p.padded_gemm_outputs = c == 1;
         }
         self
     }

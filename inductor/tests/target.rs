@@ -462,3 +462,54 @@ fn free_outputs_keep_the_padded_layout() {
             .all(|(x, y)| (x - y).abs() <= 1e-5 * y.abs().max(1.0)));
     }
 }
+
+/// With `padded_gemm_outputs` (torch.compile's `pad_mm` layout), a graph output that is a GEMM
+/// product padded along its output length is handed out as a view of the padded product, a
+/// 3-d `linear` (GPT-2's logits) too; an output computed from the product stays in eager's
+/// dense layout; values are eager's. Off (the default), every output is dense.
+#[test]
+fn padded_gemm_outputs_keep_the_padded_layout_where_the_policy_says() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::Float32, &[2, 3, 1030]);
+    let w = input(&mut g, "w", DType::Float32, &[1030, 1030]);
+    let h = input(&mut g, "h", DType::Float32, &[6, 1030]);
+    let lin = call(&mut g, f("torch.nn.functional.linear"), vec![n(x), n(w)], vec![]);
+    let p = call(&mut g, f("torch.mm"), vec![n(h), n(w)], vec![]);
+    let e = call(&mut g, f("torch.tanh"), vec![n(p)], vec![]);
+    g.output(vec![n(lin), n(p), n(e)]);
+    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
+    let mut host = VecHost::new();
+    let ins = inputs_for(&mut host, &g, 13);
+    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
+    for (on, layouts) in [
+        (false, vec![vec![3090, 1030, 1], vec![1030, 1], vec![1030, 1]]),
+        (true, vec![vec![3168, 1056, 1], vec![1056, 1], vec![1030, 1]]),
+    ] {
+        let policy = CudaPolicy {
+            pad_gemm_min_dim: 2,
+            padded_gemm_outputs: on,
+            ..CudaPolicy::default()
+        };
+        let ir = inductor::lower::lower_with(&g, &Target::Cuda(policy), &[]).unwrap();
+        let strides: Vec<Vec<i64>> = ir
+            .outputs
+            .iter()
+            .map(|o| match o {
+                inductor::ir::OutputSpec::View(v) => {
+                    inductor::size::expect_consts(&v.strides, "t")
+                }
+                o => inductor::size::expect_consts(&ir.buffers[o.buf()].strides, "t"),
+            })
+            .collect();
+        assert_eq!(strides, layouts, "padded_gemm_outputs: {on}");
+        let got = inductor::interp::run(&ir, &mut host, &ins).unwrap();
+        for (a, b) in got.iter().zip(&want) {
+            assert_eq!(a.sizes, b.sizes);
+            let (a, b) = (a.to_f64(), b.to_f64());
+            assert!(a
+                .iter()
+                .zip(&b)
+                .all(|(x, y)| (x - y).abs() <= 1e-4 * y.abs().max(1.0)));
+        }
+    }
+}

@@ -85,9 +85,10 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
     let kp = l.target.padded_gemm_len(k, a.dtype, min_dim);
     // A product a graph output views keeps eager's width: its view would have other strides
     // than eager's and no longer view the output copied out of the padded buffer. A product
-    // that is itself an output is padded and copied out: GPT-2's bf16 logits (`[8192, 50257]`,
-    // H100, session 26) took 5.8 ms unpadded (an align-1 kernel) against 0.92 ms padded plus a
-    // 0.92 ms copy out.
+    // that is itself an output is padded and copied out, or handed out padded where the policy
+    // says so (`CudaPolicy::padded_gemm_outputs`, torch.compile's layout): GPT-2's bf16 logits
+    // (`[8192, 50257]`, H100, session 26) took 5.8 ms unpadded (an align-1 kernel) against
+    // 0.92 ms padded plus a 0.92 ms copy out.
     let viewed = l.current.is_some_and(|c| l.viewed_out.contains(&c));
     let np = match viewed {
         true => None,
@@ -127,6 +128,7 @@ fn padded_mm(l: &mut Lowerer, a: &TensorVal, b: &TensorVal) -> Option<TensorVal>
         return Some(full);
     }
     l.padded.insert(out);
+    l.padded_products.insert(out);
     // `b`'s padded columns are zeros, so are the product's.
     l.zero_padded.insert(out, (n, np?));
     Some(full.slice(1, Size::Const(0), Size::Const(n), 1))

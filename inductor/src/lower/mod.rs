@@ -155,6 +155,10 @@ pub(crate) struct Lowerer<'g> {
     /// (`extern_ops::zero_padded_view`), where it would copy it into a padded operand: GPT-2's
     /// logits gradient, `[8192, 50257]` bf16, went through one more full pass that way.
     pub(super) zero_padded: HashMap<BufId, (i64, i64)>,
+    /// GEMM products padded along their output length (`extern_ops::padded_mm`): a graph
+    /// output in one keeps the padded layout where the target says so
+    /// ([`Target::padded_gemm_outputs`]).
+    pub(super) padded_products: HashSet<BufId>,
     /// Graph output positions whose layout the lowering may choose (the values a training
     /// forward saves for its backward, which reads them in whatever layout they come:
     /// [`crate::Options::free_outputs`]). One landing in a padded buffer is handed out as a view
@@ -238,6 +242,7 @@ pub fn lower_with(
         current: None,
         padded: HashSet::new(),
         zero_padded: HashMap::new(),
+        padded_products: HashSet::new(),
         free_outputs: free_outputs.iter().copied().collect(),
     };
     let attn = attn_plan;

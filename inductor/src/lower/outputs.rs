@@ -33,6 +33,10 @@ impl Lowerer<'_> {
                 return Err(InductorError::Unsupported("non-tensor graph output".into()));
             };
             let want = meta_strides(&meta);
+            let free = |l: &Self, b: crate::ir::BufId| {
+                l.free_outputs.contains(&pos)
+                    || (l.padded_products.contains(&b) && l.target.padded_gemm_outputs())
+            };
             let spec = match t.as_view() {
                 // Outputs have eager's strides: a channels-last intermediate, or a view of an
                 // input whose layout eager would have copied (`x.t().contiguous()` lowers to
@@ -40,7 +44,7 @@ impl Lowerer<'_> {
                 // eager's layout.
                 Some(v)
                     if (self.channels_last
-                        || (self.padded.contains(&v.buf) && !self.free_outputs.contains(&pos))
+                        || (self.padded.contains(&v.buf) && !free(self, v.buf))
                         || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
                         && !t.sizes.contains(&Size::Const(0))
                         && dense_strides(&t.sizes, &want)
@@ -118,7 +122,9 @@ impl Lowerer<'_> {
             // A value only the backward reads needs no tensor of its own: a view of the
             // buffer it was computed in (the LM head's logits, `[8192, 50257]` bf16, as the
             // first 50257 columns of the padded product) saves a copy of it.
-            if !shared && self.free_outputs.contains(&i) {
+            let padded_product =
+                self.padded_products.contains(&b) && self.target.padded_gemm_outputs();
+            if !shared && (self.free_outputs.contains(&i) || padded_product) {
                 continue;
             }
             if !shared {
