@@ -473,7 +473,12 @@ fn padded_gemm_outputs_keep_the_padded_layout_where_the_policy_says() {
     let x = input(&mut g, "x", DType::Float32, &[2, 3, 1030]);
     let w = input(&mut g, "w", DType::Float32, &[1030, 1030]);
     let h = input(&mut g, "h", DType::Float32, &[6, 1030]);
-    let lin = call(&mut g, f("torch.nn.functional.linear"), vec![n(x), n(w)], vec![]);
+    let lin = call(
+        &mut g,
+        f("torch.nn.functional.linear"),
+        vec![n(x), n(w)],
+        vec![],
+    );
     let p = call(&mut g, f("torch.mm"), vec![n(h), n(w)], vec![]);
     let e = call(&mut g, f("torch.tanh"), vec![n(p)], vec![]);
     g.output(vec![n(lin), n(p), n(e)]);
@@ -482,8 +487,14 @@ fn padded_gemm_outputs_keep_the_padded_layout_where_the_policy_says() {
     let ins = inputs_for(&mut host, &g, 13);
     let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
     for (on, layouts) in [
-        (false, vec![vec![3090, 1030, 1], vec![1030, 1], vec![1030, 1]]),
-        (true, vec![vec![3168, 1056, 1], vec![1056, 1], vec![1030, 1]]),
+        (
+            false,
+            vec![vec![3090, 1030, 1], vec![1030, 1], vec![1030, 1]],
+        ),
+        (
+            true,
+            vec![vec![3168, 1056, 1], vec![1056, 1], vec![1030, 1]],
+        ),
     ] {
         let policy = CudaPolicy {
             pad_gemm_min_dim: 2,
@@ -495,9 +506,7 @@ fn padded_gemm_outputs_keep_the_padded_layout_where_the_policy_says() {
             .outputs
             .iter()
             .map(|o| match o {
-                inductor::ir::OutputSpec::View(v) => {
-                    inductor::size::expect_consts(&v.strides, "t")
-                }
+                inductor::ir::OutputSpec::View(v) => inductor::size::expect_consts(&v.strides, "t"),
                 o => inductor::size::expect_consts(&ir.buffers[o.buf()].strides, "t"),
             })
             .collect();
