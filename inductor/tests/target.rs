@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use fx::{Arg, DType, Graph};
 use inductor::target::ChannelsLast;
-use inductor::testing::VecHost;
+use inductor::testing::{VecHost, VecTensor};
 use inductor::{compile, CompiledGraph, CpuPolicy, CudaPolicy, Options, Target};
 
 fn with_policy(policy: CpuPolicy) -> Options {
@@ -36,6 +36,42 @@ fn assert_matches_interpreter(g: &Graph, c: &CompiledGraph) {
     for (a, b) in got.iter().zip(&want) {
         assert_close(&a.to_f64(), &b.to_f64(), c);
     }
+}
+
+/// Runs `g` lowered for the CPU and `ir` (its CUDA lowering) in the reference interpreter on
+/// the same inputs (`seed`): equal sizes, values within `tol` relative; both runs' outputs
+/// returned (CUDA, CPU), for their layouts.
+fn matches_cpu(
+    g: &Graph,
+    ir: &inductor::ir::IrGraph,
+    seed: u64,
+    tol: f64,
+) -> Vec<(VecTensor, VecTensor)> {
+    let cpu = inductor::lower::lower_for(g, &Target::default()).unwrap();
+    let mut host = VecHost::new();
+    let ins = inputs_for(&mut host, g, seed);
+    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
+    let got = inductor::interp::run(ir, &mut host, &ins).unwrap();
+    for (a, b) in got.iter().zip(&want) {
+        assert_eq!(a.sizes, b.sizes);
+        let (a, b) = (a.to_f64(), b.to_f64());
+        assert!(a
+            .iter()
+            .zip(&b)
+            .all(|(x, y)| (x - y).abs() <= tol * y.abs().max(1.0)));
+    }
+    got.into_iter().zip(want).collect()
+}
+
+/// Each graph output's strides, whether a whole buffer or a view of one.
+fn output_strides(ir: &inductor::ir::IrGraph) -> Vec<Vec<i64>> {
+    ir.outputs
+        .iter()
+        .map(|o| match o {
+            inductor::ir::OutputSpec::View(v) => inductor::size::expect_consts(&v.strides, "t"),
+            o => inductor::size::expect_consts(&ir.buffers[o.buf()].strides, "t"),
+        })
+        .collect()
 }
 
 #[test]
@@ -255,18 +291,8 @@ fn cuda_pads_the_rows_of_large_intermediates_not_outputs() {
     assert!(strides_of(&cpu)
         .iter()
         .all(|s| s[0] == 1030 || s.len() != 2));
-    let mut host = VecHost::new();
-    let ins = inputs_for(&mut host, &g, 3);
-    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
-    let got = inductor::interp::run(&cuda, &mut host, &ins).unwrap();
-    for (a, b) in got.iter().zip(&want) {
-        assert_eq!(a.sizes, b.sizes);
+    for (a, _) in matches_cpu(&g, &cuda, 3, 1e-6) {
         assert_eq!(a.strides, vec![1030, 1]);
-        let (a, b) = (a.to_f64(), b.to_f64());
-        assert!(a
-            .iter()
-            .zip(&b)
-            .all(|(x, y)| (x - y).abs() <= 1e-6 * y.abs().max(1.0)));
     }
 }
 
@@ -329,18 +355,8 @@ fn cuda_pads_unaligned_gemm_lengths_with_zeros() {
     assert!(mm_inputs(&plain)
         .iter()
         .all(|s| s == &vec![vec![4, 1030], vec![1030, 1030]]));
-    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
-    let mut host = VecHost::new();
-    let ins = inputs_for(&mut host, &g, 5);
-    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
-    let got = inductor::interp::run(&padded, &mut host, &ins).unwrap();
-    for (a, b) in got.iter().zip(&want) {
-        assert_eq!((&a.sizes, &a.strides), (&b.sizes, &vec![1030, 1]));
-        let (a, b) = (a.to_f64(), b.to_f64());
-        assert!(a
-            .iter()
-            .zip(&b)
-            .all(|(x, y)| (x - y).abs() <= 1e-6 * y.abs().max(1.0)));
+    for (a, _) in matches_cpu(&g, &padded, 5, 1e-6) {
+        assert_eq!(a.strides, vec![1030, 1]);
     }
 }
 
@@ -407,18 +423,8 @@ fn cuda_padded_rows_are_zero_filled_and_read_by_padded_gemms() {
         })
         .count();
     assert_eq!(wide_stores, 1);
-    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
-    let mut host = VecHost::new();
-    let ins = inputs_for(&mut host, &g, 9);
-    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
-    let got = inductor::interp::run(&ir, &mut host, &ins).unwrap();
-    for (a, b) in got.iter().zip(&want) {
-        assert_eq!((&a.sizes, &a.strides), (&b.sizes, &b.strides));
-        let (a, b) = (a.to_f64(), b.to_f64());
-        assert!(a
-            .iter()
-            .zip(&b)
-            .all(|(x, y)| (x - y).abs() <= 1e-5 * y.abs().max(1.0)));
+    for (a, b) in matches_cpu(&g, &ir, 9, 1e-5) {
+        assert_eq!(a.strides, b.strides);
     }
 }
 
@@ -439,28 +445,8 @@ fn free_outputs_keep_the_padded_layout() {
         ..CudaPolicy::default()
     };
     let ir = inductor::lower::lower_with(&g, &Target::Cuda(small), &[1]).unwrap();
-    let strides: Vec<Vec<i64>> = ir
-        .outputs
-        .iter()
-        .map(|o| match o {
-            inductor::ir::OutputSpec::View(v) => inductor::size::expect_consts(&v.strides, "t"),
-            o => inductor::size::expect_consts(&ir.buffers[o.buf()].strides, "t"),
-        })
-        .collect();
-    assert_eq!(strides, vec![vec![1030, 1], vec![1056, 1]]);
-    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
-    let mut host = VecHost::new();
-    let ins = inputs_for(&mut host, &g, 11);
-    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
-    let got = inductor::interp::run(&ir, &mut host, &ins).unwrap();
-    for (a, b) in got.iter().zip(&want) {
-        assert_eq!(a.sizes, b.sizes);
-        let (a, b) = (a.to_f64(), b.to_f64());
-        assert!(a
-            .iter()
-            .zip(&b)
-            .all(|(x, y)| (x - y).abs() <= 1e-5 * y.abs().max(1.0)));
-    }
+    assert_eq!(output_strides(&ir), vec![vec![1030, 1], vec![1056, 1]]);
+    matches_cpu(&g, &ir, 11, 1e-5);
 }
 
 /// With `padded_gemm_outputs` (torch.compile's `pad_mm` layout), a graph output that is a GEMM
@@ -482,10 +468,6 @@ fn padded_gemm_outputs_keep_the_padded_layout_where_the_policy_says() {
     let p = call(&mut g, f("torch.mm"), vec![n(h), n(w)], vec![]);
     let e = call(&mut g, f("torch.tanh"), vec![n(p)], vec![]);
     g.output(vec![n(lin), n(p), n(e)]);
-    let cpu = inductor::lower::lower_for(&g, &Target::default()).unwrap();
-    let mut host = VecHost::new();
-    let ins = inputs_for(&mut host, &g, 13);
-    let want = inductor::interp::run(&cpu, &mut host, &ins).unwrap();
     for (on, layouts) in [
         (
             false,
@@ -502,23 +484,7 @@ fn padded_gemm_outputs_keep_the_padded_layout_where_the_policy_says() {
             ..CudaPolicy::default()
         };
         let ir = inductor::lower::lower_with(&g, &Target::Cuda(policy), &[]).unwrap();
-        let strides: Vec<Vec<i64>> = ir
-            .outputs
-            .iter()
-            .map(|o| match o {
-                inductor::ir::OutputSpec::View(v) => inductor::size::expect_consts(&v.strides, "t"),
-                o => inductor::size::expect_consts(&ir.buffers[o.buf()].strides, "t"),
-            })
-            .collect();
-        assert_eq!(strides, layouts, "padded_gemm_outputs: {on}");
-        let got = inductor::interp::run(&ir, &mut host, &ins).unwrap();
-        for (a, b) in got.iter().zip(&want) {
-            assert_eq!(a.sizes, b.sizes);
-            let (a, b) = (a.to_f64(), b.to_f64());
-            assert!(a
-                .iter()
-                .zip(&b)
-                .all(|(x, y)| (x - y).abs() <= 1e-4 * y.abs().max(1.0)));
-        }
+        assert_eq!(output_strides(&ir), layouts, "padded_gemm_outputs: {on}");
+        matches_cpu(&g, &ir, 13, 1e-4);
     }
 }
