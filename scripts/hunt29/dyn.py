@@ -2,7 +2,7 @@
 import copy, sys, traceback, warnings
 import torch, torch.nn as nn, torch.nn.functional as F
 import torchferro, torchferro.compiler
-sys.path.insert(0, "/work/wt/hunt29/tests")
+sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__import__("os").path.abspath(__file__)), "..", "..", "tests"))
 from programs.counting import Count
 warnings.filterwarnings("ignore")
 torch._dynamo.config.recompile_limit = 64
