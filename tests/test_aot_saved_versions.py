@@ -163,3 +163,17 @@ def test_written_logits_raise_rather_than_a_wrong_gradient():
         else:
             loss.backward()
             torch.testing.assert_close(w.grad, want)
+
+
+def test_symbolic_size_graphs_check_the_same_versions():
+    """A graph with symbolic sizes builds its parts per size assignment through the same
+    derivation: a written ``tanh`` output raises at every size, as eager's does."""
+    w = torch.randn(3, requires_grad=True)
+    torchferro.compiler.reset()
+    compiled = torchferro.compile(lambda x: torch.tanh(x * w), dynamic=True)
+    for n in (4, 6, 9):
+        y = compiled(torch.randn(n, 3))
+        with torch.no_grad():
+            y.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
