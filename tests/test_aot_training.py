@@ -328,9 +328,13 @@ def test_partition_saves_an_output_not_its_view():
     loss, logits = torchferro.compile(fn)(h, w, t)
     assert _aot.counters["compiled"] == 1 and _aot.counters["fallback"] == 0
     saved = loss.grad_fn.saved_tensors
+    # Session 29: the output itself is saved too, read by nothing (its version is checked at
+    # `.backward()`: a write to the logits before it raises instead of a gradient of the
+    # written values), so the logits' storage may be held twice, never copied.
     big = [s for s in saved if s.numel() == B * T * V]
-    assert len(big) == 1, [tuple(s.shape) for s in saved]
-    assert big[0].untyped_storage().data_ptr() == logits.untyped_storage().data_ptr()
+    assert big, [tuple(s.shape) for s in saved]
+    storages = {s.untyped_storage().data_ptr() for s in big}
+    assert storages == {logits.untyped_storage().data_ptr()}
     loss.backward()
     g = w.grad.clone()
     w.grad = None

@@ -48,18 +48,36 @@ _TENSOR = object()
 class CompiledGraph(torch.autograd.Function):
     @staticmethod
     def forward(ctx, core, *inputs):
-        n_user, differentiable, saved_spec, _, _, mutated = core.layout
+        n_user, differentiable, saved_spec, _, _, mutated, watched, copied = core.layout
         outs = core.forward(list(inputs))
         # An input the graph writes is written after this forward (`apply`): the backward
-        # reads the value it had here, so it keeps a copy of that.
+        # reads the value it had here, so it keeps a copy of that. So it does of a value that
+        # shares storage with an input eager's backward would not save (`autodiff::watch`: the
+        # caller may write that input before `.backward()`, where eager still trains).
         written = {i for i, *_ in mutated}
         saved = [
             (inputs[i].clone() if i in written else inputs[i]) if kind == 0 else outs[i]
             for kind, i in saved_spec
         ]
+        for k in copied:
+            if not (saved_spec[k][0] == 0 and saved_spec[k][1] in written):
+                saved[k] = saved[k].clone()
         # A symbolic int input (automatic dynamic made an int argument a graph input) may be
         # saved too: autograd saves tensors only, so other values are kept on `ctx` in place.
-        ctx.save_for_backward(*(s for s in saved if isinstance(s, torch.Tensor)))
+        tensors = [s for s in saved if isinstance(s, torch.Tensor)]
+        # The inputs and outputs eager's backward would have saved (`autodiff::watch`) are
+        # saved too, read by nothing: autograd checks their version counters at `.backward()`,
+        # so a caller's in-place write to a returned `tanh(h)` (which the backward recomputes
+        # from `h`) or to an input between the call and `.backward()` raises eager's "modified
+        # by an inplace operation" error instead of giving a gradient of other values.
+        ctx.n_read = len(tensors)
+        held = {id(t) for t in tensors}
+        for kind, i in watched:
+            t = inputs[i] if kind == 0 else outs[i]
+            if id(t) not in held:
+                held.add(id(t))
+                tensors.append(t)
+        ctx.save_for_backward(*tensors)
         ctx.saved_values = [
             _TENSOR if isinstance(s, torch.Tensor) else s for s in saved
         ]
@@ -87,14 +105,16 @@ class CompiledGraph(torch.autograd.Function):
                 "graph is not supported; compile with backend='eager' for higher-order gradients"
             )
         core = ctx.core
-        _, differentiable, _, grad_inputs, n_inputs, _ = core.layout
+        _, differentiable, _, grad_inputs, n_inputs, *_ = core.layout
+        # Unpacking checks every saved tensor's version, the watched ones included.
+        all_saved = ctx.saved_tensors
         absent = [k for k, i in enumerate(differentiable) if grads[i] is None]
         if len(absent) == len(differentiable):
             return (None,) * (n_inputs + 1)
         tangents = [
             grads[i].contiguous() for i in differentiable if grads[i] is not None
         ]
-        tensors = iter(ctx.saved_tensors)
+        tensors = iter(all_saved[: ctx.n_read])
         saved = [next(tensors) if v is _TENSOR else v for v in ctx.saved_values]
         with torch.no_grad():
             computed = core.backward(saved, tangents, absent) if absent else None

@@ -18,6 +18,7 @@ pub mod modes;
 pub mod partition;
 pub mod random;
 pub mod rules;
+pub mod watch;
 pub mod writes;
 
 use std::collections::{HashMap, HashSet};
@@ -82,6 +83,13 @@ pub struct Joint {
     /// forward runs with the switches taken out (inside the `autograd.Function` grad mode is
     /// off anyway), so the caller leaves grad mode where the traced code left it.
     pub grad_mode_at_end: bool,
+    /// Inputs (placeholder indices) and user outputs (positions) sharing storage with a value
+    /// eager's backward saves: their versions are checked at `.backward()` ([`watch`]).
+    pub watched_inputs: Vec<usize>,
+    pub watched_outputs: Vec<usize>,
+    /// Per entry of `saved`: saved as a copy taken at the call (it shares storage with an input
+    /// eager's backward does not save, which the caller may write before `.backward()`).
+    pub copied: Vec<bool>,
 }
 
 /// The bytes a tensor of `m` holds (sizes known), or 0.
@@ -221,13 +229,30 @@ fn joint_inner(
     }
     let d = |recompute: &HashSet<NodeId>| d(recompute, &none);
     let first = d(&HashSet::new())?;
-    let recompute = partition::min_cut(graph, &first.saved_nodes);
+    let out_values = match graph.output_node().map(|o| &graph.node(o).kind) {
+        Some(NodeKind::Output { values }) => values.clone(),
+        _ => Vec::new(),
+    };
+    let roots = watch::saved_roots(graph, &first.saved_nodes);
+    let (watched_inputs, watched_outputs) = watch::watched(graph, &roots, &out_values);
+    let pinned = watch::unsaved_inputs(graph, &roots);
+    let recompute = partition::min_cut(graph, &first.saved_nodes, &pinned);
     let mut j = if recompute.is_empty() {
         first
     } else {
         d(&recompute)?
     };
     j.grad_mode_at_end = grad_mode_at_end;
+    j.watched_inputs = watched_inputs;
+    j.watched_outputs = watched_outputs;
+    j.copied = watch::copied(graph, &j.saved_nodes, &pinned);
+    for (s, &c) in j.saved.iter().zip(&j.copied) {
+        if let (Saved::Input(i), true) = (s, c) {
+            if let Some(t) = graph.node(graph.placeholders()[*i]).meta.tensor() {
+                j.saved_bytes += tensor_bytes(t);
+            }
+        }
+    }
     Ok(j)
 }
 
@@ -392,6 +417,9 @@ fn derive(
         recomputed_from: bw.recomputed_from.clone(),
         rewritten: rewritten.to_vec(),
         grad_mode_at_end: true,
+        watched_inputs: Vec::new(),
+        watched_outputs: Vec::new(),
+        copied: Vec::new(),
     })
 }
 

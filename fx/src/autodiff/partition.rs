@@ -14,7 +14,9 @@
 //! `n` by `u` is an edge `n.out -> u.in`; the source feeds the inputs and every node that cannot
 //! be recomputed, and every value a rule reads feeds the sink. A minimum cut separates what the
 //! forward computes and saves (source side) from what the backward recomputes (sink side); the
-//! cut edges are the saved values.
+//! cut edges are the saved values. An input eager's backward does not save is not free
+//! ([`super::watch`]): the caller may write it between the call and `.backward()`, so a
+//! recomputation reads a copy of it taken at the call, which costs its bytes.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -88,7 +90,9 @@ const INF: u64 = u64::MAX / 4;
 
 /// The forward nodes to recompute in the backward so that the values saved for it, from which
 /// it computes every value of `needed` (the values its rules read), hold the fewest bytes.
-pub fn min_cut(f: &Graph, needed: &[NodeId]) -> HashSet<NodeId> {
+/// `pinned`: inputs eager's backward does not hold (the caller may write them before
+/// `.backward()`): saving one (or a view of one) means saving a copy, so it costs its bytes.
+pub fn min_cut(f: &Graph, needed: &[NodeId], pinned: &HashSet<NodeId>) -> HashSet<NodeId> {
     let order: Vec<NodeId> = f.nodes().map(|(id, _)| id).collect();
     let slot: HashMap<NodeId, usize> = order.iter().enumerate().map(|(k, &n)| (n, k)).collect();
     let (source, sink) = (0, 1);
@@ -99,6 +103,7 @@ pub fn min_cut(f: &Graph, needed: &[NodeId]) -> HashSet<NodeId> {
         let node = f.node(n);
         let placeholder = matches!(node.kind, NodeKind::Placeholder { .. });
         let bytes = match node.meta.tensor() {
+            Some(t) if pinned.contains(&n) => super::tensor_bytes(t).max(1),
             _ if placeholder => 0,
             Some(t) => super::tensor_bytes(t).max(1),
             None => INF,

@@ -125,7 +125,10 @@ pub struct AotCore {
     recompute: std::collections::HashSet<NodeId>,
     /// (user outputs, differentiable outputs, saved values as (0: input / 1: forward output,
     /// index), inputs that get a gradient, number of inputs, inputs written in place as (index,
-    /// writes in the traced graph, written only under `no_grad`: copied in outside autograd)).
+    /// writes in the traced graph, written only under `no_grad`: copied in outside autograd),
+    /// inputs and outputs whose versions `.backward()` checks as (0: input / 1: user output,
+    /// index): those eager's backward would have saved, `autodiff::watch`; positions in the
+    /// saved values of those saved as a copy taken at the call).
     /// The last `len(layout[5])` user outputs are the written inputs' new values, in that order.
     #[pyo3(get)]
     layout: Py<PyTuple>,
@@ -770,6 +773,16 @@ pub fn build_parts(
         };
         saved.append(t)?;
     }
+    // Inputs and outputs eager's backward would have saved: their versions are checked at
+    // `.backward()` (`autodiff::watch`). A written input is left out: `_aot.apply` writes it
+    // after the Function, and the backward reads the copy saved before that write.
+    let watched: Vec<(usize, usize)> = joint
+        .watched_inputs
+        .iter()
+        .filter(|&&i| !mutated.contains(&i))
+        .map(|&i| (0, i))
+        .chain(joint.watched_outputs.iter().map(|&k| (1, k)))
+        .collect();
     let layout = PyTuple::new(
         py,
         [
@@ -785,6 +798,16 @@ pub fn build_parts(
                     .zip(&functional.input_writes)
                     .zip(&keeps_history)
                     .map(|((&i, &w), &k)| (i, w, k)),
+            )?
+            .into_any(),
+            PyList::new(py, watched)?.into_any(),
+            PyList::new(
+                py,
+                joint
+                    .copied
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, &c)| c.then_some(k)),
             )?
             .into_any(),
         ],

@@ -1,0 +1,111 @@
+//! Which inputs and outputs of a training graph eager's autograd would have saved, so that a
+//! write to one of them between the call and `.backward()` raises eager's "modified by an
+//! inplace operation" error instead of yielding a gradient of other values.
+//!
+//! The partition ([`super::partition`]) saves what is cheapest, not what eager saves: `tanh(h)`
+//! returned to the caller is recomputed from `h` in the backward, so the caller's
+//! `y.add_(1)` before `y.sum().backward()` goes unnoticed where eager (whose `tanh` saved its
+//! result) raises. The derivation's first pass saves every forward value a rule reads, and the
+//! rules read what `derivatives.yaml` saves: those values, followed back through views to the
+//! tensor whose version counter they share, are the inputs and outputs eager's backward checks.
+//! The runtime hands them to `ctx.save_for_backward` beside the values it really reads, so
+//! autograd checks their versions at `.backward()` exactly as it checks eager's saved tensors.
+
+use std::collections::HashSet;
+
+use crate::graph::{Arg, Graph, NodeId, NodeKind};
+use crate::ops;
+
+/// The tensor whose storage (and version counter) `n` shares: `n` followed back through view
+/// ops (`view`, `t`, `x[0]`, an item of `split`, a same-dtype `to`/`contiguous`/`reshape`).
+pub fn storage_root(f: &Graph, mut n: NodeId) -> NodeId {
+    loop {
+        let NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } = &f.node(n).kind
+        else {
+            return n;
+        };
+        if let Some((tuple, _)) = super::rules::tuple_item(f, target, args) {
+            n = tuple;
+            continue;
+        }
+        let Some(Arg::Node(base)) = args.first() else {
+            return n;
+        };
+        let Some(canon) = ops::canonical(target, args, kwargs) else {
+            return n;
+        };
+        if !ops::may_alias(&canon.name) || canon.inplace {
+            return n;
+        }
+        // A cast to another dtype is a copy.
+        let same_dtype = match (f.node(n).meta.tensor(), f.node(*base).meta.tensor()) {
+            (Some(a), Some(b)) => a.dtype == b.dtype,
+            // A tuple of views (`split`): its items are views of the base.
+            _ => f.node(*base).meta.tensor().is_some(),
+        };
+        if !same_dtype {
+            return n;
+        }
+        n = *base;
+    }
+}
+
+/// The storage roots of the values the rules read (`read`, the first derivation's saved
+/// nodes): what eager's backward keeps and checks the versions of.
+pub fn saved_roots(f: &Graph, read: &[NodeId]) -> HashSet<NodeId> {
+    read.iter().map(|&n| storage_root(f, n)).collect()
+}
+
+/// Tensor inputs eager's backward does not save. The caller may write them between the call
+/// and `.backward()` (eager's backward, holding its own values, still gives a gradient), so a
+/// value the partition saves that shares storage with one is saved as a copy
+/// ([`copied`]), which the partition counts ([`super::partition::min_cut`]).
+pub fn unsaved_inputs(f: &Graph, roots: &HashSet<NodeId>) -> HashSet<NodeId> {
+    f.placeholders()
+        .into_iter()
+        .filter(|p| !roots.contains(p) && f.node(*p).meta.tensor().is_some())
+        .collect()
+}
+
+/// The placeholders (by index) and user outputs (by position) whose version counters eager's
+/// backward would check: those sharing storage with a saved root ([`saved_roots`]).
+pub fn watched(
+    f: &Graph,
+    roots: &HashSet<NodeId>,
+    user_outputs: &[Arg],
+) -> (Vec<usize>, Vec<usize>) {
+    let mut inputs = Vec::new();
+    for p in f.placeholders() {
+        if let NodeKind::Placeholder { index } = f.node(p).kind {
+            if roots.contains(&p) {
+                inputs.push(index);
+            }
+        }
+    }
+    let outputs = user_outputs
+        .iter()
+        .enumerate()
+        .filter_map(|(k, v)| match v {
+            Arg::Node(n) => {
+                let root = storage_root(f, *n);
+                let is_input = matches!(f.node(root).kind, NodeKind::Placeholder { .. });
+                (!is_input && roots.contains(&root)).then_some(k)
+            }
+            _ => None,
+        })
+        .collect();
+    (inputs, outputs)
+}
+
+/// For each saved forward value, whether it is saved as a copy: it shares storage with an input
+/// eager's backward does not save ([`unsaved_inputs`]).
+pub fn copied(f: &Graph, saved: &[NodeId], pinned: &HashSet<NodeId>) -> Vec<bool> {
+    saved
+        .iter()
+        .map(|&n| pinned.contains(&storage_root(f, n)))
+        .collect()
+}
