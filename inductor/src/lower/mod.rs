@@ -27,6 +27,7 @@ mod symnum;
 mod table;
 pub mod value;
 mod views;
+mod view_scatter;
 mod write_back;
 
 use std::collections::{HashMap, HashSet};
@@ -475,6 +476,15 @@ impl<'g> Lowerer<'g> {
         };
         let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
             (_, Some(why)) => Err(Reject::Fallback(why)),
+            (None, None) if target.name() == fx::passes::functionalize::VIEW_SCATTER => {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    view_scatter::lower(self, args, kwargs)
+                }))
+                .unwrap_or_else(|e| match e.downcast::<value::Decline>() {
+                    Ok(d) => Err(Reject::Fallback(d.0)),
+                    Err(_) => Err(Reject::Fallback("internal error in the lowering".into())),
+                })
+            }
             (None, _) => Err(Reject::Fallback(format!(
                 "no lowering for {}",
                 target.name()
