@@ -476,9 +476,16 @@ impl<'g> Lowerer<'g> {
         };
         let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
             (_, Some(why)) => Err(Reject::Fallback(why)),
-            (None, None) if target.name() == fx::passes::functionalize::VIEW_SCATTER => {
+            (None, None)
+                if target.name() == fx::passes::functionalize::VIEW_SCATTER
+                    || target.name() == fx::passes::functionalize::ON_CLONE =>
+            {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    view_scatter::lower(self, args, kwargs)
+                    if target.name() == fx::passes::functionalize::VIEW_SCATTER {
+                        view_scatter::lower(self, args, kwargs)
+                    } else {
+                        view_scatter::lower_on_clone(self, args, kwargs)
+                    }
                 }))
                 .unwrap_or_else(|e| match e.downcast::<value::Decline>() {
                     Ok(d) => Err(Reject::Fallback(d.0)),

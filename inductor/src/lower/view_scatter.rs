@@ -511,3 +511,47 @@ fn size_value(b: &mut BodyBuilder, s: Size) -> ValId {
         None => b.index_value(Idx::constant(s)),
     }
 }
+
+/// `on_clone(path, x, *args)` (`fx::passes::functionalize`: an in-place op with no out-of-place
+/// twin, applied to a clone) for the writes a view is most often given: `copy_(src)` (a KV
+/// cache filled at `pos:pos+n`), `zero_()` and `fill_(number)`. Their values need no clone: the
+/// source broadcast to `x`'s shape and cast to its dtype, or a constant. Lowered here they stay
+/// lazy and fuse into the scatter that follows; as host ops they kept a graph with symbolic
+/// sizes off the symbolic lowering. Other callables decline (the host runs them).
+pub fn lower_on_clone(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> {
+    use super::elementwise::{pointwise, Operand};
+    let [Arg::Str(path), x, rest @ ..] = a else {
+        return fallback("on_clone arity");
+    };
+    if !kw.is_empty() {
+        return fallback("on_clone with keywords");
+    }
+    let x = l.tensor(x)?;
+    let d = x.dtype;
+    let value = match (path.as_str(), rest) {
+        ("torch.Tensor.copy_", [src]) => {
+            let src = l.tensor(src)?;
+            pointwise(&[Operand::T(x.clone()), Operand::T(src)], d, d, |_, v| v[1])?
+        }
+        ("torch.Tensor.zero_", []) => pointwise(&[Operand::T(x.clone())], d, d, move |b, _| {
+            b.constant(Scalar::I(0), d)
+        })?,
+        ("torch.Tensor.fill_", [v]) => {
+            let s = match v {
+                Arg::Float(f) => Scalar::F(*f),
+                Arg::Int(i) => Scalar::I(*i),
+                Arg::Bool(b) => Scalar::B(*b),
+                _ => return fallback("fill_ with a tensor value"),
+            };
+            if matches!(s, Scalar::F(_)) && !d.is_floating_point() {
+                return fallback("fill_ of an integer tensor with a float");
+            }
+            pointwise(&[Operand::T(x.clone())], d, d, move |b, _| b.constant(s, d))?
+        }
+        _ => return fallback(format!("no lowering for on_clone({path})")),
+    };
+    if value.sizes != x.sizes {
+        return fallback("on_clone: the source does not broadcast to the written tensor");
+    }
+    Ok(LValue::Tensor(value))
+}
