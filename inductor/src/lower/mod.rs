@@ -26,8 +26,8 @@ mod sizes;
 mod symnum;
 mod table;
 pub mod value;
-mod views;
 mod view_scatter;
+mod views;
 mod write_back;
 
 use std::collections::{HashMap, HashSet};

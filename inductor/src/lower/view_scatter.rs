@@ -357,13 +357,7 @@ impl ViewMap {
 /// clamped length under the trace's guards, and a clamp that moved a bound would make it
 /// differ from the unclamped one at some admitted size (the same argument as the read's
 /// `views::sym_slice`). A dimension so cut must survive to the end of the chain.
-fn slice_bounds(
-    l: &Lowerer,
-    n: Size,
-    s: &Arg,
-    e: &Arg,
-    step: i64,
-) -> LResult<(Size, Size, bool)> {
+fn slice_bounds(l: &Lowerer, n: Size, s: &Arg, e: &Arg, step: i64) -> LResult<(Size, Size, bool)> {
     let plain = |b: &Arg| matches!(b, Arg::None | Arg::Int(_));
     if let (Some(n), true, true) = (n.as_const(), plain(s), plain(e)) {
         let bound = |v: &Arg, default: i64| match v {

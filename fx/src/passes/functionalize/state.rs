@@ -463,7 +463,10 @@ impl<'g> State<'g> {
             let mut v = Vec::new();
             a.nodes(&mut v);
             v.iter().all(|n| {
-                ints && matches!(self.old.node(*n).meta, NodeMeta::SymInt(_) | NodeMeta::Int(_))
+                ints && matches!(
+                    self.old.node(*n).meta,
+                    NodeMeta::SymInt(_) | NodeMeta::Int(_)
+                )
             })
         };
         chain
@@ -474,8 +477,7 @@ impl<'g> State<'g> {
                     target,
                     args,
                     kwargs,
-                } if args[1..].iter().all(plain) && kwargs.iter().all(|(_, a)| plain(a)) =>
-                {
+                } if args[1..].iter().all(plain) && kwargs.iter().all(|(_, a)| plain(a)) => {
                     Ok(ViewStep {
                         target: target.clone(),
                         args: args[1..].to_vec(),

@@ -324,7 +324,14 @@ fn write_through_a_slice_with_symbolic_bounds_scatters_with_the_int_as_a_graph_v
         assert_eq!(f.mutated_inputs, [0], "{index}: {:?}", targets(&f.graph));
         assert_eq!(
             targets(&f.graph),
-            ["operator.floordiv", "operator.getitem", "add", VIEW_SCATTER, "sum", "copy_"],
+            [
+                "operator.floordiv",
+                "operator.getitem",
+                "add",
+                VIEW_SCATTER,
+                "sum",
+                "copy_"
+            ],
             "{index}"
         );
         // The scatter's step names the new graph's int node, which precedes it.
@@ -370,7 +377,10 @@ fn write_through_a_symbolic_cut_of_a_transpose_scatters_and_an_expand_refuses() 
     let half = s0.floordiv(&SymExpr::constant(2));
     for expand in [false, true] {
         let mut g = Graph::new();
-        let x = g.placeholder("x", sym_meta(&[s0.clone(), three.clone()], &[three.clone(), one.clone()]));
+        let x = g.placeholder(
+            "x",
+            sym_meta(&[s0.clone(), three.clone()], &[three.clone(), one.clone()]),
+        );
         let k = g.call(
             "half",
             Target::Function("operator.floordiv".into()),
@@ -390,7 +400,11 @@ fn write_through_a_symbolic_cut_of_a_transpose_scatters_and_an_expand_refuses() 
             },
         );
         let cut = Arg::Tuple(vec![
-            Arg::Slice(Box::new(Arg::None), Box::new(Arg::None), Box::new(Arg::None)),
+            Arg::Slice(
+                Box::new(Arg::None),
+                Box::new(Arg::None),
+                Box::new(Arg::None),
+            ),
             Arg::Slice(Box::new(Arg::None), Box::new(n(k)), Box::new(Arg::None)),
         ]);
         let (vs, vst) = if expand {
@@ -406,7 +420,13 @@ fn write_through_a_symbolic_cut_of_a_transpose_scatters_and_an_expand_refuses() 
             sym_meta(&vs, &vst),
         );
         let meta_v = g.node(v).meta.clone();
-        g.call("add_", Target::Method("add_".into()), vec![n(v), Arg::Int(1)], vec![], meta_v);
+        g.call(
+            "add_",
+            Target::Method("add_".into()),
+            vec![n(v), Arg::Int(1)],
+            vec![],
+            meta_v,
+        );
         g.output(vec![n(x)]);
         match functionalize(&g, &any) {
             Ok(f) if !expand => {
