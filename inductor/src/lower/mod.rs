@@ -26,6 +26,7 @@ mod sizes;
 mod symnum;
 mod table;
 pub mod value;
+mod view_scatter;
 mod views;
 mod write_back;
 
@@ -475,6 +476,22 @@ impl<'g> Lowerer<'g> {
         };
         let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
             (_, Some(why)) => Err(Reject::Fallback(why)),
+            (None, None)
+                if target.name() == fx::passes::functionalize::VIEW_SCATTER
+                    || target.name() == fx::passes::functionalize::ON_CLONE =>
+            {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    if target.name() == fx::passes::functionalize::VIEW_SCATTER {
+                        view_scatter::lower(self, args, kwargs)
+                    } else {
+                        view_scatter::lower_on_clone(self, args, kwargs)
+                    }
+                }))
+                .unwrap_or_else(|e| match e.downcast::<value::Decline>() {
+                    Ok(d) => Err(Reject::Fallback(d.0)),
+                    Err(_) => Err(Reject::Fallback("internal error in the lowering".into())),
+                })
+            }
             (None, _) => Err(Reject::Fallback(format!(
                 "no lowering for {}",
                 target.name()
