@@ -21,6 +21,7 @@ mod outputs;
 mod pool;
 mod ranges;
 mod reduce;
+mod reinplace;
 mod scan;
 mod sizes;
 mod symnum;
@@ -161,6 +162,13 @@ pub(crate) struct Lowerer<'g> {
     /// [`crate::Options::free_outputs`]). One landing in a padded buffer is handed out as a view
     /// of it instead of copied to eager's dense layout.
     pub(super) free_outputs: HashSet<usize>,
+    /// Each node's position in the graph's order: which readers of a value come after a node
+    /// (`reinplace.rs`: a scatter stores into its input only when no later node reads the
+    /// input's old value).
+    position: HashMap<NodeId, usize>,
+    /// Nodes the attention plan lowers at its final node, not where they stand: their reads
+    /// happen later than their position says.
+    attn_skip: HashSet<NodeId>,
 }
 
 /// See [`Lowerer::home`].
@@ -240,6 +248,12 @@ pub fn lower_with(
         padded: HashSet::new(),
         zero_padded: HashMap::new(),
         free_outputs: free_outputs.iter().copied().collect(),
+        position: graph
+            .nodes()
+            .enumerate()
+            .map(|(i, (id, _))| (id, i))
+            .collect(),
+        attn_skip: attn_plan.skip.clone(),
     };
     let attn = attn_plan;
     let mut outputs = None;
@@ -451,7 +465,7 @@ impl<'g> Lowerer<'g> {
             // from the metadata ([`Self::size_arg`]); nothing runs.
             return Ok(());
         }
-        if self.write_back(id, target, args, kwargs)? {
+        if self.write_back(id)? {
             return Ok(());
         }
         let op = table::canonical(target, args, kwargs);

@@ -79,6 +79,37 @@ impl ViewMap {
         self.view.len()
     }
 
+    /// The view as a box of the base (`reinplace.rs`): per base dimension its first index and
+    /// its length (1 where held), and per view dimension the base dimension it walks (`None`
+    /// for a new one). `None` where a walk steps by more than one: such a view is no box, and
+    /// a store over a box of the base's own strides cannot address it.
+    fn region(&self) -> Option<Region> {
+        let n = self.held.len();
+        let mut starts: Vec<Option<Size>> = self.held.clone();
+        let mut sizes = vec![Size::Const(1); n];
+        let mut src_dims = Vec::with_capacity(self.view.len());
+        for &(walk, len, _) in &self.view {
+            match walk {
+                Walk::Base {
+                    dim,
+                    start,
+                    step: 1,
+                } if starts[dim].is_none() => {
+                    starts[dim] = Some(start);
+                    sizes[dim] = len;
+                    src_dims.push(Some(dim));
+                }
+                Walk::Base { .. } => return None,
+                Walk::New => src_dims.push(None),
+            }
+        }
+        Some(Region {
+            starts: starts.into_iter().collect::<Option<Vec<_>>>()?,
+            sizes,
+            src_dims,
+        })
+    }
+
     fn len(&self, d: usize) -> Size {
         self.view[d].1
     }
@@ -156,6 +187,16 @@ impl ViewMap {
         self.view = dims.iter().map(|&d| self.view[d]).collect();
         Ok(())
     }
+}
+
+/// A view that is a box of its base: see [`ViewMap::region`].
+pub(super) struct Region {
+    /// Per base dimension, the box's first index.
+    pub starts: Vec<Size>,
+    /// Per base dimension, the box's length.
+    pub sizes: Vec<Size>,
+    /// Per view (source) dimension, the base dimension it walks (`None`: a new dimension).
+    pub src_dims: Vec<Option<usize>>,
 }
 
 /// One step as `view_scatter` gets it: `(kind, name, args, kwargs)`.
@@ -418,6 +459,11 @@ pub fn lower(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue
     }
     if map.view.iter().any(|(_, n, _)| !ge(*n, Size::Const(1))) {
         return fallback("symbolic sizes: view_scatter of a possibly empty view");
+    }
+    if let Some(region) = map.region() {
+        if let Some(v) = l.reinplace(&base, &src, &region) {
+            return Ok(v);
+        }
     }
     let out = base.dtype;
     let cost = base.ops() + src.ops() + 4 * base.ndim() + 2;
