@@ -72,7 +72,9 @@ def show(label, res):
     print(label)
     for case, med in res.items():
         for v, us in med.items():
-            print(f"  {case:12s} {v:14s} {us:9.1f} us/call  {us / med['eager']:.2f}x eager")
+            print(
+                f"  {case:12s} {v:14s} {us:9.1f} us/call  {us / med['eager']:.2f}x eager"
+            )
 
 
 def main():

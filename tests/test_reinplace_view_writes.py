@@ -74,7 +74,9 @@ def test_kv_cache_write_stores_only_the_written_rows(dynamic, caplog):
             pos += n
         codes = _codes(_kv_step)
     done = _reinplaced(caplog)
-    assert any("input l_kc" in m for m in done) and any("input l_vc" in m for m in done), done
+    assert any("input l_kc" in m for m in done) and any(
+        "input l_vc" in m for m in done
+    ), done
     for code in codes:
         # 64 * 16 = 1024 elements: the whole cache, which only a functional store would walk.
         assert "< 1024;" not in code and "< 64;" not in code, code
