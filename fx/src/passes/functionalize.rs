@@ -26,7 +26,11 @@
 //! What the pass cannot prove right it refuses with [`NotFunctional`] (the caller then keeps
 //! the original graph): ops that change a tensor's metadata in place (`t_`, `resize_`), writes
 //! through a value whose aliasing depends on layouts the pass does not model (`reshape`,
-//! `split`, `dropout` in eval, `.data`), or view steps with graph-valued arguments.
+//! `split`, `dropout` in eval, `.data`), or view steps with tensor-valued arguments. A view
+//! step whose argument is a symbolic int (`x[: x.size(0) // 2]`, `kv[pos : pos + n]`) is kept:
+//! [`VIEW_SCATTER`] takes that int as a graph value (the new graph's node for it), so the
+//! backend reads the bounds as sizes (`inductor/src/lower/view_scatter.rs`). An output alias
+//! is rebuilt outside the graph and takes constant steps only.
 
 use std::collections::{HashMap, HashSet};
 
@@ -37,7 +41,7 @@ use crate::ops;
 /// clone with the other arguments, returns the clone (`python/torchferro/_functional.py`).
 pub const ON_CLONE: &str = "torchferro._functional.on_clone";
 /// `view_scatter(base, src, *steps)`: a clone of `base` whose view (`steps` replayed on it)
-/// holds `src`.
+/// holds `src`. A step's arguments may hold int graph values (symbolic view bounds).
 pub const VIEW_SCATTER: &str = "torchferro._functional.view_scatter";
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

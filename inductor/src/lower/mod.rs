@@ -21,11 +21,13 @@ mod outputs;
 mod pool;
 mod ranges;
 mod reduce;
+mod reinplace;
 mod scan;
 mod sizes;
 mod symnum;
 mod table;
 pub mod value;
+mod view_scatter;
 mod views;
 mod write_back;
 
@@ -164,6 +166,13 @@ pub(crate) struct Lowerer<'g> {
     /// [`crate::Options::free_outputs`]). One landing in a padded buffer is handed out as a view
     /// of it instead of copied to eager's dense layout.
     pub(super) free_outputs: HashSet<usize>,
+    /// Each node's position in the graph's order: which readers of a value come after a node
+    /// (`reinplace.rs`: a scatter stores into its input only when no later node reads the
+    /// input's old value).
+    position: HashMap<NodeId, usize>,
+    /// Nodes the attention plan lowers at its final node, not where they stand: their reads
+    /// happen later than their position says.
+    attn_skip: HashSet<NodeId>,
 }
 
 /// See [`Lowerer::home`].
@@ -244,6 +253,12 @@ pub fn lower_with(
         zero_padded: HashMap::new(),
         padded_products: HashSet::new(),
         free_outputs: free_outputs.iter().copied().collect(),
+        position: graph
+            .nodes()
+            .enumerate()
+            .map(|(i, (id, _))| (id, i))
+            .collect(),
+        attn_skip: attn_plan.skip.clone(),
     };
     let attn = attn_plan;
     let mut outputs = None;
@@ -455,7 +470,7 @@ impl<'g> Lowerer<'g> {
             // from the metadata ([`Self::size_arg`]); nothing runs.
             return Ok(());
         }
-        if self.write_back(id, target, args, kwargs)? {
+        if self.write_back(id)? {
             return Ok(());
         }
         let op = table::canonical(target, args, kwargs);
@@ -480,6 +495,22 @@ impl<'g> Lowerer<'g> {
         };
         let result = match (&op, self.off_device(&node.meta, args, kwargs)) {
             (_, Some(why)) => Err(Reject::Fallback(why)),
+            (None, None)
+                if target.name() == fx::passes::functionalize::VIEW_SCATTER
+                    || target.name() == fx::passes::functionalize::ON_CLONE =>
+            {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    if target.name() == fx::passes::functionalize::VIEW_SCATTER {
+                        view_scatter::lower(self, args, kwargs)
+                    } else {
+                        view_scatter::lower_on_clone(self, args, kwargs)
+                    }
+                }))
+                .unwrap_or_else(|e| match e.downcast::<value::Decline>() {
+                    Ok(d) => Err(Reject::Fallback(d.0)),
+                    Err(_) => Err(Reject::Fallback("internal error in the lowering".into())),
+                })
+            }
             (None, _) => Err(Reject::Fallback(format!(
                 "no lowering for {}",
                 target.name()

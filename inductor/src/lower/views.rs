@@ -328,6 +328,26 @@ fn select(x: &TensorVal, d: usize, index: i64) -> LResult<TensorVal> {
     Ok(x.select(d, i))
 }
 
+/// `select(d, i)` with an index that is a size expression (`x[x.size(0) - 1]`): proved inside
+/// the dimension at every admitted size, or declined (torch would raise where it is not).
+fn sym_select(x: &TensorVal, d: usize, i: Size) -> LResult<TensorVal> {
+    if let Some(c) = i.as_const() {
+        return select(x, d, c);
+    }
+    let n = x.sizes[d];
+    let ge = |a: Size, b: Size| {
+        (a - b)
+            .lower_bound_floor(&|_| crate::index::SYMBOL_MIN)
+            .is_some_and(|v| v >= 0)
+    };
+    if !(ge(i, Size::Const(0)) && ge(n - 1, i)) {
+        return fallback(format!(
+            "symbolic sizes: index {i:?} not proved within 0..{n:?}"
+        ));
+    }
+    Ok(x.slice(d, i, Size::Const(1), 1).squeeze_dims(&[d]))
+}
+
 /// One `-1` in a view's sizes stands for what is left of the numel (an exact polynomial
 /// division when sizes are symbolic).
 fn infer_size(sizes: &[Size], numel: Size) -> LResult<Vec<Size>> {
@@ -406,7 +426,7 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
         LValue::Tensor(t) => t,
         LValue::Scalar(_) => return fallback("getitem on a number"),
     };
-    if let Arg::Node(_) = &a[1] {
+    if let (Arg::Node(_), None) = (&a[1], l.size_arg(&a[1])) {
         // `x[t]` with an integer index tensor: a gather along dim 0.
         if let LValue::Tensor(_) = l.value(&a[1])? {
             return super::indexing::index_tensor(l, &x, &a[1]).map(LValue::Tensor);
@@ -416,12 +436,16 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
         Arg::Tuple(xs) => xs.iter().collect(),
         other => vec![other],
     };
-    if items.iter().any(|i| matches!(i, Arg::Node(_))) {
+    // A node that is an int (a symbolic size, `x[x.size(0) - 1]`) indexes as the int does.
+    if items
+        .iter()
+        .any(|i| matches!(i, Arg::Node(_)) && l.size_arg(i).is_none())
+    {
         return advanced(l, &x, &items).map(LValue::Tensor);
     }
     let consuming = items
         .iter()
-        .filter(|i| matches!(i, Arg::Int(_) | Arg::Slice(..)))
+        .filter(|i| matches!(i, Arg::Int(_) | Arg::Slice(..) | Arg::Node(_)))
         .count();
     if items.iter().filter(|i| matches!(i, Arg::Ellipsis)).count() > 1 || consuming > x.ndim() {
         return fallback("too many indices");
@@ -431,6 +455,12 @@ fn getitem(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue> 
     for item in items {
         match item {
             Arg::Int(i) => t = select(&t, dim, *i)?,
+            i @ Arg::Node(_) => {
+                let i = l
+                    .size_arg(i)
+                    .ok_or_else(|| Reject::Fallback("index".into()))?;
+                t = sym_select(&t, dim, i)?;
+            }
             Arg::None => {
                 t = t.unsqueeze(dim);
                 dim += 1;
@@ -539,7 +569,7 @@ fn remaining_consuming(index: &Arg, _dim: usize, _t: &TensorVal) -> usize {
         .unwrap_or(0);
     items[pos + 1..]
         .iter()
-        .filter(|i| matches!(i, Arg::Int(_) | Arg::Slice(..)))
+        .filter(|i| matches!(i, Arg::Int(_) | Arg::Slice(..) | Arg::Node(_)))
         .count()
 }
 

@@ -35,45 +35,11 @@ impl<'g> Lowerer<'g> {
     /// A functionalized graph's write-back (`fx::passes::functionalize`): `input.copy_(value)`
     /// with the input's own dtype and sizes, used by nothing. The input's name is rebound to the
     /// value, and [`Self::write_back_inputs`] stores it after everything else ran.
-    pub(super) fn write_back(
-        &mut self,
-        id: NodeId,
-        target: &fx::Target,
-        args: &[Arg],
-        kwargs: &[(String, Arg)],
-    ) -> Result<bool, InductorError> {
-        let (fx::Target::Method(m), [Arg::Node(dst), Arg::Node(src)]) = (target, args) else {
+    pub(super) fn write_back(&mut self, id: NodeId) -> Result<bool, InductorError> {
+        let Some((dst, src)) = self.write_back_pair(id) else {
             return Ok(false);
         };
-        if m != "copy_" || !kwargs.is_empty() || !self.graph.users(id).is_empty() {
-            return Ok(false);
-        }
-        if !matches!(self.graph.node(*dst).kind, NodeKind::Placeholder { .. }) {
-            return Ok(false);
-        }
-        let (Some(d), Some(s)) = (
-            self.graph.node(*dst).meta.tensor(),
-            self.graph.node(*src).meta.tensor(),
-        ) else {
-            return Ok(false);
-        };
-        // An input whose elements share memory (an expanded tensor: a dimension of stride 0)
-        // has no distinct element per store, so its value can never be stored in place, and
-        // eager's in-place ops refuse most writes to it: the copy is left to the generic path.
-        let overlapping = d.sizes.iter().zip(&d.strides).any(|(n, st)| {
-            !matches!(n, fx::meta::Dim::Known(0 | 1)) && *st == fx::meta::Dim::Known(0)
-        });
-        if overlapping
-            || d.dtype != s.dtype
-            || d.sizes != s.sizes
-            || d.device != s.device
-            || self.alias_root.contains_key(dst)
-            || self
-                .off_device(&self.graph.node(*dst).meta, &[], &[])
-                .is_some()
-        {
-            return Ok(false);
-        }
+        let (dst, src) = (&dst, &src);
         let value = self
             .env
             .get(src)
@@ -83,6 +49,45 @@ impl<'g> Lowerer<'g> {
         self.env.insert(id, value);
         self.alias_root.insert(id, *dst);
         Ok(true)
+    }
+
+    /// `(input, value)` when node `id` is a write-back [`Self::write_back`] takes:
+    /// `input.copy_(value)` into a graph input, of the input's own dtype, sizes and device, used
+    /// by nothing. An input whose elements share memory (an expanded tensor: a dimension of
+    /// stride 0) has no distinct element per store, so its value can never be stored in place,
+    /// and eager's in-place ops refuse most writes to it: the copy is left to the generic path.
+    pub(super) fn write_back_pair(&self, id: NodeId) -> Option<(NodeId, NodeId)> {
+        let NodeKind::Call {
+            target: fx::Target::Method(m),
+            args,
+            kwargs,
+        } = &self.graph.node(id).kind
+        else {
+            return None;
+        };
+        let [Arg::Node(dst), Arg::Node(src)] = args.as_slice() else {
+            return None;
+        };
+        if m != "copy_" || !kwargs.is_empty() || !self.graph.users(id).is_empty() {
+            return None;
+        }
+        if !matches!(self.graph.node(*dst).kind, NodeKind::Placeholder { .. }) {
+            return None;
+        }
+        let d = self.graph.node(*dst).meta.tensor()?;
+        let s = self.graph.node(*src).meta.tensor()?;
+        let overlapping = d.sizes.iter().zip(&d.strides).any(|(n, st)| {
+            !matches!(n, fx::meta::Dim::Known(0 | 1)) && *st == fx::meta::Dim::Known(0)
+        });
+        let refused = overlapping
+            || d.dtype != s.dtype
+            || d.sizes != s.sizes
+            || d.device != s.device
+            || self.alias_root.contains_key(dst)
+            || self
+                .off_device(&self.graph.node(*dst).meta, &[], &[])
+                .is_some();
+        (!refused).then_some((*dst, *src))
     }
 
     /// Inputs mutated in place get their final value stored, after everything else ran.
@@ -123,8 +128,16 @@ impl<'g> Lowerer<'g> {
                 .find(|(_, b)| b.kind == BufKind::Input(index))
                 .map(|(id, _)| id)
                 .unwrap();
-            pending.push((input, t));
             self.ir.mutated_inputs.push(index);
+            // A value re-inplaced into the input (`reinplace.rs`: a scatter that stored only
+            // its view's elements into the input's buffer) is the input itself: nothing to copy.
+            let b = &self.ir.buffers[input];
+            if t.as_view().is_some_and(|v| {
+                v.buf == input && v.offset == 0 && v.sizes == b.sizes && v.strides == b.strides
+            }) {
+                continue;
+            }
+            pending.push((input, t));
         }
         let mut last_sizes = None;
         while !pending.is_empty() {

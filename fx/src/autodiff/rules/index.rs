@@ -329,6 +329,16 @@ fn view_scatter(b: &mut Bw, args: &[Arg], g: NodeId) -> Result<Grads> {
         return no_rule(VIEW_SCATTER);
     };
     let steps = &args[2..];
+    if steps.iter().any(|a| {
+        let mut v = Vec::new();
+        a.nodes(&mut v);
+        !v.is_empty()
+    }) {
+        // A view cut by a symbolic int (session 28): the backward graph would need the
+        // forward's int as a saved value, which this rule does not arrange (its steps would
+        // name forward nodes); the graph is not differentiated here.
+        return no_rule("view_scatter with symbolic view bounds");
+    }
     let mut r = Vec::new();
     if b.needs(*base) {
         let zero = b.mk("new_zeros", g, vec![ints(&[])], vec![])?;

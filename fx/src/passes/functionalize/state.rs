@@ -128,6 +128,49 @@ pub(super) fn non_overlapping(t: &TensorMeta) -> bool {
     true
 }
 
+/// Whether the layout is the contiguous one for its sizes, symbolic sizes included (strides
+/// compared as polynomials; a dimension of size 1 may have any stride).
+pub(super) fn contiguous_sym(t: &TensorMeta) -> bool {
+    let mut expect = crate::sym::SymExpr::constant(1);
+    for (s, st) in t.sizes.iter().zip(&t.strides).rev() {
+        if s.known() != Some(1) && st.expr() != expect {
+            return false;
+        }
+        expect = expect.mul(&s.expr());
+    }
+    true
+}
+
+/// View steps that keep distinct elements distinct: each picks a sub-box of its base's indices
+/// (slices with a positive step, a held index, a new or dropped size-1 dimension) or reorders
+/// the dimensions. A chain of them from a tensor whose elements are distinct never makes two
+/// indices address one element, whatever the sizes.
+fn cut_step(graph: &Graph, step: NodeId) -> bool {
+    let NodeKind::Call { target, args, .. } = &graph.node(step).kind else {
+        return false;
+    };
+    match bare_name(target) {
+        "getitem" => args.get(1).is_some_and(|i| {
+            let items = match i {
+                Arg::Tuple(items) => &items[..],
+                one => std::slice::from_ref(one),
+            };
+            basic_index(graph, i)
+                && items.iter().all(|i| match i {
+                    Arg::Slice(_, _, st) => positive_step(st),
+                    _ => true,
+                })
+        }),
+        "select" | "narrow" | "unsqueeze" | "squeeze" | "t" | "transpose" | "swapaxes"
+        | "swapdims" | "permute" | "detach" | "alias" => true,
+        _ => false,
+    }
+}
+
+fn positive_step(st: &Arg) -> bool {
+    matches!(st, Arg::None) || matches!(st, Arg::Int(k) if *k > 0)
+}
+
 pub(super) enum Aliasing {
     Fresh,
     View,
@@ -401,7 +444,31 @@ impl<'g> State<'g> {
         widest(&pool)
     }
 
+    /// The view steps of `chain`, with constant arguments only (an output alias is rebuilt
+    /// from them outside the graph).
     pub(super) fn steps(&self, chain: &[NodeId]) -> Result<Vec<ViewStep>, NotFunctional> {
+        self.steps_reading(chain, false)
+    }
+
+    /// The view steps of `chain`. With `ints`, an argument may hold graph values that are ints
+    /// (a symbolic size, `x[: x.size(0) // 2]`): the steps are then arguments of a call in the
+    /// graph ([`VIEW_SCATTER`]), which gets those values as the call runs, and the caller remaps
+    /// the old nodes they name ([`Self::remap`]). A tensor-valued argument is never a step's.
+    pub(super) fn steps_reading(
+        &self,
+        chain: &[NodeId],
+        ints: bool,
+    ) -> Result<Vec<ViewStep>, NotFunctional> {
+        let plain = |a: &Arg| {
+            let mut v = Vec::new();
+            a.nodes(&mut v);
+            v.iter().all(|n| {
+                ints && matches!(
+                    self.old.node(*n).meta,
+                    NodeMeta::SymInt(_) | NodeMeta::Int(_)
+                )
+            })
+        };
         chain
             .iter()
             .map(|&s| match &self.old.node(s).kind {
@@ -410,9 +477,7 @@ impl<'g> State<'g> {
                     target,
                     args,
                     kwargs,
-                } if !args[1..].iter().any(has_nodes)
-                    && !kwargs.iter().any(|(_, a)| has_nodes(a)) =>
-                {
+                } if args[1..].iter().all(plain) && kwargs.iter().all(|(_, a)| plain(a)) => {
                     Ok(ViewStep {
                         target: target.clone(),
                         args: args[1..].to_vec(),
@@ -456,6 +521,17 @@ impl<'g> State<'g> {
             args: vec![arg],
             kwargs: vec![],
         })
+    }
+
+    /// Whether `fam` is a chain of [`cut_step`]s from a contiguous root: its elements are
+    /// distinct at every size (for a view with symbolic sizes, whose layout
+    /// [`non_overlapping`] cannot read).
+    pub(super) fn cut_of_contiguous(&self, fam: &Family) -> bool {
+        tensor(&self.old.node(fam.root).meta).is_some_and(contiguous_sym)
+            && fam
+                .chain
+                .iter()
+                .all(|&s| !self.synthetic.contains_key(&s) && cut_step(self.old, s))
     }
 
     /// The new-graph form of the mutating call `id`: the value its mutated tensor holds after it.
@@ -513,6 +589,7 @@ impl<'g> State<'g> {
         }
         if !fam.chain.is_empty()
             && tensor(&self.old.node(m).meta).is_none_or(|t| !non_overlapping(t))
+            && !self.cut_of_contiguous(&fam)
         {
             // Scattering the whole new value of an overlapping view (`unfold` windows, an
             // `expand`) back into its base would write every shared element once per alias,
@@ -632,10 +709,14 @@ impl<'g> State<'g> {
         let updated = if fam.chain.is_empty() {
             value
         } else {
-            let steps = self.steps(&fam.chain)?;
+            let steps = self.steps_reading(&fam.chain, true)?;
             let base = self.cur[&root];
             let mut sargs = vec![Arg::Node(base), Arg::Node(value)];
-            sargs.extend(steps.iter().map(step_arg));
+            for st in &steps {
+                // A symbolic bound is the new graph's node for that int.
+                let a = self.remap(&step_arg(st));
+                sargs.push(a);
+            }
             let rname = format!("{}_updated", self.old.node(root).name);
             self.new.call(
                 &rname,
