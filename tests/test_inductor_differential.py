@@ -864,7 +864,16 @@ def test_fallback_results_torch_cannot_size_ahead_run_eagerly():
 
 @pytest.mark.parametrize(
     "name",
-    ["repeat", "unflatten", "unfold", "unfold_rows", "diagonal", "gather", "interpolate", "interpolate_linear"],
+    [
+        "repeat",
+        "unflatten",
+        "unfold",
+        "unfold_rows",
+        "diagonal",
+        "gather",
+        "interpolate",
+        "interpolate_linear",
+    ],
 )
 def test_index_maps_are_lowered(name):
     """The index-map cases (session 29) run as kernels, not through torch: no fallback node
