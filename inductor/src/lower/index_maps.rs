@@ -532,6 +532,30 @@ fn linear(
     if x.dtype != DType::Float32 && x.dtype != DType::Float64 {
         return fallback("linear interpolation of a reduced float dtype");
     }
+    // A factor `2^-j` without `align_corners`: the source `2^j * o + 2^(j-1) - 0.5` is exact
+    // in float, so both weights are exactly 0.5 and the reads `i0 = 2^j * o + 2^(j-1) - 1`
+    // and `i0 + 1` are index expressions (`i0 + 1 <= n - 2^(j-1)` with `out = n // 2^j`, so
+    // torch's clamps never act): a lazy value that fuses and vectorizes, instead of two
+    // data-dependent reads of the realized input per element.
+    if let Some(j) = factor.and_then(power_of_two).filter(|&j| j < 0 && !align) {
+        let step = 1i64 << -j;
+        let inner = x.clone();
+        let dtype = x.dtype;
+        return Ok(TensorVal::lazy(
+            dtype,
+            out.to_vec(),
+            x.ops() * 2 + 4,
+            Rc::new(move |b, idx| {
+                let i0 = idx[2].scale(step).add_const(step / 2 - 1);
+                let t0 = inner.load(b, &[idx[0].clone(), idx[1].clone(), i0.clone()]);
+                let t1 = inner.load(b, &[idx[0].clone(), idx[1].clone(), i0.add_const(1)]);
+                let half = b.constant(Scalar::F(0.5), dtype);
+                let a0 = b.binary(BinOp::Mul, t0, half);
+                let a1 = b.binary(BinOp::Mul, t1, half);
+                b.binary(BinOp::Add, a0, a1)
+            }),
+        ));
+    }
     let view = l.view_of(x);
     if view
         .strides
