@@ -723,7 +723,11 @@ fn symbolic_index_maps_compile() {
     let u = hcall(
         &mut g,
         m("unflatten"),
-        vec![n(r), Arg::Int(0), Arg::Tuple(vec![Arg::Int(2), Arg::Int(-1)])],
+        vec![
+            n(r),
+            Arg::Int(0),
+            Arg::Tuple(vec![Arg::Int(2), Arg::Int(-1)]),
+        ],
         f32,
         vec![c(2), s0.clone(), s1.clone()],
     );
@@ -764,12 +768,7 @@ fn symbolic_index_maps_compile() {
         )
     };
     let up = interp(&mut g, 2.0, "nearest", two(&s1));
-    let odd = interp(
-        &mut g,
-        1.5,
-        "nearest",
-        s1.mul_const(3).floordiv(&c(2)),
-    );
+    let odd = interp(&mut g, 1.5, "nearest", s1.mul_const(3).floordiv(&c(2)));
     let lin = interp(&mut g, 0.5, "linear", s1.floordiv(&c(2)));
     g.output(vec![n(u), n(w), n(d), n(ga), n(up), n(odd), n(lin)]);
     let Some(c) = cuda_sym(&g, &[0, 1]) else {

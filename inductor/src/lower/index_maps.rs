@@ -223,8 +223,8 @@ fn diagonal(l: &Lowerer, x: &TensorVal, offset: i64, d1: usize, d2: usize) -> LR
         _ => l
             .node_sizes
             .as_ref()
+            .filter(|m| m.len() == x.ndim() - 1)
             .and_then(|m| m.last().copied())
-            .filter(|_| l.node_sizes.as_ref().is_some_and(|m| m.len() == x.ndim() - 1))
             .ok_or_else(|| bad("symbolic sizes: a diagonal whose length fx did not infer"))?,
     };
     let keep: Vec<usize> = (0..x.ndim()).filter(|&k| k != d1 && k != d2).collect();

@@ -7,8 +7,8 @@ use fx::Arg;
 
 use super::args::{self, bind, LResult};
 use super::{
-    elementwise as ew, extern_ops as ext, factory, index_maps, indexing, pool, reduce as red,
-    scan, views, LValue, Lowerer,
+    elementwise as ew, extern_ops as ext, factory, index_maps, indexing, pool, reduce as red, scan,
+    views, LValue, Lowerer,
 };
 use crate::ir::{BinOp, UnOp};
 
@@ -289,9 +289,7 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
         "cumsum" => t(scan::cumsum(l, a, kw)),
         "diff" => t(scan::diff(l, a, kw)),
         // Index maps over (symbolic) sizes (session 29): `lower/index_maps.rs`.
-        "repeat" | "unflatten" | "unfold" | "diagonal" | "gather" => {
-            index_maps::lower(l, c, a, kw)
-        }
+        "repeat" | "unflatten" | "unfold" | "diagonal" | "gather" => index_maps::lower(l, c, a, kw),
         _ => views::lower_view(l, c, a, kw),
     }
 }
