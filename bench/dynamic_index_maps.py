@@ -30,7 +30,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import torch
 import torch._dynamo
 import torch.nn.functional as F
-
 import torchferro
 import torchferro.compiler
 

@@ -217,10 +217,12 @@ def test_one_library_over_the_sweep(name, dynamic, caplog, monkeypatch):
     torchferro.compiler.reset()
     f = torchferro.compile(program, dynamic=dynamic)
     try:
-        with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
-            with torch.no_grad():
-                for (x,) in calls:
-                    same(f(x), program(x))
+        with (
+            caplog.at_level(logging.INFO, logger="torchferro.inductor"),
+            torch.no_grad(),
+        ):
+            for (x,) in calls:
+                same(f(x), program(x))
         entries = torchferro.compiler.cache_entries(f)
     finally:
         torchferro.compiler.reset()
