@@ -60,6 +60,15 @@ STEPS = [
     # softmax keeps exp(x - max) per row in an array sized at run time).
     "x = x * torch.softmax(torch.stack([x, x * 2], 0), -1).sum(0)",
     "x = F.layer_norm(torch.stack([x, -x], 1), x.shape[-1:]).sum(1) + x",
+    # Index maps over symbolic sizes (session 29, `lower/index_maps.rs`): a repeat read back
+    # through an unflatten and through a shifted slice, windows, a diagonal of a 3-d
+    # product, a gather by a reversed arange, nearest and linear interpolation.
+    "x = x.repeat(1, 2).unflatten(1, (2, -1)).sum(1) - x * x.repeat(3, 1)[1 : x.size(0) + 1]",
+    "x = torch.cat([x, x * 3], 1).unfold(1, 2, 2).mean(-1) + x.unfold(0, 1, 1).squeeze(-1)",
+    "x = x + torch.diagonal(x.unsqueeze(2) * x.unsqueeze(1), 0, 1, 2)",
+    "x = x.gather(1, torch.arange(x.size(1) - 1, -1, -1).expand(x.size(0), -1)) - x",
+    "x = F.interpolate(x.unsqueeze(0), scale_factor=2).squeeze(0).unflatten(1, (-1, 2)).sum(-1)",
+    'x = F.interpolate(torch.cat([x, -x], 1).unsqueeze(0), scale_factor=0.5, mode="linear")[0]',
 ]
 RETURNS = [
     "return x",

@@ -442,6 +442,30 @@ CASES: dict[str, Case] = {
     "zeros_like": Case(lambda x: torch.zeros_like(x)),
     "ones_like": Case(lambda x: torch.ones_like(x)),
     "full_like": Case(lambda x: (torch.full_like(x, 2), torch.full_like(x, 0, dtype=torch.float64))),
+    # Index maps (session 29, `lower/index_maps.rs`): repeats past the rank and of size-1 dims,
+    # windows of one element and of the whole dim, diagonals off both sides and empty, a
+    # gather along either dim, nearest scales exact (2, 0.5, a size) and in float32 (1.5, 3,
+    # 5 of 8), 1-d linear with and without align_corners.
+    "repeat": Case(lambda x: (x.repeat(2, 1), x.repeat(1, 3, 2), x[:1].repeat(3, 1) * 1, x.repeat(1, 1))),
+    "unflatten": Case(lambda x: (x.unflatten(1, (2, 4)), torch.unflatten(x, 1, (-1, 2)) * 1, x.unflatten(0, (1, -1)))),
+    "unfold": Case(lambda x: (x.unfold(1, 3, 2), x.unfold(1, 1, 1) * 1, x.unfold(1, 8, 3), x.t().unfold(0, 2, 5))),
+    "unfold_rows": Case(lambda x: (x.unfold(0, 2, 1), x.unfold(0, 6, 1) * 1, x.t().unfold(1, 1, 4))),
+    "diagonal": Case(lambda x: (x.diagonal(), torch.diagonal(x, 2) * 1, x.diagonal(-3), torch.diagonal(x[None], 0, 1, 2),
+                                x.diagonal(10), x.t().diagonal(1, 1, 0))),
+    "gather": Case(lambda x, i: (x.gather(1, i), torch.gather(x, 0, i.t()[:, :4].clamp(max=R - 1)) * 1, x.gather(1, i[:2, :1])), 2,
+                   inputs=lambda d, lay: (make(d, lay, 3), torch.tensor([[0, 7, 1], [3, 3, 2], [7, 0, 0], [1, 2, 3], [5, 6, 4], [2, 2, 2]]))),
+    "interpolate": Case(lambda x: (F.interpolate(x[None], scale_factor=2), F.interpolate(x[None], scale_factor=0.5) * 1,
+                                   F.interpolate(x[None], size=5), F.interpolate(x[None], scale_factor=1.5),
+                                   F.interpolate(x[None], scale_factor=3), F.interpolate(x[None, None], scale_factor=(2, 0.5)),
+                                   F.interpolate(x[None], size=1)), dtypes=FL),
+    # Eager's CPU kernel contracts `t0 * w0 + t1 * w1` into an fma, ours rounds both products
+    # (`-ffp-contract=off`): where the two terms cancel the results differ by a few ulps of the
+    # larger term (float16/bfloat16 run through torch).
+    "interpolate_linear": Case(lambda x: (F.interpolate(x[None], scale_factor=0.5, mode="linear"),
+                                          F.interpolate(x[None], size=11, mode="linear", align_corners=True),
+                                          F.interpolate(x[None], size=3, mode="linear"),
+                                          F.interpolate(x[None], size=1, mode="linear", align_corners=True)),
+                               dtypes=FL, mode=REDUCE),
     # A sum over a triangle: summation order differs from eager's running sum.
     "cumsum": Case(lambda x: (x.cumsum(0), torch.cumsum(x, 1), x.cumsum(-1, dtype=torch.float64)), mode=REDUCE),
     "diff": Case(lambda x, y: (torch.diff(x), x.diff(2, 0), torch.diff(x, dim=0, prepend=y[:1], append=y)), 2),
@@ -836,3 +860,24 @@ def test_fallback_results_torch_cannot_size_ahead_run_eagerly():
             w,
         )
         assert entries[0]["runner"] == "eager"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "repeat",
+        "unflatten",
+        "unfold",
+        "unfold_rows",
+        "diagonal",
+        "gather",
+        "interpolate",
+        "interpolate_linear",
+    ],
+)
+def test_index_maps_are_lowered(name):
+    """The index-map cases (session 29) run as kernels, not through torch: no fallback node
+    but linear interpolation of float16/bfloat16 (torch's reduced-precision weights)."""
+    res = _run_case(name)
+    reasons = [r for _, rs in res["entries"] for r in rs]
+    assert all("reduced float dtype" in r for r in reasons), reasons

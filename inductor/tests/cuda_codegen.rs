@@ -678,6 +678,108 @@ fn symbolic_views_slices_and_cat() {
     );
 }
 
+/// A call whose contiguous metadata has the given symbolic sizes: fx's rules for these ops
+/// check themselves against torch's meta tensors, which this crate's tests do not have.
+fn hcall(
+    g: &mut Graph,
+    target: fx::Target,
+    args: Vec<Arg>,
+    dt: DType,
+    sizes: Vec<fx::SymExpr>,
+) -> fx::NodeId {
+    let dims: Vec<fx::Dim> = sizes
+        .iter()
+        .map(|e| match e.as_const() {
+            Some(c) => k(c),
+            None => fx::Dim::Sym(e.clone()),
+        })
+        .collect();
+    let p = sym_input(g, "shape", dt, dims);
+    let meta = g.node(p).meta.clone();
+    let hint = target.name().rsplit('.').next().unwrap().to_string();
+    g.call(&hint, target, args, vec![], meta)
+}
+
+/// The index maps of `lower/index_maps.rs` (session 29) over symbolic sizes: `i mod s0`,
+/// a window `i * step + j`, a diagonal of length `min(s0, s1)`, a gather, an unflatten, and
+/// interpolations by exact and float32 source positions; one source compiles for every size.
+#[test]
+fn symbolic_index_maps_compile() {
+    let (s0, s1) = (fx::SymExpr::symbol(0), fx::SymExpr::symbol(1));
+    let c = fx::SymExpr::constant;
+    let two = |e: &fx::SymExpr| e.mul_const(2);
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1)]);
+    let i = sym_input(&mut g, "i", DType::Int64, vec![s(0), s(1)]);
+    let f32 = DType::Float32;
+    let args = |v: Vec<Arg>| v;
+    let r = hcall(
+        &mut g,
+        m("repeat"),
+        args(vec![n(x), Arg::Int(2), Arg::Int(1)]),
+        f32,
+        vec![two(&s0), s1.clone()],
+    );
+    let u = hcall(
+        &mut g,
+        m("unflatten"),
+        vec![
+            n(r),
+            Arg::Int(0),
+            Arg::Tuple(vec![Arg::Int(2), Arg::Int(-1)]),
+        ],
+        f32,
+        vec![c(2), s0.clone(), s1.clone()],
+    );
+    let w = hcall(
+        &mut g,
+        m("unfold"),
+        vec![n(x), Arg::Int(1), Arg::Int(2), Arg::Int(1)],
+        f32,
+        vec![s0.clone(), s1.add_const(-1), c(2)],
+    );
+    let d = hcall(
+        &mut g,
+        m("diagonal"),
+        vec![n(x)],
+        f32,
+        vec![s0.min_with(&s1, &|_| 2)],
+    );
+    let ga = hcall(
+        &mut g,
+        m("gather"),
+        vec![n(x), Arg::Int(1), n(i)],
+        f32,
+        vec![s0.clone(), s1.clone()],
+    );
+    let x3 = scall(&mut g, m("unsqueeze"), vec![n(x), Arg::Int(0)]);
+    let interp = |g: &mut Graph, scale: f64, mode: &str, out: fx::SymExpr| {
+        hcall(
+            g,
+            f("torch.nn.functional.interpolate"),
+            vec![
+                n(x3),
+                Arg::None,
+                Arg::Float(scale),
+                Arg::Str(mode.to_string()),
+            ],
+            f32,
+            vec![c(1), s0.clone(), out],
+        )
+    };
+    let up = interp(&mut g, 2.0, "nearest", two(&s1));
+    let odd = interp(&mut g, 1.5, "nearest", s1.mul_const(3).floordiv(&c(2)));
+    let lin = interp(&mut g, 0.5, "linear", s1.floordiv(&c(2)));
+    g.output(vec![n(u), n(w), n(d), n(ga), n(up), n(odd), n(lin)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    // The repeat unflattened to `[2, s0, s1]` reads row `x1` itself (`(x0*s0 + x1) mod s0`
+    // simplified); the float32 positions are floored in the kernel.
+    assert!(c.source.contains("= b0[s1*x1 + x2];"), "{}", c.source);
+    assert!(c.source.contains("floorf"), "{}", c.source);
+}
+
 #[test]
 fn a_gemm_of_symbolic_rows_pads_its_long_unaligned_length() {
     // An LM head over `s0` rows: 50257 columns is no multiple of 16 bytes; the padding decision

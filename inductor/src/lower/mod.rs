@@ -14,6 +14,7 @@ mod elementwise;
 mod extern_ops;
 mod factory;
 mod fallback;
+mod index_maps;
 mod indexing;
 mod interior;
 pub(crate) mod onednn;

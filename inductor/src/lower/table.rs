@@ -7,8 +7,8 @@ use fx::Arg;
 
 use super::args::{self, bind, LResult};
 use super::{
-    elementwise as ew, extern_ops as ext, factory, indexing, pool, reduce as red, scan, views,
-    LValue, Lowerer,
+    elementwise as ew, extern_ops as ext, factory, index_maps, indexing, pool, reduce as red, scan,
+    views, LValue, Lowerer,
 };
 use crate::ir::{BinOp, UnOp};
 
@@ -288,6 +288,8 @@ pub fn lower(l: &mut Lowerer, c: &Canon, a: &[Arg], kw: &[(String, Arg)]) -> LRe
         | "ones_like" | "full_like" => t(factory::fill(l, n, a, kw)),
         "cumsum" => t(scan::cumsum(l, a, kw)),
         "diff" => t(scan::diff(l, a, kw)),
+        // Index maps over (symbolic) sizes (session 29): `lower/index_maps.rs`.
+        "repeat" | "unflatten" | "unfold" | "diagonal" | "gather" => index_maps::lower(l, c, a, kw),
         _ => views::lower_view(l, c, a, kw),
     }
 }
@@ -464,6 +466,7 @@ fn functional(l: &mut Lowerer, n: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRes
             pool::adaptive(l, spatial(n), true, a, kw)
         }
         "embedding" => t(indexing::embedding(l, a, kw)),
+        "interpolate" => t(index_maps::interpolate(l, a, kw)),
         "conv1d" | "conv2d" | "conv3d" => {
             let b = bind(
                 &[

@@ -163,7 +163,7 @@ impl TensorVal {
 
     /// A new geometry: `strided` maps (strides, offset) when the view stays strided, `map` maps an
     /// output index to this tensor's index otherwise.
-    fn view_with(
+    pub(crate) fn view_with(
         &self,
         sizes: Vec<Size>,
         strided: impl Fn(&[Size], Size) -> Option<(Vec<Size>, Size)> + 'static,
