@@ -428,14 +428,11 @@ try:
         out = lp.EpsilonLogitsWarper(epsilon=3e-2)(input_ids, out)
         return out, lp.TypicalLogitsWarper(mass=0.8)(input_ids, scores)
 
-    @case(
-        logits_and_ids,
-        breadth="a user object read from the frame is guarded by identity (ID_MATCH): "
-        "ForcedEOSTokenLogitsProcessor.__init__ breaks on `(eos_token_id < 0).any()`, and its "
-        "frame (guarding L['self']) and the caller's resume function (guarding the new "
-        "instance on its stack) recompile for the fresh instance of every call; torch.compile "
-        "guards such objects by type",
-    )
+    # ForcedEOSTokenLogitsProcessor.__init__ breaks on `(eos_token_id < 0).any()`: its frame
+    # (`L['self']`) and the caller's resume function (the new instance on its stack) get a
+    # callable processor made afresh per call, guarded by type (was by identity until session
+    # 29: 5 graphs to torch.compile's 3).
+    @case(logits_and_ids)
     def hf_min_length_and_suppress_tokens(scores, input_ids):
         out = lp.MinLengthLogitsProcessor(min_length=8, eos_token_id=2)(
             input_ids, scores

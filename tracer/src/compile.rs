@@ -237,6 +237,29 @@ pub fn compile_frame(
         crate::log::skipped_torch_free(&info);
         return Outcome::RunEagerly;
     }
+    // A break in a call made inside a `try` block, with nothing traced before it (transformers'
+    // `merge_with_config_defaults` and `capture_outputs` wrappers, which call the forward inside
+    // `try`/`finally`): torch.compile cannot resume inside a `try` and gives the frame up.
+    // Resuming would split no graph here, only leave a break record and a resume function for
+    // the code after the call; running the frame eagerly instead compiles the call as a frame of
+    // its own, with torch.compile's graph-break count. A break with ops before it still resumes
+    // (those ops stay compiled, which torch.compile's give-up loses), and so does a break at
+    // the frame's own instruction (an op that may raise into the frame's handler).
+    if let (Some(i), Some(site)) = (break_at, break_site.as_ref()) {
+        if site.frames.len() > 1
+            && traced.output.graph.op_count() == 0
+            && !info.name.starts_with(crate::resume::RESUME_PREFIX)
+            && crate::resume::in_try_block(&info, i)
+        {
+            let site =
+                site.with_reason(format!("{}; {}", site.reason, crate::resume::BREAK_IN_TRY));
+            log_given_up(py, slot, &info, &site);
+            if let Ok(mut c) = slot.try_borrow_mut() {
+                c.state = CodeState::Eager(site.message());
+            }
+            return Outcome::RunEagerly;
+        }
+    }
     // Guards are built while tracing: report them apart, as `guard_build`.
     let guard_time = crate::guards::take_build_time();
     // A frame that traced to its end without a single op or side effect has nothing to compile:
