@@ -380,7 +380,7 @@ _ONE = Observed(graphs=1, breaks=0, reasons=frozenset())
 _T5_REASONS = frozenset(
     {
         "break in wrapper: call to the user function copy.deepcopy (code of the standard library, not traced) (at transformers/configuration_utils.py:1568)",
-        "eager wrapper: call to the user function copy.deepcopy (code of the standard library, not traced); a graph break inside a try block, in a call, with no graph before it: the frame runs eagerly, as torch.compile gives such frames up (the functions it calls are compiled as frames of their own) (at transformers/configuration_utils.py:1568)",
+        "eager wrapper: call to the user function copy.deepcopy (code of the standard library, not traced); a graph break in a call inside a try block: the frame runs eagerly, as torch.compile gives such frames up (the functions it calls are compiled as frames of their own) (at transformers/configuration_utils.py:1568)",
         "eager <dictcomp>: iterating a Python iterator object; a graph break at FOR_ITER cannot resume yet (at transformers/utils/output_capturing.py:332)",
         "break in wrapped_func: call to the user function copy.deepcopy (code of the standard library, not traced) (at transformers/configuration_utils.py:1568)",
         "break in forward: call to the user function copy.deepcopy (code of the standard library, not traced) (at transformers/configuration_utils.py:1568)",

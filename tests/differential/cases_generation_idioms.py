@@ -499,3 +499,80 @@ try:
 
 except ImportError:
     pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Session 29 (breadth29): callable objects (a Python ``__call__``) made afresh per call, as
+# ``generate`` makes its processors; guarded by type and by what is read from them, by identity
+# only where the code relies on it.
+
+
+class _CheckedEos:
+    """A processor whose ``__init__`` checks a tensor's values (a graph break)."""
+
+    def __init__(self, eos_token_id, max_length):
+        self.max_length = max_length
+        eos = torch.tensor(eos_token_id)
+        if (eos < 0).any():
+            raise ValueError("negative eos")
+        self.eos = eos
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[-1] == self.max_length - 1:
+            out = torch.full_like(scores, -math.inf)
+            out[:, self.eos] = 0
+            return out
+        return scores
+
+
+@case(logits_and_ids)
+def callable_processor_made_per_call_breaks_in_init(scores, input_ids):
+    return _CheckedEos([3], max_length=6)(input_ids, scores)
+
+
+class _Penalty:
+    def __init__(self, penalty):
+        self.penalty = penalty
+
+    def __call__(self, input_ids, scores):
+        picked = torch.gather(scores, 1, input_ids)
+        picked = torch.where(picked < 0, picked * self.penalty, picked / self.penalty)
+        return scores.scatter(1, input_ids, picked)
+
+
+@case(lambda r: (*logits_and_ids(r), _Penalty(r.pick(1.5, 2.0))))
+def callable_object_argument_new_per_call(scores, input_ids, proc):
+    # A new processor per call with another attribute value: the value guard decides.
+    return proc(input_ids, scores)
+
+
+_DEFAULT_PENALTY = _Penalty(1.0)
+
+
+@case(lambda r: (*logits_and_ids(r), r.pick(_DEFAULT_PENALTY, _Penalty(1.0))))
+def callable_object_compared_by_identity(scores, input_ids, proc):
+    # `is` observes identity: the default object and an equal new one take other branches.
+    if proc is _DEFAULT_PENALTY:
+        return scores
+    return proc(input_ids, scores)
+
+
+class _Criteria:
+    def __init__(self, max_length, eos):
+        self.max_length = max_length
+        self.eos = eos
+
+    def __call__(self, input_ids):
+        done = input_ids[:, -1] == self.eos
+        if input_ids.shape[-1] >= self.max_length:
+            done = torch.ones_like(done)
+        return done
+
+
+@case(logits_and_ids)
+def callable_criteria_list_made_per_call(scores, input_ids):
+    criteria = [_Criteria(6, 3), _Criteria(4, 7)]
+    done = torch.zeros(input_ids.shape[0], dtype=torch.bool)
+    for c in criteria:
+        done = done | c(input_ids)
+    return done, scores.masked_fill(done[:, None], 0.0)

@@ -237,17 +237,15 @@ pub fn compile_frame(
         crate::log::skipped_torch_free(&info);
         return Outcome::RunEagerly;
     }
-    // A break in a call made inside a `try` block, with nothing traced before it (transformers'
-    // `merge_with_config_defaults` and `capture_outputs` wrappers, which call the forward inside
-    // `try`/`finally`): torch.compile cannot resume inside a `try` and gives the frame up.
-    // Resuming would split no graph here, only leave a break record and a resume function for
-    // the code after the call; running the frame eagerly instead compiles the call as a frame of
-    // its own, with torch.compile's graph-break count. A break with ops before it still resumes
-    // (those ops stay compiled, which torch.compile's give-up loses), and so does a break at
-    // the frame's own instruction (an op that may raise into the frame's handler).
+    // A break in a call made inside a `try` block (transformers' `merge_with_config_defaults`
+    // and `capture_outputs` wrappers call the forward inside `try`/`finally`): torch.compile
+    // cannot resume inside a `try` and gives the frame up, compiling the call as a frame of its
+    // own. Resuming here would put the ops before the call into a graph of their own, one graph
+    // more than torch.compile's (the callee's graphs are made either way). A break at the
+    // frame's own instruction still resumes (an op that may raise into the frame's handler:
+    // torch.compile gives that frame up with no graph at all, so resuming costs no graph more).
     if let (Some(i), Some(site)) = (break_at, break_site.as_ref()) {
         if site.frames.len() > 1
-            && traced.output.graph.op_count() == 0
             && !info.name.starts_with(crate::resume::RESUME_PREFIX)
             && crate::resume::in_try_block(&info, i)
         {

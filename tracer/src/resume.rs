@@ -300,10 +300,10 @@ fn in_loop(info: &CodeInfo, index: usize) -> bool {
     false
 }
 
-/// Why a frame whose break inside a `try` block has no graph before it runs eagerly.
-pub const BREAK_IN_TRY: &str = "a graph break inside a try block, in a call, with no graph \
-     before it: the frame runs eagerly, as torch.compile gives such frames up (the functions it \
-     calls are compiled as frames of their own)";
+/// Why a frame whose break lies in a call inside a `try` block runs eagerly.
+pub const BREAK_IN_TRY: &str = "a graph break in a call inside a try block: the frame runs \
+     eagerly, as torch.compile gives such frames up (the functions it calls are compiled as \
+     frames of their own)";
 
 /// Whether root instruction `index` lies inside a `try` block (one whose handler is an
 /// `except` or `finally` clause), looking through the `with` blocks and `except` bodies around
