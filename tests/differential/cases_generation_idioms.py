@@ -21,7 +21,7 @@ from typing import Optional
 import torch
 from torch import nn
 
-from .runner import case, register
+from .runner import TC_DIFFERS, case, register
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
@@ -428,14 +428,11 @@ try:
         out = lp.EpsilonLogitsWarper(epsilon=3e-2)(input_ids, out)
         return out, lp.TypicalLogitsWarper(mass=0.8)(input_ids, scores)
 
-    @case(
-        logits_and_ids,
-        breadth="a user object read from the frame is guarded by identity (ID_MATCH): "
-        "ForcedEOSTokenLogitsProcessor.__init__ breaks on `(eos_token_id < 0).any()`, and its "
-        "frame (guarding L['self']) and the caller's resume function (guarding the new "
-        "instance on its stack) recompile for the fresh instance of every call; torch.compile "
-        "guards such objects by type",
-    )
+    # ForcedEOSTokenLogitsProcessor.__init__ breaks on `(eos_token_id < 0).any()`: its frame
+    # (`L['self']`) and the caller's resume function (the new instance on its stack) get a
+    # callable processor made afresh per call, guarded by type (was by identity until session
+    # 29: 5 graphs to torch.compile's 3).
+    @case(logits_and_ids)
     def hf_min_length_and_suppress_tokens(scores, input_ids):
         out = lp.MinLengthLogitsProcessor(min_length=8, eos_token_id=2)(
             input_ids, scores
@@ -502,3 +499,95 @@ try:
 
 except ImportError:
     pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Session 29 (breadth29): callable objects (a Python ``__call__``) made afresh per call, as
+# ``generate`` makes its processors; guarded by type and by what is read from them, by identity
+# only where the code relies on it.
+
+
+class _CheckedEos:
+    """A processor whose ``__init__`` checks a tensor's values (a graph break)."""
+
+    def __init__(self, eos_token_id, max_length):
+        self.max_length = max_length
+        eos = torch.tensor(eos_token_id)
+        if (eos < 0).any():
+            raise ValueError("negative eos")
+        self.eos = eos
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[-1] == self.max_length - 1:
+            out = torch.full_like(scores, -math.inf)
+            out[:, self.eos] = 0
+            return out
+        return scores
+
+
+@case(logits_and_ids)
+def callable_processor_made_per_call_breaks_in_init(scores, input_ids):
+    return _CheckedEos([3], max_length=6)(input_ids, scores)
+
+
+class _Penalty:
+    def __init__(self, penalty):
+        self.penalty = penalty
+
+    def __call__(self, input_ids, scores):
+        picked = torch.gather(scores, 1, input_ids)
+        picked = torch.where(picked < 0, picked * self.penalty, picked / self.penalty)
+        return scores.scatter(1, input_ids, picked)
+
+
+@case(lambda r: (*logits_and_ids(r), _Penalty(r.pick(1.5, 2.0))))
+def callable_object_argument_new_per_call(scores, input_ids, proc):
+    # A new processor per call with another attribute value: the value guard decides.
+    return proc(input_ids, scores)
+
+
+_DEFAULT_PENALTY = _Penalty(1.0)
+
+
+@case(lambda r: (*logits_and_ids(r), r.pick(_DEFAULT_PENALTY, _Penalty(1.0))))
+def callable_object_compared_by_identity(scores, input_ids, proc):
+    # `is` observes identity: the default object and an equal new one take other branches.
+    if proc is _DEFAULT_PENALTY:
+        return scores
+    return proc(input_ids, scores)
+
+
+class _Criteria:
+    def __init__(self, max_length, eos):
+        self.max_length = max_length
+        self.eos = eos
+
+    def __call__(self, input_ids):
+        done = input_ids[:, -1] == self.eos
+        if input_ids.shape[-1] >= self.max_length:
+            done = torch.ones_like(done)
+        return done
+
+
+@case(logits_and_ids)
+def callable_criteria_list_made_per_call(scores, input_ids):
+    criteria = [_Criteria(6, 3), _Criteria(4, 7)]
+    done = torch.zeros(input_ids.shape[0], dtype=torch.bool)
+    for c in criteria:
+        done = done | c(input_ids)
+    return done, scores.masked_fill(done[:, None], 0.0)
+
+
+_PENALTY_NAMES = {_DEFAULT_PENALTY: "default"}
+
+
+# torch.compile (2.11) answers the second call with the first call's name: a wrong value.
+@case(
+    lambda r: (*logits_and_ids(r), r.pick(_DEFAULT_PENALTY, _Penalty(1.0))),
+    xfail_tc=TC_DIFFERS,
+)
+def callable_object_as_dict_key(scores, input_ids, proc):
+    # Hashed by identity (no `__eq__`): the lookup observes which object it is, so the identity
+    # guard stays (2 graphs for the 2 objects, eager's values).
+    name = _PENALTY_NAMES.get(proc, "custom")
+    return proc(input_ids, scores) + (0.0 if name == "default" else 1.0), name

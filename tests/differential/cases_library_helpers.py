@@ -393,3 +393,122 @@ class WrappedHead(nn.Module):
 
 
 register("can_return_tuple_wrapper_on_forward", WrappedHead, x_tokens, module=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Session 29 (breadth29): wrappers that call the forward inside ``try``/``finally``
+# (transformers' ``merge_with_config_defaults`` and ``capture_outputs``), with a break in the
+# call. torch.compile gives such a frame up; so do we when nothing was traced before the call.
+
+_COLLECTING: list = []
+
+
+def config_override_wrapper(func):
+    """``merge_with_config_defaults``: a config flag set for the call, restored in ``finally``."""
+
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        is_causal = kwargs.get("is_causal", getattr(self.config, "is_causal", None))
+        if is_causal is not None:
+            original = self.config.is_causal
+            self.config.is_causal = is_causal
+        try:
+            output = func(self, *args, **kwargs)
+        finally:
+            if is_causal is not None:
+                self.config.is_causal = original
+        return output
+
+    return wrapper
+
+
+def collecting_wrapper(func):
+    """``capture_outputs``: a collector pushed for the call and popped in ``finally``."""
+
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        collected = {"hidden": []}
+        _COLLECTING.append(collected)
+        try:
+            outputs = func(self, *args, **kwargs)
+        finally:
+            _COLLECTING.pop()
+        return outputs, len(collected["hidden"])
+
+    return wrapper
+
+
+@dataclasses.dataclass
+class _StackConfig:
+    is_causal: bool = False
+    scale: float = 0.5
+
+
+def _describe(config):
+    # A call the tracer does not follow (printing), deep inside the wrapped forward.
+    print("config:", config.is_causal, config.scale)
+    return config.scale
+
+
+class WrappedStack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.config = _StackConfig()
+        self.proj = nn.Linear(8, 8)
+
+    @config_override_wrapper
+    @collecting_wrapper
+    def forward(self, x, is_causal=None):
+        h = self.proj(x)
+        if _COLLECTING:
+            _COLLECTING[-1]["hidden"].append(h)
+        s = _describe(self.config)
+        h = h * s
+        if self.config.is_causal:
+            h = h.tril()
+        return h
+
+
+class OuterModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stack = WrappedStack()
+
+    def forward(self, x):
+        y = x.relu()
+        return self.stack(y, is_causal=True)
+
+
+register(
+    "try_finally_wrappers_around_a_breaking_forward",
+    OuterModel,
+    lambda r: (r.randn(2, 8, 8),),
+    module=True,
+)
+
+
+def _work_then_print(x):
+    y = x * 2
+    print("work done")
+    return y + 1
+
+
+@case(x_tokens)
+def try_finally_with_ops_before_the_breaking_call(x):
+    log = []
+    try:
+        h = x.sin()
+        out = _work_then_print(h)
+    finally:
+        log.append("closed")
+    return out, log
+
+
+@case(x_tokens)
+def try_finally_breaking_call_with_nothing_before(x):
+    log = []
+    try:
+        out = _work_then_print(x)
+    finally:
+        log.append("closed")
+    return out.cos(), log

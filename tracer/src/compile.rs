@@ -237,6 +237,27 @@ pub fn compile_frame(
         crate::log::skipped_torch_free(&info);
         return Outcome::RunEagerly;
     }
+    // A break in a call made inside a `try` block (transformers' `merge_with_config_defaults`
+    // and `capture_outputs` wrappers call the forward inside `try`/`finally`): torch.compile
+    // cannot resume inside a `try` and gives the frame up, compiling the call as a frame of its
+    // own. Resuming here would put the ops before the call into a graph of their own, one graph
+    // more than torch.compile's (the callee's graphs are made either way). A break at the
+    // frame's own instruction still resumes (an op that may raise into the frame's handler:
+    // torch.compile gives that frame up with no graph at all, so resuming costs no graph more).
+    if let (Some(i), Some(site)) = (break_at, break_site.as_ref()) {
+        if site.frames.len() > 1
+            && !info.name.starts_with(crate::resume::RESUME_PREFIX)
+            && crate::resume::in_try_block(&info, i)
+        {
+            let site =
+                site.with_reason(format!("{}; {}", site.reason, crate::resume::BREAK_IN_TRY));
+            log_given_up(py, slot, &info, &site);
+            if let Ok(mut c) = slot.try_borrow_mut() {
+                c.state = CodeState::Eager(site.message());
+            }
+            return Outcome::RunEagerly;
+        }
+    }
     // Guards are built while tracing: report them apart, as `guard_build`.
     let guard_time = crate::guards::take_build_time();
     // A frame that traced to its end without a single op or side effect has nothing to compile:

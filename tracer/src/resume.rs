@@ -300,6 +300,46 @@ fn in_loop(info: &CodeInfo, index: usize) -> bool {
     false
 }
 
+/// Why a frame whose break lies in a call inside a `try` block runs eagerly.
+pub const BREAK_IN_TRY: &str = "a graph break in a call inside a try block: the frame runs \
+     eagerly, as torch.compile gives such frames up (the functions it calls are compiled as \
+     frames of their own)";
+
+/// Whether root instruction `index` lies inside a `try` block (one whose handler is an
+/// `except` or `finally` clause), looking through the `with` blocks and `except` bodies around
+/// it, as torch.compile's block stack sees it: it restores `with` blocks at a break but no
+/// `try`, and gives the frame up instead.
+pub fn in_try_block(info: &CodeInfo, index: usize) -> bool {
+    let Some(ins) = info.ins.get(index) else {
+        return false;
+    };
+    let Ok(entries) = bytecode::exception_table::parse(&info.exception_table) else {
+        return false;
+    };
+    let mut offset = ins.offset;
+    // Each step moves to the handler of the entry covering `offset`; a chain ends in a few.
+    for _ in 0..64 {
+        let Some(e) = entries
+            .iter()
+            .find(|e| (e.start as usize) <= offset && offset < e.end as usize)
+        else {
+            return false;
+        };
+        let Some(h) = info.ins.iter().position(|i| i.offset == e.target as usize) else {
+            return false;
+        };
+        let next = info.ins.get(h + 1).map(|i| i.name.as_str());
+        match info.ins[h].name.as_str() {
+            "PUSH_EXC_INFO" if next == Some("WITH_EXCEPT_START") => {}
+            "PUSH_EXC_INFO" => return true,
+            // The cleanup of an `except` body or a `with` exit: look at what encloses it.
+            _ => {}
+        }
+        offset = info.ins[h].offset;
+    }
+    false
+}
+
 /// Why a graph break cannot be placed at root instruction `index` (the whole frame then runs
 /// eagerly), or `None` when it can.
 pub fn why_no_break_at(info: &CodeInfo, index: usize) -> Option<String> {

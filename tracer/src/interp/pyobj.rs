@@ -40,8 +40,13 @@ pub(super) fn is_const_type(o: &Bound<'_, PyAny>) -> bool {
         || o.cast::<pyo3::types::PyBytes>().is_ok()
 }
 
-/// An instance of a Python class that is not callable, not a module, class or function, and
-/// not a torch or builtins object: its identity rarely matters, and it is often new on each call.
+/// An instance of a Python class that is not a module, class or function, and not a torch or
+/// builtins object: its identity rarely matters, and it is often new on each call. One made
+/// callable by its class's own Python `__call__` (transformers' logits processors and stopping
+/// criteria, built afresh per `generate` call) is one too: a call through it reads that
+/// function from the class (guarded by identity there) and the instance's attributes through
+/// their own sources, as torch.compile guards such an object by type; other callables
+/// (functions, bound methods, partials, C callables) are not.
 pub(super) fn is_plain_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<bool> {
     let ty = o.get_type();
     let module: String = ty
@@ -51,9 +56,17 @@ pub(super) fn is_plain_object(py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<
     if module == "builtins" || module == "torch" || module.starts_with("torch.") {
         return Ok(false);
     }
-    if o.is_callable() || o.cast::<PyModule>().is_ok() || o.is_instance_of::<pyo3::types::PyType>()
-    {
+    if o.cast::<PyModule>().is_ok() || o.is_instance_of::<pyo3::types::PyType>() {
         return Ok(false);
+    }
+    if o.is_callable() {
+        let function = py.import("types")?.getattr("FunctionType")?;
+        let python_call = ty
+            .getattr(intern!(py, "__call__"))
+            .is_ok_and(|c| c.is_instance(&function).unwrap_or(false));
+        if !python_call {
+            return Ok(false);
+        }
     }
     let enum_base = py.import("enum")?.getattr("Enum")?;
     Ok(!o.is_instance(&enum_base)? && !is_nn_module(py, o)?)
