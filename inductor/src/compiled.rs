@@ -2,6 +2,7 @@
 
 use std::ffi::c_void;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::cache;
@@ -148,6 +149,22 @@ pub struct Prepared {
     /// A CUDA target's printed source and, once built, its module.
     #[cfg(feature = "cuda")]
     cuda: Option<Box<cuda_module::CudaPrepared>>,
+    /// A symbolic graph's one C library once [`Prepared::build_at`] built it: every later
+    /// assignment runs it without hashing its source or looking it up again (a decode step
+    /// whose position is a size symbol meets a new assignment on every call).
+    linked: OnceLock<Linked>,
+}
+
+/// What building a C source gave: the library's kernels and what a [`CompiledGraph`] reports
+/// of the build.
+#[derive(Clone)]
+struct Linked {
+    source: String,
+    module: Option<CLibrary>,
+    kernel_bufs: EntityVec<KernelId, Vec<BufId>>,
+    compiler_ran: bool,
+    c_compile: Option<Duration>,
+    cache_load: Option<Duration>,
 }
 
 /// Lowers, schedules and prints `graph` for the target of `options` (no C compiler or NVRTC
@@ -188,6 +205,7 @@ pub fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorEr
         times,
         #[cfg(feature = "cuda")]
         cuda: None,
+        linked: OnceLock::new(),
     })
 }
 
@@ -221,6 +239,7 @@ fn prepare_cuda(
         src,
         times,
         cuda: Some(Box::new(cuda)),
+        linked: OnceLock::new(),
     })
 }
 
@@ -234,6 +253,13 @@ fn prepare_cuda(
 ) -> Result<Prepared, InductorError> {
     Err(InductorError::Unsupported(
         "built without CUDA support (the inductor's `cuda` feature)".into(),
+    ))
+}
+
+/// A symbolic graph's sizes at `values` include one with no value (see `IrGraph::at`).
+fn no_value_at(values: &[i64]) -> InductorError {
+    InductorError::Unsupported(format!(
+        "a size has no value at the symbols' assignment {values:?} (a division by zero or an overflow)"
     ))
 }
 
@@ -281,17 +307,36 @@ impl Prepared {
         if let Some(cuda) = &self.cuda {
             return self.build_cuda_at(cuda, options, values, &value);
         }
+        let linked = match self.linked.get() {
+            Some(l) => Linked {
+                // The library was found (or compiled) by the first assignment.
+                compiler_ran: false,
+                c_compile: None,
+                cache_load: None,
+                ..l.clone()
+            },
+            None => {
+                let l = link(&self.ir, &self.src, &self.src.code, options)?;
+                let _ = self.linked.set(l.clone());
+                l
+            }
+        };
+        let ir = self.ir.at(&value).ok_or_else(|| no_value_at(values))?;
         let at = Prepared {
-            ir: self.ir.at(&value),
+            ir,
             sched: self.sched.clone(),
-            src: self.src.clone(),
+            src: codegen::CSource {
+                code: String::new(),
+                kernels: EntityVec::new(),
+            },
             // The lowering, schedule and C made once for every assignment (the first build's
             // `perf` record reports them).
             times: self.times.clone(),
             #[cfg(feature = "cuda")]
             cuda: None,
+            linked: OnceLock::new(),
         };
-        at.build(options, Some((&self.src.code, values.to_vec())))
+        Ok(at.assemble(options, linked, values.to_vec()))
     }
 
     /// [`Prepared::build_at`] for a CUDA graph: the one module (NVRTC at the first assignment,
@@ -304,7 +349,7 @@ impl Prepared {
         values: &[i64],
         value: crate::symbolic::Values,
     ) -> Result<CompiledGraph, InductorError> {
-        let ir = self.ir.at(value);
+        let ir = self.ir.at(value).ok_or_else(|| no_value_at(values))?;
         let kernels = &cuda.printed.kernels;
         let grids = kernels
             .iter()
@@ -359,10 +404,19 @@ impl Prepared {
         options: &Options,
         param: Option<(&str, Vec<i64>)>,
     ) -> Result<CompiledGraph, InductorError> {
+        let (code, syms) = match param {
+            Some((code, syms)) => (code, syms),
+            None => (self.src.code.as_str(), Vec::new()),
+        };
+        let linked = link(&self.ir, &self.src, code, options)?;
+        Ok(self.assemble(options, linked, syms))
+    }
+
+    /// The runnable graph from `linked`, its library (see [`Prepared::build`]).
+    fn assemble(self, options: &Options, linked: Linked, syms: Vec<i64>) -> CompiledGraph {
         let Prepared {
             ir,
             sched,
-            src,
             mut times,
             ..
         } = self;
@@ -370,13 +424,6 @@ impl Prepared {
             .target
             .cpu()
             .expect("a prepared graph targets the CPU");
-        let started = Instant::now();
-        let (source, syms) = match param {
-            Some((code, syms)) => (cache::finish_source(code), syms),
-            None => (cache::finish_source(&src.code), Vec::new()),
-        };
-        times.codegen += started.elapsed();
-        tracing::debug!(target: "torchferro::output_code", "generated C:\n{source}");
         let mut donors = EntityVec::filled(false, ir.buffers.len());
         for d in sched.reuse.iter().flatten() {
             donors[*d] = true;
@@ -400,46 +447,16 @@ impl Prepared {
                 policy.wants_hugepage(bytes).then_some(bytes)
             })
             .collect();
-        if src.kernels.is_empty() {
-            return Ok(CompiledGraph {
-                writes_input: steps_writing_inputs(&ir, &sched),
-                ir,
-                sched,
-                source,
-                module: None,
-                kernel_bufs: EntityVec::new(),
-                compiler_ran: false,
-                donors,
-                huge,
-                kept,
-                unlocked,
-                times,
-                syms,
-                grids: Vec::new(),
-            });
-        }
-        let started = Instant::now();
-        let built = cache::build(&source, &options.cache_dir)?;
-        let gathers = ir.nodes.iter().any(|n| match n {
-            IrNode::Pointwise { body, .. } | IrNode::Reduction { body, .. } => body.has_gather(),
-            _ => false,
-        });
-        let module = KernelModule::C(CLibrary::load(&built, &src.kernels, gathers)?);
-        let kernel_bufs = src.kernels.iter().map(|k| k.bufs.clone()).collect();
-        times.c_compile = built.compile_time;
-        times.cache_load = Some(
-            started
-                .elapsed()
-                .saturating_sub(built.compile_time.unwrap_or_default()),
-        );
-        Ok(CompiledGraph {
+        times.c_compile = linked.c_compile;
+        times.cache_load = linked.cache_load;
+        CompiledGraph {
             writes_input: steps_writing_inputs(&ir, &sched),
             ir,
             sched,
-            source,
-            module: Some(module),
-            kernel_bufs,
-            compiler_ran: built.compiled,
+            source: linked.source,
+            module: linked.module.map(KernelModule::C),
+            kernel_bufs: linked.kernel_bufs,
+            compiler_ran: linked.compiler_ran,
             donors,
             huge,
             kept,
@@ -447,8 +464,45 @@ impl Prepared {
             times,
             syms,
             grids: Vec::new(),
-        })
+        }
     }
+}
+
+/// Builds (or finds in the cache) the library of C `code`, the kernels of `src` (`code` is its
+/// source, or a template rendered for it), and loads it.
+fn link(
+    ir: &IrGraph,
+    src: &codegen::CSource,
+    code: &str,
+    options: &Options,
+) -> Result<Linked, InductorError> {
+    let source = cache::finish_source(code);
+    tracing::debug!(target: "torchferro::output_code", "generated C:\n{source}");
+    if src.kernels.is_empty() {
+        return Ok(Linked {
+            source,
+            module: None,
+            kernel_bufs: EntityVec::new(),
+            compiler_ran: false,
+            c_compile: None,
+            cache_load: None,
+        });
+    }
+    let started = Instant::now();
+    let built = cache::build(&source, &options.cache_dir)?;
+    let module = CLibrary::load(&built, &src.kernels, has_gathers(ir))?;
+    Ok(Linked {
+        source,
+        module: Some(module),
+        kernel_bufs: src.kernels.iter().map(|k| k.bufs.clone()).collect(),
+        compiler_ran: built.compiled,
+        c_compile: built.compile_time,
+        cache_load: Some(
+            started
+                .elapsed()
+                .saturating_sub(built.compile_time.unwrap_or_default()),
+        ),
+    })
 }
 
 /// The CUDA half of [`compile_ir`]: CUDA C through NVRTC (or the cubin cache), loaded on a

@@ -16,18 +16,28 @@ use crate::size::Size;
 /// A symbol's value under an assignment.
 pub type Values<'a> = &'a dyn Fn(u32) -> i64;
 
-fn size_at(s: Size, v: Values) -> Size {
+/// An assignment being substituted, and whether some size had no value under it (a division
+/// by zero or an overflow: the guards of a trace need not rule every such size out).
+struct At<'a> {
+    values: Values<'a>,
+    failed: std::cell::Cell<bool>,
+}
+
+fn size_at(s: Size, v: &At) -> Size {
     match s {
         Size::Const(_) => s,
-        Size::Sym(_) => Size::Const(s.eval(v).expect("a size overflows at this assignment")),
+        Size::Sym(_) => Size::Const(s.eval(v.values).unwrap_or_else(|| {
+            v.failed.set(true);
+            0
+        })),
     }
 }
 
-fn sizes_at(xs: &[Size], v: Values) -> Vec<Size> {
+fn sizes_at(xs: &[Size], v: &At) -> Vec<Size> {
     xs.iter().map(|s| size_at(*s, v)).collect()
 }
 
-fn idx_at(e: &Idx, v: Values) -> Idx {
+fn idx_at(e: &Idx, v: &At) -> Idx {
     Idx {
         terms: e
             .terms
@@ -48,7 +58,7 @@ fn idx_at(e: &Idx, v: Values) -> Idx {
     }
 }
 
-fn body_at(b: &Body, v: Values) -> Body {
+fn body_at(b: &Body, v: &At) -> Body {
     let mut out = b.clone();
     out.ranges = sizes_at(&b.ranges, v);
     for val in out.vals.iter_mut() {
@@ -70,7 +80,7 @@ fn body_at(b: &Body, v: Values) -> Body {
     out
 }
 
-fn view_at(x: &View, v: Values) -> View {
+fn view_at(x: &View, v: &At) -> View {
     View {
         buf: x.buf,
         sizes: sizes_at(&x.sizes, v),
@@ -79,7 +89,7 @@ fn view_at(x: &View, v: Values) -> View {
     }
 }
 
-fn arg_at(a: &FallbackArg, v: Values) -> FallbackArg {
+fn arg_at(a: &FallbackArg, v: &At) -> FallbackArg {
     match a {
         FallbackArg::Const(c) => FallbackArg::Const(c.clone()),
         FallbackArg::Tensor(x) => FallbackArg::Tensor(view_at(x, v)),
@@ -172,8 +182,13 @@ impl IrGraph {
         out
     }
 
-    /// The graph at one assignment of its symbols: every size a constant (see the module doc).
-    pub fn at(&self, v: Values) -> IrGraph {
+    /// The graph at one assignment of its symbols: every size a constant (see the module doc);
+    /// `None` where a size has no value there (a division by zero, an overflow).
+    pub fn at(&self, values: Values) -> Option<IrGraph> {
+        let v = &At {
+            values,
+            failed: std::cell::Cell::new(false),
+        };
         let mut g = self.clone();
         for b in g.buffers.iter_mut() {
             let BufferDecl { sizes, strides, .. } = b;
@@ -223,6 +238,6 @@ impl IrGraph {
                 OutputSpec::View(x) | OutputSpec::Own(x) => *x = view_at(x, v),
             }
         }
-        g
+        (!v.failed.get()).then_some(g)
     }
 }

@@ -72,7 +72,8 @@ pub fn unsaved_inputs(f: &Graph, roots: &HashSet<NodeId>) -> HashSet<NodeId> {
 }
 
 /// The placeholders (by index) and user outputs (by position) whose version counters eager's
-/// backward would check: those sharing storage with a saved root ([`saved_roots`]).
+/// backward would check: tensors sharing storage with a saved root ([`saved_roots`]). A
+/// symbolic int input a rule reads (a size) has no version counter.
 pub fn watched(
     f: &Graph,
     roots: &HashSet<NodeId>,
@@ -81,7 +82,7 @@ pub fn watched(
     let mut inputs = Vec::new();
     for p in f.placeholders() {
         if let NodeKind::Placeholder { index } = f.node(p).kind {
-            if roots.contains(&p) {
+            if roots.contains(&p) && f.node(p).meta.tensor().is_some() {
                 inputs.push(index);
             }
         }
@@ -93,7 +94,8 @@ pub fn watched(
             Arg::Node(n) => {
                 let root = storage_root(f, *n);
                 let is_input = matches!(f.node(root).kind, NodeKind::Placeholder { .. });
-                (!is_input && roots.contains(&root)).then_some(k)
+                let tensor = f.node(*n).meta.tensor().is_some();
+                (tensor && !is_input && roots.contains(&root)).then_some(k)
             }
             _ => None,
         })

@@ -115,7 +115,9 @@ impl KernelModule {
 
 type KernelFn = unsafe extern "C" fn(*mut *mut c_void);
 
-/// The kernels of a `dlopen`ed C library.
+/// The kernels of a `dlopen`ed C library. (Cloned for each assignment of a symbolic graph's
+/// sizes: they all run the one library, which the shared `Loaded` keeps mapped.)
+#[derive(Clone)]
 pub(crate) struct CLibrary {
     kernels: EntityVec<KernelId, KernelFn>,
     /// The library's out-of-range flag, for graphs with data-dependent loads. Not really

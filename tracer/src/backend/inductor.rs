@@ -557,7 +557,8 @@ pub struct InductorProgram {
     /// recursion) allocates its own.
     workspace: std::sync::Mutex<Option<inductor::Workspace<Py<PyAny>>>>,
     callables: HashMap<String, Py<PyAny>>,
-    handles: TorchHandles,
+    /// (Shared by the programs of every assignment of a symbolic graph's sizes.)
+    handles: std::sync::Arc<TorchHandles>,
     /// The traced graph on the eager runner, run instead when a kernel read a position out of
     /// range: the kernels only know that some index was bad, while eager's error names the op's
     /// own check ("index 4 is out of bounds for dimension 0 with size 4", "index out of range
@@ -673,9 +674,21 @@ impl InductorProgram {
         placement: super::cuda::Placement,
         compiled: inductor::CompiledGraph,
     ) -> Result<InductorProgram, String> {
-        crate::alloc_threshold::raise_mmap_threshold();
+        let handles = std::sync::Arc::new(Self::handles_for(placement)?);
+        Ok(Self::wrap_with(
+            Self::callables_by_name(graph, callables),
+            handles,
+            compiled,
+        ))
+    }
+
+    /// The callables of `graph`'s function targets by their path (dead-code elimination may
+    /// have removed some of the traced calls).
+    fn callables_by_name(
+        graph: &Graph,
+        callables: &[(fx::NodeId, Py<PyAny>)],
+    ) -> HashMap<String, Py<PyAny>> {
         let mut map = HashMap::new();
-        // Dead-code elimination may have removed some of the traced calls.
         for (id, c) in callables.iter().filter(|(id, _)| graph.contains(*id)) {
             if let NodeKind::Call {
                 target: Target::Function(path),
@@ -685,7 +698,12 @@ impl InductorProgram {
                 map.insert(path.clone(), c.clone());
             }
         }
-        let handles = Python::attach(|py| -> PyResult<TorchHandles> {
+        map
+    }
+
+    /// The torch functions and dtype objects a program on `placement` calls.
+    fn handles_for(placement: super::cuda::Placement) -> Result<TorchHandles, String> {
+        Python::attach(|py| -> PyResult<TorchHandles> {
             let mut h = TorchHandles::new(py)?;
             if let super::cuda::Placement::Cuda(i) = placement {
                 h.cuda = Some(super::cuda::CudaHandles::new(py, i)?);
@@ -707,16 +725,24 @@ impl InductorProgram {
             }
             Ok(h)
         })
-        .map_err(|e| e.to_string())?;
-        Ok(InductorProgram {
+        .map_err(|e| e.to_string())
+    }
+
+    fn wrap_with(
+        callables: HashMap<String, Py<PyAny>>,
+        handles: std::sync::Arc<TorchHandles>,
+        compiled: inductor::CompiledGraph,
+    ) -> InductorProgram {
+        crate::alloc_threshold::raise_mmap_threshold();
+        InductorProgram {
             workspace: std::sync::Mutex::new(compiled.new_workspace()),
             compiled,
-            callables: map,
+            callables,
             handles,
             eager_errors: None,
             sites: Default::default(),
             dynamic: None,
-        })
+        }
     }
 
     pub fn source(&self) -> &str {

@@ -124,7 +124,9 @@ fn kernels_over_symbolic_sizes_take_the_symbols_and_a_grid_rule() {
 
 #[test]
 fn the_same_graph_at_constant_sizes_prints_no_symbol() {
-    let ir = graph().at(&|k| if k == 0 { 6 } else { 10 });
+    let ir = graph()
+        .at(&|k| if k == 0 { 6 } else { 10 })
+        .expect("sizes at 6 and 10");
     let src = print(&ir);
     assert!(!src.code.contains("int64_t s0"), "{}", src.code);
     assert!(src.kernels.iter().all(|k| k.grid_rule.is_none()));

@@ -75,6 +75,14 @@ struct SymbolicKernels {
     failed: AtomicBool,
 }
 
+/// What the programs of a symbolic library's assignments share (the first one's).
+struct Shared {
+    placement: super::super::cuda::Placement,
+    options: inductor::Options,
+    handles: Arc<super::TorchHandles>,
+    callables: HashMap<String, Py<PyAny>>,
+}
+
 /// A library whose kernels take the sizes as arguments.
 struct SizeLibrary {
     template: Template,
@@ -115,6 +123,8 @@ pub(super) struct Dynamic {
     bounds: Vec<(i64, Option<i64>)>,
     /// The symbolic lowering, tried at the first assignment (`None`: it declined).
     symbolic: OnceLock<Option<SymbolicKernels>>,
+    /// Set by the symbolic library's first program ([`Dynamic::symbolic_fast`]).
+    shared: OnceLock<Shared>,
     /// Libraries with sizes as arguments, in the order they were built.
     libraries: Mutex<Vec<Arc<SizeLibrary>>>,
     /// Kernel libraries built so far (with sizes as arguments or per size), at most `limit`.
@@ -359,10 +369,10 @@ impl Dynamic {
     fn symbolic_at(
         &self,
         s: &SymbolicKernels,
-        g: &Graph,
         key: &[i64],
         placement: super::super::cuda::Placement,
         options: &inductor::Options,
+        g: Option<&Graph>,
     ) -> Result<Option<InductorProgram>, String> {
         let values: Vec<i64> = s
             .syms
@@ -389,12 +399,63 @@ impl Dynamic {
                 self.describe(key)
             );
         }
-        InductorProgram::wrap(g, &self.callables, placement, compiled).map(Some)
+        let shared = match (self.shared.get(), g) {
+            (Some(sh), _) => sh,
+            (None, None) => return Err("no specialized graph for the first program".into()),
+            (None, Some(g)) => {
+                let sh = Shared {
+                    placement,
+                    options: options.clone(),
+                    handles: Arc::new(InductorProgram::handles_for(placement)?),
+                    callables: InductorProgram::callables_by_name(g, &self.callables),
+                };
+                self.shared.get_or_init(|| sh)
+            }
+        };
+        Ok(Some(InductorProgram::wrap_with(
+            Python::attach(|py| {
+                shared
+                    .callables
+                    .iter()
+                    .map(|(k, c)| (k.clone(), c.clone_ref(py)))
+                    .collect()
+            }),
+            shared.handles.clone(),
+            compiled,
+        )))
+    }
+
+    /// Whether an assignment takes a size-oblivious symbol at 1 (see [`Dynamic::program_at`]).
+    fn size_at_one(&self, key: &[i64]) -> bool {
+        self.reads
+            .iter()
+            .zip(key)
+            .any(|(r, &v)| r.1 != fx::passes::specialize::INT_INPUT && v < 2)
+    }
+
+    /// The program at `key` from the symbolic library once it is built, with what every
+    /// assignment shares: no specialized graph, no lookup of the library, no new torch handles
+    /// (a decode step whose position is a size symbol meets a new assignment on every call).
+    /// `Ok(None)`: not on this path.
+    fn symbolic_fast(&self, key: &[i64]) -> Result<Option<InductorProgram>, String> {
+        let (Some(Some(s)), Some(sh)) = (self.symbolic.get(), self.shared.get()) else {
+            return Ok(None);
+        };
+        if !s.built.load(Ordering::Relaxed)
+            || s.failed.load(Ordering::Relaxed)
+            || self.size_at_one(key)
+        {
+            return Ok(None);
+        }
+        self.symbolic_at(s, key, sh.placement, &sh.options, None)
     }
 
     /// The program at `key`: kernels from a library with sizes as arguments that matches (or a
     /// new one fitted here), else a library of its own; `Ok(None)` past the library limit.
     fn program_at(&self, key: &[i64]) -> Result<Option<InductorProgram>, String> {
+        if let Some(p) = self.symbolic_fast(key)? {
+            return Ok(Some(p));
+        }
         let g = self.at(key)?;
         let (placement, mut options) = InductorProgram::admit(&g, self.grad_enabled)?;
         if let inductor::Target::Cpu(p) = &mut options.target {
@@ -408,12 +469,7 @@ impl Dynamic {
         // assume every size symbol at least 2, so this assignment gets
         // the static graph's kernels at its sizes (the graph specialized, verified at 1 by
         // `fx`'s probes), a library of its own.
-        let size_at_one = self
-            .reads
-            .iter()
-            .zip(key)
-            .any(|(r, &v)| r.1 != fx::passes::specialize::INT_INPUT && v < 2);
-        if size_at_one {
+        if self.size_at_one(key) {
             if !self.take_library() {
                 return Ok(None);
             }
@@ -426,7 +482,7 @@ impl Dynamic {
         if symbolic_enabled() && !self.reads.is_empty() {
             if let Some(s) = self.symbolic.get_or_init(|| self.lower_symbolic(&options)) {
                 if !s.failed.load(Ordering::Relaxed) {
-                    match self.symbolic_at(s, &g, key, placement, &options) {
+                    match self.symbolic_at(s, key, placement, &options, Some(&g)) {
                         Err(e) if !s.built.load(Ordering::Relaxed) => {
                             // The library never built: a defect of the symbolic C, not of
                             // the graph, which the fitted templates still compile.
@@ -595,6 +651,7 @@ impl InductorProgram {
             relations,
             bounds,
             symbolic: Default::default(),
+            shared: Default::default(),
             libraries: Default::default(),
             built: Default::default(),
             fits: Default::default(),
