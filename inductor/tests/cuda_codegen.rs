@@ -1019,3 +1019,44 @@ fn a_transposed_gemm_operand_is_padded_in_its_own_layout() {
         "{two_d:?}"
     );
 }
+
+/// resnet50's channels-last batch-norm backward (H100 trace, session 29): two per-channel sums
+/// over `[N, H, W]` of 64 channels (column reductions, two tiles of 32) and, of the same
+/// extents by coincidence (`[64, N, H, W]`), a ReLU recomputed for another layer that reads
+/// nothing the sums compute. Fused after the sums, it kept the column kernel from splitting
+/// them over blocks: 2 blocks walked every position, 40 ms. It now runs as a kernel of its
+/// own and the sums split.
+#[test]
+fn an_unrelated_element_node_does_not_keep_column_sums_from_splitting() {
+    let mut g = Graph::new();
+    let dt = DType::BFloat16;
+    let nhwc = |g: &mut Graph, name: &str| {
+        let t = input(g, name, dt, &[8, 28, 28, 64]);
+        let perm = Arg::List(vec![Arg::Int(0), Arg::Int(3), Arg::Int(1), Arg::Int(2)]);
+        call(g, m("permute"), vec![n(t), perm], vec![])
+    };
+    let x = nhwc(&mut g, "x");
+    let gy = nhwc(&mut g, "g");
+    let op = |g: &mut Graph, name: &str, a: Vec<Arg>| call(g, f(name), a, vec![]);
+    let xf = call(&mut g, m("float"), vec![n(x)], vec![]);
+    let gf = call(&mut g, m("float"), vec![n(gy)], vec![]);
+    let mask = op(&mut g, "operator.le", vec![n(xf), Arg::Float(0.0)]);
+    let gg = op(&mut g, "torch.where", vec![n(mask), Arg::Float(0.0), n(gf)]);
+    let dims = || Arg::List(vec![Arg::Int(0), Arg::Int(2), Arg::Int(3)]);
+    let s1 = call(&mut g, m("sum"), vec![n(gg), dims()], vec![]);
+    let t = op(&mut g, "operator.mul", vec![n(gg), n(xf)]);
+    let s2 = call(&mut g, m("sum"), vec![n(t), dims()], vec![]);
+    // Another layer's activation, `[64, 8, 28, 28]`, channels last.
+    let z = input(&mut g, "z", dt, &[64, 28, 28, 8]);
+    let perm = Arg::List(vec![Arg::Int(0), Arg::Int(3), Arg::Int(1), Arg::Int(2)]);
+    let z = call(&mut g, m("permute"), vec![n(z), perm], vec![]);
+    let zf = call(&mut g, m("float"), vec![n(z)], vec![]);
+    let y = op(&mut g, "operator.mul", vec![n(zf), Arg::Float(2.0)]);
+    let y = op(&mut g, "torch.relu", vec![n(y)]);
+    let y = call(&mut g, m("to"), vec![n(y), Arg::DType(dt)], vec![]);
+    g.output(vec![n(s1), n(s2), n(y)]);
+    let Some(c) = cuda(&g) else { return };
+    let grids: Vec<u32> = c.kernels.iter().map(|k| k.grid).collect();
+    assert!(c.source.contains("tf_cws_"), "{grids:?}\n{}", c.source);
+    assert!(!grids.contains(&2), "{grids:?}\n{}", c.source);
+}
