@@ -134,10 +134,19 @@ class Attention(nn.Module):
     fused_attn: bool = True
 
     def __init__(
-        self, dim, num_heads=2, qkv_bias=False, qk_norm=False, norm_layer=nn.LayerNorm
+        self,
+        dim,
+        num_heads=2,
+        qkv_bias=False,
+        qk_norm=False,
+        norm_layer=nn.LayerNorm,
+        fused_attn=None,
     ):
         super().__init__()
         assert dim % num_heads == 0, "dim should be divisible by num_heads"
+        if fused_attn is not None:
+            # timm sets it per instance (`use_fused_attn()`), shadowing the class default.
+            self.fused_attn = fused_attn
         self.num_heads = num_heads
         self.head_dim = dim // num_heads
         self.scale = self.head_dim**-0.5

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .cases_library_idioms import VIEW_OF_INTERMEDIATE
+from .cases_library_idioms import VIEW_OF_INTERMEDIATE, Attention
 from .runner import case, register
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
@@ -214,40 +214,12 @@ register(
 )
 
 
-class Attention(nn.Module):
-    fused_attn: bool
-
-    def __init__(self, dim, num_heads=2, qkv_bias=False, fused_attn=True):
-        super().__init__()
-        self.num_heads = num_heads
-        self.head_dim = dim // num_heads
-        self.scale = self.head_dim**-0.5
-        self.fused_attn = fused_attn
-        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
-        self.q_norm = nn.Identity()
-        self.k_norm = nn.Identity()
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x):
-        B, N, C = x.shape
-        qkv = (
-            self.qkv(x)
-            .reshape(B, N, 3, self.num_heads, self.head_dim)
-            .permute(2, 0, 3, 1, 4)
-        )
-        q, k, v = qkv.unbind(0)
-        q, k = self.q_norm(q), self.k_norm(k)
-        if self.fused_attn:
-            x = F.scaled_dot_product_attention(q, k, v)
-        else:
-            q = q * self.scale
-            attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
-            x = attn @ v
-        x = x.transpose(1, 2).reshape(B, N, C)
-        return self.proj(x)
-
-
-register("timm_attention_fused_qkv_sdpa", lambda: Attention(8), x_tokens, module=True)
+register(
+    "timm_attention_fused_qkv_sdpa",
+    lambda: Attention(8, fused_attn=True),
+    x_tokens,
+    module=True,
+)
 register(
     "timm_attention_fused_qkv_manual",
     lambda: Attention(8, fused_attn=False),
