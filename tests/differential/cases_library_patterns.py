@@ -17,15 +17,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .cases_library_idioms import VIEW_OF_INTERMEDIATE, Attention
+from .cases_library_idioms import VIEW_OF_INTERMEDIATE, Attention, x_tokens
 from .runner import case, register
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
-
-
-def x_tokens(r):
-    return (r.randn(2, 6, 8),)
 
 
 def x_img(r):
