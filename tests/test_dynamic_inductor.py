@@ -183,15 +183,19 @@ def _rows_program(x, w):
     )
 
 
-def _c_compiles_over(shapes):
+def _sums_both_ways(x, w):
+    return x.sum(1), x.sum(0) * 2, (x @ w).relu()
+
+
+def _c_compiles_over(shapes, program=_rows_program):
     torch._dynamo.reset()
     torchferro.compiler.reset()
-    f = torchferro.compile(_rows_program, dynamic=True)
+    f = torchferro.compile(program, dynamic=True)
     before = _c_compiles()
     with torch.no_grad():
         for r, c in shapes:
             x, w = R(r, c), R(c, 4)
-            _same(f(x, w), _rows_program(x, w))
+            _same(f(x, w), program(x, w))
     assert len(torchferro.compiler.cache_entries(f)) == 1
     return _c_compiles() - before
 
@@ -271,21 +275,25 @@ def test_transformers_forwards_over_batches_and_lengths_compile_twice(
     assert _c_compiles() - before == 2
 
 
+SQUARE_AMONG_OTHERS = [(2, 3), (5, 7), (5, 5), (9, 7), (6, 6)]
+
+
 def test_equal_sizes_under_fitted_templates_get_a_library_of_their_own(
     fresh_cache, monkeypatch
 ):
     """The fallback path (``TORCHFERRO_SYMBOLIC=0``: fitted templates over lowerings at
-    concrete sizes): at 5 rows of length 5 the lowering fuses the row and column reductions
-    (their loops are equal there), so that size's kernels differ from the library's: it gets
-    its own (the match check finds the difference), as does 6 by 6."""
+    concrete sizes): at 5 rows of length 5 the lowering fuses the row sum and the column sum
+    into one kernel (their loops are equal there), so that size's kernels differ from the
+    library's: it gets its own (the match check finds the difference), as does 6 by 6."""
     monkeypatch.setenv("TORCHFERRO_SYMBOLIC", "0")
-    assert _c_compiles_over([(2, 3), (5, 7), (5, 5), (9, 7), (6, 6)]) == 3
+    assert _c_compiles_over(SQUARE_AMONG_OTHERS, _sums_both_ways) == 3
 
 
 def test_equal_sizes_of_two_symbols_share_the_library(fresh_cache):
     """Rows and row length equal at a call (5 rows of 5) are still two symbols to the
     symbolic lowering, which decided fusion on polynomials, not values: one library."""
-    assert _c_compiles_over([(2, 3), (5, 7), (5, 5), (9, 7), (6, 6)]) == 1
+    assert _c_compiles_over(SQUARE_AMONG_OTHERS, _sums_both_ways) == 1
+    assert _c_compiles_over(SQUARE_AMONG_OTHERS) == 1
 
 
 def test_kernels_with_sizes_as_arguments_off_compile_per_size(fresh_cache, monkeypatch):
