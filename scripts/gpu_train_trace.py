@@ -1,12 +1,13 @@
 """One GPT-2 124M bf16 training step of torchferro under torch.profiler, written as a chrome
 trace, with the CUDA sources of its graphs (session 22: which of our kernels cost the step).
 
-    python scripts/gpu_train_trace.py OUT_DIR [--torch-compile] [--resnet50 [--channels-last]]
+    python scripts/gpu_train_trace.py OUT_DIR [--torch-compile | --eager] [--resnet50 [--channels-last]]
 
 Writes OUT_DIR/trace.json (one step after 4 warm-up steps) and copies the kernel cache's
 ``*.cu`` sources to OUT_DIR/cu/. Read it with ``scripts/trace_kernels.py``. With
 ``--torch-compile`` the step is torch.compile's (the same model and step) and the trace is
-OUT_DIR/trace_tc.json, for comparing kernel time by kind. With ``--resnet50`` the step is
+OUT_DIR/trace_tc.json, for comparing kernel time by kind; with ``--eager`` it is eager's step
+(``trace_eager``: cuDNN's and torch's kernels for the same ops). With ``--resnet50`` the step is
 torchvision's resnet50 (batch 64, bf16 autocast) and the names gain ``_r50``; with
 ``--channels-last`` too, its parameters and images are channels-last (``_r50cl``)."""
 
@@ -32,6 +33,7 @@ from train_cuda import build, build_resnet50, make_step  # noqa: E402
 def main() -> None:
     out = sys.argv[1]
     tc = "--torch-compile" in sys.argv[2:]
+    eager = "--eager" in sys.argv[2:]
     r50 = "--resnet50" in sys.argv[2:]
     cl = r50 and "--channels-last" in sys.argv[2:]
     os.makedirs(os.path.join(out, "cu"), exist_ok=True)
@@ -44,7 +46,8 @@ def main() -> None:
     else:
         model, ids = build(8, 1024)
         batch = (ids,)
-    step = make_step(model, torch.compile if tc else torchferro.compile, amp=True)
+    compile_fn = (lambda f: f) if eager else torch.compile if tc else torchferro.compile
+    step = make_step(model, compile_fn, amp=True)
     for _ in range(4):
         step(*batch)
     torch.cuda.synchronize()
@@ -54,7 +57,9 @@ def main() -> None:
         step(*batch)
         torch.cuda.synchronize()
     name = (
-        ("trace_tc" if tc else "trace") + ("_r50" if r50 else "") + ("cl" if cl else "")
+        ("trace_eager" if eager else "trace_tc" if tc else "trace")
+        + ("_r50" if r50 else "")
+        + ("cl" if cl else "")
     )
     prof.export_chrome_trace(os.path.join(out, name + ".json"))
     for f in glob.glob(os.path.join(cache, "**", "*.cu"), recursive=True):
