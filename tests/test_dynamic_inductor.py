@@ -200,6 +200,29 @@ def _c_compiles_over(shapes, program=_rows_program):
     return _c_compiles() - before
 
 
+def test_new_assignments_of_a_built_symbolic_library_are_not_specialized(fresh_cache):
+    """Once the symbolic library is built, a new assignment of the sizes runs its kernels with
+    the first program's shared state (``Dynamic::symbolic_fast``): no graph specialized at the
+    new sizes, no C compile; a size-oblivious symbol at 1 still gets the static graph's kernels
+    at its sizes (one specialization, one compile); values are eager's at every call."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    f = torchferro.compile(_rows_program)  # automatic dynamic: sizes at 1 may share
+    with torch.no_grad():
+        for r, c in [(2, 3), (4, 5)]:  # static, then the dynamic graph at its hints
+            x, w = R(r, c), R(c, 4)
+            _same(f(x, w), _rows_program(x, w))
+        spec, comp = _C._dynamic_specializations(), _c_compiles()
+        for r, c in [(6, 7), (9, 33), (3, 5), (6, 7), (17, 2)]:
+            x, w = R(r, c), R(c, 4)
+            _same(f(x, w), _rows_program(x, w))
+        assert (_C._dynamic_specializations() - spec, _c_compiles() - comp) == (0, 0)
+        x, w = R(1, 5), R(5, 4)
+        _same(f(x, w), _rows_program(x, w))
+        assert (_C._dynamic_specializations() - spec, _c_compiles() - comp) == (1, 1)
+    assert len(torchferro.compiler.cache_entries(f)) == 2
+
+
 def test_one_library_over_sizes_2_to_64(fresh_cache):
     """Pointwise, a softmax and a layer norm over a symbolic row length and a symbolic number
     of rows, a matmul, a column sum: rows 2..62, row lengths 3..64, one C compile. (Rows,

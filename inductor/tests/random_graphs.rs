@@ -296,6 +296,7 @@ proptest! {
         let g = build(&shape, &second, f64_input, &ops);
         let (c, _) = check(&g, seed);
         prop_assert_eq!(c.num_fallbacks(), 0, "{:?}", c.fallback_reasons());
+        assert_no_unrelated_stage_after_a_reduction(&c);
     }
 }
 

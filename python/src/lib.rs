@@ -288,6 +288,13 @@ fn _nvrtc_compiles() -> u64 {
     tracer::backend::cuda::nvrtc_compiles()
 }
 
+/// How many times a dynamic graph on the inductor was specialized at an assignment of its size
+/// symbols (a symbolic library's later assignments take none).
+#[pyfunction]
+fn _dynamic_specializations() -> usize {
+    tracer::backend::inductor::dynamic_specializations()
+}
+
 #[pymodule]
 #[allow(non_snake_case)]
 fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -318,6 +325,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_guard_counts, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_kernel_launches, m)?)?;
     m.add_function(wrap_pyfunction!(_nvrtc_compiles, m)?)?;
+    m.add_function(wrap_pyfunction!(_dynamic_specializations, m)?)?;
     m.add("Unsupported", m.py().get_type::<tracer::Unsupported>())?;
     tracer::precompile::register(m)?;
     Ok(())

@@ -124,3 +124,35 @@ pub fn assert_close(x: &[f64], y: &[f64], c: &CompiledGraph) {
         );
     }
 }
+
+/// The scheduler's rule for element-wise stages after a reduction (`schedule.rs::try_join`): an
+/// element-wise node at the kernel's full extents that runs after a reduction of its kernel
+/// reads something that kernel computes. Otherwise it gains nothing there and keeps a CUDA
+/// column kernel from splitting (resnet50's channels-last backward, 40 ms kernels).
+#[allow(dead_code)]
+pub fn assert_no_unrelated_stage_after_a_reduction(c: &CompiledGraph) {
+    use inductor::ir::IrNode;
+    use inductor::schedule::Level;
+    let ir = c.ir();
+    for k in c.schedule().kernels.iter() {
+        let mut made = Vec::new();
+        let mut reduced = false;
+        for kn in &k.nodes {
+            let node = &ir.nodes[kn.node];
+            match node {
+                IrNode::Reduction { .. } => reduced = true,
+                IrNode::Pointwise { body, .. } if reduced && kn.level == Level::Inner => {
+                    let related = body.loads().any(|(b, _)| made.contains(&b));
+                    assert!(
+                        related,
+                        "kernel {}: element node {:?} reads nothing the kernel computes, after \
+                         a reduction",
+                        k.name, kn.node
+                    );
+                }
+                _ => {}
+            }
+            made.extend(node.outputs());
+        }
+    }
+}

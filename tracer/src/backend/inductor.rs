@@ -577,6 +577,7 @@ pub struct InductorProgram {
 }
 
 pub(crate) mod dynamic;
+pub use dynamic::specializations as dynamic_specializations;
 
 impl InductorProgram {
     /// Hands over the traced graph on the eager runner for errors (see `eager_errors`). Only for

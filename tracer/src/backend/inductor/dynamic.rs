@@ -44,6 +44,15 @@ const MAX_SIZE_VARIANTS: usize = 8;
 /// again (a lowering and a match, no C compiler) if its sizes come back.
 const MAX_KEPT_ASSIGNMENTS: usize = 64;
 
+/// Graphs specialized at an assignment in this process ([`Dynamic::at`]): a symbolic library's
+/// later assignments take none (tests tell the shared path from it, [`specializations`]).
+static SPECIALIZATIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many times a dynamic graph was specialized at an assignment in this process.
+pub fn specializations() -> usize {
+    SPECIALIZATIONS.load(Ordering::Relaxed)
+}
+
 pub(crate) fn max_size_variants() -> usize {
     std::env::var("TORCHFERRO_SIZE_VARIANTS")
         .ok()
@@ -173,6 +182,7 @@ impl Dynamic {
 
     /// The graph specialized to `key`.
     fn at(&self, key: &[i64]) -> Result<Graph, String> {
+        SPECIALIZATIONS.fetch_add(1, Ordering::Relaxed);
         let value = |k: u32| {
             self.reads
                 .iter()
