@@ -151,8 +151,9 @@ impl PrecompiledGraph {
                 };
                 let symbolic = symbolic_sizes(&meta)?;
                 let built = inductor::cache::with_prebuilt(libs, || match &symbolic {
-                    Some(s) => InductorProgram::try_new_symbolic_prebuilt(g, c, grad_enabled, s)
-                        .map(Some),
+                    Some(s) => {
+                        InductorProgram::try_new_symbolic_prebuilt(g, c, grad_enabled, s).map(Some)
+                    }
                     None => InductorProgram::try_new(g, c, grad_enabled),
                 });
                 let mut p = match built {
