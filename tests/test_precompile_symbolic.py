@@ -422,3 +422,76 @@ def test_symbolic_library_of_another_source_is_never_opened(
         with pytest.raises(RuntimeError, match="the inductor graph could not be rebuilt"):
             precompile.load(art, cache)
     assert precompile.counters()["c_compiles"] == before
+
+
+def test_generated_steps_and_dynamic_programs_load_symbolic(tmp_path):
+    """Differential over the dynamic inductor's programs: every step of
+    ``test_dynamic_inductor_generated`` (as a function of an importable module) and the
+    hand-written programs of ``test_dynamic_inductor`` are captured with ``dynamic=True`` at one
+    size, loaded in a fresh process and run at sizes never captured (larger ones included):
+    each runs its symbolic library (kind, sizes on kernels) and gives eager's values, with no
+    trace and no C compile."""
+    from test_dynamic_inductor_generated import RETURNS, STEPS
+
+    src = ["import torch", "import torch.nn.functional as F", ""]
+    for k, step in enumerate(STEPS):
+        src += [f"def step_{k}(x, w):", f"    {step}", f"    {RETURNS[1]}", ""]
+    (tmp_path / "sym_steps.py").write_text("\n".join(src))
+    hand = ["pointwise", "broadcasting", "reductions", "rows", "views", "matmuls"]
+    c = _sym_run(
+        tmp_path,
+        f"""
+        import sym_steps, test_dynamic_inductor as tdi
+        from test_dynamic_inductor import PROGRAMS
+        torch.manual_seed(0)
+        with torch.no_grad():
+            for k in range({len(STEPS)}):
+                with precompile.capture(getattr(sym_steps, f"step_{{k}}"),
+                                        artifact_path=f"s{{k}}.py", cache_path=f"s{{k}}.cache",
+                                        dynamic=True) as cap:
+                    cap(torch.randn(6, 8), torch.randn(8))
+            for name in {hand!r}:
+                fn, make = PROGRAMS[name]
+                with precompile.capture(fn, artifact_path=f"{{name}}.py",
+                                        cache_path=f"{{name}}.cache", dynamic=True) as cap:
+                    cap(*make(11))  # 11: no other input size equals it (duck sizing)
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    assert c["traces"] == len(STEPS) + len(hand), c
+    r = _sym_run(
+        tmp_path,
+        f"""
+        import sym_steps
+        from test_dynamic_inductor import PROGRAMS, _same
+        torch.manual_seed(1)
+        out = {{}}
+        def run(name, fn, inputs):
+            f = precompile.load(f"{{name}}.py", f"{{name}}.cache")
+            res = out[name] = {{"guard": []}}
+            with torch.no_grad():
+                for args in inputs:
+                    try:
+                        got = f(*args)
+                    except precompile.GuardError as e:
+                        res["guard"].append(str(e).splitlines()[-1])
+                        continue
+                    _same(got, fn(*args))
+            g = f.artifact.graph_0
+            res["kind"], res["sizes"] = g.kind, g.assignments_run
+        for k in range({len(STEPS)}):
+            run(f"s{{k}}", getattr(sym_steps, f"step_{{k}}"),
+                [(torch.randn(n, m), torch.randn(m)) for n, m in [(6, 8), (3, 2), (17, 30), (64, 64)]])
+        for name in {hand!r}:
+            fn, make = PROGRAMS[name]
+            run(name, fn, [make(n) for n in (11, 2, 13, 64)])
+        out.update(precompile.counters())
+        print(json.dumps(out))
+        """,
+        loader=True,
+    )
+    assert r.pop("traces") == 0 and r.pop("c_compiles") == 0, r
+    # Every program ran its symbolic library at the three sizes it was not captured at.
+    assert {n: (v["kind"], v["sizes"], v["guard"]) for n, v in r.items()} == {
+        n: ("symbolic", [3, 0], []) for n in r
+    }, r
