@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 
 import pytest
 import torch
-from torchferro.compiler import precompile
-
 from test_precompile import _importable, _run
+from torchferro.compiler import precompile
 
 SYM_MODELS = '''
 import torch
@@ -84,6 +84,24 @@ print(json.dumps(precompile.counters()))
 """
 
 
+LOADED_TAIL = """
+out["kind"] = f.artifact.graph_0.kind
+out["assignments"] = f.artifact.graph_0.assignments_run
+out.update(precompile.counters())
+print(json.dumps(out))
+"""
+
+
+def _load(tmp_path, body: str, *, kind: str = "symbolic") -> dict:
+    """Runs ``body`` (which loads the artifact as ``f`` and fills the dict ``out``) in a fresh
+    loading process; asserts it traced and compiled nothing and that the loaded graph runs as
+    ``kind``; returns ``out`` with ``assignments`` (sizes run on kernels, on the eager runner)."""
+    r = _sym_run(tmp_path, textwrap.dedent(body) + LOADED_TAIL, loader=True)
+    assert r.pop("traces") == 0 and r.pop("c_compiles") == 0, r
+    assert r.pop("kind") == kind, r
+    return r
+
+
 def _capture_mlp(tmp_path, env: str = "") -> dict:
     return _sym_run(tmp_path, MLP_CAPTURE.format(env=env))
 
@@ -95,13 +113,13 @@ def test_mlp_runs_the_symbolic_library_at_new_sizes(tmp_path):
     assert graph["runner"] == "inductor" and graph["library"].startswith("kernels/")
     # The capture's size and the symbol's range, by symbol id.
     assert graph["symbolic"] == [[3], [[2, 64]]], graph["symbolic"]
-    r = _sym_run(
+    r = _load(
         tmp_path,
         """
         from sym_models import *
         model = make(1)  # other weights than the capture's
         f = precompile.load("m.py", "m.cache")
-        out = {"kind": f.artifact.graph_0.kind, "close": {}, "errors": {}}
+        out = {"close": {}, "errors": {}}
         with torch.no_grad():
             for n in [3, 2, 7, 64, 40, 65, 1]:
                 x = torch.randn(n, 4)
@@ -109,14 +127,8 @@ def test_mlp_runs_the_symbolic_library_at_new_sizes(tmp_path):
                     out["close"][n] = torch.allclose(f(model, x), model(x), atol=1e-6)
                 except precompile.GuardError as e:
                     out["errors"][n] = str(e)
-        out["assignments"] = f.artifact.graph_0.assignments_run
-        out.update(precompile.counters())
-        print(json.dumps(out))
         """,
-        loader=True,
     )
-    assert r["traces"] == 0 and r["c_compiles"] == 0, r
-    assert r["kind"] == "symbolic", r
     assert r["close"] == {"3": True, "2": True, "7": True, "64": True, "40": True}, r
     # Every size but the capture's ran the symbolic kernels, none the eager runner.
     assert r["assignments"] == [4, 0], r
@@ -132,21 +144,19 @@ def test_declined_symbolic_lowering_stays_a_replay(tmp_path):
     graph = json.loads((tmp_path / "m.cache" / "graphs" / "graph_0.json").read_text())
     assert graph["runner"] == "eager" and graph["library"] is None, graph
     assert "symbolic" not in graph
-    r = _sym_run(
+    r = _load(
         tmp_path,
         """
         from sym_models import *
         model = make(1)
         f = precompile.load("m.py", "m.cache")
         with torch.no_grad():
-            close = [torch.allclose(f(model, x), model(x), atol=1e-6)
-                     for x in (torch.randn(n, 4) for n in (3, 9, 64))]
-        print(json.dumps({"kind": f.artifact.graph_0.kind, "close": close,
-                          **precompile.counters()}))
+            out = {"close": [torch.allclose(f(model, x), model(x), atol=1e-6)
+                             for x in (torch.randn(n, 4) for n in (3, 9, 64))]}
         """,
-        loader=True,
+        kind="eager",
     )
-    assert r == {"kind": "eager", "close": [True] * 3, "traces": 0, "c_compiles": 0}
+    assert r == {"close": [True] * 3, "assignments": [0, 0]}, r
 
 
 def test_attention_block_dynamic_true(tmp_path):
@@ -166,14 +176,14 @@ def test_attention_block_dynamic_true(tmp_path):
         """,
     )
     assert c == {"traces": 1, "c_compiles": 1}, c
-    r = _sym_run(
+    r = _load(
         tmp_path,
         """
         from programs.dynamic import Block
         torch.manual_seed(1)
         block = Block().eval()
         f = precompile.load("b.py", "b.cache")
-        out = {"kind": f.artifact.graph_0.kind, "err": [], "errors": []}
+        out = {"err": [], "errors": []}
         with torch.no_grad():
             for b, t in [(2, 5), (3, 9), (2, 31), (4, 64), (2, 2)]:
                 x = torch.randn(b, t, 32)
@@ -183,14 +193,8 @@ def test_attention_block_dynamic_true(tmp_path):
                     f(block, torch.randn(*shape))
                 except precompile.GuardError as e:
                     out["errors"].append(str(e))
-        out["assignments"] = f.artifact.graph_0.assignments_run
-        out.update(precompile.counters())
-        print(json.dumps(out))
         """,
-        loader=True,
     )
-    assert r["traces"] == 0 and r["c_compiles"] == 0, r
-    assert r["kind"] == "symbolic", r
     assert max(r["err"]) < 1e-5, r
     assert r["assignments"] == [4, 0], r
     short, narrow = r["errors"]
@@ -222,13 +226,13 @@ def test_gpt2_sequence_marked_dynamic(tmp_path):
     art = (tmp_path / "g.py").read_text()
     assert "SHAPE_ENV 2 <= L['ids'].size(1) <= 24" in art
     assert "size(1) == 8" not in art
-    r = _sym_run(
+    r = _load(
         tmp_path,
         """
         from sym_models import *
         model = gpt2(1)
         f = precompile.load("g.py", "g.cache")
-        out = {"kind": f.artifact.graph_0.kind, "err": []}
+        out = {"err": []}
         with torch.no_grad():
             for n in [8, 3, 24, 17, 2]:
                 ids = torch.randint(0, 128, (2, n))
@@ -237,14 +241,9 @@ def test_gpt2_sequence_marked_dynamic(tmp_path):
                 f(model, torch.randint(0, 128, (2, 25)))
             except precompile.GuardError as e:
                 out["error"] = str(e)
-        out["assignments"] = f.artifact.graph_0.assignments_run
-        out.update(precompile.counters())
-        print(json.dumps(out))
         """,
-        loader=True,
     )
-    assert r["traces"] == 0 and r["c_compiles"] == 0, r
-    assert r["kind"] == "symbolic" and r["assignments"] == [4, 0], r
+    assert r["assignments"] == [4, 0], r
     assert max(r["err"]) < 1e-5, r
     assert "SHAPE_ENV 2 <= L['ids'].size(1) <= 24 failed, got 25" in r["error"], r
 
@@ -254,7 +253,7 @@ def test_weights_are_read_per_call(tmp_path):
     replaced by another tensor, ``load_state_dict`` after loading, a parameter replaced by a new
     ``Parameter``, each at a size the capture never saw and at one already run."""
     _capture_mlp(tmp_path)
-    r = _sym_run(
+    r = _load(
         tmp_path,
         """
         from sym_models import *
@@ -279,14 +278,9 @@ def test_weights_are_read_per_call(tmp_path):
             model.fc2.weight = torch.nn.Parameter(torch.randn(2, 8))
             check("parameter replaced")
         out["kind"] = f.artifact.graph_0.kind
-        out["assignments"] = f.artifact.graph_0.assignments_run
-        out.update(precompile.counters())
-        print(json.dumps(out))
         """,
-        loader=True,
     )
-    assert r["traces"] == 0 and r["c_compiles"] == 0, r
-    assert r["kind"] == "symbolic" and r["assignments"] == [2, 0], r
+    assert r["assignments"] == [2, 0], r
     for name in [
         "loaded",
         "in place",
@@ -314,7 +308,7 @@ def test_dynamic_training_graph_is_a_replay_with_eager_gradients(tmp_path):
         print(json.dumps(precompile.counters()))
         """,
     )
-    r = _sym_run(
+    r = _load(
         tmp_path,
         """
         import copy
@@ -322,7 +316,7 @@ def test_dynamic_training_graph_is_a_replay_with_eager_gradients(tmp_path):
         model = make(1).train()
         ref = copy.deepcopy(model)
         f = precompile.load("l.py", "l.cache")
-        out = {"kind": f.artifact.graph_0.kind, "same": []}
+        out = {"same": []}
         for n in (6, 9, 32):
             x, y = torch.randn(n, 4), torch.randint(0, 2, (n,))
             got, want = f(model, x, y), loss_fn(ref, x, y)
@@ -333,12 +327,10 @@ def test_dynamic_training_graph_is_a_replay_with_eager_gradients(tmp_path):
                 for a, b in zip(model.parameters(), ref.parameters()))
             same = same and torch.allclose(model.bn.running_mean, ref.bn.running_mean)
             out["same"].append(same)
-        out.update(precompile.counters())
-        print(json.dumps(out))
         """,
-        loader=True,
+        kind="eager",
     )
-    assert r == {"kind": "eager", "same": [True] * 3, "traces": 0, "c_compiles": 0}, r
+    assert r == {"same": [True] * 3, "assignments": [0, 0]}, r
 
 
 # Integrity of the symbolic library: these load in this process.
@@ -418,9 +410,11 @@ def test_symbolic_library_of_another_source_is_never_opened(
 
     monkeypatch.setattr(_cache, "verify", forged)
     before = precompile.counters()["c_compiles"]
-    with _importable(symbolic_capture):
-        with pytest.raises(RuntimeError, match="the inductor graph could not be rebuilt"):
-            precompile.load(art, cache)
+    with (
+        _importable(symbolic_capture),
+        pytest.raises(RuntimeError, match="the inductor graph could not be rebuilt"),
+    ):
+        precompile.load(art, cache)
     assert precompile.counters()["c_compiles"] == before
 
 
