@@ -15,6 +15,7 @@ import textwrap
 
 import pytest
 import torch
+from programs.dynamic import inductor_log
 from test_precompile import _importable, _run
 from torchferro.compiler import precompile
 
@@ -106,6 +107,25 @@ def _capture_mlp(tmp_path, env: str = "") -> dict:
     return _sym_run(tmp_path, MLP_CAPTURE.format(env=env))
 
 
+MLP_REPLAY = """
+import os
+{env}
+from sym_models import *
+model = make(1)
+f = precompile.load("m.py", "m.cache")
+with torch.no_grad():
+    out = {{"close": [torch.allclose(f(model, x), model(x), atol=1e-6)
+                     for x in (torch.randn(n, 4) for n in (3, 9, 64))]}}
+"""
+
+
+def _assert_mlp_replays(tmp_path, env: str = ""):
+    """The captured MLP, loaded with ``env`` run first, replays torch's calls (no kernels) and
+    gives eager's values at sizes 3, 9 and 64, with no trace and no compile."""
+    r = _load(tmp_path, MLP_REPLAY.format(env=env), kind="eager")
+    assert r == {"close": [True] * 3, "assignments": [0, 0]}, r
+
+
 def test_mlp_runs_the_symbolic_library_at_new_sizes(tmp_path):
     c = _capture_mlp(tmp_path)
     assert c == {"traces": 1, "c_compiles": 1}, c
@@ -144,19 +164,7 @@ def test_declined_symbolic_lowering_stays_a_replay(tmp_path):
     graph = json.loads((tmp_path / "m.cache" / "graphs" / "graph_0.json").read_text())
     assert graph["runner"] == "eager" and graph["library"] is None, graph
     assert "symbolic" not in graph
-    r = _load(
-        tmp_path,
-        """
-        from sym_models import *
-        model = make(1)
-        f = precompile.load("m.py", "m.cache")
-        with torch.no_grad():
-            out = {"close": [torch.allclose(f(model, x), model(x), atol=1e-6)
-                             for x in (torch.randn(n, 4) for n in (3, 9, 64))]}
-        """,
-        kind="eager",
-    )
-    assert r == {"close": [True] * 3, "assignments": [0, 0]}, r
+    _assert_mlp_replays(tmp_path)
 
 
 def test_attention_block_dynamic_true(tmp_path):
@@ -362,6 +370,21 @@ def _copy_capture(d, tmp_path):
     return tmp_path / "m.py", tmp_path / "m.cache", so
 
 
+def _load_in_process(captured, art, cache, sizes):
+    """Loads the artifact in this process (the capture's models importable) and checks the
+    MLP's eager values at ``sizes`` on other weights; returns the loaded artifact."""
+    with _importable(captured):
+        from sym_models import make
+
+        f = precompile.load(art, cache)
+        model = make(1)
+        with torch.no_grad():
+            for n in sizes:
+                x = torch.randn(n, 4)
+                assert torch.allclose(f(model, x), model(x), atol=1e-6)
+    return f
+
+
 def test_symbolic_library_corrupt_or_missing_is_refused(symbolic_capture, tmp_path):
     art, cache, so = _copy_capture(symbolic_capture, tmp_path)
     good = so.read_bytes()
@@ -377,25 +400,19 @@ def test_symbolic_library_corrupt_or_missing_is_refused(symbolic_capture, tmp_pa
     with pytest.raises(precompile.CacheIntegrityError, match="is missing kernels/"):
         precompile.load(art, cache)
     so.write_bytes(good)
-    with _importable(symbolic_capture):
-        from sym_models import make
-
-        f = precompile.load(art, cache)
-        model = make(1)
-        with torch.no_grad():
-            for n in (4, 13):
-                x = torch.randn(n, 4)
-                assert torch.allclose(f(model, x), model(x), atol=1e-6)
+    f = _load_in_process(symbolic_capture, art, cache, (4, 13))
     assert f.artifact.graph_0.kind == "symbolic"
 
 
 def test_symbolic_library_of_another_source_is_never_opened(
-    symbolic_capture, tmp_path, monkeypatch
+    symbolic_capture, tmp_path, monkeypatch, caplog
 ):
     """Bytes that passed the manifest's hashes but hold another graph's valid library (a
     forged cache): the library's validation symbol is not the hash of the symbolic source the
-    loader regenerated, so the graph is not rebuilt on it, and nothing is compiled instead
-    (the per-size path finds no library of its own either)."""
+    loader regenerated, so the graph is not rebuilt on it; it replays torch's calls (a
+    symbolic graph's replay serves every size), and nothing is compiled instead."""
+    import logging
+
     from torchferro._precompile import _cache
 
     art, cache, so = _copy_capture(symbolic_capture, tmp_path)
@@ -410,12 +427,21 @@ def test_symbolic_library_of_another_source_is_never_opened(
 
     monkeypatch.setattr(_cache, "verify", forged)
     before = precompile.counters()["c_compiles"]
-    with (
-        _importable(symbolic_capture),
-        pytest.raises(RuntimeError, match="the inductor graph could not be rebuilt"),
-    ):
-        precompile.load(art, cache)
+    with caplog.at_level(logging.INFO, logger="torchferro.inductor"):
+        f = _load_in_process(symbolic_capture, art, cache, (3, 20))
+    assert f.artifact.graph_0.kind == "eager"
     assert precompile.counters()["c_compiles"] == before
+    log = "\n".join(inductor_log(caplog.records))
+    assert "the library was not built from this graph's source" in log, log
+    assert "the symbolic graph was not rebuilt on its kernels" in log, log
+
+
+def test_symbolic_lowering_switched_off_in_the_loader_replays(tmp_path):
+    """``TORCHFERRO_SYMBOLIC=0`` in the loading process (the live compile's switch): the
+    graph cannot be rebuilt on its symbolic library there, so it replays, with eager's values
+    and no compile."""
+    _capture_mlp(tmp_path)
+    _assert_mlp_replays(tmp_path, env='os.environ["TORCHFERRO_SYMBOLIC"] = "0"')
 
 
 def test_generated_steps_and_dynamic_programs_load_symbolic(tmp_path):

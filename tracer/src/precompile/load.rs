@@ -3,7 +3,10 @@
 //! again (Rust, deterministic) to rebuild the call plan, but its kernels come only from the
 //! library bytes the loader verified against the cache's manifest
 //! (`inductor::cache::with_prebuilt`, which opens a sealed copy of those very bytes): no C
-//! compiler runs, and a graph whose kernels are missing is an error, never a compile.
+//! compiler runs, and a graph whose kernels are missing is an error, never a compile. A
+//! symbolic graph (issue 18: one library, the sizes as arguments) is rebuilt the same way at
+//! the capture's sizes and serves every size in range; one that cannot be rebuilt on its
+//! library replays torch's calls instead (its replay serves every size too).
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -158,6 +161,23 @@ impl PrecompiledGraph {
                 });
                 let mut p = match built {
                     Ok(Some(p)) => p,
+                    // A symbolic graph has a replay that serves every size (what the cache held
+                    // for it before its kernels were kept): a library this process cannot
+                    // rebuild it on (another library's bytes under its name, the symbolic
+                    // lowering switched off here) is never loaded, and the graph replays.
+                    Err(why) if symbolic.is_some() => {
+                        tracing::warn!(
+                            target: "torchferro::inductor",
+                            "precompile: the symbolic graph was not rebuilt on its kernels \
+                             ({why}); it replays torch's calls"
+                        );
+                        return Ok(PrecompiledGraph {
+                            runner: Runner::Eager(eager(py)?),
+                            functional: None,
+                            passthrough,
+                            switches_grad,
+                        });
+                    }
                     Ok(None) => return Err(err("the graph no longer lowers to the inductor")),
                     Err(why) => {
                         return Err(err(format!(
