@@ -222,6 +222,7 @@ def test_dynamic_across_a_graph_break(tmp_path):
                     out["close"].append(torch.allclose(f(x), dynamic_break(x)))
                 except precompile.GuardError as e:
                     out["errors"].append(str(e))
+        out["kinds"] = [f.artifact.graph_0.kind, f.artifact.graph_1.kind]
         out.update(precompile.counters())
         print(json.dumps(out))
         """,
@@ -229,6 +230,8 @@ def test_dynamic_across_a_graph_break(tmp_path):
     )
     assert r["traces"] == 0 and r["c_compiles"] == 0, r
     assert r["close"] == [True, True, True], r
+    # Both graphs, before and after the break, run their symbolic libraries.
+    assert r["kinds"] == ["symbolic", "symbolic"], r
     # Size 1 is never symbolic: the capture's program does not cover it.
     (err,) = r["errors"]
     assert "SHAPE_ENV 2 <= L['x'].size(0) failed, got 1" in err, err
