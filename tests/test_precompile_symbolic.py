@@ -133,6 +133,7 @@ def test_mlp_runs_the_symbolic_library_at_new_sizes(tmp_path):
     assert graph["runner"] == "inductor" and graph["library"].startswith("kernels/")
     # The capture's size and the symbol's range, by symbol id.
     assert graph["symbolic"] == [[3], [[2, 64]]], graph["symbolic"]
+    assert "# entry 0/0: inductor (symbolic sizes), " in (tmp_path / "m.py").read_text()
     r = _load(
         tmp_path,
         """
