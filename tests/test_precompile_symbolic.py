@@ -64,6 +64,14 @@ def gpt2(seed):
 
 def logits(model, ids):
     return model(ids, use_cache=False).logits
+
+
+def scaled(x, n):
+    return (x * n).sum(0) + x.shape[0]
+
+
+def narrowed(x, n):
+    return x[:n].relu() * 2
 '''
 
 
@@ -516,3 +524,60 @@ def test_generated_steps_and_dynamic_programs_load_symbolic(tmp_path):
     assert {n: (v["kind"], v["sizes"], v["guard"]) for n, v in r.items()} == {
         n: ("symbolic", [3, 0], []) for n in r
     }, r
+
+
+def test_int_arguments_as_size_symbols(tmp_path):
+    """``dynamic=True`` makes an int argument a symbol too (read from the argument, not from a
+    tensor's shape): a multiplier, and a slice bound whose relation to the tensor's length the
+    trace relied on; the loaded symbolic library runs other ints and lengths, and the relation
+    is the guard named when it fails."""
+    _sym_run(
+        tmp_path,
+        """
+        from sym_models import *
+        with torch.no_grad():
+            for fn, args in [(scaled, (torch.randn(5, 3), 4)), (narrowed, (torch.randn(9, 3), 4))]:
+                with precompile.capture(fn, artifact_path=f"{fn.__name__}.py",
+                                        cache_path=f"{fn.__name__}.cache", dynamic=True) as cap:
+                    cap(*args)
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    r = _sym_run(
+        tmp_path,
+        """
+        from sym_models import *
+        out = {}
+        cases = {"scaled": [(7, 3), (5, 9), (20, 2)],
+                 "narrowed": [(9, 4), (12, 7), (30, 29), (6, 2), (6, 7), (6, 1)]}
+        with torch.no_grad():
+            for fn in (scaled, narrowed):
+                f = precompile.load(f"{fn.__name__}.py", f"{fn.__name__}.cache")
+                res = out[fn.__name__] = {"close": [], "guard": []}
+                for rows, n in cases[fn.__name__]:
+                    x = torch.randn(rows, 3)
+                    try:
+                        res["close"].append(torch.allclose(f(x, n), fn(x, n)))
+                    except precompile.GuardError as e:
+                        res["guard"].append(str(e).splitlines()[-1])
+                g = f.artifact.graph_0
+                res["kind"], res["sizes"] = g.kind, g.assignments_run
+        out.update(precompile.counters())
+        print(json.dumps(out))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    s, n = r["scaled"], r["narrowed"]
+    assert s == {
+        "close": [True] * 3,
+        "guard": [],
+        "kind": "symbolic",
+        "sizes": [3, 0],
+    }, s
+    assert (
+        n["close"] == [True] * 4 and n["kind"] == "symbolic" and n["sizes"] == [3, 0]
+    ), n
+    too_long, too_small = n["guard"]
+    assert "SHAPE_ENV L['n'] <= L['x'].size(0) failed" in too_long, too_long
+    assert "SHAPE_ENV 2 <= L['n'] failed, got 1" in too_small, too_small
