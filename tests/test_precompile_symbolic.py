@@ -127,11 +127,13 @@ with torch.no_grad():
 """
 
 
-def _assert_mlp_replays(tmp_path, env: str = ""):
-    """The captured MLP, loaded with ``env`` run first, replays torch's calls (no kernels) and
-    gives eager's values at sizes 3, 9 and 64, with no trace and no compile."""
-    r = _load(tmp_path, MLP_REPLAY.format(env=env), kind="eager")
-    assert r == {"close": [True] * 3, "assignments": [0, 0]}, r
+def _assert_mlp_replays(tmp_path, env: str = "", extra: str = "") -> dict:
+    """The captured MLP, loaded with ``env`` run first (and ``extra`` last), replays torch's
+    calls (no kernels) and gives eager's values at sizes 3, 9 and 64, with no trace and no
+    compile; returns the rest of what the loader reported."""
+    r = _load(tmp_path, MLP_REPLAY.format(env=env) + extra, kind="eager")
+    assert r.pop("close") == [True] * 3 and r.pop("assignments") == [0, 0], r
+    return r
 
 
 def test_mlp_runs_the_symbolic_library_at_new_sizes(tmp_path):
@@ -448,9 +450,18 @@ def test_symbolic_library_of_another_source_is_never_opened(
 def test_symbolic_lowering_switched_off_in_the_loader_replays(tmp_path):
     """``TORCHFERRO_SYMBOLIC=0`` in the loading process (the live compile's switch): the
     graph cannot be rebuilt on its symbolic library there, so it replays, with eager's values
-    and no compile."""
+    and no compile, and the warning says why."""
     _capture_mlp(tmp_path)
-    _assert_mlp_replays(tmp_path, env='os.environ["TORCHFERRO_SYMBOLIC"] = "0"')
+    env = """
+import logging
+os.environ["TORCHFERRO_SYMBOLIC"] = "0"
+warned = []
+logging.getLogger("torchferro.inductor").addHandler(
+    type("H", (logging.Handler,), {"emit": lambda self, r: warned.append(r.getMessage())})())
+"""
+    r = _assert_mlp_replays(tmp_path, env=env, extra='out["warned"] = warned')
+    (w,) = r["warned"]
+    assert "the symbolic lowering is off in this process" in w, w
 
 
 def test_generated_steps_and_dynamic_programs_load_symbolic(tmp_path):

@@ -60,6 +60,14 @@ impl InductorProgram {
         grad_enabled: bool,
         export: &SymbolicExport,
     ) -> Result<InductorProgram, String> {
+        // Said at once rather than found after fitting templates the loader cannot build.
+        if !super::symbolic_enabled() {
+            return Err(
+                "the symbolic lowering is off in this process (TORCHFERRO_SYMBOLIC=0 \
+                        or TORCHFERRO_SIZE_ARGS=0)"
+                    .into(),
+            );
+        }
         let mut p = Self::try_new_dynamic(
             graph,
             callables,
