@@ -4,6 +4,12 @@ and GPT-2 on CPU.
 
     .venv/bin/python bench/first_call.py                 # both models, 5 repeats, Markdown table
     .venv/bin/python bench/first_call.py --models gpt2 --repeats 3 --json out.json
+    .venv/bin/python bench/first_call.py --models gpt2-dynamic    # four sequence lengths
+
+``gpt2-dynamic``: the same GPT-2 compiled (and captured) with ``dynamic=True`` at length 8;
+the timed "first call" is four calls, at lengths 8, 13, 24 and 31 (a precompiled load runs
+them all on the one symbolic library of the capture; a live compile traces once and builds its
+kernels once; eager just runs).
 
 Every measurement is its own subprocess. The parent takes the wall clock just before starting it;
 the child reports the wall clock after its imports (torch, the model library, the compiler) and at
@@ -41,12 +47,17 @@ VARIANTS = (
 FN = {
     "resnet18": "lambda model, x: model(x)",
     "gpt2": "lambda model, ids: model(ids, use_cache=False)",
+    "gpt2-dynamic": "lambda model, ids: model(ids, use_cache=False)",
 }
 
 _FNS = {
     "resnet18": lambda model, x: model(x),
     "gpt2": lambda model, ids: model(ids, use_cache=False),
+    "gpt2-dynamic": lambda model, ids: model(ids, use_cache=False),
 }
+
+# The sequence lengths a dynamic model's first calls run at (the first is the capture's).
+DYNAMIC_LENGTHS = (8, 13, 24, 31)
 
 
 def _model_and_input(name):
@@ -62,6 +73,7 @@ def _model_and_input(name):
         return model, torch.randn(2, 3, 64, 64, generator=g)
     import transformers
 
+    # gpt2 and gpt2-dynamic: one model.
     config = transformers.GPT2Config(
         n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=32
     )
@@ -86,26 +98,35 @@ def _child(model_name, variant, spawn_ns, workdir):
     imported_ns = time.time_ns()
     model, x = _model_and_input(model_name)
     fn = _FNS[model_name]
+    dynamic = model_name.endswith("-dynamic")
+    inputs = [x]
+    if dynamic:
+        g = torch.Generator().manual_seed(1)
+        inputs = [torch.randint(0, 100, (2, n), generator=g) for n in DYNAMIC_LENGTHS]
     built_ns = time.time_ns()
     with torch.no_grad():
         if variant == "eager":
-            out = fn(model, x)
+            f = fn
         elif variant.startswith("torch.compile"):
-            out = torch.compile(fn)(model, x)
+            f = torch.compile(fn, dynamic=True if dynamic else None)
         elif variant == "torchferro precompiled":
             f = precompile.load(
                 os.path.join(workdir, f"{model_name}.py"),
                 os.path.join(workdir, f"{model_name}.cache"),
             )
-            out = f(model, x)
         else:
-            out = torchferro.compile(fn)(model, x)
-    first = out if isinstance(out, torch.Tensor) else out[0]
-    float(first.flatten()[0])  # the result is materialized
+            f = torchferro.compile(fn, dynamic=True if dynamic else None)
+        for x in inputs:
+            out = f(model, x)
+            first = out if isinstance(out, torch.Tensor) else out[0]
+            float(first.flatten()[0])  # the result is materialized
     done_ns = time.time_ns()
     extra = {}
     if variant == "torchferro precompiled":
         extra = precompile.counters()
+        # How each loaded graph runs ("symbolic": the capture's kernels at every length).
+        graphs = range(len(f.artifact.GRAPHS))
+        extra["kinds"] = [getattr(f.artifact, f"graph_{i}").kind for i in graphs]
     print(
         json.dumps(
             {
@@ -129,7 +150,8 @@ from torchferro.compiler import precompile
 model, x = _model_and_input({model_name!r})
 with torch.no_grad(), precompile.capture({FN[model_name]},
         artifact_path={os.path.join(workdir, model_name + ".py")!r},
-        cache_path={os.path.join(workdir, model_name + ".cache")!r}) as cap:
+        cache_path={os.path.join(workdir, model_name + ".cache")!r},
+        dynamic={True if model_name.endswith("-dynamic") else None}) as cap:
     cap(model, x)
 """
     script = os.path.join(workdir, f"capture_{model_name}.py")
@@ -198,6 +220,7 @@ def measure(models, repeats, variants=VARIANTS):
                     row["counters"] = {
                         k: max(x[k] for x in runs[v]) for k in ("traces", "c_compiles")
                     }
+                    row["kinds"] = runs[v][0]["kinds"]
                 results.setdefault(m, {})[v] = row
                 print(f"{m:9s} {v:24s} {row}", file=sys.stderr, flush=True)
     return results

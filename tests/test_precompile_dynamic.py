@@ -2,9 +2,9 @@
 process, load in a fresh one (no trace, no C compile), sizes in the captured range give eager's
 values, a size outside it raises GuardError naming the SHAPE_ENV guard.
 
-Symbolic graphs run on the eager runner today (the inductor declines them); when the inductor
-compiles them, the same artifacts carry its kernels (the graph JSON keeps the symbolic sizes,
-the cache keeps the library) and these tests cover that path unchanged."""
+A symbolic graph lowered symbolically carries its one library (the sizes as arguments) and runs
+it at every size in range (``PrecompiledGraph.kind == "symbolic"``; more in
+``tests/test_precompile_symbolic.py``); the graph JSON keeps the symbolic sizes."""
 
 from __future__ import annotations
 
@@ -38,6 +38,10 @@ with torch.no_grad():
             out["close"][n] = torch.allclose(f(model, x), model(x), atol=1e-6)
         except precompile.GuardError as e:
             out["errors"][n] = str(e)
+out["graphs"] = [
+    [getattr(f.artifact, f"graph_{{i}}").kind, getattr(f.artifact, f"graph_{{i}}").assignments_run]
+    for i in range(len(f.artifact.GRAPHS))
+]
 out.update(precompile.counters())
 print(json.dumps(out))
 """
@@ -61,6 +65,8 @@ def test_marked_dimension_stays_dynamic_within_its_range(tmp_path):
         mark="torchferro.mark_dynamic(x, 0, min=2, max=16)",
     )
     assert r["close"] == {"3": True, "2": True, "9": True, "16": True}, r
+    # The symbolic library ran the three sizes other than the capture's.
+    assert r["graphs"] == [["symbolic", [3, 0]]], r
     guard = "SHAPE_ENV 2 <= L['x'].size(0) <= 16 failed, got"
     assert guard + " 17" in r["errors"]["17"], r
     assert guard + " 1" in r["errors"]["1"], r
@@ -131,6 +137,11 @@ def test_automatic_dynamic_after_a_size_change(tmp_path):
     assert c["traces"] == 2, c
     assert r["close"] == {"3": True, "5": True, "11": True, "1": True}, r
     assert not r["errors"], r
+    # The dynamic entry, checked first as in the live cache, runs 3 and 11 on its symbolic
+    # library (captured at 5); its symbol is size-oblivious, and at 1 (which the symbolic
+    # kernels, built for sizes from 2, do not serve) it runs on the eager runner rather than
+    # compile.
+    assert r["graphs"] == [["symbolic", [2, 1]], ["inductor", [0, 0]]], r
     # Size-oblivious automatic dynamic (session 27): the dimension may be 1 in the same entry.
     assert "SHAPE_ENV 1 <= L['x'].size(0)" in art
     assert "size=(3, 4)" in art  # the first, static entry
@@ -211,6 +222,7 @@ def test_dynamic_across_a_graph_break(tmp_path):
                     out["close"].append(torch.allclose(f(x), dynamic_break(x)))
                 except precompile.GuardError as e:
                     out["errors"].append(str(e))
+        out["kinds"] = [f.artifact.graph_0.kind, f.artifact.graph_1.kind]
         out.update(precompile.counters())
         print(json.dumps(out))
         """,
@@ -218,6 +230,8 @@ def test_dynamic_across_a_graph_break(tmp_path):
     )
     assert r["traces"] == 0 and r["c_compiles"] == 0, r
     assert r["close"] == [True, True, True], r
+    # Both graphs, before and after the break, run their symbolic libraries.
+    assert r["kinds"] == ["symbolic", "symbolic"], r
     # Size 1 is never symbolic: the capture's program does not cover it.
     (err,) = r["errors"]
     assert "SHAPE_ENV 2 <= L['x'].size(0) failed, got 1" in err, err

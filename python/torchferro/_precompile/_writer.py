@@ -739,9 +739,15 @@ def write(fn, codes: list, artifact_path: str, cache_path: str) -> None:
                 "passthrough": [list(p) for p in e["passthrough"]],
                 "functional": e["functional"],
             }
+            if e["runner"] == "inductor" and e["symbolic"] is not None:
+                # Kernels with the size symbols as arguments: the loader rebuilds the graph at
+                # the capture's sizes against this library and runs it at any size in range.
+                hints, bounds = e["symbolic"]
+                meta["symbolic"] = [list(hints), [list(b) for b in bounds]]
             member = f"graphs/graph_{i}.json"
             members[member] = json.dumps(meta, sort_keys=True).encode()
-            parts.graph_meta.append((member, e["compile_id"], e["runner"], len(nodes)))
+            runner = e["runner"] + (" (symbolic sizes)" if "symbolic" in meta else "")
+            parts.graph_meta.append((member, e["compile_id"], runner, len(nodes)))
         name = "call" if k == 0 else f"resume_{resumes[code]}"
         parts.dispatchers.append(
             (name, code_params, list(range(first, index)), code, entries)

@@ -750,9 +750,9 @@ impl InductorProgram {
         self.compiled.source()
     }
 
-    /// Whether the graph has size symbols (its kernels are compiled per assignment of them).
-    /// Precompile writes such a graph as an eager-runner replay: a loaded artifact may not
-    /// compile, and the cache holds kernels for one assignment only.
+    /// Whether the graph has size symbols. Precompile keeps such a graph's kernels only when
+    /// they were lowered symbolically (`symbolic_export`); else it writes an eager-runner
+    /// replay (a loaded artifact may not compile, and per-size kernels serve some sizes only).
     pub fn is_dynamic(&self) -> bool {
         self.dynamic.is_some()
     }

@@ -264,10 +264,19 @@ pub(super) fn precompile_export<'py>(
         d.set_item("switches_grad", g.switches_modes.grad)?;
         d.set_item("switches_autocast", g.switches_modes.autocast)?;
         d.set_item("functional", g.functional.is_some())?;
+        // A dynamic graph keeps its kernels when they take the sizes as arguments (one
+        // symbolic library for every size); with fitted or per-size kernels (some sizes
+        // only) the loaded graph replays torch's calls, as does a CUDA graph (its module is
+        // NVRTC's, not a library the cache can hold).
+        let symbolic = match &g.runner {
+            Runner::Inductor(p) if p.is_dynamic() && p.library_path().is_some() => {
+                p.symbolic_export()
+            }
+            _ => None,
+        };
         let (runner, library, c_source) = match &g.runner {
             Runner::Eager(_) => ("eager", None, None),
-            // Kernels exist for the sizes seen so far only; the loaded graph replays torch's.
-            Runner::Inductor(p) if p.is_dynamic() => ("eager", None, None),
+            Runner::Inductor(p) if p.is_dynamic() && symbolic.is_none() => ("eager", None, None),
             Runner::Inductor(p) => (
                 "inductor",
                 p.library_path().map(|p| p.to_path_buf()),
@@ -279,6 +288,7 @@ pub(super) fn precompile_export<'py>(
         d.set_item("runner", runner)?;
         d.set_item("library", library)?;
         d.set_item("c_source", c_source)?;
+        d.set_item("symbolic", symbolic.map(|s| (s.hints, s.bounds)))?;
         if let Some(r) = &g.recorded {
             let (text, pos) = super::graph_json::to_json(&r.graph);
             d.set_item("graph_json", text)?;

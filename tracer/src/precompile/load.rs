@@ -3,7 +3,10 @@
 //! again (Rust, deterministic) to rebuild the call plan, but its kernels come only from the
 //! library bytes the loader verified against the cache's manifest
 //! (`inductor::cache::with_prebuilt`, which opens a sealed copy of those very bytes): no C
-//! compiler runs, and a graph whose kernels are missing is an error, never a compile.
+//! compiler runs, and a graph whose kernels are missing is an error, never a compile. A
+//! symbolic graph (issue 18: one library, the sizes as arguments) is rebuilt the same way at
+//! the capture's sizes and serves every size in range; one that cannot be rebuilt on its
+//! library replays torch's calls instead (its replay serves every size too).
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -12,6 +15,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use crate::backend::aot::no_grad_switches_dropped;
 use crate::backend::eager::EagerProgram;
 use crate::backend::functional::{for_inductor, FunctionalRun};
+use crate::backend::inductor::dynamic::SymbolicExport;
 use crate::backend::inductor::InductorProgram;
 use crate::backend::Runner;
 
@@ -30,13 +34,52 @@ fn err(msg: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(format!("torchferro precompile: {msg}"))
 }
 
+/// The member's `symbolic` field: a dynamic graph whose kernels take the size symbols as
+/// arguments, as `[hints, [[min, max or null], ...]]` per symbol id (`None`: a static graph).
+fn symbolic_sizes(meta: &serde_json::Value) -> PyResult<Option<SymbolicExport>> {
+    let Some(v) = meta.get("symbolic").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let bad = || err("a malformed symbolic field");
+    let [hints, bounds] = v.as_array().map(|a| a.as_slice()).ok_or_else(bad)? else {
+        return Err(bad());
+    };
+    let hints = hints
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|h| h.as_i64().ok_or_else(bad))
+        .collect::<PyResult<Vec<_>>>()?;
+    let bounds = bounds
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|b| match b.as_array().map(|a| a.as_slice()) {
+            Some([lo, hi]) => Ok((
+                lo.as_i64().ok_or_else(bad)?,
+                if hi.is_null() {
+                    None
+                } else {
+                    Some(hi.as_i64().ok_or_else(bad)?)
+                },
+            )),
+            _ => Err(bad()),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    if hints.len() != bounds.len() {
+        return Err(bad());
+    }
+    Ok(Some(SymbolicExport { hints, bounds }))
+}
+
 #[pymethods]
 impl PrecompiledGraph {
     /// `member`: a cache's `graphs/graph_N.json` (verified by the caller): `graph` (the graph
     /// as `graph_json::to_json` wrote it), `runner` (`"eager"` or `"inductor"`),
-    /// `grad_enabled` (grad mode at capture), `passthrough`, `functional`; `callables`:
-    /// `(position, f)` for every function node; `kernels`: `(file name, bytes)` of the cache's
-    /// libraries this graph may use, already checked against the manifest (what is loaded is
+    /// `grad_enabled` (grad mode at capture), `passthrough`, `functional`, `symbolic` (a
+    /// dynamic inductor graph: the capture's first sizes and the symbols' ranges, see
+    /// `symbolic_sizes`); `callables`: `(position, f)` for every function node; `kernels`:
+    /// `(file name, bytes)` of the cache's libraries this graph may use, already checked against the manifest (what is loaded is
     /// these bytes, never a second read of the cache's files).
     #[new]
     #[pyo3(signature = (member, callables, kernels))]
@@ -109,11 +152,32 @@ impl PrecompiledGraph {
                     Some(f) => (&f.graph, &f.callables[..]),
                     None => (traced, &callables[..]),
                 };
-                let built = inductor::cache::with_prebuilt(libs, || {
-                    InductorProgram::try_new(g, c, grad_enabled)
+                let symbolic = symbolic_sizes(&meta)?;
+                let built = inductor::cache::with_prebuilt(libs, || match &symbolic {
+                    Some(s) => {
+                        InductorProgram::try_new_symbolic_prebuilt(g, c, grad_enabled, s).map(Some)
+                    }
+                    None => InductorProgram::try_new(g, c, grad_enabled),
                 });
                 let mut p = match built {
                     Ok(Some(p)) => p,
+                    // A symbolic graph has a replay that serves every size (what the cache held
+                    // for it before its kernels were kept): a library this process cannot
+                    // rebuild it on (another library's bytes under its name, the symbolic
+                    // lowering switched off here) is never loaded, and the graph replays.
+                    Err(why) if symbolic.is_some() => {
+                        tracing::warn!(
+                            target: "torchferro::inductor",
+                            "precompile: the symbolic graph was not rebuilt on its kernels \
+                             ({why}); it replays torch's calls"
+                        );
+                        return Ok(PrecompiledGraph {
+                            runner: Runner::Eager(eager(py)?),
+                            functional: None,
+                            passthrough,
+                            switches_grad,
+                        });
+                    }
                     Ok(None) => return Err(err("the graph no longer lowers to the inductor")),
                     Err(why) => {
                         return Err(err(format!(
@@ -157,6 +221,28 @@ impl PrecompiledGraph {
         match &self.runner {
             Runner::Inductor(p) => p.phase_times().phases(),
             _ => Vec::new(),
+        }
+    }
+
+    /// How the loaded graph runs: `"eager"` (torch's calls replayed), `"inductor"` (the
+    /// cache's kernels) or `"symbolic"` (the cache's kernels with the size symbols as
+    /// arguments, for every size in range).
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match &self.runner {
+            Runner::Inductor(p) if p.is_dynamic() => "symbolic",
+            Runner::Inductor(_) => "inductor",
+            _ => "eager",
+        }
+    }
+
+    /// A symbolic graph's assignments run so far besides the capture's,
+    /// `(on its kernels, on the eager runner)`; `(0, 0)` for other graphs.
+    #[getter]
+    fn assignments_run(&self) -> (usize, usize) {
+        match &self.runner {
+            Runner::Inductor(p) => p.assignments_run(),
+            _ => (0, 0),
         }
     }
 

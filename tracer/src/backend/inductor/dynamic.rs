@@ -33,6 +33,9 @@ const MAX_PARITY_SPLIT: usize = 2;
 
 use super::InductorProgram;
 
+mod prebuilt;
+pub use prebuilt::SymbolicExport;
+
 /// How many kernel libraries a dynamic graph builds (libraries with sizes as arguments and
 /// per-size ones, the first included), unless `TORCHFERRO_SIZE_VARIANTS` says otherwise. A call
 /// at sizes that would need another runs the graph on the eager runner: compiling a new library
