@@ -153,6 +153,8 @@ pub struct Prepared {
     /// assignment runs it without hashing its source or looking it up again (a decode step
     /// whose position is a size symbol meets a new assignment on every call).
     linked: OnceLock<Linked>,
+    /// The symbols of a symbolic graph, in [`IrGraph::symbols`]' order (walked once).
+    syms: OnceLock<Vec<u32>>,
 }
 
 /// What building a C source gave: the library's kernels and what a [`CompiledGraph`] reports
@@ -206,6 +208,7 @@ pub fn prepare_ir(ir: IrGraph, options: &Options) -> Result<Prepared, InductorEr
         #[cfg(feature = "cuda")]
         cuda: None,
         linked: OnceLock::new(),
+        syms: OnceLock::new(),
     })
 }
 
@@ -240,6 +243,7 @@ fn prepare_cuda(
         times,
         cuda: Some(Box::new(cuda)),
         linked: OnceLock::new(),
+        syms: OnceLock::new(),
     })
 }
 
@@ -300,7 +304,7 @@ impl Prepared {
         options: &Options,
         values: &[i64],
     ) -> Result<CompiledGraph, InductorError> {
-        let syms = self.ir.symbols();
+        let syms = self.syms.get_or_init(|| self.ir.symbols());
         assert_eq!(syms.len(), values.len(), "one value per symbol");
         let value = |k: u32| values[syms.iter().position(|s| *s == k).expect("a symbol")];
         #[cfg(feature = "cuda")]
@@ -335,6 +339,7 @@ impl Prepared {
             #[cfg(feature = "cuda")]
             cuda: None,
             linked: OnceLock::new(),
+            syms: OnceLock::new(),
         };
         Ok(at.assemble(options, linked, values.to_vec()))
     }

@@ -104,7 +104,10 @@ impl Size {
     pub fn eval(self, value: &dyn Fn(u32) -> i64) -> Option<i64> {
         match self {
             Size::Const(c) => Some(c),
-            Size::Sym(_) => self.to_expr().eval(value),
+            // Read in place: a clone of the expression per evaluation was most of a new
+            // assignment's cost (`IrGraph::at` evaluates every size of the graph). `value`
+            // reads a table, never a `Size`, so the lock is not taken again inside.
+            Size::Sym(SymId(id)) => interner().read().unwrap().exprs[id as usize].eval(value),
         }
     }
 
@@ -112,7 +115,7 @@ impl Size {
     pub fn symbols(self) -> Vec<u32> {
         match self {
             Size::Const(_) => Vec::new(),
-            Size::Sym(_) => self.to_expr().symbols(),
+            Size::Sym(SymId(id)) => interner().read().unwrap().exprs[id as usize].symbols(),
         }
     }
 
