@@ -552,12 +552,7 @@ pub fn infer_symbolic(
             })
         }
         (None, None) if fitted_family => {
-            if family == "pointwise" {
-                cx.broadcast_relations(args, kwargs, &mut rels);
-            }
-            if family == "matmul" {
-                cx.matmul_relations(name, args, &mut rels);
-            }
+            rels.extend(cx.required(family, name, args, kwargs));
             fit(&at_hint, &others, &[], &used, &candidates)?
         }
         (None, None) => return Err(InferError::Unsupported),

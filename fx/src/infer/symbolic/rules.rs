@@ -85,7 +85,8 @@ impl Sym<'_> {
     }
 
     /// The relations an op of `family` requires of its input sizes, known before its sizes
-    /// are probed: broadcasting's (pointwise ops) and a matrix product's.
+    /// are probed: broadcasting's (pointwise ops), a matrix product's, `cat`'s and `stack`'s,
+    /// and a loss's between its input and target.
     pub(super) fn required(
         &self,
         family: &str,
@@ -98,9 +99,67 @@ impl Sym<'_> {
             "pointwise" => self.broadcast_relations(args, kwargs, &mut rels),
             "matmul" => self.matmul_relations(name, args, &mut rels),
             "join" => self.join_relations(name, args, kwargs, &mut rels),
-            _ => {}
+            _ => self.loss_relations(name, args, kwargs, &mut rels),
         }
         rels
+    }
+
+    /// What a loss requires of its input's and target's sizes, as torch checks them:
+    /// the element-wise losses broadcast the two (`F.mse_loss` calls `broadcast_tensors`),
+    /// the binary cross entropies require them equal, and the class losses require the
+    /// target's batch and spatial sizes to be the input's (class indices: input `[N, C, d..]`,
+    /// target `[N, d..]`) or every size (probabilities), and a class weight the class count.
+    /// (Probing two such sizes apart would fail the op at the probes and specialize both.)
+    pub(super) fn loss_relations(
+        &self,
+        name: &str,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let arg = |pos: usize, key: &str| {
+            kwargs
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, a)| a)
+                .or(args.get(pos))
+        };
+        let (Some(input), Some(target)) = (arg(0, "input"), arg(1, "target")) else {
+            return;
+        };
+        let (Some(x), Some(t)) = (self.tensor(input), self.tensor(target)) else {
+            return;
+        };
+        let mut equal = |a: &Dim, b: &Dim| rels.push(Relation::new(a.expr(), RelOp::Eq, b.expr()));
+        match name {
+            "mse_loss" | "l1_loss" | "smooth_l1_loss" | "huber_loss" | "kl_div" => {
+                self.broadcast_relations(&[input.clone(), target.clone()], &[], rels)
+            }
+            "binary_cross_entropy" | "binary_cross_entropy_with_logits"
+                if x.ndim() == t.ndim() =>
+            {
+                x.sizes.iter().zip(&t.sizes).for_each(|(a, b)| equal(a, b))
+            }
+            "cross_entropy" | "nll_loss" => {
+                if x.ndim() == t.ndim() {
+                    x.sizes.iter().zip(&t.sizes).for_each(|(a, b)| equal(a, b));
+                } else if x.ndim() >= 2 && t.ndim() + 1 == x.ndim() {
+                    equal(&x.sizes[0], &t.sizes[0]);
+                    x.sizes[2..]
+                        .iter()
+                        .zip(&t.sizes[1..])
+                        .for_each(|(a, b)| equal(a, b));
+                }
+                let class = usize::from(x.ndim() >= 2);
+                let weight = arg(2, "weight").and_then(|w| self.tensor(w));
+                if let (Some(w), Some(c)) = (weight, x.sizes.get(class)) {
+                    if w.ndim() == 1 {
+                        equal(&w.sizes[0], c);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// `cat` requires the sizes off its dim to be equal across its tensors (`cat([x[1:], y],
