@@ -143,6 +143,9 @@ const EXTERNAL_FITTED: &[&str] = &[
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    // `x[key] = value`: `None`, valid where the value broadcasts to the view
+    // (`Sym::setitem_relations`).
+    "setitem",
 ];
 
 /// A concrete evaluator of one call at an assignment of the symbols.

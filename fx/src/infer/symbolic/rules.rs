@@ -99,9 +99,31 @@ impl Sym<'_> {
             "pointwise" => self.broadcast_relations(args, kwargs, &mut rels),
             "matmul" => self.matmul_relations(name, args, &mut rels),
             "join" => self.join_relations(name, args, kwargs, &mut rels),
+            _ if name == "setitem" => self.setitem_relations(args, &mut rels),
             _ => self.loss_relations(name, args, kwargs, &mut rels),
         }
         rels
+    }
+
+    /// `x[key] = value` requires the value to broadcast to the indexed view's sizes (aligned
+    /// from the right; a value size of 1 broadcasts), and the view's own decisions (a bound
+    /// clamped to the size). Without them a written size would be probed apart from the view's
+    /// and the write specialized (`z[1:] = x` of `z = x.new_zeros(n + 1, 3)`).
+    pub(super) fn setitem_relations(&self, args: &[Arg], rels: &mut Vec<Relation>) {
+        let Some(value) = args.get(2).and_then(|a| self.tensor(a)) else {
+            return;
+        };
+        let mut own = Vec::new();
+        let Ok(view) = self.getitem(&args[..2], &mut own) else {
+            return;
+        };
+        rels.extend(own);
+        for (d, v) in view.iter().rev().zip(value.sizes.iter().rev()) {
+            let v = v.expr();
+            if v.as_const() != Some(1) && self.hint(&v) != Some(1) {
+                rels.push(Relation::new(d.expr(), RelOp::Eq, v));
+            }
+        }
     }
 
     /// What a loss requires of its input's and target's sizes, as torch checks them:
