@@ -96,6 +96,11 @@ impl Sym<'_> {
     ) -> Vec<Relation> {
         let mut rels = Vec::new();
         match family {
+            // An in-place op whose only tensor is the one it writes (`x[n // 2:].mul_(3)`)
+            // broadcasts nothing: its result has the receiver's sizes whether one is 1 or
+            // not, and torch asks nothing of them (no `!= 1` guard, so a view of a moving
+            // length reaching 1 shares the graph).
+            "pointwise" if in_place(name) && self.tensor_count(args, kwargs) == 1 => {}
             "pointwise" => self.broadcast_relations(args, kwargs, &mut rels),
             "matmul" => self.matmul_relations(name, args, &mut rels),
             "join" => self.join_relations(name, args, kwargs, &mut rels),
@@ -103,6 +108,13 @@ impl Sym<'_> {
             _ => self.loss_relations(name, args, kwargs, &mut rels),
         }
         rels
+    }
+
+    fn tensor_count(&self, args: &[Arg], kwargs: &[(String, Arg)]) -> usize {
+        args.iter()
+            .chain(kwargs.iter().map(|(_, a)| a))
+            .filter(|a| self.tensor(a).is_some())
+            .count()
     }
 
     /// `x[key] = value` requires the value to broadcast to the indexed view's sizes (aligned
@@ -157,9 +169,7 @@ impl Sym<'_> {
             "mse_loss" | "l1_loss" | "smooth_l1_loss" | "huber_loss" | "kl_div" => {
                 self.broadcast_relations(&[input.clone(), target.clone()], &[], rels)
             }
-            "binary_cross_entropy" | "binary_cross_entropy_with_logits"
-                if x.ndim() == t.ndim() =>
-            {
+            "binary_cross_entropy" | "binary_cross_entropy_with_logits" if x.ndim() == t.ndim() => {
                 x.sizes.iter().zip(&t.sizes).for_each(|(a, b)| equal(a, b))
             }
             "cross_entropy" | "nll_loss" => {
@@ -663,4 +673,12 @@ impl Sym<'_> {
             Ok(n.clone())
         }
     }
+}
+
+/// Whether an op name is an in-place form: a method `mul_`, a dunder `__imul__`, an operator
+/// `imul`.
+fn in_place(name: &str) -> bool {
+    (name.ends_with('_') && !name.starts_with("__"))
+        || name.starts_with("__i")
+        || crate::ops::operator_name(name).is_some_and(|(_, inplace)| inplace)
 }
