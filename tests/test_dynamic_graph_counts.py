@@ -7,7 +7,10 @@ torchferro traced more graphs than torch.compile, values right:
   ``fx/src/infer/symbolic.rs`` moved the two batch symbols apart, the loss refused, and both
   were specialized; torch.compile guards their equality and keeps one symbol. What a loss
   requires of its input and target sizes is now known before probing
-  (``Sym::loss_relations``), as broadcasting's and a matrix product's were;
+  (``Sym::loss_relations``), as broadcasting's and a matrix product's were; so is ``addmm``'s
+  bias against the product, and the fitted ops that broadcast (``lerp``, ``addcmul``,
+  ``cosine_similarity``, ``triplet_margin_loss``, ...: found next to it, each with no symbolic
+  rule, specializing every size it read);
 - writes whose sizes come from the input's (``x[: n // 2] = 0``, ``buf[arange(n) % 3] += x``,
   ``z[1:] = x`` of ``z = x.new_zeros(n + 1, 3)``): ``operator.setitem`` had no symbolic rule
   and specialized every size it read (now fitted, its value broadcast to the indexed view as
@@ -80,6 +83,26 @@ def reshape_flatten_unflatten(x):
     return y.view(b, t, -1).sum(1), y.shape[0]
 
 
+def lerp_of_a_product(x, w, y):
+    return torch.lerp(x @ w, y, 0.25)
+
+
+def addcmul_of_a_product(x, w, y):
+    return torch.addcmul(y, x @ w, y, value=0.5)
+
+
+def cosine_similarity_of_a_product(x, w, y):
+    return F.cosine_similarity(x @ w, y)
+
+
+def triplet_margin_of_a_product(x, w, y):
+    return F.triplet_margin_loss(x @ w, y, y.flip(0))
+
+
+def addmm_of_a_bias(x, w, y):
+    return torch.addmm(y, x * 2, w)
+
+
 def _product_args(target):
     def make(b, gen):
         x, w = torch.randn(b, 5, generator=gen), torch.randn(5, 3, generator=gen)
@@ -117,6 +140,28 @@ PROGRAMS = {
         _product_args("classes"),
         NONZERO,
         {None: (3, 2), True: (2, 2)},
+    ),
+    # Fitted ops that broadcast their tensors (no symbolic rule before: every size read was
+    # specialized, 5 graphs under automatic dynamic).
+    **{
+        name: (program, _product_args("floats"), NONZERO, {None: (3, 2), True: (2, 2)})
+        for name, program in [
+            ("lerp", lerp_of_a_product),
+            ("addcmul", addcmul_of_a_product),
+            ("cosine_similarity", cosine_similarity_of_a_product),
+            ("triplet_margin", triplet_margin_of_a_product),
+        ]
+    },
+    # The bias of `addmm` broadcast to the product (5 graphs under automatic dynamic before).
+    "addmm": (
+        addmm_of_a_bias,
+        lambda b, gen: [
+            torch.randn(b, 4, generator=gen),
+            torch.randn(4, 3, generator=gen),
+            torch.randn(b, 3, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 2), True: (3, 3)},
     ),
     "slice_writes": (
         slice_writes_by_size,

@@ -335,7 +335,10 @@ pub fn infer_symbolic(
     let use_external = first == Err(InferError::Unsupported)
         && external.is_some()
         && (explicit_rule
-            || (family.is_empty() && (all_pinned || EXTERNAL_FITTED.contains(&name)))
+            || (family.is_empty()
+                && (all_pinned
+                    || EXTERNAL_FITTED.contains(&name)
+                    || rules::BROADCASTING.contains(&name)))
             // An `nn` rule leaves some cases to torch (`layer_norm` of a bfloat16 input with
             // float32 parameters, as autocast runs it): fitted from torch's answers as well.
             || family == "nn"

@@ -105,6 +105,7 @@ impl Sym<'_> {
             "matmul" => self.matmul_relations(name, args, &mut rels),
             "join" => self.join_relations(name, args, kwargs, &mut rels),
             _ if name == "setitem" => self.setitem_relations(args, &mut rels),
+            _ if BROADCASTING.contains(&name) => self.broadcast_relations(args, kwargs, &mut rels),
             _ => self.loss_relations(name, args, kwargs, &mut rels),
         }
         rels
@@ -130,11 +131,34 @@ impl Sym<'_> {
             return;
         };
         rels.extend(own);
-        for (d, v) in view.iter().rev().zip(value.sizes.iter().rev()) {
+        self.broadcast_into(&view, value, rels);
+    }
+
+    /// `value` broadcast to `sizes` (aligned from the right): each of its sizes that is not 1
+    /// (nor 1 at the hints) equals the one it meets.
+    fn broadcast_into(&self, sizes: &[Dim], value: &TensorMeta, rels: &mut Vec<Relation>) {
+        for (d, v) in sizes.iter().rev().zip(value.sizes.iter().rev()) {
             let v = v.expr();
             if v.as_const() != Some(1) && self.hint(&v) != Some(1) {
                 rels.push(Relation::new(d.expr(), RelOp::Eq, v));
             }
+        }
+    }
+
+    /// `addmm(input, mat1, mat2)`: the contracted sizes equal, and `input` broadcast to the
+    /// product's `[n, p]`.
+    fn addmm_relations(&self, args: &[Arg], rels: &mut Vec<Relation>) {
+        let [input, mat1, mat2, ..] = args else {
+            return;
+        };
+        self.matmul_relations("mm", &[mat1.clone(), mat2.clone()], rels);
+        let (Some(x), Some(a), Some(b)) =
+            (self.tensor(input), self.tensor(mat1), self.tensor(mat2))
+        else {
+            return;
+        };
+        if let ([n, _], [_, p]) = (&a.sizes[..], &b.sizes[..]) {
+            self.broadcast_into(&[n.clone(), p.clone()], x, rels);
         }
     }
 
@@ -294,6 +318,9 @@ impl Sym<'_> {
     /// A matrix product requires the contracted sizes to be equal: the last of the first
     /// operand and the second-to-last of the second (`linear`: the weight's last).
     pub(super) fn matmul_relations(&self, name: &str, args: &[Arg], rels: &mut Vec<Relation>) {
+        if name == "addmm" {
+            return self.addmm_relations(args, rels);
+        }
         let (Some(a), Some(b)) = (
             args.first().and_then(|a| self.tensor(a)),
             args.get(1).and_then(|a| self.tensor(a)),
@@ -675,10 +702,23 @@ impl Sym<'_> {
     }
 }
 
+/// Ops outside the pointwise family that broadcast all their tensor operands as a pointwise
+/// op does: fitted from meta runs (as [`super::EXTERNAL_FITTED`]), with broadcasting's
+/// requirements.
+pub(super) const BROADCASTING: &[&str] = &[
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "cosine_similarity",
+    "pairwise_distance",
+    "margin_ranking_loss",
+    "triplet_margin_loss",
+];
+
 /// Whether an op name is an in-place form: a method `mul_`, a dunder `__imul__`, an operator
 /// `imul`.
 fn in_place(name: &str) -> bool {
     (name.ends_with('_') && !name.starts_with("__"))
-        || name.starts_with("__i")
+        || (name.starts_with("__i") && name != "__invert__")
         || crate::ops::operator_name(name).is_some_and(|(_, inplace)| inplace)
 }
