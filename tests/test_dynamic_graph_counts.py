@@ -369,3 +369,41 @@ def test_generated_losses_between_inputs(loss, rows, dynamic, product):
         torchferro.compiler.reset()
     note(f"graphs: torch.compile {tc.n}, torchferro {fc.n}")
     assert fc.n <= tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+
+
+@pytest.mark.parametrize("name", ["slice_writes", "new_zeros_write"])
+def test_setitem_writes_are_one_library_over_sizes(name, monkeypatch, caplog):
+    """`x[: n // 2] = 0` and `z[1:] = x` lower as a scatter of the value broadcast to the
+    indexed view (`on_clone(operator.setitem)`, `lower/view_scatter.rs::setitem`): one graph
+    and one C compile over rows 2..33 (a fresh kernel cache), torch.compile's one graph, values
+    and written inputs eager's. (Before: the graph was declined by the symbolic lowering and ran
+    on kernels fitted over sizes, two libraries for `slice_writes`.)"""
+    import logging
+    import tempfile
+
+    from programs.dynamic import inductor_log
+    from torchferro import _C
+
+    monkeypatch.setenv("TORCHFERRO_CACHE_DIR", tempfile.mkdtemp(prefix="tf-dg30-"))
+    program, make, _, _ = PROGRAMS[name]
+    sizes = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 33]
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc = Count()
+    _run(program, make, sizes, torch.compile(program, backend=tc, dynamic=True))
+    f = torchferro.compile(program, dynamic=True)
+    before = _C.precompile_counters()[1]
+    try:
+        with (
+            caplog.at_level(logging.INFO, logger="torchferro.inductor"),
+            torch.no_grad(),
+        ):
+            _run(program, make, sizes, f)
+        entries = torchferro.compiler.cache_entries(f)
+    finally:
+        torchferro.compiler.reset()
+        torch._dynamo.reset()
+    compiles = _C.precompile_counters()[1] - before
+    text = "\n".join(inductor_log(caplog.records))
+    assert (tc.n, len(entries), compiles) == (1, 1, 1), text
+    assert "lowered symbolically: one library" in text, text
