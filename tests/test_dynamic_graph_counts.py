@@ -35,7 +35,7 @@ import torch.nn.functional as F
 import torchferro
 import torchferro.compiler
 from hypothesis import given, note
-from programs.compare import generated, same
+from programs.compare import compiled_pair, generated, same
 from programs.counting import Count
 
 SIZES = [4, 7, 1, 9, 4, 0, 3]
@@ -199,8 +199,9 @@ def _run(program, make, sizes, compiled):
         same(tuple(args), tuple(want_args))
 
 
-def _counts(name, dynamic):
-    program, make, sizes, _ = PROGRAMS[name]
+def _counts(program, make, sizes, dynamic):
+    """Graph counts of torch.compile and torchferro (counting backends) over ``sizes``, values
+    and written inputs checked against eager at each call."""
     torch._dynamo.reset()
     torchferro.compiler.reset()
     tc, fc = Count(), Count()
@@ -221,10 +222,9 @@ def _counts(name, dynamic):
 @pytest.mark.parametrize("dynamic", [None, True])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_graph_counts_against_torch_compile(name, dynamic):
-    tc, fc = _counts(name, dynamic)
-    assert (tc, fc) == PROGRAMS[name][3][dynamic], (
-        f"torch.compile {tc}, torchferro {fc}"
-    )
+    program, make, sizes, counts = PROGRAMS[name]
+    tc, fc = _counts(program, make, sizes, dynamic)
+    assert (tc, fc) == counts[dynamic], f"torch.compile {tc}, torchferro {fc}"
     assert fc <= tc
 
 
@@ -283,22 +283,14 @@ def test_an_op_torch_refuses_at_the_sizes_raises_without_an_entry():
     so the inductor's entries are torch.compile's graphs (was 4 entries: a graph break before the
     reshape, compiled)."""
     program = reshape_flatten_unflatten
-    torchferro.compiler.reset()
-    torch._dynamo.reset()
-    tc = Count()
-    t = torch.compile(program, backend=tc, dynamic=True)
-    f = torchferro.compile(program, dynamic=True)
-    try:
+    with compiled_pair(program, True) as (tc, t, f, gen):
         for s in SIZES:
-            x = torch.randn(s, 3, 4)
+            x = torch.randn(s, 3, 4, generator=gen)
             if s == 0:
-                with pytest.raises(
-                    RuntimeError, match="cannot reshape tensor of 0 elements"
-                ):
+                message = "cannot reshape tensor of 0 elements"
+                with pytest.raises(RuntimeError, match=message):
                     program(x)
-                with pytest.raises(
-                    RuntimeError, match="cannot reshape tensor of 0 elements"
-                ):
+                with pytest.raises(RuntimeError, match=message):
                     f(x)
                 with pytest.raises(RuntimeError):
                     t(x)
@@ -306,9 +298,6 @@ def test_an_op_torch_refuses_at_the_sizes_raises_without_an_entry():
             same(f(x), program(x))
             same(t(x), program(x))
         entries = torchferro.compiler.cache_entries(f)
-    finally:
-        torchferro.compiler.reset()
-        torch._dynamo.reset()
     assert (len(entries), tc.n) == (3, 3)
     assert all(e["runner"] == "inductor" for e in entries)
 
@@ -353,22 +342,9 @@ def test_generated_losses_between_inputs(loss, rows, dynamic, product):
         x = torch.randn(b, 5 if product else 3, generator=gen)
         return [x, torch.randn(5, 3, generator=gen), torch.rand(b, 3, generator=gen)]
 
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    try:
-        _run(program, make, rows, torch.compile(program, backend=tc, dynamic=dynamic))
-        _run(
-            program,
-            make,
-            rows,
-            torchferro.compile(program, backend=fc, dynamic=dynamic),
-        )
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
-    note(f"graphs: torch.compile {tc.n}, torchferro {fc.n}")
-    assert fc.n <= tc.n, f"torchferro {fc.n} graphs, torch.compile {tc.n}"
+    tc, fc = _counts(program, make, rows, dynamic)
+    note(f"graphs: torch.compile {tc}, torchferro {fc}")
+    assert fc <= tc, f"torchferro {fc} graphs, torch.compile {tc}"
 
 
 @pytest.mark.parametrize("name", ["slice_writes", "new_zeros_write"])

@@ -20,7 +20,6 @@ and the runner."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
 import hypothesis.strategies as st
@@ -32,8 +31,7 @@ from torch import nn
 
 import torchferro
 import torchferro.compiler
-from programs.compare import generated, same
-from programs.counting import Count
+from programs.compare import compiled_pair, generated, same
 
 
 def _start_half(x):
@@ -112,23 +110,6 @@ PROGRAMS = [
 SIZES = [(8, 3), (5, 3), (3, 3), (7, 4), (2, 3), (11, 3)]
 
 
-@contextlib.contextmanager
-def _compiled(program, dynamic):
-    """``program`` under torch.compile (a counting backend: the graph-count oracle) and
-    torchferro's default backend, from fresh caches (reset again on the way out); yields the
-    counter, both compiled callables and a seeded generator."""
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc = Count()
-    t = torch.compile(program, backend=tc, dynamic=dynamic)
-    f = torchferro.compile(program, dynamic=dynamic)
-    try:
-        yield tc, t, f, torch.Generator().manual_seed(0)
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
-
-
 def _on_the_inductor(program):
     """Every compiled entry of ``program`` runs the inductor's kernels (before session 28 a
     write through a view cut by a symbolic size sent the graph to the eager runner)."""
@@ -139,7 +120,7 @@ def _on_the_inductor(program):
 def _compare(program, sizes, dynamic, make=torch.randn):
     """``program`` over ``sizes``: results and inputs equal eager's at every call, and every
     graph runs on the inductor; returns the graph counts of torchferro and torch.compile."""
-    with _compiled(program, dynamic) as (tc, t, f, gen):
+    with compiled_pair(program, dynamic) as (tc, t, f, gen):
         for size in sizes:
             x = make(*size, generator=gen)
             xe, xt, xf = x.clone(), x.clone(), x.clone()
@@ -329,7 +310,7 @@ INT_GRAPHS_MORE = {
 def test_write_through_a_view_cut_by_an_int_argument(program, dynamic):
     """The frame's int argument made symbolic (automatic dynamic, or `dynamic=True`) is a
     graph value too: `x[:n].add_(1)` and `y[n].mul_(-1)` wrote nowhere on the old build."""
-    with _compiled(program, dynamic) as (tc, t, f, gen):
+    with compiled_pair(program, dynamic) as (tc, t, f, gen):
         for n in [2, 3, 4, 1, 5, 0, 3]:
             x = torch.randn(6, 2, generator=gen)
             xe, xf = x.clone(), x.clone()
