@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 import tempfile
 import time
@@ -28,6 +27,11 @@ import torchferro.compiler
 sys.path.insert(0, os.path.dirname(__file__))
 from dynamic_vs_static import VOCAB, build, with_own_code
 
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
+)
+from programs.dynamic import grid_orders
+
 
 class Count:
     def __init__(self):
@@ -36,17 +40,6 @@ class Count:
     def __call__(self, gm, example_inputs):
         self.n += 1
         return gm.forward
-
-
-def orders(batches, lengths):
-    grid = [(b, t) for b in batches for t in lengths]
-    shuffled = list(grid)
-    random.Random(0).shuffle(shuffled)
-    return {
-        "batch-major": grid,
-        "length-major": [(b, t) for t in lengths for b in batches],
-        "random": shuffled,
-    }
 
 
 def entries(model) -> int:
@@ -76,7 +69,7 @@ def main(argv=None) -> int:
         "| order | torchferro (default) | first pass | torchferro (torch's rule) | first pass | torch.compile |"
     )
     print("| --- | --: | --: | --: | --: | --: |")
-    for name, shapes in orders(batches, lengths).items():
+    for name, shapes in grid_orders(batches, lengths).items():
         ids = {
             s: torch.randint(
                 0, VOCAB, s, generator=torch.Generator().manual_seed(1000 * s[0] + s[1])

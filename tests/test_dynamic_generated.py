@@ -67,6 +67,11 @@ STEPS = [
     "x = torch.diagonal(x, dim1=1, dim2=2).sum(-1, keepdim=True).unsqueeze(-1) * x",
     "x = torch.eye(T) @ x",
     "x = F.interpolate(x, scale_factor=2)",
+    # Writes sized by sizes (session 30: `setitem` specialized every size it wrote at, and an
+    # in-place op on a view of a moving length guarded it `!= 1`).
+    "x = x.clone(); x[:, : T // 2] = 0; x[:, T // 2 :].mul_(3)",
+    "z = x.new_zeros(B, T + 1, C); z[:, 1:] = x; x = z.cumsum(1)",
+    "x = x.clone(); x[:, torch.arange(T - 1, -1, -1)] += 1",
 ]
 RETURNS = [
     "return x",

@@ -12,8 +12,6 @@ torch.compile's where they differ on purpose), values compared with eager at eve
 
 from __future__ import annotations
 
-import random
-
 import hypothesis.strategies as st
 import pytest
 import torch
@@ -22,19 +20,15 @@ import torchferro
 import torchferro.compiler
 from hypothesis import given, note
 from programs.compare import counts_over, generated
+from programs.dynamic import grid_orders
 
 BATCHES = [1, 2, 8]
 LENGTHS = [8, 9, 33]
 
 
 def _orders():
-    grid = [(b, t) for b in BATCHES for t in LENGTHS]
-    shuffled = list(grid)
-    random.Random(0).shuffle(shuffled)
     return {
-        "batch_major": grid,
-        "length_major": [(b, t) for t in LENGTHS for b in BATCHES],
-        "random": shuffled,
+        **grid_orders(BATCHES, LENGTHS),
         "batch_2_then_8": [(2, 9), (2, 33), (8, 9), (8, 33)],
         "one_last": [(8, 9), (8, 33), (2, 8), (1, 8), (1, 33)],
     }

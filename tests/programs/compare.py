@@ -4,6 +4,7 @@ eager's at every call (tests/test_dynamic_generated.py, tests/test_frozen_keys_g
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -91,3 +92,20 @@ def generated(examples: int):
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
+
+
+@contextlib.contextmanager
+def compiled_pair(program, dynamic):
+    """``program`` under torch.compile (a counting backend: the graph-count oracle) and
+    torchferro's default backend, from fresh caches (reset again on the way out); yields the
+    counter, both compiled callables and a seeded generator."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc = Count()
+    t = torch.compile(program, backend=tc, dynamic=dynamic)
+    f = torchferro.compile(program, dynamic=dynamic)
+    try:
+        yield tc, t, f, torch.Generator().manual_seed(0)
+    finally:
+        torch._dynamo.reset()
+        torchferro.compiler.reset()

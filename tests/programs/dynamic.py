@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -44,3 +46,16 @@ def same_values(a, b):
     for x, y in zip(flat(a), flat(b), strict=True):
         assert x.shape == y.shape and x.dtype == y.dtype, (x.shape, y.shape)
         torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-5)
+
+
+def grid_orders(batches, lengths):
+    """The (batch, length) grid in three orders a recompile policy must not depend on:
+    batch-major, length-major and shuffled (seeded), keyed by those names."""
+    grid = [(b, t) for b in batches for t in lengths]
+    shuffled = list(grid)
+    random.Random(0).shuffle(shuffled)
+    return {
+        "batch_major": grid,
+        "length_major": [(b, t) for t in lengths for b in batches],
+        "random": shuffled,
+    }

@@ -143,6 +143,9 @@ const EXTERNAL_FITTED: &[&str] = &[
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    // `x[key] = value`: `None`, valid where the value broadcasts to the view
+    // (`Sym::setitem_relations`).
+    "setitem",
 ];
 
 /// A concrete evaluator of one call at an assignment of the symbols.
@@ -332,7 +335,10 @@ pub fn infer_symbolic(
     let use_external = first == Err(InferError::Unsupported)
         && external.is_some()
         && (explicit_rule
-            || (family.is_empty() && (all_pinned || EXTERNAL_FITTED.contains(&name)))
+            || (family.is_empty()
+                && (all_pinned
+                    || EXTERNAL_FITTED.contains(&name)
+                    || rules::BROADCASTING.contains(&name)))
             // An `nn` rule leaves some cases to torch (`layer_norm` of a bfloat16 input with
             // float32 parameters, as autocast runs it): fitted from torch's answers as well.
             || family == "nn"
@@ -552,12 +558,7 @@ pub fn infer_symbolic(
             })
         }
         (None, None) if fitted_family => {
-            if family == "pointwise" {
-                cx.broadcast_relations(args, kwargs, &mut rels);
-            }
-            if family == "matmul" {
-                cx.matmul_relations(name, args, &mut rels);
-            }
+            rels.extend(cx.required(family, name, args, kwargs));
             fit(&at_hint, &others, &[], &used, &candidates)?
         }
         (None, None) => return Err(InferError::Unsupported),

@@ -50,6 +50,17 @@ pub fn bind<'a>(
     Ok(slots)
 }
 
+/// `torch.nn.functional.interpolate` (fx's size rule and the inductor's lowering bind it).
+pub const F_INTERPOLATE: &[&str] = &[
+    "input",
+    "size",
+    "scale_factor",
+    "mode",
+    "align_corners",
+    "recompute_scale_factor",
+    "antialias",
+];
+
 /// `torch.nn.functional.batch_norm`.
 pub const F_BATCH_NORM: &[&str] = &[
     "input",

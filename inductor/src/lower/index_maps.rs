@@ -326,19 +326,7 @@ enum Source {
 /// recompute_scale_factor=None, antialias=False)` in modes `nearest` (1 to 3 spatial dims) and
 /// `linear` (1 spatial dim). The output sizes are the node's metadata (fx's rule).
 pub fn interpolate(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<TensorVal> {
-    let b = bind(
-        &[
-            "input",
-            "size",
-            "scale_factor",
-            "mode",
-            "align_corners",
-            "recompute_scale_factor",
-            "antialias",
-        ],
-        a,
-        kw,
-    )?;
+    let b = bind(fx::ops::schema::F_INTERPOLATE, a, kw)?;
     let x = l.tensor(b.req("input")?)?;
     let mode = b.str_or("mode", "nearest")?;
     if b.bool_or("antialias", false)? {

@@ -997,6 +997,17 @@ impl<'g> Lowerer<'g> {
         self.zero_padded.retain(|b, _| *b < mark);
     }
 
+    /// The values realized so far that a body reads back from their buffers (their views).
+    fn stored_views(&self) -> ranges::Stored {
+        self.realized
+            .iter()
+            .filter_map(|(id, r)| {
+                let v = r.as_view()?;
+                Some((*id, (v.buf, v.strides, v.offset)))
+            })
+            .collect()
+    }
+
     /// Pointwise nodes writing `t` into `buf` (whose layout the nodes' indices follow): one
     /// over all of `t`, or one per range where `t` is a `cat` or reads one ([`ranges`]), or
     /// where its reads are masked by their bounds (a pool's windows: [`interior`]).
@@ -1004,14 +1015,7 @@ impl<'g> Lowerer<'g> {
         // What was stored already is read back, also through a lazy view's loader: a view
         // that is not strided on its realized base (an `expand` then `reshape`, Llama's
         // `repeat_kv`) copies from the base's buffer instead of computing the base again.
-        let stored: ranges::Stored = self
-            .realized
-            .iter()
-            .filter_map(|(id, r)| {
-                let v = r.as_view()?;
-                Some((*id, (v.buf, v.strides, v.offset)))
-            })
-            .collect();
+        let stored = self.stored_views();
         let mut b = BodyBuilder::new(t.sizes.clone());
         b.stored = stored.clone();
         let vars = b.vars();

@@ -215,14 +215,7 @@ impl Lowerer<'_> {
     /// A body builder over `sizes` that reads values realized earlier from their buffers.
     fn store_builder(&self, sizes: Vec<Size>) -> BodyBuilder {
         let mut b = BodyBuilder::new(sizes);
-        b.stored = self
-            .realized
-            .iter()
-            .filter_map(|(id, r)| {
-                let v = r.as_view()?;
-                Some((*id, (v.buf, v.strides, v.offset)))
-            })
-            .collect();
+        b.stored = self.stored_views();
         b
     }
 }

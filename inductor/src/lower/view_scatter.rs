@@ -445,6 +445,12 @@ pub fn lower(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResult<LValue
         let (name, args, kwargs) = parse_step(s)?;
         map.apply(l, name, args, kwargs)?;
     }
+    scatter(l, base, src, map)
+}
+
+/// `base` with the view `map` describes replaced by `src` (of the view's sizes), lazily: each
+/// element inside the view reads `src`, each other one `base`.
+fn scatter(l: &mut Lowerer, base: TensorVal, src: TensorVal, map: ViewMap) -> LResult<LValue> {
     let lens: Vec<Size> = map.view.iter().map(|(_, n, _)| *n).collect();
     if lens != src.sizes {
         // `copy_` broadcasts; the functional pass writes the view's own value, so a mismatch
@@ -588,10 +594,57 @@ pub fn lower_on_clone(l: &mut Lowerer, a: &[Arg], kw: &[(String, Arg)]) -> LResu
             }
             pointwise(&[Operand::T(x.clone())], d, d, move |b, _| b.constant(s, d))?
         }
+        ("operator.setitem", [key, v]) => return setitem(l, x, key, v),
         _ => return fallback(format!("no lowering for on_clone({path})")),
     };
     if value.sizes != x.sizes {
         return fallback("on_clone: the source does not broadcast to the written tensor");
     }
     Ok(LValue::Tensor(value))
+}
+
+/// `x[key] = v` on a clone of `x` (`on_clone(operator.setitem)`) with a basic `key` (ints,
+/// slices, `None`, `...`; the `getitem` steps `view_scatter` models): a scatter of `v`
+/// broadcast to the indexed view, so a write by `setitem` with symbolic bounds (`x[: n // 2] =
+/// 0`, `z[1:] = x`) lowers once for every size. A tensor key (advanced indexing) declines.
+fn setitem(l: &mut Lowerer, x: TensorVal, key: &Arg, v: &Arg) -> LResult<LValue> {
+    let mut map = ViewMap::identity(&x.sizes);
+    map.index(l, key)?;
+    let lens: Vec<Size> = map.view.iter().map(|(_, n, _)| *n).collect();
+    let d = x.dtype;
+    let src = match v {
+        Arg::Float(_) | Arg::Int(_) | Arg::Bool(_) => {
+            let s = match v {
+                Arg::Float(f) => Scalar::F(*f),
+                Arg::Int(i) => Scalar::I(*i),
+                Arg::Bool(b) => Scalar::B(*b),
+                _ => unreachable!("matched above"),
+            };
+            if matches!(s, Scalar::F(_)) && !d.is_floating_point() {
+                return fallback("setitem of an integer tensor with a float");
+            }
+            TensorVal::lazy(
+                d,
+                lens.clone(),
+                1,
+                Rc::new(move |b: &mut BodyBuilder, _: &[Idx]| b.constant(s, d)),
+            )
+        }
+        _ => {
+            let t = l.tensor(v)?;
+            let lead = lens.len().checked_sub(t.ndim()).ok_or_else(|| {
+                Reject::Fallback("setitem: a value of more dims than the view".into())
+            })?;
+            let fits = t
+                .sizes
+                .iter()
+                .zip(&lens[lead..])
+                .all(|(a, b)| a == b || *a == Size::Const(1));
+            if !fits {
+                return fallback("setitem: the value does not broadcast to the view");
+            }
+            t.expand(&lens)
+        }
+    };
+    scatter(l, x, src, map)
 }

@@ -247,22 +247,43 @@ impl OutputGraph {
         let (meta, relations) = match result {
             Ok((meta, rels)) => (self.canon_meta(&meta), rels),
             Err(e) => {
+                // Torch's own answer at the hints (the sizes of this call).
+                let torch_at_hints = match self.eval_on_meta(
+                    py,
+                    &target,
+                    callable,
+                    &args,
+                    &kwargs,
+                    &hints,
+                    self.any_autocast(),
+                ) {
+                    Err(fx::InferError::Invalid(m)) => Some(m),
+                    _ => None,
+                };
                 // An op whose result sizes depend on data (`torch.where(mask)`, `nms`) says so,
                 // as with static sizes, whatever the symbolic rules made of it.
                 let at_hints = match &e {
                     fx::InferError::Invalid(m) => Some(m.clone()),
-                    fx::InferError::Unsupported => match self
-                        .eval_on_meta(py, &target, callable, &args, &kwargs, &hints, false)
-                    {
-                        Err(fx::InferError::Invalid(m)) => Some(m),
-                        _ => None,
-                    },
+                    fx::InferError::Unsupported => torch_at_hints.clone(),
                 };
-                if at_hints.as_deref().is_some_and(data_dependent_text) {
+                if at_hints.as_deref().is_some_and(data_dependent_text)
+                    || torch_at_hints.as_deref().is_some_and(data_dependent_text)
+                {
                     return Err(TraceError::unsupported(format!(
                         "{}: its result depends on tensor data",
                         target.name()
                     )));
+                }
+                // Torch refuses the op at these sizes (`reshape(0, -1)` of a call with 0 rows):
+                // the program raises here, as eagerly, and the frame runs eagerly as with
+                // static sizes (`call_on_meta`), not a graph break with an entry of its own
+                // (torch.compile raises from its trace and keeps nothing).
+                if let Some(m) = torch_at_hints {
+                    return Err(TraceError::UserError {
+                        call: target.name().to_string(),
+                        error: pyo3::exceptions::PyRuntimeError::new_err(m.clone()),
+                        message: m,
+                    });
                 }
                 return Err(TraceError::unsupported(format!(
                     "{} on symbolic sizes (dynamic shapes): {}",

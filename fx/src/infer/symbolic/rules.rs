@@ -85,7 +85,8 @@ impl Sym<'_> {
     }
 
     /// The relations an op of `family` requires of its input sizes, known before its sizes
-    /// are probed: broadcasting's (pointwise ops) and a matrix product's.
+    /// are probed: broadcasting's (pointwise ops), a matrix product's, `cat`'s and `stack`'s,
+    /// and a loss's between its input and target.
     pub(super) fn required(
         &self,
         family: &str,
@@ -95,12 +96,126 @@ impl Sym<'_> {
     ) -> Vec<Relation> {
         let mut rels = Vec::new();
         match family {
+            // An in-place op whose only tensor is the one it writes (`x[n // 2:].mul_(3)`)
+            // broadcasts nothing: its result has the receiver's sizes whether one is 1 or
+            // not, and torch asks nothing of them (no `!= 1` guard, so a view of a moving
+            // length reaching 1 shares the graph).
+            "pointwise" if in_place(name) && self.tensor_count(args, kwargs) == 1 => {}
             "pointwise" => self.broadcast_relations(args, kwargs, &mut rels),
             "matmul" => self.matmul_relations(name, args, &mut rels),
             "join" => self.join_relations(name, args, kwargs, &mut rels),
-            _ => {}
+            _ if name == "setitem" => self.setitem_relations(args, &mut rels),
+            _ if BROADCASTING.contains(&name) => self.broadcast_relations(args, kwargs, &mut rels),
+            _ => self.loss_relations(name, args, kwargs, &mut rels),
         }
         rels
+    }
+
+    fn tensor_count(&self, args: &[Arg], kwargs: &[(String, Arg)]) -> usize {
+        args.iter()
+            .chain(kwargs.iter().map(|(_, a)| a))
+            .filter(|a| self.tensor(a).is_some())
+            .count()
+    }
+
+    /// `x[key] = value` requires the value to broadcast to the indexed view's sizes (aligned
+    /// from the right; a value size of 1 broadcasts), and the view's own decisions (a bound
+    /// clamped to the size). Without them a written size would be probed apart from the view's
+    /// and the write specialized (`z[1:] = x` of `z = x.new_zeros(n + 1, 3)`).
+    pub(super) fn setitem_relations(&self, args: &[Arg], rels: &mut Vec<Relation>) {
+        let Some(value) = args.get(2).and_then(|a| self.tensor(a)) else {
+            return;
+        };
+        let mut own = Vec::new();
+        let Ok(view) = self.getitem(&args[..2], &mut own) else {
+            return;
+        };
+        rels.extend(own);
+        self.broadcast_into(&view, value, rels);
+    }
+
+    /// `value` broadcast to `sizes` (aligned from the right): each of its sizes that is not 1
+    /// (nor 1 at the hints) equals the one it meets.
+    fn broadcast_into(&self, sizes: &[Dim], value: &TensorMeta, rels: &mut Vec<Relation>) {
+        for (d, v) in sizes.iter().rev().zip(value.sizes.iter().rev()) {
+            let v = v.expr();
+            if v.as_const() != Some(1) && self.hint(&v) != Some(1) {
+                rels.push(Relation::new(d.expr(), RelOp::Eq, v));
+            }
+        }
+    }
+
+    /// `addmm(input, mat1, mat2)`: the contracted sizes equal, and `input` broadcast to the
+    /// product's `[n, p]`.
+    fn addmm_relations(&self, args: &[Arg], rels: &mut Vec<Relation>) {
+        let [input, mat1, mat2, ..] = args else {
+            return;
+        };
+        self.matmul_relations("mm", &[mat1.clone(), mat2.clone()], rels);
+        let (Some(x), Some(a), Some(b)) =
+            (self.tensor(input), self.tensor(mat1), self.tensor(mat2))
+        else {
+            return;
+        };
+        if let ([n, _], [_, p]) = (&a.sizes[..], &b.sizes[..]) {
+            self.broadcast_into(&[n.clone(), p.clone()], x, rels);
+        }
+    }
+
+    /// What a loss requires of its input's and target's sizes, as torch checks them:
+    /// the element-wise losses broadcast the two (`F.mse_loss` calls `broadcast_tensors`),
+    /// the binary cross entropies require them equal, and the class losses require the
+    /// target's batch and spatial sizes to be the input's (class indices: input `[N, C, d..]`,
+    /// target `[N, d..]`) or every size (probabilities), and a class weight the class count.
+    /// (Probing two such sizes apart would fail the op at the probes and specialize both.)
+    pub(super) fn loss_relations(
+        &self,
+        name: &str,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let arg = |pos: usize, key: &str| {
+            kwargs
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, a)| a)
+                .or(args.get(pos))
+        };
+        let (Some(input), Some(target)) = (arg(0, "input"), arg(1, "target")) else {
+            return;
+        };
+        let (Some(x), Some(t)) = (self.tensor(input), self.tensor(target)) else {
+            return;
+        };
+        let mut equal = |a: &Dim, b: &Dim| rels.push(Relation::new(a.expr(), RelOp::Eq, b.expr()));
+        match name {
+            "mse_loss" | "l1_loss" | "smooth_l1_loss" | "huber_loss" | "kl_div" => {
+                self.broadcast_relations(&[input.clone(), target.clone()], &[], rels)
+            }
+            "binary_cross_entropy" | "binary_cross_entropy_with_logits" if x.ndim() == t.ndim() => {
+                x.sizes.iter().zip(&t.sizes).for_each(|(a, b)| equal(a, b))
+            }
+            "cross_entropy" | "nll_loss" => {
+                if x.ndim() == t.ndim() {
+                    x.sizes.iter().zip(&t.sizes).for_each(|(a, b)| equal(a, b));
+                } else if x.ndim() >= 2 && t.ndim() + 1 == x.ndim() {
+                    equal(&x.sizes[0], &t.sizes[0]);
+                    x.sizes[2..]
+                        .iter()
+                        .zip(&t.sizes[1..])
+                        .for_each(|(a, b)| equal(a, b));
+                }
+                let class = usize::from(x.ndim() >= 2);
+                let weight = arg(2, "weight").and_then(|w| self.tensor(w));
+                if let (Some(w), Some(c)) = (weight, x.sizes.get(class)) {
+                    if w.ndim() == 1 {
+                        equal(&w.sizes[0], c);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// `cat` requires the sizes off its dim to be equal across its tensors (`cat([x[1:], y],
@@ -203,6 +318,9 @@ impl Sym<'_> {
     /// A matrix product requires the contracted sizes to be equal: the last of the first
     /// operand and the second-to-last of the second (`linear`: the weight's last).
     pub(super) fn matmul_relations(&self, name: &str, args: &[Arg], rels: &mut Vec<Relation>) {
+        if name == "addmm" {
+            return self.addmm_relations(args, rels);
+        }
         let (Some(a), Some(b)) = (
             args.first().and_then(|a| self.tensor(a)),
             args.get(1).and_then(|a| self.tensor(a)),
@@ -582,4 +700,25 @@ impl Sym<'_> {
             Ok(n.clone())
         }
     }
+}
+
+/// Ops outside the pointwise family that broadcast all their tensor operands as a pointwise
+/// op does: fitted from meta runs (as [`super::EXTERNAL_FITTED`]), with broadcasting's
+/// requirements.
+pub(super) const BROADCASTING: &[&str] = &[
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "cosine_similarity",
+    "pairwise_distance",
+    "margin_ranking_loss",
+    "triplet_margin_loss",
+];
+
+/// Whether an op name is an in-place form: a method `mul_`, a dunder `__imul__`, an operator
+/// `imul`.
+fn in_place(name: &str) -> bool {
+    (name.ends_with('_') && !name.starts_with("__"))
+        || (name.starts_with("__i") && name != "__invert__")
+        || crate::ops::operator_name(name).is_some_and(|(_, inplace)| inplace)
 }

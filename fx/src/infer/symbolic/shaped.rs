@@ -10,6 +10,7 @@
 use super::Sym;
 use crate::graph::{Arg, Target};
 use crate::meta::Dim;
+use crate::ops::schema::F_INTERPOLATE as INTERPOLATE;
 use crate::ops::Spelling;
 use crate::sym::{RelOp, Relation, SymExpr};
 use crate::InferError;
@@ -48,15 +49,6 @@ const UNFLATTEN: &[&str] = &["input", "dim", "sizes"];
 const UNFOLD: &[&str] = &["input", "dimension", "size", "step"];
 const DIAGONAL: &[&str] = &["input", "offset", "dim1", "dim2"];
 const EYE: &[&str] = &["n", "m"];
-const INTERPOLATE: &[&str] = &[
-    "input",
-    "size",
-    "scale_factor",
-    "mode",
-    "align_corners",
-    "recompute_scale_factor",
-    "antialias",
-];
 
 fn bind<'a>(
     sig: &[&'static str],

@@ -216,3 +216,50 @@ mod more_tests {
         assert!(r.is_ok(), "{r:?}");
     }
 }
+
+/// `F.cross_entropy` of `[s0, 3]` logits and `[s1]` class indices (equal hints): the loss
+/// needs the batch sizes equal, which is known before probing, so the probes keep them one
+/// value and the answer carries `s0 == s1` for the shape environment to unify (before session
+/// 30 the probes moved them apart, the loss refused, and both symbols were specialized).
+#[test]
+fn a_loss_unifies_its_input_and_target_batch_sizes() {
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, vec![s(0), Dim::Known(3)]);
+    let y = g.placeholder(
+        "y",
+        NodeMeta::Tensor(TensorMeta {
+            dtype: DType::Int64,
+            device: Device::cpu(),
+            sizes: vec![s(1)],
+            strides: vec![Dim::Known(1)],
+            requires_grad: false,
+        }),
+    );
+    let (m, rels) = run(
+        &g,
+        "torch.nn.functional.cross_entropy",
+        vec![Arg::Node(x), Arg::Node(y)],
+        &[7, 7],
+    );
+    assert!(m.tensor().unwrap().sizes.is_empty());
+    let text: Vec<String> = rels.iter().map(|r| r.to_string()).collect();
+    assert!(
+        text.iter().any(|r| r == "s0 == s1" || r == "s1 == s0"),
+        "{text:?}"
+    );
+}
+
+/// An in-place op whose only tensor is its receiver asks nothing of the receiver's sizes
+/// (torch guards nothing there); its out-of-place twin guards a derived size `!= 1`, as
+/// torch's broadcast does.
+#[test]
+fn an_in_place_op_on_one_tensor_guards_no_size() {
+    let mut g = Graph::new();
+    let n = SymExpr::symbol(0).add(&SymExpr::constant(-1));
+    let x = sym_input(&mut g, vec![Dim::Sym(n), Dim::Known(4)]);
+    let (_, rels) = run(&g, ".mul_", vec![Arg::Node(x), Arg::Int(3)], &[5]);
+    assert!(rels.is_empty(), "{rels:?}");
+    let (_, rels) = run(&g, ".mul", vec![Arg::Node(x), Arg::Int(3)], &[5]);
+    assert_eq!(rels.len(), 1, "{rels:?}");
+    assert_eq!(rels[0].op, RelOp::Ne);
+}
