@@ -101,6 +101,16 @@ pub fn backward(b: &mut Bw, group: &Group, g: NodeId) -> Result<Vec<(NodeId, Nod
     }
 }
 
+/// What eager's autograd keeps for a group's backward, where it is not what the group's rule
+/// reads: a `cross_entropy` keeps its `log_softmax` result (a fresh tensor) and the target,
+/// never the logits the rule reads ([`super::rules::kept_by_eager`]).
+pub fn kept_by_eager(group: &Group) -> Option<Vec<NodeId>> {
+    match group {
+        Group::BatchNorm(_) => None,
+        Group::CrossEntropy(ce) => Some(vec![ce.target]),
+    }
+}
+
 /// `recv.method(*args)` placed before `before`, its metadata inferred.
 fn method_before(
     g: &mut Graph,
