@@ -578,12 +578,7 @@ fn stored_source(g: &Graph, x: NodeId, numel: i64) -> Option<NodeId> {
         if !m.dtype.is_floating_point() || m.known_sizes()?.iter().product::<i64>() != numel {
             return None;
         }
-        let NodeKind::Call {
-            target,
-            args,
-            kwargs,
-        } = &g.node(cur).kind
-        else {
+        let Some((target, args, kwargs)) = super::call_parts(g, cur) else {
             return matches!(g.node(cur).kind, NodeKind::Placeholder { .. }).then_some(cur);
         };
         let c = ops::canonical(target, args, kwargs)?;

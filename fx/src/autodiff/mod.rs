@@ -97,6 +97,21 @@ pub struct Joint {
     pub copied: Vec<bool>,
 }
 
+/// A call node's target, arguments and keyword arguments.
+pub(crate) type CallParts<'a> = (&'a Target, &'a [Arg], &'a [(String, Arg)]);
+
+/// The target, arguments and keyword arguments of call node `n` (`None` for another node).
+pub(crate) fn call_parts(f: &Graph, n: NodeId) -> Option<CallParts<'_>> {
+    match &f.node(n).kind {
+        NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } => Some((target, args, kwargs)),
+        _ => None,
+    }
+}
+
 /// The bytes a tensor of `m` holds (sizes known), or 0.
 pub fn tensor_bytes(m: &TensorMeta) -> u64 {
     m.known_sizes()

@@ -70,12 +70,7 @@ const RECOMPUTABLE: &[&str] = &[
 
 /// Whether forward node `n` is a recomputable op (see [`RECOMPUTABLE`]).
 fn cheap(f: &Graph, n: NodeId) -> bool {
-    let NodeKind::Call {
-        target,
-        args,
-        kwargs,
-    } = &f.node(n).kind
-    else {
+    let Some((target, args, kwargs)) = super::call_parts(f, n) else {
         return false;
     };
     if ops::is_random(target) || ops::mutated_arg(target, args, kwargs).is_some() {

@@ -20,12 +20,7 @@ use crate::ops;
 /// ops (`view`, `t`, `x[0]`, an item of `split`, a same-dtype `to`/`contiguous`/`reshape`).
 pub fn storage_root(f: &Graph, mut n: NodeId) -> NodeId {
     loop {
-        let NodeKind::Call {
-            target,
-            args,
-            kwargs,
-        } = &f.node(n).kind
-        else {
+        let Some((target, args, kwargs)) = super::call_parts(f, n) else {
             return n;
         };
         if let Some((tuple, _)) = super::rules::tuple_item(f, target, args) {
