@@ -60,16 +60,14 @@ RET = {
 WRITES = ("first output", "last output", "x", "w", "nothing")
 
 
-def _run(compiled: bool, op: str, pre: str, ret: str, write: str):
+def _outcome(f, n: int, compiled: bool, backend: str, write: str):
+    """Runs ``f(x, w)`` (eager or compiled) on ``n x n`` leaves, writes one tensor under
+    ``no_grad``, then ``.backward()``: whether it raised, else the leaves' gradients."""
     torch.manual_seed(0)
-    x = torch.randn(3, 3, requires_grad=True)
-    w = torch.randn(3, 3, requires_grad=True)
-
-    def f(x, w):
-        return RET[ret](OPS[op](PRE[pre](x, w)), x)
-
+    x = torch.randn(n, n, requires_grad=True)
+    w = torch.randn(n, n, requires_grad=True)
     torchferro.compiler.reset()
-    outs = (torchferro.compile(f) if compiled else f)(x, w)
+    outs = (torchferro.compile(f, backend=backend) if compiled else f)(x, w)
     with torch.no_grad():
         target = {
             "first output": outs[0],
@@ -88,15 +86,22 @@ def _run(compiled: bool, op: str, pre: str, ret: str, write: str):
     return "trained", (x.grad, w.grad)
 
 
-def _check(op, pre, ret, write):
-    want, grads_e = _run(False, op, pre, ret, write)
-    got, grads_c = _run(True, op, pre, ret, write)
-    assert got == want, f"{op} of {pre}, returned {ret}, {write} written: eager {want}"
+def _same_outcome(f, n, backend, what):
+    want, grads_e = _outcome(f, n, False, backend, what[-1])
+    got, grads_c = _outcome(f, n, True, backend, what[-1])
+    assert got == want, f"{what}: eager {want}"
     if want == "trained":
         for a, b in zip(grads_c, grads_e, strict=True):
             assert (a is None) == (b is None)
             if a is not None:
                 torch.testing.assert_close(a, b)
+
+
+def _check(op, pre, ret, write):
+    def f(x, w):
+        return RET[ret](OPS[op](PRE[pre](x, w)), x)
+
+    _same_outcome(f, 3, "inductor", (op, pre, ret, write))
 
 
 @pytest.mark.parametrize(
@@ -230,44 +235,12 @@ LOSS_RET = {
 }
 
 
-def _run_loss(compiled, backend, op, pre, ret, write):
-    torch.manual_seed(0)
-    x = torch.randn(4, 4, requires_grad=True)
-    w = torch.randn(4, 4, requires_grad=True)
-
+def _check_loss(backend, op, pre, ret, write):
     def f(x, w):
         h = LOSS_PRE[pre](x, w)
         return LOSS_RET[ret](h, LOSS_OPS[op](h))
 
-    torchferro.compiler.reset()
-    outs = (torchferro.compile(f, backend=backend) if compiled else f)(x, w)
-    with torch.no_grad():
-        target = {
-            "first output": outs[0],
-            "last output": outs[-1],
-            "x": x,
-            "w": w,
-            "nothing": None,
-        }[write]
-        if target is not None:
-            target.mul_(3)
-    try:
-        sum(o.sum() for o in outs if o.requires_grad).backward()
-    except RuntimeError as e:
-        assert "modified by an inplace operation" in str(e), str(e)
-        return "raised", None
-    return "trained", (x.grad, w.grad)
-
-
-def _check_loss(backend, op, pre, ret, write):
-    want, grads_e = _run_loss(False, backend, op, pre, ret, write)
-    got, grads_c = _run_loss(True, backend, op, pre, ret, write)
-    assert got == want, f"{op} of {pre}, returned {ret}, {write} written: eager {want}"
-    if want == "trained":
-        for a, b in zip(grads_c, grads_e, strict=True):
-            assert (a is None) == (b is None)
-            if a is not None:
-                torch.testing.assert_close(a, b)
+    _same_outcome(f, 4, backend, (op, pre, ret, write))
 
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])

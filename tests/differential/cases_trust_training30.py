@@ -48,6 +48,16 @@ class _Step(nn.Module):
         return loss.detach()
 
 
+class _Two(_Step):
+    """``fc1`` (8 to 8) and ``fc2`` (8 to 4)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.make_opt()
+
+
 class _Block(nn.Module):
     def __init__(self):
         super().__init__()
@@ -133,14 +143,8 @@ class Accumulated(nn.Module):
 _train("gradient_accumulation", Accumulated, xy)
 
 
-class NoGradInside(_Step):
+class NoGradInside(_Two):
     """A scale computed under ``no_grad`` and a detached branch inside forward."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
-        self.make_opt()
 
     def loss(self, x, y):
         h = self.fc1(x)
@@ -173,13 +177,7 @@ class InPlaceActivations(_Step):
 _train("in_place_activations", InPlaceActivations, xy)
 
 
-class Clipped(_Step):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
-        self.make_opt()
-
+class Clipped(_Two):
     def forward(self, x, y):
         self._opt.zero_grad(set_to_none=False)
         loss = F.mse_loss(self.fc2(torch.tanh(self.fc1(x))), y * 10)
@@ -192,20 +190,17 @@ class Clipped(_Step):
 _train("clip_grad_norm_and_zero_grad_kept", Clipped, xy)
 
 
-class Hooked(_Step):
+class Hooked(_Two):
     """A tensor hook on an activation, a forward hook and a full backward hook on modules."""
 
     def __init__(self):
         super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
         self.seen = []
         self.fc1.register_forward_hook(lambda m, i, o: o * 2)
         self.fc2.register_full_backward_hook(
             # Rounded: the compiled backward sums in another order (an ulp apart).
             lambda m, gi, go: self.seen.append(round(float(go[0].abs().sum()), 4))
         )
-        self.make_opt()
 
     def loss(self, x, y):
         h = torch.tanh(self.fc1(x))
@@ -216,11 +211,10 @@ class Hooked(_Step):
 _train("hooks_on_activation_and_modules", Hooked, xy)
 
 
-class Frozen(_Step):
+class Frozen(_Two):
     def __init__(self):
         super().__init__()
-        self.fc1 = nn.Linear(8, 8).requires_grad_(False)
-        self.fc2 = nn.Linear(8, 4)
+        self.fc1.requires_grad_(False)
         self.make_opt()
 
     def loss(self, x, y):
@@ -242,13 +236,7 @@ class _StraightThrough(torch.autograd.Function):
         return g * (x.abs() < 2)
 
 
-class UserFunction(_Step):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
-        self.make_opt()
-
+class UserFunction(_Two):
     def loss(self, x, y):
         return F.mse_loss(self.fc2(_StraightThrough.apply(self.fc1(x) * 3)), y)
 
@@ -385,16 +373,10 @@ class Contrastive(_Step):
 _train("contrastive_learned_temperature", Contrastive, xy)
 
 
-class SliceByInt(_Step):
+class SliceByInt(_Two):
     """An int argument bounding a slice: the second call's ``k`` differs, so automatic dynamic
     makes it a symbolic graph input that the slice's backward reads (session 30: it was left as
     the forward node's id in the backward, which raised "a graph value was freed too early")."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
-        self.make_opt()
 
     def loss(self, x, y, k):
         h = self.fc1(x)

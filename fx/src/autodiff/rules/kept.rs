@@ -20,14 +20,7 @@ use super::*;
 /// The graph values eager's backward keeps for node `id` (the argument tensors the caller can
 /// reach), where they differ from what the rule of `id` reads; `None` where they do not.
 pub fn kept_by_eager(f: &Graph, id: NodeId) -> Option<Vec<NodeId>> {
-    let NodeKind::Call {
-        target,
-        args,
-        kwargs,
-    } = &f.node(id).kind
-    else {
-        return None;
-    };
+    let (target, args, kwargs) = super::super::call_parts(f, id)?;
     let c = ops::canonical(target, args, kwargs)?;
     let nodes = |p: &B, names: &[&str]| names.iter().filter_map(|n| p.node(n)).collect();
     match ops::unalias(&c.name) {
