@@ -37,5 +37,6 @@ from . import (  # noqa: F401
     cases_trust_pending,
     cases_trust_steps,
     cases_trust_training,
+    cases_trust_training30,
     cases_user_code,
 )

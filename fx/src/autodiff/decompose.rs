@@ -101,6 +101,16 @@ pub fn backward(b: &mut Bw, group: &Group, g: NodeId) -> Result<Vec<(NodeId, Nod
     }
 }
 
+/// What eager's autograd keeps for a group's backward, where it is not what the group's rule
+/// reads: a `cross_entropy` keeps its `log_softmax` result (a fresh tensor) and the target,
+/// never the logits the rule reads ([`super::rules::kept_by_eager`]).
+pub fn kept_by_eager(group: &Group) -> Option<Vec<NodeId>> {
+    match group {
+        Group::BatchNorm(_) => None,
+        Group::CrossEntropy(ce) => Some(vec![ce.target]),
+    }
+}
+
 /// `recv.method(*args)` placed before `before`, its metadata inferred.
 fn method_before(
     g: &mut Graph,
@@ -568,12 +578,7 @@ fn stored_source(g: &Graph, x: NodeId, numel: i64) -> Option<NodeId> {
         if !m.dtype.is_floating_point() || m.known_sizes()?.iter().product::<i64>() != numel {
             return None;
         }
-        let NodeKind::Call {
-            target,
-            args,
-            kwargs,
-        } = &g.node(cur).kind
-        else {
+        let Some((target, args, kwargs)) = super::call_parts(g, cur) else {
             return matches!(g.node(cur).kind, NodeKind::Placeholder { .. }).then_some(cur);
         };
         let c = ops::canonical(target, args, kwargs)?;

@@ -68,6 +68,10 @@ pub struct Joint {
     pub saved_bytes: u64,
     /// The forward node of each entry of `saved`.
     pub saved_nodes: Vec<NodeId>,
+    /// The forward values eager's autograd would keep for this backward: what the rules read,
+    /// except where eager's op keeps other tensors ([`rules::kept_by_eager`], a written-out
+    /// group's [`decompose::kept_by_eager`]). [`watch`] checks their versions.
+    pub eager_kept: Vec<NodeId>,
     /// Forward values the backward computes again instead of reading them saved.
     pub recomputed: usize,
     /// Those values' forward nodes (a backward derived again for absent tangents,
@@ -88,8 +92,24 @@ pub struct Joint {
     pub watched_inputs: Vec<usize>,
     pub watched_outputs: Vec<usize>,
     /// Per entry of `saved`: saved as a copy taken at the call (it shares storage with an input
-    /// eager's backward does not save, which the caller may write before `.backward()`).
+    /// or a returned tensor eager's backward does not save, which the caller may write before
+    /// `.backward()`).
     pub copied: Vec<bool>,
+}
+
+/// A call node's target, arguments and keyword arguments.
+pub(crate) type CallParts<'a> = (&'a Target, &'a [Arg], &'a [(String, Arg)]);
+
+/// The target, arguments and keyword arguments of call node `n` (`None` for another node).
+pub(crate) fn call_parts(f: &Graph, n: NodeId) -> Option<CallParts<'_>> {
+    match &f.node(n).kind {
+        NodeKind::Call {
+            target,
+            args,
+            kwargs,
+        } => Some((target, args, kwargs)),
+        _ => None,
+    }
 }
 
 /// The bytes a tensor of `m` holds (sizes known), or 0.
@@ -233,9 +253,9 @@ fn joint_inner(
         Some(NodeKind::Output { values }) => values.clone(),
         _ => Vec::new(),
     };
-    let roots = watch::saved_roots(graph, &first.saved_nodes);
+    let roots = watch::saved_roots(graph, &first.eager_kept);
     let (watched_inputs, watched_outputs) = watch::watched(graph, &roots, &out_values);
-    let pinned = watch::unsaved_inputs(graph, &roots);
+    let pinned = watch::unsaved(graph, &roots, &out_values);
     let recompute = partition::min_cut(graph, &first.saved_nodes, &pinned);
     let mut j = if recompute.is_empty() {
         first
@@ -304,7 +324,11 @@ fn derive(
         overrides,
         recompute,
         recomputed_from: Vec::new(),
+        reads: Vec::new(),
     };
+    // What eager would keep, rule by rule: the values each rule reads unless eager's op keeps
+    // others.
+    let mut eager_kept: Vec<NodeId> = Vec::new();
     // Tangents first.
     let mut grads: HashMap<NodeId, NodeId> = HashMap::new();
     let mut tuple_grads: HashMap<NodeId, HashMap<usize, NodeId>> = HashMap::new();
@@ -343,9 +367,11 @@ fn derive(
             let Some(parts) = tuple_grads.remove(&id) else {
                 continue;
             };
+            let mark = bw.reads.len();
             for (input, g) in rules::tuple_rule(&mut bw, id, target, args, kwargs, &parts)? {
                 bw.accumulate(&mut grads, input, g)?;
             }
+            eager_kept.extend_from_slice(&bw.reads[mark..]);
             continue;
         }
         let Some(&g) = grads.get(&id) else { continue };
@@ -353,9 +379,14 @@ fn derive(
             bw.accumulate(&mut grads, w, g)?;
             continue;
         }
+        let mark = bw.reads.len();
         if let Some(group) = groups.get(&id) {
             for (input, gi) in decompose::backward(&mut bw, group, g)? {
                 bw.accumulate(&mut grads, input, gi)?;
+            }
+            match decompose::kept_by_eager(group) {
+                Some(k) => eager_kept.extend(k),
+                None => eager_kept.extend_from_slice(&bw.reads[mark..]),
             }
             continue;
         }
@@ -370,6 +401,10 @@ fn derive(
             if needs.contains(&input) {
                 bw.accumulate(&mut grads, input, gi)?;
             }
+        }
+        match rules::kept_by_eager(graph, id) {
+            Some(k) => eager_kept.extend(k),
+            None => eager_kept.extend_from_slice(&bw.reads[mark..]),
         }
     }
     let mut grad_inputs = Vec::new();
@@ -412,6 +447,7 @@ fn derive(
         grad_inputs,
         saved_bytes,
         saved_nodes: bw.saved.clone(),
+        eager_kept,
         recomputed: recompute.len(),
         recompute_set: recompute.clone(),
         recomputed_from: bw.recomputed_from.clone(),
@@ -447,6 +483,9 @@ pub struct Bw<'a> {
     recompute: &'a HashSet<NodeId>,
     /// (backward node, the forward node it computes again).
     recomputed_from: Vec<(NodeId, NodeId)>,
+    /// Every forward value a rule asked for, in order, repeats included: the values of one
+    /// rule are a slice of it (what eager would keep for that op, [`Joint::eager_kept`]).
+    reads: Vec<NodeId>,
 }
 
 impl<'a> Bw<'a> {
@@ -457,6 +496,7 @@ impl<'a> Bw<'a> {
 
     /// The backward's input holding forward value `n` (made on first use: saved for backward).
     pub fn fwd(&mut self, n: NodeId) -> NodeId {
+        self.reads.push(n);
         if let Some(&b) = self.saved_of.get(&n) {
             return b;
         }
@@ -503,6 +543,14 @@ impl<'a> Bw<'a> {
             Arg::Node(n) => Arg::Node(self.fwd(*n)),
             Arg::Tuple(v) => Arg::Tuple(v.iter().map(|x| self.map_arg(x)).collect()),
             Arg::List(v) => Arg::List(v.iter().map(|x| self.map_arg(x)).collect()),
+            // A bound that is a symbolic int input (`x[:k]` with `k` an argument automatic
+            // dynamic made a graph input): the backward reads it too. Left unmapped, the forward
+            // node's id named whatever backward value has that id.
+            Arg::Slice(a, b, c) => Arg::Slice(
+                Box::new(self.map_arg(a)),
+                Box::new(self.map_arg(b)),
+                Box::new(self.map_arg(c)),
+            ),
             other => other.clone(),
         }
     }

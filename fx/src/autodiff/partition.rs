@@ -70,12 +70,7 @@ const RECOMPUTABLE: &[&str] = &[
 
 /// Whether forward node `n` is a recomputable op (see [`RECOMPUTABLE`]).
 fn cheap(f: &Graph, n: NodeId) -> bool {
-    let NodeKind::Call {
-        target,
-        args,
-        kwargs,
-    } = &f.node(n).kind
-    else {
+    let Some((target, args, kwargs)) = super::call_parts(f, n) else {
         return false;
     };
     if ops::is_random(target) || ops::mutated_arg(target, args, kwargs).is_some() {
@@ -90,8 +85,12 @@ const INF: u64 = u64::MAX / 4;
 
 /// The forward nodes to recompute in the backward so that the values saved for it, from which
 /// it computes every value of `needed` (the values its rules read), hold the fewest bytes.
-/// `pinned`: inputs eager's backward does not hold (the caller may write them before
-/// `.backward()`): saving one (or a view of one) means saving a copy, so it costs its bytes.
+/// `pinned`: inputs and returned tensors eager's backward does not hold (the caller may write
+/// them before `.backward()`, [`super::watch::unsaved`]): saving one (or a view of one) means
+/// saving a copy, so an input costs its bytes, and a returned tensor (whose bytes count anyway)
+/// one byte more than a value of its size computed for the backward alone, which the cut
+/// then prefers (a returned product's `tanh`, written by the forward's kernel, over a copy of
+/// the product).
 pub fn min_cut(f: &Graph, needed: &[NodeId], pinned: &HashSet<NodeId>) -> HashSet<NodeId> {
     let order: Vec<NodeId> = f.nodes().map(|(id, _)| id).collect();
     let slot: HashMap<NodeId, usize> = order.iter().enumerate().map(|(k, &n)| (n, k)).collect();
@@ -102,10 +101,11 @@ pub fn min_cut(f: &Graph, needed: &[NodeId], pinned: &HashSet<NodeId>) -> HashSe
     for (k, &n) in order.iter().enumerate() {
         let node = f.node(n);
         let placeholder = matches!(node.kind, NodeKind::Placeholder { .. });
+        // Twice the bytes, so that a copy's extra unit breaks ties and no more.
+        let copy = u64::from(pinned.contains(&super::watch::storage_root(f, n)));
         let bytes = match node.meta.tensor() {
-            Some(t) if pinned.contains(&n) => super::tensor_bytes(t).max(1),
-            _ if placeholder => 0,
-            Some(t) => super::tensor_bytes(t).max(1),
+            _ if placeholder && copy == 0 => 0,
+            Some(t) => 2 * super::tensor_bytes(t).max(1) + copy,
             None => INF,
         };
         if placeholder || !cheap(f, n) || node.meta.tensor().is_none() {

@@ -14,11 +14,14 @@ use crate::ops::{self, Spelling};
 
 mod embedding_bag;
 mod index;
+mod kept;
 mod losses;
 mod nn;
 mod pointwise;
 mod shape;
 mod train;
+
+pub use kept::kept_by_eager;
 
 /// One call being differentiated, as the rule families read it.
 #[derive(Clone, Copy)]

@@ -20,12 +20,7 @@ use crate::ops;
 /// ops (`view`, `t`, `x[0]`, an item of `split`, a same-dtype `to`/`contiguous`/`reshape`).
 pub fn storage_root(f: &Graph, mut n: NodeId) -> NodeId {
     loop {
-        let NodeKind::Call {
-            target,
-            args,
-            kwargs,
-        } = &f.node(n).kind
-        else {
+        let Some((target, args, kwargs)) = super::call_parts(f, n) else {
             return n;
         };
         if let Some((tuple, _)) = super::rules::tuple_item(f, target, args) {
@@ -54,20 +49,30 @@ pub fn storage_root(f: &Graph, mut n: NodeId) -> NodeId {
     }
 }
 
-/// The storage roots of the values the rules read (`read`, the first derivation's saved
-/// nodes): what eager's backward keeps and checks the versions of.
-pub fn saved_roots(f: &Graph, read: &[NodeId]) -> HashSet<NodeId> {
-    read.iter().map(|&n| storage_root(f, n)).collect()
+/// The storage roots of the values eager's backward keeps (`kept`, [`super::Joint::eager_kept`]
+/// of the first derivation): what it checks the versions of.
+pub fn saved_roots(f: &Graph, kept: &[NodeId]) -> HashSet<NodeId> {
+    kept.iter().map(|&n| storage_root(f, n)).collect()
 }
 
-/// Tensor inputs eager's backward does not save. The caller may write them between the call
-/// and `.backward()` (eager's backward, holding its own values, still gives a gradient), so a
-/// value the partition saves that shares storage with one is saved as a copy
+/// Tensor inputs and returned tensors (their storage roots) eager's backward does not save. The
+/// caller may write them between the call and `.backward()` (eager's backward, holding its own
+/// values, still gives a gradient: returned logits beside a `cross_entropy` loss, whose
+/// `log_softmax` result eager keeps; a returned product that `tanh` read, eager keeping the
+/// `tanh`), so a value the partition saves that shares storage with one is saved as a copy
 /// ([`copied`]), which the partition counts ([`super::partition::min_cut`]).
-pub fn unsaved_inputs(f: &Graph, roots: &HashSet<NodeId>) -> HashSet<NodeId> {
-    f.placeholders()
+pub fn unsaved(f: &Graph, roots: &HashSet<NodeId>, user_outputs: &[Arg]) -> HashSet<NodeId> {
+    let inputs = f
+        .placeholders()
         .into_iter()
-        .filter(|p| !roots.contains(p) && f.node(*p).meta.tensor().is_some())
+        .filter(|p| f.node(*p).meta.tensor().is_some());
+    let outputs = user_outputs.iter().filter_map(|v| match v {
+        Arg::Node(n) if f.node(*n).meta.tensor().is_some() => Some(storage_root(f, *n)),
+        _ => None,
+    });
+    inputs
+        .chain(outputs)
+        .filter(|r| !roots.contains(r) && f.node(*r).meta.tensor().is_some())
         .collect()
 }
 
@@ -104,7 +109,7 @@ pub fn watched(
 }
 
 /// For each saved forward value, whether it is saved as a copy: it shares storage with an input
-/// eager's backward does not save ([`unsaved_inputs`]).
+/// or a returned tensor eager's backward does not save ([`unsaved`]).
 pub fn copied(f: &Graph, saved: &[NodeId], pinned: &HashSet<NodeId>) -> Vec<bool> {
     saved
         .iter()

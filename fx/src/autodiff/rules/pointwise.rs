@@ -67,11 +67,26 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
                         let xv = operand(b, x.as_ref().unwrap())?;
                         b.m("mul", g, vec![xv])?
                     } else {
-                        // d(x/y)/dy = -x/y² = -out/y.
-                        let o = b.fwd(out);
+                        // d(x/y)/dy = -x/y², from the operands as eager's
+                        // `div_tensor_other_backward` (`-grad * ((x / y) / y)`), never from the
+                        // result: eager keeps `x` and `y`, so a caller's write to the returned
+                        // quotient leaves its gradient alone. `c / y` with a number `c` is
+                        // `y.reciprocal() * c` in eager: `-(grad * c) * (r * r)`.
                         let yb = b.fwd(*yn);
-                        let t = b.m("div", o, vec![Arg::Node(yb)])?;
-                        let t = b.m("mul", g, vec![Arg::Node(t)])?;
+                        let t = match x.as_ref().unwrap() {
+                            Arg::Node(xn) => {
+                                let xb = b.fwd(*xn);
+                                let q = b.m("div", xb, vec![Arg::Node(yb)])?;
+                                let q = b.m("div", q, vec![Arg::Node(yb)])?;
+                                b.m("mul", g, vec![Arg::Node(q)])?
+                            }
+                            c => {
+                                let r = b.m("reciprocal", yb, vec![])?;
+                                let rr = b.m("mul", r, vec![Arg::Node(r)])?;
+                                let gc = b.m("mul", g, vec![c.clone()])?;
+                                b.m("mul", gc, vec![Arg::Node(rr)])?
+                            }
+                        };
                         b.m("neg", t, vec![])?
                     };
                     let s = b.fsizes(*yn)?;
