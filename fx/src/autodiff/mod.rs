@@ -253,15 +253,16 @@ fn joint_inner(
         Some(NodeKind::Output { values }) => values.clone(),
         _ => Vec::new(),
     };
-    let roots = watch::saved_roots(graph, &first.eager_kept);
-    let (watched_inputs, watched_outputs) = watch::watched(graph, &roots, &out_values);
-    let pinned = watch::unsaved(graph, &roots, &out_values);
+    let mut roots = watch::saved_roots(graph, &first.eager_kept);
+    let pinned = watch::unsaved(graph, &roots);
     let recompute = partition::min_cut(graph, &first.saved_nodes, &pinned);
     let mut j = if recompute.is_empty() {
         first
     } else {
         d(&recompute)?
     };
+    roots.extend(watch::read_outputs(graph, &j.saved_nodes, &out_values));
+    let (watched_inputs, watched_outputs) = watch::watched(graph, &roots, &out_values);
     j.grad_mode_at_end = grad_mode_at_end;
     j.watched_inputs = watched_inputs;
     j.watched_outputs = watched_outputs;

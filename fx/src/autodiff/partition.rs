@@ -85,12 +85,10 @@ const INF: u64 = u64::MAX / 4;
 
 /// The forward nodes to recompute in the backward so that the values saved for it, from which
 /// it computes every value of `needed` (the values its rules read), hold the fewest bytes.
-/// `pinned`: inputs and returned tensors eager's backward does not hold (the caller may write
-/// them before `.backward()`, [`super::watch::unsaved`]): saving one (or a view of one) means
-/// saving a copy, so an input costs its bytes, and a returned tensor (whose bytes count anyway)
-/// one byte more than a value of its size computed for the backward alone, which the cut
-/// then prefers (a returned product's `tanh`, written by the forward's kernel, over a copy of
-/// the product).
+/// `pinned`: inputs eager's backward does not hold (the caller may write them before
+/// `.backward()`, [`super::watch::unsaved`]): saving one (or a view of one) means saving a
+/// copy, so it costs its bytes and one unit more than a value of its size computed for the
+/// backward alone, which the cut then prefers.
 pub fn min_cut(f: &Graph, needed: &[NodeId], pinned: &HashSet<NodeId>) -> HashSet<NodeId> {
     let order: Vec<NodeId> = f.nodes().map(|(id, _)| id).collect();
     let slot: HashMap<NodeId, usize> = order.iter().enumerate().map(|(k, &n)| (n, k)).collect();

@@ -55,24 +55,34 @@ pub fn saved_roots(f: &Graph, kept: &[NodeId]) -> HashSet<NodeId> {
     kept.iter().map(|&n| storage_root(f, n)).collect()
 }
 
-/// Tensor inputs and returned tensors (their storage roots) eager's backward does not save. The
-/// caller may write them between the call and `.backward()` (eager's backward, holding its own
-/// values, still gives a gradient: returned logits beside a `cross_entropy` loss, whose
-/// `log_softmax` result eager keeps; a returned product that `tanh` read, eager keeping the
-/// `tanh`), so a value the partition saves that shares storage with one is saved as a copy
-/// ([`copied`]), which the partition counts ([`super::partition::min_cut`]).
-pub fn unsaved(f: &Graph, roots: &HashSet<NodeId>, user_outputs: &[Arg]) -> HashSet<NodeId> {
-    let inputs = f
-        .placeholders()
+/// Tensor inputs eager's backward does not save. The caller may write them between the call
+/// and `.backward()` (eager's backward, holding its own values, still gives a gradient: a BN
+/// bias, `exp(x)` of a leaf), so a value the partition saves that shares storage with one is
+/// saved as a copy ([`copied`]), which the partition counts ([`super::partition::min_cut`]).
+///
+/// Returned tensors eager does not keep are not copied: returned logits beside a
+/// `cross_entropy` loss (eager keeps its `log_softmax`) would cost a logits-sized copy on every
+/// training step of a transformers model. Those the backward reads are watched instead
+/// ([`read_outputs`]): a write to one before `.backward()` raises autograd's error, never a
+/// gradient of other values.
+pub fn unsaved(f: &Graph, roots: &HashSet<NodeId>) -> HashSet<NodeId> {
+    f.placeholders()
         .into_iter()
-        .filter(|p| f.node(*p).meta.tensor().is_some());
-    let outputs = user_outputs.iter().filter_map(|v| match v {
-        Arg::Node(n) if f.node(*n).meta.tensor().is_some() => Some(storage_root(f, *n)),
-        _ => None,
-    });
-    inputs
-        .chain(outputs)
-        .filter(|r| !roots.contains(r) && f.node(*r).meta.tensor().is_some())
+        .filter(|p| !roots.contains(p) && f.node(*p).meta.tensor().is_some())
+        .collect()
+}
+
+/// The storage roots of returned tensors (not inputs) that the backward reads, saved as they
+/// are (see [`unsaved`]): their versions are checked as eager's saved tensors'.
+pub fn read_outputs(f: &Graph, saved: &[NodeId], user_outputs: &[Arg]) -> HashSet<NodeId> {
+    let read = saved_roots(f, saved);
+    user_outputs
+        .iter()
+        .filter_map(|v| match v {
+            Arg::Node(n) if f.node(*n).meta.tensor().is_some() => Some(storage_root(f, *n)),
+            _ => None,
+        })
+        .filter(|r| read.contains(r) && !matches!(f.node(*r).kind, NodeKind::Placeholder { .. }))
         .collect()
 }
 
@@ -109,7 +119,7 @@ pub fn watched(
 }
 
 /// For each saved forward value, whether it is saved as a copy: it shares storage with an input
-/// or a returned tensor eager's backward does not save ([`unsaved`]).
+/// eager's backward does not save ([`unsaved`]).
 pub fn copied(f: &Graph, saved: &[NodeId], pinned: &HashSet<NodeId>) -> Vec<bool> {
     saved
         .iter()
