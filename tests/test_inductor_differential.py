@@ -337,6 +337,21 @@ def _pos(d, lay):
 
 FL = FLOATS
 NUM = FLOATS + INTS
+
+
+def _setitem(x, y):
+    """Writes into clones by `setitem` with basic keys (`on_clone(operator.setitem)`, lowered as
+    a scatter into the clone): a tensor value, a broadcast number, a value broadcast over a
+    dim."""
+    z = x.clone()
+    z[1:] = y[:-1]
+    z[:, ::3] = 1
+    w = x.clone()
+    w[-1:, 2:5] = y[:1, 4:7]
+    w[..., 0] = y[..., -1]
+    return z, w
+
+
 CASES: dict[str, Case] = {
     # Arithmetic with Python numbers on either side (extremal numbers too).
     "add": Case(lambda x, y: (x + y, x + 2.5, -0.0 + x, torch.add(x, y, alpha=2)), 2, NUM),
@@ -559,6 +574,7 @@ CASES: dict[str, Case] = {
     "chunk": Case(lambda x: x.chunk(2, 1)),
     "unbind": Case(lambda x: x.unbind(1)),
     "getitem": Case(lambda x: (x[1:, ::2], x[..., None, 3], x[-1])),
+    "setitem": Case(_setitem, 2),
     # Several index tensors (aranges, broadcast against each other; negatives wrap).
     "getitem_tensors": Case(lambda x: (x[torch.arange(2)[:, None], torch.arange(-3, 3)[None, :]],
                                        x[torch.arange(R - 1, -1, -2), torch.arange(3)])),
