@@ -487,15 +487,11 @@ class DoubledSoftmax(nn.Softmax):
         return super().forward(x * 2)
 
 
-FORWARD_ONLY_GAP = (
-    "a module class with no __init__ of its own built in the frame breaks at the call "
-    "(a trace-time instance, as torch.nn layers get, would be shared by every call: a "
-    "forward that writes self.x would see the previous call's value); torch.compile builds "
-    "it in its graph"
-)
-
-
-@case(x_tokens, breadth=FORWARD_ONLY_GAP)
+# A module class built in the frame is a tracked object made per call (`nn.Module.__init__`
+# inlined on it; a trace-time instance, as torch.nn layers get, would be shared by every call:
+# a forward that writes self.x would see the previous call's value); torch.compile builds it
+# in its graph too.
+@case(x_tokens)
 def forward_only_module_classes_built_in_frame(x):
     return Swish()(x), DoubledSoftmax(dim=-1)(x), type(Swish()).__name__
 
@@ -523,7 +519,7 @@ class CountingForward(nn.Module):
 
 
 # torch.compile makes no fewer graphs here than we do (so no gap): this pins the hazard a
-# trace-time instance would bring (see FORWARD_ONLY_GAP).
+# trace-time instance would bring (see forward_only_module_classes_built_in_frame).
 @case(x_tokens)
 def forward_only_module_class_writing_self_built_in_frame(x):
     m = CountingForward()
