@@ -449,10 +449,10 @@ try:
 
     @case(
         x_uint8_img,
-        breadth="transforms built in the frame: inside torchvision's Transform.__init__, "
-        "torch.nn.Module.__init__'s super().__setattr__ breaks the graph (a user module class "
-        "with its own __init__ is built in the graph: module_class_with_own_init_built_in_frame); "
-        "torch.compile builds them in its graph",
+        breadth="the transforms are built in the graph (module classes built in the frame, "
+        "session 30), but Transform.forward flattens its inputs with torch.utils._pytree's "
+        "tree_flatten, a torch function run as an op returning a LeafSpec: a break inside "
+        "Compose's loop, so the frame runs eagerly; torch.compile inlines torch.utils._pytree",
     )
     def tv2_compose_of_deterministic_transforms(img):
         pipeline = T.Compose(
