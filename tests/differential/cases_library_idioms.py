@@ -447,13 +447,10 @@ try:
     def tv2_resize_antialias(img):
         return TF.resize(img.float() / 255, [6, 5], antialias=True)
 
-    @case(
-        x_uint8_img,
-        breadth="the transforms are built in the graph (module classes built in the frame, "
-        "session 30), but Transform.forward flattens its inputs with torch.utils._pytree's "
-        "tree_flatten, a torch function run as an op returning a LeafSpec: a break inside "
-        "Compose's loop, so the frame runs eagerly; torch.compile inlines torch.utils._pytree",
-    )
+    # The transforms are built in the graph (module classes built in the frame) and
+    # `Transform.forward`'s `tree_flatten`/`tree_unflatten` are computed on a skeleton of the
+    # traced values (`calls/pytree.rs`), as torch.compile inlines `torch.utils._pytree`.
+    @case(x_uint8_img)
     def tv2_compose_of_deterministic_transforms(img):
         pipeline = T.Compose(
             [

@@ -507,3 +507,36 @@ class LitClassifier(nn.Module):
 
 
 register("lightning_training_step_logs", LitClassifier, xy, module=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# torch.utils._pytree over batches (structures computed on a skeleton of the traced containers)
+
+import collections  # noqa: E402
+
+import torch.utils._pytree as pytree  # noqa: E402
+
+Batch = collections.namedtuple("Batch", ["inputs", "targets"])
+
+
+@case(x_tokens)
+def pytree_tree_map_over_a_batch_dict(x):
+    batch = {"pixels": x, "aux": [x * 2, (x + 1, None)], "step": 3}
+    moved = pytree.tree_map(
+        lambda t: t.float() * 0.5 if isinstance(t, torch.Tensor) else t, batch
+    )
+    return moved["aux"][1][0], moved["pixels"], moved["step"], moved["aux"][1][1]
+
+
+@case(x_tokens)
+def pytree_flatten_unflatten_namedtuple(x):
+    batch = Batch(inputs=[x, x.sum(-1)], targets={"y": x.mean()})
+    leaves, spec = pytree.tree_flatten(batch)
+    out = pytree.tree_unflatten([leaf * 3 for leaf in leaves], spec)
+    return out.inputs[1], out.targets["y"], len(leaves), type(out).__name__
+
+
+@case(x_tokens)
+def pytree_tree_leaves_sum(x):
+    nested = ((x, [x.exp()]), {"b": x.cos(), "a": x.sin()})
+    return sum(t.sum() for t in pytree.tree_leaves(nested))

@@ -16,6 +16,7 @@ mod module_tree;
 mod modules;
 mod nn_functional;
 mod optim;
+mod pytree;
 pub(crate) use optim::object_key_repr;
 mod sequences;
 mod torch;
@@ -311,6 +312,9 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         if let Some(r) = self.module_tree_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.pytree_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
         let builtins = py.import("builtins")?;
