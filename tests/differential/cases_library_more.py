@@ -421,16 +421,27 @@ class Wrapper(nn.Module):
         return self.second(self.first(x))
 
 
-@case(
-    x_tokens,
-    breadth="named_children() of a module built in the frame: its `memo` set would hold a "
-    "tracked object (sets hold real objects, hashed by identity: a tracked module has none "
-    "before the graph runs); the list comprehension's frame then runs eagerly",
-)
+@case(x_tokens)
 def nested_module_built_in_frame_named_children(x):
     m = Wrapper(3.0)
     names = [n for n, _ in m.named_children()]
     return m(x), names, m.name, "first" in m._modules
+
+
+@case(x_tokens)
+def module_tree_walk_of_a_module_built_in_frame(x):
+    m = nn.Sequential(Wrapper(2.0), Swish(), nn.ReLU())
+    names = [n for n, _ in m.named_modules()]
+    kinds = [type(c).__name__ for c in m.modules()]
+    return m(x), names, kinds, len(list(m.children()))
+
+
+@case(x_tokens)
+def module_built_in_frame_live_at_a_graph_break(x):
+    m = Wrapper(0.5)
+    y = m(x)
+    print("between", m.name)
+    return m(y), type(m).__name__, [n for n, _ in m.named_children()]
 
 
 class DropIfTraining(nn.Module):

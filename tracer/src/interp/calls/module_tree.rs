@@ -64,6 +64,12 @@ impl Frame<'_, '_> {
         if !base.getattr(name)?.is(f) {
             return Ok(None);
         }
+        if let Some(Var::Object(o)) = args.first() {
+            if args.len() == 1 && kwargs.is_empty() {
+                return self.tracked_module_tree(o, name);
+            }
+            return Ok(None);
+        }
         let Some(Var::Py(m, Some(src))) = args.first() else {
             return Ok(None);
         };
@@ -160,6 +166,98 @@ impl Frame<'_, '_> {
         };
         Ok(Some(Var::Iter(std::rc::Rc::new(std::cell::RefCell::new(
             (items, 0),
+        )))))
+    }
+
+    /// `modules()`, `named_modules()`, `children()` and `named_children()` (no arguments) of a
+    /// module the trace built (`Var::Object`): its `_modules` dict is a tracker, so the walk
+    /// reads it, and two children are one module exactly when they are one tracker (or one
+    /// constant object). The class may override none of the tree methods. A child read from
+    /// the frame (a module with a source), or a constant module with children of its own where
+    /// the walk recurses, is left to the generic path (`None`).
+    fn tracked_module_tree(
+        &mut self,
+        o: &std::rc::Rc<crate::interp::vars::ObjectVar>,
+        name: &str,
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let base = py.import("torch.nn")?.getattr("Module")?;
+        for m in TREE_METHODS.iter().chain(&["_named_members"]) {
+            if !o.cls.bind(py).getattr(*m)?.is(base.getattr(*m)?) || o.has_attr(py, m) {
+                return Ok(None);
+            }
+        }
+        let same = |a: &Var, b: &Var| match (a, b) {
+            (Var::Object(x), Var::Object(y)) => std::rc::Rc::ptr_eq(x, y),
+            (Var::Py(x, _), Var::Py(y, _)) => x.bind(py).is(y.bind(py)),
+            _ => false,
+        };
+        // The children of one module, in `_modules` order (`None` entries skipped, as torch
+        // skips them); `None` where one has no place in this walk.
+        let children = |m: &Var| -> Option<Vec<(String, Var)>> {
+            let modules = match m {
+                Var::Object(o) => o.attr(py, "_modules")?,
+                Var::Py(c, None) => {
+                    let n = c.bind(py).getattr("_modules").ok()?.len().ok()?;
+                    return (n == 0).then(Vec::new);
+                }
+                _ => return None,
+            };
+            let Var::Dict(d) = modules else { return None };
+            let mut out = Vec::new();
+            for (k, v) in d.borrow().iter() {
+                let k: String = k.bind(py).extract().ok()?;
+                match v {
+                    Var::Py(c, _) if c.is_none(py) => continue,
+                    Var::Object(_) | Var::Py(_, None) => out.push((k, v.clone())),
+                    _ => return None,
+                }
+            }
+            Some(out)
+        };
+        let this = Var::Object(o.clone());
+        let named = name.starts_with("named_");
+        let mut items: Vec<(String, Var)> = Vec::new();
+        match name {
+            "children" | "named_children" => {
+                let Some(kids) = children(&this) else {
+                    return Ok(None);
+                };
+                for (k, v) in kids {
+                    if !items.iter().any(|(_, seen)| same(seen, &v)) {
+                        items.push((k, v));
+                    }
+                }
+            }
+            "modules" | "named_modules" => {
+                let mut stack = vec![(String::new(), this)];
+                while let Some((prefix, m)) = stack.pop() {
+                    if items.iter().any(|(_, seen)| same(seen, &m)) {
+                        continue;
+                    }
+                    let Some(kids) = children(&m) else {
+                        return Ok(None);
+                    };
+                    for (k, child) in kids.into_iter().rev() {
+                        stack.push((dotted(&prefix, &k), child));
+                    }
+                    items.push((prefix, m));
+                }
+            }
+            _ => return Ok(None),
+        }
+        let out = items
+            .into_iter()
+            .map(|(k, v)| {
+                if named {
+                    Var::Tuple(vec![Var::py_const(py, k), v].into())
+                } else {
+                    v
+                }
+            })
+            .collect();
+        Ok(Some(Var::Iter(std::rc::Rc::new(std::cell::RefCell::new(
+            (out, 0),
         )))))
     }
 
