@@ -444,6 +444,19 @@ def module_built_in_frame_live_at_a_graph_break(x):
     return m(y), type(m).__name__, [n for n, _ in m.named_children()]
 
 
+# Found by test_generated_modules: after the break the modules are the resume function's
+# arguments (rebuilt objects, new per call); an `nn.Sequential` over them built at trace time
+# held the first call's objects (an identity guard: 4 graphs over two calls to tc's 2).
+@case(x_tokens)
+def sequential_over_modules_from_before_a_graph_break(x):
+    m0 = Wrapper(2.0)
+    m1 = Swish()
+    y = m0(x)
+    print("break")
+    y = nn.Sequential(m1, m0)(y)
+    return y, m0.name
+
+
 class DropIfTraining(nn.Module):
     def forward(self, x):
         return x * 0.0 if self.training else x + 1
