@@ -457,6 +457,29 @@ def sequential_over_modules_from_before_a_graph_break(x):
     return y, m0.name
 
 
+class WithBuffer(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("scale", torch.ones(n) * 2, persistent=False)
+
+    def forward(self, x):
+        return x * self.scale
+
+
+@case(x_tokens)
+def module_with_buffer_built_in_frame_walked(x):
+    m = WithBuffer(8)
+    frozen = m.requires_grad_(False)
+    names = [n for n, _ in m.named_buffers()]
+    return m(x), names, frozen is m, len(list(m.parameters())), m.scale.sum()
+
+
+@case(x_tokens)
+def module_built_in_frame_returned(x):
+    m = Wrapper(1.5)
+    return m(x), m
+
+
 class DropIfTraining(nn.Module):
     def forward(self, x):
         return x * 0.0 if self.training else x + 1

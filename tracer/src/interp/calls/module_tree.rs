@@ -65,10 +65,11 @@ impl Frame<'_, '_> {
             return Ok(None);
         }
         if let Some(Var::Object(o)) = args.first() {
-            if args.len() == 1 && kwargs.is_empty() {
-                return self.tracked_module_tree(o, name);
-            }
-            return Ok(None);
+            let Some(call) = bind_tree_call(py, f, &py.None().into_bound(py), &args[1..], kwargs)?
+            else {
+                return Ok(None);
+            };
+            return self.tracked_module_tree(o, name, &call);
         }
         let Some(Var::Py(m, Some(src))) = args.first() else {
             return Ok(None);
@@ -169,16 +170,17 @@ impl Frame<'_, '_> {
         )))))
     }
 
-    /// `modules()`, `named_modules()`, `children()` and `named_children()` (no arguments) of a
-    /// module the trace built (`Var::Object`): its `_modules` dict is a tracker, so the walk
-    /// reads it, and two children are one module exactly when they are one tracker (or one
-    /// constant object). The class may override none of the tree methods. A child read from
-    /// the frame (a module with a source), or a constant module with children of its own where
-    /// the walk recurses, is left to the generic path (`None`).
+    /// One of `TREE_METHODS` on a module the trace built (`Var::Object`): its `_modules`,
+    /// `_parameters` and `_buffers` dicts are trackers, so the walk reads them, and two modules
+    /// are one exactly when they are one tracker (or one constant object), two tensors when
+    /// they are one graph value. The class may override none of the tree methods. A child read
+    /// from the frame (a module with a source), or a constant module with children or state of
+    /// its own where the walk reads them, is left to the generic path (`None`).
     fn tracked_module_tree(
         &mut self,
         o: &std::rc::Rc<crate::interp::vars::ObjectVar>,
         name: &str,
+        call: &TreeCall,
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
         let base = py.import("torch.nn")?.getattr("Module")?;
@@ -187,40 +189,61 @@ impl Frame<'_, '_> {
                 return Ok(None);
             }
         }
+        let output = &self.tx.output;
         let same = |a: &Var, b: &Var| match (a, b) {
             (Var::Object(x), Var::Object(y)) => std::rc::Rc::ptr_eq(x, y),
             (Var::Py(x, _), Var::Py(y, _)) => x.bind(py).is(y.bind(py)),
+            (Var::Tensor(x), Var::Tensor(y)) => {
+                output.alias_root(x.node) == output.alias_root(y.node)
+            }
             _ => false,
         };
-        // The children of one module, in `_modules` order (`None` entries skipped, as torch
+        // The entries of one of a module's dicts, in order (`None` values skipped, as torch
         // skips them); `None` where one has no place in this walk.
-        let children = |m: &Var| -> Option<Vec<(String, Var)>> {
-            let modules = match m {
-                Var::Object(o) => o.attr(py, "_modules")?,
+        let members = |m: &Var, store: &str| -> Option<Vec<(String, Var)>> {
+            let d = match m {
+                Var::Object(o) => o.attr(py, store)?,
                 Var::Py(c, None) => {
-                    let n = c.bind(py).getattr("_modules").ok()?.len().ok()?;
+                    let n = c.bind(py).getattr(store).ok()?.len().ok()?;
                     return (n == 0).then(Vec::new);
                 }
                 _ => return None,
             };
-            let Var::Dict(d) = modules else { return None };
+            let Var::Dict(d) = d else { return None };
             let mut out = Vec::new();
             for (k, v) in d.borrow().iter() {
                 let k: String = k.bind(py).extract().ok()?;
                 match v {
                     Var::Py(c, _) if c.is_none(py) => continue,
-                    Var::Object(_) | Var::Py(_, None) => out.push((k, v.clone())),
+                    Var::Object(_) | Var::Py(_, None) if store == "_modules" => {
+                        out.push((k, v.clone()))
+                    }
+                    Var::Tensor(_) if store != "_modules" => out.push((k, v.clone())),
                     _ => return None,
                 }
             }
             Some(out)
         };
         let this = Var::Object(o.clone());
-        let named = name.starts_with("named_");
+        // `named_modules`' walk: a module, then its children's subtrees depth first.
+        let walk = |prefix: &str, dedupe: bool| -> Option<Vec<(String, Var)>> {
+            let mut nodes: Vec<(String, Var)> = Vec::new();
+            let mut stack = vec![(prefix.to_string(), this.clone())];
+            while let Some((p, m)) = stack.pop() {
+                if dedupe && nodes.iter().any(|(_, seen)| same(seen, &m)) {
+                    continue;
+                }
+                for (k, child) in members(&m, "_modules")?.into_iter().rev() {
+                    stack.push((dotted(&p, &k), child));
+                }
+                nodes.push((p, m));
+            }
+            Some(nodes)
+        };
         let mut items: Vec<(String, Var)> = Vec::new();
         match name {
             "children" | "named_children" => {
-                let Some(kids) = children(&this) else {
+                let Some(kids) = members(&this, "_modules") else {
                     return Ok(None);
                 };
                 for (k, v) in kids {
@@ -230,22 +253,39 @@ impl Frame<'_, '_> {
                 }
             }
             "modules" | "named_modules" => {
-                let mut stack = vec![(String::new(), this)];
-                while let Some((prefix, m)) = stack.pop() {
-                    if items.iter().any(|(_, seen)| same(seen, &m)) {
-                        continue;
-                    }
-                    let Some(kids) = children(&m) else {
+                let Some(nodes) = walk(&call.prefix, call.remove_duplicate) else {
+                    return Ok(None);
+                };
+                items = nodes;
+            }
+            _ => {
+                let store = if name.ends_with("parameters") {
+                    "_parameters"
+                } else {
+                    "_buffers"
+                };
+                let nodes = if call.recurse {
+                    walk(&call.prefix, true)
+                } else {
+                    Some(vec![(call.prefix.clone(), this.clone())])
+                };
+                let Some(nodes) = nodes else {
+                    return Ok(None);
+                };
+                for (p, m) in nodes {
+                    let Some(entries) = members(&m, store) else {
                         return Ok(None);
                     };
-                    for (k, child) in kids.into_iter().rev() {
-                        stack.push((dotted(&prefix, &k), child));
+                    for (k, v) in entries {
+                        if call.remove_duplicate && items.iter().any(|(_, seen)| same(seen, &v)) {
+                            continue;
+                        }
+                        items.push((dotted(&p, &k), v));
                     }
-                    items.push((prefix, m));
                 }
             }
-            _ => return Ok(None),
         }
+        let named = name.starts_with("named_");
         let out = items
             .into_iter()
             .map(|(k, v)| {
