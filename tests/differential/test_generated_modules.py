@@ -2,6 +2,7 @@
 14, session 30): module classes with no `__init__`, with attributes, with submodules registered
 through `__setattr__`, a torch layer subclass; built, called, switched with `.eval()`/`.train()`,
 given and stripped of attributes, wrapped in `nn.Sequential`, walked with `named_children()`,
+`named_modules()`, `named_buffers()` and `parameters()`,
 live across a graph break or not. Each program runs eagerly, under
 ``torch.compile(backend=counting)`` and under ``torchferro.compile(backend=counting)`` on two
 calls with fresh state; the values (the tensor and a log of Python facts the program reads back)
@@ -51,12 +52,21 @@ class Pair(nn.Module):
         return self.b(self.a(x)) - self.n
 
 
+class Buf(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.register_buffer("w", torch.full((3,), float(c)))
+
+    def forward(self, x):
+        return x * self.w
+
+
 class Soft(nn.Softmax):
     def forward(self, x):
         return super().forward(x * 2) + x
 """
 
-MAKERS = ["Act()", "Sc({c})", "Pair({c})", "Soft(dim=-1)"]
+MAKERS = ["Act()", "Sc({c})", "Pair({c})", "Soft(dim=-1)", "Buf({c})"]
 
 
 @st.composite
@@ -68,7 +78,9 @@ def programs(draw):
     for i in range(draw(st.integers(1, 7), label="statements")):
         c = draw(st.integers(1, 3))
         kinds = (
-            ["make"] if not made else ["make", "call", "call", "state", "seq", "walk"]
+            ["make"]
+            if not made
+            else ["make", "call", "call", "state", "state", "strip", "seq", "walk"]
         )
         if made and not broke:
             kinds.append("break")
@@ -95,10 +107,19 @@ def programs(draw):
                             f"log.append(getattr({m}, 'tag', -1))",
                             f"log.append(hasattr({m}, 'tag'))",
                             f"log.append(type({m}).__name__)",
+                            f"log.append([n for n, _ in {m}.named_modules()])",
+                            f"log.append([n for n, _ in {m}.named_buffers()])",
+                            f"log.append(len(list({m}.parameters())))",
+                            f"log.append({m}.requires_grad_(False) is {m})",
                         ]
                     )
                 )
             )
+        elif kind == "strip":
+            if draw(st.booleans()):
+                body += [f"if hasattr({m}, 'tag'):", f"    del {m}.tag"]
+            else:
+                body.append(f"log.append({m}.__dict__.pop('tag', None))")
         elif kind == "seq":
             other = draw(st.sampled_from(made))
             body.append(f"y = nn.Sequential({m}, {other})(y)")
