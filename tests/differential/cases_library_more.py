@@ -13,26 +13,23 @@ registered through ``__setattr__``, ``nn.Sequential`` / ``nn.ModuleDict`` of the
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import math
 
 import torch
 import torch.nn.functional as F
+import torch.utils._pytree as pytree
 from torch import nn
 
+from .cases_library_helpers import get_timestep_embedding
+from .cases_library_idioms import x_img, x_tokens
+from .cases_library_patterns import LlamaRotary, rotate_half
 from .runner import case, register
 
 # Issue 14: more graphs than torch.compile fails unless the case names the gap (breadth=).
 STRICT_BREADTH = True
-
-
-def x_tokens(r):
-    return (r.randn(2, 6, 8),)
-
-
-def x_img(r):
-    return (r.randn(2, 4, 8, 8),)
 
 
 def img_and_temb(r):
@@ -55,31 +52,6 @@ def xy(r):
 
 # ---------------------------------------------------------------------------------------------
 # diffusers-style UNet pieces
-
-
-def get_timestep_embedding(
-    timesteps,
-    embedding_dim,
-    flip_sin_to_cos=False,
-    downscale_freq_shift=1,
-    scale=1,
-    max_period=10000,
-):
-    assert len(timesteps.shape) == 1, "Timesteps should be a 1d-array"
-    half_dim = embedding_dim // 2
-    exponent = -math.log(max_period) * torch.arange(
-        start=0, end=half_dim, dtype=torch.float32, device=timesteps.device
-    )
-    exponent = exponent / (half_dim - downscale_freq_shift)
-    emb = torch.exp(exponent)
-    emb = timesteps[:, None].float() * emb[None, :]
-    emb = scale * emb
-    emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=-1)
-    if flip_sin_to_cos:
-        emb = torch.cat([emb[:, half_dim:], emb[:, :half_dim]], dim=-1)
-    if embedding_dim % 2 == 1:
-        emb = torch.nn.functional.pad(emb, (0, 1, 0, 0))
-    return emb
 
 
 class Timesteps(nn.Module):
@@ -274,12 +246,6 @@ def hf_extended_attention_mask(x, mask):
     return probs
 
 
-def rotate_half(x):
-    x1 = x[..., : x.shape[-1] // 2]
-    x2 = x[..., x.shape[-1] // 2 :]
-    return torch.cat((-x2, x1), dim=-1)
-
-
 def apply_rotary_pos_emb(q, k, cos, sin, position_ids=None, unsqueeze_dim=1):
     cos = cos.unsqueeze(unsqueeze_dim)
     sin = sin.unsqueeze(unsqueeze_dim)
@@ -288,29 +254,10 @@ def apply_rotary_pos_emb(q, k, cos, sin, position_ids=None, unsqueeze_dim=1):
     return q_embed, k_embed
 
 
-class RotaryEmbedding(nn.Module):
-    def __init__(self, dim=4, base=10000.0):
-        super().__init__()
-        inv_freq = 1.0 / (
-            base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)
-        )
-        self.register_buffer("inv_freq", inv_freq, persistent=False)
-
-    @torch.no_grad()
-    def forward(self, x, position_ids):
-        inv_freq_expanded = (
-            self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
-        )
-        position_ids_expanded = position_ids[:, None, :].float()
-        freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)
-        emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
-
-
 class RopeAttentionInputs(nn.Module):
     def __init__(self):
         super().__init__()
-        self.rotary_emb = RotaryEmbedding()
+        self.rotary_emb = LlamaRotary(dim=4)
 
     def forward(self, x):
         b, s, _ = x.shape
@@ -558,10 +505,6 @@ register("lightning_training_step_logs", LitClassifier, xy, module=True)
 
 # ---------------------------------------------------------------------------------------------
 # torch.utils._pytree over batches (structures computed on a skeleton of the traced containers)
-
-import collections  # noqa: E402
-
-import torch.utils._pytree as pytree  # noqa: E402
 
 Batch = collections.namedtuple("Batch", ["inputs", "targets"])
 

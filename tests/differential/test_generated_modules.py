@@ -21,6 +21,8 @@ import hypothesis.strategies as st
 import torch
 from hypothesis import HealthCheck, event, given, note, settings
 
+from .test_generated_escapes import _same
+
 EXAMPLES = int(os.environ.get("TORCHFERRO_MODULE_EXAMPLES", "25"))
 
 _ids = itertools.count()
@@ -161,19 +163,6 @@ def _run(src: str, mode: str):
         torch._dynamo.reset()
         torchferro.compiler.reset()
     return out, backend.count
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return (
-            isinstance(a, torch.Tensor)
-            and isinstance(b, torch.Tensor)
-            and a.shape == b.shape
-            and torch.allclose(a, b, equal_nan=True)
-        )
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
-    return a == b
 
 
 @settings(
