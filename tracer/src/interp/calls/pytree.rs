@@ -171,6 +171,29 @@ fn from_skeleton(py: Python<'_>, o: &Bound<'_, PyAny>, leaves: &Leaves) -> PyRes
     Ok(None)
 }
 
+/// `tree_flatten(tree)` over a traced value: its leaves in torch's order and the `TreeSpec`;
+/// `None` where the value has no skeleton.
+fn flatten<'py>(
+    pytree: &Bound<'py, PyModule>,
+    tree: &Var,
+) -> PyResult<Option<(Vec<Var>, Bound<'py, PyAny>)>> {
+    let py = pytree.py();
+    let mut leaves = Leaves::new();
+    let Some(s) = skeleton(py, tree, &mut leaves)? else {
+        return Ok(None);
+    };
+    let r = pytree.getattr("tree_flatten")?.call1((s,))?;
+    let (flat, spec): (Bound<'py, PyAny>, Bound<'py, PyAny>) = r.extract()?;
+    let mut out = Vec::new();
+    for item in flat.try_iter()? {
+        match leaves.var_of(py, &item?) {
+            Some(v) => out.push(v),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some((out, spec)))
+}
+
 impl Frame<'_, '_> {
     /// `tree_flatten`/`tree_unflatten`/`tree_leaves`/`tree_map` of `torch.utils._pytree` on
     /// traced values (see the module docs); `None` for any other call, or one left to run
@@ -195,19 +218,9 @@ impl Frame<'_, '_> {
         }
         match (name, args) {
             ("tree_flatten" | "tree_leaves", [tree]) => {
-                let mut leaves = Leaves::new();
-                let Some(s) = skeleton(py, tree, &mut leaves)? else {
+                let Some((out, spec)) = flatten(&pytree, tree)? else {
                     return Ok(None);
                 };
-                let r = pytree.getattr("tree_flatten")?.call1((s,))?;
-                let (flat, spec): (Bound<'_, PyAny>, Bound<'_, PyAny>) = r.extract()?;
-                let mut out = Vec::new();
-                for item in flat.try_iter()? {
-                    match leaves.var_of(py, &item?) {
-                        Some(v) => out.push(v),
-                        None => return Ok(None),
-                    }
-                }
                 if name == "tree_leaves" {
                     return Ok(Some(Var::list(out)));
                 }
@@ -231,19 +244,9 @@ impl Frame<'_, '_> {
                 self.unflatten(&pytree, items, &spec)
             }
             ("tree_map", [func, tree]) => {
-                let mut leaves = Leaves::new();
-                let Some(s) = skeleton(py, tree, &mut leaves)? else {
+                let Some((order, spec)) = flatten(&pytree, tree)? else {
                     return Ok(None);
                 };
-                let r = pytree.getattr("tree_flatten")?.call1((s,))?;
-                let (flat, spec): (Bound<'_, PyAny>, Bound<'_, PyAny>) = r.extract()?;
-                let mut order = Vec::new();
-                for item in flat.try_iter()? {
-                    match leaves.var_of(py, &item?) {
-                        Some(v) => order.push(v),
-                        None => return Ok(None),
-                    }
-                }
                 // The function runs on each leaf in the flattened order, as `tree_map` calls it.
                 let mut mapped = Vec::with_capacity(order.len());
                 for leaf in order {
