@@ -404,6 +404,26 @@ def sequential_over_modules_from_before_a_graph_break(x):
     return y, m0.name
 
 
+def x_and_linear(r):
+    return (r.randn(2, 3), nn.Linear(3, 3))
+
+
+@case(x_and_linear)
+def module_list_over_a_module_argument_built_in_frame(x, lin):
+    # The container holds the argument module (read through its source on every call) beside
+    # a module built in the frame; built at trace time it would hold the first call's object.
+    ml = nn.ModuleList([Swish(), lin])
+    for m in ml:
+        x = m(x)
+    return x, len(ml)
+
+
+@case(x_and_linear)
+def sequential_sharing_a_module_argument(x, lin):
+    seq = nn.Sequential(lin, nn.ReLU(), lin)
+    return seq(x), seq[0].weight.sum(), len(list(seq.children()))
+
+
 class WithBuffer(nn.Module):
     def __init__(self, n):
         super().__init__()

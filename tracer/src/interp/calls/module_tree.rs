@@ -172,10 +172,11 @@ impl Frame<'_, '_> {
 
     /// One of `TREE_METHODS` on a module the trace built (`Var::Object`): its `_modules`,
     /// `_parameters` and `_buffers` dicts are trackers, so the walk reads them, and two modules
-    /// are one exactly when they are one tracker (or one constant object), two tensors when
-    /// they are one graph value. The class may override none of the tree methods. A child read
-    /// from the frame (a module with a source), or a constant module with children or state of
-    /// its own where the walk reads them, is left to the generic path (`None`).
+    /// are one exactly when they are one tracker (or one object: two read from the frame through
+    /// two sources get an identity guard), two tensors when they are one graph value. The class
+    /// may override none of the tree methods. A walk that would descend into a module read from
+    /// the frame, or into a constant module with children or state of its own, is left to the
+    /// generic path (`None`).
     fn tracked_module_tree(
         &mut self,
         o: &std::rc::Rc<crate::interp::vars::ObjectVar>,
@@ -190,9 +191,20 @@ impl Frame<'_, '_> {
             }
         }
         let output = &self.tx.output;
+        // Two modules read from the frame through two sources: the answer holds while the
+        // sources hold one object (or two) again, guarded once the walk is done.
+        let identities: std::cell::RefCell<Vec<(Source, Source, bool)>> = Default::default();
         let same = |a: &Var, b: &Var| match (a, b) {
             (Var::Object(x), Var::Object(y)) => std::rc::Rc::ptr_eq(x, y),
-            (Var::Py(x, _), Var::Py(y, _)) => x.bind(py).is(y.bind(py)),
+            (Var::Py(x, sx), Var::Py(y, sy)) => {
+                let is = x.bind(py).is(y.bind(py));
+                if let (Some(sx), Some(sy)) = (sx, sy) {
+                    if !sx.same_as(sy) {
+                        identities.borrow_mut().push((sx.clone(), sy.clone(), is));
+                    }
+                }
+                is
+            }
             (Var::Tensor(x), Var::Tensor(y)) => {
                 output.alias_root(x.node) == output.alias_root(y.node)
             }
@@ -215,9 +227,7 @@ impl Frame<'_, '_> {
                 let k: String = k.bind(py).extract().ok()?;
                 match v {
                     Var::Py(c, _) if c.is_none(py) => continue,
-                    Var::Object(_) | Var::Py(_, None) if store == "_modules" => {
-                        out.push((k, v.clone()))
-                    }
+                    Var::Object(_) | Var::Py(..) if store == "_modules" => out.push((k, v.clone())),
                     Var::Tensor(_) if store != "_modules" => out.push((k, v.clone())),
                     _ => return None,
                 }
@@ -284,6 +294,9 @@ impl Frame<'_, '_> {
                     }
                 }
             }
+        }
+        for (a, b, is) in identities.into_inner() {
+            self.tx.guards.add_identity(&a, &b, is);
         }
         let named = name.starts_with("named_");
         let out = items
