@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     cases_language,
     cases_library_helpers,
     cases_library_idioms,
+    cases_library_more,
     cases_library_patterns,
     cases_loop_breaks,
     cases_mixed_classes,

@@ -452,14 +452,9 @@ try:
         )
         return criteria(input_ids, scores), criteria.max_length
 
-    @case(
-        x_tokens,
-        breadth="ACT2FN[name] builds NewGELUActivation/QuickGELUActivation on each read: "
-        + "a module class with no __init__ of its own built in the frame breaks at the call "
-        "(a trace-time instance, as torch.nn layers get, would be shared by every call: a "
-        "forward that writes self.x would see the previous call's value); torch.compile builds "
-        "it in its graph",
-    )
+    # ACT2FN[name] builds NewGELUActivation/QuickGELUActivation on each read: a module the
+    # trace builds (a tracked object, `nn.Module.__init__` inlined on it), in the graph.
+    @case(x_tokens)
     def hf_act2fn_lookup_in_forward(x):
         return [ACT2FN[name](x) for name in ("gelu_new", "silu", "quick_gelu", "relu")]
 

@@ -447,13 +447,10 @@ try:
     def tv2_resize_antialias(img):
         return TF.resize(img.float() / 255, [6, 5], antialias=True)
 
-    @case(
-        x_uint8_img,
-        breadth="transforms built in the frame: inside torchvision's Transform.__init__, "
-        "torch.nn.Module.__init__'s super().__setattr__ breaks the graph (a user module class "
-        "with its own __init__ is built in the graph: module_class_with_own_init_built_in_frame); "
-        "torch.compile builds them in its graph",
-    )
+    # The transforms are built in the graph (module classes built in the frame) and
+    # `Transform.forward`'s `tree_flatten`/`tree_unflatten` are computed on a skeleton of the
+    # traced values (`calls/pytree.rs`), as torch.compile inlines `torch.utils._pytree`.
+    @case(x_uint8_img)
     def tv2_compose_of_deterministic_transforms(img):
         pipeline = T.Compose(
             [
@@ -487,15 +484,11 @@ class DoubledSoftmax(nn.Softmax):
         return super().forward(x * 2)
 
 
-FORWARD_ONLY_GAP = (
-    "a module class with no __init__ of its own built in the frame breaks at the call "
-    "(a trace-time instance, as torch.nn layers get, would be shared by every call: a "
-    "forward that writes self.x would see the previous call's value); torch.compile builds "
-    "it in its graph"
-)
-
-
-@case(x_tokens, breadth=FORWARD_ONLY_GAP)
+# A module class built in the frame is a tracked object made per call (`nn.Module.__init__`
+# inlined on it; a trace-time instance, as torch.nn layers get, would be shared by every call:
+# a forward that writes self.x would see the previous call's value); torch.compile builds it
+# in its graph too.
+@case(x_tokens)
 def forward_only_module_classes_built_in_frame(x):
     return Swish()(x), DoubledSoftmax(dim=-1)(x), type(Swish()).__name__
 
@@ -523,7 +516,7 @@ class CountingForward(nn.Module):
 
 
 # torch.compile makes no fewer graphs here than we do (so no gap): this pins the hazard a
-# trace-time instance would bring (see FORWARD_ONLY_GAP).
+# trace-time instance would bring (see forward_only_module_classes_built_in_frame).
 @case(x_tokens)
 def forward_only_module_class_writing_self_built_in_frame(x):
     m = CountingForward()

@@ -86,9 +86,6 @@ register(
     AutogradGrad,
     xy,
     module=True,
-    breadth="torch.autograd.grad with create_graph=True: the frame runs eagerly (a compiled "
-    "backward is not differentiable twice; torch.compile's 2 graphs raise at the double "
-    "backward under its inductor)",
 )
 
 

@@ -537,8 +537,9 @@ class ScalarModule(nn.Module):
 
 
 # torch.compile: 1 graphs. The torch.nn layer built in the frame (ReLU) is traced
-# (`calls/torch_api.rs`); the user module class (an nn.Module subclass) still breaks.
-@program(x8, 1, 1)
+# (`calls/torch_api.rs`); the user module class (an nn.Module subclass) is a tracked object,
+# `nn.Module.__init__` inlined on it (`interp/objects.rs`; it broke until session 30).
+@program(x8, 1, fullgraph=True)
 def module_constructed_inside(x):
     return ScalarModule()(x) + nn.ReLU()(x)
 

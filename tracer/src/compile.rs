@@ -164,7 +164,7 @@ pub fn compile_frame(
     let mut break_site: Option<BreakSite> = None;
     let started = std::time::Instant::now();
     crate::guards::take_build_time();
-    let traced = loop {
+    let mut traced = loop {
         let result = interp::trace(
             py,
             info.clone(),
@@ -230,6 +230,16 @@ pub fn compile_frame(
             Err(e) => return on_trace_error(py, slot, cfg, &info, e),
         }
     };
+    // A graph ending before `torch.autograd.grad(..., create_graph=True)`: the gradients of
+    // its results are differentiated again (a gradient penalty), so it runs through torch's
+    // autograd, whatever the backend (torch.compile breaks there too; its compiled backward
+    // then raises at the double backward).
+    if break_site
+        .as_ref()
+        .is_some_and(|s| s.reason.contains(crate::interp::CREATE_GRAPH_BREAK))
+    {
+        traced.output.differentiated_twice = true;
+    }
     // Only a graph is given up so: a trace without ops keeps its entry (a resume function that
     // re-raises at its first instruction raises from the transformed code, named as the
     // user's function).

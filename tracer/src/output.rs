@@ -114,6 +114,10 @@ pub struct OutputGraph {
     /// The default dtype the traced code set (a `torch.dtype`), once it set one: ops after it
     /// read it instead of the entry state, and their metadata is inferred under it.
     traced_default_dtype: Option<Py<PyAny>>,
+    /// The graph ends at a break before `torch.autograd.grad(..., create_graph=True)` (a
+    /// gradient penalty): the gradients of its results are differentiated again, which a
+    /// compiled backward cannot be, so it runs through torch's autograd (`backend::build`).
+    pub differentiated_twice: bool,
 }
 
 impl OutputGraph {
@@ -156,6 +160,7 @@ impl OutputGraph {
             shapes: Default::default(),
             folded: Vec::new(),
             traced_default_dtype: None,
+            differentiated_twice: false,
         }
     }
 

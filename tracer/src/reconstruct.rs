@@ -395,7 +395,7 @@ pub(crate) fn template_of(
             )),
         );
         let attrs = o.attrs.borrow().clone();
-        let names = pyo3::types::PyTuple::new(py, attrs.iter().map(|(n, _)| n.as_str()))?;
+        let names = pyo3::types::PyTuple::new(py, attrs.iter().map(|(n, _)| n.bind(py)))?;
         let values = attrs
             .iter()
             .map(|(_, a)| template_of(py, a, outs, ctx))

@@ -145,6 +145,11 @@ pub fn build(
         Backend::Inductor | Backend::AotEager if output.has_tensor_hook() => {
             Some("it registers a gradient hook on a tensor it computes".into())
         }
+        // A gradient penalty differentiates the gradients of its results again: torch's
+        // autograd over the graph's own ops can, a compiled backward cannot.
+        Backend::Inductor | Backend::AotEager if output.differentiated_twice => {
+            Some("its results' gradients are differentiated again (create_graph=True)".into())
+        }
         Backend::Inductor if output.has_tensor_subclass_input(py)? => {
             Some("an input is a tensor subclass".into())
         }

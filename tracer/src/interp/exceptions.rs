@@ -639,31 +639,7 @@ impl<'py> Frame<'_, 'py> {
             return Ok(());
         }
         if let Var::Object(o) = &obj {
-            let object = py.import("builtins")?.getattr("object")?;
-            if !o
-                .cls
-                .bind(py)
-                .getattr("__delattr__")?
-                .is(object.getattr("__delattr__")?)
-            {
-                return Err(TraceError::unsupported(format!(
-                    "deleting attribute '{name}' of a {} (its __delattr__ runs code)",
-                    obj.type_name(py)
-                )));
-            }
-            let pos = o.attrs.borrow().iter().position(|(n, _)| n == name);
-            return match pos {
-                Some(i) => {
-                    o.attrs.borrow_mut().remove(i);
-                    Ok(())
-                }
-                None => {
-                    let msg = format!("'{}' object has no attribute '{name}'", obj.type_name(py));
-                    let fallback =
-                        TraceError::unsupported(format!("{msg} (the frame raises AttributeError)"));
-                    Err(self.raise_new("AttributeError", (msg,), fallback))
-                }
-            };
+            return self.object_delattr(&o.clone(), name, false);
         }
         if let Var::Py(o, None) = &obj {
             if self.is_made_exception(o.bind(py)) {

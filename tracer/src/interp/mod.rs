@@ -40,6 +40,7 @@ use crate::output::OutputGraph;
 use crate::source::{Scope, Source};
 
 pub(crate) use abc_mixins::object_attr_is_property;
+pub(crate) use calls::CREATE_GRAPH_BREAK;
 pub(crate) use gencm::unentered_parts as unentered_generator_cm;
 pub(crate) use objects::{fill_function, object_attr_misses_to_getattr, object_has_attr};
 pub(crate) use pyobj::rebuild_fn as user_container_rebuild;

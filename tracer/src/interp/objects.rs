@@ -10,7 +10,6 @@
 //! that runs no code (`object`'s `__getattribute__`/`__setattr__`/`__delattr__`, or a frozen
 //! dataclass, whose `__init__` writes through `object.__setattr__`). Anything else still breaks.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use pyo3::prelude::*;
@@ -80,7 +79,8 @@ fn is_plain_class(py: Python<'_>, cls: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(same("__new__")?
         && same("__getattribute__")?
         && (!ty.hasattr("__getattr__")? || python_hook("__getattr__")?)
-        && (((same("__setattr__")? || python_hook("__setattr__")?) && same("__delattr__")?)
+        && (((same("__setattr__")? || python_hook("__setattr__")?)
+            && (same("__delattr__")? || python_hook("__delattr__")?))
             || frozen))
 }
 
@@ -151,11 +151,7 @@ impl Frame<'_, '_> {
         }
         let object = py.import("builtins")?.getattr("object")?;
         let init = cls.getattr("__init__")?;
-        let obj = Var::Object(Rc::new(ObjectVar {
-            cls: cls.clone().unbind(),
-            cls_src: src.cloned(),
-            attrs: RefCell::new(Vec::new()),
-        }));
+        let obj = Var::Object(Rc::new(ObjectVar::new(cls.clone().unbind(), src.cloned())));
         if init.is(object.getattr("__init__")?) {
             if !args.is_empty() || !kwargs.is_empty() {
                 return Err(TraceError::unsupported(format!(
@@ -167,10 +163,16 @@ impl Frame<'_, '_> {
         }
         let types = py.import("types")?;
         let init = cls.getattr("__init__")?.unbind().into_bound(py);
+        // TorchDynamo's wrapper of `nn.Module.__init__`: the original runs (see
+        // `dynamo_patched_init`), reached through no source.
+        let (init, init_src) = match super::pyobj::dynamo_patched_init(&init) {
+            Some(original) => (original, None),
+            None => (init, src.map(|s| s.attr(py, "__init__"))),
+        };
         if !init.is_instance(&types.getattr("FunctionType")?)? || !self.inlinable(&init)? {
             return Ok(None);
         }
-        let f = self.function_of(&init, src.map(|s| s.attr(py, "__init__")).as_ref())?;
+        let f = self.function_of(&init, init_src.as_ref())?;
         let mut all = vec![obj.clone()];
         all.extend(args.iter().cloned());
         let r = self.inline_call(&f, all, kwargs.to_vec())?;
@@ -192,6 +194,15 @@ impl Frame<'_, '_> {
             return Ok(Var::Py(o.cls.clone_ref(py), o.cls_src.clone()));
         }
         let raw = static_lookup(&cls, name)?;
+        // The instance dict itself, through `object`'s own `__dict__` descriptor: the tracker's
+        // dict, so reads and writes through it are the object's attributes.
+        if name == "__dict__"
+            && raw
+                .as_ref()
+                .is_some_and(|r| r.get_type().name().is_ok_and(|n| n == "getset_descriptor"))
+        {
+            return Ok(Var::Dict(o.attrs.clone()));
+        }
         let builtins = py.import("builtins")?;
         let types = py.import("types")?;
         if let Some(raw) = &raw {
@@ -219,8 +230,8 @@ impl Frame<'_, '_> {
                 )));
             }
         }
-        if let Some((_, v)) = o.attrs.borrow().iter().find(|(n, _)| n == name) {
-            return Ok(v.clone());
+        if let Some(v) = o.attr(py, name) {
+            return Ok(v);
         }
         if raw.is_none() {
             if let Some(hook) = static_lookup(&cls, "__getattr__")? {
@@ -268,11 +279,7 @@ impl Frame<'_, '_> {
                 .getattr("attrname")?
                 .extract()
                 .unwrap_or_else(|_| name.to_string());
-            let mut attrs = o.attrs.borrow_mut();
-            match attrs.iter_mut().find(|(n, _)| *n == key) {
-                Some(slot) => slot.1 = v.clone(),
-                None => attrs.push((key, v.clone())),
-            }
+            o.set_attr(py, &key, v.clone());
             return Ok(v);
         }
         if raw.get_type().hasattr("__get__")? {
@@ -327,12 +334,49 @@ impl Frame<'_, '_> {
                 )));
             }
         }
-        let mut attrs = o.attrs.borrow_mut();
-        match attrs.iter_mut().find(|(n, _)| n == name) {
-            Some(slot) => slot.1 = v,
-            None => attrs.push((name.to_string(), v)),
-        }
+        o.set_attr(py, name, v);
         Ok(())
+    }
+
+    /// `del obj.name` on a tracked object: a Python `__delattr__` of its class inlined (unless
+    /// `via_object`, `object.__delattr__` called by hand), else the entry removed from its
+    /// tracked `__dict__` (`AttributeError` where there is none).
+    pub(super) fn object_delattr(
+        &mut self,
+        o: &Rc<ObjectVar>,
+        name: &str,
+        via_object: bool,
+    ) -> Result<(), TraceError> {
+        let py = self.tx.py;
+        let this = Var::Object(o.clone());
+        let object = py.import("builtins")?.getattr("object")?;
+        let hook = o.cls.bind(py).getattr("__delattr__")?;
+        if !via_object && !hook.is(object.getattr("__delattr__")?) {
+            if !hook.is_instance(&py.import("types")?.getattr("FunctionType")?)? {
+                return Err(TraceError::unsupported(format!(
+                    "deleting attribute '{name}' of a {} (its __delattr__ runs code)",
+                    this.type_name(py)
+                )));
+            }
+            let s = o.cls_src.as_ref().map(|s| s.attr(py, "__delattr__"));
+            let hook = self.tx.wrap(hook, s)?;
+            self.call(hook, vec![this, Var::py_const(py, name)], vec![])?;
+            return Ok(());
+        }
+        if let Some(raw) = static_lookup(o.cls.bind(py), name)? {
+            if raw.get_type().hasattr("__set__")? || raw.get_type().hasattr("__delete__")? {
+                return Err(TraceError::unsupported(format!(
+                    "deleting attribute '{name}' (a descriptor) of a {}",
+                    this.type_name(py)
+                )));
+            }
+        }
+        if o.remove_attr(py, name) {
+            return Ok(());
+        }
+        let msg = format!("'{}' object has no attribute '{name}'", this.type_name(py));
+        let fallback = TraceError::unsupported(format!("{msg} (the frame raises AttributeError)"));
+        Err(self.raise_new("AttributeError", (msg,), fallback))
     }
 
     /// `operator.<name>(obj, *rest)` with a tracked object first: its class's dunder method,
@@ -599,15 +643,25 @@ impl Frame<'_, '_> {
             if f.is(builtins.getattr("object")?.getattr("__new__")?) {
                 if let Some(c) = cls.as_py(py) {
                     if is_plain_class(py, &c)? {
-                        return Ok(Some(Var::Object(Rc::new(ObjectVar {
-                            cls: c.unbind(),
-                            cls_src: match cls {
-                                Var::Py(_, s) => s.clone(),
-                                _ => None,
-                            },
-                            attrs: RefCell::new(Vec::new()),
-                        }))));
+                        let cls_src = match cls {
+                            Var::Py(_, s) => s.clone(),
+                            _ => None,
+                        };
+                        return Ok(Some(Var::Object(Rc::new(ObjectVar::new(
+                            c.unbind(),
+                            cls_src,
+                        )))));
                     }
+                }
+            }
+        }
+        // `object.__delattr__(obj, name)` (the end of `nn.Module.__delattr__`): the entry
+        // removed from the tracked `__dict__`.
+        if let [Var::Object(o), name] = args {
+            if f.is(builtins.getattr("object")?.getattr("__delattr__")?) {
+                if let Some(name) = name.as_py(py).and_then(|n| n.extract::<String>().ok()) {
+                    self.object_delattr(o, &name, true)?;
+                    return Ok(Some(Var::none(py)));
                 }
             }
         }
@@ -636,13 +690,13 @@ pub(crate) fn object_has_attr(py: Python<'_>, o: &ObjectVar, name: &str) -> PyRe
             return Ok(None);
         }
     }
-    let found = raw.is_some() || o.attrs.borrow().iter().any(|(n, _)| n == name);
+    let found = raw.is_some() || o.has_attr(py, name);
     // A miss goes to `__getattr__`, which runs code.
     if !found && name != "__class__" && static_lookup(o.cls.bind(py), "__getattr__")?.is_some() {
         return Ok(None);
     }
     Ok(Some(
-        name == "__class__" || raw.is_some() || o.attrs.borrow().iter().any(|(n, _)| n == name),
+        name == "__class__" || raw.is_some() || o.has_attr(py, name),
     ))
 }
 
@@ -656,7 +710,7 @@ pub(crate) fn object_attr_misses_to_getattr(
     let cls = o.cls.bind(py);
     Ok(name != "__class__"
         && static_lookup(cls, name)?.is_none()
-        && !o.attrs.borrow().iter().any(|(n, _)| n == name)
+        && !o.has_attr(py, name)
         && static_lookup(cls, "__getattr__")?.is_some())
 }
 

@@ -346,3 +346,27 @@ pub(crate) fn rebuild_fn(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     })?;
     Ok(f.bind(py).clone())
 }
+
+/// The `nn.Module.__init__` that TorchDynamo's `install_generation_tagging_init` wrapped, when
+/// `f` is that wrapper (`patched_init`, installed on `nn.Module` once `torch.compile` has run
+/// in the process): it calls the original and then tags the new module with Dynamo's
+/// generation counter, bookkeeping of Dynamo's own that torchferro does not read. A module the
+/// trace builds runs the original `__init__` inlined; `None` for any other `f`.
+pub(crate) fn dynamo_patched_init<'py>(f: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    let code = f.getattr(intern!(f.py(), "__code__")).ok()?;
+    let qualname: String = code.getattr("co_qualname").ok()?.extract().ok()?;
+    let file: String = code.getattr("co_filename").ok()?.extract().ok()?;
+    if qualname != "install_generation_tagging_init.<locals>.patched_init"
+        || !file.ends_with("_dynamo/mutation_guard.py")
+    {
+        return None;
+    }
+    let freevars: Vec<String> = code.getattr("co_freevars").ok()?.extract().ok()?;
+    let i = freevars.iter().position(|v| v == "init")?;
+    f.getattr("__closure__")
+        .ok()?
+        .get_item(i)
+        .ok()?
+        .getattr("cell_contents")
+        .ok()
+}

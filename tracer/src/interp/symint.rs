@@ -483,7 +483,7 @@ impl super::Tracer<'_> {
                     .iter()
                     .any(|(_, a)| matches!(a, Var::SymInt(..)))
             {
-                let fields: Vec<(String, Var)> = o.attrs.borrow().clone();
+                let fields: Vec<(Py<PyAny>, Var)> = o.attrs.borrow().clone();
                 let mut fixed = Vec::with_capacity(fields.len());
                 for (name, a) in fields {
                     fixed.push((name, self.specialize(a)?));

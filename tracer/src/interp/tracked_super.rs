@@ -53,8 +53,12 @@ impl Frame<'_, '_> {
                 self_: Box::new(this),
             });
         }
-        if name == "__init__" && owner.is(builtins.getattr("object")?) {
-            // `object.__init__`, called on the tracker (`object_setattr_call` answers it).
+        if matches!(name, "__init__" | "__setattr__" | "__delattr__")
+            && owner.is(builtins.getattr("object")?)
+        {
+            // `object.__init__`, `object.__setattr__` and `object.__delattr__` (what
+            // `nn.Module.__init__` writes its dicts through), called on the tracker
+            // (`object_setattr_call` answers them).
             return Ok(Var::BoundMethod {
                 func: Box::new(Var::Py(raw.unbind(), None)),
                 self_: Box::new(this),

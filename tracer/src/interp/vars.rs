@@ -370,7 +370,60 @@ pub struct ObjectVar {
     pub cls: Py<PyAny>,
     /// Where the class was read from, so class attributes read through the object are guarded.
     pub cls_src: Option<Source>,
-    pub attrs: RefCell<Vec<(String, Var)>>,
+    /// The instance `__dict__` as a dict tracker: `obj.__dict__` is this very dict, so code
+    /// that reads or writes attributes through it (`nn.Module.__setattr__`'s
+    /// `self.__dict__.get("_parameters")`, `del self.__dict__[name]`) sees and makes the
+    /// object's attribute writes.
+    pub attrs: DictItems,
+}
+
+impl ObjectVar {
+    /// A new object of `cls` with an empty `__dict__`.
+    pub fn new(cls: Py<PyAny>, cls_src: Option<Source>) -> ObjectVar {
+        ObjectVar {
+            cls,
+            cls_src,
+            attrs: Rc::new(RefCell::new(Vec::new())),
+        }
+    }
+
+    /// The instance attribute `name`, if its `__dict__` holds it.
+    pub fn attr(&self, py: Python<'_>, name: &str) -> Option<Var> {
+        self.attrs
+            .borrow()
+            .iter()
+            .find(|(k, _)| key_is(py, k, name))
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Whether the instance `__dict__` holds `name`.
+    pub fn has_attr(&self, py: Python<'_>, name: &str) -> bool {
+        self.attrs.borrow().iter().any(|(k, _)| key_is(py, k, name))
+    }
+
+    /// `obj.__dict__[name] = v`: replaced in place, or appended.
+    pub fn set_attr(&self, py: Python<'_>, name: &str, v: Var) {
+        dict_set(py, &self.attrs, name, v);
+    }
+
+    /// Removes `name` from the instance `__dict__`; whether it was there.
+    pub fn remove_attr(&self, py: Python<'_>, name: &str) -> bool {
+        let mut attrs = self.attrs.borrow_mut();
+        match attrs.iter().position(|(k, _)| key_is(py, k, name)) {
+            Some(i) => {
+                attrs.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Whether the dict key `k` is the string `name`.
+fn key_is(py: Python<'_>, k: &Py<PyAny>, name: &str) -> bool {
+    k.bind(py)
+        .cast::<pyo3::types::PyString>()
+        .is_ok_and(|s| s.to_str().is_ok_and(|s| s == name))
 }
 
 impl Var {
@@ -1764,7 +1817,7 @@ pub(crate) fn frozen_value_key(py: Python<'_>, v: &Var) -> PyResult<Option<Py<Py
         if !super::pyobj::is_immutable_const(&value) {
             return Ok(None);
         }
-        setattr.call1((&inst, name.as_str(), value))?;
+        setattr.call1((&inst, name.bind(py), value))?;
     }
     Ok(Some(inst.unbind()))
 }

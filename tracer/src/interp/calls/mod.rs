@@ -16,6 +16,7 @@ mod module_tree;
 mod modules;
 mod nn_functional;
 mod optim;
+mod pytree;
 pub(crate) use optim::object_key_repr;
 mod sequences;
 mod torch;
@@ -246,6 +247,13 @@ impl Frame<'_, '_> {
         kwargs: Vec<(String, Var)>,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        // `super().__init__()` of a module the trace builds, reaching TorchDynamo's wrapper of
+        // `nn.Module.__init__`: the original, inlined on the tracker.
+        if matches!(args.first(), Some(Var::Object(_))) {
+            if let Some(init) = crate::interp::pyobj::dynamo_patched_init(f) {
+                return self.call_py(&init, None, args, kwargs);
+            }
+        }
         if let Some(cm) = self.generator_cm_call(f, src.as_ref(), &args, &kwargs)? {
             return Ok(cm);
         }
@@ -304,6 +312,9 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         if let Some(r) = self.module_tree_call(f, &module, &name, &args, &kwargs)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.pytree_call(f, &module, &name, &args, &kwargs)? {
             return Ok(r);
         }
         let builtins = py.import("builtins")?;
@@ -432,17 +443,16 @@ impl Frame<'_, '_> {
         if is_torch {
             if let Some(why) = autograd_engine_call(&module, &name) {
                 // `create_graph=True` differentiates the results again (a gradient penalty):
-                // a graph before the break would hand back outputs of a compiled backward,
-                // which is not differentiable twice, where eager's is. The whole frame runs
-                // eagerly instead (torch.compile breaks and then raises at the double backward).
+                // the break's reason says so, and the graph before it then runs through
+                // torch's autograd (a compiled backward is not differentiable twice;
+                // `compile.rs` marks the graph, `OutputGraph::differentiated_twice`).
                 let create_graph = kwargs.iter().any(|(k, v)| {
                     k == "create_graph"
                         && matches!(v, Var::Py(o, _) if o.bind(py).is_truthy().unwrap_or(true))
                 });
                 if create_graph {
-                    return Err(TraceError::Introspects(format!(
-                        "{why}, with create_graph=True: its results are differentiated again, \
-                         which a compiled backward cannot be, so the frame runs eagerly"
+                    return Err(TraceError::unsupported(format!(
+                        "{why}, {CREATE_GRAPH_BREAK}"
                     )));
                 }
                 return Err(TraceError::unsupported(why));
@@ -1145,6 +1155,11 @@ const NN_UTILS_TRACED: &str = "torch.nn.utils.convert_parameters";
 /// backend records), as torch.compile breaks with `trace_autograd_ops` off (its default).
 /// Before this, `torch.autograd.grad` was traced as a node whose meta run failed ("one of the
 /// differentiated Tensors appears to not have been used"), taken for the user's error.
+/// What the reason of a break at an autograd engine call with `create_graph=True` says: the
+/// graph before it has results that are differentiated twice (`compile.rs` reads it).
+pub(crate) const CREATE_GRAPH_BREAK: &str =
+    "with create_graph=True: its results are differentiated again";
+
 fn autograd_engine_call(module: &str, name: &str) -> Option<String> {
     let engine = (module == "torch.autograd" || module == "torch.autograd.__init__")
         && matches!(name, "grad" | "backward");

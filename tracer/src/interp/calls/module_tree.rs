@@ -64,6 +64,13 @@ impl Frame<'_, '_> {
         if !base.getattr(name)?.is(f) {
             return Ok(None);
         }
+        if let Some(Var::Object(o)) = args.first() {
+            let Some(call) = bind_tree_call(py, f, &py.None().into_bound(py), &args[1..], kwargs)?
+            else {
+                return Ok(None);
+            };
+            return self.tracked_module_tree(o, name, &call);
+        }
         let Some(Var::Py(m, Some(src))) = args.first() else {
             return Ok(None);
         };
@@ -160,6 +167,150 @@ impl Frame<'_, '_> {
         };
         Ok(Some(Var::Iter(std::rc::Rc::new(std::cell::RefCell::new(
             (items, 0),
+        )))))
+    }
+
+    /// One of `TREE_METHODS` on a module the trace built (`Var::Object`): its `_modules`,
+    /// `_parameters` and `_buffers` dicts are trackers, so the walk reads them, and two modules
+    /// are one exactly when they are one tracker (or one object: two read from the frame through
+    /// two sources get an identity guard), two tensors when they are one graph value. The class
+    /// may override none of the tree methods. A walk that would descend into a module read from
+    /// the frame, or into a constant module with children or state of its own, is left to the
+    /// generic path (`None`).
+    fn tracked_module_tree(
+        &mut self,
+        o: &std::rc::Rc<crate::interp::vars::ObjectVar>,
+        name: &str,
+        call: &TreeCall,
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let base = py.import("torch.nn")?.getattr("Module")?;
+        for m in TREE_METHODS.iter().chain(&["_named_members"]) {
+            if !o.cls.bind(py).getattr(*m)?.is(base.getattr(*m)?) || o.has_attr(py, m) {
+                return Ok(None);
+            }
+        }
+        let output = &self.tx.output;
+        // Two modules read from the frame through two sources: the answer holds while the
+        // sources hold one object (or two) again, guarded once the walk is done.
+        let identities: std::cell::RefCell<Vec<(Source, Source, bool)>> = Default::default();
+        let same = |a: &Var, b: &Var| match (a, b) {
+            (Var::Object(x), Var::Object(y)) => std::rc::Rc::ptr_eq(x, y),
+            (Var::Py(x, sx), Var::Py(y, sy)) => {
+                let is = x.bind(py).is(y.bind(py));
+                if let (Some(sx), Some(sy)) = (sx, sy) {
+                    if !sx.same_as(sy) {
+                        identities.borrow_mut().push((sx.clone(), sy.clone(), is));
+                    }
+                }
+                is
+            }
+            (Var::Tensor(x), Var::Tensor(y)) => {
+                output.alias_root(x.node) == output.alias_root(y.node)
+            }
+            _ => false,
+        };
+        // The entries of one of a module's dicts, in order (`None` values skipped, as torch
+        // skips them); `None` where one has no place in this walk.
+        let members = |m: &Var, store: &str| -> Option<Vec<(String, Var)>> {
+            let d = match m {
+                Var::Object(o) => o.attr(py, store)?,
+                Var::Py(c, None) => {
+                    let n = c.bind(py).getattr(store).ok()?.len().ok()?;
+                    return (n == 0).then(Vec::new);
+                }
+                _ => return None,
+            };
+            let Var::Dict(d) = d else { return None };
+            let mut out = Vec::new();
+            for (k, v) in d.borrow().iter() {
+                let k: String = k.bind(py).extract().ok()?;
+                match v {
+                    Var::Py(c, _) if c.is_none(py) => continue,
+                    Var::Object(_) | Var::Py(..) if store == "_modules" => out.push((k, v.clone())),
+                    Var::Tensor(_) if store != "_modules" => out.push((k, v.clone())),
+                    _ => return None,
+                }
+            }
+            Some(out)
+        };
+        let this = Var::Object(o.clone());
+        // `named_modules`' walk: a module, then its children's subtrees depth first.
+        let walk = |prefix: &str, dedupe: bool| -> Option<Vec<(String, Var)>> {
+            let mut nodes: Vec<(String, Var)> = Vec::new();
+            let mut stack = vec![(prefix.to_string(), this.clone())];
+            while let Some((p, m)) = stack.pop() {
+                if dedupe && nodes.iter().any(|(_, seen)| same(seen, &m)) {
+                    continue;
+                }
+                for (k, child) in members(&m, "_modules")?.into_iter().rev() {
+                    stack.push((dotted(&p, &k), child));
+                }
+                nodes.push((p, m));
+            }
+            Some(nodes)
+        };
+        let mut items: Vec<(String, Var)> = Vec::new();
+        match name {
+            "children" | "named_children" => {
+                let Some(kids) = members(&this, "_modules") else {
+                    return Ok(None);
+                };
+                for (k, v) in kids {
+                    if !items.iter().any(|(_, seen)| same(seen, &v)) {
+                        items.push((k, v));
+                    }
+                }
+            }
+            "modules" | "named_modules" => {
+                let Some(nodes) = walk(&call.prefix, call.remove_duplicate) else {
+                    return Ok(None);
+                };
+                items = nodes;
+            }
+            _ => {
+                let store = if name.ends_with("parameters") {
+                    "_parameters"
+                } else {
+                    "_buffers"
+                };
+                let nodes = if call.recurse {
+                    walk(&call.prefix, true)
+                } else {
+                    Some(vec![(call.prefix.clone(), this.clone())])
+                };
+                let Some(nodes) = nodes else {
+                    return Ok(None);
+                };
+                for (p, m) in nodes {
+                    let Some(entries) = members(&m, store) else {
+                        return Ok(None);
+                    };
+                    for (k, v) in entries {
+                        if call.remove_duplicate && items.iter().any(|(_, seen)| same(seen, &v)) {
+                            continue;
+                        }
+                        items.push((dotted(&p, &k), v));
+                    }
+                }
+            }
+        }
+        for (a, b, is) in identities.into_inner() {
+            self.tx.guards.add_identity(&a, &b, is);
+        }
+        let named = name.starts_with("named_");
+        let out = items
+            .into_iter()
+            .map(|(k, v)| {
+                if named {
+                    Var::Tuple(vec![Var::py_const(py, k), v].into())
+                } else {
+                    v
+                }
+            })
+            .collect();
+        Ok(Some(Var::Iter(std::rc::Rc::new(std::cell::RefCell::new(
+            (out, 0),
         )))))
     }
 

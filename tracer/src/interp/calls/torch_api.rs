@@ -164,6 +164,18 @@ impl Frame<'_, '_> {
                 "constructing torch.nn.{name} inside the frame ({why})"
             ))
         };
+        // A container of modules the trace built or read from the frame
+        // (`nn.Sequential(Swish(), m)`): a tracked object like any module class built in the
+        // frame (`objects.rs`), its `__init__` registering the children (it holds no parameter
+        // of its own). Built now, it would hold this call's objects for every call.
+        let container = matches!(name.as_str(), "Sequential" | "ModuleList" | "ModuleDict");
+        let constant = args
+            .iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .all(|a| matches!(a, Var::Py(o, None) if crate::interp::pyobj::is_immutable_const(o.bind(py))));
+        if container && !constant {
+            return Ok(None);
+        }
         let Some(vals) = args.iter().map(|a| a.as_py(py)).collect::<Option<Vec<_>>>() else {
             return Err(refuse("an argument is not a constant"));
         };
