@@ -874,6 +874,16 @@ fn fit_strides(
     for order in orders.iter().filter(|o| o.len() == sizes.len()) {
         cands.extend(dense_in_order(sizes, order));
     }
+    // The result's own order at the hints, which no input need have (`einsum("bij,bkj->kbi")`
+    // permutes its product): dense in it, checked at every point as any candidate.
+    let at_hint: Option<Vec<i64>> = (0..sizes.len())
+        .map(|d| values_at(all, path, d, true).and_then(|v| v.first().copied()))
+        .collect();
+    if let Some(st) = at_hint {
+        let mut order: Vec<usize> = (0..st.len()).collect();
+        order.sort_by_key(|&d| std::cmp::Reverse(st[d]));
+        cands.extend(dense_in_order(sizes, &order));
+    }
     let mut out = Vec::new();
     for d in 0..sizes.len() {
         let values = values_at(all, path, d, true).ok_or(InferError::Unsupported)?;

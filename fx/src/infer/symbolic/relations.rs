@@ -146,3 +146,90 @@ impl Sym<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{s, strided_input};
+    use super::*;
+
+    fn required(g: &Graph, name: &str, args: Vec<Arg>, hints: &[i64]) -> Vec<String> {
+        let cx = Sym {
+            graph: g,
+            hints,
+            pinned: &[],
+        };
+        let mut rels: Vec<String> = cx
+            .required("", name, &args, &[])
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        rels.sort();
+        rels
+    }
+
+    #[test]
+    fn einsum_letters_and_ellipsis_are_one_size_unless_1() {
+        let mut g = Graph::new();
+        let a = strided_input(&mut g, vec![s(0), Dim::Known(3), s(1)], None);
+        let b = strided_input(&mut g, vec![s(2), s(3), Dim::Known(2)], None);
+        let eq = |e: &str| Arg::Str(e.into());
+        let rels = required(
+            &g,
+            "einsum",
+            vec![eq("bij, bjk -> bik"), Arg::Node(a), Arg::Node(b)],
+            &[4, 5, 4, 5],
+        );
+        assert_eq!(rels, ["s0 == s2", "s1 == s3"]);
+        // The operands as one list; a size 1 at the hints broadcasts and asks nothing.
+        let ops = Arg::List(vec![Arg::Node(a), Arg::Node(b)]);
+        let rels = required(&g, "einsum", vec![eq("bij,bjk"), ops], &[1, 5, 4, 5]);
+        assert_eq!(rels, ["s1 == s3"]);
+        // `...` covers the leading sizes, aligned from the right.
+        let c = strided_input(&mut g, vec![s(4), s(0), Dim::Known(3), s(1)], None);
+        let rels = required(
+            &g,
+            "einsum",
+            vec![eq("...ij,...jk->...ik"), Arg::Node(c), Arg::Node(b)],
+            &[4, 5, 4, 5, 6],
+        );
+        assert_eq!(rels, ["s0 == s2", "s1 == s3"]);
+        // Subscripts that do not fit the operands: nothing (the op fails at the hints).
+        let rels = required(
+            &g,
+            "einsum",
+            vec![eq("ij,jk"), Arg::Node(a), Arg::Node(b)],
+            &[4; 4],
+        );
+        assert!(rels.is_empty(), "{rels:?}");
+    }
+
+    #[test]
+    fn index_add_source_meets_input_and_index() {
+        let mut g = Graph::new();
+        let x = strided_input(&mut g, vec![s(0), s(1)], None);
+        let idx = strided_input(&mut g, vec![s(2)], None);
+        let src = strided_input(&mut g, vec![s(3), s(4)], None);
+        let args = |dim| vec![Arg::Node(x), Arg::Int(dim), Arg::Node(idx), Arg::Node(src)];
+        let hints = [6, 3, 4, 4, 3];
+        assert_eq!(
+            required(&g, "index_add", args(0), &hints),
+            ["s1 == s4", "s3 == s2"]
+        );
+        assert_eq!(
+            required(&g, "index_add_", args(-1), &hints),
+            ["s0 == s3", "s4 == s2"]
+        );
+    }
+
+    #[test]
+    fn cosine_embedding_inputs_broadcast_and_target_meets_batch() {
+        let mut g = Graph::new();
+        let x1 = strided_input(&mut g, vec![s(0), Dim::Known(3)], None);
+        let x2 = strided_input(&mut g, vec![s(1), Dim::Known(3)], None);
+        let t = strided_input(&mut g, vec![s(2)], None);
+        let args = vec![Arg::Node(x1), Arg::Node(x2), Arg::Node(t)];
+        let rels = required(&g, "cosine_embedding_loss", args, &[4, 4, 4]);
+        assert!(rels.contains(&"s0 == s1".to_string()), "{rels:?}");
+        assert!(rels.contains(&"s0 == s2".to_string()), "{rels:?}");
+    }
+}
