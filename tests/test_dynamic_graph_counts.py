@@ -103,6 +103,34 @@ def addmm_of_a_bias(x, w, y):
     return torch.addmm(y, x * 2, w)
 
 
+def einsum_batched_product(a, b):
+    return torch.einsum("bij,bjk->bik", a, b)
+
+
+def einsum_attention_scores(q, k):
+    return torch.einsum("bhqd,bhkd->bhqk", q, k)
+
+
+def index_add_method(x, idx, src):
+    return x.index_add(0, idx, src)
+
+
+def index_add_function(x, idx, src):
+    return torch.index_add(x, 0, idx, src, alpha=2)
+
+
+def cosine_embedding_of_a_product(x, w, y, t):
+    return F.cosine_embedding_loss(x @ w, y, t)
+
+
+def _index_add_args(b, gen):
+    return [
+        torch.randn(b, 3, generator=gen),
+        torch.randint(0, b, (b,), generator=gen),
+        torch.randn(b, 3, generator=gen),
+    ]
+
+
 def _product_args(target):
     def make(b, gen):
         x, w = torch.randn(b, 5, generator=gen), torch.randn(5, 3, generator=gen)
@@ -162,6 +190,50 @@ PROGRAMS = {
         ],
         NONZERO,
         {None: (3, 2), True: (3, 3)},
+    ),
+    # Ops with no symbolic relations before (session 30, dynrules30): 5 graphs under
+    # automatic dynamic. `torch.einsum` is recorded as `torch.functional.einsum`, a path the
+    # rules did not name; its subscripts now say which sizes are one (`Sym::einsum_relations`).
+    "einsum_bmm": (
+        einsum_batched_product,
+        lambda b, gen: [
+            torch.randn(b, 3, 5, generator=gen),
+            torch.randn(b, 5, 2, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "einsum_attention": (
+        einsum_attention_scores,
+        lambda b, gen: [
+            torch.randn(2, 3, b, 4, generator=gen),
+            torch.randn(2, 3, b, 4, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 2), True: (3, 3)},
+    ),
+    # The source's sizes against the input's and the index's (`Sym::index_add_relations`).
+    "index_add_method": (
+        index_add_method,
+        _index_add_args,
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "index_add_function": (
+        index_add_function,
+        _index_add_args,
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    # The two inputs broadcast, the target meets their batch (`Sym::cosine_embedding_relations`).
+    "cosine_embedding": (
+        cosine_embedding_of_a_product,
+        lambda b, gen: [
+            *_product_args("floats")(b, gen),
+            torch.randint(0, 2, (b,), generator=gen) * 2 - 1,
+        ],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
     ),
     "slice_writes": (
         slice_writes_by_size,
@@ -341,6 +413,48 @@ def test_generated_losses_between_inputs(loss, rows, dynamic, product):
     def make(b, gen):
         x = torch.randn(b, 5 if product else 3, generator=gen)
         return [x, torch.randn(5, 3, generator=gen), torch.rand(b, 3, generator=gen)]
+
+    tc, fc = _counts(program, make, rows, dynamic)
+    note(f"graphs: torch.compile {tc}, torchferro {fc}")
+    assert fc <= tc, f"torchferro {fc} graphs, torch.compile {tc}"
+
+
+# --- generated: einsum subscripts whose shared letters are one size ---------------------------
+
+
+@generated(10)
+@given(
+    x_order=st.permutations("bij"),
+    y_order=st.permutations("bjk"),
+    out_order=st.permutations("bik"),
+    ellipsis=st.booleans(),
+    contract_rows=st.booleans(),
+    rows=st.lists(st.integers(1, 9), min_size=2, max_size=5),
+    dynamic=st.sampled_from([None, True]),
+)
+def test_generated_einsum_of_two_inputs(
+    x_order, y_order, out_order, ellipsis, contract_rows, rows, dynamic
+):
+    """`torch.einsum` of two inputs sharing a batch letter (the row count, each input its own
+    symbol) and a contracted one (the row count too, or a constant), subscripts in any order,
+    with or without `...` leading: values are eager's and the graph count at most torch.compile's
+    (was 5 over 5 sizes: the recorded `torch.functional.einsum` had no rule)."""
+    lead = "..." if ellipsis else ""
+    equation = (
+        f"{lead}{''.join(x_order)},{lead}{''.join(y_order)}->{lead}{''.join(out_order)}"
+    )
+    note(f"{equation} rows {rows} dynamic {dynamic} contract_rows {contract_rows}")
+
+    def program(x, y):
+        return torch.einsum(equation, x, y)
+
+    def make(n, gen):
+        size = {"b": n, "i": 2, "j": n if contract_rows else 3, "k": 4}
+        pre = [2] if ellipsis else []
+        return [
+            torch.randn(pre + [size[c] for c in x_order], generator=gen),
+            torch.randn(pre + [size[c] for c in y_order], generator=gen),
+        ]
 
     tc, fc = _counts(program, make, rows, dynamic)
     note(f"graphs: torch.compile {tc}, torchferro {fc}")

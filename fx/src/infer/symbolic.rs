@@ -27,6 +27,7 @@ use std::cell::RefCell;
 
 mod computed;
 mod cuts;
+mod relations;
 mod rules;
 mod shaped;
 #[cfg(test)]
@@ -128,6 +129,9 @@ const EXTERNAL_FITTED: &[&str] = &[
     // The index's sizes, and the input's off the indexed dim.
     "index_select",
     "gather",
+    // The input's sizes (`Sym::index_add_relations`: the source's against the input and index).
+    "index_add",
+    "index_add_",
     "argmin",
     "topk",
     "sort",
@@ -143,6 +147,8 @@ const EXTERNAL_FITTED: &[&str] = &[
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    // A scalar or the batch size (`Sym::cosine_embedding_relations`).
+    "cosine_embedding_loss",
     // `x[key] = value`: `None`, valid where the value broadcasts to the view
     // (`Sym::setitem_relations`).
     "setitem",
@@ -201,6 +207,22 @@ impl<'a> Symbols<'a> {
     }
 }
 
+/// The bare name of a call's op, for the rules here: [`super::split_target`]'s, or a function of
+/// `torch.functional` (`torch.einsum`, `torch.split`, ... are defined there, and a call of
+/// `torch.einsum` is recorded as `torch.functional.einsum`); `""` for any other path.
+fn op_name(target: &Target) -> &str {
+    if let Some((_, name)) = super::split_target(target) {
+        return name;
+    }
+    match target {
+        Target::Function(path) => path
+            .strip_prefix("torch.functional.")
+            .filter(|rest| !rest.contains('.'))
+            .unwrap_or(""),
+        Target::Method(_) => "",
+    }
+}
+
 /// The metadata of a call with symbolic inputs, with the relations between sizes it relies on.
 pub fn infer_symbolic(
     ctx: &InferCtx,
@@ -220,7 +242,7 @@ pub fn infer_symbolic(
         autocast,
         oblivious,
     } = shapes;
-    let name = super::split_target(target).map(|(_, n)| n).unwrap_or("");
+    let name = op_name(target);
     let native = |p: &[i64]| with_assignment(p, || run_handlers(ctx, graph, target, args, kwargs));
     let (mut family, mut first) = native(hints);
     let cx = Sym {
@@ -851,6 +873,16 @@ fn fit_strides(
     cands.extend(input_strides.iter().cloned());
     for order in orders.iter().filter(|o| o.len() == sizes.len()) {
         cands.extend(dense_in_order(sizes, order));
+    }
+    // The result's own order at the hints, which no input need have (`einsum("bij,bkj->kbi")`
+    // permutes its product): dense in it, checked at every point as any candidate.
+    let at_hint: Option<Vec<i64>> = (0..sizes.len())
+        .map(|d| values_at(all, path, d, true).and_then(|v| v.first().copied()))
+        .collect();
+    if let Some(st) = at_hint {
+        let mut order: Vec<usize> = (0..st.len()).collect();
+        order.sort_by_key(|&d| std::cmp::Reverse(st[d]));
+        cands.extend(dense_in_order(sizes, &order));
     }
     let mut out = Vec::new();
     for d in 0..sizes.len() {

@@ -29,7 +29,7 @@ pub(super) fn is_cut(name: &str) -> bool {
 
 impl Sym<'_> {
     /// The argument at `pos`, or passed by one of `names`.
-    fn arg<'b>(
+    pub(super) fn arg<'b>(
         args: &'b [Arg],
         kwargs: &'b [(String, Arg)],
         pos: usize,

@@ -105,6 +105,11 @@ impl Sym<'_> {
             "matmul" => self.matmul_relations(name, args, &mut rels),
             "join" => self.join_relations(name, args, kwargs, &mut rels),
             _ if name == "setitem" => self.setitem_relations(args, &mut rels),
+            _ if name == "einsum" => self.einsum_relations(args, &mut rels),
+            _ if name.starts_with("index_add") => self.index_add_relations(args, kwargs, &mut rels),
+            _ if name == "cosine_embedding_loss" => {
+                self.cosine_embedding_relations(args, kwargs, &mut rels)
+            }
             _ if BROADCASTING.contains(&name) => self.broadcast_relations(args, kwargs, &mut rels),
             _ => self.loss_relations(name, args, kwargs, &mut rels),
         }
