@@ -24,7 +24,7 @@ import torch.utils._pytree as pytree
 from torch import nn
 
 from .cases_library_helpers import get_timestep_embedding
-from .cases_library_idioms import x_img, x_tokens
+from .cases_library_idioms import Scale, x_img, x_tokens
 from .cases_library_patterns import LlamaRotary, rotate_half
 from .runner import case, register
 
@@ -315,15 +315,6 @@ class Swish(nn.Module):
 
     def forward(self, x):
         return x.mul_(x.sigmoid()) if self.inplace else x.mul(x.sigmoid())
-
-
-class Scale(nn.Module):
-    def __init__(self, s):
-        super().__init__()
-        self.s = s
-
-    def forward(self, x):
-        return x * self.s
 
 
 _ACT_LAYERS = dict(
