@@ -267,12 +267,12 @@ pub struct CudaPolicy {
     /// write partials that the row's last block folds in a fixed order. 0 turns splitting off.
     pub split_blocks: u32,
     /// Whether a graph whose convolutions are channels-last in eager keeps its 4-d
-    /// intermediates channels-last too ([`crate::lower::cudnn`]). Off by default: on resnet50's
-    /// channels-last training step (H100, session 27) it removed the copies after every
-    /// convolution and the transposed stores (backward 31.3 -> 27.2 ms of kernels besides
-    /// three), but batch norm's backward then fuses its per-channel sums with the element-wise
-    /// gradient into column kernels of 64 channels, two blocks each, that cannot split: 40 ms
-    /// each. Turn it on when such kernels split their reductions from the element stage.
+    /// intermediates channels-last too ([`crate::lower::cudnn`]), as eager's kernels do: no
+    /// copy after every convolution, no transposed stores. On by default since session 31,
+    /// once batch norm's backward sums split from its element stage (session 29's scheduler
+    /// rule) and the backward's host convolutions take their gradients channels-last
+    /// (`lower::fallback::TAKES_CHANNELS_LAST`); the CUDA set passed with it on (H100, session
+    /// 31). `TORCHFERRO_CUDA_CHANNELS_LAST=0` turns it off.
     pub channels_last: bool,
     /// Rows a block runs at once when a row needs only one warp (rows of at most 128 float32
     /// elements), a warp each: one-warp blocks would cap an SM at a quarter of its threads (32
@@ -302,6 +302,11 @@ pub struct CudaPolicy {
     /// eager's dense strides: the copy is a full pass over the largest tensor of an LM forward
     /// (0.92 ms of 9.1 on the H100, session 26). Off: every output keeps eager's strides.
     pub padded_gemm_outputs: bool,
+    /// Whether a pointwise kernel's chunks that are consecutive in a buffer are read and written
+    /// as vector accesses in the aligned instance, with chunks widened to 16 bytes for narrow
+    /// dtypes (`codegen::cuda::pointwise`); off, each lane is its own access and NVVM is left to
+    /// merge them (it does not). `TORCHFERRO_CUDA_VECTOR_ACCESS=0` turns it off (A/B).
+    pub vector_access: bool,
 }
 
 impl Default for CudaPolicy {
@@ -331,7 +336,7 @@ impl CudaPolicy {
             row_cache: true,
             // 132 SMs, four 512-thread blocks each: two waves.
             split_blocks: 1024,
-            channels_last: false,
+            channels_last: true,
             warp_rows: 8,
             // 256-thread blocks: 32 rows by 8 threads each.
             column_threads: 8,
@@ -340,6 +345,7 @@ impl CudaPolicy {
             pad_min_stride: 1024,
             pad_gemm_min_dim: 512,
             padded_gemm_outputs: false,
+            vector_access: true,
         }
     }
 
@@ -351,7 +357,8 @@ impl CudaPolicy {
     /// blocks, 0: off), `TORCHFERRO_CUDA_WARP_ROWS` (one-warp rows per block),
     /// `TORCHFERRO_CUDA_SHARE` (0: every kernel compiled even where its text repeats another's),
     /// `TORCHFERRO_CUDA_CHANNELS_LAST` (0/1, [`Self::channels_last`]),
-    /// `TORCHFERRO_CUDA_PADDED_OUTPUTS` (0/1, [`Self::padded_gemm_outputs`]). Sweeping them needs no
+    /// `TORCHFERRO_CUDA_PADDED_OUTPUTS` (0/1, [`Self::padded_gemm_outputs`]),
+    /// `TORCHFERRO_CUDA_VECTOR_ACCESS` (0/1, [`Self::vector_access`]). Sweeping them needs no
     /// rebuild, and the CI's CUDA check (`cuda::check_hook`) reads them too, so a policy can be
     /// tried on a captured graph without a GPU. Unparsable or out-of-range values are ignored.
     pub fn with_knobs(mut self) -> CudaPolicy {
@@ -394,6 +401,9 @@ impl CudaPolicy {
         }
         if let Some(c) = knob("TORCHFERRO_CUDA_PADDED_OUTPUTS", 0, 1) {
             p.padded_gemm_outputs = c == 1;
+        }
+        if let Some(c) = knob("TORCHFERRO_CUDA_VECTOR_ACCESS", 0, 1) {
+            p.vector_access = c == 1;
         }
         self
     }

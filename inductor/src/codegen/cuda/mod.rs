@@ -203,7 +203,7 @@ fn fits_i32(ir: &IrGraph, k: &Kernel, plan: &KernelPlan, policy: &CudaPolicy) ->
     let room = (policy.max_blocks as i64)
         * (policy.row_block.max(policy.pointwise_block) as i64)
         * (policy.pointwise_unroll.max(policy.scalar_unroll).max(1) as i64)
-        * (policy.vector.max(1) as i64);
+        * (policy.vector.max(8) as i64);
     let limit = i32::MAX as i64 - room;
     // A symbolic space indexes with 64 bits: no upper bound on a symbol is known here.
     let Some(space) = as_consts(&k.outer).zip(as_consts(&k.inner)) else {
@@ -259,13 +259,22 @@ fn row_threads(inner_n: i64, policy: &CudaPolicy) -> u32 {
 /// innermost loop is a multiple of it (a chunk then never crosses a row of the nest, so its
 /// positions are consecutive in every buffer that is contiguous there), else 1. A symbolic
 /// innermost extent is a multiple only when it is one as a polynomial (`4*s0`): the decision
-/// holds at every size.
-fn pointwise_vector(nest: &LoopNest, policy: &CudaPolicy) -> u32 {
+/// holds at every size. Where the narrowest buffer the kernel touches (`narrowest` bytes an
+/// element) would move fewer than 16 bytes a chunk, the chunk widens up to 8 elements when the
+/// loop allows: a bf16 kernel then moves 16 bytes per access, as a float32 one does.
+fn pointwise_vector(nest: &LoopNest, narrowest: usize, policy: &CudaPolicy) -> u32 {
     let v = policy.vector.max(1);
-    match nest.sizes.last() {
-        Some(&l) if v > 1 && divisible(l, v) => v,
-        _ => 1,
+    let Some(&l) = nest.sizes.last() else {
+        return 1;
+    };
+    if v == 1 || !divisible(l, v) {
+        return 1;
     }
+    let mut w = v;
+    while w < 8 && (w as usize) * narrowest < 16 && divisible(l, w * 2) {
+        w *= 2;
+    }
+    w
 }
 
 /// Chunks per thread and grid-stride step of a pointwise kernel with chunks of `vector`.
@@ -348,7 +357,19 @@ fn emit_kernel(
     let inner_c = const_n(&k.inner);
     let outer_s: Size = k.outer.iter().product();
     let vector = match &plan.shape {
-        KernelShape::Pointwise(nest) => pointwise_vector(nest, policy),
+        KernelShape::Pointwise(nest) => {
+            let narrowest = plan
+                .bufs
+                .iter()
+                .map(|&b| ir.buffers[b].dtype.itemsize())
+                .min();
+            let narrowest = if policy.vector_access {
+                narrowest.unwrap_or(4)
+            } else {
+                16
+            };
+            pointwise_vector(nest, narrowest, policy)
+        }
         KernelShape::Staged { scratch } => row_vector(k, !scratch.is_empty(), policy),
         KernelShape::Blocked => 1,
     };
@@ -463,8 +484,11 @@ fn emit_kernel(
             sched,
             k,
             nest,
-            pointwise_unroll(vector, policy),
-            vector,
+            pointwise::Chunks {
+                unroll: pointwise_unroll(vector, policy),
+                vector,
+                vector_access: policy.vector_access,
+            },
         ),
         KernelShape::Staged { scratch } => {
             // Cached row loads live in register arrays of a constant length.
