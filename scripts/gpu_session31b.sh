@@ -8,3 +8,4 @@ O=$OUT
 nvidia-smi --query-gpu=name --format=csv,noheader > $O/gpu.txt
 ( SWEEP_TC=1 SWEEP_ONLY=copy,pointwise,softmax,layer_norm,rms_norm,gpt2_amp timeout 280 python3 scripts/gpu_cuda_sweep.py default ) > $O/sweep_default.txt 2>&1
 ( SWEEP_ONLY=copy,pointwise,softmax,layer_norm,rms_norm,gpt2_amp timeout 200 python3 scripts/gpu_cuda_sweep.py VECTOR_ACCESS=0 ) > $O/sweep_off.txt 2>&1
+( timeout 60 python3 scripts/gpu_sdpa_strides.py ) > $O/sdpa_strides.txt 2>&1

@@ -47,6 +47,14 @@ fn suggests_channels_last(t: &Tensor) -> bool {
     strides_like_channels_last(&t.sizes, &t.strides)
 }
 
+/// [`suggests_channels_last`] of a tensor's metadata (known sizes and strides only).
+pub(crate) fn meta_suggests_channels_last(m: &crate::meta::TensorMeta) -> bool {
+    match (m.known_sizes(), m.known_strides()) {
+        (Some(sizes), Some(strides)) => strides_like_channels_last(&sizes, &strides),
+        _ => false,
+    }
+}
+
 /// A fresh 4-d output in channels-last or row-major order. Zero-size outputs are never asked
 /// for (torch's channels-last strides of those differ from `channels_last_strides`).
 fn fresh_4d(x: &Tensor, sizes: Vec<i64>, channels_last: bool, grad: bool) -> Tensor {

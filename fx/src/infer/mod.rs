@@ -10,7 +10,7 @@
 //! answers `Unsupported`.
 
 mod args;
-mod conv;
+pub(crate) mod conv;
 mod convert;
 mod factory;
 mod index;

@@ -458,14 +458,24 @@ fn conv(
     let mask = [b.needs(x), b.needs(w), bias.is_some_and(|n| b.needs(n))];
     let xb = b.fwd(x);
     let wb = b.fwd(w);
+    // Eager's convolution backward (cuDNN, oneDNN) returns its 4-d gradients in the
+    // convolution's memory format: channels-last when the input or the weight suggests it, as
+    // the forward result (`infer::conv`). Declared contiguous, a channels-last model's backward
+    // wrote every gradient downstream of a convolution transposed, and its weight gradients
+    // were copied back by `AccumulateGrad` (session 31, resnet50 on the H100).
+    let cl = crate::infer::conv::meta_suggests_channels_last(b.fmeta(x)?)
+        || crate::infer::conv::meta_suggests_channels_last(b.fmeta(w)?);
     let meta = |b: &Bw, n: NodeId| -> Result<crate::meta::NodeMeta> {
         let m = b.fmeta(n)?;
         let s = m.known_sizes().unwrap_or_default();
-        Ok(crate::meta::NodeMeta::Tensor(TensorMeta::contiguous(
-            m.dtype,
-            m.device.clone(),
-            &s,
-        )))
+        let mut t = TensorMeta::contiguous(m.dtype, m.device.clone(), &s);
+        if cl && s.len() == 4 && !s.contains(&0) {
+            t.strides = crate::infer::layout::channels_last_strides(&s)
+                .into_iter()
+                .map(crate::meta::Dim::Known)
+                .collect();
+        }
+        Ok(crate::meta::NodeMeta::Tensor(t))
     };
     // torch returns `None` for a gradient the output mask leaves out.
     let none = crate::meta::NodeMeta::None;
