@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int:
                 env=env,
                 capture_output=True,
                 text=True,
-                timeout=300,
+                timeout=int(os.environ.get("SWEEP_CHILD_TIMEOUT", "300")),
                 check=False,
             )
         for line in r.stdout.splitlines():
