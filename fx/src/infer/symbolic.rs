@@ -152,6 +152,22 @@ const EXTERNAL_FITTED: &[&str] = &[
     // `x[key] = value`: `None`, valid where the value broadcasts to the view
     // (`Sym::setitem_relations`).
     "setitem",
+    // Norms over some dims (the others kept, or 1 with `keepdim`), or a scalar.
+    "norm",
+    "linalg_vector_norm",
+    "vector_norm",
+    // The free dims of both operands (`Sym::tensordot_relations`: the contracted ones).
+    "tensordot",
+    // `[B.., P, R]` (`Sym::cdist_relations`).
+    "cdist",
+    // Each 1-d input expanded over the others' lengths, in either order.
+    "meshgrid",
+    // The input with leading (and, for 3-d, trailing) dims of 1.
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    // The input's sizes.
+    "bucketize",
 ];
 
 /// A concrete evaluator of one call at an assignment of the symbols.

@@ -110,6 +110,8 @@ impl Sym<'_> {
             _ if name == "cosine_embedding_loss" => {
                 self.cosine_embedding_relations(args, kwargs, &mut rels)
             }
+            _ if name == "tensordot" => self.tensordot_relations(args, kwargs, &mut rels),
+            _ if name == "cdist" => self.cdist_relations(args, kwargs, &mut rels),
             _ if BROADCASTING.contains(&name) => self.broadcast_relations(args, kwargs, &mut rels),
             _ => self.loss_relations(name, args, kwargs, &mut rels),
         }
@@ -718,6 +720,8 @@ pub(super) const BROADCASTING: &[&str] = &[
     "pairwise_distance",
     "margin_ranking_loss",
     "triplet_margin_loss",
+    // Each result is its input broadcast to the common sizes.
+    "broadcast_tensors",
 ];
 
 /// Whether an op name is an in-place form: a method `mul_`, a dunder `__imul__`, an operator

@@ -1,6 +1,7 @@
 //! Symbolic rules of ops whose result sizes are products, quotients or minima of their inputs'
 //! sizes and int arguments (`repeat`, `unflatten`, `Tensor.unfold`, `diagonal`, `arange`,
-//! `eye`, `F.interpolate` by a scale factor). Fitting cannot find such sizes (`s0 * 2` is no
+//! `eye`, `F.interpolate` by a scale factor, `repeat_interleave` by an int, `block_diag`,
+//! `F.unfold`/`F.fold`). Fitting cannot find such sizes (`s0 * 2` is no
 //! input size or argument), so without these rules each op specialized its symbols and every
 //! new size traced a new graph (session 27's hunt: 7 graphs over 8 sizes where torch.compile
 //! makes 1 or 2). As for the other explicit rules, `infer_symbolic` checks each answer against
@@ -16,7 +17,7 @@ use crate::sym::{RelOp, Relation, SymExpr};
 use crate::InferError;
 
 /// The ops ruled here, by how their target is spelled (`Tensor.unfold` is a sliding window;
-/// `F.unfold` is im2col, not ruled).
+/// `F.unfold` is im2col, `F.fold` its inverse).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Shaped {
     Repeat,
@@ -26,10 +27,23 @@ pub(super) enum Shaped {
     Arange,
     Eye,
     Interpolate,
+    /// `repeat_interleave` by an int (a tensor of repeats makes data-dependent sizes).
+    RepeatInterleave,
+    /// `torch.block_diag`: the sums of the blocks' rows and columns.
+    BlockDiag,
+    /// `F.unfold` (im2col): `[N, C * kh * kw, L]`, `L` the count of window positions.
+    Im2col,
+    /// `F.fold` (col2im): `[N, C, *output_size]`.
+    Col2im,
 }
 
 impl Shaped {
     pub(super) fn of(target: &Target) -> Option<Shaped> {
+        // `torch.block_diag` is defined in `torch.functional` (a path `split_target` does not
+        // name; `super::op_name` does).
+        if super::op_name(target) == "block_diag" {
+            return Some(Shaped::BlockDiag);
+        }
         let (spelling, name) = crate::ops::split_target(target)?;
         Some(match (spelling, name) {
             (Spelling::Method, "repeat") => Shaped::Repeat,
@@ -39,6 +53,9 @@ impl Shaped {
             (Spelling::Torch, "arange") => Shaped::Arange,
             (Spelling::Torch, "eye") => Shaped::Eye,
             (Spelling::Functional, "interpolate" | "upsample") => Shaped::Interpolate,
+            (Spelling::Method | Spelling::Torch, "repeat_interleave") => Shaped::RepeatInterleave,
+            (Spelling::Functional, "unfold") => Shaped::Im2col,
+            (Spelling::Functional, "fold") => Shaped::Col2im,
             _ => return None,
         })
     }
@@ -49,6 +66,16 @@ const UNFLATTEN: &[&str] = &["input", "dim", "sizes"];
 const UNFOLD: &[&str] = &["input", "dimension", "size", "step"];
 const DIAGONAL: &[&str] = &["input", "offset", "dim1", "dim2"];
 const EYE: &[&str] = &["n", "m"];
+const REPEAT_INTERLEAVE: &[&str] = &["input", "repeats", "dim", "output_size"];
+const IM2COL: &[&str] = &["input", "kernel_size", "dilation", "padding", "stride"];
+const COL2IM: &[&str] = &[
+    "input",
+    "output_size",
+    "kernel_size",
+    "dilation",
+    "padding",
+    "stride",
+];
 
 fn bind<'a>(
     sig: &[&'static str],
@@ -370,7 +397,174 @@ impl Sym<'_> {
                 }
                 Ok(sizes)
             }
+            // `x.repeat_interleave(r, dim)`: that size times `r`; without `dim`, the
+            // flattened input's element count times `r`.
+            Shaped::RepeatInterleave => {
+                let slots = bind(REPEAT_INTERLEAVE, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let r = slots[1].and_then(|a| self.int(a)).ok_or_else(unsupported)?;
+                at_least(&r, 0, rels);
+                match slots[2] {
+                    None | Some(Arg::None) => {
+                        let numel = x
+                            .sizes
+                            .iter()
+                            .fold(SymExpr::constant(1), |acc, d| acc.mul(&d.expr()));
+                        Ok(vec![Dim::from_expr(numel.mul(&r))])
+                    }
+                    Some(Arg::Int(d)) => {
+                        let d = crate::infer::wrap_dim(*d, x.ndim().max(1))?;
+                        let mut sizes = x.sizes.clone();
+                        if sizes.is_empty() {
+                            return Ok(vec![Dim::from_expr(r)]);
+                        }
+                        sizes[d] = Dim::from_expr(sizes[d].expr().mul(&r));
+                        Ok(sizes)
+                    }
+                    Some(_) => Err(unsupported()),
+                }
+            }
+            // `torch.block_diag(*tensors)`: a 0-d block is `1 x 1`, a 1-d block of `n` is
+            // `1 x n`; the result's rows and columns are the blocks' sums.
+            Shaped::BlockDiag => {
+                if !kwargs.is_empty() || args.is_empty() {
+                    return Err(unsupported());
+                }
+                let (mut rows, mut cols) = (SymExpr::constant(0), SymExpr::constant(0));
+                for a in args {
+                    let t = tensor(Some(a))?;
+                    let (r, c) = match &t.sizes[..] {
+                        [] => (SymExpr::constant(1), SymExpr::constant(1)),
+                        [n] => (SymExpr::constant(1), n.expr()),
+                        [r, c] => (r.expr(), c.expr()),
+                        _ => return Err(unsupported()),
+                    };
+                    rows = rows.add(&r);
+                    cols = cols.add(&c);
+                }
+                Ok(vec![Dim::from_expr(rows), Dim::from_expr(cols)])
+            }
+            // `F.unfold(x, k, dilation, padding, stride)`: each spatial dim has
+            // `(s + 2p - d(k - 1) - 1) // stride + 1` window positions (at least one: torch
+            // raises otherwise, guarded); `L` is their product.
+            Shaped::Im2col => {
+                let slots = bind(IM2COL, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                if x.ndim() != 3 && x.ndim() != 4 {
+                    return Err(unsupported());
+                }
+                let lead = x.ndim() - 2;
+                let (kernel, dilation, padding, stride) = self.window_params(&slots[1..])?;
+                let mut count = SymExpr::constant(1);
+                for i in 0..2 {
+                    let blocks = self.blocks(
+                        &x.sizes[lead + i].expr(),
+                        kernel[i],
+                        dilation[i],
+                        padding[i],
+                        stride[i],
+                        rels,
+                    )?;
+                    count = count.mul(&blocks);
+                }
+                let mut sizes: Vec<Dim> = x.sizes[..lead - 1].to_vec();
+                sizes.push(Dim::from_expr(
+                    x.sizes[lead - 1].expr().mul_const(kernel[0] * kernel[1]),
+                ));
+                sizes.push(Dim::from_expr(count));
+                Ok(sizes)
+            }
+            // `F.fold(x, output_size, k, ...)` of `[N, C * kh * kw, L]`: `[N, C, oh, ow]`;
+            // torch requires `L` to be the count of window positions in the output (guarded)
+            // and the channels divisible by the kernel's size.
+            Shaped::Col2im => {
+                let slots = bind(COL2IM, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                if x.ndim() != 2 && x.ndim() != 3 {
+                    return Err(unsupported());
+                }
+                let out = self
+                    .int_list(slots[1].ok_or_else(unsupported)?)
+                    .ok_or_else(unsupported)?;
+                let out = match &out[..] {
+                    [o] => vec![o.clone(), o.clone()],
+                    [_, _] => out,
+                    _ => return Err(unsupported()),
+                };
+                let (kernel, dilation, padding, stride) = self.window_params(&slots[2..])?;
+                let mut count = SymExpr::constant(1);
+                for i in 0..2 {
+                    let blocks =
+                        self.blocks(&out[i], kernel[i], dilation[i], padding[i], stride[i], rels)?;
+                    count = count.mul(&blocks);
+                }
+                let lead = x.ndim() - 2;
+                let l = x.sizes[lead + 1].expr();
+                let same = Relation::new(l, RelOp::Eq, count);
+                if same.decided() != Some(true) {
+                    rels.push(same);
+                }
+                let area = kernel[0] * kernel[1];
+                let c = x.sizes[lead].expr();
+                let rest = c.modulo(&SymExpr::constant(area));
+                if rest.as_const() != Some(0) {
+                    rels.push(Relation::new(rest, RelOp::Eq, SymExpr::constant(0)));
+                }
+                let mut sizes: Vec<Dim> = x.sizes[..lead].to_vec();
+                sizes.push(Dim::from_expr(c.floordiv(&SymExpr::constant(area))));
+                sizes.extend(out.into_iter().map(Dim::from_expr));
+                Ok(sizes)
+            }
         }
+    }
+
+    /// `kernel_size, dilation, padding, stride` of `F.unfold`/`F.fold` (two ints each; an int
+    /// repeats), constants only.
+    #[allow(clippy::type_complexity)]
+    fn window_params(
+        &self,
+        slots: &[Option<&Arg>],
+    ) -> Result<([i64; 2], [i64; 2], [i64; 2], [i64; 2]), InferError> {
+        let two = |a: Option<&Arg>, default: i64| -> Result<[i64; 2], InferError> {
+            match self.ints(a, 2, Some(vec![default; 2])).as_deref() {
+                Some(&[x, y]) => Ok([x, y]),
+                _ => Err(InferError::Unsupported),
+            }
+        };
+        let kernel = two(slots.first().copied().flatten(), i64::MIN)?;
+        let dilation = two(slots.get(1).copied().flatten(), 1)?;
+        let padding = two(slots.get(2).copied().flatten(), 0)?;
+        let stride = two(slots.get(3).copied().flatten(), 1)?;
+        let positive = |v: [i64; 2]| v.iter().all(|&x| x > 0);
+        if !(positive(kernel) && positive(dilation) && positive(stride))
+            || padding.iter().any(|&p| p < 0)
+        {
+            return Err(InferError::Unsupported);
+        }
+        Ok((kernel, dilation, padding, stride))
+    }
+
+    /// Window positions along one dim of length `s`: `(s + 2p - d(k - 1) - 1) // stride + 1`,
+    /// at least one (guarded; a count below one at the hints is left to specialize).
+    fn blocks(
+        &self,
+        s: &SymExpr,
+        k: i64,
+        dilation: i64,
+        padding: i64,
+        stride: i64,
+        rels: &mut Vec<Relation>,
+    ) -> Result<SymExpr, InferError> {
+        let num = s.add_const(2 * padding - dilation * (k - 1) - 1);
+        if self.hint(&num).is_none_or(|h| h < 0) {
+            return Err(InferError::Unsupported);
+        }
+        at_least(&num, 0, rels);
+        Ok(if stride == 1 {
+            num.add_const(1)
+        } else {
+            num.floordiv(&SymExpr::constant(stride)).add_const(1)
+        })
     }
 
     /// Stride candidates of a [`Shaped`] op's result beyond the input's and the contiguous
