@@ -123,6 +123,46 @@ def cosine_embedding_of_a_product(x, w, y, t):
     return F.cosine_embedding_loss(x @ w, y, t)
 
 
+def norm_over_a_dim(x):
+    return torch.norm(x, dim=1) + torch.linalg.vector_norm(x, ord=1, dim=0).sum()
+
+
+def tensordot_contracting(a, b):
+    return torch.tensordot(a, b, dims=([1], [0]))
+
+
+def cdist_of_rows(a, b):
+    return torch.cdist(a, b)
+
+
+def broadcast_then_meshgrid(a, b):
+    x, y = torch.broadcast_tensors(a, b)
+    i, j = torch.meshgrid(a[:, 0], b[0], indexing="ij")
+    u, v = torch.meshgrid(a[:, 0], b[0], indexing="xy")
+    return x * y + i * j, u - v
+
+
+def block_diag_of_a_size(a, b):
+    return torch.block_diag(a, b, b[0])
+
+
+def atleast_of_a_vector(x):
+    return torch.atleast_1d(x) + 1, torch.atleast_2d(x) * 2, torch.atleast_3d(x) * 3
+
+
+def repeat_interleave_by_an_int(x):
+    return torch.repeat_interleave(x, 2, dim=0), x.repeat_interleave(3)
+
+
+def bucketize_rows(x, b):
+    return torch.bucketize(x, b)
+
+
+def unfold_then_fold(x):
+    cols = F.unfold(x, kernel_size=2)
+    return cols, F.fold(cols, output_size=x.shape[2:], kernel_size=2)
+
+
 def _index_add_args(b, gen):
     return [
         torch.randn(b, 3, generator=gen),
@@ -234,6 +274,68 @@ PROGRAMS = {
         ],
         NONZERO,
         {None: (3, 2), True: (2, 2)},
+    ),
+    # Ops with no symbolic rule before (session 31, dynrules31): every size they read was
+    # specialized (6 graphs over 6 sizes). Fitted (`norm`, `tensordot` and `cdist` with the
+    # sizes they contract or broadcast required equal, `broadcast_tensors`, `meshgrid`,
+    # `atleast_*d`, `bucketize`) or ruled (`repeat_interleave` by an int, `block_diag`,
+    # `F.unfold`/`F.fold`: sizes that are products and sums, `symbolic/shaped.rs`).
+    "norm": (
+        norm_over_a_dim,
+        lambda b, gen: [torch.randn(b, 5, generator=gen)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "tensordot": (
+        tensordot_contracting,
+        lambda b, gen: [
+            torch.randn(b, 5, generator=gen),
+            torch.randn(5, b, 2, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "cdist": (
+        cdist_of_rows,
+        lambda b, gen: [torch.randn(b, 4, generator=gen), torch.randn(3, 4, generator=gen)],
+        NONZERO,
+        {None: (3, 2), True: (3, 3)},
+    ),
+    "broadcast_meshgrid": (
+        broadcast_then_meshgrid,
+        lambda b, gen: [torch.randn(b, 1, generator=gen), torch.randn(1, 5, generator=gen)],
+        NONZERO,
+        {None: (3, 3), True: (2, 2)},
+    ),
+    "block_diag": (
+        block_diag_of_a_size,
+        lambda b, gen: [torch.randn(b, 3, generator=gen), torch.randn(2, b, generator=gen)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "atleast": (
+        atleast_of_a_vector,
+        lambda b, gen: [torch.randn(b, generator=gen)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "repeat_interleave": (
+        repeat_interleave_by_an_int,
+        lambda b, gen: [torch.randn(b, 3, generator=gen)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "bucketize": (
+        bucketize_rows,
+        lambda b, gen: [torch.randn(b, 3, generator=gen), torch.linspace(-1, 1, 5)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "unfold_fold": (
+        unfold_then_fold,
+        lambda b, gen: [torch.randn(2, 3, b + 2, 5, generator=gen)],
+        NONZERO,
+        {None: (2, 2), True: (1, 1)},
     ),
     "slice_writes": (
         slice_writes_by_size,

@@ -703,6 +703,23 @@ mod tests {
         }
     }
 
+    /// `x.repeat_interleave(3, 0)` and `x.repeat_interleave(2)`: the size along `dim`, or
+    /// the element count, times the repeats.
+    #[test]
+    fn repeat_interleave_multiplies_a_size_or_the_count() {
+        let target = Target::Method("repeat_interleave".into());
+        let eval = |p: &[i64]| (vec![p[0] * 3, p[1]], vec![p[1], 1]);
+        let (m, _) = infer(target.clone(), vec![Arg::Int(3), Arg::Int(0)], &eval).unwrap();
+        for p in [[5, 9], [2, 3], [11, 4]] {
+            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
+        }
+        let eval = |p: &[i64]| (vec![p[0] * p[1] * 2], vec![1]);
+        let (m, _) = infer(target, vec![Arg::Int(2)], &eval).unwrap();
+        for p in [[5, 9], [2, 3], [11, 4]] {
+            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
+        }
+    }
+
     /// A wrong rule is caught: the concrete evaluation disagrees at a probe point, and the
     /// answer is `Unsupported` (the op specializes), never a guess.
     #[test]
