@@ -599,3 +599,89 @@ def test_setitem_writes_are_one_library_over_sizes(name, monkeypatch, caplog):
     text = "\n".join(inductor_log(caplog.records))
     assert (tc.n, len(entries), compiles) == (1, 1, 1), text
     assert "lowered symbolically: one library" in text, text
+
+
+# --- generated: ops whose sizes had no symbolic rule (session 31) -------------------------------
+
+
+def _op_cases(n, gen, p):
+    """``(program, inputs)`` of op ``p["op"]`` with its drawn parameters, at size ``n``."""
+    r = lambda *shape: torch.randn(*shape, generator=gen)  # noqa: E731
+    op = p["op"]
+    if op == "norm":
+        dim, keep, order = p["dim"], p["flag"], p["order"]
+        return (
+            lambda x: torch.linalg.vector_norm(x, ord=order, dim=dim, keepdim=keep)
+            + torch.norm(x, dim=dim, keepdim=keep),
+            [r(n, 4)],
+        )
+    if op == "tensordot":
+        return (lambda a, b: torch.tensordot(a, b, dims=([1], [0])), [r(n, 3), r(3, n)])
+    if op == "cdist":
+        return (lambda a, b: torch.cdist(a, b), [r(2, n, 3), r(1, p["k"], 3)])
+    if op == "broadcast_tensors":
+        return (
+            lambda a, b: torch.broadcast_tensors(a, b)[int(p["flag"])] * 2,
+            [r(n, 1), r(p["k"])],
+        )
+    if op == "meshgrid":
+        ix = "ij" if p["flag"] else "xy"
+        return (lambda a, b: torch.stack(torch.meshgrid(a, b, indexing=ix)), [r(n), r(p["k"])])
+    if op == "atleast":
+        fn = [torch.atleast_1d, torch.atleast_2d, torch.atleast_3d][p["k"] - 1]
+        return (lambda x: fn(x) + 1, [r(n, 2) if p["flag"] else r(n)])
+    if op == "repeat_interleave":
+        dim = p["dim"] if p["dim"] in (0, 1) else None
+        return (lambda x: x.repeat_interleave(p["k"], dim=dim), [r(n, 2)])
+    if op == "block_diag":
+        return (lambda a, b: torch.block_diag(a, b), [r(n, p["k"]), r(2, n)])
+    if op == "bucketize":
+        return (
+            lambda x, b: torch.bucketize(x, b, right=p["flag"]),
+            [r(n, 2), torch.linspace(-1, 1, p["k"] + 2)],
+        )
+    assert op == "unfold"
+    k = p["k"]
+    return (
+        lambda x: F.unfold(x, kernel_size=k, padding=int(p["flag"]), stride=p["order"]),
+        [r(1, 2, n + 3, 4)],
+    )
+
+
+@generated(16)
+@given(
+    op=st.sampled_from(
+        [
+            "norm",
+            "tensordot",
+            "cdist",
+            "broadcast_tensors",
+            "meshgrid",
+            "atleast",
+            "repeat_interleave",
+            "block_diag",
+            "bucketize",
+            "unfold",
+        ]
+    ),
+    dim=st.sampled_from([0, 1, -1]),
+    flag=st.booleans(),
+    order=st.sampled_from([1, 2]),
+    k=st.integers(1, 3),
+    rows=st.lists(st.integers(1, 9), min_size=2, max_size=5),
+    dynamic=st.sampled_from([None, True]),
+)
+def test_generated_ops_given_rules_in_session_31(op, dim, flag, order, k, rows, dynamic):
+    """Each op that had no symbolic rule (every size it read was specialized: a graph per size)
+    with drawn parameters, its input's rows over a drawn size sequence: values are eager's and
+    torchferro's graph count at most torch.compile's."""
+    params = dict(op=op, dim=dim, flag=flag, order=order, k=k)
+    note(f"{params} rows {rows} dynamic {dynamic}")
+    program = _op_cases(2, torch.Generator(), params)[0]
+
+    def make(n, gen):
+        return _op_cases(n, gen, params)[1]
+
+    tc, fc = _counts(program, make, rows, dynamic)
+    note(f"graphs: torch.compile {tc}, torchferro {fc}")
+    assert fc <= tc, f"torchferro {fc} graphs, torch.compile {tc}"

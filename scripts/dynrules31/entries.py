@@ -1,4 +1,5 @@
-"""Inductor cache entries against graph counts (torchferro's counting backend) per probe program."""
+"""Inductor cache entries and C compiles (a fresh kernel cache per program) against graph counts
+(torchferro's counting backend) per probe program. GRAD=1: calls with grad enabled."""
 import sys
 
 import torch
@@ -17,10 +18,12 @@ for name in sys.argv[1:] or list(P):
         for s in SIZES:
             c(*make(s, torch.Generator().manual_seed(s)))
         torchferro.compiler.reset()
+        import os, tempfile
+        os.environ["TORCHFERRO_CACHE_DIR"] = tempfile.mkdtemp(prefix="tf-dr31-")
         spec0 = _C._dynamic_specializations()
         pc0 = _C.precompile_counters()
         c = torchferro.compile(f, dynamic=dyn)
-        with torch.no_grad():
+        with torch.set_grad_enabled(bool(__import__("os").environ.get("GRAD"))):
             for s in SIZES:
                 c(*make(s, torch.Generator().manual_seed(s)))
         e = torchferro.compiler.cache_entries(c)
