@@ -210,7 +210,11 @@ impl Sym<'_> {
         if eq.decided().is_none() {
             rels.push(eq);
         }
-        for (d1, d2) in x1.sizes[..n1 - 2].iter().rev().zip(x2.sizes[..n2 - 2].iter().rev()) {
+        for (d1, d2) in x1.sizes[..n1 - 2]
+            .iter()
+            .rev()
+            .zip(x2.sizes[..n2 - 2].iter().rev())
+        {
             self.equal_unless_one(&[d1, d2], rels);
         }
     }

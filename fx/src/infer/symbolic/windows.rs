@@ -77,7 +77,12 @@ pub(super) fn window_rank(name: &str) -> Option<usize> {
 impl Sym<'_> {
     /// An `int[n]` argument: one int for every spatial dim, or `n` ints (a single-element
     /// list repeats too, as torch's `expand_param_if_needed`). `None`/absent is `default`.
-    pub(super) fn ints(&self, a: Option<&Arg>, n: usize, default: Option<Vec<i64>>) -> Option<Vec<i64>> {
+    pub(super) fn ints(
+        &self,
+        a: Option<&Arg>,
+        n: usize,
+        default: Option<Vec<i64>>,
+    ) -> Option<Vec<i64>> {
         match a {
             None | Some(Arg::None) => default,
             Some(Arg::Int(v)) => Some(vec![*v; n]),
