@@ -297,19 +297,28 @@ PROGRAMS = {
     ),
     "cdist": (
         cdist_of_rows,
-        lambda b, gen: [torch.randn(b, 4, generator=gen), torch.randn(3, 4, generator=gen)],
+        lambda b, gen: [
+            torch.randn(b, 4, generator=gen),
+            torch.randn(3, 4, generator=gen),
+        ],
         NONZERO,
         {None: (3, 2), True: (3, 3)},
     ),
     "broadcast_meshgrid": (
         broadcast_then_meshgrid,
-        lambda b, gen: [torch.randn(b, 1, generator=gen), torch.randn(1, 5, generator=gen)],
+        lambda b, gen: [
+            torch.randn(b, 1, generator=gen),
+            torch.randn(1, 5, generator=gen),
+        ],
         NONZERO,
         {None: (3, 3), True: (2, 2)},
     ),
     "block_diag": (
         block_diag_of_a_size,
-        lambda b, gen: [torch.randn(b, 3, generator=gen), torch.randn(2, b, generator=gen)],
+        lambda b, gen: [
+            torch.randn(b, 3, generator=gen),
+            torch.randn(2, b, generator=gen),
+        ],
         NONZERO,
         {None: (3, 2), True: (2, 2)},
     ),
@@ -606,13 +615,18 @@ def test_setitem_writes_are_one_library_over_sizes(name, monkeypatch, caplog):
 
 def _op_cases(n, gen, p):
     """``(program, inputs)`` of op ``p["op"]`` with its drawn parameters, at size ``n``."""
-    r = lambda *shape: torch.randn(*shape, generator=gen)  # noqa: E731
+
+    def r(*shape):
+        return torch.randn(*shape, generator=gen)
+
     op = p["op"]
     if op == "norm":
         dim, keep, order = p["dim"], p["flag"], p["order"]
         return (
-            lambda x: torch.linalg.vector_norm(x, ord=order, dim=dim, keepdim=keep)
-            + torch.norm(x, dim=dim, keepdim=keep),
+            lambda x: (
+                torch.linalg.vector_norm(x, ord=order, dim=dim, keepdim=keep)
+                + torch.norm(x, dim=dim, keepdim=keep)
+            ),
             [r(n, 4)],
         )
     if op == "tensordot":
@@ -626,7 +640,10 @@ def _op_cases(n, gen, p):
         )
     if op == "meshgrid":
         ix = "ij" if p["flag"] else "xy"
-        return (lambda a, b: torch.stack(torch.meshgrid(a, b, indexing=ix)), [r(n), r(p["k"])])
+        return (
+            lambda a, b: torch.stack(torch.meshgrid(a, b, indexing=ix)),
+            [r(n), r(p["k"])],
+        )
     if op == "atleast":
         fn = [torch.atleast_1d, torch.atleast_2d, torch.atleast_3d][p["k"] - 1]
         return (lambda x: fn(x) + 1, [r(n, 2) if p["flag"] else r(n)])
@@ -671,11 +688,13 @@ def _op_cases(n, gen, p):
     rows=st.lists(st.integers(1, 9), min_size=2, max_size=5),
     dynamic=st.sampled_from([None, True]),
 )
-def test_generated_ops_given_rules_in_session_31(op, dim, flag, order, k, rows, dynamic):
+def test_generated_ops_given_rules_in_session_31(
+    op, dim, flag, order, k, rows, dynamic
+):
     """Each op that had no symbolic rule (every size it read was specialized: a graph per size)
     with drawn parameters, its input's rows over a drawn size sequence: values are eager's and
     torchferro's graph count at most torch.compile's."""
-    params = dict(op=op, dim=dim, flag=flag, order=order, k=k)
+    params = {"op": op, "dim": dim, "flag": flag, "order": order, "k": k}
     note(f"{params} rows {rows} dynamic {dynamic}")
     program = _op_cases(2, torch.Generator(), params)[0]
 

@@ -281,4 +281,7 @@ if __name__ == "__main__":
             tc, fc = run(name, dyn)
             more = isinstance(fc, int) and isinstance(tc, int) and fc > tc
             flag = "MORE" if more or isinstance(fc, str) else ""
-            print(f"{name:26s} dyn={str(dyn):5s} tc={tc!s:4s} tf={fc!s:4s} {flag}", flush=True)
+            print(
+                f"{name:26s} dyn={dyn!s:5s} tc={tc!s:4s} tf={fc!s:4s} {flag}",
+                flush=True,
+            )

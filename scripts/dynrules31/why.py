@@ -1,4 +1,5 @@
 """Why a probe program specializes: torchferro's dynamic-shape log for one program, dynamic=True."""
+
 import logging
 import sys
 
