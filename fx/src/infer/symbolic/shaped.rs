@@ -544,8 +544,8 @@ impl Sym<'_> {
         Ok((kernel, dilation, padding, stride))
     }
 
-    /// Window positions along one dim of length `s`: `(s + 2p - d(k - 1) - 1) // stride + 1`,
-    /// at least one (guarded; a count below one at the hints is left to specialize).
+    /// Window positions along one dim of length `s` ([`super::windows::windows_along`]), at
+    /// least one (guarded; a count below one at the hints is left to specialize).
     fn blocks(
         &self,
         s: &SymExpr,
@@ -555,16 +555,14 @@ impl Sym<'_> {
         stride: i64,
         rels: &mut Vec<Relation>,
     ) -> Result<SymExpr, InferError> {
-        let num = s.add_const(2 * padding - dilation * (k - 1) - 1);
+        let span = SymExpr::constant(dilation * (k - 1));
+        let num = s.sub(&span).add_const(2 * padding - 1);
         if self.hint(&num).is_none_or(|h| h < 0) {
             return Err(InferError::Unsupported);
         }
-        at_least(&num, 0, rels);
-        Ok(if stride == 1 {
-            num.add_const(1)
-        } else {
-            num.floordiv(&SymExpr::constant(stride)).add_const(1)
-        })
+        Ok(super::windows::windows_along(
+            s, &span, padding, stride, rels,
+        ))
     }
 
     /// Stride candidates of a [`Shaped`] op's result beyond the input's and the contiguous
