@@ -248,6 +248,204 @@ def full_float_n_rows(x):
     return torch.full((x.size(0),), float(x.size(0)))
 
 
+# --- more (a third list) ---------------------------------------------------------------------
+@prog(lambda n, g: [r(n, 3, gen=g), r(2, 2, gen=g)])
+def kron(x, y):
+    return torch.kron(x, y)
+
+
+@prog(lambda n, g: [r(n, gen=g), r(3, gen=g)])
+def cartesian_prod(a, b):
+    return torch.cartesian_prod(a, b)
+
+
+@prog(lambda n, g: [r(n, gen=g), r(3, gen=g)])
+def outer(a, b):
+    return torch.outer(a, b)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g), r(n, 3, gen=g)])
+def cross(a, b):
+    return torch.linalg.cross(a, b)
+
+
+@prog(lambda n, g: [r(n, n, gen=g)])
+def trace(x):
+    return torch.trace(x)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def diag_embed(x):
+    return torch.diag_embed(x)
+
+
+@prog(lambda n, g: [r(n, gen=g)])
+def diag(x):
+    return torch.diag(x)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def tile(x):
+    return torch.tile(x, (2, 1))
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def rot90(x):
+    return torch.rot90(x, 1, (0, 1))
+
+
+@prog(lambda n, g: [r(n, 3, 2, gen=g)])
+def movedim(x):
+    return torch.movedim(x, 0, -1) * 2
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def cummax(x):
+    return torch.cummax(x, 0).values
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def logcumsumexp(x):
+    return torch.logcumsumexp(x, 0)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def kthvalue(x):
+    return torch.kthvalue(x, 1, 0).values
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def median_dim(x):
+    return torch.median(x, 0).values
+
+
+@prog(lambda n, g: [r(n, 4, gen=g)])
+def glu(x):
+    return F.glu(x, -1)
+
+
+@prog(lambda n, g: [r(1, 4, n, 3, gen=g)])
+def pixel_shuffle(x):
+    return F.pixel_shuffle(x, 2)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def logsumexp(x):
+    return torch.logsumexp(x, 1)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def var_mean(x):
+    v, m = torch.var_mean(x, 0)
+    return v + m
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def aminmax(x):
+    a, b = torch.aminmax(x, dim=0)
+    return a + b
+
+
+@prog(lambda n, g: [r(3, n, gen=g)])
+def cov(x):
+    return torch.cov(x)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g), r(3, gen=g)])
+def mv(x, v):
+    return torch.mv(x, v)
+
+
+@prog(lambda n, g: [r(n, gen=g), r(n, gen=g)])
+def dot(a, b):
+    return torch.dot(a, b)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g), r(2, 3, gen=g)])
+def inner(a, b):
+    return torch.inner(a, b)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g), r(3, 4, gen=g), r(4, 2, gen=g)])
+def multi_dot(a, b, c):
+    return torch.linalg.multi_dot([a, b, c])
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def take_along_dim(x):
+    return torch.take_along_dim(x, x.argsort(0), 0)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g), torch.linspace(-1, 1, 5)])
+def searchsorted(x, b):
+    return torch.searchsorted(b, x)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def vander(x):
+    return torch.vander(x[:, 0], 3)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def trapz(x):
+    return torch.trapezoid(x, dim=0)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def cumulative_trapezoid(x):
+    return torch.cumulative_trapezoid(x, dim=0)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def renorm(x):
+    return torch.renorm(x, 2, 0, 1.0)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g), r(4, 5, gen=g), r(n, 5, gen=g)])
+def addmv_addr(x, m, y):
+    return torch.addr(y, x[:, 0], m[0])
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def softmin(x):
+    return F.softmin(x, 0)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def nan_to_num(x):
+    return torch.nan_to_num(x.log())
+
+
+@prog(lambda n, g: [r(n, 3, gen=g), r(n, 3, gen=g)])
+def clamp_tensor(x, lo):
+    return torch.clamp(x, min=lo)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def std(x):
+    return torch.std(x, 0)
+
+
+@prog(lambda n, g: [r(n, 3, gen=g)])
+def chunk(x):
+    return torch.chunk(x, 2, 0)[0] * 2
+
+
+@prog(lambda n, g: [r(n, 2, gen=g)])
+def squeeze_unsqueeze(x):
+    return x.unsqueeze(0).squeeze(0).flatten()
+
+
+@prog(lambda n, g: [r(2, 3, n, n, gen=g), torch.rand(2, 4, 4, 2, generator=g) * 2 - 1])
+def grid_sample(x, grid):
+    return F.grid_sample(x, grid, align_corners=False)
+
+
+@prog(lambda n, g: [torch.randint(0, 10, (n, 3), generator=g), r(10, 4, gen=g)])
+def embedding_bag(idx, w):
+    return F.embedding_bag(idx, w)
+
+
 def run(name, dynamic):
     f, make = P[name]
 

@@ -168,6 +168,32 @@ const EXTERNAL_FITTED: &[&str] = &[
     "atleast_3d",
     // The input's sizes.
     "bucketize",
+    "searchsorted",
+    "nan_to_num",
+    "renorm",
+    "softmin",
+    "logcumsumexp",
+    "cummax",
+    "cummin",
+    // The input's sizes without the reduced dim (or kept as 1), a value and an index each.
+    "kthvalue",
+    "median",
+    "aminmax",
+    "trapezoid",
+    // A scalar; `[n, m]` (`Sym::inner_relations`: `inner` contracts its last dims); `[m, n]`
+    // or a permutation; a square of a vector's length; a batch by an embedding.
+    "trace",
+    "outer",
+    "inner",
+    "rot90",
+    "movedim",
+    "diag_embed",
+    "diag",
+    "embedding_bag",
+    // `[N, C, Hg, Wg]` (`Sym::grid_sample_relations`: the grid's batch is the input's).
+    "grid_sample",
+    // `[len(vec1), len(vec2)]` (`Sym::addr_relations`: the input broadcasts to it).
+    "addr",
 ];
 
 /// A concrete evaluator of one call at an assignment of the symbols.

@@ -1,7 +1,8 @@
 //! What ops outside the families of [`Sym::required`] require of their input sizes before
 //! their sizes are probed: `einsum`'s subscripts, `index_add`'s source against its input and
 //! index, `cosine_embedding_loss`'s inputs and target, `tensordot`'s contracted dimensions,
-//! `cdist`'s feature size and batch. Each is fitted from meta runs; without
+//! `cdist`'s feature size and batch, `inner`'s last dims, `grid_sample`'s batch and `addr`'s
+//! input against its vectors. Each is fitted from meta runs; without
 //! these relations the probes moved two sizes torch needs equal apart, the op failed at the
 //! probes and every size it read was specialized (5 graphs over a size sequence where
 //! torch.compile, guarding the equality and keeping one symbol, makes 2 or 3).
@@ -216,6 +217,61 @@ impl Sym<'_> {
             .zip(x2.sizes[..n2 - 2].iter().rev())
         {
             self.equal_unless_one(&[d1, d2], rels);
+        }
+    }
+
+    /// `torch.inner(a, b)`: the last dims are one size (torch checks them exactly; a 0-d
+    /// operand asks nothing).
+    pub(super) fn inner_relations(&self, args: &[Arg], rels: &mut Vec<Relation>) {
+        let (Some(a), Some(b)) = (
+            args.first().and_then(|a| self.tensor(a)),
+            args.get(1).and_then(|a| self.tensor(a)),
+        ) else {
+            return;
+        };
+        if let (Some(x), Some(y)) = (a.sizes.last(), b.sizes.last()) {
+            rels.push(Relation::new(x.expr(), RelOp::Eq, y.expr()));
+        }
+    }
+
+    /// `F.grid_sample(input, grid)`: the grid's batch is the input's (torch checks it
+    /// exactly).
+    pub(super) fn grid_sample_relations(
+        &self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let arg = |pos: usize, key: &str| Self::arg(args, kwargs, pos, &[key]);
+        let (Some(x), Some(grid)) = (
+            arg(0, "input").and_then(|a| self.tensor(a)),
+            arg(1, "grid").and_then(|a| self.tensor(a)),
+        ) else {
+            return;
+        };
+        if let (Some(n), Some(m)) = (x.sizes.first(), grid.sizes.first()) {
+            rels.push(Relation::new(n.expr(), RelOp::Eq, m.expr()));
+        }
+    }
+
+    /// `torch.addr(input, vec1, vec2)`: `input` broadcasts to the outer product's
+    /// `[len(vec1), len(vec2)]`.
+    pub(super) fn addr_relations(
+        &self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let arg = |pos: usize, key: &str| Self::arg(args, kwargs, pos, &[key]);
+        let (Some(x), Some(v1), Some(v2)) = (
+            arg(0, "input").and_then(|a| self.tensor(a)),
+            arg(1, "vec1").and_then(|a| self.tensor(a)),
+            arg(2, "vec2").and_then(|a| self.tensor(a)),
+        ) else {
+            return;
+        };
+        if let ([n], [m]) = (&v1.sizes[..], &v2.sizes[..]) {
+            self.broadcast_into(&[n.clone(), m.clone()], x, rels);
         }
     }
 
