@@ -163,6 +163,44 @@ def unfold_then_fold(x):
     return cols, F.fold(cols, output_size=x.shape[2:], kernel_size=2)
 
 
+def selections_of_rows(x, y, b):
+    """Ops whose result sizes are the inputs' (fitted; no rule before session 31)."""
+    v = x[:, 0]
+    out = [
+        torch.outer(v, y[0]).sum(1),
+        torch.inner(x, y).sum(1),
+        torch.linalg.cross(x, y).sum(1),
+        torch.diag_embed(x).sum((1, 2)),
+        torch.rot90(x, 1, (0, 1)).sum(0),
+        torch.movedim(x.unsqueeze(2), 0, -1).sum((0, 1)),
+        torch.cummax(x, 0).values.sum(1),
+        torch.logcumsumexp(x, 0).sum(1),
+        torch.kthvalue(x, 1, 1).values,
+        torch.median(x, 1).values,
+        sum(torch.aminmax(x, dim=1)),
+        torch.searchsorted(b, x).sum(1).float(),
+        torch.renorm(x, 2, 0, 1.0).sum(1),
+        F.softmin(x, 0).sum(1),
+        torch.nan_to_num(x.log()).sum(1),
+    ]
+    return torch.stack(out), torch.trace(x @ y.T), torch.trapezoid(x, dim=0)
+
+
+def products_of_rows(x):
+    """Ops whose result sizes are products, quotients or differences (`symbolic/shaped.rs`)."""
+    return (
+        torch.tile(x, (2, 1)),
+        F.glu(x, -1),
+        F.pixel_shuffle(x.reshape(1, 4, -1, 1), 2),
+        torch.cumulative_trapezoid(x, dim=0),
+        torch.cartesian_prod(x[:, 0], x[0]),
+    )
+
+
+def sampled_rows(x, grid, m, u, w):
+    return F.grid_sample(x, grid, align_corners=False), torch.addr(m, u, w)
+
+
 def _index_add_args(b, gen):
     return [
         torch.randn(b, 3, generator=gen),
@@ -345,6 +383,38 @@ PROGRAMS = {
         lambda b, gen: [torch.randn(2, 3, b + 2, 5, generator=gen)],
         NONZERO,
         {None: (2, 2), True: (1, 1)},
+    ),
+    # A third probe list (dynrules31): fitted ops, then ops with computed sizes (each op
+    # alone made a graph per size before). Ours equal torch.compile's 3 where an op answers
+    # differently at size 1 (a cross product's or a sampler's strides): both trace size 1
+    # again.
+    "selections": (
+        selections_of_rows,
+        lambda b, gen: [
+            torch.randn(b, 3, generator=gen),
+            torch.randn(b, 3, generator=gen),
+            torch.linspace(-1, 1, 5),
+        ],
+        NONZERO,
+        {None: (3, 3), True: (2, 2)},
+    ),
+    "products": (
+        products_of_rows,
+        lambda b, gen: [torch.randn(b, 4, generator=gen)],
+        NONZERO,
+        {None: (3, 3), True: (3, 3)},
+    ),
+    "sampled": (
+        sampled_rows,
+        lambda b, gen: [
+            torch.randn(b, 3, 4, 4, generator=gen),
+            torch.rand(b, 2, 3, 2, generator=gen) * 2 - 1,
+            torch.randn(b, 5, generator=gen),
+            torch.randn(b, generator=gen),
+            torch.randn(5, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 3), True: (3, 3)},
     ),
     "slice_writes": (
         slice_writes_by_size,

@@ -35,14 +35,26 @@ pub(super) enum Shaped {
     Im2col,
     /// `F.fold` (col2im): `[N, C, *output_size]`.
     Col2im,
+    /// `torch.tile(x, dims)`: `repeat` with `dims` padded by leading 1s to the input's rank.
+    Tile,
+    /// `F.glu(x, dim)`: half of `dim` (even, guarded).
+    Glu,
+    /// `F.pixel_shuffle(x, r)`: `[.., C / r^2, H * r, W * r]`.
+    PixelShuffle,
+    /// `torch.cumulative_trapezoid(y, dim=d)`: one fewer along `d`.
+    CumulativeTrapezoid,
+    /// `torch.cartesian_prod(*vectors)`: `[n1 * n2 * .., k]` (`[n]` for one vector).
+    CartesianProd,
 }
 
 impl Shaped {
     pub(super) fn of(target: &Target) -> Option<Shaped> {
         // `torch.block_diag` is defined in `torch.functional` (a path `split_target` does not
         // name; `super::op_name` does).
-        if super::op_name(target) == "block_diag" {
-            return Some(Shaped::BlockDiag);
+        match super::op_name(target) {
+            "block_diag" => return Some(Shaped::BlockDiag),
+            "cartesian_prod" => return Some(Shaped::CartesianProd),
+            _ => {}
         }
         let (spelling, name) = crate::ops::split_target(target)?;
         Some(match (spelling, name) {
@@ -56,6 +68,10 @@ impl Shaped {
             (Spelling::Method | Spelling::Torch, "repeat_interleave") => Shaped::RepeatInterleave,
             (Spelling::Functional, "unfold") => Shaped::Im2col,
             (Spelling::Functional, "fold") => Shaped::Col2im,
+            (Spelling::Method | Spelling::Torch, "tile") => Shaped::Tile,
+            (Spelling::Functional, "glu") => Shaped::Glu,
+            (Spelling::Functional | Spelling::Torch, "pixel_shuffle") => Shaped::PixelShuffle,
+            (Spelling::Torch, "cumulative_trapezoid") => Shaped::CumulativeTrapezoid,
             _ => return None,
         })
     }
@@ -67,6 +83,9 @@ const UNFOLD: &[&str] = &["input", "dimension", "size", "step"];
 const DIAGONAL: &[&str] = &["input", "offset", "dim1", "dim2"];
 const EYE: &[&str] = &["n", "m"];
 const REPEAT_INTERLEAVE: &[&str] = &["input", "repeats", "dim", "output_size"];
+const TILE: &[&str] = &["input", "dims"];
+const GLU: &[&str] = &["input", "dim"];
+const PIXEL_SHUFFLE: &[&str] = &["input", "upscale_factor"];
 const IM2COL: &[&str] = &["input", "kernel_size", "dilation", "padding", "stride"];
 const COL2IM: &[&str] = &[
     "input",
@@ -514,6 +533,99 @@ impl Sym<'_> {
                 sizes.push(Dim::from_expr(c.floordiv(&SymExpr::constant(area))));
                 sizes.extend(out.into_iter().map(Dim::from_expr));
                 Ok(sizes)
+            }
+            Shaped::Tile => {
+                let slots = bind(TILE, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let dims = self
+                    .int_list(slots[1].ok_or_else(unsupported)?)
+                    .ok_or_else(unsupported)?;
+                let mut sizes = Vec::new();
+                let rank = dims.len().max(x.ndim());
+                let pad_x = rank - x.ndim();
+                let pad_d = rank - dims.len();
+                for i in 0..rank {
+                    let r = if i < pad_d {
+                        SymExpr::constant(1)
+                    } else {
+                        dims[i - pad_d].clone()
+                    };
+                    at_least(&r, 0, rels);
+                    let size = if i < pad_x {
+                        r
+                    } else {
+                        x.sizes[i - pad_x].expr().mul(&r)
+                    };
+                    sizes.push(Dim::from_expr(size));
+                }
+                Ok(sizes)
+            }
+            Shaped::Glu => {
+                let slots = bind(GLU, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let d = crate::infer::wrap_dim(const_int(slots[1], -1)?, x.ndim())?;
+                let n = x.sizes[d].expr();
+                let rest = n.modulo(&SymExpr::constant(2));
+                if rest.as_const() != Some(0) {
+                    rels.push(Relation::new(rest, RelOp::Eq, SymExpr::constant(0)));
+                }
+                let mut sizes = x.sizes.clone();
+                sizes[d] = Dim::from_expr(n.floordiv(&SymExpr::constant(2)));
+                Ok(sizes)
+            }
+            Shaped::PixelShuffle => {
+                let slots = bind(PIXEL_SHUFFLE, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let r = const_int(slots[1], i64::MIN)?;
+                if x.ndim() < 3 || r < 1 {
+                    return Err(unsupported());
+                }
+                let k = x.ndim();
+                let c = x.sizes[k - 3].expr();
+                let rest = c.modulo(&SymExpr::constant(r * r));
+                if rest.as_const() != Some(0) {
+                    rels.push(Relation::new(rest, RelOp::Eq, SymExpr::constant(0)));
+                }
+                let mut sizes = x.sizes[..k - 3].to_vec();
+                sizes.push(Dim::from_expr(c.floordiv(&SymExpr::constant(r * r))));
+                sizes.push(Dim::from_expr(x.sizes[k - 2].expr().mul_const(r)));
+                sizes.push(Dim::from_expr(x.sizes[k - 1].expr().mul_const(r)));
+                Ok(sizes)
+            }
+            Shaped::CumulativeTrapezoid => {
+                // Only `y` and `dim` (sample points or a spacing leave the sizes alone, but
+                // are not bound here).
+                let x = tensor(args.first())?;
+                if args.len() != 1 || kwargs.iter().any(|(k, _)| k != "dim") {
+                    return Err(unsupported());
+                }
+                let dim = kwargs.iter().find(|(k, _)| k == "dim").map(|(_, a)| a);
+                let d = crate::infer::wrap_dim(const_int(dim, -1)?, x.ndim())?;
+                let n = x.sizes[d].expr();
+                if self.hint(&n).is_none_or(|h| h < 1) {
+                    return Err(unsupported());
+                }
+                at_least(&n, 1, rels);
+                let mut sizes = x.sizes.clone();
+                sizes[d] = Dim::from_expr(n.add_const(-1));
+                Ok(sizes)
+            }
+            Shaped::CartesianProd => {
+                if !kwargs.is_empty() || args.is_empty() {
+                    return Err(unsupported());
+                }
+                let mut count = SymExpr::constant(1);
+                for a in args {
+                    let t = tensor(Some(a))?;
+                    let [n] = &t.sizes[..] else {
+                        return Err(unsupported());
+                    };
+                    count = count.mul(&n.expr());
+                }
+                if args.len() == 1 {
+                    return Ok(vec![Dim::from_expr(count)]);
+                }
+                Ok(vec![Dim::from_expr(count), Dim::Known(args.len() as i64)])
             }
         }
     }
