@@ -727,6 +727,20 @@ def _op_cases(n, gen, p):
             lambda x, b: torch.bucketize(x, b, right=p["flag"]),
             [r(n, 2), torch.linspace(-1, 1, p["k"] + 2)],
         )
+    if op == "tile":
+        reps = (p["k"], 1) if p["flag"] else (p["k"],)
+        return (lambda x: torch.tile(x, reps), [r(n, 2)])
+    if op == "glu":
+        return (lambda x: F.glu(x, p["dim"] if p["dim"] != 1 else 0), [r(2 * n, 4)])
+    if op == "cumulative_trapezoid":
+        return (lambda x: torch.cumulative_trapezoid(x, dim=p["dim"]), [r(n, 3)])
+    if op == "cartesian_prod":
+        return (lambda a, b: torch.cartesian_prod(a, b), [r(n), r(p["k"])])
+    if op == "outer_inner":
+        return (
+            lambda a, b: (torch.outer(a[:, 0], b[0]), torch.inner(a, b)),
+            [r(n, 3), r(p["k"], 3)],
+        )
     assert op == "unfold"
     k = p["k"]
     return (
@@ -735,7 +749,7 @@ def _op_cases(n, gen, p):
     )
 
 
-@generated(16)
+@generated(20)
 @given(
     op=st.sampled_from(
         [
@@ -749,6 +763,11 @@ def _op_cases(n, gen, p):
             "block_diag",
             "bucketize",
             "unfold",
+            "tile",
+            "glu",
+            "cumulative_trapezoid",
+            "cartesian_prod",
+            "outer_inner",
         ]
     ),
     dim=st.sampled_from([0, 1, -1]),
