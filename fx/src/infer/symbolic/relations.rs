@@ -412,6 +412,34 @@ mod tests {
     }
 
     #[test]
+    fn inner_grid_sample_and_addr_requirements() {
+        let mut g = Graph::new();
+        let a = strided_input(&mut g, vec![s(0), s(1)], None);
+        let b = strided_input(&mut g, vec![s(2), s(3)], None);
+        let pair = vec![Arg::Node(a), Arg::Node(b)];
+        assert_eq!(
+            required(&g, "inner", pair.clone(), &[4, 3, 2, 3]),
+            ["s1 == s3"]
+        );
+        // `grid_sample`: only the batch (the grid's last size is 2, torch's own check).
+        let x = strided_input(&mut g, vec![s(0), s(1), s(2), s(3)], None);
+        let grid = strided_input(&mut g, vec![s(4), s(5), s(6), Dim::Known(2)], None);
+        let rels = required(
+            &g,
+            "grid_sample",
+            vec![Arg::Node(x), Arg::Node(grid)],
+            &[4, 3, 5, 5, 4, 2, 3],
+        );
+        assert_eq!(rels, ["s0 == s4"]);
+        // `addr`: the input broadcast to `[len(vec1), len(vec2)]`, a 1 asking nothing.
+        let m = strided_input(&mut g, vec![s(0), Dim::Known(1)], None);
+        let u = strided_input(&mut g, vec![s(1)], None);
+        let w = strided_input(&mut g, vec![s(2)], None);
+        let args = vec![Arg::Node(m), Arg::Node(u), Arg::Node(w)];
+        assert_eq!(required(&g, "addr", args, &[4, 4, 5]), ["s1 == s0"]);
+    }
+
+    #[test]
     fn cosine_embedding_inputs_broadcast_and_target_meets_batch() {
         let mut g = Graph::new();
         let x1 = strided_input(&mut g, vec![s(0), Dim::Known(3)], None);
