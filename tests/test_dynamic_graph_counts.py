@@ -123,6 +123,84 @@ def cosine_embedding_of_a_product(x, w, y, t):
     return F.cosine_embedding_loss(x @ w, y, t)
 
 
+def norm_over_a_dim(x):
+    return torch.norm(x, dim=1) + torch.linalg.vector_norm(x, ord=1, dim=0).sum()
+
+
+def tensordot_contracting(a, b):
+    return torch.tensordot(a, b, dims=([1], [0]))
+
+
+def cdist_of_rows(a, b):
+    return torch.cdist(a, b)
+
+
+def broadcast_then_meshgrid(a, b):
+    x, y = torch.broadcast_tensors(a, b)
+    i, j = torch.meshgrid(a[:, 0], b[0], indexing="ij")
+    u, v = torch.meshgrid(a[:, 0], b[0], indexing="xy")
+    return x * y + i * j, u - v
+
+
+def block_diag_of_a_size(a, b):
+    return torch.block_diag(a, b, b[0])
+
+
+def atleast_of_a_vector(x):
+    return torch.atleast_1d(x) + 1, torch.atleast_2d(x) * 2, torch.atleast_3d(x) * 3
+
+
+def repeat_interleave_by_an_int(x):
+    return torch.repeat_interleave(x, 2, dim=0), x.repeat_interleave(3)
+
+
+def bucketize_rows(x, b):
+    return torch.bucketize(x, b)
+
+
+def unfold_then_fold(x):
+    cols = F.unfold(x, kernel_size=2)
+    return cols, F.fold(cols, output_size=x.shape[2:], kernel_size=2)
+
+
+def selections_of_rows(x, y, b):
+    """Ops whose result sizes are the inputs' (fitted; no rule before session 31)."""
+    v = x[:, 0]
+    out = [
+        torch.outer(v, y[0]).sum(1),
+        torch.inner(x, y).sum(1),
+        torch.linalg.cross(x, y).sum(1),
+        torch.diag_embed(x).sum((1, 2)),
+        torch.rot90(x, 1, (0, 1)).sum(0),
+        torch.movedim(x.unsqueeze(2), 0, -1).sum((0, 1)),
+        torch.cummax(x, 0).values.sum(1),
+        torch.logcumsumexp(x, 0).sum(1),
+        torch.kthvalue(x, 1, 1).values,
+        torch.median(x, 1).values,
+        sum(torch.aminmax(x, dim=1)),
+        torch.searchsorted(b, x).sum(1).float(),
+        torch.renorm(x, 2, 0, 1.0).sum(1),
+        F.softmin(x, 0).sum(1),
+        torch.nan_to_num(x.log()).sum(1),
+    ]
+    return torch.stack(out), torch.trace(x @ y.T), torch.trapezoid(x, dim=0)
+
+
+def products_of_rows(x):
+    """Ops whose result sizes are products, quotients or differences (`symbolic/shaped.rs`)."""
+    return (
+        torch.tile(x, (2, 1)),
+        F.glu(x, -1),
+        F.pixel_shuffle(x.reshape(1, 4, -1, 1), 2),
+        torch.cumulative_trapezoid(x, dim=0),
+        torch.cartesian_prod(x[:, 0], x[0]),
+    )
+
+
+def sampled_rows(x, grid, m, u, w):
+    return F.grid_sample(x, grid, align_corners=False), torch.addr(m, u, w)
+
+
 def _index_add_args(b, gen):
     return [
         torch.randn(b, 3, generator=gen),
@@ -234,6 +312,109 @@ PROGRAMS = {
         ],
         NONZERO,
         {None: (3, 2), True: (2, 2)},
+    ),
+    # Ops with no symbolic rule before (session 31, dynrules31): every size they read was
+    # specialized (6 graphs over 6 sizes). Fitted (`norm`, `tensordot` and `cdist` with the
+    # sizes they contract or broadcast required equal, `broadcast_tensors`, `meshgrid`,
+    # `atleast_*d`, `bucketize`) or ruled (`repeat_interleave` by an int, `block_diag`,
+    # `F.unfold`/`F.fold`: sizes that are products and sums, `symbolic/shaped.rs`).
+    "norm": (
+        norm_over_a_dim,
+        lambda b, gen: [torch.randn(b, 5, generator=gen)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "tensordot": (
+        tensordot_contracting,
+        lambda b, gen: [
+            torch.randn(b, 5, generator=gen),
+            torch.randn(5, b, 2, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "cdist": (
+        cdist_of_rows,
+        lambda b, gen: [
+            torch.randn(b, 4, generator=gen),
+            torch.randn(3, 4, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 2), True: (3, 3)},
+    ),
+    "broadcast_meshgrid": (
+        broadcast_then_meshgrid,
+        lambda b, gen: [
+            torch.randn(b, 1, generator=gen),
+            torch.randn(1, 5, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 3), True: (2, 2)},
+    ),
+    "block_diag": (
+        block_diag_of_a_size,
+        lambda b, gen: [
+            torch.randn(b, 3, generator=gen),
+            torch.randn(2, b, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "atleast": (
+        atleast_of_a_vector,
+        lambda b, gen: [torch.randn(b, generator=gen)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "repeat_interleave": (
+        repeat_interleave_by_an_int,
+        lambda b, gen: [torch.randn(b, 3, generator=gen)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "bucketize": (
+        bucketize_rows,
+        lambda b, gen: [torch.randn(b, 3, generator=gen), torch.linspace(-1, 1, 5)],
+        NONZERO,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "unfold_fold": (
+        unfold_then_fold,
+        lambda b, gen: [torch.randn(2, 3, b + 2, 5, generator=gen)],
+        NONZERO,
+        {None: (2, 2), True: (1, 1)},
+    ),
+    # A third probe list (dynrules31): fitted ops, then ops with computed sizes (each op
+    # alone made a graph per size before). Ours equal torch.compile's 3 where an op answers
+    # differently at size 1 (a cross product's or a sampler's strides): both trace size 1
+    # again.
+    "selections": (
+        selections_of_rows,
+        lambda b, gen: [
+            torch.randn(b, 3, generator=gen),
+            torch.randn(b, 3, generator=gen),
+            torch.linspace(-1, 1, 5),
+        ],
+        NONZERO,
+        {None: (3, 3), True: (2, 2)},
+    ),
+    "products": (
+        products_of_rows,
+        lambda b, gen: [torch.randn(b, 4, generator=gen)],
+        NONZERO,
+        {None: (3, 3), True: (3, 3)},
+    ),
+    "sampled": (
+        sampled_rows,
+        lambda b, gen: [
+            torch.randn(b, 3, 4, 4, generator=gen),
+            torch.rand(b, 2, 3, 2, generator=gen) * 2 - 1,
+            torch.randn(b, 5, generator=gen),
+            torch.randn(b, generator=gen),
+            torch.randn(5, generator=gen),
+        ],
+        NONZERO,
+        {None: (3, 3), True: (3, 3)},
     ),
     "slice_writes": (
         slice_writes_by_size,
@@ -497,3 +678,118 @@ def test_setitem_writes_are_one_library_over_sizes(name, monkeypatch, caplog):
     text = "\n".join(inductor_log(caplog.records))
     assert (tc.n, len(entries), compiles) == (1, 1, 1), text
     assert "lowered symbolically: one library" in text, text
+
+
+# --- generated: ops whose sizes had no symbolic rule (session 31) -------------------------------
+
+
+def _op_cases(n, gen, p):
+    """``(program, inputs)`` of op ``p["op"]`` with its drawn parameters, at size ``n``."""
+
+    def r(*shape):
+        return torch.randn(*shape, generator=gen)
+
+    op = p["op"]
+    if op == "norm":
+        dim, keep, order = p["dim"], p["flag"], p["order"]
+        return (
+            lambda x: (
+                torch.linalg.vector_norm(x, ord=order, dim=dim, keepdim=keep)
+                + torch.norm(x, dim=dim, keepdim=keep)
+            ),
+            [r(n, 4)],
+        )
+    if op == "tensordot":
+        return (lambda a, b: torch.tensordot(a, b, dims=([1], [0])), [r(n, 3), r(3, n)])
+    if op == "cdist":
+        return (lambda a, b: torch.cdist(a, b), [r(2, n, 3), r(1, p["k"], 3)])
+    if op == "broadcast_tensors":
+        return (
+            lambda a, b: torch.broadcast_tensors(a, b)[int(p["flag"])] * 2,
+            [r(n, 1), r(p["k"])],
+        )
+    if op == "meshgrid":
+        ix = "ij" if p["flag"] else "xy"
+        return (
+            lambda a, b: torch.stack(torch.meshgrid(a, b, indexing=ix)),
+            [r(n), r(p["k"])],
+        )
+    if op == "atleast":
+        fn = [torch.atleast_1d, torch.atleast_2d, torch.atleast_3d][p["k"] - 1]
+        return (lambda x: fn(x) + 1, [r(n, 2) if p["flag"] else r(n)])
+    if op == "repeat_interleave":
+        dim = p["dim"] if p["dim"] in (0, 1) else None
+        return (lambda x: x.repeat_interleave(p["k"], dim=dim), [r(n, 2)])
+    if op == "block_diag":
+        return (lambda a, b: torch.block_diag(a, b), [r(n, p["k"]), r(2, n)])
+    if op == "bucketize":
+        return (
+            lambda x, b: torch.bucketize(x, b, right=p["flag"]),
+            [r(n, 2), torch.linspace(-1, 1, p["k"] + 2)],
+        )
+    if op == "tile":
+        reps = (p["k"], 1) if p["flag"] else (p["k"],)
+        return (lambda x: torch.tile(x, reps), [r(n, 2)])
+    if op == "glu":
+        return (lambda x: F.glu(x, p["dim"] if p["dim"] != 1 else 0), [r(2 * n, 4)])
+    if op == "cumulative_trapezoid":
+        return (lambda x: torch.cumulative_trapezoid(x, dim=p["dim"]), [r(n, 3)])
+    if op == "cartesian_prod":
+        return (lambda a, b: torch.cartesian_prod(a, b), [r(n), r(p["k"])])
+    if op == "outer_inner":
+        return (
+            lambda a, b: (torch.outer(a[:, 0], b[0]), torch.inner(a, b)),
+            [r(n, 3), r(p["k"], 3)],
+        )
+    assert op == "unfold"
+    k = p["k"]
+    return (
+        lambda x: F.unfold(x, kernel_size=k, padding=int(p["flag"]), stride=p["order"]),
+        [r(1, 2, n + 3, 4)],
+    )
+
+
+@generated(20)
+@given(
+    op=st.sampled_from(
+        [
+            "norm",
+            "tensordot",
+            "cdist",
+            "broadcast_tensors",
+            "meshgrid",
+            "atleast",
+            "repeat_interleave",
+            "block_diag",
+            "bucketize",
+            "unfold",
+            "tile",
+            "glu",
+            "cumulative_trapezoid",
+            "cartesian_prod",
+            "outer_inner",
+        ]
+    ),
+    dim=st.sampled_from([0, 1, -1]),
+    flag=st.booleans(),
+    order=st.sampled_from([1, 2]),
+    k=st.integers(1, 3),
+    rows=st.lists(st.integers(1, 9), min_size=2, max_size=5),
+    dynamic=st.sampled_from([None, True]),
+)
+def test_generated_ops_given_rules_in_session_31(
+    op, dim, flag, order, k, rows, dynamic
+):
+    """Each op that had no symbolic rule (every size it read was specialized: a graph per size)
+    with drawn parameters, its input's rows over a drawn size sequence: values are eager's and
+    torchferro's graph count at most torch.compile's."""
+    params = {"op": op, "dim": dim, "flag": flag, "order": order, "k": k}
+    note(f"{params} rows {rows} dynamic {dynamic}")
+    program = _op_cases(2, torch.Generator(), params)[0]
+
+    def make(n, gen):
+        return _op_cases(n, gen, params)[1]
+
+    tc, fc = _counts(program, make, rows, dynamic)
+    note(f"graphs: torch.compile {tc}, torchferro {fc}")
+    assert fc <= tc, f"torchferro {fc} graphs, torch.compile {tc}"

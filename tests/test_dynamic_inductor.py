@@ -434,3 +434,35 @@ def test_the_kernels_at_a_size_are_the_static_graphs(name, monkeypatch):
         code[dynamic] = entry["output_code"]
         assert isinstance(code[dynamic], str) and "13" in code[dynamic], code[dynamic]
     assert code[True] == code[False]
+
+
+@pytest.mark.parametrize("backend", ["count", "eager"])
+def test_sizes_a_check_read_never_reach_another_frames_first_call(backend):
+    """The sizes a shape check read are handed to the runner of the entry it admitted, matched
+    by the inputs' addresses (``shape_env::take_checked_sizes``). A runner that does not take
+    them (a counting or ``"eager"`` backend) left them valid; the next compiled function's
+    first call compiles with no check, and its runner took them where its input was at the
+    same address: here the same tensor resized in place (in a run, a freed tensor's address
+    reused: ``torch.einsum`` raised "fallback returned [2, 3, 4, 4], expected [2, 3, 3, 3]" in
+    one run of eight). The result was the old sizes' ([5, 3] for a [7, 3] input)."""
+
+    def program(x):
+        return x * 2 + 1
+
+    torchferro.compiler.reset()
+    first = torchferro.compile(
+        program, backend=Count() if backend == "count" else "eager", dynamic=True
+    )
+    second = torchferro.compile(lambda x: program(x), dynamic=True)
+    try:
+        x = R(5, 3)
+        first(x)
+        first(x)  # admitted by the shape check; this runner leaves the sizes it read
+        x.resize_(7, 3).normal_()
+        _same(second(x), program(x))
+        x.resize_(4, 3).normal_()
+        first(x)
+        x.resize_(9, 3).normal_()
+        _same(second(x), program(x))
+    finally:
+        torchferro.compiler.reset()

@@ -195,6 +195,13 @@ pub unsafe extern "C" fn eval_frame(
         set_mode_quiet(mode);
         return r;
     }
+    // The sizes a shape check read are handed to the runner of the entry that check admitted
+    // (`shape_env::take_checked_sizes`, matched by the inputs' addresses). A check whose
+    // runner did not take them (a counting or eager backend) must not leave them to the next
+    // frame: a first call compiles without any check, and its runner would take the old
+    // values wherever its inputs reuse the old objects' addresses (a tensor freed and another
+    // allocated there, or one resized in place): a program for the old sizes, a wrong answer.
+    crate::guards::shape_env::clear_checked_sizes();
     // The hook is off while we look at the code, check guards and compile.
     let mode = set_mode_quiet(Mode::Off);
     // A panic must not unwind into CPython (that aborts the process): a bug in torchferro runs

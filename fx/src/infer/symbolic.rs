@@ -27,6 +27,7 @@ use std::cell::RefCell;
 
 mod computed;
 mod cuts;
+mod fitted;
 mod relations;
 mod rules;
 mod shaped;
@@ -38,6 +39,7 @@ use super::{run_handlers, InferCtx, InferError};
 use crate::graph::{Arg, Graph, Target};
 use crate::meta::{DType, Dim, NodeMeta, TensorMeta};
 use crate::sym::{RelOp, Relation, SymExpr};
+use fitted::EXTERNAL_FITTED;
 
 thread_local! {
     /// The assignment the concrete rules see symbols with, while [`infer_symbolic`] runs them.
@@ -72,87 +74,6 @@ pub fn has_symbolic_arg(graph: &Graph, args: &[Arg], kwargs: &[(String, Arg)]) -
 }
 
 const PRIMES: [i64; 5] = [2, 3, 5, 7, 11];
-
-/// Ops the native rules do not know whose result sizes are selections of input sizes and int
-/// arguments: fitted from an external evaluator (the tracer runs them on meta tensors).
-const EXTERNAL_FITTED: &[&str] = &[
-    "triu",
-    "tril",
-    "embedding",
-    "scaled_dot_product_attention",
-    "gelu",
-    "silu",
-    "mish",
-    "softplus",
-    "elu",
-    "leaky_relu",
-    "hardtanh",
-    "rms_norm",
-    "group_norm",
-    "cumsum",
-    "cumprod",
-    "flip",
-    "roll",
-    "baddbmm",
-    "addmm",
-    "bmm",
-    "einsum",
-    "masked_fill",
-    "where",
-    "repeat",
-    "expand",
-    "type_as",
-    "tanh",
-    "log_softmax",
-    "softmax",
-    "dropout",
-    "layer_norm",
-    "normalize",
-    "clone",
-    "contiguous",
-    "to",
-    "float",
-    "half",
-    "bfloat16",
-    "detach",
-    "new_zeros",
-    "new_ones",
-    "new_empty",
-    "new_full",
-    "zeros_like",
-    "ones_like",
-    "full_like",
-    "empty_like",
-    "rand_like",
-    "randn_like",
-    "argmax",
-    // The index's sizes, and the input's off the indexed dim.
-    "index_select",
-    "gather",
-    // The input's sizes (`Sym::index_add_relations`: the source's against the input and index).
-    "index_add",
-    "index_add_",
-    "argmin",
-    "topk",
-    "sort",
-    "argsort",
-    // Losses: a scalar, or the input's sizes with `reduction="none"`; the input and target
-    // sizes torch requires equal fail the probes when they are not one symbol.
-    "cross_entropy",
-    "nll_loss",
-    "mse_loss",
-    "l1_loss",
-    "smooth_l1_loss",
-    "huber_loss",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-    "kl_div",
-    // A scalar or the batch size (`Sym::cosine_embedding_relations`).
-    "cosine_embedding_loss",
-    // `x[key] = value`: `None`, valid where the value broadcasts to the view
-    // (`Sym::setitem_relations`).
-    "setitem",
-];
 
 /// A concrete evaluator of one call at an assignment of the symbols.
 pub type Evaluate<'a> = &'a dyn Fn(&[i64]) -> Result<NodeMeta, InferError>;

@@ -1,6 +1,8 @@
 //! What ops outside the families of [`Sym::required`] require of their input sizes before
 //! their sizes are probed: `einsum`'s subscripts, `index_add`'s source against its input and
-//! index, `cosine_embedding_loss`'s inputs and target. Each is fitted from meta runs; without
+//! index, `cosine_embedding_loss`'s inputs and target, `tensordot`'s contracted dimensions,
+//! `cdist`'s feature size and batch, `inner`'s last dims, `grid_sample`'s batch and `addr`'s
+//! input against its vectors. Each is fitted from meta runs; without
 //! these relations the probes moved two sizes torch needs equal apart, the op failed at the
 //! probes and every size it read was specialized (5 graphs over a size sequence where
 //! torch.compile, guarding the equality and keeping one symbol, makes 2 or 3).
@@ -123,6 +125,156 @@ impl Sym<'_> {
         }
     }
 
+    /// `torch.tensordot(a, b, dims)`: each contracted pair of sizes is one size unless one of
+    /// them is 1 (torch sums a size-1 side away first). `dims` is a count (the last of `a`
+    /// against the first of `b`) or two lists (or ints) of dimensions.
+    pub(super) fn tensordot_relations(
+        &self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let arg = |pos: usize, key: &str| Self::arg(args, kwargs, pos, &[key]);
+        let (Some(a), Some(b)) = (
+            arg(0, "a").and_then(|a| self.tensor(a)),
+            arg(1, "b").and_then(|a| self.tensor(a)),
+        ) else {
+            return;
+        };
+        let dims_of = |d: &Arg| -> Option<Vec<i64>> {
+            match d {
+                Arg::Int(v) => Some(vec![*v]),
+                Arg::List(items) | Arg::Tuple(items) => items
+                    .iter()
+                    .map(|i| match i {
+                        Arg::Int(v) => Some(*v),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            }
+        };
+        let wrap = |d: i64, rank: usize| -> Option<usize> {
+            let r = rank as i64;
+            let d = if d < 0 { d + r } else { d };
+            (0..r).contains(&d).then_some(d as usize)
+        };
+        let pairs: Vec<(usize, usize)> = match arg(2, "dims").unwrap_or(&Arg::Int(2)) {
+            Arg::Int(k) if *k >= 0 && (*k as usize) <= a.ndim().min(b.ndim()) => {
+                let k = *k as usize;
+                (0..k).map(|i| (a.ndim() - k + i, i)).collect()
+            }
+            Arg::List(two) | Arg::Tuple(two) if two.len() == 2 => {
+                let (Some(da), Some(db)) = (dims_of(&two[0]), dims_of(&two[1])) else {
+                    return;
+                };
+                if da.len() != db.len() {
+                    return;
+                }
+                let pairs: Option<Vec<(usize, usize)>> = da
+                    .iter()
+                    .zip(&db)
+                    .map(|(&x, &y)| Some((wrap(x, a.ndim())?, wrap(y, b.ndim())?)))
+                    .collect();
+                match pairs {
+                    Some(p) => p,
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        for (i, j) in pairs {
+            self.equal_unless_one(&[&a.sizes[i], &b.sizes[j]], rels);
+        }
+    }
+
+    /// `torch.cdist(x1, x2)` of `[B.., P, M]` and `[B.., R, M]`: the feature sizes `M` equal
+    /// (torch checks them exactly), the batch dimensions broadcast (aligned from the right).
+    pub(super) fn cdist_relations(
+        &self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let arg = |pos: usize, key: &str| Self::arg(args, kwargs, pos, &[key]);
+        let (Some(x1), Some(x2)) = (
+            arg(0, "x1").and_then(|a| self.tensor(a)),
+            arg(1, "x2").and_then(|a| self.tensor(a)),
+        ) else {
+            return;
+        };
+        let (n1, n2) = (x1.ndim(), x2.ndim());
+        if n1 < 2 || n2 < 2 {
+            return;
+        }
+        let eq = Relation::new(x1.sizes[n1 - 1].expr(), RelOp::Eq, x2.sizes[n2 - 1].expr());
+        if eq.decided().is_none() {
+            rels.push(eq);
+        }
+        for (d1, d2) in x1.sizes[..n1 - 2]
+            .iter()
+            .rev()
+            .zip(x2.sizes[..n2 - 2].iter().rev())
+        {
+            self.equal_unless_one(&[d1, d2], rels);
+        }
+    }
+
+    /// `torch.inner(a, b)`: the last dims are one size (torch checks them exactly; a 0-d
+    /// operand asks nothing).
+    pub(super) fn inner_relations(&self, args: &[Arg], rels: &mut Vec<Relation>) {
+        let (Some(a), Some(b)) = (
+            args.first().and_then(|a| self.tensor(a)),
+            args.get(1).and_then(|a| self.tensor(a)),
+        ) else {
+            return;
+        };
+        if let (Some(x), Some(y)) = (a.sizes.last(), b.sizes.last()) {
+            rels.push(Relation::new(x.expr(), RelOp::Eq, y.expr()));
+        }
+    }
+
+    /// `F.grid_sample(input, grid)`: the grid's batch is the input's (torch checks it
+    /// exactly).
+    pub(super) fn grid_sample_relations(
+        &self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let arg = |pos: usize, key: &str| Self::arg(args, kwargs, pos, &[key]);
+        let (Some(x), Some(grid)) = (
+            arg(0, "input").and_then(|a| self.tensor(a)),
+            arg(1, "grid").and_then(|a| self.tensor(a)),
+        ) else {
+            return;
+        };
+        if let (Some(n), Some(m)) = (x.sizes.first(), grid.sizes.first()) {
+            rels.push(Relation::new(n.expr(), RelOp::Eq, m.expr()));
+        }
+    }
+
+    /// `torch.addr(input, vec1, vec2)`: `input` broadcasts to the outer product's
+    /// `[len(vec1), len(vec2)]`.
+    pub(super) fn addr_relations(
+        &self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        rels: &mut Vec<Relation>,
+    ) {
+        let arg = |pos: usize, key: &str| Self::arg(args, kwargs, pos, &[key]);
+        let (Some(x), Some(v1), Some(v2)) = (
+            arg(0, "input").and_then(|a| self.tensor(a)),
+            arg(1, "vec1").and_then(|a| self.tensor(a)),
+            arg(2, "vec2").and_then(|a| self.tensor(a)),
+        ) else {
+            return;
+        };
+        if let ([n], [m]) = (&v1.sizes[..], &v2.sizes[..]) {
+            self.broadcast_into(&[n.clone(), m.clone()], x, rels);
+        }
+    }
+
     /// `F.cosine_embedding_loss(x1, x2, target)`: the two inputs broadcast (torch multiplies
     /// them), and a target of one dimension meets their batch size (`[N, D]` inputs).
     pub(super) fn cosine_embedding_relations(
@@ -219,6 +371,72 @@ mod tests {
             required(&g, "index_add_", args(-1), &hints),
             ["s0 == s3", "s4 == s2"]
         );
+    }
+
+    #[test]
+    fn tensordot_contracted_sizes_are_one_size_unless_1() {
+        let mut g = Graph::new();
+        let a = strided_input(&mut g, vec![s(0), s(1), s(2)], None);
+        let b = strided_input(&mut g, vec![s(3), s(4), s(5)], None);
+        let hints = [4, 5, 3, 5, 3, 2];
+        let args = |dims: Arg| vec![Arg::Node(a), Arg::Node(b), dims];
+        assert_eq!(
+            required(&g, "tensordot", args(Arg::Int(2)), &hints),
+            ["s1 == s3", "s2 == s4"]
+        );
+        let lists = Arg::Tuple(vec![
+            Arg::List(vec![Arg::Int(-2)]),
+            Arg::List(vec![Arg::Int(0)]),
+        ]);
+        assert_eq!(required(&g, "tensordot", args(lists), &hints), ["s1 == s3"]);
+        // A size 1 at the hints is summed away: nothing asked of it.
+        let hints = [4, 1, 3, 5, 3, 2];
+        assert_eq!(
+            required(&g, "tensordot", args(Arg::Int(2)), &hints),
+            ["s2 == s4"]
+        );
+    }
+
+    #[test]
+    fn cdist_features_equal_and_batch_broadcast() {
+        let mut g = Graph::new();
+        let x1 = strided_input(&mut g, vec![s(0), s(1), s(2)], None);
+        let x2 = strided_input(&mut g, vec![s(3), s(4), s(5)], None);
+        let rels = required(
+            &g,
+            "cdist",
+            vec![Arg::Node(x1), Arg::Node(x2)],
+            &[2, 7, 4, 2, 3, 4],
+        );
+        assert_eq!(rels, ["s0 == s3", "s2 == s5"]);
+    }
+
+    #[test]
+    fn inner_grid_sample_and_addr_requirements() {
+        let mut g = Graph::new();
+        let a = strided_input(&mut g, vec![s(0), s(1)], None);
+        let b = strided_input(&mut g, vec![s(2), s(3)], None);
+        let pair = vec![Arg::Node(a), Arg::Node(b)];
+        assert_eq!(
+            required(&g, "inner", pair.clone(), &[4, 3, 2, 3]),
+            ["s1 == s3"]
+        );
+        // `grid_sample`: only the batch (the grid's last size is 2, torch's own check).
+        let x = strided_input(&mut g, vec![s(0), s(1), s(2), s(3)], None);
+        let grid = strided_input(&mut g, vec![s(4), s(5), s(6), Dim::Known(2)], None);
+        let rels = required(
+            &g,
+            "grid_sample",
+            vec![Arg::Node(x), Arg::Node(grid)],
+            &[4, 3, 5, 5, 4, 2, 3],
+        );
+        assert_eq!(rels, ["s0 == s4"]);
+        // `addr`: the input broadcast to `[len(vec1), len(vec2)]`, a 1 asking nothing.
+        let m = strided_input(&mut g, vec![s(0), Dim::Known(1)], None);
+        let u = strided_input(&mut g, vec![s(1)], None);
+        let w = strided_input(&mut g, vec![s(2)], None);
+        let args = vec![Arg::Node(m), Arg::Node(u), Arg::Node(w)];
+        assert_eq!(required(&g, "addr", args, &[4, 4, 5]), ["s1 == s0"]);
     }
 
     #[test]

@@ -110,6 +110,11 @@ impl Sym<'_> {
             _ if name == "cosine_embedding_loss" => {
                 self.cosine_embedding_relations(args, kwargs, &mut rels)
             }
+            _ if name == "tensordot" => self.tensordot_relations(args, kwargs, &mut rels),
+            _ if name == "cdist" => self.cdist_relations(args, kwargs, &mut rels),
+            _ if name == "inner" => self.inner_relations(args, &mut rels),
+            _ if name == "grid_sample" => self.grid_sample_relations(args, kwargs, &mut rels),
+            _ if name == "addr" => self.addr_relations(args, kwargs, &mut rels),
             _ if BROADCASTING.contains(&name) => self.broadcast_relations(args, kwargs, &mut rels),
             _ => self.loss_relations(name, args, kwargs, &mut rels),
         }
@@ -141,7 +146,12 @@ impl Sym<'_> {
 
     /// `value` broadcast to `sizes` (aligned from the right): each of its sizes that is not 1
     /// (nor 1 at the hints) equals the one it meets.
-    fn broadcast_into(&self, sizes: &[Dim], value: &TensorMeta, rels: &mut Vec<Relation>) {
+    pub(super) fn broadcast_into(
+        &self,
+        sizes: &[Dim],
+        value: &TensorMeta,
+        rels: &mut Vec<Relation>,
+    ) {
         for (d, v) in sizes.iter().rev().zip(value.sizes.iter().rev()) {
             let v = v.expr();
             if v.as_const() != Some(1) && self.hint(&v) != Some(1) {
@@ -718,6 +728,10 @@ pub(super) const BROADCASTING: &[&str] = &[
     "pairwise_distance",
     "margin_ranking_loss",
     "triplet_margin_loss",
+    // Each result is its input broadcast to the common sizes.
+    "broadcast_tensors",
+    // The two inputs broadcast, the cross product taken along a dim of 3.
+    "linalg_cross",
 ];
 
 /// Whether an op name is an in-place form: a method `mul_`, a dunder `__imul__`, an operator

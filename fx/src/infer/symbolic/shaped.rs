@@ -1,6 +1,7 @@
 //! Symbolic rules of ops whose result sizes are products, quotients or minima of their inputs'
 //! sizes and int arguments (`repeat`, `unflatten`, `Tensor.unfold`, `diagonal`, `arange`,
-//! `eye`, `F.interpolate` by a scale factor). Fitting cannot find such sizes (`s0 * 2` is no
+//! `eye`, `F.interpolate` by a scale factor, `repeat_interleave` by an int, `block_diag`,
+//! `F.unfold`/`F.fold`). Fitting cannot find such sizes (`s0 * 2` is no
 //! input size or argument), so without these rules each op specialized its symbols and every
 //! new size traced a new graph (session 27's hunt: 7 graphs over 8 sizes where torch.compile
 //! makes 1 or 2). As for the other explicit rules, `infer_symbolic` checks each answer against
@@ -16,7 +17,7 @@ use crate::sym::{RelOp, Relation, SymExpr};
 use crate::InferError;
 
 /// The ops ruled here, by how their target is spelled (`Tensor.unfold` is a sliding window;
-/// `F.unfold` is im2col, not ruled).
+/// `F.unfold` is im2col, `F.fold` its inverse).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Shaped {
     Repeat,
@@ -26,10 +27,35 @@ pub(super) enum Shaped {
     Arange,
     Eye,
     Interpolate,
+    /// `repeat_interleave` by an int (a tensor of repeats makes data-dependent sizes).
+    RepeatInterleave,
+    /// `torch.block_diag`: the sums of the blocks' rows and columns.
+    BlockDiag,
+    /// `F.unfold` (im2col): `[N, C * kh * kw, L]`, `L` the count of window positions.
+    Im2col,
+    /// `F.fold` (col2im): `[N, C, *output_size]`.
+    Col2im,
+    /// `torch.tile(x, dims)`: `repeat` with `dims` padded by leading 1s to the input's rank.
+    Tile,
+    /// `F.glu(x, dim)`: half of `dim` (even, guarded).
+    Glu,
+    /// `F.pixel_shuffle(x, r)`: `[.., C / r^2, H * r, W * r]`.
+    PixelShuffle,
+    /// `torch.cumulative_trapezoid(y, dim=d)`: one fewer along `d`.
+    CumulativeTrapezoid,
+    /// `torch.cartesian_prod(*vectors)`: `[n1 * n2 * .., k]` (`[n]` for one vector).
+    CartesianProd,
 }
 
 impl Shaped {
     pub(super) fn of(target: &Target) -> Option<Shaped> {
+        // `torch.block_diag` is defined in `torch.functional` (a path `split_target` does not
+        // name; `super::op_name` does).
+        match super::op_name(target) {
+            "block_diag" => return Some(Shaped::BlockDiag),
+            "cartesian_prod" => return Some(Shaped::CartesianProd),
+            _ => {}
+        }
         let (spelling, name) = crate::ops::split_target(target)?;
         Some(match (spelling, name) {
             (Spelling::Method, "repeat") => Shaped::Repeat,
@@ -39,6 +65,13 @@ impl Shaped {
             (Spelling::Torch, "arange") => Shaped::Arange,
             (Spelling::Torch, "eye") => Shaped::Eye,
             (Spelling::Functional, "interpolate" | "upsample") => Shaped::Interpolate,
+            (Spelling::Method | Spelling::Torch, "repeat_interleave") => Shaped::RepeatInterleave,
+            (Spelling::Functional, "unfold") => Shaped::Im2col,
+            (Spelling::Functional, "fold") => Shaped::Col2im,
+            (Spelling::Method | Spelling::Torch, "tile") => Shaped::Tile,
+            (Spelling::Functional, "glu") => Shaped::Glu,
+            (Spelling::Functional | Spelling::Torch, "pixel_shuffle") => Shaped::PixelShuffle,
+            (Spelling::Torch, "cumulative_trapezoid") => Shaped::CumulativeTrapezoid,
             _ => return None,
         })
     }
@@ -49,6 +82,19 @@ const UNFLATTEN: &[&str] = &["input", "dim", "sizes"];
 const UNFOLD: &[&str] = &["input", "dimension", "size", "step"];
 const DIAGONAL: &[&str] = &["input", "offset", "dim1", "dim2"];
 const EYE: &[&str] = &["n", "m"];
+const REPEAT_INTERLEAVE: &[&str] = &["input", "repeats", "dim", "output_size"];
+const TILE: &[&str] = &["input", "dims"];
+const GLU: &[&str] = &["input", "dim"];
+const PIXEL_SHUFFLE: &[&str] = &["input", "upscale_factor"];
+const IM2COL: &[&str] = &["input", "kernel_size", "dilation", "padding", "stride"];
+const COL2IM: &[&str] = &[
+    "input",
+    "output_size",
+    "kernel_size",
+    "dilation",
+    "padding",
+    "stride",
+];
 
 fn bind<'a>(
     sig: &[&'static str],
@@ -370,7 +416,265 @@ impl Sym<'_> {
                 }
                 Ok(sizes)
             }
+            // `x.repeat_interleave(r, dim)`: that size times `r`; without `dim`, the
+            // flattened input's element count times `r`.
+            Shaped::RepeatInterleave => {
+                let slots = bind(REPEAT_INTERLEAVE, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let r = slots[1].and_then(|a| self.int(a)).ok_or_else(unsupported)?;
+                at_least(&r, 0, rels);
+                match slots[2] {
+                    None | Some(Arg::None) => {
+                        let numel = x
+                            .sizes
+                            .iter()
+                            .fold(SymExpr::constant(1), |acc, d| acc.mul(&d.expr()));
+                        Ok(vec![Dim::from_expr(numel.mul(&r))])
+                    }
+                    Some(Arg::Int(d)) => {
+                        let d = crate::infer::wrap_dim(*d, x.ndim().max(1))?;
+                        let mut sizes = x.sizes.clone();
+                        if sizes.is_empty() {
+                            return Ok(vec![Dim::from_expr(r)]);
+                        }
+                        sizes[d] = Dim::from_expr(sizes[d].expr().mul(&r));
+                        Ok(sizes)
+                    }
+                    Some(_) => Err(unsupported()),
+                }
+            }
+            // `torch.block_diag(*tensors)`: a 0-d block is `1 x 1`, a 1-d block of `n` is
+            // `1 x n`; the result's rows and columns are the blocks' sums.
+            Shaped::BlockDiag => {
+                if !kwargs.is_empty() || args.is_empty() {
+                    return Err(unsupported());
+                }
+                let (mut rows, mut cols) = (SymExpr::constant(0), SymExpr::constant(0));
+                for a in args {
+                    let t = tensor(Some(a))?;
+                    let (r, c) = match &t.sizes[..] {
+                        [] => (SymExpr::constant(1), SymExpr::constant(1)),
+                        [n] => (SymExpr::constant(1), n.expr()),
+                        [r, c] => (r.expr(), c.expr()),
+                        _ => return Err(unsupported()),
+                    };
+                    rows = rows.add(&r);
+                    cols = cols.add(&c);
+                }
+                Ok(vec![Dim::from_expr(rows), Dim::from_expr(cols)])
+            }
+            // `F.unfold(x, k, dilation, padding, stride)`: each spatial dim has
+            // `(s + 2p - d(k - 1) - 1) // stride + 1` window positions (at least one: torch
+            // raises otherwise, guarded); `L` is their product.
+            Shaped::Im2col => {
+                let slots = bind(IM2COL, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                if x.ndim() != 3 && x.ndim() != 4 {
+                    return Err(unsupported());
+                }
+                let lead = x.ndim() - 2;
+                let (kernel, dilation, padding, stride) = self.window_params(&slots[1..])?;
+                let mut count = SymExpr::constant(1);
+                for i in 0..2 {
+                    let blocks = self.blocks(
+                        &x.sizes[lead + i].expr(),
+                        kernel[i],
+                        dilation[i],
+                        padding[i],
+                        stride[i],
+                        rels,
+                    )?;
+                    count = count.mul(&blocks);
+                }
+                let mut sizes: Vec<Dim> = x.sizes[..lead - 1].to_vec();
+                sizes.push(Dim::from_expr(
+                    x.sizes[lead - 1].expr().mul_const(kernel[0] * kernel[1]),
+                ));
+                sizes.push(Dim::from_expr(count));
+                Ok(sizes)
+            }
+            // `F.fold(x, output_size, k, ...)` of `[N, C * kh * kw, L]`: `[N, C, oh, ow]`;
+            // torch requires `L` to be the count of window positions in the output (guarded)
+            // and the channels divisible by the kernel's size.
+            Shaped::Col2im => {
+                let slots = bind(COL2IM, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                if x.ndim() != 2 && x.ndim() != 3 {
+                    return Err(unsupported());
+                }
+                let out = self
+                    .int_list(slots[1].ok_or_else(unsupported)?)
+                    .ok_or_else(unsupported)?;
+                let out = match &out[..] {
+                    [o] => vec![o.clone(), o.clone()],
+                    [_, _] => out,
+                    _ => return Err(unsupported()),
+                };
+                let (kernel, dilation, padding, stride) = self.window_params(&slots[2..])?;
+                let mut count = SymExpr::constant(1);
+                for i in 0..2 {
+                    let blocks =
+                        self.blocks(&out[i], kernel[i], dilation[i], padding[i], stride[i], rels)?;
+                    count = count.mul(&blocks);
+                }
+                let lead = x.ndim() - 2;
+                let l = x.sizes[lead + 1].expr();
+                let same = Relation::new(l, RelOp::Eq, count);
+                if same.decided() != Some(true) {
+                    rels.push(same);
+                }
+                let area = kernel[0] * kernel[1];
+                let c = x.sizes[lead].expr();
+                let rest = c.modulo(&SymExpr::constant(area));
+                if rest.as_const() != Some(0) {
+                    rels.push(Relation::new(rest, RelOp::Eq, SymExpr::constant(0)));
+                }
+                let mut sizes: Vec<Dim> = x.sizes[..lead].to_vec();
+                sizes.push(Dim::from_expr(c.floordiv(&SymExpr::constant(area))));
+                sizes.extend(out.into_iter().map(Dim::from_expr));
+                Ok(sizes)
+            }
+            Shaped::Tile => {
+                let slots = bind(TILE, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let dims = self
+                    .int_list(slots[1].ok_or_else(unsupported)?)
+                    .ok_or_else(unsupported)?;
+                let mut sizes = Vec::new();
+                let rank = dims.len().max(x.ndim());
+                let pad_x = rank - x.ndim();
+                let pad_d = rank - dims.len();
+                for i in 0..rank {
+                    let r = if i < pad_d {
+                        SymExpr::constant(1)
+                    } else {
+                        dims[i - pad_d].clone()
+                    };
+                    at_least(&r, 0, rels);
+                    let size = if i < pad_x {
+                        r
+                    } else {
+                        x.sizes[i - pad_x].expr().mul(&r)
+                    };
+                    sizes.push(Dim::from_expr(size));
+                }
+                Ok(sizes)
+            }
+            Shaped::Glu => {
+                let slots = bind(GLU, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let d = crate::infer::wrap_dim(const_int(slots[1], -1)?, x.ndim())?;
+                let n = x.sizes[d].expr();
+                let rest = n.modulo(&SymExpr::constant(2));
+                if rest.as_const() != Some(0) {
+                    rels.push(Relation::new(rest, RelOp::Eq, SymExpr::constant(0)));
+                }
+                let mut sizes = x.sizes.clone();
+                sizes[d] = Dim::from_expr(n.floordiv(&SymExpr::constant(2)));
+                Ok(sizes)
+            }
+            Shaped::PixelShuffle => {
+                let slots = bind(PIXEL_SHUFFLE, args, kwargs)?;
+                let x = tensor(slots[0])?;
+                let r = const_int(slots[1], i64::MIN)?;
+                if x.ndim() < 3 || r < 1 {
+                    return Err(unsupported());
+                }
+                let k = x.ndim();
+                let c = x.sizes[k - 3].expr();
+                let rest = c.modulo(&SymExpr::constant(r * r));
+                if rest.as_const() != Some(0) {
+                    rels.push(Relation::new(rest, RelOp::Eq, SymExpr::constant(0)));
+                }
+                let mut sizes = x.sizes[..k - 3].to_vec();
+                sizes.push(Dim::from_expr(c.floordiv(&SymExpr::constant(r * r))));
+                sizes.push(Dim::from_expr(x.sizes[k - 2].expr().mul_const(r)));
+                sizes.push(Dim::from_expr(x.sizes[k - 1].expr().mul_const(r)));
+                Ok(sizes)
+            }
+            Shaped::CumulativeTrapezoid => {
+                // Only `y` and `dim` (sample points or a spacing leave the sizes alone, but
+                // are not bound here).
+                let x = tensor(args.first())?;
+                if args.len() != 1 || kwargs.iter().any(|(k, _)| k != "dim") {
+                    return Err(unsupported());
+                }
+                let dim = kwargs.iter().find(|(k, _)| k == "dim").map(|(_, a)| a);
+                let d = crate::infer::wrap_dim(const_int(dim, -1)?, x.ndim())?;
+                let n = x.sizes[d].expr();
+                if self.hint(&n).is_none_or(|h| h < 1) {
+                    return Err(unsupported());
+                }
+                at_least(&n, 1, rels);
+                let mut sizes = x.sizes.clone();
+                sizes[d] = Dim::from_expr(n.add_const(-1));
+                Ok(sizes)
+            }
+            Shaped::CartesianProd => {
+                if !kwargs.is_empty() || args.is_empty() {
+                    return Err(unsupported());
+                }
+                let mut count = SymExpr::constant(1);
+                for a in args {
+                    let t = tensor(Some(a))?;
+                    let [n] = &t.sizes[..] else {
+                        return Err(unsupported());
+                    };
+                    count = count.mul(&n.expr());
+                }
+                if args.len() == 1 {
+                    return Ok(vec![Dim::from_expr(count)]);
+                }
+                Ok(vec![Dim::from_expr(count), Dim::Known(args.len() as i64)])
+            }
         }
+    }
+
+    /// `kernel_size, dilation, padding, stride` of `F.unfold`/`F.fold` (two ints each; an int
+    /// repeats), constants only.
+    #[allow(clippy::type_complexity)]
+    fn window_params(
+        &self,
+        slots: &[Option<&Arg>],
+    ) -> Result<([i64; 2], [i64; 2], [i64; 2], [i64; 2]), InferError> {
+        let two = |a: Option<&Arg>, default: i64| -> Result<[i64; 2], InferError> {
+            match self.ints(a, 2, Some(vec![default; 2])).as_deref() {
+                Some(&[x, y]) => Ok([x, y]),
+                _ => Err(InferError::Unsupported),
+            }
+        };
+        let kernel = two(slots.first().copied().flatten(), i64::MIN)?;
+        let dilation = two(slots.get(1).copied().flatten(), 1)?;
+        let padding = two(slots.get(2).copied().flatten(), 0)?;
+        let stride = two(slots.get(3).copied().flatten(), 1)?;
+        let positive = |v: [i64; 2]| v.iter().all(|&x| x > 0);
+        if !(positive(kernel) && positive(dilation) && positive(stride))
+            || padding.iter().any(|&p| p < 0)
+        {
+            return Err(InferError::Unsupported);
+        }
+        Ok((kernel, dilation, padding, stride))
+    }
+
+    /// Window positions along one dim of length `s` ([`super::windows::windows_along`]), at
+    /// least one (guarded; a count below one at the hints is left to specialize).
+    fn blocks(
+        &self,
+        s: &SymExpr,
+        k: i64,
+        dilation: i64,
+        padding: i64,
+        stride: i64,
+        rels: &mut Vec<Relation>,
+    ) -> Result<SymExpr, InferError> {
+        let span = SymExpr::constant(dilation * (k - 1));
+        let num = s.sub(&span).add_const(2 * padding - 1);
+        if self.hint(&num).is_none_or(|h| h < 0) {
+            return Err(InferError::Unsupported);
+        }
+        Ok(super::windows::windows_along(
+            s, &span, padding, stride, rels,
+        ))
     }
 
     /// Stride candidates of a [`Shaped`] op's result beyond the input's and the contiguous
@@ -410,115 +714,4 @@ impl Sym<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::graph::{Arg, Graph, Target};
-    use crate::infer::symbolic::tests::{s, strided_input};
-    use crate::infer::symbolic::{evaluate, infer_symbolic, Symbols};
-    use crate::infer::{InferCtx, InferError};
-    use crate::meta::{DType, Device, NodeMeta, TensorMeta};
-    use crate::sym::Relation;
-
-    /// Sizes and strides at a point.
-    type Layout = (Vec<i64>, Vec<i64>);
-
-    /// `target(args)` over one `[s0, s1]` input with hints `[5, 9]`, checked by `eval` (torch's
-    /// arithmetic for the op, written out: sizes and strides at a point).
-    fn infer(
-        target: Target,
-        extra: Vec<Arg>,
-        eval: &dyn Fn(&[i64]) -> Layout,
-    ) -> Result<(NodeMeta, Vec<Relation>), InferError> {
-        let mut g = Graph::new();
-        let x = strided_input(&mut g, vec![s(0), s(1)], None);
-        let mut args = vec![Arg::Node(x)];
-        args.extend(extra);
-        let external = |pt: &[i64]| -> Result<NodeMeta, InferError> {
-            let (sizes, strides) = eval(pt);
-            if sizes.iter().any(|&v| v < 0) {
-                return Err(InferError::Invalid("negative".into()));
-            }
-            let mut t = TensorMeta::contiguous(DType::Float32, Device::cpu(), &sizes);
-            t.strides = strides.into_iter().map(crate::meta::Dim::Known).collect();
-            Ok(NodeMeta::Tensor(t))
-        };
-        infer_symbolic(
-            &InferCtx::default(),
-            &g,
-            &target,
-            &args,
-            &[],
-            Symbols {
-                external: Some(&external),
-                ..Symbols::hints(&[5, 9])
-            },
-        )
-    }
-
-    fn at(m: &NodeMeta, p: &[i64]) -> Layout {
-        let t = evaluate(m, p).unwrap();
-        let t = t.tensor().unwrap();
-        (t.known_sizes().unwrap(), t.known_strides().unwrap())
-    }
-
-    /// `x.unfold(1, 3, 2)`: `(s1 - 3) // 2 + 1` windows strided by twice the row's step, the
-    /// window fitting guarded.
-    #[test]
-    fn unfold_windows_are_a_floor_division() {
-        let eval = |p: &[i64]| {
-            (
-                vec![p[0], (p[1] - 3).div_euclid(2) + 1, 3],
-                vec![p[1], 2, 1],
-            )
-        };
-        let target = Target::Method("unfold".into());
-        let args = vec![Arg::Int(1), Arg::Int(3), Arg::Int(2)];
-        let (m, rels) = infer(target, args, &eval).unwrap();
-        for p in [[5, 9], [2, 3], [7, 4], [3, 20]] {
-            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
-        }
-        assert_eq!(rels.len(), 1, "{rels:?}");
-        assert_eq!(rels[0].eval(&|k| [5, 2][k as usize]), Some(false));
-    }
-
-    /// `torch.diagonal(x)` of a wide or tall matrix: the shorter side, a `min` valid for both
-    /// (no guard on which side is shorter).
-    #[test]
-    fn diagonal_length_is_a_min_of_the_sides() {
-        let eval = |p: &[i64]| (vec![p[0].min(p[1])], vec![p[1] + 1]);
-        let target = Target::Function("torch.diagonal".into());
-        let (m, rels) = infer(target, vec![], &eval).unwrap();
-        for p in [[5, 9], [9, 5], [2, 2], [30, 7]] {
-            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
-        }
-        assert!(
-            rels.iter()
-                .all(|r| r.eval(&|k| [9, 5][k as usize]) == Some(true)),
-            "{rels:?}"
-        );
-    }
-
-    /// `x.repeat(3, 2, 1)`: a new leading dim of 3, then each size times its repeat.
-    #[test]
-    fn repeat_multiplies_sizes() {
-        let eval = |p: &[i64]| (vec![3, p[0] * 2, p[1]], vec![p[0] * 2 * p[1], p[1], 1]);
-        let target = Target::Method("repeat".into());
-        let args = vec![Arg::Int(3), Arg::Int(2), Arg::Int(1)];
-        let (m, _) = infer(target, args, &eval).unwrap();
-        for p in [[5, 9], [2, 3], [11, 4]] {
-            assert_eq!(at(&m, &p), eval(&p), "at {p:?}");
-        }
-    }
-
-    /// A wrong rule is caught: the concrete evaluation disagrees at a probe point, and the
-    /// answer is `Unsupported` (the op specializes), never a guess.
-    #[test]
-    fn an_answer_torch_disagrees_with_is_refused() {
-        let eval = |p: &[i64]| (vec![p[0], p[1] - 1, 2], vec![p[1], 1, 1]);
-        let target = Target::Method("unfold".into());
-        let args = vec![Arg::Int(1), Arg::Int(3), Arg::Int(1)];
-        assert!(matches!(
-            infer(target, args, &eval),
-            Err(InferError::Unsupported)
-        ));
-    }
-}
+mod tests;

@@ -55,6 +55,22 @@ const AVG_POOL: &[&str] = &[
 ];
 const ADAPTIVE: &[&str] = &["input", "output_size", "return_indices"];
 
+/// Window positions along a dim of length `len` (a convolution's output length, `F.unfold`'s
+/// block count): `(len + 2 * padding - span - 1) // stride + 1`, `span` the dilated kernel's
+/// reach past its first element; the numerator at least 0 is returned as a relation (torch
+/// raises below it).
+pub(super) fn windows_along(
+    len: &SymExpr,
+    span: &SymExpr,
+    padding: i64,
+    stride: i64,
+    rels: &mut Vec<Relation>,
+) -> SymExpr {
+    let num = len.sub(span).add_const(2 * padding - 1);
+    rels.push(Relation::new(num.clone(), RelOp::Ge, SymExpr::constant(0)));
+    num.floordiv(&SymExpr::constant(stride)).add_const(1)
+}
+
 /// The window ops with a rule here, and their spatial rank.
 pub(super) fn window_rank(name: &str) -> Option<usize> {
     Some(match name {
@@ -77,7 +93,12 @@ pub(super) fn window_rank(name: &str) -> Option<usize> {
 impl Sym<'_> {
     /// An `int[n]` argument: one int for every spatial dim, or `n` ints (a single-element
     /// list repeats too, as torch's `expand_param_if_needed`). `None`/absent is `default`.
-    fn ints(&self, a: Option<&Arg>, n: usize, default: Option<Vec<i64>>) -> Option<Vec<i64>> {
+    pub(super) fn ints(
+        &self,
+        a: Option<&Arg>,
+        n: usize,
+        default: Option<Vec<i64>>,
+    ) -> Option<Vec<i64>> {
         match a {
             None | Some(Arg::None) => default,
             Some(Arg::Int(v)) => Some(vec![*v; n]),
@@ -212,9 +233,13 @@ impl Sym<'_> {
                         continue;
                     }
                     let span = wk[i + 2].add_const(-1).mul_const(dilation[i]);
-                    let num = spatial[i].sub(&span).add_const(2 * padding[i] - 1);
-                    rels.push(Relation::new(num.clone(), RelOp::Ge, SymExpr::constant(0)));
-                    out.push(num.floordiv(&SymExpr::constant(stride[i])).add_const(1));
+                    out.push(windows_along(
+                        &spatial[i],
+                        &span,
+                        padding[i],
+                        stride[i],
+                        rels,
+                    ));
                 }
                 out
             } else {
