@@ -1343,6 +1343,19 @@ impl Frame<'_, '_> {
         name: &str,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        // A property of the module's class (a parametrized module's `weight`, which runs its
+        // parametrizations; a user's `@property`) comes before the instance dict and the
+        // module's stores, as in Python: its getter is traced, as torch.compile inlines it.
+        // Read at trace time, it ran once more on the compiling call than in eager, and a
+        // getter with effects (spectral norm's power iteration writing its `_u`/`_v`
+        // buffers) left other state than eager's.
+        if let Ok(a) = m.get_type().getattr(name) {
+            if a.is_instance(&py.import("builtins")?.getattr("property")?)? {
+                let fget = a.getattr("fget")?.unbind();
+                let this = Var::Py(m.clone().unbind(), src);
+                return self.call(Var::Py(fget, None), vec![this], vec![]);
+            }
+        }
         let inst_dict = m.getattr(intern!(py, "__dict__"))?;
         let inst_dict = inst_dict.cast::<PyDict>().map_err(PyErr::from)?;
         if inst_dict.get_item(name)?.is_none() {

@@ -1,0 +1,382 @@
+"""Session 31 (aot31) hunt, training steps as users write them, in areas session 30 did not
+reach: ``torch.amp.GradScaler`` with float16 autocast on the CPU (scale, unscale, clip, step,
+update, an overflowing step skipped), ``nn.MultiheadAttention`` (weights returned or not, a key
+padding mask) and ``nn.TransformerEncoderLayer`` trained, ``F.embedding`` with ``padding_idx``
+and ``max_norm`` (which renormalizes the weight in place), the ``weight_norm`` and
+``spectral_norm`` parametrizations, ``torch.func.functional_call`` over a parameter dict,
+``register_forward_pre_hook``/``register_full_backward_hook`` with kwargs, ``requires_grad_()``
+toggled inside forward, ``retain_grad()`` on an activation, gradients of an int-indexed
+``gather``/``scatter_add``, a loss made of Python float arithmetic on tensors, optimizers with
+``foreach`` on and off, and ``ReduceLROnPlateau``/``OneCycleLR`` stepped after each step. Each
+call is one optimizer step inside the compiled forward; parameters, buffers, gradients and
+plain attributes (the optimizer's state copied into ``state``) are compared after each, losses
+as outputs."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .runner import register
+
+STRICT_BREADTH = True
+
+
+def _train(name, cls, inputs, **options):
+    register(f"trust_train31_{name}", cls, inputs, module=True, **options)
+
+
+def xy(r):
+    return (r.randn(6, 8), r.randn(6, 4))
+
+
+def seq(r):
+    """A batch of 3 sequences of 5 tokens of width 8, and a regression target."""
+    return (r.randn(3, 5, 8), r.randn(3, 4))
+
+
+def tokens(r):
+    return (r.randint(0, 11, 2, 5), r.randn(2, 4))
+
+
+def _opt_state(opt) -> list:
+    """The optimizer's per-parameter state, as plain tensors and numbers (compared)."""
+    return [
+        {k: (v.clone() if torch.is_tensor(v) else v) for k, v in s.items()}
+        for s in opt.state.values()
+    ]
+
+
+class _Step(nn.Module):
+    """One optimizer step per call around ``self.loss``; the optimizer's state and learning
+    rate are kept in ``self.state`` after each step so the harness compares them."""
+
+    def make_opt(self, opt=None):
+        self._opt = opt or torch.optim.SGD(self.parameters(), lr=0.1, momentum=0.9)
+
+    def forward(self, *args):
+        self._opt.zero_grad()
+        loss = self.loss(*args)
+        loss.backward()
+        self._opt.step()
+        self.state = _opt_state(self._opt)
+        return loss.detach()
+
+
+class GradScaled(nn.Module):
+    """float16 autocast on the CPU with a ``GradScaler``: the first step's scale (2**24)
+    overflows the float16 gradients, so that step is skipped and the scale halves; the later
+    one is taken. Unscaled before clipping, as the AMP recipe writes it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+        self._opt = torch.optim.SGD(self.parameters(), lr=0.05, momentum=0.9)
+        self._scaler = torch.amp.GradScaler("cpu", init_scale=2.0**24, growth_interval=1)
+
+    def forward(self, x, y):
+        self._opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.float16):
+            out = self.fc2(F.relu(self.fc1(x)))
+        loss = F.mse_loss(out.float(), y)
+        self._scaler.scale(loss).backward()
+        self._scaler.unscale_(self._opt)
+        norm = nn.utils.clip_grad_norm_(self.parameters(), 1.0)
+        self._scaler.step(self._opt)
+        self._scaler.update()
+        self.scale = self._scaler.get_scale()
+        self.state = _opt_state(self._opt)
+        return loss.detach(), norm
+
+
+_train("grad_scaler_float16_autocast", GradScaled, xy)
+
+
+class Mha(_Step):
+    def __init__(self, need_weights, masked):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.head = nn.Linear(8, 4)
+        self.need_weights = need_weights
+        self.masked = masked
+        self.make_opt()
+
+    def loss(self, x, y):
+        mask = None
+        if self.masked:
+            mask = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
+        h, w = self.attn(x, x, x, key_padding_mask=mask, need_weights=self.need_weights)
+        loss = F.mse_loss(self.head(h.mean(1)), y)
+        if w is not None:
+            loss = loss + w.square().mean()
+        return loss
+
+
+_train("multihead_attention_weights", lambda: Mha(True, False), seq)
+_train("multihead_attention_no_weights_padding_mask", lambda: Mha(False, True), seq)
+
+
+class EncoderLayer(_Step):
+    def __init__(self, norm_first):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(
+            8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first
+        )
+        self.head = nn.Linear(8, 4)
+        # SGD, not Adam: the key part of `in_proj_bias` has a zero gradient in exact
+        # arithmetic (softmax ignores a shift shared by a row), so its float gradient is
+        # rounding noise (1e-9) that Adam's normalization turns into a full-size step whose
+        # sign depends on the order of a sum (eager, torch.compile and ours all differ).
+        self.make_opt()
+
+    def loss(self, x, y):
+        mask = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
+        h = self.layer(x, src_key_padding_mask=mask)
+        return F.mse_loss(self.head(h[:, 0]), y)
+
+
+_train("transformer_encoder_layer_padding_mask", lambda: EncoderLayer(False), seq)
+_train("transformer_encoder_layer_norm_first", lambda: EncoderLayer(True), seq)
+
+
+class EncoderLayerDropout(_Step):
+    """Dropout 0.1 in the layer: the random stream after each step is compared too."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True)
+        self.head = nn.Linear(8, 4)
+        self.make_opt()
+
+    def loss(self, x, y):
+        return F.mse_loss(self.head(self.layer(x).mean(1)), y)
+
+
+_train("transformer_encoder_layer_dropout", EncoderLayerDropout, seq)
+
+
+class EmbeddingOptions(_Step):
+    """``padding_idx`` (its row gets no gradient) and ``max_norm`` (looked-up rows longer than
+    1 are scaled down in the weight itself, in place, before the lookup)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(11, 8, padding_idx=0)
+        self.emb2 = nn.Embedding(11, 8, max_norm=1.0)
+        with torch.no_grad():
+            self.emb2.weight.mul_(3)
+        self.head = nn.Linear(8, 4)
+        self.make_opt()
+
+    def loss(self, ids, y):
+        h = self.emb(ids) + F.embedding(ids, self.emb2.weight, max_norm=1.0)
+        return F.mse_loss(self.head(h.mean(1)), y)
+
+
+_train("embedding_padding_idx_and_max_norm", EmbeddingOptions, tokens)
+
+
+class Parametrized(_Step):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.utils.parametrizations.weight_norm(nn.Linear(8, 8))
+        self.fc2 = nn.utils.parametrizations.spectral_norm(nn.Linear(8, 4))
+        self.make_opt()
+
+    def loss(self, x, y):
+        return F.mse_loss(self.fc2(torch.tanh(self.fc1(x))), y)
+
+
+_train("weight_norm_and_spectral_norm", Parametrized, xy)
+
+
+class FunctionalCall(_Step):
+    """``functional_call`` with a dict of the module's parameters, one of them replaced by a
+    scaled copy (gradients flow into the original through the scaling)."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4))
+        self.make_opt()
+
+    def loss(self, x, y):
+        params = dict(self.net.named_parameters())
+        params["0.weight"] = params["0.weight"] * 0.5
+        out = torch.func.functional_call(self.net, params, (x,))
+        return F.mse_loss(out, y)
+
+
+_train("functional_call_params_dict", FunctionalCall, xy)
+
+
+class HooksWithKwargs(_Step):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.seen = []
+
+        def pre(m, args, kwargs):
+            return (args[0] * kwargs.pop("scale"),), kwargs
+
+        self.fc1.register_forward_pre_hook(pre, with_kwargs=True)
+        self.fc2.register_full_backward_hook(
+            lambda m, gi, go: self.seen.append(round(float(gi[0].abs().sum()), 4))
+        )
+        self.make_opt()
+
+    def loss(self, x, y):
+        return F.mse_loss(self.fc2(torch.tanh(self.fc1(x, scale=2.0))), y)
+
+
+_train("forward_pre_hook_kwargs_full_backward_hook", HooksWithKwargs, xy)
+
+
+class ToggledRequiresGrad(_Step):
+    """``fc1`` frozen for the first input's step and trained for the second, switched inside
+    forward by the value of the target's first element."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.make_opt()
+
+    def loss(self, x, y):
+        self.fc1.weight.requires_grad_(bool(y[0, 0] > 0))
+        h = self.fc1(x)
+        h.requires_grad_()
+        return F.mse_loss(self.fc2(F.relu(h)), y)
+
+
+_train("requires_grad_toggled_inside_forward", ToggledRequiresGrad, xy)
+
+
+class RetainGrad(_Step):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.make_opt()
+
+    def forward(self, x, y):
+        self._opt.zero_grad()
+        h = torch.tanh(self.fc1(x))
+        h.retain_grad()
+        loss = F.mse_loss(self.fc2(h), y)
+        loss.backward()
+        self._opt.step()
+        return loss.detach(), h.grad
+
+
+_train("retain_grad_on_an_activation", RetainGrad, xy)
+
+
+class GatherScatter(_Step):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.out = nn.Linear(4, 4)
+        self.make_opt()
+
+    def loss(self, x, y):
+        h = self.fc(x)
+        idx = torch.tensor([[0, 3, 3, 7], [1, 1, 2, 5], [6, 0, 0, 0]]).repeat(2, 1)
+        g = h.gather(1, idx)
+        s = torch.zeros(6, 4).scatter_add(1, idx % 4, h[:, :4] * g)
+        return F.mse_loss(self.out(s + g), y)
+
+
+_train("gather_and_scatter_add_int_index", GatherScatter, xy)
+
+
+class PythonFloatLoss(_Step):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+        self.make_opt()
+
+    def loss(self, x, y):
+        out = self.fc(x)
+        a = F.mse_loss(out, y)
+        b = (out - y).abs().mean()
+        c = out.pow(2).mean()
+        loss = 0.5 * a + b / 3.0 - 2.0**-3 * c + math.sqrt(2.0) * a * b
+        return abs(loss) ** 0.5 + (1.0 - c) * 1e-2
+
+
+_train("loss_of_python_float_arithmetic", PythonFloatLoss, xy)
+
+
+class Foreach(_Step):
+    def __init__(self, make):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.make_opt(make(self.parameters()))
+
+    def loss(self, x, y):
+        return F.mse_loss(self.fc2(F.gelu(self.fc1(x))), y)
+
+
+_train(
+    "adam_foreach",
+    lambda: Foreach(lambda p: torch.optim.Adam(p, lr=0.01, foreach=True)),
+    xy,
+)
+_train(
+    "adamw_for_loop_amsgrad",
+    lambda: Foreach(
+        lambda p: torch.optim.AdamW(p, lr=0.01, foreach=False, amsgrad=True)
+    ),
+    xy,
+)
+_train(
+    "rmsprop_foreach_centered",
+    lambda: Foreach(
+        lambda p: torch.optim.RMSprop(p, lr=0.01, foreach=True, centered=True)
+    ),
+    xy,
+)
+_train(
+    "adagrad_for_loop",
+    lambda: Foreach(lambda p: torch.optim.Adagrad(p, lr=0.1, foreach=False)),
+    xy,
+)
+
+
+class Scheduled(_Step):
+    def __init__(self, kind):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.make_opt()
+        self.kind = kind
+        if kind == "plateau":
+            self._sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
+                self._opt, factor=0.5, patience=0
+            )
+        else:
+            self._sched = torch.optim.lr_scheduler.OneCycleLR(
+                self._opt, max_lr=0.2, total_steps=10
+            )
+
+    def loss(self, x, y):
+        return F.mse_loss(self.fc2(torch.tanh(self.fc1(x))), y)
+
+    def forward(self, x, y):
+        loss = super().forward(x, y)
+        if self.kind == "plateau":
+            self._sched.step(loss)
+        else:
+            self._sched.step()
+        self.lr = self._opt.param_groups[0]["lr"]
+        return loss
+
+
+_train("reduce_lr_on_plateau", lambda: Scheduled("plateau"), xy)
+_train("one_cycle_lr", lambda: Scheduled("one_cycle"), xy)
