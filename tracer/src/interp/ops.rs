@@ -1522,15 +1522,23 @@ impl Frame<'_, '_> {
                 Var::py_const(py, false)
             }
             "layout" => Var::Py(py.import("torch")?.getattr("strided")?.unbind(), None),
-            "T" | "mT" => {
+            // `H`/`mH` of a real tensor are `T`/`mT` (no conjugation): spectral norm's power
+            // iteration reads `weight_mat.H`.
+            "T" | "mT" | "H" | "mH" => {
                 let n = meta.ndim() as i64;
-                let dims: Vec<Arg> = if name == "T" {
+                let conjugate = matches!(name, "H" | "mH");
+                if conjugate && (meta.dtype.is_complex() || (name == "H" && n != 2)) {
+                    return Err(TraceError::unsupported(format!(
+                        "tensor.{name} of a complex tensor or of a tensor of {n} dims"
+                    )));
+                }
+                let dims: Vec<Arg> = if name == "T" || name == "H" {
                     (0..n).rev().map(Arg::Int).collect()
                 } else {
                     if n < 2 {
-                        return Err(TraceError::unsupported(
-                            "mT of a tensor with fewer than 2 dims",
-                        ));
+                        return Err(TraceError::unsupported(format!(
+                            "{name} of a tensor with fewer than 2 dims"
+                        )));
                     }
                     let mut d: Vec<Arg> = (0..n).map(Arg::Int).collect();
                     d.swap((n - 1) as usize, (n - 2) as usize);
