@@ -67,16 +67,17 @@ class _Step(nn.Module):
 
 
 class GradScaled(nn.Module):
-    """float16 autocast on the CPU with a ``GradScaler``: the first step's scale (2**24)
-    overflows the float16 gradients, so that step is skipped and the scale halves; the later
-    one is taken. Unscaled before clipping, as the AMP recipe writes it."""
+    """float16 autocast on the CPU with a ``GradScaler``: the first step's scale (2**18)
+    overflows the float16 gradients, so that step is skipped and the scale halves; the next
+    is taken and the scale doubles again (growth every step), and so on, alternating.
+    Unscaled before clipping, as the AMP recipe writes it."""
 
     def __init__(self):
         super().__init__()
         self.fc1 = nn.Linear(8, 16)
         self.fc2 = nn.Linear(16, 4)
         self._opt = torch.optim.SGD(self.parameters(), lr=0.05, momentum=0.9)
-        self._scaler = torch.amp.GradScaler("cpu", init_scale=2.0**24, growth_interval=1)
+        self._scaler = torch.amp.GradScaler("cpu", init_scale=2.0**18, growth_interval=1)
 
     def forward(self, x, y):
         self._opt.zero_grad()
@@ -237,8 +238,9 @@ _train("forward_pre_hook_kwargs_full_backward_hook", HooksWithKwargs, xy)
 
 
 class ToggledRequiresGrad(_Step):
-    """``fc1`` frozen for the first input's step and trained for the second, switched inside
-    forward by the value of the target's first element."""
+    """``fc1.weight`` trained for the first input set's step and frozen for the second,
+    switched inside forward by the sign of the input's sum, and ``requires_grad_()`` called on
+    the activation (which requires grad already: a no-op)."""
 
     def __init__(self):
         super().__init__()
@@ -247,7 +249,7 @@ class ToggledRequiresGrad(_Step):
         self.make_opt()
 
     def loss(self, x, y):
-        self.fc1.weight.requires_grad_(bool(y[0, 0] > 0))
+        self.fc1.weight.requires_grad_(bool(x.sum() > 0))
         h = self.fc1(x)
         h.requires_grad_()
         return F.mse_loss(self.fc2(F.relu(h)), y)
