@@ -107,8 +107,7 @@ def _raised(e: RuntimeError) -> str:
 
 def _aliases_an_input(t, *inputs) -> bool:
     return t is not None and any(
-        t.untyped_storage().data_ptr() == i.untyped_storage().data_ptr()
-        for i in inputs
+        t.untyped_storage().data_ptr() == i.untyped_storage().data_ptr() for i in inputs
     )
 
 
@@ -291,7 +290,9 @@ LOSS_OPS = {
     # Session 31: attention of views of the op's input (its saved q/k/v are views made in the
     # Function's forward, with grad mode off: a written base raised autograd's no-grad-view
     # error where eager raises its version check).
-    "sdpa": lambda h: F.scaled_dot_product_attention(h[None, None], h[None, None], h[None, None])[0, 0],
+    "sdpa": lambda h: F.scaled_dot_product_attention(
+        h[None, None], h[None, None], h[None, None]
+    )[0, 0],
     "sdpa causal": lambda h: F.scaled_dot_product_attention(
         h[None, None], h.t()[None, None], h[None, None], is_causal=True
     )[0, 0],
@@ -443,7 +444,14 @@ BN_MODULES = {
     "no affine": lambda: torch.nn.BatchNorm1d(3, affine=False),
     "no running stats": lambda: torch.nn.BatchNorm1d(3, track_running_stats=False),
 }
-BN_WRITES = ("running_mean", "running_var", "num_batches_tracked", "weight", "bias", "nothing")
+BN_WRITES = (
+    "running_mean",
+    "running_var",
+    "num_batches_tracked",
+    "weight",
+    "bias",
+    "nothing",
+)
 
 
 def _bn_outcome(kind, training, ret, write, backend):
@@ -503,7 +511,9 @@ def _check_bn(kind, training, ret, write, backend):
         ("no running stats", True, "weight"),
     ],
 )
-def test_batch_norm_running_stats_written_before_backward(backend, kind, training, write):
+def test_batch_norm_running_stats_written_before_backward(
+    backend, kind, training, write
+):
     _check_bn(kind, training, "loss", write, backend)
 
 
@@ -515,5 +525,7 @@ def test_batch_norm_running_stats_written_before_backward(backend, kind, trainin
     st.sampled_from(["loss", "loss, y"]),
     st.sampled_from(BN_WRITES),
 )
-def test_generated_batch_norm_writes_before_backward(backend, kind, training, ret, write):
+def test_generated_batch_norm_writes_before_backward(
+    backend, kind, training, ret, write
+):
     _check_bn(kind, training, ret, write, backend)

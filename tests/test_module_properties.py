@@ -83,7 +83,9 @@ def _steps(make, compiler, n=3):
     for i in range(n):
         x = torch.randn(6, 8 if not isinstance(m, WithProperty) else 4)
         opt.zero_grad()
-        loss = F.mse_loss(f(x), torch.ones(6, m.fc.out_features if hasattr(m, "fc") else 4))
+        loss = F.mse_loss(
+            f(x), torch.ones(6, m.fc.out_features if hasattr(m, "fc") else 4)
+        )
         loss.backward()
         opt.step()
         out.append((loss.detach(), {k: v.clone() for k, v in m.state_dict().items()}))

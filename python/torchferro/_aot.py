@@ -70,7 +70,12 @@ class CompiledGraph(torch.autograd.Function):
         # carries no view history, so its unpacking checks the version as eager's does.
         for k, (kind, i) in enumerate(saved_spec):
             s = saved[k]
-            if kind == 1 and i >= n_user and isinstance(s, torch.Tensor) and s._is_view():
+            if (
+                kind == 1
+                and i >= n_user
+                and isinstance(s, torch.Tensor)
+                and s._is_view()
+            ):
                 saved[k] = s.detach()
         # A symbolic int input (automatic dynamic made an int argument a graph input) may be
         # saved too: autograd saves tensors only, so other values are kept on `ctx` in place.

@@ -77,7 +77,9 @@ class GradScaled(nn.Module):
         self.fc1 = nn.Linear(8, 16)
         self.fc2 = nn.Linear(16, 4)
         self._opt = torch.optim.SGD(self.parameters(), lr=0.05, momentum=0.9)
-        self._scaler = torch.amp.GradScaler("cpu", init_scale=2.0**18, growth_interval=1)
+        self._scaler = torch.amp.GradScaler(
+            "cpu", init_scale=2.0**18, growth_interval=1
+        )
 
     def forward(self, x, y):
         self._opt.zero_grad()
@@ -109,7 +111,9 @@ class Mha(_Step):
     def loss(self, x, y):
         mask = None
         if self.masked:
-            mask = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
+            mask = torch.tensor(
+                [[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]]
+            )
         h, w = self.attn(x, x, x, key_padding_mask=mask, need_weights=self.need_weights)
         loss = F.mse_loss(self.head(h.mean(1)), y)
         if w is not None:
@@ -135,7 +139,9 @@ class EncoderLayer(_Step):
         self.make_opt()
 
     def loss(self, x, y):
-        mask = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
+        mask = torch.tensor(
+            [[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]]
+        )
         h = self.layer(x, src_key_padding_mask=mask)
         return F.mse_loss(self.head(h[:, 0]), y)
 
