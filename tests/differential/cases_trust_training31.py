@@ -20,6 +20,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .cases_trust_training30 import xy
 from .runner import register
 
 STRICT_BREADTH = True
@@ -27,10 +28,6 @@ STRICT_BREADTH = True
 
 def _train(name, cls, inputs, **options):
     register(f"trust_train31_{name}", cls, inputs, module=True, **options)
-
-
-def xy(r):
-    return (r.randn(6, 8), r.randn(6, 4))
 
 
 def seq(r):
@@ -64,6 +61,17 @@ class _Step(nn.Module):
         self._opt.step()
         self.state = _opt_state(self._opt)
         return loss.detach()
+
+
+class _Two(_Step):
+    """``fc1`` (8 to 8) and ``fc2`` (8 to 4); ``make`` builds the optimizer (SGD with momentum
+    without it)."""
+
+    def __init__(self, make=None):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.make_opt(make(self.parameters()) if make else None)
 
 
 class GradScaled(nn.Module):
@@ -220,11 +228,9 @@ class FunctionalCall(_Step):
 _train("functional_call_params_dict", FunctionalCall, xy)
 
 
-class HooksWithKwargs(_Step):
+class HooksWithKwargs(_Two):
     def __init__(self):
         super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
         self.seen = []
 
         def pre(m, args, kwargs):
@@ -234,7 +240,6 @@ class HooksWithKwargs(_Step):
         self.fc2.register_full_backward_hook(
             lambda m, gi, go: self.seen.append(round(float(gi[0].abs().sum()), 4))
         )
-        self.make_opt()
 
     def loss(self, x, y):
         return F.mse_loss(self.fc2(torch.tanh(self.fc1(x, scale=2.0))), y)
@@ -243,16 +248,10 @@ class HooksWithKwargs(_Step):
 _train("forward_pre_hook_kwargs_full_backward_hook", HooksWithKwargs, xy)
 
 
-class ToggledRequiresGrad(_Step):
+class ToggledRequiresGrad(_Two):
     """``fc1.weight`` trained for the first input set's step and frozen for the second,
     switched inside forward by the sign of the input's sum, and ``requires_grad_()`` called on
     the activation (which requires grad already: a no-op)."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
-        self.make_opt()
 
     def loss(self, x, y):
         self.fc1.weight.requires_grad_(bool(x.sum() > 0))
@@ -264,13 +263,7 @@ class ToggledRequiresGrad(_Step):
 _train("requires_grad_toggled_inside_forward", ToggledRequiresGrad, xy)
 
 
-class RetainGrad(_Step):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
-        self.make_opt()
-
+class RetainGrad(_Two):
     def forward(self, x, y):
         self._opt.zero_grad()
         h = torch.tanh(self.fc1(x))
@@ -327,13 +320,7 @@ class PythonFloatLoss(_Step):
 _train("loss_of_python_float_arithmetic", PythonFloatLoss, xy)
 
 
-class Foreach(_Step):
-    def __init__(self, make):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
-        self.make_opt(make(self.parameters()))
-
+class Foreach(_Two):
     def loss(self, x, y):
         return F.mse_loss(self.fc2(F.gelu(self.fc1(x))), y)
 
@@ -364,12 +351,9 @@ _train(
 )
 
 
-class Scheduled(_Step):
+class Scheduled(_Two):
     def __init__(self, kind):
         super().__init__()
-        self.fc1 = nn.Linear(8, 8)
-        self.fc2 = nn.Linear(8, 4)
-        self.make_opt()
         self.kind = kind
         if kind == "plateau":
             self._sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
