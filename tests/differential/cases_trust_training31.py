@@ -7,7 +7,10 @@ and ``max_norm`` (which renormalizes the weight in place), the ``weight_norm`` a
 ``register_forward_pre_hook``/``register_full_backward_hook`` with kwargs, ``requires_grad_()``
 toggled inside forward, ``retain_grad()`` on an activation, gradients of an int-indexed
 ``gather``/``scatter_add``, a loss made of Python float arithmetic on tensors, optimizers with
-``foreach`` on and off, and ``ReduceLROnPlateau``/``OneCycleLR`` stepped after each step. Each
+``foreach`` on and off, ``ReduceLROnPlateau``/``OneCycleLR`` stepped after each step, and more
+of the same (``kdim``/``vdim`` attention, a causal encoder stack, spectral norm on a convolution,
+backward hooks changing gradients, one scaler over two optimizers, ``functional_call`` with
+buffers). Each
 call is one optimizer step inside the compiled forward; parameters, buffers, gradients and
 plain attributes (the optimizer's state copied into ``state``) are compared after each, losses
 as outputs."""
@@ -379,3 +382,151 @@ class Scheduled(_Two):
 
 _train("reduce_lr_on_plateau", lambda: Scheduled("plateau"), xy)
 _train("one_cycle_lr", lambda: Scheduled("one_cycle"), xy)
+
+
+class MhaFloatMaskPerHead(_Step):
+    """Separate key/value widths (``kdim``/``vdim``: three projection weights), a float
+    additive mask, per-head weights (``average_attn_weights=False``) in the loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, kdim=6, vdim=4, batch_first=True)
+        self.head = nn.Linear(8, 4)
+        self.make_opt()
+
+    def loss(self, x, y):
+        kv = x[..., :6]
+        mask = torch.triu(torch.full((5, 5), -1e4), 1)
+        h, w = self.attn(x, kv, kv[..., :4], attn_mask=mask, average_attn_weights=False)
+        return F.mse_loss(self.head(h.mean(1)), y) + w[:, 1].square().mean()
+
+
+_train("multihead_attention_kdim_vdim_float_mask_per_head", MhaFloatMaskPerHead, seq)
+
+
+class CausalEncoder(_Step):
+    """Two encoder layers and a final norm, a causal mask with ``is_causal=True``."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        self.enc = nn.TransformerEncoder(
+            layer, 2, norm=nn.LayerNorm(8), enable_nested_tensor=False
+        )
+        self.head = nn.Linear(8, 4)
+        self.make_opt()
+
+    def loss(self, x, y):
+        mask = nn.Transformer.generate_square_subsequent_mask(5)
+        h = self.enc(x, mask=mask, is_causal=True)
+        return F.mse_loss(self.head(h[:, -1]), y)
+
+
+_train("transformer_encoder_causal_two_layers", CausalEncoder, seq)
+
+
+class EmbeddingMaxNormRepeated(_Step):
+    """``max_norm`` with ``norm_type=1`` over ids that repeat (each row renormalized once)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(11, 8, max_norm=2.0, norm_type=1.0)
+        self.head = nn.Linear(8, 4)
+        self.make_opt()
+
+    def loss(self, ids, y):
+        ids = torch.cat([ids, ids[:, :2]], 1)
+        return F.mse_loss(self.head(self.emb(ids).sum(1)), y)
+
+
+_train("embedding_max_norm_repeated_ids", EmbeddingMaxNormRepeated, tokens)
+
+
+def images(r):
+    return (r.randn(2, 3, 6, 6), r.randn(2, 4))
+
+
+class SpectralConv(_Step):
+    """``spectral_norm`` on a convolution (its weight reshaped to a matrix), two power
+    iterations per call."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.utils.parametrizations.spectral_norm(
+            nn.Conv2d(3, 4, 3), n_power_iterations=2
+        )
+        self.head = nn.Linear(4, 4)
+        self.make_opt()
+
+    def loss(self, x, y):
+        return F.mse_loss(self.head(F.relu(self.conv(x)).mean((2, 3))), y)
+
+
+_train("spectral_norm_conv_two_iterations", SpectralConv, images)
+
+
+class BackwardHooksChangingGrads(_Two):
+    """A full backward pre-hook scaling the output gradient and a full backward hook
+    replacing the input gradient."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc2.register_full_backward_pre_hook(lambda m, go: (go[0] * 3,))
+        self.fc2.register_full_backward_hook(
+            lambda m, gi, go: (gi[0].clamp(-0.01, 0.01),)
+        )
+
+    def loss(self, x, y):
+        return F.mse_loss(self.fc2(torch.tanh(self.fc1(x))), y)
+
+
+_train("backward_hooks_changing_gradients", BackwardHooksChangingGrads, xy)
+
+
+class TwoScaledLosses(nn.Module):
+    """The AMP recipe for two models and two optimizers on one scaler: both losses scaled,
+    each optimizer stepped through the scaler, one update."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 4)
+        self.b = nn.Linear(8, 4)
+        self._opt_a = torch.optim.SGD(self.a.parameters(), lr=0.1)
+        self._opt_b = torch.optim.Adam(self.b.parameters(), lr=0.01)
+        self._scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
+
+    def forward(self, x, y):
+        self._opt_a.zero_grad()
+        self._opt_b.zero_grad()
+        with torch.autocast("cpu", dtype=torch.float16):
+            la = F.mse_loss(self.a(x).float(), y)
+            lb = F.mse_loss(self.b(x).float(), y * 2)
+        self._scaler.scale(la + lb).backward()
+        self._scaler.step(self._opt_a)
+        self._scaler.step(self._opt_b)
+        self._scaler.update()
+        self.scale = self._scaler.get_scale()
+        self.state = _opt_state(self._opt_b)
+        return la.detach(), lb.detach()
+
+
+_train("grad_scaler_two_optimizers", TwoScaledLosses, xy)
+
+
+class FunctionalCallBuffers(_Step):
+    """``functional_call`` over parameters and buffers of a module with a BatchNorm (its
+    running statistics written into the dict's tensors, not the module's), strict."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 4))
+        self.stats = {k: v.clone() for k, v in self.net.named_buffers()}
+        self.make_opt()
+
+    def loss(self, x, y):
+        state = {**dict(self.net.named_parameters()), **self.stats}
+        out = torch.func.functional_call(self.net, state, (x,), strict=True)
+        return F.mse_loss(out, y)
+
+
+_train("functional_call_with_buffers_strict", FunctionalCallBuffers, xy)
