@@ -1348,9 +1348,13 @@ impl Frame<'_, '_> {
         // module's stores, as in Python: its getter is traced, as torch.compile inlines it.
         // Read at trace time, it ran once more on the compiling call than in eager, and a
         // getter with effects (spectral norm's power iteration writing its `_u`/`_v`
-        // buffers) left other state than eager's.
+        // buffers) left other state than eager's. An installed package's property is still
+        // read (transformers' `loss_function` logs a warning once: traced, the logging call
+        // would break the graph that reading it keeps whole).
         if let Ok(a) = m.get_type().getattr(name) {
-            if a.is_instance(&py.import("builtins")?.getattr("property")?)? {
+            if a.is_instance(&py.import("builtins")?.getattr("property")?)?
+                && traced_property(&a.getattr("fget")?)
+            {
                 let fget = a.getattr("fget")?.unbind();
                 let this = Var::Py(m.clone().unbind(), src);
                 return self.call(Var::Py(fget, None), vec![this], vec![]);
@@ -1625,4 +1629,18 @@ fn is_tracked_container(v: &Var) -> bool {
             | Var::Size(_)
             | Var::Slice(_)
     )
+}
+
+/// Whether a module class property's getter is traced where it is read (`module_attr`):
+/// the user's code and torch's parametrizations (`super::calls::nn_utils_traced`), not an
+/// installed package's code.
+fn traced_property(fget: &Bound<'_, PyAny>) -> bool {
+    let file: String = fget
+        .getattr("__code__")
+        .and_then(|c| c.getattr("co_filename"))
+        .and_then(|f| f.extract())
+        .unwrap_or_default();
+    !file.is_empty()
+        && (super::calls::nn_utils_traced(&file)
+            || !(file.contains("/site-packages/") || file.contains("/dist-packages/")))
 }

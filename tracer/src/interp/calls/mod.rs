@@ -1144,7 +1144,7 @@ pub(super) fn autocast_var(
 /// parametrizations (`weight_norm`, `spectral_norm`, `register_parametrization`): a
 /// parametrized module's `weight` is a property whose getter runs them, traced where it is
 /// read (session 31, `module_attr`).
-fn nn_utils_traced(filename: &str) -> bool {
+pub(crate) fn nn_utils_traced(filename: &str) -> bool {
     NN_UTILS_TRACED
         .iter()
         .any(|m| filename.ends_with(&format!("/{}.py", m.replace('.', "/"))))
