@@ -48,13 +48,20 @@ PRE = {
     "x*2": lambda x, w: x * 2,
     "x.t()": lambda x, w: x.t() @ w,
 }
-#: What the compiled function returns.
+#: What the compiled function returns. The pieces of a multi-output view op (`torch.split`
+#: is recorded as `torch.functional.split`, `unbind`, `chunk`): eager refuses a write to one
+#: before `.backward()` with its own error (session 31: the function spelling of `split`
+#: returned fresh tensors here, which trained).
 RET = {
     "y": lambda y, x: (y,),
     "y.reshape": lambda y, x: (y.reshape(-1),),
     "y[0]": lambda y, x: (y[0],),
     "y.sum()": lambda y, x: (y.sum(),),
     "y, x.view": lambda y, x: (y, x.view(-1)),
+    "torch.split(y)": lambda y, x: torch.split(y, [1, 2]),
+    "torch.split(y, 1)[0]": lambda y, x: (torch.split(y, 1)[0],),
+    "y.unbind(1)": lambda y, x: y.unbind(1),
+    "torch.chunk(y)": lambda y, x: torch.chunk(y, 2),
 }
 #: Which tensor the caller writes (under ``no_grad``) before ``.backward()``.
 WRITES = ("first output", "last output", "x", "w", "nothing")
@@ -62,7 +69,8 @@ WRITES = ("first output", "last output", "x", "w", "nothing")
 
 def _outcome(f, n: int, compiled: bool, backend: str, write: str):
     """Runs ``f(x, w)`` (eager or compiled) on ``n x n`` leaves, writes one tensor under
-    ``no_grad``, then ``.backward()``: whether it raised, else the leaves' gradients."""
+    ``no_grad``, then ``.backward()``: whether it raised, else the leaves' gradients; and
+    whether the written tensor shares storage with an input."""
     torch.manual_seed(0)
     x = torch.randn(n, n, requires_grad=True)
     w = torch.randn(n, n, requires_grad=True)
@@ -78,12 +86,29 @@ def _outcome(f, n: int, compiled: bool, backend: str, write: str):
         }[write]
         if target is not None:
             target.mul_(3)
+    aliased = _aliases_an_input(target, x, w)
     try:
         sum(o.sum() for o in outs if o.requires_grad).backward()
     except RuntimeError as e:
-        assert "modified by an inplace operation" in str(e), str(e)
-        return "raised", None
-    return "trained", (x.grad, w.grad)
+        return _raised(e), None, aliased
+    return "trained", (x.grad, w.grad), aliased
+
+
+def _raised(e: RuntimeError) -> str:
+    """The error's kind: autograd's version check ("modified by an inplace operation": its
+    details name the saved tensor's producer, a compiled graph's node here), else the
+    message's first sentence, which must be eager's (a written output of a multi-output view
+    op: "Output 0 of SplitBackward0 is a view and its base ... has been modified inplace")."""
+    msg = str(e)
+    if "modified by an inplace operation" in msg:
+        return "raised"
+    return "raised: " + msg.split(". ")[0]
+
+
+def _aliases_an_input(t, *inputs) -> bool:
+    return t is not None and any(
+        t.untyped_storage().data_ptr() == i.untyped_storage().data_ptr() for i in inputs
+    )
 
 
 def _same_outcome(f, n, backend, what, returned_intermediate=False):
@@ -92,9 +117,11 @@ def _same_outcome(f, n, backend, what, returned_intermediate=False):
     eager's backward does not keep but ours reads is watched, not copied
     (``autodiff::watch::read_outputs``: no logits-sized copy per training step), so the
     write raises autograd's error. Never a gradient of other values."""
-    want, grads_e = _outcome(f, n, False, backend, what[-1])
-    got, grads_c = _outcome(f, n, True, backend, what[-1])
-    if returned_intermediate and (want, got) == ("trained", "raised"):
+    want, grads_e, aliased = _outcome(f, n, False, backend, what[-1])
+    got, grads_c, _ = _outcome(f, n, True, backend, what[-1])
+    # Never where eager's written tensor is (a view of) an input: `F.dropout(x, 0.0)` returns
+    # `x` itself.
+    if returned_intermediate and not aliased and (want, got) == ("trained", "raised"):
         return
     assert got == want, f"{what}: eager {want}"
     if want == "trained":
@@ -130,6 +157,16 @@ def _check(op, pre, ret, write):
         # Unchanged: raise where eager saved the written input, train where nothing was saved.
         ("sin", "x*w", "y.sum()", "w"),
         ("scale", "x*w", "y", "first output"),
+        # Session 31: eager raises its multi-output view error ("Output 0 of
+        # SplitWithSizesBackward0 is a view ..."); `torch.split` (recorded as
+        # `torch.functional.split`) returned fresh tensors here, which trained.
+        ("exp", "x*w", "torch.split(y)", "first output"),
+        ("scale", "x", "torch.split(y)", "last output"),
+        ("tanh", "x.t()", "torch.split(y, 1)[0]", "first output"),
+        ("shift", "x*2", "torch.split(y)", "x"),
+        # Unchanged: the method spelling and `unbind`/`chunk` were views.
+        ("scale", "x*w", "y.unbind(1)", "first output"),
+        ("sin", "x", "torch.chunk(y)", "last output"),
     ],
 )
 def test_writes_before_backward_raise_as_eager(op, pre, ret, write):
@@ -235,6 +272,21 @@ LOSS_OPS = {
     "1 / t": lambda h: 1 / (h.abs() + 1),
     "x / y": lambda h: h / (h.abs() + 1),
     "tanh": torch.tanh,
+    # Session 31: eager's dropout returns its input itself when nothing is dropped (`p=0`,
+    # or not training); ours returned the Function's output, a view autograd forbids writing.
+    "dropout(0)": lambda h: F.dropout(h, 0.0),
+    "dropout eval": lambda h: F.dropout(h, 0.5, training=False),
+    "alpha_dropout(0)": lambda h: F.alpha_dropout(h, 0.0, True),
+    "dropout2d(0)": lambda h: F.dropout2d(h[None], 0.0)[0],
+    # Session 31: attention of views of the op's input (its saved q/k/v are views made in the
+    # Function's forward, with grad mode off: a written base raised autograd's no-grad-view
+    # error where eager raises its version check).
+    "sdpa": lambda h: F.scaled_dot_product_attention(
+        h[None, None], h[None, None], h[None, None]
+    )[0, 0],
+    "sdpa causal": lambda h: F.scaled_dot_product_attention(
+        h[None, None], h.t()[None, None], h[None, None], is_causal=True
+    )[0, 0],
 }
 #: The op's input: a product returned to the caller ("h"), a product of the inputs that is
 #: recomputable, the leaf input itself.
@@ -281,6 +333,15 @@ def _check_loss(backend, op, pre, ret, write):
         # product a `tanh` / `sigmoid` read instead of their results.
         ("tanh", "x@w", "loss, h", "last output"),
         ("bce(sigmoid)", "x@w", "loss, h", "last output"),
+        # Session 31: eager's `F.dropout(x, 0.0)` is `x`: a write to it or to `x` trains;
+        # ours raised "Output 0 of CompiledGraphBackward is a view ...".
+        ("dropout(0)", "x", "y", "first output"),
+        ("dropout(0)", "x", "loss, y", "x"),
+        ("alpha_dropout(0)", "x", "y", "x"),
+        # Session 31: eager's saved views of a written input raise the version check; ours
+        # raised "A view was created in no_grad mode ...".
+        ("sdpa", "x", "y", "x"),
+        ("sdpa causal", "x", "loss, h", "last output"),
         # Unchanged: eager raises (its op keeps the written tensor) and so do we.
         ("log_softmax", "x*w", "y", "first output"),
         ("layer_norm", "x@w", "loss, h", "last output"),
@@ -360,3 +421,105 @@ def test_int_inputs_read_by_a_rule(op, write):
         else:
             for u, v in zip(a, b, strict=True):
                 torch.testing.assert_close(u, v)
+
+
+# Session 31: BatchNorm's running statistics. Eager's `native_batch_norm` keeps them for its
+# backward in training too (where its gradient never reads them), so a caller's write to
+# `running_mean`/`running_var` between the call and `.backward()` raises there; ours trained
+# (neither the op's rule nor the written-out form read them, so nothing checked them).
+# torch.compile (aot_eager) trains here too.
+BN_MODULES = {
+    "1d": lambda: torch.nn.BatchNorm1d(3),
+    "2d": lambda: torch.nn.BatchNorm2d(3),
+    "momentum None": lambda: torch.nn.BatchNorm1d(3, momentum=None),
+    "no affine": lambda: torch.nn.BatchNorm1d(3, affine=False),
+    "no running stats": lambda: torch.nn.BatchNorm1d(3, track_running_stats=False),
+}
+BN_WRITES = (
+    "running_mean",
+    "running_var",
+    "num_batches_tracked",
+    "weight",
+    "bias",
+    "nothing",
+)
+
+
+def _bn_outcome(kind, training, ret, write, backend):
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 3)
+    bn = BN_MODULES[kind]().train(training)
+
+    def f(x):
+        h = lin(x)
+        if kind == "2d":
+            h = h[..., None, None].expand(-1, -1, 2, 2)
+        y = bn(h)
+        # Not `y.square().sum()`: a normalized batch's squares sum to a constant, whose
+        # gradient is rounding noise.
+        loss = (y * torch.linspace(-1, 2, y.numel()).view(y.shape)).sum()
+        return (loss, y) if ret == "loss, y" else (loss,)
+
+    x = torch.randn(5, 4)
+    g = f
+    if backend is not None:
+        torchferro.compiler.reset()
+        g = torchferro.compile(f, backend=backend)
+    outs = g(x)
+    with torch.no_grad():
+        t = getattr(bn, write, None) if write != "nothing" else None
+        if t is not None:
+            t.add_(1)
+    state = [t.clone() for t in bn.state_dict().values()]
+    try:
+        outs[0].backward()
+    except RuntimeError as e:
+        return _raised(e), state
+    grads = [p.grad for p in (*lin.parameters(), *bn.parameters())]
+    return "trained", state + grads
+
+
+def _check_bn(kind, training, ret, write, backend):
+    want, values_e = _bn_outcome(kind, training, ret, write, None)
+    got, values_c = _bn_outcome(kind, training, ret, write, backend)
+    assert got == want, (kind, training, ret, write, backend)
+    for a, b in zip(values_c, values_e, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize(
+    "kind,training,write",
+    [
+        # Eager raises, we trained.
+        ("1d", True, "running_mean"),
+        ("2d", True, "running_var"),
+        # Unchanged: `momentum=None` (its factor read from `num_batches_tracked`) raised
+        # before; eval reads them; the bias and the step counter are not kept.
+        ("momentum None", True, "running_mean"),
+        ("1d", False, "running_var"),
+        ("1d", True, "bias"),
+        ("momentum None", True, "num_batches_tracked"),
+        ("no running stats", True, "weight"),
+    ],
+)
+def test_batch_norm_running_stats_written_before_backward(
+    backend, kind, training, write
+):
+    _check_bn(kind, training, "loss", write, backend)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(
+    st.sampled_from(["inductor", "aot_eager"]),
+    st.sampled_from(sorted(BN_MODULES)),
+    st.booleans(),
+    st.sampled_from(["loss", "loss, y"]),
+    st.sampled_from(BN_WRITES),
+)
+def test_generated_batch_norm_writes_before_backward(
+    backend, kind, training, ret, write
+):
+    _check_bn(kind, training, ret, write, backend)

@@ -62,6 +62,21 @@ class CompiledGraph(torch.autograd.Function):
         for k in copied:
             if not (saved_spec[k][0] == 0 and saved_spec[k][1] in written):
                 saved[k] = saved[k].clone()
+        # A saved intermediate that is a view (of an input: attention's `q = x[None, None]`)
+        # was made here, where grad mode is off. Unpacking such a view after the caller wrote
+        # its base raises autograd's "A view was created in no_grad mode ..." before the
+        # version check; eager's saved view, made with grad mode on, raises "modified by an
+        # inplace operation". A detached alias shares the storage and the version counter and
+        # carries no view history, so its unpacking checks the version as eager's does.
+        for k, (kind, i) in enumerate(saved_spec):
+            s = saved[k]
+            if (
+                kind == 1
+                and i >= n_user
+                and isinstance(s, torch.Tensor)
+                and s._is_view()
+            ):
+                saved[k] = s.detach()
         # A symbolic int input (automatic dynamic made an int argument a graph input) may be
         # saved too: autograd saves tensors only, so other values are kept on `ctx` in place.
         tensors = [s for s in saved if isinstance(s, torch.Tensor)]

@@ -39,5 +39,6 @@ from . import (  # noqa: F401
     cases_trust_steps,
     cases_trust_training,
     cases_trust_training30,
+    cases_trust_training31,
     cases_user_code,
 )

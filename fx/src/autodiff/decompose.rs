@@ -53,6 +53,10 @@ pub struct BatchNorm {
     pub bshape: Vec<i64>,
     /// Elements per channel.
     pub count: i64,
+    /// The running mean and variance (empty without them): eager's `native_batch_norm` keeps
+    /// them for its backward in training too, so a write between the call and `.backward()`
+    /// raises there ([`kept_by_eager`]).
+    pub running: Vec<NodeId>,
 }
 
 /// One written-out `cross_entropy`: what its backward rule reads.
@@ -101,13 +105,14 @@ pub fn backward(b: &mut Bw, group: &Group, g: NodeId) -> Result<Vec<(NodeId, Nod
     }
 }
 
-/// What eager's autograd keeps for a group's backward, where it is not what the group's rule
-/// reads: a `cross_entropy` keeps its `log_softmax` result (a fresh tensor) and the target,
-/// never the logits the rule reads ([`super::rules::kept_by_eager`]).
-pub fn kept_by_eager(group: &Group) -> Option<Vec<NodeId>> {
+/// What eager's autograd keeps for a group's backward, given `reads`, what the group's rule
+/// read: a `cross_entropy` keeps its `log_softmax` result (a fresh tensor) and the target,
+/// never the logits the rule reads ([`super::rules::kept_by_eager`]); a `batch_norm` keeps
+/// the running statistics besides.
+pub fn kept_by_eager(group: &Group, reads: &[NodeId]) -> Vec<NodeId> {
     match group {
-        Group::BatchNorm(_) => None,
-        Group::CrossEntropy(ce) => Some(vec![ce.target]),
+        Group::BatchNorm(bn) => reads.iter().chain(&bn.running).copied().collect(),
+        Group::CrossEntropy(ce) => vec![ce.target],
     }
 }
 
@@ -283,6 +288,7 @@ fn batch_norm(g: &mut Graph, id: NodeId) -> Option<BatchNorm> {
         dims,
         bshape,
         count,
+        running: stats.map_or(Vec::new(), |(m, v, _)| vec![m, v]),
     })
 }
 

@@ -385,10 +385,7 @@ fn derive(
             for (input, gi) in decompose::backward(&mut bw, group, g)? {
                 bw.accumulate(&mut grads, input, gi)?;
             }
-            match decompose::kept_by_eager(group) {
-                Some(k) => eager_kept.extend(k),
-                None => eager_kept.extend_from_slice(&bw.reads[mark..]),
-            }
+            eager_kept.extend(decompose::kept_by_eager(group, &bw.reads[mark..]));
             continue;
         }
         // `tuple[i]` of a multi-output op: its gradient waits for the op's rule.
@@ -403,10 +400,7 @@ fn derive(
                 bw.accumulate(&mut grads, input, gi)?;
             }
         }
-        match rules::kept_by_eager(graph, id) {
-            Some(k) => eager_kept.extend(k),
-            None => eager_kept.extend_from_slice(&bw.reads[mark..]),
-        }
+        eager_kept.extend(rules::kept_by_eager(graph, id, &bw.reads[mark..]));
     }
     let mut grad_inputs = Vec::new();
     let mut outs = Vec::new();

@@ -128,20 +128,11 @@ impl<'a> Symbols<'a> {
     }
 }
 
-/// The bare name of a call's op, for the rules here: [`super::split_target`]'s, or a function of
-/// `torch.functional` (`torch.einsum`, `torch.split`, ... are defined there, and a call of
-/// `torch.einsum` is recorded as `torch.functional.einsum`); `""` for any other path.
+/// The bare name of a call's op, for the rules here ([`super::split_target`]'s: a call of
+/// `torch.einsum` is recorded as `torch.functional.einsum`, which it maps to `einsum`); `""`
+/// for any other path.
 fn op_name(target: &Target) -> &str {
-    if let Some((_, name)) = super::split_target(target) {
-        return name;
-    }
-    match target {
-        Target::Function(path) => path
-            .strip_prefix("torch.functional.")
-            .filter(|rest| !rest.contains('.'))
-            .unwrap_or(""),
-        Target::Method(_) => "",
-    }
+    super::split_target(target).map_or("", |(_, name)| name)
 }
 
 /// The metadata of a call with symbolic inputs, with the relations between sizes it relies on.

@@ -161,8 +161,11 @@ pub fn split_target(target: &Target) -> Option<(Spelling, &str)> {
         Target::Method(m) => return Some((Spelling::Method, m)),
         Target::Function(p) => p.as_str(),
     };
-    const PREFIXES: [(&str, Spelling); 10] = [
+    // `torch.split`, `torch.einsum`, `torch.norm`, ... are defined in `torch.functional` and
+    // recorded under that module's path: they are the `torch.` functions themselves.
+    const PREFIXES: [(&str, Spelling); 11] = [
         ("torch.nn.functional.", Spelling::Functional),
+        ("torch.functional.", Spelling::Torch),
         ("torch._C._nn.", Spelling::Functional),
         ("torch.special.", Spelling::Special),
         ("torch.Tensor.", Spelling::Method),

@@ -1343,6 +1343,23 @@ impl Frame<'_, '_> {
         name: &str,
     ) -> Result<Var, TraceError> {
         let py = self.tx.py;
+        // A property of the module's class (a parametrized module's `weight`, which runs its
+        // parametrizations; a user's `@property`) comes before the instance dict and the
+        // module's stores, as in Python: its getter is traced, as torch.compile inlines it.
+        // Read at trace time, it ran once more on the compiling call than in eager, and a
+        // getter with effects (spectral norm's power iteration writing its `_u`/`_v`
+        // buffers) left other state than eager's. An installed package's property is still
+        // read (transformers' `loss_function` logs a warning once: traced, the logging call
+        // would break the graph that reading it keeps whole).
+        if let Ok(a) = m.get_type().getattr(name) {
+            if a.is_instance(&py.import("builtins")?.getattr("property")?)?
+                && traced_property(&a.getattr("fget")?)
+            {
+                let fget = a.getattr("fget")?.unbind();
+                let this = Var::Py(m.clone().unbind(), src);
+                return self.call(Var::Py(fget, None), vec![this], vec![]);
+            }
+        }
         let inst_dict = m.getattr(intern!(py, "__dict__"))?;
         let inst_dict = inst_dict.cast::<PyDict>().map_err(PyErr::from)?;
         if inst_dict.get_item(name)?.is_none() {
@@ -1509,15 +1526,23 @@ impl Frame<'_, '_> {
                 Var::py_const(py, false)
             }
             "layout" => Var::Py(py.import("torch")?.getattr("strided")?.unbind(), None),
-            "T" | "mT" => {
+            // `H`/`mH` of a real tensor are `T`/`mT` (no conjugation): spectral norm's power
+            // iteration reads `weight_mat.H`.
+            "T" | "mT" | "H" | "mH" => {
                 let n = meta.ndim() as i64;
-                let dims: Vec<Arg> = if name == "T" {
+                let conjugate = matches!(name, "H" | "mH");
+                if conjugate && (meta.dtype.is_complex() || (name == "H" && n != 2)) {
+                    return Err(TraceError::unsupported(format!(
+                        "tensor.{name} of a complex tensor or of a tensor of {n} dims"
+                    )));
+                }
+                let dims: Vec<Arg> = if name == "T" || name == "H" {
                     (0..n).rev().map(Arg::Int).collect()
                 } else {
                     if n < 2 {
-                        return Err(TraceError::unsupported(
-                            "mT of a tensor with fewer than 2 dims",
-                        ));
+                        return Err(TraceError::unsupported(format!(
+                            "{name} of a tensor with fewer than 2 dims"
+                        )));
                     }
                     let mut d: Vec<Arg> = (0..n).map(Arg::Int).collect();
                     d.swap((n - 1) as usize, (n - 2) as usize);
@@ -1604,4 +1629,18 @@ fn is_tracked_container(v: &Var) -> bool {
             | Var::Size(_)
             | Var::Slice(_)
     )
+}
+
+/// Whether a module class property's getter is traced where it is read (`module_attr`):
+/// the user's code and torch's parametrizations (`super::calls::nn_utils_traced`), not an
+/// installed package's code.
+fn traced_property(fget: &Bound<'_, PyAny>) -> bool {
+    let file: String = fget
+        .getattr("__code__")
+        .and_then(|c| c.getattr("co_filename"))
+        .and_then(|f| f.extract())
+        .unwrap_or_default();
+    !file.is_empty()
+        && (super::calls::nn_utils_traced(&file)
+            || !(file.contains("/site-packages/") || file.contains("/dist-packages/")))
 }

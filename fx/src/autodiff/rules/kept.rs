@@ -14,12 +14,26 @@
 //! For those, the values listed here name what eager checks; whatever else the rule reads is
 //! saved so that the caller cannot change it (a copy where it shares storage with an input or
 //! a returned output, [`super::super::watch::copied`]).
+//!
+//! And one op keeps more than the rule reads: `batch_norm` is `native_batch_norm`, whose
+//! backward node keeps the running statistics beside the input and weight even in training
+//! (where the gradient is computed from the batch's statistics and never reads them), so a
+//! caller's write to `running_mean` between the call and `.backward()` raises in eager.
 
 use super::*;
 
 /// The graph values eager's backward keeps for node `id` (the argument tensors the caller can
-/// reach), where they differ from what the rule of `id` reads; `None` where they do not.
-pub fn kept_by_eager(f: &Graph, id: NodeId) -> Option<Vec<NodeId>> {
+/// reach), given `reads`, the forward values the rule of `id` read.
+pub fn kept_by_eager(f: &Graph, id: NodeId, reads: &[NodeId]) -> Vec<NodeId> {
+    kept_instead(f, id).unwrap_or_else(|| {
+        let mut kept = reads.to_vec();
+        kept.extend(kept_also(f, id));
+        kept
+    })
+}
+
+/// What eager keeps for `id` in place of what its rule reads, where the two differ.
+fn kept_instead(f: &Graph, id: NodeId) -> Option<Vec<NodeId>> {
     let (target, args, kwargs) = super::super::call_parts(f, id)?;
     let c = ops::canonical(target, args, kwargs)?;
     let nodes = |p: &B, names: &[&str]| names.iter().filter_map(|n| p.node(n)).collect();
@@ -38,5 +52,32 @@ pub fn kept_by_eager(f: &Graph, id: NodeId) -> Option<Vec<NodeId>> {
             (!matches!(args.first(), Some(Arg::Node(_)))).then(Vec::new)
         }
         _ => None,
+    }
+}
+
+/// What eager keeps for `id` besides what its rule reads: a `batch_norm`'s running statistics
+/// (`native_batch_norm` keeps them in training too; a written-out one lists them in its group,
+/// [`super::super::decompose::BatchNorm::running`]).
+fn kept_also(f: &Graph, id: NodeId) -> Vec<NodeId> {
+    let Some((target, args, kwargs)) = super::super::call_parts(f, id) else {
+        return Vec::new();
+    };
+    let Some(c) = ops::canonical(target, args, kwargs) else {
+        return Vec::new();
+    };
+    if c.name != "batch_norm" {
+        return Vec::new();
+    }
+    let sig = match c.spelling {
+        Spelling::Functional => ops::schema::F_BATCH_NORM,
+        Spelling::Torch => ops::schema::BATCH_NORM,
+        _ => return Vec::new(),
+    };
+    match B::new(sig, args, kwargs, "batch_norm") {
+        Ok(p) => ["running_mean", "running_var"]
+            .iter()
+            .filter_map(|n| p.node(n))
+            .collect(),
+        Err(_) => Vec::new(),
     }
 }

@@ -332,6 +332,9 @@ impl<'g> State<'g> {
                 _ => Aliasing::Ambiguous,
             };
         }
+        if dropout_returns_input(&c.name, bt.sizes.len(), args, kwargs) {
+            return Aliasing::View;
+        }
         if def.flags & flag::MAYBE_VIEW != 0 {
             let copy = kwargs
                 .iter()
@@ -341,15 +344,6 @@ impl<'g> State<'g> {
             };
             return match c.name.as_str() {
                 "reshape" | "reshape_as" | "flatten" | "ravel" if contiguous(bt) => Aliasing::View,
-                // Not training: the input itself.
-                "dropout"
-                    if args.get(2) == Some(&Arg::Bool(false))
-                        || kwargs
-                            .iter()
-                            .any(|(k, v)| k == "training" && *v == Arg::Bool(false)) =>
-                {
-                    Aliasing::View
-                }
                 "to" | "type" | "type_as" | "float" | "double" | "half" | "bfloat16" | "int"
                 | "long" | "bool" | "short" | "char" | "byte" | "cpu" | "cuda" | "contiguous"
                 | "pos" | "positive"
@@ -820,4 +814,33 @@ impl State<'_> {
             .map(|(n, _)| n)
             .expect("every placeholder is copied")
     }
+}
+
+/// Whether a dropout call returns its input itself, as eager's kernels do when nothing is
+/// dropped: not training, or `p == 0` (`_dropout_impl` returns the input before drawing
+/// anything). `dropout1d`/`dropout3d` of an unbatched input go through `unsqueeze`/`squeeze`
+/// and are left out. A view here is replayed on its base, which gives eager's very object, so
+/// writes to it and to the input reach each other as in eager.
+fn dropout_returns_input(name: &str, ndim: usize, args: &[Arg], kwargs: &[(String, Arg)]) -> bool {
+    let batched = match name {
+        "dropout" | "alpha_dropout" | "feature_alpha_dropout" | "dropout2d" => true,
+        "dropout1d" => ndim == 3,
+        "dropout3d" => ndim == 5,
+        _ => false,
+    };
+    // `p` and `training` (`train` in the `torch.` spelling) by position or keyword.
+    let arg = |pos: usize, names: &[&str]| {
+        args.get(pos).or_else(|| {
+            kwargs
+                .iter()
+                .find(|(k, _)| names.contains(&k.as_str()))
+                .map(|(_, v)| v)
+        })
+    };
+    let no_drop = matches!(
+        arg(1, &["p"]),
+        Some(Arg::Float(p)) if *p == 0.0
+    ) || matches!(arg(1, &["p"]), Some(Arg::Int(0)));
+    let not_training = arg(2, &["training", "train"]) == Some(&Arg::Bool(false));
+    batched && (no_drop || not_training)
 }

@@ -437,7 +437,7 @@ impl Frame<'_, '_> {
                 && !module.starts_with("torch.nn.modules")
                 && !self::distributions::is_distributions_module(&module)
                 && module != "torch.utils._contextlib"
-                && module != NN_UTILS_TRACED
+                && !NN_UTILS_TRACED.contains(&module.as_str())
                 && !(module.starts_with("torch.optim") && optim::is_traced_function(f))
                 && !(module == "torch.nn.functional" && nn_functional::is_inlined_function(f));
         if is_torch {
@@ -1140,13 +1140,22 @@ pub(super) fn autocast_var(
 /// `torch.nn.utils` helpers written over tensor methods and `param.data` that torch.compile
 /// inlines, so they stay in the graph instead of breaking it: `parameters_to_vector` /
 /// `vector_to_parameters` (a `for` over the parameters, `view`/`cat`, and `param.data = ...`,
-/// traced as a metadata change since session 21) and their device check.
-fn nn_utils_traced(filename: &str) -> bool {
-    filename.ends_with("/torch/nn/utils/convert_parameters.py")
+/// traced as a metadata change since session 21) and their device check; and the
+/// parametrizations (`weight_norm`, `spectral_norm`, `register_parametrization`): a
+/// parametrized module's `weight` is a property whose getter runs them, traced where it is
+/// read (session 31, `module_attr`).
+pub(crate) fn nn_utils_traced(filename: &str) -> bool {
+    NN_UTILS_TRACED
+        .iter()
+        .any(|m| filename.ends_with(&format!("/{}.py", m.replace('.', "/"))))
 }
 
-/// The module of [`nn_utils_traced`]'s file: its functions are no torch callables.
-const NN_UTILS_TRACED: &str = "torch.nn.utils.convert_parameters";
+/// The modules of [`nn_utils_traced`]'s files: their functions are no torch callables.
+const NN_UTILS_TRACED: [&str; 3] = [
+    "torch.nn.utils.convert_parameters",
+    "torch.nn.utils.parametrize",
+    "torch.nn.utils.parametrizations",
+];
 
 /// Calls into the autograd engine (`torch.autograd.grad`, `torch.autograd.backward` and the
 /// `torch.autograd.functional` helpers): they walk the autograd graph of real tensors, which a
