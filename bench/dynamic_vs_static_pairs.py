@@ -11,6 +11,9 @@ checked against eager's first.
 
 Note that a length after the dynamic graph exists is served by that graph (the most recently
 used entry is checked first), the first length too: no column compares two static graphs.
+``--first N`` compiles the dynamic function at N and N+1 before the timed lengths, so that no
+static entry of its cache matches a timed length (docs/dynamic-shapes.md, session 31: at 2
+threads the T=8 calls read slower with a static entry at 8 in the cache in some runs).
 
     PYTHONPATH=python taskset -c 0 python bench/dynamic_vs_static_pairs.py --model gpt2 --threads 1
     PYTHONPATH=python python bench/dynamic_vs_static_pairs.py --model llama --threads 8 --reps 400
@@ -49,6 +52,13 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--lengths", default=",".join(map(str, LENGTHS)), help="comma-separated"
     )
+    ap.add_argument(
+        "--first",
+        type=int,
+        default=None,
+        help="compile the dynamic function at this length (its static first graph) and the "
+        "next (its dynamic graph) before the timed lengths; default: the first two of them",
+    )
     args = ap.parse_args(argv)
     logging.getLogger("transformers").setLevel(logging.ERROR)
     torch.set_grad_enabled(False)
@@ -58,11 +68,14 @@ def main(argv=None) -> int:
     model = build(args.model)
     torchferro.compiler.reset()
     torchferro.config.recompile_limit = 64
+    first = [] if args.first is None else [args.first, args.first + 1]
     ids = {
         t: torch.randint(0, VOCAB, (1, t), generator=torch.Generator().manual_seed(t))
-        for t in lengths
+        for t in first + lengths
     }
     dynamic = torchferro.compile(model)
+    for t in first:
+        dynamic(input_ids=ids[t], use_cache=False)
     static = {
         t: torchferro.compile(with_own_code(model), dynamic=False) for t in lengths
     }
