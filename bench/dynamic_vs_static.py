@@ -4,9 +4,10 @@ measured in one process: torchferro's dynamic compile (automatic dynamic) and it
 the machine falls on all alike.
 
 The compiled variants run model copies whose classes' `forward` are distinct code objects
-(`code.replace()`), so each has its own cache: the dynamic one a static first graph (at T=8, so
-that column compares two static graphs) and one dynamic graph; the static one is a copy per
-length, one graph each. Every call's values are
+(`code.replace()`), so each has its own cache: the dynamic one a static first graph (at T=8)
+and one dynamic graph (from T=9); the static one is a copy per length, one graph each. The timed
+calls at T=8 run the dynamic graph, not the static first one: the most recently used entry is
+checked first, so every column compares the dynamic graph with a static one. Every call's values are
 checked against eager's. Per-call time is the best of ``--reps`` rounds, the variants' order
 rotating per round; on a loaded machine a preempted call shows as a spike of 10 ms or more.
 
@@ -95,9 +96,12 @@ def main(argv=None) -> int:
         "--lengths", default=",".join(map(str, LENGTHS)), help="comma-separated"
     )
     ap.add_argument("--torch", action="store_true", help="add torch.compile")
+    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     args = ap.parse_args(argv)
     logging.getLogger("transformers").setLevel(logging.ERROR)
     torch.set_grad_enabled(False)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     model = build(args.model)
     batches = [int(b) for b in args.batches.split(",")]
     lengths = [int(t) for t in args.lengths.split(",")]

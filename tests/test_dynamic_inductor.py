@@ -14,8 +14,10 @@ sizes as arguments off (one library per size, phase 2a).
 
 from __future__ import annotations
 
+import copy
 import logging
 import tempfile
+import types
 
 import pytest
 import torch
@@ -252,6 +254,51 @@ def test_the_block_over_lengths_8_to_256_compiles_once(fresh_cache):
             _same(f(x), _BLOCK(x))
     assert len(torchferro.compiler.cache_entries(f)) == 1
     assert _c_compiles() - before == 1
+
+
+def _torch_calls(f, x):
+    """The torch operators one call of ``f(x)`` makes, with their input shapes, in order."""
+    import warnings
+
+    from torch.profiler import profile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter(
+            "ignore"
+        )  # the profiler's note on clearing events per cycle
+        with profile(record_shapes=True) as p:
+            f(x)
+    return [(e.name, e.input_shapes) for e in p.events() if e.cpu_parent is None]
+
+
+def test_the_first_length_runs_the_dynamic_graph_with_the_static_graphs_torch_calls(
+    fresh_cache,
+):
+    """Issue 18's T=8 column: under automatic dynamic the first length compiles a static graph
+    and the second the dynamic one; a later call at the first length is served by the dynamic
+    graph (the most recently used entry is checked first), on its kernels, and makes exactly
+    the torch calls (matrix products, attention, allocations, with their shapes) of a static
+    compile at that length: the dynamic path adds no torch call and falls back to no eager
+    runner. Values equal eager's."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    f = torchferro.compile(_BLOCK)
+    # A copy whose class's `forward` is another code object: a cache of its own.
+    fwd = Block.forward
+    own = types.FunctionType(fwd.__code__.replace(), fwd.__globals__, "forward")
+    twin = copy.deepcopy(_BLOCK)
+    twin.__class__ = type("StaticBlock", (Block,), {"forward": own})
+    static = torchferro.compile(twin, dynamic=False)
+    with torch.no_grad():
+        x8, x9 = R(1, 8, 32), R(1, 9, 32)
+        for x in (x8, x9, x8):
+            _same(f(x), _BLOCK(x))
+        _same(static(x8), _BLOCK(x8))
+        ids = [e["compile_id"] for e in torchferro.compiler.cache_entries(f)]
+        assert [i.split("/")[1] for i in ids] == ["1", "0"]
+        dynamic_calls = _torch_calls(f, x8)
+        assert dynamic_calls == _torch_calls(static, x8)
+        assert any("mm" in name for name, _ in dynamic_calls)
 
 
 # (batch, length) pairs of issue 18's range; both become dynamic at the second call.
