@@ -30,4 +30,6 @@ for name, be in [
                         o = F.scaled_dot_product_attention(*args, is_causal=causal)
                 print(f"{name:9s} {label:11s} causal={causal}: {tuple(o.stride())}")
             except RuntimeError as e:
-                print(f"{name:9s} {label:11s} causal={causal}: {str(e).splitlines()[0][:80]}")
+                print(
+                    f"{name:9s} {label:11s} causal={causal}: {str(e).splitlines()[0][:80]}"
+                )
