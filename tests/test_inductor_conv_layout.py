@@ -92,3 +92,31 @@ def test_inference_mode_weights_are_convolved_unpacked():
         x = torch.randn(4, 3, 16, 16)
         for _ in range(2):
             torch.testing.assert_close(compiled(x), m(x), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_convolution_under_cpu_autocast_returns_eagers_strides(
+    monkeypatch, channels_last, grad
+):
+    # With the autocast region on the inductor, the casts of a channels-last image and filter
+    # were realized contiguous and the extern convolution's contiguous result was handed out
+    # as it was: eager returns channels-last (session 31). Graph outputs have eager's strides.
+    monkeypatch.setenv("TORCHFERRO_AUTOCAST_INDUCTOR", "1")
+    torch.manual_seed(0)
+    conv = nn.Conv2d(8, 16, 3, padding=1)
+    x = torch.randn(4, 8, 10, 10)
+    if channels_last:
+        conv = conv.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+
+    def f(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return conv(x)
+
+    with torch.set_grad_enabled(grad):
+        want = f(x)
+        got = torchferro.compile(f)(x)
+    assert got.dtype == want.dtype
+    assert got.stride() == want.stride()
+    torch.testing.assert_close(got.float(), want.float(), rtol=1e-2, atol=1e-2)
