@@ -5,6 +5,7 @@
 set -u
 . scripts/gpu_env.sh
 O=$OUT
+( timeout 60 python3 scripts/sdpa_strides_probe.py ) > $O/sdpa_strides.txt 2>&1
 ( timeout 150 python3 scripts/gpu_train_trace.py /tmp/tr --resnet50 --channels-last ) > /tmp/tr_ours.log 2>&1
 ( python3 scripts/trace_kernels.py /tmp/tr/trace_r50cl.json --top 60; tail -n 5 /tmp/tr_ours.log ) > $O/r50cl_kernels.txt 2>&1
 tar czf $O/r50cl_cu.tgz -C /tmp/tr cu
