@@ -152,3 +152,54 @@ def test_boolean_mask_with_another_default_dtype():
         check(_two_attentions, q, k, v, m, kernels=0, externs=2)
     finally:
         torch.set_default_dtype(old)
+
+
+def _q_layout(name, b=2, h=4, t=8, e=16):
+    """q of size [b, h, t, e] in one of the memory orders models give it."""
+    g = torch.Generator().manual_seed(11)
+    if name == "BHLE":
+        return torch.randn(b, h, t, e, generator=g)
+    if name == "BLHE":
+        return torch.randn(b, t, h, e, generator=g).transpose(1, 2)
+    if name == "HBLE":
+        return torch.randn(h, b, t, e, generator=g).transpose(0, 1)
+    if name == "split_view":  # GPT-2: a third of a fused qkv projection
+        qkv = torch.randn(b, t, 3 * h * e, generator=g)
+        return qkv[..., : h * e].view(b, t, h, e).transpose(1, 2)
+    if name == "expanded":
+        return torch.randn(1, h, t, e, generator=g).expand(b, h, t, e)
+    if name == "last_dim_strided":  # torch runs the math path
+        return torch.randn(b, h, e, t, generator=g).transpose(2, 3)
+    raise ValueError(name)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["BHLE", "BLHE", "HBLE", "split_view", "expanded", "last_dim_strided"],
+)
+@pytest.mark.parametrize("ev", [16, 8])
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_returned_attention_result_has_eagers_strides_and_is_not_copied(
+    layout, ev, causal
+):
+    """torch's CPU kernel allocates the result like q (dense, in q's memory order) and its
+    math path (v's head size unlike q's, q's last dim strided) returns it contiguous: the
+    compiled graph promises the host the same strides, so a returned result has eager's
+    strides and the host does not copy it into others (session 31 promised `[B, L, H, E]`
+    memory for every q)."""
+    q = _q_layout(layout)
+    k = make((2, 4, 8, 16), torch.float32, seed=2)
+    v = make((2, 4, 8, ev), torch.float32, seed=3)
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    check(f, q, k, v, kernels=0, externs=1)
+    compiled = torchferro.compile(f)
+    compiled(q, k, v)
+    with _Count() as counted:
+        got = compiled(q, k, v)
+    want = f(q, k, v)
+    torch.testing.assert_close(got, want)
+    assert got.stride() == want.stride()
+    assert "copy_" not in counted.names, counted.names

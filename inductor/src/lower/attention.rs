@@ -216,15 +216,81 @@ fn match_at(g: &Graph, fin: NodeId) -> Option<(AttnMatch, Vec<NodeId>)> {
     ))
 }
 
-/// Output strides torch's fused CPU kernel gives a 4-d result (`[B, L, H, Ev]` memory, the
-/// layout a following `transpose(1, 2).reshape(B, L, H * Ev)` reads without a copy).
-fn out_strides(sizes: &[Size]) -> Vec<Size> {
+/// The `[B, L, H, E]` memory order for a 4-d attention operand or result: the layout a
+/// following `transpose(1, 2).reshape(B, L, H * E)` reads without a copy. A q computed in the
+/// graph is stored so, and the result follows q (see [`result_strides`]).
+fn blhe_strides(sizes: &[Size]) -> Vec<Size> {
     if sizes.len() == 4 {
         let (h, l, e) = (sizes[1], sizes[2], sizes[3]);
         vec![l * h * e, e, h * e, Size::Const(1)]
     } else {
         super::value::contiguous_strides_sym(sizes)
     }
+}
+
+/// The strides torch's kernel gives the result, promised to the host (a result in other
+/// strides is copied into them, and a returned result keeps eager's strides only when the
+/// promise is eager's). On the CPU the fused kernel allocates it like q (`empty_like`: q's
+/// strides when q is dense, else dense strides in q's stride order) when it runs, which is
+/// for 4-d operands with q's last dim unit-strided, v's head size equal to q's and no
+/// broadcast q; otherwise the math path returns `attn @ v`, contiguous (`scripts/
+/// sdpa_strides_probe.py` prints each case). On CUDA the fused backends return `[B, L, H,
+/// E]` memory for the q layouts a model gives (session 31, GPT-2's views).
+fn result_strides(home: &str, q: &crate::ir::View, sizes: &[Size]) -> Vec<Size> {
+    let contiguous = super::value::contiguous_strides_sym(sizes);
+    if home == "cuda" {
+        return blhe_strides(sizes);
+    }
+    let fused = sizes.len() == 4
+        && q.sizes == sizes
+        && q.strides[3] == Size::Const(1)
+        && !q
+            .sizes
+            .iter()
+            .zip(&q.strides)
+            .any(|(n, st)| *st == Size::Const(0) && *n != Size::Const(1));
+    if !fused {
+        return contiguous;
+    }
+    strides_in_order_of(&q.sizes, &q.strides).unwrap_or(contiguous)
+}
+
+/// Dense strides for `sizes` in the memory order of `strides` (torch's `empty_like` under the
+/// preserve format), or `None` when symbolic strides cannot be ordered.
+fn strides_in_order_of(sizes: &[Size], strides: &[Size]) -> Option<Vec<Size>> {
+    use crate::size::{as_consts, consts};
+    if let (Some(n), Some(st)) = (as_consts(sizes), as_consts(strides)) {
+        return Some(consts(&fx::infer::layout::preserved_strides(&n, &st)));
+    }
+    if super::outputs::dense_strides(sizes, strides) {
+        return Some(strides.to_vec());
+    }
+    let min = |_| crate::index::SYMBOL_MIN;
+    // Outermost first: a dim goes before another when its stride is provably larger; two
+    // strides that cannot be compared leave the order undecided.
+    let mut order: Vec<usize> = Vec::new();
+    for d in 0..sizes.len() {
+        let mut at = order.len();
+        for (i, &o) in order.iter().enumerate() {
+            let (a, b) = (strides[d], strides[o]);
+            if a == b {
+                continue;
+            }
+            if a.proved_ge(b, &min) {
+                at = at.min(i);
+            } else if !b.proved_ge(a, &min) {
+                return None;
+            }
+        }
+        order.insert(at, d);
+    }
+    let mut out = vec![Size::Const(0); sizes.len()];
+    let mut acc = Size::Const(1);
+    for &d in order.iter().rev() {
+        out[d] = acc;
+        acc = acc * sizes[d].at_least_one();
+    }
+    Some(out)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -241,7 +307,7 @@ fn emit(
     let (q, k, v) = (l.tensor(q)?, l.tensor(k)?, l.tensor(v)?);
     // torch's fused kernel writes its result in q's memory order (`empty_like(q)`). A q
     // computed here (Llama's rotary embedding) is stored `[B, L, H, E]`, the order its
-    // projection's GEMM wrote, so that the result comes in the layout `out_strides` declares
+    // projection's GEMM wrote, so that the result comes in that layout (`result_strides`)
     // and a following `transpose(1, 2).reshape(B, L, H * E)` reads as it is: no copy of the
     // result by the host, where a contiguous q made the host copy it into that layout.
     let q = if q.ndim() == 4
@@ -249,7 +315,7 @@ fn emit(
         && q.lazy_view().is_none()
         && l.resolve(&q).is_none()
     {
-        let strides = out_strides(&q.sizes);
+        let strides = blhe_strides(&q.sizes);
         l.realize_with(&q, strides)
     } else {
         q
@@ -264,7 +330,8 @@ fn emit(
     };
     let mut sizes = q.sizes.clone();
     *sizes.last_mut().unwrap() = *v.sizes.last().unwrap();
-    let strides = out_strides(&sizes);
+    let qv = l.view_of(&q);
+    let strides = result_strides(l.home, &qv, &sizes);
     Ok(extern_call_with(
         l,
         ExternCall::Sdpa {
