@@ -10,6 +10,7 @@
 //! answers `Unsupported`.
 
 mod args;
+pub mod attention;
 pub(crate) mod conv;
 mod convert;
 mod factory;

@@ -230,13 +230,32 @@ fn blhe_strides(sizes: &[Size]) -> Vec<Size> {
 
 /// The strides torch's kernel gives the result, promised to the host (a result in other
 /// strides is copied into them, and a returned result keeps eager's strides only when the
-/// promise is eager's). On the CPU the fused kernel allocates it like q (`empty_like`: q's
-/// strides when q is dense, else dense strides in q's stride order) when it runs, which is
-/// for 4-d operands with q's last dim unit-strided, v's head size equal to q's and no
-/// broadcast q; otherwise the math path returns `attn @ v`, contiguous (`scripts/
-/// sdpa_strides_probe.py` prints each case). On CUDA the fused backends return `[B, L, H,
-/// E]` memory for the q layouts a model gives (session 31, GPT-2's views).
-fn result_strides(home: &str, q: &crate::ir::View, sizes: &[Size]) -> Vec<Size> {
+/// promise is eager's): fx's rule (`fx::infer::attention`, the one the tracer's metadata
+/// follows) over q as the graph stores it. Symbolic sizes: on the CPU dense in q's memory
+/// order where the fused kernel runs, on CUDA `[B, L, H, E]` memory.
+fn result_strides(
+    home: &str,
+    q: &crate::ir::View,
+    sizes: &[Size],
+    dtype: DType,
+    has_mask: bool,
+) -> Vec<Size> {
+    use crate::size::{as_consts, consts};
+    if let (Some(qn), Some(qs), Some(out)) =
+        (as_consts(&q.sizes), as_consts(&q.strides), as_consts(sizes))
+    {
+        return consts(&fx::infer::attention::sdpa_result_strides(
+            &fx::infer::attention::SdpaCall {
+                device: home,
+                dtype,
+                q_sizes: &qn,
+                q_strides: &qs,
+                out_sizes: &out,
+                has_mask,
+                dropout: false,
+            },
+        ));
+    }
     let contiguous = super::value::contiguous_strides_sym(sizes);
     if home == "cuda" {
         return blhe_strides(sizes);
@@ -331,7 +350,13 @@ fn emit(
     let mut sizes = q.sizes.clone();
     *sizes.last_mut().unwrap() = *v.sizes.last().unwrap();
     let qv = l.view_of(&q);
-    let strides = result_strides(l.home, &qv, &sizes);
+    let strides = result_strides(
+        l.home,
+        &qv,
+        &sizes,
+        q.dtype,
+        !matches!(mask_kind, SdpaMask::None),
+    );
     Ok(extern_call_with(
         l,
         ExternCall::Sdpa {

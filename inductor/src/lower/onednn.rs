@@ -9,18 +9,51 @@ use fx::{Arg, DType, Graph, NodeKind};
 use super::args;
 
 /// Whether torch's CPU convolution runs this 2-d convolution on oneDNN rather than its native
-/// kernel. The rule is torch's own dispatch for float32 CPU tensors (`ConvParams::use_mkldnn` in
-/// torch 2.11, the thread-count clause for 1x1 filters left out): grouped, a filter wider than
-/// 3 in both dims, a batch above 1, or an input above 20480 elements. A channels-last input pays
-/// off only on oneDNN; the native kernel copies input and weights into its layout on every call.
+/// kernel. The rule is torch's own dispatch (`ConvParams::use_mkldnn` in torch 2.11): bfloat16
+/// and float16 inputs go to oneDNN wherever the CPU supports the type
+/// ([`onednn_supports`]); float32 ones (the thread-count clause for 1x1 filters left out) when
+/// grouped, with a filter wider than 3 in both dims, a batch above 1, or an input above 20480
+/// elements. A channels-last input pays off only on oneDNN; the native kernel copies input and
+/// weights into its layout on every call.
 pub fn conv2d_uses_onednn(dtype: DType, input: &[i64], weight: &[i64], groups: i64) -> bool {
-    dtype == DType::Float32
-        && input.len() == 4
-        && weight.len() == 4
-        && (groups > 1
-            || (weight[2] > 3 && weight[3] > 3)
-            || input[0] > 1
-            || input.iter().product::<i64>() > 20480)
+    if input.len() != 4 || weight.len() != 4 {
+        return false;
+    }
+    match dtype {
+        DType::BFloat16 | DType::Float16 => onednn_supports(dtype),
+        DType::Float32 => {
+            groups > 1
+                || (weight[2] > 3 && weight[3] > 3)
+                || input[0] > 1
+                || input.iter().product::<i64>() > 20480
+        }
+        _ => false,
+    }
+}
+
+/// torch's `mkldnn_bf16_device_check` and `mkldnn_fp16_device_check` on x86 (oneDNN's
+/// `has_bf16_type_support` / `has_fp16_type_support`): bfloat16 from AVX-512 core (F, BW, VL,
+/// DQ) up, float16 from AVX-512 FP16 up. The AVX2-VNNI-2 clause of both (CPUs with
+/// `avx_ne_convert` but no AVX-512) is left out: such a CPU gets contiguous layouts, as
+/// before, and graph outputs still take eager's strides.
+fn onednn_supports(dtype: DType) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let core = std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512dq");
+        match dtype {
+            DType::BFloat16 => core,
+            DType::Float16 => core && std::arch::is_x86_feature_detected!("avx512fp16"),
+            _ => false,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = dtype;
+        false
+    }
 }
 
 /// [`conv2d_uses_onednn`] for a `conv2d` call of the graph, from its arguments' metadata.

@@ -40,12 +40,19 @@ impl Lowerer<'_> {
             let spec = match t.as_view() {
                 // Outputs have eager's strides: a channels-last intermediate, or a view of an
                 // input whose layout eager would have copied (`x.t().contiguous()` lowers to
-                // the view `x.t()`), or one in a buffer with padded rows, is written out in
-                // eager's layout.
+                // the view `x.t()`), or one in a buffer with padded rows, or a whole computed
+                // buffer laid out otherwise (an extern convolution's result over operands the
+                // lowering realized in another layout: CPU autocast's casts of a channels-last
+                // image, session 31), is written out in eager's layout.
                 Some(v)
                     if (self.channels_last
                         || (self.padded.contains(&v.buf) && !free(self, v.buf))
-                        || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_)))
+                        || matches!(self.ir.buffers[v.buf].kind, BufKind::Input(_))
+                        || (self.ir.buffers[v.buf].kind == BufKind::Computed
+                            && !free(self, v.buf)
+                            && v.offset == Size::Const(0)
+                            && v.sizes == self.ir.buffers[v.buf].sizes
+                            && v.strides == self.ir.buffers[v.buf].strides))
                         && !t.sizes.contains(&Size::Const(0))
                         && dense_strides(&t.sizes, &want)
                         && !same_layout(&t.sizes, &v.strides, &want) =>

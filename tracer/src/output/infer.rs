@@ -606,13 +606,27 @@ impl OutputGraph {
         let result = to_meta(py, result)?;
         let device = self.result_device(py, &target, &args, &kwargs);
         let meta = node_meta_of(py, &result, &device)?;
+        // The meta kernel of attention is its math path (a contiguous result); the device's
+        // fused kernel lays the result out like q. Later meta runs read the relaid metadata.
+        let relaid = match &meta {
+            NodeMeta::Tensor(t)
+                if fx::ops::canonical(&target, &args, &kwargs)
+                    .is_some_and(|c| c.name == "scaled_dot_product_attention") =>
+            {
+                fx::infer::attention::relaid_result(&self.graph, &args, &kwargs, t)
+                    .filter(|r| r.strides != t.strides)
+            }
+            _ => None,
+        };
+        let was_relaid = relaid.is_some();
+        let meta = relaid.map(NodeMeta::Tensor).unwrap_or(meta);
         let node = self
             .graph
             .call(name_hint, target, args, kwargs, meta.clone());
         if let Some(c) = callable {
             self.callables.push((node, c.clone().unbind()));
         }
-        if matches!(meta, NodeMeta::Tensor(_) | NodeMeta::Tuple(_)) {
+        if matches!(meta, NodeMeta::Tensor(_) | NodeMeta::Tuple(_)) && !was_relaid {
             self.metas.insert(node, result.unbind());
         }
         Ok((node, meta))
