@@ -69,6 +69,45 @@ pub fn sdpa_result_strides(c: &SdpaCall) -> Vec<i64> {
     }
 }
 
+/// An attention call's result metadata, from the meta kernel's, laid out as the device's
+/// kernel lays it ([`sdpa_result_strides`]); `None` when the call is not one the rule reads
+/// (symbolic sizes, arguments not bound).
+pub fn relaid_result(
+    g: &crate::graph::Graph,
+    args: &[crate::graph::Arg],
+    kwargs: &[(String, crate::graph::Arg)],
+    out: &crate::meta::TensorMeta,
+) -> Option<crate::meta::TensorMeta> {
+    use crate::graph::Arg;
+    let sig = crate::ops::signature("scaled_dot_product_attention")?;
+    let slots = crate::ops::bind(sig, args, kwargs).ok()?;
+    let slot = |i: usize| slots[i].filter(|a| !matches!(a, Arg::None));
+    let q = match slot(0)? {
+        Arg::Node(n) => g.node(*n).meta.tensor()?,
+        _ => return None,
+    };
+    let dropout = match slot(4) {
+        None => false,
+        Some(Arg::Float(p)) => *p != 0.0,
+        Some(Arg::Int(p)) => *p != 0,
+        Some(_) => return None,
+    };
+    let (q_sizes, q_strides) = (q.known_sizes()?, q.known_strides()?);
+    let out_sizes = out.known_sizes()?;
+    let strides = sdpa_result_strides(&SdpaCall {
+        device: &q.device.kind,
+        dtype: q.dtype,
+        q_sizes: &q_sizes,
+        q_strides: &q_strides,
+        out_sizes: &out_sizes,
+        has_mask: slot(3).is_some(),
+        dropout,
+    });
+    let mut relaid = out.clone();
+    relaid.strides = strides.into_iter().map(crate::meta::Dim::Known).collect();
+    Some(relaid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,43 +165,4 @@ mod tests {
         };
         assert_eq!(sdpa_result_strides(&dropout), [512, 128, 16, 1]);
     }
-}
-
-/// An attention call's result metadata, from the meta kernel's, laid out as the device's
-/// kernel lays it ([`sdpa_result_strides`]); `None` when the call is not one the rule reads
-/// (symbolic sizes, arguments not bound).
-pub fn relaid_result(
-    g: &crate::graph::Graph,
-    args: &[crate::graph::Arg],
-    kwargs: &[(String, crate::graph::Arg)],
-    out: &crate::meta::TensorMeta,
-) -> Option<crate::meta::TensorMeta> {
-    use crate::graph::Arg;
-    let sig = crate::ops::signature("scaled_dot_product_attention")?;
-    let slots = crate::ops::bind(sig, args, kwargs).ok()?;
-    let slot = |i: usize| slots[i].filter(|a| !matches!(a, Arg::None));
-    let q = match slot(0)? {
-        Arg::Node(n) => g.node(*n).meta.tensor()?,
-        _ => return None,
-    };
-    let dropout = match slot(4) {
-        None => false,
-        Some(Arg::Float(p)) => *p != 0.0,
-        Some(Arg::Int(p)) => *p != 0,
-        Some(_) => return None,
-    };
-    let (q_sizes, q_strides) = (q.known_sizes()?, q.known_strides()?);
-    let out_sizes = out.known_sizes()?;
-    let strides = sdpa_result_strides(&SdpaCall {
-        device: &q.device.kind,
-        dtype: q.dtype,
-        q_sizes: &q_sizes,
-        q_strides: &q_strides,
-        out_sizes: &out_sizes,
-        has_mask: slot(3).is_some(),
-        dropout,
-    });
-    let mut relaid = out.clone();
-    relaid.strides = strides.into_iter().map(crate::meta::Dim::Known).collect();
-    Some(relaid)
 }
