@@ -50,14 +50,28 @@ def main() -> None:
                     for causal in (False, True):
                         try:
                             if be is None:
-                                o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                                o = F.scaled_dot_product_attention(
+                                    q, k, v, is_causal=causal
+                                )
                             else:
                                 with sdpa_kernel([be]):
-                                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                                    o = F.scaled_dot_product_attention(
+                                        q, k, v, is_causal=causal
+                                    )
                             r = str(o.stride())
                         except RuntimeError as e:
                             r = "unsupported: " + str(e).splitlines()[0][:60]
-                        print(dev, dtype, be, name, "causal" if causal else "-", "q", q.stride(), "->", r)
+                        print(
+                            dev,
+                            dtype,
+                            be,
+                            name,
+                            "causal" if causal else "-",
+                            "q",
+                            q.stride(),
+                            "->",
+                            r,
+                        )
 
 
 if __name__ == "__main__":

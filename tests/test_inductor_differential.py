@@ -203,6 +203,13 @@ def _reduce_tol(dtype):
     }[dtype]
 
 
+def _layout(t):
+    """The strides that matter: those of dims longer than 1 (torch leaves the others free)."""
+    if t.numel() == 0:
+        return ()
+    return tuple(st for st, n in zip(t.stride(), t.shape) if n > 1)
+
+
 def differs(e, c, mode) -> str | None:
     """Why ``c`` is not eager's ``e`` under ``mode``; ``None`` when it is."""
     if isinstance(e, (tuple, list)):
@@ -219,6 +226,8 @@ def differs(e, c, mode) -> str | None:
         return f"got {type(c).__name__}"
     if e.dtype != c.dtype or e.shape != c.shape:
         return f"{c.dtype}{tuple(c.shape)} != {e.dtype}{tuple(e.shape)}"
+    if _layout(c) != _layout(e):
+        return f"strides {c.stride()} != eager's {e.stride()}"
     if not e.dtype.is_floating_point:
         if torch.equal(e, c):
             return None
@@ -597,6 +606,17 @@ XFAIL: dict[tuple[str, torch.dtype], str] = {
     for name in ("sub",)
     for d in FLOATS
 }
+XFAIL.update(
+    {
+        (
+            "alias",
+            d,
+        ): "torch.ops.aten.alias's result is a fresh tensor, not a view of its input "
+        "(the catalog does not know the torch.ops.aten spelling): an expanded input comes back "
+        "dense (session 32; the same bug makes an in-place write through it miss the input)"
+        for d in (*FLOATS, torch.int32, torch.int64, torch.bool)
+    }
+)
 
 
 def all_cases() -> dict[str, Case]:
