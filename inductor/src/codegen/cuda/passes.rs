@@ -85,7 +85,7 @@ pub(super) fn replace_load(body: &str, buf: BufId, index: &str, with: &str) -> S
     out
 }
 
-/// Register slots (of 4 bytes) a pointwise chunk may spend on loads read ahead.
+/// Registers (of 4 bytes) a pointwise chunk may spend on loads read ahead ([`chunk_loads`]).
 pub(super) const CHUNK_REGS: u32 = 64;
 
 /// The stores of a pointwise body (`b{N}[index] = value;` lines, index over `vars`), as
@@ -131,6 +131,70 @@ pub(super) fn cache_row_loads(
     budget: usize,
     dtype: impl Fn(BufId) -> Option<DType>,
 ) -> Vec<(BufId, String)> {
+    let mut left = budget;
+    let mut keep = Vec::new();
+    for (id, expr, n) in load_candidates(body, inner) {
+        if n < min_uses {
+            continue;
+        }
+        let cost = match dtype(id) {
+            Some(d) if d.itemsize() > 4 => 2,
+            Some(_) => 1,
+            None => continue,
+        };
+        if cost > left {
+            break;
+        }
+        left -= cost;
+        keep.push((id, expr));
+    }
+    keep
+}
+
+/// The loads a pointwise chunk of `lanes` consecutive elements reads ahead into registers
+/// (each one array of `lanes` elements): those that stream (the index names a loop variable
+/// other than the innermost, `vars`' last: each element is read once, and a chunk consecutive
+/// in its buffer becomes one vector access) before those broadcast along the outer dims (a
+/// per-channel vector, read from L1 by every chunk), each costing its array's registers, as
+/// many as [`CHUNK_REGS`] allow. In order of first occurrence the broadcast vectors of a
+/// batch-norm backward took the budget and two or three of its activation-sized bf16 inputs
+/// stayed scalar 2-byte loads: resnet50's three slowest backward kernels (0.4-0.8 ms, 2-3x
+/// their bytes at the copy bandwidth; session 32's H100 trace).
+pub(super) fn chunk_loads(
+    body: &str,
+    vars: &[String],
+    lanes: u32,
+    dtype: impl Fn(BufId) -> Option<DType>,
+) -> Vec<(BufId, String)> {
+    let Some(last) = vars.last() else {
+        return Vec::new();
+    };
+    let streams = |expr: &str| {
+        expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|t| t != last && vars.iter().any(|v| v == t))
+    };
+    let mut found = load_candidates(body, vars);
+    // Stable: streamed loads first, each class in order of first occurrence.
+    found.sort_by_key(|(_, expr, _)| !streams(expr));
+    let mut left = CHUNK_REGS as usize;
+    let mut keep = Vec::new();
+    for (id, expr, _) in found {
+        let Some(d) = dtype(id) else {
+            continue;
+        };
+        let cost = (lanes as usize * d.itemsize()).div_ceil(4);
+        if cost <= left {
+            left -= cost;
+            keep.push((id, expr));
+        }
+    }
+    keep
+}
+
+/// The loads of a body (`b{N}[index]`) from buffers it never stores to, at an index over the
+/// loop variables alone that names one of `inner`: (buffer, index, uses), in order of first
+/// occurrence.
+fn load_candidates(body: &str, inner: &[String]) -> Vec<(BufId, String, usize)> {
     let bytes = body.as_bytes();
     let mut stored: HashSet<usize> = Default::default();
     let mut seen: Vec<((usize, String), usize)> = Vec::new();
@@ -167,25 +231,10 @@ pub(super) fn cache_row_loads(
         }
         i = close + 1;
     }
-    let mut left = budget;
-    let mut keep = Vec::new();
-    for ((buf, expr), n) in seen {
-        if n < min_uses || stored.contains(&buf) {
-            continue;
-        }
-        let id = BufId::new(buf);
-        let cost = match dtype(id) {
-            Some(d) if d.itemsize() > 4 => 2,
-            Some(_) => 1,
-            None => continue,
-        };
-        if cost > left {
-            break;
-        }
-        left -= cost;
-        keep.push((id, expr));
-    }
-    keep
+    seen.into_iter()
+        .filter(|((buf, _), _)| !stored.contains(buf))
+        .map(|((buf, expr), n)| (BufId::new(buf), expr, n))
+        .collect()
 }
 
 /// Whether `expr` is index arithmetic over loop variables (`x<k>`), integer literals and
@@ -205,4 +254,41 @@ fn index_over_vars(expr: &str, inner: &[String]) -> bool {
         && expr
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "_+-*/%() ".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch-norm backward's pointwise body: six per-channel float vectors read before two
+    /// activation-sized bf16 inputs (session 32's slowest resnet50 backward kernels).
+    #[test]
+    fn a_chunk_reads_streamed_inputs_ahead_before_broadcast_vectors() {
+        let mut body = String::new();
+        for b in 10..16 {
+            body.push_str(&format!("const float c{b} = b{b}[x2];\n"));
+        }
+        for b in [20, 21] {
+            body.push_str(&format!(
+                "const float p{b} = tf_bf2f(b{b}[802816*x0 + 256*x1 + x2]);\n"
+            ));
+        }
+        body.push_str("b30[802816*x0 + 256*x1 + x2] = tf_f2bf(p20 + p21 + c10);\n");
+        let vars: Vec<String> = ["x0", "x1", "x2"].iter().map(|s| s.to_string()).collect();
+        let dtype = |b: BufId| {
+            Some(if b.index() >= 20 {
+                DType::BFloat16
+            } else {
+                DType::Float32
+            })
+        };
+        let loads = chunk_loads(&body, &vars, 8, dtype);
+        let ids: Vec<usize> = loads.iter().map(|(b, _)| b.index()).collect();
+        // Both streamed inputs (4 registers each) first, then as many 8-register vectors as
+        // the other 56 registers hold; never the stored buffer.
+        assert_eq!(ids, [20, 21, 10, 11, 12, 13, 14, 15]);
+        let loads = chunk_loads(&body, &vars, 16, dtype);
+        let ids: Vec<usize> = loads.iter().map(|(b, _)| b.index()).collect();
+        assert_eq!(ids, [20, 21, 10, 11, 12]);
+    }
 }

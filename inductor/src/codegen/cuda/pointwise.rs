@@ -10,7 +10,7 @@ use crate::ir::{BufId, IrGraph};
 use crate::schedule::{Kernel, Schedule};
 use crate::size::Size;
 
-use super::passes::{cache_row_loads, chunk_stores, replace_load, CHUNK_REGS};
+use super::passes::{chunk_loads, chunk_stores, replace_load};
 use super::{unflatten, INDEX_ERROR};
 
 /// Splits the flat chunk start `flat` over `sizes` like [`unflatten`], the innermost variable
@@ -95,7 +95,7 @@ pub(super) fn emit_pointwise(
         // several blocks, and NVVM merges accesses only within one.
         let vars: Vec<String> = (0..nest.sizes.len()).map(|i| format!("x{i}")).collect();
         let dtype = |b: BufId| (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype);
-        let loads = cache_row_loads(&body, &vars, 1, (CHUNK_REGS / v) as usize, dtype);
+        let loads = chunk_loads(&body, &vars, v, dtype);
         let stores = chunk_stores(&body, &vars);
         let lanes = |out: &mut String| {
             let _ = writeln!(out, "    #pragma unroll");
