@@ -9,4 +9,4 @@ O=$OUT
 ( timeout 100 python3 scripts/gpu_train_trace.py /tmp/tr --resnet50 --channels-last ) > /tmp/tr_ours.log 2>&1
 ( python3 scripts/trace_kernels.py /tmp/tr/trace_r50cl.json --top 30; tail -n 5 /tmp/tr_ours.log ) > $O/r50cl_kernels2.txt 2>&1
 ( timeout 170 python3 bench/train_cuda.py --model resnet50 --batch 64 --amp --channels-last --steps 10 ) > $O/train_r50cl.txt 2>&1
-( timeout 150 python3 bench/train_cuda.py --model gpt2 --batch 8 --amp --steps 10 ) > $O/train_gpt2.txt 2>&1
+# GPT-2 left for the next session (device time): ( timeout 150 python3 bench/train_cuda.py --model gpt2 --batch 8 --amp --steps 10 ) > $O/train_gpt2.txt 2>&1
