@@ -22,10 +22,9 @@ import hypothesis.strategies as st
 import pytest
 import torch
 import torch._dynamo
-from hypothesis import given
 import torchferro
 import torchferro.compiler
-
+from hypothesis import given
 from programs.compare import generated
 from programs.counting import Count
 
