@@ -58,8 +58,7 @@ pub enum UserSpelling {
 /// (or it has none: `split` and `unflatten` exist only in Python, over the same operator).
 pub fn spelling(op: &str, overload: &str, effect: Effect) -> Option<UserSpelling> {
     let row = |name: &str| -> Option<&'static OpDef> {
-        super::op(name)
-            .filter(|r| r.aten.is_empty() || r.aten.split('.').next() == Some(name))
+        super::op(name).filter(|r| r.aten.is_empty() || r.aten.split('.').next() == Some(name))
     };
     match effect {
         Effect::WritesSelf => {
@@ -151,7 +150,15 @@ mod tests {
 
     #[test]
     fn writes_are_in_place_methods_or_out() {
-        for op in ["add_", "copy_", "fill_", "zero_", "index_put_", "t_", "detach_"] {
+        for op in [
+            "add_",
+            "copy_",
+            "fill_",
+            "zero_",
+            "index_put_",
+            "t_",
+            "detach_",
+        ] {
             assert_eq!(spelling(op, "default", Effect::WritesSelf), m(op), "{op}");
         }
         assert_eq!(

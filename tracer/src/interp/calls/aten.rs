@@ -334,7 +334,11 @@ impl Frame<'_, '_> {
         };
         let full = || Var::Slice(Box::new([Var::none(py), Var::none(py), Var::none(py)]));
         let mut items: Vec<Var> = (0..dim).map(|_| full()).collect();
-        items.push(Var::Slice(Box::new([part(start)?, part(end)?, part(step)?])));
+        items.push(Var::Slice(Box::new([
+            part(start)?,
+            part(end)?,
+            part(step)?,
+        ])));
         Ok(Var::Tuple(items.into()))
     }
 }
