@@ -585,3 +585,41 @@ def test_generated_aten_view_chains_with_a_write_have_eagers_gradients(prog, bac
         check(f, w, backend=backend, grads=True)
     except AssertionError as e:
         raise AssertionError(note) from e
+
+
+# ---------------------------------------------------------------------------------------------
+# Custom operators (torch.library): their schema says what they write
+
+
+@torch.library.custom_op("torchferro_test_aten::inc_", mutates_args=("x",))
+def _inc_(x: torch.Tensor) -> None:
+    x.add_(1)
+
+
+@_inc_.register_fake
+def _(x):
+    return None
+
+
+@torch.library.custom_op("torchferro_test_aten::double", mutates_args=())
+def _double(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@_double.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_custom_op_that_writes_its_argument_breaks_the_graph(backend):
+    # It was one opaque node taken for pure: the write to `x` was dropped (every backend).
+    def f(x):
+        y = x * 1
+        torch.ops.torchferro_test_aten.inc_(y)
+        torch.ops.torchferro_test_aten.inc_.default(x)
+        return y, torch.ops.torchferro_test_aten.double(x)
+
+    check(f, _iota(3), backend=backend)
+    # torch.compile keeps both writes in its one graph; each is a break here.
+    assert graph_counts(f, _iota(3)) == (3, 1)
