@@ -37,7 +37,8 @@ pub fn candidates(graph: &Graph, off: &HashSet<NodeId>, replaces: &HashMap<NodeI
             continue;
         };
         let scatter = target.name() == VIEW_SCATTER;
-        if !off.contains(&id) && !(scatter && args.iter().skip(2).any(is_detach_step)) {
+        let detached = scatter && args.iter().skip(2).any(is_detach_step);
+        if !off.contains(&id) && !detached {
             continue;
         }
         if scatter {
