@@ -8,19 +8,12 @@ from __future__ import annotations
 
 import torch
 
+from .cases_aliasing import pair, x34
 from .runner import case
 
 STRICT_BREADTH = True
 
 aten = torch.ops.aten
-
-
-def x34(r):
-    return (r.randn(3, 4),)
-
-
-def pair(r):
-    return (r.randn(3, 4), r.randn(3, 4))
 
 
 @case(x34)
