@@ -606,17 +606,6 @@ XFAIL: dict[tuple[str, torch.dtype], str] = {
     for name in ("sub",)
     for d in FLOATS
 }
-XFAIL.update(
-    {
-        (
-            "alias",
-            d,
-        ): "torch.ops.aten.alias's result is a fresh tensor, not a view of its input "
-        "(the catalog does not know the torch.ops.aten spelling): an expanded input comes back "
-        "dense (session 32; the same bug makes an in-place write through it miss the input)"
-        for d in (*FLOATS, torch.int32, torch.int64, torch.bool)
-    }
-)
 
 
 def all_cases() -> dict[str, Case]:

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     cases_aliasing,
+    cases_aten_ops,
     cases_builtins,
     cases_comprehensions,
     cases_container_attrs,

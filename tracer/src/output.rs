@@ -14,6 +14,7 @@ use crate::source::Source;
 mod infer;
 mod meta;
 mod modes;
+mod stand_ins;
 
 use meta::*;
 pub use meta::{arg_to_py, device_of, dtype_of, is_tensor, make_meta_tensor, tensor_meta_of};

@@ -25,16 +25,23 @@ pub type Kept = HashMap<NodeId, usize>;
 /// in-place op wrote its argument 0; an `out=` write is not one: the written tensor is no
 /// argument of the twin), or that scatter a written view back into its base
 /// ([`VIEW_SCATTER`]). [`needs_keeping`] decides which of them carry a gradient.
+///
+/// A write through a detached alias (`x.detach().mul_(3)`, `x.detach()[0].zero_()`) is one in
+/// grad mode too: eager records nothing for it (the alias requires no grad) and `x` keeps its
+/// autograd node with the new values, as under `no_grad`. Functionalized, `x`'s new value was a
+/// scatter of the detached source, and the gradient through `x` was lost (session 32).
 pub fn candidates(graph: &Graph, off: &HashSet<NodeId>, replaces: &HashMap<NodeId, bool>) -> Kept {
     let mut kept = Kept::new();
     for (id, node) in graph.nodes() {
-        if !off.contains(&id) {
-            continue;
-        }
-        let NodeKind::Call { target, .. } = &node.kind else {
+        let NodeKind::Call { target, args, .. } = &node.kind else {
             continue;
         };
-        if target.name() == VIEW_SCATTER {
+        let scatter = target.name() == VIEW_SCATTER;
+        let detached = scatter && args.iter().skip(2).any(is_detach_step);
+        if !off.contains(&id) && !detached {
+            continue;
+        }
+        if scatter {
             kept.insert(id, 0);
         } else if replaces.get(&id) == Some(&true) {
             // `on_clone(path, x, *args)`: the written tensor follows the callable's path.
@@ -42,6 +49,17 @@ pub fn candidates(graph: &Graph, off: &HashSet<NodeId>, replaces: &HashMap<NodeI
         }
     }
     kept
+}
+
+/// Whether a [`VIEW_SCATTER`] step ([`crate::passes::functionalize::step_arg`]) is `detach`.
+fn is_detach_step(step: &Arg) -> bool {
+    match step {
+        Arg::Tuple(parts) => match parts.get(1) {
+            Some(Arg::Str(name)) => name.rsplit('.').next() == Some("detach"),
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// Values that carry a gradient: float tensors reached from an input that requires grad by

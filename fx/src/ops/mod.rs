@@ -10,6 +10,7 @@
 //!
 //! `tests/ops_torch.rs` checks the rows against torch on real tensors (`tests/gen_ops_cases.py`).
 
+pub mod aten;
 pub mod foreach;
 pub mod schema;
 mod table;

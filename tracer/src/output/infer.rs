@@ -414,23 +414,7 @@ impl OutputGraph {
         autocast: bool,
     ) -> Result<NodeMeta, fx::InferError> {
         let unsupported = |_| fx::InferError::Unsupported;
-        let mut node = |py: Python<'py>, n: NodeId| -> Result<Bound<'py, PyAny>, TraceError> {
-            let graph_node = self.graph.node(n);
-            let m = fx::infer::evaluate_at(&graph_node.meta, point)
-                .ok_or_else(|| TraceError::unsupported("a size out of range"))?;
-            match &m {
-                // As in `meta_tensor`: an op's result that requires grad is no leaf, so an
-                // in-place op on it (`o += x` under autocast) is evaluated as eager runs it.
-                NodeMeta::Tensor(t)
-                    if t.requires_grad && matches!(graph_node.kind, fx::NodeKind::Call { .. }) =>
-                {
-                    make_meta_non_leaf(py, t)
-                }
-                NodeMeta::Tensor(t) => make_meta_tensor(py, t),
-                NodeMeta::Int(i) => Ok(i.into_pyobject(py)?.into_any()),
-                _ => Err(TraceError::unsupported("a non-tensor node")),
-            }
-        };
+        let mut node = |py: Python<'py>, n: NodeId| self.stand_in_at(py, n, point);
         let py_args = args
             .iter()
             .map(|a| arg_to_py(py, a, &mut node))

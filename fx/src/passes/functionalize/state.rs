@@ -438,12 +438,6 @@ impl<'g> State<'g> {
         widest(&pool)
     }
 
-    /// The view steps of `chain`, with constant arguments only (an output alias is rebuilt
-    /// from them outside the graph).
-    pub(super) fn steps(&self, chain: &[NodeId]) -> Result<Vec<ViewStep>, NotFunctional> {
-        self.steps_reading(chain, false)
-    }
-
     /// The view steps of `chain`. With `ints`, an argument may hold graph values that are ints
     /// (a symbolic size, `x[: x.size(0) // 2]`): the steps are then arguments of a call in the
     /// graph ([`VIEW_SCATTER`]), which gets those values as the call runs, and the caller remaps

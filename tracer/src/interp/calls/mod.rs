@@ -3,6 +3,7 @@
 //! (`modules.rs`), builtins on known values fold at trace time (`builtins.rs`), methods of
 //! tracked lists and dicts mutate the trackers (`containers.rs`), and user functions are inlined.
 
+mod aten;
 mod builtins;
 mod collections;
 mod compiler_api;
@@ -456,6 +457,13 @@ impl Frame<'_, '_> {
                     )));
                 }
                 return Err(TraceError::unsupported(why));
+            }
+        }
+        if is_torch && has_tensor {
+            // `torch.ops.aten.alias(x)`, `torch.ops.aten.add_.Tensor(x, y)`: by what the
+            // overload aliases and writes (`aten.rs`).
+            if let Some(r) = self.op_overload_call(f, &args, &kwargs)? {
+                return Ok(r);
             }
         }
         if is_torch && has_state_effects(&module) {
