@@ -92,6 +92,21 @@ class CompiledGraph(torch.autograd.Function):
             if id(t) not in held:
                 held.add(id(t))
                 tensors.append(t)
+        # A written input eager's backward keeps (`autodiff::watch::written_kept`) is saved
+        # itself, its version counter moved by the `k` writes of this graph that came before
+        # eager's op read it; `apply` sets the counter to its final version after the
+        # write-back. A version before the graph's last write then raises at `.backward()` as
+        # eager's does (`r = w * s`, then `s.mul_(3)` under `no_grad`), and so does a caller's
+        # write after the call; the backward itself reads the copy saved above.
+        for i, _, _, k in mutated:
+            if k is None:
+                continue
+            t = inputs[i]
+            if k:
+                _set_version(t, t._version + k)
+            if id(t) not in held:
+                held.add(id(t))
+                tensors.append(t)
         ctx.save_for_backward(*tensors)
         ctx.saved_values = [
             _TENSOR if isinstance(s, torch.Tensor) else s for s in saved
@@ -163,21 +178,31 @@ def apply(core, *inputs):
     Function as eager's in-place ops rebased it (a leaf that requires grad raises eager's
     error); any other is copied outside autograd, as is one written only under ``no_grad``
     (``keeps_history``: eager changed its value, not its history; a leaf stays a leaf)."""
-    outs = list(CompiledGraph.apply(core, *inputs))
     mutated = core.layout[5]
+    # The versions before the call of the written inputs the Function saves itself (its
+    # forward moves their counters to the version eager's backward kept).
+    before = {i: inputs[i]._version for i, _, _, k in mutated if k is not None}
+    outs = list(CompiledGraph.apply(core, *inputs))
     if mutated:
         n = len(outs) - len(mutated)
-        for (i, writes, keeps_history), v in zip(mutated, outs[n:]):
+        for (i, writes, keeps_history, _), v in zip(mutated, outs[n:]):
             t = inputs[i]
             if v.requires_grad and not keeps_history:
                 t.copy_(v)
             else:
                 with torch.no_grad():
                     t.copy_(v)
-            for _ in range(writes - 1):
-                torch.autograd.graph.increment_version(t)
+            if i in before:
+                _set_version(t, before[i] + writes)
+            else:
+                for _ in range(writes - 1):
+                    torch.autograd.graph.increment_version(t)
         del outs[n:]
     return outs
+
+
+def _set_version(t, version):
+    torch._C._autograd._unsafe_set_version_counter((t,), (version,))
 
 
 def _advanced(index):

@@ -774,8 +774,9 @@ pub fn build_parts(
         saved.append(t)?;
     }
     // Inputs and outputs eager's backward would have saved: their versions are checked at
-    // `.backward()` (`autodiff::watch`). A written input is left out: `_aot.apply` writes it
-    // after the Function, and the backward reads the copy saved before that write.
+    // `.backward()` (`autodiff::watch`). A written input is left out here: `_aot.apply` writes
+    // it after the Function, and the backward reads the copy saved before that write; its
+    // version is checked through `kept_version` below, at the version eager's backward kept.
     let watched: Vec<(usize, usize)> = joint
         .watched_inputs
         .iter()
@@ -783,6 +784,10 @@ pub fn build_parts(
         .map(|&i| (0, i))
         .chain(joint.watched_outputs.iter().map(|&k| (1, k)))
         .collect();
+    // Written inputs eager's backward keeps, at the version it keeps (`watch::written_kept`):
+    // `_aot` saves the input itself at that version, so a later write raises as in eager.
+    let kept_version =
+        autodiff::watch::written_kept(&joint.eager_roots, &functional.input_versions);
     let layout = PyTuple::new(
         py,
         [
@@ -797,7 +802,7 @@ pub fn build_parts(
                     .iter()
                     .zip(&functional.input_writes)
                     .zip(&keeps_history)
-                    .map(|((&i, &w), &k)| (i, w, k)),
+                    .map(|((&i, &w), &k)| (i, w, k, kept_version.get(&i).copied())),
             )?
             .into_any(),
             PyList::new(py, watched)?.into_any(),
