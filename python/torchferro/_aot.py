@@ -48,7 +48,9 @@ _TENSOR = object()
 class CompiledGraph(torch.autograd.Function):
     @staticmethod
     def forward(ctx, core, *inputs):
-        n_user, differentiable, saved_spec, _, _, mutated, watched, copied = core.layout
+        n_user, differentiable, saved_spec, _, _, mutated, watched, copied, parts = (
+            core.layout
+        )
         outs = core.forward(list(inputs))
         # An input the graph writes is written after this forward (`apply`): the backward
         # reads the value it had here, so it keeps a copy of that. So it does of a value that
@@ -108,6 +110,14 @@ class CompiledGraph(torch.autograd.Function):
                 held.add(id(t))
                 tensors.append(t)
         ctx.save_for_backward(*tensors)
+        # Outputs whose backward paths share no op (`autodiff::components`) may be
+        # differentiated by separate `.backward()` calls, as eager's separate nodes may; the
+        # first frees what `save_for_backward` holds, so the tensors are also kept here, with
+        # their versions, until every part ran its backward.
+        ctx.parts_done = set()
+        ctx.kept = None
+        if len(set(parts)) > 1:
+            ctx.kept = (tensors, [t._version for t in tensors])
         ctx.saved_values = [
             _TENSOR if isinstance(s, torch.Tensor) else s for s in saved
         ]
@@ -135,12 +145,15 @@ class CompiledGraph(torch.autograd.Function):
                 "graph is not supported; compile with backend='eager' for higher-order gradients"
             )
         core = ctx.core
-        _, differentiable, _, grad_inputs, n_inputs, *_ = core.layout
-        # Unpacking checks every saved tensor's version, the watched ones included.
-        all_saved = ctx.saved_tensors
+        _, differentiable, _, grad_inputs, n_inputs, *_, parts = core.layout
         absent = [k for k, i in enumerate(differentiable) if grads[i] is None]
         if len(absent) == len(differentiable):
+            # Reached with no gradient: an input passed through to a later graph (`l` of an
+            # earlier `l.backward()`) is an input of that graph's Function, so autograd's
+            # engine calls this node with nothing; eager has no edge here. Nothing is read, so
+            # a backward that already ran (and freed the saved tensors) is no error.
             return (None,) * (n_inputs + 1)
+        all_saved = _unpack(ctx, {p for k, p in enumerate(parts) if k not in absent})
         tangents = [
             grads[i].contiguous() for i in differentiable if grads[i] is not None
         ]
@@ -161,6 +174,31 @@ class CompiledGraph(torch.autograd.Function):
             result[i] = computed[k]
         counters["backward"] += 1
         return (None, *result)
+
+
+def _unpack(ctx, running):
+    """The saved tensors for a backward of the parts ``running`` (``autodiff::components``).
+    Unpacking checks every saved tensor's version, the watched ones included. Once an earlier
+    backward freed them, a part that has not run yet reads the tensors kept on ``ctx`` (their
+    versions checked as autograd checks them); a part that ran raises autograd's error, as
+    eager's freed nodes do."""
+    try:
+        saved = ctx.saved_tensors
+    except RuntimeError:
+        if ctx.kept is None or running & ctx.parts_done:
+            raise
+        saved, versions = ctx.kept
+        for t, v in zip(saved, versions):
+            if t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{t.type()} {list(t.shape)}] is at version "
+                    f"{t._version}; expected version {v} instead."
+                ) from None
+    ctx.parts_done |= running
+    if ctx.kept is not None and len(ctx.parts_done) == len(set(ctx.core.layout[8])):
+        ctx.kept = None
+    return saved
 
 
 def _zeros_like_output(ctx, i):

@@ -18,6 +18,7 @@ pub mod modes;
 pub mod partition;
 pub mod random;
 pub mod rules;
+pub mod components;
 pub mod watch;
 pub mod writes;
 
@@ -95,6 +96,9 @@ pub struct Joint {
     /// ([`watch::saved_roots`]): with the functional graph's versions of its written inputs,
     /// which version of each written input eager's backward keeps ([`watch::written_kept`]).
     pub eager_roots: HashSet<NodeId>,
+    /// Per entry of `differentiable`: its backward component ([`components`]); outputs of
+    /// different components may be differentiated by separate `.backward()` calls.
+    pub components: Vec<usize>,
     /// Per entry of `saved`: saved as a copy taken at the call (it shares storage with an input
     /// or a returned tensor eager's backward does not save, which the caller may write before
     /// `.backward()`).
@@ -272,6 +276,7 @@ fn joint_inner(
     j.watched_inputs = watched_inputs;
     j.watched_outputs = watched_outputs;
     j.eager_roots = eager_roots;
+    j.components = components::components(graph, &needs, &j.differentiable);
     j.copied = watch::copied(graph, &j.saved_nodes, &pinned);
     for (s, &c) in j.saved.iter().zip(&j.copied) {
         if let (Saved::Input(i), true) = (s, c) {
@@ -457,6 +462,7 @@ fn derive(
         watched_inputs: Vec::new(),
         watched_outputs: Vec::new(),
         eager_roots: HashSet::new(),
+        components: Vec::new(),
         copied: Vec::new(),
     })
 }

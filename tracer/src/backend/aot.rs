@@ -815,6 +815,7 @@ pub fn build_parts(
                     .filter_map(|(k, &c)| c.then_some(k)),
             )?
             .into_any(),
+            PyList::new(py, &joint.components)?.into_any(),
         ],
     )?;
     tracing::info!(
