@@ -48,7 +48,7 @@ _TENSOR = object()
 class CompiledGraph(torch.autograd.Function):
     @staticmethod
     def forward(ctx, core, *inputs):
-        n_user, differentiable, saved_spec, _, _, mutated, watched, copied, parts = (
+        n_user, differentiable, saved_spec, _, _, mutated, watched, copied, parts, _ = (
             core.layout
         )
         outs = core.forward(list(inputs))
@@ -145,7 +145,7 @@ class CompiledGraph(torch.autograd.Function):
                 "graph is not supported; compile with backend='eager' for higher-order gradients"
             )
         core = ctx.core
-        _, differentiable, _, grad_inputs, n_inputs, *_, parts = core.layout
+        _, differentiable, _, grad_inputs, n_inputs, *_, parts, _ = core.layout
         absent = [k for k, i in enumerate(differentiable) if grads[i] is None]
         if len(absent) == len(differentiable):
             # Reached with no gradient: an input passed through to a later graph (`l` of an
@@ -220,7 +220,12 @@ def apply(core, *inputs):
     # The versions before the call of the written inputs the Function saves itself (its
     # forward moves their counters to the version eager's backward kept).
     before = {i: inputs[i]._version for i, _, _, k in mutated if k is not None}
-    outs = list(CompiledGraph.apply(core, *inputs))
+    # Inputs the graph differentiates through no op go in detached (no edge of the node; see
+    # `unlinked` in `backend/aot.rs`): same storage and version counter.
+    args = list(inputs)
+    for i in core.layout[9]:
+        args[i] = args[i].detach()
+    outs = list(CompiledGraph.apply(core, *args))
     if mutated:
         n = len(outs) - len(mutated)
         for (i, writes, keeps_history, _), v in zip(mutated, outs[n:]):

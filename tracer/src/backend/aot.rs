@@ -788,6 +788,35 @@ pub fn build_parts(
     // `_aot` saves the input itself at that version, so a later write raises as in eager.
     let kept_version =
         autodiff::watch::written_kept(&joint.eager_roots, &functional.input_versions);
+    // Inputs that require grad but get no gradient through an op of the graph (read under
+    // `no_grad` or through `detach()`, or only handed back as they are: a loss of an earlier
+    // graph passed through a graph break): `_aot.apply` hands them to the Function detached.
+    // As an input of the Function such a tensor is an edge of its node that eager's graph does
+    // not have: the engine runs the tensor's own node with no gradient, which frees what that
+    // node saved (a GAN's `fake`, read through `detach()` by the discriminator's loss, could
+    // no longer be differentiated after `ld.backward()`).
+    let unlinked: Vec<usize> = fgraph
+        .placeholders()
+        .into_iter()
+        .filter_map(|p| match fgraph.node(p).kind {
+            NodeKind::Placeholder { index } => Some((p, index)),
+            _ => None,
+        })
+        .filter(|&(p, index)| {
+            let linked = joint.grad_inputs.contains(&index)
+                && fgraph
+                    .users(p)
+                    .iter()
+                    .any(|&u| {
+                        let n = fgraph.node(u);
+                        // A call whose result carries a gradient (a tuple: assumed to).
+                        matches!(n.kind, NodeKind::Call { .. })
+                            && n.meta.tensor().is_none_or(|t| t.requires_grad)
+                    });
+            requires_grad.get(index).copied().unwrap_or(false) && !linked
+        })
+        .map(|(_, index)| index)
+        .collect();
     let layout = PyTuple::new(
         py,
         [
@@ -816,6 +845,7 @@ pub fn build_parts(
             )?
             .into_any(),
             PyList::new(py, &joint.components)?.into_any(),
+            PyList::new(py, unlinked)?.into_any(),
         ],
     )?;
     tracing::info!(
