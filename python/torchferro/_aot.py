@@ -46,93 +46,39 @@ _TENSOR = object()
 
 
 class CompiledGraph(torch.autograd.Function):
+    """One node of a compiled training graph. ``part`` is None (the whole graph) or
+    ``(p, shared)``: the node of the outputs of backward component ``p``
+    (``autodiff::components``), where the graph's outputs share no op between components. One
+    node per component lets autograd free and retain each as it does eager's separate nodes
+    (a GAN step: ``ld.backward()``, then a backward through ``fake``); the forward runs once,
+    for the first component's node, and ``shared`` hands its results to the others."""
+
     @staticmethod
-    def forward(ctx, core, *inputs):
-        n_user, differentiable, saved_spec, _, _, mutated, watched, copied, parts, _ = (
-            core.layout
-        )
-        outs = core.forward(list(inputs))
-        # An input the graph writes is written after this forward (`apply`): the backward
-        # reads the value it had here, so it keeps a copy of that. So it does of a value that
-        # shares storage with an input eager's backward would not save (`autodiff::watch`: the
-        # caller may write that input before `.backward()`, where eager still trains).
-        written = {i for i, *_ in mutated}
-        saved = [
-            (inputs[i].clone() if i in written else inputs[i]) if kind == 0 else outs[i]
-            for kind, i in saved_spec
-        ]
-        for k in copied:
-            if not (saved_spec[k][0] == 0 and saved_spec[k][1] in written):
-                saved[k] = saved[k].clone()
-        # A saved intermediate that is a view (of an input: attention's `q = x[None, None]`)
-        # was made here, where grad mode is off. Unpacking such a view after the caller wrote
-        # its base raises autograd's "A view was created in no_grad mode ..." before the
-        # version check; eager's saved view, made with grad mode on, raises "modified by an
-        # inplace operation". A detached alias shares the storage and the version counter and
-        # carries no view history, so its unpacking checks the version as eager's does.
-        for k, (kind, i) in enumerate(saved_spec):
-            s = saved[k]
-            if (
-                kind == 1
-                and i >= n_user
-                and isinstance(s, torch.Tensor)
-                and s._is_view()
-            ):
-                saved[k] = s.detach()
-        # A symbolic int input (automatic dynamic made an int argument a graph input) may be
-        # saved too: autograd saves tensors only, so other values are kept on `ctx` in place.
-        tensors = [s for s in saved if isinstance(s, torch.Tensor)]
-        # The inputs and outputs eager's backward would have saved (`autodiff::watch`) are
-        # saved too, read by nothing: autograd checks their version counters at `.backward()`,
-        # so a caller's in-place write to a returned `tanh(h)` (which the backward recomputes
-        # from `h`) or to an input between the call and `.backward()` raises eager's "modified
-        # by an inplace operation" error instead of giving a gradient of other values.
-        ctx.n_read = len(tensors)
-        held = {id(t) for t in tensors}
-        for kind, i in watched:
-            t = inputs[i] if kind == 0 else outs[i]
-            if id(t) not in held:
-                held.add(id(t))
-                tensors.append(t)
-        # A written input eager's backward keeps (`autodiff::watch::written_kept`) is saved
-        # itself, its version counter moved by the `k` writes of this graph that came before
-        # eager's op read it; `apply` sets the counter to its final version after the
-        # write-back. A version before the graph's last write then raises at `.backward()` as
-        # eager's does (`r = w * s`, then `s.mul_(3)` under `no_grad`), and so does a caller's
-        # write after the call; the backward itself reads the copy saved above.
-        for i, _, _, k in mutated:
-            if k is None:
-                continue
-            t = inputs[i]
-            if k:
-                _set_version(t, t._version + k)
-            if id(t) not in held:
-                held.add(id(t))
-                tensors.append(t)
+    def forward(ctx, core, part, *inputs):
+        n_user, differentiable, *_ = core.layout
+        prep = None if part is None else part[1].get("prep")
+        if prep is None:
+            prep = _prepare(core, inputs)
+            if part is not None:
+                part[1]["prep"] = prep
+            counters["forward"] += 1
+        outs, tensors, n_read, saved_values = prep
         ctx.save_for_backward(*tensors)
-        # Outputs whose backward paths share no op (`autodiff::components`) may be
-        # differentiated by separate `.backward()` calls, as eager's separate nodes may; the
-        # first frees what `save_for_backward` holds, so the tensors are also kept here, with
-        # their versions, until every part ran its backward.
-        ctx.parts_done = set()
-        ctx.kept = None
-        if len(set(parts)) > 1:
-            ctx.kept = (tensors, [t._version for t in tensors])
-        ctx.saved_values = [
-            _TENSOR if isinstance(s, torch.Tensor) else s for s in saved
-        ]
+        ctx.n_read = n_read
+        ctx.saved_values = saved_values
         ctx.core = core
         # An output nothing used gets `None`, not zeros the size of the output (GPT-2's logits
         # beside its loss: a 103 MB fill and read per step); the backward is derived without it.
         ctx.set_materialize_grads(False)
         user = outs[:n_user]
         ctx.output_metas = [(o.shape, o.dtype, o.device) for o in user]
+        mine = range(n_user) if part is None else part[1]["returns"][part[0]]
+        ctx.returned = None if part is None else mine
         diff = set(differentiable)
-        nondiff = [o for k, o in enumerate(user) if k not in diff]
+        nondiff = [user[i] for i in mine if i not in diff]
         if nondiff:
             ctx.mark_non_differentiable(*nondiff)
-        counters["forward"] += 1
-        return tuple(user)
+        return tuple(user[i] for i in mine)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -145,15 +91,19 @@ class CompiledGraph(torch.autograd.Function):
                 "graph is not supported; compile with backend='eager' for higher-order gradients"
             )
         core = ctx.core
-        _, differentiable, _, grad_inputs, n_inputs, *_, parts, _ = core.layout
+        n_user, differentiable, _, grad_inputs, n_inputs, *_ = core.layout
+        if ctx.returned is not None:
+            full = [None] * n_user
+            for i, g in zip(ctx.returned, grads, strict=True):
+                full[i] = g
+            grads = full
         absent = [k for k, i in enumerate(differentiable) if grads[i] is None]
         if len(absent) == len(differentiable):
-            # Reached with no gradient: an input passed through to a later graph (`l` of an
-            # earlier `l.backward()`) is an input of that graph's Function, so autograd's
-            # engine calls this node with nothing; eager has no edge here. Nothing is read, so
-            # a backward that already ran (and freed the saved tensors) is no error.
-            return (None,) * (n_inputs + 1)
-        all_saved = _unpack(ctx, {p for k, p in enumerate(parts) if k not in absent})
+            # Reached with no gradient (another component's backward, an input handed through
+            # a later graph): nothing is read, so a backward that already ran is no error.
+            return (None,) * (n_inputs + 2)
+        # Unpacking checks every saved tensor's version, the watched ones included.
+        all_saved = ctx.saved_tensors
         tangents = [
             grads[i].contiguous() for i in differentiable if grads[i] is not None
         ]
@@ -173,32 +123,69 @@ class CompiledGraph(torch.autograd.Function):
         for k, i in enumerate(grad_inputs):
             result[i] = computed[k]
         counters["backward"] += 1
-        return (None, *result)
+        return (None, None, *result)
 
 
-def _unpack(ctx, running):
-    """The saved tensors for a backward of the parts ``running`` (``autodiff::components``).
-    Unpacking checks every saved tensor's version, the watched ones included. Once an earlier
-    backward freed them, a part that has not run yet reads the tensors kept on ``ctx`` (their
-    versions checked as autograd checks them); a part that ran raises autograd's error, as
-    eager's freed nodes do."""
-    try:
-        saved = ctx.saved_tensors
-    except RuntimeError:
-        if ctx.kept is None or running & ctx.parts_done:
-            raise
-        saved, versions = ctx.kept
-        for t, v in zip(saved, versions):
-            if t._version != v:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: [{t.type()} {list(t.shape)}] is at version "
-                    f"{t._version}; expected version {v} instead."
-                ) from None
-    ctx.parts_done |= running
-    if ctx.kept is not None and len(ctx.parts_done) == len(set(ctx.core.layout[8])):
-        ctx.kept = None
-    return saved
+def _prepare(core, inputs):
+    """Runs the compiled forward; returns its outputs, the tensors to save (those the backward
+    reads first, ``n_read`` of them, then those only watched) and the saved values with
+    ``_TENSOR`` where a tensor goes."""
+    n_user, _, saved_spec, _, _, mutated, watched, copied, *_ = core.layout
+    outs = core.forward(list(inputs))
+    # An input the graph writes is written after this forward (`apply`): the backward
+    # reads the value it had here, so it keeps a copy of that. So it does of a value that
+    # shares storage with an input eager's backward would not save (`autodiff::watch`: the
+    # caller may write that input before `.backward()`, where eager still trains).
+    written = {i for i, *_ in mutated}
+    saved = [
+        (inputs[i].clone() if i in written else inputs[i]) if kind == 0 else outs[i]
+        for kind, i in saved_spec
+    ]
+    for k in copied:
+        if not (saved_spec[k][0] == 0 and saved_spec[k][1] in written):
+            saved[k] = saved[k].clone()
+    # A saved intermediate that is a view (of an input: attention's `q = x[None, None]`)
+    # was made here, where grad mode is off. Unpacking such a view after the caller wrote
+    # its base raises autograd's "A view was created in no_grad mode ..." before the
+    # version check; eager's saved view, made with grad mode on, raises "modified by an
+    # inplace operation". A detached alias shares the storage and the version counter and
+    # carries no view history, so its unpacking checks the version as eager's does.
+    for k, (kind, i) in enumerate(saved_spec):
+        s = saved[k]
+        if kind == 1 and i >= n_user and isinstance(s, torch.Tensor) and s._is_view():
+            saved[k] = s.detach()
+    # A symbolic int input (automatic dynamic made an int argument a graph input) may be
+    # saved too: autograd saves tensors only, so other values are kept on `ctx` in place.
+    tensors = [s for s in saved if isinstance(s, torch.Tensor)]
+    # The inputs and outputs eager's backward would have saved (`autodiff::watch`) are
+    # saved too, read by nothing: autograd checks their version counters at `.backward()`,
+    # so a caller's in-place write to a returned `tanh(h)` (which the backward recomputes
+    # from `h`) or to an input between the call and `.backward()` raises eager's "modified
+    # by an inplace operation" error instead of giving a gradient of other values.
+    n_read = len(tensors)
+    held = {id(t) for t in tensors}
+    for kind, i in watched:
+        t = inputs[i] if kind == 0 else outs[i]
+        if id(t) not in held:
+            held.add(id(t))
+            tensors.append(t)
+    # A written input eager's backward keeps (`autodiff::watch::written_kept`) is saved
+    # itself, its version counter moved by the `k` writes of this graph that came before
+    # eager's op read it; `apply` sets the counter to its final version after the
+    # write-back. A version before the graph's last write then raises at `.backward()` as
+    # eager's does (`r = w * s`, then `s.mul_(3)` under `no_grad`), and so does a caller's
+    # write after the call; the backward itself reads the copy saved above.
+    for i, _, _, k in mutated:
+        if k is None:
+            continue
+        t = inputs[i]
+        if k:
+            _set_version(t, t._version + k)
+        if id(t) not in held:
+            held.add(id(t))
+            tensors.append(t)
+    saved_values = [_TENSOR if isinstance(s, torch.Tensor) else s for s in saved]
+    return outs, tensors, n_read, saved_values
 
 
 def _zeros_like_output(ctx, i):
@@ -225,7 +212,21 @@ def apply(core, *inputs):
     args = list(inputs)
     for i in core.layout[9]:
         args[i] = args[i].detach()
-    outs = list(CompiledGraph.apply(core, *args))
+    n_user, differentiable, *_, parts, _ = core.layout
+    ids = sorted(set(parts))
+    if len(ids) > 1:
+        # One node per backward component (see `CompiledGraph`); outputs that carry no
+        # gradient come from the first.
+        part_of = {i: parts[k] for k, i in enumerate(differentiable)}
+        returns = {p: [i for i in range(n_user) if part_of.get(i, ids[0]) == p] for p in ids}
+        shared = {"returns": returns}
+        outs = [None] * n_user
+        for p in ids:
+            got = CompiledGraph.apply(core, (p, shared), *args)
+            for i, t in zip(returns[p], got, strict=True):
+                outs[i] = t
+    else:
+        outs = list(CompiledGraph.apply(core, None, *args))
     if mutated:
         n = len(outs) - len(mutated)
         for (i, writes, keeps_history, _), v in zip(mutated, outs[n:]):
