@@ -12,11 +12,13 @@ from __future__ import annotations
 import torch
 
 #: What ran: ``compiled`` graphs built, ``forward``/``backward`` calls of compiled graphs,
-#: ``fallback`` graphs that run through torch's autograd instead, ``saved_bytes`` of the
-#: last compiled graph. Tests read these to know the compiled path ran.
+#: ``nodes`` the forwards made (one per backward component of a graph, see
+#: ``CompiledGraph``), ``fallback`` graphs that run through torch's autograd instead,
+#: ``saved_bytes`` of the last compiled graph. Tests read these to know the compiled path ran.
 counters: dict[str, int] = {
     "compiled": 0,
     "forward": 0,
+    "nodes": 0,
     "backward": 0,
     "fallback": 0,
     "saved_bytes": 0,
@@ -63,6 +65,7 @@ class CompiledGraph(torch.autograd.Function):
                 part[1]["prep"] = prep
             counters["forward"] += 1
         outs, tensors, n_read, saved_values = prep
+        counters["nodes"] += 1
         ctx.save_for_backward(*tensors)
         ctx.n_read = n_read
         ctx.saved_values = saved_values
