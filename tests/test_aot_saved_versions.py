@@ -479,14 +479,20 @@ def _bn_outcome(kind, training, ret, write, backend):
     return "trained", state + grads
 
 
-def _check_bn(kind, training, ret, write, backend):
-    want, values_e = _bn_outcome(kind, training, ret, write, None)
-    got, values_c = _bn_outcome(kind, training, ret, write, backend)
-    assert got == want, (kind, training, ret, write, backend)
+def _same_state(outcome, *case):
+    """Runs ``outcome(*case, backend)`` eagerly (backend None) and on ``backend`` (the last
+    item of ``case``): the same outcome ("trained" or the error's kind) and the same values."""
+    want, values_e = outcome(*case[:-1], None)
+    got, values_c = outcome(*case)
+    assert got == want, (*case, want)
     for a, b in zip(values_c, values_e, strict=True):
         assert (a is None) == (b is None)
         if a is not None:
             torch.testing.assert_close(a, b)
+
+
+def _check_bn(kind, training, ret, write, backend):
+    _same_state(_bn_outcome, kind, training, ret, write, backend)
 
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
@@ -595,13 +601,7 @@ def _inside_outcome(read, before, after, how, caller, s_grad, backend):
 
 
 def _check_inside(read, before, after, how, caller, s_grad, backend):
-    want, values_e = _inside_outcome(read, before, after, how, caller, s_grad, None)
-    got, values_c = _inside_outcome(read, before, after, how, caller, s_grad, backend)
-    assert got == want, (read, before, after, how, caller, s_grad, backend, want)
-    for a, b in zip(values_c, values_e, strict=True):
-        assert (a is None) == (b is None)
-        if a is not None:
-            torch.testing.assert_close(a, b)
+    _same_state(_inside_outcome, read, before, after, how, caller, s_grad, backend)
 
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])

@@ -73,9 +73,7 @@ def _outcome(names, brk, calls, backend):
             assert "backward through the graph a second time" in str(e), e
             log.append("raised")
             continue
-        log.append(
-            [None if w.grad is None else w.grad.clone() for w in (w1, w2)]
-        )
+        log.append([None if w.grad is None else w.grad.clone() for w in (w1, w2)])
     return log
 
 
@@ -140,7 +138,9 @@ class _Gan(nn.Module):
         fake = self.g(z)
         self.od.zero_grad()
         real = F.binary_cross_entropy_with_logits(self.d(x), torch.ones(6, 1))
-        fk = F.binary_cross_entropy_with_logits(self.d(fake.detach()), torch.zeros(6, 1))
+        fk = F.binary_cross_entropy_with_logits(
+            self.d(fake.detach()), torch.zeros(6, 1)
+        )
         ld = real + fk
         ld.backward()
         self.od.step()
@@ -190,7 +190,11 @@ class _Fgsm(nn.Module):
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
 @pytest.mark.parametrize(
     "make,shapes",
-    [(_Gan, ((6, 8), (6, 4))), (_TwoPasses, ((6, 8), (6, 4))), (_Fgsm, ((6, 8), (6, 4)))],
+    [
+        (_Gan, ((6, 8), (6, 4))),
+        (_TwoPasses, ((6, 8), (6, 4))),
+        (_Fgsm, ((6, 8), (6, 4))),
+    ],
 )
 def test_training_steps_with_separate_backwards(backend, make, shapes):
     """Three steps of each, compiled against eager: losses, parameters, gradients."""
@@ -209,6 +213,8 @@ def test_training_steps_with_separate_backwards(backend, make, shapes):
         got = step(*args)
         for a, b in zip(got, want, strict=True):
             torch.testing.assert_close(a, b)
-        for (n, a), b in zip(compiled.named_parameters(), eager.parameters(), strict=True):
+        for (n, a), b in zip(
+            compiled.named_parameters(), eager.parameters(), strict=True
+        ):
             torch.testing.assert_close(a, b, msg=f"step {i}: {n}")
             torch.testing.assert_close(a.grad, b.grad, msg=f"step {i}: {n}.grad")

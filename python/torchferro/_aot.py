@@ -221,7 +221,9 @@ def apply(core, *inputs):
         # One node per backward component (see `CompiledGraph`); outputs that carry no
         # gradient come from the first.
         part_of = {i: parts[k] for k, i in enumerate(differentiable)}
-        returns = {p: [i for i in range(n_user) if part_of.get(i, ids[0]) == p] for p in ids}
+        returns = {
+            p: [i for i in range(n_user) if part_of.get(i, ids[0]) == p] for p in ids
+        }
         shared = {"returns": returns}
         outs = [None] * n_user
         for p in ids:

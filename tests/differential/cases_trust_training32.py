@@ -26,7 +26,7 @@ import torch.utils.checkpoint as cp
 from torch import nn
 from torch.nn import functional as F
 
-from .cases_trust_training30 import xy
+from .cases_trust_training30 import _Step, xy
 from .cases_trust_training31 import _opt_state
 from .runner import TC_DIFFERS, register
 
@@ -108,7 +108,9 @@ class TwoGroups(Scheduled):
             lr=0.05,
             momentum=0.9,
         )
-        self._sched = torch.optim.lr_scheduler.LambdaLR(self._opt, lambda e: 1.0 / (e + 1))
+        self._sched = torch.optim.lr_scheduler.LambdaLR(
+            self._opt, lambda e: 1.0 / (e + 1)
+        )
 
 
 _train("two_param_groups_lambdalr", TwoGroups, xy)
@@ -128,7 +130,9 @@ class Clipped(_Net):
     def forward(self, x, y):
         loss = self.loss(x, y)
         loss.backward()
-        norm = nn.utils.clip_grad_norm_(self.net.parameters(), 0.5, foreach=self.foreach)
+        norm = nn.utils.clip_grad_norm_(
+            self.net.parameters(), 0.5, foreach=self.foreach
+        )
         self._opt.step()
         self._opt.zero_grad(set_to_none=True)
         self.state = _opt_state(self._opt)
@@ -268,21 +272,7 @@ class Swa(_Net):
 _train("swa_averaged_model", Swa, xy)
 
 
-class _Stepped(nn.Module):
-    """One SGD-with-momentum step per call around ``self.loss``."""
-
-    def make_opt(self):
-        self._opt = torch.optim.SGD(self.parameters(), lr=0.1, momentum=0.9)
-
-    def forward(self, x, y):
-        self._opt.zero_grad()
-        loss = self.loss(x, y)
-        loss.backward()
-        self._opt.step()
-        return loss.detach()
-
-
-class BufferCounter(_Stepped):
+class BufferCounter(_Step):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(8, 4)
@@ -299,7 +289,7 @@ class BufferCounter(_Stepped):
 _train("buffer_counter_and_nonpersistent_copy", BufferCounter, xy)
 
 
-class RunningByHand(_Stepped):
+class RunningByHand(_Step):
     def __init__(self):
         super().__init__()
         self.fc1 = nn.Linear(8, 8)
@@ -321,7 +311,7 @@ class RunningByHand(_Stepped):
 _train("running_averages_by_hand", RunningByHand, xy)
 
 
-class Caches(_Stepped):
+class Caches(_Step):
     """A KV cache and a memoized mask kept on ``self`` across calls, a Python call count."""
 
     def __init__(self):
@@ -354,7 +344,7 @@ _train(
 )
 
 
-class CheckpointDropout(_Stepped):
+class CheckpointDropout(_Step):
     def __init__(self):
         super().__init__()
         self.a = nn.Linear(8, 16)
@@ -383,13 +373,21 @@ class _Double(torch.autograd.Function):
         return g * 2
 
 
-class MarkDirty(_Stepped):
+class _FcOut(_Step):
+    """``fc`` (8 to 8) and ``out`` (8 to 4), SGD with momentum; ``setup`` adds more first."""
+
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(8, 8)
         self.out = nn.Linear(8, 4)
+        self.setup()
         self.make_opt()
 
+    def setup(self):
+        pass
+
+
+class MarkDirty(_FcOut):
     def loss(self, x, y):
         return F.mse_loss(self.out(_Double.apply(self.fc(x).clone())), y)
 
@@ -397,13 +395,7 @@ class MarkDirty(_Stepped):
 _train("autograd_function_mark_dirty", MarkDirty, xy)
 
 
-class RetainGraph(_Stepped):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.out = nn.Linear(8, 4)
-        self.make_opt()
-
+class RetainGraph(_FcOut):
     def forward(self, x, y):
         self._opt.zero_grad()
         out = self.out(torch.tanh(self.fc(x)))
@@ -419,7 +411,7 @@ class RetainGraph(_Stepped):
 _train("retain_graph_three_backwards", RetainGraph, xy)
 
 
-class GradientPenalty(_Stepped):
+class GradientPenalty(_Step):
     """WGAN-GP: the critic's gradient at interpolates, by ``autograd.grad(create_graph=
     True)``, penalized; and a penalty on the parameters' gradient norms."""
 
@@ -434,7 +426,9 @@ class GradientPenalty(_Stepped):
         inter = (a * x + (1 - a) * fake).requires_grad_(True)
         (g,) = torch.autograd.grad(self.d(inter).sum(), inter, create_graph=True)
         gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
-        gs = torch.autograd.grad(self.d(x).sum(), list(self.d.parameters()), create_graph=True)
+        gs = torch.autograd.grad(
+            self.d(x).sum(), list(self.d.parameters()), create_graph=True
+        )
         pen = sum(t.pow(2).sum() for t in gs)
         return self.d(fake).mean() - self.d(x).mean() + 10 * gp + 0.1 * pen
 
@@ -442,7 +436,7 @@ class GradientPenalty(_Stepped):
 _train("gradient_penalties_create_graph", GradientPenalty, xy)
 
 
-class BackwardInputs(_Stepped):
+class BackwardInputs(_Step):
     def __init__(self):
         super().__init__()
         self.a = nn.Linear(8, 8)
@@ -522,7 +516,9 @@ class Gan(nn.Module):
         fake = self.g(z)
         self._od.zero_grad()
         real = F.binary_cross_entropy_with_logits(self.d(x), torch.ones(6, 1))
-        fk = F.binary_cross_entropy_with_logits(self.d(fake.detach()), torch.zeros(6, 1))
+        fk = F.binary_cross_entropy_with_logits(
+            self.d(fake.detach()), torch.zeros(6, 1)
+        )
         ld = real + fk
         ld.backward()
         self._od.step()
@@ -603,16 +599,12 @@ class OptimizerInBackward(_Net):
 _train("optimizer_step_in_post_accumulate_grad_hook", OptimizerInBackward, xy)
 
 
-class SavedBufferWritten(_Stepped):
+class SavedBufferWritten(_FcOut):
     """A buffer read by a product, then written under ``no_grad`` in the same step before
     ``.backward()``: eager's ``MulBackward0`` saved it, so eager raises."""
 
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.out = nn.Linear(8, 4)
+    def setup(self):
         self.register_buffer("scale", torch.ones(8))
-        self.make_opt()
 
     def loss(self, x, y):
         out = self.out(self.fc(x) * self.scale)

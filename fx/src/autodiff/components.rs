@@ -6,8 +6,9 @@
 //! paths share no op (a GAN step's `fake = G(z)` beside the discriminator's loss on
 //! `fake.detach()`), eager lets the caller run `ld.backward()` and later a backward through
 //! `fake`; the Function then raised "Trying to backward through the graph a second time".
-//! The runtime (`python/torchferro/_aot.py`) uses these components to allow exactly the
-//! backward calls eager allows: each component once (more with `retain_graph=True`).
+//! The runtime (`python/torchferro/_aot.py`) makes one autograd node per component (the
+//! forward runs once), so autograd frees and retains each as it does eager's nodes: each
+//! component once, more with `retain_graph=True`.
 
 use std::collections::{HashMap, HashSet};
 

@@ -12,13 +12,13 @@
 //! graph through torch's autograd, never a guessed gradient.
 
 pub mod autocast;
+pub mod components;
 pub mod decompose;
 pub mod fused_attention;
 pub mod modes;
 pub mod partition;
 pub mod random;
 pub mod rules;
-pub mod components;
 pub mod watch;
 pub mod writes;
 

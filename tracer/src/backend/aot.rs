@@ -804,15 +804,12 @@ pub fn build_parts(
         })
         .filter(|&(p, index)| {
             let linked = joint.grad_inputs.contains(&index)
-                && fgraph
-                    .users(p)
-                    .iter()
-                    .any(|&u| {
-                        let n = fgraph.node(u);
-                        // A call whose result carries a gradient (a tuple: assumed to).
-                        matches!(n.kind, NodeKind::Call { .. })
-                            && n.meta.tensor().is_none_or(|t| t.requires_grad)
-                    });
+                && fgraph.users(p).iter().any(|&u| {
+                    let n = fgraph.node(u);
+                    // A call whose result carries a gradient (a tuple: assumed to).
+                    matches!(n.kind, NodeKind::Call { .. })
+                        && n.meta.tensor().is_none_or(|t| t.requires_grad)
+                });
             requires_grad.get(index).copied().unwrap_or(false) && !linked
         })
         .map(|(_, index)| index)
