@@ -814,6 +814,26 @@ pub fn build_parts(
         })
         .map(|(_, index)| index)
         .collect();
+    // Backward components of the differentiable outputs (`autodiff::components`): one autograd
+    // node each. An output that is an input itself is handed back as the input object
+    // (`identities`): its node's output is dropped, so it joins another component rather than
+    // make a node of its own.
+    let identity = |o: usize| identities.iter().any(|&(io, _)| io == o);
+    let shared_part = joint
+        .differentiable
+        .iter()
+        .zip(&joint.components)
+        .find(|(&o, _)| !identity(o))
+        .map(|(_, &c)| c);
+    let parts: Vec<usize> = joint
+        .differentiable
+        .iter()
+        .zip(&joint.components)
+        .map(|(&o, &c)| match shared_part {
+            Some(p) if identity(o) => p,
+            _ => c,
+        })
+        .collect();
     let layout = PyTuple::new(
         py,
         [
@@ -841,7 +861,7 @@ pub fn build_parts(
                     .filter_map(|(k, &c)| c.then_some(k)),
             )?
             .into_any(),
-            PyList::new(py, &joint.components)?.into_any(),
+            PyList::new(py, parts)?.into_any(),
             PyList::new(py, unlinked)?.into_any(),
         ],
     )?;
