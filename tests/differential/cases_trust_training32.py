@@ -654,3 +654,65 @@ _train(
     raises=True,
     xfail_tc=TC_DIFFERS,
 )
+
+
+class Mixup(_Net):
+    """Mixup: a ``Beta`` draw and a ``randperm`` per step (the random stream is compared)."""
+
+    def __init__(self):
+        super().__init__()
+        self._opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+    def forward(self, x, y):
+        lam = torch.distributions.Beta(0.4, 0.4).sample()
+        perm = torch.randperm(x.shape[0])
+        self._opt.zero_grad()
+        loss = self.loss(lam * x + (1 - lam) * x[perm], lam * y + (1 - lam) * y[perm])
+        loss.backward()
+        self._opt.step()
+        return loss.detach(), lam
+
+
+_train("mixup_beta_and_randperm", Mixup, xy)
+
+
+class ClampingHooks(_Net):
+    """A tensor hook on every parameter clamping its gradient."""
+
+    def __init__(self):
+        super().__init__()
+        self._opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        for p in self.net.parameters():
+            p.register_hook(lambda g: g.clamp(-0.01, 0.01))
+
+    def forward(self, x, y):
+        self._opt.zero_grad()
+        loss = self.loss(x, y)
+        loss.backward()
+        self._opt.step()
+        return loss.detach()
+
+
+_train("parameter_hooks_clamping_gradients", ClampingHooks, xy)
+
+
+class MicroBatches(_Net):
+    """Three micro-batches accumulated, the gradients averaged in place after the last (a
+    ``no_sync``-like skip of the reduction before it), then an update by hand."""
+
+    def forward(self, x, y):
+        for k in range(3):
+            loss = self.loss(x[2 * k : 2 * k + 2], y[2 * k : 2 * k + 2])
+            loss.backward()
+            if k == 2:
+                for p in self.net.parameters():
+                    p.grad.div_(3)
+        with torch.no_grad():
+            for p in self.net.parameters():
+                p.add_(p.grad, alpha=-0.1)
+        grads = [p.grad.clone() for p in self.net.parameters()]
+        self.net.zero_grad()
+        return loss.detach(), grads
+
+
+_train("micro_batches_averaged_after_the_last", MicroBatches, xy)
