@@ -53,21 +53,35 @@ class _Net(nn.Module):
         return F.mse_loss(self.net(x), y)
 
 
-class Scheduled(_Net):
-    def __init__(self, make_opt, make_sched):
+class _NetStep(_Net):
+    """One step of ``self._opt`` (SGD without ``make_opt``) per call, then ``after()``."""
+
+    def __init__(self, make_opt=None):
         super().__init__()
-        self._opt = make_opt(self.net.parameters())
-        self._sched = make_sched(self._opt)
+        p = self.net.parameters()
+        self._opt = make_opt(p) if make_opt else torch.optim.SGD(p, lr=0.1)
 
     def forward(self, x, y):
         self._opt.zero_grad()
         loss = self.loss(x, y)
         loss.backward()
         self._opt.step()
+        self.after()
+        return loss.detach()
+
+    def after(self):
+        pass
+
+
+class Scheduled(_NetStep):
+    def __init__(self, make_opt, make_sched):
+        super().__init__(make_opt)
+        self._sched = make_sched(self._opt)
+
+    def after(self):
         self._sched.step()
         self.lr = [g["lr"] for g in self._opt.param_groups]
         self.state = _opt_state(self._opt)
-        return loss.detach()
 
 
 _train(
@@ -656,41 +670,27 @@ _train(
 )
 
 
-class Mixup(_Net):
+class Mixup(_NetStep):
     """Mixup: a ``Beta`` draw and a ``randperm`` per step (the random stream is compared)."""
 
-    def __init__(self):
-        super().__init__()
-        self._opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
-
-    def forward(self, x, y):
+    def loss(self, x, y):
         lam = torch.distributions.Beta(0.4, 0.4).sample()
         perm = torch.randperm(x.shape[0])
-        self._opt.zero_grad()
-        loss = self.loss(lam * x + (1 - lam) * x[perm], lam * y + (1 - lam) * y[perm])
-        loss.backward()
-        self._opt.step()
-        return loss.detach(), lam
+        self.lam = float(lam)
+        mixed = lam * x + (1 - lam) * x[perm]
+        return F.mse_loss(self.net(mixed), lam * y + (1 - lam) * y[perm])
 
 
 _train("mixup_beta_and_randperm", Mixup, xy)
 
 
-class ClampingHooks(_Net):
+class ClampingHooks(_NetStep):
     """A tensor hook on every parameter clamping its gradient."""
 
     def __init__(self):
         super().__init__()
-        self._opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
         for p in self.net.parameters():
             p.register_hook(lambda g: g.clamp(-0.01, 0.01))
-
-    def forward(self, x, y):
-        self._opt.zero_grad()
-        loss = self.loss(x, y)
-        loss.backward()
-        self._opt.step()
-        return loss.detach()
 
 
 _train("parameter_hooks_clamping_gradients", ClampingHooks, xy)
