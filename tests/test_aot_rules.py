@@ -71,7 +71,10 @@ def check(fn, inputs, backend="inductor", grad_mask=None, rtol=1e-7, atol=1e-9):
     gc = torch.autograd.grad(outs_c, wrt_c, cot, allow_unused=True)
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
     assert _aot.counters["compiled"] == 1
-    assert _aot.counters["backward"] == 1
+    # Every autograd node the forward made ran its backward once: outputs sharing no op
+    # (`two_outputs`: `x * y` beside `(x + y).sum()`) are one node each, as in eager.
+    assert _aot.counters["forward"] == 1
+    assert _aot.counters["backward"] == _aot.counters["nodes"] >= 1
     for a, b in zip(ge, gc):
         if a is None:
             assert b is None or torch.count_nonzero(b) == 0

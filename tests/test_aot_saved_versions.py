@@ -479,14 +479,20 @@ def _bn_outcome(kind, training, ret, write, backend):
     return "trained", state + grads
 
 
-def _check_bn(kind, training, ret, write, backend):
-    want, values_e = _bn_outcome(kind, training, ret, write, None)
-    got, values_c = _bn_outcome(kind, training, ret, write, backend)
-    assert got == want, (kind, training, ret, write, backend)
+def _same_state(outcome, *case):
+    """Runs ``outcome(*case, backend)`` eagerly (backend None) and on ``backend`` (the last
+    item of ``case``): the same outcome ("trained" or the error's kind) and the same values."""
+    want, values_e = outcome(*case[:-1], None)
+    got, values_c = outcome(*case)
+    assert got == want, (*case, want)
     for a, b in zip(values_c, values_e, strict=True):
         assert (a is None) == (b is None)
         if a is not None:
             torch.testing.assert_close(a, b)
+
+
+def _check_bn(kind, training, ret, write, backend):
+    _same_state(_bn_outcome, kind, training, ret, write, backend)
 
 
 @pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
@@ -523,3 +529,119 @@ def test_generated_batch_norm_writes_before_backward(
     backend, kind, training, ret, write
 ):
     _check_bn(kind, training, ret, write, backend)
+
+
+# Session 32 (train32): writes *inside* the compiled function to an input that eager's backward
+# keeps. `r = w * s`, then `s.mul_(3)` under `no_grad`, in one compiled function: eager's
+# `MulBackward0` saved `s` at its version before the write, so `.backward()` raises "modified by
+# an inplace operation" (torch.compile raises too). The functional graph read `s` as a value of
+# its own and wrote it back after the call, so nothing checked, and ours trained with the old
+# `s`. A write before the read is a new version that eager keeps: the write-back after the call
+# is no error, but a caller's write after the call is (torch.compile trains there).
+
+#: How the op reads `s` (`w` requires grad): eager keeps `s` (a product, a matmul, a
+#: quotient, a view of `s` in a product), a tensor it computed (`exp(s)`), or nothing (a sum).
+READS = {
+    "w * s": lambda w, s: w * s,
+    "w @ s": lambda w, s: w @ s,
+    "w / s": lambda w, s: w / (s.abs() + 1),
+    "w / s raw": lambda w, s: w / s,
+    "w * s.t()": lambda w, s: w * s.t(),
+    "w * s[0]": lambda w, s: w * s[0],
+    "w * s.exp()": lambda w, s: w * s.exp(),
+    "w + s": lambda w, s: w + s,
+}
+
+
+def _write(s, how):
+    with torch.no_grad():
+        if how == "mul_":
+            s.mul_(3)
+        elif how == "[0] =":
+            s[0] = 7
+        elif how == "detach().add_":
+            s.detach().add_(1)
+        elif how == "copy_":
+            s.copy_(s * 2 + 1)
+    if how == "data.add_":
+        s.data.add_(1)
+
+
+#: Writes the compiled function makes to `s` (all under `no_grad`, or through `.data`, which
+#: moves no version counter: eager trains with the written values).
+WRITE_KINDS = ("mul_", "[0] =", "detach().add_", "copy_", "data.add_")
+
+
+def _inside_outcome(read, before, after, how, caller, s_grad, backend):
+    def f(w, s):
+        for _ in range(before):
+            _write(s, how)
+        r = READS[read](w, s)
+        for _ in range(after):
+            _write(s, how)
+        return (r * torch.linspace(-1, 1, r.numel()).view(r.shape)).sum()
+
+    torch.manual_seed(0)
+    w = torch.randn(3, 3, requires_grad=True)
+    s = (torch.rand(3, 3) + 0.5).requires_grad_(s_grad)
+    g = f
+    if backend is not None:
+        torchferro.compiler.reset()
+        g = torchferro.compile(f, backend=backend)
+    loss = g(w, s)
+    if caller:
+        with torch.no_grad():
+            s.add_(1)
+    state = [loss.detach(), s.detach().clone(), s._version]
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        return _raised(e), state
+    return "trained", [*state, w.grad, s.grad]
+
+
+def _check_inside(read, before, after, how, caller, s_grad, backend):
+    _same_state(_inside_outcome, read, before, after, how, caller, s_grad, backend)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize(
+    "read,before,after,how,caller",
+    [
+        # Eager raises, we trained (with `s` before the write).
+        ("w * s", 0, 1, "mul_", False),
+        ("w @ s", 0, 1, "[0] =", False),
+        ("w * s.t()", 0, 1, "detach().add_", False),
+        ("w * s[0]", 0, 2, "copy_", False),
+        ("w * s", 1, 1, "mul_", False),
+        ("w / s raw", 0, 1, "mul_", False),
+        # A version eager keeps, written by the caller after the call: eager raises.
+        ("w * s", 1, 0, "mul_", True),
+        ("w @ s", 2, 0, "[0] =", True),
+        # Unchanged: eager trains (nothing of `s` kept, no write after the read, `.data`).
+        ("w * s", 1, 0, "mul_", False),
+        ("w * s.exp()", 0, 1, "mul_", False),
+        ("w + s", 0, 2, "copy_", True),
+        ("w * s", 0, 1, "data.add_", False),
+    ],
+)
+def test_inputs_written_inside_the_graph_after_eager_kept_them(
+    backend, read, before, after, how, caller
+):
+    _check_inside(read, before, after, how, caller, False, backend)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    st.sampled_from(["inductor", "aot_eager"]),
+    st.sampled_from(sorted(READS)),
+    st.integers(0, 2),
+    st.integers(0, 2),
+    st.sampled_from(WRITE_KINDS),
+    st.booleans(),
+    st.booleans(),
+)
+def test_generated_inputs_written_inside_the_graph(
+    backend, read, before, after, how, caller, s_grad
+):
+    _check_inside(read, before, after, how, caller, s_grad, backend)

@@ -12,11 +12,13 @@ from __future__ import annotations
 import torch
 
 #: What ran: ``compiled`` graphs built, ``forward``/``backward`` calls of compiled graphs,
-#: ``fallback`` graphs that run through torch's autograd instead, ``saved_bytes`` of the
-#: last compiled graph. Tests read these to know the compiled path ran.
+#: ``nodes`` the forwards made (one per backward component of a graph, see
+#: ``CompiledGraph``), ``fallback`` graphs that run through torch's autograd instead,
+#: ``saved_bytes`` of the last compiled graph. Tests read these to know the compiled path ran.
 counters: dict[str, int] = {
     "compiled": 0,
     "forward": 0,
+    "nodes": 0,
     "backward": 0,
     "fallback": 0,
     "saved_bytes": 0,
@@ -46,68 +48,40 @@ _TENSOR = object()
 
 
 class CompiledGraph(torch.autograd.Function):
+    """One node of a compiled training graph. ``part`` is None (the whole graph) or
+    ``(p, shared)``: the node of the outputs of backward component ``p``
+    (``autodiff::components``), where the graph's outputs share no op between components. One
+    node per component lets autograd free and retain each as it does eager's separate nodes
+    (a GAN step: ``ld.backward()``, then a backward through ``fake``); the forward runs once,
+    for the first component's node, and ``shared`` hands its results to the others."""
+
     @staticmethod
-    def forward(ctx, core, *inputs):
-        n_user, differentiable, saved_spec, _, _, mutated, watched, copied = core.layout
-        outs = core.forward(list(inputs))
-        # An input the graph writes is written after this forward (`apply`): the backward
-        # reads the value it had here, so it keeps a copy of that. So it does of a value that
-        # shares storage with an input eager's backward would not save (`autodiff::watch`: the
-        # caller may write that input before `.backward()`, where eager still trains).
-        written = {i for i, *_ in mutated}
-        saved = [
-            (inputs[i].clone() if i in written else inputs[i]) if kind == 0 else outs[i]
-            for kind, i in saved_spec
-        ]
-        for k in copied:
-            if not (saved_spec[k][0] == 0 and saved_spec[k][1] in written):
-                saved[k] = saved[k].clone()
-        # A saved intermediate that is a view (of an input: attention's `q = x[None, None]`)
-        # was made here, where grad mode is off. Unpacking such a view after the caller wrote
-        # its base raises autograd's "A view was created in no_grad mode ..." before the
-        # version check; eager's saved view, made with grad mode on, raises "modified by an
-        # inplace operation". A detached alias shares the storage and the version counter and
-        # carries no view history, so its unpacking checks the version as eager's does.
-        for k, (kind, i) in enumerate(saved_spec):
-            s = saved[k]
-            if (
-                kind == 1
-                and i >= n_user
-                and isinstance(s, torch.Tensor)
-                and s._is_view()
-            ):
-                saved[k] = s.detach()
-        # A symbolic int input (automatic dynamic made an int argument a graph input) may be
-        # saved too: autograd saves tensors only, so other values are kept on `ctx` in place.
-        tensors = [s for s in saved if isinstance(s, torch.Tensor)]
-        # The inputs and outputs eager's backward would have saved (`autodiff::watch`) are
-        # saved too, read by nothing: autograd checks their version counters at `.backward()`,
-        # so a caller's in-place write to a returned `tanh(h)` (which the backward recomputes
-        # from `h`) or to an input between the call and `.backward()` raises eager's "modified
-        # by an inplace operation" error instead of giving a gradient of other values.
-        ctx.n_read = len(tensors)
-        held = {id(t) for t in tensors}
-        for kind, i in watched:
-            t = inputs[i] if kind == 0 else outs[i]
-            if id(t) not in held:
-                held.add(id(t))
-                tensors.append(t)
+    def forward(ctx, core, part, *inputs):
+        n_user, differentiable, *_ = core.layout
+        prep = None if part is None else part[1].get("prep")
+        if prep is None:
+            prep = _prepare(core, inputs)
+            if part is not None:
+                part[1]["prep"] = prep
+            counters["forward"] += 1
+        outs, tensors, n_read, saved_values = prep
+        counters["nodes"] += 1
         ctx.save_for_backward(*tensors)
-        ctx.saved_values = [
-            _TENSOR if isinstance(s, torch.Tensor) else s for s in saved
-        ]
+        ctx.n_read = n_read
+        ctx.saved_values = saved_values
         ctx.core = core
         # An output nothing used gets `None`, not zeros the size of the output (GPT-2's logits
         # beside its loss: a 103 MB fill and read per step); the backward is derived without it.
         ctx.set_materialize_grads(False)
         user = outs[:n_user]
         ctx.output_metas = [(o.shape, o.dtype, o.device) for o in user]
+        mine = range(n_user) if part is None else part[1]["returns"][part[0]]
+        ctx.returned = None if part is None else mine
         diff = set(differentiable)
-        nondiff = [o for k, o in enumerate(user) if k not in diff]
+        nondiff = [user[i] for i in mine if i not in diff]
         if nondiff:
             ctx.mark_non_differentiable(*nondiff)
-        counters["forward"] += 1
-        return tuple(user)
+        return tuple(user[i] for i in mine)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -120,12 +94,19 @@ class CompiledGraph(torch.autograd.Function):
                 "graph is not supported; compile with backend='eager' for higher-order gradients"
             )
         core = ctx.core
-        _, differentiable, _, grad_inputs, n_inputs, *_ = core.layout
-        # Unpacking checks every saved tensor's version, the watched ones included.
-        all_saved = ctx.saved_tensors
+        n_user, differentiable, _, grad_inputs, n_inputs, *_ = core.layout
+        if ctx.returned is not None:
+            full = [None] * n_user
+            for i, g in zip(ctx.returned, grads, strict=True):
+                full[i] = g
+            grads = full
         absent = [k for k, i in enumerate(differentiable) if grads[i] is None]
         if len(absent) == len(differentiable):
-            return (None,) * (n_inputs + 1)
+            # Reached with no gradient (another component's backward, an input handed through
+            # a later graph): nothing is read, so a backward that already ran is no error.
+            return (None,) * (n_inputs + 2)
+        # Unpacking checks every saved tensor's version, the watched ones included.
+        all_saved = ctx.saved_tensors
         tangents = [
             grads[i].contiguous() for i in differentiable if grads[i] is not None
         ]
@@ -145,7 +126,69 @@ class CompiledGraph(torch.autograd.Function):
         for k, i in enumerate(grad_inputs):
             result[i] = computed[k]
         counters["backward"] += 1
-        return (None, *result)
+        return (None, None, *result)
+
+
+def _prepare(core, inputs):
+    """Runs the compiled forward; returns its outputs, the tensors to save (those the backward
+    reads first, ``n_read`` of them, then those only watched) and the saved values with
+    ``_TENSOR`` where a tensor goes."""
+    n_user, _, saved_spec, _, _, mutated, watched, copied, *_ = core.layout
+    outs = core.forward(list(inputs))
+    # An input the graph writes is written after this forward (`apply`): the backward
+    # reads the value it had here, so it keeps a copy of that. So it does of a value that
+    # shares storage with an input eager's backward would not save (`autodiff::watch`: the
+    # caller may write that input before `.backward()`, where eager still trains).
+    written = {i for i, *_ in mutated}
+    saved = [
+        (inputs[i].clone() if i in written else inputs[i]) if kind == 0 else outs[i]
+        for kind, i in saved_spec
+    ]
+    for k in copied:
+        if not (saved_spec[k][0] == 0 and saved_spec[k][1] in written):
+            saved[k] = saved[k].clone()
+    # A saved intermediate that is a view (of an input: attention's `q = x[None, None]`)
+    # was made here, where grad mode is off. Unpacking such a view after the caller wrote
+    # its base raises autograd's "A view was created in no_grad mode ..." before the
+    # version check; eager's saved view, made with grad mode on, raises "modified by an
+    # inplace operation". A detached alias shares the storage and the version counter and
+    # carries no view history, so its unpacking checks the version as eager's does.
+    for k, (kind, i) in enumerate(saved_spec):
+        s = saved[k]
+        if kind == 1 and i >= n_user and isinstance(s, torch.Tensor) and s._is_view():
+            saved[k] = s.detach()
+    # A symbolic int input (automatic dynamic made an int argument a graph input) may be
+    # saved too: autograd saves tensors only, so other values are kept on `ctx` in place.
+    tensors = [s for s in saved if isinstance(s, torch.Tensor)]
+    # The inputs and outputs eager's backward would have saved (`autodiff::watch`) are
+    # saved too, read by nothing: autograd checks their version counters at `.backward()`,
+    # so a caller's in-place write to a returned `tanh(h)` (which the backward recomputes
+    # from `h`) or to an input between the call and `.backward()` raises eager's "modified
+    # by an inplace operation" error instead of giving a gradient of other values.
+    n_read = len(tensors)
+    held = {id(t) for t in tensors}
+    for kind, i in watched:
+        t = inputs[i] if kind == 0 else outs[i]
+        if id(t) not in held:
+            held.add(id(t))
+            tensors.append(t)
+    # A written input eager's backward keeps (`autodiff::watch::written_kept`) is saved
+    # itself, its version counter moved by the `k` writes of this graph that came before
+    # eager's op read it; `apply` sets the counter to its final version after the
+    # write-back. A version before the graph's last write then raises at `.backward()` as
+    # eager's does (`r = w * s`, then `s.mul_(3)` under `no_grad`), and so does a caller's
+    # write after the call; the backward itself reads the copy saved above.
+    for i, _, _, k in mutated:
+        if k is None:
+            continue
+        t = inputs[i]
+        if k:
+            _set_version(t, t._version + k)
+        if id(t) not in held:
+            held.add(id(t))
+            tensors.append(t)
+    saved_values = [_TENSOR if isinstance(s, torch.Tensor) else s for s in saved]
+    return outs, tensors, n_read, saved_values
 
 
 def _zeros_like_output(ctx, i):
@@ -163,21 +206,52 @@ def apply(core, *inputs):
     Function as eager's in-place ops rebased it (a leaf that requires grad raises eager's
     error); any other is copied outside autograd, as is one written only under ``no_grad``
     (``keeps_history``: eager changed its value, not its history; a leaf stays a leaf)."""
-    outs = list(CompiledGraph.apply(core, *inputs))
     mutated = core.layout[5]
+    # The versions before the call of the written inputs the Function saves itself (its
+    # forward moves their counters to the version eager's backward kept).
+    before = {i: inputs[i]._version for i, _, _, k in mutated if k is not None}
+    # Inputs the graph differentiates through no op go in detached (no edge of the node; see
+    # `unlinked` in `backend/aot.rs`): same storage and version counter.
+    args = list(inputs)
+    for i in core.layout[9]:
+        args[i] = args[i].detach()
+    n_user, differentiable, *_, parts, _ = core.layout
+    ids = sorted(set(parts))
+    if len(ids) > 1:
+        # One node per backward component (see `CompiledGraph`); outputs that carry no
+        # gradient come from the first.
+        part_of = {i: parts[k] for k, i in enumerate(differentiable)}
+        returns = {
+            p: [i for i in range(n_user) if part_of.get(i, ids[0]) == p] for p in ids
+        }
+        shared = {"returns": returns}
+        outs = [None] * n_user
+        for p in ids:
+            got = CompiledGraph.apply(core, (p, shared), *args)
+            for i, t in zip(returns[p], got, strict=True):
+                outs[i] = t
+    else:
+        outs = list(CompiledGraph.apply(core, None, *args))
     if mutated:
         n = len(outs) - len(mutated)
-        for (i, writes, keeps_history), v in zip(mutated, outs[n:]):
+        for (i, writes, keeps_history, _), v in zip(mutated, outs[n:]):
             t = inputs[i]
             if v.requires_grad and not keeps_history:
                 t.copy_(v)
             else:
                 with torch.no_grad():
                     t.copy_(v)
-            for _ in range(writes - 1):
-                torch.autograd.graph.increment_version(t)
+            if i in before:
+                _set_version(t, before[i] + writes)
+            else:
+                for _ in range(writes - 1):
+                    torch.autograd.graph.increment_version(t)
         del outs[n:]
     return outs
+
+
+def _set_version(t, version):
+    torch._C._autograd._unsafe_set_version_counter((t,), (version,))
 
 
 def _advanced(index):

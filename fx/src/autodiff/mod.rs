@@ -12,6 +12,7 @@
 //! graph through torch's autograd, never a guessed gradient.
 
 pub mod autocast;
+pub mod components;
 pub mod decompose;
 pub mod fused_attention;
 pub mod modes;
@@ -91,6 +92,13 @@ pub struct Joint {
     /// eager's backward saves: their versions are checked at `.backward()` ([`watch`]).
     pub watched_inputs: Vec<usize>,
     pub watched_outputs: Vec<usize>,
+    /// The storage roots of `eager_kept` as the first derivation found them
+    /// ([`watch::saved_roots`]): with the functional graph's versions of its written inputs,
+    /// which version of each written input eager's backward keeps ([`watch::written_kept`]).
+    pub eager_roots: HashSet<NodeId>,
+    /// Per entry of `differentiable`: its backward component ([`components`]); outputs of
+    /// different components may be differentiated by separate `.backward()` calls.
+    pub components: Vec<usize>,
     /// Per entry of `saved`: saved as a copy taken at the call (it shares storage with an input
     /// or a returned tensor eager's backward does not save, which the caller may write before
     /// `.backward()`).
@@ -254,6 +262,7 @@ fn joint_inner(
         _ => Vec::new(),
     };
     let mut roots = watch::saved_roots(graph, &first.eager_kept);
+    let eager_roots = roots.clone();
     let pinned = watch::unsaved(graph, &roots);
     let recompute = partition::min_cut(graph, &first.saved_nodes, &pinned);
     let mut j = if recompute.is_empty() {
@@ -266,6 +275,8 @@ fn joint_inner(
     j.grad_mode_at_end = grad_mode_at_end;
     j.watched_inputs = watched_inputs;
     j.watched_outputs = watched_outputs;
+    j.eager_roots = eager_roots;
+    j.components = components::components(graph, &needs, &j.differentiable);
     j.copied = watch::copied(graph, &j.saved_nodes, &pinned);
     for (s, &c) in j.saved.iter().zip(&j.copied) {
         if let (Saved::Input(i), true) = (s, c) {
@@ -450,6 +461,8 @@ fn derive(
         grad_mode_at_end: true,
         watched_inputs: Vec::new(),
         watched_outputs: Vec::new(),
+        eager_roots: HashSet::new(),
+        components: Vec::new(),
         copied: Vec::new(),
     })
 }

@@ -11,7 +11,7 @@
 //! The runtime hands them to `ctx.save_for_backward` beside the values it really reads, so
 //! autograd checks their versions at `.backward()` exactly as it checks eager's saved tensors.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::graph::{Arg, Graph, NodeId, NodeKind};
 use crate::ops;
@@ -125,4 +125,30 @@ pub fn copied(f: &Graph, saved: &[NodeId], pinned: &HashSet<NodeId>) -> Vec<bool
         .iter()
         .map(|&n| pinned.contains(&storage_root(f, n)))
         .collect()
+}
+
+/// For each input the graph writes, the earliest of its versions (writes before it) that
+/// eager's backward keeps: `roots` are the storage roots of what eager keeps
+/// ([`saved_roots`]), `versions` the functional graph's values of written inputs (node →
+/// (placeholder index, version), `functionalize::Functionalized::input_versions`).
+///
+/// Eager's op saved the input tensor itself at that version; every later in-place write moves
+/// its version counter, so a version before the graph's last write makes eager's
+/// `.backward()` raise "modified by an inplace operation" (`r = w * s` then
+/// `s.mul_(3)` under `no_grad`, in one compiled function), and the last version raises where
+/// the caller writes the input before `.backward()`. The functional graph reads each version
+/// as a value of its own (the input is written back after the call), so without this nothing
+/// checked, and the backward silently used the value read.
+pub fn written_kept(
+    roots: &HashSet<NodeId>,
+    versions: &HashMap<NodeId, (usize, u32)>,
+) -> HashMap<usize, u32> {
+    let mut out: HashMap<usize, u32> = HashMap::new();
+    for r in roots {
+        if let Some(&(input, v)) = versions.get(r) {
+            let e = out.entry(input).or_insert(v);
+            *e = (*e).min(v);
+        }
+    }
+    out
 }

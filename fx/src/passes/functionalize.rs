@@ -91,6 +91,12 @@ pub struct Functionalized {
     /// How many in-place writes the traced graph makes to each of `mutated_inputs` (eager bumps
     /// an input's version counter once per write; the one `copy_` bumps it once).
     pub input_writes: Vec<u32>,
+    /// The values each written input holds in the graph: new node → (placeholder index, how
+    /// many writes came before it). The placeholder is version 0, a write's result the next
+    /// version. Eager's backward keeps the input tensor itself where it keeps one of these
+    /// values, so the input's version counter at `.backward()` must still be that version: a
+    /// later write (in the graph or by the caller) raises "modified by an inplace operation".
+    pub input_versions: HashMap<NodeId, (usize, u32)>,
     /// Outputs to rebuild as views of their base after the graph ran.
     pub output_aliases: Vec<OutputAlias>,
     /// How many outputs the original graph had (more may follow: bases of aliasing outputs).
@@ -144,6 +150,7 @@ pub fn functionalize(
         ambiguous_roots: HashSet::new(),
         synthetic: HashMap::new(),
         broadcasts: HashMap::new(),
+        versions: HashMap::new(),
     };
     let mut outputs: Option<Vec<Arg>> = None;
     for (id, node) in graph.nodes() {
@@ -351,6 +358,15 @@ pub fn functionalize(
         input_writes.push(writes);
     }
     s.new.output(out_args);
+    let input_versions = s
+        .versions
+        .iter()
+        .filter(|(_, (root, _))| s.ver.get(root).is_some_and(|&w| w > 0))
+        .filter_map(|(&n, &(root, v))| match graph.node(root).kind {
+            NodeKind::Placeholder { index } => Some((n, (index, v))),
+            _ => None,
+        })
+        .collect();
     // A `broadcast_tensors` call whose elements all became their arguments or `expand`s.
     for old in s.broadcasts.keys() {
         let n = s.map[old];
@@ -365,6 +381,7 @@ pub fn functionalize(
         replaces: s.replaces,
         mutated_inputs,
         input_writes,
+        input_versions,
         output_aliases: aliases,
         user_outputs,
     })

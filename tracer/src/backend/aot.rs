@@ -774,14 +774,65 @@ pub fn build_parts(
         saved.append(t)?;
     }
     // Inputs and outputs eager's backward would have saved: their versions are checked at
-    // `.backward()` (`autodiff::watch`). A written input is left out: `_aot.apply` writes it
-    // after the Function, and the backward reads the copy saved before that write.
+    // `.backward()` (`autodiff::watch`). A written input is left out here: `_aot.apply` writes
+    // it after the Function, and the backward reads the copy saved before that write; its
+    // version is checked through `kept_version` below, at the version eager's backward kept.
     let watched: Vec<(usize, usize)> = joint
         .watched_inputs
         .iter()
         .filter(|&&i| !mutated.contains(&i))
         .map(|&i| (0, i))
         .chain(joint.watched_outputs.iter().map(|&k| (1, k)))
+        .collect();
+    // Written inputs eager's backward keeps, at the version it keeps (`watch::written_kept`):
+    // `_aot` saves the input itself at that version, so a later write raises as in eager.
+    let kept_version =
+        autodiff::watch::written_kept(&joint.eager_roots, &functional.input_versions);
+    // Inputs that require grad but get no gradient through an op of the graph (read under
+    // `no_grad` or through `detach()`, or only handed back as they are: a loss of an earlier
+    // graph passed through a graph break): `_aot.apply` hands them to the Function detached.
+    // As an input of the Function such a tensor is an edge of its node that eager's graph does
+    // not have: the engine runs the tensor's own node with no gradient, which frees what that
+    // node saved (a GAN's `fake`, read through `detach()` by the discriminator's loss, could
+    // no longer be differentiated after `ld.backward()`).
+    let unlinked: Vec<usize> = fgraph
+        .placeholders()
+        .into_iter()
+        .filter_map(|p| match fgraph.node(p).kind {
+            NodeKind::Placeholder { index } => Some((p, index)),
+            _ => None,
+        })
+        .filter(|&(p, index)| {
+            let linked = joint.grad_inputs.contains(&index)
+                && fgraph.users(p).iter().any(|&u| {
+                    let n = fgraph.node(u);
+                    // A call whose result carries a gradient (a tuple: assumed to).
+                    matches!(n.kind, NodeKind::Call { .. })
+                        && n.meta.tensor().is_none_or(|t| t.requires_grad)
+                });
+            requires_grad.get(index).copied().unwrap_or(false) && !linked
+        })
+        .map(|(_, index)| index)
+        .collect();
+    // Backward components of the differentiable outputs (`autodiff::components`): one autograd
+    // node each. An output that is an input itself is handed back as the input object
+    // (`identities`): its node's output is dropped, so it joins another component rather than
+    // make a node of its own.
+    let identity = |o: usize| identities.iter().any(|&(io, _)| io == o);
+    let shared_part = joint
+        .differentiable
+        .iter()
+        .zip(&joint.components)
+        .find(|(&o, _)| !identity(o))
+        .map(|(_, &c)| c);
+    let parts: Vec<usize> = joint
+        .differentiable
+        .iter()
+        .zip(&joint.components)
+        .map(|(&o, &c)| match shared_part {
+            Some(p) if identity(o) => p,
+            _ => c,
+        })
         .collect();
     let layout = PyTuple::new(
         py,
@@ -797,7 +848,7 @@ pub fn build_parts(
                     .iter()
                     .zip(&functional.input_writes)
                     .zip(&keeps_history)
-                    .map(|((&i, &w), &k)| (i, w, k)),
+                    .map(|((&i, &w), &k)| (i, w, k, kept_version.get(&i).copied())),
             )?
             .into_any(),
             PyList::new(py, watched)?.into_any(),
@@ -810,6 +861,8 @@ pub fn build_parts(
                     .filter_map(|(k, &c)| c.then_some(k)),
             )?
             .into_any(),
+            PyList::new(py, parts)?.into_any(),
+            PyList::new(py, unlinked)?.into_any(),
         ],
     )?;
     tracing::info!(

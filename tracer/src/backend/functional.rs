@@ -37,6 +37,9 @@ pub struct FunctionalGraph {
     pub mutated_inputs: Vec<usize>,
     /// Writes the traced graph makes to each of `mutated_inputs` (its version counter bumps).
     pub input_writes: Vec<u32>,
+    /// The values of written inputs in `graph`: node → (placeholder index, writes before it)
+    /// ([`Functionalized::input_versions`]).
+    pub input_versions: std::collections::HashMap<NodeId, (usize, u32)>,
     /// Nodes that stand for an in-place op of the traced graph → whether that op wrote its
     /// argument 0 (not `out=`): the training path keeps such writes made under `no_grad`
     /// (`fx::autodiff::writes`).
@@ -144,6 +147,7 @@ pub fn for_inductor(
         replaces,
         mutated_inputs,
         input_writes,
+        input_versions,
         output_aliases,
         user_outputs,
     } = match functionalize::functionalize(&canon.graph, &|path| resolve_path(py, path).is_ok()) {
@@ -264,6 +268,7 @@ pub fn for_inductor(
         outputs,
         mutated_inputs,
         input_writes,
+        input_versions,
         replaces: wrote_arg0,
         graph: fgraph,
         callables: fcallables,

@@ -31,6 +31,10 @@ pub(super) struct State<'g> {
     /// Root → its current value and version (bumped by every write).
     pub(super) cur: HashMap<NodeId, NodeId>,
     pub(super) ver: HashMap<NodeId, u32>,
+    /// Every value a root has held: new node → (root, version). A backward that keeps one
+    /// of an input's values keeps that input at that version (see
+    /// [`super::Functionalized::input_versions`]).
+    pub(super) versions: HashMap<NodeId, (NodeId, u32)>,
     /// Values whose storage sharing the pass does not know, and the roots they may share.
     pub(super) ambiguous: HashSet<NodeId>,
     pub(super) ambiguous_roots: HashSet<NodeId>,
@@ -194,6 +198,7 @@ impl<'g> State<'g> {
         self.cur.insert(old, new);
         self.ver.insert(old, 0);
         self.def_ver.insert(old, 0);
+        self.versions.insert(new, (old, 0));
     }
 
     /// The new node that holds `old`'s value now, re-deriving views of a written root.
@@ -715,7 +720,9 @@ impl<'g> State<'g> {
             )
         };
         self.cur.insert(root, updated);
-        *self.ver.get_mut(&root).unwrap() += 1;
+        let v = self.ver.get_mut(&root).unwrap();
+        *v += 1;
+        self.versions.insert(updated, (root, *v));
         // The call's own result is the written tensor (or `None` for `setitem`).
         if tensor(&self.old.node(id).meta).is_some() {
             self.fam.insert(id, fam);
