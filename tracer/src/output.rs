@@ -107,10 +107,10 @@ pub struct OutputGraph {
     pub inference_levels: Vec<InferenceLevel>,
     /// Dynamic shapes: the size symbols of the inputs and the relations the trace relied on.
     pub shapes: crate::guards::ShapeEnv,
-    /// Symbolic int nodes (`x.size(2)` read as `s2`) whose value a replacement by a constant
-    /// made known (`s2 == 32`): their uses take the constant before the graph is handed on
-    /// ([`OutputGraph::fold_replaced_sizes`]).
-    pub(crate) folded: Vec<(NodeId, i64)>,
+    /// Symbolic int (and float) nodes (`x.size(2)` read as `s2`) whose value a replacement by
+    /// a constant made known (`s2 == 32`): their uses take the constant before the graph is
+    /// handed on ([`OutputGraph::fold_replaced_sizes`]).
+    pub(crate) folded: Vec<(NodeId, Arg)>,
     /// The default dtype the traced code set (a `torch.dtype`), once it set one: ops after it
     /// read it instead of the entry state, and their metadata is inferred under it.
     traced_default_dtype: Option<Py<PyAny>>,
@@ -265,11 +265,10 @@ impl OutputGraph {
         // A symbolic int the frame read before its symbol was replaced by a constant is that
         // constant (`split(C)` after `s2 == 32`): the call sees a plain int.
         for (id, c) in &self.folded {
-            let c = Arg::Int(*c);
             args.iter_mut()
                 .chain(kwargs.iter_mut().map(|(_, a)| a))
                 .for_each(|a| {
-                    a.replace_node_with(*id, &c);
+                    a.replace_node_with(*id, c);
                 });
         }
         if fx::infer::has_symbolic_arg(&self.graph, &args, &kwargs) {
