@@ -188,7 +188,9 @@ def _hf(kind):
 
     torch.manual_seed(0)
     if kind == "gpt2":
-        cfg = T.GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=100, n_positions=128)
+        cfg = T.GPT2Config(
+            n_layer=2, n_head=2, n_embd=32, vocab_size=100, n_positions=128
+        )
         m = T.GPT2LMHeadModel(cfg)
     elif kind == "bert":
         cfg = T.BertConfig(
@@ -335,4 +337,6 @@ if __name__ == "__main__":
             tc, fc = run(name, policy)
             more = isinstance(fc, int) and isinstance(tc, int) and fc > tc
             flag = "MORE" if more or isinstance(fc, str) else ""
-            print(f"{name:22s} {policy:5s} tc={tc!s:4s} tf={fc!s:4s} {flag}", flush=True)
+            print(
+                f"{name:22s} {policy:5s} tc={tc!s:4s} tf={fc!s:4s} {flag}", flush=True
+            )

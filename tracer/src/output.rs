@@ -210,7 +210,7 @@ impl OutputGraph {
     }
 
     /// [`OutputGraph::input`] where `dynamic[i]` is `Some((min, max))` for a dimension with a
-    /// symbolic size (see `guards::shape_env::dynamic_dims`; the tensor is contiguous).
+    /// symbolic size (see `guards::shape_env::dynamic_dims`; the tensor is dense in some order).
     pub fn input_dynamic(
         &mut self,
         py: Python<'_>,
@@ -239,7 +239,14 @@ impl OutputGraph {
                     meta.sizes[i] = Dim::Sym(e);
                 }
             }
-            meta.strides = fx::infer::symbolic_contiguous(&meta.sizes);
+            // Dense in the order the call's tensor is (contiguous, transposed, channels-last:
+            // `dynamic_dims` makes no symbol for any other layout).
+            let hints: Vec<i64> = value.getattr("shape")?.extract()?;
+            let strides: Vec<i64> = value.call_method0("stride")?.extract()?;
+            meta.strides = match fx::infer::layout::dense_order(&hints, &strides) {
+                Some(order) => fx::infer::symbolic_dense(&meta.sizes, &order),
+                None => fx::infer::symbolic_contiguous(&meta.sizes),
+            };
         }
         let name = placeholder_name(source);
         let node = self

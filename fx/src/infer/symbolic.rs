@@ -777,6 +777,22 @@ pub fn contiguous(sizes: &[Dim]) -> Vec<Dim> {
     strides
 }
 
+/// Dense strides of symbolic sizes laid out in `order`, outermost first (as
+/// `layout::dense_strides`): a transposed or channels-last input's strides as products of its
+/// size symbols.
+pub fn dense(sizes: &[Dim], order: &[usize]) -> Vec<Dim> {
+    let mut strides = vec![Dim::Known(0); sizes.len()];
+    let mut acc = SymExpr::constant(1);
+    for &i in order.iter().rev() {
+        strides[i] = Dim::from_expr(acc.clone());
+        acc = match &sizes[i] {
+            Dim::Known(v) => acc.mul_const((*v).max(1)),
+            Dim::Sym(e) => acc.mul(e),
+        };
+    }
+    strides
+}
+
 /// Strides for `sizes`: the contiguous ones when they agree at every point, else each stride
 /// fitted to the candidates (input strides and products of result sizes).
 fn fit_strides(

@@ -387,7 +387,9 @@ impl TensorCheck {
             return Some(M::Missing("strides"));
         };
         let expected = if self.dynamic.contains(&true) {
-            fx::infer::layout::contiguous_strides(&sizes)
+            // Dense for the actual sizes in the order of the strides the check was made from
+            // (contiguous, transposed, channels-last), as the graph's input strides are.
+            fx::infer::layout::dense_strides(&sizes, &self.dense_order())
         } else {
             self.strides.clone()
         };
@@ -418,12 +420,13 @@ impl TensorCheck {
                 false,
             )
             && (!self.dynamic.contains(&true)
-                || or_keep(
-                    py,
-                    v.call_method0(intern!(py, "is_contiguous"))
-                        .and_then(|r| r.is_truthy()),
-                    false,
-                ))
+                || (self.dense_order().iter().enumerate().all(|(i, &d)| i == d)
+                    && or_keep(
+                        py,
+                        v.call_method0(intern!(py, "is_contiguous"))
+                            .and_then(|r| r.is_truthy()),
+                        false,
+                    )))
     }
 
     /// torch's C++ check built from `v`, a tensor this check accepted; `None` where torch has no
@@ -462,6 +465,13 @@ impl TensorCheck {
             Ok(check.unbind())
         };
         build().ok()
+    }
+
+    /// The dimension order in which the recorded strides are dense (`layout::dense_order`);
+    /// the contiguous order where they are not (a static check compares them exactly).
+    fn dense_order(&self) -> Vec<usize> {
+        fx::infer::layout::dense_order(&self.sizes, &self.strides)
+            .unwrap_or_else(|| (0..self.sizes.len()).collect())
     }
 
     fn is_dynamic(&self, i: usize) -> bool {

@@ -887,8 +887,11 @@ fn marked_range(v: &Bound<'_, PyAny>, dim: usize) -> (i64, Option<i64>) {
 
 /// For each dimension of the input tensor `v` at `source`: `Some((min, max))` when it is
 /// dynamic in this trace. Sizes 0 and 1 specialize; `mark_static` wins over every other
-/// reason; `mark_dynamic` holds even under `dynamic=False`; parameters stay static (torch's `force_parameter_static_shapes`); only contiguous
-/// tensors get symbolic sizes (their strides are then products of sizes).
+/// reason; `mark_dynamic` holds even under `dynamic=False`; parameters stay static (torch's
+/// `force_parameter_static_shapes`); only tensors dense in some order of their dimensions get
+/// symbolic sizes (contiguous, transposed, permuted, channels-last: their strides are then
+/// products of sizes, `layout::dense_order`). A slice of a wider tensor, whose strides are no
+/// product of its own sizes, stays static (torch gives such strides symbols of their own).
 pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Vec<Option<DynDim>> {
     let policy = POLICY.with(|c| c.borrow().clone());
     let sizes: Vec<i64> = v
@@ -900,12 +903,7 @@ pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Ve
         .call_method0("stride")
         .and_then(|s| s.extract())
         .unwrap_or_default();
-    let contiguous = fx::infer::layout::contiguous_strides(&sizes)
-        .iter()
-        .zip(&strides)
-        .zip(&sizes)
-        .all(|((e, a), s)| e == a || *s == 1);
-    if !contiguous || strides.len() != sizes.len() {
+    if fx::infer::layout::dense_order(&sizes, &strides).is_none() {
         return none;
     }
     let is_param = py
