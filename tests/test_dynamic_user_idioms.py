@@ -26,13 +26,12 @@ import hypothesis.strategies as st
 import pytest
 import torch
 import torch._dynamo
-import torch.nn as nn
-import torch.nn.functional as F
 import torchferro
 import torchferro.compiler
 from hypothesis import given, note
 from programs.compare import generated, same
 from programs.counting import Count
+from torch import nn
 
 SIZES = [4, 7, 1, 9, 4, 3, 2]
 

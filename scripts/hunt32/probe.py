@@ -14,12 +14,12 @@ import traceback
 
 import torch
 import torch._dynamo
-import torch.nn as nn
 import torch.nn.functional as F
 import torchferro
 import torchferro.compiler
 from programs.compare import same
 from programs.counting import Count
+from torch import nn
 
 SIZES = [4, 7, 1, 9, 4, 3, 2, 16]
 P = {}
