@@ -239,14 +239,13 @@ impl OutputGraph {
                     meta.sizes[i] = Dim::Sym(e);
                 }
             }
-            // Dense in the order the call's tensor is (contiguous, transposed, channels-last:
-            // `dynamic_dims` makes no symbol for any other layout).
+            // Dense in the order the call's tensor is (contiguous, transposed, channels-last);
+            // any other layout keeps the call's strides as constants (`dynamic_dims`).
             let hints: Vec<i64> = value.getattr("shape")?.extract()?;
             let strides: Vec<i64> = value.call_method0("stride")?.extract()?;
-            meta.strides = match fx::infer::layout::dense_order(&hints, &strides) {
-                Some(order) => fx::infer::symbolic_dense(&meta.sizes, &order),
-                None => fx::infer::symbolic_contiguous(&meta.sizes),
-            };
+            if let Some(order) = fx::infer::layout::dense_order(&hints, &strides) {
+                meta.strides = fx::infer::symbolic_dense(&meta.sizes, &order);
+            }
         }
         let name = placeholder_name(source);
         let node = self

@@ -388,8 +388,12 @@ impl TensorCheck {
         };
         let expected = if self.dynamic.contains(&true) {
             // Dense for the actual sizes in the order of the strides the check was made from
-            // (contiguous, transposed, channels-last), as the graph's input strides are.
-            fx::infer::layout::dense_strides(&sizes, &self.dense_order())
+            // (contiguous, transposed, channels-last), as the graph's input strides are; a
+            // layout dense in no order (a column slice) has the recorded strides exactly.
+            match self.dense_order() {
+                Some(order) => fx::infer::layout::dense_strides(&sizes, &order),
+                None => self.strides.clone(),
+            }
         } else {
             self.strides.clone()
         };
@@ -420,7 +424,9 @@ impl TensorCheck {
                 false,
             )
             && (!self.dynamic.contains(&true)
-                || (self.dense_order().iter().enumerate().all(|(i, &d)| i == d)
+                || (self
+                    .dense_order()
+                    .is_some_and(|o| o.iter().enumerate().all(|(i, &d)| i == d))
                     && or_keep(
                         py,
                         v.call_method0(intern!(py, "is_contiguous"))
@@ -468,10 +474,9 @@ impl TensorCheck {
     }
 
     /// The dimension order in which the recorded strides are dense (`layout::dense_order`);
-    /// the contiguous order where they are not (a static check compares them exactly).
-    fn dense_order(&self) -> Vec<usize> {
+    /// `None` where they are dense in none (a column slice: compared exactly).
+    fn dense_order(&self) -> Option<Vec<usize>> {
         fx::infer::layout::dense_order(&self.sizes, &self.strides)
-            .unwrap_or_else(|| (0..self.sizes.len()).collect())
     }
 
     fn is_dynamic(&self, i: usize) -> bool {
