@@ -30,8 +30,13 @@ import torch._dynamo
 import torchferro
 import torchferro.compiler
 from hypothesis import given, note
-from programs.compare import generated, same
-from programs.counting import Count
+from programs.compare import (
+    assert_inductor_entries,
+    generated,
+    graph_counts_over_sizes,
+    run_over_sizes,
+    same,
+)
 from torch import nn
 
 SIZES = [4, 7, 1, 9, 4, 3, 2]
@@ -100,34 +105,8 @@ PROGRAMS = {
 }
 
 
-def _run(program, make, sizes, compiled):
-    for s in sizes:
-        want = program(*make(s, torch.Generator().manual_seed(s)))
-        same(compiled(*make(s, torch.Generator().manual_seed(s))), want)
-
-
-def _counts(program, make, sizes, dynamic):
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    try:
-        with torch.no_grad():
-            _run(
-                program,
-                make,
-                sizes,
-                torch.compile(program, backend=tc, dynamic=dynamic),
-            )
-            _run(
-                program,
-                make,
-                sizes,
-                torchferro.compile(program, backend=fc, dynamic=dynamic),
-            )
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
-    return tc.n, fc.n
+_run = run_over_sizes
+_counts = graph_counts_over_sizes
 
 
 @pytest.mark.parametrize("dynamic", [None, True])
@@ -145,18 +124,7 @@ def test_values_and_entries_on_the_inductor(name, dynamic):
     """The default backend: values eager's, as many cache entries as graphs above, each on the
     inductor."""
     program, make, counts = PROGRAMS[name]
-    torchferro.compiler.reset()
-    f = torchferro.compile(program, dynamic=dynamic)
-    try:
-        with torch.no_grad():
-            _run(program, make, SIZES, f)
-        entries = torchferro.compiler.cache_entries(f)
-    finally:
-        torchferro.compiler.reset()
-    assert len(entries) == counts[dynamic][1]
-    assert all(e["runner"] == "inductor" for e in entries), [
-        e["runner"] for e in entries
-    ]
+    assert_inductor_entries(program, make, SIZES, dynamic, counts[dynamic][1])
 
 
 def test_a_transposed_check_refuses_a_contiguous_tensor_of_the_same_sizes():

@@ -183,49 +183,45 @@ def cnn_image(x):
     return CNN(x)
 
 
-def _hf(kind):
-    import transformers as T
+# kind: (config class, model class, config fields): two small layers each.
+MODELS = {
+    "gpt2": (
+        "GPT2Config",
+        "GPT2LMHeadModel",
+        {"n_layer": 2, "n_head": 2, "n_embd": 32},
+    ),
+    "bert": (
+        "BertConfig",
+        "BertModel",
+        {"num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 32},
+    ),
+    "llama": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        {
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "hidden_size": 32,
+        },
+    ),
+    "t5": (
+        "T5Config",
+        "T5ForConditionalGeneration",
+        {"num_layers": 2, "num_heads": 2, "d_model": 32, "d_kv": 16, "d_ff": 64},
+    ),
+}
 
+
+def _hf(kind):
+    import transformers
+
+    config, model, fields = MODELS[kind]
     torch.manual_seed(0)
-    if kind == "gpt2":
-        cfg = T.GPT2Config(
-            n_layer=2, n_head=2, n_embd=32, vocab_size=100, n_positions=128
-        )
-        m = T.GPT2LMHeadModel(cfg)
-    elif kind == "bert":
-        cfg = T.BertConfig(
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            hidden_size=32,
-            intermediate_size=64,
-            vocab_size=100,
-            max_position_embeddings=128,
-        )
-        m = T.BertModel(cfg)
-    elif kind == "llama":
-        cfg = T.LlamaConfig(
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            hidden_size=32,
-            intermediate_size=64,
-            vocab_size=100,
-            max_position_embeddings=128,
-        )
-        m = T.LlamaForCausalLM(cfg)
-    elif kind == "t5":
-        cfg = T.T5Config(
-            num_layers=2,
-            num_decoder_layers=2,
-            num_heads=2,
-            d_model=32,
-            d_kv=16,
-            d_ff=64,
-            vocab_size=100,
-            decoder_start_token_id=0,
-        )
-        m = T.T5ForConditionalGeneration(cfg)
-    return m.eval()
+    if kind in ("bert", "llama"):
+        fields = {**fields, "intermediate_size": 64}
+    cfg = getattr(transformers, config)(vocab_size=100, **fields)
+    return getattr(transformers, model)(cfg).eval()
 
 
 HF = {}
