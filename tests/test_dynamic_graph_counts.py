@@ -35,7 +35,14 @@ import torch.nn.functional as F
 import torchferro
 import torchferro.compiler
 from hypothesis import given, note
-from programs.compare import compiled_pair, generated, same
+from programs.compare import (
+    assert_inductor_entries,
+    compiled_pair,
+    generated,
+    graph_counts_over_sizes,
+    run_over_sizes,
+    same,
+)
 from programs.counting import Count
 
 SIZES = [4, 7, 1, 9, 4, 0, 3]
@@ -437,39 +444,8 @@ PROGRAMS = {
 }
 
 
-def _inputs(make, size):
-    return make(size, torch.Generator().manual_seed(size))
-
-
-def _run(program, make, sizes, compiled):
-    """``compiled`` over ``sizes``: each call's result and inputs after it against eager's (a
-    fresh copy of the same inputs)."""
-    for s in sizes:
-        want_args = _inputs(make, s)
-        want = program(*want_args)
-        args = _inputs(make, s)
-        same(compiled(*args), want)
-        same(tuple(args), tuple(want_args))
-
-
-def _counts(program, make, sizes, dynamic):
-    """Graph counts of torch.compile and torchferro (counting backends) over ``sizes``, values
-    and written inputs checked against eager at each call."""
-    torch._dynamo.reset()
-    torchferro.compiler.reset()
-    tc, fc = Count(), Count()
-    try:
-        _run(program, make, sizes, torch.compile(program, backend=tc, dynamic=dynamic))
-        _run(
-            program,
-            make,
-            sizes,
-            torchferro.compile(program, backend=fc, dynamic=dynamic),
-        )
-    finally:
-        torch._dynamo.reset()
-        torchferro.compiler.reset()
-    return tc.n, fc.n
+_run = run_over_sizes
+_counts = graph_counts_over_sizes
 
 
 @pytest.mark.parametrize("dynamic", [None, True])
@@ -486,18 +462,7 @@ def test_graph_counts_against_torch_compile(name, dynamic):
 def test_values_and_entries_on_the_inductor(name, dynamic):
     """The default backend: as many cache entries as graphs above, each on the inductor."""
     program, make, sizes, counts = PROGRAMS[name]
-    torchferro.compiler.reset()
-    f = torchferro.compile(program, dynamic=dynamic)
-    try:
-        with torch.no_grad():
-            _run(program, make, sizes, f)
-        entries = torchferro.compiler.cache_entries(f)
-    finally:
-        torchferro.compiler.reset()
-    assert len(entries) == counts[dynamic][1]
-    assert all(e["runner"] == "inductor" for e in entries), [
-        e["runner"] for e in entries
-    ]
+    assert_inductor_entries(program, make, sizes, dynamic, counts[dynamic][1])
 
 
 def test_an_in_place_op_on_a_view_reaching_length_1_shares_the_graph():

@@ -203,6 +203,10 @@ pub enum NodeMeta {
     Int(i64),
     /// A Python int computed from symbolic sizes (`x.size(0)`, `T * 2`): a graph value.
     SymInt(SymExpr),
+    /// A Python float that is a symbolic int's value (`float(x.size(1))`, torch's
+    /// `sym_float`): a graph value, so a fill or scale read from a size is not a constant
+    /// baked per size. Its value is exactly `float(e)`.
+    SymFloat(SymExpr),
     Float(f64),
     Bool(bool),
     /// No value (in-place ops return their input; `output` nodes) or not known.
@@ -222,7 +226,7 @@ impl NodeMeta {
         match self {
             NodeMeta::Tensor(t) => t.is_symbolic(),
             NodeMeta::Tuple(items) => items.iter().any(NodeMeta::is_symbolic),
-            NodeMeta::SymInt(_) => true,
+            NodeMeta::SymInt(_) | NodeMeta::SymFloat(_) => true,
             _ => false,
         }
     }

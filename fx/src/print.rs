@@ -66,6 +66,7 @@ pub fn describe_meta(meta: &NodeMeta) -> Option<String> {
         }
         NodeMeta::Int(v) => format!("int {v}"),
         NodeMeta::SymInt(e) => format!("sym_int {e}"),
+        NodeMeta::SymFloat(e) => format!("sym_float {e}"),
         NodeMeta::Float(v) => format!("float {}", float_literal(*v)),
         NodeMeta::Bool(v) => format!("bool {}", if *v { "True" } else { "False" }),
         NodeMeta::None => return None,

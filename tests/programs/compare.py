@@ -112,3 +112,54 @@ def compiled_pair(program, dynamic):
     finally:
         torch._dynamo.reset()
         torchferro.compiler.reset()
+
+
+def run_over_sizes(program, make, sizes, compiled):
+    """``compiled`` over ``sizes`` (``make(size, generator)`` gives a call's inputs, seeded by
+    the size): each call's result and inputs after it against eager's (a fresh copy of the
+    same inputs)."""
+    for s in sizes:
+        want_args = make(s, torch.Generator().manual_seed(s))
+        want = program(*want_args)
+        args = make(s, torch.Generator().manual_seed(s))
+        same(compiled(*args), want)
+        same(tuple(args), tuple(want_args))
+
+
+def graph_counts_over_sizes(program, make, sizes, dynamic):
+    """Graph counts of torch.compile and torchferro (counting backends) over ``sizes``, values
+    and written inputs checked against eager at each call (``run_over_sizes``)."""
+    torch._dynamo.reset()
+    torchferro.compiler.reset()
+    tc, fc = counting.Count(), counting.Count()
+    try:
+        run_over_sizes(
+            program, make, sizes, torch.compile(program, backend=tc, dynamic=dynamic)
+        )
+        run_over_sizes(
+            program,
+            make,
+            sizes,
+            torchferro.compile(program, backend=fc, dynamic=dynamic),
+        )
+    finally:
+        torch._dynamo.reset()
+        torchferro.compiler.reset()
+    return tc.n, fc.n
+
+
+def assert_inductor_entries(program, make, sizes, dynamic, entries_want):
+    """The default backend (the inductor) over ``sizes``, no grad: values eager's
+    (``run_over_sizes``), ``entries_want`` cache entries, each on the inductor."""
+    torchferro.compiler.reset()
+    f = torchferro.compile(program, dynamic=dynamic)
+    try:
+        with torch.no_grad():
+            run_over_sizes(program, make, sizes, f)
+        entries = torchferro.compiler.cache_entries(f)
+    finally:
+        torchferro.compiler.reset()
+    assert len(entries) == entries_want
+    assert all(e["runner"] == "inductor" for e in entries), [
+        e["runner"] for e in entries
+    ]

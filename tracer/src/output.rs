@@ -108,10 +108,10 @@ pub struct OutputGraph {
     pub inference_levels: Vec<InferenceLevel>,
     /// Dynamic shapes: the size symbols of the inputs and the relations the trace relied on.
     pub shapes: crate::guards::ShapeEnv,
-    /// Symbolic int nodes (`x.size(2)` read as `s2`) whose value a replacement by a constant
-    /// made known (`s2 == 32`): their uses take the constant before the graph is handed on
-    /// ([`OutputGraph::fold_replaced_sizes`]).
-    pub(crate) folded: Vec<(NodeId, i64)>,
+    /// Symbolic int (and float) nodes (`x.size(2)` read as `s2`) whose value a replacement by
+    /// a constant made known (`s2 == 32`): their uses take the constant before the graph is
+    /// handed on ([`OutputGraph::fold_replaced_sizes`]).
+    pub(crate) folded: Vec<(NodeId, Arg)>,
     /// The default dtype the traced code set (a `torch.dtype`), once it set one: ops after it
     /// read it instead of the entry state, and their metadata is inferred under it.
     traced_default_dtype: Option<Py<PyAny>>,
@@ -211,7 +211,7 @@ impl OutputGraph {
     }
 
     /// [`OutputGraph::input`] where `dynamic[i]` is `Some((min, max))` for a dimension with a
-    /// symbolic size (see `guards::shape_env::dynamic_dims`; the tensor is contiguous).
+    /// symbolic size (see `guards::shape_env::dynamic_dims`; the tensor is dense in some order).
     pub fn input_dynamic(
         &mut self,
         py: Python<'_>,
@@ -240,7 +240,13 @@ impl OutputGraph {
                     meta.sizes[i] = Dim::Sym(e);
                 }
             }
-            meta.strides = fx::infer::symbolic_contiguous(&meta.sizes);
+            // Dense in the order the call's tensor is (contiguous, transposed, channels-last);
+            // any other layout keeps the call's strides as constants (`dynamic_dims`).
+            let hints: Vec<i64> = value.getattr("shape")?.extract()?;
+            let strides: Vec<i64> = value.call_method0("stride")?.extract()?;
+            if let Some(order) = fx::infer::layout::dense_order(&hints, &strides) {
+                meta.strides = fx::infer::symbolic_dense(&meta.sizes, &order);
+            }
         }
         let name = placeholder_name(source);
         let node = self
@@ -266,11 +272,10 @@ impl OutputGraph {
         // A symbolic int the frame read before its symbol was replaced by a constant is that
         // constant (`split(C)` after `s2 == 32`): the call sees a plain int.
         for (id, c) in &self.folded {
-            let c = Arg::Int(*c);
             args.iter_mut()
                 .chain(kwargs.iter_mut().map(|(_, a)| a))
                 .for_each(|a| {
-                    a.replace_node_with(*id, &c);
+                    a.replace_node_with(*id, c);
                 });
         }
         if fx::infer::has_symbolic_arg(&self.graph, &args, &kwargs) {

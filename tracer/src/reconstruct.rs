@@ -645,7 +645,7 @@ fn template_of_inner(
         ),
         // A symbolic int: its expression evaluated on this call's input sizes (Python's `//`
         // and `%` are the expression's).
-        Var::SymInt(..) | Var::SymBool(_) => {
+        Var::SymInt(..) | Var::SymFloat(..) | Var::SymBool(_) => {
             let (syms, body) = {
                 let name = |k: u32| match ctx.symbols.get(k as usize).and_then(|(_, d)| *d) {
                     Some(dim) => format!("t{k}.size({dim})"),
@@ -653,6 +653,7 @@ fn template_of_inner(
                 };
                 match v {
                     Var::SymInt(_, e) => (e.symbols(), e.render(&name)),
+                    Var::SymFloat(_, e) => (e.symbols(), format!("float({})", e.render(&name))),
                     // A comparison not decided in the trace: computed on this call's sizes
                     // (torch returns a SymBool graph output), so nothing about it is guarded.
                     Var::SymBool(r) => (r.symbols(), r.render(&name)),

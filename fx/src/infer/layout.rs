@@ -19,6 +19,45 @@ pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
     strides
 }
 
+/// Dense strides of `sizes` laid out in `order` (outermost dimension first): the innermost
+/// has stride 1, each outer one the product of the sizes inside it (a size of 0 or 1 counts as
+/// 1, as in [`contiguous_strides`]). The identity order gives the contiguous strides.
+pub fn dense_strides(sizes: &[i64], order: &[usize]) -> Vec<i64> {
+    let mut strides = vec![0; sizes.len()];
+    let mut acc = 1i64;
+    for &d in order.iter().rev() {
+        strides[d] = acc;
+        acc *= sizes[d].max(1);
+    }
+    strides
+}
+
+/// The order of dimensions (outermost first) in which `strides` are the dense strides of
+/// `sizes` ([`dense_strides`]), the contiguous order where it fits: a transposed, permuted or
+/// channels-last tensor is dense in another order. A size-1 dimension's stride is not
+/// compared (torch's contiguity ignores it too). `None` where no order fits: a slice of a
+/// wider tensor, an expanded or overlapping view.
+pub fn dense_order(sizes: &[i64], strides: &[i64]) -> Option<Vec<usize>> {
+    if sizes.len() != strides.len() {
+        return None;
+    }
+    let fits = |order: &[usize]| {
+        dense_strides(sizes, order)
+            .iter()
+            .zip(strides)
+            .zip(sizes)
+            .all(|((e, a), s)| e == a || *s == 1)
+    };
+    let identity: Vec<usize> = (0..sizes.len()).collect();
+    if fits(&identity) {
+        return Some(identity);
+    }
+    let mut order = identity;
+    // Larger strides outside; a tie (only a size-1 dimension can tie and fit) in index order.
+    order.sort_by(|&a, &b| strides[b].cmp(&strides[a]).then(a.cmp(&b)));
+    fits(&order).then_some(order)
+}
+
 /// Strides of a 4-d tensor in channels-last order (N, H, W, C fastest-last).
 pub fn channels_last_strides(sizes: &[i64]) -> Vec<i64> {
     debug_assert_eq!(sizes.len(), 4);

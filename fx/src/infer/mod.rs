@@ -31,8 +31,8 @@ use crate::meta::{DType, Device, NodeMeta};
 pub(crate) use crate::ops::{split_target, Spelling};
 pub(crate) use args::{Bound, Call, Tensor, Value};
 pub use symbolic::{
-    contiguous as symbolic_contiguous, evaluate as evaluate_at, has_symbolic_arg, infer_symbolic,
-    meta_symbols, substitute_meta, Symbols,
+    contiguous as symbolic_contiguous, dense as symbolic_dense, evaluate as evaluate_at,
+    has_symbolic_arg, infer_symbolic, meta_symbols, substitute_meta, Symbols,
 };
 pub use view::view_strides;
 

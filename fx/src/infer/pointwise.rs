@@ -171,6 +171,11 @@ fn binary_op(c: &Call) -> Option<(BinKind, bool, bool)> {
         "logical_and" | "logical_or" | "logical_xor" => Logical,
         "bitwise_and" | "bitwise_or" | "bitwise_xor" | "and" | "or" | "xor" => Bitwise,
         "maximum" | "minimum" | "fmax" | "fmin" => MaxMin,
+        // `torch.min(x, y)`, `x.max(other=y)`: torch's overload with a tensor operand is the
+        // elementwise `minimum`/`maximum`, not a reduction (so it broadcasts, and a symbolic
+        // size meets the pointwise rules instead of no rule: T5's relative position buckets
+        // broke the graph on every call).
+        "max" | "min" if !reflected && !inplace && tensor_other(c) => MaxMin,
         _ => return None,
     };
     // Method spellings only: `torch.add_` does not exist, and dunder reflections are methods.
@@ -178,6 +183,15 @@ fn binary_op(c: &Call) -> Option<(BinKind, bool, bool)> {
         return None;
     }
     Some((kind, reflected, inplace))
+}
+
+/// Whether the call's second operand (`other`, positional or by keyword) is a tensor.
+fn tensor_other(c: &Call) -> bool {
+    let other = c
+        .args
+        .get(1)
+        .or_else(|| c.kwargs.iter().find(|(k, _)| k == "other").map(|(_, a)| a));
+    other.is_some_and(|a| matches!(Value::of_arg(c.graph, a), Ok(Value::Tensor(_))))
 }
 
 pub(super) fn infer(c: &Call) -> Option<InferResult> {

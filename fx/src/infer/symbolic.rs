@@ -597,7 +597,7 @@ pub fn meta_symbols(meta: &NodeMeta) -> Vec<u32> {
             }
         }
         NodeMeta::Tuple(items) => items.iter().for_each(|m| out.extend(meta_symbols(m))),
-        NodeMeta::SymInt(e) => out.extend(e.symbols()),
+        NodeMeta::SymInt(e) | NodeMeta::SymFloat(e) => out.extend(e.symbols()),
         _ => {}
     }
     out.sort_unstable();
@@ -633,6 +633,10 @@ pub fn substitute_meta(meta: &NodeMeta, f: &dyn Fn(u32) -> Option<SymExpr>) -> N
             e if e.is_const() => NodeMeta::Int(e.as_const().unwrap_or_default()),
             e => NodeMeta::SymInt(e),
         },
+        NodeMeta::SymFloat(e) => match e.substitute(f) {
+            e if e.is_const() => NodeMeta::Float(e.as_const().unwrap_or_default() as f64),
+            e => NodeMeta::SymFloat(e),
+        },
         other => other.clone(),
     }
 }
@@ -658,6 +662,7 @@ pub fn evaluate(meta: &NodeMeta, point: &[i64]) -> Option<NodeMeta> {
                 .collect::<Option<_>>()?,
         ),
         NodeMeta::SymInt(e) => NodeMeta::Int(e.eval(&|k| point[k as usize])?),
+        NodeMeta::SymFloat(e) => NodeMeta::Float(e.eval(&|k| point[k as usize])? as f64),
         other => other.clone(),
     })
 }
@@ -748,9 +753,11 @@ fn fit(
             Ok(NodeMeta::Tuple(out))
         }
         // A Python number computed from symbolic sizes would be a baked constant.
-        NodeMeta::Int(_) | NodeMeta::Float(_) | NodeMeta::Bool(_) | NodeMeta::SymInt(_) => {
-            Err(InferError::Unsupported)
-        }
+        NodeMeta::Int(_)
+        | NodeMeta::Float(_)
+        | NodeMeta::Bool(_)
+        | NodeMeta::SymInt(_)
+        | NodeMeta::SymFloat(_) => Err(InferError::Unsupported),
         NodeMeta::None => Ok(NodeMeta::None),
     }
 }
@@ -761,6 +768,22 @@ pub fn contiguous(sizes: &[Dim]) -> Vec<Dim> {
     let mut strides = vec![Dim::Known(0); sizes.len()];
     let mut acc = SymExpr::constant(1);
     for i in (0..sizes.len()).rev() {
+        strides[i] = Dim::from_expr(acc.clone());
+        acc = match &sizes[i] {
+            Dim::Known(v) => acc.mul_const((*v).max(1)),
+            Dim::Sym(e) => acc.mul(e),
+        };
+    }
+    strides
+}
+
+/// Dense strides of symbolic sizes laid out in `order`, outermost first (as
+/// `layout::dense_strides`): a transposed or channels-last input's strides as products of its
+/// size symbols.
+pub fn dense(sizes: &[Dim], order: &[usize]) -> Vec<Dim> {
+    let mut strides = vec![Dim::Known(0); sizes.len()];
+    let mut acc = SymExpr::constant(1);
+    for &i in order.iter().rev() {
         strides[i] = Dim::from_expr(acc.clone());
         acc = match &sizes[i] {
             Dim::Known(v) => acc.mul_const((*v).max(1)),

@@ -39,7 +39,7 @@ pub fn symbol_reads(graph: &Graph) -> Option<Vec<(usize, usize, u32)>> {
                     all.extend(e.symbols());
                 }
             }
-        } else if let NodeMeta::SymInt(e) = &n.meta {
+        } else if let NodeMeta::SymInt(e) | NodeMeta::SymFloat(e) = &n.meta {
             all.extend(e.symbols());
         }
         let NodeKind::Placeholder { index } = &n.kind else {
@@ -95,11 +95,13 @@ pub fn specialize(graph: &Graph, value: &dyn Fn(u32) -> i64) -> Result<Graph, Sp
     Ok(g)
 }
 
-/// Whether a node computes a symbolic int (or a tuple of ints, one symbolic: `x.shape`).
+/// Whether a node computes a symbolic int or float (or a tuple of ints, one symbolic: `x.shape`).
 fn is_size_value(m: &NodeMeta) -> bool {
     fn int_like(m: &NodeMeta) -> bool {
         match m {
-            NodeMeta::Int(_) | NodeMeta::SymInt(_) => true,
+            NodeMeta::Int(_) | NodeMeta::SymInt(_) | NodeMeta::Float(_) | NodeMeta::SymFloat(_) => {
+                true
+            }
             NodeMeta::Tuple(items) => items.iter().all(int_like),
             _ => false,
         }
@@ -110,6 +112,7 @@ fn is_size_value(m: &NodeMeta) -> bool {
 fn const_arg(m: &NodeMeta) -> Arg {
     match m {
         NodeMeta::Int(v) => Arg::Int(*v),
+        NodeMeta::Float(v) => Arg::Float(*v),
         NodeMeta::Tuple(items) => Arg::Tuple(items.iter().map(const_arg).collect()),
         _ => Arg::None,
     }
@@ -158,6 +161,12 @@ fn static_meta(
                 node: node.to_string(),
                 expr: e.to_string(),
             })?)
+        }
+        NodeMeta::SymFloat(e) => {
+            NodeMeta::Float(e.eval(value).ok_or_else(|| SpecializeError::NoValue {
+                node: node.to_string(),
+                expr: e.to_string(),
+            })? as f64)
         }
         other => other.clone(),
     })

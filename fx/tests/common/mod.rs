@@ -94,6 +94,7 @@ pub fn render(m: &NodeMeta) -> Json {
         }
         NodeMeta::Int(i) => serde_json::json!({ "int": i }),
         NodeMeta::SymInt(e) => serde_json::json!({ "sym_int": e.to_string() }),
+        NodeMeta::SymFloat(e) => serde_json::json!({ "sym_float": e.to_string() }),
         NodeMeta::Bool(b) => serde_json::json!({ "bool": b }),
         NodeMeta::Float(f) => serde_json::json!({ "float": f }),
         NodeMeta::None => Json::Null,

@@ -65,10 +65,11 @@ fn sym_operand(l: &Lowerer, a: &Arg) -> Option<SymNum> {
     let Arg::Node(n) = a else {
         return None;
     };
-    let fx::NodeMeta::SymInt(e) = &l.graph.node(*n).meta else {
-        return None;
-    };
-    SymNum::new(l.graph, e)
+    match &l.graph.node(*n).meta {
+        fx::NodeMeta::SymInt(e) => SymNum::new(l.graph, e),
+        fx::NodeMeta::SymFloat(e) => SymNum::new_float(l.graph, e),
+        _ => None,
+    }
 }
 
 /// torch's result dtype for these operands (tensors by rank tier, Python numbers by category).
@@ -78,6 +79,7 @@ pub fn promote(ops: &[&Operand]) -> LResult<DType> {
         match o {
             Operand::T(t) => p.tensor(t.dtype, t.ndim()),
             Operand::S(Scalar::B(_)) => p.scalar(ScalarKind::Bool),
+            Operand::Sym(n) if n.float => p.scalar(ScalarKind::Float),
             Operand::S(Scalar::I(_)) | Operand::Sym(_) => p.scalar(ScalarKind::Int),
             Operand::S(Scalar::F(_)) => p.scalar(ScalarKind::Float),
         }

@@ -234,6 +234,25 @@ pub fn fill(l: &mut Lowerer, name: &str, a: &[Arg], kw: &[(String, Arg)]) -> LRe
             (sizes(l, a, kw, skip)?, None)
         }
     };
+    // A fill that is a symbolic int or float (`torch.full((m,), float(n))`): its value
+    // computed in the kernel from the size symbols, cast to the result's dtype.
+    if let Some(v) = value {
+        if let Ok(super::elementwise::Operand::Sym(n)) = super::elementwise::operand(l, v) {
+            if !super::elementwise::converts_to(&super::elementwise::Operand::Sym(n.clone()), dtype)
+            {
+                return fallback(format!("a symbolic fill of a {dtype:?} tensor"));
+            }
+            return Ok(TensorVal::lazy(
+                dtype,
+                sizes,
+                1,
+                Rc::new(move |b, _| {
+                    let i = n.value(b);
+                    b.cast(i, dtype)
+                }),
+            ));
+        }
+    }
     let value = match (name.trim_start_matches("new_"), value) {
         (n, _) if n.starts_with("zeros") => Scalar::I(0),
         (n, _) if n.starts_with("ones") => Scalar::I(1),

@@ -284,7 +284,7 @@ pub fn lower_with(
                     // symbolic): its readers take its expression from the metadata, as for a
                     // size computation ([`Lowerer::size_arg`], [`elementwise::operand`]); its
                     // value reaches the kernels as a symbol's (read from the int on a call).
-                    NodeMeta::SymInt(_) => continue,
+                    NodeMeta::SymInt(_) | NodeMeta::SymFloat(_) => continue,
                     // The same graph specialized to one value (`fx::passes::specialize`): a
                     // number, as if traced with the int as a constant.
                     NodeMeta::Int(v) => {
@@ -344,7 +344,7 @@ fn host_segments(graph: &Graph, attn: &attention::AttnPlan) -> HashMap<NodeId, u
                 Some(c) => {
                     MEMORY_READERS.contains(&c.name.as_str()) || HOST_OPS.contains(&c.name.as_str())
                 }
-                None => !matches!(node.meta, NodeMeta::SymInt(_)),
+                None => !matches!(node.meta, NodeMeta::SymInt(_) | NodeMeta::SymFloat(_)),
             };
         if host {
             seg += 1;
@@ -466,9 +466,9 @@ impl<'g> Lowerer<'g> {
         kwargs: &[(String, Arg)],
     ) -> Result<(), InductorError> {
         let node = self.graph.node(id);
-        if matches!(node.meta, NodeMeta::SymInt(_)) {
-            // A size computation (`x.size(0)`, `T // 2`): its readers take its expression
-            // from the metadata ([`Self::size_arg`]); nothing runs.
+        if matches!(node.meta, NodeMeta::SymInt(_) | NodeMeta::SymFloat(_)) {
+            // A size computation (`x.size(0)`, `T // 2`, `float(T)`): its readers take its
+            // expression from the metadata ([`Self::size_arg`]); nothing runs.
             return Ok(());
         }
         if self.write_back(id)? {
@@ -821,7 +821,7 @@ impl<'g> Lowerer<'g> {
 
     pub fn value(&self, a: &Arg) -> LResult<LValue> {
         if let Arg::Node(n) = a {
-            if let NodeMeta::SymInt(e) = &self.graph.node(*n).meta {
+            if let NodeMeta::SymInt(e) | NodeMeta::SymFloat(e) = &self.graph.node(*n).meta {
                 return args::fallback(format!(
                     "symbolic sizes: the symbolic int {e} as an operand"
                 ));

@@ -23,6 +23,9 @@ pub struct SymNum {
     /// The symbols that may be zero or negative: the int inputs' (a size's symbol is at least
     /// [`SYMBOL_MIN`]).
     ints: Vec<u32>,
+    /// A Python float whose value is the int's (`float(T)`, torch's `sym_float`): the same
+    /// computation, promoted as a float operand.
+    pub float: bool,
 }
 
 impl SymNum {
@@ -33,8 +36,14 @@ impl SymNum {
         let n = SymNum {
             expr: expr.clone(),
             ints,
+            float: false,
         };
         n.divisors_nonzero(expr).then_some(n)
+    }
+
+    /// `float(expr)` (a `SymFloat` graph value): as [`SymNum::new`], promoted as a float.
+    pub fn new_float(graph: &Graph, expr: &SymExpr) -> Option<SymNum> {
+        SymNum::new(graph, expr).map(|n| SymNum { float: true, ..n })
     }
 
     /// The least value of symbol `k` over the sizes the guards admit: none known (-1, which

@@ -387,7 +387,13 @@ impl TensorCheck {
             return Some(M::Missing("strides"));
         };
         let expected = if self.dynamic.contains(&true) {
-            fx::infer::layout::contiguous_strides(&sizes)
+            // Dense for the actual sizes in the order of the strides the check was made from
+            // (contiguous, transposed, channels-last), as the graph's input strides are; a
+            // layout dense in no order (a column slice) has the recorded strides exactly.
+            match self.dense_order() {
+                Some(order) => fx::infer::layout::dense_strides(&sizes, &order),
+                None => self.strides.clone(),
+            }
         } else {
             self.strides.clone()
         };
@@ -418,12 +424,15 @@ impl TensorCheck {
                 false,
             )
             && (!self.dynamic.contains(&true)
-                || or_keep(
-                    py,
-                    v.call_method0(intern!(py, "is_contiguous"))
-                        .and_then(|r| r.is_truthy()),
-                    false,
-                ))
+                || (self
+                    .dense_order()
+                    .is_some_and(|o| o.iter().enumerate().all(|(i, &d)| i == d))
+                    && or_keep(
+                        py,
+                        v.call_method0(intern!(py, "is_contiguous"))
+                            .and_then(|r| r.is_truthy()),
+                        false,
+                    )))
     }
 
     /// torch's C++ check built from `v`, a tensor this check accepted; `None` where torch has no
@@ -462,6 +471,12 @@ impl TensorCheck {
             Ok(check.unbind())
         };
         build().ok()
+    }
+
+    /// The dimension order in which the recorded strides are dense (`layout::dense_order`);
+    /// `None` where they are dense in none (a column slice: compared exactly).
+    fn dense_order(&self) -> Option<Vec<usize>> {
+        fx::infer::layout::dense_order(&self.sizes, &self.strides)
     }
 
     fn is_dynamic(&self, i: usize) -> bool {

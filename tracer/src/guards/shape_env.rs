@@ -887,8 +887,13 @@ fn marked_range(v: &Bound<'_, PyAny>, dim: usize) -> (i64, Option<i64>) {
 
 /// For each dimension of the input tensor `v` at `source`: `Some((min, max))` when it is
 /// dynamic in this trace. Sizes 0 and 1 specialize; `mark_static` wins over every other
-/// reason; `mark_dynamic` holds even under `dynamic=False`; parameters stay static (torch's `force_parameter_static_shapes`); only contiguous
-/// tensors get symbolic sizes (their strides are then products of sizes).
+/// reason; `mark_dynamic` holds even under `dynamic=False`; parameters stay static (torch's
+/// `force_parameter_static_shapes`). A tensor dense in some order of its dimensions
+/// (contiguous, transposed, permuted, channels-last) has strides that are products of its
+/// sizes in that order (`layout::dense_order`); any other (a slice of a wider tensor,
+/// `ids[:, :3]`; an expanded view) keeps its strides as constants, checked exactly per call,
+/// while its sizes are symbols (torch gives such strides symbols of their own: a wider
+/// parent of another width recompiles here).
 pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Vec<Option<DynDim>> {
     let policy = POLICY.with(|c| c.borrow().clone());
     let sizes: Vec<i64> = v
@@ -900,12 +905,7 @@ pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Ve
         .call_method0("stride")
         .and_then(|s| s.extract())
         .unwrap_or_default();
-    let contiguous = fx::infer::layout::contiguous_strides(&sizes)
-        .iter()
-        .zip(&strides)
-        .zip(&sizes)
-        .all(|((e, a), s)| e == a || *s == 1);
-    if !contiguous || strides.len() != sizes.len() {
+    if strides.len() != sizes.len() {
         return none;
     }
     let is_param = py

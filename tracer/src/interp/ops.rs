@@ -248,7 +248,8 @@ impl Frame<'_, '_> {
         if let Var::Object(o) = v {
             return self.object_truth(&o.clone());
         }
-        if let Var::SymInt(_, e) = v {
+        if let Var::SymInt(_, e) | Var::SymFloat(_, e) = v {
+            // `float(T)` is non-zero exactly where `T` is.
             return self.sym_truth(&e.clone());
         }
         if let Var::SymBool(r) = v {

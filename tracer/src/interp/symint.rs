@@ -65,6 +65,37 @@ impl Frame<'_, '_> {
         Ok(Var::SymInt(node, expr))
     }
 
+    /// `float(v)` of a symbolic int: a `torch.sym_float` node whose value is the int's, kept
+    /// a graph value as torch.compile keeps a `SymFloat` (`specialize_float=False`), so an op
+    /// filling or scaling by it (`torch.full((m,), float(n))`) is not traced per size. An
+    /// expression that folds to a constant is a plain float.
+    pub(super) fn sym_float(&mut self, v: &Var) -> Result<Var, TraceError> {
+        let Var::SymInt(_, e) = v else {
+            return Err(TraceError::internal(
+                "sym_float of a value that is no symbolic int",
+            ));
+        };
+        let py = self.tx.py;
+        let expr = self.tx.output.shapes.canon(e);
+        if let Some(c) = expr.as_const() {
+            return Ok(Var::py_const(py, c as f64));
+        }
+        let f = py.import("torch")?.getattr("sym_float")?;
+        let arg = v.to_arg(py)?;
+        let out = &mut self.tx.output;
+        let node = out.graph.call(
+            "sym_float",
+            Target::Function("torch.sym_float".into()),
+            vec![arg],
+            vec![],
+            NodeMeta::SymFloat(expr.clone()),
+        );
+        out.callables.push((node, f.unbind()));
+        let stack = self.user_stack();
+        self.tx.output.sites.nodes.insert(node, stack);
+        Ok(Var::SymFloat(node, expr))
+    }
+
     /// `t.size(dim)`: a plain int for a static dimension, else a `size` node.
     pub(super) fn size_of(&mut self, t: &TensorValue, dim: usize) -> Result<Var, TraceError> {
         match &t.meta.sizes[dim] {
@@ -366,8 +397,16 @@ impl super::Tracer<'_> {
     /// A plain int for a symbolic one, guarded to keep its value (torch's `guard_int`); other
     /// values unchanged, containers item by item.
     pub fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
-        let sym = |i: &Var| matches!(i, Var::SymInt(..) | Var::SymBool(_));
+        let sym = |i: &Var| matches!(i, Var::SymInt(..) | Var::SymFloat(..) | Var::SymBool(_));
         Ok(match v {
+            // Its int specialized, as `float()` of a plain int.
+            Var::SymFloat(node, e) => {
+                let i = self.specialize(Var::SymInt(node, e))?;
+                match i.as_py(self.py) {
+                    Some(o) => Var::py_const(self.py, o.extract::<i64>()? as f64),
+                    None => return Err(TraceError::internal("a specialized size without a value")),
+                }
+            }
             Var::SymBool(r) => {
                 let answer = self.decide_sym_bool(&r)?;
                 Var::py_const(self.py, answer)

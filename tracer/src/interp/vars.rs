@@ -81,6 +81,12 @@ pub enum Var {
     /// It has no Python value at trace time: code that needs one specializes it
     /// (`Frame::specialize`, a guard that the size keeps its value) or breaks.
     SymInt(fx::NodeId, fx::SymExpr),
+    /// `float()` of a symbolic int (torch's `sym_float`): the `torch.sym_float` node and the
+    /// int's expression, its value being exactly that int as a float. A torch op takes it as
+    /// a graph value (`torch.full((m,), float(n))` keeps one graph over `n`, as torch.compile
+    /// does with `specialize_float=False`); any other use needs its value and specializes the
+    /// int (`Tracer::specialize`).
+    SymFloat(fx::NodeId, fx::SymExpr),
     /// A comparison of symbolic ints not decided yet (`x.size(0) == y.size(0)`): as torch's
     /// SymBool, it is decided at the hints and guarded only where its value is needed (a
     /// branch, `bool()`, a builtin, a torch op: `Tracer::specialize`), and a comparison that
@@ -479,6 +485,7 @@ impl Var {
             Var::Dict(_) => "dict".into(),
             Var::Size(_) => "torch.Size".into(),
             Var::SymInt(..) => "int".into(),
+            Var::SymFloat(..) => "float".into(),
             Var::SymBool(_) => "bool".into(),
             Var::Slice(_) => "slice".into(),
             Var::Iter(_) => "iterator".into(),
@@ -770,7 +777,9 @@ impl Var {
             Var::ModelOutput(o) => Ok(!o.items().is_empty()),
             Var::Size(s) => Ok(!s.is_empty()),
             // `Frame::truth` guards the answer; here it is not known.
-            Var::SymInt(..) => Err(TraceError::unsupported("the truth of a symbolic size")),
+            Var::SymInt(..) | Var::SymFloat(..) => {
+                Err(TraceError::unsupported("the truth of a symbolic size"))
+            }
             Var::SymBool(_) => Err(TraceError::unsupported(
                 "the truth of a comparison of symbolic sizes",
             )),
@@ -810,7 +819,7 @@ impl Var {
                     .collect::<Result<_, _>>()?,
             ),
             Var::Size(s) => Arg::Tuple(s.iter().map(|i| i.to_arg(py)).collect::<Result<_, _>>()?),
-            Var::SymInt(node, _) => Arg::Node(*node),
+            Var::SymInt(node, _) | Var::SymFloat(node, _) => Arg::Node(*node),
             Var::Slice(p) => Arg::Slice(
                 Box::new(p[0].to_arg(py)?),
                 Box::new(p[1].to_arg(py)?),

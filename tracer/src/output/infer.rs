@@ -376,8 +376,12 @@ impl OutputGraph {
         for id in ids {
             let old = &self.graph.node(id).meta;
             let meta = self.canon_meta(old);
-            if let (NodeMeta::SymInt(_), NodeMeta::Int(c)) = (old, &meta) {
-                self.folded.push((id, *c));
+            match (old, &meta) {
+                (NodeMeta::SymInt(_), NodeMeta::Int(c)) => self.folded.push((id, Arg::Int(*c))),
+                (NodeMeta::SymFloat(_), NodeMeta::Float(c)) => {
+                    self.folded.push((id, Arg::Float(*c)))
+                }
+                _ => {}
             }
             self.graph.node_mut(id).meta = meta;
         }
@@ -395,7 +399,7 @@ impl OutputGraph {
             {
                 continue;
             }
-            self.graph.replace_all_uses_with_arg(id, &Arg::Int(c));
+            self.graph.replace_all_uses_with_arg(id, &c);
         }
     }
 

@@ -26,6 +26,7 @@ impl OutputGraph {
             }
             NodeMeta::Tensor(t) => make_meta_tensor(py, t),
             NodeMeta::Int(i) => Ok(i.into_pyobject(py)?.into_any()),
+            NodeMeta::Float(v) => Ok(v.into_pyobject(py)?.into_any()),
             _ => Err(TraceError::unsupported("a non-tensor node")),
         }
     }

@@ -73,6 +73,7 @@ fn meta_json(m: &NodeMeta) -> Value {
         NodeMeta::Bool(b) => json!(["bool", b]),
         NodeMeta::None => json!(["none"]),
         NodeMeta::SymInt(k) => json!(["symint", k.to_string()]),
+        NodeMeta::SymFloat(k) => json!(["symfloat", k.to_string()]),
     }
 }
 
@@ -228,6 +229,7 @@ fn meta_of(v: &Value) -> Result<NodeMeta, BadGraph> {
         "bool" => NodeMeta::Bool(at(1)?.as_bool().unwrap_or(false)),
         "none" => NodeMeta::None,
         "symint" => NodeMeta::SymInt(sym_of(at(1)?)?),
+        "symfloat" => NodeMeta::SymFloat(sym_of(at(1)?)?),
         _ => return bad(format!("unknown metadata kind {tag}")),
     })
 }

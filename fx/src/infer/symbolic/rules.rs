@@ -297,7 +297,7 @@ impl Sym<'_> {
         let operand = |a: &Arg| {
             self.tensor(a).is_some()
                 || matches!(a, Arg::Int(_) | Arg::Float(_) | Arg::Bool(_))
-                || matches!(a, Arg::Node(n) if matches!(self.graph.node(*n).meta, NodeMeta::SymInt(_) | NodeMeta::Int(_) | NodeMeta::Float(_)))
+                || matches!(a, Arg::Node(n) if matches!(self.graph.node(*n).meta, NodeMeta::SymInt(_) | NodeMeta::SymFloat(_) | NodeMeta::Int(_) | NodeMeta::Float(_)))
         };
         if args.len() >= 2 && args[..2].iter().all(operand) {
             let one = SymExpr::constant(1);

@@ -99,7 +99,7 @@ impl Frame<'_, '_> {
         // `enumerate`) leave its items as they are; other builtins need the value and
         // specialize it (guarded).
         let any_sym = |v: &Var| match v {
-            Var::SymInt(..) => true,
+            Var::SymInt(..) | Var::SymFloat(..) => true,
             Var::Tuple(_) | Var::Size(_) => v.holds_sym_int(),
             _ => false,
         };
@@ -113,6 +113,14 @@ impl Frame<'_, '_> {
         {
             if let ("int", [v @ Var::SymInt(..)]) = (name, args.as_slice()) {
                 return Ok(v.clone());
+            }
+            // `float(T)`: a symbolic float (torch's `sym_float`), not a specialized size.
+            match (name, args.as_slice()) {
+                ("float", [v @ Var::SymInt(..)]) if kwargs.is_empty() => {
+                    return self.sym_float(v);
+                }
+                ("float", [v @ Var::SymFloat(..)]) if kwargs.is_empty() => return Ok(v.clone()),
+                _ => {}
             }
             if name == "isinstance" {
                 if let [Var::SymInt(..), ty] = args.as_slice() {
