@@ -654,3 +654,29 @@ def test_a_written_view_with_a_symbolic_bound_is_returned_as_a_view(spelling):
         torch.testing.assert_close(x, xe)
         assert _storage_of(got, [x]) == _storage_of(want, [xe])
     torchferro.compiler.reset()
+
+
+@pytest.mark.xfail(strict=True, reason=OVERWRITTEN_WHOLE)
+@pytest.mark.parametrize("write", ("copy_", "fill_", "zero_"))
+@pytest.mark.parametrize("backend", ("aot_eager", "inductor"))
+def test_a_loss_through_an_intermediate_overwritten_whole_trains_as_eager(
+    backend, write
+):
+    # Only the loss is returned: the compiled output did not require grad at all, so
+    # `.backward()` raised where eager (and torch.compile) give the input zeros.
+    def f(w):
+        base = w * 2
+        if write == "copy_":
+            base.copy_(torch.ones(()))
+        elif write == "fill_":
+            base.fill_(1.0)
+        else:
+            base.zero_()
+        return (base * base).sum()
+
+    torchferro.compiler.reset()
+    w = torch.ones(3, requires_grad=True)
+    want = torch.ones(3, requires_grad=True)
+    f(want).backward()
+    torchferro.compile(f, backend=backend)(w).backward()
+    assert torch.equal(w.grad, want.grad)
