@@ -621,8 +621,13 @@ def test_a_custom_op_that_writes_its_argument_breaks_the_graph(backend):
         return y, torch.ops.torchferro_test_aten.double(x)
 
     check(f, _iota(3), backend=backend)
-    # torch.compile keeps both writes in its one graph; each is a break here.
-    assert graph_counts(f, _iota(3)) == (3, 1)
+    # torch.compile keeps both writes in its one graph; each is a break here (graphs: `x * 1`,
+    # then `double(x)`; nothing between the two writes) — plus, in a process where no
+    # `torch._dynamo.disable`d function has run yet, one for the op's Python implementation
+    # `_inc_`, which torch runs with dynamo disabled (lazily: the hook compiled it there).
+    # An order-dependent count (session 32, the fresh-clone CI): recorded in the issue notes.
+    assert graph_counts(f, _iota(3))[1] == 1
+    assert graph_counts(f, _iota(3))[0] in (2, 3)
 
 
 @pytest.mark.parametrize(
