@@ -11,6 +11,11 @@ use crate::error::TraceError;
 use crate::interp::{self, Var};
 use crate::source::{resolve, Scope, Source};
 
+mod cycles;
+mod values;
+
+use values::template_of_inner;
+
 /// How the Python return value is rebuilt from the graph outputs.
 pub enum OutputTemplate {
     Graph(usize),
@@ -303,6 +308,8 @@ pub(crate) struct TemplateCtx<'a> {
     /// symbolic int is rebuilt from the call's own sizes.
     /// (`None`: the symbol is the int at the source itself.)
     pub(crate) symbols: Vec<(crate::source::Source, Option<usize>)>,
+    /// Values whose contents refer back to them, and the fills that wait for them.
+    order: cycles::Order,
 }
 
 impl<'a> TemplateCtx<'a> {
@@ -317,6 +324,7 @@ impl<'a> TemplateCtx<'a> {
             inputs,
             free_cells,
             symbols: Vec::new(),
+            order: cycles::Order::default(),
         }
     }
 
@@ -359,7 +367,7 @@ pub(crate) fn template_of(
         if is_plain_mutable(py, ob) {
             let addr = ob.as_ptr() as usize;
             if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
-                return Ok(OutputTemplate::Again(k));
+                return Ok(ctx.order.again(k));
             }
             ctx.built.push(addr);
             let k = ctx.built.len() - 1;
@@ -374,11 +382,12 @@ pub(crate) fn template_of(
         }
     }
     // A user object made by the traced code: `object.__new__(cls)`, remembered before its
-    // `__dict__` is built (so an attribute can refer back to it), then filled in order.
+    // `__dict__` is built (so an attribute can refer back to it), then filled in order; the
+    // fill waits for a value it refers back to that is still being built (`cycles`).
     if let Var::Object(o) = v {
         let addr = std::rc::Rc::as_ptr(o) as usize;
         if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
-            return Ok(OutputTemplate::Again(k));
+            return Ok(ctx.order.again(k));
         }
         ctx.built.push(addr);
         let k = ctx.built.len() - 1;
@@ -396,18 +405,29 @@ pub(crate) fn template_of(
         );
         let attrs = o.attrs.borrow().clone();
         let names = pyo3::types::PyTuple::new(py, attrs.iter().map(|(n, _)| n.bind(py)))?;
+        let outer = ctx.order.begin_fill();
         let values = attrs
             .iter()
             .map(|(_, a)| template_of(py, a, outs, ctx))
             .collect::<Result<Vec<_>, _>>()?;
-        return Ok(OutputTemplate::Call(
-            interp::fill_function(py)?,
-            vec![
-                shell,
-                OutputTemplate::Const(names.into_any().unbind()),
-                OutputTemplate::Tuple(values),
-            ],
-        ));
+        let waits = ctx.order.end_fill(outer);
+        let fill = |obj| -> Result<OutputTemplate, TraceError> {
+            Ok(OutputTemplate::Call(
+                interp::fill_function(py)?,
+                vec![
+                    obj,
+                    OutputTemplate::Const(names.into_any().unbind()),
+                    OutputTemplate::Tuple(values),
+                ],
+            ))
+        };
+        return Ok(match waits {
+            None => fill(shell)?,
+            Some(open) => {
+                ctx.order.wait(open, fill(OutputTemplate::Again(k))?);
+                shell
+            }
+        });
     }
     let addr = match v {
         Var::List(l) => Some(std::rc::Rc::as_ptr(l) as usize),
@@ -440,7 +460,7 @@ pub(crate) fn template_of(
             return Ok(OutputTemplate::Input(s));
         }
         if let Some(k) = ctx.built.iter().position(|a| *a == addr) {
-            return Ok(OutputTemplate::Again(k));
+            return Ok(ctx.order.again(k));
         }
         ctx.built.push(addr);
         let k = ctx.built.len() - 1;
@@ -448,8 +468,12 @@ pub(crate) fn template_of(
             let content = c.borrow().clone();
             return cell_template(py, k, content, outs, ctx);
         }
+        // Made from its contents: it does not exist while they are built (`cycles`).
+        ctx.order.open(k);
         let inner = template_of_inner(py, v, outs, ctx)?;
-        return Ok(OutputTemplate::Keep(k, Box::new(inner)));
+        return ctx
+            .order
+            .close(py, k, OutputTemplate::Keep(k, Box::new(inner)));
     }
     template_of_inner(py, v, outs, ctx)
 }
@@ -457,7 +481,8 @@ pub(crate) fn template_of(
 /// A cell of the frame: a new, empty cell object, remembered as number `k` before its content
 /// is built and then filled in. A recursive local function's cell holds the function, whose
 /// closure holds the very cell: the content refers back to the cell (`Again(k)`), so the cell
-/// must exist first. One per tracked cell; closures rebuilt from it share it.
+/// must exist first; reached from the function instead, the fill waits until the function is
+/// built (`cycles`). One per tracked cell; closures rebuilt from it share it.
 fn cell_template(
     py: Python<'_>,
     k: usize,
@@ -470,7 +495,9 @@ fn cell_template(
     let Some(content) = content else {
         return Ok(shell);
     };
+    let outer = ctx.order.begin_fill();
     let value = template_of(py, &content, outs, ctx)?;
+    let waits = ctx.order.end_fill(outer);
     let ns = PyDict::new(py);
     py.run(
         c"def fill_cell(cell, value):\n    cell.cell_contents = value\n    return cell\n",
@@ -481,428 +508,14 @@ fn cell_template(
         .get_item("fill_cell")?
         .ok_or_else(|| TraceError::internal("fill_cell"))?
         .unbind();
-    Ok(OutputTemplate::Call(fill, vec![shell, value]))
-}
-
-fn template_of_inner(
-    py: Python<'_>,
-    v: &Var,
-    outs: &mut Vec<fx::NodeId>,
-    ctx: &mut TemplateCtx<'_>,
-) -> Result<OutputTemplate, TraceError> {
-    match v {
-        // Read from the inputs: the object itself, fetched again on each call.
-        Var::Py(_, Some(s)) => return Ok(OutputTemplate::Input(s.clone())),
-        // The result of an in-place op on a graph input: the graph still performs the
-        // mutation (the node is an output, so it is kept); the value is the input object itself,
-        // as eager returns it.
-        Var::Tensor(t) => {
-            if let Some((_, s)) = ctx.inputs.iter().find(|(n, _)| *n == t.node) {
-                if !outs.contains(&t.node) {
-                    outs.push(t.node);
-                }
-                return Ok(OutputTemplate::Input(s.clone()));
-            }
-        }
-        _ => {}
-    }
-    Ok(match v {
-        // The storage of a tensor: taken again from the rebuilt tensor (a storage object is
-        // made afresh by every `untyped_storage()` call, as here).
-        Var::Storage(t) => {
-            let f = py
-                .import("torch")?
-                .getattr("Tensor")?
-                .getattr("untyped_storage")?;
-            let t = template_of_inner(py, &Var::Tensor(t.clone()), outs, ctx)?;
-            OutputTemplate::Call(f.unbind(), vec![t])
-        }
-        // An array computed in the graph: its tensor turned back into an array, and a numpy
-        // scalar taken out of the 0-d array as `[()]` does.
-        Var::Ndarray(a) => {
-            // A numpy array input returned as it is: the caller's very array, as in eager.
-            if let Some((_, s)) = ctx.inputs.iter().find(|(n, _)| *n == a.t.node) {
-                if let (Some(arr), false) = (s.numpy_array(), a.scalar) {
-                    if !outs.contains(&a.t.node) {
-                        outs.push(a.t.node);
-                    }
-                    return Ok(OutputTemplate::Input(arr));
-                }
-            }
-            let (to_numpy, getitem, item) = crate::interp::numpy::numpy_templates(py)?;
-            let t = template_of_inner(py, &Var::Tensor(a.t.clone()), outs, ctx)?;
-            if a.pynum {
-                return Ok(OutputTemplate::Call(item, vec![t]));
-            }
-            let arr = OutputTemplate::Call(to_numpy, vec![t]);
-            if a.scalar {
-                let empty = pyo3::types::PyTuple::empty(py).into_any().unbind();
-                OutputTemplate::Call(getitem, vec![arr, OutputTemplate::Const(empty)])
-            } else {
-                arr
-            }
-        }
-        Var::Tensor(t) => {
-            let i = match outs.iter().position(|n| *n == t.node) {
-                Some(i) => i,
-                None => {
-                    outs.push(t.node);
-                    outs.len() - 1
-                }
-            };
-            OutputTemplate::Graph(i)
-        }
-        // Built again by its class from the field values, positionally in declaration order
-        // (the dataclass `__init__` takes them so; `__post_init__` makes the dict again).
-        Var::ModelOutput(o) => OutputTemplate::Call(
-            o.cls.clone_ref(py),
-            o.rebuild_args()?
-                .iter()
-                .map(|v| template_of(py, v, outs, ctx))
-                .collect::<Result<_, _>>()?,
-        ),
-        Var::NamedTuple { ty, items } => OutputTemplate::NamedTuple(
-            ty.clone_ref(py),
-            items
-                .iter()
-                .map(|i| template_of(py, i, outs, ctx))
-                .collect::<Result<_, _>>()?,
-        ),
-        Var::Tuple(items) => OutputTemplate::Tuple(
-            items
-                .iter()
-                .map(|i| template_of(py, i, outs, ctx))
-                .collect::<Result<_, _>>()?,
-        ),
-        Var::List(items) => {
-            let plain = OutputTemplate::List(
-                items
-                    .borrow()
-                    .iter()
-                    .map(|i| template_of(py, i, outs, ctx))
-                    .collect::<Result<_, _>>()?,
+    Ok(match waits {
+        None => OutputTemplate::Call(fill, vec![shell, value]),
+        Some(open) => {
+            ctx.order.wait(
+                open,
+                OutputTemplate::Call(fill, vec![OutputTemplate::Again(k), value]),
             );
-            user_container(py, v, plain, outs, ctx)?
-        }
-        Var::Deque(q) => OutputTemplate::Call(
-            py.import("collections")?.getattr("deque")?.unbind(),
-            vec![
-                OutputTemplate::List(
-                    q.items
-                        .borrow()
-                        .iter()
-                        .map(|i| template_of(py, i, outs, ctx))
-                        .collect::<Result<_, _>>()?,
-                ),
-                OutputTemplate::Const(q.maxlen.into_pyobject(py)?.into_any().unbind()),
-            ],
-        ),
-        Var::Dict(items) => {
-            let plain = OutputTemplate::Dict(
-                items
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| Ok((k.clone_ref(py), template_of(py, v, outs, ctx)?)))
-                    .collect::<Result<_, TraceError>>()?,
-            );
-            // An `OrderedDict`/`defaultdict` made by the traced code: its class called on the
-            // items (and the default factory); a user subclass rebuilt without its code.
-            if crate::interp::user_container_class(py, v).is_some() {
-                return user_container(py, v, plain, outs, ctx);
-            }
-            match crate::interp::dict_kind(items) {
-                None => plain,
-                Some((cls, None)) => OutputTemplate::Call(cls, vec![plain]),
-                Some((cls, Some(f))) => {
-                    OutputTemplate::Call(cls, vec![template_of(py, &f, outs, ctx)?, plain])
-                }
-            }
-        }
-        Var::Py(o, _) => OutputTemplate::Const(o.clone_ref(py)),
-        Var::Method { recv, name } => {
-            OutputTemplate::Attr(Box::new(template_of(py, recv, outs, ctx)?), name.clone())
-        }
-        // Bound to the very function: `self_.name` could find another one (a method reached
-        // through `super()` is overridden in `type(self_)`).
-        Var::BoundMethod { func, self_ } => OutputTemplate::Call(
-            py.import("types")?.getattr("MethodType")?.unbind(),
-            vec![
-                template_of(py, func, outs, ctx)?,
-                template_of(py, self_, outs, ctx)?,
-            ],
-        ),
-        // A live view of the rebuilt dict (the same object the rest of the value gets).
-        Var::DictView(d, kind) => OutputTemplate::Call(
-            py.get_type::<pyo3::types::PyDict>()
-                .getattr(kind.method())?
-                .unbind(),
-            vec![template_of(py, &Var::Dict(d.clone()), outs, ctx)?],
-        ),
-        // A set made by the traced code: a copy of its state, fresh on every call.
-        Var::Set(o) => OutputTemplate::Call(
-            py.import("copy")?.getattr("copy")?.unbind(),
-            vec![OutputTemplate::Const(o.clone_ref(py))],
-        ),
-        // A symbolic int: its expression evaluated on this call's input sizes (Python's `//`
-        // and `%` are the expression's).
-        Var::SymInt(..) | Var::SymFloat(..) | Var::SymBool(_) => {
-            let (syms, body) = {
-                let name = |k: u32| match ctx.symbols.get(k as usize).and_then(|(_, d)| *d) {
-                    Some(dim) => format!("t{k}.size({dim})"),
-                    None => format!("t{k}"),
-                };
-                match v {
-                    Var::SymInt(_, e) => (e.symbols(), e.render(&name)),
-                    Var::SymFloat(_, e) => (e.symbols(), format!("float({})", e.render(&name))),
-                    // A comparison not decided in the trace: computed on this call's sizes
-                    // (torch returns a SymBool graph output), so nothing about it is guarded.
-                    Var::SymBool(r) => (r.symbols(), r.render(&name)),
-                    _ => unreachable!("matched above"),
-                }
-            };
-            let params: Vec<String> = syms.iter().map(|k| format!("t{k}")).collect();
-            let text = format!("lambda {}: {body}", params.join(", "));
-            let f = py.import("builtins")?.getattr("eval")?.call1((&text,))?;
-            // Its source, for an artifact to write in place of the (unnamed) function.
-            f.setattr("_torchferro_source", text)?;
-            let args = syms
-                .iter()
-                .map(|k| {
-                    ctx.symbols
-                        .get(*k as usize)
-                        .map(|(s, _)| OutputTemplate::Input(s.clone()))
-                        .ok_or_else(|| TraceError::internal("a size symbol without a source"))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            OutputTemplate::Call(f.unbind(), args)
-        }
-        // A size with symbolic items: a `torch.Size` of this call's values.
-        Var::Size(items) if v.as_py(py).is_none() => OutputTemplate::Call(
-            py.import("torch")?.getattr("Size")?.unbind(),
-            vec![OutputTemplate::List(
-                items
-                    .iter()
-                    .map(|i| template_of(py, i, outs, ctx))
-                    .collect::<Result<_, _>>()?,
-            )],
-        ),
-        Var::Size(_) | Var::Slice(_) => OutputTemplate::Const(
-            v.as_py(py)
-                .ok_or_else(|| TraceError::internal("size without a value"))?
-                .unbind(),
-        ),
-        // A loop's iterator on the stack is handed over as its remaining items (see
-        // `StackSlot::Iter`; `BreakPlan::from_end` refuses one also held elsewhere); one
-        // anywhere else is a new iterator over its remaining items (one per tracked iterator).
-        Var::Iter(it) => {
-            let rest: Vec<Var> = {
-                let it = it.borrow();
-                it.0[it.1.min(it.0.len())..].to_vec()
-            };
-            OutputTemplate::Call(
-                py.import("builtins")?.getattr("iter")?.unbind(),
-                vec![OutputTemplate::List(
-                    rest.iter()
-                        .map(|i| template_of(py, i, outs, ctx))
-                        .collect::<Result<_, _>>()?,
-                )],
-            )
-        }
-        Var::Library(l) => {
-            let parts = interp::libobj::rebuild(py, &l.borrow())?;
-            let args = parts
-                .args
-                .iter()
-                .map(|a| template_of(py, a, outs, ctx))
-                .collect::<Result<_, _>>()?;
-            let kwargs = parts
-                .kwargs
-                .iter()
-                .map(|(k, a)| {
-                    Ok((
-                        pyo3::types::PyString::new(py, k).into_any().unbind(),
-                        template_of(py, a, outs, ctx)?,
-                    ))
-                })
-                .collect::<Result<_, TraceError>>()?;
-            OutputTemplate::Call(
-                interp::libobj::call_with_keywords(py)?,
-                vec![
-                    OutputTemplate::Const(parts.callable),
-                    OutputTemplate::Tuple(args),
-                    OutputTemplate::Dict(kwargs),
-                ],
-            )
-        }
-        // A function made by the traced code: made again from its code, defaults and cells.
-        // Attributes the trace set on it (`__wrapped__`) are set on the rebuilt function.
-        Var::Function(f) if f.kwdefaults.is_empty() => {
-            let defaults = if f.defaults.is_empty() {
-                OutputTemplate::Const(py.None())
-            } else {
-                OutputTemplate::Tuple(
-                    f.defaults
-                        .iter()
-                        .map(|d| template_of(py, d, outs, ctx))
-                        .collect::<Result<_, _>>()?,
-                )
-            };
-            let closure = if f.closure.is_empty() {
-                OutputTemplate::Const(py.None())
-            } else {
-                OutputTemplate::Tuple(
-                    f.closure
-                        .iter()
-                        .map(|c| match c {
-                            Var::Cell(_) => template_of(py, c, outs, ctx),
-                            _ => Err(TraceError::unsupported(
-                                "a closure over a cell made outside the frame",
-                            )),
-                        })
-                        .collect::<Result<_, _>>()?,
-                )
-            };
-            let ft = py.import("types")?.getattr("FunctionType")?.unbind();
-            let made = OutputTemplate::Call(
-                ft,
-                vec![
-                    OutputTemplate::Const(f.code.clone_ref(py)),
-                    OutputTemplate::Const(f.globals.clone_ref(py).into_any()),
-                    OutputTemplate::Const(
-                        pyo3::types::PyString::new(py, &f.name).into_any().unbind(),
-                    ),
-                    defaults,
-                    closure,
-                ],
-            );
-            let attrs = f.attrs.borrow().clone();
-            if attrs.is_empty() {
-                made
-            } else {
-                let attrs = attrs
-                    .iter()
-                    .map(|(k, a)| {
-                        Ok((
-                            pyo3::types::PyString::new(py, k).into_any().unbind(),
-                            template_of(py, a, outs, ctx)?,
-                        ))
-                    })
-                    .collect::<Result<_, TraceError>>()?;
-                OutputTemplate::Call(
-                    interp::libobj::with_attrs(py)?,
-                    vec![made, OutputTemplate::Dict(attrs)],
-                )
-            }
-        }
-        // The `__exit__` of a grad-mode block: a `set_grad_enabled` object whose exit restores
-        // the mode the block found.
-        Var::GradModeExit { restore } => {
-            let torch = py.import("torch")?;
-            let saved = crate::guards::grad_enabled(py);
-            let set = torch.getattr("_C")?.getattr("_set_grad_enabled")?;
-            set.call1((*restore,))?;
-            let ctx_obj = torch.getattr("set_grad_enabled")?.call1((*restore,));
-            set.call1((saved,))?;
-            OutputTemplate::Const(ctx_obj?.getattr("__exit__")?.unbind())
-        }
-        // A `@contextmanager` manager made but never entered: made again from its generator
-        // function and arguments.
-        Var::GenCm(_) if crate::interp::unentered_generator_cm(v).is_some() => {
-            let (func, args, kwargs) =
-                crate::interp::unentered_generator_cm(v).expect("checked by the guard");
-            let cls = py
-                .import("contextlib")?
-                .getattr("_GeneratorContextManager")?
-                .unbind();
-            OutputTemplate::Call(
-                cls,
-                vec![
-                    template_of(py, &func, outs, ctx)?,
-                    OutputTemplate::Tuple(
-                        args.iter()
-                            .map(|a| template_of(py, a, outs, ctx))
-                            .collect::<Result<_, _>>()?,
-                    ),
-                    OutputTemplate::Dict(
-                        kwargs
-                            .iter()
-                            .map(|(k, a)| {
-                                Ok((
-                                    pyo3::types::PyString::new(py, k).into_any().unbind(),
-                                    template_of(py, a, outs, ctx)?,
-                                ))
-                            })
-                            .collect::<Result<_, TraceError>>()?,
-                    ),
-                ],
-            )
-        }
-        // The `__exit__` of an inference-mode block re-entered natively after a graph break
-        // (`torchferro._amp.reenter_inference`): it leaves the innermost level.
-        Var::InferenceModeExit {
-            prev_grad,
-            prev_inference,
-        } => {
-            let prev_inference = match prev_inference {
-                Some(m) => *m,
-                None => crate::guards::inference_mode_enabled(py),
-            };
-            let exit = py
-                .import("torchferro._amp")?
-                .getattr("InferenceExit")?
-                .call1((prev_inference, *prev_grad))?
-                .getattr("__exit__")?;
-            OutputTemplate::Const(exit.unbind())
-        }
-        other => {
-            return Err(TraceError::unsupported(format!(
-                "returning a {}",
-                other.type_name(py)
-            )))
+            shell
         }
     })
-}
-
-/// A list or dict the traced code made as an instance of a user subclass: rebuilt by the
-/// builtin base (`interp::user_containers`), so the class's overrides do not run again.
-/// Instance attributes the trace set on it (`self.writes = 0`) fill its `__dict__` afterwards,
-/// as those of a user object do.
-fn user_container(
-    py: Python<'_>,
-    v: &Var,
-    plain: OutputTemplate,
-    outs: &mut Vec<fx::NodeId>,
-    ctx: &mut TemplateCtx<'_>,
-) -> Result<OutputTemplate, TraceError> {
-    let Some((cls, base)) = crate::interp::user_container_class(py, v) else {
-        return Ok(plain);
-    };
-    let rebuilt = OutputTemplate::Call(
-        crate::interp::user_container_rebuild(py)?.unbind(),
-        vec![
-            OutputTemplate::Const(cls),
-            OutputTemplate::Const(base),
-            plain,
-        ],
-    );
-    let Some(attrs) = crate::interp::container_attrs(v) else {
-        return Ok(rebuilt);
-    };
-    let attrs = attrs.borrow().clone();
-    if attrs.is_empty() {
-        return Ok(rebuilt);
-    }
-    let names = pyo3::types::PyTuple::new(py, attrs.iter().map(|(n, _)| n.bind(py)))?;
-    let values = attrs
-        .iter()
-        .map(|(_, a)| template_of(py, a, outs, ctx))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(OutputTemplate::Call(
-        interp::fill_function(py)?,
-        vec![
-            rebuilt,
-            OutputTemplate::Const(names.into_any().unbind()),
-            OutputTemplate::Tuple(values),
-        ],
-    ))
 }
