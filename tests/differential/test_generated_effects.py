@@ -62,6 +62,7 @@ WORKING = (
     "attr_channel",
     "out_resize",
     "nonlocal",
+    "back_refs",
 )
 FAILING: dict[str, str] = {}
 EXAMPLES = int(os.environ.get("TORCHFERRO_GENERATED_EXAMPLES", "1000"))
@@ -166,6 +167,14 @@ def _make_counter():
         return count
 
     return bump, peek
+
+
+class _Node:
+    """An object made in the frame that points back at what holds it (review33)."""
+
+    def __init__(self, value, link):
+        self.value = value
+        self.link = link
 
 
 @dataclasses.dataclass(frozen=True)
@@ -604,6 +613,54 @@ class EffectWriter(ProgramWriter):
             if self.draw(st.booleans()):
                 emit("G.append(_peek())")
             self.tensors.append(t)
+        elif kind == "back_refs":
+            # Values made in the frame that refer back to each other (review33: the rebuild
+            # after the graph made a list, dict or function before the contents that refer back
+            # to it, "a shared value was rebuilt out of order"); they escape through the
+            # returned `dct`, the input dict or object, or the global list, or stay local (and
+            # are live at a later break).
+            c, o = self.fresh("c"), self.fresh("o")
+            shape = self.draw(
+                st.sampled_from(
+                    ["registry", "children", "self_list", "self_dict", "recursive"]
+                )
+            )
+            if shape == "registry":
+                emit(f"{c} = {{'t': {self.t()}}}")
+                emit(f"{o} = _Node({self.t()} * 2, {c})")
+                emit(f"{c}['o'] = {o}")
+                emit(f"{t} = {o}.value + {o}.link['t']")
+            elif shape == "children":
+                emit(f"{c} = []")
+                emit(f"{c}.append(_Node({self.t()}, {c}))")
+                emit(f"{c}.append(_Node({self.t()} + 1, {c}))")
+                emit(f"{t} = {c}[0].value + {c}[1].link[0].value * len({c})")
+            elif shape == "self_list":
+                emit(f"{c} = [{self.t()}]")
+                emit(f"{c}.append({c})")
+                emit(f"{t} = {c}[-1][0] * len({c})")
+            elif shape == "self_dict":
+                emit(f"{c} = {{'t': {self.t()}}}")
+                emit(f"{c}['me'] = {c}")
+                emit(f"{t} = {c}['me']['t'] + 1")
+            else:
+                # A recursive local function (its cell holds the function itself), kept in an
+                # object as transformers keeps `smart_apply` on a class.
+                src, k = self.t(), self.fresh("k")
+                emit(f"def {c}({k}):")
+                emit(f"    return {src} if {k} <= 0 else {c}({k} - 1) * 0.5")
+                emit(f"{o} = _Node({self.t()}, {c})")
+                emit(f"{t} = {o}.link({self.draw(st.integers(0, 2))}) + {o}.value")
+            escape = self.draw(st.sampled_from(["dct", "idct", "G", "obj", "none"]))
+            if escape == "dct":
+                emit(f"dct['{c}'] = {c}")
+            elif escape == "idct":
+                emit(f"idct['{c}'] = {c}")
+            elif escape == "G":
+                emit(f"G.append({c})")
+            elif escape == "obj":
+                emit(f"obj.link = {c}")
+            self.tensors.append(t)
         elif kind == "op_error_caught":
             emit("try:")
             emit(
@@ -658,6 +715,7 @@ def run_generated(
         _Pulled=_Pulled,
         _Indexed=_Indexed,
         _Cfg=_Cfg,
+        _Node=_Node,
         itertools=itertools,
     )
     ns["_bump"], ns["_peek"] = _make_counter()
@@ -736,6 +794,15 @@ def test_generated_one_tensor_passed_twice_through_the_inductor(
         backend="inductor",
         alias=alias,
     )
+
+
+@settings(
+    max_examples=int(os.environ.get("TORCHFERRO_BACK_REF_EXAMPLES", "150")), **_common
+)
+@given(**_args)
+def test_generated_back_references(data, allow_breaks, n, flag):
+    """Only values that refer back to each other, among the base statements (review33)."""
+    run_generated(data, allow_breaks, n, flag, ("back_refs",))
 
 
 def _failing_class_test(kind: str):

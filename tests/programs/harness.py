@@ -283,15 +283,24 @@ class Run:
     modes: tuple = ()
 
 
-def _storages(v, acc):
+def _storages(v, acc, _inside=None):
     if isinstance(v, torch.Tensor):
         acc.append(v)
-    elif isinstance(v, (list, tuple)):
+        return acc
+    # A container holding itself (`l.append(l)`) is walked once.
+    inside = set() if _inside is None else _inside
+    if id(v) in inside:
+        return acc
+    if isinstance(v, (list, tuple)):
+        inside.add(id(v))
         for x in v:
-            _storages(x, acc)
+            _storages(x, acc, inside)
+        inside.discard(id(v))
     elif isinstance(v, dict):
+        inside.add(id(v))
         for x in v.values():
-            _storages(x, acc)
+            _storages(x, acc, inside)
+        inside.discard(id(v))
     return acc
 
 
@@ -532,6 +541,27 @@ def assert_equiv(expected, actual, path: str = "out") -> None:
     assert type(actual) is type(expected), (
         f"{path}: type {type(actual).__name__} != {type(expected).__name__}"
     )
+    # A value that holds itself (a dict holding an object whose attribute is the dict, a
+    # recursive closure's cell): reached again on the way down, it must be the very object
+    # the actual run has at that place, and is not walked twice.
+    key = id(expected)
+    if key in _OPEN:
+        assert _OPEN[key] is actual, (
+            f"{path}: refers back to another object than eager's"
+        )
+        return
+    _OPEN[key] = actual
+    try:
+        _assert_equiv_inside(expected, actual, path)
+    finally:
+        del _OPEN[key]
+
+
+# The values `assert_equiv` is inside of, by the id of eager's: (eager's id) -> the actual one.
+_OPEN: dict[int, object] = {}
+
+
+def _assert_equiv_inside(expected, actual, path: str) -> None:
     if isinstance(expected, (tuple, list)):
         assert len(actual) == len(expected), (
             f"{path}: length {len(actual)} != {len(expected)}"

@@ -55,32 +55,44 @@ impl super::Tracer<'_> {
         if self.meta_changed.is_empty() {
             return v;
         }
-        self.refresh(v, &self.meta_changed)
+        self.refresh(v, &self.meta_changed, &mut Vec::new())
     }
 
-    fn refresh(&self, v: Var, changed: &HashMap<NodeId, TensorValue>) -> Var {
+    /// `inside`: the lists being refreshed, not entered again (a list can hold itself).
+    fn refresh(
+        &self,
+        v: Var,
+        changed: &HashMap<NodeId, TensorValue>,
+        inside: &mut Vec<*const ()>,
+    ) -> Var {
         match v {
             Var::Tensor(t) => Var::Tensor(self.refresh_tensor(t, changed)),
             Var::Method { recv, name } if matches!(*recv, Var::Tensor(_)) => Var::Method {
-                recv: Box::new(self.refresh(*recv, changed)),
+                recv: Box::new(self.refresh(*recv, changed, inside)),
                 name,
             },
             Var::Tuple(items) => Var::Tuple(
                 items
                     .iter()
                     .cloned()
-                    .map(|i| self.refresh(i, changed))
+                    .map(|i| self.refresh(i, changed, inside))
                     .collect::<Vec<_>>()
                     .into(),
             ),
             Var::List(items) => {
+                let at = std::rc::Rc::as_ptr(&items) as *const ();
+                if inside.contains(&at) {
+                    return Var::List(items);
+                }
                 let stale = items.borrow().iter().any(|i| self.is_stale(i, changed));
                 if stale {
-                    let fresh: Vec<Var> = items
-                        .borrow()
-                        .iter()
-                        .map(|i| self.refresh(i.clone(), changed))
+                    inside.push(at);
+                    let old: Vec<Var> = items.borrow().clone();
+                    let fresh: Vec<Var> = old
+                        .into_iter()
+                        .map(|i| self.refresh(i, changed, inside))
                         .collect();
+                    inside.pop();
                     *items.borrow_mut() = fresh;
                 }
                 Var::List(items)

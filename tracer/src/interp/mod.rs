@@ -15,6 +15,7 @@ mod inline;
 pub mod libobj;
 mod meta_inplace;
 pub mod model_output;
+mod nested;
 pub(crate) mod numpy;
 mod objects;
 mod ops;

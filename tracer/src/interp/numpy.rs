@@ -266,14 +266,7 @@ fn is_np_generic(py: Python<'_>, o: &Bound<'_, PyAny>) -> bool {
 
 /// Whether any argument (or item of a tuple/list argument) is an array computed in the graph.
 pub(super) fn has_ndarray(args: &[Var], kwargs: &[(String, Var)]) -> bool {
-    fn any(v: &Var) -> bool {
-        match v {
-            Var::Ndarray(_) => true,
-            Var::Tuple(items) => items.iter().any(any),
-            Var::List(items) => items.borrow().iter().any(any),
-            _ => false,
-        }
-    }
+    let any = |v: &Var| super::nested::any_nested(v, &|i| matches!(i, Var::Ndarray(_)));
     args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(any)
 }
 

@@ -1109,12 +1109,7 @@ fn clone_owner<'py>(
 }
 
 pub(super) fn contains_tensor(v: &Var) -> bool {
-    match v {
-        Var::Tensor(_) => true,
-        Var::Tuple(items) => items.iter().any(contains_tensor),
-        Var::List(items) => items.borrow().iter().any(contains_tensor),
-        _ => false,
-    }
+    crate::interp::nested::any_nested(v, &|i| matches!(i, Var::Tensor(_)))
 }
 
 /// The traced context of a constructed `torch.autocast` object (`what` names it in a refusal):
