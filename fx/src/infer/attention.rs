@@ -9,63 +9,94 @@
 use super::layout::{contiguous_strides, preserved_strides};
 use crate::meta::DType;
 
+/// A size or stride the rule reads: a known constant, or (in the inductor's symbolic graphs)
+/// a value of which the rule knows only that it is a positive size. One rule serves both.
+pub trait SizeFact: Copy + PartialEq {
+    /// The value, when it is a known constant.
+    fn constant(self) -> Option<i64>;
+}
+
+impl SizeFact for i64 {
+    fn constant(self) -> Option<i64> {
+        Some(self)
+    }
+}
+
 /// What decides the kernel torch runs for one attention call.
 #[derive(Clone, Copy, Debug)]
-pub struct SdpaCall<'a> {
+pub struct SdpaCall<'a, S = i64> {
     /// `cpu` or `cuda`.
     pub device: &'a str,
     pub dtype: DType,
-    pub q_sizes: &'a [i64],
-    pub q_strides: &'a [i64],
+    pub q_sizes: &'a [S],
+    pub q_strides: &'a [S],
     /// The result's sizes (q's, with v's head size last).
-    pub out_sizes: &'a [i64],
+    pub out_sizes: &'a [S],
     pub has_mask: bool,
     pub dropout: bool,
 }
 
-/// The strides eager's kernel gives the result. On the CPU the fused kernel runs for 4-d
+/// How the kernel torch runs lays out the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SdpaLayout {
+    /// Contiguous in the result's sizes (the math path).
+    Contiguous,
+    /// Allocated like q, whose sizes the result has (`empty_like`: q's strides when q is
+    /// dense, else dense in q's stride order).
+    LikeQ,
+    /// `[B, L, H, E]` memory: dense with dims outermost first in the order 0, 2, 1, 3.
+    Blhe,
+}
+
+/// The layout eager's kernel gives the result. On the CPU the fused kernel runs for 4-d
 /// operands with q's last dim unit-strided and no broadcast dim, v's head size equal to q's
-/// and no dropout, and allocates the result like q (`empty_like`: q's strides when q is dense,
-/// else dense in q's stride order); otherwise the math path returns it contiguous. On CUDA the
-/// flash kernel (half types, no mask, head size a multiple of 8 up to 256) also allocates like
-/// q, and the memory-efficient kernel (the other fused cases) in `[B, L, H, E]` memory.
-pub fn sdpa_result_strides(c: &SdpaCall) -> Vec<i64> {
-    let contiguous = contiguous_strides(c.out_sizes);
+/// and no dropout, and allocates the result like q; otherwise the math path returns it
+/// contiguous. On CUDA the flash kernel (half types, no mask, head size a multiple of 8 up to
+/// 256) also allocates like q, and the memory-efficient kernel (the other fused cases) in
+/// `[B, L, H, E]` memory. A symbolic size counts as positive; a symbolic stride is not 1 or 0
+/// and a symbolic head size not flash's, since the rule cannot tell (it falls to the kernel
+/// that does not need them).
+pub fn sdpa_result_layout<S: SizeFact>(c: &SdpaCall<'_, S>) -> SdpaLayout {
     let (q, qs) = (c.q_sizes, c.q_strides);
+    let is = |v: S, k: i64| v.constant() == Some(k);
     let fused = q.len() == 4
         && qs.len() == 4
         && c.out_sizes.len() == 4
-        && qs[3] == 1
+        && is(qs[3], 1)
         && !c.dropout
-        && !q.iter().zip(qs).any(|(&n, &s)| s == 0 && n != 1)
-        && q.iter().all(|&n| n > 0);
+        && !q.iter().zip(qs).any(|(&n, &s)| is(s, 0) && !is(n, 1))
+        && q.iter().all(|n| n.constant().is_none_or(|n| n > 0));
     if !fused {
-        return contiguous;
+        return SdpaLayout::Contiguous;
     }
-    let like_q = || {
-        if c.out_sizes == q {
-            preserved_strides(q, qs)
-        } else {
-            contiguous.clone()
-        }
-    };
+    let same = c.out_sizes == q;
     match c.device {
-        "cpu" if c.out_sizes == q => like_q(),
+        "cpu" if same => SdpaLayout::LikeQ,
         "cuda" => {
-            let e = q[3];
             let flash = matches!(c.dtype, DType::Float16 | DType::BFloat16)
                 && !c.has_mask
-                && e % 8 == 0
-                && e <= 256
-                && c.out_sizes == q;
+                && q[3].constant().is_some_and(|e| e % 8 == 0 && e <= 256)
+                && same;
             if flash {
-                like_q()
+                SdpaLayout::LikeQ
             } else {
-                let (h, l, ev) = (c.out_sizes[1], c.out_sizes[2], c.out_sizes[3]);
-                vec![l * h * ev, ev, h * ev, 1]
+                SdpaLayout::Blhe
             }
         }
-        _ => contiguous,
+        _ => SdpaLayout::Contiguous,
+    }
+}
+
+/// The strides eager's kernel gives the result ([`sdpa_result_layout`] applied to known
+/// sizes).
+pub fn sdpa_result_strides(c: &SdpaCall) -> Vec<i64> {
+    match sdpa_result_layout(c) {
+        SdpaLayout::Contiguous => contiguous_strides(c.out_sizes),
+        SdpaLayout::LikeQ => preserved_strides(c.q_sizes, c.q_strides),
+        SdpaLayout::Blhe => {
+            let (h, l, ev) = (c.out_sizes[1], c.out_sizes[2], c.out_sizes[3]);
+            vec![l * h * ev, ev, h * ev, 1]
+        }
     }
 }
 
@@ -164,5 +195,114 @@ mod tests {
             ..cpu(&q, &[512, 16, 64, 1], &q)
         };
         assert_eq!(sdpa_result_strides(&dropout), [512, 128, 16, 1]);
+    }
+
+    /// A size as the inductor's symbolic graphs have it: a constant or an unknown symbol.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Sym {
+        K(i64),
+        S(u8),
+    }
+
+    impl SizeFact for Sym {
+        fn constant(self) -> Option<i64> {
+            match self {
+                Sym::K(k) => Some(k),
+                Sym::S(_) => None,
+            }
+        }
+    }
+
+    #[test]
+    fn one_rule_for_known_and_symbolic_sizes() {
+        use Sym::{K, S};
+        let call = |device, dtype, q: &'static [Sym], qs: &'static [Sym], mask| SdpaCall {
+            device,
+            dtype,
+            q_sizes: q,
+            q_strides: qs,
+            out_sizes: q,
+            has_mask: mask,
+            dropout: false,
+        };
+        // [B, H, L, E] with symbolic batch and length, contiguous or [B, L, H, E] memory.
+        let q: &[Sym] = &[S(0), K(4), S(1), K(64)];
+        let contiguous: &[Sym] = &[S(2), S(3), K(64), K(1)];
+        let blhe: &[Sym] = &[S(2), K(64), S(4), K(1)];
+        let f32_ = DType::Float32;
+        let f16 = DType::Float16;
+        let rule = |c: SdpaCall<'_, Sym>| sdpa_result_layout(&c);
+        assert_eq!(
+            rule(call("cpu", f32_, q, contiguous, false)),
+            SdpaLayout::LikeQ
+        );
+        assert_eq!(rule(call("cpu", f32_, q, blhe, true)), SdpaLayout::LikeQ);
+        // A last-dim stride the rule cannot read as 1: the math path.
+        let odd: &[Sym] = &[S(2), S(3), K(64), S(5)];
+        assert_eq!(
+            rule(call("cpu", f32_, q, odd, false)),
+            SdpaLayout::Contiguous
+        );
+        // A broadcast dim (stride 0 over a size that is not 1): the math path.
+        let broadcast: &[Sym] = &[K(0), S(3), K(64), K(1)];
+        assert_eq!(
+            rule(call("cpu", f32_, q, broadcast, false)),
+            SdpaLayout::Contiguous
+        );
+        // CUDA: flash for half types with no mask and a known head size it takes, like q;
+        // the memory-efficient kernel otherwise, and for a head size the rule cannot read.
+        assert_eq!(
+            rule(call("cuda", f16, q, contiguous, false)),
+            SdpaLayout::LikeQ
+        );
+        assert_eq!(
+            rule(call("cuda", f16, q, contiguous, true)),
+            SdpaLayout::Blhe
+        );
+        assert_eq!(
+            rule(call("cuda", f32_, q, contiguous, false)),
+            SdpaLayout::Blhe
+        );
+        let q_sym_e: &[Sym] = &[S(0), K(4), S(1), S(6)];
+        assert_eq!(
+            rule(call("cuda", f16, q_sym_e, contiguous, false)),
+            SdpaLayout::Blhe
+        );
+        assert_eq!(
+            rule(call("cuda", f16, q, odd, false)),
+            SdpaLayout::Contiguous
+        );
+    }
+
+    #[test]
+    fn cuda_results_by_kernel() {
+        let q = [2, 4, 8, 64];
+        let call = |dtype, qs: &'static [i64], mask| SdpaCall {
+            device: "cuda",
+            dtype,
+            q_sizes: &q,
+            q_strides: qs,
+            out_sizes: &q,
+            has_mask: mask,
+            dropout: false,
+        };
+        // Flash: like q ([B, L, H, E] memory kept, contiguous kept).
+        assert_eq!(
+            sdpa_result_strides(&call(DType::BFloat16, &[2048, 64, 256, 1], false)),
+            [2048, 64, 256, 1]
+        );
+        assert_eq!(
+            sdpa_result_strides(&call(DType::Float16, &[2048, 512, 64, 1], false)),
+            [2048, 512, 64, 1]
+        );
+        // Memory-efficient (float32, or a mask): [B, L, H, E] memory whatever q's.
+        assert_eq!(
+            sdpa_result_strides(&call(DType::Float32, &[2048, 512, 64, 1], false)),
+            [2048, 64, 256, 1]
+        );
+        assert_eq!(
+            sdpa_result_strides(&call(DType::Float16, &[2048, 512, 64, 1], true)),
+            [2048, 64, 256, 1]
+        );
     }
 }

@@ -230,9 +230,9 @@ fn blhe_strides(sizes: &[Size]) -> Vec<Size> {
 
 /// The strides torch's kernel gives the result, promised to the host (a result in other
 /// strides is copied into them, and a returned result keeps eager's strides only when the
-/// promise is eager's): fx's rule (`fx::infer::attention`, the one the tracer's metadata
-/// follows) over q as the graph stores it. Symbolic sizes: on the CPU dense in q's memory
-/// order where the fused kernel runs, on CUDA `[B, L, H, E]` memory.
+/// promise is eager's): fx's rule (`fx::infer::attention::sdpa_result_layout`, the one the
+/// tracer's metadata follows) over q as the graph stores it, its layout applied to sizes that
+/// may be symbolic.
 fn result_strides(
     home: &str,
     q: &crate::ir::View,
@@ -240,38 +240,29 @@ fn result_strides(
     dtype: DType,
     has_mask: bool,
 ) -> Vec<Size> {
-    use crate::size::{as_consts, consts};
-    if let (Some(qn), Some(qs), Some(out)) =
-        (as_consts(&q.sizes), as_consts(&q.strides), as_consts(sizes))
-    {
-        return consts(&fx::infer::attention::sdpa_result_strides(
-            &fx::infer::attention::SdpaCall {
-                device: home,
-                dtype,
-                q_sizes: &qn,
-                q_strides: &qs,
-                out_sizes: &out,
-                has_mask,
-                dropout: false,
-            },
-        ));
+    use fx::infer::attention::{sdpa_result_layout, SdpaCall, SdpaLayout};
+    let layout = sdpa_result_layout(&SdpaCall {
+        device: home,
+        dtype,
+        q_sizes: &q.sizes,
+        q_strides: &q.strides,
+        out_sizes: sizes,
+        has_mask,
+        dropout: false,
+    });
+    let contiguous = || super::value::contiguous_strides_sym(sizes);
+    match layout {
+        SdpaLayout::Contiguous => contiguous(),
+        SdpaLayout::LikeQ => strides_in_order_of(&q.sizes, &q.strides).unwrap_or_else(contiguous),
+        SdpaLayout::Blhe => blhe_strides(sizes),
     }
-    let contiguous = super::value::contiguous_strides_sym(sizes);
-    if home == "cuda" {
-        return blhe_strides(sizes);
+}
+
+/// What fx's attention rule reads of a size: its value when it is a constant.
+impl fx::infer::attention::SizeFact for Size {
+    fn constant(self) -> Option<i64> {
+        self.as_const()
     }
-    let fused = sizes.len() == 4
-        && q.sizes == sizes
-        && q.strides[3] == Size::Const(1)
-        && !q
-            .sizes
-            .iter()
-            .zip(&q.strides)
-            .any(|(n, st)| *st == Size::Const(0) && *n != Size::Const(1));
-    if !fused {
-        return contiguous;
-    }
-    strides_in_order_of(&q.sizes, &q.strides).unwrap_or(contiguous)
 }
 
 /// Dense strides for `sizes` in the memory order of `strides` (torch's `empty_like` under the
