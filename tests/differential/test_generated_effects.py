@@ -651,15 +651,15 @@ class EffectWriter(ProgramWriter):
                 emit(f"    return {src} if {k} <= 0 else {c}({k} - 1) * 0.5")
                 emit(f"{o} = _Node({self.t()}, {c})")
                 emit(f"{t} = {o}.link({self.draw(st.integers(0, 2))}) + {o}.value")
-            escape = self.draw(st.sampled_from(["dct", "idct", "G", "obj", "none"]))
-            if escape == "dct":
-                emit(f"dct['{c}'] = {c}")
-            elif escape == "idct":
-                emit(f"idct['{c}'] = {c}")
-            elif escape == "G":
-                emit(f"G.append({c})")
-            elif escape == "obj":
-                emit(f"obj.link = {c}")
+            escape = {
+                "dct": f"dct['{c}'] = {c}",
+                "idct": f"idct['{c}'] = {c}",
+                "G": f"G.append({c})",
+                "obj": f"obj.link = {c}",
+                "none": None,
+            }[self.draw(st.sampled_from(["dct", "idct", "G", "obj", "none"]))]
+            if escape is not None:
+                emit(escape)
             self.tensors.append(t)
         elif kind == "op_error_caught":
             emit("try:")

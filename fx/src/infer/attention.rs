@@ -143,16 +143,26 @@ pub fn relaid_result(
 mod tests {
     use super::*;
 
-    fn cpu<'a>(q: &'a [i64], qs: &'a [i64], out: &'a [i64]) -> SdpaCall<'a> {
+    /// A call without dropout.
+    fn call<'a, S: SizeFact>(
+        device: &'a str,
+        dtype: DType,
+        (q, qs, out): (&'a [S], &'a [S], &'a [S]),
+        has_mask: bool,
+    ) -> SdpaCall<'a, S> {
         SdpaCall {
-            device: "cpu",
-            dtype: DType::Float32,
+            device,
+            dtype,
             q_sizes: q,
             q_strides: qs,
             out_sizes: out,
-            has_mask: false,
+            has_mask,
             dropout: false,
         }
+    }
+
+    fn cpu<'a>(q: &'a [i64], qs: &'a [i64], out: &'a [i64]) -> SdpaCall<'a> {
+        call("cpu", DType::Float32, (q, qs, out), false)
     }
 
     #[test]
@@ -215,77 +225,42 @@ mod tests {
 
     #[test]
     fn one_rule_for_known_and_symbolic_sizes() {
+        use SdpaLayout::{Blhe, Contiguous, LikeQ};
         use Sym::{K, S};
-        let call = |device, dtype, q: &'static [Sym], qs: &'static [Sym], mask| SdpaCall {
-            device,
-            dtype,
-            q_sizes: q,
-            q_strides: qs,
-            out_sizes: q,
-            has_mask: mask,
-            dropout: false,
-        };
-        // [B, H, L, E] with symbolic batch and length, contiguous or [B, L, H, E] memory.
+        // [B, H, L, E] with symbolic batch and length (head size symbolic in `q_e`), in
+        // contiguous or [B, L, H, E] memory, a last-dim stride the rule cannot read as 1, and
+        // a broadcast dim (stride 0 over a size that is not 1).
         let q: &[Sym] = &[S(0), K(4), S(1), K(64)];
+        let q_e: &[Sym] = &[S(0), K(4), S(1), S(6)];
         let contiguous: &[Sym] = &[S(2), S(3), K(64), K(1)];
         let blhe: &[Sym] = &[S(2), K(64), S(4), K(1)];
-        let f32_ = DType::Float32;
-        let f16 = DType::Float16;
-        let rule = |c: SdpaCall<'_, Sym>| sdpa_result_layout(&c);
-        assert_eq!(
-            rule(call("cpu", f32_, q, contiguous, false)),
-            SdpaLayout::LikeQ
-        );
-        assert_eq!(rule(call("cpu", f32_, q, blhe, true)), SdpaLayout::LikeQ);
-        // A last-dim stride the rule cannot read as 1: the math path.
         let odd: &[Sym] = &[S(2), S(3), K(64), S(5)];
-        assert_eq!(
-            rule(call("cpu", f32_, q, odd, false)),
-            SdpaLayout::Contiguous
-        );
-        // A broadcast dim (stride 0 over a size that is not 1): the math path.
         let broadcast: &[Sym] = &[K(0), S(3), K(64), K(1)];
-        assert_eq!(
-            rule(call("cpu", f32_, q, broadcast, false)),
-            SdpaLayout::Contiguous
-        );
-        // CUDA: flash for half types with no mask and a known head size it takes, like q;
-        // the memory-efficient kernel otherwise, and for a head size the rule cannot read.
-        assert_eq!(
-            rule(call("cuda", f16, q, contiguous, false)),
-            SdpaLayout::LikeQ
-        );
-        assert_eq!(
-            rule(call("cuda", f16, q, contiguous, true)),
-            SdpaLayout::Blhe
-        );
-        assert_eq!(
-            rule(call("cuda", f32_, q, contiguous, false)),
-            SdpaLayout::Blhe
-        );
-        let q_sym_e: &[Sym] = &[S(0), K(4), S(1), S(6)];
-        assert_eq!(
-            rule(call("cuda", f16, q_sym_e, contiguous, false)),
-            SdpaLayout::Blhe
-        );
-        assert_eq!(
-            rule(call("cuda", f16, q, odd, false)),
-            SdpaLayout::Contiguous
-        );
+        let (f32_, f16) = (DType::Float32, DType::Float16);
+        let cases = [
+            // The CPU's fused kernel allocates like q; the math path is contiguous.
+            ("cpu", f32_, q, contiguous, false, LikeQ),
+            ("cpu", f32_, q, blhe, true, LikeQ),
+            ("cpu", f32_, q, odd, false, Contiguous),
+            ("cpu", f32_, q, broadcast, false, Contiguous),
+            // CUDA: flash (half types, no mask, a known head size it takes) like q, the
+            // memory-efficient kernel otherwise (a head size the rule cannot read too).
+            ("cuda", f16, q, contiguous, false, LikeQ),
+            ("cuda", f16, q, contiguous, true, Blhe),
+            ("cuda", f32_, q, contiguous, false, Blhe),
+            ("cuda", f16, q_e, contiguous, false, Blhe),
+            ("cuda", f16, q, odd, false, Contiguous),
+        ];
+        for (device, dtype, q, qs, mask, want) in cases {
+            let got = sdpa_result_layout(&call(device, dtype, (q, qs, q), mask));
+            assert_eq!(got, want, "{device} {dtype:?} mask={mask}");
+        }
     }
 
     #[test]
     fn cuda_results_by_kernel() {
         let q = [2, 4, 8, 64];
-        let call = |dtype, qs: &'static [i64], mask| SdpaCall {
-            device: "cuda",
-            dtype,
-            q_sizes: &q,
-            q_strides: qs,
-            out_sizes: &q,
-            has_mask: mask,
-            dropout: false,
-        };
+        let call = |dtype, qs: &'static [i64], mask| call("cuda", dtype, (&q, qs, &q), mask);
         // Flash: like q ([B, L, H, E] memory kept, contiguous kept).
         assert_eq!(
             sdpa_result_strides(&call(DType::BFloat16, &[2048, 64, 256, 1], false)),

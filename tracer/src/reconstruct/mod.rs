@@ -53,30 +53,14 @@ impl OutputTemplate {
         Ok(match self {
             OutputTemplate::Graph(i) => outs[*i].clone(),
             OutputTemplate::Const(c) => c.bind(py).clone(),
-            OutputTemplate::Tuple(items) => PyTuple::new(
-                py,
-                items
-                    .iter()
-                    .map(|t| t.build(py, outs, scope, kept))
-                    .collect::<PyResult<Vec<_>>>()?,
-            )?
-            .into_any(),
-            OutputTemplate::List(items) => PyList::new(
-                py,
-                items
-                    .iter()
-                    .map(|t| t.build(py, outs, scope, kept))
-                    .collect::<PyResult<Vec<_>>>()?,
-            )?
-            .into_any(),
+            OutputTemplate::Tuple(items) => {
+                PyTuple::new(py, build_all(items, py, outs, scope, kept)?)?.into_any()
+            }
+            OutputTemplate::List(items) => {
+                PyList::new(py, build_all(items, py, outs, scope, kept)?)?.into_any()
+            }
             OutputTemplate::NamedTuple(ty, items) => {
-                let t = PyTuple::new(
-                    py,
-                    items
-                        .iter()
-                        .map(|t| t.build(py, outs, scope, kept))
-                        .collect::<PyResult<Vec<_>>>()?,
-                )?;
+                let t = PyTuple::new(py, build_all(items, py, outs, scope, kept)?)?;
                 crate::interp::pyobj::build_named_tuple(ty.bind(py), t)?
             }
             OutputTemplate::Attr(v, name) => {
@@ -96,10 +80,7 @@ impl OutputTemplate {
                 )
             })?,
             OutputTemplate::Call(f, args) => {
-                let args = args
-                    .iter()
-                    .map(|t| t.build(py, outs, scope, kept))
-                    .collect::<PyResult<Vec<_>>>()?;
+                let args = build_all(args, py, outs, scope, kept)?;
                 f.bind(py).call1(PyTuple::new(py, args)?)?
             }
             OutputTemplate::ClosureCell(j) => {
@@ -115,10 +96,7 @@ impl OutputTemplate {
                 let v = value.build(py, outs, scope, kept)?;
                 let mut built = Vec::with_capacity(calls.len());
                 for (f, args) in calls {
-                    let args = args
-                        .iter()
-                        .map(|t| t.build(py, outs, scope, kept))
-                        .collect::<PyResult<Vec<_>>>()?;
+                    let args = build_all(args, py, outs, scope, kept)?;
                     built.push((f, PyTuple::new(py, args)?));
                 }
                 for (f, args) in built {
@@ -140,6 +118,20 @@ impl OutputTemplate {
             }
         })
     }
+}
+
+/// Builds `items` in order (a `Keep` among them is seen by the `Again`s after it).
+fn build_all<'py>(
+    items: &[OutputTemplate],
+    py: Python<'py>,
+    outs: &[Bound<'py, PyAny>],
+    scope: &Scope,
+    kept: &mut Vec<Option<Bound<'py, PyAny>>>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    items
+        .iter()
+        .map(|t| t.build(py, outs, scope, kept))
+        .collect()
 }
 
 /// Wraps the frame's result in the side effects of the traced region, replayed after the graph.

@@ -241,16 +241,7 @@ pub(super) fn template_of_inner(
                 .iter()
                 .map(|a| template_of(py, a, outs, ctx))
                 .collect::<Result<_, _>>()?;
-            let kwargs = parts
-                .kwargs
-                .iter()
-                .map(|(k, a)| {
-                    Ok((
-                        pyo3::types::PyString::new(py, k).into_any().unbind(),
-                        template_of(py, a, outs, ctx)?,
-                    ))
-                })
-                .collect::<Result<_, TraceError>>()?;
+            let kwargs = named(py, &parts.kwargs, outs, ctx)?;
             OutputTemplate::Call(
                 interp::libobj::call_with_keywords(py)?,
                 vec![
@@ -305,15 +296,7 @@ pub(super) fn template_of_inner(
             if attrs.is_empty() {
                 made
             } else {
-                let attrs = attrs
-                    .iter()
-                    .map(|(k, a)| {
-                        Ok((
-                            pyo3::types::PyString::new(py, k).into_any().unbind(),
-                            template_of(py, a, outs, ctx)?,
-                        ))
-                    })
-                    .collect::<Result<_, TraceError>>()?;
+                let attrs = named(py, &attrs, outs, ctx)?;
                 OutputTemplate::Call(
                     interp::libobj::with_attrs(py)?,
                     vec![made, OutputTemplate::Dict(attrs)],
@@ -349,17 +332,7 @@ pub(super) fn template_of_inner(
                             .map(|a| template_of(py, a, outs, ctx))
                             .collect::<Result<_, _>>()?,
                     ),
-                    OutputTemplate::Dict(
-                        kwargs
-                            .iter()
-                            .map(|(k, a)| {
-                                Ok((
-                                    pyo3::types::PyString::new(py, k).into_any().unbind(),
-                                    template_of(py, a, outs, ctx)?,
-                                ))
-                            })
-                            .collect::<Result<_, TraceError>>()?,
-                    ),
+                    OutputTemplate::Dict(named(py, &kwargs, outs, ctx)?),
                 ],
             )
         }
@@ -431,4 +404,22 @@ fn user_container(
             OutputTemplate::Tuple(values),
         ],
     ))
+}
+
+/// Templates of named values (keyword arguments, a function's attributes), keyed by name.
+fn named(
+    py: Python<'_>,
+    items: &[(String, Var)],
+    outs: &mut Vec<fx::NodeId>,
+    ctx: &mut TemplateCtx<'_>,
+) -> Result<Vec<(Py<PyAny>, OutputTemplate)>, TraceError> {
+    items
+        .iter()
+        .map(|(k, a)| {
+            Ok((
+                pyo3::types::PyString::new(py, k).into_any().unbind(),
+                template_of(py, a, outs, ctx)?,
+            ))
+        })
+        .collect()
 }
