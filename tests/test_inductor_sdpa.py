@@ -2,14 +2,20 @@
 (`enable_gqa=True`, what transformers' Llama/Mistral/Qwen2 pass with a KV cache) runs as one
 extern call with no torch fallback, a q computed in the graph is stored so that torch's kernel
 returns its result in the layout the graph reads (no copy by the host), and `torch.tensor([])`
-(DynamicCache's empty start) is a lowered empty tensor."""
+(DynamicCache's empty start) is a lowered empty tensor. A hypothesis strategy draws whole
+calls (q/k/v layouts, kv heads, masks, `is_causal`, `scale`, dtype) and compares values and the
+result's strides with eager."""
 
 from __future__ import annotations
 
+import os
+
+import hypothesis.strategies as st
 import pytest
 import torch
 import torch.nn.functional as F
 import torchferro
+from hypothesis import HealthCheck, given, note, settings
 from inductor_checks import (  # noqa: F401 (the module fixture)
     _kernel_cache,
     check,
@@ -203,3 +209,148 @@ def test_a_returned_attention_result_has_eagers_strides_and_is_not_copied(
     torch.testing.assert_close(got, want)
     assert got.stride() == want.stride()
     assert "copy_" not in counted.names, counted.names
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated calls: the layouts models hand to `scaled_dot_product_attention`, compared with
+# eager on values and on the result's strides (review33: the result-stride rule is one rule over
+# q's layout, `fx::infer::attention::sdpa_result_layout`; this draws the layouts it reads).
+
+SDPA_EXAMPLES = int(os.environ.get("TORCHFERRO_SDPA_EXAMPLES", "60"))
+
+# q's (and k's / v's) memory orders: how a model's projection and views leave them.
+OPERAND_LAYOUTS = ["BHLE", "BLHE", "HBLE", "split_view", "expanded", "last_dim_strided"]
+
+
+def _operand(layout, b, h, t, e, dtype, g):
+    """A [b, h, t, e] operand in ``layout``; ``expanded`` broadcasts the batch for q and the
+    heads for k and v (one kv head read by every q head, stride 0)."""
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=g).to(dtype)
+
+    if layout == "BHLE":
+        return randn(b, h, t, e)
+    if layout == "BLHE":
+        return randn(b, t, h, e).transpose(1, 2)
+    if layout == "HBLE":
+        return randn(h, b, t, e).transpose(0, 1)
+    if layout == "split_view":
+        return (
+            randn(b, t, 3 * h * e)[..., h * e : 2 * h * e]
+            .view(b, t, h, e)
+            .transpose(1, 2)
+        )
+    if layout == "expanded":
+        return randn(b, 1, t, e).expand(b, h, t, e)
+    if layout == "last_dim_strided":
+        return randn(b, h, e, t).transpose(2, 3)
+    raise ValueError(layout)
+
+
+@st.composite
+def sdpa_calls(draw):
+    """One attention call: sizes, dtype, the layouts of q, k and v, kv heads (as many as q's,
+    expanded from one, or fewer under ``enable_gqa``), a mask (none, boolean, float, or
+    ``is_causal``), ``scale``, an explicit ``dropout_p=0`` and whether q is computed in the graph
+    (stored there in the order the inductor picks) or passed in."""
+    b = draw(st.sampled_from([1, 2]), label="batch")
+    hq = draw(st.sampled_from([1, 2, 4]), label="q heads")
+    lq = draw(st.sampled_from([1, 3, 8]), label="q length")
+    s = draw(st.sampled_from([1, 5, 8]), label="kv length")
+    e = draw(st.sampled_from([8, 16]), label="head size")
+    ev = draw(st.sampled_from([e, 8]), label="v head size")
+    dtype = draw(st.sampled_from([torch.float32, torch.bfloat16]), label="dtype")
+    kv = draw(
+        st.sampled_from(["same", "gqa"] if hq > 1 else ["same"]), label="kv heads"
+    )
+    hk = (
+        hq
+        if kv == "same"
+        else draw(st.sampled_from([d for d in (1, 2) if hq % d == 0 and d < hq]))
+    )
+    layouts = {
+        "q": draw(st.sampled_from(OPERAND_LAYOUTS), label="q layout"),
+        "k": draw(st.sampled_from(OPERAND_LAYOUTS), label="k layout"),
+        "v": draw(st.sampled_from(OPERAND_LAYOUTS), label="v layout"),
+    }
+    mask = draw(st.sampled_from(["none", "bool", "float", "causal"]), label="mask")
+    mask_heads = draw(st.sampled_from([1, hq]), label="mask heads")
+    scale = draw(st.sampled_from([None, 0.25, 1.0]), label="scale")
+    dropout = draw(st.booleans(), label="dropout_p=0 passed")
+    computed = draw(st.booleans(), label="q computed in the graph")
+    seed = draw(st.integers(0, 2**16), label="seed")
+    return {
+        "b": b,
+        "hq": hq,
+        "hk": hk,
+        "lq": lq,
+        "s": s,
+        "e": e,
+        "ev": ev,
+        "dtype": dtype,
+        "layouts": layouts,
+        "mask": mask,
+        "mask_heads": mask_heads,
+        "scale": scale,
+        "dropout": dropout,
+        "computed": computed,
+        "seed": seed,
+    }
+
+
+def _sdpa_program(c):
+    g = torch.Generator().manual_seed(c["seed"])
+    lay = c["layouts"]
+    q = _operand(lay["q"], c["b"], c["hq"], c["lq"], c["e"], c["dtype"], g)
+    k = _operand(lay["k"], c["b"], c["hk"], c["s"], c["e"], c["dtype"], g)
+    v = _operand(lay["v"], c["b"], c["hk"], c["s"], c["ev"], c["dtype"], g)
+    shape = (c["b"], c["mask_heads"], c["lq"], c["s"])
+    masks = {
+        "none": (),
+        "causal": (),
+        "bool": (torch.rand(shape, generator=g) > 0.3,),
+        "float": (torch.randn(shape, generator=g).to(c["dtype"]),),
+    }[c["mask"]]
+    kwargs = {"enable_gqa": c["hk"] != c["hq"]}
+    if c["scale"] is not None:
+        kwargs["scale"] = c["scale"]
+    if c["dropout"]:
+        kwargs["dropout_p"] = 0.0
+    if c["mask"] == "causal":
+        kwargs["is_causal"] = True
+    computed = c["computed"]
+
+    def f(q, k, v, *m):
+        if computed:
+            q = q * 0.5 + 0.25
+        return F.scaled_dot_product_attention(
+            q, k, v, attn_mask=m[0] if m else None, **kwargs
+        )
+
+    return f, (q, k, v, *masks)
+
+
+@settings(
+    max_examples=SDPA_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(call=sdpa_calls())
+def test_generated_attention_calls_match_eager_values_and_strides(call):
+    """Every drawn call: the compiled result equals eager's (NaN rows of a boolean mask that
+    masks a row out entirely included) and has eager's strides."""
+    note(repr(call))
+    f, args = _sdpa_program(call)
+    want = f(*args)
+    torchferro.compiler.reset()
+    try:
+        got = torchferro.compile(f)(*args)
+    finally:
+        torchferro.compiler.reset()
+    tol = {"atol": 2e-2, "rtol": 2e-2} if call["dtype"] == torch.bfloat16 else {}
+    torch.testing.assert_close(got, want, equal_nan=True, **tol)
+    assert got.dtype == want.dtype
+    assert got.stride() == want.stride(), (got.stride(), want.stride())

@@ -30,6 +30,9 @@ pub struct SdpaCall<'a, S = i64> {
     pub dtype: DType,
     pub q_sizes: &'a [S],
     pub q_strides: &'a [S],
+    /// k's and v's strides (the fused kernels read all three with a unit-strided last dim).
+    pub k_strides: &'a [S],
+    pub v_strides: &'a [S],
     /// The result's sizes (q's, with v's head size last).
     pub out_sizes: &'a [S],
     pub has_mask: bool,
@@ -49,7 +52,8 @@ pub enum SdpaLayout {
 }
 
 /// The layout eager's kernel gives the result. On the CPU the fused kernel runs for 4-d
-/// operands with q's last dim unit-strided and no broadcast dim, v's head size equal to q's
+/// operands with q's, k's and v's last dims unit-strided, no broadcast dim in q (k and v may
+/// broadcast: expanded kv heads), v's head size equal to q's
 /// and no dropout, and allocates the result like q; otherwise the math path returns it
 /// contiguous. On CUDA the flash kernel (half types, no mask, head size a multiple of 8 up to
 /// 256) also allocates like q, and the memory-efficient kernel (the other fused cases) in
@@ -59,10 +63,13 @@ pub enum SdpaLayout {
 pub fn sdpa_result_layout<S: SizeFact>(c: &SdpaCall<'_, S>) -> SdpaLayout {
     let (q, qs) = (c.q_sizes, c.q_strides);
     let is = |v: S, k: i64| v.constant() == Some(k);
+    let unit_last = |st: &[S]| st.last().is_some_and(|&s| is(s, 1));
     let fused = q.len() == 4
         && qs.len() == 4
         && c.out_sizes.len() == 4
-        && is(qs[3], 1)
+        && unit_last(qs)
+        && unit_last(c.k_strides)
+        && unit_last(c.v_strides)
         && !c.dropout
         && !q.iter().zip(qs).any(|(&n, &s)| is(s, 0) && !is(n, 1))
         && q.iter().all(|n| n.constant().is_none_or(|n| n > 0));
@@ -113,10 +120,11 @@ pub fn relaid_result(
     let sig = crate::ops::signature("scaled_dot_product_attention")?;
     let slots = crate::ops::bind(sig, args, kwargs).ok()?;
     let slot = |i: usize| slots[i].filter(|a| !matches!(a, Arg::None));
-    let q = match slot(0)? {
-        Arg::Node(n) => g.node(*n).meta.tensor()?,
-        _ => return None,
+    let operand = |i: usize| match slot(i)? {
+        Arg::Node(n) => g.node(*n).meta.tensor(),
+        _ => None,
     };
+    let (q, k, v) = (operand(0)?, operand(1)?, operand(2)?);
     let dropout = match slot(4) {
         None => false,
         Some(Arg::Float(p)) => *p != 0.0,
@@ -124,12 +132,15 @@ pub fn relaid_result(
         Some(_) => return None,
     };
     let (q_sizes, q_strides) = (q.known_sizes()?, q.known_strides()?);
+    let (k_strides, v_strides) = (k.known_strides()?, v.known_strides()?);
     let out_sizes = out.known_sizes()?;
     let strides = sdpa_result_strides(&SdpaCall {
         device: &q.device.kind,
         dtype: q.dtype,
         q_sizes: &q_sizes,
         q_strides: &q_strides,
+        k_strides: &k_strides,
+        v_strides: &v_strides,
         out_sizes: &out_sizes,
         has_mask: slot(3).is_some(),
         dropout,
@@ -155,6 +166,8 @@ mod tests {
             dtype,
             q_sizes: q,
             q_strides: qs,
+            k_strides: qs,
+            v_strides: qs,
             out_sizes: out,
             has_mask,
             dropout: false,
@@ -200,6 +213,17 @@ mod tests {
             sdpa_result_strides(&cpu(&q, &[0, 16, 64, 1], &q)),
             [512, 128, 16, 1]
         );
+        // k's or v's last dim strided (k^T stored, a transposed v): the math path too.
+        let k_strided = SdpaCall {
+            k_strides: &[512, 128, 1, 8],
+            ..cpu(&q, &[512, 16, 64, 1], &q)
+        };
+        assert_eq!(sdpa_result_strides(&k_strided), [512, 128, 16, 1]);
+        let v_strided = SdpaCall {
+            v_strides: &[512, 128, 1, 8],
+            ..cpu(&q, &[512, 16, 64, 1], &q)
+        };
+        assert_eq!(sdpa_result_strides(&v_strided), [512, 128, 16, 1]);
         let dropout = SdpaCall {
             dropout: true,
             ..cpu(&q, &[512, 16, 64, 1], &q)

@@ -235,7 +235,7 @@ fn blhe_strides(sizes: &[Size]) -> Vec<Size> {
 /// may be symbolic.
 fn result_strides(
     home: &str,
-    q: &crate::ir::View,
+    (q, k, v): (&crate::ir::View, &crate::ir::View, &crate::ir::View),
     sizes: &[Size],
     dtype: DType,
     has_mask: bool,
@@ -246,6 +246,8 @@ fn result_strides(
         dtype,
         q_sizes: &q.sizes,
         q_strides: &q.strides,
+        k_strides: &k.strides,
+        v_strides: &v.strides,
         out_sizes: sizes,
         has_mask,
         dropout: false,
@@ -314,22 +316,37 @@ fn emit(
     is_causal: bool,
     enable_gqa: bool,
 ) -> LResult<TensorVal> {
+    // The strides eager's q has, from its metadata (made dense in their order, as a buffer
+    // the graph writes must be).
+    let eager_q = match q {
+        Arg::Node(n) => l.graph.node(*n).meta.tensor().and_then(|m| {
+            let (n, st) = (m.known_sizes()?, m.known_strides()?);
+            Some(fx::infer::layout::preserved_strides(&n, &st))
+        }),
+        _ => None,
+    };
     let (q, k, v) = (l.tensor(q)?, l.tensor(k)?, l.tensor(v)?);
     // torch's fused kernel writes its result in q's memory order (`empty_like(q)`). A q
     // computed here (Llama's rotary embedding) is stored `[B, L, H, E]`, the order its
     // projection's GEMM wrote, so that the result comes in that layout (`result_strides`)
     // and a following `transpose(1, 2).reshape(B, L, H * E)` reads as it is: no copy of the
     // result by the host, where a contiguous q made the host copy it into that layout.
-    let q = if q.ndim() == 4
+    // With one head or one position the two orders are one memory: q is then stored in
+    // eager's strides, size-1 dims included, which the result's strides copy.
+    let computed = q.ndim() == 4
         && q.as_view().is_none()
         && q.lazy_view().is_none()
-        && l.resolve(&q).is_none()
-    {
-        let strides = blhe_strides(&q.sizes);
-        l.realize_with(&q, strides)
-    } else {
-        q
+        && l.resolve(&q).is_none();
+    let one = |d: usize| q.sizes.get(d) == Some(&Size::Const(1));
+    let q = match eager_q {
+        _ if !computed => q,
+        Some(strides) if one(1) || one(2) => l.realize_with(&q, crate::size::consts(&strides)),
+        _ => {
+            let strides = blhe_strides(&q.sizes);
+            l.realize_with(&q, strides)
+        }
     };
+    let (kv, vv) = (l.view_of(&k), l.view_of(&v));
     let mut inputs = vec![q.clone(), k, v.clone()];
     let mask_kind = match mask {
         Some((m, kind)) => {
@@ -343,7 +360,7 @@ fn emit(
     let qv = l.view_of(&q);
     let strides = result_strides(
         l.home,
-        &qv,
+        (&qv, &kv, &vv),
         &sizes,
         q.dtype,
         !matches!(mask_kind, SdpaMask::None),
