@@ -1,7 +1,9 @@
-"""Found by session 32's hunt, not fixed (outside dynamic shapes): a transformers model built
-and cached in a global dict inside a compiled function makes torchferro raise "a shared value
-was rebuilt out of order" (reconstruct.rs, `OutputTemplate::Again` before its `Keep`); eager
-runs. Reproduces on main's build too. Run: PYTHONPATH=python:tests python THIS_FILE
+"""Found by session 32's hunt (outside dynamic shapes): a transformers model built and cached
+in a global dict inside a compiled function made torchferro raise "a shared value was rebuilt
+out of order" (`OutputTemplate::Again` before its `Keep`: the recursive local function
+`smart_apply` rebuilt before its cell); eager runs. Fixed in session 33
+(`tracer/src/reconstruct/cycles.rs`; `tests/test_rebuilt_cycles.py`): 16 graphs, logits equal
+to eager's. Run: PYTHONPATH=python:tests python THIS_FILE
 """
 
 import torch
@@ -29,5 +31,5 @@ def f(ids):
 
 c = Count()
 g = torchferro.compile(f, backend=c)
-got = g(torch.randint(0, 100, (1, 8)))  # raises RuntimeError on the current build
+got = g(torch.randint(0, 100, (1, 8)))  # raised RuntimeError before session 33
 print("ok", c.n)
