@@ -371,7 +371,7 @@ impl Frame<'_, '_> {
                 .unwrap_or(true);
             if recursive {
                 if let Ok(code) = f.getattr(intern!(py, "__code__")) {
-                    crate::mode::register_disabled_wrapper(code);
+                    crate::code_cache::mark_region(&code);
                 }
             }
             let api = if recursive {
