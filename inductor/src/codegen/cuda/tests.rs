@@ -427,7 +427,12 @@ fn exp_graph(rows: i64, cols: i64) -> IrGraph {
     let (r0, c0) = (Size::Const(rows), Size::Const(cols));
     let (one, zero) = (Size::Const(1), Size::Const(0));
     let (mut ir, x) = matrix_input(rows, cols);
-    let y = ir.add_buffer(DType::Float32, vec![r0, c0], vec![c0, one], BufKind::Computed);
+    let y = ir.add_buffer(
+        DType::Float32,
+        vec![r0, c0],
+        vec![c0, one],
+        BufKind::Computed,
+    );
     let mut b = BodyBuilder::new(vec![r0, c0]);
     let v = b.vars();
     let lx = b.load(x, linear_index(&v, &[c0, one], zero), DType::Float32);
@@ -456,7 +461,10 @@ fn a_pointwise_kernel_asks_for_the_policys_blocks_per_sm() {
         pointwise_min_blocks: 3,
         ..CudaPolicy::default()
     });
-    assert!(bounded.contains("__launch_bounds__(256, 3) kernel0("), "{bounded}");
+    assert!(
+        bounded.contains("__launch_bounds__(256, 3) kernel0("),
+        "{bounded}"
+    );
     // A row kernel keeps its plain bounds.
     let rows = sum_graph(64, 256, 1);
     let sched = schedule(&rows);
