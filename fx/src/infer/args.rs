@@ -118,8 +118,7 @@ impl Value {
                 super::symbolic::concrete(&Dim::Sym(e.clone())).ok_or(InferError::Unsupported)?,
             ),
             NodeMeta::SymFloat(e) => Value::Float(
-                super::symbolic::concrete(&Dim::Sym(e.clone())).ok_or(InferError::Unsupported)?
-                    as f64,
+                super::symbolic::concrete_float(e).ok_or(InferError::Unsupported)?,
             ),
             NodeMeta::Float(v) => Value::Float(*v),
             NodeMeta::Bool(v) => Value::Bool(*v),

@@ -31,6 +31,11 @@ pub(super) fn converts_to(o: &Operand, d: DType) -> bool {
     match o {
         Operand::T(_) => true,
         Operand::S(s) => number_converts(*s, d),
+        // A float that is no int's value (`n / 2`) is not filled into an integer tensor.
+        Operand::Sym(n) if n.is_fractional() => matches!(
+            d,
+            DType::Float32 | DType::Float64 | DType::BFloat16
+        ),
         Operand::Sym(_) => matches!(
             d,
             DType::Int64 | DType::Float32 | DType::Float64 | DType::BFloat16
@@ -79,7 +84,7 @@ pub fn promote(ops: &[&Operand]) -> LResult<DType> {
         match o {
             Operand::T(t) => p.tensor(t.dtype, t.ndim()),
             Operand::S(Scalar::B(_)) => p.scalar(ScalarKind::Bool),
-            Operand::Sym(n) if n.float => p.scalar(ScalarKind::Float),
+            Operand::Sym(n) if n.is_float() => p.scalar(ScalarKind::Float),
             Operand::S(Scalar::I(_)) | Operand::Sym(_) => p.scalar(ScalarKind::Int),
             Operand::S(Scalar::F(_)) => p.scalar(ScalarKind::Float),
         }

@@ -15,6 +15,10 @@ use super::Frame;
 use crate::error::TraceError;
 use crate::output::TensorValue;
 
+/// The largest constant exponent `n ** k` of a symbolic int is expanded for (a polynomial of
+/// degree `k`); a larger one specializes.
+const MAX_INT_POWER: i64 = 8;
+
 /// Positional and keyword arguments of a call.
 type CallArgs = (Vec<Var>, Vec<(String, Var)>);
 
@@ -83,17 +87,18 @@ impl Frame<'_, '_> {
         let f = py.import("torch")?.getattr("sym_float")?;
         let arg = v.to_arg(py)?;
         let out = &mut self.tx.output;
+        let float = fx::FloatExpr::of_int(expr);
         let node = out.graph.call(
             "sym_float",
             Target::Function("torch.sym_float".into()),
             vec![arg],
             vec![],
-            NodeMeta::SymFloat(expr.clone()),
+            NodeMeta::SymFloat(float.clone()),
         );
         out.callables.push((node, f.unbind()));
         let stack = self.user_stack();
         self.tx.output.sites.nodes.insert(node, stack);
-        Ok(Var::SymFloat(node, expr))
+        Ok(Var::SymFloat(node, float))
     }
 
     /// `t.size(dim)`: a plain int for a static dimension, else a `size` node.
@@ -158,7 +163,7 @@ impl Frame<'_, '_> {
         };
         let plain = name
             .strip_prefix('i')
-            .filter(|p| matches!(*p, "add" | "sub" | "mul" | "floordiv" | "mod"));
+            .filter(|p| matches!(*p, "add" | "sub" | "mul" | "floordiv" | "mod" | "pow"));
         let op = plain.unwrap_or(name);
         let rel = match op {
             "lt" => Some(RelOp::Lt),
@@ -170,17 +175,7 @@ impl Frame<'_, '_> {
             _ => None,
         };
         if let (Some(rel), [a, b]) = (rel, ops.as_slice()) {
-            // Known for every admitted size: a plain bool, nothing guarded. Otherwise a
-            // SymBool, decided (and guarded) where its value is needed.
-            let r = fx::Relation::new(a.clone(), rel, b.clone());
-            let shapes = &self.tx.output.shapes;
-            if shapes.hint(a).is_none() || shapes.hint(b).is_none() {
-                return Err(TraceError::unsupported("a comparison of symbolic sizes"));
-            }
-            return Ok(Some(match shapes.known(&r) {
-                Some(answer) => Var::py_const(py, answer),
-                None => Var::SymBool(fx::Cond::Rel(shapes.canon_relation(&r))),
-            }));
+            return self.sym_int_compare(rel, a, b).map(Some);
         }
         let expr = match (op, ops.as_slice()) {
             ("add", [a, b]) => a.add(b),
@@ -199,6 +194,12 @@ impl Frame<'_, '_> {
             }
             ("neg", [a]) => a.neg(),
             ("pos", [a]) => a.clone(),
+            // `n ** 2`: an int polynomial (torch keeps a SymInt). A negative exponent makes a
+            // float (`symfloat.rs`); a symbolic one, an exponential, specializes.
+            ("pow", [a, b]) => match b.as_const() {
+                Some(k @ 0..=MAX_INT_POWER) => (0..k).fold(SymExpr::constant(1), |acc, _| acc.mul(a)),
+                _ => return Ok(None),
+            },
             // `/`, `**`, shifts and bit operations: a plain int by specialization.
             _ => return Ok(None),
         };
@@ -215,6 +216,25 @@ impl Frame<'_, '_> {
             expr,
         )
         .map(Some)
+    }
+
+    /// `a rel b` of ints: known for every admitted size, a plain bool, nothing guarded;
+    /// otherwise a SymBool, decided (and guarded) where its value is needed.
+    pub(super) fn sym_int_compare(
+        &mut self,
+        rel: RelOp,
+        a: &SymExpr,
+        b: &SymExpr,
+    ) -> Result<Var, TraceError> {
+        let r = fx::Relation::new(a.clone(), rel, b.clone());
+        let shapes = &self.tx.output.shapes;
+        if shapes.hint(a).is_none() || shapes.hint(b).is_none() {
+            return Err(TraceError::unsupported("a comparison of symbolic sizes"));
+        }
+        Ok(match shapes.known(&r) {
+            Some(answer) => Var::py_const(self.tx.py, answer),
+            None => Var::SymBool(fx::Cond::Rel(shapes.canon_relation(&r))),
+        })
     }
 
     /// `min(a, b, ...)` / `max(a, b, ...)` of ints, some symbolic: as torch's `sym_min` /
@@ -399,14 +419,33 @@ impl super::Tracer<'_> {
     pub fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
         let sym = |i: &Var| matches!(i, Var::SymInt(..) | Var::SymFloat(..) | Var::SymBool(_));
         Ok(match v {
-            // Its int specialized, as `float()` of a plain int.
-            Var::SymFloat(node, e) => {
-                let i = self.specialize(Var::SymInt(node, e))?;
-                match i.as_py(self.py) {
-                    Some(o) => Var::py_const(self.py, o.extract::<i64>()? as f64),
-                    None => return Err(TraceError::internal("a specialized size without a value")),
+            // `float(e)`: its int specialized, as `float()` of a plain int (a replacement by
+            // a constant follows). Any other: guarded to keep its value (torch's
+            // `guard_float`), a comparison of floats.
+            Var::SymFloat(node, f) => match f {
+                fx::FloatExpr::Int(e) => {
+                    let i = self.specialize(Var::SymInt(node, e))?;
+                    match i.as_py(self.py) {
+                        Some(o) => Var::py_const(self.py, o.extract::<i64>()? as f64),
+                        None => {
+                            return Err(TraceError::internal("a specialized size without a value"))
+                        }
+                    }
                 }
-            }
+                f => {
+                    let hint = self.output.shapes.float_hint(&f).ok_or_else(|| {
+                        TraceError::unsupported("a symbolic float without a value")
+                    })?;
+                    let origin = self.guards.origin.clone();
+                    self.output.shapes.decide_float(
+                        &f,
+                        RelOp::Eq,
+                        &fx::FloatExpr::Const(hint),
+                        origin,
+                    );
+                    Var::py_const(self.py, hint)
+                }
+            },
             Var::SymBool(r) => {
                 let answer = self.decide_sym_bool(&r)?;
                 Var::py_const(self.py, answer)

@@ -482,6 +482,14 @@ impl Frame<'_, '_> {
         if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
             return self.call_builtin(f, &name, args, kwargs);
         }
+        // `math.sqrt(n)` of a size: a symbolic float (torch's `_sym_sqrt`).
+        if module == "math" && name == "sqrt" && kwargs.is_empty() {
+            if let [v] = args.as_slice() {
+                if let Some(r) = self.sym_sqrt(v)? {
+                    return Ok(r);
+                }
+            }
+        }
         // Python code outside the graph that needs a symbolic size's value gets it specialized
         // (guarded to keep it), as torch's `guard_int`.
         let (args, kwargs) = if module == "math" || is_torch || module == "builtins" {

@@ -1,0 +1,52 @@
+"""Graph counts of float expressions of sizes: torch.compile (backend eager counting) vs ours,
+values checked against eager at every call. Usage: python float_idioms.py [name ...]"""
+import math
+import sys
+
+import torch
+sys.path.insert(0, "tests")
+from programs.compare import counts_over  # noqa: E402
+
+SIZES = [4, 7, 1, 9, 4, 3, 2]
+
+
+def rows(b, gen):
+    return [torch.randn(b, 5, generator=gen)]
+
+
+def cols(b, gen):
+    return [torch.randn(3, b + 1, generator=gen)]
+
+
+IDIOMS = {
+    "pow_half_plus_div": (lambda x: x * (x.size(0) ** 0.5) + x.size(1) / x.size(0), rows),
+    "attn_scale": (lambda x: (x @ x.t()) * x.size(-1) ** -0.5, cols),
+    "inv_sqrt": (lambda x: x / math.sqrt(x.size(-1)), cols),
+    "one_over_sqrt": (lambda x: x * (1 / math.sqrt(x.size(-1))), cols),
+    "div_by_width": (lambda x: x / x.size(1), cols),
+    "full_half": (lambda x: torch.full((x.size(0),), x.size(0) / 2) + x[:, 0], rows),
+    "float_arith": (lambda x: x * (float(x.size(0)) * 2.0 + 1.5), rows),
+    "floats_mixed": (lambda x: x * (x.size(0) / 3 - x.size(0) ** 0.5 * 0.25), rows),
+    "sqrt_of_float": (lambda x: x * math.sqrt(x.size(0) / 2), rows),
+    "ratio_of_sizes": (lambda x: x * (x.size(1) / x.size(0)), rows),
+    "branch_on_float": (lambda x: x * 2 if x.size(0) / 2 > 2 else x - 1, rows),
+    "float_returned": (lambda x: (x * 2, x.size(0) ** 0.5), rows),
+    "neg_pow": (lambda x: x * x.size(0) ** -1.0, rows),
+}
+
+
+def main(names):
+    for name in names or IDIOMS:
+        prog, make = IDIOMS[name]
+        for dyn in [None, True]:
+            gen = torch.Generator().manual_seed(0)
+            calls = [make(n, gen) for n in SIZES]
+            try:
+                tc, fc = counts_over(prog, calls, dynamic=dyn)
+                print(f"{name:20s} dynamic={dyn!s:5s} torch.compile {tc.n}  ours {fc.n}", flush=True)
+            except Exception as e:  # noqa: BLE001
+                print(f"{name:20s} dynamic={dyn!s:5s} ERROR {type(e).__name__}: {str(e)[:300]}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
