@@ -32,6 +32,22 @@ IDIOMS = {
     "branch_on_float": (lambda x: x * 2 if x.size(0) / 2 > 2 else x - 1, rows),
     "float_returned": (lambda x: (x * 2, x.size(0) ** 0.5), rows),
     "neg_pow": (lambda x: x * x.size(0) ** -1.0, rows),
+    "int_pow": (lambda x: x * x.size(0) ** 2, rows),
+    "int_neg_pow": (lambda x: x * x.size(0) ** -1, rows),
+    "div_by_difference": (lambda x: x * (1 / (x.size(0) - 1)) if x.size(0) != 1 else x, rows),
+    "float_truth": (lambda x: x * 2 if (x.size(0) / 2 - 2) else x, rows),
+    "float_to_int": (lambda x: x * int(x.size(0) / 2), rows),
+    "float_formatted": (lambda x: (x * 2, f"{x.size(0) / 2:.2f}"), rows),
+    "int_arg_pow": (lambda x, n: x * n ** 0.5, lambda b, gen: [torch.randn(3, generator=gen), b]),
+    "int_arg_div": (lambda x, n: x * (3 / n), lambda b, gen: [torch.randn(3, generator=gen), b]),
+    "sdpa_scale": (
+        lambda q: torch.nn.functional.scaled_dot_product_attention(q, q, q, scale=q.size(-1) ** -0.5),
+        lambda b, gen: [torch.randn(1, 2, 4, b + 1, generator=gen)],
+    ),
+    "softmax_temp": (lambda x: (x / math.sqrt(x.size(-1))).softmax(-1), rows),
+    "ceil_div": (lambda x: x * math.ceil(x.size(0) / 4), rows),
+    "floor_div": (lambda x: x[: math.floor(x.size(0) / 2) + 1] * 2, rows),
+    "arange_scaled": (lambda x: torch.arange(x.size(0)) / x.size(0) + x[:, 0], rows),
 }
 
 

@@ -22,7 +22,7 @@ mod patterns;
 pub(crate) mod pyobj;
 mod step;
 mod storage;
-mod symfloat;
+pub(crate) mod symfloat;
 mod symint;
 mod tracked_super;
 mod user_containers;

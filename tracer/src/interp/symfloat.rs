@@ -7,9 +7,13 @@
 //!
 //! An operation Python could raise on for some admitted size (a divisor not proved non-zero,
 //! a power of a base not proved positive, the square root of a value not proved non-negative)
-//! is not made symbolic: its operands are specialized and Python computes it, raising where
-//! eager raises. A comparison is decided at the hints and guarded (`ShapeEnv::decide_float`);
-//! two floats that are ints' values (`float(n) == 4`) compare as the ints.
+//! is symbolic where its condition holds at the hints, the condition guarded (`s0 - 1 != 0`,
+//! `L['n'] > 0`): a call where it fails traces again, and that trace specializes the operands
+//! and lets Python compute it, raising where eager raises. A comparison is decided at the
+//! hints and guarded (`ShapeEnv::decide_float`); two floats that are ints' values
+//! (`float(n) == 4`) compare as the ints. `int()`, `math.floor`/`ceil`/`trunc` of a quotient
+//! of ints (`math.ceil(n / 4)`) are the ints' floor division, as torch's `FloorToInt` /
+//! `CeilToInt`.
 
 use pyo3::prelude::*;
 
@@ -147,15 +151,22 @@ impl Frame<'_, '_> {
             ("add", [a, b]) if any_float => FloatExpr::binary(FloatOp::Add, a.clone(), b.clone()),
             ("sub", [a, b]) if any_float => FloatExpr::binary(FloatOp::Sub, a.clone(), b.clone()),
             ("mul", [a, b]) if any_float => FloatExpr::binary(FloatOp::Mul, a.clone(), b.clone()),
-            ("truediv", [a, b]) if b.nonzero(&min) => {
-                FloatExpr::binary(FloatOp::Div, a.clone(), b.clone())
+            ("truediv", [a, b]) => {
+                let proved = b.nonzero(&min);
+                let (a, b) = (a.clone(), b.clone());
+                if !proved && !self.guard_holds(&b, RelOp::Ne, 0.0) {
+                    return Ok(None);
+                }
+                FloatExpr::binary(FloatOp::Div, a, b)
             }
             // An int power is an int unless the exponent is negative (`n ** -1`).
-            ("pow", [a, b])
-                if (any_float || b.as_const().is_some_and(|c| c < 0.0))
-                    && pow_defined(a, b, &min) =>
-            {
-                FloatExpr::binary(FloatOp::Pow, a.clone(), b.clone())
+            ("pow", [a, b]) if any_float || b.as_const().is_some_and(|c| c < 0.0) => {
+                let proved = pow_defined(a, b, &min);
+                let (a, b) = (a.clone(), b.clone());
+                if !proved && !self.guard_holds(&a, RelOp::Gt, 0.0) {
+                    return Ok(None);
+                }
+                FloatExpr::binary(FloatOp::Pow, a, b)
             }
             _ => return Ok(None),
         };
@@ -185,7 +196,9 @@ impl Frame<'_, '_> {
         };
         let shapes = &self.tx.output.shapes;
         let f = shapes.canon_float(&f);
-        if f.sign(&|k| shapes.symbol_min(k)) == fx::sym_float::Sign::Unknown {
+        if f.sign(&|k| shapes.symbol_min(k)) == fx::sym_float::Sign::Unknown
+            && !self.guard_holds(&f, RelOp::Ge, 0.0)
+        {
             return Ok(None);
         }
         let callable = py.import("torch")?.getattr("_sym_sqrt")?;
@@ -199,6 +212,85 @@ impl Frame<'_, '_> {
         )
         .map(Some)
     }
+}
+
+impl Frame<'_, '_> {
+    /// Whether `f op c` holds at the hints; where it does it is guarded (an int relation
+    /// where `f` is an int's value and `c` integral), else nothing is.
+    fn guard_holds(&mut self, f: &FloatExpr, op: RelOp, c: f64) -> bool {
+        let rel = fx::FloatRelation::new(f.clone(), op, FloatExpr::Const(c));
+        let shapes = &mut self.tx.output.shapes;
+        if rel.eval(&|k| shapes.symbols[k as usize].hint) != Some(true) {
+            return false;
+        }
+        let origin = self.tx.guards.origin.clone();
+        match f.as_int() {
+            Some(e) if c.fract() == 0.0 => {
+                shapes.decide(e, op, &SymExpr::constant(c as i64), origin) == Some(true)
+            }
+            _ => shapes.decide_float(f, op, &rel.rhs, origin) == Some(true),
+        }
+    }
+
+    /// `int(v)` / `math.trunc(v)` (`Round::Trunc`), `math.floor(v)`, `math.ceil(v)` of a
+    /// symbolic float: the int itself for `float(e)`; for a quotient of ints `a / b` with `b`
+    /// positive, the ints' floor division (exact for ints below 2**53: the float quotient is
+    /// then never rounded across an integer), `a` non-negative for a truncation; both
+    /// guarded where not proved. `None`: another float (the caller specializes).
+    pub(super) fn sym_float_to_int(
+        &mut self,
+        f_name: &str,
+        callable: &Bound<'_, PyAny>,
+        v: &Var,
+        round: Round,
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let Var::SymFloat(_, f) = v else {
+            return Ok(None);
+        };
+        let f = self.tx.output.shapes.canon_float(f);
+        let e = match &f {
+            FloatExpr::Int(e) => e.clone(),
+            FloatExpr::Bin(FloatOp::Div, a, b) => {
+                let (Some(a), Some(b)) = (int_value(a), int_value(b)) else {
+                    return Ok(None);
+                };
+                let fa = FloatExpr::Int(a.clone());
+                let fb = FloatExpr::Int(b.clone());
+                let shapes = &self.tx.output.shapes;
+                let min = |k: u32| shapes.symbol_min(k);
+                let b_pos = fb.sign(&min) == fx::sym_float::Sign::Positive;
+                let a_nonneg = fa.sign(&min) != fx::sym_float::Sign::Unknown;
+                if !b_pos && !self.guard_holds(&fb, RelOp::Gt, 0.0) {
+                    return Ok(None);
+                }
+                match round {
+                    Round::Floor => a.floordiv(&b),
+                    Round::Ceil => a.neg().floordiv(&b).neg(),
+                    Round::Trunc => {
+                        if !a_nonneg && !self.guard_holds(&fa, RelOp::Ge, 0.0) {
+                            return Ok(None);
+                        }
+                        a.floordiv(&b)
+                    }
+                }
+            }
+            _ => return Ok(None),
+        };
+        let arg = v.to_arg(py)?;
+        let target = Target::Function(f_name.to_string());
+        let node_name = f_name.trim_start_matches("math.");
+        self.sym_node(node_name, target, Some(callable), vec![arg], e)
+            .map(Some)
+    }
+}
+
+/// How a float becomes an int.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Round {
+    Trunc,
+    Floor,
+    Ceil,
 }
 
 /// Whether Python's `a ** b` has a float value for every admitted size: a positive base, or

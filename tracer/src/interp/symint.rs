@@ -43,7 +43,7 @@ fn operand(py: Python<'_>, v: &Var) -> Option<SymExpr> {
 impl Frame<'_, '_> {
     /// The symbolic int `expr`, computed by a new `target(args)` node (a constant expression
     /// folds to a plain int).
-    fn sym_node(
+    pub(super) fn sym_node(
         &mut self,
         name: &str,
         target: Target,
