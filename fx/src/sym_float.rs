@@ -117,7 +117,7 @@ impl FloatExpr {
         FloatExpr::Bin(op, Box::new(a), Box::new(b))
     }
 
-    pub fn neg(a: FloatExpr) -> FloatExpr {
+    pub fn negated(a: FloatExpr) -> FloatExpr {
         match a {
             FloatExpr::Const(c) => FloatExpr::Const(-c),
             FloatExpr::Neg(x) => *x,
@@ -193,7 +193,7 @@ impl FloatExpr {
             FloatExpr::Const(c) => FloatExpr::Const(*c),
             FloatExpr::Int(e) => FloatExpr::of_int(e.substitute(f)),
             FloatExpr::Bin(op, a, b) => FloatExpr::binary(*op, a.substitute(f), b.substitute(f)),
-            FloatExpr::Neg(a) => FloatExpr::neg(a.substitute(f)),
+            FloatExpr::Neg(a) => FloatExpr::negated(a.substitute(f)),
             FloatExpr::Sqrt(a) => FloatExpr::sqrt(a.substitute(f)),
         }
     }
@@ -426,7 +426,10 @@ mod tests {
         let e = FloatExpr::binary(FloatOp::Div, s(0), c(2.0));
         let r = e.substitute(&|_| Some(SymExpr::constant(5)));
         assert_eq!(r, FloatExpr::Const(2.5));
-        assert_eq!(FloatExpr::of_int(SymExpr::constant(3)), FloatExpr::Const(3.0));
+        assert_eq!(
+            FloatExpr::of_int(SymExpr::constant(3)),
+            FloatExpr::Const(3.0)
+        );
     }
 
     #[test]

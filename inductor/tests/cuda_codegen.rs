@@ -856,7 +856,7 @@ fn a_float_expression_of_sizes_is_computed_in_double() {
     let mut g = Graph::new();
     let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1)]);
     let int = |k: u32| F::of_int(fx::SymExpr::symbol(k));
-    let mut float = |g: &mut Graph, name: &str, target: &str, e: F| {
+    let float = |g: &mut Graph, name: &str, target: &str, e: F| {
         g.call(name, f(target), vec![n(x)], vec![], NodeMeta::SymFloat(e))
     };
     let scale = float(

@@ -32,10 +32,9 @@ pub(super) fn converts_to(o: &Operand, d: DType) -> bool {
         Operand::T(_) => true,
         Operand::S(s) => number_converts(*s, d),
         // A float that is no int's value (`n / 2`) is not filled into an integer tensor.
-        Operand::Sym(n) if n.is_fractional() => matches!(
-            d,
-            DType::Float32 | DType::Float64 | DType::BFloat16
-        ),
+        Operand::Sym(n) if n.is_fractional() => {
+            matches!(d, DType::Float32 | DType::Float64 | DType::BFloat16)
+        }
         Operand::Sym(_) => matches!(
             d,
             DType::Int64 | DType::Float32 | DType::Float64 | DType::BFloat16

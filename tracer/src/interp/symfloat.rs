@@ -146,7 +146,7 @@ impl Frame<'_, '_> {
         let min = |k: u32| shapes.symbol_min(k);
         let ops: Vec<FloatExpr> = ops.iter().map(|f| shapes.canon_float(f)).collect();
         let f = match (op, ops.as_slice()) {
-            ("neg", [a]) if any_float => FloatExpr::neg(a.clone()),
+            ("neg", [a]) if any_float => FloatExpr::negated(a.clone()),
             ("pos", [_]) if any_float => return Ok(Some(args[0].clone())),
             ("add", [a, b]) if any_float => FloatExpr::binary(FloatOp::Add, a.clone(), b.clone()),
             ("sub", [a, b]) if any_float => FloatExpr::binary(FloatOp::Sub, a.clone(), b.clone()),

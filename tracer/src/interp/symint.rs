@@ -197,7 +197,9 @@ impl Frame<'_, '_> {
             // `n ** 2`: an int polynomial (torch keeps a SymInt). A negative exponent makes a
             // float (`symfloat.rs`); a symbolic one, an exponential, specializes.
             ("pow", [a, b]) => match b.as_const() {
-                Some(k @ 0..=MAX_INT_POWER) => (0..k).fold(SymExpr::constant(1), |acc, _| acc.mul(a)),
+                Some(k @ 0..=MAX_INT_POWER) => {
+                    (0..k).fold(SymExpr::constant(1), |acc, _| acc.mul(a))
+                }
                 _ => return Ok(None),
             },
             // `/`, `**`, shifts and bit operations: a plain int by specialization.

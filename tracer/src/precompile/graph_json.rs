@@ -80,7 +80,7 @@ fn float_expr_of(v: &Value) -> Result<fx::FloatExpr, BadGraph> {
     let tag = str_of(at(0)?)?;
     let op = match tag {
         "const" => return Ok(F::Const(float_of(at(1)?)?)),
-        "neg" => return Ok(F::neg(float_expr_of(at(1)?)?)),
+        "neg" => return Ok(F::negated(float_expr_of(at(1)?)?)),
         "sqrt" => return Ok(F::sqrt(float_expr_of(at(1)?)?)),
         "add" => FloatOp::Add,
         "sub" => FloatOp::Sub,

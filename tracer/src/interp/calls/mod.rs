@@ -495,9 +495,7 @@ impl Frame<'_, '_> {
                 };
                 let r = match round {
                     _ if name == "sqrt" => self.sym_sqrt(v)?,
-                    Some(round) => {
-                        self.sym_float_to_int(&format!("math.{name}"), f, v, round)?
-                    }
+                    Some(round) => self.sym_float_to_int(&format!("math.{name}"), f, v, round)?,
                     None => None,
                 };
                 if let Some(r) = r {
