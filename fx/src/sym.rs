@@ -475,7 +475,8 @@ impl RelOp {
         }
     }
 
-    pub fn holds(self, a: i64, b: i64) -> bool {
+    /// `a op b`, for ints and for floats (Python's comparisons: NaN compares unequal).
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
             RelOp::Eq => a == b,
             RelOp::Ne => a != b,

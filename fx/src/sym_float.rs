@@ -337,15 +337,7 @@ impl FloatRelation {
     /// Whether it holds under an assignment, with Python's float comparisons (NaN compares
     /// unequal to everything); `None` where a side has no value.
     pub fn eval(&self, value: &dyn Fn(u32) -> i64) -> Option<bool> {
-        let (a, b) = (self.lhs.eval(value)?, self.rhs.eval(value)?);
-        Some(match self.op {
-            RelOp::Eq => a == b,
-            RelOp::Ne => a != b,
-            RelOp::Lt => a < b,
-            RelOp::Le => a <= b,
-            RelOp::Gt => a > b,
-            RelOp::Ge => a >= b,
-        })
+        Some(self.op.holds(self.lhs.eval(value)?, self.rhs.eval(value)?))
     }
 
     /// The relation that holds exactly where this one does not, NaN aside (sizes give none).

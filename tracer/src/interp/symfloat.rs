@@ -74,13 +74,8 @@ impl Frame<'_, '_> {
         if let Some(c) = f.as_const() {
             return Ok(Var::py_const(self.tx.py, c));
         }
-        let out = &mut self.tx.output;
-        let node = out
-            .graph
-            .call(name, target, args, vec![], NodeMeta::SymFloat(f.clone()));
-        out.callables.push((node, callable.clone().unbind()));
-        let stack = self.user_stack();
-        self.tx.output.sites.nodes.insert(node, stack);
+        let meta = NodeMeta::SymFloat(f.clone());
+        let node = self.number_node(name, target, Some(callable), args, meta);
         Ok(Var::SymFloat(node, f))
     }
 

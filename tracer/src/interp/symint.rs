@@ -57,16 +57,29 @@ impl Frame<'_, '_> {
         if let Some(c) = expr.as_const() {
             return Ok(Var::py_const(self.tx.py, c));
         }
+        let meta = NodeMeta::SymInt(expr.clone());
+        let node = self.number_node(name, target, callable, args, meta);
+        Ok(Var::SymInt(node, expr))
+    }
+
+    /// A new `target(args)` node computing a symbolic number described by `meta`, with the
+    /// callable the runners call and the user's stack.
+    pub(super) fn number_node(
+        &mut self,
+        name: &str,
+        target: Target,
+        callable: Option<&Bound<'_, PyAny>>,
+        args: Vec<Arg>,
+        meta: NodeMeta,
+    ) -> fx::NodeId {
         let out = &mut self.tx.output;
-        let node = out
-            .graph
-            .call(name, target, args, vec![], NodeMeta::SymInt(expr.clone()));
+        let node = out.graph.call(name, target, args, vec![], meta);
         if let Some(c) = callable {
             out.callables.push((node, c.clone().unbind()));
         }
         let stack = self.user_stack();
         self.tx.output.sites.nodes.insert(node, stack);
-        Ok(Var::SymInt(node, expr))
+        node
     }
 
     /// `float(v)` of a symbolic int: a `torch.sym_float` node whose value is the int's, kept
@@ -86,18 +99,14 @@ impl Frame<'_, '_> {
         }
         let f = py.import("torch")?.getattr("sym_float")?;
         let arg = v.to_arg(py)?;
-        let out = &mut self.tx.output;
         let float = fx::FloatExpr::of_int(expr);
-        let node = out.graph.call(
+        let node = self.number_node(
             "sym_float",
             Target::Function("torch.sym_float".into()),
+            Some(&f),
             vec![arg],
-            vec![],
             NodeMeta::SymFloat(float.clone()),
         );
-        out.callables.push((node, f.unbind()));
-        let stack = self.user_stack();
-        self.tx.output.sites.nodes.insert(node, stack);
         Ok(Var::SymFloat(node, float))
     }
 
