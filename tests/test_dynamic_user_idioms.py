@@ -374,3 +374,33 @@ def test_generated_float_sizes_min_max_and_layouts(
     tc, fc = _counts(program, make, rows, dynamic)
     note(f"graphs: torch.compile {tc}, torchferro {fc}")
     assert fc <= tc, f"torchferro {fc} graphs, torch.compile {tc}"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_float_of_sizes_scales_half_tensors_bit_for_bit(dtype):
+    """On the inductor a float (or int) computed from sizes enters a half-precision mul or
+    division at eager's opmath precision (eager wraps it as a 0-dim double tensor): rounded to
+    the half type first, `x * d ** -0.5` differed from eager in the last bit."""
+
+    def program(x):
+        return (
+            x * x.size(-1) ** -0.5,
+            x / x.size(-1) ** 0.5,
+            x.size(0) ** 0.5 * x,
+            x * x.size(0),
+            x + x.size(0) / 3,
+        )
+
+    torchferro.compiler.reset()
+    f = torchferro.compile(program, dynamic=True)
+    try:
+        with torch.no_grad():
+            for n in [4, 7, 13, 2049]:
+                x = torch.randn(n, 3, generator=torch.Generator().manual_seed(n))
+                x = x.to(dtype)
+                for got, want in zip(f(x), program(x)):
+                    assert torch.equal(got, want), (n, (got - want).abs().max())
+        entries = torchferro.compiler.cache_entries(f)
+        assert [e["runner"] for e in entries] == ["inductor"]
+    finally:
+        torchferro.compiler.reset()
