@@ -346,11 +346,7 @@ impl FloatRelation {
     }
 
     pub fn symbols(&self) -> Vec<u32> {
-        let mut out = self.lhs.symbols();
-        out.extend(self.rhs.symbols());
-        out.sort_unstable();
-        out.dedup();
-        out
+        crate::sym::union_of_symbols(self.lhs.symbols(), self.rhs.symbols())
     }
 
     /// As [`FloatExpr::render`].

@@ -111,15 +111,7 @@ impl Frame<'_, '_> {
             .strip_prefix('i')
             .filter(|p| matches!(*p, "add" | "sub" | "mul" | "truediv" | "pow"))
             .unwrap_or(name);
-        let rel = match op {
-            "lt" => Some(RelOp::Lt),
-            "le" => Some(RelOp::Le),
-            "gt" => Some(RelOp::Gt),
-            "ge" => Some(RelOp::Ge),
-            "eq" => Some(RelOp::Eq),
-            "ne" => Some(RelOp::Ne),
-            _ => None,
-        };
+        let rel = RelOp::from_operator(op);
         if let (Some(rel), [a, b]) = (rel, ops.as_slice()) {
             if !any_float {
                 return Ok(None);
