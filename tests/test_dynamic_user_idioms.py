@@ -404,3 +404,26 @@ def test_a_float_of_sizes_scales_half_tensors_bit_for_bit(dtype):
         assert [e["runner"] for e in entries] == ["inductor"]
     finally:
         torchferro.compiler.reset()
+
+
+def test_a_quotient_of_a_huge_int_argument_is_python_s():
+    """Python divides ints exactly and rounds once; the symbolic quotient rounds each int to a
+    float first. They agree below 2**53 (sizes always are); an int argument is guarded to stay
+    there, and past it the quotient is traced at its value: eager's values either way."""
+
+    def program(x, n):
+        return x * (n / 3), x.long() * math.ceil(n / 4)
+
+    torchferro.compiler.reset()
+    f = torchferro.compile(program)
+    try:
+        # 2**60 + 32: `n / 3` and `float(n) / 3.0` differ; `math.ceil(n / 4)` is not the
+        # ints' ceiling there.
+        for n in [5, 7, 9, 2**60 + 32, 11]:
+            x = torch.ones(2, dtype=torch.float64)
+            for got, want in zip(f(x, n), program(x, n)):
+                assert torch.equal(got, want), n
+        # Static 5, symbolic from 7 on (11 too), the huge one traced at its value.
+        assert len(torchferro.compiler.cache_entries(f)) == 3
+    finally:
+        torchferro.compiler.reset()

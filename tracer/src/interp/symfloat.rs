@@ -144,6 +144,9 @@ impl Frame<'_, '_> {
                 if !proved && !self.guard_holds(&b, RelOp::Ne, 0.0) {
                     return Ok(None);
                 }
+                if !self.guard_exact(&a) || !self.guard_exact(&b) {
+                    return Ok(None);
+                }
                 FloatExpr::binary(FloatOp::Div, a, b)
             }
             // An int power is an int unless the exponent is negative (`n ** -1`).
@@ -219,6 +222,22 @@ impl Frame<'_, '_> {
         }
     }
 
+    /// Python divides two ints exactly, then rounds once; the kernel's and the guards' float
+    /// quotient rounds each int first. The two agree below 2**53, which sizes always are; an
+    /// int argument's expression (a symbol of no lower bound) is guarded to stay there
+    /// (`false`: outside at the hints, the caller specializes).
+    fn guard_exact(&mut self, f: &FloatExpr) -> bool {
+        let Some(e) = f.as_int() else {
+            return true;
+        };
+        let shapes = &self.tx.output.shapes;
+        if e.symbols().iter().all(|&k| shapes.symbol_min(k) >= 0) {
+            return true;
+        }
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2**53
+        self.guard_holds(f, RelOp::Lt, EXACT) && self.guard_holds(f, RelOp::Gt, -EXACT)
+    }
+
     /// `int(v)` / `math.trunc(v)` (`Round::Trunc`), `math.floor(v)`, `math.ceil(v)` of a
     /// symbolic float: the int itself for `float(e)`; for a quotient of ints `a / b` with `b`
     /// positive, the ints' floor division (exact for ints below 2**53: the float quotient is
@@ -249,6 +268,9 @@ impl Frame<'_, '_> {
                 let b_pos = fb.sign(&min) == fx::sym_float::Sign::Positive;
                 let a_nonneg = fa.sign(&min) != fx::sym_float::Sign::Unknown;
                 if !b_pos && !self.guard_holds(&fb, RelOp::Gt, 0.0) {
+                    return Ok(None);
+                }
+                if !self.guard_exact(&fa) || !self.guard_exact(&fb) {
                     return Ok(None);
                 }
                 match round {
