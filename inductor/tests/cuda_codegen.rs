@@ -847,6 +847,43 @@ fn an_int_operand_through_floor_division_modulo_and_max() {
     }
 }
 
+/// Float expressions of sizes (session 33: `x * s1 ** -0.5 + s0 / s1 + math.sqrt(s0)`,
+/// torch's `SymFloat`s): computed from the symbols in double precision (`pow`, `sqrt` and a
+/// division of doubles) and cast to the kernel's float, in the one source NVRTC compiles.
+#[test]
+fn a_float_expression_of_sizes_is_computed_in_double() {
+    use fx::{FloatExpr as F, FloatOp};
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1)]);
+    let int = |k: u32| F::of_int(fx::SymExpr::symbol(k));
+    let float = |g: &mut Graph, name: &str, target: &str, e: F| {
+        g.call(name, f(target), vec![n(x)], vec![], NodeMeta::SymFloat(e))
+    };
+    let scale = float(
+        &mut g,
+        "pow",
+        "operator.pow",
+        F::binary(FloatOp::Pow, int(1), F::Const(-0.5)),
+    );
+    let ratio = float(
+        &mut g,
+        "truediv",
+        "operator.truediv",
+        F::binary(FloatOp::Div, int(0), int(1)),
+    );
+    let root = float(&mut g, "_sym_sqrt", "torch._sym_sqrt", F::sqrt(int(0)));
+    let a = scall(&mut g, f("operator.mul"), vec![n(x), n(scale)]);
+    let b = scall(&mut g, f("operator.add"), vec![n(a), n(ratio)]);
+    let o = scall(&mut g, f("operator.add"), vec![n(b), n(root)]);
+    g.output(vec![n(o)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    for want in ["pow(", "sqrt(", "(double)"] {
+        assert!(c.source.contains(want), "{want}:\n{}", c.source);
+    }
+}
+
 /// A stack of layers: each layer norm's kernel prints the same text up to its buffers' ids, so
 /// the source holds one of them and every layer launches that symbol with its own buffers; a
 /// layer of another width, and two whole-tensor sums (split kernels with a workspace each),

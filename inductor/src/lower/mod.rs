@@ -821,10 +821,18 @@ impl<'g> Lowerer<'g> {
 
     pub fn value(&self, a: &Arg) -> LResult<LValue> {
         if let Arg::Node(n) = a {
-            if let NodeMeta::SymInt(e) | NodeMeta::SymFloat(e) = &self.graph.node(*n).meta {
-                return args::fallback(format!(
-                    "symbolic sizes: the symbolic int {e} as an operand"
-                ));
+            match &self.graph.node(*n).meta {
+                NodeMeta::SymInt(e) => {
+                    return args::fallback(format!(
+                        "symbolic sizes: the symbolic int {e} as an operand"
+                    ))
+                }
+                NodeMeta::SymFloat(f) => {
+                    return args::fallback(format!(
+                        "symbolic sizes: the symbolic float {f} as an operand"
+                    ))
+                }
+                _ => {}
             }
         }
         Ok(match a {
