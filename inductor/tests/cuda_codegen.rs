@@ -1210,3 +1210,48 @@ fn an_unrelated_element_node_does_not_keep_column_sums_from_splitting() {
     assert!(c.source.contains("tf_cws_"), "{grids:?}\n{}", c.source);
     assert!(!grids.contains(&2), "{grids:?}\n{}", c.source);
 }
+
+/// GPT-2's tanh-GELU in a backward: `t = tanh(h)` (float32 of a bf16 activation) read by two
+/// element-wise values a GEMM reads (the GELU output recomputed for a weight gradient, the
+/// gradient through the GELU). On the GPU `t` is inlined into both (Inductor's rule on CUDA:
+/// a body's math is not what a memory-bound kernel pays for); it was stored in float32 by a
+/// kernel of its own and read back by both, 8 bytes an element more (session 33's H100 trace).
+/// The CPU keeps storing it (Inductor's CPU rule for heavy ops: `tests/realize.rs`).
+#[test]
+fn a_transcendental_read_by_two_kernels_is_inlined_on_the_gpu() {
+    let (rows, cols, k) = (64, 256, 32);
+    let mut g = Graph::new();
+    let h = input(&mut g, "h", DType::BFloat16, &[rows, cols]);
+    let grad = input(&mut g, "grad", DType::BFloat16, &[rows, cols]);
+    let w = input(&mut g, "w", DType::BFloat16, &[cols, k]);
+    let hf = call(&mut g, m("float"), vec![n(h)], vec![]);
+    let t = call(&mut g, f("torch.tanh"), vec![n(hf)], vec![]);
+    let one = call(
+        &mut g,
+        f("operator.add"),
+        vec![n(t), Arg::Float(1.0)],
+        vec![],
+    );
+    let out = call(&mut g, f("operator.mul"), vec![n(hf), n(one)], vec![]);
+    let out16 = call(
+        &mut g,
+        m("to"),
+        vec![n(out), Arg::DType(DType::BFloat16)],
+        vec![],
+    );
+    let gf = call(&mut g, m("float"), vec![n(grad)], vec![]);
+    let sq = call(&mut g, f("operator.mul"), vec![n(t), n(t)], vec![]);
+    let d = call(&mut g, f("operator.mul"), vec![n(gf), n(sq)], vec![]);
+    let d16 = call(
+        &mut g,
+        m("to"),
+        vec![n(d), Arg::DType(DType::BFloat16)],
+        vec![],
+    );
+    let y1 = call(&mut g, f("torch.mm"), vec![n(out16), n(w)], vec![]);
+    let y2 = call(&mut g, f("torch.mm"), vec![n(d16), n(w)], vec![]);
+    g.output(vec![n(y1), n(y2)]);
+    let Some(c) = cuda(&g) else { return };
+    assert_eq!(c.source.matches("tanhf(").count(), 2, "{}", c.source);
+    assert!(!c.source.contains("float *__restrict__"), "{}", c.source);
+}

@@ -401,13 +401,13 @@ fn fallback(py: Python<'_>, info: &Origin, why: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// Whether CUDA training graphs take the compiled path (`TORCHFERRO_AOT_CUDA=1`, read at each
-/// compile). `tests/test_aot_cuda.py` passed on the H200 (session 15): the path is correct, but
-/// a GPT-2 124M bf16 step ran 2.65x slower than eager there (docs/cuda.md, "Session 15"), so
-/// it stays opt-in until its kernels are fast; by default CUDA training graphs go through
-/// torch's autograd on the eager runner, at eager's speed.
+/// Whether CUDA training graphs take the compiled path (on unless `TORCHFERRO_AOT_CUDA=0`, read
+/// at each compile), as torch.compile compiles CUDA training. Opt-in until session 33: a GPT-2
+/// 124M bf16 step ran 2.65x slower than eager in session 15; in session 32 (H100) it ran 2.0x
+/// faster than eager (33.65 against 67.53 ms; torch.compile 31.29) and resnet50's bf16 step
+/// level with torch.compile (docs/cuda.md), with the CUDA set passing with it on.
 fn cuda_training_enabled() -> bool {
-    std::env::var("TORCHFERRO_AOT_CUDA").is_ok_and(|v| v == "1")
+    std::env::var("TORCHFERRO_AOT_CUDA").map_or(true, |v| v != "0")
 }
 
 /// Whether a graph needs the training path: grad mode on and an input that requires grad.
@@ -545,7 +545,7 @@ pub fn build_parts(
         }
         // CPU and CUDA graphs are differentiated alike; each half then goes where its tensors
         // are (`InductorProgram::try_new` picks the CPU or the CUDA inductor, or the eager
-        // runner where CUDA cannot run); CUDA with `TORCHFERRO_AOT_CUDA=1`. Other devices
+        // runner where CUDA cannot run); CUDA unless `TORCHFERRO_AOT_CUDA=0`. Other devices
         // keep torch's autograd.
         if let Some(t) = n.meta.tensor() {
             let cuda_on = t.device.kind == "cuda" && cuda_training_enabled();
