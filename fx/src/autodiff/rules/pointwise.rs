@@ -96,6 +96,10 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             Ok(r)
         }
         "neg" => Ok(vec![(self_of(args)?, b.m("neg", g, vec![])?)]),
+        // Piecewise constant (or a draw): the derivative is zero, the edge stays.
+        "floor" | "ceil" | "round" | "trunc" | "fix" | "sign" | "bernoulli" => {
+            zero_derivative(b, self_of(args)?, g)
+        }
         "square" => {
             // derivatives.yaml has no entry of its own: `square` is `pow(self, 2)`, whose
             // `pow_backward` is `grad * 2 * self`.
