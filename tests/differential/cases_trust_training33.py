@@ -86,15 +86,9 @@ class SavedGateForcedOpen(_Decayed):
         return F.mse_loss(self.out(self.fc(x) * gate), y)
 
 
-_train(
-    "saved_gate_forced_open_raises",
-    SavedGateForcedOpen,
-    xy,
-    raises=True,
-    xfail_inductor="an intermediate eager's backward saved (sigmoid's result), then written in "
-    "place in grad mode inside the graph: eager raises at .backward(), the compiled backward "
-    "reads the value as of the save and trains on (found session 33)",
-)
+# Found here (session 33): the compiled backward read the value as of the save and trained on
+# (`autodiff::watch::kept_then_overwritten` now sends such a graph through torch's autograd).
+_train("saved_gate_forced_open_raises", SavedGateForcedOpen, xy, raises=True)
 
 
 class RefilledByCopy(_Decayed):

@@ -700,6 +700,21 @@ pub fn build_parts(
             return Ok(None);
         }
     }
+    // A value eager's backward keeps that a later in-place write of the graph replaced (in grad
+    // mode too; a `no_grad` one is named above): eager raises at `.backward()`, which torch's
+    // autograd over the traced graph reproduces.
+    let overwritten = &functional.overwritten;
+    let kept_by = &joint.eager_kept_by;
+    let stale = autodiff::watch::kept_then_overwritten(
+        &joint.forward,
+        kept_by,
+        overwritten,
+        &functional.replaces,
+    );
+    if let Some(why) = stale {
+        fallback(py, info, &why)?;
+        return Ok(None);
+    }
     let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
     // A written input whose new value carries a gradient (`x.add_(1)` on an input that requires
     // grad, `buf.copy_(x * w)`): the new value is a differentiable output of the Function and
