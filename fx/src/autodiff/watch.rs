@@ -194,3 +194,24 @@ pub fn kept_then_overwritten(
             )
         })
 }
+
+/// The first input eager's backward keeps ([`written_kept`]: input → earliest kept version) at
+/// a version before the graph's own last write of it (`written`: the graph's written inputs and
+/// how many writes each gets, `Functionalized::mutated_inputs`/`input_writes`), described for
+/// the fallback reason. Eager's `.backward()` is then certain to raise, but only when the
+/// engine reaches the node that kept it: the nodes it ran before have accumulated their
+/// gradients (an output layer's, behind a product that kept a buffer the step rescaled). The
+/// compiled backward is one autograd node, which raised before accumulating anything; torch's
+/// autograd over the traced graph accumulates as eager's nodes do (session 33).
+pub fn kept_input_overwritten(
+    kept: &HashMap<usize, u32>,
+    (mutated, writes): (&[usize], &[u32]),
+) -> Option<String> {
+    mutated.iter().zip(writes).find_map(|(i, &w)| {
+        kept.get(i).filter(|&&v| v < w).map(|v| {
+            format!(
+                "the backward keeps input {i} at version {v}, which the graph's later writes change (eager raises at backward)"
+            )
+        })
+    })
+}
