@@ -365,6 +365,11 @@ CASES = {
     "trunc": (lambda x: (x * 3).trunc(), [X(6)]),
     "fix": (lambda x: torch.fix(x * 3), [X(6)]),
     "sign": (lambda x: torch.sign(x), [X(6)]),
+    "div_floor": (
+        lambda x, y: torch.div(x, y, rounding_mode="floor") * x,
+        [X(3, 4), P(4)],
+    ),
+    "div_trunc": (lambda x: torch.div(x * 3, 2, rounding_mode="trunc"), [X(6)]),
     "floor_in_place": (lambda x: _written(x, lambda h: h.floor_()), [X(6)]),
     # Values all zero: the draw does not matter, the edge does.
     "bernoulli": (lambda x: torch.bernoulli(x.sigmoid()) * 0.0, [X(6)]),
