@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .cases_trust_training30 import xy
+from .cases_trust_training30 import _Step, xy
 from .runner import register
 
 STRICT_BREADTH = True
@@ -28,9 +28,10 @@ def _train(name, cls, inputs, **options):
     register(f"trust_train33_{name}", cls, inputs, module=True, **options)
 
 
-class _Decayed(nn.Module):
+class _Decayed(_Step):
     """``fc`` (8 to 8), ``aux`` (8 to 8) and ``out`` (8 to 4); SGD with momentum and weight
-    decay (a ``None`` gradient skips a parameter's decay, a zero one does not)."""
+    decay (a ``None`` gradient skips a parameter's decay, a zero one does not); one step of it
+    per call around ``self.loss``."""
 
     def __init__(self, adamw=False):
         super().__init__()
@@ -43,13 +44,6 @@ class _Decayed(nn.Module):
             if adamw
             else torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01)
         )
-
-    def forward(self, x, y):
-        self._opt.zero_grad()
-        loss = self.loss(x, y)
-        loss.backward()
-        self._opt.step()
-        return loss.detach()
 
 
 class BranchZeroed(_Decayed):
