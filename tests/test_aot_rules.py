@@ -379,6 +379,10 @@ CASES = {
         lambda x: _written(x, lambda h: h.copy_(torch.ones(()))),
         [X(3, 2)],
     ),
+    "fill_whole_from_grad": (
+        lambda x, y: _written(x, lambda h: h.fill_(y.sum())),
+        [X(3, 2), X(2)],
+    ),
     "copy_whole_from_grad": (
         lambda x, y: _written(x, lambda h: h.copy_(y * 2)),
         [X(3, 2), X(2)],

@@ -226,6 +226,21 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
         "torch.Tensor.fill_" if matches!(rest.first(), Some(Arg::Float(_) | Arg::Int(_))) => {
             zero_derivative(b, x, g)
         }
+        // Filled with a 0-dim tensor (`value: grad.sum()`), of `x`'s dtype.
+        "torch.Tensor.fill_" => {
+            let (Some(Arg::Node(v)), []) = (rest.first(), kwargs) else {
+                return no_rule("fill_");
+            };
+            let v = *v;
+            if b.fmeta(v)?.dtype != b.fmeta(x)?.dtype || !b.fsizes(v)?.is_empty() {
+                return no_rule("fill_ with a value of another dtype");
+            }
+            let mut r = zero_derivative(b, x, g)?;
+            if b.needs(v) {
+                r.push((v, b.reduce_to(g, &[])?));
+            }
+            Ok(r)
+        }
         // Filled with a number where `mask` holds: those positions take nothing back.
         "torch.Tensor.masked_fill_"
             if matches!(
