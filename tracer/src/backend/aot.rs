@@ -700,6 +700,32 @@ pub fn build_parts(
             return Ok(None);
         }
     }
+    // A value eager's backward keeps that a later in-place write of the graph replaced (in grad
+    // mode too; a `no_grad` one is named above): eager raises at `.backward()`, which torch's
+    // autograd over the traced graph reproduces.
+    let overwritten = &functional.overwritten;
+    let kept_by = &joint.eager_kept_by;
+    let stale = autodiff::watch::kept_then_overwritten(
+        &joint.forward,
+        kept_by,
+        overwritten,
+        &functional.replaces,
+    );
+    if let Some(why) = stale {
+        fallback(py, info, &why)?;
+        return Ok(None);
+    }
+    // Written inputs eager's backward keeps, at the version it keeps (`watch::written_kept`):
+    // `_aot` saves the input itself at that version, so a later write raises as in eager.
+    let kept_version =
+        autodiff::watch::written_kept(&joint.eager_roots, &functional.input_versions);
+    // One kept at a version before the graph's own last write of it: eager's `.backward()` is
+    // certain to raise, after its nodes before the keeping one accumulated their gradients.
+    let mutated_writes = (&mutated[..], &functional.input_writes[..]);
+    if let Some(why) = autodiff::watch::kept_input_overwritten(&kept_version, mutated_writes) {
+        fallback(py, info, &why)?;
+        return Ok(None);
+    }
     let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
     // A written input whose new value carries a gradient (`x.add_(1)` on an input that requires
     // grad, `buf.copy_(x * w)`): the new value is a differentiable output of the Function and
@@ -784,10 +810,6 @@ pub fn build_parts(
         .map(|&i| (0, i))
         .chain(joint.watched_outputs.iter().map(|&k| (1, k)))
         .collect();
-    // Written inputs eager's backward keeps, at the version it keeps (`watch::written_kept`):
-    // `_aot` saves the input itself at that version, so a later write raises as in eager.
-    let kept_version =
-        autodiff::watch::written_kept(&joint.eager_roots, &functional.input_versions);
     // Inputs that require grad but get no gradient through an op of the graph (read under
     // `no_grad` or through `detach()`, or only handed back as they are: a loss of an earlier
     // graph passed through a graph break): `_aot.apply` hands them to the Function detached.
