@@ -1,13 +1,16 @@
 """Which GPU kernels a profiled step spends its time in, by the host op that launched them.
 
-    python scripts/trace_kernels.py trace.json[.gz] [--top 40]
+    python scripts/trace_kernels.py trace.json[.gz] [--top 40] [--classes]
 
 Reads a torch.profiler chrome trace (``scripts/gpu_train_trace.py``): each GPU kernel is tied to
 its launch through the trace's correlation ids, and the launch to the innermost of the
 ``CompiledGraph`` / ``CompiledGraphBackward`` / ``aten::*`` host ranges enclosing it on the
 launching thread. Prints the GPU time per host range, then the longest kernels with their grid
 and block, in launch order within their graph (``#n``) so they can be matched to the ``kernelN``
-functions of the graph's CUDA source."""
+functions of the graph's CUDA source. ``--classes`` adds the time per kind of kernel (GEMM,
+attention, generated pointwise/reduction, torch's own elementwise/reduction, optimizer, copies)
+and per host range, the table that compares two compilers' steps where their top kernels
+match but their totals do not."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--classes", action="store_true")
     a = ap.parse_args()
     events = [e for e in load(a.trace) if e.get("ph") == "X"]
     kernels = [e for e in events if e.get("cat") == "kernel"]
@@ -91,6 +95,58 @@ def main() -> None:
         "\nour kernels' time per graph: "
         + ", ".join(f"{o} {t / 1e3:.2f} ms" for o, t in ours.items())
     )
+    if a.classes:
+        print_classes(rows)
+
+
+# Kernel kinds by name: the first pattern a name contains (lower-cased) decides.
+KINDS = (
+    ("attention", ("flash", "fmha", "attention", "sdpa", "attn")),
+    ("gemm", ("gemm", "cutlass", "xmma", "cublas", "nvjet", "gemv", "splitk")),
+    ("optimizer", ("multi_tensor", "foreach", "fused_adam", "fused_sgd")),
+    ("copy", ("memcpy", "memset", "copy", "cat_", "catarray")),
+    ("torch reduction", ("reduce_kernel", "softmax", "norm", "welford")),
+    ("torch elementwise", ("elementwise", "unrolled", "vectorized")),
+    ("index/embedding", ("index", "embedding", "gather", "scatter")),
+)
+
+
+def kind(name: str) -> str:
+    if name.startswith("kernel"):
+        return "generated (ours)"
+    if name.startswith("triton"):
+        return "generated (triton)"
+    low = name.lower()
+    for k, pats in KINDS:
+        if any(p in low for p in pats):
+            return k
+    return "other"
+
+
+def print_classes(rows: list) -> None:
+    per = collections.Counter()
+    count = collections.Counter()
+    per_owner = collections.defaultdict(collections.Counter)
+    other = collections.Counter()
+    for dur, o, _n, name, _g, _b in rows:
+        k = kind(name)
+        per[k] += dur
+        count[k] += 1
+        per_owner[o.split("[")[0][:28]][k] += dur
+        if k == "other":
+            other[name] += dur
+    print("\nGPU time by kind of kernel")
+    for k, t in per.most_common():
+        print(f"  {k:22} {t / 1e3:8.2f} ms  {count[k]:5} kernels")
+    print("\nby host range and kind (ms)")
+    for o, c in sorted(per_owner.items(), key=lambda x: -sum(x[1].values())):
+        print(
+            f"  {o:28} " + ", ".join(f"{k} {t / 1e3:.2f}" for k, t in c.most_common())
+        )
+    if other:
+        print("\nlongest 'other' kernels (total us)")
+        for name, t in other.most_common(12):
+            print(f"  {t:9.1f}  {name}")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ float32 tolerance at each step, ``torchferro._aot.counters`` show the compiled b
 no fallback, and ``torchferro._C._cuda_kernel_launches()`` shows our CUDA kernels ran in both
 halves (the forward's first call, then the first backward). Skips without a CUDA device.
 
-Written in session 13 without a GPU; passed on the H200 in session 15. The path stays behind
-``TORCHFERRO_AOT_CUDA=1`` (this file sets it) until its step is faster than eager's
-(docs/cuda.md, "Session 15").
+Written in session 13 without a GPU; passed on the H200 in session 15. The path is on by
+default since session 33 (``TORCHFERRO_AOT_CUDA=0`` turns it off; this file sets ``1``, which
+keeps it on either way).
 """
 
 from __future__ import annotations
@@ -143,6 +143,38 @@ def test_cuda_training_matches_eager(name, opt_kind):
     assert _aot.counters["backward"] == STEPS
     # Our CUDA kernels ran in both halves at every step.
     assert all(f > 0 and b > 0 for f, b in counts), counts
+
+
+@pytest.mark.parametrize("setting", [None, "0"], ids=["default", "opt_out"])
+def test_cuda_training_is_compiled_by_default(monkeypatch, setting):
+    """Unset, ``TORCHFERRO_AOT_CUDA`` sends CUDA training graphs through the compiled
+    backward (session 33, as torch.compile); ``0`` sends them through torch's autograd with a
+    named fallback. Gradients equal eager's either way."""
+    if setting is None:
+        monkeypatch.delenv("TORCHFERRO_AOT_CUDA", raising=False)
+    else:
+        monkeypatch.setenv("TORCHFERRO_AOT_CUDA", setting)
+    torch.manual_seed(0)
+    w = torch.randn(16, 8, device=DEV, requires_grad=True)
+    x = torch.randn(4, 16, device=DEV)
+
+    def f(x, w):
+        return torch.tanh(x @ w).square().sum()
+
+    torchferro.compiler.reset()
+    _aot.reset()
+    f(x, w).backward()
+    ge, w.grad = w.grad, None
+    torchferro.compile(f)(x, w).backward()
+    torch.testing.assert_close(w.grad, ge)
+    if setting is None:
+        assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+        assert (_aot.counters["compiled"], _aot.counters["backward"]) == (1, 1)
+    else:
+        assert _aot.counters["compiled"] == 0
+        assert any("a tensor on cuda:0" in r for r in _aot.fallback_reasons), (
+            _aot.fallback_reasons
+        )
 
 
 def test_cuda_sdpa_dropout_runs_through_torch_autograd():

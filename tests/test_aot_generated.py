@@ -1,7 +1,8 @@
 """Issue 17: hypothesis-generated training steps through the compiled backward.
 
 Each example draws a small module (a stack of linear or conv layers, layer/batch norms,
-activations, residual blocks, dropout (of transposed views too), in-place activations on intermediates, an EMA buffer and
+activations, residual blocks, dropout (of transposed views too), in-place activations on intermediates, in-place
+writes over intermediates (``WRITES``: whole, through views, without grad), an EMA buffer and
 a step counter written in place), a loss (``LOSSES``: cross entropy with weights, smoothing or
 probabilities, MSE, L1, smooth L1, Huber, BCE with logits, KL divergence) and an optimizer
 (SGD, SGD with momentum, AdamW), then runs ``STEPS`` training steps eagerly and through torchferro from the
@@ -51,6 +52,7 @@ DENSE_LAYERS = [
     "dropout_t",
     "batch_norm",
     "relu_",
+    "write",
 ]
 CONV_LAYERS = [
     "conv",
@@ -61,7 +63,39 @@ CONV_LAYERS = [
     "dropout_t",
     "avg_pool",
     "relu_",
+    "write",
 ]
+
+
+def _no_grad(write, *args):
+    with torch.no_grad():
+        write(*args)
+
+
+def _setitem_all(h, v):
+    h[:] = v
+
+
+#: The ``write`` layer: an in-place op over an intermediate that requires grad (a fresh
+#: ``h * 1.0``), then the stack goes on from the written tensor. Whole overwrites (eager keeps
+#: the history with a zero gradient: every earlier parameter gets zeros, not ``None``; session
+#: 33), writes through views (whole and in part), writes autograd does not see (``no_grad``, a
+#: detached alias) and piecewise-constant ops.
+WRITES = {
+    "zero_": lambda h: h.zero_(),
+    "fill_": lambda h: h.fill_(0.25),
+    "copy_const": lambda h: h.copy_(torch.full((), 0.5, dtype=h.dtype)),
+    "copy_detached": lambda h: h.copy_(h.detach().flip(0)),
+    "setitem_all": lambda h: _setitem_all(h, 0.5),
+    "first_row_zero_": lambda h: h[0].zero_(),
+    "channel_fill_": lambda h: h[:, 1:].fill_(-0.5),
+    "masked_fill_": lambda h: h.masked_fill_(h.detach() > 0.5, 0.0),
+    "no_grad_fill_": lambda h: _no_grad(h.fill_, 0.75),
+    "no_grad_mul_": lambda h: _no_grad(h.mul_, 0.5),
+    "detached_zero_": lambda h: h.detach()[0].zero_(),
+    "floor_": lambda h: h.floor_(),
+    "add_": lambda h: h.add_(1.0),
+}
 
 
 class Generated(nn.Module):
@@ -102,6 +136,9 @@ class Generated(nn.Module):
             elif kind == "relu_":
                 h = h * 1.0
                 h.relu_()
+            elif kind == "write":
+                h = h * 1.0
+                WRITES[arg](h)
             elif kind == "residual":
                 h = h + torch.tanh(layer(h))
             elif kind == "dropout_t":
@@ -132,6 +169,8 @@ def programs(draw):
             arg = draw(st.sampled_from(sorted(ACTS)))
         elif kind == "avg_pool":
             arg = draw(st.sampled_from(["pad", "nopad"]))
+        elif kind == "write":
+            arg = draw(st.sampled_from(sorted(WRITES)))
         spec.append((kind, arg))
     return {
         "conv": conv,
@@ -272,10 +311,8 @@ def test_generated_program_shapes_are_reachable(backend):
     """One fixed program with every layer kind, on both backends (the inductor compiles the
     halves): the generator's vocabulary all trains compiled."""
     for conv, kinds in ((False, DENSE_LAYERS), (True, CONV_LAYERS)):
-        spec = [
-            (k, "gelu" if k == "act" else ("pad" if k == "avg_pool" else ""))
-            for k in kinds
-        ]
+        arg = {"act": "gelu", "avg_pool": "pad", "write": "first_row_zero_"}
+        spec = [(k, arg.get(k, "")) for k in kinds]
         p = {
             "conv": conv,
             "spec": spec,

@@ -355,6 +355,38 @@ CASES = {
         lambda x, i, v: _written(x, lambda h: h.index_put_((i,), v, accumulate=True)),
         [X(5, 2), torch.tensor([1, 1, 3]), X(3, 2)],
     ),
+    # A derivative that is zero keeps its edge (`zeros_like(grad)` in derivatives.yaml): the
+    # output requires grad and the input gets zeros, not None (session 33: the edge was dropped,
+    # so a loss through these alone did not require grad and `.backward()` raised).
+    "floor": (lambda x: (x * 3).floor(), [X(6)]),
+    "ceil": (lambda x: torch.ceil(x * 3) * x, [X(6)]),
+    "round": (lambda x: torch.round(x * 3), [X(6)]),
+    "round_decimals": (lambda x: torch.round(x, decimals=1), [X(6)]),
+    "trunc": (lambda x: (x * 3).trunc(), [X(6)]),
+    "fix": (lambda x: torch.fix(x * 3), [X(6)]),
+    "sign": (lambda x: torch.sign(x), [X(6)]),
+    "div_floor": (
+        lambda x, y: torch.div(x, y, rounding_mode="floor") * x,
+        [X(3, 4), P(4)],
+    ),
+    "div_trunc": (lambda x: torch.div(x * 3, 2, rounding_mode="trunc"), [X(6)]),
+    "floor_in_place": (lambda x: _written(x, lambda h: h.floor_()), [X(6)]),
+    # Values all zero: the draw does not matter, the edge does.
+    "bernoulli": (lambda x: torch.bernoulli(x.sigmoid()) * 0.0, [X(6)]),
+    "zero_whole": (lambda x: _written(x, lambda h: h.zero_()), [X(3, 2)]),
+    "fill_whole": (lambda x: _written(x, lambda h: h.fill_(0.5)), [X(3, 2)]),
+    "copy_whole": (
+        lambda x: _written(x, lambda h: h.copy_(torch.ones(()))),
+        [X(3, 2)],
+    ),
+    "fill_whole_from_grad": (
+        lambda x, y: _written(x, lambda h: h.fill_(y.sum())),
+        [X(3, 2), X(2)],
+    ),
+    "copy_whole_from_grad": (
+        lambda x, y: _written(x, lambda h: h.copy_(y * 2)),
+        [X(3, 2), X(2)],
+    ),
     "two_outputs": (lambda x, y: (x * y, (x + y).sum()), [X(3), X(3)]),
     "reuse": (lambda x: x * x + x.exp() * x, [X(4)]),
 }

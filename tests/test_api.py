@@ -369,6 +369,51 @@ def test_torchferro_compiler_disable_runs_eagerly():
     assert calls == [False]
 
 
+FRESH_DISABLE_REGION = """
+import sys, torch, torchferro
+assert "torch._dynamo" not in sys.modules  # the lazy region imports it on its first call
+graphs = []
+
+def backend(gm, example_inputs):
+    graphs.append(sorted(str(n.target) for n in gm.graph.nodes if n.op == "call_function"))
+    return gm.forward
+
+def lib(x):
+    return torch.sin(x) * 2 + 1
+
+lib = torch._disable_dynamo(lib)  # as torch's custom-op kernels and optimizers use it
+
+def f(x):
+    y = x + 1
+    z = lib(y)
+    return z - 1
+
+x = torch.randn(4)
+out = torchferro.compile(f, backend=backend)(x)
+torch.testing.assert_close(out, torch.sin(x + 1) * 2)
+print(len(graphs), "sin" in repr(graphs))
+"""
+
+
+def test_a_lazy_torch_disable_region_compiles_nothing_from_its_first_call(tmp_path):
+    # In a fresh process torch builds the region's `torch._dynamo.disable` wrapper on the first
+    # call (importing torch._dynamo there): the hook compiled `lib` (a third graph) and every
+    # function torch._dynamo's import ran (recompile-limit warnings, "failed while compiling").
+    script = tmp_path / "region.py"
+    script.write_text(FRESH_DISABLE_REGION)
+    r = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        check=False,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["2", "False"], r.stdout
+    assert "torchferro" not in r.stderr, r.stderr
+
+
 # --- recompile-limit warning, cache dir ------------------------------------------------------
 
 

@@ -17,11 +17,19 @@ per size where torch.compile keeps one (values right):
   in some order of its dimensions has strides that are products of them in that order
   (`layout::dense_order`), any other keeps its strides as constants; both checked per call.
 
+Session 33 (dyn33): a float computed from sizes beyond `float(n)` specialized (`n ** 0.5`,
+`a / b`, `math.sqrt(n)`, float arithmetic on them: a graph per size, 6 against torch.compile's
+1-3). Now a `FloatExpr` (`NodeMeta::SymFloat`): `operator.*` / `torch._sym_sqrt` nodes, computed
+in double precision in the kernel; a branch on one guards the float comparison; `int()`,
+`math.floor`/`ceil` of a quotient of ints are the ints' floor division.
+
 Each program runs eagerly, under torch.compile and under torchferro (counting backends), values
 checked at every call, graph counts asserted exactly; then on the inductor (entries).
 """
 
 from __future__ import annotations
+
+import math
 
 import hypothesis.strategies as st
 import pytest
@@ -74,6 +82,55 @@ def _rows(b, gen):
     return [torch.randn(b, 5, generator=gen)]
 
 
+def _cols(b, gen):
+    return [torch.randn(3, b + 1, generator=gen)]
+
+
+def pow_and_ratio(x):
+    return x * (x.size(0) ** 0.5) + x.size(1) / x.size(0)
+
+
+def attention_scale(x):
+    return (x @ x.t()) * x.size(-1) ** -0.5
+
+
+def inverse_sqrt(x):
+    return x / math.sqrt(x.size(-1))
+
+
+def full_of_half(x):
+    return torch.full((x.size(0),), x.size(0) / 2) + x[:, 0]
+
+
+def float_arithmetic(x):
+    return x * (x.size(0) / 3 - x.size(0) ** 0.5 * 0.25 + float(x.size(1)) * 2.0)
+
+
+def branch_on_a_float(x):
+    return x * 2 if x.size(0) / 2 > 2 else x - 1
+
+
+def float_returned(x):
+    return x * 2, x.size(0) ** 0.5, x.size(1) / x.size(0)
+
+
+def ceil_of_a_quotient(x):
+    return x * math.ceil(x.size(0) / 4) + x[: int(x.size(0) / 2) + 1].sum(0)
+
+
+def reciprocal_of_a_difference(x):
+    # Negative at some sizes, never zero: symbolic under the guard `s0 - 5 != 0`.
+    return x * (1 / (x.size(0) - 5))
+
+
+def int_powers(x):
+    return x * x.size(0) ** 2 + x * x.size(0) ** -1
+
+
+def int_argument_power(x, n):
+    return x * n**0.5 + 3 / n
+
+
 # name: (program, inputs of a size, {dynamic: (torch.compile's graphs, ours)}) over SIZES.
 # Ours are fewer under automatic dynamic where torch.compile traces the size-1 call again
 # (0/1 specialization) and our size-oblivious symbols serve it.
@@ -92,6 +149,25 @@ PROGRAMS = {
             torch.randn(b, 3, 8, 8, generator=gen).to(memory_format=torch.channels_last)
         ],
         {None: (3, 3), True: (2, 2)},
+    ),
+    "pow_and_ratio": (pow_and_ratio, _rows, {None: (3, 2), True: (2, 2)}),
+    "attention_scale": (attention_scale, _cols, {None: (2, 2), True: (1, 1)}),
+    "inverse_sqrt": (inverse_sqrt, _cols, {None: (2, 2), True: (1, 1)}),
+    "full_of_half": (full_of_half, _rows, {None: (3, 2), True: (2, 2)}),
+    "float_arithmetic": (float_arithmetic, _rows, {None: (3, 2), True: (2, 2)}),
+    "branch_on_a_float": (branch_on_a_float, _rows, {None: (4, 3), True: (3, 3)}),
+    "float_returned": (float_returned, _rows, {None: (3, 2), True: (2, 2)}),
+    "ceil_of_a_quotient": (ceil_of_a_quotient, _rows, {None: (3, 2), True: (2, 2)}),
+    "reciprocal_of_a_difference": (
+        reciprocal_of_a_difference,
+        _rows,
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "int_powers": (int_powers, _rows, {None: (3, 2), True: (2, 2)}),
+    "int_argument_power": (
+        int_argument_power,
+        lambda b, gen: [torch.randn(3, generator=gen), b],
+        {None: (2, 2), True: (1, 1)},
     ),
     "channels_last_image": (
         channels_last_conv,
@@ -173,16 +249,50 @@ def test_a_column_slice_of_a_moving_parent_shares_the_graph():
     assert fc <= tc, (tc, fc)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`n ** 0.5` and `a / b` of symbolic ints specialize: a symbolic float is only "
-    "float(int) (`NodeMeta::SymFloat`), torch.compile keeps a SymFloat expression",
-)
 def test_a_float_expression_of_sizes_shares_the_graph():
-    tc, fc = _counts(
-        lambda x: x * (x.size(0) ** 0.5) + x.size(1) / x.size(0), _rows, SIZES, True
-    )
-    assert fc <= tc, (tc, fc)
+    """Was a strict xfail (session 32): `n ** 0.5` and `a / b` of sizes specialized, 6 graphs
+    against torch.compile's 2."""
+    tc, fc = _counts(pow_and_ratio, _rows, SIZES, True)
+    assert (tc, fc) == (2, 2)
+
+
+def test_a_branch_on_a_float_guards_the_comparison_not_the_size():
+    """`if n / 2 > 2:` guards `L['x'].size(0) / 2 > 2` (a float relation): sizes on the same
+    side share the graph; the guard listing shows the float comparison."""
+    torchferro.compiler.reset()
+    f = torchferro.compile(branch_on_a_float, dynamic=True)
+    try:
+        for n in [7, 9, 12]:
+            x = torch.randn(n, 5)
+            same(f(x), branch_on_a_float(x))
+        entries = torchferro.compiler.cache_entries(f)
+        assert len(entries) == 1
+        text = "\n".join(entries[0]["guards"])
+        assert "(L['x'].size(0) / 2.0) > 2.0" in text, text
+        x = torch.randn(4, 5)
+        same(f(x), branch_on_a_float(x))
+        assert len(torchferro.compiler.cache_entries(f)) == 2
+    finally:
+        torchferro.compiler.reset()
+
+
+def test_a_division_by_a_size_that_reaches_zero_raises_as_eager():
+    """`1 / (n - 4)` is symbolic with the guard `n - 4 != 0`; at `n == 4` the guard fails, the
+    trace specializes and Python raises eager's `ZeroDivisionError`."""
+    torchferro.compiler.reset()
+
+    def program(x):
+        return x * (1 / (x.size(0) - 4))
+
+    f = torchferro.compile(program, dynamic=True)
+    try:
+        for n in [6, 9]:
+            x = torch.randn(n, 3)
+            same(f(x), program(x))
+        with pytest.raises(ZeroDivisionError):
+            f(torch.randn(4, 3))
+    finally:
+        torchferro.compiler.reset()
 
 
 # --- generated: symbolic floats, elementwise min/max, layouts ----------------------------------
@@ -206,12 +316,32 @@ def _case(p, n, gen):
         return (lambda x: x * float(x.size(0)) - x.mean(0), [x])
     if use == "minmax":
         return (lambda x: torch.maximum(x, x * 0.5) - torch.min(x, x.flip(0)), [x])
+    # Float expressions of sizes (session 33): torch.compile keeps them SymFloats.
+    if use == "pow_scale":
+        return (lambda x: x * x.size(0) ** -0.5 + x.size(-1) ** 0.5, [x])
+    if use == "sqrt_ratio":
+        return (lambda x: x / math.sqrt(x.size(0)) + x.size(-1) / x.size(0), [x])
+    if use == "full_half":
+        return (lambda x: torch.full(x.shape[1:], x.size(0) / 2 - 0.25) + x[0], [x])
+    if use == "ceil_quotient":
+        return (lambda x: x * math.ceil(x.size(0) / 3) - float(x.size(0)) * 1.5, [x])
     return (lambda x: (x.relu() + 1).sum(-1), [x])
 
 
 @generated(20)
 @given(
-    use=st.sampled_from(["full", "scale", "minmax", "pointwise"]),
+    use=st.sampled_from(
+        [
+            "full",
+            "scale",
+            "minmax",
+            "pointwise",
+            "pow_scale",
+            "sqrt_ratio",
+            "full_half",
+            "ceil_quotient",
+        ]
+    ),
     rank=st.integers(2, 4),
     perm_seed=st.integers(0, 23),
     sliced=st.booleans(),
@@ -221,7 +351,8 @@ def _case(p, n, gen):
 def test_generated_float_sizes_min_max_and_layouts(
     use, rank, perm_seed, sliced, rows, dynamic
 ):
-    """A drawn idiom (a fill or scale by `float()` of a size, elementwise min/max, a pointwise
+    """A drawn idiom (a fill or scale by `float()` of a size, by a float expression of sizes
+    (`n ** -0.5`, `math.sqrt`, `a / b`, `math.ceil(n / 3)`), elementwise min/max, a pointwise
     op) on an input of a drawn rank laid out in a drawn dimension order (contiguous,
     transposed, permuted) or cut from a wider tensor, over a drawn size sequence: values are eager's and torchferro's
     graph count is at most torch.compile's."""
@@ -243,3 +374,56 @@ def test_generated_float_sizes_min_max_and_layouts(
     tc, fc = _counts(program, make, rows, dynamic)
     note(f"graphs: torch.compile {tc}, torchferro {fc}")
     assert fc <= tc, f"torchferro {fc} graphs, torch.compile {tc}"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_float_of_sizes_scales_half_tensors_bit_for_bit(dtype):
+    """On the inductor a float (or int) computed from sizes enters a half-precision mul or
+    division at eager's opmath precision (eager wraps it as a 0-dim double tensor): rounded to
+    the half type first, `x * d ** -0.5` differed from eager in the last bit."""
+
+    def program(x):
+        return (
+            x * x.size(-1) ** -0.5,
+            x / x.size(-1) ** 0.5,
+            x.size(0) ** 0.5 * x,
+            x * x.size(0),
+            x + x.size(0) / 3,
+        )
+
+    torchferro.compiler.reset()
+    f = torchferro.compile(program, dynamic=True)
+    try:
+        with torch.no_grad():
+            for n in [4, 7, 13, 2049]:
+                x = torch.randn(n, 3, generator=torch.Generator().manual_seed(n))
+                x = x.to(dtype)
+                for got, want in zip(f(x), program(x)):
+                    assert torch.equal(got, want), (n, (got - want).abs().max())
+        entries = torchferro.compiler.cache_entries(f)
+        assert [e["runner"] for e in entries] == ["inductor"]
+    finally:
+        torchferro.compiler.reset()
+
+
+def test_a_quotient_of_a_huge_int_argument_is_python_s():
+    """Python divides ints exactly and rounds once; the symbolic quotient rounds each int to a
+    float first. They agree below 2**53 (sizes always are); an int argument is guarded to stay
+    there, and past it the quotient is traced at its value: eager's values either way."""
+
+    def program(x, n):
+        return x * (n / 3), x.long() * math.ceil(n / 4)
+
+    torchferro.compiler.reset()
+    f = torchferro.compile(program)
+    try:
+        # 2**60 + 32: `n / 3` and `float(n) / 3.0` differ; `math.ceil(n / 4)` is not the
+        # ints' ceiling there.
+        for n in [5, 7, 9, 2**60 + 32, 11]:
+            x = torch.ones(2, dtype=torch.float64)
+            for got, want in zip(f(x, n), program(x, n)):
+                assert torch.equal(got, want), n
+        # Static 5, symbolic from 7 on (11 too), the huge one traced at its value.
+        assert len(torchferro.compiler.cache_entries(f)) == 3
+    finally:
+        torchferro.compiler.reset()

@@ -237,3 +237,47 @@ def test_dynamic_across_a_graph_break(tmp_path):
     assert "SHAPE_ENV 2 <= L['x'].size(0) failed, got 1" in err, err
     art = (tmp_path / "m.py").read_text()
     assert "def resume_1(" in art and "SHAPE_ENV 2 <= L['y'].size(0)" in art
+
+
+def test_float_expressions_of_sizes_and_their_guards(tmp_path):
+    """Session 33: floats computed from sizes (`n ** -0.5`, `math.sqrt`, `a / b`) are graph
+    values written in the artifact's graph, a float returned is rebuilt per call, and a branch
+    on one is a float guard evaluated in the loader (Python's float arithmetic)."""
+    program = """
+        import math
+        def scaled(x):
+            if x.size(0) / 2 > 2:
+                return x * x.size(0) ** -0.5 + math.sqrt(x.size(1)), x.size(1) / x.size(0)
+            return x - 1, 0.0
+    """
+    _run(
+        tmp_path,
+        program
+        + """
+        with precompile.capture(scaled, artifact_path="f.py", cache_path="f.cache",
+                                dynamic=True) as cap:
+            cap(torch.randn(6, 3))
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    r = _run(
+        tmp_path,
+        program
+        + """
+        f = precompile.load("f.py", "f.cache")
+        def attempt(x):
+            try:
+                got, want = f(x), scaled(x)
+            except precompile.GuardError as e:
+                return str(e)
+            return (torch.allclose(got[0], want[0]) and got[1] == want[1]
+                    and type(got[1]) is float)
+        results = [attempt(torch.randn(n, m)) for n, m in [(5, 3), (9, 7), (12, 2), (4, 3)]]
+        print(json.dumps({"results": results, **precompile.counters()}))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    *close, e_branch = r["results"]
+    assert close == [True, True, True], r
+    assert "SHAPE_ENV (L['x'].size(0) / 2.0) > 2.0 failed" in e_branch, e_branch

@@ -28,6 +28,7 @@ pub mod ops;
 pub mod passes;
 pub mod print;
 pub mod sym;
+pub mod sym_float;
 
 pub use cond::Cond;
 pub use graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
@@ -37,3 +38,4 @@ pub use passes::{
     check_topological_order, eliminate_common_subexpressions, eliminate_dead_code, GraphError,
 };
 pub use sym::{RelOp, Relation, SymExpr};
+pub use sym_float::{FloatExpr, FloatOp, FloatRelation};

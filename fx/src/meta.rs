@@ -1,6 +1,7 @@
 //! Tensor metadata carried on graph nodes.
 
 use crate::sym::SymExpr;
+use crate::sym_float::FloatExpr;
 
 /// Element type. The names are torch's (`torch.float32` → `Float32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -203,10 +204,10 @@ pub enum NodeMeta {
     Int(i64),
     /// A Python int computed from symbolic sizes (`x.size(0)`, `T * 2`): a graph value.
     SymInt(SymExpr),
-    /// A Python float that is a symbolic int's value (`float(x.size(1))`, torch's
-    /// `sym_float`): a graph value, so a fill or scale read from a size is not a constant
-    /// baked per size. Its value is exactly `float(e)`.
-    SymFloat(SymExpr),
+    /// A Python float computed from symbolic sizes (`float(x.size(1))`, torch's `sym_float`;
+    /// `x.size(-1) ** -0.5`, `a / b`, `math.sqrt(n)`): a graph value, so a fill or scale read
+    /// from sizes is not a constant baked per size.
+    SymFloat(FloatExpr),
     Float(f64),
     Bool(bool),
     /// No value (in-place ops return their input; `output` nodes) or not known.

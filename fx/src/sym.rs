@@ -452,6 +452,14 @@ impl From<i64> for SymExpr {
     }
 }
 
+/// The symbols of two sides, sorted, without repeats.
+pub fn union_of_symbols(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> {
+    a.extend(b);
+    a.sort_unstable();
+    a.dedup();
+    a
+}
+
 /// A comparison operator of a [`Relation`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RelOp {
@@ -475,7 +483,21 @@ impl RelOp {
         }
     }
 
-    pub fn holds(self, a: i64, b: i64) -> bool {
+    /// The comparison `operator.<name>` makes (`"lt"`: `<`).
+    pub fn from_operator(name: &str) -> Option<RelOp> {
+        Some(match name {
+            "lt" => RelOp::Lt,
+            "le" => RelOp::Le,
+            "gt" => RelOp::Gt,
+            "ge" => RelOp::Ge,
+            "eq" => RelOp::Eq,
+            "ne" => RelOp::Ne,
+            _ => return None,
+        })
+    }
+
+    /// `a op b`, for ints and for floats (Python's comparisons: NaN compares unequal).
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
             RelOp::Eq => a == b,
             RelOp::Ne => a != b,
@@ -514,11 +536,7 @@ impl Relation {
 
     /// Every symbol either side reads, sorted, without repeats.
     pub fn symbols(&self) -> Vec<u32> {
-        let mut out = self.lhs.symbols();
-        out.extend(self.rhs.symbols());
-        out.sort_unstable();
-        out.dedup();
-        out
+        union_of_symbols(self.lhs.symbols(), self.rhs.symbols())
     }
 
     /// `(b, a, c)` when the relation is an equality of two symbols apart by a constant,

@@ -307,6 +307,15 @@ pub struct CudaPolicy {
     /// dtypes (`codegen::cuda::pointwise`); off, each lane is its own access and NVVM is left to
     /// merge them (it does not). `TORCHFERRO_CUDA_VECTOR_ACCESS=0` turns it off (A/B).
     pub vector_access: bool,
+    /// Registers (of 4 bytes) a pointwise chunk may spend on loads read ahead into register
+    /// arrays (`codegen::cuda::passes::chunk_loads`): streamed inputs first, then per-channel
+    /// vectors. `TORCHFERRO_CUDA_CHUNK_REGS` (A/B).
+    pub chunk_regs: u32,
+    /// Blocks per SM a pointwise kernel asks ptxas to fit (`__launch_bounds__(block, n)`,
+    /// capping its registers at `65536 / (block * n)`), 0: no request. resnet50's batch-norm
+    /// backward kernels use 90-127 registers, two 256-thread blocks an SM: the knob
+    /// `TORCHFERRO_CUDA_PW_MIN_BLOCKS` measures whether occupancy is what they lack.
+    pub pointwise_min_blocks: u32,
 }
 
 impl Default for CudaPolicy {
@@ -346,6 +355,8 @@ impl CudaPolicy {
             pad_gemm_min_dim: 512,
             padded_gemm_outputs: false,
             vector_access: true,
+            chunk_regs: 64,
+            pointwise_min_blocks: 0,
         }
     }
 
@@ -358,7 +369,9 @@ impl CudaPolicy {
     /// `TORCHFERRO_CUDA_SHARE` (0: every kernel compiled even where its text repeats another's),
     /// `TORCHFERRO_CUDA_CHANNELS_LAST` (0/1, [`Self::channels_last`]),
     /// `TORCHFERRO_CUDA_PADDED_OUTPUTS` (0/1, [`Self::padded_gemm_outputs`]),
-    /// `TORCHFERRO_CUDA_VECTOR_ACCESS` (0/1, [`Self::vector_access`]). Sweeping them needs no
+    /// `TORCHFERRO_CUDA_VECTOR_ACCESS` (0/1, [`Self::vector_access`]),
+    /// `TORCHFERRO_CUDA_CHUNK_REGS` ([`Self::chunk_regs`]), `TORCHFERRO_CUDA_PW_MIN_BLOCKS`
+    /// ([`Self::pointwise_min_blocks`]). Sweeping them needs no
     /// rebuild, and the CI's CUDA check (`cuda::check_hook`) reads them too, so a policy can be
     /// tried on a captured graph without a GPU. Unparsable or out-of-range values are ignored.
     pub fn with_knobs(mut self) -> CudaPolicy {
@@ -404,6 +417,12 @@ impl CudaPolicy {
         }
         if let Some(c) = knob("TORCHFERRO_CUDA_VECTOR_ACCESS", 0, 1) {
             p.vector_access = c == 1;
+        }
+        if let Some(r) = knob("TORCHFERRO_CUDA_CHUNK_REGS", 0, 256) {
+            p.chunk_regs = r;
+        }
+        if let Some(b) = knob("TORCHFERRO_CUDA_PW_MIN_BLOCKS", 0, 32) {
+            p.pointwise_min_blocks = b;
         }
         self
     }

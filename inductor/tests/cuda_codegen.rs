@@ -847,6 +847,43 @@ fn an_int_operand_through_floor_division_modulo_and_max() {
     }
 }
 
+/// Float expressions of sizes (session 33: `x * s1 ** -0.5 + s0 / s1 + math.sqrt(s0)`,
+/// torch's `SymFloat`s): computed from the symbols in double precision (`pow`, `sqrt` and a
+/// division of doubles) and cast to the kernel's float, in the one source NVRTC compiles.
+#[test]
+fn a_float_expression_of_sizes_is_computed_in_double() {
+    use fx::{FloatExpr as F, FloatOp};
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1)]);
+    let int = |k: u32| F::of_int(fx::SymExpr::symbol(k));
+    let float = |g: &mut Graph, name: &str, target: &str, e: F| {
+        g.call(name, f(target), vec![n(x)], vec![], NodeMeta::SymFloat(e))
+    };
+    let scale = float(
+        &mut g,
+        "pow",
+        "operator.pow",
+        F::binary(FloatOp::Pow, int(1), F::Const(-0.5)),
+    );
+    let ratio = float(
+        &mut g,
+        "truediv",
+        "operator.truediv",
+        F::binary(FloatOp::Div, int(0), int(1)),
+    );
+    let root = float(&mut g, "_sym_sqrt", "torch._sym_sqrt", F::sqrt(int(0)));
+    let a = scall(&mut g, f("operator.mul"), vec![n(x), n(scale)]);
+    let b = scall(&mut g, f("operator.add"), vec![n(a), n(ratio)]);
+    let o = scall(&mut g, f("operator.add"), vec![n(b), n(root)]);
+    g.output(vec![n(o)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    for want in ["pow(", "sqrt(", "(double)"] {
+        assert!(c.source.contains(want), "{want}:\n{}", c.source);
+    }
+}
+
 /// A stack of layers: each layer norm's kernel prints the same text up to its buffers' ids, so
 /// the source holds one of them and every layer launches that symbol with its own buffers; a
 /// layer of another width, and two whole-tensor sums (split kernels with a workspace each),
@@ -1172,4 +1209,49 @@ fn an_unrelated_element_node_does_not_keep_column_sums_from_splitting() {
     let grids: Vec<u32> = c.kernels.iter().map(|k| k.grid).collect();
     assert!(c.source.contains("tf_cws_"), "{grids:?}\n{}", c.source);
     assert!(!grids.contains(&2), "{grids:?}\n{}", c.source);
+}
+
+/// GPT-2's tanh-GELU in a backward: `t = tanh(h)` (float32 of a bf16 activation) read by two
+/// element-wise values a GEMM reads (the GELU output recomputed for a weight gradient, the
+/// gradient through the GELU). On the GPU `t` is inlined into both (Inductor's rule on CUDA:
+/// a body's math is not what a memory-bound kernel pays for); it was stored in float32 by a
+/// kernel of its own and read back by both, 8 bytes an element more (session 33's H100 trace).
+/// The CPU keeps storing it (Inductor's CPU rule for heavy ops: `tests/realize.rs`).
+#[test]
+fn a_transcendental_read_by_two_kernels_is_inlined_on_the_gpu() {
+    let (rows, cols, k) = (64, 256, 32);
+    let mut g = Graph::new();
+    let h = input(&mut g, "h", DType::BFloat16, &[rows, cols]);
+    let grad = input(&mut g, "grad", DType::BFloat16, &[rows, cols]);
+    let w = input(&mut g, "w", DType::BFloat16, &[cols, k]);
+    let hf = call(&mut g, m("float"), vec![n(h)], vec![]);
+    let t = call(&mut g, f("torch.tanh"), vec![n(hf)], vec![]);
+    let one = call(
+        &mut g,
+        f("operator.add"),
+        vec![n(t), Arg::Float(1.0)],
+        vec![],
+    );
+    let out = call(&mut g, f("operator.mul"), vec![n(hf), n(one)], vec![]);
+    let out16 = call(
+        &mut g,
+        m("to"),
+        vec![n(out), Arg::DType(DType::BFloat16)],
+        vec![],
+    );
+    let gf = call(&mut g, m("float"), vec![n(grad)], vec![]);
+    let sq = call(&mut g, f("operator.mul"), vec![n(t), n(t)], vec![]);
+    let d = call(&mut g, f("operator.mul"), vec![n(gf), n(sq)], vec![]);
+    let d16 = call(
+        &mut g,
+        m("to"),
+        vec![n(d), Arg::DType(DType::BFloat16)],
+        vec![],
+    );
+    let y1 = call(&mut g, f("torch.mm"), vec![n(out16), n(w)], vec![]);
+    let y2 = call(&mut g, f("torch.mm"), vec![n(d16), n(w)], vec![]);
+    g.output(vec![n(y1), n(y2)]);
+    let Some(c) = cuda(&g) else { return };
+    assert_eq!(c.source.matches("tanhf(").count(), 2, "{}", c.source);
+    assert!(!c.source.contains("float *__restrict__"), "{}", c.source);
 }

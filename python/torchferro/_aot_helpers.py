@@ -207,6 +207,21 @@ def sdpa_forward(q, k, v, mask, is_causal, scale):
     return out, q.new_zeros((b, h, _lse_rows(q)), dtype=torch.float32)
 
 
+def _like(t, ref):
+    """``t`` in ``ref``'s memory layout (``empty_like``'s preserve format), copied only when it
+    is laid out otherwise. cuDNN's forward allocates its output like q and its backward reads
+    the output and its gradient in that layout: the graph may hold them in another (the
+    compiled forward's promise for a masked half-precision call is the memory-efficient
+    kernel's ``[B, L, H, E]``, the host copying cuDNN's result into it), and cuDNN's backward
+    handed a ``[B, L, H, E]`` output returned wrong gradients (H100, session 33)."""
+    if t.shape != ref.shape or t.stride() == ref.stride():
+        return t
+    r = torch.empty_like(ref, dtype=t.dtype)
+    if r.stride() == t.stride():
+        return t
+    return r.copy_(t)
+
+
 def sdpa_backward(grad, q, k, v, out, lse, mask, is_causal, scale):
     """(grad_query, grad_key, grad_value) of :func:`sdpa_forward`'s attention: the same
     backend's fused backward on the saved output and logsumexp; for a backend without one
@@ -255,11 +270,11 @@ def sdpa_backward(grad, q, k, v, out, lse, mask, is_causal, scale):
     if backend == _CUDNN:
         seed = torch.zeros((), dtype=torch.int64, device=q.device)
         return torch.ops.aten._scaled_dot_product_cudnn_attention_backward(
-            grad,
+            _like(grad, q),
             q,
             k,
             v,
-            out,
+            _like(out, q),
             lse[:, :, :l].unsqueeze(-1).contiguous(),
             seed,
             seed,

@@ -23,6 +23,10 @@ pub enum CodeState {
     /// call was made on (`mode::is_entry_module`), skipped everywhere else, as torch.compile
     /// skips torch.nn code that no traced code calls.
     EntryOnly,
+    /// Runs with the hook off on this thread for its extent, so nothing it calls compiles:
+    /// `torch._dynamo.disable` wrappers (recursive ones) and module bodies (import-time code,
+    /// run once, gains nothing from compiling and may see half-imported modules).
+    Region,
     /// Tracing failed in a way that does not depend on inputs: run eagerly from now on.
     Eager(String),
     /// The recompile limit was hit: use existing entries, run misses eagerly.
@@ -217,6 +221,16 @@ pub fn mark_skip(code: &Bound<'_, PyAny>) {
     }
 }
 
+/// Marks `code` as a disable region's (see [`CodeState::Region`]).
+pub fn mark_region(code: &Bound<'_, PyAny>) {
+    // SAFETY: `code` is a live code object and we hold the GIL (we have a Bound).
+    if let Some(slot) = unsafe { get_or_create(code.as_ptr(), || CodeState::Region) } {
+        if let Ok(mut c) = slot.try_borrow_mut() {
+            c.state = CodeState::Region;
+        }
+    }
+}
+
 /// Calls `f` on every live code cache. `Python` proves the GIL is held: payloads are freed only
 /// under the GIL (and leave the registry first), so none goes away during the walk. `f` must not
 /// drop Python objects (that can run code that frees payloads): it collects them instead.
@@ -244,7 +258,7 @@ pub fn reset_all(py: Python<'_>) {
             c.automatic_dynamic_ints.clear();
             c.compiles = 0;
             c.frame_id = None;
-            if c.state != CodeState::Skip {
+            if !matches!(c.state, CodeState::Skip | CodeState::Region) {
                 c.state = CodeState::Normal;
             }
         }

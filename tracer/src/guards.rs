@@ -19,6 +19,7 @@ mod memo;
 mod repr;
 pub mod shape_cond;
 pub mod shape_env;
+pub mod shape_float;
 mod torch_state;
 mod tree;
 mod weak;

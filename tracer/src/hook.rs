@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use crate::code_cache::{self, CodeState};
 use crate::compile;
 use crate::frame::FrameView;
-use crate::mode::{self, is_disabled_wrapper, set_mode_quiet, Crossing, Mode};
+use crate::mode::{self, set_mode_quiet, Crossing, Mode};
 use crate::runtime::CompiledGraph;
 use crate::source::Scope;
 
@@ -77,6 +77,9 @@ fn uninstall() {
 /// What the hook does with frames of `code`: skipped (code we never trace), traced only as a
 /// compiled call's entry module (`CodeState::EntryOnly`), or traced.
 fn code_state(py: Python<'_>, code: *mut ffi::PyObject) -> CodeState {
+    if is_region(py, code) {
+        return CodeState::Region;
+    }
     if skipped_file(py, code) {
         return CodeState::Skip;
     }
@@ -97,6 +100,32 @@ fn code_state(py: Python<'_>, code: *mut ffi::PyObject) -> CodeState {
         // entry's transformed code) is traced like the entry it continues.
         CodeState::Normal
     }
+}
+
+/// Whether frames of `code` run with the hook off for their extent ([`CodeState::Region`]):
+/// - the `torch._dynamo.disable` wrapper (the `_fn` closure of `DisableContext.__call__`):
+///   torch's own disable regions (`torch._disable_dynamo`, around custom-op kernels, the
+///   optimizers' `_init_group` and others) build it lazily, on their first call, where no
+///   traced code meets it; recognised here, nothing under such a region compiles from the
+///   first call on, as under torch.compile;
+/// - module bodies: an import inside a compiled region (torch's lazy `import torch._dynamo`
+///   is one) would otherwise compile every function the imported modules call at import time
+///   (decorators, registries), each once, against half-imported modules.
+fn is_region(py: Python<'_>, code: *mut ffi::PyObject) -> bool {
+    // SAFETY: code is the live code object of the frame being evaluated.
+    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+    let text = |attr: &str| -> String {
+        code.getattr(attr)
+            .and_then(|f| f.extract())
+            .unwrap_or_default()
+    };
+    let name = text("co_name");
+    if name == "<module>" {
+        return true;
+    }
+    name == "_fn"
+        && text("co_qualname").starts_with("DisableContext.__call__.")
+        && text("co_filename").ends_with("/torch/_dynamo/eval_frame.py")
 }
 
 /// Whether `filename` belongs to code we never trace.
@@ -188,13 +217,6 @@ pub unsafe extern "C" fn eval_frame(
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         return unsafe { prev(tstate, frame, throwflag) };
     }
-    if is_disabled_wrapper(fv.code()) {
-        let mode = set_mode_quiet(Mode::Off);
-        // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
-        let r = unsafe { prev(tstate, frame, throwflag) };
-        set_mode_quiet(mode);
-        return r;
-    }
     // The sizes a shape check read are handed to the runner of the entry that check admitted
     // (`shape_env::take_checked_sizes`, matched by the inputs' addresses). A check whose
     // runner did not take them (a counting or eager backend) must not leave them to the next
@@ -267,6 +289,13 @@ pub unsafe extern "C" fn eval_frame(
         }
         // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
         Action::Default => unsafe { prev(tstate, frame, throwflag) },
+        Action::Region => {
+            let mode = set_mode_quiet(Mode::Off);
+            // SAFETY: forwarding the interpreter's own arguments to the chained evaluator.
+            let r = unsafe { prev(tstate, frame, throwflag) };
+            set_mode_quiet(mode);
+            r
+        }
         Action::DefaultExpectingError(slot, traced) => {
             // SAFETY: as for `Action::Default`.
             let r = unsafe { prev(tstate, frame, throwflag) };
@@ -457,6 +486,9 @@ fn decide_cached(
         Ok(c) => (c.state.clone(), c.nargs, c.entry_only),
         Err(_) => (CodeState::Skip, 0, false),
     };
+    if state == CodeState::Region {
+        return Action::Region;
+    }
     if entry_only {
         // A torch.nn `forward` reached natively runs as it is; on the compiled module itself
         // (its `self`, the first argument) it is traced.
@@ -564,6 +596,8 @@ enum Action {
     /// The entry to run and the frame's arguments.
     Run(Run, Vec<*mut ffi::PyObject>),
     Default,
+    /// Run natively with the hook off on this thread ([`CodeState::Region`]).
+    Region,
     /// Run natively; if the frame returns normally, give its code up (the traced error it was
     /// run for did not happen: see `compile::Outcome::RunEagerlyExpectingError`).
     DefaultExpectingError(&'static code_cache::Slot, String),

@@ -91,6 +91,7 @@ pub fn cache_info(code: &Bound<'_, PyAny>) -> (String, Vec<EntryInfo>) {
     let state = match &c.state {
         code_cache::CodeState::Normal => "normal".to_string(),
         code_cache::CodeState::Skip => "skip".to_string(),
+        code_cache::CodeState::Region => "disable region".to_string(),
         code_cache::CodeState::EntryOnly => "entry only".to_string(),
         code_cache::CodeState::Eager(r) => format!("eager: {r}"),
         code_cache::CodeState::LimitHit => "recompile limit".to_string(),

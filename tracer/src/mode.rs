@@ -3,7 +3,7 @@
 //! this module only counts the threads inside compiled regions.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use pyo3::ffi;
@@ -112,50 +112,6 @@ pub(crate) fn any_thread_active() -> bool {
 /// Whether the hook acts on this thread (the mode is not `Off`).
 pub(crate) fn is_active() -> bool {
     ACTIVE.with(|a| a.get())
-}
-
-/// Code objects of `torch.compiler.disable` / `torch._dynamo.disable` wrappers (recursive ones):
-/// their frames run with the hook off, so neither the wrapped function nor anything it calls is
-/// compiled, as under torch.compile. Registered by the tracer when it meets such a wrapper (the
-/// call is a graph break, so the wrapper's frame comes here next); a few slots suffice (one
-/// wrapper code per torch version).
-static DISABLED_WRAPPERS: [AtomicPtr<ffi::PyObject>; 4] = [
-    AtomicPtr::new(std::ptr::null_mut()),
-    AtomicPtr::new(std::ptr::null_mut()),
-    AtomicPtr::new(std::ptr::null_mut()),
-    AtomicPtr::new(std::ptr::null_mut()),
-];
-
-/// Records `code` as a disable wrapper's code (kept alive for the life of the process).
-pub fn register_disabled_wrapper(code: Bound<'_, PyAny>) {
-    let ptr = code.as_ptr();
-    for slot in &DISABLED_WRAPPERS {
-        let cur = slot.load(Ordering::Acquire);
-        if cur == ptr {
-            return;
-        }
-        if cur.is_null()
-            && slot
-                .compare_exchange(
-                    std::ptr::null_mut(),
-                    ptr,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                )
-                .is_ok()
-        {
-            // The slot holds the pointer from now on: keep the object alive with it.
-            std::mem::forget(code.unbind());
-            return;
-        }
-    }
-}
-
-pub(crate) fn is_disabled_wrapper(code: *mut ffi::PyObject) -> bool {
-    DISABLED_WRAPPERS.iter().any(|s| {
-        let p = s.load(Ordering::Relaxed);
-        !p.is_null() && p == code
-    })
 }
 
 thread_local! {

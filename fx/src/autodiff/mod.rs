@@ -73,6 +73,10 @@ pub struct Joint {
     /// except where eager's op keeps other tensors ([`rules::kept_by_eager`], a written-out
     /// group's [`decompose::kept_by_eager`]). [`watch`] checks their versions.
     pub eager_kept: Vec<NodeId>,
+    /// (forward op, value) per value eager's backward keeps, as the first derivation found
+    /// them: which op's backward node keeps it ([`watch::kept_then_overwritten`]: an in-place
+    /// op's own read of the tensor it writes is eager's `original_self`, kept apart).
+    pub eager_kept_by: Vec<(NodeId, NodeId)>,
     /// Forward values the backward computes again instead of reading them saved.
     pub recomputed: usize,
     /// Those values' forward nodes (a backward derived again for absent tangents,
@@ -262,6 +266,7 @@ fn joint_inner(
         _ => Vec::new(),
     };
     let mut roots = watch::saved_roots(graph, &first.eager_kept);
+    let eager_kept_by = first.eager_kept_by.clone();
     let eager_roots = roots.clone();
     let pinned = watch::unsaved(graph, &roots);
     let recompute = partition::min_cut(graph, &first.saved_nodes, &pinned);
@@ -276,6 +281,7 @@ fn joint_inner(
     j.watched_inputs = watched_inputs;
     j.watched_outputs = watched_outputs;
     j.eager_roots = eager_roots;
+    j.eager_kept_by = eager_kept_by;
     j.components = components::components(graph, &needs, &j.differentiable);
     j.copied = watch::copied(graph, &j.saved_nodes, &pinned);
     for (s, &c) in j.saved.iter().zip(&j.copied) {
@@ -341,6 +347,8 @@ fn derive(
     // What eager would keep, rule by rule: the values each rule reads unless eager's op keeps
     // others.
     let mut eager_kept: Vec<NodeId> = Vec::new();
+    // The op whose rule kept each entry of `eager_kept`.
+    let mut kept_by: Vec<NodeId> = Vec::new();
     // Tangents first.
     let mut grads: HashMap<NodeId, NodeId> = HashMap::new();
     let mut tuple_grads: HashMap<NodeId, HashMap<usize, NodeId>> = HashMap::new();
@@ -384,6 +392,7 @@ fn derive(
                 bw.accumulate(&mut grads, input, g)?;
             }
             eager_kept.extend_from_slice(&bw.reads[mark..]);
+            kept_by.resize(eager_kept.len(), id);
             continue;
         }
         let Some(&g) = grads.get(&id) else { continue };
@@ -397,6 +406,7 @@ fn derive(
                 bw.accumulate(&mut grads, input, gi)?;
             }
             eager_kept.extend(decompose::kept_by_eager(group, &bw.reads[mark..]));
+            kept_by.resize(eager_kept.len(), id);
             continue;
         }
         // `tuple[i]` of a multi-output op: its gradient waits for the op's rule.
@@ -412,6 +422,7 @@ fn derive(
             }
         }
         eager_kept.extend(rules::kept_by_eager(graph, id, &bw.reads[mark..]));
+        kept_by.resize(eager_kept.len(), id);
     }
     let mut grad_inputs = Vec::new();
     let mut outs = Vec::new();
@@ -453,6 +464,10 @@ fn derive(
         grad_inputs,
         saved_bytes,
         saved_nodes: bw.saved.clone(),
+        eager_kept_by: kept_by
+            .into_iter()
+            .zip(eager_kept.iter().copied())
+            .collect(),
         eager_kept,
         recomputed: recompute.len(),
         recompute_set: recompute.clone(),

@@ -71,7 +71,11 @@ impl Upcast {
     }
 }
 
-/// Ops whose result carries no gradient (comparisons, integer results, index queries).
+/// Ops whose result carries no gradient (comparisons, integer results, index queries, factories
+/// of a tensor's shape). Ops whose derivative is zero but whose result does require grad in
+/// eager (`floor`, `round`, `sign`, `bernoulli`: `zeros_like(grad)` in `derivatives.yaml`) are
+/// not among them: eager's autograd graph keeps their edge, so a loss through them still
+/// requires grad and the input gets a zero gradient, not `None` ([`zero_derivative`]).
 pub fn is_nondifferentiable(node: &Node) -> bool {
     let NodeKind::Call { target, .. } = &node.kind else {
         return false;
@@ -86,11 +90,6 @@ pub fn is_nondifferentiable(node: &Node) -> bool {
             | "ge"
             | "argmax"
             | "argmin"
-            | "sign"
-            | "floor"
-            | "ceil"
-            | "round"
-            | "trunc"
             | "detach"
             | "isnan"
             | "isinf"
@@ -98,7 +97,6 @@ pub fn is_nondifferentiable(node: &Node) -> bool {
             | "logical_not"
             | "logical_and"
             | "logical_or"
-            | "bernoulli"
             | "rand_like"
             | "randn_like"
             | "zeros_like"
@@ -380,6 +378,19 @@ fn restore_dims(b: &mut Bw, g: NodeId, dims: &[usize], keep: bool) -> Result<Nod
         }
     }
     Ok(r)
+}
+
+/// The gradient of an input whose derivative is zero (`zeros_like(grad)` in
+/// `derivatives.yaml`: `floor`, `sign`, a tensor overwritten whole by `fill_`/`zero_`/`copy_`):
+/// zeros of `x`'s sizes where `x` carries a gradient. Eager's graph keeps the edge, so the input
+/// is reached and its gradient is zeros; left out, the input got `None` (an optimizer with weight
+/// decay then skipped it) or, where it was the only path, the output required no grad at all.
+fn zero_derivative(b: &mut Bw, x: NodeId, g: NodeId) -> Result<Grads> {
+    if !b.needs(x) {
+        return Ok(Vec::new());
+    }
+    let xs = b.fsizes(x)?;
+    Ok(vec![(x, zeros(b, g, &xs)?)])
 }
 
 /// Zeros of `sizes` in `like`'s dtype and device.

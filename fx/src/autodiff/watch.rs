@@ -152,3 +152,66 @@ pub fn written_kept(
     }
     out
 }
+
+/// Eager's version check of the graph's own tensors: the first value eager's backward keeps
+/// (`kept_by`: (op, value), [`super::Joint::eager_kept_by`]) that a later in-place write in the
+/// graph replaced (`overwritten`, `functionalize::Functionalized::overwritten`): `h =
+/// torch.sigmoid(z)` saved by sigmoid, then `h.fill_(1)`. Eager's `.backward()` raises
+/// "modified by an inplace operation"; the functional graph reads the value as of the save, so
+/// the compiled backward trained on (session 33). The caller runs such a graph through torch's
+/// autograd, which raises eager's error; `Some` describes the value for the fallback reason.
+///
+/// An in-place op's own read of the tensor it writes is no such keep: eager saves the value
+/// before the write apart (`original_self`; `h.sin_()`, `h.mul_(w)` train in eager). `writes`
+/// maps the functional nodes standing for in-place ops to whether they wrote their argument 0
+/// (`on_clone(path, x, ..)` writes `x`, its argument 1).
+pub fn kept_then_overwritten(
+    f: &Graph,
+    kept_by: &[(NodeId, NodeId)],
+    overwritten: &HashSet<NodeId>,
+    writes: &HashMap<NodeId, bool>,
+) -> Option<String> {
+    kept_by
+        .iter()
+        .find(|&&(op, v)| {
+            let root = storage_root(f, v);
+            if !overwritten.contains(&root) {
+                return false;
+            }
+            let own = writes.get(&op) == Some(&true)
+                && super::call_parts(f, op).is_some_and(|(target, args, _)| {
+                    let w = usize::from(
+                        target.name() == crate::passes::functionalize::ON_CLONE,
+                    );
+                    matches!(args.get(w), Some(Arg::Node(a)) if storage_root(f, *a) == root)
+                });
+            !own
+        })
+        .map(|&(_, v)| {
+            format!(
+                "the backward keeps {}, which a later in-place write changed (eager raises at backward)",
+                f.node(v).name
+            )
+        })
+}
+
+/// The first input eager's backward keeps ([`written_kept`]: input → earliest kept version) at
+/// a version before the graph's own last write of it (`written`: the graph's written inputs and
+/// how many writes each gets, `Functionalized::mutated_inputs`/`input_writes`), described for
+/// the fallback reason. Eager's `.backward()` is then certain to raise, but only when the
+/// engine reaches the node that kept it: the nodes it ran before have accumulated their
+/// gradients (an output layer's, behind a product that kept a buffer the step rescaled). The
+/// compiled backward is one autograd node, which raised before accumulating anything; torch's
+/// autograd over the traced graph accumulates as eager's nodes do (session 33).
+pub fn kept_input_overwritten(
+    kept: &HashMap<usize, u32>,
+    (mutated, writes): (&[usize], &[u32]),
+) -> Option<String> {
+    mutated.iter().zip(writes).find_map(|(i, &w)| {
+        kept.get(i).filter(|&&v| v < w).map(|v| {
+            format!(
+                "the backward keeps input {i} at version {v}, which the graph's later writes change (eager raises at backward)"
+            )
+        })
+    })
+}

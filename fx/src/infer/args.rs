@@ -117,10 +117,9 @@ impl Value {
             NodeMeta::SymInt(e) => Value::Int(
                 super::symbolic::concrete(&Dim::Sym(e.clone())).ok_or(InferError::Unsupported)?,
             ),
-            NodeMeta::SymFloat(e) => Value::Float(
-                super::symbolic::concrete(&Dim::Sym(e.clone())).ok_or(InferError::Unsupported)?
-                    as f64,
-            ),
+            NodeMeta::SymFloat(e) => {
+                Value::Float(super::symbolic::concrete_float(e).ok_or(InferError::Unsupported)?)
+            }
             NodeMeta::Float(v) => Value::Float(*v),
             NodeMeta::Bool(v) => Value::Bool(*v),
             NodeMeta::None => Value::Opaque,

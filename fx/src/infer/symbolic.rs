@@ -58,6 +58,15 @@ pub(crate) fn concrete(d: &Dim) -> Option<i64> {
     }
 }
 
+/// A symbolic float's value at the assignment under way, as [`concrete`].
+pub(crate) fn concrete_float(f: &crate::FloatExpr) -> Option<f64> {
+    ASSIGNMENT.with(|a| {
+        let a = a.borrow();
+        let a = a.as_ref()?;
+        f.eval(&|k| a.get(k as usize).copied().unwrap_or(i64::MIN))
+    })
+}
+
 fn with_assignment<R>(values: &[i64], f: impl FnOnce() -> R) -> R {
     let prev = ASSIGNMENT.with(|a| a.replace(Some(values.to_vec())));
     let r = f();
@@ -597,7 +606,8 @@ pub fn meta_symbols(meta: &NodeMeta) -> Vec<u32> {
             }
         }
         NodeMeta::Tuple(items) => items.iter().for_each(|m| out.extend(meta_symbols(m))),
-        NodeMeta::SymInt(e) | NodeMeta::SymFloat(e) => out.extend(e.symbols()),
+        NodeMeta::SymInt(e) => out.extend(e.symbols()),
+        NodeMeta::SymFloat(f) => out.extend(f.symbols()),
         _ => {}
     }
     out.sort_unstable();
@@ -634,7 +644,7 @@ pub fn substitute_meta(meta: &NodeMeta, f: &dyn Fn(u32) -> Option<SymExpr>) -> N
             e => NodeMeta::SymInt(e),
         },
         NodeMeta::SymFloat(e) => match e.substitute(f) {
-            e if e.is_const() => NodeMeta::Float(e.as_const().unwrap_or_default() as f64),
+            crate::FloatExpr::Const(c) => NodeMeta::Float(c),
             e => NodeMeta::SymFloat(e),
         },
         other => other.clone(),
@@ -662,7 +672,7 @@ pub fn evaluate(meta: &NodeMeta, point: &[i64]) -> Option<NodeMeta> {
                 .collect::<Option<_>>()?,
         ),
         NodeMeta::SymInt(e) => NodeMeta::Int(e.eval(&|k| point[k as usize])?),
-        NodeMeta::SymFloat(e) => NodeMeta::Float(e.eval(&|k| point[k as usize])? as f64),
+        NodeMeta::SymFloat(e) => NodeMeta::Float(e.eval(&|k| point[k as usize])?),
         other => other.clone(),
     })
 }

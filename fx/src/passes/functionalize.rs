@@ -97,6 +97,13 @@ pub struct Functionalized {
     /// values, so the input's version counter at `.backward()` must still be that version: a
     /// later write (in the graph or by the caller) raises "modified by an inplace operation".
     pub input_versions: HashMap<NodeId, (usize, u32)>,
+    /// Values of tensors the graph made (not inputs) that a later in-place write replaced: the
+    /// new node holding version `v` of its tensor where more than `v` writes reached it. Eager's
+    /// backward keeping one of them raises "modified by an inplace operation" at `.backward()`
+    /// (`torch.sigmoid(h)` saved, then filled in place); the functional graph reads each
+    /// version as a value of its own, so nothing else would notice
+    /// (`autodiff::watch::kept_then_overwritten`).
+    pub overwritten: HashSet<NodeId>,
     /// Outputs to rebuild as views of their base after the graph ran.
     pub output_aliases: Vec<OutputAlias>,
     /// How many outputs the original graph had (more may follow: bases of aliasing outputs).
@@ -367,6 +374,15 @@ pub fn functionalize(
             _ => None,
         })
         .collect();
+    let overwritten = s
+        .versions
+        .iter()
+        .filter(|(_, (root, v))| {
+            !matches!(graph.node(*root).kind, NodeKind::Placeholder { .. })
+                && s.ver.get(root).is_some_and(|&w| w > *v)
+        })
+        .map(|(&n, _)| n)
+        .collect();
     // A `broadcast_tensors` call whose elements all became their arguments or `expand`s.
     for old in s.broadcasts.keys() {
         let n = s.map[old];
@@ -382,6 +398,7 @@ pub fn functionalize(
         mutated_inputs,
         input_writes,
         input_versions,
+        overwritten,
         output_aliases: aliases,
         user_outputs,
     })

@@ -39,8 +39,10 @@ pub fn symbol_reads(graph: &Graph) -> Option<Vec<(usize, usize, u32)>> {
                     all.extend(e.symbols());
                 }
             }
-        } else if let NodeMeta::SymInt(e) | NodeMeta::SymFloat(e) = &n.meta {
+        } else if let NodeMeta::SymInt(e) = &n.meta {
             all.extend(e.symbols());
+        } else if let NodeMeta::SymFloat(f) = &n.meta {
+            all.extend(f.symbols());
         }
         let NodeKind::Placeholder { index } = &n.kind else {
             continue;
@@ -166,7 +168,7 @@ fn static_meta(
             NodeMeta::Float(e.eval(value).ok_or_else(|| SpecializeError::NoValue {
                 node: node.to_string(),
                 expr: e.to_string(),
-            })? as f64)
+            })?)
         }
         other => other.clone(),
     })

@@ -31,6 +31,10 @@ pub(super) fn converts_to(o: &Operand, d: DType) -> bool {
     match o {
         Operand::T(_) => true,
         Operand::S(s) => number_converts(*s, d),
+        // A float that is no int's value (`n / 2`) is not filled into an integer tensor.
+        Operand::Sym(n) if n.is_fractional() => {
+            matches!(d, DType::Float32 | DType::Float64 | DType::BFloat16)
+        }
         Operand::Sym(_) => matches!(
             d,
             DType::Int64 | DType::Float32 | DType::Float64 | DType::BFloat16
@@ -79,7 +83,7 @@ pub fn promote(ops: &[&Operand]) -> LResult<DType> {
         match o {
             Operand::T(t) => p.tensor(t.dtype, t.ndim()),
             Operand::S(Scalar::B(_)) => p.scalar(ScalarKind::Bool),
-            Operand::Sym(n) if n.float => p.scalar(ScalarKind::Float),
+            Operand::Sym(n) if n.is_float() => p.scalar(ScalarKind::Float),
             Operand::S(Scalar::I(_)) | Operand::Sym(_) => p.scalar(ScalarKind::Int),
             Operand::S(Scalar::F(_)) => p.scalar(ScalarKind::Float),
         }
@@ -229,7 +233,11 @@ pub fn binary(l: &Lowerer, x: &Arg, y: &Arg, op: BinOp) -> LResult<TensorVal> {
     };
     let out = if op.is_comparison() { DType::Bool } else { c };
     let c = if op == BinOp::Mul {
-        scalar_tensor_opmath(l, &x, &y, c)
+        // `s * x` is eager's `x.__rmul__(s)`: the number is the second operand there.
+        match (&x, &y) {
+            (Operand::Sym(_), Operand::T(_)) => scalar_tensor_opmath(l, &y, &x, c),
+            _ => scalar_tensor_opmath(l, &x, &y, c),
+        }
     } else {
         c
     };
@@ -242,10 +250,15 @@ pub fn binary(l: &Lowerer, x: &Arg, y: &Arg, op: BinOp) -> LResult<TensorVal> {
 /// (`original_scalar_value<opmath_t>`), where the generic path rounds it to `d` first: the
 /// product then differs in the last bit in about a third of the elements. Only `y`'s position
 /// is read so (a 0-dim `x` is rounded), and only on the CPU.
+///
+/// A Python number computed from sizes in the kernel (`x * d ** -0.5`, `x / n`; a `SymNum`)
+/// is such a scalar too: eager wraps it as a 0-dim double tensor. Rounded to `d` first, a
+/// fractional one (or an int past the half type's exact range) differs the same way.
 fn scalar_tensor_opmath(l: &Lowerer, x: &Operand, y: &Operand, d: DType) -> DType {
     let reduced = matches!(d, DType::Float16 | DType::BFloat16);
     let x_full = matches!(x, Operand::T(t) if t.ndim() != 0);
-    let y_scalar = matches!(y, Operand::T(t) if t.ndim() == 0 && t.dtype != d);
+    let y_scalar =
+        matches!(y, Operand::T(t) if t.ndim() == 0 && t.dtype != d) || matches!(y, Operand::Sym(_));
     if reduced && x_full && y_scalar && l.target.cpu().is_some() {
         DType::Float32
     } else {

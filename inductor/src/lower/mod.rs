@@ -753,7 +753,7 @@ impl<'g> Lowerer<'g> {
         }
         users > 1
             && (self.feeds_memory_reader(id)
-                || costly_to_repeat(t)
+                || costly_to_repeat(t, !matches!(self.target, Target::Cuda(_)))
                 || (self.read_across_host_steps(id) && loads_per_point(t) >= REALIZE_SPLIT_LOADS))
     }
 
@@ -821,10 +821,18 @@ impl<'g> Lowerer<'g> {
 
     pub fn value(&self, a: &Arg) -> LResult<LValue> {
         if let Arg::Node(n) = a {
-            if let NodeMeta::SymInt(e) | NodeMeta::SymFloat(e) = &self.graph.node(*n).meta {
-                return args::fallback(format!(
-                    "symbolic sizes: the symbolic int {e} as an operand"
-                ));
+            match &self.graph.node(*n).meta {
+                NodeMeta::SymInt(e) => {
+                    return args::fallback(format!(
+                        "symbolic sizes: the symbolic int {e} as an operand"
+                    ))
+                }
+                NodeMeta::SymFloat(f) => {
+                    return args::fallback(format!(
+                        "symbolic sizes: the symbolic float {f} as an operand"
+                    ))
+                }
+                _ => {}
             }
         }
         Ok(match a {
@@ -1099,37 +1107,44 @@ fn loads_per_point(t: &TensorVal) -> usize {
 }
 
 /// Whether inlining `t`'s body into each of several readers costs more than reading it from
-/// memory: a transcendental op (Inductor's CPU rule names `exp` and `sigmoid`; `erf`, `tanh`,
-/// `log` and `pow` cost as much in C), an indirect (gather) load, or more than
-/// [`REALIZE_READS`] buffers read.
-fn costly_to_repeat(t: &TensorVal) -> bool {
+/// memory: on the CPU (`heavy_math`) a transcendental op (Inductor's CPU rule names `exp` and
+/// `sigmoid`; `erf`, `tanh`, `log` and `pow` cost as much in C); on every target an indirect
+/// (gather) load, or more than [`REALIZE_READS`] buffers read. A GPU kernel over bf16
+/// activations is bound by memory, not by its math (Inductor applies the heavy-op rule to the
+/// CPU only): storing GPT-2's float32 `tanh` of the MLP's activations for the two backward
+/// kernels that read it cost a kernel and 8 bytes an element more (three kernels of 52-80 us
+/// a layer on an H100 where Triton runs one of 49, session 33).
+fn costly_to_repeat(t: &TensorVal, heavy_math: bool) -> bool {
     use crate::ir::{BinOp, UnOp, Val};
     let mut b = BodyBuilder::new(t.sizes.clone());
     let vars = b.vars();
     let v = t.load(&mut b, &vars);
     let body = b.finish(v);
     let heavy = body.vals.iter().any(|v| match v {
-        Val::Unary(op, _) => matches!(
-            op,
-            UnOp::Exp
-                | UnOp::Exp2
-                | UnOp::Expm1
-                | UnOp::Log
-                | UnOp::Log2
-                | UnOp::Log10
-                | UnOp::Log1p
-                | UnOp::Sin
-                | UnOp::Cos
-                | UnOp::Tan
-                | UnOp::Asin
-                | UnOp::Acos
-                | UnOp::Atan
-                | UnOp::Sinh
-                | UnOp::Cosh
-                | UnOp::Tanh
-                | UnOp::Erf
-        ),
-        Val::Binary(op, ..) => matches!(op, BinOp::Pow | BinOp::Atan2),
+        Val::Unary(op, _) => {
+            heavy_math
+                && matches!(
+                    op,
+                    UnOp::Exp
+                        | UnOp::Exp2
+                        | UnOp::Expm1
+                        | UnOp::Log
+                        | UnOp::Log2
+                        | UnOp::Log10
+                        | UnOp::Log1p
+                        | UnOp::Sin
+                        | UnOp::Cos
+                        | UnOp::Tan
+                        | UnOp::Asin
+                        | UnOp::Acos
+                        | UnOp::Atan
+                        | UnOp::Sinh
+                        | UnOp::Cosh
+                        | UnOp::Tanh
+                        | UnOp::Erf
+                )
+        }
+        Val::Binary(op, ..) => heavy_math && matches!(op, BinOp::Pow | BinOp::Atan2),
         // A data-dependent load repeats its position load, range check and error report in
         // every reader (Llama's embedding, read by each RMSNorm and the residual add): Inductor
         // stores an indirectly indexed value once rather than recomputing it.

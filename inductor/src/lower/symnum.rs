@@ -10,22 +10,23 @@
 //! the index arithmetic's C form, a polynomial of any sign too (`+ - *` agree).
 
 use fx::sym::Atom;
-use fx::{Graph, NodeMeta, SymExpr};
+use fx::{DType, FloatExpr, FloatOp, Graph, NodeMeta, SymExpr};
 
 use crate::index::{Idx, SYMBOL_MIN};
-use crate::ir::{BinOp, BodyBuilder, ValId};
+use crate::ir::{BinOp, BodyBuilder, Scalar, UnOp, ValId};
 use crate::size::Size;
 
-/// The value of a symbolic int graph value, computable in a kernel.
+/// The value of a symbolic int or float graph value, computable in a kernel.
 #[derive(Clone)]
 pub struct SymNum {
     expr: SymExpr,
     /// The symbols that may be zero or negative: the int inputs' (a size's symbol is at least
     /// [`SYMBOL_MIN`]).
     ints: Vec<u32>,
-    /// A Python float whose value is the int's (`float(T)`, torch's `sym_float`): the same
-    /// computation, promoted as a float operand.
-    pub float: bool,
+    /// A Python float computed from sizes (`float(T)`, `T ** -0.5`, `a / b`; torch's
+    /// `SymFloat`): computed in double precision from its int parts, as Python does, and
+    /// promoted as a float operand. `expr` is unused then.
+    float: Option<FloatExpr>,
 }
 
 impl SymNum {
@@ -36,14 +37,33 @@ impl SymNum {
         let n = SymNum {
             expr: expr.clone(),
             ints,
-            float: false,
+            float: None,
         };
         n.divisors_nonzero(expr).then_some(n)
     }
 
-    /// `float(expr)` (a `SymFloat` graph value): as [`SymNum::new`], promoted as a float.
-    pub fn new_float(graph: &Graph, expr: &SymExpr) -> Option<SymNum> {
-        SymNum::new(graph, expr).map(|n| SymNum { float: true, ..n })
+    /// A `SymFloat` graph value: as [`SymNum::new`] for each int expression it reads,
+    /// promoted as a float. The tracer made float divisions, powers and square roots symbolic
+    /// only where Python cannot raise for any admitted size.
+    pub fn new_float(graph: &Graph, f: &FloatExpr) -> Option<SymNum> {
+        let n = SymNum {
+            expr: SymExpr::constant(0),
+            ints: int_symbols(graph),
+            float: Some(f.clone()),
+        };
+        let mut ok = true;
+        f.visit_ints(&mut |e| ok &= n.divisors_nonzero(e));
+        ok.then_some(n)
+    }
+
+    /// Whether the value is a Python float.
+    pub fn is_float(&self) -> bool {
+        self.float.is_some()
+    }
+
+    /// Whether it is a float that is not just an int's value (`n / 2`, not `float(n)`).
+    pub fn is_fractional(&self) -> bool {
+        self.float.as_ref().is_some_and(|f| f.as_int().is_none())
     }
 
     /// The least value of symbol `k` over the sizes the guards admit: none known (-1, which
@@ -96,9 +116,44 @@ impl SymNum {
         })
     }
 
-    /// The value as an `int64` body value.
+    /// The value as a body value: `int64` for an int, `float64` for a float (the caller
+    /// casts it to the compute dtype, as eager converts a Python number).
     pub fn value(&self, b: &mut BodyBuilder) -> ValId {
-        self.expr_value(b, &self.expr)
+        match &self.float {
+            // `float(e)`: the int, cast by the caller (as before floats had expressions).
+            Some(FloatExpr::Int(e)) => self.expr_value(b, e),
+            Some(f) => self.float_value(b, f),
+            None => self.expr_value(b, &self.expr),
+        }
+    }
+
+    fn float_value(&self, b: &mut BodyBuilder, f: &FloatExpr) -> ValId {
+        match f {
+            FloatExpr::Const(c) => b.constant(Scalar::F(*c), DType::Float64),
+            FloatExpr::Int(e) => {
+                let i = self.expr_value(b, e);
+                b.cast(i, DType::Float64)
+            }
+            FloatExpr::Bin(op, x, y) => {
+                let (vx, vy) = (self.float_value(b, x), self.float_value(b, y));
+                let op = match op {
+                    FloatOp::Add => BinOp::Add,
+                    FloatOp::Sub => BinOp::Sub,
+                    FloatOp::Mul => BinOp::Mul,
+                    FloatOp::Div => BinOp::Div,
+                    FloatOp::Pow => BinOp::Pow,
+                };
+                b.binary(op, vx, vy)
+            }
+            FloatExpr::Neg(x) => {
+                let v = self.float_value(b, x);
+                b.unary(UnOp::Neg, v)
+            }
+            FloatExpr::Sqrt(x) => {
+                let v = self.float_value(b, x);
+                b.unary(UnOp::Sqrt, v)
+            }
+        }
     }
 
     fn expr_value(&self, b: &mut BodyBuilder, e: &SymExpr) -> ValId {

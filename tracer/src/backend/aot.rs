@@ -401,13 +401,13 @@ fn fallback(py: Python<'_>, info: &Origin, why: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// Whether CUDA training graphs take the compiled path (`TORCHFERRO_AOT_CUDA=1`, read at each
-/// compile). `tests/test_aot_cuda.py` passed on the H200 (session 15): the path is correct, but
-/// a GPT-2 124M bf16 step ran 2.65x slower than eager there (docs/cuda.md, "Session 15"), so
-/// it stays opt-in until its kernels are fast; by default CUDA training graphs go through
-/// torch's autograd on the eager runner, at eager's speed.
+/// Whether CUDA training graphs take the compiled path (on unless `TORCHFERRO_AOT_CUDA=0`, read
+/// at each compile), as torch.compile compiles CUDA training. Opt-in until session 33: a GPT-2
+/// 124M bf16 step ran 2.65x slower than eager in session 15; in session 32 (H100) it ran 2.0x
+/// faster than eager (33.65 against 67.53 ms; torch.compile 31.29) and resnet50's bf16 step
+/// level with torch.compile (docs/cuda.md), with the CUDA set passing with it on.
 fn cuda_training_enabled() -> bool {
-    std::env::var("TORCHFERRO_AOT_CUDA").is_ok_and(|v| v == "1")
+    std::env::var("TORCHFERRO_AOT_CUDA").map_or(true, |v| v != "0")
 }
 
 /// Whether a graph needs the training path: grad mode on and an input that requires grad.
@@ -545,7 +545,7 @@ pub fn build_parts(
         }
         // CPU and CUDA graphs are differentiated alike; each half then goes where its tensors
         // are (`InductorProgram::try_new` picks the CPU or the CUDA inductor, or the eager
-        // runner where CUDA cannot run); CUDA with `TORCHFERRO_AOT_CUDA=1`. Other devices
+        // runner where CUDA cannot run); CUDA unless `TORCHFERRO_AOT_CUDA=0`. Other devices
         // keep torch's autograd.
         if let Some(t) = n.meta.tensor() {
             let cuda_on = t.device.kind == "cuda" && cuda_training_enabled();
@@ -700,6 +700,32 @@ pub fn build_parts(
             return Ok(None);
         }
     }
+    // A value eager's backward keeps that a later in-place write of the graph replaced (in grad
+    // mode too; a `no_grad` one is named above): eager raises at `.backward()`, which torch's
+    // autograd over the traced graph reproduces.
+    let overwritten = &functional.overwritten;
+    let kept_by = &joint.eager_kept_by;
+    let stale = autodiff::watch::kept_then_overwritten(
+        &joint.forward,
+        kept_by,
+        overwritten,
+        &functional.replaces,
+    );
+    if let Some(why) = stale {
+        fallback(py, info, &why)?;
+        return Ok(None);
+    }
+    // Written inputs eager's backward keeps, at the version it keeps (`watch::written_kept`):
+    // `_aot` saves the input itself at that version, so a later write raises as in eager.
+    let kept_version =
+        autodiff::watch::written_kept(&joint.eager_roots, &functional.input_versions);
+    // One kept at a version before the graph's own last write of it: eager's `.backward()` is
+    // certain to raise, after its nodes before the keeping one accumulated their gradients.
+    let mutated_writes = (&mutated[..], &functional.input_writes[..]);
+    if let Some(why) = autodiff::watch::kept_input_overwritten(&kept_version, mutated_writes) {
+        fallback(py, info, &why)?;
+        return Ok(None);
+    }
     let derive_ms = t0.elapsed().as_secs_f64() * 1e3;
     // A written input whose new value carries a gradient (`x.add_(1)` on an input that requires
     // grad, `buf.copy_(x * w)`): the new value is a differentiable output of the Function and
@@ -784,10 +810,6 @@ pub fn build_parts(
         .map(|&i| (0, i))
         .chain(joint.watched_outputs.iter().map(|&k| (1, k)))
         .collect();
-    // Written inputs eager's backward keeps, at the version it keeps (`watch::written_kept`):
-    // `_aot` saves the input itself at that version, so a later write raises as in eager.
-    let kept_version =
-        autodiff::watch::written_kept(&joint.eager_roots, &functional.input_versions);
     // Inputs that require grad but get no gradient through an op of the graph (read under
     // `no_grad` or through `detach()`, or only handed back as they are: a loss of an earlier
     // graph passed through a graph break): `_aot.apply` hands them to the Function detached.

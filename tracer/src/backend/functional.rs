@@ -40,6 +40,9 @@ pub struct FunctionalGraph {
     /// The values of written inputs in `graph`: node → (placeholder index, writes before it)
     /// ([`Functionalized::input_versions`]).
     pub input_versions: std::collections::HashMap<NodeId, (usize, u32)>,
+    /// Values of the graph's own tensors that a later write replaced
+    /// ([`Functionalized::overwritten`]).
+    pub overwritten: std::collections::HashSet<NodeId>,
     /// Nodes that stand for an in-place op of the traced graph → whether that op wrote its
     /// argument 0 (not `out=`): the training path keeps such writes made under `no_grad`
     /// (`fx::autodiff::writes`).
@@ -148,6 +151,7 @@ pub fn for_inductor(
         mutated_inputs,
         input_writes,
         input_versions,
+        overwritten,
         output_aliases,
         user_outputs,
     } = match functionalize::functionalize(&canon.graph, &|path| resolve_path(py, path).is_ok()) {
@@ -269,6 +273,7 @@ pub fn for_inductor(
         mutated_inputs,
         input_writes,
         input_versions,
+        overwritten,
         replaces: wrote_arg0,
         graph: fgraph,
         callables: fcallables,

@@ -17,7 +17,7 @@
 
 use pyo3::prelude::*;
 
-use fx::{Cond, RelOp, Relation, SymExpr};
+use fx::{Cond, FloatRelation, RelOp, Relation, SymExpr};
 
 use crate::event::{FailedCheck, GuardRecord, Location};
 use crate::source::{resolve, Scope, Source};
@@ -73,6 +73,9 @@ pub struct ShapeEnv {
     /// Disjunctions the trace relies on, each guarded whole (`T in (2, 3, C)` decided true:
     /// one of the relations holds; see `shape_cond.rs`). Over the representatives.
     pub any: Vec<(Vec<Relation>, Option<Location>)>,
+    /// Comparisons of symbolic floats the trace decided (`if n / 2 > 2:`, a float
+    /// specialized to its value): `shape_float.rs`.
+    pub floats: Vec<(FloatRelation, Option<Location>)>,
     /// Symbols guarded equal to another plus a constant, `(k, r, c)`: `k == r + c`, and `k` is
     /// written `r + c` from then on (torch's replacements; `c` is 0 for two batch sizes meeting
     /// in a broadcast, -6 for `x[6:] + y`). Kept apart from `relations`, which are in the
@@ -486,6 +489,7 @@ impl ShapeEnv {
             symbols: self.symbols.clone(),
             duck: self.duck.clone(),
             relations: equal.chain(fixed).chain(relations).chain(any).collect(),
+            floats: self.floats.clone(),
         }
     }
 }
@@ -515,6 +519,8 @@ pub struct ShapeGuards {
     duck: Vec<(Source, usize, u32)>,
     /// Relations and disjunctions, each one guard.
     relations: Vec<(Cond, Option<Location>)>,
+    /// Comparisons of symbolic floats, each one guard.
+    floats: Vec<(FloatRelation, Option<Location>)>,
 }
 
 fn read_size(py: Python<'_>, scope: &Scope, source: &Source, dim: usize) -> Option<i64> {
@@ -537,13 +543,14 @@ pub type ShapeGuardParts<'a> = (
     &'a [SymbolInfo],
     &'a [(Source, usize, u32)],
     &'a [(Cond, Option<Location>)],
+    &'a [(FloatRelation, Option<Location>)],
 );
 
 impl ShapeGuards {
     /// Symbols, duck-sized dimensions and relations, for a precompiled artifact to write the
     /// same checks as Python conditions.
     pub fn parts(&self) -> ShapeGuardParts<'_> {
-        (&self.symbols, &self.duck, &self.relations)
+        (&self.symbols, &self.duck, &self.relations, &self.floats)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -662,6 +669,11 @@ impl ShapeGuards {
                 return Some(r.render(&|k| self.name(k)));
             }
         }
+        for (r, _) in &self.floats {
+            if r.eval(&|k| values[k as usize]) != Some(true) {
+                return Some(r.render(&|k| self.name(k), false));
+            }
+        }
         None
     }
 
@@ -701,6 +713,9 @@ impl ShapeGuards {
         }
         for (r, origin) in &self.relations {
             out.push(rec(r.render(&|k| self.name(k)), origin.clone()));
+        }
+        for (r, origin) in &self.floats {
+            out.push(rec(r.render(&|k| self.name(k), false), origin.clone()));
         }
     }
 }

@@ -23,6 +23,7 @@ mod patterns;
 pub(crate) mod pyobj;
 mod step;
 mod storage;
+pub(crate) mod symfloat;
 mod symint;
 mod tracked_super;
 mod user_containers;

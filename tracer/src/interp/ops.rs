@@ -148,6 +148,9 @@ impl Frame<'_, '_> {
         if let Some(r) = self.sym_operator(name, &args)? {
             return Ok(r);
         }
+        if let Some(r) = self.sym_float_operator(name, &args)? {
+            return Ok(r);
+        }
         // Concatenating or repeating tuples and sizes moves their items: symbolic ints in
         // them stay symbolic (`x.size()[:-1] + (n,)`, as GPT-2's Conv1D builds its output
         // size); comparing them compares the items one by one.
@@ -248,9 +251,22 @@ impl Frame<'_, '_> {
         if let Var::Object(o) = v {
             return self.object_truth(&o.clone());
         }
-        if let Var::SymInt(_, e) | Var::SymFloat(_, e) = v {
-            // `float(T)` is non-zero exactly where `T` is.
+        if let Var::SymInt(_, e) = v {
             return self.sym_truth(&e.clone());
+        }
+        if let Var::SymFloat(_, f) = v {
+            // `float(T)` is non-zero exactly where `T` is.
+            if let Some(e) = f.as_int() {
+                return self.sym_truth(&e.clone());
+            }
+            let origin = self.tx.guards.origin.clone();
+            let zero = fx::FloatExpr::Const(0.0);
+            return self
+                .tx
+                .output
+                .shapes
+                .decide_float(f, fx::RelOp::Ne, &zero, origin)
+                .ok_or_else(|| TraceError::unsupported("the truth of a symbolic float"));
         }
         if let Var::SymBool(r) = v {
             return self.sym_bool_truth(&r.clone());

@@ -15,6 +15,10 @@ use super::Frame;
 use crate::error::TraceError;
 use crate::output::TensorValue;
 
+/// The largest constant exponent `n ** k` of a symbolic int is expanded for (a polynomial of
+/// degree `k`); a larger one specializes.
+const MAX_INT_POWER: i64 = 8;
+
 /// Positional and keyword arguments of a call.
 type CallArgs = (Vec<Var>, Vec<(String, Var)>);
 
@@ -39,7 +43,7 @@ fn operand(py: Python<'_>, v: &Var) -> Option<SymExpr> {
 impl Frame<'_, '_> {
     /// The symbolic int `expr`, computed by a new `target(args)` node (a constant expression
     /// folds to a plain int).
-    fn sym_node(
+    pub(super) fn sym_node(
         &mut self,
         name: &str,
         target: Target,
@@ -53,16 +57,29 @@ impl Frame<'_, '_> {
         if let Some(c) = expr.as_const() {
             return Ok(Var::py_const(self.tx.py, c));
         }
+        let meta = NodeMeta::SymInt(expr.clone());
+        let node = self.number_node(name, target, callable, args, meta);
+        Ok(Var::SymInt(node, expr))
+    }
+
+    /// A new `target(args)` node computing a symbolic number described by `meta`, with the
+    /// callable the runners call and the user's stack.
+    pub(super) fn number_node(
+        &mut self,
+        name: &str,
+        target: Target,
+        callable: Option<&Bound<'_, PyAny>>,
+        args: Vec<Arg>,
+        meta: NodeMeta,
+    ) -> fx::NodeId {
         let out = &mut self.tx.output;
-        let node = out
-            .graph
-            .call(name, target, args, vec![], NodeMeta::SymInt(expr.clone()));
+        let node = out.graph.call(name, target, args, vec![], meta);
         if let Some(c) = callable {
             out.callables.push((node, c.clone().unbind()));
         }
         let stack = self.user_stack();
         self.tx.output.sites.nodes.insert(node, stack);
-        Ok(Var::SymInt(node, expr))
+        node
     }
 
     /// `float(v)` of a symbolic int: a `torch.sym_float` node whose value is the int's, kept
@@ -82,18 +99,15 @@ impl Frame<'_, '_> {
         }
         let f = py.import("torch")?.getattr("sym_float")?;
         let arg = v.to_arg(py)?;
-        let out = &mut self.tx.output;
-        let node = out.graph.call(
+        let float = fx::FloatExpr::of_int(expr);
+        let node = self.number_node(
             "sym_float",
             Target::Function("torch.sym_float".into()),
+            Some(&f),
             vec![arg],
-            vec![],
-            NodeMeta::SymFloat(expr.clone()),
+            NodeMeta::SymFloat(float.clone()),
         );
-        out.callables.push((node, f.unbind()));
-        let stack = self.user_stack();
-        self.tx.output.sites.nodes.insert(node, stack);
-        Ok(Var::SymFloat(node, expr))
+        Ok(Var::SymFloat(node, float))
     }
 
     /// `t.size(dim)`: a plain int for a static dimension, else a `size` node.
@@ -158,29 +172,11 @@ impl Frame<'_, '_> {
         };
         let plain = name
             .strip_prefix('i')
-            .filter(|p| matches!(*p, "add" | "sub" | "mul" | "floordiv" | "mod"));
+            .filter(|p| matches!(*p, "add" | "sub" | "mul" | "floordiv" | "mod" | "pow"));
         let op = plain.unwrap_or(name);
-        let rel = match op {
-            "lt" => Some(RelOp::Lt),
-            "le" => Some(RelOp::Le),
-            "gt" => Some(RelOp::Gt),
-            "ge" => Some(RelOp::Ge),
-            "eq" => Some(RelOp::Eq),
-            "ne" => Some(RelOp::Ne),
-            _ => None,
-        };
+        let rel = RelOp::from_operator(op);
         if let (Some(rel), [a, b]) = (rel, ops.as_slice()) {
-            // Known for every admitted size: a plain bool, nothing guarded. Otherwise a
-            // SymBool, decided (and guarded) where its value is needed.
-            let r = fx::Relation::new(a.clone(), rel, b.clone());
-            let shapes = &self.tx.output.shapes;
-            if shapes.hint(a).is_none() || shapes.hint(b).is_none() {
-                return Err(TraceError::unsupported("a comparison of symbolic sizes"));
-            }
-            return Ok(Some(match shapes.known(&r) {
-                Some(answer) => Var::py_const(py, answer),
-                None => Var::SymBool(fx::Cond::Rel(shapes.canon_relation(&r))),
-            }));
+            return self.sym_int_compare(rel, a, b).map(Some);
         }
         let expr = match (op, ops.as_slice()) {
             ("add", [a, b]) => a.add(b),
@@ -199,6 +195,14 @@ impl Frame<'_, '_> {
             }
             ("neg", [a]) => a.neg(),
             ("pos", [a]) => a.clone(),
+            // `n ** 2`: an int polynomial (torch keeps a SymInt). A negative exponent makes a
+            // float (`symfloat.rs`); a symbolic one, an exponential, specializes.
+            ("pow", [a, b]) => match b.as_const() {
+                Some(k @ 0..=MAX_INT_POWER) => {
+                    (0..k).fold(SymExpr::constant(1), |acc, _| acc.mul(a))
+                }
+                _ => return Ok(None),
+            },
             // `/`, `**`, shifts and bit operations: a plain int by specialization.
             _ => return Ok(None),
         };
@@ -215,6 +219,25 @@ impl Frame<'_, '_> {
             expr,
         )
         .map(Some)
+    }
+
+    /// `a rel b` of ints: known for every admitted size, a plain bool, nothing guarded;
+    /// otherwise a SymBool, decided (and guarded) where its value is needed.
+    pub(super) fn sym_int_compare(
+        &mut self,
+        rel: RelOp,
+        a: &SymExpr,
+        b: &SymExpr,
+    ) -> Result<Var, TraceError> {
+        let r = fx::Relation::new(a.clone(), rel, b.clone());
+        let shapes = &self.tx.output.shapes;
+        if shapes.hint(a).is_none() || shapes.hint(b).is_none() {
+            return Err(TraceError::unsupported("a comparison of symbolic sizes"));
+        }
+        Ok(match shapes.known(&r) {
+            Some(answer) => Var::py_const(self.tx.py, answer),
+            None => Var::SymBool(fx::Cond::Rel(shapes.canon_relation(&r))),
+        })
     }
 
     /// `min(a, b, ...)` / `max(a, b, ...)` of ints, some symbolic: as torch's `sym_min` /
@@ -399,14 +422,33 @@ impl super::Tracer<'_> {
     pub fn specialize(&mut self, v: Var) -> Result<Var, TraceError> {
         let sym = |i: &Var| matches!(i, Var::SymInt(..) | Var::SymFloat(..) | Var::SymBool(_));
         Ok(match v {
-            // Its int specialized, as `float()` of a plain int.
-            Var::SymFloat(node, e) => {
-                let i = self.specialize(Var::SymInt(node, e))?;
-                match i.as_py(self.py) {
-                    Some(o) => Var::py_const(self.py, o.extract::<i64>()? as f64),
-                    None => return Err(TraceError::internal("a specialized size without a value")),
+            // `float(e)`: its int specialized, as `float()` of a plain int (a replacement by
+            // a constant follows). Any other: guarded to keep its value (torch's
+            // `guard_float`), a comparison of floats.
+            Var::SymFloat(node, f) => match f {
+                fx::FloatExpr::Int(e) => {
+                    let i = self.specialize(Var::SymInt(node, e))?;
+                    match i.as_py(self.py) {
+                        Some(o) => Var::py_const(self.py, o.extract::<i64>()? as f64),
+                        None => {
+                            return Err(TraceError::internal("a specialized size without a value"))
+                        }
+                    }
                 }
-            }
+                f => {
+                    let hint = self.output.shapes.float_hint(&f).ok_or_else(|| {
+                        TraceError::unsupported("a symbolic float without a value")
+                    })?;
+                    let origin = self.guards.origin.clone();
+                    self.output.shapes.decide_float(
+                        &f,
+                        RelOp::Eq,
+                        &fx::FloatExpr::Const(hint),
+                        origin,
+                    );
+                    Var::py_const(self.py, hint)
+                }
+            },
             Var::SymBool(r) => {
                 let answer = self.decide_sym_bool(&r)?;
                 Var::py_const(self.py, answer)

@@ -81,12 +81,14 @@ pub enum Var {
     /// It has no Python value at trace time: code that needs one specializes it
     /// (`Frame::specialize`, a guard that the size keeps its value) or breaks.
     SymInt(fx::NodeId, fx::SymExpr),
-    /// `float()` of a symbolic int (torch's `sym_float`): the `torch.sym_float` node and the
-    /// int's expression, its value being exactly that int as a float. A torch op takes it as
-    /// a graph value (`torch.full((m,), float(n))` keeps one graph over `n`, as torch.compile
-    /// does with `specialize_float=False`); any other use needs its value and specializes the
-    /// int (`Tracer::specialize`).
-    SymFloat(fx::NodeId, fx::SymExpr),
+    /// A Python float computed from symbolic sizes (torch's `SymFloat`): `float(n)` (a
+    /// `torch.sym_float` node), `n ** 0.5`, `a / b`, `math.sqrt(n)` and float arithmetic on
+    /// them (`operator` / `torch._sym_sqrt` nodes), with the expression over the size
+    /// symbols. A torch op takes it as a graph value (`torch.full((m,), float(n))`,
+    /// `x * d ** -0.5` keep one graph over the sizes, as torch.compile does with
+    /// `specialize_float=False`); a comparison is decided and guarded (`ShapeEnv::
+    /// decide_float`); any other use needs its value and specializes it (`Tracer::specialize`).
+    SymFloat(fx::NodeId, fx::FloatExpr),
     /// A comparison of symbolic ints not decided yet (`x.size(0) == y.size(0)`): as torch's
     /// SymBool, it is decided at the hints and guarded only where its value is needed (a
     /// branch, `bool()`, a builtin, a torch op: `Tracer::specialize`), and a comparison that

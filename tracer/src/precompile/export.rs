@@ -97,7 +97,7 @@ fn shape<'py>(
     g: Option<&crate::guards::ShapeGuards>,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
     let Some(g) = g else { return Ok(None) };
-    let (symbols, duck, relations) = g.parts();
+    let (symbols, duck, relations, floats) = g.parts();
     let d = PyDict::new(py);
     let syms = symbols
         .iter()
@@ -124,6 +124,12 @@ fn shape<'py>(
     let rels: Vec<(String, String)> = relations
         .iter()
         .map(|(r, _)| (r.render(&|k| format!("_s{k}")), r.render(&name)))
+        .chain(floats.iter().map(|(r, _)| {
+            (
+                r.render(&|k| format!("_s{k}"), true),
+                r.render(&name, false),
+            )
+        }))
         .collect();
     d.set_item("relations", rels)?;
     Ok(Some(d))

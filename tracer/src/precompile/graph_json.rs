@@ -57,6 +57,45 @@ fn dim_json(d: &Dim) -> Value {
     }
 }
 
+/// A symbolic float as a tree: `float(e)` is the int's text (as a size), a constant its bits,
+/// an operation `[op, operands...]`.
+fn float_expr_json(f: &fx::FloatExpr) -> Value {
+    use fx::FloatExpr as F;
+    match f {
+        F::Int(e) => json!(e.to_string()),
+        F::Const(c) => json!(["const", c.to_bits().to_string()]),
+        F::Bin(op, a, b) => json!([op.operator_name(), float_expr_json(a), float_expr_json(b)]),
+        F::Neg(a) => json!(["neg", float_expr_json(a)]),
+        F::Sqrt(a) => json!(["sqrt", float_expr_json(a)]),
+    }
+}
+
+fn float_expr_of(v: &Value) -> Result<fx::FloatExpr, BadGraph> {
+    use fx::{FloatExpr as F, FloatOp};
+    if v.is_string() {
+        return Ok(F::of_int(sym_of(v)?));
+    }
+    let a = arr(v)?;
+    let at = |i: usize| a.get(i).map_or_else(|| bad("short float expression"), Ok);
+    let tag = str_of(at(0)?)?;
+    let op = match tag {
+        "const" => return Ok(F::Const(float_of(at(1)?)?)),
+        "neg" => return Ok(F::negated(float_expr_of(at(1)?)?)),
+        "sqrt" => return Ok(F::sqrt(float_expr_of(at(1)?)?)),
+        "add" => FloatOp::Add,
+        "sub" => FloatOp::Sub,
+        "mul" => FloatOp::Mul,
+        "truediv" => FloatOp::Div,
+        "pow" => FloatOp::Pow,
+        _ => return bad(format!("unknown float operation {tag}")),
+    };
+    Ok(F::binary(
+        op,
+        float_expr_of(at(1)?)?,
+        float_expr_of(at(2)?)?,
+    ))
+}
+
 fn meta_json(m: &NodeMeta) -> Value {
     match m {
         NodeMeta::Tensor(t) => json!([
@@ -73,7 +112,7 @@ fn meta_json(m: &NodeMeta) -> Value {
         NodeMeta::Bool(b) => json!(["bool", b]),
         NodeMeta::None => json!(["none"]),
         NodeMeta::SymInt(k) => json!(["symint", k.to_string()]),
-        NodeMeta::SymFloat(k) => json!(["symfloat", k.to_string()]),
+        NodeMeta::SymFloat(f) => json!(["symfloat", float_expr_json(f)]),
     }
 }
 
@@ -229,7 +268,7 @@ fn meta_of(v: &Value) -> Result<NodeMeta, BadGraph> {
         "bool" => NodeMeta::Bool(at(1)?.as_bool().unwrap_or(false)),
         "none" => NodeMeta::None,
         "symint" => NodeMeta::SymInt(sym_of(at(1)?)?),
-        "symfloat" => NodeMeta::SymFloat(sym_of(at(1)?)?),
+        "symfloat" => NodeMeta::SymFloat(float_expr_of(at(1)?)?),
         _ => return bad(format!("unknown metadata kind {tag}")),
     })
 }

@@ -179,7 +179,7 @@ pub(super) fn template_of_inner(
                 };
                 match v {
                     Var::SymInt(_, e) => (e.symbols(), e.render(&name)),
-                    Var::SymFloat(_, e) => (e.symbols(), format!("float({})", e.render(&name))),
+                    Var::SymFloat(_, f) => (f.symbols(), f.render(&name, true)),
                     // A comparison not decided in the trace: computed on this call's sizes
                     // (torch returns a SymBool graph output), so nothing about it is guarded.
                     Var::SymBool(r) => (r.symbols(), r.render(&name)),

@@ -211,19 +211,35 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
     let x = *x;
     let rest = &args[2..];
     match path.as_str() {
+        // Overwritten whole: `x` gets a zero gradient (`self: zeros_like(grad)`), never none,
+        // as eager's graph keeps the written tensor's history.
         "torch.Tensor.copy_" => {
             let p = B::new(&["src", "non_blocking"], rest, kwargs, "copy_")?;
-            let mut r = Vec::new();
+            let mut r = zero_derivative(b, x, g)?;
             if let Some(src) = p.node("src").filter(|s| b.needs(*s)) {
                 let ss = b.fsizes(src)?;
                 r.push((src, b.reduce_to(g, &ss)?));
             }
             Ok(r)
         }
-        // Overwritten with a constant: nothing flows back to `x` (as `copy_`'s `self`).
-        "torch.Tensor.zero_" => Ok(Vec::new()),
+        "torch.Tensor.zero_" => zero_derivative(b, x, g),
         "torch.Tensor.fill_" if matches!(rest.first(), Some(Arg::Float(_) | Arg::Int(_))) => {
-            Ok(Vec::new())
+            zero_derivative(b, x, g)
+        }
+        // Filled with a 0-dim tensor (`value: grad.sum()`), of `x`'s dtype.
+        "torch.Tensor.fill_" => {
+            let (Some(Arg::Node(v)), []) = (rest.first(), kwargs) else {
+                return no_rule("fill_");
+            };
+            let v = *v;
+            if b.fmeta(v)?.dtype != b.fmeta(x)?.dtype || !b.fsizes(v)?.is_empty() {
+                return no_rule("fill_ with a value of another dtype");
+            }
+            let mut r = zero_derivative(b, x, g)?;
+            if b.needs(v) {
+                r.push((v, b.reduce_to(g, &[])?));
+            }
+            Ok(r)
         }
         // Filled with a number where `mask` holds: those positions take nothing back.
         "torch.Tensor.masked_fill_"

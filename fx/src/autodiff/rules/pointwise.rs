@@ -43,7 +43,15 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
                 &name,
             )?;
             if p.get("rounding_mode").is_some() {
-                return no_rule(format!("{name} with rounding_mode"));
+                if name != "div" {
+                    return no_rule(format!("{name} with rounding_mode"));
+                }
+                // A rounded quotient is piecewise constant: both operands get zeros.
+                let mut r = Vec::new();
+                for n in [p.node("input"), p.node("other")].into_iter().flatten() {
+                    r.extend(zero_derivative(b, n, g)?);
+                }
+                return Ok(Some(r));
             }
             let (x, y) = (p.get("input").cloned(), p.get("other").cloned());
             let mut r = Vec::new();
@@ -96,6 +104,10 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             Ok(r)
         }
         "neg" => Ok(vec![(self_of(args)?, b.m("neg", g, vec![])?)]),
+        // Piecewise constant (or a draw): the derivative is zero, the edge stays.
+        "floor" | "ceil" | "round" | "trunc" | "fix" | "sign" | "bernoulli" => {
+            zero_derivative(b, self_of(args)?, g)
+        }
         "square" => {
             // derivatives.yaml has no entry of its own: `square` is `pow(self, 2)`, whose
             // `pow_backward` is `grad * 2 * self`.

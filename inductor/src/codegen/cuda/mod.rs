@@ -417,6 +417,10 @@ fn emit_kernel(
     if parts > 1 {
         split::emit_globals(out, ir, k, parts);
     }
+    let bounds = match (&plan.shape, policy.pointwise_min_blocks) {
+        (KernelShape::Pointwise(_), n) if n > 0 => format!("{block}, {n}"),
+        _ => block.to_string(),
+    };
     if let Some(c) = columns {
         columns::emit_globals(out, ir, k, c);
     }
@@ -460,7 +464,7 @@ fn emit_kernel(
     } else {
         let _ = writeln!(
             out,
-            "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{",
+            "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({}) {{",
             k.name,
             params.join(", ")
         );
@@ -487,6 +491,7 @@ fn emit_kernel(
             pointwise::Chunks {
                 unroll: pointwise_unroll(vector, policy),
                 vector,
+                regs: policy.chunk_regs,
                 vector_access: policy.vector_access,
             },
         ),
@@ -531,7 +536,7 @@ fn emit_kernel(
         };
         let _ = writeln!(
             out,
-            "extern \"C\" __global__ void __launch_bounds__({block}) {}({}) {{",
+            "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({}) {{",
             k.name,
             params.join(", ")
         );

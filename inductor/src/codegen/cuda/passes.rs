@@ -85,9 +85,6 @@ pub(super) fn replace_load(body: &str, buf: BufId, index: &str, with: &str) -> S
     out
 }
 
-/// Registers (of 4 bytes) a pointwise chunk may spend on loads read ahead ([`chunk_loads`]).
-pub(super) const CHUNK_REGS: u32 = 64;
-
 /// The stores of a pointwise body (`b{N}[index] = value;` lines, index over `vars`), as
 /// (buffer, index, the statement without its indent); `None` when some store is of another
 /// form (the stores then stay where they are).
@@ -156,7 +153,7 @@ pub(super) fn cache_row_loads(
 /// other than the innermost, `vars`' last: each element is read once, and a chunk consecutive
 /// in its buffer becomes one vector access) before those broadcast along the outer dims (a
 /// per-channel vector, read from L1 by every chunk), each costing its array's registers, as
-/// many as [`CHUNK_REGS`] allow. In order of first occurrence the broadcast vectors of a
+/// many as `budget` registers (`CudaPolicy::chunk_regs`) allow. In order of first occurrence the broadcast vectors of a
 /// batch-norm backward took the budget and two or three of its activation-sized bf16 inputs
 /// stayed scalar 2-byte loads: resnet50's three slowest backward kernels (0.4-0.8 ms, 2-3x
 /// their bytes at the copy bandwidth; session 32's H100 trace).
@@ -164,6 +161,7 @@ pub(super) fn chunk_loads(
     body: &str,
     vars: &[String],
     lanes: u32,
+    budget: u32,
     dtype: impl Fn(BufId) -> Option<DType>,
 ) -> Vec<(BufId, String)> {
     let Some(last) = vars.last() else {
@@ -176,7 +174,7 @@ pub(super) fn chunk_loads(
     let mut found = load_candidates(body, vars);
     // Stable: streamed loads first, each class in order of first occurrence.
     found.sort_by_key(|(_, expr, _)| !streams(expr));
-    let mut left = CHUNK_REGS as usize;
+    let mut left = budget as usize;
     let mut keep = Vec::new();
     for (id, expr, _) in found {
         let Some(d) = dtype(id) else {
@@ -282,12 +280,12 @@ mod tests {
                 DType::Float32
             })
         };
-        let loads = chunk_loads(&body, &vars, 8, dtype);
+        let loads = chunk_loads(&body, &vars, 8, 64, dtype);
         let ids: Vec<usize> = loads.iter().map(|(b, _)| b.index()).collect();
         // Both streamed inputs (4 registers each) first, then as many 8-register vectors as
         // the other 56 registers hold; never the stored buffer.
         assert_eq!(ids, [20, 21, 10, 11, 12, 13, 14, 15]);
-        let loads = chunk_loads(&body, &vars, 16, dtype);
+        let loads = chunk_loads(&body, &vars, 16, 64, dtype);
         let ids: Vec<usize> = loads.iter().map(|(b, _)| b.index()).collect();
         assert_eq!(ids, [20, 21, 10, 11, 12]);
     }

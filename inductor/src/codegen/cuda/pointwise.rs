@@ -38,6 +38,8 @@ pub(super) struct Chunks {
     pub unroll: u32,
     /// Consecutive elements per chunk.
     pub vector: u32,
+    /// Registers the chunk's loads read ahead may take (`CudaPolicy::chunk_regs`).
+    pub regs: u32,
     /// Whether a chunk consecutive in a buffer is one vector access (aligned instance).
     pub vector_access: bool,
 }
@@ -55,6 +57,7 @@ pub(super) fn emit_pointwise(
     let Chunks {
         unroll,
         vector,
+        regs,
         vector_access,
     } = chunks;
     let n: Size = nest.sizes.iter().product();
@@ -95,7 +98,7 @@ pub(super) fn emit_pointwise(
         // several blocks, and NVVM merges accesses only within one.
         let vars: Vec<String> = (0..nest.sizes.len()).map(|i| format!("x{i}")).collect();
         let dtype = |b: BufId| (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype);
-        let loads = chunk_loads(&body, &vars, v, dtype);
+        let loads = chunk_loads(&body, &vars, v, regs, dtype);
         let stores = chunk_stores(&body, &vars);
         let lanes = |out: &mut String| {
             let _ = writeln!(out, "    #pragma unroll");

@@ -421,3 +421,58 @@ fn independent_column_sums_split_and_dependent_ones_do_not() {
     let src = print(&two_column_sums(8192, 768, true));
     assert!(!src.code.contains("const int part"), "{}", src.code);
 }
+
+/// `y = exp(x)` over a constant `x [rows, cols]`: one pointwise kernel.
+fn exp_graph(rows: i64, cols: i64) -> IrGraph {
+    let (r0, c0) = (Size::Const(rows), Size::Const(cols));
+    let (one, zero) = (Size::Const(1), Size::Const(0));
+    let (mut ir, x) = matrix_input(rows, cols);
+    let y = ir.add_buffer(
+        DType::Float32,
+        vec![r0, c0],
+        vec![c0, one],
+        BufKind::Computed,
+    );
+    let mut b = BodyBuilder::new(vec![r0, c0]);
+    let v = b.vars();
+    let lx = b.load(x, linear_index(&v, &[c0, one], zero), DType::Float32);
+    let e = b.unary(UnOp::Exp, lx);
+    ir.nodes.push(IrNode::Pointwise {
+        out: y,
+        sizes: vec![r0, c0],
+        body: b.finish(e),
+        offset: zero,
+    });
+    ir.outputs = vec![OutputSpec::Buffer(y)];
+    ir
+}
+
+#[test]
+fn a_pointwise_kernel_asks_for_the_policys_blocks_per_sm() {
+    let ir = exp_graph(64, 256);
+    let sched = schedule(&ir);
+    let source = |policy: CudaPolicy| {
+        let plans = plan::plan(&ir, &sched, &Target::Cuda(policy.clone()));
+        generate(&ir, &sched, &plans, &policy, Instances::Aligned).code
+    };
+    let plain = source(CudaPolicy::default());
+    assert!(plain.contains("__launch_bounds__(256) kernel0("), "{plain}");
+    let bounded = source(CudaPolicy {
+        pointwise_min_blocks: 3,
+        ..CudaPolicy::default()
+    });
+    assert!(
+        bounded.contains("__launch_bounds__(256, 3) kernel0("),
+        "{bounded}"
+    );
+    // A row kernel keeps its plain bounds.
+    let rows = sum_graph(64, 256, 1);
+    let sched = schedule(&rows);
+    let policy = CudaPolicy {
+        pointwise_min_blocks: 3,
+        ..CudaPolicy::default()
+    };
+    let plans = plan::plan(&rows, &sched, &Target::Cuda(policy.clone()));
+    let code = generate(&rows, &sched, &plans, &policy, Instances::Aligned).code;
+    assert!(!code.contains(", 3) kernel"), "{code}");
+}

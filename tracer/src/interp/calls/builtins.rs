@@ -114,6 +114,14 @@ impl Frame<'_, '_> {
             if let ("int", [v @ Var::SymInt(..)]) = (name, args.as_slice()) {
                 return Ok(v.clone());
             }
+            // `int(n / 2)`: the ints' division (`symfloat.rs`).
+            if let ("int", [v @ Var::SymFloat(..)], []) = (name, args.as_slice(), kwargs.as_slice())
+            {
+                let round = crate::interp::symfloat::Round::Trunc;
+                if let Some(r) = self.sym_float_to_int("int", f, v, round)? {
+                    return Ok(r);
+                }
+            }
             // `float(T)`: a symbolic float (torch's `sym_float`), not a specialized size.
             match (name, args.as_slice()) {
                 ("float", [v @ Var::SymInt(..)]) if kwargs.is_empty() => {

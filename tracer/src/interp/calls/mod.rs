@@ -371,7 +371,7 @@ impl Frame<'_, '_> {
                 .unwrap_or(true);
             if recursive {
                 if let Ok(code) = f.getattr(intern!(py, "__code__")) {
-                    crate::mode::register_disabled_wrapper(code);
+                    crate::code_cache::mark_region(&code);
                 }
             }
             let api = if recursive {
@@ -481,6 +481,27 @@ impl Frame<'_, '_> {
         }
         if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
             return self.call_builtin(f, &name, args, kwargs);
+        }
+        // `math.sqrt(n)` of a size: a symbolic float (torch's `_sym_sqrt`); `math.ceil(n /
+        // 4)`: the ints' division (`symfloat.rs`).
+        if module == "math" && kwargs.is_empty() {
+            if let [v] = args.as_slice() {
+                use crate::interp::symfloat::Round;
+                let round = match name.as_str() {
+                    "floor" => Some(Round::Floor),
+                    "ceil" => Some(Round::Ceil),
+                    "trunc" => Some(Round::Trunc),
+                    _ => None,
+                };
+                let r = match round {
+                    _ if name == "sqrt" => self.sym_sqrt(v)?,
+                    Some(round) => self.sym_float_to_int(&format!("math.{name}"), f, v, round)?,
+                    None => None,
+                };
+                if let Some(r) = r {
+                    return Ok(r);
+                }
+            }
         }
         // Python code outside the graph that needs a symbolic size's value gets it specialized
         // (guarded to keep it), as torch's `guard_int`.
