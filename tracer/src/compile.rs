@@ -607,7 +607,7 @@ fn build_entry(
         .map(|(n, k)| (n, output.input_sources[k].clone()))
         .collect();
     // numpy array inputs (`torch.from_numpy(a)` placeholders): an array returned as it is is
-    // the caller's array itself (`reconstruct.rs`).
+    // the caller's array itself (`reconstruct/values.rs`).
     for (k, s) in output.input_sources.iter().enumerate() {
         if s.numpy_array().is_some() {
             in_place_inputs.push((output.graph.placeholders()[k], s.clone()));

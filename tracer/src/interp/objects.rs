@@ -2,7 +2,7 @@
 //! `cls(...)` makes a `Var::Object` whose `__dict__` lives in the tracker and inlines `__init__`
 //! on it; attribute reads and writes and method calls work on the tracker. An object that escapes
 //! (returned, stored somewhere that outlives the frame, live at a graph break) is rebuilt after
-//! the graph by `reconstruct.rs`: `object.__new__(cls)`, then its `__dict__` filled in order.
+//! the graph by `reconstruct/mod.rs`: `object.__new__(cls)`, then its `__dict__` filled in order.
 //!
 //! Only classes whose instances are nothing but a `__dict__` qualify: metaclass `type` (or
 //! `abc.ABCMeta` with no abstract method left), every
