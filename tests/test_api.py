@@ -369,6 +369,18 @@ def test_torchferro_compiler_disable_runs_eagerly():
     assert calls == [False]
 
 
+def _run_script(script, timeout):
+    """Runs ``script`` in a fresh Python with the test environment (output captured)."""
+    return subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        check=False,
+        text=True,
+        env=_env(),
+        timeout=timeout,
+    )
+
+
 FRESH_DISABLE_REGION = """
 import sys, torch, torchferro
 assert "torch._dynamo" not in sys.modules  # the lazy region imports it on its first call
@@ -401,14 +413,7 @@ def test_a_lazy_torch_disable_region_compiles_nothing_from_its_first_call(tmp_pa
     # function torch._dynamo's import ran (recompile-limit warnings, "failed while compiling").
     script = tmp_path / "region.py"
     script.write_text(FRESH_DISABLE_REGION)
-    r = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        check=False,
-        text=True,
-        env=_env(),
-        timeout=300,
-    )
+    r = _run_script(script, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["2", "False"], r.stdout
     assert "torchferro" not in r.stderr, r.stderr
@@ -428,14 +433,7 @@ def test_recompile_limit_warning_prints_once(tmp_path):
         "for n in range(1, 8):\n"
         "    cf(torch.randn(n))\n"
     )
-    r = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        check=False,
-        text=True,
-        env=_env(),
-        timeout=120,
-    )
+    r = _run_script(script, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("hit the recompile limit") == 1, r.stderr
 
