@@ -178,7 +178,19 @@ pub fn kept_then_overwritten(
             if !overwritten.contains(&root) {
                 return false;
             }
-            let own = writes.get(&op) == Some(&true)
+            // A widened in-place op (`h.mul_(o)`, `o` of a wider dtype) is its out-of-place
+            // twin and a cast back; the cast stands for the write, the twin reads `h`.
+            let stands_for_write = |n: NodeId| {
+                writes.get(&n) == Some(&true)
+                    || f.users(n).iter().any(|&c| {
+                        writes.get(&c) == Some(&true)
+                            && super::call_parts(f, c).is_some_and(|(target, args, _)| {
+                                target.name() == "to"
+                                    && matches!(args.first(), Some(Arg::Node(a)) if *a == n)
+                            })
+                    })
+            };
+            let own = stands_for_write(op)
                 && super::call_parts(f, op).is_some_and(|(target, args, _)| {
                     let w = usize::from(
                         target.name() == crate::passes::functionalize::ON_CLONE,
