@@ -6,7 +6,7 @@
 # backward (kernel109 662 us, 4 sqrt+div per element, 3x its bytes), no host copies of the
 # attention gradients in GPT-2's backward (0.69 ms); GPT-2 traced by kind of kernel.
 # Build first: touch python/src/lib.rs; make ext312 && strip --strip-debug build/cp312/torchferro/*.so
-# Run: run(command="bash scripts/gpu_session34a.sh", carry=["build/cp312"]).
+# Run: run(command="bash scripts/gpu_session34a.sh", carry=["build/cp312"]); then 34b (resnet50).
 set -u
 . scripts/gpu_env.sh
 O=$OUT
@@ -23,10 +23,7 @@ done
 for p in "${pids[@]}"; do wait $p; done
 { for f in $O/set/pytest-*.log; do tail -n 1 $f; done; grep -h -E "^(FAILED|ERROR|XPASS)" $O/set/pytest-*.log; } > $O/summary.txt
 ( timeout 150 python3 bench/train_cuda.py --model gpt2 --batch 8 --amp --steps 10 ) > $O/train_gpt2.txt 2>&1
-( timeout 200 python3 bench/train_cuda.py --model resnet50 --batch 64 --amp --channels-last --steps 5 ) > $O/train_r50cl.txt 2>&1
-( timeout 120 python3 scripts/gpu_train_trace.py /tmp/tr_def --resnet50 --channels-last ) > /tmp/tr_def.log 2>&1
-( python3 scripts/trace_kernels.py /tmp/tr_def/trace_r50cl.json --top 12 --classes; tail -n 2 /tmp/tr_def.log ) > $O/r50cl_def.txt 2>&1
 ( timeout 90 python3 scripts/gpu_train_trace.py /tmp/tg ) > /tmp/tg_ours.log 2>&1
 ( python3 scripts/trace_kernels.py /tmp/tg/trace.json --top 40 --classes; tail -n 2 /tmp/tg_ours.log ) > $O/gpt2_kernels.txt 2>&1
 gzip -c /tmp/tg/trace.json > $O/gpt2_trace.json.gz
-tar czf $O/sources.tgz -C /tmp tg/cu tr_def/cu 2>/dev/null
+tar czf $O/sources.tgz -C /tmp tg/cu 2>/dev/null
