@@ -501,9 +501,18 @@ fn emit_kernel(
             },
         ),
         KernelShape::Staged { scratch } => {
-            // Cached row loads live in register arrays of a constant length.
-            let cache =
-                policy.row_cache && plan.aliases.iter().all(|a| a.is_none()) && inner_c.is_some();
+            // Cached row loads live in register arrays of a constant length. A buffer that
+            // shares its storage with another (an output written over a dead input) is read
+            // where it is used: its stores go through the other name, which the cache's
+            // test for stored buffers does not see.
+            let cache = policy.row_cache && inner_c.is_some();
+            let shared: Vec<BufId> = plan
+                .bufs
+                .iter()
+                .zip(&plan.aliases)
+                .filter_map(|(b, a)| a.map(|x| [*b, x]))
+                .flatten()
+                .collect();
             let shape = RowShape {
                 block: row_block_for(inner_c, vector, policy),
                 vector,
@@ -511,7 +520,7 @@ fn emit_kernel(
                 parts,
                 rows: warp_rows(inner_c, outer_c, vector, policy),
             };
-            emit_rows(out, ir, sched, k, scratch, shape);
+            emit_rows(out, ir, sched, k, scratch, shape, &shared);
         }
         KernelShape::Blocked => match columns {
             Some(c) => columns::emit(out, ir, sched, k, c),

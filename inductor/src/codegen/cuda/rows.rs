@@ -38,7 +38,8 @@ pub(super) struct RowShape {
 /// reductions combined across the block.
 /// Each thread visits the same chunks of `vector` consecutive positions in every stage, so
 /// row-local values stay in its registers; with `cache`, row elements read in several stages
-/// are loaded once, at the row's start (see [`cache_row_loads`]).
+/// are loaded once, at the row's start (see [`cache_row_loads`]), except those of `shared`
+/// (buffers sharing storage with another of the kernel's).
 pub(super) fn emit_rows(
     out: &mut String,
     ir: &IrGraph,
@@ -46,6 +47,7 @@ pub(super) fn emit_rows(
     k: &Kernel,
     scratch: &[BufId],
     shape: RowShape,
+    shared: &[BufId],
 ) {
     let RowShape {
         block,
@@ -253,7 +255,7 @@ pub(super) fn emit_rows(
         let inner_vars: Vec<String> = (no..no + nr).map(|i| format!("x{i}")).collect();
         let budget = (ROW_CACHE_REGS / slots).max(0) as usize;
         let loads = cache_row_loads(&body, &inner_vars, 2, budget, |b| {
-            (b.index() < ir.buffers.len()).then(|| ir.buffers[b].dtype)
+            (b.index() < ir.buffers.len() && !shared.contains(&b)).then(|| ir.buffers[b].dtype)
         });
         for (i, (b, _)) in loads.iter().enumerate() {
             let t = storage_type(ir.buffers[*b].dtype);
