@@ -38,4 +38,4 @@ pub use passes::{
     check_topological_order, eliminate_common_subexpressions, eliminate_dead_code, GraphError,
 };
 pub use sym::{RelOp, Relation, SymExpr};
-pub use sym_float::{FloatExpr, FloatOp, FloatRelation};
+pub use sym_float::{FloatExpr, FloatOp, FloatRelation, IntRound};

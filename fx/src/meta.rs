@@ -222,6 +222,19 @@ impl NodeMeta {
         }
     }
 
+    /// Whether a tensor's size or stride holds a float's rounding (`x[: round(n / 2)]`,
+    /// `fx::sym::Atom::FloatToInt`), which C's index arithmetic does not print.
+    pub fn has_float_sizes(&self) -> bool {
+        match self {
+            NodeMeta::Tensor(t) => t.sizes.iter().chain(&t.strides).any(|d| match d {
+                Dim::Sym(e) => e.has_float_atoms(),
+                Dim::Known(_) => false,
+            }),
+            NodeMeta::Tuple(items) => items.iter().any(NodeMeta::has_float_sizes),
+            _ => false,
+        }
+    }
+
     /// Whether the value depends on symbolic sizes.
     pub fn is_symbolic(&self) -> bool {
         match self {

@@ -122,6 +122,24 @@ impl Frame<'_, '_> {
                     return Ok(r);
                 }
             }
+            // `round(n / 2)`: the float's rounding, an int atom; `round(n)` of an int is `n`.
+            if let ("round", [v], []) = (name, args.as_slice(), kwargs.as_slice()) {
+                if matches!(v, Var::SymInt(..)) {
+                    return Ok(v.clone());
+                }
+                let round = crate::interp::symfloat::Round::Half;
+                if let Some(r) = self.sym_float_to_int("round", f, v, round)? {
+                    return Ok(r);
+                }
+            }
+            if let ("abs", [v], []) = (name, args.as_slice(), kwargs.as_slice()) {
+                if let Some(r) = self.sym_float_abs(v)? {
+                    return Ok(r);
+                }
+            }
+            if let Some(v) = self.sym_float_min_max(name, &args, &kwargs)? {
+                return Ok(v);
+            }
             // `float(T)`: a symbolic float (torch's `sym_float`), not a specialized size.
             match (name, args.as_slice()) {
                 ("float", [v @ Var::SymInt(..)]) if kwargs.is_empty() => {
