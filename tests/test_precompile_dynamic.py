@@ -281,3 +281,47 @@ def test_float_expressions_of_sizes_and_their_guards(tmp_path):
     *close, e_branch = r["results"]
     assert close == [True, True, True], r
     assert "SHAPE_ENV (L['x'].size(0) / 2.0) > 2.0 failed" in e_branch, e_branch
+
+
+def test_roundings_of_floats_of_sizes_in_an_artifact(tmp_path):
+    """Session 34: `round(n / 2)` in a slice's size (the graph's size text), a branch on it (a
+    guard in Python text), a float floor division and `max` of floats (graph values) and a
+    rounding returned are written in the artifact and evaluated by the loader."""
+    program = """
+        def rounded(x):
+            r = round(x.size(0) / 2)
+            if r > 1:
+                return x[: r + 1] * max(x.size(0) / 2, 3) + x.size(0) / 4 // 1, r
+            return x - 1, 0
+    """
+    _run(
+        tmp_path,
+        program
+        + """
+        with precompile.capture(rounded, artifact_path="f.py", cache_path="f.cache",
+                                dynamic=True) as cap:
+            cap(torch.randn(6, 3))
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    r = _run(
+        tmp_path,
+        program
+        + """
+        f = precompile.load("f.py", "f.cache")
+        def attempt(x):
+            try:
+                got, want = f(x), rounded(x)
+            except precompile.GuardError as e:
+                return str(e)
+            return (got[0].shape == want[0].shape and torch.allclose(got[0], want[0])
+                    and got[1] == want[1] and type(got[1]) is int)
+        results = [attempt(torch.randn(n, 3)) for n in [5, 9, 4, 7, 2]]
+        print(json.dumps({"results": results, **precompile.counters()}))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    *close, e_branch = r["results"]
+    assert close == [True, True, True, True], r
+    assert "round(" in e_branch and "failed" in e_branch, e_branch

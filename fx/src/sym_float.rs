@@ -640,6 +640,62 @@ mod tests {
     }
 
     #[test]
+    fn floor_division_modulo_and_extremes_follow_python() {
+        // Python: 7.5 // 2 == 3.0, -7.5 // 2 == -4.0, 7.5 % -2 == -0.5, 4.0 % -2.0 == -0.0.
+        assert_eq!(py_divmod(7.5, 2.0), Some((3.0, 1.5)));
+        assert_eq!(py_divmod(-7.5, 2.0), Some((-4.0, 0.5)));
+        assert_eq!(py_divmod(7.5, -2.0), Some((-4.0, -0.5)));
+        let (_, m) = py_divmod(4.0, -2.0).unwrap();
+        assert!(m == 0.0 && m.is_sign_negative());
+        assert_eq!(py_divmod(1.0, 0.0), None);
+        let half = FloatExpr::binary(FloatOp::Div, s(0), c(2.0));
+        let fd = FloatExpr::binary(FloatOp::FloorDiv, half.clone(), c(1.0));
+        assert_eq!(fd.eval(&|_| 7), Some(3.0));
+        assert_eq!(fd.to_string(), "((s0 / 2.0) // 1.0)");
+        let mx = FloatExpr::binary(FloatOp::Max, half.clone(), c(3.0));
+        assert_eq!((mx.eval(&|_| 4), mx.eval(&|_| 9)), (Some(3.0), Some(4.5)));
+        assert_eq!(mx.to_string(), "max((s0 / 2.0), 3.0)");
+        let ab = FloatExpr::abs(FloatExpr::binary(FloatOp::Sub, half, c(3.0)));
+        assert_eq!(ab.eval(&|_| 2), Some(2.0));
+        assert_eq!(ab.sign(&|_| 2), Sign::NonNegative);
+        assert_eq!(FloatExpr::abs(c(-2.0)), c(2.0));
+    }
+
+    #[test]
+    fn roundings_are_python_s() {
+        // `round` is half to even; `int()` truncates toward zero.
+        assert_eq!(IntRound::Round.apply(2.5), Some(2));
+        assert_eq!(IntRound::Round.apply(3.5), Some(4));
+        assert_eq!(IntRound::Round.apply(-2.5), Some(-2));
+        assert_eq!(IntRound::Trunc.apply(-1.5), Some(-1));
+        assert_eq!(IntRound::Floor.apply(-1.5), Some(-2));
+        assert_eq!(IntRound::Ceil.apply(-1.5), Some(-1));
+        assert_eq!(IntRound::Round.apply(f64::INFINITY), None);
+        assert_eq!(IntRound::Floor.apply(f64::NAN), None);
+        let r = SymExpr::of_float(
+            IntRound::Round,
+            FloatExpr::binary(FloatOp::Div, s(0), c(2.0)),
+        );
+        assert_eq!(r.eval(&|_| 5), Some(2));
+        assert_eq!(r.eval(&|_| 7), Some(4));
+        assert_eq!(r.symbols(), [0]);
+        assert!(r.has_float_atoms() && !SymExpr::symbol(0).has_float_atoms());
+        assert_eq!(r.to_string(), "round((float(s0) / 2.0))");
+        // Substituting a constant folds the rounding.
+        assert_eq!(
+            r.substitute(&|_| Some(SymExpr::constant(3))),
+            SymExpr::constant(2)
+        );
+        // Equal trees are equal atoms (constants by their bits): the canonical form holds.
+        let r2 = SymExpr::of_float(
+            IntRound::Round,
+            FloatExpr::binary(FloatOp::Div, s(0), c(2.0)),
+        );
+        assert_eq!(r.sub(&r2), SymExpr::constant(0));
+        assert_ne!(c(0.0), c(-0.0));
+    }
+
+    #[test]
     fn relations_compare_as_python() {
         let r = FloatRelation::new(
             FloatExpr::binary(FloatOp::Div, s(0), c(2.0)),

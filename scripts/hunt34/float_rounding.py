@@ -28,7 +28,10 @@ IDIOMS = {
     "floor_of_float": (lambda x: x * math.floor(x.size(0) / 2), rows),
     "int_neg_quotient": (lambda x: x * int((3 - x.size(0)) / 2), rows),
     "round_slice": (lambda x: x[: round(x.size(0) / 2) + 1] * 2, rows),
-    "max_full": (lambda x: torch.full((x.size(0),), max(x.size(0) / 2, 1.5)) + x[:, 0], rows),
+    "max_full": (
+        lambda x: torch.full((x.size(0),), max(x.size(0) / 2, 1.5)) + x[:, 0],
+        rows,
+    ),
 }
 
 

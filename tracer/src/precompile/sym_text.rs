@@ -234,4 +234,34 @@ mod tests {
         assert_eq!(parse("s0 +"), None);
         assert_eq!(parse("x0"), None);
     }
+
+    /// A float's rounding (session 34) reads back: every float operation, a negative
+    /// literal, a negation, an int expression inside `float(...)`.
+    #[test]
+    fn roundings_of_floats_read_back_equal() {
+        let f = |k| FloatExpr::of_int(s(k));
+        let c = FloatExpr::Const;
+        let half = FloatExpr::binary(FloatOp::Div, f(0), c(2.0));
+        let floats = [
+            half.clone(),
+            FloatExpr::binary(FloatOp::FloorDiv, half.clone(), c(1.0)),
+            FloatExpr::binary(FloatOp::Mod, f(1), c(-1.5)),
+            FloatExpr::binary(FloatOp::Max, half.clone(), c(3.0)),
+            FloatExpr::binary(FloatOp::Min, FloatExpr::sqrt(f(0)), c(1e-7)),
+            FloatExpr::abs(FloatExpr::binary(FloatOp::Sub, c(-0.5), half.clone())),
+            FloatExpr::negated(FloatExpr::binary(FloatOp::Pow, f(0), c(0.5))),
+            FloatExpr::of_int(s(0).add(&s(1)).floordiv(&SymExpr::constant(3))),
+        ];
+        for (i, x) in floats.into_iter().enumerate() {
+            let how = [
+                IntRound::Round,
+                IntRound::Floor,
+                IntRound::Ceil,
+                IntRound::Trunc,
+            ][i % 4];
+            let e = SymExpr::of_float(how, x).add(&s(1)).mul_const(2);
+            let text = e.to_string();
+            assert_eq!(parse(&text), Some(e.clone()), "{text}");
+        }
+    }
 }
