@@ -80,6 +80,15 @@ def full_of_a_max(x):
     return torch.full((x.size(0),), max(x.size(0) / 2, 1.5)) + x[:, 0]
 
 
+def abs_of_an_int(x):
+    return x * abs(x.size(0) - 5)
+
+
+def divmod_of_sizes(x):
+    q, r = divmod(x.size(0) / 2, 1)
+    return x * q + r + divmod(x.size(0), 3)[1]
+
+
 def rounding_returned(x):
     return x + 1, round(x.size(0) / 3), x.size(0) / 4 // 1, abs(1 - x.size(0) / 2)
 
@@ -103,6 +112,8 @@ PROGRAMS = {
     "slice_by_a_rounding": (slice_by_a_rounding, {None: (3, 3), True: (2, 2)}),
     "full_of_a_max": (full_of_a_max, {None: (3, 2), True: (2, 2)}),
     "rounding_returned": (rounding_returned, {None: (3, 2), True: (2, 2)}),
+    "abs_of_an_int": (abs_of_an_int, {None: (3, 2), True: (2, 2)}),
+    "divmod_of_sizes": (divmod_of_sizes, {None: (8, 2), True: (4, 2)}),
 }
 
 

@@ -330,7 +330,14 @@ def _case(p, n, gen):
     if use == "round_half":
         return (lambda x: x * round(x.size(0) / 2) + round(x.size(-1) / 4 + 0.5), [x])
     if use == "float_floordiv_mod":
-        return (lambda x: x * (x.size(0) / 2 // 1) - x.size(-1) / 3 % 0.75, [x])
+        return (
+            lambda x: (
+                x * (x.size(0) / 2 // 1)
+                - x.size(-1) / 3 % 0.75
+                + divmod(x.size(0), 3)[1]
+            ),
+            [x],
+        )
     if use == "float_max_abs":
         return (
             lambda x: x * max(x.size(0) / 2, 1.5) + min(abs(x.size(-1) / 2 - 2), 0.5),
@@ -338,7 +345,11 @@ def _case(p, n, gen):
         )
     if use == "trunc_negative":
         return (
-            lambda x: x * int((2 - x.size(0)) / 3) + math.floor(x.size(0) ** 0.5),
+            lambda x: (
+                x * int((2 - x.size(0)) / 3)
+                + math.floor(x.size(0) ** 0.5)
+                + abs(x.size(0) - 3)
+            ),
             [x],
         )
     return (lambda x: (x.relu() + 1).sum(-1), [x])

@@ -166,8 +166,8 @@ impl IntRound {
             IntRound::Ceil => v.ceil(),
             IntRound::Trunc => v.trunc(),
         };
-        // 2**63 is exact as a float; every float below it in magnitude fits.
-        (r.abs() < 9.223_372_036_854_775_808e18).then_some(r as i64)
+        // `i64::MAX as f64` is 2**63, exact; every float below it in magnitude fits.
+        (r.abs() < i64::MAX as f64).then_some(r as i64)
     }
 
     /// Python source computing it from a float's source.

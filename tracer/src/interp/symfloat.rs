@@ -260,9 +260,22 @@ impl Frame<'_, '_> {
         Ok(Some(acc.0))
     }
 
-    /// `abs(v)` of a symbolic float: an `operator.abs` node. `None`: not a symbolic float.
-    pub(super) fn sym_float_abs(&mut self, v: &Var) -> Result<Option<Var>, TraceError> {
+    /// `abs(v)` of a symbolic float or int: an `operator.abs` node (torch's `Abs`); an int's
+    /// is `max(e, -e)` (the int atom; `e` itself where its sign is known). `None`: not a
+    /// symbolic number.
+    pub(super) fn sym_abs(&mut self, v: &Var) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
+        if let Var::SymInt(_, e) = v {
+            let shapes = &self.tx.output.shapes;
+            let e = shapes.canon(e);
+            let r = e.max_with(&e.neg(), &|k| shapes.symbol_min(k));
+            let callable = py.import("operator")?.getattr("abs")?;
+            let arg = v.to_arg(py)?;
+            let target = Target::Function("operator.abs".into());
+            return self
+                .sym_node("abs", target, Some(&callable), vec![arg], r)
+                .map(Some);
+        }
         let Var::SymFloat(_, f) = v else {
             return Ok(None);
         };

@@ -133,9 +133,16 @@ impl Frame<'_, '_> {
                 }
             }
             if let ("abs", [v], []) = (name, args.as_slice(), kwargs.as_slice()) {
-                if let Some(r) = self.sym_float_abs(v)? {
+                if let Some(r) = self.sym_abs(v)? {
                     return Ok(r);
                 }
+            }
+            // `divmod(a, b)` of symbolic numbers: `(a // b, a % b)`, each as its operator.
+            if let ("divmod", [a, b], []) = (name, args.as_slice(), kwargs.as_slice()) {
+                let (a, b) = (a.clone(), b.clone());
+                let q = self.operator("floordiv", vec![a.clone(), b.clone()])?;
+                let r = self.operator("mod", vec![a, b])?;
+                return Ok(Var::Tuple(vec![q, r].into()));
             }
             if let Some(v) = self.sym_float_min_max(name, &args, &kwargs)? {
                 return Ok(v);

@@ -1,0 +1,62 @@
+"""More rounding idioms (edges): counts against torch.compile, values against eager.
+Usage: python float_rounding_more.py [name ...]"""
+
+import math
+import sys
+
+import torch
+
+sys.path.insert(0, "tests")
+sys.path.insert(0, "scripts/hunt34")
+from float_rounding import SIZES, rows
+from programs.compare import counts_over
+
+IDIOMS = {
+    "abs_of_int": (lambda x: x * abs(x.size(0) - 5), rows),
+    "round_ndigits": (lambda x: x * round(x.size(0) / 3, 1), rows),
+    "divmod": (lambda x: x * divmod(x.size(0) / 2, 1)[0], rows),
+    "int_floordiv_float": (lambda x: x * (x.size(0) // 2.0), rows),
+    "int_mod_float": (lambda x: x * (x.size(0) % 2.5), rows),
+    "max_of_two_sizes": (lambda x: x * max(x.size(0) / 2, x.size(1) / 3), rows),
+    "neg_floordiv": (lambda x: x * (-(x.size(0) / 2) // 1), rows),
+    "floor_neg_quotient": (lambda x: x * math.floor(-x.size(0) / 3), rows),
+    "round_branch": (lambda x: x + 1 if round(x.size(0) / 3) > 1 else x - 1, rows),
+    "round_of_root": (lambda x: x * round(x.size(0) ** 0.5), rows),
+    "ceil_of_root_view": (
+        lambda x: (
+            torch.nn.functional.pad(x, (0, 0, 0, math.ceil(x.size(0) ** 0.5))) * 2
+        ),
+        rows,
+    ),
+    "round_returned_int_arg": (
+        lambda x, n: (x * round(n / 3), round(n / 3)),
+        lambda b, gen: [torch.randn(3, generator=gen), b - 5],
+    ),
+    "trunc_int_arg": (
+        lambda x, n: x * int(n / 4),
+        lambda b, gen: [torch.randn(3, generator=gen), 3 - b],
+    ),
+}
+
+
+def main(names):
+    for name in names or IDIOMS:
+        prog, make = IDIOMS[name]
+        for dyn in [None, True]:
+            gen = torch.Generator().manual_seed(0)
+            calls = [make(n, gen) for n in SIZES]
+            try:
+                tc, fc = counts_over(prog, calls, dynamic=dyn)
+                print(
+                    f"{name:22s} dynamic={dyn!s:5s} torch.compile {tc.n}  ours {fc.n}",
+                    flush=True,
+                )
+            except Exception as e:  # noqa: BLE001
+                print(
+                    f"{name:22s} dynamic={dyn!s:5s} ERROR {type(e).__name__}: {str(e)[:300]}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
