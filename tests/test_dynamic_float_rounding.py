@@ -134,6 +134,14 @@ def test_values_and_entries_on_the_inductor(name):
     assert_inductor_entries(program, _rows, SIZES, True, counts[True][1])
 
 
+def _entries_after(g, f, sizes):
+    """Calls ``g`` on ``(n, 2)`` inputs of ``sizes`` against ``f``; ``g``'s cache entries."""
+    for n in sizes:
+        x = torch.randn(n, 2)
+        same(g(x), f(x))
+    return torchferro.compiler.cache_entries(g)
+
+
 def test_a_rounding_is_guarded_as_python_rounds():
     """A branch on `round(n / 2)` guards the rounded int (`round(float(n) / 2.0) == 2`): sizes
     3, 4 and 5 all round to 2 (3 / 2 = 1.5 rounds up to the even 2, 5 / 2 = 2.5 down to it)
@@ -147,13 +155,12 @@ def test_a_rounding_is_guarded_as_python_rounds():
     torchferro.compiler.reset()
     g = torchferro.compile(f, backend="eager", dynamic=True)
     try:
-        for n in [4, 3, 5]:
-            x = torch.randn(n, 2)
-            same(g(x), f(x))
-        assert len(torchferro.compiler.cache_entries(g)) == 1
-        x = torch.randn(6, 2)
-        same(g(x), f(x))
-        assert len(torchferro.compiler.cache_entries(g)) == 2
+        entries = _entries_after(g, f, [4, 3, 5])
+        text = "\n".join(entries[0]["guards"])
+        assert len(entries) == 1 and "round((float(L['x'].size(0)) / 2.0))" in text, (
+            text
+        )
+        assert len(_entries_after(g, f, [6])) == 2
     finally:
         torchferro.compiler.reset()
 

@@ -8,7 +8,9 @@ import sys
 import torch
 
 sys.path.insert(0, "tests")
-from programs.compare import counts_over
+sys.path.insert(0, "scripts/hunt33")
+sys.path.insert(0, "scripts/hunt34")
+import float_idioms
 
 SIZES = [4, 7, 1, 9, 4, 3, 2, 6]
 
@@ -35,24 +37,5 @@ IDIOMS = {
 }
 
 
-def main(names):
-    for name in names or IDIOMS:
-        prog, make = IDIOMS[name]
-        for dyn in [None, True]:
-            gen = torch.Generator().manual_seed(0)
-            calls = [make(n, gen) for n in SIZES]
-            try:
-                tc, fc = counts_over(prog, calls, dynamic=dyn)
-                print(
-                    f"{name:20s} dynamic={dyn!s:5s} torch.compile {tc.n}  ours {fc.n}",
-                    flush=True,
-                )
-            except Exception as e:  # noqa: BLE001
-                print(
-                    f"{name:20s} dynamic={dyn!s:5s} ERROR {type(e).__name__}: {str(e)[:300]}",
-                    flush=True,
-                )
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    float_idioms.main(sys.argv[1:], IDIOMS, SIZES)

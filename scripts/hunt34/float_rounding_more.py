@@ -7,9 +7,10 @@ import sys
 import torch
 
 sys.path.insert(0, "tests")
+sys.path.insert(0, "scripts/hunt33")
 sys.path.insert(0, "scripts/hunt34")
+import float_idioms
 from float_rounding import SIZES, rows
-from programs.compare import counts_over
 
 IDIOMS = {
     "abs_of_int": (lambda x: x * abs(x.size(0) - 5), rows),
@@ -39,24 +40,5 @@ IDIOMS = {
 }
 
 
-def main(names):
-    for name in names or IDIOMS:
-        prog, make = IDIOMS[name]
-        for dyn in [None, True]:
-            gen = torch.Generator().manual_seed(0)
-            calls = [make(n, gen) for n in SIZES]
-            try:
-                tc, fc = counts_over(prog, calls, dynamic=dyn)
-                print(
-                    f"{name:22s} dynamic={dyn!s:5s} torch.compile {tc.n}  ours {fc.n}",
-                    flush=True,
-                )
-            except Exception as e:  # noqa: BLE001
-                print(
-                    f"{name:22s} dynamic={dyn!s:5s} ERROR {type(e).__name__}: {str(e)[:300]}",
-                    flush=True,
-                )
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    float_idioms.main(sys.argv[1:], IDIOMS, SIZES)

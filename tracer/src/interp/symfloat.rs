@@ -48,6 +48,11 @@ fn float_operand(py: Python<'_>, v: &Var) -> Option<FloatExpr> {
     }
 }
 
+/// Every argument as a float operand, or `None` where one is not a number.
+fn float_operands(py: Python<'_>, args: &[Var]) -> Option<Vec<FloatExpr>> {
+    args.iter().map(|a| float_operand(py, a)).collect()
+}
+
 /// The int a float operand is the value of: `float(e)`, or an integral constant.
 fn int_value(f: &FloatExpr) -> Option<SymExpr> {
     match f {
@@ -95,11 +100,7 @@ impl Frame<'_, '_> {
         {
             return Ok(None);
         }
-        let Some(ops) = args
-            .iter()
-            .map(|a| float_operand(py, a))
-            .collect::<Option<Vec<FloatExpr>>>()
-        else {
+        let Some(ops) = float_operands(py, args) else {
             return Ok(None);
         };
         let any_float = args.iter().any(|a| match a {
@@ -217,33 +218,23 @@ impl Frame<'_, '_> {
 }
 
 impl Frame<'_, '_> {
-    /// `max(a, b, ...)` / `min(...)` where an operand is a symbolic float (`max(n / 2, 3)`):
-    /// a `torch.sym_max` / `sym_min` node per pair, a float as torch's (which makes the
-    /// result a float where an int operand wins, as torch.compile does; eager would give
-    /// the int). `None`: no symbolic float among them, or an operand that is not a number.
+    /// `max(a, b, ...)` / `min(...)` (`is_max`) of numbers, one a symbolic float
+    /// (`max(n / 2, 3)`; `sym_min_max` hands them over): a `torch.sym_max` / `sym_min` node
+    /// per pair, a float as torch's (which makes the result a float where an int operand
+    /// wins, as torch.compile does; eager would give the int). `None`: an operand that is not
+    /// a number.
     pub(super) fn sym_float_min_max(
         &mut self,
-        name: &str,
+        is_max: bool,
         args: &[Var],
-        kwargs: &[(String, Var)],
     ) -> Result<Option<Var>, TraceError> {
         let py = self.tx.py;
-        let op = match name {
-            "max" => FloatOp::Max,
-            "min" => FloatOp::Min,
-            _ => return Ok(None),
+        let (op, name) = if is_max {
+            (FloatOp::Max, "max")
+        } else {
+            (FloatOp::Min, "min")
         };
-        if !kwargs.is_empty()
-            || args.len() < 2
-            || !args.iter().any(|a| matches!(a, Var::SymFloat(..)))
-        {
-            return Ok(None);
-        }
-        let Some(ops) = args
-            .iter()
-            .map(|a| float_operand(py, a))
-            .collect::<Option<Vec<FloatExpr>>>()
-        else {
+        let Some(ops) = float_operands(py, args) else {
             return Ok(None);
         };
         let callable = py.import("torch")?.getattr(format!("sym_{name}"))?;

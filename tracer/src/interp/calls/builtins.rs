@@ -144,9 +144,6 @@ impl Frame<'_, '_> {
                 let r = self.operator("mod", vec![a, b])?;
                 return Ok(Var::Tuple(vec![q, r].into()));
             }
-            if let Some(v) = self.sym_float_min_max(name, &args, &kwargs)? {
-                return Ok(v);
-            }
             // `float(T)`: a symbolic float (torch's `sym_float`), not a specialized size.
             match (name, args.as_slice()) {
                 ("float", [v @ Var::SymInt(..)]) if kwargs.is_empty() => {
