@@ -1,7 +1,7 @@
 //! Tensor metadata carried on graph nodes.
 
+use crate::sym::float::FloatExpr;
 use crate::sym::SymExpr;
-use crate::sym_float::FloatExpr;
 
 /// Element type. The names are torch's (`torch.float32` → `Float32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

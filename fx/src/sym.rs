@@ -13,7 +13,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::sym_float::{FloatExpr, IntRound};
+// A child module: an int expression holds floats (`Atom::FloatToInt`) and a float holds
+// ints, so the two types live in one tree (`tracer/tests/layering.rs`: no circles).
+pub mod float;
+
+use float::{FloatExpr, IntRound};
 
 /// A factor of a monomial.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

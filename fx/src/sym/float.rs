@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use crate::sym::{RelOp, SymExpr};
+use super::{RelOp, SymExpr};
 
 /// A binary float operation, with Python's semantics on floats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -183,7 +183,7 @@ impl IntRound {
 
 /// A Python float computed from symbolic sizes. Equality, hashing and order compare
 /// constants by their bits (an int expression may hold one through a rounding atom,
-/// [`crate::sym::Atom::FloatToInt`], and those need `Eq`/`Ord`): `0.0` and `-0.0` differ,
+/// [`super::Atom::FloatToInt`], and those need `Eq`/`Ord`): `0.0` and `-0.0` differ,
 /// as they compute differently (`1 / x`).
 #[derive(Clone, Debug)]
 pub enum FloatExpr {
@@ -550,7 +550,7 @@ impl FloatRelation {
     }
 
     pub fn symbols(&self) -> Vec<u32> {
-        crate::sym::union_of_symbols(self.lhs.symbols(), self.rhs.symbols())
+        super::union_of_symbols(self.lhs.symbols(), self.rhs.symbols())
     }
 
     /// As [`FloatExpr::render`].
