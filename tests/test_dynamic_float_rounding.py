@@ -65,7 +65,12 @@ def float_abs(x):
 
 
 def floor_of_a_root(x):
-    return x * math.floor(x.size(0) ** 0.5) + math.ceil(x.size(0) / 2 - 0.25)
+    # `math.trunc(n)` of an int is the int.
+    return (
+        x * math.floor(x.size(0) ** 0.5)
+        + math.ceil(x.size(0) / 2 - 0.25)
+        + math.trunc(x.size(0))
+    )
 
 
 def truncation_of_a_negative_quotient(x):
