@@ -325,6 +325,33 @@ def _case(p, n, gen):
         return (lambda x: torch.full(x.shape[1:], x.size(0) / 2 - 0.25) + x[0], [x])
     if use == "ceil_quotient":
         return (lambda x: x * math.ceil(x.size(0) / 3) - float(x.size(0)) * 1.5, [x])
+    # Python's rounding of floats of sizes (session 34): torch's RoundToInt, FloorToInt,
+    # TruncToInt, float Mod, sym_max / sym_min, Abs.
+    if use == "round_half":
+        return (lambda x: x * round(x.size(0) / 2) + round(x.size(-1) / 4 + 0.5), [x])
+    if use == "float_floordiv_mod":
+        return (
+            lambda x: (
+                x * (x.size(0) / 2 // 1)
+                - x.size(-1) / 3 % 0.75
+                + divmod(x.size(0), 3)[1]
+            ),
+            [x],
+        )
+    if use == "float_max_abs":
+        return (
+            lambda x: x * max(x.size(0) / 2, 1.5) + min(abs(x.size(-1) / 2 - 2), 0.5),
+            [x],
+        )
+    if use == "trunc_negative":
+        return (
+            lambda x: (
+                x * int((2 - x.size(0)) / 3)
+                + math.floor(x.size(0) ** 0.5)
+                + abs(x.size(0) - 3)
+            ),
+            [x],
+        )
     return (lambda x: (x.relu() + 1).sum(-1), [x])
 
 
@@ -340,6 +367,10 @@ def _case(p, n, gen):
             "sqrt_ratio",
             "full_half",
             "ceil_quotient",
+            "round_half",
+            "float_floordiv_mod",
+            "float_max_abs",
+            "trunc_negative",
         ]
     ),
     rank=st.integers(2, 4),

@@ -239,6 +239,41 @@ def test_dynamic_across_a_graph_break(tmp_path):
     assert "def resume_1(" in art and "SHAPE_ENV 2 <= L['y'].size(0)" in art
 
 
+def _capture_then_attempt(tmp_path, program, fn, check, shapes):
+    """Captures ``fn`` of ``program`` (source text) under ``dynamic=True`` at a ``(6, 3)``
+    input, then in a fresh process loads it and calls it at ``shapes``: per call the guard
+    error's text, or whether ``check`` (an expression of ``got`` and ``want``) holds against
+    eager's. Asserts the loader neither traced nor compiled C."""
+    _run(
+        tmp_path,
+        program
+        + f"""
+        with precompile.capture({fn}, artifact_path="f.py", cache_path="f.cache",
+                                dynamic=True) as cap:
+            cap(torch.randn(6, 3))
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    r = _run(
+        tmp_path,
+        program
+        + f"""
+        f = precompile.load("f.py", "f.cache")
+        def attempt(x):
+            try:
+                got, want = f(x), {fn}(x)
+            except precompile.GuardError as e:
+                return str(e)
+            return bool({check})
+        results = [attempt(torch.randn(*s)) for s in {shapes!r}]
+        print(json.dumps({{"results": results, **precompile.counters()}}))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    return r["results"]
+
+
 def test_float_expressions_of_sizes_and_their_guards(tmp_path):
     """Session 33: floats computed from sizes (`n ** -0.5`, `math.sqrt`, `a / b`) are graph
     values written in the artifact's graph, a float returned is rebuilt per call, and a branch
@@ -250,34 +285,31 @@ def test_float_expressions_of_sizes_and_their_guards(tmp_path):
                 return x * x.size(0) ** -0.5 + math.sqrt(x.size(1)), x.size(1) / x.size(0)
             return x - 1, 0.0
     """
-    _run(
-        tmp_path,
-        program
-        + """
-        with precompile.capture(scaled, artifact_path="f.py", cache_path="f.cache",
-                                dynamic=True) as cap:
-            cap(torch.randn(6, 3))
-        print(json.dumps(precompile.counters()))
-        """,
-    )
-    r = _run(
-        tmp_path,
-        program
-        + """
-        f = precompile.load("f.py", "f.cache")
-        def attempt(x):
-            try:
-                got, want = f(x), scaled(x)
-            except precompile.GuardError as e:
-                return str(e)
-            return (torch.allclose(got[0], want[0]) and got[1] == want[1]
-                    and type(got[1]) is float)
-        results = [attempt(torch.randn(n, m)) for n, m in [(5, 3), (9, 7), (12, 2), (4, 3)]]
-        print(json.dumps({"results": results, **precompile.counters()}))
-        """,
-        loader=True,
-    )
-    assert r["traces"] == 0 and r["c_compiles"] == 0, r
-    *close, e_branch = r["results"]
-    assert close == [True, True, True], r
+    check = "torch.allclose(got[0], want[0]) and got[1] == want[1] and type(got[1]) is float"
+    shapes = [(5, 3), (9, 7), (12, 2), (4, 3)]
+    *close, e_branch = _capture_then_attempt(tmp_path, program, "scaled", check, shapes)
+    assert close == [True, True, True], close
     assert "SHAPE_ENV (L['x'].size(0) / 2.0) > 2.0 failed" in e_branch, e_branch
+
+
+def test_roundings_of_floats_of_sizes_in_an_artifact(tmp_path):
+    """Session 34: `round(n / 2)` in a slice's size (the graph's size text), a branch on it (a
+    guard in Python text), a float floor division and `max` of floats (graph values) and a
+    rounding returned are written in the artifact and evaluated by the loader."""
+    program = """
+        def rounded(x):
+            r = round(x.size(0) / 2)
+            if r > 1:
+                return x[: r + 1] * max(x.size(0) / 2, 3) + x.size(0) / 4 // 1, r
+            return x - 1, 0
+    """
+    check = (
+        "got[0].shape == want[0].shape and torch.allclose(got[0], want[0])"
+        " and got[1] == want[1] and type(got[1]) is int"
+    )
+    shapes = [(n, 3) for n in [5, 9, 4, 7, 2]]
+    *close, e_branch = _capture_then_attempt(
+        tmp_path, program, "rounded", check, shapes
+    )
+    assert close == [True, True, True, True], close
+    assert "round(" in e_branch and "failed" in e_branch, e_branch

@@ -28,7 +28,6 @@ pub mod ops;
 pub mod passes;
 pub mod print;
 pub mod sym;
-pub mod sym_float;
 
 pub use cond::Cond;
 pub use graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
@@ -37,5 +36,7 @@ pub use meta::{DType, Device, Dim, NodeMeta, TensorMeta};
 pub use passes::{
     check_topological_order, eliminate_common_subexpressions, eliminate_dead_code, GraphError,
 };
+/// Symbolic floats (`sym::float`), under the name they had before they joined `sym`'s tree.
+pub use sym::float as sym_float;
+pub use sym::float::{FloatExpr, FloatOp, FloatRelation, IntRound};
 pub use sym::{RelOp, Relation, SymExpr};
-pub use sym_float::{FloatExpr, FloatOp, FloatRelation};

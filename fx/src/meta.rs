@@ -1,7 +1,7 @@
 //! Tensor metadata carried on graph nodes.
 
+use crate::sym::float::FloatExpr;
 use crate::sym::SymExpr;
-use crate::sym_float::FloatExpr;
 
 /// Element type. The names are torch's (`torch.float32` → `Float32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -219,6 +219,19 @@ impl NodeMeta {
         match self {
             NodeMeta::Tensor(t) => Some(t),
             _ => None,
+        }
+    }
+
+    /// Whether a tensor's size or stride holds a float's rounding (`x[: round(n / 2)]`,
+    /// `fx::sym::Atom::FloatToInt`), which C's index arithmetic does not print.
+    pub fn has_float_sizes(&self) -> bool {
+        match self {
+            NodeMeta::Tensor(t) => t.sizes.iter().chain(&t.strides).any(|d| match d {
+                Dim::Sym(e) => e.has_float_atoms(),
+                Dim::Known(_) => false,
+            }),
+            NodeMeta::Tuple(items) => items.iter().any(NodeMeta::has_float_sizes),
+            _ => false,
         }
     }
 

@@ -13,6 +13,12 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+// A child module: an int expression holds floats (`Atom::FloatToInt`) and a float holds
+// ints, so the two types live in one tree (`tracer/tests/layering.rs`: no circles).
+pub mod float;
+
+use float::{FloatExpr, IntRound};
+
 /// A factor of a monomial.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Atom {
@@ -25,6 +31,9 @@ pub enum Atom {
     /// `sym_max` / `sym_min`).
     Max(Box<SymExpr>, Box<SymExpr>),
     Min(Box<SymExpr>, Box<SymExpr>),
+    /// A float of sizes made an int (`round(n / 2)`, `math.floor(n ** 0.5)`, `int(x)` of a
+    /// negative quotient): torch's `RoundToInt` / `FloorToInt` / `CeilToInt` / `TruncToInt`.
+    FloatToInt(IntRound, Box<FloatExpr>),
 }
 
 /// A sum of `coefficient * product(atoms)` terms, sorted by monomial, without zero coefficients.
@@ -208,6 +217,28 @@ impl SymExpr {
         SymExpr::atom(Atom::Mod(Box::new(self.clone()), Box::new(o.clone())))
     }
 
+    /// `round(f)`, `math.floor(f)`, ... of a float of sizes; a constant where `f` is one
+    /// (and Python would not raise).
+    pub fn of_float(how: IntRound, f: FloatExpr) -> SymExpr {
+        if let Some(v) = f.as_const().and_then(|c| how.apply(c)) {
+            return SymExpr::constant(v);
+        }
+        SymExpr::atom(Atom::FloatToInt(how, Box::new(f)))
+    }
+
+    /// Whether a float rounding atom occurs in it (C's index arithmetic cannot print one).
+    pub fn has_float_atoms(&self) -> bool {
+        self.terms.iter().any(|(m, _)| {
+            m.iter().any(|a| match a {
+                Atom::Sym(_) => false,
+                Atom::FloatToInt(..) => true,
+                Atom::FloorDiv(x, y) | Atom::Mod(x, y) | Atom::Max(x, y) | Atom::Min(x, y) => {
+                    x.has_float_atoms() || y.has_float_atoms()
+                }
+            })
+        })
+    }
+
     /// `max(self, o)`: the operand known to be the larger for every assignment where each
     /// symbol `k` is at least `min(k)` (their difference a constant, or bounded below), else
     /// the atom, its operands in a fixed order.
@@ -252,6 +283,7 @@ impl SymExpr {
                     Atom::Mod(x, y) => py_mod(x.eval(value)?, y.eval(value)?)?,
                     Atom::Max(x, y) => x.eval(value)?.max(y.eval(value)?),
                     Atom::Min(x, y) => x.eval(value)?.min(y.eval(value)?),
+                    Atom::FloatToInt(how, f) => how.apply(f.eval(value)?)?,
                 };
                 t = t.checked_mul(v)?;
             }
@@ -348,6 +380,7 @@ impl SymExpr {
                             walk(x, out);
                             walk(y, out);
                         }
+                        Atom::FloatToInt(_, f) => out.extend(f.symbols()),
                     }
                 }
             }
@@ -378,6 +411,7 @@ impl SymExpr {
                         Box::new(x.substitute(f)),
                         Box::new(y.substitute(f)),
                     )),
+                    Atom::FloatToInt(how, x) => SymExpr::of_float(*how, x.substitute(f)),
                 };
                 t = t.mul(&v);
             }
@@ -437,6 +471,9 @@ fn render_atom(a: &Atom, name: &dyn Fn(u32) -> String) -> String {
         Atom::Mod(x, y) => format!("({} % {})", wrap(x), wrap(y)),
         Atom::Max(x, y) => format!("max({}, {})", x.render(name), y.render(name)),
         Atom::Min(x, y) => format!("min({}, {})", x.render(name), y.render(name)),
+        // Python source (a guard's condition, a precompiled graph's size text), its floats
+        // as Python computes them (`float(s0)`, `__import__('math').sqrt`).
+        Atom::FloatToInt(how, f) => format!("{}({})", how.python(), f.render(name, true)),
     }
 }
 

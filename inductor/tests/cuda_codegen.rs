@@ -920,6 +920,72 @@ fn a_float_expression_of_sizes_is_computed_in_double() {
     }
 }
 
+/// Python's roundings of floats of sizes (session 34: `x * round(s0 / 2) + (s0 / 2 // 1) +
+/// max(s1 / 2, 3) + abs(s0 / 4 - 1) + s1 / 3 % 1.5`): the float operations on doubles
+/// (`tf_floordivd`, `tf_remd`, `tf_maxd`, `fabs`), the rounding then the int, in the one source
+/// NVRTC compiles.
+#[test]
+fn roundings_of_floats_of_sizes_are_computed_in_double() {
+    use fx::{FloatExpr as F, FloatOp, IntRound, SymExpr};
+    let mut g = Graph::new();
+    let x = sym_input(&mut g, "x", DType::Float32, vec![s(0), s(1)]);
+    let int = |k: u32| F::of_int(SymExpr::symbol(k));
+    let half = |k: u32| F::binary(FloatOp::Div, int(k), F::Const(2.0));
+    let float = |g: &mut Graph, name: &str, target: &str, e: F| {
+        g.call(name, f(target), vec![n(x)], vec![], NodeMeta::SymFloat(e))
+    };
+    let rounded = g.call(
+        "round",
+        f("builtins.round"),
+        vec![n(x)],
+        vec![],
+        NodeMeta::SymInt(SymExpr::of_float(IntRound::Round, half(0))),
+    );
+    let floored = float(
+        &mut g,
+        "floordiv",
+        "operator.floordiv",
+        F::binary(FloatOp::FloorDiv, half(0), F::Const(1.0)),
+    );
+    let mx = float(
+        &mut g,
+        "sym_max",
+        "torch.sym_max",
+        F::binary(FloatOp::Max, half(1), F::Const(3.0)),
+    );
+    let ab = float(
+        &mut g,
+        "abs",
+        "operator.abs",
+        F::abs(F::binary(
+            FloatOp::Sub,
+            F::binary(FloatOp::Div, int(0), F::Const(4.0)),
+            F::Const(1.0),
+        )),
+    );
+    let md = float(
+        &mut g,
+        "mod",
+        "operator.mod",
+        F::binary(
+            FloatOp::Mod,
+            F::binary(FloatOp::Div, int(1), F::Const(3.0)),
+            F::Const(1.5),
+        ),
+    );
+    let mut acc = scall(&mut g, f("operator.mul"), vec![n(x), n(rounded)]);
+    for v in [floored, mx, ab, md] {
+        acc = scall(&mut g, f("operator.add"), vec![n(acc), n(v)]);
+    }
+    g.output(vec![n(acc)]);
+    let Some(c) = cuda_sym(&g, &[0, 1]) else {
+        return;
+    };
+    for want in ["tf_floordiv", "tf_rem", "tf_max", "(double)"] {
+        assert!(c.source.contains(want), "{want}:\n{}", c.source);
+    }
+}
+
 /// A stack of layers: each layer norm's kernel prints the same text up to its buffers' ids, so
 /// the source holds one of them and every layer launches that symbol with its own buffers; a
 /// layer of another width, and two whole-tensor sums (split kernels with a workspace each),

@@ -2,6 +2,7 @@
 at every size, cache entries and runners, and how many graphs were specialized at an
 assignment (0 past the first call: the symbolic library served every size)."""
 
+import importlib
 import os
 import sys
 import tempfile
@@ -13,8 +14,10 @@ import torchferro.compiler
 from torchferro import _C
 
 sys.path.insert(0, "scripts/hunt33")
+sys.path.insert(0, "scripts/hunt34")
 sys.path.insert(0, "tests")
-from float_idioms import IDIOMS
+# IDIOMS_MODULE=float_rounding runs session 34's idioms.
+IDIOMS = importlib.import_module(os.environ.get("IDIOMS_MODULE", "float_idioms")).IDIOMS
 from programs.compare import run_over_sizes
 
 SIZES = [4, 7, 9, 4, 3, 2, 12]

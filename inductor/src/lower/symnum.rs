@@ -10,7 +10,7 @@
 //! the index arithmetic's C form, a polynomial of any sign too (`+ - *` agree).
 
 use fx::sym::Atom;
-use fx::{DType, FloatExpr, FloatOp, Graph, NodeMeta, SymExpr};
+use fx::{DType, FloatExpr, FloatOp, Graph, IntRound, NodeMeta, SymExpr};
 
 use crate::index::{Idx, SYMBOL_MIN};
 use crate::ir::{BinOp, BodyBuilder, Scalar, UnOp, ValId};
@@ -51,9 +51,7 @@ impl SymNum {
             ints: int_symbols(graph),
             float: Some(f.clone()),
         };
-        let mut ok = true;
-        f.visit_ints(&mut |e| ok &= n.divisors_nonzero(e));
-        ok.then_some(n)
+        n.float_divisors_nonzero(f).then_some(n)
     }
 
     /// Whether the value is a Python float.
@@ -94,8 +92,16 @@ impl SymNum {
                 Atom::Max(x, y) | Atom::Min(x, y) => {
                     self.divisors_nonzero(x) && self.divisors_nonzero(y)
                 }
+                Atom::FloatToInt(_, f) => self.float_divisors_nonzero(f),
             })
         })
+    }
+
+    /// [`SymNum::divisors_nonzero`] for each int expression a float reads.
+    fn float_divisors_nonzero(&self, f: &FloatExpr) -> bool {
+        let mut ok = true;
+        f.visit_ints(&mut |e| ok &= self.divisors_nonzero(e));
+        ok
     }
 
     /// Whether C's index arithmetic computes `e` as Python does: no `max`/`min` (index
@@ -111,7 +117,7 @@ impl SymNum {
                         && self.c_exact(x)
                         && self.c_exact(y)
                 }
-                Atom::Max(..) | Atom::Min(..) => false,
+                Atom::Max(..) | Atom::Min(..) | Atom::FloatToInt(..) => false,
             })
         })
     }
@@ -142,6 +148,12 @@ impl SymNum {
                     FloatOp::Mul => BinOp::Mul,
                     FloatOp::Div => BinOp::Div,
                     FloatOp::Pow => BinOp::Pow,
+                    // Python's float `//` and `%`: the floor quotient and the remainder with
+                    // the divisor's sign, as torch's `floor_divide` / `remainder` of floats.
+                    FloatOp::FloorDiv => BinOp::FloorDiv,
+                    FloatOp::Mod => BinOp::Rem,
+                    FloatOp::Max => BinOp::Max,
+                    FloatOp::Min => BinOp::Min,
                 };
                 b.binary(op, vx, vy)
             }
@@ -152,6 +164,10 @@ impl SymNum {
             FloatExpr::Sqrt(x) => {
                 let v = self.float_value(b, x);
                 b.unary(UnOp::Sqrt, v)
+            }
+            FloatExpr::Abs(x) => {
+                let v = self.float_value(b, x);
+                b.unary(UnOp::Abs, v)
             }
         }
     }
@@ -192,6 +208,19 @@ impl SymNum {
             Atom::Mod(x, y) => (BinOp::Rem, x, y),
             Atom::Max(x, y) => (BinOp::Max, x, y),
             Atom::Min(x, y) => (BinOp::Min, x, y),
+            // `round(f)` (half to even, as `torch.round`), `floor`, `ceil`, `trunc` of the
+            // float in double precision, then the int.
+            Atom::FloatToInt(how, f) => {
+                let v = self.float_value(b, f);
+                let op = match how {
+                    IntRound::Round => UnOp::Round,
+                    IntRound::Floor => UnOp::Floor,
+                    IntRound::Ceil => UnOp::Ceil,
+                    IntRound::Trunc => UnOp::Trunc,
+                };
+                let r = b.unary(op, v);
+                return b.cast(r, DType::Int64);
+            }
             Atom::Sym(_) => {
                 let e = SymExpr::monomial(vec![a.clone()], 1);
                 return b.index_value(Idx::constant(Size::expr(e)));

@@ -48,6 +48,11 @@ fn float_operand(py: Python<'_>, v: &Var) -> Option<FloatExpr> {
     }
 }
 
+/// Every argument as a float operand, or `None` where one is not a number.
+fn float_operands(py: Python<'_>, args: &[Var]) -> Option<Vec<FloatExpr>> {
+    args.iter().map(|a| float_operand(py, a)).collect()
+}
+
 /// The int a float operand is the value of: `float(e)`, or an integral constant.
 fn int_value(f: &FloatExpr) -> Option<SymExpr> {
     match f {
@@ -95,11 +100,7 @@ impl Frame<'_, '_> {
         {
             return Ok(None);
         }
-        let Some(ops) = args
-            .iter()
-            .map(|a| float_operand(py, a))
-            .collect::<Option<Vec<FloatExpr>>>()
-        else {
+        let Some(ops) = float_operands(py, args) else {
             return Ok(None);
         };
         let any_float = args.iter().any(|a| match a {
@@ -109,7 +110,12 @@ impl Frame<'_, '_> {
         });
         let op = name
             .strip_prefix('i')
-            .filter(|p| matches!(*p, "add" | "sub" | "mul" | "truediv" | "pow"))
+            .filter(|p| {
+                matches!(
+                    *p,
+                    "add" | "sub" | "mul" | "truediv" | "pow" | "floordiv" | "mod"
+                )
+            })
             .unwrap_or(name);
         let rel = RelOp::from_operator(op);
         if let (Some(rel), [a, b]) = (rel, ops.as_slice()) {
@@ -138,7 +144,9 @@ impl Frame<'_, '_> {
             ("add", [a, b]) if any_float => FloatExpr::binary(FloatOp::Add, a.clone(), b.clone()),
             ("sub", [a, b]) if any_float => FloatExpr::binary(FloatOp::Sub, a.clone(), b.clone()),
             ("mul", [a, b]) if any_float => FloatExpr::binary(FloatOp::Mul, a.clone(), b.clone()),
-            ("truediv", [a, b]) => {
+            // A float `//` or `%` (`n / 2 // 1`) is a float, as the true division; int ones
+            // are `sym_operator`'s.
+            ("truediv", [a, b]) | ("floordiv" | "mod", [a, b]) if op == "truediv" || any_float => {
                 let proved = b.nonzero(&min);
                 let (a, b) = (a.clone(), b.clone());
                 if !proved && !self.guard_holds(&b, RelOp::Ne, 0.0) {
@@ -147,7 +155,12 @@ impl Frame<'_, '_> {
                 if !self.guard_exact(&a) || !self.guard_exact(&b) {
                     return Ok(None);
                 }
-                FloatExpr::binary(FloatOp::Div, a, b)
+                let fop = match op {
+                    "truediv" => FloatOp::Div,
+                    "floordiv" => FloatOp::FloorDiv,
+                    _ => FloatOp::Mod,
+                };
+                FloatExpr::binary(fop, a, b)
             }
             // An int power is an int unless the exponent is negative (`n ** -1`).
             ("pow", [a, b]) if any_float || b.as_const().is_some_and(|c| c < 0.0) => {
@@ -205,6 +218,71 @@ impl Frame<'_, '_> {
 }
 
 impl Frame<'_, '_> {
+    /// `max(a, b, ...)` / `min(...)` (`is_max`) of numbers, one a symbolic float
+    /// (`max(n / 2, 3)`; `sym_min_max` hands them over): a `torch.sym_max` / `sym_min` node
+    /// per pair, a float as torch's (which makes the result a float where an int operand
+    /// wins, as torch.compile does; eager would give the int). `None`: an operand that is not
+    /// a number.
+    pub(super) fn sym_float_min_max(
+        &mut self,
+        is_max: bool,
+        args: &[Var],
+    ) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        let (op, name) = if is_max {
+            (FloatOp::Max, "max")
+        } else {
+            (FloatOp::Min, "min")
+        };
+        let Some(ops) = float_operands(py, args) else {
+            return Ok(None);
+        };
+        let callable = py.import("torch")?.getattr(format!("sym_{name}"))?;
+        let mut acc = (args[0].clone(), self.tx.output.shapes.canon_float(&ops[0]));
+        for (v, e) in args.iter().zip(&ops).skip(1) {
+            let e = self.tx.output.shapes.canon_float(e);
+            let f = FloatExpr::binary(op, acc.1.clone(), e);
+            let gargs = vec![acc.0.to_arg(py)?, v.to_arg(py)?];
+            let target = Target::Function(format!("torch.sym_{name}"));
+            let node =
+                self.float_node(&format!("sym_{name}"), target, &callable, gargs, f.clone())?;
+            acc = (node, f);
+        }
+        Ok(Some(acc.0))
+    }
+
+    /// `abs(v)` of a symbolic float or int: an `operator.abs` node (torch's `Abs`); an int's
+    /// is `max(e, -e)` (the int atom; `e` itself where its sign is known). `None`: not a
+    /// symbolic number.
+    pub(super) fn sym_abs(&mut self, v: &Var) -> Result<Option<Var>, TraceError> {
+        let py = self.tx.py;
+        if let Var::SymInt(_, e) = v {
+            let shapes = &self.tx.output.shapes;
+            let e = shapes.canon(e);
+            let r = e.max_with(&e.neg(), &|k| shapes.symbol_min(k));
+            let callable = py.import("operator")?.getattr("abs")?;
+            let arg = v.to_arg(py)?;
+            let target = Target::Function("operator.abs".into());
+            return self
+                .sym_node("abs", target, Some(&callable), vec![arg], r)
+                .map(Some);
+        }
+        let Var::SymFloat(_, f) = v else {
+            return Ok(None);
+        };
+        let f = FloatExpr::abs(self.tx.output.shapes.canon_float(f));
+        let callable = py.import("operator")?.getattr("abs")?;
+        let arg = v.to_arg(py)?;
+        self.float_node(
+            "abs",
+            Target::Function("operator.abs".into()),
+            &callable,
+            vec![arg],
+            f,
+        )
+        .map(Some)
+    }
+
     /// Whether `f op c` holds at the hints; where it does it is guarded (an int relation
     /// where `f` is an int's value and `c` integral), else nothing is.
     fn guard_holds(&mut self, f: &FloatExpr, op: RelOp, c: f64) -> bool {
@@ -238,11 +316,12 @@ impl Frame<'_, '_> {
         self.guard_holds(f, RelOp::Lt, EXACT) && self.guard_holds(f, RelOp::Gt, -EXACT)
     }
 
-    /// `int(v)` / `math.trunc(v)` (`Round::Trunc`), `math.floor(v)`, `math.ceil(v)` of a
-    /// symbolic float: the int itself for `float(e)`; for a quotient of ints `a / b` with `b`
-    /// positive, the ints' floor division (exact for ints below 2**53: the float quotient is
-    /// then never rounded across an integer), `a` non-negative for a truncation; both
-    /// guarded where not proved. `None`: another float (the caller specializes).
+    /// `int(v)` / `math.trunc(v)` (`Round::Trunc`), `math.floor(v)`, `math.ceil(v)`,
+    /// `round(v)` of a symbolic float: the int itself for `float(e)`; for a quotient of ints
+    /// `a / b` with `b` known positive, the ints' floor division (exact for ints below 2**53:
+    /// the float quotient is then never rounded across an integer), `a` known non-negative
+    /// for a truncation; otherwise the float's rounding as an int atom
+    /// (`fx::sym::Atom::FloatToInt`), computed per call. `None`: not a symbolic float.
     pub(super) fn sym_float_to_int(
         &mut self,
         f_name: &str,
@@ -255,36 +334,37 @@ impl Frame<'_, '_> {
             return Ok(None);
         };
         let f = self.tx.output.shapes.canon_float(f);
-        let e = match &f {
-            FloatExpr::Int(e) => e.clone(),
-            FloatExpr::Bin(FloatOp::Div, a, b) => {
-                let (Some(a), Some(b)) = (int_value(a), int_value(b)) else {
-                    return Ok(None);
-                };
+        let quotient = match &f {
+            FloatExpr::Bin(FloatOp::Div, a, b) => int_value(a).zip(int_value(b)),
+            _ => None,
+        };
+        let e = match (&f, quotient) {
+            (FloatExpr::Int(e), _) => e.clone(),
+            (_, Some((a, b))) => {
                 let fa = FloatExpr::Int(a.clone());
                 let fb = FloatExpr::Int(b.clone());
                 let shapes = &self.tx.output.shapes;
                 let min = |k: u32| shapes.symbol_min(k);
                 let b_pos = fb.sign(&min) == fx::sym_float::Sign::Positive;
                 let a_nonneg = fa.sign(&min) != fx::sym_float::Sign::Unknown;
-                if !b_pos && !self.guard_holds(&fb, RelOp::Gt, 0.0) {
-                    return Ok(None);
-                }
                 if !self.guard_exact(&fa) || !self.guard_exact(&fb) {
                     return Ok(None);
                 }
+                // A divisor not known positive, a truncation of a dividend not known
+                // non-negative (`int((3 - n) / 2)`): the float's rounding, unguarded.
+                let as_ints = b_pos && (round != Round::Trunc || a_nonneg);
                 match round {
+                    _ if !as_ints => SymExpr::of_float(round.how(), f.clone()),
                     Round::Floor => a.floordiv(&b),
                     Round::Ceil => a.neg().floordiv(&b).neg(),
-                    Round::Trunc => {
-                        if !a_nonneg && !self.guard_holds(&fa, RelOp::Ge, 0.0) {
-                            return Ok(None);
-                        }
-                        a.floordiv(&b)
-                    }
+                    Round::Trunc => a.floordiv(&b),
+                    Round::Half => SymExpr::of_float(round.how(), f.clone()),
                 }
             }
-            _ => return Ok(None),
+            // Any other float (`round(n / 2)`, `math.floor(n ** 0.5)`): torch's `RoundToInt`,
+            // `FloorToInt`, ...; Python raises on no finite float a size expression makes
+            // but an overflowing power (left: the kernel's `inf`).
+            _ => SymExpr::of_float(round.how(), f.clone()),
         };
         let arg = v.to_arg(py)?;
         let target = Target::Function(f_name.to_string());
@@ -300,6 +380,19 @@ pub(super) enum Round {
     Trunc,
     Floor,
     Ceil,
+    /// `round(x)`: half to even.
+    Half,
+}
+
+impl Round {
+    fn how(self) -> fx::IntRound {
+        match self {
+            Round::Trunc => fx::IntRound::Trunc,
+            Round::Floor => fx::IntRound::Floor,
+            Round::Ceil => fx::IntRound::Ceil,
+            Round::Half => fx::IntRound::Round,
+        }
+    }
 }
 
 /// Whether Python's `a ** b` has a float value for every admitted size: a positive base, or

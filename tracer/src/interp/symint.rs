@@ -261,6 +261,9 @@ impl Frame<'_, '_> {
         if !kwargs.is_empty() || args.len() < 2 {
             return Ok(None);
         }
+        if args.iter().any(|a| matches!(a, Var::SymFloat(..))) {
+            return self.sym_float_min_max(is_max, args);
+        }
         let Some(ops) = args
             .iter()
             .map(|a| operand(py, a))

@@ -67,6 +67,7 @@ fn float_expr_json(f: &fx::FloatExpr) -> Value {
         F::Bin(op, a, b) => json!([op.operator_name(), float_expr_json(a), float_expr_json(b)]),
         F::Neg(a) => json!(["neg", float_expr_json(a)]),
         F::Sqrt(a) => json!(["sqrt", float_expr_json(a)]),
+        F::Abs(a) => json!(["abs", float_expr_json(a)]),
     }
 }
 
@@ -82,6 +83,11 @@ fn float_expr_of(v: &Value) -> Result<fx::FloatExpr, BadGraph> {
         "const" => return Ok(F::Const(float_of(at(1)?)?)),
         "neg" => return Ok(F::negated(float_expr_of(at(1)?)?)),
         "sqrt" => return Ok(F::sqrt(float_expr_of(at(1)?)?)),
+        "abs" => return Ok(F::abs(float_expr_of(at(1)?)?)),
+        "floordiv" => FloatOp::FloorDiv,
+        "mod" => FloatOp::Mod,
+        "max" => FloatOp::Max,
+        "min" => FloatOp::Min,
         "add" => FloatOp::Add,
         "sub" => FloatOp::Sub,
         "mul" => FloatOp::Mul,

@@ -355,6 +355,9 @@ impl Dynamic {
             );
             None
         };
+        if self.graph.nodes().any(|(_, n)| n.meta.has_float_sizes()) {
+            return declined("a size rounds a float of sizes");
+        }
         let prepared =
             match Python::attach(|py| py.detach(|| inductor::prepare(&self.graph, options))) {
                 Ok(p) => p,

@@ -122,6 +122,28 @@ impl Frame<'_, '_> {
                     return Ok(r);
                 }
             }
+            // `round(n / 2)`: the float's rounding, an int atom; `round(n)` of an int is `n`.
+            if let ("round", [v], []) = (name, args.as_slice(), kwargs.as_slice()) {
+                if matches!(v, Var::SymInt(..)) {
+                    return Ok(v.clone());
+                }
+                let round = crate::interp::symfloat::Round::Half;
+                if let Some(r) = self.sym_float_to_int("round", f, v, round)? {
+                    return Ok(r);
+                }
+            }
+            if let ("abs", [v], []) = (name, args.as_slice(), kwargs.as_slice()) {
+                if let Some(r) = self.sym_abs(v)? {
+                    return Ok(r);
+                }
+            }
+            // `divmod(a, b)` of symbolic numbers: `(a // b, a % b)`, each as its operator.
+            if let ("divmod", [a, b], []) = (name, args.as_slice(), kwargs.as_slice()) {
+                let (a, b) = (a.clone(), b.clone());
+                let q = self.operator("floordiv", vec![a.clone(), b.clone()])?;
+                let r = self.operator("mod", vec![a, b])?;
+                return Ok(Var::Tuple(vec![q, r].into()));
+            }
             // `float(T)`: a symbolic float (torch's `sym_float`), not a specialized size.
             match (name, args.as_slice()) {
                 ("float", [v @ Var::SymInt(..)]) if kwargs.is_empty() => {

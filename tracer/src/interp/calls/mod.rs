@@ -495,6 +495,8 @@ impl Frame<'_, '_> {
                 };
                 let r = match round {
                     _ if name == "sqrt" => self.sym_sqrt(v)?,
+                    // `math.floor(n)` of an int is `n`.
+                    Some(_) if matches!(v, Var::SymInt(..)) => Some(v.clone()),
                     Some(round) => self.sym_float_to_int(&format!("math.{name}"), f, v, round)?,
                     None => None,
                 };

@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use crate::sym::{RelOp, SymExpr};
+use super::{RelOp, SymExpr};
 
 /// A binary float operation, with Python's semantics on floats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,6 +24,13 @@ pub enum FloatOp {
     /// True division.
     Div,
     Pow,
+    /// Python's float `//` (a float: `n / 2 // 1`).
+    FloorDiv,
+    /// Python's float `%` (the divisor's sign).
+    Mod,
+    /// `max(a, b)` / `min(a, b)` of floats (torch's `sym_max` / `sym_min`).
+    Max,
+    Min,
 }
 
 impl FloatOp {
@@ -34,6 +41,10 @@ impl FloatOp {
             FloatOp::Mul => "*",
             FloatOp::Div => "/",
             FloatOp::Pow => "**",
+            FloatOp::FloorDiv => "//",
+            FloatOp::Mod => "%",
+            FloatOp::Max => "max",
+            FloatOp::Min => "min",
         }
     }
 
@@ -45,6 +56,10 @@ impl FloatOp {
             FloatOp::Mul => "mul",
             FloatOp::Div => "truediv",
             FloatOp::Pow => "pow",
+            FloatOp::FloorDiv => "floordiv",
+            FloatOp::Mod => "mod",
+            FloatOp::Max => "max",
+            FloatOp::Min => "min",
         }
     }
 
@@ -70,12 +85,107 @@ impl FloatOp {
                 }
                 r
             }
+            FloatOp::FloorDiv => py_divmod(a, b)?.0,
+            FloatOp::Mod => py_divmod(a, b)?.1,
+            // Python's `max(a, b)` is `a` unless `b > a`; `min(a, b)` is `a` unless `b < a`.
+            FloatOp::Max => {
+                if b > a {
+                    b
+                } else {
+                    a
+                }
+            }
+            FloatOp::Min => {
+                if b < a {
+                    b
+                } else {
+                    a
+                }
+            }
         })
+    }
+
+    /// Whether it is written as a call (`max(a, b)`), not infix.
+    pub fn is_call(self) -> bool {
+        matches!(self, FloatOp::Max | FloatOp::Min)
     }
 }
 
-/// A Python float computed from symbolic sizes.
-#[derive(Clone, Debug, PartialEq)]
+/// Python's `divmod` of floats (`a // b`, `a % b`): the remainder takes the divisor's sign and
+/// the quotient is rounded to the nearest integer of `(a - mod) / b`, as Python computes it
+/// (so `7.5 // 2.5` is `3.0` where `floor(7.5 / 2.5)` could round differently); `None` for a
+/// zero divisor (`ZeroDivisionError`).
+pub fn py_divmod(a: f64, b: f64) -> Option<(f64, f64)> {
+    if b == 0.0 {
+        return None;
+    }
+    let mut m = a % b; // C's fmod: the dividend's sign
+    let mut div = (a - m) / b;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f64.copysign(b);
+    }
+    let q = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0.0f64.copysign(a / b)
+    };
+    Some((q, m))
+}
+
+/// How a float becomes a Python int: `round(x)` (half to even), `math.floor`, `math.ceil`,
+/// `int(x)` / `math.trunc` (toward zero). torch's `RoundToInt`, `FloorToInt`, `CeilToInt`,
+/// `TruncToInt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IntRound {
+    Round,
+    Floor,
+    Ceil,
+    Trunc,
+}
+
+impl IntRound {
+    /// The int Python's conversion gives; `None` where it raises (an infinity, a NaN) or the
+    /// value leaves `i64`.
+    pub fn apply(self, v: f64) -> Option<i64> {
+        if !v.is_finite() {
+            return None;
+        }
+        let r = match self {
+            IntRound::Round => v.round_ties_even(),
+            IntRound::Floor => v.floor(),
+            IntRound::Ceil => v.ceil(),
+            IntRound::Trunc => v.trunc(),
+        };
+        // `i64::MAX as f64` is 2**63, exact; every float below it in magnitude fits.
+        (r.abs() < i64::MAX as f64).then_some(r as i64)
+    }
+
+    /// Python source computing it from a float's source.
+    pub fn python(self) -> &'static str {
+        match self {
+            IntRound::Round => "round",
+            IntRound::Floor => "__import__('math').floor",
+            IntRound::Ceil => "__import__('math').ceil",
+            IntRound::Trunc => "__import__('math').trunc",
+        }
+    }
+}
+
+/// A Python float computed from symbolic sizes. Equality, hashing and order compare
+/// constants by their bits (an int expression may hold one through a rounding atom,
+/// [`super::Atom::FloatToInt`], and those need `Eq`/`Ord`): `0.0` and `-0.0` differ,
+/// as they compute differently (`1 / x`).
+#[derive(Clone, Debug)]
 pub enum FloatExpr {
     Const(f64),
     /// `float(e)`: an int expression's value as a float (torch's `sym_float`).
@@ -84,6 +194,68 @@ pub enum FloatExpr {
     Neg(Box<FloatExpr>),
     /// `math.sqrt(a)` (torch's `_sym_sqrt`).
     Sqrt(Box<FloatExpr>),
+    /// `abs(a)`.
+    Abs(Box<FloatExpr>),
+}
+
+impl FloatExpr {
+    /// The variant's rank, then its operands: what equality, hashing and order read.
+    fn rank(&self) -> u8 {
+        match self {
+            FloatExpr::Const(_) => 0,
+            FloatExpr::Int(_) => 1,
+            FloatExpr::Bin(..) => 2,
+            FloatExpr::Neg(_) => 3,
+            FloatExpr::Sqrt(_) => 4,
+            FloatExpr::Abs(_) => 5,
+        }
+    }
+}
+
+impl PartialEq for FloatExpr {
+    fn eq(&self, o: &FloatExpr) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for FloatExpr {}
+
+impl PartialOrd for FloatExpr {
+    fn partial_cmp(&self, o: &FloatExpr) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for FloatExpr {
+    fn cmp(&self, o: &FloatExpr) -> std::cmp::Ordering {
+        use FloatExpr::*;
+        match (self, o) {
+            (Const(a), Const(b)) => a.to_bits().cmp(&b.to_bits()),
+            (Int(a), Int(b)) => a.cmp(b),
+            (Bin(p, a, b), Bin(q, c, d)) => (*p as u8)
+                .cmp(&(*q as u8))
+                .then_with(|| a.cmp(c))
+                .then_with(|| b.cmp(d)),
+            (Neg(a), Neg(b)) | (Sqrt(a), Sqrt(b)) | (Abs(a), Abs(b)) => a.cmp(b),
+            _ => self.rank().cmp(&o.rank()),
+        }
+    }
+}
+
+impl std::hash::Hash for FloatExpr {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.rank().hash(h);
+        match self {
+            FloatExpr::Const(c) => c.to_bits().hash(h),
+            FloatExpr::Int(e) => e.hash(h),
+            FloatExpr::Bin(op, a, b) => {
+                op.hash(h);
+                a.hash(h);
+                b.hash(h);
+            }
+            FloatExpr::Neg(a) | FloatExpr::Sqrt(a) | FloatExpr::Abs(a) => a.hash(h),
+        }
+    }
 }
 
 /// What is known of a float's sign for every size the symbols' minimums admit.
@@ -125,6 +297,14 @@ impl FloatExpr {
         }
     }
 
+    /// `abs(a)`, folded for a constant.
+    pub fn abs(a: FloatExpr) -> FloatExpr {
+        match a {
+            FloatExpr::Const(c) => FloatExpr::Const(c.abs()),
+            a => FloatExpr::Abs(Box::new(a)),
+        }
+    }
+
     pub fn sqrt(a: FloatExpr) -> FloatExpr {
         match a {
             FloatExpr::Const(c) if c >= 0.0 => FloatExpr::Const(c.sqrt()),
@@ -162,6 +342,7 @@ impl FloatExpr {
                 }
                 v.sqrt()
             }
+            FloatExpr::Abs(a) => a.eval(value)?.abs(),
         })
     }
 
@@ -183,7 +364,7 @@ impl FloatExpr {
                 a.visit_ints(f);
                 b.visit_ints(f);
             }
-            FloatExpr::Neg(a) | FloatExpr::Sqrt(a) => a.visit_ints(f),
+            FloatExpr::Neg(a) | FloatExpr::Sqrt(a) | FloatExpr::Abs(a) => a.visit_ints(f),
         }
     }
 
@@ -195,6 +376,7 @@ impl FloatExpr {
             FloatExpr::Bin(op, a, b) => FloatExpr::binary(*op, a.substitute(f), b.substitute(f)),
             FloatExpr::Neg(a) => FloatExpr::negated(a.substitute(f)),
             FloatExpr::Sqrt(a) => FloatExpr::sqrt(a.substitute(f)),
+            FloatExpr::Abs(a) => FloatExpr::abs(a.substitute(f)),
         }
     }
 
@@ -236,13 +418,28 @@ impl FloatExpr {
                         (Some(p), Some(q)) => of(p - q),
                         _ => Unknown,
                     },
+                    FloatOp::Max => match (x, y) {
+                        (Positive, _) | (_, Positive) => Positive,
+                        (NonNegative, _) | (_, NonNegative) => NonNegative,
+                        _ => Unknown,
+                    },
+                    FloatOp::Min => match (x, y) {
+                        (Unknown, _) | (_, Unknown) => Unknown,
+                        (Positive, Positive) => Positive,
+                        _ => NonNegative,
+                    },
+                    // `a // b` and `a % b` of non-negative floats are non-negative.
+                    FloatOp::FloorDiv | FloatOp::Mod => match (x, y) {
+                        (Unknown, _) | (_, Unknown) => Unknown,
+                        _ => NonNegative,
+                    },
                 }
             }
             FloatExpr::Neg(a) => match a.as_const() {
                 Some(c) => of(-c),
                 None => Unknown,
             },
-            FloatExpr::Sqrt(a) => match a.sign(min) {
+            FloatExpr::Sqrt(a) | FloatExpr::Abs(a) => match a.sign(min) {
                 Positive => Positive,
                 _ => NonNegative,
             },
@@ -273,12 +470,19 @@ impl FloatExpr {
                     format!("({s})")
                 }
             }
+            FloatExpr::Bin(op, a, b) if op.is_call() => format!(
+                "{}({}, {})",
+                op.symbol(),
+                a.render(name, python),
+                b.render(name, python)
+            ),
             FloatExpr::Bin(op, a, b) => format!(
                 "({} {} {})",
                 a.render(name, python),
                 op.symbol(),
                 b.render(name, python)
             ),
+            FloatExpr::Abs(a) => format!("abs({})", a.render(name, python)),
             FloatExpr::Neg(a) => format!("(-{})", a.render(name, python)),
             FloatExpr::Sqrt(a) => format!(
                 "{}({})",
@@ -346,7 +550,7 @@ impl FloatRelation {
     }
 
     pub fn symbols(&self) -> Vec<u32> {
-        crate::sym::union_of_symbols(self.lhs.symbols(), self.rhs.symbols())
+        super::union_of_symbols(self.lhs.symbols(), self.rhs.symbols())
     }
 
     /// As [`FloatExpr::render`].
@@ -433,6 +637,62 @@ mod tests {
         assert!(!d.nonzero(&two));
         // An int input's symbol bounds nothing.
         assert_eq!(s(0).sign(&|_| i64::MIN), Sign::Unknown);
+    }
+
+    #[test]
+    fn floor_division_modulo_and_extremes_follow_python() {
+        // Python: 7.5 // 2 == 3.0, -7.5 // 2 == -4.0, 7.5 % -2 == -0.5, 4.0 % -2.0 == -0.0.
+        assert_eq!(py_divmod(7.5, 2.0), Some((3.0, 1.5)));
+        assert_eq!(py_divmod(-7.5, 2.0), Some((-4.0, 0.5)));
+        assert_eq!(py_divmod(7.5, -2.0), Some((-4.0, -0.5)));
+        let (_, m) = py_divmod(4.0, -2.0).unwrap();
+        assert!(m == 0.0 && m.is_sign_negative());
+        assert_eq!(py_divmod(1.0, 0.0), None);
+        let half = FloatExpr::binary(FloatOp::Div, s(0), c(2.0));
+        let fd = FloatExpr::binary(FloatOp::FloorDiv, half.clone(), c(1.0));
+        assert_eq!(fd.eval(&|_| 7), Some(3.0));
+        assert_eq!(fd.to_string(), "((s0 / 2.0) // 1.0)");
+        let mx = FloatExpr::binary(FloatOp::Max, half.clone(), c(3.0));
+        assert_eq!((mx.eval(&|_| 4), mx.eval(&|_| 9)), (Some(3.0), Some(4.5)));
+        assert_eq!(mx.to_string(), "max((s0 / 2.0), 3.0)");
+        let ab = FloatExpr::abs(FloatExpr::binary(FloatOp::Sub, half, c(3.0)));
+        assert_eq!(ab.eval(&|_| 2), Some(2.0));
+        assert_eq!(ab.sign(&|_| 2), Sign::NonNegative);
+        assert_eq!(FloatExpr::abs(c(-2.0)), c(2.0));
+    }
+
+    #[test]
+    fn roundings_are_python_s() {
+        // `round` is half to even; `int()` truncates toward zero.
+        assert_eq!(IntRound::Round.apply(2.5), Some(2));
+        assert_eq!(IntRound::Round.apply(3.5), Some(4));
+        assert_eq!(IntRound::Round.apply(-2.5), Some(-2));
+        assert_eq!(IntRound::Trunc.apply(-1.5), Some(-1));
+        assert_eq!(IntRound::Floor.apply(-1.5), Some(-2));
+        assert_eq!(IntRound::Ceil.apply(-1.5), Some(-1));
+        assert_eq!(IntRound::Round.apply(f64::INFINITY), None);
+        assert_eq!(IntRound::Floor.apply(f64::NAN), None);
+        let r = SymExpr::of_float(
+            IntRound::Round,
+            FloatExpr::binary(FloatOp::Div, s(0), c(2.0)),
+        );
+        assert_eq!(r.eval(&|_| 5), Some(2));
+        assert_eq!(r.eval(&|_| 7), Some(4));
+        assert_eq!(r.symbols(), [0]);
+        assert!(r.has_float_atoms() && !SymExpr::symbol(0).has_float_atoms());
+        assert_eq!(r.to_string(), "round((float(s0) / 2.0))");
+        // Substituting a constant folds the rounding.
+        assert_eq!(
+            r.substitute(&|_| Some(SymExpr::constant(3))),
+            SymExpr::constant(2)
+        );
+        // Equal trees are equal atoms (constants by their bits): the canonical form holds.
+        let r2 = SymExpr::of_float(
+            IntRound::Round,
+            FloatExpr::binary(FloatOp::Div, s(0), c(2.0)),
+        );
+        assert_eq!(r.sub(&r2), SymExpr::constant(0));
+        assert_ne!(c(0.0), c(-0.0));
     }
 
     #[test]
