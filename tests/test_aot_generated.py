@@ -95,6 +95,13 @@ WRITES = {
     "detached_zero_": lambda h: h.detach()[0].zero_(),
     "floor_": lambda h: h.floor_(),
     "add_": lambda h: h.add_(1.0),
+    # Session 34: these ran through torch's autograd (no rule for `index_fill_`; the
+    # initializers write under `no_grad` themselves, so the history is kept; the method form
+    # of the item store was traced as an effect).
+    "index_fill_": lambda h: h.index_fill_(1, torch.tensor([1, 3, 1]), 0.5),
+    "init_zeros_": lambda h: torch.nn.init.zeros_(h),
+    "init_constant_view": lambda h: torch.nn.init.constant_(h[:, 2:], -0.25),
+    "setitem_method": lambda h: h.__setitem__((slice(None), 0), 0.25),
 }
 
 
@@ -306,6 +313,31 @@ def test_generated_training_steps_match_eager(p):
     assert _aot.counters["backward"] == oracle * STEPS
 
 
+def _trains_compiled(p, backend, graphs=1):
+    """Trains the program ``p`` eagerly and through torchferro (``backend``): equal losses,
+    gradients and states, no fallback, ``graphs`` graphs each compiled forward and backward."""
+    torch.manual_seed(0)
+    base = Generated(p["conv"], p["spec"], 3, p["ema"]).double()
+    loss_fn = _loss(p)
+    m_e, m_c = copy.deepcopy(base), copy.deepcopy(base)
+    torchferro.compiler.reset()
+    _aot.reset()
+    eager = _train(p, m_e, lambda *b: loss_fn(m_e, *b))
+    compiled = _train(
+        p, m_c, torchferro.compile(lambda *b: loss_fn(m_c, *b), backend=backend)
+    )
+    for (le, ge, se), (lc, gc, sc) in zip(eager, compiled):
+        torch.testing.assert_close(lc, le, rtol=1e-9, atol=1e-10)
+        assert gc.keys() == ge.keys()
+        for k in ge:
+            torch.testing.assert_close(gc[k], ge[k], rtol=1e-7, atol=1e-9)
+        for k in se:
+            torch.testing.assert_close(sc[k], se[k], rtol=1e-7, atol=1e-9)
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["compiled"] == graphs
+    assert _aot.counters["backward"] == graphs * STEPS
+
+
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_generated_program_shapes_are_reachable(backend):
     """One fixed program with every layer kind, on both backends (the inductor compiles the
@@ -321,22 +353,21 @@ def test_generated_program_shapes_are_reachable(backend):
             "opt": "adamw",
             "seed": 5,
         }
-        torch.manual_seed(0)
-        base = Generated(conv, spec, 3, True).double()
-        loss_fn = _loss(p)
-        m_e, m_c = copy.deepcopy(base), copy.deepcopy(base)
-        torchferro.compiler.reset()
-        _aot.reset()
-        eager = _train(p, m_e, lambda *b: loss_fn(m_e, *b))
-        compiled = _train(
-            p, m_c, torchferro.compile(lambda *b: loss_fn(m_c, *b), backend=backend)
-        )
-        for (le, ge, se), (lc, gc, sc) in zip(eager, compiled):
-            torch.testing.assert_close(lc, le, rtol=1e-9, atol=1e-10)
-            for k in ge:
-                torch.testing.assert_close(gc[k], ge[k], rtol=1e-7, atol=1e-9)
-            for k in se:
-                torch.testing.assert_close(sc[k], se[k], rtol=1e-7, atol=1e-9)
-        assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
-        assert _aot.counters["compiled"] == 1
-        assert _aot.counters["backward"] == STEPS
+        _trains_compiled(p, backend)
+
+
+@pytest.mark.parametrize("conv", [False, True], ids=["dense", "conv"])
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_generated_writes_are_reachable(write, conv):
+    """Every ``write`` of the vocabulary between two layers trains compiled (the draws reach
+    each only now and then)."""
+    first = "conv" if conv else "linear"
+    p = {
+        "conv": conv,
+        "spec": [(first, ""), ("write", write), ("act", "tanh")],
+        "ema": False,
+        "loss": "cross_entropy",
+        "opt": "momentum",
+        "seed": 3,
+    }
+    _trains_compiled(p, BACKEND)
