@@ -1,13 +1,15 @@
 """Issue 17 (session 34): writes that ran through torch's autograd in training graphs.
 
 ``index_fill_`` of an intermediate (no derivative rule), ``torch.nn.init.zeros_``/``ones_``/
-``constant_`` of an intermediate (the initializers write under ``no_grad`` themselves, so eager
-keeps the tensor's history; ``fx::autodiff::modes::writes_under_no_grad``) and
+``constant_`` of an intermediate (every in-place initializer, random ones too: they write under
+``no_grad`` themselves, so eager keeps the tensor's history;
+``fx::autodiff::modes::writes_under_no_grad``) and
 ``t.__setitem__(i, v)`` called as a method (traced as an effect, not as the item store
 ``t[i] = v``) gave eager's values through torch's autograd, with no compiled backward. Each
 case here runs eager and compiled (both AOT backends) on the same inputs and compares the
 outputs, their ``requires_grad``, the gradients, that the graph was compiled forward and
-backward (``_aot.counters``: no fallback), and the graph count against torch.compile's."""
+backward (``_aot.counters``: no fallback), and the graph count against torch.compile's (equal,
+or fewer where it breaks)."""
 
 from __future__ import annotations
 
@@ -73,6 +75,25 @@ def _init_only_path(w, x):
     return (h * h).sum(), h
 
 
+def _init_normal(w, x):
+    # Random: the same draws from the global generator as eager's.
+    h = w * x
+    torch.nn.init.normal_(h, 0.0, 0.5)
+    return (h * w).sum(), h
+
+
+def _init_kaiming_view(w, x):
+    h = (w * x).reshape(4, 3)
+    torch.nn.init.kaiming_uniform_(h)
+    return (h.reshape(3, 4) * w).sum(), h
+
+
+def _init_eye(w, x):
+    h = w * x
+    torch.nn.init.eye_(h)
+    return (h * w).sum(), h
+
+
 def _setitem_method(w, x):
     h = w * x
     h.__setitem__(0, 2.0)
@@ -93,6 +114,9 @@ CASES = {
     "init_ones": _init_ones,
     "init_constant_view": _init_constant,
     "init_only_path": _init_only_path,
+    "init_normal": _init_normal,
+    "init_kaiming_uniform_view": _init_kaiming_view,
+    "init_eye": _init_eye,
     "setitem_method": _setitem_method,
     "setitem_method_value_grad": _setitem_method_value_grad,
 }
@@ -107,6 +131,7 @@ def _inputs():
 
 def _run(fn, compile_fn):
     w, x = _inputs()
+    torch.manual_seed(1)
     loss, h = compile_fn(fn)(w, x)
     flags = (loss.requires_grad, h.requires_grad, h.is_leaf)
     loss.backward()
@@ -128,7 +153,8 @@ def test_compiled_backward_as_eager(name, backend):
     assert counters["fallback"] == 0, _aot.fallback_reasons
     assert counters["compiled"] == 1
     assert counters["backward"] == 1
-    assert counters["compiled"] == torch_compile_graphs(fn, *_inputs())
+    # No more graphs than torch.compile (which breaks on `init.eye_`: 2).
+    assert counters["compiled"] <= torch_compile_graphs(fn, *_inputs())
 
 
 def test_init_of_a_saved_value_raises_as_eager():

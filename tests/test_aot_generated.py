@@ -265,16 +265,10 @@ def _train(p, model, step_fn, batch=_batch, steps=STEPS, eps=1e-8, before=None):
     return trace
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(p=programs())
-def test_generated_training_steps_match_eager(p):
-    note(repr(p))
-    torch.manual_seed(p["seed"])
+def _both(p, backend, seed):
+    """The program ``p`` (initialized under ``seed``) trained eagerly and through torchferro
+    (``backend``) from the same state: the initial model, the loss and both runs' traces."""
+    torch.manual_seed(seed)
     base = Generated(p["conv"], p["spec"], 3, p["ema"]).double()
     loss_fn = _loss(p)
     eager_model, comp_model = copy.deepcopy(base), copy.deepcopy(base)
@@ -284,8 +278,13 @@ def test_generated_training_steps_match_eager(p):
     compiled = _train(
         p,
         comp_model,
-        torchferro.compile(lambda *b: loss_fn(comp_model, *b), backend=BACKEND),
+        torchferro.compile(lambda *b: loss_fn(comp_model, *b), backend=backend),
     )
+    return base, loss_fn, eager, compiled
+
+
+def _assert_same(eager, compiled):
+    """Equal losses, gradients and states at every step (float64: tight tolerances)."""
     for step, ((le, ge, se), (lc, gc, sc)) in enumerate(zip(eager, compiled)):
         torch.testing.assert_close(lc, le, rtol=1e-9, atol=1e-10, msg=f"loss {step}")
         assert gc.keys() == ge.keys()
@@ -305,6 +304,19 @@ def test_generated_training_steps_match_eager(p):
                 atol=1e-9,
                 msg=lambda m, k=k: f"state {step} {k}: {m}",
             )
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(p=programs())
+def test_generated_training_steps_match_eager(p):
+    note(repr(p))
+    base, loss_fn, eager, compiled = _both(p, BACKEND, p["seed"])
+    _assert_same(eager, compiled)
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
     oracle_model = copy.deepcopy(base).train()
     torch.manual_seed(0)
@@ -313,29 +325,13 @@ def test_generated_training_steps_match_eager(p):
     assert _aot.counters["backward"] == oracle * STEPS
 
 
-def _trains_compiled(p, backend, graphs=1):
-    """Trains the program ``p`` eagerly and through torchferro (``backend``): equal losses,
-    gradients and states, no fallback, ``graphs`` graphs each compiled forward and backward."""
-    torch.manual_seed(0)
-    base = Generated(p["conv"], p["spec"], 3, p["ema"]).double()
-    loss_fn = _loss(p)
-    m_e, m_c = copy.deepcopy(base), copy.deepcopy(base)
-    torchferro.compiler.reset()
-    _aot.reset()
-    eager = _train(p, m_e, lambda *b: loss_fn(m_e, *b))
-    compiled = _train(
-        p, m_c, torchferro.compile(lambda *b: loss_fn(m_c, *b), backend=backend)
-    )
-    for (le, ge, se), (lc, gc, sc) in zip(eager, compiled):
-        torch.testing.assert_close(lc, le, rtol=1e-9, atol=1e-10)
-        assert gc.keys() == ge.keys()
-        for k in ge:
-            torch.testing.assert_close(gc[k], ge[k], rtol=1e-7, atol=1e-9)
-        for k in se:
-            torch.testing.assert_close(sc[k], se[k], rtol=1e-7, atol=1e-9)
+def _trains_compiled(p, backend):
+    """Trains the program ``p`` eagerly and through torchferro (``backend``): the same runs, no
+    fallback, one graph compiled forward and backward."""
+    _assert_same(*_both(p, backend, 0)[2:])
     assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
-    assert _aot.counters["compiled"] == graphs
-    assert _aot.counters["backward"] == graphs * STEPS
+    assert _aot.counters["compiled"] == 1
+    assert _aot.counters["backward"] == STEPS
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
