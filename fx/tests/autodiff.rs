@@ -238,6 +238,56 @@ fn attention_backward_is_one_fused_call() {
     }
 }
 
+/// The CUDA backward's gradients are declared laid out as torch's backends allocate them
+/// (`empty_like` of each operand): heads split from a projection's rows (`[B, L, 3 * H * E]`
+/// viewed `[B, H, L, E]`, GPT-2's q/k/v) give `[B, L, H, E]`-ordered gradients, a contiguous
+/// operand a contiguous one. Declared contiguous, the host copied each of cuDNN's gradients.
+#[test]
+fn cuda_attention_gradients_are_laid_out_like_their_operands() {
+    use fx::autodiff::fused_attention::CUDA_BACKWARD;
+    let cuda = Device {
+        kind: "cuda".into(),
+        index: Some(0),
+    };
+    let (b, h, l, e) = (2i64, 4i64, 8i64, 16i64);
+    let split = vec![l * 3 * h * e, e, 3 * h * e, 1];
+    let contiguous = vec![h * l * e, l * e, e, 1];
+    let blhe = vec![l * h * e, e, h * e, 1];
+    for (operand, want) in [(split, blhe), (contiguous.clone(), contiguous)] {
+        let meta = |strides: &[i64]| {
+            let mut m = TensorMeta::contiguous(DType::BFloat16, cuda.clone(), &[b, h, l, e]);
+            m.strides = strides.iter().map(|&s| fx::Dim::Known(s)).collect();
+            m.requires_grad = true;
+            NodeMeta::Tensor(m)
+        };
+        let mut g = Graph::new();
+        let q = g.placeholder("q", meta(&operand));
+        let k = g.placeholder("k", meta(&operand));
+        let v = g.placeholder("v", meta(&operand));
+        let o = g.call(
+            "attn",
+            Target::Function("torch.nn.functional.scaled_dot_product_attention".into()),
+            vec![Arg::Node(q), Arg::Node(k), Arg::Node(v)],
+            vec![("is_causal".into(), Arg::Bool(true))],
+            meta(&[h * l * e, l * e, e, 1]),
+        );
+        g.output(vec![Arg::Node(o)]);
+        let j = joint(&g, &[true, true, true], &HashMap::new(), &HashMap::new()).unwrap();
+        let (_, node) = j
+            .backward
+            .nodes()
+            .find(|(_, n)| matches!(&n.kind, NodeKind::Call { target, .. } if target.name() == CUDA_BACKWARD))
+            .expect("the fused backward");
+        let NodeMeta::Tuple(parts) = &node.meta else {
+            panic!("{:?}", node.meta)
+        };
+        for part in parts {
+            let m = part.tensor().unwrap();
+            assert_eq!(m.known_strides().unwrap(), want);
+        }
+    }
+}
+
 /// Where torch's CPU dispatch takes the math backend (3-d operands here), the math rule stays.
 #[test]
 fn attention_on_the_math_backend_keeps_the_math_rule() {

@@ -380,6 +380,42 @@ fn pointwise_layouts_and_dtypes_compile() {
     assert!(c.source.contains("typedef int ti;"), "{}", c.source);
 }
 
+/// `torch.rsqrt`, `x ** -0.5` and a normalization's inverse deviation are CUDA's `rsqrtf` (eager's
+/// CUDA kernels call it), not a correctly rounded square root and division (two slow paths per
+/// element in a batch norm's recompute); the CPU's C keeps `1 / sqrt`, eager's CPU result.
+#[test]
+fn rsqrt_is_cudas_own_on_the_gpu() {
+    let mut g = Graph::new();
+    let x = input(&mut g, "x", DType::BFloat16, &[64, 48]);
+    let v = input(&mut g, "v", DType::Float32, &[48]);
+    let u = input(&mut g, "u", DType::Float32, &[48]);
+    let r = call(&mut g, f("torch.rsqrt"), vec![n(v)], vec![]);
+    let p = call(
+        &mut g,
+        f("operator.pow"),
+        vec![n(u), Arg::Float(-0.5)],
+        vec![],
+    );
+    let y = call(&mut g, f("operator.mul"), vec![n(x), n(r)], vec![]);
+    let z = call(&mut g, f("operator.add"), vec![n(y), n(p)], vec![]);
+    let ln = call(
+        &mut g,
+        f("torch.nn.functional.layer_norm"),
+        vec![n(x), Arg::List(vec![Arg::Int(48)])],
+        vec![],
+    );
+    g.output(vec![n(z), n(ln)]);
+    let compiled = inductor::compile(&g, &options()).expect("C");
+    let cpu = compiled.source();
+    assert!(
+        cpu.contains("/ sqrtf(") && !cpu.contains("rsqrtf("),
+        "{cpu}"
+    );
+    let Some(c) = cuda(&g) else { return };
+    assert!(c.source.matches("rsqrtf(").count() >= 3, "{}", c.source);
+    assert!(!c.source.contains("/ sqrtf("), "{}", c.source);
+}
+
 #[test]
 fn embedding_gather_reports_out_of_range_through_the_module_flag() {
     let mut g = Graph::new();

@@ -156,7 +156,7 @@ pub fn joint(
 /// stores the running statistics without moving their version counters; on the eager runner
 /// one op is faster and its `copy_` write-back would move them), and with in-place writes made
 /// under `no_grad` to tensors that carry a gradient ([`writes`]): `kept` maps such a functional
-/// node to the argument it wrote; its gradient goes there unchanged, as eager keeps the written
+/// node to the value it wrote; its gradient goes there unchanged, as eager keeps the written
 /// tensor's history.
 pub fn joint_with(
     graph: &Graph,
@@ -396,7 +396,7 @@ fn derive(
             continue;
         }
         let Some(&g) = grads.get(&id) else { continue };
-        if let Some(w) = writes::written(graph, kept, needs, id) {
+        if let Some(w) = writes::written(kept, needs, id) {
             bw.accumulate(&mut grads, w, g)?;
             continue;
         }

@@ -163,13 +163,13 @@ pub fn written_kept(
 ///
 /// An in-place op's own read of the tensor it writes is no such keep: eager saves the value
 /// before the write apart (`original_self`; `h.sin_()`, `h.mul_(w)` train in eager). `writes`
-/// maps the functional nodes standing for in-place ops to whether they wrote their argument 0
-/// (`on_clone(path, x, ..)` writes `x`, its argument 1).
+/// maps the functional nodes standing for in-place ops to the value they wrote
+/// (`functionalize::Functionalized::writes`).
 pub fn kept_then_overwritten(
     f: &Graph,
     kept_by: &[(NodeId, NodeId)],
     overwritten: &HashSet<NodeId>,
-    writes: &HashMap<NodeId, bool>,
+    writes: &HashMap<NodeId, NodeId>,
 ) -> Option<String> {
     kept_by
         .iter()
@@ -178,25 +178,11 @@ pub fn kept_then_overwritten(
             if !overwritten.contains(&root) {
                 return false;
             }
-            // A widened in-place op (`h.mul_(o)`, `o` of a wider dtype) is its out-of-place
-            // twin and a cast back; the cast stands for the write, the twin reads `h`.
-            let stands_for_write = |n: NodeId| {
-                writes.get(&n) == Some(&true)
-                    || f.users(n).iter().any(|&c| {
-                        writes.get(&c) == Some(&true)
-                            && super::call_parts(f, c).is_some_and(|(target, args, _)| {
-                                target.name() == "to"
-                                    && matches!(args.first(), Some(Arg::Node(a)) if *a == n)
-                            })
-                    })
-            };
-            let own = stands_for_write(op)
-                && super::call_parts(f, op).is_some_and(|(target, args, _)| {
-                    let w = usize::from(
-                        target.name() == crate::passes::functionalize::ON_CLONE,
-                    );
-                    matches!(args.get(w), Some(Arg::Node(a)) if storage_root(f, *a) == root)
-                });
+            // The op's own read of the tensor it writes (`writes`: the twin of a widened
+            // write reads it too).
+            let own = writes
+                .get(&op)
+                .is_some_and(|&w| storage_root(f, w) == root);
             !own
         })
         .map(|&(_, v)| {

@@ -15,22 +15,26 @@ use std::collections::{HashMap, HashSet};
 use super::rules;
 use crate::graph::{Arg, Graph, NodeId, NodeKind};
 use crate::meta::NodeMeta;
-use crate::passes::functionalize::{ON_CLONE, VIEW_SCATTER};
+use crate::passes::functionalize::VIEW_SCATTER;
 
-/// Kept writes: functional node → the argument position of the tensor it wrote.
-pub type Kept = HashMap<NodeId, usize>;
+/// Kept writes: functional node → the value it wrote (its gradient goes there).
+pub type Kept = HashMap<NodeId, NodeId>;
 
 /// The candidate kept writes of a functional graph: nodes in a `no_grad` region (`off`) that
-/// stand for an in-place write to their argument 0 (`replaces`: node → whether the traced
-/// in-place op wrote its argument 0; an `out=` write is not one: the written tensor is no
-/// argument of the twin), or that scatter a written view back into its base
-/// ([`VIEW_SCATTER`]). [`needs_keeping`] decides which of them carry a gradient.
+/// stand for an in-place write (`writes`: node → the value it wrote,
+/// `functionalize::Functionalized::writes`; an `out=` write is none: the written tensor is no
+/// argument of the twin), or that scatter a written view back into its base ([`VIEW_SCATTER`]).
+/// [`needs_keeping`] decides which of them carry a gradient.
+///
+/// A write computed in a wider dtype is its twin and a cast back, both standing for the write:
+/// the cast (the new value) sends its gradient to the written tensor, and the twin, read only
+/// by the cast, gets none.
 ///
 /// A write through a detached alias (`x.detach().mul_(3)`, `x.detach()[0].zero_()`) is one in
 /// grad mode too: eager records nothing for it (the alias requires no grad) and `x` keeps its
 /// autograd node with the new values, as under `no_grad`. Functionalized, `x`'s new value was a
 /// scatter of the detached source, and the gradient through `x` was lost (session 32).
-pub fn candidates(graph: &Graph, off: &HashSet<NodeId>, replaces: &HashMap<NodeId, bool>) -> Kept {
+pub fn candidates(graph: &Graph, off: &HashSet<NodeId>, writes: &HashMap<NodeId, NodeId>) -> Kept {
     let mut kept = Kept::new();
     for (id, node) in graph.nodes() {
         let NodeKind::Call { target, args, .. } = &node.kind else {
@@ -42,10 +46,11 @@ pub fn candidates(graph: &Graph, off: &HashSet<NodeId>, replaces: &HashMap<NodeI
             continue;
         }
         if scatter {
-            kept.insert(id, 0);
-        } else if replaces.get(&id) == Some(&true) {
-            // `on_clone(path, x, *args)`: the written tensor follows the callable's path.
-            kept.insert(id, usize::from(target.name() == ON_CLONE));
+            if let Some(Arg::Node(base)) = args.first() {
+                kept.insert(id, *base);
+            }
+        } else if let Some(&w) = writes.get(&id) {
+            kept.insert(id, w);
         }
     }
     kept
@@ -80,8 +85,8 @@ pub fn needs_keeping(
         let tuple = matches!(node.meta, NodeMeta::Tuple(_));
         let reached = match &node.kind {
             NodeKind::Placeholder { index } => requires_grad.get(*index).copied().unwrap_or(false),
-            NodeKind::Call { args, .. } => match kept.get(&id) {
-                Some(&w) => matches!(args.get(w), Some(Arg::Node(n)) if needs.contains(n)),
+            NodeKind::Call { .. } => match kept.get(&id) {
+                Some(w) => needs.contains(w),
                 None => !no_grad.contains(&id) && node.inputs().iter().any(|i| needs.contains(i)),
             },
             NodeKind::Output { .. } => false,
@@ -95,18 +100,11 @@ pub fn needs_keeping(
 
 /// The tensor a kept write wrote (its gradient goes there), if `id` is a kept write that
 /// carries a gradient.
-pub fn written(graph: &Graph, kept: &Kept, needs: &HashSet<NodeId>, id: NodeId) -> Option<NodeId> {
-    let w = *kept.get(&id)?;
-    if !needs.contains(&id) {
-        return None;
-    }
-    match &graph.node(id).kind {
-        NodeKind::Call { args, .. } => match args.get(w) {
-            Some(Arg::Node(n)) => Some(*n),
-            _ => None,
-        },
-        _ => None,
-    }
+pub fn written(kept: &Kept, needs: &HashSet<NodeId>, id: NodeId) -> Option<NodeId> {
+    needs
+        .contains(&id)
+        .then(|| kept.get(&id).copied())
+        .flatten()
 }
 
 /// Eager's version counter check: a forward value a derivative rule reads that a kept write
@@ -123,7 +121,7 @@ pub fn reads_overwritten(
 ) -> Option<String> {
     let overwritten: HashSet<NodeId> = kept
         .keys()
-        .filter_map(|&k| written(graph, kept, needs, k))
+        .filter_map(|&k| written(kept, needs, k))
         .collect();
     if overwritten.is_empty() {
         return None;
@@ -158,18 +156,12 @@ pub fn reads_overwritten(
 /// Whether the write-back value `v` of an input (placeholder `p`) comes only from kept writes
 /// of it: the input was written under `no_grad` alone, so it is copied in outside autograd and
 /// keeps its history (a leaf stays a leaf), as eager's writes left it.
-pub fn only_kept_writes(graph: &Graph, kept: &Kept, p: NodeId, v: NodeId) -> bool {
+pub fn only_kept_writes(kept: &Kept, p: NodeId, v: NodeId) -> bool {
     let mut n = v;
     let mut any = false;
     while let Some(&w) = kept.get(&n) {
         any = true;
-        match &graph.node(n).kind {
-            NodeKind::Call { args, .. } => match args.get(w) {
-                Some(Arg::Node(a)) => n = *a,
-                _ => return false,
-            },
-            _ => return false,
-        }
+        n = w;
     }
     any && n == p
 }

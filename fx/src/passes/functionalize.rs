@@ -86,6 +86,13 @@ pub struct Functionalized {
     /// Rewritten calls: new node (an out-of-place twin, [`ON_CLONE`]) → the in-place call of
     /// the original graph it stands for.
     pub replaces: HashMap<NodeId, NodeId>,
+    /// Nodes that stand for an in-place write of the traced op's argument 0 (not `out=`) →
+    /// the value they wrote (the written tensor as of before the write). A write computed in a
+    /// wider dtype (`h.mul_(o)`, `o` float32, `h` bfloat16) is two nodes, its out-of-place twin
+    /// (which reads `h`) and the cast back (the new value of `h`): both stand for it. Training
+    /// keeps such writes made under `no_grad` (`autodiff::writes`) and tells an in-place op's
+    /// own read of what it writes from a keep a later write invalidates (`autodiff::watch`).
+    pub writes: HashMap<NodeId, NodeId>,
     /// Placeholder indices of the inputs the graph writes (one `copy_` each, at the end).
     pub mutated_inputs: Vec<usize>,
     /// How many in-place writes the traced graph makes to each of `mutated_inputs` (eager bumps
@@ -148,6 +155,7 @@ pub fn functionalize(
         new: Graph::new(),
         origin: HashMap::new(),
         replaces: HashMap::new(),
+        writes: HashMap::new(),
         map: HashMap::new(),
         def_ver: HashMap::new(),
         fam: HashMap::new(),
@@ -395,6 +403,7 @@ pub fn functionalize(
         graph: s.new,
         origin: s.origin,
         replaces: s.replaces,
+        writes: s.writes,
         mutated_inputs,
         input_writes,
         input_versions,

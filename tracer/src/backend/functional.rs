@@ -43,10 +43,10 @@ pub struct FunctionalGraph {
     /// Values of the graph's own tensors that a later write replaced
     /// ([`Functionalized::overwritten`]).
     pub overwritten: std::collections::HashSet<NodeId>,
-    /// Nodes that stand for an in-place op of the traced graph → whether that op wrote its
-    /// argument 0 (not `out=`): the training path keeps such writes made under `no_grad`
-    /// (`fx::autodiff::writes`).
-    pub replaces: std::collections::HashMap<NodeId, bool>,
+    /// Nodes that stand for an in-place write of the traced op's argument 0 → the value they
+    /// wrote ([`Functionalized::writes`]): the training path keeps such writes made under
+    /// `no_grad` (`fx::autodiff::writes`).
+    pub writes: std::collections::HashMap<NodeId, NodeId>,
 }
 
 /// What a call of a functionalized graph does besides running it.
@@ -148,6 +148,7 @@ pub fn for_inductor(
         graph: fgraph,
         origin,
         replaces,
+        writes,
         mutated_inputs,
         input_writes,
         input_versions,
@@ -241,23 +242,6 @@ pub fn for_inductor(
             .then(|| EagerProgram::new(py, graph, traced_callables, sites).map(|p| (tensors, p)))
     }
     .transpose()?;
-    let wrote_arg0 = replaces
-        .iter()
-        .map(|(&new, &old)| {
-            let arg0 = match &canon.graph.node(old).kind {
-                NodeKind::Call {
-                    target,
-                    args,
-                    kwargs,
-                } => matches!(
-                    fx::ops::mutated_arg(target, args, kwargs),
-                    Some(fx::ops::Mutated::Arg(0))
-                ),
-                _ => false,
-            };
-            (new, arg0)
-        })
-        .collect();
     let bumps = mutated_inputs
         .iter()
         .zip(&input_writes)
@@ -274,7 +258,7 @@ pub fn for_inductor(
         input_writes,
         input_versions,
         overwritten,
-        replaces: wrote_arg0,
+        writes,
         graph: fgraph,
         callables: fcallables,
         run: FunctionalRun {

@@ -402,7 +402,9 @@ pub(super) fn sdpa_fused_backward(
     kwargs: &[(String, Arg)],
     parts: &std::collections::HashMap<usize, NodeId>,
 ) -> Result<Grads> {
-    use crate::autodiff::fused_attention::{grad_meta, CUDA_BACKWARD, FLASH_CPU_BACKWARD};
+    use crate::autodiff::fused_attention::{
+        cuda_grad_meta, grad_meta, CUDA_BACKWARD, FLASH_CPU_BACKWARD,
+    };
     let NodeKind::Call { target, .. } = &b.f.node(id).kind else {
         return no_rule("fused attention");
     };
@@ -434,7 +436,7 @@ pub(super) fn sdpa_fused_backward(
         return no_rule("fused attention without its output and logsumexp items");
     };
     // The CPU kernel's gradient layout is known; the CUDA host call's result is copied into
-    // the contiguous layout declared here where its backend gives others.
+    // the layout declared here where its backend gives another.
     let metas = [q, k, v]
         .iter()
         .map(|&n| {
@@ -442,7 +444,7 @@ pub(super) fn sdpa_fused_backward(
             if cpu {
                 grad_meta(m)
             } else {
-                let mut c = TensorMeta::contiguous(m.dtype, m.device.clone(), &m.known_sizes()?);
+                let mut c = cuda_grad_meta(m)?;
                 c.requires_grad = false;
                 Some(c)
             }

@@ -24,6 +24,8 @@ pub(super) struct State<'g> {
     pub(super) new: Graph,
     pub(super) origin: HashMap<NodeId, NodeId>,
     pub(super) replaces: HashMap<NodeId, NodeId>,
+    /// See [`super::Functionalized::writes`].
+    pub(super) writes: HashMap<NodeId, NodeId>,
     /// Old node → the new node holding its value as of version `def_ver`.
     pub(super) map: HashMap<NodeId, NodeId>,
     pub(super) def_ver: HashMap<NodeId, u32>,
@@ -679,7 +681,15 @@ impl<'g> State<'g> {
         };
         let is_twin =
             !matches!(&t, Target::Function(p) if p == ON_CLONE) && matches!(which, Mutated::Arg(0));
-        let value = match widened {
+        // The value the write replaces: argument 0 of the twin, argument 1 of `on_clone`.
+        let written = match which {
+            Mutated::Arg(0) => match args.first().map(|a| self.remap(a)) {
+                Some(Arg::Node(w)) => Some(w),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (value, twin) = match widened {
             Some(d) if is_twin && Some(d) != tensor(&meta).map(|t| t.dtype) => {
                 let mut wide = meta.clone();
                 if let NodeMeta::Tensor(w) = &mut wide {
@@ -687,17 +697,24 @@ impl<'g> State<'g> {
                 }
                 let v = self.new.call(&name, t, a, k, wide);
                 let dtype = tensor(&meta).map(|t| t.dtype).unwrap_or(d);
-                self.new.call(
+                let cast = self.new.call(
                     &format!("{name}_cast"),
                     Target::Method("to".into()),
                     vec![Arg::Node(v), Arg::DType(dtype)],
                     vec![],
                     meta.clone(),
-                )
+                );
+                (cast, Some(v))
             }
-            _ => self.new.call(&name, t, a, k, meta.clone()),
+            _ => (self.new.call(&name, t, a, k, meta.clone()), None),
         };
         self.replaces.insert(value, id);
+        if let Some(w) = written {
+            self.writes.insert(value, w);
+            if let Some(v) = twin {
+                self.writes.insert(v, w);
+            }
+        }
         let root = fam.root;
         let updated = if fam.chain.is_empty() {
             value

@@ -59,9 +59,25 @@ pub(in crate::codegen) struct CVar {
     invariant: bool,
 }
 
-/// The statement a kernel runs when a gather's position is out of range (it sets the flag the
-/// runtime reads after the kernel).
-const CPU_INDEX_ERROR: &str = "__atomic_store_n(&tf_index_error, 1, __ATOMIC_RELAXED);";
+/// What the body printer writes differently for one target's compiler: the C of the CPU
+/// kernels and the CUDA C of the GPU's share everything else.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::codegen) struct Dialect {
+    /// The statement a kernel runs when a gather's position is out of range (it sets the flag
+    /// the runtime reads after the kernel).
+    pub index_error: &'static str,
+    /// Whether `rsqrt` is the math library's own (CUDA's `rsqrtf`, which eager's CUDA kernels
+    /// for `torch.rsqrt`, `x ** -0.5` and layer norm's inverse deviation call: one special-
+    /// function instruction, 2 ulp) rather than a correctly rounded `1 / sqrt` (a square root
+    /// and a division, each with its own slow path: what the CPU's vectorized `rsqrt` computes).
+    pub rsqrt: bool,
+}
+
+/// [`Dialect`] of the CPU's C.
+const CPU: Dialect = Dialect {
+    index_error: "__atomic_store_n(&tf_index_error, 1, __ATOMIC_RELAXED);",
+    rsqrt: false,
+};
 
 /// The C printer as a [`BodyOps`] handler: each value becomes a `const T name = expr;` line
 /// (names `{prefix}_{k}` for value k), inside the loops the caller opened.
@@ -74,8 +90,7 @@ struct CPrinter<'a> {
     nest: &'a LoopNest,
     /// The number of the value being printed (handlers are called once per value, in order).
     next: usize,
-    /// See [`CPU_INDEX_ERROR`].
-    index_error: &'a str,
+    dialect: Dialect,
     /// Where values the same at every point go (before the loops), and the buffers the kernel
     /// stores (never hoisted loads: a store may change them). `None`: every value in place.
     hoist: Option<Hoist<'a>>,
@@ -171,7 +186,13 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
     }
 
     fn unary(&mut self, op: UnOp, a: &CVar, dtype: DType) -> CVar {
-        self.def_at(unary_c(op, &a.name, a.dtype), dtype, a.invariant)
+        let expr = match op {
+            UnOp::Rsqrt if self.dialect.rsqrt && a.dtype.is_floating_point() => {
+                format!("rsqrt{}({})", fsfx(a.dtype), a.name)
+            }
+            _ => unary_c(op, &a.name, a.dtype),
+        };
+        self.def_at(expr, dtype, a.invariant)
     }
 
     fn binary(&mut self, op: BinOp, a: &CVar, b: &CVar, dtype: DType) -> CVar {
@@ -214,7 +235,11 @@ impl<'b> BodyOps<'b> for CPrinter<'_> {
             "{indent}const int64_t {c} = tf_clampi({p}, 0, {});",
             size - 1
         );
-        let _ = writeln!(self.out, "{indent}if ({c} != {p}) {}", self.index_error);
+        let _ = writeln!(
+            self.out,
+            "{indent}if ({c} != {p}) {}",
+            self.dialect.index_error
+        );
         let at = self.at(g.index);
         let expr = load_conv(dtype, format!("b{}[{at} + {}*{c}]", g.buf, g.stride));
         self.def(expr, dtype)
@@ -231,10 +256,10 @@ fn emit_body(
     indent: &str,
     nest: &LoopNest,
 ) -> String {
-    emit_body_with(out, body, prefix, local, indent, nest, CPU_INDEX_ERROR)
+    emit_body_with(out, body, prefix, local, indent, nest, CPU)
 }
 
-/// [`emit_body`] with the statement an out-of-range gather runs (the CUDA printer's differs).
+/// [`emit_body`] in another target's [`Dialect`].
 pub(in crate::codegen) fn emit_body_with(
     out: &mut String,
     body: &Body,
@@ -242,9 +267,9 @@ pub(in crate::codegen) fn emit_body_with(
     local: &HashMap<BufId, String>,
     indent: &str,
     nest: &LoopNest,
-    index_error: &str,
+    dialect: Dialect,
 ) -> String {
-    emit_body_hoisted(out, body, prefix, local, indent, nest, index_error, None)
+    emit_body_hoisted(out, body, prefix, local, indent, nest, dialect, None)
 }
 
 /// [`emit_body_with`], printing the values that are the same at every point into `hoist`.
@@ -256,7 +281,7 @@ fn emit_body_hoisted(
     local: &HashMap<BufId, String>,
     indent: &str,
     nest: &LoopNest,
-    index_error: &str,
+    dialect: Dialect,
     hoist: Option<Hoist<'_>>,
 ) -> String {
     let mut printer = CPrinter {
@@ -266,7 +291,7 @@ fn emit_body_hoisted(
         indent,
         nest,
         next: 0,
-        index_error,
+        dialect,
         hoist,
     };
     body.visit(&mut printer).name
@@ -284,8 +309,7 @@ pub(in crate::codegen) struct Cx<'a> {
     pub ir: &'a IrGraph,
     pub sched: &'a Schedule,
     pub k: &'a Kernel,
-    /// See [`CPU_INDEX_ERROR`].
-    pub index_error: &'a str,
+    pub dialect: Dialect,
 }
 
 impl<'a> Cx<'a> {
@@ -294,7 +318,7 @@ impl<'a> Cx<'a> {
             ir,
             sched,
             k,
-            index_error: CPU_INDEX_ERROR,
+            dialect: CPU,
         }
     }
 }
@@ -658,7 +682,7 @@ fn emit_kernel(
                     &local,
                     &body_indent,
                     &nest,
-                    CPU_INDEX_ERROR,
+                    CPU,
                     hoist,
                 );
                 out.push_str(&pre);
@@ -852,7 +876,7 @@ fn emit_stage_nodes_hoisted(
         ir,
         sched,
         k,
-        index_error,
+        dialect,
     }: Cx,
     stage: usize,
     local: &mut HashMap<BufId, String>,
@@ -885,7 +909,7 @@ fn emit_stage_nodes_hoisted(
                 from_var: *from_var,
                 loads: *loads,
             });
-        let v = emit_body_hoisted(out, body, &prefix, local, indent, nest, index_error, h);
+        let v = emit_body_hoisted(out, body, &prefix, local, indent, nest, dialect, h);
         if let Some(at) = scratch.get(ob) {
             let d = ir.buffers[*ob].dtype;
             let _ = writeln!(out, "{indent}{at} = {};", local_value(d, &v));

@@ -25,7 +25,7 @@ use fx::DType;
 use super::super::c::syntax::{c_type, combine_c, init_c, is_f32_like, store_conv};
 use super::super::c::{emit_body_with, emit_stage_nodes, local_value, store_c, Cx};
 use super::super::plan::{KernelPlan, LoopNest};
-use super::{ceil_div, cn, unflatten, INDEX_ERROR};
+use super::{ceil_div, cn, unflatten, CUDA};
 use crate::ir::{BufId, IrGraph, IrNode, ReduceOp};
 use crate::schedule::{Kernel, KernelNode, Level, Schedule};
 use crate::target::CudaPolicy;
@@ -206,7 +206,7 @@ pub(super) fn emit(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel,
         ir,
         sched,
         k,
-        index_error: INDEX_ERROR,
+        dialect: CUDA,
     };
     let nest = LoopNest::identity(&[]);
     let _ = writeln!(
@@ -300,7 +300,7 @@ pub(super) fn emit(out: &mut String, ir: &IrGraph, sched: &Schedule, k: &Kernel,
                 let _ = writeln!(out, "{indent}{t} {acc} = {};", init_c(*op, ad));
                 open_inner(out, &mut indent);
                 let prefix = format!("r{ob}");
-                let v = emit_body_with(out, body, &prefix, &local, &indent, &nest, INDEX_ERROR);
+                let v = emit_body_with(out, body, &prefix, &local, &indent, &nest, CUDA);
                 let v = if wide { format!("(double){v}") } else { v };
                 let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
                 close_inner(out, &mut indent);

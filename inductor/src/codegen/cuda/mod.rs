@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::c::syntax::storage_type;
+use super::c::Dialect;
 use super::plan::{KernelPlan, KernelShape, LoopNest};
 use crate::entity::EntityVec;
 use crate::ir::{BufId, IrGraph};
@@ -71,8 +72,12 @@ use passes::merge_sincos;
 use pointwise::emit_pointwise;
 use rows::{emit_rows, emit_thread_rows, RowShape};
 
-/// What an out-of-range gather does in a kernel (the flag is a module global).
-const INDEX_ERROR: &str = "tf_index_error = 1;";
+/// The CUDA C of the body printer: an out-of-range gather sets a module global flag, and
+/// `rsqrt` is CUDA's own (eager's CUDA kernels call it).
+const CUDA: Dialect = Dialect {
+    index_error: "tf_index_error = 1;",
+    rsqrt: true,
+};
 
 /// The module global an out-of-range gather sets.
 pub const INDEX_ERROR_SYMBOL: &str = "tf_index_error";

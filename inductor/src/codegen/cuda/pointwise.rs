@@ -11,7 +11,7 @@ use crate::schedule::{Kernel, Schedule};
 use crate::size::Size;
 
 use super::passes::{chunk_loads, chunk_stores, replace_load};
-use super::{unflatten, INDEX_ERROR};
+use super::{unflatten, CUDA};
 
 /// Splits the flat chunk start `flat` over `sizes` like [`unflatten`], the innermost variable
 /// then advanced by the chunk's lane `j` (`sizes.last()` is a multiple of the chunk).
@@ -75,7 +75,7 @@ pub(super) fn emit_pointwise(
         ir,
         sched,
         k,
-        index_error: INDEX_ERROR,
+        dialect: CUDA,
     };
     let mut local = HashMap::new();
     let no = k.outer.len();

@@ -17,7 +17,7 @@ use crate::size::Size;
 use super::passes::{cache_row_loads, replace_load, ROW_CACHE_REGS};
 use super::pointwise::unflatten_chunk;
 use super::reduce::{arg_takes, block_reduce};
-use super::{ceil_div, split, unflatten, INDEX_ERROR};
+use super::{ceil_div, split, unflatten, CUDA};
 
 /// How a row kernel's blocks cover its rows.
 #[derive(Clone, Copy)]
@@ -61,7 +61,7 @@ pub(super) fn emit_rows(
         ir,
         sched,
         k,
-        index_error: INDEX_ERROR,
+        dialect: CUDA,
     };
     let nest = LoopNest::identity(&[]);
     let v = vector as i64;
@@ -198,15 +198,7 @@ pub(super) fn emit_rows(
                     let _ = writeln!(out, "{indent}int64_t {pi} = 0;");
                 }
                 open_inner(out, &mut indent);
-                let v = emit_body_with(
-                    out,
-                    body,
-                    &format!("r{ob}"),
-                    &local,
-                    &indent,
-                    &nest,
-                    INDEX_ERROR,
-                );
+                let v = emit_body_with(out, body, &format!("r{ob}"), &local, &indent, &nest, CUDA);
                 match &pos {
                     // A thread's positions rise, so the first best one wins without ties.
                     Some(pi) => {
@@ -301,7 +293,7 @@ pub(super) fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule,
         ir,
         sched,
         k,
-        index_error: INDEX_ERROR,
+        dialect: CUDA,
     };
     let nest = LoopNest::identity(&[]);
     let _ = writeln!(
@@ -337,7 +329,7 @@ pub(super) fn emit_thread_rows(out: &mut String, ir: &IrGraph, sched: &Schedule,
                 let _ = writeln!(out, "{indent}{} {acc} = {};", c_type(ad), init_c(*op, ad));
                 open_inner(out, &mut indent);
                 let prefix = format!("r{ob}");
-                let v = emit_body_with(out, body, &prefix, &local, &indent, &nest, INDEX_ERROR);
+                let v = emit_body_with(out, body, &prefix, &local, &indent, &nest, CUDA);
                 let v = if wide { format!("(double){v}") } else { v };
                 let _ = writeln!(out, "{indent}{acc} = {};", combine_c(*op, &acc, &v, ad));
                 close_inner(out, &mut indent);

@@ -183,15 +183,13 @@ pub fn build_parts(
     let fgraph = canon.graph;
     // Writes under `no_grad` to tensors that carry a gradient keep the tensor's history.
     let off = autodiff::modes::grad_mode_regions(&fgraph).0;
-    let kept = autodiff::writes::candidates(&fgraph, &off, &functional.replaces);
+    let kept = autodiff::writes::candidates(&fgraph, &off, &functional.writes);
     let placeholders = fgraph.placeholders();
     let keeps_history: Vec<bool> = mutated
         .iter()
         .zip(&values[fg_outputs..])
         .map(|(&i, v)| match v {
-            fx::Arg::Node(n) => {
-                autodiff::writes::only_kept_writes(&fgraph, &kept, placeholders[i], *n)
-            }
+            fx::Arg::Node(n) => autodiff::writes::only_kept_writes(&kept, placeholders[i], *n),
             _ => false,
         })
         .collect();
@@ -250,7 +248,7 @@ pub fn build_parts(
         &joint.forward,
         kept_by,
         overwritten,
-        &functional.replaces,
+        &functional.writes,
     );
     if let Some(why) = stale {
         fallback(py, info, &why)?;
