@@ -43,5 +43,6 @@ from . import (  # noqa: F401
     cases_trust_training31,
     cases_trust_training32,
     cases_trust_training33,
+    cases_trust_training34,
     cases_user_code,
 )

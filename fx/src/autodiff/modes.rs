@@ -21,7 +21,9 @@ pub const SET_GRAD_ENABLED: &str = "torch._C._set_grad_enabled";
 
 /// Grad-mode regions of `graph`, which starts in grad mode: the call nodes that run with grad
 /// mode off (their values never require grad: no derivative flows through them, the backward
-/// reads them as constants), the switch nodes, and the mode after the graph.
+/// reads them as constants), the switch nodes, and the mode after the graph. A call of a
+/// library function that makes its write under `no_grad` itself ([`writes_under_no_grad`]) runs
+/// with grad mode off too, whatever the mode around it.
 pub fn grad_mode_regions(graph: &Graph) -> (HashSet<NodeId>, Vec<NodeId>, bool) {
     let mut off = HashSet::new();
     let mut switches = Vec::new();
@@ -35,11 +37,27 @@ pub fn grad_mode_regions(graph: &Graph) -> (HashSet<NodeId>, Vec<NodeId>, bool) 
                 enabled = *b;
             }
             switches.push(id);
-        } else if !enabled {
+        } else if !enabled || writes_under_no_grad(target, args) {
             off.insert(id);
         }
     }
     (off, switches, enabled)
+}
+
+/// Whether a call is one of `torch.nn.init`'s in-place initializers (`zeros_`, `ones_`,
+/// `constant_`, `uniform_`, `kaiming_normal_`, ...), traced as one call (`torch.nn.init.zeros_`)
+/// or functionalized as a write to a clone (`on_clone("torch.nn.init.zeros_", x, ...)`). Each
+/// writes its tensor inside `with torch.no_grad():` (torch/nn/init.py), so in eager the write
+/// changes the value and not the autograd history, as a `no_grad` write in the user's code
+/// does ([`super::writes`]): an intermediate that required grad still does, and differentiates
+/// into what it was computed from.
+pub fn writes_under_no_grad(target: &crate::graph::Target, args: &[Arg]) -> bool {
+    let path = match (target.name(), args.first()) {
+        (crate::passes::functionalize::ON_CLONE, Some(Arg::Str(p))) => p.as_str(),
+        (name, _) => name,
+    };
+    path.strip_prefix("torch.nn.init.")
+        .is_some_and(|f| f.ends_with('_') && !f.starts_with('_'))
 }
 
 /// Whether an op that runs in grad mode computes a value carrying a gradient: the graph needs

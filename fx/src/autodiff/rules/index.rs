@@ -170,6 +170,13 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             };
             Ok(vec![(x, gx)])
         }
+        "index_fill" => {
+            let p = B::new(&["input", "dim", "index", "value"], args, kwargs, &name)?;
+            let Some(x) = p.node("input") else {
+                return no_rule("index_fill");
+            };
+            index_fill(b, x, &p, g)
+        }
         "avg_pool2d" => avg_pool2d(b, args, kwargs, g),
         _ => return Ok(None),
     };
@@ -265,6 +272,10 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
             let index = b.map_arg(idx);
             written(b, x, index, Some(v.clone()), false, g)
         }
+        "torch.Tensor.index_fill_" => {
+            let p = B::new(&["dim", "index", "value"], rest, kwargs, "index_fill_")?;
+            index_fill(b, x, &p, g)
+        }
         "torch.Tensor.index_put_" => {
             let p = B::new(
                 &["indices", "values", "accumulate"],
@@ -281,6 +292,42 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
         }
         other => no_rule(format!("{ON_CLONE}({other})")),
     }
+}
+
+/// `x.index_fill(dim, index, value)` (`derivatives.yaml`, `index_fill.int_Scalar` and
+/// `.int_Tensor`): `self: grad.index_fill(dim, index, 0)`; a 0-dim tensor `value` gets the sum
+/// of `grad` over the filled positions, each once however often `index` names it (eager sums
+/// over the unique indices): `grad - grad.index_fill(dim, index, 0)` is `grad` exactly there and
+/// zero elsewhere.
+fn index_fill(b: &mut Bw, x: NodeId, p: &B<'_>, g: NodeId) -> Result<Grads> {
+    let (Some(d), Some(i), Some(value)) = (p.int("dim"), p.node("index"), p.get("value")) else {
+        return no_rule("index_fill");
+    };
+    let ib = b.fwd(i);
+    let m = b.bmeta(g)?;
+    let gx = b.call_with_meta(
+        Target::Method("index_fill".into()),
+        vec![Arg::Node(g), Arg::Int(d), Arg::Node(ib), Arg::Float(0.0)],
+        m,
+    );
+    let mut r = Vec::new();
+    if b.needs(x) {
+        r.push((x, gx));
+    }
+    match value {
+        Arg::Float(_) | Arg::Int(_) | Arg::Bool(_) => {}
+        Arg::Node(v) if !b.fsizes(*v)?.is_empty() => {
+            return no_rule("index_fill with a value that is not 0-dim")
+        }
+        Arg::Node(v) if b.needs(*v) => {
+            let filled = b.m("sub", g, vec![Arg::Node(gx)])?;
+            let gv = b.reduce_to(filled, &[])?;
+            r.push((*v, b.cast_like(gv, *v)?));
+        }
+        Arg::Node(_) => {}
+        _ => return no_rule("index_fill value"),
+    }
+    Ok(r)
 }
 
 /// The layout of `g` written at some positions (`view_scatter`, `written_backward`): a clone

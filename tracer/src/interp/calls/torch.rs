@@ -119,6 +119,15 @@ impl Frame<'_, '_> {
                 ))
             }
             "numpy" => return self.tensor_numpy(t, &args, &kwargs),
+            // `t.__setitem__(i, v)` is the item store `t[i] = v` spelled as a call: traced as
+            // the subscript store (`operator.setitem`), which functionalization and the
+            // derivative rules know, not as a method call the graph can only run as an effect.
+            "__setitem__" if args.len() == 2 && kwargs.is_empty() => {
+                let mut a = args.into_iter();
+                let (key, value) = (a.next().unwrap(), a.next().unwrap());
+                self.store_subscript_raw(Var::Tensor(t), key, value)?;
+                return Ok(Var::none(py));
+            }
             "register_hook" => {
                 if let Some(r) = self.traced_tensor_hook(&t, &args, &kwargs)? {
                     return Ok(r);
