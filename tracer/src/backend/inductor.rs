@@ -574,6 +574,12 @@ pub struct InductorProgram {
     /// A graph with symbolic sizes: `compiled` holds its kernels at the symbols' hints, and the
     /// calls at other sizes run kernels compiled for theirs (see [`Dynamic`]).
     dynamic: Option<Box<dynamic::Dynamic>>,
+    /// Compiled from a graph whose grad-mode switches were dropped (an update made under
+    /// `no_grad` of inputs that require grad: `aot::without_no_grad_switches`): the caller runs
+    /// it in grad mode, so its torch calls (fallback ops, extern calls, copies) run under
+    /// `no_grad`, as the traced ops did; else a fallback `layer_norm` of a parameter returned a
+    /// tensor that requires grad where eager's does not.
+    without_grad: bool,
 }
 
 pub(crate) mod dynamic;
@@ -586,6 +592,11 @@ impl InductorProgram {
     /// again from the start does what eager's one run did.
     pub fn set_eager_errors(&mut self, p: super::eager::EagerProgram) {
         self.eager_errors = Some(std::sync::Arc::new(p));
+    }
+
+    /// Marks the program as compiled without its grad-mode switches (see `without_grad`).
+    pub fn set_without_grad(&mut self) {
+        self.without_grad = true;
     }
 
     /// Sets where the graph's nodes came from in user code (see `sites`).
@@ -743,6 +754,7 @@ impl InductorProgram {
             eager_errors: None,
             sites: Default::default(),
             dynamic: None,
+            without_grad: false,
         }
     }
 
@@ -803,6 +815,10 @@ impl InductorProgram {
         inputs: Vec<Bound<'py, PyAny>>,
         guarded: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let _no_grad = match self.without_grad {
+            true => Some(NoGrad::enter(py)?),
+            false => None,
+        };
         let mut inputs = Some(inputs);
         if let Some(r) = self.run_dynamic(py, &mut inputs, guarded) {
             return r;
@@ -886,6 +902,39 @@ impl InductorProgram {
             }
         };
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
+    }
+}
+
+/// Grad mode switched off for a program compiled without its grad-mode switches, and on again
+/// when dropped (the entry is guarded to run in grad mode), an error included.
+struct NoGrad<'py> {
+    set: Bound<'py, PyAny>,
+}
+
+impl<'py> NoGrad<'py> {
+    fn enter(py: Python<'py>) -> PyResult<NoGrad<'py>> {
+        static F: std::sync::OnceLock<Py<PyAny>> = std::sync::OnceLock::new();
+        let set = match F.get() {
+            Some(f) => f.bind(py).clone(),
+            None => {
+                let f = py
+                    .import("torch")?
+                    .getattr("_C")?
+                    .getattr("_set_grad_enabled")?;
+                F.get_or_init(|| f.clone().unbind());
+                f
+            }
+        };
+        set.call1((false,))?;
+        Ok(NoGrad { set })
+    }
+}
+
+impl Drop for NoGrad<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.set.call1((true,)) {
+            e.restore(self.set.py());
+        }
     }
 }
 
