@@ -141,6 +141,14 @@ impl Frame<'_, '_> {
             },
             Var::Py(obj, src) => {
                 let obj = obj.bind(py).clone();
+                // A `weakref.ref` read from the frame called (`nn.RNNBase` checks its weights
+                // by `ref() is not weight`): its referent, read through the call as a source
+                // step, so the referent is guarded as any value read from the frame is.
+                if let (Some(src), true) = (&src, args.is_empty() && kwargs.is_empty()) {
+                    if let Some(referent) = crate::source::weakref_referent(&obj) {
+                        return self.tx.wrap(referent, Some(src.weakref_call()));
+                    }
+                }
                 self.call_py(&obj, src, args, kwargs)
             }
             Var::Function(f) => self.inline_call(&f, args, kwargs),
