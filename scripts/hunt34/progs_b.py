@@ -84,7 +84,7 @@ class GruTrain(nn.Module):
 
     def forward(self, x):
         self.opt.zero_grad()
-        out, h = self.gru(x)
+        out, _ = self.gru(x)
         loss = self.head(out[:, -1]).pow(2).mean()
         loss.backward()
         self.opt.step()

@@ -285,6 +285,11 @@ impl Frame<'_, '_> {
             .ok()
             .and_then(|m| m.extract().ok())
             .unwrap_or_default();
+        // A user's wrapper that `functools.wraps` dressed as the torch function it wraps (a
+        // decorator around `torch.relu`) is user code: classified by the module its code was
+        // written in, it is inlined. Taken for the torch function it names, the inductor
+        // lowered it by that name and dropped the wrapper's own work.
+        let module = self::torch::dressed_user_wrapper(py, f).unwrap_or(module);
         let has_tensor = args
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
