@@ -10,7 +10,11 @@ project, where torchferro differed from eager or made more graphs than torch.com
   (``source::Step::WeakRefCall``);
 - a container a builtin makes from constants and the code then writes: a forward pre-hook
   ``with_kwargs=True`` copying its keywords with ``dict(kwargs)``, ``sorted(xs).append``
-  (``Frame::own_container``).
+  (``Frame::own_container``);
+- a function ``functools.wraps`` dressed as a torch function: a user's decorator around
+  ``F.gelu`` lowered as ``gelu`` by the inductor, ``torch.func.vmap(torch.outer)`` run as
+  ``torch.outer`` by the graph module's code (``calls::torch::dressed_user_wrapper``,
+  ``callable_path``, ``torchferro._fx._honest``).
 
 Next to them, the idioms of the same hunt that already matched (parametrizations,
 ``BatchNorm`` with ``momentum=None`` between train and eval, ``ModuleDict``/``ParameterList``,
@@ -19,6 +23,7 @@ Next to them, the idioms of the same hunt that already matched (parametrizations
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import torch
@@ -306,3 +311,30 @@ def hunt34_explicit_generator(x, g):
     d = torch.distributions.Normal(x, x.abs() + 0.1)
     s = d.rsample()
     return x * a, torch.bernoulli(torch.full((3,), 0.5), generator=g), s, d.log_prob(s)
+
+
+# ---- functions functools.wraps dressed as torch functions
+
+
+def _halved(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs) * 0.5
+
+    return wrapper
+
+
+_half_gelu = _halved(F.gelu)
+_half_add = _halved(torch.add)
+
+
+@case(x48)
+def hunt34_user_wrapper_of_torch_functions(x):
+    """Found here: the inductor lowered the wrappers as ``gelu``/``add`` (wrong values)."""
+    return _half_gelu(x) + F.gelu(x), _half_add(x, 1.0) - torch.add(x, 1.0)
+
+
+@case(lambda r: (r.randn(3, 4),))
+def hunt34_vmap_of_torch_function(x):
+    """Found here: the graph module's code ran ``torch.outer`` on the unbatched inputs."""
+    return torch.func.vmap(torch.outer)(x, x).sum(0) + torch.outer(x[0], x[0])
