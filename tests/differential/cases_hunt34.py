@@ -14,7 +14,11 @@ project, where torchferro differed from eager or made more graphs than torch.com
 - a function ``functools.wraps`` dressed as a torch function: a user's decorator around
   ``F.gelu`` lowered as ``gelu`` by the inductor, ``torch.func.vmap(torch.outer)`` run as
   ``torch.outer`` by the graph module's code (``calls::torch::dressed_user_wrapper``,
-  ``callable_path``, ``torchferro._fx._honest``).
+  ``callable_path``, ``torchferro._fx._honest``);
+- complex tensors: the native metadata rule gave ``abs`` of a complex tensor a complex dtype
+  (the inductor's fallback raised), a write into a spectrum panicked in the inductor's code
+  generation, and ``.real``/``.imag`` broke the graph (``fx::infer`` unary rules, the inductor
+  refusing complex graphs, ``tensor_attr``).
 
 Next to them, the idioms of the same hunt that already matched (parametrizations,
 ``BatchNorm`` with ``momentum=None`` between train and eval, ``ModuleDict``/``ParameterList``,
@@ -338,3 +342,50 @@ def hunt34_user_wrapper_of_torch_functions(x):
 def hunt34_vmap_of_torch_function(x):
     """Found here: the graph module's code ran ``torch.outer`` on the unbatched inputs."""
     return torch.func.vmap(torch.outer)(x, x).sum(0) + torch.outer(x[0], x[0])
+
+
+# ---- complex tensors (spectral code, rotary embeddings written with complex numbers)
+
+
+@case(lambda r: (r.randn(4, 10),))
+def hunt34_fft_magnitude_phase(x):
+    """Found here: the inductor raised ("fallback abs returned Float32, expected Complex64":
+    the native metadata rule kept ``abs``'s complex dtype), and ``.real``/``.imag`` broke the
+    graph."""
+    c = torch.fft.rfft(x)
+    return c.abs(), c.angle(), c.real + c.imag, torch.view_as_real(c)
+
+
+@case(lambda r: (r.randn(8),))
+def hunt34_fft_band_stop(x):
+    """Found here: the write into the spectrum panicked in the inductor's code generation
+    ("no C type for Complex64"; the frame ran eagerly as an internal error)."""
+    X = torch.fft.fft(x)
+    X[3:6] = 0
+    return torch.fft.ifft(X).real, X.abs().max()
+
+
+@case(lambda r: (r.randn(2, 5, 8),))
+def hunt34_rotary_as_complex(x):
+    freqs = 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8))
+    f = torch.outer(torch.arange(5).float(), freqs)
+    cis = torch.polar(torch.ones_like(f), f)
+    xc = torch.view_as_complex(x.reshape(2, 5, 4, 2))
+    return (
+        torch.view_as_real(xc * cis).flatten(2),
+        (xc * cis).abs().sum(),
+        xc.conj().imag,
+    )
+
+
+@case(lambda r: (r.randn(3, 4),))
+def hunt34_complex_math(x):
+    z = torch.complex(x, x.flip(1))
+    return (
+        z.abs(),
+        z.exp(),
+        (z / (z + 1)).real,
+        z.sum(1),
+        torch.sgn(z),
+        z.sigmoid().imag,
+    )

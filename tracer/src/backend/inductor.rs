@@ -539,6 +539,15 @@ impl<'py> Host for TorchHost<'_, 'py> {
     }
 }
 
+/// Whether `meta` describes a complex tensor (or a tuple holding one).
+fn has_complex(meta: &NodeMeta) -> bool {
+    match meta {
+        NodeMeta::Tensor(t) => t.dtype.is_complex(),
+        NodeMeta::Tuple(xs) => xs.iter().any(has_complex),
+        _ => false,
+    }
+}
+
 /// Whether node `u` is `getitem(t, 0)` of the tuple node `t`.
 fn takes_first(graph: &Graph, u: fx::NodeId, t: fx::NodeId) -> bool {
     matches!(
@@ -664,6 +673,12 @@ impl InductorProgram {
                 {
                     return Err("an input that requires grad (no backward yet)".into());
                 }
+            }
+            // The kernels have no complex type: a copy or write of a complex value that some
+            // lowering still emitted as a kernel panicked in code generation ("no C type for
+            // Complex64") and the frame ran eagerly as an internal error.
+            if has_complex(&n.meta) {
+                return Err("complex tensors (runs on the eager backend)".into());
             }
         }
         let placement = super::cuda::placement(graph)?;
