@@ -30,6 +30,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import torchferro
+from aot_oracle import torch_compile_graphs
+from conftest import CountingBackend
 from programs.compare import generated
 
 TORCH_FUNCTIONS = {
@@ -70,40 +72,16 @@ def _wrapped(fn, extra):
 
 
 def _counted(fn, backend_name):
-    graphs = []
-
-    def backend(gm, example_inputs):
-        graphs.append(gm)
-        return gm.forward
-
     if backend_name == "inductor":
         return torchferro.compile(fn, backend="inductor"), None
-    return torchferro.compile(fn, backend=backend), graphs
-
-
-def _torch_compile_graphs_twice(fn, *args) -> int:
-    """Graphs torch.compile makes over two calls of ``fn(*args)`` (ours are counted over
-    two)."""
-    graphs = []
-
-    def backend(gm, example_inputs):
-        graphs.append(gm)
-        return gm.forward
-
-    torch._dynamo.reset()
-    try:
-        f = torch.compile(fn, backend=backend)
-        f(*args)
-        f(*args)
-    finally:
-        torch._dynamo.reset()
-    return len(graphs)
+    backend = CountingBackend()
+    return torchferro.compile(fn, backend=backend), backend.graphs
 
 
 def _check(fn, *args):
     want = fn(*args)
     want = want if isinstance(want, tuple) else (want,)
-    tc = _torch_compile_graphs_twice(fn, *args)
+    tc = torch_compile_graphs(fn, *args, calls=2)  # ours are counted over two calls
     for backend in ("eager", "inductor"):
         torchferro.compiler.reset()
         try:
