@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 
-def torch_compile_graphs(fn, *args) -> int:
-    """Graphs ``torch.compile`` (a counting backend, a fresh dynamo state) makes of one call of
-    ``fn(*args)``; dynamo is reset again afterwards."""
+def torch_compile_graphs(fn, *args, calls: int = 1) -> int:
+    """Graphs ``torch.compile`` (a counting backend, a fresh dynamo state) makes of ``calls``
+    calls of ``fn(*args)``; dynamo is reset again afterwards."""
     graphs = []
 
     def backend(gm, example_inputs):
@@ -16,7 +16,9 @@ def torch_compile_graphs(fn, *args) -> int:
 
     torch._dynamo.reset()
     try:
-        torch.compile(fn, backend=backend)(*args)
+        compiled = torch.compile(fn, backend=backend)
+        for _ in range(calls):
+            compiled(*args)
     finally:
         torch._dynamo.reset()
     return len(graphs)

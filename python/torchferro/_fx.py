@@ -28,6 +28,36 @@ def _map(value, nodes):
     return value
 
 
+def _honest(target):
+    """``target``, or a function calling it where fx's code generation would name another
+    object: fx refers to a function whose ``__module__`` is torch's by its qualified name, and a
+    wrapper that copied a torch function's name (``functools.wraps``: what
+    ``torch.func.vmap(torch.outer)`` returns) would run the torch function itself."""
+    import types
+
+    if not isinstance(target, types.FunctionType) or not hasattr(target, "__wrapped__"):
+        return target
+    from torch.fx.graph import _is_from_torch
+    from torch.fx.node import _get_qualified_name
+
+    try:
+        if not _is_from_torch(target):
+            return target
+        obj = __import__("torch")
+        for part in _get_qualified_name(target).split(".")[1:]:
+            obj = getattr(obj, part)
+        if obj is target:
+            return target
+    except Exception:  # noqa: BLE001  (a name that does not resolve is not the target)
+        pass
+
+    def call(*args, **kwargs):
+        return target(*args, **kwargs)
+
+    call.__name__ = getattr(target, "__name__", "call")
+    return call
+
+
 def build_graph_module(description):
     import torch
     import torch.fx
@@ -40,7 +70,9 @@ def build_graph_module(description):
             nodes.append(graph.placeholder(item[1]))
         elif kind == "call_function":
             _, name, target, args, kwargs = item
-            node = graph.call_function(target, _map(args, nodes), _map(kwargs, nodes))
+            node = graph.call_function(
+                _honest(target), _map(args, nodes), _map(kwargs, nodes)
+            )
             node.name = name
             nodes.append(node)
         elif kind == "call_method":

@@ -57,6 +57,10 @@ pub enum Step {
     /// input, an int the trace may read as a symbol (`interp/storage.rs`). Only a tensor has
     /// one: any other object fails the step.
     StorageBytes,
+    /// `ref()`: the object a `weakref.ref` refers to (`None` once it died), as `nn.RNNBase`'s
+    /// `_weights_have_changed` reads its `_flat_weight_refs`. Only an exact `weakref.ref`: any
+    /// other object fails the step (a subclass's `__call__` could answer anything).
+    WeakRefCall,
 }
 
 impl Step {
@@ -83,7 +87,9 @@ impl Step {
                     ..
                 },
             ) => a == b && x == y,
-            (Step::FromNumpy, Step::FromNumpy) | (Step::StorageBytes, Step::StorageBytes) => true,
+            (Step::FromNumpy, Step::FromNumpy)
+            | (Step::StorageBytes, Step::StorageBytes)
+            | (Step::WeakRefCall, Step::WeakRefCall) => true,
             (
                 Step::ModuleGlobal {
                     globals: g1,
@@ -170,6 +176,11 @@ impl Source {
     /// `<this>.untyped_storage().nbytes()`: the storage size of a tensor input.
     pub fn storage_bytes(&self) -> Source {
         self.with(Step::StorageBytes)
+    }
+
+    /// `<this>()`: the referent of a `weakref.ref`.
+    pub fn weakref_call(&self) -> Source {
+        self.with(Step::WeakRefCall)
     }
 
     /// The array a `from_numpy` source views, if this is one.
@@ -299,6 +310,7 @@ impl Step {
             },
             Step::FromNumpy => Step::FromNumpy,
             Step::StorageBytes => Step::StorageBytes,
+            Step::WeakRefCall => Step::WeakRefCall,
         }
     }
 }
@@ -314,6 +326,7 @@ impl fmt::Display for Source {
                 Step::Item { repr, .. } => write!(f, "[{repr}]")?,
                 Step::FromNumpy => write!(f, ".from_numpy()")?,
                 Step::StorageBytes => write!(f, ".untyped_storage().nbytes()")?,
+                Step::WeakRefCall => write!(f, "()")?,
             }
         }
         Ok(())
@@ -410,9 +423,11 @@ impl Scope {
                     }
                     v
                 }
-                Step::Attr { .. } | Step::Item { .. } | Step::FromNumpy | Step::StorageBytes => {
-                    std::ptr::null_mut()
-                }
+                Step::Attr { .. }
+                | Step::Item { .. }
+                | Step::FromNumpy
+                | Step::StorageBytes
+                | Step::WeakRefCall => std::ptr::null_mut(),
             }
         }
     }
@@ -430,6 +445,9 @@ pub fn apply_step<'py>(base: &Bound<'py, PyAny>, step: &Step) -> Option<Bound<'p
         }
         let f = py.import("torch").ok()?.getattr("from_numpy").ok()?;
         return f.call1((base,)).ok();
+    }
+    if let Step::WeakRefCall = step {
+        return weakref_referent(base);
     }
     if let Step::StorageBytes = step {
         let tensor = py.import("torch").ok()?.getattr("Tensor").ok()?;
@@ -491,4 +509,22 @@ pub fn resolve<'py>(py: Python<'py>, scope: &Scope, source: &Source) -> Option<B
         cur = apply_step(&cur, step)?;
     }
     Some(cur)
+}
+
+/// The referent of `base` if it is exactly a `weakref.ref` (`None` once the referent died),
+/// else `None` (the step fails).
+pub fn weakref_referent<'py>(base: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    // SAFETY: `base` is live; `PyWeakref_GetObject` returns a borrowed reference (Py_None for
+    // a dead referent), which is taken as our own at once.
+    unsafe {
+        if ffi::PyWeakref_CheckRefExact(base.as_ptr()) == 0 {
+            return None;
+        }
+        let p = ffi::PyWeakref_GetObject(base.as_ptr());
+        if p.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(Bound::from_borrowed_ptr(base.py(), p))
+    }
 }

@@ -375,6 +375,11 @@ fn unary(c: &Call, name: &str, kind: UnaryDtype, inplace: bool) -> InferResult {
     };
     let b = c.bind(params)?;
     let x = b.tensor("input")?;
+    // Complex inputs follow other rules (`abs` is real-valued, `relu`/`floor`/`sign` raise):
+    // the meta run answers.
+    if x.dtype.is_complex() {
+        return Err(InferError::Unsupported);
+    }
     if name == "gelu" && !matches!(b.str("approximate")?, None | Some("none" | "tanh")) {
         return Err(InferError::Unsupported);
     }

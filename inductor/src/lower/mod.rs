@@ -500,16 +500,24 @@ impl<'g> Lowerer<'g> {
                 if target.name() == fx::passes::functionalize::VIEW_SCATTER
                     || target.name() == fx::passes::functionalize::ON_CLONE =>
             {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    if target.name() == fx::passes::functionalize::VIEW_SCATTER {
-                        view_scatter::lower(self, args, kwargs)
-                    } else {
-                        view_scatter::lower_on_clone(self, args, kwargs)
-                    }
-                }))
-                .unwrap_or_else(|e| match e.downcast::<value::Decline>() {
-                    Ok(d) => Err(Reject::Fallback(d.0)),
-                    Err(_) => Err(Reject::Fallback("internal error in the lowering".into())),
+                // (A write into a complex tensor, `X[3:6] = 0` of an FFT's result, has no C
+                // type: it runs through torch, as any op over such dtypes does.)
+                self.check_dtypes(args, kwargs, &node.meta).and_then(|_| {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        if target.name() == fx::passes::functionalize::VIEW_SCATTER {
+                            view_scatter::lower(self, args, kwargs)
+                        } else {
+                            view_scatter::lower_on_clone(self, args, kwargs)
+                        }
+                    }))
+                    .unwrap_or_else(|e| {
+                        match e.downcast::<value::Decline>() {
+                            Ok(d) => Err(Reject::Fallback(d.0)),
+                            Err(_) => {
+                                Err(Reject::Fallback("internal error in the lowering".into()))
+                            }
+                        }
+                    })
                 })
             }
             (None, _) => Err(Reject::Fallback(format!(

@@ -120,6 +120,16 @@ def module_global(module, name: str):
     return getattr(builtins, name)
 
 
+def weakref_referent(ref):
+    """``ref()`` for exactly a ``weakref.ref`` (the guard step ``weakref_call``; ``None`` once
+    the referent died); any other object fails the guard's read."""
+    import weakref
+
+    if type(ref) is not weakref.ref:
+        raise TypeError(f"not a weakref.ref: {type(ref).__name__}")
+    return ref()
+
+
 class TailCall:
     """What a graph break's transformed code returns: call ``call[0](*call[1:])`` next (the
     resume function, once the transformed frame is gone, as torchferro's hook does)."""

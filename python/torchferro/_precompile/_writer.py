@@ -190,6 +190,8 @@ class _Entry:
             text = f"{parent}[{key_lit}]"
         elif step[0] == "storage_nbytes":
             text = f"{parent}.untyped_storage().nbytes()"
+        elif step[0] == "weakref_call":
+            text = f"_rt.weakref_referent({parent})"
         elif step[0] == "from_numpy":
             raise CaptureError(
                 f"precompile: {what}: numpy array inputs are not supported yet"

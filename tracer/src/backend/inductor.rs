@@ -539,6 +539,15 @@ impl<'py> Host for TorchHost<'_, 'py> {
     }
 }
 
+/// Whether `meta` describes a complex tensor (or a tuple holding one).
+fn has_complex(meta: &NodeMeta) -> bool {
+    match meta {
+        NodeMeta::Tensor(t) => t.dtype.is_complex(),
+        NodeMeta::Tuple(xs) => xs.iter().any(has_complex),
+        _ => false,
+    }
+}
+
 /// Whether node `u` is `getitem(t, 0)` of the tuple node `t`.
 fn takes_first(graph: &Graph, u: fx::NodeId, t: fx::NodeId) -> bool {
     matches!(
@@ -574,6 +583,12 @@ pub struct InductorProgram {
     /// A graph with symbolic sizes: `compiled` holds its kernels at the symbols' hints, and the
     /// calls at other sizes run kernels compiled for theirs (see [`Dynamic`]).
     dynamic: Option<Box<dynamic::Dynamic>>,
+    /// Compiled from a graph whose grad-mode switches were dropped (an update made under
+    /// `no_grad` of inputs that require grad: `aot::without_no_grad_switches`): the caller runs
+    /// it in grad mode, so its torch calls (fallback ops, extern calls, copies) run under
+    /// `no_grad`, as the traced ops did; else a fallback `layer_norm` of a parameter returned a
+    /// tensor that requires grad where eager's does not.
+    without_grad: bool,
 }
 
 pub(crate) mod dynamic;
@@ -586,6 +601,11 @@ impl InductorProgram {
     /// again from the start does what eager's one run did.
     pub fn set_eager_errors(&mut self, p: super::eager::EagerProgram) {
         self.eager_errors = Some(std::sync::Arc::new(p));
+    }
+
+    /// Marks the program as compiled without its grad-mode switches (see `without_grad`).
+    pub fn set_without_grad(&mut self) {
+        self.without_grad = true;
     }
 
     /// Sets where the graph's nodes came from in user code (see `sites`).
@@ -653,6 +673,12 @@ impl InductorProgram {
                 {
                     return Err("an input that requires grad (no backward yet)".into());
                 }
+            }
+            // The kernels have no complex type: a copy or write of a complex value that some
+            // lowering still emitted as a kernel panicked in code generation ("no C type for
+            // Complex64") and the frame ran eagerly as an internal error.
+            if has_complex(&n.meta) {
+                return Err("complex tensors (runs on the eager backend)".into());
             }
         }
         let placement = super::cuda::placement(graph)?;
@@ -743,6 +769,7 @@ impl InductorProgram {
             eager_errors: None,
             sites: Default::default(),
             dynamic: None,
+            without_grad: false,
         }
     }
 
@@ -803,6 +830,10 @@ impl InductorProgram {
         inputs: Vec<Bound<'py, PyAny>>,
         guarded: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let _no_grad = match self.without_grad {
+            true => Some(NoGrad::enter(py)?),
+            false => None,
+        };
         let mut inputs = Some(inputs);
         if let Some(r) = self.run_dynamic(py, &mut inputs, guarded) {
             return r;
@@ -886,6 +917,39 @@ impl InductorProgram {
             }
         };
         Ok(outs.into_iter().map(|o| o.into_bound(py)).collect())
+    }
+}
+
+/// Grad mode switched off for a program compiled without its grad-mode switches, and on again
+/// when dropped (the entry is guarded to run in grad mode), an error included.
+struct NoGrad<'py> {
+    set: Bound<'py, PyAny>,
+}
+
+impl<'py> NoGrad<'py> {
+    fn enter(py: Python<'py>) -> PyResult<NoGrad<'py>> {
+        static F: std::sync::OnceLock<Py<PyAny>> = std::sync::OnceLock::new();
+        let set = match F.get() {
+            Some(f) => f.bind(py).clone(),
+            None => {
+                let f = py
+                    .import("torch")?
+                    .getattr("_C")?
+                    .getattr("_set_grad_enabled")?;
+                F.get_or_init(|| f.clone().unbind());
+                f
+            }
+        };
+        set.call1((false,))?;
+        Ok(NoGrad { set })
+    }
+}
+
+impl Drop for NoGrad<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.set.call1((true,)) {
+            e.restore(self.set.py());
+        }
     }
 }
 

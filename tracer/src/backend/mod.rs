@@ -277,6 +277,9 @@ pub fn build(
             };
             match program {
                 Ok(Some(mut p)) => {
+                    if stripped.is_some() {
+                        p.set_without_grad();
+                    }
                     functional = fg
                         .map(|f| (f.outputs, f.run))
                         .filter(|(n, r)| !r.is_trivial(*n) || r.writes_inputs())

@@ -1574,6 +1574,14 @@ impl Frame<'_, '_> {
                 )?
             }
             "grad" => return self.tensor_grad(&t),
+            // `x.real` of a real tensor is `x` itself; of a complex one, and `x.imag`, the view
+            // `torch.real(x)`/`torch.imag(x)` returns (as torch.compile traces them; the
+            // attribute broke the graph).
+            "real" if !meta.dtype.is_complex() => Var::Tensor(t),
+            "real" | "imag" => {
+                let f = py.import("torch")?.getattr(name)?;
+                return self.call_py(&f, None, vec![Var::Tensor(t)], vec![]);
+            }
             // `t.data` is eager's own attribute, read per call by a graph node.
             "data" => {
                 let f = py.import("torchferro._data")?.getattr("data")?;

@@ -1343,6 +1343,15 @@ impl Tracer<'_> {
                     .add(py, &source, Check::Type(value.get_type().unbind()));
                 self.guards
                     .defer(&source, Check::Id(value.clone().unbind()), true);
+            } else if crate::source::weakref_referent(&value).is_some() {
+                // A `weakref.ref` (`nn.RNNBase._flat_weight_refs`, remade whenever the flat
+                // weights are): a call reads its referent through its own source
+                // (`Step::WeakRefCall`), so its type is what the trace depends on; identity only
+                // where the code relies on it (`realize_identity`).
+                self.guards
+                    .add(py, &source, Check::Type(value.get_type().unbind()));
+                self.guards
+                    .defer(&source, Check::Id(value.clone().unbind()), true);
             } else if is_nn_module(py, &value)? {
                 // An nn.Module instance is guarded by its type, as torch.compile guards it:
                 // what the trace reads from it (submodules, parameters, buffers, flags, hooks)

@@ -32,6 +32,7 @@ fn steps<'py>(py: Python<'py>, s: &Source) -> PyResult<Bound<'py, PyList>> {
                 Step::Item { key, .. } => ("item", key.bind(py)).into_pyobject(py)?.into_any(),
                 Step::FromNumpy => ("from_numpy",).into_pyobject(py)?.into_any(),
                 Step::StorageBytes => ("storage_nbytes",).into_pyobject(py)?.into_any(),
+                Step::WeakRefCall => ("weakref_call",).into_pyobject(py)?.into_any(),
             })
         })
         .collect::<PyResult<_>>()?;

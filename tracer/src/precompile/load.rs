@@ -200,6 +200,9 @@ impl PrecompiledGraph {
                 if f.is_none() && !crate::backend::reruns_differ(&graph) {
                     p.set_eager_errors(eager(py)?);
                 }
+                if stripped.is_some() {
+                    p.set_without_grad();
+                }
                 (Runner::Inductor(Box::new(p)), f)
             }
             other => return Err(err(format!("runner {other} cannot be loaded"))),

@@ -464,6 +464,12 @@ impl Frame<'_, '_> {
             return Ok(r);
         }
         if let Some(r) = self.fold(f, &args, &kwargs)? {
+            // `dict(pairs)` and `sorted(xs)` folded on constants return a new container: the
+            // traced code's own, as `[]` and `{}` are, so that it can write it (a constant
+            // broke the graph at `d[k] = v` or `l.append(v)`).
+            if matches!(name, "dict" | "sorted") {
+                return self.own_container(r);
+            }
             return Ok(r);
         }
         Err(TraceError::unsupported(format!(
@@ -473,6 +479,31 @@ impl Frame<'_, '_> {
 }
 
 impl Frame<'_, '_> {
+    /// A new list or dict computed at trace time (`Var::Py` with no source) as a tracked
+    /// container of its items; anything else as it is.
+    fn own_container(&mut self, v: Var) -> Result<Var, TraceError> {
+        let py = self.tx.py;
+        let Var::Py(o, None) = &v else {
+            return Ok(v);
+        };
+        let o = o.bind(py).clone();
+        if o.get_type().is(py.get_type::<pyo3::types::PyList>()) {
+            let items = o
+                .try_iter()?
+                .map(|x| self.tx.wrap(x?, None))
+                .collect::<Result<Vec<_>, TraceError>>()?;
+            return Ok(Var::list(items));
+        }
+        if let Ok(d) = o.cast_exact::<pyo3::types::PyDict>() {
+            let mut items = Vec::with_capacity(d.len());
+            for (k, x) in d.iter() {
+                items.push((k.unbind(), self.tx.wrap(x, None)?));
+            }
+            return Ok(Var::Dict(std::rc::Rc::new(std::cell::RefCell::new(items))));
+        }
+        Ok(v)
+    }
+
     /// `abs`, `round`, `divmod` and `pow` of a tensor (its dunder methods: graph ops), and `id`
     /// of an object read from the frame (its identity is then guarded). `None` otherwise.
     fn numeric_builtin(

@@ -141,6 +141,14 @@ impl Frame<'_, '_> {
             },
             Var::Py(obj, src) => {
                 let obj = obj.bind(py).clone();
+                // A `weakref.ref` read from the frame called (`nn.RNNBase` checks its weights
+                // by `ref() is not weight`): its referent, read through the call as a source
+                // step, so the referent is guarded as any value read from the frame is.
+                if let (Some(src), true) = (&src, args.is_empty() && kwargs.is_empty()) {
+                    if let Some(referent) = crate::source::weakref_referent(&obj) {
+                        return self.tx.wrap(referent, Some(src.weakref_call()));
+                    }
+                }
                 self.call_py(&obj, src, args, kwargs)
             }
             Var::Function(f) => self.inline_call(&f, args, kwargs),
@@ -277,6 +285,11 @@ impl Frame<'_, '_> {
             .ok()
             .and_then(|m| m.extract().ok())
             .unwrap_or_default();
+        // A user's wrapper that `functools.wraps` dressed as the torch function it wraps (a
+        // decorator around `torch.relu`) is user code: classified by the module its code was
+        // written in, it is inlined. Taken for the torch function it names, the inductor
+        // lowered it by that name and dropped the wrapper's own work.
+        let module = self::torch::dressed_user_wrapper(py, f).unwrap_or(module);
         let has_tensor = args
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))

@@ -449,13 +449,63 @@ pub(super) fn callable_path(
     module: &str,
     name: &str,
 ) -> String {
-    let _ = (py, f);
+    // A wrapper torch makes around a torch function (`torch.func.vmap(torch.outer)`) carries
+    // the wrapped function's name: its path names its own code and object, so that the
+    // inductor does not lower it as the function it wraps, and two such wrappers in one graph
+    // (their callables are looked up by path) stay apart.
+    if let Some((globals, qualname)) = wrapper_code(py, f) {
+        if globals != module {
+            return format!("{globals}.{qualname}@{:x}", f.as_ptr() as usize);
+        }
+    }
     let module = if module.starts_with("torch._C") {
         "torch"
     } else {
         module
     };
     format!("{module}.{name}")
+}
+
+/// For a Python function made by `functools.wraps` (it has `__wrapped__`): the module its code
+/// was written in (its globals' `__name__`) and its code's qualified name.
+fn wrapper_code(py: Python<'_>, f: &Bound<'_, PyAny>) -> Option<(String, String)> {
+    if !f.is_instance_of::<pyo3::types::PyFunction>() || !f.hasattr("__wrapped__").ok()? {
+        return None;
+    }
+    let globals: String = f
+        .getattr(pyo3::intern!(py, "__globals__"))
+        .ok()?
+        .get_item("__name__")
+        .ok()?
+        .extract()
+        .ok()?;
+    let qualname: String = f
+        .getattr(pyo3::intern!(py, "__code__"))
+        .ok()?
+        .getattr("co_qualname")
+        .ok()?
+        .extract()
+        .ok()?;
+    Some((globals, qualname))
+}
+
+/// The module a user's `functools.wraps` wrapper of a torch function was written in, where its
+/// `__module__` (copied from the wrapped function) names torch but its code is not a library's
+/// (`skipfiles`); `None` for any other callable.
+pub(super) fn dressed_user_wrapper(py: Python<'_>, f: &Bound<'_, PyAny>) -> Option<String> {
+    let (globals, _) = wrapper_code(py, f)?;
+    let module: String = f.getattr("__module__").ok()?.extract().ok()?;
+    if !(module == "torch" || module.starts_with("torch.")) || globals == module {
+        return None;
+    }
+    let file: String = f
+        .getattr("__code__")
+        .ok()?
+        .getattr("co_filename")
+        .ok()?
+        .extract()
+        .ok()?;
+    (!crate::skipfiles::is_skipped(py, &file)).then_some(globals)
 }
 
 impl<'py> Frame<'_, 'py> {
