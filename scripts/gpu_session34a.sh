@@ -13,15 +13,8 @@ O=$OUT
 mkdir -p $O/set
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader;
   python3 -c 'import torch, transformers, torchferro; print(torch.__version__, transformers.__version__, torchferro._C.__file__)'; } > $O/env.txt 2>&1
-J=12
-FILES="tests/test_cuda.py tests/test_aot_cuda.py tests/test_cuda_dynamic.py tests/test_cuda_models.py tests/test_guards_aliased_getattr.py tests/test_dynamic_int_kernels.py"
-pids=()
-for ((i = 0; i < J; i++)); do
-  ( OMP_NUM_THREADS=1 TORCHFERRO_SHARD=$i TORCHFERRO_NSHARDS=$J exec timeout 280 python3 -m pytest -q -p no:cacheprovider -p pytest_shard -rfEx $FILES > $O/set/pytest-$i.log 2>&1 ) &
-  pids+=("$!")
-done
-for p in "${pids[@]}"; do wait $p; done
-{ for f in $O/set/pytest-*.log; do tail -n 1 $f; done; grep -h -E "^(FAILED|ERROR|XPASS)" $O/set/pytest-*.log; } > $O/summary.txt
+. scripts/gpu_shards.sh
+cuda_set $O/set 280
 ( timeout 150 python3 bench/train_cuda.py --model gpt2 --batch 8 --amp --steps 10 ) > $O/train_gpt2.txt 2>&1
 ( timeout 90 python3 scripts/gpu_train_trace.py /tmp/tg ) > /tmp/tg_ours.log 2>&1
 ( python3 scripts/trace_kernels.py /tmp/tg/trace.json --top 40 --classes; tail -n 2 /tmp/tg_ours.log ) > $O/gpt2_kernels.txt 2>&1
