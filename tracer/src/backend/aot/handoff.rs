@@ -232,16 +232,16 @@ pub(super) fn program(
     )?;
     tracing::info!(
         target: "torchferro::aot",
-        "aot: {} ({}:{}): forward {} ops, backward {} ops derived in {:.2} ms; {} saved values, {} bytes of activations saved for backward, {} values recomputed",
+        "aot: {} ({}:{}): forward {} ops, backward {} ops derived in {derive_ms:.2} ms; {} saved values, {} bytes of activations saved for backward, {} values recomputed",
         info.name,
         info.filename,
         info.firstlineno,
-        d.derive_ms,
         d.joint.forward.op_count(),
         d.joint.backward.op_count(),
         d.joint.saved.len(),
         d.joint.saved_bytes,
-        d.joint.recomputed
+        d.joint.recomputed,
+        derive_ms = d.derive_ms
     );
     let aot = py.import("torchferro._aot")?;
     aot.call_method1("note_compiled", (d.joint.saved_bytes,))?;
