@@ -95,3 +95,20 @@ class SetitemMethod(_Decayed):
 
 
 _train("activation_written_by_setitem_method", SetitemMethod, xy)
+
+
+class ScaledUnderNoGradInBfloat16(_Decayed):
+    """An activation kept in bfloat16 and rescaled in place under ``no_grad`` by a float32
+    gate (computed in float32, stored back in bfloat16): eager changes the value and keeps the
+    history, so ``fc`` still trains through it. The write was its float32 twin and a cast
+    back, and the kept write pointed at the twin: the loss did not require grad (session 33's
+    strict xfail, fixed in session 34)."""
+
+    def loss(self, x, y):
+        h = self.fc(x).to(torch.bfloat16) * 2
+        with torch.no_grad():
+            h.mul_(torch.sigmoid(self.aux(x)) + 0.5)
+        return F.mse_loss(self.out(h.float()), y)
+
+
+_train("bf16_activation_rescaled_under_no_grad", ScaledUnderNoGradInBfloat16, xy)

@@ -101,10 +101,7 @@ pub fn needs_keeping(
 /// The tensor a kept write wrote (its gradient goes there), if `id` is a kept write that
 /// carries a gradient.
 pub fn written(kept: &Kept, needs: &HashSet<NodeId>, id: NodeId) -> Option<NodeId> {
-    needs
-        .contains(&id)
-        .then(|| kept.get(&id).copied())
-        .flatten()
+    kept.get(&id).copied().filter(|_| needs.contains(&id))
 }
 
 /// Eager's version counter check: a forward value a derivative rule reads that a kept write
