@@ -1357,3 +1357,51 @@ fn a_transcendental_read_by_two_kernels_is_inlined_on_the_gpu() {
     assert_eq!(c.source.matches("tanhf(").count(), 2, "{}", c.source);
     assert!(!c.source.contains("float *__restrict__"), "{}", c.source);
 }
+
+/// `F.max_pool2d`'s backward (`fx::autodiff::rules::MAX_POOL2D_BACKWARD`) is two kernels (each
+/// window's argmax offset, then a gather over the input gradient) on both targets, with no host
+/// call: resnet50's stem pool (3x3,
+/// stride 2, padding 1) in bf16. A 5x5 pool of stride 1 (25 windows hold each position) stays
+/// on the host.
+#[test]
+fn max_pool_backward_is_a_gather_kernel() {
+    let graph = |k: i64, s: i64| {
+        let mut g = Graph::new();
+        let x = input(&mut g, "x", DType::BFloat16, &[2, 8, 14, 14]);
+        let o = (14 + 2 - k) / s + 1;
+        let gr = input(&mut g, "g", DType::BFloat16, &[2, 8, o, o]);
+        let ints = |v: i64| Arg::List(vec![Arg::Int(v), Arg::Int(v)]);
+        let b = call_like(
+            &mut g,
+            f(fx::autodiff::rules::MAX_POOL2D_BACKWARD),
+            vec![
+                n(gr),
+                n(x),
+                ints(k),
+                ints(s),
+                ints(1),
+                ints(1),
+                Arg::Bool(false),
+            ],
+            x,
+        );
+        g.output(vec![n(b)]);
+        g
+    };
+    let g = graph(3, 2);
+    let compiled = inductor::compile(&g, &options()).expect("C");
+    assert!(
+        compiled.fallback_reasons().is_empty(),
+        "{:?}",
+        compiled.fallback_reasons()
+    );
+    let Some(c) = cuda(&g) else { return };
+    assert!(c.fallbacks.is_empty(), "{:?}", c.fallbacks);
+    // The windows' argmax offsets (int8), then the gather.
+    assert_eq!(c.kernels.len(), 2, "{}", c.source);
+    let stride1 = cuda(&graph(3, 1)).expect("NVRTC");
+    assert!(stride1.fallbacks.is_empty(), "{:?}", stride1.fallbacks);
+    let wide = cuda(&graph(5, 1)).expect("NVRTC");
+    assert_eq!(wide.fallbacks.len(), 1, "{:?}", wide.fallbacks);
+    assert!(c.source.contains("int8_t"), "{}", c.source);
+}

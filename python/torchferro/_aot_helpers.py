@@ -6,6 +6,9 @@
 only the bags and this call takes the bookkeeping again from the saved indices and offsets,
 then runs torch's own backward kernels for the weight and the per-sample weights.
 
+``max_pool2d_backward`` is the backward of ``F.max_pool2d`` (the argmax taken again from the saved
+input); the inductor lowers it as a gather (``inductor/src/lower/pool.rs``).
+
 ``sdpa_forward`` / ``sdpa_backward`` are CUDA attention in training
 (``fx/src/autodiff/fused_attention.rs``): torch picks the fused kernel at run time from the
 device's capability, so the host asks ``torch._fused_sdp_choice`` as eager's dispatch does and
@@ -293,3 +296,15 @@ def sdpa_backward(grad, q, k, v, out, lse, mask, is_causal, scale):
             qg, kg, vg, attn_mask=mask, is_causal=is_causal, scale=scale
         )
         return torch.autograd.grad(o, (qg, kg, vg), grad)
+
+
+def max_pool2d_backward(grad, x, kernel_size, stride, padding, dilation, ceil_mode):
+    """The input gradient of ``F.max_pool2d`` (``fx/src/autodiff/rules/train.rs``): the forward
+    keeps no indices, so they are taken again from the saved input, the same windows, then
+    torch's own backward kernel routes each window's gradient to its argmax."""
+    _, indices = torch.ops.aten.max_pool2d_with_indices(
+        x, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    return torch.ops.aten.max_pool2d_with_indices_backward(
+        grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices
+    )

@@ -22,6 +22,7 @@ mod shape;
 mod train;
 
 pub use kept::kept_by_eager;
+pub use train::MAX_POOL2D_BACKWARD;
 
 /// One call being differentiated, as the rule families read it.
 #[derive(Clone, Copy)]

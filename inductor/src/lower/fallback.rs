@@ -88,6 +88,10 @@ pub(super) const TAKES_CHANNELS_LAST: &[&str] = &[
 /// is one of [`TAKES_CHANNELS_LAST`].
 fn takes_channels_last(target: &fx::Target) -> bool {
     let name = target.name();
+    if name == fx::autodiff::rules::MAX_POOL2D_BACKWARD {
+        // torch's `max_pool2d_with_indices` and its backward, run by the host call.
+        return true;
+    }
     let Some(rest) = name.strip_prefix("torch.ops.aten.") else {
         return false;
     };

@@ -458,6 +458,24 @@ impl<'g> Lowerer<'g> {
         }
     }
 
+    /// Runs lowering `f` after the dtype check. A panic in a lowering is a bug in it (a
+    /// [`value::Decline`] is a lowering giving up): the op still runs correctly as a fallback.
+    fn lower_guarded(
+        &mut self,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+        meta: &NodeMeta,
+        f: impl FnOnce(&mut Self) -> LResult<LValue>,
+    ) -> LResult<LValue> {
+        self.check_dtypes(args, kwargs, meta)?;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))).unwrap_or_else(|e| {
+            match e.downcast::<value::Decline>() {
+                Ok(d) => Err(Reject::Fallback(d.0)),
+                Err(_) => Err(Reject::Fallback("internal error in the lowering".into())),
+            }
+        })
+    }
+
     fn lower_node(
         &mut self,
         id: NodeId,
@@ -502,37 +520,24 @@ impl<'g> Lowerer<'g> {
             {
                 // (A write into a complex tensor, `X[3:6] = 0` of an FFT's result, has no C
                 // type: it runs through torch, as any op over such dtypes does.)
-                self.check_dtypes(args, kwargs, &node.meta).and_then(|_| {
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        if target.name() == fx::passes::functionalize::VIEW_SCATTER {
-                            view_scatter::lower(self, args, kwargs)
-                        } else {
-                            view_scatter::lower_on_clone(self, args, kwargs)
-                        }
-                    }))
-                    .unwrap_or_else(|e| {
-                        match e.downcast::<value::Decline>() {
-                            Ok(d) => Err(Reject::Fallback(d.0)),
-                            Err(_) => {
-                                Err(Reject::Fallback("internal error in the lowering".into()))
-                            }
-                        }
-                    })
+                self.lower_guarded(args, kwargs, &node.meta, |l| {
+                    if target.name() == fx::passes::functionalize::VIEW_SCATTER {
+                        view_scatter::lower(l, args, kwargs)
+                    } else {
+                        view_scatter::lower_on_clone(l, args, kwargs)
+                    }
                 })
             }
+            (None, None) if target.name() == fx::autodiff::rules::MAX_POOL2D_BACKWARD => self
+                .lower_guarded(args, kwargs, &node.meta, |l| {
+                    pool::max_pool_backward(l, args).map(LValue::Tensor)
+                }),
             (None, _) => Err(Reject::Fallback(format!(
                 "no lowering for {}",
                 target.name()
             ))),
-            (Some(c), _) => self.check_dtypes(args, kwargs, &node.meta).and_then(|_| {
-                // A panic in a lowering is a bug in it; the op still runs correctly as a fallback.
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    table::lower(self, c, args, kwargs)
-                }))
-                .unwrap_or_else(|e| match e.downcast::<value::Decline>() {
-                    Ok(d) => Err(Reject::Fallback(d.0)),
-                    Err(_) => Err(Reject::Fallback("internal error in the lowering".into())),
-                })
+            (Some(c), _) => self.lower_guarded(args, kwargs, &node.meta, |l| {
+                table::lower(l, c, args, kwargs)
             }),
         };
         let result = result.and_then(|v| self.check_meta(v, &node.meta, target));
