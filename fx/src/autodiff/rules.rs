@@ -12,6 +12,7 @@ use crate::graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
 use crate::meta::{DType, TensorMeta};
 use crate::ops::{self, Spelling};
 
+mod elementary;
 mod embedding_bag;
 mod index;
 mod kept;
@@ -241,7 +242,7 @@ pub fn rule(
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Result<Grads> {
-    if let Some(r) = index::functional_write(b, target, args, kwargs, g) {
+    if let Some(r) = index::functional_write(b, id, target, args, kwargs, g) {
         return r;
     }
     let Some(c) = ops::canonical(target, args, kwargs) else {
@@ -265,8 +266,52 @@ pub fn rule(
         kwargs,
         g,
     };
+    match by_family(b, &call)? {
+        Some(r) => Ok(r),
+        None => no_rule(match sp {
+            Spelling::Method => format!("Tensor.{name}"),
+            _ => target.name().to_string(),
+        }),
+    }
+}
+
+/// The rule of an in-place method functionalization left as `on_clone(path, x, *args)`
+/// (`x.name_(*args)` on a clone of `x`) whose catalog op has an out-of-place twin: `on_clone`
+/// computes what `x.name(*args)` computes, so the twin's rule is the write's, `x` its `input`.
+/// Random ops are not taken (`x.normal_(m, s)` is no `torch.normal(x, ...)`). `None`: no such
+/// twin; `Ok(None)`: a twin without a rule.
+pub(super) fn twin_of_write(
+    b: &mut Bw,
+    id: NodeId,
+    path: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Option<Result<Option<Grads>>> {
+    let core = path.strip_prefix("torch.Tensor.")?.strip_suffix('_')?;
+    let twin = ops::op(core).is_some_and(|o| o.flags & ops::flag::FUNCTIONAL_TWIN != 0);
+    if !twin || core.ends_with('_') || ops::is_random(&Target::Method(core.into())) {
+        return None;
+    }
+    let name = ops::unalias(core).to_string();
+    Some(by_family(
+        b,
+        &Call {
+            out: id,
+            name: &name,
+            sp: Spelling::Method,
+            args,
+            kwargs,
+            g,
+        },
+    ))
+}
+
+/// The rule of the first family that knows `call`'s op.
+fn by_family(b: &mut Bw, call: &Call) -> Result<Option<Grads>> {
     for family in [
         pointwise::rule,
+        elementary::rule,
         shape::rule,
         nn::rule,
         losses::rule,
@@ -274,14 +319,11 @@ pub fn rule(
         index::rule,
         embedding_bag::rule,
     ] {
-        if let Some(r) = family(b, &call)? {
-            return Ok(r);
+        if let Some(r) = family(b, call)? {
+            return Ok(Some(r));
         }
     }
-    no_rule(match sp {
-        Spelling::Method => format!("Tensor.{name}"),
-        _ => target.name().to_string(),
-    })
+    Ok(None)
 }
 
 /// The rule of a multi-output op given the gradients of the items taken from it.

@@ -136,7 +136,10 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             let Some(d) = p.int("dim") else {
                 return no_rule(format!("{name} without dim"));
             };
+            // `_softmax_backward_data`/`_log_softmax_backward_data` compute a 16-bit input's
+            // gradient in float32 and round once ([`Upcast`]).
             let o = b.fwd(out);
+            let (up, o, g) = Upcast::new(b, x, o, g)?;
             let gx = if name == "softmax" {
                 let go = b.m("mul", g, vec![Arg::Node(o)])?;
                 let s = b.m("sum", go, vec![ints(&[d]), Arg::Bool(true)])?;
@@ -148,7 +151,7 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
                 let t = b.m("mul", e, vec![Arg::Node(s)])?;
                 b.m("sub", g, vec![Arg::Node(t)])?
             };
-            Ok(vec![(x, gx)])
+            Ok(vec![(x, up.back(b, gx, x)?)])
         }
         "layer_norm" => layer_norm(b, args, kwargs, g),
         "dropout" => {
