@@ -179,7 +179,16 @@ def _elementary_in_place(w, x, v):
     return (h * w).sum(), h
 
 
+def _weight_norm_dims(w, x, v):
+    # `torch._weight_norm(v, g, dim)`: the norm over every dim but `dim`, all of them for -1.
+    h = torch._weight_norm(w, w[:, :1].abs() + v, 0)
+    h = h + torch._weight_norm(w * x, (w[:1] * v).exp(), 1)
+    h = h + torch._weight_norm(w, v * 2, -1)
+    return (h * x).sum(), h
+
+
 CASES = {
+    "weight_norm_dims": _weight_norm_dims,
     "masked_fill_value": _masked_fill_value,
     "masked_fill_value_broadcast_mask": _masked_fill_value_broadcast_mask,
     "masked_fill_value_into_constant": _masked_fill_value_into_constant,
@@ -294,3 +303,31 @@ def test_bfloat16_activation_gradients_round_once():
             grads.append(w.grad.clone())
         assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
         torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=0)
+
+
+def test_weight_norm_parametrization_trains_compiled():
+    """``nn.utils.parametrizations.weight_norm`` (``torch._weight_norm`` in the traced step,
+    no catalog op: it ran through torch's autograd) trains compiled, with eager's losses and
+    parameters over three steps, in no more graphs than torch.compile."""
+    from torch import nn
+    from torch.nn.utils.parametrizations import weight_norm
+
+    from aot_oracle import assert_trains_as_eager
+
+    torch.manual_seed(0)
+    base = nn.Sequential(
+        weight_norm(nn.Linear(8, 16)), nn.Tanh(), weight_norm(nn.Linear(16, 4), dim=None)
+    )
+
+    def batch(step):
+        g = torch.Generator().manual_seed(step)
+        return torch.randn(6, 8, generator=g), torch.randn(6, 4, generator=g)
+
+    tc = assert_trains_as_eager(
+        base,
+        lambda m, x, y: torch.nn.functional.mse_loss(m(x), y),
+        batch,
+        lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9),
+        3,
+    )
+    assert _aot.counters["compiled"] <= tc

@@ -245,6 +245,9 @@ pub fn rule(
     if let Some(r) = index::functional_write(b, id, target, args, kwargs, g) {
         return r;
     }
+    if target.name() == nn::WEIGHT_NORM {
+        return nn::weight_norm(b, args, kwargs, g);
+    }
     let Some(c) = ops::canonical(target, args, kwargs) else {
         return no_rule(target.name());
     };

@@ -543,3 +543,53 @@ pub(super) fn tuple_grads(
     }
     out
 }
+
+/// `torch._weight_norm(v, g, dim)`, what `nn.utils.parametrizations.weight_norm` computes: `v *
+/// (g / ‖v‖)`, the norm over every dim but `dim` (over all of `v` for `dim == -1`). Not a
+/// catalog op (the forward runs torch's). `derivatives.yaml` (`_weight_norm_interface`,
+/// `weight_norm_backward`): `g: sum(grad * v) / ‖v‖`, `v: (g / ‖v‖) * (grad - v * sum(grad * v)
+/// / ‖v‖²)`, the sums over the norm's dims.
+pub(super) const WEIGHT_NORM: &str = "torch._weight_norm";
+
+pub(super) fn weight_norm(
+    b: &mut Bw,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    grad: NodeId,
+) -> Result<Grads> {
+    let p = B::new(&["v", "g", "dim"], args, kwargs, "_weight_norm")?;
+    let (Some(v), Some(gn)) = (p.node("v"), p.node("g")) else {
+        return no_rule("_weight_norm");
+    };
+    let vs = b.fsizes(v)?;
+    let dim = p.int("dim").unwrap_or(0);
+    let dims: Vec<i64> = if dim == -1 {
+        (0..vs.len() as i64).collect()
+    } else {
+        let d = wrap(dim, vs.len())? as i64;
+        (0..vs.len() as i64).filter(|i| *i != d).collect()
+    };
+    let (vb, gb) = (b.fwd(v), b.fwd(gn));
+    let sum = |b: &mut Bw, t: NodeId| b.m("sum", t, vec![ints(&dims), Arg::Bool(true)]);
+    let sq = b.m("mul", vb, vec![Arg::Node(vb)])?;
+    let norm = sum(b, sq)?;
+    let norm = b.m("sqrt", norm, vec![])?;
+    let gv = b.m("mul", grad, vec![Arg::Node(vb)])?;
+    let dots = sum(b, gv)?;
+    let mut r = Vec::new();
+    if b.needs(gn) {
+        let gg = b.m("div", dots, vec![Arg::Node(norm)])?;
+        let gs = b.fsizes(gn)?;
+        r.push((gn, b.reduce_to(gg, &gs)?));
+    }
+    if b.needs(v) {
+        let n2 = b.m("mul", norm, vec![Arg::Node(norm)])?;
+        let k = b.m("div", dots, vec![Arg::Node(n2)])?;
+        let vk = b.m("mul", vb, vec![Arg::Node(k)])?;
+        let t = b.m("sub", grad, vec![Arg::Node(vk)])?;
+        let scale = b.m("div", gb, vec![Arg::Node(norm)])?;
+        let gvv = b.m("mul", scale, vec![Arg::Node(t)])?;
+        r.push((v, b.reduce_to(gvv, &vs)?));
+    }
+    Ok(r)
+}
