@@ -115,7 +115,9 @@ WRITES = {
     # `on_clone(Tensor.name_, ...)` of an op with an out-of-place twin takes the twin's rule
     # (`masked_fill_`, `scatter_`, `scatter_add_`, `index_copy_`, `index_add_`,
     # `masked_scatter_` ran through torch's autograd).
-    "masked_fill_grad_value": lambda h: h.masked_fill_(h.detach() > 0.5, h.sum() * 0.01),
+    "masked_fill_grad_value": lambda h: h.masked_fill_(
+        h.detach() > 0.5, h.sum() * 0.01
+    ),
     "index_fill_grad_value": lambda h: h.index_fill_(
         1, torch.tensor([0, 2, 0]), h.sum() * 0.01
     ),

@@ -157,9 +157,18 @@ def _masked_scatter_out_of_place(w, x, v):
 
 
 def _elementary(w, x, v):
-    h = torch.sin(w) * torch.cos(x * w) + torch.atan(w * v) + torch.erf(w) * torch.erfc(x)
+    h = (
+        torch.sin(w) * torch.cos(x * w)
+        + torch.atan(w * v)
+        + torch.erf(w) * torch.erfc(x)
+    )
     h = h + torch.log1p(w.abs()) + torch.expm1(w * 0.5) + torch.tan(w * 0.3)
-    h = h + torch.sinh(w) * torch.cosh(v) + torch.reciprocal(w.abs() + 1) + torch.frac(w * 3)
+    h = (
+        h
+        + torch.sinh(w) * torch.cosh(v)
+        + torch.reciprocal(w.abs() + 1)
+        + torch.frac(w * 3)
+    )
     h = h + torch.asin(torch.tanh(w) * 0.9) + torch.acos(torch.tanh(x * w) * 0.9)
     h = h + torch.log2(w.abs() + 1) + torch.log10(w.abs() + 2) + torch.exp2(w)
     return (h * x).sum(), h
@@ -295,7 +304,10 @@ def test_bfloat16_activation_gradients_round_once():
             return (h.float() * torch.arange(16.0)).sum()
 
         grads = []
-        for compile_fn in (lambda f: f, lambda f: torchferro.compile(f, backend="aot_eager")):
+        for compile_fn in (
+            lambda f: f,
+            lambda f: torchferro.compile(f, backend="aot_eager"),
+        ):
             torchferro.compiler.reset()
             _aot.reset()
             w.grad = None
@@ -316,7 +328,9 @@ def test_weight_norm_parametrization_trains_compiled():
 
     torch.manual_seed(0)
     base = nn.Sequential(
-        weight_norm(nn.Linear(8, 16)), nn.Tanh(), weight_norm(nn.Linear(16, 4), dim=None)
+        weight_norm(nn.Linear(8, 16)),
+        nn.Tanh(),
+        weight_norm(nn.Linear(16, 4), dim=None),
     )
 
     def batch(step):

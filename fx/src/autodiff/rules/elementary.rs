@@ -115,7 +115,13 @@ fn push(b: &mut Bw, r: &mut Grads, n: NodeId, g: NodeId) -> Result<()> {
     Ok(())
 }
 
-fn addc(b: &mut Bw, name: &str, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+fn addc(
+    b: &mut Bw,
+    name: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
     let p = B::new(
         &["input", "tensor1", "tensor2", "*", "value"],
         args,
