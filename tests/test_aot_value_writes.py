@@ -282,8 +282,8 @@ def test_bfloat16_activation_gradients_round_once():
     """Under CPU autocast the halves run on the eager runner; eager's ``gelu``/``tanh``/
     ``sigmoid``/``silu``/``softmax`` backward kernels compute a bfloat16 gradient in float32
     and round once, and so does the rule now (a chain of bfloat16 ops rounded at each: the
-    weights of a bfloat16 step were off by a unit in the last place). Exact equality with
-    eager's gradients."""
+    weights of a bfloat16 step were off by a unit in the last place); the elementary functions'
+    rules follow eager's composite formulas op for op. Exact equality with eager's gradients."""
     torch.manual_seed(0)
     w = torch.randn(16, 8, requires_grad=True)
     x = torch.randn(6, 8)
@@ -295,6 +295,12 @@ def test_bfloat16_activation_gradients_round_once():
         torch.nn.functional.silu,
         lambda h: torch.softmax(h, -1),
         lambda h: torch.log_softmax(h, -1),
+        # Composite in eager (`grad * self.cos()`, `grad / (self * self + 1)`, ...): the rule
+        # runs eager's ops in eager's order, so a bfloat16 gradient rounds as eager's.
+        torch.sin,
+        torch.atan,
+        torch.erf,
+        lambda h: torch.log1p(h.abs()),
     ]
     for act in acts:
 

@@ -229,6 +229,8 @@ _train(
     FreezeWeightByFlag,
     xy,
     prepare=_set_freeze,
+    breadth="a parameter's requires_grad is guarded (torch.compile reuses its graph after "
+    "the toggle and over four calls gives other weights than eager's)",
 )
 
 
@@ -338,6 +340,21 @@ class AutocastActivations(_Decayed):
 
 
 _train("bf16_autocast_activations", AutocastActivations, xy)
+
+
+class AutocastElementary(_Decayed):
+    """CPU bfloat16 autocast through ``sin`` and ``atan`` (no rule before this session; the
+    rules run eager's composite formulas op for op, so the bfloat16 gradients round as
+    eager's: torch.compile's ``aot_eager`` does not match eager's weights here)."""
+
+    def loss(self, x, y):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = torch.sin(self.fc(x) * 3) + torch.atan(self.aux(x))
+            o = self.out(h)
+        return F.mse_loss(o.float(), y)
+
+
+_train("bf16_autocast_sin_atan", AutocastElementary, xy)
 
 
 class GradValueWrites(_Decayed):

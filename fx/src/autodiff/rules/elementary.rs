@@ -26,8 +26,11 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
         | "log2" | "log10" => {
             let x = self_of(args)?;
             let xb = b.fwd(x);
-            let d = unary_derivative(b, name, xb)?;
-            Ok(vec![(x, b.m("mul", g, vec![Arg::Node(d)])?)])
+            // `grad * f'(x)`, or `grad / d` where eager's formula divides (`atan`, `log1p`,
+            // `log2`, `log10`): the same ops as eager's, so a 16-bit tensor rounds as there.
+            let (d, divides) = unary_derivative(b, name, xb)?;
+            let op = if divides { "div" } else { "mul" };
+            Ok(vec![(x, b.m(op, g, vec![Arg::Node(d)])?)])
         }
         "tan" | "expm1" | "exp2" | "reciprocal" => {
             let x = self_of(args)?;
@@ -38,7 +41,14 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
                     b.m("add", sq, vec![Arg::Float(1.0)])?
                 }
                 "expm1" => b.m("add", o, vec![Arg::Float(1.0)])?,
-                "exp2" => b.m("mul", o, vec![Arg::Float(std::f64::consts::LN_2)])?,
+                "exp2" => {
+                    // `grad * result * ln 2`, in that order.
+                    let go = b.m("mul", g, vec![Arg::Node(o)])?;
+                    return Ok(Some(vec![(
+                        x,
+                        b.m("mul", go, vec![Arg::Float(std::f64::consts::LN_2)])?,
+                    )]));
+                }
                 _ => {
                     let sq = b.m("mul", o, vec![Arg::Node(o)])?;
                     b.m("neg", sq, vec![])?
@@ -55,10 +65,24 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
     r.map(Some)
 }
 
-/// `f'(x)` of a unary function read from its input `xb` (a backward value).
-fn unary_derivative(b: &mut Bw, name: &str, xb: NodeId) -> Result<NodeId> {
+/// `f'(x)` of a unary function read from its input `xb` (a backward value), or (`true`) the
+/// divisor `1 / f'(x)` where eager's formula divides by it.
+fn unary_derivative(b: &mut Bw, name: &str, xb: NodeId) -> Result<(NodeId, bool)> {
     let two_over_sqrt_pi = std::f64::consts::FRAC_2_SQRT_PI;
-    Ok(match name {
+    let divisor = match name {
+        "atan" => {
+            let sq = b.m("mul", xb, vec![Arg::Node(xb)])?;
+            Some(b.m("add", sq, vec![Arg::Float(1.0)])?)
+        }
+        "log1p" => Some(b.m("add", xb, vec![Arg::Float(1.0)])?),
+        "log2" => Some(b.m("mul", xb, vec![Arg::Float(std::f64::consts::LN_2)])?),
+        "log10" => Some(b.m("mul", xb, vec![Arg::Float(std::f64::consts::LN_10)])?),
+        _ => None,
+    };
+    if let Some(d) = divisor {
+        return Ok((d, true));
+    }
+    let d = match name {
         "sin" => b.m("cos", xb, vec![])?,
         "cos" => {
             let s = b.m("sin", xb, vec![])?;
@@ -76,11 +100,6 @@ fn unary_derivative(b: &mut Bw, name: &str, xb: NodeId) -> Result<NodeId> {
                 r
             }
         }
-        "atan" => {
-            let sq = b.m("mul", xb, vec![Arg::Node(xb)])?;
-            let d = b.m("add", sq, vec![Arg::Float(1.0)])?;
-            b.m("reciprocal", d, vec![])?
-        }
         "erf" | "erfc" => {
             let sq = b.m("mul", xb, vec![Arg::Node(xb)])?;
             let e = b.m("neg", sq, vec![])?;
@@ -92,20 +111,9 @@ fn unary_derivative(b: &mut Bw, name: &str, xb: NodeId) -> Result<NodeId> {
             };
             b.m("mul", e, vec![Arg::Float(k)])?
         }
-        "log1p" => {
-            let d = b.m("add", xb, vec![Arg::Float(1.0)])?;
-            b.m("reciprocal", d, vec![])?
-        }
-        _ => {
-            let ln = if name == "log2" {
-                std::f64::consts::LN_2
-            } else {
-                std::f64::consts::LN_10
-            };
-            let d = b.m("mul", xb, vec![Arg::Float(ln)])?;
-            b.m("reciprocal", d, vec![])?
-        }
-    })
+        _ => return no_rule(name),
+    };
+    Ok((d, false))
 }
 
 /// A gradient contribution `g` of forward input `n` (when it carries one), summed to its shape.
@@ -142,14 +150,20 @@ fn addc(
     let gv = b.scale(g, value)?;
     if b.needs(t1) {
         let t2b = b.fwd(t2);
-        let op = if name == "addcmul" { "mul" } else { "div" };
-        let d = b.m(op, gv, vec![Arg::Node(t2b)])?;
+        let d = if name == "addcmul" {
+            // `grad * (tensor2 * value)`, eager's order.
+            let f = b.scale(t2b, value)?;
+            b.m("mul", g, vec![Arg::Node(f)])?
+        } else {
+            b.m("div", gv, vec![Arg::Node(t2b)])?
+        };
         push(b, &mut r, t1, d)?;
     }
     if b.needs(t2) {
         let t1b = b.fwd(t1);
         let d = if name == "addcmul" {
-            b.m("mul", gv, vec![Arg::Node(t1b)])?
+            let f = b.scale(t1b, value)?;
+            b.m("mul", g, vec![Arg::Node(f)])?
         } else {
             let t2b = b.fwd(t2);
             let q = b.m("div", t1b, vec![Arg::Node(t2b)])?;
@@ -174,8 +188,14 @@ fn lerp(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result
         _ => return no_rule("lerp weight"),
     };
     if b.needs(x) {
-        let gw = b.m("mul", g, vec![w.clone()])?;
-        let d = b.m("sub", g, vec![Arg::Node(gw)])?;
+        // `grad * (1 - weight)`, the factor first (a number weight: one product).
+        let keep = match &w {
+            Arg::Node(wn) => Arg::Node(one_minus(b, *wn)?),
+            Arg::Int(i) => Arg::Float(1.0 - *i as f64),
+            Arg::Float(f) => Arg::Float(1.0 - f),
+            _ => return no_rule("lerp weight"),
+        };
+        let d = b.m("mul", g, vec![keep])?;
         push(b, &mut r, x, d)?;
     }
     if b.needs(end) {
