@@ -351,3 +351,67 @@ def test_weight_norm_parametrization_trains_compiled():
         3,
     )
     assert _aot.counters["compiled"] <= tc
+
+
+def _topk_scattered_back(w, x):
+    # A top-k sparsified activation: the values scattered back at their indices.
+    h = w * x
+    vals, idx = h.topk(2, dim=1)
+    return (torch.zeros_like(h).scatter(1, idx, vals) * x).sum() + vals.sum(), h
+
+
+def _topk_values_only(w, x):
+    # Only `.values` taken: the backward computes the indices again.
+    h = w * x
+    return (torch.topk(h, 3, largest=False).values ** 2).sum(), h
+
+
+def _max_min_dim(w, x):
+    h = w * x
+    return (torch.max(h, 1).values * 2).sum() + h.min(dim=0, keepdim=True)[0].sum(), h
+
+
+def _sort_descending(w, x):
+    s, _ = torch.sort(w * x, dim=0, descending=True)
+    return (s * torch.arange(3.0, dtype=torch.float64)[:, None]).sum(), s
+
+
+def _kthvalue_median(w, x):
+    h = w * x
+    return torch.kthvalue(h, 2, 1)[0].sum() + h.median(dim=1).values.pow(2).sum(), h
+
+
+SELECTING = {
+    "topk_scattered_back": _topk_scattered_back,
+    "topk_values_only": _topk_values_only,
+    "max_min_dim": _max_min_dim,
+    "sort_descending": _sort_descending,
+    "kthvalue_median": _kthvalue_median,
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(SELECTING))
+def test_value_selecting_ops_train_compiled(name, backend):
+    """``topk``, ``sort``, ``max``/``min``/``kthvalue``/``median`` along a dim had no rule (the
+    graph ran through torch's autograd): the values' gradient scattered to the indices
+    (``value_selecting_reduction_backward``)."""
+    fn = SELECTING[name]
+
+    def run(compile_fn):
+        w, x, _ = _inputs()
+        x = torch.cat([x, x[:, :1] * 0.5], 1)
+        w = torch.cat([w.detach(), w.detach()[:, :1]], 1).requires_grad_(True)
+        loss, h = compile_fn(fn)(w, x)
+        loss.backward()
+        return loss.detach(), h.detach(), w.grad
+
+    le, he, ge = run(lambda f: f)
+    _aot.reset()
+    lc, hc, gc = run(lambda f: torchferro.compile(f, backend=backend))
+    torch.testing.assert_close(lc, le)
+    torch.testing.assert_close(hc, he)
+    torch.testing.assert_close(gc, ge)
+    assert _aot.counters["fallback"] == 0, _aot.fallback_reasons
+    assert _aot.counters["compiled"] == 1
+    assert _aot.counters["backward"] == 1

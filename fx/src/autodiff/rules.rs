@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::{ints, AutodiffError, Bw, Result};
 use crate::graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
-use crate::meta::{DType, TensorMeta};
+use crate::meta::{DType, NodeMeta, TensorMeta};
 use crate::ops::{self, Spelling};
 
 mod elementary;
@@ -393,8 +393,99 @@ pub fn tuple_rule(
             )?;
             Ok(vec![(x, r)])
         }
+        "topk" | "sort" | "max" | "min" | "kthvalue" | "median" | "mode" => {
+            value_selecting(b, id, name, args, kwargs, parts)
+        }
         _ => no_rule(target.name()),
     }
+}
+
+/// The ops that return values picked from their input with the indices they were picked at
+/// (`derivatives.yaml`: `value_selecting_reduction_backward(grad, dim, indices, sizes,
+/// keepdim)` = zeros of the input's sizes with `grad` scattered to `indices` along `dim`; for
+/// `topk`/`sort` the indices keep the dim). Only the values carry a gradient; the indices are
+/// the forward's own item 1 where the trace took it, else the same call again.
+fn value_selecting(
+    b: &mut Bw,
+    id: NodeId,
+    name: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    parts: &HashMap<usize, NodeId>,
+) -> Result<Grads> {
+    let sig: &[&'static str] = match name {
+        "topk" => &["input", "k", "dim", "largest", "sorted"],
+        "sort" => &["input", "dim", "descending", "*", "stable"],
+        "kthvalue" => &["input", "k", "dim", "keepdim"],
+        "mode" => &["input", "dim", "keepdim"],
+        _ => &["input", "dim", "keepdim"],
+    };
+    let p = B::new(sig, args, kwargs, name)?;
+    let Some(x) = p.node("input") else {
+        return no_rule(name);
+    };
+    let Some(&gv) = parts.get(&0) else {
+        return Ok(Vec::new());
+    };
+    let dim = match p.int("dim") {
+        Some(d) => d,
+        None if matches!(name, "topk" | "sort" | "kthvalue" | "mode") => -1,
+        None => return no_rule(format!("{name} without dim")),
+    };
+    let xs = b.fsizes(x)?;
+    let d = wrap(dim, xs.len().max(1))? as i64;
+    let keeps = matches!(name, "topk" | "sort") || p.boolean("keepdim", false);
+    let found = b.f.nodes().find_map(|(n, node)| match &node.kind {
+        NodeKind::Call { target, args, .. } => {
+            (tuple_item(b.f, target, args) == Some((id, 1))).then_some(n)
+        }
+        _ => None,
+    });
+    let idx = match found {
+        Some(n) => b.fwd(n),
+        None => {
+            let NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } = &b.f.node(id).kind
+            else {
+                return no_rule(name);
+            };
+            let (target, args, kwargs) = (target.clone(), args.clone(), kwargs.clone());
+            let args: Vec<Arg> = args.iter().map(|a| b.map_arg(a)).collect();
+            let kwargs: Vec<(String, Arg)> = kwargs
+                .iter()
+                .map(|(k, a)| (k.clone(), b.map_arg(a)))
+                .collect();
+            let meta = b.f.node(id).meta.clone();
+            let NodeMeta::Tuple(items) = &meta else {
+                return no_rule(name);
+            };
+            let Some(im) = items.get(1).cloned() else {
+                return no_rule(name);
+            };
+            let t = b.g.call(name, target, args, kwargs, meta.clone());
+            b.raw(
+                "indices",
+                Target::Function("operator.getitem".into()),
+                vec![Arg::Node(t), Arg::Int(1)],
+                im,
+            )
+        }
+    };
+    let (mut gv, mut idx) = (gv, idx);
+    if !keeps && !xs.is_empty() {
+        gv = b.m("unsqueeze", gv, vec![Arg::Int(d)])?;
+        idx = b.m("unsqueeze", idx, vec![Arg::Int(d)])?;
+    }
+    let z = zeros(b, gv, &xs)?;
+    let r = b.m(
+        "scatter",
+        z,
+        vec![Arg::Int(d), Arg::Node(idx), Arg::Node(gv)],
+    )?;
+    Ok(vec![(x, r)])
 }
 
 fn self_of(args: &[Arg]) -> Result<NodeId> {
