@@ -42,6 +42,10 @@ ACTS = {
     "silu": F.silu,
     "sigmoid": torch.sigmoid,
     "hardswish": F.hardswish,
+    # Session 35: elementary functions with a rule of their own (`autodiff/rules/elementary.rs`).
+    "sin": torch.sin,
+    "atan": torch.atan,
+    "erf": torch.erf,
 }
 DENSE_LAYERS = [
     "linear",
@@ -76,6 +80,10 @@ def _setitem_all(h, v):
     h[:] = v
 
 
+def _setitem_slice(h, v):
+    h[:, 1:2] = v
+
+
 #: The ``write`` layer: an in-place op over an intermediate that requires grad (a fresh
 #: ``h * 1.0``), then the stack goes on from the written tensor. Whole overwrites (eager keeps
 #: the history with a zero gradient: every earlier parameter gets zeros, not ``None``; session
@@ -102,6 +110,31 @@ WRITES = {
     "init_zeros_": lambda h: torch.nn.init.zeros_(h),
     "init_constant_view": lambda h: torch.nn.init.constant_(h[:, 2:], -0.25),
     "setitem_method": lambda h: h.__setitem__((slice(None), 0), 0.25),
+    # Session 35: writes whose value requires grad (of `h` itself, read before the write:
+    # neither `sum` nor a product with a number saves `h`). The functional graph's
+    # `on_clone(Tensor.name_, ...)` of an op with an out-of-place twin takes the twin's rule
+    # (`masked_fill_`, `scatter_`, `scatter_add_`, `index_copy_`, `index_add_`,
+    # `masked_scatter_` ran through torch's autograd).
+    "masked_fill_grad_value": lambda h: h.masked_fill_(
+        h.detach() > 0.5, h.sum() * 0.01
+    ),
+    "index_fill_grad_value": lambda h: h.index_fill_(
+        1, torch.tensor([0, 2, 0]), h.sum() * 0.01
+    ),
+    "scatter_grad_src": lambda h: h.scatter_(
+        1, torch.ones_like(h[:, :1], dtype=torch.long), h[:, 2:3] * 0.5
+    ),
+    "scatter_add_grad_src": lambda h: h.scatter_add_(
+        1, torch.full_like(h[:, :2], 3, dtype=torch.long), h[:, :2] * 0.5
+    ),
+    "index_copy_grad_src": lambda h: h.index_copy_(
+        1, torch.tensor([0, 3]), h[:, 1:3] * 0.5
+    ),
+    "index_add_grad_src": lambda h: h.index_add_(
+        1, torch.tensor([2, 2]), h[:, :2] * 0.5, alpha=0.5
+    ),
+    "masked_scatter_grad_src": lambda h: h.masked_scatter_(h.detach() > 0, h * 0.5),
+    "setitem_grad_value": lambda h: _setitem_slice(h, h[:, 2:3] * 0.5),
 }
 
 

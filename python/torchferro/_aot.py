@@ -9,6 +9,8 @@ double backward (``create_graph=True``) raises a clear error.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 #: What ran: ``compiled`` graphs built, ``forward``/``backward`` calls of compiled graphs,
@@ -288,6 +290,16 @@ def value_backward(grad, index, sizes):
     """The gradient of ``v`` in ``x[index] = v``: ``grad[index]`` summed to ``v``'s shape (it
     was broadcast into the indexed part)."""
     return _summed_to(grad[index], sizes)
+
+
+def masked_scatter_backward(grad, mask, sizes):
+    """The gradient of ``source`` in ``x.masked_scatter(mask, source)``: ``grad`` at the masked
+    positions in order (the source elements they took), zeros for the source elements no
+    position took, in ``source``'s shape."""
+    taken = grad.masked_select(mask)
+    out = grad.new_zeros(math.prod(sizes))
+    out[: taken.numel()] = taken
+    return out.view(sizes)
 
 
 def view_backward(grad, sizes, *steps):

@@ -45,5 +45,6 @@ from . import (  # noqa: F401
     cases_trust_training32,
     cases_trust_training33,
     cases_trust_training34,
+    cases_trust_training35,
     cases_user_code,
 )

@@ -9,9 +9,10 @@ use std::collections::HashMap;
 
 use super::{ints, AutodiffError, Bw, Result};
 use crate::graph::{Arg, Graph, Node, NodeId, NodeKind, Target};
-use crate::meta::{DType, TensorMeta};
+use crate::meta::{DType, NodeMeta, TensorMeta};
 use crate::ops::{self, Spelling};
 
+mod elementary;
 mod embedding_bag;
 mod index;
 mod kept;
@@ -242,8 +243,11 @@ pub fn rule(
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Result<Grads> {
-    if let Some(r) = index::functional_write(b, target, args, kwargs, g) {
+    if let Some(r) = index::functional_write(b, id, target, args, kwargs, g) {
         return r;
+    }
+    if target.name() == nn::WEIGHT_NORM {
+        return nn::weight_norm(b, args, kwargs, g);
     }
     let Some(c) = ops::canonical(target, args, kwargs) else {
         return no_rule(target.name());
@@ -266,8 +270,52 @@ pub fn rule(
         kwargs,
         g,
     };
+    match by_family(b, &call)? {
+        Some(r) => Ok(r),
+        None => no_rule(match sp {
+            Spelling::Method => format!("Tensor.{name}"),
+            _ => target.name().to_string(),
+        }),
+    }
+}
+
+/// The rule of an in-place method functionalization left as `on_clone(path, x, *args)`
+/// (`x.name_(*args)` on a clone of `x`) whose catalog op has an out-of-place twin: `on_clone`
+/// computes what `x.name(*args)` computes, so the twin's rule is the write's, `x` its `input`.
+/// Random ops are not taken (`x.normal_(m, s)` is no `torch.normal(x, ...)`). `None`: no such
+/// twin; `Ok(None)`: a twin without a rule.
+pub(super) fn twin_of_write(
+    b: &mut Bw,
+    id: NodeId,
+    path: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Option<Result<Option<Grads>>> {
+    let core = path.strip_prefix("torch.Tensor.")?.strip_suffix('_')?;
+    let twin = ops::op(core).is_some_and(|o| o.flags & ops::flag::FUNCTIONAL_TWIN != 0);
+    if !twin || core.ends_with('_') || ops::is_random(&Target::Method(core.into())) {
+        return None;
+    }
+    let name = ops::unalias(core).to_string();
+    Some(by_family(
+        b,
+        &Call {
+            out: id,
+            name: &name,
+            sp: Spelling::Method,
+            args,
+            kwargs,
+            g,
+        },
+    ))
+}
+
+/// The rule of the first family that knows `call`'s op.
+fn by_family(b: &mut Bw, call: &Call) -> Result<Option<Grads>> {
     for family in [
         pointwise::rule,
+        elementary::rule,
         shape::rule,
         nn::rule,
         losses::rule,
@@ -275,14 +323,11 @@ pub fn rule(
         index::rule,
         embedding_bag::rule,
     ] {
-        if let Some(r) = family(b, &call)? {
-            return Ok(r);
+        if let Some(r) = family(b, call)? {
+            return Ok(Some(r));
         }
     }
-    no_rule(match sp {
-        Spelling::Method => format!("Tensor.{name}"),
-        _ => target.name().to_string(),
-    })
+    Ok(None)
 }
 
 /// The rule of a multi-output op given the gradients of the items taken from it.
@@ -349,8 +394,99 @@ pub fn tuple_rule(
             )?;
             Ok(vec![(x, r)])
         }
+        "topk" | "sort" | "max" | "min" | "kthvalue" | "median" | "mode" => {
+            value_selecting(b, id, name, args, kwargs, parts)
+        }
         _ => no_rule(target.name()),
     }
+}
+
+/// The ops that return values picked from their input with the indices they were picked at
+/// (`derivatives.yaml`: `value_selecting_reduction_backward(grad, dim, indices, sizes,
+/// keepdim)` = zeros of the input's sizes with `grad` scattered to `indices` along `dim`; for
+/// `topk`/`sort` the indices keep the dim). Only the values carry a gradient; the indices are
+/// the forward's own item 1 where the trace took it, else the same call again.
+fn value_selecting(
+    b: &mut Bw,
+    id: NodeId,
+    name: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    parts: &HashMap<usize, NodeId>,
+) -> Result<Grads> {
+    let sig: &[&'static str] = match name {
+        "topk" => &["input", "k", "dim", "largest", "sorted"],
+        "sort" => &["input", "dim", "descending", "*", "stable"],
+        "kthvalue" => &["input", "k", "dim", "keepdim"],
+        "mode" => &["input", "dim", "keepdim"],
+        _ => &["input", "dim", "keepdim"],
+    };
+    let p = B::new(sig, args, kwargs, name)?;
+    let Some(x) = p.node("input") else {
+        return no_rule(name);
+    };
+    let Some(&gv) = parts.get(&0) else {
+        return Ok(Vec::new());
+    };
+    let dim = match p.int("dim") {
+        Some(d) => d,
+        None if matches!(name, "topk" | "sort" | "kthvalue" | "mode") => -1,
+        None => return no_rule(format!("{name} without dim")),
+    };
+    let xs = b.fsizes(x)?;
+    let d = wrap(dim, xs.len().max(1))? as i64;
+    let keeps = matches!(name, "topk" | "sort") || p.boolean("keepdim", false);
+    let found = b.f.nodes().find_map(|(n, node)| match &node.kind {
+        NodeKind::Call { target, args, .. } => {
+            (tuple_item(b.f, target, args) == Some((id, 1))).then_some(n)
+        }
+        _ => None,
+    });
+    let idx = match found {
+        Some(n) => b.fwd(n),
+        None => {
+            let NodeKind::Call {
+                target,
+                args,
+                kwargs,
+            } = &b.f.node(id).kind
+            else {
+                return no_rule(name);
+            };
+            let (target, args, kwargs) = (target.clone(), args.clone(), kwargs.clone());
+            let args: Vec<Arg> = args.iter().map(|a| b.map_arg(a)).collect();
+            let kwargs: Vec<(String, Arg)> = kwargs
+                .iter()
+                .map(|(k, a)| (k.clone(), b.map_arg(a)))
+                .collect();
+            let meta = b.f.node(id).meta.clone();
+            let NodeMeta::Tuple(items) = &meta else {
+                return no_rule(name);
+            };
+            let Some(im) = items.get(1).cloned() else {
+                return no_rule(name);
+            };
+            let t = b.g.call(name, target, args, kwargs, meta.clone());
+            b.raw(
+                "indices",
+                Target::Function("operator.getitem".into()),
+                vec![Arg::Node(t), Arg::Int(1)],
+                im,
+            )
+        }
+    };
+    let (mut gv, mut idx) = (gv, idx);
+    if !keeps && !xs.is_empty() {
+        gv = b.m("unsqueeze", gv, vec![Arg::Int(d)])?;
+        idx = b.m("unsqueeze", idx, vec![Arg::Int(d)])?;
+    }
+    let z = zeros(b, gv, &xs)?;
+    let r = b.m(
+        "scatter",
+        z,
+        vec![Arg::Int(d), Arg::Node(idx), Arg::Node(gv)],
+    )?;
+    Ok(vec![(x, r)])
 }
 
 fn self_of(args: &[Arg]) -> Result<NodeId> {

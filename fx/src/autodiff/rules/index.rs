@@ -177,6 +177,8 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             };
             index_fill(b, x, &p, g)
         }
+        "index_copy" | "index_add" => index_source(b, &name, args, kwargs, g),
+        "masked_scatter" => masked_scatter(b, args, kwargs, g),
         "avg_pool2d" => avg_pool2d(b, args, kwargs, g),
         _ => return Ok(None),
     };
@@ -199,19 +201,26 @@ pub(super) fn unrepeat(b: &mut Bw, g: NodeId, xs: &[i64], d: usize, r: i64) -> R
 /// item assignment and `index_put_`, and `view_scatter(base, src, *steps)`. `None`: another op.
 pub(super) fn functional_write(
     b: &mut Bw,
+    id: NodeId,
     target: &Target,
     args: &[Arg],
     kwargs: &[(String, Arg)],
     g: NodeId,
 ) -> Option<Result<Grads>> {
     match target.name() {
-        ON_CLONE => Some(on_clone(b, args, kwargs, g)),
+        ON_CLONE => Some(on_clone(b, id, args, kwargs, g)),
         VIEW_SCATTER => Some(view_scatter(b, args, g)),
         _ => None,
     }
 }
 
-fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+fn on_clone(
+    b: &mut Bw,
+    id: NodeId,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
     let (Some(Arg::Str(path)), Some(Arg::Node(x))) = (args.first(), args.get(1)) else {
         return no_rule(ON_CLONE);
     };
@@ -248,33 +257,12 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
             }
             Ok(r)
         }
-        // Filled with a number where `mask` holds: those positions take nothing back.
-        "torch.Tensor.masked_fill_"
-            if matches!(
-                rest.get(1),
-                Some(Arg::Float(_) | Arg::Int(_) | Arg::Bool(_))
-            ) =>
-        {
-            let Some(mask) = rest.first() else {
-                return no_rule("masked_fill_");
-            };
-            let mask = b.map_arg(mask);
-            let mut r = Vec::new();
-            if b.needs(x) {
-                r.push((x, b.m("masked_fill", g, vec![mask, Arg::Float(0.0)])?));
-            }
-            Ok(r)
-        }
         "operator.setitem" | "torch.Tensor.__setitem__" => {
             let (Some(idx), Some(v)) = (rest.first(), rest.get(1)) else {
                 return no_rule("setitem");
             };
             let index = b.map_arg(idx);
             written(b, x, index, Some(v.clone()), false, g)
-        }
-        "torch.Tensor.index_fill_" => {
-            let p = B::new(&["dim", "index", "value"], rest, kwargs, "index_fill_")?;
-            index_fill(b, x, &p, g)
         }
         "torch.Tensor.index_put_" => {
             let p = B::new(
@@ -290,7 +278,17 @@ fn on_clone(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Re
             let values = p.get("values").cloned();
             written(b, x, index, values, p.boolean("accumulate", false), g)
         }
-        other => no_rule(format!("{ON_CLONE}({other})")),
+        // `x.name_(*rest)` of an op with an out-of-place twin (`masked_fill_`, `index_fill_`,
+        // `scatter_`, `index_copy_`, ...): the twin's rule over `(x, *rest)`.
+        other => {
+            let mut twin_args = vec![Arg::Node(x)];
+            twin_args.extend(rest.iter().cloned());
+            match twin_of_write(b, id, other, &twin_args, kwargs, g) {
+                Some(Ok(Some(r))) => Ok(r),
+                Some(Err(e)) => Err(e),
+                _ => no_rule(format!("{ON_CLONE}({other})")),
+            }
+        }
     }
 }
 
@@ -326,6 +324,85 @@ fn index_fill(b: &mut Bw, x: NodeId, p: &B<'_>, g: NodeId) -> Result<Grads> {
         }
         Arg::Node(_) => {}
         _ => return no_rule("index_fill value"),
+    }
+    Ok(r)
+}
+
+/// `x.index_copy(dim, index, source)` and `x.index_add(dim, index, source, alpha=)`
+/// (`derivatives.yaml`): `self: grad.index_fill(dim, index, 0)` for the copy, `grad` for the
+/// sum; `source: grad.index_select(dim, index)` (times `alpha` for the sum), read for every
+/// entry of `index`, repeats included, as eager's.
+fn index_source(
+    b: &mut Bw,
+    name: &str,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    g: NodeId,
+) -> Result<Grads> {
+    let p = B::catalog(name, args, kwargs)?;
+    let (Some(x), Some(d), Some(i)) = (p.node("input"), p.int("dim"), p.node("index")) else {
+        return no_rule(name);
+    };
+    let alpha = p.float("alpha").unwrap_or(1.0);
+    if p.get("alpha").is_some() && p.float("alpha").is_none() {
+        return no_rule(format!("{name} with a tensor alpha"));
+    }
+    let ib = b.fwd(i);
+    let mut r = Vec::new();
+    if b.needs(x) {
+        let gx = if name == "index_copy" {
+            let m = b.bmeta(g)?;
+            b.call_with_meta(
+                Target::Method("index_fill".into()),
+                vec![Arg::Node(g), Arg::Int(d), Arg::Node(ib), Arg::Float(0.0)],
+                m,
+            )
+        } else {
+            g
+        };
+        r.push((x, gx));
+    }
+    if let Some(src) = p.node("source").filter(|s| b.needs(*s)) {
+        let ss = b.fsizes(src)?;
+        if ss.is_empty() {
+            return no_rule(format!("{name} with a 0-dim source"));
+        }
+        // `source` has `x`'s sizes but `len(index)` along `dim`: the selection's own.
+        let m = contiguous_like(b, g, &ss)?;
+        let gs = b.call_with_meta(
+            Target::Method("index_select".into()),
+            vec![Arg::Node(g), Arg::Int(d), Arg::Node(ib)],
+            m,
+        );
+        r.push((src, b.scale(gs, alpha)?));
+    }
+    Ok(r)
+}
+
+/// `x.masked_scatter(mask, source)` (`derivatives.yaml`): `self: grad.masked_fill(mask, 0)`,
+/// `source: masked_scatter_backward(grad, mask, source.sizes())`: the masked positions of
+/// `grad` in order, then zeros, in `source`'s shape (a host call: the count is the mask's).
+fn masked_scatter(b: &mut Bw, args: &[Arg], kwargs: &[(String, Arg)], g: NodeId) -> Result<Grads> {
+    let p = B::catalog("masked_scatter", args, kwargs)?;
+    let (Some(x), Some(mask)) = (p.node("input"), p.node("mask")) else {
+        return no_rule("masked_scatter");
+    };
+    let mb = b.fwd(mask);
+    let mut r = Vec::new();
+    if b.needs(x) {
+        let gx = b.m("masked_fill", g, vec![Arg::Node(mb), Arg::Int(0)])?;
+        let xs = b.fsizes(x)?;
+        r.push((x, b.reduce_to(gx, &xs)?));
+    }
+    if let Some(src) = p.node("source").filter(|s| b.needs(*s)) {
+        let ss = b.fsizes(src)?;
+        let m = contiguous_like(b, g, &ss)?;
+        let gs = b.call_with_meta(
+            Target::Function("torchferro._aot.masked_scatter_backward".into()),
+            vec![Arg::Node(g), Arg::Node(mb), ints(&ss)],
+            m,
+        );
+        r.push((src, gs));
     }
     Ok(r)
 }

@@ -136,7 +136,10 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             let Some(d) = p.int("dim") else {
                 return no_rule(format!("{name} without dim"));
             };
+            // `_softmax_backward_data`/`_log_softmax_backward_data` compute a 16-bit input's
+            // gradient in float32 and round once ([`Upcast`]).
             let o = b.fwd(out);
+            let (up, o, g) = Upcast::new(b, x, o, g)?;
             let gx = if name == "softmax" {
                 let go = b.m("mul", g, vec![Arg::Node(o)])?;
                 let s = b.m("sum", go, vec![ints(&[d]), Arg::Bool(true)])?;
@@ -148,7 +151,7 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
                 let t = b.m("mul", e, vec![Arg::Node(s)])?;
                 b.m("sub", g, vec![Arg::Node(t)])?
             };
-            Ok(vec![(x, gx)])
+            Ok(vec![(x, up.back(b, gx, x)?)])
         }
         "layer_norm" => layer_norm(b, args, kwargs, g),
         "dropout" => {
@@ -539,4 +542,54 @@ pub(super) fn tuple_grads(
         out.push((input, item));
     }
     out
+}
+
+/// `torch._weight_norm(v, g, dim)`, what `nn.utils.parametrizations.weight_norm` computes: `v *
+/// (g / ‖v‖)`, the norm over every dim but `dim` (over all of `v` for `dim == -1`). Not a
+/// catalog op (the forward runs torch's). `derivatives.yaml` (`_weight_norm_interface`,
+/// `weight_norm_backward`): `g: sum(grad * v) / ‖v‖`, `v: (g / ‖v‖) * (grad - v * sum(grad * v)
+/// / ‖v‖²)`, the sums over the norm's dims.
+pub(super) const WEIGHT_NORM: &str = "torch._weight_norm";
+
+pub(super) fn weight_norm(
+    b: &mut Bw,
+    args: &[Arg],
+    kwargs: &[(String, Arg)],
+    grad: NodeId,
+) -> Result<Grads> {
+    let p = B::new(&["v", "g", "dim"], args, kwargs, "_weight_norm")?;
+    let (Some(v), Some(gn)) = (p.node("v"), p.node("g")) else {
+        return no_rule("_weight_norm");
+    };
+    let vs = b.fsizes(v)?;
+    let dim = p.int("dim").unwrap_or(0);
+    let dims: Vec<i64> = if dim == -1 {
+        (0..vs.len() as i64).collect()
+    } else {
+        let d = wrap(dim, vs.len())? as i64;
+        (0..vs.len() as i64).filter(|i| *i != d).collect()
+    };
+    let (vb, gb) = (b.fwd(v), b.fwd(gn));
+    let sum = |b: &mut Bw, t: NodeId| b.m("sum", t, vec![ints(&dims), Arg::Bool(true)]);
+    let sq = b.m("mul", vb, vec![Arg::Node(vb)])?;
+    let norm = sum(b, sq)?;
+    let norm = b.m("sqrt", norm, vec![])?;
+    let gv = b.m("mul", grad, vec![Arg::Node(vb)])?;
+    let dots = sum(b, gv)?;
+    let mut r = Vec::new();
+    if b.needs(gn) {
+        let gg = b.m("div", dots, vec![Arg::Node(norm)])?;
+        let gs = b.fsizes(gn)?;
+        r.push((gn, b.reduce_to(gg, &gs)?));
+    }
+    if b.needs(v) {
+        let n2 = b.m("mul", norm, vec![Arg::Node(norm)])?;
+        let k = b.m("div", dots, vec![Arg::Node(n2)])?;
+        let vk = b.m("mul", vb, vec![Arg::Node(k)])?;
+        let t = b.m("sub", grad, vec![Arg::Node(vk)])?;
+        let scale = b.m("div", gb, vec![Arg::Node(norm)])?;
+        let gvv = b.m("mul", scale, vec![Arg::Node(t)])?;
+        r.push((v, b.reduce_to(gvv, &vs)?));
+    }
+    Ok(r)
 }

@@ -137,17 +137,28 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             let t = b.m("mul", t, vec![Arg::Float(-0.5)])?;
             Ok(vec![(self_of(args)?, b.m("mul", g, vec![Arg::Node(t)])?)])
         }
+        // `tanh_backward`/`sigmoid_backward`/`silu_backward`/`gelu_backward` are fused kernels
+        // in eager: a 16-bit tensor's derivative is computed in float32 and rounded once
+        // ([`Upcast`]); written as a chain of 16-bit ops (where the eager runner runs the
+        // backward: a graph under autocast) every op rounded, and a bfloat16 step's weights
+        // drifted off eager's by a unit in the last place.
         "tanh" => {
+            let x = self_of(args)?;
             let o = b.fwd(out);
+            let (up, o, g) = Upcast::new(b, x, o, g)?;
             let sq = b.m("mul", o, vec![Arg::Node(o)])?;
             let t = one_minus(b, sq)?;
-            Ok(vec![(self_of(args)?, b.m("mul", g, vec![Arg::Node(t)])?)])
+            let r = b.m("mul", g, vec![Arg::Node(t)])?;
+            Ok(vec![(x, up.back(b, r, x)?)])
         }
         "sigmoid" => {
+            let x = self_of(args)?;
             let o = b.fwd(out);
+            let (up, o, g) = Upcast::new(b, x, o, g)?;
             let t = one_minus(b, o)?;
             let t = b.m("mul", t, vec![Arg::Node(o)])?;
-            Ok(vec![(self_of(args)?, b.m("mul", g, vec![Arg::Node(t)])?)])
+            let r = b.m("mul", g, vec![Arg::Node(t)])?;
+            Ok(vec![(x, up.back(b, r, x)?)])
         }
         "relu" => {
             // threshold_backward(grad, result, 0): grad where result > 0, else 0.
@@ -177,12 +188,14 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
         "silu" => {
             let x = self_of(args)?;
             let xb = b.fwd(x);
+            let (up, xb, g) = Upcast::new(b, x, xb, g)?;
             let s = b.m("sigmoid", xb, vec![])?;
             let om = one_minus(b, s)?;
             let t = b.m("mul", xb, vec![Arg::Node(om)])?;
             let t = b.m("add", t, vec![Arg::Float(1.0)])?;
             let t = b.m("mul", s, vec![Arg::Node(t)])?;
-            Ok(vec![(x, b.m("mul", g, vec![Arg::Node(t)])?)])
+            let r = b.m("mul", g, vec![Arg::Node(t)])?;
+            Ok(vec![(x, up.back(b, r, x)?)])
         }
         "gelu" => {
             let p = B::new(&["input", "approximate"], args, kwargs, &name)?;
@@ -191,6 +204,7 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
                 .ok_or_else(|| AutodiffError::NoRule("gelu".into()))?;
             let approx = p.str("approximate").unwrap_or("none");
             let xb = b.fwd(x);
+            let (up, xb, g) = Upcast::new(b, x, xb, g)?;
             let d = match approx {
                 "none" => {
                     // cdf + x * pdf, cdf = (1 + erf(x/√2))/2, pdf = exp(-x²/2)/√(2π).
@@ -232,7 +246,8 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
                 }
                 other => return no_rule(format!("gelu(approximate={other:?})")),
             };
-            Ok(vec![(x, b.m("mul", g, vec![Arg::Node(d)])?)])
+            let r = b.m("mul", g, vec![Arg::Node(d)])?;
+            Ok(vec![(x, up.back(b, r, x)?)])
         }
         "pow" => {
             let p = B::new(&["input", "exponent"], args, kwargs, &name)?;
@@ -262,13 +277,18 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             let s = b.m("sgn", xb, vec![])?;
             Ok(vec![(x, b.m("mul", g, vec![Arg::Node(s)])?)])
         }
-        "clamp" => {
-            let p = B::new(&["input", "min", "max"], args, kwargs, &name)?;
+        "clamp" | "clamp_min" | "clamp_max" => {
+            let sig: &[&'static str] = match name.as_str() {
+                "clamp_min" => &["input", "min"],
+                "clamp_max" => &["input", "max"],
+                _ => &["input", "min", "max"],
+            };
+            let p = B::new(sig, args, kwargs, &name)?;
             let x = p
                 .node("input")
                 .ok_or_else(|| AutodiffError::NoRule("clamp".into()))?;
             if p.node("min").is_some() || p.node("max").is_some() {
-                return no_rule("clamp with tensor bounds");
+                return clamp_tensor_bounds(b, x, p.get("min"), p.get("max"), g).map(Some);
             }
             let xb = b.fwd(x);
             let mut gx = g;
@@ -311,18 +331,100 @@ pub(super) fn rule(b: &mut Bw, c: &Call) -> Result<Option<Grads>> {
             let x = p
                 .node("input")
                 .ok_or_else(|| AutodiffError::NoRule("masked_fill".into()))?;
-            if p.node("value").is_some() {
-                return no_rule("masked_fill with a tensor value");
-            }
             let mk = p
                 .node("mask")
                 .ok_or_else(|| AutodiffError::NoRule("masked_fill".into()))?;
             let mb = b.fwd(mk);
-            let gx = b.m("masked_fill", g, vec![Arg::Node(mb), Arg::Int(0)])?;
-            let s = b.fsizes(x)?;
-            Ok(vec![(x, b.reduce_to(gx, &s)?)])
+            let mut r = Vec::new();
+            if b.needs(x) {
+                let gx = b.m("masked_fill", g, vec![Arg::Node(mb), Arg::Int(0)])?;
+                let s = b.fsizes(x)?;
+                r.push((x, b.reduce_to(gx, &s)?));
+            }
+            // A 0-dim tensor value (`masked_fill.Tensor`, `value: masked_fill_backward(grad,
+            // mask)`): the sum of `grad` where the mask holds, in the value's dtype.
+            if let Some(v) = p.node("value").filter(|v| b.needs(*v)) {
+                if !b.fsizes(v)?.is_empty() {
+                    return no_rule("masked_fill with a value that is not 0-dim");
+                }
+                let keep = b.m("logical_not", mb, vec![])?;
+                let filled = b.m("masked_fill", g, vec![Arg::Node(keep), Arg::Int(0)])?;
+                let gv = b.reduce_to(filled, &[])?;
+                r.push((v, b.cast_like(gv, v)?));
+            }
+            Ok(r)
         }
         _ => return Ok(None),
     };
     r.map(Some)
+}
+
+/// `clamp` with a tensor bound (`derivatives.yaml`, `clamp_backward_min_max`): `self` gets
+/// `grad` where `min <= self <= max`; `min` where `self < min` (and `min < max` when both are
+/// given); `max` where `self > max` (or `max < min`); each summed to its own shape.
+fn clamp_tensor_bounds(
+    b: &mut Bw,
+    x: NodeId,
+    lo: Option<&Arg>,
+    hi: Option<&Arg>,
+    g: NodeId,
+) -> Result<Grads> {
+    let xb = b.fwd(x);
+    let mut bound = |a: Option<&Arg>| match a {
+        Some(Arg::Node(n)) => Some(Arg::Node(b.fwd(*n))),
+        other => other.cloned(),
+    };
+    let (lob, hib) = (bound(lo), bound(hi));
+    // `grad` where `keep` holds, zero elsewhere.
+    let only = |b: &mut Bw, keep: NodeId| -> Result<NodeId> {
+        let drop = b.m("logical_not", keep, vec![])?;
+        b.m("masked_fill", g, vec![Arg::Node(drop), Arg::Int(0)])
+    };
+    let mut r = Vec::new();
+    if b.needs(x) {
+        let mut keep = None;
+        if let Some(l) = &lob {
+            keep = Some(b.m("ge", xb, vec![l.clone()])?);
+        }
+        if let Some(h) = &hib {
+            let le = b.m("le", xb, vec![h.clone()])?;
+            keep = Some(match keep {
+                Some(k) => b.m("logical_and", k, vec![Arg::Node(le)])?,
+                None => le,
+            });
+        }
+        let gx = match keep {
+            Some(k) => only(b, k)?,
+            None => g,
+        };
+        let s = b.fsizes(x)?;
+        r.push((x, b.reduce_to(gx, &s)?));
+    }
+    if let (Some(Arg::Node(ln)), Some(l)) = (lo, &lob) {
+        if b.needs(*ln) {
+            let mut keep = b.m("lt", xb, vec![l.clone()])?;
+            if let Some(h) = &hib {
+                let Arg::Node(lb) = l else { unreachable!() };
+                let lt = b.m("lt", *lb, vec![h.clone()])?;
+                keep = b.m("logical_and", keep, vec![Arg::Node(lt)])?;
+            }
+            let gl = only(b, keep)?;
+            let s = b.fsizes(*ln)?;
+            r.push((*ln, b.reduce_to(gl, &s)?));
+        }
+    }
+    if let (Some(Arg::Node(hn)), Some(h)) = (hi, &hib) {
+        if b.needs(*hn) {
+            let mut keep = b.m("gt", xb, vec![h.clone()])?;
+            if let Some(l) = &lob {
+                let Arg::Node(hb) = h else { unreachable!() };
+                let lt = b.m("lt", *hb, vec![l.clone()])?;
+                keep = b.m("logical_or", keep, vec![Arg::Node(lt)])?;
+            }
+            let gh = only(b, keep)?;
+            let s = b.fsizes(*hn)?;
+            r.push((*hn, b.reduce_to(gh, &s)?));
+        }
+    }
+    Ok(r)
 }
