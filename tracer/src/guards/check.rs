@@ -479,7 +479,7 @@ impl TensorCheck {
     /// recorded layout's: a graph traced with a stride symbol for a column slice's row stride
     /// takes any row stride that is no product of the other dimensions, nothing else.
     fn rule_mismatch<'py>(&self, sizes: &[i64], strides: &[i64]) -> Option<TensorMismatch<'py>> {
-        use fx::infer::layout::stride_rules;
+        use fx::infer::layout::{stride_rules, StrideRule};
         if strides.len() != self.strides.len() {
             return Some(TensorMismatch::Missing("strides"));
         }
@@ -487,7 +487,13 @@ impl TensorCheck {
             stride_rules(&self.sizes, &self.strides),
             stride_rules(sizes, strides),
         );
-        let index = (0..want.len()).find(|&i| want[i] != got[i])?;
+        // A size-1 dimension's stride addresses nothing (torch's contiguity ignores it too):
+        // its rule may differ (`expand(b, 3)` at `b == 1` keeps the parent's stride) unless it
+        // is a symbol the shape guards read or a product another stride is written with.
+        let free_at_one = |i: usize| {
+            sizes[i] == 1 && want[i] != StrideRule::Free && !want.contains(&StrideRule::Times(i))
+        };
+        let index = (0..want.len()).find(|&i| want[i] != got[i] && !free_at_one(i))?;
         Some(TensorMismatch::Stride {
             index,
             expected: self.strides[index],

@@ -13,7 +13,9 @@
 //! later metadata names only the representative ([`ShapeEnv::canon`]). An equality between a
 //! symbol and a constant (a branch `x.size(2) == 32`, an op that needs the size, a specialized
 //! size) is guarded and replaces the symbol by the constant the same way, so later metadata
-//! carries the constant (torch's replacements by constants).
+//! carries the constant (torch's replacements by constants). A stride of an input dense in no
+//! order that is no product of its sizes (a column slice's row stride) is a symbol too, read
+//! from `x.stride(d)` ([`SymbolInfo::stride`]; session 35).
 
 use pyo3::prelude::*;
 
@@ -949,9 +951,9 @@ fn marked_range(v: &Bound<'_, PyAny>, dim: usize) -> (i64, Option<i64>) {
 /// `force_parameter_static_shapes`). A tensor dense in some order of its dimensions
 /// (contiguous, transposed, permuted, channels-last) has strides that are products of its
 /// sizes in that order (`layout::dense_order`); any other (a slice of a wider tensor,
-/// `ids[:, :3]`; an expanded view) keeps its strides as constants, checked exactly per call,
-/// while its sizes are symbols (torch gives such strides symbols of their own: a wider
-/// parent of another width recompiles here).
+/// `ids[:, :3]`; an expanded view) has torch's stride rules (`layout::stride_rules`): 0 and 1
+/// constants, products of another dimension's size and stride, and any other stride a symbol
+/// of its own ([`ShapeEnv::stride_symbol`]), so a parent of another width shares the graph.
 pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Vec<Option<DynDim>> {
     let policy = POLICY.with(|c| c.borrow().clone());
     let sizes: Vec<i64> = v
