@@ -134,7 +134,6 @@ fn size_name(source: &Source, dim: usize) -> String {
 /// The lower bound of a symbolic int that is not (yet) size-like: none.
 pub const INT_MIN: i64 = i64::MIN;
 
-
 impl ShapeEnv {
     pub fn is_empty(&self) -> bool {
         self.symbols.is_empty()
@@ -206,7 +205,11 @@ impl ShapeEnv {
         (0..self.symbols.len() as u32)
             .filter(|&k| {
                 let s = &self.symbols[k as usize];
-                s.dim.is_some() && !s.stride && s.min < 2 && self.rep(k) == k && self.value[k as usize].is_none()
+                s.dim.is_some()
+                    && !s.stride
+                    && s.min < 2
+                    && self.rep(k) == k
+                    && self.value[k as usize].is_none()
             })
             .collect()
     }

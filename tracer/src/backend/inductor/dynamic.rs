@@ -840,7 +840,11 @@ pub(crate) fn symbol_values(
         }
         if let Some(d) = fx::passes::specialize::stride_of_read(d) {
             // A stride symbol (a column slice of a parent whose width moves).
-            key.push(inputs[i].call_method1(intern!(py, "stride"), (d,))?.extract()?);
+            key.push(
+                inputs[i]
+                    .call_method1(intern!(py, "stride"), (d,))?
+                    .extract()?,
+            );
             continue;
         }
         let t = match &shape {
