@@ -23,6 +23,12 @@ Session 33 (dyn33): a float computed from sizes beyond `float(n)` specialized (`
 in double precision in the kernel; a branch on one guards the float comparison; `int()`,
 `math.floor`/`ceil` of a quotient of ints are the ints' floor division.
 
+Session 35 (dyn35): an input that is a view of a parent whose size moves (a column slice of a
+wider tensor whose width moves, T5's `ids[:, :3]` after a break) recompiled per width: its row
+stride, no product of its sizes, was a constant. Now a stride symbol of its own (torch's
+`_compute_symbolic_stride`), the tensor check comparing the call's stride rules exactly
+(`MOVING_PARENTS`, the layout answers, the generator's `parent` views).
+
 Each program runs eagerly, under torch.compile and under torchferro (counting backends), values
 checked at every call, graph counts asserted exactly; then on the inductor (entries).
 """
@@ -131,6 +137,46 @@ def int_argument_power(x, n):
     return x * n**0.5 + 3 / n
 
 
+# Inputs that are views of a parent whose size moves (session 35): strides that are no product
+# of the view's own sizes move with the parent. torch.compile gives such a stride a symbol of
+# its own (`_compute_symbolic_stride`); so does ours (`layout::stride_rules`, a symbol read
+# from `x.stride(d)` per call). Was: the stride a constant, a graph per parent width (6 against
+# torch.compile's 2 under `dynamic=True`). name: (inputs of a size, {dynamic: (torch.compile's
+# graphs, ours)}) over SIZES; counted and run on the inductor with PROGRAMS below.
+MOVING_PARENTS = {
+    "column_slice": (
+        lambda b, gen: [torch.randn(b, b + 4, generator=gen)[:, :3]],
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "transposed_slice": (
+        lambda b, gen: [torch.randn(3, b + 4, generator=gen)[:, :b].t()],
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "expanded_column": (
+        lambda b, gen: [torch.randn(b, 1, generator=gen).expand(b, 3)],
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "as_strided": (
+        lambda b, gen: [
+            torch.randn(b * b + 4 * b, generator=gen).as_strided((b, 3), (b + 2, 1))
+        ],
+        {None: (3, 3), True: (2, 2)},
+    ),
+    "narrow_last": (
+        lambda b, gen: [torch.randn(b, b + 5, generator=gen).narrow(-1, 1, b)],
+        {None: (3, 2), True: (2, 2)},
+    ),
+    "slice_of_3d": (
+        lambda b, gen: [torch.randn(2, b, b + 3, generator=gen)[:, :, :2]],
+        {None: (3, 2), True: (2, 2)},
+    ),
+}
+
+
+def _of_a_moving_parent(x):
+    return x * 2 + x.sum(0), x.softmax(-1).mean(0)
+
+
 # name: (program, inputs of a size, {dynamic: (torch.compile's graphs, ours)}) over SIZES.
 # Ours are fewer under automatic dynamic where torch.compile traces the size-1 call again
 # (0/1 specialization) and our size-oblivious symbols serve it.
@@ -178,6 +224,10 @@ PROGRAMS = {
         ],
         {None: (2, 2), True: (1, 1)},
     ),
+    **{
+        f"moving_parent_{name}": (_of_a_moving_parent, make, counts)
+        for name, (make, counts) in MOVING_PARENTS.items()
+    },
 }
 
 
@@ -231,65 +281,6 @@ def test_an_input_dense_in_no_order_shares_the_graph(name, make, dynamic):
     are symbols. Was: no symbols at all, a graph per size (6 against torch.compile's 2-3)."""
     tc, fc = _counts(lambda x: x * 2 + 1, make, SIZES, dynamic)
     assert (tc, fc) == {None: (3, 2), True: (2, 2)}[dynamic]
-
-
-# Inputs that are views of a parent whose size moves (session 35): strides that are no product
-# of the view's own sizes move with the parent. torch.compile gives such a stride a symbol of
-# its own (`_compute_symbolic_stride`); so does ours (`layout::stride_rules`, a symbol read
-# from `x.stride(d)` per call). Was: the stride a constant, a graph per parent width (6 against
-# torch.compile's 2 under `dynamic=True`). name: (inputs of a size, {dynamic: (torch.compile's
-# graphs, ours)}) over SIZES.
-MOVING_PARENTS = {
-    "column_slice": (
-        lambda b, gen: [torch.randn(b, b + 4, generator=gen)[:, :3]],
-        {None: (3, 2), True: (2, 2)},
-    ),
-    "transposed_slice": (
-        lambda b, gen: [torch.randn(3, b + 4, generator=gen)[:, :b].t()],
-        {None: (3, 2), True: (2, 2)},
-    ),
-    "expanded_column": (
-        lambda b, gen: [torch.randn(b, 1, generator=gen).expand(b, 3)],
-        {None: (3, 2), True: (2, 2)},
-    ),
-    "as_strided": (
-        lambda b, gen: [
-            torch.randn(b * b + 4 * b, generator=gen).as_strided((b, 3), (b + 2, 1))
-        ],
-        {None: (3, 3), True: (2, 2)},
-    ),
-    "narrow_last": (
-        lambda b, gen: [torch.randn(b, b + 5, generator=gen).narrow(-1, 1, b)],
-        {None: (3, 2), True: (2, 2)},
-    ),
-    "slice_of_3d": (
-        lambda b, gen: [torch.randn(2, b, b + 3, generator=gen)[:, :, :2]],
-        {None: (3, 2), True: (2, 2)},
-    ),
-}
-
-
-def _of_a_moving_parent(x):
-    return x * 2 + x.sum(0), x.softmax(-1).mean(0)
-
-
-@pytest.mark.parametrize("dynamic", [None, True])
-@pytest.mark.parametrize("name", sorted(MOVING_PARENTS))
-def test_a_view_of_a_moving_parent_shares_the_graph(name, dynamic):
-    make, counts = MOVING_PARENTS[name]
-    tc, fc = _counts(_of_a_moving_parent, make, SIZES, dynamic)
-    assert (tc, fc) == counts[dynamic], f"torch.compile {tc}, torchferro {fc}"
-
-
-@pytest.mark.parametrize("dynamic", [None, True])
-@pytest.mark.parametrize("name", sorted(MOVING_PARENTS))
-def test_a_view_of_a_moving_parent_on_the_inductor(name, dynamic):
-    """The default backend: kernels indexing with the stride symbol, values eager's, one entry
-    per graph above."""
-    make, counts = MOVING_PARENTS[name]
-    assert_inductor_entries(
-        _of_a_moving_parent, make, SIZES, dynamic, counts[dynamic][1]
-    )
 
 
 def test_a_column_slice_of_a_moving_parent_shares_the_graph():
