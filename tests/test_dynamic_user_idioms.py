@@ -353,6 +353,41 @@ def test_a_slice_passed_into_a_breaking_frame_under_dynamic_true():
     assert fc <= tc, (tc, fc)
 
 
+STRIDE_READS = {
+    "scale_by_stride": lambda x: x * x.stride(0),
+    "stride_tuple": lambda x: (x + 1, x.stride()),
+    "branch_on_the_inner_stride": lambda x: x * 2 if x.stride(-1) == 1 else x - 1,
+    "row_stride_against_width": lambda x: x * 2 if x.stride(0) > x.size(1) else x - 1,
+    "stride_returned": lambda x: (x * 2, x.stride(0) + 1),
+}
+STRIDE_INPUTS = {
+    "column_slice": MOVING_PARENTS["column_slice"][0],
+    "transposed": lambda b, gen: [torch.randn(5, b, generator=gen).t()],
+    "contiguous": _rows,
+}
+
+
+@pytest.mark.parametrize("layout", sorted(STRIDE_INPUTS))
+@pytest.mark.parametrize("name", sorted(STRIDE_READS))
+def test_strides_read_by_the_program(name, layout):
+    """`x.stride(d)` of a dynamic input is a symbolic int (torch.compile's SymInt stride): a
+    stride symbol's or a product of size symbols, used in arithmetic, a branch (guarded as a
+    relation) or returned (rebuilt from the call's `stride()`). `dynamic=True`: one graph
+    over sizes 2-9 as torch.compile (a size-1 dimension's stride is not the metadata's:
+    reading it breaks the graph). Was a graph break at every `stride()` of a symbolic layout
+    (6 graphs for the column slice)."""
+    tc, fc = _counts(STRIDE_READS[name], STRIDE_INPUTS[layout], SIZES, True)
+    assert (tc, fc) == (2, 2)
+
+
+@pytest.mark.parametrize("name", sorted(STRIDE_READS))
+def test_a_stride_read_under_automatic_dynamic_is_the_call_s(name):
+    """Automatic dynamic over a column slice (a size-1 call among them): the stride read is
+    the call's own. Was wrong on main: the size-1 call `randn(1, 5)[:, :3]` passed the check of
+    a graph whose stride was the constant 8 (a size-1 dimension's stride was not compared)."""
+    _counts(STRIDE_READS[name], STRIDE_INPUTS["column_slice"], SIZES, None)
+
+
 LAYOUT_QUERIES = {
     "contiguous": lambda x: x.contiguous() * 2,
     "contiguous_written": lambda x: x.contiguous().add_(1),

@@ -127,6 +127,37 @@ impl Frame<'_, '_> {
         }
     }
 
+    /// `t.stride(dim)`: a plain int for a constant stride, else a `stride` node (a product of
+    /// size symbols for a dense input, a stride symbol of its own for a column slice of a
+    /// moving parent), as torch.compile's SymInt strides.
+    pub(super) fn stride_of(&mut self, t: &TensorValue, dim: usize) -> Result<Var, TraceError> {
+        // A dimension that may be 1: the tensor check of a dynamic input does not compare its
+        // stride (torch's contiguity ignores it), so the metadata's need not be the call's.
+        let oblivious = self.tx.output.shapes.oblivious();
+        let may_be_one = match &t.meta.sizes[dim] {
+            Dim::Known(v) => *v <= 1,
+            Dim::Sym(e) => e.symbols().iter().any(|k| oblivious.contains(k)),
+        };
+        if may_be_one {
+            return Err(TraceError::unsupported(
+                "the stride of a dynamic tensor's dimension that may be 1",
+            ));
+        }
+        match &t.meta.strides[dim] {
+            Dim::Known(v) => Ok(Var::py_const(self.tx.py, *v)),
+            Dim::Sym(e) => {
+                let e = e.clone();
+                self.sym_node(
+                    "stride",
+                    Target::Method("stride".into()),
+                    None,
+                    vec![Arg::Node(t.node), Arg::Int(dim as i64)],
+                    e,
+                )
+            }
+        }
+    }
+
     /// `t.shape` / `t.size()`: a `torch.Size` whose items are ints and, for symbolic
     /// dimensions, symbolic ints.
     pub(super) fn shape_of(&mut self, t: &TensorValue) -> Result<Var, TraceError> {

@@ -77,6 +77,21 @@ impl Frame<'_, '_> {
                 };
             }
             "numel" | "nelement" if meta.known_sizes().is_none() => return self.numel_of(&t),
+            // Symbolic strides are symbolic ints (a tuple of them for `stride()`).
+            "stride" if meta.known_strides().is_none() => {
+                return match int_arg(args.first().or(dim_kw))? {
+                    Some(d) => {
+                        let d = norm(d, meta.ndim())?;
+                        self.stride_of(&t, d)
+                    }
+                    None => Ok(Var::Tuple(
+                        (0..meta.ndim())
+                            .map(|d| self.stride_of(&t, d))
+                            .collect::<Result<Vec<_>, _>>()?
+                            .into(),
+                    )),
+                };
+            }
             "size" | "stride" => {
                 let vals = if name == "size" {
                     meta.known_sizes()
