@@ -388,6 +388,23 @@ def test_a_stride_read_under_automatic_dynamic_is_the_call_s(name):
     _counts(STRIDE_READS[name], STRIDE_INPUTS["column_slice"], SIZES, None)
 
 
+def test_the_stride_of_a_size_one_view_of_a_size_oblivious_batch_is_the_call_s():
+    """`randn(1, 3).expand(b, 3)` at `b == 1` keeps the parent's strides `(3, 1)`, where the
+    graph (size-oblivious `b`) has `(0, 1)`: the check lets the size-1 dimension's stride
+    differ, so a view keeping that dimension (`x[:1]`) must not answer `stride()` from the
+    metadata. Was `(0, 1)` against eager's `(3, 1)` at the size-1 call."""
+
+    def program(x):
+        return x * 2, x[:1].stride(), x[:1].contiguous().stride()
+
+    _counts(
+        program,
+        lambda b, gen: [torch.randn(1, 3, generator=gen).expand(b, 3)],
+        SIZES,
+        None,
+    )
+
+
 LAYOUT_QUERIES = {
     "contiguous": lambda x: x.contiguous() * 2,
     "contiguous_written": lambda x: x.contiguous().add_(1),

@@ -132,7 +132,9 @@ impl Frame<'_, '_> {
     /// moving parent), as torch.compile's SymInt strides.
     pub(super) fn stride_of(&mut self, t: &TensorValue, dim: usize) -> Result<Var, TraceError> {
         // A dimension that may be 1: the tensor check of a dynamic input does not compare its
-        // stride (torch's contiguity ignores it), so the metadata's need not be the call's.
+        // stride (torch's contiguity ignores it), so the metadata's need not be the call's,
+        // nor that of a view keeping the dimension (`x[:1]` of an expanded `x` whose
+        // size-oblivious batch is 1 at the call: eager's stride is the parent's).
         let oblivious = self.tx.output.shapes.oblivious();
         let may_be_one = match &t.meta.sizes[dim] {
             Dim::Known(v) => *v <= 1,
