@@ -112,18 +112,27 @@ impl Frame<'_, '_> {
 
     /// `t.size(dim)`: a plain int for a static dimension, else a `size` node.
     pub(super) fn size_of(&mut self, t: &TensorValue, dim: usize) -> Result<Var, TraceError> {
-        match &t.meta.sizes[dim] {
+        self.dim_value(t, dim, &t.meta.sizes[dim], "size")
+    }
+
+    /// `t.<method>(dim)` whose answer is `value`: a plain int where it is known, else a node
+    /// of that method with `value` as its metadata.
+    fn dim_value(
+        &mut self,
+        t: &TensorValue,
+        dim: usize,
+        value: &Dim,
+        method: &str,
+    ) -> Result<Var, TraceError> {
+        match value {
             Dim::Known(v) => Ok(Var::py_const(self.tx.py, *v)),
-            Dim::Sym(e) => {
-                let e = e.clone();
-                self.sym_node(
-                    "size",
-                    Target::Method("size".into()),
-                    None,
-                    vec![Arg::Node(t.node), Arg::Int(dim as i64)],
-                    e,
-                )
-            }
+            Dim::Sym(e) => self.sym_node(
+                method,
+                Target::Method(method.into()),
+                None,
+                vec![Arg::Node(t.node), Arg::Int(dim as i64)],
+                e.clone(),
+            ),
         }
     }
 
@@ -145,19 +154,7 @@ impl Frame<'_, '_> {
                 "the stride of a dynamic tensor's dimension that may be 1",
             ));
         }
-        match &t.meta.strides[dim] {
-            Dim::Known(v) => Ok(Var::py_const(self.tx.py, *v)),
-            Dim::Sym(e) => {
-                let e = e.clone();
-                self.sym_node(
-                    "stride",
-                    Target::Method("stride".into()),
-                    None,
-                    vec![Arg::Node(t.node), Arg::Int(dim as i64)],
-                    e,
-                )
-            }
-        }
+        self.dim_value(t, dim, &t.meta.strides[dim], "stride")
     }
 
     /// `t.shape` / `t.size()`: a `torch.Size` whose items are ints and, for symbolic
