@@ -313,3 +313,49 @@ def test_roundings_of_floats_of_sizes_in_an_artifact(tmp_path):
     )
     assert close == [True, True, True, True], close
     assert "round(" in e_branch and "failed" in e_branch, e_branch
+
+
+def test_a_stride_symbol_in_an_artifact(tmp_path):
+    """Session 35: a column slice of a parent whose width moves (`randn(b, b + 4)[:, :3]`) has
+    a row stride that is a symbol of its own: the artifact reads it from `stride()`, keeps it
+    in its range, and checks the layout's stride rules, so parents of other widths run the
+    one symbolic library while a contiguous tensor of the same sizes (another layout) misses."""
+    program = """
+        def scaled(x):
+            return x * 2 + x.sum(0)
+    """
+    _run(
+        tmp_path,
+        program
+        + """
+        with precompile.capture(scaled, artifact_path="f.py", cache_path="f.cache",
+                                dynamic=True) as cap:
+            cap(torch.randn(6, 10)[:, :3])
+        print(json.dumps(precompile.counters()))
+        """,
+    )
+    r = _run(
+        tmp_path,
+        program
+        + """
+        f = precompile.load("f.py", "f.cache")
+        def attempt(x):
+            try:
+                return bool(torch.allclose(f(x), scaled(x)))
+            except precompile.GuardError as e:
+                return str(e)
+        xs = [torch.randn(n, n + 4)[:, :3] for n in (5, 9, 7)] + [torch.randn(5, 3)]
+        results = [attempt(x) for x in xs]
+        kinds = [getattr(f.artifact, f"graph_{i}").kind for i in range(len(f.artifact.GRAPHS))]
+        print(json.dumps({"results": results, "kinds": kinds, **precompile.counters()}))
+        """,
+        loader=True,
+    )
+    assert r["traces"] == 0 and r["c_compiles"] == 0, r
+    *close, e_contiguous = r["results"]
+    assert close == [True, True, True], r
+    assert r["kinds"] == ["symbolic"], r
+    assert "TENSOR_MATCH L['x']" in e_contiguous, e_contiguous
+    art = (tmp_path / "f.py").read_text()
+    assert "SHAPE_ENV 2 <= L['x'].stride(0)" in art
+    assert ".stride()[0]" in art and "_rt.laid_out_as(" in art

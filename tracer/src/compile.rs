@@ -616,12 +616,7 @@ fn build_entry(
     // One reconstruction for the value and the side effects: a container reached by both is one
     // object, and their `Keep` numbers share one table at run time.
     let mut tctx = TemplateCtx::new(&externals, in_place_inputs.clone(), &free_cells);
-    tctx.symbols = output
-        .shapes
-        .symbols
-        .iter()
-        .map(|s| (s.source.clone(), s.dim))
-        .collect();
+    tctx.symbols = output.shapes.symbols.clone();
     // A full graph returns the frame's return value; a graph break returns the live stack (NULLs
     // left out: the transformed code pushes those itself) and the assigned locals.
     let (template, plan) = match &end {

@@ -241,12 +241,22 @@ impl OutputGraph {
                 }
             }
             // Dense in the order the call's tensor is (contiguous, transposed, channels-last);
-            // any other layout keeps the call's strides as constants (`dynamic_dims`).
+            // any other layout (a column slice, an expanded view) has torch's stride rules:
+            // constants 0 and 1, products of another dimension's size and stride, and a
+            // symbol of its own for any other stride (`layout::stride_rules`; the tensor
+            // check admits a call's tensor of the same rules).
             let hints: Vec<i64> = value.getattr("shape")?.extract()?;
             let strides: Vec<i64> = value.call_method0("stride")?.extract()?;
-            if let Some(order) = fx::infer::layout::dense_order(&hints, &strides) {
-                meta.strides = fx::infer::symbolic_dense(&meta.sizes, &order);
-            }
+            meta.strides = match fx::infer::layout::dense_order(&hints, &strides) {
+                Some(order) => fx::infer::symbolic_dense(&meta.sizes, &order),
+                None => {
+                    let rules = fx::infer::layout::stride_rules(&hints, &strides);
+                    let shapes = &mut self.shapes;
+                    fx::infer::symbolic_ruled(&meta.sizes, &rules, &mut |i| {
+                        shapes.stride_symbol(source, i, strides[i])
+                    })
+                }
+            };
         }
         let name = placeholder_name(source);
         let node = self

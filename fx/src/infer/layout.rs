@@ -58,6 +58,50 @@ pub fn dense_order(sizes: &[i64], strides: &[i64]) -> Option<Vec<usize>> {
     fits(&order).then_some(order)
 }
 
+/// How one stride of a dynamic input dense in no order (a column slice of a wider tensor, a
+/// transposed slice, an expanded view) is written in a graph's metadata ([`stride_rules`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrideRule {
+    /// The constant 0 or 1 (an expanded dimension, the innermost of a slice).
+    Const(i64),
+    /// The size times the stride of dimension `j` (a dimension laid out densely outside `j`).
+    Times(usize),
+    /// A symbol of its own, read from the tensor per call (the row stride of a column slice
+    /// of a parent whose width moves), at least 2 and equal to no `Times` candidate.
+    Free,
+}
+
+/// The rule of each stride of `sizes`/`strides`, as torch's `_compute_symbolic_stride`: strides
+/// in increasing order (a tie: the later dimension first); a stride of 0 or 1 that is not its
+/// next dimension's size times stride is a constant; one equal to a product `size[j] *
+/// stride[j]` of a dimension already written is that product (the last such `j`); any other
+/// is a symbol of its own (one below 2 stays a constant). A call's tensor takes the same graph exactly when its rules are the
+/// trace's: then each free stride differs from every product the layout facts (contiguity,
+/// density) compare it to, as at the trace.
+pub fn stride_rules(sizes: &[i64], strides: &[i64]) -> Vec<StrideRule> {
+    let n = sizes.len().min(strides.len());
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| strides[a].cmp(&strides[b]).then(b.cmp(&a)));
+    let mut rules = vec![StrideRule::Const(0); n];
+    let mut candidates: Vec<(i64, usize)> = Vec::new();
+    for i in order {
+        let v = strides[i];
+        let next_dense = i + 1 < n && v == sizes[i + 1] * strides[i + 1];
+        rules[i] = if (v == 0 || v == 1) && !next_dense {
+            StrideRule::Const(v)
+        } else if let Some(&(_, j)) = candidates.iter().rev().find(|(c, _)| *c == v) {
+            StrideRule::Times(j)
+        } else if v < 2 {
+            // (torch makes a symbol here too; a constant keeps every symbol at least 2.)
+            StrideRule::Const(v)
+        } else {
+            StrideRule::Free
+        };
+        candidates.push((sizes[i] * v, i));
+    }
+    rules
+}
+
 /// Strides of a 4-d tensor in channels-last order (N, H, W, C fastest-last).
 pub fn channels_last_strides(sizes: &[i64]) -> Vec<i64> {
     debug_assert_eq!(sizes.len(), 4);
@@ -346,5 +390,29 @@ mod tests {
             elementwise_strides(&[4, 3], &[(&[4, 3], &[6, 2])]),
             vec![3, 1]
         );
+    }
+
+    /// torch's symbolic strides of inputs dense in no order: the row stride of a column slice
+    /// is free; a 3-d slice's outer stride is a product of it; an expanded dimension and the
+    /// innermost stride are constants; a stride equal to the product it would be free of is
+    /// that product (so a call whose row stride equals the width has other rules).
+    #[test]
+    fn stride_rules_of_views() {
+        use StrideRule::*;
+        // randn(5, 9)[:, :3]
+        assert_eq!(stride_rules(&[5, 3], &[9, 1]), [Free, Const(1)]);
+        // ... of a parent whose width is the slice's: contiguous, a product.
+        assert_eq!(stride_rules(&[5, 3], &[3, 1]), [Times(1), Const(1)]);
+        // randn(2, 5, 9)[:, :, :3]
+        assert_eq!(
+            stride_rules(&[2, 5, 3], &[45, 9, 1]),
+            [Times(1), Free, Const(1)]
+        );
+        // randn(3, 9)[:, :5].t()
+        assert_eq!(stride_rules(&[5, 3], &[1, 9]), [Const(1), Free]);
+        // randn(1, 3).expand(5, 3)
+        assert_eq!(stride_rules(&[5, 3], &[0, 1]), [Const(0), Const(1)]);
+        // randn(10, 3)[::2]
+        assert_eq!(stride_rules(&[5, 3], &[6, 1]), [Free, Const(1)]);
     }
 }

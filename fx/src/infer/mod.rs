@@ -32,7 +32,8 @@ pub(crate) use crate::ops::{split_target, Spelling};
 pub(crate) use args::{Bound, Call, Tensor, Value};
 pub use symbolic::{
     contiguous as symbolic_contiguous, dense as symbolic_dense, evaluate as evaluate_at,
-    has_symbolic_arg, infer_symbolic, meta_symbols, substitute_meta, Symbols,
+    has_symbolic_arg, infer_symbolic, meta_symbols, ruled as symbolic_ruled, substitute_meta,
+    Symbols,
 };
 pub use view::view_strides;
 

@@ -803,6 +803,44 @@ pub fn dense(sizes: &[Dim], order: &[usize]) -> Vec<Dim> {
     strides
 }
 
+/// Strides of symbolic `sizes` written by `rules` (`layout::stride_rules` of the call's tensor):
+/// a constant, a product of an earlier-written dimension's size and stride, or `free(i)`, the
+/// symbol of stride `i` itself (made by the caller, read per call).
+pub fn ruled(
+    sizes: &[Dim],
+    rules: &[super::layout::StrideRule],
+    free: &mut dyn FnMut(usize) -> SymExpr,
+) -> Vec<Dim> {
+    use super::layout::StrideRule;
+    let mut strides: Vec<Option<SymExpr>> = vec![None; rules.len()];
+    // `Times(j)` names a dimension written before it (a smaller stride): write in that order.
+    let mut left: Vec<usize> = (0..rules.len()).collect();
+    while !left.is_empty() {
+        let before = left.len();
+        left.retain(|&i| {
+            let e = match rules[i] {
+                StrideRule::Const(c) => SymExpr::constant(c),
+                StrideRule::Free => free(i),
+                StrideRule::Times(j) => match &strides[j] {
+                    Some(s) => sizes[j].expr().mul(s),
+                    None => return true,
+                },
+            };
+            strides[i] = Some(e);
+            false
+        });
+        if left.len() == before {
+            // (A cycle of products: no tensor's rules make one.)
+            left.iter().for_each(|&i| strides[i] = Some(free(i)));
+            break;
+        }
+    }
+    strides
+        .into_iter()
+        .map(|e| Dim::from_expr(e.unwrap_or_else(|| SymExpr::constant(0))))
+        .collect()
+}
+
 /// Strides for `sizes`: the contiguous ones when they agree at every point, else each stride
 /// fitted to the candidates (input strides and products of result sizes).
 fn fit_strides(

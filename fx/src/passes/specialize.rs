@@ -24,13 +24,27 @@ pub enum SpecializeError {
 /// a dimension of a tensor: the value is the int passed on the call.
 pub const INT_INPUT: usize = usize::MAX;
 
+/// The `dim` of a [`symbol_reads`] entry for stride `d` of a tensor input is `STRIDE_READ + d`
+/// (a stride symbol of its own: the row stride of a column slice of a parent whose width moves).
+pub const STRIDE_READ: usize = 1 << 32;
+
+/// The stride dimension a [`symbol_reads`] entry's `dim` names, if it names one.
+pub fn stride_of_read(dim: usize) -> Option<usize> {
+    (dim != INT_INPUT && dim >= STRIDE_READ).then(|| dim - STRIDE_READ)
+}
+
 /// Where each symbol's value is read on a call: `(input, dim, symbol)` for every input
 /// dimension that is exactly one symbol (inputs are placeholders by their `index`), and
-/// `(input, INT_INPUT, symbol)` for an int input that is exactly one symbol. Every symbol of a
-/// dynamic graph is made for an input dimension or an int input, so this names them all; `None`
-/// when one appears only inside an expression (then no call can give it a value).
+/// `(input, INT_INPUT, symbol)` for an int input that is exactly one symbol, and `(input,
+/// STRIDE_READ + d, symbol)` for a stride that is exactly a symbol no size names. Every symbol
+/// of a dynamic graph is made for an input dimension, an input stride or an int input, so this
+/// names them all; `None` when one appears only inside an expression (then no call can give it
+/// a value).
 pub fn symbol_reads(graph: &Graph) -> Option<Vec<(usize, usize, u32)>> {
     let mut reads: Vec<(usize, usize, u32)> = Vec::new();
+    // Read from a stride only where no size names the symbol (a dense input's strides are
+    // products of its sizes: read as sizes).
+    let mut strides: Vec<(usize, usize, u32)> = Vec::new();
     let mut all: Vec<u32> = Vec::new();
     for (_, n) in graph.nodes() {
         if let NodeMeta::Tensor(t) = &n.meta {
@@ -56,6 +70,11 @@ pub fn symbol_reads(graph: &Graph) -> Option<Vec<(usize, usize, u32)>> {
                         }
                     }
                 }
+                for (d, stride) in t.strides.iter().enumerate() {
+                    if let Some(k) = stride.expr().as_symbol() {
+                        strides.push((*index, STRIDE_READ + d, k));
+                    }
+                }
             }
             NodeMeta::SymInt(e) => {
                 if let Some(k) = e.as_symbol() {
@@ -65,6 +84,11 @@ pub fn symbol_reads(graph: &Graph) -> Option<Vec<(usize, usize, u32)>> {
                 }
             }
             _ => {}
+        }
+    }
+    for r in strides {
+        if !reads.iter().any(|x| x.2 == r.2) {
+            reads.push(r);
         }
     }
     all.sort_unstable();
@@ -279,5 +303,34 @@ mod tests {
         let s = specialize(&g, &|k| if k == 0 { 4 } else { -3 }).unwrap();
         assert!(matches!(s.node(n).meta, NodeMeta::Int(-3)));
         assert!(s1.is_polynomial() && !s1.floordiv(&SymExpr::constant(2)).is_polynomial());
+    }
+
+    /// A column slice of a parent whose width moves (`randn(b, b + 4)[:, :3]`): its row stride
+    /// is a symbol of its own, read from the stride; the specialized graph has its value.
+    #[test]
+    fn a_stride_symbol_is_read_from_the_stride() {
+        let (s0, s1) = (SymExpr::symbol(0), SymExpr::symbol(1));
+        let mut g = Graph::new();
+        let x = g.placeholder(
+            "x",
+            NodeMeta::Tensor(TensorMeta {
+                dtype: DType::Float32,
+                device: Device::cpu(),
+                sizes: vec![Dim::Sym(s0.clone()), Dim::Known(3)],
+                strides: vec![Dim::Sym(s1), Dim::Known(1)],
+                requires_grad: false,
+            }),
+        );
+        g.output(vec![Arg::Node(x)]);
+        let reads = symbol_reads(&g).unwrap();
+        assert_eq!(reads, vec![(0, 0, 0), (0, STRIDE_READ, 1)]);
+        assert_eq!(stride_of_read(reads[1].1), Some(0));
+        assert_eq!(stride_of_read(0), None);
+        assert_eq!(stride_of_read(INT_INPUT), None);
+        let s = specialize(&g, &|k| if k == 0 { 5 } else { 9 }).unwrap();
+        assert_eq!(
+            s.node(x).meta.tensor().unwrap().known_strides(),
+            Some(vec![9, 1])
+        );
     }
 }

@@ -104,6 +104,76 @@ def dense(t) -> bool:
     return True
 
 
+def dense_order(sizes, strides):
+    """The order of dimensions (outermost first) in which ``strides`` are dense for ``sizes``
+    (a size-1 dimension's stride is free), the contiguous order where it fits; ``None`` where
+    none fits (a column slice). The tensor check's ``layout::dense_order``."""
+    n = len(sizes)
+    if len(strides) != n:
+        return None
+
+    def fits(order):
+        acc, want = 1, [0] * n
+        for d in reversed(order):
+            want[d] = acc
+            acc *= max(sizes[d], 1)
+        return all(w == a or s == 1 for w, a, s in zip(want, strides, sizes))
+
+    identity = list(range(n))
+    if fits(identity):
+        return identity
+    order = sorted(identity, key=lambda d: (-strides[d], d))
+    return order if fits(order) else None
+
+
+def stride_rules(sizes, strides):
+    """Each stride's rule as the tensor check's ``layout::stride_rules``: ``("c", v)`` a
+    constant 0 or 1, ``("x", j)`` the size times the stride of dimension ``j``, ``("free",)`` a
+    stride symbol of its own."""
+    n = len(sizes)
+    rules, candidates = [None] * n, []
+    for i in sorted(range(n), key=lambda i: (strides[i], -i)):
+        v = strides[i]
+        next_dense = i + 1 < n and v == sizes[i + 1] * strides[i + 1]
+        js = [j for c, j in candidates if c == v]
+        if v in (0, 1) and not next_dense:
+            rules[i] = ("c", v)
+        elif js:
+            rules[i] = ("x", js[-1])
+        elif v < 2:
+            rules[i] = ("c", v)
+        else:
+            rules[i] = ("free",)
+        candidates.append((sizes[i] * v, i))
+    return rules
+
+
+def laid_out_as(t, recorded) -> bool:
+    """Whether ``t`` has the layout a dynamic graph's input was traced with, from the
+    ``(sizes, strides)`` the check recorded: dense for its own sizes in the recorded order
+    (transposed, channels-last), or, recorded dense in no order (a column slice), of the same
+    stride rules (a stride symbol's value is a shape guard's)."""
+    sizes, strides = recorded
+    shape, stride = tuple(t.shape), t.stride()
+    if len(shape) != len(sizes):
+        return False
+    order = dense_order(sizes, strides)
+    if order is None:
+        # A size-1 dimension's rule may differ unless it is a stride symbol or a product
+        # another stride is written with (the tensor check's `rule_mismatch`).
+        want, got = stride_rules(sizes, strides), stride_rules(shape, stride)
+        return all(
+            w == g or (shape[i] == 1 and w != ("free",) and ("x", i) not in want)
+            for i, (w, g) in enumerate(zip(want, got))
+        )
+    acc = 1
+    for d in reversed(order):
+        if shape[d] != 1 and stride[d] != acc:
+            return False
+        acc *= max(shape[d], 1)
+    return True
+
+
 def build_named_tuple(ty, items: tuple):
     """A named tuple (``collections.namedtuple``) or a structseq (``torch.return_types``)."""
     make = getattr(ty, "_make", None)

@@ -18,7 +18,7 @@ import shutil
 import types
 
 from .. import _C
-from . import _cache
+from . import _cache, _runtime
 from ._breaks import (
     global_reads,
     importable_module,
@@ -292,21 +292,29 @@ class _Entry:
                 lay = mod.const(layout, what)
                 if any(dynamic):
                     # Dynamic dimensions: their sizes are the shape guards' (ranges and
-                    # relations, below); the tensor must be contiguous for its own sizes, as
-                    # the symbolic strides the graph was traced with say.
+                    # relations, below); the tensor must be laid out as the symbolic strides
+                    # the graph was traced with say: contiguous for its own sizes, or, from
+                    # a tensor dense in no order (a column slice), of the same stride rules
+                    # (a stride symbol's value is a shape guard's).
                     shown = tuple(
                         None if d else n for n, d in zip(sizes, dynamic, strict=True)
-                    )
-                    exp = (
-                        f"{ty.__name__}(dtype={dtype}, size={shown}, stride=contiguous, "
-                        f"device={device}, requires_grad={rg})"
                     )
                     fixed = "".join(
                         f" and {v}.shape[{i}] == {n}"
                         for i, (n, d) in enumerate(zip(sizes, dynamic, strict=True))
                         if not d
                     )
-                    shape = f"{v}.dim() == {len(sizes)}{fixed} and _rt.dense({v})"
+                    if _runtime.dense_order(sizes, strides) == list(range(len(sizes))):
+                        layout, laid = "contiguous", f"_rt.dense({v})"
+                    else:
+                        rec = (tuple(sizes), tuple(strides))
+                        layout = f"laid out as {rec[1]}"
+                        laid = f"_rt.laid_out_as({v}, {rec!r})"
+                    exp = (
+                        f"{ty.__name__}(dtype={dtype}, size={shown}, stride={layout}, "
+                        f"device={device}, requires_grad={rg})"
+                    )
+                    shape = f"{v}.dim() == {len(sizes)}{fixed} and {laid}"
                 else:
                     exp = (
                         f"{ty.__name__}(dtype={dtype}, size={tuple(sizes)}, "
@@ -419,12 +427,18 @@ class _Entry:
         shape = self.e.get("shape")
         if not shape:
             return
-        for k, (steps, source, dim, lo, hi) in enumerate(shape["symbols"]):
+        for k, (steps, source, dim, lo, hi, stride) in enumerate(shape["symbols"]):
             v = self.expr(steps, f"the size guard on {source}")
-            # `dim` None: the symbol is the int at the source (an int made dynamic).
-            name = source if dim is None else f"{source}.size({dim})"
+            # `dim` None: the symbol is the int at the source (an int made dynamic);
+            # `stride`: the stride of `dim` (a column slice of a parent whose width moves).
+            name = _symbol_name(source, dim, stride)
             rng = f"{lo} <= {name}" + ("" if hi is None else f" <= {hi}")
-            read = v if dim is None else f"{v}.shape[{dim}]"
+            if dim is None:
+                read = v
+            elif stride:
+                read = f"{v}.stride()[{dim}]"
+            else:
+                read = f"{v}.shape[{dim}]"
             self.lines.append(f"        _s{k} = {read}")
             if dim is None and lo < -(2**62):
                 continue  # an int with no range (its bound, if any, is a relation)
@@ -434,13 +448,14 @@ class _Entry:
             v = self.expr(steps, f"the size guard on {source}")
             _, sym_source, sym_dim = shape["symbols"][k][:3]
             self.check(
-                f"SHAPE_ENV {source}.size({dim}) == {sym_source}.size({sym_dim})",
+                f"SHAPE_ENV {source}.size({dim}) == "
+                f"{_symbol_name(sym_source, sym_dim, False)}",
                 f"{v}.dim() > {dim} and {v}.shape[{dim}] == _s{k}",
                 f"str({v}.shape[{dim}]) + ' vs ' + str(_s{k})",
             )
         sizes = " + ', ' + ".join(
-            f"{(src + ('' if d is None else f'.size({d})') + ' = ')!r} + str(_s{k})"
-            for k, (_, src, d, _, _) in enumerate(shape["symbols"])
+            f"{(_symbol_name(src, d, st) + ' = ')!r} + str(_s{k})"
+            for k, (_, src, d, _, _, st) in enumerate(shape["symbols"])
         )
         for cond, text in shape["relations"]:
             self.check(f"SHAPE_ENV {text}", cond, f"'sizes ' + {sizes}")
@@ -582,6 +597,14 @@ class _Entry:
             "    )",
             f"    return {result}",
         ]
+
+
+def _symbol_name(source: str, dim, stride: bool) -> str:
+    """A size symbol's name in guard listings: ``L['x'].size(1)``, ``L['x'].stride(0)`` or
+    ``L['n']`` (an int)."""
+    if dim is None:
+        return source
+    return f"{source}.{'stride' if stride else 'size'}({dim})"
 
 
 def _owner_of(d) -> str | None:

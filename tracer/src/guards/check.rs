@@ -389,10 +389,12 @@ impl TensorCheck {
         let expected = if self.dynamic.contains(&true) {
             // Dense for the actual sizes in the order of the strides the check was made from
             // (contiguous, transposed, channels-last), as the graph's input strides are; a
-            // layout dense in no order (a column slice) has the recorded strides exactly.
+            // layout dense in no order (a column slice) has the trace's stride rules: each
+            // stride the same constant, the same product of another dimension's size and
+            // stride, or free (a stride symbol: its value is the shape guards').
             match self.dense_order() {
                 Some(order) => fx::infer::layout::dense_strides(&sizes, &order),
-                None => self.strides.clone(),
+                None => return self.rule_mismatch(&sizes, &strides),
             }
         } else {
             self.strides.clone()
@@ -473,6 +475,32 @@ impl TensorCheck {
         build().ok()
     }
 
+    /// The first stride of `sizes`/`strides` whose rule (`layout::stride_rules`) is not the
+    /// recorded layout's: a graph traced with a stride symbol for a column slice's row stride
+    /// takes any row stride that is no product of the other dimensions, nothing else.
+    fn rule_mismatch<'py>(&self, sizes: &[i64], strides: &[i64]) -> Option<TensorMismatch<'py>> {
+        use fx::infer::layout::{stride_rules, StrideRule};
+        if strides.len() != self.strides.len() {
+            return Some(TensorMismatch::Missing("strides"));
+        }
+        let (want, got) = (
+            stride_rules(&self.sizes, &self.strides),
+            stride_rules(sizes, strides),
+        );
+        // A size-1 dimension's stride addresses nothing (torch's contiguity ignores it too):
+        // its rule may differ (`expand(b, 3)` at `b == 1` keeps the parent's stride) unless it
+        // is a symbol the shape guards read or a product another stride is written with.
+        let free_at_one = |i: usize| {
+            sizes[i] == 1 && want[i] != StrideRule::Free && !want.contains(&StrideRule::Times(i))
+        };
+        let index = (0..want.len()).find(|&i| want[i] != got[i] && !free_at_one(i))?;
+        Some(TensorMismatch::Stride {
+            index,
+            expected: self.strides[index],
+            actual: strides[index],
+        })
+    }
+
     /// The dimension order in which the recorded strides are dense (`layout::dense_order`);
     /// `None` where they are dense in none (a column slice: compared exactly).
     fn dense_order(&self) -> Option<Vec<usize>> {
@@ -501,6 +529,18 @@ impl TensorCheck {
     }
 
     pub(super) fn strides_text(&self) -> String {
+        if self.dynamic.contains(&true) && self.dense_order().is_none() {
+            // torch's listing: `None` for a stride that moves with the sizes or is a symbol.
+            use fx::infer::layout::{stride_rules, StrideRule};
+            let parts: Vec<String> = stride_rules(&self.sizes, &self.strides)
+                .iter()
+                .map(|r| match r {
+                    StrideRule::Const(c) => c.to_string(),
+                    _ => "None".into(),
+                })
+                .collect();
+            return format!("[{}]", parts.join(", "));
+        }
         if self.dynamic.contains(&true) {
             return "contiguous".into();
         }

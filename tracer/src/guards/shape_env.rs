@@ -13,7 +13,9 @@
 //! later metadata names only the representative ([`ShapeEnv::canon`]). An equality between a
 //! symbol and a constant (a branch `x.size(2) == 32`, an op that needs the size, a specialized
 //! size) is guarded and replaces the symbol by the constant the same way, so later metadata
-//! carries the constant (torch's replacements by constants).
+//! carries the constant (torch's replacements by constants). A stride of an input dense in no
+//! order that is no product of its sizes (a column slice's row stride) is a symbol too, read
+//! from `x.stride(d)` ([`SymbolInfo::stride`]; session 35).
 
 use pyo3::prelude::*;
 
@@ -49,6 +51,33 @@ pub struct SymbolInfo {
     /// Made for a duck-sized dimension (`dynamic=True`, unmarked): later dimensions of the
     /// same size share it. A symbol of a dimension made dynamic otherwise is never shared.
     pub duck: bool,
+    /// The symbol is the stride of dimension `dim`, not its size (an input dense in no order
+    /// whose stride is no product of its sizes: `fx::infer::layout::StrideRule::Free`).
+    pub stride: bool,
+}
+
+impl SymbolInfo {
+    /// Its name in guards and logs: `L['x'].size(1)`, `L['x'].stride(0)`, or `L['n']`.
+    pub fn name(&self) -> String {
+        self.read_text(&self.source.to_string())
+    }
+
+    /// How it is read from `obj`, the Python text of its input: `obj.size(1)`,
+    /// `obj.stride(0)`, or `obj` itself (an int).
+    pub fn read_text(&self, obj: &str) -> String {
+        match (self.dim, self.stride) {
+            (Some(d), false) => format!("{obj}.size({d})"),
+            (Some(d), true) => format!("{obj}.stride({d})"),
+            (None, _) => obj.to_string(),
+        }
+    }
+
+    /// Where a runner reads it (`fx::passes::specialize::symbol_reads`' `dim`): `None` for an
+    /// int, the dimension for a size, `STRIDE_READ` plus it for a stride.
+    pub fn read_dim(&self) -> Option<usize> {
+        self.dim
+            .map(|d| d + usize::from(self.stride) * fx::passes::specialize::STRIDE_READ)
+    }
 }
 
 /// How an input dimension is dynamic in a trace (see [`dynamic_dims`]).
@@ -105,14 +134,6 @@ fn size_name(source: &Source, dim: usize) -> String {
 /// The lower bound of a symbolic int that is not (yet) size-like: none.
 pub const INT_MIN: i64 = i64::MIN;
 
-/// A symbol's name in guards and logs: `L['x'].size(1)`, or `L['n']` for an int.
-pub fn symbol_name(source: &Source, dim: Option<usize>) -> String {
-    match dim {
-        Some(d) => size_name(source, d),
-        None => source.to_string(),
-    }
-}
-
 impl ShapeEnv {
     pub fn is_empty(&self) -> bool {
         self.symbols.is_empty()
@@ -158,6 +179,23 @@ impl ShapeEnv {
             min: d.min.max(1),
             max: d.max,
             duck: d.duck,
+            stride: false,
+        })
+    }
+
+    /// A symbol of its own for stride `dim` of the input at `source` (of value `hint`, at
+    /// least 2): torch's stride symbol of an input dense in no order (a column slice of a
+    /// parent whose width moves). Never duck-shared (torch's `DUCK` stride may share a size's
+    /// symbol of equal value and guards the equality: one symbol each recompiles less).
+    pub fn stride_symbol(&mut self, source: &Source, dim: usize, hint: i64) -> SymExpr {
+        self.push(SymbolInfo {
+            hint,
+            source: source.clone(),
+            dim: Some(dim),
+            min: 2,
+            max: None,
+            duck: false,
+            stride: true,
         })
     }
 
@@ -167,7 +205,11 @@ impl ShapeEnv {
         (0..self.symbols.len() as u32)
             .filter(|&k| {
                 let s = &self.symbols[k as usize];
-                s.dim.is_some() && s.min < 2 && self.rep(k) == k && self.value[k as usize].is_none()
+                s.dim.is_some()
+                    && !s.stride
+                    && s.min < 2
+                    && self.rep(k) == k
+                    && self.value[k as usize].is_none()
             })
             .collect()
     }
@@ -360,6 +402,7 @@ impl ShapeEnv {
             min: INT_MIN,
             max: None,
             duck: false,
+            stride: false,
         })
     }
 
@@ -393,8 +436,7 @@ impl ShapeEnv {
 
     /// The name of symbol `k` in guards and logs.
     pub fn name(&self, k: u32) -> String {
-        let s = &self.symbols[k as usize];
-        symbol_name(&s.source, s.dim)
+        self.symbols[k as usize].name()
     }
 
     /// Records that the trace relies on `r` (which holds at the hints). Relations that hold
@@ -582,6 +624,13 @@ impl ShapeGuards {
                 values.push(int_value(py, &v)?);
                 continue;
             };
+            if s.stride {
+                let o = resolve(py, scope, &s.source)?;
+                let st = o.call_method0(pyo3::intern!(py, "stride")).ok()?;
+                objects.push(o.as_ptr() as usize);
+                values.push(st.get_item(d).ok()?.extract::<i64>().ok()?);
+                continue;
+            }
             let fresh = !last
                 .as_ref()
                 .is_some_and(|(src, _, _)| std::ptr::eq(*src, &s.source) || src.same_as(&s.source));
@@ -602,8 +651,7 @@ impl ShapeGuards {
     }
 
     fn name(&self, k: u32) -> String {
-        let s = &self.symbols[k as usize];
-        symbol_name(&s.source, s.dim)
+        self.symbols[k as usize].name()
     }
 
     /// The fast path: every size in its range, duck-sized dimensions equal, relations true.
@@ -629,7 +677,7 @@ impl ShapeGuards {
                 return false;
             }
             c.dims.clear();
-            c.dims.extend(self.symbols.iter().map(|s| s.dim));
+            c.dims.extend(self.symbols.iter().map(SymbolInfo::read_dim));
             c.valid = true;
             true
         })
@@ -906,9 +954,9 @@ fn marked_range(v: &Bound<'_, PyAny>, dim: usize) -> (i64, Option<i64>) {
 /// `force_parameter_static_shapes`). A tensor dense in some order of its dimensions
 /// (contiguous, transposed, permuted, channels-last) has strides that are products of its
 /// sizes in that order (`layout::dense_order`); any other (a slice of a wider tensor,
-/// `ids[:, :3]`; an expanded view) keeps its strides as constants, checked exactly per call,
-/// while its sizes are symbols (torch gives such strides symbols of their own: a wider
-/// parent of another width recompiles here).
+/// `ids[:, :3]`; an expanded view) has torch's stride rules (`layout::stride_rules`): 0 and 1
+/// constants, products of another dimension's size and stride, and any other stride a symbol
+/// of its own ([`ShapeEnv::stride_symbol`]), so a parent of another width shares the graph.
 pub fn dynamic_dims(py: Python<'_>, source: &Source, v: &Bound<'_, PyAny>) -> Vec<Option<DynDim>> {
     let policy = POLICY.with(|c| c.borrow().clone());
     let sizes: Vec<i64> = v

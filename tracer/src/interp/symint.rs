@@ -112,19 +112,49 @@ impl Frame<'_, '_> {
 
     /// `t.size(dim)`: a plain int for a static dimension, else a `size` node.
     pub(super) fn size_of(&mut self, t: &TensorValue, dim: usize) -> Result<Var, TraceError> {
-        match &t.meta.sizes[dim] {
+        self.dim_value(t, dim, &t.meta.sizes[dim], "size")
+    }
+
+    /// `t.<method>(dim)` whose answer is `value`: a plain int where it is known, else a node
+    /// of that method with `value` as its metadata.
+    fn dim_value(
+        &mut self,
+        t: &TensorValue,
+        dim: usize,
+        value: &Dim,
+        method: &str,
+    ) -> Result<Var, TraceError> {
+        match value {
             Dim::Known(v) => Ok(Var::py_const(self.tx.py, *v)),
-            Dim::Sym(e) => {
-                let e = e.clone();
-                self.sym_node(
-                    "size",
-                    Target::Method("size".into()),
-                    None,
-                    vec![Arg::Node(t.node), Arg::Int(dim as i64)],
-                    e,
-                )
-            }
+            Dim::Sym(e) => self.sym_node(
+                method,
+                Target::Method(method.into()),
+                None,
+                vec![Arg::Node(t.node), Arg::Int(dim as i64)],
+                e.clone(),
+            ),
         }
+    }
+
+    /// `t.stride(dim)`: a plain int for a constant stride, else a `stride` node (a product of
+    /// size symbols for a dense input, a stride symbol of its own for a column slice of a
+    /// moving parent), as torch.compile's SymInt strides.
+    pub(super) fn stride_of(&mut self, t: &TensorValue, dim: usize) -> Result<Var, TraceError> {
+        // A dimension that may be 1: the tensor check of a dynamic input does not compare its
+        // stride (torch's contiguity ignores it), so the metadata's need not be the call's,
+        // nor that of a view keeping the dimension (`x[:1]` of an expanded `x` whose
+        // size-oblivious batch is 1 at the call: eager's stride is the parent's).
+        let oblivious = self.tx.output.shapes.oblivious();
+        let may_be_one = match &t.meta.sizes[dim] {
+            Dim::Known(v) => *v <= 1,
+            Dim::Sym(e) => e.symbols().iter().any(|k| oblivious.contains(k)),
+        };
+        if may_be_one {
+            return Err(TraceError::unsupported(
+                "the stride of a dynamic tensor's dimension that may be 1",
+            ));
+        }
+        self.dim_value(t, dim, &t.meta.strides[dim], "stride")
     }
 
     /// `t.shape` / `t.size()`: a `torch.Size` whose items are ints and, for symbolic

@@ -89,7 +89,8 @@ fn check<'py>(py: Python<'py>, source: &Source, c: &Check) -> PyResult<Bound<'py
 }
 
 /// An entry's shape guards (dynamic shapes) as plain data, `None` without symbolic sizes:
-/// `symbols`: `(steps, source text, dim, min, max)` (symbol `k` is the `k`th); `duck`:
+/// `symbols`: `(steps, source text, dim, min, max, stride)` (symbol `k` is the `k`th; `stride`:
+/// it is the stride of `dim`, not its size); `duck`:
 /// `(steps, source text, dim, k)`, a dimension equal to symbol `k`; `relations`:
 /// `(condition, text)`, the condition a Python expression over `_s0`, `_s1`, ... and the text
 /// as the guard listing shows it (over the sizes' sources).
@@ -109,6 +110,7 @@ fn shape<'py>(
                 s.dim,
                 s.min,
                 s.max,
+                s.stride,
             ))
         })
         .collect::<PyResult<Vec<_>>>()?;
@@ -118,10 +120,7 @@ fn shape<'py>(
         .map(|(src, dim, k)| Ok((steps(py, src)?, src.to_string(), *dim, *k)))
         .collect::<PyResult<Vec<_>>>()?;
     d.set_item("duck", ducks)?;
-    let name = |k: u32| {
-        let s = &symbols[k as usize];
-        crate::guards::shape_env::symbol_name(&s.source, s.dim)
-    };
+    let name = |k: u32| symbols[k as usize].name();
     let rels: Vec<(String, String)> = relations
         .iter()
         .map(|(r, _)| (r.render(&|k| format!("_s{k}")), r.render(&name)))

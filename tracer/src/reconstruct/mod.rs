@@ -296,10 +296,9 @@ pub(crate) struct TemplateCtx<'a> {
     inputs: Vec<(fx::NodeId, crate::source::Source)>,
     /// Tracked cells that stand for the frame's closure cells: (address, closure index).
     free_cells: &'a [(usize, usize)],
-    /// Dynamic shapes: the input tensor and dimension each size symbol is read from, so a
+    /// Dynamic shapes: the input and the size, stride or int each symbol is read from, so a
     /// symbolic int is rebuilt from the call's own sizes.
-    /// (`None`: the symbol is the int at the source itself.)
-    pub(crate) symbols: Vec<(crate::source::Source, Option<usize>)>,
+    pub(crate) symbols: Vec<crate::guards::shape_env::SymbolInfo>,
     /// Values whose contents refer back to them, and the fills that wait for them.
     order: cycles::Order,
 }

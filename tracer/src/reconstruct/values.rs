@@ -173,8 +173,8 @@ pub(super) fn template_of_inner(
         // and `%` are the expression's).
         Var::SymInt(..) | Var::SymFloat(..) | Var::SymBool(_) => {
             let (syms, body) = {
-                let name = |k: u32| match ctx.symbols.get(k as usize).and_then(|(_, d)| *d) {
-                    Some(dim) => format!("t{k}.size({dim})"),
+                let name = |k: u32| match ctx.symbols.get(k as usize) {
+                    Some(s) => s.read_text(&format!("t{k}")),
                     None => format!("t{k}"),
                 };
                 match v {
@@ -196,7 +196,7 @@ pub(super) fn template_of_inner(
                 .map(|k| {
                     ctx.symbols
                         .get(*k as usize)
-                        .map(|(s, _)| OutputTemplate::Input(s.clone()))
+                        .map(|s| OutputTemplate::Input(s.source.clone()))
                         .ok_or_else(|| TraceError::internal("a size symbol without a source"))
                 })
                 .collect::<Result<Vec<_>, _>>()?;

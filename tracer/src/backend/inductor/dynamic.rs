@@ -824,7 +824,8 @@ impl InductorProgram {
 }
 
 /// The values of size symbols read as `(input, dim, symbol)` from `inputs`: each input's `shape`
-/// read once (a tuple), not a `size(d)` call per symbol; an int input's symbol is the int.
+/// read once (a tuple), not a `size(d)` call per symbol; an int input's symbol is the int, a
+/// stride symbol's the stride.
 pub(crate) fn symbol_values(
     py: Python<'_>,
     reads: &[(usize, usize, u32)],
@@ -835,6 +836,15 @@ pub(crate) fn symbol_values(
     for &(i, d, _) in reads {
         if d == fx::passes::specialize::INT_INPUT {
             key.push(inputs[i].extract()?);
+            continue;
+        }
+        if let Some(d) = fx::passes::specialize::stride_of_read(d) {
+            // A stride symbol (a column slice of a parent whose width moves).
+            key.push(
+                inputs[i]
+                    .call_method1(intern!(py, "stride"), (d,))?
+                    .extract()?,
+            );
             continue;
         }
         let t = match &shape {

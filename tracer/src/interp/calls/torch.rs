@@ -77,6 +77,22 @@ impl Frame<'_, '_> {
                 };
             }
             "numel" | "nelement" if meta.known_sizes().is_none() => return self.numel_of(&t),
+            // Symbolic strides are symbolic ints (a tuple of them for `stride()`); in a graph
+            // with size symbols a size-1 dimension's stride is refused (`stride_of`).
+            "stride" if meta.known_strides().is_none() || self.tx.output.is_dynamic() => {
+                return match int_arg(args.first().or(dim_kw))? {
+                    Some(d) => {
+                        let d = norm(d, meta.ndim())?;
+                        self.stride_of(&t, d)
+                    }
+                    None => Ok(Var::Tuple(
+                        (0..meta.ndim())
+                            .map(|d| self.stride_of(&t, d))
+                            .collect::<Result<Vec<_>, _>>()?
+                            .into(),
+                    )),
+                };
+            }
             "size" | "stride" => {
                 let vals = if name == "size" {
                     meta.known_sizes()
