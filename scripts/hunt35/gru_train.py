@@ -1,4 +1,5 @@
 """GRU training step: count graphs and break reasons (typing_extensions frames)."""
+
 import torch, torchferro
 from torch import nn
 
@@ -6,6 +7,7 @@ torch.manual_seed(0)
 m = nn.GRU(4, 6, batch_first=True)
 head = nn.Linear(6, 1)
 opt = torch.optim.SGD(list(m.parameters()) + list(head.parameters()), lr=0.1)
+
 
 def step(x, y):
     opt.zero_grad()
@@ -16,12 +18,14 @@ def step(x, y):
     opt.step()
     return loss
 
+
 x, y = torch.randn(3, 5, 4), torch.randn(3, 1)
 e = torchferro.explain(step, x, y, backend="eager")
 print(e.graph_count, e.graph_break_count)
 for b in e.break_reasons:
     print("  ", b)
 import torch._dynamo as td
+
 td.reset()
 e2 = td.explain(step)(x, y)
 print("tc", e2.graph_count, e2.graph_break_count)
