@@ -74,6 +74,7 @@ def test_function_under_native_vmap_is_not_compiled_by_the_inductor(tmp_path):
         text=True,
         env=env,
         timeout=300,
+        check=False,
     )
     assert r.returncode == 0 and r.stdout.strip() == "ok", (
         r.returncode,

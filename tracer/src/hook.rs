@@ -557,13 +557,10 @@ fn under_functorch_transform(py: Python<'_>) -> bool {
             .ok()
     });
     match peek {
-        Some(f) => f
-            .call0(py)
-            .map(|top| !top.is_none(py))
-            .unwrap_or_else(|e| {
-                crate::mode::keep_interrupt(py, e);
-                false
-            }),
+        Some(f) => f.call0(py).map(|top| !top.is_none(py)).unwrap_or_else(|e| {
+            crate::mode::keep_interrupt(py, e);
+            false
+        }),
         None => false,
     }
 }

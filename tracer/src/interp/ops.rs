@@ -180,13 +180,21 @@ impl Frame<'_, '_> {
                 .iter()
                 .map(|a| a.to_arg(py))
                 .collect::<Result<Vec<_>, _>>()?;
-            return self.graph_call(
+            let r = self.graph_call(
                 name,
                 Target::Function(format!("operator.{name}")),
                 Some(&f),
                 gargs,
                 vec![],
-            );
+            )?;
+            // `+x` is `x` itself, as in eager.
+            return Ok(super::calls::identity::input_itself(
+                py,
+                name,
+                &args,
+                &[],
+                r,
+            ));
         }
         // Python values: sequences of known items fold through their Python form. Not a live
         // iterator or mutable container from the frame: the fold would consume or mutate it at
