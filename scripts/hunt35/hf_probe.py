@@ -1,6 +1,7 @@
 """HF-style models (small configs) through model(**inputs): values vs eager, graph counts of
 torchferro (eager backend and inductor) vs torch.compile(backend="eager").
 Usage: PYTHONPATH=python python scripts/hunt35/hf_probe.py [name ...]"""
+
 import sys
 import warnings
 
@@ -25,7 +26,13 @@ def mk(cls, cfg_cls, **kw):
     return m
 
 
-SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=99)
+SMALL = dict(
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=64,
+    vocab_size=99,
+)
 
 
 def bert():
@@ -36,54 +43,139 @@ def bert():
 
 
 def bert_tuple():
-    m = mk(T.BertForSequenceClassification, T.BertConfig, **SMALL, max_position_embeddings=32, num_labels=3)
-    return m, dict(input_ids=ids(), token_type_ids=torch.zeros(2, 7, dtype=torch.long), return_dict=False, labels=torch.tensor([0, 2]))
+    m = mk(
+        T.BertForSequenceClassification,
+        T.BertConfig,
+        **SMALL,
+        max_position_embeddings=32,
+        num_labels=3,
+    )
+    return m, dict(
+        input_ids=ids(),
+        token_type_ids=torch.zeros(2, 7, dtype=torch.long),
+        return_dict=False,
+        labels=torch.tensor([0, 2]),
+    )
 
 
 def gpt2():
-    m = mk(T.GPT2LMHeadModel, T.GPT2Config, n_embd=32, n_layer=2, n_head=4, vocab_size=99, n_positions=32)
+    m = mk(
+        T.GPT2LMHeadModel,
+        T.GPT2Config,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        vocab_size=99,
+        n_positions=32,
+    )
     return m, dict(input_ids=ids(), labels=ids())
 
 
 def gpt2_boolmask():
-    m = mk(T.GPT2Model, T.GPT2Config, n_embd=32, n_layer=2, n_head=4, vocab_size=99, n_positions=32)
+    m = mk(
+        T.GPT2Model,
+        T.GPT2Config,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        vocab_size=99,
+        n_positions=32,
+    )
     mask = torch.ones(2, 7, dtype=torch.bool)
     mask[0, :2] = False
     return m, dict(input_ids=ids(), attention_mask=mask, output_attentions=True)
 
 
 def llama():
-    m = mk(T.LlamaForCausalLM, T.LlamaConfig, **SMALL, num_key_value_heads=2, max_position_embeddings=64)
+    m = mk(
+        T.LlamaForCausalLM,
+        T.LlamaConfig,
+        **SMALL,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     mask = torch.ones(2, 7, dtype=torch.long)
     mask[0, :3] = 0
     return m, dict(input_ids=ids(), attention_mask=mask, use_cache=False)
 
 
 def t5():
-    m = mk(T.T5ForConditionalGeneration, T.T5Config, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4, vocab_size=99)
+    m = mk(
+        T.T5ForConditionalGeneration,
+        T.T5Config,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        vocab_size=99,
+    )
     return m, dict(input_ids=ids(), decoder_input_ids=ids(s=5), use_cache=False)
 
 
 def vit():
-    m = mk(T.ViTModel, T.ViTConfig, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=16, patch_size=4)
+    m = mk(
+        T.ViTModel,
+        T.ViTConfig,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=16,
+        patch_size=4,
+    )
     return m, dict(pixel_values=torch.randn(2, 3, 16, 16), output_hidden_states=True)
 
 
 def wav2vec():
-    m = mk(T.Wav2Vec2Model, T.Wav2Vec2Config, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
-           conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=8, num_conv_pos_embedding_groups=4)
+    m = mk(
+        T.Wav2Vec2Model,
+        T.Wav2Vec2Config,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=8,
+        num_conv_pos_embedding_groups=4,
+    )
     return m, dict(input_values=torch.randn(2, 400))
 
 
 def whisper():
-    m = mk(T.WhisperModel, T.WhisperConfig, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
-           decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=8, max_source_positions=20,
-           max_target_positions=16, vocab_size=99)
-    return m, dict(input_features=torch.randn(1, 8, 40), decoder_input_ids=ids(b=1, s=4))
+    m = mk(
+        T.WhisperModel,
+        T.WhisperConfig,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        num_mel_bins=8,
+        max_source_positions=20,
+        max_target_positions=16,
+        vocab_size=99,
+    )
+    return m, dict(
+        input_features=torch.randn(1, 8, 40), decoder_input_ids=ids(b=1, s=4)
+    )
 
 
-MODELS = dict(bert=bert, bert_tuple=bert_tuple, gpt2=gpt2, gpt2_boolmask=gpt2_boolmask, llama=llama, t5=t5, vit=vit,
-              wav2vec=wav2vec, whisper=whisper)
+MODELS = dict(
+    bert=bert,
+    bert_tuple=bert_tuple,
+    gpt2=gpt2,
+    gpt2_boolmask=gpt2_boolmask,
+    llama=llama,
+    t5=t5,
+    vit=vit,
+    wav2vec=wav2vec,
+    whisper=whisper,
+)
 
 
 def flat(o):
@@ -96,7 +188,11 @@ def cmp(a, b):
     fa, fb = flat(a), flat(b)
     if len(fa) != len(fb):
         return f"LEN {len(fa)} != {len(fb)}"
-    bad = [i for i, (x, y) in enumerate(zip(fa, fb)) if x.shape != y.shape or not torch.allclose(x, y, atol=1e-4, rtol=1e-4)]
+    bad = [
+        i
+        for i, (x, y) in enumerate(zip(fa, fb))
+        if x.shape != y.shape or not torch.allclose(x, y, atol=1e-4, rtol=1e-4)
+    ]
     return "ok" if not bad else f"MISMATCH at {bad[:5]}"
 
 
@@ -118,7 +214,10 @@ def main(names):
             torchferro.compiler.reset()
             ind = torchferro.compile(m)(**kw)
             ind2 = torchferro.compile(m)(**kw)
-        print(f"{name:14s} tc={tc:8s} ferro={e.graph_count}g/{e.graph_break_count}b eager-backend {cmp(ref, got)}/{cmp(ref, got2)} inductor {cmp(ref, ind)}/{cmp(ref, ind2)}", flush=True)
+        print(
+            f"{name:14s} tc={tc:8s} ferro={e.graph_count}g/{e.graph_break_count}b eager-backend {cmp(ref, got)}/{cmp(ref, got2)} inductor {cmp(ref, ind)}/{cmp(ref, ind2)}",
+            flush=True,
+        )
         for b in e.break_reasons[:6]:
             print("     ", str(b)[:220])
 

@@ -9,13 +9,26 @@ project, where torchferro differed from eager or made more graphs than torch.com
   tensor, ``atleast_2d`` of a matrix, ``flatten`` of one dimension, ``type_as`` of the same
   type, ``as_tensor``, ``+x``, ``dropout`` that drops nothing, ``broadcast_tensors``'
   unbroadcast operands): the trace made a new tensor, so ``r is x`` was False and, on the
-  inductor, a write through ``r`` did not reach ``x`` (``calls::identity``)."""
+  inductor, a write through ``r`` did not reach ``x`` (``calls::identity``);
+- a user object's Python ``__getitem__`` ran at trace time instead of traced: its side effects
+  happened once, and the ``KeyError`` a registry raises for a missing key (transformers'
+  ``ALL_ATTENTION_FUNCTIONS.get(...)``, a ``MutableMapping`` whose ``get`` is the mixin) could
+  not reach the traced ``except``: every transformers model ran its top frame eagerly and made
+  4-10 graphs where torch.compile makes 1 (``Frame::user_getitem``, ``abc_mixins::mapping_get``,
+  ``Frame::subscript_raised``);
+- ``hasattr`` of a ``ModelOutput`` answered True for any name (``output_capturing``'s
+  ``hasattr(outputs, "vision_hidden_states")``), and the read that followed raised while
+  tracing."""
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import MutableMapping
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+from transformers.modeling_outputs import BaseModelOutput
 
 from .runner import TC_DIFFERS, case, register
 
@@ -198,3 +211,177 @@ _mod(
     prepare=_eval,
     xfail_tc=TC_DIFFERS,
 )
+
+
+# ---- registries and user __getitem__ (transformers' ALL_ATTENTION_FUNCTIONS pattern)
+
+
+class _Registry(MutableMapping):
+    """transformers' ``GeneralInterface``: a class-level mapping with per-instance overrides."""
+
+    _global_mapping = {"double": lambda t: t * 2}
+
+    def __init__(self):
+        self._local_mapping = {}
+
+    def __getitem__(self, key):
+        if key in self._local_mapping:
+            return self._local_mapping[key]
+        return self._global_mapping[key]
+
+    def __setitem__(self, key, value):
+        self._local_mapping.update({key: value})
+
+    def __delitem__(self, key):
+        del self._local_mapping[key]
+
+    def __iter__(self):
+        return iter({**self._global_mapping, **self._local_mapping})
+
+    def __len__(self):
+        return len(self._global_mapping.keys() | self._local_mapping.keys())
+
+
+REGISTRY = _Registry()
+
+
+@contextlib.contextmanager
+def _registered(seed):
+    """Input set 1 runs with ``custom`` registered (locally) and ``triple`` globally: the
+    misses the first call's graph relied on must not answer the second."""
+    if seed == 1:
+        REGISTRY["custom"] = torch.cos
+        _Registry._global_mapping["triple"] = lambda t: t * 3
+    try:
+        yield
+    finally:
+        REGISTRY._local_mapping.pop("custom", None)
+        _Registry._global_mapping.pop("triple", None)
+
+
+@case(x34, around=_registered)
+def hunt35_registry_get_missing_key(x):
+    f = REGISTRY.get("custom", None)
+    g = REGISTRY.get("triple")
+    y = x.sin() if f is None else f(x)
+    y = y if g is None else g(y)
+    return REGISTRY["double"](y)
+
+
+@case(x34, around=_registered)
+def hunt35_registry_try_except_keyerror(x):
+    try:
+        f = REGISTRY["custom"]
+    except KeyError:
+        f = torch.tanh
+    try:
+        g = _Registry._global_mapping["triple"]
+    except KeyError:
+        g = None
+    y = f(x) + 1
+    return y if g is None else g(y)
+
+
+LOG: list = []
+
+
+class _Lookup:
+    """A user ``__getitem__`` with a side effect: it must run on every call, not once while
+    tracing."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def __getitem__(self, k):
+        LOG.append(k)
+        return self.table[k]
+
+
+LOOKUP = _Lookup({"a": 2.0})
+
+
+@case(x34, state=("LOG",))
+def hunt35_user_getitem_runs_every_call(x):
+    try:
+        b = LOOKUP["b"]
+    except KeyError:
+        b = -1.0
+    return x * LOOKUP["a"] + b, len(LOG)
+
+
+@case(x34)
+def hunt35_hasattr_of_model_output(x):
+    out = BaseModelOutput(last_hidden_state=x.relu(), hidden_states=(x,))
+    return (
+        hasattr(out, "last_hidden_state"),
+        hasattr(out, "attentions"),
+        hasattr(out, "vision_hidden_states"),
+        hasattr(out, "to_tuple"),
+        out.last_hidden_state + 1,
+    )
+
+
+# ---- transformers models called as users call them
+
+
+def _ids(r):
+    g = torch.Generator().manual_seed(r.seed)
+    ids = torch.randint(0, 99, (2, 7), generator=g)
+    mask = torch.ones(2, 7, dtype=torch.long)
+    mask[1, 5:] = 0
+    return ids, mask
+
+
+class HfBert(nn.Module):
+    """``model(**inputs)`` of a small BERT with a padding mask and all hidden states: its
+    forward goes through ``merge_with_config_defaults``/``capture_outputs`` (a registry ``get``,
+    output-capturing hooks, ``hasattr`` on the output)."""
+
+    def __init__(self):
+        super().__init__()
+        from transformers import BertConfig, BertModel
+
+        cfg = BertConfig(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            vocab_size=99,
+            max_position_embeddings=32,
+        )
+        self.bert = BertModel(cfg)
+
+    def forward(self, ids, mask):
+        out = self.bert(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+        return out.last_hidden_state, out.hidden_states, out.pooler_output
+
+
+_mod("transformers_bert_hidden_states", HfBert, _ids, prepare=_eval)
+
+
+class HfLlama(nn.Module):
+    """A small Llama causal LM with labels (its loss) and a left-padding mask."""
+
+    def __init__(self):
+        super().__init__()
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        cfg = LlamaConfig(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            intermediate_size=64,
+            vocab_size=99,
+            max_position_embeddings=64,
+        )
+        self.lm = LlamaForCausalLM(cfg)
+
+    def forward(self, ids, mask):
+        out = self.lm(
+            input_ids=ids, attention_mask=mask.flip(1), labels=ids, use_cache=False
+        )
+        return out.loss, out.logits
+
+
+_mod("transformers_llama_loss", HfLlama, _ids, prepare=_eval)
