@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import MutableMapping
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -219,7 +220,7 @@ _mod(
 class _Registry(MutableMapping):
     """transformers' ``GeneralInterface``: a class-level mapping with per-instance overrides."""
 
-    _global_mapping = {"double": lambda t: t * 2}
+    _global_mapping: ClassVar[dict] = {"double": lambda t: t * 2}
 
     def __init__(self):
         self._local_mapping = {}
