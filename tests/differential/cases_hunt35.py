@@ -386,3 +386,42 @@ class HfLlama(nn.Module):
 
 
 _mod("transformers_llama_loss", HfLlama, _ids, prepare=_eval)
+
+
+# ---- an op that reads data refuses the trace's meta stand-ins
+
+
+class PackedLstm(nn.Module):
+    """Variable-length batches through ``pack_padded_sequence``: its lengths must be a CPU
+    tensor, so the meta run refuses them; a graph break there (torch.compile makes no graph for
+    this program), not a frame run eagerly under a "torchferro bug" warning."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 6, batch_first=True)
+        self.head = nn.Linear(6, 2)
+
+    def forward(self, x):
+        lengths = torch.tensor([5, 2, 4])
+        p = nn.utils.rnn.pack_padded_sequence(
+            x, lengths, batch_first=True, enforce_sorted=False
+        )
+        out, (h, _) = self.lstm(p)
+        o, n = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        return self.head(h[-1]), o.sum(1), n
+
+
+def seq(r):
+    return (r.randn(3, 5, 8),)
+
+
+_mod(
+    "packed_lstm_lengths",
+    PackedLstm,
+    seq,
+    breadth=(
+        "the graph before the pack_padded_sequence break holds only the constant lengths "
+        "tensor (torch.tensor([5, 2, 4])); torch.compile runs that frame eagerly and makes "
+        "one graph, after the LSTM"
+    ),
+)
