@@ -1,8 +1,11 @@
-"""The brief's known items: vmap, torch.real identity, pack_padded_sequence — graphs vs torch.compile."""
+"""The brief's known items: vmap, torch.real identity, pack_padded_sequence, a
+typing_extensions.deprecated helper (torch.compile inlines its wrapper and breaks at its
+warnings.warn: 3 graphs; ours runs the skipped wrapper natively) — graphs vs torch.compile."""
 
 import torch, torchferro
 import torch._dynamo as td
 from torch import nn
+from typing_extensions import deprecated
 
 
 def vm(x):
@@ -15,6 +18,15 @@ def real_is(x):
 
 
 lstm = nn.LSTM(3, 4, batch_first=True)
+
+
+@deprecated("use g")
+def old(x):
+    return x * 2
+
+
+def dep(x):
+    return old(torch.sin(x)) + 1
 
 
 def packed(x, lengths):
@@ -30,6 +42,7 @@ cases = [
     (vm, (torch.randn(3, 4),)),
     (real_is, (torch.randn(3),)),
     (packed, (torch.randn(3, 5, 3), torch.tensor([5, 2, 3]))),
+    (dep, (torch.randn(4),)),
 ]
 for fn, args in cases:
     eager = fn(*args)
