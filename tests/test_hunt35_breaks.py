@@ -17,7 +17,7 @@ def test_pack_padded_sequence_is_a_graph_break_not_an_eager_frame():
         p = nn.utils.rnn.pack_padded_sequence(
             x, lengths, batch_first=True, enforce_sorted=False
         )
-        out, (h, c) = lstm(p)
+        out, (h, _c) = lstm(p)
         o, n = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
         return o * 2, n, h
 

@@ -35,10 +35,19 @@ SMALL = dict(
 )
 
 
+GPT2 = dict(n_embd=32, n_layer=2, n_head=4, vocab_size=99, n_positions=32)
+
+
+def padded(row, cols, dtype=torch.long):
+    """A (2, 7) attention mask with `row`'s `cols` masked out."""
+    mask = torch.ones(2, 7, dtype=dtype)
+    mask[row, cols] = 0
+    return mask
+
+
 def bert():
     m = mk(T.BertModel, T.BertConfig, **SMALL, max_position_embeddings=32)
-    mask = torch.ones(2, 7, dtype=torch.long)
-    mask[1, 5:] = 0
+    mask = padded(1, slice(5, None))
     return m, dict(input_ids=ids(), attention_mask=mask, output_hidden_states=True)
 
 
@@ -62,11 +71,7 @@ def gpt2():
     m = mk(
         T.GPT2LMHeadModel,
         T.GPT2Config,
-        n_embd=32,
-        n_layer=2,
-        n_head=4,
-        vocab_size=99,
-        n_positions=32,
+        **GPT2,
     )
     return m, dict(input_ids=ids(), labels=ids())
 
@@ -75,14 +80,9 @@ def gpt2_boolmask():
     m = mk(
         T.GPT2Model,
         T.GPT2Config,
-        n_embd=32,
-        n_layer=2,
-        n_head=4,
-        vocab_size=99,
-        n_positions=32,
+        **GPT2,
     )
-    mask = torch.ones(2, 7, dtype=torch.bool)
-    mask[0, :2] = False
+    mask = padded(0, slice(None, 2), torch.bool)
     return m, dict(input_ids=ids(), attention_mask=mask, output_attentions=True)
 
 
@@ -94,8 +94,7 @@ def llama():
         num_key_value_heads=2,
         max_position_embeddings=64,
     )
-    mask = torch.ones(2, 7, dtype=torch.long)
-    mask[0, :3] = 0
+    mask = padded(0, slice(None, 3))
     return m, dict(input_ids=ids(), attention_mask=mask, use_cache=False)
 
 
@@ -144,27 +143,6 @@ def wav2vec():
     return m, dict(input_values=torch.randn(2, 400))
 
 
-def whisper():
-    m = mk(
-        T.WhisperModel,
-        T.WhisperConfig,
-        d_model=32,
-        encoder_layers=1,
-        decoder_layers=1,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        num_mel_bins=8,
-        max_source_positions=20,
-        max_target_positions=16,
-        vocab_size=99,
-    )
-    return m, dict(
-        input_features=torch.randn(1, 8, 40), decoder_input_ids=ids(b=1, s=4)
-    )
-
-
 MODELS = dict(
     bert=bert,
     bert_tuple=bert_tuple,
@@ -174,7 +152,6 @@ MODELS = dict(
     t5=t5,
     vit=vit,
     wav2vec=wav2vec,
-    whisper=whisper,
 )
 
 
