@@ -360,7 +360,8 @@ impl Frame<'_, '_> {
         if let Some(r) = self.foreach_call(&module, &name, &args, &kwargs)? {
             return Ok(r);
         }
-        if name == "is_compiling"
+        // `is_dynamo_compiling` too: we stand where Dynamo does (torch.compile answers True).
+        if (name == "is_compiling" || name == "is_dynamo_compiling")
             && (module == "torchferro.compiler"
                 || module == "torch._utils"
                 || module.starts_with("torch.compiler")
