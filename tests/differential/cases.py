@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     cases_grad_decorators,
     cases_grads,
     cases_hunt34,
+    cases_hunt35,
     cases_hash_keys,
     cases_idioms,
     cases_kernels,

@@ -508,7 +508,7 @@ fn decide_cached(
     {
         return Action::Default;
     }
-    if entered_at_an_arbitrary_point(py, fv, nargs) {
+    if entered_at_an_arbitrary_point(py, fv, nargs) || under_functorch_transform(py) {
         return Action::Default;
     }
     run_frame(py, fv, slot, &mode, state, nargs)
@@ -541,6 +541,28 @@ fn entered_at_an_arbitrary_point(py: Python<'_>, fv: FrameView, nargs: usize) ->
         }
     }
     false
+}
+
+/// Whether a functorch transform (`torch.vmap`, `torch.func.grad`, `jacrev`, ...) run natively
+/// is active: the frame's tensors are then the transform's wrappers (a `BatchedTensor` shows a
+/// slice's sizes and has no storage of its own), which our guards do not tell from plain
+/// tensors and a compiled kernel would read as memory (a crash). Such a frame runs as it is,
+/// under the transform, as eager runs it.
+fn under_functorch_transform(py: Python<'_>) -> bool {
+    static PEEK: pyo3::sync::PyOnceLock<Option<Py<PyAny>>> = pyo3::sync::PyOnceLock::new();
+    let peek = PEEK.get_or_init(py, || {
+        py.import("torch._C._functorch")
+            .and_then(|m| m.getattr("peek_interpreter_stack"))
+            .map(Bound::unbind)
+            .ok()
+    });
+    match peek {
+        Some(f) => f.call0(py).map(|top| !top.is_none(py)).unwrap_or_else(|e| {
+            crate::mode::keep_interrupt(py, e);
+            false
+        }),
+        None => false,
+    }
 }
 
 /// Opcodes (all specialized forms included) that never call Python code themselves: a frame

@@ -22,8 +22,9 @@ fn prefixes(py: Python<'_>) -> &'static Vec<String> {
 fn compute_prefixes(py: Python<'_>) -> Vec<String> {
     {
         let mut out = Vec::new();
-        // The directory of a package (never of a single-file module, whose directory is
-        // site-packages itself and would swallow all user libraries).
+        // The directory of a package, or the file of a single-file module
+        // (`typing_extensions.py`): its directory is site-packages itself and would swallow all
+        // user libraries, so the prefix is the file's own path.
         // Found through the import system's finders, not by importing: importing sympy or
         // hypothesis only to learn their paths cost ~0.5 s of a fresh process's first call.
         let find_spec = py
@@ -55,7 +56,7 @@ fn compute_prefixes(py: Python<'_>) -> Vec<String> {
                 return None;
             }
             if module != "os" && path.file_name()? != "__init__.py" {
-                return None;
+                return (path.extension()? == "py").then(|| file.clone());
             }
             Some(format!("{}/", path.parent()?.display()))
         };
@@ -111,5 +112,5 @@ pub fn library_of(py: Python<'_>, filename: &str) -> Option<String> {
         return Some("the standard library".into());
     }
     let name = p.trim_end_matches('/').rsplit('/').next()?;
-    Some(name.to_owned())
+    Some(name.trim_end_matches(".py").to_owned())
 }

@@ -16,8 +16,9 @@
 //! is left to the caller, which breaks the graph as before.
 //!
 //! `Mapping.get(key, default)` (the mixin `os.environ.get` runs, as transformers' attention
-//! helpers do): the class's `__getitem__` inlined, and a `KeyError` it raises at trace time
-//! answers `default`, as the mixin's own `try`/`except KeyError` does. A missing key is not
+//! helpers do): the class's `__getitem__` inlined, and a `KeyError` it raises (at trace time,
+//! or traced: a missing key of a dict it holds) answers `default`, as the mixin's own
+//! `try`/`except KeyError` does. A missing key is not
 //! guarded (no guard checks absence from an arbitrary mapping yet): setting the variable after
 //! the compile is not seen. A library mapping whose `__getitem__` the tracer does not inline
 //! (`os.environ`'s, in `os.py`) is read for real at trace time, the value unguarded likewise.
@@ -170,6 +171,15 @@ impl Frame<'_, '_> {
         match self.call_dunder(v, &cls, "__getitem__", vec![args[0].clone()]) {
             Err(TraceError::UserError { error, .. })
                 if error.is_instance_of::<pyo3::exceptions::PyKeyError>(py) =>
+            {
+                Ok(Some(args.get(1).cloned().unwrap_or_else(|| Var::none(py))))
+            }
+            // Raised by the traced `__getitem__` (a missing key of a dict it holds, whose keys
+            // the trace guards): the mixin's `except KeyError` answers `default`.
+            Err(TraceError::Raised { exc, .. })
+                if exc
+                    .bind(py)
+                    .is_instance_of::<pyo3::exceptions::PyKeyError>() =>
             {
                 Ok(Some(args.get(1).cloned().unwrap_or_else(|| Var::none(py))))
             }

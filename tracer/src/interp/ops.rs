@@ -180,13 +180,21 @@ impl Frame<'_, '_> {
                 .iter()
                 .map(|a| a.to_arg(py))
                 .collect::<Result<Vec<_>, _>>()?;
-            return self.graph_call(
+            let r = self.graph_call(
                 name,
                 Target::Function(format!("operator.{name}")),
                 Some(&f),
                 gargs,
                 vec![],
-            );
+            )?;
+            // `+x` is `x` itself, as in eager.
+            return Ok(super::calls::identity::input_itself(
+                py,
+                name,
+                &args,
+                &[],
+                r,
+            ));
         }
         // Python values: sequences of known items fold through their Python form. Not a live
         // iterator or mutable container from the frame: the fold would consume or mutate it at
@@ -636,7 +644,40 @@ impl Frame<'_, '_> {
         if let Some(m) = self.user_container_override(&obj, "__getitem__")? {
             return self.call(m, vec![idx], vec![]);
         }
+        if self.user_getitem(&obj)? {
+            let m = self.getattr(obj, "__getitem__")?;
+            return self.call(m, vec![idx], vec![]);
+        }
         self.subscript_raw(obj, idx)
+    }
+
+    /// Whether `obj[idx]` of a user object held as a Python value runs its class's Python
+    /// `__getitem__` traced (inlined), as any method call does: run at trace time instead, its
+    /// effects would happen once and an exception it raises (a registry's `KeyError` under a
+    /// `Mapping.get`, transformers' `ALL_ATTENTION_FUNCTIONS`) could not be caught by the
+    /// traced code. Builtin containers and their subclasses (a `ModelOutput` is a dict) and
+    /// torch modules keep their own paths.
+    fn user_getitem(&mut self, obj: &Var) -> Result<bool, TraceError> {
+        let py = self.tx.py;
+        let Var::Py(o, Some(_)) = obj else {
+            return Ok(false);
+        };
+        let o = o.bind(py);
+        if o.is_instance_of::<pyo3::types::PyType>()
+            || o.is_instance_of::<PyDict>()
+            || o.is_instance_of::<pyo3::types::PyList>()
+            || o.is_instance_of::<PyTuple>()
+            || o.is_instance(&py.import("torch.nn")?.getattr("Module")?)?
+        {
+            return Ok(false);
+        }
+        let Ok(f) = o.get_type().getattr(intern!(py, "__getitem__")) else {
+            return Ok(false);
+        };
+        if !f.is_instance(&py.import("types")?.getattr("FunctionType")?)? {
+            return Ok(false);
+        }
+        self.inlinable(&f)
     }
 
     /// `obj[idx]` by the builtin operation (a user container's override not consulted).
@@ -759,11 +800,10 @@ impl Frame<'_, '_> {
                     TraceError::unsupported("indexing a Python object with a tensor")
                 })?;
                 let o = o.bind(py);
-                let v = o.get_item(&key).map_err(|e| TraceError::UserError {
-                    call: "getitem".into(),
-                    message: e.to_string(),
-                    error: e,
-                })?;
+                let v = match o.get_item(&key) {
+                    Ok(v) => v,
+                    Err(e) => return Err(self.subscript_raised(o, src.as_ref(), e)),
+                };
                 // A class subscripted (`list[Tensor]`, its `__class_getitem__`) makes a new alias
                 // object per call from guarded operands: a constant, never held by identity.
                 // Otherwise the item's source reads it as this read did, by subscription: a
@@ -781,6 +821,46 @@ impl Frame<'_, '_> {
                 "indexing a {}",
                 other.type_name(py)
             ))),
+        }
+    }
+
+    /// `o[key]` of a Python value raised `err` at trace time (a missing key of a class-level
+    /// registry dict, `MAPPING._global_mapping[key]` under a `Mapping.get`): the program raises
+    /// it there, so a traced `try`/`except KeyError` handles it, where the miss is a fact the
+    /// guards keep: a dict read from a source has its keys guarded (a key added later misses
+    /// the entry), an immutable constant cannot change. Otherwise (a user `__getitem__` run at
+    /// trace time) the frame runs eagerly and raises it for real.
+    fn subscript_raised(
+        &mut self,
+        o: &Bound<'_, PyAny>,
+        src: Option<&crate::source::Source>,
+        err: PyErr,
+    ) -> TraceError {
+        let py = self.tx.py;
+        let fallback = TraceError::UserError {
+            call: "getitem".into(),
+            message: err.to_string(),
+            error: err.clone_ref(py),
+        };
+        let known = match (o.cast::<PyDict>(), src) {
+            (Ok(d), Some(src)) if o.get_type().is(py.get_type::<PyDict>()) => {
+                match crate::guards::dict_keys_in_order(py, d) {
+                    Ok(keys) => {
+                        let keys = keys.into_iter().map(Bound::unbind).collect();
+                        self.tx
+                            .guards
+                            .add(py, src, crate::guards::Check::DictKeys(keys));
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }
+            _ => crate::interp::pyobj::is_immutable_const(o),
+        };
+        if known {
+            self.python_raised(err, fallback)
+        } else {
+            fallback
         }
     }
 

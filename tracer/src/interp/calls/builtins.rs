@@ -354,6 +354,12 @@ impl Frame<'_, '_> {
                         ))),
                     };
                 }
+                // A model output has its fields (a dataclass's, set or not) and its class's
+                // attributes; no other (`hasattr(outputs, "vision_hidden_states")`).
+                if let Var::ModelOutput(o) = obj {
+                    let has = o.field(&n).is_some() || o.cls.bind(py).hasattr(n.as_str())?;
+                    return Ok(Var::py_const(py, has));
+                }
                 if let Var::NamedTuple { ty, .. } = obj {
                     let fields = crate::interp::pyobj::named_tuple_fields(ty.bind(py));
                     let has = fields.contains(&n) || ty.bind(py).hasattr(n.as_str())?;

@@ -11,6 +11,7 @@ mod containers;
 mod distributions;
 mod foreach;
 mod functools;
+pub(super) mod identity;
 mod iterators;
 mod library;
 mod module_tree;
@@ -359,7 +360,8 @@ impl Frame<'_, '_> {
         if let Some(r) = self.foreach_call(&module, &name, &args, &kwargs)? {
             return Ok(r);
         }
-        if name == "is_compiling"
+        // `is_dynamo_compiling` too: we stand where Dynamo does (torch.compile answers True).
+        if (name == "is_compiling" || name == "is_dynamo_compiling")
             && (module == "torchferro.compiler"
                 || module == "torch._utils"
                 || module.starts_with("torch.compiler")
@@ -490,7 +492,8 @@ impl Frame<'_, '_> {
                 return Err(TraceError::unsupported(format!("calling {module}.{name}")));
             }
             let path = callable_path(py, f, &module, &name);
-            return self.opaque_call(f, path, &name, &args, &kwargs);
+            let r = self.opaque_call(f, path, &name, &args, &kwargs)?;
+            return Ok(identity::input_itself(py, &name, &args, &kwargs, r));
         }
         if module == "builtins" && FOLDABLE_BUILTINS.contains(&name.as_str()) {
             return self.call_builtin(f, &name, args, kwargs);

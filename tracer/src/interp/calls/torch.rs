@@ -192,7 +192,9 @@ impl Frame<'_, '_> {
             .collect::<Result<Vec<_>, TraceError>>()?;
         let r = self.graph_call(name, Target::Method(name.to_string()), None, gargs, gkw)?;
         if let Var::Tensor(now) = &r {
-            if returns_receiver(py, name, meta, &now.meta, &args, &kwargs)? {
+            if returns_receiver(py, name, meta, &now.meta, &args, &kwargs)?
+                || super::identity::returns_input(py, name, meta, &now.meta, &args, &kwargs)
+            {
                 // Eager hands back the tensor itself (`x.to(x.device) is x`); the node made
                 // for it is dead and dropped with the graph's dead code.
                 return Ok(Var::Tensor(t));
