@@ -13,6 +13,6 @@ mkdir -p $O/set
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader;
   python3 -c 'import torch, transformers, torchferro; print(torch.__version__, transformers.__version__, torchferro._C.__file__)'; } > $O/env.txt 2>&1
 . scripts/gpu_shards.sh
-J=14 cuda_set $O/set 230
+J=14 cuda_set $O/set 200
 ( timeout 125 python3 bench/train_cuda.py --model gpt2 --batch 8 --amp --steps 10 ) > $O/train_gpt2.txt 2>&1
-( timeout 170 python3 bench/train_cuda.py --model resnet50 --batch 64 --amp --channels-last --steps 5 ) > $O/train_r50cl.txt 2>&1
+( timeout 150 python3 bench/train_cuda.py --model resnet50 --batch 64 --amp --channels-last --steps 5 ) > $O/train_r50cl.txt 2>&1

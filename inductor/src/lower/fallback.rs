@@ -393,10 +393,13 @@ impl Lowerer<'_> {
             } else {
                 strides
             };
-            // Pooling and friends keep a channels-last input's layout.
+            // Pooling and friends keep a channels-last input's layout; where the two layouts
+            // are the same memory (a 1x1 filter's gradient, one channel) the metadata's strides
+            // stay, the ones eager returns.
             let strides = if self.channels_last
                 && sizes.len() == 4
                 && strides == contiguous_strides(&sizes)
+                && !same_memory_order(&sizes, &channels_last_strides(&sizes), &strides)
             {
                 channels_last_strides(&sizes)
             } else {
@@ -431,4 +434,13 @@ impl Lowerer<'_> {
             _ => LValue::Tuple(vals),
         })
     }
+}
+
+/// Whether strides `a` and `b` of `sizes` differ only along dims of size 1 (the same elements at
+/// the same addresses).
+fn same_memory_order(sizes: &[i64], a: &[i64], b: &[i64]) -> bool {
+    sizes
+        .iter()
+        .zip(a.iter().zip(b))
+        .all(|(&n, (x, y))| n <= 1 || x == y)
 }

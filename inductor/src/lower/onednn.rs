@@ -97,14 +97,43 @@ pub(crate) fn convolutions_mostly_onednn(graph: &Graph) -> bool {
             kwargs,
         } = &n.kind
         {
-            if canonical(target, args, kwargs).is_some_and(|c| c.name == "conv2d") {
-                if conv2d_node_uses_onednn(graph, args, kwargs) {
-                    onednn += 1;
-                } else {
-                    native += 1;
-                }
+            let uses = if target.name().ends_with("convolution_backward.default") {
+                // A training backward's: (grad_output, input, weight, bias_sizes, stride,
+                // padding, dilation, transposed, output_padding, groups). torch runs it where it
+                // ran the forward, so the backward's intermediates take the forward's layout
+                // (a channels-last forward's saved tensors read by an NCHW backward were
+                // copied and read strided: 3-4x eager's step, session 35).
+                backward_uses_onednn(graph, args)
+            } else if canonical(target, args, kwargs).is_some_and(|c| c.name == "conv2d") {
+                Some(conv2d_node_uses_onednn(graph, args, kwargs))
+            } else {
+                None
+            };
+            match uses {
+                Some(true) => onednn += 1,
+                Some(false) => native += 1,
+                None => {}
             }
         }
     }
     onednn > 0 && onednn >= native
+}
+
+/// [`conv2d_uses_onednn`] for a `convolution_backward` call of the graph (`None`: not a 2-d
+/// convolution's, or sizes unknown).
+fn backward_uses_onednn(graph: &Graph, args: &[Arg]) -> Option<bool> {
+    let meta = |i: usize| match args.get(i) {
+        Some(Arg::Node(id)) => graph.node(*id).meta.tensor(),
+        _ => None,
+    };
+    let (x, w) = (meta(1)?, meta(2)?);
+    let (xs, ws) = (x.known_sizes()?, w.known_sizes()?);
+    if xs.len() != 4 || matches!(args.get(7), Some(Arg::Bool(true))) {
+        return None;
+    }
+    let groups = match args.get(9) {
+        Some(Arg::Int(g)) => *g,
+        _ => 1,
+    };
+    Some(conv2d_uses_onednn(x.dtype, &xs, &ws, groups))
 }
